@@ -1,0 +1,131 @@
+/**
+ * The discovery event stream. Every stage publishes typed events here; logs, metrics, the SSE
+ * feed, the dashboard timeline and alerts are all consumers. No stage knows about them.
+ *
+ * Events are also published on the `node:diagnostics_channel` channel
+ * {@link DISCOVERY_CHANNEL}, so tools can observe the library without holding a reference.
+ *
+ * @module
+ */
+import diagnostics from 'node:diagnostics_channel';
+import type { DiscoveryErrorCode, Problem, Stage } from '../errors.js';
+
+/** The diagnostics channel every event is published on. */
+export const DISCOVERY_CHANNEL = 'a2a-discovery:event';
+
+/** Fields every event carries. */
+export interface EventBase {
+  /** Sequence number, increasing per stream, assigned by {@link EventStream.emit}. */
+  seq: number;
+  /** Epoch milliseconds (from the stream's clock) when it happened. */
+  at: number;
+}
+
+/** What the card cache did for one endpoint (vocabulary from DESIGN.md). */
+export type CardOutcome =
+  | 'hit' // fresh entry served without a request
+  | 'revalidated' // 304 Not Modified
+  | 'changed' // 200 with new bytes
+  | 'unchanged' // 200 with the same bytes
+  | 'stale' // an error occurred and a previously good card is served
+  | 'invalid' // content rejected; nothing stored
+  | 'failed'; // an error and no previous card to serve
+
+export interface CardFetchEvent extends EventBase {
+  type: 'card.fetch';
+  endpoint: string;
+  url: string;
+  conditional: boolean;
+}
+
+export interface CardResultEvent extends EventBase {
+  type: 'card.result';
+  endpoint: string;
+  outcome: CardOutcome;
+  status?: number;
+  durationMs?: number;
+  bytes?: number;
+  rawSha256?: string;
+  failures: number;
+  /** For stale, invalid and failed outcomes. */
+  code?: DiscoveryErrorCode;
+  stage?: Stage;
+  reason?: string;
+  problems?: readonly Problem[];
+}
+
+export interface CardBackoffEvent extends EventBase {
+  type: 'card.backoff';
+  endpoint: string;
+  failures: number;
+  retryInMs: number;
+}
+
+/** An operator-facing alert; later stages add their kinds. */
+export interface AlertEvent extends EventBase {
+  type: 'alert';
+  kind: string;
+  message: string;
+  endpoint?: string;
+  detail?: Record<string, unknown>;
+}
+
+/**
+ * Any event. Stages added later extend this union with their own members; consumers switch on
+ * `type` and ignore types they do not know.
+ */
+export type DiscoveryEvent = CardFetchEvent | CardResultEvent | CardBackoffEvent | AlertEvent;
+
+/** An event before the stream stamps it. */
+export type EventInput<E extends DiscoveryEvent = DiscoveryEvent> = E extends DiscoveryEvent
+  ? Omit<E, 'seq' | 'at'> & { at?: number }
+  : never;
+
+export type EventListener = (event: DiscoveryEvent) => void;
+
+/**
+ * A synchronous, in-process event stream. Listeners run in subscription order; a listener
+ * that throws is isolated (reported through `onListenerError`) and never breaks the emitter.
+ */
+export class EventStream {
+  #listeners = new Set<EventListener>();
+  #seq = 0;
+  readonly #channel = diagnostics.channel(DISCOVERY_CHANNEL);
+  readonly #wallNow: () => number;
+  readonly #onListenerError: (err: unknown) => void;
+
+  constructor(options: { wallNow?: () => number; onListenerError?: (err: unknown) => void } = {}) {
+    this.#wallNow = options.wallNow ?? Date.now;
+    this.#onListenerError = options.onListenerError ?? (() => {});
+  }
+
+  /** Stamps, publishes and returns the event. */
+  emit<E extends DiscoveryEvent>(input: EventInput<E>): E {
+    const event = { ...input, seq: ++this.#seq, at: input.at ?? this.#wallNow() } as unknown as E;
+    for (const listener of this.#listeners) {
+      try {
+        listener(event);
+      } catch (err) {
+        this.#onListenerError(err);
+      }
+    }
+    if (this.#channel.hasSubscribers) this.#channel.publish(event);
+    return event;
+  }
+
+  /** Adds a listener; returns the function that removes it. */
+  subscribe(listener: EventListener): () => void {
+    this.#listeners.add(listener);
+    return () => this.#listeners.delete(listener);
+  }
+
+  /** The sequence number of the last event emitted. */
+  get lastSeq(): number {
+    return this.#seq;
+  }
+
+  /** Removes every listener. */
+  close(): void {
+    this.#listeners.clear();
+  }
+}
