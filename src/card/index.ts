@@ -1,0 +1,29 @@
+/**
+ * The agent-card model: safe parsing, protocol detection (1.0, 0.3, 0.2), validation with
+ * every problem located by JSON path, normalization into the 1.0 JSON model, the interface
+ * policy, card identity hashes, signature verification, and the 0.3 card ADK JS needs.
+ *
+ * @module
+ */
+export { parseAgentCard, parseFailure } from './parse-agent-card.js';
+export type { ParseCardOptions, ParseCardResult, CardStage } from './parse-agent-card.js';
+export type {
+  AgentCardModel,
+  AgentInterfaceModel,
+  AgentSkillModel,
+  AgentCapabilitiesModel,
+  AgentProviderModel,
+  AgentExtensionModel,
+  AgentCardSignatureModel,
+  SecuritySchemeModel,
+  SecurityRequirementModel,
+  CardProtocolVersion,
+} from './model.js';
+export { toAdkCard } from './adk-card.js';
+export type { AdkAgentCard, AdkCardResult } from './adk-card.js';
+export { canonicalMode, modesCover, effectiveModes, MODE_SHORT_FORMS } from './modes.js';
+export { sha256Hex, canonicalJson, canonicalCardSha256 } from './canonical.js';
+export { DEFAULT_JSON_LIMITS } from './safe-json.js';
+export type { JsonLimits } from './safe-json.js';
+export { isLoopbackHostname } from './interface-policy.js';
+export type { UrlJudge, CardUrl, CardUrlRole, InterfacePolicyOptions } from './interface-policy.js';

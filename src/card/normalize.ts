@@ -1,0 +1,61 @@
+/**
+ * Normalization of a validated raw card (any dialect) into the 1.0 JSON model.
+ *
+ * Legacy (0.2/0.3) cards go through @a2a-js/sdk 1.x's own translator (`parseLegacyAgentCard`),
+ * then two of its results are corrected:
+ * - it repeats an interface when `additionalInterfaces` lists the main URL again (ADK JS
+ *   `toA2a` cards always do); we keep the first of each (url, binding) pair;
+ * - it copies the card-level `protocolVersion` verbatim (`"0.3.0"`) while spec 1.0 §3.6 wants
+ *   Major.Minor; we write `"0.3"` (or `"0.2"`).
+ * 1.0 cards are round-tripped through the SDK's proto JSON mapping, which drops unknown
+ * fields and default values, so equal cards normalize to equal objects.
+ */
+import { AgentCard } from '@a2a-js/sdk';
+import { parseLegacyAgentCard } from '@a2a-js/sdk/compat/v0_3/client';
+import type { Problem } from '../errors.js';
+import type { AgentCardModel, AgentInterfaceModel, CardProtocolVersion } from './model.js';
+import { deepFreeze } from './model.js';
+
+export interface NormalizeResult {
+  card: AgentCardModel;
+  warnings: Problem[];
+}
+
+/** Normalizes a raw card that {@link validateRawCard} accepted. Throws only on a library bug. */
+export function normalizeCard(raw: Record<string, unknown>, version: CardProtocolVersion): NormalizeResult {
+  const warnings: Problem[] = [];
+  const decoded = version === '1.0' ? AgentCard.fromJSON(raw) : parseLegacyAgentCard(raw);
+  const json = AgentCard.toJSON(decoded) as Record<string, unknown>;
+
+  let interfaces = (json.supportedInterfaces as AgentInterfaceModel[] | undefined) ?? [];
+  if (version !== '1.0') {
+    // The translator writes "0.3" where a 0.2 card has no protocolVersion; say what it was.
+    interfaces = interfaces.map((i) => ({
+      ...i,
+      protocolVersion: version === '0.2' ? '0.2' : (majorMinor(i.protocolVersion) ?? version),
+    }));
+  }
+  const seen = new Set<string>();
+  const kept: AgentInterfaceModel[] = [];
+  interfaces.forEach((i, index) => {
+    const key = `${i.protocolBinding}\u0000${i.url}\u0000${i.tenant ?? ''}`;
+    if (seen.has(key)) {
+      warnings.push({
+        path: version === '1.0' ? `supportedInterfaces[${index}]` : `additionalInterfaces[${index - 1}]`,
+        message: `repeats the ${i.protocolBinding} interface ${i.url}; it is kept once`,
+      });
+      return;
+    }
+    seen.add(key);
+    kept.push(i);
+  });
+  json.supportedInterfaces = kept;
+  if (json.capabilities === undefined) json.capabilities = {};
+  return { card: deepFreeze(json as unknown as AgentCardModel), warnings };
+}
+
+function majorMinor(v: string | undefined): string | undefined {
+  if (v === undefined || v === '') return undefined;
+  const m = /^(\d+)\.(\d+)/.exec(v);
+  return m ? `${m[1]}.${m[2]}` : v;
+}
