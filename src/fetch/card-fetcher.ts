@@ -1,0 +1,466 @@
+/**
+ * The safe card fetcher: the only code that touches the network for discovery.
+ *
+ * One GET, bounded in every dimension (threats T1–T12 of the reference):
+ * - the URL must pass the {@link HostPolicy} (https only, allowlisted origin, no userinfo);
+ * - IP-literal hosts are checked before dispatch, resolved addresses inside the connection path
+ *   (see `address-guard.ts`), and the connected socket's peer address once more;
+ * - redirects are never followed (any 3xx but 304 is an error naming its Location);
+ * - connect, headers, body-idle and one total deadline bound the time, `maxBodyBytes` bounds the
+ *   bytes received, and nothing is decompressed (`accept-encoding: identity` is requested and any
+ *   other content-encoding is refused), so gzip bombs cannot expand;
+ * - certificates are always verified (TLS 1.2+), env proxies are ignored, credentials are sent
+ *   only to the origin they were issued for.
+ *
+ * Every status other than a redirect is returned as a {@link FetchResult}: what 304, 401 or 503
+ * mean is the cache's decision.
+ *
+ * @module
+ */
+import diagnostics from 'node:diagnostics_channel';
+import net from 'node:net';
+import tls from 'node:tls';
+import { performance } from 'node:perf_hooks';
+import { Agent, buildConnector, request } from 'undici';
+import { DiscoveryError, isDiscoveryError, type Problem } from '../errors.js';
+import { createGuardedLookup, type Resolver } from './address-guard.js';
+import { type HostPolicy, safeUrlForMessage, verdictError } from './host-policy.js';
+import { VERSION } from '../version.js';
+
+/**
+ * Inputs of {@link createCardFetcher}. All durations are milliseconds, all sizes bytes.
+ * undici runs the connect, headers and body timeouts on a coarse timer (they may fire ~0.5 s
+ * late); `totalTimeoutMs` is a plain timer and is the bound to rely on for tight deadlines.
+ */
+export interface CardFetcherOptions {
+  /** Decides which URLs and addresses may be contacted. */
+  policy: HostPolicy;
+  /** Bound on DNS resolution plus TCP and TLS handshakes. Default 3000. */
+  connectTimeoutMs?: number;
+  /** Bound on waiting for the response headers once the request is sent. Default 3000. */
+  headersTimeoutMs?: number;
+  /** Bound on the silence between two body chunks. Default 2000. */
+  bodyTimeoutMs?: number;
+  /** One deadline for the whole fetch, body included (slow-drip bodies fail here). Default 5000. */
+  totalTimeoutMs?: number;
+  /** Cap on the body bytes received (never decompressed). Default 65536. */
+  maxBodyBytes?: number;
+  /**
+   * Per-origin credentials. Called with the request's exact origin (`https://host[:port]`); the
+   * headers returned are sent only on that request, hence only to that origin.
+   */
+  credentials?: (origin: string) => Record<string, string> | undefined | Promise<Record<string, string> | undefined>;
+  /** DNS override (tests, custom resolvers). Default: `dns.lookup` with `all: true`. */
+  lookup?: Resolver;
+  /** Default `a2a-discovery/<version>`. */
+  userAgent?: string;
+  /** Connections kept per origin (politeness). Default 1. */
+  maxConnectionsPerOrigin?: number;
+  /**
+   * Extra trusted CA certificates (PEM), added to Node's default roots, e.g. for in-cluster
+   * services behind a private CA. Verification itself can never be turned off.
+   */
+  ca?: string | Buffer | ReadonlyArray<string | Buffer>;
+}
+
+/** One HTTP response, returned for every status except a refused redirect. */
+export interface FetchResult {
+  /** The URL fetched (host normalized by the policy). */
+  url: string;
+  status: number;
+  /** Lower-case names, first value of each. */
+  headers: Record<string, string>;
+  /** The raw bytes received, at most `maxBodyBytes`. Empty for 304. */
+  body: Buffer;
+  /** Wall time of the whole fetch, from `performance.now()`. */
+  durationMs: number;
+  /** The peer address of the connection that carried the request, when known. */
+  remoteAddress?: string;
+}
+
+/** A long-lived fetcher with its own connection pool. */
+export interface CardFetcher {
+  /**
+   * GETs `url` under all the bounds of the fetcher.
+   *
+   * @throws DiscoveryError with one of these codes:
+   *   `ERR_HOST_NOT_ALLOWED` (stage `resolve`), `ERR_INSECURE_URL` (stage `policy`),
+   *   `ERR_ADDRESS_BLOCKED` (stage `address`), `ERR_REDIRECT_REFUSED` (stage `fetch`, message names
+   *   the Location), `ERR_FETCH_TIMEOUT` (message names the bound: connect, headers, body or total
+   *   deadline, with its ms), `ERR_FETCH_NETWORK` (refused, reset, truncated, TLS certificate,
+   *   aborted by the caller), `ERR_BODY_TOO_LARGE`, `ERR_CONTENT_ENCODING`, `ERR_USAGE` after close().
+   * @example
+   * const res = await fetcher.fetch(cardUrl, { headers: { 'if-none-match': etag } });
+   * if (res.status === 304) keepCachedCard();
+   */
+  fetch(url: string, init?: { headers?: Record<string, string>; signal?: AbortSignal }): Promise<FetchResult>;
+  /** Aborts fetches in flight and closes every connection. Idempotent. */
+  close(): Promise<void>;
+}
+
+interface Settings {
+  connectTimeoutMs: number;
+  headersTimeoutMs: number;
+  bodyTimeoutMs: number;
+  totalTimeoutMs: number;
+  maxBodyBytes: number;
+  maxConnectionsPerOrigin: number;
+  userAgent: string;
+}
+
+/** Pending fetches waiting to learn their peer address, keyed by `origin path`. */
+interface Pending {
+  remoteAddress?: string;
+}
+
+class DeadlineExceeded extends Error {}
+class FetcherClosed extends Error {}
+
+const TLS_CERT_ERROR = /CERT|SELF_SIGNED|UNABLE_TO_VERIFY|UNABLE_TO_GET_ISSUER|ERR_TLS_|ERR_SSL_/;
+const SEND_HEADERS_CHANNEL = 'undici:client:sendHeaders';
+
+/**
+ * Creates a fetcher. No I/O happens until {@link CardFetcher.fetch}.
+ *
+ * @throws DiscoveryError `ERR_CONFIG_INVALID` (stage `config`) for bad options (every problem in
+ *   `problems`) and when `NODE_TLS_REJECT_UNAUTHORIZED=0` is set in the environment.
+ * @example
+ * const fetcher = createCardFetcher({ policy: HostPolicy.from({ allow: ['https://*.example.com'] }) });
+ * try { const res = await fetcher.fetch('https://a.example.com/.well-known/agent-card.json'); }
+ * finally { await fetcher.close(); }
+ */
+export function createCardFetcher(options: CardFetcherOptions): CardFetcher {
+  const settings = validate(options);
+  const { policy } = options;
+  const credentials = options.credentials;
+
+  const lookup = createGuardedLookup({ policy, ...(options.lookup !== undefined && { resolve: options.lookup }) });
+  const tlsOptions: tls.ConnectionOptions = { rejectUnauthorized: true, minVersion: 'TLSv1.2' };
+  if (options.ca !== undefined) {
+    const extra = Array.isArray(options.ca) ? [...(options.ca as ReadonlyArray<string | Buffer>)] : [options.ca as string | Buffer];
+    // `ca` replaces Node's roots; build one context with both so public hosts still verify.
+    tlsOptions.secureContext = tls.createSecureContext({ ca: [...tls.rootCertificates, ...extra], minVersion: 'TLSv1.2' });
+  }
+  const baseConnect = buildConnector({ ...tlsOptions, lookup, timeout: settings.connectTimeoutMs });
+  const ourSockets = new WeakSet<net.Socket>();
+  const pendingByKey = new Map<string, Pending[]>();
+  const inFlight = new Set<AbortController>();
+  let closed = false;
+
+  // Defense in depth: whatever path produced the socket, its peer must be an allowed address.
+  const connect: buildConnector.connector = (connectOptions, callback) => {
+    baseConnect(connectOptions, (...args: [null, net.Socket] | [Error, null]) => {
+      if (args[0] !== null) {
+        callback(args[0], null);
+        return;
+      }
+      const socket = args[1];
+      const remote = socket.remoteAddress;
+      if (remote === undefined || !policy.isAddressAllowed(remote)) {
+        socket.destroy();
+        callback(
+          new DiscoveryError('ERR_ADDRESS_BLOCKED', `connected peer address ${remote ?? '(unknown)'} of ${connectOptions.hostname} is blocked`, { stage: 'address' }),
+          null,
+        );
+        return;
+      }
+      ourSockets.add(socket);
+      callback(null, socket);
+    });
+  };
+
+  const agent = new Agent({
+    connect,
+    headersTimeout: settings.headersTimeoutMs,
+    bodyTimeout: settings.bodyTimeoutMs,
+    connections: settings.maxConnectionsPerOrigin,
+  });
+
+  // Learn which socket carried each request (public undici diagnostics, our sockets only).
+  const onSendHeaders = (message: unknown): void => {
+    const { request: req, socket } = message as { request: { origin?: unknown; path?: unknown }; socket: net.Socket };
+    if (!ourSockets.has(socket)) return;
+    const waiting = pendingByKey.get(`${String(req.origin)} ${String(req.path)}`);
+    const entry = waiting?.find((p) => p.remoteAddress === undefined);
+    if (entry !== undefined) entry.remoteAddress = socket.remoteAddress ?? '';
+  };
+  diagnostics.subscribe(SEND_HEADERS_CHANNEL, onSendHeaders);
+
+  async function fetchCard(rawUrl: string, init: { headers?: Record<string, string>; signal?: AbortSignal } = {}): Promise<FetchResult> {
+    const started = performance.now();
+    if (closed) throw new DiscoveryError('ERR_USAGE', 'the card fetcher is closed', { url: safeUrlForMessage(rawUrl), stage: 'fetch' });
+    const verdict = policy.check(rawUrl);
+    if (!verdict.allowed) throw verdictError(verdict, rawUrl);
+    const target = verdict.url;
+    const url = target.href;
+    const literal = target.hostname.startsWith('[') ? target.hostname.slice(1, -1) : target.hostname;
+    if (net.isIP(literal) !== 0 && !policy.isAddressAllowed(literal)) {
+      throw new DiscoveryError('ERR_ADDRESS_BLOCKED', `address ${literal} is blocked (only public unicast addresses and configured ranges may be contacted)`, {
+        url,
+        stage: 'address',
+      });
+    }
+
+    const controller = new AbortController();
+    let deadlineHit = false;
+    const timer = setTimeout(() => {
+      deadlineHit = true;
+      controller.abort(new DeadlineExceeded(`total deadline of ${settings.totalTimeoutMs} ms exceeded`));
+    }, settings.totalTimeoutMs);
+    const callerSignal = init.signal;
+    const onCallerAbort = (): void => controller.abort(callerSignal?.reason);
+    if (callerSignal !== undefined) {
+      if (callerSignal.aborted) onCallerAbort();
+      else callerSignal.addEventListener('abort', onCallerAbort, { once: true });
+    }
+    inFlight.add(controller);
+
+    const key = `${target.origin} ${target.pathname}${target.search}`;
+    const pending: Pending = {};
+    let phase: 'request' | 'body' = 'request';
+    let status: number | undefined;
+    try {
+      const headers = await buildHeaders(init.headers, verdict.origin, url);
+      if (controller.signal.aborted) throw controller.signal.reason;
+      let list = pendingByKey.get(key);
+      if (list === undefined) pendingByKey.set(key, (list = []));
+      list.push(pending);
+
+      const res = await request(url, { dispatcher: agent, method: 'GET', headers, signal: controller.signal });
+      status = res.statusCode;
+      const responseHeaders = firstValues(res.headers);
+
+      if (status >= 300 && status < 400 && status !== 304) {
+        discard(res.body);
+        const location = responseHeaders['location'];
+        throw new DiscoveryError(
+          'ERR_REDIRECT_REFUSED',
+          `refused redirect ${status} from ${url} to ${location === undefined ? '(no Location header)' : JSON.stringify(location.slice(0, 500))}; redirects are never followed`,
+          { url, stage: 'fetch', status },
+        );
+      }
+      const encoding = (responseHeaders['content-encoding'] ?? 'identity').trim().toLowerCase();
+      if (status !== 304 && encoding !== '' && encoding !== 'identity') {
+        discard(res.body);
+        throw new DiscoveryError('ERR_CONTENT_ENCODING', `refused content-encoding ${JSON.stringify(encoding.slice(0, 100))} from ${url}; only identity is accepted (nothing is decompressed)`, {
+          url,
+          stage: 'fetch',
+          status,
+        });
+      }
+      const declared = parseContentLength(responseHeaders['content-length']);
+      if (declared !== undefined && declared > settings.maxBodyBytes) {
+        discard(res.body);
+        throw new DiscoveryError('ERR_BODY_TOO_LARGE', `content-length ${declared} from ${url} exceeds maxBodyBytes ${settings.maxBodyBytes}`, { url, stage: 'fetch', status });
+      }
+
+      phase = 'body';
+      const chunks: Buffer[] = [];
+      let received = 0;
+      for await (const chunk of res.body) {
+        const buf = chunk as Buffer;
+        received += buf.length;
+        if (received > settings.maxBodyBytes) {
+          discard(res.body);
+          throw new DiscoveryError('ERR_BODY_TOO_LARGE', `body from ${url} exceeds maxBodyBytes ${settings.maxBodyBytes} (no content-length declared or it was wrong)`, {
+            url,
+            stage: 'fetch',
+            status,
+          });
+        }
+        chunks.push(buf);
+      }
+      if (declared !== undefined && status !== 304 && status !== 204 && received !== declared) {
+        throw new DiscoveryError('ERR_FETCH_NETWORK', `body from ${url} truncated: received ${received} of ${declared} declared bytes`, { url, stage: 'fetch', status });
+      }
+      const result: FetchResult = {
+        url,
+        status,
+        headers: responseHeaders,
+        body: Buffer.concat(chunks, received),
+        durationMs: performance.now() - started,
+      };
+      if (pending.remoteAddress !== undefined && pending.remoteAddress !== '') result.remoteAddress = pending.remoteAddress;
+      return result;
+    } catch (err) {
+      throw classify(err, { url, phase, status, deadlineHit, reason: controller.signal.reason, callerAborted: callerSignal?.aborted === true, settings });
+    } finally {
+      clearTimeout(timer);
+      callerSignal?.removeEventListener('abort', onCallerAbort);
+      inFlight.delete(controller);
+      const list = pendingByKey.get(key);
+      if (list !== undefined) {
+        const i = list.indexOf(pending);
+        if (i >= 0) list.splice(i, 1);
+        if (list.length === 0) pendingByKey.delete(key);
+      }
+    }
+  }
+
+  async function buildHeaders(callerHeaders: Record<string, string> | undefined, origin: string, url: string): Promise<Record<string, string>> {
+    const headers: Record<string, string> = { accept: 'application/json', 'user-agent': settings.userAgent };
+    for (const [name, value] of Object.entries(callerHeaders ?? {})) headers[name.toLowerCase()] = String(value);
+    if (credentials !== undefined) {
+      let extra: Record<string, string> | undefined;
+      try {
+        extra = await credentials(origin);
+      } catch (err) {
+        throw new DiscoveryError('ERR_FETCH_NETWORK', `credentials provider failed for ${origin}`, { cause: err, url, stage: 'fetch' });
+      }
+      for (const [name, value] of Object.entries(extra ?? {})) headers[name.toLowerCase()] = String(value);
+    }
+    // Nothing is ever decompressed: ask for the identity encoding whatever the caller set.
+    headers['accept-encoding'] = 'identity';
+    return headers;
+  }
+
+  return {
+    fetch: fetchCard,
+    async close() {
+      if (closed) return;
+      closed = true;
+      for (const controller of inFlight) controller.abort(new FetcherClosed('the card fetcher was closed'));
+      diagnostics.unsubscribe(SEND_HEADERS_CHANNEL, onSendHeaders);
+      await agent.destroy();
+    },
+  };
+}
+
+interface ClassifyContext {
+  url: string;
+  phase: 'request' | 'body';
+  status: number | undefined;
+  deadlineHit: boolean;
+  reason: unknown;
+  callerAborted: boolean;
+  settings: Settings;
+}
+
+/** Maps anything thrown during a fetch onto one DiscoveryError with url, stage and cause. */
+function classify(err: unknown, ctx: ClassifyContext): DiscoveryError {
+  const { url, settings } = ctx;
+  const base = { url, stage: 'fetch' as const, cause: err, ...(ctx.status !== undefined && { status: ctx.status }) };
+  if (ctx.deadlineHit) {
+    return new DiscoveryError('ERR_FETCH_TIMEOUT', `${url}: total deadline of ${settings.totalTimeoutMs} ms exceeded${ctx.phase === 'body' ? ' while reading the body' : ''}`, base);
+  }
+  if (ctx.reason instanceof FetcherClosed) return new DiscoveryError('ERR_FETCH_NETWORK', `${url}: aborted because the card fetcher was closed`, base);
+  const found = findDiscoveryError(err);
+  if (found !== undefined) {
+    if (found.url !== undefined) return found;
+    return new DiscoveryError(found.code, `${found.message} (${url})`, { ...base, cause: found, stage: found.stage ?? 'fetch' });
+  }
+  if (ctx.callerAborted) return new DiscoveryError('ERR_FETCH_NETWORK', `${url}: aborted by the caller`, base);
+  const code = errorCode(err);
+  switch (code) {
+    case 'UND_ERR_CONNECT_TIMEOUT':
+      return new DiscoveryError('ERR_FETCH_TIMEOUT', `${url}: connect timeout of ${settings.connectTimeoutMs} ms exceeded (DNS, TCP and TLS)`, base);
+    case 'UND_ERR_HEADERS_TIMEOUT':
+      return new DiscoveryError('ERR_FETCH_TIMEOUT', `${url}: headers timeout of ${settings.headersTimeoutMs} ms exceeded`, base);
+    case 'UND_ERR_BODY_TIMEOUT':
+      return new DiscoveryError('ERR_FETCH_TIMEOUT', `${url}: body timeout of ${settings.bodyTimeoutMs} ms between chunks exceeded`, base);
+    case 'UND_ERR_RES_EXCEEDED_MAX_SIZE':
+      return new DiscoveryError('ERR_BODY_TOO_LARGE', `${url}: body exceeds maxBodyBytes ${settings.maxBodyBytes}`, base);
+    default:
+      break;
+  }
+  const message = err instanceof Error ? err.message : String(err);
+  if (code !== undefined && TLS_CERT_ERROR.test(code)) {
+    return new DiscoveryError('ERR_FETCH_NETWORK', `${url}: TLS certificate rejected (${code}): ${message}`, base);
+  }
+  if (ctx.phase === 'body') {
+    return new DiscoveryError('ERR_FETCH_NETWORK', `${url}: connection failed before the body was complete (truncated): ${message}${code ? ` (${code})` : ''}`, base);
+  }
+  return new DiscoveryError('ERR_FETCH_NETWORK', `${url}: ${message}${code ? ` (${code})` : ''}`, base);
+}
+
+/** A DiscoveryError raised inside undici or net (lookup, connector), wherever it was wrapped. */
+function findDiscoveryError(err: unknown): DiscoveryError | undefined {
+  const queue: unknown[] = [err];
+  for (let i = 0; i < queue.length && i < 16; i++) {
+    const e = queue[i];
+    if (isDiscoveryError(e)) return e;
+    if (typeof e === 'object' && e !== null) {
+      const { cause, errors } = e as { cause?: unknown; errors?: unknown };
+      if (cause !== undefined) queue.push(cause);
+      if (Array.isArray(errors)) queue.push(...errors);
+    }
+  }
+  return undefined;
+}
+
+function errorCode(err: unknown): string | undefined {
+  let e: unknown = err;
+  for (let depth = 0; depth < 4 && typeof e === 'object' && e !== null; depth++) {
+    const code = (e as { code?: unknown }).code;
+    if (typeof code === 'string') return code;
+    const errors = (e as { errors?: unknown }).errors;
+    e = Array.isArray(errors) && errors.length > 0 ? errors[0] : (e as { cause?: unknown }).cause;
+  }
+  return undefined;
+}
+
+/** Destroys a response body we will not read; the abort error it emits is expected. */
+function discard(body: { on(event: 'error', fn: () => void): unknown; destroy(): unknown }): void {
+  body.on('error', () => undefined);
+  body.destroy();
+}
+
+function firstValues(headers: Record<string, string | string[] | undefined>): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [name, value] of Object.entries(headers)) {
+    if (value === undefined) continue;
+    const first = Array.isArray(value) ? value[0] : value;
+    if (first !== undefined) out[name.toLowerCase()] = first;
+  }
+  return out;
+}
+
+function parseContentLength(value: string | undefined): number | undefined {
+  if (value === undefined || !/^\s*\d+\s*$/.test(value)) return undefined;
+  return Number(value);
+}
+
+function validate(options: CardFetcherOptions): Settings {
+  const problems: Problem[] = [];
+  const opts = (options ?? {}) as Partial<CardFetcherOptions>;
+  if (process.env['NODE_TLS_REJECT_UNAUTHORIZED'] === '0') {
+    throw new DiscoveryError('ERR_CONFIG_INVALID', 'NODE_TLS_REJECT_UNAUTHORIZED=0 turns off certificate verification; discovery refuses to run with it', {
+      stage: 'config',
+      problems: [{ path: 'env.NODE_TLS_REJECT_UNAUTHORIZED', message: 'must not be 0' }],
+    });
+  }
+  const policy = opts.policy as Partial<HostPolicy> | undefined;
+  if (typeof policy?.check !== 'function' || typeof policy.isAddressAllowed !== 'function') {
+    problems.push({ path: 'policy', message: 'a HostPolicy is required (HostPolicy.from({ allow: [...] }))' });
+  }
+  const positive = (name: keyof CardFetcherOptions, fallback: number, integer: boolean): number => {
+    const value = opts[name];
+    if (value === undefined) return fallback;
+    if (typeof value !== 'number' || !Number.isFinite(value) || value <= 0 || (integer && !Number.isInteger(value))) {
+      problems.push({ path: name, message: `must be a positive ${integer ? 'integer' : 'number'}, got ${String(value)}` });
+      return fallback;
+    }
+    return value;
+  };
+  const settings: Settings = {
+    connectTimeoutMs: positive('connectTimeoutMs', 3000, false),
+    headersTimeoutMs: positive('headersTimeoutMs', 3000, false),
+    bodyTimeoutMs: positive('bodyTimeoutMs', 2000, false),
+    totalTimeoutMs: positive('totalTimeoutMs', 5000, false),
+    maxBodyBytes: positive('maxBodyBytes', 65536, true),
+    maxConnectionsPerOrigin: positive('maxConnectionsPerOrigin', 1, true),
+    userAgent: opts.userAgent ?? `a2a-discovery/${VERSION}`,
+  };
+  if (typeof settings.userAgent !== 'string' || settings.userAgent === '') problems.push({ path: 'userAgent', message: 'must be a non-empty string' });
+  if (opts.credentials !== undefined && typeof opts.credentials !== 'function') problems.push({ path: 'credentials', message: 'must be a function (origin) => headers' });
+  if (opts.lookup !== undefined && typeof opts.lookup !== 'function') problems.push({ path: 'lookup', message: 'must be a function (hostname) => Promise<addresses>' });
+  if (problems.length > 0) {
+    const first = problems[0] as Problem;
+    throw new DiscoveryError('ERR_CONFIG_INVALID', `card fetcher: ${problems.length} invalid option(s); first: ${first.path}: ${first.message}`, {
+      stage: 'config',
+      path: first.path,
+      problems,
+    });
+  }
+  return settings;
+}

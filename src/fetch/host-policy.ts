@@ -1,0 +1,360 @@
+/**
+ * The allowlist: which origins discovery may fetch from, and which resolved addresses it may
+ * connect to. Pure: no DNS, no sockets. The card fetcher asks it twice, once about the URL
+ * (before anything is sent) and once about every address the host resolves to (at connect time).
+ *
+ * Rules (threats T2, T5, T6, T7, T8 of the reference):
+ * - URLs are parsed with `new URL()` first and only the parsed parts are judged, so odd IPv4
+ *   spellings (`2130706433`, `0x7f.1`, `127.1`), `%2e`, IDN and `\`/`#@` tricks are seen the way
+ *   the connection will see them.
+ * - A URL with a username or password is refused outright.
+ * - A host matches an entry exactly on (scheme, ASCII lower-case host without one trailing dot,
+ *   port with defaults 443/80); `*.example.com` matches on a label boundary and never the apex.
+ * - `https:` only; `http:` only for loopback hosts under the explicit development exemption.
+ * - Addresses are allowed only when ipaddr.js classifies them `unicast` (IPv4-mapped IPv6 is
+ *   unwrapped and classified again), plus configured CIDRs and, under the exemption, loopback.
+ *
+ * @module
+ */
+import { domainToASCII } from 'node:url';
+import ipaddr from 'ipaddr.js';
+import { DiscoveryError, type Problem } from '../errors.js';
+
+/** Inputs of {@link HostPolicy.from}. */
+export interface HostPolicyOptions {
+  /**
+   * Allowed origins: `'https://agents.example.com'`, `'https://agents.example.com:8443'`,
+   * `'https://*.example.com'` (wildcard only as a whole leftmost label, matched on a label
+   * boundary, never the bare apex unless listed). `http://` entries are accepted only for loopback
+   * hosts and only when `allowLoopback` is true.
+   */
+  allow: readonly string[];
+  /**
+   * Development exemption: permits `http:` and loopback addresses (127.0.0.0/8, ::1) for loopback
+   * hosts (localhost, 127.x.x.x, [::1]).
+   */
+  allowLoopback?: boolean;
+  /**
+   * Extra address ranges permitted at connect time, CIDR (`'10.0.0.0/8'`, `'fd00::/8'`), e.g. for
+   * in-cluster services.
+   */
+  allowCidrs?: readonly string[];
+}
+
+/** The answer of {@link HostPolicy.check}. */
+export type HostVerdict =
+  | { allowed: true; url: URL; origin: string }
+  | { allowed: false; code: 'ERR_HOST_NOT_ALLOWED' | 'ERR_INSECURE_URL'; reason: string };
+
+interface AllowEntry {
+  /** `https:` or `http:` */
+  protocol: string;
+  /** ASCII lower-case host, no trailing dot; for a wildcard, the suffix after `*.`. */
+  host: string;
+  wildcard: boolean;
+  /** Explicit port, defaults filled in. */
+  port: number;
+  /** The entry as written, for describe(). */
+  text: string;
+}
+
+type Cidr = [ipaddr.IPv4 | ipaddr.IPv6, number];
+
+const DEFAULT_PORT: Record<string, number> = { 'https:': 443, 'http:': 80 };
+
+/**
+ * True for hosts the loopback exemption covers: `localhost`, a dotted-quad in 127.0.0.0/8, and
+ * `::1` (with or without brackets). One trailing dot and letter case are ignored.
+ *
+ * @example isLoopbackHost('127.0.0.1') // true
+ * @example isLoopbackHost('localhost.evil.test') // false
+ */
+export function isLoopbackHost(hostname: string): boolean {
+  let host = hostname.toLowerCase();
+  if (host.endsWith('.')) host = host.slice(0, -1);
+  if (host.startsWith('[') && host.endsWith(']')) host = host.slice(1, -1);
+  if (host === 'localhost') return true;
+  if (ipaddr.IPv4.isValidFourPartDecimal(host)) return ipaddr.IPv4.parse(host).range() === 'loopback';
+  if (ipaddr.IPv6.isValid(host)) {
+    const parsed = ipaddr.IPv6.parse(host);
+    if (parsed.isIPv4MappedAddress()) return parsed.toIPv4Address().range() === 'loopback';
+    return parsed.range() === 'loopback';
+  }
+  return false;
+}
+
+/**
+ * The allowlist for discovery fetches. Create it with {@link HostPolicy.from}.
+ *
+ * @example
+ * const policy = HostPolicy.from({ allow: ['https://*.agents.example.com'] });
+ * policy.check('https://billing.agents.example.com/').allowed; // true
+ * policy.cardUrl('https://billing.agents.example.com/v1');
+ * // 'https://billing.agents.example.com/v1/.well-known/agent-card.json'
+ */
+export class HostPolicy {
+  /** True when an allowlist was given (with `allow: []` every host is refused by check()). */
+  readonly judging: boolean;
+  readonly #entries: readonly AllowEntry[];
+  readonly #allowLoopback: boolean;
+  readonly #cidrs: readonly Cidr[];
+  readonly #cidrText: readonly string[];
+
+  private constructor(entries: AllowEntry[], allowLoopback: boolean, cidrs: Cidr[], cidrText: string[]) {
+    this.judging = true;
+    this.#entries = Object.freeze(entries);
+    this.#allowLoopback = allowLoopback;
+    this.#cidrs = Object.freeze(cidrs);
+    this.#cidrText = Object.freeze(cidrText);
+  }
+
+  /**
+   * Validates the options and builds a policy.
+   *
+   * @throws DiscoveryError `ERR_CONFIG_INVALID` (stage `config`) listing every bad entry in
+   *   `problems`, each with a path such as `allow[2]` or `allowCidrs[0]`.
+   * @example HostPolicy.from({ allow: ['http://localhost:8080'], allowLoopback: true })
+   */
+  static from(options: HostPolicyOptions): HostPolicy {
+    const problems: Problem[] = [];
+    const opts = (options ?? {}) as Partial<HostPolicyOptions>;
+    const allowLoopback = opts.allowLoopback ?? false;
+    if (typeof allowLoopback !== 'boolean') problems.push({ path: 'allowLoopback', message: 'must be true or false' });
+
+    const entries: AllowEntry[] = [];
+    if (!Array.isArray(opts.allow)) {
+      problems.push({ path: 'allow', message: 'must be a list of origins such as "https://agents.example.com"' });
+    } else {
+      opts.allow.forEach((raw: unknown, i: number) => {
+        const parsed = parseAllowEntry(raw, allowLoopback === true);
+        if (typeof parsed === 'string') problems.push({ path: `allow[${i}]`, message: parsed });
+        else entries.push(parsed);
+      });
+    }
+
+    const cidrs: Cidr[] = [];
+    const cidrText: string[] = [];
+    if (opts.allowCidrs !== undefined && !Array.isArray(opts.allowCidrs)) {
+      problems.push({ path: 'allowCidrs', message: 'must be a list of CIDR ranges such as "10.0.0.0/8"' });
+    } else {
+      (opts.allowCidrs ?? []).forEach((raw: unknown, i: number) => {
+        if (typeof raw !== 'string' || !ipaddr.isValidCIDR(raw)) {
+          problems.push({ path: `allowCidrs[${i}]`, message: `${JSON.stringify(raw)} is not a CIDR range such as "10.0.0.0/8" or "fd00::/8"` });
+          return;
+        }
+        const [addr, bits] = ipaddr.parseCIDR(raw);
+        cidrs.push([unwrapMapped(addr), addr.kind() === 'ipv6' && (addr as ipaddr.IPv6).isIPv4MappedAddress() ? Math.max(0, bits - 96) : bits]);
+        cidrText.push(raw);
+      });
+    }
+
+    if (problems.length > 0) {
+      const first = problems[0] as Problem;
+      throw new DiscoveryError('ERR_CONFIG_INVALID', `host policy: ${problems.length} invalid setting(s); first: ${first.path}: ${first.message}`, {
+        stage: 'config',
+        path: first.path,
+        problems,
+      });
+    }
+    return new HostPolicy(entries, allowLoopback === true, cidrs, cidrText);
+  }
+
+  /**
+   * Judges a URL. Never throws.
+   *
+   * Refused with `ERR_INSECURE_URL`: schemes other than https (http only for loopback hosts under
+   * `allowLoopback`). Refused with `ERR_HOST_NOT_ALLOWED`: unparsable URLs, URLs with a username or
+   * password, and hosts no entry matches. When allowed, `url` is a copy with one trailing dot
+   * removed from the host and `origin` is its origin (default port omitted, as `URL.origin`).
+   *
+   * @example policy.check('https://agents.example.com@evil.test/') // { allowed: false, code: 'ERR_HOST_NOT_ALLOWED', ... }
+   */
+  check(url: string | URL): HostVerdict {
+    let parsed: URL;
+    try {
+      parsed = new URL(typeof url === 'string' ? url : url.href);
+    } catch {
+      return refuse('ERR_HOST_NOT_ALLOWED', `not a valid absolute URL: ${JSON.stringify(String(url)).slice(0, 200)}`);
+    }
+    if (parsed.username !== '' || parsed.password !== '') {
+      return refuse('ERR_HOST_NOT_ALLOWED', 'URLs with a username or password are refused (authority confusion)');
+    }
+    const protocol = parsed.protocol;
+    if (protocol !== 'https:' && protocol !== 'http:') {
+      return refuse('ERR_INSECURE_URL', `scheme ${protocol} is not allowed; use https:`);
+    }
+    const host = stripTrailingDot(parsed.hostname);
+    if (host === '' || host.includes('*') || host.startsWith('.') || host.includes('..')) {
+      return refuse('ERR_HOST_NOT_ALLOWED', `host ${JSON.stringify(parsed.hostname)} is not a valid host name`);
+    }
+    if (protocol === 'http:' && !(this.#allowLoopback && isLoopbackHost(host))) {
+      return refuse(
+        'ERR_INSECURE_URL',
+        this.#allowLoopback ? `http: is allowed only for loopback hosts; use https:` : `http: is not allowed; use https: (http: needs allowLoopback and a loopback host)`,
+      );
+    }
+    const port = parsed.port === '' ? (DEFAULT_PORT[protocol] as number) : Number(parsed.port);
+    const match = this.#entries.some((e) => e.protocol === protocol && e.port === port && hostMatches(e, host));
+    if (!match) {
+      return refuse('ERR_HOST_NOT_ALLOWED', `${protocol}//${host}${parsed.port === '' ? '' : `:${parsed.port}`} is not in the allowlist`);
+    }
+    if (host !== parsed.hostname) parsed.hostname = host;
+    return { allowed: true, url: parsed, origin: parsed.origin };
+  }
+
+  /**
+   * Address check used at connect time: true when ipaddr.js classifies the address `unicast`
+   * (IPv4-mapped IPv6 is unwrapped and classified again), when it falls inside `allowCidrs`, or
+   * when it is loopback and `allowLoopback` is set. Anything that does not parse is false.
+   *
+   * @example policy.isAddressAllowed('169.254.169.254') // false (link-local, cloud metadata)
+   */
+  isAddressAllowed(address: string): boolean {
+    let text = address;
+    if (text.startsWith('[') && text.endsWith(']')) text = text.slice(1, -1);
+    if (!ipaddr.isValid(text)) return false;
+    const addr = unwrapMapped(ipaddr.parse(text));
+    const range = addr.range();
+    if (range === 'unicast') return true;
+    if (range === 'loopback' && this.#allowLoopback) return true;
+    for (const [net, bits] of this.#cidrs) {
+      if (net.kind() === addr.kind() && (addr as ipaddr.IPv4).match(net as ipaddr.IPv4, bits)) return true;
+    }
+    return false;
+  }
+
+  /**
+   * Normalized base URL for an endpoint: origin + path ending in `/`, without query, fragment or
+   * credentials.
+   *
+   * @throws DiscoveryError `ERR_HOST_NOT_ALLOWED` (stage `resolve`) or `ERR_INSECURE_URL` (stage
+   *   `policy`) when {@link check} refuses the URL.
+   * @example policy.normalizeBaseUrl('https://A.example.com./v1?x#y') // 'https://a.example.com/v1/'
+   */
+  normalizeBaseUrl(baseUrl: string): string {
+    const verdict = this.check(baseUrl);
+    if (!verdict.allowed) throw verdictError(verdict, baseUrl);
+    const path = verdict.url.pathname.endsWith('/') ? verdict.url.pathname : `${verdict.url.pathname}/`;
+    return `${verdict.origin}${path}`;
+  }
+
+  /**
+   * The card URL for a base URL: `.well-known/agent-card.json` resolved against the normalized
+   * base, asserted to keep the same origin and to stay under the base path. `legacyPath: true`
+   * gives `.well-known/agent.json` (A2A 0.2).
+   *
+   * @throws DiscoveryError as {@link normalizeBaseUrl}.
+   * @example policy.cardUrl('https://a.example.com') // 'https://a.example.com/.well-known/agent-card.json'
+   */
+  cardUrl(baseUrl: string, options: { legacyPath?: boolean } = {}): string {
+    const base = this.normalizeBaseUrl(baseUrl);
+    const baseUrlObj = new URL(base);
+    const card = new URL(options.legacyPath === true ? '.well-known/agent.json' : '.well-known/agent-card.json', base);
+    if (card.origin !== baseUrlObj.origin || !card.pathname.startsWith(baseUrlObj.pathname)) {
+      // Unreachable with a relative path on a normalized base; kept as the T6 invariant.
+      throw new DiscoveryError('ERR_HOST_NOT_ALLOWED', `card URL ${card.href} escapes base ${base}`, { url: baseUrl, stage: 'resolve' });
+    }
+    return card.href;
+  }
+
+  /**
+   * A human-readable summary for logs and the CLI, one line per rule.
+   * @example policy.describe() // ['allow https://*.example.com (port 443; subdomains only, not example.com)', ...]
+   */
+  describe(): string[] {
+    const lines: string[] = [];
+    if (this.#entries.length === 0) lines.push('allow: nothing (every host is refused)');
+    for (const e of this.#entries) {
+      const scope = e.wildcard ? `subdomains of ${e.host} only, not ${e.host} itself` : 'exact host';
+      lines.push(`allow ${e.text} (${e.protocol.slice(0, -1)}, port ${e.port}; ${scope})`);
+    }
+    lines.push(
+      this.#allowLoopback
+        ? 'loopback exemption: on (http: and loopback addresses allowed for localhost, 127.0.0.0/8, [::1])'
+        : 'loopback exemption: off (https: only; loopback addresses refused)',
+    );
+    lines.push(
+      `connect-time addresses: public unicast only${this.#cidrText.length > 0 ? `, plus ${this.#cidrText.join(', ')}` : ''}` +
+        ' (private, loopback, link-local, CGNAT, metadata, NAT64/6to4/Teredo and reserved ranges refused)',
+    );
+    lines.push('credentials in URLs: refused; redirects: never followed');
+    return lines;
+  }
+}
+
+function refuse(code: 'ERR_HOST_NOT_ALLOWED' | 'ERR_INSECURE_URL', reason: string): HostVerdict {
+  return { allowed: false, code, reason };
+}
+
+/** Turns a refusal into the error thrown by the policy's throwing helpers and the fetcher. */
+export function verdictError(verdict: Extract<HostVerdict, { allowed: false }>, url: string): DiscoveryError {
+  return new DiscoveryError(verdict.code, `${verdict.reason} (${safeUrlForMessage(url)})`, {
+    url: safeUrlForMessage(url),
+    stage: verdict.code === 'ERR_INSECURE_URL' ? 'policy' : 'resolve',
+  });
+}
+
+/** A URL for messages and error fields, with any userinfo removed. */
+export function safeUrlForMessage(url: string): string {
+  try {
+    const u = new URL(url);
+    if (u.username === '' && u.password === '') return u.href;
+    u.username = '';
+    u.password = '';
+    return u.href;
+  } catch {
+    return url.slice(0, 200);
+  }
+}
+
+function stripTrailingDot(host: string): string {
+  return host.endsWith('.') ? host.slice(0, -1) : host;
+}
+
+function hostMatches(entry: AllowEntry, host: string): boolean {
+  if (!entry.wildcard) return host === entry.host;
+  return host.length > entry.host.length + 1 && host.endsWith(`.${entry.host}`);
+}
+
+function unwrapMapped(addr: ipaddr.IPv4 | ipaddr.IPv6): ipaddr.IPv4 | ipaddr.IPv6 {
+  if (addr.kind() === 'ipv6' && (addr as ipaddr.IPv6).isIPv4MappedAddress()) return (addr as ipaddr.IPv6).toIPv4Address();
+  return addr;
+}
+
+/** Parses one allowlist entry; returns a message when it is not acceptable. */
+function parseAllowEntry(raw: unknown, allowLoopback: boolean): AllowEntry | string {
+  if (typeof raw !== 'string') return `must be a string origin such as "https://agents.example.com", got ${typeof raw}`;
+  const text = raw.trim();
+  const m = /^([a-zA-Z][a-zA-Z0-9+.-]*):\/\/(\*\.)?([^/?#]*)\/?$/.exec(text);
+  if (m === null) return `${JSON.stringify(raw)} is not an origin such as "https://agents.example.com" (no path, query or fragment)`;
+  const scheme = (m[1] as string).toLowerCase();
+  const wildcard = m[2] !== undefined;
+  const authority = m[3] as string;
+  if (scheme !== 'https' && scheme !== 'http') return `${JSON.stringify(raw)}: scheme must be https`;
+  if (authority.includes('@')) return `${JSON.stringify(raw)}: credentials are not allowed in an origin`;
+  if (/[\\%\s]/.test(authority)) return `${JSON.stringify(raw)}: write the host plainly (no "\\", "%" or spaces)`;
+  if (authority.includes('*')) return `${JSON.stringify(raw)}: a wildcard is allowed only as the whole leftmost label ("https://*.example.com")`;
+  let url: URL;
+  try {
+    url = new URL(`${scheme}://${authority}/`);
+  } catch {
+    return `${JSON.stringify(raw)} is not a valid origin`;
+  }
+  let host = stripTrailingDot(url.hostname);
+  // `new URL` already maps IDN to punycode for special schemes; domainToASCII is the same
+  // UTS #46 mapping and returns '' for anything it cannot represent.
+  if (!host.startsWith('[') && domainToASCII(host) === '') return `${JSON.stringify(raw)}: host is not a valid domain name`;
+  host = host.startsWith('[') ? host : domainToASCII(host);
+  if (host === '' || host.startsWith('.') || host.includes('..')) return `${JSON.stringify(raw)}: host is not a valid domain name`;
+  const isIp = host.startsWith('[') || ipaddr.IPv4.isValidFourPartDecimal(host);
+  if (wildcard && isIp) return `${JSON.stringify(raw)}: a wildcard cannot prefix an IP address`;
+  if (wildcard && !host.includes('.')) return `${JSON.stringify(raw)}: a wildcard needs at least two labels after "*." (e.g. "*.example.com")`;
+  if (scheme === 'http') {
+    if (!isLoopbackHost(host)) return `${JSON.stringify(raw)}: http is allowed only for loopback hosts; use https`;
+    if (!allowLoopback) return `${JSON.stringify(raw)}: http entries need allowLoopback: true (development only)`;
+    if (wildcard) return `${JSON.stringify(raw)}: http entries cannot use wildcards`;
+  }
+  const protocol = `${scheme}:`;
+  const port = url.port === '' ? (DEFAULT_PORT[protocol] as number) : Number(url.port);
+  return { protocol, host, wildcard, port, text: `${protocol}//${wildcard ? '*.' : ''}${host}${url.port === '' ? '' : `:${url.port}`}` };
+}
