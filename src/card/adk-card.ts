@@ -10,39 +10,15 @@
  * - A 1.0 card with only 1.0 interfaces: ADK's 0.3 client cannot reach it; the result says so,
  *   and a 1.x client must be used instead.
  */
+import type { RemoteA2AAgentConfig } from '@google/adk';
 import type { AgentCardModel, AgentInterfaceModel, SecurityRequirementModel, SecuritySchemeModel } from './model.js';
 import { deepFreeze } from './model.js';
 
-/** The A2A 0.3 agent card shape ADK JS 2.0's `RemoteA2AAgent` accepts as `agentCard`. */
-export interface AdkAgentCard {
-  name: string;
-  description: string;
-  url: string;
-  version: string;
-  protocolVersion: string;
-  preferredTransport?: string;
-  additionalInterfaces?: Array<{ url: string; transport: string }>;
-  capabilities: { streaming?: boolean; pushNotifications?: boolean; stateTransitionHistory?: boolean; extensions?: unknown[] };
-  defaultInputModes: string[];
-  defaultOutputModes: string[];
-  skills: Array<{
-    id: string;
-    name: string;
-    description: string;
-    tags: string[];
-    examples?: string[];
-    inputModes?: string[];
-    outputModes?: string[];
-    security?: Array<Record<string, string[]>>;
-  }>;
-  provider?: { organization: string; url: string };
-  documentationUrl?: string;
-  iconUrl?: string;
-  securitySchemes?: Record<string, Record<string, unknown>>;
-  security?: Array<Record<string, string[]>>;
-  supportsAuthenticatedExtendedCard?: boolean;
-  signatures?: Array<{ protected: string; signature: string; header?: Record<string, unknown> }>;
-}
+/**
+ * The A2A 0.3 agent card type ADK JS 2.0's `RemoteA2AAgent` accepts as `agentCard` (the type of
+ * ADK's nested @a2a-js/sdk 0.3; a 1.x `AgentCard` is not assignable to it).
+ */
+export type AdkAgentCard = Exclude<RemoteA2AAgentConfig['agentCard'], string | undefined>;
 
 export type AdkCardResult =
   | { kind: 'adk'; card: Readonly<AdkAgentCard>; source: 'original' | 'converted' }
@@ -52,6 +28,7 @@ const originals = new WeakMap<AgentCardModel, Readonly<AdkAgentCard>>();
 
 /** Remembers the 0.3 JSON a card was published with (called by parseAgentCard). @internal */
 export function rememberOriginal(card: AgentCardModel, raw: Record<string, unknown>): void {
+  // The raw card passed validation in its 0.3 dialect, so it has the 0.3 shape ADK reads.
   if (typeof raw.url === 'string') originals.set(card, deepFreeze(structuredClone(raw)) as unknown as AdkAgentCard);
 }
 
@@ -80,7 +57,7 @@ export function toAdkCard(card: AgentCardModel): AdkCardResult {
       reason: `the card lists only A2A ${[...new Set(card.supportedInterfaces.map((i) => i.protocolVersion))].join(', ')} interfaces; ADK JS 2.0 speaks 0.3`,
     };
   }
-  const out: AdkAgentCard = {
+  const out = {
     name: card.name,
     description: card.description,
     url: first.url,
@@ -112,7 +89,9 @@ export function toAdkCard(card: AgentCardModel): AdkCardResult {
     ...(card.securityRequirements && { security: card.securityRequirements.map(toLegacyRequirement) }),
     ...(card.capabilities.extendedAgentCard !== undefined && { supportsAuthenticatedExtendedCard: card.capabilities.extendedAgentCard }),
   };
-  return { kind: 'adk', card: deepFreeze(out), source: 'converted' };
+  // Built field by field from the validated model, so the cast only bridges the SDK's
+  // literal unions (security scheme `type`s) that the model stores as validated strings.
+  return { kind: 'adk', card: deepFreeze(out) as unknown as AdkAgentCard, source: 'converted' };
 }
 
 function toLegacyRequirement(r: SecurityRequirementModel): Record<string, string[]> {

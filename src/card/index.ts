@@ -27,3 +27,7 @@ export { DEFAULT_JSON_LIMITS } from './safe-json.js';
 export type { JsonLimits } from './safe-json.js';
 export { isLoopbackHostname } from './interface-policy.js';
 export type { UrlJudge, CardUrl, CardUrlRole, InterfacePolicyOptions } from './interface-policy.js';
+export { checkCard } from './check-card.js';
+export type { CheckCardOptions, CheckCardResult } from './check-card.js';
+export { verifyCardSignatures, canonicalCardPayload, signCard, signatureFailure } from './signature.js';
+export type { SignatureMode, SignatureOptions, SignatureResult, TrustedKey, CanonicalForm } from './signature.js';

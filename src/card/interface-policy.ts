@@ -75,16 +75,19 @@ function judgeInterface(
   } catch {
     return { entry: { allowed: false, reason: 'not a URL' }, problem: { code: 'ERR_INSECURE_INTERFACE', message: `${url} is not a URL` } };
   }
-  const loopbackOk = options.allowLoopback === true && isLoopbackHostname(parsed.hostname);
-  if (parsed.protocol !== 'https:' && !(parsed.protocol === 'http:' && loopbackOk)) {
-    const reason = `the interface ${url} is not https:; clients only call interfaces over TLS`;
-    return { entry: { allowed: false, reason }, problem: { code: 'ERR_INSECURE_INTERFACE', message: reason } };
+  if (options.hostPolicy === undefined) {
+    const loopbackOk = options.allowLoopback === true && isLoopbackHostname(parsed.hostname);
+    if (parsed.protocol !== 'https:' && !(parsed.protocol === 'http:' && loopbackOk)) {
+      const reason = `the interface ${url} is not https:; clients only call interfaces over TLS`;
+      return { entry: { allowed: false, reason }, problem: { code: 'ERR_INSECURE_INTERFACE', message: reason } };
+    }
+    if (parsed.username !== '' || parsed.password !== '') {
+      const reason = `the interface ${parsed.host} carries a user name or password in its URL`;
+      return { entry: { allowed: false, reason }, problem: { code: 'ERR_INSECURE_INTERFACE', message: reason } };
+    }
+    return { entry: {} };
   }
-  if (parsed.username !== '' || parsed.password !== '') {
-    const reason = `the interface ${parsed.host} carries a user name or password in its URL`;
-    return { entry: { allowed: false, reason }, problem: { code: 'ERR_INSECURE_INTERFACE', message: reason } };
-  }
-  if (options.hostPolicy === undefined) return { entry: {} };
+  // With a host policy, it alone judges scheme, credentials in the URL and host.
   const verdict = options.hostPolicy.check(url);
   if (verdict.allowed) return { entry: { allowed: true } };
   const reason = verdict.reason ?? `${parsed.origin} is not on the allowlist`;
@@ -111,24 +114,22 @@ const INTERFACE_PATHS = [/^url$/, /^additionalInterfaces\[\d+\]\.url$/, /^suppor
 /** Every string under a key named like a URL (`url`, `*Url`, `jku`), plus `jku` in signature headers. */
 function collectUrls(raw: Record<string, unknown>): FoundUrl[] {
   const out: FoundUrl[] = [];
-  const stack: Array<{ value: unknown; path: string }> = [{ value: raw, path: '$' }];
-  while (stack.length > 0) {
-    const { value, path } = stack.pop()!;
+  // Recursion is safe: safe-json.ts has already bounded the depth.
+  const visit = (value: unknown, path: string): void => {
     if (Array.isArray(value)) {
-      for (let i = value.length - 1; i >= 0; i--) stack.push({ value: value[i], path: `${path}[${i}]` });
+      value.forEach((v, i) => visit(v, `${path}[${i}]`));
     } else if (isObj(value)) {
-      const keys = Object.keys(value).reverse();
-      for (const key of keys) {
-        const child = value[key];
+      for (const [key, child] of Object.entries(value)) {
         const p = joinPath(path, key);
         if (typeof child === 'string' && (key === 'url' || key.endsWith('Url') || key === 'jku')) {
           out.push({ path: p, url: child, role: roleOf(p, key) });
-        } else if (typeof child === 'object' && child !== null) {
-          stack.push({ value: child, path: p });
+        } else {
+          visit(child, p);
         }
       }
     }
-  }
+  };
+  visit(raw, '$');
   const sigs = raw.signatures;
   if (Array.isArray(sigs)) {
     sigs.forEach((sig, i) => {

@@ -122,8 +122,11 @@ export function parseAgentCard(input: Uint8Array | string, options: ParseCardOpt
   });
 }
 
-/** The refusal of a failed parse as a {@link DiscoveryError} (for caches and events). */
-export function parseFailure(result: ParseCardResult, url?: string): DiscoveryError {
+/** The refusal of a failed parse or check as a {@link DiscoveryError} (for caches and events). */
+export function parseFailure(
+  result: Pick<ParseCardResult, 'ok' | 'problems' | 'code'> & { stage?: CardStage | 'signature' },
+  url?: string,
+): DiscoveryError {
   if (result.ok) throw new DiscoveryError('ERR_INTERNAL', 'parseFailure called on an accepted card');
   const first = result.problems[0];
   const summary = first ? `${first.path}: ${first.message}` : 'card refused';

@@ -131,7 +131,7 @@ describe('protocol versions', () => {
   });
 
   test('a 0.3/1.0 superset card is read as 1.0 and ADK gets its 0.3 half as published', () => {
-    const raw = { ...legacyCard(), supportedInterfaces: [{ url: 'https://returns.example.com/a2a/jsonrpc', protocolBinding: 'JSONRPC', protocolVersion: '0.3' }] };
+    const raw: Record<string, unknown> = { ...legacyCard(), supportedInterfaces: [{ url: 'https://returns.example.com/a2a/jsonrpc', protocolBinding: 'JSONRPC', protocolVersion: '0.3' }] };
     const r = parseAgentCard(JSON.stringify(raw));
     assert.equal(r.protocolVersion, '1.0');
     assert.equal(r.ok, true, JSON.stringify(r.problems));

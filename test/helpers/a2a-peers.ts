@@ -23,7 +23,6 @@ export class ScriptedLlm extends BaseLlm {
     this.#reply = typeof reply === 'string' ? () => reply : reply;
   }
 
-  // eslint-disable-next-line @typescript-eslint/require-await
   override async *generateContentAsync(request: LlmRequest): AsyncGenerator<LlmResponse, void> {
     yield { content: { role: 'model', parts: [{ text: this.#reply(request) }] }, turnComplete: true };
   }

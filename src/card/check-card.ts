@@ -1,0 +1,61 @@
+/**
+ * `checkCard`: every content stage a client runs on a card, in order — parse, schema,
+ * interface policy, then signatures on the raw JSON. The card cache and `probe` both use it,
+ * so the CLI explains exactly what discovery decides.
+ */
+import type { ParseCardOptions, ParseCardResult } from './parse-agent-card.js';
+import { parseAgentCard } from './parse-agent-card.js';
+import type { SignatureOptions, SignatureResult } from './signature.js';
+import { verifyCardSignatures } from './signature.js';
+
+export interface CheckCardOptions extends ParseCardOptions {
+  /** Signature verification; default mode `if-present` with no trusted keys. */
+  signatures?: SignatureOptions;
+}
+
+/** A parse result whose `stage` may also be `signature`. */
+export interface CheckCardResult extends Omit<ParseCardResult, 'stage'> {
+  readonly stage?: ParseCardResult['stage'] | 'signature';
+  /** Present once the card passed parse, schema and policy. */
+  readonly signature?: SignatureResult;
+}
+
+/**
+ * Runs every content stage on a card. Never throws on bad input.
+ *
+ * @example
+ * const r = await checkCard(body, { hostPolicy, signatures: { mode: 'required', keys } });
+ * if (!r.ok) console.log(r.stage, r.problems);
+ */
+export async function checkCard(input: Uint8Array | string, options: CheckCardOptions = {}): Promise<CheckCardResult> {
+  const parsed = parseAgentCard(input, options);
+  if (!parsed.ok) return parsed;
+  const origin = options.signatures?.origin ?? originOf(options.sourceUrl);
+  const signature = await verifyCardSignatures(parsed.raw, {
+    mode: 'if-present',
+    ...options.signatures,
+    ...(origin !== undefined && { origin }),
+  });
+  if (signature.ok) return Object.freeze({ ...parsed, signature });
+  return Object.freeze({
+    ...parsed,
+    ok: false,
+    stage: 'signature' as const,
+    code: signature.status === 'unsigned' ? ('ERR_SIGNATURE_MISSING' as const) : ('ERR_SIGNATURE_INVALID' as const),
+    problems:
+      signature.problems.length > 0
+        ? signature.problems
+        : [{ path: 'signatures', message: 'the card is not signed, and signatures are required for it' }],
+    signature,
+  });
+}
+
+function originOf(url: string | undefined): string | undefined {
+  if (url === undefined) return undefined;
+  try {
+    const u = new URL(url);
+    return u.protocol === 'http:' || u.protocol === 'https:' ? u.origin : undefined;
+  } catch {
+    return undefined;
+  }
+}

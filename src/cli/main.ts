@@ -1,0 +1,130 @@
+#!/usr/bin/env node
+/**
+ * The `a2a-discovery` command line. Exit codes: 0 success or an accepted card, 1 a refused
+ * card or a failed check, 2 a usage error.
+ */
+import { realpathSync } from 'node:fs';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
+import { isDiscoveryError } from '../errors.js';
+import type { SignatureMode } from '../card/index.js';
+import { probeFile } from './probe.js';
+import { probeUrl } from './probe-url.js';
+import { renderProbe } from './probe-report.js';
+import { VERSION } from '../version.js';
+
+const EXIT_OK = 0;
+const EXIT_REFUSED = 1;
+const EXIT_USAGE = 2;
+
+function collect(value: string, previous: string[]): string[] {
+  return [...previous, value];
+}
+
+function positiveInt(value: string): number {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n <= 0) throw new InvalidArgumentError('must be a positive whole number');
+  return n;
+}
+
+interface ProbeFlags {
+  allow: string[];
+  allowLoopback: boolean;
+  signatureMode: SignatureMode;
+  trustKey: string[];
+  maxBytes?: number;
+  timeoutMs?: number;
+  json: boolean;
+}
+
+export function buildProgram(io: { out: (s: string) => void; err: (s: string) => void }): Command {
+  const program = new Command();
+  program
+    .name('a2a-discovery')
+    .description('Find A2A agents, keep their cards fresh, and explain why a card is accepted or refused.')
+    .version(VERSION)
+    .showHelpAfterError('(run with --help for usage)')
+    .configureOutput({ writeOut: io.out, writeErr: io.err })
+    .exitOverride();
+
+  program
+    .command('probe')
+    .description('Explain, stage by stage, what a client would decide about an agent card: a local file, or a live endpoint (base URL or card URL).')
+    .argument('<target>', 'path of an agent card JSON file, or an http(s) URL to fetch')
+    .option('--allow <origin>', 'allowlisted origin, e.g. https://agents.example.com or https://*.example.com (repeatable); without any, interface hosts are listed but not judged', collect, [])
+    .option('--allow-loopback', 'development exemption: accept http: and loopback hosts (localhost, 127.0.0.0/8, ::1)', false)
+    .addOption(new Option('--signature-mode <mode>', 'signature verification').choices(['off', 'if-present', 'required']).default('if-present'))
+    .option('--trust-key <file>', 'a public JWK (with kid) or JWKS file trusted to sign cards (repeatable)', collect, [])
+    .option('--max-bytes <n>', 'largest card accepted, in bytes', positiveInt)
+    .option('--timeout-ms <n>', 'URL mode: total deadline of each request, in milliseconds (default 5000)', positiveInt)
+    .option('--json', 'print one JSON object instead of text', false)
+    .addHelpText(
+      'after',
+      `
+URL mode fetches through the discovery fetcher (https only, public addresses only, no redirects,
+64 KiB cap) and also reports HTTP caching: max-age, ETag, whether a conditional request gets 304, and
+whether the ETag is stable. The target's own origin is always allowed; --allow judges the card's interfaces.
+
+Exit codes: 0 accepted, 1 refused (including input too large, too deep or not JSON), 2 usage error.
+JSON fields: accepted, stage (first refusing stage, or "selected"), protocolVersion, problems [{path, message}],
+warnings, skills [{id, name, tags, inputModes, outputModes}], urls, signature, rawSha256, canonicalSha256,
+and in URL mode http {status, headers, maxAgeSeconds, etag, notModifiedSupported, etagStable, notes}.
+
+Examples:
+  a2a-discovery probe examples/cards/billing-agent.json --allow https://billing.example.com
+  a2a-discovery probe https://agents.example.com/ --json
+  a2a-discovery probe http://127.0.0.1:8000/ --allow-loopback`,
+    )
+    .action(async (target: string, opts: ProbeFlags) => {
+      const common = {
+        allow: opts.allow,
+        allowLoopback: opts.allowLoopback,
+        signatureMode: opts.signatureMode,
+        trustKeys: opts.trustKey,
+        ...(opts.maxBytes !== undefined && { maxBytes: opts.maxBytes }),
+      };
+      const report = /^https?:\/\//i.test(target)
+        ? await probeUrl(target, { ...common, ...(opts.timeoutMs !== undefined && { totalTimeoutMs: opts.timeoutMs }) })
+        : await probeFile(target, common);
+      io.out(opts.json ? `${JSON.stringify(report, null, 2)}\n` : `${renderProbe(report)}\n`);
+      process.exitCode = report.accepted ? EXIT_OK : EXIT_REFUSED;
+    });
+
+  return program;
+}
+
+/** Runs the CLI; resolves to the exit code. */
+export async function main(argv: readonly string[]): Promise<number> {
+  const io = { out: (s: string) => void process.stdout.write(s), err: (s: string) => void process.stderr.write(s) };
+  const program = buildProgram(io);
+  process.exitCode = EXIT_OK;
+  try {
+    await program.parseAsync(argv, { from: 'user' });
+    return Number(process.exitCode ?? EXIT_OK);
+  } catch (err) {
+    if (err instanceof CommanderError) {
+      return err.code === 'commander.helpDisplayed' || err.code === 'commander.version' || err.exitCode === 0 ? EXIT_OK : EXIT_USAGE;
+    }
+    if (isDiscoveryError(err)) {
+      io.err(`error: ${err.message}\n`);
+      return err.failure === 'config' ? EXIT_USAGE : EXIT_REFUSED;
+    }
+    io.err(`error: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+    return EXIT_REFUSED;
+  }
+}
+
+function isEntryPoint(): boolean {
+  const script = process.argv[1];
+  if (script === undefined) return false;
+  try {
+    // The npm bin is a symlink: compare real paths.
+    return pathToFileURL(realpathSync(script)).href === pathToFileURL(realpathSync(fileURLToPath(import.meta.url))).href;
+  } catch {
+    return false;
+  }
+}
+
+if (isEntryPoint()) {
+  process.exitCode = await main(process.argv.slice(2));
+}

@@ -1,0 +1,155 @@
+/**
+ * The report `a2a-discovery probe` prints: what a client would decide about a card, stage by
+ * stage, for the card's publisher. Built from the same checks the discovery pipeline runs.
+ */
+import type { CheckCardResult } from '../card/index.js';
+import { effectiveModes } from '../card/index.js';
+import type { Problem } from '../errors.js';
+
+/** Stages in the order a client runs them; `selected` means accepted. */
+export type ProbeStage = 'source' | 'address' | 'fetch' | 'parse' | 'schema' | 'policy' | 'signature' | 'selected';
+
+export interface ProbeSkill {
+  id: string;
+  name: string;
+  tags: string[];
+  inputModes: string[];
+  outputModes: string[];
+}
+
+export interface ProbeHttp {
+  status?: number;
+  /** Headers of note for caching and content. */
+  headers: Record<string, string>;
+  maxAgeSeconds?: number;
+  etag?: string;
+  notModifiedSupported?: boolean;
+  etagStable?: boolean;
+  notes: string[];
+}
+
+export interface ProbeReport {
+  source: string;
+  accepted: boolean;
+  stage: ProbeStage;
+  protocolVersion?: string;
+  problems: Problem[];
+  warnings: Problem[];
+  skills: ProbeSkill[];
+  urls: Array<{ path: string; url: string; role: string; called: boolean; allowed?: boolean; reason?: string }>;
+  signature?: { status: string; ok: boolean; kid?: string; form?: string };
+  hostsJudged: boolean;
+  bytes?: number;
+  rawSha256?: string;
+  canonicalSha256?: string;
+  http?: ProbeHttp;
+}
+
+/** Turns a card check into a report. `prefix` carries stages that ran before (address, fetch). */
+export function reportFromCheck(source: string, check: CheckCardResult, hostsJudged: boolean, http?: ProbeHttp): ProbeReport {
+  const card = check.card;
+  const skills: ProbeSkill[] = (card?.skills ?? []).map((s) => ({
+    id: s.id,
+    name: s.name,
+    tags: [...s.tags],
+    inputModes: [...effectiveModes(s.inputModes, card!.defaultInputModes)],
+    outputModes: [...effectiveModes(s.outputModes, card!.defaultOutputModes)],
+  }));
+  return {
+    source,
+    accepted: check.ok,
+    stage: check.ok ? 'selected' : (check.stage ?? 'schema'),
+    ...(check.protocolVersion !== undefined && { protocolVersion: check.protocolVersion }),
+    problems: [...check.problems],
+    warnings: [...check.warnings],
+    skills,
+    urls: check.urls.map((u) => ({ ...u })),
+    ...(check.signature && {
+      signature: {
+        status: check.signature.status,
+        ok: check.signature.ok,
+        ...(check.signature.kid !== undefined && { kid: check.signature.kid }),
+        ...(check.signature.form !== undefined && { form: check.signature.form }),
+      },
+    }),
+    hostsJudged,
+    bytes: check.bytes,
+    rawSha256: check.rawSha256,
+    ...(check.canonicalSha256 !== undefined && { canonicalSha256: check.canonicalSha256 }),
+    ...(http && { http }),
+  };
+}
+
+const STAGE_ORDER: ProbeStage[] = ['source', 'address', 'fetch', 'parse', 'schema', 'policy', 'signature'];
+
+/** Human-readable, stage-by-stage text. */
+export function renderProbe(r: ProbeReport): string {
+  const lines: string[] = [];
+  const failedAt = r.accepted ? -1 : STAGE_ORDER.indexOf(r.stage);
+  const mark = (stage: ProbeStage) => {
+    const i = STAGE_ORDER.indexOf(stage);
+    if (failedAt === -1 || i < failedAt) return 'ok  ';
+    return i === failedAt ? 'FAIL' : '--  ';
+  };
+  const row = (m: string, stage: string, text: string) => lines.push(`${m} ${stage.padEnd(10)} ${text}`);
+  const problemsAt = (stage: ProbeStage) => {
+    if (r.stage !== stage || r.accepted) return;
+    for (const p of r.problems) lines.push(`       ${p.path}: ${p.message}`);
+  };
+
+  lines.push(`probe ${r.source}`);
+  if (!r.accepted && (r.stage === 'source' || ((r.stage === 'address' || r.stage === 'fetch') && !r.http))) {
+    row('FAIL', r.stage, '');
+    problemsAt(r.stage);
+    return finish();
+  }
+  if (r.http) {
+    const h = r.http;
+    row(mark('fetch'), 'fetch', h.status !== undefined ? `HTTP ${h.status}` : 'no response');
+    problemsAt('address');
+    problemsAt('fetch');
+    if (h.status !== undefined) {
+      row('    ', 'caching', [
+        h.maxAgeSeconds !== undefined ? `max-age ${h.maxAgeSeconds}s` : 'no max-age (clients fall back to their default lifetime)',
+        h.etag !== undefined ? `ETag ${h.etag}` : 'no ETag (clients cannot revalidate cheaply)',
+      ].join('; '));
+      if (h.notModifiedSupported !== undefined) {
+        row('    ', '', h.notModifiedSupported ? 'a conditional request got 304 Not Modified' : 'a conditional request did NOT get 304');
+      }
+      if (h.etagStable !== undefined) row('    ', '', h.etagStable ? 'the ETag is stable across requests' : 'the ETag changed between two identical requests');
+      for (const n of h.notes) row('    ', '', n);
+    }
+    if (r.stage === 'address' || r.stage === 'fetch') return finish();
+  }
+  row(mark('parse'), 'parse', r.bytes !== undefined ? `${r.bytes} bytes, sha256 ${r.rawSha256?.slice(0, 16)}…` : '');
+  problemsAt('parse');
+  if (r.stage === 'parse' && !r.accepted) return finish();
+  row(mark('schema'), 'schema', r.protocolVersion ? `A2A ${r.protocolVersion} card${r.protocolVersion === '1.0' ? '' : ' (normalized to the 1.0 model)'}` : '');
+  problemsAt('schema');
+  for (const w of r.warnings) lines.push(`       note ${w.path}: ${w.message}`);
+  if (r.stage === 'schema' && !r.accepted) return finish();
+  const called = r.urls.filter((u) => u.called);
+  row(mark('policy'), 'policy', `${called.length} interface${called.length === 1 ? '' : 's'}${r.hostsJudged ? '' : ' (hosts listed, not judged: pass --allow to judge them)'}`);
+  for (const u of r.urls) {
+    const verdict = !u.called ? 'listed, never fetched' : u.allowed === false ? `REFUSED: ${u.reason}` : u.allowed ? 'allowed' : 'https';
+    lines.push(`       ${u.role.padEnd(13)} ${u.url}  (${verdict})`);
+  }
+  if (r.stage === 'policy' && !r.accepted) return finish();
+  if (r.signature) {
+    row(mark('signature'), 'signature', `${r.signature.status}${r.signature.kid ? ` (kid ${r.signature.kid}${r.signature.form ? `, ${r.signature.form}` : ''})` : ''}`);
+    problemsAt('signature');
+  }
+  if (r.skills.length > 0) {
+    lines.push(`     skills`);
+    for (const s of r.skills) {
+      lines.push(`       ${s.id}  tags: ${s.tags.join(', ')}  in: ${s.inputModes.join(', ')}  out: ${s.outputModes.join(', ')}`);
+    }
+  }
+  if (r.canonicalSha256) lines.push(`     identity   canonical sha256 ${r.canonicalSha256}`);
+  return finish();
+
+  function finish(): string {
+    lines.push(r.accepted ? 'ACCEPTED  a client would select this card' : `REFUSED   at stage ${r.stage}`);
+    return lines.join('\n');
+  }
+}
