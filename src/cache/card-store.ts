@@ -1,0 +1,99 @@
+/**
+ * Where the card cache keeps its entries. The cache owns every rule; a store only keeps and
+ * returns entries by key (the normalized base URL). This file ships the in-memory store; a
+ * shared store (Redis) implements the same interface and runs the same test suite.
+ */
+import type { AgentCardModel, CardProtocolVersion } from '../card/index.js';
+import type { DiscoveryErrorCode, Problem, Stage } from '../errors.js';
+import type { CardOutcome } from '../events/index.js';
+
+/** What went wrong last, as plain data. */
+export interface EntryError {
+  readonly code: DiscoveryErrorCode;
+  readonly message: string;
+  readonly stage?: Stage;
+  readonly status?: number;
+  readonly problems?: readonly Problem[];
+}
+
+/**
+ * A cached card and what the cache knows about it. Immutable: every change makes a new entry.
+ * Times named `...At` are on the cache clock's monotonic scale (`Clock.now()`), except
+ * `fetchedAtWall` and `validatedAtWall`, which are epoch milliseconds for display.
+ */
+export interface CacheEntry {
+  /** The normalized base URL: the cache key. */
+  readonly baseUrl: string;
+  readonly cardUrl: string;
+  readonly card: AgentCardModel;
+  readonly protocolVersion: CardProtocolVersion;
+  /** The card exactly as received (UTF-8 JSON text). */
+  readonly body: string;
+  readonly rawSha256: string;
+  readonly canonicalSha256: string;
+  readonly etag?: string;
+  readonly lastModified?: string;
+  /** Serialized http-cache-semantics policy of the last 200/304. */
+  readonly cachePolicy: object;
+  /** When the entry stops being fresh (jitter applied). */
+  readonly expiresAt: number;
+  /** Consecutive failed refreshes since the last success. */
+  readonly failures: number;
+  /** True when the card is served after a failed refresh. */
+  readonly stale: boolean;
+  /** False once staleness exceeds its bound (or `must-revalidate` forbids stale use): leave it out of new snapshots. */
+  readonly usable: boolean;
+  /** While backing off: no request before this time. */
+  readonly nextAttemptAt?: number;
+  readonly lastOutcome: CardOutcome;
+  readonly lastError?: EntryError;
+  /** Response directives that shape later decisions. */
+  readonly noStore: boolean;
+  readonly mustRevalidate: boolean;
+  readonly staleIfErrorMs: number;
+  /** Epoch ms of the last 200 that delivered these bytes / of the last successful contact. */
+  readonly fetchedAtWall: number;
+  readonly validatedAtWall: number;
+  /** Non-fatal notes about the card (a repeated interface...). */
+  readonly warnings: readonly Problem[];
+  /** Signature verdict for this card, when verification ran. */
+  readonly signature?: string;
+}
+
+/** Storage for cache entries. Methods may be synchronous or return promises. */
+export interface CardStore {
+  get(key: string): CacheEntry | undefined | Promise<CacheEntry | undefined>;
+  set(key: string, entry: CacheEntry): void | Promise<void>;
+  delete(key: string): void | Promise<void>;
+  keys(): Iterable<string> | Promise<Iterable<string>>;
+  close?(): void | Promise<void>;
+}
+
+/** The default store: a Map in this process. */
+export class MemoryCardStore implements CardStore {
+  readonly #map = new Map<string, CacheEntry>();
+
+  get(key: string): CacheEntry | undefined {
+    return this.#map.get(key);
+  }
+
+  set(key: string, entry: CacheEntry): void {
+    this.#map.set(key, entry);
+  }
+
+  delete(key: string): void {
+    this.#map.delete(key);
+  }
+
+  keys(): Iterable<string> {
+    return [...this.#map.keys()];
+  }
+
+  get size(): number {
+    return this.#map.size;
+  }
+
+  close(): void {
+    this.#map.clear();
+  }
+}
