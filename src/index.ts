@@ -1,0 +1,89 @@
+/**
+ * a2a-discovery: find A2A agents, admit only allowlisted hosts, keep their cards fresh with
+ * real HTTP caching, and explain every decision.
+ *
+ * This entry exports the core (no server, no Kubernetes client). Everything is listed by name.
+ *
+ * @module
+ */
+export { DiscoveryError, isDiscoveryError, toDiscoveryError, failureOf } from './errors.js';
+export type { DiscoveryErrorCode, DiscoveryErrorOptions, FailureClass, Problem, Stage } from './errors.js';
+
+export { systemClock, systemRandom, seededRandom, VirtualClock } from './clock/index.js';
+export type { Clock, Random, TimerHandle } from './clock/index.js';
+
+export { EventStream, DISCOVERY_CHANNEL } from './events/index.js';
+export type {
+  DiscoveryEvent,
+  EventInput,
+  EventListener,
+  CardOutcome,
+  CardFetchEvent,
+  CardResultEvent,
+  CardBackoffEvent,
+  AlertEvent,
+} from './events/index.js';
+
+export {
+  parseAgentCard,
+  parseFailure,
+  checkCard,
+  toAdkCard,
+  verifyCardSignatures,
+  canonicalCardPayload,
+  signCard,
+  signatureFailure,
+  canonicalMode,
+  modesCover,
+  effectiveModes,
+  MODE_SHORT_FORMS,
+  sha256Hex,
+  canonicalJson,
+  canonicalCardSha256,
+  DEFAULT_JSON_LIMITS,
+  isLoopbackHostname,
+} from './card/index.js';
+export type {
+  ParseCardOptions,
+  ParseCardResult,
+  CardStage,
+  CheckCardOptions,
+  CheckCardResult,
+  AgentCardModel,
+  AgentInterfaceModel,
+  AgentSkillModel,
+  AgentCapabilitiesModel,
+  AgentProviderModel,
+  AgentExtensionModel,
+  AgentCardSignatureModel,
+  SecuritySchemeModel,
+  SecurityRequirementModel,
+  CardProtocolVersion,
+  AdkAgentCard,
+  AdkCardResult,
+  SignatureMode,
+  SignatureOptions,
+  SignatureResult,
+  TrustedKey,
+  CanonicalForm,
+  JsonLimits,
+  UrlJudge,
+  CardUrl,
+  CardUrlRole,
+  InterfacePolicyOptions,
+} from './card/index.js';
+
+export { HostPolicy, isLoopbackHost, createCardFetcher, createGuardedLookup, systemResolver } from './fetch/index.js';
+export type {
+  HostPolicyOptions,
+  HostVerdict,
+  CardFetcher,
+  CardFetcherOptions,
+  FetchResult,
+  GuardedLookupOptions,
+  ResolvedAddress,
+  Resolver,
+} from './fetch/index.js';
+
+export { CardCache, MemoryCardStore, readDirectives, parseCacheControl } from './cache/index.js';
+export type { CardCacheOptions, RefreshOptions, CacheEntry, CardStore, EntryError, CacheDirectives } from './cache/index.js';
