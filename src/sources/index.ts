@@ -1,0 +1,20 @@
+/**
+ * Discovery sources: where endpoint records come from. Static configuration, well-known domain
+ * probing, an HTTP registry catalog and a Kubernetes label watch all implement {@link Source};
+ * a failing source keeps its last good list and reports the error, it never empties the set by
+ * itself. See docs/sources.md.
+ *
+ * @module
+ */
+export type { EndpointRecord, Source, SourceKind, SourceListener, SourceState } from './types.js';
+export { staticSource } from './static-source.js';
+export type { StaticAgentConfig, StaticSource, StaticSourceOptions } from './static-source.js';
+export { wellKnownSource } from './well-known-source.js';
+export type { WellKnownSourceOptions } from './well-known-source.js';
+export { simpleCatalogAdapter } from './registry-adapter.js';
+export type { RegistryAdapter, RegistryEntry, RegistryPage } from './registry-adapter.js';
+export { registrySource } from './registry-source.js';
+export type { RegistrySourceOptions } from './registry-source.js';
+export { kubernetesSource } from './kubernetes-source.js';
+export type { KubernetesSourceOptions } from './kubernetes-source.js';
+export { A2A_PORT_NAME, BASE_URL_ANNOTATION, PORT_ANNOTATION } from './kubernetes-endpoint.js';

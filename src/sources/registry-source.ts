@@ -1,0 +1,262 @@
+/**
+ * The registry source: an HTTP catalog of agents, read page by page through the safe
+ * {@link CardFetcher} (so the allowlist, SSRF guard, timeouts and byte caps apply to the
+ * catalog too) and parsed by a {@link RegistryAdapter}.
+ *
+ * Each refresh is all-or-nothing: every page is read before the list is replaced, so a
+ * half-read catalog never shrinks the set. Registry text (names, tags) is data only; the
+ * resolver's allowlist and the reviewed configuration decide what is admitted and how it is
+ * described.
+ *
+ * @module
+ */
+import type { Clock } from '../clock/index.js';
+import { DiscoveryError, isDiscoveryError, toDiscoveryError, type Problem } from '../errors.js';
+import type { EventStream } from '../events/index.js';
+import type { CardFetcher } from '../fetch/index.js';
+import { simpleCatalogAdapter, type RegistryAdapter } from './registry-adapter.js';
+import { OptionProblems, SourceCore, describe, impossibleUrl } from './source-core.js';
+import type { EndpointRecord, Source, SourceListener, SourceState } from './types.js';
+
+/** Inputs of {@link registrySource}. Durations are milliseconds. */
+export interface RegistrySourceOptions {
+  /** Source id, e.g. `'catalog'`. */
+  id: string;
+  /** The catalog URL (the adapter derives the first page from it). Its origin bounds paging. */
+  url: string;
+  /** The safe fetcher; the catalog's origin must be on its allowlist. Not closed by the source. */
+  fetcher: CardFetcher;
+  /** The catalog format. Default {@link simpleCatalogAdapter}. */
+  adapter?: RegistryAdapter;
+  /** Suggested poll interval. Default 300000 (5 minutes). */
+  pollIntervalMs?: number;
+  /** Pages read per refresh at most; a catalog with more fails the refresh. Default 20. */
+  maxPages?: number;
+  /** Where `source-error` and `source-problem` alerts go. */
+  events?: EventStream;
+  /** For `updatedAt`. Default the system clock. */
+  clock?: Clock;
+  /** Extra request headers for every page (e.g. an API key for the registry). */
+  headers?: Record<string, string>;
+}
+
+const DEFAULT_POLL_MS = 300_000;
+const DEFAULT_MAX_PAGES = 20;
+
+/**
+ * Creates a registry source. Pure: validates the options and does no I/O.
+ *
+ * Records: `name` = the entry's name, `baseUrl` = its url as given, `metadata` =
+ * `{ registry: <adapter name>, tags?: <comma-joined> }`. An entry whose url is not an absolute
+ * http(s) URL is dropped and reported (state `problems`, a `source-problem` alert) at path
+ * `pages[p].records[i].url` (0-based).
+ *
+ * A refresh fails, keeping the last good list, setting `error` and emitting a `source-error`
+ * alert, when: a fetch fails (the fetcher's codes, e.g. `ERR_HOST_NOT_ALLOWED`,
+ * `ERR_FETCH_TIMEOUT`); a page answers other than 200 (`ERR_FETCH_STATUS`); a page is not JSON
+ * (`ERR_CARD_MALFORMED`) or not the adapter's shape (`ERR_CARD_INVALID`, every problem listed);
+ * `next` leaves the catalog's origin (`ERR_HOST_NOT_ALLOWED`) or loops (`ERR_CARD_INVALID`); or
+ * more than `maxPages` pages are linked (`ERR_CARD_TOO_LARGE`). All with stage `source` unless
+ * the fetcher set its own.
+ *
+ * @throws DiscoveryError `ERR_CONFIG_INVALID` (stage `config`) for bad options, listing each.
+ * @example
+ * const source = registrySource({ id: 'catalog', url: 'https://registry.example.com/agents', fetcher });
+ * const state = await source.refresh(); // never throws for remote failures
+ */
+export function registrySource(options: RegistrySourceOptions): Source {
+  const check = new OptionProblems('registry source');
+  const opts = (options ?? {}) as Partial<RegistrySourceOptions>;
+  const id = check.id(opts.id);
+  if (typeof opts.url !== 'string') check.add('url', `must be the catalog URL string, got ${describe(opts.url)}`);
+  else {
+    const why = impossibleUrl(opts.url);
+    if (why !== undefined) check.add('url', why);
+  }
+  if (typeof (opts.fetcher as Partial<CardFetcher> | undefined)?.fetch !== 'function') {
+    check.add('fetcher', 'a CardFetcher is required (createCardFetcher({ policy }))');
+  }
+  const adapter = opts.adapter ?? simpleCatalogAdapter;
+  const a = adapter as Partial<RegistryAdapter>;
+  if (typeof a.name !== 'string' || a.name === '' || typeof a.firstPage !== 'function' || typeof a.parse !== 'function') {
+    check.add('adapter', 'must be a RegistryAdapter { name, firstPage(url), parse(body, pageUrl) }');
+  }
+  const pollIntervalMs = check.positiveInt(opts.pollIntervalMs, 'pollIntervalMs') ?? DEFAULT_POLL_MS;
+  const maxPages = check.positiveInt(opts.maxPages, 'maxPages') ?? DEFAULT_MAX_PAGES;
+  const headers: Record<string, string> = {};
+  if (opts.headers !== undefined) {
+    if (typeof opts.headers !== 'object' || opts.headers === null || Array.isArray(opts.headers)) check.add('headers', `must be an object of header strings, got ${describe(opts.headers)}`);
+    else {
+      for (const [name, value] of Object.entries(opts.headers)) {
+        if (typeof value !== 'string') check.add(`headers[${JSON.stringify(name)}]`, `must be a string, got ${describe(value)}`);
+        else headers[name] = value;
+      }
+    }
+  }
+  check.throwIfAny();
+  return new RegistrySource({
+    id,
+    url: opts.url as string,
+    fetcher: opts.fetcher as CardFetcher,
+    adapter,
+    pollIntervalMs,
+    maxPages,
+    headers,
+    events: opts.events,
+    clock: opts.clock,
+  });
+}
+
+interface Settings {
+  id: string;
+  url: string;
+  fetcher: CardFetcher;
+  adapter: RegistryAdapter;
+  pollIntervalMs: number;
+  maxPages: number;
+  headers: Record<string, string>;
+  events: EventStream | undefined;
+  clock: Clock | undefined;
+}
+
+class RegistrySource implements Source {
+  readonly kind = 'registry' as const;
+  readonly id: string;
+  readonly pollIntervalMs: number;
+  readonly #s: Settings;
+  readonly #core: SourceCore;
+  readonly #origin: string;
+  #inFlight: Promise<SourceState> | undefined;
+  #controller: AbortController | undefined;
+  #closed = false;
+
+  constructor(settings: Settings) {
+    this.#s = settings;
+    this.id = settings.id;
+    this.pollIntervalMs = settings.pollIntervalMs;
+    this.#origin = new URL(settings.url).origin;
+    this.#core = new SourceCore(settings.id, 'registry', { events: settings.events, clock: settings.clock });
+  }
+
+  /** Reads the whole catalog; concurrent calls share one read. */
+  refresh(): Promise<SourceState> {
+    if (this.#closed) return Promise.resolve(this.#core.state);
+    this.#inFlight ??= this.#refresh().finally(() => {
+      this.#inFlight = undefined;
+    });
+    return this.#inFlight;
+  }
+
+  current(): SourceState {
+    return this.#core.state;
+  }
+
+  subscribe(listener: SourceListener): () => void {
+    return this.#core.subscribe(listener);
+  }
+
+  async start(): Promise<void> {}
+
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    this.#controller?.abort(new Error('the registry source was closed'));
+    this.#core.clearListeners();
+    await this.#inFlight?.catch(() => undefined);
+  }
+
+  async #refresh(): Promise<SourceState> {
+    const controller = new AbortController();
+    this.#controller = controller;
+    try {
+      const { records, problems } = await this.#readCatalog(controller.signal);
+      if (this.#closed) return this.#core.state;
+      return this.#core.succeed(records, problems);
+    } catch (err) {
+      if (this.#closed) return this.#core.state;
+      return this.#core.fail(toDiscoveryError(err, 'ERR_FETCH_NETWORK', { url: this.#s.url, stage: 'source' }));
+    } finally {
+      if (this.#controller === controller) this.#controller = undefined;
+    }
+  }
+
+  async #readCatalog(signal: AbortSignal): Promise<{ records: EndpointRecord[]; problems: Problem[] }> {
+    const { adapter, fetcher, maxPages, id } = this.#s;
+    const records: EndpointRecord[] = [];
+    const problems: Problem[] = [];
+    const visited = new Set<string>();
+    let pageUrl = this.#sameOrigin(callAdapter(() => adapter.firstPage(this.#s.url), this.#s.url, 'firstPage'), this.#s.url, 'first page');
+    for (let page = 0; ; page++) {
+      if (page >= maxPages) {
+        throw new DiscoveryError('ERR_CARD_TOO_LARGE', `registry ${this.#s.url} links more than maxPages=${maxPages} pages (next: ${pageUrl}); the refresh is abandoned and the last good list kept`, {
+          url: pageUrl,
+          stage: 'source',
+        });
+      }
+      visited.add(pageUrl);
+      const res = await fetcher.fetch(pageUrl, { headers: this.#s.headers, signal });
+      if (res.status !== 200) {
+        throw new DiscoveryError('ERR_FETCH_STATUS', `registry page ${pageUrl} answered ${res.status}; expected 200`, { url: pageUrl, stage: 'source', status: res.status });
+      }
+      const parsed = callAdapter(() => adapter.parse(res.body, pageUrl), pageUrl, 'parse');
+      if (typeof parsed !== 'object' || parsed === null || !Array.isArray(parsed.records)) {
+        throw new DiscoveryError('ERR_CARD_INVALID', `registry adapter ${adapter.name} returned no records array for ${pageUrl}`, { url: pageUrl, stage: 'source' });
+      }
+      parsed.records.forEach((entry, i) => {
+        const at = `pages[${page}].records[${i}]`;
+        const { name, url, tags } = (entry ?? {}) as Partial<{ name: unknown; url: unknown; tags: unknown }>;
+        if (typeof name !== 'string' || name === '' || typeof url !== 'string') {
+          problems.push({ path: at, message: `entry on ${pageUrl} has no name or url string; skipped` });
+          return;
+        }
+        const why = impossibleUrl(url);
+        if (why !== undefined) {
+          problems.push({ path: `${at}.url`, message: `entry ${describe(name)} on ${pageUrl}: ${why}; skipped` });
+          return;
+        }
+        const metadata: Record<string, string> = { registry: adapter.name };
+        if (Array.isArray(tags) && tags.length > 0) metadata['tags'] = tags.map(String).join(',');
+        records.push({ name, baseUrl: url, source: id, metadata });
+      });
+      if (parsed.next === undefined) break;
+      const next = this.#sameOrigin(parsed.next, pageUrl, 'next page');
+      if (visited.has(next)) {
+        throw new DiscoveryError('ERR_CARD_INVALID', `registry page ${pageUrl}: next page ${next} was already read (a paging loop)`, { url: pageUrl, stage: 'source', path: 'next' });
+      }
+      pageUrl = next;
+    }
+    return { records, problems };
+  }
+
+  /** Resolves a page URL and refuses one outside the catalog's origin. */
+  #sameOrigin(candidate: unknown, base: string, what: string): string {
+    let url: URL;
+    try {
+      url = new URL(String(candidate), base);
+    } catch {
+      throw new DiscoveryError('ERR_CARD_INVALID', `registry ${base}: ${what} ${describe(candidate)} is not a URL`, { url: base, stage: 'source', path: 'next' });
+    }
+    if (url.origin !== this.#origin) {
+      throw new DiscoveryError(
+        'ERR_HOST_NOT_ALLOWED',
+        `registry page ${base}: refused ${what} ${url.href} on another origin; only ${this.#origin} is followed`,
+        { url: base, stage: 'source', path: 'next' },
+      );
+    }
+    return url.href;
+  }
+}
+
+/** Runs adapter code; a non-DiscoveryError it throws becomes `ERR_CARD_INVALID` with the cause kept. */
+function callAdapter<T>(fn: () => T, url: string, step: string): T {
+  try {
+    return fn();
+  } catch (err) {
+    if (isDiscoveryError(err)) throw err;
+    throw new DiscoveryError('ERR_CARD_INVALID', `registry adapter ${step} failed for ${url}: ${err instanceof Error ? err.message : String(err)}`, {
+      url,
+      stage: 'source',
+      cause: err,
+    });
+  }
+}

@@ -1,0 +1,205 @@
+/**
+ * Internal: the state, listeners and reporting every source shares. A source calls
+ * {@link SourceCore.succeed} with a complete new list or {@link SourceCore.fail} with an error;
+ * the core keeps the last good list, notifies listeners only when the list changed, and emits
+ * `source-error` / `source-problem` alerts.
+ */
+import { DiscoveryError, type Problem } from '../errors.js';
+import { systemClock, type Clock } from '../clock/index.js';
+import type { EventStream } from '../events/index.js';
+import type { EndpointRecord, SourceKind, SourceListener, SourceState } from './types.js';
+
+/** Options every source accepts for observability and time. */
+export interface SourceCoreOptions {
+  events?: EventStream | undefined;
+  clock?: Clock | undefined;
+}
+
+export class SourceCore {
+  readonly id: string;
+  readonly kind: SourceKind;
+  readonly clock: Clock;
+  readonly #events: EventStream | undefined;
+  readonly #listeners = new Set<SourceListener>();
+  #state: SourceState = Object.freeze({ records: Object.freeze([]), ok: true, synced: false });
+  /** Problems already alerted, so a list that keeps the same bad entry does not alert each time. */
+  #reported = new Set<string>();
+
+  constructor(id: string, kind: SourceKind, options: SourceCoreOptions = {}) {
+    this.id = id;
+    this.kind = kind;
+    this.clock = options.clock ?? systemClock;
+    this.#events = options.events;
+  }
+
+  get state(): SourceState {
+    return this.#state;
+  }
+
+  /** A successful list: replaces the records, clears the error, notifies if the list changed. */
+  succeed(records: readonly EndpointRecord[], problems: readonly Problem[] = []): SourceState {
+    const previous = this.#state;
+    const frozen = Object.freeze(records.map(freezeRecord));
+    const changed = !sameRecords(previous.records, frozen);
+    this.#state = Object.freeze({
+      records: changed ? frozen : previous.records,
+      ok: true,
+      updatedAt: this.clock.wallNow(),
+      synced: true,
+      ...(problems.length > 0 && { problems: Object.freeze(problems.map((p) => Object.freeze({ ...p }))) }),
+    });
+    this.#reportProblems(problems);
+    if (changed) this.notify();
+    return this.#state;
+  }
+
+  /** A failed refresh: keeps the last good list, records the error and emits a `source-error` alert. */
+  fail(error: DiscoveryError): SourceState {
+    const previous = this.#state;
+    this.#state = Object.freeze({
+      records: previous.records,
+      ok: false,
+      error,
+      synced: previous.synced,
+      ...(previous.updatedAt !== undefined && { updatedAt: previous.updatedAt }),
+      ...(previous.problems !== undefined && { problems: previous.problems }),
+    });
+    this.alert('source-error', `source ${this.id}: ${error.message}`, {
+      code: error.code,
+      ...(error.url !== undefined && { url: error.url }),
+      ...(error.status !== undefined && { status: error.status }),
+      ...(error.problems.length > 0 && { problems: error.problems }),
+      kept: previous.records.length,
+    });
+    return this.#state;
+  }
+
+  /** Emits an operator alert about this source (no-op without an event stream). */
+  alert(kind: string, message: string, detail: Record<string, unknown> = {}): void {
+    this.#events?.emit({ type: 'alert', kind, message, detail: { source: this.id, sourceKind: this.kind, ...detail } });
+  }
+
+  subscribe(listener: SourceListener): () => void {
+    const entry: SourceListener = (state) => listener(state);
+    this.#listeners.add(entry);
+    return () => {
+      this.#listeners.delete(entry);
+    };
+  }
+
+  notify(): void {
+    const state = this.#state;
+    for (const listener of [...this.#listeners]) {
+      try {
+        listener(state);
+      } catch (err) {
+        this.alert('source-listener-error', `source ${this.id}: a subscriber threw: ${err instanceof Error ? err.message : String(err)}`);
+      }
+    }
+  }
+
+  clearListeners(): void {
+    this.#listeners.clear();
+  }
+
+  #reportProblems(problems: readonly Problem[]): void {
+    const now = new Set<string>();
+    for (const p of problems) {
+      const key = `${p.path}\u0000${p.message}`;
+      now.add(key);
+      if (!this.#reported.has(key)) this.alert('source-problem', `source ${this.id}: ${p.path}: ${p.message}`, { path: p.path });
+    }
+    this.#reported = now;
+  }
+}
+
+function freezeRecord(record: EndpointRecord): EndpointRecord {
+  if (Object.isFrozen(record) && Object.isFrozen(record.metadata)) return record;
+  return Object.freeze({ name: record.name, baseUrl: record.baseUrl, source: record.source, metadata: Object.freeze({ ...record.metadata }) });
+}
+
+function sameRecords(a: readonly EndpointRecord[], b: readonly EndpointRecord[]): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) {
+    const x = a[i]!;
+    const y = b[i]!;
+    if (x.name !== y.name || x.baseUrl !== y.baseUrl || x.source !== y.source) return false;
+    const xk = Object.keys(x.metadata);
+    const yk = Object.keys(y.metadata);
+    if (xk.length !== yk.length) return false;
+    for (const k of xk) if (x.metadata[k] !== y.metadata[k]) return false;
+  }
+  return true;
+}
+
+/** Collects option problems and throws one `ERR_CONFIG_INVALID` listing all of them. */
+export class OptionProblems {
+  readonly problems: Problem[] = [];
+  constructor(readonly what: string) {}
+
+  add(path: string, message: string): void {
+    this.problems.push({ path, message });
+  }
+
+  /** A source id: 1–64 characters, letters, digits, `.`, `_`, `-`, starting with a letter or digit. */
+  id(value: unknown, path = 'id'): string {
+    if (typeof value !== 'string' || !/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/.test(value)) {
+      this.add(path, `must be 1-64 characters of letters, digits, '.', '_' or '-', starting with a letter or digit; got ${describe(value)}`);
+      return '';
+    }
+    return value;
+  }
+
+  /** An optional positive integer (ms, counts). */
+  positiveInt(value: unknown, path: string): number | undefined {
+    if (value === undefined) return undefined;
+    if (typeof value !== 'number' || !Number.isSafeInteger(value) || value <= 0) {
+      this.add(path, `must be a positive integer, got ${describe(value)}`);
+      return undefined;
+    }
+    return value;
+  }
+
+  throwIfAny(): void {
+    if (this.problems.length === 0) return;
+    const first = this.problems[0]!;
+    const list = this.problems.map((p) => `${p.path}: ${p.message}`).join('; ');
+    throw new DiscoveryError('ERR_CONFIG_INVALID', `${this.what}: ${this.problems.length} problem(s): ${list}`, {
+      stage: 'config',
+      path: first.path,
+      problems: this.problems,
+    });
+  }
+}
+
+/** A short, safe rendering of a value for a message. */
+export function describe(value: unknown): string {
+  if (value === undefined) return 'undefined';
+  if (typeof value === 'string') return JSON.stringify(value.length > 80 ? `${value.slice(0, 80)}…` : value);
+  if (typeof value === 'number' || typeof value === 'boolean' || value === null) return String(value);
+  if (Array.isArray(value)) return 'an array';
+  return typeof value === 'object' ? 'an object' : typeof value;
+}
+
+/**
+ * Why a string cannot be a base URL, or undefined when it can: it must parse as an absolute
+ * `http:` or `https:` URL without user info. Policy (TLS, allowlist) is the resolver's job.
+ */
+export function impossibleUrl(value: string): string | undefined {
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    return `${describe(value)} is not an absolute URL`;
+  }
+  if (url.protocol !== 'https:' && url.protocol !== 'http:') return `${describe(value)} is not an http(s) URL`;
+  if (url.username !== '' || url.password !== '') return `${describe(value)} carries credentials in the URL`;
+  if (url.hostname === '') return `${describe(value)} has no host`;
+  return undefined;
+}
+
+/** True when the string has an ASCII control character (C0 or DEL) or a Unicode line/paragraph separator. */
+export function hasControl(value: string): boolean {
+  // eslint-disable-next-line no-control-regex
+  return /[\u0000-\u001f\u007f\u2028\u2029]/.test(value);
+}

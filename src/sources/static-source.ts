@@ -1,0 +1,187 @@
+/**
+ * The static source: agents listed in configuration. These are the agents an application
+ * depends on; their local name, description and tags are reviewed by a person, and `critical`
+ * ones are never dropped for health reasons (they are flagged degraded and alerted instead).
+ *
+ * @module
+ */
+import type { Clock } from '../clock/index.js';
+import { OptionProblems, describe, hasControl, impossibleUrl } from './source-core.js';
+import { SourceCore } from './source-core.js';
+import type { EndpointRecord, Source, SourceListener, SourceState } from './types.js';
+
+/** One configured agent. Every field is reviewed configuration, never card text. */
+export interface StaticAgentConfig {
+  /** The local name, `^[a-z][a-z0-9_]{1,47}$`, unique within the source. */
+  name: string;
+  /** The agent's base URL (absolute `https:`, or `http:` for loopback development). */
+  url: string;
+  /** The reviewed description used for routing (1–1000 characters). */
+  description: string;
+  /** The reviewed tags it is expected to serve: at least one; no commas or whitespace; ≤ 64 characters each. */
+  tags: readonly string[];
+  /** Never dropped for health reasons; flagged degraded and alerted instead. Default false. */
+  critical?: boolean;
+}
+
+/** Inputs of {@link staticSource}. */
+export interface StaticSourceOptions {
+  /** Source id. Default `'static'`. */
+  id?: string;
+  agents: readonly StaticAgentConfig[];
+  /** For `updatedAt`. Default the system clock. */
+  clock?: Clock;
+}
+
+/**
+ * A static source. Besides the {@link Source} API it exposes the validated configuration, which
+ * is how later stages (the matcher, health) read descriptions, tags and `critical` by local name.
+ */
+export interface StaticSource extends Source {
+  readonly kind: 'static';
+  /** The validated entries, frozen, in configuration order. */
+  readonly agents: readonly Readonly<StaticAgentConfig>[];
+  /** The entry with this local name, if any. */
+  agent(name: string): Readonly<StaticAgentConfig> | undefined;
+}
+
+const LOCAL_NAME = /^[a-z][a-z0-9_]{1,47}$/;
+const MAX_DESCRIPTION = 1000;
+const MAX_TAG = 64;
+
+/**
+ * Creates the static source. Pure: validates every entry and does no I/O. Its list is known
+ * from the start, so `current()` is synced before any refresh, and `refresh()` never fails.
+ *
+ * Records: `name` = the local name, `baseUrl` = `url` as configured, `metadata` =
+ * `{ description, tags (comma-joined), critical: 'true' | 'false' }` (for display; later stages
+ * should read {@link StaticSource.agent}).
+ *
+ * @throws DiscoveryError `ERR_CONFIG_INVALID` (stage `config`) listing every problem with its
+ *   path (`agents[2].url`, `agents[4].tags[1]`, ...), duplicate names included.
+ * @example
+ * const source = staticSource({ agents: [{ name: 'billing', url: 'https://billing.example.com/',
+ *   description: 'Answers invoice questions.', tags: ['billing'], critical: true }] });
+ * source.agent('billing')?.critical; // true
+ */
+export function staticSource(options: StaticSourceOptions): StaticSource {
+  const check = new OptionProblems('static source');
+  const opts = (options ?? {}) as Partial<StaticSourceOptions>;
+  const id = opts.id === undefined ? 'static' : check.id(opts.id);
+  const agents = validateAgents(opts.agents, check);
+  check.throwIfAny();
+  return new StaticSourceImpl(id, agents, opts.clock);
+}
+
+class StaticSourceImpl implements StaticSource {
+  readonly kind = 'static' as const;
+  readonly id: string;
+  readonly agents: readonly Readonly<StaticAgentConfig>[];
+  readonly #byName: ReadonlyMap<string, Readonly<StaticAgentConfig>>;
+  readonly #core: SourceCore;
+
+  constructor(id: string, agents: readonly Readonly<StaticAgentConfig>[], clock: Clock | undefined) {
+    this.id = id;
+    this.agents = agents;
+    this.#byName = new Map(agents.map((a) => [a.name, a]));
+    this.#core = new SourceCore(id, 'static', { clock });
+    this.#core.succeed(agents.map((a) => toRecord(a, id)));
+  }
+
+  agent(name: string): Readonly<StaticAgentConfig> | undefined {
+    return this.#byName.get(name);
+  }
+
+  async refresh(): Promise<SourceState> {
+    return this.#core.succeed(this.#core.state.records);
+  }
+
+  current(): SourceState {
+    return this.#core.state;
+  }
+
+  subscribe(listener: SourceListener): () => void {
+    return this.#core.subscribe(listener);
+  }
+
+  async start(): Promise<void> {}
+
+  async close(): Promise<void> {
+    this.#core.clearListeners();
+  }
+}
+
+function toRecord(agent: Readonly<StaticAgentConfig>, source: string): EndpointRecord {
+  return {
+    name: agent.name,
+    baseUrl: agent.url,
+    source,
+    metadata: { description: agent.description, tags: agent.tags.join(','), critical: agent.critical === true ? 'true' : 'false' },
+  };
+}
+
+function validateAgents(value: unknown, check: OptionProblems): readonly Readonly<StaticAgentConfig>[] {
+  if (!Array.isArray(value)) {
+    check.add('agents', `must be an array of agents, got ${describe(value)}`);
+    return [];
+  }
+  const out: Readonly<StaticAgentConfig>[] = [];
+  const firstIndex = new Map<string, number>();
+  value.forEach((raw: unknown, i) => {
+    const at = `agents[${i}]`;
+    if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) {
+      check.add(at, `must be an object with name, url, description and tags, got ${describe(raw)}`);
+      return;
+    }
+    const entry = raw as Record<string, unknown>;
+    let ok = true;
+    const bad = (field: string, message: string): void => {
+      check.add(`${at}.${field}`, message);
+      ok = false;
+    };
+
+    const { name, url, description, tags, critical } = entry;
+    if (typeof name !== 'string' || !LOCAL_NAME.test(name)) {
+      bad('name', `must match ${LOCAL_NAME.source} (a lower-case local name, 2-48 characters), got ${describe(name)}`);
+    } else if (name === 'user') {
+      bad('name', '"user" is reserved by ADK for end-user input');
+    } else if (firstIndex.has(name)) {
+      bad('name', `duplicate local name ${describe(name)}, already used by agents[${firstIndex.get(name)}]`);
+    } else {
+      firstIndex.set(name, i);
+    }
+
+    if (typeof url !== 'string') bad('url', `must be a string, got ${describe(url)}`);
+    else {
+      const why = impossibleUrl(url);
+      if (why !== undefined) bad('url', why);
+    }
+
+    if (typeof description !== 'string' || description.trim() === '') bad('description', `must be a non-empty string, got ${describe(description)}`);
+    else if (description.length > MAX_DESCRIPTION) bad('description', `is ${description.length} characters; the limit is ${MAX_DESCRIPTION}`);
+
+    if (!Array.isArray(tags)) bad('tags', `must be an array of tag strings, got ${describe(tags)}`);
+    else if (tags.length === 0) bad('tags', 'must list at least one reviewed tag');
+    else {
+      tags.forEach((tag: unknown, j) => {
+        if (typeof tag !== 'string' || tag === '' || tag.length > MAX_TAG || /[\s,]/.test(tag) || hasControl(tag)) {
+          bad(`tags[${j}]`, `must be a non-empty string of at most ${MAX_TAG} characters without commas or whitespace, got ${describe(tag)}`);
+        }
+      });
+    }
+
+    if (critical !== undefined && typeof critical !== 'boolean') bad('critical', `must be true or false, got ${describe(critical)}`);
+
+    if (!ok) return;
+    out.push(
+      Object.freeze({
+        name: name as string,
+        url: url as string,
+        description: description as string,
+        tags: Object.freeze([...(tags as string[])]),
+        critical: critical === true,
+      }),
+    );
+  });
+  return Object.freeze(out);
+}

@@ -1,0 +1,113 @@
+/**
+ * The well-known source: a list of partner domains, each proposed as `https://<domain>/`. The
+ * card cache then fetches `/.well-known/agent-card.json` under it; this source itself does no
+ * I/O, so its list is known from the start and a refresh never fails.
+ *
+ * @module
+ */
+import type { Clock } from '../clock/index.js';
+import { OptionProblems, SourceCore, describe } from './source-core.js';
+import type { EndpointRecord, Source, SourceListener, SourceState } from './types.js';
+
+/** Inputs of {@link wellKnownSource}. */
+export interface WellKnownSourceOptions {
+  /** Source id, e.g. `'partners'`. */
+  id: string;
+  /**
+   * Host names, optionally with a port: `'agents.partner.example'`, `'partner.example:8443'`.
+   * No scheme, path, user info, query or fragment. Internationalized names are converted to
+   * ASCII (punycode).
+   */
+  domains: readonly string[];
+  /** Suggested poll interval in ms (the list never changes, so only the loop's cadence matters). */
+  pollIntervalMs?: number;
+  /** For `updatedAt`. Default the system clock. */
+  clock?: Clock;
+}
+
+/**
+ * Creates the well-known source. Pure: validates every domain and does no I/O.
+ *
+ * Records: `name` = the domain as normalized by `new URL()` (lower case, ASCII, default port
+ * dropped), `baseUrl` = `https://<domain>/`, `metadata` = `{ domain }`.
+ *
+ * @throws DiscoveryError `ERR_CONFIG_INVALID` (stage `config`) listing every bad or duplicate
+ *   domain at its path (`domains[3]`).
+ * @example
+ * wellKnownSource({ id: 'partners', domains: ['agents.partner.example'] }).current().records[0].baseUrl
+ * // 'https://agents.partner.example/'
+ */
+export function wellKnownSource(options: WellKnownSourceOptions): Source {
+  const check = new OptionProblems('well-known source');
+  const opts = (options ?? {}) as Partial<WellKnownSourceOptions>;
+  const id = check.id(opts.id);
+  const pollIntervalMs = check.positiveInt(opts.pollIntervalMs, 'pollIntervalMs');
+  const records: EndpointRecord[] = [];
+  if (!Array.isArray(opts.domains)) check.add('domains', `must be an array of domain names, got ${describe(opts.domains)}`);
+  else {
+    const seen = new Map<string, number>();
+    opts.domains.forEach((raw: unknown, i) => {
+      const path = `domains[${i}]`;
+      const host = normalizeDomain(raw);
+      if (typeof host !== 'string') return check.add(path, host.problem);
+      const first = seen.get(host);
+      if (first !== undefined) return check.add(path, `duplicate of domains[${first}] (${host})`);
+      seen.set(host, i);
+      records.push({ name: host, baseUrl: `https://${host}/`, source: id, metadata: { domain: host } });
+    });
+  }
+  check.throwIfAny();
+  return new WellKnownSource(id, records, pollIntervalMs, opts.clock);
+}
+
+/** `host[:port]` normalized, or why the value is not one. */
+function normalizeDomain(raw: unknown): string | { problem: string } {
+  if (typeof raw !== 'string' || raw.trim() === '') return { problem: `must be a non-empty domain name, got ${describe(raw)}` };
+  const text = raw.trim();
+  if (/[/\\@?#\s]/.test(text) || text.includes('://')) {
+    return { problem: `${describe(raw)} must be a bare domain (host[:port]) without scheme, path, user info, query or fragment` };
+  }
+  let url: URL;
+  try {
+    url = new URL(`https://${text}/`);
+  } catch {
+    return { problem: `${describe(raw)} is not a valid domain name` };
+  }
+  if (url.hostname === '' || url.pathname !== '/') return { problem: `${describe(raw)} is not a valid domain name` };
+  // One trailing dot names the same host; drop it so duplicates are seen.
+  const hostname = url.hostname.endsWith('.') ? url.hostname.slice(0, -1) : url.hostname;
+  if (hostname === '') return { problem: `${describe(raw)} is not a valid domain name` };
+  return url.port === '' ? hostname : `${hostname}:${url.port}`;
+}
+
+class WellKnownSource implements Source {
+  readonly kind = 'well-known' as const;
+  readonly id: string;
+  readonly pollIntervalMs?: number;
+  readonly #core: SourceCore;
+
+  constructor(id: string, records: readonly EndpointRecord[], pollIntervalMs: number | undefined, clock: Clock | undefined) {
+    this.id = id;
+    if (pollIntervalMs !== undefined) this.pollIntervalMs = pollIntervalMs;
+    this.#core = new SourceCore(id, 'well-known', { clock });
+    this.#core.succeed(records);
+  }
+
+  async refresh(): Promise<SourceState> {
+    return this.#core.succeed(this.#core.state.records);
+  }
+
+  current(): SourceState {
+    return this.#core.state;
+  }
+
+  subscribe(listener: SourceListener): () => void {
+    return this.#core.subscribe(listener);
+  }
+
+  async start(): Promise<void> {}
+
+  async close(): Promise<void> {
+    this.#core.clearListeners();
+  }
+}
