@@ -70,11 +70,58 @@ export interface AlertEvent extends EventBase {
   detail?: Record<string, unknown>;
 }
 
+/** The resolver admitted or refused an endpoint (emitted when its verdict changes). */
+export interface EndpointEvent extends EventBase {
+  type: 'endpoint.admitted' | 'endpoint.refused' | 'endpoint.gone';
+  endpoint: string;
+  /** Ids of the sources that proposed it. */
+  sources: readonly string[];
+  code?: DiscoveryErrorCode;
+  reason?: string;
+}
+
+/** Health state of an endpoint changed (healthy, degraded, removed...). */
+export interface HealthEvent extends EventBase {
+  type: 'health.changed';
+  endpoint: string;
+  from: string;
+  to: string;
+  successes: number;
+  failures: number;
+}
+
+/** The matcher's verdict on an endpoint changed. */
+export interface MatchEvent extends EventBase {
+  type: 'match.verdict';
+  endpoint: string;
+  verdict: 'selected' | 'unsuitable' | 'excluded';
+  localName?: string;
+  reason?: string;
+}
+
+/** A snapshot was published, or held back by a guard. */
+export interface SnapshotEvent extends EventBase {
+  type: 'snapshot.published' | 'snapshot.held';
+  version: number;
+  digest: string;
+  previousDigest?: string;
+  agents: readonly string[];
+  reason?: string;
+}
+
 /**
  * Any event. Stages added later extend this union with their own members; consumers switch on
  * `type` and ignore types they do not know.
  */
-export type DiscoveryEvent = CardFetchEvent | CardResultEvent | CardBackoffEvent | AlertEvent;
+export type DiscoveryEvent =
+  | CardFetchEvent
+  | CardResultEvent
+  | CardBackoffEvent
+  | AlertEvent
+  | EndpointEvent
+  | HealthEvent
+  | MatchEvent
+  | SnapshotEvent;
 
 /** An event before the stream stamps it. */
 export type EventInput<E extends DiscoveryEvent = DiscoveryEvent> = E extends DiscoveryEvent

@@ -1,0 +1,7 @@
+/**
+ * Per-endpoint health with consecutive-result thresholds (anti-flapping).
+ *
+ * @module
+ */
+export { HealthTracker, isMember } from './health-tracker.js';
+export type { HealthState, HealthStatus, HealthOptions, HealthTransition } from './health-tracker.js';

@@ -1,0 +1,19 @@
+/**
+ * Capability matching and selection: needs (tag + modes), the reviewed tag vocabulary, policies,
+ * local names, the per-tree cap.
+ *
+ * @module
+ */
+export { matchCard, TagVocabulary } from './match-card.js';
+export type { Need, VocabularyEntry, RequiredCapabilities, CardMatch } from './match-card.js';
+export { selectAgents, deriveLocalName, LOCAL_NAME, RESERVED_NAMES } from './select-agents.js';
+export type {
+  ReviewedAgent,
+  TenantPolicy,
+  SelectOptions,
+  Candidate,
+  SelectedAgent,
+  Verdict,
+  SelectionAlert,
+  Selection,
+} from './select-agents.js';

@@ -1,0 +1,100 @@
+/**
+ * Matching capabilities, not names. A card satisfies a {@link Need} when one skill carries the
+ * need's tag and its modes — its own, or the card's defaults when it lists none — cover the
+ * needed ones, compared as media types (`text` equals `text/plain`). Tags are a vocabulary our
+ * configuration owns: tags outside it are ignored and reported. Only hard constraints here;
+ * ranking per request belongs to the router.
+ */
+import type { AgentCardModel } from '../card/index.js';
+import { effectiveModes, modesCover } from '../card/index.js';
+
+/** What the application needs: a reviewed tag plus the modes it will send and expects back. */
+export interface Need {
+  readonly tag: string;
+  readonly inputModes?: readonly string[];
+  readonly outputModes?: readonly string[];
+}
+
+/** One reviewed tag: its description is ours, and is what the router may read. */
+export interface VocabularyEntry {
+  readonly tag: string;
+  readonly description: string;
+}
+
+/** The reviewed tag vocabulary, owned by configuration. */
+export class TagVocabulary {
+  readonly #entries: ReadonlyMap<string, VocabularyEntry>;
+
+  constructor(entries: readonly VocabularyEntry[]) {
+    this.#entries = new Map(entries.map((e) => [e.tag, e]));
+  }
+
+  has(tag: string): boolean {
+    return this.#entries.has(tag);
+  }
+
+  get(tag: string): VocabularyEntry | undefined {
+    return this.#entries.get(tag);
+  }
+
+  get tags(): string[] {
+    return [...this.#entries.keys()];
+  }
+}
+
+/** Capabilities a card must advertise (true = required). */
+export interface RequiredCapabilities {
+  readonly streaming?: boolean;
+  readonly pushNotifications?: boolean;
+}
+
+export interface CardMatch {
+  /** Tags of the needs the card satisfies, in need order. */
+  readonly satisfied: readonly string[];
+  /** Card tags outside the vocabulary (ignored). */
+  readonly unknownTags: readonly string[];
+  /** Why needs were not met, when none was. */
+  readonly reasons: readonly string[];
+}
+
+/**
+ * Which needs a card satisfies.
+ *
+ * @example
+ * matchCard(card, [{ tag: 'warranty', inputModes: ['text'], outputModes: ['text'] }], vocabulary).satisfied
+ */
+export function matchCard(
+  card: AgentCardModel,
+  needs: readonly Need[],
+  vocabulary: TagVocabulary,
+  required: RequiredCapabilities = {},
+): CardMatch {
+  const unknownTags = [...new Set(card.skills.flatMap((s) => s.tags).filter((t) => !vocabulary.has(t)))].sort();
+  const reasons: string[] = [];
+  if (required.streaming && card.capabilities.streaming !== true) reasons.push('the card does not advertise streaming, which is required');
+  if (required.pushNotifications && card.capabilities.pushNotifications !== true) reasons.push('the card does not advertise push notifications, which are required');
+  if (reasons.length > 0) return { satisfied: [], unknownTags, reasons };
+
+  const satisfied: string[] = [];
+  for (const need of needs) {
+    if (!vocabulary.has(need.tag)) continue;
+    const skills = card.skills.filter((s) => s.tags.includes(need.tag));
+    if (skills.length === 0) continue;
+    const fits = skills.some(
+      (s) =>
+        modesCover(effectiveModes(s.inputModes, card.defaultInputModes), need.inputModes ?? []) &&
+        modesCover(effectiveModes(s.outputModes, card.defaultOutputModes), need.outputModes ?? []),
+    );
+    if (fits) satisfied.push(need.tag);
+    else reasons.push(`a skill is tagged ${need.tag}, but its modes do not cover ${describeModes(need)}`);
+  }
+  if (satisfied.length === 0 && reasons.length === 0) {
+    const known = card.skills.flatMap((s) => s.tags).filter((t) => vocabulary.has(t));
+    reasons.push(known.length > 0 ? `no need asks for ${[...new Set(known)].join(', ')}` : 'no skill carries a tag of the reviewed vocabulary');
+  }
+  return { satisfied, unknownTags, reasons };
+}
+
+function describeModes(need: Need): string {
+  return `in ${(need.inputModes ?? []).join(', ') || 'any'} / out ${(need.outputModes ?? []).join(', ') || 'any'}`;
+}

@@ -1,0 +1,236 @@
+/**
+ * Selection: from candidates (an admitted endpoint with a usable cached card) to the agents a
+ * tree may use, with local names and reviewed descriptions from our configuration — never from
+ * the card. Applies needs, required capabilities, the tenant policy, name rules and the cap;
+ * every decision is deterministic (same inputs, same output, same order).
+ */
+import type { CacheEntry } from '../cache/index.js';
+import type { AdmittedEndpoint } from '../resolve/index.js';
+import type { Need, RequiredCapabilities, TagVocabulary } from './match-card.js';
+import { matchCard } from './match-card.js';
+
+/** ADK transfer targets are typed by the model: one spelling, lower snake case. */
+export const LOCAL_NAME = /^[a-z][a-z0-9_]{1,47}$/;
+/** Reserved by ADK for end-user input. */
+export const RESERVED_NAMES: ReadonlySet<string> = new Set(['user']);
+
+/** A static, reviewed agent from configuration. */
+export interface ReviewedAgent {
+  /** Id of the static source that configured it: only its records carry this identity. */
+  readonly source: string;
+  readonly name: string;
+  readonly description: string;
+  readonly tags: readonly string[];
+  readonly critical: boolean;
+}
+
+export interface TenantPolicy {
+  /** Provider organizations (exact, case-insensitive) the tenant may use; unset = any. */
+  readonly providers?: readonly string[];
+  /** Hosts (exact, or `*.example.com`) the tenant may use; unset = any allowlisted host. */
+  readonly hosts?: readonly string[];
+}
+
+export interface SelectOptions {
+  readonly needs: readonly Need[];
+  readonly vocabulary: TagVocabulary;
+  readonly required?: RequiredCapabilities;
+  readonly tenant?: TenantPolicy;
+  /** Most agents in one tree. Default 16. */
+  readonly maxAgents?: number;
+  /** Static agents by local name, in configuration order (their order breaks ties). */
+  readonly reviewed?: readonly ReviewedAgent[];
+}
+
+export interface Candidate {
+  readonly endpoint: AdmittedEndpoint;
+  readonly entry: CacheEntry;
+}
+
+export interface SelectedAgent {
+  readonly localName: string;
+  /** Reviewed text: the static entry's, or composed from the vocabulary's descriptions. */
+  readonly description: string;
+  /** Reviewed tags this agent serves (for the router). */
+  readonly tags: readonly string[];
+  readonly critical: boolean;
+  readonly baseUrl: string;
+  readonly sources: readonly string[];
+  readonly entry: CacheEntry;
+}
+
+export type Verdict =
+  | { readonly verdict: 'selected'; readonly localName: string }
+  | { readonly verdict: 'unsuitable' | 'excluded'; readonly localName?: string; readonly reason: string };
+
+export interface SelectionAlert {
+  readonly kind: 'cap-reached' | 'name-collision' | 'invalid-name' | 'unknown-tags' | 'static-unsuitable';
+  readonly message: string;
+  readonly endpoint?: string;
+}
+
+export interface Selection {
+  /** Sorted by local name. */
+  readonly selected: readonly SelectedAgent[];
+  readonly verdicts: ReadonlyMap<string, Verdict>;
+  readonly alerts: readonly SelectionAlert[];
+}
+
+/**
+ * The documented rule for local names of discovered agents (static agents use their configured
+ * name): take the source record's name, keep its last `/` segment (`default/warranty-agent` →
+ * `warranty-agent`), lower-case it, turn every run of other characters into `_`, trim `_`,
+ * prefix `a_` when it does not start with a letter, and cut to 48 characters.
+ *
+ * @example deriveLocalName('default/Warranty-Agent') // 'warranty_agent'
+ * @example deriveLocalName('agents.example.com') // 'agents_example_com'
+ */
+export function deriveLocalName(recordName: string): string {
+  const last = recordName.split('/').filter(Boolean).pop() ?? recordName;
+  let name = last.toLowerCase().replace(/[^a-z0-9]+/g, '_').replace(/^_+|_+$/g, '');
+  if (!/^[a-z]/.test(name)) name = `a_${name}`;
+  name = name.slice(0, 48).replace(/_+$/, '');
+  return name.length >= 2 ? name : `${name}_agent`;
+}
+
+/** Selects agents; see the module comment. */
+export function selectAgents(candidates: readonly Candidate[], options: SelectOptions): Selection {
+  const verdicts = new Map<string, Verdict>();
+  const alerts: SelectionAlert[] = [];
+  const reviewedByName = new Map((options.reviewed ?? []).map((r, i) => [r.name, { ...r, order: i }]));
+  const maxAgents = options.maxAgents ?? 16;
+
+  interface Eligible {
+    localName: string;
+    description: string;
+    tags: string[];
+    critical: boolean;
+    order: number; // static order, or Infinity for discovered agents
+    candidate: Candidate;
+  }
+  const eligible: Eligible[] = [];
+
+  for (const candidate of candidates) {
+    const { endpoint, entry } = candidate;
+    // Only a record from the source that configured the reviewed agent carries its identity: a
+    // registry or label record that merely uses the same name gets nothing from it.
+    const staticRecord = endpoint.records.find((r) => reviewedByName.get(r.name)?.source === r.source);
+    const reviewed = staticRecord ? reviewedByName.get(staticRecord.name) : undefined;
+    const localName = reviewed ? reviewed.name : deriveLocalName(endpoint.records[0]!.name);
+
+    const tenantRefusal = tenantRefuses(options.tenant, entry, endpoint.baseUrl);
+    if (tenantRefusal) {
+      verdicts.set(endpoint.baseUrl, { verdict: 'excluded', localName, reason: tenantRefusal });
+      continue;
+    }
+    // A static agent is held to the tags it is expected to serve; a discovered one to every need.
+    const needs = reviewed ? options.needs.filter((n) => reviewed.tags.includes(n.tag)).concat(needsFor(reviewed.tags, options.needs)) : options.needs;
+    const match = matchCard(entry.card, needs, options.vocabulary, options.required);
+    if (match.unknownTags.length > 0) {
+      alerts.push({ kind: 'unknown-tags', endpoint: endpoint.baseUrl, message: `${localName}: tags outside the reviewed vocabulary are ignored: ${match.unknownTags.join(', ')}` });
+    }
+    if (match.satisfied.length === 0) {
+      const reason = match.reasons.join('; ');
+      verdicts.set(endpoint.baseUrl, { verdict: 'unsuitable', localName, reason });
+      if (reviewed) alerts.push({ kind: 'static-unsuitable', endpoint: endpoint.baseUrl, message: `static agent ${localName} no longer fits: ${reason}` });
+      continue;
+    }
+    const tags = [...new Set(match.satisfied)];
+    eligible.push({
+      localName,
+      description: reviewed ? reviewed.description : describeFromVocabulary(tags, options.vocabulary),
+      tags,
+      critical: reviewed?.critical ?? false,
+      order: reviewed ? reviewed.order : Number.POSITIVE_INFINITY,
+      candidate,
+    });
+  }
+
+  // Names: reserved and malformed names are refused; on a collision static agents win, then
+  // the smaller base URL (candidates arrive sorted by base URL).
+  eligible.sort((a, b) => a.order - b.order || compare(a.candidate.endpoint.baseUrl, b.candidate.endpoint.baseUrl));
+  const byName = new Map<string, Eligible>();
+  for (const e of eligible) {
+    const url = e.candidate.endpoint.baseUrl;
+    if (!LOCAL_NAME.test(e.localName) || RESERVED_NAMES.has(e.localName)) {
+      verdicts.set(url, { verdict: 'excluded', localName: e.localName, reason: `local name ${JSON.stringify(e.localName)} is reserved or does not match ${LOCAL_NAME}` });
+      alerts.push({ kind: 'invalid-name', endpoint: url, message: `${url}: local name ${JSON.stringify(e.localName)} is not usable` });
+      continue;
+    }
+    if (e.order === Number.POSITIVE_INFINITY && reviewedByName.has(e.localName)) {
+      // Reviewed names are reserved for their own endpoints, even while those are absent.
+      const reason = `local name ${e.localName} belongs to a reviewed agent`;
+      verdicts.set(url, { verdict: 'excluded', localName: e.localName, reason });
+      alerts.push({ kind: 'name-collision', endpoint: url, message: `${url}: ${reason}; give this endpoint a static entry with its own name` });
+      continue;
+    }
+    const first = byName.get(e.localName);
+    if (first) {
+      const reason = `local name ${e.localName} is already used by ${first.candidate.endpoint.baseUrl}`;
+      verdicts.set(url, { verdict: 'excluded', localName: e.localName, reason });
+      alerts.push({ kind: 'name-collision', endpoint: url, message: `${url}: ${reason}; give one of them a static entry with its own name` });
+      continue;
+    }
+    byName.set(e.localName, e);
+  }
+
+  // The cap: critical first, then configured order, then by name.
+  const ranked = [...byName.values()].sort(
+    (a, b) => Number(b.critical) - Number(a.critical) || a.order - b.order || compare(a.localName, b.localName),
+  );
+  const kept = ranked.slice(0, maxAgents);
+  const dropped = ranked.slice(maxAgents);
+  for (const d of dropped) {
+    verdicts.set(d.candidate.endpoint.baseUrl, { verdict: 'excluded', localName: d.localName, reason: `the cap of ${maxAgents} agents per tree was reached` });
+  }
+  if (dropped.length > 0) {
+    alerts.push({ kind: 'cap-reached', message: `the cap of ${maxAgents} agents per tree left out: ${dropped.map((d) => d.localName).join(', ')}` });
+  }
+  const selected = kept
+    .map((e): SelectedAgent => {
+      verdicts.set(e.candidate.endpoint.baseUrl, { verdict: 'selected', localName: e.localName });
+      return Object.freeze({
+        localName: e.localName,
+        description: e.description,
+        tags: Object.freeze(e.tags),
+        critical: e.critical,
+        baseUrl: e.candidate.endpoint.baseUrl,
+        sources: e.candidate.endpoint.sources,
+        entry: e.candidate.entry,
+      });
+    })
+    .sort((a, b) => compare(a.localName, b.localName));
+  return { selected: Object.freeze(selected), verdicts, alerts: Object.freeze(alerts) };
+}
+
+/** Needs for a static agent's expected tags that no configured need mentions (no mode constraint). */
+function needsFor(tags: readonly string[], needs: readonly Need[]): Need[] {
+  return tags.filter((t) => !needs.some((n) => n.tag === t)).map((tag) => ({ tag }));
+}
+
+function describeFromVocabulary(tags: readonly string[], vocabulary: TagVocabulary): string {
+  return tags.map((t) => vocabulary.get(t)?.description ?? `Handles ${t} requests.`).join(' ');
+}
+
+function tenantRefuses(tenant: TenantPolicy | undefined, entry: CacheEntry, baseUrl: string): string | undefined {
+  if (!tenant) return undefined;
+  if (tenant.providers) {
+    const org = entry.card.provider?.organization.toLowerCase();
+    if (org === undefined || !tenant.providers.some((p) => p.toLowerCase() === org)) {
+      return `provider ${org === undefined ? '(none)' : JSON.stringify(entry.card.provider!.organization)} is not one the tenant may use`;
+    }
+  }
+  if (tenant.hosts) {
+    const host = new URL(baseUrl).hostname;
+    const ok = tenant.hosts.some((pattern) => {
+      const h = pattern.toLowerCase();
+      return h.startsWith('*.') ? host.endsWith(h.slice(1)) && host.length > h.length - 1 : host === h;
+    });
+    if (!ok) return `host ${host} is not one the tenant may use`;
+  }
+  return undefined;
+}
+
+function compare(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}

@@ -1,0 +1,64 @@
+/**
+ * The resolver: merges the records of every source, keeps each record's provenance, removes
+ * duplicates by normalized base URL, and applies the host policy. A source can propose an
+ * endpoint; only the allowlist admits it. Pure: no I/O, no events (the loop reports changes).
+ */
+import type { DiscoveryErrorCode } from '../errors.js';
+import { isDiscoveryError } from '../errors.js';
+import type { HostPolicy } from '../fetch/index.js';
+import type { EndpointRecord } from '../sources/index.js';
+
+/** One admitted endpoint and every record that proposed it. */
+export interface AdmittedEndpoint {
+  /** Normalized base URL (origin + path ending in `/`): the endpoint's identity everywhere. */
+  readonly baseUrl: string;
+  /** Records in source order; the first is the primary proposal. */
+  readonly records: readonly EndpointRecord[];
+  /** Distinct source ids, in source order. */
+  readonly sources: readonly string[];
+}
+
+export interface RefusedRecord {
+  readonly record: EndpointRecord;
+  readonly code: DiscoveryErrorCode;
+  readonly reason: string;
+}
+
+export interface ResolveResult {
+  /** Sorted by base URL, so every later stage is deterministic. */
+  readonly admitted: readonly AdmittedEndpoint[];
+  readonly refused: readonly RefusedRecord[];
+}
+
+/**
+ * Merges, dedupes and admits. `recordLists` come in source priority order (static first).
+ *
+ * @example
+ * const { admitted, refused } = resolveEndpoints([staticState.records, k8sState.records], hostPolicy);
+ */
+export function resolveEndpoints(recordLists: ReadonlyArray<readonly EndpointRecord[]>, hostPolicy: HostPolicy): ResolveResult {
+  const byUrl = new Map<string, EndpointRecord[]>();
+  const refused: RefusedRecord[] = [];
+  for (const list of recordLists) {
+    for (const record of list) {
+      let key: string;
+      try {
+        key = hostPolicy.normalizeBaseUrl(record.baseUrl);
+      } catch (err) {
+        refused.push(Object.freeze({
+          record,
+          code: isDiscoveryError(err) ? err.code : 'ERR_HOST_NOT_ALLOWED',
+          reason: err instanceof Error ? err.message : String(err),
+        }));
+        continue;
+      }
+      const group = byUrl.get(key);
+      if (group) group.push(record);
+      else byUrl.set(key, [record]);
+    }
+  }
+  const admitted = [...byUrl.entries()]
+    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+    .map(([baseUrl, records]) => Object.freeze({ baseUrl, records: Object.freeze(records), sources: Object.freeze([...new Set(records.map((r) => r.source))]) }));
+  return Object.freeze({ admitted: Object.freeze(admitted), refused: Object.freeze(refused) });
+}

@@ -1,0 +1,9 @@
+/**
+ * Immutable, versioned snapshots identified by a digest; diffs; retention by reference count.
+ *
+ * @module
+ */
+export { snapshotDigest, buildSnapshot, toSnapshotAgents, diffSnapshots } from './snapshot.js';
+export type { Snapshot, SnapshotAgent, SnapshotDiff, AgentChange } from './snapshot.js';
+export { SnapshotStore } from './snapshot-store.js';
+export type { SnapshotSummary, RetainedSnapshot } from './snapshot-store.js';

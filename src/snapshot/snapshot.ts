@@ -1,0 +1,141 @@
+/**
+ * Snapshots: immutable, versioned lists of selected agents, identified by a digest over the
+ * sorted (local name, canonical card hash) pairs. A snapshot is one frozen object behind one
+ * reference, so readers always see a coherent {version, digest, agents}.
+ */
+import { createHash } from 'node:crypto';
+import type { AgentCardModel, CardProtocolVersion } from '../card/index.js';
+import { canonicalJson } from '../card/index.js';
+import type { SelectedAgent } from '../match/index.js';
+
+export interface SnapshotAgent {
+  readonly localName: string;
+  /** Reviewed description (ours, never the card's). */
+  readonly description: string;
+  /** Reviewed tags the agent serves. */
+  readonly tags: readonly string[];
+  readonly critical: boolean;
+  readonly baseUrl: string;
+  /** Ids of the sources that proposed it (provenance). */
+  readonly sources: readonly string[];
+  readonly card: AgentCardModel;
+  readonly canonicalSha256: string;
+  readonly rawSha256: string;
+  readonly protocolVersion: CardProtocolVersion;
+  /** Flags at publication time; not part of the digest. */
+  readonly degraded: boolean;
+  readonly stale: boolean;
+}
+
+export interface Snapshot {
+  /** Increments by one each time a new digest is published. */
+  readonly version: number;
+  /** Lower-case hex SHA-256; see {@link snapshotDigest}. */
+  readonly digest: string;
+  /** Epoch milliseconds. */
+  readonly createdAt: number;
+  /** Sorted by local name (code-unit order). */
+  readonly agents: readonly SnapshotAgent[];
+}
+
+/**
+ * The digest: SHA-256 over `localName \0 canonicalSha256 \n` for each agent, sorted by local
+ * name in code-unit order (never `localeCompare`). Two snapshots have the same digest exactly
+ * when they hold the same names bound to the same cards.
+ */
+export function snapshotDigest(agents: ReadonlyArray<Pick<SnapshotAgent, 'localName' | 'canonicalSha256'>>): string {
+  const sorted = [...agents].sort((a, b) => (a.localName < b.localName ? -1 : a.localName > b.localName ? 1 : 0));
+  const h = createHash('sha256');
+  for (const a of sorted) h.update(`${a.localName}\u0000${a.canonicalSha256}\n`);
+  return h.digest('hex');
+}
+
+/** Turns a selection into snapshot agents. */
+export function toSnapshotAgents(selected: readonly SelectedAgent[], flags: (baseUrl: string) => { degraded: boolean } = () => ({ degraded: false })): SnapshotAgent[] {
+  return selected.map((s) =>
+    Object.freeze({
+      localName: s.localName,
+      description: s.description,
+      tags: s.tags,
+      critical: s.critical,
+      baseUrl: s.baseUrl,
+      sources: s.sources,
+      card: s.entry.card,
+      canonicalSha256: s.entry.canonicalSha256,
+      rawSha256: s.entry.rawSha256,
+      protocolVersion: s.entry.protocolVersion,
+      degraded: flags(s.baseUrl).degraded,
+      stale: s.entry.stale,
+    }),
+  );
+}
+
+/** Builds a frozen snapshot (agents sorted, digest computed). */
+export function buildSnapshot(agents: readonly SnapshotAgent[], version: number, createdAt: number): Snapshot {
+  const sorted = [...agents].sort((a, b) => (a.localName < b.localName ? -1 : a.localName > b.localName ? 1 : 0));
+  return Object.freeze({ version, digest: snapshotDigest(sorted), createdAt, agents: Object.freeze(sorted) });
+}
+
+export interface AgentChange {
+  readonly localName: string;
+  readonly skillsAdded: readonly string[];
+  readonly skillsRemoved: readonly string[];
+  /** Skills whose tags or modes changed. */
+  readonly skillsModified: readonly string[];
+  readonly endpointChanged?: { readonly from: string[]; readonly to: string[] };
+  readonly securityChanged: boolean;
+  readonly versionChanged?: { readonly from: string; readonly to: string };
+  /** Description or other card text changed (reported, never adopted). */
+  readonly textChanged: boolean;
+}
+
+export interface SnapshotDiff {
+  readonly from?: { version: number; digest: string };
+  readonly to: { version: number; digest: string };
+  readonly added: readonly string[];
+  readonly removed: readonly string[];
+  readonly changed: readonly AgentChange[];
+}
+
+/** What changed between two snapshots, agent by agent. */
+export function diffSnapshots(from: Snapshot | undefined, to: Snapshot): SnapshotDiff {
+  const before = new Map((from?.agents ?? []).map((a) => [a.localName, a]));
+  const after = new Map(to.agents.map((a) => [a.localName, a]));
+  const added = [...after.keys()].filter((n) => !before.has(n));
+  const removed = [...before.keys()].filter((n) => !after.has(n));
+  const changed: AgentChange[] = [];
+  for (const [name, b] of after) {
+    const a = before.get(name);
+    if (!a || a.canonicalSha256 === b.canonicalSha256) continue;
+    changed.push(diffAgent(a, b));
+  }
+  return {
+    ...(from && { from: { version: from.version, digest: from.digest } }),
+    to: { version: to.version, digest: to.digest },
+    added,
+    removed,
+    changed,
+  };
+}
+
+function diffAgent(a: SnapshotAgent, b: SnapshotAgent): AgentChange {
+  const skillKey = (s: AgentCardModel['skills'][number]) => JSON.stringify([s.tags, s.inputModes ?? [], s.outputModes ?? []]);
+  const sa = new Map(a.card.skills.map((s) => [s.id, skillKey(s)]));
+  const sb = new Map(b.card.skills.map((s) => [s.id, skillKey(s)]));
+  const endpoints = (c: AgentCardModel) => c.supportedInterfaces.map((i) => `${i.protocolBinding} ${i.url}`);
+  const ea = endpoints(a.card);
+  const eb = endpoints(b.card);
+  const textOf = (c: AgentCardModel) => JSON.stringify([c.name, c.description, c.skills.map((s) => [s.name, s.description, s.examples ?? []])]);
+  return {
+    localName: b.localName,
+    skillsAdded: [...sb.keys()].filter((id) => !sa.has(id)),
+    skillsRemoved: [...sa.keys()].filter((id) => !sb.has(id)),
+    skillsModified: [...sb.keys()].filter((id) => sa.has(id) && sa.get(id) !== sb.get(id)),
+    ...(JSON.stringify(ea) !== JSON.stringify(eb) && { endpointChanged: { from: ea, to: eb } }),
+    securityChanged:
+      canonicalJson([a.card.securitySchemes ?? {}, a.card.securityRequirements ?? []]) !==
+      canonicalJson([b.card.securitySchemes ?? {}, b.card.securityRequirements ?? []]),
+    ...(a.card.version !== b.card.version && { versionChanged: { from: a.card.version, to: b.card.version } }),
+    textChanged: textOf(a.card) !== textOf(b.card),
+  };
+}
