@@ -22,6 +22,10 @@ export type {
   CardResultEvent,
   CardBackoffEvent,
   AlertEvent,
+  EndpointEvent,
+  HealthEvent,
+  MatchEvent,
+  SnapshotEvent,
 } from './events/index.js';
 
 export {
@@ -87,3 +91,49 @@ export type {
 
 export { CardCache, MemoryCardStore, readDirectives, parseCacheControl } from './cache/index.js';
 export type { CardCacheOptions, RefreshOptions, CacheEntry, CardStore, EntryError, CacheDirectives } from './cache/index.js';
+
+export { staticSource, wellKnownSource, registrySource, simpleCatalogAdapter, kubernetesSource, A2A_PORT_NAME, BASE_URL_ANNOTATION, PORT_ANNOTATION } from './sources/index.js';
+export type {
+  EndpointRecord,
+  Source,
+  SourceKind,
+  SourceListener,
+  SourceState,
+  StaticAgentConfig,
+  StaticSource,
+  StaticSourceOptions,
+  WellKnownSourceOptions,
+  RegistryAdapter,
+  RegistryEntry,
+  RegistryPage,
+  RegistrySourceOptions,
+  KubernetesSourceOptions,
+} from './sources/index.js';
+
+export { resolveEndpoints } from './resolve/index.js';
+export type { AdmittedEndpoint, RefusedRecord, ResolveResult } from './resolve/index.js';
+
+export { matchCard, TagVocabulary, selectAgents, deriveLocalName, LOCAL_NAME, RESERVED_NAMES } from './match/index.js';
+export type {
+  Need,
+  VocabularyEntry,
+  RequiredCapabilities,
+  CardMatch,
+  ReviewedAgent,
+  TenantPolicy,
+  SelectOptions,
+  Candidate,
+  SelectedAgent,
+  Verdict,
+  SelectionAlert,
+  Selection,
+} from './match/index.js';
+
+export { HealthTracker, isMember } from './health/index.js';
+export type { HealthState, HealthStatus, HealthOptions, HealthTransition } from './health/index.js';
+
+export { snapshotDigest, buildSnapshot, toSnapshotAgents, diffSnapshots, SnapshotStore } from './snapshot/index.js';
+export type { Snapshot, SnapshotAgent, SnapshotDiff, AgentChange, SnapshotSummary, RetainedSnapshot } from './snapshot/index.js';
+
+export { DiscoveryLoop } from './loop/index.js';
+export type { DiscoveryLoopOptions, EndpointStatus, SnapshotListener } from './loop/index.js';

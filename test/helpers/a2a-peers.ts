@@ -60,7 +60,9 @@ export async function startAdkPeer(options: {
   description: string;
   instruction?: string;
   reply?: string;
-}): Promise<RunningPeer> {
+  /** A 0.3 card to serve instead of ADK's generated one; the returned `card` can be mutated to "redeploy". */
+  card?: (port: number) => Record<string, unknown>;
+}): Promise<RunningPeer & { card?: Record<string, unknown> }> {
   const agent = new LlmAgent({
     name: options.name,
     description: options.description,
@@ -70,19 +72,26 @@ export async function startAdkPeer(options: {
   const app = express();
   app.use(express.json());
   const { server, port } = await listen(app);
-  await toA2a(agent, { app, host: '127.0.0.1', port, allowUnauthenticated: true });
+  const card = options.card?.(port);
+  // toA2a serves the card object it is given by reference: mutating `card` changes what is served.
+  await toA2a(agent, { app, host: '127.0.0.1', port, allowUnauthenticated: true, ...(card && { agentCard: card as never }) });
   const baseUrl = `http://127.0.0.1:${port}/`;
-  return { baseUrl, cardUrl: `${baseUrl}.well-known/agent-card.json`, port, close: closer(server) };
+  return { baseUrl, cardUrl: `${baseUrl}.well-known/agent-card.json`, port, close: closer(server), ...(card && { card }) };
 }
 
-/** Serves a 1.0 card (JSON form; `{port}` in strings is replaced) with the 1.x SDK's card handler. */
+/** Serves a 1.0 card (JSON form, built from the port) with the 1.x SDK's card handler. */
 export async function startV1CardServer(options: {
   card: (port: number) => Record<string, unknown>;
   maxAgeSeconds?: number;
-}): Promise<RunningPeer & { setCard(card: (port: number) => Record<string, unknown>): void }> {
+}): Promise<RunningPeer & { setCard(card: (port: number) => Record<string, unknown>): void; setHang(hang: boolean): void }> {
   let make = options.card;
+  let hang = false;
   const app = express();
   let port = 0;
+  // A peer that stops answering (the request is accepted, no response ever comes).
+  app.use((_req, _res, next) => {
+    if (!hang) next();
+  });
   app.use(
     '/.well-known/agent-card.json',
     agentCardHandler({
@@ -101,6 +110,9 @@ export async function startV1CardServer(options: {
     close: closer(listening.server),
     setCard(card) {
       make = card;
+    },
+    setHang(value) {
+      hang = value;
     },
   };
 }

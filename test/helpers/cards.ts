@@ -15,3 +15,23 @@ export function cardFor(fs: { origin: string }, id: string, extra: Record<string
     ...extra,
   };
 }
+
+/** A 0.3 card as an ADK JS agent would publish it, with reviewed-vocabulary tags on its skills. */
+export function adkStyleCard(port: number, name: string, skills: Array<{ id: string; tags: string[] }>): Record<string, unknown> {
+  return {
+    name,
+    description: `${name} (card text: never shown to a model)`,
+    url: `http://127.0.0.1:${port}/jsonrpc`,
+    version: '1.0.0',
+    protocolVersion: '0.3.0',
+    preferredTransport: 'JSONRPC',
+    additionalInterfaces: [
+      { url: `http://127.0.0.1:${port}/jsonrpc`, transport: 'JSONRPC' },
+      { url: `http://127.0.0.1:${port}/rest`, transport: 'HTTP+JSON' },
+    ],
+    capabilities: { streaming: true, pushNotifications: false, stateTransitionHistory: false, extensions: [] },
+    defaultInputModes: ['text'],
+    defaultOutputModes: ['text'],
+    skills: skills.map((s) => ({ id: s.id, name: s.id, description: `Skill ${s.id}.`, tags: s.tags })),
+  };
+}

@@ -1,0 +1,472 @@
+/**
+ * The control loop. Discovery runs in the background; the request path only reads the
+ * published, immutable snapshot. One cycle:
+ *
+ * 1. poll the sources that are due (watched sources push their changes and trigger a cycle);
+ * 2. resolve: merge, dedupe by normalized base URL, admit through the allowlist;
+ * 3. refresh due cards through the cache (single-flight, bounded concurrency, at most one
+ *    request per origin), plus a periodic unconditional resync per endpoint;
+ * 4. health: one observation per endpoint, with hysteresis;
+ * 5. select: needs, policies, local names, the cap;
+ * 6. publish a new snapshot only when the digest changes, unless a guard holds it (mass
+ *    removal, critical agent lost) or the `beforePublish` hook (tree warm-up) refuses it.
+ *
+ * Cycles never overlap. The first one is bounded by `startupTimeoutMs`: if peers hang, the loop
+ * publishes from what it has and becomes ready anyway.
+ */
+import type { CacheEntry, CardCache } from '../cache/index.js';
+import type { Clock, Random, TimerHandle } from '../clock/index.js';
+import { systemClock, systemRandom } from '../clock/index.js';
+import { toDiscoveryError } from '../errors.js';
+import type { EventStream } from '../events/index.js';
+import type { HostPolicy } from '../fetch/index.js';
+import type { HealthOptions, HealthStatus } from '../health/index.js';
+import { HealthTracker, isMember } from '../health/index.js';
+import type { Candidate, ReviewedAgent, SelectOptions, Verdict } from '../match/index.js';
+import { selectAgents } from '../match/index.js';
+import type { AdmittedEndpoint, RefusedRecord } from '../resolve/index.js';
+import { resolveEndpoints } from '../resolve/index.js';
+import type { Snapshot, SnapshotDiff } from '../snapshot/index.js';
+import { buildSnapshot, diffSnapshots, SnapshotStore, toSnapshotAgents } from '../snapshot/index.js';
+import type { Source, SourceState } from '../sources/index.js';
+
+export interface DiscoveryLoopOptions {
+  sources: readonly Source[];
+  hostPolicy: HostPolicy;
+  cache: CardCache;
+  /** Needs, vocabulary, required capabilities, tenant policy, cap. */
+  select: Omit<SelectOptions, 'reviewed'>;
+  health?: HealthOptions;
+  /** Good observations before a static (reviewed) agent enters. Default 1. */
+  staticEnterAfter?: number;
+  clock?: Clock;
+  random?: Random;
+  events?: EventStream;
+  snapshots?: SnapshotStore;
+  /** Time between cycles. Default 5,000. */
+  cycleIntervalMs?: number;
+  /** Unconditional refetch of each endpoint this often (jittered), catching wrong 304s. Default 3,600,000. */
+  resyncIntervalMs?: number;
+  /** Bound on the first cycle: publish and become ready by then even if peers hang. Default 10,000. */
+  startupTimeoutMs?: number;
+  /** Hold a snapshot that drops more than this share of the current agents. Default 0.5. */
+  maxRemovalShare?: number;
+  /** At most one publication per this many ms (a quiet window). Default 0. */
+  minPublishIntervalMs?: number;
+  /** Warm-up before publishing (build and check the tree); throwing keeps the current snapshot. */
+  beforePublish?: (next: Snapshot, previous: Snapshot | undefined) => void | Promise<void>;
+}
+
+/** Everything known about one endpoint, for the API and the dashboard. */
+export interface EndpointStatus {
+  readonly baseUrl: string;
+  readonly sources: readonly string[];
+  readonly names: readonly string[];
+  readonly admitted: boolean;
+  readonly refusal?: { code: string; reason: string };
+  readonly cache?: Pick<CacheEntry, 'etag' | 'expiresAt' | 'failures' | 'stale' | 'usable' | 'lastOutcome' | 'lastError' | 'rawSha256' | 'canonicalSha256' | 'fetchedAtWall' | 'validatedAtWall' | 'protocolVersion'>;
+  readonly lastFailure?: { code: string; message: string; failures: number };
+  readonly health?: HealthStatus;
+  readonly verdict?: Verdict;
+}
+
+export type SnapshotListener = (snapshot: Snapshot, diff: SnapshotDiff) => void;
+
+/**
+ * @example
+ * const loop = new DiscoveryLoop({ sources, hostPolicy, cache, select: { needs, vocabulary } });
+ * await loop.start();          // bounded by startupTimeoutMs
+ * loop.current();              // the published snapshot (no I/O)
+ * await loop.stop();
+ */
+export class DiscoveryLoop {
+  readonly #o: DiscoveryLoopOptions;
+  readonly #clock: Clock;
+  readonly #random: Random;
+  readonly #health: HealthTracker;
+  readonly #store: SnapshotStore;
+  readonly #listeners = new Set<SnapshotListener>();
+  readonly #unsubscribes: Array<() => void> = [];
+  readonly #nextPollAt = new Map<string, number>();
+  readonly #nextResyncAt = new Map<string, number>();
+  #admitted: readonly AdmittedEndpoint[] = [];
+  #refused: readonly RefusedRecord[] = [];
+  #verdicts: ReadonlyMap<string, Verdict> = new Map();
+  #lastAlerts = new Set<string>();
+  #heldDigest: string | undefined;
+  #confirmRemovals = false;
+  #lastPublishAt = Number.NEGATIVE_INFINITY;
+  #chain: Promise<unknown> = Promise.resolve();
+  #timer: TimerHandle | undefined;
+  #ready = false;
+  #started = false;
+  #stopped = false;
+  #pendingTrigger = false;
+
+  constructor(options: DiscoveryLoopOptions) {
+    this.#o = options;
+    this.#clock = options.clock ?? systemClock;
+    this.#random = options.random ?? systemRandom;
+    this.#health = new HealthTracker(options.health);
+    this.#store = options.snapshots ?? new SnapshotStore();
+  }
+
+  /** The published snapshot, or undefined before the first publication. Never does I/O. */
+  current(): Snapshot | undefined {
+    return this.#store.current;
+  }
+
+  /** The snapshot store (retention, history, references for pinned sessions). */
+  get snapshots(): SnapshotStore {
+    return this.#store;
+  }
+
+  /** True once the first cycle finished or the startup bound passed. */
+  get ready(): boolean {
+    return this.#ready;
+  }
+
+  /** Listens for publications; returns the unsubscribe function. */
+  subscribe(listener: SnapshotListener): () => void {
+    this.#listeners.add(listener);
+    return () => this.#listeners.delete(listener);
+  }
+
+  /** Starts the sources and runs the first cycle (bounded by `startupTimeoutMs`), then keeps cycling. */
+  async start(): Promise<void> {
+    if (this.#started) return;
+    this.#started = true;
+    for (const source of this.#o.sources) {
+      this.#unsubscribes.push(source.subscribe(() => this.#trigger()));
+    }
+    await Promise.all(this.#o.sources.map((s) => s.start()));
+    const first = this.#enqueue(() => this.#cycle(true));
+    const bound = this.#o.startupTimeoutMs ?? 10_000;
+    let timedOut = false;
+    const timeout = new Promise<void>((resolve) => {
+      const t = this.#clock.setTimer(() => {
+        timedOut = true;
+        resolve();
+      }, bound);
+      void first.finally(() => t.cancel());
+    });
+    await Promise.race([first, timeout]);
+    if (timedOut && !this.#ready) {
+      // Peers are slow: publish from what the cache already holds, without waiting for them.
+      await this.#evaluate();
+      this.#ready = true;
+      this.#o.events?.emit({ type: 'alert', kind: 'startup-timeout', message: `discovery became ready after ${bound} ms without waiting for every peer` });
+    }
+    void first.finally(() => this.#schedule());
+  }
+
+  /** Runs one cycle now (after the one in progress, if any) and returns the current snapshot. */
+  async refreshNow(): Promise<Snapshot | undefined> {
+    await this.#enqueue(() => this.#cycle(false));
+    return this.current();
+  }
+
+  /** Publishes a snapshot the mass-removal guard is holding back, at the next cycle. */
+  async confirmRemovals(): Promise<Snapshot | undefined> {
+    this.#confirmRemovals = true;
+    return this.refreshNow();
+  }
+
+  /** The digest held back by a guard, if any. */
+  get held(): string | undefined {
+    return this.#heldDigest;
+  }
+
+  /** Stops cycling, waits for the cycle in progress and closes the sources it started. */
+  async stop(): Promise<void> {
+    this.#stopped = true;
+    this.#timer?.cancel();
+    for (const u of this.#unsubscribes.splice(0)) u();
+    await this.#chain.catch(() => undefined);
+    await Promise.all(this.#o.sources.map((s) => s.close()));
+  }
+
+  /** Everything known about each endpoint (admitted or refused). */
+  async status(): Promise<EndpointStatus[]> {
+    const out: EndpointStatus[] = [];
+    for (const ep of this.#admitted) {
+      const entry = await this.#o.cache.peek(ep.baseUrl);
+      const failure = this.#o.cache.lastFailure(ep.baseUrl);
+      const health = this.#health.get(ep.baseUrl);
+      const verdict = this.#verdicts.get(ep.baseUrl);
+      out.push({
+        baseUrl: ep.baseUrl,
+        sources: ep.sources,
+        names: ep.records.map((r) => r.name),
+        admitted: true,
+        ...(entry && {
+          cache: {
+            etag: entry.etag,
+            expiresAt: entry.expiresAt,
+            failures: entry.failures,
+            stale: entry.stale,
+            usable: entry.usable,
+            lastOutcome: entry.lastOutcome,
+            lastError: entry.lastError,
+            rawSha256: entry.rawSha256,
+            canonicalSha256: entry.canonicalSha256,
+            fetchedAtWall: entry.fetchedAtWall,
+            validatedAtWall: entry.validatedAtWall,
+            protocolVersion: entry.protocolVersion,
+          },
+        }),
+        ...(failure && { lastFailure: { code: failure.error.code, message: failure.error.message, failures: failure.failures } }),
+        ...(health && { health }),
+        ...(verdict && { verdict }),
+      });
+    }
+    for (const r of this.#refused) {
+      out.push({ baseUrl: r.record.baseUrl, sources: [r.record.source], names: [r.record.name], admitted: false, refusal: { code: r.code, reason: r.reason } });
+    }
+    return out;
+  }
+
+  #enqueue<T>(work: () => Promise<T>): Promise<T> {
+    const run = this.#chain.then(work, work);
+    this.#chain = run.catch(() => undefined);
+    return run;
+  }
+
+  #schedule(): void {
+    if (this.#stopped) return;
+    this.#timer?.cancel();
+    this.#timer = this.#clock.setTimer(() => {
+      void this.#enqueue(() => this.#cycle(false)).finally(() => this.#schedule());
+    }, this.#o.cycleIntervalMs ?? 5_000);
+  }
+
+  /** A source changed: run a cycle soon, coalescing bursts. */
+  #trigger(): void {
+    if (this.#stopped || !this.#started || this.#pendingTrigger) return;
+    this.#pendingTrigger = true;
+    void this.#enqueue(async () => {
+      this.#pendingTrigger = false;
+      await this.#cycle(false);
+    });
+  }
+
+  async #cycle(first: boolean): Promise<void> {
+    if (this.#stopped) return;
+    try {
+      await this.#pollSources(first);
+      this.#resolve();
+      await this.#refreshCards();
+      await this.#evaluate();
+      this.#ready = true;
+    } catch (err) {
+      const e = toDiscoveryError(err, 'ERR_INTERNAL');
+      this.#o.events?.emit({ type: 'alert', kind: 'cycle-failed', message: `discovery cycle failed: ${e.message}` });
+    }
+  }
+
+  async #pollSources(first: boolean): Promise<void> {
+    const now = this.#clock.now();
+    await Promise.all(
+      this.#o.sources.map(async (source) => {
+        const interval = source.pollIntervalMs;
+        const due = this.#nextPollAt.get(source.id) ?? Number.NEGATIVE_INFINITY;
+        if (!first && (interval === undefined || now < due)) return;
+        if (first && source.current().synced) return;
+        const state: SourceState = await source.refresh();
+        if (interval !== undefined) this.#nextPollAt.set(source.id, now + interval);
+        if (!state.ok && state.error) {
+          this.#alertOnce(`source-error:${source.id}:${state.error.message}`, {
+            kind: 'source-error',
+            message: `source ${source.id} failed; its last good list is kept: ${state.error.message}`,
+            detail: { source: source.id },
+          });
+        }
+      }),
+    );
+  }
+
+  #resolve(): void {
+    const before = new Map(this.#admitted.map((e) => [e.baseUrl, e]));
+    const refusedBefore = new Set(this.#refused.map((r) => `${r.record.source}\u0000${r.record.baseUrl}`));
+    const { admitted, refused } = resolveEndpoints(
+      this.#o.sources.map((s) => s.current().records),
+      this.#o.hostPolicy,
+    );
+    const events = this.#o.events;
+    for (const ep of admitted) {
+      if (!before.has(ep.baseUrl)) events?.emit({ type: 'endpoint.admitted', endpoint: ep.baseUrl, sources: ep.sources });
+      before.delete(ep.baseUrl);
+    }
+    for (const r of refused) {
+      if (!refusedBefore.has(`${r.record.source}\u0000${r.record.baseUrl}`)) {
+        events?.emit({ type: 'endpoint.refused', endpoint: r.record.baseUrl, sources: [r.record.source], code: r.code, reason: r.reason });
+      }
+    }
+    for (const gone of before.values()) {
+      events?.emit({ type: 'endpoint.gone', endpoint: gone.baseUrl, sources: gone.sources });
+      this.#health.forget(gone.baseUrl);
+      this.#nextResyncAt.delete(gone.baseUrl);
+      void this.#o.cache.evict(gone.baseUrl);
+    }
+    this.#admitted = admitted;
+    this.#refused = refused;
+  }
+
+  async #refreshCards(): Promise<void> {
+    const { cache } = this.#o;
+    const resyncEvery = this.#o.resyncIntervalMs ?? 3_600_000;
+    const now = this.#clock.now();
+    await Promise.allSettled(
+      this.#admitted.map(async (ep) => {
+        let resyncAt = this.#nextResyncAt.get(ep.baseUrl);
+        if (resyncAt === undefined) {
+          // Spread resyncs over [0.5, 1] × the interval so they never come together.
+          resyncAt = now + resyncEvery * (0.5 + 0.5 * this.#random());
+          this.#nextResyncAt.set(ep.baseUrl, resyncAt);
+        }
+        if (now >= resyncAt && (await cache.peek(ep.baseUrl)) !== undefined) {
+          this.#nextResyncAt.set(ep.baseUrl, now + resyncEvery);
+          await cache.refresh(ep.baseUrl, { unconditional: true });
+          return;
+        }
+        await cache.get(ep.baseUrl);
+      }),
+    );
+  }
+
+  /** Reviewed agents: the records of static sources (their metadata carries description, tags, critical). */
+  #reviewedAgents(): ReviewedAgent[] {
+    const out = new Map<string, ReviewedAgent>();
+    for (const source of this.#o.sources) {
+      if (source.kind !== 'static') continue;
+      for (const r of source.current().records) {
+        if (out.has(r.name)) continue;
+        out.set(r.name, {
+          source: r.source,
+          name: r.name,
+          description: r.metadata.description ?? '',
+          tags: (r.metadata.tags ?? '').split(',').filter(Boolean),
+          critical: r.metadata.critical === 'true',
+        });
+      }
+    }
+    return [...out.values()];
+  }
+
+  async #evaluate(): Promise<void> {
+    const { cache, events } = this.#o;
+    const reviewedList = this.#reviewedAgents();
+    const reviewed = new Map(reviewedList.map((r) => [r.name, r]));
+    const staticEnter = this.#o.staticEnterAfter ?? 1;
+    const candidates: Candidate[] = [];
+    for (const ep of this.#admitted) {
+      const entry = await cache.peek(ep.baseUrl);
+      const reviewedRecord = ep.records.find((r) => reviewed.get(r.name)?.source === r.source);
+      const critical = reviewedRecord ? reviewed.get(reviewedRecord.name)!.critical : false;
+      const good = entry !== undefined && entry.usable && !entry.stale;
+      const t = this.#health.observe(ep.baseUrl, good, { critical, ...(reviewedRecord && { enterAfter: staticEnter }) });
+      if (t) {
+        events?.emit({ type: 'health.changed', endpoint: ep.baseUrl, from: t.from, to: t.to, successes: t.status.successes, failures: t.status.failures });
+        if (t.to === 'removed') {
+          events?.emit({ type: 'alert', kind: 'repeated-failures', endpoint: ep.baseUrl, message: `${ep.baseUrl} failed ${t.status.failures} times in a row and leaves new snapshots` });
+        }
+      }
+      const status = this.#health.get(ep.baseUrl)!;
+      if (critical && !good && status.failures > 0) {
+        this.#alertOnce(`critical:${ep.baseUrl}:${status.failures >= (this.#o.health?.leaveAfter ?? 3)}`, {
+          kind: 'critical-degraded',
+          endpoint: ep.baseUrl,
+          message: `critical agent at ${ep.baseUrl} is degraded (${status.failures} failures); it stays in snapshots`,
+        });
+      }
+      if (entry !== undefined && entry.usable && isMember(status.state)) candidates.push({ endpoint: ep, entry });
+    }
+
+    const selection = selectAgents(candidates, { ...this.#o.select, reviewed: reviewedList });
+    for (const [url, v] of selection.verdicts) {
+      const prev = this.#verdicts.get(url);
+      if (!prev || prev.verdict !== v.verdict || prev.localName !== v.localName) {
+        events?.emit({
+          type: 'match.verdict',
+          endpoint: url,
+          verdict: v.verdict,
+          ...(v.localName !== undefined && { localName: v.localName }),
+          ...('reason' in v && { reason: v.reason }),
+        });
+      }
+    }
+    this.#verdicts = selection.verdicts;
+    for (const a of selection.alerts) this.#alertOnce(`${a.kind}:${a.message}`, { kind: a.kind, message: a.message, ...(a.endpoint !== undefined && { endpoint: a.endpoint }) });
+
+    const previous = this.#store.current;
+    const agents = toSnapshotAgents(selection.selected, (url) => ({ degraded: this.#health.get(url)?.state === 'degraded' }));
+    const candidate = buildSnapshot(agents, (previous?.version ?? 0) + 1, this.#clock.wallNow());
+    if (previous && candidate.digest === previous.digest) {
+      this.#heldDigest = undefined;
+      return;
+    }
+    const hold = this.#guard(previous, candidate);
+    if (hold !== undefined) {
+      if (this.#heldDigest !== candidate.digest) {
+        this.#heldDigest = candidate.digest;
+        events?.emit({ type: 'snapshot.held', version: candidate.version, digest: candidate.digest, ...(previous && { previousDigest: previous.digest }), agents: candidate.agents.map((a) => a.localName), reason: hold });
+        events?.emit({ type: 'alert', kind: 'mass-removal', message: `${hold}; the current snapshot keeps serving (confirm to publish)` });
+      }
+      return;
+    }
+    if (this.#clock.now() - this.#lastPublishAt < (this.#o.minPublishIntervalMs ?? 0)) return;
+    try {
+      await this.#o.beforePublish?.(candidate, previous);
+    } catch (err) {
+      const e = toDiscoveryError(err, 'ERR_INTERNAL', { stage: 'build' });
+      this.#alertOnce(`veto:${candidate.digest}`, { kind: 'publish-refused', message: `snapshot ${candidate.digest.slice(0, 12)} was not published: ${e.message}` });
+      return;
+    }
+    this.#confirmRemovals = false;
+    this.#heldDigest = undefined;
+    this.#lastPublishAt = this.#clock.now();
+    this.#store.publish(candidate);
+    const diff = diffSnapshots(previous, candidate);
+    events?.emit({ type: 'snapshot.published', version: candidate.version, digest: candidate.digest, ...(previous && { previousDigest: previous.digest }), agents: candidate.agents.map((a) => a.localName) });
+    for (const c of diff.changed) {
+      if (c.skillsAdded.length + c.skillsRemoved.length + c.skillsModified.length > 0) {
+        events?.emit({
+          type: 'alert',
+          kind: 'skills-changed',
+          message: `${c.localName}: skills changed (added ${c.skillsAdded.join(', ') || 'none'}; removed ${c.skillsRemoved.join(', ') || 'none'}; modified ${c.skillsModified.join(', ') || 'none'})`,
+          detail: { ...c },
+        });
+      }
+      if (c.endpointChanged) events?.emit({ type: 'alert', kind: 'endpoint-changed', message: `${c.localName}: interfaces changed`, detail: { ...c.endpointChanged } });
+      if (c.securityChanged) events?.emit({ type: 'alert', kind: 'security-changed', message: `${c.localName}: security schemes or requirements changed` });
+    }
+    for (const listener of this.#listeners) {
+      try {
+        listener(candidate, diff);
+      } catch {
+        // A listener's failure never affects discovery.
+      }
+    }
+  }
+
+  /** Why a candidate must be held back (P12), or undefined. */
+  #guard(previous: Snapshot | undefined, next: Snapshot): string | undefined {
+    if (!previous || this.#confirmRemovals) return undefined;
+    const kept = new Set(next.agents.map((a) => a.localName));
+    const removed = previous.agents.filter((a) => !kept.has(a.localName));
+    const critical = removed.filter((a) => a.critical);
+    if (critical.length > 0) return `the new snapshot would drop critical agent(s) ${critical.map((a) => a.localName).join(', ')}`;
+    const share = this.#o.maxRemovalShare ?? 0.5;
+    if (removed.length >= 2 && removed.length / previous.agents.length > share) {
+      return `the new snapshot would drop ${removed.length} of ${previous.agents.length} agents (${removed.map((a) => a.localName).join(', ')}), more than ${Math.round(share * 100)}%`;
+    }
+    return undefined;
+  }
+
+  #alertOnce(key: string, alert: { kind: string; message: string; endpoint?: string; detail?: Record<string, unknown> }): void {
+    if (this.#lastAlerts.has(key)) return;
+    this.#lastAlerts.add(key);
+    if (this.#lastAlerts.size > 1_000) this.#lastAlerts = new Set([...this.#lastAlerts].slice(-500));
+    this.#o.events?.emit({ type: 'alert', ...alert });
+  }
+}

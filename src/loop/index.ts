@@ -1,0 +1,7 @@
+/**
+ * The discovery control loop.
+ *
+ * @module
+ */
+export { DiscoveryLoop } from './discovery-loop.js';
+export type { DiscoveryLoopOptions, EndpointStatus, SnapshotListener } from './discovery-loop.js';
