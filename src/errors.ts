@@ -10,6 +10,7 @@
  * - `invalid`: the content was rejected (not JSON, schema problems, bad signature).
  * - `policy`: our own rules refused it (host not allowlisted, blocked address, insecure interface).
  * - `unsuitable`: a valid card that no need matches; it is still cached.
+ * - `state`: not possible now (no snapshot published yet, a session upgrade refused).
  * - `config`: the user's configuration or command line is wrong.
  * - `internal`: a broken invariant inside the library (a bug, not bad input).
  *
@@ -38,6 +39,9 @@ export type DiscoveryErrorCode =
   | 'ERR_REDIRECT_REFUSED'
   // unsuitable
   | 'ERR_UNSUITABLE'
+  // not possible in the current state
+  | 'ERR_NOT_READY'
+  | 'ERR_UPGRADE_REFUSED'
   // configuration and usage
   | 'ERR_CONFIG_INVALID'
   | 'ERR_REGISTRY_INVALID'
@@ -46,7 +50,7 @@ export type DiscoveryErrorCode =
   | 'ERR_INTERNAL';
 
 /** Which kind of fault an error is. See the module comment. */
-export type FailureClass = 'network' | 'invalid' | 'policy' | 'unsuitable' | 'config' | 'internal';
+export type FailureClass = 'network' | 'invalid' | 'policy' | 'unsuitable' | 'state' | 'config' | 'internal';
 
 /** The pipeline stage that decided, in the vocabulary of DESIGN.md. */
 export type Stage =
@@ -81,6 +85,8 @@ const FAILURE_OF: Record<DiscoveryErrorCode, FailureClass> = {
   ERR_INSECURE_INTERFACE: 'policy',
   ERR_REDIRECT_REFUSED: 'policy',
   ERR_UNSUITABLE: 'unsuitable',
+  ERR_NOT_READY: 'state',
+  ERR_UPGRADE_REFUSED: 'state',
   ERR_CONFIG_INVALID: 'config',
   ERR_REGISTRY_INVALID: 'config',
   ERR_USAGE: 'config',

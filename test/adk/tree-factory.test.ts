@@ -1,0 +1,193 @@
+/**
+ * Tree factory, session pinning and the session runner, with local ADK specialists whose model
+ * is a scripted fake (no model API runs here). Remote specialists over real A2A servers are
+ * covered in test/adk/pinned-remote.test.ts.
+ */
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import type { BaseAgent } from '@google/adk';
+import { LlmAgent } from '@google/adk';
+import { buildRootAgent, keywordRouter, SessionRunner, TreeFactory } from '../../src/adk/index.js';
+import { parseAgentCard } from '../../src/card/index.js';
+import { VirtualClock } from '../../src/clock/index.js';
+import { isDiscoveryError } from '../../src/errors.js';
+import type { Snapshot, SnapshotAgent } from '../../src/snapshot/index.js';
+import { buildSnapshot, SnapshotStore } from '../../src/snapshot/index.js';
+import { ScriptedLlm } from '../helpers/a2a-peers.js';
+import { cardFor } from '../helpers/cards.js';
+
+function agent(localName: string, tags: string[], version = '1.0.0', critical = false): SnapshotAgent {
+  const parsed = parseAgentCard(JSON.stringify(cardFor({ origin: 'https://agents.example.com' }, localName, { version })));
+  assert.ok(parsed.ok);
+  return {
+    localName,
+    description: `Reviewed ${localName}.`,
+    tags,
+    critical,
+    baseUrl: `https://agents.example.com/${localName}/`,
+    sources: ['config'],
+    card: parsed.card!,
+    canonicalSha256: parsed.canonicalSha256!,
+    rawSha256: parsed.rawSha256,
+    protocolVersion: parsed.protocolVersion!,
+    degraded: false,
+    stale: false,
+  };
+}
+
+/** Specialists are local LlmAgents with a scripted fake model that says who answered and on which version. */
+function buildRoot(snapshot: Snapshot): BaseAgent {
+  const specialists = snapshot.agents.map(
+    (a) => new LlmAgent({ name: a.localName, description: a.description, model: new ScriptedLlm(`${a.localName} on v${snapshot.version}`, `fake-${a.localName}`) }),
+  );
+  return buildRootAgent('orchestrator', snapshot, specialists, { kind: 'routed', hints: [{ tag: 'warranty', keywords: ['guarantee'] }] });
+}
+
+function setup(options: { idleTimeoutMs?: number } = {}) {
+  const clock = new VirtualClock();
+  const store = new SnapshotStore();
+  let version = 0;
+  const publish = (agents: SnapshotAgent[]): Snapshot => {
+    const s = buildSnapshot(agents, ++version, clock.wallNow());
+    store.publish(s);
+    return s;
+  };
+  const trees = new TreeFactory({ snapshots: store, buildRoot, clock, ...options });
+  return { clock, store, publish, trees };
+}
+
+describe('TreeFactory', () => {
+  test('before any publication rootFor refuses with ERR_NOT_READY', () => {
+    const { trees } = setup();
+    assert.throws(() => trees.rootFor('s1'), (err) => isDiscoveryError(err) && err.code === 'ERR_NOT_READY' && err.failure === 'state');
+  });
+
+  test('a session keeps the very same root across publications; new sessions get the new one; one build per digest', () => {
+    const { publish, trees, store } = setup();
+    const A = publish([agent('billing', ['billing']), agent('returns', ['returns'])]);
+    const rootA = trees.rootFor('s1');
+    for (let i = 0; i < 100; i++) trees.rootFor(`early-${i}`);
+    const B = publish([agent('billing', ['billing']), agent('returns', ['returns']), agent('warranty', ['warranty'])]);
+    const C = publish([agent('billing', ['billing'], '2.0.0'), agent('warranty', ['warranty'])]);
+    assert.equal(trees.rootFor('s1'), rootA);
+    assert.equal(trees.digestOf('s1'), A.digest);
+    const rootC = trees.rootFor('s2');
+    assert.notEqual(rootC, rootA);
+    assert.equal(trees.digestOf('s2'), C.digest);
+    assert.equal(trees.builds, 2, 'A and C were built once each; B was never needed');
+    assert.equal(store.get(B.digest), undefined, 'B was never pinned: evicted');
+    assert.equal(store.references(A.digest), 101);
+  });
+
+  test('a root is evicted after its last session ends, not before', () => {
+    const { publish, trees, store } = setup();
+    const A = publish([agent('billing', ['billing'])]);
+    trees.rootFor('s1');
+    trees.rootFor('s2');
+    publish([agent('billing', ['billing'], '2.0.0')]);
+    trees.endSession('s1');
+    assert.ok(store.get(A.digest));
+    assert.ok(trees.builtDigests.includes(A.digest));
+    trees.endSession('s2');
+    assert.equal(store.get(A.digest), undefined);
+    assert.ok(!trees.builtDigests.includes(A.digest));
+  });
+
+  test('idle pins expire, so abandoned sessions cannot leak trees', async () => {
+    const { publish, trees, store, clock } = setup({ idleTimeoutMs: 60_000 });
+    const A = publish([agent('billing', ['billing'])]);
+    trees.rootFor('abandoned');
+    publish([agent('billing', ['billing'], '2.0.0')]);
+    await clock.advance(61_000);
+    trees.rootFor('newcomer'); // any request path call sweeps idle pins
+    assert.equal(trees.digestOf('abandoned'), undefined);
+    assert.equal(store.get(A.digest), undefined);
+  });
+
+  test('upgrade re-pins at a turn boundary, and is refused when the history names a vanished agent unless forced', () => {
+    const { publish, trees } = setup();
+    const A = publish([agent('billing', ['billing']), agent('returns', ['returns'])]);
+    trees.rootFor('s1');
+    const B = publish([agent('billing', ['billing'])]);
+    assert.throws(
+      () => trees.upgrade('s1', { authors: ['orchestrator', 'returns'] }),
+      (err) => isDiscoveryError(err) && err.code === 'ERR_UPGRADE_REFUSED' && /names returns/.test(err.message),
+    );
+    assert.equal(trees.digestOf('s1'), A.digest, 'a refused upgrade changes nothing');
+    assert.deepEqual(trees.upgrade('s1', { authors: ['returns'], force: true }), { from: A.digest, to: B.digest, changed: true });
+    assert.equal(trees.digestOf('s1'), B.digest);
+    assert.equal(trees.upgrade('s1').changed, false);
+  });
+
+  test('a failing build is reported by prepare (so the loop does not publish it)', () => {
+    const store = new SnapshotStore();
+    const trees = new TreeFactory({
+      snapshots: store,
+      buildRoot: () => {
+        throw new Error('two agents named order_lookup');
+      },
+    });
+    const s = buildSnapshot([agent('billing', ['billing'])], 1, 0);
+    assert.throws(() => trees.prepare(s), (err) => isDiscoveryError(err) && err.stage === 'build' && /order_lookup/.test(err.message));
+  });
+});
+
+describe('keywordRouter', () => {
+  const agents = [
+    { localName: 'billing_agent', tags: ['billing', 'invoices'], critical: true },
+    { localName: 'returns_agent', tags: ['returns'], critical: false },
+    { localName: 'warranty_agent', tags: ['warranty'], critical: false },
+  ];
+  const route = keywordRouter(agents, [{ tag: 'returns', keywords: ['refund', 'send back'], examples: ['I want to return my order'] }], 'billing_agent');
+
+  test('routes on reviewed tags, keywords and examples, with simple stems', () => {
+    assert.equal(route('Is this still under WARRANTY?').agent, 'warranty_agent');
+    assert.equal(route('I need a refund for order 12').agent, 'returns_agent');
+    assert.equal(route('Where are my invoices?').agent, 'billing_agent');
+  });
+
+  test('ties go to the critical agent; no match goes to the fallback', () => {
+    assert.equal(route('billing or returns?').agent, 'billing_agent');
+    assert.deepEqual(route('hello there'), { agent: 'billing_agent', score: 0, matched: [] });
+  });
+});
+
+describe('SessionRunner', () => {
+  test('sessions pinned to different digests answer from different trees', async () => {
+    const { publish, trees } = setup();
+    const sessions = new SessionRunner({ trees });
+    const A = publish([agent('billing_agent', ['billing']), agent('returns_agent', ['returns'])]);
+    const early = await sessions.run('early', 'I want to return these shoes');
+    assert.equal(early.author, 'returns_agent');
+    assert.equal(early.reply, 'returns_agent on v1');
+    assert.equal(early.digest, A.digest);
+
+    const B = publish([agent('billing_agent', ['billing']), agent('returns_agent', ['returns']), agent('warranty_agent', ['warranty'])]);
+    const late = await sessions.run('late', 'Is my laptop under guarantee?');
+    assert.deepEqual([late.author, late.reply, late.digest], ['warranty_agent', 'warranty_agent on v2', B.digest]);
+
+    const earlyAgain = await sessions.run('early', 'Is my laptop under guarantee?');
+    assert.equal(earlyAgain.digest, A.digest, 'the early session stays on A');
+    assert.notEqual(earlyAgain.author, 'warranty_agent', 'A has no warranty agent');
+    assert.deepEqual(await sessions.authors('early'), ['returns_agent', 'billing_agent']);
+
+    assert.deepEqual(new Set(sessions.runnerDigests), new Set([A.digest, B.digest]));
+    await sessions.end('early');
+    assert.deepEqual(sessions.runnerDigests, [B.digest], "A's runner went with its tree");
+    sessions.close();
+  });
+
+  test('upgrade uses the session history: refused while it names an agent the new tree lacks', async () => {
+    const { publish, trees } = setup();
+    const sessions = new SessionRunner({ trees });
+    publish([agent('billing_agent', ['billing']), agent('returns_agent', ['returns'])]);
+    await sessions.run('s', 'refund please, returns');
+    const B = publish([agent('billing_agent', ['billing'])]);
+    await assert.rejects(sessions.upgrade('s'), /returns_agent/);
+    const forced = await sessions.upgrade('s', { force: true });
+    assert.equal(forced.to, B.digest);
+    const turn = await sessions.run('s', 'invoice question, billing');
+    assert.equal(turn.digest, B.digest);
+    sessions.close();
+  });
+});
