@@ -55,8 +55,13 @@ export interface CardCacheOptions {
   backoffJitter?: number;
   /** How long past its expiry a card may be served stale after errors (unless must-revalidate). Default 3,600,000. */
   maxStaleMs?: number;
-  /** Card fetches in flight at once, over all hosts (at most one per origin). Default 32. */
+  /** Card fetches in flight at once, over all hosts. Default 32. */
   maxConcurrentFetches?: number;
+  /**
+   * Card fetches in flight at once to one origin. Default 1: a peer never sees parallel requests
+   * from us. Raise it (with the fetcher's `maxConnectionsPerOrigin`) for one host serving many agents.
+   */
+  maxFetchesPerOrigin?: number;
   /** Content checks applied to every new body (limits, signatures, loopback exemption). */
   check?: Omit<CheckCardOptions, 'hostPolicy' | 'sourceUrl'>;
   /** Extra request headers. Default `{ 'a2a-version': '1.0' }` (1.x servers then return the plain 1.0 card). */
@@ -66,6 +71,58 @@ export interface CardCacheOptions {
 export interface RefreshOptions {
   /** Send no validators (periodic resync, catching servers that answer 304 wrongly). */
   unconditional?: boolean;
+}
+
+interface Target {
+  cardUrl: string;
+  origin: string;
+}
+
+const NO_PROBLEMS: readonly never[] = Object.freeze([]);
+
+/** A copy of an entry with some fields changed, keeping the fixed shape. */
+function withFields(e: CacheEntry, changes: Partial<CacheEntry>): CacheEntry {
+  const n = { ...e, ...changes };
+  return {
+    baseUrl: n.baseUrl,
+    cardUrl: n.cardUrl,
+    card: n.card,
+    protocolVersion: n.protocolVersion,
+    body: n.body,
+    rawSha256: n.rawSha256,
+    canonicalSha256: n.canonicalSha256,
+    etag: n.etag,
+    lastModified: n.lastModified,
+    cacheHeaders: n.cacheHeaders,
+    expiresAt: n.expiresAt,
+    failures: n.failures,
+    stale: n.stale,
+    usable: n.usable,
+    nextAttemptAt: n.nextAttemptAt,
+    lastOutcome: n.lastOutcome,
+    lastError: n.lastError,
+    noStore: n.noStore,
+    mustRevalidate: n.mustRevalidate,
+    staleIfErrorMs: n.staleIfErrorMs,
+    fetchedAtWall: n.fetchedAtWall,
+    validatedAtWall: n.validatedAtWall,
+    warnings: n.warnings,
+    signature: n.signature,
+  };
+}
+
+const MEMO_LIMIT = 100_000;
+
+/** The response headers http-cache-semantics reads; the others are not kept in the policy. */
+const POLICY_HEADERS = ['cache-control', 'expires', 'date', 'age', 'last-modified', 'etag', 'vary', 'pragma'] as const;
+
+function policyHeaders(headers: Readonly<Record<string, string>>): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const name of POLICY_HEADERS) {
+    const v = headers[name];
+    if (v !== undefined) out[name] = v;
+  }
+  return out;
 }
 
 interface NeverSeenFailure {
@@ -87,6 +144,7 @@ export class CardCache {
   readonly #neverSeen = new Map<string, NeverSeenFailure>();
   readonly #limiter: Limiter;
   readonly #Policy: typeof CachePolicy;
+  readonly #keys = new Map<string, string>();
   #closed = false;
 
   constructor(options: CardCacheOptions) {
@@ -103,10 +161,11 @@ export class CardCache {
       backoffJitter: 0.5,
       maxStaleMs: 3_600_000,
       maxConcurrentFetches: 32,
+      maxFetchesPerOrigin: 1,
       requestHeaders: { 'a2a-version': '1.0' },
       ...options,
     };
-    this.#limiter = new Limiter({ max: this.#o.maxConcurrentFetches, perKey: 1 });
+    this.#limiter = new Limiter({ max: this.#o.maxConcurrentFetches, perKey: this.#o.maxFetchesPerOrigin });
     const clock = this.#o.clock;
     // http-cache-semantics reads time through `now()`; give it the injected clock.
     this.#Policy = class ClockedPolicy extends CachePolicy {
@@ -119,7 +178,21 @@ export class CardCache {
 
   /** The normalized base URL used as the key (throws the host policy's refusal). */
   key(baseUrl: string): string {
-    return this.#o.hostPolicy.normalizeBaseUrl(baseUrl);
+    // The policy is immutable, so admitted URLs are normalized once (refusals are not cached).
+    let key = this.#keys.get(baseUrl);
+    if (key === undefined) {
+      key = this.#o.hostPolicy.normalizeBaseUrl(baseUrl);
+      if (this.#keys.size >= MEMO_LIMIT) this.#keys.clear();
+      this.#keys.set(baseUrl, key);
+    }
+    return key;
+  }
+
+  /** The card URL and origin of a key (a normalized base URL: origin + path ending in `/`). */
+  #target(key: string): Target {
+    // For a normalized key the policy's card URL is the key plus the well-known path; it is
+    // derived, not stored, so idle keys cost nothing.
+    return { cardUrl: `${key}.well-known/agent-card.json`, origin: key.slice(0, key.indexOf('/', key.indexOf('//') + 2)) };
   }
 
   /**
@@ -217,53 +290,36 @@ export class CardCache {
   async #refresh(key: string, options: RefreshOptions): Promise<CacheEntry> {
     const { clock, hostPolicy, fetcher } = this.#o;
     const old = await this.#o.store.get(key);
-    const cardUrl = hostPolicy.cardUrl(key);
+    const { cardUrl, origin } = this.#target(key);
     const headers: Record<string, string> = { accept: 'application/json', ...this.#o.requestHeaders };
     const conditional = old !== undefined && !options.unconditional && !old.noStore;
     if (conditional) {
       if (old.etag !== undefined) headers['if-none-match'] = old.etag;
       if (old.lastModified !== undefined) headers['if-modified-since'] = old.lastModified;
     }
-    const policyRequest = { url: new URL(cardUrl).pathname, method: 'GET', headers: { ...headers, host: new URL(cardUrl).host } };
+    // http-cache-semantics needs a request; only its headers matter here (no Vary matching is done).
+    const policyRequest = { url: cardUrl, method: 'GET', headers };
     this.#o.events?.emit({ type: 'card.fetch', endpoint: key, url: cardUrl, conditional: conditional && (old.etag ?? old.lastModified) !== undefined });
 
     let res: FetchResult;
     try {
-      res = await this.#limiter.run(new URL(cardUrl).origin, () => fetcher.fetch(cardUrl, { headers }));
+      res = await this.#limiter.run(origin, () => fetcher.fetch(cardUrl, { headers }));
     } catch (err) {
       return this.#fail(key, old, toDiscoveryError(err, 'ERR_FETCH_NETWORK', { url: cardUrl, stage: 'fetch' }), 'stale');
     }
-    const now = clock.now();
     const common = { status: res.status, durationMs: res.durationMs, bytes: res.body.byteLength };
 
     if (res.status === 304) {
       if (old === undefined || !conditional) {
         return this.#fail(key, old, statusError(res, cardUrl, 'answered 304 Not Modified to a request that had no validator'), 'stale', common);
       }
-      const previous = this.#Policy.fromObject(old.cachePolicy as CachePolicy.CachePolicyObject);
-      const { policy, modified } = previous.revalidatedPolicy(policyRequest, { status: 304, headers: res.headers });
+      const previous = new this.#Policy(policyRequest, { status: 200, headers: { ...old.cacheHeaders } }, { shared: false });
+      const { policy, modified } = previous.revalidatedPolicy(policyRequest, { status: 304, headers: policyHeaders(res.headers) });
       // RFC 9111 §4.3.4: a 304 whose validators do not match the stored response says nothing
       // about it; fetch the full card instead.
       if (modified) return this.#refresh(key, { unconditional: true });
-      const merged = policy.responseHeaders() as Record<string, string>;
-      const directives = readDirectives(merged);
-      const entry: CacheEntry = {
-        ...old,
-        cachePolicy: policy.toObject(),
-        expiresAt: now + this.#ttl(policy, directives.explicit),
-        failures: 0,
-        stale: false,
-        usable: true,
-        nextAttemptAt: undefined,
-        lastOutcome: 'revalidated',
-        lastError: undefined,
-        noStore: directives.noStore,
-        mustRevalidate: directives.mustRevalidate || directives.noCache,
-        staleIfErrorMs: directives.staleIfErrorSeconds * 1000,
-        validatedAtWall: clock.wallNow(),
-        ...(merged.etag !== undefined && { etag: merged.etag }),
-      };
-      return this.#store(key, entry, 'revalidated', common);
+      const merged = policyHeaders(policy.responseHeaders() as Record<string, string>);
+      return this.#store(key, this.#freshEntry(old, old, policy, merged, 'revalidated'), 'revalidated', common);
     }
 
     if (res.status !== 200) {
@@ -271,54 +327,71 @@ export class CardCache {
       return this.#fail(key, old, statusError(res, cardUrl, `answered HTTP ${res.status}${hint}`), 'stale', common);
     }
 
-    const policy = new this.#Policy(policyRequest, { status: 200, headers: res.headers }, { shared: false });
-    const directives = readDirectives(res.headers);
+    const cacheHeaders = policyHeaders(res.headers);
+    const policy = new this.#Policy(policyRequest, { status: 200, headers: cacheHeaders }, { shared: false });
     const rawSha256 = sha256Hex(res.body);
-    const fresh = {
-      cachePolicy: policy.toObject(),
-      expiresAt: now + this.#ttl(policy, directives.explicit),
-      failures: 0,
-      stale: false,
-      usable: true,
-      nextAttemptAt: undefined,
-      lastError: undefined,
-      noStore: directives.noStore,
-      mustRevalidate: directives.mustRevalidate || directives.noCache,
-      staleIfErrorMs: directives.staleIfErrorSeconds * 1000,
-      validatedAtWall: clock.wallNow(),
-      etag: res.headers.etag,
-      lastModified: res.headers['last-modified'],
-    };
     if (old !== undefined && old.rawSha256 === rawSha256) {
-      return this.#store(key, { ...old, ...fresh, lastOutcome: 'unchanged' }, 'unchanged', { ...common, rawSha256 });
+      return this.#store(key, this.#freshEntry(old, old, policy, cacheHeaders, 'unchanged'), 'unchanged', { ...common, rawSha256 });
     }
     const check = await checkCard(res.body, { ...this.#o.check, hostPolicy, sourceUrl: cardUrl });
     if (!check.ok || check.card === undefined || check.protocolVersion === undefined || check.canonicalSha256 === undefined) {
       return this.#fail(key, old, parseFailure(check, cardUrl), 'invalid', { ...common, rawSha256 });
     }
-    const entry: CacheEntry = {
-      ...fresh,
-      baseUrl: key,
-      cardUrl,
+    const card = {
       card: check.card,
       protocolVersion: check.protocolVersion,
-      body: res.body.toString('utf8'),
+      body: check.text ?? res.body.toString('utf8'),
       rawSha256,
       canonicalSha256: check.canonicalSha256,
-      lastOutcome: 'changed',
       fetchedAtWall: clock.wallNow(),
-      warnings: check.warnings,
-      ...(check.signature && { signature: check.signature.status }),
+      warnings: check.warnings.length > 0 ? check.warnings : NO_PROBLEMS,
+      signature: check.signature?.status,
     };
-    return this.#store(key, entry, 'changed', { ...common, rawSha256 });
+    return this.#store(key, this.#freshEntry({ baseUrl: key, cardUrl }, card, policy, cacheHeaders, 'changed'), 'changed', { ...common, rawSha256 });
+  }
+
+  /** A successful entry with a fixed shape (no spreads of stored entries, so it stays compact). */
+  #freshEntry(
+    where: Pick<CacheEntry, 'baseUrl' | 'cardUrl'>,
+    card: Pick<CacheEntry, 'card' | 'protocolVersion' | 'body' | 'rawSha256' | 'canonicalSha256' | 'fetchedAtWall' | 'warnings' | 'signature'>,
+    policy: CachePolicy,
+    cacheHeaders: Readonly<Record<string, string>>,
+    outcome: CardOutcome,
+  ): CacheEntry {
+    const directives = readDirectives(cacheHeaders);
+    return {
+      baseUrl: where.baseUrl,
+      cardUrl: where.cardUrl,
+      card: card.card,
+      protocolVersion: card.protocolVersion,
+      body: card.body,
+      rawSha256: card.rawSha256,
+      canonicalSha256: card.canonicalSha256,
+      etag: cacheHeaders.etag,
+      lastModified: cacheHeaders['last-modified'],
+      cacheHeaders,
+      expiresAt: this.#o.clock.now() + this.#ttl(policy, directives.explicit),
+      failures: 0,
+      stale: false,
+      usable: true,
+      nextAttemptAt: undefined,
+      lastOutcome: outcome,
+      lastError: undefined,
+      noStore: directives.noStore,
+      mustRevalidate: directives.mustRevalidate || directives.noCache,
+      staleIfErrorMs: directives.staleIfErrorSeconds * 1000,
+      fetchedAtWall: card.fetchedAtWall,
+      validatedAtWall: this.#o.clock.wallNow(),
+      warnings: card.warnings,
+      signature: card.signature,
+    };
   }
 
   async #store(key: string, entry: CacheEntry, outcome: CardOutcome, detail: ResultDetail): Promise<CacheEntry> {
-    const clean = dropUndefined(entry);
-    await this.#o.store.set(key, clean);
-    this.#neverSeen.delete(key);
+    await this.#o.store.set(key, entry);
+    if (this.#neverSeen.size > 0) this.#neverSeen.delete(key);
     this.#emitResult(key, outcome, { ...detail, failures: 0 });
-    return clean;
+    return entry;
   }
 
   async #fail(
@@ -333,7 +406,7 @@ export class CardCache {
     if (old !== undefined) {
       const failures = old.failures + 1;
       const delay = this.#backoff(failures);
-      const entry: CacheEntry = this.#usable({ ...old, failures, stale: true, nextAttemptAt: now + delay, lastOutcome: outcome, lastError }, now);
+      const entry: CacheEntry = this.#usable(withFields(old, { failures, stale: true, nextAttemptAt: now + delay, lastOutcome: outcome, lastError }), now);
       await this.#o.store.set(key, entry);
       this.#emitResult(key, outcome, { ...detail, failures, error });
       this.#o.events?.emit({ type: 'card.backoff', endpoint: key, failures, retryInMs: delay });
@@ -367,10 +440,10 @@ export class CardCache {
 
   /** Recomputes `usable` for a stale entry: stale use is bounded (RFC 5861, must-revalidate). */
   #usable(entry: CacheEntry, now: number): CacheEntry {
-    if (!entry.stale) return entry.usable ? entry : { ...entry, usable: true };
+    if (!entry.stale) return entry.usable ? entry : withFields(entry, { usable: true });
     const bound = entry.mustRevalidate ? 0 : Math.max(entry.staleIfErrorMs, this.#o.maxStaleMs);
     const usable = now - entry.expiresAt <= bound;
-    return usable === entry.usable ? entry : { ...entry, usable };
+    return usable === entry.usable ? entry : withFields(entry, { usable });
   }
 
   async #withUsability(key: string, entry: CacheEntry, now: number): Promise<CacheEntry> {
@@ -420,12 +493,6 @@ function errorData(error: DiscoveryError): EntryError {
     ...(error.status !== undefined && { status: error.status }),
     ...(error.problems.length > 0 && { problems: error.problems }),
   };
-}
-
-function dropUndefined<T extends object>(o: T): T {
-  const out = { ...o } as Record<string, unknown>;
-  for (const k of Object.keys(out)) if (out[k] === undefined) delete out[k];
-  return out as T;
 }
 
 /** True for errors the cache treats as the peer's fault rather than ours. */

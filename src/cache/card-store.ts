@@ -31,10 +31,10 @@ export interface CacheEntry {
   readonly body: string;
   readonly rawSha256: string;
   readonly canonicalSha256: string;
-  readonly etag?: string;
-  readonly lastModified?: string;
-  /** Serialized http-cache-semantics policy of the last 200/304. */
-  readonly cachePolicy: object;
+  readonly etag: string | undefined;
+  readonly lastModified: string | undefined;
+  /** The caching headers of the stored response (after 304 updates): what freshness is computed from. */
+  readonly cacheHeaders: Readonly<Record<string, string>>;
   /** When the entry stops being fresh (jitter applied). */
   readonly expiresAt: number;
   /** Consecutive failed refreshes since the last success. */
@@ -44,9 +44,9 @@ export interface CacheEntry {
   /** False once staleness exceeds its bound (or `must-revalidate` forbids stale use): leave it out of new snapshots. */
   readonly usable: boolean;
   /** While backing off: no request before this time. */
-  readonly nextAttemptAt?: number;
+  readonly nextAttemptAt: number | undefined;
   readonly lastOutcome: CardOutcome;
-  readonly lastError?: EntryError;
+  readonly lastError: EntryError | undefined;
   /** Response directives that shape later decisions. */
   readonly noStore: boolean;
   readonly mustRevalidate: boolean;
@@ -57,7 +57,7 @@ export interface CacheEntry {
   /** Non-fatal notes about the card (a repeated interface...). */
   readonly warnings: readonly Problem[];
   /** Signature verdict for this card, when verification ran. */
-  readonly signature?: string;
+  readonly signature: string | undefined;
 }
 
 /** Storage for cache entries. Methods may be synchronous or return promises. */

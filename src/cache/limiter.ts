@@ -1,15 +1,20 @@
 /**
  * Bounded concurrency (P10): at most `max` tasks at once overall and at most `perKey` per key
- * (the origin), so a slow peer never holds more than its share and never sees parallel
- * requests from us. Waiting tasks run in arrival order.
+ * (the origin), so a slow peer never holds more than its share and never sees more parallel
+ * requests from us than allowed. Tasks of one key run in arrival order; keys take turns.
+ *
+ * Waiting tasks are queued per key, so finishing a task costs O(keys waiting), never
+ * O(tasks waiting): ten thousand queued refreshes on a few busy origins stay cheap.
  */
 export class Limiter {
   readonly #max: number;
   readonly #perKey: number;
   #running = 0;
-  readonly #runningByKey = new Map<string, number>();
-  readonly #queue: Array<{ key: string; start: () => void }> = [];
+  #waiting = 0;
   #peak = 0;
+  readonly #runningByKey = new Map<string, number>();
+  /** Keys with waiting tasks, in the order they started waiting (Map keeps insertion order). */
+  readonly #queues = new Map<string, Array<() => void>>();
 
   constructor(options: { max: number; perKey: number }) {
     this.#max = Math.max(1, options.max);
@@ -18,10 +23,16 @@ export class Limiter {
 
   /** Runs `task` when a slot for `key` is free. */
   async run<T>(key: string, task: () => Promise<T>): Promise<T> {
-    await new Promise<void>((start) => {
-      this.#queue.push({ key, start });
-      this.#drain();
-    });
+    if (this.#running < this.#max && (this.#runningByKey.get(key) ?? 0) < this.#perKey && !this.#queues.has(key)) {
+      this.#begin(key);
+    } else {
+      await new Promise<void>((start) => {
+        const q = this.#queues.get(key);
+        if (q) q.push(start);
+        else this.#queues.set(key, [start]);
+        this.#waiting++;
+      });
+    }
     try {
       return await task();
     } finally {
@@ -33,32 +44,39 @@ export class Limiter {
     }
   }
 
-  /** Tasks running now, and the most that ever ran at once. */
   get running(): number {
     return this.#running;
   }
 
+  /** The most tasks that ever ran at once. */
   get peak(): number {
     return this.#peak;
   }
 
   get waiting(): number {
-    return this.#queue.length;
+    return this.#waiting;
+  }
+
+  #begin(key: string): void {
+    this.#running++;
+    this.#peak = Math.max(this.#peak, this.#running);
+    this.#runningByKey.set(key, (this.#runningByKey.get(key) ?? 0) + 1);
   }
 
   #drain(): void {
-    for (let i = 0; i < this.#queue.length && this.#running < this.#max; ) {
-      const item = this.#queue[i]!;
-      const busy = this.#runningByKey.get(item.key) ?? 0;
-      if (busy >= this.#perKey) {
-        i++;
-        continue;
+    for (const [key, queue] of this.#queues) {
+      if (this.#running >= this.#max) return;
+      if ((this.#runningByKey.get(key) ?? 0) >= this.#perKey) continue;
+      const start = queue.shift()!;
+      if (queue.length === 0) this.#queues.delete(key);
+      else {
+        // Let other keys go first next time: move this key to the back.
+        this.#queues.delete(key);
+        this.#queues.set(key, queue);
       }
-      this.#queue.splice(i, 1);
-      this.#running++;
-      this.#peak = Math.max(this.#peak, this.#running);
-      this.#runningByKey.set(item.key, busy + 1);
-      item.start();
+      this.#waiting--;
+      this.#begin(key);
+      start();
     }
   }
 }

@@ -24,12 +24,13 @@ export type AdkCardResult =
   | { kind: 'adk'; card: Readonly<AdkAgentCard>; source: 'original' | 'converted' }
   | { kind: 'v1-only'; reason: string };
 
-const originals = new WeakMap<AgentCardModel, Readonly<AdkAgentCard>>();
+// The card text as published, for cards that carry the 0.3 fields. Kept as the (shared) string,
+// not a parsed copy: it is parsed only when a tree is built.
+const originals = new WeakMap<AgentCardModel, string>();
 
 /** Remembers the 0.3 JSON a card was published with (called by parseAgentCard). @internal */
-export function rememberOriginal(card: AgentCardModel, raw: Record<string, unknown>): void {
-  // The raw card passed validation in its 0.3 dialect, so it has the 0.3 shape ADK reads.
-  if (typeof raw.url === 'string') originals.set(card, deepFreeze(structuredClone(raw)) as unknown as AdkAgentCard);
+export function rememberOriginal(card: AgentCardModel, raw: Record<string, unknown>, text: string): void {
+  if (typeof raw.url === 'string') originals.set(card, text);
 }
 
 const LEGACY_BINDINGS = new Set(['JSONRPC', 'HTTP+JSON']);
@@ -48,7 +49,10 @@ function isLegacyInterface(i: AgentInterfaceModel): boolean {
  */
 export function toAdkCard(card: AgentCardModel): AdkCardResult {
   const original = originals.get(card);
-  if (original !== undefined) return { kind: 'adk', card: original, source: 'original' };
+  if (original !== undefined) {
+    // The text passed validation in its 0.3 dialect, so it has the 0.3 shape ADK reads.
+    return { kind: 'adk', card: deepFreeze(JSON.parse(original) as AdkAgentCard), source: 'original' };
+  }
   const legacy = card.supportedInterfaces.filter(isLegacyInterface);
   const first = legacy[0];
   if (first === undefined) {

@@ -30,6 +30,8 @@ export interface ParseCardResult {
   readonly card?: AgentCardModel;
   /** The JSON value as received (present once it parsed). Verify signatures on this. */
   readonly raw?: unknown;
+  /** The card as received, decoded as UTF-8 (present once it parsed). */
+  readonly text?: string;
   readonly protocolVersion?: CardProtocolVersion;
   /** Every problem that makes the card unacceptable, with JSON paths. */
   readonly problems: readonly Problem[];
@@ -65,11 +67,13 @@ export function parseAgentCard(input: Uint8Array | string, options: ParseCardOpt
     return freezeResult({ ...base, ok: false, stage: 'parse', code: parsed.code, problems: parsed.problems });
   }
   const raw = parsed.value;
+  const text = parsed.text;
   if (!isObj(raw)) {
     return freezeResult({
       ...base,
       ok: false,
       raw,
+      text,
       stage: 'schema',
       code: 'ERR_CARD_INVALID',
       problems: validateRawCard(raw, '1.0').problems,
@@ -82,6 +86,7 @@ export function parseAgentCard(input: Uint8Array | string, options: ParseCardOpt
       ...base,
       ok: false,
       raw,
+      text,
       protocolVersion,
       stage: 'schema',
       code: 'ERR_CARD_INVALID',
@@ -90,7 +95,7 @@ export function parseAgentCard(input: Uint8Array | string, options: ParseCardOpt
     });
   }
   const { card, warnings } = normalizeCard(raw, protocolVersion);
-  rememberOriginal(card, raw);
+  rememberOriginal(card, raw, text);
   const policy = applyInterfacePolicy(raw, options);
   const canonicalSha256 = canonicalCardSha256(card);
   const allWarnings = [...validation.warnings, ...warnings];
@@ -99,6 +104,7 @@ export function parseAgentCard(input: Uint8Array | string, options: ParseCardOpt
       ...base,
       ok: false,
       raw,
+      text,
       card,
       protocolVersion,
       stage: 'policy',
@@ -113,6 +119,7 @@ export function parseAgentCard(input: Uint8Array | string, options: ParseCardOpt
     ...base,
     ok: true,
     raw,
+    text,
     card,
     protocolVersion,
     problems: [],

@@ -29,7 +29,7 @@ export const DEFAULT_JSON_LIMITS: Required<JsonLimits> = Object.freeze({
 });
 
 export type SafeJsonResult =
-  | { ok: true; value: unknown }
+  | { ok: true; value: unknown; text: string }
   | { ok: false; code: 'ERR_CARD_TOO_LARGE' | 'ERR_CARD_MALFORMED'; problems: Problem[] };
 
 const decoder = new TextDecoder('utf-8', { fatal: true, ignoreBOM: false });
@@ -59,7 +59,7 @@ export function parseSafeJson(bytes: Uint8Array, limits: JsonLimits = {}): SafeJ
   }
   const problems = checkStructure(value, l);
   if (problems.length > 0) return { ok: false, code: 'ERR_CARD_MALFORMED', problems };
-  return { ok: true, value };
+  return { ok: true, value, text };
 }
 
 /** Iterative walk (no recursion, so hostile depth cannot overflow the stack). */

@@ -19,6 +19,8 @@ export interface ProbeSkill {
 
 export interface ProbeHttp {
   status?: number;
+  /** The address the card was fetched from (after the connect-time address check). */
+  remoteAddress?: string;
   /** Headers of note for caching and content. */
   headers: Record<string, string>;
   maxAgeSeconds?: number;
@@ -105,7 +107,7 @@ export function renderProbe(r: ProbeReport): string {
   }
   if (r.http) {
     const h = r.http;
-    row(mark('fetch'), 'fetch', h.status !== undefined ? `HTTP ${h.status}` : 'no response');
+    row(mark('fetch'), 'fetch', h.status !== undefined ? `HTTP ${h.status}${h.remoteAddress ? ` from ${h.remoteAddress} (address allowed)` : ''}` : 'no response');
     problemsAt('address');
     problemsAt('fetch');
     if (h.status !== undefined) {

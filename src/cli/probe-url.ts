@@ -49,7 +49,7 @@ export async function probeUrl(target: string, options: ProbeUrlOptions): Promis
     return refused(target, 'source', toDiscoveryError(err, 'ERR_HOST_NOT_ALLOWED'), interfacePolicy !== undefined);
   }
   const fetcher =
-    options.fetcher ?? createCardFetcher({ policy: fetchPolicy, ...(options.totalTimeoutMs !== undefined && { totalTimeoutMs: options.totalTimeoutMs }) });
+    options.fetcher ?? createCardFetcher({ policy: fetchPolicy, recordRemoteAddress: true, ...(options.totalTimeoutMs !== undefined && { totalTimeoutMs: options.totalTimeoutMs }) });
   const headers = { accept: 'application/json', 'a2a-version': '1.0' };
   try {
     let first: FetchResult;
@@ -98,7 +98,7 @@ function describeHttp(res: FetchResult): ProbeHttp {
   for (const name of NOTEWORTHY) if (res.headers[name] !== undefined) headers[name] = res.headers[name];
   const cc = parseCacheControl(res.headers['cache-control']);
   const maxAge = Number(cc.get('max-age'));
-  const http: ProbeHttp = { status: res.status, headers, notes: [] };
+  const http: ProbeHttp = { status: res.status, headers, notes: [], ...(res.remoteAddress !== undefined && { remoteAddress: res.remoteAddress }) };
   if (cc.has('max-age') && Number.isFinite(maxAge)) http.maxAgeSeconds = maxAge;
   if (res.headers.etag !== undefined) http.etag = res.headers.etag;
   if (res.status === 200) {

@@ -56,6 +56,8 @@ export interface CardFetcherOptions {
   userAgent?: string;
   /** Connections kept per origin (politeness). Default 1. */
   maxConnectionsPerOrigin?: number;
+  /** Record the peer address of each response in `FetchResult.remoteAddress` (costs a little per request). Default false. */
+  recordRemoteAddress?: boolean;
   /**
    * Extra trusted CA certificates (PEM), added to Node's default roots, e.g. for in-cluster
    * services behind a private CA. Verification itself can never be turned off.
@@ -74,7 +76,7 @@ export interface FetchResult {
   body: Buffer;
   /** Wall time of the whole fetch, from `performance.now()`. */
   durationMs: number;
-  /** The peer address of the connection that carried the request, when known. */
+  /** The peer address of the connection that carried the request (with `recordRemoteAddress`). */
   remoteAddress?: string;
 }
 
@@ -174,6 +176,8 @@ export function createCardFetcher(options: CardFetcherOptions): CardFetcher {
     headersTimeout: settings.headersTimeoutMs,
     bodyTimeout: settings.bodyTimeoutMs,
     connections: settings.maxConnectionsPerOrigin,
+    // Counted on the bytes received (nothing is decompressed), with or without content-length.
+    maxResponseSize: settings.maxBodyBytes,
   });
 
   // Learn which socket carried each request (public undici diagnostics, our sockets only).
@@ -184,22 +188,31 @@ export function createCardFetcher(options: CardFetcherOptions): CardFetcher {
     const entry = waiting?.find((p) => p.remoteAddress === undefined);
     if (entry !== undefined) entry.remoteAddress = socket.remoteAddress ?? '';
   };
-  diagnostics.subscribe(SEND_HEADERS_CHANNEL, onSendHeaders);
+  const recordRemote = options.recordRemoteAddress === true;
+  if (recordRemote) diagnostics.subscribe(SEND_HEADERS_CHANNEL, onSendHeaders);
+  // The policy is immutable: judge each distinct URL once (refusals are not cached).
+  const admitted = new Map<string, { url: URL; origin: string }>();
 
   async function fetchCard(rawUrl: string, init: { headers?: Record<string, string>; signal?: AbortSignal } = {}): Promise<FetchResult> {
     const started = performance.now();
     if (closed) throw new DiscoveryError('ERR_USAGE', 'the card fetcher is closed', { url: safeUrlForMessage(rawUrl), stage: 'fetch' });
-    const verdict = policy.check(rawUrl);
-    if (!verdict.allowed) throw verdictError(verdict, rawUrl);
-    const target = verdict.url;
-    const url = target.href;
-    const literal = target.hostname.startsWith('[') ? target.hostname.slice(1, -1) : target.hostname;
-    if (net.isIP(literal) !== 0 && !policy.isAddressAllowed(literal)) {
-      throw new DiscoveryError('ERR_ADDRESS_BLOCKED', `address ${literal} is blocked (only public unicast addresses and configured ranges may be contacted)`, {
-        url,
-        stage: 'address',
-      });
+    let judged = admitted.get(rawUrl);
+    if (judged === undefined) {
+      const verdict = policy.check(rawUrl);
+      if (!verdict.allowed) throw verdictError(verdict, rawUrl);
+      const literal = verdict.url.hostname.startsWith('[') ? verdict.url.hostname.slice(1, -1) : verdict.url.hostname;
+      if (net.isIP(literal) !== 0 && !policy.isAddressAllowed(literal)) {
+        throw new DiscoveryError('ERR_ADDRESS_BLOCKED', `address ${literal} is blocked (only public unicast addresses and configured ranges may be contacted)`, {
+          url: verdict.url.href,
+          stage: 'address',
+        });
+      }
+      judged = { url: verdict.url, origin: verdict.origin };
+      if (admitted.size >= 100_000) admitted.clear();
+      admitted.set(rawUrl, judged);
     }
+    const target = judged.url;
+    const url = target.href;
 
     const controller = new AbortController();
     let deadlineHit = false;
@@ -220,11 +233,13 @@ export function createCardFetcher(options: CardFetcherOptions): CardFetcher {
     let phase: 'request' | 'body' = 'request';
     let status: number | undefined;
     try {
-      const headers = await buildHeaders(init.headers, verdict.origin, url);
+      const headers = await buildHeaders(init.headers, judged.origin, url);
       if (controller.signal.aborted) throw controller.signal.reason;
-      let list = pendingByKey.get(key);
-      if (list === undefined) pendingByKey.set(key, (list = []));
-      list.push(pending);
+      if (recordRemote) {
+        let list = pendingByKey.get(key);
+        if (list === undefined) pendingByKey.set(key, (list = []));
+        list.push(pending);
+      }
 
       const res = await request(url, { dispatcher: agent, method: 'GET', headers, signal: controller.signal });
       status = res.statusCode;
@@ -255,21 +270,8 @@ export function createCardFetcher(options: CardFetcherOptions): CardFetcher {
       }
 
       phase = 'body';
-      const chunks: Buffer[] = [];
-      let received = 0;
-      for await (const chunk of res.body) {
-        const buf = chunk as Buffer;
-        received += buf.length;
-        if (received > settings.maxBodyBytes) {
-          discard(res.body);
-          throw new DiscoveryError('ERR_BODY_TOO_LARGE', `body from ${url} exceeds maxBodyBytes ${settings.maxBodyBytes} (no content-length declared or it was wrong)`, {
-            url,
-            stage: 'fetch',
-            status,
-          });
-        }
-        chunks.push(buf);
-      }
+      const body = Buffer.from(await res.body.arrayBuffer());
+      const received = body.byteLength;
       if (declared !== undefined && status !== 304 && status !== 204 && received !== declared) {
         throw new DiscoveryError('ERR_FETCH_NETWORK', `body from ${url} truncated: received ${received} of ${declared} declared bytes`, { url, stage: 'fetch', status });
       }
@@ -277,7 +279,7 @@ export function createCardFetcher(options: CardFetcherOptions): CardFetcher {
         url,
         status,
         headers: responseHeaders,
-        body: Buffer.concat(chunks, received),
+        body,
         durationMs: performance.now() - started,
       };
       if (pending.remoteAddress !== undefined && pending.remoteAddress !== '') result.remoteAddress = pending.remoteAddress;
@@ -288,7 +290,7 @@ export function createCardFetcher(options: CardFetcherOptions): CardFetcher {
       clearTimeout(timer);
       callerSignal?.removeEventListener('abort', onCallerAbort);
       inFlight.delete(controller);
-      const list = pendingByKey.get(key);
+      const list = recordRemote ? pendingByKey.get(key) : undefined;
       if (list !== undefined) {
         const i = list.indexOf(pending);
         if (i >= 0) list.splice(i, 1);
@@ -320,7 +322,7 @@ export function createCardFetcher(options: CardFetcherOptions): CardFetcher {
       if (closed) return;
       closed = true;
       for (const controller of inFlight) controller.abort(new FetcherClosed('the card fetcher was closed'));
-      diagnostics.unsubscribe(SEND_HEADERS_CHANNEL, onSendHeaders);
+      if (recordRemote) diagnostics.unsubscribe(SEND_HEADERS_CHANNEL, onSendHeaders);
       await agent.destroy();
     },
   };

@@ -117,7 +117,7 @@ describe('T3: DNS rebinding', () => {
   test('control: the same name and resolver succeed when the policy admits loopback', async (t) => {
     const ep = server.endpoint('control');
     const policy = HostPolicy.from({ allow: [`https://rebind.test:${server.port}`], allowCidrs: ['127.0.0.0/8'] });
-    const fetcher = createCardFetcher({ policy, lookup: async () => [v4('127.0.0.1')], ca: cert.cert, totalTimeoutMs: 2000 });
+    const fetcher = createCardFetcher({ policy, lookup: async () => [v4('127.0.0.1')], ca: cert.cert, totalTimeoutMs: 2000, recordRemoteAddress: true });
     t.after(() => fetcher.close());
     const res = await fetcher.fetch(ep.cardUrl);
     assert.equal(res.status, 200);

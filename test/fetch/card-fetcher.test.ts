@@ -38,7 +38,7 @@ describe('card fetcher against a loopback fault server', () => {
 
   test('a 200 is returned with body, lower-case headers, duration and peer address', async () => {
     const ep = server.endpoint('ok', { card: { name: 'Billing' }, cacheControl: 'max-age=300', headers: { 'X-Extra': 'a' } });
-    const res = await make().fetch(ep.cardUrl);
+    const res = await make({ recordRemoteAddress: true }).fetch(ep.cardUrl);
     assert.equal(res.status, 200);
     assert.equal(res.url, ep.cardUrl);
     assert.deepEqual(JSON.parse(res.body.toString()), { name: 'Billing' });
