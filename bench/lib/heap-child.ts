@@ -1,0 +1,160 @@
+/**
+ * Benchmark 3, run in its own process with `--expose-gc`: retained heap per cached card.
+ * Populates a CardCache with `n` entries from the fault servers (which live in another
+ * process, so their heap is not counted), forces GC, and compares heapUsed before and after;
+ * then does the same for the baseline, a Map holding each card's body string and its
+ * JSON.parse() result (the least any card cache must keep). The order alternates per process.
+ */
+import { setImmediate as tick } from 'node:timers/promises';
+import { Agent, request } from 'undici';
+import { CardCache, MemoryCardStore, type CacheEntry } from '../../src/cache/index.js';
+import { createCardFetcher, HostPolicy } from '../../src/fetch/index.js';
+import { runPool } from './pool.js';
+
+export interface HeapChildInput {
+  origins: string[];
+  perOrigin: number;
+  n: number;
+  concurrency: number;
+  cacheFirst: boolean;
+  limitMs: number;
+}
+
+export interface HeapMeasure {
+  entries: number;
+  heapBefore: number;
+  heapAfter: number;
+  bytesPerEntry: number;
+  externalBytesPerEntry: number;
+  populateSeconds: number;
+  errors: number;
+}
+
+/** Where a cache entry's bytes go: heap freed per entry when each field is dropped in turn. */
+export interface HeapBreakdown {
+  /**
+   * Freed by replacing every entry with a plain copy of itself (`{ ...entry }`, same fields):
+   * the cost of entry objects left in V8 dictionary mode (e.g. by `delete`).
+   */
+  entryShape: number;
+  /** The parsed card model, with everything reachable only from it (e.g. the ADK original kept in a WeakMap keyed by it). */
+  card: number;
+  /** The serialized http-cache-semantics policy. */
+  cachePolicy: number;
+  /** The body string. */
+  body: number;
+  /** Everything else: the entry object, its key, hashes, URLs, the Map slot. */
+  rest: number;
+}
+
+export interface HeapChildOutput {
+  type: 'heap';
+  cacheFirst: boolean;
+  cache: HeapMeasure;
+  breakdown: HeapBreakdown;
+  baseline: HeapMeasure;
+  /** Mean body bytes of the cards held. */
+  bodyBytes: number;
+}
+
+const input = JSON.parse(process.argv[2] ?? '{}') as HeapChildInput;
+const gc = globalThis.gc;
+if (gc === undefined) throw new Error('heap-child needs --expose-gc');
+
+async function settle(): Promise<NodeJS.MemoryUsage> {
+  for (let i = 0; i < 4; i++) {
+    gc!();
+    await tick();
+  }
+  return process.memoryUsage();
+}
+
+const targets: string[] = [];
+for (let j = 0; j < input.perOrigin && targets.length < input.n; j++) for (const o of input.origins) if (targets.length < input.n) targets.push(`${o}/a${j}/`);
+const policy = HostPolicy.from({ allow: input.origins, allowLoopback: true });
+const cardUrl = (base: string) => `${base}.well-known/agent-card.json`;
+
+async function measureCache(): Promise<{ m: HeapMeasure; bodyBytes: number; breakdown: HeapBreakdown }> {
+  const fetcher = createCardFetcher({ policy, maxConnectionsPerOrigin: 1 });
+  const store = new MemoryCardStore();
+  const cache = new CardCache({ fetcher, hostPolicy: policy, store, minTtlMs: 0, maxConcurrentFetches: input.concurrency, check: { allowLoopback: true } });
+  const before = await settle();
+  const t0 = performance.now();
+  const r = await runPool(targets, input.concurrency, t0 + input.limitMs, async (t) => {
+    await cache.get(t);
+  });
+  const populateSeconds = (performance.now() - t0) / 1000;
+  await fetcher.close();
+  const after = await settle();
+  // In a function of its own so the array of entries is garbage before the breakdown below.
+  const { count, bodyBytes } = await (async () => {
+    const entries = await cache.entries();
+    return { count: entries.length, bodyBytes: entries.reduce((s, e) => s + Buffer.byteLength(e.body), 0) / Math.max(1, entries.length) };
+  })();
+  const n = Math.max(1, count);
+  // After the measurement: drop one field at a time from every stored entry and see what is freed.
+  const freed = async (field: keyof CacheEntry | undefined, from: number): Promise<[number, number]> => {
+    for (const k of store.keys()) {
+      const e = store.get(k);
+      if (e !== undefined) store.set(k, field === undefined ? { ...e } : { ...e, [field]: undefined });
+    }
+    const now = (await settle()).heapUsed;
+    return [(from - now) / n, now];
+  };
+  const [entryShape, h0] = await freed(undefined, after.heapUsed);
+  const [card, h1] = await freed('card', h0);
+  const [cachePolicy, h2] = await freed('cacheHeaders', h1);
+  const [body, h3] = await freed('body', h2);
+  const breakdown: HeapBreakdown = { entryShape, card, cachePolicy, body, rest: (h3 - before.heapUsed) / n };
+  return {
+    breakdown,
+    m: {
+      entries: count,
+      heapBefore: before.heapUsed,
+      heapAfter: after.heapUsed,
+      bytesPerEntry: (after.heapUsed - before.heapUsed) / n,
+      externalBytesPerEntry: (after.external - before.external) / n,
+      populateSeconds,
+      errors: r.errors + (r.timedOut ? 1 : 0),
+    },
+    bodyBytes,
+  };
+}
+
+async function measureBaseline(): Promise<HeapMeasure> {
+  const agent = new Agent({ connections: 1 });
+  const held = new Map<string, { body: string; card: unknown }>();
+  const before = await settle();
+  const t0 = performance.now();
+  const r = await runPool(targets, input.concurrency, t0 + input.limitMs, async (t) => {
+    const res = await request(cardUrl(t), { dispatcher: agent, method: 'GET', headers: { accept: 'application/json' } });
+    const body = await res.body.text();
+    if (res.statusCode !== 200) throw new Error(`HTTP ${res.statusCode}`);
+    held.set(new URL(t).href, { body, card: JSON.parse(body) });
+  });
+  const populateSeconds = (performance.now() - t0) / 1000;
+  await agent.close();
+  const after = await settle();
+  const n = Math.max(1, held.size);
+  return {
+    entries: held.size,
+    heapBefore: before.heapUsed,
+    heapAfter: after.heapUsed,
+    bytesPerEntry: (after.heapUsed - before.heapUsed) / n,
+    externalBytesPerEntry: (after.external - before.external) / n,
+    populateSeconds,
+    errors: r.errors + (r.timedOut ? 1 : 0),
+  };
+}
+
+let cache: Awaited<ReturnType<typeof measureCache>>;
+let baseline: HeapMeasure;
+if (input.cacheFirst) {
+  cache = await measureCache();
+  baseline = await measureBaseline();
+} else {
+  baseline = await measureBaseline();
+  cache = await measureCache();
+}
+const out: HeapChildOutput = { type: 'heap', cacheFirst: input.cacheFirst, cache: cache.m, breakdown: cache.breakdown, baseline, bodyBytes: cache.bodyBytes };
+process.send?.(out, () => process.exit(0));

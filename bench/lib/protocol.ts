@@ -1,0 +1,33 @@
+/** Messages between bench/run.ts and the fault-server child (bench/lib/server-child.ts). */
+
+export interface ServerLayout {
+  /** Origins (127.0.0.1, one port each) with `perOrigin` endpoints each, ids `a0`, `a1`, ... */
+  origins: number;
+  perOrigin: number;
+  /** One more origin with this many endpoints (ids `s0`, `s1`, ...), for the single-origin case. */
+  soloEndpoints: number;
+  cacheControl: string;
+}
+
+export interface ReadyMessage {
+  type: 'ready';
+  origins: string[];
+  solo: string;
+  /** Body bytes of one card (they differ by a few bytes between ids; this is endpoint a0's). */
+  cardBytes: number;
+  pid: number;
+}
+
+export interface StatsMessage {
+  type: 'stats';
+  /** Requests answered, all servers. */
+  hits: number;
+  /** TCP connections accepted, all servers. */
+  connections: number;
+  /** process.cpuUsage() of the server process, microseconds. */
+  cpuUserUs: number;
+  cpuSystemUs: number;
+}
+
+export type ToServer = { type: 'stats' } | { type: 'close' };
+export type FromServer = ReadyMessage | StatsMessage;
