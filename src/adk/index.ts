@@ -12,3 +12,19 @@ export { buildRootAgent, ROUTER_INSTRUCTION } from './root-agent.js';
 export type { RootKind } from './root-agent.js';
 export { keywordRouter, words } from './keyword-router.js';
 export type { RouteHints, RouteDecision } from './keyword-router.js';
+export { snapshotTreeBuilder } from './snapshot-tree.js';
+export type { SnapshotTreeOptions } from './snapshot-tree.js';
+export {
+  remoteAgentFor,
+  createAdkClientFactory,
+  adkCardTransports,
+  V1RemoteAgent,
+  usableV1Interfaces,
+  createPolicyFetch,
+  ADK_IDENTIFIER_METADATA_KEYS,
+  stripAdkIdentifiers,
+  stripAdkMetadataCallback,
+} from './remote/index.js';
+export type { RemoteAgentOptions, AdkCardTransport, V1RemoteAgentConfig, PolicyFetch, PolicyFetchOptions, OriginCredentials } from './remote/index.js';
+export { AgentRegistry, AGENT_NAME_PATTERN, RESERVED_AGENT_NAME, verifyTree, remoteSpec, RegistryHolder } from '../registry/index.js';
+export type { AgentSpec, AgentFactory, RemoteSpecOptions, RegistrySwapResult } from '../registry/index.js';
