@@ -1,0 +1,97 @@
+/**
+ * Prometheus metrics, on a registry of our own (never prom-client's global one), fed by the
+ * discovery event stream plus a few gauges read at scrape time.
+ */
+import { Counter, Gauge, Histogram, Registry } from 'prom-client';
+import type { CardCache } from '../cache/index.js';
+import type { EventStream } from '../events/index.js';
+import type { DiscoveryLoop } from '../loop/index.js';
+import type { TreeFactory } from '../adk/index.js';
+
+export interface MetricsSources {
+  events: EventStream;
+  cache: CardCache;
+  loop: DiscoveryLoop;
+  trees?: TreeFactory;
+}
+
+export function createMetrics({ events, cache, loop, trees }: MetricsSources): { registry: Registry; close(): void } {
+  const registry = new Registry();
+  const p = 'a2a_discovery_';
+  const fetches = new Counter({ name: `${p}card_fetches_total`, help: 'Card cache decisions that reached the network, by outcome.', labelNames: ['outcome'], registers: [registry] });
+  const hits = new Counter({ name: `${p}card_cache_hits_total`, help: 'Card reads served fresh from the cache without a request.', registers: [registry] });
+  const notModified = new Counter({ name: `${p}card_not_modified_total`, help: 'Conditional card requests answered 304 Not Modified.', registers: [registry] });
+  const failures = new Counter({ name: `${p}card_failures_total`, help: 'Failed card refreshes, by error code.', labelNames: ['code'], registers: [registry] });
+  const latency = new Histogram({
+    name: `${p}card_fetch_duration_seconds`,
+    help: 'Duration of card requests.',
+    buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
+    registers: [registry],
+  });
+  const publications = new Counter({ name: `${p}snapshot_publications_total`, help: 'Snapshots published.', registers: [registry] });
+  const held = new Counter({ name: `${p}snapshots_held_total`, help: 'Snapshots held back by a guard.', registers: [registry] });
+  const alerts = new Counter({ name: `${p}alerts_total`, help: 'Alerts raised, by kind.', labelNames: ['kind'], registers: [registry] });
+  const evictions = new Counter({ name: `${p}tree_evictions_total`, help: 'Agent trees evicted after their last pinned session.', registers: [registry] });
+  new Gauge({
+    name: `${p}snapshot_version`,
+    help: 'Version of the current snapshot (0 before the first).',
+    registers: [registry],
+    collect() {
+      this.set(loop.current()?.version ?? 0);
+    },
+  });
+  new Gauge({
+    name: `${p}card_stale_entries`,
+    help: 'Cached cards currently served stale.',
+    registers: [registry],
+    async collect() {
+      this.set((await cache.entries()).filter((e) => e.stale).length);
+    },
+  });
+  new Gauge({
+    name: `${p}pinned_sessions`,
+    help: 'Sessions pinned to a snapshot.',
+    registers: [registry],
+    collect() {
+      this.set(trees?.sessions().length ?? 0);
+    },
+  });
+  new Gauge({
+    name: `${p}retained_snapshots`,
+    help: 'Snapshots retained (current plus pinned).',
+    registers: [registry],
+    collect() {
+      this.set(loop.snapshots.retained().length);
+    },
+  });
+  const unsubscribe = events.subscribe((e) => {
+    switch (e.type) {
+      case 'card.result':
+        if (e.outcome === 'hit') hits.inc();
+        else fetches.inc({ outcome: e.outcome });
+        if (e.outcome === 'revalidated') notModified.inc();
+        if (e.code !== undefined) failures.inc({ code: e.code });
+        if (e.durationMs !== undefined) latency.observe(e.durationMs / 1000);
+        break;
+      case 'snapshot.published':
+        publications.inc();
+        break;
+      case 'snapshot.held':
+        held.inc();
+        break;
+      case 'alert':
+        alerts.inc({ kind: e.kind });
+        break;
+      default:
+        break;
+    }
+  });
+  const offEvict = trees?.onEvict(() => evictions.inc());
+  return {
+    registry,
+    close() {
+      unsubscribe();
+      offEvict?.();
+    },
+  };
+}

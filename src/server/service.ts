@@ -1,0 +1,228 @@
+/**
+ * The service: the discovery loop, the tree factory and the session runner in one process,
+ * behind the HTTP API. `startService` composes every part from plain options (the YAML config
+ * maps onto them) and returns a handle whose `close()` stops everything within a bound.
+ */
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { serve } from '@hono/node-server';
+import type { BaseLlm } from '@google/adk';
+import { setLogger as setAdkLogger } from '@google/adk';
+import type { RouteHints } from '../adk/index.js';
+import { createPolicyFetch, SessionRunner, snapshotTreeBuilder, TreeFactory } from '../adk/index.js';
+import type { CardCacheOptions } from '../cache/index.js';
+import { CardCache } from '../cache/index.js';
+import type { SignatureOptions } from '../card/index.js';
+import type { Clock } from '../clock/index.js';
+import { systemClock } from '../clock/index.js';
+import { DiscoveryError } from '../errors.js';
+import { EventStream } from '../events/index.js';
+import type { HostPolicyOptions } from '../fetch/index.js';
+import { createCardFetcher, HostPolicy, isLoopbackHost } from '../fetch/index.js';
+import type { HealthOptions } from '../health/index.js';
+import type { DiscoveryLoopOptions } from '../loop/index.js';
+import { DiscoveryLoop } from '../loop/index.js';
+import type { Need, TenantPolicy, VocabularyEntry } from '../match/index.js';
+import { TagVocabulary } from '../match/index.js';
+import type { KubernetesSourceOptions, Source, StaticAgentConfig } from '../sources/index.js';
+import { kubernetesSource, registrySource, staticSource, wellKnownSource } from '../sources/index.js';
+import { createApp } from './app.js';
+import { EventBuffer } from './event-buffer.js';
+import type { Logger } from './logger.js';
+import { createLogger, logEvents } from './logger.js';
+import { createMetrics } from './metrics.js';
+import { SnapshotArchive } from './snapshot-archive.js';
+import { staticFileServer } from './static-files.js';
+
+export interface ServiceOptions {
+  host?: string;
+  port?: number;
+  /** Required when `host` is not loopback. */
+  token?: string;
+  policy: HostPolicyOptions;
+  credentials?: (origin: string) => Record<string, string> | undefined;
+  signatures?: SignatureOptions;
+  vocabulary: ReadonlyArray<VocabularyEntry & Omit<RouteHints, 'tag'>>;
+  needs: readonly Need[];
+  requireStreaming?: boolean;
+  tenant?: TenantPolicy;
+  maxAgents?: number;
+  static?: readonly StaticAgentConfig[];
+  wellKnown?: { id: string; domains: readonly string[]; pollIntervalMs?: number };
+  registries?: ReadonlyArray<{ id: string; url: string; pollIntervalMs?: number; maxPages?: number }>;
+  kubernetes?: Omit<KubernetesSourceOptions, 'events' | 'clock'>;
+  health?: HealthOptions & { staticEnterAfter?: number };
+  cache?: Omit<CardCacheOptions, 'fetcher' | 'hostPolicy' | 'store' | 'clock' | 'random' | 'events' | 'check'> & { maxBodyBytes?: number; totalTimeoutMs?: number };
+  loop?: Pick<DiscoveryLoopOptions, 'cycleIntervalMs' | 'resyncIntervalMs' | 'startupTimeoutMs' | 'maxRemovalShare' | 'minPublishIntervalMs'>;
+  root?: { name?: string } & ({ kind: 'routed'; fallback?: string } | { kind: 'model'; model: string | BaseLlm });
+  sessions?: { idleTimeoutMs?: number; allowAdkMetadata?: boolean };
+  clock?: Clock;
+  logger?: Logger;
+  /** Folder of the dashboard's files. Default: the package's `web/`. */
+  webRoot?: string;
+  /** Extra sources (the demo's, tests'). */
+  extraSources?: readonly Source[];
+}
+
+export interface RunningService {
+  readonly url: string;
+  readonly loop: DiscoveryLoop;
+  readonly cache: CardCache;
+  readonly trees: TreeFactory;
+  readonly sessions: SessionRunner;
+  readonly events: EventStream;
+  readonly policy: HostPolicy;
+  /** Stops the loop, finishes in-flight work and closes every server and connection, within `timeoutMs`. */
+  close(timeoutMs?: number): Promise<void>;
+}
+
+/** Starts the service. Throws `ERR_CONFIG_INVALID` for unsafe settings (no token on a public bind). */
+export async function startService(o: ServiceOptions): Promise<RunningService> {
+  const host = o.host ?? '127.0.0.1';
+  const port = o.port ?? 7340;
+  if (!isLoopbackHost(host) && (o.token === undefined || o.token === '')) {
+    throw new DiscoveryError('ERR_CONFIG_INVALID', `binding to ${host} (not loopback) requires a bearer token (server.tokenEnv or server.tokenFile)`, { path: 'server.host' });
+  }
+  const clock = o.clock ?? systemClock;
+  const log = o.logger ?? createLogger();
+  const events = new EventStream({ wallNow: () => clock.wallNow() });
+  const offLog = logEvents(events, log);
+  routeAdkLogs(log);
+  const policy = HostPolicy.from(o.policy);
+  const fetcher = createCardFetcher({
+    policy,
+    ...(o.credentials && { credentials: o.credentials }),
+    ...(o.cache?.maxBodyBytes !== undefined && { maxBodyBytes: o.cache.maxBodyBytes }),
+    ...(o.cache?.totalTimeoutMs !== undefined && { totalTimeoutMs: o.cache.totalTimeoutMs }),
+    ...(o.cache?.maxFetchesPerOrigin !== undefined && { maxConnectionsPerOrigin: o.cache.maxFetchesPerOrigin }),
+  });
+  const { maxBodyBytes: _m, totalTimeoutMs: _t, ...cacheOptions } = o.cache ?? {};
+  const cache = new CardCache({
+    fetcher,
+    hostPolicy: policy,
+    clock,
+    events,
+    ...cacheOptions,
+    check: { allowLoopback: o.policy.allowLoopback ?? false, ...(o.signatures && { signatures: o.signatures }) },
+  });
+
+  const sources: Source[] = [];
+  if (o.static && o.static.length > 0) sources.push(staticSource({ agents: o.static }));
+  if (o.wellKnown) sources.push(wellKnownSource(o.wellKnown));
+  for (const r of o.registries ?? []) sources.push(registrySource({ ...r, fetcher, events, clock }));
+  if (o.kubernetes) sources.push(kubernetesSource({ ...o.kubernetes, events, clock }));
+  sources.push(...(o.extraSources ?? []));
+
+  const policyFetch = createPolicyFetch({ policy, ...(o.credentials && { credentials: o.credentials }) });
+  const hints: RouteHints[] = o.vocabulary.map((v) => ({ tag: v.tag, ...(v.keywords && { keywords: v.keywords }), ...(v.examples && { examples: v.examples }) }));
+  const rootSpec = o.root ?? { kind: 'routed' as const };
+  const treesRef: { trees?: TreeFactory } = {};
+  const loop = new DiscoveryLoop({
+    sources,
+    hostPolicy: policy,
+    cache,
+    clock,
+    events,
+    select: {
+      needs: o.needs,
+      vocabulary: new TagVocabulary(o.vocabulary.map((v) => ({ tag: v.tag, description: v.description }))),
+      ...(o.requireStreaming && { required: { streaming: true } }),
+      ...(o.tenant && { tenant: o.tenant }),
+      ...(o.maxAgents !== undefined && { maxAgents: o.maxAgents }),
+    },
+    ...(o.health && { health: o.health }),
+    ...(o.health?.staticEnterAfter !== undefined && { staticEnterAfter: o.health.staticEnterAfter }),
+    ...o.loop,
+    // Warm-up: a snapshot whose tree does not build and pass the checks is never published.
+    beforePublish: (next) => void treesRef.trees?.prepare(next),
+  });
+  const trees = new TreeFactory({
+    snapshots: loop.snapshots,
+    clock,
+    events,
+    ...(o.sessions?.idleTimeoutMs !== undefined && { idleTimeoutMs: o.sessions.idleTimeoutMs }),
+    buildRoot: snapshotTreeBuilder({
+      ...(rootSpec.name !== undefined && { rootName: rootSpec.name }),
+      root: rootSpec.kind === 'model' ? { kind: 'model', model: rootSpec.model } : { kind: 'routed', hints, ...(rootSpec.fallback !== undefined && { fallback: rootSpec.fallback }) },
+      policy,
+      fetchImpl: policyFetch,
+      ...(o.sessions?.allowAdkMetadata !== undefined && { allowAdkMetadata: o.sessions.allowAdkMetadata }),
+    }),
+  });
+  treesRef.trees = trees;
+  const sessions = new SessionRunner({ trees });
+  const buffer = new EventBuffer(events, 1_000);
+  const archive = new SnapshotArchive(loop);
+  const metrics = createMetrics({ events, cache, loop, trees });
+  const shutdown = new AbortController();
+  const app = createApp({
+    loop,
+    cache,
+    trees,
+    sessions,
+    buffer,
+    archive,
+    metrics: metrics.registry,
+    ...(o.token !== undefined && o.token !== '' && { token: o.token }),
+    staticFiles: staticFileServer(o.webRoot),
+    shutdownSignal: shutdown.signal,
+  });
+
+  const server = await new Promise<Server>((resolve, reject) => {
+    const s = serve({ fetch: app.fetch, port, hostname: host }, () => resolve(s as Server)) as Server;
+    s.once('error', reject);
+  });
+  const address = server.address() as AddressInfo;
+  const url = `http://${address.family === 'IPv6' ? `[${address.address}]` : address.address}:${address.port}`;
+  log.info({ url, policy: policy.describe() }, 'a2a-discovery service listening');
+  await loop.start();
+
+  let closing: Promise<void> | undefined;
+  return {
+    url,
+    loop,
+    cache,
+    trees,
+    sessions,
+    events,
+    policy,
+    close(timeoutMs = 5_000) {
+      closing ??= (async () => {
+        shutdown.abort();
+        const work = (async () => {
+          await loop.stop();
+          await new Promise<void>((r) => server.close(() => r()));
+        })();
+        const bound = new Promise<void>((r) => setTimeout(r, timeoutMs).unref());
+        server.closeIdleConnections();
+        await Promise.race([work, bound]);
+        server.closeAllConnections();
+        sessions.close();
+        trees.close();
+        metrics.close();
+        archive.close();
+        buffer.close();
+        await cache.close();
+        await Promise.allSettled([fetcher.close(), policyFetch.close()]);
+        offLog();
+        events.close();
+        log.info('a2a-discovery service stopped');
+      })();
+      return closing;
+    },
+  };
+}
+
+/** ADK JS logs through its own global logger; in the service its lines go to ours. */
+function routeAdkLogs(log: Logger): void {
+  const adk = log.child({ component: 'adk' });
+  const text = (args: unknown[]) => args.map((a) => (typeof a === 'string' ? a : a instanceof Error ? a.message : JSON.stringify(a))).join(' ');
+  setAdkLogger({
+    log: (_level, ...args) => adk.debug(text(args)),
+    debug: (...args) => adk.debug(text(args)),
+    info: (...args) => adk.debug(text(args)),
+    warn: (...args) => adk.warn(text(args)),
+    error: (...args) => adk.error(text(args)),
+    setLogLevel: () => undefined,
+  });
+}
