@@ -11,6 +11,7 @@ import type { SignatureMode } from '../card/index.js';
 import { probeFile } from './probe.js';
 import { probeUrl } from './probe-url.js';
 import { renderProbe } from './probe-report.js';
+import { registerTraceCommand } from './trace.js';
 import { VERSION } from '../version.js';
 
 const EXIT_OK = 0;
@@ -89,6 +90,8 @@ Examples:
       io.out(opts.json ? `${JSON.stringify(report, null, 2)}\n` : `${renderProbe(report)}\n`);
       process.exitCode = report.accepted ? EXIT_OK : EXIT_REFUSED;
     });
+
+  registerTraceCommand(program, io);
 
   return program;
 }

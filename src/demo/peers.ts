@@ -29,7 +29,6 @@ export class DemoModel extends BaseLlm {
     this.#reply = reply;
   }
 
-  // eslint-disable-next-line @typescript-eslint/require-await
   override async *generateContentAsync(request: LlmRequest): AsyncGenerator<LlmResponse, void> {
     const last = [...(request.contents ?? [])].reverse().find((c) => c.role === 'user');
     const text = (last?.parts ?? []).map((p) => p.text ?? '').join(' ').trim();
@@ -119,7 +118,6 @@ class ScriptExecutor implements AgentExecutor {
 
   cancelTask = async (): Promise<void> => undefined;
 
-  // eslint-disable-next-line @typescript-eslint/require-await
   async execute(ctx: RequestContext, bus: ExecutionEventBus): Promise<void> {
     const input = ctx.userMessage.parts.flatMap((p) => (p.content?.$case === 'text' ? [p.content.value] : [])).join(' ');
     const message: Message = {
