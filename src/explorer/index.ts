@@ -1,0 +1,37 @@
+/**
+ * The discovery-trace explorer: the seed's interactive teaching model (sequential discovery
+ * attempts against one endpoint) run by the library's own card cache, validator and matcher on
+ * a virtual clock against a scripted endpoint. `runTrace` gives self-describing plain data for
+ * the CLI (`a2a-discovery trace`) and for a web page.
+ *
+ * @module
+ */
+export { runTrace, traceCacheSettings, TRACE_SCHEMA } from './run-trace.js';
+export type {
+  TraceAction,
+  TraceRejectStage,
+  TraceAttempt,
+  TraceStats,
+  TimelineStage,
+  TraceEvent,
+  TraceCacheState,
+  TraceLibrarySettings,
+  TraceModel,
+  TraceResult,
+} from './run-trace.js';
+export { DEFAULT_TRACE_INPUTS, TRACE_CONDITIONS, TRACE_LIMITS, resolveTraceInputs } from './inputs.js';
+export type { TraceCondition, TraceInputs } from './inputs.js';
+export { compareTraces, COMPARED_ATTEMPT_FIELDS } from './compare.js';
+export type { TraceChange, AttemptChanges, StatChange, TraceComparison } from './compare.js';
+export {
+  ScriptedEndpoint,
+  modeledCardBody,
+  malformedBody,
+  CARD_BYTES,
+  CARD_VERSION_FIELD,
+  TRACE_BASE_URL,
+  TRACE_ORIGIN,
+  TRACE_TAG,
+  SIMULATED_CREDENTIAL,
+} from './scripted-endpoint.js';
+export type { ScriptedEndpointOptions, ScriptedExchange, CardVersionLabel } from './scripted-endpoint.js';

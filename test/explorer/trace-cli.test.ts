@@ -1,0 +1,174 @@
+/**
+ * `a2a-discovery trace`, run as a real child process, against the seed's numbers.
+ */
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+
+const MAIN = new URL('../../src/cli/main.ts', import.meta.url).pathname;
+
+interface Run {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+function cli(...args: string[]): Promise<Run> {
+  return new Promise((resolve) => {
+    execFile(process.execPath, ['--import', 'tsx', MAIN, ...args], { timeout: 30_000 }, (err, stdout, stderr) => {
+      const code = err ? (typeof err.code === 'number' ? err.code : 99) : 0;
+      resolve({ code, stdout, stderr });
+    });
+  });
+}
+
+interface Attempt {
+  at: number;
+  action: string;
+  status?: number;
+  cardVersion?: string;
+  outcome: string;
+  stage?: string;
+  reason?: string;
+}
+interface Json {
+  attempts: Attempt[];
+  stats: { networkFetches: number; cacheHits: number; notModified: number; bytesTransferred: number; accepted: number; rejected: number };
+  inputs: Record<string, unknown>;
+}
+
+async function trace(...args: string[]): Promise<Json> {
+  const r = await cli('trace', ...args, '--json');
+  assert.equal(r.code, 0, r.stderr);
+  return JSON.parse(r.stdout) as Json;
+}
+
+const stats = (j: Json) => {
+  const { networkFetches, cacheHits, notModified, bytesTransferred, accepted, rejected } = j.stats;
+  return { networkFetches, cacheHits, notModified, bytesTransferred, accepted, rejected };
+};
+const five = <T>(v: T): T[] => Array<T>(5).fill(v);
+const HEALTHY = { networkFetches: 3, cacheHits: 2, notModified: 1, bytesTransferred: 2_400, accepted: 5, rejected: 0 };
+
+describe('a2a-discovery trace', () => {
+  test('defaults: the seed\'s healthy run', async () => {
+    const j = await trace();
+    assert.deepEqual(
+      j.attempts.map(({ at, action, status, cardVersion, outcome }) => ({ at, action, status, cardVersion, outcome })),
+      [
+        { at: 0, action: 'fetch', status: 200, cardVersion: 'v1', outcome: 'accepted' },
+        { at: 6, action: 'cache-hit', status: undefined, cardVersion: 'v1', outcome: 'accepted' },
+        { at: 12, action: 'fetch', status: 200, cardVersion: 'v2', outcome: 'accepted' },
+        { at: 18, action: 'cache-hit', status: undefined, cardVersion: 'v2', outcome: 'accepted' },
+        { at: 24, action: 'fetch', status: 304, cardVersion: 'v2', outcome: 'accepted' },
+      ],
+    );
+    assert.deepEqual(stats(j), HEALTHY);
+  });
+
+  for (const [condition, status] of [['not-found', 404], ['unavailable', 503], ['unauthorized', 401]] as const) {
+    test(`--condition ${condition}: five fetches, five rejections at the fetch stage`, async () => {
+      const j = await trace('--condition', condition);
+      assert.deepEqual(j.attempts.map((a) => [a.action, a.status, a.outcome, a.stage]), five(['fetch', status, 'rejected', 'fetch']));
+      assert.deepEqual(stats(j), { networkFetches: 5, cacheHits: 0, notModified: 0, bytesTransferred: 0, accepted: 0, rejected: 5 });
+    });
+  }
+
+  test('--condition unauthorized --credentials: identical to healthy', async () => {
+    const j = await trace('--condition', 'unauthorized', '--credentials');
+    assert.deepEqual(j.attempts.map((a) => a.cardVersion), ['v1', 'v1', 'v2', 'v2', 'v2']);
+    assert.deepEqual(stats(j), HEALTHY);
+  });
+
+  test('--condition malformed (and with --max-age 30): 6,000 bytes, all rejected at parse', async () => {
+    for (const extra of [[], ['--max-age', '30']]) {
+      const j = await trace('--condition', 'malformed', ...extra);
+      assert.deepEqual(j.attempts.map((a) => [a.action, a.status, a.outcome, a.stage]), five(['fetch', 200, 'rejected', 'parse']));
+      assert.deepEqual(stats(j), { networkFetches: 5, cacheHits: 0, notModified: 0, bytesTransferred: 6_000, accepted: 0, rejected: 5 });
+    }
+  });
+
+  test('--condition insecure: the same pattern, refused by policy', async () => {
+    const j = await trace('--condition', 'insecure');
+    assert.deepEqual(j.attempts.map((a) => [a.action, a.outcome, a.stage]), five(['fetch', 'rejected', 'policy']));
+    assert.equal(j.stats.bytesTransferred, 6_000);
+  });
+
+  test('--require-streaming --no-card-streaming: cached as healthy, all rejected for capability', async () => {
+    const j = await trace('--require-streaming', '--no-card-streaming');
+    assert.deepEqual(j.attempts.map((a) => a.action), ['fetch', 'cache-hit', 'fetch', 'cache-hit', 'fetch']);
+    assert.deepEqual(j.attempts.map((a) => [a.outcome, a.stage]), five(['rejected', 'match']));
+    assert.deepEqual(stats(j), { ...HEALTHY, accepted: 0, rejected: 5 });
+  });
+
+  test('--max-age 0: five fetches, three 304s', async () => {
+    const j = await trace('--max-age', '0');
+    assert.deepEqual(j.attempts.map((a) => a.status), [200, 304, 200, 304, 304]);
+    assert.equal(j.stats.networkFetches, 5);
+    assert.equal(j.stats.notModified, 3);
+  });
+
+  test('--max-age 30: one fetch, all v1', async () => {
+    const j = await trace('--max-age', '30');
+    assert.deepEqual(j.attempts.map((a) => a.cardVersion), five('v1'));
+    assert.equal(j.stats.networkFetches, 1);
+    assert.equal(j.stats.cacheHits, 4);
+  });
+
+  test('--no-v2: v1 throughout; --publish-v2-at moves the change', async () => {
+    assert.deepEqual((await trace('--no-v2')).attempts.map((a) => a.cardVersion), five('v1'));
+    assert.deepEqual((await trace('--publish-v2-at', '20')).attempts.map((a) => a.cardVersion), ['v1', 'v1', 'v1', 'v1', 'v2']);
+  });
+
+  test('--interval and --rtt change the timeline, not the decisions', async () => {
+    const j = await trace('--interval', '7', '--rtt', '300', '--attempts', '5');
+    assert.deepEqual(j.attempts.map((a) => a.at), [0, 7, 14, 21, 28]);
+    assert.deepEqual(stats(j), HEALTHY);
+    assert.equal(j.inputs.rttMs, 300);
+  });
+
+  test('--attempts, --backoff, --stale-on-error --fail-from', async () => {
+    assert.equal((await trace('--attempts', '2')).attempts.length, 2);
+    const backoff = await trace('--condition', 'not-found', '--backoff');
+    assert.deepEqual(backoff.attempts.map((a) => a.action), ['fetch', 'fetch', 'backoff', 'fetch', 'backoff']);
+    assert.equal(backoff.stats.networkFetches, 3);
+    const stale = await trace('--condition', 'unavailable', '--fail-from', '11', '--stale-on-error');
+    assert.deepEqual(stale.attempts.map((a) => [a.status, a.cardVersion, a.outcome]), [
+      [200, 'v1', 'accepted'],
+      [undefined, 'v1', 'accepted'],
+      [503, 'v1', 'accepted'],
+      [503, 'v1', 'accepted'],
+      [503, 'v1', 'accepted'],
+    ]);
+  });
+
+  test('--jitter --seed is deterministic', async () => {
+    const a = await cli('trace', '--jitter', '--seed', '3', '--json');
+    const b = await cli('trace', '--jitter', '--seed', '3', '--json');
+    assert.equal(a.stdout, b.stdout);
+  });
+
+  test('text output: a table of attempts and the stats; exit 0 even when every attempt is rejected', async () => {
+    const r = await cli('trace', '--condition', 'malformed');
+    assert.equal(r.code, 0);
+    assert.match(r.stdout, /#\s+time\s+action\s+status\s+card\s+outcome\s+stage \/ reason/);
+    assert.match(r.stdout, /24\.0 s\s+fetch\s+200\s+-\s+rejected\s+parse: /);
+    assert.match(r.stdout, /network fetches 5 · cache hits 0 · 304 Not Modified 0 · bytes transferred 6,000 · accepted 0 · rejected 5/);
+  });
+
+  test('usage errors exit 2', async () => {
+    for (const args of [
+      ['--condition', 'bogus'],
+      ['--max-age', 'ten'],
+      ['--max-age', '1.5'],
+      ['--attempts', '0'],
+      ['--rtt', '0'],
+      ['--no-v2', '--publish-v2-at', '3'],
+      ['--unknown-flag'],
+    ]) {
+      const r = await cli('trace', ...args);
+      assert.equal(r.code, 2, `${args.join(' ')}: ${r.stderr}`);
+      assert.match(r.stderr, /error/);
+    }
+  });
+});
