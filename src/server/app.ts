@@ -15,6 +15,8 @@ import type { CardCache } from '../cache/index.js';
 import { isDiscoveryError } from '../errors.js';
 import type { DiscoveryEvent } from '../events/index.js';
 import type { DiscoveryLoop } from '../loop/index.js';
+import type { TraceInputs } from '../explorer/index.js';
+import { DEFAULT_TRACE_INPUTS, runTrace } from '../explorer/index.js';
 import type { Snapshot } from '../snapshot/index.js';
 import { diffSnapshots } from '../snapshot/index.js';
 import type { EventBuffer } from './event-buffer.js';
@@ -233,6 +235,18 @@ export function createApp(o: AppOptions): Hono {
       }
     });
   });
+
+  // The discovery-trace explorer: the seed's experiment run by the real cache, validator and
+  // matcher on a virtual clock (no network). POST the inputs (any subset of TraceInputs).
+  app.post('/api/trace', async (c) => {
+    const body = (await readJson(c)) ?? {};
+    try {
+      return c.json(await runTrace(body as Partial<TraceInputs>));
+    } catch (err) {
+      return errorResponse(c, err);
+    }
+  });
+  app.get('/api/trace/defaults', (c) => c.json(DEFAULT_TRACE_INPUTS));
 
   app.get('*', async (c) => {
     const res = await o.staticFiles?.(c.req.path);
