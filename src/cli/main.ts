@@ -11,6 +11,7 @@ import type { SignatureMode } from '../card/index.js';
 import { probeFile } from './probe.js';
 import { probeUrl } from './probe-url.js';
 import { renderProbe } from './probe-report.js';
+import { runValidate } from './validate.js';
 import { registerTraceCommand } from './trace.js';
 import { VERSION } from '../version.js';
 
@@ -92,6 +93,29 @@ Examples:
     });
 
   registerTraceCommand(program, io);
+
+  program
+    .command('validate')
+    .description('Check a discovery.yaml configuration: YAML syntax, schema, cross-field rules, and that every secret it names can be read (values are never printed).')
+    .requiredOption('--config <file>', 'path of the YAML configuration file')
+    .option('--json', 'print one JSON object instead of text', false)
+    .addHelpText(
+      'after',
+      `
+Every problem is printed as file:line:col path: message. Secrets (server.tokenEnv / tokenFile,
+credentials valueEnv / valueFile, signatures.keys jwkFile) are read to check they exist; their values
+are never printed. Relative paths resolve against the file's directory. See docs/configuration.md.
+
+Exit codes: 0 valid, 1 invalid, 2 usage error (missing --config, unreadable file).
+JSON fields: valid, problems [{path, message, line, column}].
+
+Examples:
+  a2a-discovery validate --config examples/discovery.yaml
+  a2a-discovery validate --config /etc/a2a/discovery.yaml --json`,
+    )
+    .action(async (opts: { config: string; json: boolean }) => {
+      process.exitCode = (await runValidate(opts.config, { json: opts.json, io })) ? EXIT_OK : EXIT_REFUSED;
+    });
 
   return program;
 }

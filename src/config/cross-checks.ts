@@ -1,0 +1,221 @@
+/**
+ * Internal: the rules that relate fields to each other (tags against the vocabulary, names against
+ * names, URLs against the allowlist, ...). They read the raw YAML data defensively, so they run even
+ * when the schema found problems elsewhere, and a file with ten mistakes reports all ten at once.
+ * A value of the wrong type is skipped here: the schema already reports it.
+ */
+import { HostPolicy, isLoopbackHost } from '../fetch/index.js';
+import { isDiscoveryError, type Problem } from '../errors.js';
+import { formatPath, type ConfigPath } from './messages.js';
+import { impossibleUrl, LOCAL_NAME, normalizeDomain, originOf } from './schema.js';
+import type { YamlSource } from './yaml-source.js';
+
+type Raw = Record<string, unknown>;
+
+function record(value: unknown): Raw | undefined {
+  return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Raw) : undefined;
+}
+
+function list(value: unknown): unknown[] {
+  return Array.isArray(value) ? value : [];
+}
+
+function string(value: unknown): string | undefined {
+  return typeof value === 'string' ? value : undefined;
+}
+
+/** `[index, value]` for the string items of a list. */
+function strings(value: unknown): Array<[number, string]> {
+  return list(value).flatMap((item, i): Array<[number, string]> => (typeof item === 'string' ? [[i, item]] : []));
+}
+
+const DEFAULTS = { minTtlMs: 30_000, maxTtlMs: 3_600_000, backoffBaseMs: 5_000, backoffMaxMs: 300_000 };
+
+/** Every cross-field problem of the raw document `doc`, located in `source`. */
+export function crossCheck(doc: Raw, source: YamlSource): Problem[] {
+  const problems: Problem[] = [];
+  const add = (path: ConfigPath, message: string): void => {
+    problems.push(source.problem(path, message));
+  };
+
+  // --- allowlist -------------------------------------------------------------------------------
+  const allowLoopback = doc.allowLoopback === true;
+  const policy = buildPolicy(doc, allowLoopback, add);
+  if (Array.isArray(doc.allow) && doc.allow.length === 0 && !allowLoopback) {
+    add(['allow'], 'lists no origins, so every host would be refused; list the origins discovery may reach (an empty list is allowed only with allowLoopback: true)');
+  } else if (doc.allow === undefined && !allowLoopback) {
+    add(['allow'], 'is required: list the origins discovery may reach, such as "https://agents.example.com" (it may be left out only with allowLoopback: true)');
+  }
+  const admits = (url: string): string | undefined => {
+    const verdict = policy.check(url);
+    return verdict.allowed ? undefined : verdict.reason;
+  };
+
+  // --- server ----------------------------------------------------------------------------------
+  const server = record(doc.server);
+  if (server !== undefined) {
+    const host = string(server.host) ?? '127.0.0.1';
+    const hasToken = server.tokenEnv !== undefined || server.tokenFile !== undefined;
+    if (server.tokenEnv !== undefined && server.tokenFile !== undefined) {
+      add(['server', 'tokenFile'], 'set only one of tokenEnv and tokenFile');
+    }
+    if (!isLoopbackHost(host) && !hasToken) {
+      add(['server', 'host'], `${JSON.stringify(host)} is not a loopback address, so the service needs a bearer token: set server.tokenEnv or server.tokenFile`);
+    }
+  }
+
+  // --- credentials -----------------------------------------------------------------------------
+  const credentialOrigins = new Map<string, number>();
+  list(doc.credentials).forEach((item, i) => {
+    const entry = record(item);
+    if (entry === undefined) return;
+    const hasEnv = entry.valueEnv !== undefined;
+    const hasFile = entry.valueFile !== undefined;
+    if (hasEnv && hasFile) add(['credentials', i, 'valueFile'], 'set exactly one of valueEnv and valueFile, not both');
+    if (!hasEnv && !hasFile) add(['credentials', i], 'needs exactly one of valueEnv (an environment variable) or valueFile (a file); secrets are never written in the configuration');
+    const raw = string(entry.origin);
+    const normalized = raw === undefined ? undefined : originOf(raw);
+    if (raw === undefined || normalized === undefined) return;
+    const first = credentialOrigins.get(normalized);
+    if (first !== undefined) add(['credentials', i, 'origin'], `${normalized} already has credentials in credentials[${first}]`);
+    else credentialOrigins.set(normalized, i);
+    const refusal = admits(normalized);
+    if (refusal !== undefined) add(['credentials', i, 'origin'], `${refusal}; credentials are sent only to allowlisted origins`);
+  });
+
+  // --- signatures ------------------------------------------------------------------------------
+  const signatures = record(doc.signatures);
+  if (signatures?.mode === 'required' && list(signatures.keys).length === 0) {
+    add(['signatures', 'mode'], 'is "required" but no keys are listed, so every card would be refused; add signatures.keys or use if-present');
+  }
+
+  // --- vocabulary and needs --------------------------------------------------------------------
+  const vocabulary = new Map<string, number>();
+  list(doc.vocabulary).forEach((item, i) => {
+    const tag = string(record(item)?.tag);
+    if (tag === undefined) return;
+    const first = vocabulary.get(tag);
+    if (first !== undefined) add(['vocabulary', i, 'tag'], `duplicate tag ${JSON.stringify(tag)}, already defined in vocabulary[${first}]`);
+    else vocabulary.set(tag, i);
+  });
+  const known = [...vocabulary.keys()];
+  const outside = (tag: string): string =>
+    `${JSON.stringify(tag)} is not in the vocabulary; add it under vocabulary with a reviewed description${known.length > 0 ? ` (known tags: ${known.join(', ')})` : ''}`;
+  list(doc.needs).forEach((item, i) => {
+    const tag = string(record(item)?.tag);
+    if (tag !== undefined && !vocabulary.has(tag)) add(['needs', i, 'tag'], outside(tag));
+  });
+
+  // --- root ------------------------------------------------------------------------------------
+  const root = record(doc.root) ?? {};
+  const rootKind = root.kind ?? 'routed';
+  const rootName = string(root.name) ?? 'orchestrator';
+  if (rootKind === 'model' && root.model === undefined) add(['root', 'model'], 'is required when root.kind is "model" (e.g. gemini-2.5-flash)');
+  if (rootKind === 'routed' && root.model !== undefined) add(['root', 'model'], 'is used only with root.kind: model; the routed root needs no model');
+  if (rootKind === 'model' && root.fallback !== undefined) add(['root', 'fallback'], 'is used only with root.kind: routed');
+
+  // --- static agents ---------------------------------------------------------------------------
+  const names = new Map<string, number>();
+  list(doc.static).forEach((item, i) => {
+    const agent = record(item);
+    if (agent === undefined) return;
+    const name = string(agent.name);
+    if (name !== undefined && LOCAL_NAME.test(name)) {
+      const first = names.get(name);
+      if (first !== undefined) add(['static', i, 'name'], `duplicate name ${JSON.stringify(name)}, already used by static[${first}]`);
+      else names.set(name, i);
+      if (name === rootName) add(['static', i, 'name'], `${JSON.stringify(name)} is the root agent's name (root.name); names must be unique in the whole tree`);
+    }
+    strings(agent.tags).forEach(([j, tag]) => {
+      if (!vocabulary.has(tag)) add(['static', i, 'tags', j], outside(tag));
+    });
+    const url = string(agent.url);
+    if (url !== undefined && impossibleUrl(url) === undefined) {
+      const refusal = admits(url);
+      if (refusal !== undefined) add(['static', i, 'url'], `${refusal}; add its origin to allow`);
+    }
+  });
+  const fallback = string(root.fallback);
+  if (rootKind === 'routed' && fallback !== undefined && !names.has(fallback)) {
+    add(['root', 'fallback'], `${JSON.stringify(fallback)} is not the name of a static agent${names.size > 0 ? ` (static agents: ${[...names.keys()].join(', ')})` : ''}`);
+  }
+
+  // --- sources ---------------------------------------------------------------------------------
+  const sources = record(doc.sources) ?? {};
+  const ids = new Map<string, string>([['static', 'the static agents']]);
+  const claimId = (path: ConfigPath, id: unknown): void => {
+    if (typeof id !== 'string') return;
+    const owner = ids.get(id);
+    if (owner !== undefined) add(path, `source id ${JSON.stringify(id)} is already used by ${owner}`);
+    else ids.set(id, formatPath(path.slice(0, -1)));
+  };
+  const wellKnown = record(sources.wellKnown);
+  if (wellKnown !== undefined) {
+    claimId(['sources', 'wellKnown', 'id'], wellKnown.id);
+    const seen = new Map<string, number>();
+    strings(wellKnown.domains).forEach(([i, raw]) => {
+      const host = normalizeDomain(raw);
+      if (typeof host !== 'string') return;
+      const first = seen.get(host);
+      if (first !== undefined) return add(['sources', 'wellKnown', 'domains', i], `duplicate of domains[${first}] (${host})`);
+      seen.set(host, i);
+      const refusal = admits(`https://${host}/`);
+      if (refusal !== undefined) add(['sources', 'wellKnown', 'domains', i], `${refusal}; add https://${host} to allow, or the domain can never be probed`);
+    });
+  }
+  list(sources.registries).forEach((item, i) => {
+    const registry = record(item);
+    if (registry === undefined) return;
+    claimId(['sources', 'registries', i, 'id'], registry.id);
+    const url = string(registry.url);
+    if (url !== undefined && impossibleUrl(url, true) === undefined) {
+      const refusal = admits(url);
+      if (refusal !== undefined) add(['sources', 'registries', i, 'url'], `${refusal}; the catalog must be on the allowlist to be read`);
+    }
+  });
+  const kubernetes = record(sources.kubernetes);
+  if (kubernetes !== undefined) claimId(['sources', 'kubernetes', 'id'], kubernetes.id);
+
+  const hasAgents =
+    list(doc.static).length > 0 || wellKnown !== undefined || list(sources.registries).length > 0 || kubernetes !== undefined;
+  if (!hasAgents) add([], 'no agent source: list reviewed agents under static, or configure sources.wellKnown, sources.registries or sources.kubernetes');
+
+  // --- cache bounds ----------------------------------------------------------------------------
+  const cache = record(doc.cache) ?? {};
+  const num = (key: keyof typeof DEFAULTS): number => (typeof cache[key] === 'number' ? (cache[key] as number) : DEFAULTS[key]);
+  if (num('minTtlMs') > num('maxTtlMs')) add(['cache', cache.minTtlMs !== undefined ? 'minTtlMs' : 'maxTtlMs'], `minTtlMs (${num('minTtlMs')}) must not exceed maxTtlMs (${num('maxTtlMs')})`);
+  if (num('backoffBaseMs') > num('backoffMaxMs')) {
+    add(['cache', cache.backoffBaseMs !== undefined ? 'backoffBaseMs' : 'backoffMaxMs'], `backoffBaseMs (${num('backoffBaseMs')}) must not exceed backoffMaxMs (${num('backoffMaxMs')})`);
+  }
+
+  return problems;
+}
+
+/**
+ * Builds the allowlist with `HostPolicy.from`, mapping its problems (`allow[2]`, `allowCidrs[0]`)
+ * back to the YAML. Bad entries are left out of the policy that is returned, so the URLs that rely
+ * only on good entries are still judged.
+ */
+function buildPolicy(doc: Raw, allowLoopback: boolean, add: (path: ConfigPath, message: string) => void): HostPolicy {
+  let allow = strings(doc.allow);
+  let cidrs = strings(doc.allowCidrs);
+  try {
+    return HostPolicy.from({ allow: allow.map(([, v]) => v), allowCidrs: cidrs.map(([, v]) => v), allowLoopback });
+  } catch (err) {
+    if (!isDiscoveryError(err)) throw err;
+    const badAllow = new Set<number>();
+    const badCidrs = new Set<number>();
+    for (const problem of err.problems) {
+      const m = /^(allow|allowCidrs)\[(\d+)\]$/.exec(problem.path);
+      if (m === null) continue;
+      const key = m[1] as 'allow' | 'allowCidrs';
+      const position = Number(m[2]);
+      const [index] = (key === 'allow' ? allow : cidrs)[position]!;
+      (key === 'allow' ? badAllow : badCidrs).add(position);
+      add([key, index], problem.message);
+    }
+    allow = allow.filter((_, i) => !badAllow.has(i));
+    cidrs = cidrs.filter((_, i) => !badCidrs.has(i));
+    return HostPolicy.from({ allow: allow.map(([, v]) => v), allowCidrs: cidrs.map(([, v]) => v), allowLoopback });
+  }
+}

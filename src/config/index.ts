@@ -1,0 +1,32 @@
+/**
+ * The YAML configuration (`discovery.yaml`): schema and defaults, loading with every problem
+ * reported at its line and column, and reading the secrets it names. See docs/configuration.md.
+ *
+ * @module
+ */
+export { parseConfig, loadConfig } from './parse-config.js';
+export type { ParseConfigOptions } from './parse-config.js';
+export { resolveSecrets } from './resolve-secrets.js';
+export type { ResolvedSecrets } from './resolve-secrets.js';
+export { formatProblems } from './format-problems.js';
+export type {
+  DiscoveryConfig,
+  ServerConfig,
+  CredentialConfig,
+  SignaturesConfig,
+  TrustedKeyConfig,
+  VocabularyTagConfig,
+  NeedConfig,
+  TenantConfig,
+  PoliciesConfig,
+  StaticAgentEntry,
+  WellKnownConfig,
+  RegistryConfig,
+  KubernetesConfig,
+  SourcesConfig,
+  HealthConfig,
+  CacheConfig,
+  LoopConfig,
+  RootConfig,
+  SessionsConfig,
+} from './types.js';

@@ -1,0 +1,235 @@
+/**
+ * Parsing and loading `discovery.yaml`: YAML syntax, the schema, then the cross-field rules, with
+ * every problem collected and located at its line and column before anything is thrown.
+ *
+ * @module
+ */
+import { readFile } from 'node:fs/promises';
+import { dirname, resolve } from 'node:path';
+import type { z } from 'zod';
+import { DiscoveryError, type Problem } from '../errors.js';
+import { crossCheck } from './cross-checks.js';
+import { describeValue, errorMap, formatPath, unknownKeyMessage, type ConfigPath } from './messages.js';
+import { configSchema, originOf, SECTIONS, SOURCE_SECTIONS, type SchemaOutput } from './schema.js';
+import type { DiscoveryConfig } from './types.js';
+import { rememberSource, YamlSource } from './yaml-source.js';
+
+/** Inputs of {@link parseConfig}. */
+export interface ParseConfigOptions {
+  /** The file name, used in error messages. */
+  file?: string;
+  /** Directory that relative paths (`tokenFile`, `valueFile`, `jwkFile`) resolve against. Default `process.cwd()`. */
+  baseDir?: string;
+}
+
+/** Largest configuration file read, in bytes. */
+const MAX_CONFIG_BYTES = 1024 * 1024;
+
+/**
+ * Parses and validates the text of a `discovery.yaml`. Pure apart from `process.cwd()` when no
+ * `baseDir` is given: no file is read and no environment variable is looked at (see
+ * {@link resolveSecrets} for that).
+ *
+ * @returns the configuration with every default filled in and relative paths made absolute, frozen.
+ * @throws DiscoveryError `ERR_CONFIG_INVALID` (stage `config`) listing every problem in `problems`,
+ *   each with its `path` (`static[1].tags[0]`), a message, and its 1-based `line` and `column`.
+ *   YAML syntax errors are reported alone (path `$`), since the rest cannot be read reliably.
+ * @example
+ * const config = parseConfig(text, { file: 'discovery.yaml', baseDir: '/etc/a2a' });
+ * config.cache.defaultTtlMs; // 300000 unless set
+ */
+export function parseConfig(text: string, options: ParseConfigOptions = {}): DiscoveryConfig {
+  const source = YamlSource.parse(text);
+  const syntax = source.syntaxProblems();
+  if (syntax.length > 0) throw invalid(syntax, options.file);
+
+  let raw: unknown;
+  try {
+    raw = source.toJS();
+  } catch (err) {
+    throw invalid([{ path: '$', message: `YAML: ${err instanceof Error ? err.message : String(err)}`, line: 1, column: 1 }], options.file);
+  }
+  raw = withoutEmptySections(raw ?? {});
+  if (!isRecord(raw)) {
+    throw invalid([source.problem([], `the configuration must be a mapping of sections (server:, allow:, static:, ...), got ${describeValue(raw)}`)], options.file);
+  }
+
+  const knownKeys = new Map<string, string[]>();
+  const result = configSchema.safeParse(raw, {
+    error: (issue) => {
+      if (issue.code === 'unrecognized_keys') {
+        const shape = (issue.inst?._zod.def as { shape?: Record<string, unknown> } | undefined)?.shape;
+        if (shape !== undefined) knownKeys.set(formatPath(pathOf(issue.path ?? [])), Object.keys(shape));
+      }
+      return errorMap(issue);
+    },
+  });
+  const schemaProblems = result.success ? [] : result.error.issues.flatMap((issue) => locateIssue(issue, source, knownKeys));
+  const crossProblems = crossCheck(raw, source);
+  // A cross-field rule says nothing new about a value the schema already refused.
+  const refused = schemaProblems.map((p) => p.path);
+  const problems = [...schemaProblems, ...crossProblems.filter((p) => !refused.some((r) => covers(r, p.path)))];
+  if (problems.length > 0 || !result.success) throw invalid(problems, options.file);
+
+  const config = build(result.data, options.baseDir ?? process.cwd());
+  rememberSource(config, source, options.file);
+  return config;
+}
+
+/**
+ * Reads and parses a configuration file. Relative paths inside it resolve against its directory.
+ *
+ * @throws DiscoveryError `ERR_USAGE` when the file cannot be read (missing, a directory, no
+ *   permission); `ERR_CONFIG_INVALID` as {@link parseConfig} when its content is wrong or it is
+ *   larger than 1 MiB.
+ * @example
+ * const config = await loadConfig('/etc/a2a/discovery.yaml');
+ */
+export async function loadConfig(file: string): Promise<DiscoveryConfig> {
+  let bytes: Buffer;
+  try {
+    bytes = await readFile(file);
+  } catch (err) {
+    throw new DiscoveryError('ERR_USAGE', `cannot read configuration file ${file}: ${fsReason(err)}`, { stage: 'config', cause: err });
+  }
+  if (bytes.byteLength > MAX_CONFIG_BYTES) {
+    throw invalid([{ path: '$', message: `the file is ${bytes.byteLength} bytes; a configuration may be at most ${MAX_CONFIG_BYTES} bytes`, line: 1, column: 1 }], file);
+  }
+  return parseConfig(bytes.toString('utf8'), { file, baseDir: dirname(resolve(file)) });
+}
+
+/** A short reason for a file system error, without the file's content. */
+export function fsReason(err: unknown): string {
+  const code = (err as { code?: unknown } | null)?.code;
+  switch (code) {
+    case 'ENOENT':
+      return 'no such file';
+    case 'EACCES':
+    case 'EPERM':
+      return 'permission denied';
+    case 'EISDIR':
+      return 'it is a directory';
+    default:
+      return typeof code === 'string' ? code : err instanceof Error ? err.message : String(err);
+  }
+}
+
+function invalid(problems: readonly Problem[], file: string | undefined): DiscoveryError {
+  const sorted = [...problems].sort((a, b) => (a.line ?? Infinity) - (b.line ?? Infinity) || (a.column ?? 0) - (b.column ?? 0));
+  const first = sorted[0];
+  const where = file === undefined ? 'configuration' : `configuration ${file}`;
+  const summary = first === undefined ? 'is invalid' : `has ${sorted.length} problem(s); first: ${first.path}: ${first.message}`;
+  return new DiscoveryError('ERR_CONFIG_INVALID', `${where} ${summary}`, {
+    stage: 'config',
+    ...(first !== undefined && { path: first.path }),
+    problems: sorted,
+  });
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** `server:` with nothing under it means the section was left out, as it would in most tools. */
+function withoutEmptySections(raw: unknown): unknown {
+  if (!isRecord(raw)) return raw;
+  const out: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(raw)) {
+    if (value === null && SECTIONS.includes(key)) continue;
+    out[key] = key === 'sources' && isRecord(value) ? Object.fromEntries(Object.entries(value).filter(([k, v]) => !(v === null && SOURCE_SECTIONS.includes(k)))) : value;
+  }
+  return out;
+}
+
+function pathOf(path: readonly PropertyKey[]): ConfigPath {
+  return path.filter((p): p is string | number => typeof p !== 'symbol');
+}
+
+/** One problem per issue; one per key for unknown keys, located at the key. */
+function locateIssue(issue: z.core.$ZodIssue, source: YamlSource, knownKeys: ReadonlyMap<string, string[]>): Problem[] {
+  const path = pathOf(issue.path);
+  if (issue.code === 'unrecognized_keys') {
+    const known = knownKeys.get(formatPath(path)) ?? [];
+    return issue.keys.map((key) => source.problem([...path, key], unknownKeyMessage(key, known), { key: true }));
+  }
+  return [source.problem(path, issue.message)];
+}
+
+/** True when the problem at `ancestor` is at `path` or contains it. */
+function covers(ancestor: string, path: string): boolean {
+  return ancestor === path || ancestor === '$' || path.startsWith(`${ancestor}.`) || path.startsWith(`${ancestor}[`);
+}
+
+function deepFreeze<T>(value: T): T {
+  if (typeof value === 'object' && value !== null && !Object.isFrozen(value)) {
+    for (const child of Object.values(value)) deepFreeze(child);
+    Object.freeze(value);
+  }
+  return value;
+}
+
+/** The schema output as the public configuration: paths absolute, origins normalized, root typed. */
+function build(out: SchemaOutput, baseDir: string): DiscoveryConfig {
+  const file = (p: string): string => resolve(baseDir, p);
+  const origin = (o: string): string => originOf(o) ?? o;
+  const { server, signatures, policies, sources, root } = out;
+  const config: DiscoveryConfig = {
+    server: {
+      host: server.host,
+      port: server.port,
+      ...(server.tokenEnv !== undefined && { tokenEnv: server.tokenEnv }),
+      ...(server.tokenFile !== undefined && { tokenFile: file(server.tokenFile) }),
+    },
+    allow: out.allow,
+    allowLoopback: out.allowLoopback,
+    allowCidrs: out.allowCidrs,
+    credentials: out.credentials.map((c) => ({
+      origin: origin(c.origin),
+      header: c.header.toLowerCase(),
+      ...(c.prefix !== undefined && { prefix: c.prefix }),
+      ...(c.valueEnv !== undefined && { valueEnv: c.valueEnv }),
+      ...(c.valueFile !== undefined && { valueFile: file(c.valueFile) }),
+    })),
+    signatures: {
+      mode: signatures.mode,
+      ...(signatures.algorithms !== undefined && { algorithms: signatures.algorithms }),
+      keys: signatures.keys.map((k) => ({ kid: k.kid, jwkFile: file(k.jwkFile), ...(k.origins !== undefined && { origins: k.origins.map(origin) }) })),
+    },
+    vocabulary: out.vocabulary.map((v) => ({
+      tag: v.tag,
+      description: v.description,
+      ...(v.keywords !== undefined && { keywords: v.keywords }),
+      ...(v.examples !== undefined && { examples: v.examples }),
+    })),
+    needs: out.needs.map((n) => ({
+      tag: n.tag,
+      ...(n.inputModes !== undefined && { inputModes: n.inputModes }),
+      ...(n.outputModes !== undefined && { outputModes: n.outputModes }),
+    })),
+    policies: {
+      requireStreaming: policies.requireStreaming,
+      ...(policies.tenant !== undefined && {
+        tenant: {
+          ...(policies.tenant.providers !== undefined && { providers: policies.tenant.providers }),
+          ...(policies.tenant.hosts !== undefined && { hosts: policies.tenant.hosts }),
+        },
+      }),
+      maxAgents: policies.maxAgents,
+    },
+    static: out.static.map((a) => ({ name: a.name, url: a.url, description: a.description, tags: a.tags, critical: a.critical })),
+    sources: {
+      ...(sources.wellKnown !== undefined && { wellKnown: { ...sources.wellKnown } }),
+      registries: sources.registries.map((r) => ({ ...r })),
+      ...(sources.kubernetes !== undefined && { kubernetes: { ...sources.kubernetes } }),
+    },
+    health: { ...out.health },
+    cache: { ...out.cache },
+    loop: { ...out.loop },
+    root:
+      root.kind === 'model'
+        ? { kind: 'model', name: root.name, model: root.model ?? '' }
+        : { kind: 'routed', name: root.name, ...(root.fallback !== undefined && { fallback: root.fallback }) },
+    sessions: { ...out.sessions },
+  };
+  return deepFreeze(config);
+}

@@ -1,0 +1,185 @@
+/**
+ * Reading the secrets a configuration names: the service's bearer token, per-origin credentials
+ * and the trusted public keys. The configuration holds only where they are (an environment
+ * variable or a file); this is the one place that reads them. No message ever contains a value.
+ *
+ * @module
+ */
+import { createPublicKey, type JsonWebKey } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
+import { inspect } from 'node:util';
+import type { JWK } from 'jose';
+import type { TrustedKey } from '../card/index.js';
+import { DiscoveryError, type Problem } from '../errors.js';
+import type { ConfigPath } from './messages.js';
+import { fsReason } from './parse-config.js';
+import { originOf } from './schema.js';
+import type { DiscoveryConfig } from './types.js';
+import { problemIn } from './yaml-source.js';
+
+/** The secrets of a configuration, read. */
+export interface ResolvedSecrets {
+  /** The service's bearer token, when `server.tokenEnv` or `server.tokenFile` is set. */
+  readonly token?: string;
+  /**
+   * The headers for one exact origin (`https://host[:port]`; a URL is reduced to its origin), or
+   * undefined. Fits `CardFetcherOptions.credentials`. Returns a new object on every call.
+   */
+  readonly credentials: (origin: string) => Record<string, string> | undefined;
+  /** The trust store for `SignatureOptions.keys`. */
+  readonly keys: readonly TrustedKey[];
+}
+
+/** Largest secret or key file read, in bytes. */
+const MAX_SECRET_BYTES = 64 * 1024;
+// eslint-disable-next-line no-control-regex
+const CONTROL = /[\u0000-\u001f\u007f]/;
+
+/**
+ * Reads every secret the configuration names, from `env` and from files.
+ *
+ * Env values and files have one trailing line break removed. A secret must be non-empty and free
+ * of line breaks and control characters (it goes into an HTTP header). Key files hold one public
+ * JWK (or a JWKS, from which the key with the configured `kid` is taken).
+ *
+ * @throws DiscoveryError `ERR_CONFIG_INVALID` (stage `config`) listing every secret that is
+ *   missing or unusable, naming the variable or file (never its value); problems carry the YAML
+ *   line and column when the configuration came from {@link parseConfig}.
+ * @example
+ * const secrets = await resolveSecrets(config);          // process.env
+ * const fetcher = createCardFetcher({ policy, credentials: secrets.credentials });
+ */
+export async function resolveSecrets(config: DiscoveryConfig, env: NodeJS.ProcessEnv = process.env): Promise<ResolvedSecrets> {
+  const problems: Problem[] = [];
+  const fail = (path: ConfigPath, message: string): undefined => {
+    problems.push(problemIn(config, path, message));
+    return undefined;
+  };
+
+  const fromEnv = (path: ConfigPath, name: string, what: string): string | undefined => {
+    const value = env[name];
+    if (value === undefined) return fail(path, `environment variable ${name} (${what}) is not set`);
+    return usable(path, trimEol(value), `environment variable ${name} (${what})`);
+  };
+  const fromFile = async (path: ConfigPath, file: string, what: string): Promise<string | undefined> => {
+    const text = await readSmall(path, file, what);
+    return text === undefined ? undefined : usable(path, trimEol(text), `${what} file ${file}`);
+  };
+  const usable = (path: ConfigPath, value: string, where: string): string | undefined => {
+    if (value === '') return fail(path, `${where} is empty`);
+    if (CONTROL.test(value)) return fail(path, `${where} contains a line break or control character, which cannot go into an HTTP header`);
+    return value;
+  };
+  const readSmall = async (path: ConfigPath, file: string, what: string): Promise<string | undefined> => {
+    let bytes: Buffer;
+    try {
+      bytes = await readFile(file);
+    } catch (err) {
+      return fail(path, `cannot read ${what} file ${file}: ${fsReason(err)}`);
+    }
+    if (bytes.byteLength > MAX_SECRET_BYTES) return fail(path, `${what} file ${file} is larger than ${MAX_SECRET_BYTES} bytes`);
+    return bytes.toString('utf8');
+  };
+
+  // The bearer token.
+  const { server } = config;
+  let token: string | undefined;
+  if (server.tokenEnv !== undefined) token = fromEnv(['server', 'tokenEnv'], server.tokenEnv, 'the service token');
+  else if (server.tokenFile !== undefined) token = await fromFile(['server', 'tokenFile'], server.tokenFile, 'token');
+
+  // Per-origin credentials.
+  const headers = new Map<string, Record<string, string>>();
+  for (const [i, c] of config.credentials.entries()) {
+    const what = `the credential for ${c.origin}`;
+    const value =
+      c.valueEnv !== undefined
+        ? fromEnv(['credentials', i, 'valueEnv'], c.valueEnv, what)
+        : c.valueFile !== undefined
+          ? await fromFile(['credentials', i, 'valueFile'], c.valueFile, 'credential')
+          : fail(['credentials', i], 'names neither valueEnv nor valueFile');
+    if (value !== undefined) headers.set(c.origin, { [c.header]: `${c.prefix ?? ''}${value}` });
+  }
+
+  // Trusted keys.
+  const keys: TrustedKey[] = [];
+  for (const [i, k] of config.signatures.keys.entries()) {
+    const path: ConfigPath = ['signatures', 'keys', i, 'jwkFile'];
+    const text = await readSmall(path, k.jwkFile, 'key');
+    if (text === undefined) continue;
+    const jwk = publicJwk(text, k.kid, (message) => fail(path, `key file ${k.jwkFile}: ${message}`));
+    if (jwk !== undefined) keys.push(Object.freeze({ kid: k.kid, jwk, ...(k.origins !== undefined && { origins: k.origins }) }));
+  }
+
+  if (problems.length > 0) {
+    const first = problems[0]!;
+    throw new DiscoveryError('ERR_CONFIG_INVALID', `${problems.length} secret(s) could not be read; first: ${first.path}: ${first.message}`, {
+      stage: 'config',
+      path: first.path,
+      problems,
+    });
+  }
+  return secrets(token, headers, Object.freeze(keys));
+}
+
+function trimEol(value: string): string {
+  return value.replace(/\r?\n$/, '');
+}
+
+/** The public JWK for `kid` in a key file's text, or undefined after reporting why not. */
+function publicJwk(text: string, kid: string, fail: (message: string) => undefined): JWK | undefined {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    // The parser's message quotes the input; keep key material out of messages anyway.
+    return fail('is not valid JSON');
+  }
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return fail('must hold a JWK object');
+  let jwk = value as JWK & { keys?: unknown };
+  if (Array.isArray(jwk.keys)) {
+    const match = (jwk.keys as JWK[]).find((key) => typeof key === 'object' && key !== null && key.kid === kid);
+    if (match === undefined) return fail(`is a key set without a key whose kid is ${JSON.stringify(kid)}`);
+    jwk = match;
+  }
+  if (jwk.kid !== undefined && jwk.kid !== kid) return fail(`the key's own kid ${JSON.stringify(jwk.kid)} differs from the configured kid ${JSON.stringify(kid)}`);
+  if (jwk.kty === 'oct') return fail('is a symmetric ("oct") key; only public keys can verify cards');
+  if (jwk.kty !== 'EC' && jwk.kty !== 'OKP' && jwk.kty !== 'RSA') return fail(`has unsupported kty ${JSON.stringify(jwk.kty)} (EC, OKP or RSA expected)`);
+  if ('d' in jwk) return fail('is a private key; configure only its public part');
+  if (jwk.use !== undefined && jwk.use !== 'sig') return fail(`is marked "use": ${JSON.stringify(jwk.use)}, not "sig"`);
+  try {
+    createPublicKey({ key: jwk as JsonWebKey, format: 'jwk' });
+  } catch (err) {
+    return fail(`is not a usable public key (${(err as Error).message})`);
+  }
+  return Object.freeze({ ...jwk, kid });
+}
+
+/** The result object; its inspection and JSON never show the token or credential values. */
+function secrets(token: string | undefined, headers: ReadonlyMap<string, Record<string, string>>, keys: readonly TrustedKey[]): ResolvedSecrets {
+  const redacted = (): Record<string, unknown> => ({
+    token: token === undefined ? undefined : '[redacted]',
+    credentials: [...headers.keys()],
+    keys: keys.map((k) => k.kid),
+  });
+  const result = {
+    ...(token !== undefined && { token }),
+    credentials: (origin: string): Record<string, string> | undefined => {
+      const key = originOf(origin) ?? safeOrigin(origin);
+      const found = key === undefined ? undefined : headers.get(key);
+      return found === undefined ? undefined : { ...found };
+    },
+    keys,
+    toJSON: redacted,
+    [inspect.custom]: () => redacted(),
+  };
+  return Object.freeze(result);
+}
+
+function safeOrigin(url: string): string | undefined {
+  try {
+    const origin = new URL(url).origin;
+    return origin === 'null' ? undefined : origin;
+  } catch {
+    return undefined;
+  }
+}

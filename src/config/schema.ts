@@ -1,0 +1,317 @@
+/**
+ * Internal: the zod schema of `discovery.yaml`, one field at a time. Every object is strict
+ * (unknown keys are errors), every default is here, and every field-level rule carries its own
+ * sentence. Rules that relate two fields live in cross-checks.ts.
+ */
+import { isIP } from 'node:net';
+import { z } from 'zod';
+import { canonicalMode } from '../card/index.js';
+import { describeValue } from './messages.js';
+
+/** Local agent names, as ADK and the matcher require. */
+export const LOCAL_NAME = /^[a-z][a-z0-9_]{1,47}$/;
+/** Names ADK reserves. */
+export const RESERVED_NAMES: ReadonlySet<string> = new Set(['user']);
+/** Source ids, as the sources require. */
+const SOURCE_ID = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
+const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+const DNS_LABEL = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
+const HOST_NAME = /^(?=.{1,253}$)[A-Za-z0-9]([-A-Za-z0-9]{0,61}[A-Za-z0-9])?(\.[A-Za-z0-9]([-A-Za-z0-9]{0,61}[A-Za-z0-9])?)*\.?$/;
+const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
+// eslint-disable-next-line no-control-regex
+const CONTROL = /[\u0000-\u001f\u007f\u2028\u2029]/;
+
+/** Algorithms the signature verifier supports; `none` and `HS*` can never be allowed. */
+export const SIGNATURE_ALGORITHMS = ['ES256', 'ES384', 'ES512', 'EdDSA', 'Ed25519', 'RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512'] as const;
+
+/** Headers the fetcher owns; a credential may not set them. */
+const RESERVED_HEADERS: ReadonlySet<string> = new Set(['host', 'content-length', 'transfer-encoding', 'connection', 'accept-encoding', 'if-none-match', 'if-modified-since']);
+
+/** A string matching `pattern`, with one sentence saying what was expected. */
+function matching(pattern: RegExp, what: string): z.ZodString {
+  return z.string().regex(pattern, { error: (issue) => `must be ${what}, got ${describeValue(issue.input)}` });
+}
+
+/** A string that `why` has nothing against. */
+function checked(why: (value: string) => string | undefined): z.ZodType<string, string> {
+  return z.string().superRefine((value, ctx) => {
+    const message = why(value);
+    if (message !== undefined) ctx.addIssue({ code: 'custom', message, input: value });
+  });
+}
+
+function text(max: number): z.ZodType<string, string> {
+  return checked((value) => {
+    if (value.trim() === '') return 'must not be empty';
+    if (value.length > max) return `is ${value.length} characters long; the limit is ${max}`;
+    return undefined;
+  });
+}
+
+const tag = checked((value) => {
+  if (value === '' || value.length > 64 || /[\s,]/.test(value) || CONTROL.test(value)) {
+    return `must be a tag of 1-64 characters without spaces or commas, got ${describeValue(value)}`;
+  }
+  return undefined;
+});
+
+const localName = checked((value) => {
+  if (!LOCAL_NAME.test(value)) return `must be a local name matching ${LOCAL_NAME.source} (lower case, 2-48 characters), got ${describeValue(value)}`;
+  if (RESERVED_NAMES.has(value)) return `"${value}" is reserved by ADK for the end user's messages; choose another name`;
+  return undefined;
+});
+
+const envName = matching(ENV_NAME, 'an environment variable name such as A2A_DISCOVERY_TOKEN');
+const filePath = text(4096);
+const sourceId = matching(SOURCE_ID, "a source id: 1-64 letters, digits, '.', '_' or '-', starting with a letter or digit");
+const positiveInt = z.int().positive();
+const nonNegativeInt = z.int().nonnegative();
+
+/** Why a string is not an absolute http(s) URL without user info, or undefined. */
+export function impossibleUrl(value: string, httpsOnly = false): string | undefined {
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    return `${describeValue(value)} is not an absolute URL such as "https://agents.example.com/"`;
+  }
+  if (url.protocol !== 'https:' && (httpsOnly || url.protocol !== 'http:')) return `${describeValue(value)} must be an ${httpsOnly ? 'https' : 'http(s)'} URL`;
+  if (url.username !== '' || url.password !== '') return `${describeValue(value)} must not carry a user name or password`;
+  if (url.hostname === '') return `${describeValue(value)} has no host`;
+  return undefined;
+}
+
+/** The origin `https://host[:port]` of an origin string, or undefined when it is not one. */
+export function originOf(value: string): string | undefined {
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    return undefined;
+  }
+  if (url.protocol !== 'https:' && url.protocol !== 'http:') return undefined;
+  if (url.username !== '' || url.password !== '' || url.search !== '' || url.hash !== '' || url.pathname !== '/') return undefined;
+  if (/^[a-z]+:\/\/[^/]+\/.+/i.test(value)) return undefined;
+  return url.origin;
+}
+
+const origin = checked((value) =>
+  originOf(value) === undefined ? `must be an origin such as "https://agents.example.com" (scheme, host, optional port; no path), got ${describeValue(value)}` : undefined,
+);
+
+const mode = checked((value) =>
+  canonicalMode(value) === undefined ? `${describeValue(value)} is neither a media type (type/subtype) nor a known short form (text, json, data, file, image, audio, video)` : undefined,
+);
+
+const serverHost = checked((value) =>
+  isIP(value) !== 0 || HOST_NAME.test(value) ? undefined : `must be a host name or IP address to listen on, such as 127.0.0.1, got ${describeValue(value)}`,
+);
+
+/** `host[:port]` as the well-known source accepts it; returns the normalized form or a problem. */
+export function normalizeDomain(value: string): string | { problem: string } {
+  const trimmed = value.trim();
+  if (trimmed === '') return { problem: 'must not be empty' };
+  if (/[/\\@?#\s]/.test(trimmed) || trimmed.includes('://')) {
+    return { problem: `${describeValue(value)} must be a bare domain (host or host:port) without scheme, path, user info, query or fragment` };
+  }
+  let url: URL;
+  try {
+    url = new URL(`https://${trimmed}/`);
+  } catch {
+    return { problem: `${describeValue(value)} is not a valid domain name` };
+  }
+  const host = url.hostname.endsWith('.') ? url.hostname.slice(0, -1) : url.hostname;
+  if (host === '' || url.pathname !== '/') return { problem: `${describeValue(value)} is not a valid domain name` };
+  return url.port === '' ? host : `${host}:${url.port}`;
+}
+
+const domain = checked((value) => {
+  const normalized = normalizeDomain(value);
+  return typeof normalized === 'string' ? undefined : normalized.problem;
+});
+
+const tenantHost = checked((value) => {
+  const wildcard = value.startsWith('*.');
+  const bare = wildcard ? value.slice(2) : value;
+  if (HOST_NAME.test(bare) && (!wildcard || bare.includes('.'))) return undefined;
+  return `must be a host name such as "agents.example.com" or "*.example.com", got ${describeValue(value)}`;
+});
+
+const algorithm = z.string().superRefine((value, ctx) => {
+  let message: string | undefined;
+  if (value === 'none') message = '"none" means unsigned; it cannot be allowed';
+  else if (/^HS\d+$/.test(value)) message = `"${value}" uses a shared secret, so anyone able to verify could also sign; it cannot be allowed`;
+  else if (!(SIGNATURE_ALGORITHMS as readonly string[]).includes(value)) message = `must be one of ${SIGNATURE_ALGORITHMS.join(', ')}; got ${describeValue(value)}`;
+  if (message !== undefined) ctx.addIssue({ code: 'custom', message, input: value });
+});
+
+const headerName = checked((value) => {
+  if (!HEADER_NAME.test(value)) return `must be an HTTP header name such as "authorization", got ${describeValue(value)}`;
+  if (RESERVED_HEADERS.has(value.toLowerCase())) return `"${value}" is set by the fetcher itself and cannot be a credential header`;
+  return undefined;
+});
+
+const headerPrefix = checked((value) => (CONTROL.test(value) ? 'must not contain line breaks or control characters' : undefined));
+
+const labelSelector = checked((value) =>
+  value.trim() === '' || value.length > 1024 || CONTROL.test(value) ? `must be a label selector such as "a2a.example.com/agent=true", got ${describeValue(value)}` : undefined,
+);
+
+// ---------------------------------------------------------------------------------------------
+// Sections
+
+const server = z.strictObject({
+  host: serverHost.default('127.0.0.1'),
+  port: z.int().min(1).max(65535).default(7340),
+  tokenEnv: envName.optional(),
+  tokenFile: filePath.optional(),
+});
+
+const credential = z.strictObject({
+  origin,
+  header: headerName.default('authorization'),
+  prefix: headerPrefix.optional(),
+  valueEnv: envName.optional(),
+  valueFile: filePath.optional(),
+});
+
+const signatures = z.strictObject({
+  mode: z.enum(['off', 'if-present', 'required']).default('if-present'),
+  algorithms: z.array(algorithm).min(1).optional(),
+  keys: z
+    .array(
+      z.strictObject({
+        kid: text(256),
+        jwkFile: filePath,
+        origins: z.array(origin).min(1).optional(),
+      }),
+    )
+    .default([]),
+});
+
+const vocabularyEntry = z.strictObject({
+  tag,
+  description: text(1000),
+  keywords: z.array(text(100)).optional(),
+  examples: z.array(text(1000)).optional(),
+});
+
+const need = z.strictObject({
+  tag,
+  inputModes: z.array(mode).min(1).optional(),
+  outputModes: z.array(mode).min(1).optional(),
+});
+
+const policies = z.strictObject({
+  requireStreaming: z.boolean().default(false),
+  tenant: z
+    .strictObject({
+      providers: z.array(text(256)).min(1).optional(),
+      hosts: z.array(tenantHost).min(1).optional(),
+    })
+    .optional(),
+  maxAgents: positiveInt.default(16),
+});
+
+const staticAgent = z.strictObject({
+  name: localName,
+  url: checked((value) => impossibleUrl(value)),
+  description: text(1000),
+  tags: z.array(tag).min(1),
+  critical: z.boolean().default(false),
+});
+
+const sources = z.strictObject({
+  wellKnown: z
+    .strictObject({
+      id: sourceId,
+      domains: z.array(domain).min(1),
+      pollIntervalMs: positiveInt.default(300_000),
+    })
+    .optional(),
+  registries: z
+    .array(
+      z.strictObject({
+        id: sourceId,
+        url: checked((value) => impossibleUrl(value, true)),
+        pollIntervalMs: positiveInt.default(300_000),
+        maxPages: positiveInt.default(20),
+      }),
+    )
+    .default([]),
+  kubernetes: z
+    .strictObject({
+      id: sourceId,
+      namespace: matching(DNS_LABEL, 'a namespace name (a DNS label such as "support")').optional(),
+      labelSelector,
+      scheme: z.enum(['https', 'http']).default('https'),
+      resyncIntervalMs: positiveInt.default(300_000),
+    })
+    .optional(),
+});
+
+const health = z.strictObject({
+  enterAfter: positiveInt.default(2),
+  leaveAfter: positiveInt.default(3),
+  staticEnterAfter: positiveInt.default(1),
+});
+
+const cache = z.strictObject({
+  defaultTtlMs: positiveInt.default(300_000),
+  minTtlMs: positiveInt.default(30_000),
+  maxTtlMs: positiveInt.default(3_600_000),
+  maxStaleMs: nonNegativeInt.default(3_600_000),
+  backoffBaseMs: positiveInt.default(5_000),
+  backoffMaxMs: positiveInt.default(300_000),
+  maxConcurrentFetches: positiveInt.default(32),
+  maxFetchesPerOrigin: positiveInt.default(1),
+  maxBodyBytes: positiveInt.default(65_536),
+  totalTimeoutMs: positiveInt.default(5_000),
+});
+
+const loop = z.strictObject({
+  cycleIntervalMs: positiveInt.default(5_000),
+  resyncIntervalMs: positiveInt.default(3_600_000),
+  startupTimeoutMs: positiveInt.default(10_000),
+  maxRemovalShare: z.number().min(0).max(1).default(0.5),
+  minPublishIntervalMs: nonNegativeInt.default(0),
+});
+
+const root = z.strictObject({
+  kind: z.enum(['routed', 'model']).default('routed'),
+  name: localName.default('orchestrator'),
+  fallback: z.string().optional(),
+  model: text(256).optional(),
+});
+
+const sessions = z.strictObject({
+  idleTimeoutMs: positiveInt.default(3_600_000),
+  allowAdkMetadata: z.boolean().default(false),
+});
+
+/** The whole document. Sections default to `{}` run through their schema, so defaults fill in. */
+export const configSchema = z.strictObject({
+  server: server.prefault({}),
+  allow: z.array(z.string()).default([]),
+  allowLoopback: z.boolean().default(false),
+  allowCidrs: z.array(z.string()).default([]),
+  credentials: z.array(credential).default([]),
+  signatures: signatures.prefault({}),
+  vocabulary: z.array(vocabularyEntry).default([]),
+  needs: z.array(need).default([]),
+  policies: policies.prefault({}),
+  static: z.array(staticAgent).default([]),
+  sources: sources.prefault({}),
+  health: health.prefault({}),
+  cache: cache.prefault({}),
+  loop: loop.prefault({}),
+  root: root.prefault({}),
+  sessions: sessions.prefault({}),
+});
+
+/** The schema's output: the YAML with defaults, before paths are resolved and the root is typed. */
+export type SchemaOutput = z.output<typeof configSchema>;
+
+/** Top-level and `sources` sections whose empty value (`server:` alone) means "left out". */
+export const SECTIONS: readonly string[] = Object.keys(configSchema.shape);
+export const SOURCE_SECTIONS: readonly string[] = Object.keys(sources.shape);

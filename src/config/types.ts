@@ -1,0 +1,230 @@
+/**
+ * The validated configuration: the shape of `discovery.yaml` with every default filled in, every
+ * relative file path resolved against the file's directory, and every object frozen. The section
+ * types mirror the YAML one to one; docs/configuration.md explains each key.
+ *
+ * The sections are shaped so they can be handed to the stage that uses them: `health` and the
+ * `loop` timings to `DiscoveryLoop`, `cache` to `CardCache` and `createCardFetcher`,
+ * `vocabulary` entries both as `VocabularyEntry` and as `RouteHints`, `needs` as `Need`,
+ * `policies.tenant` as `TenantPolicy`, `static` as the static source's agents.
+ *
+ * @module
+ */
+import type { SignatureMode } from '../card/index.js';
+
+/** `server:`, the HTTP service. */
+export interface ServerConfig {
+  /** Interface to bind. Default `127.0.0.1`. A host that is not loopback requires a token. */
+  readonly host: string;
+  /** TCP port, 1–65535. Default 7340. */
+  readonly port: number;
+  /** Name of the environment variable holding the bearer token. */
+  readonly tokenEnv?: string;
+  /** Absolute path of a file holding the bearer token (resolved against the config file's directory). */
+  readonly tokenFile?: string;
+}
+
+/** One entry of `credentials:`, headers sent only to one exact origin. */
+export interface CredentialConfig {
+  /** The origin the header goes to, normalized (`https://host[:port]`, default port omitted). */
+  readonly origin: string;
+  /** Header name, lower case. Default `authorization`. */
+  readonly header: string;
+  /** Text put before the secret, e.g. `Bearer `. */
+  readonly prefix?: string;
+  /** Environment variable holding the secret (exactly one of `valueEnv` / `valueFile`). */
+  readonly valueEnv?: string;
+  /** Absolute path of a file holding the secret. */
+  readonly valueFile?: string;
+}
+
+/** One entry of `signatures.keys:`. */
+export interface TrustedKeyConfig {
+  /** Must equal the `kid` of the signatures it verifies. */
+  readonly kid: string;
+  /** Absolute path of the public JWK file. */
+  readonly jwkFile: string;
+  /** Origins whose cards this key may sign; unset = any. Normalized. */
+  readonly origins?: readonly string[];
+}
+
+/** `signatures:`, card signature verification. */
+export interface SignaturesConfig {
+  /** Default `if-present`. */
+  readonly mode: SignatureMode;
+  /** JWS algorithms accepted; unset = the library default (ES256, ES384, EdDSA, RS256, PS256). */
+  readonly algorithms?: readonly string[];
+  /** The trust store. Default empty. */
+  readonly keys: readonly TrustedKeyConfig[];
+}
+
+/** One reviewed tag of `vocabulary:`. Usable as `VocabularyEntry` and as `RouteHints`. */
+export interface VocabularyTagConfig {
+  readonly tag: string;
+  /** Reviewed text; it may reach a router prompt. */
+  readonly description: string;
+  /** Routing hints for the offline keyword router. */
+  readonly keywords?: readonly string[];
+  readonly examples?: readonly string[];
+}
+
+/** One entry of `needs:`. Usable as `Need`. */
+export interface NeedConfig {
+  /** A tag of the vocabulary. */
+  readonly tag: string;
+  /** Media types or short forms (`text`, `text/plain`). Unset = no constraint. */
+  readonly inputModes?: readonly string[];
+  readonly outputModes?: readonly string[];
+}
+
+/** `policies.tenant:`. Usable as `TenantPolicy`. */
+export interface TenantConfig {
+  /** Provider organizations allowed (exact, case-insensitive); unset = any. */
+  readonly providers?: readonly string[];
+  /** Hosts allowed (exact, or `*.example.com`); unset = any allowlisted host. */
+  readonly hosts?: readonly string[];
+}
+
+/** `policies:`. */
+export interface PoliciesConfig {
+  /** Exclude cards that do not advertise streaming. Default false. */
+  readonly requireStreaming: boolean;
+  readonly tenant?: TenantConfig;
+  /** Most agents in one tree. Default 16. */
+  readonly maxAgents: number;
+}
+
+/** One reviewed agent of `static:`. Usable as the static source's `StaticAgentConfig`. */
+export interface StaticAgentEntry {
+  /** Local name, `^[a-z][a-z0-9_]{1,47}$`, unique, not `user`, not the root's name. */
+  readonly name: string;
+  /** Base URL, admitted by the allowlist. */
+  readonly url: string;
+  /** Reviewed description (1–1000 characters). */
+  readonly description: string;
+  /** Reviewed tags, each in the vocabulary. At least one. */
+  readonly tags: readonly string[];
+  /** Kept (flagged degraded) instead of removed for health reasons. Default false. */
+  readonly critical: boolean;
+}
+
+/** `sources.wellKnown:`. */
+export interface WellKnownConfig {
+  readonly id: string;
+  /** `host[:port]`, no scheme. */
+  readonly domains: readonly string[];
+  /** Default 300,000 ms. */
+  readonly pollIntervalMs: number;
+}
+
+/** One entry of `sources.registries:`. */
+export interface RegistryConfig {
+  readonly id: string;
+  /** The catalog URL (https, allowlisted). */
+  readonly url: string;
+  /** Default 300,000 ms. */
+  readonly pollIntervalMs: number;
+  /** Default 20. */
+  readonly maxPages: number;
+}
+
+/** `sources.kubernetes:`. */
+export interface KubernetesConfig {
+  readonly id: string;
+  /** Unset = every namespace. */
+  readonly namespace?: string;
+  readonly labelSelector: string;
+  /** Default `https`. */
+  readonly scheme: 'https' | 'http';
+  /** Default 300,000 ms. */
+  readonly resyncIntervalMs: number;
+}
+
+/** `sources:`, the discovered (not reviewed) agent sources. */
+export interface SourcesConfig {
+  readonly wellKnown?: WellKnownConfig;
+  /** Default empty. */
+  readonly registries: readonly RegistryConfig[];
+  readonly kubernetes?: KubernetesConfig;
+}
+
+/** `health:`, hysteresis thresholds (counts of consecutive cycles). */
+export interface HealthConfig {
+  /** Default 2. */
+  readonly enterAfter: number;
+  /** Default 3. */
+  readonly leaveAfter: number;
+  /** Default 1. */
+  readonly staticEnterAfter: number;
+}
+
+/** `cache:`, the card cache and the fetcher bounds. Durations in ms, sizes in bytes. */
+export interface CacheConfig {
+  readonly defaultTtlMs: number;
+  readonly minTtlMs: number;
+  readonly maxTtlMs: number;
+  readonly maxStaleMs: number;
+  readonly backoffBaseMs: number;
+  readonly backoffMaxMs: number;
+  readonly maxConcurrentFetches: number;
+  readonly maxFetchesPerOrigin: number;
+  readonly maxBodyBytes: number;
+  readonly totalTimeoutMs: number;
+}
+
+/** `loop:`, the discovery loop. Durations in ms. */
+export interface LoopConfig {
+  readonly cycleIntervalMs: number;
+  readonly resyncIntervalMs: number;
+  readonly startupTimeoutMs: number;
+  /** A share, 0–1. */
+  readonly maxRemovalShare: number;
+  readonly minPublishIntervalMs: number;
+}
+
+/** `root:`, the orchestrator at the top of every tree. */
+export type RootConfig =
+  | {
+      /** Deterministic keyword routing over reviewed tags; no model key. The default. */
+      readonly kind: 'routed';
+      /** Default `orchestrator`. */
+      readonly name: string;
+      /** A static agent's name: where unmatched messages go. */
+      readonly fallback?: string;
+    }
+  | {
+      /** An `LlmAgent` that transfers with `transfer_to_agent`. */
+      readonly kind: 'model';
+      readonly name: string;
+      /** The model name, e.g. `gemini-2.5-flash`. */
+      readonly model: string;
+    };
+
+/** `sessions:`, the tree factory and remote calls. */
+export interface SessionsConfig {
+  /** Idle pins expire after this many ms. Default 3,600,000. */
+  readonly idleTimeoutMs: number;
+  /** Let ADK's `adk_*` identifiers reach peers. Default false. */
+  readonly allowAdkMetadata: boolean;
+}
+
+/** The whole validated configuration, frozen. */
+export interface DiscoveryConfig {
+  readonly server: ServerConfig;
+  /** Allowlisted origins (`https://host[:port]`, `https://*.example.com`), as written. */
+  readonly allow: readonly string[];
+  readonly allowLoopback: boolean;
+  readonly allowCidrs: readonly string[];
+  readonly credentials: readonly CredentialConfig[];
+  readonly signatures: SignaturesConfig;
+  readonly vocabulary: readonly VocabularyTagConfig[];
+  readonly needs: readonly NeedConfig[];
+  readonly policies: PoliciesConfig;
+  readonly static: readonly StaticAgentEntry[];
+  readonly sources: SourcesConfig;
+  readonly health: HealthConfig;
+  readonly cache: CacheConfig;
+  readonly loop: LoopConfig;
+  readonly root: RootConfig;
+  readonly sessions: SessionsConfig;
+}

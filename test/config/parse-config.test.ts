@@ -1,0 +1,206 @@
+/**
+ * parseConfig / loadConfig on valid input: the shipped example, defaults, path resolution, and
+ * that each section fits the option type of the stage that uses it.
+ */
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtemp, rm, writeFile, mkdir } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { loadConfig, parseConfig, type DiscoveryConfig } from '../../src/config/index.js';
+import { isDiscoveryError } from '../../src/errors.js';
+import { HostPolicy } from '../../src/fetch/index.js';
+import { TagVocabulary, type Need, type SelectOptions, type TenantPolicy, type VocabularyEntry } from '../../src/match/index.js';
+import { kubernetesSource, staticSource, wellKnownSource, type StaticAgentConfig } from '../../src/sources/index.js';
+import type { HealthOptions } from '../../src/health/index.js';
+import type { DiscoveryLoopOptions } from '../../src/loop/index.js';
+import type { CardCacheOptions } from '../../src/cache/index.js';
+import type { CardFetcherOptions } from '../../src/fetch/index.js';
+import type { SignatureMode } from '../../src/card/index.js';
+import type { RootKind, RouteHints, TreeFactoryOptions } from '../../src/adk/index.js';
+
+const EXAMPLE = new URL('../../examples/discovery.yaml', import.meta.url).pathname;
+const EXAMPLES_DIR = new URL('../../examples/', import.meta.url).pathname.replace(/\/$/, '');
+const MINIMAL = new URL('../../examples/config/minimal.yaml', import.meta.url).pathname;
+
+const AGENT = `
+allow: [https://billing.example.com]
+vocabulary: [{ tag: billing, description: Invoices and payments. }]
+static:
+  - { name: billing_agent, url: "https://billing.example.com/", description: Answers invoices., tags: [billing] }
+`;
+
+describe('the shipped example (examples/discovery.yaml)', () => {
+  test('loads, with every section as documented', async () => {
+    const config = await loadConfig(EXAMPLE);
+    assert.deepEqual(config.server, { host: '127.0.0.1', port: 7340, tokenEnv: 'A2A_DISCOVERY_TOKEN' });
+    assert.equal(config.allow.length, 5);
+    assert.deepEqual(config.allowCidrs, ['10.0.0.0/8']);
+    assert.deepEqual(config.credentials, [{ origin: 'https://billing.example.com', header: 'authorization', prefix: 'Bearer ', valueEnv: 'BILLING_TOKEN' }]);
+    assert.deepEqual(config.signatures, {
+      mode: 'if-present',
+      algorithms: ['ES256', 'EdDSA'],
+      keys: [{ kid: 'billing-2025', jwkFile: join(EXAMPLES_DIR, 'config/keys/billing-2025.json'), origins: ['https://billing.example.com'] }],
+    });
+    assert.deepEqual(config.vocabulary.map((v) => v.tag), ['billing', 'warranty']);
+    assert.deepEqual(config.needs[0], { tag: 'billing', inputModes: ['text/plain'], outputModes: ['text/plain'] });
+    assert.deepEqual(config.needs[1], { tag: 'warranty' });
+    assert.deepEqual(config.static.map((a) => [a.name, a.critical]), [['billing_agent', true], ['warranty_agent', false]]);
+    assert.deepEqual(config.sources.wellKnown, { id: 'partners', domains: ['agents.partner.example.com'], pollIntervalMs: 300_000 });
+    assert.deepEqual(config.sources.registries, [{ id: 'catalog', url: 'https://registry.example.com/agents.json', pollIntervalMs: 300_000, maxPages: 20 }]);
+    assert.deepEqual(config.sources.kubernetes, { id: 'cluster', namespace: 'support', labelSelector: 'a2a.example.com/agent=true', scheme: 'https', resyncIntervalMs: 300_000 });
+    assert.deepEqual(config.root, { kind: 'routed', name: 'orchestrator', fallback: 'billing_agent' });
+    assert.deepEqual(config.policies, { requireStreaming: false, tenant: { providers: ['Example Payments', 'Example Support'], hosts: ['*.example.com'] }, maxAgents: 16 });
+  });
+
+  test('every value it spells out is the default, so the minimal file gets the same settings', async () => {
+    const full = await loadConfig(EXAMPLE);
+    const minimal = await loadConfig(MINIMAL);
+    for (const section of ['health', 'cache', 'loop', 'sessions'] as const) assert.deepEqual(minimal[section], full[section], section);
+    assert.deepEqual(minimal.server, { host: '127.0.0.1', port: 7340 });
+    assert.equal(minimal.signatures.mode, full.signatures.mode);
+    assert.equal(minimal.policies.maxAgents, full.policies.maxAgents);
+    assert.equal(minimal.allowLoopback, full.allowLoopback);
+  });
+});
+
+describe('defaults', () => {
+  test('a config with one static agent gets every default', () => {
+    const config = parseConfig(AGENT);
+    assert.deepEqual(config.server, { host: '127.0.0.1', port: 7340 });
+    assert.equal(config.allowLoopback, false);
+    assert.deepEqual(config.allowCidrs, []);
+    assert.deepEqual(config.credentials, []);
+    assert.deepEqual(config.signatures, { mode: 'if-present', keys: [] });
+    assert.deepEqual(config.needs, []);
+    assert.deepEqual(config.policies, { requireStreaming: false, maxAgents: 16 });
+    assert.deepEqual(config.sources, { registries: [] });
+    assert.deepEqual(config.health, { enterAfter: 2, leaveAfter: 3, staticEnterAfter: 1 });
+    assert.deepEqual(config.cache, {
+      defaultTtlMs: 300_000,
+      minTtlMs: 30_000,
+      maxTtlMs: 3_600_000,
+      maxStaleMs: 3_600_000,
+      backoffBaseMs: 5_000,
+      backoffMaxMs: 300_000,
+      maxConcurrentFetches: 32,
+      maxFetchesPerOrigin: 1,
+      maxBodyBytes: 65_536,
+      totalTimeoutMs: 5_000,
+    });
+    assert.deepEqual(config.loop, { cycleIntervalMs: 5_000, resyncIntervalMs: 3_600_000, startupTimeoutMs: 10_000, maxRemovalShare: 0.5, minPublishIntervalMs: 0 });
+    assert.deepEqual(config.root, { kind: 'routed', name: 'orchestrator' });
+    assert.deepEqual(config.sessions, { idleTimeoutMs: 3_600_000, allowAdkMetadata: false });
+    assert.deepEqual(config.static[0], { name: 'billing_agent', url: 'https://billing.example.com/', description: 'Answers invoices.', tags: ['billing'], critical: false });
+  });
+
+  test('defaults fill in around the keys that are set, and an empty section means the defaults', () => {
+    const config = parseConfig(`${AGENT}cache:\n  maxBodyBytes: 131072\nhealth:\nloop: {}\nsources:\n  registries:\n`);
+    assert.equal(config.cache.maxBodyBytes, 131_072);
+    assert.equal(config.cache.defaultTtlMs, 300_000);
+    assert.deepEqual(config.health, { enterAfter: 2, leaveAfter: 3, staticEnterAfter: 1 });
+    assert.equal(config.loop.cycleIntervalMs, 5_000);
+    assert.deepEqual(config.sources.registries, []);
+  });
+
+  test('the result is deeply frozen', () => {
+    const config = parseConfig(AGENT);
+    assert.ok(Object.isFrozen(config));
+    assert.ok(Object.isFrozen(config.static));
+    assert.ok(Object.isFrozen(config.static[0]));
+    assert.ok(Object.isFrozen(config.static[0]!.tags));
+    assert.ok(Object.isFrozen(config.cache));
+    assert.throws(() => {
+      (config.cache as { maxBodyBytes: number }).maxBodyBytes = 1;
+    }, TypeError);
+  });
+
+  test('a model root is typed with its model; a routed root with its fallback', () => {
+    const model = parseConfig(`${AGENT}root: { kind: model, model: gemini-2.5-flash, name: concierge }`);
+    assert.deepEqual(model.root, { kind: 'model', name: 'concierge', model: 'gemini-2.5-flash' });
+    const routed = parseConfig(`${AGENT}root: { fallback: billing_agent }`);
+    assert.deepEqual(routed.root, { kind: 'routed', name: 'orchestrator', fallback: 'billing_agent' });
+  });
+
+  test('credential origins are normalized and header names lower-cased', () => {
+    const config = parseConfig(`${AGENT}credentials:\n  - { origin: "HTTPS://Billing.Example.com:443", header: X-Api-Key, valueEnv: KEY }\n`);
+    assert.deepEqual(config.credentials, [{ origin: 'https://billing.example.com', header: 'x-api-key', valueEnv: 'KEY' }]);
+  });
+});
+
+describe('file paths', () => {
+  test('relative paths resolve against the file directory (loadConfig) or baseDir (parseConfig)', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'config-'));
+    try {
+      await mkdir(join(dir, 'etc'));
+      const text = `${AGENT}server: { tokenFile: ./secrets/token }\ncredentials: [{ origin: "https://billing.example.com", valueFile: ../billing.txt }]\nsignatures: { keys: [{ kid: k1, jwkFile: keys/k1.json }] }\n`;
+      await writeFile(join(dir, 'etc', 'discovery.yaml'), text);
+      const loaded = await loadConfig(join(dir, 'etc', 'discovery.yaml'));
+      assert.equal(loaded.server.tokenFile, join(dir, 'etc', 'secrets', 'token'));
+      assert.equal(loaded.credentials[0]!.valueFile, join(dir, 'billing.txt'));
+      assert.equal(loaded.signatures.keys[0]!.jwkFile, join(dir, 'etc', 'keys', 'k1.json'));
+      const parsed = parseConfig(text, { baseDir: '/srv/a2a' });
+      assert.equal(parsed.server.tokenFile, '/srv/a2a/secrets/token');
+      assert.equal(parseConfig(`${AGENT}server: { tokenFile: /run/secrets/token }`, { baseDir: '/srv' }).server.tokenFile, '/run/secrets/token');
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  test('an unreadable file is ERR_USAGE naming the file', async () => {
+    await assert.rejects(loadConfig('/nonexistent/discovery.yaml'), (err) => {
+      assert.ok(isDiscoveryError(err));
+      assert.equal(err.code, 'ERR_USAGE');
+      assert.match(err.message, /\/nonexistent\/discovery\.yaml: no such file/);
+      return true;
+    });
+    await assert.rejects(loadConfig(tmpdir()), /it is a directory/);
+  });
+});
+
+describe('the sections fit the stages that use them', () => {
+  test('types: each section is assignable to the option type it configures', async () => {
+    const c: DiscoveryConfig = await loadConfig(EXAMPLE);
+    // Compile-time checks (tsc): these assignments are the contract.
+    const health: HealthOptions = c.health;
+    const loop: Pick<DiscoveryLoopOptions, 'cycleIntervalMs' | 'resyncIntervalMs' | 'startupTimeoutMs' | 'maxRemovalShare' | 'minPublishIntervalMs' | 'staticEnterAfter'> = {
+      ...c.loop,
+      staticEnterAfter: c.health.staticEnterAfter,
+    };
+    const cache: Partial<CardCacheOptions> = {
+      defaultTtlMs: c.cache.defaultTtlMs,
+      minTtlMs: c.cache.minTtlMs,
+      maxTtlMs: c.cache.maxTtlMs,
+      maxStaleMs: c.cache.maxStaleMs,
+      backoffBaseMs: c.cache.backoffBaseMs,
+      backoffMaxMs: c.cache.backoffMaxMs,
+      maxConcurrentFetches: c.cache.maxConcurrentFetches,
+      maxFetchesPerOrigin: c.cache.maxFetchesPerOrigin,
+    };
+    const fetcher: Partial<CardFetcherOptions> = { maxBodyBytes: c.cache.maxBodyBytes, totalTimeoutMs: c.cache.totalTimeoutMs };
+    const needs: readonly Need[] = c.needs;
+    const vocabulary: readonly VocabularyEntry[] = c.vocabulary;
+    const hints: readonly RouteHints[] = c.vocabulary;
+    const tenant: TenantPolicy | undefined = c.policies.tenant;
+    const select: Omit<SelectOptions, 'reviewed' | 'vocabulary'> = { needs, required: { streaming: c.policies.requireStreaming }, maxAgents: c.policies.maxAgents, ...(tenant && { tenant }) };
+    const agents: readonly StaticAgentConfig[] = c.static;
+    const mode: SignatureMode = c.signatures.mode;
+    const root: RootKind = c.root.kind === 'model' ? { kind: 'model', model: c.root.model } : { kind: 'routed', hints, ...(c.root.fallback !== undefined && { fallback: c.root.fallback }) };
+    const trees: Pick<TreeFactoryOptions, 'idleTimeoutMs'> = { idleTimeoutMs: c.sessions.idleTimeoutMs };
+    assert.ok(health && loop && cache && fetcher && select && agents && mode && root && trees && vocabulary);
+  });
+
+  test('runtime: the example builds the real allowlist, vocabulary and sources without a complaint', async () => {
+    const c = await loadConfig(EXAMPLE);
+    const policy = HostPolicy.from({ allow: c.allow, allowLoopback: c.allowLoopback, allowCidrs: c.allowCidrs });
+    for (const agent of c.static) assert.equal(policy.check(agent.url).allowed, true, agent.url);
+    const vocabulary = new TagVocabulary(c.vocabulary);
+    for (const need of c.needs) assert.ok(vocabulary.has(need.tag));
+    assert.deepEqual(staticSource({ agents: c.static }).agents.map((a) => a.name), ['billing_agent', 'warranty_agent']);
+    assert.equal(wellKnownSource(c.sources.wellKnown!).current().records[0]!.baseUrl, 'https://agents.partner.example.com/');
+    assert.equal(policy.check('https://agents.partner.example.com/').allowed, true);
+    assert.equal(policy.check(c.sources.registries[0]!.url).allowed, true);
+    const source = kubernetesSource(c.sources.kubernetes!);
+    await source.close();
+  });
+});
