@@ -13,6 +13,7 @@ import { probeUrl } from './probe-url.js';
 import { renderProbe } from './probe-report.js';
 import { runValidate } from './validate.js';
 import { registerTraceCommand } from './trace.js';
+import { registerServeCommands } from './serve.js';
 import { VERSION } from '../version.js';
 
 const EXIT_OK = 0;
@@ -93,6 +94,7 @@ Examples:
     });
 
   registerTraceCommand(program, io);
+  registerServeCommands(program, io);
 
   program
     .command('validate')

@@ -168,7 +168,7 @@ export function crossCheck(doc: Raw, source: YamlSource): Problem[] {
     if (registry === undefined) return;
     claimId(['sources', 'registries', i, 'id'], registry.id);
     const url = string(registry.url);
-    if (url !== undefined && impossibleUrl(url, true) === undefined) {
+    if (url !== undefined && impossibleUrl(url) === undefined) {
       const refusal = admits(url);
       if (refusal !== undefined) add(['sources', 'registries', i, 'url'], `${refusal}; the catalog must be on the allowlist to be read`);
     }

@@ -162,7 +162,7 @@ const labelSelector = checked((value) =>
 
 const server = z.strictObject({
   host: serverHost.default('127.0.0.1'),
-  port: z.int().min(1).max(65535).default(7340),
+  port: z.int().min(0).max(65535).default(7340), // 0 picks a free port
   tokenEnv: envName.optional(),
   tokenFile: filePath.optional(),
 });
@@ -233,7 +233,8 @@ const sources = z.strictObject({
     .array(
       z.strictObject({
         id: sourceId,
-        url: checked((value) => impossibleUrl(value, true)),
+        // https, or http on loopback with allowLoopback: the allowlist check decides (cross-checks).
+        url: checked((value) => impossibleUrl(value)),
         pollIntervalMs: positiveInt.default(300_000),
         maxPages: positiveInt.default(20),
       }),
@@ -258,7 +259,7 @@ const health = z.strictObject({
 
 const cache = z.strictObject({
   defaultTtlMs: positiveInt.default(300_000),
-  minTtlMs: positiveInt.default(30_000),
+  minTtlMs: nonNegativeInt.default(30_000),
   maxTtlMs: positiveInt.default(3_600_000),
   maxStaleMs: nonNegativeInt.default(3_600_000),
   backoffBaseMs: positiveInt.default(5_000),

@@ -1,0 +1,38 @@
+/**
+ * From a validated configuration and its resolved secrets to the service's options.
+ */
+import type { DiscoveryConfig, ResolvedSecrets } from '../config/index.js';
+import type { ServiceOptions } from './service.js';
+
+export function serviceOptionsFromConfig(config: DiscoveryConfig, secrets: ResolvedSecrets): ServiceOptions {
+  const root = config.root;
+  return {
+    host: config.server.host,
+    port: config.server.port,
+    ...(secrets.token !== undefined && { token: secrets.token }),
+    policy: { allow: config.allow, allowLoopback: config.allowLoopback, allowCidrs: config.allowCidrs },
+    ...(config.credentials.length > 0 && { credentials: secrets.credentials }),
+    signatures: {
+      mode: config.signatures.mode,
+      keys: secrets.keys,
+      ...(config.signatures.algorithms && { algorithms: config.signatures.algorithms }),
+    },
+    vocabulary: config.vocabulary,
+    needs: config.needs,
+    requireStreaming: config.policies.requireStreaming,
+    ...(config.policies.tenant && { tenant: config.policies.tenant }),
+    maxAgents: config.policies.maxAgents,
+    static: config.static,
+    ...(config.sources.wellKnown && { wellKnown: config.sources.wellKnown }),
+    registries: config.sources.registries,
+    ...(config.sources.kubernetes && { kubernetes: config.sources.kubernetes }),
+    health: config.health,
+    cache: config.cache,
+    loop: config.loop,
+    root:
+      root.kind === 'model'
+        ? { kind: 'model', name: root.name, model: root.model }
+        : { kind: 'routed', name: root.name, ...(root.fallback !== undefined && { fallback: root.fallback }) },
+    sessions: config.sessions,
+  };
+}

@@ -1,0 +1,48 @@
+/**
+ * The embedded demo (what `npm start` runs): real peers, the service, and the morning of changes on
+ * a fast clock. In process for the assertions on state, and once as the CLI a user starts.
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { runDemo } from '../../src/demo/index.js';
+
+test('the demo publishes A (billing, returns), B (+ warranty), C (returns changed), D (warranty gone) in order; the session pinned to A keeps its tree', async () => {
+  const lines: string[] = [];
+  const demo = await runDemo({ speed: 20, port: 0, out: (l) => lines.push(l) });
+  try {
+    await demo.scenarioDone;
+    const history = demo.service.loop.snapshots.history().map((h) => ({ digest: h.digest, agents: h.agents.join(',') }));
+    const order = ['billing_agent,returns_agent', 'billing_agent,returns_agent,warranty_agent', 'billing_agent,returns_agent,warranty_agent', 'billing_agent,returns_agent'];
+    const tail = history.slice(-4);
+    assert.deepEqual(tail.map((h) => h.agents), order, JSON.stringify(history));
+    assert.equal(new Set(tail.map((h) => h.digest)).size, 4, 'four different digests');
+    const [A] = tail;
+    assert.equal(demo.service.trees.digestOf('demo-early'), A!.digest, 'the early session is pinned to A');
+    assert.ok(demo.service.loop.snapshots.get(A!.digest), "A's snapshot is retained while the session lives");
+    assert.ok(demo.service.trees.builtDigests.includes(A!.digest), "A's tree is still built");
+    const turn = await demo.service.sessions.run('demo-early', 'Is serial 123 under warranty?');
+    assert.equal(turn.digest, A!.digest);
+    assert.notEqual(turn.author, 'warranty_agent', 'A has no warranty agent');
+    assert.ok(lines.some((l) => /alert skills-changed: returns_agent/.test(l)));
+    assert.ok(lines.some((l) => /new session demo-mid .* → warranty_agent: Warranty here \(A2A 1\.0\)/.test(l)));
+  } finally {
+    await demo.close();
+  }
+});
+
+test('`a2a-discovery demo` prints the dashboard URL, plays the morning and stops cleanly on SIGINT', async () => {
+  const child = spawn(process.execPath, ['--import', 'tsx', new URL('../../src/cli/main.ts', import.meta.url).pathname, 'demo', '--speed', '20', '--port', '0']);
+  let out = '';
+  child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+  const exit = new Promise<number | null>((r) => child.on('exit', r));
+  const deadline = Date.now() + 60_000;
+  while (!/the morning is over/.test(out) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+  assert.match(out, /dashboard {3}http:\/\/127\.0\.0\.1:\d+\//);
+  assert.match(out, /the morning is over/);
+  const url = /dashboard {3}(http:\/\/[^/\s]+)\//.exec(out)![1];
+  const res = await fetch(`${url}/readyz`);
+  assert.equal(res.status, 200);
+  child.kill('SIGINT');
+  assert.equal(await exit, 0);
+});

@@ -1,0 +1,236 @@
+/**
+ * `a2a-discovery serve`, run as a child process the way a user runs it, against real loopback
+ * A2A agents (ADK JS toA2a, A2A 0.3; @a2a-js/sdk 1.x, A2A 1.0 only): every API route, SSE
+ * resumption, metric names, token enforcement on a non-loopback bind, configuration errors with
+ * line and column, and a clean shutdown on SIGTERM.
+ */
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import type { ChildProcessWithoutNullStreams } from 'node:child_process';
+import { spawn } from 'node:child_process';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { stringify } from 'yaml';
+import type { RunningPeer } from '../helpers/a2a-peers.js';
+import { startAdkPeer } from '../helpers/a2a-peers.js';
+import type { RunningV1Server } from '../helpers/a2a-v1-server.js';
+import { startV1Server } from '../helpers/a2a-v1-server.js';
+import { adkStyleCard } from '../helpers/cards.js';
+
+const MAIN = new URL('../../src/cli/main.ts', import.meta.url).pathname;
+
+interface Serving {
+  child: ChildProcessWithoutNullStreams;
+  url: string;
+  stdout: () => string;
+  stderr: () => string;
+  exit: Promise<number | null>;
+}
+
+function serve(configFile: string, extra: string[] = [], env: NodeJS.ProcessEnv = {}): Promise<Serving> {
+  const child = spawn(process.execPath, ['--import', 'tsx', MAIN, 'serve', '--config', configFile, '--port', '0', '--log-level', 'warn', ...extra], {
+    env: { ...process.env, ...env },
+  });
+  let out = '';
+  let err = '';
+  child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+  child.stderr.on('data', (d: Buffer) => (err += d.toString()));
+  const exit = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`serve did not start: ${out} ${err}`)), 30_000);
+    const check = () => {
+      const m = /serving (http:\/\/[^/\s]+)\//.exec(out);
+      if (m) {
+        clearTimeout(timer);
+        resolve({ child, url: m[1]!, stdout: () => out, stderr: () => err, exit });
+      }
+    };
+    child.stdout.on('data', check);
+    void exit.then((code) => {
+      clearTimeout(timer);
+      reject(new Error(`serve exited with ${code}: ${out} ${err}`));
+    });
+  });
+}
+
+let dir: string;
+let billing: RunningPeer;
+let warranty: RunningV1Server;
+
+function config(extra: Record<string, unknown> = {}): Record<string, unknown> {
+  return {
+    allow: [new URL(billing.baseUrl).origin, new URL(warranty.baseUrl).origin],
+    allowLoopback: true,
+    vocabulary: [
+      { tag: 'billing', description: 'Invoices and payments.', keywords: ['invoice'] },
+      { tag: 'warranty', description: 'Warranty status.', keywords: ['warranty', 'serial'] },
+    ],
+    needs: [{ tag: 'billing' }, { tag: 'warranty' }],
+    static: [
+      { name: 'billing_agent', url: billing.baseUrl, description: 'Answers invoice questions.', tags: ['billing'], critical: true },
+      { name: 'warranty_agent', url: warranty.baseUrl, description: 'Answers warranty questions.', tags: ['warranty'] },
+    ],
+    cache: { minTtlMs: 0 },
+    loop: { cycleIntervalMs: 200 },
+    ...extra,
+  };
+}
+
+async function writeConfig(name: string, doc: Record<string, unknown>): Promise<string> {
+  const file = join(dir, name);
+  await writeFile(file, stringify(doc));
+  return file;
+}
+
+before(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'serve-'));
+  billing = await startAdkPeer({ name: 'billing', description: 'Billing.', reply: 'billing: charged once', card: (port) => adkStyleCard(port, 'Billing Agent', [{ id: 'invoices', tags: ['billing'] }]) });
+  warranty = await startV1Server({ prefix: 'warranty' });
+});
+
+after(async () => {
+  await Promise.all([billing.close(), warranty.close()]);
+  await rm(dir, { recursive: true, force: true });
+});
+
+async function json(url: string, init: RequestInit = {}): Promise<{ status: number; body: Record<string, unknown> }> {
+  const res = await fetch(url, init);
+  return { status: res.status, body: (await res.json()) as Record<string, unknown> };
+}
+
+async function waitFor<T>(fn: () => Promise<T | undefined>, what: string, timeoutMs = 10_000): Promise<T> {
+  const end = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await fn();
+    if (v !== undefined) return v;
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+describe('a2a-discovery serve (child process)', () => {
+  test('every API route, SSE resumption, metrics, and a clean shutdown on SIGTERM', async () => {
+    const s = await serve(await writeConfig('ok.yaml', config()));
+    try {
+      assert.deepEqual((await json(`${s.url}/healthz`)).body, { ok: true });
+      await waitFor(async () => ((await fetch(`${s.url}/readyz`)).status === 200 ? true : undefined), 'ready');
+      const snapshot = await waitFor(async () => {
+        const r = await json(`${s.url}/api/snapshot`);
+        return (r.body.agents as unknown[] | undefined)?.length === 2 ? r.body : undefined;
+      }, 'both agents');
+      const agents = snapshot.agents as Array<{ localName: string; description: string; protocolVersion: string; card: { name: string } }>;
+      assert.deepEqual(agents.map((a) => [a.localName, a.protocolVersion]), [
+        ['billing_agent', '0.3'],
+        ['warranty_agent', '1.0'],
+      ]);
+      assert.equal(agents[0]!.description, 'Answers invoice questions.');
+      const digest = snapshot.digest as string;
+
+      const snapshots = (await json(`${s.url}/api/snapshots`)).body;
+      assert.equal(snapshots.current, digest);
+      assert.ok((snapshots.history as unknown[]).length >= 1);
+      assert.equal((await json(`${s.url}/api/snapshots/${digest}`)).body.digest, digest);
+      assert.equal((await json(`${s.url}/api/snapshots/${'0'.repeat(64)}`)).status, 404);
+      const firstDigest = (snapshots.history as Array<{ digest: string }>)[0]!.digest;
+      const diff = (await json(`${s.url}/api/diff?from=${firstDigest}&to=${digest}`)).body;
+      assert.ok(Array.isArray(diff.added));
+
+      const endpoints = (await json(`${s.url}/api/endpoints`)).body.endpoints as Array<{ baseUrl: string; admitted: boolean; sources: string[]; cache?: { lastOutcome: string }; verdict?: { verdict: string } }>;
+      assert.equal(endpoints.length, 2);
+      assert.ok(endpoints.every((e) => e.admitted && e.sources[0] === 'static' && e.verdict?.verdict === 'selected'));
+      const card = (await json(`${s.url}/api/endpoints/card?url=${encodeURIComponent(warranty.baseUrl)}`)).body;
+      assert.match(card.body as string, /Warranty Agent/);
+
+      const chat = (await json(`${s.url}/api/chat`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ sessionId: 'api-1', message: 'Is serial 7 under warranty?' }) })).body;
+      assert.deepEqual([chat.sessionId, chat.author, chat.reply, chat.digest], ['api-1', 'warranty_agent', 'warranty: Is serial 7 under warranty?', digest]);
+      assert.equal((await json(`${s.url}/api/chat`, { method: 'POST', body: 'not json' })).status, 400);
+      const sessions = (await json(`${s.url}/api/sessions`)).body;
+      assert.deepEqual((sessions.sessions as Array<{ sessionId: string; digest: string }>).map((x) => [x.sessionId, x.digest]), [['api-1', digest]]);
+      assert.equal((await json(`${s.url}/api/sessions/api-1/upgrade`, { method: 'POST', body: '{}' })).body.changed, false);
+      assert.equal((await json(`${s.url}/api/sessions/api-1`, { method: 'DELETE' })).body.ended, true);
+
+      const refreshed = (await json(`${s.url}/api/refresh`, { method: 'POST' })).body;
+      assert.equal(refreshed.digest, digest);
+
+      const events = (await json(`${s.url}/api/events?since=0`)).body.events as Array<{ seq: number; type: string }>;
+      assert.ok(events.some((e) => e.type === 'snapshot.published'));
+      const trace = (await json(`${s.url}/api/trace`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' })).body;
+      assert.deepEqual(trace.stats && (trace.stats as Record<string, number>).networkFetches, 3);
+
+      // SSE: resume after a known event id; everything after it arrives, nothing before.
+      const lastSeen = events.at(-3)!.seq;
+      const controller = new AbortController();
+      const res = await fetch(`${s.url}/api/stream`, { headers: { 'last-event-id': String(lastSeen) }, signal: controller.signal });
+      assert.equal(res.headers.get('content-type'), 'text/event-stream');
+      const reader = res.body!.getReader();
+      let text = '';
+      const ids: number[] = [];
+      while (ids.length < 2) {
+        const { value, done } = await reader.read();
+        if (done) break;
+        text += new TextDecoder().decode(value);
+        ids.splice(0, ids.length, ...[...text.matchAll(/^id: (\d+)$/gm)].map((m) => Number(m[1])));
+      }
+      controller.abort();
+      assert.ok(ids.length >= 2 && ids.every((id) => id > lastSeen), `resumed ids ${ids.join(',')} after ${lastSeen}`);
+      assert.equal(ids[0], lastSeen + 1, 'no event is skipped');
+
+      const metrics = await (await fetch(`${s.url}/metrics`)).text();
+      for (const name of [
+        'a2a_discovery_card_fetches_total',
+        'a2a_discovery_card_cache_hits_total',
+        'a2a_discovery_card_not_modified_total',
+        'a2a_discovery_card_stale_entries',
+        'a2a_discovery_card_failures_total',
+        'a2a_discovery_snapshot_version',
+        'a2a_discovery_snapshot_publications_total',
+        'a2a_discovery_pinned_sessions',
+        'a2a_discovery_tree_evictions_total',
+        'a2a_discovery_card_fetch_duration_seconds_bucket',
+      ]) {
+        assert.match(metrics, new RegExp(`^(# TYPE )?${name}`, 'm'), name);
+      }
+      assert.match(metrics, /^a2a_discovery_snapshot_version [1-9]/m);
+    } finally {
+      s.child.kill('SIGTERM');
+    }
+    assert.equal(await s.exit, 0, `exit code after SIGTERM (stderr: ${s.stderr()})`);
+  });
+
+  test('a non-loopback bind needs a token, and then every API call checks it', async () => {
+    const noToken = await writeConfig('public-no-token.yaml', config({ server: { host: '0.0.0.0', port: 0 } }));
+    const refused = spawn(process.execPath, ['--import', 'tsx', MAIN, 'serve', '--config', noToken]);
+    let err = '';
+    refused.stderr.on('data', (d: Buffer) => (err += d.toString()));
+    const code = await new Promise<number | null>((r) => refused.on('exit', r));
+    assert.equal(code, 1);
+    assert.match(err, /public-no-token\.yaml:\d+:\d+ server/);
+
+    const withToken = await writeConfig('public.yaml', config({ server: { host: '0.0.0.0', port: 0, tokenEnv: 'TEST_SERVE_TOKEN' } }));
+    const s = await serve(withToken, [], { TEST_SERVE_TOKEN: 'correct-horse' });
+    try {
+      const local = s.url.replace('0.0.0.0', '127.0.0.1');
+      assert.equal((await fetch(`${local}/api/snapshot`)).status, 401);
+      assert.equal((await fetch(`${local}/api/snapshot`, { headers: { authorization: 'Bearer wrong' } })).status, 401);
+      assert.equal((await fetch(`${local}/metrics`)).status, 401);
+      assert.equal((await fetch(`${local}/healthz`)).status, 200, 'health checks need no token');
+      const ok = await fetch(`${local}/api/endpoints`, { headers: { authorization: 'Bearer correct-horse' } });
+      assert.equal(ok.status, 200);
+    } finally {
+      s.child.kill('SIGTERM');
+    }
+    assert.equal(await s.exit, 0);
+  });
+
+  test('configuration errors are printed with file, line and column, and serve exits 1', async () => {
+    const file = join(dir, 'broken.yaml');
+    await writeFile(file, 'allow: [https://ok.example.com]\nstatic:\n  - name: Bad Name\n    url: https://ok.example.com/\n    description: x\n    tags: [nope]\nfrobnicate: true\n');
+    const child = spawn(process.execPath, ['--import', 'tsx', MAIN, 'serve', '--config', file]);
+    let err = '';
+    child.stderr.on('data', (d: Buffer) => (err += d.toString()));
+    assert.equal(await new Promise((r) => child.on('exit', r)), 1);
+    assert.match(err, /broken\.yaml:3:\d+ static\[0\]\.name/);
+    assert.match(err, /broken\.yaml:7:1 frobnicate/);
+  });
+});
