@@ -1,19 +1,54 @@
 /**
- * The package as a user installs it: the built entry resolves by name on this Node, exports
- * what the README promises, and the built CLI runs. (`npm ci` builds dist/ through `prepare`;
- * after changing src/, `npm run build` refreshes it.)
+ * The package as a user installs it: the built entries resolve by name on this Node, export what
+ * the docs promise, and the built CLI runs. (`npm test` builds dist/ first, through `pretest`.)
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 
-test('the package entry resolves by name and exports the public API', async () => {
-  const pkg = (await import('a2a-discovery')) as Record<string, unknown>;
-  for (const name of ['parseAgentCard', 'checkCard', 'toAdkCard', 'CardCache', 'HostPolicy', 'createCardFetcher', 'EventStream', 'VirtualClock', 'DiscoveryError']) {
-    assert.equal(typeof pkg[name], 'function', name);
+const entries: Record<string, string[]> = {
+  'a2a-discovery': ['parseAgentCard', 'checkCard', 'toAdkCard', 'CardCache', 'HostPolicy', 'createCardFetcher', 'EventStream', 'VirtualClock', 'DiscoveryError', 'DiscoveryLoop', 'staticSource', 'kubernetesSource', 'selectAgents', 'SnapshotStore'],
+  'a2a-discovery/adk': ['TreeFactory', 'SessionRunner', 'snapshotTreeBuilder', 'remoteAgentFor', 'V1RemoteAgent', 'AgentRegistry', 'createPolicyFetch'],
+  'a2a-discovery/config': ['parseConfig', 'loadConfig', 'resolveSecrets', 'formatProblems'],
+  'a2a-discovery/server': ['startService', 'serviceOptionsFromConfig', 'createApp'],
+  'a2a-discovery/explorer': ['runTrace', 'compareTraces'],
+};
+
+for (const [entry, names] of Object.entries(entries)) {
+  test(`${entry} resolves by name and exports its API`, async () => {
+    const mod = (await import(entry)) as Record<string, unknown>;
+    for (const name of names) assert.equal(typeof mod[name], 'function', `${entry}: ${name}`);
+  });
+}
+
+test('the core entry does not load ADK JS, Express or the server (the library stays light)', async () => {
+  // Walk the static import graph of the built core entry and collect the packages it loads.
+  const { readFile } = await import('node:fs/promises');
+  const { dirname, resolve } = await import('node:path');
+  const root = new URL('../../dist/index.js', import.meta.url).pathname;
+  const seen = new Set<string>();
+  const packages = new Set<string>();
+  const lazy = new Set<string>();
+  const queue = [root];
+  while (queue.length > 0) {
+    const file = queue.pop()!;
+    if (seen.has(file)) continue;
+    seen.add(file);
+    const code = await readFile(file, 'utf8');
+    const name = (spec: string) => (spec.startsWith('@') ? spec.split('/').slice(0, 2).join('/') : spec.split('/')[0]!);
+    for (const m of code.matchAll(/(?:^|\n)\s*(?:import|export)\s[^;]*?from\s*['"]([^'"]+)['"]/g)) {
+      const spec = m[1]!;
+      if (spec.startsWith('.')) queue.push(resolve(dirname(file), spec));
+      else packages.add(name(spec));
+    }
+    for (const m of code.matchAll(/import\(\s*['"]([^'"]+)['"]\s*\)/g)) lazy.add(name(m[1]!));
   }
-  const { DiscoveryError, isDiscoveryError } = pkg as { DiscoveryError: new (c: string, m: string) => Error; isDiscoveryError: (e: unknown) => boolean };
-  assert.equal(isDiscoveryError(new DiscoveryError('ERR_USAGE', 'x')), true);
+  assert.ok(seen.size > 20, `walked ${seen.size} files`);
+  for (const heavy of ['@google/adk', 'express', 'hono', '@hono/node-server', 'prom-client', 'pino', '@kubernetes/client-node']) {
+    assert.equal(packages.has(heavy), false, `the core entry imports ${heavy}`);
+  }
+  assert.ok(packages.has('undici') && packages.has('@a2a-js/sdk'), [...packages].join(', '));
+  assert.ok(lazy.has('@kubernetes/client-node'), 'the Kubernetes client is loaded only when that source is configured');
 });
 
 test('the built CLI prints its version', () => {

@@ -1,0 +1,14 @@
+/**
+ * The service: HTTP API, SSE feed, metrics and dashboard over the discovery loop and the trees.
+ *
+ * @module
+ */
+export { startService } from './service.js';
+export type { ServiceOptions, RunningService } from './service.js';
+export { serviceOptionsFromConfig } from './from-config.js';
+export { createApp, snapshotJson } from './app.js';
+export type { AppOptions } from './app.js';
+export { createLogger, logEvents } from './logger.js';
+export { createMetrics } from './metrics.js';
+export { EventBuffer } from './event-buffer.js';
+export { SnapshotArchive } from './snapshot-archive.js';
