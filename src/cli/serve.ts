@@ -5,12 +5,10 @@
  */
 import type { Command } from 'commander';
 import { InvalidArgumentError } from 'commander';
-import { formatProblems, loadConfig, resolveSecrets } from '../config/index.js';
-import { runDemo } from '../demo/index.js';
 import { isDiscoveryError } from '../errors.js';
-import { serviceOptionsFromConfig } from '../server/from-config.js';
-import { createLogger } from '../server/logger.js';
-import { startService } from '../server/service.js';
+
+// The service and the demo load ADK JS, Express and the HTTP stack: imported only when these
+// commands run, so `probe`, `trace` and `validate` start fast.
 
 interface Io {
   out: (s: string) => void;
@@ -63,6 +61,8 @@ Example:
   a2a-discovery serve --config discovery.yaml`,
     )
     .action(async (opts: { config: string; port?: number; host?: string; logLevel: string }) => {
+      const { formatProblems, loadConfig, resolveSecrets } = await import('../config/index.js');
+      const { serviceOptionsFromConfig, createLogger, startService } = await import('../server/index.js');
       let config;
       try {
         config = await loadConfig(opts.config);
@@ -106,6 +106,7 @@ Example:
   a2a-discovery demo --speed 2`,
     )
     .action(async (opts: { speed: number; scenario: boolean; port: number }) => {
+      const { runDemo } = await import('../demo/index.js');
       const demo = await runDemo({ speed: opts.speed, scenario: opts.scenario, port: opts.port, out: (line) => io.out(`${line}\n`) });
       await untilSignal();
       io.out('stopping…\n');

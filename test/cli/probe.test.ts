@@ -12,8 +12,8 @@ import { startFaultServer } from '../helpers/fault-server.js';
 import type { RunningPeer } from '../helpers/a2a-peers.js';
 import { startAdkPeer } from '../helpers/a2a-peers.js';
 import { cardFor } from '../helpers/cards.js';
+import { CLI } from '../helpers/cli.js';
 
-const MAIN = new URL('../../src/cli/main.ts', import.meta.url).pathname;
 
 interface Run {
   code: number;
@@ -23,7 +23,7 @@ interface Run {
 
 function cli(...args: string[]): Promise<Run> {
   return new Promise((resolve) => {
-    execFile(process.execPath, ['--import', 'tsx', MAIN, ...args], { timeout: 30_000 }, (err, stdout, stderr) => {
+    execFile(process.execPath, [...CLI, ...args], { timeout: 30_000 }, (err, stdout, stderr) => {
       const code = err ? (typeof err.code === 'number' ? err.code : 99) : 0;
       resolve({ code, stdout, stderr });
     });

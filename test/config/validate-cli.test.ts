@@ -7,8 +7,8 @@ import { execFile } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { CLI } from '../helpers/cli.js';
 
-const MAIN = new URL('../../src/cli/main.ts', import.meta.url).pathname;
 const ROOT = new URL('../../', import.meta.url).pathname;
 const SECRET = 'do-not-print-this-token-9f2c';
 
@@ -23,7 +23,7 @@ function cli(args: string[], env: Record<string, string> = {}): Promise<Run> {
   return new Promise((resolve) => {
     execFile(
       process.execPath,
-      ['--import', 'tsx', MAIN, ...args],
+      [...CLI, ...args],
       { cwd: ROOT, timeout: 30_000, env: { PATH: process.env.PATH ?? '', ...env } },
       (err, stdout, stderr) => {
         const code = err ? (typeof err.code === 'number' ? err.code : 99) : 0;

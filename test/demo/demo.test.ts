@@ -6,6 +6,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { runDemo } from '../../src/demo/index.js';
+import { CLI } from '../helpers/cli.js';
 
 test('the demo publishes A (billing, returns), B (+ warranty), C (returns changed), D (warranty gone) in order; the session pinned to A keeps its tree', async () => {
   const lines: string[] = [];
@@ -32,7 +33,7 @@ test('the demo publishes A (billing, returns), B (+ warranty), C (returns change
 });
 
 test('`a2a-discovery demo` prints the dashboard URL, plays the morning and stops cleanly on SIGINT', async () => {
-  const child = spawn(process.execPath, ['--import', 'tsx', new URL('../../src/cli/main.ts', import.meta.url).pathname, 'demo', '--speed', '20', '--port', '0']);
+  const child = spawn(process.execPath, [...CLI, 'demo', '--speed', '20', '--port', '0']);
   let out = '';
   child.stdout.on('data', (d: Buffer) => (out += d.toString()));
   const exit = new Promise<number | null>((r) => child.on('exit', r));

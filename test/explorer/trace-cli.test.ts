@@ -4,8 +4,8 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
+import { CLI } from '../helpers/cli.js';
 
-const MAIN = new URL('../../src/cli/main.ts', import.meta.url).pathname;
 
 interface Run {
   code: number;
@@ -15,7 +15,7 @@ interface Run {
 
 function cli(...args: string[]): Promise<Run> {
   return new Promise((resolve) => {
-    execFile(process.execPath, ['--import', 'tsx', MAIN, ...args], { timeout: 30_000 }, (err, stdout, stderr) => {
+    execFile(process.execPath, [...CLI, ...args], { timeout: 30_000 }, (err, stdout, stderr) => {
       const code = err ? (typeof err.code === 'number' ? err.code : 99) : 0;
       resolve({ code, stdout, stderr });
     });

@@ -17,8 +17,8 @@ import { startAdkPeer } from '../helpers/a2a-peers.js';
 import type { RunningV1Server } from '../helpers/a2a-v1-server.js';
 import { startV1Server } from '../helpers/a2a-v1-server.js';
 import { adkStyleCard } from '../helpers/cards.js';
+import { CLI } from '../helpers/cli.js';
 
-const MAIN = new URL('../../src/cli/main.ts', import.meta.url).pathname;
 
 interface Serving {
   child: ChildProcessWithoutNullStreams;
@@ -29,7 +29,7 @@ interface Serving {
 }
 
 function serve(configFile: string, extra: string[] = [], env: NodeJS.ProcessEnv = {}): Promise<Serving> {
-  const child = spawn(process.execPath, ['--import', 'tsx', MAIN, 'serve', '--config', configFile, '--port', '0', '--log-level', 'warn', ...extra], {
+  const child = spawn(process.execPath, [...CLI, 'serve', '--config', configFile, '--port', '0', '--log-level', 'warn', ...extra], {
     env: { ...process.env, ...env },
   });
   let out = '';
@@ -200,7 +200,7 @@ describe('a2a-discovery serve (child process)', () => {
 
   test('a non-loopback bind needs a token, and then every API call checks it', async () => {
     const noToken = await writeConfig('public-no-token.yaml', config({ server: { host: '0.0.0.0', port: 0 } }));
-    const refused = spawn(process.execPath, ['--import', 'tsx', MAIN, 'serve', '--config', noToken]);
+    const refused = spawn(process.execPath, [...CLI, 'serve', '--config', noToken]);
     let err = '';
     refused.stderr.on('data', (d: Buffer) => (err += d.toString()));
     const code = await new Promise<number | null>((r) => refused.on('exit', r));
@@ -226,7 +226,7 @@ describe('a2a-discovery serve (child process)', () => {
   test('configuration errors are printed with file, line and column, and serve exits 1', async () => {
     const file = join(dir, 'broken.yaml');
     await writeFile(file, 'allow: [https://ok.example.com]\nstatic:\n  - name: Bad Name\n    url: https://ok.example.com/\n    description: x\n    tags: [nope]\nfrobnicate: true\n');
-    const child = spawn(process.execPath, ['--import', 'tsx', MAIN, 'serve', '--config', file]);
+    const child = spawn(process.execPath, [...CLI, 'serve', '--config', file]);
     let err = '';
     child.stderr.on('data', (d: Buffer) => (err += d.toString()));
     assert.equal(await new Promise((r) => child.on('exit', r)), 1);
