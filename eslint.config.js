@@ -3,7 +3,7 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['dist/**', 'node_modules/**', 'coverage/**'] },
+  { ignores: ['dist/**', 'node_modules/**', 'coverage/**', '.tmp/**'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
@@ -15,6 +15,18 @@ export default tseslint.config(
       '@typescript-eslint/consistent-type-imports': 'error',
       'no-console': 'off',
       eqeqeq: ['error', 'always', { null: 'ignore' }],
+    },
+  },
+  {
+    // The dashboard runs in the browser (no build step; type-checked by tsconfig.web.json).
+    files: ['web/**/*.js'],
+    languageOptions: {
+      globals: {
+        window: 'readonly', document: 'readonly', location: 'readonly', history: 'readonly', fetch: 'readonly',
+        sessionStorage: 'readonly', localStorage: 'readonly', AbortController: 'readonly', TextDecoder: 'readonly',
+        Headers: 'readonly', Response: 'readonly', Event: 'readonly', HTMLElement: 'readonly', requestAnimationFrame: 'readonly',
+        cancelAnimationFrame: 'readonly', setInterval: 'readonly', clearInterval: 'readonly', navigator: 'readonly', TextEncoder: 'readonly', URLSearchParams: 'readonly',
+      },
     },
   },
   {

@@ -111,8 +111,6 @@ function withFields(e: CacheEntry, changes: Partial<CacheEntry>): CacheEntry {
   };
 }
 
-const MEMO_LIMIT = 100_000;
-
 /** The response headers http-cache-semantics reads; the others are not kept in the policy. */
 const POLICY_HEADERS = ['cache-control', 'expires', 'date', 'age', 'last-modified', 'etag', 'vary', 'pragma'] as const;
 
@@ -144,7 +142,6 @@ export class CardCache {
   readonly #neverSeen = new Map<string, NeverSeenFailure>();
   readonly #limiter: Limiter;
   readonly #Policy: typeof CachePolicy;
-  readonly #keys = new Map<string, string>();
   #closed = false;
 
   constructor(options: CardCacheOptions) {
@@ -178,14 +175,7 @@ export class CardCache {
 
   /** The normalized base URL used as the key (throws the host policy's refusal). */
   key(baseUrl: string): string {
-    // The policy is immutable, so admitted URLs are normalized once (refusals are not cached).
-    let key = this.#keys.get(baseUrl);
-    if (key === undefined) {
-      key = this.#o.hostPolicy.normalizeBaseUrl(baseUrl);
-      if (this.#keys.size >= MEMO_LIMIT) this.#keys.clear();
-      this.#keys.set(baseUrl, key);
-    }
-    return key;
+    return this.#o.hostPolicy.normalizeBaseUrl(baseUrl);
   }
 
   /** The card URL and origin of a key (a normalized base URL: origin + path ending in `/`). */

@@ -97,6 +97,7 @@ export class HostPolicy {
   readonly judging: boolean;
   readonly #entries: readonly AllowEntry[];
   readonly #allowLoopback: boolean;
+  readonly #normalized = new Map<string, string>();
   readonly #cidrs: readonly Cidr[];
   readonly #cidrText: readonly string[];
 
@@ -232,10 +233,16 @@ export class HostPolicy {
    * @example policy.normalizeBaseUrl('https://A.example.com./v1?x#y') // 'https://a.example.com/v1/'
    */
   normalizeBaseUrl(baseUrl: string): string {
+    // The policy is immutable, so an admitted URL is normalized once (refusals are not cached).
+    const known = this.#normalized.get(baseUrl);
+    if (known !== undefined) return known;
     const verdict = this.check(baseUrl);
     if (!verdict.allowed) throw verdictError(verdict, baseUrl);
     const path = verdict.url.pathname.endsWith('/') ? verdict.url.pathname : `${verdict.url.pathname}/`;
-    return `${verdict.origin}${path}`;
+    const normalized = `${verdict.origin}${path}`;
+    if (this.#normalized.size >= 100_000) this.#normalized.clear();
+    this.#normalized.set(baseUrl, normalized);
+    return normalized;
   }
 
   /**

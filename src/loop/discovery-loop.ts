@@ -64,7 +64,8 @@ export interface EndpointStatus {
   readonly names: readonly string[];
   readonly admitted: boolean;
   readonly refusal?: { code: string; reason: string };
-  readonly cache?: Pick<CacheEntry, 'etag' | 'expiresAt' | 'failures' | 'stale' | 'usable' | 'lastOutcome' | 'lastError' | 'rawSha256' | 'canonicalSha256' | 'fetchedAtWall' | 'validatedAtWall' | 'protocolVersion'>;
+  /** `expiresInMs`: time left before the card is due (negative once expired). */
+  readonly cache?: { expiresInMs: number } & Pick<CacheEntry, 'etag' | 'expiresAt' | 'failures' | 'stale' | 'usable' | 'lastOutcome' | 'lastError' | 'rawSha256' | 'canonicalSha256' | 'fetchedAtWall' | 'validatedAtWall' | 'protocolVersion'>;
   readonly lastFailure?: { code: string; message: string; failures: number };
   readonly health?: HealthStatus;
   readonly verdict?: Verdict;
@@ -203,6 +204,7 @@ export class DiscoveryLoop {
           cache: {
             etag: entry.etag,
             expiresAt: entry.expiresAt,
+            expiresInMs: Math.round(entry.expiresAt - this.#clock.now()),
             failures: entry.failures,
             stale: entry.stale,
             usable: entry.usable,

@@ -18,11 +18,14 @@ const TYPES: Record<string, string> = {
   '.json': 'application/json',
 };
 
-/** Vendor modules the dashboard's import map names, resolved from node_modules. */
-const VENDOR: Record<string, string> = {
-  'preact.mjs': 'preact/dist/preact.mjs',
-  'preact-hooks.mjs': 'preact/hooks/dist/hooks.mjs',
-  'htm.mjs': 'htm/dist/htm.mjs',
+/**
+ * Vendor modules the dashboard imports, resolved from node_modules: the package entry (which its
+ * `exports` map allows) and the ES module file beside it (which it does not export by path).
+ */
+const VENDOR: Record<string, readonly [specifier: string, sibling: string]> = {
+  'preact.mjs': ['preact', 'preact.mjs'],
+  'preact-hooks.mjs': ['preact/hooks', 'hooks.mjs'],
+  'htm.mjs': ['htm', 'htm.mjs'],
 };
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -37,7 +40,7 @@ export function staticFileServer(root: string = DEFAULT_ROOT): (path: string) =>
       const target = VENDOR[path.slice('/vendor/'.length)];
       if (target === undefined) return undefined;
       try {
-        file = require.resolve(target);
+        file = join(dirname(require.resolve(target[0])), target[1]);
       } catch {
         return undefined;
       }

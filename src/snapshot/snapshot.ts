@@ -44,7 +44,14 @@ export interface Snapshot {
  * when they hold the same names bound to the same cards.
  */
 export function snapshotDigest(agents: ReadonlyArray<Pick<SnapshotAgent, 'localName' | 'canonicalSha256'>>): string {
-  const sorted = [...agents].sort((a, b) => (a.localName < b.localName ? -1 : a.localName > b.localName ? 1 : 0));
+  return digestOfSorted([...agents].sort(byLocalName));
+}
+
+function byLocalName(a: Pick<SnapshotAgent, 'localName'>, b: Pick<SnapshotAgent, 'localName'>): number {
+  return a.localName < b.localName ? -1 : a.localName > b.localName ? 1 : 0;
+}
+
+function digestOfSorted(sorted: ReadonlyArray<Pick<SnapshotAgent, 'localName' | 'canonicalSha256'>>): string {
   const h = createHash('sha256');
   for (const a of sorted) h.update(`${a.localName}\u0000${a.canonicalSha256}\n`);
   return h.digest('hex');
@@ -72,8 +79,8 @@ export function toSnapshotAgents(selected: readonly SelectedAgent[], flags: (bas
 
 /** Builds a frozen snapshot (agents sorted, digest computed). */
 export function buildSnapshot(agents: readonly SnapshotAgent[], version: number, createdAt: number): Snapshot {
-  const sorted = [...agents].sort((a, b) => (a.localName < b.localName ? -1 : a.localName > b.localName ? 1 : 0));
-  return Object.freeze({ version, digest: snapshotDigest(sorted), createdAt, agents: Object.freeze(sorted) });
+  const sorted = [...agents].sort(byLocalName);
+  return Object.freeze({ version, digest: digestOfSorted(sorted), createdAt, agents: Object.freeze(sorted) });
 }
 
 export interface AgentChange {

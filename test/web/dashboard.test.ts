@@ -1,0 +1,245 @@
+/**
+ * The dashboard against a live `serve`: the demo's real peers and service play the morning of
+ * changes (at 10 scenario minutes per second, about 7 s) while Chromium watches, without reloading: endpoints fill in and change, snapshots are
+ * gained in order, alerts reach the live region, a card is shown, a chat turn says who answered
+ * on which digest; and the dashboard works from the keyboard. Screenshots of each view go to
+ * docs/images/.
+ */
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import type { Browser, Page } from 'playwright-core';
+import { runDemo } from '../../src/demo/index.js';
+import type { RunningDemo } from '../../src/demo/index.js';
+import { focused, launchBrowser, openPage, screenshot, tabTo, text, until } from './browser.js';
+
+let browser: Browser;
+let demo: RunningDemo;
+let page: Page;
+let problems: string[];
+
+const HEALTH_ORDER = ['pending', 'healthy', 'degraded', 'removed'];
+
+before(async () => {
+  // The browser first: the scenario starts as soon as the demo is up.
+  browser = await launchBrowser();
+  ({ page, problems } = await openPage(browser));
+  demo = await runDemo({ speed: 10, port: 0, out: () => {} });
+  // Not waiting for the load event: the morning of changes is already playing.
+  await page.goto(`${demo.url}/#/endpoints`, { waitUntil: 'commit' });
+  // A marker that a reload would erase.
+  await page.evaluate('window.__dashboardMarker = 42');
+});
+
+after(async () => {
+  await browser?.close();
+  await demo?.close();
+});
+
+async function api<T>(path: string): Promise<T> {
+  return (await (await fetch(`${demo.url}${path}`)).json()) as T;
+}
+
+const row = (name: string) => page.locator('table.endpoints tbody tr[data-endpoint]', { hasText: name });
+
+describe('the dashboard follows a live service through the morning of changes', () => {
+  test('endpoints fill in, warranty appears and later degrades, versions are gained in order, alerts are announced — no reload', async (t) => {
+    await row('billing_agent').waitFor({ timeout: 10_000 });
+    await row('returns-agent').waitFor({ timeout: 10_000 });
+
+    // Watch the page while the scenario plays: the snapshot count in the nav and warranty's health.
+    const counts: number[] = [];
+    const states: string[] = [];
+    await until(
+      async () => {
+        const n = Number(await text(page.locator('#nav-snapshots .count')).catch(() => '0'));
+        if (counts.at(-1) !== n) counts.push(n);
+        const w = row('warranty-agent');
+        if ((await w.count()) > 0) {
+          const badge = await text(w.locator('td').nth(5).locator('.badge').first());
+          if (states.at(-1) !== badge) states.push(badge);
+        }
+        return { state: states.at(-1), count: counts.at(-1) };
+      },
+      (s) => s.state === 'removed' && s.count === 5,
+      'the warranty endpoint to be removed after its card stops answering, and v5 published',
+      25_000,
+    );
+    t.diagnostic(`seen: snapshots ${counts.join(' → ')}; warranty ${states.join(' → ')}`);
+    assert.ok(counts.length >= 2, `the snapshot count changed while watching: ${counts.join(' → ')}`);
+    assert.deepEqual([...counts].sort((a, b) => a - b), counts, `versions are gained in order: ${counts.join(' → ')}`);
+    assert.ok(states.length >= 2, `warranty's health changed on the page: ${states.join(' → ')}`);
+    const order = states.map((s) => HEALTH_ORDER.indexOf(s));
+    assert.deepEqual([...order].sort((a, b) => a - b), order, `healthy → degraded → removed: ${states.join(' → ')}`);
+
+    const warranty = await text(row('warranty-agent'));
+    assert.match(warranty, /stale/, 'the card is served stale');
+    assert.match(warranty, /ERR_FETCH_TIMEOUT/, 'with the reason');
+    assert.match(await text(row('billing_agent')), /selected.*billing_agent/);
+
+    // The live region announced what happened while the page was open.
+    const live = page.locator('#live-region');
+    assert.equal(await live.getAttribute('aria-live'), 'polite');
+    await until(() => text(live), (t) => /Alert repeated-failures/.test(t), 'the repeated-failures alert in the live region');
+    await until(() => text(live), (t) => /Snapshot v5 published/.test(t), 'snapshot v5 in the live region');
+    assert.equal(await page.evaluate('window.__dashboardMarker'), 42, 'the page was never reloaded');
+    assert.equal(await text(page.locator('#connection')), 'Live');
+
+    await demo.scenarioDone;
+    await screenshot(page, 'dashboard-endpoints');
+  });
+
+  test('endpoints can be filtered and sorted', async () => {
+    await page.fill('#endpoint-filter', 'warranty');
+    await until(() => page.locator('table.endpoints tbody tr[data-endpoint]').count(), (n) => n === 1, 'one row after filtering');
+    await page.fill('#endpoint-filter', '');
+    await page.selectOption('#endpoint-health', 'healthy');
+    await until(() => page.locator('table.endpoints tbody tr[data-endpoint]').count(), (n) => n === 2, 'two healthy rows');
+    await page.selectOption('#endpoint-health', 'all');
+    const header = page.locator('table.endpoints thead th', { hasText: 'Health' });
+    await header.locator('button').click();
+    assert.equal(await header.getAttribute('aria-sort'), 'ascending');
+    await header.locator('button').click();
+    assert.equal(await header.getAttribute('aria-sort'), 'descending');
+    const first = await text(page.locator('table.endpoints tbody tr[data-endpoint]').first());
+    assert.match(first, /warranty-agent/, 'removed sorts last ascending, first descending');
+  });
+
+  test('snapshots: the history in order with digests, the diff of any two, the alerts', async () => {
+    await page.click('#nav-snapshots');
+    await until(() => page.locator('table.history tbody tr[data-version]').count(), (n) => n === 5, 'five versions');
+    const versions = await page.locator('table.history tbody tr[data-version]').evaluateAll((rows) => rows.map((r) => r.getAttribute('data-version')));
+    assert.deepEqual(versions, ['5', '4', '3', '2', '1'], 'newest first');
+    const history = await api<{ history: Array<{ version: number; digest: string }> }>('/api/snapshots');
+    assert.match(await text(page.locator('table.history tr[data-version="3"]')), new RegExp(history.history[2]!.digest.slice(0, 12)));
+
+    // Latest two: warranty removed.
+    await until(() => text(page.locator('.diff')), (t) => /v4 → v5/.test(t) && /Removed: − warranty_agent/.test(t), 'the v4 → v5 diff');
+    // Any two: v3 → v4 is returns' new skill.
+    await page.selectOption('#diff-from', history.history[2]!.digest);
+    await page.selectOption('#diff-to', history.history[3]!.digest);
+    await until(() => text(page.locator('.diff')), (t) => /v3 → v4/.test(t) && /returns_agent/.test(t) && /\+ exchange/.test(t), 'the v3 → v4 diff');
+    const alerts = await text(page.locator('table.alerts'));
+    assert.match(alerts, /skills-changed/);
+    assert.match(alerts, /repeated-failures/);
+    await page.click('table.history tr[data-version="3"] button');
+    await until(() => text(page.locator('h2', { hasText: 'Agents of' })), (t) => /v3/.test(t), 'the agents of v3');
+    assert.match(await text(page.locator('table', { hasText: 'v3 · 3 agents' })), /warranty_agent/);
+    await page.click('table.history tr[data-version="5"] button');
+    await page.selectOption('#diff-from', history.history[3]!.digest);
+    await page.selectOption('#diff-to', history.history[4]!.digest);
+    await until(() => text(page.locator('.diff')), (t) => /v4 → v5/.test(t), 'the v4 → v5 diff again');
+    await screenshot(page, 'dashboard-snapshots');
+  });
+
+  test('timeline: lanes per endpoint, marks coloured by outcome, the same events as text with the deciding stage', async () => {
+    await page.click('#nav-timeline');
+    await page.locator('svg.timeline').waitFor();
+    const lanes = (await page.locator('svg.timeline').textContent()) ?? '';
+    for (const name of ['billing_agent', 'returns_agent', 'warranty-agent', 'snapshots', 'alerts']) assert.ok(lanes.includes(name), `lane ${name}`);
+    assert.ok((await page.locator('svg.timeline .mark.o-stale').count()) > 0, 'stale marks on the warranty lane');
+    assert.ok((await page.locator('svg.timeline .mark.o-changed').count()) > 0, '200 changed marks');
+    const stale = page.locator('table.events tbody tr[data-type="card.result"]', { hasText: 'stale' }).first();
+    assert.match(await text(stale), /fetch.*ERR_FETCH_TIMEOUT/, 'a stale result decided by the fetch stage, with its reason');
+    const published = page.locator('table.events tbody tr[data-type="snapshot.published"]').first();
+    assert.match(await text(published), /v5.*publish/);
+    await screenshot(page, 'dashboard-timeline');
+  });
+
+  test('card view: a card as fetched, with its warning highlighted at its JSON path', async () => {
+    await page.click('#nav-endpoints');
+    await row('billing_agent').getByRole('link', { name: /Card of/ }).click();
+    await until(() => page.evaluate('location.hash') as Promise<string>, (h) => h.startsWith('#/card?url='), 'the card route');
+    await page.locator('ol.json').waitFor();
+    assert.match(await text(page.locator('ol.json')), /"name": "Billing Agent"/);
+    const warning = page.locator('ol.json li.hl-warning');
+    assert.ok((await warning.count()) > 0, 'the warned path is highlighted');
+    assert.equal(await warning.first().getAttribute('data-path'), 'additionalInterfaces[0]');
+    assert.match(await text(page.locator('table.problems')), /additionalInterfaces\[0\].*repeats the JSONRPC interface/);
+    await page.check('#card-raw');
+    assert.match(await text(page.locator('pre.raw')), /^\{"name":"Billing Agent"/, 'the raw bytes as fetched');
+    await page.uncheck('#card-raw');
+    await screenshot(page, 'dashboard-card');
+  });
+
+  test('chat: a new session, then the same session; each turn says who answered on which digest', async () => {
+    await page.click('#nav-chat');
+    await page.fill('#chat-message', 'I want to return my headphones');
+    await page.click('.chat-form button[type=submit]');
+    const turn = page.locator('li.turn').last();
+    await until(() => text(turn.locator('.reply')), (t) => /Answered by/.test(t), 'the first answer', 15_000);
+    assert.equal(await text(turn.locator('.author')), 'returns_agent');
+    const current = await api<{ current: string; history: Array<{ version: number; digest: string }> }>('/api/snapshots');
+    assert.equal(await text(turn.locator('.version')), `v${current.history.at(-1)!.version}`);
+    assert.equal(await turn.locator('.digest').getAttribute('title'), current.current);
+    assert.match(await text(turn.locator('.reply-text')), /Returns here/);
+    const sessionId = await page.inputValue('#chat-session');
+    assert.match(sessionId, /^s-/, 'the new session is selected for the next message');
+
+    await page.fill('#chat-message', 'Is serial 123 under warranty?');
+    await page.keyboard.press('Control+Enter');
+    await until(() => page.locator('li.turn').count(), (n) => n === 2, 'a second turn');
+    const second = page.locator('li.turn').last();
+    await until(() => text(second.locator('.reply')), (t) => /Answered by/.test(t), 'the second answer', 15_000);
+    assert.match(await text(second), new RegExp(`session ${sessionId}`));
+    assert.equal(await text(second.locator('.author')), 'billing_agent', 'warranty was removed: the fallback answers');
+    await screenshot(page, 'dashboard-chat');
+  });
+
+  test('sessions: pinned sessions per digest, retained and evicted roots, ending a session', async () => {
+    await page.click('#nav-sessions');
+    await page.locator('table.sessions tr[data-session="demo-early"]').waitFor();
+    assert.match(await text(page.locator('table.sessions tr[data-session="demo-early"]')), /v2/);
+    assert.match(await text(page.locator('table.sessions tr[data-session="demo-late"]')), /v5/);
+    assert.match(await text(page.locator('table.roots tr[data-version="2"]')), /demo-early.*built.*retained/);
+    assert.match(await text(page.locator('table.roots tr[data-version="3"]')), /evicted/);
+    assert.match(await text(page.locator('table.roots tr[data-version="5"]')), /current/);
+    await screenshot(page, 'dashboard-sessions');
+
+    const mine = page.locator('table.sessions tbody tr[data-session^="s-"]');
+    assert.equal(await mine.count(), 1, 'the chat session is pinned');
+    await mine.getByRole('button', { name: /^End/ }).click();
+    await until(() => mine.count(), (n) => n === 0, 'the ended session to disappear');
+    assert.match(await text(page.locator('.status-line')), /ended/);
+  });
+
+  test('keyboard: Tab reaches the nav with a visible focus ring; Enter on a link changes the view', async () => {
+    await page.click('#nav-endpoints');
+    await page.locator('#view-title', { hasText: 'Endpoints' }).waitFor();
+    await page.focus('#nav-endpoints');
+    await page.keyboard.press('Shift+Tab');
+    const skip = await focused(page);
+    assert.match(skip.text, /Skip to content/, 'the skip link comes before the nav');
+    assert.notEqual(skip.outline, 'none');
+    assert.ok(await page.locator('.skip-link').isVisible());
+
+    await tabTo(page, 'nav-endpoints', 5);
+    const link = await focused(page);
+    assert.notEqual(link.outline, 'none', 'visible focus on the nav');
+    assert.ok(link.outlineWidth >= 2, `focus ring ${link.outlineWidth}px`);
+    await tabTo(page, 'nav-snapshots', 5);
+    await page.keyboard.press('Enter');
+    await until(() => page.evaluate('location.hash') as Promise<string>, (h) => h === '#/snapshots', 'the snapshots route');
+    // Focus moves to the new view's heading (after the render), so a screen reader announces it.
+    await until(() => focused(page), (f) => f.id === 'view-title' && f.text === 'Snapshots', 'focus on the Snapshots heading');
+
+    // The main controls follow: the first one after the heading is reachable.
+    await page.keyboard.press('Tab');
+    const next = await focused(page);
+    assert.ok(['button', 'select', 'input', 'a'].includes(next.tag), `a control after the heading, got ${next.tag}#${next.id}`);
+    assert.notEqual(next.outline, 'none');
+
+    // Back to the endpoints view and its filter, by keyboard.
+    await page.focus('#nav-snapshots');
+    await page.keyboard.press('Shift+Tab');
+    await page.keyboard.press('Shift+Tab');
+    assert.equal((await focused(page)).id, 'nav-endpoints');
+    await page.keyboard.press('Enter');
+    await tabTo(page, 'endpoint-filter', 10);
+    await page.keyboard.type('billing');
+    await until(() => page.locator('table.endpoints tbody tr[data-endpoint]').count(), (n) => n === 1, 'filtered by typing');
+  });
+
+  test('no script error, failed request or CSP violation on the way', () => {
+    assert.deepEqual(problems, []);
+  });
+});

@@ -1,0 +1,176 @@
+// @ts-check
+/**
+ * The a2a-discovery dashboard: hash routes over the views, the live store fed by the API and the
+ * event stream, a token prompt when the API asks for one, and a polite live region announcing new
+ * snapshots and alerts. No build step: preact + htm are served from node_modules.
+ */
+import { html, render, useEffect, useRef, useState } from './lib/vendor.js';
+import { getToken, setToken } from './lib/api.js';
+import { shortDigest } from './lib/format.js';
+import { LiveStore } from './lib/store.js';
+import { CardView } from './views/card.js';
+import { ChatView } from './views/chat.js';
+import { EndpointsView } from './views/endpoints.js';
+import { ExplorerView } from './views/explorer.js';
+import { SessionsView } from './views/sessions.js';
+import { SnapshotsView } from './views/snapshots.js';
+import { TimelineView } from './views/timeline.js';
+
+/** @typedef {{ view: string, params: URLSearchParams }} Route */
+
+const VIEWS = [
+  { id: 'endpoints', label: 'Endpoints' },
+  { id: 'timeline', label: 'Timeline' },
+  { id: 'snapshots', label: 'Snapshots' },
+  { id: 'sessions', label: 'Sessions' },
+  { id: 'chat', label: 'Chat' },
+  { id: 'card', label: 'Card' },
+  { id: 'explorer', label: 'Trace explorer' },
+];
+
+/** @returns {Route} */
+function parseRoute() {
+  const hash = location.hash.replace(/^#\/?/, '');
+  const [path = '', query = ''] = hash.split('?');
+  const view = VIEWS.some((v) => v.id === path) ? path : 'endpoints';
+  return { view, params: new URLSearchParams(query) };
+}
+
+function useRoute() {
+  const [route, setRoute] = useState(parseRoute);
+  useEffect(() => {
+    const on = () => setRoute(parseRoute());
+    window.addEventListener('hashchange', on);
+    return () => window.removeEventListener('hashchange', on);
+  }, []);
+  return route;
+}
+
+/** @param {LiveStore} store */
+function useStore(store) {
+  const [, setTick] = useState(0);
+  useEffect(() => store.subscribe(() => setTick((n) => n + 1)), [store]);
+}
+
+const CONNECTION_LABEL = { connecting: 'Connecting…', live: 'Live', reconnecting: 'Reconnecting…', unauthorized: 'Token required' };
+
+/** @param {{ store: LiveStore }} props */
+function App({ store }) {
+  useStore(store);
+  const route = useRoute();
+  const first = useRef(true);
+  const [tokenOpen, setTokenOpen] = useState(false);
+
+  useEffect(() => {
+    if (!store.started) void store.start();
+  }, []);
+
+  // Move focus to the new view's heading (not on the first load), so screen readers announce it.
+  useEffect(() => {
+    if (first.current) {
+      first.current = false;
+      return;
+    }
+    const h = document.getElementById('view-title');
+    if (h) h.focus({ preventScroll: false });
+  }, [route.view]);
+
+  const current = store.snapshots?.history.find((h) => h.digest === store.snapshots?.current);
+  const counts = {
+    endpoints: store.endpoints?.length,
+    snapshots: store.snapshots?.history.length,
+    sessions: store.sessions?.sessions.length,
+    timeline: undefined,
+  };
+
+  let view;
+  switch (route.view) {
+    case 'timeline':
+      view = html`<${TimelineView} store=${store} />`;
+      break;
+    case 'snapshots':
+      view = html`<${SnapshotsView} store=${store} />`;
+      break;
+    case 'sessions':
+      view = html`<${SessionsView} store=${store} />`;
+      break;
+    case 'chat':
+      view = html`<${ChatView} store=${store} />`;
+      break;
+    case 'card':
+      view = html`<${CardView} store=${store} url=${route.params.get('url') ?? ''} />`;
+      break;
+    case 'explorer':
+      view = html`<${ExplorerView} />`;
+      break;
+    default:
+      view = html`<${EndpointsView} store=${store} />`;
+  }
+
+  return html`
+    <button type="button" class="skip-link" onClick=${() => document.getElementById('main')?.focus()}>Skip to content</button>
+    <div class="shell">
+      <aside class="sidebar">
+        <div class="brand">
+          <span class="brand-mark" aria-hidden="true">A2A</span>
+          <span><strong>a2a-discovery</strong><br /><span class="brand-sub">discovery dashboard</span></span>
+        </div>
+        <nav aria-label="Views">
+          <ul>
+            ${VIEWS.map(
+              (v) => html`<li>
+                <a href=${`#/${v.id}`} aria-current=${route.view === v.id ? 'page' : undefined} id=${`nav-${v.id}`}>
+                  <span>${v.label}</span>
+                  ${/** @type {Record<string, number | undefined>} */ (counts)[v.id] !== undefined ? html`<span class="count">${/** @type {Record<string, number | undefined>} */ (counts)[v.id]}</span>` : null}
+                </a>
+              </li>`,
+            )}
+          </ul>
+        </nav>
+        <div class="side-status">
+          <p><span class=${`dot dot-${store.connection}`} aria-hidden="true"></span> <span id="connection">${CONNECTION_LABEL[store.connection]}</span></p>
+          <p class="muted small">${current ? html`Current <strong>v${current.version}</strong> <code>${shortDigest(current.digest)}</code>` : 'No snapshot yet'}</p>
+          <button type="button" class="btn btn-small btn-ghost" onClick=${() => setTokenOpen(!tokenOpen)} aria-expanded=${tokenOpen ? 'true' : 'false'}>API token</button>
+        </div>
+        <section class="live" aria-labelledby="live-h">
+          <h2 id="live-h">Latest</h2>
+          <ul id="live-region" aria-live="polite" aria-relevant="additions text">
+            ${store.announcements.length === 0 ? html`<li class="muted small">Announcements of new snapshots and alerts appear here.</li>` : null}
+            ${store.announcements.map((a) => html`<li key=${a.id} class=${`announce announce-${a.kind}`}>${a.text}</li>`)}
+          </ul>
+        </section>
+      </aside>
+      <main id="main" tabindex="-1">
+        ${store.needsToken || tokenOpen ? html`<${TokenForm} store=${store} onDone=${() => setTokenOpen(false)} required=${store.needsToken} />` : null}
+        ${store.error ? html`<p class="error" role="alert">${store.error}</p>` : null}
+        ${view}
+      </main>
+    </div>
+  `;
+}
+
+/** @param {{ store: LiveStore, onDone: () => void, required: boolean }} props */
+function TokenForm({ store, onDone, required }) {
+  const [value, setValue] = useState(getToken());
+  return html`<form class="panel token-form" aria-labelledby="token-h" onSubmit=${(/** @type {Event} */ ev) => {
+    ev.preventDefault();
+    setToken(value.trim());
+    onDone();
+    void store.start();
+  }}>
+    <h2 id="token-h">${required ? 'This service requires an API token' : 'API token'}</h2>
+    <p class="small">The token is sent as <code>Authorization: Bearer …</code> and kept in this tab’s session storage only; it never travels in a URL.</p>
+    <div class="row">
+      <label for="token-input">Bearer token</label>
+      <input id="token-input" type="password" autocomplete="off" spellcheck="false" value=${value} onInput=${(/** @type {any} */ ev) => setValue(ev.currentTarget.value)} />
+      <button type="submit" class="btn btn-primary">Save and connect</button>
+      ${getToken() !== '' ? html`<button type="button" class="btn" onClick=${() => { setToken(''); setValue(''); onDone(); void store.start(); }}>Forget token</button>` : null}
+    </div>
+  </form>`;
+}
+
+const root = document.getElementById('app');
+if (root) {
+  root.textContent = '';
+  render(html`<${App} store=${new LiveStore()} />`, root);
+}

@@ -1,0 +1,242 @@
+// @ts-check
+/**
+ * Formatting and classification shared by the views. Pure functions, no DOM.
+ */
+
+/** @typedef {import('./types.js').DiscoveryEvent} DiscoveryEvent */
+/** @typedef {import('./types.js').CardOutcome} CardOutcome */
+
+/** @param {string | undefined | null} digest */
+export function shortDigest(digest) {
+  return digest ? digest.slice(0, 12) : '—';
+}
+
+/** @param {number} n */
+export function num(n) {
+  return n.toLocaleString('en-US');
+}
+
+/** @param {number} n */
+export function bytes(n) {
+  return `${num(n)} B`;
+}
+
+/**
+ * A duration for a person: "0.4 s", "12 s", "3 min", "2 h".
+ * @param {number} ms
+ */
+export function duration(ms) {
+  const a = Math.abs(ms);
+  if (a < 10_000) return `${(a / 1000).toFixed(1)} s`;
+  if (a < 120_000) return `${Math.round(a / 1000)} s`;
+  if (a < 7_200_000) return `${Math.round(a / 60_000)} min`;
+  return `${Math.round(a / 3_600_000)} h`;
+}
+
+/**
+ * @param {number | undefined} epochMs
+ * @param {number} now
+ */
+export function ago(epochMs, now) {
+  if (epochMs === undefined) return '—';
+  const d = now - epochMs;
+  return d < 1000 ? 'just now' : `${duration(d)} ago`;
+}
+
+/** @param {number} epochMs */
+export function clockTime(epochMs) {
+  const d = new Date(epochMs);
+  const pad = (/** @type {number} */ n, w = 2) => String(n).padStart(w, '0');
+  return `${pad(d.getHours())}:${pad(d.getMinutes())}:${pad(d.getSeconds())}.${pad(d.getMilliseconds(), 3)}`;
+}
+
+/** Model seconds, e.g. "12.1 s". @param {number} s */
+export function modelSeconds(s) {
+  return `${Number.isInteger(s) ? s : s.toFixed(s * 10 === Math.round(s * 10) ? 1 : 3)} s`;
+}
+
+/** Outcome → a short label that carries the meaning without colour. */
+export const OUTCOME_LABEL = /** @type {Record<CardOutcome, string>} */ ({
+  hit: 'hit',
+  revalidated: '304',
+  changed: '200 changed',
+  unchanged: '200 same',
+  stale: 'stale',
+  invalid: 'invalid',
+  failed: 'failed',
+});
+
+/**
+ * The CSS class of an outcome (colour and mark), shared by tables, the timeline and the explorer.
+ * @param {string | undefined} outcome
+ */
+export function outcomeClass(outcome) {
+  switch (outcome) {
+    case 'hit':
+    case 'revalidated':
+    case 'changed':
+    case 'unchanged':
+    case 'stale':
+    case 'invalid':
+    case 'failed':
+      return `o-${outcome}`;
+    case 'accepted':
+    case 'selected':
+    case 'healthy':
+    case 'admitted':
+      return 'o-good';
+    case 'rejected':
+    case 'refused':
+    case 'removed':
+    case 'excluded':
+    case 'unsuitable':
+      return 'o-failed';
+    case 'degraded':
+      return 'o-stale';
+    default:
+      return 'o-info';
+  }
+}
+
+/**
+ * The stage of the pipeline that decided an event (the timeline's "decided by" column).
+ * @param {DiscoveryEvent} e
+ * @returns {string}
+ */
+export function decidingStage(e) {
+  switch (e.type) {
+    case 'card.fetch':
+      return 'request';
+    case 'card.result':
+      switch (e.outcome) {
+        case 'hit':
+          return 'cache (fresh)';
+        case 'revalidated':
+          return 'cache (304)';
+        case 'changed':
+        case 'unchanged':
+          return 'validation';
+        case 'invalid':
+          return e.stage ?? 'validation';
+        default:
+          return e.stage ?? 'fetch';
+      }
+    case 'card.backoff':
+      return 'cache (backoff)';
+    case 'endpoint.admitted':
+    case 'endpoint.refused':
+    case 'endpoint.gone':
+      return 'admission';
+    case 'health.changed':
+      return 'health';
+    case 'match.verdict':
+      return 'match';
+    case 'snapshot.published':
+      return 'publish';
+    case 'snapshot.held':
+      return 'guard';
+    case 'alert':
+      return `alert`;
+    default:
+      return e.type.split('.')[0] ?? e.type;
+  }
+}
+
+/**
+ * The outcome word of an event (its colour and its text).
+ * @param {DiscoveryEvent} e
+ * @returns {string}
+ */
+export function eventOutcome(e) {
+  switch (e.type) {
+    case 'card.result':
+      return e.outcome ?? 'result';
+    case 'card.fetch':
+      return e.conditional ? 'conditional GET' : 'GET';
+    case 'card.backoff':
+      return 'backoff';
+    case 'endpoint.admitted':
+      return 'admitted';
+    case 'endpoint.refused':
+      return 'refused';
+    case 'endpoint.gone':
+      return 'gone';
+    case 'health.changed':
+      return e.to ?? 'health';
+    case 'match.verdict':
+      return e.verdict ?? 'verdict';
+    case 'snapshot.published':
+      return `v${e.version}`;
+    case 'snapshot.held':
+      return 'held';
+    case 'alert':
+      return e.kind ?? 'alert';
+    default:
+      return e.type;
+  }
+}
+
+/**
+ * The colour class of an event on the timeline.
+ * @param {DiscoveryEvent} e
+ */
+export function eventClass(e) {
+  if (e.type === 'card.result') return outcomeClass(e.outcome);
+  if (e.type === 'card.fetch') return 'o-request';
+  if (e.type === 'card.backoff') return 'o-stale';
+  if (e.type === 'alert' || e.type === 'snapshot.held') return 'o-alert';
+  if (e.type === 'snapshot.published') return 'o-snapshot';
+  return outcomeClass(eventOutcome(e));
+}
+
+/**
+ * One sentence describing an event (peer-supplied text stays text: the views never parse it as HTML).
+ * @param {DiscoveryEvent} e
+ * @returns {string}
+ */
+export function describeEvent(e) {
+  switch (e.type) {
+    case 'card.fetch':
+      return `GET ${e.url ?? ''}${e.conditional ? ' (If-None-Match)' : ''}`;
+    case 'card.result': {
+      const status = e.status !== undefined ? ` ${e.status}` : '';
+      const size = e.bytes !== undefined && e.bytes > 0 ? `, ${num(e.bytes)} bytes` : '';
+      const why = e.reason !== undefined ? `: ${e.code ?? ''} ${e.reason}` : '';
+      const label = e.outcome !== undefined ? OUTCOME_LABEL[e.outcome] : 'result';
+      return `card ${label}${status && label !== '304' ? status : ''}${size}${why}`;
+    }
+    case 'card.backoff':
+      return `backing off ${duration(e.retryInMs ?? 0)} after ${e.failures} failure(s)`;
+    case 'endpoint.admitted':
+      return `admitted (sources: ${(e.sources ?? []).join(', ')})`;
+    case 'endpoint.refused':
+      return `refused: ${e.code ?? ''} ${e.reason ?? ''}`;
+    case 'endpoint.gone':
+      return 'no source lists it any more';
+    case 'health.changed':
+      return `health ${e.from} → ${e.to}`;
+    case 'match.verdict':
+      return `${e.verdict}${e.localName ? ` as ${e.localName}` : ''}${e.reason ? `: ${e.reason}` : ''}`;
+    case 'snapshot.published':
+      return `snapshot v${e.version} ${shortDigest(e.digest)}: ${(e.agents ?? []).join(', ') || '(no agents)'}`;
+    case 'snapshot.held':
+      return `snapshot v${e.version} held: ${e.reason ?? ''}`;
+    case 'alert':
+      return `${e.kind}: ${e.message ?? ''}`;
+    default:
+      return e.type;
+  }
+}
+
+/**
+ * A short name for an endpoint base URL: the host and port, with the path when it has one.
+ * @param {string} baseUrl
+ */
+export function endpointLabel(baseUrl) {
+  try {
+    const u = new URL(baseUrl);
+    return `${u.host}${u.pathname === '/' ? '' : u.pathname}`;
+  } catch {
+    return baseUrl;
+  }
+}

@@ -1,0 +1,194 @@
+// @ts-check
+/**
+ * JSDoc types of the API's JSON (see src/server/app.ts). Type-only: nothing is exported at run time.
+ */
+
+/**
+ * @typedef {'hit' | 'revalidated' | 'changed' | 'unchanged' | 'stale' | 'invalid' | 'failed'} CardOutcome
+ *
+ * @typedef {{ path: string, message: string }} Problem
+ *
+ * @typedef {{ code: string, message: string, stage?: string, problems?: Problem[], status?: number, url?: string }} ErrorJson
+ *
+ * @typedef {object} EndpointCache
+ * @property {string} [etag]
+ * @property {number} expiresAt monotonic ms on the server: not comparable with the browser's clock
+ * @property {number} [expiresAtWall] epoch ms, when the API provides it
+ * @property {number} [expiresInMs] when the API provides it
+ * @property {number} failures
+ * @property {boolean} stale
+ * @property {boolean} usable
+ * @property {CardOutcome} [lastOutcome]
+ * @property {ErrorJson} [lastError]
+ * @property {string} [rawSha256]
+ * @property {string} [canonicalSha256]
+ * @property {number} [fetchedAtWall]
+ * @property {number} [validatedAtWall]
+ * @property {string} [protocolVersion]
+ *
+ * @typedef {object} EndpointStatus
+ * @property {string} baseUrl
+ * @property {string[]} sources
+ * @property {string[]} names
+ * @property {boolean} admitted
+ * @property {{ code: string, reason: string }} [refusal]
+ * @property {EndpointCache} [cache]
+ * @property {{ code: string, message: string, failures: number }} [lastFailure]
+ * @property {{ state: string, successes: number, failures: number, critical: boolean }} [health]
+ * @property {{ verdict: 'selected' | 'unsuitable' | 'excluded', localName?: string, reason?: string }} [verdict]
+ *
+ * @typedef {{ version: number, digest: string, createdAt: string, agents: string[] }} HistoryEntry
+ * @typedef {{ version: number, digest: string, references: number, current: boolean }} RetainedEntry
+ * @typedef {{ current: string | null, held: unknown, history: HistoryEntry[], retained: RetainedEntry[] }} SnapshotsJson
+ *
+ * @typedef {object} SnapshotAgent
+ * @property {string} localName
+ * @property {string} description
+ * @property {string[]} tags
+ * @property {boolean} critical
+ * @property {string} baseUrl
+ * @property {string[]} sources
+ * @property {string} protocolVersion
+ * @property {string} canonicalSha256
+ * @property {boolean} degraded
+ * @property {boolean} stale
+ * @property {Record<string, unknown>} card
+ *
+ * @typedef {{ version: number, digest: string, createdAt: string, agents: SnapshotAgent[] }} SnapshotJson
+ *
+ * @typedef {object} AgentChange
+ * @property {string} localName
+ * @property {string[]} skillsAdded
+ * @property {string[]} skillsRemoved
+ * @property {string[]} skillsModified
+ * @property {{ from: string[], to: string[] }} [endpointChanged]
+ * @property {boolean} securityChanged
+ * @property {{ from: string, to: string }} [versionChanged]
+ * @property {boolean} textChanged
+ *
+ * @typedef {{ from?: { version: number, digest: string }, to: { version: number, digest: string }, added: string[], removed: string[], changed: AgentChange[] }} SnapshotDiff
+ *
+ * @typedef {{ sessionId: string, digest: string, version: number, idleMs: number }} PinnedSession
+ * @typedef {{ sessions: PinnedSession[], builtDigests: string[], retained: RetainedEntry[] }} SessionsJson
+ *
+ * @typedef {object} DiscoveryEvent
+ * @property {number} seq
+ * @property {number} at epoch ms
+ * @property {string} type
+ * @property {string} [endpoint]
+ * @property {string} [url]
+ * @property {boolean} [conditional]
+ * @property {CardOutcome} [outcome]
+ * @property {number} [status]
+ * @property {number} [bytes]
+ * @property {number} [durationMs]
+ * @property {number} [failures]
+ * @property {number} [retryInMs]
+ * @property {string} [code]
+ * @property {string} [stage]
+ * @property {string} [reason]
+ * @property {Problem[]} [problems]
+ * @property {string} [kind]
+ * @property {string} [message]
+ * @property {string} [from]
+ * @property {string} [to]
+ * @property {string} [verdict]
+ * @property {string} [localName]
+ * @property {number} [version]
+ * @property {string} [digest]
+ * @property {string} [previousDigest]
+ * @property {string[]} [agents]
+ * @property {string[]} [sources]
+ * @property {Record<string, unknown>} [detail]
+ *
+ * @typedef {object} CardJson
+ * @property {string} baseUrl
+ * @property {string} cardUrl
+ * @property {string} body
+ * @property {Problem[]} warnings
+ * @property {ErrorJson | null} lastError
+ * @property {Record<string, unknown>} card
+ *
+ * @typedef {{ author: string, text: string, error: string | null }} ChatEvent
+ * @typedef {{ sessionId: string, digest: string, version: number | null, author: string | null, reply: string, error: string | null, events: ChatEvent[] }} ChatTurn
+ */
+
+/**
+ * Explorer (src/explorer):
+ *
+ * @typedef {'healthy' | 'not-found' | 'unavailable' | 'unauthorized' | 'malformed' | 'insecure'} TraceCondition
+ *
+ * @typedef {object} TraceInputs
+ * @property {TraceCondition} condition
+ * @property {boolean} credentials
+ * @property {number} maxAgeSeconds
+ * @property {number | null} publishV2AtSeconds
+ * @property {boolean} requireStreaming
+ * @property {boolean} cardStreaming
+ * @property {number} intervalSeconds
+ * @property {number} rttMs
+ * @property {number} attempts
+ * @property {boolean} backoff
+ * @property {boolean} staleOnError
+ * @property {number | null} failFromSeconds
+ * @property {number} maxStaleSeconds
+ * @property {boolean} jitter
+ * @property {number} seed
+ *
+ * @typedef {object} TraceAttempt
+ * @property {number} index
+ * @property {number} at
+ * @property {number} endedAt
+ * @property {'cache-hit' | 'fetch' | 'backoff'} action
+ * @property {number} [status]
+ * @property {boolean} [conditional]
+ * @property {number} [bytes]
+ * @property {CardOutcome} [cacheOutcome]
+ * @property {string} [cardVersion]
+ * @property {boolean} [stale]
+ * @property {'accepted' | 'rejected'} outcome
+ * @property {string} [stage]
+ * @property {string} [reason]
+ * @property {string} [code]
+ * @property {Problem[]} [problems]
+ * @property {string} [note]
+ *
+ * @typedef {object} TraceStats
+ * @property {number} networkFetches
+ * @property {number} cacheHits
+ * @property {number} notModified
+ * @property {number} bytesTransferred
+ * @property {number} accepted
+ * @property {number} rejected
+ * @property {number} backoffSkips
+ * @property {number} staleSelections
+ *
+ * @typedef {'request' | 'cache' | 'validation' | 'selection'} TimelineStage
+ *
+ * @typedef {{ seq: number, attempt: number, atMs: number, stage: TimelineStage, kind: string, message: string, detail?: Record<string, unknown> }} TraceEvent
+ *
+ * @typedef {object} TraceCacheState
+ * @property {number} attempt
+ * @property {number} at
+ * @property {boolean} present
+ * @property {string} [cardVersion]
+ * @property {string} [etag]
+ * @property {number} [expiresAt]
+ * @property {boolean} stale
+ * @property {boolean} usable
+ * @property {number} failures
+ * @property {number} [nextAttemptAt]
+ * @property {CardOutcome} [lastOutcome]
+ *
+ * @typedef {object} TraceResult
+ * @property {string} schema
+ * @property {TraceInputs} inputs
+ * @property {{ baseUrl: string, cardUrl: string, cardBytes: number, limits: string[] }} model
+ * @property {TraceAttempt[]} attempts
+ * @property {TraceStats} stats
+ * @property {TraceEvent[]} events
+ * @property {TraceCacheState[]} cacheStates
+ * @property {string} summary
+ */
+
+export {};

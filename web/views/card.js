@@ -1,0 +1,172 @@
+// @ts-check
+/**
+ * Card view: an endpoint's card as fetched (the bytes the cache holds), with every problem and
+ * warning highlighted at its JSON path. Card text is third-party input: shown as text only.
+ */
+import { html, useEffect, useMemo, useState } from '../lib/vendor.js';
+import { ApiError, api } from '../lib/api.js';
+import { ago, bytes, endpointLabel } from '../lib/format.js';
+import { isWithin, jsonLines, nearestPath } from '../lib/json-lines.js';
+import { Badge, ViewHeader } from './common.js';
+
+/** @typedef {import('../lib/store.js').LiveStore} LiveStore */
+/** @typedef {import('../lib/types.js').CardJson} CardJson */
+/** @typedef {import('../lib/types.js').Problem} Problem */
+/** @typedef {import('../lib/types.js').ErrorJson} ErrorJson */
+/** @typedef {{ path: string, message: string, level: 'error' | 'warning', id: string }} Marked */
+
+/** @param {{ store: LiveStore, url: string }} props */
+export function CardView({ store, url }) {
+  const endpoints = (store.endpoints ?? []).filter((e) => e.admitted);
+  const selected = url || endpoints[0]?.baseUrl || '';
+  const [card, setCard] = useState(/** @type {CardJson | undefined} */ (undefined));
+  const [missing, setMissing] = useState(/** @type {{ message: string, lastFailure?: ErrorJson | null } | undefined} */ (undefined));
+  const [raw, setRaw] = useState(false);
+  const [loading, setLoading] = useState(false);
+  const ep = endpoints.find((e) => e.baseUrl === selected);
+  // Re-read the card when the cache reports a new outcome for this endpoint.
+  const stamp = `${ep?.cache?.rawSha256 ?? ''}|${ep?.cache?.lastOutcome ?? ''}|${ep?.cache?.lastError?.code ?? ''}|${ep?.lastFailure?.failures ?? ''}`;
+
+  useEffect(() => {
+    if (selected === '') return;
+    let live = true;
+    setLoading(true);
+    api(`/api/endpoints/card?url=${encodeURIComponent(selected)}`).then(
+      (c) => {
+        if (!live) return;
+        setCard(c);
+        setMissing(undefined);
+        setLoading(false);
+      },
+      (err) => {
+        if (!live) return;
+        setCard(undefined);
+        setMissing({ message: err instanceof Error ? err.message : String(err), lastFailure: err instanceof ApiError ? err.body?.lastFailure : undefined });
+        setLoading(false);
+      },
+    );
+    return () => void (live = false);
+  }, [selected, stamp]);
+
+  /** @param {string} next */
+  const choose = (next) => {
+    location.hash = `#/card?url=${encodeURIComponent(next)}`;
+  };
+
+  return html`<section aria-labelledby="view-title">
+    <${ViewHeader} title="Card">The agent card as fetched, with every problem and warning the validator reported highlighted at its JSON path. Card text is shown as text and never reaches a model.<//>
+    <form class="filters" aria-label="Choose an endpoint" onSubmit=${(/** @type {Event} */ ev) => ev.preventDefault()}>
+      <label>Endpoint
+        <select id="card-endpoint" value=${selected} onChange=${(/** @type {any} */ ev) => choose(ev.currentTarget.value)}>
+          ${selected !== '' && !ep ? html`<option value=${selected}>${selected}</option>` : null}
+          ${endpoints.map((e) => html`<option value=${e.baseUrl}>${endpointLabel(e.baseUrl)} — ${e.names.join(', ')}</option>`)}
+        </select>
+      </label>
+      <label class="check"><input type="checkbox" id="card-raw" checked=${raw} onChange=${(/** @type {any} */ ev) => setRaw(ev.currentTarget.checked)} /> raw bytes</label>
+      <span class="muted" aria-live="polite">${loading ? 'Loading…' : ''}</span>
+    </form>
+    ${selected === '' ? html`<p>No endpoint yet.</p>` : null}
+    ${missing ? html`<${Missing} info=${missing} />` : null}
+    ${card ? html`<${CardBody} card=${card} raw=${raw} fetchedAt=${ep?.cache?.fetchedAtWall} />` : null}
+  </section>`;
+}
+
+/** @param {{ info: { message: string, lastFailure?: ErrorJson | null } }} props */
+function Missing({ info }) {
+  const f = info.lastFailure;
+  return html`<div class="panel panel-bad">
+    <h2>No card is cached</h2>
+    <p>${info.message}</p>
+    ${f ? html`<p><${Badge} tone="o-failed" text=${f.stage ?? 'fetch'} /> <code>${f.code}</code> ${f.message}</p>` : null}
+    ${f?.problems?.length ? html`<${ProblemList} marked=${f.problems.map((p, i) => ({ ...p, level: 'error', id: `p-${i}` }))} lines=${undefined} />` : null}
+  </div>`;
+}
+
+/** @param {{ card: CardJson, raw: boolean, fetchedAt: number | undefined }} props */
+function CardBody({ card, raw, fetchedAt }) {
+  const parsed = useMemo(() => {
+    try {
+      return { ok: true, value: /** @type {unknown} */ (JSON.parse(card.body)) };
+    } catch (err) {
+      return { ok: false, value: undefined, error: err instanceof Error ? err.message : String(err) };
+    }
+  }, [card.body]);
+  const lines = useMemo(() => (parsed.ok ? jsonLines(parsed.value) : []), [parsed]);
+  /** @type {Marked[]} */
+  const marked = [
+    ...(card.lastError?.problems ?? []).map((p, i) => ({ ...p, level: /** @type {const} */ ('error'), id: `p-${i}` })),
+    ...card.warnings.map((p, i) => ({ ...p, level: /** @type {const} */ ('warning'), id: `w-${i}` })),
+  ];
+  const paths = useMemo(() => new Set(lines.map((l) => l.path)), [lines]);
+  /** @type {Map<number, Marked[]>} line index → problems anchored there */
+  const anchors = new Map();
+  /** @type {Map<number, 'error' | 'warning'>} */
+  const levels = new Map();
+  for (const m of marked) {
+    const near = nearestPath(paths, m.path);
+    const first = lines.findIndex((l) => l.path === near.path);
+    if (first >= 0) anchors.set(first, [...(anchors.get(first) ?? []), m]);
+    lines.forEach((l, i) => {
+      const hit = near.exact ? isWithin(l.path, near.path) : i === first;
+      if (hit && levels.get(i) !== 'error') levels.set(i, m.level);
+    });
+  }
+  const c = card.card;
+  const skills = Array.isArray(c.skills) ? c.skills : [];
+  return html`<div class="card-view">
+    <dl class="facts">
+      <div class="wide"><dt>Card URL</dt><dd><code>${card.cardUrl}</code></dd></div>
+      <div><dt>Name</dt><dd>${String(c.name ?? '—')}</dd></div>
+      <div><dt>Version</dt><dd>${String(c.version ?? '—')}</dd></div>
+      <div><dt>Skills</dt><dd>${skills.length}</dd></div>
+      <div><dt>Size</dt><dd>${bytes(new TextEncoder().encode(card.body).length)}</dd></div>
+      <div><dt>Fetched</dt><dd>${ago(fetchedAt, Date.now())}</dd></div>
+      <div><dt>Problems</dt><dd>${card.lastError ? html`<${Badge} tone="o-failed" text=${`${card.lastError.problems?.length ?? 1} in the last refresh`} />` : html`<${Badge} tone="o-good" text="none" />`}</dd></div>
+      <div><dt>Warnings</dt><dd>${card.warnings.length > 0 ? html`<${Badge} tone="o-stale" text=${String(card.warnings.length)} />` : html`<${Badge} tone="o-good" text="none" />`}</dd></div>
+    </dl>
+    ${card.lastError ? html`<p class="panel panel-bad">The last refresh was refused: <code>${card.lastError.code}</code> ${card.lastError.message}. The card below is the last good one the cache kept.</p>` : null}
+    ${marked.length > 0 ? html`<${ProblemList} marked=${marked} lines=${lines} />` : null}
+    <h2 id="card-body-h">${raw ? 'Body as fetched (raw bytes)' : 'Body as fetched (formatted)'}</h2>
+    ${raw || !parsed.ok
+      ? html`${!parsed.ok ? html`<p class="error">Not JSON: ${parsed.error}</p>` : null}<pre class="raw" tabindex="0" aria-labelledby="card-body-h">${card.body}</pre>`
+      : html`<div class="code" role="region" aria-labelledby="card-body-h" tabindex="0">
+          <ol class="json">
+            ${lines.map((l, i) => {
+              const level = levels.get(i);
+              const here = anchors.get(i) ?? [];
+              return html`<li key=${i} class=${level ? `hl-${level}` : ''} data-path=${l.path}>
+                <span class=${`indent d${Math.min(l.depth, 12)}`}></span><span class="json-text">${l.text}</span>
+                ${here.map((m) => html`<span class=${`note note-${m.level}`} id=${`line-${m.id}`} tabindex="-1">${m.level === 'error' ? '✖' : '⚠'} ${m.path}: ${m.message}</span>`)}
+              </li>`;
+            })}
+          </ol>
+        </div>`}
+  </div>`;
+}
+
+/** @param {{ marked: Marked[], lines: import('../lib/json-lines.js').JsonLine[] | undefined }} props */
+function ProblemList({ marked, lines }) {
+  const go = (/** @type {string} */ id) => {
+    const el = document.getElementById(`line-${id}`);
+    if (el) {
+      el.scrollIntoView({ block: 'center' });
+      el.focus();
+    }
+  };
+  return html`<div class="table-wrap">
+    <table class="data problems">
+      <caption>Problems and warnings by JSON path</caption>
+      <thead><tr><th scope="col">Level</th><th scope="col">Path</th><th scope="col">Message</th>${lines ? html`<th scope="col"><span class="visually-hidden">Show</span></th>` : null}</tr></thead>
+      <tbody>
+        ${marked.map(
+          (m) => html`<tr key=${m.id}>
+            <td><${Badge} tone=${m.level === 'error' ? 'o-failed' : 'o-stale'} text=${m.level} /></td>
+            <td><code>${m.path || '(card)'}</code></td>
+            <td class="wrap">${m.message}</td>
+            ${lines ? html`<td><button type="button" class="btn btn-small" onClick=${() => go(m.id)}>Show<span class="visually-hidden"> ${m.path}</span></button></td>` : null}
+          </tr>`,
+        )}
+      </tbody>
+    </table>
+  </div>`;
+}

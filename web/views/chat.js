@@ -1,0 +1,119 @@
+// @ts-check
+/**
+ * Chat: send a message to a new or existing session and see which agent answered, on which
+ * snapshot. Replies are peer-supplied text and are shown as text only.
+ */
+import { html, useState } from '../lib/vendor.js';
+import { api } from '../lib/api.js';
+import { shortDigest } from '../lib/format.js';
+import { ViewHeader } from './common.js';
+
+/** @typedef {import('../lib/store.js').LiveStore} LiveStore */
+/** @typedef {import('../lib/types.js').ChatTurn} ChatTurn */
+/** @typedef {{ id: number, sessionId: string, message: string, turn?: ChatTurn, error?: string }} Entry */
+
+const NEW = '';
+
+/** Kept across view changes for the life of the page. */
+/** @type {Entry[]} */
+let transcript = [];
+let nextId = 1;
+let lastSession = NEW;
+
+/** @param {{ store: LiveStore }} props */
+export function ChatView({ store }) {
+  const [session, setSession] = useState(lastSession);
+  const [message, setMessage] = useState('');
+  const [entries, setEntries] = useState(transcript);
+  const [sending, setSending] = useState(false);
+  const sessions = store.sessions?.sessions ?? [];
+  const known = new Set(sessions.map((s) => s.sessionId));
+  for (const e of entries) if (e.turn) known.add(e.turn.sessionId);
+
+  /** @param {Entry[]} next */
+  const save = (next) => {
+    transcript = next;
+    setEntries(next);
+  };
+  /** @param {string} id */
+  const choose = (id) => {
+    lastSession = id;
+    setSession(id);
+  };
+
+  /** @param {Event} ev */
+  const send = async (ev) => {
+    ev.preventDefault();
+    const text = message.trim();
+    if (text === '' || sending) return;
+    setSending(true);
+    const entry = /** @type {Entry} */ ({ id: nextId++, sessionId: session, message: text });
+    const pending = [...transcript, entry];
+    save(pending);
+    setMessage('');
+    try {
+      /** @type {ChatTurn} */
+      const turn = await api('/api/chat', { method: 'POST', body: { message: text, ...(session !== NEW && { sessionId: session }) } });
+      save(pending.map((e) => (e.id === entry.id ? { ...e, sessionId: turn.sessionId, turn } : e)));
+      choose(turn.sessionId);
+    } catch (err) {
+      save(pending.map((e) => (e.id === entry.id ? { ...e, error: err instanceof Error ? err.message : String(err) } : e)));
+    } finally {
+      setSending(false);
+      void store.refresh('sessions');
+      void store.refresh('snapshots');
+    }
+  };
+
+  const version = store.snapshots?.history.at(-1)?.version;
+  return html`<section aria-labelledby="view-title">
+    <${ViewHeader} title="Chat">Talk to the orchestrator. A new session is pinned to the current snapshot${version !== undefined ? ` (v${version})` : ''}; an existing one answers on the snapshot it is pinned to.<//>
+    <form class="chat-form" onSubmit=${send} aria-label="Send a message">
+      <div class="row">
+        <label>Session
+          <select id="chat-session" value=${session} onChange=${(/** @type {any} */ ev) => choose(ev.currentTarget.value)}>
+            <option value=${NEW}>New session</option>
+            ${[...known].map((id) => {
+              const pinned = sessions.find((s) => s.sessionId === id);
+              return html`<option value=${id}>${id}${pinned ? ` (v${pinned.version})` : ''}</option>`;
+            })}
+          </select>
+        </label>
+      </div>
+      <label for="chat-message">Message</label>
+      <textarea id="chat-message" rows="3" value=${message} placeholder="e.g. Is serial 123 under warranty?"
+        onInput=${(/** @type {any} */ ev) => setMessage(ev.currentTarget.value)}
+        onKeyDown=${(/** @type {KeyboardEvent} */ ev) => { if (ev.key === 'Enter' && (ev.ctrlKey || ev.metaKey)) void send(ev); }}></textarea>
+      <div class="row">
+        <button type="submit" class="btn btn-primary" disabled=${sending || message.trim() === ''}>${sending ? 'Sending…' : 'Send'}</button>
+        <span class="muted small">Ctrl+Enter sends</span>
+      </div>
+    </form>
+    <h2 id="transcript-h">Conversation</h2>
+    <ol class="transcript" role="log" aria-live="polite" aria-labelledby="transcript-h">
+      ${entries.length === 0 ? html`<li class="muted">No message sent from this page yet.</li>` : null}
+      ${entries.map(
+        (e) => html`<li key=${e.id} class="turn" data-turn=${e.id}>
+          <div class="you"><span class="who">You</span>${e.sessionId ? html` <span class="muted small">in ${e.sessionId}</span>` : html` <span class="muted small">new session</span>`}<p>${e.message}</p></div>
+          ${e.error ? html`<div class="reply error" role="alert">Failed: ${e.error}</div>` : null}
+          ${!e.turn && !e.error ? html`<div class="reply muted">Waiting for the answer…</div>` : null}
+          ${e.turn
+            ? html`<div class="reply">
+                <div class="meta">
+                  <span class="who">Answered by <strong class="author">${e.turn.author ?? 'no agent'}</strong></span>
+                  <span class="chip">on snapshot <span class="version">v${e.turn.version ?? '?'}</span></span>
+                  <code class="digest" title=${e.turn.digest}>${shortDigest(e.turn.digest)}</code>
+                  <span class="muted small">session ${e.turn.sessionId}</span>
+                </div>
+                <p class="reply-text">${e.turn.reply}</p>
+                ${e.turn.error ? html`<p class="error">${e.turn.error}</p>` : null}
+                ${e.turn.events.length > 1
+                  ? html`<details><summary>${e.turn.events.length} events in this turn</summary><ol>${e.turn.events.map((x) => html`<li><strong>${x.author}</strong>: ${x.text}${x.error ? ` (${x.error})` : ''}</li>`)}</ol></details>`
+                  : null}
+              </div>`
+            : null}
+        </li>`,
+      )}
+    </ol>
+  </section>`;
+}

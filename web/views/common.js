@@ -1,0 +1,65 @@
+// @ts-check
+/** Small components and hooks shared by the views. */
+import { html, useEffect, useState } from '../lib/vendor.js';
+import { outcomeClass } from '../lib/format.js';
+
+/**
+ * A coloured label; the text always carries the meaning (never colour alone).
+ * @param {{ tone?: string, text: string, title?: string }} props
+ */
+export function Badge({ tone, text, title }) {
+  return html`<span class=${`badge ${tone ?? outcomeClass(text)}`} title=${title}>${text}</span>`;
+}
+
+/**
+ * The current time, re-read every `everyMs` (for "3 s ago").
+ * @param {number} everyMs
+ */
+export function useNow(everyMs = 1000) {
+  const [now, setNow] = useState(Date.now());
+  useEffect(() => {
+    const id = setInterval(() => setNow(Date.now()), everyMs);
+    return () => clearInterval(id);
+  }, [everyMs]);
+  return now;
+}
+
+/** @typedef {{ col: string, dir: 'ascending' | 'descending' }} Sort */
+
+/**
+ * A column header that sorts its table: a button inside `<th scope=col aria-sort>`.
+ * @param {{ label: string, col: string, sort: Sort, setSort: (s: Sort) => void }} props
+ */
+export function SortHeader({ label, col, sort, setSort }) {
+  const active = sort.col === col;
+  const next = active && sort.dir === 'ascending' ? 'descending' : 'ascending';
+  return html`<th scope="col" aria-sort=${active ? sort.dir : 'none'}>
+    <button type="button" class="sort" onClick=${() => setSort({ col, dir: next })}>
+      ${label}<span class="sort-mark" aria-hidden="true">${active ? (sort.dir === 'ascending' ? ' ▲' : ' ▼') : ' ↕'}</span>
+    </button>
+  </th>`;
+}
+
+/**
+ * The heading of a view; focused when the view opens so a screen reader announces it.
+ * @param {{ title: string, children?: any }} props
+ */
+export function ViewHeader({ title, children }) {
+  return html`<header class="view-header">
+    <h1 tabindex="-1" id="view-title">${title}</h1>
+    ${children ? html`<p class="lead">${children}</p>` : null}
+  </header>`;
+}
+
+/** @param {{ cols: number, text: string }} props */
+export function EmptyRow({ cols, text }) {
+  return html`<tr class="empty"><td colspan=${cols}>${text}</td></tr>`;
+}
+
+/**
+ * A summary tile: a number with its label.
+ * @param {{ label: string, value: string | number, tone?: string }} props
+ */
+export function Tile({ label, value, tone }) {
+  return html`<div class=${`tile ${tone ?? ''}`}><span class="tile-value">${value}</span><span class="tile-label">${label}</span></div>`;
+}

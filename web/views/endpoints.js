@@ -1,0 +1,186 @@
+// @ts-check
+/**
+ * Endpoints: one row per endpoint with its sources, admission, cache state, health, match verdict
+ * and the reason for any refusal; filterable and sortable.
+ */
+import { html, useMemo, useState } from '../lib/vendor.js';
+import { OUTCOME_LABEL, ago, duration, endpointLabel, outcomeClass } from '../lib/format.js';
+import { Badge, EmptyRow, SortHeader, Tile, ViewHeader, useNow } from './common.js';
+
+/** @typedef {import('../lib/types.js').EndpointStatus} EndpointStatus */
+/** @typedef {import('../lib/store.js').LiveStore} LiveStore */
+
+const HEALTH_ORDER = ['healthy', 'pending', 'degraded', 'removed'];
+
+/** @param {EndpointStatus} e */
+function healthState(e) {
+  return e.admitted ? (e.health?.state ?? 'pending') : 'refused';
+}
+
+/** @param {EndpointStatus} e */
+function verdictOf(e) {
+  if (!e.admitted) return 'refused';
+  return e.verdict?.verdict ?? 'none';
+}
+
+/** @param {EndpointStatus} e */
+function lastOutcome(e) {
+  if (e.cache?.lastOutcome) return e.cache.lastOutcome;
+  if (e.lastFailure) return 'failed';
+  return 'none';
+}
+
+/**
+ * @param {EndpointStatus} e
+ * @param {number} now
+ * @returns {{ text: string, title: string }}
+ */
+function expiry(e, now) {
+  const c = e.cache;
+  if (!c) return { text: '—', title: 'no card cached' };
+  const at = c.expiresAtWall ?? (c.expiresInMs !== undefined ? now + c.expiresInMs : undefined);
+  if (at !== undefined) {
+    const left = at - now;
+    return left > 0 ? { text: `in ${duration(left)}`, title: new Date(at).toISOString() } : { text: `expired ${duration(-left)} ago`, title: new Date(at).toISOString() };
+  }
+  if (c.stale) return { text: 'past expiry (stale)', title: 'served stale after a failed refresh' };
+  if (!c.usable) return { text: 'unusable', title: 'past its staleness bound' };
+  return { text: '—', title: 'the API reports expiry on the server’s monotonic clock only (no expiresAtWall)' };
+}
+
+/**
+ * @param {{ store: LiveStore }} props
+ */
+export function EndpointsView({ store }) {
+  const now = useNow(1000);
+  const [query, setQuery] = useState('');
+  const [health, setHealth] = useState('all');
+  const [verdict, setVerdict] = useState('all');
+  const [outcome, setOutcome] = useState('all');
+  const [sort, setSort] = useState(/** @type {import('./common.js').Sort} */ ({ col: 'endpoint', dir: 'ascending' }));
+  const all = store.endpoints;
+
+  const rows = useMemo(() => {
+    const q = query.trim().toLowerCase();
+    const list = (all ?? []).filter((e) => {
+      if (q !== '' && ![e.baseUrl, ...e.names, ...e.sources, e.verdict?.localName ?? ''].some((s) => s.toLowerCase().includes(q))) return false;
+      if (health !== 'all' && healthState(e) !== health) return false;
+      if (verdict !== 'all' && verdictOf(e) !== verdict) return false;
+      if (outcome !== 'all' && lastOutcome(e) !== outcome) return false;
+      return true;
+    });
+    /** @type {(e: EndpointStatus) => string | number} */
+    const key = {
+      endpoint: (/** @type {EndpointStatus} */ e) => e.baseUrl,
+      health: (/** @type {EndpointStatus} */ e) => HEALTH_ORDER.indexOf(healthState(e)) + 10,
+      outcome: (/** @type {EndpointStatus} */ e) => lastOutcome(e),
+      verdict: (/** @type {EndpointStatus} */ e) => verdictOf(e),
+      validated: (/** @type {EndpointStatus} */ e) => -(e.cache?.validatedAtWall ?? 0),
+      sources: (/** @type {EndpointStatus} */ e) => e.sources.join(','),
+    }[sort.col] ?? ((/** @type {EndpointStatus} */ e) => e.baseUrl);
+    const dir = sort.dir === 'ascending' ? 1 : -1;
+    return [...list].sort((a, b) => {
+      const x = key(a);
+      const y = key(b);
+      return (x < y ? -1 : x > y ? 1 : a.baseUrl < b.baseUrl ? -1 : 1) * dir;
+    });
+  }, [all, query, health, verdict, outcome, sort]);
+
+  const counts = useMemo(() => {
+    const list = all ?? [];
+    return {
+      total: list.length,
+      selected: list.filter((e) => e.verdict?.verdict === 'selected').length,
+      degraded: list.filter((e) => e.health?.state === 'degraded' || e.health?.state === 'removed').length,
+      stale: list.filter((e) => e.cache?.stale).length,
+      refused: list.filter((e) => !e.admitted).length,
+    };
+  }, [all]);
+
+  const sortProps = { sort, setSort };
+  return html`<section aria-labelledby="view-title">
+    <${ViewHeader} title="Endpoints">Every endpoint the sources propose: whether the host policy admits it, what the card cache holds, its health and the matcher’s verdict.<//>
+    <div class="tiles" role="group" aria-label="Endpoint summary">
+      <${Tile} label="endpoints" value=${counts.total} />
+      <${Tile} label="selected" value=${counts.selected} tone="t-good" />
+      <${Tile} label="degraded or removed" value=${counts.degraded} tone=${counts.degraded > 0 ? 't-warn' : ''} />
+      <${Tile} label="served stale" value=${counts.stale} tone=${counts.stale > 0 ? 't-warn' : ''} />
+      <${Tile} label="refused" value=${counts.refused} tone=${counts.refused > 0 ? 't-bad' : ''} />
+    </div>
+    <form class="filters" role="search" aria-label="Filter endpoints" onSubmit=${(/** @type {Event} */ ev) => ev.preventDefault()}>
+      <label>Filter <input type="search" id="endpoint-filter" value=${query} placeholder="URL, name or source" onInput=${(/** @type {any} */ ev) => setQuery(ev.currentTarget.value)} /></label>
+      <label>Health
+        <select id="endpoint-health" value=${health} onChange=${(/** @type {any} */ ev) => setHealth(ev.currentTarget.value)}>
+          ${['all', 'healthy', 'pending', 'degraded', 'removed', 'refused'].map((v) => html`<option value=${v}>${v}</option>`)}
+        </select>
+      </label>
+      <label>Verdict
+        <select id="endpoint-verdict" value=${verdict} onChange=${(/** @type {any} */ ev) => setVerdict(ev.currentTarget.value)}>
+          ${['all', 'selected', 'unsuitable', 'excluded', 'none', 'refused'].map((v) => html`<option value=${v}>${v}</option>`)}
+        </select>
+      </label>
+      <label>Last outcome
+        <select id="endpoint-outcome" value=${outcome} onChange=${(/** @type {any} */ ev) => setOutcome(ev.currentTarget.value)}>
+          ${['all', 'hit', 'revalidated', 'changed', 'unchanged', 'stale', 'invalid', 'failed', 'none'].map((v) => html`<option value=${v}>${v}</option>`)}
+        </select>
+      </label>
+      <span class="muted" aria-live="polite">${all ? `${rows.length} of ${all.length} shown` : ''}</span>
+    </form>
+    <div class="table-wrap">
+      <table class="data endpoints">
+        <caption>Endpoints, sorted by ${sort.col} (${sort.dir})</caption>
+        <thead><tr>
+          <${SortHeader} label="Endpoint" col="endpoint" ...${sortProps} />
+          <${SortHeader} label="Sources, admission" col="sources" ...${sortProps} />
+          <${SortHeader} label="Last outcome" col="outcome" ...${sortProps} />
+          <${SortHeader} label="Cache age" col="validated" ...${sortProps} />
+          <th scope="col">Expiry</th>
+          <th scope="col">ETag</th>
+          <${SortHeader} label="Health" col="health" ...${sortProps} />
+          <${SortHeader} label="Verdict" col="verdict" ...${sortProps} />
+          <th scope="col"><span class="visually-hidden">Card</span></th>
+        </tr></thead>
+        <tbody>
+          ${all === undefined ? html`<${EmptyRow} cols=${9} text="Loading…" />` : rows.length === 0 ? html`<${EmptyRow} cols=${9} text=${all.length === 0 ? 'No endpoints yet.' : 'No endpoint matches the filter.'} />` : null}
+          ${rows.map((e) => html`<${EndpointRow} key=${e.baseUrl} e=${e} now=${now} />`)}
+        </tbody>
+      </table>
+    </div>
+  </section>`;
+}
+
+/** @param {{ e: EndpointStatus, now: number }} props */
+function EndpointRow({ e, now }) {
+  const c = e.cache;
+  const out = lastOutcome(e);
+  const exp = expiry(e, now);
+  const state = healthState(e);
+  const error = c?.lastError ?? (e.lastFailure ? { code: e.lastFailure.code, message: e.lastFailure.message } : undefined);
+  return html`<tr data-endpoint=${e.baseUrl} class=${state === 'removed' || state === 'refused' ? 'row-dim' : ''}>
+    <th scope="row" class="ep">
+      <span class="ep-host">${endpointLabel(e.baseUrl)}</span>
+      <span class="ep-names">${e.names.join(', ')}</span>
+    </th>
+    <td>
+      <div>${e.sources.map((s) => html`<span class="chip">${s}</span>`)}</div>
+      ${e.admitted ? html`<${Badge} text="admitted" />` : html`<${Badge} text="refused" /><div class="reason">${e.refusal?.code}: ${e.refusal?.reason}</div>`}
+    </td>
+    <td>
+      ${out === 'none' ? html`<span class="muted">—</span>` : html`<${Badge} tone=${outcomeClass(out)} text=${out in OUTCOME_LABEL ? OUTCOME_LABEL[/** @type {import('../lib/types.js').CardOutcome} */ (out)] : out} title=${out} />`}
+      ${c && c.failures > 0 ? html`<span class="muted"> ${c.failures} failure${c.failures === 1 ? '' : 's'}</span>` : null}
+      ${error ? html`<div class="reason">${error.code}: ${error.message}</div>` : null}
+    </td>
+    <td>${c ? html`<span title=${c.fetchedAtWall ? new Date(c.fetchedAtWall).toISOString() : ''}>fetched ${ago(c.fetchedAtWall, now)}</span><br /><span class="muted">validated ${ago(c.validatedAtWall, now)}</span>` : html`<span class="muted">no card</span>`}</td>
+    <td title=${exp.title}>${exp.text}</td>
+    <td><code class="etag" title=${c?.etag ?? ''}>${c?.etag ?? '—'}</code></td>
+    <td>
+      ${state === 'refused' ? html`<span class="muted">—</span>` : html`<${Badge} text=${state} />`}
+      ${e.health?.critical ? html` <span class="chip chip-critical">critical</span>` : null}
+      ${e.health ? html`<div class="muted small">${e.health.successes} good / ${e.health.failures} bad in a row</div>` : null}
+    </td>
+    <td>
+      ${e.verdict ? html`<${Badge} text=${e.verdict.verdict} />${e.verdict.localName ? html` <code>${e.verdict.localName}</code>` : null}${e.verdict.reason ? html`<div class="reason">${e.verdict.reason}</div>` : null}` : html`<span class="muted">—</span>`}
+    </td>
+    <td>${e.admitted ? html`<a href=${`#/card?url=${encodeURIComponent(e.baseUrl)}`} aria-label=${`Card of ${endpointLabel(e.baseUrl)}`}>Card</a>` : null}</td>
+  </tr>`;
+}

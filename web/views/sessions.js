@@ -1,0 +1,99 @@
+// @ts-check
+/**
+ * Sessions: the sessions pinned to each digest, upgrade or end one, and which roots are retained
+ * (a pinned session or the current snapshot references them) or evicted.
+ */
+import { html, useState } from '../lib/vendor.js';
+import { api } from '../lib/api.js';
+import { duration, shortDigest } from '../lib/format.js';
+import { Badge, EmptyRow, ViewHeader } from './common.js';
+
+/** @typedef {import('../lib/store.js').LiveStore} LiveStore */
+
+/** @param {{ store: LiveStore }} props */
+export function SessionsView({ store }) {
+  const s = store.sessions;
+  const snaps = store.snapshots;
+  const [status, setStatus] = useState('');
+  const [busy, setBusy] = useState('');
+  const sessions = s?.sessions ?? [];
+  const retained = new Map((s?.retained ?? snaps?.retained ?? []).map((r) => [r.digest, r]));
+  const built = new Set(s?.builtDigests ?? []);
+  const history = snaps?.history ?? [];
+  /** @type {Map<string, string[]>} */
+  const pinnedBy = new Map();
+  for (const p of sessions) pinnedBy.set(p.digest, [...(pinnedBy.get(p.digest) ?? []), p.sessionId]);
+
+  /** @param {string} id @param {'upgrade' | 'force' | 'end'} action */
+  const act = async (id, action) => {
+    setBusy(`${id}:${action}`);
+    try {
+      if (action === 'end') {
+        await api(`/api/sessions/${encodeURIComponent(id)}`, { method: 'DELETE' });
+        setStatus(`Session ${id} ended; its pin is released.`);
+      } else {
+        const r = await api(`/api/sessions/${encodeURIComponent(id)}/upgrade`, { method: 'POST', body: { force: action === 'force' } });
+        setStatus(r.changed ? `Session ${id} upgraded from ${shortDigest(r.from)} to ${shortDigest(r.to)}.` : `Session ${id} is already on the current snapshot.`);
+      }
+    } catch (err) {
+      setStatus(`Session ${id}: ${err instanceof Error ? err.message : String(err)}`);
+    } finally {
+      setBusy('');
+      await Promise.all([store.refresh('sessions'), store.refresh('snapshots')]);
+    }
+  };
+
+  return html`<section aria-labelledby="view-title">
+    <${ViewHeader} title="Sessions">Each conversation stays on the agent tree of the snapshot it started on. Upgrading moves it to the current snapshot at a turn boundary; it is refused when its history names an agent the new tree lacks (force overrides).<//>
+    <p class="status-line" role="status">${status}</p>
+    <h2>Pinned sessions</h2>
+    <div class="table-wrap">
+      <table class="data sessions">
+        <caption>${sessions.length} session${sessions.length === 1 ? '' : 's'} pinned</caption>
+        <thead><tr><th scope="col">Session</th><th scope="col">Snapshot</th><th scope="col">Digest</th><th scope="col">Idle</th><th scope="col">Actions</th></tr></thead>
+        <tbody>
+          ${s === undefined ? html`<${EmptyRow} cols=${5} text="Loading…" />` : sessions.length === 0 ? html`<${EmptyRow} cols=${5} text="No session is pinned. Start one in Chat." />` : null}
+          ${sessions.map(
+            (p) => html`<tr key=${p.sessionId} data-session=${p.sessionId}>
+              <th scope="row"><code>${p.sessionId}</code></th>
+              <td>v${p.version}${snaps?.current === p.digest ? html` <${Badge} tone="o-good" text="current" />` : html` <${Badge} tone="o-stale" text="older" />`}</td>
+              <td><code title=${p.digest}>${shortDigest(p.digest)}</code></td>
+              <td class="num">${duration(p.idleMs)}</td>
+              <td class="actions">
+                <button type="button" class="btn btn-small" disabled=${busy !== '' || snaps?.current === p.digest} onClick=${() => act(p.sessionId, 'upgrade')}>Upgrade<span class="visually-hidden"> ${p.sessionId}</span></button>
+                <button type="button" class="btn btn-small" disabled=${busy !== '' || snaps?.current === p.digest} onClick=${() => act(p.sessionId, 'force')}>Force upgrade<span class="visually-hidden"> ${p.sessionId}</span></button>
+                <button type="button" class="btn btn-small btn-danger" disabled=${busy !== ''} onClick=${() => act(p.sessionId, 'end')}>End<span class="visually-hidden"> ${p.sessionId}</span></button>
+              </td>
+            </tr>`,
+          )}
+        </tbody>
+      </table>
+    </div>
+    <h2>Roots per snapshot</h2>
+    <div class="table-wrap">
+      <table class="data roots">
+        <caption>A root (agent tree) is kept while its snapshot is current or pinned, and evicted after</caption>
+        <thead><tr><th scope="col">Version</th><th scope="col">Digest</th><th scope="col">Pinned sessions</th><th scope="col">References</th><th scope="col">Root</th><th scope="col">State</th></tr></thead>
+        <tbody>
+          ${history.length === 0 ? html`<${EmptyRow} cols=${6} text="Nothing published yet." />` : null}
+          ${[...history].reverse().map((h) => {
+            const r = retained.get(h.digest);
+            const ids = pinnedBy.get(h.digest) ?? [];
+            const current = snaps?.current === h.digest;
+            return html`<tr key=${h.digest} data-version=${h.version}>
+              <th scope="row">v${h.version}</th>
+              <td><code title=${h.digest}>${shortDigest(h.digest)}</code></td>
+              <td class="wrap">${ids.length > 0 ? ids.map((id) => html`<code class="chip">${id}</code>`) : html`<span class="muted">none</span>`}</td>
+              <td class="num">${r ? r.references : 0}</td>
+              <td>${built.has(h.digest) ? 'built' : html`<span class="muted">not built</span>`}</td>
+              <td>
+                ${current ? html`<${Badge} tone="o-good" text="current" /> ` : null}
+                ${r ? html`<${Badge} tone="o-info" text="retained" />` : html`<${Badge} tone="o-muted" text="evicted" />`}
+              </td>
+            </tr>`;
+          })}
+        </tbody>
+      </table>
+    </div>
+  </section>`;
+}

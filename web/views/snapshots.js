@@ -1,0 +1,192 @@
+// @ts-check
+/**
+ * Snapshots: the version history with digests, the diff between any two, the agents of any
+ * retained or archived version, and the alerts.
+ */
+import { html, useEffect, useState } from '../lib/vendor.js';
+import { api } from '../lib/api.js';
+import { clockTime, endpointLabel, shortDigest } from '../lib/format.js';
+import { Badge, EmptyRow, ViewHeader } from './common.js';
+
+/** @typedef {import('../lib/store.js').LiveStore} LiveStore */
+/** @typedef {import('../lib/types.js').SnapshotDiff} SnapshotDiff */
+/** @typedef {import('../lib/types.js').SnapshotJson} SnapshotJson */
+/** @typedef {import('../lib/types.js').HistoryEntry} HistoryEntry */
+
+/** @param {{ store: LiveStore }} props */
+export function SnapshotsView({ store }) {
+  const snaps = store.snapshots;
+  const history = snaps?.history ?? [];
+  const retained = new Map((snaps?.retained ?? []).map((r) => [r.digest, r]));
+  const latest = history.at(-1);
+  const previous = history.at(-2);
+  const [pair, setPair] = useState(/** @type {{ from: string, to: string } | undefined} */ (undefined));
+  const from = pair?.from ?? previous?.digest ?? '';
+  const to = pair?.to ?? latest?.digest ?? '';
+  const [diff, setDiff] = useState(/** @type {SnapshotDiff | undefined} */ (undefined));
+  const [diffError, setDiffError] = useState('');
+  const [inspect, setInspect] = useState(/** @type {string | undefined} */ (undefined));
+  const [agents, setAgents] = useState(/** @type {SnapshotJson | undefined} */ (undefined));
+  const [agentsError, setAgentsError] = useState('');
+
+  useEffect(() => {
+    if (to === '') return;
+    let live = true;
+    const q = from !== '' ? `from=${encodeURIComponent(from)}&to=${encodeURIComponent(to)}` : `to=${encodeURIComponent(to)}`;
+    api(`/api/diff?${q}`).then(
+      (d) => live && (setDiff(d), setDiffError('')),
+      (err) => live && (setDiff(undefined), setDiffError(err instanceof Error ? err.message : String(err))),
+    );
+    return () => void (live = false);
+  }, [from, to]);
+
+  const shown = inspect ?? latest?.digest;
+  useEffect(() => {
+    if (shown === undefined) return;
+    let live = true;
+    api(`/api/snapshots/${encodeURIComponent(shown)}`).then(
+      (s) => live && (setAgents(s), setAgentsError('')),
+      (err) => live && (setAgents(undefined), setAgentsError(err instanceof Error ? err.message : String(err))),
+    );
+    return () => void (live = false);
+  }, [shown]);
+
+  const byDigest = new Map(history.map((h) => [h.digest, h]));
+  const label = (/** @type {string} */ d) => {
+    const h = byDigest.get(d);
+    return h ? `v${h.version} · ${shortDigest(d)}` : shortDigest(d);
+  };
+  const alerts = [...store.alerts].reverse();
+
+  return html`<section aria-labelledby="view-title">
+    <${ViewHeader} title="Snapshots">Every published version with its digest, what changed between any two, and the alerts discovery raised.<//>
+    <div class="grid-2 wide-left">
+      <div>
+        <h2>History</h2>
+        <div class="table-wrap">
+          <table class="data history">
+            <caption>Published versions, newest first; choose a version to list its agents${snaps?.held ? ' · a snapshot is held by a guard' : ''}</caption>
+            <thead><tr><th scope="col">Version</th><th scope="col">Digest</th><th scope="col">Published</th><th scope="col">Agents</th><th scope="col">State</th></tr></thead>
+            <tbody>
+              ${history.length === 0 ? html`<${EmptyRow} cols=${5} text=${snaps ? 'Nothing published yet.' : 'Loading…'} />` : null}
+              ${[...history].reverse().map((h) => {
+                const r = retained.get(h.digest);
+                const current = snaps?.current === h.digest;
+                return html`<tr key=${h.digest} data-version=${h.version} class=${shown === h.digest ? 'row-selected' : ''}>
+                  <th scope="row">
+                    <button type="button" class="link-btn" aria-pressed=${shown === h.digest ? 'true' : 'false'} onClick=${() => setInspect(h.digest)}>v${h.version}<span class="visually-hidden">: list its agents</span></button>
+                  </th>
+                  <td><code title=${h.digest}>${shortDigest(h.digest)}</code></td>
+                  <td class="num"><time datetime=${h.createdAt} title=${h.createdAt}>${clockTime(Date.parse(h.createdAt)).slice(0, 8)}</time></td>
+                  <td class="wrap">${h.agents.join(', ') || html`<span class="muted">none</span>`}</td>
+                  <td class="state">
+                    ${current ? html`<${Badge} tone="o-good" text="current" />` : null}
+                    ${r ? html`<${Badge} tone="o-info" text="retained" title=${`${r.references} reference${r.references === 1 ? '' : 's'}`} />` : current ? null : html`<${Badge} tone="o-muted" text="evicted" />`}
+                  </td>
+                </tr>`;
+              })}
+            </tbody>
+          </table>
+        </div>
+      </div>
+      <div>
+        <h2>Diff</h2>
+        <form class="filters" aria-label="Choose two versions" onSubmit=${(/** @type {Event} */ ev) => ev.preventDefault()}>
+          <label>From
+            <select id="diff-from" value=${from} onChange=${(/** @type {any} */ ev) => setPair({ from: ev.currentTarget.value, to })}>
+              <option value="">(nothing)</option>
+              ${history.map((h) => html`<option value=${h.digest}>${label(h.digest)}</option>`)}
+            </select>
+          </label>
+          <label>To
+            <select id="diff-to" value=${to} onChange=${(/** @type {any} */ ev) => setPair({ from, to: ev.currentTarget.value })}>
+              ${history.map((h) => html`<option value=${h.digest}>${label(h.digest)}</option>`)}
+            </select>
+          </label>
+          ${pair ? html`<button type="button" class="btn btn-small" onClick=${() => setPair(undefined)}>Latest two</button>` : null}
+        </form>
+        ${diffError ? html`<p class="error" role="alert">${diffError}</p>` : null}
+        ${diff ? html`<${DiffView} diff=${diff} />` : null}
+      </div>
+    </div>
+    <h2>Agents of ${shown ? label(shown) : '—'}</h2>
+    ${agentsError ? html`<p class="error">${agentsError}</p>` : null}
+    ${agents ? html`<${AgentsTable} snap=${agents} />` : null}
+    <h2>Alerts</h2>
+    <div class="table-wrap">
+      <table class="data alerts">
+        <caption>Alerts and held snapshots, newest first</caption>
+        <thead><tr><th scope="col">Time</th><th scope="col">Kind</th><th scope="col">Endpoint</th><th scope="col">Message</th></tr></thead>
+        <tbody>
+          ${alerts.length === 0 ? html`<${EmptyRow} cols=${4} text="No alerts." />` : null}
+          ${alerts.map(
+            (a) => html`<tr key=${a.seq}>
+              <td class="num">${clockTime(a.at)}</td>
+              <td><${Badge} tone="o-alert" text=${a.type === 'snapshot.held' ? 'held' : (a.kind ?? 'alert')} /></td>
+              <td>${a.endpoint ? endpointLabel(a.endpoint) : html`<span class="muted">—</span>`}</td>
+              <td class="wrap">${a.type === 'snapshot.held' ? `v${a.version} held: ${a.reason ?? ''}` : a.message}</td>
+            </tr>`,
+          )}
+        </tbody>
+      </table>
+    </div>
+  </section>`;
+}
+
+/** @param {{ diff: SnapshotDiff }} props */
+function DiffView({ diff }) {
+  const nothing = diff.added.length === 0 && diff.removed.length === 0 && diff.changed.length === 0;
+  return html`<div class="diff" aria-live="polite">
+    <p class="muted">${diff.from ? `v${diff.from.version}` : 'nothing'} → v${diff.to.version}</p>
+    ${nothing ? html`<p>No agent changed.</p>` : null}
+    ${diff.added.length > 0 ? html`<p><strong>Added:</strong> ${diff.added.map((n) => html`<span class="chip chip-added">+ ${n}</span>`)}</p>` : null}
+    ${diff.removed.length > 0 ? html`<p><strong>Removed:</strong> ${diff.removed.map((n) => html`<span class="chip chip-removed">− ${n}</span>`)}</p>` : null}
+    ${diff.changed.length > 0
+      ? html`<table class="data">
+          <caption>Changed agents</caption>
+          <thead><tr><th scope="col">Agent</th><th scope="col">Skills</th><th scope="col">Endpoint</th><th scope="col">Other</th></tr></thead>
+          <tbody>
+            ${diff.changed.map(
+              (c) => html`<tr key=${c.localName}>
+                <th scope="row"><code>${c.localName}</code></th>
+                <td class="wrap">
+                  ${c.skillsAdded.map((s) => html`<span class="chip chip-added">+ ${s}</span>`)}
+                  ${c.skillsRemoved.map((s) => html`<span class="chip chip-removed">− ${s}</span>`)}
+                  ${c.skillsModified.map((s) => html`<span class="chip">~ ${s}</span>`)}
+                  ${c.skillsAdded.length + c.skillsRemoved.length + c.skillsModified.length === 0 ? html`<span class="muted">unchanged</span>` : null}
+                </td>
+                <td class="wrap">${c.endpointChanged ? `${c.endpointChanged.from.join(', ')} → ${c.endpointChanged.to.join(', ')}` : html`<span class="muted">unchanged</span>`}</td>
+                <td class="wrap">
+                  ${[c.securityChanged ? 'security changed' : '', c.versionChanged ? `version ${c.versionChanged.from} → ${c.versionChanged.to}` : '', c.textChanged ? 'card text changed' : '']
+                    .filter(Boolean)
+                    .join('; ') || html`<span class="muted">—</span>`}
+                </td>
+              </tr>`,
+            )}
+          </tbody>
+        </table>`
+      : null}
+  </div>`;
+}
+
+/** @param {{ snap: SnapshotJson }} props */
+function AgentsTable({ snap }) {
+  return html`<div class="table-wrap">
+    <table class="data">
+      <caption>v${snap.version} · ${snap.agents.length} agent${snap.agents.length === 1 ? '' : 's'} · digest <code>${snap.digest}</code></caption>
+      <thead><tr><th scope="col">Local name</th><th scope="col">Tags</th><th scope="col">Endpoint</th><th scope="col">Protocol</th><th scope="col">Flags</th><th scope="col">Card hash</th></tr></thead>
+      <tbody>
+        ${snap.agents.map(
+          (a) => html`<tr key=${a.localName}>
+            <th scope="row"><code>${a.localName}</code></th>
+            <td>${a.tags.map((t) => html`<span class="chip">${t}</span>`)}</td>
+            <td>${endpointLabel(a.baseUrl)}</td>
+            <td>${a.protocolVersion}</td>
+            <td>${a.critical ? html`<span class="chip chip-critical">critical</span>` : null}${a.degraded ? html`<${Badge} text="degraded" />` : null}${a.stale ? html`<${Badge} text="stale" />` : null}</td>
+            <td><code title=${a.canonicalSha256}>${shortDigest(a.canonicalSha256)}</code></td>
+          </tr>`,
+        )}
+      </tbody>
+    </table>
+  </div>`;
+}
