@@ -28,3 +28,5 @@ export {
 export type { RemoteAgentOptions, AdkCardTransport, V1RemoteAgentConfig, PolicyFetch, PolicyFetchOptions, OriginCredentials } from './remote/index.js';
 export { AgentRegistry, AGENT_NAME_PATTERN, RESERVED_AGENT_NAME, verifyTree, remoteSpec, RegistryHolder } from '../registry/index.js';
 export type { AgentSpec, AgentFactory, RemoteSpecOptions, RegistrySwapResult } from '../registry/index.js';
+export { devUiLoader, devUiAppName } from './dev-ui-loader.js';
+export type { DevUiAgentLoader } from './dev-ui-loader.js';
