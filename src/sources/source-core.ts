@@ -7,7 +7,7 @@
 import { DiscoveryError, type Problem } from '../errors.js';
 import { systemClock, type Clock } from '../clock/index.js';
 import type { EventStream } from '../events/index.js';
-import type { EndpointRecord, SourceKind, SourceListener, SourceState } from './types.js';
+import type { EndpointRecord, Source, SourceKind, SourceListener, SourceState } from './types.js';
 
 /** Options every source accepts for observability and time. */
 export interface SourceCoreOptions {
@@ -202,4 +202,41 @@ export function impossibleUrl(value: string): string | undefined {
 export function hasControl(value: string): boolean {
   // eslint-disable-next-line no-control-regex
   return /[\u0000-\u001f\u007f\u2028\u2029]/.test(value);
+}
+
+/**
+ * A source whose list is known at construction (static configuration, a list of domains): synced
+ * before any I/O, and a refresh only re-announces the same list.
+ */
+export class FixedListSource implements Source {
+  readonly id: string;
+  readonly kind: SourceKind;
+  readonly pollIntervalMs?: number;
+  readonly #core: SourceCore;
+
+  constructor(id: string, kind: SourceKind, records: readonly EndpointRecord[], options: { clock?: Clock | undefined; pollIntervalMs?: number | undefined } = {}) {
+    this.id = id;
+    this.kind = kind;
+    if (options.pollIntervalMs !== undefined) this.pollIntervalMs = options.pollIntervalMs;
+    this.#core = new SourceCore(id, kind, { clock: options.clock });
+    this.#core.succeed(records);
+  }
+
+  async refresh(): Promise<SourceState> {
+    return this.#core.succeed(this.#core.state.records);
+  }
+
+  current(): SourceState {
+    return this.#core.state;
+  }
+
+  subscribe(listener: SourceListener): () => void {
+    return this.#core.subscribe(listener);
+  }
+
+  async start(): Promise<void> {}
+
+  async close(): Promise<void> {
+    this.#core.clearListeners();
+  }
 }

@@ -6,9 +6,8 @@
  * @module
  */
 import type { Clock } from '../clock/index.js';
-import { OptionProblems, describe, hasControl, impossibleUrl } from './source-core.js';
-import { SourceCore } from './source-core.js';
-import type { EndpointRecord, Source, SourceListener, SourceState } from './types.js';
+import { FixedListSource, OptionProblems, describe, hasControl, impossibleUrl } from './source-core.js';
+import type { EndpointRecord, Source } from './types.js';
 
 /** One configured agent. Every field is reviewed configuration, never card text. */
 export interface StaticAgentConfig {
@@ -73,41 +72,19 @@ export function staticSource(options: StaticSourceOptions): StaticSource {
   return new StaticSourceImpl(id, agents, opts.clock);
 }
 
-class StaticSourceImpl implements StaticSource {
-  readonly kind = 'static' as const;
-  readonly id: string;
+class StaticSourceImpl extends FixedListSource implements StaticSource {
+  override readonly kind = 'static' as const;
   readonly agents: readonly Readonly<StaticAgentConfig>[];
   readonly #byName: ReadonlyMap<string, Readonly<StaticAgentConfig>>;
-  readonly #core: SourceCore;
 
   constructor(id: string, agents: readonly Readonly<StaticAgentConfig>[], clock: Clock | undefined) {
-    this.id = id;
+    super(id, 'static', agents.map((a) => toRecord(a, id)), { clock });
     this.agents = agents;
     this.#byName = new Map(agents.map((a) => [a.name, a]));
-    this.#core = new SourceCore(id, 'static', { clock });
-    this.#core.succeed(agents.map((a) => toRecord(a, id)));
   }
 
   agent(name: string): Readonly<StaticAgentConfig> | undefined {
     return this.#byName.get(name);
-  }
-
-  async refresh(): Promise<SourceState> {
-    return this.#core.succeed(this.#core.state.records);
-  }
-
-  current(): SourceState {
-    return this.#core.state;
-  }
-
-  subscribe(listener: SourceListener): () => void {
-    return this.#core.subscribe(listener);
-  }
-
-  async start(): Promise<void> {}
-
-  async close(): Promise<void> {
-    this.#core.clearListeners();
   }
 }
 

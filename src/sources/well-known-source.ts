@@ -6,8 +6,8 @@
  * @module
  */
 import type { Clock } from '../clock/index.js';
-import { OptionProblems, SourceCore, describe } from './source-core.js';
-import type { EndpointRecord, Source, SourceListener, SourceState } from './types.js';
+import { FixedListSource, OptionProblems, describe } from './source-core.js';
+import type { EndpointRecord, Source } from './types.js';
 
 /** Inputs of {@link wellKnownSource}. */
 export interface WellKnownSourceOptions {
@@ -57,7 +57,7 @@ export function wellKnownSource(options: WellKnownSourceOptions): Source {
     });
   }
   check.throwIfAny();
-  return new WellKnownSource(id, records, pollIntervalMs, opts.clock);
+  return new FixedListSource(id, 'well-known', records, { clock: opts.clock, pollIntervalMs });
 }
 
 /** `host[:port]` normalized, or why the value is not one. */
@@ -78,36 +78,4 @@ function normalizeDomain(raw: unknown): string | { problem: string } {
   const hostname = url.hostname.endsWith('.') ? url.hostname.slice(0, -1) : url.hostname;
   if (hostname === '') return { problem: `${describe(raw)} is not a valid domain name` };
   return url.port === '' ? hostname : `${hostname}:${url.port}`;
-}
-
-class WellKnownSource implements Source {
-  readonly kind = 'well-known' as const;
-  readonly id: string;
-  readonly pollIntervalMs?: number;
-  readonly #core: SourceCore;
-
-  constructor(id: string, records: readonly EndpointRecord[], pollIntervalMs: number | undefined, clock: Clock | undefined) {
-    this.id = id;
-    if (pollIntervalMs !== undefined) this.pollIntervalMs = pollIntervalMs;
-    this.#core = new SourceCore(id, 'well-known', { clock });
-    this.#core.succeed(records);
-  }
-
-  async refresh(): Promise<SourceState> {
-    return this.#core.succeed(this.#core.state.records);
-  }
-
-  current(): SourceState {
-    return this.#core.state;
-  }
-
-  subscribe(listener: SourceListener): () => void {
-    return this.#core.subscribe(listener);
-  }
-
-  async start(): Promise<void> {}
-
-  async close(): Promise<void> {
-    this.#core.clearListeners();
-  }
 }
