@@ -22,10 +22,10 @@ import net from 'node:net';
 import tls from 'node:tls';
 import { performance } from 'node:perf_hooks';
 import { Agent, buildConnector, request } from 'undici';
-import { DiscoveryError, isDiscoveryError, type Problem } from '../errors.js';
+import { DiscoveryError, isDiscoveryError } from '../errors.js';
+import { NetworkOptionCheck } from './option-check.js';
 import { createGuardedLookup, type Resolver } from './address-guard.js';
 import { type HostPolicy, safeUrlForMessage, verdictError } from './host-policy.js';
-import { VERSION } from '../version.js';
 
 /**
  * Inputs of {@link createCardFetcher}. All durations are milliseconds, all sizes bytes.
@@ -423,46 +423,18 @@ function parseContentLength(value: string | undefined): number | undefined {
 }
 
 function validate(options: CardFetcherOptions): Settings {
-  const problems: Problem[] = [];
-  const opts = (options ?? {}) as Partial<CardFetcherOptions>;
-  if (process.env['NODE_TLS_REJECT_UNAUTHORIZED'] === '0') {
-    throw new DiscoveryError('ERR_CONFIG_INVALID', 'NODE_TLS_REJECT_UNAUTHORIZED=0 turns off certificate verification; discovery refuses to run with it', {
-      stage: 'config',
-      problems: [{ path: 'env.NODE_TLS_REJECT_UNAUTHORIZED', message: 'must not be 0' }],
-    });
-  }
-  const policy = opts.policy as Partial<HostPolicy> | undefined;
-  if (typeof policy?.check !== 'function' || typeof policy.isAddressAllowed !== 'function') {
-    problems.push({ path: 'policy', message: 'a HostPolicy is required (HostPolicy.from({ allow: [...] }))' });
-  }
-  const positive = (name: keyof CardFetcherOptions, fallback: number, integer: boolean): number => {
-    const value = opts[name];
-    if (value === undefined) return fallback;
-    if (typeof value !== 'number' || !Number.isFinite(value) || value <= 0 || (integer && !Number.isInteger(value))) {
-      problems.push({ path: name, message: `must be a positive ${integer ? 'integer' : 'number'}, got ${String(value)}` });
-      return fallback;
-    }
-    return value;
-  };
+  const check = new NetworkOptionCheck('card fetcher', options);
   const settings: Settings = {
-    connectTimeoutMs: positive('connectTimeoutMs', 3000, false),
-    headersTimeoutMs: positive('headersTimeoutMs', 3000, false),
-    bodyTimeoutMs: positive('bodyTimeoutMs', 2000, false),
-    totalTimeoutMs: positive('totalTimeoutMs', 5000, false),
-    maxBodyBytes: positive('maxBodyBytes', 65536, true),
-    maxConnectionsPerOrigin: positive('maxConnectionsPerOrigin', 1, true),
-    userAgent: opts.userAgent ?? `a2a-discovery/${VERSION}`,
+    connectTimeoutMs: check.positive('connectTimeoutMs', 3000),
+    headersTimeoutMs: check.positive('headersTimeoutMs', 3000),
+    bodyTimeoutMs: check.positive('bodyTimeoutMs', 2000),
+    totalTimeoutMs: check.positive('totalTimeoutMs', 5000),
+    maxBodyBytes: check.positive('maxBodyBytes', 65536, true),
+    maxConnectionsPerOrigin: check.positive('maxConnectionsPerOrigin', 1, true),
+    userAgent: check.userAgent(),
   };
-  if (typeof settings.userAgent !== 'string' || settings.userAgent === '') problems.push({ path: 'userAgent', message: 'must be a non-empty string' });
-  if (opts.credentials !== undefined && typeof opts.credentials !== 'function') problems.push({ path: 'credentials', message: 'must be a function (origin) => headers' });
-  if (opts.lookup !== undefined && typeof opts.lookup !== 'function') problems.push({ path: 'lookup', message: 'must be a function (hostname) => Promise<addresses>' });
-  if (problems.length > 0) {
-    const first = problems[0] as Problem;
-    throw new DiscoveryError('ERR_CONFIG_INVALID', `card fetcher: ${problems.length} invalid option(s); first: ${first.path}: ${first.message}`, {
-      stage: 'config',
-      path: first.path,
-      problems,
-    });
-  }
+  check.fn('credentials', '(origin) => headers');
+  check.fn('lookup', '(hostname) => Promise<addresses>');
+  check.done();
   return settings;
 }

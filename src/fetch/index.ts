@@ -11,3 +11,4 @@ export { createGuardedLookup, systemResolver } from './address-guard.js';
 export type { GuardedLookupOptions, ResolvedAddress, Resolver } from './address-guard.js';
 export { createCardFetcher } from './card-fetcher.js';
 export type { CardFetcher, CardFetcherOptions, FetchResult } from './card-fetcher.js';
+export { NetworkOptionCheck } from './option-check.js';

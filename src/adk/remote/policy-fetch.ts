@@ -23,10 +23,9 @@
 import net from 'node:net';
 import { Agent, buildConnector, fetch as undiciFetch, Headers as UndiciHeaders, Response as UndiciResponse } from 'undici';
 import { DiscoveryError, isDiscoveryError } from '../../errors.js';
-import type { DiscoveryErrorCode, Problem } from '../../errors.js';
-import { createGuardedLookup } from '../../fetch/index.js';
+import type { DiscoveryErrorCode } from '../../errors.js';
+import { createGuardedLookup, NetworkOptionCheck } from '../../fetch/index.js';
 import type { HostPolicy, Resolver } from '../../fetch/index.js';
-import { VERSION } from '../../version.js';
 
 /** Per-origin credentials: called with the request's exact origin (`https://host[:port]`). */
 export type OriginCredentials = (origin: string) => Record<string, string> | undefined | Promise<Record<string, string> | undefined>;
@@ -281,37 +280,15 @@ function safeUrl(url: string): string {
 }
 
 function validate(options: PolicyFetchOptions): Settings {
-  const problems: Problem[] = [];
-  const opts = (options ?? {}) as Partial<PolicyFetchOptions>;
-  const policy = opts.policy as Partial<HostPolicy> | undefined;
-  if (typeof policy?.check !== 'function' || typeof policy.isAddressAllowed !== 'function') {
-    problems.push({ path: 'policy', message: 'a HostPolicy is required (HostPolicy.from({ allow: [...] }))' });
-  }
-  const positive = (name: 'timeoutMs' | 'bodyTimeoutMs' | 'maxResponseBytes', fallback: number): number => {
-    const value = opts[name];
-    if (value === undefined) return fallback;
-    if (typeof value !== 'number' || !Number.isFinite(value) || value <= 0) {
-      problems.push({ path: name, message: `must be a positive number, got ${String(value)}` });
-      return fallback;
-    }
-    return value;
-  };
+  const check = new NetworkOptionCheck('policy fetch', options);
   const settings: Settings = {
-    timeoutMs: positive('timeoutMs', 30_000),
-    bodyTimeoutMs: positive('bodyTimeoutMs', 300_000),
-    maxResponseBytes: positive('maxResponseBytes', 16 * 1024 * 1024),
-    userAgent: opts.userAgent ?? `a2a-discovery/${VERSION}`,
+    timeoutMs: check.positive('timeoutMs', 30_000),
+    bodyTimeoutMs: check.positive('bodyTimeoutMs', 300_000),
+    maxResponseBytes: check.positive('maxResponseBytes', 16 * 1024 * 1024),
+    userAgent: check.userAgent(),
   };
-  if (typeof settings.userAgent !== 'string' || settings.userAgent === '') problems.push({ path: 'userAgent', message: 'must be a non-empty string' });
-  if (opts.credentials !== undefined && typeof opts.credentials !== 'function') problems.push({ path: 'credentials', message: 'must be a function (origin) => headers' });
-  if (opts.resolve !== undefined && typeof opts.resolve !== 'function') problems.push({ path: 'resolve', message: 'must be a function (hostname) => Promise<addresses>' });
-  if (problems.length > 0) {
-    const first = problems[0] as Problem;
-    throw new DiscoveryError('ERR_CONFIG_INVALID', `policy fetch: ${problems.length} invalid option(s); first: ${first.path}: ${first.message}`, {
-      stage: 'config',
-      path: first.path,
-      problems,
-    });
-  }
+  check.fn('credentials', '(origin) => headers');
+  check.fn('resolve', '(hostname) => Promise<addresses>');
+  check.done();
   return settings;
 }

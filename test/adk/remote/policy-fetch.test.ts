@@ -333,3 +333,14 @@ describe('a card pointing at a host the policy refuses cannot be used to reach i
     await f.close();
   });
 });
+
+test('NODE_TLS_REJECT_UNAUTHORIZED=0 refuses to create a policy fetch, as it does a card fetcher', () => {
+  const saved = process.env['NODE_TLS_REJECT_UNAUTHORIZED'];
+  process.env['NODE_TLS_REJECT_UNAUTHORIZED'] = '0';
+  try {
+    assert.throws(() => createPolicyFetch({ policy: HostPolicy.from({ allow: [] }) }), { code: 'ERR_CONFIG_INVALID', stage: 'config' });
+  } finally {
+    if (saved === undefined) delete process.env['NODE_TLS_REJECT_UNAUTHORIZED'];
+    else process.env['NODE_TLS_REJECT_UNAUTHORIZED'] = saved;
+  }
+});
