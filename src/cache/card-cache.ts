@@ -116,9 +116,11 @@ const POLICY_HEADERS = ['cache-control', 'expires', 'date', 'age', 'last-modifie
 
 function policyHeaders(headers: Readonly<Record<string, string>>): Record<string, string> {
   const out: Record<string, string> = {};
+  // `Date` only matters against `Expires` or `Last-Modified`; otherwise it is not kept.
+  const dated = headers.expires !== undefined || headers['last-modified'] !== undefined;
   for (const name of POLICY_HEADERS) {
     const v = headers[name];
-    if (v !== undefined) out[name] = v;
+    if (v !== undefined && (name !== 'date' || dated)) out[name] = v;
   }
   return out;
 }
@@ -280,7 +282,10 @@ export class CardCache {
   async #refresh(key: string, options: RefreshOptions): Promise<CacheEntry> {
     const { clock, hostPolicy, fetcher } = this.#o;
     const old = await this.#o.store.get(key);
-    const { cardUrl, origin } = this.#target(key);
+    const target = this.#target(key);
+    // Keep one card URL string per endpoint (the one the entry and the fetcher already hold).
+    const cardUrl = old?.cardUrl ?? target.cardUrl;
+    const origin = target.origin;
     const headers: Record<string, string> = { accept: 'application/json', ...this.#o.requestHeaders };
     const conditional = old !== undefined && !options.unconditional && !old.noStore;
     if (conditional) {

@@ -191,7 +191,9 @@ export function createCardFetcher(options: CardFetcherOptions): CardFetcher {
   const recordRemote = options.recordRemoteAddress === true;
   if (recordRemote) diagnostics.subscribe(SEND_HEADERS_CHANNEL, onSendHeaders);
   // The policy is immutable: judge each distinct URL once (refusals are not cached).
-  const admitted = new Map<string, { url: URL; origin: string }>();
+  // Strings only: a URL object per endpoint would cost hundreds of bytes each, for ever.
+  const admitted = new Map<string, { href: string; origin: string; key: string }>();
+  const origins = new Map<string, string>();
 
   async function fetchCard(rawUrl: string, init: { headers?: Record<string, string>; signal?: AbortSignal } = {}): Promise<FetchResult> {
     const started = performance.now();
@@ -207,12 +209,15 @@ export function createCardFetcher(options: CardFetcherOptions): CardFetcher {
           stage: 'address',
         });
       }
-      judged = { url: verdict.url, origin: verdict.origin };
+      // Reuse equal strings already held (the caller's URL, one origin string per origin).
+      let origin = origins.get(verdict.origin);
+      if (origin === undefined) origins.set(verdict.origin, (origin = verdict.origin));
+      const href = verdict.url.href === rawUrl ? rawUrl : verdict.url.href;
+      judged = { href, origin, key: recordRemote ? `${verdict.url.origin} ${verdict.url.pathname}${verdict.url.search}` : '' };
       if (admitted.size >= 100_000) admitted.clear();
       admitted.set(rawUrl, judged);
     }
-    const target = judged.url;
-    const url = target.href;
+    const url = judged.href;
 
     const controller = new AbortController();
     let deadlineHit = false;
@@ -228,7 +233,7 @@ export function createCardFetcher(options: CardFetcherOptions): CardFetcher {
     }
     inFlight.add(controller);
 
-    const key = `${target.origin} ${target.pathname}${target.search}`;
+    const key = judged.key;
     const pending: Pending = {};
     let phase: 'request' | 'body' = 'request';
     let status: number | undefined;
