@@ -5,7 +5,7 @@
  * service over a generated configuration; then it plays the seed's "morning of changes" on a
  * compressed clock and keeps running until stopped.
  */
-import { mkdir, writeFile } from 'node:fs/promises';
+import { mkdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { AlertEvent, DiscoveryEvent } from '../events/index.js';
@@ -191,6 +191,7 @@ export async function runDemo(options: DemoOptions = {}): Promise<RunningDemo> {
         warranty.setHang(false);
         await service.close();
         await Promise.allSettled(peers.map((p) => p.close()));
+        await rm(dir, { recursive: true, force: true });
       },
     };
   } catch (err) {
