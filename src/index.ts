@@ -127,6 +127,7 @@ export type {
   Verdict,
   SelectionAlert,
   Selection,
+  MatchMemo,
 } from './match/index.js';
 
 export { HealthTracker, isMember } from './health/index.js';

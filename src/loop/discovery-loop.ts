@@ -22,7 +22,7 @@ import type { EventStream } from '../events/index.js';
 import type { HostPolicy } from '../fetch/index.js';
 import type { HealthOptions, HealthStatus } from '../health/index.js';
 import { HealthTracker, isMember } from '../health/index.js';
-import type { Candidate, ReviewedAgent, SelectOptions, Verdict } from '../match/index.js';
+import type { Candidate, MatchMemo, ReviewedAgent, SelectOptions, Verdict } from '../match/index.js';
 import { selectAgents } from '../match/index.js';
 import type { AdmittedEndpoint, RefusedRecord } from '../resolve/index.js';
 import { resolveEndpoints } from '../resolve/index.js';
@@ -94,6 +94,8 @@ export class DiscoveryLoop {
   #refused: readonly RefusedRecord[] = [];
   #verdicts: ReadonlyMap<string, Verdict> = new Map();
   #lastAlerts = new Set<string>();
+  // Unchanged (same object) cards are matched once, not every cycle; the select options are fixed.
+  readonly #matchMemo: MatchMemo = new WeakMap();
   #heldDigest: string | undefined;
   #confirmRemovals = false;
   #lastPublishAt = Number.NEGATIVE_INFINITY;
@@ -384,7 +386,7 @@ export class DiscoveryLoop {
       if (entry !== undefined && entry.usable && isMember(status.state)) candidates.push({ endpoint: ep, entry });
     }
 
-    const selection = selectAgents(candidates, { ...this.#o.select, reviewed: reviewedList });
+    const selection = selectAgents(candidates, { ...this.#o.select, reviewed: reviewedList, memo: this.#matchMemo });
     for (const [url, v] of selection.verdicts) {
       const prev = this.#verdicts.get(url);
       if (!prev || prev.verdict !== v.verdict || prev.localName !== v.localName) {

@@ -16,4 +16,5 @@ export type {
   Verdict,
   SelectionAlert,
   Selection,
+  MatchMemo,
 } from './select-agents.js';

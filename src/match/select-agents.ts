@@ -5,8 +5,9 @@
  * every decision is deterministic (same inputs, same output, same order).
  */
 import type { CacheEntry } from '../cache/index.js';
+import type { AgentCardModel } from '../card/index.js';
 import type { AdmittedEndpoint } from '../resolve/index.js';
-import type { Need, RequiredCapabilities, TagVocabulary } from './match-card.js';
+import type { CardMatch, Need, RequiredCapabilities, TagVocabulary } from './match-card.js';
 import { matchCard } from './match-card.js';
 
 /** ADK transfer targets are typed by the model: one spelling, lower snake case. */
@@ -40,7 +41,16 @@ export interface SelectOptions {
   readonly maxAgents?: number;
   /** Static agents by local name, in configuration order (their order breaks ties). */
   readonly reviewed?: readonly ReviewedAgent[];
+  /**
+   * Remembers match results per (frozen) card between calls made with the same needs, vocabulary
+   * and required capabilities — the discovery loop passes one, so unchanged cards are not matched
+   * again every cycle. Never share one between different options.
+   */
+  readonly memo?: MatchMemo;
 }
+
+/** Match results by card object, then by the needs they were computed for. */
+export type MatchMemo = WeakMap<AgentCardModel, Map<string, CardMatch>>;
 
 export interface Candidate {
   readonly endpoint: AdmittedEndpoint;
@@ -125,7 +135,9 @@ export function selectAgents(candidates: readonly Candidate[], options: SelectOp
     }
     // A static agent is held to the tags it is expected to serve; a discovered one to every need.
     const needs = reviewed ? options.needs.filter((n) => reviewed.tags.includes(n.tag)).concat(needsFor(reviewed.tags, options.needs)) : options.needs;
-    const match = matchCard(entry.card, needs, options.vocabulary, options.required);
+    const match = memoizedMatch(options.memo, entry.card, reviewed ? `static:${reviewed.tags.join(',')}` : '*', () =>
+      matchCard(entry.card, needs, options.vocabulary, options.required),
+    );
     if (match.unknownTags.length > 0) {
       alerts.push({ kind: 'unknown-tags', endpoint: endpoint.baseUrl, message: `${localName}: tags outside the reviewed vocabulary are ignored: ${match.unknownTags.join(', ')}` });
     }
@@ -201,6 +213,15 @@ export function selectAgents(candidates: readonly Candidate[], options: SelectOp
     })
     .sort((a, b) => compare(a.localName, b.localName));
   return { selected: Object.freeze(selected), verdicts, alerts: Object.freeze(alerts) };
+}
+
+function memoizedMatch(memo: MatchMemo | undefined, card: AgentCardModel, key: string, compute: () => CardMatch): CardMatch {
+  if (!memo) return compute();
+  let byNeeds = memo.get(card);
+  if (!byNeeds) memo.set(card, (byNeeds = new Map()));
+  let match = byNeeds.get(key);
+  if (!match) byNeeds.set(key, (match = compute()));
+  return match;
 }
 
 /** Needs for a static agent's expected tags that no configured need mentions (no mode constraint). */

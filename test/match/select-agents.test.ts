@@ -370,3 +370,24 @@ describe('deriveLocalName', () => {
     );
   });
 });
+
+describe('selectAgents: match memo', () => {
+  test('with a memo, the same cards give the same selection, and each card is matched once per set of needs', () => {
+    const billing: ReviewedAgent = { source: 'static', name: 'billing', description: 'Reviewed billing.', tags: ['billing'], critical: true };
+    const candidates = [
+      discovered('warranty-agent', 'w.example.com', { skills: [{ id: 'w', tags: ['warranty'] }] }),
+      discovered('other', 'o.example.com', { skills: [{ id: 'o', tags: ['unknown'] }] }),
+      reviewedCandidate(billing, 'b.example.com', { skills: [{ id: 'b', tags: ['billing'] }] }),
+    ];
+    const plain = selectAgents(candidates, { ...base, reviewed: [billing] });
+    const memo = new WeakMap();
+    const first = selectAgents(candidates, { ...base, reviewed: [billing], memo });
+    const second = selectAgents(candidates, { ...base, reviewed: [billing], memo });
+    for (const s of [first, second]) {
+      assert.deepEqual(s.selected.map((a) => [a.localName, a.description]), plain.selected.map((a) => [a.localName, a.description]));
+      assert.deepEqual([...s.verdicts], [...plain.verdicts]);
+    }
+    for (const c of candidates) assert.equal(memo.get(c.entry.card)?.size, 1, 'one remembered match per card');
+    assert.deepEqual([...memo.get(candidates[2]!.entry.card)!.keys()], ['static:billing'], 'a static agent is matched against its own tags');
+  });
+});
