@@ -377,10 +377,13 @@ export class DiscoveryLoop {
       }
       const status = this.#health.get(ep.baseUrl)!;
       if (critical && !good && status.failures > 0) {
-        this.#alertOnce(`critical:${ep.baseUrl}:${status.failures >= (this.#o.health?.leaveAfter ?? 3)}`, {
-          kind: 'critical-degraded',
+        const member = isMember(status.state);
+        this.#alertOnce(`critical:${ep.baseUrl}:${member}:${status.failures >= (this.#o.health?.leaveAfter ?? 3)}`, {
+          kind: member ? 'critical-degraded' : 'critical-unavailable',
           endpoint: ep.baseUrl,
-          message: `critical agent at ${ep.baseUrl} is degraded (${status.failures} failures); it stays in snapshots`,
+          message: member
+            ? `critical agent at ${ep.baseUrl} is degraded (${status.failures} failures); it stays in snapshots`
+            : `critical agent at ${ep.baseUrl} has no usable card yet (${status.failures} failures); it joins as soon as one arrives`,
         });
       }
       if (entry !== undefined && entry.usable && isMember(status.state)) candidates.push({ endpoint: ep, entry });

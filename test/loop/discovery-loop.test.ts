@@ -239,3 +239,16 @@ describe('DiscoveryLoop', () => {
     }
   });
 });
+
+test('a critical agent that never delivered a card is reported as unavailable, not degraded', async () => {
+  const down = peer('support', { mode: 'status', status: 503 });
+  const h = harness([agent(down, 'crit_down', { critical: true })]);
+  try {
+    await h.loop.start();
+    const alerts = h.events.filter((e) => e.type === 'alert' && e.endpoint === down.baseUrl).map((e) => (e.type === 'alert' ? e.kind : ''));
+    assert.deepEqual(alerts, ['critical-unavailable']);
+    assert.deepEqual(h.loop.current()?.agents, []);
+  } finally {
+    await h.stop();
+  }
+});
