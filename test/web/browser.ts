@@ -4,11 +4,18 @@
  * errors, failed requests, CSP violations).
  */
 import { mkdir } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { chromium } from 'playwright-core';
 import type { Browser, Locator, Page } from 'playwright-core';
 
 export const VIEWPORT = { width: 1366, height: 768 } as const;
-export const IMAGES = new URL('../../docs/images/', import.meta.url).pathname;
+/**
+ * Where screenshots go: docs/images/ when `UPDATE_SCREENSHOTS=1` (to refresh the README's
+ * pictures), otherwise a temporary folder, so a test run leaves the working tree unchanged.
+ */
+export const IMAGES =
+  process.env['UPDATE_SCREENSHOTS'] === '1' ? new URL('../../docs/images/', import.meta.url).pathname : join(tmpdir(), 'a2a-discovery-screenshots/');
 
 export async function launchBrowser(): Promise<Browser> {
   return chromium.launch({
@@ -34,7 +41,7 @@ export async function openPage(browser: Browser): Promise<{ page: Page; problems
   return { page, problems };
 }
 
-/** Saves a viewport screenshot under docs/images/. */
+/** Saves a viewport screenshot under {@link IMAGES}. */
 export async function screenshot(page: Page, name: string): Promise<void> {
   await mkdir(IMAGES, { recursive: true });
   await page.mouse.move(0, VIEWPORT.height - 1);
