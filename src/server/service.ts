@@ -168,10 +168,21 @@ export async function startService(o: ServiceOptions): Promise<RunningService> {
     shutdownSignal: shutdown.signal,
   });
 
-  const server = await new Promise<Server>((resolve, reject) => {
-    const s = serve({ fetch: app.fetch, port, hostname: host }, () => resolve(s as Server)) as Server;
-    s.once('error', reject);
-  });
+  let server: Server;
+  try {
+    server = await new Promise<Server>((resolve, reject) => {
+      const s = serve({ fetch: app.fetch, port, hostname: host }, () => resolve(s as Server)) as Server;
+      s.once('error', reject);
+    });
+  } catch (err) {
+    await Promise.allSettled([fetcher.close(), policyFetch.close()]);
+    const code = (err as NodeJS.ErrnoException).code;
+    throw new DiscoveryError(
+      'ERR_CONFIG_INVALID',
+      code === 'EADDRINUSE' ? `${host}:${port} is already in use; choose another port (--port, or 0 for a free one)` : `cannot listen on ${host}:${port}: ${(err as Error).message}`,
+      { cause: err, path: 'server.port' },
+    );
+  }
   const address = server.address() as AddressInfo;
   const url = `http://${address.family === 'IPv6' ? `[${address.address}]` : address.address}:${address.port}`;
   log.info({ url, policy: policy.describe() }, 'a2a-discovery service listening');

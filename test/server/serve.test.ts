@@ -234,3 +234,21 @@ describe('a2a-discovery serve (child process)', () => {
     assert.match(err, /broken\.yaml:7:1 frobnicate/);
   });
 });
+
+test('a port already in use is a clear usage error (exit 2), not a crash', async () => {
+  const { createServer } = await import('node:net');
+  const blocker = createServer();
+  await new Promise<void>((r) => blocker.listen(0, '127.0.0.1', () => r()));
+  const port = (blocker.address() as { port: number }).port;
+  try {
+    const file = join(dir, 'busy.yaml');
+    await writeFile(file, stringify(config()));
+    const child = spawn(process.execPath, [...CLI, 'serve', '--config', file, '--port', String(port)]);
+    let err = '';
+    child.stderr.on('data', (d: Buffer) => (err += d.toString()));
+    assert.equal(await new Promise((r) => child.on('exit', r)), 2);
+    assert.match(err, new RegExp(`127\\.0\\.0\\.1:${port} is already in use`));
+  } finally {
+    blocker.close();
+  }
+});
