@@ -55,7 +55,8 @@ Serves on 127.0.0.1:7340 by default: the dashboard at /, the JSON API under /api
 at /api/stream, Prometheus metrics at /metrics, /healthz and /readyz. Logs are JSON lines (short text
 in a terminal). SIGINT or SIGTERM stops it cleanly.
 
-Exit codes: 0 stopped cleanly, 1 invalid configuration or a failure at start, 2 usage error.
+Exit codes: 0 stopped cleanly, 1 invalid configuration or a failure at start, 2 usage error
+(a missing flag, an unreadable file, a port already in use).
 
 Example:
   a2a-discovery serve --config discovery.yaml`,
