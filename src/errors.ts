@@ -192,3 +192,21 @@ export function toDiscoveryError(
   const message = err instanceof Error ? err.message : String(err);
   return new DiscoveryError(code, message, { ...options, cause: err });
 }
+
+/**
+ * The first DiscoveryError in an error's `cause` / `errors` chain (undici and `net` wrap the
+ * errors our connector and DNS guard raise), or undefined.
+ */
+export function findDiscoveryError(err: unknown): DiscoveryError | undefined {
+  const queue: unknown[] = [err];
+  for (let i = 0; i < queue.length && i < 16; i++) {
+    const e = queue[i];
+    if (isDiscoveryError(e)) return e;
+    if (typeof e === 'object' && e !== null) {
+      const { cause, errors } = e as { cause?: unknown; errors?: unknown };
+      if (cause !== undefined) queue.push(cause);
+      if (Array.isArray(errors)) queue.push(...errors);
+    }
+  }
+  return undefined;
+}

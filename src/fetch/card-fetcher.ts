@@ -22,7 +22,7 @@ import net from 'node:net';
 import tls from 'node:tls';
 import { performance } from 'node:perf_hooks';
 import { Agent, buildConnector, request } from 'undici';
-import { DiscoveryError, isDiscoveryError } from '../errors.js';
+import { DiscoveryError, findDiscoveryError } from '../errors.js';
 import { NetworkOptionCheck } from './option-check.js';
 import { createGuardedLookup, type Resolver } from './address-guard.js';
 import { type HostPolicy, safeUrlForMessage, verdictError } from './host-policy.js';
@@ -380,20 +380,6 @@ function classify(err: unknown, ctx: ClassifyContext): DiscoveryError {
   return new DiscoveryError('ERR_FETCH_NETWORK', `${url}: ${message}${code ? ` (${code})` : ''}`, base);
 }
 
-/** A DiscoveryError raised inside undici or net (lookup, connector), wherever it was wrapped. */
-function findDiscoveryError(err: unknown): DiscoveryError | undefined {
-  const queue: unknown[] = [err];
-  for (let i = 0; i < queue.length && i < 16; i++) {
-    const e = queue[i];
-    if (isDiscoveryError(e)) return e;
-    if (typeof e === 'object' && e !== null) {
-      const { cause, errors } = e as { cause?: unknown; errors?: unknown };
-      if (cause !== undefined) queue.push(cause);
-      if (Array.isArray(errors)) queue.push(...errors);
-    }
-  }
-  return undefined;
-}
 
 function errorCode(err: unknown): string | undefined {
   let e: unknown = err;

@@ -22,7 +22,7 @@
  */
 import net from 'node:net';
 import { Agent, buildConnector, fetch as undiciFetch, Headers as UndiciHeaders, Response as UndiciResponse } from 'undici';
-import { DiscoveryError, isDiscoveryError } from '../../errors.js';
+import { DiscoveryError, findDiscoveryError, isDiscoveryError } from '../../errors.js';
 import type { DiscoveryErrorCode } from '../../errors.js';
 import { createGuardedLookup, NetworkOptionCheck } from '../../fetch/index.js';
 import type { HostPolicy, Resolver } from '../../fetch/index.js';
@@ -240,19 +240,6 @@ function classify(err: unknown, url: string, callerSignal: AbortSignal | undefin
   return new DiscoveryError(errCode, `${url}: ${message}${code === undefined ? '' : ` (${code})`}`, { url, stage: 'fetch', cause: err });
 }
 
-function findDiscoveryError(err: unknown): DiscoveryError | undefined {
-  const queue: unknown[] = [err];
-  for (let i = 0; i < queue.length && i < 16; i++) {
-    const e = queue[i];
-    if (isDiscoveryError(e)) return e;
-    if (typeof e === 'object' && e !== null) {
-      const { cause, errors } = e as { cause?: unknown; errors?: unknown };
-      if (cause !== undefined) queue.push(cause);
-      if (Array.isArray(errors)) queue.push(...errors);
-    }
-  }
-  return undefined;
-}
 
 /** The most specific message and code in a `fetch failed` chain. */
 function innermost(err: unknown): { message: string; code?: string } {
