@@ -50,6 +50,7 @@ export class TreeFactory {
   readonly #pins = new Map<string, Pin>();
   readonly #evictListeners = new Set<(digest: string) => void>();
   #builds = 0;
+  #lastSweepAt = Number.NEGATIVE_INFINITY;
 
   constructor(options: TreeFactoryOptions) {
     this.#o = options;
@@ -189,7 +190,10 @@ export class TreeFactory {
 
   #sweepIdle(now: number): void {
     const idle = this.#o.idleTimeoutMs ?? 3_600_000;
-    if (idle <= 0) return;
+    // This runs on the request path: walk the pins at most once per quarter of the idle time
+    // (capped at a minute), not on every new session.
+    if (idle <= 0 || now - this.#lastSweepAt < Math.min(idle / 4, 60_000)) return;
+    this.#lastSweepAt = now;
     for (const [sessionId, pin] of this.#pins) {
       if (now - pin.lastUsedAt > idle) {
         this.#pins.delete(sessionId);

@@ -310,7 +310,9 @@ export class DiscoveryLoop {
       events?.emit({ type: 'endpoint.gone', endpoint: gone.baseUrl, sources: gone.sources });
       this.#health.forget(gone.baseUrl);
       this.#nextResyncAt.delete(gone.baseUrl);
-      void this.#o.cache.evict(gone.baseUrl);
+      this.#o.cache.evict(gone.baseUrl).catch((err: unknown) => {
+        events?.emit({ type: 'alert', kind: 'cycle-failed', endpoint: gone.baseUrl, message: `could not forget ${gone.baseUrl}: ${err instanceof Error ? err.message : String(err)}` });
+      });
     }
     this.#admitted = admitted;
     this.#refused = refused;

@@ -200,10 +200,11 @@ export function createApp(o: AppOptions): Hono {
         closed = true;
         wake?.();
       });
-      o.shutdownSignal?.addEventListener('abort', () => {
+      const onShutdown = () => {
         closed = true;
         wake?.();
-      });
+      };
+      o.shutdownSignal?.addEventListener('abort', onShutdown, { once: true });
       try {
         // Resume: everything after Last-Event-ID still in the buffer; say so when some was lost.
         if (Number.isFinite(last)) {
@@ -232,6 +233,7 @@ export function createApp(o: AppOptions): Hono {
         }
       } finally {
         off();
+        o.shutdownSignal?.removeEventListener('abort', onShutdown);
       }
     });
   });
