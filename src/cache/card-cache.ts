@@ -22,7 +22,7 @@ import type { CheckCardOptions } from '../card/index.js';
 import { checkCard, parseFailure, sha256Hex } from '../card/index.js';
 import type { Clock, Random } from '../clock/index.js';
 import { systemClock, systemRandom } from '../clock/index.js';
-import { DiscoveryError, isDiscoveryError, toDiscoveryError } from '../errors.js';
+import { DiscoveryError, toDiscoveryError } from '../errors.js';
 import type { CardOutcome, EventStream } from '../events/index.js';
 import type { CardFetcher, FetchResult, HostPolicy } from '../fetch/index.js';
 import { readDirectives } from './cache-control.js';
@@ -488,9 +488,4 @@ function errorData(error: DiscoveryError): EntryError {
     ...(error.status !== undefined && { status: error.status }),
     ...(error.problems.length > 0 && { problems: error.problems }),
   };
-}
-
-/** True for errors the cache treats as the peer's fault rather than ours. */
-export function isPeerFailure(err: unknown): boolean {
-  return isDiscoveryError(err) && (err.failure === 'network' || err.failure === 'invalid');
 }
