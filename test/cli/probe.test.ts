@@ -3,7 +3,6 @@
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -12,23 +11,10 @@ import { startFaultServer } from '../helpers/fault-server.js';
 import type { RunningPeer } from '../helpers/a2a-peers.js';
 import { startAdkPeer } from '../helpers/a2a-peers.js';
 import { cardFor } from '../helpers/cards.js';
-import { CLI } from '../helpers/cli.js';
+import type { CliRun } from '../helpers/cli.js';
+import { runCli } from '../helpers/cli.js';
 
-
-interface Run {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
-
-function cli(...args: string[]): Promise<Run> {
-  return new Promise((resolve) => {
-    execFile(process.execPath, [...CLI, ...args], { timeout: 30_000 }, (err, stdout, stderr) => {
-      const code = err ? (typeof err.code === 'number' ? err.code : 99) : 0;
-      resolve({ code, stdout, stderr });
-    });
-  });
-}
+const cli = (...args: string[]): Promise<CliRun> => runCli(args);
 
 async function json(...args: string[]): Promise<{ code: number; report: Record<string, unknown> }> {
   const r = await cli(...args, '--json');

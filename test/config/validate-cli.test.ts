@@ -3,35 +3,17 @@
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { CLI } from '../helpers/cli.js';
+import type { CliRun } from '../helpers/cli.js';
+import { runCli } from '../helpers/cli.js';
 
 const ROOT = new URL('../../', import.meta.url).pathname;
 const SECRET = 'do-not-print-this-token-9f2c';
 
-interface Run {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
-
 /** Runs the CLI from the repository root with exactly `env` (plus PATH). */
-function cli(args: string[], env: Record<string, string> = {}): Promise<Run> {
-  return new Promise((resolve) => {
-    execFile(
-      process.execPath,
-      [...CLI, ...args],
-      { cwd: ROOT, timeout: 30_000, env: { PATH: process.env.PATH ?? '', ...env } },
-      (err, stdout, stderr) => {
-        const code = err ? (typeof err.code === 'number' ? err.code : 99) : 0;
-        resolve({ code, stdout, stderr });
-      },
-    );
-  });
-}
+const cli = (args: string[], env: Record<string, string> = {}): Promise<CliRun> => runCli(args, { cwd: ROOT, env: { PATH: process.env.PATH ?? '', ...env } });
 
 let dir: string;
 before(async () => {

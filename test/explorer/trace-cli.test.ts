@@ -3,24 +3,10 @@
  */
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
-import { CLI } from '../helpers/cli.js';
+import type { CliRun } from '../helpers/cli.js';
+import { runCli } from '../helpers/cli.js';
 
-
-interface Run {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
-
-function cli(...args: string[]): Promise<Run> {
-  return new Promise((resolve) => {
-    execFile(process.execPath, [...CLI, ...args], { timeout: 30_000 }, (err, stdout, stderr) => {
-      const code = err ? (typeof err.code === 'number' ? err.code : 99) : 0;
-      resolve({ code, stdout, stderr });
-    });
-  });
-}
+const cli = (...args: string[]): Promise<CliRun> => runCli(args);
 
 interface Attempt {
   at: number;
