@@ -1,16 +1,18 @@
 /**
  * The interface policy: every URL inside a card is attacker-chosen (threat T9). We list them
- * all, and judge the ones a client would call (the card's interfaces): they must be `https:`
- * and pass the same host policy as the card's own URL, unless loopback is explicitly exempted
- * for development. Other URLs (provider, documentation, icon, OAuth and OIDC endpoints, `jku`)
- * are reported and never fetched by discovery.
+ * all, and judge the ones a client would call: the card's JSONRPC and HTTP+JSON interfaces.
+ * They must be `https:` and pass the same host policy as the card's own URL, unless loopback
+ * is explicitly exempted for development. Interfaces no client here calls (gRPC, bindings we do
+ * not know, `host:port` targets with no scheme) are listed as not called, with a warning, and
+ * not judged. Other URLs (provider, documentation, icon, OAuth and OIDC endpoints, `jku`) are
+ * reported and never fetched by discovery.
  *
  * A refusal here is a policy refusal (`ERR_INSECURE_INTERFACE`, `ERR_HOST_NOT_ALLOWED`),
  * not a parse error: the card itself may be perfectly well formed.
  */
 import type { DiscoveryErrorCode, Problem } from '../errors.js';
 import { joinPath } from './safe-json.js';
-import { isObj } from './validate.js';
+import { isHostPortTarget, isObj } from './validate.js';
 
 /** Anything that can judge a URL; `HostPolicy` from the fetch module satisfies it. */
 export interface UrlJudge {
@@ -24,10 +26,13 @@ export interface CardUrl {
   readonly path: string;
   readonly url: string;
   readonly role: CardUrlRole;
-  /** Only interfaces are called by a client; everything else is listed, never fetched. */
+  /** Only JSONRPC and HTTP+JSON interfaces are called by a client; everything else is listed, never fetched. */
   readonly called: boolean;
+  /** For interfaces: the binding (0.3 `transport`) the card declares. */
+  readonly binding?: string;
   /** For called URLs: whether the policy admits it (undefined when hosts are not judged). */
   readonly allowed?: boolean;
+  /** Why a called URL is refused, or why an interface is not called. */
   readonly reason?: string;
 }
 
@@ -41,28 +46,61 @@ export interface InterfacePolicyOptions {
 export interface InterfacePolicyResult {
   urls: CardUrl[];
   problems: Problem[];
+  /** Interfaces that are not called, and a card with no interface a client here can call. */
+  warnings: Problem[];
   code?: DiscoveryErrorCode;
 }
 
-/** Lists every URL in a raw card and judges its interfaces. */
+/** The bindings the A2A clients here (ADK's 0.3 client, the 1.x client) call. */
+const CALLED_BINDINGS = new Set(['JSONRPC', 'HTTP+JSON']);
+
+/** Why an interface is never called, or undefined when a client would call it. */
+function notCalledReason(binding: string, url: string): string | undefined {
+  // ADK's 0.3 client factory compares transports case-insensitively: so do we, to judge more, not less.
+  if (!CALLED_BINDINGS.has(binding.toUpperCase())) {
+    return binding.toUpperCase() === 'GRPC' ? 'gRPC interfaces are never called by this client' : `the binding ${JSON.stringify(binding)} is not one this client speaks (JSONRPC, HTTP+JSON)`;
+  }
+  if (isHostPortTarget(url)) return 'a host:port target with no scheme is not a URL this client can call';
+  return undefined;
+}
+
+/** Lists every URL in a raw card and judges the interfaces a client would call. */
 export function applyInterfacePolicy(raw: Record<string, unknown>, options: InterfacePolicyOptions): InterfacePolicyResult {
   const urls: CardUrl[] = [];
   const problems: Problem[] = [];
+  const warnings: Problem[] = [];
   let code: DiscoveryErrorCode | undefined;
+  let called = 0;
+  let interfaces = 0;
 
   for (const found of collectUrls(raw)) {
     if (found.role !== 'interface') {
-      urls.push({ ...found, called: false });
+      urls.push({ path: found.path, url: found.url, role: found.role, called: false });
       continue;
     }
+    interfaces++;
+    const binding = found.binding ?? 'JSONRPC';
+    const skip = notCalledReason(binding, found.url);
+    if (skip !== undefined) {
+      urls.push({ path: found.path, url: found.url, role: 'interface', called: false, binding, reason: skip });
+      warnings.push({ path: found.path, message: `${found.url} (${binding}) is not called: ${skip}; it is listed and not judged` });
+      continue;
+    }
+    called++;
     const verdict = judgeInterface(found.url, options);
-    urls.push({ ...found, called: true, ...verdict.entry });
+    urls.push({ path: found.path, url: found.url, role: 'interface', called: true, binding, ...verdict.entry });
     if (verdict.problem) {
       problems.push({ path: found.path, message: verdict.problem.message });
       code ??= verdict.problem.code;
     }
   }
-  return { urls, problems, ...(code !== undefined && { code }) };
+  if (interfaces > 0 && called === 0) {
+    warnings.push({
+      path: Array.isArray(raw.supportedInterfaces) ? 'supportedInterfaces' : 'url',
+      message: 'no interface is one this client calls (JSONRPC or HTTP+JSON at an http(s) URL), so the agent cannot be reached from a tree',
+    });
+  }
+  return { urls, problems, warnings, ...(code !== undefined && { code }) };
 }
 
 function judgeInterface(
@@ -107,6 +145,8 @@ interface FoundUrl {
   path: string;
   url: string;
   role: CardUrlRole;
+  /** For interfaces: the declared binding. */
+  binding?: string;
 }
 
 const INTERFACE_PATHS = [/^url$/, /^additionalInterfaces\[\d+\]\.url$/, /^supportedInterfaces\[\d+\]\.url$/];
@@ -122,7 +162,10 @@ function collectUrls(raw: Record<string, unknown>): FoundUrl[] {
       for (const [key, child] of Object.entries(value)) {
         const p = joinPath(path, key);
         if (typeof child === 'string' && (key === 'url' || key.endsWith('Url') || key === 'jku')) {
-          out.push({ path: p, url: child, role: roleOf(p, key) });
+          // "" for documentationUrl / iconUrl is absent (the validator warned); nothing to list.
+          if (child === '' && (key === 'documentationUrl' || key === 'iconUrl')) continue;
+          const role = roleOf(p, key);
+          out.push({ path: p, url: child, role, ...(role === 'interface' && { binding: bindingOf(raw, p, value) }) });
         } else {
           visit(child, p);
         }
@@ -139,6 +182,13 @@ function collectUrls(raw: Record<string, unknown>): FoundUrl[] {
     });
   }
   return out;
+}
+
+/** The binding an interface URL at `path` is declared with (`owner` is the object holding it). */
+function bindingOf(raw: Record<string, unknown>, path: string, owner: Record<string, unknown>): string {
+  const declared = path === 'url' ? raw.preferredTransport : path.startsWith('supportedInterfaces') ? owner.protocolBinding : owner.transport;
+  // 0.3: a card with no preferredTransport is JSONRPC (the spec's default, and ADK's).
+  return typeof declared === 'string' ? declared : 'JSONRPC';
 }
 
 function roleOf(path: string, key: string): CardUrlRole {

@@ -4,17 +4,23 @@
  * Legacy (0.2/0.3) cards go through @a2a-js/sdk 1.x's own translator (`parseLegacyAgentCard`),
  * then two of its results are corrected:
  * - it repeats an interface when `additionalInterfaces` lists the main URL again (ADK JS
- *   `toA2a` cards always do); we keep the first of each (url, binding) pair;
+ *   `toA2a` cards always do); we keep the first of each (binding, url, tenant, protocol
+ *   version). The version is part of the key: a 1.x server's 0.3 mirrors
+ *   (`duplicateInterfacesForLegacy`) differ from their 1.0 entries only there;
  * - it copies the card-level `protocolVersion` verbatim (`"0.3.0"`) while spec 1.0 §3.6 wants
  *   Major.Minor; we write `"0.3"` (or `"0.2"`).
  * 1.0 cards are round-tripped through the SDK's proto JSON mapping, which drops unknown
  * fields and default values, so equal cards normalize to equal objects.
+ *
+ * Leniencies the validator warned about are applied here: modes that are not media types are
+ * left out, and an empty `documentationUrl` / `iconUrl` is absent.
  */
 import { AgentCard } from '@a2a-js/sdk';
 import { parseLegacyAgentCard } from '@a2a-js/sdk/compat/v0_3/client';
 import type { Problem } from '../errors.js';
 import type { AgentCardModel, AgentInterfaceModel, CardProtocolVersion } from './model.js';
 import { deepFreeze } from './model.js';
+import { canonicalMode } from './modes.js';
 
 export interface NormalizeResult {
   card: AgentCardModel;
@@ -38,11 +44,11 @@ export function normalizeCard(raw: Record<string, unknown>, version: CardProtoco
   const seen = new Set<string>();
   const kept: AgentInterfaceModel[] = [];
   interfaces.forEach((i, index) => {
-    const key = `${i.protocolBinding}\u0000${i.url}\u0000${i.tenant ?? ''}`;
+    const key = `${i.protocolBinding}\u0000${i.url}\u0000${i.tenant ?? ''}\u0000${i.protocolVersion}`;
     if (seen.has(key)) {
       warnings.push({
         path: version === '1.0' ? `supportedInterfaces[${index}]` : `additionalInterfaces[${index - 1}]`,
-        message: `repeats the ${i.protocolBinding} interface ${i.url}; it is kept once`,
+        message: `repeats the ${i.protocolBinding} interface ${i.url} (A2A ${i.protocolVersion}); it is kept once`,
       });
       return;
     }
@@ -51,6 +57,19 @@ export function normalizeCard(raw: Record<string, unknown>, version: CardProtoco
   });
   json.supportedInterfaces = kept;
   if (json.capabilities === undefined) json.capabilities = {};
+  for (const key of ['documentationUrl', 'iconUrl']) if (json[key] === '') delete json[key];
+  json.defaultInputModes = usableModes(json.defaultInputModes) ?? [];
+  json.defaultOutputModes = usableModes(json.defaultOutputModes) ?? [];
+  json.skills = ((json.skills as Array<Record<string, unknown>> | undefined) ?? []).map((skill) => {
+    // The proto JSON mapping drops empty lists; the model always has `tags`.
+    const out: Record<string, unknown> = { ...skill, tags: skill.tags ?? [] };
+    for (const key of ['inputModes', 'outputModes']) {
+      const modes = usableModes(out[key]);
+      if (modes === undefined || modes.length === 0) delete out[key];
+      else out[key] = modes;
+    }
+    return out;
+  });
   return { card: deepFreeze(json as unknown as AgentCardModel), warnings };
 }
 
@@ -58,4 +77,9 @@ function majorMinor(v: string | undefined): string | undefined {
   if (v === undefined || v === '') return undefined;
   const m = /^(\d+)\.(\d+)/.exec(v);
   return m ? `${m[1]}.${m[2]}` : v;
+}
+
+/** The modes that are media types or known short forms; the others were warned about. */
+function usableModes(modes: unknown): string[] | undefined {
+  return Array.isArray(modes) ? (modes as string[]).filter((m) => canonicalMode(m) !== undefined) : undefined;
 }

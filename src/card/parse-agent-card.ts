@@ -35,7 +35,7 @@ export interface ParseCardResult {
   readonly protocolVersion?: CardProtocolVersion;
   /** Every problem that makes the card unacceptable, with JSON paths. */
   readonly problems: readonly Problem[];
-  /** Notes that do not refuse the card (a repeated interface, an unknown binding). */
+  /** Notes that do not refuse the card, each with its JSON path: a repeated interface, an interface that is never called, an ignored mode, an empty skill list; from `checkCard`, a signature by a key not in the trust store. */
   readonly warnings: readonly Problem[];
   /** The first stage that refused the card, when `ok` is false. */
   readonly stage?: CardStage;
@@ -98,7 +98,7 @@ export function parseAgentCard(input: Uint8Array | string, options: ParseCardOpt
   rememberOriginal(card, raw, text);
   const policy = applyInterfacePolicy(raw, options);
   const canonicalSha256 = canonicalCardSha256(card);
-  const allWarnings = [...validation.warnings, ...warnings];
+  const allWarnings = [...validation.warnings, ...warnings, ...policy.warnings];
   if (policy.problems.length > 0) {
     return freezeResult({
       ...base,

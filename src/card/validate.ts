@@ -36,7 +36,12 @@ class Checker {
     return v;
   }
 
-  string(parent: Obj, key: string, path: string, opts: { required?: boolean; nonEmpty?: boolean; url?: boolean } = {}): string | undefined {
+  string(
+    parent: Obj,
+    key: string,
+    path: string,
+    opts: { required?: boolean; nonEmpty?: boolean; url?: boolean; emptyIsAbsent?: boolean; target?: boolean } = {},
+  ): string | undefined {
     const v = parent[key];
     const p = joinPath(path, key);
     if (v === undefined) {
@@ -47,11 +52,17 @@ class Checker {
       this.problem(p, `must be a string, found ${describe(v)}`);
       return undefined;
     }
+    if (opts.emptyIsAbsent && v === '') {
+      // The a2a-js SDK's canonical form drops "" as a default value: the field is absent.
+      this.warn(p, 'is empty; treated as absent');
+      return undefined;
+    }
     if (opts.nonEmpty && v.trim() === '') {
       this.problem(p, 'must not be empty');
       return undefined;
     }
-    if (opts.url && !isAbsoluteUrl(v)) {
+    // gRPC targets are conventionally written host:port; such an interface is listed, never called.
+    if (opts.url && !isAbsoluteUrl(v) && !(opts.target && isHostPortTarget(v))) {
       this.problem(p, `must be an absolute URL, found ${JSON.stringify(truncate(v))}`);
       return undefined;
     }
@@ -103,14 +114,20 @@ class Checker {
     const modes = this.strings(parent, key, path, { required, nonEmpty: required });
     if (modes === undefined) return;
     const p = joinPath(path, key);
+    let ignored = 0;
     modes.forEach((m, i) => {
       if (canonicalMode(m) === undefined) {
-        this.problem(
+        ignored++;
+        // Seen in the a2a-js SDK's own samples ("task-status"); a mode nobody can need costs nothing.
+        this.warn(
           `${p}[${i}]`,
-          `${JSON.stringify(truncate(m))} is neither a media type (type/subtype) nor a known short form (text, json, data, file, image, audio, video)`,
+          `${JSON.stringify(truncate(m))} is neither a media type (type/subtype) nor a known short form (text, json, data, file, image, audio, video); this mode is ignored`,
         );
       }
     });
+    if (ignored > 0 && ignored === modes.length) {
+      this.warn(p, required ? 'lists no usable mode, so no need with modes can match this card' : 'lists no usable mode; the skill uses the card\'s default modes');
+    }
   }
 }
 
@@ -143,8 +160,8 @@ export function validateRawCard(raw: unknown, version: CardProtocolVersion): Val
   c.string(raw, 'name', $, { required: true, nonEmpty: true });
   c.string(raw, 'description', $, { required: true });
   c.string(raw, 'version', $, { required: true, nonEmpty: true });
-  c.string(raw, 'documentationUrl', $, { url: true });
-  c.string(raw, 'iconUrl', $, { url: true });
+  c.string(raw, 'documentationUrl', $, { url: true, emptyIsAbsent: true });
+  c.string(raw, 'iconUrl', $, { url: true, emptyIsAbsent: true });
   const provider = c.object(raw, 'provider', $, false);
   if (provider) {
     c.string(provider, 'organization', 'provider', { required: true });
@@ -156,26 +173,20 @@ export function validateRawCard(raw: unknown, version: CardProtocolVersion): Val
     interfaces?.forEach((item, i) => {
       const p = `supportedInterfaces[${i}]`;
       if (!isObj(item)) return c.problem(p, `must be an object, found ${describe(item)}`);
-      c.string(item, 'url', p, { required: true, url: true });
-      const binding = c.string(item, 'protocolBinding', p, { required: true, nonEmpty: true });
-      if (binding !== undefined && !KNOWN_BINDINGS.has(binding)) {
-        c.warn(`${p}.protocolBinding`, `${JSON.stringify(truncate(binding))} is not a binding this client knows (JSONRPC, GRPC, HTTP+JSON)`);
-      }
+      c.string(item, 'url', p, { required: true, url: true, target: true });
+      c.string(item, 'protocolBinding', p, { required: true, nonEmpty: true });
       c.string(item, 'protocolVersion', p, { required: true, nonEmpty: true });
       c.string(item, 'tenant', p);
     });
   } else {
     c.string(raw, 'url', $, { required: true, url: true });
-    const transport = c.string(raw, 'preferredTransport', $);
-    if (transport !== undefined && !KNOWN_BINDINGS.has(transport)) {
-      c.warn('preferredTransport', `${JSON.stringify(truncate(transport))} is not a transport this client knows (JSONRPC, GRPC, HTTP+JSON)`);
-    }
+    c.string(raw, 'preferredTransport', $);
     c.string(raw, 'protocolVersion', $);
     const extra = c.array(raw, 'additionalInterfaces', $, { what: 'interfaces' });
     extra?.forEach((item, i) => {
       const p = `additionalInterfaces[${i}]`;
       if (!isObj(item)) return c.problem(p, `must be an object, found ${describe(item)}`);
-      c.string(item, 'url', p, { required: true, url: true });
+      c.string(item, 'url', p, { required: true, url: true, target: true });
       c.string(item, 'transport', p, { required: true, nonEmpty: true });
     });
     c.boolean(raw, 'supportsAuthenticatedExtendedCard', $);
@@ -201,7 +212,11 @@ export function validateRawCard(raw: unknown, version: CardProtocolVersion): Val
   c.modes(raw, 'defaultInputModes', $, true);
   c.modes(raw, 'defaultOutputModes', $, true);
 
-  const skills = c.array(raw, 'skills', $, { required: true, nonEmpty: true, what: 'skills' });
+  const skills = c.array(raw, 'skills', $, { required: true, what: 'skills' });
+  if (skills !== undefined && skills.length === 0) {
+    // Mastra publishes agents without tools this way. 0.3 requires the member, not a non-empty list.
+    c.warn('skills', 'is empty: the agent offers no skill, so it matches no tag need (it can still be named in static configuration)');
+  }
   const seenIds = new Map<string, number>();
   skills?.forEach((item, i) => {
     const p = `skills[${i}]`;
@@ -214,7 +229,8 @@ export function validateRawCard(raw: unknown, version: CardProtocolVersion): Val
     }
     c.string(item, 'name', p, { required: true, nonEmpty: true });
     c.string(item, 'description', p, { required: true });
-    c.strings(item, 'tags', p, { required: true, nonEmpty: true });
+    const tags = c.strings(item, 'tags', p, { required: true });
+    if (tags !== undefined && tags.length === 0) c.warn(`${p}.tags`, 'is empty: this skill matches no tag need');
     c.strings(item, 'examples', p);
     c.modes(item, 'inputModes', p, false);
     c.modes(item, 'outputModes', p, false);
@@ -241,7 +257,6 @@ export function validateRawCard(raw: unknown, version: CardProtocolVersion): Val
   return c;
 }
 
-const KNOWN_BINDINGS = new Set(['JSONRPC', 'GRPC', 'HTTP+JSON']);
 const V1_SCHEME_KINDS = [
   'apiKeySecurityScheme',
   'httpAuthSecurityScheme',
@@ -342,6 +357,11 @@ function isAbsoluteUrl(s: string): boolean {
   } catch {
     return false;
   }
+}
+
+/** `host:port` (or `[v6]:port`) with no scheme: the usual way to write a gRPC target. */
+export function isHostPortTarget(s: string): boolean {
+  return /^(?:[A-Za-z0-9](?:[A-Za-z0-9.-]{0,252})|\[[0-9A-Fa-f:.]+\]):\d{1,5}$/.test(s);
 }
 
 function describe(v: unknown): string {
