@@ -36,7 +36,12 @@ export async function checkCard(input: Uint8Array | string, options: CheckCardOp
     ...options.signatures,
     ...(origin !== undefined && { origin }),
   });
-  if (signature.ok) return Object.freeze({ ...parsed, signature });
+  if (signature.ok) {
+    // An unverified signature (a key we do not hold), or a failed entry before the one that
+    // verified (a retired key), passes, but stays visible.
+    if (signature.problems.length === 0) return Object.freeze({ ...parsed, signature });
+    return Object.freeze({ ...parsed, warnings: Object.freeze([...parsed.warnings, ...signature.problems]), signature });
+  }
   return Object.freeze({
     ...parsed,
     ok: false,

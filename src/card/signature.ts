@@ -18,8 +18,10 @@ import type { Problem } from '../errors.js';
 /**
  * How signatures decide whether a card passes:
  * - `off`: not looked at (`status: 'skipped'`, always passes);
- * - `if-present`: an unsigned card passes, a signed one passes only if a signature verifies;
- * - `required`: only a card with a verified signature passes.
+ * - `if-present`: an unsigned card passes, and so does one signed only by keys the trust store
+ *   does not hold (`status: 'unverified'`, with a problem per signature to show as a warning);
+ *   a signature that names a trusted key must verify, or the card is refused (`invalid`);
+ * - `required`: only a card with a signature verified by a trusted key passes.
  */
 export type SignatureMode = 'off' | 'if-present' | 'required';
 
@@ -65,9 +67,20 @@ export interface SignatureOptions {
 
 /** The outcome of {@link verifyCardSignatures}. */
 export interface SignatureResult {
-  /** 'unsigned' (no signatures), 'verified', 'invalid' (signatures present, none verified), 'skipped' (mode off) */
-  status: 'unsigned' | 'verified' | 'invalid' | 'skipped';
-  /** Whether the card passes under the mode: off → true; if-present → unsigned or verified; required → verified only. */
+  /**
+   * - `unsigned`: no signatures;
+   * - `verified`: a signature verified with a trusted key;
+   * - `unverified`: signed, but every signature names a key the trust store does not hold (and
+   *   no allowlisted `jku` supplies), so nothing could be checked;
+   * - `invalid`: signatures present and none verified, at least one of them by a trusted key,
+   *   malformed, or with a refused algorithm;
+   * - `skipped`: mode `off`.
+   */
+  status: 'unsigned' | 'verified' | 'unverified' | 'invalid' | 'skipped';
+  /**
+   * Whether the card passes under the mode: off → true; if-present → unsigned, unverified or
+   * verified; required → verified only.
+   */
   ok: boolean;
   /** Key id of the signature that verified. */
   kid?: string;
@@ -324,7 +337,8 @@ function settingsOf(options: SignatureOptions): Settings {
 // ---------------------------------------------------------------------------------------------
 // Verification
 
-type Outcome = { ok: true; kid: string; alg: string; form: CanonicalForm } | { ok: false; message: string };
+/** A failed entry is `unknownKey` when it is well formed and names a key nobody trusts here. */
+type Outcome = { ok: true; kid: string; alg: string; form: CanonicalForm } | { ok: false; message: string; unknownKey?: boolean };
 
 interface Context {
   settings: Settings;
@@ -382,17 +396,21 @@ async function checkEntry(entry: unknown, ctx: Context): Promise<Outcome> {
     return fail(`has no "kid" in its protected header (A2A 1.0 §8.4.2 requires it)${hint}`);
   }
   const { settings } = ctx;
-  if (!settings.algorithms.includes(alg)) {
-    const refusal = algorithmRefusal(alg);
-    return fail(
-      refusal === undefined
-        ? `uses algorithm "${alg}", which this consumer does not allow (allowed: ${settings.algorithms.join(', ')})`
-        : `uses algorithm ${refusal}; such signatures are never accepted`,
-    );
-  }
+  const refusal = algorithmRefusal(alg);
+  if (refusal !== undefined) return fail(`uses algorithm ${refusal}; such signatures are never accepted`);
   if (signature === '') return fail('has an empty "signature"');
   if (ph.b64 === false) return fail('uses an unencoded payload ("b64": false), which agent-card signatures do not support');
   if (jku !== undefined && jku !== null && typeof jku !== 'string') return fail('has a "jku" that is not a string');
+  // A key we do not know proves nothing either way: not a refusal under if-present, only
+  // "unverified". A kid we do know must verify (below), or the card is refused.
+  const jkuAllowed = typeof jku === 'string' && settings.allowedJku.has(jku);
+  if (!jkuAllowed && !settings.keys.some((key) => key.kid === kid)) {
+    const note = typeof jku === 'string' ? `; its jku ${jku} is not in the allowed list, so it was not fetched` : '';
+    return { ok: false, unknownKey: true, message: `is signed by key "${kid}", which is not a trusted key${note}` };
+  }
+  if (!settings.algorithms.includes(alg)) {
+    return fail(`uses algorithm "${alg}", which this consumer does not allow (allowed: ${settings.algorithms.join(', ')})`);
+  }
   if (typeof ctx.payloads === 'string') return fail(`cannot be checked: ${ctx.payloads}`);
 
   // Keys: configured ones by kid (respecting origins), then an allowlisted jku's.
@@ -405,11 +423,14 @@ async function checkEntry(entry: unknown, ctx: Context): Promise<Outcome> {
     else refusedOrigins.push(...origins);
   }
   let jkuNote: string | undefined;
+  let jkuUnavailable = false;
   if (typeof jku === 'string') {
     if (settings.allowedJku.has(jku)) {
       const found = await jwksKeys(ctx, jku, kid);
-      if (typeof found === 'string') jkuNote = found;
-      else if (found.length === 0) jkuNote = `the key set at its jku ${jku} has no usable key "${kid}"`;
+      if (typeof found === 'string') {
+        jkuNote = found;
+        jkuUnavailable = true;
+      } else if (found.length === 0) jkuNote = `the key set at its jku ${jku} has no usable key "${kid}"`;
       else candidates.push(...found);
     } else {
       jkuNote = `its jku ${jku} is not in the allowed list, so it was not fetched`;
@@ -421,7 +442,9 @@ async function checkEntry(entry: unknown, ctx: Context): Promise<Outcome> {
       const from = settings.origin === undefined ? 'an unknown origin' : settings.origin;
       return fail(withJku(`is signed by key "${kid}", which is not trusted for cards from ${from} (only for ${refusedOrigins.join(', ')})`));
     }
-    return fail(withJku(`is signed by key "${kid}", which is not a trusted key`));
+    // The allowed key set does not hold this kid (and no configured key has it): an unknown
+    // key. A key set that could not be fetched is not: the key may be trusted.
+    return { ok: false, unknownKey: !jkuUnavailable, message: withJku(`is signed by key "${kid}", which is not a trusted key`) };
   }
 
   const reasons: string[] = [];
@@ -472,7 +495,9 @@ async function checkEntry(entry: unknown, ctx: Context): Promise<Outcome> {
  * protected header; `typ` is not required. Its key comes from `options.keys` by kid (limited
  * by the key's `origins`) or from the entry's `jku` when that URL is in `allowedJku` (fetched
  * through `fetchJwks`, at most once per URL per call). A `jku` outside `allowedJku` is reported
- * and never fetched. Never throws for anything in the card, including cards too deep to
+ * and never fetched. When every signature names a key that neither `keys` nor an allowed `jku`
+ * holds, the status is `unverified` (passes `if-present`, fails `required`); any other failure
+ * is `invalid`. Never throws for anything in the card, including cards too deep to
  * canonicalize: those become problems.
  *
  * @throws {DiscoveryError} `ERR_CONFIG_INVALID` (rejected promise) for a bad mode, an empty or
@@ -489,7 +514,10 @@ async function checkEntry(entry: unknown, ctx: Context): Promise<Outcome> {
 export async function verifyCardSignatures(raw: unknown, options: SignatureOptions): Promise<SignatureResult> {
   const settings = settingsOf(options);
   const finish = (r: Omit<SignatureResult, 'ok'>): SignatureResult => {
-    const ok = settings.mode === 'off' || r.status === 'verified' || (settings.mode === 'if-present' && r.status === 'unsigned');
+    const ok =
+      settings.mode === 'off' ||
+      r.status === 'verified' ||
+      (settings.mode === 'if-present' && (r.status === 'unsigned' || r.status === 'unverified'));
     return Object.freeze({ ...r, ok, problems: Object.freeze(r.problems) as Problem[] });
   };
   if (settings.mode === 'off') return finish({ status: 'skipped', problems: [] });
@@ -516,6 +544,7 @@ export async function verifyCardSignatures(raw: unknown, options: SignatureOptio
   const ctx: Context = { settings, payloads: computed, jwks: new Map() };
 
   const problems: Problem[] = [];
+  let allUnknown = true;
   for (const [i, entry] of (entries as unknown[]).entries()) {
     const path = `signatures[${i}]`;
     if (i >= MAX_SIGNATURES) {
@@ -524,15 +553,17 @@ export async function verifyCardSignatures(raw: unknown, options: SignatureOptio
     }
     const outcome = await checkEntry(entry, ctx);
     if (outcome.ok) return finish({ status: 'verified', kid: outcome.kid, alg: outcome.alg, form: outcome.form, problems });
+    if (outcome.unknownKey !== true) allUnknown = false;
     problems.push({ path, message: outcome.message });
   }
-  return finish({ status: 'invalid', problems });
+  return finish({ status: allUnknown ? 'unverified' : 'invalid', problems });
 }
 
 /**
  * The refusal of a failed {@link SignatureResult} as a {@link DiscoveryError}, for caches and
  * events: `ERR_SIGNATURE_MISSING` for an unsigned card under `required`, otherwise
- * `ERR_SIGNATURE_INVALID`, with stage `signature` and every problem.
+ * `ERR_SIGNATURE_INVALID` (also for an `unverified` card under `required`), with stage
+ * `signature` and every problem.
  *
  * @throws {DiscoveryError} `ERR_INTERNAL` when called on a result that passed.
  */

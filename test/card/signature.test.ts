@@ -6,6 +6,7 @@ import type { CryptoKey, JSONWebKeySet, JWK } from 'jose';
 import { generateAgentCardSignature, verifyAgentCardSignature } from '@a2a-js/sdk';
 import type { AgentCard } from '@a2a-js/sdk';
 import { isDiscoveryError } from '../../src/errors.js';
+import { checkCard } from '../../src/card/check-card.js';
 import {
   canonicalCardPayload,
   signCard,
@@ -210,7 +211,6 @@ test('wrong key, unknown kid, missing kid, HS256 and alg "none" fail, each with 
   const noKid = await signRawPayload(payload, { alg: 'ES256', typ: 'JOSE' }, es.privateKey);
   const cases: Array<[string, Json, RegExp]> = [
     ['wrong key', await signCard(v1Card(), other.privateKey, { alg: 'ES256', kid: 'k1' }), /does not match this card under key "k1"/],
-    ['unknown kid', await signCard(v1Card(), es.privateKey, { alg: 'ES256', kid: 'k9' }), /key "k9", which is not a trusted key/],
     ['missing kid', { ...v1Card(), signatures: [{ ...noKid, header: { kid: 'k1' } }] }, /no "kid" in its protected header.*unprotected header does not count/],
     ['HS256', { ...v1Card(), signatures: [hs] }, /"HS256" uses a shared secret.*never accepted/],
     ['alg none', { ...v1Card(), signatures: [none] }, /"none" means unsigned.*never accepted/],
@@ -248,11 +248,19 @@ test('modes × cards: off passes everything, if-present refuses only invalid, re
     unsigned: v1Card(),
     valid: signedV1,
     invalid: tamper(signedV1, { name: 'Evil Agent' }),
+    unknownKey: wire(await signCard(v1Card(), other.privateKey, { alg: 'ES256', kid: 'stranger' })),
+    tamperedUnknownKey: tamper(wire(await signCard(v1Card(), other.privateKey, { alg: 'ES256', kid: 'stranger' })), { name: 'Evil Agent' }),
   };
   const expected: Record<SignatureMode, Record<string, [boolean, string]>> = {
-    off: { unsigned: [true, 'skipped'], valid: [true, 'skipped'], invalid: [true, 'skipped'] },
-    'if-present': { unsigned: [true, 'unsigned'], valid: [true, 'verified'], invalid: [false, 'invalid'] },
-    required: { unsigned: [false, 'unsigned'], valid: [true, 'verified'], invalid: [false, 'invalid'] },
+    off: { unsigned: [true, 'skipped'], valid: [true, 'skipped'], invalid: [true, 'skipped'], unknownKey: [true, 'skipped'], tamperedUnknownKey: [true, 'skipped'] },
+    'if-present': {
+      unsigned: [true, 'unsigned'],
+      valid: [true, 'verified'],
+      invalid: [false, 'invalid'],
+      unknownKey: [true, 'unverified'],
+      tamperedUnknownKey: [true, 'unverified'],
+    },
+    required: { unsigned: [false, 'unsigned'], valid: [true, 'verified'], invalid: [false, 'invalid'], unknownKey: [false, 'unverified'], tamperedUnknownKey: [false, 'unverified'] },
   };
   for (const [mode, row] of Object.entries(expected) as Array<[SignatureMode, Record<string, [boolean, string]>]>) {
     for (const [kind, [ok, status]] of Object.entries(row)) {
@@ -262,6 +270,52 @@ test('modes × cards: off passes everything, if-present refuses only invalid, re
     }
   }
   assert.equal((await verifyCardSignatures(cards.invalid, { keys: [trust('k1', es)] })).ok, false, 'mode defaults to if-present');
+});
+
+test('a signature by a key the trust store does not hold is unverified, not invalid (if-present)', async () => {
+  const signed = wire(await signCard(v1Card(), other.privateKey, { alg: 'ES256', kid: 'their-2025' }));
+  // An empty trust store: the card unsigned passes, so the card signed must pass too.
+  for (const keys of [[], [trust('k1', es)]]) {
+    const result = await verifyCardSignatures(signed, { mode: 'if-present', keys });
+    assert.equal(result.status, 'unverified');
+    assert.equal(result.ok, true);
+    assert.deepEqual(result.problems, [{ path: 'signatures[0]', message: 'is signed by key "their-2025", which is not a trusted key' }]);
+  }
+  // An allowed jku whose key set does not hold the kid: also an unknown key.
+  const jku = 'https://keys.example.com/jwks.json';
+  const viaJku = wire(await signCard(v1Card(), other.privateKey, { alg: 'ES256', kid: 'their-2025', jku }));
+  const fromSet = await verifyCardSignatures(viaJku, { mode: 'if-present', allowedJku: [jku], fetchJwks: async () => ({ keys: [{ ...es.jwk, kid: 'k1' }] }) });
+  assert.equal(fromSet.status, 'unverified');
+  // ...but a key set that could not be fetched may hold a trusted key: that is a refusal.
+  const unreachable = await verifyCardSignatures(viaJku, { mode: 'if-present', allowedJku: [jku], fetchJwks: () => Promise.reject(new Error('timeout')) });
+  assert.equal(unreachable.status, 'invalid');
+  // An unknown key next to a trusted key that fails: the trusted one decides.
+  const both = wire(await signCard(tamper(signedV1, { version: '9' }), other.privateKey, { alg: 'ES256', kid: 'their-2025' }));
+  const mixed = await verifyCardSignatures(both, { mode: 'if-present', keys: [trust('k1', es)] });
+  assert.equal(mixed.status, 'invalid');
+  assert.equal(mixed.ok, false);
+  // An unknown kid with a refused algorithm is not "unknown": it is refused.
+  const hs = await signRawPayload(canonicalCardPayload(v1Card(), 'a2a-v1'), { alg: 'HS256', kid: 'stranger' }, await generateSecret('HS256'));
+  assert.equal((await verifyCardSignatures({ ...v1Card(), signatures: [hs] }, { mode: 'if-present' })).status, 'invalid');
+  // A key trusted only for another origin is a trusted key: it must verify for this one.
+  const elsewhere = await verifyCardSignatures(signedV1, { mode: 'if-present', keys: [trust('k1', es, ['https://billing.example.com'])], origin: 'https://evil.example.net' });
+  assert.equal(elsewhere.status, 'invalid');
+});
+
+test('checkCard: an unverified card passes if-present with its signature problems as warnings, and fails required', async () => {
+  const body = JSON.stringify(await signCard(v1Card(), other.privateKey, { alg: 'ES256', kid: 'their-2025' }));
+  const lenient = await checkCard(body, { signatures: { mode: 'if-present' } });
+  assert.equal(lenient.ok, true, JSON.stringify(lenient.problems));
+  assert.equal(lenient.signature?.status, 'unverified');
+  assert.ok(lenient.warnings.some((w) => w.path === 'signatures[0]' && /not a trusted key/.test(w.message)));
+  const strict = await checkCard(body, { signatures: { mode: 'required', keys: [trust('k1', es)] } });
+  assert.equal(strict.ok, false);
+  assert.equal(strict.stage, 'signature');
+  assert.equal(strict.code, 'ERR_SIGNATURE_INVALID');
+  const tampered = JSON.stringify(tamper(signedV1, { description: 'Sends your invoices elsewhere.' }));
+  const refused = await checkCard(tampered, { signatures: { mode: 'if-present', keys: [trust('k1', es)] } });
+  assert.equal(refused.ok, false);
+  assert.equal(refused.signature?.status, 'invalid');
 });
 
 test('signatureFailure turns a refusal into ERR_SIGNATURE_MISSING or ERR_SIGNATURE_INVALID', async () => {
@@ -289,7 +343,8 @@ test('a jku outside allowedJku is reported and never fetched; one inside it is f
 
   const refused = await verifyCardSignatures(signed, { mode: 'required', allowedJku: ['https://keys.example.com/other.json'], fetchJwks });
   assert.equal(calls, 0);
-  assert.equal(refused.status, 'invalid');
+  assert.equal(refused.status, 'unverified', 'a key only a jku we do not trust could supply is an unknown key');
+  assert.equal(refused.ok, false);
   assert.match(refused.problems[0]?.message ?? '', /jku https:\/\/keys\.example\.com\/jwks\.json is not in the allowed list, so it was not fetched/);
 
   const twice = { ...signed, signatures: [...(signed.signatures as unknown[]), ...(signed.signatures as unknown[])] };
