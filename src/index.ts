@@ -89,7 +89,7 @@ export type {
   Resolver,
 } from './fetch/index.js';
 
-export { CardCache, MemoryCardStore, readDirectives, parseCacheControl } from './cache/index.js';
+export { CardCache, MemoryCardStore, readDirectives, responseCacheControl, fetchWithLegacyFallback } from './cache/index.js';
 export type { CardCacheOptions, RefreshOptions, CacheEntry, CardStore, EntryError, CacheDirectives } from './cache/index.js';
 
 export { staticSource, wellKnownSource, registrySource, simpleCatalogAdapter, kubernetesSource, A2A_PORT_NAME, BASE_URL_ANNOTATION, PORT_ANNOTATION } from './sources/index.js';

@@ -5,7 +5,14 @@
  * - Freshness follows RFC 9111 through http-cache-semantics (max-age, Age, Expires, the
  *   Last-Modified heuristic, no-cache, no-store); a server that says nothing gets the default
  *   lifetime; every lifetime is clamped to [minTtlMs, maxTtlMs] and shortened by jitter.
- * - Revalidation sends If-None-Match / If-Modified-Since; a 304 refreshes the entry's lifetime.
+ * - Revalidation headers come from the stored policy (`revalidationHeaders`): none for
+ *   `no-store`, for `Vary: *`, or when a `Vary`-nominated request header changed. A 304 updates
+ *   the stored response only when its validators match it (RFC 9111 §4.3.4); one that carries no
+ *   validator answers our conditional request about the one stored response. Otherwise the card
+ *   is fetched in full.
+ * - Card URLs: a base URL's card is at `.well-known/agent-card.json`; on a 404 there the A2A 0.2
+ *   path `.well-known/agent.json` is tried, and the entry remembers which one answered. An
+ *   endpoint given by its card URL is fetched exactly there.
  * - Change is decided on the bytes: the same bytes keep the parsed card (an ETag that changes on
  *   every response changes nothing); new bytes are checked once.
  * - Single-flight: concurrent callers for one base URL share one request.
@@ -23,17 +30,21 @@ import { checkCard, parseFailure, sha256Hex } from '../card/index.js';
 import type { Clock, Random } from '../clock/index.js';
 import { systemClock, systemRandom } from '../clock/index.js';
 import { DiscoveryError, toDiscoveryError } from '../errors.js';
+import type { Problem } from '../errors.js';
 import type { CardOutcome, EventStream } from '../events/index.js';
 import type { CardFetcher, FetchResult, HostPolicy } from '../fetch/index.js';
+import { LEGACY_CARD_PATH } from '../fetch/index.js';
 import { readDirectives } from './cache-control.js';
 import type { CacheEntry, CardStore, EntryError } from './card-store.js';
 import { MemoryCardStore } from './card-store.js';
 import { Limiter } from './limiter.js';
+import type { WellKnownFetch } from './well-known.js';
+import { fetchWithLegacyFallback } from './well-known.js';
 
 export interface CardCacheOptions {
   /** The only way the cache reaches the network. */
   fetcher: CardFetcher;
-  /** Normalizes base URLs, builds card URLs, and judges the interfaces inside cards. */
+  /** Normalizes endpoint URLs, builds card URLs, and judges the interfaces inside cards. */
   hostPolicy: HostPolicy;
   store?: CardStore;
   clock?: Clock;
@@ -66,6 +77,12 @@ export interface CardCacheOptions {
   check?: Omit<CheckCardOptions, 'hostPolicy' | 'sourceUrl'>;
   /** Extra request headers. Default `{ 'a2a-version': '1.0' }` (1.x servers then return the plain 1.0 card). */
   requestHeaders?: Record<string, string>;
+  /**
+   * For an endpoint given by base URL, try the A2A 0.2 path `.well-known/agent.json` when
+   * `.well-known/agent-card.json` answers 404 (and the other way round once an endpoint answered
+   * at agent.json). Default true.
+   */
+  legacyCardPath?: boolean;
 }
 
 export interface RefreshOptions {
@@ -73,16 +90,13 @@ export interface RefreshOptions {
   unconditional?: boolean;
 }
 
-interface Target {
-  cardUrl: string;
-  origin: string;
-}
-
 const NO_PROBLEMS: readonly never[] = Object.freeze([]);
 
-/** A copy of an entry with some fields changed, keeping the fixed shape. */
-function withFields(e: CacheEntry, changes: Partial<CacheEntry>): CacheEntry {
-  const n = { ...e, ...changes };
+/**
+ * The one place every {@link CacheEntry} field is named: each entry is built here, so entries
+ * keep one fixed shape (compact in memory) whatever object the fields come from.
+ */
+function entryOf(n: CacheEntry): CacheEntry {
   return {
     baseUrl: n.baseUrl,
     cardUrl: n.cardUrl,
@@ -94,6 +108,7 @@ function withFields(e: CacheEntry, changes: Partial<CacheEntry>): CacheEntry {
     etag: n.etag,
     lastModified: n.lastModified,
     cacheHeaders: n.cacheHeaders,
+    varyRequest: n.varyRequest,
     expiresAt: n.expiresAt,
     failures: n.failures,
     stale: n.stale,
@@ -109,6 +124,16 @@ function withFields(e: CacheEntry, changes: Partial<CacheEntry>): CacheEntry {
     warnings: n.warnings,
     signature: n.signature,
   };
+}
+
+/** A copy of an entry with some fields changed. */
+function withFields(e: CacheEntry, changes: Partial<CacheEntry>): CacheEntry {
+  return entryOf({ ...e, ...changes });
+}
+
+/** The origin of a normalized endpoint URL (scheme://host[:port], no path). */
+function originOf(key: string): string {
+  return key.slice(0, key.indexOf('/', key.indexOf('//') + 2));
 }
 
 /** The response headers http-cache-semantics reads; the others are not kept in the policy. */
@@ -162,6 +187,7 @@ export class CardCache {
       maxConcurrentFetches: 32,
       maxFetchesPerOrigin: 1,
       requestHeaders: { 'a2a-version': '1.0' },
+      legacyCardPath: true,
       ...options,
     };
     this.#limiter = new Limiter({ max: this.#o.maxConcurrentFetches, perKey: this.#o.maxFetchesPerOrigin });
@@ -175,16 +201,12 @@ export class CardCache {
     };
   }
 
-  /** The normalized base URL used as the key (throws the host policy's refusal). */
-  key(baseUrl: string): string {
-    return this.#o.hostPolicy.normalizeBaseUrl(baseUrl);
-  }
-
-  /** The card URL and origin of a key (a normalized base URL: origin + path ending in `/`). */
-  #target(key: string): Target {
-    // For a normalized key the policy's card URL is the key plus the well-known path; it is
-    // derived, not stored, so idle keys cost nothing.
-    return { cardUrl: `${key}.well-known/agent-card.json`, origin: key.slice(0, key.indexOf('/', key.indexOf('//') + 2)) };
+  /**
+   * The key of an endpoint: its normalized base URL, or, for a URL whose path ends in `.json`,
+   * its normalized card URL (see `HostPolicy.normalizeEndpoint`). Throws the policy's refusal.
+   */
+  key(endpoint: string): string {
+    return this.#o.hostPolicy.normalizeEndpoint(endpoint);
   }
 
   /**
@@ -221,17 +243,6 @@ export class CardCache {
     const key = this.key(baseUrl);
     const entry = await this.#o.store.get(key);
     return entry && this.#withUsability(key, entry, this.#o.clock.now());
-  }
-
-  /** Whether a refresh is due: expired, or never fetched, and not backing off. */
-  async isDue(baseUrl: string): Promise<boolean> {
-    const key = this.key(baseUrl);
-    if (this.#inflight.has(key)) return false;
-    const entry = await this.#o.store.get(key);
-    const now = this.#o.clock.now();
-    if (entry === undefined) return now >= (this.#neverSeen.get(key)?.nextAttemptAt ?? -Infinity);
-    if (entry.nextAttemptAt !== undefined) return now >= entry.nextAttemptAt;
-    return now >= entry.expiresAt;
   }
 
   /** The last failure of an endpoint that never delivered a card. */
@@ -280,59 +291,73 @@ export class CardCache {
   }
 
   async #refresh(key: string, options: RefreshOptions): Promise<CacheEntry> {
-    const { clock, hostPolicy, fetcher } = this.#o;
+    const { clock, hostPolicy, fetcher, events } = this.#o;
     const old = await this.#o.store.get(key);
-    const target = this.#target(key);
+    // A base URL ends in `/`; anything else is a card URL given directly, fetched exactly there.
+    const wellKnown = key.endsWith('/');
     // Keep one card URL string per endpoint (the one the entry and the fetcher already hold).
-    const cardUrl = old?.cardUrl ?? target.cardUrl;
-    const origin = target.origin;
-    const headers: Record<string, string> = { accept: 'application/json', ...this.#o.requestHeaders };
-    const conditional = old !== undefined && !options.unconditional && !old.noStore;
-    if (conditional) {
-      if (old.etag !== undefined) headers['if-none-match'] = old.etag;
-      if (old.lastModified !== undefined) headers['if-modified-since'] = old.lastModified;
-    }
-    // http-cache-semantics needs a request; only its headers matter here (no Vary matching is done).
-    const policyRequest = { url: cardUrl, method: 'GET', headers };
-    this.#o.events?.emit({ type: 'card.fetch', endpoint: key, url: cardUrl, conditional: conditional && (old.etag ?? old.lastModified) !== undefined });
+    const cardUrl = old?.cardUrl ?? (wellKnown ? hostPolicy.cardUrl(key) : key);
+    const request: PolicyRequest = { url: cardUrl, method: 'GET', headers: { accept: 'application/json', ...this.#o.requestHeaders } };
+    // RFC 9111 §4.3.1: validators come from the stored response, and only when it may be reused
+    // for this request (none for no-store, `Vary: *`, or a changed Vary-nominated header).
+    const stored = old !== undefined && !options.unconditional ? this.#storedPolicy(old, request) : undefined;
+    // Our request headers are all strings, so the revalidation headers are too.
+    const headers = stored === undefined ? request.headers : (stored.revalidationHeaders(request) as Record<string, string>);
+    const conditional = headers['if-none-match'] !== undefined || headers['if-modified-since'] !== undefined;
+    // A2A 0.2 served the card at agent.json: on a 404 try the other well-known path, unconditionally.
+    const otherUrl = wellKnown && this.#o.legacyCardPath ? hostPolicy.cardUrl(key, { legacyPath: !cardUrl.endsWith(LEGACY_SUFFIX) }) : undefined;
 
+    let url: string;
     let res: FetchResult;
+    let fallback: WellKnownFetch['fallback'];
     try {
-      res = await this.#limiter.run(origin, () => fetcher.fetch(cardUrl, { headers }));
+      ({ cardUrl: url, res, fallback } = await this.#limiter.run(originOf(key), () =>
+        fetchWithLegacyFallback(cardUrl, otherUrl, (u, first) => {
+          events?.emit({ type: 'card.fetch', endpoint: key, url: u, conditional: first && conditional });
+          return fetcher.fetch(u, { headers: first ? headers : request.headers });
+        }),
+      ));
     } catch (err) {
       return this.#fail(key, old, toDiscoveryError(err, 'ERR_FETCH_NETWORK', { url: cardUrl, stage: 'fetch' }), 'stale');
     }
     const common = { status: res.status, durationMs: res.durationMs, bytes: res.body.byteLength };
 
     if (res.status === 304) {
-      if (old === undefined || !conditional) {
-        return this.#fail(key, old, statusError(res, cardUrl, 'answered 304 Not Modified to a request that had no validator'), 'stale', common);
+      if (old === undefined || stored === undefined || !conditional || url !== cardUrl) {
+        return this.#fail(key, old, statusError(res, url, 'answered 304 Not Modified to a request that had no validator'), 'stale', common);
       }
-      const previous = new this.#Policy(policyRequest, { status: 200, headers: { ...old.cacheHeaders } }, { shared: false });
-      const { policy, modified } = previous.revalidatedPolicy(policyRequest, { status: 304, headers: policyHeaders(res.headers) });
-      // RFC 9111 §4.3.4: a 304 whose validators do not match the stored response says nothing
-      // about it; fetch the full card instead.
-      if (modified) return this.#refresh(key, { unconditional: true });
+      let answer = policyHeaders(res.headers);
+      // RFC 9111 §4.3.4: a 304 updates the stored response only if its validators match it. One
+      // that carries no validator at all answers the conditional request we sent about the one
+      // stored response (we keep one per card URL), so it is read as carrying that response's.
+      if (answer.etag === undefined && answer['last-modified'] === undefined) answer = { ...answer, ...validatorsOf(old.cacheHeaders) };
+      const { policy, matches } = stored.revalidatedPolicy({ ...request, headers }, { status: 304, headers: answer });
+      // A 304 for another representation says nothing about ours: fetch the whole card.
+      if (!matches) return this.#refresh(key, { unconditional: true });
       const merged = policyHeaders(policy.responseHeaders() as Record<string, string>);
-      return this.#store(key, this.#freshEntry(old, old, policy, merged, 'revalidated'), 'revalidated', common);
+      return this.#store(key, this.#freshEntry(old, policy, merged, headers, 'revalidated'), 'revalidated', common);
     }
 
     if (res.status !== 200) {
       const hint = res.status === 401 || res.status === 403 ? ' (the card endpoint wants credentials for this origin)' : '';
-      return this.#fail(key, old, statusError(res, cardUrl, `answered HTTP ${res.status}${hint}`), 'stale', common);
+      const tried = fallback === undefined ? '' : ` (and ${fallback.url} answered ${fallback.status === undefined ? 'with a network error' : `HTTP ${fallback.status}`})`;
+      return this.#fail(key, old, statusError(res, url, `answered HTTP ${res.status}${hint}${tried}`), 'stale', common);
     }
 
+    const sent = url === cardUrl ? headers : request.headers;
     const cacheHeaders = policyHeaders(res.headers);
-    const policy = new this.#Policy(policyRequest, { status: 200, headers: cacheHeaders }, { shared: false });
+    const policy = new this.#Policy({ ...request, url, headers: sent }, { status: 200, headers: cacheHeaders }, { shared: false });
     const rawSha256 = sha256Hex(res.body);
+    const where = { baseUrl: key, cardUrl: url };
     if (old !== undefined && old.rawSha256 === rawSha256) {
-      return this.#store(key, this.#freshEntry(old, old, policy, cacheHeaders, 'unchanged'), 'unchanged', { ...common, rawSha256 });
+      return this.#store(key, this.#freshEntry({ ...old, ...where }, policy, cacheHeaders, sent, 'unchanged'), 'unchanged', { ...common, rawSha256 });
     }
-    const check = await checkCard(res.body, { ...this.#o.check, hostPolicy, sourceUrl: cardUrl });
+    const check = await checkCard(res.body, { ...this.#o.check, hostPolicy, sourceUrl: url });
     if (!check.ok || check.card === undefined || check.protocolVersion === undefined || check.canonicalSha256 === undefined) {
-      return this.#fail(key, old, parseFailure(check, cardUrl), 'invalid', { ...common, rawSha256 });
+      return this.#fail(key, old, parseFailure(check, url), 'invalid', { ...common, rawSha256 });
     }
     const card = {
+      ...where,
       card: check.card,
       protocolVersion: check.protocolVersion,
       body: check.text ?? res.body.toString('utf8'),
@@ -342,29 +367,35 @@ export class CardCache {
       warnings: check.warnings.length > 0 ? check.warnings : NO_PROBLEMS,
       signature: check.signature?.status,
     };
-    return this.#store(key, this.#freshEntry({ baseUrl: key, cardUrl }, card, policy, cacheHeaders, 'changed'), 'changed', { ...common, rawSha256 });
+    return this.#store(key, this.#freshEntry(card, policy, cacheHeaders, sent, 'changed'), 'changed', { ...common, rawSha256, warnings: card.warnings });
   }
 
-  /** A successful entry with a fixed shape (no spreads of stored entries, so it stays compact). */
+  /** The policy of the stored response, as it was received for the request it answered. */
+  #storedPolicy(old: CacheEntry, request: PolicyRequest): CachePolicy {
+    return new this.#Policy({ ...request, headers: old.varyRequest ?? request.headers }, { status: 200, headers: { ...old.cacheHeaders } }, { shared: false });
+  }
+
+  /**
+   * A successful entry: the card fields from `card` (the stored entry on a 304 or the same
+   * bytes), the rest from the response's policy.
+   */
   #freshEntry(
-    where: Pick<CacheEntry, 'baseUrl' | 'cardUrl'>,
-    card: Pick<CacheEntry, 'card' | 'protocolVersion' | 'body' | 'rawSha256' | 'canonicalSha256' | 'fetchedAtWall' | 'warnings' | 'signature'>,
+    card: Pick<CacheEntry, 'baseUrl' | 'cardUrl' | 'card' | 'protocolVersion' | 'body' | 'rawSha256' | 'canonicalSha256' | 'fetchedAtWall' | 'warnings' | 'signature'>,
     policy: CachePolicy,
-    cacheHeaders: Readonly<Record<string, string>>,
+    responseHeaders: Readonly<Record<string, string>>,
+    requestHeaders: Readonly<Record<string, string>>,
     outcome: CardOutcome,
   ): CacheEntry {
-    const directives = readDirectives(cacheHeaders);
-    return {
-      baseUrl: where.baseUrl,
-      cardUrl: where.cardUrl,
-      card: card.card,
-      protocolVersion: card.protocolVersion,
-      body: card.body,
-      rawSha256: card.rawSha256,
-      canonicalSha256: card.canonicalSha256,
+    const directives = readDirectives(policy);
+    // RFC 9111 §5.2.2.5 no-store: no validator is kept, so none is ever sent for this card.
+    const cacheHeaders = directives.noStore ? withoutValidators(responseHeaders) : responseHeaders;
+    return entryOf({
+      ...card,
       etag: cacheHeaders.etag,
       lastModified: cacheHeaders['last-modified'],
       cacheHeaders,
+      // §4.1: the request headers the response varies on are compared on the next request.
+      varyRequest: cacheHeaders.vary !== undefined && !directives.noStore ? requestHeaders : undefined,
       expiresAt: this.#o.clock.now() + this.#ttl(policy, directives.explicit),
       failures: 0,
       stale: false,
@@ -373,13 +404,10 @@ export class CardCache {
       lastOutcome: outcome,
       lastError: undefined,
       noStore: directives.noStore,
-      mustRevalidate: directives.mustRevalidate || directives.noCache,
+      mustRevalidate: directives.mustRevalidate,
       staleIfErrorMs: directives.staleIfErrorSeconds * 1000,
-      fetchedAtWall: card.fetchedAtWall,
       validatedAtWall: this.#o.clock.wallNow(),
-      warnings: card.warnings,
-      signature: card.signature,
-    };
+    });
   }
 
   async #store(key: string, entry: CacheEntry, outcome: CardOutcome, detail: ResultDetail): Promise<CacheEntry> {
@@ -433,11 +461,14 @@ export class CardCache {
     return d * (1 - backoffJitter * random());
   }
 
-  /** Recomputes `usable` for a stale entry: stale use is bounded (RFC 5861, must-revalidate). */
+  /**
+   * Recomputes `usable` for a stale entry: stale use is bounded (RFC 5861, must-revalidate), and
+   * a `no-store` card is never served after a failed refresh (nothing of it was kept).
+   */
   #usable(entry: CacheEntry, now: number): CacheEntry {
     if (!entry.stale) return entry.usable ? entry : withFields(entry, { usable: true });
     const bound = entry.mustRevalidate ? 0 : Math.max(entry.staleIfErrorMs, this.#o.maxStaleMs);
-    const usable = now - entry.expiresAt <= bound;
+    const usable = !entry.noStore && now - entry.expiresAt <= bound;
     return usable === entry.usable ? entry : withFields(entry, { usable });
   }
 
@@ -459,6 +490,7 @@ export class CardCache {
       ...(d.durationMs !== undefined && { durationMs: d.durationMs }),
       ...(d.bytes !== undefined && { bytes: d.bytes }),
       ...(d.rawSha256 !== undefined && { rawSha256: d.rawSha256 }),
+      ...(d.warnings !== undefined && d.warnings.length > 0 && { warnings: d.warnings }),
       ...(d.error && {
         code: d.error.code,
         reason: d.error.message,
@@ -469,11 +501,35 @@ export class CardCache {
   }
 }
 
+interface PolicyRequest {
+  url: string;
+  method: string;
+  headers: Record<string, string>;
+}
+
 interface ResultDetail {
   status?: number;
   durationMs?: number;
   bytes?: number;
   rawSha256?: string;
+  /** Notes on an accepted card (changed outcome), each with its JSON path. */
+  warnings?: readonly Problem[];
+}
+
+const LEGACY_SUFFIX = `/${LEGACY_CARD_PATH}`;
+
+/** The validators of stored response headers. */
+function validatorsOf(headers: Readonly<Record<string, string>>): Record<string, string> {
+  const out: Record<string, string> = {};
+  if (headers.etag !== undefined) out.etag = headers.etag;
+  if (headers['last-modified'] !== undefined) out['last-modified'] = headers['last-modified'];
+  return out;
+}
+
+function withoutValidators(headers: Readonly<Record<string, string>>): Readonly<Record<string, string>> {
+  if (headers.etag === undefined && headers['last-modified'] === undefined) return headers;
+  const { etag: _etag, 'last-modified': _lastModified, ...rest } = headers;
+  return rest;
 }
 
 function statusError(res: FetchResult, url: string, what: string): DiscoveryError {

@@ -22,8 +22,15 @@ export interface EntryError {
  * `fetchedAtWall` and `validatedAtWall`, which are epoch milliseconds for display.
  */
 export interface CacheEntry {
-  /** The normalized base URL: the cache key. */
+  /**
+   * The cache key: the normalized base URL, or the normalized card URL of an endpoint given by
+   * its card URL.
+   */
   readonly baseUrl: string;
+  /**
+   * Where the card was fetched: `<base>.well-known/agent-card.json`, `<base>.well-known/agent.json`
+   * when only the A2A 0.2 path answered (the next refresh goes there first), or the card URL given.
+   */
   readonly cardUrl: string;
   readonly card: AgentCardModel;
   readonly protocolVersion: CardProtocolVersion;
@@ -33,8 +40,13 @@ export interface CacheEntry {
   readonly canonicalSha256: string;
   readonly etag: string | undefined;
   readonly lastModified: string | undefined;
-  /** The caching headers of the stored response (after 304 updates): what freshness is computed from. */
+  /** The caching headers of the stored response (after 304 updates): what freshness is computed from. No validators for `no-store`. */
   readonly cacheHeaders: Readonly<Record<string, string>>;
+  /**
+   * The request headers the stored response was obtained with, kept only when it has `Vary`
+   * (RFC 9111 §4.1): a later request whose nominated headers differ sends no validator.
+   */
+  readonly varyRequest?: Readonly<Record<string, string>> | undefined;
   /** When the entry stops being fresh (jitter applied). */
   readonly expiresAt: number;
   /** Consecutive failed refreshes since the last success. */
@@ -47,7 +59,11 @@ export interface CacheEntry {
   readonly nextAttemptAt: number | undefined;
   readonly lastOutcome: CardOutcome;
   readonly lastError: EntryError | undefined;
-  /** Response directives that shape later decisions. */
+  /**
+   * Response directives that shape later decisions. `noStore`: the card is held only for the
+   * current snapshot; no validator is kept or sent and it is never served stale (a shared store
+   * should not persist such an entry).
+   */
   readonly noStore: boolean;
   readonly mustRevalidate: boolean;
   readonly staleIfErrorMs: number;

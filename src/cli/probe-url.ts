@@ -4,17 +4,17 @@
  * the endpoint supports HTTP caching (max-age, ETag, 304 on a conditional request, a stable
  * ETag across identical requests).
  */
+import CachePolicy from 'http-cache-semantics';
 import { checkCard } from '../card/index.js';
-import { parseCacheControl } from '../cache/index.js';
+import { fetchWithLegacyFallback, responseCacheControl } from '../cache/index.js';
 import { DiscoveryError, isDiscoveryError, toDiscoveryError } from '../errors.js';
 import type { CardFetcher, FetchResult } from '../fetch/index.js';
-import { createCardFetcher, HostPolicy } from '../fetch/index.js';
+import { createCardFetcher, HostPolicy, isCardUrl } from '../fetch/index.js';
 import type { ProbeOptions } from './probe.js';
 import { loadTrustKeys, policyFromFlags } from './probe.js';
 import type { ProbeHttp, ProbeReport, ProbeStage } from './probe-report.js';
 import { reportFromCheck } from './probe-report.js';
 
-const CARD_PATHS = ['/.well-known/agent-card.json', '/.well-known/agent.json'];
 const NOTEWORTHY = ['cache-control', 'etag', 'last-modified', 'expires', 'age', 'vary', 'content-type', 'content-encoding'];
 
 export interface ProbeUrlOptions extends ProbeOptions {
@@ -41,10 +41,11 @@ export async function probeUrl(target: string, options: ProbeUrlOptions): Promis
     const reason = url.protocol === 'http:' ? `${url.origin}: http: is refused; discovery fetches cards over https only (--allow-loopback exempts loopback hosts for development)` : `${url.origin} cannot be fetched: ${(err as Error).message}`;
     return refused(target, 'source', new DiscoveryError('ERR_INSECURE_URL', reason, { url: target, stage: 'policy' }), interfacePolicy !== undefined);
   }
-  const explicit = CARD_PATHS.some((p) => url.pathname.endsWith(p));
+  // A URL whose path ends in .json is the card itself, fetched exactly there (as discovery does).
+  const explicit = isCardUrl(url.href);
   let cardUrl: string;
   try {
-    cardUrl = explicit ? fetchPolicy.normalizeBaseUrl(url.href).replace(/\/$/, '') : fetchPolicy.cardUrl(url.href);
+    cardUrl = explicit ? fetchPolicy.normalizeCardUrl(url.href) : fetchPolicy.cardUrl(url.href);
   } catch (err) {
     return refused(target, 'source', toDiscoveryError(err, 'ERR_HOST_NOT_ALLOWED'), interfacePolicy !== undefined);
   }
@@ -54,16 +55,9 @@ export async function probeUrl(target: string, options: ProbeUrlOptions): Promis
   try {
     let first: FetchResult;
     try {
-      first = await fetcher.fetch(cardUrl, { headers });
-      if (first.status === 404 && !explicit) {
-        // A2A 0.2 published the card at /.well-known/agent.json.
-        const legacyUrl = fetchPolicy.cardUrl(url.href, { legacyPath: true });
-        const legacy = await fetcher.fetch(legacyUrl, { headers });
-        if (legacy.status === 200) {
-          cardUrl = legacyUrl;
-          first = legacy;
-        }
-      }
+      // The card cache's rule: a 404 at agent-card.json is followed by one try at the A2A 0.2 path.
+      const legacyUrl = explicit ? undefined : fetchPolicy.cardUrl(url.href, { legacyPath: true });
+      ({ cardUrl, res: first } = await fetchWithLegacyFallback(cardUrl, legacyUrl, (u) => fetcher.fetch(u, { headers })));
     } catch (err) {
       const e = toDiscoveryError(err, 'ERR_FETCH_NETWORK', { url: cardUrl, stage: 'fetch' });
       const stage: ProbeStage = e.stage === 'address' ? 'address' : e.failure === 'policy' ? 'policy' : 'fetch';
@@ -96,16 +90,17 @@ export async function probeUrl(target: string, options: ProbeUrlOptions): Promis
 function describeHttp(res: FetchResult): ProbeHttp {
   const headers: Record<string, string> = {};
   for (const name of NOTEWORTHY) if (res.headers[name] !== undefined) headers[name] = res.headers[name];
-  const cc = parseCacheControl(res.headers['cache-control']);
-  const maxAge = Number(cc.get('max-age'));
+  // The directives as the card cache reads them (http-cache-semantics, a private cache).
+  const cc = responseCacheControl(new CachePolicy({ url: res.url, method: 'GET', headers: {} }, { status: res.status, headers: res.headers }, { shared: false }));
+  const maxAge = Number(cc['max-age']);
   const http: ProbeHttp = { status: res.status, headers, notes: [], ...(res.remoteAddress !== undefined && { remoteAddress: res.remoteAddress }) };
-  if (cc.has('max-age') && Number.isFinite(maxAge)) http.maxAgeSeconds = maxAge;
+  if ('max-age' in cc && Number.isFinite(maxAge)) http.maxAgeSeconds = maxAge;
   if (res.headers.etag !== undefined) http.etag = res.headers.etag;
   if (res.status === 200) {
-    if (!cc.has('max-age') && res.headers.expires === undefined) {
+    if (!('max-age' in cc) && res.headers.expires === undefined) {
       http.notes.push('no Cache-Control max-age: A2A 1.0 §8.6 says servers SHOULD send one; clients fall back to their own default');
     }
-    if (cc.has('no-store')) http.notes.push('no-store: clients cannot revalidate and must download the whole card every time');
+    if ('no-store' in cc) http.notes.push('no-store: clients cannot revalidate and must download the whole card every time');
     const type = res.headers['content-type'] ?? '';
     if (!/json/i.test(type)) http.notes.push(`content-type is ${type || 'missing'}; application/json is expected`);
   }

@@ -254,7 +254,8 @@ export async function runTrace(partial: Partial<TraceInputs> = {}): Promise<Trac
   const settings = traceCacheSettings(inputs);
   const { randomSeed, ...cacheNumbers } = settings;
   const hostPolicy = HostPolicy.from({ allow: [TRACE_ORIGIN] });
-  const options: CardCacheOptions = { ...cacheNumbers, fetcher: endpoint, hostPolicy, clock, random: seededRandom(randomSeed), events: stream };
+  // The scripted endpoint models one card URL, so the A2A 0.2 path is not tried after a 404.
+  const options: CardCacheOptions = { ...cacheNumbers, fetcher: endpoint, hostPolicy, clock, random: seededRandom(randomSeed), events: stream, legacyCardPath: false };
   const cache = new CardCache(options);
   const required = { streaming: inputs.requireStreaming };
 

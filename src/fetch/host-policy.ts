@@ -62,6 +62,28 @@ type Cidr = [ipaddr.IPv4 | ipaddr.IPv6, number];
 
 const DEFAULT_PORT: Record<string, number> = { 'https:': 443, 'http:': 80 };
 
+/** Where a base URL's card lives (A2A 0.3 and 1.0), and where A2A 0.2 put it. */
+export const CARD_PATH = '.well-known/agent-card.json';
+export const LEGACY_CARD_PATH = '.well-known/agent.json';
+
+function isCardPath(pathname: string): boolean {
+  return /\.json$/i.test(pathname);
+}
+
+/**
+ * True when a URL names a card itself rather than a base URL: its path ends in `.json`.
+ *
+ * @example isCardUrl('https://a.example.com/.well-known/finance/agent-card.json') // true
+ * @example isCardUrl('https://a.example.com/v1') // false
+ */
+export function isCardUrl(url: string): boolean {
+  try {
+    return isCardPath(new URL(url).pathname);
+  } catch {
+    return false;
+  }
+}
+
 /**
  * True for hosts the loopback exemption covers: `localhost`, a dotted-quad in 127.0.0.0/8, and
  * `::1` (with or without brackets). One trailing dot and letter case are ignored.
@@ -93,8 +115,6 @@ export function isLoopbackHost(hostname: string): boolean {
  * // 'https://billing.agents.example.com/v1/.well-known/agent-card.json'
  */
 export class HostPolicy {
-  /** True when an allowlist was given (with `allow: []` every host is refused by check()). */
-  readonly judging: boolean;
   readonly #entries: readonly AllowEntry[];
   readonly #allowLoopback: boolean;
   readonly #normalized = new Map<string, string>();
@@ -102,7 +122,6 @@ export class HostPolicy {
   readonly #cidrText: readonly string[];
 
   private constructor(entries: AllowEntry[], allowLoopback: boolean, cidrs: Cidr[], cidrText: string[]) {
-    this.judging = true;
     this.#entries = Object.freeze(entries);
     this.#allowLoopback = allowLoopback;
     this.#cidrs = Object.freeze(cidrs);
@@ -235,33 +254,74 @@ export class HostPolicy {
   normalizeBaseUrl(baseUrl: string): string {
     // The policy is immutable, so an admitted URL is normalized once (refusals are not cached).
     const known = this.#normalized.get(baseUrl);
-    if (known !== undefined) return known;
+    if (known !== undefined && known.endsWith('/')) return known;
     const verdict = this.check(baseUrl);
     if (!verdict.allowed) throw verdictError(verdict, baseUrl);
     const path = verdict.url.pathname.endsWith('/') ? verdict.url.pathname : `${verdict.url.pathname}/`;
     const normalized = `${verdict.origin}${path}`;
+    // The memo is shared with normalizeCardUrl; it keeps a base URL only when the raw URL is not a
+    // card URL, so a hit in normalizeEndpoint is always of the right kind.
+    if (!isCardPath(verdict.url.pathname)) this.#remember(baseUrl, normalized);
+    return normalized;
+  }
+
+  #remember(raw: string, normalized: string): void {
     if (this.#normalized.size >= 100_000) this.#normalized.clear();
-    this.#normalized.set(baseUrl, normalized);
+    this.#normalized.set(raw, normalized);
+  }
+
+  /**
+   * Normalized card URL for an endpoint given by its card's own URL (a registry record or a
+   * static entry's `cardUrl`): origin + path, without query, fragment or credentials. The path
+   * must end in `.json` (that is how an endpoint identity tells a card URL from a base URL, see
+   * {@link normalizeEndpoint}).
+   *
+   * @throws DiscoveryError as {@link normalizeBaseUrl}; `ERR_HOST_NOT_ALLOWED` (stage `resolve`)
+   *   when the path does not end in `.json`.
+   * @example policy.normalizeCardUrl('https://A.example.com/.well-known/finance/agent-card.json#x')
+   * // 'https://a.example.com/.well-known/finance/agent-card.json'
+   */
+  normalizeCardUrl(cardUrl: string): string {
+    const known = this.#normalized.get(cardUrl);
+    if (known !== undefined && !known.endsWith('/')) return known;
+    const verdict = this.check(cardUrl);
+    if (!verdict.allowed) throw verdictError(verdict, cardUrl);
+    if (!isCardPath(verdict.url.pathname)) {
+      throw new DiscoveryError('ERR_HOST_NOT_ALLOWED', `a card URL must name a JSON file (a path ending in .json): ${safeUrlForMessage(cardUrl)}`, {
+        url: safeUrlForMessage(cardUrl),
+        stage: 'resolve',
+      });
+    }
+    const normalized = `${verdict.origin}${verdict.url.pathname}`;
+    this.#remember(cardUrl, normalized);
     return normalized;
   }
 
   /**
-   * The card URL for a base URL: `.well-known/agent-card.json` resolved against the normalized
-   * base, asserted to keep the same origin and to stay under the base path. `legacyPath: true`
-   * gives `.well-known/agent.json` (A2A 0.2).
+   * An endpoint's identity, used as the key everywhere (resolver, cache, loop): a URL whose path
+   * ends in `.json` is the card's own URL ({@link normalizeCardUrl}, fetched exactly there);
+   * anything else is a base URL ({@link normalizeBaseUrl}, whose card is under `.well-known/`).
+   * Normalized base URLs always end in `/`, normalized card URLs never do.
+   *
+   * @throws DiscoveryError as {@link normalizeBaseUrl}.
+   */
+  normalizeEndpoint(url: string): string {
+    const known = this.#normalized.get(url);
+    if (known !== undefined) return known;
+    return isCardUrl(url) ? this.normalizeCardUrl(url) : this.normalizeBaseUrl(url);
+  }
+
+  /**
+   * The card URL for a base URL: `.well-known/agent-card.json` under the normalized base (same
+   * origin, under the base path: the base ends in `/` and the suffix has no `..`, so plain
+   * concatenation cannot escape it — threat T6). `legacyPath: true` gives `.well-known/agent.json`
+   * (A2A 0.2). Cheap for a base seen before (one map lookup).
    *
    * @throws DiscoveryError as {@link normalizeBaseUrl}.
    * @example policy.cardUrl('https://a.example.com') // 'https://a.example.com/.well-known/agent-card.json'
    */
   cardUrl(baseUrl: string, options: { legacyPath?: boolean } = {}): string {
-    const base = this.normalizeBaseUrl(baseUrl);
-    const baseUrlObj = new URL(base);
-    const card = new URL(options.legacyPath === true ? '.well-known/agent.json' : '.well-known/agent-card.json', base);
-    if (card.origin !== baseUrlObj.origin || !card.pathname.startsWith(baseUrlObj.pathname)) {
-      // Unreachable with a relative path on a normalized base; kept as the T6 invariant.
-      throw new DiscoveryError('ERR_HOST_NOT_ALLOWED', `card URL ${card.href} escapes base ${base}`, { url: baseUrl, stage: 'resolve' });
-    }
-    return card.href;
+    return `${this.normalizeBaseUrl(baseUrl)}${options.legacyPath === true ? LEGACY_CARD_PATH : CARD_PATH}`;
   }
 
   /**

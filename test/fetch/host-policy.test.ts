@@ -49,9 +49,8 @@ describe('HostPolicy.from', () => {
     assert.throws(() => HostPolicy.from({ allow: ['http://10.0.0.1'], allowLoopback: true }), { code: 'ERR_CONFIG_INVALID' });
   });
 
-  test('allow: [] refuses every host but still judges', () => {
+  test('allow: [] refuses every host', () => {
     const policy = HostPolicy.from({ allow: [] });
-    assert.equal(policy.judging, true);
     assert.equal(verdictOf(policy, 'https://agents.example.com/'), 'ERR_HOST_NOT_ALLOWED');
     assert.ok(policy.describe().some((line) => line.includes('every host is refused')));
   });

@@ -1,0 +1,42 @@
+/**
+ * The A2A 0.2 card path fallback, one rule for the card cache and `probe`: a base URL's card is
+ * at `.well-known/agent-card.json` (A2A 0.3 and 1.0); A2A 0.2 published it at
+ * `.well-known/agent.json`. When the URL tried first answers 404, the other well-known URL is
+ * tried once, without validators (they belong to the first URL), and used only if it answers 200.
+ * A card URL given directly has no fallback.
+ */
+import type { FetchResult } from '../fetch/index.js';
+
+/** What {@link fetchWithLegacyFallback} ended with. */
+export interface WellKnownFetch {
+  /** The URL whose answer is `res`. */
+  cardUrl: string;
+  res: FetchResult;
+  /** The other URL and its answer, when the first answered 404 and the other did not answer 200. */
+  fallback?: { url: string; status: number | undefined };
+}
+
+/**
+ * Fetches `cardUrl`; on a 404, fetches `otherUrl` (when given) and takes its answer if it is a
+ * 200. `fetch(url, first)` performs one request (`first` is false for the fallback request).
+ * Errors of the first request are thrown; an error of the fallback keeps the first 404.
+ *
+ * @example
+ * const { cardUrl, res } = await fetchWithLegacyFallback(policy.cardUrl(base), policy.cardUrl(base, { legacyPath: true }), (u) => fetcher.fetch(u));
+ */
+export async function fetchWithLegacyFallback(
+  cardUrl: string,
+  otherUrl: string | undefined,
+  fetch: (url: string, first: boolean) => Promise<FetchResult>,
+): Promise<WellKnownFetch> {
+  const res = await fetch(cardUrl, true);
+  if (res.status !== 404 || otherUrl === undefined) return { cardUrl, res };
+  let other: FetchResult | undefined;
+  try {
+    other = await fetch(otherUrl, false);
+  } catch {
+    other = undefined;
+  }
+  if (other?.status === 200) return { cardUrl: otherUrl, res: other };
+  return { cardUrl, res, fallback: { url: otherUrl, status: other?.status } };
+}
