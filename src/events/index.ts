@@ -52,6 +52,8 @@ export interface CardResultEvent extends EventBase {
   stage?: Stage;
   reason?: string;
   problems?: readonly Problem[];
+  /** For a changed card that was accepted: the notes on it (ignored modes, uncalled interfaces, an unverified signature), each with its JSON path. */
+  warnings?: readonly Problem[];
 }
 
 export interface CardBackoffEvent extends EventBase {

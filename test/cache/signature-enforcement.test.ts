@@ -107,6 +107,9 @@ describe('CardCache enforces check.signatures', () => {
       const entry = await cache({ mode: 'if-present', keys }).get(await endpoint('unknown-key'));
       assert.equal(entry.signature, 'unverified');
       assert.ok(entry.warnings.some((w) => w.path === 'signatures[0]' && /"someone-else", which is not a trusted key/.test(w.message)), JSON.stringify(entry.warnings));
+      const changed = events.findLast((e) => e.type === 'card.result' && e.outcome === 'changed');
+      assert.ok(changed?.type === 'card.result');
+      assert.deepEqual(changed.warnings, entry.warnings, 'the event carries the warnings too');
     }
   });
 
