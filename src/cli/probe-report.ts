@@ -38,7 +38,8 @@ export interface ProbeReport {
   problems: Problem[];
   warnings: Problem[];
   skills: ProbeSkill[];
-  urls: Array<{ path: string; url: string; role: string; called: boolean; allowed?: boolean; reason?: string }>;
+  /** `reason`: why a called URL is refused, or why an interface is not called; `binding` for interfaces. */
+  urls: Array<{ path: string; url: string; role: string; called: boolean; binding?: string; allowed?: boolean; reason?: string }>;
   signature?: { status: string; ok: boolean; kid?: string; form?: string };
   hostsJudged: boolean;
   bytes?: number;
@@ -128,18 +129,34 @@ export function renderProbe(r: ProbeReport): string {
   if (r.stage === 'parse' && !r.accepted) return finish();
   row(mark('schema'), 'schema', r.protocolVersion ? `A2A ${r.protocolVersion} card${r.protocolVersion === '1.0' ? '' : ' (normalized to the 1.0 model)'}` : '');
   problemsAt('schema');
-  for (const w of r.warnings) lines.push(`       note ${w.path}: ${w.message}`);
+  const notes = notesByStage(r);
+  notesAt(notes.schema);
   if (r.stage === 'schema' && !r.accepted) return finish();
   const called = r.urls.filter((u) => u.called);
   row(mark('policy'), 'policy', `${called.length} interface${called.length === 1 ? '' : 's'}${r.hostsJudged ? '' : ' (hosts listed, not judged: pass --allow to judge them)'}`);
   for (const u of r.urls) {
-    const verdict = !u.called ? 'listed, never fetched' : u.allowed === false ? `REFUSED: ${u.reason}` : u.allowed ? 'allowed' : 'https';
-    lines.push(`       ${u.role.padEnd(13)} ${u.url}  (${verdict})`);
+    const verdict = !u.called
+      ? u.role === 'interface'
+        ? `not called: ${u.reason ?? 'not a binding this client speaks'}`
+        : 'listed, never fetched'
+      : u.allowed === false
+        ? `REFUSED: ${u.reason}`
+        : u.allowed
+          ? 'allowed'
+          : 'https';
+    lines.push(`       ${u.role.padEnd(13)} ${u.binding ? `${u.binding} ` : ''}${u.url}  (${verdict})`);
   }
+  notesAt(notes.policy);
   if (r.stage === 'policy' && !r.accepted) return finish();
   if (r.signature) {
-    row(mark('signature'), 'signature', `${r.signature.status}${r.signature.kid ? ` (kid ${r.signature.kid}${r.signature.form ? `, ${r.signature.form}` : ''})` : ''}`);
+    const detail = r.signature.kid
+      ? ` (kid ${r.signature.kid}${r.signature.form ? `, ${r.signature.form}` : ''})`
+      : r.signature.status === 'unverified'
+        ? ' (signed by a key not in the trust store: accepted, not verified)'
+        : '';
+    row(mark('signature'), 'signature', `${r.signature.status}${detail}`);
     problemsAt('signature');
+    notesAt(notes.signature);
   }
   if (r.skills.length > 0) {
     lines.push(`     skills`);
@@ -150,8 +167,24 @@ export function renderProbe(r: ProbeReport): string {
   if (r.canonicalSha256) lines.push(`     identity   canonical sha256 ${r.canonicalSha256}`);
   return finish();
 
+  function notesAt(list: readonly Problem[]): void {
+    for (const w of list) lines.push(`       note ${w.path}: ${w.message}`);
+  }
+
   function finish(): string {
     lines.push(r.accepted ? 'ACCEPTED  a client would select this card' : `REFUSED   at stage ${r.stage}`);
     return lines.join('\n');
   }
+}
+
+/** Warnings grouped by the stage that raised them, so each is printed under its stage. */
+function notesByStage(r: ProbeReport): { schema: Problem[]; policy: Problem[]; signature: Problem[] } {
+  const interfacePaths = new Set(r.urls.filter((u) => u.role === 'interface').map((u) => u.path));
+  const out = { schema: [] as Problem[], policy: [] as Problem[], signature: [] as Problem[] };
+  for (const w of r.warnings) {
+    if (/^signatures(\[|$)/.test(w.path)) out.signature.push(w);
+    else if (interfacePaths.has(w.path) || /^no interface is one this client calls/.test(w.message)) out.policy.push(w);
+    else out.schema.push(w);
+  }
+  return out;
 }

@@ -10,6 +10,8 @@ import type { FaultServer } from '../helpers/fault-server.js';
 import { startFaultServer } from '../helpers/fault-server.js';
 import type { RunningPeer } from '../helpers/a2a-peers.js';
 import { startAdkPeer } from '../helpers/a2a-peers.js';
+import { exportJWK, generateKeyPair } from 'jose';
+import { signCard } from '../../src/card/index.js';
 import { cardFor } from '../helpers/cards.js';
 import type { CliRun } from '../helpers/cli.js';
 import { runCli } from '../helpers/cli.js';
@@ -54,7 +56,9 @@ describe('probe <file>', () => {
     assert.equal(report.accepted, false);
     assert.equal(report.stage, 'schema');
     const paths = (report.problems as Array<{ path: string }>).map((p) => p.path);
-    assert.deepEqual(paths, ['capabilities', 'defaultInputModes[0]', 'skills[0].tags', 'skills[1].id', 'skills[1].tags']);
+    assert.deepEqual(paths, ['capabilities', 'skills[0].tags', 'skills[1].id']);
+    // "plain text" and an empty tag list cost a client nothing: notes, not refusals.
+    assert.deepEqual((report.warnings as Array<{ path: string }>).map((w) => w.path), ['defaultInputModes[0]', 'defaultInputModes', 'skills[1].tags']);
   });
 
   test('an interface host outside --allow is a policy refusal', async () => {
@@ -93,6 +97,77 @@ describe('probe <file>', () => {
     assert.equal(help.code, 0);
     assert.match(help.stdout, /Exit codes: 0 accepted, 1 refused/);
     assert.equal((await cli('--version')).code, 0);
+  });
+});
+
+describe('probe <file>: leniencies and signatures, each shown at its stage', () => {
+  /** The a2a-js README card: a gRPC target written host:port, and "task-status" as a mode. */
+  const readme = {
+    name: 'Hello Agent',
+    description: 'A simple agent that says hello.',
+    protocolVersion: '0.3.0',
+    version: '0.1.0',
+    url: 'https://hello.example.com/a2a/jsonrpc',
+    skills: [{ id: 'chat', name: 'Chat', description: 'Say hello', tags: ['chat'] }],
+    capabilities: { pushNotifications: false },
+    defaultInputModes: ['text'],
+    defaultOutputModes: ['text', 'task-status'],
+    additionalInterfaces: [
+      { url: 'https://hello.example.com/a2a/jsonrpc', transport: 'JSONRPC' },
+      { url: 'localhost:4001', transport: 'GRPC' },
+    ],
+  };
+
+  test('an interface the client never calls is listed as not called, and the card is accepted', async () => {
+    const file = join(dir, 'readme-card.json');
+    await writeFile(file, JSON.stringify(readme));
+    const { code, report } = await json('probe', file, '--allow', 'https://hello.example.com');
+    assert.equal(code, 0, JSON.stringify(report.problems));
+    const grpc = (report.urls as Array<Record<string, unknown>>).find((u) => u.url === 'localhost:4001');
+    assert.deepEqual(grpc, { path: 'additionalInterfaces[1].url', url: 'localhost:4001', role: 'interface', called: false, binding: 'GRPC', reason: 'gRPC interfaces are never called by this client' });
+    assert.deepEqual((report.warnings as Array<{ path: string }>).map((w) => w.path).sort(), ['additionalInterfaces[0]', 'additionalInterfaces[1].url', 'defaultOutputModes[1]']);
+
+    const text = await cli('probe', file, '--allow', 'https://hello.example.com');
+    assert.equal(text.code, 0);
+    assert.match(text.stdout, /interface +GRPC localhost:4001 +\(not called: gRPC interfaces are never called by this client\)/);
+    assert.match(text.stdout, /note additionalInterfaces\[1\]\.url: localhost:4001 \(GRPC\) is not called/);
+    assert.match(text.stdout, /note defaultOutputModes\[1\]: "task-status" is neither a media type .* this mode is ignored/);
+    assert.match(text.stdout, /ACCEPTED/);
+  });
+
+  test('an agent with no skills is accepted, with a note', async () => {
+    const file = join(dir, 'no-skills.json');
+    await writeFile(file, JSON.stringify({ ...readme, skills: [], additionalInterfaces: undefined }));
+    const r = await cli('probe', file);
+    assert.equal(r.code, 0, r.stdout);
+    assert.match(r.stdout, /note skills: is empty: the agent offers no skill/);
+  });
+
+  test('a card signed by a key not in the trust store: unverified under if-present, refused under required', async () => {
+    const { privateKey, publicKey } = await generateKeyPair('ES256');
+    const stranger = await generateKeyPair('ES256');
+    const keyFile = join(dir, 'trusted.jwk.json');
+    await writeFile(keyFile, JSON.stringify({ ...(await exportJWK(publicKey)), kid: 'ours' }));
+    const card = { ...readme, additionalInterfaces: undefined, defaultOutputModes: ['text'] };
+    const file = join(dir, 'stranger-signed.json');
+    await writeFile(file, JSON.stringify(await signCard(card, stranger.privateKey, { alg: 'ES256', kid: 'theirs' })));
+
+    const lenient = await json('probe', file, '--trust-key', keyFile);
+    assert.equal(lenient.code, 0);
+    assert.deepEqual(lenient.report.signature, { status: 'unverified', ok: true });
+    assert.deepEqual(lenient.report.warnings, [{ path: 'signatures[0]', message: 'is signed by key "theirs", which is not a trusted key' }]);
+    const text = await cli('probe', file, '--trust-key', keyFile);
+    assert.match(text.stdout, /ok {3}signature +unverified \(signed by a key not in the trust store: accepted, not verified\)\n +note signatures\[0\]: is signed by key "theirs"/);
+
+    const strict = await json('probe', file, '--trust-key', keyFile, '--signature-mode', 'required');
+    assert.equal(strict.code, 1);
+    assert.equal(strict.report.stage, 'signature');
+
+    const tampered = join(dir, 'tampered.json');
+    await writeFile(tampered, JSON.stringify({ ...(await signCard(card, privateKey, { alg: 'ES256', kid: 'ours' })), url: 'https://elsewhere.example.com/a2a' }));
+    const refused = await json('probe', tampered, '--trust-key', keyFile);
+    assert.equal(refused.code, 1, 'a signature by a trusted key that fails refuses the card under if-present');
+    assert.equal(refused.report.stage, 'signature');
   });
 });
 
