@@ -2,24 +2,27 @@
  * The HTTP API: JSON routes over the loop, the cache, the trees and the sessions; the SSE feed;
  * `/metrics`; `/healthz` and `/readyz`; and the dashboard's static files at `/`.
  *
- * With a token configured, every route except `/healthz` and `/readyz` requires
- * `Authorization: Bearer <token>` (compared in constant time). No token may travel in a URL.
+ * Every request first passes the request guard (request-guard.ts: Host allowlist, Origin, JSON
+ * content type, bearer token); bodies are read under per-route caps and the event stream is
+ * bounded (event-stream-route.ts). docs/security.md describes the model.
  */
-import { timingSafeEqual } from 'node:crypto';
 import { Hono } from 'hono';
 import type { Context } from 'hono';
-import { streamSSE } from 'hono/streaming';
 import type { Registry } from 'prom-client';
 import type { SessionRunner, TreeFactory } from '../adk/index.js';
 import type { CardCache } from '../cache/index.js';
 import { isDiscoveryError } from '../errors.js';
-import type { DiscoveryEvent } from '../events/index.js';
 import type { DiscoveryLoop } from '../loop/index.js';
 import type { TraceInputs } from '../explorer/index.js';
 import { DEFAULT_TRACE_INPUTS, runTrace } from '../explorer/index.js';
 import type { Snapshot } from '../snapshot/index.js';
 import { diffSnapshots } from '../snapshot/index.js';
 import type { EventBuffer } from './event-buffer.js';
+import { EventStreamHub } from './event-stream-route.js';
+import type { OnRefusal, ServerLimits } from './limits.js';
+import { DEFAULT_SERVER_LIMITS } from './limits.js';
+import { readJsonBody } from './read-json-body.js';
+import { requestGuard } from './request-guard.js';
 import type { SnapshotArchive } from './snapshot-archive.js';
 
 export interface AppOptions {
@@ -31,6 +34,18 @@ export interface AppOptions {
   archive: SnapshotArchive;
   metrics: Registry;
   token?: string;
+  /** The address the server listens on; with `allowedHosts`, the Host names it answers to. Default `127.0.0.1`. */
+  bindHost?: string;
+  /** Extra Host names (a reverse proxy's). */
+  allowedHosts?: readonly string[];
+  /** Extra origins allowed to make non-GET calls. */
+  allowedOrigins?: readonly string[];
+  /** Body, stream and queue limits; defaults {@link DEFAULT_SERVER_LIMITS}. */
+  limits?: Partial<ServerLimits>;
+  /** The event-stream hub (to share its count with metrics); built from `buffer` and `limits` when absent. */
+  streams?: EventStreamHub;
+  /** Counts each refusal a limit or check causes (the metrics' counter). */
+  onRefusal?: OnRefusal;
   /** Serves the dashboard: returns a Response for a path under `/`, or undefined. */
   staticFiles?: (path: string) => Promise<Response | undefined>;
   /** Closes SSE streams on shutdown. */
@@ -61,23 +76,40 @@ export function snapshotJson(s: Snapshot): Record<string, unknown> {
 
 export function createApp(o: AppOptions): Hono {
   const app = new Hono();
-  const token = o.token !== undefined && o.token !== '' ? Buffer.from(o.token) : undefined;
+  const limits: ServerLimits = { ...DEFAULT_SERVER_LIMITS, ...o.limits };
+  const refuse: OnRefusal = o.onRefusal ?? (() => undefined);
+  const streams =
+    o.streams ??
+    new EventStreamHub({
+      buffer: o.buffer,
+      limits,
+      onRefusal: refuse,
+      hello: () => ({ version: o.loop.current()?.version ?? 0, lastSeq: o.buffer.since(0).at(-1)?.seq ?? 0 }),
+    });
+  o.shutdownSignal?.addEventListener('abort', () => streams.closeAll(), { once: true });
 
-  app.use('*', async (c, next) => {
-    c.header('X-Content-Type-Options', 'nosniff');
-    c.header('Referrer-Policy', 'no-referrer');
-    const path = c.req.path;
-    if (token === undefined || path === '/healthz' || path === '/readyz') return next();
-    // The dashboard's static files carry no data; the data they fetch is protected.
-    if (!path.startsWith('/api/') && path !== '/metrics') return next();
-    const header = c.req.header('authorization') ?? '';
-    const given = Buffer.from(header.startsWith('Bearer ') ? header.slice(7) : '');
-    if (given.length !== token.length || !timingSafeEqual(given, token)) {
-      c.header('WWW-Authenticate', 'Bearer realm="a2a-discovery"');
-      return c.json({ error: 'unauthorized', message: 'a bearer token is required (Authorization: Bearer <token>)' }, 401);
+  /** The JSON object body of `c` under `maxBytes`, or the 400/413 response to send instead. */
+  const body = async (c: Context, maxBytes: number): Promise<Record<string, unknown> | Response> => {
+    const read = await readJsonBody(c, maxBytes);
+    if (read.ok) return read.value ?? {};
+    if (read.tooLarge) {
+      refuse('body_bytes');
+      c.header('Connection', 'close');
+      return c.json({ error: 'payload-too-large', message: `the request body is larger than ${maxBytes} bytes (server.limits)` }, 413);
     }
-    return next();
-  });
+    return c.json({ error: 'bad-request', message: 'the body must be a JSON object' }, 400);
+  };
+
+  app.use(
+    '*',
+    requestGuard({
+      bindHost: o.bindHost ?? '127.0.0.1',
+      ...(o.allowedHosts && { allowedHosts: o.allowedHosts }),
+      ...(o.allowedOrigins && { allowedOrigins: o.allowedOrigins }),
+      ...(o.token !== undefined && { token: o.token }),
+      onRefusal: refuse,
+    }),
+  );
 
   app.get('/healthz', (c) => c.json({ ok: true }));
   app.get('/readyz', (c) =>
@@ -145,18 +177,21 @@ export function createApp(o: AppOptions): Hono {
   });
 
   app.post('/api/refresh', async (c) => {
+    const read = await body(c, limits.maxBodyBytes);
+    if (read instanceof Response) return read;
     const s = await o.loop.refreshNow();
     return c.json({ version: s?.version ?? 0, digest: s?.digest ?? null });
   });
 
   app.post('/api/chat', async (c) => {
-    const body = await readJson(c);
-    if (body === undefined || typeof body.message !== 'string' || body.message.trim() === '') {
+    const read = await body(c, limits.maxBodyBytes);
+    if (read instanceof Response) return read;
+    if (typeof read.message !== 'string' || read.message.trim() === '') {
       return c.json({ error: 'bad-request', message: 'a JSON body {"message": "...", "sessionId"?: "..."} is required' }, 400);
     }
-    const sessionId = typeof body.sessionId === 'string' && /^[A-Za-z0-9_.:-]{1,128}$/.test(body.sessionId) ? body.sessionId : `s-${crypto.randomUUID()}`;
+    const sessionId = typeof read.sessionId === 'string' && /^[A-Za-z0-9_.:-]{1,128}$/.test(read.sessionId) ? read.sessionId : `s-${crypto.randomUUID()}`;
     try {
-      const turn = await o.sessions.run(sessionId, body.message.slice(0, 4_000));
+      const turn = await o.sessions.run(sessionId, read.message.slice(0, 4_000));
       return c.json({
         sessionId,
         digest: turn.digest,
@@ -172,9 +207,10 @@ export function createApp(o: AppOptions): Hono {
   });
 
   app.post('/api/sessions/:id/upgrade', async (c) => {
-    const body = (await readJson(c)) ?? {};
+    const read = await body(c, limits.maxBodyBytes);
+    if (read instanceof Response) return read;
     try {
-      return c.json(await o.sessions.upgrade(c.req.param('id'), { force: body.force === true }));
+      return c.json(await o.sessions.upgrade(c.req.param('id'), { force: read.force === true }));
     } catch (err) {
       return errorResponse(c, err);
     }
@@ -185,65 +221,15 @@ export function createApp(o: AppOptions): Hono {
     return c.json({ ended: true });
   });
 
-  app.get('/api/stream', (c) => {
-    const header = c.req.header('last-event-id') ?? c.req.query('lastEventId');
-    const last = Number(header ?? NaN);
-    return streamSSE(c, async (stream) => {
-      const queue: DiscoveryEvent[] = [];
-      let wake: (() => void) | undefined;
-      const off = o.buffer.listen((e) => {
-        queue.push(e);
-        wake?.();
-      });
-      let closed = false;
-      stream.onAbort(() => {
-        closed = true;
-        wake?.();
-      });
-      const onShutdown = () => {
-        closed = true;
-        wake?.();
-      };
-      o.shutdownSignal?.addEventListener('abort', onShutdown, { once: true });
-      try {
-        // Resume: everything after Last-Event-ID still in the buffer; say so when some was lost.
-        if (Number.isFinite(last)) {
-          if (last < o.buffer.oldestSeq - 1) await stream.writeSSE({ event: 'gap', data: JSON.stringify({ from: last, oldest: o.buffer.oldestSeq }) });
-          for (const e of o.buffer.since(last)) await stream.writeSSE({ id: String(e.seq), event: e.type, data: JSON.stringify(e) });
-        } else {
-          await stream.writeSSE({ event: 'hello', data: JSON.stringify({ version: o.loop.current()?.version ?? 0, lastSeq: o.buffer.since(0).at(-1)?.seq ?? 0 }) });
-        }
-        const sent = new Set<number>();
-        while (!closed) {
-          if (queue.length === 0) {
-            await new Promise<void>((r) => {
-              wake = r;
-              setTimeout(r, 15_000).unref();
-            });
-            wake = undefined;
-            if (queue.length === 0 && !closed) await stream.writeSSE({ event: 'ping', data: '{}' });
-            continue;
-          }
-          const e = queue.shift()!;
-          if (Number.isFinite(last) && e.seq <= last) continue;
-          if (sent.has(e.seq)) continue;
-          sent.add(e.seq);
-          if (sent.size > 10_000) sent.clear();
-          await stream.writeSSE({ id: String(e.seq), event: e.type, data: JSON.stringify(e) });
-        }
-      } finally {
-        off();
-        o.shutdownSignal?.removeEventListener('abort', onShutdown);
-      }
-    });
-  });
+  app.get('/api/stream', (c) => streams.handle(c));
 
   // The discovery-trace explorer: the seed's experiment run by the real cache, validator and
   // matcher on a virtual clock (no network). POST the inputs (any subset of TraceInputs).
   app.post('/api/trace', async (c) => {
-    const body = (await readJson(c)) ?? {};
+    const read = await body(c, limits.maxTraceBodyBytes);
+    if (read instanceof Response) return read;
     try {
-      return c.json(await runTrace(body as Partial<TraceInputs>));
+      return c.json(await runTrace(read as Partial<TraceInputs>));
     } catch (err) {
       return errorResponse(c, err);
     }
@@ -257,15 +243,6 @@ export function createApp(o: AppOptions): Hono {
 
   app.onError((err, c) => errorResponse(c, err));
   return app;
-}
-
-async function readJson(c: Context): Promise<Record<string, unknown> | undefined> {
-  try {
-    const v: unknown = await c.req.json();
-    return typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Record<string, unknown>) : undefined;
-  } catch {
-    return undefined;
-  }
 }
 
 function errorResponse(c: Context, err: unknown): Response {

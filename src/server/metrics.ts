@@ -7,15 +7,18 @@ import type { CardCache } from '../cache/index.js';
 import type { EventStream } from '../events/index.js';
 import type { DiscoveryLoop } from '../loop/index.js';
 import type { TreeFactory } from '../adk/index.js';
+import type { RefusalReason } from './limits.js';
 
 export interface MetricsSources {
   events: EventStream;
   cache: CardCache;
   loop: DiscoveryLoop;
   trees?: TreeFactory;
+  /** Open event streams, read at scrape time. */
+  openStreams?: () => number;
 }
 
-export function createMetrics({ events, cache, loop, trees }: MetricsSources): { registry: Registry; close(): void } {
+export function createMetrics({ events, cache, loop, trees, openStreams }: MetricsSources): { registry: Registry; refusal(reason: RefusalReason): void; close(): void } {
   const registry = new Registry();
   const p = 'a2a_discovery_';
   const fetches = new Counter({ name: `${p}card_fetches_total`, help: 'Card cache decisions that reached the network, by outcome.', labelNames: ['outcome'], registers: [registry] });
@@ -64,6 +67,20 @@ export function createMetrics({ events, cache, loop, trees }: MetricsSources): {
       this.set(loop.snapshots.retained().length);
     },
   });
+  const refusals = new Counter({
+    name: `${p}http_refusals_total`,
+    help: 'Requests refused or cut by the service\'s checks and limits, by reason (docs/security.md).',
+    labelNames: ['reason'],
+    registers: [registry],
+  });
+  new Gauge({
+    name: `${p}sse_streams`,
+    help: 'Open /api/stream connections.',
+    registers: [registry],
+    collect() {
+      this.set(openStreams?.() ?? 0);
+    },
+  });
   const unsubscribe = events.subscribe((e) => {
     switch (e.type) {
       case 'card.result':
@@ -89,6 +106,7 @@ export function createMetrics({ events, cache, loop, trees }: MetricsSources): {
   const offEvict = trees?.onEvict(() => evictions.inc());
   return {
     registry,
+    refusal: (reason) => refusals.inc({ reason }),
     close() {
       unsubscribe();
       offEvict?.();

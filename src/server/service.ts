@@ -5,6 +5,7 @@
  */
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import type { Duplex } from 'node:stream';
 import { serve } from '@hono/node-server';
 import type { BaseLlm } from '@google/adk';
 import { setLogger as setAdkLogger } from '@google/adk';
@@ -28,6 +29,9 @@ import type { KubernetesSourceOptions, Source, StaticAgentConfig } from '../sour
 import { kubernetesSource, registrySource, staticSource, wellKnownSource } from '../sources/index.js';
 import { createApp } from './app.js';
 import { EventBuffer } from './event-buffer.js';
+import { EventStreamHub } from './event-stream-route.js';
+import type { ServerLimits } from './limits.js';
+import { DEFAULT_SERVER_LIMITS } from './limits.js';
 import type { Logger } from './logger.js';
 import { createLogger, logEvents } from './logger.js';
 import { createMetrics } from './metrics.js';
@@ -39,6 +43,12 @@ export interface ServiceOptions {
   port?: number;
   /** Required when `host` is not loopback. */
   token?: string;
+  /** Host names clients may use besides the bind address and loopback names (a reverse proxy's). */
+  allowedHosts?: readonly string[];
+  /** Origins allowed to make non-GET calls besides the service's own. */
+  allowedOrigins?: readonly string[];
+  /** Request, stream and socket limits (docs/security.md); defaults {@link DEFAULT_SERVER_LIMITS}. */
+  limits?: Partial<ServerLimits>;
   policy: HostPolicyOptions;
   credentials?: (origin: string) => Record<string, string> | undefined;
   signatures?: SignatureOptions;
@@ -153,9 +163,23 @@ export async function startService(o: ServiceOptions): Promise<RunningService> {
   const sessions = new SessionRunner({ trees });
   const buffer = new EventBuffer(events, 1_000);
   const archive = new SnapshotArchive(loop);
-  const metrics = createMetrics({ events, cache, loop, trees });
+  const limits: ServerLimits = { ...DEFAULT_SERVER_LIMITS, ...o.limits };
+  const refusal = (reason: Parameters<typeof metrics.refusal>[0]) => metrics.refusal(reason);
+  const streams = new EventStreamHub({
+    buffer,
+    limits,
+    onRefusal: refusal,
+    hello: () => ({ version: loop.current()?.version ?? 0, lastSeq: buffer.since(0).at(-1)?.seq ?? 0 }),
+  });
+  const metrics = createMetrics({ events, cache, loop, trees, openStreams: () => streams.size });
   const shutdown = new AbortController();
   const app = createApp({
+    bindHost: host,
+    ...(o.allowedHosts && { allowedHosts: o.allowedHosts }),
+    ...(o.allowedOrigins && { allowedOrigins: o.allowedOrigins }),
+    limits,
+    streams,
+    onRefusal: refusal,
     loop,
     cache,
     trees,
@@ -171,8 +195,23 @@ export async function startService(o: ServiceOptions): Promise<RunningService> {
   let server: Server;
   try {
     server = await new Promise<Server>((resolve, reject) => {
-      const s = serve({ fetch: app.fetch, port, hostname: host }, () => resolve(s as Server)) as Server;
+      const s = serve(
+        {
+          fetch: app.fetch,
+          port,
+          hostname: host,
+          serverOptions: {
+            headersTimeout: limits.headersTimeoutMs,
+            requestTimeout: limits.requestTimeoutMs,
+            keepAliveTimeout: limits.keepAliveTimeoutMs,
+            // How often Node checks the two timeouts above (its default, 30 s, would let them run long).
+            connectionsCheckingInterval: Math.max(100, Math.min(1_000, Math.floor(limits.headersTimeoutMs / 4))),
+          },
+        },
+        () => resolve(s as Server),
+      ) as Server;
       s.once('error', reject);
+      s.on('clientError', (err: NodeJS.ErrnoException, socket) => onClientError(err, socket, refusal));
     });
   } catch (err) {
     await Promise.allSettled([fetcher.close(), policyFetch.close()]);
@@ -222,6 +261,19 @@ export async function startService(o: ServiceOptions): Promise<RunningService> {
       return closing;
     },
   };
+}
+
+/**
+ * Node's own answer to a client error (408 for a request or headers timeout, 400 for a malformed
+ * request), plus the count; installing a listener replaces Node's default handling.
+ */
+function onClientError(err: NodeJS.ErrnoException, socket: Duplex, refusal: (reason: 'request_timeout') => void): void {
+  const timeout = err.code === 'ERR_HTTP_REQUEST_TIMEOUT';
+  if (timeout) refusal('request_timeout');
+  if (socket.writable && err.code !== 'ECONNRESET') {
+    socket.end(timeout ? 'HTTP/1.1 408 Request Timeout\r\nConnection: close\r\n\r\n' : 'HTTP/1.1 400 Bad Request\r\nConnection: close\r\n\r\n');
+  }
+  setTimeout(() => socket.destroy(), 1_000).unref();
 }
 
 /** ADK JS logs through its own global logger; in the service its lines go to ours. */

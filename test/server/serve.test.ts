@@ -144,13 +144,15 @@ describe('a2a-discovery serve (child process)', () => {
 
       const chat = (await json(`${s.url}/api/chat`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ sessionId: 'api-1', message: 'Is serial 7 under warranty?' }) })).body;
       assert.deepEqual([chat.sessionId, chat.author, chat.reply, chat.digest], ['api-1', 'warranty_agent', 'warranty: Is serial 7 under warranty?', digest]);
-      assert.equal((await json(`${s.url}/api/chat`, { method: 'POST', body: 'not json' })).status, 400);
+      assert.equal((await json(`${s.url}/api/chat`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: 'not json' })).status, 400);
+      assert.equal((await json(`${s.url}/api/chat`, { method: 'POST', body: 'not json' })).status, 415, 'text/plain is what a cross-site page can send');
       const sessions = (await json(`${s.url}/api/sessions`)).body;
       assert.deepEqual((sessions.sessions as Array<{ sessionId: string; digest: string }>).map((x) => [x.sessionId, x.digest]), [['api-1', digest]]);
-      assert.equal((await json(`${s.url}/api/sessions/api-1/upgrade`, { method: 'POST', body: '{}' })).body.changed, false);
-      assert.equal((await json(`${s.url}/api/sessions/api-1`, { method: 'DELETE' })).body.ended, true);
+      const jsonType = { 'content-type': 'application/json' };
+      assert.equal((await json(`${s.url}/api/sessions/api-1/upgrade`, { method: 'POST', headers: jsonType, body: '{}' })).body.changed, false);
+      assert.equal((await json(`${s.url}/api/sessions/api-1`, { method: 'DELETE', headers: jsonType })).body.ended, true);
 
-      const refreshed = (await json(`${s.url}/api/refresh`, { method: 'POST' })).body;
+      const refreshed = (await json(`${s.url}/api/refresh`, { method: 'POST', headers: jsonType })).body;
       assert.equal(refreshed.digest, digest);
 
       const events = (await json(`${s.url}/api/events?since=0`)).body.events as Array<{ seq: number; type: string }>;

@@ -66,7 +66,8 @@ function authHeaders() {
 export async function api(path, options = {}) {
   /** @type {Record<string, string>} */
   const headers = { accept: 'application/json', ...authHeaders() };
-  if (options.body !== undefined) headers['content-type'] = 'application/json';
+  // The service refuses state-changing calls without a JSON content type (a CSRF defence).
+  if (options.body !== undefined || (options.method ?? 'GET') !== 'GET') headers['content-type'] = 'application/json';
   const res = await fetch(path, {
     method: options.method ?? 'GET',
     headers,

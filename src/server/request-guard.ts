@@ -1,0 +1,122 @@
+/**
+ * The checks every request passes before a route sees it (docs/security.md):
+ *
+ * 1. `Host` must name the service: the bind address, `localhost`, `127.0.0.1`, `[::1]` or a
+ *    configured name (`server.allowedHosts`); with a wildcard bind, any IP literal too. Anything
+ *    else is 421, on every route: a DNS-rebinding page reaches us under its own name.
+ * 2. The path must percent-decode (400 otherwise).
+ * 3. With a token, `/api/*` and `/metrics` need `Authorization: Bearer <token>` (401).
+ * 4. On every method but GET and HEAD, an `Origin` that is not the service's own (or in
+ *    `server.allowedOrigins`) is 403, and — unless the bearer token was given — the content type
+ *    must be `application/json` (415): a cross-site form or `text/plain` fetch cannot send it
+ *    without a CORS preflight, which the service never grants.
+ *
+ * Responses carry `X-Content-Type-Options: nosniff` and `Referrer-Policy: no-referrer`.
+ */
+import { timingSafeEqual } from 'node:crypto';
+import { isIP } from 'node:net';
+import type { Context, MiddlewareHandler } from 'hono';
+import type { OnRefusal } from './limits.js';
+
+/** Inputs of {@link requestGuard}. */
+export interface RequestGuardOptions {
+  /** The address the server is bound to (`127.0.0.1`, `::`, `0.0.0.0`, a name). */
+  bindHost: string;
+  /** Further host names (or IP literals) clients may use, e.g. a reverse proxy's. */
+  allowedHosts?: readonly string[];
+  /** Further origins allowed to make non-GET calls (`https://discovery.example.com`). */
+  allowedOrigins?: readonly string[];
+  token?: string;
+  onRefusal?: OnRefusal;
+}
+
+const LOOPBACK_NAMES = ['localhost', '127.0.0.1', '[::1]'];
+
+/** Builds the middleware. */
+export function requestGuard(o: RequestGuardOptions): MiddlewareHandler {
+  const token = o.token !== undefined && o.token !== '' ? Buffer.from(o.token) : undefined;
+  const wildcard = o.bindHost === '0.0.0.0' || o.bindHost === '::' || o.bindHost === '[::]';
+  const hosts = new Set([...LOOPBACK_NAMES, ...(wildcard ? [] : [hostName(o.bindHost)]), ...(o.allowedHosts ?? []).map(hostName)]);
+  const origins = new Set((o.allowedOrigins ?? []).map((x) => x.toLowerCase().replace(/\/$/, '')));
+  const refuse = o.onRefusal ?? (() => undefined);
+
+  return async (c, next) => {
+    const host = parseHost(c.req.header('host'));
+    if (host === undefined) return c.json({ error: 'bad-request', message: 'the Host header is missing or malformed' }, 400);
+    if (!hosts.has(host.name) && !(wildcard && isIP(host.name.replace(/^\[|\]$/g, '')) !== 0)) {
+      refuse('host');
+      return c.json({ error: 'misdirected', message: `this service does not answer to the host name ${host.name} (add it to server.allowedHosts if a proxy uses it)` }, 421);
+    }
+    try {
+      decodeURIComponent(new URL(c.req.url).pathname);
+    } catch {
+      refuse('malformed_uri');
+      return c.json({ error: 'bad-request', message: 'the path is not valid percent-encoding' }, 400);
+    }
+
+    const path = c.req.path;
+    const isApi = path.startsWith('/api/') || path === '/metrics';
+    let authorized = false;
+    if (token !== undefined && (isApi || c.req.header('authorization') !== undefined)) {
+      const header = c.req.header('authorization') ?? '';
+      const given = Buffer.from(header.startsWith('Bearer ') ? header.slice(7) : '');
+      authorized = given.length === token.length && timingSafeEqual(given, token);
+      if (!authorized && isApi) {
+        c.header('WWW-Authenticate', 'Bearer realm="a2a-discovery"');
+        return c.json({ error: 'unauthorized', message: 'a bearer token is required (Authorization: Bearer <token>)' }, 401);
+      }
+    }
+
+    if (c.req.method !== 'GET' && c.req.method !== 'HEAD') {
+      const origin = c.req.header('origin');
+      if (origin !== undefined && !sameOrigin(origin, host.raw) && !origins.has(origin.toLowerCase())) {
+        refuse('origin');
+        return c.json({ error: 'forbidden', message: `requests from ${origin} are not allowed (the service only accepts its own origin; see server.allowedOrigins)` }, 403);
+      }
+      if (!authorized && !isJsonType(c.req.header('content-type'))) {
+        refuse('content_type');
+        return c.json({ error: 'unsupported-media-type', message: 'state-changing requests must be sent as Content-Type: application/json' }, 415);
+      }
+    }
+    await next();
+    securityHeaders(c);
+  };
+}
+
+function securityHeaders(c: Context): void {
+  try {
+    c.res.headers.set('X-Content-Type-Options', 'nosniff');
+    c.res.headers.set('Referrer-Policy', 'no-referrer');
+  } catch {
+    // An already-sent (streamed) response has immutable headers; the stream set its own.
+  }
+}
+
+/** The host name of a Host header value, lower case, no port, no trailing dot; undefined if malformed. */
+function parseHost(value: string | undefined): { name: string; raw: string } | undefined {
+  if (value === undefined || value === '' || /[\s/\\@?#]/.test(value)) return undefined;
+  try {
+    const url = new URL(`http://${value}`);
+    return { name: hostName(url.hostname), raw: url.host };
+  } catch {
+    return undefined;
+  }
+}
+
+function hostName(host: string): string {
+  const lower = host.toLowerCase().replace(/\.$/, '');
+  return isIP(lower) === 6 ? `[${lower}]` : lower;
+}
+
+function sameOrigin(origin: string, host: string): boolean {
+  try {
+    const url = new URL(origin);
+    return (url.protocol === 'http:' || url.protocol === 'https:') && url.host === host && origin.replace(/\/$/, '') === url.origin;
+  } catch {
+    return false;
+  }
+}
+
+function isJsonType(value: string | undefined): boolean {
+  return value !== undefined && value.split(';', 1)[0]!.trim().toLowerCase() === 'application/json';
+}
