@@ -160,11 +160,26 @@ const labelSelector = checked((value) =>
 // ---------------------------------------------------------------------------------------------
 // Sections
 
+const serverLimits = z.strictObject({
+  maxBodyBytes: positiveInt.default(64 * 1024),
+  maxTraceBodyBytes: positiveInt.default(256 * 1024),
+  maxStreams: positiveInt.default(64),
+  maxStreamsPerClient: positiveInt.default(8),
+  streamQueueEvents: positiveInt.default(512),
+  maxReplayEvents: positiveInt.default(256),
+  headersTimeoutMs: positiveInt.default(10_000),
+  requestTimeoutMs: positiveInt.default(30_000),
+  keepAliveTimeoutMs: positiveInt.default(5_000),
+});
+
 const server = z.strictObject({
   host: serverHost.default('127.0.0.1'),
   port: z.int().min(0).max(65535).default(7340), // 0 picks a free port
   tokenEnv: envName.optional(),
   tokenFile: filePath.optional(),
+  allowedHosts: z.array(serverHost).default([]),
+  allowedOrigins: z.array(origin).default([]),
+  limits: serverLimits.prefault({}),
 });
 
 const credential = z.strictObject({

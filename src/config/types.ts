@@ -22,6 +22,34 @@ export interface ServerConfig {
   readonly tokenEnv?: string;
   /** Absolute path of a file holding the bearer token (resolved against the config file's directory). */
   readonly tokenFile?: string;
+  /** Host names the service answers to besides the bind address and `localhost`/`127.0.0.1`/`[::1]` (a reverse proxy's). Default none. */
+  readonly allowedHosts: readonly string[];
+  /** Origins allowed to make non-GET calls besides the service's own. Default none. */
+  readonly allowedOrigins: readonly string[];
+  /** Request, stream and socket limits; see docs/security.md. */
+  readonly limits: ServerLimitsConfig;
+}
+
+/** `server.limits:` sizes in bytes, durations in milliseconds. */
+export interface ServerLimitsConfig {
+  /** Largest JSON body of /api/chat, /api/refresh, /api/sessions/:id/upgrade. Default 65536. */
+  readonly maxBodyBytes: number;
+  /** Largest JSON body of /api/trace. Default 262144. */
+  readonly maxTraceBodyBytes: number;
+  /** Open /api/stream connections overall. Default 64. */
+  readonly maxStreams: number;
+  /** Open /api/stream connections per client address. Default 8. */
+  readonly maxStreamsPerClient: number;
+  /** Events queued for a slow stream reader before it is dropped. Default 512. */
+  readonly streamQueueEvents: number;
+  /** Events replayed after Last-Event-ID. Default 256. */
+  readonly maxReplayEvents: number;
+  /** Time to receive a request's headers. Default 10000. */
+  readonly headersTimeoutMs: number;
+  /** Time to receive a whole request. Default 30000. */
+  readonly requestTimeoutMs: number;
+  /** Idle keep-alive time between requests. Default 5000. */
+  readonly keepAliveTimeoutMs: number;
 }
 
 /** One entry of `credentials:`, headers sent only to one exact origin. */

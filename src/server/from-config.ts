@@ -10,6 +10,9 @@ export function serviceOptionsFromConfig(config: DiscoveryConfig, secrets: Resol
     host: config.server.host,
     port: config.server.port,
     ...(secrets.token !== undefined && { token: secrets.token }),
+    allowedHosts: config.server.allowedHosts,
+    allowedOrigins: config.server.allowedOrigins,
+    limits: config.server.limits,
     policy: { allow: config.allow, allowLoopback: config.allowLoopback, allowCidrs: config.allowCidrs },
     ...(config.credentials.length > 0 && { credentials: secrets.credentials }),
     signatures: {
