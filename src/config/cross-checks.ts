@@ -129,10 +129,14 @@ export function crossCheck(doc: Raw, source: YamlSource): Problem[] {
     strings(agent.tags).forEach(([j, tag]) => {
       if (!vocabulary.has(tag)) add(['static', i, 'tags', j], outside(tag));
     });
-    const url = string(agent.url);
-    if (url !== undefined && impossibleUrl(url) === undefined) {
-      const refusal = admits(url);
-      if (refusal !== undefined) add(['static', i, 'url'], `${refusal}; add its origin to allow`);
+    if (agent.url === undefined && agent.cardUrl === undefined) add(['static', i, 'url'], 'is required (the base URL), unless cardUrl gives the card URL');
+    if (agent.url !== undefined && agent.cardUrl !== undefined) add(['static', i, 'cardUrl'], 'give either url (a base URL) or cardUrl (the card URL), not both');
+    for (const field of ['url', 'cardUrl'] as const) {
+      const url = string(agent[field]);
+      if (url !== undefined && impossibleUrl(url) === undefined) {
+        const refusal = admits(url);
+        if (refusal !== undefined) add(['static', i, field], `${refusal}; add its origin to allow`);
+      }
     }
   });
   const fallback = string(root.fallback);

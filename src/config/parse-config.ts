@@ -219,7 +219,7 @@ function build(out: SchemaOutput, baseDir: string): DiscoveryConfig {
       }),
       maxAgents: policies.maxAgents,
     },
-    static: out.static.map((a) => ({ name: a.name, url: a.url, description: a.description, tags: a.tags, critical: a.critical })),
+    static: out.static.map((a) => ({ name: a.name, ...(a.cardUrl !== undefined ? { cardUrl: a.cardUrl } : { url: a.url as string }), description: a.description, tags: a.tags, critical: a.critical })),
     sources: {
       ...(sources.wellKnown !== undefined && { wellKnown: { ...sources.wellKnown } }),
       registries: sources.registries.map((r) => ({ ...r })),

@@ -81,6 +81,16 @@ export function impossibleUrl(value: string, httpsOnly = false): string | undefi
   return undefined;
 }
 
+/** Why a string is not a card's own URL (an http(s) URL whose path ends in .json, no query or fragment), or undefined. */
+export function impossibleCardUrl(value: string): string | undefined {
+  const why = impossibleUrl(value);
+  if (why !== undefined) return why;
+  const url = new URL(value);
+  if (!/\.json$/i.test(url.pathname)) return `${describeValue(value)} is not a card URL: its path must end in .json (give a base URL as url instead)`;
+  if (url.search !== '' || url.hash !== '') return `${describeValue(value)}: a card URL has no query or fragment`;
+  return undefined;
+}
+
 /** The origin `https://host[:port]` of an origin string, or undefined when it is not one. */
 export function originOf(value: string): string | undefined {
   let url: URL;
@@ -230,7 +240,9 @@ const policies = z.strictObject({
 
 const staticAgent = z.strictObject({
   name: localName,
-  url: checked((value) => impossibleUrl(value)),
+  // Exactly one of url (a base URL) and cardUrl (the card's own URL): cross-checks.
+  url: checked((value) => impossibleUrl(value) ?? (/\.json$/i.test(new URL(value).pathname) ? `${describeValue(value)} names a card (its path ends in .json); give it as cardUrl` : undefined)).optional(),
+  cardUrl: checked((value) => impossibleCardUrl(value)).optional(),
   description: text(1000),
   tags: z.array(tag).min(1),
   critical: z.boolean().default(false),

@@ -126,8 +126,10 @@ export interface PoliciesConfig {
 export interface StaticAgentEntry {
   /** Local name, `^[a-z][a-z0-9_]{1,47}$`, unique, not `user`, not the root's name. */
   readonly name: string;
-  /** Base URL, admitted by the allowlist. */
-  readonly url: string;
+  /** Base URL, admitted by the allowlist. Exactly one of `url` and `cardUrl`. */
+  readonly url?: string;
+  /** The card's own URL (path ending in `.json`), fetched exactly there; its origin must be allowlisted. */
+  readonly cardUrl?: string;
   /** Reviewed description (1–1000 characters). */
   readonly description: string;
   /** Reviewed tags, each in the vocabulary. At least one. */

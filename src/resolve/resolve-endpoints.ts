@@ -1,6 +1,7 @@
 /**
  * The resolver: merges the records of every source, keeps each record's provenance, removes
- * duplicates by normalized base URL, and applies the host policy. A source can propose an
+ * duplicates by normalized endpoint URL (base URL, or the card URL of an endpoint given by its
+ * card URL), and applies the host policy. A source can propose an
  * endpoint; only the allowlist admits it. Pure: no I/O, no events (the loop reports changes).
  */
 import type { DiscoveryErrorCode } from '../errors.js';
@@ -10,7 +11,11 @@ import type { EndpointRecord } from '../sources/index.js';
 
 /** One admitted endpoint and every record that proposed it. */
 export interface AdmittedEndpoint {
-  /** Normalized base URL (origin + path ending in `/`): the endpoint's identity everywhere. */
+  /**
+   * The endpoint's identity everywhere: the normalized base URL (origin + path ending in `/`),
+   * or, for an endpoint given by its card URL (a path ending in `.json`), the normalized card
+   * URL (origin + path), which is fetched exactly there.
+   */
   readonly baseUrl: string;
   /** Records in source order; the first is the primary proposal. */
   readonly records: readonly EndpointRecord[];
@@ -43,7 +48,7 @@ export function resolveEndpoints(recordLists: ReadonlyArray<readonly EndpointRec
     for (const record of list) {
       let key: string;
       try {
-        key = hostPolicy.normalizeBaseUrl(record.baseUrl);
+        key = hostPolicy.normalizeEndpoint(record.baseUrl);
       } catch (err) {
         refused.push(Object.freeze({
           record,

@@ -4,7 +4,7 @@
  * page and turns one page's bytes into entries plus an optional next-page URL.
  *
  * The built-in {@link simpleCatalogAdapter} reads the documented format
- * `{ "agents": [{ "name", "url", "tags"? }], "next"? }`. Other registries (Google Cloud Agent
+ * `{ "agents": [{ "name", "url" | "cardUrl", "tags"? }], "next"? }`. Other registries (Google Cloud Agent
  * Registry, an MCP-registry-style catalog) plug in as further adapters.
  *
  * @module
@@ -15,7 +15,10 @@ import { describe, hasControl } from './source-core.js';
 /** One catalog entry as an adapter read it. All of it is untrusted data. */
 export interface RegistryEntry {
   name: string;
-  url: string;
+  /** The agent's base URL. Exactly one of `url` and `cardUrl`. */
+  url?: string;
+  /** The card's own URL (path ending in `.json`), fetched exactly there. */
+  cardUrl?: string;
   tags?: string[];
 }
 
@@ -56,13 +59,15 @@ const decoder = new TextDecoder('utf-8', { fatal: true });
  * The simple catalog format:
  *
  * ```json
- * { "agents": [ { "name": "billing", "url": "https://billing.example.com/", "tags": ["billing"] } ],
+ * { "agents": [ { "name": "billing", "url": "https://billing.example.com/", "tags": ["billing"] },
+ *               { "name": "finance", "cardUrl": "https://agents.example.com/.well-known/finance/agent-card.json" } ],
  *   "next": "/agents?page=2" }
  * ```
  *
  * - `agents` (required): an array of entries. `name`: a string of 1–200 characters without control
- *   characters. `url`: a string of at most 2048 characters (an entry whose URL is not an absolute
- *   http(s) URL is dropped by the source with a reported problem). `tags` (optional): up to 64
+ *   characters. `url` (the base URL) or `cardUrl` (the card's own URL, path ending in `.json`),
+ *   exactly one: a string of at most 2048 characters (an entry whose URL is not an absolute
+ *   http(s) URL of its kind is dropped by the source with a reported problem). `tags` (optional): up to 64
  *   strings of 1–64 characters, without commas or control characters. Other members are ignored.
  * - `next` (optional, string or null): the next page, absolute or relative to this page's URL;
  *   it must stay on the catalog's origin.
@@ -112,13 +117,19 @@ function readEntry(raw: unknown, at: string, problems: Problem[]): RegistryEntry
     problems.push({ path: at, message: `must be an object with name and url, got ${describe(raw)}` });
     return undefined;
   }
-  const { name, url, tags } = raw as Record<string, unknown>;
+  const { name, url, cardUrl, tags } = raw as Record<string, unknown>;
   const before = problems.length;
   if (typeof name !== 'string' || name.trim() === '' || name.length > MAX_NAME || hasControl(name)) {
     problems.push({ path: `${at}.name`, message: `must be a non-empty string of at most ${MAX_NAME} characters without control characters, got ${describe(name)}` });
   }
-  if (typeof url !== 'string' || url === '' || url.length > MAX_URL) {
-    problems.push({ path: `${at}.url`, message: `must be a non-empty string of at most ${MAX_URL} characters, got ${describe(url)}` });
+  if (url !== undefined && cardUrl !== undefined) {
+    problems.push({ path: `${at}.cardUrl`, message: 'give either url (a base URL) or cardUrl (the card URL), not both' });
+  } else {
+    const field = cardUrl !== undefined ? 'cardUrl' : 'url';
+    const value = cardUrl ?? url;
+    if (typeof value !== 'string' || value === '' || value.length > MAX_URL) {
+      problems.push({ path: `${at}.${field}`, message: `must be a non-empty string of at most ${MAX_URL} characters, got ${describe(value)}` });
+    }
   }
   if (tags !== undefined && tags !== null) {
     if (!Array.isArray(tags) || tags.length > MAX_TAGS) problems.push({ path: `${at}.tags`, message: `must be an array of at most ${MAX_TAGS} strings, got ${describe(tags)}` });
@@ -131,7 +142,7 @@ function readEntry(raw: unknown, at: string, problems: Problem[]): RegistryEntry
     }
   }
   if (problems.length > before) return undefined;
-  const entry: RegistryEntry = { name: name as string, url: url as string };
+  const entry: RegistryEntry = cardUrl !== undefined ? { name: name as string, cardUrl: cardUrl as string } : { name: name as string, url: url as string };
   if (Array.isArray(tags)) entry.tags = [...(tags as string[])];
   return entry;
 }

@@ -15,7 +15,7 @@ import { DiscoveryError, isDiscoveryError, toDiscoveryError, type Problem } from
 import type { EventStream } from '../events/index.js';
 import type { CardFetcher } from '../fetch/index.js';
 import { simpleCatalogAdapter, type RegistryAdapter } from './registry-adapter.js';
-import { OptionProblems, SourceCore, describe, impossibleUrl } from './source-core.js';
+import { OptionProblems, SourceCore, describe, impossibleBaseUrl, impossibleCardUrl, impossibleUrl } from './source-core.js';
 import type { EndpointRecord, Source, SourceListener, SourceState } from './types.js';
 
 /** Inputs of {@link registrySource}. Durations are milliseconds. */
@@ -46,10 +46,11 @@ const DEFAULT_MAX_PAGES = 20;
 /**
  * Creates a registry source. Pure: validates the options and does no I/O.
  *
- * Records: `name` = the entry's name, `baseUrl` = its url as given, `metadata` =
- * `{ registry: <adapter name>, tags?: <comma-joined> }`. An entry whose url is not an absolute
- * http(s) URL is dropped and reported (state `problems`, a `source-problem` alert) at path
- * `pages[p].records[i].url` (0-based).
+ * Records: `name` = the entry's name, `baseUrl` = its `url` (or `cardUrl`, the card's own URL,
+ * fetched exactly there) as given, `metadata` = `{ registry: <adapter name>, tags?: <comma-joined> }`.
+ * An entry whose url is not an absolute http(s) URL (a `cardUrl` also needs a path ending in
+ * `.json`; a `url` must not have one) is dropped and reported (state `problems`, a
+ * `source-problem` alert) at path `pages[p].records[i].url` / `.cardUrl` (0-based).
  *
  * A refresh fails, keeping the last good list, setting `error` and emitting a `source-error`
  * alert, when: a fetch fails (the fetcher's codes, e.g. `ERR_HOST_NOT_ALLOWED`,
@@ -204,19 +205,21 @@ class RegistrySource implements Source {
       }
       parsed.records.forEach((entry, i) => {
         const at = `pages[${page}].records[${i}]`;
-        const { name, url, tags } = (entry ?? {}) as Partial<{ name: unknown; url: unknown; tags: unknown }>;
-        if (typeof name !== 'string' || name === '' || typeof url !== 'string') {
-          problems.push({ path: at, message: `entry on ${pageUrl} has no name or url string; skipped` });
+        const { name, url, cardUrl, tags } = (entry ?? {}) as Partial<{ name: unknown; url: unknown; cardUrl: unknown; tags: unknown }>;
+        const field = cardUrl !== undefined && url === undefined ? 'cardUrl' : 'url';
+        const given = field === 'cardUrl' ? cardUrl : url;
+        if (typeof name !== 'string' || name === '' || typeof given !== 'string') {
+          problems.push({ path: at, message: `entry on ${pageUrl} has no name or url (or cardUrl) string; skipped` });
           return;
         }
-        const why = impossibleUrl(url);
+        const why = field === 'cardUrl' ? impossibleCardUrl(given) : impossibleBaseUrl(given);
         if (why !== undefined) {
-          problems.push({ path: `${at}.url`, message: `entry ${describe(name)} on ${pageUrl}: ${why}; skipped` });
+          problems.push({ path: `${at}.${field}`, message: `entry ${describe(name)} on ${pageUrl}: ${why}; skipped` });
           return;
         }
         const metadata: Record<string, string> = { registry: adapter.name };
         if (Array.isArray(tags) && tags.length > 0) metadata['tags'] = tags.map(String).join(',');
-        records.push({ name, baseUrl: url, source: id, metadata });
+        records.push({ name, baseUrl: given, source: id, metadata });
       });
       if (parsed.next === undefined) break;
       const next = this.#sameOrigin(parsed.next, pageUrl, 'next page');

@@ -198,6 +198,30 @@ export function impossibleUrl(value: string): string | undefined {
   return undefined;
 }
 
+/**
+ * Why a string cannot be an endpoint's card URL, or undefined when it can: an absolute http(s)
+ * URL (as {@link impossibleUrl}) whose path ends in `.json`, without query or fragment.
+ */
+export function impossibleCardUrl(value: string): string | undefined {
+  const why = impossibleUrl(value);
+  if (why !== undefined) return why;
+  const url = new URL(value);
+  if (!/\.json$/i.test(url.pathname)) return `${describe(value)} is not a card URL: its path must end in .json (give a base URL as url instead)`;
+  if (url.search !== '' || url.hash !== '') return `${describe(value)}: a card URL has no query or fragment`;
+  return undefined;
+}
+
+/**
+ * Why a string cannot be a base URL in a field meant for one: {@link impossibleUrl}, or a path
+ * ending in `.json`, which names a card and belongs in `cardUrl`.
+ */
+export function impossibleBaseUrl(value: string): string | undefined {
+  const why = impossibleUrl(value);
+  if (why !== undefined) return why;
+  if (/\.json$/i.test(new URL(value).pathname)) return `${describe(value)} names a card (its path ends in .json); give it as cardUrl, or give the base URL here`;
+  return undefined;
+}
+
 /** True when the string has an ASCII control character (C0 or DEL) or a Unicode line/paragraph separator. */
 export function hasControl(value: string): boolean {
   // eslint-disable-next-line no-control-regex

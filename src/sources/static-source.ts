@@ -6,15 +6,25 @@
  * @module
  */
 import type { Clock } from '../clock/index.js';
-import { FixedListSource, OptionProblems, describe, hasControl, impossibleUrl } from './source-core.js';
+import { FixedListSource, OptionProblems, describe, hasControl, impossibleBaseUrl, impossibleCardUrl } from './source-core.js';
 import type { EndpointRecord, Source } from './types.js';
 
 /** One configured agent. Every field is reviewed configuration, never card text. */
 export interface StaticAgentConfig {
   /** The local name, `^[a-z][a-z0-9_]{1,47}$`, unique within the source. */
   name: string;
-  /** The agent's base URL (absolute `https:`, or `http:` for loopback development). */
-  url: string;
+  /**
+   * The agent's base URL (absolute `https:`, or `http:` for loopback development); its card is
+   * read at `.well-known/agent-card.json` under it (or the A2A 0.2 `.well-known/agent.json`).
+   * Give exactly one of `url` and `cardUrl`.
+   */
+  url?: string;
+  /**
+   * The card's own URL, for a card published elsewhere than under a base URL, e.g.
+   * `https://host/.well-known/finance/agent-card.json`: fetched exactly there (path ending in
+   * `.json`, no query or fragment). The endpoint is then keyed by this URL.
+   */
+  cardUrl?: string;
   /** The reviewed description used for routing (1–1000 characters). */
   description: string;
   /** The reviewed tags it is expected to serve: at least one; no commas or whitespace; ≤ 64 characters each. */
@@ -52,7 +62,7 @@ const MAX_TAG = 64;
  * Creates the static source. Pure: validates every entry and does no I/O. Its list is known
  * from the start, so `current()` is synced before any refresh, and `refresh()` never fails.
  *
- * Records: `name` = the local name, `baseUrl` = `url` as configured, `metadata` =
+ * Records: `name` = the local name, `baseUrl` = `url` (or `cardUrl`) as configured, `metadata` =
  * `{ description, tags (comma-joined), critical: 'true' | 'false' }` (for display; later stages
  * should read {@link StaticSource.agent}).
  *
@@ -91,7 +101,7 @@ class StaticSourceImpl extends FixedListSource implements StaticSource {
 function toRecord(agent: Readonly<StaticAgentConfig>, source: string): EndpointRecord {
   return {
     name: agent.name,
-    baseUrl: agent.url,
+    baseUrl: (agent.url ?? agent.cardUrl) as string,
     source,
     metadata: { description: agent.description, tags: agent.tags.join(','), critical: agent.critical === true ? 'true' : 'false' },
   };
@@ -107,7 +117,7 @@ function validateAgents(value: unknown, check: OptionProblems): readonly Readonl
   value.forEach((raw: unknown, i) => {
     const at = `agents[${i}]`;
     if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) {
-      check.add(at, `must be an object with name, url, description and tags, got ${describe(raw)}`);
+      check.add(at, `must be an object with name, url (or cardUrl), description and tags, got ${describe(raw)}`);
       return;
     }
     const entry = raw as Record<string, unknown>;
@@ -117,7 +127,7 @@ function validateAgents(value: unknown, check: OptionProblems): readonly Readonl
       ok = false;
     };
 
-    const { name, url, description, tags, critical } = entry;
+    const { name, url, cardUrl, description, tags, critical } = entry;
     if (typeof name !== 'string' || !LOCAL_NAME.test(name)) {
       bad('name', `must match ${LOCAL_NAME.source} (a lower-case local name, 2-48 characters), got ${describe(name)}`);
     } else if (name === 'user') {
@@ -128,10 +138,14 @@ function validateAgents(value: unknown, check: OptionProblems): readonly Readonl
       firstIndex.set(name, i);
     }
 
-    if (typeof url !== 'string') bad('url', `must be a string, got ${describe(url)}`);
-    else {
-      const why = impossibleUrl(url);
+    if (url === undefined && cardUrl === undefined) bad('url', 'is required (the base URL), unless cardUrl gives the card URL');
+    else if (url !== undefined && cardUrl !== undefined) bad('cardUrl', 'give either url (a base URL) or cardUrl (the card URL), not both');
+    else if (url !== undefined) {
+      const why = typeof url === 'string' ? impossibleBaseUrl(url) : `must be a string, got ${describe(url)}`;
       if (why !== undefined) bad('url', why);
+    } else {
+      const why = typeof cardUrl === 'string' ? impossibleCardUrl(cardUrl) : `must be a string, got ${describe(cardUrl)}`;
+      if (why !== undefined) bad('cardUrl', why);
     }
 
     if (typeof description !== 'string' || description.trim() === '') bad('description', `must be a non-empty string, got ${describe(description)}`);
@@ -153,7 +167,7 @@ function validateAgents(value: unknown, check: OptionProblems): readonly Readonl
     out.push(
       Object.freeze({
         name: name as string,
-        url: url as string,
+        ...(url !== undefined ? { url: url as string } : { cardUrl: cardUrl as string }),
         description: description as string,
         tags: Object.freeze([...(tags as string[])]),
         critical: critical === true,

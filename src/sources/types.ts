@@ -21,8 +21,10 @@ export interface EndpointRecord {
    */
   readonly name: string;
   /**
-   * The base URL as proposed. Not normalized and not allowlisted here; only syntactically
-   * impossible URLs are dropped by a source (with a reported problem).
+   * The base URL as proposed, or the card's own URL for an endpoint given by its card URL (a path
+   * ending in `.json`, see `isCardUrl`: fetched exactly there, no well-known path appended). Not
+   * normalized and not allowlisted here; only syntactically impossible URLs are dropped by a
+   * source (with a reported problem).
    */
   readonly baseUrl: string;
   /** The id of the source that proposed it, e.g. `'static'`, `'partners'`. */

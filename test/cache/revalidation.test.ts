@@ -5,58 +5,14 @@
  */
 import { after, afterEach, before, beforeEach, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import http from 'node:http';
-import type { AddressInfo, Socket } from 'node:net';
 import type { CardCacheOptions } from '../../src/cache/index.js';
 import { CardCache, MemoryCardStore } from '../../src/cache/index.js';
 import { VirtualClock } from '../../src/clock/index.js';
 import type { CardFetcher } from '../../src/fetch/index.js';
 import { createCardFetcher, HostPolicy } from '../../src/fetch/index.js';
 import { cardFor } from '../helpers/cards.js';
-
-interface Answer {
-  status: number;
-  headers?: Record<string, string>;
-  body?: unknown;
-}
-type Script = (req: http.IncomingMessage, path: string) => Answer;
-
-/** A loopback server whose every answer is decided by the current script. */
-export async function startScriptedServer(): Promise<{
-  origin: string;
-  requests: Array<{ path: string; headers: http.IncomingHttpHeaders }>;
-  script: (fn: Script) => void;
-  close: () => Promise<void>;
-}> {
-  let current: Script = () => ({ status: 500 });
-  const requests: Array<{ path: string; headers: http.IncomingHttpHeaders }> = [];
-  const sockets = new Set<Socket>();
-  const server = http.createServer((req, res) => {
-    const path = req.url ?? '/';
-    requests.push({ path, headers: req.headers });
-    const a = current(req, path);
-    const body = a.body === undefined ? '' : typeof a.body === 'string' ? a.body : JSON.stringify(a.body);
-    res.writeHead(a.status, { ...(a.status !== 304 && { 'content-type': 'application/json' }), ...a.headers });
-    res.end(a.status === 304 ? undefined : body);
-  });
-  server.on('connection', (s) => {
-    sockets.add(s);
-    s.on('close', () => sockets.delete(s));
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  return {
-    origin,
-    requests,
-    script: (fn) => {
-      current = fn;
-    },
-    close: async () => {
-      for (const s of sockets) s.destroy();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
-    },
-  };
-}
+import type { Answer } from './scripted-server.js';
+import { startScriptedServer } from './scripted-server.js';
 
 describe('CardCache revalidation (RFC 9111)', () => {
   let srv: Awaited<ReturnType<typeof startScriptedServer>>;

@@ -193,7 +193,7 @@ describe('the sections fit the stages that use them', () => {
   test('runtime: the example builds the real allowlist, vocabulary and sources without a complaint', async () => {
     const c = await loadConfig(EXAMPLE);
     const policy = HostPolicy.from({ allow: c.allow, allowLoopback: c.allowLoopback, allowCidrs: c.allowCidrs });
-    for (const agent of c.static) assert.equal(policy.check(agent.url).allowed, true, agent.url);
+    for (const agent of c.static) assert.equal(policy.check((agent.url ?? agent.cardUrl)!).allowed, true, agent.url);
     const vocabulary = new TagVocabulary(c.vocabulary);
     for (const need of c.needs) assert.ok(vocabulary.has(need.tag));
     assert.deepEqual(staticSource({ agents: c.static }).agents.map((a) => a.name), ['billing_agent', 'warranty_agent']);
