@@ -15,6 +15,8 @@ import { signCard } from '../../src/card/index.js';
 import { cardFor } from '../helpers/cards.js';
 import type { CliRun } from '../helpers/cli.js';
 import { runCli } from '../helpers/cli.js';
+import { probeUrl } from '../../src/cli/probe-url.js';
+import { startScriptedServer } from '../cache/scripted-server.js';
 
 const cli = (...args: string[]): Promise<CliRun> => runCli(args);
 
@@ -234,5 +236,35 @@ describe('probe <url>', () => {
     const { code, report } = await json('probe', ep.baseUrl, '--allow-loopback');
     assert.equal(code, 1);
     assert.match(JSON.stringify(report.problems), /169\.254\.169\.254/);
+  });
+});
+
+describe('probe <url> in process (the card URL rule shared with discovery)', () => {
+  let srv: Awaited<ReturnType<typeof startScriptedServer>>;
+  before(async () => {
+    srv = await startScriptedServer();
+  });
+  after(async () => {
+    await srv.close();
+  });
+  const options = { allow: [], allowLoopback: true, signatureMode: 'if-present' as const, trustKeys: [] };
+  const serveAt = (path: string) =>
+    srv.script((_req, p) => (p === path ? { status: 200, headers: { etag: '"c"', 'cache-control': 'max-age=60' }, body: cardFor(srv, 'p') } : { status: 404 }));
+
+  test('a full card URL is fetched exactly there, not with the well-known path appended', async () => {
+    serveAt('/p/.well-known/finance/agent-card.json');
+    srv.requests.length = 0;
+    const report = await probeUrl(`${srv.origin}/p/.well-known/finance/agent-card.json`, options);
+    assert.equal(report.accepted, true, JSON.stringify(report.problems));
+    assert.equal(report.source, `${srv.origin}/p/.well-known/finance/agent-card.json`);
+    assert.ok(srv.requests.every((r) => r.path === '/p/.well-known/finance/agent-card.json'), JSON.stringify(srv.requests.map((r) => r.path)));
+  });
+
+  test('a base URL whose agent-card.json answers 404 is read at the A2A 0.2 path, with a note', async () => {
+    serveAt('/q/.well-known/agent.json');
+    const report = await probeUrl(`${srv.origin}/q/`, options);
+    assert.equal(report.accepted, true, JSON.stringify(report.problems));
+    assert.equal(report.source, `${srv.origin}/q/.well-known/agent.json`);
+    assert.ok(report.http?.notes.some((n) => /A2A 0\.2 path/.test(n)));
   });
 });
