@@ -3,10 +3,10 @@
  * a card. File mode reads a local card; URL mode (see probe-url.ts) fetches it through the same
  * safe fetcher discovery uses.
  */
-import { readFile } from 'node:fs/promises';
 import type { JWK } from 'jose';
 import { checkCard } from '../card/index.js';
 import type { SignatureMode, TrustedKey } from '../card/index.js';
+import { readBoundedFile } from '../config/index.js';
 import { DiscoveryError } from '../errors.js';
 import { HostPolicy } from '../fetch/index.js';
 import type { ProbeReport } from './probe-report.js';
@@ -32,7 +32,7 @@ export async function loadTrustKeys(files: readonly string[]): Promise<TrustedKe
   for (const file of files) {
     let value: unknown;
     try {
-      value = JSON.parse(await readFile(file, 'utf8'));
+      value = JSON.parse((await readBoundedFile(file, 64 * 1024)).toString('utf8'));
     } catch (err) {
       throw new DiscoveryError('ERR_USAGE', `cannot read trust key ${file}: ${(err as Error).message}`, { cause: err });
     }
@@ -49,7 +49,8 @@ export async function loadTrustKeys(files: readonly string[]): Promise<TrustedKe
 export async function probeFile(path: string, options: ProbeOptions): Promise<ProbeReport> {
   let bytes: Buffer;
   try {
-    bytes = await readFile(path);
+    // Bounded well above the card limit, so an oversized card is still explained by the check.
+    bytes = await readBoundedFile(path, 16 * (options.maxBytes ?? 65_536));
   } catch (err) {
     throw new DiscoveryError('ERR_USAGE', `cannot read ${path}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`, { cause: err });
   }

@@ -9,6 +9,7 @@ export type { ParseConfigOptions } from './parse-config.js';
 export { resolveSecrets } from './resolve-secrets.js';
 export type { ResolvedSecrets } from './resolve-secrets.js';
 export { formatProblems } from './format-problems.js';
+export { readBoundedFile, FileReadError } from './read-bounded-file.js';
 export type {
   DiscoveryConfig,
   ServerConfig,

@@ -4,11 +4,11 @@
  *
  * @module
  */
-import { readFile } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
 import type { z } from 'zod';
 import { DiscoveryError, type Problem } from '../errors.js';
 import { crossCheck } from './cross-checks.js';
+import { fileErrorReason, FileReadError, readBoundedFile } from './read-bounded-file.js';
 import { describeValue, errorMap, formatPath, unknownKeyMessage, type ConfigPath } from './messages.js';
 import { configSchema, originOf, SECTIONS, SOURCE_SECTIONS, type SchemaOutput } from './schema.js';
 import type { DiscoveryConfig } from './types.js';
@@ -88,30 +88,19 @@ export function parseConfig(text: string, options: ParseConfigOptions = {}): Dis
 export async function loadConfig(file: string): Promise<DiscoveryConfig> {
   let bytes: Buffer;
   try {
-    bytes = await readFile(file);
+    bytes = await readBoundedFile(file, MAX_CONFIG_BYTES);
   } catch (err) {
+    if (err instanceof FileReadError && err.tooLarge) {
+      throw invalid([{ path: '$', message: `the file is larger than ${MAX_CONFIG_BYTES} bytes, the most a configuration may be`, line: 1, column: 1 }], file);
+    }
     throw new DiscoveryError('ERR_USAGE', `cannot read configuration file ${file}: ${fsReason(err)}`, { stage: 'config', cause: err });
-  }
-  if (bytes.byteLength > MAX_CONFIG_BYTES) {
-    throw invalid([{ path: '$', message: `the file is ${bytes.byteLength} bytes; a configuration may be at most ${MAX_CONFIG_BYTES} bytes`, line: 1, column: 1 }], file);
   }
   return parseConfig(bytes.toString('utf8'), { file, baseDir: dirname(resolve(file)) });
 }
 
 /** A short reason for a file system error, without the file's content. */
 export function fsReason(err: unknown): string {
-  const code = (err as { code?: unknown } | null)?.code;
-  switch (code) {
-    case 'ENOENT':
-      return 'no such file';
-    case 'EACCES':
-    case 'EPERM':
-      return 'permission denied';
-    case 'EISDIR':
-      return 'it is a directory';
-    default:
-      return typeof code === 'string' ? code : err instanceof Error ? err.message : String(err);
-  }
+  return err instanceof FileReadError ? err.message : fileErrorReason(err);
 }
 
 function invalid(problems: readonly Problem[], file: string | undefined): DiscoveryError {

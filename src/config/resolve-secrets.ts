@@ -6,13 +6,13 @@
  * @module
  */
 import { createPublicKey, type JsonWebKey } from 'node:crypto';
-import { readFile } from 'node:fs/promises';
 import { inspect } from 'node:util';
 import type { JWK } from 'jose';
 import type { TrustedKey } from '../card/index.js';
 import { DiscoveryError, type Problem } from '../errors.js';
 import type { ConfigPath } from './messages.js';
 import { fsReason } from './parse-config.js';
+import { readBoundedFile } from './read-bounded-file.js';
 import { originOf } from './schema.js';
 import type { DiscoveryConfig } from './types.js';
 import { problemIn } from './yaml-source.js';
@@ -73,11 +73,10 @@ export async function resolveSecrets(config: DiscoveryConfig, env: NodeJS.Proces
   const readSmall = async (path: ConfigPath, file: string, what: string): Promise<string | undefined> => {
     let bytes: Buffer;
     try {
-      bytes = await readFile(file);
+      bytes = await readBoundedFile(file, MAX_SECRET_BYTES);
     } catch (err) {
       return fail(path, `cannot read ${what} file ${file}: ${fsReason(err)}`);
     }
-    if (bytes.byteLength > MAX_SECRET_BYTES) return fail(path, `${what} file ${file} is larger than ${MAX_SECRET_BYTES} bytes`);
     return bytes.toString('utf8');
   };
 

@@ -3,10 +3,10 @@
  * it imports (preact, htm) from node_modules: no build step, no CDN. Paths are resolved inside
  * their root only; anything else is a 404.
  */
-import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { dirname, extname, join, normalize, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { readBoundedFile } from '../config/index.js';
 
 const TYPES: Record<string, string> = {
   '.html': 'text/html; charset=utf-8',
@@ -27,6 +27,9 @@ const VENDOR: Record<string, readonly [specifier: string, sibling: string]> = {
   'preact-hooks.mjs': ['preact/hooks', 'hooks.mjs'],
   'htm.mjs': ['htm', 'htm.mjs'],
 };
+
+/** Largest dashboard or vendor file served. */
+const MAX_FILE_BYTES = 4 * 1024 * 1024;
 
 const here = dirname(fileURLToPath(import.meta.url));
 /** `web/` next to `src/` (sources) or `dist/` (built). */
@@ -50,7 +53,7 @@ export function staticFileServer(root: string = DEFAULT_ROOT): (path: string) =>
       if (!file.startsWith(root + sep)) return undefined;
     }
     try {
-      let body: Buffer | string = await readFile(file);
+      let body: Buffer | string = await readBoundedFile(file, MAX_FILE_BYTES);
       // preact/hooks imports the bare specifier 'preact'; without an import map (blocked by the
       // CSP, which allows no inline script) point it at the vendored file.
       if (path === '/vendor/preact-hooks.mjs') body = body.toString('utf8').replace(/from\s*["']preact["']/g, 'from"/vendor/preact.mjs"');
