@@ -30,10 +30,29 @@ static:
   - { name: billing_agent, url: "https://billing.example.com/", description: Answers invoices., tags: [billing] }
 `;
 
+/** `server:` with nothing set: loopback, the default port, no extra names, the default limits. */
+const SERVER_DEFAULTS = {
+  host: '127.0.0.1',
+  port: 7340,
+  allowedHosts: [],
+  allowedOrigins: [],
+  limits: {
+    maxBodyBytes: 65_536,
+    maxTraceBodyBytes: 262_144,
+    maxStreams: 64,
+    maxStreamsPerClient: 8,
+    streamQueueEvents: 512,
+    maxReplayEvents: 256,
+    headersTimeoutMs: 10_000,
+    requestTimeoutMs: 30_000,
+    keepAliveTimeoutMs: 5_000,
+  },
+};
+
 describe('the shipped example (examples/discovery.yaml)', () => {
   test('loads, with every section as documented', async () => {
     const config = await loadConfig(EXAMPLE);
-    assert.deepEqual(config.server, { host: '127.0.0.1', port: 7340, tokenEnv: 'A2A_DISCOVERY_TOKEN' });
+    assert.deepEqual(config.server, { ...SERVER_DEFAULTS, tokenEnv: 'A2A_DISCOVERY_TOKEN' });
     assert.equal(config.allow.length, 5);
     assert.deepEqual(config.allowCidrs, ['10.0.0.0/8']);
     assert.deepEqual(config.credentials, [{ origin: 'https://billing.example.com', header: 'authorization', prefix: 'Bearer ', valueEnv: 'BILLING_TOKEN' }]);
@@ -57,7 +76,7 @@ describe('the shipped example (examples/discovery.yaml)', () => {
     const full = await loadConfig(EXAMPLE);
     const minimal = await loadConfig(MINIMAL);
     for (const section of ['health', 'cache', 'loop', 'sessions'] as const) assert.deepEqual(minimal[section], full[section], section);
-    assert.deepEqual(minimal.server, { host: '127.0.0.1', port: 7340 });
+    assert.deepEqual(minimal.server, SERVER_DEFAULTS);
     assert.equal(minimal.signatures.mode, full.signatures.mode);
     assert.equal(minimal.policies.maxAgents, full.policies.maxAgents);
     assert.equal(minimal.allowLoopback, full.allowLoopback);
@@ -67,7 +86,7 @@ describe('the shipped example (examples/discovery.yaml)', () => {
 describe('defaults', () => {
   test('a config with one static agent gets every default', () => {
     const config = parseConfig(AGENT);
-    assert.deepEqual(config.server, { host: '127.0.0.1', port: 7340 });
+    assert.deepEqual(config.server, SERVER_DEFAULTS);
     assert.equal(config.allowLoopback, false);
     assert.deepEqual(config.allowCidrs, []);
     assert.deepEqual(config.credentials, []);
