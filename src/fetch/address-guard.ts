@@ -5,6 +5,11 @@
  * "public" to a check and "127.0.0.1" to the connection (DNS rebinding). If any address of an
  * answer is disallowed the whole lookup fails, so Happy Eyeballs cannot pick the bad one.
  *
+ * Addresses are judged deny-by-default against the IANA special-purpose registries
+ * (special-purpose-addresses.ts): IPv4-compatible, NAT64, 6to4, Teredo, ULA, link-local,
+ * documentation, benchmarking, multicast, ORCHID and the rest are refused unless `allowCidrs`
+ * names them.
+ *
  * IP-literal hosts never reach a lookup function (Node connects to them directly); the card
  * fetcher checks those itself before dispatching.
  *
@@ -14,6 +19,7 @@ import dns from 'node:dns';
 import net from 'node:net';
 import { DiscoveryError } from '../errors.js';
 import type { HostPolicy } from './host-policy.js';
+import { specialPurposeBlock } from './special-purpose-addresses.js';
 
 /** One address of a DNS answer. */
 export interface ResolvedAddress {
@@ -91,7 +97,7 @@ export async function guardedResolve(policy: HostPolicy, resolve: Resolver, host
   for (const a of answers) {
     const address = typeof a?.address === 'string' ? a.address : String(a?.address);
     const kind = net.isIP(address);
-    if (kind === 0 || !policy.isAddressAllowed(address)) blocked.push(address);
+    if (kind === 0 || !policy.isAddressAllowed(address)) blocked.push(`${address} (${specialPurposeBlock(address) ?? 'not allowed'})`);
     else addresses.push({ address, family: kind === 6 ? 6 : 4 });
   }
   if (blocked.length > 0) {

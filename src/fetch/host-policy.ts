@@ -18,6 +18,7 @@
  */
 import { domainToASCII } from 'node:url';
 import ipaddr from 'ipaddr.js';
+import { specialPurposeBlock } from './special-purpose-addresses.js';
 import { DiscoveryError, type Problem } from '../errors.js';
 
 /** Inputs of {@link HostPolicy.from}. */
@@ -223,8 +224,8 @@ export class HostPolicy {
   }
 
   /**
-   * Address check used at connect time: true when ipaddr.js classifies the address `unicast`
-   * (IPv4-mapped IPv6 is unwrapped and classified again), when it falls inside `allowCidrs`, or
+   * Address check used at connect time: true when the address is in no IANA special-purpose
+   * block (special-purpose-addresses.ts; IPv4-mapped IPv6 is judged by its IPv4 address), when it falls inside `allowCidrs`, or
    * when it is loopback and `allowLoopback` is set. Anything that does not parse is false.
    *
    * @example policy.isAddressAllowed('169.254.169.254') // false (link-local, cloud metadata)
@@ -233,9 +234,9 @@ export class HostPolicy {
     let text = address;
     if (text.startsWith('[') && text.endsWith(']')) text = text.slice(1, -1);
     if (!ipaddr.isValid(text)) return false;
+    if (specialPurposeBlock(text) === undefined) return true;
     const addr = unwrapMapped(ipaddr.parse(text));
     const range = addr.range();
-    if (range === 'unicast') return true;
     if (range === 'loopback' && this.#allowLoopback) return true;
     for (const [net, bits] of this.#cidrs) {
       if (net.kind() === addr.kind() && (addr as ipaddr.IPv4).match(net as ipaddr.IPv4, bits)) return true;

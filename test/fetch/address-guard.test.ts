@@ -126,3 +126,78 @@ describe('T3: DNS rebinding', () => {
     assert.equal(ep.hits, 1);
   });
 });
+
+describe('deny by default: every IANA special-purpose block is refused at connect time', () => {
+  const strict = HostPolicy.from({ allow: [] });
+  // One address inside each block, and the block name the refusal gives.
+  const cases: Array<[string, RegExp]> = [
+    ['0.1.2.3', /this network/],
+    ['10.1.2.3', /private-use/],
+    ['100.100.100.200', /shared address space/],
+    ['127.0.0.1', /loopback/],
+    ['169.254.169.254', /link-local/],
+    ['172.20.0.1', /private-use/],
+    ['192.0.0.170', /IETF protocol assignments/],
+    ['192.0.2.1', /TEST-NET-1/],
+    ['192.31.196.1', /AS112-v4/],
+    ['192.52.193.1', /AMT/],
+    ['192.88.99.1', /6to4 relay/],
+    ['192.168.1.1', /private-use/],
+    ['192.175.48.1', /AS112 service/],
+    ['198.18.0.1', /benchmarking/],
+    ['198.51.100.1', /TEST-NET-2/],
+    ['203.0.113.1', /TEST-NET-3/],
+    ['224.0.0.1', /multicast/],
+    ['240.0.0.1', /reserved/],
+    ['255.255.255.255', /broadcast/],
+    ['::', /unspecified/],
+    ['::1', /loopback/],
+    ['::7f00:1', /IPv4-compatible/],
+    ['::a9fe:a9fe', /IPv4-compatible/],
+    ['::a00:1', /IPv4-compatible/],
+    ['::ffff:127.0.0.1', /loopback/],
+    ['::ffff:169.254.169.254', /link-local/],
+    ['64:ff9b::a9fe:a9fe', /NAT64/],
+    ['64:ff9b::808:808', /NAT64/],
+    ['64:ff9b:1::1', /local-use NAT64/],
+    ['100::1', /discard-only/],
+    ['2001::1', /Teredo/],
+    ['2001:2::1', /benchmarking/],
+    ['2001:10::1', /ORCHID/],
+    ['2001:20::1', /ORCHIDv2/],
+    ['2001:1::1', /IETF protocol assignments/],
+    ['2001:db8::1', /documentation/],
+    ['2002:a9fe:a9fe::1', /6to4/],
+    ['2620:4f:8000::1', /AS112 service/],
+    ['3fff::1', /documentation/],
+    ['5f00::1', /SRv6/],
+    ['fd00:ec2::254', /unique local/],
+    ['fe80::1', /link-local/],
+    ['fec0::1', /site-local/],
+    ['ff02::1', /multicast/],
+    ['4000::1', /outside global unicast/],
+  ];
+  for (const [address, block] of cases) {
+    test(`${address} is refused (${block.source})`, async () => {
+      assert.equal(strict.isAddressAllowed(address), false);
+      const lookup = createGuardedLookup({ policy: strict, resolve: async () => [{ address, family: address.includes(':') ? 6 : 4 }] });
+      const { err } = await callLookup(lookup, 'special.test', { all: true });
+      assert.ok(isDiscoveryError(err) && err.code === 'ERR_ADDRESS_BLOCKED', address);
+      assert.match(err.message, block);
+    });
+  }
+
+  test('public unicast addresses pass, IPv4-mapped ones by the address they carry', async () => {
+    for (const address of ['8.8.8.8', '93.184.216.34', '2606:4700::1111', '2a00:1450:4001::1', '::ffff:8.8.8.8']) {
+      assert.equal(strict.isAddressAllowed(address), true, address);
+    }
+  });
+
+  test('allowCidrs still opens a listed special-purpose block, and only that one', () => {
+    const cluster = HostPolicy.from({ allow: [], allowCidrs: ['10.0.0.0/8', 'fd00::/8'] });
+    assert.equal(cluster.isAddressAllowed('10.1.2.3'), true);
+    assert.equal(cluster.isAddressAllowed('fd00:ec2::254'), true);
+    assert.equal(cluster.isAddressAllowed('::a00:1'), false, 'IPv4-compatible is not the IPv4 range');
+    assert.equal(cluster.isAddressAllowed('172.16.0.1'), false);
+  });
+});
