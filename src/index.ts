@@ -22,10 +22,13 @@ export type {
   CardResultEvent,
   CardBackoffEvent,
   AlertEvent,
+  AlertResolvedEvent,
   EndpointEvent,
   HealthEvent,
   MatchEvent,
   SnapshotEvent,
+  SessionEvent,
+  TreeEvent,
 } from './events/index.js';
 
 export {
@@ -131,7 +134,7 @@ export type {
 } from './match/index.js';
 
 export { HealthTracker, isMember } from './health/index.js';
-export type { HealthState, HealthStatus, HealthOptions, HealthTransition } from './health/index.js';
+export type { HealthState, HealthStatus, HealthOptions, HealthObservation, HealthTransition } from './health/index.js';
 
 export { snapshotDigest, buildSnapshot, toSnapshotAgents, diffSnapshots, SnapshotStore } from './snapshot/index.js';
 export type { Snapshot, SnapshotAgent, SnapshotDiff, AgentChange, SnapshotSummary, RetainedSnapshot } from './snapshot/index.js';

@@ -63,18 +63,37 @@ export interface CardBackoffEvent extends EventBase {
   retryInMs: number;
 }
 
-/** An operator-facing alert; later stages add their kinds. */
+/**
+ * An operator-facing alert; later stages add their kinds. Alerts about a lasting condition
+ * carry a `key` and are edge-triggered: raised when the condition starts, then one
+ * {@link AlertResolvedEvent} with the same key when it clears; raised again on its next
+ * occurrence. Alerts about a single happening (a skills change) have no key.
+ */
 export interface AlertEvent extends EventBase {
   type: 'alert';
   kind: string;
   message: string;
+  /** Identifies the condition; its resolution carries the same key. */
+  key?: string;
   endpoint?: string;
   detail?: Record<string, unknown>;
 }
 
+/** The condition of an earlier alert (same `key`) has cleared. */
+export interface AlertResolvedEvent extends EventBase {
+  type: 'alert.resolved';
+  kind: string;
+  key: string;
+  message: string;
+  endpoint?: string;
+  /** Epoch ms when the alert was raised. */
+  raisedAt: number;
+}
+
 /** The resolver admitted or refused an endpoint (emitted when its verdict changes). */
 export interface EndpointEvent extends EventBase {
-  type: 'endpoint.admitted' | 'endpoint.refused' | 'endpoint.gone';
+  /** `gone`: no source proposes it any more (it stops being requested); `evicted`: forgotten after the grace period. */
+  type: 'endpoint.admitted' | 'endpoint.refused' | 'endpoint.gone' | 'endpoint.evicted';
   endpoint: string;
   /** Ids of the sources that proposed it. */
   sources: readonly string[];
@@ -112,6 +131,23 @@ export interface SnapshotEvent extends EventBase {
 }
 
 /**
+ * A conversation's pin changed. `expired`: idle past its timeout (pin and stored history
+ * dropped); `restarted`: an expired session came back and began anew on the current snapshot.
+ */
+export interface SessionEvent extends EventBase {
+  type: 'session.pinned' | 'session.upgraded' | 'session.ended' | 'session.expired' | 'session.restarted';
+  sessionId: string;
+  digest: string;
+  previousDigest?: string;
+}
+
+/** A snapshot's agent tree was built, or dropped once nothing needs it. */
+export interface TreeEvent extends EventBase {
+  type: 'tree.built' | 'tree.evicted';
+  digest: string;
+}
+
+/**
  * Any event. Stages added later extend this union with their own members; consumers switch on
  * `type` and ignore types they do not know.
  */
@@ -120,10 +156,13 @@ export type DiscoveryEvent =
   | CardResultEvent
   | CardBackoffEvent
   | AlertEvent
+  | AlertResolvedEvent
   | EndpointEvent
   | HealthEvent
   | MatchEvent
-  | SnapshotEvent;
+  | SnapshotEvent
+  | SessionEvent
+  | TreeEvent;
 
 /** An event before the stream stamps it. */
 export type EventInput<E extends DiscoveryEvent = DiscoveryEvent> = E extends DiscoveryEvent

@@ -1,29 +1,52 @@
 /**
- * Health with hysteresis (anti-flapping, P4): an endpoint enters snapshots only after
- * `enterAfter` consecutive good observations and leaves only after `leaveAfter` consecutive
- * bad ones; in between a failing member is `degraded` but kept. A peer alternating good and bad
- * therefore never churns snapshots. Critical agents are never removed for health reasons: they
- * stay, flagged degraded, and the loop alerts.
+ * Health with hysteresis (anti-flapping, P4), driven by what the card cache really saw.
  *
- * The cache decides what a fetch means; this tracker only counts observations.
+ * - An endpoint enters snapshots after `enterAfter` consecutive observations with a usable card
+ *   and no failed fetch.
+ * - A member leaves only after `leaveAfter` consecutive **failed fetches** (the cache's counter:
+ *   a cycle spent waiting in backoff is not a failure) **and** once its card can no longer be
+ *   used (past its allowed staleness). In between it is `degraded`: still in snapshots, served
+ *   stale. `leaveWhileUsable: true` drops it after the failures alone.
+ * - Critical agents are never removed for health reasons: they stay, flagged degraded.
+ *
+ * The cache decides what a fetch means; this tracker only turns its counters into states.
  */
+import type { Clock } from '../clock/index.js';
+import { systemClock } from '../clock/index.js';
 
 /** `pending`: not yet in snapshots; `healthy` / `degraded`: in; `removed`: out until it recovers. */
 export type HealthState = 'pending' | 'healthy' | 'degraded' | 'removed';
 
 export interface HealthStatus {
   readonly state: HealthState;
-  /** Consecutive good / bad observations (one of them is always 0). */
+  /** Consecutive observations with a usable card and no failed fetch. */
   readonly successes: number;
+  /** Consecutive failed fetches (from the cache; 0 after any successful fetch). */
   readonly failures: number;
+  /** Whether the last observation had a card that may still be used. */
+  readonly usable: boolean;
   readonly critical: boolean;
+  /** Epoch ms when the endpoint entered `state`. */
+  readonly since: number;
+  /** Why it is in this state, in words. */
+  readonly reason: string;
 }
 
 export interface HealthOptions {
   /** Consecutive good observations before a new (or removed) endpoint enters. Default 2. */
   enterAfter?: number;
-  /** Consecutive bad observations before a member leaves. Default 3. */
+  /** Consecutive failed fetches before a member may leave. Default 3. */
   leaveAfter?: number;
+  /** Leave after `leaveAfter` failures even while the card is still usable (served stale). Default false. */
+  leaveWhileUsable?: boolean;
+}
+
+/** One observation: what the cache holds for the endpoint now. */
+export interface HealthObservation {
+  /** Consecutive failed fetches since the last successful one, as the cache counts them. */
+  readonly failures: number;
+  /** A card is held and may be used (fresh, or stale within its allowed staleness). */
+  readonly usable: boolean;
 }
 
 export interface HealthTransition {
@@ -39,50 +62,82 @@ export function isMember(state: HealthState): boolean {
 }
 
 /**
- * Per-endpoint counters and states.
+ * Per-endpoint states.
  *
  * @example
  * const health = new HealthTracker({ enterAfter: 2, leaveAfter: 3 });
- * health.observe(url, true); health.observe(url, true); // → healthy
+ * health.observe(url, { failures: 0, usable: true }); // pending
+ * health.observe(url, { failures: 0, usable: true }); // → healthy
  */
 export class HealthTracker {
   readonly #enterAfter: number;
   readonly #leaveAfter: number;
+  readonly #leaveWhileUsable: boolean;
+  readonly #clock: Clock;
   readonly #status = new Map<string, HealthStatus>();
 
-  constructor(options: HealthOptions = {}) {
+  constructor(options: HealthOptions = {}, clock: Clock = systemClock) {
     this.#enterAfter = Math.max(1, options.enterAfter ?? 2);
     this.#leaveAfter = Math.max(1, options.leaveAfter ?? 3);
+    this.#leaveWhileUsable = options.leaveWhileUsable ?? false;
+    this.#clock = clock;
+  }
+
+  /** Consecutive failed fetches before a member may leave. */
+  get leaveAfter(): number {
+    return this.#leaveAfter;
   }
 
   /**
    * Records one observation. `enterAfter` overrides the threshold for this endpoint (static,
    * reviewed entries may enter on their first good card). Returns the transition, if any.
    */
-  observe(endpoint: string, good: boolean, options: { critical?: boolean; enterAfter?: number } = {}): HealthTransition | undefined {
+  observe(endpoint: string, observation: HealthObservation, options: { critical?: boolean; enterAfter?: number } = {}): HealthTransition | undefined {
     const known = this.#status.get(endpoint);
     // `critical` is remembered: a later call that omits it cannot remove a critical endpoint.
     const critical = options.critical ?? known?.critical ?? false;
     const enterAfter = Math.max(1, options.enterAfter ?? this.#enterAfter);
-    const prev = known ?? { state: 'pending' as const, successes: 0, failures: 0, critical };
-    const successes = good ? prev.successes + 1 : 0;
-    const failures = good ? 0 : prev.failures + 1;
-    let state: HealthState = prev.state;
-    switch (prev.state) {
+    const { failures, usable } = observation;
+    const good = usable && failures === 0;
+    const prevState: HealthState = known?.state ?? 'pending';
+    const successes = good ? (known?.successes ?? 0) + 1 : 0;
+    let state: HealthState = prevState;
+    let reason: string;
+    switch (prevState) {
       case 'pending':
       case 'removed':
-        if (good && successes >= enterAfter) state = 'healthy';
+        if (good && successes >= enterAfter) {
+          state = 'healthy';
+          reason = 'card fresh';
+        } else if (good) reason = `${successes} of ${enterAfter} good observations before it enters`;
+        else if (!usable && failures > 0) reason = `no usable card (${failures} failed fetch${failures === 1 ? '' : 'es'})`;
+        else if (!usable) reason = 'no card yet';
+        else reason = `${failures} failed fetch${failures === 1 ? '' : 'es'} since its card`;
         break;
       case 'healthy':
-      case 'degraded':
-        if (good) state = 'healthy';
-        else if (failures >= this.#leaveAfter && !critical) state = 'removed';
-        else state = 'degraded';
+      case 'degraded': {
+        const leave = !critical && failures >= this.#leaveAfter && (!usable || this.#leaveWhileUsable);
+        if (good) {
+          state = 'healthy';
+          reason = 'card fresh';
+        } else if (leave) {
+          state = 'removed';
+          reason = usable
+            ? `${failures} consecutive failed fetches`
+            : `${failures} consecutive failed fetches and its card is past its allowed staleness`;
+        } else {
+          state = 'degraded';
+          reason = usable
+            ? `${failures} failed fetch${failures === 1 ? '' : 'es'}; its card is served stale`
+            : `${failures} failed fetch${failures === 1 ? '' : 'es'}; its card is past its allowed staleness${critical ? ' (critical: kept)' : ''}`;
+        }
         break;
+      }
     }
-    const status: HealthStatus = { state, successes, failures, critical };
+    const since = state === prevState && known ? known.since : this.#clock.wallNow();
+    const status: HealthStatus = { state, successes, failures, usable, critical, since, reason };
     this.#status.set(endpoint, status);
-    return state === prev.state ? undefined : { endpoint, from: prev.state, to: state, status };
+    return state === prevState ? undefined : { endpoint, from: prevState, to: state, status };
   }
 
   get(endpoint: string): HealthStatus | undefined {

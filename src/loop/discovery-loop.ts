@@ -26,9 +26,10 @@ import type { Candidate, MatchMemo, ReviewedAgent, SelectOptions, Verdict } from
 import { selectAgents } from '../match/index.js';
 import type { AdmittedEndpoint, RefusedRecord } from '../resolve/index.js';
 import { resolveEndpoints } from '../resolve/index.js';
-import type { Snapshot, SnapshotDiff } from '../snapshot/index.js';
+import type { Snapshot, SnapshotAgent, SnapshotDiff } from '../snapshot/index.js';
 import { buildSnapshot, diffSnapshots, SnapshotStore, toSnapshotAgents } from '../snapshot/index.js';
-import type { Source, SourceState } from '../sources/index.js';
+import type { Source } from '../sources/index.js';
+import { AlertBook } from './alert-book.js';
 
 export interface DiscoveryLoopOptions {
   sources: readonly Source[];
@@ -36,6 +37,7 @@ export interface DiscoveryLoopOptions {
   cache: CardCache;
   /** Needs, vocabulary, required capabilities, tenant policy, cap. */
   select: Omit<SelectOptions, 'reviewed'>;
+  /** Entry and leave thresholds (see {@link HealthTracker}); `enterAfter` also damps alert resolution. */
   health?: HealthOptions;
   /** Good observations before a static (reviewed) agent enters. Default 1. */
   staticEnterAfter?: number;
@@ -49,7 +51,12 @@ export interface DiscoveryLoopOptions {
   resyncIntervalMs?: number;
   /** Bound on the first cycle: publish and become ready by then even if peers hang. Default 10,000. */
   startupTimeoutMs?: number;
-  /** Hold a snapshot that drops more than this share of the current agents. Default 0.5. */
+  /**
+   * An endpoint no source proposes any more is not requested again; its cached card and state
+   * are forgotten after this long (a source that drops it briefly loses nothing). Default 600,000.
+   */
+  removalGraceMs?: number;
+  /** Hold back the removal of more than this share of the current agents at once. Default 0.5. */
   maxRemovalShare?: number;
   /** At most one publication per this many ms (a quiet window). Default 0. */
   minPublishIntervalMs?: number;
@@ -57,8 +64,27 @@ export interface DiscoveryLoopOptions {
   beforePublish?: (next: Snapshot, previous: Snapshot | undefined) => void | Promise<void>;
 }
 
+/**
+ * The one verdict shown for an endpoint, from the first stage that decides it: `refused`
+ * (allowlist), `gone` (no source proposes it; forgotten after the grace period), `pending`
+ * (no usable card yet, or not enough good observations), `removed` (failed and its card is past
+ * its allowed staleness), `unsuitable` / `excluded` (matcher), `held` (its removal is held back
+ * by the guard: still in the published snapshot), `degraded` (selected, its card served stale),
+ * `selected`.
+ */
+export type EndpointVerdict = 'refused' | 'gone' | 'pending' | 'removed' | 'unsuitable' | 'excluded' | 'held' | 'degraded' | 'selected';
+
+export interface EndpointState {
+  readonly verdict: EndpointVerdict;
+  readonly reason: string;
+  /** Epoch ms when the endpoint entered this verdict. */
+  readonly since: number;
+}
+
 /** Everything known about one endpoint, for the API and the dashboard. */
 export interface EndpointStatus {
+  /** The verdict to show; the fields below are the details behind it. */
+  readonly state: EndpointState;
   readonly baseUrl: string;
   readonly sources: readonly string[];
   readonly names: readonly string[];
@@ -93,10 +119,18 @@ export class DiscoveryLoop {
   #admitted: readonly AdmittedEndpoint[] = [];
   #refused: readonly RefusedRecord[] = [];
   #verdicts: ReadonlyMap<string, Verdict> = new Map();
-  #lastAlerts = new Set<string>();
+  /** One verdict per endpoint (admitted, gone or refused), with the time it was entered. */
+  #states = new Map<string, EndpointState>();
+  /** Endpoints no source proposes any more: when they left (monotonic ms) and their last record. */
+  readonly #gone = new Map<string, { at: number; endpoint: AdmittedEndpoint }>();
+  readonly #alerts: AlertBook;
+  /** Local names of the previous snapshot kept by the removal guard in the current one. */
+  #heldNames: readonly string[] = [];
   // Unchanged (same object) cards are matched once, not every cycle; the select options are fixed.
   readonly #matchMemo: MatchMemo = new WeakMap();
   #heldDigest: string | undefined;
+  /** The held digest a `snapshot.held` event was last emitted for (one event per held candidate). */
+  #lastHeldDigest: string | undefined;
   #confirmRemovals = false;
   #lastPublishAt = Number.NEGATIVE_INFINITY;
   #chain: Promise<unknown> = Promise.resolve();
@@ -110,8 +144,9 @@ export class DiscoveryLoop {
     this.#o = options;
     this.#clock = options.clock ?? systemClock;
     this.#random = options.random ?? systemRandom;
-    this.#health = new HealthTracker(options.health);
+    this.#health = new HealthTracker(options.health, this.#clock);
     this.#store = options.snapshots ?? new SnapshotStore();
+    this.#alerts = new AlertBook(options.events, { clearAfter: options.health?.enterAfter ?? 2 });
   }
 
   /** The published snapshot, or undefined before the first publication. Never does I/O. */
@@ -175,9 +210,17 @@ export class DiscoveryLoop {
     return this.refreshNow();
   }
 
-  /** The digest held back by a guard, if any. */
+  /**
+   * The digest of the snapshot a guard is holding back (the one `confirmRemovals` would
+   * publish), if any. Meanwhile the published snapshot carries every other change.
+   */
   get held(): string | undefined {
     return this.#heldDigest;
+  }
+
+  /** Keys of the alert conditions that hold now (each was raised once and is not resolved yet). */
+  get activeAlerts(): string[] {
+    return this.#alerts.active;
   }
 
   /** Stops cycling, waits for the cycle in progress and closes the sources it started. */
@@ -189,15 +232,17 @@ export class DiscoveryLoop {
     await Promise.all(this.#o.sources.map((s) => s.close()));
   }
 
-  /** Everything known about each endpoint (admitted or refused). */
+  /** Everything known about each endpoint (admitted, gone within its grace period, or refused). */
   async status(): Promise<EndpointStatus[]> {
     const out: EndpointStatus[] = [];
-    for (const ep of this.#admitted) {
+    const now = this.#clock.now();
+    const describe = async (ep: AdmittedEndpoint): Promise<EndpointStatus> => {
       const entry = await this.#o.cache.peek(ep.baseUrl);
       const failure = this.#o.cache.lastFailure(ep.baseUrl);
       const health = this.#health.get(ep.baseUrl);
       const verdict = this.#verdicts.get(ep.baseUrl);
-      out.push({
+      return {
+        state: this.#states.get(ep.baseUrl) ?? { verdict: 'pending', reason: 'not evaluated yet', since: this.#clock.wallNow() },
         baseUrl: ep.baseUrl,
         sources: ep.sources,
         names: ep.records.map((r) => r.name),
@@ -206,7 +251,7 @@ export class DiscoveryLoop {
           cache: {
             etag: entry.etag,
             expiresAt: entry.expiresAt,
-            expiresInMs: Math.round(entry.expiresAt - this.#clock.now()),
+            expiresInMs: Math.round(entry.expiresAt - now),
             failures: entry.failures,
             stale: entry.stale,
             usable: entry.usable,
@@ -222,10 +267,19 @@ export class DiscoveryLoop {
         ...(failure && { lastFailure: { code: failure.error.code, message: failure.error.message, failures: failure.failures } }),
         ...(health && { health }),
         ...(verdict && { verdict }),
-      });
-    }
+      };
+    };
+    for (const ep of this.#admitted) out.push(await describe(ep));
+    for (const { endpoint } of this.#gone.values()) out.push(await describe(endpoint));
     for (const r of this.#refused) {
-      out.push({ baseUrl: r.record.baseUrl, sources: [r.record.source], names: [r.record.name], admitted: false, refusal: { code: r.code, reason: r.reason } });
+      out.push({
+        state: this.#states.get(r.record.baseUrl) ?? { verdict: 'refused', reason: r.reason, since: this.#clock.wallNow() },
+        baseUrl: r.record.baseUrl,
+        sources: [r.record.source],
+        names: [r.record.name],
+        admitted: false,
+        refusal: { code: r.code, reason: r.reason },
+      });
     }
     return out;
   }
@@ -276,15 +330,8 @@ export class DiscoveryLoop {
         const due = this.#nextPollAt.get(source.id) ?? Number.NEGATIVE_INFINITY;
         if (!first && (interval === undefined || now < due)) return;
         if (first && source.current().synced) return;
-        const state: SourceState = await source.refresh();
+        await source.refresh();
         if (interval !== undefined) this.#nextPollAt.set(source.id, now + interval);
-        if (!state.ok && state.error) {
-          this.#alertOnce(`source-error:${source.id}:${state.error.message}`, {
-            kind: 'source-error',
-            message: `source ${source.id} failed; its last good list is kept: ${state.error.message}`,
-            detail: { source: source.id },
-          });
-        }
       }),
     );
   }
@@ -297,8 +344,10 @@ export class DiscoveryLoop {
       this.#o.hostPolicy,
     );
     const events = this.#o.events;
+    const now = this.#clock.now();
     for (const ep of admitted) {
-      if (!before.has(ep.baseUrl)) events?.emit({ type: 'endpoint.admitted', endpoint: ep.baseUrl, sources: ep.sources });
+      if (this.#gone.delete(ep.baseUrl)) events?.emit({ type: 'endpoint.admitted', endpoint: ep.baseUrl, sources: ep.sources, reason: 'proposed again within its grace period; its cached card is kept' });
+      else if (!before.has(ep.baseUrl)) events?.emit({ type: 'endpoint.admitted', endpoint: ep.baseUrl, sources: ep.sources });
       before.delete(ep.baseUrl);
     }
     for (const r of refused) {
@@ -306,12 +355,22 @@ export class DiscoveryLoop {
         events?.emit({ type: 'endpoint.refused', endpoint: r.record.baseUrl, sources: [r.record.source], code: r.code, reason: r.reason });
       }
     }
+    // An endpoint no source proposes is never requested again; it is forgotten after the grace.
     for (const gone of before.values()) {
       events?.emit({ type: 'endpoint.gone', endpoint: gone.baseUrl, sources: gone.sources });
-      this.#health.forget(gone.baseUrl);
-      this.#nextResyncAt.delete(gone.baseUrl);
-      this.#o.cache.evict(gone.baseUrl).catch((err: unknown) => {
-        events?.emit({ type: 'alert', kind: 'cycle-failed', endpoint: gone.baseUrl, message: `could not forget ${gone.baseUrl}: ${err instanceof Error ? err.message : String(err)}` });
+      this.#gone.set(gone.baseUrl, { at: now, endpoint: gone });
+    }
+    const grace = this.#o.removalGraceMs ?? 600_000;
+    for (const [url, { at, endpoint }] of this.#gone) {
+      if (now - at < grace) continue;
+      this.#gone.delete(url);
+      this.#health.forget(url);
+      this.#nextResyncAt.delete(url);
+      this.#states.delete(url);
+      this.#alerts.resolveEndpoint(url);
+      events?.emit({ type: 'endpoint.evicted', endpoint: url, sources: endpoint.sources });
+      this.#o.cache.evict(url).catch((err: unknown) => {
+        events?.emit({ type: 'alert', kind: 'cycle-failed', endpoint: url, message: `could not forget ${url}: ${err instanceof Error ? err.message : String(err)}` });
       });
     }
     this.#admitted = admitted;
@@ -361,34 +420,47 @@ export class DiscoveryLoop {
 
   async #evaluate(): Promise<void> {
     const { cache, events } = this.#o;
+    const alerts = this.#alerts;
     const reviewedList = this.#reviewedAgents();
     const reviewed = new Map(reviewedList.map((r) => [r.name, r]));
     const staticEnter = this.#o.staticEnterAfter ?? 1;
     const candidates: Candidate[] = [];
+    for (const source of this.#o.sources) {
+      const state = source.current();
+      if (!state.ok && state.error) {
+        alerts.raise(`source-error:${source.id}`, {
+          kind: 'source-error',
+          message: `source ${source.id} failed; its last good list is kept: ${state.error.message}`,
+          detail: { source: source.id },
+        });
+      }
+    }
     for (const ep of this.#admitted) {
       const entry = await cache.peek(ep.baseUrl);
       const reviewedRecord = ep.records.find((r) => reviewed.get(r.name)?.source === r.source);
       const critical = reviewedRecord ? reviewed.get(reviewedRecord.name)!.critical : false;
-      const good = entry !== undefined && entry.usable && !entry.stale;
-      const t = this.#health.observe(ep.baseUrl, good, { critical, ...(reviewedRecord && { enterAfter: staticEnter }) });
-      if (t) {
-        events?.emit({ type: 'health.changed', endpoint: ep.baseUrl, from: t.from, to: t.to, successes: t.status.successes, failures: t.status.failures });
-        if (t.to === 'removed') {
-          events?.emit({ type: 'alert', kind: 'repeated-failures', endpoint: ep.baseUrl, message: `${ep.baseUrl} failed ${t.status.failures} times in a row and leaves new snapshots` });
-        }
-      }
+      // Failures are the cache's count of failed fetches: a cycle spent in backoff adds none.
+      const failures = entry?.failures ?? cache.lastFailure(ep.baseUrl)?.failures ?? 0;
+      const t = this.#health.observe(ep.baseUrl, { failures, usable: entry?.usable ?? false }, { critical, ...(reviewedRecord && { enterAfter: staticEnter }) });
+      if (t) events?.emit({ type: 'health.changed', endpoint: ep.baseUrl, from: t.from, to: t.to, successes: t.status.successes, failures: t.status.failures });
       const status = this.#health.get(ep.baseUrl)!;
-      if (critical && !good && status.failures > 0) {
+      if (status.state === 'removed') {
+        alerts.raise(`removed:${ep.baseUrl}`, { kind: 'repeated-failures', endpoint: ep.baseUrl, message: `${ep.baseUrl} left new snapshots: ${status.reason}` });
+      }
+      if (critical && status.failures > 0) {
         const member = isMember(status.state);
-        this.#alertOnce(`critical:${ep.baseUrl}:${member}:${status.failures >= (this.#o.health?.leaveAfter ?? 3)}`, {
-          kind: member ? 'critical-degraded' : 'critical-unavailable',
+        const kind = member ? 'critical-degraded' : 'critical-unavailable';
+        alerts.raise(`${kind}:${ep.baseUrl}`, {
+          kind,
           endpoint: ep.baseUrl,
           message: member
-            ? `critical agent at ${ep.baseUrl} is degraded (${status.failures} failures); it stays in snapshots`
+            ? `critical agent at ${ep.baseUrl} is degraded (${status.reason}); it stays in snapshots`
             : `critical agent at ${ep.baseUrl} has no usable card yet (${status.failures} failures); it joins as soon as one arrives`,
         });
       }
-      if (entry !== undefined && entry.usable && isMember(status.state)) candidates.push({ endpoint: ep, entry });
+      // A member keeps its last card while it is degraded, even past the card's staleness when
+      // it has not failed often enough to leave (or is critical).
+      if (entry !== undefined && isMember(status.state)) candidates.push({ endpoint: ep, entry });
     }
 
     const selection = selectAgents(candidates, { ...this.#o.select, reviewed: reviewedList, memo: this.#matchMemo });
@@ -405,34 +477,48 @@ export class DiscoveryLoop {
       }
     }
     this.#verdicts = selection.verdicts;
-    for (const a of selection.alerts) this.#alertOnce(`${a.kind}:${a.message}`, { kind: a.kind, message: a.message, ...(a.endpoint !== undefined && { endpoint: a.endpoint }) });
+    for (const a of selection.alerts) {
+      alerts.raise(`${a.kind}:${a.endpoint ?? ''}`, { kind: a.kind, message: a.message, ...(a.endpoint !== undefined && { endpoint: a.endpoint }) });
+    }
 
+    await this.#publish(toSnapshotAgents(selection.selected, (url) => ({ degraded: this.#health.get(url)?.state === 'degraded' })));
+    this.#updateStates();
+    alerts.settle();
+  }
+
+  /** Publishes the selection when its digest differs, holding back guarded removals only. */
+  async #publish(selected: SnapshotAgent[]): Promise<void> {
+    const { events } = this.#o;
     const previous = this.#store.current;
-    const agents = toSnapshotAgents(selection.selected, (url) => ({ degraded: this.#health.get(url)?.state === 'degraded' }));
-    const candidate = buildSnapshot(agents, (previous?.version ?? 0) + 1, this.#clock.wallNow());
-    if (previous && candidate.digest === previous.digest) {
-      this.#heldDigest = undefined;
-      return;
-    }
-    const hold = this.#guard(previous, candidate);
-    if (hold !== undefined) {
-      if (this.#heldDigest !== candidate.digest) {
-        this.#heldDigest = candidate.digest;
-        events?.emit({ type: 'snapshot.held', version: candidate.version, digest: candidate.digest, ...(previous && { previousDigest: previous.digest }), agents: candidate.agents.map((a) => a.localName), reason: hold });
-        events?.emit({ type: 'alert', kind: 'mass-removal', message: `${hold}; the current snapshot keeps serving (confirm to publish)` });
+    const version = (previous?.version ?? 0) + 1;
+    const full = buildSnapshot(selected, version, this.#clock.wallNow());
+    const hold = this.#confirmRemovals ? undefined : this.#guard(previous, full);
+    this.#confirmRemovals = false;
+    // A held removal holds only the agents it concerns: they stay as they were published, and
+    // every other addition and change goes out.
+    const candidate = hold ? buildSnapshot([...selected, ...hold.keep], version, this.#clock.wallNow()) : full;
+    this.#heldDigest = hold ? full.digest : undefined;
+    this.#heldNames = hold ? hold.keep.map((a) => a.localName) : [];
+    if (hold) {
+      this.#alerts.raise(`held:${this.#heldNames.join(',')}`, {
+        kind: 'mass-removal',
+        message: `${hold.reason}; held: ${this.#heldNames.join(', ')} stay in snapshots until an operator confirms (other changes are published)`,
+        detail: { held: this.#heldNames },
+      });
+      if (this.#lastHeldDigest !== full.digest) {
+        this.#lastHeldDigest = full.digest;
+        events?.emit({ type: 'snapshot.held', version, digest: full.digest, ...(previous && { previousDigest: previous.digest }), agents: full.agents.map((a) => a.localName), reason: hold.reason });
       }
-      return;
-    }
+    } else this.#lastHeldDigest = undefined;
+    if (previous && candidate.digest === previous.digest) return;
     if (this.#clock.now() - this.#lastPublishAt < (this.#o.minPublishIntervalMs ?? 0)) return;
     try {
       await this.#o.beforePublish?.(candidate, previous);
     } catch (err) {
       const e = toDiscoveryError(err, 'ERR_INTERNAL', { stage: 'build' });
-      this.#alertOnce(`veto:${candidate.digest}`, { kind: 'publish-refused', message: `snapshot ${candidate.digest.slice(0, 12)} was not published: ${e.message}` });
+      this.#alerts.raise('publish-refused', { kind: 'publish-refused', message: `snapshot ${candidate.digest.slice(0, 12)} was not published: ${e.message}` });
       return;
     }
-    this.#confirmRemovals = false;
-    this.#heldDigest = undefined;
     this.#lastPublishAt = this.#clock.now();
     this.#store.publish(candidate);
     const diff = diffSnapshots(previous, candidate);
@@ -458,24 +544,50 @@ export class DiscoveryLoop {
     }
   }
 
-  /** Why a candidate must be held back (P12), or undefined. */
-  #guard(previous: Snapshot | undefined, next: Snapshot): string | undefined {
-    if (!previous || this.#confirmRemovals) return undefined;
+  /** Which agents of `previous` must not be dropped yet (P12), and why; undefined to publish all. */
+  #guard(previous: Snapshot | undefined, next: Snapshot): { reason: string; keep: SnapshotAgent[] } | undefined {
+    if (!previous) return undefined;
     const kept = new Set(next.agents.map((a) => a.localName));
     const removed = previous.agents.filter((a) => !kept.has(a.localName));
-    const critical = removed.filter((a) => a.critical);
-    if (critical.length > 0) return `the new snapshot would drop critical agent(s) ${critical.map((a) => a.localName).join(', ')}`;
     const share = this.#o.maxRemovalShare ?? 0.5;
     if (removed.length >= 2 && removed.length / previous.agents.length > share) {
-      return `the new snapshot would drop ${removed.length} of ${previous.agents.length} agents (${removed.map((a) => a.localName).join(', ')}), more than ${Math.round(share * 100)}%`;
+      return {
+        reason: `the new snapshot would drop ${removed.length} of ${previous.agents.length} agents (${removed.map((a) => a.localName).join(', ')}), more than ${Math.round(share * 100)}%`,
+        keep: removed,
+      };
     }
+    const critical = removed.filter((a) => a.critical);
+    if (critical.length > 0) return { reason: `the new snapshot would drop critical agent(s) ${critical.map((a) => a.localName).join(', ')}`, keep: critical };
     return undefined;
   }
 
-  #alertOnce(key: string, alert: { kind: string; message: string; endpoint?: string; detail?: Record<string, unknown> }): void {
-    if (this.#lastAlerts.has(key)) return;
-    this.#lastAlerts.add(key);
-    if (this.#lastAlerts.size > 1_000) this.#lastAlerts = new Set([...this.#lastAlerts].slice(-500));
-    this.#o.events?.emit({ type: 'alert', ...alert });
+  /** One verdict per endpoint, keeping the time each was entered. */
+  #updateStates(): void {
+    const wallNow = this.#clock.wallNow();
+    const next = new Map<string, EndpointState>();
+    const set = (url: string, verdict: EndpointVerdict, reason: string) => {
+      const prev = this.#states.get(url);
+      next.set(url, { verdict, reason, since: prev?.verdict === verdict ? prev.since : wallNow });
+    };
+    const published = new Set(this.#store.current?.agents.map((a) => a.baseUrl));
+    const held = new Set(this.#store.current?.agents.filter((a) => this.#heldNames.includes(a.localName)).map((a) => a.baseUrl));
+    const grace = this.#o.removalGraceMs ?? 600_000;
+    for (const r of this.#refused) set(r.record.baseUrl, 'refused', r.reason);
+    for (const [url, { at }] of this.#gone) {
+      set(url, held.has(url) ? 'held' : 'gone', `no source proposes it any more; it is not requested and is forgotten in ${Math.max(0, Math.round((at + grace - this.#clock.now()) / 1000))} s`);
+    }
+    for (const ep of this.#admitted) {
+      const url = ep.baseUrl;
+      const health = this.#health.get(url);
+      const v = this.#verdicts.get(url);
+      if (held.has(url)) set(url, 'held', `its removal is held back by the guard (${health?.reason ?? 'not selected'}); confirm to publish it`);
+      else if (!health || health.state === 'pending') set(url, 'pending', health?.reason ?? 'not evaluated yet');
+      else if (health.state === 'removed') set(url, 'removed', health.reason);
+      else if (v && v.verdict !== 'selected') set(url, v.verdict, 'reason' in v && v.reason !== undefined ? v.reason : v.verdict);
+      else if (!published.has(url)) set(url, 'pending', 'selected; waiting for the next publication');
+      else if (health.state === 'degraded') set(url, 'degraded', health.reason);
+      else set(url, 'selected', `in snapshot v${this.#store.current?.version ?? 0}`);
+    }
+    this.#states = next;
   }
 }

@@ -1,20 +1,29 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { HealthTracker, isMember, type HealthTransition } from '../../src/health/index.js';
+import { HealthTracker, isMember, type HealthObservation, type HealthTransition } from '../../src/health/index.js';
+import { VirtualClock } from '../../src/clock/index.js';
 
 const URL_A = 'https://a.example.com/';
 const URL_B = 'https://b.example.com/';
 
-/** Feeds observations and returns every transition, with the 1-based observation index. */
+const GOOD: HealthObservation = { failures: 0, usable: true };
+
+/**
+ * Feeds a sequence of fetch outcomes the way the cache counts them: `true` resets the failure
+ * counter, `false` adds one failed fetch; `usable` says whether the card may still be used.
+ */
 function feed(
   tracker: HealthTracker,
   endpoint: string,
   goods: readonly boolean[],
-  options: { critical?: boolean; enterAfter?: number } = {},
+  options: { critical?: boolean; enterAfter?: number; usable?: (failures: number) => boolean } = {},
 ): Array<HealthTransition & { at: number }> {
   const out: Array<HealthTransition & { at: number }> = [];
+  let failures = tracker.get(endpoint)?.failures ?? 0;
   goods.forEach((good, i) => {
-    const t = tracker.observe(endpoint, good, options);
+    failures = good ? 0 : failures + 1;
+    const usable = good || (options.usable?.(failures) ?? false);
+    const t = tracker.observe(endpoint, { failures, usable }, options);
     if (t) out.push({ ...t, at: i + 1 });
   });
   return out;
@@ -28,10 +37,10 @@ const repeat = (good: boolean, n: number) => Array.from({ length: n }, () => goo
 describe('HealthTracker (P4: no flapping)', () => {
   test('a new endpoint enters after enterAfter=2 consecutive good observations, not before', () => {
     const h = new HealthTracker();
-    assert.equal(h.observe(URL_A, true), undefined);
+    assert.equal(h.observe(URL_A, GOOD), undefined);
     assert.equal(h.get(URL_A)?.state, 'pending');
     assert.ok(!isMember(h.get(URL_A)!.state));
-    const t = h.observe(URL_A, true);
+    const t = h.observe(URL_A, GOOD);
     assert.deepEqual(t && [t.endpoint, t.from, t.to], [URL_A, 'pending', 'healthy']);
     assert.ok(isMember(h.get(URL_A)!.state));
   });
@@ -50,18 +59,19 @@ describe('HealthTracker (P4: no flapping)', () => {
     assert.deepEqual(feed(h, URL_A, repeat(false, 10)), []);
     assert.equal(h.get(URL_A)?.state, 'pending');
     assert.equal(h.get(URL_A)?.failures, 10);
+    assert.match(h.get(URL_A)!.reason, /no usable card \(10 failed fetches\)/);
   });
 
   test('a per-call enterAfter: 1 lets that endpoint enter on its first good observation only', () => {
     const h = new HealthTracker();
-    const t = h.observe(URL_A, true, { enterAfter: 1 });
+    const t = h.observe(URL_A, GOOD, { enterAfter: 1 });
     assert.equal(t?.to, 'healthy');
     // Other endpoints keep the tracker default.
-    assert.equal(h.observe(URL_B, true), undefined);
+    assert.equal(h.observe(URL_B, GOOD), undefined);
     assert.equal(h.get(URL_B)?.state, 'pending');
   });
 
-  test('a peer alternating good/bad for 50 observations after becoming healthy never leaves or re-enters', () => {
+  test('a peer alternating good/bad for 50 fetches after becoming healthy never leaves or re-enters', () => {
     for (const pattern of [
       [false, true], // bad, good, bad, good...
       [false, false, true], // two bad, one good: still below leaveAfter=3
@@ -73,34 +83,69 @@ describe('HealthTracker (P4: no flapping)', () => {
       const ts = feed(h, URL_A, goods);
       assert.equal(membershipChanges(ts).length, 0, JSON.stringify(ts.map((t) => [t.at, t.to])));
       assert.ok(ts.every((t) => t.to !== 'removed' && t.to !== 'pending'));
-      // It does report degraded/healthy in between (observable, but not membership).
       assert.ok(ts.some((t) => t.to === 'degraded'));
       assert.ok(isMember(h.get(URL_A)!.state));
     }
   });
 
-  test('a peer failing exactly leaveAfter=3 times is removed at the 3rd failure, once', () => {
+  test('a member whose card is still usable stays (degraded) however many fetches fail', () => {
     const h = new HealthTracker();
     feed(h, URL_A, [true, true]);
-    const ts = feed(h, URL_A, [...repeat(false, 3), ...repeat(false, 20)]);
+    const ts = feed(h, URL_A, repeat(false, 50), { usable: () => true });
+    assert.deepEqual(
+      ts.map((t) => [t.at, t.from, t.to]),
+      [[1, 'healthy', 'degraded']],
+    );
+    assert.match(h.get(URL_A)!.reason, /50 failed fetches; its card is served stale/);
+  });
+
+  test('a member leaves once it has failed leaveAfter=3 times AND its card is no longer usable', () => {
+    const h = new HealthTracker();
+    feed(h, URL_A, [true, true]);
+    // Usable for the first five failures, then past its allowed staleness.
+    const ts = feed(h, URL_A, repeat(false, 8), { usable: (f) => f <= 5 });
     assert.deepEqual(
       ts.map((t) => [t.at, t.from, t.to]),
       [
         [1, 'healthy', 'degraded'],
-        [3, 'degraded', 'removed'],
+        [6, 'degraded', 'removed'],
       ],
     );
-    assert.equal(membershipChanges(ts).length, 1);
     assert.equal(h.get(URL_A)?.state, 'removed');
+    assert.match(ts[1]!.status.reason, /6 consecutive failed fetches and its card is past its allowed staleness/);
   });
 
-  test('two failures then a success resets the failure count', () => {
+  test('an unusable card with fewer than leaveAfter failures degrades but does not leave', () => {
     const h = new HealthTracker();
     feed(h, URL_A, [true, true]);
-    const ts = feed(h, URL_A, [false, false, true, false, false]);
-    assert.ok(ts.every((t) => t.to !== 'removed'));
-    assert.equal(h.get(URL_A)?.failures, 2);
+    const ts = feed(h, URL_A, repeat(false, 2), { usable: () => false });
+    assert.deepEqual(
+      ts.map((t) => t.to),
+      ['degraded'],
+    );
+  });
+
+  test('leaveWhileUsable: a member leaves after leaveAfter failures even while its card is usable', () => {
+    const h = new HealthTracker({ leaveWhileUsable: true });
+    feed(h, URL_A, [true, true]);
+    const ts = feed(h, URL_A, repeat(false, 3), { usable: () => true });
+    assert.deepEqual(
+      ts.map((t) => [t.at, t.to]),
+      [
+        [1, 'degraded'],
+        [3, 'removed'],
+      ],
+    );
+  });
+
+  test('observations without a new failure (backoff cycles) change nothing', () => {
+    const h = new HealthTracker();
+    feed(h, URL_A, [true, true]);
+    feed(h, URL_A, [false], { usable: () => true });
+    // The loop observes every cycle; while the cache waits in backoff the counter stays at 1.
+    for (let i = 0; i < 100; i++) assert.equal(h.observe(URL_A, { failures: 1, usable: true }), undefined);
     assert.equal(h.get(URL_A)?.state, 'degraded');
+    assert.equal(h.get(URL_A)?.failures, 1);
   });
 
   test('a critical endpoint is never removed, whatever the failures: it is degraded instead', () => {
@@ -115,11 +160,12 @@ describe('HealthTracker (P4: no flapping)', () => {
     assert.equal(status.state, 'degraded');
     assert.equal(status.critical, true);
     assert.equal(status.failures, 200);
+    assert.match(status.reason, /critical: kept/);
     // And it is healthy again on its next good observation.
-    assert.equal(h.observe(URL_A, true, { critical: true })?.to, 'healthy');
+    assert.equal(h.observe(URL_A, GOOD, { critical: true })?.to, 'healthy');
   });
 
-  test('recovery from removed needs enterAfter consecutive successes', () => {
+  test('recovery from removed needs enterAfter consecutive good observations', () => {
     const h = new HealthTracker();
     feed(h, URL_A, [true, true, false, false, false]);
     assert.equal(h.get(URL_A)?.state, 'removed');
@@ -131,7 +177,7 @@ describe('HealthTracker (P4: no flapping)', () => {
     // With a per-call override the same recovery takes one success.
     const h2 = new HealthTracker();
     feed(h2, URL_A, [true, true, false, false, false]);
-    assert.equal(h2.observe(URL_A, true, { enterAfter: 1 })?.to, 'healthy');
+    assert.equal(h2.observe(URL_A, GOOD, { enterAfter: 1 })?.to, 'healthy');
   });
 
   test('thresholds are configurable, and values below 1 are treated as 1', () => {
@@ -147,25 +193,35 @@ describe('HealthTracker (P4: no flapping)', () => {
       [5],
     );
     const eager = new HealthTracker({ enterAfter: 0, leaveAfter: 0 });
-    assert.equal(eager.observe(URL_A, true)?.to, 'healthy');
-    assert.equal(eager.observe(URL_A, false)?.to, 'removed');
+    assert.equal(eager.observe(URL_A, GOOD)?.to, 'healthy');
+    assert.equal(eager.observe(URL_A, { failures: 1, usable: false })?.to, 'removed');
   });
 
-  test('status counters: one of successes/failures is always 0; forget() drops the endpoint', () => {
+  test('since: the wall time the endpoint entered its state, kept while the state holds', async () => {
+    const clock = new VirtualClock({ wallStart: 1_000_000 });
+    const h = new HealthTracker({}, clock);
+    h.observe(URL_A, GOOD);
+    await clock.advance(10);
+    h.observe(URL_A, GOOD);
+    assert.equal(h.get(URL_A)?.since, 1_000_010);
+    await clock.advance(10);
+    h.observe(URL_A, GOOD);
+    assert.equal(h.get(URL_A)?.since, 1_000_010);
+    await clock.advance(10);
+    h.observe(URL_A, { failures: 1, usable: true });
+    assert.equal(h.get(URL_A)?.since, 1_000_030);
+  });
+
+  test('forget() drops the endpoint; it starts over as new', () => {
     const h = new HealthTracker();
-    for (const good of [true, true, false, true, false, false]) {
-      h.observe(URL_A, good);
-      const s = h.get(URL_A)!;
-      assert.ok(s.successes === 0 || s.failures === 0);
-    }
+    feed(h, URL_A, [true, true]);
     assert.deepEqual(
       h.entries().map(([k]) => k),
       [URL_A],
     );
     h.forget(URL_A);
     assert.equal(h.get(URL_A), undefined);
-    // A forgotten endpoint starts over as new.
-    assert.equal(h.observe(URL_A, true), undefined);
+    assert.equal(h.observe(URL_A, GOOD), undefined);
     assert.equal(h.get(URL_A)?.state, 'pending');
   });
 });

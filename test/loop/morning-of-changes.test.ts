@@ -71,6 +71,9 @@ test('a morning of changes: A → B (warranty deployed) → C (returns gains a s
     minTtlMs: 0,
     backoffBaseMs: 5_000,
     backoffMaxMs: 5_000,
+    // The warranty card may be served stale for 10 s past its expiry: by 10:30 it is past that,
+    // so three failed fetches are enough for it to leave (a usable card would keep it in).
+    maxStaleMs: 10_000,
     check: { allowLoopback: true },
   });
   const kc = new KubeConfig();

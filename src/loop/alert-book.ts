@@ -1,0 +1,75 @@
+/**
+ * Edge-triggered alerts for lasting conditions. Each evaluation raises the conditions that hold
+ * now; a condition fires one `alert` when it starts, and one `alert.resolved` once it has been
+ * absent for `clearAfter` consecutive evaluations (the same hysteresis as health, so a flapping
+ * condition does not flood the journal). It fires again on its next occurrence.
+ */
+import type { EventStream } from '../events/index.js';
+
+export interface AlertInput {
+  readonly kind: string;
+  readonly message: string;
+  readonly endpoint?: string;
+  readonly detail?: Record<string, unknown>;
+}
+
+interface Active {
+  readonly alert: AlertInput;
+  readonly raisedAt: number;
+  absent: number;
+}
+
+export class AlertBook {
+  readonly #events: EventStream | undefined;
+  readonly #clearAfter: number;
+  readonly #active = new Map<string, Active>();
+  #seen = new Set<string>();
+
+  constructor(events: EventStream | undefined, options: { clearAfter?: number } = {}) {
+    this.#events = events;
+    this.#clearAfter = Math.max(1, options.clearAfter ?? 2);
+  }
+
+  /** The condition `key` holds in this evaluation: alerts if it was not active. */
+  raise(key: string, alert: AlertInput): void {
+    this.#seen.add(key);
+    const active = this.#active.get(key);
+    if (active) {
+      active.absent = 0;
+      return;
+    }
+    const event = this.#events?.emit({ type: 'alert', key, ...alert });
+    this.#active.set(key, { alert, raisedAt: event?.at ?? Date.now(), absent: 0 });
+  }
+
+  /** Ends an evaluation: conditions not raised in it count one absence, and resolve after `clearAfter`. */
+  settle(): void {
+    for (const [key, active] of this.#active) {
+      if (this.#seen.has(key)) continue;
+      if (++active.absent >= this.#clearAfter) this.#resolve(key, active);
+    }
+    this.#seen = new Set();
+  }
+
+  /** Resolves at once every condition about `endpoint` (it left discovery). */
+  resolveEndpoint(endpoint: string): void {
+    for (const [key, active] of this.#active) if (active.alert.endpoint === endpoint) this.#resolve(key, active);
+  }
+
+  #resolve(key: string, active: Active): void {
+    this.#active.delete(key);
+    this.#events?.emit({
+      type: 'alert.resolved',
+      kind: active.alert.kind,
+      key,
+      message: `resolved: ${active.alert.message}`,
+      ...(active.alert.endpoint !== undefined && { endpoint: active.alert.endpoint }),
+      raisedAt: active.raisedAt,
+    });
+  }
+
+  /** Keys of the conditions that hold now. */
+  get active(): string[] {
+    return [...this.#active.keys()];
+  }
+}
