@@ -42,10 +42,12 @@ export type DiscoveryErrorCode =
   // not possible in the current state
   | 'ERR_NOT_READY'
   | 'ERR_UPGRADE_REFUSED'
+  | 'ERR_SESSION_LIMIT'
   // configuration and usage
   | 'ERR_CONFIG_INVALID'
   | 'ERR_REGISTRY_INVALID'
   | 'ERR_USAGE'
+  | 'ERR_SESSION_INVALID'
   // internal
   | 'ERR_INTERNAL';
 
@@ -87,9 +89,11 @@ const FAILURE_OF: Record<DiscoveryErrorCode, FailureClass> = {
   ERR_UNSUITABLE: 'unsuitable',
   ERR_NOT_READY: 'state',
   ERR_UPGRADE_REFUSED: 'state',
+  ERR_SESSION_LIMIT: 'state',
   ERR_CONFIG_INVALID: 'config',
   ERR_REGISTRY_INVALID: 'config',
   ERR_USAGE: 'config',
+  ERR_SESSION_INVALID: 'config',
   ERR_INTERNAL: 'internal',
 };
 

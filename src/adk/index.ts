@@ -4,13 +4,14 @@
  *
  * @module
  */
-export { TreeFactory } from './tree-factory.js';
-export type { TreeFactoryOptions, PinnedSession } from './tree-factory.js';
+export { TreeFactory, SESSION_ID_PATTERN, checkSessionId } from './tree-factory.js';
+export type { TreeFactoryOptions, PinnedSession, SessionPin, PinRelease } from './tree-factory.js';
 export { SessionRunner } from './session-runner.js';
 export type { SessionRunnerOptions, TurnResult } from './session-runner.js';
-export { buildRootAgent, ROUTER_INSTRUCTION } from './root-agent.js';
+export { buildRootAgent, explainRoute, ROUTER_INSTRUCTION } from './root-agent.js';
+export { contentText } from './content-text.js';
 export type { RootKind } from './root-agent.js';
-export { keywordRouter, words } from './keyword-router.js';
+export { keywordRouter, defaultAgent, words } from './keyword-router.js';
 export type { RouteHints, RouteDecision } from './keyword-router.js';
 export { snapshotTreeBuilder } from './snapshot-tree.js';
 export type { SnapshotTreeOptions } from './snapshot-tree.js';

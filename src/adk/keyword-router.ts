@@ -16,6 +16,8 @@ export interface RouteDecision {
   readonly agent: string | undefined;
   readonly score: number;
   readonly matched: readonly string[];
+  /** True when no agent's vocabulary matched and `agent` is the fallback. */
+  readonly fallback: boolean;
 }
 
 const STOP = new Set(['the', 'a', 'an', 'is', 'my', 'i', 'to', 'of', 'and', 'or', 'for', 'on', 'in', 'it', 'me', 'with', 'what', 'how', 'can', 'you', 'please', 'do', 'does', 'this', 'that']);
@@ -32,8 +34,18 @@ function stem(w: string): string {
 }
 
 /**
+ * The agent that answers what no vocabulary matches: the configured `fallback` when the snapshot
+ * has it, else the first critical agent, else the first by name; undefined for no agents.
+ */
+export function defaultAgent(agents: readonly Pick<SnapshotAgent, 'localName' | 'critical'>[], fallback?: string): string | undefined {
+  if (fallback !== undefined && agents.some((a) => a.localName === fallback)) return fallback;
+  return [...agents].sort((a, b) => Number(b.critical) - Number(a.critical) || (a.localName < b.localName ? -1 : 1))[0]?.localName;
+}
+
+/**
  * Builds the router over a snapshot's agents. Ties go to critical agents, then by name; a
- * message that matches nothing goes to `fallback` (a local name) or, failing that, no agent.
+ * message that matches nothing goes to the {@link defaultAgent} (`fallback: true` in the
+ * decision, so the caller can say so), or to no agent when `fallback` is `false`.
  *
  * @example
  * const route = keywordRouter(snapshot.agents, [{ tag: 'warranty', keywords: ['guarantee'] }]);
@@ -42,8 +54,9 @@ function stem(w: string): string {
 export function keywordRouter(
   agents: readonly Pick<SnapshotAgent, 'localName' | 'tags' | 'critical'>[],
   hints: readonly RouteHints[],
-  fallback?: string,
+  fallback?: string | false,
 ): (message: string) => RouteDecision {
+  const otherwise = fallback === false ? undefined : defaultAgent(agents, fallback);
   const byTag = new Map(hints.map((h) => [h.tag, h]));
   const vocab = agents.map((a) => {
     const terms = new Set<string>();
@@ -57,7 +70,7 @@ export function keywordRouter(
   });
   return (message) => {
     const said = new Set(words(message));
-    let best: RouteDecision = { agent: undefined, score: 0, matched: [] };
+    let best: RouteDecision = { agent: undefined, score: 0, matched: [], fallback: false };
     let bestCritical = false;
     for (const { agent, terms } of vocab) {
       const matched = [...said].filter((w) => terms.has(w));
@@ -66,13 +79,10 @@ export function keywordRouter(
         score > best.score ||
         (score === best.score && score > 0 && ((agent.critical && !bestCritical) || (agent.critical === bestCritical && agent.localName < (best.agent ?? '\uffff'))));
       if (better) {
-        best = { agent: agent.localName, score, matched };
+        best = { agent: agent.localName, score, matched, fallback: false };
         bestCritical = agent.critical;
       }
     }
-    if (best.agent === undefined && fallback !== undefined && agents.some((a) => a.localName === fallback)) {
-      return { agent: fallback, score: 0, matched: [] };
-    }
-    return best;
+    return best.agent === undefined && otherwise !== undefined ? { agent: otherwise, score: 0, matched: [], fallback: true } : best;
   };
 }

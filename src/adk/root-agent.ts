@@ -11,17 +11,38 @@
 import type { BaseAgent, BaseLlm } from '@google/adk';
 import { LlmAgent, RoutedAgent } from '@google/adk';
 import type { Snapshot } from '../snapshot/index.js';
-import type { RouteHints } from './keyword-router.js';
+import { contentText } from './content-text.js';
+import type { RouteDecision, RouteHints } from './keyword-router.js';
 import { keywordRouter } from './keyword-router.js';
 
 export type RootKind =
-  | { readonly kind: 'routed'; readonly hints?: readonly RouteHints[]; readonly fallback?: string }
+  /** `fallback`: the local name answering what no vocabulary matches (default: first critical, then by name); `false`: none. */
+  | { readonly kind: 'routed'; readonly hints?: readonly RouteHints[]; readonly fallback?: string | false }
   | { readonly kind: 'model'; readonly model: string | BaseLlm; readonly instruction?: string };
 
 /** The instruction of a model root: ours, fixed, and free of card text. */
 export const ROUTER_INSTRUCTION =
   'You are an orchestrator. Route each request to the one specialist whose description fits it, using transfer_to_agent. ' +
   'If none fits, say that no specialist is available.';
+
+/** The routed roots' routers, so a caller can say how a message was (or would be) routed. */
+const routers = new WeakMap<BaseAgent, { route: (message: string) => RouteDecision; version: number }>();
+
+/**
+ * How a routed root routes `message` (the same decision its router takes), with a notice when
+ * no agent matched and the default agent answers. Undefined for model roots.
+ *
+ * @example
+ * explainRoute(root, 'Is serial 123 under warranty?')?.notice
+ * // 'no agent in snapshot v5 matched this request; answered by the default agent billing_agent'
+ */
+export function explainRoute(root: BaseAgent, message: string): (RouteDecision & { notice?: string }) | undefined {
+  const router = routers.get(root);
+  if (!router) return undefined;
+  const decision = router.route(message);
+  if (!decision.fallback || decision.agent === undefined) return decision;
+  return { ...decision, notice: `no agent in snapshot v${router.version} matched this request; answered by the default agent ${decision.agent}` };
+}
 
 /**
  * Builds the root agent for `snapshot` over already built specialists (in snapshot order).
@@ -35,17 +56,17 @@ export function buildRootAgent(name: string, snapshot: Snapshot, specialists: Ba
     return new LlmAgent({ name, description, model: kind.model, instruction: kind.instruction ?? ROUTER_INSTRUCTION, subAgents: specialists });
   }
   const route = keywordRouter(snapshot.agents, kind.hints ?? [], kind.fallback);
-  const fallback = [...snapshot.agents].sort((a, b) => Number(b.critical) - Number(a.critical) || (a.localName < b.localName ? -1 : 1))[0]?.localName;
-  return new RoutedAgent({
+  const root = new RoutedAgent({
     name,
     description,
     agents: specialists,
     router: (agents, context, errorContext) => {
       // After a failure, do not retry another specialist with the same request: surface it.
       if (errorContext) return undefined;
-      const text = (context.userContent?.parts ?? []).map((p) => ('text' in p && typeof p.text === 'string' ? p.text : '')).join(' ');
-      const decision = route(text).agent ?? fallback;
+      const decision = route(contentText(context.userContent, ' ')).agent;
       return decision !== undefined && decision in agents ? decision : undefined;
     },
   });
+  routers.set(root, { route, version: snapshot.version });
+  return root;
 }

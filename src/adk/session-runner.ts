@@ -5,7 +5,10 @@
  */
 import type { BaseAgent, BaseSessionService, Event } from '@google/adk';
 import { InMemorySessionService, Runner } from '@google/adk';
-import type { TreeFactory } from './tree-factory.js';
+import type { EventStream } from '../events/index.js';
+import { contentText } from './content-text.js';
+import { explainRoute } from './root-agent.js';
+import type { PinRelease, TreeFactory } from './tree-factory.js';
 
 export interface SessionRunnerOptions {
   trees: TreeFactory;
@@ -13,6 +16,8 @@ export interface SessionRunnerOptions {
   appName?: string;
   /** Shared by every runner. Default an `InMemorySessionService`. */
   sessionService?: BaseSessionService;
+  /** Where a failed history deletion is reported. */
+  events?: EventStream;
 }
 
 export interface TurnResult {
@@ -20,12 +25,16 @@ export interface TurnResult {
   readonly digest: string;
   /** Every event of the turn, as ADK produced them. */
   readonly events: readonly Event[];
-  /** The text of the final response. */
+  /** The text of the final response (or, with a notice, the last progress text when there was none). */
   readonly reply: string;
-  /** The agent that gave the final response. */
+  /** The agent that gave the reply. */
   readonly author?: string;
-  /** Set when the turn ended with an error event. */
+  /** Every agent that produced an event in this turn, in order (the root's transfers). */
+  readonly agents: readonly string[];
+  /** Set when the turn failed: the peer's own message where it gave one. */
   readonly error?: string;
+  /** Things the user should know: a fallback answered, the session had expired, no final answer. */
+  readonly notices: readonly string[];
 }
 
 /**
@@ -33,19 +42,28 @@ export interface TurnResult {
  * const sessions = new SessionRunner({ trees });
  * const turn = await sessions.run('s1', 'Is serial 123 under warranty?');
  * turn.author // 'warranty_agent'; turn.digest // the snapshot s1 is pinned to
+ * sessions.close();
  */
 export class SessionRunner {
   readonly #trees: TreeFactory;
   readonly #appName: string;
   readonly #sessions: BaseSessionService;
   readonly #runners = new Map<string, { root: BaseAgent; runner: Runner }>();
-  readonly #unsubscribe: () => void;
+  /** The user id each pinned session was created under (its ADK session key). */
+  readonly #users = new Map<string, string>();
+  readonly #deletions = new Set<Promise<void>>();
+  readonly #unsubscribe: Array<() => void>;
+  readonly #events: EventStream | undefined;
 
   constructor(options: SessionRunnerOptions) {
     this.#trees = options.trees;
     this.#appName = options.appName ?? 'a2a_discovery';
     this.#sessions = options.sessionService ?? new InMemorySessionService();
-    this.#unsubscribe = this.#trees.onEvict((digest) => this.#runners.delete(digest));
+    this.#events = options.events;
+    this.#unsubscribe = [
+      this.#trees.onEvict((digest) => this.#runners.delete(digest)),
+      this.#trees.onRelease((sessionId, why) => this.#released(sessionId, why)),
+    ];
   }
 
   get appName(): string {
@@ -56,25 +74,42 @@ export class SessionRunner {
     return this.#sessions;
   }
 
-  /** Runs one turn of `sessionId` (created on first use) on its pinned tree. */
+  /**
+   * Runs one turn of `sessionId` (created on first use) on its pinned tree. A session that idled
+   * out starts anew on the current snapshot, with a notice: its old history was deleted with
+   * its pin, so it never runs on a tree its history does not fit.
+   */
   async run(sessionId: string, message: string, options: { userId?: string } = {}): Promise<TurnResult> {
     const userId = options.userId ?? 'user';
-    const root = this.#trees.rootFor(sessionId);
-    const digest = this.#trees.digestOf(sessionId)!;
+    const { root, digest, restartedFrom } = this.#trees.pin(sessionId);
+    this.#users.set(sessionId, userId);
+    const notices: string[] = [];
+    if (restartedFrom !== undefined) {
+      await Promise.all(this.#deletions);
+      await this.#deleteHistory(sessionId, userId);
+      notices.push(`session ${sessionId} had expired (idle); it starts anew on snapshot ${digest.slice(0, 12)} without its earlier history`);
+    }
     const runner = this.#runnerFor(digest, root);
     const existing = await this.#sessions.getSession({ appName: this.#appName, userId, sessionId });
     if (!existing) await this.#sessions.createSession({ appName: this.#appName, userId, sessionId, state: { pinned_digest: digest } });
+    const route = explainRoute(root, message);
+    if (route?.notice !== undefined) notices.push(route.notice);
 
     const events: Event[] = [];
+    const agents: string[] = [];
     let reply = '';
     let author: string | undefined;
+    let progress: { text: string; author: string } | undefined;
     let error: string | undefined;
     try {
       for await (const event of runner.runAsync({ userId, sessionId, newMessage: { role: 'user', parts: [{ text: message }] } })) {
         events.push(event);
+        if (event.author && event.author !== 'user' && agents.at(-1) !== event.author) agents.push(event.author);
         if (event.errorMessage) error = event.errorMessage;
-        const text = (event.content?.parts ?? []).map((p) => ('text' in p && typeof p.text === 'string' ? p.text : '')).join('');
-        if (text && event.author && event.author !== 'user' && !event.partial) {
+        const text = contentText(event.content);
+        if (!text || !event.author || event.author === 'user') continue;
+        if (event.partial) progress = { text, author: event.author };
+        else {
           reply = text;
           author = event.author;
         }
@@ -82,25 +117,35 @@ export class SessionRunner {
     } catch (err) {
       error = err instanceof Error ? err.message : String(err);
     }
-    return { sessionId, digest, events, reply, ...(author !== undefined && { author }), ...(error !== undefined && { error }) };
+    if (reply === '' && error === undefined) {
+      const who = agents.at(-1) ?? 'the agent';
+      if (progress) {
+        reply = progress.text;
+        author = progress.author;
+        notices.push(`${progress.author} gave no final answer; this is its last progress update`);
+      } else error = `${who} ended the turn without any reply text`;
+    }
+    return { sessionId, digest, events, reply, agents, notices, ...(author !== undefined && { author }), ...(error !== undefined && { error }) };
   }
 
   /** Agent names the session's history contains (event authors other than the user). */
-  async authors(sessionId: string, userId = 'user'): Promise<string[]> {
+  async authors(sessionId: string, userId = this.#users.get(sessionId) ?? 'user'): Promise<string[]> {
     const session = await this.#sessions.getSession({ appName: this.#appName, userId, sessionId });
     return [...new Set((session?.events ?? []).map((e) => e.author).filter((a): a is string => a !== undefined && a !== 'user'))];
   }
 
   /** Moves a session to the current snapshot, refusing when its history names a vanished agent. */
-  async upgrade(sessionId: string, options: { userId?: string; force?: boolean } = {}): Promise<{ from?: string; to: string; changed: boolean }> {
+  async upgrade(sessionId: string, options: { userId?: string; force?: boolean } = {}): Promise<{ from: string; to: string; changed: boolean }> {
     const authors = await this.authors(sessionId, options.userId);
     return this.#trees.upgrade(sessionId, { authors, ...(options.force !== undefined && { force: options.force }) });
   }
 
   /** Ends a session: its pin is released and its stored events are deleted. */
-  async end(sessionId: string, userId = 'user'): Promise<void> {
+  async end(sessionId: string, userId?: string): Promise<void> {
+    const user = userId ?? this.#users.get(sessionId) ?? 'user';
     this.#trees.endSession(sessionId);
-    await this.#sessions.deleteSession({ appName: this.#appName, userId, sessionId });
+    await Promise.all(this.#deletions);
+    await this.#deleteHistory(sessionId, user);
   }
 
   /** Digests with a live runner. */
@@ -108,9 +153,28 @@ export class SessionRunner {
     return [...this.#runners.keys()];
   }
 
-  close(): void {
-    this.#unsubscribe();
+  /** Waits for history deletions in progress and stops listening to the tree factory. */
+  async close(): Promise<void> {
+    for (const off of this.#unsubscribe.splice(0)) off();
+    await Promise.all(this.#deletions);
     this.#runners.clear();
+  }
+
+  #released(sessionId: string, why: PinRelease): void {
+    const userId = this.#users.get(sessionId) ?? 'user';
+    this.#users.delete(sessionId);
+    // An ended session's history is deleted by `end`; an expired one's here, with its pin.
+    if (why !== 'expired') return;
+    const p: Promise<void> = this.#deleteHistory(sessionId, userId)
+      .catch((err: unknown) => {
+        this.#events?.emit({ type: 'alert', kind: 'session-delete-failed', message: `the history of expired session ${sessionId} could not be deleted: ${err instanceof Error ? err.message : String(err)}` });
+      })
+      .finally(() => this.#deletions.delete(p));
+    this.#deletions.add(p);
+  }
+
+  #deleteHistory(sessionId: string, userId: string): Promise<void> {
+    return this.#sessions.deleteSession({ appName: this.#appName, userId, sessionId });
   }
 
   #runnerFor(digest: string, root: BaseAgent): Runner {

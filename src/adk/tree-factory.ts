@@ -5,22 +5,39 @@
  *
  * A session keeps its tree until it ends, its pin idles out, or it is explicitly upgraded at a
  * turn boundary (refused when its history names an agent the new tree lacks, unless forced).
- * A root is evicted once its snapshot is neither current nor pinned by any live session.
+ * Idle pins are released by a timer; an idled-out session that comes back starts anew on the
+ * current snapshot (reported, never silent: its history is dropped with its pin). A root is
+ * evicted once its snapshot is neither current nor pinned by any live session.
  */
 import type { BaseAgent } from '@google/adk';
-import type { Clock } from '../clock/index.js';
+import type { Clock, TimerHandle } from '../clock/index.js';
 import { systemClock } from '../clock/index.js';
 import { DiscoveryError, toDiscoveryError } from '../errors.js';
 import type { EventStream } from '../events/index.js';
 import type { Snapshot, SnapshotStore } from '../snapshot/index.js';
+
+/** Session ids: 1–128 characters of letters, digits and `_ . : -`. The one rule for every route. */
+export const SESSION_ID_PATTERN = /^[A-Za-z0-9_.:-]{1,128}$/;
+
+/** Throws `ERR_SESSION_INVALID` unless `sessionId` follows {@link SESSION_ID_PATTERN}. */
+export function checkSessionId(sessionId: unknown): asserts sessionId is string {
+  if (typeof sessionId !== 'string' || !SESSION_ID_PATTERN.test(sessionId)) {
+    const shown = typeof sessionId === 'string' ? JSON.stringify(sessionId.length > 40 ? `${sessionId.slice(0, 40)}…` : sessionId) : typeof sessionId;
+    throw new DiscoveryError('ERR_SESSION_INVALID', `session id ${shown} must be 1–128 letters, digits, "_", ".", ":" or "-"`);
+  }
+}
 
 export interface TreeFactoryOptions {
   /** Where published snapshots live (the loop's store): pins are references in it. */
   snapshots: SnapshotStore;
   /** Builds (and checks) the root for a snapshot. Must not perform I/O: cards are cached. */
   buildRoot: (snapshot: Snapshot) => BaseAgent;
-  /** A pin unused this long is released. Default 3,600,000 (1 h); 0 disables. */
+  /** A pin unused this long is released (with its history). Default 3,600,000 (1 h); 0 disables. */
   idleTimeoutMs?: number;
+  /** Most pinned sessions at once; a new session beyond it is refused (`ERR_SESSION_LIMIT`). Default 10,000. */
+  maxSessions?: number;
+  /** Idled-out session ids remembered (to report a return), oldest forgotten first. Default 10,000. */
+  maxExpiredRemembered?: number;
   clock?: Clock;
   events?: EventStream;
 }
@@ -37,29 +54,49 @@ export interface PinnedSession {
   readonly idleMs: number;
 }
 
+/** What {@link TreeFactory.pin} resolved for a turn. */
+export interface SessionPin {
+  readonly root: BaseAgent;
+  readonly digest: string;
+  /** Set when the session had idled out and now starts anew: the digest it was pinned to. */
+  readonly restartedFrom?: string;
+}
+
+/** Why a pin went away: ended by its owner, or idled out. */
+export type PinRelease = 'ended' | 'expired';
+
 /**
  * @example
  * const trees = new TreeFactory({ snapshots: loop.snapshots, buildRoot });
  * const loop = new DiscoveryLoop({ ..., beforePublish: (next) => trees.prepare(next) });
  * const root = trees.rootFor(sessionId); // the same object for the session's whole life
+ * trees.close();                          // stops the idle timer, releases every pin
  */
 export class TreeFactory {
   readonly #o: TreeFactoryOptions;
   readonly #clock: Clock;
+  readonly #idleMs: number;
   readonly #roots = new Map<string, BaseAgent>();
   readonly #pins = new Map<string, Pin>();
+  /** Idled-out sessions: id → the digest it was pinned to (insertion order = age). */
+  readonly #expired = new Map<string, string>();
   readonly #evictListeners = new Set<(digest: string) => void>();
+  readonly #releaseListeners = new Set<(sessionId: string, why: PinRelease) => void>();
   #builds = 0;
-  #lastSweepAt = Number.NEGATIVE_INFINITY;
+  #expiredTotal = 0;
+  #timer: TimerHandle | undefined;
+  #closed = false;
 
   constructor(options: TreeFactoryOptions) {
     this.#o = options;
     this.#clock = options.clock ?? systemClock;
+    this.#idleMs = options.idleTimeoutMs ?? 3_600_000;
   }
 
   /**
    * Builds the root for `snapshot` if it is not built yet (warm-up before publication: use it
    * as the loop's `beforePublish`). Throws the build's error, so a bad tree is never published.
+   * Roots whose snapshot is no longer retained are evicted on the way.
    */
   prepare(snapshot: Snapshot): BaseAgent {
     const existing = this.#roots.get(snapshot.digest);
@@ -72,32 +109,50 @@ export class TreeFactory {
     }
     this.#builds++;
     this.#roots.set(snapshot.digest, root);
+    this.#o.events?.emit({ type: 'tree.built', digest: snapshot.digest });
+    this.sweep();
     return root;
   }
 
   /**
    * The root serving `sessionId`. A new session is pinned to the current snapshot. No I/O; throws
-   * `ERR_NOT_READY` before the first publication.
+   * `ERR_NOT_READY` before the first publication, `ERR_SESSION_INVALID` for a malformed id and
+   * `ERR_SESSION_LIMIT` when `maxSessions` are pinned.
    */
   rootFor(sessionId: string): BaseAgent {
+    return this.pin(sessionId).root;
+  }
+
+  /** Like {@link rootFor}, and says whether an idled-out session started anew. */
+  pin(sessionId: string): SessionPin {
+    checkSessionId(sessionId);
     const now = this.#clock.now();
     const pin = this.#pins.get(sessionId);
     if (pin) {
       pin.lastUsedAt = now;
       const root = this.#roots.get(pin.digest);
-      if (root) return root;
+      if (root) return { root, digest: pin.digest };
       // Pinned but not built here yet (e.g. a pin restored from a shared store): build it now.
       const snapshot = this.#o.snapshots.get(pin.digest);
       if (!snapshot) throw new DiscoveryError('ERR_INTERNAL', `session ${sessionId} is pinned to ${pin.digest}, which is no longer retained`);
-      return this.prepare(snapshot);
+      return { root: this.prepare(snapshot), digest: pin.digest };
     }
     const current = this.#o.snapshots.current;
     if (!current) throw new DiscoveryError('ERR_NOT_READY', 'no snapshot has been published yet');
+    const max = this.#o.maxSessions ?? 10_000;
+    if (this.#pins.size >= max) throw new DiscoveryError('ERR_SESSION_LIMIT', `${max} sessions are pinned (sessions.maxSessions); end one or wait for idle ones to expire`);
     const root = this.prepare(current);
     this.#o.snapshots.retain(current.digest);
     this.#pins.set(sessionId, { digest: current.digest, lastUsedAt: now });
-    this.#sweepIdle(now);
-    return root;
+    this.#armIdleTimer();
+    const restartedFrom = this.#expired.get(sessionId);
+    if (restartedFrom !== undefined) {
+      this.#expired.delete(sessionId);
+      this.#o.events?.emit({ type: 'session.restarted', sessionId, digest: current.digest, previousDigest: restartedFrom });
+      return { root, digest: current.digest, restartedFrom };
+    }
+    this.#o.events?.emit({ type: 'session.pinned', sessionId, digest: current.digest });
+    return { root, digest: current.digest };
   }
 
   /** The digest a session is pinned to, if any. */
@@ -107,10 +162,7 @@ export class TreeFactory {
 
   /** Ends a session: releases its pin, evicting its tree when nothing else needs it. */
   endSession(sessionId: string): void {
-    const pin = this.#pins.get(sessionId);
-    if (!pin) return;
-    this.#pins.delete(sessionId);
-    this.#o.snapshots.release(pin.digest);
+    this.#release(sessionId, 'ended');
     this.sweep();
   }
 
@@ -118,13 +170,15 @@ export class TreeFactory {
    * Re-pins a session to the current snapshot at a turn boundary. `authors` are the agent names
    * the session's history contains (event authors); when one of them is missing from the new
    * tree the upgrade is refused (`ERR_UPGRADE_REFUSED`) unless `force` is set, because ADK
-   * resolves the next agent from stored authors by name.
+   * resolves the next agent from stored authors by name. Only a pinned session can be upgraded.
    */
-  upgrade(sessionId: string, options: { authors?: readonly string[]; force?: boolean } = {}): { from?: string; to: string; changed: boolean } {
+  upgrade(sessionId: string, options: { authors?: readonly string[]; force?: boolean } = {}): { from: string; to: string; changed: boolean } {
+    checkSessionId(sessionId);
     const current = this.#o.snapshots.current;
     if (!current) throw new DiscoveryError('ERR_NOT_READY', 'no snapshot has been published yet');
     const pin = this.#pins.get(sessionId);
-    if (pin?.digest === current.digest) return { from: pin.digest, to: current.digest, changed: false };
+    if (!pin) throw new DiscoveryError('ERR_UPGRADE_REFUSED', `session ${sessionId} is not pinned (it never started, ended, or idled out)`);
+    if (pin.digest === current.digest) return { from: pin.digest, to: current.digest, changed: false };
     const root = this.prepare(current);
     if (!options.force) {
       const missing = [...new Set(options.authors ?? [])].filter((name) => name !== 'user' && root.findAgent(name) === undefined);
@@ -135,11 +189,13 @@ export class TreeFactory {
         );
       }
     }
+    const from = pin.digest;
     this.#o.snapshots.retain(current.digest);
     this.#pins.set(sessionId, { digest: current.digest, lastUsedAt: this.#clock.now() });
-    if (pin) this.#o.snapshots.release(pin.digest);
+    this.#o.snapshots.release(from);
+    this.#o.events?.emit({ type: 'session.upgraded', sessionId, digest: current.digest, previousDigest: from });
     this.sweep();
-    return { ...(pin && { from: pin.digest }), to: current.digest, changed: true };
+    return { from, to: current.digest, changed: true };
   }
 
   /** Drops roots whose snapshot is no longer retained (neither current nor pinned). */
@@ -149,16 +205,37 @@ export class TreeFactory {
       if (this.#o.snapshots.get(digest) === undefined) {
         this.#roots.delete(digest);
         evicted.push(digest);
+        this.#o.events?.emit({ type: 'tree.evicted', digest });
         for (const l of this.#evictListeners) l(digest);
       }
     }
     return evicted;
   }
 
+  /** Releases pins idle for longer than `idleTimeoutMs` (the timer calls it; callable by hand). */
+  expireIdle(): string[] {
+    if (this.#idleMs <= 0) return [];
+    const now = this.#clock.now();
+    const expired: string[] = [];
+    for (const [sessionId, pin] of this.#pins) {
+      if (now - pin.lastUsedAt <= this.#idleMs) continue;
+      this.#release(sessionId, 'expired');
+      expired.push(sessionId);
+    }
+    if (expired.length > 0) this.sweep();
+    return expired;
+  }
+
   /** Called with each evicted digest (the runner helper drops its runner). */
   onEvict(listener: (digest: string) => void): () => void {
     this.#evictListeners.add(listener);
     return () => this.#evictListeners.delete(listener);
+  }
+
+  /** Called when a pin is released, ended or expired (the runner deletes the session's history). */
+  onRelease(listener: (sessionId: string, why: PinRelease) => void): () => void {
+    this.#releaseListeners.add(listener);
+    return () => this.#releaseListeners.delete(listener);
   }
 
   /** Pinned sessions with their digests. */
@@ -172,6 +249,11 @@ export class TreeFactory {
     }));
   }
 
+  /** Counts for metrics: pinned sessions, built roots, and sessions expired so far. */
+  get stats(): { pinned: number; roots: number; builds: number; expired: number } {
+    return { pinned: this.#pins.size, roots: this.#roots.size, builds: this.#builds, expired: this.#expiredTotal };
+  }
+
   /** Digests with a built root. */
   get builtDigests(): string[] {
     return [...this.#roots.keys()];
@@ -182,25 +264,46 @@ export class TreeFactory {
     return this.#builds;
   }
 
-  /** Releases every pin and drops every root. */
+  /** Stops the idle timer, releases every pin and drops every root. */
   close(): void {
-    for (const [sessionId] of this.#pins) this.endSession(sessionId);
+    this.#closed = true;
+    this.#timer?.cancel();
+    this.#timer = undefined;
+    for (const sessionId of [...this.#pins.keys()]) this.#release(sessionId, 'ended');
     this.#roots.clear();
   }
 
-  #sweepIdle(now: number): void {
-    const idle = this.#o.idleTimeoutMs ?? 3_600_000;
-    // This runs on the request path: walk the pins at most once per quarter of the idle time
-    // (capped at a minute), not on every new session.
-    if (idle <= 0 || now - this.#lastSweepAt < Math.min(idle / 4, 60_000)) return;
-    this.#lastSweepAt = now;
-    for (const [sessionId, pin] of this.#pins) {
-      if (now - pin.lastUsedAt > idle) {
-        this.#pins.delete(sessionId);
-        this.#o.snapshots.release(pin.digest);
-        this.#o.events?.emit({ type: 'alert', kind: 'session-expired', message: `session ${sessionId} idled out; its pin on ${pin.digest.slice(0, 12)} was released` });
+  #release(sessionId: string, why: PinRelease): void {
+    const pin = this.#pins.get(sessionId);
+    if (!pin) return;
+    this.#pins.delete(sessionId);
+    this.#o.snapshots.release(pin.digest);
+    if (this.#pins.size === 0) {
+      this.#timer?.cancel();
+      this.#timer = undefined;
+    }
+    if (why === 'expired') {
+      this.#expiredTotal++;
+      this.#expired.set(sessionId, pin.digest);
+      const max = this.#o.maxExpiredRemembered ?? 10_000;
+      for (const oldest of this.#expired.keys()) {
+        if (this.#expired.size <= max) break;
+        this.#expired.delete(oldest);
       }
     }
-    this.sweep();
+    this.#o.events?.emit({ type: why === 'expired' ? 'session.expired' : 'session.ended', sessionId, digest: pin.digest });
+    for (const l of this.#releaseListeners) l(sessionId, why);
+  }
+
+  /** One timer while sessions are pinned: checks for idle pins every quarter idle time (≤ 1 min). */
+  #armIdleTimer(): void {
+    if (this.#timer || this.#closed || this.#idleMs <= 0) return;
+    const every = Math.max(1, Math.min(this.#idleMs / 4, 60_000));
+    const tick = () => {
+      this.#timer = undefined;
+      this.expireIdle();
+      if (this.#pins.size > 0) this.#armIdleTimer();
+    };
+    this.#timer = this.#clock.setTimer(tick, every);
   }
 }

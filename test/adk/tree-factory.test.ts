@@ -43,7 +43,7 @@ function buildRoot(snapshot: Snapshot): BaseAgent {
   return buildRootAgent('orchestrator', snapshot, specialists, { kind: 'routed', hints: [{ tag: 'warranty', keywords: ['guarantee'] }] });
 }
 
-function setup(options: { idleTimeoutMs?: number } = {}) {
+function setup(options: { idleTimeoutMs?: number; maxSessions?: number } = {}) {
   const clock = new VirtualClock();
   const store = new SnapshotStore();
   let version = 0;
@@ -93,15 +93,59 @@ describe('TreeFactory', () => {
     assert.ok(!trees.builtDigests.includes(A.digest));
   });
 
-  test('idle pins expire, so abandoned sessions cannot leak trees', async () => {
+  test('idle pins expire on a timer, with no request needed, so abandoned sessions cannot leak trees', async () => {
     const { publish, trees, store, clock } = setup({ idleTimeoutMs: 60_000 });
     const A = publish([agent('billing', ['billing'])]);
     trees.rootFor('abandoned');
+    trees.rootFor('active');
     publish([agent('billing', ['billing'], '2.0.0')]);
-    await clock.advance(61_000);
-    trees.rootFor('newcomer'); // any request path call sweeps idle pins
+    for (let t = 0; t < 80_000; t += 20_000) {
+      await clock.advance(20_000);
+      trees.rootFor('active');
+    }
     assert.equal(trees.digestOf('abandoned'), undefined);
+    assert.equal(trees.digestOf('active'), A.digest, 'a session in use keeps its pin');
+    trees.endSession('active');
     assert.equal(store.get(A.digest), undefined);
+    assert.ok(!trees.builtDigests.includes(A.digest), "A's root went with its last pin");
+    assert.equal(trees.stats.expired, 1);
+    assert.equal(clock.pendingTimers, 0, 'no timer while nothing is pinned');
+    trees.close();
+  });
+
+  test('roots of superseded snapshots that no session pinned are evicted', () => {
+    const { publish, trees } = setup();
+    for (let i = 1; i <= 20; i++) trees.prepare(publish([agent('billing', ['billing'], `${i}.0.0`)]));
+    assert.equal(trees.builds, 20);
+    assert.ok(trees.builtDigests.length <= 2, `at most the current root and the one before it (${trees.builtDigests.length})`);
+  });
+
+  test('an idled-out session that returns starts anew on the current snapshot, reported, not silently moved', async () => {
+    const { publish, trees, clock } = setup({ idleTimeoutMs: 60_000 });
+    const A = publish([agent('billing', ['billing'])]);
+    trees.rootFor('s');
+    const B = publish([agent('billing', ['billing'], '2.0.0')]);
+    await clock.advance(120_000);
+    const pin = trees.pin('s');
+    assert.deepEqual([pin.digest, pin.restartedFrom], [B.digest, A.digest]);
+    assert.equal(trees.pin('s').restartedFrom, undefined, 'reported once');
+    trees.close();
+  });
+
+  test('session ids follow one rule, pins are capped, and only pinned sessions can be upgraded', () => {
+    const { publish, trees } = setup({ maxSessions: 2 });
+    publish([agent('billing', ['billing'])]);
+    for (const bad of ['', 'x <script>', 'a'.repeat(129), 'é']) {
+      assert.throws(() => trees.rootFor(bad), (err) => isDiscoveryError(err) && err.code === 'ERR_SESSION_INVALID');
+      assert.throws(() => trees.upgrade(bad), (err) => isDiscoveryError(err) && err.code === 'ERR_SESSION_INVALID');
+    }
+    trees.rootFor('one');
+    trees.rootFor('two');
+    assert.throws(() => trees.rootFor('three'), (err) => isDiscoveryError(err) && err.code === 'ERR_SESSION_LIMIT');
+    trees.rootFor('one');
+    assert.throws(() => trees.upgrade('never-started'), (err) => isDiscoveryError(err) && err.code === 'ERR_UPGRADE_REFUSED' && /not pinned/.test(err.message));
+    assert.equal(trees.sessions().length, 2, 'a refused upgrade created no pin');
+    trees.close();
   });
 
   test('upgrade re-pins at a turn boundary, and is refused when the history names a vanished agent unless forced', () => {
@@ -148,7 +192,10 @@ describe('keywordRouter', () => {
 
   test('ties go to the critical agent; no match goes to the fallback', () => {
     assert.equal(route('billing or returns?').agent, 'billing_agent');
-    assert.deepEqual(route('hello there'), { agent: 'billing_agent', score: 0, matched: [] });
+    assert.deepEqual(route('hello there'), { agent: 'billing_agent', score: 0, matched: [], fallback: true });
+    assert.equal(route('Where are my invoices?').fallback, false);
+    const strict = keywordRouter(agents, [], false);
+    assert.equal(strict('hello there').agent, undefined, 'fallback: false routes nowhere');
   });
 });
 

@@ -1,0 +1,149 @@
+/**
+ * The session lifecycle end to end through the runner: idle expiry on a timer deletes the ADK
+ * session with its pin, a returning session starts anew with a notice, the routed root says
+ * when its default agent answered, and a turn without a final answer is never an empty success.
+ */
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import type { Event, InvocationContext } from '@google/adk';
+import { BaseAgent, createEvent, InMemorySessionService, LlmAgent } from '@google/adk';
+import { buildRootAgent, SessionRunner, TreeFactory } from '../../src/adk/index.js';
+import { parseAgentCard } from '../../src/card/index.js';
+import { VirtualClock } from '../../src/clock/index.js';
+import type { DiscoveryEvent } from '../../src/events/index.js';
+import { EventStream } from '../../src/events/index.js';
+import type { Snapshot, SnapshotAgent } from '../../src/snapshot/index.js';
+import { buildSnapshot, SnapshotStore } from '../../src/snapshot/index.js';
+import { ScriptedLlm } from '../helpers/a2a-peers.js';
+import { cardFor } from '../helpers/cards.js';
+
+function agent(localName: string, tags: string[], version = '1.0.0'): SnapshotAgent {
+  const parsed = parseAgentCard(JSON.stringify(cardFor({ origin: 'https://agents.example.com' }, localName, { version })));
+  assert.ok(parsed.ok);
+  return {
+    localName,
+    description: `Reviewed ${localName}.`,
+    tags,
+    critical: false,
+    baseUrl: `https://agents.example.com/${localName}/`,
+    sources: ['config'],
+    card: parsed.card!,
+    canonicalSha256: parsed.canonicalSha256!,
+    rawSha256: parsed.rawSha256,
+    protocolVersion: parsed.protocolVersion!,
+    degraded: false,
+    stale: false,
+  };
+}
+
+/** A specialist that replays scripted events (what a remote agent yields for a peer's answer). */
+class ScriptedAgent extends BaseAgent {
+  readonly #script: ReadonlyArray<Partial<Event>>;
+  constructor(name: string, script: ReadonlyArray<Partial<Event>>) {
+    super({ name, description: `Scripted ${name}.` });
+    this.#script = script;
+  }
+  protected override async *runAsyncImpl(ctx: InvocationContext): AsyncGenerator<Event, void, void> {
+    for (const fields of this.#script) yield createEvent({ ...fields, invocationId: ctx.invocationId, author: this.name });
+  }
+  protected override async *runLiveImpl(): AsyncGenerator<Event, void, void> {
+    // not used
+  }
+}
+
+function setup(specialist: (a: SnapshotAgent, snapshot: Snapshot) => BaseAgent, idleTimeoutMs = 60_000) {
+  const clock = new VirtualClock();
+  const store = new SnapshotStore();
+  const events: DiscoveryEvent[] = [];
+  const stream = new EventStream({ wallNow: () => clock.wallNow() });
+  stream.subscribe((e) => events.push(e));
+  let version = 0;
+  const publish = (agents: SnapshotAgent[]): Snapshot => {
+    const s = buildSnapshot(agents, ++version, clock.wallNow());
+    store.publish(s);
+    return s;
+  };
+  const trees = new TreeFactory({
+    snapshots: store,
+    clock,
+    events: stream,
+    idleTimeoutMs,
+    buildRoot: (snapshot) => buildRootAgent('orchestrator', snapshot, snapshot.agents.map((a) => specialist(a, snapshot)), { kind: 'routed' }),
+  });
+  const sessionService = new InMemorySessionService();
+  const sessions = new SessionRunner({ trees, sessionService, events: stream });
+  return { clock, publish, trees, sessions, sessionService, events };
+}
+
+const llm = (a: SnapshotAgent, s: Snapshot) => new LlmAgent({ name: a.localName, description: a.description, model: new ScriptedLlm(`${a.localName} on v${s.version}`, `fake-${a.localName}`) });
+
+describe('session lifecycle', () => {
+  test('an idle session expires on its own: pin released, ADK history deleted, events and counts recorded', async () => {
+    const h = setup(llm);
+    h.publish([agent('billing_agent', ['billing'])]);
+    await h.sessions.run('idle', 'invoice please', { userId: 'u1' });
+    assert.ok(await h.sessionService.getSession({ appName: h.sessions.appName, userId: 'u1', sessionId: 'idle' }));
+    await h.clock.advance(90_000);
+    await h.sessions.close();
+    assert.equal(h.trees.digestOf('idle'), undefined);
+    assert.equal(await h.sessionService.getSession({ appName: h.sessions.appName, userId: 'u1', sessionId: 'idle' }), undefined, 'its events and state are deleted');
+    assert.ok(h.events.some((e) => e.type === 'session.expired' && e.sessionId === 'idle'));
+    assert.equal(h.trees.stats.expired, 1);
+  });
+
+  test('a session that returns after expiry starts anew on the current snapshot with a notice, its old history gone', async () => {
+    const h = setup(llm);
+    h.publish([agent('billing_agent', ['billing']), agent('returns_agent', ['returns'])]);
+    const first = await h.sessions.run('back', 'I want to return my shoes, returns');
+    assert.equal(first.author, 'returns_agent');
+    const B = h.publish([agent('billing_agent', ['billing'])]);
+    await h.clock.advance(90_000);
+    const again = await h.sessions.run('back', 'invoice question, billing');
+    assert.equal(again.digest, B.digest);
+    assert.match(again.notices.join('\n'), /had expired \(idle\); it starts anew on snapshot/);
+    assert.deepEqual(await h.sessions.authors('back'), ['billing_agent'], 'the history that named a vanished agent is gone');
+    assert.ok(h.events.some((e) => e.type === 'session.restarted' && e.sessionId === 'back' && e.previousDigest !== B.digest));
+    await h.sessions.close();
+    h.trees.close();
+  });
+
+  test('the routed root says when no agent matched and the default agent answered', async () => {
+    const h = setup(llm);
+    h.publish([agent('billing_agent', ['billing']), agent('returns_agent', ['returns'])]);
+    const turn = await h.sessions.run('s', 'Is serial 123 under warranty?');
+    assert.equal(turn.author, 'billing_agent');
+    assert.deepEqual(turn.notices, ['no agent in snapshot v1 matched this request; answered by the default agent billing_agent']);
+    const matched = await h.sessions.run('s2', 'I want to return this, returns');
+    assert.deepEqual(matched.notices, []);
+    assert.deepEqual(matched.agents, ['returns_agent']);
+    await h.sessions.close();
+    h.trees.close();
+  });
+
+  test('a turn whose only text is a progress update is shown as such, with a notice', async () => {
+    const h = setup((a) => new ScriptedAgent(a.localName, [{ content: { role: 'model', parts: [{ text: 'Checking serial 123: covered until 2027.' }] }, partial: true }, { turnComplete: true }]));
+    h.publish([agent('warranty_agent', ['warranty'])]);
+    const turn = await h.sessions.run('s', 'warranty for 123?');
+    assert.equal(turn.reply, 'Checking serial 123: covered until 2027.');
+    assert.equal(turn.error, undefined);
+    assert.match(turn.notices.join('\n'), /warranty_agent gave no final answer; this is its last progress update/);
+    await h.sessions.close();
+    h.trees.close();
+  });
+
+  test("a peer's failure is the turn's error with the peer's own message; a turn with no text at all is an error too", async () => {
+    const failing = setup((a) => new ScriptedAgent(a.localName, [{ errorCode: 'A2A_TASK_FAILED', errorMessage: 'the remote task ended failed: inventory service down', turnComplete: true }]));
+    failing.publish([agent('warranty_agent', ['warranty'])]);
+    const turn = await failing.sessions.run('s', 'warranty?');
+    assert.equal(turn.reply, '');
+    assert.equal(turn.error, 'the remote task ended failed: inventory service down');
+    const silent = setup((a) => new ScriptedAgent(a.localName, [{ turnComplete: true }]));
+    silent.publish([agent('warranty_agent', ['warranty'])]);
+    const quiet = await silent.sessions.run('s', 'warranty?');
+    assert.match(quiet.error ?? '', /warranty_agent ended the turn without any reply text/);
+    for (const h of [failing, silent]) {
+      await h.sessions.close();
+      h.trees.close();
+    }
+  });
+});
