@@ -14,7 +14,7 @@ export type { RootKind } from './root-agent.js';
 export { keywordRouter, defaultAgent, words } from './keyword-router.js';
 export type { RouteHints, RouteDecision } from './keyword-router.js';
 export { snapshotTreeBuilder } from './snapshot-tree.js';
-export type { SnapshotTreeOptions } from './snapshot-tree.js';
+export type { SnapshotTreeOptions, SnapshotTreeBuilder } from './snapshot-tree.js';
 export {
   remoteAgentFor,
   createAdkClientFactory,
@@ -27,7 +27,9 @@ export {
   stripAdkMetadataCallback,
 } from './remote/index.js';
 export type { RemoteAgentOptions, AdkCardTransport, V1RemoteAgentConfig, PolicyFetch, PolicyFetchOptions, OriginCredentials } from './remote/index.js';
-export { AgentRegistry, AGENT_NAME_PATTERN, RESERVED_AGENT_NAME, verifyTree, remoteSpec, RegistryHolder } from '../registry/index.js';
-export type { AgentSpec, AgentFactory, RemoteSpecOptions, RegistrySwapResult } from '../registry/index.js';
+export { AgentRegistry, AGENT_NAME_PATTERN, RESERVED_AGENT_NAME, verifyTree, RegistryHolder } from '../registry/index.js';
+export type { AgentSpec, AgentFactory, RegistrySwapResult } from '../registry/index.js';
+export { remoteSpec } from './remote-spec.js';
+export type { RemoteSpecOptions } from './remote-spec.js';
 export { devUiLoader, devUiAppName } from './dev-ui-loader.js';
 export type { DevUiAgentLoader } from './dev-ui-loader.js';

@@ -10,7 +10,8 @@ import type { AgentSpec } from '../registry/index.js';
 import { AgentRegistry } from '../registry/index.js';
 import type { Snapshot } from '../snapshot/index.js';
 import type { OriginCredentials } from './remote/index.js';
-import { remoteAgentFor } from './remote/index.js';
+import { createPolicyFetch } from './remote/index.js';
+import { remoteSpec } from './remote-spec.js';
 import type { RootKind } from './root-agent.js';
 import { buildRootAgent } from './root-agent.js';
 
@@ -20,39 +21,45 @@ export interface SnapshotTreeOptions {
   root: RootKind;
   /** The allowlist every remote call goes through. */
   policy: HostPolicy;
-  /** One shared policy fetch for the remote agents (pooled connections); see `createPolicyFetch`. */
+  /**
+   * One shared policy fetch for every remote agent of every tree (pooled connections), owned
+   * by the caller. Default: the builder creates one, closed by its `close()`.
+   */
   fetchImpl?: typeof fetch;
+  /** Per-origin credentials of the builder's own policy fetch. */
   credentials?: OriginCredentials;
   /** Let ADK's `adk_*` identifiers reach peers. Default false. */
   allowAdkMetadata?: boolean;
 }
 
+/** A `buildRoot` for {@link TreeFactory}, with `close()` for the connection pool it owns. */
+export type SnapshotTreeBuilder = ((snapshot: Snapshot) => BaseAgent) & { close(): Promise<void> };
+
 /**
- * A `buildRoot` for {@link TreeFactory}.
+ * A `buildRoot` for {@link TreeFactory}: every tree's remote agents share one connection pool.
  *
  * @example
- * const trees = new TreeFactory({ snapshots: loop.snapshots, buildRoot: snapshotTreeBuilder({ root: { kind: 'routed' }, policy }) });
+ * const buildRoot = snapshotTreeBuilder({ root: { kind: 'routed' }, policy });
+ * const trees = new TreeFactory({ snapshots: loop.snapshots, buildRoot });
+ * // on shutdown: trees.close(); await buildRoot.close();
  */
-export function snapshotTreeBuilder(options: SnapshotTreeOptions): (snapshot: Snapshot) => BaseAgent {
+export function snapshotTreeBuilder(options: SnapshotTreeOptions): SnapshotTreeBuilder {
   const rootName = options.rootName ?? 'orchestrator';
-  return (snapshot) => {
-    const specs: AgentSpec[] = snapshot.agents.map((a) => ({
-      name: a.localName,
-      description: a.description,
-      version: a.card.version,
-      kind: 'remote',
-      children: [],
-      factory: (spec) =>
-        remoteAgentFor({
-          name: spec.name,
-          description: spec.description,
-          card: a.card,
-          policy: options.policy,
-          ...(options.fetchImpl && { fetchImpl: options.fetchImpl }),
-          ...(options.credentials && { credentials: options.credentials }),
-          ...(options.allowAdkMetadata !== undefined && { allowAdkMetadata: options.allowAdkMetadata }),
-        }),
-    }));
+  // Created on the first build (no I/O before it), shared by every tree, closed once.
+  let owned: ReturnType<typeof createPolicyFetch> | undefined;
+  const fetchImpl = (): typeof fetch =>
+    options.fetchImpl ?? (owned ??= createPolicyFetch({ policy: options.policy, ...(options.credentials && { credentials: options.credentials }) }));
+  const build = (snapshot: Snapshot): BaseAgent => {
+    const specs: AgentSpec[] = snapshot.agents.map((a) =>
+      remoteSpec({
+        name: a.localName,
+        description: a.description,
+        card: a.card,
+        policy: options.policy,
+        fetchImpl: fetchImpl(),
+        ...(options.allowAdkMetadata !== undefined && { allowAdkMetadata: options.allowAdkMetadata }),
+      }),
+    );
     specs.push({
       name: rootName,
       description: `Orchestrator over snapshot v${snapshot.version}.`,
@@ -63,4 +70,10 @@ export function snapshotTreeBuilder(options: SnapshotTreeOptions): (snapshot: Sn
     });
     return AgentRegistry.of(specs).buildTree(rootName);
   };
+  return Object.assign(build, {
+    close: async () => {
+      await owned?.close();
+      owned = undefined;
+    },
+  });
 }
