@@ -95,7 +95,9 @@ export async function runDemo(options: DemoOptions = {}): Promise<RunningDemo> {
       static: [{ name: 'billing_agent', url: billing.baseUrl, description: 'Answers invoice, charge and payment questions.', tags: ['billing'], critical: true }],
       sources: { registries: [{ id: 'catalog', url: catalog.url, pollIntervalMs: Math.round(minute) }] },
       health: { enterAfter: 2, leaveAfter: 3, staticEnterAfter: 1 },
-      cache: { minTtlMs: 0, backoffBaseMs: Math.round(minute), backoffMaxMs: Math.round(2 * minute), totalTimeoutMs: Math.max(300, Math.round(minute)) },
+      // Cards may be served stale for two (compressed) minutes after their expiry: then an agent
+      // that keeps failing leaves the snapshots (a usable stale card keeps it in until then).
+      cache: { minTtlMs: 0, backoffBaseMs: Math.round(minute), backoffMaxMs: Math.round(2 * minute), maxStaleMs: Math.round(2 * minute), totalTimeoutMs: Math.max(300, Math.round(minute)) },
       loop: { cycleIntervalMs: Math.max(100, Math.round(minute / 2)), startupTimeoutMs: 5_000 },
       root: { kind: 'routed', name: 'orchestrator', fallback: 'billing_agent' },
     };
