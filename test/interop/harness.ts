@@ -1,0 +1,148 @@
+/**
+ * How the interop matrix drives the product as a user does: the built CLI's `probe` (a child
+ * process, JSON output) and `serve` (a child process over a generated YAML configuration), then
+ * its HTTP API (`GET /api/snapshot`, `POST /api/chat`).
+ */
+import type { ChildProcessWithoutNullStreams } from 'node:child_process';
+import { spawn } from 'node:child_process';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { stringify } from 'yaml';
+import { CLI, runCli } from '../helpers/cli.js';
+
+export interface ProbeReport {
+  accepted: boolean;
+  stage: string;
+  protocolVersion: string;
+  problems: Array<{ path: string; message: string }>;
+  warnings: Array<{ path: string; message: string }>;
+  skills: Array<{ id: string; tags: string[] }>;
+  urls: Array<{ path: string; url: string; role: string; called: boolean; binding?: string; reason?: string }>;
+  http?: { status: number; notes?: string[] };
+}
+
+/** `a2a-discovery probe <url> --allow-loopback --json`. */
+export async function probe(url: string): Promise<{ code: number; report: ProbeReport; stderr: string }> {
+  const run = await runCli(['probe', url, '--allow-loopback', '--json']);
+  let report: ProbeReport;
+  try {
+    report = JSON.parse(run.stdout) as ProbeReport;
+  } catch {
+    throw new Error(`probe printed no JSON (exit ${run.code}): ${run.stdout} ${run.stderr}`);
+  }
+  return { code: run.code, report, stderr: run.stderr };
+}
+
+/** The warning paths of a probe report, sorted: what a test pins exactly. */
+export function warningPaths(report: ProbeReport): string[] {
+  return report.warnings.map((w) => w.path).sort();
+}
+
+export interface StaticAgent {
+  name: string;
+  url?: string;
+  cardUrl?: string;
+  description: string;
+  tags: string[];
+}
+
+export interface VocabularyEntry {
+  tag: string;
+  description: string;
+  keywords: string[];
+}
+
+export interface Serving {
+  url: string;
+  stdout(): string;
+  stderr(): string;
+  stop(): Promise<number | null>;
+}
+
+/** Starts `a2a-discovery serve` on an ephemeral port with a configuration made of these agents. */
+export async function serve(agents: StaticAgent[], vocabulary: VocabularyEntry[]): Promise<Serving> {
+  const dir = await mkdtemp(join(tmpdir(), 'interop-'));
+  const origins = [...new Set(agents.map((a) => new URL(a.url ?? a.cardUrl!).origin))];
+  const config = {
+    allow: origins,
+    allowLoopback: true,
+    vocabulary,
+    needs: vocabulary.map((v) => ({ tag: v.tag })),
+    static: agents,
+    cache: { minTtlMs: 0 },
+    loop: { cycleIntervalMs: 200 },
+  };
+  const file = join(dir, 'discovery.yaml');
+  await writeFile(file, stringify(config));
+  const child: ChildProcessWithoutNullStreams = spawn(process.execPath, [...CLI, 'serve', '--config', file, '--port', '0', '--log-level', 'warn']);
+  let out = '';
+  let err = '';
+  child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+  child.stderr.on('data', (d: Buffer) => (err += d.toString()));
+  const exit = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));
+  const stop = async (): Promise<number | null> => {
+    if (child.exitCode === null) child.kill('SIGTERM');
+    const code = await exit;
+    await rm(dir, { recursive: true, force: true });
+    return code;
+  };
+  try {
+    const url = await new Promise<string>((resolve, reject) => {
+      const check = (): void => {
+        const m = /serving (http:\/\/[^/\s]+)\//.exec(out);
+        if (m) resolve(m[1]!);
+      };
+      child.stdout.on('data', check);
+      void exit.then((code) => reject(new Error(`serve exited with ${code}: ${out} ${err}`)));
+    });
+    return { url, stdout: () => out, stderr: () => err, stop };
+  } catch (e) {
+    await stop();
+    throw e;
+  }
+}
+
+export interface SnapshotAgent {
+  localName: string;
+  protocolVersion: string;
+  tags: string[];
+  card: { name: string };
+}
+
+async function getJson(url: string): Promise<{ status: number; body: Record<string, unknown> }> {
+  const res = await fetch(url);
+  return { status: res.status, body: (await res.json()) as Record<string, unknown> };
+}
+
+/**
+ * Polls `GET /api/snapshot` until the agent is in it (or the endpoint has a verdict that keeps it
+ * out). Bounded by a generous deadline only so that a broken build fails instead of hanging.
+ */
+export async function admitted(s: Serving, localName: string): Promise<{ agent?: SnapshotAgent; endpoints: unknown[] }> {
+  const deadline = Date.now() + 20_000;
+  for (;;) {
+    const snap = await getJson(`${s.url}/api/snapshot`);
+    const agents = (snap.body.agents as SnapshotAgent[] | undefined) ?? [];
+    const agent = agents.find((a) => a.localName === localName);
+    const endpoints = ((await getJson(`${s.url}/api/endpoints`)).body.endpoints as Array<{ verdict?: { verdict: string } }>) ?? [];
+    const settled = endpoints.length > 0 && endpoints.every((e) => e.verdict !== undefined);
+    if (agent || (settled && snap.status === 200) || Date.now() > deadline) return { ...(agent && { agent }), endpoints };
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+export interface ChatResult {
+  sessionId: string;
+  author?: string;
+  reply: string;
+  agents?: string[];
+  error?: unknown;
+  notices?: string[];
+}
+
+/** `POST /api/chat` with a JSON body. */
+export async function chat(s: Serving, sessionId: string, message: string): Promise<{ status: number; body: ChatResult }> {
+  const res = await fetch(`${s.url}/api/chat`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ sessionId, message }) });
+  return { status: res.status, body: (await res.json()) as ChatResult };
+}
