@@ -108,9 +108,11 @@ export class TreeFactory {
       throw toDiscoveryError(err, 'ERR_REGISTRY_INVALID', { stage: 'build' });
     }
     this.#builds++;
+    // Sweep before adding: a warm-up (beforePublish) builds a snapshot that is not published
+    // yet, and its root must survive until it is.
+    this.sweep();
     this.#roots.set(snapshot.digest, root);
     this.#o.events?.emit({ type: 'tree.built', digest: snapshot.digest });
-    this.sweep();
     return root;
   }
 
