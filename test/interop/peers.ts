@@ -25,6 +25,24 @@ import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { randomUUID } from 'node:crypto';
 import express from 'express';
+import type { AgentCard as AgentCard025 } from 'a2a-sdk-025';
+import * as sdk025 from 'a2a-sdk-025/server';
+import type { ExecutionEventBus as Bus025, RequestContext as Ctx025 } from 'a2a-sdk-025/server';
+import { AGENT_CARD_PATH as AGENT_CARD_PATH_0314 } from 'a2a-sdk-0314';
+import type { AgentCard as AgentCard0314 } from 'a2a-sdk-0314';
+import * as sdk0314 from 'a2a-sdk-0314/server';
+import type { ExecutionEventBus as Bus0314, RequestContext as Ctx0314 } from 'a2a-sdk-0314/server';
+import * as sdk0314Express from 'a2a-sdk-0314/server/express';
+import * as sdk101Root from 'a2a-sdk-101';
+import * as sdk101Server from 'a2a-sdk-101/server';
+import * as sdk101Express from 'a2a-sdk-101/server/express';
+import * as sdk101Compat from 'a2a-sdk-101/compat/v0_3';
+import * as sdk130Root from '@a2a-js/sdk';
+import type { AgentCard as AgentCard1x, Part as Part1x } from '@a2a-js/sdk';
+import * as sdk130Server from '@a2a-js/sdk/server';
+import type { AgentExecutor as AgentExecutor1x } from '@a2a-js/sdk/server';
+import * as sdk130Express from '@a2a-js/sdk/server/express';
+import * as sdk130Compat from '@a2a-js/sdk/compat/v0_3';
 
 export interface RpcCall {
   method: string;
@@ -89,16 +107,14 @@ function legacyText(message: { parts: ReadonlyArray<{ kind: string; text?: strin
  * (the A2A 0.2 path) and answers JSON-RPC at the base URL.
  */
 export async function startA2aJs025Server(prefix = 'movies'): Promise<InteropPeer> {
-  const sdk = await import('a2a-sdk-025/server');
-  type Bus = import('a2a-sdk-025/server').ExecutionEventBus;
-  type Ctx = import('a2a-sdk-025/server').RequestContext;
+  const sdk = sdk025;
   const calls: Recorder = [];
   const app = express();
   app.use(recordRpc(calls));
   const { server, port } = await listen(app);
   const base = `http://127.0.0.1:${port}/`;
   // README card of @a2a-js/sdk@0.2.5 ("1. Define Agent Card"), URL host/port substituted.
-  const movieAgentCard: import('a2a-sdk-025').AgentCard = {
+  const movieAgentCard: AgentCard025 = {
     name: 'Movie Agent',
     description: 'An agent that can answer questions about movies and actors using TMDB.',
     url: base,
@@ -131,7 +147,7 @@ export async function startA2aJs025Server(prefix = 'movies'): Promise<InteropPee
   };
   const executor = {
     cancelTask: async (): Promise<void> => undefined,
-    async execute(ctx: Ctx, bus: Bus): Promise<void> {
+    async execute(ctx: Ctx025, bus: Bus025): Promise<void> {
       const { taskId, contextId } = ctx;
       const reply = `${prefix}: ${legacyText(ctx.userMessage)}`;
       if (!ctx.task) {
@@ -157,18 +173,15 @@ export async function startA2aJs025Server(prefix = 'movies'): Promise<InteropPee
  * `/.well-known/agent-card.json` and `jsonRpcHandler` at the root.
  */
 export async function startA2aJs0314Server(prefix = 'sample'): Promise<InteropPeer> {
-  const sdk = await import('a2a-sdk-0314/server');
-  const sdkExpress = await import('a2a-sdk-0314/server/express');
-  const { AGENT_CARD_PATH } = await import('a2a-sdk-0314');
-  type Bus = import('a2a-sdk-0314/server').ExecutionEventBus;
-  type Ctx = import('a2a-sdk-0314/server').RequestContext;
+  const sdk = sdk0314;
+  const sdkExpress = sdk0314Express;
   const calls: Recorder = [];
   const app = express();
   app.use(recordRpc(calls));
   const { server, port } = await listen(app);
   const base = `http://127.0.0.1:${port}/`;
   // sample-agent/index.ts at tag v0.3.14, URL host/port substituted.
-  const sampleAgentCard: import('a2a-sdk-0314').AgentCard = {
+  const sampleAgentCard: AgentCard0314 = {
     name: 'Sample Agent',
     description: 'A sample agent to test the stream functionality and simulate the flow of tasks statuses.',
     url: base,
@@ -193,7 +206,7 @@ export async function startA2aJs0314Server(prefix = 'sample'): Promise<InteropPe
   };
   const executor = {
     cancelTask: async (): Promise<void> => undefined,
-    async execute(ctx: Ctx, bus: Bus): Promise<void> {
+    async execute(ctx: Ctx0314, bus: Bus0314): Promise<void> {
       const { taskId, contextId } = ctx;
       const reply = `${prefix}: ${legacyText(ctx.userMessage)}`;
       if (!ctx.task) {
@@ -212,7 +225,7 @@ export async function startA2aJs0314Server(prefix = 'sample'): Promise<InteropPe
     },
   };
   const requestHandler = new sdk.DefaultRequestHandler(sampleAgentCard, new sdk.InMemoryTaskStore(), executor);
-  app.use(`/${AGENT_CARD_PATH}`, sdkExpress.agentCardHandler({ agentCardProvider: requestHandler }));
+  app.use(`/${AGENT_CARD_PATH_0314}`, sdkExpress.agentCardHandler({ agentCardProvider: requestHandler }));
   app.use(sdkExpress.jsonRpcHandler({ requestHandler, userBuilder: sdkExpress.UserBuilder.noAuthentication }));
   return { label: '@a2a-js/sdk 0.3.14', baseUrl: base, port, calls, close: closer(server) };
 }
@@ -221,36 +234,28 @@ export async function startA2aJs0314Server(prefix = 'sample'): Promise<InteropPe
 // @a2a-js/sdk 1.x — the 1.0 sample agent, and the compat-v1-server sample (legacy mirrors)
 // ---------------------------------------------------------------------------------------------
 
-type Sdk1Root = typeof import('@a2a-js/sdk');
-type Sdk1Server = typeof import('@a2a-js/sdk/server');
-type Sdk1Express = typeof import('@a2a-js/sdk/server/express');
-type Sdk1Compat = typeof import('@a2a-js/sdk/compat/v0_3');
+type Sdk1Root = typeof sdk130Root;
+type Sdk1Server = typeof sdk130Server;
+type Sdk1Express = typeof sdk130Express;
+type Sdk1Compat = typeof sdk130Compat;
 
 /** The two 1.x versions in the matrix. Their server APIs are the same; 1.3.0's types name both. */
 export type Sdk1Version = '1.0.1' | '1.3.0';
 
-async function loadSdk1(version: Sdk1Version): Promise<{ root: Sdk1Root; server: Sdk1Server; express: Sdk1Express; compat: Sdk1Compat }> {
-  if (version === '1.3.0') {
-    return {
-      root: await import('@a2a-js/sdk'),
-      server: await import('@a2a-js/sdk/server'),
-      express: await import('@a2a-js/sdk/server/express'),
-      compat: await import('@a2a-js/sdk/compat/v0_3'),
-    };
-  }
+function loadSdk1(version: Sdk1Version): { root: Sdk1Root; server: Sdk1Server; express: Sdk1Express; compat: Sdk1Compat } {
+  if (version === '1.3.0') return { root: sdk130Root, server: sdk130Server, express: sdk130Express, compat: sdk130Compat };
   return {
-    root: (await import('a2a-sdk-101')) as unknown as Sdk1Root,
-    server: (await import('a2a-sdk-101/server')) as unknown as Sdk1Server,
-    express: (await import('a2a-sdk-101/server/express')) as unknown as Sdk1Express,
-    compat: (await import('a2a-sdk-101/compat/v0_3')) as unknown as Sdk1Compat,
+    root: sdk101Root as unknown as Sdk1Root,
+    server: sdk101Server as unknown as Sdk1Server,
+    express: sdk101Express as unknown as Sdk1Express,
+    compat: sdk101Compat as unknown as Sdk1Compat,
   };
 }
 
-function v1Executor(sdk: { root: Sdk1Root; server: Sdk1Server }, prefix: string): import('@a2a-js/sdk/server').AgentExecutor {
+function v1Executor(sdk: { root: Sdk1Root; server: Sdk1Server }, prefix: string): AgentExecutor1x {
   const { Role, TaskState } = sdk.root;
   const { AgentEvent } = sdk.server;
-  type Part = import('@a2a-js/sdk').Part;
-  const text = (value: string): Part => ({ content: { $case: 'text', value }, metadata: undefined, filename: '', mediaType: 'text/plain' });
+  const text = (value: string): Part1x => ({ content: { $case: 'text', value }, metadata: undefined, filename: '', mediaType: 'text/plain' });
   const now = (): string => new Date().toISOString();
   return {
     cancelTask: async () => undefined,
@@ -284,7 +289,7 @@ function v1Executor(sdk: { root: Sdk1Root; server: Sdk1Server }, prefix: string)
  * no legacy compatibility. ADK's 0.3 client cannot reach it.
  */
 export async function startA2aJs1xServer(version: Sdk1Version, prefix = 'sample'): Promise<InteropPeer> {
-  const sdk = await loadSdk1(version);
+  const sdk = loadSdk1(version);
   const calls: Recorder = [];
   const app = express();
   app.use(recordRpc(calls));
@@ -315,7 +320,7 @@ export async function startA2aJs1xServer(version: Sdk1Version, prefix = 'sample'
     ],
     documentationUrl: '',
     signatures: [],
-  } as import('@a2a-js/sdk').AgentCard;
+  } as AgentCard1x;
   const requestHandler = new sdk.server.DefaultRequestHandler(sampleAgentCard, new sdk.server.InMemoryTaskStore(), v1Executor(sdk, prefix));
   app.use(`/${sdk.root.AGENT_CARD_PATH}`, sdk.express.agentCardHandler({ agentCardProvider: requestHandler }));
   app.use(sdk.express.jsonRpcHandler({ requestHandler, userBuilder: sdk.express.UserBuilder.noAuthentication }));
@@ -329,7 +334,7 @@ export async function startA2aJs1xServer(version: Sdk1Version, prefix = 'sample'
  * stays in the card as published, but no gRPC server is started (nothing here calls gRPC).
  */
 export async function startA2aJs1xCompatServer(version: Sdk1Version, prefix = 'sample'): Promise<InteropPeer> {
-  const sdk = await loadSdk1(version);
+  const sdk = loadSdk1(version);
   const calls: Recorder = [];
   const app = express();
   app.use(recordRpc(calls));
@@ -374,7 +379,7 @@ export async function startA2aJs1xCompatServer(version: Sdk1Version, prefix = 's
     ],
     documentationUrl: '',
     signatures: [],
-  } as import('@a2a-js/sdk').AgentCard;
+  } as AgentCard1x;
   const requestHandler = new sdk.server.DefaultRequestHandler(
     compatServerCard,
     new sdk.server.InMemoryTaskStore(),
