@@ -125,9 +125,10 @@ export async function admitted(s: Serving, localName: string): Promise<{ agent?:
     const snap = await getJson(`${s.url}/api/snapshot`);
     const agents = (snap.body.agents as SnapshotAgent[] | undefined) ?? [];
     const agent = agents.find((a) => a.localName === localName);
-    const endpoints = ((await getJson(`${s.url}/api/endpoints`)).body.endpoints as Array<{ verdict?: { verdict: string } }>) ?? [];
-    const settled = endpoints.length > 0 && endpoints.every((e) => e.verdict !== undefined);
-    if (agent || (settled && snap.status === 200) || Date.now() > deadline) return { ...(agent && { agent }), endpoints };
+    const endpoints = ((await getJson(`${s.url}/api/endpoints`)).body.endpoints as Array<{ verdict?: { verdict: string; localName?: string } }>) ?? [];
+    // Settled without the agent: its endpoint has a verdict that keeps it out of every snapshot.
+    const refused = endpoints.some((e) => e.verdict?.localName === localName && e.verdict.verdict !== 'selected');
+    if (agent || refused || Date.now() > deadline) return { ...(agent && { agent }), endpoints };
     await new Promise((r) => setTimeout(r, 100));
   }
 }
