@@ -281,6 +281,7 @@ const sources = z.strictObject({
 const health = z.strictObject({
   enterAfter: positiveInt.default(2),
   leaveAfter: positiveInt.default(3),
+  leaveWhileUsable: z.boolean().default(false),
   staticEnterAfter: positiveInt.default(1),
 });
 
@@ -303,6 +304,7 @@ const loop = z.strictObject({
   startupTimeoutMs: positiveInt.default(10_000),
   maxRemovalShare: z.number().min(0).max(1).default(0.5),
   minPublishIntervalMs: nonNegativeInt.default(0),
+  removalGraceMs: nonNegativeInt.default(600_000),
 });
 
 const root = z.strictObject({
@@ -314,6 +316,7 @@ const root = z.strictObject({
 
 const sessions = z.strictObject({
   idleTimeoutMs: positiveInt.default(3_600_000),
+  maxSessions: positiveInt.default(10_000),
   allowAdkMetadata: z.boolean().default(false),
 });
 

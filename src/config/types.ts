@@ -182,8 +182,10 @@ export interface SourcesConfig {
 export interface HealthConfig {
   /** Default 2. */
   readonly enterAfter: number;
-  /** Default 3. */
+  /** Consecutive failed fetches before a member may leave. Default 3. */
   readonly leaveAfter: number;
+  /** Leave after `leaveAfter` failures even while the card is still usable (served stale). Default false. */
+  readonly leaveWhileUsable: boolean;
   /** Default 1. */
   readonly staticEnterAfter: number;
 }
@@ -210,6 +212,8 @@ export interface LoopConfig {
   /** A share, 0–1. */
   readonly maxRemovalShare: number;
   readonly minPublishIntervalMs: number;
+  /** An endpoint no source proposes is forgotten (cache entry, state) after this many ms. Default 600,000. */
+  readonly removalGraceMs: number;
 }
 
 /** `root:`, the orchestrator at the top of every tree. */
@@ -232,8 +236,10 @@ export type RootConfig =
 
 /** `sessions:`, the tree factory and remote calls. */
 export interface SessionsConfig {
-  /** Idle pins expire after this many ms. Default 3,600,000. */
+  /** Idle pins expire after this many ms (with the session's history). Default 3,600,000. */
   readonly idleTimeoutMs: number;
+  /** Most pinned sessions at once; a new one beyond it gets 429. Default 10,000. */
+  readonly maxSessions: number;
   /** Let ADK's `adk_*` identifiers reach peers. Default false. */
   readonly allowAdkMetadata: boolean;
 }

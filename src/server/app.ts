@@ -8,8 +8,10 @@
  */
 import { Hono } from 'hono';
 import type { Context } from 'hono';
+import { getCookie, setCookie } from 'hono/cookie';
 import type { Registry } from 'prom-client';
 import type { SessionRunner, TreeFactory } from '../adk/index.js';
+import { checkSessionId, contentText } from '../adk/index.js';
 import type { CardCache } from '../cache/index.js';
 import { isDiscoveryError } from '../errors.js';
 import type { DiscoveryLoop } from '../loop/index.js';
@@ -24,12 +26,16 @@ import { DEFAULT_SERVER_LIMITS } from './limits.js';
 import { readJsonBody } from './read-json-body.js';
 import { requestGuard } from './request-guard.js';
 import type { SnapshotArchive } from './snapshot-archive.js';
+import type { Caller, SessionOwners } from './session-owners.js';
+import { CLIENT_COOKIE, newToken, SESSION_SECRET_HEADER } from './session-owners.js';
 
 export interface AppOptions {
   loop: DiscoveryLoop;
   cache: CardCache;
   trees: TreeFactory;
   sessions: SessionRunner;
+  /** Who owns each session started through the API. */
+  owners: SessionOwners;
   buffer: EventBuffer;
   archive: SnapshotArchive;
   metrics: Registry;
@@ -163,13 +169,45 @@ export function createApp(o: AppOptions): Hono {
     }
   });
 
-  app.get('/api/sessions', (c) =>
-    c.json({
-      sessions: o.trees.sessions(),
+  // Holding the bearer token makes a caller an admin (with a token, every API call needs it).
+  const admin = o.token !== undefined && o.token !== '';
+  const callerOf = (c: Context, issue = false): Caller => {
+    let clientId = getCookie(c, CLIENT_COOKIE);
+    if (clientId !== undefined && !/^[A-Za-z0-9_-]{43}$/.test(clientId)) clientId = undefined;
+    if (clientId === undefined && issue) {
+      clientId = newToken();
+      setCookie(c, CLIENT_COOKIE, clientId, { httpOnly: true, sameSite: 'Strict', path: '/api' });
+    }
+    const secret = c.req.header(SESSION_SECRET_HEADER);
+    return { admin, ...(clientId !== undefined && { clientId }), ...(secret !== undefined && { secret }) };
+  };
+  /** The 400/403/404 response when `caller` may not drive the session `id`, else undefined. */
+  const sessionRefusal = (c: Context, id: string, caller: Caller): Response | undefined => {
+    try {
+      checkSessionId(id);
+    } catch (err) {
+      return errorResponse(c, err);
+    }
+    if (o.trees.digestOf(id) === undefined && !o.owners.claimed(id)) return c.json({ error: 'not-found', message: `session ${id} is not pinned (it never started, ended, or idled out)` }, 404);
+    if (o.owners.allows(id, caller)) return undefined;
+    refuse('session_owner');
+    return c.json({ error: 'forbidden', message: `session ${id} belongs to another caller (present its X-Session-Secret, or use the admin token)` }, 403);
+  };
+
+  app.get('/api/sessions', (c) => {
+    const caller = callerOf(c);
+    const visible = o.trees.sessions().flatMap((s) => {
+      const seen = o.owners.visibility(s.sessionId, caller);
+      return seen === undefined ? [] : [{ ...s, owned: seen === 'own' }];
+    });
+    return c.json({
+      sessions: visible,
+      // Sessions other API callers own: counted, never named.
+      others: o.trees.sessions().length - visible.length,
       builtDigests: o.trees.builtDigests,
       retained: o.loop.snapshots.retained(),
-    }),
-  );
+    });
+  });
 
   app.get('/api/events', (c) => {
     const since = Number(c.req.query('since') ?? 0);
@@ -189,19 +227,33 @@ export function createApp(o: AppOptions): Hono {
     if (typeof read.message !== 'string' || read.message.trim() === '') {
       return c.json({ error: 'bad-request', message: 'a JSON body {"message": "...", "sessionId"?: "..."} is required' }, 400);
     }
-    const sessionId = typeof read.sessionId === 'string' && /^[A-Za-z0-9_.:-]{1,128}$/.test(read.sessionId) ? read.sessionId : `s-${crypto.randomUUID()}`;
+    const caller = callerOf(c, true);
+    const sessionId = read.sessionId === undefined ? `s-${crypto.randomUUID()}` : read.sessionId;
+    let secret: string | undefined;
     try {
+      checkSessionId(sessionId);
+      const existing = o.trees.digestOf(sessionId) !== undefined || o.owners.claimed(sessionId);
+      if (existing) {
+        const refused = sessionRefusal(c, sessionId, caller);
+        if (refused) return refused;
+      } else secret = o.owners.claim(sessionId, caller);
       const turn = await o.sessions.run(sessionId, read.message.slice(0, 4_000));
       return c.json({
         sessionId,
+        ...(secret !== undefined && { sessionSecret: secret }),
         digest: turn.digest,
         version: o.loop.snapshots.get(turn.digest)?.version ?? null,
         author: turn.author ?? null,
+        agents: turn.agents,
         reply: turn.reply,
         error: turn.error ?? null,
-        events: turn.events.map((e) => ({ author: e.author, text: (e.content?.parts ?? []).map((p) => ('text' in p && typeof p.text === 'string' ? p.text : '')).join(''), error: e.errorMessage ?? null })),
+        notices: turn.notices,
+        events: turn.events.map((e) => ({ author: e.author, text: contentText(e.content), error: e.errorMessage ?? null })),
       });
     } catch (err) {
+      // A session that could not start (not ready, the session cap) is not kept.
+      if (secret !== undefined && typeof sessionId === 'string' && o.trees.digestOf(sessionId) === undefined) o.owners.release(sessionId);
+      if (isDiscoveryError(err) && err.code === 'ERR_SESSION_LIMIT') refuse('sessions');
       return errorResponse(c, err);
     }
   });
@@ -209,15 +261,21 @@ export function createApp(o: AppOptions): Hono {
   app.post('/api/sessions/:id/upgrade', async (c) => {
     const read = await body(c, limits.maxBodyBytes);
     if (read instanceof Response) return read;
+    const id = c.req.param('id');
+    const refused = sessionRefusal(c, id, callerOf(c));
+    if (refused) return refused;
     try {
-      return c.json(await o.sessions.upgrade(c.req.param('id'), { force: read.force === true }));
+      return c.json(await o.sessions.upgrade(id, { force: read.force === true }));
     } catch (err) {
       return errorResponse(c, err);
     }
   });
 
   app.delete('/api/sessions/:id', async (c) => {
-    await o.sessions.end(c.req.param('id'));
+    const id = c.req.param('id');
+    const refused = sessionRefusal(c, id, callerOf(c));
+    if (refused) return refused;
+    await o.sessions.end(id);
     return c.json({ ended: true });
   });
 
@@ -247,7 +305,7 @@ export function createApp(o: AppOptions): Hono {
 
 function errorResponse(c: Context, err: unknown): Response {
   if (isDiscoveryError(err)) {
-    const status = err.failure === 'state' ? 409 : err.failure === 'policy' ? 403 : err.failure === 'config' ? 400 : 500;
+    const status = err.code === 'ERR_SESSION_LIMIT' ? 429 : err.failure === 'state' ? 409 : err.failure === 'policy' ? 403 : err.failure === 'config' ? 400 : 500;
     return c.json({ error: err.code, message: err.message, ...(err.problems.length > 0 && { problems: err.problems }) }, status);
   }
   return c.json({ error: 'internal', message: err instanceof Error ? err.message : String(err) }, 500);

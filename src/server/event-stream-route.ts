@@ -70,6 +70,9 @@ export class EventStreamHub {
       'x-content-type-options': 'nosniff',
       'referrer-policy': 'no-referrer',
     });
+    // Send the headers now: a resume with nothing to replay writes no frame until the next event,
+    // and the client only knows it is live once it has the response.
+    res.flushHeaders();
     const stream = new Stream(res, limits.streamQueueEvents, () => this.#o.onRefusal?.('stream_queue'));
     this.#streams.add(stream);
     this.#perClient.set(client, (this.#perClient.get(client) ?? 0) + 1);

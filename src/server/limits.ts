@@ -49,7 +49,9 @@ export type RefusalReason =
   | 'streams_per_client'
   | 'stream_queue'
   | 'replay_events'
-  | 'request_timeout';
+  | 'request_timeout'
+  | 'sessions'
+  | 'session_owner';
 
 /** Counts a refusal (the metrics' counter, or nothing). */
 export type OnRefusal = (reason: RefusalReason) => void;

@@ -51,7 +51,14 @@ export function logEvents(events: EventStream, log: Logger): () => void {
         log.warn({ digest: e.digest.slice(0, 12), reason: e.reason }, 'snapshot held');
         break;
       case 'alert':
-        log.warn({ kind: e.kind, ...(e.endpoint !== undefined && { endpoint: e.endpoint }) }, e.message);
+        log.warn({ kind: e.kind, ...(e.key !== undefined && { key: e.key }), ...(e.endpoint !== undefined && { endpoint: e.endpoint }) }, e.message);
+        break;
+      case 'alert.resolved':
+        log.info({ kind: e.kind, key: e.key, ...(e.endpoint !== undefined && { endpoint: e.endpoint }) }, e.message);
+        break;
+      case 'session.expired':
+      case 'session.restarted':
+        log.info({ sessionId: e.sessionId, digest: e.digest.slice(0, 12) }, e.type);
         break;
       case 'endpoint.refused':
         log.warn({ endpoint: e.endpoint, sources: e.sources, code: e.code }, `endpoint refused: ${e.reason ?? ''}`);

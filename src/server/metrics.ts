@@ -35,6 +35,29 @@ export function createMetrics({ events, cache, loop, trees, openStreams }: Metri
   const held = new Counter({ name: `${p}snapshots_held_total`, help: 'Snapshots held back by a guard.', registers: [registry] });
   const alerts = new Counter({ name: `${p}alerts_total`, help: 'Alerts raised, by kind.', labelNames: ['kind'], registers: [registry] });
   const evictions = new Counter({ name: `${p}tree_evictions_total`, help: 'Agent trees evicted after their last pinned session.', registers: [registry] });
+  const resolved = new Counter({ name: `${p}alerts_resolved_total`, help: 'Alert conditions that cleared, by kind.', labelNames: ['kind'], registers: [registry] });
+  const sessionChanges = new Counter({
+    name: `${p}session_events_total`,
+    help: 'Session lifecycle events: pinned, upgraded, ended, expired (idle, history deleted), restarted (returned after expiry).',
+    labelNames: ['event'],
+    registers: [registry],
+  });
+  new Gauge({
+    name: `${p}active_alerts`,
+    help: 'Alert conditions that hold now (raised and not yet resolved).',
+    registers: [registry],
+    collect() {
+      this.set(loop.activeAlerts.length);
+    },
+  });
+  new Gauge({
+    name: `${p}built_trees`,
+    help: 'Agent trees built and kept (current, pinned, or about to be published).',
+    registers: [registry],
+    collect() {
+      this.set(trees?.builtDigests.length ?? 0);
+    },
+  });
   new Gauge({
     name: `${p}snapshot_version`,
     help: 'Version of the current snapshot (0 before the first).',
@@ -98,6 +121,16 @@ export function createMetrics({ events, cache, loop, trees, openStreams }: Metri
         break;
       case 'alert':
         alerts.inc({ kind: e.kind });
+        break;
+      case 'alert.resolved':
+        resolved.inc({ kind: e.kind });
+        break;
+      case 'session.pinned':
+      case 'session.upgraded':
+      case 'session.ended':
+      case 'session.expired':
+      case 'session.restarted':
+        sessionChanges.inc({ event: e.type.slice('session.'.length) });
         break;
       default:
         break;

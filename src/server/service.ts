@@ -11,6 +11,7 @@ import type { BaseLlm } from '@google/adk';
 import { setLogger as setAdkLogger } from '@google/adk';
 import type { RouteHints } from '../adk/index.js';
 import { createPolicyFetch, SessionRunner, snapshotTreeBuilder, TreeFactory } from '../adk/index.js';
+import { SessionOwners } from './session-owners.js';
 import type { CardCacheOptions } from '../cache/index.js';
 import { CardCache } from '../cache/index.js';
 import type { SignatureOptions } from '../card/index.js';
@@ -65,7 +66,7 @@ export interface ServiceOptions {
   cache?: Omit<CardCacheOptions, 'fetcher' | 'hostPolicy' | 'store' | 'clock' | 'random' | 'events' | 'check'> & { maxBodyBytes?: number; totalTimeoutMs?: number };
   loop?: Pick<DiscoveryLoopOptions, 'cycleIntervalMs' | 'resyncIntervalMs' | 'startupTimeoutMs' | 'maxRemovalShare' | 'minPublishIntervalMs'>;
   root?: { name?: string } & ({ kind: 'routed'; fallback?: string } | { kind: 'model'; model: string | BaseLlm });
-  sessions?: { idleTimeoutMs?: number; allowAdkMetadata?: boolean };
+  sessions?: { idleTimeoutMs?: number; maxSessions?: number; allowAdkMetadata?: boolean };
   clock?: Clock;
   logger?: Logger;
   /** Folder of the dashboard's files. Default: the package's `web/`. */
@@ -151,6 +152,7 @@ export async function startService(o: ServiceOptions): Promise<RunningService> {
     clock,
     events,
     ...(o.sessions?.idleTimeoutMs !== undefined && { idleTimeoutMs: o.sessions.idleTimeoutMs }),
+    ...(o.sessions?.maxSessions !== undefined && { maxSessions: o.sessions.maxSessions }),
     buildRoot: snapshotTreeBuilder({
       ...(rootSpec.name !== undefined && { rootName: rootSpec.name }),
       root: rootSpec.kind === 'model' ? { kind: 'model', model: rootSpec.model } : { kind: 'routed', hints, ...(rootSpec.fallback !== undefined && { fallback: rootSpec.fallback }) },
@@ -160,7 +162,9 @@ export async function startService(o: ServiceOptions): Promise<RunningService> {
     }),
   });
   treesRef.trees = trees;
-  const sessions = new SessionRunner({ trees });
+  const sessions = new SessionRunner({ trees, events });
+  const owners = new SessionOwners();
+  const offOwners = trees.onRelease((sessionId) => owners.release(sessionId));
   const buffer = new EventBuffer(events, 1_000);
   const archive = new SnapshotArchive(loop);
   const limits: ServerLimits = { ...DEFAULT_SERVER_LIMITS, ...o.limits };
@@ -184,6 +188,7 @@ export async function startService(o: ServiceOptions): Promise<RunningService> {
     cache,
     trees,
     sessions,
+    owners,
     buffer,
     archive,
     metrics: metrics.registry,
@@ -247,8 +252,9 @@ export async function startService(o: ServiceOptions): Promise<RunningService> {
         server.closeIdleConnections();
         await Promise.race([work, bound]);
         server.closeAllConnections();
-        sessions.close();
         trees.close();
+        offOwners();
+        await sessions.close();
         metrics.close();
         archive.close();
         buffer.close();

@@ -146,11 +146,25 @@ describe('a2a-discovery serve (child process)', () => {
       assert.deepEqual([chat.sessionId, chat.author, chat.reply, chat.digest], ['api-1', 'warranty_agent', 'warranty: Is serial 7 under warranty?', digest]);
       assert.equal((await json(`${s.url}/api/chat`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: 'not json' })).status, 400);
       assert.equal((await json(`${s.url}/api/chat`, { method: 'POST', body: 'not json' })).status, 415, 'text/plain is what a cross-site page can send');
-      const sessions = (await json(`${s.url}/api/sessions`)).body;
-      assert.deepEqual((sessions.sessions as Array<{ sessionId: string; digest: string }>).map((x) => [x.sessionId, x.digest]), [['api-1', digest]]);
+      // The session belongs to its creator: the secret the first turn returned (or its cookie).
+      const secret = chat.sessionSecret as string;
+      assert.match(secret, /^[A-Za-z0-9_-]{43}$/);
+      assert.deepEqual(chat.notices, []);
+      assert.ok((chat.agents as string[]).includes('warranty_agent'), 'the agents of the turn are listed');
       const jsonType = { 'content-type': 'application/json' };
-      assert.equal((await json(`${s.url}/api/sessions/api-1/upgrade`, { method: 'POST', headers: jsonType, body: '{}' })).body.changed, false);
-      assert.equal((await json(`${s.url}/api/sessions/api-1`, { method: 'DELETE', headers: jsonType })).body.ended, true);
+      const owner = { ...jsonType, 'x-session-secret': secret };
+      const sessions = (await json(`${s.url}/api/sessions`, { headers: owner })).body;
+      assert.deepEqual((sessions.sessions as Array<{ sessionId: string; digest: string; owned: boolean }>).map((x) => [x.sessionId, x.digest, x.owned]), [['api-1', digest, true]]);
+      const stranger = (await json(`${s.url}/api/sessions`)).body;
+      assert.deepEqual([stranger.sessions, stranger.others], [[], 1], 'another caller sees no session id, only a count');
+      for (const [method, path, body] of [['POST', '/api/chat', JSON.stringify({ sessionId: 'api-1', message: 'more' })], ['POST', '/api/sessions/api-1/upgrade', '{}'], ['DELETE', '/api/sessions/api-1', undefined]] as const) {
+        const res = await json(`${s.url}${path}`, { method, headers: jsonType, ...(body !== undefined && { body }) });
+        assert.equal(res.status, 403, `${method} ${path} by a stranger`);
+      }
+      assert.equal((await json(`${s.url}/api/sessions/x%20%3Cscript%3E/upgrade`, { method: 'POST', headers: owner, body: '{}' })).status, 400, 'one session-id rule on every route');
+      assert.equal((await json(`${s.url}/api/sessions/never-started/upgrade`, { method: 'POST', headers: owner, body: '{}' })).status, 404, 'no pin is created for an unknown id');
+      assert.equal((await json(`${s.url}/api/sessions/api-1/upgrade`, { method: 'POST', headers: owner, body: '{}' })).body.changed, false);
+      assert.equal((await json(`${s.url}/api/sessions/api-1`, { method: 'DELETE', headers: owner })).body.ended, true);
 
       const refreshed = (await json(`${s.url}/api/refresh`, { method: 'POST', headers: jsonType })).body;
       assert.equal(refreshed.digest, digest);

@@ -16,10 +16,9 @@ let browser: Browser;
 let service: RunningService;
 
 before(async () => {
-  [browser, service] = await Promise.all([
-    launchBrowser(),
-    startService({ port: 0, token: TOKEN, policy: { allow: [] }, vocabulary: [], needs: [], logger: createLogger({ level: 'silent' }) }),
-  ]);
+  // Started one after the other, so a browser that fails to launch leaves no service running.
+  service = await startService({ port: 0, token: TOKEN, policy: { allow: [] }, vocabulary: [], needs: [], logger: createLogger({ level: 'silent' }) });
+  browser = await launchBrowser();
 });
 
 after(async () => {

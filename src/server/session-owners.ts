@@ -1,0 +1,77 @@
+/**
+ * Who may drive a session over the API (docs/security.md). A session started through the API
+ * belongs to its caller: the browser that holds the `a2ad_client` cookie it was started with
+ * (HttpOnly, SameSite=Strict), or any client presenting the `sessionSecret` returned by the turn
+ * that created it (`X-Session-Secret`). Only the owner — or an admin, i.e. a caller holding the
+ * service's bearer token — may continue, upgrade or end it, and a listing shows a caller only its
+ * own sessions (plus those the embedding application started in process, read-only).
+ *
+ * Secrets and client ids are kept as SHA-256 hashes; an entry goes when its pin is released.
+ */
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+
+/** The cookie that identifies a browser (or any cookie-keeping client). */
+export const CLIENT_COOKIE = 'a2ad_client';
+/** The header a cookie-less client presents a session's secret in. */
+export const SESSION_SECRET_HEADER = 'x-session-secret';
+
+/** Who is asking: their client id (from the cookie), the secret they present, and whether they are an admin. */
+export interface Caller {
+  readonly clientId?: string;
+  readonly secret?: string;
+  readonly admin: boolean;
+}
+
+interface Owner {
+  readonly client: Buffer | undefined;
+  readonly secret: Buffer;
+}
+
+const hash = (value: string): Buffer => createHash('sha256').update(value).digest();
+const same = (a: Buffer | undefined, b: string | undefined): boolean => a !== undefined && b !== undefined && timingSafeEqual(a, hash(b));
+
+/** A new random token (client ids and session secrets): 32 bytes, base64url. */
+export function newToken(): string {
+  return randomBytes(32).toString('base64url');
+}
+
+export class SessionOwners {
+  readonly #owners = new Map<string, Owner>();
+
+  /** Records `caller` as the owner of a new session; returns the session's secret. */
+  claim(sessionId: string, caller: Caller): string {
+    const secret = newToken();
+    this.#owners.set(sessionId, { client: caller.clientId !== undefined ? hash(caller.clientId) : undefined, secret: hash(secret) });
+    return secret;
+  }
+
+  /** Whether an API caller has claimed the session. */
+  claimed(sessionId: string): boolean {
+    return this.#owners.has(sessionId);
+  }
+
+  /**
+   * Whether `caller` may drive `sessionId`: an admin always; otherwise its owner (same client
+   * cookie, or the session's secret). A session nobody claimed (started in process) needs an admin.
+   */
+  allows(sessionId: string, caller: Caller): boolean {
+    if (caller.admin) return true;
+    const owner = this.#owners.get(sessionId);
+    return owner !== undefined && (same(owner.client, caller.clientId) || same(owner.secret, caller.secret));
+  }
+
+  /** What a caller may see of a session in a listing: `own`, `in-process` (read-only), or nothing. */
+  visibility(sessionId: string, caller: Caller): 'own' | 'in-process' | undefined {
+    if (this.allows(sessionId, caller)) return 'own';
+    return this.#owners.has(sessionId) ? undefined : 'in-process';
+  }
+
+  /** Forgets a session (its pin was released). */
+  release(sessionId: string): void {
+    this.#owners.delete(sessionId);
+  }
+
+  get size(): number {
+    return this.#owners.size;
+  }
+}
