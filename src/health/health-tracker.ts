@@ -56,6 +56,10 @@ export interface HealthTransition {
   readonly status: HealthStatus;
 }
 
+function leftBecause(failures: number, usable: boolean): string {
+  return `${failures} consecutive failed fetches${usable ? '' : ' and its card is past its allowed staleness'}`;
+}
+
 /** Whether an endpoint in this state belongs in a snapshot. */
 export function isMember(state: HealthState): boolean {
   return state === 'healthy' || state === 'degraded';
@@ -110,6 +114,7 @@ export class HealthTracker {
           state = 'healthy';
           reason = 'card fresh';
         } else if (good) reason = `${successes} of ${enterAfter} good observations before it enters`;
+        else if (prevState === 'removed' && failures > 0) reason = leftBecause(failures, usable);
         else if (!usable && failures > 0) reason = `no usable card (${failures} failed fetch${failures === 1 ? '' : 'es'})`;
         else if (!usable) reason = 'no card yet';
         else reason = `${failures} failed fetch${failures === 1 ? '' : 'es'} since its card`;
@@ -122,9 +127,7 @@ export class HealthTracker {
           reason = 'card fresh';
         } else if (leave) {
           state = 'removed';
-          reason = usable
-            ? `${failures} consecutive failed fetches`
-            : `${failures} consecutive failed fetches and its card is past its allowed staleness`;
+          reason = leftBecause(failures, usable);
         } else {
           state = 'degraded';
           reason = usable

@@ -75,6 +75,10 @@ describe('the dashboard follows a live service through the morning of changes', 
     assert.match(warranty, /stale/, 'the card is served stale');
     assert.match(warranty, /ERR_FETCH_TIMEOUT/, 'with the reason');
     assert.match(await text(row('billing_agent')), /selected.*billing_agent/);
+    // One verdict per endpoint, with its reason and since when.
+    const verdict = row('warranty-agent').locator('td[data-verdict]');
+    assert.equal(await verdict.getAttribute('data-verdict'), 'removed');
+    assert.match(await text(verdict), /consecutive failed fetches and its card is past its allowed staleness.*since/s);
 
     // The live region announced what happened while the page was open.
     const live = page.locator('#live-region');
@@ -172,6 +176,7 @@ describe('the dashboard follows a live service through the morning of changes', 
     assert.equal(await text(turn.locator('.version')), `v${current.history.at(-1)!.version}`);
     assert.equal(await turn.locator('.digest').getAttribute('title'), current.current);
     assert.match(await text(turn.locator('.reply-text')), /Returns here/);
+    assert.equal(await turn.locator('.notice').count(), 0, 'a matched request has no notice');
     const sessionId = await page.inputValue('#chat-session');
     assert.match(sessionId, /^s-/, 'the new session is selected for the next message');
 
@@ -182,6 +187,7 @@ describe('the dashboard follows a live service through the morning of changes', 
     await until(() => text(second.locator('.reply')), (t) => /Answered by/.test(t), 'the second answer', 15_000);
     assert.match(await text(second), new RegExp(`session ${sessionId}`));
     assert.equal(await text(second.locator('.author')), 'billing_agent', 'warranty was removed: the fallback answers');
+    assert.match(await text(second.locator('.notice')), /no agent in snapshot v\d+ matched this request; answered by the default agent billing_agent/, 'and the chat says so');
     await screenshot(page, 'dashboard-chat');
   });
 

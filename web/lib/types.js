@@ -26,7 +26,10 @@
  * @property {number} [validatedAtWall]
  * @property {string} [protocolVersion]
  *
+ * @typedef {'refused' | 'gone' | 'pending' | 'removed' | 'unsuitable' | 'excluded' | 'held' | 'degraded' | 'selected'} EndpointVerdict
+ *
  * @typedef {object} EndpointStatus
+ * @property {{ verdict: EndpointVerdict, reason: string, since: number }} state  the one verdict to show, its reason and since when
  * @property {string} baseUrl
  * @property {string[]} sources
  * @property {string[]} names
@@ -34,7 +37,7 @@
  * @property {{ code: string, reason: string }} [refusal]
  * @property {EndpointCache} [cache]
  * @property {{ code: string, message: string, failures: number }} [lastFailure]
- * @property {{ state: string, successes: number, failures: number, critical: boolean }} [health]
+ * @property {{ state: string, successes: number, failures: number, critical: boolean, usable?: boolean, since?: number, reason?: string }} [health]
  * @property {{ verdict: 'selected' | 'unsuitable' | 'excluded', localName?: string, reason?: string }} [verdict]
  *
  * @typedef {{ version: number, digest: string, createdAt: string, agents: string[] }} HistoryEntry
@@ -110,7 +113,7 @@
  * @property {Record<string, unknown>} card
  *
  * @typedef {{ author: string, text: string, error: string | null }} ChatEvent
- * @typedef {{ sessionId: string, digest: string, version: number | null, author: string | null, reply: string, error: string | null, events: ChatEvent[] }} ChatTurn
+ * @typedef {{ sessionId: string, sessionSecret?: string, digest: string, version: number | null, author: string | null, agents?: string[], reply: string, error: string | null, notices?: string[], events: ChatEvent[] }} ChatTurn
  */
 
 /**

@@ -105,8 +105,10 @@ export function ChatView({ store }) {
                   <code class="digest" title=${e.turn.digest}>${shortDigest(e.turn.digest)}</code>
                   <span class="muted small">session ${e.turn.sessionId}</span>
                 </div>
+                ${(e.turn.notices ?? []).map((n) => html`<p class="notice" role="note">${n}</p>`)}
                 <p class="reply-text">${e.turn.reply}</p>
                 ${e.turn.error ? html`<p class="error">${e.turn.error}</p>` : null}
+                ${(e.turn.agents ?? []).length > 1 ? html`<p class="muted small agents">Agents in this turn: ${(e.turn.agents ?? []).join(' → ')}</p>` : null}
                 ${e.turn.events.length > 1
                   ? html`<details><summary>${e.turn.events.length} events in this turn</summary><ol>${e.turn.events.map((x) => html`<li><strong>${x.author}</strong>: ${x.text}${x.error ? ` (${x.error})` : ''}</li>`)}</ol></details>`
                   : null}

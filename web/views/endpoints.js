@@ -17,10 +17,9 @@ function healthState(e) {
   return e.admitted ? (e.health?.state ?? 'pending') : 'refused';
 }
 
-/** @param {EndpointStatus} e */
+/** The one verdict the service gives the endpoint (refused, gone, pending, removed, unsuitable, excluded, held, degraded, selected). @param {EndpointStatus} e */
 function verdictOf(e) {
-  if (!e.admitted) return 'refused';
-  return e.verdict?.verdict ?? 'none';
+  return e.state?.verdict ?? (e.admitted ? 'pending' : 'refused');
 }
 
 /** @param {EndpointStatus} e */
@@ -90,8 +89,8 @@ export function EndpointsView({ store }) {
     const list = all ?? [];
     return {
       total: list.length,
-      selected: list.filter((e) => e.verdict?.verdict === 'selected').length,
-      degraded: list.filter((e) => e.health?.state === 'degraded' || e.health?.state === 'removed').length,
+      selected: list.filter((e) => verdictOf(e) === 'selected').length,
+      degraded: list.filter((e) => ['degraded', 'removed', 'held'].includes(verdictOf(e))).length,
       stale: list.filter((e) => e.cache?.stale).length,
       refused: list.filter((e) => !e.admitted).length,
     };
@@ -103,7 +102,7 @@ export function EndpointsView({ store }) {
     <div class="tiles" role="group" aria-label="Endpoint summary">
       <${Tile} label="endpoints" value=${counts.total} />
       <${Tile} label="selected" value=${counts.selected} tone="t-good" />
-      <${Tile} label="degraded or removed" value=${counts.degraded} tone=${counts.degraded > 0 ? 't-warn' : ''} />
+      <${Tile} label="degraded, held or removed" value=${counts.degraded} tone=${counts.degraded > 0 ? 't-warn' : ''} />
       <${Tile} label="served stale" value=${counts.stale} tone=${counts.stale > 0 ? 't-warn' : ''} />
       <${Tile} label="refused" value=${counts.refused} tone=${counts.refused > 0 ? 't-bad' : ''} />
     </div>
@@ -116,7 +115,7 @@ export function EndpointsView({ store }) {
       </label>
       <label>Verdict
         <select id="endpoint-verdict" value=${verdict} onChange=${(/** @type {any} */ ev) => setVerdict(ev.currentTarget.value)}>
-          ${['all', 'selected', 'unsuitable', 'excluded', 'none', 'refused'].map((v) => html`<option value=${v}>${v}</option>`)}
+          ${['all', 'selected', 'degraded', 'held', 'pending', 'unsuitable', 'excluded', 'removed', 'gone', 'refused'].map((v) => html`<option value=${v}>${v}</option>`)}
         </select>
       </label>
       <label>Last outcome
@@ -178,8 +177,9 @@ function EndpointRow({ e, now }) {
       ${e.health?.critical ? html` <span class="chip chip-critical">critical</span>` : null}
       ${e.health ? html`<div class="muted small">${e.health.successes} good / ${e.health.failures} bad in a row</div>` : null}
     </td>
-    <td>
-      ${e.verdict ? html`<${Badge} text=${e.verdict.verdict} />${e.verdict.localName ? html` <code>${e.verdict.localName}</code>` : null}${e.verdict.reason ? html`<div class="reason">${e.verdict.reason}</div>` : null}` : html`<span class="muted">—</span>`}
+    <td data-verdict=${verdictOf(e)}>
+      <${Badge} text=${verdictOf(e)} />${e.verdict?.localName ? html` <code>${e.verdict.localName}</code>` : null}
+      ${e.state ? html`<div class="reason">${e.state.reason}</div><div class="muted small" title=${new Date(e.state.since).toISOString()}>since ${ago(e.state.since, now)}</div>` : null}
     </td>
     <td>${e.admitted ? html`<a href=${`#/card?url=${encodeURIComponent(e.baseUrl)}`} aria-label=${`Card of ${endpointLabel(e.baseUrl)}`}>Card</a>` : null}</td>
   </tr>`;
