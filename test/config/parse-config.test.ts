@@ -94,7 +94,7 @@ describe('defaults', () => {
     assert.deepEqual(config.needs, []);
     assert.deepEqual(config.policies, { requireStreaming: false, maxAgents: 16 });
     assert.deepEqual(config.sources, { registries: [] });
-    assert.deepEqual(config.health, { enterAfter: 2, leaveAfter: 3, staticEnterAfter: 1 });
+    assert.deepEqual(config.health, { enterAfter: 2, leaveAfter: 3, leaveWhileUsable: false, staticEnterAfter: 1 });
     assert.deepEqual(config.cache, {
       defaultTtlMs: 300_000,
       minTtlMs: 30_000,
@@ -107,9 +107,9 @@ describe('defaults', () => {
       maxBodyBytes: 65_536,
       totalTimeoutMs: 5_000,
     });
-    assert.deepEqual(config.loop, { cycleIntervalMs: 5_000, resyncIntervalMs: 3_600_000, startupTimeoutMs: 10_000, maxRemovalShare: 0.5, minPublishIntervalMs: 0 });
+    assert.deepEqual(config.loop, { cycleIntervalMs: 5_000, resyncIntervalMs: 3_600_000, startupTimeoutMs: 10_000, maxRemovalShare: 0.5, minPublishIntervalMs: 0, removalGraceMs: 600_000 });
     assert.deepEqual(config.root, { kind: 'routed', name: 'orchestrator' });
-    assert.deepEqual(config.sessions, { idleTimeoutMs: 3_600_000, allowAdkMetadata: false });
+    assert.deepEqual(config.sessions, { idleTimeoutMs: 3_600_000, maxSessions: 10_000, allowAdkMetadata: false });
     assert.deepEqual(config.static[0], { name: 'billing_agent', url: 'https://billing.example.com/', description: 'Answers invoices.', tags: ['billing'], critical: false });
   });
 
@@ -117,7 +117,7 @@ describe('defaults', () => {
     const config = parseConfig(`${AGENT}cache:\n  maxBodyBytes: 131072\nhealth:\nloop: {}\nsources:\n  registries:\n`);
     assert.equal(config.cache.maxBodyBytes, 131_072);
     assert.equal(config.cache.defaultTtlMs, 300_000);
-    assert.deepEqual(config.health, { enterAfter: 2, leaveAfter: 3, staticEnterAfter: 1 });
+    assert.deepEqual(config.health, { enterAfter: 2, leaveAfter: 3, leaveWhileUsable: false, staticEnterAfter: 1 });
     assert.equal(config.loop.cycleIntervalMs, 5_000);
     assert.deepEqual(config.sources.registries, []);
   });
@@ -182,7 +182,7 @@ describe('the sections fit the stages that use them', () => {
     const c: DiscoveryConfig = await loadConfig(EXAMPLE);
     // Compile-time checks (tsc): these assignments are the contract.
     const health: HealthOptions = c.health;
-    const loop: Pick<DiscoveryLoopOptions, 'cycleIntervalMs' | 'resyncIntervalMs' | 'startupTimeoutMs' | 'maxRemovalShare' | 'minPublishIntervalMs' | 'staticEnterAfter'> = {
+    const loop: Pick<DiscoveryLoopOptions, 'cycleIntervalMs' | 'resyncIntervalMs' | 'startupTimeoutMs' | 'maxRemovalShare' | 'minPublishIntervalMs' | 'removalGraceMs' | 'staticEnterAfter'> = {
       ...c.loop,
       staticEnterAfter: c.health.staticEnterAfter,
     };
@@ -205,7 +205,7 @@ describe('the sections fit the stages that use them', () => {
     const agents: readonly StaticAgentConfig[] = c.static;
     const mode: SignatureMode = c.signatures.mode;
     const root: RootKind = c.root.kind === 'model' ? { kind: 'model', model: c.root.model } : { kind: 'routed', hints, ...(c.root.fallback !== undefined && { fallback: c.root.fallback }) };
-    const trees: Pick<TreeFactoryOptions, 'idleTimeoutMs'> = { idleTimeoutMs: c.sessions.idleTimeoutMs };
+    const trees: Pick<TreeFactoryOptions, 'idleTimeoutMs' | 'maxSessions'> = { idleTimeoutMs: c.sessions.idleTimeoutMs, maxSessions: c.sessions.maxSessions };
     assert.ok(health && loop && cache && fetcher && select && agents && mode && root && trees && vocabulary);
   });
 
