@@ -95,6 +95,33 @@ export function matchCard(
   return { satisfied, unknownTags, reasons };
 }
 
+/**
+ * A card with `skills: []` (a framework agent with no tools) that a static entry names: the
+ * entry's reviewed tags stand in for the missing skills, judged against the card's default
+ * modes. Required capabilities still apply. Discovered cards get no such pass.
+ */
+export function matchSkilllessCard(
+  card: AgentCardModel,
+  needs: readonly Need[],
+  vocabulary: TagVocabulary,
+  required: RequiredCapabilities = {},
+): CardMatch {
+  const reasons: string[] = [];
+  if (required.streaming && card.capabilities.streaming !== true) reasons.push('the card does not advertise streaming, which is required');
+  if (required.pushNotifications && card.capabilities.pushNotifications !== true) reasons.push('the card does not advertise push notifications, which are required');
+  if (reasons.length > 0) return { satisfied: [], unknownTags: [], reasons };
+  const satisfied: string[] = [];
+  for (const need of needs) {
+    if (!vocabulary.has(need.tag)) continue;
+    const fits =
+      modesCover(card.defaultInputModes, need.inputModes ?? []) && modesCover(card.defaultOutputModes, need.outputModes ?? []);
+    if (fits) satisfied.push(need.tag);
+    else reasons.push(`the card lists no skills and its default modes do not cover ${describeModes(need)}`);
+  }
+  if (satisfied.length === 0 && reasons.length === 0) reasons.push('the card lists no skills and the static entry names no needed tag');
+  return { satisfied, unknownTags: [], reasons };
+}
+
 function describeModes(need: Need): string {
   return `in ${(need.inputModes ?? []).join(', ') || 'any'} / out ${(need.outputModes ?? []).join(', ') || 'any'}`;
 }

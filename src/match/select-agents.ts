@@ -8,7 +8,7 @@ import type { CacheEntry } from '../cache/index.js';
 import type { AgentCardModel } from '../card/index.js';
 import type { AdmittedEndpoint } from '../resolve/index.js';
 import type { CardMatch, Need, RequiredCapabilities, TagVocabulary } from './match-card.js';
-import { matchCard } from './match-card.js';
+import { matchCard, matchSkilllessCard } from './match-card.js';
 
 /** ADK transfer targets are typed by the model: one spelling, lower snake case. */
 export const LOCAL_NAME = /^[a-z][a-z0-9_]{1,47}$/;
@@ -135,8 +135,11 @@ export function selectAgents(candidates: readonly Candidate[], options: SelectOp
     }
     // A static agent is held to the tags it is expected to serve; a discovered one to every need.
     const needs = reviewed ? options.needs.filter((n) => reviewed.tags.includes(n.tag)).concat(needsFor(reviewed.tags, options.needs)) : options.needs;
+    // A static entry vouches for a card with no skills (an agent without tools): its reviewed
+    // tags are matched on the card's default modes.
+    const skillless = reviewed !== undefined && entry.card.skills.length === 0;
     const match = memoizedMatch(options.memo, entry.card, reviewed ? `static:${reviewed.tags.join(',')}` : '*', () =>
-      matchCard(entry.card, needs, options.vocabulary, options.required),
+      (skillless ? matchSkilllessCard : matchCard)(entry.card, needs, options.vocabulary, options.required),
     );
     if (match.unknownTags.length > 0) {
       alerts.push({ kind: 'unknown-tags', endpoint: endpoint.baseUrl, message: `${localName}: tags outside the reviewed vocabulary are ignored: ${match.unknownTags.join(', ')}` });

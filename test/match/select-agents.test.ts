@@ -110,6 +110,23 @@ describe('selectAgents: names and descriptions', () => {
     );
   });
 
+  test('a card with no skills (an agent without tools) is selected when a static entry names it, on the card default modes; never when discovered', () => {
+    const billing: ReviewedAgent = { source: 'static', name: 'billing', description: 'Reviewed.', tags: ['billing'], critical: false };
+    const named = selectAgents([reviewedCandidate(billing, 'billing.example.com', { skills: [] })], { ...base, reviewed: [billing] });
+    assert.deepEqual(
+      named.selected.map((a) => [a.localName, a.tags]),
+      [['billing', ['billing']]],
+    );
+    const found = selectAgents([discovered('helper', 'helper.example.com', { skills: [] })], base);
+    assert.deepEqual(found.selected, []);
+    assert.equal(found.verdicts.get('https://helper.example.com/')?.verdict, 'unsuitable');
+    // The card's default modes must still cover the need's modes.
+    const imageOnly = reviewedCandidate(billing, 'billing.example.com', { skills: [], overrides: { defaultOutputModes: ['image/png'] } });
+    const strict = selectAgents([imageOnly], { ...base, needs: [{ tag: 'billing', outputModes: ['text/plain'] }], reviewed: [billing] });
+    assert.deepEqual(strict.selected, []);
+    assert.match((strict.verdicts.get('https://billing.example.com/') as { reason: string }).reason, /lists no skills and its default modes do not cover/);
+  });
+
   test('card tags outside the vocabulary raise an unknown-tags alert and the agent still serves its known tags', () => {
     const s = selectAgents([discovered('helper', 'helper.example.com', { skills: [{ id: 'w', tags: ['warranty', 'crypto-trading'] }] })], base);
     assert.deepEqual(
