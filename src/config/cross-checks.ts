@@ -7,7 +7,8 @@
 import { HostPolicy, isLoopbackHost } from '../fetch/index.js';
 import { isDiscoveryError, type Problem } from '../errors.js';
 import { formatPath, type ConfigPath } from './messages.js';
-import { impossibleUrl, LOCAL_NAME, normalizeDomain, originOf } from './schema.js';
+import { LOCAL_NAME } from '../local-name.js';
+import { impossibleUrl, normalizeDomain, originOf } from './schema.js';
 import type { YamlSource } from './yaml-source.js';
 
 type Raw = Record<string, unknown>;

@@ -9,9 +9,8 @@ import { canonicalMode } from '../card/index.js';
 import { describeValue } from './messages.js';
 
 /** Local agent names, as ADK and the matcher require. */
-export const LOCAL_NAME = /^[a-z][a-z0-9_]{1,47}$/;
+import { LOCAL_NAME, RESERVED_NAMES } from '../local-name.js';
 /** Names ADK reserves. */
-export const RESERVED_NAMES: ReadonlySet<string> = new Set(['user']);
 /** Source ids, as the sources require. */
 const SOURCE_ID = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;

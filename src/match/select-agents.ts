@@ -9,11 +9,10 @@ import type { AgentCardModel } from '../card/index.js';
 import type { AdmittedEndpoint } from '../resolve/index.js';
 import type { CardMatch, Need, RequiredCapabilities, TagVocabulary } from './match-card.js';
 import { matchCard, matchSkilllessCard } from './match-card.js';
+import { isLocalName, LOCAL_NAME } from '../local-name.js';
 
-/** ADK transfer targets are typed by the model: one spelling, lower snake case. */
-export const LOCAL_NAME = /^[a-z][a-z0-9_]{1,47}$/;
-/** Reserved by ADK for end-user input. */
-export const RESERVED_NAMES: ReadonlySet<string> = new Set(['user']);
+/** The local-name rule ({@link LOCAL_NAME}) and ADK's reserved names, re-exported here for the public API. */
+export { LOCAL_NAME, RESERVED_NAMES } from '../local-name.js';
 
 /** A static, reviewed agent from configuration. */
 export interface ReviewedAgent {
@@ -167,7 +166,7 @@ export function selectAgents(candidates: readonly Candidate[], options: SelectOp
   const byName = new Map<string, Eligible>();
   for (const e of eligible) {
     const url = e.candidate.endpoint.baseUrl;
-    if (!LOCAL_NAME.test(e.localName) || RESERVED_NAMES.has(e.localName)) {
+    if (!isLocalName(e.localName)) {
       verdicts.set(url, { verdict: 'excluded', localName: e.localName, reason: `local name ${JSON.stringify(e.localName)} is reserved or does not match ${LOCAL_NAME}` });
       alerts.push({ kind: 'invalid-name', endpoint: url, message: `${url}: local name ${JSON.stringify(e.localName)} is not usable` });
       continue;

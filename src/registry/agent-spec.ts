@@ -4,6 +4,7 @@
  * every call, so no agent object is ever shared between two trees.
  */
 import type { BaseAgent } from '@google/adk';
+import { LOCAL_NAME } from '../local-name.js';
 
 /**
  * The name rule for registered agents: lower snake case, 2 to 48 characters, starting with a
@@ -11,9 +12,9 @@ import type { BaseAgent } from '@google/adk';
  * has exactly one spelling to reproduce in `transfer_to_agent`, and every name that passes is
  * also valid for ADK.
  */
-export const AGENT_NAME_PATTERN: RegExp = /^[a-z][a-z0-9_]{1,47}$/;
+export const AGENT_NAME_PATTERN: RegExp = LOCAL_NAME;
 
-/** ADK reserves this author name for end-user input in the event stream. */
+/** ADK reserves this author name for end-user input in the event stream (one of `RESERVED_NAMES` in local-name.ts). */
 export const RESERVED_AGENT_NAME = 'user';
 
 /**

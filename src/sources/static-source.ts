@@ -6,6 +6,7 @@
  * @module
  */
 import type { Clock } from '../clock/index.js';
+import { LOCAL_NAME } from '../local-name.js';
 import { FixedListSource, OptionProblems, describe, hasControl, impossibleBaseUrl, impossibleCardUrl } from './source-core.js';
 import type { EndpointRecord, Source } from './types.js';
 
@@ -54,7 +55,6 @@ export interface StaticSource extends Source {
   agent(name: string): Readonly<StaticAgentConfig> | undefined;
 }
 
-const LOCAL_NAME = /^[a-z][a-z0-9_]{1,47}$/;
 const MAX_DESCRIPTION = 1000;
 const MAX_TAG = 64;
 
