@@ -218,9 +218,12 @@ export class DiscoveryLoop {
     return this.#heldDigest;
   }
 
-  /** Keys of the alert conditions that hold now (each was raised once and is not resolved yet). */
+  /**
+   * Keys of the alert conditions that hold now (each was raised once and is not resolved yet),
+   * including `source-error:<id>` for each failing source (sources raise and resolve those).
+   */
   get activeAlerts(): string[] {
-    return this.#alerts.active;
+    return [...this.#alerts.active, ...this.#o.sources.filter((s) => !s.current().ok).map((s) => `source-error:${s.id}`)];
   }
 
   /** Stops cycling, waits for the cycle in progress and closes the sources it started. */
@@ -425,16 +428,6 @@ export class DiscoveryLoop {
     const reviewed = new Map(reviewedList.map((r) => [r.name, r]));
     const staticEnter = this.#o.staticEnterAfter ?? 1;
     const candidates: Candidate[] = [];
-    for (const source of this.#o.sources) {
-      const state = source.current();
-      if (!state.ok && state.error) {
-        alerts.raise(`source-error:${source.id}`, {
-          kind: 'source-error',
-          message: `source ${source.id} failed; its last good list is kept: ${state.error.message}`,
-          detail: { source: source.id },
-        });
-      }
-    }
     for (const ep of this.#admitted) {
       const entry = await cache.peek(ep.baseUrl);
       const reviewedRecord = ep.records.find((r) => reviewed.get(r.name)?.source === r.source);

@@ -2,7 +2,8 @@
  * Internal: the state, listeners and reporting every source shares. A source calls
  * {@link SourceCore.succeed} with a complete new list or {@link SourceCore.fail} with an error;
  * the core keeps the last good list, notifies listeners only when the list changed, and emits
- * `source-error` / `source-problem` alerts.
+ * `source-problem` alerts and an edge-triggered `source-error` alert: raised when the source
+ * starts failing (key `source-error:<id>`), resolved (`alert.resolved`) by its next good list.
  */
 import { DiscoveryError, type Problem } from '../errors.js';
 import { systemClock, type Clock } from '../clock/index.js';
@@ -24,6 +25,8 @@ export class SourceCore {
   #state: SourceState = Object.freeze({ records: Object.freeze([]), ok: true, synced: false });
   /** Problems already alerted, so a list that keeps the same bad entry does not alert each time. */
   #reported = new Set<string>();
+  /** When the current `source-error` was raised (for its resolution). */
+  #errorRaisedAt: number | undefined;
 
   constructor(id: string, kind: SourceKind, options: SourceCoreOptions = {}) {
     this.id = id;
@@ -41,6 +44,7 @@ export class SourceCore {
     const previous = this.#state;
     const frozen = Object.freeze(records.map(freezeRecord));
     const changed = !sameRecords(previous.records, frozen);
+    if (!previous.ok) this.#resolveError(previous.error);
     this.#state = Object.freeze({
       records: changed ? frozen : previous.records,
       ok: true,
@@ -53,9 +57,13 @@ export class SourceCore {
     return this.#state;
   }
 
-  /** A failed refresh: keeps the last good list, records the error and emits a `source-error` alert. */
+  /**
+   * A failed refresh: keeps the last good list and records the error. The first failure after a
+   * good list (or at start) raises the `source-error` alert; further failures do not repeat it.
+   */
   fail(error: DiscoveryError): SourceState {
     const previous = this.#state;
+    const raise = previous.ok;
     this.#state = Object.freeze({
       records: previous.records,
       ok: false,
@@ -64,19 +72,34 @@ export class SourceCore {
       ...(previous.updatedAt !== undefined && { updatedAt: previous.updatedAt }),
       ...(previous.problems !== undefined && { problems: previous.problems }),
     });
+    if (raise) this.#raiseError(error, previous.records.length);
+    return this.#state;
+  }
+
+  #raiseError(error: DiscoveryError, kept: number): void {
+    this.#errorRaisedAt = this.clock.wallNow();
     this.alert('source-error', `source ${this.id}: ${error.message}`, {
       code: error.code,
       ...(error.url !== undefined && { url: error.url }),
       ...(error.status !== undefined && { status: error.status }),
       ...(error.problems.length > 0 && { problems: error.problems }),
-      kept: previous.records.length,
+      kept,
+    }, `source-error:${this.id}`);
+  }
+
+  #resolveError(error: DiscoveryError | undefined): void {
+    this.#events?.emit({
+      type: 'alert.resolved',
+      kind: 'source-error',
+      key: `source-error:${this.id}`,
+      message: `resolved: source ${this.id} lists again${error ? ` (it had failed: ${error.message})` : ''}`,
+      raisedAt: this.#errorRaisedAt ?? this.clock.wallNow(),
     });
-    return this.#state;
   }
 
   /** Emits an operator alert about this source (no-op without an event stream). */
-  alert(kind: string, message: string, detail: Record<string, unknown> = {}): void {
-    this.#events?.emit({ type: 'alert', kind, message, detail: { source: this.id, sourceKind: this.kind, ...detail } });
+  alert(kind: string, message: string, detail: Record<string, unknown> = {}, key?: string): void {
+    this.#events?.emit({ type: 'alert', kind, message, ...(key !== undefined && { key }), detail: { source: this.id, sourceKind: this.kind, ...detail } });
   }
 
   subscribe(listener: SourceListener): () => void {

@@ -204,7 +204,21 @@ describe('registry source against a loopback catalog server', () => {
     assert.equal(state.error?.code, 'ERR_CARD_INVALID');
     assert.match(state.error?.message ?? '', /must be an object with an "agents" array, got an array/);
     assert.equal(state.records.length, 3);
-    assert.equal(alerts('source-error').length, 3);
+    assert.equal(alerts('source-error').length, 1, 'edge-triggered: one alert while the source keeps failing');
+    assert.equal(alerts('source-error')[0]?.key, 'source-error:catalog');
+    assert.equal(seen.filter((e) => e.type === 'alert.resolved').length, 0);
+
+    threePages();
+    assert.equal((await source.refresh()).ok, true);
+    const resolved = seen.filter((e) => e.type === 'alert.resolved');
+    assert.deepEqual(
+      resolved.map((e) => (e.type === 'alert.resolved' ? [e.kind, e.key] : [])),
+      [['source-error', 'source-error:catalog']],
+      'a good list resolves it',
+    );
+    server.routes.set('/agents?page=2', { status: 503, body: 'busy' });
+    await source.refresh();
+    assert.equal(alerts('source-error').length, 2, 'the next failure raises it again');
   });
 
   test('an entry with a syntactically impossible URL is dropped with a reported problem; the rest are kept', async () => {
