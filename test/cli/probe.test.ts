@@ -89,7 +89,7 @@ describe('probe <file>', () => {
     assert.equal((await cli('probe', 'examples/cards/billing-agent.json', '--frobnicate')).code, 2);
     const missing = await cli('probe', join(dir, 'nope.json'));
     assert.equal(missing.code, 2);
-    assert.match(missing.stderr, /cannot read .*ENOENT/);
+    assert.match(missing.stderr, /cannot read .*nope\.json: no such file/);
     const badAllow = await cli('probe', 'examples/cards/billing-agent.json', '--allow', 'ftp://x');
     assert.equal(badAllow.code, 2);
   });
