@@ -60,7 +60,8 @@ export async function probeUrl(target: string, options: ProbeUrlOptions): Promis
       ({ cardUrl, res: first } = await fetchWithLegacyFallback(cardUrl, legacyUrl, (u) => fetcher.fetch(u, { headers })));
     } catch (err) {
       const e = toDiscoveryError(err, 'ERR_FETCH_NETWORK', { url: cardUrl, stage: 'fetch' });
-      const stage: ProbeStage = e.stage === 'address' ? 'address' : e.failure === 'policy' ? 'policy' : 'fetch';
+      // Everything the fetcher refuses happened while fetching (a redirect, a blocked address): report it there.
+      const stage: ProbeStage = e.stage === 'address' ? 'address' : 'fetch';
       return refused(cardUrl, stage, e, interfacePolicy !== undefined, { headers: {}, notes: [] });
     }
     const http = describeHttp(first);

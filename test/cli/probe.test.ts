@@ -16,6 +16,7 @@ import { cardFor } from '../helpers/cards.js';
 import type { CliRun } from '../helpers/cli.js';
 import { runCli } from '../helpers/cli.js';
 import { probeUrl } from '../../src/cli/probe-url.js';
+import { renderProbe } from '../../src/cli/probe-report.js';
 import { startScriptedServer } from '../cache/scripted-server.js';
 
 const cli = (...args: string[]): Promise<CliRun> => runCli(args);
@@ -266,5 +267,17 @@ describe('probe <url> in process (the card URL rule shared with discovery)', () 
     assert.equal(report.accepted, true, JSON.stringify(report.problems));
     assert.equal(report.source, `${srv.origin}/q/.well-known/agent.json`);
     assert.ok(report.http?.notes.some((n) => /A2A 0\.2 path/.test(n)));
+  });
+
+  test('a refused redirect is reported at the fetch stage, with the message and the Location, in text and JSON', async () => {
+    srv.script(() => ({ status: 302, headers: { location: 'http://169.254.169.254/latest/meta-data/' }, body: '' }));
+    const report = await probeUrl(`${srv.origin}/r/`, options);
+    assert.equal(report.accepted, false);
+    assert.equal(report.stage, 'fetch');
+    const text = renderProbe(report);
+    assert.match(text, /^FAIL fetch/m);
+    assert.match(text, /refused redirect 302 .* to "http:\/\/169\.254\.169\.254\/latest\/meta-data\/"; redirects are never followed/);
+    assert.match(text, /REFUSED\s+at stage fetch/);
+    assert.doesNotMatch(text, /^ok\s+fetch/m);
   });
 });
