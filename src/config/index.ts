@@ -10,6 +10,7 @@ export { resolveSecrets } from './resolve-secrets.js';
 export type { ResolvedSecrets } from './resolve-secrets.js';
 export { formatProblems } from './format-problems.js';
 export { readBoundedFile, FileReadError } from './read-bounded-file.js';
+export { DEFAULT_SERVER_LIMITS } from './schema.js';
 export type {
   DiscoveryConfig,
   ServerConfig,

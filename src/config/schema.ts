@@ -181,6 +181,9 @@ const serverLimits = z.strictObject({
   keepAliveTimeoutMs: positiveInt.default(5_000),
 });
 
+/** The service's limits when the configuration sets none: the one place their defaults live. */
+export const DEFAULT_SERVER_LIMITS = Object.freeze(serverLimits.parse({}));
+
 const server = z.strictObject({
   host: serverHost.default('127.0.0.1'),
   port: z.int().min(0).max(65535).default(7340), // 0 picks a free port

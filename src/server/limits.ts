@@ -4,6 +4,8 @@
  * `a2a_discovery_http_refusals_total{reason}` (docs/security.md lists them).
  */
 
+import { DEFAULT_SERVER_LIMITS as CONFIG_SERVER_LIMITS } from '../config/index.js';
+
 /** Limits of the HTTP service. Sizes in bytes, durations in milliseconds. */
 export interface ServerLimits {
   /** Largest JSON body of `/api/chat`, `/api/sessions/:id/upgrade`, `/api/refresh` (413 beyond). Default 64 KiB. */
@@ -26,17 +28,8 @@ export interface ServerLimits {
   keepAliveTimeoutMs: number;
 }
 
-export const DEFAULT_SERVER_LIMITS: Readonly<ServerLimits> = Object.freeze({
-  maxBodyBytes: 64 * 1024,
-  maxTraceBodyBytes: 256 * 1024,
-  maxStreams: 64,
-  maxStreamsPerClient: 8,
-  streamQueueEvents: 512,
-  maxReplayEvents: 256,
-  headersTimeoutMs: 10_000,
-  requestTimeoutMs: 30_000,
-  keepAliveTimeoutMs: 5_000,
-});
+/** The defaults, from the configuration schema (one definition for the YAML keys and the library). */
+export const DEFAULT_SERVER_LIMITS: Readonly<ServerLimits> = CONFIG_SERVER_LIMITS;
 
 /** Why the service refused or cut a request: the `reason` label of `a2a_discovery_http_refusals_total`. */
 export type RefusalReason =
