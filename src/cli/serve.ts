@@ -55,6 +55,13 @@ Serves on 127.0.0.1:7340 by default: the dashboard at /, the JSON API under /api
 at /api/stream, Prometheus metrics at /metrics, /healthz and /readyz. Logs are JSON lines (short text
 in a terminal). SIGINT or SIGTERM stops it cleanly.
 
+Safe to leave running (docs/security.md): only the Host names it serves are answered (server.allowedHosts
+adds a proxy's), state-changing calls need Content-Type: application/json and the service's own Origin
+(server.allowedOrigins), bodies, event streams and socket timeouts are bounded (server.limits.*),
+sessions belong to the caller that started them (cookie or X-Session-Secret; the server.token holder is
+admin) and are capped (sessions.maxSessions). Every refusal is counted in
+a2a_discovery_http_refusals_total{reason}.
+
 Exit codes: 0 stopped cleanly, 1 invalid configuration or a failure at start, 2 usage error
 (a missing flag, an unreadable file, a port already in use).
 
