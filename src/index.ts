@@ -29,6 +29,7 @@ export type {
   SnapshotEvent,
   SessionEvent,
   TreeEvent,
+  RoutingEvent,
 } from './events/index.js';
 
 export {
@@ -125,6 +126,7 @@ export type {
   ReviewedAgent,
   TenantPolicy,
   SelectOptions,
+  RoutingDomain,
   Candidate,
   SelectedAgent,
   Verdict,
@@ -137,7 +139,7 @@ export { HealthTracker, isMember } from './health/index.js';
 export type { HealthState, HealthStatus, HealthOptions, HealthObservation, HealthTransition } from './health/index.js';
 
 export { snapshotDigest, buildSnapshot, toSnapshotAgents, diffSnapshots, SnapshotStore } from './snapshot/index.js';
-export type { Snapshot, SnapshotAgent, SnapshotDiff, AgentChange, SnapshotSummary, RetainedSnapshot } from './snapshot/index.js';
+export type { Snapshot, SnapshotAgent, SnapshotDomain, SnapshotDiff, AgentChange, SnapshotSummary, RetainedSnapshot } from './snapshot/index.js';
 
 export { DiscoveryLoop } from './loop/index.js';
 export type { DiscoveryLoopOptions, EndpointStatus, SnapshotListener } from './loop/index.js';

@@ -8,7 +8,9 @@ export { TreeFactory, SESSION_ID_PATTERN, checkSessionId } from './tree-factory.
 export type { TreeFactoryOptions, PinnedSession, SessionPin, PinRelease } from './tree-factory.js';
 export { SessionRunner } from './session-runner.js';
 export type { SessionRunnerOptions, TurnResult } from './session-runner.js';
-export { buildRootAgent, explainRoute, ROUTER_INSTRUCTION } from './root-agent.js';
+export { buildRootAgent, buildDomainRouter, explainRoute, ROUTER_INSTRUCTION, DOMAIN_ROUTER_INSTRUCTION } from './root-agent.js';
+export { routingPlan } from './routing-plan.js';
+export type { RoutingPlan, RoutePath } from './routing-plan.js';
 export { contentText } from './content-text.js';
 export type { RootKind } from './root-agent.js';
 export { keywordRouter, defaultAgent, words } from './keyword-router.js';

@@ -12,8 +12,9 @@ import type { BaseAgent, BaseLlm } from '@google/adk';
 import { LlmAgent, RoutedAgent } from '@google/adk';
 import type { Snapshot } from '../snapshot/index.js';
 import { contentText } from './content-text.js';
-import type { RouteDecision, RouteHints } from './keyword-router.js';
-import { keywordRouter } from './keyword-router.js';
+import type { RouteHints } from './keyword-router.js';
+import type { RoutePath } from './routing-plan.js';
+import { routingPlan } from './routing-plan.js';
 
 export type RootKind =
   /** `fallback`: the local name answering what no vocabulary matches (default: first critical, then by name); `false`: none. */
@@ -25,8 +26,13 @@ export const ROUTER_INSTRUCTION =
   'You are an orchestrator. Route each request to the one specialist whose description fits it, using transfer_to_agent. ' +
   'If none fits, say that no specialist is available.';
 
+/** The instruction of a model domain sub-router (two-level trees): ours, fixed, free of card text. */
+export const DOMAIN_ROUTER_INSTRUCTION =
+  'You route requests within one domain. Transfer each request to the one specialist whose description fits it, using transfer_to_agent. ' +
+  'If none fits, transfer back to your parent agent.';
+
 /** The routed roots' routers, so a caller can say how a message was (or would be) routed. */
-const routers = new WeakMap<BaseAgent, { route: (message: string) => RouteDecision; version: number }>();
+const routers = new WeakMap<BaseAgent, { route: (message: string) => RoutePath; version: number }>();
 
 /**
  * How a routed root routes `message` (the same decision its router takes), with a notice when
@@ -36,7 +42,7 @@ const routers = new WeakMap<BaseAgent, { route: (message: string) => RouteDecisi
  * explainRoute(root, 'Is serial 123 under warranty?')?.notice
  * // 'no agent in snapshot v5 matched this request; answered by the default agent billing_agent'
  */
-export function explainRoute(root: BaseAgent, message: string): (RouteDecision & { notice?: string }) | undefined {
+export function explainRoute(root: BaseAgent, message: string): (RoutePath & { notice?: string }) | undefined {
   const router = routers.get(root);
   if (!router) return undefined;
   const decision = router.route(message);
@@ -45,7 +51,9 @@ export function explainRoute(root: BaseAgent, message: string): (RouteDecision &
 }
 
 /**
- * Builds the root agent for `snapshot` over already built specialists (in snapshot order).
+ * Builds the root agent for `snapshot` over already built children, in snapshot order: the
+ * specialists, or, for a two-level snapshot (`snapshot.domains`), the domain sub-routers built
+ * with {@link buildDomainRouter}.
  *
  * @example
  * const root = buildRootAgent('orchestrator', snapshot, specialists, { kind: 'routed', hints });
@@ -55,7 +63,7 @@ export function buildRootAgent(name: string, snapshot: Snapshot, specialists: Ba
   if (kind.kind === 'model') {
     return new LlmAgent({ name, description, model: kind.model, instruction: kind.instruction ?? ROUTER_INSTRUCTION, subAgents: specialists });
   }
-  const route = keywordRouter(snapshot.agents, kind.hints ?? [], kind.fallback);
+  const plan = routingPlan(snapshot, kind.hints ?? [], kind.fallback);
   const root = new RoutedAgent({
     name,
     description,
@@ -63,10 +71,34 @@ export function buildRootAgent(name: string, snapshot: Snapshot, specialists: Ba
     router: (agents, context, errorContext) => {
       // After a failure, do not retry another specialist with the same request: surface it.
       if (errorContext) return undefined;
-      const decision = route(contentText(context.userContent, ' ')).agent;
+      const decision = plan.top(contentText(context.userContent, ' ')).agent;
       return decision !== undefined && decision in agents ? decision : undefined;
     },
   });
-  routers.set(root, { route, version: snapshot.version });
+  routers.set(root, { route: (message) => plan.route(message), version: snapshot.version });
   return root;
+}
+
+/**
+ * Builds the sub-router of one routing domain of a two-level snapshot, over its already built
+ * specialists: a `RoutedAgent` over the domain's keyword router, or an `LlmAgent` with
+ * {@link DOMAIN_ROUTER_INSTRUCTION} for a model root. Its description is the domain's reviewed one.
+ */
+export function buildDomainRouter(domain: string, snapshot: Snapshot, specialists: BaseAgent[], kind: RootKind): BaseAgent {
+  const layout = snapshot.domains?.find((d) => d.name === domain);
+  const description = layout?.description ?? `Routes the ${domain} domain.`;
+  if (kind.kind === 'model') {
+    return new LlmAgent({ name: domain, description, model: kind.model, instruction: DOMAIN_ROUTER_INSTRUCTION, subAgents: specialists });
+  }
+  const plan = routingPlan(snapshot, kind.hints ?? [], kind.fallback);
+  return new RoutedAgent({
+    name: domain,
+    description,
+    agents: specialists,
+    router: (agents, context, errorContext) => {
+      if (errorContext) return undefined;
+      const decision = plan.inDomain(domain, contentText(context.userContent, ' ')).agent;
+      return decision !== undefined && decision in agents ? decision : undefined;
+    },
+  });
 }

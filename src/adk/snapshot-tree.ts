@@ -13,7 +13,7 @@ import type { OriginCredentials } from './remote/index.js';
 import { createPolicyFetch } from './remote/index.js';
 import { remoteSpec } from './remote-spec.js';
 import type { RootKind } from './root-agent.js';
-import { buildRootAgent } from './root-agent.js';
+import { buildDomainRouter, buildRootAgent } from './root-agent.js';
 
 export interface SnapshotTreeOptions {
   /** The root's name. Default `orchestrator`; it must not collide with an agent's local name. */
@@ -60,12 +60,24 @@ export function snapshotTreeBuilder(options: SnapshotTreeOptions): SnapshotTreeB
         ...(options.allowAdkMetadata !== undefined && { allowAdkMetadata: options.allowAdkMetadata }),
       }),
     );
+    // Two levels: one sub-router per domain, each over its agents. The registry refuses a name
+    // used twice anywhere in the tree and verifyTree checks every level with ADK's own lookup.
+    for (const d of snapshot.domains ?? []) {
+      specs.push({
+        name: d.name,
+        description: d.description,
+        version: String(snapshot.version),
+        kind: 'local',
+        children: [...d.agents],
+        factory: (spec, children) => buildDomainRouter(spec.name, snapshot, children, options.root),
+      });
+    }
     specs.push({
       name: rootName,
       description: `Orchestrator over snapshot v${snapshot.version}.`,
       version: String(snapshot.version),
       kind: 'local',
-      children: snapshot.agents.map((a) => a.localName),
+      children: snapshot.domains?.length ? snapshot.domains.map((d) => d.name) : snapshot.agents.map((a) => a.localName),
       factory: (spec, children) => buildRootAgent(spec.name, snapshot, children, options.root),
     });
     return AgentRegistry.of(specs).buildTree(rootName);

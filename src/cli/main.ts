@@ -14,6 +14,7 @@ import { renderProbe } from './probe-report.js';
 import { runValidate } from './validate.js';
 import { registerTraceCommand } from './trace.js';
 import { registerServeCommands } from './serve.js';
+import { registerEvalRoutingCommand } from './eval-routing.js';
 import { VERSION } from '../version.js';
 
 const EXIT_OK = 0;
@@ -95,6 +96,7 @@ Examples:
 
   registerTraceCommand(program, io);
   registerServeCommands(program, io);
+  registerEvalRoutingCommand(program, io);
 
   program
     .command('validate')

@@ -145,6 +145,51 @@ export function crossCheck(doc: Raw, source: YamlSource): Problem[] {
     add(['root', 'fallback'], `${JSON.stringify(fallback)} is not the name of a static agent${names.size > 0 ? ` (static agents: ${[...names.keys()].join(', ')})` : ''}`);
   }
 
+  // --- domains ---------------------------------------------------------------------------------
+  // Each domain is a sub-router in every tree: its name is an agent name, unique in the whole tree.
+  const domainOf = new Map<string, string>();
+  const domainNames = new Map<string, number>();
+  const domainList = list(doc.domains);
+  domainList.forEach((item, i) => {
+    const d = record(item);
+    if (d === undefined) return;
+    const name = string(d.name);
+    if (name !== undefined && LOCAL_NAME.test(name)) {
+      const first = domainNames.get(name);
+      if (first !== undefined) add(['domains', i, 'name'], `duplicate domain ${JSON.stringify(name)}, already defined in domains[${first}]`);
+      else domainNames.set(name, i);
+      if (name === rootName) add(['domains', i, 'name'], `${JSON.stringify(name)} is the root agent's name (root.name); names must be unique in the whole tree`);
+      if (names.has(name)) add(['domains', i, 'name'], `${JSON.stringify(name)} is also static[${names.get(name)}]'s name; a domain's router is an agent, and names must be unique in the whole tree`);
+    }
+    strings(d.tags).forEach(([j, tag]) => {
+      if (!vocabulary.has(tag)) return add(['domains', i, 'tags', j], outside(tag));
+      const owner = domainOf.get(tag);
+      if (owner !== undefined) add(['domains', i, 'tags', j], `${JSON.stringify(tag)} already belongs to domain ${JSON.stringify(owner)}; a tag belongs to one domain`);
+      else domainOf.set(tag, name ?? `domains[${i}]`);
+    });
+  });
+  if (domainList.length > 0) {
+    list(doc.needs).forEach((item, i) => {
+      const tag = string(record(item)?.tag);
+      if (tag !== undefined && vocabulary.has(tag) && !domainOf.has(tag)) {
+        add(['needs', i, 'tag'], `${JSON.stringify(tag)} is in no domain, so no sub-router could hold its agents; add it to one of domains[].tags`);
+      }
+    });
+    list(doc.static).forEach((item, i) => {
+      const tags = strings(record(item)?.tags).map(([, t]) => t);
+      if (tags.length > 0 && tags.every((t) => vocabulary.has(t)) && !tags.some((t) => domainOf.has(t))) {
+        add(['static', i, 'tags'], `none of ${tags.join(', ')} is in a domain, so this agent would fit under no sub-router; add one of its tags to domains[].tags`);
+      }
+    });
+    const policies = record(doc.policies) ?? {};
+    const cap = typeof policies.maxAgents === 'number' ? policies.maxAgents : 16;
+    if (domainList.length > cap) add(['domains'], `lists ${domainList.length} domains but the root holds at most policies.maxAgents (${cap}) sub-agents`);
+  }
+  const routing = record(doc.routing);
+  if (routing?.gate === true && list(doc.vocabulary).every((v) => list(record(v)?.examples).length === 0) && routing.cases === undefined) {
+    add(['routing', 'gate'], 'is on but there is nothing to evaluate: give vocabulary examples or routing.cases');
+  }
+
   // --- sources ---------------------------------------------------------------------------------
   const sources = record(doc.sources) ?? {};
   const ids = new Map<string, string>([['static', 'the static agents']]);

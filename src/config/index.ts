@@ -22,6 +22,8 @@ export type {
   TenantConfig,
   PoliciesConfig,
   StaticAgentEntry,
+  DomainConfig,
+  RoutingConfig,
   WellKnownConfig,
   RegistryConfig,
   KubernetesConfig,

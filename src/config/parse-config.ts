@@ -209,6 +209,12 @@ function build(out: SchemaOutput, baseDir: string): DiscoveryConfig {
       maxAgents: policies.maxAgents,
     },
     static: out.static.map((a) => ({ name: a.name, ...(a.cardUrl !== undefined ? { cardUrl: a.cardUrl } : { url: a.url as string }), description: a.description, tags: a.tags, critical: a.critical })),
+    domains: out.domains.map((d) => ({ name: d.name, description: d.description, tags: d.tags, maxAgents: d.maxAgents ?? policies.maxAgents })),
+    routing: {
+      minAccuracy: out.routing.minAccuracy,
+      gate: out.routing.gate,
+      ...(out.routing.cases !== undefined && { cases: file(out.routing.cases) }),
+    },
     sources: {
       ...(sources.wellKnown !== undefined && { wellKnown: { ...sources.wellKnown } }),
       registries: sources.registries.map((r) => ({ ...r })),

@@ -316,6 +316,21 @@ const root = z.strictObject({
   model: text(256).optional(),
 });
 
+const routingDomain = z.strictObject({
+  // A sub-router's agent name: the same rule as local names (cross-checks keep it unique in the tree).
+  name: localName,
+  description: text(1000),
+  tags: z.array(tag).min(1),
+  // Most agents under this domain's router; default policies.maxAgents.
+  maxAgents: positiveInt.optional(),
+});
+
+const routing = z.strictObject({
+  minAccuracy: z.number().min(0).max(1).default(0.9),
+  gate: z.boolean().default(false),
+  cases: filePath.optional(),
+});
+
 const sessions = z.strictObject({
   idleTimeoutMs: positiveInt.default(3_600_000),
   maxSessions: positiveInt.default(10_000),
@@ -334,6 +349,8 @@ export const configSchema = z.strictObject({
   needs: z.array(need).default([]),
   policies: policies.prefault({}),
   static: z.array(staticAgent).default([]),
+  domains: z.array(routingDomain).default([]),
+  routing: routing.prefault({}),
   sources: sources.prefault({}),
   health: health.prefault({}),
   cache: cache.prefault({}),

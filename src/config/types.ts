@@ -138,6 +138,32 @@ export interface StaticAgentEntry {
   readonly critical: boolean;
 }
 
+/**
+ * One entry of `domains:`: a group of vocabulary tags routed by its own sub-router. With domains
+ * configured every tree has two levels: the root routes to one sub-router per domain, each over
+ * its domain's agents. An agent whose tags span domains goes to the first listed domain.
+ */
+export interface DomainConfig {
+  /** The sub-router's agent name: a local name, unique in the tree (not a static agent's, not the root's). */
+  readonly name: string;
+  /** Reviewed text; the model root routes on it. */
+  readonly description: string;
+  /** Vocabulary tags of this domain; a tag belongs to one domain only. */
+  readonly tags: readonly string[];
+  /** Most agents under this sub-router. Default `policies.maxAgents`. */
+  readonly maxAgents: number;
+}
+
+/** `routing:`, routing accuracy: the evaluation and the publication gate. */
+export interface RoutingConfig {
+  /** Accuracy (0–1) below which an evaluation fails (`eval-routing` exits 1; the loop alerts). Default 0.9. */
+  readonly minAccuracy: number;
+  /** Hold a snapshot whose routing evaluates below `minAccuracy` (like the mass-removal guard). Default false. */
+  readonly gate: boolean;
+  /** Absolute path of a labelled case file (`- message: ..., expect: tag | agent`), used besides the vocabulary's examples. */
+  readonly cases?: string;
+}
+
 /** `sources.wellKnown:`. */
 export interface WellKnownConfig {
   readonly id: string;
@@ -257,6 +283,9 @@ export interface DiscoveryConfig {
   readonly needs: readonly NeedConfig[];
   readonly policies: PoliciesConfig;
   readonly static: readonly StaticAgentEntry[];
+  /** Default empty: one level, every agent directly under the root. */
+  readonly domains: readonly DomainConfig[];
+  readonly routing: RoutingConfig;
   readonly sources: SourcesConfig;
   readonly health: HealthConfig;
   readonly cache: CacheConfig;

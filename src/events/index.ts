@@ -141,6 +141,24 @@ export interface SessionEvent extends EventBase {
   previousDigest?: string;
 }
 
+/**
+ * A candidate snapshot's routing was evaluated before publication (its agent set, tags or
+ * domain layout differ from the last evaluated one): accuracy on the labelled cases, and whether
+ * the gate held it.
+ */
+export interface RoutingEvent extends EventBase {
+  type: 'routing.evaluated';
+  version: number;
+  digest: string;
+  accuracy: number;
+  minAccuracy: number;
+  passed: boolean;
+  /** Cases counted (their tag or agent is in the snapshot). */
+  evaluated: number;
+  /** The gate held the candidate back. */
+  held: boolean;
+}
+
 /** A snapshot's agent tree was built, or dropped once nothing needs it. */
 export interface TreeEvent extends EventBase {
   type: 'tree.built' | 'tree.evicted';
@@ -162,7 +180,8 @@ export type DiscoveryEvent =
   | MatchEvent
   | SnapshotEvent
   | SessionEvent
-  | TreeEvent;
+  | TreeEvent
+  | RoutingEvent;
 
 /** An event before the stream stamps it. */
 export type EventInput<E extends DiscoveryEvent = DiscoveryEvent> = E extends DiscoveryEvent

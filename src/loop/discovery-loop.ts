@@ -62,6 +62,29 @@ export interface DiscoveryLoopOptions {
   minPublishIntervalMs?: number;
   /** Warm-up before publishing (build and check the tree); throwing keeps the current snapshot. */
   beforePublish?: (next: Snapshot, previous: Snapshot | undefined) => void | Promise<void>;
+  /**
+   * Routing evaluation before publication (docs/routing.md): run on each candidate whose agent
+   * set, tags or domain layout differ from the last evaluated one. Below the threshold an alert
+   * (`routing-accuracy`) is raised; with `gate`, the candidate is held and the routing of the
+   * current snapshot kept, while card updates of its agents still go out.
+   */
+  routing?: {
+    evaluate: (candidate: Snapshot) => RoutingVerdict | Promise<RoutingVerdict>;
+    /** Hold a candidate that fails. Default false (alert only). */
+    gate?: boolean;
+  };
+}
+
+/** What a routing evaluation says about a candidate snapshot (see `evaluateRouting`). */
+export interface RoutingVerdict {
+  /** 0–1. */
+  readonly accuracy: number;
+  readonly minAccuracy: number;
+  readonly passed: boolean;
+  /** Cases counted. */
+  readonly evaluated: number;
+  /** One line for the alert, e.g. the worst labels. */
+  readonly summary?: string;
 }
 
 /**
@@ -132,6 +155,12 @@ export class DiscoveryLoop {
   /** The held digest a `snapshot.held` event was last emitted for (one event per held candidate). */
   #lastHeldDigest: string | undefined;
   #confirmRemovals = false;
+  /** Routing verdicts by routing key (agents' names, tags and domains, and the layout); the last few. */
+  readonly #routingByKey = new Map<string, RoutingVerdict>();
+  /** Verdicts of published snapshots, by digest. */
+  readonly #routingByDigest = new Map<string, RoutingVerdict>();
+  /** The candidate the routing gate last emitted `snapshot.held` for. */
+  #lastRoutingHeld: string | undefined;
   #lastPublishAt = Number.NEGATIVE_INFINITY;
   #chain: Promise<unknown> = Promise.resolve();
   #timer: TimerHandle | undefined;
@@ -216,6 +245,19 @@ export class DiscoveryLoop {
    */
   get held(): string | undefined {
     return this.#heldDigest;
+  }
+
+  /** The routing verdict of a published snapshot (when `routing` is configured). */
+  routingOf(digest: string): RoutingVerdict | undefined {
+    return this.#routingByDigest.get(digest);
+  }
+
+  /**
+   * Forgets every routing verdict, so the next cycle evaluates again: call it when what routing
+   * depends on outside the snapshot changed (the vocabulary's keywords and examples, the cases).
+   */
+  reevaluateRouting(): void {
+    this.#routingByKey.clear();
   }
 
   /**
@@ -484,12 +526,14 @@ export class DiscoveryLoop {
     const { events } = this.#o;
     const previous = this.#store.current;
     const version = (previous?.version ?? 0) + 1;
-    const full = buildSnapshot(selected, version, this.#clock.wallNow());
+    const domains = this.#o.select.domains;
+    const full = buildSnapshot(selected, version, this.#clock.wallNow(), domains);
+    const confirmed = this.#confirmRemovals;
     const hold = this.#confirmRemovals ? undefined : this.#guard(previous, full);
     this.#confirmRemovals = false;
     // A held removal holds only the agents it concerns: they stay as they were published, and
     // every other addition and change goes out.
-    const candidate = hold ? buildSnapshot([...selected, ...hold.keep], version, this.#clock.wallNow()) : full;
+    let candidate = hold ? buildSnapshot([...selected, ...hold.keep], version, this.#clock.wallNow(), domains) : full;
     this.#heldDigest = hold ? full.digest : undefined;
     this.#heldNames = hold ? hold.keep.map((a) => a.localName) : [];
     if (hold) {
@@ -503,8 +547,21 @@ export class DiscoveryLoop {
         events?.emit({ type: 'snapshot.held', version, digest: full.digest, ...(previous && { previousDigest: previous.digest }), agents: full.agents.map((a) => a.localName), reason: hold.reason });
       }
     } else this.#lastHeldDigest = undefined;
-    if (previous && candidate.digest === previous.digest) return;
+    await this.#routingOfCurrent(previous);
+    if (previous && candidate.digest === previous.digest) {
+      this.#lastRoutingHeld = undefined;
+      return;
+    }
+    const routing = await this.#routing(candidate, previous, confirmed);
     if (this.#clock.now() - this.#lastPublishAt < (this.#o.minPublishIntervalMs ?? 0)) return;
+    if (routing.hold) {
+      // The gate keeps the current routing: the candidate is held, and only the card updates of
+      // the current agents (same names, tags and domains) go out.
+      if (!hold) this.#heldDigest = candidate.digest;
+      if (!previous) return;
+      candidate = this.#withRoutingOf(previous, candidate, version);
+      if (candidate.digest === previous.digest) return;
+    }
     try {
       await this.#o.beforePublish?.(candidate, previous);
     } catch (err) {
@@ -514,6 +571,9 @@ export class DiscoveryLoop {
     }
     this.#lastPublishAt = this.#clock.now();
     this.#store.publish(candidate);
+    const verdict = this.#routingByKey.get(routingKey(candidate)) ?? (previous && this.#routingByDigest.get(previous.digest));
+    if (verdict) this.#routingByDigest.set(candidate.digest, verdict);
+    for (const digest of this.#routingByDigest.keys()) if (this.#store.get(digest) === undefined && digest !== candidate.digest) this.#routingByDigest.delete(digest);
     const diff = diffSnapshots(previous, candidate);
     events?.emit({ type: 'snapshot.published', version: candidate.version, digest: candidate.digest, ...(previous && { previousDigest: previous.digest }), agents: candidate.agents.map((a) => a.localName) });
     for (const c of diff.changed) {
@@ -535,6 +595,102 @@ export class DiscoveryLoop {
         // A listener's failure never affects discovery.
       }
     }
+  }
+
+  /**
+   * The routing verdict of `snapshot`, evaluated unless a snapshot with the same routing (names,
+   * tags, domains, layout) was evaluated already; undefined without `routing` or when the
+   * evaluation failed (alerted). `fresh` when it was evaluated now.
+   */
+  async #verdictFor(snapshot: Snapshot): Promise<{ verdict: RoutingVerdict; fresh: boolean } | undefined> {
+    const check = this.#o.routing;
+    if (!check) return undefined;
+    const key = routingKey(snapshot);
+    const known = this.#routingByKey.get(key);
+    if (known) return { verdict: known, fresh: false };
+    let verdict: RoutingVerdict;
+    try {
+      verdict = await check.evaluate(snapshot);
+    } catch (err) {
+      const e = toDiscoveryError(err, 'ERR_INTERNAL');
+      this.#alerts.raise('routing-evaluation-failed', { kind: 'routing-evaluation-failed', message: `routing of snapshot ${snapshot.digest.slice(0, 12)} could not be evaluated: ${e.message}` });
+      return undefined;
+    }
+    this.#routingByKey.set(key, verdict);
+    for (const k of this.#routingByKey.keys()) {
+      if (this.#routingByKey.size <= 16) break;
+      this.#routingByKey.delete(k);
+    }
+    return { verdict, fresh: true };
+  }
+
+  /** Raises `routing-accuracy` for a failing verdict (in every evaluation while it holds). */
+  #raiseRouting(snapshot: Snapshot, verdict: RoutingVerdict, held: boolean): void {
+    if (verdict.passed) return;
+    const pct = (x: number) => `${(x * 100).toFixed(1)}%`;
+    this.#alerts.raise('routing-accuracy', {
+      kind: 'routing-accuracy',
+      message:
+        `routing accuracy of snapshot ${snapshot.digest.slice(0, 12)} is ${pct(verdict.accuracy)} on ${verdict.evaluated} cases, below ${pct(verdict.minAccuracy)}` +
+        `${verdict.summary ? ` (${verdict.summary})` : ''}${held ? '; held: the current routing stays until an operator confirms (card updates are published)' : ''}`,
+      detail: { digest: snapshot.digest, accuracy: verdict.accuracy, minAccuracy: verdict.minAccuracy, held },
+    });
+  }
+
+  /** The published snapshot's verdict: evaluated again after {@link reevaluateRouting}, alerted while it fails. */
+  async #routingOfCurrent(current: Snapshot | undefined): Promise<void> {
+    if (!current || !this.#o.routing) return;
+    const r = await this.#verdictFor(current);
+    if (!r) return;
+    this.#routingByDigest.set(current.digest, r.verdict);
+    if (r.fresh) this.#emitRouting(current, r.verdict, false);
+    this.#raiseRouting(current, r.verdict, false);
+  }
+
+  #emitRouting(snapshot: Snapshot, verdict: RoutingVerdict, held: boolean): void {
+    this.#o.events?.emit({
+      type: 'routing.evaluated',
+      version: snapshot.version,
+      digest: snapshot.digest,
+      accuracy: verdict.accuracy,
+      minAccuracy: verdict.minAccuracy,
+      passed: verdict.passed,
+      evaluated: verdict.evaluated,
+      held,
+    });
+  }
+
+  /** Evaluates a candidate; returns whether the gate holds it (never without a current snapshot, nor once confirmed). */
+  async #routing(candidate: Snapshot, previous: Snapshot | undefined, confirmed: boolean): Promise<{ hold: boolean }> {
+    const r = await this.#verdictFor(candidate);
+    if (!r) return { hold: false };
+    const hold = !r.verdict.passed && this.#o.routing?.gate === true && previous !== undefined && !confirmed;
+    if (r.fresh) this.#emitRouting(candidate, r.verdict, hold);
+    this.#raiseRouting(candidate, r.verdict, hold);
+    if (!hold) {
+      this.#lastRoutingHeld = undefined;
+    } else if (this.#lastRoutingHeld !== candidate.digest) {
+      this.#lastRoutingHeld = candidate.digest;
+      this.#o.events?.emit({
+        type: 'snapshot.held',
+        version: candidate.version,
+        digest: candidate.digest,
+        ...(previous && { previousDigest: previous.digest }),
+        agents: candidate.agents.map((a) => a.localName),
+        reason: `routing accuracy ${(r.verdict.accuracy * 100).toFixed(1)}% is below ${(r.verdict.minAccuracy * 100).toFixed(1)}%`,
+      });
+    }
+    return { hold };
+  }
+
+  /** `previous`'s agents and layout, each agent with its card from `candidate` when its routing is unchanged there. */
+  #withRoutingOf(previous: Snapshot, candidate: Snapshot, version: number): Snapshot {
+    const next = new Map(candidate.agents.map((a) => [a.localName, a]));
+    const agents = previous.agents.map((a) => {
+      const n = next.get(a.localName);
+      return n && n.domain === a.domain && n.tags.join('\u0000') === a.tags.join('\u0000') ? n : a;
+    });
+    return buildSnapshot(agents, version, this.#clock.wallNow(), previous.domains);
   }
 
   /** Which agents of `previous` must not be dropped yet (P12), and why; undefined to publish all. */
@@ -583,4 +739,9 @@ export class DiscoveryLoop {
     }
     this.#states = next;
   }
+}
+
+/** What routing depends on in a snapshot: agents' names, tags, criticality and domains, and the layout. */
+function routingKey(snapshot: Snapshot): string {
+  return JSON.stringify([snapshot.agents.map((a) => [a.localName, a.tags, a.critical, a.domain ?? null]), (snapshot.domains ?? []).map((d) => [d.name, d.description])]);
 }

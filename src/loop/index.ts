@@ -4,4 +4,4 @@
  * @module
  */
 export { DiscoveryLoop } from './discovery-loop.js';
-export type { DiscoveryLoopOptions, EndpointStatus, SnapshotListener } from './discovery-loop.js';
+export type { DiscoveryLoopOptions, EndpointStatus, SnapshotListener, RoutingVerdict } from './discovery-loop.js';

@@ -11,6 +11,7 @@ export type {
   ReviewedAgent,
   TenantPolicy,
   SelectOptions,
+  RoutingDomain,
   Candidate,
   SelectedAgent,
   Verdict,

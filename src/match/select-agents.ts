@@ -31,13 +31,30 @@ export interface TenantPolicy {
   readonly hosts?: readonly string[];
 }
 
+/**
+ * A routing domain: a group of reviewed tags served by one sub-router. With domains, each agent
+ * goes to the first domain (in this order) that lists one of its tags, and the cap applies per
+ * domain; the root holds one sub-router per domain.
+ */
+export interface RoutingDomain {
+  /** The sub-router's agent name (a local name; no agent may use it). */
+  readonly name: string;
+  /** Reviewed text. */
+  readonly description: string;
+  readonly tags: readonly string[];
+  /** Most agents under this sub-router. */
+  readonly maxAgents: number;
+}
+
 export interface SelectOptions {
   readonly needs: readonly Need[];
   readonly vocabulary: TagVocabulary;
   readonly required?: RequiredCapabilities;
   readonly tenant?: TenantPolicy;
-  /** Most agents in one tree. Default 16. */
+  /** Most agents in one tree (with `domains`: sub-routers under the root). Default 16. */
   readonly maxAgents?: number;
+  /** Routing domains, in configuration order: two-level trees with a cap per domain. */
+  readonly domains?: readonly RoutingDomain[];
   /** Static agents by local name, in configuration order (their order breaks ties). */
   readonly reviewed?: readonly ReviewedAgent[];
   /**
@@ -63,6 +80,8 @@ export interface SelectedAgent {
   /** Reviewed tags this agent serves (for the router). */
   readonly tags: readonly string[];
   readonly critical: boolean;
+  /** With domains: the domain (sub-router) holding it. */
+  readonly domain?: string;
   readonly baseUrl: string;
   readonly sources: readonly string[];
   readonly entry: CacheEntry;
@@ -108,6 +127,8 @@ export function selectAgents(candidates: readonly Candidate[], options: SelectOp
   const alerts: SelectionAlert[] = [];
   const reviewedByName = new Map((options.reviewed ?? []).map((r, i) => [r.name, { ...r, order: i }]));
   const maxAgents = options.maxAgents ?? 16;
+  const domains = options.domains ?? [];
+  const domainNames = new Set(domains.map((d) => d.name));
 
   interface Eligible {
     localName: string;
@@ -171,6 +192,12 @@ export function selectAgents(candidates: readonly Candidate[], options: SelectOp
       alerts.push({ kind: 'invalid-name', endpoint: url, message: `${url}: local name ${JSON.stringify(e.localName)} is not usable` });
       continue;
     }
+    if (domainNames.has(e.localName)) {
+      const reason = `local name ${e.localName} is the name of a routing domain's sub-router`;
+      verdicts.set(url, { verdict: 'excluded', localName: e.localName, reason });
+      alerts.push({ kind: 'name-collision', endpoint: url, message: `${url}: ${reason}; give this endpoint a static entry with its own name` });
+      continue;
+    }
     if (e.order === Number.POSITIVE_INFINITY && reviewedByName.has(e.localName)) {
       // Reviewed names are reserved for their own endpoints, even while those are absent.
       const reason = `local name ${e.localName} belongs to a reviewed agent`;
@@ -188,17 +215,44 @@ export function selectAgents(candidates: readonly Candidate[], options: SelectOp
     byName.set(e.localName, e);
   }
 
-  // The cap: critical first, then configured order, then by name.
+  // The cap: critical first, then configured order, then by name. With domains, each agent goes
+  // to the first domain listing one of its tags, and each domain keeps its own cap.
   const ranked = [...byName.values()].sort(
     (a, b) => Number(b.critical) - Number(a.critical) || a.order - b.order || compare(a.localName, b.localName),
   );
-  const kept = ranked.slice(0, maxAgents);
-  const dropped = ranked.slice(maxAgents);
-  for (const d of dropped) {
-    verdicts.set(d.candidate.endpoint.baseUrl, { verdict: 'excluded', localName: d.localName, reason: `the cap of ${maxAgents} agents per tree was reached` });
-  }
-  if (dropped.length > 0) {
-    alerts.push({ kind: 'cap-reached', message: `the cap of ${maxAgents} agents per tree left out: ${dropped.map((d) => d.localName).join(', ')}` });
+  const kept: Array<Eligible & { domain?: string }> = [];
+  if (domains.length === 0) {
+    kept.push(...ranked.slice(0, maxAgents));
+    const dropped = ranked.slice(maxAgents);
+    for (const d of dropped) {
+      verdicts.set(d.candidate.endpoint.baseUrl, { verdict: 'excluded', localName: d.localName, reason: `the cap of ${maxAgents} agents per tree was reached` });
+    }
+    if (dropped.length > 0) {
+      alerts.push({ kind: 'cap-reached', message: `the cap of ${maxAgents} agents per tree left out: ${dropped.map((d) => d.localName).join(', ')}` });
+    }
+  } else {
+    const count = new Map<string, number>();
+    const dropped = new Map<string, string[]>();
+    for (const e of ranked) {
+      const domain = domains.find((d) => e.tags.some((t) => d.tags.includes(t)));
+      const url = e.candidate.endpoint.baseUrl;
+      if (!domain) {
+        verdicts.set(url, { verdict: 'excluded', localName: e.localName, reason: `no routing domain lists any of its tags (${e.tags.join(', ')})` });
+        continue;
+      }
+      const n = count.get(domain.name) ?? 0;
+      if (n >= domain.maxAgents) {
+        verdicts.set(url, { verdict: 'excluded', localName: e.localName, reason: `the cap of ${domain.maxAgents} agents in domain ${domain.name} was reached` });
+        dropped.set(domain.name, [...(dropped.get(domain.name) ?? []), e.localName]);
+        continue;
+      }
+      count.set(domain.name, n + 1);
+      kept.push({ ...e, domain: domain.name });
+    }
+    for (const [name, left] of dropped) {
+      const cap = domains.find((d) => d.name === name)!.maxAgents;
+      alerts.push({ kind: 'cap-reached', message: `the cap of ${cap} agents in domain ${name} left out: ${left.join(', ')}` });
+    }
   }
   const selected = kept
     .map((e): SelectedAgent => {
@@ -208,6 +262,7 @@ export function selectAgents(candidates: readonly Candidate[], options: SelectOp
         description: e.description,
         tags: Object.freeze(e.tags),
         critical: e.critical,
+        ...(e.domain !== undefined && { domain: e.domain }),
         baseUrl: e.candidate.endpoint.baseUrl,
         sources: e.candidate.endpoint.sources,
         entry: e.candidate.entry,

@@ -14,7 +14,7 @@ import type { SessionRunner, TreeFactory } from '../adk/index.js';
 import { checkSessionId, contentText } from '../adk/index.js';
 import type { CardCache } from '../cache/index.js';
 import { isDiscoveryError } from '../errors.js';
-import type { DiscoveryLoop } from '../loop/index.js';
+import type { DiscoveryLoop, RoutingVerdict } from '../loop/index.js';
 import type { TraceInputs } from '../explorer/index.js';
 import { DEFAULT_TRACE_INPUTS, runTrace } from '../explorer/index.js';
 import type { Snapshot } from '../snapshot/index.js';
@@ -59,16 +59,20 @@ export interface AppOptions {
 }
 
 /** A snapshot for the API: agents with their reviewed fields, card summary and the card itself. */
-export function snapshotJson(s: Snapshot): Record<string, unknown> {
+export function snapshotJson(s: Snapshot, routing?: RoutingVerdict): Record<string, unknown> {
   return {
     version: s.version,
     digest: s.digest,
     createdAt: new Date(s.createdAt).toISOString(),
+    // Routing domains (two-level trees) and the routing evaluation of this snapshot, when configured.
+    ...(s.domains && { domains: s.domains }),
+    routing: routing ? { accuracy: routing.accuracy, minAccuracy: routing.minAccuracy, passed: routing.passed, evaluated: routing.evaluated } : null,
     agents: s.agents.map((a) => ({
       localName: a.localName,
       description: a.description,
       tags: a.tags,
       critical: a.critical,
+      ...(a.domain !== undefined && { domain: a.domain }),
       baseUrl: a.baseUrl,
       sources: a.sources,
       protocolVersion: a.protocolVersion,
@@ -129,7 +133,7 @@ export function createApp(o: AppOptions): Hono {
 
   app.get('/api/snapshot', (c) => {
     const s = o.loop.current();
-    return s ? c.json(snapshotJson(s)) : c.json({ error: 'not-ready', message: 'no snapshot has been published yet' }, 404);
+    return s ? c.json(snapshotJson(s, o.loop.routingOf(s.digest))) : c.json({ error: 'not-ready', message: 'no snapshot has been published yet' }, 404);
   });
 
   app.get('/api/snapshots', (c) =>
@@ -143,7 +147,7 @@ export function createApp(o: AppOptions): Hono {
 
   app.get('/api/snapshots/:digest', (c) => {
     const s = o.archive.get(c.req.param('digest'));
-    return s ? c.json(snapshotJson(s)) : c.json({ error: 'not-found', message: 'no such snapshot is retained or archived' }, 404);
+    return s ? c.json(snapshotJson(s, o.loop.routingOf(s.digest))) : c.json({ error: 'not-found', message: 'no such snapshot is retained or archived' }, 404);
   });
 
   app.get('/api/diff', (c) => {

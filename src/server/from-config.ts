@@ -25,6 +25,12 @@ export function serviceOptionsFromConfig(config: DiscoveryConfig, secrets: Resol
     requireStreaming: config.policies.requireStreaming,
     ...(config.policies.tenant && { tenant: config.policies.tenant }),
     maxAgents: config.policies.maxAgents,
+    ...(config.domains.length > 0 && { domains: config.domains }),
+    routing: {
+      minAccuracy: config.routing.minAccuracy,
+      gate: config.routing.gate,
+      ...(config.routing.cases !== undefined && { casesFile: config.routing.cases }),
+    },
     static: config.static,
     ...(config.sources.wellKnown && { wellKnown: config.sources.wellKnown }),
     registries: config.sources.registries,

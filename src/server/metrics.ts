@@ -59,6 +59,18 @@ export function createMetrics({ events, cache, loop, trees, openStreams }: Metri
     },
   });
   new Gauge({
+    name: `${p}routing_accuracy`,
+    help: 'Routing accuracy (0-1) of the current snapshot on the labelled cases; absent when routing is not evaluated.',
+    registers: [registry],
+    collect() {
+      this.reset();
+      const digest = loop.current()?.digest;
+      const verdict = digest !== undefined ? loop.routingOf(digest) : undefined;
+      if (verdict) this.set(verdict.accuracy);
+    },
+  });
+  const routingEvaluations = new Counter({ name: `${p}routing_evaluations_total`, help: 'Routing evaluations of candidate snapshots, by result (passed, failed, held).', labelNames: ['result'], registers: [registry] });
+  new Gauge({
     name: `${p}snapshot_version`,
     help: 'Version of the current snapshot (0 before the first).',
     registers: [registry],
@@ -118,6 +130,9 @@ export function createMetrics({ events, cache, loop, trees, openStreams }: Metri
         break;
       case 'snapshot.held':
         held.inc();
+        break;
+      case 'routing.evaluated':
+        routingEvaluations.inc({ result: e.held ? 'held' : e.passed ? 'passed' : 'failed' });
         break;
       case 'alert':
         alerts.inc({ kind: e.kind });

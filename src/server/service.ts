@@ -24,7 +24,9 @@ import { createCardFetcher, HostPolicy, isLoopbackHost } from '../fetch/index.js
 import type { HealthOptions } from '../health/index.js';
 import type { DiscoveryLoopOptions } from '../loop/index.js';
 import { DiscoveryLoop } from '../loop/index.js';
-import type { Need, TenantPolicy, VocabularyEntry } from '../match/index.js';
+import type { Need, RoutingDomain, TenantPolicy, VocabularyEntry } from '../match/index.js';
+import type { RoutingCase } from '../routing/index.js';
+import { casesFromVocabulary, evaluateRouting, loadCases } from '../routing/index.js';
 import { TagVocabulary } from '../match/index.js';
 import type { KubernetesSourceOptions, Source, StaticAgentConfig } from '../sources/index.js';
 import { kubernetesSource, registrySource, staticSource, wellKnownSource } from '../sources/index.js';
@@ -58,6 +60,14 @@ export interface ServiceOptions {
   requireStreaming?: boolean;
   tenant?: TenantPolicy;
   maxAgents?: number;
+  /** Routing domains (two-level trees); `maxAgents` default to the tree's. */
+  domains?: ReadonlyArray<Omit<RoutingDomain, 'maxAgents'> & { maxAgents?: number }>;
+  /**
+   * Routing evaluation before each publication that changes routing (docs/routing.md): the
+   * vocabulary's examples plus `cases` (or the cases of `casesFile`), alert below `minAccuracy`,
+   * hold with `gate`. Unset: routing is evaluated with the vocabulary's examples only, never gated.
+   */
+  routing?: { minAccuracy?: number; gate?: boolean; cases?: readonly RoutingCase[]; casesFile?: string };
   static?: readonly StaticAgentConfig[];
   wellKnown?: { id: string; domains: readonly string[]; pollIntervalMs?: number };
   registries?: ReadonlyArray<{ id: string; url: string; pollIntervalMs?: number; maxPages?: number }>;
@@ -128,6 +138,17 @@ export async function startService(o: ServiceOptions): Promise<RunningService> {
   const hints: RouteHints[] = o.vocabulary.map((v) => ({ tag: v.tag, ...(v.keywords && { keywords: v.keywords }), ...(v.examples && { examples: v.examples }) }));
   const rootSpec = o.root ?? { kind: 'routed' as const };
   const treesRef: { trees?: TreeFactory } = {};
+  const maxAgents = o.maxAgents ?? 16;
+  const domains: RoutingDomain[] = (o.domains ?? []).map((d) => ({ ...d, maxAgents: d.maxAgents ?? maxAgents }));
+  const routingCases: RoutingCase[] = [
+    ...casesFromVocabulary(o.vocabulary),
+    ...(o.routing?.cases ?? []),
+    ...(o.routing?.casesFile !== undefined ? await loadCases(o.routing.casesFile) : []),
+  ];
+  const evaluationRoot =
+    rootSpec.kind === 'model'
+      ? { kind: 'model' as const, model: rootSpec.model, ...(rootSpec.name !== undefined && { rootName: rootSpec.name }) }
+      : { kind: 'routed' as const, hints, ...(rootSpec.fallback !== undefined && { fallback: rootSpec.fallback }) };
   const loop = new DiscoveryLoop({
     sources,
     hostPolicy: policy,
@@ -140,7 +161,30 @@ export async function startService(o: ServiceOptions): Promise<RunningService> {
       ...(o.requireStreaming && { required: { streaming: true } }),
       ...(o.tenant && { tenant: o.tenant }),
       ...(o.maxAgents !== undefined && { maxAgents: o.maxAgents }),
+      ...(domains.length > 0 && { domains }),
     },
+    // Routing accuracy on the labelled cases before each publication that changes routing.
+    ...(routingCases.length > 0 && {
+      routing: {
+        gate: o.routing?.gate ?? false,
+        evaluate: async (candidate) => {
+          const report = await evaluateRouting(candidate, {
+            root: evaluationRoot,
+            cases: routingCases,
+            tags: o.vocabulary.map((v) => v.tag),
+            ...(o.routing?.minAccuracy !== undefined && { minAccuracy: o.routing.minAccuracy }),
+          });
+          const worst = report.perLabel.filter((l) => l.accuracy < 1).sort((a, b) => a.accuracy - b.accuracy).slice(0, 3);
+          return {
+            accuracy: report.accuracy,
+            minAccuracy: report.minAccuracy,
+            passed: report.passed,
+            evaluated: report.evaluated,
+            ...(worst.length > 0 && { summary: `worst: ${worst.map((l) => `${l.label} ${l.correct}/${l.cases}`).join(', ')}` }),
+          };
+        },
+      },
+    }),
     ...(o.health && { health: o.health }),
     ...(o.health?.staticEnterAfter !== undefined && { staticEnterAfter: o.health.staticEnterAfter }),
     ...o.loop,

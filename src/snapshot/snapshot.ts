@@ -15,6 +15,8 @@ export interface SnapshotAgent {
   /** Reviewed tags the agent serves. */
   readonly tags: readonly string[];
   readonly critical: boolean;
+  /** With routing domains: the domain (sub-router) holding it. Part of the digest. */
+  readonly domain?: string;
   readonly baseUrl: string;
   /** Ids of the sources that proposed it (provenance). */
   readonly sources: readonly string[];
@@ -27,6 +29,16 @@ export interface SnapshotAgent {
   readonly stale: boolean;
 }
 
+/** One routing domain of a two-level snapshot: a sub-router over its agents. */
+export interface SnapshotDomain {
+  /** The sub-router's agent name. */
+  readonly name: string;
+  /** Reviewed text (ours). */
+  readonly description: string;
+  /** Local names of its agents, sorted. */
+  readonly agents: readonly string[];
+}
+
 export interface Snapshot {
   /** Increments by one each time a new digest is published. */
   readonly version: number;
@@ -36,24 +48,32 @@ export interface Snapshot {
   readonly createdAt: number;
   /** Sorted by local name (code-unit order). */
   readonly agents: readonly SnapshotAgent[];
+  /**
+   * With routing domains: the layout, in configuration order, domains with at least one agent
+   * only. Absent for a one-level tree.
+   */
+  readonly domains?: readonly SnapshotDomain[];
 }
 
 /**
  * The digest: SHA-256 over `localName \0 canonicalSha256 \n` for each agent, sorted by local
  * name in code-unit order (never `localeCompare`). Two snapshots have the same digest exactly
- * when they hold the same names bound to the same cards.
+ * when they hold the same names bound to the same cards. A two-level snapshot (routing domains)
+ * adds its layout: `\0 domain` on each agent's line, then one `domain \0 name \n` line per
+ * domain in order; a one-level snapshot's digest is unchanged by this.
  */
-export function snapshotDigest(agents: ReadonlyArray<Pick<SnapshotAgent, 'localName' | 'canonicalSha256'>>): string {
-  return digestOfSorted([...agents].sort(byLocalName));
+export function snapshotDigest(agents: ReadonlyArray<Pick<SnapshotAgent, 'localName' | 'canonicalSha256' | 'domain'>>, domains?: readonly Pick<SnapshotDomain, 'name'>[]): string {
+  return digestOfSorted([...agents].sort(byLocalName), domains);
 }
 
 function byLocalName(a: Pick<SnapshotAgent, 'localName'>, b: Pick<SnapshotAgent, 'localName'>): number {
   return a.localName < b.localName ? -1 : a.localName > b.localName ? 1 : 0;
 }
 
-function digestOfSorted(sorted: ReadonlyArray<Pick<SnapshotAgent, 'localName' | 'canonicalSha256'>>): string {
+function digestOfSorted(sorted: ReadonlyArray<Pick<SnapshotAgent, 'localName' | 'canonicalSha256' | 'domain'>>, domains?: readonly Pick<SnapshotDomain, 'name'>[]): string {
   const h = createHash('sha256');
-  for (const a of sorted) h.update(`${a.localName}\u0000${a.canonicalSha256}\n`);
+  for (const a of sorted) h.update(a.domain === undefined ? `${a.localName}\u0000${a.canonicalSha256}\n` : `${a.localName}\u0000${a.canonicalSha256}\u0000${a.domain}\n`);
+  for (const d of domains ?? []) h.update(`domain\u0000${d.name}\n`);
   return h.digest('hex');
 }
 
@@ -65,6 +85,7 @@ export function toSnapshotAgents(selected: readonly SelectedAgent[], flags: (bas
       description: s.description,
       tags: s.tags,
       critical: s.critical,
+      ...(s.domain !== undefined && { domain: s.domain }),
       baseUrl: s.baseUrl,
       sources: s.sources,
       card: s.entry.card,
@@ -77,10 +98,25 @@ export function toSnapshotAgents(selected: readonly SelectedAgent[], flags: (bas
   );
 }
 
-/** Builds a frozen snapshot (agents sorted, digest computed). */
-export function buildSnapshot(agents: readonly SnapshotAgent[], version: number, createdAt: number): Snapshot {
+/**
+ * Builds a frozen snapshot (agents sorted, digest computed). With `domains` (the routing domains
+ * in configuration order) the snapshot has two levels: its layout lists each domain that holds at
+ * least one agent (by the agents' `domain`).
+ */
+export function buildSnapshot(
+  agents: readonly SnapshotAgent[],
+  version: number,
+  createdAt: number,
+  domains?: ReadonlyArray<Pick<SnapshotDomain, 'name' | 'description'>>,
+): Snapshot {
   const sorted = [...agents].sort(byLocalName);
-  return Object.freeze({ version, digest: digestOfSorted(sorted), createdAt, agents: Object.freeze(sorted) });
+  if (domains === undefined || domains.length === 0) {
+    return Object.freeze({ version, digest: digestOfSorted(sorted), createdAt, agents: Object.freeze(sorted) });
+  }
+  const layout = domains
+    .map((d) => Object.freeze({ name: d.name, description: d.description, agents: Object.freeze(sorted.filter((a) => a.domain === d.name).map((a) => a.localName)) }))
+    .filter((d) => d.agents.length > 0);
+  return Object.freeze({ version, digest: digestOfSorted(sorted, layout), createdAt, agents: Object.freeze(sorted), domains: Object.freeze(layout) });
 }
 
 export interface AgentChange {
