@@ -83,6 +83,8 @@ export class TreeFactory {
   readonly #evictListeners = new Set<(digest: string) => void>();
   readonly #releaseListeners = new Set<(sessionId: string, why: PinRelease) => void>();
   #builds = 0;
+  /** The digest built last, until its snapshot is retained: kept by sweeps before publication. */
+  #warming: string | undefined;
   #expiredTotal = 0;
   #timer: TimerHandle | undefined;
   #closed = false;
@@ -108,8 +110,9 @@ export class TreeFactory {
       throw toDiscoveryError(err, 'ERR_REGISTRY_INVALID', { stage: 'build' });
     }
     this.#builds++;
-    // Sweep before adding: a warm-up (beforePublish) builds a snapshot that is not published
-    // yet, and its root must survive until it is.
+    // A warm-up (beforePublish) builds a snapshot that is not published yet: its root must
+    // survive every sweep until it is (a session released in between sweeps too).
+    this.#warming = snapshot.digest;
     this.sweep();
     this.#roots.set(snapshot.digest, root);
     this.#o.events?.emit({ type: 'tree.built', digest: snapshot.digest });
@@ -203,8 +206,10 @@ export class TreeFactory {
   /** Drops roots whose snapshot is no longer retained (neither current nor pinned). */
   sweep(): string[] {
     const evicted: string[] = [];
+    // Once the warm-up's snapshot is retained (published), the ordinary rule applies to it.
+    if (this.#warming !== undefined && this.#o.snapshots.get(this.#warming) !== undefined) this.#warming = undefined;
     for (const digest of [...this.#roots.keys()]) {
-      if (this.#o.snapshots.get(digest) === undefined) {
+      if (this.#o.snapshots.get(digest) === undefined && digest !== this.#warming) {
         this.#roots.delete(digest);
         evicted.push(digest);
         this.#o.events?.emit({ type: 'tree.evicted', digest });

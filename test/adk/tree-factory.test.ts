@@ -113,6 +113,21 @@ describe('TreeFactory', () => {
     trees.close();
   });
 
+  test('a warm-up root survives sweeps until its snapshot is published, even a session ending in between', () => {
+    const { publish, trees, store, clock } = setup();
+    const A = publish([agent('billing', ['billing'])]);
+    trees.rootFor('old');
+    const B = buildSnapshot([agent('billing', ['billing'], '2.0.0')], 2, clock.wallNow());
+    const warm = trees.prepare(B); // the loop's beforePublish
+    trees.endSession('old'); // a sweep before B is published
+    assert.ok(trees.builtDigests.includes(B.digest), 'the checked tree is kept');
+    store.publish(B);
+    assert.equal(trees.rootFor('new'), warm, 'the tree that was checked is the one served');
+    assert.equal(trees.builds, 2, 'each digest built once');
+    assert.deepEqual(trees.sweep(), [A.digest], 'A goes at the next sweep');
+    trees.close();
+  });
+
   test('roots of superseded snapshots that no session pinned are evicted', () => {
     const { publish, trees } = setup();
     for (let i = 1; i <= 20; i++) trees.prepare(publish([agent('billing', ['billing'], `${i}.0.0`)]));
