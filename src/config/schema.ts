@@ -175,6 +175,7 @@ const serverLimits = z.strictObject({
   maxStreams: positiveInt.default(64),
   maxStreamsPerClient: positiveInt.default(8),
   streamQueueEvents: positiveInt.default(512),
+  streamStallMs: positiveInt.default(30_000),
   maxReplayEvents: positiveInt.default(256),
   headersTimeoutMs: positiveInt.default(10_000),
   requestTimeoutMs: positiveInt.default(30_000),

@@ -42,6 +42,8 @@ export interface ServerLimitsConfig {
   readonly maxStreamsPerClient: number;
   /** Events queued for a slow stream reader before it is dropped. Default 512. */
   readonly streamQueueEvents: number;
+  /** A stream reader that reads nothing this long is dropped. Default 30000. */
+  readonly streamStallMs: number;
   /** Events replayed after Last-Event-ID. Default 256. */
   readonly maxReplayEvents: number;
   /** Time to receive a request's headers. Default 10000. */

@@ -19,7 +19,7 @@ import type { OnRefusal, ServerLimits } from './limits.js';
 /** Inputs of {@link EventStreamHub}. */
 export interface EventStreamHubOptions {
   buffer: EventBuffer;
-  limits: Pick<ServerLimits, 'maxStreams' | 'maxStreamsPerClient' | 'streamQueueEvents' | 'maxReplayEvents'>;
+  limits: Pick<ServerLimits, 'maxStreams' | 'maxStreamsPerClient' | 'streamQueueEvents' | 'streamStallMs' | 'maxReplayEvents'>;
   /** The `hello` event's payload for a client without `Last-Event-ID`. */
   hello: () => Record<string, unknown>;
   onRefusal?: OnRefusal;
@@ -73,7 +73,7 @@ export class EventStreamHub {
     // Send the headers now: a resume with nothing to replay writes no frame until the next event,
     // and the client only knows it is live once it has the response.
     res.flushHeaders();
-    const stream = new Stream(res, limits.streamQueueEvents, () => this.#o.onRefusal?.('stream_queue'));
+    const stream = new Stream(res, limits.streamQueueEvents, limits.streamStallMs, (reason) => this.#o.onRefusal?.(reason));
     this.#streams.add(stream);
     this.#perClient.set(client, (this.#perClient.get(client) ?? 0) + 1);
     const off = this.#o.buffer.listen((e) => {
@@ -119,21 +119,23 @@ function frame(e: DiscoveryEvent): string {
 class Stream {
   readonly #res: ServerResponse;
   readonly #limit: number;
-  readonly #onDrop: () => void;
+  readonly #stallMs: number;
+  readonly #onDrop: (reason: 'stream_queue' | 'stream_stall') => void;
   #queue: string[] = [];
   #pumping = false;
   #done = false;
 
-  constructor(res: ServerResponse, limit: number, onDrop: () => void) {
+  constructor(res: ServerResponse, limit: number, stallMs: number, onDrop: (reason: 'stream_queue' | 'stream_stall') => void) {
     this.#res = res;
     this.#limit = limit;
+    this.#stallMs = stallMs;
     this.#onDrop = onDrop;
     res.once('close', () => (this.#done = true));
   }
 
   push(f: string): void {
     if (this.#done) return;
-    if (this.#queue.length >= this.#limit) return this.#drop();
+    if (this.#queue.length >= this.#limit) return this.#drop('stream_queue', 'the reader fell too far behind (server.limits.streamQueueEvents)');
     this.#queue.push(f);
     void this.#pump();
   }
@@ -150,11 +152,12 @@ class Stream {
     this.#res.end();
   }
 
-  #drop(): void {
+  #drop(kind: 'stream_queue' | 'stream_stall', why: string): void {
+    if (this.#done) return;
     this.#done = true;
     this.#queue = [];
-    this.#onDrop();
-    this.#res.end(`event: dropped\ndata: ${JSON.stringify({ reason: 'the reader fell too far behind (server.limits.streamQueueEvents); reconnect with Last-Event-ID' })}\n\n`);
+    this.#onDrop(kind);
+    this.#res.end(`event: dropped\ndata: ${JSON.stringify({ reason: `${why}; reconnect with Last-Event-ID` })}\n\n`);
     // A reader that reads nothing never lets the notice through: free the socket anyway.
     setTimeout(() => this.#res.destroy(), 1_000).unref();
   }
@@ -167,12 +170,20 @@ class Stream {
       while (!this.#done && this.#queue.length > 0) {
         const ok = this.#res.write(this.#queue.shift()!);
         if (!ok) {
+          // The socket's buffers are full. A reader that drains nothing for streamStallMs is
+          // dropped: the kernel would otherwise hold megabytes for it before the queue counts.
           await new Promise<void>((resolve) => {
             const done = () => {
+              clearTimeout(stall);
               this.#res.off('drain', done);
               this.#res.off('close', done);
               resolve();
             };
+            const stall = setTimeout(() => {
+              this.#drop('stream_stall', `the reader read nothing for ${this.#stallMs} ms (server.limits.streamStallMs)`);
+              done();
+            }, this.#stallMs);
+            stall.unref();
             this.#res.on('drain', done);
             this.#res.on('close', done);
           });

@@ -18,6 +18,8 @@ export interface ServerLimits {
   maxStreamsPerClient: number;
   /** Events queued for one stream while its reader is behind; past this it is dropped with a notice. Default 512. */
   streamQueueEvents: number;
+  /** A reader whose socket stays full (reads nothing) this long is dropped with a notice. Default 30 s. */
+  streamStallMs: number;
   /** Events replayed after `Last-Event-ID`; older missed events are announced as a `gap`. Default 256. */
   maxReplayEvents: number;
   /** Time to receive a request's headers (`server.headersTimeout`); 408 and close beyond. Default 10 s. */
@@ -41,6 +43,7 @@ export type RefusalReason =
   | 'streams'
   | 'streams_per_client'
   | 'stream_queue'
+  | 'stream_stall'
   | 'replay_events'
   | 'request_timeout'
   | 'sessions'

@@ -40,9 +40,17 @@ function service(extra: Partial<ServiceOptions> = {}): Promise<RunningService> {
   return startService({ port: 0, policy: { allow: [] }, vocabulary: [], needs: [], logger: createLogger({ level: 'silent' }), ...extra });
 }
 
+async function waitUntil(check: () => Promise<boolean>, what: string, timeoutMs = 10_000): Promise<void> {
+  const end = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
 async function metric(base: string, name: string, labels: string): Promise<number> {
   const text = (await request(base, 'GET', '/metrics')).body;
-  const line = text.split('\n').find((l) => l.startsWith(`${name}{${labels}}`));
+  const line = text.split('\n').find((l) => l.startsWith(labels === '' ? `${name} ` : `${name}{${labels}}`));
   return line === undefined ? 0 : Number(line.split(' ').at(-1));
 }
 
@@ -183,6 +191,37 @@ describe('default configuration (loopback, no token)', () => {
       assert.ok((await metric(s.url, 'a2a_discovery_http_refusals_total', 'reason="stream_queue"')) >= 1);
     } finally {
       req.destroy();
+    }
+  });
+
+  test('SSE: a reader that reads nothing is dropped after streamStallMs even while its queue has room', async () => {
+    const stall = await service({ limits: { streamQueueEvents: 1_000_000, streamStallMs: 300 } });
+    const url = new URL(stall.url);
+    const req = http.request({ host: url.hostname, port: url.port, path: '/api/stream', agent: false });
+    try {
+      await new Promise<void>((resolve, reject) => {
+        req.on('response', (res) => {
+          res.pause(); // never reads: a paused client does not even see the server close
+          resolve();
+        });
+        req.on('error', reject);
+        req.end();
+      });
+      assert.equal(await metric(stall.url, 'a2a_discovery_sse_streams', ''), 1);
+      // Fill the socket buffers; the queue (a million events) never overflows, the stall bound bites.
+      const end = Date.now() + 20_000;
+      let dropped = 0;
+      while (dropped === 0 && Date.now() < end) {
+        for (let i = 0; i < 50; i++) stall.events.emit({ type: 'alert', kind: 'soak', message: 'x'.repeat(16_384) });
+        await new Promise((r) => setTimeout(r, 20));
+        dropped = await metric(stall.url, 'a2a_discovery_http_refusals_total', 'reason="stream_stall"');
+      }
+      assert.equal(dropped, 1, 'the stalled reader was dropped');
+      assert.equal(await metric(stall.url, 'a2a_discovery_http_refusals_total', 'reason="stream_queue"'), 0);
+      await waitUntil(async () => (await metric(stall.url, 'a2a_discovery_sse_streams', '')) === 0, 'the stream to be closed on the server');
+    } finally {
+      req.destroy();
+      await stall.close();
     }
   });
 
