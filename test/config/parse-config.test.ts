@@ -42,6 +42,7 @@ const SERVER_DEFAULTS = {
     maxStreams: 64,
     maxStreamsPerClient: 8,
     streamQueueEvents: 512,
+    streamStallMs: 30_000,
     maxReplayEvents: 256,
     headersTimeoutMs: 10_000,
     requestTimeoutMs: 30_000,
