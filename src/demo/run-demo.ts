@@ -81,10 +81,27 @@ export async function runDemo(options: DemoOptions = {}): Promise<RunningDemo> {
     catalog.set([{ name: 'returns-agent', url: returns.baseUrl, tags: ['returns'] }]);
 
     const origins = [billing, returns, warranty].map((p) => new URL(p.baseUrl).origin).concat(catalog.origin);
+    // Each tag carries reviewed examples: the router's vocabulary, and the labelled cases every
+    // snapshot's routing is evaluated on before it is published (docs/routing.md).
     const vocabulary = [
-      { tag: 'billing', description: 'Invoices, charges and payments.', keywords: ['invoice', 'charge', 'charged', 'payment', 'bill'] },
-      { tag: 'returns', description: 'Starts and tracks product returns.', keywords: ['return', 'refund', 'label', 'exchange'] },
-      { tag: 'warranty', description: 'Warranty status and claims for hardware.', keywords: ['warranty', 'serial', 'guarantee', 'covered', 'repair'] },
+      {
+        tag: 'billing',
+        description: 'Invoices, charges and payments.',
+        keywords: ['invoice', 'charge', 'charged', 'payment', 'bill'],
+        examples: ['Why was I charged twice this month?', 'Can I get a copy of invoice 4411?'],
+      },
+      {
+        tag: 'returns',
+        description: 'Starts and tracks product returns.',
+        keywords: ['return', 'refund', 'label', 'exchange'],
+        examples: ['I want to return my headphones', 'Where is the label for my exchange?'],
+      },
+      {
+        tag: 'warranty',
+        description: 'Warranty status and claims for hardware.',
+        keywords: ['warranty', 'serial', 'guarantee', 'covered', 'repair'],
+        examples: ['Is serial 123 under warranty?', 'My laptop needs a repair, is it covered?'],
+      },
     ];
     const configDoc = {
       server: { host: '127.0.0.1', port: options.port ?? 7340 },
@@ -100,6 +117,7 @@ export async function runDemo(options: DemoOptions = {}): Promise<RunningDemo> {
       cache: { minTtlMs: 0, backoffBaseMs: Math.round(minute), backoffMaxMs: Math.round(2 * minute), maxStaleMs: Math.round(2 * minute), totalTimeoutMs: Math.max(300, Math.round(minute)) },
       loop: { cycleIntervalMs: Math.max(100, Math.round(minute / 2)), startupTimeoutMs: 5_000 },
       root: { kind: 'routed', name: 'orchestrator', fallback: 'billing_agent' },
+      routing: { minAccuracy: 0.9 },
     };
     const dir = join(tmpdir(), `a2a-discovery-demo-${process.pid}`);
     await mkdir(dir, { recursive: true });
@@ -132,6 +150,12 @@ export async function runDemo(options: DemoOptions = {}): Promise<RunningDemo> {
       else if (e.type === 'alert' && ['skills-changed', 'repeated-failures', 'mass-removal', 'endpoint-changed'].includes((e as AlertEvent).kind)) out(`[${at()}] alert ${e.kind}: ${e.message}`);
       else if (e.type === 'card.result' && e.outcome === 'stale') out(`[${at()}] ${e.endpoint} failed (${e.code}); its card is served stale`);
       else if (e.type === 'health.changed' && (e.to === 'degraded' || e.to === 'removed')) out(`[${at()}] ${e.endpoint} is ${e.to}`);
+      else if (e.type === 'routing.evaluated') {
+        out(
+          `[${at()}] routing of candidate v${e.version} ${e.digest.slice(0, 12)}: ${(e.accuracy * 100).toFixed(0)}% of ${e.evaluated} labelled cases routed right ` +
+            `(threshold ${(e.minAccuracy * 100).toFixed(0)}%)${e.passed ? '' : e.held ? '; held' : '; below the threshold, alert raised'}`,
+        );
+      } else if (e.type === 'alert' && e.kind === 'routing-accuracy') out(`[${at()}] alert ${e.kind}: ${e.message}`);
     });
 
     const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));

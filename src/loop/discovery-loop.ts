@@ -247,7 +247,7 @@ export class DiscoveryLoop {
     return this.#heldDigest;
   }
 
-  /** The routing verdict of a published snapshot (when `routing` is configured). */
+  /** The routing verdict of a published snapshot (when `routing` is configured; the last 64 publications). */
   routingOf(digest: string): RoutingVerdict | undefined {
     return this.#routingByDigest.get(digest);
   }
@@ -573,7 +573,11 @@ export class DiscoveryLoop {
     this.#store.publish(candidate);
     const verdict = this.#routingByKey.get(routingKey(candidate)) ?? (previous && this.#routingByDigest.get(previous.digest));
     if (verdict) this.#routingByDigest.set(candidate.digest, verdict);
-    for (const digest of this.#routingByDigest.keys()) if (this.#store.get(digest) === undefined && digest !== candidate.digest) this.#routingByDigest.delete(digest);
+    // Kept for the last 64 publications (the API shows archived snapshots too), oldest dropped first.
+    for (const digest of this.#routingByDigest.keys()) {
+      if (this.#routingByDigest.size <= 64) break;
+      this.#routingByDigest.delete(digest);
+    }
     const diff = diffSnapshots(previous, candidate);
     events?.emit({ type: 'snapshot.published', version: candidate.version, digest: candidate.digest, ...(previous && { previousDigest: previous.digest }), agents: candidate.agents.map((a) => a.localName) });
     for (const c of diff.changed) {

@@ -27,6 +27,11 @@ test('the demo publishes A (billing, returns), B (+ warranty), C (returns change
     assert.notEqual(turn.author, 'warranty_agent', 'A has no warranty agent');
     assert.ok(lines.some((l) => /alert skills-changed: returns_agent/.test(l)));
     assert.ok(lines.some((l) => /new session demo-mid .* → warranty_agent: Warranty here \(A2A 1\.0\)/.test(l)));
+    // Routing is evaluated on the vocabulary's examples before each publication that changes it.
+    const B = tail[1]!;
+    assert.ok(lines.some((l) => new RegExp(`routing of candidate v\\d+ ${A!.digest.slice(0, 12)}: 100% of 4 labelled cases routed right`).test(l)), 'A: the warranty examples are skipped');
+    assert.ok(lines.some((l) => new RegExp(`routing of candidate v\\d+ ${B.digest.slice(0, 12)}: 100% of 6 labelled cases routed right \\(threshold 90%\\)`).test(l)), 'B: the warranty agent joins');
+    assert.deepEqual(demo.service.loop.routingOf(B.digest), { accuracy: 1, minAccuracy: 0.9, passed: true, evaluated: 6 });
   } finally {
     await demo.close();
   }
