@@ -18,6 +18,7 @@ import { execFileSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { fileURLToPath } from 'node:url';
+import type { BaseLlmConnection, LlmRequest, LlmResponse } from '@google/adk';
 
 const AGENTS = 200;
 const DOMAINS = 10;
@@ -57,9 +58,6 @@ async function child(scenario: ChildResult['scenario']): Promise<ChildResult> {
   const { snapshotTreeBuilder } = await import('../src/adk/index.js');
   const { HostPolicy } = await import('../src/fetch/index.js');
   const { evaluateRouting, standInSnapshot } = await import('../src/routing/index.js');
-  type LlmRequest = import('@google/adk').LlmRequest;
-  type LlmResponse = import('@google/adk').LlmResponse;
-  type BaseLlmConnection = import('@google/adk').BaseLlmConnection;
 
   const pad = (n: number) => String(n).padStart(3, '0');
   const tags = Array.from({ length: AGENTS }, (_, i) => `topic_${pad(i)}`);
