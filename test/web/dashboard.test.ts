@@ -128,6 +128,8 @@ describe('the dashboard follows a live service through the morning of changes', 
     await page.click('table.history tr[data-version="3"] button');
     await until(() => text(page.locator('h2', { hasText: 'Agents of' })), (t) => /v3/.test(t), 'the agents of v3');
     assert.match(await text(page.locator('table', { hasText: 'v3 · 3 agents' })), /warranty_agent/);
+    // The routing evaluation of the shown snapshot (the demo evaluates its vocabulary's examples).
+    assert.match(await text(page.locator('table', { hasText: 'v3 · 3 agents' }).locator('caption')), /routing \d+(\.\d)?% of \d+ cases \(min 90%\)/);
     await page.click('table.history tr[data-version="5"] button');
     await page.selectOption('#diff-from', history.history[3]!.digest);
     await page.selectOption('#diff-to', history.history[4]!.digest);

@@ -57,7 +57,8 @@
  * @property {boolean} stale
  * @property {Record<string, unknown>} card
  *
- * @typedef {{ version: number, digest: string, createdAt: string, agents: SnapshotAgent[] }} SnapshotJson
+ * @typedef {{ accuracy: number, minAccuracy: number, passed: boolean, evaluated: number }} RoutingVerdict
+ * @typedef {{ version: number, digest: string, createdAt: string, agents: SnapshotAgent[], routing?: RoutingVerdict | null }} SnapshotJson
  *
  * @typedef {object} AgentChange
  * @property {string} localName

@@ -173,7 +173,9 @@ function DiffView({ diff }) {
 function AgentsTable({ snap }) {
   return html`<div class="table-wrap">
     <table class="data">
-      <caption>v${snap.version} · ${snap.agents.length} agent${snap.agents.length === 1 ? '' : 's'} · digest <code>${snap.digest}</code></caption>
+      <caption>v${snap.version} · ${snap.agents.length} agent${snap.agents.length === 1 ? '' : 's'} · digest <code>${snap.digest}</code>${snap.routing
+        ? html` · <span class="routing ${snap.routing.passed ? 't-good' : 't-bad'}" data-accuracy=${snap.routing.accuracy}>routing ${Math.round(snap.routing.accuracy * 1000) / 10}% of ${snap.routing.evaluated} cases (min ${Math.round(snap.routing.minAccuracy * 100)}%)</span>`
+        : null}</caption>
       <thead><tr><th scope="col">Local name</th><th scope="col">Tags</th><th scope="col">Endpoint</th><th scope="col">Protocol</th><th scope="col">Flags</th><th scope="col">Card hash</th></tr></thead>
       <tbody>
         ${snap.agents.map(
