@@ -43,6 +43,10 @@ export type DiscoveryErrorCode =
   | 'ERR_NOT_READY'
   | 'ERR_UPGRADE_REFUSED'
   | 'ERR_SESSION_LIMIT'
+  /** The state store is held by another process (a SQLite file opened for writing twice). */
+  | 'ERR_STORE_LOCKED'
+  /** The state store could not be opened, migrated, read or written. */
+  | 'ERR_STORE_UNAVAILABLE'
   // configuration and usage
   | 'ERR_CONFIG_INVALID'
   | 'ERR_REGISTRY_INVALID'
@@ -68,7 +72,8 @@ export type Stage =
   | 'health'
   | 'snapshot'
   | 'build'
-  | 'config';
+  | 'config'
+  | 'store';
 
 const FAILURE_OF: Record<DiscoveryErrorCode, FailureClass> = {
   ERR_FETCH_NETWORK: 'network',
@@ -90,6 +95,8 @@ const FAILURE_OF: Record<DiscoveryErrorCode, FailureClass> = {
   ERR_NOT_READY: 'state',
   ERR_UPGRADE_REFUSED: 'state',
   ERR_SESSION_LIMIT: 'state',
+  ERR_STORE_LOCKED: 'state',
+  ERR_STORE_UNAVAILABLE: 'state',
   ERR_CONFIG_INVALID: 'config',
   ERR_REGISTRY_INVALID: 'config',
   ERR_USAGE: 'config',

@@ -21,6 +21,11 @@ export interface SnapshotAgent {
   /** Ids of the sources that proposed it (provenance). */
   readonly sources: readonly string[];
   readonly card: AgentCardModel;
+  /**
+   * The card's bytes as received (UTF-8 JSON text), kept so a durable store can hold the
+   * snapshot's cards by content. Absent in snapshots built by hand.
+   */
+  readonly body?: string;
   readonly canonicalSha256: string;
   readonly rawSha256: string;
   readonly protocolVersion: CardProtocolVersion;
@@ -89,6 +94,7 @@ export function toSnapshotAgents(selected: readonly SelectedAgent[], flags: (bas
       baseUrl: s.baseUrl,
       sources: s.sources,
       card: s.entry.card,
+      body: s.entry.body,
       canonicalSha256: s.entry.canonicalSha256,
       rawSha256: s.entry.rawSha256,
       protocolVersion: s.entry.protocolVersion,

@@ -1,0 +1,18 @@
+/**
+ * Durable state: one store interface, three engines — memory (the library's default), SQLite
+ * (the service's embedded default) and PostgreSQL. Card entries, snapshots (content-addressed,
+ * with their cards' bytes), pins and the event journal. A subpath export
+ * (`a2a-discovery/store`): the core entry never loads knex or a database driver, and this entry
+ * loads them only when a SQL engine is opened.
+ *
+ * @module
+ */
+export { openStateStore, parseStoreSpec, redactUrl, storeLocation, DEFAULT_SQLITE_FILE, STORE_KINDS } from './open-state-store.js';
+export type { OpenStateStoreOptions, StoreSpec } from './open-state-store.js';
+export { MemoryStateStore } from './memory-state-store.js';
+export type { MemoryStateStoreOptions } from './memory-state-store.js';
+export { DEFAULT_RETENTION } from './state-store.js';
+export type { StateStore, StoreKind, StoreRetention, StoreStatus, PinRecord, StoredSnapshots, CounterDeltas } from './state-store.js';
+export { journalOrCounter } from './journal.js';
+export { StoreWriter } from './store-writer.js';
+export type { StoreWriterOptions } from './store-writer.js';

@@ -1,0 +1,23 @@
+/**
+ * Which events the journal keeps. The journal is what an operator reads hours later: snapshots,
+ * alerts and their resolutions, admissions and refusals, health and match verdicts, sessions and
+ * trees, and the card results that changed something (a new card, a rejected one). Cache chatter
+ * — fetches, fresh hits, 304s, unchanged bytes, stale serving, failures and backoff — happens
+ * every cycle for every endpoint; it only adds to a counter (`card.result.<outcome>`,
+ * `card.fetch`, `card.backoff`).
+ */
+import type { DiscoveryEvent } from '../events/index.js';
+
+/** `'journal'` when the event is kept, otherwise the name of the counter it adds one to. */
+export function journalOrCounter(event: DiscoveryEvent): 'journal' | string {
+  switch (event.type) {
+    case 'card.fetch':
+      return event.conditional ? 'card.fetch.conditional' : 'card.fetch.unconditional';
+    case 'card.backoff':
+      return 'card.backoff';
+    case 'card.result':
+      return event.outcome === 'changed' || event.outcome === 'invalid' ? 'journal' : `card.result.${event.outcome}`;
+    default:
+      return 'journal';
+  }
+}

@@ -1,0 +1,141 @@
+/**
+ * The state store in this process's memory: the library's default and the reference the SQL
+ * stores are tested against. Nothing survives the process.
+ */
+import type { CacheEntry, CardStore } from '../cache/index.js';
+import { MemoryCardStore } from '../cache/index.js';
+import type { DiscoveryEvent } from '../events/index.js';
+import type { Snapshot, SnapshotSummary } from '../snapshot/index.js';
+import type { CounterDeltas, PinRecord, StateStore, StoredSnapshots, StoreRetention, StoreStatus } from './state-store.js';
+import { DEFAULT_RETENTION } from './state-store.js';
+
+export interface MemoryStateStoreOptions {
+  retention?: StoreRetention;
+  /** Epoch ms now, for journal retention by age. Default `Date.now`. */
+  wallNow?: () => number;
+}
+
+export class MemoryStateStore implements StateStore {
+  readonly kind = 'memory' as const;
+  readonly cards: CardStore;
+  readonly #retention: Required<StoreRetention>;
+  readonly #wallNow: () => number;
+  readonly #snapshots = new Map<string, Snapshot>();
+  #current: string | undefined;
+  readonly #history: SnapshotSummary[] = [];
+  readonly #pins = new Map<string, PinRecord>();
+  #events: DiscoveryEvent[] = [];
+  #lastSeq = 0;
+  readonly #counters = new Map<string, number>();
+  #writes = 0;
+
+  constructor(options: MemoryStateStoreOptions = {}) {
+    this.#retention = { ...DEFAULT_RETENTION, ...options.retention };
+    this.#wallNow = options.wallNow ?? Date.now;
+    const cards = new MemoryCardStore();
+    this.cards = {
+      get: (key: string) => cards.get(key),
+      set: (key: string, entry: CacheEntry) => {
+        this.#writes++;
+        cards.set(key, entry);
+      },
+      delete: (key: string) => cards.delete(key),
+      keys: () => cards.keys(),
+      close: () => undefined,
+    };
+  }
+
+  publishSnapshot(snapshot: Snapshot): Promise<void> {
+    this.#snapshots.set(snapshot.digest, snapshot);
+    this.#current = snapshot.digest;
+    this.#history.push({ version: snapshot.version, digest: snapshot.digest, createdAt: snapshot.createdAt, agents: snapshot.agents.map((a) => a.localName) });
+    this.#history.sort((a, b) => a.version - b.version);
+    if (this.#history.length > this.#retention.history) this.#history.splice(0, this.#history.length - this.#retention.history);
+    this.#writes++;
+    return Promise.resolve();
+  }
+
+  loadSnapshots(): Promise<StoredSnapshots> {
+    const snapshots = [...this.#snapshots.values()].sort((a, b) => b.version - a.version);
+    return Promise.resolve({ current: this.#current === undefined ? undefined : this.#snapshots.get(this.#current), snapshots, history: [...this.#history] });
+  }
+
+  getSnapshot(digest: string): Promise<Snapshot | undefined> {
+    return Promise.resolve(this.#snapshots.get(digest));
+  }
+
+  putPin(pin: PinRecord): Promise<void> {
+    this.#pins.set(pin.sessionId, pin);
+    this.#writes++;
+    return Promise.resolve();
+  }
+
+  deletePin(sessionId: string): Promise<void> {
+    this.#pins.delete(sessionId);
+    return Promise.resolve();
+  }
+
+  pins(): Promise<PinRecord[]> {
+    return Promise.resolve([...this.#pins.values()]);
+  }
+
+  appendEvents(events: readonly DiscoveryEvent[]): Promise<void> {
+    const known = new Set(this.#events.map((e) => e.seq));
+    for (const e of events) {
+      if (known.has(e.seq)) continue;
+      this.#events.push(e);
+      this.#lastSeq = Math.max(this.#lastSeq, e.seq);
+      this.#writes++;
+    }
+    this.#events.sort((a, b) => a.seq - b.seq);
+    const oldest = this.#wallNow() - this.#retention.journalMaxAgeMs;
+    this.#events = this.#events.filter((e) => e.at >= oldest);
+    if (this.#events.length > this.#retention.journalMaxEvents) this.#events = this.#events.slice(this.#events.length - this.#retention.journalMaxEvents);
+    return Promise.resolve();
+  }
+
+  events(options: { afterSeq?: number; limit?: number } = {}): Promise<DiscoveryEvent[]> {
+    const after = options.afterSeq ?? 0;
+    const out = this.#events.filter((e) => e.seq > after);
+    const limit = options.limit ?? out.length;
+    return Promise.resolve(out.slice(Math.max(0, out.length - limit)));
+  }
+
+  lastSeq(): Promise<number> {
+    return Promise.resolve(this.#lastSeq);
+  }
+
+  setLastSeq(seq: number): Promise<void> {
+    this.#lastSeq = Math.max(this.#lastSeq, seq);
+    return Promise.resolve();
+  }
+
+  addCounters(deltas: CounterDeltas): Promise<void> {
+    for (const [name, n] of Object.entries(deltas)) this.#counters.set(name, (this.#counters.get(name) ?? 0) + n);
+    return Promise.resolve();
+  }
+
+  counters(): Promise<Record<string, number>> {
+    return Promise.resolve(Object.fromEntries(this.#counters));
+  }
+
+  pruneSnapshots(): Promise<string[]> {
+    const pinned = new Set([...this.#pins.values()].map((p) => p.digest));
+    const newest = new Set([...this.#snapshots.values()].sort((a, b) => b.version - a.version).slice(0, this.#retention.snapshots).map((s) => s.digest));
+    const deleted: string[] = [];
+    for (const digest of [...this.#snapshots.keys()]) {
+      if (digest === this.#current || pinned.has(digest) || newest.has(digest)) continue;
+      this.#snapshots.delete(digest);
+      deleted.push(digest);
+    }
+    return Promise.resolve(deleted);
+  }
+
+  status(): StoreStatus {
+    return { kind: 'memory', location: 'memory', ok: true, failedWrites: 0, writes: this.#writes };
+  }
+
+  close(): Promise<void> {
+    return Promise.resolve();
+  }
+}

@@ -1,0 +1,85 @@
+/**
+ * Internal: the schema of our own tables, as knex migrations kept in code (so the built package
+ * needs no migration folder). Every table is prefixed `a2ad_`, so the store can share a database
+ * with ADK's `DatabaseSessionService` tables (`sessions`, `events`, `app_states`, `user_states`,
+ * `adk_internal_metadata`). Never edit a released migration; add the next one.
+ */
+import type { Knex } from 'knex';
+
+interface Migration {
+  up(knex: Knex): Promise<void>;
+  down(knex: Knex): Promise<void>;
+}
+
+const MIGRATIONS: Record<string, Migration> = {
+  '0001_state_store': {
+    async up(knex) {
+      await knex.schema.createTable('a2ad_card_entries', (t) => {
+        t.text('key').primary();
+        t.text('entry').notNullable();
+        t.bigInteger('updated_at').notNullable();
+      });
+      await knex.schema.createTable('a2ad_cards', (t) => {
+        t.string('raw_sha256', 64).primary();
+        t.string('canonical_sha256', 64).notNullable();
+        t.string('protocol_version', 16).notNullable();
+        t.text('body');
+        t.text('card').notNullable();
+      });
+      await knex.schema.createTable('a2ad_snapshots', (t) => {
+        t.string('digest', 64).primary();
+        t.integer('version').notNullable().index();
+        t.bigInteger('created_at').notNullable();
+        t.text('agents').notNullable();
+      });
+      await knex.schema.createTable('a2ad_snapshot_cards', (t) => {
+        t.string('digest', 64).notNullable();
+        t.string('raw_sha256', 64).notNullable().index();
+        t.primary(['digest', 'raw_sha256']);
+      });
+      await knex.schema.createTable('a2ad_history', (t) => {
+        t.integer('version').primary();
+        t.string('digest', 64).notNullable();
+        t.bigInteger('created_at').notNullable();
+        t.text('agents').notNullable();
+      });
+      await knex.schema.createTable('a2ad_pins', (t) => {
+        t.string('session_id', 128).primary();
+        t.string('digest', 64).notNullable().index();
+        t.bigInteger('last_used_at').notNullable();
+        t.text('user_id').notNullable();
+        t.string('owner_client', 64);
+        t.string('owner_secret', 64);
+      });
+      await knex.schema.createTable('a2ad_events', (t) => {
+        t.bigInteger('seq').primary();
+        t.bigInteger('at').notNullable().index();
+        t.string('type', 64).notNullable();
+        t.text('event').notNullable();
+      });
+      await knex.schema.createTable('a2ad_counters', (t) => {
+        t.string('name', 128).primary();
+        t.bigInteger('value').notNullable();
+      });
+      await knex.schema.createTable('a2ad_state', (t) => {
+        t.string('key', 64).primary();
+        t.text('value').notNullable();
+      });
+    },
+    async down(knex) {
+      for (const table of ['a2ad_state', 'a2ad_counters', 'a2ad_events', 'a2ad_pins', 'a2ad_history', 'a2ad_snapshot_cards', 'a2ad_snapshots', 'a2ad_cards', 'a2ad_card_entries']) {
+        await knex.schema.dropTableIfExists(table);
+      }
+    },
+  },
+};
+
+/** The knex migration source over {@link MIGRATIONS}. */
+export const migrationSource: Knex.MigrationSource<string> = {
+  getMigrations: () => Promise.resolve(Object.keys(MIGRATIONS).sort()),
+  getMigrationName: (name) => name,
+  getMigration: (name) => Promise.resolve(MIGRATIONS[name]!),
+};
+
+/** Table names of knex's own bookkeeping. */
+export const MIGRATIONS_TABLE = 'a2ad_migrations';

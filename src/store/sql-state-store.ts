@@ -1,0 +1,404 @@
+/**
+ * The state store on SQL, through knex: SQLite (the `sqlite3` driver ADK's MikroORM brings) for
+ * one process, PostgreSQL (`pg`) for a shared database. One implementation; the two engines
+ * differ only in how they are opened (the SQLite file is locked to one process).
+ */
+import knexFactory from 'knex';
+import type { Knex } from 'knex';
+import type { CacheEntry, CardStore } from '../cache/index.js';
+import type { Clock } from '../clock/index.js';
+import { systemClock } from '../clock/index.js';
+import { DiscoveryError } from '../errors.js';
+import type { DiscoveryEvent } from '../events/index.js';
+import type { Snapshot, SnapshotSummary } from '../snapshot/index.js';
+import { MIGRATIONS_TABLE, migrationSource } from './migrations.js';
+import type { StoredCard } from './serialize.js';
+import { cardParser, entryFromJson, entryToJson, eventFromJson, eventToJson, joinSnapshot, splitSnapshot } from './serialize.js';
+import type { SqliteLock } from './sqlite-lock.js';
+import type { CounterDeltas, PinRecord, StateStore, StoredSnapshots, StoreKind, StoreRetention, StoreStatus } from './state-store.js';
+import { DEFAULT_RETENTION } from './state-store.js';
+
+export interface SqlStateStoreOptions {
+  kind: Exclude<StoreKind, 'memory'>;
+  /** knex connection: `{ filename }` for SQLite, a connection string or object for PostgreSQL. */
+  connection: Knex.StaticConnectionConfig | string;
+  /** Shown in status and messages: the file, or the URL without its password. */
+  location: string;
+  /** PostgreSQL schema holding our tables (created when missing). Default `public`. */
+  schema?: string;
+  /** Monotonic and wall clock: cache-entry times are translated with it. */
+  clock?: Clock;
+  retention?: StoreRetention;
+  /** The SQLite process lock, released on close. */
+  lock?: SqliteLock;
+  /** PostgreSQL pool size. Default 4. */
+  poolMax?: number;
+}
+
+/** Rows per INSERT (SQLite allows 999 bound variables per statement). */
+const BATCH = 100;
+
+const num = (v: unknown): number => (typeof v === 'number' ? v : Number(v));
+
+/**
+ * Opens the store: connects, runs the migrations and loads the card entries.
+ * @throws DiscoveryError `ERR_STORE_UNAVAILABLE` when the engine cannot be reached or migrated.
+ */
+export async function openSqlStateStore(o: SqlStateStoreOptions): Promise<SqlStateStore> {
+  const sqlite = o.kind === 'sqlite';
+  const db = knexFactory({
+    client: sqlite ? 'sqlite3' : 'pg',
+    connection: o.connection,
+    useNullAsDefault: sqlite,
+    ...(o.schema !== undefined && { searchPath: [o.schema] }),
+    pool: sqlite
+      ? {
+          // One connection: SQLite serializes writers anyway, and WAL lets readers (ADK's session
+          // service on the same file) proceed while we write.
+          min: 1,
+          max: 1,
+          idleTimeoutMillis: 2_147_483_647,
+          afterCreate: (conn: SqliteConnection, done: (err: Error | null, conn: unknown) => void) => {
+            conn.exec('PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA busy_timeout = 5000;', (err) => done(err, conn));
+          },
+        }
+      : { min: 0, max: o.poolMax ?? 4 },
+    acquireConnectionTimeout: 10_000,
+  });
+  try {
+    if (o.schema !== undefined && !sqlite) await db.raw('CREATE SCHEMA IF NOT EXISTS ??', [o.schema]);
+    await db.migrate.latest({ migrationSource, tableName: MIGRATIONS_TABLE, ...(o.schema !== undefined && { schemaName: o.schema }) });
+    const store = new SqlStateStore(db, o);
+    await store.load();
+    return store;
+  } catch (err) {
+    await db.destroy().catch(() => undefined);
+    await o.lock?.release();
+    throw new DiscoveryError('ERR_STORE_UNAVAILABLE', `cannot open the ${o.kind === 'sqlite' ? 'SQLite' : 'PostgreSQL'} store at ${o.location}: ${(err as Error).message}`, {
+      cause: err,
+      stage: 'store',
+    });
+  }
+}
+
+interface SqliteConnection {
+  exec(sql: string, cb: (err: Error | null) => void): void;
+}
+
+export class SqlStateStore implements StateStore {
+  readonly kind: Exclude<StoreKind, 'memory'>;
+  readonly cards: CardStore;
+  readonly #db: Knex;
+  readonly #o: SqlStateStoreOptions;
+  readonly #clock: Clock;
+  readonly #retention: Required<StoreRetention>;
+  /** Card entries, read from memory; the engine is written through. */
+  readonly #entries = new Map<string, CacheEntry>();
+  /** Writes run one after another, so two writes of one key never land out of order. */
+  #chain: Promise<unknown> = Promise.resolve();
+  #ok = true;
+  #lastError: string | undefined;
+  #lastErrorAt: number | undefined;
+  #failedWrites = 0;
+  #writes = 0;
+  #closed = false;
+
+  constructor(db: Knex, o: SqlStateStoreOptions) {
+    this.kind = o.kind;
+    this.#db = db;
+    this.#o = o;
+    this.#clock = o.clock ?? systemClock;
+    this.#retention = { ...DEFAULT_RETENTION, ...o.retention };
+    this.cards = {
+      get: (key) => this.#entries.get(key),
+      set: (key, entry) => this.#setEntry(key, entry),
+      delete: (key) => this.#deleteEntry(key),
+      keys: () => [...this.#entries.keys()],
+      close: () => undefined,
+    };
+  }
+
+  /** Loads the card entries into memory (called once by the opener). */
+  async load(): Promise<void> {
+    const rows = (await this.#db('a2ad_card_entries').select('key', 'entry')) as Array<{ key: string; entry: string }>;
+    for (const r of rows) this.#entries.set(r.key, entryFromJson(r.entry, this.#clock));
+  }
+
+  // ---- cards ------------------------------------------------------------------------------
+
+  #setEntry(key: string, entry: CacheEntry): Promise<void> {
+    this.#entries.set(key, entry);
+    // RFC 9111 §5.2.2.5: a no-store response is not kept in non-volatile storage.
+    if (entry.noStore) return this.#write(() => this.#db('a2ad_card_entries').where({ key }).delete());
+    const row = { key, entry: entryToJson(entry, this.#clock), updated_at: Math.round(this.#clock.wallNow()) };
+    return this.#write(() => this.#db('a2ad_card_entries').insert(row).onConflict('key').merge());
+  }
+
+  #deleteEntry(key: string): Promise<void> {
+    this.#entries.delete(key);
+    return this.#write(() => this.#db('a2ad_card_entries').where({ key }).delete());
+  }
+
+  // ---- snapshots --------------------------------------------------------------------------
+
+  publishSnapshot(snapshot: Snapshot): Promise<void> {
+    const { agents, cards } = splitSnapshot(snapshot);
+    const names = JSON.stringify(snapshot.agents.map((a) => a.localName));
+    return this.#write(() =>
+      this.#db.transaction(async (trx) => {
+        for (const part of chunks(cards)) {
+          const rows = part.map((c) => ({ raw_sha256: c.rawSha256, canonical_sha256: c.canonicalSha256, protocol_version: c.protocolVersion, body: c.body, card: c.card }));
+          await trx('a2ad_cards').insert(rows).onConflict('raw_sha256').ignore();
+        }
+        await trx('a2ad_snapshots')
+          .insert({ digest: snapshot.digest, version: snapshot.version, created_at: snapshot.createdAt, agents })
+          .onConflict('digest')
+          .merge();
+        for (const part of chunks(cards)) {
+          await trx('a2ad_snapshot_cards')
+            .insert(part.map((c) => ({ digest: snapshot.digest, raw_sha256: c.rawSha256 })))
+            .onConflict(['digest', 'raw_sha256'])
+            .ignore();
+        }
+        await trx('a2ad_history').insert({ version: snapshot.version, digest: snapshot.digest, created_at: snapshot.createdAt, agents: names }).onConflict('version').merge();
+        const cut = (await trx('a2ad_history').select('version').orderBy('version', 'desc').offset(this.#retention.history).limit(1)) as Array<{ version: unknown }>;
+        if (cut[0] !== undefined) await trx('a2ad_history').where('version', '<=', num(cut[0].version)).delete();
+        await trx('a2ad_state')
+          .insert({ key: 'current', value: JSON.stringify({ version: snapshot.version, digest: snapshot.digest }) })
+          .onConflict('key')
+          .merge();
+      }),
+    );
+  }
+
+  async loadSnapshots(): Promise<StoredSnapshots> {
+    return this.#read(async () => {
+      const rows = (await this.#db('a2ad_snapshots').select('digest', 'version', 'created_at', 'agents').orderBy('version', 'desc')) as SnapshotRow[];
+      const cards = await this.#cardsOf(undefined);
+      const snapshots = rows.map((r) => this.#join(r, cards)).filter((s): s is Snapshot => s !== undefined);
+      const pointer = await this.#db('a2ad_state').where({ key: 'current' }).first('value');
+      const currentDigest = pointer === undefined ? undefined : (JSON.parse((pointer as { value: string }).value) as { digest: string }).digest;
+      const history = ((await this.#db('a2ad_history').select('version', 'digest', 'created_at', 'agents').orderBy('version', 'asc')) as SnapshotRow[]).map(
+        (r): SnapshotSummary => ({ version: num(r.version), digest: r.digest, createdAt: num(r.created_at), agents: JSON.parse(r.agents) as string[] }),
+      );
+      return { current: snapshots.find((s) => s.digest === currentDigest), snapshots, history };
+    });
+  }
+
+  async getSnapshot(digest: string): Promise<Snapshot | undefined> {
+    return this.#read(async () => {
+      const row = (await this.#db('a2ad_snapshots').where({ digest }).first('digest', 'version', 'created_at', 'agents')) as SnapshotRow | undefined;
+      if (row === undefined) return undefined;
+      return this.#join(row, await this.#cardsOf(digest));
+    });
+  }
+
+  async #cardsOf(digest: string | undefined): Promise<Map<string, StoredCard>> {
+    const q = this.#db('a2ad_cards').select('a2ad_cards.raw_sha256', 'canonical_sha256', 'protocol_version', 'body', 'card');
+    if (digest !== undefined) q.join('a2ad_snapshot_cards', 'a2ad_snapshot_cards.raw_sha256', 'a2ad_cards.raw_sha256').where('a2ad_snapshot_cards.digest', digest);
+    const rows = (await q) as Array<{ raw_sha256: string; canonical_sha256: string; protocol_version: StoredCard['protocolVersion']; body: string | null; card: string }>;
+    return new Map(rows.map((r) => [r.raw_sha256, { rawSha256: r.raw_sha256, canonicalSha256: r.canonical_sha256, protocolVersion: r.protocol_version, body: r.body, card: r.card }]));
+  }
+
+  #join(row: SnapshotRow, cards: Map<string, StoredCard>): Snapshot | undefined {
+    const parse = cardParser();
+    return joinSnapshot({ digest: row.digest, version: num(row.version), createdAt: num(row.created_at), agents: row.agents }, (hash) => {
+      const c = cards.get(hash);
+      return c === undefined ? undefined : parse(c);
+    });
+  }
+
+  async pruneSnapshots(): Promise<string[]> {
+    let deleted: string[] = [];
+    await this.#write(() =>
+      this.#db.transaction(async (trx) => {
+        const pointer = (await trx('a2ad_state').where({ key: 'current' }).first('value')) as { value: string } | undefined;
+        const keep = new Set<string>();
+        if (pointer) keep.add((JSON.parse(pointer.value) as { digest: string }).digest);
+        for (const r of (await trx('a2ad_pins').distinct('digest')) as Array<{ digest: string }>) keep.add(r.digest);
+        for (const r of (await trx('a2ad_snapshots').select('digest').orderBy('version', 'desc').limit(this.#retention.snapshots)) as Array<{ digest: string }>) keep.add(r.digest);
+        const all = (await trx('a2ad_snapshots').select('digest')) as Array<{ digest: string }>;
+        deleted = all.map((r) => r.digest).filter((d) => !keep.has(d));
+        for (const part of chunks(deleted)) {
+          await trx('a2ad_snapshot_cards').whereIn('digest', part).delete();
+          await trx('a2ad_snapshots').whereIn('digest', part).delete();
+        }
+        if (deleted.length > 0) await trx('a2ad_cards').whereNotIn('raw_sha256', trx('a2ad_snapshot_cards').select('raw_sha256')).delete();
+      }),
+    );
+    return deleted;
+  }
+
+  // ---- pins -------------------------------------------------------------------------------
+
+  putPin(pin: PinRecord): Promise<void> {
+    const row = {
+      session_id: pin.sessionId,
+      digest: pin.digest,
+      last_used_at: Math.round(pin.lastUsedAtWall),
+      user_id: pin.userId,
+      owner_client: pin.ownerClient ?? null,
+      owner_secret: pin.ownerSecret ?? null,
+    };
+    return this.#write(() => this.#db('a2ad_pins').insert(row).onConflict('session_id').merge());
+  }
+
+  deletePin(sessionId: string): Promise<void> {
+    return this.#write(() => this.#db('a2ad_pins').where({ session_id: sessionId }).delete());
+  }
+
+  async pins(): Promise<PinRecord[]> {
+    return this.#read(async () => {
+      const rows = (await this.#db('a2ad_pins').select('*')) as Array<{
+        session_id: string;
+        digest: string;
+        last_used_at: unknown;
+        user_id: string;
+        owner_client: string | null;
+        owner_secret: string | null;
+      }>;
+      return rows.map((r) => ({
+        sessionId: r.session_id,
+        digest: r.digest,
+        lastUsedAtWall: num(r.last_used_at),
+        userId: r.user_id,
+        ...(r.owner_client !== null && { ownerClient: r.owner_client }),
+        ...(r.owner_secret !== null && { ownerSecret: r.owner_secret }),
+      }));
+    });
+  }
+
+  // ---- journal and counters ---------------------------------------------------------------
+
+  appendEvents(events: readonly DiscoveryEvent[]): Promise<void> {
+    if (events.length === 0) return Promise.resolve();
+    const { journalMaxAgeMs, journalMaxEvents } = this.#retention;
+    const oldest = Math.round(this.#clock.wallNow() - journalMaxAgeMs);
+    return this.#write(() =>
+      this.#db.transaction(async (trx) => {
+        for (const part of chunks(events)) {
+          await trx('a2ad_events')
+            .insert(part.map((e) => ({ seq: e.seq, at: Math.round(e.at), type: e.type, event: eventToJson(e) })))
+            .onConflict('seq')
+            .ignore();
+        }
+        await trx('a2ad_events').where('at', '<', oldest).delete();
+        const cut = (await trx('a2ad_events').select('seq').orderBy('seq', 'desc').offset(journalMaxEvents).limit(1)) as Array<{ seq: unknown }>;
+        if (cut[0] !== undefined) await trx('a2ad_events').where('seq', '<=', num(cut[0].seq)).delete();
+      }),
+    );
+  }
+
+  async events(options: { afterSeq?: number; limit?: number } = {}): Promise<DiscoveryEvent[]> {
+    return this.#read(async () => {
+      const q = this.#db('a2ad_events').select('event').where('seq', '>', options.afterSeq ?? 0).orderBy('seq', 'desc');
+      if (options.limit !== undefined) q.limit(options.limit);
+      const rows = (await q) as Array<{ event: string }>;
+      return rows.reverse().map((r) => eventFromJson(r.event));
+    });
+  }
+
+  async lastSeq(): Promise<number> {
+    return this.#read(async () => {
+      const max = (await this.#db('a2ad_events').max({ seq: 'seq' }).first()) as { seq: unknown } | undefined;
+      const stored = (await this.#db('a2ad_state').where({ key: 'lastSeq' }).first('value')) as { value: string } | undefined;
+      return Math.max(max?.seq == null ? 0 : num(max.seq), stored === undefined ? 0 : Number(stored.value));
+    });
+  }
+
+  setLastSeq(seq: number): Promise<void> {
+    return this.#write(async () => {
+      const stored = (await this.#db('a2ad_state').where({ key: 'lastSeq' }).first('value')) as { value: string } | undefined;
+      if (stored !== undefined && Number(stored.value) >= seq) return;
+      await this.#db('a2ad_state').insert({ key: 'lastSeq', value: String(seq) }).onConflict('key').merge();
+    });
+  }
+
+  addCounters(deltas: CounterDeltas): Promise<void> {
+    const rows = Object.entries(deltas)
+      .filter(([, n]) => n !== 0)
+      .map(([name, value]) => ({ name, value }));
+    if (rows.length === 0) return Promise.resolve();
+    return this.#write(() =>
+      this.#db.transaction(async (trx) => {
+        for (const row of rows) {
+          await trx('a2ad_counters').insert(row).onConflict('name').merge({ value: trx.raw('?? + ?', ['a2ad_counters.value', row.value]) });
+        }
+      }),
+    );
+  }
+
+  async counters(): Promise<Record<string, number>> {
+    return this.#read(async () => {
+      const rows = (await this.#db('a2ad_counters').select('name', 'value')) as Array<{ name: string; value: unknown }>;
+      return Object.fromEntries(rows.map((r) => [r.name, num(r.value)]));
+    });
+  }
+
+  // ---- state ------------------------------------------------------------------------------
+
+  status(): StoreStatus {
+    return {
+      kind: this.kind,
+      location: this.#o.location,
+      ok: this.#ok,
+      ...(this.#lastError !== undefined && { lastError: this.#lastError }),
+      ...(this.#lastErrorAt !== undefined && { lastErrorAt: this.#lastErrorAt }),
+      failedWrites: this.#failedWrites,
+      writes: this.#writes,
+    };
+  }
+
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    await this.#chain.catch(() => undefined);
+    await this.#db.destroy();
+    await this.#o.lock?.release();
+  }
+
+  /** Queues a write after the previous ones; a failure is recorded and rethrown. */
+  #write(op: () => Promise<unknown>): Promise<void> {
+    if (this.#closed) return Promise.reject(new DiscoveryError('ERR_STORE_UNAVAILABLE', `the ${this.kind} store at ${this.#o.location} is closed`, { stage: 'store' }));
+    const p = this.#chain.then(op).then(
+      () => {
+        this.#writes++;
+        this.#ok = true;
+      },
+      (err: unknown) => {
+        this.#failedWrites++;
+        throw this.#failed(err, 'write');
+      },
+    );
+    this.#chain = p.catch(() => undefined);
+    return p;
+  }
+
+  async #read<T>(op: () => Promise<T>): Promise<T> {
+    try {
+      return await op();
+    } catch (err) {
+      throw this.#failed(err, 'read');
+    }
+  }
+
+  #failed(err: unknown, what: string): DiscoveryError {
+    this.#ok = false;
+    this.#lastError = (err as Error).message;
+    this.#lastErrorAt = this.#clock.wallNow();
+    return new DiscoveryError('ERR_STORE_UNAVAILABLE', `the ${this.kind} store at ${this.#o.location} failed to ${what}: ${(err as Error).message}`, { cause: err, stage: 'store' });
+  }
+}
+
+interface SnapshotRow {
+  digest: string;
+  version: unknown;
+  created_at: unknown;
+  agents: string;
+}
+
+function chunks<T>(items: readonly T[]): T[][] {
+  const out: T[][] = [];
+  for (let i = 0; i < items.length; i += BATCH) out.push(items.slice(i, i + BATCH));
+  return out;
+}

@@ -1,0 +1,134 @@
+/**
+ * The state store: everything the service must keep across a restart, behind one interface, on
+ * one engine per deployment — memory (the library's default), SQLite (the service's embedded
+ * default) or PostgreSQL.
+ *
+ * - **cards**: the card cache's store ({@link CardStore}): each endpoint's last good card bytes,
+ *   validators and failure state, so a restart revalidates with conditional requests and serves
+ *   the last good card when a peer is down;
+ * - **snapshots**: content-addressed by digest, with the bytes and parsed form of the selected
+ *   cards; publication stores the snapshot, its history row and the current version/digest
+ *   pointer in one transaction;
+ * - **pins**: session → digest, last use, the caller's ADK user id and the owner's hashes;
+ * - **the event journal**: the events an operator reads later (snapshots, alerts, admissions,
+ *   refusals, health and session events), bounded by age and count; cache chatter (hits, 304s,
+ *   fetches, backoff) only adds to counters.
+ */
+import type { CardStore } from '../cache/index.js';
+import type { DiscoveryEvent } from '../events/index.js';
+import type { Snapshot, SnapshotSummary } from '../snapshot/index.js';
+
+/** Which engine holds the state. */
+export type StoreKind = 'memory' | 'sqlite' | 'postgres';
+
+/** How much the store keeps. Every bound has a default; all are counts or milliseconds. */
+export interface StoreRetention {
+  /** Journal rows kept (the oldest go first). Default 100,000. */
+  journalMaxEvents?: number;
+  /** Journal rows older than this are deleted. Default 604,800,000 (7 days). */
+  journalMaxAgeMs?: number;
+  /** Published snapshots kept besides the current and the pinned ones (newest first). Default 50. */
+  snapshots?: number;
+  /** Rows of the version history kept (newest first). Default 200. */
+  history?: number;
+}
+
+export const DEFAULT_RETENTION: Readonly<Required<StoreRetention>> = Object.freeze({
+  journalMaxEvents: 100_000,
+  journalMaxAgeMs: 7 * 24 * 3_600_000,
+  snapshots: 50,
+  history: 200,
+});
+
+/**
+ * A pinned session as stored. Times are epoch milliseconds (a pin outlives the process whose
+ * monotonic clock measured its idleness).
+ */
+export interface PinRecord {
+  readonly sessionId: string;
+  readonly digest: string;
+  readonly lastUsedAtWall: number;
+  /** The ADK user id the session's history is stored under. */
+  readonly userId: string;
+  /** SHA-256 (hex) of the owner's client id and of the session's secret; absent for in-process sessions. */
+  readonly ownerClient?: string;
+  readonly ownerSecret?: string;
+}
+
+/** What the store holds about snapshots, as loaded at start. */
+export interface StoredSnapshots {
+  readonly current: Snapshot | undefined;
+  /** Every stored snapshot (the current one included), newest version first. */
+  readonly snapshots: readonly Snapshot[];
+  /** The version history, oldest first. */
+  readonly history: readonly SnapshotSummary[];
+}
+
+/** The store's health, for `/readyz`, `/metrics` and the dashboard. */
+export interface StoreStatus {
+  readonly kind: StoreKind;
+  /** Where: a file path, `memory`, or a PostgreSQL URL without its password. */
+  readonly location: string;
+  /** False after a failed write or read, until the next one succeeds. */
+  readonly ok: boolean;
+  readonly lastError?: string;
+  /** Epoch ms of the last failure. */
+  readonly lastErrorAt?: number;
+  /** Writes that failed since the store opened. */
+  readonly failedWrites: number;
+  /** Rows written since the store opened. */
+  readonly writes: number;
+}
+
+/** One counter increment batch: counter name → amount. */
+export type CounterDeltas = Readonly<Record<string, number>>;
+
+/**
+ * One interface, three engines. Methods never throw for a failed write: they record it in
+ * {@link StateStore.status} and reject, so a caller that must know (start-up, tests) can await,
+ * while background writers only log.
+ */
+export interface StateStore {
+  readonly kind: StoreKind;
+  /**
+   * The card cache's store. Reads are served from memory (loaded when the store opened); each
+   * `set` and `delete` is written through to the engine. A `noStore` entry is kept in memory
+   * only (RFC 9111 §5.2.2.5: nothing of it is persisted).
+   */
+  readonly cards: CardStore;
+
+  /** Stores `snapshot` (by digest, with its cards), appends its history row and makes it current, in one transaction. */
+  publishSnapshot(snapshot: Snapshot): Promise<void>;
+  /** The stored snapshots, the current one and the history. */
+  loadSnapshots(): Promise<StoredSnapshots>;
+  /** One stored snapshot. */
+  getSnapshot(digest: string): Promise<Snapshot | undefined>;
+
+  /** Inserts or replaces a pin. */
+  putPin(pin: PinRecord): Promise<void>;
+  deletePin(sessionId: string): Promise<void>;
+  pins(): Promise<PinRecord[]>;
+
+  /** Appends journal events (their `seq` is the key; an existing seq is kept) and applies retention. */
+  appendEvents(events: readonly DiscoveryEvent[]): Promise<void>;
+  /** Journal events with `seq` above `afterSeq`, oldest first, at most `limit` (the newest ones). */
+  events(options?: { afterSeq?: number; limit?: number }): Promise<DiscoveryEvent[]>;
+  /** The highest event sequence number recorded (journaled or not), 0 for a new store. */
+  lastSeq(): Promise<number>;
+  /** Records the highest sequence number seen, so the next process continues after it. */
+  setLastSeq(seq: number): Promise<void>;
+
+  addCounters(deltas: CounterDeltas): Promise<void>;
+  counters(): Promise<Record<string, number>>;
+
+  /**
+   * Deletes snapshots that are neither current, nor pinned, nor among the newest
+   * `retention.snapshots`, the cards no kept snapshot references, and history past its bound.
+   * Returns the digests deleted.
+   */
+  pruneSnapshots(): Promise<string[]>;
+
+  status(): StoreStatus;
+  /** Waits for writes in flight, then releases the engine (and the SQLite lock). */
+  close(): Promise<void>;
+}

@@ -1,0 +1,236 @@
+/**
+ * The state store, one body run against memory, SQLite and a real PostgreSQL: snapshots stored by
+ * digest with their cards and the current pointer, pins, the journal with its retention, counters,
+ * card entries surviving a reopen (their monotonic times translated), and failure behaviour.
+ */
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import type { CacheEntry } from '../../src/cache/index.js';
+import { VirtualClock } from '../../src/clock/index.js';
+import { isDiscoveryError } from '../../src/errors.js';
+import type { DiscoveryEvent } from '../../src/events/index.js';
+import type { Snapshot, SnapshotAgent } from '../../src/snapshot/index.js';
+import { buildSnapshot } from '../../src/snapshot/index.js';
+import { openStateStore } from '../../src/store/index.js';
+import { entryFor, rawCard } from '../match/fixtures.js';
+import { storeEngines } from '../helpers/stores.js';
+
+const billing = entryFor('https://billing.example.com/', rawCard('https://billing.example.com', { skills: [{ id: 'invoices', tags: ['billing'] }] }));
+const warranty = entryFor('https://warranty.example.com/', rawCard('https://warranty.example.com'));
+
+function agent(localName: string, e: CacheEntry): SnapshotAgent {
+  return Object.freeze({
+    localName,
+    description: `Reviewed ${localName}.`,
+    tags: ['t'],
+    critical: localName === 'billing_agent',
+    baseUrl: e.baseUrl,
+    sources: ['static'],
+    card: e.card,
+    body: e.body,
+    canonicalSha256: e.canonicalSha256,
+    rawSha256: e.rawSha256,
+    protocolVersion: e.protocolVersion,
+    degraded: false,
+    stale: false,
+  });
+}
+
+const snap = (version: number, ...agents: SnapshotAgent[]): Snapshot => buildSnapshot(agents, version, 1_767_225_600_000 + version * 1000);
+
+function event(seq: number, at: number, type: DiscoveryEvent['type'] = 'alert'): DiscoveryEvent {
+  return { seq, at, type: 'alert', kind: type, message: `event ${seq}` } as DiscoveryEvent;
+}
+
+for (const engine of storeEngines()) {
+  describe(`state store (${engine.name})`, { skip: engine.skip }, () => {
+    before(() => engine.setup());
+    after(() => engine.teardown());
+
+    test('publishing stores the snapshot with its cards and moves the current pointer; the history follows', async () => {
+      const store = await engine.open();
+      const s1 = snap(1, agent('billing_agent', billing));
+      const s2 = snap(2, agent('billing_agent', billing), agent('warranty_agent', warranty));
+      await store.publishSnapshot(s1);
+      await store.publishSnapshot(s2);
+      const loaded = await store.loadSnapshots();
+      assert.equal(loaded.current?.digest, s2.digest);
+      assert.deepEqual(loaded.current, s2, 'the snapshot comes back whole: agents, cards and bytes');
+      assert.deepEqual(
+        loaded.snapshots.map((s) => s.version),
+        [2, 1],
+      );
+      assert.deepEqual(
+        loaded.history.map((h) => [h.version, h.digest, h.agents]),
+        [
+          [1, s1.digest, ['billing_agent']],
+          [2, s2.digest, ['billing_agent', 'warranty_agent']],
+        ],
+      );
+      const got = await store.getSnapshot(s1.digest);
+      assert.deepEqual(got, s1);
+      assert.ok(Object.isFrozen(got) && Object.isFrozen(got.agents[0]) && Object.isFrozen(got.agents[0]!.card), 'loaded snapshots are frozen');
+      assert.equal(got.agents[0]!.body, billing.body, 'the card bytes are kept');
+      assert.equal(await store.getSnapshot('0'.repeat(64)), undefined);
+    });
+
+    test('the same digest published again (A → B → A) is one snapshot, current under its newest version', async () => {
+      const store = await engine.open();
+      const a1 = snap(1, agent('billing_agent', billing));
+      const b = snap(2, agent('warranty_agent', warranty));
+      const a3 = snap(3, agent('billing_agent', billing));
+      assert.equal(a1.digest, a3.digest);
+      for (const s of [a1, b, a3]) await store.publishSnapshot(s);
+      const loaded = await store.loadSnapshots();
+      assert.equal(loaded.current?.version, 3);
+      assert.equal(loaded.snapshots.length, 2);
+      assert.deepEqual(
+        loaded.history.map((h) => h.version),
+        [1, 2, 3],
+      );
+    });
+
+    test('pins are stored, replaced and deleted', async () => {
+      const store = await engine.open();
+      await store.putPin({ sessionId: 's1', digest: 'a'.repeat(64), lastUsedAtWall: 1_000, userId: 'user', ownerClient: 'c'.repeat(64), ownerSecret: 'd'.repeat(64) });
+      await store.putPin({ sessionId: 's2', digest: 'b'.repeat(64), lastUsedAtWall: 2_000, userId: 'alice' });
+      await store.putPin({ sessionId: 's1', digest: 'a'.repeat(64), lastUsedAtWall: 3_000, userId: 'user', ownerClient: 'c'.repeat(64), ownerSecret: 'd'.repeat(64) });
+      const pins = (await store.pins()).sort((x, y) => x.sessionId.localeCompare(y.sessionId));
+      assert.deepEqual(pins, [
+        { sessionId: 's1', digest: 'a'.repeat(64), lastUsedAtWall: 3_000, userId: 'user', ownerClient: 'c'.repeat(64), ownerSecret: 'd'.repeat(64) },
+        { sessionId: 's2', digest: 'b'.repeat(64), lastUsedAtWall: 2_000, userId: 'alice' },
+      ]);
+      await store.deletePin('s1');
+      assert.deepEqual(
+        (await store.pins()).map((p) => p.sessionId),
+        ['s2'],
+      );
+    });
+
+    test('retention deletes a snapshot only when it is not current, not pinned and not among the newest kept; unreferenced cards go with it', async () => {
+      const store = await engine.open({ retention: { snapshots: 1 } });
+      const s1 = snap(1, agent('billing_agent', billing));
+      const s2 = snap(2, agent('warranty_agent', warranty));
+      const s3 = snap(3, agent('billing_agent', billing), agent('warranty_agent', warranty));
+      const s4 = snap(4, agent('other_agent', warranty));
+      for (const s of [s1, s2, s3, s4]) await store.publishSnapshot(s);
+      await store.putPin({ sessionId: 'pinned', digest: s1.digest, lastUsedAtWall: 1, userId: 'user' });
+      const deleted = await store.pruneSnapshots();
+      assert.deepEqual(deleted.sort(), [s2.digest, s3.digest].sort());
+      const loaded = await store.loadSnapshots();
+      assert.deepEqual(loaded.snapshots.map((s) => s.version).sort(), [1, 4]);
+      assert.deepEqual(await store.getSnapshot(s1.digest), s1, 'its cards are still there');
+      await store.deletePin('pinned');
+      assert.deepEqual(await store.pruneSnapshots(), [s1.digest]);
+      assert.deepEqual(await store.getSnapshot(s4.digest), s4, 'the current one is whole');
+    });
+
+    test('the history is bounded', async () => {
+      const store = await engine.open({ retention: { history: 3 } });
+      for (let v = 1; v <= 6; v++) await store.publishSnapshot(snap(v, agent(`agent_${v % 2 === 0 ? 'a' : 'b'}${v}`, billing)));
+      assert.deepEqual(
+        (await store.loadSnapshots()).history.map((h) => h.version),
+        [4, 5, 6],
+      );
+    });
+
+    test('the journal keeps events by seq, ignores a repeated seq, reads after a seq, and is bounded by count and by age', async () => {
+      const clock = new VirtualClock({ wallStart: 10_000_000 });
+      const store = await engine.open({ clock, retention: { journalMaxEvents: 5, journalMaxAgeMs: 60_000 } });
+      const now = clock.wallNow();
+      await store.appendEvents([event(1, now - 120_000), event(2, now), event(3, now)]);
+      assert.deepEqual(
+        (await store.events()).map((e) => e.seq),
+        [2, 3],
+        'older than the age bound: deleted',
+      );
+      await store.appendEvents([event(3, now), event(4, now), event(5, now), event(6, now), event(7, now), event(8, now)]);
+      assert.deepEqual(
+        (await store.events()).map((e) => e.seq),
+        [4, 5, 6, 7, 8],
+        'at most journalMaxEvents, the oldest deleted first',
+      );
+      assert.deepEqual(
+        (await store.events({ afterSeq: 5 })).map((e) => e.seq),
+        [6, 7, 8],
+      );
+      assert.deepEqual(
+        (await store.events({ limit: 2 })).map((e) => e.seq),
+        [7, 8],
+        'the newest ones, oldest first',
+      );
+      const [first] = await store.events({ afterSeq: 3, limit: 5 });
+      assert.deepEqual(first, event(4, now), 'an event comes back as it was');
+      assert.equal(await store.lastSeq(), 8);
+      await store.setLastSeq(20);
+      await store.setLastSeq(12);
+      assert.equal(await store.lastSeq(), 20, 'the highest sequence number seen, even past the journal');
+    });
+
+    test('counters add up', async () => {
+      const store = await engine.open();
+      await store.addCounters({ 'card.result.hit': 3, 'card.fetch.conditional': 1 });
+      await store.addCounters({ 'card.result.hit': 2 });
+      assert.deepEqual(await store.counters(), { 'card.result.hit': 5, 'card.fetch.conditional': 1 });
+    });
+
+    test('card entries survive a reopen, their monotonic times translated to the new process clock; no-store entries are not kept', async () => {
+      const clock = new VirtualClock({ start: 1_000, wallStart: 1_767_225_600_000 });
+      const store = await engine.open({ clock });
+      const e = { ...billing, expiresAt: clock.now() + 60_000, nextAttemptAt: clock.now() + 5_000, failures: 2, stale: true, etag: '"v1"', cacheHeaders: { etag: '"v1"', 'cache-control': 'max-age=60' } };
+      await store.cards.set(e.baseUrl, e);
+      await store.cards.set(warranty.baseUrl, { ...warranty, noStore: true });
+      assert.deepEqual(store.cards.get(e.baseUrl), e, 'read back from memory as written');
+      await store.close();
+      // The next process: its monotonic clock starts elsewhere; 10 s of wall time passed.
+      const later = new VirtualClock({ start: 50, wallStart: 1_767_225_610_000 });
+      const again = await engine.open({ clock: later, reopen: store });
+      if (engine.name === 'memory') return; // memory keeps nothing across processes
+      assert.deepEqual([...(await again.cards.keys())], [e.baseUrl], 'the no-store entry was never persisted');
+      const back = (await again.cards.get(e.baseUrl))!;
+      assert.equal(back.expiresAt, 50 + 50_000, 'expires 50 s from now (60 s − the 10 s that passed)');
+      assert.equal(back.nextAttemptAt, 50 - 5_000);
+      assert.deepEqual({ ...back, expiresAt: 0, nextAttemptAt: 0 }, { ...e, expiresAt: 0, nextAttemptAt: 0 });
+      assert.ok(Object.isFrozen(back.card));
+      await again.cards.delete(e.baseUrl);
+      assert.deepEqual([...(await again.cards.keys())], []);
+    });
+
+    if (engine.name === 'sqlite') {
+      test('the SQLite file is one process’s: a second open is refused with ERR_STORE_LOCKED until the first closes', async () => {
+        const first = await engine.open();
+        await assert.rejects(engine.open({ reopen: first }), (err: unknown) => {
+          assert.ok(isDiscoveryError(err) && err.code === 'ERR_STORE_LOCKED', String(err));
+          assert.match(err.message, /in use by another process/);
+          return true;
+        });
+        await first.close();
+        const second = await engine.open({ reopen: first });
+        assert.equal(second.status().ok, true);
+      });
+    }
+
+    if (engine.name === 'postgres') {
+      test('PostgreSQL going away: writes fail and are recorded in the status; after it returns the next write succeeds', async () => {
+        const store = await engine.open();
+        await store.publishSnapshot(snap(1, agent('billing_agent', billing)));
+        await engine.postgres!.stop();
+        try {
+          await assert.rejects(store.putPin({ sessionId: 's', digest: 'a'.repeat(64), lastUsedAtWall: 1, userId: 'user' }), (err: unknown) => isDiscoveryError(err) && err.code === 'ERR_STORE_UNAVAILABLE');
+          assert.equal(store.status().ok, false);
+          assert.ok(store.status().failedWrites >= 1);
+        } finally {
+          await engine.postgres!.start();
+        }
+        await store.putPin({ sessionId: 's', digest: 'a'.repeat(64), lastUsedAtWall: 1, userId: 'user' });
+        assert.equal(store.status().ok, true);
+        assert.equal((await store.loadSnapshots()).current?.version, 1, 'nothing published was lost');
+      });
+    }
+  });
+}
+
+test('a malformed store description is a configuration error naming what is accepted; a password in the URL is refused', async () => {
+  await assert.rejects(openStateStore('redis://x'), (err: unknown) => isDiscoveryError(err) && err.code === 'ERR_CONFIG_INVALID' && /memory, sqlite/.test(err.message));
+  await assert.rejects(openStateStore('postgres://u:secret@db/x'), (err: unknown) => isDiscoveryError(err) && !err.message.includes('secret'));
+});
