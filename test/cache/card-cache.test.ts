@@ -6,7 +6,7 @@
 import { after, afterEach, before, beforeEach, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { CacheEntry, CardCacheOptions, CardStore } from '../../src/cache/index.js';
-import { CardCache, MemoryCardStore } from '../../src/cache/index.js';
+import { CardCache } from '../../src/cache/index.js';
 import { VirtualClock } from '../../src/clock/index.js';
 import { isDiscoveryError } from '../../src/errors.js';
 import type { DiscoveryEvent } from '../../src/events/index.js';
@@ -16,11 +16,13 @@ import { createCardFetcher, HostPolicy } from '../../src/fetch/index.js';
 import type { FaultEndpoint, FaultServer } from '../helpers/fault-server.js';
 import { startFaultServer } from '../helpers/fault-server.js';
 import { cardFor } from '../helpers/cards.js';
+import type { Clock } from '../../src/clock/index.js';
+import { storeEngines } from '../helpers/stores.js';
 
-const stores: Array<[string, () => CardStore]> = [['memory store', () => new MemoryCardStore()]];
+const stores: Array<[string, (clock: Clock) => CardStore, ReturnType<typeof storeEngines>[number]]> = storeEngines().map((e) => [`${e.name} store`, (clock) => e.cards(clock), e]);
 
-for (const [storeName, makeStore] of stores) {
-  describe(`CardCache (${storeName})`, () => {
+for (const [storeName, makeStore, engine] of stores) {
+  describe(`CardCache (${storeName})`, { skip: engine.skip }, () => {
     let fs: FaultServer;
     let policy: HostPolicy;
     let fetcher: CardFetcher;
@@ -30,6 +32,7 @@ for (const [storeName, makeStore] of stores) {
     const caches: CardCache[] = [];
 
     before(async () => {
+      await engine.setup();
       fs = await startFaultServer();
       policy = HostPolicy.from({ allow: [fs.origin], allowLoopback: true });
       fetcher = createCardFetcher({ policy, totalTimeoutMs: 2_000, headersTimeoutMs: 1_000 });
@@ -37,6 +40,7 @@ for (const [storeName, makeStore] of stores) {
     after(async () => {
       await fetcher.close();
       await fs.close();
+      await engine.teardown();
     });
     beforeEach(() => {
       clock = new VirtualClock();
@@ -52,7 +56,7 @@ for (const [storeName, makeStore] of stores) {
       const c = new CardCache({
         fetcher,
         hostPolicy: policy,
-        store: makeStore(),
+        store: makeStore(clock),
         clock,
         random: () => 1, // deterministic: full jitter taken, so bounds are exact
         expiryJitter: 0,

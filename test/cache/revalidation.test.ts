@@ -6,196 +6,201 @@
 import { after, afterEach, before, beforeEach, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { CardCacheOptions } from '../../src/cache/index.js';
-import { CardCache, MemoryCardStore } from '../../src/cache/index.js';
+import { CardCache } from '../../src/cache/index.js';
 import { VirtualClock } from '../../src/clock/index.js';
 import type { CardFetcher } from '../../src/fetch/index.js';
 import { createCardFetcher, HostPolicy } from '../../src/fetch/index.js';
 import { cardFor } from '../helpers/cards.js';
+import { storeEngines } from '../helpers/stores.js';
 import type { Answer } from './scripted-server.js';
 import { startScriptedServer } from './scripted-server.js';
 
-describe('CardCache revalidation (RFC 9111)', () => {
-  let srv: Awaited<ReturnType<typeof startScriptedServer>>;
-  let policy: HostPolicy;
-  let fetcher: CardFetcher;
-  let clock: VirtualClock;
-  const caches: CardCache[] = [];
-  let n = 0;
-  let base: string;
+for (const engine of storeEngines()) {
+  describe(`CardCache revalidation (RFC 9111) (${engine.name} store)`, { skip: engine.skip }, () => {
+    let srv: Awaited<ReturnType<typeof startScriptedServer>>;
+    let policy: HostPolicy;
+    let fetcher: CardFetcher;
+    let clock: VirtualClock;
+    const caches: CardCache[] = [];
+    let n = 0;
+    let base: string;
 
-  before(async () => {
-    srv = await startScriptedServer();
-    policy = HostPolicy.from({ allow: [srv.origin], allowLoopback: true });
-    fetcher = createCardFetcher({ policy, totalTimeoutMs: 2_000 });
+    before(async () => {
+      await engine.setup();
+      srv = await startScriptedServer();
+      policy = HostPolicy.from({ allow: [srv.origin], allowLoopback: true });
+      fetcher = createCardFetcher({ policy, totalTimeoutMs: 2_000 });
+    });
+    after(async () => {
+      await fetcher.close();
+      await srv.close();
+      await engine.teardown();
+    });
+    beforeEach(() => {
+      clock = new VirtualClock();
+      base = `${srv.origin}/r${++n}/`;
+      srv.requests.length = 0;
+    });
+    afterEach(async () => {
+      await Promise.all(caches.splice(0).map((c) => c.close()));
+    });
+
+    function cache(options: Partial<CardCacheOptions> = {}): CardCache {
+      const c = new CardCache({
+        fetcher,
+        hostPolicy: policy,
+        store: engine.cards(clock),
+        clock,
+        random: () => 1,
+        expiryJitter: 0,
+        backoffJitter: 0,
+        minTtlMs: 0,
+        check: { allowLoopback: true },
+        ...options,
+      });
+      caches.push(c);
+      return c;
+    }
+    const card = (version: string) => cardFor(srv, 'r', { version });
+    const inm = (i: number) => srv.requests[i]!.headers['if-none-match'];
+
+    describe('which 304 updates the stored response (§4.3.4)', () => {
+      test('a 304 carrying another ETag than the stored one is not a revalidation: the card is fetched in full, without validators', async () => {
+        srv.script(() => ({ status: 200, headers: { etag: '"a"', 'cache-control': 'max-age=10' }, body: card('1.0.0') }));
+        const c = cache();
+        await c.get(base);
+        srv.script((req): Answer =>
+          req.headers['if-none-match'] !== undefined
+            ? { status: 304, headers: { etag: '"b"', 'cache-control': 'max-age=10' } }
+            : { status: 200, headers: { etag: '"b"', 'cache-control': 'max-age=10' }, body: card('2.0.0') },
+        );
+        await clock.advance(11_000);
+        const e = await c.get(base);
+        assert.deepEqual([inm(1), inm(2)], ['"a"', undefined], 'the conditional request, then an unconditional one');
+        assert.equal(e.lastOutcome, 'changed');
+        assert.equal(e.etag, '"b"');
+        assert.equal(e.card.version, '2.0.0');
+      });
+
+      test('a 304 carrying the stored ETag (weak comparison) revalidates and keeps the stored validators', async () => {
+        srv.script(() => ({ status: 200, headers: { etag: 'W/"a"', 'cache-control': 'max-age=10' }, body: card('1.0.0') }));
+        const c = cache();
+        const first = await c.get(base);
+        srv.script(() => ({ status: 304, headers: { etag: 'W/"a"', 'cache-control': 'max-age=600' } }));
+        await clock.advance(11_000);
+        const e = await c.get(base);
+        assert.equal(e.lastOutcome, 'revalidated');
+        assert.equal(e.card, first.card);
+        assert.equal(e.etag, 'W/"a"');
+        assert.equal(e.expiresAt, clock.now() + 600_000);
+      });
+
+      test('a 304 with no validator at all, answering our conditional request, revalidates the one stored response and keeps its validators', async () => {
+        srv.script(() => ({ status: 200, headers: { etag: '"a"', 'last-modified': 'Tue, 01 Oct 2024 10:00:00 GMT', 'cache-control': 'max-age=10' }, body: card('1.0.0') }));
+        const c = cache();
+        await c.get(base);
+        srv.script(() => ({ status: 304, headers: { 'cache-control': 'max-age=600' } }));
+        await clock.advance(11_000);
+        const e = await c.get(base);
+        assert.equal(inm(1), '"a"');
+        assert.equal(srv.requests[1]!.headers['if-modified-since'], 'Tue, 01 Oct 2024 10:00:00 GMT');
+        assert.equal(e.lastOutcome, 'revalidated');
+        assert.deepEqual([e.etag, e.lastModified], ['"a"', 'Tue, 01 Oct 2024 10:00:00 GMT']);
+        assert.equal(e.expiresAt, clock.now() + 600_000);
+        assert.equal(srv.requests.length, 2);
+      });
+
+      test('a 304 to a request that sent no validator is a failure (the stored response had none to send)', async () => {
+        srv.script(() => ({ status: 200, headers: { 'cache-control': 'max-age=10' }, body: card('1.0.0') }));
+        const c = cache();
+        await c.get(base);
+        srv.script(() => ({ status: 304, headers: { 'cache-control': 'max-age=600' } }));
+        await clock.advance(11_000);
+        const e = await c.get(base);
+        assert.equal(inm(1), undefined);
+        assert.deepEqual([e.stale, e.lastOutcome, e.lastError?.code], [true, 'stale', 'ERR_FETCH_STATUS']);
+        assert.match(e.lastError!.message, /304 Not Modified to a request that had no validator/);
+      });
+
+      test('a 304 to an unconditional resync is a failure', async () => {
+        srv.script(() => ({ status: 200, headers: { etag: '"a"', 'cache-control': 'max-age=10' }, body: card('1.0.0') }));
+        const c = cache();
+        await c.get(base);
+        srv.script(() => ({ status: 304, headers: { etag: '"a"' } }));
+        const e = await c.refresh(base, { unconditional: true });
+        assert.equal(inm(1), undefined);
+        assert.deepEqual([e.stale, e.lastError?.code], [true, 'ERR_FETCH_STATUS']);
+      });
+    });
+
+    describe('no-store keeps nothing (§5.2.2.5)', () => {
+      test('no validator is kept or sent, and the card is not served stale after an error', async () => {
+        srv.script(() => ({ status: 200, headers: { etag: '"a"', 'last-modified': 'Tue, 01 Oct 2024 10:00:00 GMT', 'cache-control': 'no-store' }, body: card('1.0.0') }));
+        const c = cache({ minTtlMs: 1_000 });
+        const first = await c.get(base);
+        assert.deepEqual([first.noStore, first.etag, first.lastModified], [true, undefined, undefined]);
+        assert.equal(first.cacheHeaders.etag, undefined, 'no validator in the kept headers either');
+
+        srv.script(() => ({ status: 304, headers: { etag: '"a"' } }));
+        await clock.advance(1_500);
+        const answered304 = await c.get(base);
+        assert.deepEqual([inm(1), srv.requests[1]!.headers['if-modified-since']], [undefined, undefined]);
+        assert.equal(answered304.lastError?.code, 'ERR_FETCH_STATUS', 'the stored body is not reused on a 304');
+        assert.equal(answered304.usable, false, 'no stale use of a no-store card');
+
+        srv.script(() => ({ status: 503 }));
+        const failed = await c.refresh(base);
+        assert.deepEqual([failed.stale, failed.usable], [true, false]);
+      });
+    });
+
+    describe('Vary (§4.1)', () => {
+      test('Vary: * never matches: the next request is unconditional', async () => {
+        srv.script(() => ({ status: 200, headers: { etag: '"a"', vary: '*', 'cache-control': 'max-age=10' }, body: card('1.0.0') }));
+        const c = cache();
+        await c.get(base);
+        await clock.advance(11_000);
+        const e = await c.get(base);
+        assert.equal(inm(1), undefined);
+        assert.equal(e.lastOutcome, 'unchanged');
+      });
+
+      test('Vary on a request header we send: reused while it matches, not after it changed', async () => {
+        srv.script((req): Answer =>
+          req.headers['if-none-match'] === '"a"'
+            ? { status: 304, headers: { etag: '"a"', vary: 'a2a-version' } }
+            : { status: 200, headers: { etag: '"a"', vary: 'a2a-version', 'cache-control': 'max-age=10' }, body: card('1.0.0') },
+        );
+        const store = engine.cards(clock);
+        const c1 = cache({ store });
+        await c1.get(base);
+        await clock.advance(11_000);
+        assert.equal((await c1.get(base)).lastOutcome, 'revalidated');
+        assert.equal(inm(1), '"a"');
+
+        // Another cache on the same store sends another value of the varying header.
+        const c2 = cache({ store, requestHeaders: { 'a2a-version': '0.3' } });
+        await c2.refresh(base);
+        assert.equal(inm(2), undefined, 'the stored response does not match this request: no validator');
+      });
+    });
+
+    describe('directives of a private cache', () => {
+      test('proxy-revalidate applies to shared caches only: the card is still served stale after an error', async () => {
+        srv.script(() => ({ status: 200, headers: { etag: '"a"', 'cache-control': 'max-age=10, proxy-revalidate' }, body: card('1.0.0') }));
+        const c = cache();
+        await c.get(base);
+        srv.script(() => ({ status: 503 }));
+        await clock.advance(11_000);
+        const e = await c.get(base);
+        assert.deepEqual([e.stale, e.usable], [true, true]);
+      });
+
+      test('s-maxage alone says nothing to a private cache: the default lifetime applies', async () => {
+        srv.script(() => ({ status: 200, headers: { 'cache-control': 's-maxage=600' }, body: card('1.0.0') }));
+        const e = await cache({ defaultTtlMs: 300_000 }).get(base);
+        assert.equal(e.expiresAt, clock.now() + 300_000);
+      });
+    });
   });
-  after(async () => {
-    await fetcher.close();
-    await srv.close();
-  });
-  beforeEach(() => {
-    clock = new VirtualClock();
-    base = `${srv.origin}/r${++n}/`;
-    srv.requests.length = 0;
-  });
-  afterEach(async () => {
-    await Promise.all(caches.splice(0).map((c) => c.close()));
-  });
-
-  function cache(options: Partial<CardCacheOptions> = {}): CardCache {
-    const c = new CardCache({
-      fetcher,
-      hostPolicy: policy,
-      store: new MemoryCardStore(),
-      clock,
-      random: () => 1,
-      expiryJitter: 0,
-      backoffJitter: 0,
-      minTtlMs: 0,
-      check: { allowLoopback: true },
-      ...options,
-    });
-    caches.push(c);
-    return c;
-  }
-  const card = (version: string) => cardFor(srv, 'r', { version });
-  const inm = (i: number) => srv.requests[i]!.headers['if-none-match'];
-
-  describe('which 304 updates the stored response (§4.3.4)', () => {
-    test('a 304 carrying another ETag than the stored one is not a revalidation: the card is fetched in full, without validators', async () => {
-      srv.script(() => ({ status: 200, headers: { etag: '"a"', 'cache-control': 'max-age=10' }, body: card('1.0.0') }));
-      const c = cache();
-      await c.get(base);
-      srv.script((req): Answer =>
-        req.headers['if-none-match'] !== undefined
-          ? { status: 304, headers: { etag: '"b"', 'cache-control': 'max-age=10' } }
-          : { status: 200, headers: { etag: '"b"', 'cache-control': 'max-age=10' }, body: card('2.0.0') },
-      );
-      await clock.advance(11_000);
-      const e = await c.get(base);
-      assert.deepEqual([inm(1), inm(2)], ['"a"', undefined], 'the conditional request, then an unconditional one');
-      assert.equal(e.lastOutcome, 'changed');
-      assert.equal(e.etag, '"b"');
-      assert.equal(e.card.version, '2.0.0');
-    });
-
-    test('a 304 carrying the stored ETag (weak comparison) revalidates and keeps the stored validators', async () => {
-      srv.script(() => ({ status: 200, headers: { etag: 'W/"a"', 'cache-control': 'max-age=10' }, body: card('1.0.0') }));
-      const c = cache();
-      const first = await c.get(base);
-      srv.script(() => ({ status: 304, headers: { etag: 'W/"a"', 'cache-control': 'max-age=600' } }));
-      await clock.advance(11_000);
-      const e = await c.get(base);
-      assert.equal(e.lastOutcome, 'revalidated');
-      assert.equal(e.card, first.card);
-      assert.equal(e.etag, 'W/"a"');
-      assert.equal(e.expiresAt, clock.now() + 600_000);
-    });
-
-    test('a 304 with no validator at all, answering our conditional request, revalidates the one stored response and keeps its validators', async () => {
-      srv.script(() => ({ status: 200, headers: { etag: '"a"', 'last-modified': 'Tue, 01 Oct 2024 10:00:00 GMT', 'cache-control': 'max-age=10' }, body: card('1.0.0') }));
-      const c = cache();
-      await c.get(base);
-      srv.script(() => ({ status: 304, headers: { 'cache-control': 'max-age=600' } }));
-      await clock.advance(11_000);
-      const e = await c.get(base);
-      assert.equal(inm(1), '"a"');
-      assert.equal(srv.requests[1]!.headers['if-modified-since'], 'Tue, 01 Oct 2024 10:00:00 GMT');
-      assert.equal(e.lastOutcome, 'revalidated');
-      assert.deepEqual([e.etag, e.lastModified], ['"a"', 'Tue, 01 Oct 2024 10:00:00 GMT']);
-      assert.equal(e.expiresAt, clock.now() + 600_000);
-      assert.equal(srv.requests.length, 2);
-    });
-
-    test('a 304 to a request that sent no validator is a failure (the stored response had none to send)', async () => {
-      srv.script(() => ({ status: 200, headers: { 'cache-control': 'max-age=10' }, body: card('1.0.0') }));
-      const c = cache();
-      await c.get(base);
-      srv.script(() => ({ status: 304, headers: { 'cache-control': 'max-age=600' } }));
-      await clock.advance(11_000);
-      const e = await c.get(base);
-      assert.equal(inm(1), undefined);
-      assert.deepEqual([e.stale, e.lastOutcome, e.lastError?.code], [true, 'stale', 'ERR_FETCH_STATUS']);
-      assert.match(e.lastError!.message, /304 Not Modified to a request that had no validator/);
-    });
-
-    test('a 304 to an unconditional resync is a failure', async () => {
-      srv.script(() => ({ status: 200, headers: { etag: '"a"', 'cache-control': 'max-age=10' }, body: card('1.0.0') }));
-      const c = cache();
-      await c.get(base);
-      srv.script(() => ({ status: 304, headers: { etag: '"a"' } }));
-      const e = await c.refresh(base, { unconditional: true });
-      assert.equal(inm(1), undefined);
-      assert.deepEqual([e.stale, e.lastError?.code], [true, 'ERR_FETCH_STATUS']);
-    });
-  });
-
-  describe('no-store keeps nothing (§5.2.2.5)', () => {
-    test('no validator is kept or sent, and the card is not served stale after an error', async () => {
-      srv.script(() => ({ status: 200, headers: { etag: '"a"', 'last-modified': 'Tue, 01 Oct 2024 10:00:00 GMT', 'cache-control': 'no-store' }, body: card('1.0.0') }));
-      const c = cache({ minTtlMs: 1_000 });
-      const first = await c.get(base);
-      assert.deepEqual([first.noStore, first.etag, first.lastModified], [true, undefined, undefined]);
-      assert.equal(first.cacheHeaders.etag, undefined, 'no validator in the kept headers either');
-
-      srv.script(() => ({ status: 304, headers: { etag: '"a"' } }));
-      await clock.advance(1_500);
-      const answered304 = await c.get(base);
-      assert.deepEqual([inm(1), srv.requests[1]!.headers['if-modified-since']], [undefined, undefined]);
-      assert.equal(answered304.lastError?.code, 'ERR_FETCH_STATUS', 'the stored body is not reused on a 304');
-      assert.equal(answered304.usable, false, 'no stale use of a no-store card');
-
-      srv.script(() => ({ status: 503 }));
-      const failed = await c.refresh(base);
-      assert.deepEqual([failed.stale, failed.usable], [true, false]);
-    });
-  });
-
-  describe('Vary (§4.1)', () => {
-    test('Vary: * never matches: the next request is unconditional', async () => {
-      srv.script(() => ({ status: 200, headers: { etag: '"a"', vary: '*', 'cache-control': 'max-age=10' }, body: card('1.0.0') }));
-      const c = cache();
-      await c.get(base);
-      await clock.advance(11_000);
-      const e = await c.get(base);
-      assert.equal(inm(1), undefined);
-      assert.equal(e.lastOutcome, 'unchanged');
-    });
-
-    test('Vary on a request header we send: reused while it matches, not after it changed', async () => {
-      srv.script((req): Answer =>
-        req.headers['if-none-match'] === '"a"'
-          ? { status: 304, headers: { etag: '"a"', vary: 'a2a-version' } }
-          : { status: 200, headers: { etag: '"a"', vary: 'a2a-version', 'cache-control': 'max-age=10' }, body: card('1.0.0') },
-      );
-      const store = new MemoryCardStore();
-      const c1 = cache({ store });
-      await c1.get(base);
-      await clock.advance(11_000);
-      assert.equal((await c1.get(base)).lastOutcome, 'revalidated');
-      assert.equal(inm(1), '"a"');
-
-      // Another cache on the same store sends another value of the varying header.
-      const c2 = cache({ store, requestHeaders: { 'a2a-version': '0.3' } });
-      await c2.refresh(base);
-      assert.equal(inm(2), undefined, 'the stored response does not match this request: no validator');
-    });
-  });
-
-  describe('directives of a private cache', () => {
-    test('proxy-revalidate applies to shared caches only: the card is still served stale after an error', async () => {
-      srv.script(() => ({ status: 200, headers: { etag: '"a"', 'cache-control': 'max-age=10, proxy-revalidate' }, body: card('1.0.0') }));
-      const c = cache();
-      await c.get(base);
-      srv.script(() => ({ status: 503 }));
-      await clock.advance(11_000);
-      const e = await c.get(base);
-      assert.deepEqual([e.stale, e.usable], [true, true]);
-    });
-
-    test('s-maxage alone says nothing to a private cache: the default lifetime applies', async () => {
-      srv.script(() => ({ status: 200, headers: { 'cache-control': 's-maxage=600' }, body: card('1.0.0') }));
-      const e = await cache({ defaultTtlMs: 300_000 }).get(base);
-      assert.equal(e.expiresAt, clock.now() + 300_000);
-    });
-  });
-});
+}
