@@ -1,17 +1,31 @@
 #!/usr/bin/env bash
 # The Debian packages the test suite needs, installed when missing (as root on Debian), so that
-# `npm test` passes on a fresh machine: openssl (self-signed certificates for the TLS tests) and
+# `npm test` passes on a fresh machine: openssl (self-signed certificates for the TLS tests),
 # chromium (the dashboard's browser tests, driven by playwright-core, which never downloads a
-# browser of its own). Used by `npm test` (pretest) and by .ci/run.
+# browser of its own) and postgresql (the state-store suites run against a real PostgreSQL, which
+# test/helpers/postgres.ts initialises as a non-root user in a temporary directory; the package's
+# own cluster service is not used). Used by `npm test` (pretest) and by .ci/run.
 set -euo pipefail
 missing=()
 command -v openssl >/dev/null 2>&1 || missing+=(openssl)
 [ -x /usr/bin/chromium ] || missing+=(chromium)
+# initdb, pg_ctl and postgres: Debian puts them in /usr/lib/postgresql/<major>/bin.
+pg_found=""
+for d in "${A2A_TEST_PG_BIN:-}" /usr/lib/postgresql/*/bin /usr/local/bin; do
+  [ -n "$d" ] && [ -x "$d/initdb" ] && [ -x "$d/pg_ctl" ] && [ -x "$d/postgres" ] && pg_found=1 && break
+done
+[ -n "$pg_found" ] || missing+=(postgresql)
 [ ${#missing[@]} -eq 0 ] && exit 0
 if [ "$(id -u)" = "0" ] && command -v apt-get >/dev/null 2>&1; then
   echo "installing test dependencies: ${missing[*]}" >&2
   apt-get update -qq
+  # policy-rc.d 101: install the binaries without starting the package's own cluster service.
+  restore_policy=""
+  if [ ! -e /usr/sbin/policy-rc.d ]; then
+    printf '#!/bin/sh\nexit 101\n' > /usr/sbin/policy-rc.d && chmod +x /usr/sbin/policy-rc.d && restore_policy=1
+  fi
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >&2
+  [ -z "$restore_policy" ] || rm -f /usr/sbin/policy-rc.d
 else
   echo "the tests need: ${missing[*]} (on Debian: sudo apt-get install ${missing[*]})" >&2
   exit 1

@@ -128,6 +128,16 @@ export class SessionRunner {
     return { sessionId, digest, events, reply, agents, notices, ...(author !== undefined && { author }), ...(error !== undefined && { error }) };
   }
 
+  /** The ADK user id a pinned session's history is stored under. */
+  userOf(sessionId: string): string | undefined {
+    return this.#users.get(sessionId);
+  }
+
+  /** Restores a pinned session's user id recorded by an earlier process. */
+  restoreUser(sessionId: string, userId: string): void {
+    this.#users.set(sessionId, userId);
+  }
+
   /** Agent names the session's history contains (event authors other than the user). */
   async authors(sessionId: string, userId = this.#users.get(sessionId) ?? 'user'): Promise<string[]> {
     const session = await this.#sessions.getSession({ appName: this.#appName, userId, sessionId });

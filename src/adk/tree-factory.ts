@@ -82,6 +82,7 @@ export class TreeFactory {
   readonly #expired = new Map<string, string>();
   readonly #evictListeners = new Set<(digest: string) => void>();
   readonly #releaseListeners = new Set<(sessionId: string, why: PinRelease) => void>();
+  readonly #pinListeners = new Set<(sessionId: string) => void>();
   #builds = 0;
   /** The digest built last, until its snapshot is retained: kept by sweeps before publication. */
   #warming: string | undefined;
@@ -135,6 +136,7 @@ export class TreeFactory {
     const pin = this.#pins.get(sessionId);
     if (pin) {
       pin.lastUsedAt = now;
+      this.#pinChanged(sessionId);
       const root = this.#roots.get(pin.digest);
       if (root) return { root, digest: pin.digest };
       // Pinned but not built here yet (e.g. a pin restored from a shared store): build it now.
@@ -149,6 +151,7 @@ export class TreeFactory {
     const root = this.prepare(current);
     this.#o.snapshots.retain(current.digest);
     this.#pins.set(sessionId, { digest: current.digest, lastUsedAt: now });
+    this.#pinChanged(sessionId);
     this.#armIdleTimer();
     const restartedFrom = this.#expired.get(sessionId);
     if (restartedFrom !== undefined) {
@@ -158,6 +161,32 @@ export class TreeFactory {
     }
     this.#o.events?.emit({ type: 'session.pinned', sessionId, digest: current.digest });
     return { root, digest: current.digest };
+  }
+
+  /**
+   * Restores a pin recorded by an earlier process (a durable store), before serving: the session
+   * keeps its digest, and its idle time continues from `lastUsedAtWall` (epoch ms). `snapshot` is
+   * the stored snapshot it is pinned to; its tree is built on the session's next turn.
+   */
+  restorePin(sessionId: string, snapshot: Snapshot, lastUsedAtWall: number): void {
+    checkSessionId(sessionId);
+    if (this.#pins.has(sessionId)) return;
+    this.#o.snapshots.retainRestored(snapshot);
+    const idleMs = Math.max(0, this.#clock.wallNow() - lastUsedAtWall);
+    this.#pins.set(sessionId, { digest: snapshot.digest, lastUsedAt: this.#clock.now() - idleMs });
+    this.#armIdleTimer();
+  }
+
+  /** A session's pin: its digest and last use (monotonic ms), if pinned. */
+  pinOf(sessionId: string): { readonly digest: string; readonly lastUsedAt: number } | undefined {
+    const pin = this.#pins.get(sessionId);
+    return pin && { digest: pin.digest, lastUsedAt: pin.lastUsedAt };
+  }
+
+  /** Called whenever a session's pin is created, used, moved or released (a durable store follows it). */
+  onPinChange(listener: (sessionId: string) => void): () => void {
+    this.#pinListeners.add(listener);
+    return () => this.#pinListeners.delete(listener);
   }
 
   /** The digest a session is pinned to, if any. */
@@ -197,6 +226,7 @@ export class TreeFactory {
     const from = pin.digest;
     this.#o.snapshots.retain(current.digest);
     this.#pins.set(sessionId, { digest: current.digest, lastUsedAt: this.#clock.now() });
+    this.#pinChanged(sessionId);
     this.#o.snapshots.release(from);
     this.#o.events?.emit({ type: 'session.upgraded', sessionId, digest: current.digest, previousDigest: from });
     this.sweep();
@@ -300,6 +330,11 @@ export class TreeFactory {
     }
     this.#o.events?.emit({ type: why === 'expired' ? 'session.expired' : 'session.ended', sessionId, digest: pin.digest });
     for (const l of this.#releaseListeners) l(sessionId, why);
+    this.#pinChanged(sessionId);
+  }
+
+  #pinChanged(sessionId: string): void {
+    for (const l of this.#pinListeners) l(sessionId);
   }
 
   /** One timer while sessions are pinned: checks for idle pins every quarter idle time (≤ 1 min). */

@@ -52,6 +52,14 @@ export function crossCheck(doc: Raw, source: YamlSource): Problem[] {
     return verdict.allowed ? undefined : verdict.reason;
   };
 
+  // --- store -----------------------------------------------------------------------------------
+  const store = string(doc.store)?.trim() ?? 'sqlite';
+  const postgres = /^postgres(ql)?:\/\//.test(store);
+  if (doc.storePasswordEnv !== undefined && doc.storePasswordFile !== undefined) add(['storePasswordFile'], 'set only one of storePasswordEnv and storePasswordFile');
+  for (const key of ['storePasswordEnv', 'storePasswordFile'] as const) {
+    if (doc[key] !== undefined && !postgres) add([key], `is only used with a PostgreSQL store (store: postgres://…), but store is ${JSON.stringify(store)}`);
+  }
+
   // --- server ----------------------------------------------------------------------------------
   const server = record(doc.server);
   if (server !== undefined) {

@@ -157,6 +157,13 @@ function deepFreeze<T>(value: T): T {
   return value;
 }
 
+/** `sqlite` and relative SQLite paths resolved under the data directory; other stores as written. */
+function storeIn(store: string, dataDir: string): string {
+  if (store === 'sqlite') return `sqlite:${resolve(dataDir, 'a2a-discovery.sqlite')}`;
+  if (store.startsWith('sqlite:') && store !== 'sqlite::memory:') return `sqlite:${resolve(dataDir, store.slice('sqlite:'.length))}`;
+  return store;
+}
+
 /** The schema output as the public configuration: paths absolute, origins normalized, root typed. */
 function build(out: SchemaOutput, baseDir: string): DiscoveryConfig {
   const file = (p: string): string => resolve(baseDir, p);
@@ -228,6 +235,11 @@ function build(out: SchemaOutput, baseDir: string): DiscoveryConfig {
         ? { kind: 'model', name: root.name, model: root.model ?? '' }
         : { kind: 'routed', name: root.name, ...(root.fallback !== undefined && { fallback: root.fallback }) },
     sessions: { ...out.sessions },
+    dataDir: file(out.dataDir),
+    store: storeIn(out.store.trim(), file(out.dataDir)),
+    ...(out.storePasswordEnv !== undefined && { storePasswordEnv: out.storePasswordEnv }),
+    ...(out.storePasswordFile !== undefined && { storePasswordFile: file(out.storePasswordFile) }),
+    retention: { ...out.retention },
   };
   return deepFreeze(config);
 }

@@ -28,6 +28,8 @@ export interface ResolvedSecrets {
   readonly credentials: (origin: string) => Record<string, string> | undefined;
   /** The trust store for `SignatureOptions.keys`. */
   readonly keys: readonly TrustedKey[];
+  /** The PostgreSQL store's password, when `storePasswordEnv` or `storePasswordFile` is set. */
+  readonly storePassword?: string;
 }
 
 /** Largest secret or key file read, in bytes. */
@@ -109,6 +111,11 @@ export async function resolveSecrets(config: DiscoveryConfig, env: NodeJS.Proces
     if (jwk !== undefined) keys.push(Object.freeze({ kid: k.kid, jwk, ...(k.origins !== undefined && { origins: k.origins }) }));
   }
 
+  // The store's password.
+  let storePassword: string | undefined;
+  if (config.storePasswordEnv !== undefined) storePassword = fromEnv(['storePasswordEnv'], config.storePasswordEnv, 'the store password');
+  else if (config.storePasswordFile !== undefined) storePassword = await fromFile(['storePasswordFile'], config.storePasswordFile, 'store password');
+
   if (problems.length > 0) {
     const first = problems[0]!;
     throw new DiscoveryError('ERR_CONFIG_INVALID', `${problems.length} secret(s) could not be read; first: ${first.path}: ${first.message}`, {
@@ -117,7 +124,7 @@ export async function resolveSecrets(config: DiscoveryConfig, env: NodeJS.Proces
       problems,
     });
   }
-  return secrets(token, headers, Object.freeze(keys));
+  return secrets(token, headers, Object.freeze(keys), storePassword);
 }
 
 function trimEol(value: string): string {
@@ -154,14 +161,16 @@ function publicJwk(text: string, kid: string, fail: (message: string) => undefin
 }
 
 /** The result object; its inspection and JSON never show the token or credential values. */
-function secrets(token: string | undefined, headers: ReadonlyMap<string, Record<string, string>>, keys: readonly TrustedKey[]): ResolvedSecrets {
+function secrets(token: string | undefined, headers: ReadonlyMap<string, Record<string, string>>, keys: readonly TrustedKey[], storePassword: string | undefined): ResolvedSecrets {
   const redacted = (): Record<string, unknown> => ({
     token: token === undefined ? undefined : '[redacted]',
+    storePassword: storePassword === undefined ? undefined : '[redacted]',
     credentials: [...headers.keys()],
     keys: keys.map((k) => k.kid),
   });
   const result = {
     ...(token !== undefined && { token }),
+    ...(storePassword !== undefined && { storePassword }),
     credentials: (origin: string): Record<string, string> | undefined => {
       const key = originOf(origin) ?? safeOrigin(origin);
       const found = key === undefined ? undefined : headers.get(key);

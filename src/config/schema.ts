@@ -336,6 +336,34 @@ const sessions = z.strictObject({
   idleTimeoutMs: positiveInt.default(3_600_000),
   maxSessions: positiveInt.default(10_000),
   allowAdkMetadata: z.boolean().default(false),
+  // Conversations: ADK's DatabaseSessionService on the store's database ('store'), or in memory.
+  history: z.enum(['store', 'memory']).default('store'),
+});
+
+/** Why a `store:` value is not a store description, or undefined. The store module re-checks it when it opens. */
+export function impossibleStore(value: string): string | undefined {
+  const s = value.trim();
+  if (s === 'memory' || s === 'sqlite') return undefined;
+  if (s.startsWith('sqlite:')) return s.length > 'sqlite:'.length ? undefined : 'sqlite: needs a file path, such as sqlite:a2a-discovery.sqlite';
+  if (/^postgres(ql)?:\/\//.test(s)) {
+    let url: URL;
+    try {
+      url = new URL(s);
+    } catch {
+      return 'is not a valid PostgreSQL URL such as postgres://a2a@db.example.com:5432/a2a';
+    }
+    if (url.password !== '') return 'carries a password in the URL; give it through storePasswordEnv or storePasswordFile instead';
+    if (url.hostname === '') return 'the PostgreSQL URL has no host';
+    return undefined;
+  }
+  return `must be memory, sqlite, sqlite:<path> or postgres://user@host:5432/database, got ${describeValue(value.replace(/:[^:@/]*@/, ':***@'))}`;
+}
+
+const retention = z.strictObject({
+  journalMaxEvents: positiveInt.default(100_000),
+  journalMaxAgeMs: positiveInt.default(7 * 24 * 3_600_000),
+  snapshots: nonNegativeInt.default(50),
+  snapshotHistory: positiveInt.default(200),
 });
 
 /** The whole document. Sections default to `{}` run through their schema, so defaults fill in. */
@@ -358,6 +386,11 @@ export const configSchema = z.strictObject({
   loop: loop.prefault({}),
   root: root.prefault({}),
   sessions: sessions.prefault({}),
+  dataDir: filePath.default('data'),
+  store: checked(impossibleStore).default('sqlite'),
+  storePasswordEnv: envName.optional(),
+  storePasswordFile: filePath.optional(),
+  retention: retention.prefault({}),
 });
 
 /** The schema's output: the YAML with defaults, before paths are resolved and the root is typed. */

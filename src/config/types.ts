@@ -270,6 +270,24 @@ export interface SessionsConfig {
   readonly maxSessions: number;
   /** Let ADK's `adk_*` identifiers reach peers. Default false. */
   readonly allowAdkMetadata: boolean;
+  /**
+   * Where conversations live: `store` (default) keeps them with ADK's `DatabaseSessionService`
+   * in the store's database (SQLite or PostgreSQL; in memory with `store: memory`); `memory`
+   * keeps them in this process only.
+   */
+  readonly history: 'store' | 'memory';
+}
+
+/** `retention:`, how much the state store keeps. */
+export interface RetentionConfig {
+  /** Journal events kept (the oldest go first). Default 100,000. */
+  readonly journalMaxEvents: number;
+  /** Journal events older than this are deleted. Default 604,800,000 (7 days). */
+  readonly journalMaxAgeMs: number;
+  /** Published snapshots kept besides the current and the pinned ones. Default 50. */
+  readonly snapshots: number;
+  /** Rows of the version history kept. Default 200. */
+  readonly snapshotHistory: number;
 }
 
 /** The whole validated configuration, frozen. */
@@ -294,4 +312,16 @@ export interface DiscoveryConfig {
   readonly loop: LoopConfig;
   readonly root: RootConfig;
   readonly sessions: SessionsConfig;
+  /** Absolute path of the data directory (default `data` next to the configuration file). */
+  readonly dataDir: string;
+  /**
+   * The state store: `memory`, `sqlite:<absolute path>` (`sqlite` and relative paths are resolved
+   * under `dataDir`; the default is `sqlite:<dataDir>/a2a-discovery.sqlite`) or a PostgreSQL URL
+   * without password.
+   */
+  readonly store: string;
+  /** Where the PostgreSQL password is: an environment variable or a file (absolute path). */
+  readonly storePasswordEnv?: string;
+  readonly storePasswordFile?: string;
+  readonly retention: RetentionConfig;
 }

@@ -201,7 +201,12 @@ export class EventStream {
   readonly #wallNow: () => number;
   readonly #onListenerError: (err: unknown) => void;
 
-  constructor(options: { wallNow?: () => number; onListenerError?: (err: unknown) => void } = {}) {
+  /**
+   * `startSeq`: the sequence number the first event follows (a service restarted on a durable
+   * store continues after the last number it recorded, so `Last-Event-ID` stays meaningful).
+   */
+  constructor(options: { wallNow?: () => number; onListenerError?: (err: unknown) => void; startSeq?: number } = {}) {
+    this.#seq = options.startSeq ?? 0;
     this.#wallNow = options.wallNow ?? Date.now;
     this.#onListenerError = options.onListenerError ?? (() => {});
   }

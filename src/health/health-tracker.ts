@@ -143,6 +143,16 @@ export class HealthTracker {
     return state === prevState ? undefined : { endpoint, from: prevState, to: state, status };
   }
 
+  /**
+   * Marks an endpoint a member without observations: it was in the snapshot a durable store
+   * restored, so it stays (healthy until its next observation says otherwise, then degraded and
+   * served stale while its peer is down) instead of having to enter again after a restart.
+   */
+  restore(endpoint: string, options: { critical?: boolean } = {}): void {
+    if (this.#status.has(endpoint)) return;
+    this.#status.set(endpoint, { state: 'healthy', successes: 0, failures: 0, usable: true, critical: options.critical ?? false, since: this.#clock.wallNow(), reason: 'restored from the store' });
+  }
+
   get(endpoint: string): HealthStatus | undefined {
     return this.#status.get(endpoint);
   }

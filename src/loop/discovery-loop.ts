@@ -17,7 +17,7 @@
 import type { CacheEntry, CardCache } from '../cache/index.js';
 import type { Clock, Random, TimerHandle } from '../clock/index.js';
 import { systemClock, systemRandom } from '../clock/index.js';
-import { toDiscoveryError } from '../errors.js';
+import { DiscoveryError, toDiscoveryError } from '../errors.js';
 import type { EventStream } from '../events/index.js';
 import type { HostPolicy } from '../fetch/index.js';
 import type { HealthOptions, HealthStatus } from '../health/index.js';
@@ -26,7 +26,7 @@ import type { Candidate, MatchMemo, ReviewedAgent, SelectOptions, Verdict } from
 import { selectAgents } from '../match/index.js';
 import type { AdmittedEndpoint, RefusedRecord } from '../resolve/index.js';
 import { resolveEndpoints } from '../resolve/index.js';
-import type { Snapshot, SnapshotAgent, SnapshotDiff } from '../snapshot/index.js';
+import type { Snapshot, SnapshotAgent, SnapshotDiff, SnapshotSummary } from '../snapshot/index.js';
 import { buildSnapshot, diffSnapshots, SnapshotStore, toSnapshotAgents } from '../snapshot/index.js';
 import type { Source } from '../sources/index.js';
 import { AlertBook } from './alert-book.js';
@@ -197,6 +197,18 @@ export class DiscoveryLoop {
   subscribe(listener: SnapshotListener): () => void {
     this.#listeners.add(listener);
     return () => this.#listeners.delete(listener);
+  }
+
+  /**
+   * Restores the published state of an earlier process (from a durable store) before
+   * {@link start}: the current snapshot and the version history, and the current snapshot's
+   * endpoints as members, so a peer that is down at restart keeps being served from its last
+   * good card (stale) under the usual health rules. The next publication continues the versions.
+   */
+  restore(state: { current?: Snapshot | undefined; history?: readonly SnapshotSummary[] }): void {
+    if (this.#started) throw new DiscoveryError('ERR_INTERNAL', 'restore() must be called before start()');
+    this.#store.restore(state);
+    for (const a of state.current?.agents ?? []) this.#health.restore(a.baseUrl, { critical: a.critical });
   }
 
   /** Starts the sources and runs the first cycle (bounded by `startupTimeoutMs`), then keeps cycling. */

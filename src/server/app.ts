@@ -19,6 +19,7 @@ import type { TraceInputs } from '../explorer/index.js';
 import { DEFAULT_TRACE_INPUTS, runTrace } from '../explorer/index.js';
 import type { Snapshot } from '../snapshot/index.js';
 import { diffSnapshots } from '../snapshot/index.js';
+import type { StoreStatus } from '../store/index.js';
 import type { EventBuffer } from './event-buffer.js';
 import { EventStreamHub } from './event-stream-route.js';
 import type { OnRefusal, ServerLimits } from './limits.js';
@@ -56,6 +57,8 @@ export interface AppOptions {
   staticFiles?: (path: string) => Promise<Response | undefined>;
   /** Closes SSE streams on shutdown. */
   shutdownSignal?: AbortSignal;
+  /** The state store's status, reported by `/readyz`. */
+  storeStatus?: () => StoreStatus;
 }
 
 /** A snapshot for the API: agents with their reviewed fields, card summary and the card itself. */
@@ -122,9 +125,15 @@ export function createApp(o: AppOptions): Hono {
   );
 
   app.get('/healthz', (c) => c.json({ ok: true }));
-  app.get('/readyz', (c) =>
-    o.loop.ready ? c.json({ ready: true, version: o.loop.current()?.version ?? 0 }) : c.json({ ready: false, reason: 'the first discovery pass has not finished' }, 503),
-  );
+  app.get('/readyz', (c) => {
+    const s = o.storeStatus?.();
+    // A failing store degrades the service but does not stop it: it keeps serving from memory.
+    const store = s && { kind: s.kind, location: s.location, ok: s.ok, ...(s.lastError !== undefined && { lastError: s.lastError }) };
+    const extra = store ? { store, ...(!store.ok && { degraded: true }) } : {};
+    return o.loop.ready
+      ? c.json({ ready: true, version: o.loop.current()?.version ?? 0, ...extra })
+      : c.json({ ready: false, reason: 'the first discovery pass has not finished', ...extra }, 503);
+  });
 
   app.get('/metrics', async (c) => {
     c.header('Content-Type', o.metrics.contentType);

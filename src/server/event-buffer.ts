@@ -20,6 +20,17 @@ export class EventBuffer {
     });
   }
 
+  /**
+   * Puts events recorded earlier (the journal of a durable store) before the live ones, so
+   * `/api/events` and a reconnecting stream see the story from before a restart.
+   */
+  seed(events: readonly DiscoveryEvent[]): void {
+    const first = this.#events[0]?.seq ?? Number.POSITIVE_INFINITY;
+    const older = events.filter((e) => e.seq < first);
+    this.#events.unshift(...older);
+    if (this.#events.length > this.#limit) this.#events.splice(0, this.#events.length - this.#limit);
+  }
+
   /** Buffered events with `seq` greater than `afterSeq`, oldest first (at most `max`). */
   since(afterSeq: number, max = this.#limit): DiscoveryEvent[] {
     const out = this.#events.filter((e) => e.seq > afterSeq);

@@ -43,5 +43,16 @@ export function serviceOptionsFromConfig(config: DiscoveryConfig, secrets: Resol
         ? { kind: 'model', name: root.name, model: root.model }
         : { kind: 'routed', name: root.name, ...(root.fallback !== undefined && { fallback: root.fallback }) },
     sessions: config.sessions,
+    store: config.store,
+    storeOptions: {
+      dataDir: config.dataDir,
+      ...(secrets.storePassword !== undefined && { password: secrets.storePassword }),
+      retention: {
+        journalMaxEvents: config.retention.journalMaxEvents,
+        journalMaxAgeMs: config.retention.journalMaxAgeMs,
+        snapshots: config.retention.snapshots,
+        history: config.retention.snapshotHistory,
+      },
+    },
   };
 }

@@ -7,6 +7,7 @@ import type { CardCache } from '../cache/index.js';
 import type { EventStream } from '../events/index.js';
 import type { DiscoveryLoop } from '../loop/index.js';
 import type { TreeFactory } from '../adk/index.js';
+import type { StoreStatus } from '../store/index.js';
 import type { RefusalReason } from './limits.js';
 
 export interface MetricsSources {
@@ -16,9 +17,13 @@ export interface MetricsSources {
   trees?: TreeFactory;
   /** Open event streams, read at scrape time. */
   openStreams?: () => number;
+  /** The state store's status, read at scrape time. */
+  store?: () => StoreStatus;
+  /** Journal events the store writer dropped because the store could not keep up. */
+  journalDropped?: () => number;
 }
 
-export function createMetrics({ events, cache, loop, trees, openStreams }: MetricsSources): { registry: Registry; refusal(reason: RefusalReason): void; close(): void } {
+export function createMetrics({ events, cache, loop, trees, openStreams, store, journalDropped }: MetricsSources): { registry: Registry; refusal(reason: RefusalReason): void; close(): void } {
   const registry = new Registry();
   const p = 'a2a_discovery_';
   const fetches = new Counter({ name: `${p}card_fetches_total`, help: 'Card cache decisions that reached the network, by outcome.', labelNames: ['outcome'], registers: [registry] });
@@ -42,6 +47,43 @@ export function createMetrics({ events, cache, loop, trees, openStreams }: Metri
     labelNames: ['event'],
     registers: [registry],
   });
+  if (store) {
+    new Gauge({
+      name: `${p}store_up`,
+      help: 'Whether the state store answered its last read or write (1) or failed (0), by engine.',
+      labelNames: ['kind'],
+      registers: [registry],
+      collect() {
+        const s = store();
+        this.reset();
+        this.set({ kind: s.kind }, s.ok ? 1 : 0);
+      },
+    });
+    new Gauge({
+      name: `${p}store_writes`,
+      help: 'Writes the state store completed since the process started.',
+      registers: [registry],
+      collect() {
+        this.set(store().writes);
+      },
+    });
+    new Gauge({
+      name: `${p}store_failed_writes`,
+      help: 'Writes the state store failed since the process started.',
+      registers: [registry],
+      collect() {
+        this.set(store().failedWrites);
+      },
+    });
+    new Gauge({
+      name: `${p}journal_dropped_events`,
+      help: 'Journal events dropped because the state store could not keep up.',
+      registers: [registry],
+      collect() {
+        this.set(journalDropped?.() ?? 0);
+      },
+    });
+  }
   new Gauge({
     name: `${p}active_alerts`,
     help: 'Alert conditions that hold now (raised and not yet resolved).',

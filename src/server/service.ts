@@ -30,6 +30,11 @@ import { casesFromVocabulary, evaluateRouting, loadCases } from '../routing/inde
 import { TagVocabulary } from '../match/index.js';
 import type { KubernetesSourceOptions, Source, StaticAgentConfig } from '../sources/index.js';
 import { kubernetesSource, registrySource, staticSource, wellKnownSource } from '../sources/index.js';
+import { SnapshotStore } from '../snapshot/index.js';
+import type { OpenStateStoreOptions, StateStore } from '../store/index.js';
+import { openStateStore, parseStoreSpec, storeLocation } from '../store/index.js';
+import type { SessionStoreTarget } from './persistence.js';
+import { followIntoStore, restoreFromStore, sessionServiceFor } from './persistence.js';
 import { createApp } from './app.js';
 import { EventBuffer } from './event-buffer.js';
 import { EventStreamHub } from './event-stream-route.js';
@@ -76,13 +81,25 @@ export interface ServiceOptions {
   cache?: Omit<CardCacheOptions, 'fetcher' | 'hostPolicy' | 'store' | 'clock' | 'random' | 'events' | 'check'> & { maxBodyBytes?: number; totalTimeoutMs?: number };
   loop?: Pick<DiscoveryLoopOptions, 'cycleIntervalMs' | 'resyncIntervalMs' | 'startupTimeoutMs' | 'maxRemovalShare' | 'minPublishIntervalMs'>;
   root?: { name?: string } & ({ kind: 'routed'; fallback?: string } | { kind: 'model'; model: string | BaseLlm });
-  sessions?: { idleTimeoutMs?: number; maxSessions?: number; allowAdkMetadata?: boolean };
+  /**
+   * `history`: where conversations live — `store` (default: ADK's `DatabaseSessionService` on the
+   * database of a SQLite or PostgreSQL store given by description) or `memory`.
+   */
+  sessions?: { idleTimeoutMs?: number; maxSessions?: number; allowAdkMetadata?: boolean; history?: 'store' | 'memory' };
   clock?: Clock;
   logger?: Logger;
   /** Folder of the dashboard's files. Default: the package's `web/`. */
   webRoot?: string;
   /** Extra sources (the demo's, tests'). */
   extraSources?: readonly Source[];
+  /**
+   * The state store: a description (`memory`, `sqlite:<path>`, `postgres://user@host:5432/db`)
+   * that the service opens and closes, or an open store the caller owns. Default `memory`.
+   * `a2a-discovery serve` defaults to a SQLite file under the data directory.
+   */
+  store?: string | StateStore;
+  /** For a store given by description: the data directory (relative SQLite paths), the PostgreSQL password, retention. */
+  storeOptions?: Pick<OpenStateStoreOptions, 'dataDir' | 'password' | 'retention' | 'schema'>;
 }
 
 export interface RunningService {
@@ -93,6 +110,10 @@ export interface RunningService {
   readonly sessions: SessionRunner;
   readonly events: EventStream;
   readonly policy: HostPolicy;
+  /** The state store (memory unless configured). */
+  readonly store: StateStore;
+  /** Writes everything the store has not received yet (publications, pins, journal). */
+  flushStore(): Promise<void>;
   /** Stops the loop, finishes in-flight work and closes every server and connection, within `timeoutMs`. */
   close(timeoutMs?: number): Promise<void>;
 }
@@ -106,7 +127,18 @@ export async function startService(o: ServiceOptions): Promise<RunningService> {
   }
   const clock = o.clock ?? systemClock;
   const log = o.logger ?? createLogger();
-  const events = new EventStream({ wallNow: () => clock.wallNow() });
+  const ownStore = typeof o.store !== 'object';
+  const store = typeof o.store === 'object' ? o.store : await openStateStore(o.store ?? 'memory', { clock, ...o.storeOptions });
+  let startSeq: number;
+  let sessionStore: Awaited<ReturnType<typeof sessionServiceFor>>;
+  try {
+    startSeq = await store.lastSeq();
+    sessionStore = await sessionServiceFor(o.sessions?.history === 'memory' || !ownStore ? { kind: 'memory' } : sessionTarget(o.store as string | undefined, o.storeOptions));
+  } catch (err) {
+    if (ownStore) await store.close().catch(() => undefined);
+    throw err;
+  }
+  const events = new EventStream({ wallNow: () => clock.wallNow(), startSeq });
   const offLog = logEvents(events, log);
   routeAdkLogs(log);
   const policy = HostPolicy.from(o.policy);
@@ -121,6 +153,7 @@ export async function startService(o: ServiceOptions): Promise<RunningService> {
   const cache = new CardCache({
     fetcher,
     hostPolicy: policy,
+    store: store.cards,
     clock,
     events,
     ...cacheOptions,
@@ -153,6 +186,7 @@ export async function startService(o: ServiceOptions): Promise<RunningService> {
     sources,
     hostPolicy: policy,
     cache,
+    snapshots: new SnapshotStore({ ...(o.storeOptions?.retention?.history !== undefined && { historyLimit: o.storeOptions.retention.history }) }),
     clock,
     events,
     select: {
@@ -206,11 +240,34 @@ export async function startService(o: ServiceOptions): Promise<RunningService> {
     }),
   });
   treesRef.trees = trees;
-  const sessions = new SessionRunner({ trees, events });
+  const sessions = new SessionRunner({ trees, events, sessionService: sessionStore.service });
   const owners = new SessionOwners();
   const offOwners = trees.onRelease((sessionId) => owners.release(sessionId));
   const buffer = new EventBuffer(events, 1_000);
   const archive = new SnapshotArchive(loop);
+  const restored = await restoreFromStore({ store, loop, trees, sessions, owners, archive, buffer, bufferEvents: 1_000 });
+  const storeLog = log.child({ component: 'store' });
+  let storeFailing = false;
+  const follow = followIntoStore({
+    store,
+    events,
+    loop,
+    trees,
+    sessions,
+    owners,
+    clock,
+    onError: (err) => {
+      // Once per failing streak: the store's status says the rest.
+      if (!storeFailing) storeLog.error({ err: (err as Error).message }, 'the state store failed a write; serving continues from memory');
+      storeFailing = true;
+    },
+  });
+  const offStoreOk = events.subscribe(() => {
+    if (storeFailing && store.status().ok) {
+      storeFailing = false;
+      storeLog.info('the state store is writing again');
+    }
+  });
   const limits: ServerLimits = { ...DEFAULT_SERVER_LIMITS, ...o.limits };
   const refusal = (reason: Parameters<typeof metrics.refusal>[0]) => metrics.refusal(reason);
   const streams = new EventStreamHub({
@@ -219,7 +276,7 @@ export async function startService(o: ServiceOptions): Promise<RunningService> {
     onRefusal: refusal,
     hello: () => ({ version: loop.current()?.version ?? 0, lastSeq: buffer.since(0).at(-1)?.seq ?? 0 }),
   });
-  const metrics = createMetrics({ events, cache, loop, trees, openStreams: () => streams.size });
+  const metrics = createMetrics({ events, cache, loop, trees, openStreams: () => streams.size, store: () => store.status(), journalDropped: () => follow.writer.dropped });
   const shutdown = new AbortController();
   const app = createApp({
     bindHost: host,
@@ -239,6 +296,7 @@ export async function startService(o: ServiceOptions): Promise<RunningService> {
     ...(o.token !== undefined && o.token !== '' && { token: o.token }),
     staticFiles: staticFileServer(o.webRoot),
     shutdownSignal: shutdown.signal,
+    storeStatus: () => store.status(),
   });
 
   let server: Server;
@@ -263,7 +321,10 @@ export async function startService(o: ServiceOptions): Promise<RunningService> {
       s.on('clientError', (err: NodeJS.ErrnoException, socket) => onClientError(err, socket, refusal));
     });
   } catch (err) {
-    await Promise.allSettled([fetcher.close(), policyFetch.close()]);
+    await follow.close();
+    offStoreOk();
+    await Promise.allSettled([fetcher.close(), policyFetch.close(), sessionStore.close()]);
+    if (ownStore) await store.close().catch(() => undefined);
     const code = (err as NodeJS.ErrnoException).code;
     throw new DiscoveryError(
       'ERR_CONFIG_INVALID',
@@ -274,6 +335,7 @@ export async function startService(o: ServiceOptions): Promise<RunningService> {
   const address = server.address() as AddressInfo;
   const url = `http://${address.family === 'IPv6' ? `[${address.address}]` : address.address}:${address.port}`;
   log.info({ url, policy: policy.describe() }, 'a2a-discovery service listening');
+  storeLog.info({ kind: store.kind, location: store.status().location, ...restored }, restored.version > 0 ? 'state restored from the store' : 'state store opened');
   await loop.start();
 
   let closing: Promise<void> | undefined;
@@ -285,6 +347,8 @@ export async function startService(o: ServiceOptions): Promise<RunningService> {
     sessions,
     events,
     policy,
+    store,
+    flushStore: () => follow.writer.flush(),
     close(timeoutMs = 5_000) {
       closing ??= (async () => {
         shutdown.abort();
@@ -296,19 +360,41 @@ export async function startService(o: ServiceOptions): Promise<RunningService> {
         server.closeIdleConnections();
         await Promise.race([work, bound]);
         server.closeAllConnections();
+        await follow.close();
+        offStoreOk();
         trees.close();
         offOwners();
         await sessions.close();
+        await sessionStore.close().catch(() => undefined);
         metrics.close();
         archive.close();
         buffer.close();
         await cache.close();
         await Promise.allSettled([fetcher.close(), policyFetch.close()]);
+        if (ownStore) await store.close().catch((err: unknown) => storeLog.error({ err: (err as Error).message }, 'closing the state store failed'));
         offLog();
         events.close();
         log.info('a2a-discovery service stopped');
       })();
       return closing;
+    },
+  };
+}
+
+/** Where ADK's DatabaseSessionService connects, for a store given by description. */
+function sessionTarget(spec: string | undefined, options: ServiceOptions['storeOptions']): SessionStoreTarget {
+  const parsed = parseStoreSpec(spec ?? 'memory');
+  if ('problem' in parsed || parsed.kind === 'memory') return { kind: 'memory' };
+  if (parsed.kind === 'sqlite') return { kind: 'sqlite', sqliteFile: parsed.file === ':memory:' ? ':memory:' : storeLocation(parsed, options?.dataDir) };
+  const url = new URL(parsed.url);
+  return {
+    kind: 'postgres',
+    postgres: {
+      host: url.hostname.replace(/^\[|\]$/g, ''),
+      port: url.port === '' ? 5432 : Number(url.port),
+      user: decodeURIComponent(url.username),
+      database: decodeURIComponent(url.pathname.replace(/^\//, '')) || decodeURIComponent(url.username),
+      ...(options?.password !== undefined && { password: options.password }),
     },
   };
 }

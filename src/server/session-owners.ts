@@ -66,6 +66,18 @@ export class SessionOwners {
     return this.#owners.has(sessionId) ? undefined : 'in-process';
   }
 
+  /** The owner's hashes (hex), to store with the session's pin; undefined for an unclaimed session. */
+  export(sessionId: string): { ownerClient?: string; ownerSecret: string } | undefined {
+    const owner = this.#owners.get(sessionId);
+    if (!owner) return undefined;
+    return { ...(owner.client && { ownerClient: owner.client.toString('hex') }), ownerSecret: owner.secret.toString('hex') };
+  }
+
+  /** Restores an owner stored by an earlier process (hashes only: the secrets were never stored). */
+  restore(sessionId: string, hashes: { ownerClient?: string | undefined; ownerSecret: string }): void {
+    this.#owners.set(sessionId, { client: hashes.ownerClient === undefined ? undefined : Buffer.from(hashes.ownerClient, 'hex'), secret: Buffer.from(hashes.ownerSecret, 'hex') });
+  }
+
   /** Forgets a session (its pin was released). */
   release(sessionId: string): void {
     this.#owners.delete(sessionId);

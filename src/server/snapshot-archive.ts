@@ -25,6 +25,11 @@ export class SnapshotArchive {
     return this.#loop.snapshots.get(digest) ?? this.#byDigest.get(digest);
   }
 
+  /** Adds a snapshot loaded from a durable store (oldest first keeps the newest when over the limit). */
+  add(snapshot: Snapshot): void {
+    this.#add(snapshot);
+  }
+
   close(): void {
     this.#unsubscribe();
     this.#byDigest.clear();

@@ -52,6 +52,27 @@ export class SnapshotStore {
     if (previous && previous.digest !== snapshot.digest) this.#maybeEvict(previous.digest);
   }
 
+  /**
+   * Restores state loaded from a durable store, before anything is published: `current` becomes
+   * current (retained, no references yet) and the history is replaced. Other snapshots are
+   * retained only once something references them ({@link retainRestored}).
+   */
+  restore(state: { current?: Snapshot | undefined; history?: readonly SnapshotSummary[] }): void {
+    if (this.#current !== undefined) throw new DiscoveryError('ERR_INTERNAL', 'snapshots can only be restored before the first publication');
+    if (state.current) {
+      this.#current = state.current;
+      this.#retained.set(state.current.digest, { snapshot: state.current, references: 0 });
+    }
+    this.#history.splice(0, this.#history.length, ...(state.history ?? []).slice(-this.#historyLimit));
+  }
+
+  /** Retains a restored snapshot (one a restored pin references) and adds one reference to it. */
+  retainRestored(snapshot: Snapshot): void {
+    const slot = this.#retained.get(snapshot.digest);
+    if (slot) slot.references++;
+    else this.#retained.set(snapshot.digest, { snapshot, references: 1 });
+  }
+
   /** A retained snapshot by digest. */
   get(digest: string): Snapshot | undefined {
     return this.#retained.get(digest)?.snapshot;

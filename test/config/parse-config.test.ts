@@ -6,7 +6,7 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtemp, rm, writeFile, mkdir } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { loadConfig, parseConfig, type DiscoveryConfig } from '../../src/config/index.js';
 import { isDiscoveryError } from '../../src/errors.js';
 import { HostPolicy } from '../../src/fetch/index.js';
@@ -84,6 +84,34 @@ describe('the shipped example (examples/discovery.yaml)', () => {
   });
 });
 
+describe('the state store', () => {
+  test('memory, a SQLite path under the data directory, or a PostgreSQL URL whose password comes from env or a file', () => {
+    assert.equal(parseConfig(`${AGENT}store: memory\n`).store, 'memory');
+    assert.equal(parseConfig(`${AGENT}dataDir: /var/lib/a2ad\nstore: sqlite:state/discovery.db\n`).store, 'sqlite:/var/lib/a2ad/state/discovery.db');
+    assert.equal(parseConfig(`${AGENT}store: sqlite:/abs/x.db\n`).store, 'sqlite:/abs/x.db');
+    const pg = parseConfig(`${AGENT}store: postgres://a2a@db.internal:5432/a2a\nstorePasswordEnv: A2A_DB_PASSWORD\n`);
+    assert.equal(pg.store, 'postgres://a2a@db.internal:5432/a2a');
+    assert.equal(pg.storePasswordEnv, 'A2A_DB_PASSWORD');
+  });
+
+  test('a store that is not one, a password inside the URL, and a password for a non-PostgreSQL store are each reported', () => {
+    const problems = (yaml: string) => {
+      try {
+        parseConfig(yaml);
+      } catch (err) {
+        assert.ok(isDiscoveryError(err));
+        return err.problems.map((p) => `${p.path}: ${p.message}`);
+      }
+      return [];
+    };
+    assert.match(problems(`${AGENT}store: redis://cache\n`).join('\n'), /^store: must be memory, sqlite, sqlite:<path> or postgres:/);
+    const leaked = problems(`${AGENT}store: postgres://a2a:hunter2@db/a2a\n`).join('\n');
+    assert.match(leaked, /storePasswordEnv or storePasswordFile/);
+    assert.doesNotMatch(leaked, /hunter2/);
+    assert.match(problems(`${AGENT}storePasswordEnv: X\n`).join('\n'), /storePasswordEnv: is only used with a PostgreSQL store/);
+  });
+});
+
 describe('defaults', () => {
   test('a config with one static agent gets every default', () => {
     const config = parseConfig(AGENT);
@@ -110,7 +138,10 @@ describe('defaults', () => {
     });
     assert.deepEqual(config.loop, { cycleIntervalMs: 5_000, resyncIntervalMs: 3_600_000, startupTimeoutMs: 10_000, maxRemovalShare: 0.5, minPublishIntervalMs: 0, removalGraceMs: 600_000 });
     assert.deepEqual(config.root, { kind: 'routed', name: 'orchestrator' });
-    assert.deepEqual(config.sessions, { idleTimeoutMs: 3_600_000, maxSessions: 10_000, allowAdkMetadata: false });
+    assert.deepEqual(config.sessions, { idleTimeoutMs: 3_600_000, maxSessions: 10_000, allowAdkMetadata: false, history: 'store' });
+    assert.equal(config.dataDir, resolve(process.cwd(), 'data'), 'relative to the base directory (the config file\'s folder when loaded)');
+    assert.equal(config.store, `sqlite:${resolve(process.cwd(), 'data', 'a2a-discovery.sqlite')}`, 'serve keeps its state in a SQLite file under the data directory');
+    assert.deepEqual(config.retention, { journalMaxEvents: 100_000, journalMaxAgeMs: 604_800_000, snapshots: 50, snapshotHistory: 200 });
     assert.deepEqual(config.static[0], { name: 'billing_agent', url: 'https://billing.example.com/', description: 'Answers invoices.', tags: ['billing'], critical: false });
   });
 

@@ -27,9 +27,12 @@ export function postgresBinDir(): string | undefined {
   return candidates.find((d) => ['initdb', 'pg_ctl', 'postgres'].every((b) => existsSync(join(d, b))));
 }
 
-/** Why PostgreSQL tests are skipped here, or undefined when they run. */
+/**
+ * Why PostgreSQL tests are skipped here, or undefined when they run. Never skipped when
+ * `A2A_TEST_REQUIRE_PG=1` (set by .ci/run): a missing PostgreSQL then fails them.
+ */
 export const POSTGRES_SKIP: string | undefined =
-  postgresBinDir() === undefined
+  postgresBinDir() === undefined && process.env.A2A_TEST_REQUIRE_PG !== '1'
     ? 'PostgreSQL binaries (initdb, pg_ctl, postgres) not found: install Debian\'s postgresql package (.ci/run does) or set A2A_TEST_PG_BIN'
     : undefined;
 

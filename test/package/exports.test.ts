@@ -12,6 +12,7 @@ const entries: Record<string, string[]> = {
   'a2a-discovery/config': ['parseConfig', 'loadConfig', 'resolveSecrets', 'formatProblems'],
   'a2a-discovery/server': ['startService', 'serviceOptionsFromConfig', 'createApp'],
   'a2a-discovery/explorer': ['runTrace', 'compareTraces'],
+  'a2a-discovery/store': ['openStateStore', 'parseStoreSpec', 'MemoryStateStore', 'StoreWriter'],
 };
 
 for (const [entry, names] of Object.entries(entries)) {
@@ -44,11 +45,32 @@ test('the core entry does not load ADK JS, Express or the server (the library st
     for (const m of code.matchAll(/import\(\s*['"]([^'"]+)['"]\s*\)/g)) lazy.add(name(m[1]!));
   }
   assert.ok(seen.size > 20, `walked ${seen.size} files`);
-  for (const heavy of ['@google/adk', 'express', 'hono', '@hono/node-server', 'prom-client', 'pino', '@kubernetes/client-node']) {
+  for (const heavy of ['@google/adk', 'express', 'hono', '@hono/node-server', 'prom-client', 'pino', '@kubernetes/client-node', 'knex', 'pg', 'sqlite3', '@mikro-orm/core']) {
     assert.equal(packages.has(heavy), false, `the core entry imports ${heavy}`);
   }
   assert.ok(packages.has('undici') && packages.has('@a2a-js/sdk'), [...packages].join(', '));
   assert.ok(lazy.has('@kubernetes/client-node'), 'the Kubernetes client is loaded only when that source is configured');
+});
+
+test('the store entry loads knex and the database drivers only when a SQL engine is opened', async () => {
+  const { readFile } = await import('node:fs/promises');
+  const { dirname, resolve } = await import('node:path');
+  const root = new URL('../../dist/store/index.js', import.meta.url).pathname;
+  const seen = new Set<string>();
+  const packages = new Set<string>();
+  const queue = [root];
+  while (queue.length > 0) {
+    const file = queue.pop()!;
+    if (seen.has(file)) continue;
+    seen.add(file);
+    const code = await readFile(file, 'utf8');
+    for (const m of code.matchAll(/(?:^|\n)\s*(?:import|export)\s[^;]*?from\s*['"]([^'"]+)['"]/g)) {
+      const spec = m[1]!;
+      if (spec.startsWith('.')) queue.push(resolve(dirname(file), spec));
+      else packages.add(spec.startsWith('@') ? spec.split('/').slice(0, 2).join('/') : spec.split('/')[0]!);
+    }
+  }
+  for (const heavy of ['knex', 'pg', 'sqlite3', '@google/adk']) assert.equal(packages.has(heavy), false, `the store entry imports ${heavy} statically`);
 });
 
 test('the built CLI prints its version', () => {

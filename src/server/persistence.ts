@@ -1,0 +1,144 @@
+/**
+ * The service on a durable state store: what is restored at start (the current snapshot, the
+ * version history, recently published snapshots, pins with their owners and ADK user ids, the
+ * journal's tail) and how the running service follows into the store (a {@link StoreWriter}).
+ * Conversations use ADK's own `DatabaseSessionService` on the store's database.
+ */
+import type { BaseSessionService } from '@google/adk';
+import { DatabaseSessionService, InMemorySessionService } from '@google/adk';
+import type { SessionRunner, TreeFactory } from '../adk/index.js';
+import type { Clock } from '../clock/index.js';
+import type { EventStream } from '../events/index.js';
+import type { DiscoveryLoop } from '../loop/index.js';
+import type { PinRecord, StateStore } from '../store/index.js';
+import { StoreWriter } from '../store/index.js';
+import type { EventBuffer } from './event-buffer.js';
+import type { SessionOwners } from './session-owners.js';
+import type { SnapshotArchive } from './snapshot-archive.js';
+
+export interface SessionStoreTarget {
+  /** The store's engine and where it is. */
+  kind: StateStore['kind'];
+  /** The SQLite file, or the PostgreSQL connection. */
+  sqliteFile?: string;
+  postgres?: { host: string; port: number; user: string; database: string; password?: string };
+}
+
+/**
+ * ADK's session service for the store: `DatabaseSessionService` (MikroORM) on the SQLite file or
+ * PostgreSQL database the store uses, or `InMemorySessionService` for a memory store. ADK opens
+ * its own connection; its tables (`sessions`, `events`, …) sit beside ours (`a2ad_*`).
+ */
+export async function sessionServiceFor(target: SessionStoreTarget): Promise<{ service: BaseSessionService; close(): Promise<void> }> {
+  if (target.kind === 'memory' || (target.kind === 'sqlite' && (target.sqliteFile === undefined || target.sqliteFile === ':memory:'))) {
+    return { service: new InMemorySessionService(), close: () => Promise.resolve() };
+  }
+  let service: DatabaseSessionService;
+  if (target.kind === 'sqlite') {
+    const { SqliteDriver } = await import('@mikro-orm/sqlite');
+    service = new DatabaseSessionService({
+      driver: SqliteDriver,
+      dbName: target.sqliteFile,
+      // Our store writes the same file on another connection: wait for its short transactions
+      // instead of failing a turn with SQLITE_BUSY.
+      pool: {
+        min: 1,
+        max: 1,
+        afterCreate: (conn: { exec(sql: string, cb: (err: Error | null) => void): void }, done: (err: Error | null, conn: unknown) => void) =>
+          conn.exec('PRAGMA busy_timeout = 5000; PRAGMA foreign_keys = ON;', (err) => done(err, conn)),
+      },
+    });
+  } else {
+    const { PostgreSqlDriver } = await import('@mikro-orm/postgresql');
+    const pg = target.postgres!;
+    service = new DatabaseSessionService({
+      driver: PostgreSqlDriver,
+      host: pg.host,
+      port: pg.port,
+      user: pg.user,
+      dbName: pg.database,
+      ...(pg.password !== undefined && { password: pg.password }),
+    });
+  }
+  await service.init();
+  return {
+    service,
+    // ADK 2.0's DatabaseSessionService has no close(); its MikroORM instance holds the pool open.
+    close: async () => {
+      const orm = (service as unknown as { orm?: { close(force?: boolean): Promise<void> } }).orm;
+      await orm?.close(true);
+    },
+  };
+}
+
+export interface RestoreTargets {
+  store: StateStore;
+  loop: DiscoveryLoop;
+  trees: TreeFactory;
+  sessions: SessionRunner;
+  owners: SessionOwners;
+  archive: SnapshotArchive;
+  buffer: EventBuffer;
+  /** Journal events put back into the recent-event buffer. */
+  bufferEvents: number;
+}
+
+/** Restores what the store holds into a service that has not started yet. Returns counts for the log. */
+export async function restoreFromStore(t: RestoreTargets): Promise<{ version: number; snapshots: number; pins: number; events: number }> {
+  const loaded = await t.store.loadSnapshots();
+  t.loop.restore({ current: loaded.current, history: loaded.history });
+  for (const s of [...loaded.snapshots].reverse()) t.archive.add(s);
+  const byDigest = new Map(loaded.snapshots.map((s) => [s.digest, s]));
+  let pins = 0;
+  for (const pin of await t.store.pins()) {
+    const snapshot = byDigest.get(pin.digest);
+    if (snapshot === undefined) {
+      // Its snapshot is gone (retention cannot delete a pinned one; a damaged store could).
+      await t.store.deletePin(pin.sessionId).catch(() => undefined);
+      continue;
+    }
+    t.trees.restorePin(pin.sessionId, snapshot, pin.lastUsedAtWall);
+    if (pin.ownerSecret !== undefined) t.owners.restore(pin.sessionId, { ownerClient: pin.ownerClient, ownerSecret: pin.ownerSecret });
+    t.sessions.restoreUser(pin.sessionId, pin.userId);
+    pins++;
+  }
+  const events = await t.store.events({ limit: t.bufferEvents });
+  t.buffer.seed(events);
+  return { version: loaded.current?.version ?? 0, snapshots: loaded.snapshots.length, pins, events: events.length };
+}
+
+/** The writer that follows the running service into the store. */
+export function followIntoStore(o: {
+  store: StateStore;
+  events: EventStream;
+  loop: DiscoveryLoop;
+  trees: TreeFactory;
+  sessions: SessionRunner;
+  owners: SessionOwners;
+  clock: Clock;
+  onError: (err: unknown) => void;
+}): { writer: StoreWriter; close(): Promise<void> } {
+  const pin = (sessionId: string): PinRecord | undefined => {
+    const p = o.trees.pinOf(sessionId);
+    if (!p) return undefined;
+    const owner = o.owners.export(sessionId);
+    return {
+      sessionId,
+      digest: p.digest,
+      lastUsedAtWall: Math.round(o.clock.wallNow() - (o.clock.now() - p.lastUsedAt)),
+      userId: o.sessions.userOf(sessionId) ?? 'user',
+      ...(owner?.ownerClient !== undefined && { ownerClient: owner.ownerClient }),
+      ...(owner !== undefined && { ownerSecret: owner.ownerSecret }),
+    };
+  };
+  const writer = new StoreWriter({ store: o.store, events: o.events, snapshot: (d) => o.loop.snapshots.get(d), pin, onError: o.onError });
+  const offPins = o.trees.onPinChange((id) => writer.pinChanged(id));
+  return {
+    writer,
+    async close() {
+      // Before the trees close: closing releases every pin in memory, which must not reach the store.
+      offPins();
+      await writer.close();
+    },
+  };
+}
