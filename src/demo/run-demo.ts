@@ -137,6 +137,7 @@ export async function runDemo(options: DemoOptions = {}): Promise<RunningDemo> {
     out(`  dashboard   ${url}/`);
     out(`  API         ${url}/api/snapshot   ${url}/api/endpoints   ${url}/metrics`);
     out(`  config      ${configFile}`);
+    out(`  store       ${service.store.status().location} (SQLite: snapshots, pins, conversations and the journal survive a restart)`);
     out(`  chat        curl -s ${url}/api/chat -H 'content-type: application/json' -d '{"sessionId":"me","message":"Is serial 123 under warranty?"}'`);
     out(`  peers       billing ${billing.baseUrl} (A2A 0.3)  returns ${returns.baseUrl} (0.3)  warranty ${warranty.baseUrl} (1.0 only)`);
 

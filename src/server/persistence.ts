@@ -4,8 +4,7 @@
  * journal's tail) and how the running service follows into the store (a {@link StoreWriter}).
  * Conversations use ADK's own `DatabaseSessionService` on the store's database.
  */
-import type { BaseSessionService } from '@google/adk';
-import { DatabaseSessionService, InMemorySessionService } from '@google/adk';
+import { BaseSessionService, DatabaseSessionService, InMemorySessionService } from '@google/adk';
 import type { SessionRunner, TreeFactory } from '../adk/index.js';
 import type { Clock } from '../clock/index.js';
 import type { EventStream } from '../events/index.js';
@@ -29,7 +28,7 @@ export interface SessionStoreTarget {
  * PostgreSQL database the store uses, or `InMemorySessionService` for a memory store. ADK opens
  * its own connection; its tables (`sessions`, `events`, …) sit beside ours (`a2ad_*`).
  */
-export async function sessionServiceFor(target: SessionStoreTarget): Promise<{ service: BaseSessionService; close(): Promise<void> }> {
+export async function sessionServiceFor(target: SessionStoreTarget, gate?: <T>(work: () => Promise<T>) => Promise<T>): Promise<{ service: BaseSessionService; close(): Promise<void> }> {
   if (target.kind === 'memory' || (target.kind === 'sqlite' && (target.sqliteFile === undefined || target.sqliteFile === ':memory:'))) {
     return { service: new InMemorySessionService(), close: () => Promise.resolve() };
   }
@@ -60,15 +59,50 @@ export async function sessionServiceFor(target: SessionStoreTarget): Promise<{ s
       ...(pg.password !== undefined && { password: pg.password }),
     });
   }
-  await service.init();
+  await (gate ? gate(() => service.init()) : service.init());
   return {
-    service,
+    service: gate ? new GatedSessionService(service, gate) : service,
     // ADK 2.0's DatabaseSessionService has no close(); its MikroORM instance holds the pool open.
     close: async () => {
       const orm = (service as unknown as { orm?: { close(force?: boolean): Promise<void> } }).orm;
       await orm?.close(true);
     },
   };
+}
+
+/**
+ * A session service whose every call runs through the store's gate (see `StateStore.exclusive`),
+ * so ADK's transactions on a SQLite file never interleave with the store's writes.
+ */
+export class GatedSessionService extends BaseSessionService {
+  readonly #inner: BaseSessionService;
+  readonly #gate: <T>(work: () => Promise<T>) => Promise<T>;
+
+  constructor(inner: BaseSessionService, gate: <T>(work: () => Promise<T>) => Promise<T>) {
+    super();
+    this.#inner = inner;
+    this.#gate = gate;
+  }
+
+  createSession(request: Parameters<BaseSessionService['createSession']>[0]): ReturnType<BaseSessionService['createSession']> {
+    return this.#gate(() => this.#inner.createSession(request));
+  }
+
+  getSession(request: Parameters<BaseSessionService['getSession']>[0]): ReturnType<BaseSessionService['getSession']> {
+    return this.#gate(() => this.#inner.getSession(request));
+  }
+
+  listSessions(request: Parameters<BaseSessionService['listSessions']>[0]): ReturnType<BaseSessionService['listSessions']> {
+    return this.#gate(() => this.#inner.listSessions(request));
+  }
+
+  deleteSession(request: Parameters<BaseSessionService['deleteSession']>[0]): ReturnType<BaseSessionService['deleteSession']> {
+    return this.#gate(() => this.#inner.deleteSession(request));
+  }
+
+  override appendEvent(request: Parameters<BaseSessionService['appendEvent']>[0]): ReturnType<BaseSessionService['appendEvent']> {
+    return this.#gate(() => this.#inner.appendEvent(request));
+  }
 }
 
 export interface RestoreTargets {

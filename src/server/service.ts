@@ -133,7 +133,7 @@ export async function startService(o: ServiceOptions): Promise<RunningService> {
   let sessionStore: Awaited<ReturnType<typeof sessionServiceFor>>;
   try {
     startSeq = await store.lastSeq();
-    sessionStore = await sessionServiceFor(o.sessions?.history === 'memory' || !ownStore ? { kind: 'memory' } : sessionTarget(o.store as string | undefined, o.storeOptions));
+    sessionStore = await sessionServiceFor(o.sessions?.history === 'memory' || !ownStore ? { kind: 'memory' } : sessionTarget(o.store as string | undefined, o.storeOptions), store.exclusive && ((work) => store.exclusive!(work)));
   } catch (err) {
     if (ownStore) await store.close().catch(() => undefined);
     throw err;

@@ -349,6 +349,14 @@ export class SqlStateStore implements StateStore {
     };
   }
 
+  /** See {@link StateStore.exclusive}. PostgreSQL's row locks need no gate, SQLite's file lock does. */
+  exclusive<T>(work: () => Promise<T>): Promise<T> {
+    if (this.kind !== 'sqlite') return work();
+    const p = this.#chain.then(work);
+    this.#chain = p.catch(() => undefined);
+    return p;
+  }
+
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;

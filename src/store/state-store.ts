@@ -128,6 +128,14 @@ export interface StateStore {
    */
   pruneSnapshots(): Promise<string[]>;
 
+  /**
+   * Runs `work` between the store's own writes, never during one. With SQLite, another
+   * connection writing the same file in this process (ADK's session service) must go through it:
+   * in WAL mode a transaction that read before our write committed cannot write afterwards
+   * (SQLITE_BUSY, which no busy timeout waits out). Absent for engines that need no such gate.
+   */
+  exclusive?<T>(work: () => Promise<T>): Promise<T>;
+
   status(): StoreStatus;
   /** Waits for writes in flight, then releases the engine (and the SQLite lock). */
   close(): Promise<void>;

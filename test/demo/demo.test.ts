@@ -4,6 +4,7 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { dirname } from 'node:path';
 import { spawn } from 'node:child_process';
 import { runDemo } from '../../src/demo/index.js';
 import { CLI } from '../helpers/cli.js';
@@ -32,6 +33,12 @@ test('the demo publishes A (billing, returns), B (+ warranty), C (returns change
     assert.ok(lines.some((l) => new RegExp(`routing of candidate v\\d+ ${A!.digest.slice(0, 12)}: 100% of 4 labelled cases routed right`).test(l)), 'A: the warranty examples are skipped');
     assert.ok(lines.some((l) => new RegExp(`routing of candidate v\\d+ ${B.digest.slice(0, 12)}: 100% of 6 labelled cases routed right \\(threshold 90%\\)`).test(l)), 'B: the warranty agent joins');
     assert.deepEqual(demo.service.loop.routingOf(B.digest), { accuracy: 1, minAccuracy: 0.9, passed: true, evaluated: 6 });
+    // No setup: the demo keeps its state in an embedded SQLite file in its temporary directory.
+    assert.equal(demo.service.store.kind, 'sqlite');
+    assert.ok(demo.service.store.status().location.startsWith(dirname(demo.configFile)));
+    await demo.service.flushStore();
+    assert.ok((await demo.service.store.events()).some((e) => e.type === 'snapshot.published' && e.digest === A!.digest), 'the journal has the publications');
+    assert.equal((await demo.service.store.pins()).find((p) => p.sessionId === 'demo-early')?.digest, A!.digest, 'and the pins');
   } finally {
     await demo.close();
   }
