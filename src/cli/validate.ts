@@ -1,8 +1,10 @@
 /**
  * `a2a-discovery validate --config <file>`: checks a configuration the way the service would load
- * it (YAML syntax, schema, cross-field rules) and that every secret it names can be read, without
- * ever printing a secret. Problems print as `file:line:col path: message`.
+ * it (YAML syntax, schema, cross-field rules, the state store's description) and that every secret
+ * it names can be read (the PostgreSQL store's password included), without ever printing a secret.
+ * It does not open the store (that would create the SQLite file). Problems print as `file:line:col path: message`.
  */
+import { isAbsolute, relative } from 'node:path';
 import { formatProblems, loadConfig, resolveSecrets, type DiscoveryConfig } from '../config/index.js';
 import { DiscoveryError, isDiscoveryError, type Problem } from '../errors.js';
 
@@ -49,7 +51,15 @@ export function describeConfig(config: DiscoveryConfig): string {
     ...config.sources.registries.map((r) => `registry ${r.id}`),
     ...(config.sources.kubernetes !== undefined ? [`kubernetes ${config.sources.kubernetes.id}`] : []),
   ];
-  return `${plural(config.static.length, 'static agent')}, ${plural(config.needs.length, 'need')}, sources: ${sources.join(', ')}`;
+  return `${plural(config.static.length, 'static agent')}, ${plural(config.needs.length, 'need')}, sources: ${sources.join(', ')}, store: ${describeStore(config.store)}`;
+}
+
+/** `memory`, `sqlite <path>` (relative to the working directory when under it) or the PostgreSQL URL. */
+function describeStore(store: string): string {
+  if (!store.startsWith('sqlite:')) return store;
+  const file = store.slice('sqlite:'.length);
+  const rel = relative(process.cwd(), file);
+  return `sqlite ${rel !== '' && !rel.startsWith('..') && !isAbsolute(rel) ? rel : file}`;
 }
 
 /**

@@ -64,6 +64,9 @@ export async function openSqlStateStore(o: SqlStateStoreOptions): Promise<SqlSta
         }
       : { min: 0, max: o.poolMax ?? 4 },
     acquireConnectionTimeout: 10_000,
+    // The library never writes to the console: a lost connection shows in status() at the next
+    // read or write, with its message.
+    log: { warn: () => undefined, error: () => undefined, deprecate: () => undefined, debug: () => undefined },
   });
   try {
     if (o.schema !== undefined && !sqlite) await db.raw('CREATE SCHEMA IF NOT EXISTS ??', [o.schema]);

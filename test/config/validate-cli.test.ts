@@ -27,7 +27,7 @@ describe('a2a-discovery validate', () => {
   test('exit 0 and a one-line summary for a valid file whose secrets are all present', async () => {
     const r = await cli(['validate', '--config', 'examples/discovery.yaml'], { A2A_DISCOVERY_TOKEN: SECRET, BILLING_TOKEN: SECRET });
     assert.equal(r.code, 0, r.stderr);
-    assert.equal(r.stdout, 'ok: examples/discovery.yaml (2 static agents, 2 needs, sources: static, well-known partners, registry catalog, kubernetes cluster)\n');
+    assert.equal(r.stdout, 'ok: examples/discovery.yaml (2 static agents, 2 needs, sources: static, well-known partners, registry catalog, kubernetes cluster, store: sqlite examples/data/a2a-discovery.sqlite)\n');
     assert.equal(r.stderr, '');
     assert.ok(!r.stdout.includes(SECRET));
   });
@@ -77,7 +77,22 @@ describe('a2a-discovery validate', () => {
     await writeFile(join(dir, 'token.txt'), `${SECRET}\n`);
     const ok = await cli(['validate', '--config', join(dir, 'discovery.yaml')]);
     assert.equal(ok.code, 0, ok.stdout);
-    assert.match(ok.stdout, /^ok: .* \(0 static agents, 0 needs, sources: well-known w\)\n$/);
+    assert.match(ok.stdout, /^ok: .* \(0 static agents, 0 needs, sources: well-known w, store: sqlite .*a2a-discovery\.sqlite\)\n$/);
+  });
+
+  test('the store: a PostgreSQL store whose password variable is missing is named at its line; a malformed store too', async () => {
+    await writeFile(join(dir, 'pg.yaml'), 'allow: [https://a.example.com]\nsources: { wellKnown: { id: w, domains: [a.example.com] } }\nstore: postgres://a2a@db.internal:5432/a2a\nstorePasswordEnv: A2A_DB_PASSWORD\n');
+    const missing = await cli(['validate', '--config', join(dir, 'pg.yaml')]);
+    assert.equal(missing.code, 1);
+    assert.equal(missing.stdout, `${join(dir, 'pg.yaml')}:4:19 storePasswordEnv: environment variable A2A_DB_PASSWORD (the store password) is not set\n`);
+    const ok = await cli(['validate', '--config', join(dir, 'pg.yaml')], { A2A_DB_PASSWORD: SECRET });
+    assert.equal(ok.code, 0, ok.stdout);
+    assert.match(ok.stdout, /store: postgres:\/\/a2a@db\.internal:5432\/a2a\)\n$/);
+    assert.ok(!ok.stdout.includes(SECRET));
+    await writeFile(join(dir, 'bad-store.yaml'), 'allow: [https://a.example.com]\nsources: { wellKnown: { id: w, domains: [a.example.com] } }\nstore: redis://cache:6379\n');
+    const bad = await cli(['validate', '--config', join(dir, 'bad-store.yaml')]);
+    assert.equal(bad.code, 1);
+    assert.match(bad.stdout, /:3:8 store: must be memory, sqlite, sqlite:<path> or postgres:/);
   });
 
   test('exit 2: no --config, an unreadable file', async () => {
