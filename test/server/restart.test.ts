@@ -166,7 +166,7 @@ describe('serve restarted on its SQLite store (child processes)', () => {
 
       // A second process on the same store file is refused, clearly, while this one runs.
       const second = await runCli(['serve', '--config', configFile, '--port', '0']);
-      assert.notEqual(second.code, 0);
+      assert.equal(second.code, 1);
       assert.match(second.stderr + second.stdout, /SQLite store .*a2a-discovery\.sqlite is in use by another process/);
 
       const events = (await json(`${first.url}/api/events?since=0`)).body.events as Ev[];
