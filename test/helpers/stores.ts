@@ -30,6 +30,8 @@ export interface StoreEngine {
 
 /** A card store whose state store opens in the background: every call waits for it. */
 function lazyCardStore(opening: Promise<StateStore>): CardStore {
+  // A store made but never used (an overridden default) must not become an unhandled rejection.
+  opening.catch(() => undefined);
   return {
     get: async (key: string) => (await opening).cards.get(key),
     set: async (key: string, entry: CacheEntry) => (await opening).cards.set(key, entry),
@@ -44,20 +46,29 @@ export function storeEngines(): StoreEngine[] {
 
 function tracked(open: (o: OpenStateStoreOptions, reopen?: StateStore) => Promise<StateStore>, name: string, skip?: string, extra?: Partial<StoreEngine>): StoreEngine {
   const opened: StateStore[] = [];
+  const opening = new Set<Promise<StateStore>>();
   const engine: StoreEngine = {
     name,
     skip,
     setup: () => Promise.resolve(),
     async open(options = {}) {
       const { reopen, ...rest } = options;
-      const s = await open(rest, reopen);
-      opened.push(s);
-      return s;
+      const p = open(rest, reopen);
+      opening.add(p);
+      try {
+        const s = await p;
+        opened.push(s);
+        return s;
+      } finally {
+        opening.delete(p);
+      }
     },
     cards(clock) {
       return lazyCardStore(engine.open(clock ? { clock } : {}));
     },
     async teardown() {
+      // Stores still opening (made in the background) finish first, then everything closes.
+      await Promise.allSettled([...opening]);
       await Promise.allSettled(opened.splice(0).map((s) => s.close()));
     },
     ...extra,
