@@ -21,6 +21,8 @@ import type { Snapshot } from '../snapshot/index.js';
 import { diffSnapshots } from '../snapshot/index.js';
 import type { StoreStatus } from '../store/index.js';
 import type { EventBuffer } from './event-buffer.js';
+import type { JournalReader } from './journal.js';
+import { parseJournalQuery } from './journal.js';
 import { EventStreamHub } from './event-stream-route.js';
 import type { OnRefusal, ServerLimits } from './limits.js';
 import { DEFAULT_SERVER_LIMITS } from './limits.js';
@@ -59,6 +61,8 @@ export interface AppOptions {
   shutdownSignal?: AbortSignal;
   /** The state store's status, reported by `/readyz`. */
   storeStatus?: () => StoreStatus;
+  /** Pages of the store's journal and per-endpoint cache activity (`/api/journal`, `/api/activity`). */
+  journal?: JournalReader;
 }
 
 /** A snapshot for the API: agents with their reviewed fields, card summary and the card itself. */
@@ -226,6 +230,15 @@ export function createApp(o: AppOptions): Hono {
     const since = Number(c.req.query('since') ?? 0);
     return c.json({ events: o.buffer.since(Number.isFinite(since) ? since : 0) });
   });
+
+  // The whole story, page by page back to the retention horizon (journal.ts).
+  app.get('/api/journal', async (c) => {
+    if (!o.journal) return c.json({ error: 'not-found', message: 'this service has no journal' }, 404);
+    const q = parseJournalQuery({ before: c.req.query('before'), limit: c.req.query('limit'), types: c.req.query('types') });
+    if (typeof q === 'string') return c.json({ error: 'bad-request', message: q }, 400);
+    return c.json(await o.journal.page(q));
+  });
+  app.get('/api/activity', async (c) => (o.journal ? c.json(await o.journal.activity()) : c.json({ error: 'not-found', message: 'this service has no journal' }, 404)));
 
   app.post('/api/refresh', async (c) => {
     const read = await body(c, limits.maxBodyBytes);

@@ -38,6 +38,7 @@ import { followIntoStore, restoreFromStore, sessionServiceFor } from './persiste
 import { createApp } from './app.js';
 import { EventBuffer } from './event-buffer.js';
 import { EventStreamHub } from './event-stream-route.js';
+import { JournalReader } from './journal.js';
 import type { ServerLimits } from './limits.js';
 import { DEFAULT_SERVER_LIMITS } from './limits.js';
 import type { Logger } from './logger.js';
@@ -245,6 +246,7 @@ export async function startService(o: ServiceOptions): Promise<RunningService> {
   const offOwners = trees.onRelease((sessionId) => owners.release(sessionId));
   const buffer = new EventBuffer(events, 1_000);
   const archive = new SnapshotArchive(loop);
+  const journal = new JournalReader({ store, buffer, events, wallNow: () => clock.wallNow() });
   const restored = await restoreFromStore({ store, loop, trees, sessions, owners, archive, buffer, bufferEvents: 1_000 });
   const storeLog = log.child({ component: 'store' });
   let storeFailing = false;
@@ -297,6 +299,7 @@ export async function startService(o: ServiceOptions): Promise<RunningService> {
     staticFiles: staticFileServer(o.webRoot),
     shutdownSignal: shutdown.signal,
     storeStatus: () => store.status(),
+    journal,
   });
 
   let server: Server;
@@ -368,6 +371,7 @@ export async function startService(o: ServiceOptions): Promise<RunningService> {
         await sessionStore.close().catch(() => undefined);
         metrics.close();
         archive.close();
+        journal.close();
         buffer.close();
         await cache.close();
         await Promise.allSettled([fetcher.close(), policyFetch.close()]);

@@ -6,7 +6,7 @@ import type { CacheEntry, CardStore } from '../cache/index.js';
 import { MemoryCardStore } from '../cache/index.js';
 import type { DiscoveryEvent } from '../events/index.js';
 import type { Snapshot, SnapshotSummary } from '../snapshot/index.js';
-import type { CounterDeltas, PinRecord, StateStore, StoredSnapshots, StoreRetention, StoreStatus } from './state-store.js';
+import type { CounterDeltas, JournalQuery, PinRecord, StateStore, StoredSnapshots, StoreRetention, StoreStatus } from './state-store.js';
 import { DEFAULT_RETENTION } from './state-store.js';
 
 export interface MemoryStateStoreOptions {
@@ -94,9 +94,11 @@ export class MemoryStateStore implements StateStore {
     return Promise.resolve();
   }
 
-  events(options: { afterSeq?: number; limit?: number } = {}): Promise<DiscoveryEvent[]> {
+  events(options: JournalQuery = {}): Promise<DiscoveryEvent[]> {
     const after = options.afterSeq ?? 0;
-    const out = this.#events.filter((e) => e.seq > after);
+    const before = options.beforeSeq ?? Number.POSITIVE_INFINITY;
+    const types = options.types && new Set(options.types);
+    const out = this.#events.filter((e) => e.seq > after && e.seq < before && (!types || types.has(e.type)));
     const limit = options.limit ?? out.length;
     return Promise.resolve(out.slice(Math.max(0, out.length - limit)));
   }

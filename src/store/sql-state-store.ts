@@ -15,7 +15,7 @@ import { MIGRATIONS_TABLE, migrationSource } from './migrations.js';
 import type { StoredCard } from './serialize.js';
 import { cardParser, entryFromJson, entryToJson, eventFromJson, eventToJson, joinSnapshot, splitSnapshot } from './serialize.js';
 import type { SqliteLock } from './sqlite-lock.js';
-import type { CounterDeltas, PinRecord, StateStore, StoredSnapshots, StoreKind, StoreRetention, StoreStatus } from './state-store.js';
+import type { CounterDeltas, JournalQuery, PinRecord, StateStore, StoredSnapshots, StoreKind, StoreRetention, StoreStatus } from './state-store.js';
 import { DEFAULT_RETENTION } from './state-store.js';
 
 export interface SqlStateStoreOptions {
@@ -292,9 +292,11 @@ export class SqlStateStore implements StateStore {
     );
   }
 
-  async events(options: { afterSeq?: number; limit?: number } = {}): Promise<DiscoveryEvent[]> {
+  async events(options: JournalQuery = {}): Promise<DiscoveryEvent[]> {
     return this.#read(async () => {
       const q = this.#db('a2ad_events').select('event').where('seq', '>', options.afterSeq ?? 0).orderBy('seq', 'desc');
+      if (options.beforeSeq !== undefined) q.where('seq', '<', options.beforeSeq);
+      if (options.types !== undefined) q.whereIn('type', [...options.types]);
       if (options.limit !== undefined) q.limit(options.limit);
       const rows = (await q) as Array<{ event: string }>;
       return rows.reverse().map((r) => eventFromJson(r.event));

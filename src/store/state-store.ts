@@ -80,6 +80,14 @@ export interface StoreStatus {
   readonly writes: number;
 }
 
+/** Which journal events to read (see {@link StateStore.events}). */
+export interface JournalQuery {
+  afterSeq?: number;
+  beforeSeq?: number;
+  types?: readonly string[];
+  limit?: number;
+}
+
 /** One counter increment batch: counter name → amount. */
 export type CounterDeltas = Readonly<Record<string, number>>;
 
@@ -111,8 +119,11 @@ export interface StateStore {
 
   /** Appends journal events (their `seq` is the key; an existing seq is kept) and applies retention. */
   appendEvents(events: readonly DiscoveryEvent[]): Promise<void>;
-  /** Journal events with `seq` above `afterSeq`, oldest first, at most `limit` (the newest ones). */
-  events(options?: { afterSeq?: number; limit?: number }): Promise<DiscoveryEvent[]>;
+  /**
+   * Journal events with `seq` above `afterSeq` and below `beforeSeq`, of the given `types` (all
+   * when absent), oldest first, at most `limit` (the newest ones) — a page of the journal.
+   */
+  events(options?: JournalQuery): Promise<DiscoveryEvent[]>;
   /** The highest event sequence number recorded (journaled or not), 0 for a new store. */
   lastSeq(): Promise<number>;
   /** Records the highest sequence number seen, so the next process continues after it. */

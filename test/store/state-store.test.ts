@@ -159,6 +159,13 @@ for (const engine of storeEngines()) {
         [7, 8],
         'the newest ones, oldest first',
       );
+      assert.deepEqual(
+        (await store.events({ beforeSeq: 7, limit: 2 })).map((e) => e.seq),
+        [5, 6],
+        'a page below a seq (the journal API reads older pages this way)',
+      );
+      assert.deepEqual((await store.events({ types: ['snapshot.published'] })).map((e) => e.seq), [], 'filtered by type');
+      assert.deepEqual((await store.events({ types: ['alert', 'snapshot.held'], beforeSeq: 6 })).map((e) => e.seq), [4, 5]);
       const [first] = await store.events({ afterSeq: 3, limit: 5 });
       assert.deepEqual(first, event(4, now), 'an event comes back as it was');
       assert.equal(await store.lastSeq(), 8);

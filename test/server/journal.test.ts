@@ -1,0 +1,67 @@
+/**
+ * `/api/journal` and `/api/activity` behind the JournalReader: pages of the store's journal
+ * newest first down to the horizon, the buffer's not-yet-written events included once, a type
+ * filter, a bounded limit; cache chatter only as per-endpoint counts and rates.
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import type { DiscoveryEvent } from '../../src/events/index.js';
+import { EventStream } from '../../src/events/index.js';
+import { MemoryStateStore, StoreWriter } from '../../src/store/index.js';
+import { EventBuffer } from '../../src/server/event-buffer.js';
+import { JournalReader, MAX_JOURNAL_PAGE, parseJournalQuery } from '../../src/server/journal.js';
+
+test('pages the journal newest first to the horizon, with unwritten events once, filtered by type; chatter only counted', async () => {
+  let now = 1_700_000_000_000;
+  const events = new EventStream({ wallNow: () => now });
+  const store = new MemoryStateStore({ wallNow: () => now });
+  const buffer = new EventBuffer(events, 50);
+  const writer = new StoreWriter({ store, events, snapshot: () => undefined, pin: () => undefined });
+  const reader = new JournalReader({ store, buffer, events, wallNow: () => now });
+  const ep = 'https://a.example';
+  for (let v = 1; v <= 30; v++) {
+    now += 1_000;
+    events.emit({ type: 'snapshot.published', version: v, digest: `d${v}`, agents: [] });
+    // Chatter: pushes the story out of the 50-event buffer, never into the journal.
+    for (let i = 0; i < 10; i++) events.emit({ type: 'card.result', endpoint: ep, outcome: 'hit', failures: 0 });
+    events.emit({ type: 'card.fetch', endpoint: ep, url: `${ep}/.well-known/agent-card.json`, conditional: true });
+  }
+  events.emit({ type: 'alert', kind: 'skills-changed', message: 'm', endpoint: ep });
+  await writer.flush();
+  // Not yet written: in the buffer only.
+  events.emit({ type: 'alert.resolved', kind: 'repeated-failures', key: 'k', message: 'ok', raisedAt: now, endpoint: ep });
+
+  const first = await reader.page({ limit: 12 });
+  assert.equal(first.events.length, 12);
+  assert.deepEqual(first.events.slice(-2).map((e) => e.type), ['alert', 'alert.resolved']);
+  assert.ok(first.events.every((e) => e.type !== 'card.result' && e.type !== 'card.fetch'));
+  const seen: DiscoveryEvent[] = [...first.events];
+  let before = first.nextBefore;
+  while (before !== null) {
+    const p = await reader.page({ before, limit: 12 });
+    assert.ok(p.events.every((e) => e.seq < before!));
+    seen.unshift(...p.events);
+    before = p.nextBefore;
+  }
+  assert.deepEqual(seen.filter((e) => e.type === 'snapshot.published').map((e) => (e as { version: number }).version), Array.from({ length: 30 }, (_, i) => i + 1));
+  assert.equal(new Set(seen.map((e) => e.seq)).size, seen.length, 'no event twice');
+
+  const alerts = await reader.page({ types: ['alert', 'alert.resolved'] });
+  assert.deepEqual(alerts.events.map((e) => e.type), ['alert', 'alert.resolved']);
+  assert.equal(alerts.nextBefore, null);
+
+  const activity = await reader.activity();
+  const a = activity.endpoints.find((x) => x.endpoint === ep)!;
+  assert.equal(a.counts['card.result.hit'], 300);
+  assert.equal(a.counts['card.fetch.conditional'], 30);
+  assert.equal(a.recent['card.result.hit'], 300, 'all within the rate window');
+  assert.equal(activity.totals['card.result.hit'], 300, 'the store counts them too');
+  now += 10 * 60_000;
+  assert.equal((await reader.activity()).endpoints[0]!.recent['card.result.hit'], undefined, 'out of the window');
+
+  assert.deepEqual(parseJournalQuery({ limit: '999999' }), { limit: MAX_JOURNAL_PAGE });
+  assert.equal(typeof parseJournalQuery({ before: '-1' }), 'string');
+  assert.equal(typeof parseJournalQuery({ types: 'alert;drop' }), 'string');
+  reader.close();
+  await writer.close();
+});
