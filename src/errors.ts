@@ -47,6 +47,8 @@ export type DiscoveryErrorCode =
   | 'ERR_STORE_LOCKED'
   /** The state store could not be opened, migrated, read or written. */
   | 'ERR_STORE_UNAVAILABLE'
+  /** A write of a former leader refused by the fencing epoch: another replica leads now. */
+  | 'ERR_STORE_FENCED'
   // configuration and usage
   | 'ERR_CONFIG_INVALID'
   | 'ERR_REGISTRY_INVALID'
@@ -97,6 +99,7 @@ const FAILURE_OF: Record<DiscoveryErrorCode, FailureClass> = {
   ERR_SESSION_LIMIT: 'state',
   ERR_STORE_LOCKED: 'state',
   ERR_STORE_UNAVAILABLE: 'state',
+  ERR_STORE_FENCED: 'state',
   ERR_CONFIG_INVALID: 'config',
   ERR_REGISTRY_INVALID: 'config',
   ERR_USAGE: 'config',

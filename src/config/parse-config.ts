@@ -240,6 +240,7 @@ function build(out: SchemaOutput, baseDir: string): DiscoveryConfig {
     ...(out.storePasswordEnv !== undefined && { storePasswordEnv: out.storePasswordEnv }),
     ...(out.storePasswordFile !== undefined && { storePasswordFile: file(out.storePasswordFile) }),
     retention: { ...out.retention },
+    replica: { ...out.replica },
   };
   return deepFreeze(config);
 }

@@ -366,6 +366,13 @@ const retention = z.strictObject({
   snapshotHistory: positiveInt.default(200),
 });
 
+/** Several replicas on one PostgreSQL store (docs/deployment.md). */
+const replica = z.strictObject({
+  leaderRetryMs: positiveInt.default(2_000),
+  pollMs: positiveInt.default(5_000),
+  leaseMs: positiveInt.default(10_000),
+});
+
 /** The whole document. Sections default to `{}` run through their schema, so defaults fill in. */
 export const configSchema = z.strictObject({
   server: server.prefault({}),
@@ -391,6 +398,7 @@ export const configSchema = z.strictObject({
   storePasswordEnv: envName.optional(),
   storePasswordFile: filePath.optional(),
   retention: retention.prefault({}),
+  replica: replica.prefault({}),
 });
 
 /** The schema's output: the YAML with defaults, before paths are resolved and the root is typed. */

@@ -290,6 +290,16 @@ export interface RetentionConfig {
   readonly snapshotHistory: number;
 }
 
+/** `replica:`, several replicas on one PostgreSQL store (ignored for SQLite and memory). */
+export interface ReplicaConfig {
+  /** Followers try the leader lock this often; the leader heartbeats as often. Default 2,000. */
+  readonly leaderRetryMs: number;
+  /** Followers read the database's current snapshot this often (a lost notification). Default 5,000. */
+  readonly pollMs: number;
+  /** A leader silent this long loses its lock (PostgreSQL's idle_session_timeout). Default 10,000; at least 2 × leaderRetryMs + 1,000. */
+  readonly leaseMs: number;
+}
+
 /** The whole validated configuration, frozen. */
 export interface DiscoveryConfig {
   readonly server: ServerConfig;
@@ -324,4 +334,5 @@ export interface DiscoveryConfig {
   readonly storePasswordEnv?: string;
   readonly storePasswordFile?: string;
   readonly retention: RetentionConfig;
+  readonly replica: ReplicaConfig;
 }

@@ -167,6 +167,8 @@ export class DiscoveryLoop {
   #ready = false;
   #started = false;
   #stopped = false;
+  /** A follower replica's loop, or a leader's that lost its leadership: no cycle runs. */
+  #paused = false;
   #pendingTrigger = false;
 
   constructor(options: DiscoveryLoopOptions) {
@@ -211,10 +213,69 @@ export class DiscoveryLoop {
     for (const a of state.current?.agents ?? []) this.#health.restore(a.baseUrl, { critical: a.critical });
   }
 
+  /**
+   * Makes a snapshot another replica published current here (a follower: it runs no cycle), after
+   * the `beforePublish` warm-up, with the same event and listeners as a publication of its own.
+   * The database's current snapshot is the truth: any other digest is adopted. Returns whether
+   * it became current; the loop is ready once it holds a snapshot this way.
+   */
+  async adopt(snapshot: Snapshot): Promise<boolean> {
+    const previous = this.#store.current;
+    if (previous && previous.digest === snapshot.digest) {
+      this.#ready = true;
+      return false;
+    }
+    try {
+      await this.#o.beforePublish?.(snapshot, previous);
+    } catch (err) {
+      const e = toDiscoveryError(err, 'ERR_INTERNAL', { stage: 'build' });
+      this.#alerts.raise('publish-refused', { kind: 'publish-refused', message: `snapshot ${snapshot.digest.slice(0, 12)} from the store was not adopted: ${e.message}` });
+      return false;
+    }
+    if (this.#store.current !== previous) return false;
+    this.#store.publish(snapshot);
+    // Its agents are members: a follower that takes over keeps serving them under the usual rules.
+    for (const a of snapshot.agents) this.#health.restore(a.baseUrl, { critical: a.critical });
+    this.#ready = true;
+    const diff = diffSnapshots(previous, snapshot);
+    this.#o.events?.emit({ type: 'snapshot.published', version: snapshot.version, digest: snapshot.digest, ...(previous && { previousDigest: previous.digest }), agents: snapshot.agents.map((a) => a.localName) });
+    for (const listener of this.#listeners) {
+      try {
+        listener(snapshot, diff);
+      } catch {
+        // A listener's failure never affects discovery.
+      }
+    }
+    return true;
+  }
+
+  /**
+   * Stops cycling without closing the sources (a leader replica that lost its leadership);
+   * {@link start} resumes. Waits for the cycle in progress.
+   */
+  async pause(): Promise<void> {
+    this.#paused = true;
+    this.#timer?.cancel();
+    this.#timer = undefined;
+    await this.#chain.catch(() => undefined);
+  }
+
+  /** False while paused (or never started): this loop refreshes nothing. */
+  get running(): boolean {
+    return this.#started && !this.#paused && !this.#stopped;
+  }
+
   /** Starts the sources and runs the first cycle (bounded by `startupTimeoutMs`), then keeps cycling. */
   async start(): Promise<void> {
+    if (this.#started && this.#paused && !this.#stopped) {
+      // Resumed (a replica that leads again): one cycle now, then the usual schedule.
+      this.#paused = false;
+      void this.#enqueue(() => this.#cycle(true)).finally(() => this.#schedule());
+      return;
+    }
     if (this.#started) return;
     this.#started = true;
+    this.#paused = false;
     for (const source of this.#o.sources) {
       this.#unsubscribes.push(source.subscribe(() => this.#trigger()));
     }
@@ -348,7 +409,7 @@ export class DiscoveryLoop {
   }
 
   #schedule(): void {
-    if (this.#stopped) return;
+    if (this.#stopped || this.#paused) return;
     this.#timer?.cancel();
     this.#timer = this.#clock.setTimer(() => {
       void this.#enqueue(() => this.#cycle(false)).finally(() => this.#schedule());
@@ -357,7 +418,7 @@ export class DiscoveryLoop {
 
   /** A source changed: run a cycle soon, coalescing bursts. */
   #trigger(): void {
-    if (this.#stopped || !this.#started || this.#pendingTrigger) return;
+    if (this.#stopped || this.#paused || !this.#started || this.#pendingTrigger) return;
     this.#pendingTrigger = true;
     void this.#enqueue(async () => {
       this.#pendingTrigger = false;
@@ -366,7 +427,7 @@ export class DiscoveryLoop {
   }
 
   async #cycle(first: boolean): Promise<void> {
-    if (this.#stopped) return;
+    if (this.#stopped || this.#paused) return;
     try {
       await this.#pollSources(first);
       this.#resolve();

@@ -11,7 +11,7 @@ import type { Context } from 'hono';
 import { getCookie, setCookie } from 'hono/cookie';
 import type { Registry } from 'prom-client';
 import type { SessionRunner, TreeFactory } from '../adk/index.js';
-import { checkSessionId, contentText } from '../adk/index.js';
+import { checkSessionId, contentText, SESSION_ID_PATTERN } from '../adk/index.js';
 import type { CardCache } from '../cache/index.js';
 import { isDiscoveryError } from '../errors.js';
 import type { DiscoveryLoop, RoutingVerdict } from '../loop/index.js';
@@ -20,6 +20,7 @@ import { DEFAULT_TRACE_INPUTS, runTrace } from '../explorer/index.js';
 import type { Snapshot } from '../snapshot/index.js';
 import { diffSnapshots } from '../snapshot/index.js';
 import type { StoreStatus } from '../store/index.js';
+import type { ReplicaStatus } from '../store/replica-coordinator.js';
 import type { EventBuffer } from './event-buffer.js';
 import type { JournalReader } from './journal.js';
 import { parseJournalQuery } from './journal.js';
@@ -63,6 +64,10 @@ export interface AppOptions {
   storeStatus?: () => StoreStatus;
   /** Pages of the store's journal and per-endpoint cache activity (`/api/journal`, `/api/activity`). */
   journal?: JournalReader;
+  /** Several replicas: this one's role, epoch and lag, reported by `/readyz`. */
+  replicaStatus?: () => ReplicaStatus;
+  /** Several replicas: restores a session another replica pinned, before it is looked up here. */
+  adoptSession?: (sessionId: string) => Promise<void>;
 }
 
 /** A snapshot for the API: agents with their reviewed fields, card summary and the card itself. */
@@ -133,7 +138,10 @@ export function createApp(o: AppOptions): Hono {
     const s = o.storeStatus?.();
     // A failing store degrades the service but does not stop it: it keeps serving from memory.
     const store = s && { kind: s.kind, location: s.location, ok: s.ok, ...(s.lastError !== undefined && { lastError: s.lastError }) };
-    const extra = store ? { store, ...(!store.ok && { degraded: true }) } : {};
+    const r = o.replicaStatus?.();
+    const replica = r && { id: r.id, role: r.role, epoch: r.epoch, connected: r.connected, digest: r.digest ?? null, storeDigest: r.storeDigest ?? null, inSync: r.inSync, lagMs: r.lagMs };
+    const degraded = (store !== undefined && !store.ok) || (replica !== undefined && !replica.connected);
+    const extra = { ...(store && { store }), ...(replica && { replica }), ...(degraded && { degraded: true }) };
     return o.loop.ready
       ? c.json({ ready: true, version: o.loop.current()?.version ?? 0, ...extra })
       : c.json({ ready: false, reason: 'the first discovery pass has not finished', ...extra }, 503);
@@ -258,6 +266,7 @@ export function createApp(o: AppOptions): Hono {
     let secret: string | undefined;
     try {
       checkSessionId(sessionId);
+      await o.adoptSession?.(sessionId);
       const existing = o.trees.digestOf(sessionId) !== undefined || o.owners.claimed(sessionId);
       if (existing) {
         const refused = sessionRefusal(c, sessionId, caller);
@@ -288,6 +297,7 @@ export function createApp(o: AppOptions): Hono {
     const read = await body(c, limits.maxBodyBytes);
     if (read instanceof Response) return read;
     const id = c.req.param('id');
+    if (SESSION_ID_PATTERN.test(id)) await o.adoptSession?.(id);
     const refused = sessionRefusal(c, id, callerOf(c));
     if (refused) return refused;
     try {
@@ -299,6 +309,7 @@ export function createApp(o: AppOptions): Hono {
 
   app.delete('/api/sessions/:id', async (c) => {
     const id = c.req.param('id');
+    if (SESSION_ID_PATTERN.test(id)) await o.adoptSession?.(id);
     const refused = sessionRefusal(c, id, callerOf(c));
     if (refused) return refused;
     await o.sessions.end(id);

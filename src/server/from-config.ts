@@ -44,6 +44,7 @@ export function serviceOptionsFromConfig(config: DiscoveryConfig, secrets: Resol
         : { kind: 'routed', name: root.name, ...(root.fallback !== undefined && { fallback: root.fallback }) },
     sessions: config.sessions,
     store: config.store,
+    replica: config.replica,
     storeOptions: {
       dataDir: config.dataDir,
       ...(secrets.storePassword !== undefined && { password: secrets.storePassword }),

@@ -8,6 +8,7 @@ import type { EventStream } from '../events/index.js';
 import type { DiscoveryLoop } from '../loop/index.js';
 import type { TreeFactory } from '../adk/index.js';
 import type { StoreStatus } from '../store/index.js';
+import type { ReplicaStatus } from '../store/replica-coordinator.js';
 import type { RefusalReason } from './limits.js';
 
 export interface MetricsSources {
@@ -19,11 +20,13 @@ export interface MetricsSources {
   openStreams?: () => number;
   /** The state store's status, read at scrape time. */
   store?: () => StoreStatus;
+  /** Several replicas: this one's role, epoch and lag. */
+  replica?: () => ReplicaStatus;
   /** Journal events the store writer dropped because the store could not keep up. */
   journalDropped?: () => number;
 }
 
-export function createMetrics({ events, cache, loop, trees, openStreams, store, journalDropped }: MetricsSources): { registry: Registry; refusal(reason: RefusalReason): void; close(): void } {
+export function createMetrics({ events, cache, loop, trees, openStreams, store, journalDropped, replica }: MetricsSources): { registry: Registry; refusal(reason: RefusalReason): void; close(): void } {
   const registry = new Registry();
   const p = 'a2a_discovery_';
   const fetches = new Counter({ name: `${p}card_fetches_total`, help: 'Card cache decisions that reached the network, by outcome.', labelNames: ['outcome'], registers: [registry] });
@@ -81,6 +84,48 @@ export function createMetrics({ events, cache, loop, trees, openStreams, store, 
       registers: [registry],
       collect() {
         this.set(journalDropped?.() ?? 0);
+      },
+    });
+  }
+  if (replica) {
+    new Gauge({
+      name: `${p}replica_leader`,
+      help: 'Whether this replica leads (1: it runs the sources and refreshes cards) or follows (0).',
+      registers: [registry],
+      collect() {
+        this.set(replica().role === 'leader' ? 1 : 0);
+      },
+    });
+    new Gauge({
+      name: `${p}replica_epoch`,
+      help: 'The fencing epoch: this replica\'s while it leads, else the last one read from the database.',
+      registers: [registry],
+      collect() {
+        this.set(replica().epoch);
+      },
+    });
+    new Gauge({
+      name: `${p}replica_lag_seconds`,
+      help: 'How long this replica has served another snapshot than the database\'s current one (0 in sync).',
+      registers: [registry],
+      collect() {
+        this.set(replica().lagMs / 1000);
+      },
+    });
+    new Gauge({
+      name: `${p}replica_in_sync`,
+      help: 'Whether this replica serves the database\'s current snapshot (1) or not yet (0).',
+      registers: [registry],
+      collect() {
+        this.set(replica().inSync ? 1 : 0);
+      },
+    });
+    new Gauge({
+      name: `${p}replica_connected`,
+      help: 'Whether the replica\'s dedicated PostgreSQL connection (leader lock, LISTEN) is up.',
+      registers: [registry],
+      collect() {
+        this.set(replica().connected ? 1 : 0);
       },
     });
   }

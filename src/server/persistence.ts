@@ -151,6 +151,8 @@ export function followIntoStore(o: {
   owners: SessionOwners;
   clock: Clock;
   onError: (err: unknown) => void;
+  /** Whether this process's publications are written (a follower replica writes none). */
+  publishes?: () => boolean;
 }): { writer: StoreWriter; close(): Promise<void> } {
   const pin = (sessionId: string): PinRecord | undefined => {
     const p = o.trees.pinOf(sessionId);
@@ -165,7 +167,7 @@ export function followIntoStore(o: {
       ...(owner !== undefined && { ownerSecret: owner.ownerSecret }),
     };
   };
-  const writer = new StoreWriter({ store: o.store, events: o.events, snapshot: (d) => o.loop.snapshots.get(d), pin, onError: o.onError });
+  const writer = new StoreWriter({ store: o.store, events: o.events, snapshot: (d) => o.loop.snapshots.get(d), pin, onError: o.onError, ...(o.publishes && { publishes: o.publishes }) });
   const offPins = o.trees.onPinChange((id) => writer.pinChanged(id));
   return {
     writer,
@@ -175,4 +177,24 @@ export function followIntoStore(o: {
       await writer.close();
     },
   };
+}
+
+/**
+ * A session another replica started: its pin (digest, owner, ADK user id) is read from the shared
+ * store and restored here, so its next turn runs on the same digest with its history. Does
+ * nothing for a session this replica knows, or that no replica pinned.
+ */
+export async function adoptSessionFromStore(
+  t: Pick<RestoreTargets, 'store' | 'loop' | 'trees' | 'sessions' | 'owners' | 'archive'>,
+  sessionId: string,
+): Promise<void> {
+  if (t.trees.digestOf(sessionId) !== undefined || t.owners.claimed(sessionId)) return;
+  const pin = await t.store.pin(sessionId).catch(() => undefined);
+  if (!pin) return;
+  const snapshot = t.loop.snapshots.get(pin.digest) ?? t.archive.get(pin.digest) ?? (await t.store.getSnapshot(pin.digest).catch(() => undefined));
+  // Another request of this session may have adopted it meanwhile.
+  if (!snapshot || t.trees.digestOf(sessionId) !== undefined || t.owners.claimed(sessionId)) return;
+  t.trees.restorePin(sessionId, snapshot, pin.lastUsedAtWall);
+  if (pin.ownerSecret !== undefined) t.owners.restore(sessionId, { ownerClient: pin.ownerClient, ownerSecret: pin.ownerSecret });
+  t.sessions.restoreUser(sessionId, pin.userId);
 }

@@ -33,8 +33,10 @@ import { kubernetesSource, registrySource, staticSource, wellKnownSource } from 
 import { SnapshotStore } from '../snapshot/index.js';
 import type { OpenStateStoreOptions, StateStore } from '../store/index.js';
 import { openStateStore, parseStoreSpec, storeLocation } from '../store/index.js';
+import type { ReplicaCoordinator, ReplicaStatus } from '../store/replica-coordinator.js';
+import type { SqlStateStore } from '../store/sql-state-store.js';
 import type { SessionStoreTarget } from './persistence.js';
-import { followIntoStore, restoreFromStore, sessionServiceFor } from './persistence.js';
+import { adoptSessionFromStore, followIntoStore, restoreFromStore, sessionServiceFor } from './persistence.js';
 import { createApp } from './app.js';
 import { EventBuffer } from './event-buffer.js';
 import { EventStreamHub } from './event-stream-route.js';
@@ -101,6 +103,11 @@ export interface ServiceOptions {
   store?: string | StateStore;
   /** For a store given by description: the data directory (relative SQLite paths), the PostgreSQL password, retention. */
   storeOptions?: Pick<OpenStateStoreOptions, 'dataDir' | 'password' | 'retention' | 'schema'>;
+  /**
+   * Several replicas on one PostgreSQL store (given by description): the leader election's
+   * timings (docs/deployment.md). Every replica on PostgreSQL takes part; alone, it leads.
+   */
+  replica?: { leaderRetryMs?: number; pollMs?: number; leaseMs?: number; id?: string };
 }
 
 export interface RunningService {
@@ -115,6 +122,8 @@ export interface RunningService {
   readonly store: StateStore;
   /** Writes everything the store has not received yet (publications, pins, journal). */
   flushStore(): Promise<void>;
+  /** On a PostgreSQL store: this replica's role, epoch and lag. */
+  replica(): ReplicaStatus | undefined;
   /** Stops the loop, finishes in-flight work and closes every server and connection, within `timeoutMs`. */
   close(timeoutMs?: number): Promise<void>;
 }
@@ -249,6 +258,27 @@ export async function startService(o: ServiceOptions): Promise<RunningService> {
   const journal = new JournalReader({ store, buffer, events, wallNow: () => clock.wallNow() });
   const restored = await restoreFromStore({ store, loop, trees, sessions, owners, archive, buffer, bufferEvents: 1_000 });
   const storeLog = log.child({ component: 'store' });
+  // Several replicas on one PostgreSQL: one leader refreshes, followers adopt its publications.
+  let coordinator: ReplicaCoordinator | undefined;
+  if (ownStore && store.kind === 'postgres') {
+    const { ReplicaCoordinator } = await import('../store/replica-coordinator.js');
+    const replicaLog = log.child({ component: 'replica' });
+    coordinator = new ReplicaCoordinator({
+      store: store as SqlStateStore,
+      ...(o.replica?.id !== undefined && { id: o.replica.id }),
+      ...(o.replica?.leaderRetryMs !== undefined && { leaderRetryMs: o.replica.leaderRetryMs }),
+      ...(o.replica?.pollMs !== undefined && { pollMs: o.replica.pollMs }),
+      ...(o.replica?.leaseMs !== undefined && { leaseMs: o.replica.leaseMs }),
+      target: {
+        current: () => loop.current(),
+        adopt: (snapshot) => loop.adopt(snapshot),
+        lead: () => loop.start(),
+        follow: () => loop.pause(),
+      },
+      log: (level, message, detail) => replicaLog[level](detail ?? {}, message),
+    });
+  }
+  const replicaRef = { coordinator };
   let storeFailing = false;
   const follow = followIntoStore({
     store,
@@ -263,6 +293,7 @@ export async function startService(o: ServiceOptions): Promise<RunningService> {
       if (!storeFailing) storeLog.error({ err: (err as Error).message }, 'the state store failed a write; serving continues from memory');
       storeFailing = true;
     },
+    publishes: () => replicaRef.coordinator === undefined || replicaRef.coordinator.role === 'leader',
   });
   const offStoreOk = events.subscribe(() => {
     if (storeFailing && store.status().ok) {
@@ -278,7 +309,7 @@ export async function startService(o: ServiceOptions): Promise<RunningService> {
     onRefusal: refusal,
     hello: () => ({ version: loop.current()?.version ?? 0, lastSeq: buffer.since(0).at(-1)?.seq ?? 0 }),
   });
-  const metrics = createMetrics({ events, cache, loop, trees, openStreams: () => streams.size, store: () => store.status(), journalDropped: () => follow.writer.dropped });
+  const metrics = createMetrics({ events, cache, loop, trees, openStreams: () => streams.size, store: () => store.status(), journalDropped: () => follow.writer.dropped, ...(coordinator && { replica: () => coordinator.status() }) });
   const shutdown = new AbortController();
   const app = createApp({
     bindHost: host,
@@ -300,6 +331,10 @@ export async function startService(o: ServiceOptions): Promise<RunningService> {
     shutdownSignal: shutdown.signal,
     storeStatus: () => store.status(),
     journal,
+    ...(coordinator && {
+      replicaStatus: () => coordinator.status(),
+      adoptSession: (sessionId: string) => adoptSessionFromStore({ store, loop, trees, sessions, owners, archive }, sessionId),
+    }),
   });
 
   let server: Server;
@@ -339,7 +374,12 @@ export async function startService(o: ServiceOptions): Promise<RunningService> {
   const url = `http://${address.family === 'IPv6' ? `[${address.address}]` : address.address}:${address.port}`;
   log.info({ url, policy: policy.describe() }, 'a2a-discovery service listening');
   storeLog.info({ kind: store.kind, location: store.status().location, ...restored }, restored.version > 0 ? 'state restored from the store' : 'state store opened');
-  await loop.start();
+  if (coordinator) {
+    await coordinator.start();
+    // A follower serves the stored current snapshot (restored above) at once.
+    const current = loop.current();
+    if (coordinator.role === 'follower' && current) await loop.adopt(current);
+  } else await loop.start();
 
   let closing: Promise<void> | undefined;
   return {
@@ -352,6 +392,7 @@ export async function startService(o: ServiceOptions): Promise<RunningService> {
     policy,
     store,
     flushStore: () => follow.writer.flush(),
+    replica: () => coordinator?.status(),
     close(timeoutMs = 5_000) {
       closing ??= (async () => {
         shutdown.abort();
@@ -364,6 +405,8 @@ export async function startService(o: ServiceOptions): Promise<RunningService> {
         await Promise.race([work, bound]);
         server.closeAllConnections();
         await follow.close();
+        // Releases the leader lock: another replica takes over at its next try.
+        await coordinator?.close();
         offStoreOk();
         trees.close();
         offOwners();

@@ -70,6 +70,10 @@ export class MemoryStateStore implements StateStore {
     return Promise.resolve();
   }
 
+  pin(sessionId: string): Promise<PinRecord | undefined> {
+    return Promise.resolve(this.#pins.get(sessionId));
+  }
+
   deletePin(sessionId: string): Promise<void> {
     this.#pins.delete(sessionId);
     return Promise.resolve();

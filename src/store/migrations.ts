@@ -72,6 +72,21 @@ const MIGRATIONS: Record<string, Migration> = {
       }
     },
   },
+  // Several replicas: the fencing epoch, one row, incremented by each new leader (docs/deployment.md).
+  '0002_leader_epoch': {
+    async up(knex) {
+      await knex.schema.createTable('a2ad_leader', (t) => {
+        t.integer('id').primary();
+        t.bigInteger('epoch').notNullable();
+        t.text('holder');
+        t.bigInteger('since');
+      });
+      await knex('a2ad_leader').insert({ id: 1, epoch: 0, holder: null, since: null });
+    },
+    async down(knex) {
+      await knex.schema.dropTableIfExists('a2ad_leader');
+    },
+  },
 };
 
 /** The knex migration source over {@link MIGRATIONS}. */

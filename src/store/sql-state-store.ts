@@ -8,7 +8,7 @@ import type { Knex } from 'knex';
 import type { CacheEntry, CardStore } from '../cache/index.js';
 import type { Clock } from '../clock/index.js';
 import { systemClock } from '../clock/index.js';
-import { DiscoveryError } from '../errors.js';
+import { DiscoveryError, isDiscoveryError } from '../errors.js';
 import type { DiscoveryEvent } from '../events/index.js';
 import type { Snapshot, SnapshotSummary } from '../snapshot/index.js';
 import { MIGRATIONS_TABLE, migrationSource } from './migrations.js';
@@ -105,6 +105,10 @@ export class SqlStateStore implements StateStore {
   #failedWrites = 0;
   #writes = 0;
   #closed = false;
+  /** The fencing epoch every leader write checks (PostgreSQL replicas); undefined: unfenced. */
+  #epoch: number | undefined;
+  #onFenced: ((err: DiscoveryError) => void) | undefined;
+  #fencedWrites = 0;
 
   constructor(db: Knex, o: SqlStateStoreOptions) {
     this.kind = o.kind;
@@ -132,14 +136,103 @@ export class SqlStateStore implements StateStore {
   #setEntry(key: string, entry: CacheEntry): Promise<void> {
     this.#entries.set(key, entry);
     // RFC 9111 §5.2.2.5: a no-store response is not kept in non-volatile storage.
-    if (entry.noStore) return this.#write(() => this.#db('a2ad_card_entries').where({ key }).delete());
+    if (entry.noStore) return this.#fencedWrite((db) => db('a2ad_card_entries').where({ key }).delete());
     const row = { key, entry: entryToJson(entry, this.#clock), updated_at: Math.round(this.#clock.wallNow()) };
-    return this.#write(() => this.#db('a2ad_card_entries').insert(row).onConflict('key').merge());
+    return this.#fencedWrite((db) => db('a2ad_card_entries').insert(row).onConflict('key').merge());
   }
 
   #deleteEntry(key: string): Promise<void> {
     this.#entries.delete(key);
-    return this.#write(() => this.#db('a2ad_card_entries').where({ key }).delete());
+    return this.#fencedWrite((db) => db('a2ad_card_entries').where({ key }).delete());
+  }
+
+  /** A leader write: checked against the fencing epoch in its transaction when one is set. */
+  #fencedWrite(op: (db: Knex | Knex.Transaction) => Promise<unknown>): Promise<void> {
+    if (this.#epoch === undefined) return this.#write(() => op(this.#db));
+    return this.#write(() =>
+      this.#db.transaction(async (trx) => {
+        await this.#checkFence(trx);
+        await op(trx);
+      }),
+    );
+  }
+
+  /**
+   * `UPDATE a2ad_leader … WHERE epoch = mine`: refused (`ERR_STORE_FENCED`) once another replica
+   * took over. The row lock it takes orders this transaction before any later takeover, which
+   * waits for it: a write either commits before the new epoch exists or is refused.
+   */
+  async #checkFence(trx: Knex.Transaction): Promise<void> {
+    const epoch = this.#epoch;
+    if (epoch === undefined) return;
+    const updated = await trx('a2ad_leader').where({ id: 1, epoch }).update({ epoch });
+    if (num(updated) === 0) {
+      throw new DiscoveryError('ERR_STORE_FENCED', `write refused: this replica led under epoch ${epoch}, and another replica has taken over since`, { stage: 'store' });
+    }
+  }
+
+  // ---- replicas ---------------------------------------------------------------------------
+
+  /**
+   * Fences every leader write (publications, card entries, pruning) with `epoch`, or lifts the
+   * fence (`undefined`, a follower). `onFenced` is called with each refused write.
+   */
+  fence(epoch: number | undefined, onFenced?: (err: DiscoveryError) => void): void {
+    this.#epoch = epoch;
+    this.#onFenced = onFenced;
+  }
+
+  /** The epoch this store's writes are fenced with, if any. */
+  get epoch(): number | undefined {
+    return this.#epoch;
+  }
+
+  /**
+   * Takes the leadership: increments the fencing epoch and records the holder; returns the new
+   * epoch. Call it only while holding the leader lock.
+   */
+  async takeLeadership(holder: string): Promise<number> {
+    return this.#read(async () => {
+      const rows = (await this.#db('a2ad_leader')
+        .where({ id: 1 })
+        .update({ epoch: this.#db.raw('epoch + 1'), holder, since: Math.round(this.#clock.wallNow()) }, ['epoch'])) as Array<{ epoch: unknown }>;
+      return num(rows[0]!.epoch);
+    });
+  }
+
+  /** The current fencing epoch and its holder. */
+  async leader(): Promise<{ epoch: number; holder: string | null }> {
+    return this.#read(async () => {
+      const row = (await this.#db('a2ad_leader').where({ id: 1 }).first('epoch', 'holder')) as { epoch: unknown; holder: string | null };
+      return { epoch: num(row.epoch), holder: row.holder };
+    });
+  }
+
+  /** The current version/digest pointer, as the database has it now. */
+  async currentPointer(): Promise<{ version: number; digest: string } | undefined> {
+    return this.#read(async () => {
+      const row = (await this.#db('a2ad_state').where({ key: 'current' }).first('value')) as { value: string } | undefined;
+      return row === undefined ? undefined : (JSON.parse(row.value) as { version: number; digest: string });
+    });
+  }
+
+  /** Reloads the card entries from the engine (a new leader continues from its predecessor's cache). */
+  async reloadCards(): Promise<void> {
+    await this.#read(async () => {
+      const rows = (await this.#db('a2ad_card_entries').select('key', 'entry')) as Array<{ key: string; entry: string }>;
+      this.#entries.clear();
+      for (const r of rows) this.#entries.set(r.key, entryFromJson(r.entry, this.#clock));
+    });
+  }
+
+  /** The PostgreSQL channel publications are announced on (payload: the digest). */
+  get publishChannel(): string {
+    return `a2ad_published:${this.#o.schema ?? 'public'}`;
+  }
+
+  /** Where the store connects, for a dedicated connection beside its pool (the leader lock, LISTEN). */
+  get target(): { connection: Knex.StaticConnectionConfig | string; schema: string | undefined } {
+    return { connection: this.#o.connection, schema: this.#o.schema };
   }
 
   // ---- snapshots --------------------------------------------------------------------------
@@ -149,6 +242,7 @@ export class SqlStateStore implements StateStore {
     const names = JSON.stringify(snapshot.agents.map((a) => a.localName));
     return this.#write(() =>
       this.#db.transaction(async (trx) => {
+        await this.#checkFence(trx);
         for (const part of chunks(cards)) {
           const rows = part.map((c) => ({ raw_sha256: c.rawSha256, canonical_sha256: c.canonicalSha256, protocol_version: c.protocolVersion, body: c.body, card: c.card }));
           await trx('a2ad_cards').insert(rows).onConflict('raw_sha256').ignore();
@@ -170,6 +264,8 @@ export class SqlStateStore implements StateStore {
           .insert({ key: 'current', value: JSON.stringify({ version: snapshot.version, digest: snapshot.digest }) })
           .onConflict('key')
           .merge();
+        // Delivered to every listening replica when (and only if) this transaction commits.
+        if (this.kind === 'postgres') await trx.raw('SELECT pg_notify(?, ?)', [this.publishChannel, snapshot.digest]);
       }),
     );
   }
@@ -215,6 +311,7 @@ export class SqlStateStore implements StateStore {
     let deleted: string[] = [];
     await this.#write(() =>
       this.#db.transaction(async (trx) => {
+        await this.#checkFence(trx);
         const pointer = (await trx('a2ad_state').where({ key: 'current' }).first('value')) as { value: string } | undefined;
         const keep = new Set<string>();
         if (pointer) keep.add((JSON.parse(pointer.value) as { digest: string }).digest);
@@ -246,13 +343,21 @@ export class SqlStateStore implements StateStore {
     return this.#write(() => this.#db('a2ad_pins').insert(row).onConflict('session_id').merge());
   }
 
+  async pin(sessionId: string): Promise<PinRecord | undefined> {
+    return this.#read(async () => (await this.#pinRows(this.#db('a2ad_pins').where({ session_id: sessionId })))[0]);
+  }
+
   deletePin(sessionId: string): Promise<void> {
     return this.#write(() => this.#db('a2ad_pins').where({ session_id: sessionId }).delete());
   }
 
   async pins(): Promise<PinRecord[]> {
-    return this.#read(async () => {
-      const rows = (await this.#db('a2ad_pins').select('*')) as Array<{
+    return this.#read(() => this.#pinRows(this.#db('a2ad_pins')));
+  }
+
+  async #pinRows(q: Knex.QueryBuilder): Promise<PinRecord[]> {
+    {
+      const rows = (await q.select('*')) as Array<{
         session_id: string;
         digest: string;
         last_used_at: unknown;
@@ -268,7 +373,7 @@ export class SqlStateStore implements StateStore {
         ...(r.owner_client !== null && { ownerClient: r.owner_client }),
         ...(r.owner_secret !== null && { ownerSecret: r.owner_secret }),
       }));
-    });
+    }
   }
 
   // ---- journal and counters ---------------------------------------------------------------
@@ -351,6 +456,7 @@ export class SqlStateStore implements StateStore {
       ...(this.#lastErrorAt !== undefined && { lastErrorAt: this.#lastErrorAt }),
       failedWrites: this.#failedWrites,
       writes: this.#writes,
+      ...(this.#fencedWrites > 0 && { fencedWrites: this.#fencedWrites }),
     };
   }
 
@@ -379,6 +485,12 @@ export class SqlStateStore implements StateStore {
         this.#ok = true;
       },
       (err: unknown) => {
+        if (isDiscoveryError(err) && err.code === 'ERR_STORE_FENCED') {
+          // Not a failure of the store: this replica is no longer the leader.
+          this.#fencedWrites++;
+          this.#onFenced?.(err);
+          throw err;
+        }
         this.#failedWrites++;
         throw this.#failed(err, 'write');
       },

@@ -78,6 +78,8 @@ export interface StoreStatus {
   readonly failedWrites: number;
   /** Rows written since the store opened. */
   readonly writes: number;
+  /** Leader writes refused by the fencing epoch (PostgreSQL replicas), when any. */
+  readonly fencedWrites?: number;
 }
 
 /** Which journal events to read (see {@link StateStore.events}). */
@@ -114,6 +116,8 @@ export interface StateStore {
 
   /** Inserts or replaces a pin. */
   putPin(pin: PinRecord): Promise<void>;
+  /** One pin, as stored now (another replica may have written it). */
+  pin(sessionId: string): Promise<PinRecord | undefined>;
   deletePin(sessionId: string): Promise<void>;
   pins(): Promise<PinRecord[]>;
 

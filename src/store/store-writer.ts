@@ -15,6 +15,11 @@ export interface StoreWriterOptions {
   events: EventStream;
   /** The snapshot a `snapshot.published` event names (looked up when the event arrives). */
   snapshot: (digest: string) => Snapshot | undefined;
+  /**
+   * Whether this process's publications are written (default always). A follower replica adopts
+   * snapshots the leader stored, and writes none of them back.
+   */
+  publishes?: () => boolean;
   /** A session's pin as it stands now, or undefined once it has none. */
   pin: (sessionId: string) => PinRecord | undefined;
   /** Journal events waiting to be written, at most. Default 10,000. */
@@ -71,7 +76,7 @@ export class StoreWriter {
 
   #onEvent(e: DiscoveryEvent): void {
     this.#lastSeq = Math.max(this.#lastSeq, e.seq);
-    if (e.type === 'snapshot.published') {
+    if (e.type === 'snapshot.published' && (this.#o.publishes?.() ?? true)) {
       const s = this.#o.snapshot(e.digest);
       if (s) this.#snapshots.push(s);
     }
