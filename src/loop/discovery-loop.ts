@@ -250,8 +250,8 @@ export class DiscoveryLoop {
   }
 
   /**
-   * Stops cycling without closing the sources (a leader replica that lost its leadership);
-   * {@link start} resumes. Waits for the cycle in progress.
+   * Stops cycling without closing the sources (a leader replica that lost its leadership, or a
+   * follower before it starts); {@link start} starts or resumes. Waits for the cycle in progress.
    */
   async pause(): Promise<void> {
     this.#paused = true;

@@ -375,6 +375,8 @@ export async function startService(o: ServiceOptions): Promise<RunningService> {
   log.info({ url, policy: policy.describe() }, 'a2a-discovery service listening');
   storeLog.info({ kind: store.kind, location: store.status().location, ...restored }, restored.version > 0 ? 'state restored from the store' : 'state store opened');
   if (coordinator) {
+    // A follower until the lock is ours: no cycle runs, not even one asked for by /api/refresh.
+    await loop.pause();
     await coordinator.start();
     // A follower serves the stored current snapshot (restored above) at once.
     const current = loop.current();

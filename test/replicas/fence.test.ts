@@ -99,7 +99,7 @@ describe('fencing epoch and leader lock (real PostgreSQL)', { skip: POSTGRES_SKI
 
     // The old leader resumes: every leader write it attempts is refused and changes nothing.
     await assert.rejects(old.publishSnapshot(late), fenced, 'its late publication is refused');
-    await assert.rejects(old.cards.set(warranty.baseUrl, warranty), fenced, 'its late card write is refused');
+    await assert.rejects(Promise.resolve(old.cards.set(warranty.baseUrl, warranty)), fenced, 'its late card write is refused');
     await assert.rejects(old.pruneSnapshots(), fenced, 'its pruning is refused');
     assert.equal(refusals, 3, 'each refusal is reported (the coordinator demotes on it)');
     assert.equal(old.status().fencedWrites, 3);
