@@ -120,8 +120,9 @@ export class ReplicaCoordinator {
   /** Connects, tries the lock once (leading at once when it is free) and keeps trying. */
   async start(): Promise<void> {
     await this.#enqueue(() => this.#tick());
-    await this.#leading;
+    // Heartbeats run during the first cycle too: a slow one must not let the lease run out.
     this.#arm();
+    await this.#leading;
   }
 
   get role(): ReplicaRole {
