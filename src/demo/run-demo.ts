@@ -146,11 +146,18 @@ export async function runDemo(options: DemoOptions = {}): Promise<RunningDemo> {
       const m = Math.floor((Date.now() - clockStart) / minute);
       return `10:${String(Math.min(m, 59)).padStart(2, '0')}`;
     };
+    // Endpoints out of snapshots: their failures are narrated as retries, not as stale serving.
+    const removed = new Set<string>();
     const offNarration = service.events.subscribe((e: DiscoveryEvent) => {
       if (e.type === 'snapshot.published') out(`[${at()}] snapshot v${e.version} ${e.digest.slice(0, 12)}: ${e.agents.join(', ') || '(no agents)'}`);
       else if (e.type === 'alert' && ['skills-changed', 'repeated-failures', 'mass-removal', 'endpoint-changed'].includes((e as AlertEvent).kind)) out(`[${at()}] alert ${e.kind}: ${e.message}`);
-      else if (e.type === 'card.result' && e.outcome === 'stale') out(`[${at()}] ${e.endpoint} failed (${e.code}); its card is served stale`);
-      else if (e.type === 'health.changed' && (e.to === 'degraded' || e.to === 'removed')) out(`[${at()}] ${e.endpoint} is ${e.to}`);
+      else if (e.type === 'card.result' && e.outcome === 'stale') {
+        out(`[${at()}] ${e.endpoint} failed (${e.code}); ${removed.has(e.endpoint) ? 'out of snapshots, retried on backoff' : 'its card is served stale'}`);
+      } else if (e.type === 'health.changed' && (e.to === 'degraded' || e.to === 'removed')) out(`[${at()}] ${e.endpoint} is ${e.to}`);
+      if (e.type === 'health.changed') {
+        if (e.to === 'removed') removed.add(e.endpoint);
+        else removed.delete(e.endpoint);
+      }
       else if (e.type === 'routing.evaluated') {
         out(
           `[${at()}] routing of candidate v${e.version} ${e.digest.slice(0, 12)}: ${(e.accuracy * 100).toFixed(0)}% of ${e.evaluated} labelled cases routed right ` +
