@@ -6,7 +6,7 @@
  */
 import { html, render, useEffect, useRef, useState } from './lib/vendor.js';
 import { getToken, setToken } from './lib/api.js';
-import { shortDigest } from './lib/format.js';
+import { clockTime, shortDigest } from './lib/format.js';
 import { LiveStore } from './lib/store.js';
 import { CardView } from './views/card.js';
 import { ChatView } from './views/chat.js';
@@ -60,6 +60,9 @@ function App({ store }) {
   const route = useRoute();
   const first = useRef(true);
   const [tokenOpen, setTokenOpen] = useState(false);
+  // At phone width the navigation collapses behind a Menu button (CSS shows it expanded on wide screens).
+  const [navOpen, setNavOpen] = useState(false);
+  useEffect(() => setNavOpen(false), [route.view, route.params.toString()]);
 
   useEffect(() => {
     if (!store.started) void store.start();
@@ -109,17 +112,24 @@ function App({ store }) {
 
   return html`
     <button type="button" class="skip-link" onClick=${() => document.getElementById('main')?.focus()}>Skip to content</button>
-    <div class="shell">
+    ${store.lostAt !== 0
+      ? html`<div class="conn-banner" role="alert" id="connection-banner">
+          <strong>Connection to the service lost at ${clockTime(store.lostAt).slice(0, 8)}.</strong>
+          Everything below is as of ${clockTime(store.updatedAt || store.lostAt).slice(0, 8)} and may be out of date; ${store.connection === 'reconnecting' ? 'reconnecting…' : CONNECTION_LABEL[store.connection]}
+        </div>`
+      : null}
+    <div class=${`shell${navOpen ? ' nav-open' : ''}${store.lostAt !== 0 ? ' data-stale' : ''}`}>
       <aside class="sidebar">
         <div class="brand">
           <span class="brand-mark" aria-hidden="true">A2A</span>
           <span><strong>a2a-discovery</strong><br /><span class="brand-sub">discovery dashboard</span></span>
+          <button type="button" class="btn btn-small nav-toggle" id="nav-toggle" aria-expanded=${navOpen ? 'true' : 'false'} aria-controls="nav-views" onClick=${() => setNavOpen(!navOpen)}>Menu</button>
         </div>
-        <nav aria-label="Views">
+        <nav aria-label="Views" id="nav-views">
           <ul>
             ${VIEWS.map(
               (v) => html`<li>
-                <a href=${`#/${v.id}`} aria-current=${route.view === v.id ? 'page' : undefined} id=${`nav-${v.id}`}>
+                <a href=${`#/${v.id}`} onClick=${() => setNavOpen(false)} aria-current=${route.view === v.id ? 'page' : undefined} id=${`nav-${v.id}`}>
                   <span>${v.label}</span>
                   ${/** @type {Record<string, number | undefined>} */ (counts)[v.id] !== undefined ? html`<span class="count">${/** @type {Record<string, number | undefined>} */ (counts)[v.id]}</span>` : null}
                 </a>
@@ -143,6 +153,7 @@ function App({ store }) {
       <main id="main" tabindex="-1">
         ${store.needsToken || tokenOpen ? html`<${TokenForm} store=${store} onDone=${() => setTokenOpen(false)} required=${store.needsToken} />` : null}
         ${store.error ? html`<p class="error" role="alert">${store.error}</p>` : null}
+        ${store.lostAt !== 0 ? html`<p class="as-of" id="as-of">Data as of ${clockTime(store.updatedAt || store.lostAt).slice(0, 8)} (not live)</p>` : null}
         ${view}
       </main>
     </div>

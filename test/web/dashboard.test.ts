@@ -137,18 +137,56 @@ describe('the dashboard follows a live service through the morning of changes', 
     await screenshot(page, 'dashboard-snapshots');
   });
 
-  test('timeline: lanes per endpoint, marks coloured by outcome, the same events as text with the deciding stage', async () => {
+  test('timeline: the story from the journal, one lane per endpoint under its local name, chatter only as rates; marks are buttons with details in the page; a filter', async () => {
     await page.click('#nav-timeline');
     await page.locator('svg.timeline').waitFor();
-    const lanes = (await page.locator('svg.timeline').textContent()) ?? '';
-    for (const name of ['billing_agent', 'returns_agent', 'warranty-agent', 'snapshots', 'alerts']) assert.ok(lanes.includes(name), `lane ${name}`);
-    assert.ok((await page.locator('svg.timeline .mark.o-stale').count()) > 0, 'stale marks on the warranty lane');
-    assert.ok((await page.locator('svg.timeline .mark.o-changed').count()) > 0, '200 changed marks');
-    const stale = page.locator('table.events tbody tr[data-type="card.result"]', { hasText: 'stale' }).first();
-    assert.match(await text(stale), /fetch.*ERR_FETCH_TIMEOUT/, 'a stale result decided by the fetch stage, with its reason');
-    const published = page.locator('table.events tbody tr[data-type="snapshot.published"]').first();
-    assert.match(await text(published), /v5.*publish/);
+    const lanes = await page.locator('svg.timeline .lane .lane-name').allTextContents();
+    for (const name of ['snapshots', 'alerts', 'billing_agent', 'returns_agent', 'warranty_agent']) assert.ok(lanes.includes(name), `lane ${name} in ${lanes.join(', ')}`);
+    assert.ok(!lanes.includes('warranty-agent'), 'one name per endpoint: the agent’s local name, not the source’s');
+    // No chatter among the events: hits, 304s, requests, stale serving and backoff are rates.
+    const types = await page.locator('svg.timeline .mark').evaluateAll((ms) => ms.map((m) => m.getAttribute('data-type')));
+    assert.ok(types.length > 0);
+    assert.equal(types.filter((t) => t === 'card.fetch' || t === 'card.backoff').length, 0, 'no request or backoff marks');
+    assert.equal(await page.locator('table.events tbody tr', { hasText: /card (hit|304)/ }).count(), 0, 'no "card hit" / "card 304" rows');
+    for (let v = 1; v <= 5; v++) assert.equal(await page.locator(`svg.timeline .mark[data-type="snapshot.published"]`, { hasText: `v${v}` }).count(), 1, `snapshot v${v} is a mark`);
+    assert.ok((await page.locator('svg.timeline .mark[data-type="alert"]').count()) >= 2, 'the alerts are marks');
+    assert.match((await page.locator('svg.timeline .lane[data-lane*="127.0.0.1"] .lane-rate').first().textContent()) ?? '', /hits · .* 304 · .* req/, 'each endpoint lane carries its cache rates');
+    assert.match(await text(page.locator('table.activity')), /hits/, 'and the activity table counts them');
+
+    // Keyboard: Tab from the last filter reaches the marks; the focused mark's details show in the page.
+    await page.focus('#tl-kind-sessions');
+    await page.keyboard.press('Tab');
+    const mark = await page.evaluate("document.activeElement?.getAttribute('data-type')");
+    assert.ok(mark, 'a mark takes focus');
+    await page.keyboard.press('Enter');
+    assert.equal(await page.locator('#timeline-detail dl').getAttribute('data-seq'), await page.evaluate("document.activeElement?.getAttribute('data-seq')"));
+    const alert = page.locator('svg.timeline .mark[data-type="alert"]').first();
+    await alert.focus();
+    await until(() => text(page.locator('#timeline-detail')), (t) => /Resolution/.test(t) && /(repeated-failures|skills-changed)/.test(t), 'the alert’s details with its resolution state');
+    const v5 = page.locator('svg.timeline .mark[data-type="snapshot.published"]', { hasText: 'v5' });
+    await v5.locator('rect').click();
+    assert.match(await text(page.locator('#timeline-detail')), /snapshot v5.*Agents.*billing_agent/s, 'a click (or tap) shows the same details');
     await screenshot(page, 'dashboard-timeline');
+
+    // The filter: only snapshots, alerts and resolutions.
+    for (const k of ['admission', 'state', 'card']) await page.uncheck(`#tl-kind-${k}`);
+    const left = await page.locator('svg.timeline .mark').evaluateAll((ms) => ms.map((m) => m.getAttribute('data-type')));
+    assert.ok(left.length > 0 && left.every((t) => /^(snapshot\.|alert|routing\.)/.test(t ?? '')), `only the story is left: ${[...new Set(left)].join(', ')}`);
+    for (const k of ['admission', 'state', 'card']) await page.check(`#tl-kind-${k}`);
+  });
+
+  test('one truth per endpoint: tiles count verdicts, the table sorts by severity and shows the local name', async () => {
+    await page.click('#nav-endpoints');
+    const rows = page.locator('table.endpoints tbody tr[data-endpoint]');
+    await until(() => rows.count(), (n) => n === 3, 'three rows');
+    const verdicts = await rows.locator('td[data-verdict]').evaluateAll((tds) => tds.map((td) => td.getAttribute('data-verdict')));
+    assert.deepEqual(verdicts, ['removed', 'selected', 'selected'], 'the removed endpoint first');
+    assert.deepEqual(await rows.locator('.ep-local').allTextContents(), ['warranty_agent', 'billing_agent', 'returns_agent']);
+    const tiles = await page.locator('.tiles .tile').evaluateAll((ts) => ts.map((t) => t.textContent ?? ''));
+    const tile = (label: string) => Number(/^(\d+)/.exec(tiles.find((t) => t.includes(label)) ?? '')?.[1]);
+    assert.equal(tile('selected'), 2);
+    assert.equal(tile('removed or held'), 1);
+    assert.equal(tile('degraded'), 0, 'a removed endpoint is not counted as served stale');
   });
 
   test('card view: a card as fetched, with its warning highlighted at its JSON path', async () => {
@@ -242,9 +280,43 @@ describe('the dashboard follows a live service through the morning of changes', 
     await page.keyboard.press('Shift+Tab');
     assert.equal((await focused(page)).id, 'nav-endpoints');
     await page.keyboard.press('Enter');
+    await until(() => focused(page), (f) => f.id === 'view-title' && f.text === 'Endpoints', 'focus on the Endpoints heading');
     await tabTo(page, 'endpoint-filter', 10);
     await page.keyboard.type('billing');
     await until(() => page.locator('table.endpoints tbody tr[data-endpoint]').count(), (n) => n === 1, 'filtered by typing');
+  });
+
+  test('phone width (390 px): the navigation collapses behind Menu, nothing is wider than the screen, tables scroll inside their panel', async () => {
+    const phone = await browser.newPage({ viewport: { width: 390, height: 844 } });
+    const phoneProblems: string[] = [];
+    phone.on('pageerror', (err) => phoneProblems.push(err.message));
+    try {
+      await phone.goto(`${demo.url}/#/endpoints`);
+      await phone.locator('table.endpoints tbody tr[data-endpoint]').first().waitFor();
+      assert.equal(await phone.locator('#nav-timeline').isVisible(), false, 'the navigation is collapsed');
+      assert.equal(await phone.locator('#nav-toggle').getAttribute('aria-expanded'), 'false');
+      for (const view of ['endpoints', 'timeline', 'snapshots', 'sessions', 'chat']) {
+        await phone.click('#nav-toggle');
+        assert.equal(await phone.locator('#nav-toggle').getAttribute('aria-expanded'), 'true');
+        await phone.click(`#nav-${view}`);
+        await until(() => phone.evaluate('location.hash') as Promise<string>, (h) => h === `#/${view}`, `the ${view} route`);
+        assert.equal(await phone.locator(`#nav-${view}`).isVisible(), false, 'choosing a view collapses the navigation');
+        await phone.waitForTimeout(150);
+        const width = (await phone.evaluate('document.documentElement.scrollWidth')) as number;
+        assert.ok(width <= 390, `#/${view} is ${width} px wide at 390 px`);
+        const main = (await phone.evaluate("document.getElementById('main').getBoundingClientRect().width")) as number;
+        assert.ok(main <= 390, `main is ${main} px`);
+      }
+      await phone.click('#nav-toggle');
+      await phone.click('#nav-endpoints');
+      const wrap = phone.locator('table.endpoints').locator('xpath=..');
+      const scroll = await wrap.evaluate((w) => [w.scrollWidth, w.clientWidth]);
+      assert.ok(scroll[0]! > scroll[1]!, 'the endpoints table scrolls inside its panel');
+      await screenshot(phone, 'dashboard-phone');
+      assert.deepEqual(phoneProblems, []);
+    } finally {
+      await phone.close();
+    }
   });
 
   test('no script error, failed request or CSP violation on the way', () => {

@@ -171,6 +171,8 @@ export function eventOutcome(e) {
       return 'held';
     case 'alert':
       return e.kind ?? 'alert';
+    case 'alert.resolved':
+      return 'resolved';
     default:
       return e.type;
   }
@@ -185,6 +187,7 @@ export function eventClass(e) {
   if (e.type === 'card.fetch') return 'o-request';
   if (e.type === 'card.backoff') return 'o-stale';
   if (e.type === 'alert' || e.type === 'snapshot.held') return 'o-alert';
+  if (e.type === 'alert.resolved') return 'o-good';
   if (e.type === 'snapshot.published') return 'o-snapshot';
   return outcomeClass(eventOutcome(e));
 }
@@ -223,9 +226,22 @@ export function describeEvent(e) {
       return `snapshot v${e.version} held: ${e.reason ?? ''}`;
     case 'alert':
       return `${e.kind}: ${e.message ?? ''}`;
+    case 'alert.resolved':
+      return `${e.kind} resolved: ${e.message ?? ''}`;
     default:
       return e.type;
   }
+}
+
+/**
+ * Whether an event is cache chatter (never journaled; counted per endpoint instead): requests,
+ * fresh hits, 304s, unchanged bytes, stale serving, failures and backoff. The same rule as the
+ * service's journal (src/store/journal.ts).
+ * @param {DiscoveryEvent} e
+ */
+export function isChatter(e) {
+  if (e.type === 'card.fetch' || e.type === 'card.backoff') return true;
+  return e.type === 'card.result' && e.outcome !== 'changed' && e.outcome !== 'invalid';
 }
 
 /**

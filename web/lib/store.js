@@ -1,20 +1,29 @@
 // @ts-check
 /**
- * The live state of the dashboard: the API's lists, kept current by the event stream. Events are
- * appended as they arrive; the lists they affect are re-read (throttled) from the API, so the page
- * never reloads and never drifts from what the service reports.
+ * The live state of the dashboard: the API's lists, kept current by the event stream. The story
+ * (snapshots, alerts and resolutions, admissions, refusals, health and verdicts) is read from the
+ * service's journal (`/api/journal`, paged back to the retention horizon) and then followed live;
+ * cache chatter (hits, 304s, fetches, stale serving, backoff) is never kept as events, only as
+ * per-endpoint counts (`/api/activity`). The lists an event affects are re-read (throttled), so
+ * the page never reloads and never drifts from what the service reports. When the stream drops,
+ * `lostAt` says since when the data is old; on reconnecting everything is read again.
  */
 import { ApiError, api, followStream, onUnauthorized } from './api.js';
-import { describeEvent, shortDigest } from './format.js';
+import { describeEvent, isChatter, shortDigest } from './format.js';
 
 /** @typedef {import('./types.js').DiscoveryEvent} DiscoveryEvent */
 /** @typedef {import('./types.js').EndpointStatus} EndpointStatus */
 /** @typedef {import('./types.js').SnapshotsJson} SnapshotsJson */
 /** @typedef {import('./types.js').SessionsJson} SessionsJson */
-/** @typedef {'endpoints' | 'snapshots' | 'sessions'} Resource */
+/** @typedef {import('./types.js').ActivityJson} ActivityJson */
+/** @typedef {import('./types.js').JournalPage} JournalPage */
+/** @typedef {'endpoints' | 'snapshots' | 'sessions' | 'activity'} Resource */
 /** @typedef {{ id: number, text: string, kind: 'snapshot' | 'alert' | 'info', at: number }} Announcement */
 
-const MAX_EVENTS = 3_000;
+/** Journal events the page keeps (the oldest go first). */
+const MAX_EVENTS = 20_000;
+/** Journal events read per page at start (the API's bound is 1,000). */
+const PAGE = 1_000;
 const MAX_ANNOUNCEMENTS = 4;
 
 export class LiveStore {
@@ -24,10 +33,18 @@ export class LiveStore {
   snapshots;
   /** @type {SessionsJson | undefined} */
   sessions;
-  /** @type {DiscoveryEvent[]} every event received, oldest first (bounded) */
+  /** @type {DiscoveryEvent[]} the journal: every story event since the retention horizon, oldest first (bounded) */
   events = [];
-  /** @type {DiscoveryEvent[]} alerts and held snapshots, oldest first */
+  /** @type {DiscoveryEvent[]} alerts, their resolutions and held snapshots, oldest first */
   alerts = [];
+  /** @type {ActivityJson | undefined} cache chatter per endpoint */
+  activity;
+  /** True once the journal was read back to the retention horizon (false: `MAX_EVENTS` cut it). */
+  journalComplete = false;
+  /** @type {Map<string, string>} base URL → the agent's local name (the latest known; stable once known) */
+  localNames = new Map();
+  /** Epoch ms the stream dropped (0 while live): the data shown is as of then. */
+  lostAt = 0;
   /** @type {Announcement[]} what the live region says, newest last */
   announcements = [];
   /** @type {'connecting' | 'live' | 'reconnecting' | 'unauthorized'} */
@@ -45,6 +62,9 @@ export class LiveStore {
   /** @type {Map<Resource, ReturnType<typeof setTimeout>>} */
   #refreshTimers = new Map();
   #lastSeq = 0;
+  #wasLive = false;
+  /** @type {Set<number>} the seqs in `events` */
+  #seqs = new Set();
   #announceId = 0;
   /** @type {(() => void) | undefined} */
   #stopStream;
@@ -71,16 +91,11 @@ export class LiveStore {
     this.needsToken = false;
     this.error = '';
     try {
-      const [endpoints, snapshots, sessions, events] = await Promise.all([
-        api('/api/endpoints'),
-        api('/api/snapshots'),
-        api('/api/sessions'),
-        api(`/api/events?since=${this.#lastSeq}`),
-      ]);
-      this.endpoints = endpoints.endpoints;
+      const [endpoints, snapshots, sessions, activity] = await Promise.all([api('/api/endpoints'), api('/api/snapshots'), api('/api/sessions'), api('/api/activity'), this.#readJournal()]);
+      this.#setEndpoints(endpoints.endpoints);
       this.snapshots = snapshots;
       this.sessions = sessions;
-      for (const e of /** @type {DiscoveryEvent[]} */ (events.events)) this.#add(e, false);
+      this.activity = activity;
       this.updatedAt = Date.now();
     } catch (err) {
       if (err instanceof ApiError && err.status === 401) {
@@ -96,8 +111,15 @@ export class LiveStore {
     this.#stopStream = followStream({
       lastEventId: () => this.#lastSeq,
       onState: (state) => {
+        const resumed = state === 'live' && this.lostAt !== 0;
+        if (state === 'live') {
+          this.error = '';
+          this.lostAt = 0;
+          this.#wasLive = true;
+        } else if (state === 'reconnecting' && this.lostAt === 0 && this.#wasLive) this.lostAt = Date.now();
         this.connection = state;
-        if (state === 'live') this.error = '';
+        // Back after a drop: read everything again (events missed meanwhile may be past the buffer).
+        if (resumed) void this.resync();
         this.#changed();
       },
       onMessage: (type, data) => this.#message(type, data),
@@ -114,11 +136,57 @@ export class LiveStore {
     return this.#started;
   }
 
+  /**
+   * Reads the journal: newest page first, then older pages down to the retention horizon (or
+   * until the page holds `MAX_EVENTS`), stopping at events already held. Events are merged by seq.
+   */
+  async #readJournal() {
+    const known = this.events.at(-1)?.seq ?? 0;
+    /** @type {DiscoveryEvent[]} */
+    const read = [];
+    let before = /** @type {number | null} */ (null);
+    let complete = false;
+    for (;;) {
+      /** @type {JournalPage} */
+      const page = await api(`/api/journal?limit=${PAGE}${before !== null ? `&before=${before}` : ''}`);
+      read.unshift(...page.events.filter((e) => e.seq > known));
+      before = page.nextBefore;
+      if (before === null) complete = true;
+      if (before === null || before <= known || read.length + this.events.length >= MAX_EVENTS) break;
+    }
+    if (known === 0) this.journalComplete = complete;
+    for (const e of read) this.#add(e, false);
+    this.events.sort((a, b) => a.seq - b.seq);
+  }
+
+  /** Reads every list and the journal's newest events again (after a reconnect or a gap). */
+  async resync() {
+    try {
+      await this.#readJournal();
+    } catch {
+      // the stream state says what is wrong
+    }
+    await Promise.all(/** @type {Resource[]} */ (['endpoints', 'snapshots', 'sessions', 'activity']).map((r) => this.refresh(r)));
+    this.announce('Reconnected: lists and history read again.');
+  }
+
+  /** @param {EndpointStatus[]} list */
+  #setEndpoints(list) {
+    this.endpoints = list;
+    for (const e of list) if (e.verdict?.localName) this.localNames.set(e.baseUrl, e.verdict.localName);
+  }
+
+  /** The agent's local name of an endpoint (its latest known), else the first name its sources gave. @param {string} baseUrl */
+  nameOf(baseUrl) {
+    return this.localNames.get(baseUrl) ?? this.endpoints?.find((e) => e.baseUrl === baseUrl)?.names[0] ?? '';
+  }
+
   /** Re-reads a list now (after an action of the user's, e.g. a chat turn). @param {Resource} what */
   async refresh(what) {
     try {
-      if (what === 'endpoints') this.endpoints = (await api('/api/endpoints')).endpoints;
+      if (what === 'endpoints') this.#setEndpoints((await api('/api/endpoints')).endpoints);
       else if (what === 'snapshots') this.snapshots = await api('/api/snapshots');
+      else if (what === 'activity') this.activity = await api('/api/activity');
       else this.sessions = await api('/api/sessions');
       this.updatedAt = Date.now();
       this.#changed();
@@ -138,8 +206,8 @@ export class LiveStore {
     if (type === 'hello' || type === 'ping') return;
     if (type === 'gap') {
       // Some events were lost while disconnected: the lists are re-read, the timeline says so.
-      this.announce('Reconnected after a gap: some events were not received; lists reloaded.');
-      for (const r of /** @type {Resource[]} */ (['endpoints', 'snapshots', 'sessions'])) void this.refresh(r);
+      this.announce('Reconnected after a gap: some events were not received live; history and lists read again.');
+      void this.resync();
       return;
     }
     /** @type {DiscoveryEvent} */
@@ -154,11 +222,34 @@ export class LiveStore {
 
   /** @param {DiscoveryEvent} e @param {boolean} live */
   #add(e, live) {
-    if (typeof e.seq !== 'number' || e.seq <= this.#lastSeq) return;
-    this.#lastSeq = e.seq;
+    if (typeof e.seq !== 'number') return;
+    if (live) {
+      if (e.seq <= this.#lastSeq) return;
+      this.#lastSeq = e.seq;
+    } else {
+      // From the journal: merged by seq (a resync may overlap what the stream delivered).
+      if (this.#seqs.has(e.seq)) return;
+      this.#lastSeq = Math.max(this.#lastSeq, e.seq);
+    }
+    if (isChatter(e)) {
+      // Counted per endpoint by the service; the page re-reads the counts, throttled.
+      if (live) {
+        this.#schedule('activity', 2_000);
+        this.#schedule('endpoints');
+      }
+      return;
+    }
     this.events.push(e);
-    if (this.events.length > MAX_EVENTS) this.events.splice(0, this.events.length - MAX_EVENTS);
-    if (e.type === 'alert' || e.type === 'snapshot.held') this.alerts.push(e);
+    this.#seqs.add(e.seq);
+    if (this.events.length > MAX_EVENTS) {
+      for (const old of this.events.splice(0, this.events.length - MAX_EVENTS)) this.#seqs.delete(old.seq);
+      this.journalComplete = false;
+    }
+    if (e.type === 'match.verdict' && e.endpoint && e.localName) this.localNames.set(e.endpoint, e.localName);
+    if (e.type === 'alert' || e.type === 'alert.resolved' || e.type === 'snapshot.held') {
+      this.alerts.push(e);
+      if (!live) this.alerts.sort((a, b) => a.seq - b.seq);
+    }
     if (!live) return;
     switch (e.type) {
       case 'snapshot.published':
@@ -174,6 +265,9 @@ export class LiveStore {
       case 'alert':
         this.announce(`Alert ${describeEvent(e)}`, 'alert');
         break;
+      case 'alert.resolved':
+        this.announce(`Resolved ${describeEvent(e)}`, 'info');
+        break;
       default:
         this.#schedule('endpoints');
     }
@@ -181,15 +275,15 @@ export class LiveStore {
     this.#changed();
   }
 
-  /** @param {Resource} what */
-  #schedule(what) {
+  /** @param {Resource} what @param {number} [ms] */
+  #schedule(what, ms = 200) {
     if (this.#refreshTimers.has(what)) return;
     this.#refreshTimers.set(
       what,
       setTimeout(() => {
         this.#refreshTimers.delete(what);
         void this.refresh(what);
-      }, 200),
+      }, ms),
     );
   }
 

@@ -104,6 +104,12 @@
  * @property {string[]} [agents]
  * @property {string[]} [sources]
  * @property {Record<string, unknown>} [detail]
+ * @property {string} [key] an alert's condition; its resolution carries the same key
+ * @property {number} [raisedAt] epoch ms an alert was raised (on its resolution)
+ *
+ * @typedef {{ events: DiscoveryEvent[], nextBefore: number | null }} JournalPage
+ * @typedef {{ endpoint: string, counts: Record<string, number>, recent: Record<string, number>, lastAt: number }} EndpointActivity
+ * @typedef {{ since: number, windowMs: number, endpoints: EndpointActivity[], totals: Record<string, number> }} ActivityJson
  *
  * @typedef {object} CardJson
  * @property {string} baseUrl

@@ -4,13 +4,15 @@
  * and the reason for any refusal; filterable and sortable.
  */
 import { html, useMemo, useState } from '../lib/vendor.js';
-import { OUTCOME_LABEL, ago, duration, endpointLabel, outcomeClass } from '../lib/format.js';
+import { OUTCOME_LABEL, ago, duration, endpointLabel, num, outcomeClass } from '../lib/format.js';
 import { Badge, EmptyRow, SortHeader, Tile, ViewHeader, useNow } from './common.js';
 
 /** @typedef {import('../lib/types.js').EndpointStatus} EndpointStatus */
 /** @typedef {import('../lib/store.js').LiveStore} LiveStore */
 
 const HEALTH_ORDER = ['healthy', 'pending', 'degraded', 'removed'];
+/** Verdicts from the worst (what an operator must look at first) to the best. */
+export const SEVERITY = ['removed', 'held', 'degraded', 'refused', 'pending', 'unsuitable', 'excluded', 'gone', 'selected'];
 
 /** @param {EndpointStatus} e */
 function healthState(e) {
@@ -56,13 +58,13 @@ export function EndpointsView({ store }) {
   const [health, setHealth] = useState('all');
   const [verdict, setVerdict] = useState('all');
   const [outcome, setOutcome] = useState('all');
-  const [sort, setSort] = useState(/** @type {import('./common.js').Sort} */ ({ col: 'endpoint', dir: 'ascending' }));
+  const [sort, setSort] = useState(/** @type {import('./common.js').Sort} */ ({ col: 'verdict', dir: 'ascending' }));
   const all = store.endpoints;
 
   const rows = useMemo(() => {
     const q = query.trim().toLowerCase();
     const list = (all ?? []).filter((e) => {
-      if (q !== '' && ![e.baseUrl, ...e.names, ...e.sources, e.verdict?.localName ?? ''].some((s) => s.toLowerCase().includes(q))) return false;
+      if (q !== '' && ![e.baseUrl, ...e.names, ...e.sources, store.nameOf(e.baseUrl)].some((s) => s.toLowerCase().includes(q))) return false;
       if (health !== 'all' && healthState(e) !== health) return false;
       if (verdict !== 'all' && verdictOf(e) !== verdict) return false;
       if (outcome !== 'all' && lastOutcome(e) !== outcome) return false;
@@ -70,10 +72,11 @@ export function EndpointsView({ store }) {
     });
     /** @type {(e: EndpointStatus) => string | number} */
     const key = {
-      endpoint: (/** @type {EndpointStatus} */ e) => e.baseUrl,
+      endpoint: (/** @type {EndpointStatus} */ e) => `${store.nameOf(e.baseUrl)} ${e.baseUrl}`,
       health: (/** @type {EndpointStatus} */ e) => HEALTH_ORDER.indexOf(healthState(e)) + 10,
       outcome: (/** @type {EndpointStatus} */ e) => lastOutcome(e),
-      verdict: (/** @type {EndpointStatus} */ e) => verdictOf(e),
+      // Severity first: removed, held, degraded, refused, pending, … selected.
+      verdict: (/** @type {EndpointStatus} */ e) => SEVERITY.indexOf(verdictOf(e)) + 10,
       validated: (/** @type {EndpointStatus} */ e) => -(e.cache?.validatedAtWall ?? 0),
       sources: (/** @type {EndpointStatus} */ e) => e.sources.join(','),
     }[sort.col] ?? ((/** @type {EndpointStatus} */ e) => e.baseUrl);
@@ -81,30 +84,37 @@ export function EndpointsView({ store }) {
     return [...list].sort((a, b) => {
       const x = key(a);
       const y = key(b);
-      return (x < y ? -1 : x > y ? 1 : a.baseUrl < b.baseUrl ? -1 : 1) * dir;
+      const an = `${store.nameOf(a.baseUrl)} ${a.baseUrl}`;
+      const bn = `${store.nameOf(b.baseUrl)} ${b.baseUrl}`;
+      return (x < y ? -1 : x > y ? 1 : an < bn ? -1 : 1) * dir;
     });
   }, [all, query, health, verdict, outcome, sort]);
 
+  // Tiles count verdicts, so each endpoint is counted once, under the word its row shows.
   const counts = useMemo(() => {
     const list = all ?? [];
+    const of = (/** @type {string[]} */ vs) => list.filter((e) => vs.includes(verdictOf(e))).length;
     return {
       total: list.length,
-      selected: list.filter((e) => verdictOf(e) === 'selected').length,
-      degraded: list.filter((e) => ['degraded', 'removed', 'held'].includes(verdictOf(e))).length,
-      stale: list.filter((e) => e.cache?.stale).length,
-      refused: list.filter((e) => !e.admitted).length,
+      selected: of(['selected']),
+      degraded: of(['degraded']),
+      removed: of(['removed', 'held']),
+      refused: of(['refused']),
+      other: of(['pending', 'unsuitable', 'excluded', 'gone']),
     };
   }, [all]);
+  const activity = new Map((store.activity?.endpoints ?? []).map((a) => [a.endpoint, a]));
 
   const sortProps = { sort, setSort };
   return html`<section aria-labelledby="view-title">
     <${ViewHeader} title="Endpoints">Every endpoint the sources propose: whether the host policy admits it, what the card cache holds, its health and the matcher’s verdict.<//>
     <div class="tiles" role="group" aria-label="Endpoint summary">
       <${Tile} label="endpoints" value=${counts.total} />
-      <${Tile} label="selected" value=${counts.selected} tone="t-good" />
-      <${Tile} label="degraded, held or removed" value=${counts.degraded} tone=${counts.degraded > 0 ? 't-warn' : ''} />
-      <${Tile} label="served stale" value=${counts.stale} tone=${counts.stale > 0 ? 't-warn' : ''} />
+      <${Tile} label="selected" value=${counts.selected} tone=${counts.selected > 0 ? 't-good' : ''} />
+      <${Tile} label="degraded, serving a stale card" value=${counts.degraded} tone=${counts.degraded > 0 ? 't-warn' : ''} />
+      <${Tile} label="removed or held" value=${counts.removed} tone=${counts.removed > 0 ? 't-bad' : ''} />
       <${Tile} label="refused" value=${counts.refused} tone=${counts.refused > 0 ? 't-bad' : ''} />
+      <${Tile} label="pending, unsuitable, excluded or gone" value=${counts.other} />
     </div>
     <form class="filters" role="search" aria-label="Filter endpoints" onSubmit=${(/** @type {Event} */ ev) => ev.preventDefault()}>
       <label>Filter <input type="search" id="endpoint-filter" value=${query} placeholder="URL, name or source" onInput=${(/** @type {any} */ ev) => setQuery(ev.currentTarget.value)} /></label>
@@ -127,7 +137,7 @@ export function EndpointsView({ store }) {
     </form>
     <div class="table-wrap">
       <table class="data endpoints">
-        <caption>Endpoints, sorted by ${sort.col} (${sort.dir})</caption>
+        <caption>Endpoints, sorted by ${sort.col === 'verdict' ? 'severity of the verdict' : sort.col} (${sort.dir})</caption>
         <thead><tr>
           <${SortHeader} label="Endpoint" col="endpoint" ...${sortProps} />
           <${SortHeader} label="Sources, admission" col="sources" ...${sortProps} />
@@ -141,15 +151,38 @@ export function EndpointsView({ store }) {
         </tr></thead>
         <tbody>
           ${all === undefined ? html`<${EmptyRow} cols=${9} text="Loading…" />` : rows.length === 0 ? html`<${EmptyRow} cols=${9} text=${all.length === 0 ? 'No endpoints yet.' : 'No endpoint matches the filter.'} />` : null}
-          ${rows.map((e) => html`<${EndpointRow} key=${e.baseUrl} e=${e} now=${now} />`)}
+          ${rows.map((e) => html`<${EndpointRow} key=${e.baseUrl} e=${e} now=${now} name=${store.nameOf(e.baseUrl)} activity=${activity.get(e.baseUrl)} windowMs=${store.activity?.windowMs ?? 300_000} />`)}
         </tbody>
       </table>
     </div>
   </section>`;
 }
 
-/** @param {{ e: EndpointStatus, now: number }} props */
-function EndpointRow({ e, now }) {
+/**
+ * Cache chatter of one endpoint in words: requests and results in the rate window.
+ * @param {import('../lib/types.js').EndpointActivity | undefined} a
+ * @param {number} windowMs
+ */
+export function activityText(a, windowMs) {
+  if (!a) return 'no cache activity yet';
+  const r = a.recent;
+  const minutes = windowMs / 60_000;
+  const parts = [
+    ['card.result.hit', 'hits'],
+    ['card.result.revalidated', '304'],
+    ['card.result.unchanged', '200 same'],
+    ['card.result.stale', 'stale'],
+    ['card.result.failed', 'failed'],
+    ['card.backoff', 'backoff'],
+  ]
+    .filter(([k]) => (r[/** @type {string} */ (k)] ?? 0) > 0)
+    .map(([k, label]) => `${num(r[/** @type {string} */ (k)] ?? 0)} ${label}`);
+  const requests = (r['card.fetch.conditional'] ?? 0) + (r['card.fetch.unconditional'] ?? 0);
+  return `${parts.join(' · ') || 'none'} in ${minutes} min · ${Math.round((requests / minutes) * 10) / 10} requests/min`;
+}
+
+/** @param {{ e: EndpointStatus, now: number, name: string, activity: import('../lib/types.js').EndpointActivity | undefined, windowMs: number }} props */
+function EndpointRow({ e, now, name, activity, windowMs }) {
   const c = e.cache;
   const out = lastOutcome(e);
   const exp = expiry(e, now);
@@ -157,8 +190,9 @@ function EndpointRow({ e, now }) {
   const error = c?.lastError ?? (e.lastFailure ? { code: e.lastFailure.code, message: e.lastFailure.message } : undefined);
   return html`<tr data-endpoint=${e.baseUrl} class=${state === 'removed' || state === 'refused' ? 'row-dim' : ''}>
     <th scope="row" class="ep">
+      <span class="ep-local">${name || endpointLabel(e.baseUrl)}</span>
       <span class="ep-host">${endpointLabel(e.baseUrl)}</span>
-      <span class="ep-names">${e.names.join(', ')}</span>
+      <span class="ep-names">${e.names.filter((n) => n !== name).join(', ')}</span>
     </th>
     <td>
       <div>${e.sources.map((s) => html`<span class="chip">${s}</span>`)}</div>
@@ -168,6 +202,7 @@ function EndpointRow({ e, now }) {
       ${out === 'none' ? html`<span class="muted">—</span>` : html`<${Badge} tone=${outcomeClass(out)} text=${out in OUTCOME_LABEL ? OUTCOME_LABEL[/** @type {import('../lib/types.js').CardOutcome} */ (out)] : out} title=${out} />`}
       ${c && c.failures > 0 ? html`<span class="muted"> ${c.failures} failure${c.failures === 1 ? '' : 's'}</span>` : null}
       ${error ? html`<div class="reason">${error.code}: ${error.message}</div>` : null}
+      <div class="muted small activity">${activityText(activity, windowMs)}</div>
     </td>
     <td>${c ? html`<span title=${c.fetchedAtWall ? new Date(c.fetchedAtWall).toISOString() : ''}>fetched ${ago(c.fetchedAtWall, now)}</span><br /><span class="muted">validated ${ago(c.validatedAtWall, now)}</span>` : html`<span class="muted">no card</span>`}</td>
     <td title=${exp.title}>${exp.text}</td>

@@ -5,7 +5,7 @@
  */
 import { html, useEffect, useState } from '../lib/vendor.js';
 import { api } from '../lib/api.js';
-import { clockTime, endpointLabel, shortDigest } from '../lib/format.js';
+import { clockTime, duration, endpointLabel, shortDigest } from '../lib/format.js';
 import { Badge, EmptyRow, ViewHeader } from './common.js';
 
 /** @typedef {import('../lib/store.js').LiveStore} LiveStore */
@@ -56,7 +56,19 @@ export function SnapshotsView({ store }) {
     const h = byDigest.get(d);
     return h ? `v${h.version} · ${shortDigest(d)}` : shortDigest(d);
   };
-  const alerts = [...store.alerts].reverse();
+  // Each alert with its resolution (the alert.resolved with the same key that follows it).
+  /** @type {Map<number, import('../lib/types.js').DiscoveryEvent>} */
+  const resolved = new Map();
+  /** @type {Map<string, number>} */
+  const open = new Map();
+  for (const a of store.alerts) {
+    if (a.type === 'alert' && a.key) open.set(a.key, a.seq);
+    else if (a.type === 'alert.resolved' && a.key && open.has(a.key)) {
+      resolved.set(/** @type {number} */ (open.get(a.key)), a);
+      open.delete(a.key);
+    }
+  }
+  const alerts = store.alerts.filter((a) => a.type !== 'alert.resolved').reverse();
 
   return html`<section aria-labelledby="view-title">
     <${ViewHeader} title="Snapshots">Every published version with its digest, what changed between any two, and the alerts discovery raised.<//>
@@ -115,18 +127,24 @@ export function SnapshotsView({ store }) {
     <h2>Alerts</h2>
     <div class="table-wrap">
       <table class="data alerts">
-        <caption>Alerts and held snapshots, newest first</caption>
-        <thead><tr><th scope="col">Time</th><th scope="col">Kind</th><th scope="col">Endpoint</th><th scope="col">Message</th></tr></thead>
+        <caption>Alerts and held snapshots from the journal, newest first, each with its resolution</caption>
+        <thead><tr><th scope="col">Time</th><th scope="col">Kind</th><th scope="col">Endpoint</th><th scope="col">Message</th><th scope="col">Resolution</th></tr></thead>
         <tbody>
-          ${alerts.length === 0 ? html`<${EmptyRow} cols=${4} text="No alerts." />` : null}
-          ${alerts.map(
-            (a) => html`<tr key=${a.seq}>
-              <td class="num">${clockTime(a.at)}</td>
+          ${alerts.length === 0 ? html`<${EmptyRow} cols=${5} text=${store.journalComplete ? 'No alerts in the journal.' : 'No alerts.'} />` : null}
+          ${alerts.map((a) => {
+            const r = resolved.get(a.seq);
+            return html`<tr key=${a.seq} data-seq=${a.seq} data-kind=${a.kind ?? a.type}>
+              <td class="num"><time datetime=${new Date(a.at).toISOString()}>${clockTime(a.at)}</time></td>
               <td><${Badge} tone="o-alert" text=${a.type === 'snapshot.held' ? 'held' : (a.kind ?? 'alert')} /></td>
-              <td>${a.endpoint ? endpointLabel(a.endpoint) : html`<span class="muted">—</span>`}</td>
+              <td>${a.endpoint ? html`${store.nameOf(a.endpoint)} <span class="muted small">${endpointLabel(a.endpoint)}</span>` : html`<span class="muted">—</span>`}</td>
               <td class="wrap">${a.type === 'snapshot.held' ? `v${a.version} held: ${a.reason ?? ''}` : a.message}</td>
-            </tr>`,
-          )}
+              <td class="wrap resolution">${r
+                ? html`<${Badge} tone="o-good" text="resolved" /> ${clockTime(r.at).slice(0, 8)}, after ${duration(r.at - a.at)}: ${r.message ?? ''}`
+                : a.key
+                  ? html`<${Badge} tone="o-alert" text="open" />`
+                  : html`<span class="muted">single happening</span>`}</td>
+            </tr>`;
+          })}
         </tbody>
       </table>
     </div>

@@ -1,155 +1,201 @@
 // @ts-check
 /**
- * Timeline: the discovery events over time, one lane per endpoint, a mark per event coloured by
- * outcome, with the stage that decided each; the same events as a text table below.
+ * Timeline: the story from the service's journal — snapshots, alerts and their resolutions,
+ * admissions and refusals, health and verdict changes, card changes — one lane per endpoint, a
+ * mark per event. Every mark is a focusable button (keyboard and touch) whose details show in the
+ * page. Cache chatter is never drawn as events: each endpoint's lane says its rate of hits, 304s,
+ * stale serving and requests. The same events are a text table below.
  */
 import { html, useMemo, useState } from '../lib/vendor.js';
-import { clockTime, decidingStage, describeEvent, endpointLabel, eventClass, eventOutcome } from '../lib/format.js';
+import { clockTime, decidingStage, describeEvent, duration, endpointLabel, eventClass, eventOutcome } from '../lib/format.js';
+import { activityText } from './endpoints.js';
 import { Badge, EmptyRow, ViewHeader, useNow } from './common.js';
 
 /** @typedef {import('../lib/types.js').DiscoveryEvent} DiscoveryEvent */
 /** @typedef {import('../lib/store.js').LiveStore} LiveStore */
 
 const WINDOWS = [
-  { id: 'fit', label: 'since the first event, up to 5 minutes', ms: -1 },
-  { id: '30s', label: 'last 30 seconds', ms: 30_000 },
-  { id: '1m', label: 'last minute', ms: 60_000 },
+  { id: 'all', label: 'the whole journal', ms: Infinity },
   { id: '5m', label: 'last 5 minutes', ms: 300_000 },
   { id: '15m', label: 'last 15 minutes', ms: 900_000 },
-  { id: 'all', label: 'everything received', ms: Infinity },
+  { id: '1h', label: 'last hour', ms: 3_600_000 },
+  { id: '6h', label: 'last 6 hours', ms: 6 * 3_600_000 },
+  { id: '24h', label: 'last 24 hours', ms: 24 * 3_600_000 },
 ];
-const TICKS = [1_000, 2_000, 5_000, 10_000, 15_000, 30_000, 60_000, 120_000, 300_000, 600_000, 1_800_000, 3_600_000];
+const TICKS = [1_000, 2_000, 5_000, 10_000, 15_000, 30_000, 60_000, 120_000, 300_000, 600_000, 1_800_000, 3_600_000, 7_200_000, 21_600_000, 43_200_000, 86_400_000];
 const W = 1000;
-const LABEL_W = 190;
-const LANE_H = 36;
+const LABEL_W = 200;
+const LANE_H = 40;
 const TOP = 26;
 const SERVICE = '(snapshots)';
 const ALERTS = '(alerts)';
 
+/** What the filter shows, by kind of event. The story kinds are on by default. */
 const KINDS = [
-  { id: 'all', label: 'all events' },
-  { id: 'card', label: 'card fetches and results' },
-  { id: 'state', label: 'admission, health and verdicts' },
-  { id: 'publish', label: 'snapshots and alerts' },
+  { id: 'story', label: 'snapshots, alerts and resolutions', on: true, test: (/** @type {DiscoveryEvent} */ e) => e.type.startsWith('snapshot.') || e.type.startsWith('alert') || e.type === 'routing.evaluated' },
+  { id: 'admission', label: 'admissions and refusals', on: true, test: (/** @type {DiscoveryEvent} */ e) => e.type.startsWith('endpoint.') },
+  { id: 'state', label: 'health and match verdicts', on: true, test: (/** @type {DiscoveryEvent} */ e) => e.type === 'health.changed' || e.type === 'match.verdict' },
+  { id: 'card', label: 'card changes (new or rejected cards)', on: true, test: (/** @type {DiscoveryEvent} */ e) => e.type.startsWith('card.') },
+  { id: 'sessions', label: 'sessions and agent trees', on: false, test: (/** @type {DiscoveryEvent} */ e) => e.type.startsWith('session.') || e.type.startsWith('tree.') },
 ];
 
-/** @param {DiscoveryEvent} e @param {string} kind */
-function ofKind(e, kind) {
-  if (kind === 'all') return true;
-  if (kind === 'card') return e.type.startsWith('card.');
-  if (kind === 'state') return e.type.startsWith('endpoint.') || e.type === 'health.changed' || e.type === 'match.verdict';
-  return e.type.startsWith('snapshot.') || e.type === 'alert';
+/** @param {DiscoveryEvent} e */
+function kindOf(e) {
+  return KINDS.find((k) => k.test(e))?.id ?? 'sessions';
 }
 
 /** @param {DiscoveryEvent} e */
 function laneOf(e) {
-  if (e.type === 'alert') return ALERTS;
-  return e.type.startsWith('snapshot.') ? SERVICE : (e.endpoint ?? SERVICE);
-}
-
-/** @param {string} lane @param {Map<string, string>} names */
-function laneTitle(lane, names) {
-  if (lane === SERVICE) return 'snapshots';
-  if (lane === ALERTS) return 'alerts';
-  return names.get(lane) || endpointLabel(lane);
+  if (e.type === 'alert' || e.type === 'alert.resolved') return ALERTS;
+  return e.type.startsWith('snapshot.') || e.endpoint === undefined ? SERVICE : e.endpoint;
 }
 
 /** @param {{ store: LiveStore }} props */
 export function TimelineView({ store }) {
   const now = useNow(1000);
-  const [windowId, setWindowId] = useState('fit');
-  const [hits, setHits] = useState(true);
-  const [fetches, setFetches] = useState(false);
+  const [windowId, setWindowId] = useState('all');
+  const [kinds, setKinds] = useState(() => new Set(KINDS.filter((k) => k.on).map((k) => k.id)));
   const [lane, setLane] = useState('all');
-  const [kind, setKind] = useState('all');
   const [limit, setLimit] = useState(150);
+  const [selected, setSelected] = useState(/** @type {number | undefined} */ (undefined));
   const events = store.events;
   const win = WINDOWS.find((w) => w.id === windowId) ?? WINDOWS[0];
+  const title = (/** @type {string} */ l) => (l === SERVICE ? 'snapshots' : l === ALERTS ? 'alerts' : store.nameOf(l) || endpointLabel(l));
 
-  const shown = useMemo(
-    () => events.filter((e) => (hits || !(e.type === 'card.result' && e.outcome === 'hit')) && (fetches || e.type !== 'card.fetch')),
-    [events, events.length, hits, fetches],
-  );
-  const names = new Map((store.endpoints ?? []).map((e) => [e.baseUrl, e.verdict?.localName ?? e.names[0] ?? '']));
+  const shown = useMemo(() => events.filter((e) => kinds.has(kindOf(e))), [events, events.length, kinds]);
+  // An alert with a key is open until the resolution with the same key.
+  const resolutions = useMemo(() => {
+    /** @type {Map<number, DiscoveryEvent>} alert seq → its resolution */
+    const out = new Map();
+    /** @type {Map<string, DiscoveryEvent>} */
+    const open = new Map();
+    for (const e of events) {
+      if (e.type === 'alert' && e.key) open.set(e.key, e);
+      else if (e.type === 'alert.resolved' && e.key && open.has(e.key)) {
+        out.set(/** @type {DiscoveryEvent} */ (open.get(e.key)).seq, e);
+        open.delete(e.key);
+      }
+    }
+    return out;
+  }, [events, events.length]);
   const lanes = useMemo(() => {
     const set = new Set((store.endpoints ?? []).map((e) => e.baseUrl));
-    for (const e of events) if (e.endpoint !== undefined && laneOf(e) === e.endpoint) set.add(e.endpoint);
-    return [SERVICE, ALERTS, ...[...set].sort()];
-  }, [store.endpoints, events.length]);
+    for (const e of shown) if (laneOf(e) === e.endpoint && e.endpoint !== undefined) set.add(e.endpoint);
+    return [SERVICE, ALERTS, ...[...set].sort((a, b) => (title(a) + a < title(b) + b ? -1 : 1))];
+  }, [store.endpoints, shown]);
+  const activity = new Map((store.activity?.endpoints ?? []).map((a) => [a.endpoint, a]));
+  const windowMs = store.activity?.windowMs ?? 300_000;
 
   const end = Math.max(now, events.at(-1)?.at ?? 0);
-  // "fit": from just before the first event (at least 5 s, at most 5 min of history).
-  const first = (events[0]?.at ?? end - 5_000) - 300;
-  const start = win.ms === Infinity ? Math.min(first, end - 5_000) : win.ms < 0 ? Math.max(end - 300_000, Math.min(first, end - 5_000)) : end - win.ms;
+  const first = (shown[0]?.at ?? end - 60_000) - 1_000;
+  const start = win.ms === Infinity ? Math.min(first, end - 10_000) : end - win.ms;
   const span = Math.max(1, end - start);
-  const x = (/** @type {number} */ t) => LABEL_W + ((t - start) / span) * (W - LABEL_W - 12);
+  const x = (/** @type {number} */ t) => LABEL_W + ((Math.max(t, start) - start) / span) * (W - LABEL_W - 16);
   const inWindow = shown.filter((e) => e.at >= start);
-  const step = TICKS.find((t) => span / t <= 8) ?? 3_600_000;
+  const step = TICKS.find((t) => span / t <= 8) ?? 86_400_000;
   const ticks = [];
   for (let t = Math.ceil(start / step) * step; t <= end; t += step) ticks.push(t);
   const height = TOP + lanes.length * LANE_H + 8;
   const laneY = (/** @type {string} */ l) => TOP + lanes.indexOf(l) * LANE_H + LANE_H / 2;
-  const counts = new Map();
-  for (const e of inWindow) counts.set(e.type, (counts.get(e.type) ?? 0) + 1);
+  const published = inWindow.filter((e) => e.type === 'snapshot.published').length;
+  const alerts = inWindow.filter((e) => e.type === 'alert').length;
+  const chosen = selected === undefined ? undefined : events.find((e) => e.seq === selected);
 
   const listed = useMemo(() => {
     const out = [];
     for (let i = shown.length - 1; i >= 0 && out.length < limit; i--) {
       const e = /** @type {DiscoveryEvent} */ (shown[i]);
       if (lane !== 'all' && laneOf(e) !== lane) continue;
-      if (!ofKind(e, kind)) continue;
       out.push(e);
     }
     return out;
-  }, [shown, lane, kind, limit]);
+  }, [shown, lane, limit]);
+
+  /** @param {string} id @param {boolean} on */
+  const toggle = (id, on) => {
+    const next = new Set(kinds);
+    if (on) next.add(id);
+    else next.delete(id);
+    setKinds(next);
+  };
 
   return html`<section aria-labelledby="view-title">
-    <${ViewHeader} title="Timeline">Discovery events as they happen: one lane per endpoint, a mark per event coloured by its outcome. The table below lists the same events as text.<//>
+    <${ViewHeader} title="Timeline">The story from the service’s journal: snapshots, alerts and their resolutions, admissions and refusals, health and verdicts. Cache hits, 304s and retries are counted per endpoint (in each lane), never drawn as events. Choose a mark (Tab, Enter, or tap) for its details.<//>
     <form class="filters" aria-label="Timeline options" onSubmit=${(/** @type {Event} */ ev) => ev.preventDefault()}>
       <label>Window
         <select id="timeline-window" value=${windowId} onChange=${(/** @type {any} */ ev) => setWindowId(ev.currentTarget.value)}>
           ${WINDOWS.map((w) => html`<option value=${w.id}>${w.label}</option>`)}
         </select>
       </label>
-      <label class="check"><input type="checkbox" checked=${hits} onChange=${(/** @type {any} */ ev) => setHits(ev.currentTarget.checked)} /> cache hits</label>
-      <label class="check"><input type="checkbox" checked=${fetches} onChange=${(/** @type {any} */ ev) => setFetches(ev.currentTarget.checked)} /> requests sent</label>
-      <span class="muted">${inWindow.length} events in the window · ${events.length} received</span>
+      <fieldset class="kinds">
+        <legend>Show</legend>
+        ${KINDS.map(
+          (k) => html`<label class="check"><input type="checkbox" id=${`tl-kind-${k.id}`} checked=${kinds.has(k.id)} onChange=${(/** @type {any} */ ev) => toggle(k.id, ev.currentTarget.checked)} /> ${k.label}</label>`,
+        )}
+      </fieldset>
+      <span class="muted" id="timeline-count">${inWindow.length} events in the window · ${events.length} in the journal${store.journalComplete ? ' (back to the retention horizon)' : ''}</span>
     </form>
     <figure class="timeline-figure">
-      <svg class="timeline" viewBox=${`0 0 ${W} ${height}`} role="img" aria-labelledby="timeline-caption" preserveAspectRatio="xMinYMin meet">
+      <svg class="timeline" viewBox=${`0 0 ${W} ${height}`} role="group" aria-labelledby="timeline-caption" preserveAspectRatio="xMinYMin meet">
         ${ticks.map(
-          (t) => html`<g class="tick">
+          (t) => html`<g class="tick" aria-hidden="true">
             <line x1=${x(t)} x2=${x(t)} y1=${TOP - 6} y2=${height - 6} />
-            <text x=${x(t)} y=${TOP - 10} text-anchor="middle">${clockTime(t).slice(0, 8)}</text>
+            <text x=${x(t)} y=${TOP - 10} text-anchor="middle">${clockTime(t).slice(0, step >= 60_000 ? 5 : 8)}</text>
           </g>`,
         )}
         ${lanes.map(
-          (l, i) => html`<g class=${`lane ${i % 2 ? 'lane-odd' : ''}`}>
+          (l, i) => html`<g class=${`lane ${i % 2 ? 'lane-odd' : ''}`} data-lane=${l}>
             <rect x="0" y=${TOP + i * LANE_H} width=${W} height=${LANE_H} />
             ${l === SERVICE || l === ALERTS
-              ? html`<text x="8" y=${TOP + i * LANE_H + LANE_H / 2 + 4} class="lane-name">${laneTitle(l, names)}</text>`
-              : html`<text x="8" y=${TOP + i * LANE_H + 15} class="lane-name">${laneTitle(l, names)}</text>
-                  <text x="8" y=${TOP + i * LANE_H + 29} class="lane-label">${endpointLabel(l)}</text>`}
+              ? html`<text x="8" y=${TOP + i * LANE_H + LANE_H / 2 + 4} class="lane-name">${title(l)}</text>`
+              : html`<text x="8" y=${TOP + i * LANE_H + 13} class="lane-name">${title(l)}</text>
+                  <text x="8" y=${TOP + i * LANE_H + 25} class="lane-label">${endpointLabel(l)}</text>
+                  <text x="8" y=${TOP + i * LANE_H + 36} class="lane-rate">${rateLine(activity.get(l), windowMs)}</text>`}
           </g>`,
         )}
-        ${inWindow.map((e) => html`<${Mark} key=${e.seq} e=${e} cx=${x(e.at)} cy=${laneY(laneOf(e))} top=${TOP} bottom=${height - 8} />`)}
+        ${inWindow
+          .filter((e) => e.type === 'alert' && e.key)
+          .map((e) => {
+            const r = resolutions.get(e.seq);
+            return html`<line class=${`alert-span ${r ? 'resolved' : 'open'}`} x1=${x(e.at)} x2=${x(r ? r.at : end)} y1=${laneY(ALERTS)} y2=${laneY(ALERTS)} aria-hidden="true" />`;
+          })}
+        ${inWindow.map(
+          (e) => html`<${Mark} key=${e.seq} e=${e} cx=${x(e.at)} cy=${laneY(laneOf(e))} top=${TOP} bottom=${height - 8} lane=${title(laneOf(e))} selected=${e.seq === selected} onSelect=${() => setSelected(e.seq)} />`,
+        )}
       </svg>
       <figcaption id="timeline-caption">
-        ${inWindow.length} events (${win.label}) across ${lanes.length - 2} endpoints${counts.get('snapshot.published') ? `, ${counts.get('snapshot.published')} snapshot(s) published` : ''}${counts.get('alert') ? `, ${counts.get('alert')} alert(s)` : ''}. The table below lists them.
+        ${inWindow.length} events (${win.label}) across ${lanes.length - 2} endpoints${published ? `, ${published} snapshot(s) published` : ''}${alerts ? `, ${alerts} alert(s)` : ''}. Each mark is a button; the table below lists the same events.
       </figcaption>
     </figure>
+    <section class="panel mark-detail" id="timeline-detail" aria-live="polite" aria-labelledby="timeline-detail-h">
+      <h2 id="timeline-detail-h">Details</h2>
+      ${chosen ? html`<${Detail} e=${chosen} lane=${title(laneOf(chosen))} resolution=${resolutions.get(chosen.seq)} raised=${chosen.type === 'alert.resolved' ? [...resolutions].find(([, r]) => r.seq === chosen.seq)?.[0] : undefined} events=${events} />` : html`<p class="muted">Choose a mark on the timeline (Tab to it and press Enter, click or tap) to see what happened here.</p>`}
+    </section>
     <${Legend} />
+    ${(store.activity?.endpoints.length ?? 0) > 0
+      ? html`<h2 id="activity-h">Cache activity per endpoint</h2>
+          <div class="table-wrap">
+            <table class="data activity" aria-describedby="activity-h">
+              <caption>Requests and cache results in the last ${Math.round(windowMs / 60_000)} minutes, and since ${clockTime(store.activity?.since ?? 0).slice(0, 8)} (counted, not journaled)</caption>
+              <thead><tr><th scope="col">Endpoint</th><th scope="col">Last ${Math.round(windowMs / 60_000)} min</th><th scope="col">Since the service started</th></tr></thead>
+              <tbody>
+                ${(store.activity?.endpoints ?? []).map(
+                  (a) => html`<tr key=${a.endpoint} data-endpoint=${a.endpoint}>
+                    <th scope="row">${title(a.endpoint)}<span class="muted small"> ${endpointLabel(a.endpoint)}</span></th>
+                    <td>${activityText(a, windowMs)}</td>
+                    <td class="wrap">${Object.entries(a.counts).map(([k, v]) => `${k.replace(/^card\.(result\.)?/, '')} ${v}`).join(' · ')}</td>
+                  </tr>`,
+                )}
+              </tbody>
+            </table>
+          </div>`
+      : null}
     <h2 id="timeline-list-h">Events</h2>
     <form class="filters" aria-label="Event list options" onSubmit=${(/** @type {Event} */ ev) => ev.preventDefault()}>
-      <label>Endpoint
+      <label>Lane
         <select id="timeline-lane" value=${lane} onChange=${(/** @type {any} */ ev) => setLane(ev.currentTarget.value)}>
           <option value="all">all</option>
-          ${lanes.map((l) => html`<option value=${l}>${laneTitle(l, names)}${l === SERVICE || l === ALERTS ? '' : ` (${endpointLabel(l)})`}</option>`)}
-        </select>
-      </label>
-      <label>Kind
-        <select id="timeline-kind" value=${kind} onChange=${(/** @type {any} */ ev) => setKind(ev.currentTarget.value)}>
-          ${KINDS.map((k) => html`<option value=${k.id}>${k.label}</option>`)}
+          ${lanes.map((l) => html`<option value=${l}>${title(l)}${l === SERVICE || l === ALERTS ? '' : ` (${endpointLabel(l)})`}</option>`)}
         </select>
       </label>
     </form>
@@ -160,9 +206,9 @@ export function TimelineView({ store }) {
         <tbody>
           ${listed.length === 0 ? html`<${EmptyRow} cols=${5} text="No events yet." />` : null}
           ${listed.map(
-            (e) => html`<tr key=${e.seq} data-seq=${e.seq} data-type=${e.type}>
+            (e) => html`<tr key=${e.seq} data-seq=${e.seq} data-type=${e.type} class=${e.seq === selected ? 'row-selected' : ''}>
               <td class="num"><time datetime=${new Date(e.at).toISOString()}>${clockTime(e.at)}</time></td>
-              <td>${e.endpoint ? html`${laneTitle(e.endpoint, names)}<span class="muted small"> ${endpointLabel(e.endpoint)}</span>` : html`<span class="muted">service</span>`}</td>
+              <td>${e.endpoint ? html`${title(e.endpoint)}<span class="muted small"> ${endpointLabel(e.endpoint)}</span>` : html`<span class="muted">service</span>`}</td>
               <td><${Badge} tone=${eventClass(e)} text=${eventOutcome(e)} /></td>
               <td>${decidingStage(e)}</td>
               <td class="wrap">${describeEvent(e)}</td>
@@ -175,56 +221,99 @@ export function TimelineView({ store }) {
   </section>`;
 }
 
-/** @param {{ e: DiscoveryEvent, cx: number, cy: number, top: number, bottom: number }} props */
-function Mark({ e, cx, cy, top, bottom }) {
-  const cls = `mark ${eventClass(e)}`;
-  const title = html`<title>${clockTime(e.at)} · ${e.endpoint ? `${endpointLabel(e.endpoint)} · ` : ''}${describeEvent(e)} (decided by ${decidingStage(e)})</title>`;
+/** @param {import('../lib/types.js').EndpointActivity | undefined} a @param {number} windowMs */
+function rateLine(a, windowMs) {
+  if (!a) return 'no cache activity';
+  const m = windowMs / 60_000;
+  const r = a.recent;
+  const per = (/** @type {number} */ n) => Math.round((n / m) * 10) / 10;
+  const requests = (r['card.fetch.conditional'] ?? 0) + (r['card.fetch.unconditional'] ?? 0);
+  const bad = (r['card.result.stale'] ?? 0) + (r['card.result.failed'] ?? 0);
+  return `${per(r['card.result.hit'] ?? 0)} hits · ${per(r['card.result.revalidated'] ?? 0)} 304 · ${per(requests)} req${bad > 0 ? ` · ${per(bad)} stale/failed` : ''} per min`;
+}
+
+/**
+ * A mark: a focusable button in the SVG (Tab, Enter / Space, click or tap select it).
+ * @param {{ e: DiscoveryEvent, cx: number, cy: number, top: number, bottom: number, lane: string, selected: boolean, onSelect: () => void }} props
+ */
+function Mark({ e, cx, cy, top, bottom, lane, selected, onSelect }) {
+  const label = `${clockTime(e.at)} · ${lane} · ${describeEvent(e)}`;
+  const common = {
+    class: `mark ${eventClass(e)}${selected ? ' selected' : ''}`,
+    tabindex: '0',
+    role: 'button',
+    'aria-label': label,
+    'aria-pressed': selected ? 'true' : 'false',
+    'data-seq': e.seq,
+    'data-type': e.type,
+    onClick: onSelect,
+    onFocus: onSelect,
+    onKeyDown: (/** @type {KeyboardEvent} */ ev) => {
+      if (ev.key === 'Enter' || ev.key === ' ') {
+        ev.preventDefault();
+        onSelect();
+      }
+    },
+  };
+  let shape;
   switch (e.type) {
     case 'card.result':
-      return html`<circle class=${cls} cx=${cx} cy=${cy} r="5">${title}</circle>`;
-    case 'card.fetch':
-      return html`<line class=${`${cls} tickmark`} x1=${cx} x2=${cx} y1=${cy - 9} y2=${cy - 3}>${title}</line>`;
-    case 'card.backoff':
-      return html`<path class=${`${cls} cross`} d=${`M${cx - 4} ${cy - 4}L${cx + 4} ${cy + 4}M${cx - 4} ${cy + 4}L${cx + 4} ${cy - 4}`}>${title}</path>`;
+      shape = html`<circle cx=${cx} cy=${cy} r="6" />`;
+      break;
     case 'health.changed':
-      return html`<path class=${cls} d=${`M${cx} ${cy - 7}L${cx + 7} ${cy}L${cx} ${cy + 7}L${cx - 7} ${cy}Z`}>${title}</path>`;
-    case 'match.verdict':
-    case 'endpoint.admitted':
-    case 'endpoint.refused':
-    case 'endpoint.gone':
-      return html`<rect class=${`${cls} square`} x=${cx - 5} y=${cy - 5} width="10" height="10">${title}</rect>`;
+      shape = html`<path d=${`M${cx} ${cy - 8}L${cx + 8} ${cy}L${cx} ${cy + 8}L${cx - 8} ${cy}Z`} />`;
+      break;
     case 'snapshot.published':
     case 'snapshot.held':
-      return html`<g class=${cls}>
-        <line class="snapline" x1=${cx} x2=${cx} y1=${top} y2=${bottom} />
-        <rect x=${cx - 13} y=${cy - 8} width="26" height="16" rx="3">${title}</rect>
-        <text x=${cx} y=${cy + 4} text-anchor="middle">${e.type === 'snapshot.held' ? 'held' : `v${e.version}`}</text>
-      </g>`;
+      shape = html`<line class="snapline" x1=${cx} x2=${cx} y1=${top} y2=${bottom} />
+        <rect x=${cx - 15} y=${cy - 10} width="30" height="20" rx="3" />
+        <text x=${cx} y=${cy + 4} text-anchor="middle">${e.type === 'snapshot.held' ? 'held' : `v${e.version}`}</text>`;
+      break;
     case 'alert':
-      return html`<path class=${`${cls} alert-mark`} d=${`M${cx} ${cy - 9}L${cx + 9} ${cy + 7}L${cx - 9} ${cy + 7}Z`}>${title}</path>`;
+      shape = html`<path class="alert-mark" d=${`M${cx} ${cy - 11}L${cx + 11} ${cy + 8}L${cx - 11} ${cy + 8}Z`} />`;
+      break;
+    case 'alert.resolved':
+      shape = html`<circle cx=${cx} cy=${cy} r="8" /><path class="check-mark" d=${`M${cx - 4} ${cy}L${cx - 1} ${cy + 3}L${cx + 4} ${cy - 3}`} />`;
+      break;
     default:
-      return html`<circle class=${cls} cx=${cx} cy=${cy} r="3">${title}</circle>`;
+      shape = html`<rect x=${cx - 6} y=${cy - 6} width="12" height="12" />`;
   }
+  return html`<g ...${common}>${shape}</g>`;
+}
+
+/**
+ * The chosen mark's details, in the page.
+ * @param {{ e: DiscoveryEvent, lane: string, resolution: DiscoveryEvent | undefined, raised: number | undefined, events: DiscoveryEvent[] }} props
+ */
+function Detail({ e, lane, resolution, raised, events }) {
+  const raisedEvent = raised === undefined ? undefined : events.find((x) => x.seq === raised);
+  return html`<dl class="kv" data-seq=${e.seq}>
+    <dt>When</dt><dd><time datetime=${new Date(e.at).toISOString()}>${new Date(e.at).toLocaleString()}</time></dd>
+    <dt>Lane</dt><dd>${lane}${e.endpoint ? html` <span class="muted">${endpointLabel(e.endpoint)}</span>` : null}</dd>
+    <dt>What</dt><dd><${Badge} tone=${eventClass(e)} text=${eventOutcome(e)} /> ${describeEvent(e)}</dd>
+    <dt>Decided by</dt><dd>${decidingStage(e)}</dd>
+    ${e.type === 'alert'
+      ? html`<dt>Resolution</dt><dd class="resolution">${resolution
+          ? `resolved at ${clockTime(resolution.at).slice(0, 8)}, ${duration(resolution.at - e.at)} after it was raised: ${resolution.message ?? ''}`
+          : e.key
+            ? 'still open'
+            : 'a single happening (nothing to resolve)'}</dd>`
+      : null}
+    ${e.type === 'alert.resolved'
+      ? html`<dt>Raised</dt><dd>${raisedEvent ? `${clockTime(raisedEvent.at).slice(0, 8)}: ${raisedEvent.message ?? ''}` : e.raisedAt ? clockTime(e.raisedAt).slice(0, 8) : '—'}</dd>`
+      : null}
+    ${e.type === 'snapshot.published' || e.type === 'snapshot.held' ? html`<dt>Agents</dt><dd>${(e.agents ?? []).join(', ') || 'none'}</dd><dt>Digest</dt><dd><code>${e.digest}</code></dd>` : null}
+    ${e.reason && e.type !== 'snapshot.held' ? html`<dt>Reason</dt><dd>${e.code ? `${e.code}: ` : ''}${e.reason}</dd>` : null}
+  </dl>`;
 }
 
 function Legend() {
-  const items = [
-    ['o-hit', 'hit (fresh cache)'],
-    ['o-revalidated', '304 revalidated'],
-    ['o-changed', '200 changed'],
-    ['o-unchanged', '200 same bytes'],
-    ['o-stale', 'stale / backoff'],
-    ['o-invalid', 'invalid'],
-    ['o-failed', 'failed'],
-    ['o-good', 'admitted / healthy / selected'],
-    ['o-snapshot', 'snapshot'],
-    ['o-alert', 'alert'],
-  ];
-  return html`<ul class="legend" aria-label="Colour legend">
-    ${items.map(([cls, label]) => html`<li><span class=${`swatch ${cls}`} aria-hidden="true"></span>${label}</li>`)}
-    <li><span class="shape" aria-hidden="true">●</span> card result</li>
-    <li><span class="shape" aria-hidden="true">◆</span> health</li>
-    <li><span class="shape" aria-hidden="true">■</span> admission / verdict</li>
-    <li><span class="shape" aria-hidden="true">▲</span> alert</li>
+  return html`<ul class="legend" aria-label="Legend">
+    <li><span class="swatch o-snapshot" aria-hidden="true"></span>snapshot (vN on a dashed line; “held” when a guard held it)</li>
+    <li><span class="shape shape-alert" aria-hidden="true">▲</span>alert (a bar runs to its resolution while open)</li>
+    <li><span class="swatch o-good" aria-hidden="true"></span>✓ resolution, admitted, healthy, selected</li>
+    <li><span class="shape" aria-hidden="true">■</span>admission, refusal or match verdict</li>
+    <li><span class="shape" aria-hidden="true">◆</span>health change</li>
+    <li><span class="shape" aria-hidden="true">●</span>card changed (purple) or rejected (orange)</li>
   </ul>`;
 }
