@@ -19,6 +19,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { fileURLToPath } from 'node:url';
 import type { BaseLlmConnection, LlmRequest, LlmResponse } from '@google/adk';
+import { seededRandom } from '../src/clock/index.js';
 
 const AGENTS = 200;
 const DOMAINS = 10;
@@ -40,17 +41,6 @@ interface ChildResult {
   heapUsedMB: number;
 }
 
-/** A small deterministic generator (mulberry32). */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 async function child(scenario: ChildResult['scenario']): Promise<ChildResult> {
   const rssStart = process.resourceUsage().maxRSS / 1024;
@@ -71,7 +61,7 @@ async function child(scenario: ChildResult['scenario']): Promise<ChildResult> {
     scenario === 'two-level'
       ? Array.from({ length: DOMAINS }, (_, d) => ({ name: `domain_${d}`, description: `Domain ${d}.`, tags: tags.slice(d * perDomain, (d + 1) * perDomain), maxAgents: perDomain }))
       : [];
-  const random = rng(17);
+  const random = seededRandom(17);
   const cases = Array.from({ length: CASES }, (_, i) => {
     const k = Math.floor(random() * AGENTS);
     const kind = i % 10;

@@ -38,7 +38,7 @@ import type { BaseAgent } from '@google/adk';
 import { InMemorySessionService, LlmAgent } from '@google/adk';
 import { buildRootAgent, SessionRunner, TreeFactory } from '../../src/adk/index.js';
 import { CardCache } from '../../src/cache/index.js';
-import { VirtualClock } from '../../src/clock/index.js';
+import { seededRandom, VirtualClock } from '../../src/clock/index.js';
 import { isDiscoveryError } from '../../src/errors.js';
 import type { DiscoveryEvent } from '../../src/events/index.js';
 import { EventStream } from '../../src/events/index.js';
@@ -71,17 +71,6 @@ const HEAL_MIN_CYCLES = 30;
 const HEAL_MAX_CYCLES = 120;
 const HANG_TIMEOUT_MS = 300; // real time: the fetcher's total deadline, the cost of one hang
 
-/** mulberry32: a tiny seeded PRNG. */
-function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const sha = (body: string | Buffer) => createHash('sha256').update(body).digest('hex');
 
@@ -145,7 +134,7 @@ const CACHE_CONTROLS: Array<string | null> = ['max-age=30', 'max-age=60', 'max-a
 test(`chaos: 200 endpoints, ${CYCLES} refresh cycles, readers and turns on a virtual clock (CHAOS_SEED=${SEED})`, { timeout: 600_000 }, async () => {
   console.log(`# CHAOS_SEED=${SEED} CHAOS_CYCLES=${CYCLES}`);
   const wallStart = performance.now();
-  const rng = mulberry32(SEED);
+  const rng = seededRandom(SEED);
   const pick = <T>(xs: readonly T[]): T => xs[Math.floor(rng() * xs.length)]!;
   const chance = (p: number) => rng() < p;
 
@@ -247,7 +236,7 @@ test(`chaos: 200 endpoints, ${CYCLES} refresh cycles, readers and turns on a vir
     hostPolicy: policy,
     clock,
     events: stream,
-    random: mulberry32(SEED ^ 0x9e3779b9),
+    random: seededRandom(SEED ^ 0x9e3779b9),
     minTtlMs: 4_000,
     defaultTtlMs: 60_000,
     maxTtlMs: 120_000,
@@ -265,7 +254,7 @@ test(`chaos: 200 endpoints, ${CYCLES} refresh cycles, readers and turns on a vir
     hostPolicy: policy,
     cache,
     clock,
-    random: mulberry32(SEED + 1),
+    random: seededRandom(SEED + 1),
     events: stream,
     select: { needs: VOCAB.map((t) => ({ tag: t })), vocabulary: new TagVocabulary(VOCAB.map((t) => ({ tag: t, description: `${t} questions.` }))), maxAgents: 48 },
     health: { enterAfter: ENTER_AFTER, leaveAfter: LEAVE_AFTER },
