@@ -40,6 +40,16 @@ export interface TreeFactoryOptions {
   maxExpiredRemembered?: number;
   clock?: Clock;
   events?: EventStream;
+  /**
+   * Several replicas: before pins idle here are expired (their history deleted), asks where else
+   * they were used. Given the candidates (idle by this replica's clock), resolves with the last
+   * use recorded anywhere (epoch ms; the shared store's pins) of those used since on another
+   * replica; a session missing from the answer is expired as usual. A session used elsewhere is
+   * not expired: its pin here is renewed to that last use, or dropped (nothing deleted) when the
+   * other replica moved it to another digest. When the question fails, the candidates are kept
+   * and asked about again at the next check. Absent (one process): idle pins expire by this clock.
+   */
+  usedElsewhere?: (candidates: ReadonlyArray<{ sessionId: string; digest: string; lastUsedAtWall: number }>) => Promise<ReadonlyMap<string, { digest: string; lastUsedAtWall: number }>>;
 }
 
 interface Pin {
@@ -62,8 +72,11 @@ export interface SessionPin {
   readonly restartedFrom?: string;
 }
 
-/** Why a pin went away: ended by its owner, or idled out. */
-export type PinRelease = 'ended' | 'expired';
+/**
+ * Why a pin went away: ended by its owner, idled out, or dropped here because another replica
+ * serves the session (`elsewhere`: nothing is deleted, neither its history nor its stored pin).
+ */
+export type PinRelease = 'ended' | 'expired' | 'elsewhere';
 
 /**
  * @example
@@ -87,6 +100,9 @@ export class TreeFactory {
   /** The digest built last, until its snapshot is retained: kept by sweeps before publication. */
   #warming: string | undefined;
   #expiredTotal = 0;
+  #keptElsewhere = 0;
+  /** The check of idle pins with other replicas in progress (see `usedElsewhere`). */
+  #checking: Promise<string[]> | undefined;
   #timer: TimerHandle | undefined;
   #closed = false;
 
@@ -249,9 +265,17 @@ export class TreeFactory {
     return evicted;
   }
 
-  /** Releases pins idle for longer than `idleTimeoutMs` (the timer calls it; callable by hand). */
+  /**
+   * Releases pins idle for longer than `idleTimeoutMs` (the timer calls it; callable by hand) and
+   * returns their ids. With `usedElsewhere` (replicas) nothing is expired at once: the check runs
+   * in the background (see {@link expireIdleEverywhere}) and this returns an empty list.
+   */
   expireIdle(): string[] {
     if (this.#idleMs <= 0) return [];
+    if (this.#o.usedElsewhere) {
+      void this.expireIdleEverywhere();
+      return [];
+    }
     const now = this.#clock.now();
     const expired: string[] = [];
     for (const [sessionId, pin] of this.#pins) {
@@ -260,6 +284,65 @@ export class TreeFactory {
       expired.push(sessionId);
     }
     if (expired.length > 0) this.sweep();
+    return expired;
+  }
+
+  /**
+   * Expires the pins idle everywhere: those idle here are checked with `usedElsewhere` first;
+   * one used on another replica since is renewed here (or dropped, when it moved to another
+   * digest) and keeps its history. Resolves with the ids expired. One check at a time: a call
+   * during a check joins it. Without `usedElsewhere`, the same as {@link expireIdle}.
+   */
+  expireIdleEverywhere(): Promise<string[]> {
+    const ask = this.#o.usedElsewhere;
+    if (!ask || this.#idleMs <= 0) return Promise.resolve(this.expireIdle());
+    if (this.#checking) return this.#checking;
+    const check = this.#checkIdle(ask).finally(() => {
+      if (this.#checking === check) this.#checking = undefined;
+    });
+    this.#checking = check;
+    return check;
+  }
+
+  async #checkIdle(ask: NonNullable<TreeFactoryOptions['usedElsewhere']>): Promise<string[]> {
+    const wallNow = this.#clock.wallNow();
+    const now = this.#clock.now();
+    const candidates: Array<{ sessionId: string; digest: string; lastUsedAtWall: number }> = [];
+    for (const [sessionId, pin] of this.#pins) {
+      if (now - pin.lastUsedAt > this.#idleMs) candidates.push({ sessionId, digest: pin.digest, lastUsedAtWall: wallNow - (now - pin.lastUsedAt) });
+    }
+    if (candidates.length === 0) return [];
+    let elsewhere: ReadonlyMap<string, { digest: string; lastUsedAtWall: number }>;
+    try {
+      elsewhere = await ask(candidates);
+    } catch {
+      // Cannot tell (the store is unreachable): keep them, ask again at the next check.
+      return [];
+    }
+    const expired: string[] = [];
+    let dropped = false;
+    const later = this.#clock.now();
+    const laterWall = this.#clock.wallNow();
+    for (const c of candidates) {
+      const pin = this.#pins.get(c.sessionId);
+      // Used here meanwhile, moved or released: not idle any more, or not ours to expire.
+      if (!pin || pin.digest !== c.digest || later - pin.lastUsedAt <= this.#idleMs) continue;
+      const other = elsewhere.get(c.sessionId);
+      if (other === undefined || laterWall - other.lastUsedAtWall > this.#idleMs) {
+        this.#release(c.sessionId, 'expired');
+        expired.push(c.sessionId);
+      } else if (other.digest === pin.digest) {
+        // Served on another replica since: idle here only. Its idle time runs from that use.
+        this.#keptElsewhere++;
+        pin.lastUsedAt = Math.max(pin.lastUsedAt, later - Math.max(0, laterWall - other.lastUsedAtWall));
+      } else {
+        // Another replica moved it to another digest: this pin is outdated; the store has the new one.
+        this.#keptElsewhere++;
+        this.#release(c.sessionId, 'elsewhere');
+        dropped = true;
+      }
+    }
+    if (expired.length > 0 || dropped) this.sweep();
     return expired;
   }
 
@@ -286,9 +369,12 @@ export class TreeFactory {
     }));
   }
 
-  /** Counts for metrics: pinned sessions, built roots, and sessions expired so far. */
-  get stats(): { pinned: number; roots: number; builds: number; expired: number } {
-    return { pinned: this.#pins.size, roots: this.#roots.size, builds: this.#builds, expired: this.#expiredTotal };
+  /**
+   * Counts for metrics: pinned sessions, built roots, sessions expired so far, and (replicas)
+   * idle pins kept because another replica served the session since.
+   */
+  get stats(): { pinned: number; roots: number; builds: number; expired: number; keptElsewhere: number } {
+    return { pinned: this.#pins.size, roots: this.#roots.size, builds: this.#builds, expired: this.#expiredTotal, keptElsewhere: this.#keptElsewhere };
   }
 
   /** Digests with a built root. */
@@ -328,9 +414,10 @@ export class TreeFactory {
         this.#expired.delete(oldest);
       }
     }
-    this.#o.events?.emit({ type: why === 'expired' ? 'session.expired' : 'session.ended', sessionId, digest: pin.digest });
+    // Dropped here for another replica: the session goes on there; its stored pin is not ours to delete.
+    if (why !== 'elsewhere') this.#o.events?.emit({ type: why === 'expired' ? 'session.expired' : 'session.ended', sessionId, digest: pin.digest });
     for (const l of this.#releaseListeners) l(sessionId, why);
-    this.#pinChanged(sessionId);
+    if (why !== 'elsewhere') this.#pinChanged(sessionId);
   }
 
   #pinChanged(sessionId: string): void {

@@ -5,7 +5,7 @@
  * Conversations use ADK's own `DatabaseSessionService` on the store's database.
  */
 import { BaseSessionService, DatabaseSessionService, InMemorySessionService } from '@google/adk';
-import type { SessionRunner, TreeFactory } from '../adk/index.js';
+import type { SessionRunner, TreeFactory, TreeFactoryOptions } from '../adk/index.js';
 import type { Clock } from '../clock/index.js';
 import type { EventStream } from '../events/index.js';
 import type { DiscoveryLoop } from '../loop/index.js';
@@ -198,3 +198,26 @@ export async function adoptSessionFromStore(
   if (pin.ownerSecret !== undefined) t.owners.restore(sessionId, { ownerClient: pin.ownerClient, ownerSecret: pin.ownerSecret });
   t.sessions.restoreUser(sessionId, pin.userId);
 }
+
+/**
+ * Several replicas: which of the pins idle on this replica were used since on another one, as
+ * the shared store records them (every turn writes its pin's last use). The tree factory's
+ * `usedElsewhere`: a session is expired — its history deleted — only when it is idle everywhere.
+ */
+export function usedElsewhere(store: Pick<StateStore, 'pins'>): NonNullable<TreeFactoryOptions['usedElsewhere']> {
+  return async (candidates) => {
+    const stored = await store.pins(candidates.map((c) => c.sessionId));
+    const mine = new Map(candidates.map((c) => [c.sessionId, c]));
+    const out = new Map<string, { digest: string; lastUsedAtWall: number }>();
+    for (const p of stored) {
+      const here = mine.get(p.sessionId);
+      // This replica's own last use comes back rounded, and the two clocks it is computed from
+      // drift apart by milliseconds: only a clearly later use is another replica's.
+      if (here && p.lastUsedAtWall > here.lastUsedAtWall + OWN_USE_TOLERANCE_MS) out.set(p.sessionId, { digest: p.digest, lastUsedAtWall: p.lastUsedAtWall });
+    }
+    return out;
+  };
+}
+
+/** How much later than this replica's own last use a stored last use must be to count as another replica's. */
+const OWN_USE_TOLERANCE_MS = 1_000;

@@ -36,7 +36,7 @@ import { openStateStore, parseStoreSpec, storeLocation } from '../store/index.js
 import type { ReplicaCoordinator, ReplicaStatus } from '../store/replica-coordinator.js';
 import type { SqlStateStore } from '../store/sql-state-store.js';
 import type { SessionStoreTarget } from './persistence.js';
-import { adoptSessionFromStore, followIntoStore, restoreFromStore, sessionServiceFor } from './persistence.js';
+import { adoptSessionFromStore, followIntoStore, restoreFromStore, sessionServiceFor, usedElsewhere } from './persistence.js';
 import { createApp } from './app.js';
 import { EventBuffer } from './event-buffer.js';
 import { EventStreamHub } from './event-stream-route.js';
@@ -241,6 +241,8 @@ export async function startService(o: ServiceOptions): Promise<RunningService> {
     events,
     ...(o.sessions?.idleTimeoutMs !== undefined && { idleTimeoutMs: o.sessions.idleTimeoutMs }),
     ...(o.sessions?.maxSessions !== undefined && { maxSessions: o.sessions.maxSessions }),
+    // Replicas: a session idle here but served on another replica since keeps its history.
+    ...(ownStore && store.kind === 'postgres' && { usedElsewhere: usedElsewhere(store) }),
     buildRoot: snapshotTreeBuilder({
       ...(rootSpec.name !== undefined && { rootName: rootSpec.name }),
       root: rootSpec.kind === 'model' ? { kind: 'model', model: rootSpec.model } : { kind: 'routed', hints, ...(rootSpec.fallback !== undefined && { fallback: rootSpec.fallback }) },

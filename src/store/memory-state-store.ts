@@ -79,7 +79,8 @@ export class MemoryStateStore implements StateStore {
     return Promise.resolve();
   }
 
-  pins(): Promise<PinRecord[]> {
+  pins(sessionIds?: readonly string[]): Promise<PinRecord[]> {
+    if (sessionIds) return Promise.resolve(sessionIds.map((id) => this.#pins.get(id)).filter((p): p is PinRecord => p !== undefined));
     return Promise.resolve([...this.#pins.values()]);
   }
 

@@ -351,8 +351,13 @@ export class SqlStateStore implements StateStore {
     return this.#write(() => this.#db('a2ad_pins').where({ session_id: sessionId }).delete());
   }
 
-  async pins(): Promise<PinRecord[]> {
-    return this.#read(() => this.#pinRows(this.#db('a2ad_pins')));
+  async pins(sessionIds?: readonly string[]): Promise<PinRecord[]> {
+    if (sessionIds === undefined) return this.#read(() => this.#pinRows(this.#db('a2ad_pins')));
+    return this.#read(async () => {
+      const out: PinRecord[] = [];
+      for (const part of chunks(sessionIds)) out.push(...(await this.#pinRows(this.#db('a2ad_pins').whereIn('session_id', part))));
+      return out;
+    });
   }
 
   async #pinRows(q: Knex.QueryBuilder): Promise<PinRecord[]> {

@@ -119,7 +119,8 @@ export interface StateStore {
   /** One pin, as stored now (another replica may have written it). */
   pin(sessionId: string): Promise<PinRecord | undefined>;
   deletePin(sessionId: string): Promise<void>;
-  pins(): Promise<PinRecord[]>;
+  /** Every pin, or those of the given sessions (as stored now: other replicas write them too). */
+  pins(sessionIds?: readonly string[]): Promise<PinRecord[]>;
 
   /** Appends journal events (their `seq` is the key; an existing seq is kept) and applies retention. */
   appendEvents(events: readonly DiscoveryEvent[]): Promise<void>;
