@@ -4,13 +4,14 @@
  * whole story back to the retention horizon; and cache chatter (hits, 304s, fetches, stale
  * serving, failures, backoff — never journaled) as counts and rates per endpoint.
  *
- * The store is written behind (StoreWriter), so the newest events may not be in it yet: a page
- * also takes the journal-worthy events of the recent-event buffer, deduplicated by `seq`.
+ * Pages are cut by journal position (the store assigns one to each row, in one order for every
+ * replica; an event's `seq` is its process's). The store is written behind (StoreWriter), so the
+ * newest events may not be in it yet: the first page also takes the writer's unwritten events,
+ * as the newest, each once.
  */
 import type { DiscoveryEvent, EventStream } from '../events/index.js';
 import type { StateStore } from '../store/index.js';
 import { journalOrCounter } from '../store/index.js';
-import type { EventBuffer } from './event-buffer.js';
 
 /** Events per page at most (a larger `limit` is cut to this). */
 export const MAX_JOURNAL_PAGE = 1_000;
@@ -19,7 +20,7 @@ export const ACTIVITY_WINDOW_MS = 5 * 60_000;
 const BUCKET_MS = 10_000;
 
 export interface JournalPageQuery {
-  /** Only events with a smaller `seq` (the previous page's `nextBefore`). */
+  /** Only events before this journal position (the previous page's `nextBefore`). */
   before?: number;
   /** Events in the page; default 200, at most {@link MAX_JOURNAL_PAGE}. */
   limit?: number;
@@ -27,9 +28,15 @@ export interface JournalPageQuery {
   types?: readonly string[];
 }
 
+/**
+ * A journal event as a page shows it: the event, the replica that recorded it and its journal
+ * position (`journalId`; absent while it is still being written).
+ */
+export type JournalPageEvent = DiscoveryEvent & { readonly replica: string; readonly journalId?: number };
+
 export interface JournalPage {
   /** Oldest first. */
-  events: DiscoveryEvent[];
+  events: JournalPageEvent[];
   /** `before` for the next (older) page; null when this page reached the retention horizon. */
   nextBefore: number | null;
 }
@@ -63,37 +70,45 @@ interface Counts {
 
 export class JournalReader {
   readonly #store: StateStore;
-  readonly #buffer: EventBuffer;
+  readonly #pending: () => readonly DiscoveryEvent[];
   readonly #wallNow: () => number;
   readonly #since: number;
   readonly #activity = new Map<string, Counts>();
   readonly #unsubscribe: () => void;
 
-  constructor(o: { store: StateStore; buffer: EventBuffer; events: EventStream; wallNow: () => number }) {
+  /** `pending`: the journal events written behind and not in the store yet (the StoreWriter's). */
+  constructor(o: { store: StateStore; pending?: () => readonly DiscoveryEvent[]; events: EventStream; wallNow: () => number }) {
     this.#store = o.store;
-    this.#buffer = o.buffer;
+    this.#pending = o.pending ?? (() => []);
     this.#wallNow = o.wallNow;
     this.#since = o.wallNow();
     this.#unsubscribe = o.events.subscribe((e) => this.#count(e));
   }
 
-  /** One page of the journal, the newest `limit` events below `before`. */
+  /** One page of the journal, the newest `limit` events below position `before`. */
   async page(q: JournalPageQuery = {}): Promise<JournalPage> {
     const limit = Math.max(1, Math.min(MAX_JOURNAL_PAGE, Math.floor(q.limit ?? 200)));
-    const before = q.before ?? Number.POSITIVE_INFINITY;
     const types = q.types && q.types.length > 0 ? new Set(q.types) : undefined;
-    const stored = await this.#store.events({
-      ...(Number.isFinite(before) && { beforeSeq: before }),
-      ...(types && { types: [...types] }),
-      limit,
-    });
-    const recent = this.#buffer.since(0).filter((e) => e.seq < before && (!types || types.has(e.type)) && journalOrCounter(e) === 'journal');
-    const bySeq = new Map<number, DiscoveryEvent>();
-    for (const e of stored) bySeq.set(e.seq, e);
-    for (const e of recent) bySeq.set(e.seq, e);
-    const all = [...bySeq.values()].sort((a, b) => a.seq - b.seq);
+    // Read before the store: an event written meanwhile is then found there, and shown once.
+    const pending = q.before === undefined ? this.#pending().filter((e) => (!types || types.has(e.type)) && journalOrCounter(e) === 'journal') : [];
+    const stored = await this.#store.journal({ ...(q.before !== undefined && { before: q.before }), ...(types && { types: [...types] }), limit });
+    const replica = this.#store.replica;
+    const written = new Set(stored.filter((r) => r.replica === replica).map((r) => r.event.seq));
+    const all: JournalPageEvent[] = [
+      ...stored.map((r) => ({ ...r.event, replica: r.replica, journalId: r.id })),
+      ...pending.filter((e) => !written.has(e.seq)).map((e) => ({ ...e, replica })),
+    ];
     const events = all.slice(Math.max(0, all.length - limit));
-    return { events, nextBefore: events.length === limit && events[0] !== undefined ? events[0].seq : null };
+    const shown = events.filter((e) => e.journalId !== undefined);
+    let nextBefore: number | null;
+    if (shown.length === 0) {
+      // Unwritten events filled the page: the stored journal follows, from its newest row.
+      nextBefore = stored.length > 0 ? stored.at(-1)!.id + 1 : null;
+    } else {
+      // Older rows remain when the store gave a full page, or when this page left some of it out.
+      nextBefore = stored.length === limit || shown.length < stored.length ? shown[0]!.journalId! : null;
+    }
+    return { events, nextBefore };
   }
 
   /** Cache chatter per endpoint. */

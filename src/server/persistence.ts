@@ -7,7 +7,7 @@
 import { BaseSessionService, DatabaseSessionService, InMemorySessionService } from '@google/adk';
 import type { SessionRunner, TreeFactory, TreeFactoryOptions } from '../adk/index.js';
 import type { Clock } from '../clock/index.js';
-import type { EventStream } from '../events/index.js';
+import type { DiscoveryEvent, EventStream } from '../events/index.js';
 import type { DiscoveryLoop } from '../loop/index.js';
 import type { PinRecord, StateStore } from '../store/index.js';
 import { StoreWriter } from '../store/index.js';
@@ -115,6 +115,12 @@ export interface RestoreTargets {
   buffer: EventBuffer;
   /** Journal events put back into the recent-event buffer. */
   bufferEvents: number;
+  /**
+   * The sequence number this process's events follow: only journal events at or below it, one
+   * per `seq`, are put back (with several replicas, the journal holds every replica's events,
+   * numbered by each; this buffer is numbered by this process).
+   */
+  startSeq?: number;
 }
 
 /** Restores what the store holds into a service that has not started yet. Returns counts for the log. */
@@ -136,7 +142,9 @@ export async function restoreFromStore(t: RestoreTargets): Promise<{ version: nu
     t.sessions.restoreUser(pin.sessionId, pin.userId);
     pins++;
   }
-  const events = await t.store.events({ limit: t.bufferEvents });
+  const bySeq = new Map<number, DiscoveryEvent>();
+  for (const e of await t.store.events({ limit: t.bufferEvents })) if (e.seq <= (t.startSeq ?? Number.POSITIVE_INFINITY)) bySeq.set(e.seq, e);
+  const events = [...bySeq.values()].sort((a, b) => a.seq - b.seq);
   t.buffer.seed(events);
   return { version: loaded.current?.version ?? 0, snapshots: loaded.snapshots.length, pins, events: events.length };
 }

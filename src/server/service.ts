@@ -18,6 +18,7 @@ import type { SignatureOptions } from '../card/index.js';
 import type { Clock } from '../clock/index.js';
 import { systemClock } from '../clock/index.js';
 import { DiscoveryError } from '../errors.js';
+import type { DiscoveryEvent } from '../events/index.js';
 import { EventStream } from '../events/index.js';
 import type { HostPolicyOptions } from '../fetch/index.js';
 import { createCardFetcher, HostPolicy, isLoopbackHost } from '../fetch/index.js';
@@ -138,7 +139,7 @@ export async function startService(o: ServiceOptions): Promise<RunningService> {
   const clock = o.clock ?? systemClock;
   const log = o.logger ?? createLogger();
   const ownStore = typeof o.store !== 'object';
-  const store = typeof o.store === 'object' ? o.store : await openStateStore(o.store ?? 'memory', { clock, ...o.storeOptions });
+  const store = typeof o.store === 'object' ? o.store : await openStateStore(o.store ?? 'memory', { clock, ...o.storeOptions, ...(o.replica?.id !== undefined && { replica: o.replica.id }) });
   let startSeq: number;
   let sessionStore: Awaited<ReturnType<typeof sessionServiceFor>>;
   try {
@@ -257,8 +258,10 @@ export async function startService(o: ServiceOptions): Promise<RunningService> {
   const offOwners = trees.onRelease((sessionId) => owners.release(sessionId));
   const buffer = new EventBuffer(events, 1_000);
   const archive = new SnapshotArchive(loop);
-  const journal = new JournalReader({ store, buffer, events, wallNow: () => clock.wallNow() });
-  const restored = await restoreFromStore({ store, loop, trees, sessions, owners, archive, buffer, bufferEvents: 1_000 });
+  // The writer is made below; the journal asks it for what it has not written yet.
+  const writerRef: { pending?: () => readonly DiscoveryEvent[] } = {};
+  const journal = new JournalReader({ store, events, wallNow: () => clock.wallNow(), pending: () => writerRef.pending?.() ?? [] });
+  const restored = await restoreFromStore({ store, loop, trees, sessions, owners, archive, buffer, bufferEvents: 1_000, startSeq });
   const storeLog = log.child({ component: 'store' });
   // Several replicas on one PostgreSQL: one leader refreshes, followers adopt its publications.
   let coordinator: ReplicaCoordinator | undefined;
@@ -267,7 +270,8 @@ export async function startService(o: ServiceOptions): Promise<RunningService> {
     const replicaLog = log.child({ component: 'replica' });
     coordinator = new ReplicaCoordinator({
       store: store as SqlStateStore,
-      ...(o.replica?.id !== undefined && { id: o.replica.id }),
+      // The name it journals under too.
+      id: store.replica,
       ...(o.replica?.leaderRetryMs !== undefined && { leaderRetryMs: o.replica.leaderRetryMs }),
       ...(o.replica?.pollMs !== undefined && { pollMs: o.replica.pollMs }),
       ...(o.replica?.leaseMs !== undefined && { leaseMs: o.replica.leaseMs }),
@@ -297,6 +301,7 @@ export async function startService(o: ServiceOptions): Promise<RunningService> {
     },
     publishes: () => replicaRef.coordinator === undefined || replicaRef.coordinator.role === 'leader',
   });
+  writerRef.pending = () => follow.writer.pending();
   const offStoreOk = events.subscribe(() => {
     if (storeFailing && store.status().ok) {
       storeFailing = false;

@@ -2,21 +2,25 @@
  * The state store in this process's memory: the library's default and the reference the SQL
  * stores are tested against. Nothing survives the process.
  */
+import { hostname } from 'node:os';
 import type { CacheEntry, CardStore } from '../cache/index.js';
 import { MemoryCardStore } from '../cache/index.js';
 import type { DiscoveryEvent } from '../events/index.js';
 import type { Snapshot, SnapshotSummary } from '../snapshot/index.js';
-import type { CounterDeltas, JournalQuery, PinRecord, StateStore, StoredSnapshots, StoreRetention, StoreStatus } from './state-store.js';
+import type { CounterDeltas, JournalEntry, JournalQuery, PinRecord, StateStore, StoredSnapshots, StoreRetention, StoreStatus } from './state-store.js';
 import { DEFAULT_RETENTION } from './state-store.js';
 
 export interface MemoryStateStoreOptions {
   retention?: StoreRetention;
   /** Epoch ms now, for journal retention by age. Default `Date.now`. */
   wallNow?: () => number;
+  /** How this process names itself in the journal. Default `<hostname>:<pid>`. */
+  replica?: string;
 }
 
 export class MemoryStateStore implements StateStore {
   readonly kind = 'memory' as const;
+  readonly replica: string;
   readonly cards: CardStore;
   readonly #retention: Required<StoreRetention>;
   readonly #wallNow: () => number;
@@ -24,7 +28,8 @@ export class MemoryStateStore implements StateStore {
   #current: string | undefined;
   readonly #history: SnapshotSummary[] = [];
   readonly #pins = new Map<string, PinRecord>();
-  #events: DiscoveryEvent[] = [];
+  #journal: JournalEntry[] = [];
+  #nextId = 1;
   #lastSeq = 0;
   readonly #counters = new Map<string, number>();
   #writes = 0;
@@ -32,6 +37,7 @@ export class MemoryStateStore implements StateStore {
   constructor(options: MemoryStateStoreOptions = {}) {
     this.#retention = { ...DEFAULT_RETENTION, ...options.retention };
     this.#wallNow = options.wallNow ?? Date.now;
+    this.replica = options.replica ?? `${hostname()}:${process.pid}`;
     const cards = new MemoryCardStore();
     this.cards = {
       get: (key: string) => cards.get(key),
@@ -85,27 +91,31 @@ export class MemoryStateStore implements StateStore {
   }
 
   appendEvents(events: readonly DiscoveryEvent[]): Promise<void> {
-    const known = new Set(this.#events.map((e) => e.seq));
+    const known = new Set(this.#journal.filter((e) => e.replica === this.replica).map((e) => e.event.seq));
     for (const e of events) {
       if (known.has(e.seq)) continue;
-      this.#events.push(e);
+      known.add(e.seq);
+      this.#journal.push({ id: this.#nextId++, replica: this.replica, event: e });
       this.#lastSeq = Math.max(this.#lastSeq, e.seq);
       this.#writes++;
     }
-    this.#events.sort((a, b) => a.seq - b.seq);
     const oldest = this.#wallNow() - this.#retention.journalMaxAgeMs;
-    this.#events = this.#events.filter((e) => e.at >= oldest);
-    if (this.#events.length > this.#retention.journalMaxEvents) this.#events = this.#events.slice(this.#events.length - this.#retention.journalMaxEvents);
+    this.#journal = this.#journal.filter((e) => e.event.at >= oldest);
+    if (this.#journal.length > this.#retention.journalMaxEvents) this.#journal = this.#journal.slice(this.#journal.length - this.#retention.journalMaxEvents);
     return Promise.resolve();
   }
 
-  events(options: JournalQuery = {}): Promise<DiscoveryEvent[]> {
-    const after = options.afterSeq ?? 0;
-    const before = options.beforeSeq ?? Number.POSITIVE_INFINITY;
+  journal(options: JournalQuery = {}): Promise<JournalEntry[]> {
+    const after = options.after ?? 0;
+    const before = options.before ?? Number.POSITIVE_INFINITY;
     const types = options.types && new Set(options.types);
-    const out = this.#events.filter((e) => e.seq > after && e.seq < before && (!types || types.has(e.type)));
+    const out = this.#journal.filter((e) => e.id > after && e.id < before && (!types || types.has(e.event.type)));
     const limit = options.limit ?? out.length;
     return Promise.resolve(out.slice(Math.max(0, out.length - limit)));
+  }
+
+  async events(options: JournalQuery = {}): Promise<DiscoveryEvent[]> {
+    return (await this.journal(options)).map((e) => e.event);
   }
 
   lastSeq(): Promise<number> {

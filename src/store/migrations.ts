@@ -87,6 +87,34 @@ const MIGRATIONS: Record<string, Migration> = {
       await knex.schema.dropTableIfExists('a2ad_leader');
     },
   },
+  // Several replicas write the journal: a row is keyed by the replica and its process's seq, and
+  // placed by a position the store assigns (one order for every replica, the journal API's cursor).
+  '0003_journal_positions': {
+    async up(knex) {
+      await knex.schema.createTable('a2ad_journal', (t) => {
+        t.bigIncrements('id');
+        t.string('replica', 128).notNullable();
+        t.bigInteger('seq').notNullable();
+        t.bigInteger('at').notNullable().index();
+        t.string('type', 64).notNullable();
+        t.text('event').notNullable();
+        t.unique(['replica', 'seq']);
+      });
+      // Rows of one process before this: kept in their order, under an empty replica name.
+      await knex.raw("INSERT INTO ?? (replica, seq, at, type, event) SELECT '', seq, at, type, event FROM ?? ORDER BY seq", ['a2ad_journal', 'a2ad_events']);
+      await knex.schema.dropTable('a2ad_events');
+    },
+    async down(knex) {
+      await knex.schema.createTable('a2ad_events', (t) => {
+        t.bigInteger('seq').primary();
+        t.bigInteger('at').notNullable().index();
+        t.string('type', 64).notNullable();
+        t.text('event').notNullable();
+      });
+      await knex.raw('INSERT INTO ?? (seq, at, type, event) SELECT seq, MIN(at), MIN(type), MIN(event) FROM ?? GROUP BY seq', ['a2ad_events', 'a2ad_journal']);
+      await knex.schema.dropTable('a2ad_journal');
+    },
+  },
 };
 
 /** The knex migration source over {@link MIGRATIONS}. */

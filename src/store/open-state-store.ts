@@ -25,6 +25,8 @@ export interface OpenStateStoreOptions {
   schema?: string;
   clock?: Clock;
   retention?: StoreRetention;
+  /** How this process names itself in the journal rows it writes (the replica id). Default `<hostname>:<pid>`. */
+  replica?: string;
 }
 
 /**
@@ -94,9 +96,10 @@ export async function openStateStore(spec: string | StoreSpec, options: OpenStat
   const parsed = typeof spec === 'string' ? parseStoreSpec(spec) : spec;
   if ('problem' in parsed) throw new DiscoveryError('ERR_CONFIG_INVALID', `store: ${parsed.problem}`, { path: 'store', stage: 'config' });
   const clock = options.clock ?? systemClock;
-  if (parsed.kind === 'memory') return new MemoryStateStore({ wallNow: () => clock.wallNow(), ...(options.retention && { retention: options.retention }) });
+  const replica = options.replica !== undefined && { replica: options.replica };
+  if (parsed.kind === 'memory') return new MemoryStateStore({ wallNow: () => clock.wallNow(), ...(options.retention && { retention: options.retention }), ...replica });
   const { openSqlStateStore } = await import('./sql-state-store.js');
-  const common = { clock, ...(options.retention && { retention: options.retention }) };
+  const common = { clock, ...(options.retention && { retention: options.retention }), ...replica };
   if (parsed.kind === 'sqlite') {
     if (parsed.file === ':memory:') return openSqlStateStore({ kind: 'sqlite', connection: { filename: ':memory:' }, location: ':memory:', ...common });
     const file = sqlitePath(parsed.file, options.dataDir);

@@ -3,6 +3,7 @@
  * one process, PostgreSQL (`pg`) for a shared database. One implementation; the two engines
  * differ only in how they are opened (the SQLite file is locked to one process).
  */
+import { hostname } from 'node:os';
 import knexFactory from 'knex';
 import type { Knex } from 'knex';
 import type { CacheEntry, CardStore } from '../cache/index.js';
@@ -15,7 +16,7 @@ import { MIGRATIONS_TABLE, migrationSource } from './migrations.js';
 import type { StoredCard } from './serialize.js';
 import { cardParser, entryFromJson, entryToJson, eventFromJson, eventToJson, joinSnapshot, splitSnapshot } from './serialize.js';
 import type { SqliteLock } from './sqlite-lock.js';
-import type { CounterDeltas, JournalQuery, PinRecord, StateStore, StoredSnapshots, StoreKind, StoreRetention, StoreStatus } from './state-store.js';
+import type { CounterDeltas, JournalEntry, JournalQuery, PinRecord, StateStore, StoredSnapshots, StoreKind, StoreRetention, StoreStatus } from './state-store.js';
 import { DEFAULT_RETENTION } from './state-store.js';
 
 export interface SqlStateStoreOptions {
@@ -33,6 +34,8 @@ export interface SqlStateStoreOptions {
   lock?: SqliteLock;
   /** PostgreSQL pool size. Default 4. */
   poolMax?: number;
+  /** How this process names itself in the journal rows it writes. Default `<hostname>:<pid>`. */
+  replica?: string;
 }
 
 /** Rows per INSERT (SQLite allows 999 bound variables per statement). */
@@ -90,6 +93,7 @@ interface SqliteConnection {
 
 export class SqlStateStore implements StateStore {
   readonly kind: Exclude<StoreKind, 'memory'>;
+  readonly replica: string;
   readonly cards: CardStore;
   readonly #db: Knex;
   readonly #o: SqlStateStoreOptions;
@@ -112,6 +116,7 @@ export class SqlStateStore implements StateStore {
 
   constructor(db: Knex, o: SqlStateStoreOptions) {
     this.kind = o.kind;
+    this.replica = o.replica ?? `${hostname()}:${process.pid}`;
     this.#db = db;
     this.#o = o;
     this.#clock = o.clock ?? systemClock;
@@ -387,35 +392,40 @@ export class SqlStateStore implements StateStore {
     if (events.length === 0) return Promise.resolve();
     const { journalMaxAgeMs, journalMaxEvents } = this.#retention;
     const oldest = Math.round(this.#clock.wallNow() - journalMaxAgeMs);
+    const replica = this.replica;
     return this.#write(() =>
       this.#db.transaction(async (trx) => {
         for (const part of chunks(events)) {
-          await trx('a2ad_events')
-            .insert(part.map((e) => ({ seq: e.seq, at: Math.round(e.at), type: e.type, event: eventToJson(e) })))
-            .onConflict('seq')
+          await trx('a2ad_journal')
+            .insert(part.map((e) => ({ replica, seq: e.seq, at: Math.round(e.at), type: e.type, event: eventToJson(e) })))
+            .onConflict(['replica', 'seq'])
             .ignore();
         }
-        await trx('a2ad_events').where('at', '<', oldest).delete();
-        const cut = (await trx('a2ad_events').select('seq').orderBy('seq', 'desc').offset(journalMaxEvents).limit(1)) as Array<{ seq: unknown }>;
-        if (cut[0] !== undefined) await trx('a2ad_events').where('seq', '<=', num(cut[0].seq)).delete();
+        await trx('a2ad_journal').where('at', '<', oldest).delete();
+        const cut = (await trx('a2ad_journal').select('id').orderBy('id', 'desc').offset(journalMaxEvents).limit(1)) as Array<{ id: unknown }>;
+        if (cut[0] !== undefined) await trx('a2ad_journal').where('id', '<=', num(cut[0].id)).delete();
       }),
     );
   }
 
-  async events(options: JournalQuery = {}): Promise<DiscoveryEvent[]> {
+  async journal(options: JournalQuery = {}): Promise<JournalEntry[]> {
     return this.#read(async () => {
-      const q = this.#db('a2ad_events').select('event').where('seq', '>', options.afterSeq ?? 0).orderBy('seq', 'desc');
-      if (options.beforeSeq !== undefined) q.where('seq', '<', options.beforeSeq);
+      const q = this.#db('a2ad_journal').select('id', 'replica', 'event').where('id', '>', options.after ?? 0).orderBy('id', 'desc');
+      if (options.before !== undefined) q.where('id', '<', options.before);
       if (options.types !== undefined) q.whereIn('type', [...options.types]);
       if (options.limit !== undefined) q.limit(options.limit);
-      const rows = (await q) as Array<{ event: string }>;
-      return rows.reverse().map((r) => eventFromJson(r.event));
+      const rows = (await q) as Array<{ id: unknown; replica: string; event: string }>;
+      return rows.reverse().map((r) => ({ id: num(r.id), replica: r.replica, event: eventFromJson(r.event) }));
     });
+  }
+
+  async events(options: JournalQuery = {}): Promise<DiscoveryEvent[]> {
+    return (await this.journal(options)).map((e) => e.event);
   }
 
   async lastSeq(): Promise<number> {
     return this.#read(async () => {
-      const max = (await this.#db('a2ad_events').max({ seq: 'seq' }).first()) as { seq: unknown } | undefined;
+      const max = (await this.#db('a2ad_journal').max({ seq: 'seq' }).first()) as { seq: unknown } | undefined;
       const stored = (await this.#db('a2ad_state').where({ key: 'lastSeq' }).first('value')) as { value: string } | undefined;
       return Math.max(max?.seq == null ? 0 : num(max.seq), stored === undefined ? 0 : Number(stored.value));
     });

@@ -82,12 +82,26 @@ export interface StoreStatus {
   readonly fencedWrites?: number;
 }
 
-/** Which journal events to read (see {@link StateStore.events}). */
+/**
+ * Which journal rows to read (see {@link StateStore.journal}). `after` and `before` are journal
+ * positions ({@link JournalEntry.id}), not event sequence numbers: those are per process.
+ */
 export interface JournalQuery {
-  afterSeq?: number;
-  beforeSeq?: number;
+  after?: number;
+  before?: number;
   types?: readonly string[];
   limit?: number;
+}
+
+/**
+ * One journal row: the event as its process emitted it (its `seq` is that process's), the
+ * replica that recorded it, and its position in the journal — assigned by the store when the row
+ * is written, increasing, one order for every replica. Rows are unique by replica and `seq`.
+ */
+export interface JournalEntry {
+  readonly id: number;
+  readonly replica: string;
+  readonly event: DiscoveryEvent;
 }
 
 /** One counter increment batch: counter name → amount. */
@@ -100,6 +114,11 @@ export type CounterDeltas = Readonly<Record<string, number>>;
  */
 export interface StateStore {
   readonly kind: StoreKind;
+  /**
+   * How this process names itself in the journal rows it writes (default `<hostname>:<pid>`;
+   * the replica id on PostgreSQL). Its events' `seq` are unique under this name.
+   */
+  readonly replica: string;
   /**
    * The card cache's store. Reads are served from memory (loaded when the store opened); each
    * `set` and `delete` is written through to the engine. A `noStore` entry is kept in memory
@@ -122,14 +141,22 @@ export interface StateStore {
   /** Every pin, or those of the given sessions (as stored now: other replicas write them too). */
   pins(sessionIds?: readonly string[]): Promise<PinRecord[]>;
 
-  /** Appends journal events (their `seq` is the key; an existing seq is kept) and applies retention. */
+  /**
+   * Appends this process's journal events (each under {@link replica} and its `seq`; a row already
+   * written is kept, so a retried batch is not doubled) and applies retention.
+   */
   appendEvents(events: readonly DiscoveryEvent[]): Promise<void>;
   /**
-   * Journal events with `seq` above `afterSeq` and below `beforeSeq`, of the given `types` (all
+   * Journal rows after position `after` and before position `before`, of the given `types` (all
    * when absent), oldest first, at most `limit` (the newest ones) — a page of the journal.
    */
+  journal(options?: JournalQuery): Promise<JournalEntry[]>;
+  /** The events of {@link journal}'s rows. */
   events(options?: JournalQuery): Promise<DiscoveryEvent[]>;
-  /** The highest event sequence number recorded (journaled or not), 0 for a new store. */
+  /**
+   * The highest event sequence number recorded by any replica (journaled or not), 0 for a new
+   * store: a process numbers its events after it.
+   */
   lastSeq(): Promise<number>;
   /** Records the highest sequence number seen, so the next process continues after it. */
   setLastSeq(seq: number): Promise<void>;

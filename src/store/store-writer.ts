@@ -17,7 +17,8 @@ export interface StoreWriterOptions {
   snapshot: (digest: string) => Snapshot | undefined;
   /**
    * Whether this process's publications are written (default always). A follower replica adopts
-   * snapshots the leader stored, and writes none of them back.
+   * snapshots the leader stored, and writes none of them back — nor journals them: the leader's
+   * `snapshot.published` row is the journal's one record of each publication.
    */
   publishes?: () => boolean;
   /** A session's pin as it stands now, or undefined once it has none. */
@@ -34,6 +35,8 @@ export class StoreWriter {
   readonly #snapshots: Snapshot[] = [];
   readonly #pins = new Set<string>();
   #events: DiscoveryEvent[] = [];
+  /** Journal events being written now (taken from `#events` by the write in progress). */
+  #writing: readonly DiscoveryEvent[] = [];
   #counters = new Map<string, number>();
   #lastSeq = 0;
   #flushedSeq = 0;
@@ -53,6 +56,11 @@ export class StoreWriter {
   pinChanged(sessionId: string): void {
     this.#pins.add(sessionId);
     this.#schedule();
+  }
+
+  /** Journal events noted but not written yet (queued or being written), oldest first. */
+  pending(): DiscoveryEvent[] {
+    return [...this.#writing, ...this.#events];
   }
 
   /** Journal events dropped because the store could not keep up. */
@@ -76,7 +84,12 @@ export class StoreWriter {
 
   #onEvent(e: DiscoveryEvent): void {
     this.#lastSeq = Math.max(this.#lastSeq, e.seq);
-    if (e.type === 'snapshot.published' && (this.#o.publishes?.() ?? true)) {
+    if (e.type === 'snapshot.published') {
+      if (!(this.#o.publishes?.() ?? true)) {
+        // Adopted from the store: the leader journaled it.
+        this.#schedule();
+        return;
+      }
       const s = this.#o.snapshot(e.digest);
       if (s) this.#snapshots.push(s);
     }
@@ -129,10 +142,11 @@ export class StoreWriter {
     if (published || released) await attempt(() => store.pruneSnapshots());
     const events = this.#events;
     this.#events = [];
-    if (events.length > 0 && !(await attempt(() => store.appendEvents(events)))) {
-      // Keep them for the next flush, within the bound.
-      this.#events = [...events, ...this.#events].slice(-this.#max);
-    }
+    this.#writing = events;
+    const written = events.length === 0 || (await attempt(() => store.appendEvents(events)));
+    this.#writing = [];
+    // Kept for the next flush, within the bound.
+    if (!written) this.#events = [...events, ...this.#events].slice(-this.#max);
     const counters = Object.fromEntries(this.#counters);
     this.#counters = new Map();
     if (Object.keys(counters).length > 0 && !(await attempt(() => store.addCounters(counters)))) {

@@ -1,6 +1,6 @@
 /**
  * `/api/journal` and `/api/activity` behind the JournalReader: pages of the store's journal
- * newest first down to the horizon, the buffer's not-yet-written events included once, a type
+ * newest first down to the horizon, the writer's not-yet-written events included once, a type
  * filter, a bounded limit; cache chatter only as per-endpoint counts and rates.
  */
 import { test } from 'node:test';
@@ -8,27 +8,25 @@ import assert from 'node:assert/strict';
 import type { DiscoveryEvent } from '../../src/events/index.js';
 import { EventStream } from '../../src/events/index.js';
 import { MemoryStateStore, StoreWriter } from '../../src/store/index.js';
-import { EventBuffer } from '../../src/server/event-buffer.js';
 import { JournalReader, MAX_JOURNAL_PAGE, parseJournalQuery } from '../../src/server/journal.js';
 
 test('pages the journal newest first to the horizon, with unwritten events once, filtered by type; chatter only counted', async () => {
   let now = 1_700_000_000_000;
   const events = new EventStream({ wallNow: () => now });
   const store = new MemoryStateStore({ wallNow: () => now });
-  const buffer = new EventBuffer(events, 50);
   const writer = new StoreWriter({ store, events, snapshot: () => undefined, pin: () => undefined });
-  const reader = new JournalReader({ store, buffer, events, wallNow: () => now });
+  const reader = new JournalReader({ store, events, wallNow: () => now, pending: () => writer.pending() });
   const ep = 'https://a.example';
   for (let v = 1; v <= 30; v++) {
     now += 1_000;
     events.emit({ type: 'snapshot.published', version: v, digest: `d${v}`, agents: [] });
-    // Chatter: pushes the story out of the 50-event buffer, never into the journal.
+    // Chatter: never journaled, only counted.
     for (let i = 0; i < 10; i++) events.emit({ type: 'card.result', endpoint: ep, outcome: 'hit', failures: 0 });
     events.emit({ type: 'card.fetch', endpoint: ep, url: `${ep}/.well-known/agent-card.json`, conditional: true });
   }
   events.emit({ type: 'alert', kind: 'skills-changed', message: 'm', endpoint: ep });
   await writer.flush();
-  // Not yet written: in the buffer only.
+  // Not yet written: noted by the writer only.
   events.emit({ type: 'alert.resolved', kind: 'repeated-failures', key: 'k', message: 'ok', raisedAt: now, endpoint: ep });
 
   const first = await reader.page({ limit: 12 });
@@ -39,7 +37,7 @@ test('pages the journal newest first to the horizon, with unwritten events once,
   let before = first.nextBefore;
   while (before !== null) {
     const p = await reader.page({ before, limit: 12 });
-    assert.ok(p.events.every((e) => e.seq < before!));
+    assert.ok(p.events.every((e) => e.journalId !== undefined && e.journalId < before!), 'below the cursor: journal positions');
     seen.unshift(...p.events);
     before = p.nextBefore;
   }

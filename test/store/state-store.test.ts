@@ -134,9 +134,10 @@ for (const engine of storeEngines()) {
       );
     });
 
-    test('the journal keeps events by seq, ignores a repeated seq, reads after a seq, and is bounded by count and by age', async () => {
+    test('the journal keeps events under this replica and their seq, ignores a repeated one, pages by position, and is bounded by count and by age', async () => {
       const clock = new VirtualClock({ wallStart: 10_000_000 });
-      const store = await engine.open({ clock, retention: { journalMaxEvents: 5, journalMaxAgeMs: 60_000 } });
+      const store = await engine.open({ clock, retention: { journalMaxEvents: 5, journalMaxAgeMs: 60_000 }, replica: 'replica-1' });
+      assert.equal(store.replica, 'replica-1');
       const now = clock.wallNow();
       await store.appendEvents([event(1, now - 120_000), event(2, now), event(3, now)]);
       assert.deepEqual(
@@ -145,13 +146,17 @@ for (const engine of storeEngines()) {
         'older than the age bound: deleted',
       );
       await store.appendEvents([event(3, now), event(4, now), event(5, now), event(6, now), event(7, now), event(8, now)]);
+      const rows = await store.journal();
       assert.deepEqual(
-        (await store.events()).map((e) => e.seq),
+        rows.map((r) => r.event.seq),
         [4, 5, 6, 7, 8],
-        'at most journalMaxEvents, the oldest deleted first',
+        'at most journalMaxEvents, the oldest deleted first; the repeated seq 3 written once',
       );
+      assert.ok(rows.every((r) => r.replica === 'replica-1'));
+      assert.ok(rows.every((r, i) => i === 0 || r.id > rows[i - 1]!.id), 'positions increase');
+      const at = (seq: number) => rows.find((r) => r.event.seq === seq)!.id;
       assert.deepEqual(
-        (await store.events({ afterSeq: 5 })).map((e) => e.seq),
+        (await store.events({ after: at(5) })).map((e) => e.seq),
         [6, 7, 8],
       );
       assert.deepEqual(
@@ -160,13 +165,13 @@ for (const engine of storeEngines()) {
         'the newest ones, oldest first',
       );
       assert.deepEqual(
-        (await store.events({ beforeSeq: 7, limit: 2 })).map((e) => e.seq),
+        (await store.events({ before: at(7), limit: 2 })).map((e) => e.seq),
         [5, 6],
-        'a page below a seq (the journal API reads older pages this way)',
+        'a page below a position (the journal API reads older pages this way)',
       );
       assert.deepEqual((await store.events({ types: ['snapshot.published'] })).map((e) => e.seq), [], 'filtered by type');
-      assert.deepEqual((await store.events({ types: ['alert', 'snapshot.held'], beforeSeq: 6 })).map((e) => e.seq), [4, 5]);
-      const [first] = await store.events({ afterSeq: 3, limit: 5 });
+      assert.deepEqual((await store.events({ types: ['alert', 'snapshot.held'], before: at(6) })).map((e) => e.seq), [4, 5]);
+      const [first] = await store.events({ limit: 5 });
       assert.deepEqual(first, event(4, now), 'an event comes back as it was');
       assert.equal(await store.lastSeq(), 8);
       await store.setLastSeq(20);
