@@ -39,6 +39,8 @@ export interface JournalPage {
   events: JournalPageEvent[];
   /** `before` for the next (older) page; null when this page reached the retention horizon. */
   nextBefore: number | null;
+  /** The replica serving this page: its events' `seq` are the ones its event stream carries. */
+  replica: string;
 }
 
 /** Chatter of one endpoint: totals since `since` and counts within the last `windowMs`. */
@@ -108,7 +110,7 @@ export class JournalReader {
       // Older rows remain when the store gave a full page, or when this page left some of it out.
       nextBefore = stored.length === limit || shown.length < stored.length ? shown[0]!.journalId! : null;
     }
-    return { events, nextBefore };
+    return { events, nextBefore, replica };
   }
 
   /** Cache chatter per endpoint. */

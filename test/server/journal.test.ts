@@ -33,6 +33,7 @@ test('pages the journal newest first to the horizon, with unwritten events once,
   assert.equal(first.events.length, 12);
   assert.deepEqual(first.events.slice(-2).map((e) => e.type), ['alert', 'alert.resolved']);
   assert.ok(first.events.every((e) => e.type !== 'card.result' && e.type !== 'card.fetch'));
+  assert.ok(first.events.every((e) => e.replica === first.replica), 'the page names the replica serving it, whose seq numbers its stream carries');
   const seen: DiscoveryEvent[] = [...first.events];
   let before = first.nextBefore;
   while (before !== null) {

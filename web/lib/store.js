@@ -24,6 +24,20 @@ import { describeEvent, isChatter, shortDigest } from './format.js';
 const MAX_EVENTS = 20_000;
 /** Journal events read per page at start (the API's bound is 1,000). */
 const PAGE = 1_000;
+
+/**
+ * One event's identity across the stream and the journal, and across replicas (whose `seq` numbers
+ * are each their own process's): its seq, time and type.
+ * @param {{ seq: number, at: number, type: string }} e
+ */
+function eventKey(e) {
+  return `${e.seq}|${e.at}|${e.type}`;
+}
+
+/** Oldest first: by time, then by seq. @param {{ seq: number, at: number }} a @param {{ seq: number, at: number }} b */
+function byTime(a, b) {
+  return a.at - b.at || a.seq - b.seq;
+}
 const MAX_ANNOUNCEMENTS = 4;
 
 export class LiveStore {
@@ -64,7 +78,8 @@ export class LiveStore {
   #lastSeq = 0;
   #wasLive = false;
   /** @type {Set<number>} the seqs in `events` */
-  #seqs = new Set();
+  /** Identities of the events held (see {@link eventKey}). */
+  #keys = new Set();
   #announceId = 0;
   /** @type {(() => void) | undefined} */
   #stopStream;
@@ -141,7 +156,7 @@ export class LiveStore {
    * until the page holds `MAX_EVENTS`), stopping at events already held. Events are merged by seq.
    */
   async #readJournal() {
-    const known = this.events.at(-1)?.seq ?? 0;
+    const first = this.events.length === 0;
     /** @type {DiscoveryEvent[]} */
     const read = [];
     let before = /** @type {number | null} */ (null);
@@ -149,14 +164,20 @@ export class LiveStore {
     for (;;) {
       /** @type {JournalPage} */
       const page = await api(`/api/journal?limit=${PAGE}${before !== null ? `&before=${before}` : ''}`);
-      read.unshift(...page.events.filter((e) => e.seq > known));
+      // Journal positions order every replica's events; seq numbers are per process, so events
+      // are told apart by their identity, and only this replica's seq can resume its stream.
+      const fresh = page.events.filter((e) => !this.#keys.has(eventKey(e)));
+      read.unshift(...fresh);
+      for (const e of page.events) if (page.replica === undefined || e.replica === undefined || e.replica === page.replica) this.#lastSeq = Math.max(this.#lastSeq, e.seq);
       before = page.nextBefore;
       if (before === null) complete = true;
-      if (before === null || before <= known || read.length + this.events.length >= MAX_EVENTS) break;
+      // Newest first: a page with nothing new means the rest is known already.
+      if (before === null || fresh.length < page.events.length || read.length + this.events.length >= MAX_EVENTS) break;
     }
-    if (known === 0) this.journalComplete = complete;
+    if (first) this.journalComplete = complete;
     for (const e of read) this.#add(e, false);
-    this.events.sort((a, b) => a.seq - b.seq);
+    this.events.sort(byTime);
+    this.alerts.sort(byTime);
   }
 
   /** Reads every list and the journal's newest events again (after a reconnect or a gap). */
@@ -223,13 +244,12 @@ export class LiveStore {
   /** @param {DiscoveryEvent} e @param {boolean} live */
   #add(e, live) {
     if (typeof e.seq !== 'number') return;
+    // The stream and the journal overlap after a resync: one event, once.
+    const key = eventKey(e);
+    if (this.#keys.has(key)) return;
     if (live) {
       if (e.seq <= this.#lastSeq) return;
       this.#lastSeq = e.seq;
-    } else {
-      // From the journal: merged by seq (a resync may overlap what the stream delivered).
-      if (this.#seqs.has(e.seq)) return;
-      this.#lastSeq = Math.max(this.#lastSeq, e.seq);
     }
     if (isChatter(e)) {
       // Counted per endpoint by the service; the page re-reads the counts, throttled.
@@ -240,15 +260,15 @@ export class LiveStore {
       return;
     }
     this.events.push(e);
-    this.#seqs.add(e.seq);
+    this.#keys.add(key);
     if (this.events.length > MAX_EVENTS) {
-      for (const old of this.events.splice(0, this.events.length - MAX_EVENTS)) this.#seqs.delete(old.seq);
+      for (const old of this.events.splice(0, this.events.length - MAX_EVENTS)) this.#keys.delete(eventKey(old));
       this.journalComplete = false;
     }
     if (e.type === 'match.verdict' && e.endpoint && e.localName) this.localNames.set(e.endpoint, e.localName);
     if (e.type === 'alert' || e.type === 'alert.resolved' || e.type === 'snapshot.held') {
       this.alerts.push(e);
-      if (!live) this.alerts.sort((a, b) => a.seq - b.seq);
+      if (!live) this.alerts.sort(byTime);
     }
     if (!live) return;
     switch (e.type) {

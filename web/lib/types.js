@@ -107,7 +107,7 @@
  * @property {string} [key] an alert's condition; its resolution carries the same key
  * @property {number} [raisedAt] epoch ms an alert was raised (on its resolution)
  *
- * @typedef {{ events: DiscoveryEvent[], nextBefore: number | null }} JournalPage
+ * @typedef {{ events: Array<DiscoveryEvent & { replica?: string, journalId?: number }>, nextBefore: number | null, replica?: string }} JournalPage
  * @typedef {{ endpoint: string, counts: Record<string, number>, recent: Record<string, number>, lastAt: number }} EndpointActivity
  * @typedef {{ since: number, windowMs: number, endpoints: EndpointActivity[], totals: Record<string, number> }} ActivityJson
  *
