@@ -8,6 +8,7 @@
 import type { Command } from 'commander';
 import { loadConfig, resolveSecrets, type DiscoveryConfig } from '../config/index.js';
 import { DiscoveryError } from '../errors.js';
+import { readBoundedStream } from '../server/read-json-body.js';
 import type { Snapshot } from '../snapshot/index.js';
 import type { RoutingCase, RoutingReport } from '../routing/index.js';
 import { casesFromVocabulary, evaluateRouting, formatRoutingReport, loadCases, standInPeers, standInSnapshot } from '../routing/index.js';
@@ -60,6 +61,9 @@ function fromConfig(config: DiscoveryConfig): Snapshot {
   });
 }
 
+/** A snapshot's JSON carries every agent's card (each ≤ 64 KiB by default): 32 MiB is room for hundreds. */
+const MAX_SNAPSHOT_BYTES = 32 * 1024 * 1024;
+
 /** The service's current snapshot, or a retained one by digest, through its API. */
 async function fetchSnapshot(config: DiscoveryConfig, url: string, digest: string | undefined, env: NodeJS.ProcessEnv): Promise<{ snapshot: Snapshot; source: string }> {
   const secrets = await resolveSecrets(config, env);
@@ -72,7 +76,15 @@ async function fetchSnapshot(config: DiscoveryConfig, url: string, digest: strin
     throw new DiscoveryError('ERR_USAGE', `cannot reach ${target}: ${err instanceof Error ? err.message : String(err)}`, { stage: 'config', cause: err });
   }
   if (!res.ok) throw new DiscoveryError('ERR_USAGE', `${target} answered ${res.status}${res.status === 404 ? ' (no such snapshot, or none published yet)' : ''}`, { stage: 'config' });
-  const body = (await res.json()) as {
+  const bytes = await readBoundedStream(res.body, MAX_SNAPSHOT_BYTES);
+  if (bytes === undefined) throw new DiscoveryError('ERR_USAGE', `${target} answered more than ${MAX_SNAPSHOT_BYTES} bytes; that is not a snapshot of this service`, { stage: 'config' });
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(bytes.toString('utf8'));
+  } catch {
+    throw new DiscoveryError('ERR_USAGE', `${target} did not answer JSON`, { stage: 'config' });
+  }
+  const body = parsed as {
     version: number;
     digest: string;
     createdAt?: string;

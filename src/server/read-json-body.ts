@@ -15,7 +15,22 @@ export type JsonBody = { ok: true; value: Record<string, unknown> | undefined } 
 export async function readJsonBody(c: Context, maxBytes: number): Promise<JsonBody> {
   const declared = Number(c.req.header('content-length') ?? NaN);
   if (Number.isFinite(declared) && declared > maxBytes) return { ok: false, tooLarge: true };
-  const body = c.req.raw.body;
+  const bytes = await readBoundedStream(c.req.raw.body, maxBytes);
+  if (bytes === undefined) return { ok: false, tooLarge: true };
+  if (bytes.byteLength === 0) return { ok: true, value: undefined };
+  try {
+    const v: unknown = JSON.parse(bytes.toString('utf8'));
+    return typeof v === 'object' && v !== null && !Array.isArray(v) ? { ok: true, value: v as Record<string, unknown> } : { ok: false, tooLarge: false };
+  } catch {
+    return { ok: false, tooLarge: false };
+  }
+}
+
+/**
+ * The bytes of a web stream (a request or response body), read chunk by chunk; undefined as soon
+ * as they pass `maxBytes` (the stream is cancelled), so no more than `maxBytes` plus one chunk is held.
+ */
+export async function readBoundedStream(body: ReadableStream<Uint8Array> | null, maxBytes: number): Promise<Buffer | undefined> {
   const chunks: Uint8Array[] = [];
   let size = 0;
   if (body !== null) {
@@ -26,16 +41,10 @@ export async function readJsonBody(c: Context, maxBytes: number): Promise<JsonBo
       size += value.byteLength;
       if (size > maxBytes) {
         await reader.cancel().catch(() => undefined);
-        return { ok: false, tooLarge: true };
+        return undefined;
       }
       chunks.push(value);
     }
   }
-  if (size === 0) return { ok: true, value: undefined };
-  try {
-    const v: unknown = JSON.parse(Buffer.concat(chunks).toString('utf8'));
-    return typeof v === 'object' && v !== null && !Array.isArray(v) ? { ok: true, value: v as Record<string, unknown> } : { ok: false, tooLarge: false };
-  } catch {
-    return { ok: false, tooLarge: false };
-  }
+  return Buffer.concat(chunks);
 }

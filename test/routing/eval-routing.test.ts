@@ -141,3 +141,51 @@ describe('eval-routing', () => {
     assert.ok(prompts.every((p) => !/card text|Stand-in for/.test(p)), 'no card text reaches the router prompt');
   });
 });
+
+describe('eval-routing --url (a running service)', () => {
+  let server: import('node:http').Server;
+  let base: string;
+  const snapshot = {
+    version: 7,
+    digest: 'd'.repeat(64),
+    createdAt: new Date(0).toISOString(),
+    agents: [
+      { localName: 'billing_agent', description: 'Billing.', tags: ['billing'], critical: true },
+      { localName: 'returns_agent', description: 'Returns.', tags: ['returns'], critical: false },
+    ],
+  };
+  before(async () => {
+    const http = await import('node:http');
+    server = http.createServer((req, res) => {
+      if (req.url === '/api/snapshot') res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(snapshot));
+      else if (req.url?.startsWith('/api/snapshots/')) {
+        // A body far past any snapshot: streamed without a length, so only the byte cap can stop it.
+        res.writeHead(200, { 'content-type': 'application/json' });
+        const chunk = Buffer.alloc(1024 * 1024, 0x20);
+        let sent = 0;
+        const pump = () => {
+          while (sent < 64 && res.write(chunk)) sent++;
+          if (sent < 64) res.once('drain', pump);
+          else res.end('{}');
+        };
+        pump();
+      } else res.writeHead(404).end();
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    base = `http://127.0.0.1:${(server.address() as import('node:net').AddressInfo).port}`;
+  });
+  after(() => new Promise<void>((r) => server.close(() => r())));
+
+  test("evaluates the service's current snapshot", async () => {
+    const run = await runCli(['eval-routing', '--config', join(dir, 'discovery.yaml'), '--cases', join(dir, 'cases.yaml'), '--url', base, '--json']);
+    const r = JSON.parse(run.stdout);
+    assert.match(r.source, /current snapshot of http:\/\/127\.0\.0\.1/);
+    assert.ok(r.evaluated > 0, run.stderr);
+  });
+
+  test('a body larger than any snapshot is refused at the byte cap, with a clear message and a usage exit', async () => {
+    const run = await runCli(['eval-routing', '--config', join(dir, 'discovery.yaml'), '--cases', join(dir, 'cases.yaml'), '--url', base, '--digest', 'x', '--json']);
+    assert.equal(run.code, 2, run.stdout);
+    assert.match(run.stderr, /answered more than 33554432 bytes; that is not a snapshot of this service/);
+  });
+});
