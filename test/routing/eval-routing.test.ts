@@ -8,6 +8,8 @@ import assert from 'node:assert/strict';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { BaseLlm } from '@google/adk';
 import type { BaseLlmConnection, LlmRequest, LlmResponse } from '@google/adk';
 import { evaluateRouting, parseCases, standInPeers, standInSnapshot } from '../../src/routing/index.js';
@@ -143,7 +145,7 @@ describe('eval-routing', () => {
 });
 
 describe('eval-routing --url (a running service)', () => {
-  let server: import('node:http').Server;
+  let server: Server;
   let base: string;
   const snapshot = {
     version: 7,
@@ -155,8 +157,7 @@ describe('eval-routing --url (a running service)', () => {
     ],
   };
   before(async () => {
-    const http = await import('node:http');
-    server = http.createServer((req, res) => {
+    server = createServer((req, res) => {
       if (req.url === '/api/snapshot') res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(snapshot));
       else if (req.url?.startsWith('/api/snapshots/')) {
         // A body far past any snapshot: streamed without a length, so only the byte cap can stop it.
@@ -172,7 +173,7 @@ describe('eval-routing --url (a running service)', () => {
       } else res.writeHead(404).end();
     });
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-    base = `http://127.0.0.1:${(server.address() as import('node:net').AddressInfo).port}`;
+    base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   });
   after(() => new Promise<void>((r) => server.close(() => r())));
 
