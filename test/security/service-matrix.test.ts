@@ -19,28 +19,7 @@ import type { RunningService } from '../../src/server/index.js';
 import { createLogger } from '../../src/server/logger.js';
 import { runCli } from '../helpers/cli.js';
 import { startFaultServer } from '../helpers/fault-server.js';
-
-interface Reply {
-  status: number;
-  headers: http.IncomingHttpHeaders;
-  body: string;
-}
-
-/** One request over a fresh connection with exactly these headers (Host included when given). */
-function request(base: string, method: string, path: string, headers: Record<string, string> = {}, body?: string): Promise<Reply> {
-  const url = new URL(base);
-  return new Promise((resolve, reject) => {
-    const req = http.request({ host: url.hostname, port: url.port, method, path, headers: { connection: 'close', ...headers }, agent: false, setHost: !('host' in headers) }, (res) => {
-      let text = '';
-      res.setEncoding('utf8');
-      res.on('data', (d: string) => (text += d));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: text }));
-      res.on('error', reject);
-    });
-    req.on('error', reject);
-    req.end(body);
-  });
-}
+import { metric as sampleOf, request } from '../helpers/raw-http.js';
 
 const JSON_TYPE = { 'content-type': 'application/json' };
 const LIMITS = { maxBodyBytes: 1024, maxStreams: 4, maxStreamsPerClient: 3 };
@@ -80,10 +59,9 @@ function state(): { sessions: number; refreshes: number; pinned: number } {
   return { sessions: s.trees.sessions().length, refreshes, pinned: pinned.length };
 }
 
-async function metric(name: string, labels = ''): Promise<number> {
-  const text = (await request(s.url, 'GET', '/metrics')).body;
-  const line = text.split('\n').find((l) => l.startsWith(labels === '' ? `${name} ` : `${name}{${labels}}`));
-  return line === undefined ? 0 : Number(line.split(' ').at(-1));
+/** A sample of the service's `/metrics`. */
+function metric(name: string, labels = ''): Promise<number> {
+  return sampleOf(s.url, name, labels);
 }
 
 interface HttpRow {

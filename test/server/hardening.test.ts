@@ -11,28 +11,7 @@ import net from 'node:net';
 import { startService } from '../../src/server/index.js';
 import type { RunningService, ServiceOptions } from '../../src/server/index.js';
 import { createLogger } from '../../src/server/logger.js';
-
-interface Reply {
-  status: number;
-  headers: http.IncomingHttpHeaders;
-  body: string;
-}
-
-/** One request over a fresh connection, with exactly the headers given (Host included). */
-function request(base: string, method: string, path: string, headers: Record<string, string> = {}, body?: string | Buffer): Promise<Reply> {
-  const url = new URL(base);
-  return new Promise((resolve, reject) => {
-    const req = http.request({ host: url.hostname, port: url.port, method, path, headers: { connection: 'close', ...headers }, agent: false, setHost: !('host' in headers) }, (res) => {
-      let text = '';
-      res.setEncoding('utf8');
-      res.on('data', (d: string) => (text += d));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: text }));
-      res.on('error', reject);
-    });
-    req.on('error', reject);
-    req.end(body);
-  });
-}
+import { metric, request } from '../helpers/raw-http.js';
 
 const JSON_TYPE = { 'content-type': 'application/json' };
 
@@ -48,11 +27,6 @@ async function waitUntil(check: () => Promise<boolean>, what: string, timeoutMs 
   }
 }
 
-async function metric(base: string, name: string, labels: string): Promise<number> {
-  const text = (await request(base, 'GET', '/metrics')).body;
-  const line = text.split('\n').find((l) => l.startsWith(labels === '' ? `${name} ` : `${name}{${labels}}`));
-  return line === undefined ? 0 : Number(line.split(' ').at(-1));
-}
 
 describe('default configuration (loopback, no token)', () => {
   let s: RunningService;
