@@ -6,6 +6,7 @@
 import { isIP } from 'node:net';
 import { z } from 'zod';
 import { canonicalMode } from '../card/index.js';
+import { isCardUrl } from '../fetch/index.js';
 import { describeValue } from './messages.js';
 
 /** Local agent names, as ADK and the matcher require. */
@@ -85,7 +86,7 @@ export function impossibleCardUrl(value: string): string | undefined {
   const why = impossibleUrl(value);
   if (why !== undefined) return why;
   const url = new URL(value);
-  if (!/\.json$/i.test(url.pathname)) return `${describeValue(value)} is not a card URL: its path must end in .json (give a base URL as url instead)`;
+  if (!isCardUrl(value)) return `${describeValue(value)} is not a card URL: its path must end in .json (give a base URL as url instead)`;
   if (url.search !== '' || url.hash !== '') return `${describeValue(value)}: a card URL has no query or fragment`;
   return undefined;
 }
@@ -244,7 +245,7 @@ const policies = z.strictObject({
 const staticAgent = z.strictObject({
   name: localName,
   // Exactly one of url (a base URL) and cardUrl (the card's own URL): cross-checks.
-  url: checked((value) => impossibleUrl(value) ?? (/\.json$/i.test(new URL(value).pathname) ? `${describeValue(value)} names a card (its path ends in .json); give it as cardUrl` : undefined)).optional(),
+  url: checked((value) => impossibleUrl(value) ?? (isCardUrl(value) ? `${describeValue(value)} names a card (its path ends in .json); give it as cardUrl` : undefined)).optional(),
   cardUrl: checked((value) => impossibleCardUrl(value)).optional(),
   description: text(1000),
   tags: z.array(tag).min(1),

@@ -8,6 +8,7 @@
 import { DiscoveryError, type Problem } from '../errors.js';
 import { systemClock, type Clock } from '../clock/index.js';
 import type { EventStream } from '../events/index.js';
+import { isCardUrl } from '../fetch/index.js';
 import type { EndpointRecord, Source, SourceKind, SourceListener, SourceState } from './types.js';
 
 /** Options every source accepts for observability and time. */
@@ -229,7 +230,7 @@ export function impossibleCardUrl(value: string): string | undefined {
   const why = impossibleUrl(value);
   if (why !== undefined) return why;
   const url = new URL(value);
-  if (!/\.json$/i.test(url.pathname)) return `${describe(value)} is not a card URL: its path must end in .json (give a base URL as url instead)`;
+  if (!isCardUrl(value)) return `${describe(value)} is not a card URL: its path must end in .json (give a base URL as url instead)`;
   if (url.search !== '' || url.hash !== '') return `${describe(value)}: a card URL has no query or fragment`;
   return undefined;
 }
@@ -241,7 +242,7 @@ export function impossibleCardUrl(value: string): string | undefined {
 export function impossibleBaseUrl(value: string): string | undefined {
   const why = impossibleUrl(value);
   if (why !== undefined) return why;
-  if (/\.json$/i.test(new URL(value).pathname)) return `${describe(value)} names a card (its path ends in .json); give it as cardUrl, or give the base URL here`;
+  if (isCardUrl(value)) return `${describe(value)} names a card (its path ends in .json); give it as cardUrl, or give the base URL here`;
   return undefined;
 }
 
