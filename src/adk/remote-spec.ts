@@ -6,36 +6,16 @@
  * host policy (allowlist, guarded DNS, no redirects) and ADK's `adk_*` identifiers are stripped
  * from outgoing metadata unless `allowAdkMetadata` is set: the safe path is the only path.
  */
-import type { AgentCardModel } from '../card/index.js';
-import type { HostPolicy } from '../fetch/index.js';
 import type { AgentSpec } from '../registry/index.js';
-import type { OriginCredentials } from './remote/index.js';
+import type { RemoteAgentOptions } from './remote/index.js';
 import { remoteAgentFor } from './remote/index.js';
 
-/** Input of {@link remoteSpec}. */
-export interface RemoteSpecOptions {
-  /** Our local name for the agent (the card's `name` is never used). */
-  name: string;
-  /** Our reviewed description; it reaches the parent's prompt. The card's text never does. */
-  description: string;
-  /** Version of the spec; defaults to the card's `version`. */
-  version?: string;
-  /** The cached, validated card (our 1.0 model, from `parseAgentCard` or the card cache). */
-  card: AgentCardModel;
-  /** The allowlist every call to the peer goes through. Required. */
-  policy: HostPolicy;
-  /**
-   * One shared policy fetch (`createPolicyFetch`) for every remote agent, so connections are
-   * pooled and closed once, by its owner. Without it each agent gets its own.
-   */
-  fetchImpl?: typeof fetch;
-  /** Per-origin credentials (only for the default policy fetch). */
-  credentials?: OriginCredentials;
-  /** Headers deadline of the default policy fetch. */
-  timeoutMs?: number;
-  /** Let ADK's `adk_app_name`, `adk_user_id`, `adk_session_id` reach the peer. Default false. */
-  allowAdkMetadata?: boolean;
-}
+/**
+ * Input of {@link remoteSpec}: {@link RemoteAgentOptions} (our name and reviewed description, the
+ * cached card, the required host policy, an optional shared `fetchImpl`, credentials, timeout,
+ * `allowAdkMetadata`) plus the spec's `version`, which defaults to the card's.
+ */
+export type RemoteSpecOptions = RemoteAgentOptions & { version?: string };
 
 /**
  * A `remote` spec whose factory builds the remote agent from the cached card with **our** name
@@ -49,23 +29,14 @@ export interface RemoteSpecOptions {
  * // ... when the tree is retired: await policyFetch.close();
  */
 export function remoteSpec(options: RemoteSpecOptions): AgentSpec {
-  const { name, description, card, policy } = options;
+  const { version, ...agent } = options;
   return Object.freeze({
-    name,
-    description,
-    version: options.version ?? card.version,
+    name: agent.name,
+    description: agent.description,
+    version: version ?? agent.card.version,
     kind: 'remote',
     children: Object.freeze([]),
-    factory: (spec: AgentSpec) =>
-      remoteAgentFor({
-        name: spec.name,
-        description: spec.description,
-        card,
-        policy,
-        ...(options.fetchImpl !== undefined && { fetchImpl: options.fetchImpl }),
-        ...(options.credentials !== undefined && { credentials: options.credentials }),
-        ...(options.timeoutMs !== undefined && { timeoutMs: options.timeoutMs }),
-        ...(options.allowAdkMetadata !== undefined && { allowAdkMetadata: options.allowAdkMetadata }),
-      }),
+    // The registry may rename or re-describe the spec: the agent takes the spec's, at build time.
+    factory: (spec: AgentSpec) => remoteAgentFor({ ...agent, name: spec.name, description: spec.description }),
   });
 }
