@@ -21,10 +21,11 @@ import diagnostics from 'node:diagnostics_channel';
 import net from 'node:net';
 import tls from 'node:tls';
 import { performance } from 'node:perf_hooks';
-import { Agent, buildConnector, request } from 'undici';
+import { Agent, buildConnector, type Dispatcher } from 'undici';
 import { DiscoveryError, findDiscoveryError } from '../errors.js';
 import { NetworkOptionCheck } from './option-check.js';
 import { createGuardedLookup, type Resolver } from './address-guard.js';
+import { DeadlineQueue, type Expiring } from './deadlines.js';
 import { type HostPolicy, safeUrlForMessage, verdictError } from './host-policy.js';
 
 /**
@@ -146,7 +147,8 @@ export function createCardFetcher(options: CardFetcherOptions): CardFetcher {
   const baseConnect = buildConnector({ ...tlsOptions, lookup, timeout: settings.connectTimeoutMs });
   const ourSockets = new WeakSet<net.Socket>();
   const pendingByKey = new Map<string, Pending[]>();
-  const inFlight = new Set<AbortController>();
+  /** Fetches in flight, oldest first, each with its total deadline (one timer for all). */
+  const deadlines = new DeadlineQueue<Exchange>();
   let closed = false;
 
   // Defense in depth: whatever path produced the socket, its peer must be an allowed address.
@@ -192,7 +194,7 @@ export function createCardFetcher(options: CardFetcherOptions): CardFetcher {
   if (recordRemote) diagnostics.subscribe(SEND_HEADERS_CHANNEL, onSendHeaders);
   // The policy is immutable: judge each distinct URL once (refusals are not cached).
   // Strings only: a URL object per endpoint would cost hundreds of bytes each, for ever.
-  const admitted = new Map<string, { href: string; origin: string; key: string }>();
+  const admitted = new Map<string, { href: string; origin: string; path: string; key: string }>();
   const origins = new Map<string, string>();
 
   async function fetchCard(rawUrl: string, init: { headers?: Record<string, string>; signal?: AbortSignal } = {}): Promise<FetchResult> {
@@ -213,109 +215,53 @@ export function createCardFetcher(options: CardFetcherOptions): CardFetcher {
       let origin = origins.get(verdict.origin);
       if (origin === undefined) origins.set(verdict.origin, (origin = verdict.origin));
       const href = verdict.url.href === rawUrl ? rawUrl : verdict.url.href;
-      judged = { href, origin, key: recordRemote ? `${verdict.url.origin} ${verdict.url.pathname}${verdict.url.search}` : '' };
+      // undici's request target: the path and query (a fragment is never sent).
+      const path = `${verdict.url.pathname}${verdict.url.search}`;
+      judged = { href, origin, path, key: recordRemote ? `${origin} ${path}` : '' };
       if (admitted.size >= 100_000) admitted.clear();
       admitted.set(rawUrl, judged);
     }
     const url = judged.href;
-
-    const controller = new AbortController();
-    let deadlineHit = false;
-    const timer = setTimeout(() => {
-      deadlineHit = true;
-      controller.abort(new DeadlineExceeded(`total deadline of ${settings.totalTimeoutMs} ms exceeded`));
-    }, settings.totalTimeoutMs);
+    const headers = credentials === undefined ? buildHeaders(init.headers, undefined) : buildHeaders(init.headers, await credentialsFor(judged.origin, url));
     const callerSignal = init.signal;
-    const onCallerAbort = (): void => controller.abort(callerSignal?.reason);
-    if (callerSignal !== undefined) {
-      if (callerSignal.aborted) onCallerAbort();
-      else callerSignal.addEventListener('abort', onCallerAbort, { once: true });
-    }
-    inFlight.add(controller);
+    if (callerSignal?.aborted === true) throw new DiscoveryError('ERR_FETCH_NETWORK', `${url}: aborted by the caller`, { url, stage: 'fetch', cause: callerSignal.reason });
+    if (closed) throw new DiscoveryError('ERR_FETCH_NETWORK', `${url}: aborted because the card fetcher was closed`, { url, stage: 'fetch' });
 
-    const key = judged.key;
-    const pending: Pending = {};
-    let phase: 'request' | 'body' = 'request';
-    let status: number | undefined;
-    try {
-      const headers = await buildHeaders(init.headers, judged.origin, url);
-      if (controller.signal.aborted) throw controller.signal.reason;
+    return new Promise<FetchResult>((resolve, reject) => {
+      const exchange = new Exchange(url, started, settings, resolve, reject, callerSignal, () => {
+        deadlines.delete(exchange);
+        if (recordRemote) forgetPending(judged.key, exchange.pending);
+      });
+      deadlines.add(exchange);
       if (recordRemote) {
-        let list = pendingByKey.get(key);
-        if (list === undefined) pendingByKey.set(key, (list = []));
-        list.push(pending);
+        let list = pendingByKey.get(judged.key);
+        if (list === undefined) pendingByKey.set(judged.key, (list = []));
+        list.push(exchange.pending);
       }
+      agent.dispatch({ origin: judged.origin, path: judged.path, method: 'GET', headers }, exchange);
+    });
+  }
 
-      const res = await request(url, { dispatcher: agent, method: 'GET', headers, signal: controller.signal });
-      status = res.statusCode;
-      const responseHeaders = firstValues(res.headers);
+  function forgetPending(key: string, pending: Pending): void {
+    const list = pendingByKey.get(key);
+    if (list === undefined) return;
+    const i = list.indexOf(pending);
+    if (i >= 0) list.splice(i, 1);
+    if (list.length === 0) pendingByKey.delete(key);
+  }
 
-      if (status >= 300 && status < 400 && status !== 304) {
-        discard(res.body);
-        const location = responseHeaders['location'];
-        throw new DiscoveryError(
-          'ERR_REDIRECT_REFUSED',
-          `refused redirect ${status} from ${url} to ${location === undefined ? '(no Location header)' : JSON.stringify(location.slice(0, 500))}; redirects are never followed`,
-          { url, stage: 'fetch', status },
-        );
-      }
-      const encoding = (responseHeaders['content-encoding'] ?? 'identity').trim().toLowerCase();
-      if (status !== 304 && encoding !== '' && encoding !== 'identity') {
-        discard(res.body);
-        throw new DiscoveryError('ERR_CONTENT_ENCODING', `refused content-encoding ${JSON.stringify(encoding.slice(0, 100))} from ${url}; only identity is accepted (nothing is decompressed)`, {
-          url,
-          stage: 'fetch',
-          status,
-        });
-      }
-      const declared = parseContentLength(responseHeaders['content-length']);
-      if (declared !== undefined && declared > settings.maxBodyBytes) {
-        discard(res.body);
-        throw new DiscoveryError('ERR_BODY_TOO_LARGE', `content-length ${declared} from ${url} exceeds maxBodyBytes ${settings.maxBodyBytes}`, { url, stage: 'fetch', status });
-      }
-
-      phase = 'body';
-      const body = Buffer.from(await res.body.arrayBuffer());
-      const received = body.byteLength;
-      if (declared !== undefined && status !== 304 && status !== 204 && received !== declared) {
-        throw new DiscoveryError('ERR_FETCH_NETWORK', `body from ${url} truncated: received ${received} of ${declared} declared bytes`, { url, stage: 'fetch', status });
-      }
-      const result: FetchResult = {
-        url,
-        status,
-        headers: responseHeaders,
-        body,
-        durationMs: performance.now() - started,
-      };
-      if (pending.remoteAddress !== undefined && pending.remoteAddress !== '') result.remoteAddress = pending.remoteAddress;
-      return result;
+  async function credentialsFor(origin: string, url: string): Promise<Record<string, string> | undefined> {
+    try {
+      return await credentials?.(origin);
     } catch (err) {
-      throw classify(err, { url, phase, status, deadlineHit, reason: controller.signal.reason, callerAborted: callerSignal?.aborted === true, settings });
-    } finally {
-      clearTimeout(timer);
-      callerSignal?.removeEventListener('abort', onCallerAbort);
-      inFlight.delete(controller);
-      const list = recordRemote ? pendingByKey.get(key) : undefined;
-      if (list !== undefined) {
-        const i = list.indexOf(pending);
-        if (i >= 0) list.splice(i, 1);
-        if (list.length === 0) pendingByKey.delete(key);
-      }
+      throw new DiscoveryError('ERR_FETCH_NETWORK', `credentials provider failed for ${origin}`, { cause: err, url, stage: 'fetch' });
     }
   }
 
-  async function buildHeaders(callerHeaders: Record<string, string> | undefined, origin: string, url: string): Promise<Record<string, string>> {
+  function buildHeaders(callerHeaders: Record<string, string> | undefined, extra: Record<string, string> | undefined): Record<string, string> {
     const headers: Record<string, string> = { accept: 'application/json', 'user-agent': settings.userAgent };
-    for (const [name, value] of Object.entries(callerHeaders ?? {})) headers[name.toLowerCase()] = String(value);
-    if (credentials !== undefined) {
-      let extra: Record<string, string> | undefined;
-      try {
-        extra = await credentials(origin);
-      } catch (err) {
-        throw new DiscoveryError('ERR_FETCH_NETWORK', `credentials provider failed for ${origin}`, { cause: err, url, stage: 'fetch' });
-      }
-      for (const [name, value] of Object.entries(extra ?? {})) headers[name.toLowerCase()] = String(value);
-    }
+    if (callerHeaders !== undefined) for (const name in callerHeaders) headers[name.toLowerCase()] = String(callerHeaders[name]);
+    if (extra !== undefined) for (const name in extra) headers[name.toLowerCase()] = String(extra[name]);
     // Nothing is ever decompressed: ask for the identity encoding whatever the caller set.
     headers['accept-encoding'] = 'identity';
     return headers;
@@ -326,7 +272,7 @@ export function createCardFetcher(options: CardFetcherOptions): CardFetcher {
     async close() {
       if (closed) return;
       closed = true;
-      for (const controller of inFlight) controller.abort(new FetcherClosed('the card fetcher was closed'));
+      for (const exchange of [...deadlines.values()]) exchange.cancel(new FetcherClosed('the card fetcher was closed'));
       if (recordRemote) diagnostics.unsubscribe(SEND_HEADERS_CHANNEL, onSendHeaders);
       await agent.destroy();
     },
@@ -392,18 +338,175 @@ function errorCode(err: unknown): string | undefined {
   return undefined;
 }
 
-/** Destroys a response body we will not read; the abort error it emits is expected. */
-function discard(body: { on(event: 'error', fn: () => void): unknown; destroy(): unknown }): void {
-  body.on('error', () => undefined);
-  body.destroy();
+const EMPTY = Buffer.alloc(0);
+
+/**
+ * One GET as an undici dispatch handler: the response is read straight from the connection (no
+ * body stream), and the fetch settles exactly once, whichever comes first: the response, an
+ * error, a refusal of ours (redirect, encoding, declared size), the total deadline (from the
+ * fetcher's {@link DeadlineQueue}), the caller's signal, or close().
+ */
+class Exchange implements Expiring, Dispatcher.DispatchHandler {
+  readonly deadline: number;
+  readonly pending: Pending = {};
+  #abort: ((reason: Error) => void) | undefined;
+  /** Why we stopped the request, passed to undici's abort when it comes. */
+  #reason: Error | undefined;
+  #settled = false;
+  #phase: 'request' | 'body' = 'request';
+  #status: number | undefined;
+  #headers: Record<string, string> | undefined;
+  #declared: number | undefined;
+  #chunks: Buffer[] | undefined;
+  #received = 0;
+  #deadlineHit = false;
+  #callerAborted = false;
+
+  constructor(
+    readonly url: string,
+    readonly started: number,
+    readonly settings: Settings,
+    readonly resolve: (r: FetchResult) => void,
+    readonly reject: (e: DiscoveryError) => void,
+    readonly signal: AbortSignal | undefined,
+    readonly done: () => void,
+  ) {
+    this.deadline = started + settings.totalTimeoutMs;
+    signal?.addEventListener('abort', this, { once: true });
+  }
+
+  // ---- undici's handler interface -----------------------------------------------------------
+
+  onConnect(abort: (reason?: Error) => void): void {
+    if (this.#reason !== undefined) abort(this.#reason);
+    else this.#abort = abort;
+  }
+
+  onHeaders(statusCode: number, rawHeaders: Buffer[]): boolean {
+    if (this.#settled) return false;
+    if (statusCode < 200) return true; // 1xx: the final response follows
+    const { url, settings } = this;
+    const headers = firstValues(rawHeaders);
+    this.#status = statusCode;
+    this.#headers = headers;
+    if (statusCode >= 300 && statusCode < 400 && statusCode !== 304) {
+      const location = headers['location'];
+      return this.#refuse(
+        new DiscoveryError(
+          'ERR_REDIRECT_REFUSED',
+          `refused redirect ${statusCode} from ${url} to ${location === undefined ? '(no Location header)' : JSON.stringify(location.slice(0, 500))}; redirects are never followed`,
+          { url, stage: 'fetch', status: statusCode },
+        ),
+      );
+    }
+    const encoding = (headers['content-encoding'] ?? 'identity').trim().toLowerCase();
+    if (statusCode !== 304 && encoding !== '' && encoding !== 'identity') {
+      return this.#refuse(
+        new DiscoveryError('ERR_CONTENT_ENCODING', `refused content-encoding ${JSON.stringify(encoding.slice(0, 100))} from ${url}; only identity is accepted (nothing is decompressed)`, {
+          url,
+          stage: 'fetch',
+          status: statusCode,
+        }),
+      );
+    }
+    const declared = parseContentLength(headers['content-length']);
+    if (declared !== undefined && declared > settings.maxBodyBytes) {
+      return this.#refuse(new DiscoveryError('ERR_BODY_TOO_LARGE', `content-length ${declared} from ${url} exceeds maxBodyBytes ${settings.maxBodyBytes}`, { url, stage: 'fetch', status: statusCode }));
+    }
+    this.#declared = declared;
+    this.#phase = 'body';
+    return true;
+  }
+
+  onData(chunk: Buffer): boolean {
+    if (this.#settled) return false;
+    (this.#chunks ??= []).push(chunk);
+    this.#received += chunk.byteLength;
+    return true;
+  }
+
+  onComplete(): void {
+    if (this.#settled) return;
+    const { url } = this;
+    const status = this.#status ?? 0;
+    const received = this.#received;
+    const declared = this.#declared;
+    if (declared !== undefined && status !== 304 && status !== 204 && received !== declared) {
+      this.#settle(new DiscoveryError('ERR_FETCH_NETWORK', `body from ${url} truncated: received ${received} of ${declared} declared bytes`, { url, stage: 'fetch', status }));
+      return;
+    }
+    // One copy out of the connection's buffers (never a view that would pin them).
+    const body = this.#chunks === undefined ? EMPTY : Buffer.concat(this.#chunks, received);
+    const result: FetchResult = { url, status, headers: this.#headers ?? {}, body, durationMs: performance.now() - this.started };
+    if (this.pending.remoteAddress !== undefined && this.pending.remoteAddress !== '') result.remoteAddress = this.pending.remoteAddress;
+    this.#settle(undefined, result);
+  }
+
+  onError(err: Error): void {
+    if (this.#settled) return;
+    this.#settle(this.#classify(err));
+  }
+
+  // ---- our side -----------------------------------------------------------------------------
+
+  /** The total deadline passed (called by the queue, which has already let go of this fetch). */
+  expire(): void {
+    this.#deadlineHit = true;
+    this.cancel(new DeadlineExceeded(`total deadline of ${this.settings.totalTimeoutMs} ms exceeded`));
+  }
+
+  /** The caller's signal fired (EventTarget listener object). */
+  handleEvent(): void {
+    this.#callerAborted = true;
+    this.cancel(this.signal?.reason instanceof Error ? this.signal.reason : new Error('aborted by the caller'));
+  }
+
+  /** Stops the request for `reason` and rejects the fetch (classified). */
+  cancel(reason: Error): void {
+    if (this.#settled) return;
+    this.#reason = reason;
+    this.#settle(this.#classify(reason));
+    this.#abort?.(reason);
+  }
+
+  /** Rejects with our own refusal, then aborts the response (its error is ignored). */
+  #refuse(err: DiscoveryError): boolean {
+    this.#reason = err;
+    this.#settle(err);
+    this.#abort?.(err);
+    return false;
+  }
+
+  #classify(err: unknown): DiscoveryError {
+    return classify(err, {
+      url: this.url,
+      phase: this.#phase,
+      status: this.#status,
+      deadlineHit: this.#deadlineHit,
+      reason: this.#reason,
+      callerAborted: this.#callerAborted,
+      settings: this.settings,
+    });
+  }
+
+  #settle(error: DiscoveryError | undefined, result?: FetchResult): void {
+    this.#settled = true;
+    this.#chunks = undefined;
+    this.signal?.removeEventListener('abort', this);
+    this.done();
+    if (error !== undefined) this.reject(error);
+    else this.resolve(result!);
+  }
 }
 
-function firstValues(headers: Record<string, string | string[] | undefined>): Record<string, string> {
+/** Response headers from undici's raw list: lower-case names, the first value of each. */
+function firstValues(raw: Buffer[]): Record<string, string> {
   const out: Record<string, string> = {};
-  for (const [name, value] of Object.entries(headers)) {
-    if (value === undefined) continue;
-    const first = Array.isArray(value) ? value[0] : value;
-    if (first !== undefined) out[name.toLowerCase()] = first;
+  // From the last to the first, so the first value of a repeated header is the one kept.
+  for (let i = (raw.length & ~1) - 2; i >= 0; i -= 2) {
+    const name = raw[i]!.toString('latin1').toLowerCase();
+    // `__proto__` would set the object's prototype, not a header.
+    if (name !== '__proto__') out[name] = raw[i + 1]!.toString('latin1');
   }
   return out;
 }
