@@ -1,36 +1,52 @@
 /**
  * Card-cache and discovery-pipeline benchmarks (`npm run bench`). See docs/benchmarks.md.
  *
- * 1. 304 refresh sweep: CardCache vs raw undici.request (and the bare card fetcher), same
- *    endpoints, same concurrency, same servers, interleaved rounds; 1b the same on one origin.
+ * 1. 304 refresh sweep: CardCache vs raw undici.request (and the bare card fetcher), with the
+ *    peers a user would pick instead: undici 7's own cache interceptor (MemoryCacheStore) and
+ *    ADK JS's DefaultAgentCardResolver (a full GET each time); same endpoints, same concurrency,
+ *    same servers, interleaved rounds; 1b the same on one origin.
  * 2. Mass expiry: 1,000 entries expire at once, 100 concurrent callers; single-flight must
- *    make it exactly one upstream request per endpoint.
- * 3. Retained heap per cached card (child processes with --expose-gc).
+ *    make it exactly one upstream request per endpoint. The same callers through the peers.
+ * 3. Retained heap + external memory per cached card at 1,000 and 100,000 cards (child processes
+ *    with --expose-gc): CardCache, a Map of body + JSON.parse, undici's MemoryCacheStore.
  * 4. Pipeline CPU (a child with --expose-gc): snapshot build and digest for 1k, 10k and 100k
  *    agents with the n log n growth check; diff, selection and resolution over 10k.
  * 5. Discovery loop, 10,000 endpoints answering 304: CPU and wall time per refresh cycle (all
  *    due, and all fresh), against raw undici.request 304s in the same rounds.
+ * 6. Hot path (a child process): ns per CardCache.get() hit (with and without an event stream)
+ *    and per TreeFactory.rootFor() (1 and 10,000 sessions), against bare and awaited Map.get.
+ *
+ * Every target of issue 16 is printed with its verdict at the end and kept in `verdicts`; the
+ * scale targets come from the last `npm run bench:scale` (bench/results/scale.json) when present.
  *
  * The fault servers run in a child process (127.0.0.1 only); client and servers share the
  * machine's cores. Prints a table to stdout and writes bench/results/latest.json.
  * Environment: BENCH_ROUNDS (default 5; also the loop's rounds), BENCH_HEAP_ROUNDS (default 3),
- * BENCH_PIPELINE_REPS (default 7).
+ * BENCH_PIPELINE_REPS (default 7), BENCH_EXPIRY_PEER_ROUNDS (default 1: 100,000 calls each),
+ * BENCH_HOT_ROUNDS (default 21).
  */
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { HostPolicy } from '../src/fetch/index.js';
-import { expiryBenchmark, type ExpiryReport } from './lib/expiry.js';
-import { heapBenchmark, type HeapReport } from './lib/heap.js';
-import { loopBenchmark, type LoopReport } from './lib/loop.js';
+import { DefaultAgentCardResolver } from 'a2a-sdk-0314/client';
+import { request } from 'undici';
+import { expiryBenchmark, peerExpiryBenchmark, type ExpiryReport, type PeerExpiryReport } from './lib/expiry.js';
+import { BYTES_PER_CARD_LIMIT, heapBenchmark, type HeapReport } from './lib/heap.js';
+import { AWAITED_BASELINE, BARE_BASELINE, HOT_PATH_LIMIT, hotPathBenchmark, type HotPathReport } from './lib/hot-path.js';
+import { FRESH_CYCLE_LIMIT_US, loopBenchmark, type LoopReport } from './lib/loop.js';
+import { runPool } from './lib/pool.js';
+import type { ScaleVerdicts } from './scale.js';
 import { NLOGN_THRESHOLD, pipelineBenchmark, type GrowthRow, type PipelineReport } from './lib/pipeline.js';
 import { refreshBenchmark, type RefreshReport } from './lib/refresh.js';
 import { startServerChild } from './lib/server.js';
-import { cacheSide, fetcherSide, rawSide, type Target } from './lib/sides.js';
-import { fmt, fmtSummary, table, type Summary } from './lib/stats.js';
+import { adkResolverSide, cacheSide, fetcherSide, rawSide, undiciCacheSide, undiciCachingAgent, type Target } from './lib/sides.js';
+import { fmt, fmtSummary, summarize, table, type Summary } from './lib/stats.js';
 
 const ROUNDS = positiveInt(process.env['BENCH_ROUNDS'], 5);
 const HEAP_ROUNDS = positiveInt(process.env['BENCH_HEAP_ROUNDS'], 3);
+const EXPIRY_PEER_ROUNDS = positiveInt(process.env['BENCH_EXPIRY_PEER_ROUNDS'], 1);
+const HOT_ROUNDS = positiveInt(process.env['BENCH_HOT_ROUNDS'], 21);
 const PIPELINE_REPS = positiveInt(process.env['BENCH_PIPELINE_REPS'], 7);
 const PIPELINE_SIZES = [1_000, 10_000, 100_000];
 /** Agents per timed snapshot sample: a small size is called on this many agents' worth of different lists. */
@@ -42,12 +58,21 @@ const REFRESH_N = 2_000;
 const CONCURRENCY = 32;
 const EXPIRY_N = 1_000;
 const CALLERS = 100;
-const HEAP_N = 10_000;
-const PER_ORIGIN = Math.ceil(HEAP_N / ORIGINS);
+/** Cards held in the heap benchmark: (entries, child processes). */
+const HEAP_SIZES: Array<[number, number]> = [
+  [1_000, HEAP_ROUNDS],
+  [100_000, 1],
+];
+const PER_ORIGIN = Math.ceil(Math.max(LOOP_N, ...HEAP_SIZES.map(([n]) => n)) / ORIGINS);
+/** Endpoints per origin answering `no-cache`, for undici's cache (it reads the real clock). */
+const NO_CACHE_PER_ORIGIN = Math.ceil(Math.max(REFRESH_N, EXPIRY_N) / ORIGINS);
+const NO_CACHE = 'public, no-cache';
 const MAX_AGE_S = 300;
 const ADVANCE_MS = (MAX_AGE_S + 100) * 1000;
 const SWEEP_LIMIT_MS = 60_000;
-const TOTAL_LIMIT_MS = 10 * 60_000;
+/** Bound on each peer's mass-expiry round (a client without single-flight makes 100,000 requests). */
+const PEER_EXPIRY_LIMIT_MS = 20_000;
+const TOTAL_LIMIT_MS = 12 * 60_000;
 
 function positiveInt(v: string | undefined, fallback: number): number {
   const n = Number(v);
@@ -66,22 +91,28 @@ watchdog.unref();
 
 const started = new Date();
 const loadBefore = os.loadavg();
-log(`starting fault servers: ${ORIGINS} origins × ${PER_ORIGIN} endpoints + 1 origin × ${REFRESH_N}`);
-const server = await startServerChild({ origins: ORIGINS, perOrigin: PER_ORIGIN, soloEndpoints: REFRESH_N, cacheControl: `public, max-age=${MAX_AGE_S}` });
+log(`starting fault servers: ${ORIGINS} origins × (${PER_ORIGIN} + ${NO_CACHE_PER_ORIGIN} no-cache) endpoints + 1 origin × ${REFRESH_N}`);
+const server = await startServerChild(
+  { origins: ORIGINS, perOrigin: PER_ORIGIN, soloEndpoints: REFRESH_N, cacheControl: `public, max-age=${MAX_AGE_S}`, noCacheTwins: NO_CACHE_PER_ORIGIN, noCacheControl: NO_CACHE },
+  120_000,
+);
 const { origins, solo, cardBytes } = server.ready;
 const policy = HostPolicy.from({ allow: [...origins, solo], allowLoopback: true });
 const target = (origin: string, id: string): Target => ({ baseUrl: `${origin}/${id}/`, cardUrl: `${origin}/${id}/.well-known/agent-card.json` });
-/** Endpoints spread round-robin over the origins. */
-const spread = (n: number): Target[] => {
+/** Endpoints spread round-robin over the origins (`n…`: their no-cache twins, same cards). */
+const spread = (n: number, prefix = 'a'): Target[] => {
   const out: Target[] = [];
-  for (let j = 0; out.length < n; j++) for (const o of origins) if (out.length < n) out.push(target(o, `a${j}`));
+  for (let j = 0; out.length < n; j++) for (const o of origins) if (out.length < n) out.push(target(o, `${prefix}${j}`));
   return out;
 };
+const UNDICI = 'undici cache';
+const ADK = 'ADK JS today';
 
 let multi: RefreshReport;
 let single: RefreshReport;
 let expiry: ExpiryReport;
-let heap: HeapReport;
+let expiryPeers: PeerExpiryReport[];
+const heaps: HeapReport[] = [];
 let loop: LoopReport;
 try {
   log(`1. refresh sweep, ${fmt(REFRESH_N, 0)} endpoints over ${ORIGINS} origins, concurrency ${CONCURRENCY}, ${ROUNDS} rounds`);
@@ -90,6 +121,8 @@ try {
     rawSide('raw undici', multiTargets, CONCURRENCY, 1),
     fetcherSide('CardFetcher', multiTargets, policy, CONCURRENCY, 1),
     cacheSide('CardCache', multiTargets, { policy, concurrency: CONCURRENCY, connectionsPerOrigin: 1, advanceMs: ADVANCE_MS }),
+    undiciCacheSide(UNDICI, spread(REFRESH_N, 'n'), CONCURRENCY, 1),
+    adkResolverSide(ADK, multiTargets, CONCURRENCY),
   ];
   try {
     multi = await refreshBenchmark('refresh, many origins', server, sidesA, 'raw undici', { targets: REFRESH_N, concurrency: CONCURRENCY, rounds: ROUNDS, sweepLimitMs: SWEEP_LIMIT_MS });
@@ -112,15 +145,57 @@ try {
 
   log(`2. mass expiry, ${EXPIRY_N} endpoints, ${CALLERS} callers, ${ROUNDS} rounds`);
   expiry = await expiryBenchmark(server, policy, spread(EXPIRY_N), { callers: CALLERS, concurrency: CONCURRENCY, rounds: ROUNDS, limitMs: SWEEP_LIMIT_MS, advanceMs: ADVANCE_MS });
+  log(`2. mass expiry through the peers (${UNDICI}, ${ADK}), ${EXPIRY_PEER_ROUNDS} round(s)`);
+  expiryPeers = [];
+  {
+    const twins = spread(EXPIRY_N, 'n');
+    const { agent, dispatcher } = undiciCachingAgent(1);
+    const get = async (t: Target) => {
+      const res = await request(t.cardUrl, { dispatcher, method: 'GET', headers: { accept: 'application/json', 'a2a-version': '1.0' } });
+      const body = await res.body.arrayBuffer();
+      return res.statusCode === 200 && body.byteLength > 0;
+    };
+    expiryPeers.push(
+      await peerExpiryBenchmark(
+        server,
+        UNDICI,
+        twins,
+        {
+          warm: (deadlineMs) =>
+            runPool(twins, CONCURRENCY, deadlineMs, async (t) => {
+              if (!(await get(t))) throw new Error(`${t.cardUrl}: warm-up failed`);
+            }),
+          call: get,
+          close: () => agent.close(),
+        },
+        { callers: CALLERS, rounds: EXPIRY_PEER_ROUNDS, limitMs: PEER_EXPIRY_LIMIT_MS },
+      ),
+    );
+    const adkTargets = spread(EXPIRY_N);
+    const resolve = async (t: Target) => (await new DefaultAgentCardResolver().resolve(t.baseUrl)).name.length > 0;
+    expiryPeers.push(
+      await peerExpiryBenchmark(
+        server,
+        ADK,
+        adkTargets,
+        { warm: (deadlineMs) => runPool(adkTargets, CONCURRENCY, deadlineMs, async (t) => void (await resolve(t))), call: resolve, close: async () => undefined },
+        { callers: CALLERS, rounds: EXPIRY_PEER_ROUNDS, limitMs: PEER_EXPIRY_LIMIT_MS },
+      ),
+    );
+  }
 
-  log(`3. heap per cached card, ${HEAP_N} entries, ${HEAP_ROUNDS} child processes`);
-  heap = await heapBenchmark(origins, PER_ORIGIN, { n: HEAP_N, concurrency: CONCURRENCY, rounds: HEAP_ROUNDS, limitMs: 120_000 });
+  for (const [n, rounds] of HEAP_SIZES) {
+    log(`3. memory per cached card, ${fmt(n, 0)} entries, ${rounds} child process(es)`);
+    heaps.push(await heapBenchmark(origins, PER_ORIGIN, { n, concurrency: CONCURRENCY, rounds, limitMs: 180_000 }));
+  }
 
   log(`5. discovery loop, ${fmt(LOOP_N, 0)} endpoints over ${ORIGINS} origins answering 304, ${ROUNDS} rounds`);
   loop = await loopBenchmark(server, policy, spread(LOOP_N), { concurrency: CONCURRENCY, rounds: ROUNDS, advanceMs: ADVANCE_MS, limitMs: SWEEP_LIMIT_MS, origins: ORIGINS });
 } finally {
   await server.close();
 }
+log(`6. hot path: CardCache.get() hits and TreeFactory.rootFor(), ${HOT_ROUNDS} rounds (a child process)`);
+const hot: HotPathReport = await hotPathBenchmark({ warmupRounds: 5, rounds: HOT_ROUNDS, syncBatch: 200_000, asyncBatch: 50_000, entries: 1_000, sessions: 10_000, limitMs: 90_000 });
 log(`4. pipeline CPU: snapshots of ${PIPELINE_SIZES.map((n) => fmt(n, 0)).join(', ')} agents, diff/select/resolve over 10,000, ${PIPELINE_REPS} repetitions`);
 const pipeline: PipelineReport = await pipelineBenchmark({
   sizes: PIPELINE_SIZES,
@@ -135,30 +210,58 @@ const pipeline: PipelineReport = await pipelineBenchmark({
 // ---- report -------------------------------------------------------------------------------
 
 const cacheRatio = multi.summary['CardCache']!.throughputRatio!;
+const cacheCpu = multi.summary['CardCache']!.cpuPerRequestRatio!;
+const heapAt = (n: number) => heaps.find((h) => h.entries === n)!;
+const hotRow = (name: string) => hot.rows.find((r) => r.name.startsWith(name))!;
+const hotEvents = hotRow('CardCache.get, fresh, events');
+const hotRoot1 = hotRow('rootFor, 1 session');
+const hotRoot10k = hotRow('rootFor, 10,000 sessions');
+
+/** The scale targets, from the last `npm run bench:scale` (a separate script: 100,000 endpoints). */
+const scalePath = fileURLToPath(new URL('./results/scale.json', import.meta.url));
+function readScale(): { started: string; verdicts: ScaleVerdicts } | undefined {
+  if (!existsSync(scalePath)) return undefined;
+  try {
+    const j = JSON.parse(readFileSync(scalePath, 'utf8')) as { meta?: { started?: string }; verdicts?: ScaleVerdicts };
+    return j.verdicts && { started: j.meta?.started ?? '?', verdicts: j.verdicts };
+  } catch {
+    return undefined;
+  }
+}
+const scaleRun = readScale();
+
 const verdicts = {
-  refreshThroughputAtLeast0_8OfRaw: cacheRatio.median >= 0.8,
+  refreshThroughputAtLeast0_9OfRaw: cacheRatio.median >= 0.9,
+  refreshClientCpuPer304AtMost1_3OfRaw: cacheCpu.median <= 1.3,
   expiryExactlyOneUpstreamPerEndpoint: expiry.rounds.every((r) => r.upstreamPerEndpoint === 1 && r.serverRequestsPerEndpoint === 1),
   expiryNoCallerErrors: expiry.rounds.every((r) => r.callerErrors === 0 && r.callerUnexpected === 0),
-  heapOverheadUnder4KB: heap.summary.overheadAboveBody.median < 4096,
-  snapshotBuildTimeWithinNLogN: pipeline.verdicts.buildTimeWithinNLogN,
-  snapshotDigestTimeWithinNLogN: pipeline.verdicts.digestTimeWithinNLogN,
-  snapshotBuildWorkWithinNLogN: pipeline.verdicts.buildWorkWithinNLogN,
-  snapshotDigestWorkWithinNLogN: pipeline.verdicts.digestWorkWithinNLogN,
+  hotPathCardCacheGetWithEventsAtMost2xAwaitedMapGet: hot.verdicts.cardCacheGetWithEventsAtMost2xAwaitedMapGet,
+  hotPathRootFor1SessionAtMost2xMapGet: hot.verdicts.rootFor1SessionAtMost2xMapGet,
+  hotPathRootFor10kSessionsAtMost2xMapGet: hot.verdicts.rootFor10kSessionsAtMost2xMapGet,
+  memoryAtMost3000BytesPerCardAt1k: heapAt(1_000).summary.cacheTotalBytesPerEntry.median <= BYTES_PER_CARD_LIMIT,
+  memoryAtMost3000BytesPerCardAt100k: heapAt(100_000).summary.cacheTotalBytesPerEntry.median <= BYTES_PER_CARD_LIMIT,
+  snapshotBuildTimeWithin1_2OfNLogN: pipeline.verdicts.buildTimeWithinNLogN,
+  snapshotDigestTimeWithin1_2OfNLogN: pipeline.verdicts.digestTimeWithinNLogN,
+  snapshotBuildWorkWithin1_2OfNLogN: pipeline.verdicts.buildWorkWithinNLogN,
+  snapshotDigestWorkWithin1_2OfNLogN: pipeline.verdicts.digestWorkWithinNLogN,
   snapshotDigestsAgree: pipeline.verdicts.digestsAgree,
+  loopFreshCycleAtMost5UsPerEndpoint: loop.summary.freshCpuUsPerEndpoint.median <= FRESH_CYCLE_LIMIT_US,
+  /** From bench/results/scale.json (`npm run bench:scale`); null when it was never run. */
+  scale: scaleRun === undefined ? null : { ...scaleRun.verdicts, measuredAt: scaleRun.started },
 };
 
 const ok = (b: boolean) => (b ? 'met' : 'NOT MET');
 const opt = (s: Summary | undefined, d?: number) => (s === undefined ? '1 (baseline)' : fmtSummary(s, d));
 function refreshTable(rep: RefreshReport): string {
   return table(
-    ['client', 'requests/s', 'client CPU µs/req', 'server CPU µs/req', `throughput ÷ ${rep.baseline}`, `CPU/req of ${rep.baseline} ÷ this`],
+    ['client', 'requests/s', 'client CPU µs/req', 'server CPU µs/req', `throughput ÷ ${rep.baseline}`, `client CPU/req ÷ ${rep.baseline}`],
     Object.entries(rep.summary).map(([name, s]) => [
       name,
       fmtSummary(s.requestsPerSecond, 0),
       fmtSummary(s.clientCpuUsPerRequest, 0),
       fmtSummary(s.serverCpuUsPerRequest, 0),
       opt(s.throughputRatio, 2),
-      opt(s.cpuRatio, 2),
+      opt(s.cpuPerRequestRatio, 2),
     ]),
   );
 }
@@ -166,12 +269,19 @@ function refreshTable(rep: RefreshReport): string {
 const out: string[] = [];
 out.push(`a2a-discovery benchmarks (card cache, discovery pipeline) — ${started.toISOString()}`);
 out.push(`Node ${process.version}, ${os.cpus().length} CPUs (${os.cpus()[0]?.model ?? '?'}), load avg at start ${loadBefore.map((x) => x.toFixed(2)).join(' ')}`);
-out.push(`Fault servers in a child process, client here; both on the same cores; 127.0.0.1 only. Card body ${cardBytes} B (endpoint a0; others a few bytes more), Cache-Control: public, max-age=${MAX_AGE_S}.`);
-out.push(`Figures: median [min–max] over ${ROUNDS} interleaved rounds (heap: ${HEAP_ROUNDS} processes). Trust the ratios more than the absolutes.`);
+out.push(
+  `Fault servers in a child process, client here; both on the same cores; 127.0.0.1 only. Card body ${cardBytes} B (endpoint a0; others a few bytes more), Cache-Control: public, max-age=${MAX_AGE_S} (undici cache's endpoints: ${NO_CACHE}).`,
+);
+out.push(`Figures: median [min–max] over ${ROUNDS} interleaved rounds (heap: processes as stated). Trust the ratios more than the absolutes.`);
 out.push('');
 out.push(`1. Conditional refresh sweep, all 304: ${fmt(REFRESH_N, 0)} endpoints over ${ORIGINS} origins, concurrency ${CONCURRENCY}, 1 keep-alive connection per origin`);
+out.push(
+  `   ${UNDICI}: undici.request through interceptors.cache + MemoryCacheStore on an Agent with 1 connection per origin; its endpoints (the same cards, ids n…) send ${NO_CACHE}, so each use is a conditional request (304) served from the store.`,
+);
+out.push(`   ${ADK}: new DefaultAgentCardResolver().resolve(baseUrl) (@a2a-js/sdk 0.3.14, as @google/adk 2.0 calls it): a full GET (200) through the global fetch every time.`);
 out.push(refreshTable(multi));
-out.push(`   CardCache ÷ raw throughput ${fmtSummary(cacheRatio, 2)} — target ≥ 0.8: ${ok(verdicts.refreshThroughputAtLeast0_8OfRaw)}`);
+out.push(`   CardCache ÷ raw throughput ${fmtSummary(cacheRatio, 2)} — target ≥ 0.9: ${ok(verdicts.refreshThroughputAtLeast0_9OfRaw)}`);
+out.push(`   CardCache client CPU per 304 ÷ raw ${fmtSummary(cacheCpu, 2)} — target ≤ 1.3: ${ok(verdicts.refreshClientCpuPer304AtMost1_3OfRaw)}`);
 out.push('');
 out.push(`1b. Same sweep, ${fmt(REFRESH_N, 0)} endpoints on ONE origin (CardCache runs ≤ 1 fetch per origin by design, P10, whatever maxConnectionsPerOrigin says)`);
 out.push(refreshTable(single));
@@ -192,27 +302,53 @@ out.push(
     ],
   ),
 );
-out.push('');
-out.push(`3. Retained heap per cached card: ${fmt(HEAP_N, 0)} entries, GC forced (--expose-gc), servers in another process`);
-const h = heap.summary;
+out.push(
+  `   The same ${CALLERS} callers × ${fmt(EXPIRY_N, 0)} endpoints through the peers (${EXPIRY_PEER_ROUNDS} round(s), each bounded to ${PEER_EXPIRY_LIMIT_MS / 1000} s; ${UNDICI}: every entry ${NO_CACHE}, so every use must revalidate, 304 without Cache-Control; ${ADK}: no cache). Upstream ÷ endpoints is per complete walk of all callers (requests × callers ÷ calls done).`,
+);
 out.push(
   table(
-    ['measure', 'median [min–max]'],
+    ['client', 'upstream requests ÷ endpoints', `calls done (of ${fmt(CALLERS * EXPIRY_N, 0)})`, 'caller errors', 'p50 ms', 'p99 ms', 'callers done, s'],
     [
-      ['CardCache, bytes per entry', fmtSummary(h.cacheBytesPerEntry, 0)],
-      ['baseline Map{body string, JSON.parse}, bytes per entry', fmtSummary(h.baselineBytesPerEntry, 0)],
-      ['card body, bytes', fmt(heap.bodyBytes, 0)],
-      ['CardCache above the body, bytes (target < 4,096)', `${fmtSummary(h.overheadAboveBody, 0)} — ${ok(verdicts.heapOverheadUnder4KB)}`],
-      ['CardCache ÷ baseline', fmtSummary(h.ratioToBaseline, 2)],
-      ['  of which: entry objects in dictionary mode (freed by { ...entry })', fmtSummary(h.breakdown.entryShape, 0)],
-      ['  of which: parsed card model (+ what only it keeps alive)', fmtSummary(h.breakdown.card, 0)],
-      ['  of which: cacheHeaders (caching headers kept)', fmtSummary(h.breakdown.cachePolicy, 0)],
-      ['  of which: body string', fmtSummary(h.breakdown.body, 0)],
-      ['  of which: the rest (entry, key, hashes, URLs, Map slot)', fmtSummary(h.breakdown.rest, 0)],
-      [`time to populate ${fmt(HEAP_N, 0)} entries (200s, full card checks), s`, fmtSummary(h.populateSecondsCache, 2)],
+      ['CardCache', fmtSummary(e.upstreamPerEndpoint, 2), fmt(expiry.rounds[0]?.callerCalls ?? NaN, 0), fmtSummary(e.callerErrors, 0), fmtSummary(e.p50Ms, 3), fmtSummary(e.p99Ms, 1), fmtSummary(summarize(expiry.rounds.map((r) => r.callersDoneSeconds)), 2)],
+      ...expiryPeers.map((x) => [
+        x.name,
+        fmtSummary(x.summary.upstreamPerEndpoint, 2),
+        `${fmt(x.rounds[0]?.callerCalls ?? NaN, 0)}${x.rounds.some((r) => r.timedOut) ? ' (timed out)' : ''}`,
+        fmtSummary(x.summary.callerErrors, 0),
+        fmtSummary(x.summary.p50Ms, 3),
+        fmtSummary(x.summary.p99Ms, 1),
+        fmtSummary(x.summary.callersDoneSeconds, 2),
+      ]),
     ],
   ),
 );
+out.push('');
+out.push(`3. Retained memory per cached card (heap + external), GC forced (--expose-gc), servers in another process; target ≤ ${fmt(BYTES_PER_CARD_LIMIT, 0)} B in total per card`);
+for (const hp of heaps) {
+  const h = hp.summary;
+  const met = hp.summary.cacheTotalBytesPerEntry.median <= BYTES_PER_CARD_LIMIT;
+  out.push(`   ${fmt(hp.entries, 0)} cards, ${hp.rounds.length} process(es), card body ${fmt(hp.bodyBytes, 0)} B`);
+  out.push(
+    table(
+      ['measure', 'median [min–max]'],
+      [
+        [`CardCache, heap + external bytes per card (target ≤ ${fmt(BYTES_PER_CARD_LIMIT, 0)})`, `${fmtSummary(h.cacheTotalBytesPerEntry, 0)} — ${ok(met)}`],
+        ['  of which external', fmtSummary(h.cacheExternalBytesPerEntry, 0)],
+        ['baseline Map{body string, JSON.parse}, heap + external per card', fmtSummary(h.baselineTotalBytesPerEntry, 0)],
+        [`${UNDICI} (MemoryCacheStore), heap + external per card`, fmtSummary(h.undiciTotalBytesPerEntry, 0)],
+        ['  of which external', fmtSummary(h.undiciExternalBytesPerEntry, 0)],
+        ['CardCache heap ÷ baseline heap', fmtSummary(h.ratioToBaseline, 2)],
+        ['CardCache heap only, bytes per card', fmtSummary(h.cacheBytesPerEntry, 0)],
+        ['  of which: entry objects in dictionary mode (freed by { ...entry })', fmtSummary(h.breakdown.entryShape, 0)],
+        ['  of which: parsed card model (+ what only it keeps alive)', fmtSummary(h.breakdown.card, 0)],
+        ['  of which: cacheHeaders (caching headers kept)', fmtSummary(h.breakdown.cachePolicy, 0)],
+        ['  of which: body string', fmtSummary(h.breakdown.body, 0)],
+        ['  of which: the rest (entry, key, hashes, URLs, Map slot)', fmtSummary(h.breakdown.rest, 0)],
+        [`time to populate ${fmt(hp.entries, 0)} entries (200s, full card checks), s`, fmtSummary(h.populateSecondsCache, 2)],
+      ],
+    ),
+  );
+}
 out.push('');
 const p = pipeline;
 const growthCell = (r: GrowthRow) => `${fmt(r.normalized.median, 2)} [${fmt(r.normalized.min, 2)}–${fmt(r.normalized.max, 2)}]`;
@@ -240,8 +376,8 @@ out.push(
   ),
 );
 out.push(
-  `   Grows no faster than n log n — in work (reads ≤ ${NLOGN_THRESHOLD}×): build ${ok(verdicts.snapshotBuildWorkWithinNLogN)}, digest ${ok(verdicts.snapshotDigestWorkWithinNLogN)}; ` +
-    `in time (≤ ${NLOGN_THRESHOLD}×): build ${ok(verdicts.snapshotBuildTimeWithinNLogN)}, digest ${ok(verdicts.snapshotDigestTimeWithinNLogN)}. buildSnapshot digest = snapshotDigest: ${ok(verdicts.snapshotDigestsAgree)}`,
+  `   Grows no faster than n log n — in work (reads ≤ ${NLOGN_THRESHOLD}×): build ${ok(verdicts.snapshotBuildWorkWithin1_2OfNLogN)}, digest ${ok(verdicts.snapshotDigestWorkWithin1_2OfNLogN)}; ` +
+    `in time (≤ ${NLOGN_THRESHOLD}×): build ${ok(verdicts.snapshotBuildTimeWithin1_2OfNLogN)}, digest ${ok(verdicts.snapshotDigestTimeWithin1_2OfNLogN)}. buildSnapshot digest = snapshotDigest: ${ok(verdicts.snapshotDigestsAgree)}`,
 );
 const sel = (name: string) => p.raw.select[name]!;
 out.push('');
@@ -287,13 +423,57 @@ out.push(
       ['due cycle, CPU µs per endpoint', fmtSummary(l.dueCpuUsPerEndpoint, 0)],
       ['fresh cycle (nothing due: pure evaluation), wall ms', fmtSummary(scaled(l.freshSeconds, 1000), 0)],
       ['fresh cycle, CPU ms', fmtSummary(l.freshCpuMs, 0)],
-      ['fresh cycle, CPU µs per endpoint', fmtSummary(l.freshCpuUsPerEndpoint, 1)],
+      [`fresh cycle, CPU µs per endpoint (target ≤ ${FRESH_CYCLE_LIMIT_US})`, `${fmtSummary(l.freshCpuUsPerEndpoint, 1)} — ${ok(verdicts.loopFreshCycleAtMost5UsPerEndpoint)}`],
+      ['fresh cycle, wall µs per endpoint', fmtSummary(l.freshWallUsPerEndpoint, 1)],
       [`raw undici, 10k × 304 at c${loop.concurrency}, wall s`, fmtSummary(l.rawSeconds, 2)],
       ['raw undici, client CPU µs per request', fmtSummary(l.rawCpuUsPerRequest, 0)],
       ['due cycle time ÷ raw sweep time', fmtSummary(l.timeRatio, 2)],
       ['due cycle CPU per endpoint ÷ raw CPU per request', fmtSummary(l.cpuRatio, 2)],
       ['server CPU µs per request (due cycle)', fmtSummary(l.dueServerCpuUsPerRequest, 0)],
       ['first cycle (10k × 200, full card checks, untimed warm-up), s / CPU ms', `${fmt(loop.warmup.firstCycleSeconds, 2)} / ${fmt(loop.warmup.firstCycleCpuMs, 0)}`],
+    ],
+  ),
+);
+out.push('');
+out.push(
+  `6. Hot path, ns per call (a child process; ${hot.raw.roundsDone} rounds of one batch per case, order rotated, after ${hot.input.warmupRounds} warm-up rounds; ${fmt(hot.input.syncBatch, 0)} calls per synchronous batch, ${fmt(hot.input.asyncBatch, 0)} per awaited one; ratios paired per round)`,
+);
+out.push(
+  `   CardCache: ${fmt(hot.input.entries, 0)} fresh entries (max-age=3600, system clock), fetcher and server closed before timing (fetches during timing: ${hot.raw.fetchesDuringTiming}); events: an EventStream with one subscriber taking every event (${fmt(hot.raw.eventsPerCall, 2)} events per call). rootFor: sessions pinned through rootFor, system clock, default idle timeout.`,
+);
+out.push(
+  table(
+    ['operation', 'ns per call', `÷ ${BARE_BASELINE}`, `÷ ${AWAITED_BASELINE}`],
+    hot.rows.map((r) => [r.name, fmtSummary(r.ns, 1), fmtSummary(r.vsMapGet, 2), fmtSummary(r.vsAwaitedMapGet, 2)]),
+  ),
+);
+out.push(`   CardCache.get with events ÷ awaited Map.get ${fmtSummary(hotEvents.vsAwaitedMapGet, 2)} — target ≤ ${HOT_PATH_LIMIT}: ${ok(verdicts.hotPathCardCacheGetWithEventsAtMost2xAwaitedMapGet)}`);
+out.push(`   rootFor ÷ Map.get: 1 session ${fmtSummary(hotRoot1.vsMapGet, 2)} — ${ok(verdicts.hotPathRootFor1SessionAtMost2xMapGet)}; 10,000 sessions ${fmtSummary(hotRoot10k.vsMapGet, 2)} — ${ok(verdicts.hotPathRootFor10kSessionsAtMost2xMapGet)} (target ≤ ${HOT_PATH_LIMIT})`);
+
+// ---- every target of issue 16 -----------------------------------------------------------------
+const build100k = p.build[p.build.length - 1]!;
+const sv = verdicts.scale;
+const scaleCell = (b: boolean | undefined, figure: string | undefined) => (sv === null || b === undefined ? 'not run (npm run bench:scale)' : `${figure ?? ''} — ${ok(b)}`);
+out.push('');
+out.push('Targets of issue 16');
+out.push(
+  table(
+    ['target', 'measured (median [min–max])', 'verdict'],
+    [
+      ['refresh sweep: CardCache throughput ≥ 0.9× raw', fmtSummary(cacheRatio, 2), ok(verdicts.refreshThroughputAtLeast0_9OfRaw)],
+      ['refresh sweep: CardCache client CPU per 304 ≤ 1.3× raw', fmtSummary(cacheCpu, 2), ok(verdicts.refreshClientCpuPer304AtMost1_3OfRaw)],
+      ['mass expiry: exactly 1 upstream request per endpoint', fmtSummary(e.upstreamPerEndpoint, 3), ok(verdicts.expiryExactlyOneUpstreamPerEndpoint)],
+      ['mass expiry: no caller errors', fmtSummary(e.callerErrors, 0), ok(verdicts.expiryNoCallerErrors)],
+      ['hot path: CardCache.get (fresh, events + subscriber) ≤ 2× awaited Map.get', fmtSummary(hotEvents.vsAwaitedMapGet, 2), ok(verdicts.hotPathCardCacheGetWithEventsAtMost2xAwaitedMapGet)],
+      ['hot path: rootFor ≤ 2× Map.get, 1 session', fmtSummary(hotRoot1.vsMapGet, 2), ok(verdicts.hotPathRootFor1SessionAtMost2xMapGet)],
+      ['hot path: rootFor ≤ 2× Map.get, 10,000 sessions', fmtSummary(hotRoot10k.vsMapGet, 2), ok(verdicts.hotPathRootFor10kSessionsAtMost2xMapGet)],
+      ['memory: ≤ 3,000 B heap + external per card, 1,000 cards', fmtSummary(heapAt(1_000).summary.cacheTotalBytesPerEntry, 0), ok(verdicts.memoryAtMost3000BytesPerCardAt1k)],
+      ['memory: ≤ 3,000 B heap + external per card, 100,000 cards', fmtSummary(heapAt(100_000).summary.cacheTotalBytesPerEntry, 0), ok(verdicts.memoryAtMost3000BytesPerCardAt100k)],
+      [`snapshot build at 100k within ${NLOGN_THRESHOLD}× its n log n line (time)`, growthCell(build100k), ok(verdicts.snapshotBuildTimeWithin1_2OfNLogN)],
+      [`loop cycle with nothing due ≤ ${FRESH_CYCLE_LIMIT_US} µs CPU per endpoint (${fmt(loop.endpoints, 0)} endpoints)`, fmtSummary(l.freshCpuUsPerEndpoint, 1), ok(verdicts.loopFreshCycleAtMost5UsPerEndpoint)],
+      ['scale: 100,000 endpoints / 1,000 origins held in < 500 MB RSS', scaleCell(sv?.rssUnder500MB, sv ? `${fmt(sv.rssMB, 0)} MB` : undefined), sv ? `from ${sv.measuredAt}` : ''],
+      ['scale: full revalidation sweep ≥ 0.9× raw throughput', scaleCell(sv?.sweepAtLeast0_9OfRaw, sv ? fmt(sv.sweepThroughputRatio, 2) : undefined), ''],
+      [`scale: loop cycle with nothing due ≤ ${FRESH_CYCLE_LIMIT_US} µs per endpoint at 100,000`, scaleCell(sv?.freshCycleAtMost5UsPerEndpoint, sv ? `${fmt(sv.freshCpuUsPerEndpoint, 1)} µs` : undefined), ''],
     ],
   ),
 );
@@ -317,15 +497,19 @@ const json = {
     origins: ORIGINS,
     cardBytes,
     cacheControl: `public, max-age=${MAX_AGE_S}`,
+    undiciCacheControl: NO_CACHE,
+    expiryPeerRounds: EXPIRY_PEER_ROUNDS,
     setup: 'fault servers (test/helpers/fault-server.ts) in one child process on 127.0.0.1; client in this process; same cores',
   },
   verdicts,
   refreshManyOrigins: multi,
   refreshOneOrigin: single,
   massExpiry: expiry,
-  heap,
+  massExpiryPeers: expiryPeers,
+  heap: heaps,
   pipeline,
   loop,
+  hotPath: hot,
 };
 writeFileSync(`${resultsDir}latest.json`, `${JSON.stringify(json, null, 2)}\n`);
 log(`wrote bench/results/latest.json in ${((Date.now() - started.getTime()) / 1000).toFixed(0)} s`);

@@ -153,3 +153,115 @@ export async function expiryBenchmark(
     await raw.close();
   }
 }
+
+/** Mass expiry through a peer that has no single-flight: what reaches the servers. */
+export interface PeerExpiryRound {
+  round: number;
+  /**
+   * Requests the servers saw ÷ endpoints, per complete walk of every caller (hits × callers ÷
+   * calls done: the same as hits ÷ endpoints when every call was made; 1 means coalesced,
+   * `callers` means one request per call).
+   */
+  upstreamPerEndpoint: number;
+  /** Requests the servers saw ÷ calls completed. */
+  upstreamPerCall: number;
+  callerCalls: number;
+  callerErrors: number;
+  callerUnexpected: number;
+  latencyMs: { p50: number; p99: number; max: number };
+  /** From the start to the last caller finishing its walk. */
+  callersDoneSeconds: number;
+  /** Client CPU per call, µs. */
+  clientCpuUsPerCall: number;
+  timedOut: boolean;
+}
+
+export interface PeerExpiryReport {
+  name: string;
+  targets: number;
+  callers: number;
+  rounds: PeerExpiryRound[];
+  summary: { upstreamPerEndpoint: Summary; callerErrors: Summary; p50Ms: Summary; p99Ms: Summary; callersDoneSeconds: Summary };
+}
+
+/**
+ * The mass-expiry scenario for a peer client: after its warm-up, every entry needs a request
+ * (for undici's cache: every card is `no-cache`, so each use must revalidate; for a client with no
+ * cache: every call is a GET), then `callers` concurrent callers each walk every endpoint in their
+ * own shuffled order (the same orders as the CardCache rounds). Bounded by `limitMs` per round.
+ */
+export async function peerExpiryBenchmark(
+  server: ServerHandle,
+  name: string,
+  targets: readonly Target[],
+  peer: { warm(deadlineMs: number): Promise<unknown>; call(t: Target): Promise<boolean>; close(): Promise<void> },
+  o: { callers: number; rounds: number; limitMs: number },
+): Promise<PeerExpiryReport> {
+  const n = targets.length;
+  try {
+    await peer.warm(performance.now() + o.limitMs);
+    const rounds: PeerExpiryRound[] = [];
+    for (let r = 0; r < o.rounds; r++) {
+      const orders = Array.from({ length: o.callers }, (_, c) => shuffled(targets, 1_000 * (r + 1) + c));
+      const s0 = await server.stats();
+      const latencies = new Float64Array(o.callers * n);
+      let k = 0;
+      let errors = 0;
+      let unexpected = 0;
+      let timedOut = false;
+      const c0 = process.cpuUsage();
+      const t0 = performance.now();
+      const deadline = t0 + o.limitMs;
+      await Promise.all(
+        orders.map(async (order) => {
+          for (const t of order) {
+            if (performance.now() > deadline) {
+              timedOut = true;
+              return;
+            }
+            const s = performance.now();
+            try {
+              if (!(await peer.call(t))) unexpected++;
+            } catch {
+              errors++;
+            }
+            latencies[k++] = performance.now() - s;
+          }
+        }),
+      );
+      const t1 = performance.now();
+      const c1 = process.cpuUsage(c0);
+      const s1 = await server.stats();
+      const hits = s1.hits - s0.hits;
+      const lat = latencies.subarray(0, k);
+      rounds.push({
+        round: r + 1,
+        upstreamPerEndpoint: (hits * o.callers) / Math.max(1, k),
+        upstreamPerCall: hits / Math.max(1, k),
+        callerCalls: k,
+        callerErrors: errors,
+        callerUnexpected: unexpected,
+        latencyMs: { p50: percentile(lat, 50), p99: percentile(lat, 99), max: percentile(lat, 100) },
+        callersDoneSeconds: (t1 - t0) / 1000,
+        clientCpuUsPerCall: (c1.user + c1.system) / Math.max(1, k),
+        timedOut,
+      });
+    }
+    const pick = (f: (x: PeerExpiryRound) => number) => summarize(rounds.map(f));
+    return {
+      name,
+      targets: n,
+      callers: o.callers,
+      rounds,
+      summary: {
+        upstreamPerEndpoint: pick((x) => x.upstreamPerEndpoint),
+        callerErrors: pick((x) => x.callerErrors),
+        p50Ms: pick((x) => x.latencyMs.p50),
+        p99Ms: pick((x) => x.latencyMs.p99),
+        callersDoneSeconds: pick((x) => x.callersDoneSeconds),
+      },
+    };
+  } finally {
+    await peer.close();
+  }
+}

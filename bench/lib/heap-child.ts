@@ -1,12 +1,15 @@
 /**
- * Benchmark 3, run in its own process with `--expose-gc`: retained heap per cached card.
+ * Benchmark 3, run in its own process with `--expose-gc`: retained memory per cached card.
  * Populates a CardCache with `n` entries from the fault servers (which live in another
- * process, so their heap is not counted), forces GC, and compares heapUsed before and after;
- * then does the same for the baseline, a Map holding each card's body string and its
- * JSON.parse() result (the least any card cache must keep). The order alternates per process.
+ * process, so their heap is not counted), forces GC, and compares heapUsed and external memory
+ * before and after; then does the same for the baseline, a Map holding each card's body string
+ * and its JSON.parse() result (the least any card cache must keep), and for undici 7's own HTTP
+ * cache (`interceptors.cache` with a `MemoryCacheStore`, its Agent closed after populating, the
+ * store kept). The order rotates per process.
  */
 import { setImmediate as tick } from 'node:timers/promises';
 import { Agent, request } from 'undici';
+import { undiciCachingAgent } from './sides.js';
 import { CardCache, MemoryCardStore, type CacheEntry } from '../../src/cache/index.js';
 import { createCardFetcher, HostPolicy } from '../../src/fetch/index.js';
 import { runPool } from './pool.js';
@@ -16,7 +19,8 @@ export interface HeapChildInput {
   perOrigin: number;
   n: number;
   concurrency: number;
-  cacheFirst: boolean;
+  /** The order the measures run in (rotated per process by the parent). */
+  order: Array<'cache' | 'baseline' | 'undici'>;
   limitMs: number;
 }
 
@@ -26,6 +30,8 @@ export interface HeapMeasure {
   heapAfter: number;
   bytesPerEntry: number;
   externalBytesPerEntry: number;
+  /** heap + external, per entry. */
+  totalBytesPerEntry: number;
   populateSeconds: number;
   errors: number;
 }
@@ -49,10 +55,12 @@ export interface HeapBreakdown {
 
 export interface HeapChildOutput {
   type: 'heap';
-  cacheFirst: boolean;
+  n: number;
+  order: HeapChildInput['order'];
   cache: HeapMeasure;
   breakdown: HeapBreakdown;
   baseline: HeapMeasure;
+  undici: HeapMeasure;
   /** Mean body bytes of the cards held. */
   bodyBytes: number;
 }
@@ -114,6 +122,7 @@ async function measureCache(): Promise<{ m: HeapMeasure; bodyBytes: number; brea
       heapAfter: after.heapUsed,
       bytesPerEntry: (after.heapUsed - before.heapUsed) / n,
       externalBytesPerEntry: (after.external - before.external) / n,
+      totalBytesPerEntry: (after.heapUsed + after.external - before.heapUsed - before.external) / n,
       populateSeconds,
       errors: r.errors + (r.timedOut ? 1 : 0),
     },
@@ -142,19 +151,59 @@ async function measureBaseline(): Promise<HeapMeasure> {
     heapAfter: after.heapUsed,
     bytesPerEntry: (after.heapUsed - before.heapUsed) / n,
     externalBytesPerEntry: (after.external - before.external) / n,
+    totalBytesPerEntry: (after.heapUsed + after.external - before.heapUsed - before.external) / n,
     populateSeconds,
     errors: r.errors + (r.timedOut ? 1 : 0),
   };
 }
 
-let cache: Awaited<ReturnType<typeof measureCache>>;
-let baseline: HeapMeasure;
-if (input.cacheFirst) {
-  cache = await measureCache();
-  baseline = await measureBaseline();
-} else {
-  baseline = await measureBaseline();
-  cache = await measureCache();
+/**
+ * undici's cache: every card requested once through `interceptors.cache` (max-age=300, so every
+ * 200 is stored; the store is sized to keep them all), the Agent closed, the store kept alive
+ * until measured.
+ */
+async function measureUndici(): Promise<HeapMeasure> {
+  const holder: { store?: ReturnType<typeof undiciCachingAgent>['store'] } = {};
+  const before = await settle();
+  const t0 = performance.now();
+  let stored = 0;
+  const r = await (async () => {
+    const { agent, dispatcher, store } = undiciCachingAgent(1);
+    holder.store = store;
+    const res = await runPool(targets, input.concurrency, t0 + input.limitMs, async (t) => {
+      const rs = await request(cardUrl(t), { dispatcher, method: 'GET', headers: { accept: 'application/json' } });
+      await rs.body.arrayBuffer();
+      if (rs.statusCode !== 200) throw new Error(`HTTP ${rs.statusCode}`);
+      stored++;
+    });
+    await agent.close();
+    return res;
+  })();
+  const populateSeconds = (performance.now() - t0) / 1000;
+  const after = await settle();
+  const n = Math.max(1, stored);
+  const out: HeapMeasure = {
+    entries: holder.store === undefined ? 0 : stored,
+    heapBefore: before.heapUsed,
+    heapAfter: after.heapUsed,
+    bytesPerEntry: (after.heapUsed - before.heapUsed) / n,
+    externalBytesPerEntry: (after.external - before.external) / n,
+    totalBytesPerEntry: (after.heapUsed + after.external - before.heapUsed - before.external) / n,
+    populateSeconds,
+    errors: r.errors + (r.timedOut ? 1 : 0),
+  };
+  delete holder.store;
+  return out;
 }
-const out: HeapChildOutput = { type: 'heap', cacheFirst: input.cacheFirst, cache: cache.m, breakdown: cache.breakdown, baseline, bodyBytes: cache.bodyBytes };
+
+let cache: Awaited<ReturnType<typeof measureCache>> | undefined;
+let baseline: HeapMeasure | undefined;
+let undici: HeapMeasure | undefined;
+for (const what of input.order) {
+  if (what === 'cache') cache = await measureCache();
+  else if (what === 'baseline') baseline = await measureBaseline();
+  else undici = await measureUndici();
+}
+if (!cache || !baseline || !undici) throw new Error('heap-child: the order must name cache, baseline and undici');
+const out: HeapChildOutput = { type: 'heap', n: input.n, order: input.order, cache: cache.m, breakdown: cache.breakdown, baseline, undici, bodyBytes: cache.bodyBytes };
 process.send?.(out, () => process.exit(0));

@@ -1,9 +1,12 @@
-/** Parent side of benchmark 3: one `--expose-gc` child per round, order alternating. */
+/** Parent side of benchmark 3: one `--expose-gc` child per round and size, order rotating. */
 import { fork } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import type { HeapChildInput, HeapChildOutput } from './heap-child.js';
 import { ROOT } from './server.js';
 import { summarize, type Summary } from './stats.js';
+
+/** Target of issue 16: heap + external bytes per cached card, at every size measured. */
+export const BYTES_PER_CARD_LIMIT = 3_000;
 
 export interface HeapReport {
   entries: number;
@@ -11,7 +14,14 @@ export interface HeapReport {
   rounds: HeapChildOutput[];
   summary: {
     cacheBytesPerEntry: Summary;
+    /** CardCache heap + external per entry. */
+    cacheTotalBytesPerEntry: Summary;
+    cacheExternalBytesPerEntry: Summary;
     baselineBytesPerEntry: Summary;
+    baselineTotalBytesPerEntry: Summary;
+    /** undici's MemoryCacheStore (through its cache interceptor), heap + external per entry. */
+    undiciTotalBytesPerEntry: Summary;
+    undiciExternalBytesPerEntry: Summary;
     /** cache bytes per entry minus the card body's bytes. */
     overheadAboveBody: Summary;
     ratioToBaseline: Summary;
@@ -43,11 +53,14 @@ function runChild(input: HeapChildInput, timeoutMs: number): Promise<HeapChildOu
   });
 }
 
+const ORDER = ['cache', 'baseline', 'undici'] as const;
+
 export async function heapBenchmark(origins: string[], perOrigin: number, o: { n: number; concurrency: number; rounds: number; limitMs: number }): Promise<HeapReport> {
   const rounds: HeapChildOutput[] = [];
   for (let r = 0; r < o.rounds; r++) {
-    const out = await runChild({ origins, perOrigin, n: o.n, concurrency: o.concurrency, cacheFirst: r % 2 === 0, limitMs: o.limitMs }, o.limitMs * 2 + 30_000);
-    for (const [what, m] of [['cache', out.cache], ['baseline', out.baseline]] as const) {
+    const order = ORDER.map((_, i) => ORDER[(i + r) % ORDER.length]!);
+    const out = await runChild({ origins, perOrigin, n: o.n, concurrency: o.concurrency, order, limitMs: o.limitMs }, o.limitMs * 3 + 30_000);
+    for (const [what, m] of [['cache', out.cache], ['baseline', out.baseline], ['undici', out.undici]] as const) {
       if (m.entries !== o.n || m.errors > 0) throw new Error(`heap ${what} round ${r + 1}: ${m.entries}/${o.n} entries, ${m.errors} errors`);
     }
     rounds.push(out);
@@ -59,7 +72,12 @@ export async function heapBenchmark(origins: string[], perOrigin: number, o: { n
     rounds,
     summary: {
       cacheBytesPerEntry: pick((x) => x.cache.bytesPerEntry),
+      cacheTotalBytesPerEntry: pick((x) => x.cache.totalBytesPerEntry),
+      cacheExternalBytesPerEntry: pick((x) => x.cache.externalBytesPerEntry),
       baselineBytesPerEntry: pick((x) => x.baseline.bytesPerEntry),
+      baselineTotalBytesPerEntry: pick((x) => x.baseline.totalBytesPerEntry),
+      undiciTotalBytesPerEntry: pick((x) => x.undici.totalBytesPerEntry),
+      undiciExternalBytesPerEntry: pick((x) => x.undici.externalBytesPerEntry),
       overheadAboveBody: pick((x) => x.cache.bytesPerEntry - x.bodyBytes),
       ratioToBaseline: pick((x) => x.cache.bytesPerEntry / x.baseline.bytesPerEntry),
       populateSecondsCache: pick((x) => x.cache.populateSeconds),

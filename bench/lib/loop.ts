@@ -72,6 +72,8 @@ export interface LoopReport {
     freshSeconds: Summary;
     freshCpuMs: Summary;
     freshCpuUsPerEndpoint: Summary;
+    /** Fresh cycle wall time per endpoint, µs. */
+    freshWallUsPerEndpoint: Summary;
     rawSeconds: Summary;
     rawCpuUsPerRequest: Summary;
     timeRatio: Summary;
@@ -104,6 +106,41 @@ async function within<T>(what: string, ms: number, p: Promise<T>): Promise<T> {
   }
 }
 
+/** Target of issue 16: a loop cycle with nothing due costs at most this much CPU per endpoint, µs. */
+export const FRESH_CYCLE_LIMIT_US = 5;
+
+/**
+ * The benchmark's discovery loop over `cache`: one static source listing every target as a
+ * reviewed agent tagged `billing`, a selection keeping them all, no periodic resync. Never started:
+ * every cycle is an explicit `refreshNow()`.
+ */
+export function benchLoop(o: { cache: CardCache; clock: VirtualClock; random: () => number; policy: HostPolicy; targets: readonly Target[] }): DiscoveryLoop {
+  const { cache, clock, random, policy, targets } = o;
+  const n = targets.length;
+  // Pseudo-random local names, so the selection's and the snapshot's sorts do real work.
+  const nameOf = (i: number) => `agent_${Math.floor(random() * 36 ** 6).toString(36)}_${i.toString(36)}`;
+  const source = staticSource({
+    id: 'bench',
+    clock,
+    agents: targets.map((t, i) => ({ name: nameOf(i), url: t.baseUrl, description: 'Answers billing questions.', tags: ['billing'] })),
+  });
+  return new DiscoveryLoop({
+    sources: [source],
+    hostPolicy: policy,
+    cache,
+    clock,
+    random,
+    select: {
+      needs: [{ tag: 'billing' }],
+      // Every tag the bench cards carry, so no unknown-tag alert is raised per endpoint.
+      vocabulary: new TagVocabulary(['billing', 'finance', 's1', 's2', 's3', 's4'].map((tag) => ({ tag, description: `Handles ${tag} requests.` }))),
+      maxAgents: n,
+    },
+    // No periodic unconditional resync within the benchmark: every due refresh is a 304.
+    resyncIntervalMs: 1_000 * 86_400_000,
+  });
+}
+
 export async function loopBenchmark(server: ServerHandle, policy: HostPolicy, targets: readonly Target[], o: LoopOptions): Promise<LoopReport> {
   const n = targets.length;
   const random = seededRandom(7);
@@ -119,28 +156,7 @@ export async function loopBenchmark(server: ServerHandle, policy: HostPolicy, ta
     // maxFetchesPerOrigin: 1, the default (P10): the concurrency comes from the many origins.
     check: { allowLoopback: true },
   });
-  // Pseudo-random local names, so the selection's and the snapshot's sorts do real work.
-  const nameOf = (i: number) => `agent_${Math.floor(random() * 36 ** 6).toString(36)}_${i.toString(36)}`;
-  const source = staticSource({
-    id: 'bench',
-    clock,
-    agents: targets.map((t, i) => ({ name: nameOf(i), url: t.baseUrl, description: 'Answers billing questions.', tags: ['billing'] })),
-  });
-  const loop = new DiscoveryLoop({
-    sources: [source],
-    hostPolicy: policy,
-    cache,
-    clock,
-    random,
-    select: {
-      needs: [{ tag: 'billing' }],
-      // Every tag the bench cards carry, so no unknown-tag alert is raised per endpoint.
-      vocabulary: new TagVocabulary(['billing', 'finance', 's1', 's2', 's3', 's4'].map((tag) => ({ tag, description: `Handles ${tag} requests.` }))),
-      maxAgents: n,
-    },
-    // No periodic unconditional resync within the benchmark: every due refresh is a 304.
-    resyncIntervalMs: 1_000 * 86_400_000,
-  });
+  const loop = benchLoop({ cache, clock, random, policy, targets });
   const raw = rawSide('raw undici', targets, o.concurrency, 1);
 
   const cycle = async (label: string, expectRequests: number): Promise<CycleResult> => {
@@ -227,6 +243,7 @@ export async function loopBenchmark(server: ServerHandle, policy: HostPolicy, ta
         freshSeconds: pick((x) => x.fresh.seconds),
         freshCpuMs: pick((x) => x.fresh.cpuMs),
         freshCpuUsPerEndpoint: pick((x) => x.fresh.cpuUsPerEndpoint),
+        freshWallUsPerEndpoint: pick((x) => (x.fresh.seconds * 1e6) / n),
         rawSeconds: pick((x) => x.raw.seconds),
         rawCpuUsPerRequest: pick((x) => x.raw.clientCpuUsPerRequest),
         timeRatio: pick((x) => x.timeRatio),

@@ -7,6 +7,13 @@ export interface ServerLayout {
   /** One more origin with this many endpoints (ids `s0`, `s1`, ...), for the single-origin case. */
   soloEndpoints: number;
   cacheControl: string;
+  /**
+   * On each of the `origins`, this many more endpoints, ids `n0`, `n1`, ..., serving the same
+   * cards (same size) with `noCacheControl` instead: for clients that read the real clock (undici's
+   * cache), so that every use is a revalidation.
+   */
+  noCacheTwins?: number;
+  noCacheControl?: string;
 }
 
 export interface ReadyMessage {

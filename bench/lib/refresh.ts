@@ -14,6 +14,8 @@ export interface RefreshRound {
   /** sides[i] throughput / baseline throughput, and baseline CPU per request / sides[i]'s. */
   throughputRatio: Record<string, number>;
   cpuRatio: Record<string, number>;
+  /** sides[i] client CPU per request / the baseline's (the inverse of cpuRatio: lower is better). */
+  cpuPerRequestRatio: Record<string, number>;
 }
 
 export interface RefreshReport {
@@ -22,11 +24,11 @@ export interface RefreshReport {
   concurrency: number;
   baseline: string;
   rounds: RefreshRound[];
-  summary: Record<string, { requestsPerSecond: Summary; clientCpuUsPerRequest: Summary; serverCpuUsPerRequest: Summary; throughputRatio?: Summary; cpuRatio?: Summary }>;
+  summary: Record<string, { requestsPerSecond: Summary; clientCpuUsPerRequest: Summary; serverCpuUsPerRequest: Summary; throughputRatio?: Summary; cpuRatio?: Summary; cpuPerRequestRatio?: Summary }>;
 }
 
 /**
- * Warms every side once, then runs `rounds` rounds; in each round every side does one timed
+ * Warms every side once (but those in `alreadyWarm`), then runs `rounds` rounds; in each round every side does one timed
  * sweep, in an order rotated per round so no side always runs first (or right after another).
  */
 export async function refreshBenchmark(
@@ -34,9 +36,9 @@ export async function refreshBenchmark(
   server: ServerHandle,
   sides: Side[],
   baseline: string,
-  o: { targets: number; concurrency: number; rounds: number; sweepLimitMs: number },
+  o: { targets: number; concurrency: number; rounds: number; sweepLimitMs: number; alreadyWarm?: ReadonlySet<string> },
 ): Promise<RefreshReport> {
-  for (const side of sides) assertClean(`${name} / ${side.name} warm-up`, await side.warm(performance.now() + o.sweepLimitMs), o.targets);
+  for (const side of sides) if (!o.alreadyWarm?.has(side.name)) assertClean(`${name} / ${side.name} warm-up`, await side.warm(performance.now() + o.sweepLimitMs), o.targets);
   const rounds: RefreshRound[] = [];
   for (let r = 0; r < o.rounds; r++) {
     const order = sides.map((_, i) => sides[(i + r) % sides.length]!);
@@ -50,12 +52,14 @@ export async function refreshBenchmark(
     const base = results[baseline]!;
     const throughputRatio: Record<string, number> = {};
     const cpuRatio: Record<string, number> = {};
+    const cpuPerRequestRatio: Record<string, number> = {};
     for (const side of sides) {
       if (side.name === baseline) continue;
       throughputRatio[side.name] = results[side.name]!.requestsPerSecond / base.requestsPerSecond;
       cpuRatio[side.name] = base.clientCpuUsPerRequest / results[side.name]!.clientCpuUsPerRequest;
+      cpuPerRequestRatio[side.name] = results[side.name]!.clientCpuUsPerRequest / base.clientCpuUsPerRequest;
     }
-    rounds.push({ round: r + 1, order: order.map((s) => s.name), results, throughputRatio, cpuRatio });
+    rounds.push({ round: r + 1, order: order.map((s) => s.name), results, throughputRatio, cpuRatio, cpuPerRequestRatio });
   }
   const summary: RefreshReport['summary'] = {};
   for (const side of sides) {
@@ -67,6 +71,7 @@ export async function refreshBenchmark(
       ...(side.name !== baseline && {
         throughputRatio: summarize(rounds.map((r) => r.throughputRatio[side.name]!)),
         cpuRatio: summarize(rounds.map((r) => r.cpuRatio[side.name]!)),
+        cpuPerRequestRatio: summarize(rounds.map((r) => r.cpuPerRequestRatio[side.name]!)),
       }),
     };
   }

@@ -18,6 +18,7 @@ const servers: FaultServer[] = [];
 for (let k = 0; k < layout.origins; k++) {
   const fs = await startFaultServer({ maxRecordedRequests: 0 });
   for (let j = 0; j < layout.perOrigin; j++) fs.endpoint(`a${j}`, { card: benchCard(fs.origin, `a${j}`), cacheControl: layout.cacheControl });
+  for (let j = 0; j < (layout.noCacheTwins ?? 0); j++) fs.endpoint(`n${j}`, { card: benchCard(fs.origin, `n${j}`), cacheControl: layout.noCacheControl ?? 'public, no-cache' });
   servers.push(fs);
 }
 const solo = await startFaultServer({ maxRecordedRequests: 0 });

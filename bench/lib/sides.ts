@@ -1,11 +1,17 @@
 /**
- * The two clients compared in the refresh benchmarks, behind one interface:
+ * The clients compared in the refresh benchmarks, behind one interface:
  * - raw: `undici.request` on its own Agent, If-None-Match from a first unconditional GET;
  * - cache: `CardCache.get()` on a VirtualClock moved past max-age before each timed round, so
- *   every entry is due and each get() is one conditional refresh.
- * Both read the whole response, both keep connections alive, both count what they got.
+ *   every entry is due and each get() is one conditional refresh;
+ * - undici cache: `undici.request` through undici 7's own RFC 9111 cache interceptor
+ *   (`interceptors.cache` + `MemoryCacheStore`) composed on an Agent; its endpoints answer
+ *   `Cache-Control: public, no-cache` (undici reads the real clock, so every use must revalidate);
+ * - ADK JS today: `new DefaultAgentCardResolver().resolve(baseUrl)` of @a2a-js/sdk 0.3.14 (the copy
+ *   @google/adk 2.0 depends on), a full GET through the global `fetch` on every call.
+ * Every side reads the whole response, keeps connections alive and counts what it got.
  */
-import { Agent, request } from 'undici';
+import { DefaultAgentCardResolver } from 'a2a-sdk-0314/client';
+import { Agent, cacheStores, interceptors, request, type Dispatcher } from 'undici';
 import { CardCache } from '../../src/cache/index.js';
 import { VirtualClock } from '../../src/clock/index.js';
 import { createCardFetcher, type CardFetcher, type HostPolicy } from '../../src/fetch/index.js';
@@ -157,4 +163,80 @@ export function cacheSide(name: string, targets: readonly Target[], o: CacheSide
       await fetcher.close();
     },
   };
+}
+
+/**
+ * A MemoryCacheStore large enough to hold every card of a benchmark: its defaults (1,024 entries,
+ * 100 MB) would evict, and an evicted entry is a full GET, not a revalidation.
+ */
+export function bigMemoryCacheStore(): InstanceType<typeof cacheStores.MemoryCacheStore> {
+  return new cacheStores.MemoryCacheStore({ maxCount: 10_000_000, maxSize: 4 * 1024 ** 3 });
+}
+
+/** An Agent with `connectionsPerOrigin` connections, undici's cache interceptor composed on it. */
+export function undiciCachingAgent(connectionsPerOrigin: number, store = bigMemoryCacheStore()): { agent: Agent; dispatcher: Dispatcher; store: typeof store } {
+  const agent = new Agent({ connections: connectionsPerOrigin, headersTimeout: 5_000, bodyTimeout: 5_000, connectTimeout: 5_000 });
+  return { agent, dispatcher: agent.compose(interceptors.cache({ store, methods: ['GET'] })), store };
+}
+
+/**
+ * undici 7's own HTTP cache: the same `request()` as raw, through `interceptors.cache` with a
+ * `MemoryCacheStore`, on an Agent with the same connections per origin. The targets must answer
+ * `Cache-Control: public, no-cache` (+ ETag): the warm-up stores every card (200), and each later
+ * use is a conditional request (If-None-Match) answered 304, served from the store (status 200,
+ * the stored body). The server's request count (checked by the benchmark) proves each use went
+ * upstream; a 200 body of the right length proves it came from the store.
+ */
+export function undiciCacheSide(name: string, targets: readonly Target[], concurrency: number, connectionsPerOrigin: number): Side & { store: ReturnType<typeof bigMemoryCacheStore> } {
+  const { agent, dispatcher, store } = undiciCachingAgent(connectionsPerOrigin);
+  const lengths = new Map<string, number>();
+  const sweep = async (deadlineMs: number, first: boolean): Promise<SweepCounts> => {
+    let ok = 0;
+    let unexpected = 0;
+    let firstProblem: string | undefined;
+    const r = await runPool(targets, concurrency, deadlineMs, async (t) => {
+      const res = await request(t.cardUrl, { dispatcher, method: 'GET', headers: BASE_HEADERS });
+      const body = await res.body.arrayBuffer();
+      if (first && res.statusCode === 200) lengths.set(t.cardUrl, body.byteLength);
+      if (res.statusCode === 200 && body.byteLength === lengths.get(t.cardUrl)) ok++;
+      else {
+        unexpected++;
+        firstProblem ??= `${t.cardUrl}: HTTP ${res.statusCode}, ${body.byteLength} B`;
+      }
+    });
+    if (r.firstError !== undefined) firstProblem ??= String(r.firstError);
+    return { ok, unexpected, errors: r.errors, timedOut: r.timedOut, ...(firstProblem !== undefined && { firstProblem }) };
+  };
+  return {
+    name,
+    store,
+    warm: (deadlineMs) => sweep(deadlineMs, true),
+    prepare: async () => undefined,
+    sweep: (deadlineMs) => sweep(deadlineMs, false),
+    close: () => agent.close(),
+  };
+}
+
+/**
+ * What ADK JS does today for a remote agent given by URL (`RemoteA2AAgent` → `resolveAgentCard`):
+ * `new DefaultAgentCardResolver().resolve(url)`, a full GET through the global `fetch` (Node's
+ * bundled undici and its global dispatcher) and `response.json()`, every time, no cache.
+ */
+export function adkResolverSide(name: string, targets: readonly Target[], concurrency: number): Side {
+  const sweep = async (deadlineMs: number): Promise<SweepCounts> => {
+    let ok = 0;
+    let unexpected = 0;
+    let firstProblem: string | undefined;
+    const r = await runPool(targets, concurrency, deadlineMs, async (t) => {
+      const card = await new DefaultAgentCardResolver().resolve(t.baseUrl);
+      if (typeof card.name === 'string' && card.name.length > 0) ok++;
+      else {
+        unexpected++;
+        firstProblem ??= `${t.baseUrl}: a card without a name`;
+      }
+    });
+    if (r.firstError !== undefined) firstProblem ??= String(r.firstError);
+    return { ok, unexpected, errors: r.errors, timedOut: r.timedOut, ...(firstProblem !== undefined && { firstProblem }) };
+  };
+  return { name, warm: sweep, prepare: async () => undefined, sweep, close: async () => undefined };
 }

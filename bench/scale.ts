@@ -1,0 +1,274 @@
+/**
+ * Scale benchmark (`npm run bench:scale`, issue 16): 100,000 endpoints over 1,000 loopback
+ * origins, held by one CardCache in this process.
+ *
+ * 1. Populate: every card fetched once (200s, full card checks), then GC: the process's RSS,
+ *    heap and external memory while it holds them all (target: < 500 MB RSS).
+ * 2. Full revalidation sweep, all 304: CardCache (its VirtualClock moved past max-age before each
+ *    timed sweep) against raw `undici.request` with If-None-Match, same endpoints, same
+ *    concurrency, 1 connection per origin each, order alternating per round (target ≥ 0.9×).
+ * 3. A discovery-loop cycle with nothing due over the same 100,000 entries (all fresh): CPU µs per
+ *    endpoint (target ≤ 5 µs).
+ *
+ * The fault servers run in a child process (one process hosts every origin; 127.0.0.1 only). The
+ * number of origins is capped by the open-file limit (`ulimit -n`): the servers need a listening
+ * socket plus one connection per client per origin. Environment: BENCH_SCALE_ROUNDS (default 3),
+ * BENCH_SCALE_ENDPOINTS (default 100,000), BENCH_SCALE_ORIGINS (default 1,000). Run with
+ * `--expose-gc` (the npm script does) so memory is read after a full GC. Writes
+ * bench/results/scale.json; `npm run bench` shows its verdicts with its own.
+ */
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import { setImmediate as tick } from 'node:timers/promises';
+import { fileURLToPath } from 'node:url';
+import { seededRandom } from '../src/clock/index.js';
+import { HostPolicy } from '../src/fetch/index.js';
+import { assertClean } from './lib/measure.js';
+import { benchLoop, FRESH_CYCLE_LIMIT_US } from './lib/loop.js';
+import { refreshBenchmark, type RefreshReport } from './lib/refresh.js';
+import { startServerChild } from './lib/server.js';
+import { cacheSide, rawSide, type Target } from './lib/sides.js';
+import { fmt, fmtSummary, summarize, table, type Summary } from './lib/stats.js';
+
+/** What `npm run bench` reads back from bench/results/scale.json. */
+export interface ScaleVerdicts {
+  endpoints: number;
+  origins: number;
+  rssMB: number;
+  rssUnder500MB: boolean;
+  sweepThroughputRatio: number;
+  sweepAtLeast0_9OfRaw: boolean;
+  freshCpuUsPerEndpoint: number;
+  freshCycleAtMost5UsPerEndpoint: boolean;
+}
+
+const count = (name: string, fallback: number, max: number) => {
+  const n = Number(process.env[name]);
+  return Number.isInteger(n) && n > 0 && n <= max ? n : fallback;
+};
+const ROUNDS = count('BENCH_SCALE_ROUNDS', 3, 20);
+const ENDPOINTS = count('BENCH_SCALE_ENDPOINTS', 100_000, 200_000);
+const WANTED_ORIGINS = count('BENCH_SCALE_ORIGINS', 1_000, 5_000);
+const CONCURRENCY = 32;
+const MAX_AGE_S = 300;
+const ADVANCE_MS = (MAX_AGE_S + 100) * 1000;
+const RSS_LIMIT_MB = 500;
+const SWEEP_LIMIT_MS = 120_000;
+const TOTAL_LIMIT_MS = 10 * 60_000;
+
+const t00 = performance.now();
+const log = (msg: string) => process.stderr.write(`[bench:scale +${((performance.now() - t00) / 1000).toFixed(0)}s] ${msg}\n`);
+const watchdog = setTimeout(() => {
+  console.error(`[bench:scale] aborted: the run exceeded ${TOTAL_LIMIT_MS / 60_000} minutes`);
+  process.exit(2);
+}, TOTAL_LIMIT_MS);
+watchdog.unref();
+
+/** The soft open-file limit of this process (the server child inherits it). */
+function openFileLimit(): number {
+  try {
+    const line = readFileSync('/proc/self/limits', 'utf8')
+      .split('\n')
+      .find((l) => l.startsWith('Max open files'));
+    const soft = Number(line?.split(/\s{2,}/)[1]);
+    return Number.isFinite(soft) ? soft : 1024;
+  } catch {
+    return 1024;
+  }
+}
+const fdLimit = openFileLimit();
+// Server child: 1 listening socket + 2 accepted connections (cache, raw) per origin, + slack.
+const ORIGINS = Math.max(1, Math.min(WANTED_ORIGINS, Math.floor((fdLimit - 256) / 3)));
+const PER_ORIGIN = Math.ceil(ENDPOINTS / ORIGINS);
+
+async function settle(): Promise<NodeJS.MemoryUsage> {
+  const gc = globalThis.gc;
+  for (let i = 0; i < 4; i++) {
+    gc?.();
+    await tick();
+  }
+  return process.memoryUsage();
+}
+const MB = 1024 * 1024;
+
+const started = new Date();
+const loadBefore = os.loadavg();
+const memStart = await settle();
+log(`open-file limit ${fdLimit}: ${ORIGINS} origins${ORIGINS < WANTED_ORIGINS ? ` (of ${WANTED_ORIGINS} wanted)` : ''} × ${PER_ORIGIN} endpoints; starting the fault servers`);
+const server = await startServerChild({ origins: ORIGINS, perOrigin: PER_ORIGIN, soloEndpoints: 0, cacheControl: `public, max-age=${MAX_AGE_S}` }, 180_000);
+const { origins, cardBytes } = server.ready;
+const policy = HostPolicy.from({ allow: origins, allowLoopback: true });
+const targets: Target[] = [];
+for (let j = 0; targets.length < ENDPOINTS; j++)
+  for (const o of origins) if (targets.length < ENDPOINTS) targets.push({ baseUrl: `${o}/a${j}/`, cardUrl: `${o}/a${j}/.well-known/agent-card.json` });
+
+interface Memory {
+  rssMB: number;
+  heapUsedMB: number;
+  externalMB: number;
+  /** heapUsed + external above the process's start, per endpoint. */
+  bytesPerEndpoint: number;
+}
+const memory = (m: NodeJS.MemoryUsage): Memory => ({
+  rssMB: m.rss / MB,
+  heapUsedMB: m.heapUsed / MB,
+  externalMB: m.external / MB,
+  bytesPerEndpoint: (m.heapUsed + m.external - memStart.heapUsed - memStart.external) / ENDPOINTS,
+});
+
+const cache = cacheSide('CardCache', targets, { policy, concurrency: CONCURRENCY, connectionsPerOrigin: 1, advanceMs: ADVANCE_MS });
+const raw = rawSide('raw undici', targets, CONCURRENCY, 1);
+let populateSeconds: number;
+let held: Memory;
+let sweep: RefreshReport;
+const fresh: Array<{ seconds: number; cpuUsPerEndpoint: number; serverRequests: number; snapshotAgents: number; snapshotVersion: number }> = [];
+let firstCycleSeconds: number;
+let afterLoop: Memory;
+try {
+  log(`1. populating the CardCache: ${fmt(ENDPOINTS, 0)} cards (200s, full checks)`);
+  const t0 = performance.now();
+  assertClean('scale / populate', await cache.warm(performance.now() + 300_000), ENDPOINTS);
+  populateSeconds = (performance.now() - t0) / 1000;
+  held = memory(await settle());
+  log(`   ${fmt(populateSeconds, 1)} s; RSS ${fmt(held.rssMB, 0)} MB, heap ${fmt(held.heapUsedMB, 0)} MB, external ${fmt(held.externalMB, 0)} MB`);
+
+  log(`2. full revalidation sweeps: CardCache vs raw undici, ${ROUNDS} rounds`);
+  sweep = await refreshBenchmark('scale sweep', server, [raw, cache], 'raw undici', {
+    targets: ENDPOINTS,
+    concurrency: CONCURRENCY,
+    rounds: ROUNDS,
+    sweepLimitMs: SWEEP_LIMIT_MS,
+    alreadyWarm: new Set(['CardCache']),
+  });
+
+  log(`3. discovery loop over the same ${fmt(ENDPOINTS, 0)} entries, nothing due`);
+  const loop = benchLoop({ cache: cache.cache, clock: cache.clock, random: seededRandom(7), policy, targets });
+  const cycle = async () => {
+    const s0 = await server.stats();
+    const c0 = process.cpuUsage();
+    const t1 = performance.now();
+    const snap = await loop.refreshNow();
+    const seconds = (performance.now() - t1) / 1000;
+    const c1 = process.cpuUsage(c0);
+    const s1 = await server.stats();
+    return { seconds, cpuUsPerEndpoint: (c1.user + c1.system) / ENDPOINTS, serverRequests: s1.hits - s0.hits, snapshotAgents: snap?.agents.length ?? 0, snapshotVersion: snap?.version ?? 0 };
+  };
+  try {
+    const first = await cycle();
+    firstCycleSeconds = first.seconds;
+    if (first.snapshotAgents !== ENDPOINTS || first.serverRequests !== 0) throw new Error(`scale / first loop cycle: ${first.snapshotAgents} agents published, ${first.serverRequests} requests`);
+    await cycle();
+    for (let r = 0; r < ROUNDS && performance.now() - t00 < TOTAL_LIMIT_MS - 60_000; r++) {
+      const c = await cycle();
+      if (c.serverRequests !== 0 || c.snapshotAgents !== ENDPOINTS || c.snapshotVersion !== 1) {
+        throw new Error(`scale / fresh cycle ${r + 1}: ${c.serverRequests} requests, ${c.snapshotAgents} agents, snapshot version ${c.snapshotVersion}`);
+      }
+      fresh.push(c);
+    }
+    afterLoop = memory(await settle());
+  } finally {
+    await loop.stop();
+  }
+} finally {
+  await cache.close();
+  await raw.close();
+  await server.close();
+}
+
+const ratio = sweep.summary['CardCache']!.throughputRatio!;
+const cpuRatio = sweep.summary['CardCache']!.cpuPerRequestRatio!;
+const freshCpu: Summary = summarize(fresh.map((c) => c.cpuUsPerEndpoint));
+const freshWall: Summary = summarize(fresh.map((c) => (c.seconds * 1e6) / ENDPOINTS));
+const verdicts: ScaleVerdicts = {
+  endpoints: ENDPOINTS,
+  origins: ORIGINS,
+  rssMB: held.rssMB,
+  rssUnder500MB: held.rssMB < RSS_LIMIT_MB,
+  sweepThroughputRatio: ratio.median,
+  sweepAtLeast0_9OfRaw: ratio.median >= 0.9,
+  freshCpuUsPerEndpoint: freshCpu.median,
+  freshCycleAtMost5UsPerEndpoint: freshCpu.median <= FRESH_CYCLE_LIMIT_US,
+};
+const peakRssMB = process.resourceUsage().maxRSS / 1024;
+
+const ok = (b: boolean) => (b ? 'met' : 'NOT MET');
+const out: string[] = [];
+out.push(`a2a-discovery scale benchmark — ${started.toISOString()}`);
+out.push(`Node ${process.version}, ${os.cpus().length} CPUs (${os.cpus()[0]?.model ?? '?'}), load avg at start ${loadBefore.map((x) => x.toFixed(2)).join(' ')}`);
+out.push(
+  `${fmt(ENDPOINTS, 0)} endpoints over ${fmt(ORIGINS, 0)} loopback origins${ORIGINS < WANTED_ORIGINS ? ` (${fmt(WANTED_ORIGINS, 0)} wanted; the open-file limit ${fdLimit} allows ${ORIGINS})` : ''} (open-file limit ${fdLimit}), fault servers in one child process; card body ${cardBytes} B, Cache-Control: public, max-age=${MAX_AGE_S}.`,
+);
+out.push(`GC ${globalThis.gc ? 'forced before each memory reading' : 'NOT forced (run with --expose-gc)'}; median [min–max] over ${ROUNDS} rounds.`);
+out.push('');
+out.push(`1. Holding ${fmt(ENDPOINTS, 0)} cards in one CardCache (populated in ${fmt(populateSeconds, 1)} s: 200s, full card checks)`);
+out.push(
+  table(
+    ['measure', 'value'],
+    [
+      [`RSS of this process holding them (target < ${RSS_LIMIT_MB} MB)`, `${fmt(held.rssMB, 0)} MB — ${ok(verdicts.rssUnder500MB)}`],
+      ['heap used / external', `${fmt(held.heapUsedMB, 0)} MB / ${fmt(held.externalMB, 0)} MB`],
+      ['heap + external above the process start, per endpoint', `${fmt(held.bytesPerEndpoint, 0)} B`],
+      [`RSS after the loop published its ${fmt(ENDPOINTS, 0)}-agent snapshot`, `${fmt(afterLoop.rssMB, 0)} MB (heap ${fmt(afterLoop.heapUsedMB, 0)} MB)`],
+      ['peak RSS of the run (includes the sweeps and the loop)', `${fmt(peakRssMB, 0)} MB`],
+      ['RSS at start, before any card', `${fmt(memStart.rss / MB, 0)} MB`],
+    ],
+  ),
+);
+out.push('');
+out.push(`2. Full revalidation sweep, all 304: ${fmt(ENDPOINTS, 0)} endpoints, concurrency ${CONCURRENCY}, 1 keep-alive connection per origin each`);
+out.push(
+  table(
+    ['client', 'requests/s', 'client CPU µs/req', 'server CPU µs/req', 'throughput ÷ raw', 'client CPU/req ÷ raw'],
+    Object.entries(sweep.summary).map(([name, s]) => [
+      name,
+      fmtSummary(s.requestsPerSecond, 0),
+      fmtSummary(s.clientCpuUsPerRequest, 0),
+      fmtSummary(s.serverCpuUsPerRequest, 0),
+      s.throughputRatio ? fmtSummary(s.throughputRatio, 2) : '1 (baseline)',
+      s.cpuPerRequestRatio ? fmtSummary(s.cpuPerRequestRatio, 2) : '1 (baseline)',
+    ]),
+  ),
+);
+out.push(`   CardCache ÷ raw throughput ${fmtSummary(ratio, 2)} — target ≥ 0.9: ${ok(verdicts.sweepAtLeast0_9OfRaw)}; client CPU per 304 ÷ raw ${fmtSummary(cpuRatio, 2)}`);
+out.push('');
+out.push(`3. Discovery loop cycle with nothing due, ${fmt(ENDPOINTS, 0)} endpoints (first cycle, publishing, ${fmt(firstCycleSeconds, 1)} s; ${fresh.length} timed cycles)`);
+out.push(
+  table(
+    ['measure', 'median [min–max]'],
+    [
+      [`CPU µs per endpoint (target ≤ ${FRESH_CYCLE_LIMIT_US})`, `${fmtSummary(freshCpu, 2)} — ${ok(verdicts.freshCycleAtMost5UsPerEndpoint)}`],
+      ['wall µs per endpoint', fmtSummary(freshWall, 2)],
+      ['cycle wall time, s', fmtSummary(summarize(fresh.map((c) => c.seconds)), 2)],
+    ],
+  ),
+);
+const text = out.join('\n');
+console.log(text);
+
+const resultsDir = fileURLToPath(new URL('./results/', import.meta.url));
+mkdirSync(resultsDir, { recursive: true });
+const json = {
+  meta: {
+    started: started.toISOString(),
+    finished: new Date().toISOString(),
+    node: process.version,
+    cpus: os.cpus().length,
+    cpuModel: os.cpus()[0]?.model,
+    loadAvgBefore: loadBefore,
+    loadAvgAfter: os.loadavg(),
+    rounds: ROUNDS,
+    endpoints: ENDPOINTS,
+    origins: ORIGINS,
+    originsWanted: WANTED_ORIGINS,
+    openFileLimit: fdLimit,
+    gcForced: globalThis.gc !== undefined,
+    cardBytes,
+  },
+  verdicts,
+  memory: { start: memory(memStart), held, afterLoop, peakRssMB },
+  populateSeconds,
+  sweep,
+  loop: { firstCycleSeconds, fresh, freshCpuUsPerEndpoint: freshCpu, freshWallUsPerEndpoint: freshWall },
+};
+writeFileSync(`${resultsDir}scale.json`, `${JSON.stringify(json, null, 2)}\n`);
+log(`wrote bench/results/scale.json in ${((Date.now() - started.getTime()) / 1000).toFixed(0)} s`);
