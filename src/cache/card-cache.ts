@@ -109,6 +109,7 @@ function entryOf(n: CacheEntry): CacheEntry {
     lastModified: n.lastModified,
     cacheHeaders: n.cacheHeaders,
     varyRequest: n.varyRequest,
+    conditional: n.conditional,
     expiresAt: n.expiresAt,
     failures: n.failures,
     stale: n.stale,
@@ -169,6 +170,8 @@ export class CardCache {
   readonly #neverSeen = new Map<string, NeverSeenFailure>();
   readonly #limiter: Limiter;
   readonly #Policy: typeof CachePolicy;
+  /** The headers of every card request (validators are added per entry). */
+  readonly #requestHeaders: Readonly<Record<string, string>>;
   #closed = false;
 
   constructor(options: CardCacheOptions) {
@@ -191,6 +194,7 @@ export class CardCache {
       ...options,
     };
     this.#limiter = new Limiter({ max: this.#o.maxConcurrentFetches, perKey: this.#o.maxFetchesPerOrigin });
+    this.#requestHeaders = Object.freeze({ accept: 'application/json', ...this.#o.requestHeaders });
     const clock = this.#o.clock;
     // http-cache-semantics reads time through `now()`; give it the injected clock.
     this.#Policy = class ClockedPolicy extends CachePolicy {
@@ -291,21 +295,29 @@ export class CardCache {
   }
 
   async #refresh(key: string, options: RefreshOptions): Promise<CacheEntry> {
-    const { clock, hostPolicy, fetcher, events } = this.#o;
+    const { hostPolicy, fetcher, events } = this.#o;
     const old = await this.#o.store.get(key);
     // A base URL ends in `/`; anything else is a card URL given directly, fetched exactly there.
     const wellKnown = key.endsWith('/');
     // Keep one card URL string per endpoint (the one the entry and the fetcher already hold).
     const cardUrl = old?.cardUrl ?? (wellKnown ? hostPolicy.cardUrl(key) : key);
-    const request: PolicyRequest = { url: cardUrl, method: 'GET', headers: { accept: 'application/json', ...this.#o.requestHeaders } };
+    const plain = this.#requestHeaders;
     // RFC 9111 §4.3.1: validators come from the stored response, and only when it may be reused
     // for this request (none for no-store, `Vary: *`, or a changed Vary-nominated header).
-    const stored = old !== undefined && !options.unconditional ? this.#storedPolicy(old, request) : undefined;
-    // Our request headers are all strings, so the revalidation headers are too.
-    const headers = stored === undefined ? request.headers : (stored.revalidationHeaders(request) as Record<string, string>);
+    const revalidating = old !== undefined && !options.unconditional ? old : undefined;
+    // The validators http-cache-semantics derived for our request when the entry was stored; the
+    // stored policy is rebuilt only when they depend on the request (Vary) or were not kept.
+    const storedPolicy = revalidating !== undefined && !isPrecomputed(revalidating) ? this.#storedPolicy(revalidating, { url: cardUrl, method: 'GET', headers: plain }) : undefined;
+    const headers =
+      revalidating === undefined
+        ? plain
+        : storedPolicy !== undefined
+          ? // Our request headers are all strings, so the revalidation headers are too.
+            (storedPolicy.revalidationHeaders({ url: cardUrl, method: 'GET', headers: plain }) as Record<string, string>)
+          : withConditional(plain, revalidating.conditional!);
     const conditional = headers['if-none-match'] !== undefined || headers['if-modified-since'] !== undefined;
     // A2A 0.2 served the card at agent.json: on a 404 try the other well-known path, unconditionally.
-    const otherUrl = wellKnown && this.#o.legacyCardPath ? hostPolicy.cardUrl(key, { legacyPath: !cardUrl.endsWith(LEGACY_SUFFIX) }) : undefined;
+    const otherUrl = wellKnown && this.#o.legacyCardPath ? () => hostPolicy.cardUrl(key, { legacyPath: !cardUrl.endsWith(LEGACY_SUFFIX) }) : undefined;
 
     let url: string;
     let res: FetchResult;
@@ -314,7 +326,7 @@ export class CardCache {
       ({ cardUrl: url, res, fallback } = await this.#limiter.run(originOf(key), () =>
         fetchWithLegacyFallback(cardUrl, otherUrl, (u, first) => {
           events?.emit({ type: 'card.fetch', endpoint: key, url: u, conditional: first && conditional });
-          return fetcher.fetch(u, { headers: first ? headers : request.headers });
+          return fetcher.fetch(u, { headers: first ? headers : plain });
         }),
       ));
     } catch (err) {
@@ -323,19 +335,28 @@ export class CardCache {
     const common = { status: res.status, durationMs: res.durationMs, bytes: res.body.byteLength };
 
     if (res.status === 304) {
-      if (old === undefined || stored === undefined || !conditional || url !== cardUrl) {
+      if (revalidating === undefined || !conditional || url !== cardUrl) {
         return this.#fail(key, old, statusError(res, url, 'answered 304 Not Modified to a request that had no validator'), 'stale', common);
       }
       let answer = policyHeaders(res.headers);
       // RFC 9111 §4.3.4: a 304 updates the stored response only if its validators match it. One
       // that carries no validator at all answers the conditional request we sent about the one
       // stored response (we keep one per card URL), so it is read as carrying that response's.
-      if (answer.etag === undefined && answer['last-modified'] === undefined) answer = { ...answer, ...validatorsOf(old.cacheHeaders) };
-      const { policy, matches } = stored.revalidatedPolicy({ ...request, headers }, { status: 304, headers: answer });
-      // A 304 for another representation says nothing about ours: fetch the whole card.
-      if (!matches) return this.#refresh(key, { unconditional: true });
+      if (answer.etag === undefined && answer['last-modified'] === undefined) answer = { ...answer, ...validatorsOf(revalidating.cacheHeaders) };
+      const request = { url: cardUrl, method: 'GET', headers };
+      let policy: CachePolicy;
+      if (storedPolicy === undefined && sameValidators(answer, revalidating.cacheHeaders)) {
+        // The 304 repeats the stored validators, which http-cache-semantics always selects: build
+        // the updated policy directly, as its revalidatedPolicy() would (one policy, not two).
+        policy = new this.#Policy(request, { status: 200, headers: updatedHeaders(revalidating.cacheHeaders, answer) }, { shared: false });
+      } else {
+        const updated = (storedPolicy ?? this.#storedPolicy(revalidating, request)).revalidatedPolicy(request, { status: 304, headers: answer });
+        // A 304 for another representation says nothing about ours: fetch the whole card.
+        if (!updated.matches) return this.#refresh(key, { unconditional: true });
+        policy = updated.policy;
+      }
       const merged = policyHeaders(policy.responseHeaders() as Record<string, string>);
-      return this.#store(key, this.#freshEntry(old, policy, merged, headers, 'revalidated'), 'revalidated', common);
+      return this.#store(key, this.#freshEntry(revalidating, policy, merged, request, 'revalidated'), 'revalidated', common);
     }
 
     if (res.status !== 200) {
@@ -344,13 +365,13 @@ export class CardCache {
       return this.#fail(key, old, statusError(res, url, `answered HTTP ${res.status}${hint}${tried}`), 'stale', common);
     }
 
-    const sent = url === cardUrl ? headers : request.headers;
+    const request = { url, method: 'GET', headers: url === cardUrl ? headers : plain };
     const cacheHeaders = policyHeaders(res.headers);
-    const policy = new this.#Policy({ ...request, url, headers: sent }, { status: 200, headers: cacheHeaders }, { shared: false });
+    const policy = new this.#Policy(request, { status: 200, headers: cacheHeaders }, { shared: false });
     const rawSha256 = sha256Hex(res.body);
     const where = { baseUrl: key, cardUrl: url };
     if (old !== undefined && old.rawSha256 === rawSha256) {
-      return this.#store(key, this.#freshEntry({ ...old, ...where }, policy, cacheHeaders, sent, 'unchanged'), 'unchanged', { ...common, rawSha256 });
+      return this.#store(key, this.#freshEntry({ ...old, ...where }, policy, cacheHeaders, request, 'unchanged'), 'unchanged', { ...common, rawSha256 });
     }
     const check = await checkCard(res.body, { ...this.#o.check, hostPolicy, sourceUrl: url });
     if (!check.ok || check.card === undefined || check.protocolVersion === undefined || check.canonicalSha256 === undefined) {
@@ -363,11 +384,11 @@ export class CardCache {
       body: check.text ?? res.body.toString('utf8'),
       rawSha256,
       canonicalSha256: check.canonicalSha256,
-      fetchedAtWall: clock.wallNow(),
+      fetchedAtWall: this.#o.clock.wallNow(),
       warnings: check.warnings.length > 0 ? check.warnings : NO_PROBLEMS,
       signature: check.signature?.status,
     };
-    return this.#store(key, this.#freshEntry(card, policy, cacheHeaders, sent, 'changed'), 'changed', { ...common, rawSha256, warnings: card.warnings });
+    return this.#store(key, this.#freshEntry(card, policy, cacheHeaders, request, 'changed'), 'changed', { ...common, rawSha256, warnings: card.warnings });
   }
 
   /** The policy of the stored response, as it was received for the request it answered. */
@@ -383,20 +404,31 @@ export class CardCache {
     card: Pick<CacheEntry, 'baseUrl' | 'cardUrl' | 'card' | 'protocolVersion' | 'body' | 'rawSha256' | 'canonicalSha256' | 'fetchedAtWall' | 'warnings' | 'signature'>,
     policy: CachePolicy,
     responseHeaders: Readonly<Record<string, string>>,
-    requestHeaders: Readonly<Record<string, string>>,
+    request: PolicyRequest,
     outcome: CardOutcome,
   ): CacheEntry {
     const directives = readDirectives(policy);
     // RFC 9111 §5.2.2.5 no-store: no validator is kept, so none is ever sent for this card.
     const cacheHeaders = directives.noStore ? withoutValidators(responseHeaders) : responseHeaders;
+    // §4.1: the request headers the response varies on are compared on the next request.
+    const varies = cacheHeaders.vary !== undefined && !directives.noStore;
+    const { clock } = this.#o;
     return entryOf({
-      ...card,
+      baseUrl: card.baseUrl,
+      cardUrl: card.cardUrl,
+      card: card.card,
+      protocolVersion: card.protocolVersion,
+      body: card.body,
+      rawSha256: card.rawSha256,
+      canonicalSha256: card.canonicalSha256,
       etag: cacheHeaders.etag,
       lastModified: cacheHeaders['last-modified'],
       cacheHeaders,
-      // §4.1: the request headers the response varies on are compared on the next request.
-      varyRequest: cacheHeaders.vary !== undefined && !directives.noStore ? requestHeaders : undefined,
-      expiresAt: this.#o.clock.now() + this.#ttl(policy, directives.explicit),
+      varyRequest: varies ? request.headers : undefined,
+      // The next request's validators, as the library derives them from this policy (§4.3.1);
+      // with Vary they depend on that request, so the policy is rebuilt then.
+      conditional: varies ? undefined : conditionalOf(policy.revalidationHeaders({ ...request, headers: this.#requestHeaders })),
+      expiresAt: clock.now() + this.#ttl(policy, directives.explicit),
       failures: 0,
       stale: false,
       usable: true,
@@ -406,7 +438,10 @@ export class CardCache {
       noStore: directives.noStore,
       mustRevalidate: directives.mustRevalidate,
       staleIfErrorMs: directives.staleIfErrorSeconds * 1000,
-      validatedAtWall: this.#o.clock.wallNow(),
+      fetchedAtWall: card.fetchedAtWall,
+      validatedAtWall: clock.wallNow(),
+      warnings: card.warnings,
+      signature: card.signature,
     });
   }
 
@@ -517,6 +552,41 @@ interface ResultDetail {
 }
 
 const LEGACY_SUFFIX = `/${LEGACY_CARD_PATH}`;
+
+const NO_CONDITIONAL: Readonly<Record<string, string>> = Object.freeze({});
+
+/** The validator headers among revalidation headers (the rest are ours). */
+function conditionalOf(headers: Readonly<Record<string, unknown>>): Readonly<Record<string, string>> {
+  const inm = headers['if-none-match'];
+  const ims = headers['if-modified-since'];
+  if (typeof inm !== 'string' && typeof ims !== 'string') return NO_CONDITIONAL;
+  return { ...(typeof inm === 'string' && { 'if-none-match': inm }), ...(typeof ims === 'string' && { 'if-modified-since': ims }) };
+}
+
+/** Whether an entry's validators were derived when it was stored (no Vary, and kept). */
+function isPrecomputed(entry: CacheEntry): boolean {
+  return entry.conditional !== undefined && entry.varyRequest === undefined;
+}
+
+function withConditional(plain: Readonly<Record<string, string>>, conditional: Readonly<Record<string, string>>): Record<string, string> {
+  return conditional === NO_CONDITIONAL ? (plain as Record<string, string>) : { ...plain, ...conditional };
+}
+
+/** Whether a 304 carries exactly the stored response's validators. */
+function sameValidators(answer: Readonly<Record<string, string>>, stored: Readonly<Record<string, string>>): boolean {
+  return answer.etag === stored.etag && answer['last-modified'] === stored['last-modified'];
+}
+
+/**
+ * The stored response's headers updated by a matching 304, as http-cache-semantics'
+ * `revalidatedPolicy()` updates them: each stored header takes the 304's value when it has one;
+ * headers the stored response lacked are not added. (Body headers are never among ours.)
+ */
+function updatedHeaders(stored: Readonly<Record<string, string>>, answer: Readonly<Record<string, string>>): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const k in stored) out[k] = k in answer ? answer[k]! : stored[k]!;
+  return out;
+}
 
 /** The validators of stored response headers. */
 function validatorsOf(headers: Readonly<Record<string, string>>): Record<string, string> {

@@ -47,6 +47,13 @@ export interface CacheEntry {
    * (RFC 9111 §4.1): a later request whose nominated headers differ sends no validator.
    */
   readonly varyRequest?: Readonly<Record<string, string>> | undefined;
+  /**
+   * The validators the next refresh sends (`If-None-Match`, `If-Modified-Since`; empty when none
+   * may be sent), as http-cache-semantics derived them from the stored response for the cache's
+   * request. Absent with `Vary` (they depend on that request) and in entries stored before this
+   * field existed: the stored policy is rebuilt then.
+   */
+  readonly conditional?: Readonly<Record<string, string>> | undefined;
   /** When the entry stops being fresh (jitter applied). */
   readonly expiresAt: number;
   /** Consecutive failed refreshes since the last success. */

@@ -17,8 +17,8 @@ export interface WellKnownFetch {
 }
 
 /**
- * Fetches `cardUrl`; on a 404, fetches `otherUrl` (when given) and takes its answer if it is a
- * 200. `fetch(url, first)` performs one request (`first` is false for the fallback request).
+ * Fetches `cardUrl`; on a 404, fetches the URL `otherUrl()` names (when given; built only then)
+ * and takes its answer if it is a 200. `fetch(url, first)` performs one request (`first` is false for the fallback request).
  * Errors of the first request are thrown; an error of the fallback keeps the first 404.
  *
  * @example
@@ -26,17 +26,18 @@ export interface WellKnownFetch {
  */
 export async function fetchWithLegacyFallback(
   cardUrl: string,
-  otherUrl: string | undefined,
+  otherUrl: (() => string) | undefined,
   fetch: (url: string, first: boolean) => Promise<FetchResult>,
 ): Promise<WellKnownFetch> {
   const res = await fetch(cardUrl, true);
   if (res.status !== 404 || otherUrl === undefined) return { cardUrl, res };
+  const alternate = otherUrl();
   let other: FetchResult | undefined;
   try {
-    other = await fetch(otherUrl, false);
+    other = await fetch(alternate, false);
   } catch {
     other = undefined;
   }
-  if (other?.status === 200) return { cardUrl: otherUrl, res: other };
-  return { cardUrl, res, fallback: { url: otherUrl, status: other?.status } };
+  if (other?.status === 200) return { cardUrl: alternate, res: other };
+  return { cardUrl, res, fallback: { url: alternate, status: other?.status } };
 }

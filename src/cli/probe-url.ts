@@ -56,7 +56,7 @@ export async function probeUrl(target: string, options: ProbeUrlOptions): Promis
     let first: FetchResult;
     try {
       // The card cache's rule: a 404 at agent-card.json is followed by one try at the A2A 0.2 path.
-      const legacyUrl = explicit ? undefined : fetchPolicy.cardUrl(url.href, { legacyPath: true });
+      const legacyUrl = explicit ? undefined : () => fetchPolicy.cardUrl(url.href, { legacyPath: true });
       ({ cardUrl, res: first } = await fetchWithLegacyFallback(cardUrl, legacyUrl, (u) => fetcher.fetch(u, { headers })));
     } catch (err) {
       const e = toDiscoveryError(err, 'ERR_FETCH_NETWORK', { url: cardUrl, stage: 'fetch' });

@@ -110,6 +110,49 @@ for (const engine of storeEngines()) {
         assert.equal(srv.requests.length, 2);
       });
 
+      // The cache keeps the validators http-cache-semantics derived when it stored an entry and,
+      // when a 304 repeats them, updates the entry without rebuilding the stored policy. Entries
+      // without those derived validators (rows written by an older version) go through the
+      // library's revalidatedPolicy(). Both must give the same entry, whatever the headers.
+      const updates: Array<{ name: string; stored: Record<string, string>; answer: Record<string, string> }> = [
+        { name: 'the 304 replaces max-age', stored: { etag: '"a"', 'cache-control': 'max-age=10' }, answer: { etag: '"a"', 'cache-control': 'max-age=600' } },
+        {
+          name: 'headers the stored response lacked are not added',
+          stored: { etag: '"a"', 'cache-control': 'max-age=10' },
+          answer: { etag: '"a"', 'cache-control': 'max-age=10', expires: 'Wed, 01 Jan 2031 00:00:00 GMT', 'last-modified': 'Tue, 01 Oct 2024 10:00:00 GMT' },
+        },
+        { name: 'Age shortens the new lifetime', stored: { etag: 'W/"a"', 'cache-control': 'max-age=100' }, answer: { etag: 'W/"a"', 'cache-control': 'max-age=100', age: '40' } },
+        {
+          name: 'Last-Modified only, heuristic lifetime',
+          stored: { 'last-modified': 'Tue, 01 Oct 2024 10:00:00 GMT' },
+          answer: { 'last-modified': 'Tue, 01 Oct 2024 10:00:00 GMT', 'cache-control': 'max-age=5' },
+        },
+        { name: 'a 304 without validators', stored: { etag: '"a"', 'cache-control': 'max-age=10, stale-if-error=60' }, answer: { 'cache-control': 'max-age=20, must-revalidate' } },
+      ];
+      for (const u of updates) {
+        test(`a matching 304 updates the entry as http-cache-semantics does, with or without the validators kept at store time: ${u.name}`, async () => {
+          // Two caches side by side on one clock: one keeps the derived validators, the other's
+          // store hands entries back without them.
+          const inner = engine.cards(clock);
+          const withValidators = cache({ store: engine.cards(clock) });
+          const rebuilt = cache({
+            store: { get: async (k) => ((e) => e && { ...e, conditional: undefined })(await inner.get(k)), set: (k, e) => inner.set(k, e), delete: (k) => inner.delete(k), keys: () => inner.keys() },
+          });
+          srv.script(() => ({ status: 200, headers: u.stored, body: card('1.0.0') }));
+          const first = await withValidators.get(`${base}a/`);
+          await rebuilt.get(`${base}b/`);
+          srv.script(() => ({ status: 304, headers: u.answer }));
+          await clock.advance(first.expiresAt - clock.now() + 1);
+          const entries = [];
+          for (const [c, b] of [[withValidators, `${base}a/`], [rebuilt, `${base}b/`]] as const) {
+            const e = await c.get(b);
+            assert.equal(e.lastOutcome, 'revalidated');
+            entries.push({ cacheHeaders: e.cacheHeaders, expiresAt: e.expiresAt, etag: e.etag, lastModified: e.lastModified, mustRevalidate: e.mustRevalidate, staleIfErrorMs: e.staleIfErrorMs });
+          }
+          assert.deepEqual(entries[0], entries[1]);
+        });
+      }
+
       test('a 304 to a request that sent no validator is a failure (the stored response had none to send)', async () => {
         srv.script(() => ({ status: 200, headers: { 'cache-control': 'max-age=10' }, body: card('1.0.0') }));
         const c = cache();
