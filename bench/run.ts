@@ -153,7 +153,8 @@ try {
     const get = async (t: Target) => {
       const res = await request(t.cardUrl, { dispatcher, method: 'GET', headers: { accept: 'application/json', 'a2a-version': '1.0' } });
       const body = await res.body.arrayBuffer();
-      return res.statusCode === 200 && body.byteLength > 0;
+      // Served from the store (undici adds `age` only there) after the revalidation the server counted.
+      return res.statusCode === 200 && body.byteLength > 0 && res.headers.age !== undefined;
     };
     expiryPeers.push(
       await peerExpiryBenchmark(
@@ -276,7 +277,7 @@ out.push(`Figures: median [min–max] over ${ROUNDS} interleaved rounds (heap: p
 out.push('');
 out.push(`1. Conditional refresh sweep, all 304: ${fmt(REFRESH_N, 0)} endpoints over ${ORIGINS} origins, concurrency ${CONCURRENCY}, 1 keep-alive connection per origin`);
 out.push(
-  `   ${UNDICI}: undici.request through interceptors.cache + MemoryCacheStore on an Agent with 1 connection per origin; its endpoints (the same cards, ids n…) send ${NO_CACHE}, so each use is a conditional request (304) served from the store.`,
+  `   ${UNDICI}: undici.request through interceptors.cache + MemoryCacheStore on an Agent with 1 connection per origin; its endpoints (the same cards, ids n…) send ${NO_CACHE}, so each use is a conditional request (304) served from the store. An interceptor below the cache drops Cache-Control from the 304s (undici deletes the entry on a 304 that carries it: the next use would be a full GET).`,
 );
 out.push(`   ${ADK}: new DefaultAgentCardResolver().resolve(baseUrl) (@a2a-js/sdk 0.3.14, as @google/adk 2.0 calls it): a full GET (200) through the global fetch every time.`);
 out.push(refreshTable(multi));
@@ -303,7 +304,7 @@ out.push(
   ),
 );
 out.push(
-  `   The same ${CALLERS} callers × ${fmt(EXPIRY_N, 0)} endpoints through the peers (${EXPIRY_PEER_ROUNDS} round(s), each bounded to ${PEER_EXPIRY_LIMIT_MS / 1000} s; ${UNDICI}: every entry ${NO_CACHE}, so every use must revalidate, 304 without Cache-Control; ${ADK}: no cache). Upstream ÷ endpoints is per complete walk of all callers (requests × callers ÷ calls done).`,
+  `   The same ${CALLERS} callers × ${fmt(EXPIRY_N, 0)} endpoints through the peers (${EXPIRY_PEER_ROUNDS} round(s), each bounded to ${PEER_EXPIRY_LIMIT_MS / 1000} s; ${UNDICI}: every entry ${NO_CACHE}, so every use must revalidate; Cache-Control dropped from 304s below undici's cache, which would delete the entry; ${ADK}: no cache). Upstream ÷ endpoints is per complete walk of all callers (requests × callers ÷ calls done).`,
 );
 out.push(
   table(

@@ -79,10 +79,12 @@ async function settle(): Promise<NodeJS.MemoryUsage> {
 
 const targets: string[] = [];
 for (let j = 0; j < input.perOrigin && targets.length < input.n; j++) for (const o of input.origins) if (targets.length < input.n) targets.push(`${o}/a${j}/`);
+/** Cards fetched by the untimed warm-up of each measure, into an instance thrown away. */
+const WARM_UP_CARDS = 256;
 const policy = HostPolicy.from({ allow: input.origins, allowLoopback: true });
 const cardUrl = (base: string) => `${base}.well-known/agent-card.json`;
 
-async function measureCache(): Promise<{ m: HeapMeasure; bodyBytes: number; breakdown: HeapBreakdown }> {
+async function measureCache(targets: readonly string[]): Promise<{ m: HeapMeasure; bodyBytes: number; breakdown: HeapBreakdown }> {
   const fetcher = createCardFetcher({ policy, maxConnectionsPerOrigin: 1 });
   const store = new MemoryCardStore();
   const cache = new CardCache({ fetcher, hostPolicy: policy, store, minTtlMs: 0, maxConcurrentFetches: input.concurrency, check: { allowLoopback: true } });
@@ -100,14 +102,18 @@ async function measureCache(): Promise<{ m: HeapMeasure; bodyBytes: number; brea
     return { count: entries.length, bodyBytes: entries.reduce((s, e) => s + Buffer.byteLength(e.body), 0) / Math.max(1, entries.length) };
   })();
   const n = Math.max(1, count);
-  // After the measurement: drop one field at a time from every stored entry and see what is freed.
-  const freed = async (field: keyof CacheEntry | undefined, from: number): Promise<[number, number]> => {
+  // After the measurement: drop one field at a time from every stored entry and see what is
+  // freed (NaN for a field the entries do not have).
+  const freed = async (field: string | undefined, from: number): Promise<[number, number]> => {
+    let present = field === undefined;
     for (const k of store.keys()) {
       const e = store.get(k);
-      if (e !== undefined) store.set(k, field === undefined ? { ...e } : { ...e, [field]: undefined });
+      if (e === undefined) continue;
+      if (field !== undefined && field in e) present = true;
+      store.set(k, (field === undefined ? { ...e } : { ...e, [field]: undefined }) as CacheEntry);
     }
     const now = (await settle()).heapUsed;
-    return [(from - now) / n, now];
+    return [present ? (from - now) / n : NaN, now];
   };
   const [entryShape, h0] = await freed(undefined, after.heapUsed);
   const [card, h1] = await freed('card', h0);
@@ -130,7 +136,7 @@ async function measureCache(): Promise<{ m: HeapMeasure; bodyBytes: number; brea
   };
 }
 
-async function measureBaseline(): Promise<HeapMeasure> {
+async function measureBaseline(targets: readonly string[]): Promise<HeapMeasure> {
   const agent = new Agent({ connections: 1 });
   const held = new Map<string, { body: string; card: unknown }>();
   const before = await settle();
@@ -162,7 +168,7 @@ async function measureBaseline(): Promise<HeapMeasure> {
  * 200 is stored; the store is sized to keep them all), the Agent closed, the store kept alive
  * until measured.
  */
-async function measureUndici(): Promise<HeapMeasure> {
+async function measureUndici(targets: readonly string[]): Promise<HeapMeasure> {
   const holder: { store?: ReturnType<typeof undiciCachingAgent>['store'] } = {};
   const before = await settle();
   const t0 = performance.now();
@@ -196,13 +202,21 @@ async function measureUndici(): Promise<HeapMeasure> {
   return out;
 }
 
+// Untimed warm-up of every code path on a few cards (results dropped): what V8 allocates once
+// (bytecode, feedback, inline caches, per-origin state) is not counted per card.
+const warmTargets = targets.slice(0, Math.min(WARM_UP_CARDS, targets.length));
+for (const what of input.order) {
+  if (what === 'cache') await measureCache(warmTargets);
+  else if (what === 'baseline') await measureBaseline(warmTargets);
+  else await measureUndici(warmTargets);
+}
 let cache: Awaited<ReturnType<typeof measureCache>> | undefined;
 let baseline: HeapMeasure | undefined;
 let undici: HeapMeasure | undefined;
 for (const what of input.order) {
-  if (what === 'cache') cache = await measureCache();
-  else if (what === 'baseline') baseline = await measureBaseline();
-  else undici = await measureUndici();
+  if (what === 'cache') cache = await measureCache(targets);
+  else if (what === 'baseline') baseline = await measureBaseline(targets);
+  else undici = await measureUndici(targets);
 }
 if (!cache || !baseline || !undici) throw new Error('heap-child: the order must name cache, baseline and undici');
 const out: HeapChildOutput = { type: 'heap', n: input.n, order: input.order, cache: cache.m, breakdown: cache.breakdown, baseline, undici, bodyBytes: cache.bodyBytes };
