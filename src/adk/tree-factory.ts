@@ -54,7 +54,24 @@ export interface TreeFactoryOptions {
 
 interface Pin {
   digest: string;
+  /** Monotonic ms of the last use, exact from pin(); see `used`. */
   lastUsedAt: number;
+  /**
+   * Used by rootFor() since `lastUsedAt` was last settled. rootFor() reads no clock (it is the
+   * request path); the next idle check or query settles the use at its own time, so a session's
+   * recorded last use is never earlier than its real one: idle expiry may come up to one check
+   * interval late, never early.
+   */
+  used: boolean;
+}
+
+/** Settles a pin's pending use at `now` and returns its last use. */
+function lastUse(pin: Pin, now: number): number {
+  if (pin.used) {
+    pin.used = false;
+    pin.lastUsedAt = now;
+  }
+  return pin.lastUsedAt;
 }
 
 export interface PinnedSession {
@@ -142,7 +159,14 @@ export class TreeFactory {
    * `ERR_SESSION_LIMIT` when `maxSessions` are pinned.
    */
   rootFor(sessionId: string): BaseAgent {
-    return this.pin(sessionId).root;
+    // The request path: a pinned session whose tree is built costs two map reads, no clock read
+    // and no validation (only valid ids are ever pinned).
+    const pin = this.#pins.get(sessionId);
+    const root = pin && this.#roots.get(pin.digest);
+    if (root === undefined) return this.pin(sessionId).root;
+    pin!.used = true;
+    if (this.#pinListeners.size > 0) this.#pinChanged(sessionId);
+    return root;
   }
 
   /** Like {@link rootFor}, and says whether an idled-out session started anew. */
@@ -152,6 +176,7 @@ export class TreeFactory {
     const pin = this.#pins.get(sessionId);
     if (pin) {
       pin.lastUsedAt = now;
+      pin.used = false;
       this.#pinChanged(sessionId);
       const root = this.#roots.get(pin.digest);
       if (root) return { root, digest: pin.digest };
@@ -166,7 +191,7 @@ export class TreeFactory {
     if (this.#pins.size >= max) throw new DiscoveryError('ERR_SESSION_LIMIT', `${max} sessions are pinned (sessions.maxSessions); end one or wait for idle ones to expire`);
     const root = this.prepare(current);
     this.#o.snapshots.retain(current.digest);
-    this.#pins.set(sessionId, { digest: current.digest, lastUsedAt: now });
+    this.#pins.set(sessionId, { digest: current.digest, lastUsedAt: now, used: false });
     this.#pinChanged(sessionId);
     this.#armIdleTimer();
     const restartedFrom = this.#expired.get(sessionId);
@@ -189,14 +214,14 @@ export class TreeFactory {
     if (this.#pins.has(sessionId)) return;
     this.#o.snapshots.retainRestored(snapshot);
     const idleMs = Math.max(0, this.#clock.wallNow() - lastUsedAtWall);
-    this.#pins.set(sessionId, { digest: snapshot.digest, lastUsedAt: this.#clock.now() - idleMs });
+    this.#pins.set(sessionId, { digest: snapshot.digest, lastUsedAt: this.#clock.now() - idleMs, used: false });
     this.#armIdleTimer();
   }
 
   /** A session's pin: its digest and last use (monotonic ms), if pinned. */
   pinOf(sessionId: string): { readonly digest: string; readonly lastUsedAt: number } | undefined {
     const pin = this.#pins.get(sessionId);
-    return pin && { digest: pin.digest, lastUsedAt: pin.lastUsedAt };
+    return pin && { digest: pin.digest, lastUsedAt: lastUse(pin, this.#clock.now()) };
   }
 
   /** Called whenever a session's pin is created, used, moved or released (a durable store follows it). */
@@ -241,7 +266,7 @@ export class TreeFactory {
     }
     const from = pin.digest;
     this.#o.snapshots.retain(current.digest);
-    this.#pins.set(sessionId, { digest: current.digest, lastUsedAt: this.#clock.now() });
+    this.#pins.set(sessionId, { digest: current.digest, lastUsedAt: this.#clock.now(), used: false });
     this.#pinChanged(sessionId);
     this.#o.snapshots.release(from);
     this.#o.events?.emit({ type: 'session.upgraded', sessionId, digest: current.digest, previousDigest: from });
@@ -279,7 +304,7 @@ export class TreeFactory {
     const now = this.#clock.now();
     const expired: string[] = [];
     for (const [sessionId, pin] of this.#pins) {
-      if (now - pin.lastUsedAt <= this.#idleMs) continue;
+      if (now - lastUse(pin, now) <= this.#idleMs) continue;
       this.#release(sessionId, 'expired');
       expired.push(sessionId);
     }
@@ -309,7 +334,7 @@ export class TreeFactory {
     const now = this.#clock.now();
     const candidates: Array<{ sessionId: string; digest: string; lastUsedAtWall: number }> = [];
     for (const [sessionId, pin] of this.#pins) {
-      if (now - pin.lastUsedAt > this.#idleMs) candidates.push({ sessionId, digest: pin.digest, lastUsedAtWall: wallNow - (now - pin.lastUsedAt) });
+      if (now - lastUse(pin, now) > this.#idleMs) candidates.push({ sessionId, digest: pin.digest, lastUsedAtWall: wallNow - (now - pin.lastUsedAt) });
     }
     if (candidates.length === 0) return [];
     let elsewhere: ReadonlyMap<string, { digest: string; lastUsedAtWall: number }>;
@@ -326,7 +351,7 @@ export class TreeFactory {
     for (const c of candidates) {
       const pin = this.#pins.get(c.sessionId);
       // Used here meanwhile, moved or released: not idle any more, or not ours to expire.
-      if (!pin || pin.digest !== c.digest || later - pin.lastUsedAt <= this.#idleMs) continue;
+      if (!pin || pin.digest !== c.digest || later - lastUse(pin, later) <= this.#idleMs) continue;
       const other = elsewhere.get(c.sessionId);
       if (other === undefined || laterWall - other.lastUsedAtWall > this.#idleMs) {
         this.#release(c.sessionId, 'expired');
@@ -365,7 +390,7 @@ export class TreeFactory {
       sessionId,
       digest: p.digest,
       version: this.#o.snapshots.get(p.digest)?.version ?? -1,
-      idleMs: now - p.lastUsedAt,
+      idleMs: now - lastUse(p, now),
     }));
   }
 

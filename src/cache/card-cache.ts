@@ -31,7 +31,7 @@ import type { Clock, Random } from '../clock/index.js';
 import { systemClock, systemRandom } from '../clock/index.js';
 import { DiscoveryError, toDiscoveryError } from '../errors.js';
 import type { Problem } from '../errors.js';
-import type { CardOutcome, EventStream } from '../events/index.js';
+import type { CardOutcome, CardResultEvent, EventInput, EventStream } from '../events/index.js';
 import type { CardFetcher, FetchResult, HostPolicy } from '../fetch/index.js';
 import { LEGACY_CARD_PATH } from '../fetch/index.js';
 import { readDirectives } from './cache-control.js';
@@ -91,6 +91,7 @@ export interface RefreshOptions {
 }
 
 const NO_PROBLEMS: readonly never[] = Object.freeze([]);
+const NO_DETAIL: ResultDetail = Object.freeze({});
 
 /**
  * The one place every {@link CacheEntry} field is named: each entry is built here, so entries
@@ -129,7 +130,7 @@ function entryOf(n: CacheEntry): CacheEntry {
 
 /** A copy of an entry with some fields changed. */
 function withFields(e: CacheEntry, changes: Partial<CacheEntry>): CacheEntry {
-  return entryOf({ ...e, ...changes });
+  return entryOf(Object.assign({}, e, changes));
 }
 
 /** The origin of a normalized endpoint URL (scheme://host[:port], no path). */
@@ -222,11 +223,13 @@ export class CardCache {
     const key = this.key(baseUrl);
     const running = this.#inflight.get(key);
     if (running) return running;
-    const entry = await this.#o.store.get(key);
+    const stored = this.#o.store.get(key);
+    // A synchronous store (the memory store) is not awaited: a fresh hit costs no extra turn.
+    const entry = stored instanceof Promise ? await stored : stored;
     const now = this.#o.clock.now();
     if (entry !== undefined) {
       if (!entry.stale && now < entry.expiresAt) {
-        this.#emitResult(key, 'hit', { failures: entry.failures });
+        this.#emitResult(key, 'hit', NO_DETAIL, entry.failures);
         return entry;
       }
       if (entry.nextAttemptAt !== undefined && now < entry.nextAttemptAt) return this.#withUsability(key, entry, now);
@@ -342,7 +345,7 @@ export class CardCache {
       // RFC 9111 §4.3.4: a 304 updates the stored response only if its validators match it. One
       // that carries no validator at all answers the conditional request we sent about the one
       // stored response (we keep one per card URL), so it is read as carrying that response's.
-      if (answer.etag === undefined && answer['last-modified'] === undefined) answer = { ...answer, ...validatorsOf(revalidating.cacheHeaders) };
+      if (answer.etag === undefined && answer['last-modified'] === undefined) answer = Object.assign(answer, validatorsOf(revalidating.cacheHeaders));
       const request = { url: cardUrl, method: 'GET', headers };
       let policy: CachePolicy;
       if (storedPolicy === undefined && sameValidators(answer, revalidating.cacheHeaders)) {
@@ -371,11 +374,11 @@ export class CardCache {
     const rawSha256 = sha256Hex(res.body);
     const where = { baseUrl: key, cardUrl: url };
     if (old !== undefined && old.rawSha256 === rawSha256) {
-      return this.#store(key, this.#freshEntry({ ...old, ...where }, policy, cacheHeaders, request, 'unchanged'), 'unchanged', { ...common, rawSha256 });
+      return this.#store(key, this.#freshEntry(Object.assign({}, old, where), policy, cacheHeaders, request, 'unchanged'), 'unchanged', { status: res.status, durationMs: res.durationMs, bytes: res.body.byteLength, rawSha256 });
     }
     const check = await checkCard(res.body, { ...this.#o.check, hostPolicy, sourceUrl: url });
     if (!check.ok || check.card === undefined || check.protocolVersion === undefined || check.canonicalSha256 === undefined) {
-      return this.#fail(key, old, parseFailure(check, url), 'invalid', { ...common, rawSha256 });
+      return this.#fail(key, old, parseFailure(check, url), 'invalid', { status: res.status, durationMs: res.durationMs, bytes: res.body.byteLength, rawSha256 });
     }
     const card = {
       ...where,
@@ -388,7 +391,7 @@ export class CardCache {
       warnings: check.warnings.length > 0 ? check.warnings : NO_PROBLEMS,
       signature: check.signature?.status,
     };
-    return this.#store(key, this.#freshEntry(card, policy, cacheHeaders, request, 'changed'), 'changed', { ...common, rawSha256, warnings: card.warnings });
+    return this.#store(key, this.#freshEntry(card, policy, cacheHeaders, request, 'changed'), 'changed', { status: res.status, durationMs: res.durationMs, bytes: res.body.byteLength, rawSha256, warnings: card.warnings });
   }
 
   /** The policy of the stored response, as it was received for the request it answered. */
@@ -427,7 +430,7 @@ export class CardCache {
       varyRequest: varies ? request.headers : undefined,
       // The next request's validators, as the library derives them from this policy (§4.3.1);
       // with Vary they depend on that request, so the policy is rebuilt then.
-      conditional: varies ? undefined : conditionalOf(policy.revalidationHeaders({ ...request, headers: this.#requestHeaders })),
+      conditional: varies ? undefined : conditionalOf(policy.revalidationHeaders({ url: request.url, method: request.method, headers: this.#requestHeaders })),
       expiresAt: clock.now() + this.#ttl(policy, directives.explicit),
       failures: 0,
       stale: false,
@@ -448,7 +451,7 @@ export class CardCache {
   async #store(key: string, entry: CacheEntry, outcome: CardOutcome, detail: ResultDetail): Promise<CacheEntry> {
     await this.#o.store.set(key, entry);
     if (this.#neverSeen.size > 0) this.#neverSeen.delete(key);
-    this.#emitResult(key, outcome, { ...detail, failures: 0 });
+    this.#emitResult(key, outcome, detail, 0);
     return entry;
   }
 
@@ -466,14 +469,14 @@ export class CardCache {
       const delay = this.#backoff(failures);
       const entry: CacheEntry = this.#usable(withFields(old, { failures, stale: true, nextAttemptAt: now + delay, lastOutcome: outcome, lastError }), now);
       await this.#o.store.set(key, entry);
-      this.#emitResult(key, outcome, { ...detail, failures, error });
+      this.#emitResult(key, outcome, detail, failures, error);
       this.#o.events?.emit({ type: 'card.backoff', endpoint: key, failures, retryInMs: delay });
       return entry;
     }
     const failures = (this.#neverSeen.get(key)?.failures ?? 0) + 1;
     const delay = this.#backoff(failures);
     this.#neverSeen.set(key, { failures, nextAttemptAt: now + delay, error });
-    this.#emitResult(key, outcome === 'invalid' ? 'invalid' : 'failed', { ...detail, failures, error });
+    this.#emitResult(key, outcome === 'invalid' ? 'invalid' : 'failed', detail, failures, error);
     this.#o.events?.emit({ type: 'card.backoff', endpoint: key, failures, retryInMs: delay });
     throw error;
   }
@@ -513,27 +516,25 @@ export class CardCache {
     return updated;
   }
 
-  #emitResult(key: string, outcome: CardOutcome, d: ResultDetail & { failures: number; error?: DiscoveryError }): void {
+  #emitResult(key: string, outcome: CardOutcome, d: ResultDetail, failures: number, error?: DiscoveryError): void {
     const events = this.#o.events;
     if (!events) return;
-    events.emit({
-      type: 'card.result',
-      endpoint: key,
-      outcome,
-      failures: d.failures,
-      ...(d.status !== undefined && { status: d.status }),
-      ...(d.durationMs !== undefined && { durationMs: d.durationMs }),
-      ...(d.bytes !== undefined && { bytes: d.bytes }),
-      ...(d.rawSha256 !== undefined && { rawSha256: d.rawSha256 }),
-      ...(d.warnings !== undefined && d.warnings.length > 0 && { warnings: d.warnings }),
-      ...(d.error && {
-        code: d.error.code,
-        reason: d.error.message,
-        ...(d.error.stage !== undefined && { stage: d.error.stage }),
-        ...(d.error.problems.length > 0 && { problems: d.error.problems }),
-      }),
-    });
+    // Built field by field: object spreads cost microseconds per event on Node 20 (see EventStream.emit).
+    const e: EventInput<CardResultEvent> = { type: 'card.result', endpoint: key, outcome, failures };
+    if (d.status !== undefined) e.status = d.status;
+    if (d.durationMs !== undefined) e.durationMs = d.durationMs;
+    if (d.bytes !== undefined) e.bytes = d.bytes;
+    if (d.rawSha256 !== undefined) e.rawSha256 = d.rawSha256;
+    if (d.warnings !== undefined && d.warnings.length > 0) e.warnings = d.warnings;
+    if (error !== undefined) {
+      e.code = error.code;
+      e.reason = error.message;
+      if (error.stage !== undefined) e.stage = error.stage;
+      if (error.problems.length > 0) e.problems = error.problems;
+    }
+    events.emit(e);
   }
+
 }
 
 interface PolicyRequest {
@@ -569,7 +570,7 @@ function isPrecomputed(entry: CacheEntry): boolean {
 }
 
 function withConditional(plain: Readonly<Record<string, string>>, conditional: Readonly<Record<string, string>>): Record<string, string> {
-  return conditional === NO_CONDITIONAL ? (plain as Record<string, string>) : { ...plain, ...conditional };
+  return conditional === NO_CONDITIONAL ? (plain as Record<string, string>) : Object.assign({}, plain, conditional);
 }
 
 /** Whether a 304 carries exactly the stored response's validators. */

@@ -213,7 +213,11 @@ export class EventStream {
 
   /** Stamps, publishes and returns the event. */
   emit<E extends DiscoveryEvent>(input: EventInput<E>): E {
-    const event = { ...input, seq: ++this.#seq, at: input.at ?? this.#wallNow() } as unknown as E;
+    // Object.assign, not `{ ...input, seq, at }`: V8 (Node 20) takes a slow path for a spread
+    // followed by more properties, microseconds per event.
+    const event = Object.assign({}, input) as unknown as E;
+    event.seq = ++this.#seq;
+    event.at = input.at ?? this.#wallNow();
     for (const listener of this.#listeners) {
       try {
         listener(event);
