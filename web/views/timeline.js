@@ -9,7 +9,7 @@
 import { html, useMemo, useState } from '../lib/vendor.js';
 import { clockTime, decidingStage, describeEvent, duration, endpointLabel, eventClass, eventOutcome } from '../lib/format.js';
 import { activityText } from './endpoints.js';
-import { Badge, EmptyRow, ViewHeader, useNow } from './common.js';
+import { Badge, EmptyRow, TableWrap, ViewHeader, useNow } from './common.js';
 
 /** @typedef {import('../lib/types.js').DiscoveryEvent} DiscoveryEvent */
 /** @typedef {import('../lib/store.js').LiveStore} LiveStore */
@@ -174,7 +174,7 @@ export function TimelineView({ store }) {
     <${Legend} />
     ${(store.activity?.endpoints.length ?? 0) > 0
       ? html`<h2 id="activity-h">Cache activity per endpoint</h2>
-          <div class="table-wrap">
+          <${TableWrap}>
             <table class="data activity" aria-describedby="activity-h">
               <caption>Requests and cache results in the last ${Math.round(windowMs / 60_000)} minutes, and since ${clockTime(store.activity?.since ?? 0).slice(0, 8)} (counted, not journaled)</caption>
               <thead><tr><th scope="col">Endpoint</th><th scope="col">Last ${Math.round(windowMs / 60_000)} min</th><th scope="col">Since the service started</th></tr></thead>
@@ -188,7 +188,7 @@ export function TimelineView({ store }) {
                 )}
               </tbody>
             </table>
-          </div>`
+          <//>`
       : null}
     <h2 id="timeline-list-h">Events</h2>
     <form class="filters" aria-label="Event list options" onSubmit=${(/** @type {Event} */ ev) => ev.preventDefault()}>
@@ -199,7 +199,7 @@ export function TimelineView({ store }) {
         </select>
       </label>
     </form>
-    <div class="table-wrap">
+    <${TableWrap}>
       <table class="data events" aria-describedby="timeline-list-h">
         <caption>Newest first; ${listed.length} shown</caption>
         <thead><tr><th scope="col">Time</th><th scope="col">Endpoint</th><th scope="col">Outcome</th><th scope="col">Decided by</th><th scope="col">What happened</th></tr></thead>
@@ -216,7 +216,7 @@ export function TimelineView({ store }) {
           )}
         </tbody>
       </table>
-    </div>
+    <//>
     ${listed.length >= limit ? html`<p><button type="button" class="btn" onClick=${() => setLimit(limit + 150)}>Show 150 more</button></p>` : null}
   </section>`;
 }
