@@ -25,7 +25,7 @@ import type { EventBuffer } from './event-buffer.js';
 import type { Inspector } from './inspector.js';
 import { parseInspectInput } from './inspector.js';
 import type { JournalReader } from './journal.js';
-import { parseJournalQuery } from './journal.js';
+import { parseActivityQuery, parseJournalQuery } from './journal.js';
 import { EventStreamHub } from './event-stream-route.js';
 import type { OnRefusal, ServerLimits } from './limits.js';
 import { DEFAULT_SERVER_LIMITS } from './limits.js';
@@ -250,7 +250,13 @@ export function createApp(o: AppOptions): Hono {
     if (typeof q === 'string') return c.json({ error: 'bad-request', message: q }, 400);
     return c.json(await o.journal.page(q));
   });
-  app.get('/api/activity', async (c) => (o.journal ? c.json(await o.journal.activity()) : c.json({ error: 'not-found', message: 'this service has no journal' }, 404)));
+  // Cache chatter as counts, and with ?bucketMs=&from= as rate series per endpoint (the timeline's rate strip).
+  app.get('/api/activity', async (c) => {
+    if (!o.journal) return c.json({ error: 'not-found', message: 'this service has no journal' }, 404);
+    const q = parseActivityQuery({ from: c.req.query('from'), bucketMs: c.req.query('bucketMs') });
+    if (typeof q === 'string') return c.json({ error: 'bad-request', message: q }, 400);
+    return c.json(await o.journal.activity(q));
+  });
 
   app.post('/api/refresh', async (c) => {
     const read = await body(c, limits.maxBodyBytes);

@@ -108,7 +108,8 @@
  * @property {number} [raisedAt] epoch ms an alert was raised (on its resolution)
  *
  * @typedef {{ events: Array<DiscoveryEvent & { replica?: string, journalId?: number }>, nextBefore: number | null, replica?: string }} JournalPage
- * @typedef {{ endpoint: string, counts: Record<string, number>, recent: Record<string, number>, lastAt: number }} EndpointActivity
+ * @typedef {{ from: number, bucketMs: number, hits: number[], revalidated: number[], fetches: number[], failures: number[] }} ActivitySeries
+ * @typedef {{ endpoint: string, counts: Record<string, number>, recent: Record<string, number>, lastAt: number, series?: ActivitySeries }} EndpointActivity
  * @typedef {{ since: number, windowMs: number, endpoints: EndpointActivity[], totals: Record<string, number> }} ActivityJson
  *
  * @typedef {object} CardJson
