@@ -78,7 +78,8 @@ function App({ store }) {
     if (h) h.focus({ preventScroll: false });
   }, [route.view]);
 
-  const current = store.snapshots?.history.find((h) => h.digest === store.snapshots?.current);
+  // The newest version with the current digest (a later version may repeat an earlier one's digest).
+  const current = store.snapshots?.history.filter((h) => h.digest === store.snapshots?.current).at(-1);
   const counts = {
     endpoints: store.endpoints?.length,
     snapshots: store.snapshots?.history.length,
@@ -146,7 +147,7 @@ function App({ store }) {
           <h2 id="live-h">Latest</h2>
           <ul id="live-region" aria-live="polite" aria-relevant="additions text">
             ${store.announcements.length === 0 ? html`<li class="muted small">Announcements of new snapshots and alerts appear here.</li>` : null}
-            ${store.announcements.map((a) => html`<li key=${a.id} class=${`announce announce-${a.kind}`}>${a.text}</li>`)}
+            ${store.announcements.map((a) => html`<li key=${a.id} class=${`announce announce-${a.kind}`}><time class="announce-at" datetime=${new Date(a.at).toISOString()}>${clockTime(a.at).slice(0, 8)}</time> ${a.text}</li>`)}
           </ul>
         </section>
       </aside>

@@ -86,7 +86,7 @@ export function SessionsView({ store }) {
             const r = retained.get(h.digest);
             const ids = pinnedBy.get(h.digest) ?? [];
             const current = snaps?.current === h.digest;
-            return html`<tr key=${h.digest} data-version=${h.version}>
+            return html`<tr key=${h.version} data-version=${h.version}>
               <th scope="row">v${h.version}</th>
               <td><code title=${h.digest}>${shortDigest(h.digest)}</code></td>
               <td class="wrap">${ids.length > 0 ? ids.map((id) => html`<code class="chip">${id}</code>`) : html`<span class="muted">none</span>`}</td>

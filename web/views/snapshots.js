@@ -18,6 +18,8 @@ export function SnapshotsView({ store }) {
   const snaps = store.snapshots;
   const history = snaps?.history ?? [];
   const retained = new Map((snaps?.retained ?? []).map((r) => [r.digest, r]));
+  // A later version may repeat an earlier one's digest (an agent back as it was): the newest is current.
+  const currentVersion = history.filter((h) => h.digest === snaps?.current).at(-1)?.version;
   const latest = history.at(-1);
   const previous = history.at(-2);
   const [pair, setPair] = useState(/** @type {{ from: string, to: string } | undefined} */ (undefined));
@@ -83,8 +85,8 @@ export function SnapshotsView({ store }) {
               ${history.length === 0 ? html`<${EmptyRow} cols=${5} text=${snaps ? 'Nothing published yet.' : 'Loading…'} />` : null}
               ${[...history].reverse().map((h) => {
                 const r = retained.get(h.digest);
-                const current = snaps?.current === h.digest;
-                return html`<tr key=${h.digest} data-version=${h.version} class=${shown === h.digest ? 'row-selected' : ''}>
+                const current = h.version === currentVersion;
+                return html`<tr key=${h.version} data-version=${h.version} class=${shown === h.digest ? 'row-selected' : ''}>
                   <th scope="row">
                     <button type="button" class="link-btn" aria-pressed=${shown === h.digest ? 'true' : 'false'} onClick=${() => setInspect(h.digest)}>v${h.version}<span class="visually-hidden">: list its agents</span></button>
                   </th>
