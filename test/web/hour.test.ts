@@ -121,6 +121,8 @@ test('a page opened after an hour of model time shows every snapshot, the alerts
   // Latest: the snapshots and alerts, announced from the journal although the page saw none live.
   const latest = await text(page.locator('#live-region'));
   assert.match(latest, new RegExp(`Snapshot v${all.at(-1)} published`));
+  assert.match(latest, /\d\d:\d\d:\d\d Alert repeated-failures/, 'the outage’s alert, with its time');
+  assert.match(latest, /\d\d:\d\d:\d\d Resolved repeated-failures/, 'and its resolution');
 
   // The chatter: rates on the strip, never marks or rows.
   const chatterMarks = await page.locator('svg.timeline .mark[data-type="card.result"], svg.timeline .mark[data-type="card.fetch"]').count();
