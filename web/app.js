@@ -12,6 +12,7 @@ import { CardView } from './views/card.js';
 import { ChatView } from './views/chat.js';
 import { EndpointsView } from './views/endpoints.js';
 import { ExplorerView } from './views/explorer.js';
+import { InspectView } from './views/inspect.js';
 import { SessionsView } from './views/sessions.js';
 import { SnapshotsView } from './views/snapshots.js';
 import { TimelineView } from './views/timeline.js';
@@ -25,6 +26,7 @@ const VIEWS = [
   { id: 'sessions', label: 'Sessions' },
   { id: 'chat', label: 'Chat' },
   { id: 'card', label: 'Card' },
+  { id: 'inspect', label: 'Inspect' },
   { id: 'explorer', label: 'Trace explorer' },
 ];
 
@@ -103,6 +105,9 @@ function App({ store }) {
       break;
     case 'card':
       view = html`<${CardView} store=${store} url=${route.params.get('url') ?? ''} />`;
+      break;
+    case 'inspect':
+      view = html`<${InspectView} />`;
       break;
     case 'explorer':
       view = html`<${ExplorerView} />`;
