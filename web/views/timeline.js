@@ -288,14 +288,16 @@ function RateStrip({ s, lane, x, start, end, bottom }) {
     ${peak === 0
       ? null
       : shown.map((i) => {
+          // The bucket's visible part; its four bars (at most 5 px each) centred in it.
           const x0 = x(s.from + i * s.bucketMs);
           const w = Math.max(2, x(Math.min(end, s.from + (i + 1) * s.bucketMs)) - x0);
-          const bar = Math.max(0.5, (w - 1) / STRIP_KINDS.length);
+          const bar = Math.min(5, Math.max(0.5, (w - 1) / STRIP_KINDS.length));
+          const left = x0 + (w - bar * STRIP_KINDS.length) / 2;
           return STRIP_KINDS.map((k, j) => {
             const n = s[k.key][i] ?? 0;
             if (n === 0) return null;
             const h = Math.max(1.5, ((n / perMin) / peak) * STRIP_H);
-            return html`<rect class=${`rate rate-${k.key}`} x=${x0 + j * bar} y=${bottom - h} width=${bar} height=${h} />`;
+            return html`<rect class=${`rate rate-${k.key}`} x=${left + j * bar} y=${bottom - h} width=${bar} height=${h} />`;
           });
         })}
   </g>`;
