@@ -252,6 +252,19 @@ describe('the dashboard follows a live service through the morning of changes', 
     await mine.getByRole('button', { name: /^End/ }).click();
     await until(() => mine.count(), (n) => n === 0, 'the ended session to disappear');
     assert.match(await text(page.locator('.status-line')), /ended/);
+
+    // An upgrade's message gives versions, not digests. (demo-early belongs to the demo's own
+    // caller, so the service's answer is stood in for: the digests of v2 and v5.)
+    const snaps = await api<{ history: Array<{ version: number; digest: string }> }>('/api/snapshots');
+    const digest = (v: number) => snaps.history.find((h) => h.version === v)!.digest;
+    await page.route('**/api/sessions/demo-early/upgrade', (route) => route.fulfill({ json: { from: digest(2), to: digest(5), changed: true } }));
+    try {
+      await page.locator('table.sessions tr[data-session="demo-early"]').getByRole('button', { name: /^Upgrade/ }).click();
+      await until(() => text(page.locator('.status-line')), (t) => /upgraded/.test(t), 'the upgrade message');
+      assert.equal(await text(page.locator('.status-line')), 'Session demo-early upgraded from v2 to v5.');
+    } finally {
+      await page.unroute('**/api/sessions/demo-early/upgrade');
+    }
   });
 
   test('keyboard: Tab reaches the nav with a visible focus ring; Enter on a link changes the view', async () => {
