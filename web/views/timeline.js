@@ -177,7 +177,7 @@ export function TimelineView({ store }) {
               ? html`<text x="8" y=${TOP + i * LANE_H + LANE_H / 2 + 4} class="lane-name">${title(l)}</text>`
               : html`<text x="8" y=${TOP + i * LANE_H + 13} class="lane-name">${title(l)}</text>
                   <text x="8" y=${TOP + i * LANE_H + 25} class="lane-label">${endpointLabel(l)}</text>
-                  <text x="8" y=${TOP + i * LANE_H + 36} class="lane-rate">${rateLine(activity.get(l), windowMs)}</text>
+                  <${LaneRate} y=${TOP + i * LANE_H + 36} text=${rateLine(activity.get(l), windowMs)} />
                   <${RateStrip} s=${series.get(l)} lane=${title(l)} x=${x} start=${start} end=${end} bottom=${TOP + (i + 1) * LANE_H - 2} />`}
           </g>`,
         )}
@@ -258,6 +258,18 @@ function rateLine(a, windowMs) {
   const requests = (r['card.fetch.conditional'] ?? 0) + (r['card.fetch.unconditional'] ?? 0);
   const bad = (r['card.result.stale'] ?? 0) + (r['card.result.failed'] ?? 0);
   return `${per(r['card.result.hit'] ?? 0)} hits · ${per(r['card.result.revalidated'] ?? 0)} 304 · ${per(requests)} req${bad > 0 ? ` · ${per(bad)} stale/failed` : ''} per min`;
+}
+
+/**
+ * The lane's rate line, squeezed into the label column when it is too long for it (about 5.2 px
+ * per character at its size), so it never runs into the chart.
+ * @param {{ y: number, text: string }} props
+ */
+function LaneRate({ y, text }) {
+  const room = LABEL_W - 14;
+  return text.length * 5.2 > room
+    ? html`<text x="8" y=${y} class="lane-rate" textLength=${room} lengthAdjust="spacingAndGlyphs">${text}</text>`
+    : html`<text x="8" y=${y} class="lane-rate">${text}</text>`;
 }
 
 /**
