@@ -107,7 +107,7 @@ function App({ store }) {
       view = html`<${CardView} store=${store} url=${route.params.get('url') ?? ''} />`;
       break;
     case 'inspect':
-      view = html`<${InspectView} />`;
+      view = html`<${InspectView} url=${route.params.get('url') ?? ''} />`;
       break;
     case 'explorer':
       view = html`<${ExplorerView} />`;

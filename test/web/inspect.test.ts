@@ -160,6 +160,17 @@ describe('the Inspect view', () => {
     assert.deepEqual(problems, []);
   });
 
+  test('#/inspect?url= fills the URL field (a link from elsewhere in the dashboard)', async () => {
+    await page.check('#inspect-kind-catalog');
+    const target = `${peer.origin}/billing/.well-known/agent-card.json`;
+    await page.evaluate(`location.hash = ${JSON.stringify(`#/inspect?url=${encodeURIComponent(target)}`)}`);
+    await until(() => page.inputValue('#inspect-input'), (v) => v === target, 'the linked URL in the field');
+    assert.equal(await page.isChecked('#inspect-kind-url'), true);
+    await page.click('#inspect-submit');
+    await until(() => text(page.locator('#inspect-status')), (t) => /Accepted/.test(t), 'the linked card URL accepted');
+    assert.equal(await page.locator('#inspect-result .probe-source').innerText(), target);
+  });
+
   test('at 390×844: nothing is wider than the screen, with a URL report and a catalog report shown', async () => {
     await page.setViewportSize({ width: 390, height: 844 });
     try {

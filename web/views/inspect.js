@@ -4,7 +4,7 @@
  * under this service's allowlist (`POST /api/inspect`, the same stages `a2a-discovery probe`
  * prints). Everything in a report is third-party text: shown as text only.
  */
-import { html, useState } from '../lib/vendor.js';
+import { html, useEffect, useState } from '../lib/vendor.js';
 import { api } from '../lib/api.js';
 import { Badge, ViewHeader } from './common.js';
 
@@ -82,9 +82,17 @@ const STAGE_LABEL = {
 /** Kept across view changes for the life of the page. */
 const kept = { kind: /** @type {Kind} */ ('url'), text: { url: '', card: '', catalog: '' }, result: /** @type {InspectResult | undefined} */ (undefined) };
 
-export function InspectView() {
+/** `url`: from `#/inspect?url=…`, fills the URL field (a link from elsewhere in the dashboard). @param {{ url?: string }} props */
+export function InspectView({ url = '' }) {
   const [kind, setKind] = useState(kept.kind);
   const [text, setText] = useState(kept.text);
+  useEffect(() => {
+    if (url === '') return;
+    kept.kind = 'url';
+    kept.text = { ...kept.text, url };
+    setKind('url');
+    setText(kept.text);
+  }, [url]);
   const [result, setResult] = useState(kept.result);
   const [error, setError] = useState('');
   const [running, setRunning] = useState(false);
