@@ -38,7 +38,7 @@ export interface InspectorOptions {
   /** The content checks discovery runs (the card cache's): loopback exemption, `maxBytes`, signatures. */
   check: Omit<CheckCardOptions, 'hostPolicy' | 'sourceUrl'>;
   /** The fetcher's bounds, as the service's card fetcher has them. */
-  fetch?: { maxBodyBytes?: number; totalTimeoutMs?: number };
+  fetch?: { maxBodyBytes?: number; totalTimeoutMs?: number; maxConnectionsPerOrigin?: number };
   /** For tests: a fetcher to use (not closed by the inspector). Default: one built on `policy`, without credentials. */
   fetcher?: CardFetcher;
   /** Inspections at once; {@link Inspector.inspect} returns undefined beyond. */
@@ -86,6 +86,7 @@ export class Inspector {
         recordRemoteAddress: true,
         ...(o.fetch?.maxBodyBytes !== undefined && { maxBodyBytes: o.fetch.maxBodyBytes }),
         ...(o.fetch?.totalTimeoutMs !== undefined && { totalTimeoutMs: o.fetch.totalTimeoutMs }),
+        ...(o.fetch?.maxConnectionsPerOrigin !== undefined && { maxConnectionsPerOrigin: o.fetch.maxConnectionsPerOrigin }),
       });
   }
 

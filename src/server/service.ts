@@ -323,7 +323,11 @@ export async function startService(o: ServiceOptions): Promise<RunningService> {
   const inspector = new Inspector({
     policy,
     check: { allowLoopback: o.policy.allowLoopback ?? false, ...(o.signatures && { signatures: o.signatures }), ...(o.cache?.maxBodyBytes !== undefined && { maxBytes: o.cache.maxBodyBytes }) },
-    fetch: { ...(o.cache?.maxBodyBytes !== undefined && { maxBodyBytes: o.cache.maxBodyBytes }), ...(o.cache?.totalTimeoutMs !== undefined && { totalTimeoutMs: o.cache.totalTimeoutMs }) },
+    fetch: {
+      ...(o.cache?.maxBodyBytes !== undefined && { maxBodyBytes: o.cache.maxBodyBytes }),
+      ...(o.cache?.totalTimeoutMs !== undefined && { totalTimeoutMs: o.cache.totalTimeoutMs }),
+      ...(o.cache?.maxFetchesPerOrigin !== undefined && { maxConnectionsPerOrigin: o.cache.maxFetchesPerOrigin }),
+    },
     maxConcurrent: limits.maxInspections,
     timeoutMs: limits.inspectTimeoutMs,
     onRefusal: refusal,
