@@ -16,6 +16,7 @@ import type { RunningDemo } from '../../src/demo/index.js';
 import { DEFAULT_TRACE_INPUTS, runTrace } from '../../src/explorer/index.js';
 import type { TraceInputs, TraceStats } from '../../src/explorer/index.js';
 import { mkdir } from 'node:fs/promises';
+import { expectNoAxeViolations } from './axe.js';
 import { focused, IMAGES, launchBrowser, openPage, screenshot, tabTo, text, until } from './browser.js';
 
 let browser: Browser;
@@ -480,6 +481,23 @@ describe('seed 004 point by point (issue 15)', () => {
     assert.deepEqual(low, [], 'every measured text is at least 4.5:1');
   });
 
+  test('axe-core finds no WCAG 2.0/2.1 A or AA violation: at rest, mid-attempt, refused content, with a baseline', async () => {
+    await drive({});
+    await expectNoAxeViolations(page, 'explorer at step 0');
+    await page.locator('#pb-scrub').fill('12000');
+    await page.click('#pb-next');
+    await expectNoAxeViolations(page, 'explorer inside attempt 3');
+    await page.click('#baseline-capture');
+    await drive({ condition: 'malformed', maxAgeSeconds: 30 });
+    await page.click('#card-v2');
+    await expectNoAxeViolations(page, 'explorer, malformed with a baseline');
+    await page.click('#baseline-clear');
+    // One main landmark, and headings that never skip a level.
+    assert.equal(await page.locator('main, [role="main"]').count(), 1);
+    const levels = await page.locator('main h1, main h2, main h3, main h4').evaluateAll((hs) => hs.map((h) => Number(h.tagName[1])));
+    for (let i = 1; i < levels.length; i++) assert.ok(levels[i]! <= levels[i - 1]! + 1, `heading ${i} jumps from h${levels[i - 1]} to h${levels[i]}`);
+  });
+
   test('390 px: no horizontal page overflow, the strip scrolls inside its box', async () => {
     const phone = await browser.newPage({ viewport: { width: 390, height: 844 } });
     try {
@@ -497,6 +515,7 @@ describe('seed 004 point by point (issue 15)', () => {
         const width = await phone.evaluate('document.documentElement.scrollWidth');
         assert.ok((width as number) <= 390, `page is ${String(width)} px wide after ${step ?? 'opening'}`);
       }
+      await expectNoAxeViolations(phone, 'explorer at 390×844');
       await shotOf(phone, '.diagram', 'explorer-phone');
     } finally {
       await phone.close();

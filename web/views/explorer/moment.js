@@ -62,7 +62,7 @@ export function Moment({ result, current, cursor, playing }) {
           ? html`<dl class="detail">${detail.map(([k, v]) => html`<div><dt>${k}</dt><dd><pre>${showValue(v)}</pre></dd></div>`)}</dl>`
           : html`<p class="muted">No further detail for this step.</p>`}
       </div>
-      <div class="table-wrap">
+      <div class="entry-wrap">
         <table class="data compact">
           <caption>Cache entry around attempt ${current.attempt}</caption>
           <thead><tr><th scope="col">Field</th><th scope="col">Before</th><th scope="col">${attemptDone ? 'After' : 'After (when the attempt ends)'}</th></tr></thead>
