@@ -117,11 +117,11 @@ export function ExplorerView() {
                 <${Legend} />
               </section>
               <${Moment} result=${result} current=${current} cursor=${pb.cursor} playing=${pb.playing} />
-              <div class="grid-2 tight">
-                <${AttemptsTable} result=${result} current=${current} />
+              <${AttemptsTable} result=${result} current=${current} />
+              <div class="trace-pair">
                 <${StatsTable} stats=${result.stats} baseline=${baseline?.stats} />
+                <${Baseline} baseline=${baseline} comparison=${comparison} capture=${() => setBaseline(result)} clear=${() => setBaseline(undefined)} />
               </div>
-              <${Baseline} baseline=${baseline} comparison=${comparison} capture=${() => setBaseline(result)} clear=${() => setBaseline(undefined)} />
               <${CardInspector} result=${result} />
               <${EventList} events=${events} cursor=${pb.cursor} />
               <${Limits} limits=${result.model.limits} />

@@ -2,6 +2,7 @@
 /** The baseline: capture a run, change controls, and see what changed — timeline or decisions. */
 import { html } from '../../lib/vendor.js';
 import { num } from '../../lib/format.js';
+import { TableWrap } from '../common.js';
 import { STATS } from './tables.js';
 
 /** @typedef {import('../../lib/types.js').TraceResult} TraceResult */
@@ -25,13 +26,13 @@ export function Baseline({ baseline, comparison, capture, clear }) {
               <p><strong id="baseline-headline">${comparison.headline}</strong>${comparison.inputs.length > 0 ? `: ${comparison.inputs.length} control(s) differ` : ''}.</p>
               ${comparison.tradeOff ? html`<p class="trade-off">${comparison.tradeOff}</p>` : null}
               ${comparison.stats.length > 0
-                ? html`<div class="table-wrap"><table class="data compact">
+                ? html`<${TableWrap}><table class="data compact">
                     <caption>Statistics that changed</caption>
                     <thead><tr><th scope="col">Statistic</th><th scope="col">Baseline</th><th scope="col">Current</th><th scope="col">Change</th></tr></thead>
                     <tbody>${comparison.stats.map(
                       (s) => html`<tr data-stat-change=${s.field}><th scope="row">${STATS.find(([k]) => k === s.field)?.[1] ?? s.field}</th><td class="num">${num(s.baseline)}</td><td class="num">${num(s.current)}</td><td class="num">${s.delta > 0 ? '+' : '−'}${num(Math.abs(s.delta))}</td></tr>`,
                     )}</tbody>
-                  </table></div>`
+                  </table><//>`
                 : null}
               <ul class="changes">${comparison.lines.map((l) => html`<li>${l}</li>`)}</ul>
             `

@@ -2,7 +2,7 @@
 /** The run as text: summary tiles, the attempts (with why each went to the network) and the statistics. */
 import { html } from '../../lib/vendor.js';
 import { modelSeconds, num } from '../../lib/format.js';
-import { Badge, Tile } from '../common.js';
+import { Badge, TableWrap, Tile } from '../common.js';
 import { LANE_NAME } from './lanes.js';
 
 /** @typedef {import('../../lib/types.js').TraceResult} TraceResult */
@@ -39,17 +39,18 @@ export function Summary({ result, pending }) {
 
 /** @param {{ result: TraceResult, current: TraceEvent | undefined }} props */
 export function AttemptsTable({ result, current }) {
-  return html`<div class="table-wrap">
+  return html`<${TableWrap} class="attempts-wrap">
     <table class="data attempts" id="trace-attempts">
       <caption>Attempts</caption>
-      <thead><tr><th scope="col">#</th><th scope="col">Start</th><th scope="col">Action</th><th scope="col">Status</th><th scope="col">Card</th><th scope="col">Outcome</th></tr></thead>
+      <thead><tr><th scope="col">#</th><th scope="col">Start</th><th scope="col">Action</th><th scope="col">Why</th><th scope="col">Status</th><th scope="col">Card</th><th scope="col">Outcome</th></tr></thead>
       <tbody>
         ${result.attempts.map(
           (a) => html`<tr key=${a.index} data-attempt=${a.index} class=${current?.attempt === a.index ? 'row-selected' : ''}>
             <th scope="row">${a.index}</th>
             <td class="num">${modelSeconds(a.at)}</td>
-            <td>${a.action}${a.ifNoneMatch ? html` <span class="small ink-2">If-None-Match ${a.ifNoneMatch}</span>` : null}<div class="why-cell" data-why>${a.why}</div></td>
-            <td class="num">${a.status ?? '—'}</td>
+            <td>${a.action}${a.ifNoneMatch ? html`<div class="small ink-2 nowrap">If-None-Match ${a.ifNoneMatch}</div>` : null}</td>
+            <td class="why-cell" data-why>${a.why}</td>
+            <td class="num" data-status>${a.status ?? '—'}</td>
             <td data-card>${a.cardVersion ?? '—'}${a.stale ? ' (stale)' : ''}</td>
             <td>
               <${Badge} text=${a.outcome} />
@@ -61,12 +62,12 @@ export function AttemptsTable({ result, current }) {
         )}
       </tbody>
     </table>
-  </div>`;
+  <//>`;
 }
 
 /** @param {{ stats: TraceStats, baseline: TraceStats | undefined }} props */
 export function StatsTable({ stats, baseline }) {
-  return html`<div class="table-wrap">
+  return html`<${TableWrap}>
     <table class="data stats" id="trace-stats">
       <caption>Statistics</caption>
       <thead><tr><th scope="col">Statistic</th><th scope="col">Value</th>${baseline ? html`<th scope="col">Baseline</th>` : null}</tr></thead>
@@ -80,5 +81,5 @@ export function StatsTable({ stats, baseline }) {
         )}
       </tbody>
     </table>
-  </div>`;
+  <//>`;
 }
