@@ -12,6 +12,7 @@ import { CardView } from './views/card.js';
 import { ChatView } from './views/chat.js';
 import { EndpointsView } from './views/endpoints.js';
 import { ExplorerView } from './views/explorer.js';
+import { InspectView } from './views/inspect.js';
 import { SessionsView } from './views/sessions.js';
 import { SnapshotsView } from './views/snapshots.js';
 import { TimelineView } from './views/timeline.js';
@@ -25,6 +26,7 @@ const VIEWS = [
   { id: 'sessions', label: 'Sessions' },
   { id: 'chat', label: 'Chat' },
   { id: 'card', label: 'Card' },
+  { id: 'inspect', label: 'Inspect' },
   { id: 'explorer', label: 'Trace explorer' },
 ];
 
@@ -78,7 +80,8 @@ function App({ store }) {
     if (h) h.focus({ preventScroll: false });
   }, [route.view]);
 
-  const current = store.snapshots?.history.find((h) => h.digest === store.snapshots?.current);
+  // The newest version with the current digest (a later version may repeat an earlier one's digest).
+  const current = store.snapshots?.history.filter((h) => h.digest === store.snapshots?.current).at(-1);
   const counts = {
     endpoints: store.endpoints?.length,
     snapshots: store.snapshots?.history.length,
@@ -102,6 +105,9 @@ function App({ store }) {
       break;
     case 'card':
       view = html`<${CardView} store=${store} url=${route.params.get('url') ?? ''} />`;
+      break;
+    case 'inspect':
+      view = html`<${InspectView} url=${route.params.get('url') ?? ''} />`;
       break;
     case 'explorer':
       view = html`<${ExplorerView} />`;
@@ -146,7 +152,7 @@ function App({ store }) {
           <h2 id="live-h">Latest</h2>
           <ul id="live-region" aria-live="polite" aria-relevant="additions text">
             ${store.announcements.length === 0 ? html`<li class="muted small">Announcements of new snapshots and alerts appear here.</li>` : null}
-            ${store.announcements.map((a) => html`<li key=${a.id} class=${`announce announce-${a.kind}`}>${a.text}</li>`)}
+            ${store.announcements.map((a) => html`<li key=${a.id} class=${`announce announce-${a.kind}`}><time class="announce-at" datetime=${new Date(a.at).toISOString()}>${clockTime(a.at).slice(0, 8)}</time> ${a.text}</li>`)}
           </ul>
         </section>
       </aside>

@@ -22,7 +22,7 @@ export interface WellKnownFetch {
  * Errors of the first request are thrown; an error of the fallback keeps the first 404.
  *
  * @example
- * const { cardUrl, res } = await fetchWithLegacyFallback(policy.cardUrl(base), policy.cardUrl(base, { legacyPath: true }), (u) => fetcher.fetch(u));
+ * const { cardUrl, res } = await fetchWithLegacyFallback(policy.cardUrl(base), () => policy.cardUrl(base, { legacyPath: true }), (u) => fetcher.fetch(u));
  */
 export async function fetchWithLegacyFallback(
   cardUrl: string,

@@ -10,7 +10,7 @@ import { isDiscoveryError } from '../errors.js';
 import type { SignatureMode } from '../card/index.js';
 import { probeFile } from './probe.js';
 import { probeUrl } from './probe-url.js';
-import { renderProbe } from './probe-report.js';
+import { renderProbe } from '../probe/index.js';
 import { runValidate } from './validate.js';
 import { registerTraceCommand } from './trace.js';
 import { registerServeCommands } from './serve.js';

@@ -1,16 +1,15 @@
 /**
  * `a2a-discovery probe <file|url>`: explains, stage by stage, what a client would decide about
  * a card. File mode reads a local card; URL mode (see probe-url.ts) fetches it through the same
- * safe fetcher discovery uses.
+ * safe fetcher discovery uses. The work is the library's (src/probe); this is the flags' side.
  */
 import type { JWK } from 'jose';
-import { checkCard } from '../card/index.js';
 import type { SignatureMode, TrustedKey } from '../card/index.js';
 import { readBoundedFile } from '../config/index.js';
 import { DiscoveryError } from '../errors.js';
 import { HostPolicy } from '../fetch/index.js';
-import type { ProbeReport } from './probe-report.js';
-import { reportFromCheck } from './probe-report.js';
+import type { ProbeReport } from '../probe/index.js';
+import { probeCard } from '../probe/index.js';
 
 export interface ProbeOptions {
   allow: string[];
@@ -54,13 +53,14 @@ export async function probeFile(path: string, options: ProbeOptions): Promise<Pr
   } catch (err) {
     throw new DiscoveryError('ERR_USAGE', `cannot read ${path}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`, { cause: err });
   }
-  const hostPolicy = policyFromFlags(options);
-  const check = await checkCard(bytes, {
-    ...(hostPolicy && { hostPolicy }),
-    allowLoopback: options.allowLoopback,
-    ...(options.maxBytes !== undefined && { maxBytes: options.maxBytes }),
+  const interfacePolicy = policyFromFlags(options);
+  return probeCard(path, bytes, {
+    ...(interfacePolicy && { interfacePolicy }),
     sourceUrl: path,
-    signatures: { mode: options.signatureMode, keys: await loadTrustKeys(options.trustKeys) },
+    check: {
+      allowLoopback: options.allowLoopback,
+      ...(options.maxBytes !== undefined && { maxBytes: options.maxBytes }),
+      signatures: { mode: options.signatureMode, keys: await loadTrustKeys(options.trustKeys) },
+    },
   });
-  return reportFromCheck(path, check, hostPolicy !== undefined);
 }

@@ -173,6 +173,9 @@ const labelSelector = checked((value) =>
 const serverLimits = z.strictObject({
   maxBodyBytes: positiveInt.default(64 * 1024),
   maxTraceBodyBytes: positiveInt.default(256 * 1024),
+  maxInspectBodyBytes: positiveInt.default(256 * 1024),
+  maxInspections: positiveInt.default(2),
+  inspectTimeoutMs: positiveInt.default(20_000),
   maxStreams: positiveInt.default(64),
   maxStreamsPerClient: positiveInt.default(8),
   streamQueueEvents: positiveInt.default(512),

@@ -36,6 +36,12 @@ export interface ServerLimitsConfig {
   readonly maxBodyBytes: number;
   /** Largest JSON body of /api/trace. Default 262144. */
   readonly maxTraceBodyBytes: number;
+  /** Largest JSON body of /api/inspect (a pasted card or catalog). Default 262144. */
+  readonly maxInspectBodyBytes: number;
+  /** Inspections running at once, all callers together (429 beyond). Default 2. */
+  readonly maxInspections: number;
+  /** One inspection's deadline; requests still in flight are aborted. Default 20000. */
+  readonly inspectTimeoutMs: number;
   /** Open /api/stream connections overall. Default 64. */
   readonly maxStreams: number;
   /** Open /api/stream connections per client address. Default 8. */

@@ -1,11 +1,16 @@
 /**
  * `compareTraces`: what changed between a captured baseline run and the current one — the
- * controls, each attempt's decision, and each statistic — for the explorer's "capture a
- * baseline and record what changed" step.
+ * controls, each attempt's decision, its timing, and each statistic — for the explorer's
+ * "capture a baseline and record what changed" step. A change of timing alone (interval, round
+ * trip) is told apart from a change of decisions, and a change of max-age is stated as the
+ * freshness-versus-requests trade-off with the numbers of both runs.
+ *
+ * The page keeps a copy (web/lib/trace-compare.js); test/explorer/compare-web.test.ts holds
+ * them to the same answers.
  *
  * @module
  */
-import type { TraceAttempt, TraceResult, TraceStats } from './run-trace.js';
+import type { TraceAttempt, TraceResult, TraceStats } from './types.js';
 
 /** One value that differs. */
 export interface TraceChange {
@@ -32,26 +37,59 @@ export interface StatChange extends TraceChange {
 
 /** The result of {@link compareTraces}. */
 export interface TraceComparison {
-  /** True when no attempt decision and no statistic changed (controls may still differ). */
+  /**
+   * True when the sequence of decisions is the same: per attempt the action, status, card used,
+   * staleness, outcome and rejecting stage, and every statistic (controls and times may differ).
+   */
   readonly sameDecisions: boolean;
+  /** True when some attempt starts at another time. */
+  readonly timelineChanged: boolean;
+  /** `Nothing changed`, `Timeline changed, decisions the same`, `Same decisions` (controls differ, nothing else) or `Decisions changed`. */
+  readonly headline: string;
   readonly inputs: readonly TraceChange[];
   readonly attempts: readonly AttemptChanges[];
   readonly stats: readonly StatChange[];
+  /** The freshness-versus-requests trade-off in words, when max-age differs. */
+  readonly tradeOff?: string;
   /** One sentence per change, for a person. */
   readonly lines: readonly string[];
 }
 
-/** Attempt fields compared, in display order. `endedAt` and messages are left out on purpose. */
-export const COMPARED_ATTEMPT_FIELDS: readonly (keyof TraceAttempt)[] = Object.freeze([
-  'at',
-  'action',
-  'status',
-  'cardVersion',
-  'stale',
-  'outcome',
-  'stage',
-  'reason',
-] as const);
+/** Attempt fields that make up a decision, in display order. */
+export const DECISION_FIELDS: readonly (keyof TraceAttempt)[] = Object.freeze(['action', 'status', 'cardVersion', 'stale', 'outcome', 'stage', 'reason'] as const);
+
+/** Attempt fields compared, in display order: the start time, then the decision. `endedAt` and messages are left out on purpose. */
+export const COMPARED_ATTEMPT_FIELDS: readonly (keyof TraceAttempt)[] = Object.freeze(['at', ...DECISION_FIELDS] as (keyof TraceAttempt)[]);
+
+const s = (n: number): string => `${Math.round(n * 1000) / 1000} s`;
+const requests = (n: number): string => `${n} network request${n === 1 ? '' : 's'}`;
+
+/** When v2 was first used, in words. */
+function seenV2(r: TraceResult): string {
+  return r.freshness.v2FirstUsedAt === null ? 'never in the run' : `at ${s(r.freshness.v2FirstUsedAt)}`;
+}
+
+/**
+ * The freshness-versus-requests trade-off between two runs whose max-age differs, with their numbers.
+ *
+ * @example tradeOffOf(base, longCache) // "Longer max-age (30 s instead of 10 s): 1 network request instead of 3, but v2 is seen later: never in the run instead of at 12 s."
+ */
+export function tradeOffOf(baseline: TraceResult, current: TraceResult): string | undefined {
+  const b = baseline.inputs.maxAgeSeconds;
+  const c = current.inputs.maxAgeSeconds;
+  if (b === c) return undefined;
+  const longer = c > b;
+  const [bn, cn] = [baseline.stats.networkFetches, current.stats.networkFetches];
+  const head = `${longer ? 'Longer' : 'Shorter'} max-age (${c} s instead of ${b} s): ${bn === cn ? `the same ${requests(cn)}` : `${requests(cn)} instead of ${bn}`}`;
+  if (current.inputs.publishV2AtSeconds === null || baseline.inputs.publishV2AtSeconds === null) {
+    return `${head}; no v2 is published, so freshness is not at stake here.`;
+  }
+  const bt = baseline.freshness.v2FirstUsedAt ?? Infinity;
+  const ct = current.freshness.v2FirstUsedAt ?? Infinity;
+  if (ct === bt) return `${head}; ${ct === Infinity ? 'v2 is used in neither run' : `v2 is seen at ${s(ct)} in both runs`}.`;
+  const later = ct > bt;
+  return `${head}, ${later === longer ? 'but' : 'and'} v2 is seen ${later ? 'later' : 'sooner'}: ${seenV2(current)} instead of ${seenV2(baseline)}.`;
+}
 
 /**
  * Lists what changed from `baseline` to `current`.
@@ -71,6 +109,8 @@ export function compareTraces(baseline: TraceResult, current: TraceResult): Trac
   }
 
   const attempts: AttemptChanges[] = [];
+  let decisionChanged = false;
+  let timelineChanged = false;
   const n = Math.max(baseline.attempts.length, current.attempts.length);
   for (let i = 0; i < n; i++) {
     const b = baseline.attempts[i];
@@ -78,9 +118,13 @@ export function compareTraces(baseline: TraceResult, current: TraceResult): Trac
     const changes: TraceChange[] = [];
     if (b === undefined || c === undefined) {
       changes.push({ field: 'attempt', baseline: b === undefined ? undefined : 'present', current: c === undefined ? undefined : 'present' });
+      decisionChanged = true;
     } else {
       for (const f of COMPARED_ATTEMPT_FIELDS) {
-        if (b[f] !== c[f]) changes.push({ field: f, baseline: b[f], current: c[f] });
+        if (b[f] === c[f]) continue;
+        changes.push({ field: f, baseline: b[f], current: c[f] });
+        if (f === 'at') timelineChanged = true;
+        else decisionChanged = true;
       }
     }
     if (changes.length > 0) attempts.push({ attempt: i + 1, changes });
@@ -93,11 +137,20 @@ export function compareTraces(baseline: TraceResult, current: TraceResult): Trac
     if (b !== c) stats.push({ field: k, baseline: b, current: c, delta: c - b });
   }
 
+  const sameDecisions = !decisionChanged && stats.length === 0;
+  const headline = !sameDecisions
+    ? 'Decisions changed'
+    : timelineChanged
+      ? 'Timeline changed, decisions the same'
+      : inputs.length > 0
+        ? 'Same decisions'
+        : 'Nothing changed';
+  const tradeOff = tradeOffOf(baseline, current);
   const show = (v: unknown): string => (v === undefined ? '—' : JSON.stringify(v));
   const lines = [
     ...inputs.map((x) => `control ${x.field}: ${show(x.baseline)} → ${show(x.current)}`),
     ...attempts.flatMap((a) => a.changes.map((x) => `attempt ${a.attempt} ${x.field}: ${show(x.baseline)} → ${show(x.current)}`)),
     ...stats.map((x) => `${x.field}: ${x.baseline} → ${x.current} (${x.delta > 0 ? '+' : ''}${x.delta})`),
   ];
-  return { sameDecisions: attempts.length === 0 && stats.length === 0, inputs, attempts, stats, lines };
+  return { sameDecisions, timelineChanged, headline, inputs, attempts, stats, ...(tradeOff !== undefined && { tradeOff }), lines };
 }

@@ -6,22 +6,25 @@
  *
  * @module
  */
-export { runTrace, traceCacheSettings, TRACE_SCHEMA } from './run-trace.js';
+export { runTrace, traceCacheSettings } from './run-trace.js';
+export { TRACE_SCHEMA, TIMELINE_STAGES, TIMELINE_STAGE_NAMES } from './types.js';
 export type {
   TraceAction,
   TraceRejectStage,
+  TraceTrigger,
   TraceAttempt,
   TraceStats,
   TimelineStage,
   TraceEvent,
   TraceCacheState,
+  TraceFreshness,
   TraceLibrarySettings,
   TraceModel,
   TraceResult,
-} from './run-trace.js';
+} from './types.js';
 export { DEFAULT_TRACE_INPUTS, TRACE_CONDITIONS, TRACE_LIMITS, resolveTraceInputs } from './inputs.js';
 export type { TraceCondition, TraceInputs } from './inputs.js';
-export { compareTraces, COMPARED_ATTEMPT_FIELDS } from './compare.js';
+export { compareTraces, tradeOffOf, COMPARED_ATTEMPT_FIELDS, DECISION_FIELDS } from './compare.js';
 export type { TraceChange, AttemptChanges, StatChange, TraceComparison } from './compare.js';
 export {
   ScriptedEndpoint,

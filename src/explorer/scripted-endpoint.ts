@@ -127,6 +127,17 @@ export class ScriptedEndpoint implements CardFetcher {
     return from !== null && atMs < from ? 'healthy' : this.#o.condition;
   }
 
+  /**
+   * The card body served for `version` under this endpoint's condition and card controls: the
+   * malformed bytes, the `http://` card, or the card itself (for 404, 503 and 401 the card the
+   * endpoint serves when it answers).
+   */
+  cardBody(version: CardVersionLabel): Buffer {
+    const { condition, cardStreaming } = this.#o;
+    if (condition === 'malformed') return malformedBody(cardStreaming);
+    return modeledCardBody(version, { streaming: cardStreaming, insecure: condition === 'insecure' });
+  }
+
   async fetch(url: string, init: { headers?: Record<string, string>; signal?: AbortSignal } = {}): Promise<FetchResult> {
     if (this.#closed) throw new Error('the scripted endpoint is closed');
     const { clock, rttMs } = this.#o;

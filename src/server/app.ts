@@ -22,8 +22,10 @@ import { diffSnapshots } from '../snapshot/index.js';
 import type { StoreStatus } from '../store/index.js';
 import type { ReplicaStatus } from '../store/replica-coordinator.js';
 import type { EventBuffer } from './event-buffer.js';
+import type { Inspector } from './inspector.js';
+import { parseInspectInput } from './inspector.js';
 import type { JournalReader } from './journal.js';
-import { parseJournalQuery } from './journal.js';
+import { parseActivityQuery, parseJournalQuery } from './journal.js';
 import { EventStreamHub } from './event-stream-route.js';
 import type { OnRefusal, ServerLimits } from './limits.js';
 import { DEFAULT_SERVER_LIMITS } from './limits.js';
@@ -68,6 +70,8 @@ export interface AppOptions {
   replicaStatus?: () => ReplicaStatus;
   /** Several replicas: restores a session another replica pinned, before it is looked up here. */
   adoptSession?: (sessionId: string) => Promise<void>;
+  /** `POST /api/inspect`: what discovery would decide about a URL, card or catalog (404 without it). */
+  inspector?: Inspector;
 }
 
 /** A snapshot for the API: agents with their reviewed fields, card summary and the card itself. */
@@ -246,7 +250,13 @@ export function createApp(o: AppOptions): Hono {
     if (typeof q === 'string') return c.json({ error: 'bad-request', message: q }, 400);
     return c.json(await o.journal.page(q));
   });
-  app.get('/api/activity', async (c) => (o.journal ? c.json(await o.journal.activity()) : c.json({ error: 'not-found', message: 'this service has no journal' }, 404)));
+  // Cache chatter as counts, and with ?bucketMs=&from= as rate series per endpoint (the timeline's rate strip).
+  app.get('/api/activity', async (c) => {
+    if (!o.journal) return c.json({ error: 'not-found', message: 'this service has no journal' }, 404);
+    const q = parseActivityQuery({ from: c.req.query('from'), bucketMs: c.req.query('bucketMs') });
+    if (typeof q === 'string') return c.json({ error: 'bad-request', message: q }, 400);
+    return c.json(await o.journal.activity(q));
+  });
 
   app.post('/api/refresh', async (c) => {
     const read = await body(c, limits.maxBodyBytes);
@@ -330,6 +340,24 @@ export function createApp(o: AppOptions): Hono {
     }
   });
   app.get('/api/trace/defaults', (c) => c.json(DEFAULT_TRACE_INPUTS));
+
+  // The inspector: what `probe` prints, under the service's allowlist and limits (inspector.ts).
+  app.post('/api/inspect', async (c) => {
+    const read = await body(c, limits.maxInspectBodyBytes);
+    if (read instanceof Response) return read;
+    if (!o.inspector) return c.json({ error: 'not-found', message: 'this service has no inspector' }, 404);
+    const input = parseInspectInput(read);
+    if (typeof input === 'string') return c.json({ error: 'bad-request', message: input }, 400);
+    try {
+      const result = await o.inspector.inspect(input);
+      if (result !== undefined) return c.json(result);
+      refuse('inspections');
+      c.header('Retry-After', '5');
+      return c.json({ error: 'too-many-requests', message: `${limits.maxInspections} inspection(s) are already running; try again shortly (server.limits.maxInspections)` }, 429);
+    } catch (err) {
+      return errorResponse(c, err);
+    }
+  });
 
   app.get('*', async (c) => {
     const res = await o.staticFiles?.(c.req.path);

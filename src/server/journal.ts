@@ -18,6 +18,23 @@ export const MAX_JOURNAL_PAGE = 1_000;
 /** The window over which per-endpoint rates are computed. */
 export const ACTIVITY_WINDOW_MS = 5 * 60_000;
 const BUCKET_MS = 10_000;
+/** The resolution of the per-endpoint rate series (the timeline's rate strip). */
+export const SERIES_BUCKET_MS = 60_000;
+/** How far back the rate series reach: 6 hours of one-minute buckets per endpoint. */
+export const SERIES_HORIZON_MS = 6 * 60 * 60_000;
+const SERIES_SLOTS = SERIES_HORIZON_MS / SERIES_BUCKET_MS;
+/** The kinds of chatter a series counts, and the counters each sums. */
+const SERIES_KINDS = {
+  hits: ['card.result.hit'],
+  revalidated: ['card.result.revalidated'],
+  fetches: ['card.fetch.conditional', 'card.fetch.unconditional'],
+  failures: ['card.result.failed', 'card.result.stale'],
+} as const;
+type SeriesKind = keyof typeof SERIES_KINDS;
+const KIND_OF = new Map<string, number>(Object.values(SERIES_KINDS).flatMap((names, i) => names.map((n) => [n, i] as const)));
+const KIND_NAMES = Object.keys(SERIES_KINDS) as SeriesKind[];
+/** Buckets in one series answer at most. */
+const MAX_SERIES_BUCKETS = 720;
 
 export interface JournalPageQuery {
   /** Only events before this journal position (the previous page's `nextBefore`). */
@@ -52,6 +69,32 @@ export interface EndpointActivity {
   recent: Record<string, number>;
   /** Epoch ms of the last chatter event. */
   lastAt: number;
+  /** The rates over time, when the query asked for them (`bucketMs`). */
+  series?: ActivitySeries;
+}
+
+/**
+ * One endpoint's chatter over time: per bucket of `bucketMs` from `from` (epoch ms), the number
+ * of cache hits, 304s (`revalidated`), requests (`fetches`, conditional or not) and failed
+ * refreshes (`failures`: failed, or served stale after a failure). Arrays are aligned with the
+ * buckets, oldest first. Counting starts with the process and reaches back
+ * {@link SERIES_HORIZON_MS} at most.
+ */
+export interface ActivitySeries {
+  from: number;
+  bucketMs: number;
+  hits: number[];
+  revalidated: number[];
+  fetches: number[];
+  failures: number[];
+}
+
+/** What `GET /api/activity` may ask for beyond the counts: rate series from `from` in buckets of `bucketMs`. */
+export interface ActivityQuery {
+  /** Epoch ms; the series start at the bucket holding it (not before the horizon). */
+  from?: number;
+  /** Bucket width, rounded up to a whole number of {@link SERIES_BUCKET_MS}. */
+  bucketMs?: number;
 }
 
 export interface ActivityJson {
@@ -68,6 +111,9 @@ interface Counts {
   /** bucket start → counter → count */
   buckets: Map<number, Map<string, number>>;
   lastAt: number;
+  /** A ring of one-minute buckets: slot → the minute it holds (`series` counts 4 kinds per slot). */
+  minutes: Float64Array;
+  series: Uint32Array;
 }
 
 export class JournalReader {
@@ -113,8 +159,8 @@ export class JournalReader {
     return { events, nextBefore, replica };
   }
 
-  /** Cache chatter per endpoint. */
-  async activity(): Promise<ActivityJson> {
+  /** Cache chatter per endpoint; with `query.bucketMs`, each endpoint's rate series too. */
+  async activity(query: ActivityQuery = {}): Promise<ActivityJson> {
     const now = this.#wallNow();
     const from = now - ACTIVITY_WINDOW_MS;
     const endpoints: EndpointActivity[] = [];
@@ -127,7 +173,7 @@ export class JournalReader {
         }
         for (const [k, v] of counts) recent[k] = (recent[k] ?? 0) + v;
       }
-      endpoints.push({ endpoint, counts: Object.fromEntries(c.counts), recent, lastAt: c.lastAt });
+      endpoints.push({ endpoint, counts: Object.fromEntries(c.counts), recent, lastAt: c.lastAt, ...(query.bucketMs !== undefined && { series: seriesOf(c, now, query) }) });
     }
     endpoints.sort((a, b) => (a.endpoint < b.endpoint ? -1 : 1));
     const totals = await this.#store.counters().catch(() => ({}));
@@ -143,8 +189,18 @@ export class JournalReader {
     if (name === 'journal' || !('endpoint' in e) || typeof e.endpoint !== 'string') return;
     let c = this.#activity.get(e.endpoint);
     if (!c) {
-      c = { counts: new Map(), buckets: new Map(), lastAt: 0 };
+      c = { counts: new Map(), buckets: new Map(), lastAt: 0, minutes: new Float64Array(SERIES_SLOTS).fill(-1), series: new Uint32Array(SERIES_SLOTS * KIND_NAMES.length) };
       this.#activity.set(e.endpoint, c);
+    }
+    const kind = KIND_OF.get(name);
+    if (kind !== undefined) {
+      const minute = Math.floor(e.at / SERIES_BUCKET_MS);
+      const slot = minute % SERIES_SLOTS;
+      if (c.minutes[slot] !== minute) {
+        c.minutes[slot] = minute;
+        c.series.fill(0, slot * KIND_NAMES.length, (slot + 1) * KIND_NAMES.length);
+      }
+      c.series[slot * KIND_NAMES.length + kind]! += 1;
     }
     c.counts.set(name, (c.counts.get(name) ?? 0) + 1);
     const start = Math.floor(e.at / BUCKET_MS) * BUCKET_MS;
@@ -157,6 +213,40 @@ export class JournalReader {
     bucket.set(name, (bucket.get(name) ?? 0) + 1);
     c.lastAt = Math.max(c.lastAt, e.at);
   }
+}
+
+/** One endpoint's series from its ring of minutes, summed into the asked buckets. */
+function seriesOf(c: Counts, now: number, q: ActivityQuery): ActivitySeries {
+  const bucketMs = Math.max(1, Math.ceil((q.bucketMs ?? SERIES_BUCKET_MS) / SERIES_BUCKET_MS)) * SERIES_BUCKET_MS;
+  const horizon = Math.floor((now - SERIES_HORIZON_MS) / SERIES_BUCKET_MS + 1) * SERIES_BUCKET_MS;
+  let from = Math.floor(Math.max(q.from ?? horizon, horizon) / bucketMs) * bucketMs;
+  const count = Math.min(MAX_SERIES_BUCKETS, Math.max(0, Math.floor((now - from) / bucketMs) + 1));
+  from = Math.floor(now / bucketMs) * bucketMs - (count - 1) * bucketMs;
+  const out: ActivitySeries = { from, bucketMs, hits: new Array<number>(count).fill(0), revalidated: new Array<number>(count).fill(0), fetches: new Array<number>(count).fill(0), failures: new Array<number>(count).fill(0) };
+  for (let slot = 0; slot < SERIES_SLOTS; slot++) {
+    const minute = c.minutes[slot]!;
+    if (minute < 0) continue;
+    const i = Math.floor((minute * SERIES_BUCKET_MS - from) / bucketMs);
+    if (i < 0 || i >= count || minute * SERIES_BUCKET_MS < horizon) continue;
+    KIND_NAMES.forEach((k, j) => (out[k][i]! += c.series[slot * KIND_NAMES.length + j]!));
+  }
+  return out;
+}
+
+/** Parses the query of `GET /api/activity`; a problem string for a bad value. */
+export function parseActivityQuery(q: { from?: string | undefined; bucketMs?: string | undefined }): ActivityQuery | string {
+  const out: ActivityQuery = {};
+  if (q.from !== undefined && q.from !== '') {
+    const n = Number(q.from);
+    if (!Number.isSafeInteger(n) || n < 0) return 'from must be epoch milliseconds';
+    out.from = n;
+  }
+  if (q.bucketMs !== undefined && q.bucketMs !== '') {
+    const n = Number(q.bucketMs);
+    if (!Number.isSafeInteger(n) || n < 1 || n > SERIES_HORIZON_MS) return `bucketMs must be an integer from 1 to ${SERIES_HORIZON_MS} (rounded up to whole minutes)`;
+    out.bucketMs = n;
+  }
+  return out;
 }
 
 /** Parses the query of `GET /api/journal`; a problem string for a bad value. */

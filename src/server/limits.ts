@@ -1,5 +1,5 @@
 /**
- * The service's own limits: request bodies, Server-Sent Events streams and socket timeouts. Each
+ * The service's own limits: request bodies, Server-Sent Events streams, inspections and socket timeouts. Each
  * is a `server.limits` key in the configuration; each refusal it causes is counted in
  * `a2a_discovery_http_refusals_total{reason}` (docs/security.md lists them).
  */
@@ -12,6 +12,12 @@ export interface ServerLimits {
   maxBodyBytes: number;
   /** Largest JSON body of `/api/trace` (its inputs may carry a card). Default 256 KiB. */
   maxTraceBodyBytes: number;
+  /** Largest JSON body of `/api/inspect` (a pasted card or catalog). Default 256 KiB. */
+  maxInspectBodyBytes: number;
+  /** `/api/inspect` calls running at once, all callers together (429 beyond). Default 2. */
+  maxInspections: number;
+  /** One inspection's deadline: requests still in flight are aborted and the report says so. Default 20 s. */
+  inspectTimeoutMs: number;
   /** Open `/api/stream` connections, all clients together (503 beyond). Default 64. */
   maxStreams: number;
   /** Open `/api/stream` connections per client address (503 beyond). Default 8. */
@@ -47,7 +53,9 @@ export type RefusalReason =
   | 'replay_events'
   | 'request_timeout'
   | 'sessions'
-  | 'session_owner';
+  | 'session_owner'
+  | 'inspections'
+  | 'inspect_timeout';
 
 /** Counts a refusal (the metrics' counter, or nothing). */
 export type OnRefusal = (reason: RefusalReason) => void;

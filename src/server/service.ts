@@ -41,6 +41,7 @@ import { adoptSessionFromStore, followIntoStore, restoreFromStore, sessionServic
 import { createApp } from './app.js';
 import { EventBuffer } from './event-buffer.js';
 import { EventStreamHub } from './event-stream-route.js';
+import { Inspector } from './inspector.js';
 import { JournalReader } from './journal.js';
 import type { ServerLimits } from './limits.js';
 import { DEFAULT_SERVER_LIMITS } from './limits.js';
@@ -318,6 +319,19 @@ export async function startService(o: ServiceOptions): Promise<RunningService> {
   });
   const metrics = createMetrics({ events, cache, loop, trees, openStreams: () => streams.size, store: () => store.status(), journalDropped: () => follow.writer.dropped, ...(coordinator && { replica: () => coordinator.status() }) });
   const shutdown = new AbortController();
+  // The inspector fetches under discovery's policy and bounds, with a fetcher of its own that holds no credentials.
+  const inspector = new Inspector({
+    policy,
+    check: { allowLoopback: o.policy.allowLoopback ?? false, ...(o.signatures && { signatures: o.signatures }), ...(o.cache?.maxBodyBytes !== undefined && { maxBytes: o.cache.maxBodyBytes }) },
+    fetch: {
+      ...(o.cache?.maxBodyBytes !== undefined && { maxBodyBytes: o.cache.maxBodyBytes }),
+      ...(o.cache?.totalTimeoutMs !== undefined && { totalTimeoutMs: o.cache.totalTimeoutMs }),
+      ...(o.cache?.maxFetchesPerOrigin !== undefined && { maxConnectionsPerOrigin: o.cache.maxFetchesPerOrigin }),
+    },
+    maxConcurrent: limits.maxInspections,
+    timeoutMs: limits.inspectTimeoutMs,
+    onRefusal: refusal,
+  });
   const app = createApp({
     bindHost: host,
     ...(o.allowedHosts && { allowedHosts: o.allowedHosts }),
@@ -338,6 +352,7 @@ export async function startService(o: ServiceOptions): Promise<RunningService> {
     shutdownSignal: shutdown.signal,
     storeStatus: () => store.status(),
     journal,
+    inspector,
     ...(coordinator && {
       replicaStatus: () => coordinator.status(),
       adoptSession: (sessionId: string) => adoptSessionFromStore({ store, loop, trees, sessions, owners, archive }, sessionId),
@@ -368,7 +383,7 @@ export async function startService(o: ServiceOptions): Promise<RunningService> {
   } catch (err) {
     await follow.close();
     offStoreOk();
-    await Promise.allSettled([fetcher.close(), policyFetch.close(), sessionStore.close()]);
+    await Promise.allSettled([fetcher.close(), policyFetch.close(), sessionStore.close(), inspector.close()]);
     if (ownStore) await store.close().catch(() => undefined);
     const code = (err as NodeJS.ErrnoException).code;
     throw new DiscoveryError(
@@ -426,7 +441,7 @@ export async function startService(o: ServiceOptions): Promise<RunningService> {
         journal.close();
         buffer.close();
         await cache.close();
-        await Promise.allSettled([fetcher.close(), policyFetch.close()]);
+        await Promise.allSettled([fetcher.close(), policyFetch.close(), inspector.close()]);
         if (ownStore) await store.close().catch((err: unknown) => storeLog.error({ err: (err as Error).message }, 'closing the state store failed'));
         offLog();
         events.close();

@@ -204,22 +204,9 @@ class RegistrySource implements Source {
         throw new DiscoveryError('ERR_CARD_INVALID', `registry adapter ${adapter.name} returned no records array for ${pageUrl}`, { url: pageUrl, stage: 'source' });
       }
       parsed.records.forEach((entry, i) => {
-        const at = `pages[${page}].records[${i}]`;
-        const { name, url, cardUrl, tags } = (entry ?? {}) as Partial<{ name: unknown; url: unknown; cardUrl: unknown; tags: unknown }>;
-        const field = cardUrl !== undefined && url === undefined ? 'cardUrl' : 'url';
-        const given = field === 'cardUrl' ? cardUrl : url;
-        if (typeof name !== 'string' || name === '' || typeof given !== 'string') {
-          problems.push({ path: at, message: `entry on ${pageUrl} has no name or url (or cardUrl) string; skipped` });
-          return;
-        }
-        const why = field === 'cardUrl' ? impossibleCardUrl(given) : impossibleBaseUrl(given);
-        if (why !== undefined) {
-          problems.push({ path: `${at}.${field}`, message: `entry ${describe(name)} on ${pageUrl}: ${why}; skipped` });
-          return;
-        }
-        const metadata: Record<string, string> = { registry: adapter.name };
-        if (Array.isArray(tags) && tags.length > 0) metadata['tags'] = tags.map(String).join(',');
-        records.push({ name, baseUrl: given, source: id, metadata });
+        const read = recordFromEntry(entry, { at: `pages[${page}].records[${i}]`, pageUrl, source: id, adapter: adapter.name });
+        if ('record' in read) records.push(read.record);
+        else problems.push(read.problem);
       });
       if (parsed.next === undefined) break;
       const next = this.#sameOrigin(parsed.next, pageUrl, 'next page');
@@ -248,6 +235,36 @@ class RegistrySource implements Source {
     }
     return url.href;
   }
+}
+
+/** Where a catalog entry is read: its JSON path (`at`), its page, the source id and the adapter's name. */
+export interface CatalogEntryContext {
+  at: string;
+  pageUrl: string;
+  source: string;
+  adapter: string;
+}
+
+/**
+ * One catalog entry as an endpoint record (`baseUrl` = its `url`, or its `cardUrl`, as given;
+ * `metadata` = `{ registry, tags? }`), or the problem that drops it: no name or URL string (at
+ * `at`), or a URL that cannot be one of its kind (at `at.url` / `at.cardUrl`). The allowlist is
+ * not applied here: the resolver does that.
+ *
+ * @example recordFromEntry({ name: 'billing', url: 'https://billing.example.com/' }, { at: 'agents[0]', pageUrl, source: 'catalog', adapter: 'simple' })
+ */
+export function recordFromEntry(entry: unknown, ctx: CatalogEntryContext): { record: EndpointRecord } | { problem: Problem } {
+  const { name, url, cardUrl, tags } = (entry ?? {}) as Partial<{ name: unknown; url: unknown; cardUrl: unknown; tags: unknown }>;
+  const field = cardUrl !== undefined && url === undefined ? 'cardUrl' : 'url';
+  const given = field === 'cardUrl' ? cardUrl : url;
+  if (typeof name !== 'string' || name === '' || typeof given !== 'string') {
+    return { problem: { path: ctx.at, message: `entry on ${ctx.pageUrl} has no name or url (or cardUrl) string; skipped` } };
+  }
+  const why = field === 'cardUrl' ? impossibleCardUrl(given) : impossibleBaseUrl(given);
+  if (why !== undefined) return { problem: { path: `${ctx.at}.${field}`, message: `entry ${describe(name)} on ${ctx.pageUrl}: ${why}; skipped` } };
+  const metadata: Record<string, string> = { registry: ctx.adapter };
+  if (Array.isArray(tags) && tags.length > 0) metadata['tags'] = tags.map(String).join(',');
+  return { record: { name, baseUrl: given, source: ctx.source, metadata } };
 }
 
 /** Runs adapter code; a non-DiscoveryError it throws becomes `ERR_CARD_INVALID` with the cause kept. */

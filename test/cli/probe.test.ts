@@ -16,7 +16,7 @@ import { cardFor } from '../helpers/cards.js';
 import type { CliRun } from '../helpers/cli.js';
 import { runCli } from '../helpers/cli.js';
 import { probeUrl } from '../../src/cli/probe-url.js';
-import { renderProbe } from '../../src/cli/probe-report.js';
+import { renderProbe } from '../../src/probe/index.js';
 import { startScriptedServer } from '../cache/scripted-server.js';
 
 const cli = (...args: string[]): Promise<CliRun> => runCli(args);

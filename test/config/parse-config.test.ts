@@ -39,6 +39,9 @@ const SERVER_DEFAULTS = {
   limits: {
     maxBodyBytes: 65_536,
     maxTraceBodyBytes: 262_144,
+    maxInspectBodyBytes: 262_144,
+    maxInspections: 2,
+    inspectTimeoutMs: 20_000,
     maxStreams: 64,
     maxStreamsPerClient: 8,
     streamQueueEvents: 512,

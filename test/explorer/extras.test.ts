@@ -16,6 +16,7 @@ import {
   runTrace,
   ScriptedEndpoint,
   traceCacheSettings,
+  TIMELINE_STAGES,
   TRACE_SCHEMA,
 } from '../../src/explorer/index.js';
 import { checkCard } from '../../src/card/index.js';
@@ -137,7 +138,7 @@ describe('jitter (extra control)', () => {
 });
 
 describe('the result is self-describing', () => {
-  test('inputs, model, library settings, and a playback timeline in the four stages', async () => {
+  test('inputs, model, library settings, and a playback timeline on the five lanes in the order the code runs', async () => {
     const r = await runTrace({ maxAgeSeconds: 0 });
     assert.equal(r.schema, TRACE_SCHEMA);
     assert.equal(r.inputs.maxAgeSeconds, 0);
@@ -148,11 +149,16 @@ describe('the result is self-describing', () => {
     assert.equal(r.cacheStates.length, 5);
     assert.deepEqual(JSON.parse(JSON.stringify(r)), r, 'plain data');
     const stagesSeen = new Set(r.events.map((e) => e.stage));
-    assert.deepEqual([...stagesSeen].sort(), ['cache', 'request', 'selection', 'validation']);
+    assert.deepEqual([...stagesSeen].sort(), ['lookup', 'request', 'selection', 'store', 'validation']);
+    // Within each attempt the lanes come in the order CardCache.get runs them.
+    for (const n of [1, 2, 3, 4, 5]) {
+      const lanes = r.events.filter((e) => e.attempt === n).map((e) => TIMELINE_STAGES.indexOf(e.stage));
+      assert.deepEqual(lanes, [...lanes].sort((a, b) => a - b), `attempt ${n}`);
+    }
     assert.deepEqual(r.events.map((e) => e.seq), r.events.map((_, i) => i + 1));
     for (let i = 1; i < r.events.length; i++) assert.ok(r.events[i]!.atMs >= r.events[i - 1]!.atMs, 'events in time order');
     const second = r.events.filter((e) => e.attempt === 2).map((e) => e.kind);
-    assert.deepEqual(second, ['attempt.start', 'request.sent', 'request.received', 'response.received', 'cache.revalidated', 'selection.accepted']);
+    assert.deepEqual(second, ['attempt.start', 'request.sent', 'request.received', 'response.received', 'validation.skipped', 'cache.revalidated', 'selection.accepted']);
     const sent = r.events.find((e) => e.attempt === 2 && e.kind === 'request.received')!;
     assert.equal((sent.detail as { requestHeaders: Record<string, string> }).requestHeaders['if-none-match'], '"card-v1"');
   });

@@ -20,7 +20,7 @@ import assert from 'node:assert/strict';
 import { createPolicyFetch } from '../../src/adk/index.js';
 import { CardCache } from '../../src/cache/index.js';
 import { probeUrl } from '../../src/cli/probe-url.js';
-import type { ProbeStage } from '../../src/cli/probe-report.js';
+import type { ProbeStage } from '../../src/probe/index.js';
 import type { DiscoveryErrorCode } from '../../src/errors.js';
 import { isDiscoveryError } from '../../src/errors.js';
 import { EventStream } from '../../src/events/index.js';

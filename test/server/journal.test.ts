@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import type { DiscoveryEvent } from '../../src/events/index.js';
 import { EventStream } from '../../src/events/index.js';
 import { MemoryStateStore, StoreWriter } from '../../src/store/index.js';
-import { JournalReader, MAX_JOURNAL_PAGE, parseJournalQuery } from '../../src/server/journal.js';
+import { JournalReader, MAX_JOURNAL_PAGE, SERIES_HORIZON_MS, parseActivityQuery, parseJournalQuery } from '../../src/server/journal.js';
 
 test('pages the journal newest first to the horizon, with unwritten events once, filtered by type; chatter only counted', async () => {
   let now = 1_700_000_000_000;
@@ -63,4 +63,55 @@ test('pages the journal newest first to the horizon, with unwritten events once,
   assert.equal(typeof parseJournalQuery({ types: 'alert;drop' }), 'string');
   reader.close();
   await writer.close();
+});
+
+test('rate series: chatter per endpoint per bucket (hits, 304s, requests, failures), summed into the asked buckets, back to the horizon', async () => {
+  const start = Date.UTC(2026, 10, 30, 9, 0);
+  let now = start;
+  const events = new EventStream({ wallNow: () => now });
+  const store = new MemoryStateStore({ wallNow: () => now });
+  const reader = new JournalReader({ store, events, wallNow: () => now });
+  const ep = 'https://a.example';
+  // Ten minutes: each minute 6 hits, 2 requests answered 304; the last three minutes 1 failure each.
+  for (let m = 0; m < 10; m++) {
+    now = start + m * 60_000 + 5_000;
+    for (let i = 0; i < 6; i++) events.emit({ type: 'card.result', endpoint: ep, outcome: 'hit', failures: 0 });
+    for (let i = 0; i < 2; i++) {
+      events.emit({ type: 'card.fetch', endpoint: ep, url: `${ep}/.well-known/agent-card.json`, conditional: true });
+      events.emit({ type: 'card.result', endpoint: ep, outcome: 'revalidated', failures: 0 });
+    }
+    if (m >= 7) events.emit({ type: 'card.result', endpoint: ep, outcome: 'failed', failures: m - 6 });
+  }
+  now = start + 10 * 60_000 - 1;
+
+  assert.equal((await reader.activity()).endpoints[0]!.series, undefined, 'no series unless asked for');
+  const perMinute = (await reader.activity({ from: start, bucketMs: 60_000 })).endpoints[0]!.series!;
+  assert.equal(perMinute.from, start);
+  assert.equal(perMinute.bucketMs, 60_000);
+  assert.deepEqual(perMinute.hits, Array(10).fill(6));
+  assert.deepEqual(perMinute.revalidated, Array(10).fill(2));
+  assert.deepEqual(perMinute.fetches, Array(10).fill(2));
+  assert.deepEqual(perMinute.failures, [0, 0, 0, 0, 0, 0, 0, 1, 1, 1]);
+
+  // Five-minute buckets (a bucket width is rounded up to whole minutes).
+  const perFive = (await reader.activity({ from: start, bucketMs: 299_000 })).endpoints[0]!.series!;
+  assert.equal(perFive.bucketMs, 300_000);
+  assert.deepEqual(perFive.hits, [30, 30]);
+  assert.deepEqual(perFive.failures, [0, 3]);
+
+  // Hours later: the old minutes fall behind the horizon; the series starts there.
+  now = start + SERIES_HORIZON_MS + 3 * 60_000;
+  const late = (await reader.activity({ from: start, bucketMs: 60_000 })).endpoints[0]!.series!;
+  assert.ok(late.from > start);
+  // 360 one-minute slots end with the current minute (scenario minute 363): minutes 4–9 remain.
+  assert.equal(late.hits.reduce((a, b) => a + b, 0), 6 * 6, 'the minutes still within the horizon');
+  // The ring reuses a slot for a new minute: the old count is gone, the new one counted alone.
+  events.emit({ type: 'card.result', endpoint: ep, outcome: 'hit', failures: 0 });
+  const reused = (await reader.activity({ from: now - 60_000, bucketMs: 60_000 })).endpoints[0]!.series!;
+  assert.equal(reused.hits.at(-1), 1);
+
+  assert.deepEqual(parseActivityQuery({ from: '5', bucketMs: '60000' }), { from: 5, bucketMs: 60_000 });
+  assert.equal(typeof parseActivityQuery({ bucketMs: '0' }), 'string');
+  assert.equal(typeof parseActivityQuery({ from: 'x' }), 'string');
+  reader.close();
 });

@@ -122,6 +122,9 @@ describe('the dashboard follows a live service through the morning of changes', 
     await page.selectOption('#diff-from', history.history[2]!.digest);
     await page.selectOption('#diff-to', history.history[3]!.digest);
     await until(() => text(page.locator('.diff')), (t) => /v3 → v4/.test(t) && /returns_agent/.test(t) && /\+ exchange/.test(t), 'the v3 → v4 diff');
+    // The changed-agents table stays inside the diff panel (it scrolls there when too wide).
+    const [panel, table] = await Promise.all([page.locator('.diff').boundingBox(), page.locator('.diff .diff-changed').boundingBox()]);
+    assert.ok(panel && table && table.x + table.width <= panel.x + panel.width + 0.5, `the changed-agents table within the diff panel: ${JSON.stringify({ panel, table })}`);
     const alerts = await text(page.locator('table.alerts'));
     assert.match(alerts, /skills-changed/);
     assert.match(alerts, /repeated-failures/);
@@ -199,6 +202,8 @@ describe('the dashboard follows a live service through the morning of changes', 
     assert.ok((await warning.count()) > 0, 'the warned path is highlighted');
     assert.equal(await warning.first().getAttribute('data-path'), 'additionalInterfaces[0]');
     assert.match(await text(page.locator('table.problems')), /additionalInterfaces\[0\].*repeats the JSONRPC interface/);
+    // The skills are listed, not only counted: name, id, description, tags.
+    assert.match(await text(page.locator('table.skills tr[data-skill="invoices"]')), /^Invoices invoices Explains invoices and charges\. billing$/);
     await page.check('#card-raw');
     assert.match(await text(page.locator('pre.raw')), /^\{"name":"Billing Agent"/, 'the raw bytes as fetched');
     await page.uncheck('#card-raw');
@@ -236,8 +241,9 @@ describe('the dashboard follows a live service through the morning of changes', 
     await page.locator('table.sessions tr[data-session="demo-early"]').waitFor();
     assert.match(await text(page.locator('table.sessions tr[data-session="demo-early"]')), /v2/);
     assert.match(await text(page.locator('table.sessions tr[data-session="demo-late"]')), /v5/);
-    assert.match(await text(page.locator('table.roots tr[data-version="2"]')), /demo-early.*built.*retained/);
-    assert.match(await text(page.locator('table.roots tr[data-version="3"]')), /evicted/);
+    assert.match(await text(page.locator('table.roots tr[data-version="2"]')), /demo-early.*retained.*tree built/);
+    // One state per root: an evicted root says evicted, and nothing about a tree.
+    assert.equal(await text(page.locator('table.roots tr[data-version="3"] td[data-root]')), 'evicted');
     assert.match(await text(page.locator('table.roots tr[data-version="5"]')), /current/);
     await screenshot(page, 'dashboard-sessions');
 
@@ -246,6 +252,19 @@ describe('the dashboard follows a live service through the morning of changes', 
     await mine.getByRole('button', { name: /^End/ }).click();
     await until(() => mine.count(), (n) => n === 0, 'the ended session to disappear');
     assert.match(await text(page.locator('.status-line')), /ended/);
+
+    // An upgrade's message gives versions, not digests. (demo-early belongs to the demo's own
+    // caller, so the service's answer is stood in for: the digests of v2 and v5.)
+    const snaps = await api<{ history: Array<{ version: number; digest: string }> }>('/api/snapshots');
+    const digest = (v: number) => snaps.history.find((h) => h.version === v)!.digest;
+    await page.route('**/api/sessions/demo-early/upgrade', (route) => route.fulfill({ json: { from: digest(2), to: digest(5), changed: true } }));
+    try {
+      await page.locator('table.sessions tr[data-session="demo-early"]').getByRole('button', { name: /^Upgrade/ }).click();
+      await until(() => text(page.locator('.status-line')), (t) => /upgraded/.test(t), 'the upgrade message');
+      assert.equal(await text(page.locator('.status-line')), 'Session demo-early upgraded from v2 to v5.');
+    } finally {
+      await page.unroute('**/api/sessions/demo-early/upgrade');
+    }
   });
 
   test('keyboard: Tab reaches the nav with a visible focus ring; Enter on a link changes the view', async () => {

@@ -2,7 +2,11 @@
  * The discovery-trace explorer page, driven through its controls in Chromium: every seed scenario
  * gives the seed's statistics in the page (and exactly what the library's `runTrace` gives),
  * playback steps and scrubs through the stages, a baseline shows what changed, and the whole page
- * works without a mouse.
+ * works without a mouse. Then seed 004 point by point (issue 15): why each attempt went to the
+ * network, the v2 marker and v2 hidden by the cache, the trade-off in words, the stage order of
+ * the code, timing versus decisions, the page ready to play, spread steps and a legend, the
+ * guided experiments, limits, the protocol link and the modelled card, the preset menu, errors,
+ * contrast, 390 px.
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -11,7 +15,9 @@ import { runDemo } from '../../src/demo/index.js';
 import type { RunningDemo } from '../../src/demo/index.js';
 import { DEFAULT_TRACE_INPUTS, runTrace } from '../../src/explorer/index.js';
 import type { TraceInputs, TraceStats } from '../../src/explorer/index.js';
-import { focused, launchBrowser, openPage, screenshot, tabTo, text, until } from './browser.js';
+import { mkdir } from 'node:fs/promises';
+import { expectNoAxeViolations } from './axe.js';
+import { focused, IMAGES, launchBrowser, openPage, screenshot, tabTo, text, until } from './browser.js';
 
 let browser: Browser;
 let demo: RunningDemo;
@@ -69,6 +75,46 @@ async function pageStats(): Promise<Record<string, number>> {
   return Object.fromEntries(cells.map(([k, v]) => [String(k), Number(String(v).replace(/,/g, ''))]));
 }
 
+/**
+ * The contrast ratio of each element's text against the first opaque background behind it
+ * (WCAG 2 relative luminance; the explorer uses no translucent text colours).
+ */
+async function contrastOf(p: Page, selectors: string[]): Promise<{ selector: string; text: string; ratio: number }[]> {
+  return p.evaluate(`(() => {
+    const rgb = (c) => (c.match(/[\\d.]+/g) || []).map(Number);
+    const lum = ([r, g, b]) => {
+      const f = (v) => { v /= 255; return v <= 0.03928 ? v / 12.92 : Math.pow((v + 0.055) / 1.055, 2.4); };
+      return 0.2126 * f(r) + 0.7152 * f(g) + 0.0722 * f(b);
+    };
+    const bg = (el) => {
+      for (let e = el; e; e = e.parentElement) {
+        const c = rgb(getComputedStyle(e).backgroundColor);
+        if (c.length === 3 || (c.length === 4 && c[3] === 1)) return c.slice(0, 3);
+      }
+      return [255, 255, 255];
+    };
+    const out = [];
+    for (const selector of ${JSON.stringify(selectors)}) {
+      for (const el of document.querySelectorAll(selector)) {
+        if (!el.textContent.trim() || el.getClientRects().length === 0) continue;
+        const a = lum(rgb(getComputedStyle(el).color).slice(0, 3));
+        const b = lum(bg(el));
+        const ratio = (Math.max(a, b) + 0.05) / (Math.min(a, b) + 0.05);
+        out.push({ selector, text: el.textContent.trim().slice(0, 40), ratio: Math.round(ratio * 100) / 100 });
+      }
+    }
+    return out;
+  })()`);
+}
+
+/** Saves a screenshot of one part of the page (under IMAGES, as `screenshot` does). */
+async function shotOf(p: Page, selector: string, name: string): Promise<void> {
+  await mkdir(IMAGES, { recursive: true });
+  await p.mouse.move(0, 0);
+  await p.evaluate('document.activeElement instanceof HTMLElement && document.activeElement.blur()');
+  await p.locator(selector).screenshot({ path: `${IMAGES}${name}.png` });
+}
+
 async function column(cell: string): Promise<string[]> {
   return page.locator(`#trace-attempts tbody tr ${cell}`).evaluateAll((tds) => tds.map((td) => (td.textContent ?? '').replace(/\s+/g, ' ').trim()));
 }
@@ -79,6 +125,7 @@ interface Scenario {
   stats: Partial<TraceStats>;
   cards?: string[];
   statuses?: string[];
+  /** The "rejected at" text: the diagram's lane (and the library's stage where it adds one). */
   rejectedAt?: string;
 }
 
@@ -87,14 +134,14 @@ const V1V2 = ['v1', 'v1', 'v2', 'v2', 'v2'];
 
 const SCENARIOS: Scenario[] = [
   { name: 'healthy defaults', patch: {}, stats: HEALTHY, cards: V1V2, statuses: ['200', '—', '200', '—', '304'] },
-  { name: '404: card not found', patch: { condition: 'not-found' }, stats: { networkFetches: 5, cacheHits: 0, rejected: 5, accepted: 0 }, statuses: Array(5).fill('404'), rejectedAt: 'fetch' },
-  { name: '503: service unavailable', patch: { condition: 'unavailable' }, stats: { networkFetches: 5, rejected: 5, accepted: 0 }, statuses: Array(5).fill('503'), rejectedAt: 'fetch' },
-  { name: '401 without credentials', patch: { condition: 'unauthorized' }, stats: { networkFetches: 5, rejected: 5 }, statuses: Array(5).fill('401'), rejectedAt: 'fetch' },
+  { name: '404: card not found', patch: { condition: 'not-found' }, stats: { networkFetches: 5, cacheHits: 0, rejected: 5, accepted: 0 }, statuses: Array(5).fill('404'), rejectedAt: 'Request' },
+  { name: '503: service unavailable', patch: { condition: 'unavailable' }, stats: { networkFetches: 5, rejected: 5, accepted: 0 }, statuses: Array(5).fill('503'), rejectedAt: 'Request' },
+  { name: '401 without credentials', patch: { condition: 'unauthorized' }, stats: { networkFetches: 5, rejected: 5 }, statuses: Array(5).fill('401'), rejectedAt: 'Request' },
   { name: '401 with credentials supplied = healthy', patch: { condition: 'unauthorized', credentials: true }, stats: HEALTHY, cards: V1V2 },
-  { name: 'malformed JSON', patch: { condition: 'malformed' }, stats: { networkFetches: 5, bytesTransferred: 6_000, rejected: 5 }, rejectedAt: 'parse' },
-  { name: 'malformed JSON with max-age 30: unchanged', patch: { condition: 'malformed', maxAgeSeconds: 30 }, stats: { networkFetches: 5, bytesTransferred: 6_000, rejected: 5 }, rejectedAt: 'parse' },
-  { name: 'non-HTTPS interface', patch: { condition: 'insecure' }, stats: { networkFetches: 5, bytesTransferred: 6_000, rejected: 5 }, rejectedAt: 'policy' },
-  { name: 'client requires streaming, card lacks it', patch: { requireStreaming: true, cardStreaming: false }, stats: { networkFetches: 3, cacheHits: 2, rejected: 5, accepted: 0 }, cards: V1V2, rejectedAt: 'match' },
+  { name: 'malformed JSON', patch: { condition: 'malformed' }, stats: { networkFetches: 5, bytesTransferred: 6_000, rejected: 5 }, rejectedAt: 'Validation (parse)' },
+  { name: 'malformed JSON with max-age 30: unchanged', patch: { condition: 'malformed', maxAgeSeconds: 30 }, stats: { networkFetches: 5, bytesTransferred: 6_000, rejected: 5 }, rejectedAt: 'Validation (parse)' },
+  { name: 'non-HTTPS interface', patch: { condition: 'insecure' }, stats: { networkFetches: 5, bytesTransferred: 6_000, rejected: 5 }, rejectedAt: 'Validation (policy)' },
+  { name: 'client requires streaming, card lacks it', patch: { requireStreaming: true, cardStreaming: false }, stats: { networkFetches: 3, cacheHits: 2, rejected: 5, accepted: 0 }, cards: V1V2, rejectedAt: 'Selection' },
   { name: 'max-age 0', patch: { maxAgeSeconds: 0 }, stats: { networkFetches: 5, notModified: 3, accepted: 5 }, cards: V1V2, statuses: ['200', '304', '200', '304', '304'] },
   { name: 'max-age 30', patch: { maxAgeSeconds: 30 }, stats: { networkFetches: 1, cacheHits: 4, accepted: 5 }, cards: Array(5).fill('v1') },
   { name: 'no v2', patch: { publishV2AtSeconds: null }, stats: { networkFetches: 3, accepted: 5 }, cards: Array(5).fill('v1'), statuses: ['200', '—', '304', '—', '304'] },
@@ -112,7 +159,7 @@ describe('the explorer gives the seed’s numbers for every seed scenario', () =
       assert.deepEqual(stats, { ...library.stats });
       assert.equal(await text(page.locator('#trace-summary')), `${library.summary}.`);
       if (s.cards) assert.deepEqual(await column('td[data-card]'), s.cards);
-      if (s.statuses) assert.deepEqual(await column('td:nth-of-type(3)'), s.statuses);
+      if (s.statuses) assert.deepEqual(await column('td[data-status]'), s.statuses);
       if (s.rejectedAt) assert.deepEqual(await column('.reject-stage'), Array(5).fill(`at ${s.rejectedAt}`));
     });
   }
@@ -129,13 +176,14 @@ describe('the explorer gives the seed’s numbers for every seed scenario', () =
 describe('playback, inspection and the baseline', () => {
   test('restart, next event and previous event step through the stages', async () => {
     await drive({});
-    assert.equal(await text(page.locator('#pb-position')), '26', 'a new run is shown to its end');
+    assert.equal(await text(page.locator('#pb-position')), '0', 'a new run opens at step 0');
+    await page.click('#pb-next');
     await page.click('#pb-restart');
     assert.equal(await text(page.locator('#pb-position')), '0');
     assert.match(await text(page.locator('.moment')), /Before the first attempt/);
     await page.click('#pb-next');
     assert.equal(await text(page.locator('#pb-position')), '1');
-    assert.match(await text(page.locator('#moment-message')), /Attempt 1: discovery looks up https:\/\/orders\.example\.com\//);
+    assert.match(await text(page.locator('#moment-message')), /Attempt 1: discovery looks up https:\/\/orders\.example\.com\/ in the card cache — no card cached yet/);
     await page.click('#pb-next');
     assert.match(await text(page.locator('#moment-message')), /GET https:\/\/orders\.example\.com\/\.well-known\/agent-card\.json/);
     assert.equal(await page.getAttribute('.stage[data-stage="request"]', 'aria-current'), 'step', 'the request stage is the active one');
@@ -151,12 +199,12 @@ describe('playback, inspection and the baseline', () => {
   test('scrubbing the timeline changes the inspected moment', async () => {
     await page.locator('#pb-scrub').fill('12100');
     await until(() => text(page.locator('.moment h2')), (t) => /attempt 3 at 12\.1 s/.test(t), 'attempt 3 at 12.1 s');
-    assert.match(await text(page.locator('.stage[data-stage="cache"]')), /Stored card v2/);
+    assert.match(await text(page.locator('.stage[data-stage="store"]')), /Stored card v2/);
     assert.match(await text(page.locator('#trace-attempts tr.row-selected')), /^3/);
     await screenshot(page, 'explorer');
     await page.locator('#pb-scrub').fill('6000');
     await until(() => text(page.locator('.moment h2')), (t) => /attempt 2 at 6 s/.test(t), 'attempt 2 at 6 s');
-    assert.match(await text(page.locator('.stage[data-stage="cache"]')), /Fresh cached card v1 used without a request/);
+    assert.match(await text(page.locator('.stage[data-stage="lookup"]')), /Fresh cached card v1 used without a request/);
     assert.match(await text(page.locator('.stage[data-stage="request"]')), /Not involved in this attempt/);
   });
 
@@ -177,7 +225,8 @@ describe('playback, inspection and the baseline', () => {
     await page.fill('#x-max-age', '30');
     await waitForRun({ ...DEFAULT_TRACE_INPUTS, maxAgeSeconds: 30 });
     const changes = page.locator('#baseline-changes');
-    assert.match(await text(changes), /Decisions changed/);
+    assert.equal(await text(changes.locator('#baseline-headline')), 'Decisions changed');
+    assert.match(await text(changes), /Longer max-age \(30 s instead of 10 s\): 1 network request instead of 3, but v2 is seen later/);
     assert.match(await text(changes.locator('tr[data-stat-change="networkFetches"]')), /Network fetches 3 1 −2/);
     assert.match(await text(changes), /control maxAgeSeconds: 10 → 30/);
     assert.match(await text(changes), /attempt 3 cardVersion: "v2" → "v1"/);
@@ -203,6 +252,274 @@ describe('playback, inspection and the baseline', () => {
     // The refused run is a 400 from the API: expected here, and nothing else.
     const added = problems.splice(before);
     assert.ok(added.every((p) => /status of 400/.test(p)), added.join('\n'));
+  });
+});
+
+describe('seed 004 point by point (issue 15)', () => {
+  test('a fresh page opens ready to play the healthy sequence: step 0, Next enabled, the preset named', async () => {
+    const { page: fresh, problems: freshProblems } = await openPage(browser);
+    try {
+      await fresh.goto(`${demo.url}/#/explorer`);
+      await fresh.locator('#trace-results[data-state="ready"]').waitFor();
+      assert.equal(await text(fresh.locator('#pb-position')), '0');
+      assert.equal(await fresh.isEnabled('#pb-next'), true, 'Next event is enabled');
+      assert.equal(await fresh.isDisabled('#pb-prev'), true);
+      assert.match(await text(fresh.locator('#moment')), /Before the first attempt/);
+      assert.equal(await fresh.inputValue('#x-preset'), 'healthy');
+      assert.equal(await fresh.locator('#trace-running').count(), 0);
+      assert.deepEqual(freshProblems, []);
+    } finally {
+      await fresh.close();
+    }
+  });
+
+  test('each attempt says why it went to the network; a conditional request shows its If-None-Match value', async () => {
+    await drive({});
+    const why = await page.locator('#trace-attempts [data-why]').allInnerTexts();
+    assert.deepEqual(why, [
+      'no card cached yet',
+      'the cached card v1 is fresh until 10.1 s',
+      'the cached card v1 expired at 10.1 s',
+      'the cached card v2 is fresh until 22.1 s',
+      'the cached card v2 expired at 22.1 s',
+    ]);
+    assert.match(await text(page.locator('#trace-attempts tr[data-attempt="5"]')), /If-None-Match "card-v2"/);
+    // Step to attempt 3's request.
+    await page.locator('#pb-scrub').fill('12000');
+    await until(() => text(page.locator('.moment h2')), (t) => /attempt 3 at 12 s, Request/.test(t), 'the request of attempt 3');
+    assert.match(await text(page.locator('#moment-why')), /Why it went to the network: the cached card v1 expired at 10\.1 s/);
+    assert.match(await text(page.locator('#moment-message')), /GET https:\/\/orders\.example\.com\/\.well-known\/agent-card\.json with If-None-Match: "card-v1"/);
+    assert.match(await text(page.locator('#moment')), /if-none-match "card-v1"/);
+    assert.equal(await page.getAttribute('.stage[data-stage="request"]', 'aria-current'), 'step');
+    await shotOf(page, '.diagram', 'explorer-diagram');
+    await shotOf(page, '#moment', 'explorer-moment');
+    // Backing off says until when.
+    await drive({ condition: 'not-found', backoff: true });
+    assert.match((await page.locator('#trace-attempts [data-why]').allInnerTexts())[2] ?? '', /backing off until 16\.1 s after 2 failure\(s\)/);
+  });
+
+  test('v2 has a marker; with max-age 30 the page says v2 is on the server but the cache serves v1, and states the trade-off', async () => {
+    await drive({});
+    assert.equal(await page.getAttribute('#trace-strip .v2-marker', 'data-at'), '12');
+    assert.match((await page.locator('#trace-strip .v2-marker').textContent()) ?? '', /v2 published \(12 s\)/);
+    assert.equal(await text(page.locator('#freshness-sentence')), 'v2 was published at 12 s and first used at 12 s (attempt 3).');
+    await page.fill('#x-max-age', '30');
+    await waitForRun({ ...DEFAULT_TRACE_INPUTS, maxAgeSeconds: 30 });
+    assert.match(
+      await text(page.locator('#v2-hidden')),
+      /v2 is on the server, the cache still serves v1\. Attempt 3: v2 has been on the server since 12 s, but the cache still serves v1: v1 is fresh until 30\.1 s by max-age 30 s, so no request is sent\. The same for attempts 4, 5\./,
+    );
+    assert.equal(
+      await text(page.locator('#trade-off')),
+      'Freshness versus requests: Longer max-age (30 s instead of 10 s): 1 network request instead of 3, but v2 is seen later: never in the run instead of at 12 s.',
+    );
+    assert.match(await text(page.locator('#trace-attempts tr[data-attempt="3"]')), /v2 has been on the server since 12 s/);
+    await shotOf(page, '.lesson', 'explorer-max-age-30');
+    await page.fill('#x-max-age', '0');
+    await waitForRun({ ...DEFAULT_TRACE_INPUTS, maxAgeSeconds: 0 });
+    assert.match(await text(page.locator('#trade-off')), /Shorter max-age \(0 s instead of 30 s\): 5 network requests instead of 1, but v2 is seen sooner: at 12 s instead of never in the run\./);
+  });
+
+  test('stage cards in the order the code runs; invalid cards visibly not stored; rejections named by lane', async () => {
+    await drive({ condition: 'malformed' });
+    assert.deepEqual(await page.locator('.stage').evaluateAll((els) => els.map((e) => e.getAttribute('data-stage'))), ['lookup', 'request', 'validation', 'store', 'selection']);
+    assert.deepEqual(
+      await page.locator('.stage .stage-name').allInnerTexts().then((t) => t.map((x) => x.replace(/^\d\s*/, '').trim())),
+      ['Cache lookup', 'Request', 'Validation', 'Cache store', 'Selection'],
+    );
+    await page.locator('#pb-scrub').fill('100');
+    await until(() => text(page.locator('.stage[data-stage="selection"]')), (t) => /selection\.rejected/.test(t), 'the end of attempt 1');
+    assert.match(await text(page.locator('.stage[data-stage="validation"]')), /validation\.failed.*Refused at parse/);
+    assert.match(await text(page.locator('.stage[data-stage="store"]')), /cache\.not-stored.*Nothing stored: invalid cards are never cached/);
+    assert.match(await text(page.locator('.stage[data-stage="selection"]')), /Rejected at validation \(parse\)/);
+    await shotOf(page, '.stages', 'explorer-invalid');
+    // The validation wording says what the library checks, not "schema valid".
+    await drive({});
+    await page.locator('#pb-scrub').fill('100');
+    await until(() => text(page.locator('.stage[data-stage="validation"]')), (t) => /validation\.passed/.test(t), 'validation passed');
+    const validation = await text(page.locator('.stage[data-stage="validation"]'));
+    assert.doesNotMatch(validation, /schema valid/i);
+    assert.match(validation, /not the full A2A JSON Schema/);
+  });
+
+  test('interval and round trip: "Timeline changed, decisions the same"; a real change still says "Decisions changed"', async () => {
+    await drive({});
+    await page.click('#baseline-capture');
+    await page.fill('#x-interval', '7');
+    await page.fill('#x-rtt', '300');
+    await waitForRun({ ...DEFAULT_TRACE_INPUTS, intervalSeconds: 7, rttMs: 300 });
+    assert.equal(await text(page.locator('#baseline-headline')), 'Timeline changed, decisions the same');
+    assert.match(await text(page.locator('#last-change')), /Last change: Timeline changed, decisions the same\./);
+    assert.doesNotMatch(await text(page.locator('#baseline-changes')), /Decisions changed/);
+    await page.fill('#x-interval', '4');
+    await waitForRun({ ...DEFAULT_TRACE_INPUTS, intervalSeconds: 4, rttMs: 300 });
+    assert.equal(await text(page.locator('#baseline-headline')), 'Decisions changed');
+    await page.click('#baseline-clear');
+  });
+
+  test('the steps of one attempt never overlap as dots; a colour legend says what each colour means', async () => {
+    await drive({});
+    const marks = await page.locator('#trace-strip circle.mark').evaluateAll((els) => els.map((e) => ({ attempt: Number(e.getAttribute('data-attempt')), cx: Number(e.getAttribute('cx')) })));
+    assert.equal(marks.length, (await runTrace()).events.length);
+    for (let i = 1; i < marks.length; i++) assert.ok(marks[i]!.cx - marks[i - 1]!.cx >= 10, `steps ${i} and ${i + 1} are ${marks[i]!.cx - marks[i - 1]!.cx} px apart`);
+    // An attempt's steps end before the next attempt starts.
+    for (let n = 1; n < 5; n++) {
+      const last = Math.max(...marks.filter((m) => m.attempt === n).map((m) => m.cx));
+      const next = Math.min(...marks.filter((m) => m.attempt === n + 1).map((m) => m.cx));
+      assert.ok(last < next, `attempt ${n} ends before attempt ${n + 1}`);
+    }
+    const legend = await page.locator('#trace-legend li').allInnerTexts();
+    assert.ok(legend.length >= 12);
+    assert.ok(legend.some((l) => /^request/.test(l)));
+    assert.ok(legend.some((l) => /blue ring: the request marker/.test(l)));
+    assert.ok(legend.some((l) => /v2 published/.test(l)));
+    // Every colour used by a mark is in the legend.
+    const used = new Set(await page.locator('#trace-strip circle.mark').evaluateAll((els) => els.map((e) => [...e.classList].find((c) => c.startsWith('o-')))));
+    const listed = new Set(await page.locator('#trace-legend li[data-tone]').evaluateAll((els) => els.map((e) => e.getAttribute('data-tone'))));
+    for (const tone of used) assert.ok(listed.has(tone ?? ''), `${tone} is in the legend`);
+  });
+
+  test('the guide offers the seed’s experiments as steps that set the controls and say what to look for', async () => {
+    const titles = await page.locator('#guide-experiment option').allInnerTexts();
+    assert.ok(titles.includes('2. Find the stage that rejects each case'), titles.join(' | '));
+    assert.ok(titles.includes('3. Invalid cards are never cached'));
+    await page.selectOption('#guide-experiment', 'reject');
+    await waitForRun({ ...DEFAULT_TRACE_INPUTS, condition: 'not-found' });
+    assert.match(await text(page.locator('#guide-look')), /Look for: Every attempt is rejected at Request/);
+    await page.click('[data-step="reject-1"]');
+    await waitForRun({ ...DEFAULT_TRACE_INPUTS, condition: 'malformed' });
+    assert.equal(await page.inputValue('#x-preset'), 'malformed');
+    assert.equal(await page.inputValue('#x-condition'), 'malformed');
+    assert.match(await text(page.locator('#guide-look')), /Look for: Rejected at Validation \(parse\)/);
+    assert.equal(await page.getAttribute('[data-step="reject-1"]', 'aria-pressed'), 'true');
+
+    await page.selectOption('#pb-speed', '8');
+    await page.selectOption('#guide-experiment', 'play');
+    await waitForRun({ ...DEFAULT_TRACE_INPUTS });
+    assert.match(await text(page.locator('#guide-look')), /Follow the blue request marker/);
+    await until(async () => Number(await text(page.locator('#pb-position'))), (n) => n >= 2, 'playback started by the guide');
+    assert.equal(await page.locator('#request-marker').count(), 1, 'the blue request marker is drawn');
+    await page.click('#pb-pause');
+
+    await page.selectOption('#guide-experiment', 'timing');
+    await until(() => text(page.locator('.baseline')), (t) => /Baseline: 3 network fetches/.test(t), 'the baseline captured by the guide');
+    await page.click('[data-step="timing-1"]');
+    await waitForRun({ ...DEFAULT_TRACE_INPUTS, intervalSeconds: 7, rttMs: 300 });
+    assert.equal(await text(page.locator('#baseline-headline')), 'Timeline changed, decisions the same');
+    await page.click('#baseline-clear');
+  });
+
+  test('limits said truthfully, a link to the A2A specification, and the modelled card to inspect', async () => {
+    await drive({});
+    const limits = await text(page.locator('#trace-limits'));
+    assert.match(limits, /not the full A2A JSON Schema/);
+    assert.match(limits, /no signature is verified/);
+    assert.match(limits, /no retries within an attempt/i);
+    assert.match(limits, /does not authenticate later task calls/);
+    assert.equal(await page.getAttribute('#a2a-spec-link', 'href'), 'https://a2a-protocol.org/latest/specification/');
+    const v1 = JSON.parse(await page.locator('#card-json').innerText()) as { version: string; supportedInterfaces: { url: string }[] };
+    assert.equal(v1.version, '1.0.0');
+    assert.match(await text(page.locator('#card-used')), /Used by attempts 1, 2/);
+    await page.click('#card-v2');
+    assert.equal((JSON.parse(await page.locator('#card-json').innerText()) as { version: string }).version, '2.0.0');
+    assert.match(await text(page.locator('#card-used')), /Used by attempts 3, 4, 5/);
+    await drive({ condition: 'insecure' });
+    assert.match(await page.locator('#card-json').innerText(), /"url": "http:\/\/orders\.example\.com\/a2a\/jsonrpc"/);
+    await drive({ condition: 'malformed' });
+    assert.equal(await page.getAttribute('#card-json', 'data-json'), 'false');
+    assert.match(await text(page.locator('#card-note')), /Not JSON/);
+  });
+
+  test('the preset menu shows the scenario loaded, and "custom" once a control leaves it', async () => {
+    await page.selectOption('#x-preset', 'max-age-30');
+    await waitForRun({ ...DEFAULT_TRACE_INPUTS, maxAgeSeconds: 30 });
+    assert.equal(await page.inputValue('#x-preset'), 'max-age-30');
+    await page.fill('#x-attempts', '6');
+    await waitForRun({ ...DEFAULT_TRACE_INPUTS, maxAgeSeconds: 30, attempts: 6 });
+    assert.equal(await page.inputValue('#x-preset'), 'custom');
+    assert.match(await text(page.locator('#x-preset option:checked')), /Custom settings/);
+    await drive({ condition: 'not-found' });
+    assert.equal(await page.inputValue('#x-preset'), 'not-found');
+  });
+
+  test('an unreachable service is an error in words, never "Failed to fetch" above "Running the model…"', async () => {
+    const { page: off } = await openPage(browser);
+    try {
+      let block = true;
+      await off.route('**/api/trace', (route) => (block ? route.abort('connectionrefused') : route.continue()));
+      await off.goto(`${demo.url}/#/explorer`);
+      await off.locator('#trace-results[data-state="error"]').waitFor();
+      assert.match(await text(off.locator('#trace-error')), /The model could not run: the service could not be reached/);
+      assert.equal(await off.locator('#trace-running').count(), 0, 'no running indicator left behind');
+      assert.equal(await off.getAttribute('#trace-results', 'aria-busy'), 'false');
+      block = false;
+      await off.click('#trace-retry');
+      await off.locator('#trace-results[data-state="ready"]').waitFor();
+      assert.equal(await off.locator('#trace-error').count(), 0);
+      assert.equal(await text(off.locator('#trace-stats td[data-stat="networkFetches"]')), '3');
+    } finally {
+      await off.close();
+    }
+  });
+
+  test('contrast: request badges, muted and hint text reach 4.5:1', async () => {
+    await drive({});
+    await page.locator('#pb-scrub').fill('12000');
+    const ratios = await contrastOf(page, [
+      '#trace-events .badge.o-request',
+      '#trace-events .badge.o-revalidated',
+      '.explorer-view .muted',
+      '.explorer-view .hint',
+      '.explorer-view .unit',
+      '.stage-role',
+      '.why-cell',
+      '#trace-events tr.future td',
+      'table.data caption',
+    ]);
+    assert.ok(ratios.length > 20, `${ratios.length} elements measured`);
+    const low = ratios.filter((r) => r.ratio < 4.5);
+    assert.deepEqual(low, [], 'every measured text is at least 4.5:1');
+  });
+
+  test('axe-core finds no WCAG 2.0/2.1 A or AA violation: at rest, mid-attempt, refused content, with a baseline', async () => {
+    await drive({});
+    await expectNoAxeViolations(page, 'explorer at step 0');
+    await page.locator('#pb-scrub').fill('12000');
+    await page.click('#pb-next');
+    await expectNoAxeViolations(page, 'explorer inside attempt 3');
+    await page.click('#baseline-capture');
+    await drive({ condition: 'malformed', maxAgeSeconds: 30 });
+    await page.click('#card-v2');
+    await expectNoAxeViolations(page, 'explorer, malformed with a baseline');
+    await page.click('#baseline-clear');
+    // One main landmark, and headings that never skip a level.
+    assert.equal(await page.locator('main, [role="main"]').count(), 1);
+    const levels = await page.locator('main h1, main h2, main h3, main h4').evaluateAll((hs) => hs.map((h) => Number(h.tagName[1])));
+    for (let i = 1; i < levels.length; i++) assert.ok(levels[i]! <= levels[i - 1]! + 1, `heading ${i} jumps from h${levels[i - 1]} to h${levels[i]}`);
+  });
+
+  test('390 px: no horizontal page overflow, the strip scrolls inside its box', async () => {
+    const phone = await browser.newPage({ viewport: { width: 390, height: 844 } });
+    try {
+      await phone.goto(`${demo.url}/#/explorer`);
+      await phone.locator('#trace-results[data-state="ready"]').waitFor();
+      for (const step of [null, 'reject-1', 'max-age-1']) {
+        if (step) {
+          await phone.selectOption('#guide-experiment', step.slice(0, -2));
+          await phone.click(`[data-step="${step}"]`);
+          await phone.waitForTimeout(400);
+          await phone.locator('#trace-results[data-state="ready"]').waitFor();
+        }
+        await phone.click('#pb-next');
+        await phone.click('#pb-next');
+        const width = await phone.evaluate('document.documentElement.scrollWidth');
+        assert.ok((width as number) <= 390, `page is ${String(width)} px wide after ${step ?? 'opening'}`);
+      }
+      await expectNoAxeViolations(phone, 'explorer at 390×844');
+      await shotOf(phone, '.diagram', 'explorer-phone');
+    } finally {
+      await phone.close();
+    }
   });
 });
 
@@ -240,7 +557,7 @@ describe('keyboard only', () => {
       await until(() => text(kb.locator('#trace-stats td[data-stat="networkFetches"]')), (t) => t === '1', '1 network fetch with max-age 30');
 
       // Playback from the keyboard.
-      await tabTo(kb, 'pb-restart', 40);
+      await tabTo(kb, 'pb-restart', 80);
       await kb.keyboard.press('Enter');
       assert.equal(await text(kb.locator('#pb-position')), '0');
       await kb.keyboard.press('Shift+Tab');
@@ -251,7 +568,7 @@ describe('keyboard only', () => {
       await tabTo(kb, 'pb-scrub', 10);
       await kb.keyboard.press('End');
       await until(() => text(kb.locator('#pb-position')), (t) => t === '19', 'the last event (19 with max-age 30)');
-      await tabTo(kb, 'baseline-capture', 20);
+      await tabTo(kb, 'baseline-capture', 40);
       assert.notEqual((await focused(kb)).outline, 'none');
       await kb.keyboard.press('Enter');
       await until(() => text(kb.locator('.baseline')), (t) => /Baseline: 1 network fetch/.test(t), 'the captured baseline');

@@ -38,7 +38,28 @@ function eventKey(e) {
 function byTime(a, b) {
   return a.at - b.at || a.seq - b.seq;
 }
-const MAX_ANNOUNCEMENTS = 4;
+const MAX_ANNOUNCEMENTS = 6;
+
+/**
+ * What *Latest* says of a story event (a snapshot published or held, an alert, a resolution),
+ * or undefined for any other event.
+ * @param {DiscoveryEvent} e
+ * @returns {{ text: string, kind: 'alert' | 'snapshot' | 'info' } | undefined}
+ */
+function storyLine(e) {
+  switch (e.type) {
+    case 'snapshot.published':
+      return { text: `Snapshot v${e.version} published (${shortDigest(e.digest)}): ${(e.agents ?? []).join(', ') || 'no agents'}`, kind: 'snapshot' };
+    case 'snapshot.held':
+      return { text: `Snapshot v${e.version} held back: ${e.reason ?? ''}`, kind: 'alert' };
+    case 'alert':
+      return { text: `Alert ${describeEvent(e)}`, kind: 'alert' };
+    case 'alert.resolved':
+      return { text: `Resolved ${describeEvent(e)}`, kind: 'info' };
+    default:
+      return undefined;
+  }
+}
 
 export class LiveStore {
   /** @type {EndpointStatus[] | undefined} */
@@ -176,6 +197,13 @@ export class LiveStore {
     }
     if (first) this.journalComplete = complete;
     for (const e of read) this.#add(e, false);
+    // A page opened late still shows what happened last: the newest story events of the journal.
+    if (first) {
+      for (const e of read.filter((x) => storyLine(x) !== undefined).slice(-MAX_ANNOUNCEMENTS)) {
+        const line = /** @type {NonNullable<ReturnType<typeof storyLine>>} */ (storyLine(e));
+        this.announce(line.text, line.kind, e.at);
+      }
+    }
     this.events.sort(byTime);
     this.alerts.sort(byTime);
   }
@@ -217,8 +245,8 @@ export class LiveStore {
   }
 
   /** @param {string} text @param {Announcement['kind']} kind */
-  announce(text, kind = 'info') {
-    this.announcements = [...this.announcements, { id: ++this.#announceId, text, kind, at: Date.now() }].slice(-MAX_ANNOUNCEMENTS);
+  announce(text, kind = 'info', at = Date.now()) {
+    this.announcements = [...this.announcements, { id: ++this.#announceId, text, kind, at }].slice(-MAX_ANNOUNCEMENTS);
     this.#changed();
   }
 
@@ -271,22 +299,19 @@ export class LiveStore {
       if (!live) this.alerts.sort(byTime);
     }
     if (!live) return;
+    const line = storyLine(e);
+    if (line) this.announce(line.text, line.kind, e.at);
     switch (e.type) {
       case 'snapshot.published':
-        this.announce(`Snapshot v${e.version} published (${shortDigest(e.digest)}): ${(e.agents ?? []).join(', ') || 'no agents'}`, 'snapshot');
         this.#schedule('snapshots');
         this.#schedule('sessions');
         this.#schedule('endpoints');
         break;
       case 'snapshot.held':
-        this.announce(`Snapshot v${e.version} held back: ${e.reason ?? ''}`, 'alert');
         this.#schedule('snapshots');
         break;
       case 'alert':
-        this.announce(`Alert ${describeEvent(e)}`, 'alert');
-        break;
       case 'alert.resolved':
-        this.announce(`Resolved ${describeEvent(e)}`, 'info');
         break;
       default:
         this.#schedule('endpoints');

@@ -1,20 +1,62 @@
 // @ts-check
 /**
- * What changed between a captured baseline run and the current one: the page's copy of
- * `compareTraces` (src/explorer/compare.ts), the same fields and the same sentences.
+ * What changed between two runs of the trace explorer: the page's copy of `compareTraces` and
+ * `tradeOffOf` (src/explorer/compare.ts) — the same fields, the same headline and the same
+ * sentences; test/explorer/compare-web.test.ts holds the two to the same answers.
  */
 
 /** @typedef {import('./types.js').TraceResult} TraceResult */
 /** @typedef {import('./types.js').TraceStats} TraceStats */
 /** @typedef {{ field: string, baseline: unknown, current: unknown }} Change */
 /** @typedef {{ field: keyof TraceStats, baseline: number, current: number, delta: number }} StatChange */
-/** @typedef {{ sameDecisions: boolean, inputs: Change[], attempts: { attempt: number, changes: Change[] }[], stats: StatChange[], lines: string[] }} Comparison */
+/**
+ * @typedef {object} Comparison
+ * @property {boolean} sameDecisions
+ * @property {boolean} timelineChanged
+ * @property {string} headline
+ * @property {Change[]} inputs
+ * @property {{ attempt: number, changes: Change[] }[]} attempts
+ * @property {StatChange[]} stats
+ * @property {string} [tradeOff]
+ * @property {string[]} lines
+ */
 
-/** Attempt fields compared, in display order (`endedAt` and messages left out, as in the library). */
-export const COMPARED_ATTEMPT_FIELDS = /** @type {const} */ (['at', 'action', 'status', 'cardVersion', 'stale', 'outcome', 'stage', 'reason']);
+/** Attempt fields that make up a decision, in display order. */
+export const DECISION_FIELDS = /** @type {const} */ (['action', 'status', 'cardVersion', 'stale', 'outcome', 'stage', 'reason']);
+/** Attempt fields compared: the start time, then the decision (`endedAt` and messages left out, as in the library). */
+export const COMPARED_ATTEMPT_FIELDS = /** @type {const} */ (['at', ...DECISION_FIELDS]);
 
 /** @param {unknown} v */
 const show = (v) => (v === undefined ? '—' : JSON.stringify(v));
+/** @param {number} n */
+const s = (n) => `${Math.round(n * 1000) / 1000} s`;
+/** @param {number} n */
+const requests = (n) => `${n} network request${n === 1 ? '' : 's'}`;
+/** @param {TraceResult} r */
+const seenV2 = (r) => (r.freshness.v2FirstUsedAt === null ? 'never in the run' : `at ${s(r.freshness.v2FirstUsedAt)}`);
+
+/**
+ * The freshness-versus-requests trade-off between two runs whose max-age differs, with their numbers.
+ * @param {TraceResult} baseline
+ * @param {TraceResult} current
+ * @returns {string | undefined}
+ */
+export function tradeOffOf(baseline, current) {
+  const b = baseline.inputs.maxAgeSeconds;
+  const c = current.inputs.maxAgeSeconds;
+  if (b === c) return undefined;
+  const longer = c > b;
+  const [bn, cn] = [baseline.stats.networkFetches, current.stats.networkFetches];
+  const head = `${longer ? 'Longer' : 'Shorter'} max-age (${c} s instead of ${b} s): ${bn === cn ? `the same ${requests(cn)}` : `${requests(cn)} instead of ${bn}`}`;
+  if (current.inputs.publishV2AtSeconds === null || baseline.inputs.publishV2AtSeconds === null) {
+    return `${head}; no v2 is published, so freshness is not at stake here.`;
+  }
+  const bt = baseline.freshness.v2FirstUsedAt ?? Infinity;
+  const ct = current.freshness.v2FirstUsedAt ?? Infinity;
+  if (ct === bt) return `${head}; ${ct === Infinity ? 'v2 is used in neither run' : `v2 is seen at ${s(ct)} in both runs`}.`;
+  const later = ct > bt;
+  return `${head}, ${later === longer ? 'but' : 'and'} v2 is seen ${later ? 'later' : 'sooner'}: ${seenV2(current)} instead of ${seenV2(baseline)}.`;
+}
 
 /**
  * @param {TraceResult} baseline
@@ -30,6 +72,8 @@ export function compareTraces(baseline, current) {
 
   /** @type {{ attempt: number, changes: Change[] }[]} */
   const attempts = [];
+  let decisionChanged = false;
+  let timelineChanged = false;
   const n = Math.max(baseline.attempts.length, current.attempts.length);
   for (let i = 0; i < n; i++) {
     const b = baseline.attempts[i];
@@ -38,8 +82,14 @@ export function compareTraces(baseline, current) {
     const changes = [];
     if (b === undefined || c === undefined) {
       changes.push({ field: 'attempt', baseline: b === undefined ? undefined : 'present', current: c === undefined ? undefined : 'present' });
+      decisionChanged = true;
     } else {
-      for (const f of COMPARED_ATTEMPT_FIELDS) if (b[f] !== c[f]) changes.push({ field: f, baseline: b[f], current: c[f] });
+      for (const f of COMPARED_ATTEMPT_FIELDS) {
+        if (b[f] === c[f]) continue;
+        changes.push({ field: f, baseline: b[f], current: c[f] });
+        if (f === 'at') timelineChanged = true;
+        else decisionChanged = true;
+      }
     }
     if (changes.length > 0) attempts.push({ attempt: i + 1, changes });
   }
@@ -52,10 +102,13 @@ export function compareTraces(baseline, current) {
     if (b !== c) stats.push({ field: k, baseline: b, current: c, delta: c - b });
   }
 
+  const sameDecisions = !decisionChanged && stats.length === 0;
+  const headline = !sameDecisions ? 'Decisions changed' : timelineChanged ? 'Timeline changed, decisions the same' : inputs.length > 0 ? 'Same decisions' : 'Nothing changed';
+  const tradeOff = tradeOffOf(baseline, current);
   const lines = [
     ...inputs.map((x) => `control ${x.field}: ${show(x.baseline)} → ${show(x.current)}`),
     ...attempts.flatMap((a) => a.changes.map((x) => `attempt ${a.attempt} ${x.field}: ${show(x.baseline)} → ${show(x.current)}`)),
     ...stats.map((x) => `${x.field}: ${x.baseline} → ${x.current} (${x.delta > 0 ? '+' : ''}${x.delta})`),
   ];
-  return { sameDecisions: attempts.length === 0 && stats.length === 0, inputs, attempts, stats, lines };
+  return { sameDecisions, timelineChanged, headline, inputs, attempts, stats, ...(tradeOff !== undefined && { tradeOff }), lines };
 }

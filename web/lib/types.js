@@ -108,7 +108,8 @@
  * @property {number} [raisedAt] epoch ms an alert was raised (on its resolution)
  *
  * @typedef {{ events: Array<DiscoveryEvent & { replica?: string, journalId?: number }>, nextBefore: number | null, replica?: string }} JournalPage
- * @typedef {{ endpoint: string, counts: Record<string, number>, recent: Record<string, number>, lastAt: number }} EndpointActivity
+ * @typedef {{ from: number, bucketMs: number, hits: number[], revalidated: number[], fetches: number[], failures: number[] }} ActivitySeries
+ * @typedef {{ endpoint: string, counts: Record<string, number>, recent: Record<string, number>, lastAt: number, series?: ActivitySeries }} EndpointActivity
  * @typedef {{ since: number, windowMs: number, endpoints: EndpointActivity[], totals: Record<string, number> }} ActivityJson
  *
  * @typedef {object} CardJson
@@ -150,18 +151,24 @@
  * @property {number} at
  * @property {number} endedAt
  * @property {'cache-hit' | 'fetch' | 'backoff'} action
+ * @property {'no-card' | 'expired' | 'fresh' | 'retry' | 'backing-off'} trigger
+ * @property {string} why
  * @property {number} [status]
  * @property {boolean} [conditional]
+ * @property {string} [ifNoneMatch]
  * @property {number} [bytes]
  * @property {CardOutcome} [cacheOutcome]
  * @property {string} [cardVersion]
+ * @property {string} serverVersion
  * @property {boolean} [stale]
  * @property {'accepted' | 'rejected'} outcome
  * @property {string} [stage]
+ * @property {TimelineStage} [lane]
  * @property {string} [reason]
  * @property {string} [code]
  * @property {Problem[]} [problems]
  * @property {string} [note]
+ * @property {string} [hiddenNewer]
  *
  * @typedef {object} TraceStats
  * @property {number} networkFetches
@@ -173,7 +180,7 @@
  * @property {number} backoffSkips
  * @property {number} staleSelections
  *
- * @typedef {'request' | 'cache' | 'validation' | 'selection'} TimelineStage
+ * @typedef {'lookup' | 'request' | 'validation' | 'store' | 'selection'} TimelineStage
  *
  * @typedef {{ seq: number, attempt: number, atMs: number, stage: TimelineStage, kind: string, message: string, detail?: Record<string, unknown> }} TraceEvent
  *
@@ -193,11 +200,12 @@
  * @typedef {object} TraceResult
  * @property {string} schema
  * @property {TraceInputs} inputs
- * @property {{ baseUrl: string, cardUrl: string, cardBytes: number, limits: string[] }} model
+ * @property {{ baseUrl: string, cardUrl: string, cardBytes: number, cardVersions: { v1: string, v2: string }, cards: { v1: string, v2: string }, limits: string[] }} model
  * @property {TraceAttempt[]} attempts
  * @property {TraceStats} stats
  * @property {TraceEvent[]} events
  * @property {TraceCacheState[]} cacheStates
+ * @property {{ v2PublishedAt: number | null, v2FirstUsedAt: number | null, v2HiddenAttempts: number[], sentence: string }} freshness
  * @property {string} summary
  */
 

@@ -7,7 +7,7 @@ import { html, useEffect, useMemo, useState } from '../lib/vendor.js';
 import { ApiError, api } from '../lib/api.js';
 import { ago, bytes, endpointLabel } from '../lib/format.js';
 import { isWithin, jsonLines, nearestPath } from '../lib/json-lines.js';
-import { Badge, ViewHeader } from './common.js';
+import { Badge, EmptyRow, TableWrap, ViewHeader } from './common.js';
 
 /** @typedef {import('../lib/store.js').LiveStore} LiveStore */
 /** @typedef {import('../lib/types.js').CardJson} CardJson */
@@ -126,6 +126,7 @@ function CardBody({ card, raw, fetchedAt }) {
     </dl>
     ${card.lastError ? html`<p class="panel panel-bad">The last refresh was refused: <code>${card.lastError.code}</code> ${card.lastError.message}. The card below is the last good one the cache kept.</p>` : null}
     ${marked.length > 0 ? html`<${ProblemList} marked=${marked} lines=${lines} />` : null}
+    <${SkillList} skills=${skills} />
     <h2 id="card-body-h">${raw ? 'Body as fetched (raw bytes)' : 'Body as fetched (formatted)'}</h2>
     ${raw || !parsed.ok
       ? html`${!parsed.ok ? html`<p class="error">Not JSON: ${parsed.error}</p>` : null}<pre class="raw" tabindex="0" aria-labelledby="card-body-h">${card.body}</pre>`
@@ -153,7 +154,7 @@ function ProblemList({ marked, lines }) {
       el.focus();
     }
   };
-  return html`<div class="table-wrap">
+  return html`<${TableWrap}>
     <table class="data problems">
       <caption>Problems and warnings by JSON path</caption>
       <thead><tr><th scope="col">Level</th><th scope="col">Path</th><th scope="col">Message</th>${lines ? html`<th scope="col"><span class="visually-hidden">Show</span></th>` : null}</tr></thead>
@@ -168,5 +169,38 @@ function ProblemList({ marked, lines }) {
         )}
       </tbody>
     </table>
-  </div>`;
+  <//>`;
+}
+
+/** A card field as text: strings as they are, anything else (hostile or malformed cards) as JSON. @param {unknown} v */
+function asText(v) {
+  if (v === undefined || v === null) return '';
+  return typeof v === 'string' ? v : JSON.stringify(v);
+}
+
+/**
+ * The card's skills as the card states them — name, id, description, tags — all rendered as text.
+ * @param {{ skills: unknown[] }} props
+ */
+function SkillList({ skills }) {
+  return html`<h2 id="card-skills-h">Skills</h2>
+    <${TableWrap}>
+      <table class="data skills" aria-labelledby="card-skills-h">
+        <caption>${skills.length === 1 ? '1 skill' : `${skills.length} skills`} as the card states them</caption>
+        <thead><tr><th scope="col">Name</th><th scope="col">Id</th><th scope="col">Description</th><th scope="col">Tags</th></tr></thead>
+        <tbody>
+          ${skills.length === 0 ? html`<${EmptyRow} cols=${4} text="The card lists no skill." />` : null}
+          ${skills.map((raw, i) => {
+            const k = /** @type {Record<string, unknown>} */ (raw !== null && typeof raw === 'object' ? raw : {});
+            const tags = Array.isArray(k.tags) ? k.tags : [];
+            return html`<tr key=${i} data-skill=${asText(k.id)}>
+              <th scope="row">${asText(k.name) || html`<span class="muted">—</span>`}</th>
+              <td><code>${asText(k.id) || '—'}</code></td>
+              <td class="wrap">${asText(k.description)}</td>
+              <td class="wrap">${tags.map((t) => html`<span class="chip">${asText(t)}</span>`)}</td>
+            </tr>`;
+          })}
+        </tbody>
+      </table>
+    <//>`;
 }

@@ -90,7 +90,8 @@ export function ChatView({ store }) {
       </div>
     </form>
     <h2 id="transcript-h">Conversation</h2>
-    <ol class="transcript" role="log" aria-live="polite" aria-labelledby="transcript-h">
+    <div class="transcript-log" role="log" aria-live="polite" aria-labelledby="transcript-h">
+    <ol class="transcript">
       ${entries.length === 0 ? html`<li class="muted">No message sent from this page yet.</li>` : null}
       ${entries.map(
         (e) => html`<li key=${e.id} class="turn" data-turn=${e.id}>
@@ -117,5 +118,6 @@ export function ChatView({ store }) {
         </li>`,
       )}
     </ol>
+    </div>
   </section>`;
 }

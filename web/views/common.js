@@ -1,6 +1,6 @@
 // @ts-check
 /** Small components and hooks shared by the views. */
-import { html, useEffect, useState } from '../lib/vendor.js';
+import { html, useEffect, useRef, useState } from '../lib/vendor.js';
 import { outcomeClass } from '../lib/format.js';
 
 /**
@@ -62,4 +62,26 @@ export function EmptyRow({ cols, text }) {
  */
 export function Tile({ label, value, tone }) {
   return html`<div class=${`tile ${tone ?? ''}`}><span class="tile-value">${value}</span><span class="tile-label">${label}</span></div>`;
+}
+
+/**
+ * The panel a table sits in: it scrolls sideways when the table is wider than the screen, and
+ * only then is it a tab stop, so the keyboard can scroll it (a scrolling region must be
+ * focusable) without adding a needless stop on wide screens.
+ * @param {{ class?: string, children?: any }} props
+ */
+export function TableWrap({ class: cls, children }) {
+  const ref = useRef(/** @type {HTMLDivElement | null} */ (null));
+  const [scrolls, setScrolls] = useState(false);
+  const check = () => {
+    const el = ref.current;
+    if (el) setScrolls(el.scrollWidth > el.clientWidth + 1);
+  };
+  // After every render (the table's content may have changed) and when the window resizes.
+  useEffect(check);
+  useEffect(() => {
+    window.addEventListener('resize', check);
+    return () => window.removeEventListener('resize', check);
+  }, []);
+  return html`<div ref=${ref} class=${cls ? `table-wrap ${cls}` : 'table-wrap'} tabindex=${scrolls ? '0' : undefined}>${children}</div>`;
 }

@@ -5,7 +5,7 @@
  */
 import { html, useMemo, useState } from '../lib/vendor.js';
 import { OUTCOME_LABEL, ago, duration, endpointLabel, num, outcomeClass } from '../lib/format.js';
-import { Badge, EmptyRow, SortHeader, Tile, ViewHeader, useNow } from './common.js';
+import { Badge, EmptyRow, SortHeader, TableWrap, Tile, ViewHeader, useNow } from './common.js';
 
 /** @typedef {import('../lib/types.js').EndpointStatus} EndpointStatus */
 /** @typedef {import('../lib/store.js').LiveStore} LiveStore */
@@ -135,7 +135,7 @@ export function EndpointsView({ store }) {
       </label>
       <span class="muted" aria-live="polite">${all ? `${rows.length} of ${all.length} shown` : ''}</span>
     </form>
-    <div class="table-wrap">
+    <${TableWrap}>
       <table class="data endpoints">
         <caption>Endpoints, sorted by ${sort.col === 'verdict' ? 'severity of the verdict' : sort.col} (${sort.dir})</caption>
         <thead><tr>
@@ -154,7 +154,7 @@ export function EndpointsView({ store }) {
           ${rows.map((e) => html`<${EndpointRow} key=${e.baseUrl} e=${e} now=${now} name=${store.nameOf(e.baseUrl)} activity=${activity.get(e.baseUrl)} windowMs=${store.activity?.windowMs ?? 300_000} />`)}
         </tbody>
       </table>
-    </div>
+    <//>
   </section>`;
 }
 

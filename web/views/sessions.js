@@ -6,7 +6,7 @@
 import { html, useState } from '../lib/vendor.js';
 import { api } from '../lib/api.js';
 import { duration, shortDigest } from '../lib/format.js';
-import { Badge, EmptyRow, ViewHeader } from './common.js';
+import { Badge, EmptyRow, TableWrap, ViewHeader } from './common.js';
 
 /** @typedef {import('../lib/store.js').LiveStore} LiveStore */
 
@@ -24,6 +24,12 @@ export function SessionsView({ store }) {
   const pinnedBy = new Map();
   for (const p of sessions) pinnedBy.set(p.digest, [...(pinnedBy.get(p.digest) ?? []), p.sessionId]);
 
+  /** A digest as its version (`v4`), or short when the history no longer lists it. @param {string} digest */
+  const versionOf = (digest) => {
+    const h = history.find((x) => x.digest === digest);
+    return h ? `v${h.version}` : shortDigest(digest);
+  };
+
   /** @param {string} id @param {'upgrade' | 'force' | 'end'} action */
   const act = async (id, action) => {
     setBusy(`${id}:${action}`);
@@ -33,7 +39,7 @@ export function SessionsView({ store }) {
         setStatus(`Session ${id} ended; its pin is released.`);
       } else {
         const r = await api(`/api/sessions/${encodeURIComponent(id)}/upgrade`, { method: 'POST', body: { force: action === 'force' } });
-        setStatus(r.changed ? `Session ${id} upgraded from ${shortDigest(r.from)} to ${shortDigest(r.to)}.` : `Session ${id} is already on the current snapshot.`);
+        setStatus(r.changed ? `Session ${id} upgraded from ${versionOf(r.from)} to ${versionOf(r.to)}.` : `Session ${id} is already on the current snapshot (${versionOf(r.to)}).`);
       }
     } catch (err) {
       setStatus(`Session ${id}: ${err instanceof Error ? err.message : String(err)}`);
@@ -47,7 +53,7 @@ export function SessionsView({ store }) {
     <${ViewHeader} title="Sessions">Each conversation stays on the agent tree of the snapshot it started on. Upgrading moves it to the current snapshot at a turn boundary; it is refused when its history names an agent the new tree lacks (force overrides).<//>
     <p class="status-line" role="status">${status}</p>
     <h2>Pinned sessions</h2>
-    <div class="table-wrap">
+    <${TableWrap}>
       <table class="data sessions">
         <caption>${sessions.length} session${sessions.length === 1 ? '' : 's'} pinned</caption>
         <thead><tr><th scope="col">Session</th><th scope="col">Snapshot</th><th scope="col">Digest</th><th scope="col">Idle</th><th scope="col">Actions</th></tr></thead>
@@ -68,32 +74,36 @@ export function SessionsView({ store }) {
           )}
         </tbody>
       </table>
-    </div>
+    <//>
     <h2>Roots per snapshot</h2>
-    <div class="table-wrap">
+    <${TableWrap}>
       <table class="data roots">
         <caption>A root (agent tree) is kept while its snapshot is current or pinned, and evicted after</caption>
-        <thead><tr><th scope="col">Version</th><th scope="col">Digest</th><th scope="col">Pinned sessions</th><th scope="col">References</th><th scope="col">Root</th><th scope="col">State</th></tr></thead>
+        <thead><tr><th scope="col">Version</th><th scope="col">Digest</th><th scope="col">Pinned sessions</th><th scope="col">References</th><th scope="col">Root</th></tr></thead>
         <tbody>
-          ${history.length === 0 ? html`<${EmptyRow} cols=${6} text="Nothing published yet." />` : null}
+          ${history.length === 0 ? html`<${EmptyRow} cols=${5} text="Nothing published yet." />` : null}
           ${[...history].reverse().map((h) => {
             const r = retained.get(h.digest);
             const ids = pinnedBy.get(h.digest) ?? [];
             const current = snaps?.current === h.digest;
-            return html`<tr key=${h.digest} data-version=${h.version}>
+            return html`<tr key=${h.version} data-version=${h.version}>
               <th scope="row">v${h.version}</th>
               <td><code title=${h.digest}>${shortDigest(h.digest)}</code></td>
               <td class="wrap">${ids.length > 0 ? ids.map((id) => html`<code class="chip">${id}</code>`) : html`<span class="muted">none</span>`}</td>
               <td class="num">${r ? r.references : 0}</td>
-              <td>${built.has(h.digest) ? 'built' : html`<span class="muted">not built</span>`}</td>
-              <td>
-                ${current ? html`<${Badge} tone="o-good" text="current" /> ` : null}
-                ${r ? html`<${Badge} tone="o-info" text="retained" />` : html`<${Badge} tone="o-muted" text="evicted" />`}
+              <td class="state" data-root=${rootState(current, r !== undefined)}>
+                ${current ? html`<${Badge} tone="o-good" text="current" />` : r ? html`<${Badge} tone="o-info" text="retained" />` : html`<${Badge} tone="o-muted" text="evicted" />`}
+                ${current || r ? html` <span class="muted small">${built.has(h.digest) ? 'tree built' : 'tree not built'}</span>` : null}
               </td>
             </tr>`;
           })}
         </tbody>
       </table>
-    </div>
+    <//>
   </section>`;
+}
+
+/** One state per root: current, retained, or evicted (an evicted root has no tree to speak of). @param {boolean} current @param {boolean} retained */
+function rootState(current, retained) {
+  return current ? 'current' : retained ? 'retained' : 'evicted';
 }

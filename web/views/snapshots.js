@@ -6,7 +6,7 @@
 import { html, useEffect, useState } from '../lib/vendor.js';
 import { api } from '../lib/api.js';
 import { clockTime, duration, endpointLabel, shortDigest } from '../lib/format.js';
-import { Badge, EmptyRow, ViewHeader } from './common.js';
+import { Badge, EmptyRow, TableWrap, ViewHeader } from './common.js';
 
 /** @typedef {import('../lib/store.js').LiveStore} LiveStore */
 /** @typedef {import('../lib/types.js').SnapshotDiff} SnapshotDiff */
@@ -18,6 +18,8 @@ export function SnapshotsView({ store }) {
   const snaps = store.snapshots;
   const history = snaps?.history ?? [];
   const retained = new Map((snaps?.retained ?? []).map((r) => [r.digest, r]));
+  // A later version may repeat an earlier one's digest (an agent back as it was): the newest is current.
+  const currentVersion = history.filter((h) => h.digest === snaps?.current).at(-1)?.version;
   const latest = history.at(-1);
   const previous = history.at(-2);
   const [pair, setPair] = useState(/** @type {{ from: string, to: string } | undefined} */ (undefined));
@@ -75,7 +77,7 @@ export function SnapshotsView({ store }) {
     <div class="grid-2 wide-left">
       <div>
         <h2>History</h2>
-        <div class="table-wrap">
+        <${TableWrap}>
           <table class="data history">
             <caption>Published versions, newest first; choose a version to list its agents${snaps?.held ? ' · a snapshot is held by a guard' : ''}</caption>
             <thead><tr><th scope="col">Version</th><th scope="col">Digest</th><th scope="col">Published</th><th scope="col">Agents</th><th scope="col">State</th></tr></thead>
@@ -83,8 +85,8 @@ export function SnapshotsView({ store }) {
               ${history.length === 0 ? html`<${EmptyRow} cols=${5} text=${snaps ? 'Nothing published yet.' : 'Loading…'} />` : null}
               ${[...history].reverse().map((h) => {
                 const r = retained.get(h.digest);
-                const current = snaps?.current === h.digest;
-                return html`<tr key=${h.digest} data-version=${h.version} class=${shown === h.digest ? 'row-selected' : ''}>
+                const current = h.version === currentVersion;
+                return html`<tr key=${h.version} data-version=${h.version} class=${shown === h.digest ? 'row-selected' : ''}>
                   <th scope="row">
                     <button type="button" class="link-btn" aria-pressed=${shown === h.digest ? 'true' : 'false'} onClick=${() => setInspect(h.digest)}>v${h.version}<span class="visually-hidden">: list its agents</span></button>
                   </th>
@@ -99,7 +101,7 @@ export function SnapshotsView({ store }) {
               })}
             </tbody>
           </table>
-        </div>
+        <//>
       </div>
       <div>
         <h2>Diff</h2>
@@ -125,7 +127,7 @@ export function SnapshotsView({ store }) {
     ${agentsError ? html`<p class="error">${agentsError}</p>` : null}
     ${agents ? html`<${AgentsTable} snap=${agents} />` : null}
     <h2>Alerts</h2>
-    <div class="table-wrap">
+    <${TableWrap}>
       <table class="data alerts">
         <caption>Alerts and held snapshots from the journal, newest first, each with its resolution</caption>
         <thead><tr><th scope="col">Time</th><th scope="col">Kind</th><th scope="col">Endpoint</th><th scope="col">Message</th><th scope="col">Resolution</th></tr></thead>
@@ -147,7 +149,7 @@ export function SnapshotsView({ store }) {
           })}
         </tbody>
       </table>
-    </div>
+    <//>
   </section>`;
 }
 
@@ -160,7 +162,7 @@ function DiffView({ diff }) {
     ${diff.added.length > 0 ? html`<p><strong>Added:</strong> ${diff.added.map((n) => html`<span class="chip chip-added">+ ${n}</span>`)}</p>` : null}
     ${diff.removed.length > 0 ? html`<p><strong>Removed:</strong> ${diff.removed.map((n) => html`<span class="chip chip-removed">− ${n}</span>`)}</p>` : null}
     ${diff.changed.length > 0
-      ? html`<table class="data">
+      ? html`<${TableWrap} class="diff-changed"><table class="data">
           <caption>Changed agents</caption>
           <thead><tr><th scope="col">Agent</th><th scope="col">Skills</th><th scope="col">Endpoint</th><th scope="col">Other</th></tr></thead>
           <tbody>
@@ -182,14 +184,14 @@ function DiffView({ diff }) {
               </tr>`,
             )}
           </tbody>
-        </table>`
+        </table><//>`
       : null}
   </div>`;
 }
 
 /** @param {{ snap: SnapshotJson }} props */
 function AgentsTable({ snap }) {
-  return html`<div class="table-wrap">
+  return html`<${TableWrap}>
     <table class="data">
       <caption>v${snap.version} · ${snap.agents.length} agent${snap.agents.length === 1 ? '' : 's'} · digest <code>${snap.digest}</code>${snap.routing
         ? html` · <span class="routing ${snap.routing.passed ? 't-good' : 't-bad'}" data-accuracy=${snap.routing.accuracy}>routing ${Math.round(snap.routing.accuracy * 1000) / 10}% of ${snap.routing.evaluated} cases (min ${Math.round(snap.routing.minAccuracy * 100)}%)</span>`
@@ -208,5 +210,5 @@ function AgentsTable({ snap }) {
         )}
       </tbody>
     </table>
-  </div>`;
+  <//>`;
 }

@@ -6,10 +6,11 @@
  * page. Cache chatter is never drawn as events: each endpoint's lane says its rate of hits, 304s,
  * stale serving and requests. The same events are a text table below.
  */
-import { html, useMemo, useState } from '../lib/vendor.js';
+import { html, useEffect, useMemo, useState } from '../lib/vendor.js';
+import { api } from '../lib/api.js';
 import { clockTime, decidingStage, describeEvent, duration, endpointLabel, eventClass, eventOutcome } from '../lib/format.js';
 import { activityText } from './endpoints.js';
-import { Badge, EmptyRow, ViewHeader, useNow } from './common.js';
+import { Badge, EmptyRow, TableWrap, ViewHeader, useNow } from './common.js';
 
 /** @typedef {import('../lib/types.js').DiscoveryEvent} DiscoveryEvent */
 /** @typedef {import('../lib/store.js').LiveStore} LiveStore */
@@ -27,6 +28,16 @@ const W = 1000;
 const LABEL_W = 200;
 const LANE_H = 40;
 const TOP = 26;
+/** Widths of the rate strip's buckets: the smallest that keeps the window within 60 buckets. */
+const BUCKETS = [60_000, 120_000, 300_000, 600_000, 900_000, 1_800_000, 3_600_000, 7_200_000, 21_600_000];
+const STRIP_H = 13;
+/** The rate strip's kinds, in the order their bars stand in a bucket. */
+const STRIP_KINDS = /** @type {const} */ ([
+  { key: 'hits', label: 'hits' },
+  { key: 'revalidated', label: '304s' },
+  { key: 'fetches', label: 'requests' },
+  { key: 'failures', label: 'failures' },
+]);
 const SERVICE = '(snapshots)';
 const ALERTS = '(alerts)';
 
@@ -85,6 +96,7 @@ export function TimelineView({ store }) {
   }, [store.endpoints, shown]);
   const activity = new Map((store.activity?.endpoints ?? []).map((a) => [a.endpoint, a]));
   const windowMs = store.activity?.windowMs ?? 300_000;
+  const [series, setSeries] = useState(/** @type {Map<string, import('../lib/types.js').ActivitySeries>} */ (new Map()));
 
   const end = Math.max(now, events.at(-1)?.at ?? 0);
   const first = (shown[0]?.at ?? end - 60_000) - 1_000;
@@ -100,6 +112,21 @@ export function TimelineView({ store }) {
   const published = inWindow.filter((e) => e.type === 'snapshot.published').length;
   const alerts = inWindow.filter((e) => e.type === 'alert').length;
   const chosen = selected === undefined ? undefined : events.find((e) => e.seq === selected);
+  const bucketMs = BUCKETS.find((b) => span / b <= 60) ?? (BUCKETS.at(-1) ?? 60_000);
+  const seriesFrom = Math.floor(start / bucketMs) * bucketMs;
+
+  // The rate strip's series: read again when the counts change (the store re-reads them,
+  // throttled, as chatter arrives) or the window moves to another bucket.
+  useEffect(() => {
+    let live = true;
+    api(`/api/activity?from=${seriesFrom}&bucketMs=${bucketMs}`).then(
+      (/** @type {import('../lib/types.js').ActivityJson} */ a) => {
+        if (live) setSeries(new Map(a.endpoints.flatMap((x) => (x.series ? [[x.endpoint, x.series]] : []))));
+      },
+      () => {},
+    );
+    return () => void (live = false);
+  }, [store.activity, seriesFrom, bucketMs]);
 
   const listed = useMemo(() => {
     const out = [];
@@ -150,7 +177,8 @@ export function TimelineView({ store }) {
               ? html`<text x="8" y=${TOP + i * LANE_H + LANE_H / 2 + 4} class="lane-name">${title(l)}</text>`
               : html`<text x="8" y=${TOP + i * LANE_H + 13} class="lane-name">${title(l)}</text>
                   <text x="8" y=${TOP + i * LANE_H + 25} class="lane-label">${endpointLabel(l)}</text>
-                  <text x="8" y=${TOP + i * LANE_H + 36} class="lane-rate">${rateLine(activity.get(l), windowMs)}</text>`}
+                  <${LaneRate} y=${TOP + i * LANE_H + 36} text=${rateLine(activity.get(l), windowMs)} />
+                  <${RateStrip} s=${series.get(l)} lane=${title(l)} x=${x} start=${start} end=${end} bottom=${TOP + (i + 1) * LANE_H - 2} />`}
           </g>`,
         )}
         ${inWindow
@@ -174,7 +202,7 @@ export function TimelineView({ store }) {
     <${Legend} />
     ${(store.activity?.endpoints.length ?? 0) > 0
       ? html`<h2 id="activity-h">Cache activity per endpoint</h2>
-          <div class="table-wrap">
+          <${TableWrap}>
             <table class="data activity" aria-describedby="activity-h">
               <caption>Requests and cache results in the last ${Math.round(windowMs / 60_000)} minutes, and since ${clockTime(store.activity?.since ?? 0).slice(0, 8)} (counted, not journaled)</caption>
               <thead><tr><th scope="col">Endpoint</th><th scope="col">Last ${Math.round(windowMs / 60_000)} min</th><th scope="col">Since the service started</th></tr></thead>
@@ -188,7 +216,7 @@ export function TimelineView({ store }) {
                 )}
               </tbody>
             </table>
-          </div>`
+          <//>`
       : null}
     <h2 id="timeline-list-h">Events</h2>
     <form class="filters" aria-label="Event list options" onSubmit=${(/** @type {Event} */ ev) => ev.preventDefault()}>
@@ -199,7 +227,7 @@ export function TimelineView({ store }) {
         </select>
       </label>
     </form>
-    <div class="table-wrap">
+    <${TableWrap}>
       <table class="data events" aria-describedby="timeline-list-h">
         <caption>Newest first; ${listed.length} shown</caption>
         <thead><tr><th scope="col">Time</th><th scope="col">Endpoint</th><th scope="col">Outcome</th><th scope="col">Decided by</th><th scope="col">What happened</th></tr></thead>
@@ -216,7 +244,7 @@ export function TimelineView({ store }) {
           )}
         </tbody>
       </table>
-    </div>
+    <//>
     ${listed.length >= limit ? html`<p><button type="button" class="btn" onClick=${() => setLimit(limit + 150)}>Show 150 more</button></p>` : null}
   </section>`;
 }
@@ -230,6 +258,61 @@ function rateLine(a, windowMs) {
   const requests = (r['card.fetch.conditional'] ?? 0) + (r['card.fetch.unconditional'] ?? 0);
   const bad = (r['card.result.stale'] ?? 0) + (r['card.result.failed'] ?? 0);
   return `${per(r['card.result.hit'] ?? 0)} hits · ${per(r['card.result.revalidated'] ?? 0)} 304 · ${per(requests)} req${bad > 0 ? ` · ${per(bad)} stale/failed` : ''} per min`;
+}
+
+/**
+ * The lane's rate line, squeezed into the label column when it is too long for it (about 5.2 px
+ * per character at its size), so it never runs into the chart.
+ * @param {{ y: number, text: string }} props
+ */
+function LaneRate({ y, text }) {
+  const room = LABEL_W - 14;
+  return text.length * 5.2 > room
+    ? html`<text x="8" y=${y} class="lane-rate" textLength=${room} lengthAdjust="spacingAndGlyphs">${text}</text>`
+    : html`<text x="8" y=${y} class="lane-rate">${text}</text>`;
+}
+
+/**
+ * An endpoint's cache chatter as rates: per time bucket, four thin bars (hits, 304s, requests,
+ * failures) whose heights are per-minute rates, scaled to the lane's busiest bucket. Its text
+ * alternative (`aria-label`) gives each kind's average and peak per minute over the window.
+ * @param {{ s: import('../lib/types.js').ActivitySeries | undefined, lane: string, x: (t: number) => number, start: number, end: number, bottom: number }} props
+ */
+function RateStrip({ s, lane, x, start, end, bottom }) {
+  if (!s) return null;
+  const perMin = s.bucketMs / 60_000;
+  /** @type {number[]} bucket indexes within the window */
+  const shown = [];
+  for (let i = 0; i < s.hits.length; i++) {
+    const at = s.from + i * s.bucketMs;
+    if (at + s.bucketMs > start && at <= end) shown.push(i);
+  }
+  let peak = 0;
+  for (const i of shown) for (const k of STRIP_KINDS) peak = Math.max(peak, (s[k.key][i] ?? 0) / perMin);
+  const round = (/** @type {number} */ n) => (n >= 10 ? Math.round(n) : Math.round(n * 10) / 10);
+  const summary = STRIP_KINDS.map((k) => {
+    const rates = shown.map((i) => (s[k.key][i] ?? 0) / perMin);
+    const avg = rates.length ? rates.reduce((a, b) => a + b, 0) / rates.length : 0;
+    return `${k.label} ${round(avg)} per minute on average, at most ${round(rates.length ? Math.max(...rates) : 0)}`;
+  }).join('; ');
+  const label = `${lane}: cache activity over the window in buckets of ${perMin >= 60 ? `${perMin / 60} h` : `${perMin} min`}: ${summary}`;
+  return html`<g class="rate-strip" role="img" aria-label=${label} data-bucket-ms=${s.bucketMs} data-buckets=${shown.length} data-peak=${round(peak)}>
+    ${peak === 0
+      ? null
+      : shown.map((i) => {
+          // The bucket's visible part; its four bars (at most 5 px each) centred in it.
+          const x0 = x(s.from + i * s.bucketMs);
+          const w = Math.max(2, x(Math.min(end, s.from + (i + 1) * s.bucketMs)) - x0);
+          const bar = Math.min(5, Math.max(0.5, (w - 1) / STRIP_KINDS.length));
+          const left = x0 + (w - bar * STRIP_KINDS.length) / 2;
+          return STRIP_KINDS.map((k, j) => {
+            const n = s[k.key][i] ?? 0;
+            if (n === 0) return null;
+            const h = Math.max(1.5, ((n / perMin) / peak) * STRIP_H);
+            return html`<rect class=${`rate rate-${k.key}`} x=${left + j * bar} y=${bottom - h} width=${bar} height=${h} />`;
+          });
+        })}
+  </g>`;
 }
 
 /**
@@ -315,5 +398,6 @@ function Legend() {
     <li><span class="shape" aria-hidden="true">■</span>admission, refusal or match verdict</li>
     <li><span class="shape" aria-hidden="true">◆</span>health change</li>
     <li><span class="shape" aria-hidden="true">●</span>card changed (purple) or rejected (orange)</li>
+    <li><span class="strip-key" aria-hidden="true"><span class="rate-hits"></span><span class="rate-revalidated"></span><span class="rate-fetches"></span><span class="rate-failures"></span></span>rate strip per endpoint: hits, 304s, requests, failures per time bucket (height: per-minute rate, scaled to the lane’s busiest bucket)</li>
   </ul>`;
 }

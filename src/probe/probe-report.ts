@@ -1,6 +1,7 @@
 /**
- * The report `a2a-discovery probe` prints: what a client would decide about a card, stage by
- * stage, for the card's publisher. Built from the same checks the discovery pipeline runs.
+ * The probe report: what a client would decide about a card, stage by stage, for the card's
+ * publisher (`a2a-discovery probe`, the dashboard's inspector). Built from the same checks the
+ * discovery pipeline runs.
  */
 import type { CheckCardResult } from '../card/index.js';
 import { effectiveModes } from '../card/index.js';
@@ -48,7 +49,7 @@ export interface ProbeReport {
   http?: ProbeHttp;
 }
 
-/** Turns a card check into a report. `prefix` carries stages that ran before (address, fetch). */
+/** Turns a card check into a report; `http` describes the fetch that brought the card, if any. */
 export function reportFromCheck(source: string, check: CheckCardResult, hostsJudged: boolean, http?: ProbeHttp): ProbeReport {
   const card = check.card;
   const skills: ProbeSkill[] = (card?.skills ?? []).map((s) => ({
@@ -81,6 +82,11 @@ export function reportFromCheck(source: string, check: CheckCardResult, hostsJud
     ...(check.canonicalSha256 !== undefined && { canonicalSha256: check.canonicalSha256 }),
     ...(http && { http }),
   };
+}
+
+/** A report that stops before any content check: at `source`, `address` or `fetch`. */
+export function refusedReport(source: string, stage: ProbeStage, problem: Problem, hostsJudged: boolean, http?: ProbeHttp): ProbeReport {
+  return { source, accepted: false, stage, problems: [problem], warnings: [], skills: [], urls: [], hostsJudged, ...(http && { http }) };
 }
 
 const STAGE_ORDER: ProbeStage[] = ['source', 'address', 'fetch', 'parse', 'schema', 'policy', 'signature'];

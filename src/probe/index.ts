@@ -1,0 +1,13 @@
+/**
+ * Probing: what a client would decide about a card, an endpoint or a catalog, stage by stage,
+ * with the same policy, fetcher and checks discovery runs. `a2a-discovery probe` and the
+ * service's inspector (`POST /api/inspect`) are its two users.
+ *
+ * @module
+ */
+export { probeCard, probeEndpoint } from './probe-endpoint.js';
+export type { ProbeContentOptions, ProbeEndpointOptions } from './probe-endpoint.js';
+export { probeCatalog } from './probe-catalog.js';
+export type { CatalogEntryReport, CatalogReport, ProbeCatalogOptions } from './probe-catalog.js';
+export { refusedReport, renderProbe, reportFromCheck } from './probe-report.js';
+export type { ProbeHttp, ProbeReport, ProbeSkill, ProbeStage } from './probe-report.js';

@@ -1,0 +1,143 @@
+/**
+ * Probing a live endpoint: fetches its card through a safe {@link CardFetcher} under a given
+ * {@link HostPolicy}, runs every content check discovery runs, and describes how well the
+ * endpoint supports HTTP caching (max-age, ETag, 304 on a conditional request, a stable ETag
+ * across identical requests). `a2a-discovery probe <url>` and the service's inspector both run it;
+ * they differ only in the policy and fetcher they pass.
+ */
+import CachePolicy from 'http-cache-semantics';
+import type { CheckCardOptions } from '../card/index.js';
+import { checkCard } from '../card/index.js';
+import { fetchWithLegacyFallback, responseCacheControl } from '../cache/index.js';
+import { DiscoveryError, isDiscoveryError, toDiscoveryError } from '../errors.js';
+import type { CardFetcher, FetchResult, HostPolicy } from '../fetch/index.js';
+import { isCardUrl } from '../fetch/index.js';
+import type { ProbeHttp, ProbeReport, ProbeStage } from './probe-report.js';
+import { refusedReport, reportFromCheck } from './probe-report.js';
+
+const NOTEWORTHY = ['cache-control', 'etag', 'last-modified', 'expires', 'age', 'vary', 'content-type', 'content-encoding'];
+
+/** Inputs of {@link probeEndpoint} and {@link probeCard}. */
+export interface ProbeContentOptions {
+  /** Judges the hosts of the card's interfaces; without it they are listed, not judged (https is still required). */
+  interfacePolicy?: HostPolicy;
+  /** The content checks' settings: loopback exemption, `maxBytes`, signatures. */
+  check?: Omit<CheckCardOptions, 'hostPolicy' | 'sourceUrl'>;
+}
+
+/** Inputs of {@link probeEndpoint}. */
+export interface ProbeEndpointOptions extends ProbeContentOptions {
+  /** What may be fetched. A target it refuses stops the report at `source`, before any request. */
+  policy: HostPolicy;
+  /** The fetcher, built on `policy` (redirects are never followed). Not closed here. */
+  fetcher: CardFetcher;
+  /** Aborts the requests in flight (they are then reported failed at `fetch`). */
+  signal?: AbortSignal;
+}
+
+/**
+ * Probes a live endpoint: a base URL (its card is under `.well-known/`, with the A2A 0.2 path
+ * tried after a 404) or a card URL (a path ending in `.json`, fetched exactly there). Up to three
+ * requests: the card, the same again (is the ETag stable?) and a conditional one (304?).
+ *
+ * @throws DiscoveryError `ERR_USAGE` when `target` is not a URL. Everything else is a report.
+ * @example
+ * const report = await probeEndpoint('https://agents.example.com/', { policy, fetcher, interfacePolicy: policy });
+ * if (!report.accepted) console.log(report.stage, report.problems);
+ */
+export async function probeEndpoint(target: string, o: ProbeEndpointOptions): Promise<ProbeReport> {
+  let url: URL;
+  try {
+    url = new URL(target);
+  } catch {
+    throw new DiscoveryError('ERR_USAGE', `${target} is not a URL`);
+  }
+  const hostsJudged = o.interfacePolicy !== undefined;
+  // The resolver's rule: a URL whose path ends in .json is the card itself, fetched exactly there.
+  const explicit = isCardUrl(url.href);
+  let cardUrl: string;
+  try {
+    cardUrl = explicit ? o.policy.normalizeCardUrl(url.href) : o.policy.cardUrl(url.href);
+  } catch (err) {
+    return refusedReport(target, 'source', { path: '$', message: toDiscoveryError(err, 'ERR_HOST_NOT_ALLOWED').message }, hostsJudged);
+  }
+  const headers = { accept: 'application/json', 'a2a-version': '1.0' };
+  const init = { headers, ...(o.signal && { signal: o.signal }) };
+  let first: FetchResult;
+  try {
+    // The card cache's rule: a 404 at agent-card.json is followed by one try at the A2A 0.2 path.
+    const legacyUrl = explicit ? undefined : () => o.policy.cardUrl(url.href, { legacyPath: true });
+    ({ cardUrl, res: first } = await fetchWithLegacyFallback(cardUrl, legacyUrl, (u) => o.fetcher.fetch(u, init)));
+  } catch (err) {
+    const e = toDiscoveryError(err, 'ERR_FETCH_NETWORK', { url: cardUrl, stage: 'fetch' });
+    // Everything the fetcher refuses happened while fetching (a redirect, a blocked address): report it there.
+    const stage: ProbeStage = e.stage === 'address' ? 'address' : 'fetch';
+    return refusedReport(cardUrl, stage, { path: '$', message: e.message }, hostsJudged, { headers: {}, notes: [] });
+  }
+  const http = describeHttp(first);
+  if (first.status !== 200) {
+    const message = `HTTP ${first.status}${first.status === 401 || first.status === 403 ? ': the card endpoint wants credentials' : ''}`;
+    return refusedReport(cardUrl, 'fetch', { path: '$', message }, hostsJudged, http);
+  }
+  if (cardUrl.endsWith('/agent.json')) http.notes.push('served only at the A2A 0.2 path /.well-known/agent.json; publish /.well-known/agent-card.json too');
+  await checkCaching(o.fetcher, cardUrl, init, first, http);
+  return reportFromCheck(cardUrl, await checkCard(first.body, checkOptions(o, cardUrl)), hostsJudged, http);
+}
+
+/**
+ * Probes a card already in hand (a file, a pasted card): the parse, schema, policy and signature
+ * stages, exactly as discovery runs them on fetched bytes. `source` names it in the report.
+ *
+ * @example const report = await probeCard('billing.json', bytes, { interfacePolicy: policy });
+ */
+export async function probeCard(source: string, bytes: Uint8Array | string, o: ProbeContentOptions & { sourceUrl?: string } = {}): Promise<ProbeReport> {
+  return reportFromCheck(source, await checkCard(bytes, checkOptions(o, o.sourceUrl)), o.interfacePolicy !== undefined);
+}
+
+function checkOptions(o: ProbeContentOptions, sourceUrl: string | undefined): CheckCardOptions {
+  return { ...o.check, ...(o.interfacePolicy && { hostPolicy: o.interfacePolicy }), ...(sourceUrl !== undefined && { sourceUrl }) };
+}
+
+function describeHttp(res: FetchResult): ProbeHttp {
+  const headers: Record<string, string> = {};
+  for (const name of NOTEWORTHY) if (res.headers[name] !== undefined) headers[name] = res.headers[name];
+  // The directives as the card cache reads them (http-cache-semantics, a private cache).
+  const cc = responseCacheControl(new CachePolicy({ url: res.url, method: 'GET', headers: {} }, { status: res.status, headers: res.headers }, { shared: false }));
+  const maxAge = Number(cc['max-age']);
+  const http: ProbeHttp = { status: res.status, headers, notes: [], ...(res.remoteAddress !== undefined && { remoteAddress: res.remoteAddress }) };
+  if ('max-age' in cc && Number.isFinite(maxAge)) http.maxAgeSeconds = maxAge;
+  if (res.headers.etag !== undefined) http.etag = res.headers.etag;
+  if (res.status === 200) {
+    if (!('max-age' in cc) && res.headers.expires === undefined) {
+      http.notes.push('no Cache-Control max-age: A2A 1.0 §8.6 says servers SHOULD send one; clients fall back to their own default');
+    }
+    if ('no-store' in cc) http.notes.push('no-store: clients cannot revalidate and must download the whole card every time');
+    const type = res.headers['content-type'] ?? '';
+    if (!/json/i.test(type)) http.notes.push(`content-type is ${type || 'missing'}; application/json is expected`);
+  }
+  return http;
+}
+
+/** A second, identical request (is the ETag stable?) and a conditional one (is 304 supported?). */
+async function checkCaching(fetcher: CardFetcher, cardUrl: string, init: { headers: Record<string, string>; signal?: AbortSignal }, first: FetchResult, http: ProbeHttp): Promise<void> {
+  if (first.headers.etag === undefined && first.headers['last-modified'] === undefined) {
+    http.notes.push('neither ETag nor Last-Modified: every refresh downloads the whole card');
+    return;
+  }
+  try {
+    if (first.headers.etag !== undefined) {
+      const again = await fetcher.fetch(cardUrl, init);
+      http.etagStable = again.headers.etag === first.headers.etag;
+      if (!http.etagStable && again.body.equals(first.body)) {
+        http.notes.push('the same bytes came back with a different ETag: derive the ETag from the content');
+      }
+    }
+    const validators: Record<string, string> = {};
+    if (first.headers.etag !== undefined) validators['if-none-match'] = first.headers.etag;
+    else validators['if-modified-since'] = first.headers['last-modified']!;
+    const conditional = await fetcher.fetch(cardUrl, { ...init, headers: { ...init.headers, ...validators } });
+    http.notModifiedSupported = conditional.status === 304;
+  } catch (err) {
+    http.notes.push(`the follow-up requests failed: ${isDiscoveryError(err) ? err.message : String(err)}`);
+  }
+}

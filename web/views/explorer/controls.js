@@ -1,0 +1,101 @@
+// @ts-check
+/**
+ * The explorer's controls: the preset menu (naming the scenario loaded), the seed's inputs and
+ * the extra controls for what the model leaves out.
+ */
+import { html } from '../../lib/vendor.js';
+import { formOf } from './form.js';
+import { CUSTOM, PRESETS, presetInputs } from './presets.js';
+
+/** @typedef {import('./form.js').Form} Form */
+/** @typedef {import('../../lib/types.js').TraceInputs} TraceInputs */
+
+const CONDITIONS = [
+  ['healthy', 'Healthy'],
+  ['not-found', '404: card not found'],
+  ['unavailable', '503: service unavailable'],
+  ['unauthorized', '401 unless credentials supplied'],
+  ['malformed', 'Malformed JSON'],
+  ['insecure', 'Non-HTTPS advertised interface'],
+];
+
+/**
+ * @param {{ form: Form, set: (p: Partial<Form>) => void, setForm: (f: Form) => void, defaults: TraceInputs, presetId: string, fieldError: (k: string) => string | undefined }} props
+ */
+export function Controls({ form, set, setForm, defaults, presetId, fieldError }) {
+  /**
+   * @param {string} id
+   * @param {keyof Form} k
+   * @param {string} label
+   * @param {{ min?: number, max?: number, step?: string, disabled?: boolean, unit?: string }} [o]
+   */
+  const number = (id, k, label, o = {}) => {
+    const err = fieldError(k);
+    return html`<div class=${`field ${err ? 'invalid' : ''}`}>
+      <label for=${id}>${label}${o.unit ? html` <span class="unit">(${o.unit})</span>` : null}</label>
+      <input id=${id} type="number" inputmode="decimal" min=${o.min} max=${o.max} step=${o.step ?? 'any'} value=${/** @type {string} */ (form[k])} disabled=${o.disabled}
+        aria-invalid=${err ? 'true' : 'false'} aria-describedby=${err ? `${id}-err` : undefined}
+        onInput=${(/** @type {any} */ ev) => set({ [k]: ev.currentTarget.value })} />
+      ${err ? html`<span class="field-error" id=${`${id}-err`}>${err}</span>` : null}
+    </div>`;
+  };
+  /**
+   * @param {string} id
+   * @param {keyof Form} k
+   * @param {string} label
+   * @param {string} [hint]
+   */
+  const check = (id, k, label, hint) => html`<div class="field check">
+    <input id=${id} type="checkbox" checked=${/** @type {boolean} */ (form[k])} onChange=${(/** @type {any} */ ev) => set({ [k]: ev.currentTarget.checked })} aria-describedby=${hint ? `${id}-hint` : undefined} />
+    <label for=${id}>${label}</label>
+    ${hint ? html`<span class="hint" id=${`${id}-hint`}>${hint}</span>` : null}
+  </div>`;
+
+  return html`<form class="controls" aria-label="Explorer controls" onSubmit=${(/** @type {Event} */ ev) => ev.preventDefault()}>
+    <div class="field">
+      <label for="x-preset">Seed scenario</label>
+      <select id="x-preset" value=${presetId} onChange=${(/** @type {any} */ ev) => {
+        const inputs = presetInputs(ev.currentTarget.value, defaults);
+        if (inputs) setForm(formOf(inputs));
+      }}>
+        ${presetId === CUSTOM ? html`<option value=${CUSTOM}>Custom settings (no preset)</option>` : null}
+        ${PRESETS.map(([id, label]) => html`<option value=${id}>${label}</option>`)}
+      </select>
+    </div>
+    <fieldset>
+      <legend>Endpoint</legend>
+      <div class="field">
+        <label for="x-condition">Endpoint / card condition</label>
+        <select id="x-condition" value=${form.condition} onChange=${(/** @type {any} */ ev) => set({ condition: ev.currentTarget.value })}>
+          ${CONDITIONS.map(([v, l]) => html`<option value=${v}>${l}</option>`)}
+        </select>
+      </div>
+      ${check('x-credentials', 'credentials', 'Supply discovery credentials', 'Simulated: a placeholder header, never a real secret.')}
+      ${number('x-rtt', 'rttMs', 'Network round trip', { min: 1, max: 60000, unit: 'ms' })}
+    </fieldset>
+    <fieldset>
+      <legend>Card and cache</legend>
+      ${number('x-max-age', 'maxAgeSeconds', 'Cache max-age', { min: 0, max: 86400, step: '1', unit: 's' })}
+      ${check('x-publish-v2', 'publishV2', 'Publish card v2')}
+      ${number('x-v2-at', 'publishV2AtSeconds', 'v2 published at model time', { min: 0, disabled: !form.publishV2, unit: 's' })}
+      ${check('x-card-streaming', 'cardStreaming', 'Card advertises streaming')}
+    </fieldset>
+    <fieldset>
+      <legend>Client</legend>
+      ${check('x-require-streaming', 'requireStreaming', 'Client requires streaming')}
+      ${number('x-interval', 'intervalSeconds', 'Discovery interval', { min: 0.1, unit: 's' })}
+      ${number('x-attempts', 'attempts', 'Number of attempts', { min: 1, max: 100, step: '1' })}
+    </fieldset>
+    <fieldset>
+      <legend>Beyond the model</legend>
+      ${check('x-backoff', 'backoff', 'Backoff after failures', 'The library’s 5 s doubling backoff.')}
+      ${check('x-stale', 'staleOnError', 'Stale-on-error', 'Serve the card seen before when a refresh fails.')}
+      ${check('x-fail-from', 'failFrom', 'Fail from time T', 'Healthy before T, the condition above from T on.')}
+      ${number('x-fail-at', 'failFromSeconds', 'T', { min: 0, disabled: !form.failFrom, unit: 's' })}
+      ${number('x-max-stale', 'maxStaleSeconds', 'Max stale', { min: 0, disabled: !form.staleOnError, unit: 's' })}
+      ${check('x-jitter', 'jitter', 'Jitter')}
+      ${number('x-seed', 'seed', 'Random seed', { min: 0, step: '1', disabled: !form.jitter })}
+    </fieldset>
+    <button type="button" class="btn" id="x-defaults" onClick=${() => setForm(formOf(defaults))}>Restore defaults</button>
+  </form>`;
+}

@@ -1,0 +1,31 @@
+// @ts-check
+/**
+ * What the run shows in words: when v2 reached the client (and which attempts still used v1
+ * while v2 was on the server, and why), and what the last change of a control did — timing
+ * alone, or decisions — with the freshness-versus-requests trade-off when max-age changed.
+ */
+import { html } from '../../lib/vendor.js';
+
+/** @typedef {import('../../lib/types.js').TraceResult} TraceResult */
+/** @typedef {import('../../lib/trace-compare.js').Comparison} Comparison */
+
+/** @param {{ result: TraceResult, lastChange: Comparison | undefined }} props */
+export function Lesson({ result, lastChange }) {
+  const hidden = result.attempts.filter((a) => a.hiddenNewer);
+  const first = hidden[0];
+  return html`<section class="panel lesson" aria-labelledby="lesson-h">
+    <h2 id="lesson-h">What this run shows</h2>
+    <p id="freshness-sentence">${result.freshness.sentence}</p>
+    ${first
+      ? html`<p class="hidden-newer" id="v2-hidden"><strong>v2 is on the server, the cache still serves v1.</strong> Attempt ${first.index}: ${first.hiddenNewer}.${hidden.length > 1 ? ` The same for attempt${hidden.length > 2 ? 's' : ''} ${hidden.slice(1).map((a) => a.index).join(', ')}.` : ''}</p>`
+      : null}
+    <div id="last-change" aria-live="polite">
+      ${lastChange && lastChange.inputs.length > 0
+        ? html`<p><strong>Last change: ${lastChange.headline}.</strong> ${lastChange.inputs.map((c) => `${c.field} ${JSON.stringify(c.baseline)} → ${JSON.stringify(c.current)}`).join(', ')}.${
+            lastChange.headline === 'Timeline changed, decisions the same' ? ' The attempts start at other times, but every attempt makes the same decision with the same card.' : ''
+          }</p>
+          ${lastChange.tradeOff ? html`<p class="trade-off" id="trade-off"><strong>Freshness versus requests:</strong> ${lastChange.tradeOff}</p>` : null}`
+        : html`<p class="muted">Change a control to see what it changes: the timeline only, or the decisions.</p>`}
+    </div>
+  </section>`;
+}
