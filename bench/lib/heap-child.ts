@@ -19,7 +19,7 @@ export interface HeapChildInput {
   perOrigin: number;
   n: number;
   concurrency: number;
-  /** The order the measures run in (rotated per process by the parent). */
+  /** The measures to run, in this order (rotated per process by the parent); `cache` is required. */
   order: Array<'cache' | 'baseline' | 'undici'>;
   limitMs: number;
 }
@@ -218,6 +218,17 @@ for (const what of input.order) {
   else if (what === 'baseline') baseline = await measureBaseline(targets);
   else undici = await measureUndici(targets);
 }
-if (!cache || !baseline || !undici) throw new Error('heap-child: the order must name cache, baseline and undici');
-const out: HeapChildOutput = { type: 'heap', n: input.n, order: input.order, cache: cache.m, breakdown: cache.breakdown, baseline, undici, bodyBytes: cache.bodyBytes };
+if (!cache) throw new Error('heap-child: the order must name cache');
+/** A side left out of this process's order. */
+const skipped = (): HeapMeasure => ({ entries: 0, heapBefore: NaN, heapAfter: NaN, bytesPerEntry: NaN, externalBytesPerEntry: NaN, totalBytesPerEntry: NaN, populateSeconds: NaN, errors: 0 });
+const out: HeapChildOutput = {
+  type: 'heap',
+  n: input.n,
+  order: input.order,
+  cache: cache.m,
+  breakdown: cache.breakdown,
+  baseline: baseline ?? skipped(),
+  undici: undici ?? skipped(),
+  bodyBytes: cache.bodyBytes,
+};
 process.send?.(out, () => process.exit(0));
