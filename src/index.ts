@@ -12,7 +12,7 @@ export type { DiscoveryErrorCode, DiscoveryErrorOptions, FailureClass, Problem, 
 export { systemClock, systemRandom, seededRandom, VirtualClock } from './clock/index.js';
 export type { Clock, Random, TimerHandle } from './clock/index.js';
 
-export { EventStream, DISCOVERY_CHANNEL } from './events/index.js';
+export { EventStream, DISCOVERY_CHANNEL, occurrences } from './events/index.js';
 export type {
   DiscoveryEvent,
   EventInput,

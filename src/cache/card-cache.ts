@@ -83,6 +83,12 @@ export interface CardCacheOptions {
    * at agent.json). Default true.
    */
   legacyCardPath?: boolean;
+  /**
+   * `'each'` (default): one `card.result` event per fresh hit. `'counted'`: hits are counted per
+   * endpoint and published together once the current burst of calls is over (one event per
+   * endpoint with `count`), so a hit costs a counter, not an event (the service's setting).
+   */
+  hitEvents?: 'each' | 'counted';
 }
 
 export interface RefreshOptions {
@@ -173,6 +179,9 @@ export class CardCache {
   readonly #Policy: typeof CachePolicy;
   /** The headers of every card request (validators are added per entry). */
   readonly #requestHeaders: Readonly<Record<string, string>>;
+  /** Counted hits not yet published, per endpoint (`hitEvents: 'counted'`); at most one per entry. */
+  readonly #pendingHits = new Map<string, number>();
+  #hitFlush: NodeJS.Immediate | undefined;
   #closed = false;
 
   constructor(options: CardCacheOptions) {
@@ -192,6 +201,7 @@ export class CardCache {
       maxFetchesPerOrigin: 1,
       requestHeaders: { 'a2a-version': '1.0' },
       legacyCardPath: true,
+      hitEvents: 'each',
       ...options,
     };
     this.#limiter = new Limiter({ max: this.#o.maxConcurrentFetches, perKey: this.#o.maxFetchesPerOrigin });
@@ -229,7 +239,8 @@ export class CardCache {
     const now = this.#o.clock.now();
     if (entry !== undefined) {
       if (!entry.stale && now < entry.expiresAt) {
-        this.#emitResult(key, 'hit', NO_DETAIL, entry.failures);
+        if (this.#o.hitEvents === 'counted') this.#countHit(key);
+        else this.#emitResult(key, 'hit', NO_DETAIL, entry.failures);
         return entry;
       }
       if (entry.nextAttemptAt !== undefined && now < entry.nextAttemptAt) return this.#withUsability(key, entry, now);
@@ -280,8 +291,18 @@ export class CardCache {
     return { running: this.#limiter.running, peak: this.#limiter.peak, waiting: this.#limiter.waiting };
   }
 
+  /** Publishes the hits counted so far (`hitEvents: 'counted'`); runs by itself after each burst. */
+  flushHits(): void {
+    if (this.#hitFlush !== undefined) clearImmediate(this.#hitFlush);
+    this.#hitFlush = undefined;
+    const events = this.#o.events;
+    if (events !== undefined) for (const [endpoint, count] of this.#pendingHits) events.emit({ type: 'card.result', endpoint, outcome: 'hit', failures: 0, count });
+    this.#pendingHits.clear();
+  }
+
   /** Stops accepting refreshes and waits for those in flight. Does not close the injected fetcher. */
   async close(): Promise<void> {
+    this.flushHits();
     this.#closed = true;
     await Promise.allSettled([...this.#inflight.values()]);
   }
@@ -514,6 +535,16 @@ export class CardCache {
     const updated = this.#usable(entry, now);
     if (updated !== entry) await this.#o.store.set(key, updated);
     return updated;
+  }
+
+  #countHit(key: string): void {
+    if (this.#o.events === undefined) return;
+    const n = this.#pendingHits.get(key);
+    this.#pendingHits.set(key, n === undefined ? 1 : n + 1);
+    if (this.#hitFlush === undefined) {
+      this.#hitFlush = setImmediate(() => this.flushHits());
+      this.#hitFlush.unref();
+    }
   }
 
   #emitResult(key: string, outcome: CardOutcome, d: ResultDetail, failures: number, error?: DiscoveryError): void {

@@ -47,6 +47,11 @@ export interface CardResultEvent extends EventBase {
   bytes?: number;
   rawSha256?: string;
   failures: number;
+  /**
+   * Hits only, from a cache counting them (`hitEvents: 'counted'`): how many fresh hits of this
+   * endpoint the event stands for. Absent: one.
+   */
+  count?: number;
   /** For stale, invalid and failed outcomes. */
   code?: DiscoveryErrorCode;
   stage?: Stage;
@@ -189,6 +194,11 @@ export type EventInput<E extends DiscoveryEvent = DiscoveryEvent> = E extends Di
   : never;
 
 export type EventListener = (event: DiscoveryEvent) => void;
+
+/** How many occurrences an event stands for: a counted cache-hit event's `count`, otherwise 1. */
+export function occurrences(event: DiscoveryEvent): number {
+  return event.type === 'card.result' && event.count !== undefined ? event.count : 1;
+}
 
 /**
  * A synchronous, in-process event stream. Listeners run in subscription order; a listener

@@ -9,7 +9,7 @@
  * newest events may not be in it yet: the first page also takes the writer's unwritten events,
  * as the newest, each once.
  */
-import type { DiscoveryEvent, EventStream } from '../events/index.js';
+import { occurrences, type DiscoveryEvent, type EventStream } from '../events/index.js';
 import type { StateStore } from '../store/index.js';
 import { journalOrCounter } from '../store/index.js';
 
@@ -187,6 +187,7 @@ export class JournalReader {
   #count(e: DiscoveryEvent): void {
     const name = journalOrCounter(e);
     if (name === 'journal' || !('endpoint' in e) || typeof e.endpoint !== 'string') return;
+    const n = occurrences(e);
     let c = this.#activity.get(e.endpoint);
     if (!c) {
       c = { counts: new Map(), buckets: new Map(), lastAt: 0, minutes: new Float64Array(SERIES_SLOTS).fill(-1), series: new Uint32Array(SERIES_SLOTS * KIND_NAMES.length) };
@@ -200,9 +201,9 @@ export class JournalReader {
         c.minutes[slot] = minute;
         c.series.fill(0, slot * KIND_NAMES.length, (slot + 1) * KIND_NAMES.length);
       }
-      c.series[slot * KIND_NAMES.length + kind]! += 1;
+      c.series[slot * KIND_NAMES.length + kind]! += n;
     }
-    c.counts.set(name, (c.counts.get(name) ?? 0) + 1);
+    c.counts.set(name, (c.counts.get(name) ?? 0) + n);
     const start = Math.floor(e.at / BUCKET_MS) * BUCKET_MS;
     let bucket = c.buckets.get(start);
     if (!bucket) {
@@ -210,7 +211,7 @@ export class JournalReader {
       c.buckets.set(start, bucket);
       for (const s of c.buckets.keys()) if (s + BUCKET_MS <= e.at - ACTIVITY_WINDOW_MS) c.buckets.delete(s);
     }
-    bucket.set(name, (bucket.get(name) ?? 0) + 1);
+    bucket.set(name, (bucket.get(name) ?? 0) + n);
     c.lastAt = Math.max(c.lastAt, e.at);
   }
 }

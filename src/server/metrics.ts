@@ -4,7 +4,7 @@
  */
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { CardCache } from '../cache/index.js';
-import type { EventStream } from '../events/index.js';
+import { occurrences, type EventStream } from '../events/index.js';
 import type { DiscoveryLoop } from '../loop/index.js';
 import type { TreeFactory } from '../adk/index.js';
 import type { StoreStatus } from '../store/index.js';
@@ -206,7 +206,7 @@ export function createMetrics({ events, cache, loop, trees, openStreams, store, 
   const unsubscribe = events.subscribe((e) => {
     switch (e.type) {
       case 'card.result':
-        if (e.outcome === 'hit') hits.inc();
+        if (e.outcome === 'hit') hits.inc(occurrences(e));
         else fetches.inc({ outcome: e.outcome });
         if (e.outcome === 'revalidated') notModified.inc();
         if (e.code !== undefined) failures.inc({ code: e.code });

@@ -168,6 +168,9 @@ export async function startService(o: ServiceOptions): Promise<RunningService> {
     store: store.cards,
     clock,
     events,
+    // Hits are counted per endpoint and published once per burst: a loop cycle over thousands of
+    // fresh endpoints costs counters, not thousands of events.
+    hitEvents: 'counted',
     ...cacheOptions,
     check: { allowLoopback: o.policy.allowLoopback ?? false, ...(o.signatures && { signatures: o.signatures }) },
   });

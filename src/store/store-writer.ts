@@ -5,7 +5,7 @@
  * most `maxPendingEvents` journal events wait (the oldest are dropped and counted when the store
  * cannot keep up), pins are coalesced per session, publications per digest.
  */
-import type { DiscoveryEvent, EventStream } from '../events/index.js';
+import { occurrences, type DiscoveryEvent, type EventStream } from '../events/index.js';
 import type { Snapshot } from '../snapshot/index.js';
 import { journalOrCounter } from './journal.js';
 import type { PinRecord, StateStore } from './state-store.js';
@@ -102,7 +102,7 @@ export class StoreWriter {
         this.#dropped += over;
         this.#count('journal.dropped', over);
       }
-    } else this.#count(where, 1);
+    } else this.#count(where, occurrences(e));
     this.#schedule();
   }
 

@@ -100,6 +100,27 @@ for (const [storeName, makeStore, engine] of stores) {
         assert.deepEqual(outcomes(ep), ['changed', 'hit', 'revalidated']);
       });
 
+      test("hitEvents 'counted': a burst of fresh hits is one event per endpoint carrying the count, published after the burst (and by close())", async () => {
+        const a = endpoint({ cacheControl: 'max-age=60' });
+        const b = endpoint({ cacheControl: 'max-age=60' });
+        const c = cache({ minTtlMs: 0, hitEvents: 'counted' });
+        await c.get(a.baseUrl);
+        await c.get(b.baseUrl);
+        for (let i = 0; i < 5; i++) await c.get(a.baseUrl);
+        await c.get(b.baseUrl);
+        assert.deepEqual(outcomes(a), ['changed'], 'no event per hit while the burst runs');
+        await new Promise((resolve) => setImmediate(resolve));
+        const hits = events.filter((e) => e.type === 'card.result' && e.outcome === 'hit').map((e) => [e.type === 'card.result' && e.endpoint, e.type === 'card.result' && e.count]);
+        assert.deepEqual(hits, [
+          [a.baseUrl, 5],
+          [b.baseUrl, 1],
+        ]);
+        await c.get(b.baseUrl);
+        await c.close();
+        assert.deepEqual(outcomes(b), ['changed', 'hit', 'hit'], 'close() publishes the hits still counted');
+        assert.equal(a.hits + b.hits, 2, 'hits made no request');
+      });
+
       test('a 304 carrying a new max-age extends freshness to it', async () => {
         const ep = endpoint({ cacheControl: 'max-age=10' });
         const c = cache({ minTtlMs: 0 });
