@@ -33,7 +33,7 @@ import { DefaultAgentCardResolver } from 'a2a-sdk-0314/client';
 import { request } from 'undici';
 import { expiryBenchmark, peerExpiryBenchmark, type ExpiryReport, type PeerExpiryReport } from './lib/expiry.js';
 import { BYTES_PER_CARD_LIMIT, heapBenchmark, type HeapReport } from './lib/heap.js';
-import { AWAITED_BASELINE, BARE_BASELINE, HOT_PATH_LIMIT, hotPathBenchmark, type HotPathReport } from './lib/hot-path.js';
+import { AWAITED_BASELINE, BARE_BASELINE, EVENTS_CASE, HOT_PATH_LIMIT, hotPathBenchmark, type HotPathReport } from './lib/hot-path.js';
 import { FRESH_CYCLE_LIMIT_US, loopBenchmark, type LoopReport } from './lib/loop.js';
 import { runPool } from './lib/pool.js';
 import type { ScaleVerdicts } from './scale.js';
@@ -215,7 +215,7 @@ const cacheRatio = multi.summary['CardCache']!.throughputRatio!;
 const cacheCpu = multi.summary['CardCache']!.cpuPerRequestRatio!;
 const heapAt = (n: number) => heaps.find((h) => h.entries === n)!;
 const hotRow = (name: string) => hot.rows.find((r) => r.name.startsWith(name))!;
-const hotEvents = hotRow('CardCache.get, fresh, events');
+const hotEvents = hotRow(EVENTS_CASE);
 const hotRoot1 = hotRow('rootFor, 1 session');
 const hotRoot10k = hotRow('rootFor, 10,000 sessions');
 
@@ -443,7 +443,9 @@ out.push(
   `6. Hot path, ns per call (a child process; ${hot.raw.roundsDone} rounds of one batch per case, order rotated, after ${hot.input.warmupRounds} warm-up rounds; ${fmt(hot.input.syncBatch, 0)} calls per synchronous batch, ${fmt(hot.input.asyncBatch, 0)} per awaited one; ratios paired per round)`,
 );
 out.push(
-  `   CardCache: ${fmt(hot.input.entries, 0)} fresh entries (max-age=3600, system clock), fetcher and server closed before timing (fetches during timing: ${hot.raw.fetchesDuringTiming}); events: an EventStream with one subscriber taking every event (${fmt(hot.raw.eventsPerCall, 2)} events per call). rootFor: sessions pinned through rootFor, system clock, default idle timeout.`,
+  `   CardCache: ${fmt(hot.input.entries, 0)} fresh entries (max-age=3600, system clock), fetcher and server closed before timing (fetches during timing: ${hot.raw.fetchesDuringTiming}); events: an EventStream with one subscriber taking every event (events per call: ${Object.entries(hot.raw.eventsPerCall)
+    .map(([k, v]) => `${k.slice(k.indexOf('hitEvents'))} ${fmt(v, 3)}`)
+    .join(', ')}). Each timed batch ends with one turn of the event loop (counted hits are published then). rootFor: sessions pinned through rootFor, system clock, default idle timeout.`,
 );
 out.push(
   table(
@@ -469,7 +471,7 @@ out.push(
       ['refresh sweep: CardCache client CPU per 304 ≤ 1.3× raw', fmtSummary(cacheCpu, 2), ok(verdicts.refreshClientCpuPer304AtMost1_3OfRaw)],
       ['mass expiry: exactly 1 upstream request per endpoint', fmtSummary(e.upstreamPerEndpoint, 3), ok(verdicts.expiryExactlyOneUpstreamPerEndpoint)],
       ['mass expiry: no caller errors', fmtSummary(e.callerErrors, 0), ok(verdicts.expiryNoCallerErrors)],
-      ['hot path: CardCache.get (fresh, events + subscriber) ≤ 2× awaited Map.get', fmtSummary(hotEvents.vsAwaitedMapGet, 2), ok(verdicts.hotPathCardCacheGetWithEventsAtMost2xAwaitedMapGet)],
+      ["hot path: CardCache.get (fresh, events + subscriber, hitEvents 'counted' as the service) ≤ 2× awaited Map.get", fmtSummary(hotEvents.vsAwaitedMapGet, 2), ok(verdicts.hotPathCardCacheGetWithEventsAtMost2xAwaitedMapGet)],
       ['hot path: rootFor ≤ 2× Map.get, 1 session', fmtSummary(hotRoot1.vsMapGet, 2), ok(verdicts.hotPathRootFor1SessionAtMost2xMapGet)],
       ['hot path: rootFor ≤ 2× Map.get, 10,000 sessions', fmtSummary(hotRoot10k.vsMapGet, 2), ok(verdicts.hotPathRootFor10kSessionsAtMost2xMapGet)],
       ['memory: ≤ 3,000 B heap + external per card, 1,000 cards', fmtSummary(heapAt(1_000).summary.cacheTotalBytesPerEntry, 0), ok(verdicts.memoryAtMost3000BytesPerCardAt1k)],
