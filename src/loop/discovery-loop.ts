@@ -28,7 +28,7 @@ import type { AdmittedEndpoint, RefusedRecord } from '../resolve/index.js';
 import { resolveEndpoints } from '../resolve/index.js';
 import type { Snapshot, SnapshotAgent, SnapshotDiff, SnapshotSummary } from '../snapshot/index.js';
 import { buildSnapshot, diffSnapshots, SnapshotStore, toSnapshotAgents } from '../snapshot/index.js';
-import type { Source } from '../sources/index.js';
+import type { EndpointRecord, Source } from '../sources/index.js';
 import { AlertBook } from './alert-book.js';
 
 export interface DiscoveryLoopOptions {
@@ -151,6 +151,15 @@ export class DiscoveryLoop {
   #heldNames: readonly string[] = [];
   // Unchanged (same object) cards are matched once, not every cycle; the select options are fixed.
   readonly #matchMemo: MatchMemo = new WeakMap();
+  /** The sources' record lists the current admission was resolved from (unchanged lists: same result). */
+  #resolvedFrom: ReadonlyArray<readonly EndpointRecord[]> | undefined;
+  /**
+   * The last evaluation's inputs and selection, reused while nothing it depends on changed and its
+   * publication settled (nothing held, deferred or refused): a cycle with nothing due then costs
+   * the per-endpoint health and alert bookkeeping, not a selection and a snapshot build.
+   */
+  #lastEvaluation: { candidates: Candidate[]; degraded: boolean[]; reviewed: ReviewedAgent[]; selection: ReturnType<typeof selectAgents>; settledDigest: string | undefined } | undefined;
+  #reviewedCache: { from: ReadonlyArray<readonly EndpointRecord[]>; list: ReviewedAgent[] } | undefined;
   #heldDigest: string | undefined;
   /** The held digest a `snapshot.held` event was last emitted for (one event per held candidate). */
   #lastHeldDigest: string | undefined;
@@ -455,12 +464,16 @@ export class DiscoveryLoop {
   }
 
   #resolve(): void {
+    const inputs = this.#o.sources.map((s) => s.current().records);
+    if (sameLists(inputs, this.#resolvedFrom)) {
+      // The same records resolve to the same admission: only the grace of gone endpoints runs on.
+      this.#evictGone(this.#clock.now());
+      return;
+    }
+    this.#resolvedFrom = inputs;
     const before = new Map(this.#admitted.map((e) => [e.baseUrl, e]));
     const refusedBefore = new Set(this.#refused.map((r) => `${r.record.source}\u0000${r.record.baseUrl}`));
-    const { admitted, refused } = resolveEndpoints(
-      this.#o.sources.map((s) => s.current().records),
-      this.#o.hostPolicy,
-    );
+    const { admitted, refused } = resolveEndpoints(inputs, this.#o.hostPolicy);
     const events = this.#o.events;
     const now = this.#clock.now();
     for (const ep of admitted) {
@@ -478,6 +491,14 @@ export class DiscoveryLoop {
       events?.emit({ type: 'endpoint.gone', endpoint: gone.baseUrl, sources: gone.sources });
       this.#gone.set(gone.baseUrl, { at: now, endpoint: gone });
     }
+    this.#admitted = admitted;
+    this.#refused = refused;
+    this.#evictGone(now);
+  }
+
+  /** Forgets the endpoints gone for longer than the removal grace. */
+  #evictGone(now: number): void {
+    const events = this.#o.events;
     const grace = this.#o.removalGraceMs ?? 600_000;
     for (const [url, { at, endpoint }] of this.#gone) {
       if (now - at < grace) continue;
@@ -491,8 +512,6 @@ export class DiscoveryLoop {
         events?.emit({ type: 'alert', kind: 'cycle-failed', endpoint: url, message: `could not forget ${url}: ${err instanceof Error ? err.message : String(err)}` });
       });
     }
-    this.#admitted = admitted;
-    this.#refused = refused;
   }
 
   async #refreshCards(): Promise<void> {
@@ -519,6 +538,14 @@ export class DiscoveryLoop {
 
   /** Reviewed agents: the records of static sources (their metadata carries description, tags, critical). */
   #reviewedAgents(): ReviewedAgent[] {
+    const from = this.#o.sources.filter((s) => s.kind === 'static').map((s) => s.current().records);
+    if (this.#reviewedCache !== undefined && sameLists(from, this.#reviewedCache.from)) return this.#reviewedCache.list;
+    const list = this.#readReviewedAgents();
+    this.#reviewedCache = { from, list };
+    return list;
+  }
+
+  #readReviewedAgents(): ReviewedAgent[] {
     const out = new Map<string, ReviewedAgent>();
     for (const source of this.#o.sources) {
       if (source.kind !== 'static') continue;
@@ -571,6 +598,27 @@ export class DiscoveryLoop {
       if (entry !== undefined && isMember(status.state)) candidates.push({ endpoint: ep, entry });
     }
 
+    const degraded = candidates.map((c) => this.#health.get(c.endpoint.baseUrl)?.state === 'degraded');
+    const last = this.#lastEvaluation;
+    if (
+      last !== undefined &&
+      last.settledDigest !== undefined &&
+      last.settledDigest === this.#store.current?.digest &&
+      !this.#confirmRemovals &&
+      last.reviewed === reviewedList &&
+      sameCandidates(last.candidates, candidates) &&
+      sameLists(last.degraded, degraded)
+    ) {
+      // Nothing the selection depends on changed: the same verdicts, the same snapshot, whose
+      // lasting alerts (selection, routing) are raised again as an evaluation would.
+      for (const a of last.selection.alerts) {
+        alerts.raise(`${a.kind}:${a.endpoint ?? ''}`, { kind: a.kind, message: a.message, ...(a.endpoint !== undefined && { endpoint: a.endpoint }) });
+      }
+      await this.#routingOfCurrent(this.#store.current);
+      this.#updateStates();
+      alerts.settle();
+      return;
+    }
     const selection = selectAgents(candidates, { ...this.#o.select, reviewed: reviewedList, memo: this.#matchMemo });
     for (const [url, v] of selection.verdicts) {
       const prev = this.#verdicts.get(url);
@@ -589,13 +637,18 @@ export class DiscoveryLoop {
       alerts.raise(`${a.kind}:${a.endpoint ?? ''}`, { kind: a.kind, message: a.message, ...(a.endpoint !== undefined && { endpoint: a.endpoint }) });
     }
 
-    await this.#publish(toSnapshotAgents(selection.selected, (url) => ({ degraded: this.#health.get(url)?.state === 'degraded' })));
+    const settledDigest = await this.#publish(toSnapshotAgents(selection.selected, (url) => ({ degraded: this.#health.get(url)?.state === 'degraded' })));
+    this.#lastEvaluation = { candidates, degraded, reviewed: reviewedList, selection, settledDigest };
     this.#updateStates();
     alerts.settle();
   }
 
-  /** Publishes the selection when its digest differs, holding back guarded removals only. */
-  async #publish(selected: SnapshotAgent[]): Promise<void> {
+  /**
+   * Publishes the selection when its digest differs, holding back guarded removals only. Returns
+   * the digest now current when that is the whole outcome (nothing held, deferred or refused), so
+   * the next cycle may skip an identical evaluation; otherwise undefined.
+   */
+  async #publish(selected: SnapshotAgent[]): Promise<string | undefined> {
     const { events } = this.#o;
     const previous = this.#store.current;
     const version = (previous?.version ?? 0) + 1;
@@ -623,24 +676,24 @@ export class DiscoveryLoop {
     await this.#routingOfCurrent(previous);
     if (previous && candidate.digest === previous.digest) {
       this.#lastRoutingHeld = undefined;
-      return;
+      return hold ? undefined : previous.digest;
     }
     const routing = await this.#routing(candidate, previous, confirmed);
-    if (this.#clock.now() - this.#lastPublishAt < (this.#o.minPublishIntervalMs ?? 0)) return;
+    if (this.#clock.now() - this.#lastPublishAt < (this.#o.minPublishIntervalMs ?? 0)) return undefined;
     if (routing.hold) {
       // The gate keeps the current routing: the candidate is held, and only the card updates of
       // the current agents (same names, tags and domains) go out.
       if (!hold) this.#heldDigest = candidate.digest;
-      if (!previous) return;
+      if (!previous) return undefined;
       candidate = this.#withRoutingOf(previous, candidate, version);
-      if (candidate.digest === previous.digest) return;
+      if (candidate.digest === previous.digest) return undefined;
     }
     try {
       await this.#o.beforePublish?.(candidate, previous);
     } catch (err) {
       const e = toDiscoveryError(err, 'ERR_INTERNAL', { stage: 'build' });
       this.#alerts.raise('publish-refused', { kind: 'publish-refused', message: `snapshot ${candidate.digest.slice(0, 12)} was not published: ${e.message}` });
-      return;
+      return undefined;
     }
     this.#lastPublishAt = this.#clock.now();
     this.#store.publish(candidate);
@@ -672,6 +725,7 @@ export class DiscoveryLoop {
         // A listener's failure never affects discovery.
       }
     }
+    return hold || routing.hold ? undefined : candidate.digest;
   }
 
   /**
@@ -821,4 +875,18 @@ export class DiscoveryLoop {
 /** What routing depends on in a snapshot: agents' names, tags, criticality and domains, and the layout. */
 function routingKey(snapshot: Snapshot): string {
   return JSON.stringify([snapshot.agents.map((a) => [a.localName, a.tags, a.critical, a.domain ?? null]), (snapshot.domains ?? []).map((d) => [d.name, d.description])]);
+}
+
+/** Whether two lists hold the same items (by identity) in the same order. */
+function sameLists<T>(a: readonly T[], b: readonly T[] | undefined): boolean {
+  if (b === undefined || a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
+}
+
+/** Whether two candidate lists name the same endpoints with the same cache entries. */
+function sameCandidates(a: readonly Candidate[], b: readonly Candidate[]): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i]!.endpoint !== b[i]!.endpoint || a[i]!.entry !== b[i]!.entry) return false;
+  return true;
 }
