@@ -39,7 +39,8 @@ before(async () => {
   outside.script(() => ({ status: 200, body: cardFor(outside, 'x') }));
   [browser, s] = await Promise.all([
     launchBrowser(),
-    startService({ port: 0, policy: { allow: [peer.origin], allowLoopback: true }, vocabulary: [], needs: [], logger: createLogger({ level: 'silent' }) }),
+    // One endpoint discovered, so the endpoints table, the card view and the timeline can link to the inspector.
+    startService({ port: 0, policy: { allow: [peer.origin], allowLoopback: true }, static: [{ name: 'billing', url: `${peer.origin}/billing/`, description: 'Billing.', tags: ['billing'] }], vocabulary: [], needs: [], logger: createLogger({ level: 'silent' }) }),
   ]);
   ({ page, problems } = await openPage(browser));
   await page.goto(`${s.url}/#/inspect`);
@@ -169,6 +170,36 @@ describe('the Inspect view', () => {
     await page.click('#inspect-submit');
     await until(() => text(page.locator('#inspect-status')), (t) => /Accepted/.test(t), 'the linked card URL accepted');
     assert.equal(await page.locator('#inspect-result .probe-source').innerText(), target);
+  });
+
+  test('"Inspect" on an endpoint\'s row, its card view and its timeline details opens the inspector with its URL; running it shows the stages', async () => {
+    const base = `${peer.origin}/billing/`;
+    await page.goto(`${s.url}/#/endpoints`);
+    await page.reload();
+    const row = page.locator(`table.endpoints tbody tr[data-endpoint="${base}"]`);
+    await row.locator('a.inspect-link').click();
+    await until(() => page.inputValue('#inspect-input'), (v) => v === base, 'the endpoint\'s URL in the field');
+    assert.equal(await page.locator('#nav-inspect').getAttribute('aria-current'), 'page');
+    assert.equal(await page.isChecked('#inspect-kind-url'), true);
+    await page.click('#inspect-submit');
+    await until(() => page.locator('#inspect-result .probe-source').allInnerTexts(), (t) => t[0] === `${base}.well-known/agent-card.json`, 'the report on the endpoint\'s card');
+    assert.match(await text(page.locator('#inspect-status')), /Accepted/);
+    assert.deepEqual(await stages(), ['source', 'address', 'fetch', 'parse', 'schema', 'policy', 'signature'].map((stage) => [stage, 'passed']));
+
+    // The card view links to the same.
+    await page.check('#inspect-kind-card');
+    await page.evaluate(`location.hash = ${JSON.stringify(`#/card?url=${encodeURIComponent(base)}`)}`);
+    await page.locator('#card-inspect').click();
+    await until(() => page.inputValue('#inspect-input'), (v) => v === base, 'the URL from the card view');
+    assert.equal(await page.isChecked('#inspect-kind-url'), true);
+
+    // So do an endpoint event's details on the timeline.
+    await page.fill('#inspect-input', '');
+    await page.evaluate(`location.hash = '#/timeline'`);
+    await page.locator('svg.timeline .mark[data-type^="endpoint."]').first().click();
+    await page.locator('#timeline-inspect').click();
+    await until(() => page.inputValue('#inspect-input'), (v) => v === base, 'the URL from the timeline');
+    assert.deepEqual(problems, []);
   });
 
   test('at 390×844: nothing is wider than the screen, with a URL report and a catalog report shown', async () => {

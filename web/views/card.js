@@ -7,6 +7,7 @@ import { html, useEffect, useMemo, useState } from '../lib/vendor.js';
 import { ApiError, api } from '../lib/api.js';
 import { ago, bytes, endpointLabel } from '../lib/format.js';
 import { isWithin, jsonLines, nearestPath } from '../lib/json-lines.js';
+import { cardHref, inspectHref } from '../lib/routes.js';
 import { Badge, EmptyRow, TableWrap, ViewHeader } from './common.js';
 
 /** @typedef {import('../lib/store.js').LiveStore} LiveStore */
@@ -50,7 +51,7 @@ export function CardView({ store, url }) {
 
   /** @param {string} next */
   const choose = (next) => {
-    location.hash = `#/card?url=${encodeURIComponent(next)}`;
+    location.hash = cardHref(next);
   };
 
   return html`<section aria-labelledby="view-title">
@@ -63,6 +64,7 @@ export function CardView({ store, url }) {
         </select>
       </label>
       <label class="check"><input type="checkbox" id="card-raw" checked=${raw} onChange=${(/** @type {any} */ ev) => setRaw(ev.currentTarget.checked)} /> raw bytes</label>
+      ${selected !== '' ? html`<a href=${inspectHref(selected)} id="card-inspect">Inspect this endpoint</a>` : null}
       <span class="muted" aria-live="polite">${loading ? 'Loading…' : ''}</span>
     </form>
     ${selected === '' ? html`<p>No endpoint yet.</p>` : null}

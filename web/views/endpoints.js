@@ -5,6 +5,7 @@
  */
 import { html, useMemo, useState } from '../lib/vendor.js';
 import { OUTCOME_LABEL, ago, duration, endpointLabel, num, outcomeClass } from '../lib/format.js';
+import { cardHref, inspectHref } from '../lib/routes.js';
 import { Badge, EmptyRow, SortHeader, TableWrap, Tile, ViewHeader, useNow } from './common.js';
 
 /** @typedef {import('../lib/types.js').EndpointStatus} EndpointStatus */
@@ -147,7 +148,7 @@ export function EndpointsView({ store }) {
           <th scope="col">ETag</th>
           <${SortHeader} label="Health" col="health" ...${sortProps} />
           <${SortHeader} label="Verdict" col="verdict" ...${sortProps} />
-          <th scope="col"><span class="visually-hidden">Card</span></th>
+          <th scope="col"><span class="visually-hidden">Card and inspector</span></th>
         </tr></thead>
         <tbody>
           ${all === undefined ? html`<${EmptyRow} cols=${9} text="Loading…" />` : rows.length === 0 ? html`<${EmptyRow} cols=${9} text=${all.length === 0 ? 'No endpoints yet.' : 'No endpoint matches the filter.'} />` : null}
@@ -216,6 +217,9 @@ function EndpointRow({ e, now, name, activity, windowMs }) {
       <${Badge} text=${verdictOf(e)} />${e.verdict?.localName ? html` <code>${e.verdict.localName}</code>` : null}
       ${e.state ? html`<div class="reason">${e.state.reason}</div><div class="muted small" title=${new Date(e.state.since).toISOString()}>since ${ago(e.state.since, now)}</div>` : null}
     </td>
-    <td>${e.admitted ? html`<a href=${`#/card?url=${encodeURIComponent(e.baseUrl)}`} aria-label=${`Card of ${endpointLabel(e.baseUrl)}`}>Card</a>` : null}</td>
+    <td class="row-links">
+      ${e.admitted ? html`<a href=${cardHref(e.baseUrl)} aria-label=${`Card of ${endpointLabel(e.baseUrl)}`}>Card</a>` : null}
+      <a href=${inspectHref(e.baseUrl)} class="inspect-link" aria-label=${`Inspect ${endpointLabel(e.baseUrl)}`}>Inspect</a>
+    </td>
   </tr>`;
 }

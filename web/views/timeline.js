@@ -9,6 +9,7 @@
 import { html, useEffect, useMemo, useState } from '../lib/vendor.js';
 import { api } from '../lib/api.js';
 import { clockTime, decidingStage, describeEvent, duration, endpointLabel, eventClass, eventOutcome } from '../lib/format.js';
+import { cardHref, inspectHref } from '../lib/routes.js';
 import { activityText } from './endpoints.js';
 import { Badge, EmptyRow, TableWrap, ViewHeader, useNow } from './common.js';
 
@@ -373,6 +374,7 @@ function Detail({ e, lane, resolution, raised, events }) {
   return html`<dl class="kv" data-seq=${e.seq}>
     <dt>When</dt><dd><time datetime=${new Date(e.at).toISOString()}>${new Date(e.at).toLocaleString()}</time></dd>
     <dt>Lane</dt><dd>${lane}${e.endpoint ? html` <span class="muted">${endpointLabel(e.endpoint)}</span>` : null}</dd>
+    ${e.endpoint ? html`<dt>Endpoint</dt><dd class="row-links"><a href=${cardHref(e.endpoint)}>Card</a> <a href=${inspectHref(e.endpoint)} id="timeline-inspect">Inspect this endpoint</a></dd>` : null}
     <dt>What</dt><dd><${Badge} tone=${eventClass(e)} text=${eventOutcome(e)} /> ${describeEvent(e)}</dd>
     <dt>Decided by</dt><dd>${decidingStage(e)}</dd>
     ${e.type === 'alert'

@@ -39,7 +39,10 @@ export function layoutStrip(result, boxWidth) {
     const span = Math.max(0.001, next.at - a.at);
     need = Math.max(need, (steps * STEP_GAP + 6) / span);
   }
-  const fit = (boxWidth - 2 * PAD - 60) / endS;
+  // The last attempt's steps spread right of its start: leave room for them.
+  const lastAttempt = result.attempts.at(-1)?.index;
+  const tail = events.filter((e) => e.attempt === lastAttempt).length * STEP_GAP;
+  const fit = (boxWidth - 2 * PAD - 10 - tail) / endS;
   const pxPerS = Math.min(600, Math.max(4, fit, need));
   const timeX = (/** @type {number} */ ms) => PAD + (ms / 1000) * pxPerS;
   /** @type {number[]} */
@@ -49,7 +52,7 @@ export function layoutStrip(result, boxWidth) {
     prev = Math.max(timeX(e.atMs), prev + STEP_GAP);
     xs.push(prev);
   }
-  const width = Math.max(timeX(endS * 1000), xs.at(-1) ?? 0) + PAD + 60;
+  const width = Math.max(timeX(endS * 1000) + 20, (xs.at(-1) ?? 0) + 10) + PAD;
   return { xs, timeX, pxPerS, endS, width, height: TOP + LANES.length * LANE + 16 };
 }
 
@@ -101,17 +104,19 @@ export function Strip({ result, cursor, t, current, onInspect }) {
           const x0 = timeX(a.at * 1000) - 7;
           return html`<g class=${`band ${a.outcome === 'accepted' ? 'band-ok' : 'band-bad'} ${a.index === current?.attempt ? 'band-current' : ''}`} data-attempt=${a.index}>
             <rect x=${x0} y=${TOP - 4} width=${Math.max(14, attemptEndX(a.index) - x0 + 7)} height=${LANES.length * LANE + 6} rx="4" />
-            <text x=${x0 + 2} y=${TOP - 8}>#${a.index} ${a.outcome === 'accepted' ? `✓ ${a.cardVersion ?? ''}` : '✗'}</text>
           </g>`;
         })}
-        ${LANES.map((s) => html`<line class="lane-line" x1="0" x2=${width} y1=${laneY(s)} y2=${laneY(s)} />`)}
-        ${ticks.map((s) => html`<text class="tick-label" x=${timeX(s * 1000)} y=${height - 2} text-anchor="middle">${s} s</text>`)}
         ${v2 !== null && v2 <= endS
           ? html`<g class="v2-marker" data-at=${v2}>
               <line x1=${timeX(v2 * 1000)} x2=${timeX(v2 * 1000)} y1="4" y2=${TOP + LANES.length * LANE} />
               <text x=${timeX(v2 * 1000) + 4} y="14">v2 published (${modelSeconds(v2)})</text>
             </g>`
           : null}
+        ${result.attempts.map(
+          (a) => html`<text class=${`band-label ${a.outcome === 'accepted' ? '' : 'band-bad'}`} x=${timeX(a.at * 1000) - 5} y=${TOP - 8}>#${a.index} ${a.outcome === 'accepted' ? `✓ ${a.cardVersion ?? ''}` : '✗'}</text>`,
+        )}
+        ${LANES.map((s) => html`<line class="lane-line" x1="0" x2=${width} y1=${laneY(s)} y2=${laneY(s)} />`)}
+        ${ticks.map((s) => html`<text class="tick-label" x=${timeX(s * 1000)} y=${height - 2} text-anchor="middle">${s} s</text>`)}
         ${events.map(
           (e, i) => html`<circle class=${`mark ${kindClass(e)} ${i > cursor ? 'future' : ''}`} data-attempt=${e.attempt} data-seq=${e.seq} cx=${xs[i]} cy=${laneY(e.stage)} r="5" onClick=${() => onInspect(i)}>
             <title>${modelSeconds(e.atMs / 1000)} · attempt ${e.attempt} · ${LANE_NAME[e.stage]} · ${e.kind}: ${e.message}</title>

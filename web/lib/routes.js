@@ -1,0 +1,12 @@
+// @ts-check
+/** Links between the dashboard's views: the hash routes that take a URL parameter. */
+
+/** The card view of an endpoint. @param {string} baseUrl */
+export function cardHref(baseUrl) {
+  return `#/card?url=${encodeURIComponent(baseUrl)}`;
+}
+
+/** The inspector, its URL field filled with `url` (an endpoint's base URL or a card URL). @param {string} url */
+export function inspectHref(url) {
+  return `#/inspect?url=${encodeURIComponent(url)}`;
+}
