@@ -72,7 +72,7 @@ const MAX_AGE_S = 300;
 const ADVANCE_MS = (MAX_AGE_S + 100) * 1000;
 const SWEEP_LIMIT_MS = 60_000;
 /** Bound on each peer's mass-expiry round (a client without single-flight makes 100,000 requests). */
-const PEER_EXPIRY_LIMIT_MS = 20_000;
+const PEER_EXPIRY_LIMIT_MS = 30_000;
 const TOTAL_LIMIT_MS = 15 * 60_000;
 
 function positiveInt(v: string | undefined, fallback: number): number {
