@@ -182,6 +182,8 @@ export class CardCache {
   /** Counted hits not yet published, per endpoint (`hitEvents: 'counted'`); at most one per entry. */
   readonly #pendingHits = new Map<string, number>();
   #hitFlush: NodeJS.Immediate | undefined;
+  /** `hitEvents: 'counted'` with an event stream: a hit is a counter. */
+  readonly #countHits: boolean;
   #closed = false;
 
   constructor(options: CardCacheOptions) {
@@ -206,6 +208,7 @@ export class CardCache {
     };
     this.#limiter = new Limiter({ max: this.#o.maxConcurrentFetches, perKey: this.#o.maxFetchesPerOrigin });
     this.#requestHeaders = Object.freeze({ accept: 'application/json', ...this.#o.requestHeaders });
+    this.#countHits = this.#o.hitEvents === 'counted' && this.#o.events !== undefined;
     const clock = this.#o.clock;
     // http-cache-semantics reads time through `now()`; give it the injected clock.
     this.#Policy = class ClockedPolicy extends CachePolicy {
@@ -230,19 +233,20 @@ export class CardCache {
    * without a request. Throws (a {@link DiscoveryError}) only when no card was ever obtained.
    */
   async get(baseUrl: string): Promise<CacheEntry> {
-    const key = this.key(baseUrl);
-    const running = this.#inflight.get(key);
-    if (running) return running;
+    const key = this.#o.hostPolicy.normalizeEndpoint(baseUrl);
     const stored = this.#o.store.get(key);
     // A synchronous store (the memory store) is not awaited: a fresh hit costs no extra turn.
     const entry = stored instanceof Promise ? await stored : stored;
     const now = this.#o.clock.now();
+    // A fresh entry is the answer as it stands, even while a forced refresh of it runs.
+    if (entry !== undefined && !entry.stale && now < entry.expiresAt) {
+      if (this.#countHits) this.#countHit(key);
+      else this.#emitResult(key, 'hit', NO_DETAIL, entry.failures);
+      return entry;
+    }
+    const running = this.#inflight.get(key);
+    if (running) return running;
     if (entry !== undefined) {
-      if (!entry.stale && now < entry.expiresAt) {
-        if (this.#o.hitEvents === 'counted') this.#countHit(key);
-        else this.#emitResult(key, 'hit', NO_DETAIL, entry.failures);
-        return entry;
-      }
       if (entry.nextAttemptAt !== undefined && now < entry.nextAttemptAt) return this.#withUsability(key, entry, now);
     } else {
       const failed = this.#neverSeen.get(key);
@@ -538,7 +542,6 @@ export class CardCache {
   }
 
   #countHit(key: string): void {
-    if (this.#o.events === undefined) return;
     const n = this.#pendingHits.get(key);
     this.#pendingHits.set(key, n === undefined ? 1 : n + 1);
     if (this.#hitFlush === undefined) {

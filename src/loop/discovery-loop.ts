@@ -159,6 +159,7 @@ export class DiscoveryLoop {
    * the per-endpoint health and alert bookkeeping, not a selection and a snapshot build.
    */
   #lastEvaluation: { candidates: Candidate[]; degraded: boolean[]; reviewed: ReviewedAgent[]; selection: ReturnType<typeof selectAgents>; settledDigest: string | undefined } | undefined;
+  #publishedMemo: { snapshot: Snapshot | undefined; heldNames: readonly string[]; published: ReadonlySet<string>; held: ReadonlySet<string>; selectedReason: string } | undefined;
   #reviewedCache: { from: ReadonlyArray<readonly EndpointRecord[]>; list: ReviewedAgent[] } | undefined;
   #heldDigest: string | undefined;
   /** The held digest a `snapshot.held` event was last emitted for (one event per held candidate). */
@@ -440,8 +441,8 @@ export class DiscoveryLoop {
     try {
       await this.#pollSources(first);
       this.#resolve();
-      await this.#refreshCards();
-      await this.#evaluate();
+      const entries = await this.#refreshCards();
+      await this.#evaluate(entries);
       this.#ready = true;
     } catch (err) {
       const e = toDiscoveryError(err, 'ERR_INTERNAL');
@@ -514,26 +515,39 @@ export class DiscoveryLoop {
     }
   }
 
-  async #refreshCards(): Promise<void> {
+  /**
+   * Brings every admitted endpoint's card up to date (a fresh one is a hit) and returns the
+   * entries, aligned with the admitted list (undefined where no card was ever obtained).
+   */
+  async #refreshCards(): Promise<{ admitted: readonly AdmittedEndpoint[]; entries: Array<CacheEntry | undefined> }> {
     const { cache } = this.#o;
     const resyncEvery = this.#o.resyncIntervalMs ?? 3_600_000;
     const now = this.#clock.now();
-    await Promise.allSettled(
-      this.#admitted.map(async (ep) => {
-        let resyncAt = this.#nextResyncAt.get(ep.baseUrl);
-        if (resyncAt === undefined) {
-          // Spread resyncs over [0.5, 1] × the interval so they never come together.
-          resyncAt = now + resyncEvery * (0.5 + 0.5 * this.#random());
-          this.#nextResyncAt.set(ep.baseUrl, resyncAt);
-        }
-        if (now >= resyncAt && (await cache.peek(ep.baseUrl)) !== undefined) {
-          this.#nextResyncAt.set(ep.baseUrl, now + resyncEvery);
-          await cache.refresh(ep.baseUrl, { unconditional: true });
-          return;
-        }
-        await cache.get(ep.baseUrl);
-      }),
-    );
+    const admitted = this.#admitted;
+    const entries = new Array<CacheEntry | undefined>(admitted.length);
+    const pending: Array<Promise<unknown>> = [];
+    const keep = (i: number, p: Promise<CacheEntry>) => pending.push(p.then((e) => (entries[i] = e), () => undefined));
+    for (let i = 0; i < admitted.length; i++) {
+      const url = admitted[i]!.baseUrl;
+      let resyncAt = this.#nextResyncAt.get(url);
+      if (resyncAt === undefined) {
+        // Spread resyncs over [0.5, 1] × the interval so they never come together.
+        resyncAt = now + resyncEvery * (0.5 + 0.5 * this.#random());
+        this.#nextResyncAt.set(url, resyncAt);
+      }
+      if (now >= resyncAt) {
+        keep(
+          i,
+          cache.peek(url).then((seen) => {
+            if (seen === undefined) return cache.get(url);
+            this.#nextResyncAt.set(url, now + resyncEvery);
+            return cache.refresh(url, { unconditional: true });
+          }),
+        );
+      } else keep(i, cache.get(url));
+    }
+    await Promise.all(pending);
+    return { admitted, entries };
   }
 
   /** Reviewed agents: the records of static sources (their metadata carries description, tags, critical). */
@@ -563,20 +577,24 @@ export class DiscoveryLoop {
     return [...out.values()];
   }
 
-  async #evaluate(): Promise<void> {
+  /** `known`: the cycle's entries from {@link refreshCards} (otherwise each is read from the cache). */
+  async #evaluate(known?: { admitted: readonly AdmittedEndpoint[]; entries: ReadonlyArray<CacheEntry | undefined> }): Promise<void> {
     const { cache, events } = this.#o;
     const alerts = this.#alerts;
     const reviewedList = this.#reviewedAgents();
     const reviewed = new Map(reviewedList.map((r) => [r.name, r]));
     const staticEnter = this.#o.staticEnterAfter ?? 1;
     const candidates: Candidate[] = [];
-    for (const ep of this.#admitted) {
-      const entry = await cache.peek(ep.baseUrl);
+    const admitted = this.#admitted;
+    const entries = known !== undefined && known.admitted === admitted ? known.entries : undefined;
+    for (let i = 0; i < admitted.length; i++) {
+      const ep = admitted[i]!;
+      const entry = entries !== undefined ? entries[i] : await cache.peek(ep.baseUrl);
       const reviewedRecord = ep.records.find((r) => reviewed.get(r.name)?.source === r.source);
       const critical = reviewedRecord ? reviewed.get(reviewedRecord.name)!.critical : false;
       // Failures are the cache's count of failed fetches: a cycle spent in backoff adds none.
       const failures = entry?.failures ?? cache.lastFailure(ep.baseUrl)?.failures ?? 0;
-      const t = this.#health.observe(ep.baseUrl, { failures, usable: entry?.usable ?? false }, { critical, ...(reviewedRecord && { enterAfter: staticEnter }) });
+      const t = this.#health.observe(ep.baseUrl, { failures, usable: entry?.usable ?? false }, reviewedRecord ? { critical, enterAfter: staticEnter } : critical ? CRITICAL : NOT_CRITICAL);
       if (t) events?.emit({ type: 'health.changed', endpoint: ep.baseUrl, from: t.from, to: t.to, successes: t.status.successes, failures: t.status.failures });
       const status = this.#health.get(ep.baseUrl)!;
       if (status.state === 'removed') {
@@ -661,7 +679,7 @@ export class DiscoveryLoop {
     // every other addition and change goes out.
     let candidate = hold ? buildSnapshot([...selected, ...hold.keep], version, this.#clock.wallNow(), domains) : full;
     this.#heldDigest = hold ? full.digest : undefined;
-    this.#heldNames = hold ? hold.keep.map((a) => a.localName) : [];
+    this.#heldNames = hold ? hold.keep.map((a) => a.localName) : NO_NAMES;
     if (hold) {
       this.#alerts.raise(`held:${this.#heldNames.join(',')}`, {
         kind: 'mass-removal',
@@ -847,10 +865,10 @@ export class DiscoveryLoop {
     const next = new Map<string, EndpointState>();
     const set = (url: string, verdict: EndpointVerdict, reason: string) => {
       const prev = this.#states.get(url);
-      next.set(url, { verdict, reason, since: prev?.verdict === verdict ? prev.since : wallNow });
+      // An unchanged state keeps its object: a cycle where nothing changed allocates none.
+      next.set(url, prev !== undefined && prev.verdict === verdict && prev.reason === reason ? prev : { verdict, reason, since: prev?.verdict === verdict ? prev.since : wallNow });
     };
-    const published = new Set(this.#store.current?.agents.map((a) => a.baseUrl));
-    const held = new Set(this.#store.current?.agents.filter((a) => this.#heldNames.includes(a.localName)).map((a) => a.baseUrl));
+    const { published, held, selectedReason } = this.#publishedSets();
     const grace = this.#o.removalGraceMs ?? 600_000;
     for (const r of this.#refused) set(r.record.baseUrl, 'refused', r.reason);
     for (const [url, { at }] of this.#gone) {
@@ -866,9 +884,25 @@ export class DiscoveryLoop {
       else if (v && v.verdict !== 'selected') set(url, v.verdict, 'reason' in v && v.reason !== undefined ? v.reason : v.verdict);
       else if (!published.has(url)) set(url, 'pending', 'selected; waiting for the next publication');
       else if (health.state === 'degraded') set(url, 'degraded', health.reason);
-      else set(url, 'selected', `in snapshot v${this.#store.current?.version ?? 0}`);
+      else set(url, 'selected', selectedReason);
     }
     this.#states = next;
+  }
+
+  /** The current snapshot's endpoints and those held back, computed once per snapshot and hold. */
+  #publishedSets(): { published: ReadonlySet<string>; held: ReadonlySet<string>; selectedReason: string } {
+    const current = this.#store.current;
+    const memo = this.#publishedMemo;
+    if (memo !== undefined && memo.snapshot === current && memo.heldNames === this.#heldNames) return memo;
+    const heldNames = this.#heldNames;
+    this.#publishedMemo = {
+      snapshot: current,
+      heldNames,
+      published: new Set(current?.agents.map((a) => a.baseUrl)),
+      held: new Set(current?.agents.filter((a) => heldNames.includes(a.localName)).map((a) => a.baseUrl)),
+      selectedReason: `in snapshot v${current?.version ?? 0}`,
+    };
+    return this.#publishedMemo;
   }
 }
 
@@ -876,6 +910,10 @@ export class DiscoveryLoop {
 function routingKey(snapshot: Snapshot): string {
   return JSON.stringify([snapshot.agents.map((a) => [a.localName, a.tags, a.critical, a.domain ?? null]), (snapshot.domains ?? []).map((d) => [d.name, d.description])]);
 }
+
+const NO_NAMES: readonly string[] = Object.freeze([]);
+const CRITICAL = Object.freeze({ critical: true });
+const NOT_CRITICAL = Object.freeze({ critical: false });
 
 /** Whether two lists hold the same items (by identity) in the same order. */
 function sameLists<T>(a: readonly T[], b: readonly T[] | undefined): boolean {
