@@ -77,8 +77,20 @@ function byLocalName(a: Pick<SnapshotAgent, 'localName'>, b: Pick<SnapshotAgent,
 
 function digestOfSorted(sorted: ReadonlyArray<Pick<SnapshotAgent, 'localName' | 'canonicalSha256' | 'domain'>>, domains?: readonly Pick<SnapshotDomain, 'name'>[]): string {
   const h = createHash('sha256');
-  for (const a of sorted) h.update(a.domain === undefined ? `${a.localName}\u0000${a.canonicalSha256}\n` : `${a.localName}\u0000${a.canonicalSha256}\u0000${a.domain}\n`);
-  for (const d of domains ?? []) h.update(`domain\u0000${d.name}\n`);
+  // The same bytes as one update per line, hashed 512 lines at a time (a native call per line
+  // cost more than the hashing).
+  let chunk = '';
+  let lines = 0;
+  for (const a of sorted) {
+    chunk += a.domain === undefined ? `${a.localName}\u0000${a.canonicalSha256}\n` : `${a.localName}\u0000${a.canonicalSha256}\u0000${a.domain}\n`;
+    if (++lines === 512) {
+      h.update(chunk);
+      chunk = '';
+      lines = 0;
+    }
+  }
+  for (const d of domains ?? []) chunk += `domain\u0000${d.name}\n`;
+  if (chunk !== '') h.update(chunk);
   return h.digest('hex');
 }
 
