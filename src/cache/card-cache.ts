@@ -239,11 +239,7 @@ export class CardCache {
     const entry = stored instanceof Promise ? await stored : stored;
     const now = this.#o.clock.now();
     // A fresh entry is the answer as it stands, even while a forced refresh of it runs.
-    if (entry !== undefined && !entry.stale && now < entry.expiresAt) {
-      if (this.#countHits) this.#countHit(key);
-      else this.#emitResult(key, 'hit', NO_DETAIL, entry.failures);
-      return entry;
-    }
+    if (entry !== undefined && !entry.stale && now < entry.expiresAt) return this.#hit(key, entry);
     const running = this.#inflight.get(key);
     if (running) return running;
     if (entry !== undefined) {
@@ -253,6 +249,24 @@ export class CardCache {
       if (failed !== undefined && now < failed.nextAttemptAt) throw failed.error;
     }
     return this.#startRefresh(key, {});
+  }
+
+  /**
+   * The entry when it is fresh, synchronously, counted as a hit exactly as {@link get} would
+   * answer it; undefined when `get()` would have to do more (refresh, backoff, an asynchronous
+   * store). Lets a caller with many endpoints skip a promise per fresh one.
+   */
+  fresh(baseUrl: string): CacheEntry | undefined {
+    const key = this.#o.hostPolicy.normalizeEndpoint(baseUrl);
+    const entry = this.#o.store.get(key);
+    if (entry === undefined || entry instanceof Promise || entry.stale || this.#o.clock.now() >= entry.expiresAt) return undefined;
+    return this.#hit(key, entry);
+  }
+
+  #hit(key: string, entry: CacheEntry): CacheEntry {
+    if (this.#countHits) this.#countHit(key);
+    else this.#emitResult(key, 'hit', NO_DETAIL, entry.failures);
+    return entry;
   }
 
   /** Refreshes now, whatever the entry's freshness or backoff (single-flight). */

@@ -544,7 +544,12 @@ export class DiscoveryLoop {
             return cache.refresh(url, { unconditional: true });
           }),
         );
-      } else keep(i, cache.get(url));
+      } else {
+        // A fresh card needs no promise (most endpoints, most cycles).
+        const fresh = cache.fresh(url);
+        if (fresh !== undefined) entries[i] = fresh;
+        else keep(i, cache.get(url));
+      }
     }
     await Promise.all(pending);
     return { admitted, entries };

@@ -121,6 +121,18 @@ for (const [storeName, makeStore, engine] of stores) {
         assert.equal(a.hits + b.hits, 2, 'hits made no request');
       });
 
+      test('fresh(): the fresh entry synchronously, counted as a hit; undefined once get() would have to refresh, and never a request', async () => {
+        const ep = endpoint({ cacheControl: 'max-age=60' });
+        const c = cache({ minTtlMs: 0 });
+        assert.equal(c.fresh(ep.baseUrl), undefined, 'nothing cached yet');
+        const first = await c.get(ep.baseUrl);
+        assert.equal(c.fresh(ep.baseUrl), first);
+        await clock.advance(61_000);
+        assert.equal(c.fresh(ep.baseUrl), undefined, 'expired: get() would revalidate');
+        assert.equal(ep.hits, 1, 'fresh() never fetches');
+        assert.deepEqual(outcomes(ep), ['changed', 'hit']);
+      });
+
       test('a 304 carrying a new max-age extends freshness to it', async () => {
         const ep = endpoint({ cacheControl: 'max-age=10' });
         const c = cache({ minTtlMs: 0 });
