@@ -6,7 +6,7 @@
 import { after, afterEach, before, beforeEach, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { CacheEntry, CardCacheOptions, CardStore } from '../../src/cache/index.js';
-import { CardCache } from '../../src/cache/index.js';
+import { CardCache, MemoryCardStore } from '../../src/cache/index.js';
 import { VirtualClock } from '../../src/clock/index.js';
 import { isDiscoveryError } from '../../src/errors.js';
 import type { DiscoveryEvent } from '../../src/events/index.js';
@@ -123,14 +123,18 @@ for (const [storeName, makeStore, engine] of stores) {
 
       test('fresh(): the fresh entry synchronously, counted as a hit; undefined once get() would have to refresh, and never a request', async () => {
         const ep = endpoint({ cacheControl: 'max-age=60' });
-        const c = cache({ minTtlMs: 0 });
+        // A synchronous store (this suite's stores answer with promises: fresh() leaves those to get()).
+        const c = cache({ minTtlMs: 0, store: new MemoryCardStore() });
         assert.equal(c.fresh(ep.baseUrl), undefined, 'nothing cached yet');
         const first = await c.get(ep.baseUrl);
         assert.equal(c.fresh(ep.baseUrl), first);
+        const viaPromises = cache({ minTtlMs: 0 });
+        await viaPromises.get(ep.baseUrl);
+        assert.equal(viaPromises.fresh(ep.baseUrl), undefined, 'an asynchronous store: get() answers');
         await clock.advance(61_000);
         assert.equal(c.fresh(ep.baseUrl), undefined, 'expired: get() would revalidate');
-        assert.equal(ep.hits, 1, 'fresh() never fetches');
-        assert.deepEqual(outcomes(ep), ['changed', 'hit']);
+        assert.equal(ep.hits, 2, 'one fetch per cache, none by fresh()');
+        assert.deepEqual(outcomes(ep), ['changed', 'hit', 'changed'], 'the hit of fresh(), then the second cache’s first fetch');
       });
 
       test('a 304 carrying a new max-age extends freshness to it', async () => {
