@@ -523,6 +523,73 @@ describe('seed 004 point by point (issue 15)', () => {
   });
 });
 
+describe('the strip by keyboard and touch', () => {
+  /** The strip step that has keyboard focus (its index), or null. */
+  const focusedStep = (p: Page): Promise<string | null> => p.evaluate('document.activeElement?.getAttribute("data-step") ?? null') as Promise<string | null>;
+
+  test('every dot is a button: one tab stop, the arrow keys move from step to step, Enter or Space inspects it, its details in the page, a visible focus ring', async () => {
+    await drive({});
+    const dots = page.locator('#trace-strip circle.mark');
+    const attrs = await dots.evaluateAll((els) => els.map((e) => [e.getAttribute('role'), e.getAttribute('tabindex'), e.getAttribute('aria-label') ?? '']));
+    assert.equal(attrs.length, (await runTrace()).events.length);
+    assert.ok(attrs.every(([role, , label]) => role === 'button' && /attempt \d+ · /.test(label!)), 'each dot is a labelled button');
+    assert.equal(attrs.filter(([, tab]) => tab === '0').length, 1, 'the strip is one tab stop');
+
+    await page.locator('#pb-restart').focus();
+    let presses = 0;
+    while ((await focusedStep(page)) !== '0') {
+      assert.ok(++presses <= 10, 'Tab reaches the strip');
+      await page.keyboard.press('Tab');
+    }
+    const ring = await focused(page);
+    assert.equal(ring.outline, 'solid');
+    assert.ok(ring.outlineWidth >= 2, 'a visible focus ring');
+    for (let i = 0; i < 4; i++) await page.keyboard.press('ArrowRight');
+    assert.equal(await focusedStep(page), '4');
+    assert.equal(await text(page.locator('#pb-position')), '0', 'moving does not inspect');
+    await page.keyboard.press('Enter');
+    await until(() => text(page.locator('#pb-position')), (t) => t === '5', 'step 5 inspected by Enter');
+    const label = (await dots.nth(4).getAttribute('aria-label')) ?? '';
+    assert.equal(await dots.nth(4).getAttribute('aria-pressed'), 'true');
+    assert.ok((await text(page.locator('#strip-step'))).includes(label), 'the step in words under the strip');
+    assert.match(await text(page.locator('.moment h2')), /Moment: attempt 1 /);
+    assert.equal(await focusedStep(page), '4', 'focus stays on the dot');
+    await page.keyboard.press('End');
+    assert.equal(await focusedStep(page), String(attrs.length - 1));
+    await page.keyboard.press(' ');
+    await until(() => text(page.locator('#pb-position')), (t) => t === String(attrs.length), 'the last step inspected by Space');
+    assert.match(await text(page.locator('.moment h2')), /Moment: attempt 5 /);
+    await page.keyboard.press('Home');
+    assert.equal(await focusedStep(page), '0');
+    await page.keyboard.press('Tab');
+    assert.equal(await focusedStep(page), null, 'Tab leaves the strip');
+    await expectNoAxeViolations(page, 'explorer with a step inspected from the strip');
+  });
+
+  test('a tap on a dot, or just beside it, inspects it on a touch screen (390×844)', async () => {
+    const context = await browser.newContext({ viewport: { width: 390, height: 844 }, hasTouch: true, isMobile: true });
+    try {
+      const phone = await context.newPage();
+      await phone.goto(`${demo.url}/#/explorer`);
+      await phone.locator('#trace-results[data-state="ready"]').waitFor();
+      const dot = phone.locator('#trace-strip circle.mark[data-step="8"]');
+      await dot.scrollIntoViewIfNeeded();
+      await dot.tap();
+      await until(() => text(phone.locator('#pb-position')), (t) => t === '9', 'step 9 inspected by a tap');
+      assert.match(await text(phone.locator('.moment h2')), new RegExp(`Moment: attempt ${(await dot.getAttribute('data-attempt')) ?? '?'} `));
+      const next = phone.locator('#trace-strip circle.mark[data-step="9"]');
+      await next.scrollIntoViewIfNeeded();
+      const box = await next.boundingBox();
+      assert.ok(box);
+      await phone.touchscreen.tap(box.x + box.width / 2, box.y + box.height / 2 + 9);
+      await until(() => text(phone.locator('#pb-position')), (t) => t === '10', 'step 10 inspected by a tap 9 px below its dot');
+      assert.match(await text(phone.locator('#strip-step')), /Inspected step 10 of/);
+    } finally {
+      await context.close();
+    }
+  });
+});
+
 describe('keyboard only', () => {
   test('a fresh page: Tab reaches the skip link, the nav and the explorer’s controls with a visible focus ring; the run is driven from the keyboard', async () => {
     const { page: kb, problems: kbProblems } = await openPage(browser);
