@@ -523,6 +523,44 @@ describe('seed 004 point by point (issue 15)', () => {
   });
 });
 
+describe('phone width: the run comes first', () => {
+  test('at 390×844 the controls fold behind a button, so the summary starts within the first screen; the button opens them', async () => {
+    const phone = await browser.newPage({ viewport: { width: 390, height: 844 } });
+    try {
+      await phone.goto(`${demo.url}/#/explorer`);
+      await phone.locator('#trace-results[data-state="ready"]').waitFor();
+      const toggle = phone.locator('#x-controls-toggle');
+      assert.equal(await toggle.getAttribute('aria-expanded'), 'false');
+      assert.match(await text(toggle), /^Show the controls \(Healthy defaults\)$/);
+      assert.equal(await phone.locator('#x-condition').isVisible(), false);
+      const top = (selector: string): Promise<number> => phone.locator(selector).first().evaluate((e) => e.getBoundingClientRect().top + window.scrollY);
+      const summary = await top('.summary');
+      assert.ok(summary < 844 - 100, `the summary starts at ${summary} px, within the first 844 px screen`);
+      assert.ok((await top('#trace-summary')) < 844, 'the summary line is on the first screen too');
+      await expectNoAxeViolations(phone, 'explorer at 390×844, controls folded');
+
+      await toggle.click();
+      assert.equal(await toggle.getAttribute('aria-expanded'), 'true');
+      assert.match(await text(toggle), /^Hide the controls/);
+      assert.equal(await phone.locator('#x-condition').isVisible(), true);
+      assert.ok((await top('#x-controls')) < (await top('.summary')), 'opened, the controls stand right below their button');
+      await phone.selectOption('#x-condition', 'not-found');
+      await until(() => text(phone.locator('#trace-stats td[data-stat="rejected"]')), (t) => t === '5', 'the 404 run from the opened controls');
+      await expectNoAxeViolations(phone, 'explorer at 390×844, controls open');
+      await toggle.click();
+      assert.equal(await phone.locator('#x-condition').isVisible(), false);
+      assert.match(await text(toggle), /404: card not found/);
+
+      // On a wide screen there is nothing to fold: no button, the controls beside the results.
+      await phone.setViewportSize({ width: 1366, height: 768 });
+      assert.equal(await toggle.isVisible(), false);
+      assert.equal(await phone.locator('#x-condition').isVisible(), true);
+    } finally {
+      await phone.close();
+    }
+  });
+});
+
 describe('the strip by keyboard and touch', () => {
   /** The strip step that has keyboard focus (its index), or null. */
   const focusedStep = (p: Page): Promise<string | null> => p.evaluate('document.activeElement?.getAttribute("data-step") ?? null') as Promise<string | null>;
