@@ -331,7 +331,7 @@ describe('seed 004 point by point (issue 15)', () => {
     await until(() => text(page.locator('.stage[data-stage="selection"]')), (t) => /selection\.rejected/.test(t), 'the end of attempt 1');
     assert.match(await text(page.locator('.stage[data-stage="validation"]')), /validation\.failed.*Refused at parse/);
     assert.match(await text(page.locator('.stage[data-stage="store"]')), /cache\.not-stored.*Nothing stored: invalid cards are never cached/);
-    assert.match(await text(page.locator('.stage[data-stage="selection"]')), /Rejected at validation \(parse\)/);
+    assert.match(await text(page.locator('.stage[data-stage="selection"]')), /Rejected at Validation \(parse\)/);
     await shotOf(page, '.stages', 'explorer-invalid');
     // The validation wording says what the library checks, not "schema valid".
     await drive({});
@@ -533,7 +533,7 @@ describe('phone width: the run comes first', () => {
       assert.equal(await toggle.getAttribute('aria-expanded'), 'false');
       assert.match(await text(toggle), /^Show the controls \(Healthy defaults\)$/);
       assert.equal(await phone.locator('#x-condition').isVisible(), false);
-      const top = (selector: string): Promise<number> => phone.locator(selector).first().evaluate((e) => e.getBoundingClientRect().top + window.scrollY);
+      const top = (selector: string): Promise<number> => phone.locator(selector).first().evaluate('(e) => e.getBoundingClientRect().top + window.scrollY') as Promise<number>;
       const summary = await top('.summary');
       assert.ok(summary < 844 - 100, `the summary starts at ${summary} px, within the first 844 px screen`);
       assert.ok((await top('#trace-summary')) < 844, 'the summary line is on the first screen too');
