@@ -533,7 +533,7 @@ describe('phone width: the run comes first', () => {
       assert.equal(await toggle.getAttribute('aria-expanded'), 'false');
       assert.match(await text(toggle), /^Show the controls \(Healthy defaults\)$/);
       assert.equal(await phone.locator('#x-condition').isVisible(), false);
-      const top = (selector: string): Promise<number> => phone.locator(selector).first().evaluate('(e) => e.getBoundingClientRect().top + window.scrollY') as Promise<number>;
+      const top = (selector: string): Promise<number> => phone.locator(selector).first().evaluate((e) => e.getBoundingClientRect().top + (e.ownerDocument.defaultView?.scrollY ?? 0));
       const summary = await top('.summary');
       assert.ok(summary < 844 - 100, `the summary starts at ${summary} px, within the first 844 px screen`);
       assert.ok((await top('#trace-summary')) < 844, 'the summary line is on the first screen too');
