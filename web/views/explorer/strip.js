@@ -171,6 +171,6 @@ export function Strip({ result, cursor, t, current, onInspect }) {
       </svg>
     </div>
   </div>
-  <p class="strip-step" id="strip-step">${current ? html`<strong>Inspected step ${cursor + 1} of ${events.length}:</strong> ${stepText(current)} (its detail is in <em>Moment</em> below).` : 'No step inspected yet.'}</p>
+  <p class="strip-step" id="strip-step">${current ? html`<strong>Inspected step ${cursor + 1} of ${events.length}</strong> (in full in <em>Moment</em> below): ${stepText(current)}` : 'No step inspected yet.'}</p>
   <p class="muted small" id="strip-help">Each dot is a step: Tab reaches the strip, the arrow keys (Home, End) move from step to step, Enter or Space inspects one; click or tap a dot to inspect it.</p>`;
 }
