@@ -40,7 +40,7 @@ before(async () => {
   [browser, s] = await Promise.all([
     launchBrowser(),
     // One endpoint discovered, so the endpoints table, the card view and the timeline can link to the inspector.
-    startService({ port: 0, policy: { allow: [peer.origin], allowLoopback: true }, static: [{ name: 'billing', url: `${peer.origin}/billing/`, description: 'Billing.', tags: ['billing'] }], vocabulary: [], needs: [], logger: createLogger({ level: 'silent' }) }),
+    startService({ port: 0, policy: { allow: [peer.origin], allowLoopback: true }, static: [{ name: 'billing', url: `${peer.origin}/billing/`, description: 'Billing.', tags: ['billing'] }], vocabulary: [{ tag: 'billing', description: 'Invoices and charges.' }], needs: [], logger: createLogger({ level: 'silent' }) }),
   ]);
   ({ page, problems } = await openPage(browser));
   await page.goto(`${s.url}/#/inspect`);
