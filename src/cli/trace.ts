@@ -7,7 +7,7 @@
 import type { Command } from 'commander';
 import { InvalidArgumentError, Option } from 'commander';
 import type { TraceCondition, TraceInputs, TraceResult } from '../explorer/index.js';
-import { runTrace, TRACE_CONDITIONS } from '../explorer/index.js';
+import { rejectedAt, runTrace, TIMELINE_STAGE_NAMES, TIMELINE_STAGES, TRACE_CONDITIONS } from '../explorer/index.js';
 
 /** The flags as commander parses them. */
 export interface TraceFlags {
@@ -66,7 +66,11 @@ export function traceInputsFromFlags(flags: TraceFlags): Partial<TraceInputs> {
 
 const onOff = (b: boolean): string => (b ? 'on' : 'off');
 
-/** A readable report: the controls, one row per attempt, and the statistics. */
+/**
+ * A readable report: the controls, one row per attempt — with the explorer's own fields: why it
+ * went to the network (or not), the `If-None-Match` it sent, the lane that rejected it, why v2
+ * stayed hidden — then the freshness sentence and the statistics.
+ */
 export function renderTrace(result: TraceResult): string {
   const i = result.inputs;
   const lines: string[] = [];
@@ -89,16 +93,19 @@ export function renderTrace(result: TraceResult): string {
   ];
   lines.push(`  ${controls.join(' · ')}`);
   lines.push(`  ${extras.join(' · ')}`);
+  lines.push(`  lanes, in the order the code runs them: ${TIMELINE_STAGES.map((l) => TIMELINE_STAGE_NAMES[l]).join(' → ')}`);
   lines.push('');
-  const header = ['#', 'time', 'action', 'status', 'card', 'outcome', 'stage / reason'];
+  const header = ['#', 'time', 'action', 'If-None-Match', 'why', 'status', 'card', 'outcome', 'rejected at: reason / note'];
   const rows = result.attempts.map((a) => [
     String(a.index),
     `${a.at.toFixed(1)} s`,
     a.action,
+    a.ifNoneMatch ?? '-',
+    a.why,
     a.status !== undefined ? String(a.status) : '-',
     a.cardVersion !== undefined ? `${a.cardVersion}${a.stale ? ' (stale)' : ''}` : '-',
     a.outcome,
-    a.outcome === 'rejected' ? `${a.stage ?? ''}: ${a.reason ?? ''}` : (a.note ?? ''),
+    a.outcome === 'rejected' ? `${rejectedAt(a)}: ${a.reason ?? ''}` : [a.note, a.hiddenNewer].filter((n) => n !== undefined).join('; '),
   ]);
   const widths = header.map((h, c) => Math.max(h.length, ...rows.map((r) => (r[c] ?? '').length)));
   const fmt = (r: string[]): string =>
@@ -106,6 +113,7 @@ export function renderTrace(result: TraceResult): string {
   lines.push(fmt(header));
   for (const r of rows) lines.push(fmt(r));
   lines.push('');
+  lines.push(`  ${result.freshness.sentence}`);
   const s = result.stats;
   lines.push(
     `  network fetches ${s.networkFetches} · cache hits ${s.cacheHits} · 304 Not Modified ${s.notModified} · bytes transferred ${s.bytesTransferred.toLocaleString('en-US')} · accepted ${s.accepted} · rejected ${s.rejected}` +
@@ -148,10 +156,17 @@ Defaults reproduce the seed's healthy run: five attempts six seconds apart, max-
 round trip 100 ms, a 1,200-byte card, backoff, stale-on-error and jitter off:
 3 network fetches, 2 cache hits (one fetch is a 304), 5 accepted selections v1, v1, v2, v2, v2.
 
-JSON: attempts [{index, at (s), action "cache-hit"|"fetch"|"backoff", status, cardVersion "v1"|"v2",
-outcome "accepted"|"rejected", stage, reason, ...}], stats {networkFetches, cacheHits, notModified,
-bytesTransferred, accepted, rejected, backoffSkips, staleSelections}, plus inputs, model, library, events,
-cacheStates and summary. Exit codes: 0 ran (whatever the outcomes), 2 usage error.
+The table has one row per attempt: its start, action, the If-None-Match it sent, why it went to the
+network (or not), the status, the card used, the outcome, and where it was rejected — by lane, in the
+explorer's names (Cache lookup, Request, Validation, Cache store, Selection), with the library's stage
+where it adds one, e.g. "Validation (parse)" — or why v2 stayed hidden; then when v2 was first used.
+
+JSON (schema a2a-discovery/trace@2): attempts [{index, at (s), action "cache-hit"|"fetch"|"backoff",
+trigger, why, status, conditional, ifNoneMatch, cardVersion "v1"|"v2", serverVersion,
+outcome "accepted"|"rejected", stage, lane, reason, hiddenNewer, ...}], stats {networkFetches, cacheHits,
+notModified, bytesTransferred, accepted, rejected, backoffSkips, staleSelections}, events (each with its
+lane), freshness, plus inputs, model, library, cacheStates and summary.
+Exit codes: 0 ran (whatever the outcomes), 2 usage error.
 
 Examples:
   a2a-discovery trace

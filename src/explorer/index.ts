@@ -8,6 +8,7 @@
  */
 export { runTrace, traceCacheSettings } from './run-trace.js';
 export { TRACE_SCHEMA, TIMELINE_STAGES, TIMELINE_STAGE_NAMES } from './types.js';
+export { rejectedAt } from './rejected-at.js';
 export type {
   TraceAction,
   TraceRejectStage,

@@ -14,6 +14,7 @@ import { EventStream } from '../events/index.js';
 import { HostPolicy } from '../fetch/index.js';
 import { classify, NEED, seconds, versionLabel } from './classify.js';
 import { freshnessOf, hiddenNewerOf } from './freshness.js';
+import { rejectedAt } from './rejected-at.js';
 import type { TraceInputs } from './inputs.js';
 import { resolveTraceInputs, TRACE_LIMITS } from './inputs.js';
 import { CARD_BYTES, CARD_VERSION_FIELD, ScriptedEndpoint, SIMULATED_CREDENTIAL, TRACE_BASE_URL, TRACE_ORIGIN } from './scripted-endpoint.js';
@@ -182,12 +183,9 @@ export async function runTrace(partial: Partial<TraceInputs> = {}): Promise<Trac
   };
 }
 
-const LANE_NAME = { lookup: 'cache lookup', request: 'request', validation: 'validation', store: 'cache store', selection: 'selection' } as const;
-
 function selectionMessage(a: TraceAttempt): string {
   if (a.outcome === 'accepted') return `Selected card ${a.cardVersion ?? '?'}${a.stale ? ' (stale)' : ''}: it meets the client requirement.`;
-  const detail = a.stage !== undefined && a.stage !== 'fetch' && a.stage !== 'match' ? ` (${a.stage})` : '';
-  return `Rejected at ${LANE_NAME[a.lane ?? 'request']}${detail}: ${a.reason ?? ''}`;
+  return `Rejected at ${rejectedAt(a)}: ${a.reason ?? ''}`;
 }
 
 async function snapshot(cache: CardCache, attempt: number, nowMs: number): Promise<TraceCacheState> {

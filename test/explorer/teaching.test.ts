@@ -7,7 +7,7 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { checkCard } from '../../src/card/index.js';
-import { compareTraces, runTrace, tradeOffOf } from '../../src/explorer/index.js';
+import { compareTraces, runTrace, TIMELINE_STAGE_NAMES, tradeOffOf } from '../../src/explorer/index.js';
 
 describe('why an attempt went to the network', () => {
   test('healthy: no card yet, fresh, expired at 10.1 s, fresh, expired at 22.1 s', async () => {
@@ -95,7 +95,7 @@ describe('rejections use the diagram’s lanes', () => {
       assert.deepEqual(r.attempts.map((a) => a.lane), Array(5).fill(lane));
       assert.deepEqual(r.attempts.map((a) => a.stage), Array(5).fill(stage));
       const last = r.events.filter((e) => e.kind === 'selection.rejected').map((e) => e.message);
-      assert.ok(last.every((m) => m.startsWith(`Rejected at ${lane}`)), last.join('\n'));
+      assert.ok(last.every((m) => m.startsWith(`Rejected at ${TIMELINE_STAGE_NAMES[lane]}`)), last.join('\n'));
     });
   }
 

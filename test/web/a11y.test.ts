@@ -1,7 +1,8 @@
 /**
  * Accessibility and width of every dashboard view, with real data: the demo's peers and service
  * play the morning of changes (snapshots, an alert and its resolution, a removed endpoint, a
- * chat turn), then each view — endpoints, timeline, snapshots, sessions, chat, card — is checked
+ * chat turn), then each view — endpoints, timeline, snapshots, sessions, chat, card, inspect (with a
+ * report) — is checked
  * by axe-core (WCAG 2.0/2.1 A and AA) at 1366×768 and at 390×844, and at 390 px nothing is wider
  * than the screen. The trace explorer is checked the same way.
  */
@@ -17,7 +18,7 @@ let browser: Browser;
 let demo: RunningDemo;
 let billing = '';
 
-const VIEWS = ['endpoints', 'timeline', 'snapshots', 'sessions', 'chat', 'card'] as const;
+const VIEWS = ['endpoints', 'timeline', 'snapshots', 'sessions', 'chat', 'card', 'inspect'] as const;
 const SIZES = [
   { name: '1366 px', viewport: { width: 1366, height: 768 } },
   { name: '390×844', viewport: { width: 390, height: 844 } },
@@ -42,7 +43,7 @@ after(async () => {
 
 /** Opens the view and waits until its data is on the page. */
 async function open(page: Page, view: (typeof VIEWS)[number] | 'explorer'): Promise<void> {
-  const hash = view === 'card' ? `#/card?url=${encodeURIComponent(billing)}` : `#/${view}`;
+  const hash = view === 'card' || view === 'inspect' ? `#/${view}?url=${encodeURIComponent(billing)}` : `#/${view}`;
   await page.evaluate(`location.hash = ${JSON.stringify(hash)}`);
   const ready: Record<string, string> = {
     endpoints: 'table.endpoints tbody tr[data-endpoint]',
@@ -51,6 +52,7 @@ async function open(page: Page, view: (typeof VIEWS)[number] | 'explorer'): Prom
     sessions: 'table.roots tbody tr[data-version]',
     chat: '#chat-message',
     card: 'ol.json li',
+    inspect: '#inspect-input',
     explorer: '#view-title',
   };
   await page.locator(ready[view]!).first().waitFor();
@@ -59,6 +61,11 @@ async function open(page: Page, view: (typeof VIEWS)[number] | 'explorer'): Prom
     // A mark chosen, so its details panel is checked too.
     await page.locator('svg.timeline .mark[data-type="alert"]').first().focus();
     await page.locator('#timeline-detail dl').waitFor();
+  }
+  if (view === 'inspect') {
+    // The billing endpoint inspected, so its report (stages, headers, skills) is checked too.
+    await page.click('#inspect-submit');
+    await page.locator('#inspect-result .probe-report').waitFor({ timeout: 15_000 });
   }
   if (view === 'chat') {
     // Send one message from the page, so the transcript has a turn rendered by this page.

@@ -331,7 +331,7 @@ describe('seed 004 point by point (issue 15)', () => {
     await until(() => text(page.locator('.stage[data-stage="selection"]')), (t) => /selection\.rejected/.test(t), 'the end of attempt 1');
     assert.match(await text(page.locator('.stage[data-stage="validation"]')), /validation\.failed.*Refused at parse/);
     assert.match(await text(page.locator('.stage[data-stage="store"]')), /cache\.not-stored.*Nothing stored: invalid cards are never cached/);
-    assert.match(await text(page.locator('.stage[data-stage="selection"]')), /Rejected at validation \(parse\)/);
+    assert.match(await text(page.locator('.stage[data-stage="selection"]')), /Rejected at Validation \(parse\)/);
     await shotOf(page, '.stages', 'explorer-invalid');
     // The validation wording says what the library checks, not "schema valid".
     await drive({});
@@ -519,6 +519,111 @@ describe('seed 004 point by point (issue 15)', () => {
       await shotOf(phone, '.diagram', 'explorer-phone');
     } finally {
       await phone.close();
+    }
+  });
+});
+
+describe('phone width: the run comes first', () => {
+  test('at 390×844 the controls fold behind a button, so the summary starts within the first screen; the button opens them', async () => {
+    const phone = await browser.newPage({ viewport: { width: 390, height: 844 } });
+    try {
+      await phone.goto(`${demo.url}/#/explorer`);
+      await phone.locator('#trace-results[data-state="ready"]').waitFor();
+      const toggle = phone.locator('#x-controls-toggle');
+      assert.equal(await toggle.getAttribute('aria-expanded'), 'false');
+      assert.match(await text(toggle), /^Show the controls \(Healthy defaults\)$/);
+      assert.equal(await phone.locator('#x-condition').isVisible(), false);
+      const top = (selector: string): Promise<number> => phone.locator(selector).first().evaluate((e) => e.getBoundingClientRect().top + (e.ownerDocument.defaultView?.scrollY ?? 0));
+      const summary = await top('.summary');
+      assert.ok(summary < 844 - 100, `the summary starts at ${summary} px, within the first 844 px screen`);
+      assert.ok((await top('#trace-summary')) < 844, 'the summary line is on the first screen too');
+      await expectNoAxeViolations(phone, 'explorer at 390×844, controls folded');
+
+      await toggle.click();
+      assert.equal(await toggle.getAttribute('aria-expanded'), 'true');
+      assert.match(await text(toggle), /^Hide the controls/);
+      assert.equal(await phone.locator('#x-condition').isVisible(), true);
+      assert.ok((await top('#x-controls')) < (await top('.summary')), 'opened, the controls stand right below their button');
+      await phone.selectOption('#x-condition', 'not-found');
+      await until(() => text(phone.locator('#trace-stats td[data-stat="rejected"]')), (t) => t === '5', 'the 404 run from the opened controls');
+      await expectNoAxeViolations(phone, 'explorer at 390×844, controls open');
+      await toggle.click();
+      assert.equal(await phone.locator('#x-condition').isVisible(), false);
+      assert.match(await text(toggle), /404: card not found/);
+
+      // On a wide screen there is nothing to fold: no button, the controls beside the results.
+      await phone.setViewportSize({ width: 1366, height: 768 });
+      assert.equal(await toggle.isVisible(), false);
+      assert.equal(await phone.locator('#x-condition').isVisible(), true);
+    } finally {
+      await phone.close();
+    }
+  });
+});
+
+describe('the strip by keyboard and touch', () => {
+  /** The strip step that has keyboard focus (its index), or null. */
+  const focusedStep = (p: Page): Promise<string | null> => p.evaluate('document.activeElement?.getAttribute("data-step") ?? null') as Promise<string | null>;
+
+  test('every dot is a button: one tab stop, the arrow keys move from step to step, Enter or Space inspects it, its details in the page, a visible focus ring', async () => {
+    await drive({});
+    const dots = page.locator('#trace-strip circle.mark');
+    const attrs = await dots.evaluateAll((els) => els.map((e) => [e.getAttribute('role'), e.getAttribute('tabindex'), e.getAttribute('aria-label') ?? '']));
+    assert.equal(attrs.length, (await runTrace()).events.length);
+    assert.ok(attrs.every(([role, , label]) => role === 'button' && /attempt \d+ · /.test(label!)), 'each dot is a labelled button');
+    assert.equal(attrs.filter(([, tab]) => tab === '0').length, 1, 'the strip is one tab stop');
+
+    await page.locator('#pb-restart').focus();
+    let presses = 0;
+    while ((await focusedStep(page)) !== '0') {
+      assert.ok(++presses <= 10, 'Tab reaches the strip');
+      await page.keyboard.press('Tab');
+    }
+    const ring = await focused(page);
+    assert.equal(ring.outline, 'solid');
+    assert.ok(ring.outlineWidth >= 2, 'a visible focus ring');
+    for (let i = 0; i < 4; i++) await page.keyboard.press('ArrowRight');
+    assert.equal(await focusedStep(page), '4');
+    assert.equal(await text(page.locator('#pb-position')), '0', 'moving does not inspect');
+    await page.keyboard.press('Enter');
+    await until(() => text(page.locator('#pb-position')), (t) => t === '5', 'step 5 inspected by Enter');
+    const label = (await dots.nth(4).getAttribute('aria-label')) ?? '';
+    assert.equal(await dots.nth(4).getAttribute('aria-pressed'), 'true');
+    assert.ok((await text(page.locator('#strip-step'))).includes(label), 'the step in words under the strip');
+    assert.match(await text(page.locator('.moment h2')), /Moment: attempt 1 /);
+    assert.equal(await focusedStep(page), '4', 'focus stays on the dot');
+    await page.keyboard.press('End');
+    assert.equal(await focusedStep(page), String(attrs.length - 1));
+    await page.keyboard.press(' ');
+    await until(() => text(page.locator('#pb-position')), (t) => t === String(attrs.length), 'the last step inspected by Space');
+    assert.match(await text(page.locator('.moment h2')), /Moment: attempt 5 /);
+    await page.keyboard.press('Home');
+    assert.equal(await focusedStep(page), '0');
+    await page.keyboard.press('Tab');
+    assert.equal(await focusedStep(page), null, 'Tab leaves the strip');
+    await expectNoAxeViolations(page, 'explorer with a step inspected from the strip');
+  });
+
+  test('a tap on a dot, or just beside it, inspects it on a touch screen (390×844)', async () => {
+    const context = await browser.newContext({ viewport: { width: 390, height: 844 }, hasTouch: true, isMobile: true });
+    try {
+      const phone = await context.newPage();
+      await phone.goto(`${demo.url}/#/explorer`);
+      await phone.locator('#trace-results[data-state="ready"]').waitFor();
+      const dot = phone.locator('#trace-strip circle.mark[data-step="8"]');
+      await dot.scrollIntoViewIfNeeded();
+      await dot.tap();
+      await until(() => text(phone.locator('#pb-position')), (t) => t === '9', 'step 9 inspected by a tap');
+      assert.match(await text(phone.locator('.moment h2')), new RegExp(`Moment: attempt ${(await dot.getAttribute('data-attempt')) ?? '?'} `));
+      const next = phone.locator('#trace-strip circle.mark[data-step="9"]');
+      await next.scrollIntoViewIfNeeded();
+      const box = await next.boundingBox();
+      assert.ok(box);
+      await phone.touchscreen.tap(box.x + box.width / 2, box.y + box.height / 2 + 9);
+      await until(() => text(phone.locator('#pb-position')), (t) => t === '10', 'step 10 inspected by a tap 9 px below its dot');
+      assert.match(await text(phone.locator('#strip-step')), /Inspected step 10 of/);
+    } finally {
+      await context.close();
     }
   });
 });

@@ -13,7 +13,7 @@ import { compareTraces } from '../lib/trace-compare.js';
 import { ViewHeader } from './common.js';
 import { Baseline } from './explorer/baseline.js';
 import { CardInspector } from './explorer/card-inspector.js';
-import { Controls } from './explorer/controls.js';
+import { Controls, ControlsToggle } from './explorer/controls.js';
 import { EventList } from './explorer/event-list.js';
 import { FALLBACK_DEFAULTS, formOf, inputsKey, inputsOf } from './explorer/form.js';
 import { Guide } from './explorer/guide.js';
@@ -42,6 +42,8 @@ export function ExplorerView() {
   const [guide, setGuide] = useState(/** @type {{ experiment: string, step: number } | undefined} */ (undefined));
   // What a guide step asked for once its run is in: play it, or capture it as the baseline.
   const [onRun, setOnRun] = useState(/** @type {{ key: string, play: boolean, capture: boolean } | undefined} */ (undefined));
+  // At narrow widths the controls fold (see ControlsToggle); an invalid control opens them.
+  const [controlsOpen, setControlsOpen] = useState(false);
 
   const { inputs, invalid } = useMemo(() => inputsOf(form), [form]);
   const hasInvalid = Object.keys(invalid).length > 0;
@@ -94,8 +96,9 @@ export function ExplorerView() {
 
   return html`<section aria-labelledby="view-title" class="explorer-view">
     <${ViewHeader} title="Discovery-trace explorer">Five discovery attempts against one endpoint, run by the real card cache, validator and matcher on a virtual clock. Follow the request, inspect the card, and see exactly why discovery succeeds or stops. An offline teaching model: simulated credentials only, never enter real secrets.<//>
+    <${ControlsToggle} open=${controlsOpen || hasInvalid} setOpen=${setControlsOpen} presetId=${presetIdOf(inputs, defaults)} />
     <div class="explorer">
-      <${Controls} form=${form} set=${set} setForm=${setForm} defaults=${defaults} presetId=${presetIdOf(inputs, defaults)} fieldError=${fieldError} />
+      <${Controls} form=${form} set=${set} setForm=${setForm} defaults=${defaults} presetId=${presetIdOf(inputs, defaults)} fieldError=${fieldError} open=${controlsOpen || hasInvalid} />
       <div class="results" id="trace-results" data-state=${state} data-inputs=${result ? inputsKey(result.inputs) : ''} aria-busy=${state === 'pending' ? 'true' : 'false'}>
         ${error
           ? html`<div class="error-box" role="alert" id="trace-error">

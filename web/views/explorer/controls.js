@@ -20,9 +20,21 @@ const CONDITIONS = [
 ];
 
 /**
- * @param {{ form: Form, set: (p: Partial<Form>) => void, setForm: (f: Form) => void, defaults: TraceInputs, presetId: string, fieldError: (k: string) => string | undefined }} props
+ * Below 1,000 px the controls stand above the results, so they fold behind this button (closed
+ * at first) and the run comes first; on wide screens the button is hidden and the controls shown.
+ * @param {{ open: boolean, setOpen: (open: boolean) => void, presetId: string }} props
  */
-export function Controls({ form, set, setForm, defaults, presetId, fieldError }) {
+export function ControlsToggle({ open, setOpen, presetId }) {
+  const preset = PRESETS.find(([id]) => id === presetId)?.[1] ?? 'custom settings';
+  return html`<button type="button" class="btn controls-toggle" id="x-controls-toggle" aria-expanded=${open ? 'true' : 'false'} aria-controls="x-controls" onClick=${() => setOpen(!open)}>
+    ${open ? 'Hide the controls' : 'Show the controls'} <span class="muted">(${preset})</span>
+  </button>`;
+}
+
+/**
+ * @param {{ form: Form, set: (p: Partial<Form>) => void, setForm: (f: Form) => void, defaults: TraceInputs, presetId: string, fieldError: (k: string) => string | undefined, open: boolean }} props
+ */
+export function Controls({ form, set, setForm, defaults, presetId, fieldError, open }) {
   /**
    * @param {string} id
    * @param {keyof Form} k
@@ -51,7 +63,7 @@ export function Controls({ form, set, setForm, defaults, presetId, fieldError })
     ${hint ? html`<span class="hint" id=${`${id}-hint`}>${hint}</span>` : null}
   </div>`;
 
-  return html`<form class="controls" aria-label="Explorer controls" onSubmit=${(/** @type {Event} */ ev) => ev.preventDefault()}>
+  return html`<form class=${`controls${open ? '' : ' folded'}`} id="x-controls" aria-label="Explorer controls" onSubmit=${(/** @type {Event} */ ev) => ev.preventDefault()}>
     <div class="field">
       <label for="x-preset">Seed scenario</label>
       <select id="x-preset" value=${presetId} onChange=${(/** @type {any} */ ev) => {

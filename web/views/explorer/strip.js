@@ -4,6 +4,10 @@
  * steps of one attempt happen within a round trip, so they are spread at least {@link STEP_GAP}
  * pixels apart (in their order) and the scale is chosen so an attempt's steps end before the
  * next attempt starts. The publication of v2 is a marker of its own.
+ *
+ * Every dot is a button: one tab stop for the strip (the inspected step's dot, or the first), the
+ * arrow keys, Home and End move between the steps, Enter or Space (a click, a tap) inspects one;
+ * the inspected step is said in words under the strip and in full in the Moment below.
  */
 import { html, useEffect, useLayoutEffect, useRef, useState } from '../../lib/vendor.js';
 import { modelSeconds } from '../../lib/format.js';
@@ -59,6 +63,21 @@ export function layoutStrip(result, boxWidth) {
 /** @param {TimelineStage} s */
 const laneY = (s) => TOP + LANES.indexOf(s) * LANE + LANE / 2;
 
+/** One step in words: its dot's name, tooltip and the line under the strip. @param {TraceEvent} e */
+export function stepText(e) {
+  return `${modelSeconds(e.atMs / 1000)} · attempt ${e.attempt} · ${LANE_NAME[e.stage]} · ${e.kind}: ${e.message}`;
+}
+
+/** The keys that move between the strip's dots: the index they lead to from `i` of `n`. */
+const MOVES = {
+  ArrowRight: (/** @type {number} */ i, /** @type {number} */ n) => Math.min(n - 1, i + 1),
+  ArrowDown: (/** @type {number} */ i, /** @type {number} */ n) => Math.min(n - 1, i + 1),
+  ArrowLeft: (/** @type {number} */ i) => Math.max(0, i - 1),
+  ArrowUp: (/** @type {number} */ i) => Math.max(0, i - 1),
+  Home: () => 0,
+  End: (/** @type {number} */ _i, /** @type {number} */ n) => n - 1,
+};
+
 /**
  * @param {{ result: TraceResult, cursor: number, t: number, current: TraceEvent | undefined, onInspect: (i: number) => void }} props
  */
@@ -66,6 +85,25 @@ export function Strip({ result, cursor, t, current, onInspect }) {
   const events = result.events;
   const scrollRef = useRef(/** @type {HTMLDivElement | null} */ (null));
   const [boxWidth, setBoxWidth] = useState(800);
+  // The dot that is the strip's one tab stop: the one the arrow keys reached, else the inspected step.
+  const [focusAt, setFocusAt] = useState(-1);
+  useEffect(() => setFocusAt(-1), [cursor, result]);
+  const tabStop = focusAt >= 0 ? focusAt : Math.max(0, cursor);
+  /** @param {KeyboardEvent} ev @param {number} i */
+  const onKey = (ev, i) => {
+    if (ev.key === 'Enter' || ev.key === ' ') {
+      ev.preventDefault();
+      onInspect(i);
+      return;
+    }
+    const move = MOVES[/** @type {keyof typeof MOVES} */ (ev.key)];
+    if (!move) return;
+    ev.preventDefault();
+    const j = move(i, events.length);
+    setFocusAt(j);
+    const dot = scrollRef.current?.querySelector(`[data-step="${j}"]`);
+    if (dot instanceof window.SVGElement) dot.focus();
+  };
   useLayoutEffect(() => {
     const measure = () => setBoxWidth(scrollRef.current?.clientWidth ?? 800);
     measure();
@@ -97,8 +135,8 @@ export function Strip({ result, cursor, t, current, onInspect }) {
     <svg class="lanes lane-labels" width=${LABEL} height=${height} aria-hidden="true">
       ${LANES.map((s) => html`<text x="8" y=${laneY(s) + 4} class="lane-label">${LANE_NAME[s]}</text>`)}
     </svg>
-    <div class="lanes-scroll" ref=${scrollRef} tabindex="0" role="region" aria-label="Timeline strip over model time (scrolls horizontally); the event list below says the same as text">
-      <svg class="lanes" id="trace-strip" width=${width} height=${height} viewBox=${`0 0 ${width} ${height}`} role="img"
+    <div class="lanes-scroll" ref=${scrollRef} role="region" aria-label="Timeline strip over model time (scrolls horizontally); the event list below says the same as text">
+      <svg class="lanes" id="trace-strip" width=${width} height=${height} viewBox=${`0 0 ${width} ${height}`} role="group" aria-describedby="strip-help"
         aria-label=${`${events.length} steps on five lanes over ${modelSeconds(endS)}${v2 !== null ? `; v2 published at ${modelSeconds(v2)}` : ''}`}>
         ${result.attempts.map((a) => {
           const x0 = timeX(a.at * 1000) - 7;
@@ -117,14 +155,22 @@ export function Strip({ result, cursor, t, current, onInspect }) {
         )}
         ${LANES.map((s) => html`<line class="lane-line" x1="0" x2=${width} y1=${laneY(s)} y2=${laneY(s)} />`)}
         ${ticks.map((s) => html`<text class="tick-label" x=${timeX(s * 1000)} y=${height - 2} text-anchor="middle">${s} s</text>`)}
-        ${events.map(
-          (e, i) => html`<circle class=${`mark ${kindClass(e)} ${i > cursor ? 'future' : ''}`} data-attempt=${e.attempt} data-seq=${e.seq} cx=${xs[i]} cy=${laneY(e.stage)} r="5" onClick=${() => onInspect(i)}>
-            <title>${modelSeconds(e.atMs / 1000)} · attempt ${e.attempt} · ${LANE_NAME[e.stage]} · ${e.kind}: ${e.message}</title>
-          </circle>`,
-        )}
         <line class="playhead" x1=${playX} x2=${playX} y1=${TOP - 6} y2=${TOP + LANES.length * LANE} />
         ${current ? html`<circle class="request-marker" id="request-marker" cx=${xs[cursor]} cy=${laneY(current.stage)} r="9" />` : null}
+        ${events.map(
+          // A finger-sized target (the gap between steps wide, a lane high) that a tap or click takes for the dot.
+          (e, i) => html`<rect class="hit" aria-hidden="true" x=${(xs[i] ?? 0) - STEP_GAP / 2} y=${laneY(e.stage) - LANE / 2} width=${STEP_GAP} height=${LANE} onClick=${() => onInspect(i)} />`,
+        )}
+        ${events.map(
+          (e, i) => html`<circle class=${`mark ${kindClass(e)} ${i > cursor ? 'future' : ''} ${i === cursor ? 'selected' : ''}`} data-attempt=${e.attempt} data-seq=${e.seq} data-step=${i}
+            cx=${xs[i]} cy=${laneY(e.stage)} r="5" role="button" tabindex=${i === tabStop ? '0' : '-1'} aria-label=${stepText(e)} aria-pressed=${i === cursor ? 'true' : 'false'}
+            onClick=${() => onInspect(i)} onKeyDown=${(/** @type {KeyboardEvent} */ ev) => onKey(ev, i)}>
+            <title>${stepText(e)}</title>
+          </circle>`,
+        )}
       </svg>
     </div>
-  </div>`;
+  </div>
+  <p class="strip-step" id="strip-step">${current ? html`<strong>Inspected step ${cursor + 1} of ${events.length}</strong> (in full in <em>Moment</em> below): ${stepText(current)}` : 'No step inspected yet.'}</p>
+  <p class="muted small" id="strip-help">Each dot is a step: Tab reaches the strip, the arrow keys (Home, End) move from step to step, Enter or Space inspects one; click or tap a dot to inspect it.</p>`;
 }

@@ -1,5 +1,6 @@
 /**
- * `a2a-discovery trace`, run as a real child process, against the seed's numbers.
+ * `a2a-discovery trace`, run as a real child process, against the seed's numbers; its table shows
+ * the explorer's own fields (why, If-None-Match, the lanes by name, v2 hidden).
  */
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -137,9 +138,50 @@ describe('a2a-discovery trace', () => {
   test('text output: a table of attempts and the stats; exit 0 even when every attempt is rejected', async () => {
     const r = await cli('trace', '--condition', 'malformed');
     assert.equal(r.code, 0);
-    assert.match(r.stdout, /#\s+time\s+action\s+status\s+card\s+outcome\s+stage \/ reason/);
-    assert.match(r.stdout, /24\.0 s\s+fetch\s+200\s+-\s+rejected\s+parse: /);
+    assert.match(r.stdout, /#\s+time\s+action\s+If-None-Match\s+why\s+status\s+card\s+outcome\s+rejected at: reason \/ note/);
+    assert.match(r.stdout, /24\.0 s\s+fetch\s+-\s+no card cached yet: the last attempt failed \(4 failure\(s\)\); backoff is off, so it asks again\s+200\s+-\s+rejected\s+Validation \(parse\): /);
     assert.match(r.stdout, /network fetches 5 · cache hits 0 · 304 Not Modified 0 · bytes transferred 6,000 · accepted 0 · rejected 5/);
+  });
+
+  test('text output carries the explorer\'s fields, not recomputed: why, If-None-Match, the lanes by name, v2 hidden, the freshness sentence', async () => {
+    const rowsOf = (stdout: string): string[] => stdout.split('\n').filter((l) => /^\s+\d+\s+\d+\.\d s\s/.test(l));
+    const healthy = await cli('trace');
+    const json = await trace();
+    const run = JSON.parse((await cli('trace', '--json')).stdout) as { attempts: Array<{ why: string; ifNoneMatch?: string }>; freshness: { sentence: string } };
+    assert.equal(run.attempts.length, json.attempts.length);
+    const rows = rowsOf(healthy.stdout);
+    assert.equal(rows.length, 5);
+    rows.forEach((row, i) => {
+      const a = run.attempts[i]!;
+      assert.ok(row.includes(a.why), `row ${i + 1} says why: ${a.why}`);
+      if (a.ifNoneMatch !== undefined) assert.ok(row.includes(a.ifNoneMatch), `row ${i + 1} shows If-None-Match ${a.ifNoneMatch}`);
+    });
+    assert.match(rows[4]!, /fetch\s+"card-v2"\s+the cached card v2 expired at 22\.1 s\s+304\s+v2\s+accepted/);
+    assert.match(healthy.stdout, /lanes, in the order the code runs them: Cache lookup → Request → Validation → Cache store → Selection/);
+    assert.ok(healthy.stdout.includes(run.freshness.sentence));
+
+    for (const [args, lane] of [
+      [['--condition', 'not-found'], 'Request: '],
+      [['--condition', 'insecure'], 'Validation \\(policy\\): '],
+      [['--require-streaming', '--no-card-streaming'], 'Selection: '],
+      [['--condition', 'not-found', '--backoff'], 'Cache lookup: '],
+    ] as const) {
+      const out = (await cli('trace', ...args)).stdout;
+      assert.match(out, new RegExp(`rejected\\s+${lane}`), `${args.join(' ')} names the lane ${lane}`);
+    }
+
+    const hidden = await cli('trace', '--max-age', '30');
+    assert.match(rowsOf(hidden.stdout)[2]!, /cache-hit\s+-\s+the cached card v1 is fresh until 30\.1 s\s+-\s+v1\s+accepted\s+v2 has been on the server since 12 s, but the cache still serves v1: v1 is fresh until 30\.1 s by max-age 30 s, so no request is sent/);
+    assert.match(hidden.stdout, /v2 was published at 12 s but never used/);
+  });
+
+  test('--help describes the table\'s columns and the trace@2 JSON', async () => {
+    const r = await cli('trace', '--help');
+    assert.equal(r.code, 0);
+    assert.match(r.stdout, /If-None-Match it sent, why it went to the\s+network/);
+    assert.match(r.stdout, /Cache lookup, Request, Validation, Cache store, Selection/);
+    assert.match(r.stdout, /schema a2a-discovery\/trace@2/);
+    assert.match(r.stdout, /trigger, why, status, conditional, ifNoneMatch/);
   });
 
   test('usage errors exit 2', async () => {
