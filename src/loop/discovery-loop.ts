@@ -159,6 +159,8 @@ export class DiscoveryLoop {
    * the per-endpoint health and alert bookkeeping, not a selection and a snapshot build.
    */
   #lastEvaluation: { candidates: Candidate[]; degraded: boolean[]; reviewed: ReviewedAgent[]; selection: ReturnType<typeof selectAgents>; settledDigest: string | undefined } | undefined;
+  /** Endpoints admitted, refused or gone changed since the states were last rebuilt. */
+  #membershipChanged = true;
   #publishedMemo: { snapshot: Snapshot | undefined; heldNames: readonly string[]; published: ReadonlySet<string>; held: ReadonlySet<string>; selectedReason: string } | undefined;
   #reviewedCache: { from: ReadonlyArray<readonly EndpointRecord[]>; list: ReviewedAgent[] } | undefined;
   #heldDigest: string | undefined;
@@ -472,6 +474,7 @@ export class DiscoveryLoop {
       return;
     }
     this.#resolvedFrom = inputs;
+    this.#membershipChanged = true;
     const before = new Map(this.#admitted.map((e) => [e.baseUrl, e]));
     const refusedBefore = new Set(this.#refused.map((r) => `${r.record.source}\u0000${r.record.baseUrl}`));
     const { admitted, refused } = resolveEndpoints(inputs, this.#o.hostPolicy);
@@ -504,6 +507,7 @@ export class DiscoveryLoop {
     for (const [url, { at, endpoint }] of this.#gone) {
       if (now - at < grace) continue;
       this.#gone.delete(url);
+      this.#membershipChanged = true;
       this.#health.forget(url);
       this.#nextResyncAt.delete(url);
       this.#states.delete(url);
@@ -866,12 +870,30 @@ export class DiscoveryLoop {
 
   /** One verdict per endpoint, keeping the time each was entered. */
   #updateStates(): void {
+    // While the endpoints stay the same, only the states that changed are written (most cycles
+    // change none); otherwise the map is rebuilt. Both read the previous states only.
+    if (!this.#membershipChanged && this.#computeStates(true)) return;
+    this.#computeStates(false);
+    this.#membershipChanged = false;
+  }
+
+  /**
+   * Computes every endpoint's state from the previous ones. `inPlace`: writes only the changed
+   * states, and only when every endpoint was set exactly once (otherwise returns false, nothing
+   * written); else replaces the map.
+   */
+  #computeStates(inPlace: boolean): boolean {
     const wallNow = this.#clock.wallNow();
-    const next = new Map<string, EndpointState>();
+    const next = inPlace ? undefined : new Map<string, EndpointState>();
+    const changes: Array<[string, EndpointState]> = [];
+    let calls = 0;
     const set = (url: string, verdict: EndpointVerdict, reason: string) => {
+      calls++;
       const prev = this.#states.get(url);
-      // An unchanged state keeps its object: a cycle where nothing changed allocates none.
-      next.set(url, prev !== undefined && prev.verdict === verdict && prev.reason === reason ? prev : { verdict, reason, since: prev?.verdict === verdict ? prev.since : wallNow });
+      // An unchanged state keeps its object.
+      const state = prev !== undefined && prev.verdict === verdict && prev.reason === reason ? prev : { verdict, reason, since: prev?.verdict === verdict ? prev.since : wallNow };
+      if (next !== undefined) next.set(url, state);
+      else if (state !== prev) changes.push([url, state]);
     };
     const { published, held, selectedReason } = this.#publishedSets();
     const grace = this.#o.removalGraceMs ?? 600_000;
@@ -891,7 +913,13 @@ export class DiscoveryLoop {
       else if (health.state === 'degraded') set(url, 'degraded', health.reason);
       else set(url, 'selected', selectedReason);
     }
-    this.#states = next;
+    if (next !== undefined) {
+      this.#states = next;
+      return true;
+    }
+    if (calls !== this.#states.size) return false;
+    for (const [url, state] of changes) this.#states.set(url, state);
+    return true;
   }
 
   /** The current snapshot's endpoints and those held back, computed once per snapshot and hold. */
