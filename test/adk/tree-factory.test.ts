@@ -113,6 +113,31 @@ describe('TreeFactory', () => {
     trees.close();
   });
 
+  // rootFor() reads no clock: a use is recorded by the next idle check. So a session is never
+  // expired earlier than its idle timeout after its last use, and at most one check later.
+  test('idle expiry after rootFor() uses: never before the idle timeout since the last use, at most one check interval after it', async () => {
+    const idle = 60_000;
+    const check = idle / 4; // the idle check's interval
+    const { publish, trees, clock } = setup({ idleTimeoutMs: idle });
+    publish([agent('billing', ['billing'])]);
+    trees.rootFor('s');
+    // Used just after a check and just before the next one.
+    await clock.advance(check + 1);
+    trees.rootFor('s');
+    await clock.advance(check - 2);
+    trees.rootFor('s');
+    const lastUse = clock.now();
+    let expiredAt: number | undefined;
+    for (let i = 0; i < 120 && expiredAt === undefined; i++) {
+      await clock.advance(1_000);
+      if (trees.digestOf('s') === undefined) expiredAt = clock.now();
+    }
+    assert.ok(expiredAt !== undefined, 'the idle session expired');
+    assert.ok(expiredAt - lastUse > idle, `not before the timeout: expired ${expiredAt - lastUse} ms after the last use`);
+    assert.ok(expiredAt - lastUse <= idle + check + 1_000, `at most one check late: ${expiredAt - lastUse} ms`);
+    trees.close();
+  });
+
   test('a warm-up root survives sweeps until its snapshot is published, even a session ending in between', () => {
     const { publish, trees, store, clock } = setup();
     const A = publish([agent('billing', ['billing'])]);

@@ -137,6 +137,17 @@ for (const [storeName, makeStore, engine] of stores) {
         assert.deepEqual(outcomes(ep), ['changed', 'hit', 'changed'], 'the hit of fresh(), then the second cache’s first fetch');
       });
 
+      test('while a forced refresh of a fresh entry is in flight, get() answers with the fresh entry at once', async () => {
+        const ep = endpoint({ cacheControl: 'max-age=60' });
+        const c = cache({ minTtlMs: 0 });
+        const first = await c.get(ep.baseUrl);
+        ep.set({ mode: 'hang' });
+        const forced = c.refresh(ep.baseUrl, { unconditional: true });
+        assert.equal(await c.get(ep.baseUrl), first, 'the fresh entry, not the hanging refresh');
+        const e = await forced;
+        assert.equal(e.stale, true, 'the forced refresh itself fails at the deadline and serves stale');
+      });
+
       test('a 304 carrying a new max-age extends freshness to it', async () => {
         const ep = endpoint({ cacheControl: 'max-age=10' });
         const c = cache({ minTtlMs: 0 });
