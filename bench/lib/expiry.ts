@@ -84,36 +84,15 @@ export async function expiryBenchmark(
       await cache.clock.advance(o.advanceMs);
       const s0 = await server.stats();
       const u0 = upstream;
-      const latencies = new Float64Array(o.callers * n);
-      let k = 0;
-      let errors = 0;
-      let unexpected = 0;
-      let timedOut = false;
       const t0 = performance.now();
-      const deadline = t0 + o.limitMs;
-      await Promise.all(
-        orders.map(async (order) => {
-          for (const t of order) {
-            if (performance.now() > deadline) {
-              timedOut = true;
-              return;
-            }
-            const s = performance.now();
-            try {
-              const e = await cache.cache.get(t.baseUrl);
-              if (e.lastOutcome !== 'revalidated' || e.stale) unexpected++;
-            } catch {
-              errors++;
-            }
-            latencies[k++] = performance.now() - s;
-          }
-        }),
-      );
+      const { k, errors, unexpected, timedOut, lat } = await walkCallers(orders, t0 + o.limitMs, async (t) => {
+        const e = await cache.cache.get(t.baseUrl);
+        return e.lastOutcome === 'revalidated' && !e.stale;
+      });
       const t1 = performance.now();
       const s1 = await server.stats();
       if (!rawFirst) rawResult = await timedSweep(server, raw, o.limitMs);
       assertClean(`expiry / raw round ${r + 1}`, rawResult!, n);
-      const lat = latencies.subarray(0, k);
       const refreshAllSeconds = (lastFetchEnd - t0) / 1000;
       rounds.push({
         round: r + 1,
@@ -204,36 +183,13 @@ export async function peerExpiryBenchmark(
     for (let r = 0; r < o.rounds; r++) {
       const orders = Array.from({ length: o.callers }, (_, c) => shuffled(targets, 1_000 * (r + 1) + c));
       const s0 = await server.stats();
-      const latencies = new Float64Array(o.callers * n);
-      let k = 0;
-      let errors = 0;
-      let unexpected = 0;
-      let timedOut = false;
       const c0 = process.cpuUsage();
       const t0 = performance.now();
-      const deadline = t0 + o.limitMs;
-      await Promise.all(
-        orders.map(async (order) => {
-          for (const t of order) {
-            if (performance.now() > deadline) {
-              timedOut = true;
-              return;
-            }
-            const s = performance.now();
-            try {
-              if (!(await peer.call(t))) unexpected++;
-            } catch {
-              errors++;
-            }
-            latencies[k++] = performance.now() - s;
-          }
-        }),
-      );
+      const { k, errors, unexpected, timedOut, lat } = await walkCallers(orders, t0 + o.limitMs, (t) => peer.call(t));
       const t1 = performance.now();
       const c1 = process.cpuUsage(c0);
       const s1 = await server.stats();
       const hits = s1.hits - s0.hits;
-      const lat = latencies.subarray(0, k);
       rounds.push({
         round: r + 1,
         upstreamPerEndpoint: (hits * o.callers) / Math.max(1, k),
@@ -264,4 +220,38 @@ export async function peerExpiryBenchmark(
   } finally {
     await peer.close();
   }
+}
+
+/**
+ * The callers of a mass-expiry round: each walks its own order of the endpoints, one awaited call
+ * at a time, until done or past `deadline`. `call` answers whether the result was the expected one.
+ */
+async function walkCallers(
+  orders: ReadonlyArray<readonly Target[]>,
+  deadline: number,
+  call: (t: Target) => Promise<boolean>,
+): Promise<{ k: number; errors: number; unexpected: number; timedOut: boolean; lat: Float64Array }> {
+  const latencies = new Float64Array(orders.reduce((sum, o) => sum + o.length, 0));
+  let k = 0;
+  let errors = 0;
+  let unexpected = 0;
+  let timedOut = false;
+  await Promise.all(
+    orders.map(async (order) => {
+      for (const t of order) {
+        if (performance.now() > deadline) {
+          timedOut = true;
+          return;
+        }
+        const s = performance.now();
+        try {
+          if (!(await call(t))) unexpected++;
+        } catch {
+          errors++;
+        }
+        latencies[k++] = performance.now() - s;
+      }
+    }),
+  );
+  return { k, errors, unexpected, timedOut, lat: latencies.subarray(0, k) };
 }
