@@ -233,7 +233,7 @@ export class CardCache {
    * without a request. Throws (a {@link DiscoveryError}) only when no card was ever obtained.
    */
   async get(baseUrl: string): Promise<CacheEntry> {
-    const key = this.#o.hostPolicy.normalizeEndpoint(baseUrl);
+    const key = this.key(baseUrl);
     const stored = this.#o.store.get(key);
     // A synchronous store (the memory store) is not awaited: a fresh hit costs no extra turn.
     const entry = stored instanceof Promise ? await stored : stored;
@@ -257,7 +257,7 @@ export class CardCache {
    * store). Lets a caller with many endpoints skip a promise per fresh one.
    */
   fresh(baseUrl: string): CacheEntry | undefined {
-    const key = this.#o.hostPolicy.normalizeEndpoint(baseUrl);
+    const key = this.key(baseUrl);
     const entry = this.#o.store.get(key);
     if (entry === undefined || entry instanceof Promise || entry.stale || this.#o.clock.now() >= entry.expiresAt) return undefined;
     return this.#hit(key, entry);
