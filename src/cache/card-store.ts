@@ -83,6 +83,44 @@ export interface CacheEntry {
   readonly signature: string | undefined;
 }
 
+/** What the card checks give about an accepted card: the fields an entry takes from them. */
+export type AcceptedCard = Pick<CacheEntry, 'card' | 'protocolVersion' | 'body' | 'rawSha256' | 'canonicalSha256' | 'warnings'>;
+
+/**
+ * The entry the card cache holds for a card it has just accepted from `baseUrl`'s well-known path
+ * (no caching headers, never fetched since), with `fields` overriding: for entries that do not
+ * come from the network (the routing stand-ins, tests).
+ */
+export function acceptedEntry(baseUrl: string, accepted: AcceptedCard, fields: Partial<CacheEntry> = {}): CacheEntry {
+  return Object.freeze({
+    baseUrl,
+    cardUrl: `${baseUrl}.well-known/agent-card.json`,
+    card: accepted.card,
+    protocolVersion: accepted.protocolVersion,
+    body: accepted.body,
+    rawSha256: accepted.rawSha256,
+    canonicalSha256: accepted.canonicalSha256,
+    etag: undefined,
+    lastModified: undefined,
+    cacheHeaders: {},
+    expiresAt: Number.POSITIVE_INFINITY,
+    failures: 0,
+    stale: false,
+    usable: true,
+    nextAttemptAt: undefined,
+    lastOutcome: 'changed' as const,
+    lastError: undefined,
+    noStore: false,
+    mustRevalidate: false,
+    staleIfErrorMs: 0,
+    fetchedAtWall: 0,
+    validatedAtWall: 0,
+    warnings: accepted.warnings,
+    signature: undefined,
+    ...fields,
+  });
+}
+
 /** Storage for cache entries. Methods may be synchronous or return promises. */
 export interface CardStore {
   get(key: string): CacheEntry | undefined | Promise<CacheEntry | undefined>;

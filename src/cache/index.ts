@@ -6,8 +6,8 @@
  */
 export { CardCache } from './card-cache.js';
 export type { CardCacheOptions, RefreshOptions } from './card-cache.js';
-export { MemoryCardStore } from './card-store.js';
-export type { CacheEntry, CardStore, EntryError } from './card-store.js';
+export { acceptedEntry, MemoryCardStore } from './card-store.js';
+export type { AcceptedCard, CacheEntry, CardStore, EntryError } from './card-store.js';
 export { readDirectives, responseCacheControl } from './cache-control.js';
 export { fetchWithLegacyFallback } from './well-known.js';
 export type { WellKnownFetch } from './well-known.js';

@@ -10,7 +10,7 @@
  */
 import type { InvocationContext, Event } from '@google/adk';
 import { BaseAgent, createEvent } from '@google/adk';
-import type { CacheEntry } from '../cache/index.js';
+import { acceptedEntry } from '../cache/index.js';
 import { parseAgentCard } from '../card/index.js';
 import type { Candidate, Need, RoutingDomain } from '../match/index.js';
 import { deriveLocalName, selectAgents, TagVocabulary } from '../match/index.js';
@@ -57,32 +57,8 @@ export function standInCandidates(peers: readonly StandInPeer[], needs: readonly
     if (!parsed.ok || !parsed.card || !parsed.canonicalSha256 || !parsed.protocolVersion) {
       throw new Error(`stand-in card for ${peer.name} did not parse: ${JSON.stringify(parsed.problems)}`);
     }
-    const entry = {
-      baseUrl,
-      cardUrl: `${baseUrl}.well-known/agent-card.json`,
-      card: parsed.card,
-      protocolVersion: parsed.protocolVersion,
-      body,
-      rawSha256: parsed.rawSha256,
-      canonicalSha256: parsed.canonicalSha256,
-      etag: undefined,
-      lastModified: undefined,
-      cacheHeaders: {},
-      expiresAt: Number.POSITIVE_INFINITY,
-      nextAttemptAt: undefined,
-      lastError: undefined,
-      signature: undefined,
-      failures: 0,
-      stale: false,
-      usable: true,
-      lastOutcome: 'changed',
-      noStore: false,
-      mustRevalidate: false,
-      staleIfErrorMs: 0,
-      fetchedAtWall: 0,
-      validatedAtWall: 0,
-      warnings: parsed.warnings,
-    } as unknown as CacheEntry;
+    const { card, protocolVersion, rawSha256, canonicalSha256, warnings } = parsed;
+    const entry = acceptedEntry(baseUrl, { card, protocolVersion, body, rawSha256, canonicalSha256, warnings });
     const source = peer.reviewed ? 'static' : 'stand-in';
     const metadata = peer.reviewed ? { description: peer.reviewed.description, tags: peer.tags.join(','), critical: String(peer.reviewed.critical) } : {};
     const record = { name: peer.name, baseUrl, source, metadata };

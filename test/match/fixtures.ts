@@ -5,6 +5,7 @@
 import assert from 'node:assert/strict';
 import { parseAgentCard } from '../../src/card/index.js';
 import type { CacheEntry } from '../../src/cache/card-store.js';
+import { acceptedEntry } from '../../src/cache/index.js';
 import type { AdmittedEndpoint } from '../../src/resolve/index.js';
 import type { EndpointRecord } from '../../src/sources/index.js';
 import type { Candidate } from '../../src/match/index.js';
@@ -58,33 +59,11 @@ export function entryFor(baseUrl: string, raw: Record<string, unknown>, patch: P
   const parsed = parseAgentCard(body, { allowLoopback: true });
   assert.ok(parsed.ok, `fixture card must parse: ${JSON.stringify(parsed.problems)}`);
   assert.ok(parsed.card && parsed.canonicalSha256 && parsed.protocolVersion);
-  return Object.freeze({
+  return acceptedEntry(
     baseUrl,
-    cardUrl: `${baseUrl}.well-known/agent-card.json`,
-    card: parsed.card,
-    protocolVersion: parsed.protocolVersion,
-    body,
-    rawSha256: parsed.rawSha256,
-    canonicalSha256: parsed.canonicalSha256,
-    etag: undefined,
-    lastModified: undefined,
-    cacheHeaders: {},
-    expiresAt: 300_000,
-    nextAttemptAt: undefined,
-    lastError: undefined,
-    signature: undefined,
-    failures: 0,
-    stale: false,
-    usable: true,
-    lastOutcome: 'changed',
-    noStore: false,
-    mustRevalidate: false,
-    staleIfErrorMs: 0,
-    fetchedAtWall: 1_700_000_000_000,
-    validatedAtWall: 1_700_000_000_000,
-    warnings: parsed.warnings,
-    ...patch,
-  });
+    { card: parsed.card!, protocolVersion: parsed.protocolVersion!, body, rawSha256: parsed.rawSha256, canonicalSha256: parsed.canonicalSha256!, warnings: parsed.warnings },
+    { expiresAt: 300_000, fetchedAtWall: 1_700_000_000_000, validatedAtWall: 1_700_000_000_000, ...patch },
+  );
 }
 
 /** An endpoint record as a source would propose it. */
