@@ -20,7 +20,8 @@
 import type { ChildProcessWithoutNullStreams } from 'node:child_process';
 import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
+import { machineMeta, writeResults } from './lib/results.js';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import type { Server } from 'node:http';
 import { createServer } from 'node:http';
@@ -477,10 +478,6 @@ console.log(
 );
 console.log(`\nthree replicas: ${fmt(three.requestsPerCard / one.requestsPerCard, 2)}× the upstream requests of one for a mass expiry`);
 
-mkdirSync(fileURLToPath(new URL('./results/', import.meta.url)), { recursive: true });
-writeFileSync(
-  fileURLToPath(new URL('./results/replicas.json', import.meta.url)),
-  JSON.stringify({ started: started.toISOString(), node: process.version, cpus: os.cpus().length, loadBefore, loadAfter: os.loadavg(), reach, expiry, restarts }, null, 2),
-);
+writeResults('replicas.json', { meta: machineMeta(started, loadBefore), reach, expiry, restarts });
 log('done');
 process.exit(0);

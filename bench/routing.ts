@@ -15,7 +15,7 @@
  * Environment: BENCH_ROUNDS (default 5). Prints a table; writes bench/results/routing.json.
  */
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { writeResults } from './lib/results.js';
 import os from 'node:os';
 import { fileURLToPath } from 'node:url';
 import type { BaseLlmConnection, LlmRequest, LlmResponse } from '@google/adk';
@@ -185,8 +185,7 @@ async function main(): Promise<void> {
     }),
   ];
   process.stdout.write(`${lines.join('\n')}\n`);
-  mkdirSync(new URL('./results/', import.meta.url), { recursive: true });
-  writeFileSync(new URL('./results/routing.json', import.meta.url), JSON.stringify({ agents: AGENTS, domains: DOMAINS, cases: CASES, rounds, node: process.version, cpus: os.cpus().length, results }, null, 2));
+  writeResults('routing.json', { node: process.version, cpus: os.cpus().length, agents: AGENTS, domains: DOMAINS, cases: CASES, rounds, results });
 }
 
 await main();

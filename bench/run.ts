@@ -25,7 +25,8 @@
  * BENCH_PIPELINE_REPS (default 7), BENCH_EXPIRY_PEER_ROUNDS (default 1: 100,000 calls each),
  * BENCH_HOT_ROUNDS (default 21).
  */
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
+import { machineMeta, writeResults } from './lib/results.js';
 import os from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { HostPolicy } from '../src/fetch/index.js';
@@ -487,18 +488,9 @@ out.push(
 const text = out.join('\n');
 console.log(text);
 
-const resultsDir = fileURLToPath(new URL('./results/', import.meta.url));
-mkdirSync(resultsDir, { recursive: true });
 const json = {
   meta: {
-    started: started.toISOString(),
-    finished: new Date().toISOString(),
-    node: process.version,
-    platform: `${os.platform()} ${os.release()} ${os.arch()}`,
-    cpus: os.cpus().length,
-    cpuModel: os.cpus()[0]?.model,
-    loadAvgBefore: loadBefore,
-    loadAvgAfter: os.loadavg(),
+    ...machineMeta(started, loadBefore),
     rounds: ROUNDS,
     heapRounds: HEAP_ROUNDS,
     origins: ORIGINS,
@@ -518,5 +510,4 @@ const json = {
   loop,
   hotPath: hot,
 };
-writeFileSync(`${resultsDir}latest.json`, `${JSON.stringify(json, null, 2)}\n`);
-log(`wrote bench/results/latest.json in ${((Date.now() - started.getTime()) / 1000).toFixed(0)} s`);
+log(`wrote ${writeResults('latest.json', json)} in ${((Date.now() - started.getTime()) / 1000).toFixed(0)} s`);

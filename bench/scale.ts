@@ -17,10 +17,10 @@
  * `--expose-gc` (the npm script does) so memory is read after a full GC. Writes
  * bench/results/scale.json; `npm run bench` shows its verdicts with its own.
  */
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
+import { machineMeta, writeResults } from './lib/results.js';
 import os from 'node:os';
 import { setImmediate as tick } from 'node:timers/promises';
-import { fileURLToPath } from 'node:url';
 import { seededRandom } from '../src/clock/index.js';
 import { HostPolicy } from '../src/fetch/index.js';
 import { assertClean } from './lib/measure.js';
@@ -245,17 +245,9 @@ out.push(
 const text = out.join('\n');
 console.log(text);
 
-const resultsDir = fileURLToPath(new URL('./results/', import.meta.url));
-mkdirSync(resultsDir, { recursive: true });
 const json = {
   meta: {
-    started: started.toISOString(),
-    finished: new Date().toISOString(),
-    node: process.version,
-    cpus: os.cpus().length,
-    cpuModel: os.cpus()[0]?.model,
-    loadAvgBefore: loadBefore,
-    loadAvgAfter: os.loadavg(),
+    ...machineMeta(started, loadBefore),
     rounds: ROUNDS,
     endpoints: ENDPOINTS,
     origins: ORIGINS,
@@ -270,5 +262,4 @@ const json = {
   sweep,
   loop: { firstCycleSeconds, fresh, freshCpuUsPerEndpoint: freshCpu, freshWallUsPerEndpoint: freshWall },
 };
-writeFileSync(`${resultsDir}scale.json`, `${JSON.stringify(json, null, 2)}\n`);
-log(`wrote bench/results/scale.json in ${((Date.now() - started.getTime()) / 1000).toFixed(0)} s`);
+log(`wrote ${writeResults('scale.json', json)} in ${((Date.now() - started.getTime()) / 1000).toFixed(0)} s`);
