@@ -8,29 +8,11 @@ import assert from 'node:assert/strict';
 import { LlmAgent } from '@google/adk';
 import { AdkApiServer } from '@google/adk-devtools';
 import { buildRootAgent, devUiAppName, devUiLoader, TreeFactory } from '../../src/adk/index.js';
-import { parseAgentCard } from '../../src/card/index.js';
-import type { Snapshot, SnapshotAgent } from '../../src/snapshot/index.js';
+import type { Snapshot } from '../../src/snapshot/index.js';
 import { buildSnapshot, SnapshotStore } from '../../src/snapshot/index.js';
 import { ScriptedLlm } from '../helpers/a2a-peers.js';
-import { cardFor } from '../helpers/cards.js';
+import { snapshotAgent as agent } from '../helpers/cards.js';
 
-function agent(localName: string, tags: string[]): SnapshotAgent {
-  const parsed = parseAgentCard(JSON.stringify(cardFor({ origin: 'https://agents.example.com' }, localName)));
-  return {
-    localName,
-    description: `Reviewed ${localName}.`,
-    tags,
-    critical: false,
-    baseUrl: `https://agents.example.com/${localName}/`,
-    sources: ['config'],
-    card: parsed.card!,
-    canonicalSha256: parsed.canonicalSha256!,
-    rawSha256: parsed.rawSha256,
-    protocolVersion: parsed.protocolVersion!,
-    degraded: false,
-    stale: false,
-  };
-}
 
 test('the ADK dev server lists one root per retained snapshot, digest in the name, and runs each on its own tree', async () => {
   const store = new SnapshotStore();

@@ -10,33 +10,14 @@ import type { BaseAgent } from '@google/adk';
 import { LlmAgent } from '@google/adk';
 import { buildRootAgent, TreeFactory } from '../../src/adk/index.js';
 import type { PinRelease, TreeFactoryOptions } from '../../src/adk/index.js';
-import { parseAgentCard } from '../../src/card/index.js';
 import { VirtualClock } from '../../src/clock/index.js';
 import type { DiscoveryEvent } from '../../src/events/index.js';
 import { EventStream } from '../../src/events/index.js';
-import type { Snapshot, SnapshotAgent } from '../../src/snapshot/index.js';
+import type { Snapshot } from '../../src/snapshot/index.js';
 import { buildSnapshot, SnapshotStore } from '../../src/snapshot/index.js';
 import { ScriptedLlm } from '../helpers/a2a-peers.js';
-import { cardFor } from '../helpers/cards.js';
+import { snapshotAgent as agent } from '../helpers/cards.js';
 
-function agent(localName: string): SnapshotAgent {
-  const parsed = parseAgentCard(JSON.stringify(cardFor({ origin: 'https://agents.example.com' }, localName)));
-  assert.ok(parsed.ok);
-  return {
-    localName,
-    description: `Reviewed ${localName}.`,
-    tags: ['billing'],
-    critical: false,
-    baseUrl: `https://agents.example.com/${localName}/`,
-    sources: ['config'],
-    card: parsed.card!,
-    canonicalSha256: parsed.canonicalSha256!,
-    rawSha256: parsed.rawSha256,
-    protocolVersion: parsed.protocolVersion!,
-    degraded: false,
-    stale: false,
-  };
-}
 
 const buildRoot = (snapshot: Snapshot): BaseAgent =>
   buildRootAgent(

@@ -8,33 +8,14 @@ import assert from 'node:assert/strict';
 import type { Event, InvocationContext } from '@google/adk';
 import { BaseAgent, createEvent, InMemorySessionService, LlmAgent } from '@google/adk';
 import { buildRootAgent, SessionRunner, TreeFactory } from '../../src/adk/index.js';
-import { parseAgentCard } from '../../src/card/index.js';
 import { VirtualClock } from '../../src/clock/index.js';
 import type { DiscoveryEvent } from '../../src/events/index.js';
 import { EventStream } from '../../src/events/index.js';
 import type { Snapshot, SnapshotAgent } from '../../src/snapshot/index.js';
 import { buildSnapshot, SnapshotStore } from '../../src/snapshot/index.js';
 import { ScriptedLlm } from '../helpers/a2a-peers.js';
-import { cardFor } from '../helpers/cards.js';
+import { snapshotAgent as agent } from '../helpers/cards.js';
 
-function agent(localName: string, tags: string[], version = '1.0.0'): SnapshotAgent {
-  const parsed = parseAgentCard(JSON.stringify(cardFor({ origin: 'https://agents.example.com' }, localName, { version })));
-  assert.ok(parsed.ok);
-  return {
-    localName,
-    description: `Reviewed ${localName}.`,
-    tags,
-    critical: false,
-    baseUrl: `https://agents.example.com/${localName}/`,
-    sources: ['config'],
-    card: parsed.card!,
-    canonicalSha256: parsed.canonicalSha256!,
-    rawSha256: parsed.rawSha256,
-    protocolVersion: parsed.protocolVersion!,
-    degraded: false,
-    stale: false,
-  };
-}
 
 /** A specialist that replays scripted events (what a remote agent yields for a peer's answer). */
 class ScriptedAgent extends BaseAgent {

@@ -8,32 +8,13 @@ import assert from 'node:assert/strict';
 import type { BaseAgent } from '@google/adk';
 import { LlmAgent } from '@google/adk';
 import { buildRootAgent, keywordRouter, SessionRunner, TreeFactory } from '../../src/adk/index.js';
-import { parseAgentCard } from '../../src/card/index.js';
 import { VirtualClock } from '../../src/clock/index.js';
 import { isDiscoveryError } from '../../src/errors.js';
 import type { Snapshot, SnapshotAgent } from '../../src/snapshot/index.js';
 import { buildSnapshot, SnapshotStore } from '../../src/snapshot/index.js';
 import { ScriptedLlm } from '../helpers/a2a-peers.js';
-import { cardFor } from '../helpers/cards.js';
+import { snapshotAgent as agent } from '../helpers/cards.js';
 
-function agent(localName: string, tags: string[], version = '1.0.0', critical = false): SnapshotAgent {
-  const parsed = parseAgentCard(JSON.stringify(cardFor({ origin: 'https://agents.example.com' }, localName, { version })));
-  assert.ok(parsed.ok);
-  return {
-    localName,
-    description: `Reviewed ${localName}.`,
-    tags,
-    critical,
-    baseUrl: `https://agents.example.com/${localName}/`,
-    sources: ['config'],
-    card: parsed.card!,
-    canonicalSha256: parsed.canonicalSha256!,
-    rawSha256: parsed.rawSha256,
-    protocolVersion: parsed.protocolVersion!,
-    degraded: false,
-    stale: false,
-  };
-}
 
 /** Specialists are local LlmAgents with a scripted fake model that says who answered and on which version. */
 function buildRoot(snapshot: Snapshot): BaseAgent {

@@ -1,4 +1,7 @@
 /** Card fixtures shared by tests. */
+import assert from 'node:assert/strict';
+import { parseAgentCard } from '../../src/card/index.js';
+import type { SnapshotAgent } from '../../src/snapshot/index.js';
 
 /** A valid 0.3 card for endpoint `id` on a fault server (its interface is on the same origin). */
 export function cardFor(fs: { origin: string }, id: string, extra: Record<string, unknown> = {}): Record<string, unknown> {
@@ -33,5 +36,28 @@ export function adkStyleCard(port: number, name: string, skills: Array<{ id: str
     defaultInputModes: ['text'],
     defaultOutputModes: ['text'],
     skills: skills.map((s) => ({ id: s.id, name: s.id, description: `Skill ${s.id}.`, tags: s.tags })),
+  };
+}
+
+/**
+ * A reviewed snapshot agent on https://agents.example.com, its card parsed by the real parser
+ * (`version` changes the card's bytes, hence its digest).
+ */
+export function snapshotAgent(localName: string, tags: string[] = ['billing'], version = '1.0.0', critical = false): SnapshotAgent {
+  const parsed = parseAgentCard(JSON.stringify(cardFor({ origin: 'https://agents.example.com' }, localName, { version })));
+  assert.ok(parsed.ok, `fixture card must parse: ${JSON.stringify(parsed.problems)}`);
+  return {
+    localName,
+    description: `Reviewed ${localName}.`,
+    tags,
+    critical,
+    baseUrl: `https://agents.example.com/${localName}/`,
+    sources: ['config'],
+    card: parsed.card!,
+    canonicalSha256: parsed.canonicalSha256!,
+    rawSha256: parsed.rawSha256,
+    protocolVersion: parsed.protocolVersion!,
+    degraded: false,
+    stale: false,
   };
 }
