@@ -18,7 +18,8 @@ export interface WellKnownFetch {
 
 /**
  * Fetches `cardUrl`; on a 404, fetches the URL `otherUrl()` names (when given; built only then)
- * and takes its answer if it is a 200. `fetch(url, first)` performs one request (`first` is false for the fallback request).
+ * and takes its answer if it is a 200. `request(url, first)` performs one request through the caller's
+ * card fetcher (`first` is false for the fallback request).
  * Errors of the first request are thrown; an error of the fallback keeps the first 404.
  *
  * @example
@@ -27,14 +28,14 @@ export interface WellKnownFetch {
 export async function fetchWithLegacyFallback(
   cardUrl: string,
   otherUrl: (() => string) | undefined,
-  fetch: (url: string, first: boolean) => Promise<FetchResult>,
+  request: (url: string, first: boolean) => Promise<FetchResult>,
 ): Promise<WellKnownFetch> {
-  const res = await fetch(cardUrl, true);
+  const res = await request(cardUrl, true);
   if (res.status !== 404 || otherUrl === undefined) return { cardUrl, res };
   const alternate = otherUrl();
   let other: FetchResult | undefined;
   try {
-    other = await fetch(alternate, false);
+    other = await request(alternate, false);
   } catch {
     other = undefined;
   }
