@@ -1,8 +1,9 @@
 /**
- * One timer for many deadlines of the same length. Every fetch of a fetcher has the same total
- * deadline, so deadlines fall due in the order they were added: a `Set` (insertion-ordered,
- * O(1) delete) is the queue, and one timer, armed for the oldest member, serves them all. A
- * fetch costs a `Set.add` and a `Set.delete` instead of a timer of its own.
+ * One timer for many deadlines. A fetch costs a `Set.add` and a `Set.delete` instead of a timer
+ * of its own: the timer is armed for the earliest deadline known, and when it fires it expires
+ * every member past its deadline and re-arms for the earliest one left. (A fetcher's deadlines
+ * all have one length, so they mostly come in order; one that waited for its credentials may
+ * not, and is still expired on time.)
  */
 
 /** Something with a deadline (a `performance.now()` instant) that can be told it passed. */
@@ -14,11 +15,11 @@ export interface Expiring {
 export class DeadlineQueue<T extends Expiring> {
   readonly #members = new Set<T>();
   #timer: NodeJS.Timeout | undefined;
+  #armedFor = Infinity;
 
-  /** Adds a member; its deadline must not be earlier than any member's already added. */
   add(member: T): void {
     this.#members.add(member);
-    if (this.#timer === undefined) this.#arm(member.deadline);
+    if (member.deadline < this.#armedFor) this.#arm(member.deadline);
   }
 
   /** Removes a member (settled before its deadline). The last removal stops the timer. */
@@ -27,10 +28,11 @@ export class DeadlineQueue<T extends Expiring> {
     if (this.#members.size === 0 && this.#timer !== undefined) {
       clearTimeout(this.#timer);
       this.#timer = undefined;
+      this.#armedFor = Infinity;
     }
   }
 
-  /** The members, oldest first. */
+  /** The members, in the order they were added. */
   values(): IterableIterator<T> {
     return this.#members.values();
   }
@@ -40,20 +42,24 @@ export class DeadlineQueue<T extends Expiring> {
   }
 
   #arm(deadline: number): void {
+    if (this.#timer !== undefined) clearTimeout(this.#timer);
+    this.#armedFor = deadline;
     // +1: setTimeout may fire a fraction of a millisecond early against performance.now().
     this.#timer = setTimeout(() => this.#fire(), Math.max(0, deadline - performance.now()) + 1);
   }
 
   #fire(): void {
     this.#timer = undefined;
+    this.#armedFor = Infinity;
     const now = performance.now();
+    let next = Infinity;
     for (const m of this.#members) {
-      if (m.deadline > now) {
-        this.#arm(m.deadline);
-        return;
+      if (m.deadline > now) next = Math.min(next, m.deadline);
+      else {
+        this.#members.delete(m);
+        m.expire();
       }
-      this.#members.delete(m);
-      m.expire();
     }
+    if (next !== Infinity) this.#arm(next);
   }
 }
