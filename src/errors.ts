@@ -31,6 +31,8 @@ export type DiscoveryErrorCode =
   | 'ERR_CARD_INVALID'
   | 'ERR_SIGNATURE_MISSING'
   | 'ERR_SIGNATURE_INVALID'
+  /** A card whose bytes do not match the digest its publisher pinned (an AI Catalog Trust Manifest). */
+  | 'ERR_DIGEST_MISMATCH'
   // policy refusal
   | 'ERR_HOST_NOT_ALLOWED'
   | 'ERR_ADDRESS_BLOCKED'
@@ -88,6 +90,7 @@ const FAILURE_OF: Record<DiscoveryErrorCode, FailureClass> = {
   ERR_CARD_INVALID: 'invalid',
   ERR_SIGNATURE_MISSING: 'invalid',
   ERR_SIGNATURE_INVALID: 'invalid',
+  ERR_DIGEST_MISMATCH: 'invalid',
   ERR_HOST_NOT_ALLOWED: 'policy',
   ERR_ADDRESS_BLOCKED: 'policy',
   ERR_INSECURE_URL: 'policy',

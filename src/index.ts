@@ -41,6 +41,9 @@ export {
   canonicalCardPayload,
   signCard,
   signatureFailure,
+  signDetached,
+  verifyDetachedSignature,
+  detachedPayload,
   canonicalMode,
   modesCover,
   effectiveModes,
@@ -81,7 +84,7 @@ export type {
   InterfacePolicyOptions,
 } from './card/index.js';
 
-export { HostPolicy, isLoopbackHost, createCardFetcher, createGuardedLookup, systemResolver } from './fetch/index.js';
+export { HostPolicy, isLoopbackHost, createCardFetcher, createGuardedLookup, systemResolver, inlineCardKey, catalogCardUrl } from './fetch/index.js';
 export type {
   HostPolicyOptions,
   HostVerdict,
@@ -94,9 +97,22 @@ export type {
 } from './fetch/index.js';
 
 export { CardCache, MemoryCardStore, readDirectives, responseCacheControl, fetchWithLegacyFallback } from './cache/index.js';
-export type { CardCacheOptions, RefreshOptions, CacheEntry, CardStore, EntryError, CacheDirectives } from './cache/index.js';
+export type { CardCacheOptions, RefreshOptions, CacheEntry, CardStore, EntryError, CacheDirectives, CacheContent, AcceptedContent, DigestPins } from './cache/index.js';
 
-export { staticSource, wellKnownSource, registrySource, simpleCatalogAdapter, kubernetesSource, A2A_PORT_NAME, BASE_URL_ANNOTATION, PORT_ANNOTATION } from './sources/index.js';
+export {
+  A2A_CARD_MEDIA_TYPE,
+  AI_CATALOG_MEDIA_TYPE,
+  AI_CATALOG_SPEC_VERSION,
+  AI_CATALOG_WELL_KNOWN_PATH,
+  DEFAULT_CATALOG_LIMITS,
+  readAiCatalog,
+  readAiCatalogValue,
+  judgeTrustManifest,
+  selectVersions,
+} from './catalog/index.js';
+export type { AiCatalog, AiCatalogEntry, CatalogLimits, ReadCatalogResult, ManifestVerdict, TrustPin, Versioned } from './catalog/index.js';
+
+export { staticSource, wellKnownSource, registrySource, simpleCatalogAdapter, kubernetesSource, aiCatalogSource, CatalogArtifacts, A2A_PORT_NAME, BASE_URL_ANNOTATION, PORT_ANNOTATION } from './sources/index.js';
 export type {
   EndpointRecord,
   Source,
@@ -112,6 +128,12 @@ export type {
   RegistryPage,
   RegistrySourceOptions,
   KubernetesSourceOptions,
+  AiCatalogSource,
+  AiCatalogSourceOptions,
+  CatalogReport,
+  CardPin,
+  CatalogPublication,
+  InlineCard,
 } from './sources/index.js';
 
 export { resolveEndpoints } from './resolve/index.js';

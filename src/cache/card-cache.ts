@@ -25,7 +25,7 @@
  * - Every decision is an event on the discovery event stream.
  */
 import CachePolicy from 'http-cache-semantics';
-import type { CheckCardOptions } from '../card/index.js';
+import type { AgentCardModel, CardProtocolVersion, CheckCardOptions } from '../card/index.js';
 import { checkCard, parseFailure, sha256Hex } from '../card/index.js';
 import type { Clock, Random } from '../clock/index.js';
 import { systemClock, systemRandom } from '../clock/index.js';
@@ -41,12 +41,12 @@ import { Limiter } from './limiter.js';
 import type { WellKnownFetch } from './well-known.js';
 import { fetchWithLegacyFallback } from './well-known.js';
 
-export interface CardCacheOptions {
+export interface CardCacheOptions<C = AgentCardModel, V extends string = CardProtocolVersion> {
   /** The only way the cache reaches the network. */
   fetcher: CardFetcher;
   /** Normalizes endpoint URLs, builds card URLs, and judges the interfaces inside cards. */
   hostPolicy: HostPolicy;
-  store?: CardStore;
+  store?: CardStore<CacheEntry<C, V>>;
   clock?: Clock;
   random?: Random;
   events?: EventStream;
@@ -89,6 +89,50 @@ export interface CardCacheOptions {
    * endpoint with `count`), so a hit costs a counter, not an event (the service's setting).
    */
   hitEvents?: 'each' | 'counted';
+  /**
+   * What the cached documents are and how new bytes are judged. Default: agent cards, through
+   * `checkCard` with `check` (parse, schema, interface policy, signatures). A catalog source
+   * caches its catalogs with the same HTTP rules by giving its own reader here.
+   */
+  content?: CacheContent<C, V>;
+  /**
+   * Keys are exact document URLs (`HostPolicy.normalizeDocumentUrl`: path and query as given),
+   * never base URLs with a well-known path under them. For caches of other documents (catalogs).
+   * Default false.
+   */
+  exactUrls?: boolean;
+  /**
+   * Digests publishers pinned for some endpoints (an AI Catalog's signed Trust Manifest): a body
+   * whose SHA-256 differs is refused as invalid (`ERR_DIGEST_MISMATCH`, never stored), and a
+   * stored entry that does not match its pin is neither served as fresh nor kept.
+   */
+  pins?: DigestPins;
+}
+
+/** A document accepted by {@link CacheContent}: the fields an entry takes from it. */
+export interface AcceptedContent<C, V extends string> {
+  readonly ok: true;
+  readonly card: C;
+  readonly protocolVersion: V;
+  readonly canonicalSha256: string;
+  /** The body as text, when the reader decoded it (else the bytes are decoded as UTF-8). */
+  readonly text?: string | undefined;
+  readonly warnings: readonly Problem[];
+  /** A signature verdict, when one ran. */
+  readonly signature?: string | undefined;
+}
+
+/** How a cache judges a new body: accept it, or refuse it with the error to report. */
+export interface CacheContent<C, V extends string> {
+  check(body: Buffer, url: string): Promise<AcceptedContent<C, V> | { readonly ok: false; readonly error: DiscoveryError }>;
+}
+
+/** Expected SHA-256 digests per endpoint key. */
+export interface DigestPins {
+  /** The pin on an endpoint, or undefined. Called on every refresh, and on reads while any pin exists. */
+  pinFor(key: string): { readonly sha256: string; readonly from: string } | undefined;
+  /** How many pins there are (0: reads skip the check). */
+  readonly size: number;
 }
 
 export interface RefreshOptions {
@@ -103,7 +147,7 @@ const NO_DETAIL: ResultDetail = Object.freeze({});
  * The one place every {@link CacheEntry} field is named: each entry is built here, so entries
  * keep one fixed shape (compact in memory) whatever object the fields come from.
  */
-function entryOf(n: CacheEntry): CacheEntry {
+function entryOf<C, V extends string>(n: CacheEntry<C, V>): CacheEntry<C, V> {
   return {
     baseUrl: n.baseUrl,
     cardUrl: n.cardUrl,
@@ -135,7 +179,7 @@ function entryOf(n: CacheEntry): CacheEntry {
 }
 
 /** A copy of an entry with some fields changed. */
-function withFields(e: CacheEntry, changes: Partial<CacheEntry>): CacheEntry {
+function withFields<C, V extends string>(e: CacheEntry<C, V>, changes: Partial<CacheEntry<C, V>>): CacheEntry<C, V> {
   return entryOf(Object.assign({}, e, changes));
 }
 
@@ -171,9 +215,10 @@ interface NeverSeenFailure {
  * const cache = new CardCache({ fetcher, hostPolicy, events });
  * const entry = await cache.get('https://billing.example.com/'); // fresh, or refreshed once
  */
-export class CardCache {
-  readonly #o: Required<Omit<CardCacheOptions, 'events' | 'check'>> & Pick<CardCacheOptions, 'events' | 'check'>;
-  readonly #inflight = new Map<string, Promise<CacheEntry>>();
+export class CardCache<C = AgentCardModel, V extends string = CardProtocolVersion> {
+  readonly #o: Required<Omit<CardCacheOptions<C, V>, 'events' | 'check' | 'content' | 'pins'>> & Pick<CardCacheOptions<C, V>, 'events' | 'check' | 'pins'>;
+  readonly #content: CacheContent<C, V>;
+  readonly #inflight = new Map<string, Promise<CacheEntry<C, V>>>();
   readonly #neverSeen = new Map<string, NeverSeenFailure>();
   readonly #limiter: Limiter;
   readonly #Policy: typeof CachePolicy;
@@ -186,7 +231,7 @@ export class CardCache {
   readonly #countHits: boolean;
   #closed = false;
 
-  constructor(options: CardCacheOptions) {
+  constructor(options: CardCacheOptions<C, V>) {
     this.#o = {
       store: new MemoryCardStore(),
       clock: systemClock,
@@ -204,8 +249,10 @@ export class CardCache {
       requestHeaders: { 'a2a-version': '1.0' },
       legacyCardPath: true,
       hitEvents: 'each',
+      exactUrls: false,
       ...options,
     };
+    this.#content = options.content ?? (cardContent(options.hostPolicy, options.check) as unknown as CacheContent<C, V>);
     this.#limiter = new Limiter({ max: this.#o.maxConcurrentFetches, perKey: this.#o.maxFetchesPerOrigin });
     this.#requestHeaders = Object.freeze({ accept: 'application/json', ...this.#o.requestHeaders });
     this.#countHits = this.#o.hitEvents === 'counted' && this.#o.events !== undefined;
@@ -224,7 +271,7 @@ export class CardCache {
    * its normalized card URL (see `HostPolicy.normalizeEndpoint`). Throws the policy's refusal.
    */
   key(endpoint: string): string {
-    return this.#o.hostPolicy.normalizeEndpoint(endpoint);
+    return this.#o.exactUrls ? this.#o.hostPolicy.normalizeDocumentUrl(endpoint) : this.#o.hostPolicy.normalizeEndpoint(endpoint);
   }
 
   /**
@@ -232,17 +279,17 @@ export class CardCache {
    * every concurrent caller). While a failing endpoint backs off, its stale entry is returned
    * without a request. Throws (a {@link DiscoveryError}) only when no card was ever obtained.
    */
-  async get(baseUrl: string): Promise<CacheEntry> {
+  async get(baseUrl: string): Promise<CacheEntry<C, V>> {
     const key = this.key(baseUrl);
     const stored = this.#o.store.get(key);
     // A synchronous store (the memory store) is not awaited: a fresh hit costs no extra turn.
     const entry = stored instanceof Promise ? await stored : stored;
     const now = this.#o.clock.now();
     // A fresh entry is the answer as it stands, even while a forced refresh of it runs.
-    if (entry !== undefined && !entry.stale && now < entry.expiresAt) return this.#hit(key, entry);
+    if (entry !== undefined && !entry.stale && now < entry.expiresAt && !this.#pinBroken(key, entry)) return this.#hit(key, entry);
     const running = this.#inflight.get(key);
     if (running) return running;
-    if (entry !== undefined) {
+    if (entry !== undefined && !this.#pinBroken(key, entry)) {
       if (entry.nextAttemptAt !== undefined && now < entry.nextAttemptAt) return this.#withUsability(key, entry, now);
     } else {
       const failed = this.#neverSeen.get(key);
@@ -256,26 +303,34 @@ export class CardCache {
    * answer it; undefined when `get()` would have to do more (refresh, backoff, an asynchronous
    * store). Lets a caller with many endpoints skip a promise per fresh one.
    */
-  fresh(baseUrl: string): CacheEntry | undefined {
+  fresh(baseUrl: string): CacheEntry<C, V> | undefined {
     const key = this.key(baseUrl);
     const entry = this.#o.store.get(key);
-    if (entry === undefined || entry instanceof Promise || entry.stale || this.#o.clock.now() >= entry.expiresAt) return undefined;
+    if (entry === undefined || entry instanceof Promise || entry.stale || this.#o.clock.now() >= entry.expiresAt || this.#pinBroken(key, entry)) return undefined;
     return this.#hit(key, entry);
   }
 
-  #hit(key: string, entry: CacheEntry): CacheEntry {
+  /** Whether a stored entry's bytes contradict a pin on its endpoint (it is then refreshed, never served). */
+  #pinBroken(key: string, entry: CacheEntry<C, V>): boolean {
+    const pins = this.#o.pins;
+    if (pins === undefined || pins.size === 0) return false;
+    const pin = pins.pinFor(key);
+    return pin !== undefined && pin.sha256 !== entry.rawSha256;
+  }
+
+  #hit(key: string, entry: CacheEntry<C, V>): CacheEntry<C, V> {
     if (this.#countHits) this.#countHit(key);
     else this.#emitResult(key, 'hit', NO_DETAIL, entry.failures);
     return entry;
   }
 
   /** Refreshes now, whatever the entry's freshness or backoff (single-flight). */
-  refresh(baseUrl: string, options: RefreshOptions = {}): Promise<CacheEntry> {
+  refresh(baseUrl: string, options: RefreshOptions = {}): Promise<CacheEntry<C, V>> {
     return this.#startRefresh(this.key(baseUrl), options);
   }
 
   /** The entry as it stands, without any I/O. */
-  async peek(baseUrl: string): Promise<CacheEntry | undefined> {
+  async peek(baseUrl: string): Promise<CacheEntry<C, V> | undefined> {
     const key = this.key(baseUrl);
     const entry = await this.#o.store.get(key);
     return entry && this.#withUsability(key, entry, this.#o.clock.now());
@@ -294,8 +349,8 @@ export class CardCache {
   }
 
   /** Every cached entry, for the API and the dashboard. */
-  async entries(): Promise<CacheEntry[]> {
-    const out: CacheEntry[] = [];
+  async entries(): Promise<CacheEntry<C, V>[]> {
+    const out: CacheEntry<C, V>[] = [];
     const now = this.#o.clock.now();
     for (const key of await this.#o.store.keys()) {
       const e = await this.#o.store.get(key);
@@ -325,7 +380,7 @@ export class CardCache {
     await Promise.allSettled([...this.#inflight.values()]);
   }
 
-  #startRefresh(key: string, options: RefreshOptions): Promise<CacheEntry> {
+  #startRefresh(key: string, options: RefreshOptions): Promise<CacheEntry<C, V>> {
     if (this.#closed) return Promise.reject(new DiscoveryError('ERR_INTERNAL', 'the card cache is closed'));
     const running = this.#inflight.get(key);
     if (running) return running;
@@ -336,11 +391,18 @@ export class CardCache {
     return p;
   }
 
-  async #refresh(key: string, options: RefreshOptions): Promise<CacheEntry> {
+  async #refresh(key: string, options: RefreshOptions): Promise<CacheEntry<C, V>> {
     const { hostPolicy, fetcher, events } = this.#o;
-    const old = await this.#o.store.get(key);
-    // A base URL ends in `/`; anything else is a card URL given directly, fetched exactly there.
-    const wellKnown = key.endsWith('/');
+    const stored = await this.#o.store.get(key);
+    // A pinned endpoint keeps nothing that does not match its pin: such an entry is forgotten,
+    // and the card is fetched unconditionally.
+    const pin = this.#o.pins?.pinFor(key);
+    const pinned = pin !== undefined && stored !== undefined && stored.rawSha256 !== pin.sha256 ? undefined : stored;
+    if (pinned !== stored) await this.#o.store.delete(key);
+    const old = pinned;
+    // A base URL ends in `/`; anything else is a card URL given directly (or a card inside a
+    // catalog, whose key has a fragment), fetched exactly there.
+    const wellKnown = !this.#o.exactUrls && key.endsWith('/') && !key.includes('#');
     // Keep one card URL string per endpoint (the one the entry and the fetcher already hold).
     const cardUrl = old?.cardUrl ?? (wellKnown ? hostPolicy.cardUrl(key) : key);
     const plain = this.#requestHeaders;
@@ -411,14 +473,20 @@ export class CardCache {
     const cacheHeaders = policyHeaders(res.headers);
     const policy = new this.#Policy(request, { status: 200, headers: cacheHeaders }, { shared: false });
     const rawSha256 = sha256Hex(res.body);
+    if (pin !== undefined && pin.sha256 !== rawSha256) {
+      const error = new DiscoveryError(
+        'ERR_DIGEST_MISMATCH',
+        `${url}: the card's SHA-256 is ${rawSha256}, but its publisher pinned ${pin.sha256} (${pin.from}); the card is refused`,
+        { url, stage: 'signature', path: '$', problems: [{ path: '$', message: `SHA-256 ${rawSha256} differs from the pinned ${pin.sha256} (${pin.from})` }] },
+      );
+      return this.#fail(key, pinned, error, 'invalid', { status: res.status, durationMs: res.durationMs, bytes: res.body.byteLength, rawSha256, expectedSha256: pin.sha256 });
+    }
     const where = { baseUrl: key, cardUrl: url };
     if (old !== undefined && old.rawSha256 === rawSha256) {
       return this.#store(key, this.#freshEntry(Object.assign({}, old, where), policy, cacheHeaders, request, 'unchanged'), 'unchanged', { status: res.status, durationMs: res.durationMs, bytes: res.body.byteLength, rawSha256 });
     }
-    const check = await checkCard(res.body, { ...this.#o.check, hostPolicy, sourceUrl: url });
-    if (!check.ok || check.card === undefined || check.protocolVersion === undefined || check.canonicalSha256 === undefined) {
-      return this.#fail(key, old, parseFailure(check, url), 'invalid', { status: res.status, durationMs: res.durationMs, bytes: res.body.byteLength, rawSha256 });
-    }
+    const check = await this.#content.check(res.body, url);
+    if (!check.ok) return this.#fail(key, old, check.error, 'invalid', { status: res.status, durationMs: res.durationMs, bytes: res.body.byteLength, rawSha256 });
     const card = {
       ...where,
       card: check.card,
@@ -428,13 +496,13 @@ export class CardCache {
       canonicalSha256: check.canonicalSha256,
       fetchedAtWall: this.#o.clock.wallNow(),
       warnings: check.warnings.length > 0 ? check.warnings : NO_PROBLEMS,
-      signature: check.signature?.status,
+      signature: check.signature,
     };
     return this.#store(key, this.#freshEntry(card, policy, cacheHeaders, request, 'changed'), 'changed', { status: res.status, durationMs: res.durationMs, bytes: res.body.byteLength, rawSha256, warnings: card.warnings });
   }
 
   /** The policy of the stored response, as it was received for the request it answered. */
-  #storedPolicy(old: CacheEntry, request: PolicyRequest): CachePolicy {
+  #storedPolicy(old: CacheEntry<C, V>, request: PolicyRequest): CachePolicy {
     return new this.#Policy({ ...request, headers: old.varyRequest ?? request.headers }, { status: 200, headers: { ...old.cacheHeaders } }, { shared: false });
   }
 
@@ -443,12 +511,12 @@ export class CardCache {
    * bytes), the rest from the response's policy.
    */
   #freshEntry(
-    card: Pick<CacheEntry, 'baseUrl' | 'cardUrl' | 'card' | 'protocolVersion' | 'body' | 'rawSha256' | 'canonicalSha256' | 'fetchedAtWall' | 'warnings' | 'signature'>,
+    card: Pick<CacheEntry<C, V>, 'baseUrl' | 'cardUrl' | 'card' | 'protocolVersion' | 'body' | 'rawSha256' | 'canonicalSha256' | 'fetchedAtWall' | 'warnings' | 'signature'>,
     policy: CachePolicy,
     responseHeaders: Readonly<Record<string, string>>,
     request: PolicyRequest,
     outcome: CardOutcome,
-  ): CacheEntry {
+  ): CacheEntry<C, V> {
     const directives = readDirectives(policy);
     // RFC 9111 §5.2.2.5 no-store: no validator is kept, so none is ever sent for this card.
     const cacheHeaders = directives.noStore ? withoutValidators(responseHeaders) : responseHeaders;
@@ -487,7 +555,7 @@ export class CardCache {
     });
   }
 
-  async #store(key: string, entry: CacheEntry, outcome: CardOutcome, detail: ResultDetail): Promise<CacheEntry> {
+  async #store(key: string, entry: CacheEntry<C, V>, outcome: CardOutcome, detail: ResultDetail): Promise<CacheEntry<C, V>> {
     await this.#o.store.set(key, entry);
     if (this.#neverSeen.size > 0) this.#neverSeen.delete(key);
     this.#emitResult(key, outcome, detail, 0);
@@ -496,17 +564,17 @@ export class CardCache {
 
   async #fail(
     key: string,
-    old: CacheEntry | undefined,
+    old: CacheEntry<C, V> | undefined,
     error: DiscoveryError,
     outcome: 'stale' | 'invalid',
     detail: ResultDetail = {},
-  ): Promise<CacheEntry> {
+  ): Promise<CacheEntry<C, V>> {
     const now = this.#o.clock.now();
     const lastError = errorData(error);
     if (old !== undefined) {
       const failures = old.failures + 1;
       const delay = this.#backoff(failures);
-      const entry: CacheEntry = this.#usable(withFields(old, { failures, stale: true, nextAttemptAt: now + delay, lastOutcome: outcome, lastError }), now);
+      const entry: CacheEntry<C, V> = this.#usable(withFields(old, { failures, stale: true, nextAttemptAt: now + delay, lastOutcome: outcome, lastError }), now);
       await this.#o.store.set(key, entry);
       this.#emitResult(key, outcome, detail, failures, error);
       this.#o.events?.emit({ type: 'card.backoff', endpoint: key, failures, retryInMs: delay });
@@ -542,14 +610,14 @@ export class CardCache {
    * Recomputes `usable` for a stale entry: stale use is bounded (RFC 5861, must-revalidate), and
    * a `no-store` card is never served after a failed refresh (nothing of it was kept).
    */
-  #usable(entry: CacheEntry, now: number): CacheEntry {
+  #usable(entry: CacheEntry<C, V>, now: number): CacheEntry<C, V> {
     if (!entry.stale) return entry.usable ? entry : withFields(entry, { usable: true });
     const bound = entry.mustRevalidate ? 0 : Math.max(entry.staleIfErrorMs, this.#o.maxStaleMs);
     const usable = !entry.noStore && now - entry.expiresAt <= bound;
     return usable === entry.usable ? entry : withFields(entry, { usable });
   }
 
-  async #withUsability(key: string, entry: CacheEntry, now: number): Promise<CacheEntry> {
+  async #withUsability(key: string, entry: CacheEntry<C, V>, now: number): Promise<CacheEntry<C, V>> {
     const updated = this.#usable(entry, now);
     if (updated !== entry) await this.#o.store.set(key, updated);
     return updated;
@@ -573,6 +641,7 @@ export class CardCache {
     if (d.durationMs !== undefined) e.durationMs = d.durationMs;
     if (d.bytes !== undefined) e.bytes = d.bytes;
     if (d.rawSha256 !== undefined) e.rawSha256 = d.rawSha256;
+    if (d.expectedSha256 !== undefined) e.expectedSha256 = d.expectedSha256;
     if (d.warnings !== undefined && d.warnings.length > 0) e.warnings = d.warnings;
     if (error !== undefined) {
       e.code = error.code;
@@ -596,6 +665,8 @@ interface ResultDetail {
   durationMs?: number;
   bytes?: number;
   rawSha256?: string;
+  /** The digest a publisher pinned, when the body did not match it. */
+  expectedSha256?: string;
   /** Notes on an accepted card (changed outcome), each with its JSON path. */
   warnings?: readonly Problem[];
 }
@@ -613,7 +684,7 @@ function conditionalOf(headers: Readonly<Record<string, unknown>>): Readonly<Rec
 }
 
 /** Whether an entry's validators were derived when it was stored (no Vary, and kept). */
-function isPrecomputed(entry: CacheEntry): boolean {
+function isPrecomputed(entry: Pick<CacheEntry<unknown, string>, 'conditional' | 'varyRequest'>): boolean {
   return entry.conditional !== undefined && entry.varyRequest === undefined;
 }
 
@@ -662,5 +733,16 @@ function errorData(error: DiscoveryError): EntryError {
     ...(error.stage !== undefined && { stage: error.stage }),
     ...(error.status !== undefined && { status: error.status }),
     ...(error.problems.length > 0 && { problems: error.problems }),
+  };
+}
+
+/** The default content: agent cards, through every check `checkCard` runs. */
+function cardContent(hostPolicy: HostPolicy, check: CardCacheOptions['check']): CacheContent<AgentCardModel, CardProtocolVersion> {
+  return {
+    async check(body, url) {
+      const r = await checkCard(body, { ...check, hostPolicy, sourceUrl: url });
+      if (!r.ok || r.card === undefined || r.protocolVersion === undefined || r.canonicalSha256 === undefined) return { ok: false, error: parseFailure(r, url) };
+      return { ok: true, card: r.card, protocolVersion: r.protocolVersion, canonicalSha256: r.canonicalSha256, text: r.text, warnings: r.warnings, signature: r.signature?.status };
+    },
   };
 }

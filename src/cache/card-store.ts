@@ -21,7 +21,7 @@ export interface EntryError {
  * Times named `...At` are on the cache clock's monotonic scale (`Clock.now()`), except
  * `fetchedAtWall` and `validatedAtWall`, which are epoch milliseconds for display.
  */
-export interface CacheEntry {
+export interface CacheEntry<C = AgentCardModel, V extends string = CardProtocolVersion> {
   /**
    * The cache key: the normalized base URL, or the normalized card URL of an endpoint given by
    * its card URL.
@@ -32,8 +32,9 @@ export interface CacheEntry {
    * when only the A2A 0.2 path answered (the next refresh goes there first), or the card URL given.
    */
   readonly cardUrl: string;
-  readonly card: AgentCardModel;
-  readonly protocolVersion: CardProtocolVersion;
+  /** The accepted document: an agent card (or, in a catalog source's cache, a catalog). */
+  readonly card: C;
+  readonly protocolVersion: V;
   /** The card exactly as received (UTF-8 JSON text). */
   readonly body: string;
   readonly rawSha256: string;
@@ -122,23 +123,23 @@ export function acceptedEntry(baseUrl: string, accepted: AcceptedCard, fields: P
 }
 
 /** Storage for cache entries. Methods may be synchronous or return promises. */
-export interface CardStore {
-  get(key: string): CacheEntry | undefined | Promise<CacheEntry | undefined>;
-  set(key: string, entry: CacheEntry): void | Promise<void>;
+export interface CardStore<E = CacheEntry> {
+  get(key: string): E | undefined | Promise<E | undefined>;
+  set(key: string, entry: E): void | Promise<void>;
   delete(key: string): void | Promise<void>;
   keys(): Iterable<string> | Promise<Iterable<string>>;
   close?(): void | Promise<void>;
 }
 
 /** The default store: a Map in this process. */
-export class MemoryCardStore implements CardStore {
-  readonly #map = new Map<string, CacheEntry>();
+export class MemoryCardStore<E = CacheEntry> implements CardStore<E> {
+  readonly #map = new Map<string, E>();
 
-  get(key: string): CacheEntry | undefined {
+  get(key: string): E | undefined {
     return this.#map.get(key);
   }
 
-  set(key: string, entry: CacheEntry): void {
+  set(key: string, entry: E): void {
     this.#map.set(key, entry);
   }
 

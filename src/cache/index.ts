@@ -5,7 +5,7 @@
  * @module
  */
 export { CardCache } from './card-cache.js';
-export type { CardCacheOptions, RefreshOptions } from './card-cache.js';
+export type { AcceptedContent, CacheContent, CardCacheOptions, DigestPins, RefreshOptions } from './card-cache.js';
 export { acceptedEntry, MemoryCardStore } from './card-store.js';
 export type { AcceptedCard, CacheEntry, CardStore, EntryError } from './card-store.js';
 export { readDirectives, responseCacheControl } from './cache-control.js';

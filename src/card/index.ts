@@ -29,5 +29,5 @@ export { isLoopbackHostname } from './interface-policy.js';
 export type { UrlJudge, CardUrl, CardUrlRole, InterfacePolicyOptions } from './interface-policy.js';
 export { checkCard } from './check-card.js';
 export type { CheckCardOptions, CheckCardResult } from './check-card.js';
-export { verifyCardSignatures, canonicalCardPayload, signCard, signatureFailure } from './signature.js';
+export { verifyCardSignatures, canonicalCardPayload, signCard, signatureFailure, detachedPayload, verifyDetachedSignature, signDetached } from './signature.js';
 export type { SignatureMode, SignatureOptions, SignatureResult, TrustedKey, CanonicalForm } from './signature.js';

@@ -46,6 +46,8 @@ export interface CardResultEvent extends EventBase {
   durationMs?: number;
   bytes?: number;
   rawSha256?: string;
+  /** For an invalid outcome with `ERR_DIGEST_MISMATCH`: the SHA-256 the publisher pinned (`rawSha256` is the one received). */
+  expectedSha256?: string;
   failures: number;
   /**
    * Hits only, from a cache counting them (`hitEvents: 'counted'`): how many fresh hits of this

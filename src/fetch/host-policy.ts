@@ -72,6 +72,48 @@ function isCardPath(pathname: string): boolean {
 }
 
 /**
+ * The fragment that marks an endpoint key given by an AI Catalog entry: `#card` after a card's
+ * exact URL (fetched as is, path and query, even when its path does not end in `.json`), or
+ * `#card=<identifier>` after a catalog's URL for a card carried inline in it.
+ */
+export const CATALOG_CARD_FRAGMENT = '#card';
+
+/**
+ * The endpoint key of a card carried inline (`data`) by the AI Catalog at `catalogUrl`, under the
+ * entry `identifier`: `<catalog URL>#card=<identifier>` (the fragment percent-encoded where URLs
+ * require it). The key is an identity on the catalog's origin (so the allowlist judges it like
+ * any endpoint); it is never requested: the catalog source answers it from the catalog it read.
+ *
+ * @example inlineCardKey('https://a.example.com/.well-known/ai-catalog.json', 'urn:air:a.example.com:agent:finance')
+ * // 'https://a.example.com/.well-known/ai-catalog.json#card=urn:air:a.example.com:agent:finance'
+ */
+export function inlineCardKey(catalogUrl: string, identifier: string): string {
+  const url = new URL(catalogUrl);
+  url.hash = `${CATALOG_CARD_FRAGMENT.slice(1)}=${identifier}`;
+  return url.href;
+}
+
+/**
+ * The endpoint URL of a card an AI Catalog entry gives by `url`: the URL itself when its path
+ * ends in `.json` without a query (an ordinary card URL, the same identity a static entry would
+ * have), otherwise the URL with `#card`, so it is fetched exactly there rather than read as a
+ * base URL under which `.well-known/agent-card.json` is looked for.
+ *
+ * @example catalogCardUrl('https://a.example.com/agents/research') // 'https://a.example.com/agents/research#card'
+ */
+export function catalogCardUrl(url: string): string {
+  const u = new URL(url);
+  u.hash = '';
+  if (isCardPath(u.pathname) && u.search === '') return u.href;
+  return `${u.href}${CATALOG_CARD_FRAGMENT}`;
+}
+
+/** True when an endpoint URL names a card carried inline in a catalog ({@link inlineCardKey}). */
+export function isInlineCardKey(url: string): boolean {
+  return url.includes(`${CATALOG_CARD_FRAGMENT}=`);
+}
+
+/**
  * True when a URL names a card itself rather than a base URL: its path ends in `.json`.
  *
  * @example isCardUrl('https://a.example.com/.well-known/finance/agent-card.json') // true
@@ -309,7 +351,35 @@ export class HostPolicy {
   normalizeEndpoint(url: string): string {
     const known = this.#normalized.get(url);
     if (known !== undefined) return known;
+    if (url.includes(CATALOG_CARD_FRAGMENT)) return this.#normalizeCatalogKey(url);
     return isCardUrl(url) ? this.normalizeCardUrl(url) : this.normalizeBaseUrl(url);
+  }
+
+  /**
+   * A key an AI Catalog gave ({@link catalogCardUrl}, {@link inlineCardKey}): allowlisted like any
+   * URL, path and query kept, and the `#card` fragment kept (any other fragment is dropped).
+   */
+  #normalizeCatalogKey(key: string): string {
+    const verdict = this.check(key);
+    if (!verdict.allowed) throw verdictError(verdict, key);
+    const { hash } = verdict.url;
+    const marked = hash === CATALOG_CARD_FRAGMENT || hash.startsWith(`${CATALOG_CARD_FRAGMENT}=`);
+    if (!marked) return this.normalizeEndpoint(`${verdict.origin}${verdict.url.pathname}${verdict.url.search}`);
+    const normalized = `${verdict.origin}${verdict.url.pathname}${verdict.url.search}${hash}`;
+    this.#remember(key, normalized);
+    return normalized;
+  }
+
+  /**
+   * A document's exact URL (an AI Catalog), allowlisted: origin + path + query, no fragment.
+   *
+   * @throws DiscoveryError as {@link normalizeBaseUrl}.
+   * @example policy.normalizeDocumentUrl('https://A.example.com/catalog?team=x#top') // 'https://a.example.com/catalog?team=x'
+   */
+  normalizeDocumentUrl(url: string): string {
+    const verdict = this.check(url);
+    if (!verdict.allowed) throw verdictError(verdict, url);
+    return `${verdict.origin}${verdict.url.pathname}${verdict.url.search}`;
   }
 
   /**

@@ -5,7 +5,7 @@
  *
  * @module
  */
-export { HostPolicy, isLoopbackHost, isCardUrl, CARD_PATH, LEGACY_CARD_PATH } from './host-policy.js';
+export { HostPolicy, isLoopbackHost, isCardUrl, inlineCardKey, catalogCardUrl, isInlineCardKey, CATALOG_CARD_FRAGMENT, CARD_PATH, LEGACY_CARD_PATH } from './host-policy.js';
 export type { HostPolicyOptions, HostVerdict } from './host-policy.js';
 export { createGuardedLookup, systemResolver } from './address-guard.js';
 export type { GuardedLookupOptions, ResolvedAddress, Resolver } from './address-guard.js';

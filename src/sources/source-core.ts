@@ -10,6 +10,9 @@ import { systemClock, type Clock } from '../clock/index.js';
 import type { EventStream } from '../events/index.js';
 import { isCardUrl } from '../fetch/index.js';
 import type { EndpointRecord, Source, SourceKind, SourceListener, SourceState } from './types.js';
+import { describe } from '../text.js';
+
+export { describe, hasControl } from '../text.js';
 
 /** Options every source accepts for observability and time. */
 export interface SourceCoreOptions {
@@ -196,15 +199,6 @@ export class OptionProblems {
   }
 }
 
-/** A short, safe rendering of a value for a message. */
-export function describe(value: unknown): string {
-  if (value === undefined) return 'undefined';
-  if (typeof value === 'string') return JSON.stringify(value.length > 80 ? `${value.slice(0, 80)}…` : value);
-  if (typeof value === 'number' || typeof value === 'boolean' || value === null) return String(value);
-  if (Array.isArray(value)) return 'an array';
-  return typeof value === 'object' ? 'an object' : typeof value;
-}
-
 /**
  * Why a string cannot be a base URL, or undefined when it can: it must parse as an absolute
  * `http:` or `https:` URL without user info. Policy (TLS, allowlist) is the resolver's job.
@@ -244,12 +238,6 @@ export function impossibleBaseUrl(value: string): string | undefined {
   if (why !== undefined) return why;
   if (isCardUrl(value)) return `${describe(value)} names a card (its path ends in .json); give it as cardUrl, or give the base URL here`;
   return undefined;
-}
-
-/** True when the string has an ASCII control character (C0 or DEL) or a Unicode line/paragraph separator. */
-export function hasControl(value: string): boolean {
-  // eslint-disable-next-line no-control-regex
-  return /[\u0000-\u001f\u007f\u2028\u2029]/.test(value);
 }
 
 /**

@@ -7,7 +7,7 @@
 import type { DiscoveryError, Problem } from '../errors.js';
 
 /** The kinds of source this library ships. */
-export type SourceKind = 'static' | 'well-known' | 'registry' | 'kubernetes';
+export type SourceKind = 'static' | 'well-known' | 'registry' | 'kubernetes' | 'ai-catalog';
 
 /**
  * One endpoint proposed by a source. A proposal only: the resolver normalizes the base URL and
@@ -16,7 +16,8 @@ export type SourceKind = 'static' | 'well-known' | 'registry' | 'kubernetes';
 export interface EndpointRecord {
   /**
    * The name the source proposes: static → the configured local name; well-known → the domain;
-   * registry → the entry's name; kubernetes → `<namespace>/<service>`. Local names are decided
+   * registry → the entry's name; kubernetes → `<namespace>/<service>`; ai-catalog → the trailing
+   * segment of the entry's identifier (or the host, for a host without a catalog). Local names are decided
    * later (the matcher), never taken from card text.
    */
   readonly name: string;

@@ -60,8 +60,8 @@ export function wellKnownSource(options: WellKnownSourceOptions): Source {
   return new FixedListSource(id, 'well-known', records, { clock: opts.clock, pollIntervalMs });
 }
 
-/** `host[:port]` normalized, or why the value is not one. */
-function normalizeDomain(raw: unknown): string | { problem: string } {
+/** `host[:port]` normalized, or why the value is not one (shared with the AI Catalog source's `domains`). */
+export function normalizeDomain(raw: unknown): string | { problem: string } {
   if (typeof raw !== 'string' || raw.trim() === '') return { problem: `must be a non-empty domain name, got ${describe(raw)}` };
   const text = raw.trim();
   if (/[/\\@?#\s]/.test(text) || text.includes('://')) {

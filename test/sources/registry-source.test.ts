@@ -1,47 +1,12 @@
 import { after, before, beforeEach, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import http from 'node:http';
-import type { AddressInfo, Socket } from 'node:net';
 import { registrySource, simpleCatalogAdapter, type RegistryAdapter, type SourceState } from '../../src/sources/index.js';
 import { HostPolicy, createCardFetcher, type CardFetcher } from '../../src/fetch/index.js';
 import { EventStream, type AlertEvent, type DiscoveryEvent } from '../../src/events/index.js';
 import { isDiscoveryError } from '../../src/errors.js';
+import { startJsonServer } from '../helpers/json-server.js';
 
-type Route = { status?: number; body: string | object; headers?: Record<string, string> };
-
-/** A loopback catalog server: routes by path (query included), records every request. */
-async function startCatalogServer() {
-  const routes = new Map<string, Route>();
-  const requests: Array<{ path: string; headers: http.IncomingHttpHeaders }> = [];
-  const sockets = new Set<Socket>();
-  const server = http.createServer((req, res) => {
-    requests.push({ path: req.url ?? '', headers: req.headers });
-    const route = routes.get(req.url ?? '');
-    if (route === undefined) {
-      res.writeHead(404, { 'content-type': 'text/plain' }).end('no such page');
-      return;
-    }
-    const text = typeof route.body === 'string' ? route.body : JSON.stringify(route.body);
-    res.writeHead(route.status ?? 200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text), ...route.headers });
-    res.end(text);
-  });
-  server.on('connection', (s) => {
-    sockets.add(s);
-    s.on('close', () => sockets.delete(s));
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const port = (server.address() as AddressInfo).port;
-  return {
-    port,
-    origin: `http://127.0.0.1:${port}`,
-    routes,
-    requests,
-    async close() {
-      for (const s of sockets) s.destroy();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
-    },
-  };
-}
+const startCatalogServer = startJsonServer;
 
 describe('registry source against a loopback catalog server', () => {
   let server: Awaited<ReturnType<typeof startCatalogServer>>;

@@ -1,0 +1,22 @@
+/**
+ * The AI Catalog (`application/ai-catalog+json`, Agent-Card/ai-catalog 1.x): reading a catalog
+ * document, choosing among versions of an entry, and judging an entry's Trust Manifest. The
+ * `aiCatalogSource` (sources/) fetches and walks catalogs with these; the service publishes its
+ * own. See docs/sources.md ("AI Catalog") and docs/interop.md.
+ *
+ * @module
+ */
+export {
+  A2A_CARD_MEDIA_TYPE,
+  AI_CATALOG_MEDIA_TYPE,
+  AI_CATALOG_SPEC_VERSION,
+  AI_CATALOG_WELL_KNOWN_PATH,
+  DEFAULT_CATALOG_LIMITS,
+  readAiCatalog,
+  readAiCatalogValue,
+} from './ai-catalog.js';
+export type { AiCatalog, AiCatalogEntry, CatalogLimits, ReadCatalogResult } from './ai-catalog.js';
+export { judgeTrustManifest } from './trust-manifest.js';
+export type { ManifestVerdict, TrustPin } from './trust-manifest.js';
+export { selectVersions } from './versions.js';
+export type { Versioned } from './versions.js';

@@ -1,0 +1,544 @@
+/**
+ * The AI Catalog source: hosts that serve many agents list them in an AI Catalog
+ * (`/.well-known/ai-catalog.json`, `application/ai-catalog+json`, specVersion 1.x). This source
+ * reads catalogs through the safe fetcher with the card cache's HTTP caching (ETag / 304,
+ * max-age, stale-on-error with backoff, single-flight), follows nested catalogs (depth, entry
+ * and document bounds, cycle detection) and proposes one endpoint per A2A agent card entry:
+ *
+ * - an entry with `url`: that card URL (a catalog never widens the allowlist: the resolver judges it);
+ * - an entry with inline `data`: a card carried by the catalog, served to the card cache through
+ *   {@link CatalogArtifacts} and validated there exactly as a fetched card;
+ * - several versions of one identifier: the newest (semantic version, else `updatedAt`), or the
+ *   version the configuration pins;
+ * - a signed Trust Manifest naming the entry pins the card's SHA-256: other bytes are refused.
+ *
+ * Entry text (`displayName`, `description`, `tags`) is third-party data, kept in the record's
+ * metadata for display only. See docs/sources.md ("AI Catalog").
+ *
+ * @module
+ */
+import { CardCache } from '../cache/index.js';
+import type { AcceptedContent, CacheContent, CacheEntry } from '../cache/index.js';
+import type { SignatureOptions } from '../card/index.js';
+import { canonicalJson, sha256Hex, verifyDetachedSignature } from '../card/index.js';
+import type { AiCatalog, AiCatalogEntry, CatalogLimits, ManifestVerdict } from '../catalog/index.js';
+import { A2A_CARD_MEDIA_TYPE, AI_CATALOG_MEDIA_TYPE, AI_CATALOG_WELL_KNOWN_PATH, DEFAULT_CATALOG_LIMITS, judgeTrustManifest, readAiCatalog, readAiCatalogValue, selectVersions } from '../catalog/index.js';
+import type { Clock, Random } from '../clock/index.js';
+import { systemClock } from '../clock/index.js';
+import { DiscoveryError, toDiscoveryError, type Problem } from '../errors.js';
+import type { EventStream } from '../events/index.js';
+import type { CardFetcher, HostPolicy } from '../fetch/index.js';
+import { catalogCardUrl, inlineCardKey } from '../fetch/index.js';
+import type { CardPin, InlineCard } from './catalog-artifacts.js';
+import { CatalogArtifacts } from './catalog-artifacts.js';
+import { OptionProblems, SourceCore, describe, impossibleUrl } from './source-core.js';
+import type { EndpointRecord, Source, SourceListener, SourceState } from './types.js';
+import { normalizeDomain } from './well-known-source.js';
+
+/** Inputs of {@link aiCatalogSource}. Durations are milliseconds. */
+export interface AiCatalogSourceOptions {
+  /** Source id, e.g. `'catalogs'`. */
+  id: string;
+  /** Catalog URLs, read as given (any path; the well-known one is `https://<host>/.well-known/ai-catalog.json`). */
+  catalogs?: readonly string[];
+  /**
+   * Hosts (`host[:port]`, as the well-known source takes them): for each, the catalog at
+   * `https://<host>/.well-known/ai-catalog.json` is read first; a host without a usable catalog
+   * is proposed as `https://<host>/` (its `agent-card.json`), as the well-known source would.
+   */
+  domains?: readonly string[];
+  /** The safe fetcher for catalogs (its `maxBodyBytes` bounds one catalog document). Not closed by the source. */
+  fetcher: CardFetcher;
+  /** The allowlist: a catalog on a host it does not name is never read. */
+  hostPolicy: HostPolicy;
+  /** Shared with the card cache (inline cards, pinned digests). Default: the source's own (then give `source.artifacts` to the cache). */
+  artifacts?: CatalogArtifacts;
+  /** Catalog signatures and Trust Manifests: the trust store and mode, as for cards. Default `if-present` with no keys. */
+  signatures?: SignatureOptions;
+  /** identifier → version: propose that version of the entry instead of the newest. */
+  versions?: Readonly<Record<string, string>>;
+  /** Nesting depth followed (the root catalog is depth 1). Default 4, as the specification recommends. */
+  maxDepth?: number;
+  /** Entries read over every catalog of one refresh. Default 5,000. */
+  maxEntries?: number;
+  /** Catalog documents read in one refresh (roots and nested). Default 50. */
+  maxCatalogs?: number;
+  /** Suggested poll interval. Default 300,000. */
+  pollIntervalMs?: number;
+  /** Catalog cache timings (lifetimes, staleness, backoff), as the card cache takes them. */
+  cache?: { defaultTtlMs?: number; minTtlMs?: number; maxTtlMs?: number; maxStaleMs?: number; backoffBaseMs?: number; backoffMaxMs?: number };
+  events?: EventStream;
+  clock?: Clock;
+  random?: Random;
+}
+
+/** What one catalog document gave in the last refresh, for the API and the dashboard. */
+export interface CatalogReport {
+  readonly url: string;
+  /** `root`, or the JSON path of the entry that nested it in its parent (`<parent URL> entries[3]`). */
+  readonly via: string;
+  readonly depth: number;
+  /** The cache's last outcome for the document (`changed`, `revalidated`, `hit`, `stale`, ...), or `failed`. */
+  readonly outcome: string;
+  readonly specVersion?: string;
+  readonly etag?: string;
+  readonly signature?: string;
+  /** Entries in the document, A2A cards among them, nested catalogs, entries of other types (ignored). */
+  readonly entries: number;
+  readonly cards: number;
+  readonly nested: number;
+  readonly ignored: number;
+  readonly error?: string;
+}
+
+/** The AI Catalog source, with its catalog report. */
+export interface AiCatalogSource extends Source {
+  /** The table the card cache must share (inline cards, pins). */
+  readonly artifacts: CatalogArtifacts;
+  /** Every catalog document of the last refresh. */
+  catalogs(): readonly CatalogReport[];
+}
+
+const DEFAULT_POLL_MS = 300_000;
+const DEFAULT_MAX_DEPTH = 4;
+const DEFAULT_MAX_CATALOGS = 50;
+
+/**
+ * Creates an AI Catalog source. Pure: validates the options and does no I/O.
+ *
+ * Records: `name` = the trailing segment of the entry's identifier (after its last `:` or `/`,
+ * the specification's display-name fallback), `baseUrl` = the card's URL (`#card` appended when
+ * its path does not end in `.json`, so it is fetched exactly there) or, for inline `data`,
+ * `<catalog URL>#card=<identifier>`; `metadata` = `{ catalog, entry, identifier, version?,
+ * displayName?, description?, tags?, pinnedSha256? }` (third-party text, display only).
+ * A host without a usable catalog: `{ name: <host>, baseUrl: https://<host>/, metadata: { domain } }`.
+ *
+ * @throws DiscoveryError `ERR_CONFIG_INVALID` (stage `config`) for bad options, listing each.
+ * @example
+ * const artifacts = new CatalogArtifacts();
+ * const source = aiCatalogSource({ id: 'catalogs', catalogs: ['https://agents.example.com/.well-known/ai-catalog.json'], fetcher, hostPolicy: policy, artifacts });
+ * const cache = new CardCache({ fetcher: artifacts.fetcher(fetcher), pins: artifacts, hostPolicy: policy });
+ */
+export function aiCatalogSource(options: AiCatalogSourceOptions): AiCatalogSource {
+  const check = new OptionProblems('AI Catalog source');
+  const opts = (options ?? {}) as Partial<AiCatalogSourceOptions>;
+  const id = check.id(opts.id);
+  const roots: Root[] = [];
+  const seen = new Set<string>();
+  const catalogs = opts.catalogs ?? [];
+  const domains = opts.domains ?? [];
+  if (!Array.isArray(catalogs)) check.add('catalogs', `must be an array of catalog URLs, got ${describe(catalogs)}`);
+  else catalogs.forEach((raw: unknown, i) => {
+    const why = typeof raw === 'string' ? impossibleUrl(raw) : `must be a URL string, got ${describe(raw)}`;
+    if (why !== undefined) return check.add(`catalogs[${i}]`, why);
+    const url = new URL(raw as string);
+    url.hash = '';
+    if (seen.has(url.href)) return check.add(`catalogs[${i}]`, `duplicate catalog ${url.href}`);
+    seen.add(url.href);
+    roots.push({ url: url.href });
+  });
+  if (!Array.isArray(domains)) check.add('domains', `must be an array of host names, got ${describe(domains)}`);
+  else domains.forEach((raw: unknown, i) => {
+    const host = normalizeDomain(raw);
+    if (typeof host !== 'string') return check.add(`domains[${i}]`, host.problem);
+    const url = `https://${host}${AI_CATALOG_WELL_KNOWN_PATH}`;
+    if (seen.has(url)) return check.add(`domains[${i}]`, `duplicate host ${host}`);
+    seen.add(url);
+    roots.push({ url, domain: host });
+  });
+  if (roots.length === 0 && check.problems.length === 0) check.add('catalogs', 'give at least one catalog URL or one domain');
+  if (typeof (opts.fetcher as Partial<CardFetcher> | undefined)?.fetch !== 'function') check.add('fetcher', 'a CardFetcher is required (createCardFetcher({ policy }))');
+  if (typeof (opts.hostPolicy as Partial<HostPolicy> | undefined)?.normalizeEndpoint !== 'function') check.add('hostPolicy', 'the HostPolicy (allowlist) is required');
+  const versions: Record<string, string> = {};
+  if (opts.versions !== undefined) {
+    if (typeof opts.versions !== 'object' || opts.versions === null || Array.isArray(opts.versions)) check.add('versions', `must be an object of identifier: version, got ${describe(opts.versions)}`);
+    else for (const [k, v] of Object.entries(opts.versions)) {
+      if (typeof v !== 'string' || v === '') check.add(`versions[${JSON.stringify(k)}]`, `must be a version string, got ${describe(v)}`);
+      else versions[k] = v;
+    }
+  }
+  const settings: Settings = {
+    id,
+    roots,
+    fetcher: opts.fetcher as CardFetcher,
+    hostPolicy: opts.hostPolicy as HostPolicy,
+    artifacts: opts.artifacts ?? new CatalogArtifacts(),
+    signatures: opts.signatures ?? {},
+    versions,
+    maxDepth: check.positiveInt(opts.maxDepth, 'maxDepth') ?? DEFAULT_MAX_DEPTH,
+    maxEntries: check.positiveInt(opts.maxEntries, 'maxEntries') ?? DEFAULT_CATALOG_LIMITS.maxEntries,
+    maxCatalogs: check.positiveInt(opts.maxCatalogs, 'maxCatalogs') ?? DEFAULT_MAX_CATALOGS,
+    pollIntervalMs: check.positiveInt(opts.pollIntervalMs, 'pollIntervalMs') ?? DEFAULT_POLL_MS,
+    cache: opts.cache ?? {},
+    events: opts.events,
+    clock: opts.clock ?? systemClock,
+    random: opts.random,
+  };
+  check.throwIfAny();
+  return new CatalogSource(settings);
+}
+
+interface Root {
+  /** The catalog URL as configured (fragment dropped). */
+  url: string;
+  /** For a host probed at its well-known catalog: the host, proposed by itself when it has none. */
+  domain?: string;
+}
+
+interface Settings {
+  id: string;
+  roots: Root[];
+  fetcher: CardFetcher;
+  hostPolicy: HostPolicy;
+  artifacts: CatalogArtifacts;
+  signatures: SignatureOptions;
+  versions: Record<string, string>;
+  maxDepth: number;
+  maxEntries: number;
+  maxCatalogs: number;
+  pollIntervalMs: number;
+  cache: NonNullable<AiCatalogSourceOptions['cache']>;
+  events: EventStream | undefined;
+  clock: Clock;
+  random: Random | undefined;
+}
+
+/** An A2A card entry found in the walk, before versions are chosen. */
+interface Candidate {
+  identifier: string;
+  version: string | undefined;
+  updatedAtMs: number | undefined;
+  where: string;
+  entry: AiCatalogEntry;
+  /** The normalized URL of the document that lists it. */
+  catalogUrl: string;
+}
+
+/** One refresh's walk over the catalog tree. */
+interface Walk {
+  candidates: Candidate[];
+  problems: Problem[];
+  reports: CatalogReport[];
+  /** Documents read (every key), for freshness checks of inline cards. */
+  documents: Set<string>;
+  entries: number;
+  truncated: boolean;
+}
+
+class CatalogSource implements AiCatalogSource {
+  readonly kind = 'ai-catalog' as const;
+  readonly id: string;
+  readonly pollIntervalMs: number;
+  readonly artifacts: CatalogArtifacts;
+  readonly #s: Settings;
+  readonly #core: SourceCore;
+  readonly #cache: CardCache<AiCatalog, string>;
+  #reports: readonly CatalogReport[] = Object.freeze([]);
+  /** The documents of the last walk: an inline card's freshness is theirs. */
+  #documents = new Set<string>();
+  /**
+   * Per entry object of a cached catalog (the same objects while the catalog does not change):
+   * its Trust Manifest verdict (without an `expiresAt`) and its inline card, so an unchanged
+   * catalog costs no signature check and no canonicalization.
+   */
+  readonly #verdicts = new WeakMap<AiCatalogEntry, ManifestVerdict>();
+  readonly #inlineCards = new WeakMap<AiCatalogEntry, InlineCard>();
+  #inFlight: Promise<SourceState> | undefined;
+  #closed = false;
+
+  constructor(settings: Settings) {
+    this.#s = settings;
+    this.id = settings.id;
+    this.pollIntervalMs = settings.pollIntervalMs;
+    this.artifacts = settings.artifacts;
+    this.#core = new SourceCore(settings.id, 'ai-catalog', { events: settings.events, clock: settings.clock });
+    this.#cache = new CardCache<AiCatalog, string>({
+      fetcher: settings.fetcher,
+      hostPolicy: settings.hostPolicy,
+      clock: settings.clock,
+      ...(settings.random !== undefined && { random: settings.random }),
+      ...settings.cache,
+      exactUrls: true,
+      legacyCardPath: false,
+      requestHeaders: { accept: `${AI_CATALOG_MEDIA_TYPE}, application/json;q=0.9` },
+      // One document may list more than the walk reads (the walk stops at maxEntries with a problem).
+      content: catalogContent(settings.signatures, Math.max(settings.maxEntries, DEFAULT_CATALOG_LIMITS.maxEntries)),
+    });
+  }
+
+  refresh(): Promise<SourceState> {
+    if (this.#closed) return Promise.resolve(this.#core.state);
+    this.#inFlight ??= this.#refresh().finally(() => {
+      this.#inFlight = undefined;
+    });
+    return this.#inFlight;
+  }
+
+  current(): SourceState {
+    return this.#core.state;
+  }
+
+  catalogs(): readonly CatalogReport[] {
+    return this.#reports;
+  }
+
+  subscribe(listener: SourceListener): () => void {
+    return this.#core.subscribe(listener);
+  }
+
+  async start(): Promise<void> {}
+
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    this.#core.clearListeners();
+    await this.#inFlight?.catch(() => undefined);
+    await this.#cache.close();
+    this.artifacts.withdraw(this.id);
+  }
+
+  async #refresh(): Promise<SourceState> {
+    const walk: Walk = { candidates: [], problems: [], reports: [], documents: new Set(), entries: 0, truncated: false };
+    const records: EndpointRecord[] = [];
+    let readable = 0;
+    let firstError: DiscoveryError | undefined;
+    for (const root of this.#s.roots) {
+      try {
+        await this.#read(root.url, 1, 'root', [], walk);
+        readable++;
+      } catch (err) {
+        const error = toDiscoveryError(err, 'ERR_FETCH_NETWORK', { url: root.url, stage: 'source' });
+        if (root.domain !== undefined) {
+          // A host without a usable catalog is read as the well-known source reads it.
+          records.push({ name: root.domain, baseUrl: `https://${root.domain}/`, source: this.id, metadata: { domain: root.domain } });
+          readable++;
+          if (!(error.code === 'ERR_FETCH_STATUS' && (error.status === 404 || error.status === 410))) {
+            walk.problems.push({ path: root.url, message: `no usable AI Catalog (${error.message}); the host's agent card is read instead` });
+          }
+        } else {
+          firstError ??= error;
+          walk.problems.push({ path: root.url, message: `the catalog could not be read: ${error.message}` });
+        }
+      }
+    }
+    if (this.#closed) return this.#core.state;
+    if (readable === 0 && firstError !== undefined) {
+      this.#reports = Object.freeze(walk.reports);
+      return this.#core.fail(firstError);
+    }
+    const { chosen, problems } = selectVersions(walk.candidates, this.#s.versions);
+    walk.problems.push(...problems);
+    const inline = new Map<string, InlineCard>();
+    const pins = new Map<string, CardPin>();
+    const now = this.#s.clock.wallNow();
+    for (const c of chosen) {
+      const record = await this.#recordOf(c, inline, pins, walk.problems, now);
+      if (record !== undefined) records.push(record);
+    }
+    if (this.#closed) return this.#core.state;
+    this.#documents = walk.documents;
+    this.#reports = Object.freeze(walk.reports.map((r) => Object.freeze(r)));
+    this.artifacts.publish(this.id, { inline, pins, freshen: (key) => this.#freshen(key) });
+    return this.#core.succeed(records, walk.problems);
+  }
+
+  /** Reads one catalog document (cached) and walks its entries; throws when it has no usable copy. */
+  async #read(url: string, depth: number, via: string, path: readonly string[], walk: Walk): Promise<void> {
+    const key = this.#cache.key(url);
+    if (walk.documents.size >= this.#s.maxCatalogs) {
+      walk.problems.push({ path: via, message: `more than maxCatalogs=${this.#s.maxCatalogs} catalog documents in one refresh; ${key} was not read` });
+      return;
+    }
+    walk.documents.add(key);
+    let entry: CacheEntry<AiCatalog, string>;
+    try {
+      entry = await this.#cache.get(key);
+      if (!entry.usable) throw new DiscoveryError(entry.lastError?.code ?? 'ERR_FETCH_NETWORK', entry.lastError?.message ?? `${key}: the last good copy is past its allowed staleness`, { url: key, stage: 'source' });
+    } catch (err) {
+      walk.reports.push({ url: key, via, depth, outcome: 'failed', entries: 0, cards: 0, nested: 0, ignored: 0, error: err instanceof Error ? err.message : String(err) });
+      throw err;
+    }
+    if (entry.stale && entry.lastError !== undefined) {
+      walk.problems.push({ path: key, message: `the catalog could not be refreshed (${entry.lastError.message}); its last good copy is used` });
+    }
+    await this.#walk(entry.card, key, depth, via, [...path, key], walk, {
+      outcome: entry.lastOutcome,
+      ...(entry.etag !== undefined && { etag: entry.etag }),
+      ...(entry.signature !== undefined && { signature: entry.signature }),
+    });
+  }
+
+  async #walk(catalog: AiCatalog, url: string, depth: number, via: string, path: readonly string[], walk: Walk, extra: Pick<CatalogReport, 'outcome' | 'etag' | 'signature'>): Promise<void> {
+    let cards = 0;
+    let nested = 0;
+    let ignored = 0;
+    const report: CatalogReport = { url, via, depth, specVersion: catalog.specVersion, entries: catalog.entries.length, cards: 0, nested: 0, ignored: 0, ...extra };
+    walk.reports.push(report);
+    for (const e of catalog.entries) {
+      const where = `${url} ${e.path}`;
+      if (walk.entries >= this.#s.maxEntries) {
+        if (!walk.truncated) walk.problems.push({ path: where, message: `the catalogs list more than maxEntries=${this.#s.maxEntries} entries in all; the rest are not read` });
+        walk.truncated = true;
+        break;
+      }
+      walk.entries++;
+      if (e.type === A2A_CARD_MEDIA_TYPE) {
+        cards++;
+        walk.candidates.push({ identifier: e.identifier, version: e.version, updatedAtMs: e.updatedAtMs, where, entry: e, catalogUrl: url });
+      } else if (e.type === AI_CATALOG_MEDIA_TYPE) {
+        nested++;
+        await this.#nested(e, url, depth, where, path, walk);
+      } else ignored++;
+    }
+    Object.assign(report, { cards, nested, ignored });
+  }
+
+  /** A nested catalog entry: followed within the depth bound, never twice, never around a cycle. */
+  async #nested(e: AiCatalogEntry, parent: string, depth: number, where: string, path: readonly string[], walk: Walk): Promise<void> {
+    if (depth >= this.#s.maxDepth) {
+      walk.problems.push({ path: where, message: `a nested catalog deeper than maxDepth=${this.#s.maxDepth}; not followed` });
+      return;
+    }
+    if (e.data !== undefined) {
+      const read = readAiCatalogValue(e.data);
+      if (!read.ok) {
+        walk.problems.push({ path: `${where}.data`, message: `the inline catalog is not usable: ${read.problems.slice(0, 3).map((p) => `${p.path}: ${p.message}`).join('; ')}` });
+        return;
+      }
+      const inlineUrl = `${parent}#${e.path}`;
+      await this.#walk(read.catalog, inlineUrl, depth + 1, where, path, walk, { outcome: 'inline' });
+      return;
+    }
+    let target: string;
+    try {
+      target = this.#cache.key(new URL(e.url!, parent).href);
+    } catch (err) {
+      walk.problems.push({ path: `${where}.url`, message: `the nested catalog ${describe(e.url)} is not read: ${err instanceof Error ? err.message : String(err)}` });
+      return;
+    }
+    if (path.includes(target)) {
+      walk.problems.push({ path: `${where}.url`, message: `a catalog cycle: ${[...path, target].join(' → ')}; not followed again` });
+      return;
+    }
+    if (walk.documents.has(target)) return; // listed twice (a diamond): its entries are already in
+    try {
+      await this.#read(target, depth + 1, where, path, walk);
+    } catch (err) {
+      walk.problems.push({ path: `${where}.url`, message: `the nested catalog ${target} could not be read: ${err instanceof Error ? err.message : String(err)}` });
+    }
+  }
+
+  /** The record of a chosen card entry (and its inline card and pin), or undefined with a problem. */
+  async #recordOf(c: Candidate, inline: Map<string, InlineCard>, pins: Map<string, CardPin>, problems: Problem[], now: number): Promise<EndpointRecord | undefined> {
+    const { entry: e } = c;
+    let verdict = this.#verdicts.get(e);
+    if (verdict === undefined) {
+      verdict = await judgeTrustManifest(e, { signatures: this.#s.signatures, now, catalogUrl: c.catalogUrl });
+      if (e.trustManifest?.['expiresAt'] === undefined) this.#verdicts.set(e, verdict);
+    }
+    if (verdict.kind === 'refused') {
+      problems.push({ path: `${c.catalogUrl} ${verdict.problem.path}`, message: `${verdict.problem.message}; the entry ${e.identifier} is refused` });
+      return undefined;
+    }
+    if (verdict.kind !== 'pinned' && verdict.note !== undefined) problems.push({ path: `${c.catalogUrl} ${verdict.note.path}`, message: verdict.note.message });
+    let baseUrl: string;
+    if (e.data !== undefined) {
+      if (typeof e.data !== 'object' || e.data === null || Array.isArray(e.data)) {
+        problems.push({ path: `${c.where}.data`, message: `an inline A2A card must be a JSON object, got ${describe(e.data)}; skipped` });
+        return undefined;
+      }
+      let card = this.#inlineCards.get(e);
+      if (card === undefined) {
+        const bytes = Buffer.from(canonicalJson(e.data), 'utf8');
+        card = { bytes, sha256: sha256Hex(bytes) };
+        this.#inlineCards.set(e, card);
+      }
+      baseUrl = inlineCardKey(c.catalogUrl.split('#')[0]!, e.identifier);
+      inline.set(this.#s.hostPolicy.normalizeEndpoint(baseUrl), card);
+    } else {
+      let resolved: string;
+      try {
+        resolved = new URL(e.url!, c.catalogUrl).href;
+      } catch {
+        problems.push({ path: `${c.where}.url`, message: `${describe(e.url)} is not a URL, even relative to ${c.catalogUrl}; skipped` });
+        return undefined;
+      }
+      const why = impossibleUrl(resolved);
+      if (why !== undefined) {
+        problems.push({ path: `${c.where}.url`, message: `${why}; skipped` });
+        return undefined;
+      }
+      baseUrl = catalogCardUrl(resolved);
+    }
+    if (verdict.kind === 'pinned') {
+      try {
+        pins.set(this.#s.hostPolicy.normalizeEndpoint(baseUrl), { sha256: verdict.pin.sha256, from: verdict.pin.from });
+      } catch {
+        // Not allowlisted: the resolver refuses the record, so there is nothing to pin.
+      }
+    }
+    const metadata: Record<string, string> = { catalog: c.catalogUrl, entry: e.path, identifier: e.identifier };
+    if (e.version !== undefined) metadata['version'] = e.version;
+    if (e.displayName !== undefined) metadata['displayName'] = e.displayName;
+    if (e.description !== undefined) metadata['description'] = e.description;
+    if (e.tags !== undefined && e.tags.length > 0) metadata['tags'] = e.tags.join(',');
+    if (verdict.kind === 'pinned') metadata['pinnedSha256'] = verdict.pin.sha256;
+    return { name: trailingSegment(e.identifier), baseUrl, source: this.id, metadata };
+  }
+
+  /**
+   * Before an inline card is answered: revalidate the catalogs of the last walk that expired
+   * (through a refresh, which is single-flight), then say how long they all stay fresh.
+   */
+  async #freshen(_key: string): Promise<number> {
+    let expired = false;
+    for (const url of this.#documents) if (this.#cache.fresh(url) === undefined) expired = true;
+    if (expired && !this.#closed) await this.refresh();
+    let remaining = Number.POSITIVE_INFINITY;
+    const now = this.#s.clock.now();
+    for (const url of this.#documents) {
+      const e = this.#cache.fresh(url);
+      remaining = Math.min(remaining, e === undefined ? 0 : e.expiresAt - now);
+    }
+    return Number.isFinite(remaining) ? Math.max(0, remaining) : 0;
+  }
+}
+
+/** The catalog cache's content: a catalog document, its signature checked. */
+function catalogContent(signatures: SignatureOptions, maxEntries: number): CacheContent<AiCatalog, string> {
+  return {
+    async check(body, url): Promise<AcceptedContent<AiCatalog, string> | { ok: false; error: DiscoveryError }> {
+      // The fetcher already bounded the bytes (its maxBodyBytes); the entries are bounded here.
+      const read = readAiCatalog(body, { maxBytes: body.byteLength, maxEntries } satisfies CatalogLimits);
+      if (!read.ok) return { ok: false, error: documentError(read.code, url, read.problems, 'is not a usable AI Catalog') };
+      const signature = await verifyDetachedSignature(read.catalog.raw, { ...signatures, origin: url });
+      if (!signature.ok) {
+        const problems = signature.problems.length > 0 ? signature.problems : [{ path: 'signature', message: 'the catalog is not signed, and signatures are required for it' }];
+        return { ok: false, error: documentError(signature.status === 'unsigned' ? 'ERR_SIGNATURE_MISSING' : 'ERR_SIGNATURE_INVALID', url, problems, 'is refused by its signature check', 'signature') };
+      }
+      return {
+        ok: true,
+        card: read.catalog,
+        protocolVersion: read.catalog.specVersion,
+        canonicalSha256: sha256Hex(canonicalJson(read.catalog.raw)),
+        text: read.text,
+        warnings: [...read.warnings, ...signature.problems],
+        signature: signature.status,
+      };
+    },
+  };
+}
+
+function documentError(code: DiscoveryError['code'], url: string, problems: readonly Problem[], what: string, stage: 'source' | 'signature' = 'source'): DiscoveryError {
+  const shown = problems.slice(0, 5).map((p) => `${p.path}: ${p.message}`).join('; ');
+  const more = problems.length > 5 ? ` (and ${problems.length - 5} more)` : '';
+  return new DiscoveryError(code, `catalog ${url} ${what}: ${shown}${more}`, { url, stage, path: problems[0]?.path ?? '$', problems });
+}
+
+/** The trailing segment of an identifier, after its last `:` or `/` (the specification's name fallback). */
+function trailingSegment(identifier: string): string {
+  const trimmed = identifier.replace(/[:/]+$/, '');
+  const i = Math.max(trimmed.lastIndexOf(':'), trimmed.lastIndexOf('/'));
+  const tail = trimmed.slice(i + 1);
+  return tail === '' ? identifier : tail;
+}
