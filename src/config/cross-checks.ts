@@ -71,6 +71,15 @@ export function crossCheck(doc: Raw, source: YamlSource): Problem[] {
     if (!isLoopbackHost(host) && !hasToken) {
       add(['server', 'host'], `${JSON.stringify(host)} is not a loopback address, so the service needs a bearer token: set server.tokenEnv or server.tokenFile`);
     }
+    const catalog = record(server.catalog);
+    const signing = record(catalog?.signing);
+    if (catalog !== undefined && signing !== undefined) {
+      if (signing.keyEnv !== undefined && signing.keyFile !== undefined) add(['server', 'catalog', 'signing', 'keyFile'], 'set exactly one of keyFile and keyEnv, not both');
+      if (signing.keyEnv === undefined && signing.keyFile === undefined) {
+        add(['server', 'catalog', 'signing'], 'needs exactly one of keyFile (a file) or keyEnv (an environment variable) holding the private key; keys are never written in the configuration');
+      }
+      if (catalog.enabled === undefined || catalog.enabled === false) add(['server', 'catalog', 'signing'], 'is only used when the catalog is served; set server.catalog.enabled: true, or remove signing');
+    }
   }
 
   // --- credentials -----------------------------------------------------------------------------

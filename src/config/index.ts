@@ -14,6 +14,8 @@ export { DEFAULT_SERVER_LIMITS } from './schema.js';
 export type {
   DiscoveryConfig,
   ServerConfig,
+  ServerCatalogConfig,
+  CatalogSigningConfig,
   CredentialConfig,
   SignaturesConfig,
   TrustedKeyConfig,

@@ -178,6 +178,19 @@ function build(out: SchemaOutput, baseDir: string): DiscoveryConfig {
       allowedHosts: server.allowedHosts,
       allowedOrigins: server.allowedOrigins.map(origin),
       limits: { ...server.limits },
+      catalog: {
+        enabled: server.catalog.enabled,
+        cacheControl: server.catalog.cacheControl.trim(),
+        hostName: server.catalog.hostName,
+        ...(server.catalog.signing !== undefined && {
+          signing: {
+            ...(server.catalog.signing.keyFile !== undefined && { keyFile: file(server.catalog.signing.keyFile) }),
+            ...(server.catalog.signing.keyEnv !== undefined && { keyEnv: server.catalog.signing.keyEnv }),
+            kid: server.catalog.signing.kid,
+            alg: server.catalog.signing.alg,
+          },
+        }),
+      },
     },
     allow: out.allow,
     allowLoopback: out.allowLoopback,

@@ -1,14 +1,16 @@
 /**
- * Reading the secrets a configuration names: the service's bearer token, per-origin credentials
- * and the trusted public keys. The configuration holds only where they are (an environment
- * variable or a file); this is the one place that reads them. No message ever contains a value.
+ * Reading the secrets a configuration names: the service's bearer token, per-origin credentials,
+ * the trusted public keys and the private key that signs the service's AI Catalog. The
+ * configuration holds only where they are (an environment variable or a file); this is the one
+ * place that reads them. No message ever contains a value.
  *
  * @module
  */
-import { createPublicKey, type JsonWebKey } from 'node:crypto';
+import { createPrivateKey, createPublicKey, type JsonWebKey, type KeyObject } from 'node:crypto';
 import { inspect } from 'node:util';
 import type { JWK } from 'jose';
 import type { TrustedKey } from '../card/index.js';
+import { signDetached } from '../card/index.js';
 import { DiscoveryError, type Problem } from '../errors.js';
 import type { ConfigPath } from './messages.js';
 import { fsReason } from './parse-config.js';
@@ -30,6 +32,11 @@ export interface ResolvedSecrets {
   readonly keys: readonly TrustedKey[];
   /** The PostgreSQL store's password, when `storePasswordEnv` or `storePasswordFile` is set. */
   readonly storePassword?: string;
+  /**
+   * The private key that signs the service's AI Catalog, when `server.catalog` is enabled with
+   * `signing`; checked by signing with the configured `alg` and `kid` once.
+   */
+  readonly catalogSigningKey?: KeyObject;
 }
 
 /** Largest secret or key file read, in bytes. */
@@ -42,7 +49,9 @@ const CONTROL = /[\u0000-\u001f\u007f]/;
  *
  * Env values and files have one trailing line break removed. A secret must be non-empty and free
  * of line breaks and control characters (it goes into an HTTP header). Key files hold one public
- * JWK (or a JWKS, from which the key with the configured `kid` is taken).
+ * JWK (or a JWKS, from which the key with the configured `kid` is taken). The catalog signing key
+ * (`server.catalog.signing`, read only while the catalog is enabled) is a private key as PEM or
+ * JWK, proven by signing once with the configured `alg` and `kid`.
  *
  * @throws DiscoveryError `ERR_CONFIG_INVALID` (stage `config`) listing every secret that is
  *   missing or unusable, naming the variable or file (never its value); problems carry the YAML
@@ -111,6 +120,21 @@ export async function resolveSecrets(config: DiscoveryConfig, env: NodeJS.Proces
     if (jwk !== undefined) keys.push(Object.freeze({ kid: k.kid, jwk, ...(k.origins !== undefined && { origins: k.origins }) }));
   }
 
+  // The catalog's signing key.
+  let catalogSigningKey: KeyObject | undefined;
+  const signing = server.catalog?.enabled === true ? server.catalog.signing : undefined;
+  if (signing !== undefined) {
+    const at: ConfigPath = ['server', 'catalog', 'signing', signing.keyFile !== undefined ? 'keyFile' : 'keyEnv'];
+    const where = signing.keyFile !== undefined ? `key file ${signing.keyFile}` : `environment variable ${signing.keyEnv} (the catalog signing key)`;
+    const text =
+      signing.keyFile !== undefined
+        ? await readSmall(at, signing.keyFile, 'key')
+        : signing.keyEnv !== undefined
+          ? (env[signing.keyEnv] ?? fail(at, `${where} is not set`))
+          : fail(['server', 'catalog', 'signing'], 'names neither keyFile nor keyEnv');
+    if (text !== undefined) catalogSigningKey = await signingKey(text, signing, (message) => fail(at, `${where}: ${message}`));
+  }
+
   // The store's password.
   let storePassword: string | undefined;
   if (config.storePasswordEnv !== undefined) storePassword = fromEnv(['storePasswordEnv'], config.storePasswordEnv, 'the store password');
@@ -124,7 +148,7 @@ export async function resolveSecrets(config: DiscoveryConfig, env: NodeJS.Proces
       problems,
     });
   }
-  return secrets(token, headers, Object.freeze(keys), storePassword);
+  return secrets(token, headers, Object.freeze(keys), storePassword, catalogSigningKey);
 }
 
 function trimEol(value: string): string {
@@ -160,17 +184,70 @@ function publicJwk(text: string, kid: string, fail: (message: string) => undefin
   return Object.freeze({ ...jwk, kid });
 }
 
+/**
+ * The private key in a PEM or JWK text, proven able to sign the catalog with `alg` and `kid`, or
+ * undefined after reporting why not (never quoting the text).
+ */
+async function signingKey(text: string, signing: { kid: string; alg: string }, fail: (message: string) => undefined): Promise<KeyObject | undefined> {
+  const trimmed = text.trim();
+  let key: KeyObject;
+  if (trimmed.startsWith('{')) {
+    let jwk: unknown;
+    try {
+      jwk = JSON.parse(trimmed);
+    } catch {
+      return fail('is not valid JSON (a private JWK, or a PEM "-----BEGIN PRIVATE KEY-----" block, is expected)');
+    }
+    if (typeof jwk !== 'object' || jwk === null || Array.isArray(jwk)) return fail('must hold one private JWK object');
+    const k = jwk as JWK;
+    if (k.kty !== 'EC' && k.kty !== 'OKP' && k.kty !== 'RSA') return fail(`has unsupported kty ${JSON.stringify(k.kty)} (EC, OKP or RSA expected; symmetric keys cannot sign a public catalog)`);
+    if (!('d' in k)) return fail('is a public key; the catalog is signed with the private key (publish only the public part to verifiers)');
+    if (k.kid !== undefined && k.kid !== signing.kid) return fail(`the key's own kid ${JSON.stringify(k.kid)} differs from the configured kid ${JSON.stringify(signing.kid)}`);
+    try {
+      key = createPrivateKey({ key: k as JsonWebKey, format: 'jwk' });
+    } catch (err) {
+      return fail(`is not a usable private key (${(err as Error).message})`);
+    }
+  } else if (trimmed.startsWith('-----BEGIN')) {
+    if (/^-----BEGIN (RSA )?PUBLIC KEY-----/.test(trimmed) || trimmed.startsWith('-----BEGIN CERTIFICATE-----')) {
+      return fail('is a public key or certificate; the catalog is signed with the private key');
+    }
+    if (trimmed.startsWith('-----BEGIN ENCRYPTED PRIVATE KEY-----')) return fail('is an encrypted private key; give it unencrypted (the file or variable is the secret)');
+    try {
+      key = createPrivateKey({ key: trimmed, format: 'pem' });
+    } catch (err) {
+      return fail(`is not a usable PEM private key (${(err as Error).message})`);
+    }
+  } else {
+    return fail('must hold a private key, as PEM ("-----BEGIN PRIVATE KEY-----") or as a JWK');
+  }
+  try {
+    await signDetached({ probe: true }, key, { alg: signing.alg, kid: signing.kid });
+  } catch (err) {
+    return fail(`cannot sign with ${signing.alg}: ${(err as Error).message}`);
+  }
+  return key;
+}
+
 /** The result object; its inspection and JSON never show the token or credential values. */
-function secrets(token: string | undefined, headers: ReadonlyMap<string, Record<string, string>>, keys: readonly TrustedKey[], storePassword: string | undefined): ResolvedSecrets {
+function secrets(
+  token: string | undefined,
+  headers: ReadonlyMap<string, Record<string, string>>,
+  keys: readonly TrustedKey[],
+  storePassword: string | undefined,
+  catalogSigningKey: KeyObject | undefined,
+): ResolvedSecrets {
   const redacted = (): Record<string, unknown> => ({
     token: token === undefined ? undefined : '[redacted]',
     storePassword: storePassword === undefined ? undefined : '[redacted]',
+    catalogSigningKey: catalogSigningKey === undefined ? undefined : '[redacted]',
     credentials: [...headers.keys()],
     keys: keys.map((k) => k.kid),
   });
   const result = {
     ...(token !== undefined && { token }),
     ...(storePassword !== undefined && { storePassword }),
+    ...(catalogSigningKey !== undefined && { catalogSigningKey }),
     credentials: (origin: string): Record<string, string> | undefined => {
       const key = originOf(origin) ?? safeOrigin(origin);
       const found = key === undefined ? undefined : headers.get(key);

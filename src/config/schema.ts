@@ -189,6 +189,29 @@ const serverLimits = z.strictObject({
 /** The service's limits when the configuration sets none: the one place their defaults live. */
 export const DEFAULT_SERVER_LIMITS = Object.freeze(serverLimits.parse({}));
 
+/** A `Cache-Control` response header value: comma-separated directives (`max-age=60`, `public`, `no-cache`). */
+const cacheControl = checked((value) =>
+  value.length <= 256 && !CONTROL.test(value) && /^\s*[A-Za-z][A-Za-z-]*(=([0-9]+|[A-Za-z][A-Za-z-]*|"[^"]*"))?(\s*,\s*[A-Za-z][A-Za-z-]*(=([0-9]+|[A-Za-z][A-Za-z-]*|"[^"]*"))?)*\s*$/.test(value)
+    ? undefined
+    : `must be a Cache-Control header value such as "max-age=60" or "public, max-age=300" (comma-separated directives, at most 256 characters), got ${describeValue(value)}`,
+);
+
+/** `server.catalog`: the service's own AI Catalog at /.well-known/ai-catalog.json (docs/service.md). */
+const serverCatalog = z.strictObject({
+  enabled: z.boolean().default(false),
+  cacheControl: cacheControl.default('max-age=60'),
+  hostName: checked((value) => (value.trim() === '' || value.length > 256 || CONTROL.test(value) ? `must be a display name of 1-256 characters without line breaks, got ${describeValue(value)}` : undefined)).default('a2a-discovery'),
+  // Exactly one of keyFile and keyEnv: cross-checks. The key itself is read by resolveSecrets.
+  signing: z
+    .strictObject({
+      keyFile: filePath.optional(),
+      keyEnv: envName.optional(),
+      kid: text(256),
+      alg: algorithm.default('ES256'),
+    })
+    .optional(),
+});
+
 const server = z.strictObject({
   host: serverHost.default('127.0.0.1'),
   port: z.int().min(0).max(65535).default(7340), // 0 picks a free port
@@ -197,6 +220,7 @@ const server = z.strictObject({
   allowedHosts: z.array(serverHost).default([]),
   allowedOrigins: z.array(origin).default([]),
   limits: serverLimits.prefault({}),
+  catalog: serverCatalog.prefault({}),
 });
 
 const credential = z.strictObject({

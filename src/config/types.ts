@@ -28,6 +28,32 @@ export interface ServerConfig {
   readonly allowedOrigins: readonly string[];
   /** Request, stream and socket limits; see docs/security.md. */
   readonly limits: ServerLimitsConfig;
+  /** The service's own AI Catalog (`GET /.well-known/ai-catalog.json`); off by default. */
+  readonly catalog: ServerCatalogConfig;
+}
+
+/** `server.catalog:` the current snapshot published as an AI Catalog (docs/service.md). */
+export interface ServerCatalogConfig {
+  /** Serve `GET /.well-known/ai-catalog.json` (404 when off). Default false. */
+  readonly enabled: boolean;
+  /** The catalog response's `Cache-Control`. Default `max-age=60`. */
+  readonly cacheControl: string;
+  /** The catalog's `host.displayName`. Default `a2a-discovery`. */
+  readonly hostName: string;
+  /** Sign the catalog (a detached JWS in its `signature` member); unset = unsigned. */
+  readonly signing?: CatalogSigningConfig;
+}
+
+/** `server.catalog.signing:` where the private key is and how it signs. */
+export interface CatalogSigningConfig {
+  /** Absolute path of a file holding the private key (PEM or JWK); exactly one of `keyFile` / `keyEnv`. */
+  readonly keyFile?: string;
+  /** Environment variable holding the private key (PEM or JWK). */
+  readonly keyEnv?: string;
+  /** The JWS header's `kid`: what verifiers configure the public key under. */
+  readonly kid: string;
+  /** JWS algorithm. Default `ES256`. */
+  readonly alg: string;
 }
 
 /** `server.limits:` sizes in bytes, durations in milliseconds. */

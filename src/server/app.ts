@@ -1,6 +1,7 @@
 /**
  * The HTTP API: JSON routes over the loop, the cache, the trees and the sessions; the SSE feed;
- * `/metrics`; `/healthz` and `/readyz`; and the dashboard's static files at `/`.
+ * `/metrics`; `/healthz` and `/readyz`; the AI Catalog at `/.well-known/ai-catalog.json` when
+ * enabled; and the dashboard's static files at `/`.
  *
  * Every request first passes the request guard (request-guard.ts: Host allowlist, Origin, JSON
  * content type, bearer token); bodies are read under per-route caps and the event stream is
@@ -19,8 +20,10 @@ import type { TraceInputs } from '../explorer/index.js';
 import { DEFAULT_TRACE_INPUTS, runTrace } from '../explorer/index.js';
 import type { Snapshot } from '../snapshot/index.js';
 import { diffSnapshots } from '../snapshot/index.js';
+import { AI_CATALOG_WELL_KNOWN_PATH } from '../catalog/index.js';
 import type { StoreStatus } from '../store/index.js';
 import type { ReplicaStatus } from '../store/replica-coordinator.js';
+import type { AiCatalogRoute } from './ai-catalog-route.js';
 import type { EventBuffer } from './event-buffer.js';
 import type { Inspector } from './inspector.js';
 import { parseInspectInput } from './inspector.js';
@@ -72,6 +75,8 @@ export interface AppOptions {
   adoptSession?: (sessionId: string) => Promise<void>;
   /** `POST /api/inspect`: what discovery would decide about a URL, card or catalog (404 without it). */
   inspector?: Inspector;
+  /** `GET /.well-known/ai-catalog.json`: the current snapshot as an AI Catalog (404 without it). */
+  aiCatalog?: AiCatalogRoute;
 }
 
 /** A snapshot for the API: agents with their reviewed fields, card summary and the card itself. */
@@ -358,6 +363,10 @@ export function createApp(o: AppOptions): Hono {
       return errorResponse(c, err);
     }
   });
+
+  // Public metadata, like an agent card: outside /api/, so no bearer token is asked (request-guard.ts).
+  const aiCatalog = o.aiCatalog;
+  if (aiCatalog) app.get(AI_CATALOG_WELL_KNOWN_PATH, (c) => aiCatalog.handle(c));
 
   app.get('*', async (c) => {
     const res = await o.staticFiles?.(c.req.path);

@@ -2,6 +2,7 @@
  * From a validated configuration and its resolved secrets to the service's options.
  */
 import type { DiscoveryConfig, ResolvedSecrets } from '../config/index.js';
+import { DiscoveryError } from '../errors.js';
 import type { ServiceOptions } from './service.js';
 
 export function serviceOptionsFromConfig(config: DiscoveryConfig, secrets: ResolvedSecrets): ServiceOptions {
@@ -13,6 +14,14 @@ export function serviceOptionsFromConfig(config: DiscoveryConfig, secrets: Resol
     allowedHosts: config.server.allowedHosts,
     allowedOrigins: config.server.allowedOrigins,
     limits: config.server.limits,
+    ...(config.server.catalog.enabled && {
+      catalog: {
+        enabled: true,
+        cacheControl: config.server.catalog.cacheControl,
+        hostName: config.server.catalog.hostName,
+        ...(config.server.catalog.signing !== undefined && { signing: { key: signingKey(secrets), kid: config.server.catalog.signing.kid, alg: config.server.catalog.signing.alg } }),
+      },
+    }),
     policy: { allow: config.allow, allowLoopback: config.allowLoopback, allowCidrs: config.allowCidrs },
     ...(config.credentials.length > 0 && { credentials: secrets.credentials }),
     signatures: {
@@ -56,4 +65,12 @@ export function serviceOptionsFromConfig(config: DiscoveryConfig, secrets: Resol
       },
     },
   };
+}
+
+/** The catalog's key, read by resolveSecrets; a configuration that asks for signing never publishes unsigned. */
+function signingKey(secrets: ResolvedSecrets): NonNullable<ResolvedSecrets['catalogSigningKey']> {
+  if (secrets.catalogSigningKey === undefined) {
+    throw new DiscoveryError('ERR_CONFIG_INVALID', 'server.catalog.signing is set but its key was not read (resolveSecrets reads it)', { path: 'server.catalog.signing' });
+  }
+  return secrets.catalogSigningKey;
 }

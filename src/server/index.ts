@@ -8,6 +8,7 @@ export type { ServiceOptions, RunningService } from './service.js';
 export { serviceOptionsFromConfig } from './from-config.js';
 export { createApp, snapshotJson } from './app.js';
 export type { AppOptions } from './app.js';
+export type { CatalogSigning } from './ai-catalog-route.js';
 export { createLogger, logEvents } from './logger.js';
 export { createMetrics } from './metrics.js';
 export { EventBuffer } from './event-buffer.js';

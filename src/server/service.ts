@@ -15,6 +15,7 @@ import { SessionOwners } from './session-owners.js';
 import type { CardCacheOptions } from '../cache/index.js';
 import { CardCache } from '../cache/index.js';
 import type { SignatureOptions } from '../card/index.js';
+import { signDetached } from '../card/index.js';
 import type { Clock } from '../clock/index.js';
 import { systemClock } from '../clock/index.js';
 import { DiscoveryError } from '../errors.js';
@@ -31,6 +32,7 @@ import { casesFromVocabulary, evaluateRouting, loadCases } from '../routing/inde
 import { TagVocabulary } from '../match/index.js';
 import type { KubernetesSourceOptions, Source, StaticAgentConfig } from '../sources/index.js';
 import { kubernetesSource, registrySource, staticSource, wellKnownSource } from '../sources/index.js';
+import { resolveEndpoints } from '../resolve/index.js';
 import { SnapshotStore } from '../snapshot/index.js';
 import type { OpenStateStoreOptions, StateStore } from '../store/index.js';
 import { openStateStore, parseStoreSpec, storeLocation } from '../store/index.js';
@@ -38,6 +40,8 @@ import type { ReplicaCoordinator, ReplicaStatus } from '../store/replica-coordin
 import type { SqlStateStore } from '../store/sql-state-store.js';
 import type { SessionStoreTarget } from './persistence.js';
 import { adoptSessionFromStore, followIntoStore, restoreFromStore, sessionServiceFor, usedElsewhere } from './persistence.js';
+import type { CatalogSigning } from './ai-catalog-route.js';
+import { AiCatalogRoute } from './ai-catalog-route.js';
 import { createApp } from './app.js';
 import { EventBuffer } from './event-buffer.js';
 import { EventStreamHub } from './event-stream-route.js';
@@ -62,6 +66,13 @@ export interface ServiceOptions {
   allowedOrigins?: readonly string[];
   /** Request, stream and socket limits (docs/security.md); defaults {@link DEFAULT_SERVER_LIMITS}. */
   limits?: Partial<ServerLimits>;
+  /**
+   * `GET /.well-known/ai-catalog.json`, the current snapshot as an AI Catalog (docs/service.md):
+   * served when `enabled` (404 otherwise). `cacheControl` default `max-age=60`, `hostName`
+   * (`host.displayName`) default `a2a-discovery`; with `signing`, the document carries a detached
+   * JWS signature (the key is tried once at start: a key that cannot sign is `ERR_CONFIG_INVALID`).
+   */
+  catalog?: { enabled: boolean; cacheControl?: string; hostName?: string; signing?: CatalogSigning };
   policy: HostPolicyOptions;
   credentials?: (origin: string) => Record<string, string> | undefined;
   signatures?: SignatureOptions;
@@ -137,6 +148,7 @@ export async function startService(o: ServiceOptions): Promise<RunningService> {
   if (!isLoopbackHost(host) && (o.token === undefined || o.token === '')) {
     throw new DiscoveryError('ERR_CONFIG_INVALID', `binding to ${host} (not loopback) requires a bearer token (server.tokenEnv or server.tokenFile)`, { path: 'server.host' });
   }
+  if (o.catalog?.enabled === true) await checkCatalogOptions(o.catalog);
   const clock = o.clock ?? systemClock;
   const log = o.logger ?? createLogger();
   const ownStore = typeof o.store !== 'object';
@@ -356,6 +368,17 @@ export async function startService(o: ServiceOptions): Promise<RunningService> {
     storeStatus: () => store.status(),
     journal,
     inspector,
+    ...(o.catalog?.enabled === true && {
+      aiCatalog: new AiCatalogRoute({
+        loop,
+        // Who proposed each endpoint: the sources' current lists, resolved as the loop resolves them.
+        endpoints: () => resolveEndpoints(sources.map((s) => s.current().records), policy).admitted,
+        cardUrl: async (key) => (await cache.peek(key))?.cardUrl,
+        ...(o.catalog.hostName !== undefined && { hostName: o.catalog.hostName }),
+        ...(o.catalog.cacheControl !== undefined && { cacheControl: o.catalog.cacheControl }),
+        ...(o.catalog.signing && { signing: o.catalog.signing }),
+      }),
+    }),
     ...(coordinator && {
       replicaStatus: () => coordinator.status(),
       adoptSession: (sessionId: string) => adoptSessionFromStore({ store, loop, trees, sessions, owners, archive }, sessionId),
@@ -453,6 +476,21 @@ export async function startService(o: ServiceOptions): Promise<RunningService> {
       return closing;
     },
   };
+}
+
+/** The catalog's settings as the route will use them: a header value, a key that signs. */
+async function checkCatalogOptions(catalog: NonNullable<ServiceOptions['catalog']>): Promise<void> {
+  // eslint-disable-next-line no-control-regex
+  if (catalog.cacheControl !== undefined && (catalog.cacheControl.trim() === '' || /[\u0000-\u001f\u007f]/.test(catalog.cacheControl))) {
+    throw new DiscoveryError('ERR_CONFIG_INVALID', 'server.catalog.cacheControl must be a Cache-Control header value such as "max-age=60"', { path: 'server.catalog.cacheControl' });
+  }
+  const signing = catalog.signing;
+  if (signing === undefined) return;
+  try {
+    await signDetached({ probe: true }, signing.key, { alg: signing.alg ?? 'ES256', kid: signing.kid });
+  } catch (err) {
+    throw new DiscoveryError('ERR_CONFIG_INVALID', `server.catalog.signing: the key cannot sign the catalog (${(err as Error).message})`, { cause: err, path: 'server.catalog.signing' });
+  }
 }
 
 /** Where ADK's DatabaseSessionService connects, for a store given by description. */

@@ -30,7 +30,7 @@ static:
   - { name: billing_agent, url: "https://billing.example.com/", description: Answers invoices., tags: [billing] }
 `;
 
-/** `server:` with nothing set: loopback, the default port, no extra names, the default limits. */
+/** `server:` with nothing set: loopback, the default port, no extra names, the default limits, no catalog. */
 const SERVER_DEFAULTS = {
   host: '127.0.0.1',
   port: 7340,
@@ -51,6 +51,7 @@ const SERVER_DEFAULTS = {
     requestTimeoutMs: 30_000,
     keepAliveTimeoutMs: 5_000,
   },
+  catalog: { enabled: false, cacheControl: 'max-age=60', hostName: 'a2a-discovery' },
 };
 
 describe('the shipped example (examples/discovery.yaml)', () => {

@@ -1,0 +1,84 @@
+/**
+ * The current snapshot as an AI Catalog document (Agent-Card/ai-catalog, specVersion 1.0): one
+ * entry per agent, described with our reviewed name, description and tags (never card text), and
+ * the snapshot's digest, version and creation time as an extension. No I/O of its own: the card
+ * URLs the cache recorded and the records that proposed each endpoint come from the caller.
+ */
+import { A2A_CARD_MEDIA_TYPE, AI_CATALOG_SPEC_VERSION } from '../catalog/index.js';
+import { CARD_PATH, CATALOG_CARD_FRAGMENT, isCardUrl, isInlineCardKey } from '../fetch/index.js';
+import type { AdmittedEndpoint } from '../resolve/index.js';
+import type { Snapshot, SnapshotAgent } from '../snapshot/index.js';
+
+/** The top-level extension: `{ digest, version, createdAt }` of the snapshot the catalog publishes. */
+export const SNAPSHOT_EXTENSION = 'dev.a2a-discovery.snapshot';
+/** The entry extension: `{ localName, canonicalSha256, rawSha256 }` of the agent. */
+export const AGENT_EXTENSION = 'dev.a2a-discovery.agent';
+
+const AIR_URN = 'urn:air:';
+
+/** Inputs of {@link buildAiCatalog}. */
+export interface BuildAiCatalogOptions {
+  /** `host.displayName`. */
+  hostName: string;
+  /** The admitted endpoints with the records that proposed them (where `urn:air:` identifiers come from). */
+  endpoints: readonly AdmittedEndpoint[];
+  /** The card URL the cache recorded for an endpoint key, when it holds one. */
+  cardUrl: (key: string) => Promise<string | undefined>;
+}
+
+/**
+ * Builds the catalog of `snapshot`, entries in the snapshot's order (by local name).
+ *
+ * An entry's artifact is `url`, the agent's card URL (for a base URL, the URL the cache fetched
+ * the card from, else `<base>.well-known/agent-card.json`; the endpoint key itself when that is a
+ * card URL, without its `#card` mark when another catalog gave it), or `data`, the card's JSON as
+ * received, for a card carried inline in another catalog (a key with `#card=`). Its `identifier`
+ * is the `urn:air:` identifier of the first record that proposed the endpoint with one in its
+ * metadata (a projection keeps it, as the specification requires), else the card URL (the
+ * endpoint key for an inline card).
+ *
+ * @example
+ * const doc = await buildAiCatalog(loop.current()!, { hostName: 'a2a-discovery', endpoints: [], cardUrl: async () => undefined });
+ */
+export async function buildAiCatalog(snapshot: Snapshot, o: BuildAiCatalogOptions): Promise<Record<string, unknown>> {
+  const byKey = new Map(o.endpoints.map((e) => [e.baseUrl, e]));
+  const entries: Record<string, unknown>[] = [];
+  for (const a of snapshot.agents) {
+    const urn = byKey.get(a.baseUrl)?.records.find((r) => r.metadata['identifier']?.startsWith(AIR_URN) === true)?.metadata['identifier'];
+    const url = isInlineCardKey(a.baseUrl) ? undefined : await cardUrlOf(a.baseUrl, o.cardUrl);
+    entries.push({
+      identifier: urn ?? url ?? a.baseUrl,
+      type: A2A_CARD_MEDIA_TYPE,
+      ...(url !== undefined ? { url } : { data: cardJson(a) }),
+      displayName: a.localName,
+      description: a.description,
+      tags: [...a.tags],
+      extensions: { [AGENT_EXTENSION]: { localName: a.localName, canonicalSha256: a.canonicalSha256, rawSha256: a.rawSha256 } },
+    });
+  }
+  return {
+    specVersion: AI_CATALOG_SPEC_VERSION,
+    host: { displayName: o.hostName },
+    entries,
+    extensions: { [SNAPSHOT_EXTENSION]: { digest: snapshot.digest, version: snapshot.version, createdAt: new Date(snapshot.createdAt).toISOString() } },
+  };
+}
+
+/** Where the card of the endpoint `key` is (not an inline card's key). */
+async function cardUrlOf(key: string, recorded: BuildAiCatalogOptions['cardUrl']): Promise<string> {
+  if (key.endsWith(CATALOG_CARD_FRAGMENT)) return key.slice(0, -CATALOG_CARD_FRAGMENT.length);
+  if (isCardUrl(key)) return key;
+  return (await recorded(key)) ?? `${key}${CARD_PATH}`;
+}
+
+/** The card as its publisher wrote it (the bytes the snapshot kept), else our normalized model. */
+function cardJson(a: SnapshotAgent): unknown {
+  if (a.body !== undefined) {
+    try {
+      return JSON.parse(a.body) as unknown;
+    } catch {
+      // Accepted bodies are JSON; a hand-built snapshot's may not be.
+    }
+  }
+  return a.card;
+}
