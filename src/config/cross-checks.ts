@@ -230,6 +230,26 @@ export function crossCheck(doc: Raw, source: YamlSource): Problem[] {
       if (refusal !== undefined) add(['sources', 'wellKnown', 'domains', i], `${refusal}; add https://${host} to allow, or the domain can never be probed`);
     });
   }
+  list(sources.aiCatalogs).forEach((item, i) => {
+    const catalogSource = record(item);
+    if (catalogSource === undefined) return;
+    const at: ConfigPath = ['sources', 'aiCatalogs', i];
+    claimId([...at, 'id'], catalogSource.id);
+    const urls = strings(catalogSource.catalogs);
+    const hosts = strings(catalogSource.domains);
+    if (urls.length === 0 && hosts.length === 0) add(at, 'give catalogs (catalog URLs) or domains (hosts whose /.well-known/ai-catalog.json is read), or both');
+    urls.forEach(([j, url]) => {
+      if (impossibleUrl(url) !== undefined) return;
+      const refusal = admits(url);
+      if (refusal !== undefined) add([...at, 'catalogs', j], `${refusal}; the catalog must be on the allowlist to be read`);
+    });
+    hosts.forEach(([j, raw]) => {
+      const host = normalizeDomain(raw);
+      if (typeof host !== 'string') return;
+      const refusal = admits(`https://${host}/`);
+      if (refusal !== undefined) add([...at, 'domains', j], `${refusal}; add https://${host} to allow, or the host can never be read`);
+    });
+  });
   list(sources.registries).forEach((item, i) => {
     const registry = record(item);
     if (registry === undefined) return;
@@ -244,8 +264,8 @@ export function crossCheck(doc: Raw, source: YamlSource): Problem[] {
   if (kubernetes !== undefined) claimId(['sources', 'kubernetes', 'id'], kubernetes.id);
 
   const hasAgents =
-    list(doc.static).length > 0 || wellKnown !== undefined || list(sources.registries).length > 0 || kubernetes !== undefined;
-  if (!hasAgents) add([], 'no agent source: list reviewed agents under static, or configure sources.wellKnown, sources.registries or sources.kubernetes');
+    list(doc.static).length > 0 || wellKnown !== undefined || list(sources.aiCatalogs).length > 0 || list(sources.registries).length > 0 || kubernetes !== undefined;
+  if (!hasAgents) add([], 'no agent source: list reviewed agents under static, or configure sources.wellKnown, sources.aiCatalogs, sources.registries or sources.kubernetes');
 
   // --- cache bounds ----------------------------------------------------------------------------
   const cache = record(doc.cache) ?? {};

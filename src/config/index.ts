@@ -27,6 +27,7 @@ export type {
   DomainConfig,
   RoutingConfig,
   WellKnownConfig,
+  AiCatalogConfig,
   RegistryConfig,
   KubernetesConfig,
   SourcesConfig,

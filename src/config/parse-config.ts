@@ -237,6 +237,7 @@ function build(out: SchemaOutput, baseDir: string): DiscoveryConfig {
     },
     sources: {
       ...(sources.wellKnown !== undefined && { wellKnown: { ...sources.wellKnown } }),
+      aiCatalogs: sources.aiCatalogs.map((c) => ({ ...c, catalogs: [...c.catalogs], domains: [...c.domains], versions: { ...c.versions } })),
       registries: sources.registries.map((r) => ({ ...r })),
       ...(sources.kubernetes !== undefined && { kubernetes: { ...sources.kubernetes } }),
     },

@@ -285,8 +285,27 @@ const sources = z.strictObject({
       id: sourceId,
       domains: z.array(domain).min(1),
       pollIntervalMs: positiveInt.default(300_000),
+      // Read each domain's /.well-known/ai-catalog.json first, its agent card when it has none.
+      catalogFirst: z.boolean().default(false),
     })
     .optional(),
+  aiCatalogs: z
+    .array(
+      z.strictObject({
+        id: sourceId,
+        // At least one of catalogs and domains: cross-checks (with the allowlist).
+        catalogs: z.array(checked((value) => impossibleUrl(value))).default([]),
+        domains: z.array(domain).default([]),
+        pollIntervalMs: positiveInt.default(300_000),
+        versions: z.record(text(1024), text(256)).default({}),
+        maxDepth: positiveInt.default(4),
+        maxEntries: positiveInt.default(5_000),
+        maxCatalogs: positiveInt.default(50),
+        maxBytes: positiveInt.default(1_048_576),
+        signatures: z.enum(['off', 'if-present', 'required']).default('if-present'),
+      }),
+    )
+    .default([]),
   registries: z
     .array(
       z.strictObject({

@@ -205,6 +205,31 @@ export interface WellKnownConfig {
   readonly domains: readonly string[];
   /** Default 300,000 ms. */
   readonly pollIntervalMs: number;
+  /** Read each domain's `/.well-known/ai-catalog.json` first, and its agent card only when it has none. Default false. */
+  readonly catalogFirst: boolean;
+}
+
+/** One entry of `sources.aiCatalogs:` (docs/sources.md, "AI Catalog"). */
+export interface AiCatalogConfig {
+  readonly id: string;
+  /** Catalog URLs (https, allowlisted), read as given. */
+  readonly catalogs: readonly string[];
+  /** `host[:port]`: each host's `/.well-known/ai-catalog.json`, or its agent card when it has none. */
+  readonly domains: readonly string[];
+  /** Default 300,000 ms. */
+  readonly pollIntervalMs: number;
+  /** identifier → the version to propose instead of the newest. */
+  readonly versions: Readonly<Record<string, string>>;
+  /** Nesting depth followed. Default 4. */
+  readonly maxDepth: number;
+  /** Entries read over all catalogs of one refresh. Default 5,000. */
+  readonly maxEntries: number;
+  /** Catalog documents read in one refresh. Default 50. */
+  readonly maxCatalogs: number;
+  /** Bytes of one catalog document. Default 1,048,576. */
+  readonly maxBytes: number;
+  /** Catalog signatures and Trust Manifests against `signatures.keys`. Default `if-present`. */
+  readonly signatures: 'off' | 'if-present' | 'required';
 }
 
 /** One entry of `sources.registries:`. */
@@ -233,6 +258,8 @@ export interface KubernetesConfig {
 /** `sources:`, the discovered (not reviewed) agent sources. */
 export interface SourcesConfig {
   readonly wellKnown?: WellKnownConfig;
+  /** Default empty. */
+  readonly aiCatalogs: readonly AiCatalogConfig[];
   /** Default empty. */
   readonly registries: readonly RegistryConfig[];
   readonly kubernetes?: KubernetesConfig;

@@ -111,6 +111,12 @@ export interface EndpointStatus {
   readonly baseUrl: string;
   readonly sources: readonly string[];
   readonly names: readonly string[];
+  /**
+   * What each proposing source said about the endpoint: its record's name and metadata (an AI
+   * Catalog entry's identifier, version, displayName, description and tags; registry tags; the
+   * Kubernetes namespace). Third-party text, for display only: never a reviewed description.
+   */
+  readonly proposals: ReadonlyArray<{ readonly source: string; readonly name: string; readonly metadata: Readonly<Record<string, string>> }>;
   readonly admitted: boolean;
   readonly refusal?: { code: string; reason: string };
   /** `expiresInMs`: time left before the card is due (negative once expired). */
@@ -313,6 +319,11 @@ export class DiscoveryLoop {
   }
 
   /** Runs one cycle now (after the one in progress, if any) and returns the current snapshot. */
+  /** The sources the loop polls, in priority order (for the API: their state, problems and reports). */
+  get sources(): readonly Source[] {
+    return this.#o.sources;
+  }
+
   async refreshNow(): Promise<Snapshot | undefined> {
     await this.#enqueue(() => this.#cycle(false));
     return this.current();
@@ -376,6 +387,7 @@ export class DiscoveryLoop {
         baseUrl: ep.baseUrl,
         sources: ep.sources,
         names: ep.records.map((r) => r.name),
+        proposals: ep.records.map(proposalOf),
         admitted: true,
         ...(entry && {
           cache: {
@@ -407,6 +419,7 @@ export class DiscoveryLoop {
         baseUrl: r.record.baseUrl,
         sources: [r.record.source],
         names: [r.record.name],
+        proposals: [proposalOf(r.record)],
         admitted: false,
         refusal: { code: r.code, reason: r.reason },
       });
@@ -960,4 +973,9 @@ function sameCandidates(a: readonly Candidate[], b: readonly Candidate[]): boole
   if (a.length !== b.length) return false;
   for (let i = 0; i < a.length; i++) if (a[i]!.endpoint !== b[i]!.endpoint || a[i]!.entry !== b[i]!.entry) return false;
   return true;
+}
+
+/** A record as the status shows it. */
+function proposalOf(r: EndpointRecord): EndpointStatus['proposals'][number] {
+  return { source: r.source, name: r.name, metadata: r.metadata };
 }

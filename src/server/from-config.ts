@@ -42,6 +42,7 @@ export function serviceOptionsFromConfig(config: DiscoveryConfig, secrets: Resol
     },
     static: config.static,
     ...(config.sources.wellKnown && { wellKnown: config.sources.wellKnown }),
+    aiCatalogs: config.sources.aiCatalogs,
     registries: config.sources.registries,
     ...(config.sources.kubernetes && { kubernetes: config.sources.kubernetes }),
     health: config.health,

@@ -14,14 +14,14 @@ import { createPolicyFetch, SessionRunner, snapshotTreeBuilder, TreeFactory } fr
 import { SessionOwners } from './session-owners.js';
 import type { CardCacheOptions } from '../cache/index.js';
 import { CardCache } from '../cache/index.js';
-import type { SignatureOptions } from '../card/index.js';
+import type { SignatureMode, SignatureOptions } from '../card/index.js';
 import { signDetached } from '../card/index.js';
 import type { Clock } from '../clock/index.js';
 import { systemClock } from '../clock/index.js';
 import { DiscoveryError } from '../errors.js';
 import type { DiscoveryEvent } from '../events/index.js';
 import { EventStream } from '../events/index.js';
-import type { HostPolicyOptions } from '../fetch/index.js';
+import type { CardFetcher, HostPolicyOptions } from '../fetch/index.js';
 import { createCardFetcher, HostPolicy, isLoopbackHost } from '../fetch/index.js';
 import type { HealthOptions } from '../health/index.js';
 import type { DiscoveryLoopOptions } from '../loop/index.js';
@@ -31,7 +31,7 @@ import type { RoutingCase } from '../routing/index.js';
 import { casesFromVocabulary, evaluateRouting, loadCases } from '../routing/index.js';
 import { TagVocabulary } from '../match/index.js';
 import type { KubernetesSourceOptions, Source, StaticAgentConfig } from '../sources/index.js';
-import { kubernetesSource, registrySource, staticSource, wellKnownSource } from '../sources/index.js';
+import { aiCatalogSource, CatalogArtifacts, kubernetesSource, registrySource, staticSource, wellKnownSource } from '../sources/index.js';
 import { resolveEndpoints } from '../resolve/index.js';
 import { SnapshotStore } from '../snapshot/index.js';
 import type { OpenStateStoreOptions, StateStore } from '../store/index.js';
@@ -90,7 +90,22 @@ export interface ServiceOptions {
    */
   routing?: { minAccuracy?: number; gate?: boolean; cases?: readonly RoutingCase[]; casesFile?: string };
   static?: readonly StaticAgentConfig[];
-  wellKnown?: { id: string; domains: readonly string[]; pollIntervalMs?: number };
+  /** `catalogFirst`: read each domain's `/.well-known/ai-catalog.json` first (an AI Catalog source over the domains). */
+  wellKnown?: { id: string; domains: readonly string[]; pollIntervalMs?: number; catalogFirst?: boolean };
+  /** AI Catalog sources (docs/sources.md): catalogs and hosts; signatures checked against `signatures.keys`. */
+  aiCatalogs?: ReadonlyArray<{
+    id: string;
+    catalogs?: readonly string[];
+    domains?: readonly string[];
+    pollIntervalMs?: number;
+    versions?: Readonly<Record<string, string>>;
+    maxDepth?: number;
+    maxEntries?: number;
+    maxCatalogs?: number;
+    /** Bytes of one catalog document. Default 1,048,576. */
+    maxBytes?: number;
+    signatures?: SignatureMode;
+  }>;
   registries?: ReadonlyArray<{ id: string; url: string; pollIntervalMs?: number; maxPages?: number }>;
   kubernetes?: Omit<KubernetesSourceOptions, 'events' | 'clock'>;
   health?: HealthOptions & { staticEnterAfter?: number };
@@ -174,8 +189,11 @@ export async function startService(o: ServiceOptions): Promise<RunningService> {
     ...(o.cache?.maxFetchesPerOrigin !== undefined && { maxConnectionsPerOrigin: o.cache.maxFetchesPerOrigin }),
   });
   const { maxBodyBytes: _m, totalTimeoutMs: _t, ...cacheOptions } = o.cache ?? {};
+  // Cards carried inline in AI Catalogs reach the cache through this table, as do publishers' digest pins.
+  const artifacts = new CatalogArtifacts();
   const cache = new CardCache({
-    fetcher,
+    fetcher: artifacts.fetcher(fetcher, { ...(o.cache?.maxBodyBytes !== undefined && { maxBodyBytes: o.cache.maxBodyBytes }) }),
+    pins: artifacts,
     hostPolicy: policy,
     store: store.cards,
     clock,
@@ -189,7 +207,31 @@ export async function startService(o: ServiceOptions): Promise<RunningService> {
 
   const sources: Source[] = [];
   if (o.static && o.static.length > 0) sources.push(staticSource({ agents: o.static }));
-  if (o.wellKnown) sources.push(wellKnownSource(o.wellKnown));
+  // AI Catalog documents are larger than cards: their own fetchers, bounded by each source's maxBytes.
+  const catalogFetchers: CardFetcher[] = [];
+  const catalogSource = (c: NonNullable<ServiceOptions['aiCatalogs']>[number]): Source => {
+    const catalogFetcher = createCardFetcher({
+      policy,
+      ...(o.credentials && { credentials: o.credentials }),
+      maxBodyBytes: c.maxBytes ?? 1_048_576,
+      ...(o.cache?.totalTimeoutMs !== undefined && { totalTimeoutMs: o.cache.totalTimeoutMs }),
+    });
+    catalogFetchers.push(catalogFetcher);
+    const { maxBytes: _b, signatures: mode, ...rest } = c;
+    return aiCatalogSource({
+      ...rest,
+      fetcher: catalogFetcher,
+      hostPolicy: policy,
+      artifacts,
+      signatures: { ...o.signatures, mode: mode ?? 'if-present' },
+      cache: { ...pick(o.cache, ['defaultTtlMs', 'minTtlMs', 'maxTtlMs', 'maxStaleMs', 'backoffBaseMs', 'backoffMaxMs']) },
+      events,
+      clock,
+    });
+  };
+  if (o.wellKnown?.catalogFirst === true) sources.push(catalogSource({ id: o.wellKnown.id, domains: o.wellKnown.domains, ...(o.wellKnown.pollIntervalMs !== undefined && { pollIntervalMs: o.wellKnown.pollIntervalMs }) }));
+  else if (o.wellKnown) sources.push(wellKnownSource(o.wellKnown));
+  for (const c of o.aiCatalogs ?? []) sources.push(catalogSource(c));
   for (const r of o.registries ?? []) sources.push(registrySource({ ...r, fetcher, events, clock }));
   if (o.kubernetes) sources.push(kubernetesSource({ ...o.kubernetes, events, clock }));
   sources.push(...(o.extraSources ?? []));
@@ -409,7 +451,7 @@ export async function startService(o: ServiceOptions): Promise<RunningService> {
   } catch (err) {
     await follow.close();
     offStoreOk();
-    await Promise.allSettled([fetcher.close(), policyFetch.close(), sessionStore.close(), inspector.close()]);
+    await Promise.allSettled([fetcher.close(), ...catalogFetchers.map((f) => f.close()), policyFetch.close(), sessionStore.close(), inspector.close()]);
     if (ownStore) await store.close().catch(() => undefined);
     const code = (err as NodeJS.ErrnoException).code;
     throw new DiscoveryError(
@@ -467,7 +509,7 @@ export async function startService(o: ServiceOptions): Promise<RunningService> {
         journal.close();
         buffer.close();
         await cache.close();
-        await Promise.allSettled([fetcher.close(), policyFetch.close(), inspector.close()]);
+        await Promise.allSettled([fetcher.close(), ...catalogFetchers.map((f) => f.close()), policyFetch.close(), inspector.close()]);
         if (ownStore) await store.close().catch((err: unknown) => storeLog.error({ err: (err as Error).message }, 'closing the state store failed'));
         offLog();
         events.close();
@@ -536,4 +578,11 @@ function routeAdkLogs(log: Logger): void {
     error: (...args) => adk.error(text(args)),
     setLogLevel: () => undefined,
   });
+}
+
+/** The named fields of an optional object that are set. */
+function pick<T extends object, K extends keyof T>(from: T | undefined, keys: readonly K[]): Partial<Pick<T, K>> {
+  const out: Partial<Pick<T, K>> = {};
+  if (from !== undefined) for (const k of keys) if (from[k] !== undefined) out[k] = from[k];
+  return out;
 }

@@ -106,8 +106,8 @@ const DEFAULT_MAX_CATALOGS = 50;
 /**
  * Creates an AI Catalog source. Pure: validates the options and does no I/O.
  *
- * Records: `name` = the trailing segment of the entry's identifier (after its last `:` or `/`,
- * the specification's display-name fallback), `baseUrl` = the card's URL (`#card` appended when
+ * Records: `name` = the trailing segment of the entry's identifier (after its last `:`, `/` or
+ * `#`, the specification's display-name fallback), `baseUrl` = the card's URL (`#card` appended when
  * its path does not end in `.json`, so it is fetched exactly there) or, for inline `data`,
  * `<catalog URL>#card=<identifier>`; `metadata` = `{ catalog, entry, identifier, version?,
  * displayName?, description?, tags?, pinnedSha256? }` (third-party text, display only).
@@ -351,8 +351,10 @@ class CatalogSource implements AiCatalogSource {
     }
     walk.documents.add(key);
     let entry: CacheEntry<AiCatalog, string>;
+    // A fresh catalog is read without a request: reported as a hit (the entry keeps its last fetch's outcome).
+    const fresh = this.#cache.fresh(key);
     try {
-      entry = await this.#cache.get(key);
+      entry = fresh ?? (await this.#cache.get(key));
       if (!entry.usable) throw new DiscoveryError(entry.lastError?.code ?? 'ERR_FETCH_NETWORK', entry.lastError?.message ?? `${key}: the last good copy is past its allowed staleness`, { url: key, stage: 'source' });
     } catch (err) {
       walk.reports.push({ url: key, via, depth, outcome: 'failed', entries: 0, cards: 0, nested: 0, ignored: 0, error: err instanceof Error ? err.message : String(err) });
@@ -362,7 +364,7 @@ class CatalogSource implements AiCatalogSource {
       walk.problems.push({ path: key, message: `the catalog could not be refreshed (${entry.lastError.message}); its last good copy is used` });
     }
     await this.#walk(entry.card, key, depth, via, [...path, key], walk, {
-      outcome: entry.lastOutcome,
+      outcome: fresh !== undefined ? 'hit' : entry.lastOutcome,
       ...(entry.etag !== undefined && { etag: entry.etag }),
       ...(entry.signature !== undefined && { signature: entry.signature }),
     });
@@ -535,10 +537,14 @@ function documentError(code: DiscoveryError['code'], url: string, problems: read
   return new DiscoveryError(code, `catalog ${url} ${what}: ${shown}${more}`, { url, stage, path: problems[0]?.path ?? '$', problems });
 }
 
-/** The trailing segment of an identifier, after its last `:` or `/` (the specification's name fallback). */
+/**
+ * The trailing segment of an identifier, after its last `:`, `/` or `#` (the specification's
+ * display-name fallback, extended to fragments: `https://c.example/.well-known/ai-catalog.json#billing`
+ * → `billing`).
+ */
 function trailingSegment(identifier: string): string {
-  const trimmed = identifier.replace(/[:/]+$/, '');
-  const i = Math.max(trimmed.lastIndexOf(':'), trimmed.lastIndexOf('/'));
+  const trimmed = identifier.replace(/[:/#]+$/, '');
+  const i = Math.max(trimmed.lastIndexOf(':'), trimmed.lastIndexOf('/'), trimmed.lastIndexOf('#'));
   const tail = trimmed.slice(i + 1);
   return tail === '' ? identifier : tail;
 }

@@ -70,7 +70,7 @@ describe('the shipped example (examples/discovery.yaml)', () => {
     assert.deepEqual(config.needs[0], { tag: 'billing', inputModes: ['text/plain'], outputModes: ['text/plain'] });
     assert.deepEqual(config.needs[1], { tag: 'warranty' });
     assert.deepEqual(config.static.map((a) => [a.name, a.critical]), [['billing_agent', true], ['warranty_agent', false]]);
-    assert.deepEqual(config.sources.wellKnown, { id: 'partners', domains: ['agents.partner.example.com'], pollIntervalMs: 300_000 });
+    assert.deepEqual(config.sources.wellKnown, { id: 'partners', domains: ['agents.partner.example.com'], pollIntervalMs: 300_000, catalogFirst: false });
     assert.deepEqual(config.sources.registries, [{ id: 'catalog', url: 'https://registry.example.com/agents.json', pollIntervalMs: 300_000, maxPages: 20 }]);
     assert.deepEqual(config.sources.kubernetes, { id: 'cluster', namespace: 'support', labelSelector: 'a2a.example.com/agent=true', scheme: 'https', resyncIntervalMs: 300_000 });
     assert.deepEqual(config.root, { kind: 'routed', name: 'orchestrator', fallback: 'billing_agent' });
@@ -126,7 +126,7 @@ describe('defaults', () => {
     assert.deepEqual(config.signatures, { mode: 'if-present', keys: [] });
     assert.deepEqual(config.needs, []);
     assert.deepEqual(config.policies, { requireStreaming: false, maxAgents: 16 });
-    assert.deepEqual(config.sources, { registries: [] });
+    assert.deepEqual(config.sources, { aiCatalogs: [], registries: [] });
     assert.deepEqual(config.health, { enterAfter: 2, leaveAfter: 3, leaveWhileUsable: false, staticEnterAfter: 1 });
     assert.deepEqual(config.cache, {
       defaultTtlMs: 300_000,

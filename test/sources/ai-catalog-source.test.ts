@@ -163,8 +163,10 @@ describe('AI Catalog source against loopback catalogs', () => {
     );
     const source = make({ cache: { minTtlMs: 1_000 } });
     const first = await source.refresh();
+    assert.equal(source.catalogs()[0]?.outcome, 'changed');
     await source.refresh();
     assert.equal(server.count('/.well-known/ai-catalog.json'), 1);
+    assert.equal(source.catalogs()[0]?.outcome, 'hit', 'a fresh catalog is read without a request');
     await clock.advance(61_000);
     const third = await source.refresh();
     assert.equal(server.count('/.well-known/ai-catalog.json'), 2);
