@@ -47,7 +47,7 @@ export interface AiCatalogRouteOptions {
 /** The route and its one memoized document (the current digest's). */
 export class AiCatalogRoute {
   readonly #o: AiCatalogRouteOptions;
-  #memo: { digest: string; body: Promise<string> } | undefined;
+  #memo: { digest: string; self: string; body: Promise<string> } | undefined;
 
   constructor(options: AiCatalogRouteOptions) {
     this.#o = options;
@@ -66,13 +66,15 @@ export class AiCatalogRoute {
     const headers = { etag, 'cache-control': this.#o.cacheControl ?? 'max-age=60' };
     // §15.4.5: a 304 carries the ETag and Cache-Control a 200 would have carried.
     if (matches(c.req.header('if-none-match'), etag)) return c.body(null, 304, headers);
-    return c.body(await this.document(snapshot), 200, { ...headers, 'content-type': AI_CATALOG_MEDIA_TYPE });
+    // The catalog's own URL, as this client addresses it (the Host was checked by the guard).
+    const self = `${new URL(c.req.url).origin}${c.req.path}`;
+    return c.body(await this.document(snapshot, self), 200, { ...headers, 'content-type': AI_CATALOG_MEDIA_TYPE });
   }
 
-  /** The document of `snapshot` as JSON text, built and signed once per digest. */
-  document(snapshot: Snapshot): Promise<string> {
-    if (this.#memo?.digest === snapshot.digest) return this.#memo.body;
-    const memo = { digest: snapshot.digest, body: this.#build(snapshot) };
+  /** The document of `snapshot` served at `self`, as JSON text, built and signed once per digest (and address). */
+  document(snapshot: Snapshot, self: string): Promise<string> {
+    if (this.#memo?.digest === snapshot.digest && this.#memo.self === self) return this.#memo.body;
+    const memo = { digest: snapshot.digest, self, body: this.#build(snapshot, self) };
     this.#memo = memo;
     memo.body.catch(() => {
       // A failed build is not kept: the next request tries again.
@@ -81,9 +83,9 @@ export class AiCatalogRoute {
     return memo.body;
   }
 
-  async #build(snapshot: Snapshot): Promise<string> {
+  async #build(snapshot: Snapshot, self: string): Promise<string> {
     const { signing } = this.#o;
-    const doc = await buildAiCatalog(snapshot, { hostName: this.#o.hostName ?? 'a2a-discovery', endpoints: this.#o.endpoints(), cardUrl: this.#o.cardUrl });
+    const doc = await buildAiCatalog(snapshot, { hostName: this.#o.hostName ?? 'a2a-discovery', self, endpoints: this.#o.endpoints(), cardUrl: this.#o.cardUrl });
     return JSON.stringify(signing ? await signDetached(doc, signing.key, { alg: signing.alg ?? 'ES256', kid: signing.kid }) : doc);
   }
 }

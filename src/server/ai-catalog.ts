@@ -20,6 +20,8 @@ const AIR_URN = 'urn:air:';
 export interface BuildAiCatalogOptions {
   /** `host.displayName`. */
   hostName: string;
+  /** The catalog's own URL: entries we identify are `<self>#<local name>`. */
+  self: string;
   /** The admitted endpoints with the records that proposed them (where `urn:air:` identifiers come from). */
   endpoints: readonly AdmittedEndpoint[];
   /** The card URL the cache recorded for an endpoint key, when it holds one. */
@@ -34,11 +36,13 @@ export interface BuildAiCatalogOptions {
  * card URL, without its `#card` mark when another catalog gave it), or `data`, the card's JSON as
  * received, for a card carried inline in another catalog (a key with `#card=`). Its `identifier`
  * is the `urn:air:` identifier of the first record that proposed the endpoint with one in its
- * metadata (a projection keeps it, as the specification requires), else the card URL (the
- * endpoint key for an inline card).
+ * metadata (a projection keeps it, as the specification requires), else `<self>#<local name>`:
+ * an identifier under our control (the specification asks a catalog operator that is not the
+ * publisher for one), stable while the agent keeps its local name, and whose trailing segment is
+ * that name, so another a2a-discovery reading this catalog names the agent as we do.
  *
  * @example
- * const doc = await buildAiCatalog(loop.current()!, { hostName: 'a2a-discovery', endpoints: [], cardUrl: async () => undefined });
+ * const doc = await buildAiCatalog(loop.current()!, { hostName: 'a2a-discovery', self: 'https://discovery.example.com/.well-known/ai-catalog.json', endpoints: [], cardUrl: async () => undefined });
  */
 export async function buildAiCatalog(snapshot: Snapshot, o: BuildAiCatalogOptions): Promise<Record<string, unknown>> {
   const byKey = new Map(o.endpoints.map((e) => [e.baseUrl, e]));
@@ -47,7 +51,7 @@ export async function buildAiCatalog(snapshot: Snapshot, o: BuildAiCatalogOption
     const urn = byKey.get(a.baseUrl)?.records.find((r) => r.metadata['identifier']?.startsWith(AIR_URN) === true)?.metadata['identifier'];
     const url = isInlineCardKey(a.baseUrl) ? undefined : await cardUrlOf(a.baseUrl, o.cardUrl);
     entries.push({
-      identifier: urn ?? url ?? a.baseUrl,
+      identifier: urn ?? `${o.self}#${a.localName}`,
       type: A2A_CARD_MEDIA_TYPE,
       ...(url !== undefined ? { url } : { data: cardJson(a) }),
       displayName: a.localName,

@@ -1,0 +1,116 @@
+/**
+ * One a2a-discovery instance discovers through another's published AI Catalog, end to end: real
+ * A2A peers (ADK JS `toA2a`), instance A with static agents and `server.catalog` on, instance B
+ * with only an AI Catalog source on A's `/.well-known/ai-catalog.json`. B publishes the same
+ * agents under A's local names, never A's reviewed text as its own descriptions, revalidates A's
+ * catalog with a 304 when nothing changed, follows A's next snapshot, and a chat turn on B reaches
+ * the peer.
+ */
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { startService } from '../../src/server/index.js';
+import type { RunningService } from '../../src/server/index.js';
+import { createLogger } from '../../src/server/logger.js';
+import type { AiCatalogSource } from '../../src/sources/index.js';
+import type { RunningPeer } from '../helpers/a2a-peers.js';
+import { startAdkPeer } from '../helpers/a2a-peers.js';
+import { adkStyleCard } from '../helpers/cards.js';
+import { listSource, type ListSource } from '../helpers/list-source.js';
+
+const vocabulary = [
+  { tag: 'billing', description: 'Invoices and payments (B reviewed this).', keywords: ['invoice', 'charged'] },
+  { tag: 'warranty', description: 'Warranty status (B reviewed this).', keywords: ['warranty', 'serial'] },
+  { tag: 'returns', description: 'Returns (B reviewed this).', keywords: ['return'] },
+];
+
+let billing: RunningPeer;
+let warranty: RunningPeer;
+let returns: RunningPeer;
+let a: RunningService;
+let b: RunningService;
+let partners: ListSource;
+
+before(async () => {
+  billing = await startAdkPeer({ name: 'billing', description: 'Billing.', reply: 'billing: invoice 4411 was charged once', card: (port) => adkStyleCard(port, 'Billing Agent', [{ id: 'invoices', tags: ['billing'] }]) });
+  warranty = await startAdkPeer({ name: 'warranty', description: 'Warranty.', reply: 'warranty: serial 123 is covered until 2027', card: (port) => adkStyleCard(port, 'Warranty Agent', [{ id: 'status', tags: ['warranty'] }]) });
+  returns = await startAdkPeer({ name: 'returns', description: 'Returns.', reply: 'returns: label sent', card: (port) => adkStyleCard(port, 'Returns Agent', [{ id: 'start', tags: ['returns'] }]) });
+  const peers = [billing, warranty, returns].map((p) => new URL(p.baseUrl).origin);
+  partners = listSource('partners');
+  a = await startService({
+    port: 0,
+    policy: { allow: peers, allowLoopback: true },
+    vocabulary: vocabulary.map((v) => ({ ...v, description: v.description.replace('B', 'A') })),
+    needs: vocabulary.map((v) => ({ tag: v.tag })),
+    static: [
+      { name: 'billing_agent', url: billing.baseUrl, description: 'A: answers invoice questions.', tags: ['billing'] },
+      { name: 'warranty_agent', url: warranty.baseUrl, description: 'A: answers warranty questions.', tags: ['warranty'] },
+    ],
+    extraSources: [partners],
+    // no-cache: B revalidates on every poll (a 304 while A's digest stands).
+    catalog: { enabled: true, cacheControl: 'no-cache' },
+    health: { enterAfter: 1 },
+    cache: { minTtlMs: 0 },
+    loop: { cycleIntervalMs: 600_000 },
+    logger: createLogger({ level: 'silent' }),
+  });
+  b = await startService({
+    port: 0,
+    // B trusts A's catalog and the peers it lists: a catalog never widens B's allowlist.
+    policy: { allow: [new URL(a.url).origin, ...peers], allowLoopback: true },
+    vocabulary,
+    needs: vocabulary.map((v) => ({ tag: v.tag })),
+    aiCatalogs: [{ id: 'upstream', catalogs: [`${a.url}/.well-known/ai-catalog.json`], pollIntervalMs: 1 }],
+    health: { enterAfter: 1 },
+    cache: { minTtlMs: 0 },
+    loop: { cycleIntervalMs: 600_000 },
+    logger: createLogger({ level: 'silent' }),
+  });
+});
+
+after(async () => {
+  await b?.close();
+  await a?.close();
+  await Promise.all([billing?.close(), warranty?.close(), returns?.close()]);
+});
+
+test("B's snapshot has A's agents under A's local names, B's reviewed descriptions, and their provenance", async () => {
+  const snapshot = b.loop.current();
+  assert.ok(snapshot, 'B published a snapshot');
+  assert.deepEqual(snapshot.agents.map((x) => x.localName), ['billing_agent', 'warranty_agent']);
+  for (const agent of snapshot.agents) {
+    assert.match(agent.description, /B reviewed this/, "B's vocabulary, never A's text");
+    assert.doesNotMatch(agent.description, /A: answers/);
+  }
+  const endpoints = await b.loop.status();
+  const w = endpoints.find((e) => e.baseUrl === warranty.cardUrl)!;
+  assert.equal(w.state.verdict, 'selected');
+  assert.deepEqual(w.sources, ['upstream']);
+  const meta = w.proposals[0]!.metadata;
+  assert.equal(meta.catalog, `${a.url}/.well-known/ai-catalog.json`);
+  assert.equal(meta.displayName, 'warranty_agent');
+  assert.equal(meta.description, 'A: answers warranty questions.', "A's text is B's provenance, shown, not used");
+});
+
+test('a chat turn on B reaches the peer A listed', async () => {
+  const res = await fetch(`${b.url}/api/chat`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ message: 'Is serial 123 under warranty?' }) });
+  const body = (await res.json()) as { author: string; reply: string; digest: string };
+  assert.equal(res.status, 200, JSON.stringify(body));
+  assert.equal(body.author, 'warranty_agent');
+  assert.match(body.reply, /serial 123 is covered/);
+  assert.equal(body.digest, b.loop.current()!.digest);
+});
+
+test("A's next snapshot reaches B through the catalog: nothing changed is a 304, a new agent is published", async () => {
+  const source = b.loop.sources.find((s) => s.id === 'upstream') as AiCatalogSource;
+  await b.loop.refreshNow();
+  assert.equal(source.catalogs()[0]?.outcome, 'revalidated', 'an unchanged catalog is revalidated (the ETag is the digest)');
+
+  partners.set([{ name: 'returns', baseUrl: returns.baseUrl, metadata: {} }]);
+  const next = await a.loop.refreshNow();
+  assert.ok(next?.agents.some((x) => x.localName === 'returns'), JSON.stringify(next?.agents.map((x) => x.localName)));
+  const published = await b.loop.refreshNow();
+  assert.deepEqual(published?.agents.map((x) => x.localName), ['billing_agent', 'returns', 'warranty_agent']);
+  assert.equal(source.catalogs()[0]?.outcome, 'changed');
+  const turn = await fetch(`${b.url}/api/chat`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ message: 'I want to return my headphones' }) });
+  assert.equal(((await turn.json()) as { author: string }).author, 'returns');
+});
