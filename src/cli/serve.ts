@@ -99,7 +99,7 @@ Example:
 
   program
     .command('demo')
-    .description('Run the whole product on loopback: real A2A agents, a registry catalog and the service, playing the "morning of changes".')
+    .description('Run the whole product on loopback: real A2A agents, a registry catalog, the service and a downstream instance discovering through its AI Catalog, playing the "morning of changes".')
     .option('--speed <n>', 'scenario minutes per real second (default 1: the morning takes about 40 s)', positive, 1)
     .option('--no-scenario', 'start the agents and the service, but play no changes')
     .option('--port <n>', 'service port (0 picks a free one)', port, 7340)

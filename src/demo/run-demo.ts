@@ -2,8 +2,9 @@
  * `a2a-discovery demo`: the whole product on loopback with no external service and no model key.
  * It starts real A2A agents (billing and returns on ADK JS `toA2a`, speaking 0.3; warranty on
  * @a2a-js/sdk 1.x, speaking only 1.0), a registry catalog the discovery sources poll, and the
- * service over a generated configuration; then it plays the seed's "morning of changes" on a
- * compressed clock and keeps running until stopped.
+ * service over a generated configuration, publishing its snapshot as an AI Catalog that a second,
+ * downstream instance discovers the agents through; then it plays the seed's "morning of changes"
+ * on a compressed clock and keeps running until stopped.
  */
 import { mkdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -35,6 +36,8 @@ export interface DemoOptions {
 export interface RunningDemo {
   readonly url: string;
   readonly service: RunningService;
+  /** The second instance, discovering the agents through the first one's AI Catalog. */
+  readonly downstream: RunningService;
   readonly configFile: string;
   /** Resolves when the scenario has played (immediately with `scenario: false`). */
   readonly scenarioDone: Promise<void>;
@@ -104,7 +107,8 @@ export async function runDemo(options: DemoOptions = {}): Promise<RunningDemo> {
       },
     ];
     const configDoc = {
-      server: { host: '127.0.0.1', port: options.port ?? 7340 },
+      // The service publishes its snapshot as an AI Catalog; the demo's second instance reads it.
+      server: { host: '127.0.0.1', port: options.port ?? 7340, catalog: { enabled: true, cacheControl: 'no-cache', hostName: 'a2a-discovery demo' } },
       allow: origins,
       allowLoopback: true,
       vocabulary,
@@ -133,14 +137,7 @@ export async function runDemo(options: DemoOptions = {}): Promise<RunningDemo> {
     });
 
     const url = service.url;
-    out(`a2a-discovery demo`);
-    out(`  dashboard   ${url}/`);
-    out(`  API         ${url}/api/snapshot   ${url}/api/endpoints   ${url}/metrics`);
-    out(`  config      ${configFile}`);
-    out(`  store       ${service.store.status().location} (SQLite: snapshots, pins, conversations and the journal survive a restart)`);
-    out(`  chat        curl -s ${url}/api/chat -H 'content-type: application/json' -d '{"sessionId":"me","message":"Is serial 123 under warranty?"}'`);
-    out(`  peers       billing ${billing.baseUrl} (A2A 0.3)  returns ${returns.baseUrl} (0.3)  warranty ${warranty.baseUrl} (1.0 only)`);
-
+    const first = service.loop.current();
     const clockStart = Date.now();
     const at = () => {
       const m = Math.floor((Date.now() - clockStart) / minute);
@@ -148,23 +145,58 @@ export async function runDemo(options: DemoOptions = {}): Promise<RunningDemo> {
     };
     // Endpoints out of snapshots: their failures are narrated as retries, not as stale serving.
     const removed = new Set<string>();
+    // Narration starts now (nothing published while the downstream instance starts is missed) and
+    // is held until the header below is printed.
+    let held: string[] | undefined = first ? [`[${at()}] snapshot v${first.version} ${first.digest.slice(0, 12)}: ${first.agents.map((a) => a.localName).join(', ') || '(no agents)'}`] : [];
+    const say = (line: string): void => void (held !== undefined ? held.push(line) : out(line));
     const offNarration = service.events.subscribe((e: DiscoveryEvent) => {
-      if (e.type === 'snapshot.published') out(`[${at()}] snapshot v${e.version} ${e.digest.slice(0, 12)}: ${e.agents.join(', ') || '(no agents)'}`);
-      else if (e.type === 'alert' && ['skills-changed', 'repeated-failures', 'mass-removal', 'endpoint-changed'].includes((e as AlertEvent).kind)) out(`[${at()}] alert ${e.kind}: ${e.message}`);
+      if (e.type === 'snapshot.published') say(`[${at()}] snapshot v${e.version} ${e.digest.slice(0, 12)}: ${e.agents.join(', ') || '(no agents)'}`);
+      else if (e.type === 'alert' && ['skills-changed', 'repeated-failures', 'mass-removal', 'endpoint-changed'].includes((e as AlertEvent).kind)) say(`[${at()}] alert ${e.kind}: ${e.message}`);
       else if (e.type === 'card.result' && e.outcome === 'stale') {
-        out(`[${at()}] ${e.endpoint} failed (${e.code}); ${removed.has(e.endpoint) ? 'out of snapshots, retried on backoff' : 'its card is served stale'}`);
-      } else if (e.type === 'health.changed' && (e.to === 'degraded' || e.to === 'removed')) out(`[${at()}] ${e.endpoint} is ${e.to}`);
+        say(`[${at()}] ${e.endpoint} failed (${e.code}); ${removed.has(e.endpoint) ? 'out of snapshots, retried on backoff' : 'its card is served stale'}`);
+      } else if (e.type === 'health.changed' && (e.to === 'degraded' || e.to === 'removed')) say(`[${at()}] ${e.endpoint} is ${e.to}`);
       if (e.type === 'health.changed') {
         if (e.to === 'removed') removed.add(e.endpoint);
         else removed.delete(e.endpoint);
       }
       else if (e.type === 'routing.evaluated') {
-        out(
+        say(
           `[${at()}] routing of candidate v${e.version} ${e.digest.slice(0, 12)}: ${(e.accuracy * 100).toFixed(0)}% of ${e.evaluated} labelled cases routed right ` +
             `(threshold ${(e.minAccuracy * 100).toFixed(0)}%)${e.passed ? '' : e.held ? '; held' : '; below the threshold, alert raised'}`,
         );
-      } else if (e.type === 'alert' && e.kind === 'routing-accuracy') out(`[${at()}] alert ${e.kind}: ${e.message}`);
+      } else if (e.type === 'alert' && e.kind === 'routing-accuracy') say(`[${at()}] alert ${e.kind}: ${e.message}`);
     });
+    // A second instance that knows no agent: it discovers them through the first one's AI Catalog
+    // (with its own allowlist: a catalog never widens it), in memory, with its own reviewed vocabulary.
+    const catalogUrl = `${url}/.well-known/ai-catalog.json`;
+    const downstream = await startService({
+      port: 0,
+      policy: { allow: [new URL(url).origin, ...origins], allowLoopback: true },
+      vocabulary,
+      needs: configDoc.needs,
+      aiCatalogs: [{ id: 'upstream', catalogs: [catalogUrl], pollIntervalMs: Math.round(minute / 2) }],
+      health: { enterAfter: 1, leaveAfter: 3 },
+      cache: configDoc.cache,
+      loop: { cycleIntervalMs: Math.max(100, Math.round(minute / 2)), startupTimeoutMs: 5_000 },
+      store: 'memory',
+      logger: options.logger ?? createLogger({ level: 'error' }),
+    }).catch(async (err: unknown) => {
+      offNarration();
+      await service.close();
+      throw err;
+    });
+    out(`a2a-discovery demo`);
+    out(`  dashboard   ${url}/`);
+    out(`  API         ${url}/api/snapshot   ${url}/api/endpoints   ${url}/metrics`);
+    out(`  config      ${configFile}`);
+    out(`  store       ${service.store.status().location} (SQLite: snapshots, pins, conversations and the journal survive a restart)`);
+    out(`  chat        curl -s ${url}/api/chat -H 'content-type: application/json' -d '{"sessionId":"me","message":"Is serial 123 under warranty?"}'`);
+    out(`  peers       billing ${billing.baseUrl} (A2A 0.3)  returns ${returns.baseUrl} (0.3)  warranty ${warranty.baseUrl} (1.0 only)`);
+    out(`  catalog     ${catalogUrl} (this instance's snapshot as an AI Catalog)`);
+    out(`  downstream  ${downstream.url}/ a second instance that discovers the agents through that catalog`);
+    for (const line of held) out(line);
+    held = undefined;
+
 
     const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
     const waitFor = async (check: () => boolean, limitMs: number) => {
@@ -174,8 +206,13 @@ export async function runDemo(options: DemoOptions = {}): Promise<RunningDemo> {
     };
     const names = () => service.loop.current()?.agents.map((a) => a.localName) ?? [];
 
-    const first = service.loop.current();
-    if (first) out(`[${at()}] snapshot v${first.version} ${first.digest.slice(0, 12)}: ${first.agents.map((a) => a.localName).join(', ') || '(no agents)'}`);
+    const offDownstream = downstream.events.subscribe((e: DiscoveryEvent) => {
+      if (e.type === 'snapshot.published') out(`[${at()}] downstream snapshot v${e.version} ${e.digest.slice(0, 12)} (through the catalog): ${e.agents.join(', ') || '(no agents)'}`);
+    });
+    const downstreamNames = () => downstream.loop.current()?.agents.map((a) => a.localName) ?? [];
+
+    const firstDownstream = downstream.loop.current();
+    if (firstDownstream) out(`[${at()}] downstream snapshot v${firstDownstream.version} ${firstDownstream.digest.slice(0, 12)} (through the catalog): ${firstDownstream.agents.map((a) => a.localName).join(', ') || '(no agents)'}`);
 
     const scenarioDone = (async () => {
       if (options.scenario === false) return;
@@ -197,6 +234,11 @@ export async function runDemo(options: DemoOptions = {}): Promise<RunningDemo> {
       out(`          new session demo-mid   (v${service.loop.snapshots.get(mid.digest)?.version}) → ${mid.author}: ${mid.reply}`);
       out(`          pinned session demo-early (v${service.loop.snapshots.get(early2.digest)?.version}) → ${early2.author}: ${early2.reply}`);
       await service.sessions.end('demo-mid');
+      if (await waitFor(() => downstreamNames().includes('warranty_agent'), 5 * minute + 10_000)) {
+        const remote = await downstream.sessions.run('demo-downstream', question);
+        out(`          downstream session demo-downstream (v${downstream.loop.snapshots.get(remote.digest)?.version}) → ${remote.author}: ${remote.reply}`);
+        await downstream.sessions.end('demo-downstream');
+      } else out(`[${at()}] the downstream instance has not seen warranty_agent yet`);
 
       await sleep(Math.max(0, clockStart + 20 * minute - Date.now()));
       out(`[${at()}] the returns team adds an "exchange" skill to its card`);
@@ -218,11 +260,14 @@ export async function runDemo(options: DemoOptions = {}): Promise<RunningDemo> {
     return {
       url,
       service,
+      downstream,
       configFile,
       scenarioDone,
       async close() {
         offNarration();
+        offDownstream();
         warranty.setHang(false);
+        await downstream.close();
         await service.close();
         await Promise.allSettled(peers.map((p) => p.close()));
         await rm(dir, { recursive: true, force: true });

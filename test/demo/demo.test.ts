@@ -28,6 +28,10 @@ test('the demo publishes A (billing, returns), B (+ warranty), C (returns change
     assert.notEqual(turn.author, 'warranty_agent', 'A has no warranty agent');
     assert.ok(lines.some((l) => /alert skills-changed: returns_agent/.test(l)));
     assert.ok(lines.some((l) => /new session demo-mid .* → warranty_agent: Warranty here \(A2A 1\.0\)/.test(l)));
+    // The second instance knows no agent: it discovers them through the first one's AI Catalog.
+    assert.ok(lines.some((l) => /downstream snapshot v\d+ \w+ \(through the catalog\): billing_agent, returns_agent, warranty_agent$/.test(l)), lines.join('\n'));
+    assert.ok(lines.some((l) => /downstream session demo-downstream \(v\d+\) → warranty_agent: Warranty here \(A2A 1\.0\)/.test(l)), lines.join('\n'));
+    assert.deepEqual(demo.downstream.loop.status !== undefined && (await demo.downstream.loop.status()).find((e) => e.baseUrl.startsWith(new URL(demo.url).origin) === false && e.names.includes('warranty_agent'))?.sources, ['upstream']);
     // Routing is evaluated on the vocabulary's examples before each publication that changes it.
     const B = tail[1]!;
     assert.ok(lines.some((l) => new RegExp(`routing of candidate v\\d+ ${A!.digest.slice(0, 12)}: 100% of 4 labelled cases routed right`).test(l)), 'A: the warranty examples are skipped');
