@@ -47,7 +47,8 @@ function plural(n: number, word: string): string {
 export function describeConfig(config: DiscoveryConfig): string {
   const sources = [
     ...(config.static.length > 0 ? ['static'] : []),
-    ...(config.sources.wellKnown !== undefined ? [`well-known ${config.sources.wellKnown.id}`] : []),
+    ...(config.sources.wellKnown !== undefined ? [`well-known ${config.sources.wellKnown.id}${config.sources.wellKnown.catalogFirst ? ' (AI Catalog first)' : ''}`] : []),
+    ...config.sources.aiCatalogs.map((c) => `ai-catalog ${c.id}`),
     ...config.sources.registries.map((r) => `registry ${r.id}`),
     ...(config.sources.kubernetes !== undefined ? [`kubernetes ${config.sources.kubernetes.id}`] : []),
   ];

@@ -337,6 +337,8 @@ class CatalogSource implements AiCatalogSource {
     }
     if (this.#closed) return this.#core.state;
     this.#documents = walk.documents;
+    // A catalog no longer reached (its parent dropped it) is forgotten: the cache holds what one walk reads.
+    for (const entry of await this.#cache.entries()) if (!walk.documents.has(entry.baseUrl)) await this.#cache.evict(entry.baseUrl);
     this.#reports = Object.freeze(walk.reports.map((r) => Object.freeze(r)));
     this.artifacts.publish(this.id, { inline, pins, freshen: (key) => this.#freshen(key) });
     return this.#core.succeed(records, walk.problems);

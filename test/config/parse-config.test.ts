@@ -72,6 +72,20 @@ describe('the shipped example (examples/discovery.yaml)', () => {
     assert.deepEqual(config.static.map((a) => [a.name, a.critical]), [['billing_agent', true], ['warranty_agent', false]]);
     assert.deepEqual(config.sources.wellKnown, { id: 'partners', domains: ['agents.partner.example.com'], pollIntervalMs: 300_000, catalogFirst: false });
     assert.deepEqual(config.sources.registries, [{ id: 'catalog', url: 'https://registry.example.com/agents.json', pollIntervalMs: 300_000, maxPages: 20 }]);
+    assert.deepEqual(config.sources.aiCatalogs, [
+      {
+        id: 'platform',
+        catalogs: ['https://registry.example.com/.well-known/ai-catalog.json'],
+        domains: [],
+        pollIntervalMs: 300_000,
+        versions: {},
+        maxDepth: 4,
+        maxEntries: 5_000,
+        maxCatalogs: 50,
+        maxBytes: 1_048_576,
+        signatures: 'if-present',
+      },
+    ]);
     assert.deepEqual(config.sources.kubernetes, { id: 'cluster', namespace: 'support', labelSelector: 'a2a.example.com/agent=true', scheme: 'https', resyncIntervalMs: 300_000 });
     assert.deepEqual(config.root, { kind: 'routed', name: 'orchestrator', fallback: 'billing_agent' });
     assert.deepEqual(config.policies, { requireStreaming: false, tenant: { providers: ['Example Payments', 'Example Support'], hosts: ['*.example.com'] }, maxAgents: 16 });

@@ -27,7 +27,7 @@ describe('a2a-discovery validate', () => {
   test('exit 0 and a one-line summary for a valid file whose secrets are all present', async () => {
     const r = await cli(['validate', '--config', 'examples/discovery.yaml'], { A2A_DISCOVERY_TOKEN: SECRET, BILLING_TOKEN: SECRET });
     assert.equal(r.code, 0, r.stderr);
-    assert.equal(r.stdout, 'ok: examples/discovery.yaml (2 static agents, 2 needs, sources: static, well-known partners, registry catalog, kubernetes cluster, store: sqlite examples/data/a2a-discovery.sqlite)\n');
+    assert.equal(r.stdout, 'ok: examples/discovery.yaml (2 static agents, 2 needs, sources: static, well-known partners, ai-catalog platform, registry catalog, kubernetes cluster, store: sqlite examples/data/a2a-discovery.sqlite)\n');
     assert.equal(r.stderr, '');
     assert.ok(!r.stdout.includes(SECRET));
   });
