@@ -9,8 +9,8 @@ import { Command, CommanderError, InvalidArgumentError, Option } from 'commander
 import { isDiscoveryError } from '../errors.js';
 import type { SignatureMode } from '../card/index.js';
 import { probeFile } from './probe.js';
-import { probeUrl } from './probe-url.js';
-import { renderProbe } from '../probe/index.js';
+import { probeUrlTarget } from './probe-url.js';
+import { renderAiCatalogProbe, renderProbe } from '../probe/index.js';
 import { runValidate } from './validate.js';
 import { registerTraceCommand } from './trace.js';
 import { registerServeCommands } from './serve.js';
@@ -53,12 +53,12 @@ export function buildProgram(io: { out: (s: string) => void; err: (s: string) =>
 
   program
     .command('probe')
-    .description('Explain, stage by stage, what a client would decide about an agent card: a local file, or a live endpoint (base URL or card URL).')
-    .argument('<target>', 'path of an agent card JSON file, or an http(s) URL to fetch')
-    .option('--allow <origin>', 'allowlisted origin, e.g. https://agents.example.com or https://*.example.com (repeatable); without any, interface hosts are listed but not judged', collect, [])
+    .description('Explain, stage by stage, what a client would decide about an agent card, or about every entry of an AI Catalog: a local file, or a live endpoint (base URL, card URL or catalog URL).')
+    .argument('<target>', 'path of an agent card or AI Catalog JSON file, or an http(s) URL to fetch')
+    .option('--allow <origin>', "allowlisted origin, e.g. https://agents.example.com or https://*.example.com (repeatable); judges a card's interface hosts (without any, they are listed but not judged) and admits an AI Catalog's card hosts", collect, [])
     .option('--allow-loopback', 'development exemption: accept http: and loopback hosts (localhost, 127.0.0.0/8, ::1)', false)
     .addOption(new Option('--signature-mode <mode>', 'signature verification').choices(['off', 'if-present', 'required']).default('if-present'))
-    .option('--trust-key <file>', 'a public JWK (with kid) or JWKS file trusted to sign cards (repeatable)', collect, [])
+    .option('--trust-key <file>', 'a public JWK (with kid) or JWKS file trusted to sign cards, AI Catalogs and their Trust Manifests (repeatable)', collect, [])
     .option('--max-bytes <n>', 'largest card accepted, in bytes', positiveInt)
     .option('--timeout-ms <n>', 'URL mode: total deadline of each request, in milliseconds (default 5000)', positiveInt)
     .option('--json', 'print one JSON object instead of text', false)
@@ -69,15 +69,28 @@ URL mode fetches through the discovery fetcher (https only, public addresses onl
 64 KiB cap) and also reports HTTP caching: max-age, ETag, whether a conditional request gets 304, and
 whether the ETag is stable. The target's own origin is always allowed; --allow judges the card's interfaces.
 
+AI Catalogs (application/ai-catalog+json, or a JSON object with specVersion and entries; a URL whose
+path ends in .json, or a file) are probed entry by entry: the catalog's fetch, parse, schema and
+signature, then each entry's type (other types are ignored, nested catalogs followed up to depth 4,
+never around a cycle), version decision and Trust Manifest verdict, and each card's own stages (at
+most 20 cards, 4 at a time; catalog documents up to 1 MiB). Card hosts other than the catalog's own
+origin must be named by --allow. In a file, url entries must be absolute and nested catalogs given by
+URL are listed, not fetched.
+
 Exit codes: 0 accepted, 1 refused (including input too large, too deep or not JSON), 2 usage error.
+An AI Catalog is accepted when every document is usable, no entry is refused and there is no catalog problem.
 JSON fields: accepted, stage (first refusing stage, or "selected"), protocolVersion, problems [{path, message}],
 warnings, skills [{id, name, tags, inputModes, outputModes}], urls, signature, rawSha256, canonicalSha256,
 and in URL mode http {status, headers, maxAgeSeconds, etag, notModifiedSupported, etagStable, notes}.
+For an AI Catalog: kind "ai-catalog", accepted, documents [{url, via, depth, usable, stage, specVersion,
+signature, problems, ...}], entries [{catalog, path, identifier, type, verdict, selection, trust, nested,
+endpoint, problems, report (the card's, as above), skipped}], problems, notes, counts.
 
 Examples:
   a2a-discovery probe examples/cards/billing-agent.json --allow https://billing.example.com
   a2a-discovery probe https://agents.example.com/ --json
-  a2a-discovery probe http://127.0.0.1:8000/ --allow-loopback`,
+  a2a-discovery probe http://127.0.0.1:8000/ --allow-loopback
+  a2a-discovery probe https://agents.example.com/.well-known/ai-catalog.json --trust-key catalog-key.jwk.json`,
     )
     .action(async (target: string, opts: ProbeFlags) => {
       const common = {
@@ -87,10 +100,11 @@ Examples:
         trustKeys: opts.trustKey,
         ...(opts.maxBytes !== undefined && { maxBytes: opts.maxBytes }),
       };
-      const report = /^https?:\/\//i.test(target)
-        ? await probeUrl(target, { ...common, ...(opts.timeoutMs !== undefined && { totalTimeoutMs: opts.timeoutMs }) })
-        : await probeFile(target, common);
-      io.out(opts.json ? `${JSON.stringify(report, null, 2)}\n` : `${renderProbe(report)}\n`);
+      const timeout = opts.timeoutMs !== undefined ? { totalTimeoutMs: opts.timeoutMs } : {};
+      const result = /^https?:\/\//i.test(target) ? await probeUrlTarget(target, { ...common, ...timeout }) : await probeFile(target, { ...common, ...timeout });
+      const report = result.kind === 'card' ? result.report : result.catalog;
+      const text = result.kind === 'card' ? renderProbe(result.report) : renderAiCatalogProbe(result.catalog);
+      io.out(opts.json ? `${JSON.stringify(report, null, 2)}\n` : `${text}\n`);
       process.exitCode = report.accepted ? EXIT_OK : EXIT_REFUSED;
     });
 

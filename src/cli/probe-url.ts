@@ -1,23 +1,35 @@
 /**
- * `a2a-discovery probe <url>`: the flags' policies around the library's {@link probeEndpoint}.
- * The target's own origin is admitted (the user named it); `--allow` judges the card's interfaces.
+ * `a2a-discovery probe <url>`: the flags' policies around the library's {@link probeTarget} (an
+ * agent card, or an AI Catalog and every entry of it) and {@link probeEndpoint}. The target's
+ * own origin is admitted (the user named it); `--allow` admits the hosts of a catalog's cards and
+ * judges the card's interfaces.
  */
 import { DiscoveryError } from '../errors.js';
 import type { CardFetcher } from '../fetch/index.js';
 import { createCardFetcher, HostPolicy } from '../fetch/index.js';
-import type { ProbeReport } from '../probe/index.js';
-import { probeEndpoint, refusedReport } from '../probe/index.js';
+import type { ProbeAiCatalogOptions, ProbeReport, ProbeTargetResult } from '../probe/index.js';
+import { probeEndpoint, probeTarget, refusedReport } from '../probe/index.js';
 import type { ProbeOptions } from './probe.js';
-import { loadTrustKeys, policyFromFlags } from './probe.js';
+import { CATALOG_FETCH_BYTES, loadTrustKeys, policyFromFlags } from './probe.js';
 
 export interface ProbeUrlOptions extends ProbeOptions {
   totalTimeoutMs?: number;
-  /** For tests: a fetcher to use instead of building one. */
+  /** For tests: a fetcher to use instead of building one (for cards and catalogs alike). */
   fetcher?: CardFetcher;
 }
 
 /** Probes a live endpoint: a base URL, or the card URL itself. */
-export async function probeUrl(target: string, options: ProbeUrlOptions): Promise<ProbeReport> {
+export function probeUrl(target: string, options: ProbeUrlOptions): Promise<ProbeReport> {
+  return withUrlPolicies(target, options, false, (o) => probeEndpoint(target, o), (report) => report);
+}
+
+/** Probes a URL: a base URL or card URL as {@link probeUrl}, or an AI Catalog's URL, every entry of it. */
+export function probeUrlTarget(target: string, options: ProbeUrlOptions): Promise<ProbeTargetResult> {
+  return withUrlPolicies(target, options, true, (o) => probeTarget(target, o), (report) => ({ kind: 'card', report }));
+}
+
+/** Builds the policies and fetchers the flags describe, runs `run` under them and closes the fetchers. */
+async function withUrlPolicies<T>(target: string, options: ProbeUrlOptions, catalogs: boolean, run: (o: ProbeAiCatalogOptions) => Promise<T>, refused: (report: ProbeReport) => T): Promise<T> {
   let url: URL;
   try {
     url = new URL(target);
@@ -31,13 +43,17 @@ export async function probeUrl(target: string, options: ProbeUrlOptions): Promis
     policy = HostPolicy.from({ allow: [...options.allow, url.origin], allowLoopback: options.allowLoopback });
   } catch (err) {
     const reason = url.protocol === 'http:' ? `${url.origin}: http: is refused; discovery fetches cards over https only (--allow-loopback exempts loopback hosts for development)` : `${url.origin} cannot be fetched: ${(err as Error).message}`;
-    return refusedReport(target, 'source', { path: '$', message: reason }, interfacePolicy !== undefined);
+    return refused(refusedReport(target, 'source', { path: '$', message: reason }, interfacePolicy !== undefined));
   }
-  const fetcher = options.fetcher ?? createCardFetcher({ policy, recordRemoteAddress: true, ...(options.totalTimeoutMs !== undefined && { totalTimeoutMs: options.totalTimeoutMs }) });
+  const bounds = { policy, recordRemoteAddress: true, ...(options.totalTimeoutMs !== undefined && { totalTimeoutMs: options.totalTimeoutMs }) };
+  const fetcher = options.fetcher ?? createCardFetcher(bounds);
+  // Catalog documents are larger than cards: the service's default bound for them.
+  const catalogFetcher = options.fetcher ?? (catalogs ? createCardFetcher({ ...bounds, maxBodyBytes: CATALOG_FETCH_BYTES }) : fetcher);
   try {
-    return await probeEndpoint(target, {
+    return await run({
       policy,
       fetcher,
+      catalogFetcher,
       ...(interfacePolicy && { interfacePolicy }),
       check: {
         allowLoopback: options.allowLoopback,
@@ -46,6 +62,6 @@ export async function probeUrl(target: string, options: ProbeUrlOptions): Promis
       },
     });
   } finally {
-    if (options.fetcher === undefined) await fetcher.close();
+    if (options.fetcher === undefined) await Promise.all([fetcher.close(), catalogFetcher === fetcher ? undefined : catalogFetcher.close()]);
   }
 }

@@ -1,15 +1,20 @@
 /**
  * `a2a-discovery probe <file|url>`: explains, stage by stage, what a client would decide about
- * a card. File mode reads a local card; URL mode (see probe-url.ts) fetches it through the same
- * safe fetcher discovery uses. The work is the library's (src/probe); this is the flags' side.
+ * a card, or about every entry of an AI Catalog. File mode reads a local card or catalog; URL
+ * mode (see probe-url.ts) fetches through the same safe fetcher discovery uses. The work is the
+ * library's (src/probe); this is the flags' side.
  */
 import type { JWK } from 'jose';
 import type { SignatureMode, TrustedKey } from '../card/index.js';
 import { readBoundedFile } from '../config/index.js';
 import { DiscoveryError } from '../errors.js';
-import { HostPolicy } from '../fetch/index.js';
-import type { ProbeReport } from '../probe/index.js';
-import { probeCard } from '../probe/index.js';
+import { DEFAULT_CATALOG_LIMITS } from '../catalog/index.js';
+import { createCardFetcher, HostPolicy } from '../fetch/index.js';
+import type { ProbeTargetResult } from '../probe/index.js';
+import { isAiCatalogDocument, probeAiCatalogDocument, probeCard } from '../probe/index.js';
+
+/** Bytes of one AI Catalog document fetched (the service's default `maxBytes` of a catalog source). */
+export const CATALOG_FETCH_BYTES = 1_048_576;
 
 export interface ProbeOptions {
   allow: string[];
@@ -44,23 +49,33 @@ export async function loadTrustKeys(files: readonly string[]): Promise<TrustedKe
   return keys;
 }
 
-/** Probes a card stored in a local file. */
-export async function probeFile(path: string, options: ProbeOptions): Promise<ProbeReport> {
+/**
+ * Probes a card or an AI Catalog stored in a local file. A catalog's `url` entries are fetched
+ * under `--allow` only (a file names no origin); its `data` entries are checked as cards.
+ */
+export async function probeFile(path: string, options: ProbeOptions & { totalTimeoutMs?: number }): Promise<ProbeTargetResult> {
   let bytes: Buffer;
   try {
-    // Bounded well above the card limit, so an oversized card is still explained by the check.
-    bytes = await readBoundedFile(path, 16 * (options.maxBytes ?? 65_536));
+    // Bounded well above the card limit, so an oversized card is still explained by the check;
+    // and at least the AI Catalog reader's own bound.
+    bytes = await readBoundedFile(path, Math.max(16 * (options.maxBytes ?? 65_536), DEFAULT_CATALOG_LIMITS.maxBytes));
   } catch (err) {
     throw new DiscoveryError('ERR_USAGE', `cannot read ${path}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`, { cause: err });
   }
   const interfacePolicy = policyFromFlags(options);
-  return probeCard(path, bytes, {
-    ...(interfacePolicy && { interfacePolicy }),
-    sourceUrl: path,
-    check: {
-      allowLoopback: options.allowLoopback,
-      ...(options.maxBytes !== undefined && { maxBytes: options.maxBytes }),
-      signatures: { mode: options.signatureMode, keys: await loadTrustKeys(options.trustKeys) },
-    },
-  });
+  const check = {
+    allowLoopback: options.allowLoopback,
+    ...(options.maxBytes !== undefined && { maxBytes: options.maxBytes }),
+    signatures: { mode: options.signatureMode, keys: await loadTrustKeys(options.trustKeys) },
+  };
+  if (!isAiCatalogDocument(bytes)) {
+    return { kind: 'card', report: await probeCard(path, bytes, { ...(interfacePolicy && { interfacePolicy }), sourceUrl: path, check }) };
+  }
+  const policy = interfacePolicy ?? HostPolicy.from({ allow: [], allowLoopback: options.allowLoopback });
+  const fetcher = createCardFetcher({ policy, recordRemoteAddress: true, ...(options.totalTimeoutMs !== undefined && { totalTimeoutMs: options.totalTimeoutMs }) });
+  try {
+    return { kind: 'ai-catalog', catalog: await probeAiCatalogDocument(bytes, { label: path, policy, fetcher, ...(interfacePolicy && { interfacePolicy }), check }) };
+  } finally {
+    await fetcher.close();
+  }
 }

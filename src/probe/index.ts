@@ -7,7 +7,13 @@
  */
 export { probeCard, probeEndpoint } from './probe-endpoint.js';
 export type { ProbeContentOptions, ProbeEndpointOptions } from './probe-endpoint.js';
-export { probeCatalog } from './probe-catalog.js';
+export { DEFAULT_PROBE_CONCURRENCY, DEFAULT_PROBE_ENTRIES, probeCatalog } from './probe-catalog.js';
 export type { CatalogEntryReport, CatalogReport, ProbeCatalogOptions } from './probe-catalog.js';
+export { isAiCatalogDocument, probeAiCatalogDocument, probeAiCatalogUrl } from './probe-ai-catalog.js';
+export type { ProbeAiCatalogOptions } from './probe-ai-catalog.js';
+export { renderAiCatalogProbe } from './ai-catalog-report.js';
+export type { AiCatalogDocumentReport, AiCatalogEntryReport, AiCatalogReport, CatalogEntryVerdict, CatalogStage } from './ai-catalog-report.js';
+export { probeTarget } from './probe-target.js';
+export type { ProbeTargetResult } from './probe-target.js';
 export { refusedReport, renderProbe, reportFromCheck } from './probe-report.js';
 export type { ProbeHttp, ProbeReport, ProbeSkill, ProbeStage } from './probe-report.js';

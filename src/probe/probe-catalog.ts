@@ -55,8 +55,10 @@ export interface CatalogReport {
   refused: number;
 }
 
-const DEFAULT_MAX_ENTRIES = 20;
-const DEFAULT_CONCURRENCY = 4;
+/** Entries a catalog probe probes at most by default (this one and the AI Catalog probe). */
+export const DEFAULT_PROBE_ENTRIES = 20;
+/** Entries a catalog probe probes at the same time by default. */
+export const DEFAULT_PROBE_CONCURRENCY = 4;
 /** The simple adapter resolves a relative `next` against the page URL; a pasted catalog has none. */
 const PASTED_PAGE_URL = 'https://pasted-catalog.invalid/';
 
@@ -71,7 +73,7 @@ const PASTED_PAGE_URL = 'https://pasted-catalog.invalid/';
 export async function probeCatalog(body: Uint8Array | string, o: ProbeCatalogOptions): Promise<CatalogReport> {
   const adapter = o.adapter ?? simpleCatalogAdapter;
   const label = o.label ?? 'the pasted catalog';
-  const maxEntries = o.maxEntries ?? DEFAULT_MAX_ENTRIES;
+  const maxEntries = o.maxEntries ?? DEFAULT_PROBE_ENTRIES;
   const result: CatalogReport = { source: label, problems: [], notes: [], entries: [], accepted: 0, refused: 0 };
   let page;
   try {
@@ -127,7 +129,7 @@ export async function probeCatalog(body: Uint8Array | string, o: ProbeCatalogOpt
       entry.report = await probeEndpoint(target, o);
     }
   };
-  await Promise.all(Array.from({ length: Math.max(1, Math.min(o.concurrency ?? DEFAULT_CONCURRENCY, work.length)) }, worker));
+  await Promise.all(Array.from({ length: Math.max(1, Math.min(o.concurrency ?? DEFAULT_PROBE_CONCURRENCY, work.length)) }, worker));
 
   for (const entry of result.entries) {
     if (entry.duplicateOf !== undefined) {

@@ -11,7 +11,8 @@ import { checkCard } from '../card/index.js';
 import { fetchWithLegacyFallback, responseCacheControl } from '../cache/index.js';
 import { DiscoveryError, isDiscoveryError, toDiscoveryError } from '../errors.js';
 import type { CardFetcher, FetchResult, HostPolicy } from '../fetch/index.js';
-import { isCardUrl } from '../fetch/index.js';
+import { CATALOG_CARD_FRAGMENT, isCardUrl } from '../fetch/index.js';
+import { AI_CATALOG_MEDIA_TYPE } from '../catalog/index.js';
 import type { ProbeHttp, ProbeReport, ProbeStage } from './probe-report.js';
 import { refusedReport, reportFromCheck } from './probe-report.js';
 
@@ -37,8 +38,9 @@ export interface ProbeEndpointOptions extends ProbeContentOptions {
 
 /**
  * Probes a live endpoint: a base URL (its card is under `.well-known/`, with the A2A 0.2 path
- * tried after a 404) or a card URL (a path ending in `.json`, fetched exactly there). Up to three
- * requests: the card, the same again (is the ETag stable?) and a conditional one (304?).
+ * tried after a 404) or a card URL (a path ending in `.json`, or an AI Catalog entry's key ending
+ * in `#card`: fetched exactly there). Up to three requests: the card, the same again (is the ETag
+ * stable?) and a conditional one (304?).
  *
  * @throws DiscoveryError `ERR_USAGE` when `target` is not a URL. Everything else is a report.
  * @example
@@ -46,6 +48,29 @@ export interface ProbeEndpointOptions extends ProbeContentOptions {
  * if (!report.accepted) console.log(report.stage, report.problems);
  */
 export async function probeEndpoint(target: string, o: ProbeEndpointOptions): Promise<ProbeReport> {
+  const first = await fetchFirst(target, o);
+  return 'accepted' in first ? first : reportEndpoint(first, o);
+}
+
+/** The first response of a probe, before any content check (see {@link fetchFirst}). */
+export interface FirstFetch {
+  /** The URL fetched (after the A2A 0.2 fallback, when it was taken). */
+  cardUrl: string;
+  /** True when the target named the document itself (fetched exactly there), not a base URL. */
+  exact: boolean;
+  res: FetchResult;
+  init: { headers: Record<string, string>; signal?: AbortSignal };
+}
+
+/**
+ * The first request of a probe: the allowlist, then one GET (with the A2A 0.2 fallback for a
+ * base URL). A refusal before any 200 is the final report. `documentFetcher` fetches an exact
+ * URL instead of `o.fetcher` (its larger bound lets an AI Catalog through), and then AI Catalogs
+ * are accepted too.
+ *
+ * @throws DiscoveryError `ERR_USAGE` when `target` is not a URL.
+ */
+export async function fetchFirst(target: string, o: ProbeEndpointOptions, documentFetcher?: CardFetcher): Promise<FirstFetch | ProbeReport> {
   let url: URL;
   try {
     url = new URL(target);
@@ -53,35 +78,44 @@ export async function probeEndpoint(target: string, o: ProbeEndpointOptions): Pr
     throw new DiscoveryError('ERR_USAGE', `${target} is not a URL`);
   }
   const hostsJudged = o.interfacePolicy !== undefined;
-  // The resolver's rule: a URL whose path ends in .json is the card itself, fetched exactly there.
-  const explicit = isCardUrl(url.href);
+  // The resolver's rule: a URL whose path ends in .json is the card itself, fetched exactly there;
+  // so is an AI Catalog entry's card URL, marked with #card.
+  const marked = url.hash === CATALOG_CARD_FRAGMENT;
+  const exact = marked || isCardUrl(url.href);
   let cardUrl: string;
   try {
-    cardUrl = explicit ? o.policy.normalizeCardUrl(url.href) : o.policy.cardUrl(url.href);
+    cardUrl = marked ? o.policy.normalizeEndpoint(url.href).slice(0, -CATALOG_CARD_FRAGMENT.length) : exact ? o.policy.normalizeCardUrl(url.href) : o.policy.cardUrl(url.href);
   } catch (err) {
     return refusedReport(target, 'source', { path: '$', message: toDiscoveryError(err, 'ERR_HOST_NOT_ALLOWED').message }, hostsJudged);
   }
-  const headers = { accept: 'application/json', 'a2a-version': '1.0' };
+  const accept = exact && documentFetcher !== undefined ? `application/json, ${AI_CATALOG_MEDIA_TYPE};q=0.9` : 'application/json';
+  const headers = { accept, 'a2a-version': '1.0' };
   const init = { headers, ...(o.signal && { signal: o.signal }) };
+  const fetcher = exact && documentFetcher !== undefined ? documentFetcher : o.fetcher;
   let first: FetchResult;
   try {
     // The card cache's rule: a 404 at agent-card.json is followed by one try at the A2A 0.2 path.
-    const legacyUrl = explicit ? undefined : () => o.policy.cardUrl(url.href, { legacyPath: true });
-    ({ cardUrl, res: first } = await fetchWithLegacyFallback(cardUrl, legacyUrl, (u) => o.fetcher.fetch(u, init)));
+    const legacyUrl = exact ? undefined : () => o.policy.cardUrl(url.href, { legacyPath: true });
+    ({ cardUrl, res: first } = await fetchWithLegacyFallback(cardUrl, legacyUrl, (u) => fetcher.fetch(u, init)));
   } catch (err) {
     const e = toDiscoveryError(err, 'ERR_FETCH_NETWORK', { url: cardUrl, stage: 'fetch' });
     // Everything the fetcher refuses happened while fetching (a redirect, a blocked address): report it there.
     const stage: ProbeStage = e.stage === 'address' ? 'address' : 'fetch';
     return refusedReport(cardUrl, stage, { path: '$', message: e.message }, hostsJudged, { headers: {}, notes: [] });
   }
-  const http = describeHttp(first);
   if (first.status !== 200) {
     const message = `HTTP ${first.status}${first.status === 401 || first.status === 403 ? ': the card endpoint wants credentials' : ''}`;
-    return refusedReport(cardUrl, 'fetch', { path: '$', message }, hostsJudged, http);
+    return refusedReport(cardUrl, 'fetch', { path: '$', message }, hostsJudged, describeHttp(first));
   }
-  if (cardUrl.endsWith('/agent.json')) http.notes.push('served only at the A2A 0.2 path /.well-known/agent.json; publish /.well-known/agent-card.json too');
-  await checkCaching(o.fetcher, cardUrl, init, first, http);
-  return reportFromCheck(cardUrl, await checkCard(first.body, checkOptions(o, cardUrl)), hostsJudged, http);
+  return { cardUrl, exact, res: first, init };
+}
+
+/** The rest of a card probe after {@link fetchFirst}: caching follow-ups, then every content check. */
+export async function reportEndpoint(f: FirstFetch, o: ProbeEndpointOptions): Promise<ProbeReport> {
+  const http = describeHttp(f.res);
+  if (f.cardUrl.endsWith('/agent.json')) http.notes.push('served only at the A2A 0.2 path /.well-known/agent.json; publish /.well-known/agent-card.json too');
+  await checkCaching(o.fetcher, f.cardUrl, f.init, f.res, http);
+  return reportFromCheck(f.cardUrl, await checkCard(f.res.body, checkOptions(o, f.cardUrl)), o.interfacePolicy !== undefined, http);
 }
 
 /**

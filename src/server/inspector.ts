@@ -1,6 +1,7 @@
 /**
- * The inspector behind `POST /api/inspect`: what discovery would decide about a URL, a pasted
- * card or a pasted catalog, stage by stage — the library's probe (src/probe, what
+ * The inspector behind `POST /api/inspect`: what discovery would decide about a URL (a card, or an
+ * AI Catalog and every entry of it), a pasted card or a pasted catalog (a registry catalog or an
+ * AI Catalog), stage by stage — the library's probe (src/probe, what
  * `a2a-discovery probe` runs) under the service's own host policy, content checks, body cap and
  * per-request deadline. Nothing is looser than discovery: a host the allowlist refuses is
  * reported at `source` and never contacted, redirects are never followed, and the inspector's
@@ -10,8 +11,8 @@
 import type { CheckCardOptions } from '../card/index.js';
 import type { CardFetcher, HostPolicy } from '../fetch/index.js';
 import { createCardFetcher } from '../fetch/index.js';
-import type { CatalogReport, ProbeReport } from '../probe/index.js';
-import { probeCard, probeCatalog, probeEndpoint } from '../probe/index.js';
+import type { AiCatalogReport, CatalogReport, ProbeReport } from '../probe/index.js';
+import { isAiCatalogDocument, probeAiCatalogDocument, probeCard, probeCatalog, probeTarget } from '../probe/index.js';
 import type { OnRefusal } from './limits.js';
 
 /** What to inspect: exactly one of a URL, a card (its JSON text, or the object) or a catalog (the same). */
@@ -22,8 +23,10 @@ export interface InspectResult {
   kind: 'url' | 'card' | 'catalog';
   /** The decision on the URL or the card (`kind` `url`, `card`). */
   report?: ProbeReport;
-  /** The decision on each entry of the catalog (`kind` `catalog`). */
+  /** The decision on each entry of a registry catalog (`kind` `catalog`). */
   catalog?: CatalogReport;
+  /** The decision on each entry of an AI Catalog: a URL that serves one (`kind` `url`) or a pasted one (`kind` `catalog`). */
+  aiCatalog?: AiCatalogReport;
   /** The allowlist applied, one rule per line (the service's `allow`, `allowLoopback`, `allowCidrs`). */
   allowlist: string[];
   /** True when the deadline passed: requests in flight were aborted and are reported failed at `fetch`. */
@@ -37,8 +40,8 @@ export interface InspectorOptions {
   policy: HostPolicy;
   /** The content checks discovery runs (the card cache's): loopback exemption, `maxBytes`, signatures. */
   check: Omit<CheckCardOptions, 'hostPolicy' | 'sourceUrl'>;
-  /** The fetcher's bounds, as the service's card fetcher has them. */
-  fetch?: { maxBodyBytes?: number; totalTimeoutMs?: number; maxConnectionsPerOrigin?: number };
+  /** The fetcher's bounds, as the service's card fetcher has them; `maxCatalogBytes` bounds an AI Catalog document (default 1,048,576, as a catalog source's). */
+  fetch?: { maxBodyBytes?: number; totalTimeoutMs?: number; maxConnectionsPerOrigin?: number; maxCatalogBytes?: number };
   /** For tests: a fetcher to use (not closed by the inspector). Default: one built on `policy`, without credentials. */
   fetcher?: CardFetcher;
   /** Inspections at once; {@link Inspector.inspect} returns undefined beyond. */
@@ -75,19 +78,20 @@ export function parseInspectInput(body: Record<string, unknown>): InspectInput |
 export class Inspector {
   readonly #o: InspectorOptions;
   readonly #fetcher: CardFetcher;
+  readonly #catalogFetcher: CardFetcher;
   readonly #running = new Set<AbortController>();
 
   constructor(o: InspectorOptions) {
     this.#o = o;
-    this.#fetcher =
-      o.fetcher ??
-      createCardFetcher({
-        policy: o.policy,
-        recordRemoteAddress: true,
-        ...(o.fetch?.maxBodyBytes !== undefined && { maxBodyBytes: o.fetch.maxBodyBytes }),
-        ...(o.fetch?.totalTimeoutMs !== undefined && { totalTimeoutMs: o.fetch.totalTimeoutMs }),
-        ...(o.fetch?.maxConnectionsPerOrigin !== undefined && { maxConnectionsPerOrigin: o.fetch.maxConnectionsPerOrigin }),
-      });
+    const bounds = {
+      policy: o.policy,
+      recordRemoteAddress: true,
+      ...(o.fetch?.totalTimeoutMs !== undefined && { totalTimeoutMs: o.fetch.totalTimeoutMs }),
+      ...(o.fetch?.maxConnectionsPerOrigin !== undefined && { maxConnectionsPerOrigin: o.fetch.maxConnectionsPerOrigin }),
+    };
+    this.#fetcher = o.fetcher ?? createCardFetcher({ ...bounds, ...(o.fetch?.maxBodyBytes !== undefined && { maxBodyBytes: o.fetch.maxBodyBytes }) });
+    // AI Catalog documents are larger than cards; this fetcher has no credentials either.
+    this.#catalogFetcher = o.fetcher ?? createCardFetcher({ ...bounds, maxBodyBytes: o.fetch?.maxCatalogBytes ?? 1_048_576 });
   }
 
   /** Inspections running now. */
@@ -108,12 +112,17 @@ export class Inspector {
       controller.abort(new Error(`the inspection deadline of ${this.#o.timeoutMs} ms passed`));
     }, this.#o.timeoutMs);
     const { policy, check } = this.#o;
-    const common = { policy, interfacePolicy: policy, check, fetcher: this.#fetcher, signal: controller.signal };
+    const common = { policy, interfacePolicy: policy, check, fetcher: this.#fetcher, catalogFetcher: this.#catalogFetcher, signal: controller.signal };
     try {
       const base = { allowlist: policy.describe() };
-      if ('url' in input) return { kind: 'url', report: await probeEndpoint(input.url, common), ...base, timedOut, durationMs: performance.now() - started };
-      if ('card' in input) return { kind: 'card', report: await probeCard('the pasted card', input.card, { interfacePolicy: policy, check }), ...base, timedOut, durationMs: performance.now() - started };
-      return { kind: 'catalog', catalog: await probeCatalog(input.catalog, common), ...base, timedOut, durationMs: performance.now() - started };
+      const done = () => ({ ...base, timedOut, durationMs: performance.now() - started });
+      if ('url' in input) {
+        const r = await probeTarget(input.url, common);
+        return r.kind === 'card' ? { kind: 'url', report: r.report, ...done() } : { kind: 'url', aiCatalog: r.catalog, ...done() };
+      }
+      if ('card' in input) return { kind: 'card', report: await probeCard('the pasted card', input.card, { interfacePolicy: policy, check }), ...done() };
+      if (isAiCatalogDocument(input.catalog)) return { kind: 'catalog', aiCatalog: await probeAiCatalogDocument(input.catalog, common), ...done() };
+      return { kind: 'catalog', catalog: await probeCatalog(input.catalog, common), ...done() };
     } finally {
       clearTimeout(timer);
       this.#running.delete(controller);
@@ -123,6 +132,6 @@ export class Inspector {
   /** Aborts the inspections running and closes the fetcher (when the inspector built it). */
   async close(): Promise<void> {
     for (const c of this.#running) c.abort(new Error('the service is stopping'));
-    if (this.#o.fetcher === undefined) await this.#fetcher.close();
+    if (this.#o.fetcher === undefined) await Promise.all([this.#fetcher.close(), this.#catalogFetcher.close()]);
   }
 }

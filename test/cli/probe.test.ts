@@ -18,6 +18,8 @@ import { runCli } from '../helpers/cli.js';
 import { probeUrl } from '../../src/cli/probe-url.js';
 import { renderProbe } from '../../src/probe/index.js';
 import { startScriptedServer } from '../cache/scripted-server.js';
+import type { JsonServer } from '../helpers/json-server.js';
+import { startJsonServer } from '../helpers/json-server.js';
 
 const cli = (...args: string[]): Promise<CliRun> => runCli(args);
 
@@ -279,5 +281,97 @@ describe('probe <url> in process (the card URL rule shared with discovery)', () 
     assert.match(text, /refused redirect 302 .* to "http:\/\/169\.254\.169\.254\/latest\/meta-data\/"; redirects are never followed/);
     assert.match(text, /REFUSED\s+at stage fetch/);
     assert.doesNotMatch(text, /^ok\s+fetch/m);
+  });
+});
+
+describe('probe <AI Catalog url|file>', () => {
+  const A2A = 'application/a2a-agent-card+json';
+  let server: JsonServer;
+  before(async () => {
+    server = await startJsonServer();
+    server.routes.set('/agents/finance.json', { body: cardFor(server, 'finance') });
+    server.routes.set('/.well-known/ai-catalog.json', {
+      headers: { 'content-type': 'application/ai-catalog+json' },
+      body: {
+        specVersion: '1.0',
+        entries: [
+          { identifier: 'urn:air:example.com:agent:finance', type: A2A, url: '/agents/finance.json' },
+          { identifier: 'urn:air:example.com:agent:ledger', type: A2A, data: cardFor(server, 'ledger') },
+          { identifier: 'urn:air:example.com:mcp:weather', type: 'application/mcp-server-card+json', url: '/mcp/weather' },
+        ],
+      },
+    });
+    server.routes.set('/bad/ai-catalog.json', { headers: { 'content-type': 'application/ai-catalog+json' }, body: { specVersion: '1.0', entries: [{ identifier: 'x', type: A2A }] } });
+  });
+  after(async () => {
+    await server.close();
+  });
+
+  test('a catalog URL: every entry, stage by stage, in text; exit 0 when every card is accepted', async () => {
+    const r = await cli('probe', `${server.origin}/.well-known/ai-catalog.json`, '--allow-loopback');
+    assert.equal(r.code, 0, r.stdout + r.stderr);
+    assert.match(r.stdout, /^probe AI Catalog http:\/\/127\.0\.0\.1:\d+\/\.well-known\/ai-catalog\.json\n/);
+    assert.match(r.stdout, /ok {3}schema +AI Catalog 1\.0: 3 entries \(2 A2A cards, 0 nested catalogs, 1 of other types\)/);
+    assert.match(r.stdout, /entry entries\[0\] urn:air:example\.com:agent:finance[\s\S]+?probe http:\/\/127\.0\.0\.1:\d+\/agents\/finance\.json\n {4}ok {3}fetch/);
+    assert.match(r.stdout, /entry entries\[1\] urn:air:example\.com:agent:ledger .*inline data[\s\S]+? {4}ok {3}parse/);
+    assert.match(r.stdout, /entry entries\[2\] urn:air:example\.com:mcp:weather[^\n]*\n +ignored/);
+    assert.match(r.stdout, /\nACCEPTED {2}every A2A card entry the catalog proposes would be selected\n$/);
+    assert.equal(server.count('/mcp/weather'), 0);
+  });
+
+  test('--json: the catalog report, documents then entries, each card with its own report', async () => {
+    const { code, report } = await json('probe', `${server.origin}/.well-known/ai-catalog.json`, '--allow-loopback');
+    assert.equal(code, 0);
+    assert.deepEqual(Object.keys(report).sort(), ['accepted', 'counts', 'documents', 'entries', 'kind', 'notes', 'problems', 'source']);
+    assert.equal(report.kind, 'ai-catalog');
+    assert.deepEqual(report.counts, { entries: 3, cards: 2, accepted: 2, refused: 0, superseded: 0, ignored: 1, nested: 0, notProbed: 0 });
+    const [doc] = report.documents as Array<Record<string, unknown>>;
+    assert.deepEqual([doc!.usable, doc!.stage, doc!.specVersion, doc!.status], [true, 'selected', '1.0', 200]);
+    const entries = report.entries as Array<{ identifier: string; verdict: string; report?: { stage: string; accepted: boolean }; selection?: unknown; trust?: unknown }>;
+    assert.deepEqual(entries.map((e) => [e.identifier, e.verdict, e.report?.stage ?? null]), [
+      ['urn:air:example.com:agent:finance', 'accepted', 'selected'],
+      ['urn:air:example.com:agent:ledger', 'accepted', 'selected'],
+      ['urn:air:example.com:mcp:weather', 'ignored', null],
+    ]);
+    assert.deepEqual(entries[0]!.selection, { decision: 'only', reason: 'the only version listed' });
+    assert.deepEqual(entries[0]!.trust, { verdict: 'none' });
+  });
+
+  test('a malformed catalog exits 1 with each problem at its JSON path', async () => {
+    const { code, report } = await json('probe', `${server.origin}/bad/ai-catalog.json`, '--allow-loopback');
+    assert.equal(code, 1);
+    assert.equal(report.accepted, false);
+    const [doc] = report.documents as Array<{ stage: string; problems: Array<{ path: string; message: string }> }>;
+    assert.equal(doc!.stage, 'schema');
+    assert.deepEqual(doc!.problems.map((p) => p.path), ['entries[0]']);
+    const text = await cli('probe', `${server.origin}/bad/ai-catalog.json`, '--allow-loopback');
+    assert.equal(text.code, 1);
+    assert.match(text.stdout, /FAIL schema\n +entries\[0\]: has neither "url" nor "data"/);
+  });
+
+  test('a catalog file: url entries probed under --allow only, data entries checked as cards; nothing else fetched', async () => {
+    const file = join(dir, 'ai-catalog.json');
+    await writeFile(
+      file,
+      JSON.stringify({
+        specVersion: '1.0',
+        entries: [
+          { identifier: 'urn:air:example.com:agent:finance', type: A2A, url: `${server.origin}/agents/finance.json` },
+          { identifier: 'urn:air:example.com:agent:broken', type: A2A, data: { name: 'Broken' } },
+        ],
+      }),
+    );
+    const allowed = await json('probe', file, '--allow', server.origin, '--allow-loopback');
+    assert.equal(allowed.code, 1, 'the broken inline card refuses the catalog');
+    const entries = allowed.report.entries as Array<{ verdict: string; report?: { stage: string; source: string; problems: Array<{ path: string }> } }>;
+    assert.deepEqual(entries.map((e) => [e.verdict, e.report?.stage]), [['accepted', 'selected'], ['refused', 'schema']]);
+    assert.equal(entries[1]!.report?.source, `${file}#card=urn:air:example.com:agent:broken`);
+    assert.ok(entries[1]!.report?.problems.some((p) => p.path === 'skills'));
+
+    const before = server.count('/agents/finance.json');
+    const closed = await json('probe', file, '--allow-loopback');
+    const first = (closed.report.entries as typeof entries)[0]!;
+    assert.equal(first.report?.stage, 'source', 'without --allow no card host is admitted');
+    assert.equal(server.count('/agents/finance.json'), before, 'and it is never contacted');
   });
 });

@@ -1,6 +1,7 @@
 // @ts-check
 /**
- * Inspect: paste a URL, a card or a catalog and see what discovery would decide, stage by stage,
+ * Inspect: paste a URL, a card or a catalog (a registry catalog or an AI Catalog) and see what
+ * discovery would decide, stage by stage,
  * under this service's allowlist (`POST /api/inspect`, the same stages `a2a-discovery probe`
  * prints). Everything in a report is third-party text: shown as text only.
  */
@@ -49,10 +50,63 @@ import { Badge, ViewHeader } from './common.js';
  * @property {string} [skipped]
  */
 /**
+ * @typedef {object} AiCatalogDocument
+ * @property {string} url
+ * @property {string} via
+ * @property {number} depth
+ * @property {boolean} usable
+ * @property {'source' | 'address' | 'fetch' | 'parse' | 'schema' | 'signature' | 'selected'} stage
+ * @property {'http' | 'inline' | 'file'} origin
+ * @property {number} [status]
+ * @property {string} [contentType]
+ * @property {number} [bytes]
+ * @property {string} [rawSha256]
+ * @property {string} [specVersion]
+ * @property {{ status: string, ok: boolean, kid?: string, form?: string }} [signature]
+ * @property {Problem[]} problems
+ * @property {Problem[]} warnings
+ * @property {number} entries
+ * @property {number} cards
+ * @property {number} nested
+ * @property {number} ignored
+ */
+/**
+ * @typedef {object} AiCatalogEntry
+ * @property {string} catalog
+ * @property {string} path
+ * @property {number} depth
+ * @property {string} identifier
+ * @property {string} type
+ * @property {string} [url]
+ * @property {boolean} [inline]
+ * @property {string} [displayName]
+ * @property {string} [version]
+ * @property {'accepted' | 'refused' | 'superseded' | 'ignored' | 'nested' | 'not-probed'} verdict
+ * @property {{ decision: string, reason: string, instead?: string }} [selection]
+ * @property {{ verdict: string, reason?: Problem, sha256?: string, identity?: string, kid?: string, matches?: boolean }} [trust]
+ * @property {{ followed: boolean, url?: string, reason?: string }} [nested]
+ * @property {string} [endpoint]
+ * @property {Problem[]} problems
+ * @property {ProbeReport} [report]
+ * @property {string} [skipped]
+ */
+/**
+ * @typedef {object} AiCatalogReport
+ * @property {'ai-catalog'} kind
+ * @property {string} source
+ * @property {boolean} accepted
+ * @property {AiCatalogDocument[]} documents
+ * @property {AiCatalogEntry[]} entries
+ * @property {Problem[]} problems
+ * @property {string[]} notes
+ * @property {{ entries: number, cards: number, accepted: number, refused: number, superseded: number, ignored: number, nested: number, notProbed: number }} counts
+ */
+/**
  * @typedef {object} InspectResult
  * @property {'url' | 'card' | 'catalog'} kind
  * @property {ProbeReport} [report]
  * @property {{ source: string, problems: Problem[], notes: string[], entries: CatalogEntry[], accepted: number, refused: number }} [catalog]
+ * @property {AiCatalogReport} [aiCatalog]
  * @property {string[]} allowlist
  * @property {boolean} timedOut
  * @property {number} durationMs
@@ -131,7 +185,7 @@ export function InspectView({ url = '' }) {
 
   const label = kind === 'url' ? 'URL to inspect' : kind === 'card' ? 'Card JSON' : 'Catalog JSON';
   return html`<section aria-labelledby="view-title" class="inspect">
-    <${ViewHeader} title="Inspect">Paste a URL, an agent card or a registry catalog and see what discovery would decide about it, stage by stage, under this service’s allowlist — what <code>a2a-discovery probe</code> prints. A URL is fetched only when the allowlist admits it, never with credentials and never through a redirect.<//>
+    <${ViewHeader} title="Inspect">Paste a URL, an agent card, a registry catalog or an AI Catalog and see what discovery would decide about it, stage by stage, under this service’s allowlist — what <code>a2a-discovery probe</code> prints. A URL is fetched only when the allowlist admits it, never with credentials and never through a redirect.<//>
     <form class="panel inspect-form" aria-label="Inspect" onSubmit=${submit}>
       <fieldset class="inspect-kinds">
         <legend>What to inspect</legend>
@@ -147,10 +201,10 @@ export function InspectView({ url = '' }) {
             onInput=${(/** @type {any} */ ev) => edit(ev.currentTarget.value)}
             onKeyDown=${(/** @type {KeyboardEvent} */ ev) => { if (ev.key === 'Enter' && (ev.ctrlKey || ev.metaKey)) void submit(ev); }}></textarea>`}
       <p class="muted small" id="inspect-hint">${kind === 'url'
-        ? 'A base URL (its card is read from /.well-known/agent-card.json) or the card’s own URL (a path ending in .json).'
+        ? 'A base URL (its card is read from /.well-known/agent-card.json), the card’s own URL (a path ending in .json), or an AI Catalog’s URL (such as …/.well-known/ai-catalog.json: every entry is judged).'
         : kind === 'card'
           ? 'The card as published (A2A 0.3 or 1.0). Ctrl+Enter inspects.'
-          : 'The simple catalog format: { "agents": [ { "name", "url" | "cardUrl", "tags"? } ] }. Each entry is judged like discovery would; a next page is not followed. Ctrl+Enter inspects.'}</p>
+          : 'An AI Catalog ({ "specVersion": "1.0", "entries": [ … ] }: url entries are fetched as cards, inline data checked as cards, nested catalogs by URL listed, not fetched) or the simple registry format ({ "agents": [ { "name", "url" | "cardUrl", "tags"? } ] }, a next page not followed). Each entry is judged like discovery would. Ctrl+Enter inspects.'}</p>
       <div class="row">
         <button type="submit" class="btn btn-primary" id="inspect-submit" disabled=${running || text[kind].trim() === ''}>${running ? 'Inspecting…' : 'Inspect'}</button>
       </div>
@@ -162,6 +216,13 @@ export function InspectView({ url = '' }) {
 
 /** One line for the live region. @param {InspectResult} r */
 function summary(r) {
+  if (r.aiCatalog) {
+    const a = r.aiCatalog;
+    const root = a.documents[0];
+    if (root !== undefined && !root.usable) return `The AI Catalog is not usable: refused at stage ${root.stage}${root.problems[0] ? `: ${root.problems[0].message}` : ''}.`;
+    const c = a.counts;
+    return `AI Catalog: ${c.entries} entr${c.entries === 1 ? 'y' : 'ies'}, ${c.accepted} accepted, ${c.refused} refused, ${c.superseded} superseded, ${c.ignored} ignored, ${c.notProbed} not probed.`;
+  }
   if (r.catalog) {
     const c = r.catalog;
     if (c.problems.length > 0) return `The catalog is not readable: ${c.problems.length} problem${c.problems.length === 1 ? '' : 's'}.`;
@@ -177,6 +238,7 @@ function Result({ result }) {
     ${result.timedOut ? html`<p class="notice" role="note">The inspection deadline passed; requests still in flight were aborted.</p>` : null}
     ${result.report ? html`<${Report} report=${result.report} pasted=${result.kind === 'card'} headingLevel=${2} />` : null}
     ${result.catalog ? html`<${Catalog} catalog=${result.catalog} />` : null}
+    ${result.aiCatalog ? html`<${AiCatalog} catalog=${result.aiCatalog} />` : null}
     <details class="inspect-allowlist">
       <summary>The allowlist applied</summary>
       <ul>${result.allowlist.map((l) => html`<li><code>${l}</code></li>`)}</ul>
@@ -205,6 +267,111 @@ function Catalog({ catalog }) {
   </div>`;
 }
 
+/** What a catalog document's stages check. */
+const DOCUMENT_STAGE_LABEL = {
+  source: 'Source: admitted by the allowlist',
+  address: 'Address: allowed at connect time',
+  fetch: 'Fetch: HTTP 200, no redirect',
+  parse: 'Parse: JSON within the limits',
+  schema: 'Schema: a valid AI Catalog',
+  signature: 'Signature: the catalog’s, against the trust store',
+};
+
+/**
+ * An AI Catalog: each document's stages, then each of its entries with what discovery decides
+ * (type, version, Trust Manifest) and the card's own report.
+ * @param {{ catalog: AiCatalogReport }} props
+ */
+function AiCatalog({ catalog }) {
+  const c = catalog.counts;
+  return html`<div class="catalog-report ai-catalog-report" data-accepted=${catalog.accepted ? 'true' : 'false'}>
+    <h2 class="probe-verdict"><${Badge} tone=${catalog.accepted ? 'o-good' : 'o-failed'} text=${catalog.accepted ? 'accepted' : 'refused'} /> AI Catalog: ${c.entries} entr${c.entries === 1 ? 'y' : 'ies'}, ${c.accepted} accepted, ${c.refused} refused, ${c.superseded} superseded, ${c.ignored} ignored</h2>
+    <p class="muted small url">${catalog.source}</p>
+    ${catalog.problems.length > 0 ? html`<${Problems} list=${catalog.problems} />` : null}
+    ${catalog.notes.map((n) => html`<p class="muted small">${n}</p>`)}
+    ${catalog.documents.map((d) => html`<section class="panel ai-catalog-document" data-catalog=${d.url} aria-label=${`Catalog ${d.url}`}>
+      <h3>Catalog <span class="url">${d.url}</span></h3>
+      ${d.via !== 'root' ? html`<p class="muted small">Nested at depth ${d.depth}, listed at <span class="url">${d.via}</span>.</p>` : null}
+      <${DocumentStages} doc=${d} />
+      ${d.usable
+        ? html`<ol class="catalog-entries" aria-label="Entries">
+            ${catalog.entries.filter((e) => e.catalog === d.url).map((e) => html`<${AiCatalogEntryItem} entry=${e} />`)}
+          </ol>`
+        : null}
+    </section>`)}
+  </div>`;
+}
+
+/** @param {{ doc: AiCatalogDocument }} props */
+function DocumentStages({ doc: d }) {
+  /** @type {Array<keyof typeof DOCUMENT_STAGE_LABEL>} */
+  const all = d.origin === 'http' ? ['source', 'address', 'fetch', 'parse', 'schema', 'signature'] : d.origin === 'file' ? ['parse', 'schema', 'signature'] : ['parse', 'schema'];
+  const failedAt = d.usable ? -1 : all.indexOf(/** @type {any} */ (d.stage));
+  const detail = (/** @type {string} */ s) => {
+    if (s === 'fetch' && d.status !== undefined) return `HTTP ${d.status}${d.contentType ? `, ${d.contentType}` : ''}`;
+    if (s === 'parse') return d.origin === 'inline' ? 'Inline in its parent catalog.' : d.bytes !== undefined ? `${d.bytes} bytes, sha256 ${(d.rawSha256 ?? '').slice(0, 16)}…` : '';
+    if (s === 'schema' && d.specVersion) return `AI Catalog ${d.specVersion}: ${d.entries} entries (${d.cards} A2A cards, ${d.nested} nested catalogs, ${d.ignored} of other types).`;
+    if (s === 'signature' && d.signature) return `${d.signature.status}${d.signature.kid ? ` (kid ${d.signature.kid})` : ''}`;
+    return '';
+  };
+  return html`<ol class="probe-stages" aria-label="Catalog stages">
+    ${all.map((s, i) => {
+      const state = failedAt === -1 || i < failedAt ? 'passed' : i === failedAt ? 'failed' : 'not-reached';
+      const text = state === 'not-reached' ? '' : detail(s);
+      return html`<li class=${`probe-stage probe-stage-${state}`} data-stage=${s} data-state=${state}>
+        <div class="probe-stage-head">
+          <${Badge} tone=${state === 'passed' ? 'o-good' : state === 'failed' ? 'o-failed' : 'o-muted'} text=${state === 'not-reached' ? 'not reached' : state} />
+          <strong>${DOCUMENT_STAGE_LABEL[s]}</strong>
+        </div>
+        ${text ? html`<p class="probe-detail">${text}</p>` : null}
+        ${state === 'failed' ? html`<${Problems} list=${d.problems} />` : null}
+      </li>`;
+    })}
+  </ol>
+  ${d.warnings.length > 0 ? html`<p><strong>Notes</strong> (these do not refuse the catalog)</p><${Problems} list=${d.warnings} note=${true} />` : null}`;
+}
+
+const ENTRY_VERDICT = {
+  accepted: ['o-good', 'accepted'],
+  refused: ['o-failed', 'refused'],
+  superseded: ['o-muted', 'superseded'],
+  ignored: ['o-muted', 'ignored'],
+  nested: ['o-muted', 'nested catalog'],
+  'not-probed': ['o-muted', 'not probed'],
+};
+
+/** @param {{ entry: AiCatalogEntry }} props */
+function AiCatalogEntryItem({ entry: e }) {
+  const [tone, label] = ENTRY_VERDICT[e.verdict];
+  const t = e.trust;
+  const trust = !t
+    ? undefined
+    : t.verdict === 'pinned'
+      ? `Pinned: sha256 ${t.sha256} by ${t.identity} (kid ${t.kid})${t.matches === undefined ? '' : t.matches ? '; the card’s bytes match' : '; the card’s bytes do NOT match'}`
+      : t.verdict === 'refused'
+        ? `Refused at ${t.reason?.path ?? 'trustManifest'}: ${t.reason?.message ?? ''}`
+        : t.verdict === 'unverified'
+          ? `Unverified, pins nothing: ${t.reason?.message ?? ''}`
+          : t.reason
+            ? `No pin: ${t.reason.message}`
+            : 'No Trust Manifest';
+  return html`<li class="panel catalog-entry ai-catalog-entry" data-entry=${e.path} data-verdict=${e.verdict}>
+    <h4><${Badge} tone=${tone} text=${label} /> <span>${e.displayName ?? e.identifier}</span> <span class="muted small">${e.path}</span></h4>
+    <dl class="probe-headers">
+      <div><dt>identifier</dt><dd><code>${e.identifier}</code></dd></div>
+      <div><dt>type</dt><dd><code>${e.type}</code></dd></div>
+      <div><dt>artifact</dt><dd>${e.inline ? 'inline data' : html`<span class="url">${e.url ?? ''}</span>`}</dd></div>
+      ${e.selection ? html`<div><dt>version</dt><dd>${e.version ?? '(none)'}: ${e.selection.decision} — ${e.selection.reason}${e.selection.instead && e.selection.decision !== 'chosen' ? html` (<span class="url">${e.selection.instead}</span>)` : ''}</dd></div>` : null}
+      ${trust ? html`<div><dt>trust</dt><dd>${trust}</dd></div>` : null}
+      ${e.nested ? html`<div><dt>nested</dt><dd>${e.nested.followed ? html`followed: <span class="url">${e.nested.url ?? ''}</span>` : `not followed: ${e.nested.reason ?? ''}`}</dd></div>` : null}
+    </dl>
+    ${e.verdict === 'ignored' ? html`<p class="muted small">Not an A2A agent card: discovery reads A2A card entries and nested catalogs only, and never fetches this one.</p>` : null}
+    ${e.problems.length > 0 ? html`<${Problems} list=${e.problems} />` : null}
+    ${e.skipped ? html`<p><${Badge} tone="o-muted" text="not probed" /> ${e.skipped}</p>` : null}
+    ${e.report ? html`<${Report} report=${e.report} pasted=${e.inline === true} headingLevel=${5} />` : null}
+  </li>`;
+}
+
 /**
  * One report: the verdict, then each stage in order (passed, failed with its problems and
  * where, or not reached), then skills and notes.
@@ -214,7 +381,7 @@ function Report({ report: r, pasted, headingLevel }) {
   const stages = STAGES.filter((s) => !(pasted && (s === 'source' || s === 'address' || s === 'fetch')) && !(s === 'signature' && !r.signature && (r.accepted || r.stage !== 'signature')));
   const failedAt = r.accepted ? -1 : stages.indexOf(r.stage);
   const verdict = r.accepted ? 'Accepted: a client would select this card' : `Refused at stage ${r.stage}`;
-  const H = headingLevel === 2 ? 'h2' : 'h4';
+  const H = headingLevel === 2 ? 'h2' : headingLevel === 5 ? 'h5' : 'h4';
   return html`<div class="probe-report" data-accepted=${r.accepted ? 'true' : 'false'} data-stage=${r.stage}>
     <${H} class="probe-verdict"><${Badge} tone=${r.accepted ? 'o-good' : 'o-failed'} text=${r.accepted ? 'accepted' : 'refused'} /> ${verdict}<//>
     <p class="muted small probe-source">${r.source}</p>
