@@ -48,6 +48,7 @@ export interface AiCatalogEntry {
   /** JSON path in its document, e.g. `entries[3]`. */
   readonly path: string;
   readonly identifier: string;
+  /** The media type's essence, lower case, parameters dropped (`application/a2a-agent-card+json`). */
   readonly type: string;
   /** Exactly one of `url` and `data` is set. `url` as given (resolved against the catalog URL by the source). */
   readonly url?: string;
@@ -190,7 +191,7 @@ function readEntry(raw: unknown, at: string, problems: Problem[], warnings: Prob
   return Object.freeze({
     path: at,
     identifier: identifier as string,
-    type: (type as string).trim().toLowerCase(),
+    type: mediaType(type as string),
     ...(hasUrl ? { url: raw['url'] as string } : { data: raw['data'] }),
     ...(displayName !== undefined && { displayName }),
     ...(description !== undefined && { description }),
@@ -212,6 +213,11 @@ function text(value: unknown, path: string, warnings: Problem[]): string | undef
     return undefined;
   }
   return value;
+}
+
+/** A media type as compared: its essence (`type/subtype`, parameters dropped), lower case. */
+export function mediaType(value: string): string {
+  return value.split(';')[0]!.trim().toLowerCase();
 }
 
 function invalid(problems: Problem[]): ReadCatalogResult {

@@ -12,6 +12,7 @@ import type { SignatureOptions } from '../card/signature.js';
 import { verifyDetachedSignature } from '../card/signature.js';
 import type { Problem } from '../errors.js';
 import type { AiCatalogEntry } from './ai-catalog.js';
+import { mediaType } from './ai-catalog.js';
 
 /** A publisher's pin on an artifact's bytes. */
 export interface TrustPin {
@@ -79,11 +80,13 @@ export async function judgeTrustManifest(
 
   const s = subject as Record<string, unknown>;
   if (s['identifier'] !== entry.identifier) return refuse('.subject.identifier', `names ${JSON.stringify(s['identifier'])}, not this entry's identifier ${JSON.stringify(entry.identifier)}`);
-  if (typeof s['type'] !== 'string' || s['type'].trim().toLowerCase() !== entry.type) return refuse('.subject.type', `names type ${JSON.stringify(s['type'])}, not this entry's ${JSON.stringify(entry.type)}`);
+  if (typeof s['type'] !== 'string' || mediaType(s['type']) !== entry.type) return refuse('.subject.type', `names type ${JSON.stringify(s['type'])}, not this entry's ${JSON.stringify(entry.type)}`);
   if ((s['version'] === undefined) !== (entry.version === undefined) || (s['version'] !== undefined && s['version'] !== entry.version)) {
     return refuse('.subject.version', `names version ${JSON.stringify(s['version'] ?? null)}, but the entry's is ${JSON.stringify(entry.version ?? null)}`);
   }
-  if (s['url'] !== undefined && s['url'] !== entry.url) return refuse('.subject.url', `names ${JSON.stringify(s['url'])}, not this entry's url ${JSON.stringify(entry.url ?? null)}`);
+  if (s['url'] !== undefined && !sameUrl(s['url'], entry.url, options.catalogUrl)) {
+    return refuse('.subject.url', `names ${JSON.stringify(s['url'])}, not this entry's url ${JSON.stringify(entry.url ?? null)}`);
+  }
   const expires = typeof m['expiresAt'] === 'string' ? Date.parse(m['expiresAt']) : Number.NaN;
   if (Number.isFinite(expires) && expires <= options.now) return refuse('.expiresAt', `expired at ${m['expiresAt'] as string}`);
   const misaligned = identityMisalignment(entry.identifier, identity);
@@ -120,6 +123,16 @@ function identityMisalignment(identifier: string, identity: string): string | un
   if (domain === undefined) return `identity ${JSON.stringify(identity)} has no domain (did:web, https or spiffe) to align with the publisher ${publisher} of ${identifier}`;
   if (domain !== publisher && !domain.endsWith(`.${publisher}`)) return `identity ${JSON.stringify(identity)} is under ${domain}, not the publisher domain ${publisher} of ${identifier}`;
   return undefined;
+}
+
+/** Whether a subject's url names the entry's url, both read against the catalog's URL (an entry's may be relative). */
+function sameUrl(subject: unknown, entryUrl: string | undefined, catalogUrl: string): boolean {
+  if (typeof subject !== 'string' || entryUrl === undefined) return false;
+  try {
+    return new URL(subject, catalogUrl).href === new URL(entryUrl, catalogUrl).href;
+  } catch {
+    return subject === entryUrl;
+  }
 }
 
 function originOf(url: string): string | undefined {

@@ -1,7 +1,8 @@
 /**
  * Multi-version entries (AI Catalog "Multi-Version Entries"): one identifier, several versions.
- * The newest is proposed (semantic versions compared as such, otherwise `updatedAt`, otherwise
- * catalog order), or the version the configuration pins. A repeated identifier + version is a
+ * The newest is proposed (entries with a semantic version above those without, compared by
+ * SemVer precedence; then the later `updatedAt`; then the first listed), or the version the
+ * configuration pins. A repeated identifier + version is a
  * catalog problem; the first one stands.
  *
  * @module
@@ -61,13 +62,21 @@ export function selectVersions<T extends Versioned>(entries: readonly T[], pins:
   return { chosen, problems, superseded };
 }
 
-/** Whether `a` is newer than `b`: by semantic version when both parse, else by updatedAt when both have one. */
+/**
+ * Whether `a` is newer than `b`, by one total order (so the choice never depends on catalog
+ * order except between equals): entries with a semantic version above those without, and among
+ * them SemVer precedence; then the later `updatedAt` (an entry with one above one without).
+ */
 function newer(a: Versioned, b: Versioned): boolean {
   const sa = semver(a.version);
   const sb = semver(b.version);
-  if (sa !== undefined && sb !== undefined) return compareSemver(sa, sb) > 0;
-  if (a.updatedAtMs !== undefined && b.updatedAtMs !== undefined) return a.updatedAtMs > b.updatedAtMs;
-  return false;
+  if ((sa === undefined) !== (sb === undefined)) return sa !== undefined;
+  if (sa !== undefined && sb !== undefined) {
+    const c = compareSemver(sa, sb);
+    if (c !== 0) return c > 0;
+  }
+  if ((a.updatedAtMs === undefined) !== (b.updatedAtMs === undefined)) return a.updatedAtMs !== undefined;
+  return a.updatedAtMs !== undefined && b.updatedAtMs !== undefined && a.updatedAtMs > b.updatedAtMs;
 }
 
 interface Semver {

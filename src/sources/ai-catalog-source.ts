@@ -78,7 +78,11 @@ export interface CatalogReport {
   /** `root`, or the JSON path of the entry that nested it in its parent (`<parent URL> entries[3]`). */
   readonly via: string;
   readonly depth: number;
-  /** The cache's last outcome for the document (`changed`, `revalidated`, `hit`, `stale`, ...), or `failed`. */
+  /**
+   * The cache's outcome for the document in this refresh (`hit` when it was fresh, else the last
+   * fetch's: `changed`, `unchanged`, `revalidated`, `stale`, ...), `inline` for a nested catalog
+   * carried in its parent, `failed`, or `refused` (a URL the allowlist does not admit, never requested).
+   */
   readonly outcome: string;
   readonly specVersion?: string;
   readonly etag?: string;
@@ -346,7 +350,14 @@ class CatalogSource implements AiCatalogSource {
 
   /** Reads one catalog document (cached) and walks its entries; throws when it has no usable copy. */
   async #read(url: string, depth: number, via: string, path: readonly string[], walk: Walk): Promise<void> {
-    const key = this.#cache.key(url);
+    let key: string;
+    try {
+      key = this.#cache.key(url);
+    } catch (err) {
+      // Refused by the allowlist: never requested, and reported like any unreadable catalog.
+      walk.reports.push({ url, via, depth, outcome: 'refused', entries: 0, cards: 0, nested: 0, ignored: 0, error: err instanceof Error ? err.message : String(err) });
+      throw err;
+    }
     if (walk.documents.size >= this.#s.maxCatalogs) {
       walk.problems.push({ path: via, message: `more than maxCatalogs=${this.#s.maxCatalogs} catalog documents in one refresh; ${key} was not read` });
       return;

@@ -95,6 +95,7 @@ describe('AI Catalog source against loopback catalogs', () => {
     assert.equal(state.ok, false);
     assert.equal(state.error?.code, 'ERR_HOST_NOT_ALLOWED');
     assert.equal(server.requests.length, 0);
+    assert.equal(source.catalogs()[0]?.outcome, 'refused', 'reported, never requested');
   });
 
   test('nested catalogs are followed; a cycle is reported and not followed again; depth is bounded', async () => {
@@ -152,6 +153,25 @@ describe('AI Catalog source against loopback catalogs', () => {
     assert.equal(pinned.records.find((r) => r.name === 'finance')?.baseUrl, `${server.origin}/finance/v2.1.json`);
     assert.equal(pinned.records.find((r) => r.name === 'notes'), undefined);
     assert.ok(pinned.problems?.some((p) => p.message.includes('pins urn:air:acme.com:agent:notes to version 9.9.9')));
+  });
+
+  test('versions: one total order whatever the catalog order (semantic versions above others, then updatedAt)', async () => {
+    const entries = [
+      { identifier: 'urn:air:acme.com:agent:mixed', version: 'spring', updatedAt: '2026-09-01T00:00:00Z', type: A2A, url: '/mixed/spring.json' },
+      { identifier: 'urn:air:acme.com:agent:mixed', version: '1.0.0', type: A2A, url: '/mixed/1.json' },
+      { identifier: 'urn:air:acme.com:agent:mixed', version: '2.0.0', type: A2A, url: '/mixed/2.json' },
+    ];
+    for (const order of [[0, 1, 2], [2, 1, 0], [1, 0, 2], [0, 2, 1]]) {
+      serve('/.well-known/ai-catalog.json', catalog(order.map((i) => entries[i])));
+      const state = await make({ id: `order-${order.join('')}` }).refresh();
+      assert.equal(state.records[0]?.baseUrl, `${server.origin}/mixed/2.json`, `order ${order.join(',')}`);
+    }
+  });
+
+  test('an entry type is compared by its essence: parameters and case do not hide an A2A card', async () => {
+    serve('/.well-known/ai-catalog.json', catalog([{ identifier: 'urn:air:example.com:agent:p', type: 'Application/A2A-Agent-Card+JSON; version=1.0', url: '/p.json' }]));
+    const state = await make().refresh();
+    assert.deepEqual(state.records.map((r) => r.name), ['p']);
   });
 
   test('the catalog is cached like a card: fresh reads cost nothing, an expired one is revalidated with If-None-Match and a 304', async () => {
@@ -321,6 +341,17 @@ describe('AI Catalog source against loopback catalogs', () => {
       assert.equal((await cache.get(state.records[0]!.baseUrl)).card.name, 'Agent free');
       assert.ok(state.problems?.some((p) => p.path.endsWith('entries[0].trustManifest') && p.message.includes('ignored')));
       assert.ok(state.problems?.some((p) => p.path.endsWith('entries[1].trustManifest.subject.identifier') && p.message.includes('refused')));
+    });
+
+    test("a subject url names the entry's url as resolved against the catalog (an entry may give it relative)", async () => {
+      const { privateKey, publicKey } = await generateKeyPair('ES256');
+      const ep = cardServer.endpoint('rel').setCard(cardFor(cardServer, 'rel'));
+      const relative = new URL(ep.cardUrl).pathname;
+      const wide = HostPolicy.from({ allow: [server.origin, cardServer.origin], allowLoopback: true });
+      const manifest = await signDetached({ identity: 'did:web:example.com', subject: { identifier: 'urn:air:example.com:agent:rel', type: A2A, url: `${server.origin}${relative}`, digest: `sha256:${sha256(ep.body)}` }, issuedAt: '2026-11-30T00:00:00Z' }, privateKey, { alg: 'ES256', kid: 'k' });
+      serve('/.well-known/ai-catalog.json', catalog([{ identifier: 'urn:air:example.com:agent:rel', type: A2A, url: relative, trustManifest: manifest }]));
+      const state = await make({ hostPolicy: wide, signatures: { keys: [{ kid: 'k', jwk: await exportJWK(publicKey) }] } }).refresh();
+      assert.equal(state.records[0]?.metadata.pinnedSha256, sha256(ep.body), JSON.stringify(state.problems));
     });
 
     test('a digest pin on an inline card covers the RFC 8785 form of its data', async () => {
