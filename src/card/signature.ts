@@ -486,6 +486,17 @@ async function checkEntry(entry: unknown, ctx: Context): Promise<Outcome> {
   );
 }
 
+/** Completes a result with `ok`: whether it passes under the mode (see {@link SignatureResult.ok}). */
+function finisher(settings: Settings): (r: Omit<SignatureResult, 'ok'>) => SignatureResult {
+  return (r) => {
+    const ok =
+      settings.mode === 'off' ||
+      r.status === 'verified' ||
+      (settings.mode === 'if-present' && (r.status === 'unsigned' || r.status === 'unverified'));
+    return Object.freeze({ ...r, ok, problems: Object.freeze(r.problems) as Problem[] });
+  };
+}
+
 /**
  * Checks the JWS signatures of an agent card against trusted keys, on the RAW parsed JSON
  * (what came off the wire), never on a decoded or normalized card.
@@ -513,13 +524,7 @@ async function checkEntry(entry: unknown, ctx: Context): Promise<Outcome> {
  */
 export async function verifyCardSignatures(raw: unknown, options: SignatureOptions): Promise<SignatureResult> {
   const settings = settingsOf(options);
-  const finish = (r: Omit<SignatureResult, 'ok'>): SignatureResult => {
-    const ok =
-      settings.mode === 'off' ||
-      r.status === 'verified' ||
-      (settings.mode === 'if-present' && (r.status === 'unsigned' || r.status === 'unverified'));
-    return Object.freeze({ ...r, ok, problems: Object.freeze(r.problems) as Problem[] });
-  };
+  const finish = finisher(settings);
   if (settings.mode === 'off') return finish({ status: 'skipped', problems: [] });
   if (!isObject(raw)) return finish({ status: 'unsigned', problems: [{ path: '$', message: 'the card is not a JSON object, so it carries no signatures' }] });
 
@@ -654,13 +659,7 @@ export function detachedPayload(raw: unknown): string {
  */
 export async function verifyDetachedSignature(raw: unknown, options: SignatureOptions): Promise<SignatureResult> {
   const settings = settingsOf(options);
-  const finish = (r: Omit<SignatureResult, 'ok'>): SignatureResult => {
-    const ok =
-      settings.mode === 'off' ||
-      r.status === 'verified' ||
-      (settings.mode === 'if-present' && (r.status === 'unsigned' || r.status === 'unverified'));
-    return Object.freeze({ ...r, ok, problems: Object.freeze(r.problems) as Problem[] });
-  };
+  const finish = finisher(settings);
   if (settings.mode === 'off') return finish({ status: 'skipped', problems: [] });
   if (!isObject(raw) || raw.signature === undefined || raw.signature === null) return finish({ status: 'unsigned', problems: [] });
   const compact = raw.signature;
