@@ -109,6 +109,7 @@ export {
   readAiCatalogValue,
   judgeTrustManifest,
   selectVersions,
+  isSemanticVersion,
 } from './catalog/index.js';
 export type { AiCatalog, AiCatalogEntry, CatalogLimits, ReadCatalogResult, ManifestVerdict, TrustPin, Versioned } from './catalog/index.js';
 

@@ -18,5 +18,5 @@ export {
 export type { AiCatalog, AiCatalogEntry, CatalogLimits, ReadCatalogResult } from './ai-catalog.js';
 export { judgeTrustManifest } from './trust-manifest.js';
 export type { ManifestVerdict, TrustPin } from './trust-manifest.js';
-export { selectVersions } from './versions.js';
+export { isSemanticVersion, selectVersions } from './versions.js';
 export type { Versioned } from './versions.js';

@@ -84,6 +84,11 @@ interface Semver {
   pre: string[];
 }
 
+/** Whether a version is a semantic version (SemVer 2.0.0, an optional leading `v`): such versions are compared by precedence. */
+export function isSemanticVersion(v: string | undefined): boolean {
+  return semver(v) !== undefined;
+}
+
 function semver(v: string | undefined): Semver | undefined {
   if (v === undefined) return undefined;
   const m = /^v?(\d+)\.(\d+)\.(\d+)(?:-([0-9A-Za-z.-]+))?(?:\+[0-9A-Za-z.-]+)?$/.exec(v);

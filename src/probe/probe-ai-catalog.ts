@@ -11,7 +11,7 @@
 import type { SignatureOptions, SignatureResult } from '../card/index.js';
 import { canonicalJson, sha256Hex, verifyDetachedSignature } from '../card/index.js';
 import type { AiCatalog, AiCatalogEntry, ManifestVerdict, ReadCatalogResult } from '../catalog/index.js';
-import { A2A_CARD_MEDIA_TYPE, AI_CATALOG_MEDIA_TYPE, DEFAULT_CATALOG_LIMITS, judgeTrustManifest, readAiCatalog, readAiCatalogValue, selectVersions } from '../catalog/index.js';
+import { A2A_CARD_MEDIA_TYPE, AI_CATALOG_MEDIA_TYPE, DEFAULT_CATALOG_LIMITS, isSemanticVersion, judgeTrustManifest, readAiCatalog, readAiCatalogValue, selectVersions } from '../catalog/index.js';
 import type { Problem } from '../errors.js';
 import { isDiscoveryError, toDiscoveryError } from '../errors.js';
 import type { CardFetcher, FetchResult } from '../fetch/index.js';
@@ -469,12 +469,11 @@ function decideVersions(walked: readonly Walked[]): Walked[] {
 /** Why the chosen version won, in the terms {@link selectVersions} uses. */
 function chosenReason(w: Walked, versions: readonly Walked[]): string {
   const others = versions.filter((x) => x !== w).map((x) => x.entry.version ?? '(none)');
-  const semantic = (v: string | undefined) => v !== undefined && /^v?\d+\.\d+\.\d+(-[0-9A-Za-z.-]+)?(\+[0-9A-Za-z.-]+)?$/.test(v);
-  const basis = versions.every((x) => semantic(x.entry.version))
+  const basis = versions.every((x) => isSemanticVersion(x.entry.version))
     ? 'the newest semantic version'
     : versions.every((x) => x.entry.updatedAtMs !== undefined)
       ? 'the latest updatedAt'
-      : 'versions compared by semantic version, else updatedAt, else the first listed';
+      : 'semantic versions above the others, then the latest updatedAt, then the first listed';
   return `${basis}, over ${others.join(', ')}`;
 }
 
