@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 
 const entries: Record<string, string[]> = {
-  'a2a-discovery': ['parseAgentCard', 'checkCard', 'toAdkCard', 'CardCache', 'HostPolicy', 'createCardFetcher', 'EventStream', 'VirtualClock', 'DiscoveryError', 'DiscoveryLoop', 'staticSource', 'kubernetesSource', 'selectAgents', 'SnapshotStore'],
+  'a2a-discovery': ['parseAgentCard', 'checkCard', 'toAdkCard', 'CardCache', 'HostPolicy', 'createCardFetcher', 'EventStream', 'VirtualClock', 'DiscoveryError', 'DiscoveryLoop', 'staticSource', 'kubernetesSource', 'aiCatalogSource', 'CatalogArtifacts', 'readAiCatalog', 'verifyDetachedSignature', 'signDetached', 'selectAgents', 'SnapshotStore'],
   'a2a-discovery/adk': ['TreeFactory', 'SessionRunner', 'snapshotTreeBuilder', 'remoteAgentFor', 'V1RemoteAgent', 'AgentRegistry', 'createPolicyFetch'],
   'a2a-discovery/config': ['parseConfig', 'loadConfig', 'resolveSecrets', 'formatProblems'],
   'a2a-discovery/server': ['startService', 'serviceOptionsFromConfig', 'createApp'],
