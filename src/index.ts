@@ -30,6 +30,7 @@ export type {
   SessionEvent,
   TreeEvent,
   RoutingEvent,
+  CatalogEvent,
 } from './events/index.js';
 
 export {

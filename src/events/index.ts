@@ -166,6 +166,27 @@ export interface RoutingEvent extends EventBase {
   held: boolean;
 }
 
+/**
+ * An AI Catalog source read a catalog document with a request (a fresh one read from its cache is
+ * not an event), or could not: the cache's outcome (`changed`, `unchanged`, `revalidated` (304),
+ * `stale` (its last good copy served after a failure), `failed`) or `refused` (the allowlist does
+ * not admit it; never requested), and what the document lists.
+ */
+export interface CatalogEvent extends EventBase {
+  type: 'catalog.read';
+  source: string;
+  url: string;
+  outcome: 'changed' | 'unchanged' | 'revalidated' | 'stale' | 'invalid' | 'failed' | 'refused';
+  /** 1 for a configured catalog, more for a nested one. */
+  depth: number;
+  entries: number;
+  cards: number;
+  nested: number;
+  ignored: number;
+  code?: DiscoveryErrorCode;
+  reason?: string;
+}
+
 /** A snapshot's agent tree was built, or dropped once nothing needs it. */
 export interface TreeEvent extends EventBase {
   type: 'tree.built' | 'tree.evicted';
@@ -188,7 +209,8 @@ export type DiscoveryEvent =
   | SnapshotEvent
   | SessionEvent
   | TreeEvent
-  | RoutingEvent;
+  | RoutingEvent
+  | CatalogEvent;
 
 /** An event before the stream stamps it. */
 export type EventInput<E extends DiscoveryEvent = DiscoveryEvent> = E extends DiscoveryEvent

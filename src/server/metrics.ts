@@ -156,6 +156,12 @@ export function createMetrics({ events, cache, loop, trees, openStreams, store, 
       if (verdict) this.set(verdict.accuracy);
     },
   });
+  const catalogReads = new Counter({
+    name: `${p}catalog_reads_total`,
+    help: 'AI Catalog documents read with a request (or refused), by outcome (changed, unchanged, revalidated, stale, invalid, failed, refused).',
+    labelNames: ['outcome'],
+    registers: [registry],
+  });
   const routingEvaluations = new Counter({ name: `${p}routing_evaluations_total`, help: 'Routing evaluations of candidate snapshots, by result (passed, failed, held).', labelNames: ['result'], registers: [registry] });
   new Gauge({
     name: `${p}snapshot_version`,
@@ -220,6 +226,9 @@ export function createMetrics({ events, cache, loop, trees, openStreams, store, 
         break;
       case 'routing.evaluated':
         routingEvaluations.inc({ result: e.held ? 'held' : e.passed ? 'passed' : 'failed' });
+        break;
+      case 'catalog.read':
+        catalogReads.inc({ outcome: e.outcome });
         break;
       case 'alert':
         alerts.inc({ kind: e.kind });

@@ -18,7 +18,7 @@
  * @module
  */
 import { CardCache } from '../cache/index.js';
-import type { AcceptedContent, CacheContent, CacheEntry } from '../cache/index.js';
+import type { AcceptedContent, CacheContent, CacheEntry, EntryError } from '../cache/index.js';
 import type { SignatureOptions } from '../card/index.js';
 import { canonicalJson, sha256Hex, verifyDetachedSignature } from '../card/index.js';
 import type { AiCatalog, AiCatalogEntry, CatalogLimits, ManifestVerdict } from '../catalog/index.js';
@@ -26,7 +26,7 @@ import { A2A_CARD_MEDIA_TYPE, AI_CATALOG_MEDIA_TYPE, AI_CATALOG_WELL_KNOWN_PATH,
 import type { Clock, Random } from '../clock/index.js';
 import { systemClock } from '../clock/index.js';
 import { DiscoveryError, toDiscoveryError, type Problem } from '../errors.js';
-import type { EventStream } from '../events/index.js';
+import type { CatalogEvent, EventStream } from '../events/index.js';
 import type { CardFetcher, HostPolicy } from '../fetch/index.js';
 import { catalogCardUrl, inlineCardKey } from '../fetch/index.js';
 import type { CardPin, InlineCard } from './catalog-artifacts.js';
@@ -247,6 +247,8 @@ class CatalogSource implements AiCatalogSource {
    */
   readonly #verdicts = new WeakMap<AiCatalogEntry, ManifestVerdict>();
   readonly #inlineCards = new WeakMap<AiCatalogEntry, InlineCard>();
+  /** Per document URL, what its last `catalog.read` event stood for (bounded: the oldest go first). */
+  readonly #announced = new Map<string, unknown>();
   #inFlight: Promise<SourceState> | undefined;
   #closed = false;
 
@@ -355,7 +357,9 @@ class CatalogSource implements AiCatalogSource {
       key = this.#cache.key(url);
     } catch (err) {
       // Refused by the allowlist: never requested, and reported like any unreadable catalog.
-      walk.reports.push({ url, via, depth, outcome: 'refused', entries: 0, cards: 0, nested: 0, ignored: 0, error: err instanceof Error ? err.message : String(err) });
+      const report: CatalogReport = { url, via, depth, outcome: 'refused', entries: 0, cards: 0, nested: 0, ignored: 0, error: err instanceof Error ? err.message : String(err) };
+      walk.reports.push(report);
+      this.#announce(url, 'refused', report, err);
       throw err;
     }
     if (walk.documents.size >= this.#s.maxCatalogs) {
@@ -370,20 +374,52 @@ class CatalogSource implements AiCatalogSource {
       entry = fresh ?? (await this.#cache.get(key));
       if (!entry.usable) throw new DiscoveryError(entry.lastError?.code ?? 'ERR_FETCH_NETWORK', entry.lastError?.message ?? `${key}: the last good copy is past its allowed staleness`, { url: key, stage: 'source' });
     } catch (err) {
-      walk.reports.push({ url: key, via, depth, outcome: 'failed', entries: 0, cards: 0, nested: 0, ignored: 0, error: err instanceof Error ? err.message : String(err) });
+      const report: CatalogReport = { url: key, via, depth, outcome: 'failed', entries: 0, cards: 0, nested: 0, ignored: 0, error: err instanceof Error ? err.message : String(err) };
+      walk.reports.push(report);
+      // Announced once per failed attempt (a catalog backing off fails again without a request).
+      this.#announce(key, this.#cache.lastFailure(key)?.failures ?? entry!, report, err);
       throw err;
     }
     if (entry.stale && entry.lastError !== undefined) {
       walk.problems.push({ path: key, message: `the catalog could not be refreshed (${entry.lastError.message}); its last good copy is used` });
     }
-    await this.#walk(entry.card, key, depth, via, [...path, key], walk, {
+    const report = await this.#walk(entry.card, key, depth, via, [...path, key], walk, {
       outcome: fresh !== undefined ? 'hit' : entry.lastOutcome,
       ...(entry.etag !== undefined && { etag: entry.etag }),
       ...(entry.signature !== undefined && { signature: entry.signature }),
     });
+    // Every request makes a new entry; a fresh read or a stale one while backing off does not.
+    if (fresh === undefined) this.#announce(key, entry, report, entry.lastError);
   }
 
-  async #walk(catalog: AiCatalog, url: string, depth: number, via: string, path: readonly string[], walk: Walk, extra: Pick<CatalogReport, 'outcome' | 'etag' | 'signature'>): Promise<void> {
+  /**
+   * A `catalog.read` event for a document, once per attempt: `mark` is what identifies the attempt
+   * (the cache entry a request produced, the failure count, `refused`); the same mark as last time
+   * means no request was made since.
+   */
+  #announce(url: string, mark: unknown, report: CatalogReport, error: unknown): void {
+    const events = this.#s.events;
+    if (events === undefined || this.#announced.get(url) === mark) return;
+    this.#announced.set(url, mark);
+    if (this.#announced.size > 4 * this.#s.maxCatalogs) this.#announced.delete(this.#announced.keys().next().value as string);
+    const outcome = report.outcome === 'hit' || report.outcome === 'inline' ? undefined : (report.outcome as CatalogEvent['outcome']);
+    if (outcome === undefined) return;
+    const failure = error instanceof DiscoveryError ? { code: error.code, reason: error.message } : isEntryError(error) ? { code: error.code, reason: error.message } : undefined;
+    events.emit({
+      type: 'catalog.read',
+      source: this.id,
+      url,
+      outcome,
+      depth: report.depth,
+      entries: report.entries,
+      cards: report.cards,
+      nested: report.nested,
+      ignored: report.ignored,
+      ...(failure !== undefined && failure),
+    });
+  }
+
+  async #walk(catalog: AiCatalog, url: string, depth: number, via: string, path: readonly string[], walk: Walk, extra: Pick<CatalogReport, 'outcome' | 'etag' | 'signature'>): Promise<CatalogReport> {
     let cards = 0;
     let nested = 0;
     let ignored = 0;
@@ -406,6 +442,7 @@ class CatalogSource implements AiCatalogSource {
       } else ignored++;
     }
     Object.assign(report, { cards, nested, ignored });
+    return report;
   }
 
   /** A nested catalog entry: followed within the depth bound, never twice, never around a cycle. */
@@ -560,4 +597,8 @@ function trailingSegment(identifier: string): string {
   const i = Math.max(trimmed.lastIndexOf(':'), trimmed.lastIndexOf('/'), trimmed.lastIndexOf('#'));
   const tail = trimmed.slice(i + 1);
   return tail === '' ? identifier : tail;
+}
+
+function isEntryError(value: unknown): value is EntryError {
+  return typeof value === 'object' && value !== null && typeof (value as Partial<EntryError>).code === 'string' && typeof (value as Partial<EntryError>).message === 'string';
 }

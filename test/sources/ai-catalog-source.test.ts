@@ -181,7 +181,10 @@ describe('AI Catalog source against loopback catalogs', () => {
         ? { status: 304, body: '', headers: { etag: '"v1"', 'cache-control': 'max-age=60' } }
         : { body: catalog([{ identifier: 'urn:air:example.com:agent:a', type: A2A, url: '/a.json' }]), headers: { etag: '"v1"', 'cache-control': 'max-age=60' } },
     );
-    const source = make({ cache: { minTtlMs: 1_000 } });
+    const events = new EventStream();
+    const reads: Array<{ outcome: string; cards: number }> = [];
+    events.subscribe((e) => void (e.type === 'catalog.read' && reads.push({ outcome: e.outcome, cards: e.cards })));
+    const source = make({ cache: { minTtlMs: 1_000 }, events });
     const first = await source.refresh();
     assert.equal(source.catalogs()[0]?.outcome, 'changed');
     await source.refresh();
@@ -193,6 +196,7 @@ describe('AI Catalog source against loopback catalogs', () => {
     assert.equal(server.requests[1]?.headers['if-none-match'], '"v1"');
     assert.equal(source.catalogs()[0]?.outcome, 'revalidated');
     assert.equal(third.records, first.records, 'an unchanged catalog keeps the same records');
+    assert.deepEqual(reads, [{ outcome: 'changed', cards: 1 }, { outcome: 'revalidated', cards: 1 }], 'one catalog.read per request, none for a fresh read');
   });
 
   describe('bad catalogs: a clear problem with its JSON path; the last good catalog keeps serving', () => {
