@@ -15,12 +15,14 @@ import { ExplorerView } from './views/explorer.js';
 import { InspectView } from './views/inspect.js';
 import { SessionsView } from './views/sessions.js';
 import { SnapshotsView } from './views/snapshots.js';
+import { SourcesView } from './views/sources.js';
 import { TimelineView } from './views/timeline.js';
 
 /** @typedef {{ view: string, params: URLSearchParams }} Route */
 
 const VIEWS = [
   { id: 'endpoints', label: 'Endpoints' },
+  { id: 'sources', label: 'Sources' },
   { id: 'timeline', label: 'Timeline' },
   { id: 'snapshots', label: 'Snapshots' },
   { id: 'sessions', label: 'Sessions' },
@@ -86,6 +88,7 @@ function App({ store }) {
     endpoints: store.endpoints?.length,
     snapshots: store.snapshots?.history.length,
     sessions: store.sessions?.sessions.length,
+    sources: store.sources?.length,
     timeline: undefined,
   };
 
@@ -93,6 +96,9 @@ function App({ store }) {
   switch (route.view) {
     case 'timeline':
       view = html`<${TimelineView} store=${store} />`;
+      break;
+    case 'sources':
+      view = html`<${SourcesView} store=${store} focus=${route.params.get('source') ?? ''} />`;
       break;
     case 'snapshots':
       view = html`<${SnapshotsView} store=${store} />`;

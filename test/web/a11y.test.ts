@@ -1,8 +1,8 @@
 /**
  * Accessibility and width of every dashboard view, with real data: the demo's peers and service
  * play the morning of changes (snapshots, an alert and its resolution, a removed endpoint, a
- * chat turn), then each view — endpoints, timeline, snapshots, sessions, chat, card, inspect (with a
- * report) — is checked
+ * chat turn), then each view — endpoints (with an endpoint's Proposed by open), sources, timeline,
+ * snapshots, sessions, chat, card, inspect (with a report) — is checked
  * by axe-core (WCAG 2.0/2.1 A and AA) at 1366×768 and at 390×844, and at 390 px nothing is wider
  * than the screen. The trace explorer is checked the same way.
  */
@@ -18,7 +18,7 @@ let browser: Browser;
 let demo: RunningDemo;
 let billing = '';
 
-const VIEWS = ['endpoints', 'timeline', 'snapshots', 'sessions', 'chat', 'card', 'inspect'] as const;
+const VIEWS = ['endpoints', 'sources', 'timeline', 'snapshots', 'sessions', 'chat', 'card', 'inspect'] as const;
 const SIZES = [
   { name: '1366 px', viewport: { width: 1366, height: 768 } },
   { name: '390×844', viewport: { width: 390, height: 844 } },
@@ -47,6 +47,7 @@ async function open(page: Page, view: (typeof VIEWS)[number] | 'explorer'): Prom
   await page.evaluate(`location.hash = ${JSON.stringify(hash)}`);
   const ready: Record<string, string> = {
     endpoints: 'table.endpoints tbody tr[data-endpoint]',
+    sources: 'section.source-panel',
     timeline: 'svg.timeline .mark[data-type="snapshot.published"]',
     snapshots: 'table.alerts tbody tr[data-seq]',
     sessions: 'table.roots tbody tr[data-version]',
@@ -56,6 +57,12 @@ async function open(page: Page, view: (typeof VIEWS)[number] | 'explorer'): Prom
     explorer: '#view-title',
   };
   await page.locator(ready[view]!).first().waitFor();
+  if (view === 'endpoints') {
+    // One endpoint's provenance open, so the Proposed by block is checked too.
+    const details = page.locator('table.endpoints details.proposed-by').first();
+    if ((await details.getAttribute('open')) === null) await details.locator('summary').click();
+    await details.locator('li.proposal').first().waitFor();
+  }
   if (view === 'snapshots') await page.locator('.diff').waitFor();
   if (view === 'timeline') {
     // A mark chosen, so its details panel is checked too.

@@ -295,6 +295,8 @@ describe('the dashboard follows a live service through the morning of changes', 
 
     // Back to the endpoints view and its filter, by keyboard.
     await page.focus('#nav-snapshots');
+    // Back past Timeline and Sources.
+    await page.keyboard.press('Shift+Tab');
     await page.keyboard.press('Shift+Tab');
     await page.keyboard.press('Shift+Tab');
     assert.equal((await focused(page)).id, 'nav-endpoints');

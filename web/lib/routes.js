@@ -10,3 +10,8 @@ export function cardHref(baseUrl) {
 export function inspectHref(url) {
   return `#/inspect?url=${encodeURIComponent(url)}`;
 }
+
+/** The Sources view, scrolled to one source when `id` is given. @param {string} [id] */
+export function sourcesHref(id) {
+  return id === undefined ? '#/sources' : `#/sources?source=${encodeURIComponent(id)}`;
+}

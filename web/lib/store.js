@@ -17,7 +17,8 @@ import { describeEvent, isChatter, shortDigest } from './format.js';
 /** @typedef {import('./types.js').SessionsJson} SessionsJson */
 /** @typedef {import('./types.js').ActivityJson} ActivityJson */
 /** @typedef {import('./types.js').JournalPage} JournalPage */
-/** @typedef {'endpoints' | 'snapshots' | 'sessions' | 'activity'} Resource */
+/** @typedef {import('./types.js').SourceJson} SourceJson */
+/** @typedef {'endpoints' | 'snapshots' | 'sessions' | 'activity' | 'sources'} Resource */
 /** @typedef {{ id: number, text: string, kind: 'snapshot' | 'alert' | 'info', at: number }} Announcement */
 
 /** Journal events the page keeps (the oldest go first). */
@@ -74,6 +75,8 @@ export class LiveStore {
   alerts = [];
   /** @type {ActivityJson | undefined} cache chatter per endpoint */
   activity;
+  /** @type {SourceJson[] | undefined} what each source is doing (`/api/sources`) */
+  sources;
   /** True once the journal was read back to the retention horizon (false: `MAX_EVENTS` cut it). */
   journalComplete = false;
   /** @type {Map<string, string>} base URL → the agent's local name (the latest known; stable once known) */
@@ -127,11 +130,12 @@ export class LiveStore {
     this.needsToken = false;
     this.error = '';
     try {
-      const [endpoints, snapshots, sessions, activity] = await Promise.all([api('/api/endpoints'), api('/api/snapshots'), api('/api/sessions'), api('/api/activity'), this.#readJournal()]);
+      const [endpoints, snapshots, sessions, activity, sources] = await Promise.all([api('/api/endpoints'), api('/api/snapshots'), api('/api/sessions'), api('/api/activity'), api('/api/sources'), this.#readJournal()]);
       this.#setEndpoints(endpoints.endpoints);
       this.snapshots = snapshots;
       this.sessions = sessions;
       this.activity = activity;
+      this.sources = sources.sources;
       this.updatedAt = Date.now();
     } catch (err) {
       if (err instanceof ApiError && err.status === 401) {
@@ -215,7 +219,7 @@ export class LiveStore {
     } catch {
       // the stream state says what is wrong
     }
-    await Promise.all(/** @type {Resource[]} */ (['endpoints', 'snapshots', 'sessions', 'activity']).map((r) => this.refresh(r)));
+    await Promise.all(/** @type {Resource[]} */ (['endpoints', 'snapshots', 'sessions', 'activity', 'sources']).map((r) => this.refresh(r)));
     this.announce('Reconnected: lists and history read again.');
   }
 
@@ -236,6 +240,7 @@ export class LiveStore {
       if (what === 'endpoints') this.#setEndpoints((await api('/api/endpoints')).endpoints);
       else if (what === 'snapshots') this.snapshots = await api('/api/snapshots');
       else if (what === 'activity') this.activity = await api('/api/activity');
+      else if (what === 'sources') this.sources = (await api('/api/sources')).sources;
       else this.sessions = await api('/api/sessions');
       this.updatedAt = Date.now();
       this.#changed();
@@ -280,9 +285,11 @@ export class LiveStore {
       this.#lastSeq = e.seq;
     }
     if (isChatter(e)) {
-      // Counted per endpoint by the service; the page re-reads the counts, throttled.
+      // Counted per endpoint by the service; the page re-reads the counts, throttled. A cycle's
+      // chatter also means the sources were polled (a catalog revalidated emits no event itself).
       if (live) {
         this.#schedule('activity', 2_000);
+        this.#schedule('sources', 2_000);
         this.#schedule('endpoints');
       }
       return;
@@ -301,6 +308,8 @@ export class LiveStore {
     if (!live) return;
     const line = storyLine(e);
     if (line) this.announce(line.text, line.kind, e.at);
+    // Sources raise and resolve their own alerts; admissions and snapshots follow their lists.
+    this.#schedule('sources');
     switch (e.type) {
       case 'snapshot.published':
         this.#schedule('snapshots');

@@ -39,6 +39,39 @@
  * @property {{ code: string, message: string, failures: number }} [lastFailure]
  * @property {{ state: string, successes: number, failures: number, critical: boolean, usable?: boolean, since?: number, reason?: string }} [health]
  * @property {{ verdict: 'selected' | 'unsuitable' | 'excluded', localName?: string, reason?: string }} [verdict]
+ * @property {Proposal[]} [proposals] each record a source proposed for this endpoint
+ *
+ * @typedef {object} Proposal  one source's record of an endpoint; `metadata` is source text (an AI Catalog entry's is third-party), display only
+ * @property {string} source  the source's id
+ * @property {string} name  the name the record gives
+ * @property {Record<string, string>} metadata  AI Catalog: `catalog`, `entry`, `identifier`, `version`, `displayName`, `description`, `tags` (comma-joined), `pinnedSha256`
+ *
+ * @typedef {object} CatalogDocumentJson  one AI Catalog document an AI Catalog source read in its last refresh
+ * @property {string} url
+ * @property {string} via  `root`, or the entry that nested it (`<parent URL> entries[3]`)
+ * @property {number} depth
+ * @property {string} outcome  the cache's outcome (`changed`, `revalidated`, `hit`, `stale`, `inline`, …) or `failed`
+ * @property {string} [specVersion]
+ * @property {string} [etag]
+ * @property {string} [signature]  the signature check's verdict (`unsigned`, `verified`, …)
+ * @property {number} entries
+ * @property {number} cards
+ * @property {number} nested
+ * @property {number} ignored
+ * @property {string} [error]
+ *
+ * @typedef {object} SourceJson  one source in `GET /api/sources`
+ * @property {string} id
+ * @property {string} kind  `static`, `well-known`, `registry`, `kubernetes`, `ai-catalog`
+ * @property {boolean} ok  false when the last refresh failed (its records are then the last good list)
+ * @property {boolean} synced  true after the first good list
+ * @property {number | null} updatedAt  epoch ms of the last good list
+ * @property {number} records
+ * @property {{ code: string, message: string, url?: string, status?: number, problems?: Problem[] }} [error]
+ * @property {Problem[]} problems  the first 50 of the last list's problems
+ * @property {number} moreProblems  problems not listed
+ * @property {CatalogDocumentJson[]} [catalogs]  AI Catalog sources: the first 50 documents read
+ * @property {number} [moreCatalogs]
  *
  * @typedef {{ version: number, digest: string, createdAt: string, agents: string[] }} HistoryEntry
  * @typedef {{ version: number, digest: string, references: number, current: boolean }} RetainedEntry

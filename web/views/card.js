@@ -9,6 +9,7 @@ import { ago, bytes, endpointLabel } from '../lib/format.js';
 import { isWithin, jsonLines, nearestPath } from '../lib/json-lines.js';
 import { cardHref, inspectHref } from '../lib/routes.js';
 import { Badge, EmptyRow, TableWrap, ViewHeader } from './common.js';
+import { ProposedBy } from './provenance.js';
 
 /** @typedef {import('../lib/store.js').LiveStore} LiveStore */
 /** @typedef {import('../lib/types.js').CardJson} CardJson */
@@ -69,7 +70,8 @@ export function CardView({ store, url }) {
     </form>
     ${selected === '' ? html`<p>No endpoint yet.</p>` : null}
     ${missing ? html`<${Missing} info=${missing} />` : null}
-    ${card ? html`<${CardBody} card=${card} raw=${raw} fetchedAt=${ep?.cache?.fetchedAtWall} />` : null}
+    ${missing && ep ? html`<${ProposedBy} proposals=${ep.proposals} headingLevel=${2} />` : null}
+    ${card ? html`<${CardBody} card=${card} raw=${raw} fetchedAt=${ep?.cache?.fetchedAtWall} proposals=${ep?.proposals} />` : null}
   </section>`;
 }
 
@@ -84,8 +86,8 @@ function Missing({ info }) {
   </div>`;
 }
 
-/** @param {{ card: CardJson, raw: boolean, fetchedAt: number | undefined }} props */
-function CardBody({ card, raw, fetchedAt }) {
+/** @param {{ card: CardJson, raw: boolean, fetchedAt: number | undefined, proposals: import('../lib/types.js').Proposal[] | undefined }} props */
+function CardBody({ card, raw, fetchedAt, proposals }) {
   const parsed = useMemo(() => {
     try {
       return { ok: true, value: /** @type {unknown} */ (JSON.parse(card.body)) };
@@ -129,6 +131,7 @@ function CardBody({ card, raw, fetchedAt }) {
     ${card.lastError ? html`<p class="panel panel-bad">The last refresh was refused: <code>${card.lastError.code}</code> ${card.lastError.message}. The card below is the last good one the cache kept.</p>` : null}
     ${marked.length > 0 ? html`<${ProblemList} marked=${marked} lines=${lines} />` : null}
     <${SkillList} skills=${skills} />
+    ${proposals ? html`<${ProposedBy} proposals=${proposals} headingLevel=${2} />` : null}
     <h2 id="card-body-h">${raw ? 'Body as fetched (raw bytes)' : 'Body as fetched (formatted)'}</h2>
     ${raw || !parsed.ok
       ? html`${!parsed.ok ? html`<p class="error">Not JSON: ${parsed.error}</p>` : null}<pre class="raw" tabindex="0" aria-labelledby="card-body-h">${card.body}</pre>`

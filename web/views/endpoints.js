@@ -7,6 +7,7 @@ import { html, useMemo, useState } from '../lib/vendor.js';
 import { OUTCOME_LABEL, ago, duration, endpointLabel, num, outcomeClass } from '../lib/format.js';
 import { cardHref, inspectHref } from '../lib/routes.js';
 import { Badge, EmptyRow, SortHeader, TableWrap, Tile, ViewHeader, useNow } from './common.js';
+import { ProposedBy } from './provenance.js';
 
 /** @typedef {import('../lib/types.js').EndpointStatus} EndpointStatus */
 /** @typedef {import('../lib/store.js').LiveStore} LiveStore */
@@ -182,6 +183,20 @@ export function activityText(a, windowMs) {
   return `${parts.join(' · ') || 'none'} in ${minutes} min · ${Math.round((requests / minutes) * 10) / 10} requests/min`;
 }
 
+/**
+ * The row's "Proposed by" disclosure; its block is rendered only while open (a table of thousands
+ * of endpoints keeps one summary line per row).
+ * @param {{ e: EndpointStatus }} props
+ */
+function ProposedByDetails({ e }) {
+  const [open, setOpen] = useState(false);
+  const n = e.proposals?.length ?? 0;
+  return html`<details class="proposed-by" onToggle=${(/** @type {any} */ ev) => setOpen(ev.currentTarget.open)}>
+    <summary>Proposed by <span class="visually-hidden">${endpointLabel(e.baseUrl)}: </span>${n === 1 ? '1 record' : `${n} records`}</summary>
+    ${open ? html`<${ProposedBy} proposals=${e.proposals} />` : null}
+  </details>`;
+}
+
 /** @param {{ e: EndpointStatus, now: number, name: string, activity: import('../lib/types.js').EndpointActivity | undefined, windowMs: number }} props */
 function EndpointRow({ e, now, name, activity, windowMs }) {
   const c = e.cache;
@@ -198,6 +213,7 @@ function EndpointRow({ e, now, name, activity, windowMs }) {
     <td>
       <div>${e.sources.map((s) => html`<span class="chip">${s}</span>`)}</div>
       ${e.admitted ? html`<${Badge} text="admitted" />` : html`<${Badge} text="refused" /><div class="reason">${e.refusal?.code}: ${e.refusal?.reason}</div>`}
+      ${e.proposals && e.proposals.length > 0 ? html`<${ProposedByDetails} e=${e} />` : null}
     </td>
     <td>
       ${out === 'none' ? html`<span class="muted">—</span>` : html`<${Badge} tone=${outcomeClass(out)} text=${out in OUTCOME_LABEL ? OUTCOME_LABEL[/** @type {import('../lib/types.js').CardOutcome} */ (out)] : out} title=${out} />`}
