@@ -259,6 +259,15 @@ describe('Proposed by: where an endpoint comes from, and what the catalog says o
     }
   });
 
+  test('the timeline: AI Catalog reads are a kind of their own, off by default', async () => {
+    await page.evaluate("location.hash = '#/timeline'");
+    await page.locator('#tl-kind-catalogs').waitFor();
+    assert.equal(await page.isChecked('#tl-kind-catalogs'), false);
+    await page.check('#tl-kind-catalogs');
+    await until(() => text(page.locator('table.events')), (t) => /source partners read the AI Catalog \S+\/catalog\.json \((changed|unchanged), 6 entries\)/.test(t), 'catalog reads in the table');
+    await page.uncheck('#tl-kind-catalogs');
+  });
+
   test('no script error, failed request or CSP violation', () => {
     assert.deepEqual(problems, []);
   });

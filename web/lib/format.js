@@ -173,6 +173,8 @@ export function eventOutcome(e) {
       return e.kind ?? 'alert';
     case 'alert.resolved':
       return 'resolved';
+    case 'catalog.read':
+      return e.outcome ?? 'read';
     default:
       return e.type;
   }
@@ -228,6 +230,10 @@ export function describeEvent(e) {
       return `${e.kind}: ${e.message ?? ''}`;
     case 'alert.resolved':
       return `${e.kind} resolved: ${e.message ?? ''}`;
+    case 'catalog.read': {
+      const why = e.reason !== undefined ? `: ${e.code ?? ''} ${e.reason}` : '';
+      return `source ${e.source ?? ''} read the AI Catalog ${e.url ?? ''} (${e.outcome ?? 'read'}, ${e.entries ?? 0} entries)${why}`;
+    }
     default:
       return e.type;
   }

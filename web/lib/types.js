@@ -136,6 +136,8 @@
  * @property {string} [previousDigest]
  * @property {string[]} [agents]
  * @property {string[]} [sources]
+ * @property {string} [source] the source of a `catalog.read`
+ * @property {number} [entries] entries a `catalog.read` document lists
  * @property {Record<string, unknown>} [detail]
  * @property {string} [key] an alert's condition; its resolution carries the same key
  * @property {number} [raisedAt] epoch ms an alert was raised (on its resolution)
