@@ -108,7 +108,7 @@ export async function runDemo(options: DemoOptions = {}): Promise<RunningDemo> {
     ];
     const configDoc = {
       // The service publishes its snapshot as an AI Catalog; the demo's second instance reads it.
-      server: { host: '127.0.0.1', port: options.port ?? 7340, catalog: { enabled: true, cacheControl: 'no-cache', hostName: 'a2a-discovery demo' } },
+      server: { host: '127.0.0.1', port: options.port ?? 7340, catalog: { enabled: true, cacheControl: 'max-age=0', hostName: 'a2a-discovery demo' } },
       allow: origins,
       allowLoopback: true,
       vocabulary,

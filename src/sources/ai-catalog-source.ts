@@ -372,7 +372,15 @@ class CatalogSource implements AiCatalogSource {
     const fresh = this.#cache.fresh(key);
     try {
       entry = fresh ?? (await this.#cache.get(key));
-      if (!entry.usable) throw new DiscoveryError(entry.lastError?.code ?? 'ERR_FETCH_NETWORK', entry.lastError?.message ?? `${key}: the last good copy is past its allowed staleness`, { url: key, stage: 'source' });
+      if (!entry.usable) {
+        const last = entry.lastError;
+        throw new DiscoveryError(last?.code ?? 'ERR_FETCH_NETWORK', last?.message ?? `${key}: the last good copy is past its allowed staleness`, {
+          url: key,
+          stage: 'source',
+          ...(last?.status !== undefined && { status: last.status }),
+          ...(last?.problems !== undefined && { problems: last.problems }),
+        });
+      }
     } catch (err) {
       const report: CatalogReport = { url: key, via, depth, outcome: 'failed', entries: 0, cards: 0, nested: 0, ignored: 0, error: err instanceof Error ? err.message : String(err) };
       walk.reports.push(report);

@@ -46,8 +46,8 @@ before(async () => {
       { name: 'warranty_agent', url: warranty.baseUrl, description: 'A: answers warranty questions.', tags: ['warranty'] },
     ],
     extraSources: [partners],
-    // no-cache: B revalidates on every poll (a 304 while A's digest stands).
-    catalog: { enabled: true, cacheControl: 'no-cache' },
+    // max-age=0: B revalidates on every poll (a 304 while A's digest stands), and may fall back on A's last catalog.
+    catalog: { enabled: true, cacheControl: 'max-age=0' },
     health: { enterAfter: 1 },
     cache: { minTtlMs: 0 },
     loop: { cycleIntervalMs: 600_000 },
