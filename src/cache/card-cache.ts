@@ -22,7 +22,12 @@
  *   retried on the same backoff.
  * - Invalid content is never stored. A valid card that matches no need is (matching is not the
  *   cache's business).
+ * - Pinned digests (`pins`, an AI Catalog's signed Trust Manifests): bytes with another SHA-256
+ *   are refused (`ERR_DIGEST_MISMATCH`), and a stored entry contradicting its pin is not served.
  * - Every decision is an event on the discovery event stream.
+ *
+ * The cache is generic over what it holds (`content`): agent cards by default; the AI Catalog
+ * source caches its catalogs with the same rules (`exactUrls`, its own reader).
  */
 import CachePolicy from 'http-cache-semantics';
 import type { AgentCardModel, CardProtocolVersion, CheckCardOptions } from '../card/index.js';
