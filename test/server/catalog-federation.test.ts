@@ -4,7 +4,7 @@
  * with only an AI Catalog source on A's `/.well-known/ai-catalog.json`. B publishes the same
  * agents under A's local names, never A's reviewed text as its own descriptions, revalidates A's
  * catalog with a 304 when nothing changed, follows A's next snapshot, and a chat turn on B reaches
- * the peer.
+ * the peer. And a card carried inline in a catalog is selected and spoken to like a fetched one.
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -15,6 +15,7 @@ import type { AiCatalogSource } from '../../src/sources/index.js';
 import type { RunningPeer } from '../helpers/a2a-peers.js';
 import { startAdkPeer } from '../helpers/a2a-peers.js';
 import { adkStyleCard } from '../helpers/cards.js';
+import { startJsonServer } from '../helpers/json-server.js';
 import { listSource, type ListSource } from '../helpers/list-source.js';
 
 const vocabulary = [
@@ -113,4 +114,36 @@ test("A's next snapshot reaches B through the catalog: nothing changed is a 304,
   assert.equal(source.catalogs()[0]?.outcome, 'changed');
   const turn = await fetch(`${b.url}/api/chat`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ message: 'I want to return my headphones' }) });
   assert.equal(((await turn.json()) as { author: string }).author, 'returns');
+});
+
+test('a card carried inline in a catalog is selected and a chat turn reaches its peer; the card is never requested from the catalog host', async () => {
+  const catalogHost = await startJsonServer();
+  const card = (await (await fetch(returns.cardUrl)).json()) as Record<string, unknown>;
+  catalogHost.routes.set('/.well-known/ai-catalog.json', {
+    body: { specVersion: '1.0', entries: [{ identifier: 'urn:air:127.0.0.1:agent:returns_desk', type: 'application/a2a-agent-card+json', data: card, displayName: 'Returns <i>desk</i>' }] },
+    headers: { etag: '"inline-1"', 'cache-control': 'max-age=60' },
+  });
+  const c = await startService({
+    port: 0,
+    policy: { allow: [catalogHost.origin, new URL(returns.baseUrl).origin], allowLoopback: true },
+    vocabulary,
+    needs: vocabulary.map((v) => ({ tag: v.tag })),
+    aiCatalogs: [{ id: 'inline', catalogs: [`${catalogHost.origin}/.well-known/ai-catalog.json`] }],
+    health: { enterAfter: 1 },
+    loop: { cycleIntervalMs: 600_000 },
+    logger: createLogger({ level: 'silent' }),
+  });
+  try {
+    const snapshot = c.loop.current();
+    assert.deepEqual(snapshot?.agents.map((x) => [x.localName, x.baseUrl]), [['returns_desk', `${catalogHost.origin}/.well-known/ai-catalog.json#card=urn:air:127.0.0.1:agent:returns_desk`]]);
+    assert.match(snapshot!.agents[0]!.description, /B reviewed this/, 'the vocabulary, not the entry text');
+    const res = await fetch(`${c.url}/api/chat`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ message: 'I want to return my headphones' }) });
+    const body = (await res.json()) as { author: string; reply: string };
+    assert.equal(body.author, 'returns_desk', JSON.stringify(body));
+    assert.match(body.reply, /returns: label sent/);
+    assert.deepEqual([...new Set(catalogHost.requests.map((r) => r.path))], ['/.well-known/ai-catalog.json'], 'only the catalog was requested');
+  } finally {
+    await c.close();
+    await catalogHost.close();
+  }
 });
