@@ -84,6 +84,8 @@ export interface SelectedAgent {
   readonly domain?: string;
   readonly baseUrl: string;
   readonly sources: readonly string[];
+  /** The `urn:air:` identifier an AI Catalog gave the endpoint (the first proposing record's), kept for our own catalog. */
+  readonly identifier?: string;
   readonly entry: CacheEntry;
 }
 
@@ -257,6 +259,7 @@ export function selectAgents(candidates: readonly Candidate[], options: SelectOp
   const selected = kept
     .map((e): SelectedAgent => {
       verdicts.set(e.candidate.endpoint.baseUrl, { verdict: 'selected', localName: e.localName });
+      const identifier = airIdentifier(e.candidate.endpoint.records);
       return Object.freeze({
         localName: e.localName,
         description: e.description,
@@ -265,11 +268,24 @@ export function selectAgents(candidates: readonly Candidate[], options: SelectOp
         ...(e.domain !== undefined && { domain: e.domain }),
         baseUrl: e.candidate.endpoint.baseUrl,
         sources: e.candidate.endpoint.sources,
+        ...(identifier !== undefined && { identifier }),
         entry: e.candidate.entry,
       });
     })
     .sort((a, b) => compare(a.localName, b.localName));
   return { selected: Object.freeze(selected), verdicts, alerts: Object.freeze(alerts) };
+}
+
+/**
+ * The publisher-authorized `urn:air:` identifier of the first record carrying one: the AI Catalog
+ * specification asks a catalog that projects the entry to keep it (our own catalog does).
+ */
+function airIdentifier(records: readonly { readonly metadata: Readonly<Record<string, string>> }[]): string | undefined {
+  for (const r of records) {
+    const id = r.metadata['identifier'];
+    if (id !== undefined && id.startsWith('urn:air:')) return id;
+  }
+  return undefined;
 }
 
 function memoizedMatch(memo: MatchMemo | undefined, card: AgentCardModel, key: string, compute: () => CardMatch): CardMatch {

@@ -4,9 +4,9 @@
  *
  * - The document is built (and signed, with a key) once per snapshot digest, not per request.
  * - Its strong ETag is the digest: a conditional GET whose `If-None-Match` lists it is 304.
- * - Before the first publication, and while the first discovery pass has not finished (a snapshot
- *   restored from the store, before the sources said which records propose its agents), 503 with
- *   `Retry-After`: a catalog is only published from a settled state.
+ * - The document is a function of the snapshot alone (identifiers included), so one digest is one
+ *   document on every replica and after a restart. Before the first publication: 503 with
+ *   `Retry-After`.
  *
  * Public metadata like an agent card: the request guard asks no bearer token for it (it is not
  * under `/api/`), but the Host check applies (docs/service.md).
@@ -16,7 +16,6 @@ import type { CryptoKey, JWK, KeyObject } from 'jose';
 import { signDetached } from '../card/index.js';
 import { AI_CATALOG_MEDIA_TYPE } from '../catalog/index.js';
 import type { DiscoveryLoop } from '../loop/index.js';
-import type { AdmittedEndpoint } from '../resolve/index.js';
 import type { Snapshot } from '../snapshot/index.js';
 import { buildAiCatalog } from './ai-catalog.js';
 
@@ -32,9 +31,7 @@ export interface CatalogSigning {
 
 /** Inputs of {@link AiCatalogRoute}. */
 export interface AiCatalogRouteOptions {
-  loop: Pick<DiscoveryLoop, 'current' | 'ready'>;
-  /** The admitted endpoints with the records that proposed them, read when a document is built. */
-  endpoints: () => readonly AdmittedEndpoint[];
+  loop: Pick<DiscoveryLoop, 'current'>;
   /** The card URL the cache recorded for an endpoint key. */
   cardUrl: (key: string) => Promise<string | undefined>;
   /** `host.displayName`. Default `a2a-discovery`. */
@@ -47,7 +44,7 @@ export interface AiCatalogRouteOptions {
 /** The route and its one memoized document (the current digest's). */
 export class AiCatalogRoute {
   readonly #o: AiCatalogRouteOptions;
-  #memo: { digest: string; self: string; body: Promise<string> } | undefined;
+  #memo: { digest: string; body: Promise<string> } | undefined;
 
   constructor(options: AiCatalogRouteOptions) {
     this.#o = options;
@@ -56,25 +53,22 @@ export class AiCatalogRoute {
   /** Handles one GET or HEAD. */
   async handle(c: Context): Promise<Response> {
     const snapshot = this.#o.loop.current();
-    if (snapshot === undefined || !this.#o.loop.ready) {
+    if (snapshot === undefined) {
       c.header('Retry-After', '5');
-      const message = snapshot === undefined ? 'no snapshot has been published yet' : 'the first discovery pass has not finished';
-      return c.json({ error: 'not-ready', message }, 503);
+      return c.json({ error: 'not-ready', message: 'no snapshot has been published yet' }, 503);
     }
     // RFC 9110 §13.1.2: If-None-Match uses the weak comparison; "*" matches any current representation.
     const etag = `"${snapshot.digest}"`;
     const headers = { etag, 'cache-control': this.#o.cacheControl ?? 'max-age=60' };
     // §15.4.5: a 304 carries the ETag and Cache-Control a 200 would have carried.
     if (matches(c.req.header('if-none-match'), etag)) return c.body(null, 304, headers);
-    // The catalog's own URL, as this client addresses it (the Host was checked by the guard).
-    const self = `${new URL(c.req.url).origin}${c.req.path}`;
-    return c.body(await this.document(snapshot, self), 200, { ...headers, 'content-type': AI_CATALOG_MEDIA_TYPE });
+    return c.body(await this.document(snapshot), 200, { ...headers, 'content-type': AI_CATALOG_MEDIA_TYPE });
   }
 
-  /** The document of `snapshot` served at `self`, as JSON text, built and signed once per digest (and address). */
-  document(snapshot: Snapshot, self: string): Promise<string> {
-    if (this.#memo?.digest === snapshot.digest && this.#memo.self === self) return this.#memo.body;
-    const memo = { digest: snapshot.digest, self, body: this.#build(snapshot, self) };
+  /** The document of `snapshot` as JSON text, built and signed once per digest. */
+  document(snapshot: Snapshot): Promise<string> {
+    if (this.#memo?.digest === snapshot.digest) return this.#memo.body;
+    const memo = { digest: snapshot.digest, body: this.#build(snapshot) };
     this.#memo = memo;
     memo.body.catch(() => {
       // A failed build is not kept: the next request tries again.
@@ -83,9 +77,9 @@ export class AiCatalogRoute {
     return memo.body;
   }
 
-  async #build(snapshot: Snapshot, self: string): Promise<string> {
+  async #build(snapshot: Snapshot): Promise<string> {
     const { signing } = this.#o;
-    const doc = await buildAiCatalog(snapshot, { hostName: this.#o.hostName ?? 'a2a-discovery', self, endpoints: this.#o.endpoints(), cardUrl: this.#o.cardUrl });
+    const doc = await buildAiCatalog(snapshot, { hostName: this.#o.hostName ?? 'a2a-discovery', cardUrl: this.#o.cardUrl });
     return JSON.stringify(signing ? await signDetached(doc, signing.key, { alg: signing.alg ?? 'ES256', kid: signing.kid }) : doc);
   }
 }

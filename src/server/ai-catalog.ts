@@ -6,7 +6,6 @@
  */
 import { A2A_CARD_MEDIA_TYPE, AI_CATALOG_SPEC_VERSION } from '../catalog/index.js';
 import { CARD_PATH, CATALOG_CARD_FRAGMENT, isCardUrl, isInlineCardKey } from '../fetch/index.js';
-import type { AdmittedEndpoint } from '../resolve/index.js';
 import type { Snapshot, SnapshotAgent } from '../snapshot/index.js';
 
 /** The top-level extension: `{ digest, version, createdAt }` of the snapshot the catalog publishes. */
@@ -14,16 +13,10 @@ export const SNAPSHOT_EXTENSION = 'dev.a2a-discovery.snapshot';
 /** The entry extension: `{ localName, canonicalSha256, rawSha256 }` of the agent. */
 export const AGENT_EXTENSION = 'dev.a2a-discovery.agent';
 
-const AIR_URN = 'urn:air:';
-
 /** Inputs of {@link buildAiCatalog}. */
 export interface BuildAiCatalogOptions {
   /** `host.displayName`. */
   hostName: string;
-  /** The catalog's own URL: entries we identify are `<self>#<local name>`. */
-  self: string;
-  /** The admitted endpoints with the records that proposed them (where `urn:air:` identifiers come from). */
-  endpoints: readonly AdmittedEndpoint[];
   /** The card URL the cache recorded for an endpoint key, when it holds one. */
   cardUrl: (key: string) => Promise<string | undefined>;
 }
@@ -35,23 +28,22 @@ export interface BuildAiCatalogOptions {
  * the card from, else `<base>.well-known/agent-card.json`; the endpoint key itself when that is a
  * card URL, without its `#card` mark when another catalog gave it), or `data`, the card's JSON as
  * received, for a card carried inline in another catalog (a key with `#card=`). Its `identifier`
- * is the `urn:air:` identifier of the first record that proposed the endpoint with one in its
- * metadata (a projection keeps it, as the specification requires), else `<self>#<local name>`:
- * an identifier under our control (the specification asks a catalog operator that is not the
- * publisher for one), stable while the agent keeps its local name, and whose trailing segment is
- * that name, so another a2a-discovery reading this catalog names the agent as we do.
+ * is the `urn:air:` identifier an AI Catalog gave the agent (kept in the snapshot: a projection
+ * keeps it, as the specification requires), else `<endpoint>#<local name>` (the endpoint key
+ * without any fragment): a non-`urn:air` identifier, as the specification asks of an operator
+ * that is not the publisher, stable while the endpoint keeps its local name, whose trailing
+ * segment is that name (so another a2a-discovery reading this catalog names the agent as we do),
+ * and a function of the snapshot alone (so the document is one per digest, on every replica).
  *
  * @example
- * const doc = await buildAiCatalog(loop.current()!, { hostName: 'a2a-discovery', self: 'https://discovery.example.com/.well-known/ai-catalog.json', endpoints: [], cardUrl: async () => undefined });
+ * const doc = await buildAiCatalog(loop.current()!, { hostName: 'a2a-discovery', cardUrl: async () => undefined });
  */
 export async function buildAiCatalog(snapshot: Snapshot, o: BuildAiCatalogOptions): Promise<Record<string, unknown>> {
-  const byKey = new Map(o.endpoints.map((e) => [e.baseUrl, e]));
   const entries: Record<string, unknown>[] = [];
   for (const a of snapshot.agents) {
-    const urn = byKey.get(a.baseUrl)?.records.find((r) => r.metadata['identifier']?.startsWith(AIR_URN) === true)?.metadata['identifier'];
     const url = isInlineCardKey(a.baseUrl) ? undefined : await cardUrlOf(a.baseUrl, o.cardUrl);
     entries.push({
-      identifier: urn ?? `${o.self}#${a.localName}`,
+      identifier: a.identifier ?? `${a.baseUrl.split('#')[0]}#${a.localName}`,
       type: A2A_CARD_MEDIA_TYPE,
       ...(url !== undefined ? { url } : { data: cardJson(a) }),
       displayName: a.localName,

@@ -32,7 +32,6 @@ import { casesFromVocabulary, evaluateRouting, loadCases } from '../routing/inde
 import { TagVocabulary } from '../match/index.js';
 import type { KubernetesSourceOptions, Source, StaticAgentConfig } from '../sources/index.js';
 import { aiCatalogSource, CatalogArtifacts, kubernetesSource, registrySource, staticSource, wellKnownSource } from '../sources/index.js';
-import { resolveEndpoints } from '../resolve/index.js';
 import { SnapshotStore } from '../snapshot/index.js';
 import type { OpenStateStoreOptions, StateStore } from '../store/index.js';
 import { openStateStore, parseStoreSpec, storeLocation } from '../store/index.js';
@@ -413,8 +412,6 @@ export async function startService(o: ServiceOptions): Promise<RunningService> {
     ...(o.catalog?.enabled === true && {
       aiCatalog: new AiCatalogRoute({
         loop,
-        // Who proposed each endpoint: the sources' current lists, resolved as the loop resolves them.
-        endpoints: () => resolveEndpoints(sources.map((s) => s.current().records), policy).admitted,
         cardUrl: async (key) => (await cache.peek(key))?.cardUrl,
         ...(o.catalog.hostName !== undefined && { hostName: o.catalog.hostName }),
         ...(o.catalog.cacheControl !== undefined && { cacheControl: o.catalog.cacheControl }),

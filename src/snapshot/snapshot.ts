@@ -20,6 +20,11 @@ export interface SnapshotAgent {
   readonly baseUrl: string;
   /** Ids of the sources that proposed it (provenance). */
   readonly sources: readonly string[];
+  /**
+   * The `urn:air:` identifier an AI Catalog gave it, kept so our own catalog preserves it (on
+   * every replica, after a restart). Not part of the digest.
+   */
+  readonly identifier?: string;
   readonly card: AgentCardModel;
   /**
    * The card's bytes as received (UTF-8 JSON text), kept so a durable store can hold the
@@ -105,6 +110,7 @@ export function toSnapshotAgents(selected: readonly SelectedAgent[], flags: (bas
       ...(s.domain !== undefined && { domain: s.domain }),
       baseUrl: s.baseUrl,
       sources: s.sources,
+      ...(s.identifier !== undefined && { identifier: s.identifier }),
       card: s.entry.card,
       body: s.entry.body,
       canonicalSha256: s.entry.canonicalSha256,

@@ -139,11 +139,11 @@ describe('the AI Catalog route, on', () => {
     const [b, w] = catalog.entries;
     assert.deepEqual(
       { identifier: b!.identifier, type: b!.type, url: b!.url, displayName: b!.displayName, description: b!.description, tags: b!.tags },
-      { identifier: `${s.url}${PATH}#billing_agent`, type: A2A_CARD_MEDIA_TYPE, url: billing.cardUrl, displayName: 'billing_agent', description: 'Answers invoice questions.', tags: ['billing'] },
-      'a base URL: the card URL the cache fetched; the identifier is ours (the catalog URL and the local name)',
+      { identifier: `${billing.baseUrl}#billing_agent`, type: A2A_CARD_MEDIA_TYPE, url: billing.cardUrl, displayName: 'billing_agent', description: 'Answers invoice questions.', tags: ['billing'] },
+      'a base URL: the card URL the cache fetched; the identifier is ours (the endpoint and the local name)',
     );
     assert.equal(w!.url, warranty.cardUrl, 'an endpoint given by its card URL: that URL');
-    assert.equal(w!.identifier, `${s.url}${PATH}#warranty_agent`);
+    assert.equal(w!.identifier, `${warranty.cardUrl}#warranty_agent`);
     assert.equal(w!.displayName, 'warranty_agent');
     assert.equal(w!.description, 'Answers warranty questions.', 'our reviewed text, never the card\'s');
     const raw = catalog.raw['entries'] as Array<Record<string, unknown>>;
@@ -295,13 +295,8 @@ describe('buildAiCatalog', () => {
     const fixture = snapshotAgent('finance_agent', ['finance']);
     const body = JSON.stringify({ name: 'Finance', note: 'the publisher\'s bytes' });
     const exact = { ...snapshotAgent('research_agent'), baseUrl: 'https://agents.example.com/agents/research#card' };
-    const snapshot = buildSnapshot([{ ...fixture, baseUrl: key, body }, snapshotAgent('billing_agent'), exact], 7, Date.UTC(2026, 0, 2));
-    const doc = await buildAiCatalog(snapshot, {
-      hostName: 'h',
-      self: 'https://discovery.example.com/.well-known/ai-catalog.json',
-      endpoints: [{ baseUrl: key, sources: ['upstream'], records: [{ name: 'finance', baseUrl: key, source: 'upstream', metadata: { identifier: URN } }] }],
-      cardUrl: async () => undefined,
-    });
+    const snapshot = buildSnapshot([{ ...fixture, baseUrl: key, body, identifier: URN }, snapshotAgent('billing_agent'), exact], 7, Date.UTC(2026, 0, 2));
+    const doc = await buildAiCatalog(snapshot, { hostName: 'h', cardUrl: async () => undefined });
     const r = readAiCatalog(Buffer.from(JSON.stringify(doc)));
     assert.ok(r.ok, JSON.stringify(!r.ok && r.problems));
     const [billingEntry, finance, research] = r.catalog.entries;
@@ -310,16 +305,12 @@ describe('buildAiCatalog', () => {
     assert.equal(finance!.url, undefined);
     assert.deepEqual(finance!.data, JSON.parse(body));
     assert.equal(billingEntry!.url, 'https://agents.example.com/billing_agent/.well-known/agent-card.json', 'no recorded card URL: the well-known path under the base URL');
-    assert.equal(billingEntry!.identifier, `${'https://discovery.example.com/.well-known/ai-catalog.json'}#billing_agent`, 'ours: the catalog URL and the local name');
+    assert.equal(billingEntry!.identifier, 'https://agents.example.com/billing_agent/#billing_agent', 'ours: the endpoint and the local name');
+    assert.equal(research!.identifier, 'https://agents.example.com/agents/research#research_agent', 'the endpoint without its #card mark');
     assert.deepEqual(doc['extensions'], { 'dev.a2a-discovery.snapshot': { digest: snapshot.digest, version: 7, createdAt: '2026-01-02T00:00:00.000Z' } });
-    // A record whose identifier is not a urn:air: one is not an identity we preserve.
-    const plain = await buildAiCatalog(snapshot, {
-      hostName: 'h',
-      self: 'https://discovery.example.com/.well-known/ai-catalog.json',
-      endpoints: [{ baseUrl: key, sources: ['upstream'], records: [{ name: 'finance', baseUrl: key, source: 'upstream', metadata: { identifier: 'finance-1' } }] }],
-      cardUrl: async () => undefined,
-    });
-    assert.equal((plain['entries'] as Array<{ identifier: string }>)[1]!.identifier, `${'https://discovery.example.com/.well-known/ai-catalog.json'}#finance_agent`);
+    // An inline card without a urn:air: identifier: the catalog that carried it, and the local name.
+    const plain = await buildAiCatalog(buildSnapshot([{ ...fixture, baseUrl: key, body }], 8, 0), { hostName: 'h', cardUrl: async () => undefined });
+    assert.equal((plain['entries'] as Array<{ identifier: string }>)[0]!.identifier, 'https://catalog.example.com/.well-known/ai-catalog.json#finance_agent');
   });
 });
 
