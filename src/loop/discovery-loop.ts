@@ -160,6 +160,12 @@ export class DiscoveryLoop {
   /** The sources' record lists the current admission was resolved from (unchanged lists: same result). */
   #resolvedFrom: ReadonlyArray<readonly EndpointRecord[]> | undefined;
   /**
+   * Per source id, the restored snapshot's agents it had proposed, standing in for its records
+   * until it lists for the first time (a catalog host down at restart removes nothing); dropped
+   * once it has.
+   */
+  readonly #restoredRecords = new Map<string, readonly EndpointRecord[]>();
+  /**
    * The last evaluation's inputs and selection, reused while nothing it depends on changed and its
    * publication settled (nothing held, deferred or refused): a cycle with nothing due then costs
    * the per-endpoint health and alert bookkeeping, not a selection and a snapshot build.
@@ -224,11 +230,26 @@ export class DiscoveryLoop {
    * {@link start}: the current snapshot and the version history, and the current snapshot's
    * endpoints as members, so a peer that is down at restart keeps being served from its last
    * good card (stale) under the usual health rules. The next publication continues the versions.
+   * Until a source lists for the first time (`synced`), the agents it proposed in that snapshot
+   * stand in for its records: a source that cannot list at restart removes nothing.
    */
   restore(state: { current?: Snapshot | undefined; history?: readonly SnapshotSummary[] }): void {
     if (this.#started) throw new DiscoveryError('ERR_INTERNAL', 'restore() must be called before start()');
     this.#store.restore(state);
-    for (const a of state.current?.agents ?? []) this.#health.restore(a.baseUrl, { critical: a.critical });
+    const ids = new Set(this.#o.sources.map((s) => s.id));
+    const bySource = new Map<string, EndpointRecord[]>();
+    for (const a of state.current?.agents ?? []) {
+      this.#health.restore(a.baseUrl, { critical: a.critical });
+      for (const id of a.sources) {
+        if (!ids.has(id)) continue;
+        const metadata = { restored: 'true', ...(a.identifier !== undefined && { identifier: a.identifier }) };
+        // Its local name as the record's name: the naming rule gives it back unchanged.
+        const records = bySource.get(id) ?? [];
+        records.push(Object.freeze({ name: a.localName, baseUrl: a.baseUrl, source: id, metadata: Object.freeze(metadata) }));
+        bySource.set(id, records);
+      }
+    }
+    for (const [id, records] of bySource) this.#restoredRecords.set(id, Object.freeze(records));
   }
 
   /**
@@ -480,7 +501,7 @@ export class DiscoveryLoop {
   }
 
   #resolve(): void {
-    const inputs = this.#o.sources.map((s) => s.current().records);
+    const inputs = this.#o.sources.map((s) => this.#recordsOf(s));
     if (sameLists(inputs, this.#resolvedFrom)) {
       // The same records resolve to the same admission: only the grace of gone endpoints runs on.
       this.#evictGone(this.#clock.now());
@@ -511,6 +532,17 @@ export class DiscoveryLoop {
     this.#admitted = admitted;
     this.#refused = refused;
     this.#evictGone(now);
+  }
+
+  /** A source's records, or the restored ones standing in for them until it has listed once. */
+  #recordsOf(source: Source): readonly EndpointRecord[] {
+    const state = source.current();
+    if (this.#restoredRecords.size === 0) return state.records;
+    const restored = this.#restoredRecords.get(source.id);
+    if (restored === undefined) return state.records;
+    if (!state.synced) return restored;
+    this.#restoredRecords.delete(source.id);
+    return state.records;
   }
 
   /** Forgets the endpoints gone for longer than the removal grace. */
