@@ -153,10 +153,15 @@ function readEntry(raw: unknown, at: string, problems: Problem[], warnings: Prob
   if (typeof identifier !== 'string' || identifier.trim() === '' || identifier.length > MAX_IDENTIFIER || hasControl(identifier)) {
     problems.push({ path: `${at}.identifier`, message: `must be a non-empty string of at most ${MAX_IDENTIFIER} characters without control characters, got ${describe(identifier)}` });
   }
-  const type = raw['type'];
+  // `mediaType` is the member's earlier name (drafts before 1.0, and the spec-works reference
+  // implementations): read as `type`, with a warning.
+  const legacy = raw['type'] === undefined && typeof raw['mediaType'] === 'string';
+  const type = legacy ? raw['mediaType'] : raw['type'];
+  if (legacy) warnings.push({ path: `${at}.mediaType`, message: 'is the earlier name of "type"; read as type' });
   if (typeof type !== 'string' || type.trim() === '' || type.length > 256) problems.push({ path: `${at}.type`, message: `must be a media type string such as "${A2A_CARD_MEDIA_TYPE}", got ${describe(type)}` });
   const hasUrl = raw['url'] !== undefined;
-  const hasData = raw['data'] !== undefined;
+  // `data: null` carries no artifact.
+  const hasData = raw['data'] !== undefined && raw['data'] !== null;
   if (hasUrl && hasData) problems.push({ path: at, message: 'has both "url" and "data"; an entry gives its artifact exactly one way' });
   else if (!hasUrl && !hasData) problems.push({ path: at, message: 'has neither "url" nor "data"; an entry gives its artifact by URL or inline' });
   else if (hasUrl && (typeof raw['url'] !== 'string' || raw['url'] === '' || raw['url'].length > 2_048)) {

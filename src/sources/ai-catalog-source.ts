@@ -391,6 +391,9 @@ class CatalogSource implements AiCatalogSource {
     if (entry.stale && entry.lastError !== undefined) {
       walk.problems.push({ path: key, message: `the catalog could not be refreshed (${entry.lastError.message}); its last good copy is used` });
     }
+    // What the reader let pass but dropped or read differently (a tag that is not a string, the
+    // earlier member name mediaType, a signature by a key nobody trusts): shown with their paths.
+    for (const w of entry.warnings) walk.problems.push({ path: `${key} ${w.path}`, message: w.message });
     const report = await this.#walk(entry.card, key, depth, via, [...path, key], walk, {
       outcome: fresh !== undefined ? 'hit' : entry.lastOutcome,
       ...(entry.etag !== undefined && { etag: entry.etag }),

@@ -168,6 +168,17 @@ describe('AI Catalog source against loopback catalogs', () => {
     }
   });
 
+  test('the earlier member name mediaType is read as type, with a warning; data: null carries no card', async () => {
+    serve('/.well-known/ai-catalog.json', catalog([{ identifier: 'urn:air:example.com:agent:old', mediaType: A2A, url: '/old.json' }]));
+    const state = await make().refresh();
+    assert.deepEqual(state.records.map((r) => r.name), ['old']);
+    assert.ok(state.problems?.some((p) => p.path.endsWith('entries[0].mediaType') && /earlier name of "type"/.test(p.message)), JSON.stringify(state.problems));
+    serve('/.well-known/ai-catalog.json', catalog([{ identifier: 'urn:air:example.com:agent:empty', type: A2A, data: null }]));
+    const refused = await make({ id: 'null-data' }).refresh();
+    assert.equal(refused.ok, false);
+    assert.match(refused.error?.message ?? '', /entries\[0\]: has neither "url" nor "data"/);
+  });
+
   test('an entry type is compared by its essence: parameters and case do not hide an A2A card', async () => {
     serve('/.well-known/ai-catalog.json', catalog([{ identifier: 'urn:air:example.com:agent:p', type: 'Application/A2A-Agent-Card+JSON; version=1.0', url: '/p.json' }]));
     const state = await make().refresh();
