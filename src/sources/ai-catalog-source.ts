@@ -225,6 +225,8 @@ interface Walk {
   reports: CatalogReport[];
   /** Documents read (every key), for freshness checks of inline cards. */
   documents: Set<string>;
+  /** The configured catalogs that were due, requested together before the walk (by URL as configured). */
+  prefetched: Map<string, Promise<CacheEntry<AiCatalog, string>>>;
   entries: number;
   truncated: boolean;
 }
@@ -304,7 +306,22 @@ class CatalogSource implements AiCatalogSource {
   }
 
   async #refresh(): Promise<SourceState> {
-    const walk: Walk = { candidates: [], problems: [], reports: [], documents: new Set(), entries: 0, truncated: false };
+    const walk: Walk = { candidates: [], problems: [], reports: [], documents: new Set(), prefetched: new Map(), entries: 0, truncated: false };
+    // The configured catalogs that are due are requested together (many hosts under `domains`);
+    // the walk then reads them in order, so the result does not depend on which answered first.
+    for (const root of this.#s.roots) {
+      let due: boolean;
+      try {
+        due = this.#cache.fresh(root.url) === undefined;
+      } catch {
+        continue; // refused by the allowlist: reported by the walk
+      }
+      if (due) {
+        const p = this.#cache.get(root.url);
+        p.catch(() => undefined);
+        walk.prefetched.set(root.url, p);
+      }
+    }
     const records: EndpointRecord[] = [];
     let readable = 0;
     let firstError: DiscoveryError | undefined;
@@ -369,9 +386,10 @@ class CatalogSource implements AiCatalogSource {
     walk.documents.add(key);
     let entry: CacheEntry<AiCatalog, string>;
     // A fresh catalog is read without a request: reported as a hit (the entry keeps its last fetch's outcome).
-    const fresh = this.#cache.fresh(key);
+    const prefetched = walk.prefetched.get(url);
+    const fresh = prefetched === undefined ? this.#cache.fresh(key) : undefined;
     try {
-      entry = fresh ?? (await this.#cache.get(key));
+      entry = fresh ?? (await (prefetched ?? this.#cache.get(key)));
       if (!entry.usable) {
         const last = entry.lastError;
         throw new DiscoveryError(last?.code ?? 'ERR_FETCH_NETWORK', last?.message ?? `${key}: the last good copy is past its allowed staleness`, {

@@ -5,6 +5,8 @@
  * hosts over loopback TLS.
  */
 import { after, before, beforeEach, describe, test } from 'node:test';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { exportJWK, generateKeyPair } from 'jose';
@@ -122,6 +124,36 @@ describe('AI Catalog source against loopback catalogs', () => {
     assert.equal(server.count('/.well-known/ai-catalog.json'), 1, 'the cycle did not read the root twice');
     const ledger = state.records.find((r) => r.name === 'ledger')!;
     assert.equal(ledger.metadata.catalog, `${server.origin}/catalogs/finance.json`);
+  });
+
+  test('the configured catalogs that are due are requested together (one host at a time each); the walk keeps their order', async () => {
+    // Two hosts, each answering only once both requests are in flight (else 503 after 3 s): one
+    // catalog at a time, the first would fail.
+    let seen = 0;
+    let open!: () => void;
+    const gate = new Promise<void>((resolve) => (open = resolve));
+    const handler = (name: string) => (_req: http.IncomingMessage, res: http.ServerResponse) => {
+      const timer = setTimeout(() => res.writeHead(503).end(), 3_000);
+      if (++seen === 2) open();
+      void gate.then(() => {
+        clearTimeout(timer);
+        if (!res.headersSent) res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(catalog([{ identifier: `urn:air:example.com:agent:${name}`, type: A2A, url: `/${name}.json` }])));
+      });
+    };
+    const hosts = [http.createServer(handler('b')), http.createServer(handler('a'))];
+    await Promise.all(hosts.map((h) => new Promise<void>((r) => h.listen(0, '127.0.0.1', r))));
+    const origins = hosts.map((h) => `http://127.0.0.1:${(h.address() as AddressInfo).port}`);
+    const p = HostPolicy.from({ allow: origins, allowLoopback: true });
+    const f = createCardFetcher({ policy: p });
+    try {
+      const source = make({ catalogs: [`${origins[0]}/c.json`, `${origins[1]}/c.json`], fetcher: f, hostPolicy: p });
+      const state = await source.refresh();
+      assert.deepEqual(state.records.map((r) => r.name), ['b', 'a'], JSON.stringify(state.problems));
+    } finally {
+      await f.close();
+      for (const h of hosts) h.closeAllConnections();
+      await Promise.all(hosts.map((h) => new Promise<void>((r) => h.close(() => r()))));
+    }
   });
 
   test('a bound on entries over the whole tree stops the walk with a problem', async () => {
