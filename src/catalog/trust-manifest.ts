@@ -70,7 +70,8 @@ export async function judgeTrustManifest(
   const identity = m['identity'];
   if (typeof identity !== 'string' || identity === '') return refuse('.identity', 'a Trust Manifest must carry its identity URI');
 
-  const verdict = await verifyDetachedSignature(m, { ...options.signatures, origin: originOf(options.catalogUrl) });
+  // The catalog's origin decides which trusted keys may sign for it (a URL is reduced to its origin).
+  const verdict = await verifyDetachedSignature(m, { ...options.signatures, origin: options.catalogUrl });
   if (verdict.status === 'unverified' && verdict.ok) {
     return { kind: 'unverified', note: { path: `${at}.signature`, message: `${verdict.problems[0]?.message ?? 'names a key the trust store does not hold'}; the manifest pins nothing` } };
   }
@@ -132,14 +133,5 @@ function sameUrl(subject: unknown, entryUrl: string | undefined, catalogUrl: str
     return new URL(subject, catalogUrl).href === new URL(entryUrl, catalogUrl).href;
   } catch {
     return subject === entryUrl;
-  }
-}
-
-function originOf(url: string): string | undefined {
-  try {
-    const origin = new URL(url).origin;
-    return origin === 'null' ? undefined : origin;
-  } catch {
-    return undefined;
   }
 }
