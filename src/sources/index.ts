@@ -1,6 +1,6 @@
 /**
  * Discovery sources: where endpoint records come from. Static configuration, well-known domain
- * probing, an HTTP registry catalog and a Kubernetes label watch all implement {@link Source};
+ * probing, AI Catalogs, an HTTP registry catalog and a Kubernetes label watch all implement {@link Source};
  * a failing source keeps its last good list and reports the error, it never empties the set by
  * itself. See docs/sources.md.
  *
