@@ -104,6 +104,8 @@ export interface AiCatalogSource extends Source {
 }
 
 const DEFAULT_POLL_MS = 300_000;
+/** Problems kept per refresh (each new one is an alert): a catalog with thousands of bad entries is summarized. */
+const MAX_PROBLEMS = 100;
 const DEFAULT_MAX_DEPTH = 4;
 const DEFAULT_MAX_CATALOGS = 50;
 
@@ -364,7 +366,7 @@ class CatalogSource implements AiCatalogSource {
     for (const entry of await this.#cache.entries()) if (!walk.documents.has(entry.baseUrl)) await this.#cache.evict(entry.baseUrl);
     this.#reports = Object.freeze(walk.reports.map((r) => Object.freeze(r)));
     this.artifacts.publish(this.id, { inline, pins, freshen: (key) => this.#freshen(key) });
-    return this.#core.succeed(records, walk.problems);
+    return this.#core.succeed(records, bounded(walk.problems));
   }
 
   /** Reads one catalog document (cached) and walks its entries; throws when it has no usable copy. */
@@ -630,4 +632,11 @@ function trailingSegment(identifier: string): string {
 
 function isEntryError(value: unknown): value is EntryError {
   return typeof value === 'object' && value !== null && typeof (value as Partial<EntryError>).code === 'string' && typeof (value as Partial<EntryError>).message === 'string';
+}
+
+/** At most {@link MAX_PROBLEMS} problems, the last one saying how many more there were. */
+function bounded(problems: Problem[]): Problem[] {
+  if (problems.length <= MAX_PROBLEMS) return problems;
+  const more = problems.length - (MAX_PROBLEMS - 1);
+  return [...problems.slice(0, MAX_PROBLEMS - 1), { path: problems[MAX_PROBLEMS - 1]!.path, message: `and ${more} more problems (only the first ${MAX_PROBLEMS - 1} are listed)` }];
 }

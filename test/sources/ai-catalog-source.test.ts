@@ -156,6 +156,14 @@ describe('AI Catalog source against loopback catalogs', () => {
     }
   });
 
+  test('problems are bounded: a catalog with hundreds of bad entries is summarized, not listed whole', async () => {
+    serve('/.well-known/ai-catalog.json', catalog(Array.from({ length: 300 }, (_, i) => ({ identifier: `urn:air:example.com:agent:t${i}`, type: A2A, url: `/t${i}.json`, tags: [42] }))));
+    const state = await make().refresh();
+    assert.equal(state.records.length, 300, 'the entries are still proposed (a bad tag is dropped)');
+    assert.equal(state.problems?.length, 100);
+    assert.match(state.problems?.[99]?.message ?? '', /and 201 more problems \(only the first 99 are listed\)/);
+  });
+
   test('a bound on entries over the whole tree stops the walk with a problem', async () => {
     serve('/.well-known/ai-catalog.json', catalog(Array.from({ length: 5 }, (_, i) => ({ identifier: `urn:air:example.com:agent:a${i}`, type: A2A, url: `/agents/a${i}.json` }))));
     const state = await make({ maxEntries: 3 }).refresh();
