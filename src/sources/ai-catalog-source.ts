@@ -574,9 +574,15 @@ class CatalogSource implements AiCatalogSource {
    * (through a refresh, which is single-flight), then say how long they all stay fresh.
    */
   async #freshen(_key: string): Promise<number> {
-    let expired = false;
-    for (const url of this.#documents) if (this.#cache.fresh(url) === undefined) expired = true;
-    if (expired && !this.#closed) await this.refresh();
+    // Due: expired and not backing off after a failure (a refresh would then make no request,
+    // and a thousand inline cards would walk the catalogs a thousand times for nothing).
+    let due = false;
+    for (const url of this.#documents) {
+      if (this.#cache.fresh(url) !== undefined) continue;
+      const entry = await this.#cache.peek(url);
+      if (entry?.nextAttemptAt === undefined || entry.nextAttemptAt <= this.#s.clock.now()) due = true;
+    }
+    if (due && !this.#closed) await this.refresh();
     let remaining = Number.POSITIVE_INFINITY;
     const now = this.#s.clock.now();
     for (const url of this.#documents) {
