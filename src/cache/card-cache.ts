@@ -490,7 +490,13 @@ export class CardCache<C = AgentCardModel, V extends string = CardProtocolVersio
     if (old !== undefined && old.rawSha256 === rawSha256) {
       return this.#store(key, this.#freshEntry(Object.assign({}, old, where), policy, cacheHeaders, request, 'unchanged'), 'unchanged', { status: res.status, durationMs: res.durationMs, bytes: res.body.byteLength, rawSha256 });
     }
-    const check = await this.#content.check(res.body, url);
+    let check: Awaited<ReturnType<CacheContent<C, V>['check']>>;
+    try {
+      check = await this.#content.check(res.body, url);
+    } catch (err) {
+      // A reader that throws refuses the body like any invalid one: backoff, the last good entry kept.
+      check = { ok: false, error: toDiscoveryError(err, 'ERR_CARD_INVALID', { url, stage: 'parse' }) };
+    }
     if (!check.ok) return this.#fail(key, old, check.error, 'invalid', { status: res.status, durationMs: res.durationMs, bytes: res.body.byteLength, rawSha256 });
     const card = {
       ...where,

@@ -112,7 +112,13 @@ function identityMisalignment(identifier: string, identity: string): string | un
   const publisher = urn[1]!.toLowerCase();
   let domain: string | undefined;
   const did = /^did:web:([^:]+)/i.exec(identity);
-  if (did !== null) domain = decodeURIComponent(did[1]!).split(':')[0]!.toLowerCase();
+  if (did !== null) {
+    try {
+      domain = decodeURIComponent(did[1]!).split(':')[0]!.toLowerCase();
+    } catch {
+      return `identity ${JSON.stringify(identity)} is not a well-formed did:web (bad percent-encoding)`;
+    }
+  }
   else {
     try {
       const u = new URL(identity);

@@ -16,6 +16,12 @@ export interface Versioned {
   readonly updatedAtMs?: number | undefined;
   /** Where the entry is, for problems: `<catalog URL> entries[3]`. */
   readonly where: string;
+  /**
+   * What versions are compared within (default the identifier). The AI Catalog source uses the
+   * catalog's origin and the identifier: a catalog on one host never supersedes an entry that a
+   * catalog on another host lists under the same identifier.
+   */
+  readonly group?: string | undefined;
 }
 
 /**
@@ -29,9 +35,10 @@ export function selectVersions<T extends Versioned>(entries: readonly T[], pins:
   const groups = new Map<string, T[]>();
   const problems: Problem[] = [];
   for (const e of entries) {
-    const group = groups.get(e.identifier);
+    const key = e.group ?? e.identifier;
+    const group = groups.get(key);
     if (group === undefined) {
-      groups.set(e.identifier, [e]);
+      groups.set(key, [e]);
       continue;
     }
     const same = group.find((g) => g.version === e.version);
@@ -44,7 +51,8 @@ export function selectVersions<T extends Versioned>(entries: readonly T[], pins:
   }
   const chosen: T[] = [];
   let superseded = 0;
-  for (const [identifier, group] of groups) {
+  for (const group of groups.values()) {
+    const identifier = group[0]!.identifier;
     const pinned = pins[identifier];
     if (pinned !== undefined) {
       const hit = group.find((g) => g.version === pinned);

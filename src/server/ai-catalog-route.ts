@@ -32,8 +32,6 @@ export interface CatalogSigning {
 /** Inputs of {@link AiCatalogRoute}. */
 export interface AiCatalogRouteOptions {
   loop: Pick<DiscoveryLoop, 'current'>;
-  /** The card URL the cache recorded for an endpoint key. */
-  cardUrl: (key: string) => Promise<string | undefined>;
   /** `host.displayName`. Default `a2a-discovery`. */
   hostName?: string;
   /** The response's `Cache-Control`. Default `max-age=60`. */
@@ -44,7 +42,8 @@ export interface AiCatalogRouteOptions {
 /** The route and its one memoized document (the current digest's). */
 export class AiCatalogRoute {
   readonly #o: AiCatalogRouteOptions;
-  #memo: { digest: string; body: Promise<string> } | undefined;
+  /** The current document, by digest and version (a digest published again gets a new version). */
+  #memo: { digest: string; version: number; body: Promise<string> } | undefined;
 
   constructor(options: AiCatalogRouteOptions) {
     this.#o = options;
@@ -67,8 +66,8 @@ export class AiCatalogRoute {
 
   /** The document of `snapshot` as JSON text, built and signed once per digest. */
   document(snapshot: Snapshot): Promise<string> {
-    if (this.#memo?.digest === snapshot.digest) return this.#memo.body;
-    const memo = { digest: snapshot.digest, body: this.#build(snapshot) };
+    if (this.#memo?.digest === snapshot.digest && this.#memo.version === snapshot.version) return this.#memo.body;
+    const memo = { digest: snapshot.digest, version: snapshot.version, body: this.#build(snapshot) };
     this.#memo = memo;
     memo.body.catch(() => {
       // A failed build is not kept: the next request tries again.
@@ -79,7 +78,7 @@ export class AiCatalogRoute {
 
   async #build(snapshot: Snapshot): Promise<string> {
     const { signing } = this.#o;
-    const doc = await buildAiCatalog(snapshot, { hostName: this.#o.hostName ?? 'a2a-discovery', cardUrl: this.#o.cardUrl });
+    const doc = buildAiCatalog(snapshot, { hostName: this.#o.hostName ?? 'a2a-discovery' });
     return JSON.stringify(signing ? await signDetached(doc, signing.key, { alg: signing.alg ?? 'ES256', kid: signing.kid }) : doc);
   }
 }

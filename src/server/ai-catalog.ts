@@ -17,15 +17,13 @@ export const AGENT_EXTENSION = 'dev.a2a-discovery.agent';
 export interface BuildAiCatalogOptions {
   /** `host.displayName`. */
   hostName: string;
-  /** The card URL the cache recorded for an endpoint key, when it holds one. */
-  cardUrl: (key: string) => Promise<string | undefined>;
 }
 
 /**
  * Builds the catalog of `snapshot`, entries in the snapshot's order (by local name).
  *
- * An entry's artifact is `url`, the agent's card URL (for a base URL, the URL the cache fetched
- * the card from, else `<base>.well-known/agent-card.json`; the endpoint key itself when that is a
+ * An entry's artifact is `url`, the agent's card URL (for a base URL, the URL its card was read
+ * from when the snapshot was built, else `<base>.well-known/agent-card.json`; the endpoint key itself when that is a
  * card URL, without its `#card` mark when another catalog gave it), or `data`, the card's JSON as
  * received, for a card carried inline in another catalog (a key with `#card=`). Its `identifier`
  * is the `urn:air:` identifier an AI Catalog gave the agent (kept in the snapshot: a projection
@@ -36,14 +34,18 @@ export interface BuildAiCatalogOptions {
  * and a function of the snapshot alone (so the document is one per digest, on every replica).
  *
  * @example
- * const doc = await buildAiCatalog(loop.current()!, { hostName: 'a2a-discovery', cardUrl: async () => undefined });
+ * const doc = buildAiCatalog(loop.current()!, { hostName: 'a2a-discovery' });
  */
-export async function buildAiCatalog(snapshot: Snapshot, o: BuildAiCatalogOptions): Promise<Record<string, unknown>> {
+export function buildAiCatalog(snapshot: Snapshot, o: BuildAiCatalogOptions): Record<string, unknown> {
   const entries: Record<string, unknown>[] = [];
+  const used = new Set<string>();
   for (const a of snapshot.agents) {
-    const url = isInlineCardKey(a.baseUrl) ? undefined : await cardUrlOf(a.baseUrl, o.cardUrl);
+    // An identifier two agents came with (two catalogs claim it) is kept for the first only.
+    const identifier = a.identifier !== undefined && !used.has(a.identifier) ? a.identifier : `${a.baseUrl.split('#')[0]}#${a.localName}`;
+    used.add(identifier);
+    const url = isInlineCardKey(a.baseUrl) ? undefined : cardUrlOf(a);
     entries.push({
-      identifier: a.identifier ?? `${a.baseUrl.split('#')[0]}#${a.localName}`,
+      identifier,
       type: A2A_CARD_MEDIA_TYPE,
       ...(url !== undefined ? { url } : { data: cardJson(a) }),
       displayName: a.localName,
@@ -61,10 +63,12 @@ export async function buildAiCatalog(snapshot: Snapshot, o: BuildAiCatalogOption
 }
 
 /** Where the card of the endpoint `key` is (not an inline card's key). */
-async function cardUrlOf(key: string, recorded: BuildAiCatalogOptions['cardUrl']): Promise<string> {
+function cardUrlOf(a: SnapshotAgent): string {
+  const key = a.baseUrl;
   if (key.endsWith(CATALOG_CARD_FRAGMENT)) return key.slice(0, -CATALOG_CARD_FRAGMENT.length);
   if (isCardUrl(key)) return key;
-  return (await recorded(key)) ?? `${key}${CARD_PATH}`;
+  // Where the card was read when the snapshot was built (the 0.2 path for a peer that only answers there).
+  return a.cardUrl ?? `${key}${CARD_PATH}`;
 }
 
 /** The card as its publisher wrote it (the bytes the snapshot kept), else our normalized model. */

@@ -412,7 +412,6 @@ export async function startService(o: ServiceOptions): Promise<RunningService> {
     ...(o.catalog?.enabled === true && {
       aiCatalog: new AiCatalogRoute({
         loop,
-        cardUrl: async (key) => (await cache.peek(key))?.cardUrl,
         ...(o.catalog.hostName !== undefined && { hostName: o.catalog.hostName }),
         ...(o.catalog.cacheControl !== undefined && { cacheControl: o.catalog.cacheControl }),
         ...(o.catalog.signing && { signing: o.catalog.signing }),

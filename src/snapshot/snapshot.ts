@@ -25,6 +25,8 @@ export interface SnapshotAgent {
    * every replica, after a restart). Not part of the digest.
    */
   readonly identifier?: string;
+  /** Where its card was read (the well-known path that answered, or the card URL given). Not part of the digest. */
+  readonly cardUrl?: string;
   readonly card: AgentCardModel;
   /**
    * The card's bytes as received (UTF-8 JSON text), kept so a durable store can hold the
@@ -111,6 +113,7 @@ export function toSnapshotAgents(selected: readonly SelectedAgent[], flags: (bas
       baseUrl: s.baseUrl,
       sources: s.sources,
       ...(s.identifier !== undefined && { identifier: s.identifier }),
+      cardUrl: s.entry.cardUrl,
       card: s.entry.card,
       body: s.entry.body,
       canonicalSha256: s.entry.canonicalSha256,

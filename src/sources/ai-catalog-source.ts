@@ -212,6 +212,8 @@ interface Settings {
 /** An A2A card entry found in the walk, before versions are chosen. */
 interface Candidate {
   identifier: string;
+  /** Versions compete within one origin: `<catalog origin> <identifier>`. */
+  group: string;
   version: string | undefined;
   updatedAtMs: number | undefined;
   where: string;
@@ -242,8 +244,10 @@ class CatalogSource implements AiCatalogSource {
   readonly #core: SourceCore;
   readonly #cache: CardCache<AiCatalog, string>;
   #reports: readonly CatalogReport[] = Object.freeze([]);
-  /** The documents of the last walk: an inline card's freshness is theirs. */
-  #documents = new Set<string>();
+  /** Every catalog key this source has read (or tried to): what a walk no longer reaches is forgotten. */
+  readonly #attempted = new Set<string>();
+  /** The inline cards of the last refresh, by key (each knows the catalog that carries it). */
+  #inline: ReadonlyMap<string, InlineCard> = new Map();
   /**
    * Per entry object of a cached catalog (the same objects while the catalog does not change):
    * its Trust Manifest verdict (without an `expiresAt`) and its inline card, so an unchanged
@@ -278,7 +282,8 @@ class CatalogSource implements AiCatalogSource {
 
   refresh(): Promise<SourceState> {
     if (this.#closed) return Promise.resolve(this.#core.state);
-    this.#inFlight ??= this.#refresh().finally(() => {
+    // Never rejects for what a catalog holds: an unexpected failure keeps the last good list.
+    this.#inFlight ??= this.#refresh().catch((err: unknown) => this.#core.fail(toDiscoveryError(err, 'ERR_INTERNAL', { stage: 'source' }))).finally(() => {
       this.#inFlight = undefined;
     });
     return this.#inFlight;
@@ -329,6 +334,11 @@ class CatalogSource implements AiCatalogSource {
     let firstError: DiscoveryError | undefined;
     for (const root of this.#s.roots) {
       try {
+        // A configured catalog another one nests was read with it: once is enough.
+        if (this.#alreadyRead(root.url, walk)) {
+          readable++;
+          continue;
+        }
         await this.#read(root.url, 1, 'root', [], walk);
         readable++;
       } catch (err) {
@@ -353,20 +363,47 @@ class CatalogSource implements AiCatalogSource {
     }
     const { chosen, problems } = selectVersions(walk.candidates, this.#s.versions);
     walk.problems.push(...problems);
+    // One identifier from catalogs on two hosts: both are proposed (neither supersedes the other),
+    // and the operator is told — one of them may be claiming the other's name.
+    const firstBy = new Map<string, Candidate>();
+    for (const c of chosen) {
+      const first = firstBy.get(c.identifier);
+      if (first === undefined) firstBy.set(c.identifier, c);
+      else walk.problems.push({ path: c.where, message: `lists ${c.identifier}, which ${first.where} lists too, on another origin; both are proposed, neither supersedes the other` });
+    }
     const inline = new Map<string, InlineCard>();
     const pins = new Map<string, CardPin>();
     const now = this.#s.clock.wallNow();
     for (const c of chosen) {
-      const record = await this.#recordOf(c, inline, pins, walk.problems, now);
-      if (record !== undefined) records.push(record);
+      try {
+        const record = await this.#recordOf(c, inline, pins, walk.problems, now);
+        if (record !== undefined) records.push(record);
+      } catch (err) {
+        // Whatever an entry holds, it costs that entry only.
+        walk.problems.push({ path: c.where, message: `the entry ${c.identifier} could not be read (${err instanceof Error ? err.message : String(err)}); skipped` });
+      }
     }
     if (this.#closed) return this.#core.state;
-    this.#documents = walk.documents;
-    // A catalog no longer reached (its parent dropped it) is forgotten: the cache holds what one walk reads.
-    for (const entry of await this.#cache.entries()) if (!walk.documents.has(entry.baseUrl)) await this.#cache.evict(entry.baseUrl);
+    // A catalog no longer reached (its parent dropped it) is forgotten, its failures too: the
+    // cache holds what one walk reads.
+    for (const key of this.#attempted) {
+      if (walk.documents.has(key)) continue;
+      this.#attempted.delete(key);
+      await this.#cache.evict(key);
+    }
+    for (const key of walk.documents) this.#attempted.add(key);
     this.#reports = Object.freeze(walk.reports.map((r) => Object.freeze(r)));
+    this.#inline = inline;
     this.artifacts.publish(this.id, { inline, pins, freshen: (key) => this.#freshen(key) });
     return this.#core.succeed(records, bounded(walk.problems));
+  }
+
+  #alreadyRead(url: string, walk: Walk): boolean {
+    try {
+      return walk.documents.has(this.#cache.key(url));
+    } catch {
+      return false; // refused: #read reports it
+    }
   }
 
   /** Reads one catalog document (cached) and walks its entries; throws when it has no usable copy. */
@@ -466,7 +503,7 @@ class CatalogSource implements AiCatalogSource {
       walk.entries++;
       if (e.type === A2A_CARD_MEDIA_TYPE) {
         cards++;
-        walk.candidates.push({ identifier: e.identifier, version: e.version, updatedAtMs: e.updatedAtMs, where, entry: e, catalogUrl: url });
+        walk.candidates.push({ identifier: e.identifier, group: `${new URL(url).origin} ${e.identifier}`, version: e.version, updatedAtMs: e.updatedAtMs, where, entry: e, catalogUrl: url });
       } else if (e.type === AI_CATALOG_MEDIA_TYPE) {
         nested++;
         await this.#nested(e, url, depth, where, path, walk);
@@ -533,11 +570,17 @@ class CatalogSource implements AiCatalogSource {
       let card = this.#inlineCards.get(e);
       if (card === undefined) {
         const bytes = Buffer.from(canonicalJson(e.data), 'utf8');
-        card = { bytes, sha256: sha256Hex(bytes) };
+        card = { bytes, sha256: sha256Hex(bytes), catalog: c.catalogUrl.split('#')[0]! };
         this.#inlineCards.set(e, card);
       }
       baseUrl = inlineCardKey(c.catalogUrl.split('#')[0]!, e.identifier);
-      inline.set(this.#s.hostPolicy.normalizeEndpoint(baseUrl), card);
+      const key = this.#s.hostPolicy.normalizeEndpoint(baseUrl);
+      if (inline.has(key)) {
+        // Two identifiers that one key cannot tell apart (`a b` and `a%20b`): neither is trusted to be the other.
+        problems.push({ path: c.where, message: `the inline card of ${e.identifier} has the same key as another entry's (${key}); skipped` });
+        return undefined;
+      }
+      inline.set(key, card);
     } else {
       let resolved: string;
       try {
@@ -570,26 +613,26 @@ class CatalogSource implements AiCatalogSource {
   }
 
   /**
-   * Before an inline card is answered: revalidate the catalogs of the last walk that expired
-   * (through a refresh, which is single-flight), then say how long they all stay fresh.
+   * Before an inline card is answered: its catalog is revalidated when it is due (through a
+   * refresh, single-flight), then judged: good when its last read succeeded, fresh for as long
+   * as it is.
    */
-  async #freshen(_key: string): Promise<number> {
-    // Due: expired and not backing off after a failure (a refresh would then make no request,
-    // and a thousand inline cards would walk the catalogs a thousand times for nothing).
-    let due = false;
-    for (const url of this.#documents) {
-      if (this.#cache.fresh(url) !== undefined) continue;
-      const entry = await this.#cache.peek(url);
-      if (entry?.nextAttemptAt === undefined || entry.nextAttemptAt <= this.#s.clock.now()) due = true;
-    }
-    if (due && !this.#closed) await this.refresh();
-    let remaining = Number.POSITIVE_INFINITY;
+  async #freshen(key: string): Promise<{ ok: boolean; freshMs: number }> {
+    const doc = this.#inline.get(key)?.catalog;
+    if (doc === undefined) return { ok: false, freshMs: 0 };
+    if (this.#cache.fresh(doc) === undefined && !this.#closed && (await this.#due(doc))) await this.refresh();
+    const entry = await this.#cache.peek(doc);
+    if (entry === undefined || entry.stale || !entry.usable) return { ok: false, freshMs: 0 };
+    return { ok: true, freshMs: Math.max(0, entry.expiresAt - this.#s.clock.now()) };
+  }
+
+  /** Whether reading a catalog now would make a request (it is not backing off after a failure). */
+  async #due(doc: string): Promise<boolean> {
     const now = this.#s.clock.now();
-    for (const url of this.#documents) {
-      const e = this.#cache.fresh(url);
-      remaining = Math.min(remaining, e === undefined ? 0 : e.expiresAt - now);
-    }
-    return Number.isFinite(remaining) ? Math.max(0, remaining) : 0;
+    const failed = this.#cache.lastFailure(doc);
+    if (failed !== undefined) return failed.nextAttemptAt <= now;
+    const entry = await this.#cache.peek(doc);
+    return entry?.nextAttemptAt === undefined || entry.nextAttemptAt <= now;
   }
 }
 
@@ -605,11 +648,18 @@ function catalogContent(signatures: SignatureOptions, maxEntries: number): Cache
         const problems = signature.problems.length > 0 ? signature.problems : [{ path: 'signature', message: 'the catalog is not signed, and signatures are required for it' }];
         return { ok: false, error: documentError(signature.status === 'unsigned' ? 'ERR_SIGNATURE_MISSING' : 'ERR_SIGNATURE_INVALID', url, problems, 'is refused by its signature check', 'signature') };
       }
+      let canonical: string;
+      try {
+        canonical = canonicalJson(read.catalog.raw);
+      } catch (err) {
+        // A number JSON cannot hold (1e400) or another value RFC 8785 cannot write.
+        return { ok: false, error: documentError('ERR_CARD_MALFORMED', url, [{ path: '$', message: `has no RFC 8785 form: ${err instanceof Error ? err.message : String(err)}` }], 'is not a usable AI Catalog') };
+      }
       return {
         ok: true,
         card: read.catalog,
         protocolVersion: read.catalog.specVersion,
-        canonicalSha256: sha256Hex(canonicalJson(read.catalog.raw)),
+        canonicalSha256: sha256Hex(canonical),
         text: read.text,
         warnings: [...read.warnings, ...signature.problems],
         signature: signature.status,

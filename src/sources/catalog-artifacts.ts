@@ -24,6 +24,8 @@ export interface InlineCard {
   readonly bytes: Buffer;
   /** Lower-case hex SHA-256 of `bytes`. */
   readonly sha256: string;
+  /** The catalog document that carries it (its normalized URL): the card is as fresh as that document. */
+  readonly catalog: string;
 }
 
 /** A publisher's pin on an endpoint's card bytes. */
@@ -40,10 +42,10 @@ export interface CatalogPublication {
   /** Pins by normalized endpoint key. */
   readonly pins: ReadonlyMap<string, CardPin>;
   /**
-   * Makes sure the catalog carrying an inline card is fresh (revalidating it when it expired) and
-   * returns how many more ms it stays fresh (0 when it could not be revalidated).
+   * Makes sure the catalog carrying an inline card is fresh (revalidating it when it is due) and
+   * says whether it is good (its last read succeeded) and how many more ms it stays fresh.
    */
-  readonly freshen: (key: string) => Promise<number>;
+  readonly freshen: (key: string) => Promise<{ readonly ok: boolean; readonly freshMs: number }>;
 }
 
 const EMPTY = Buffer.alloc(0);
@@ -113,9 +115,14 @@ export class CatalogArtifacts implements DigestPins {
   async #answer(url: string, headers: Readonly<Record<string, string>>, maxBodyBytes: number): Promise<FetchResult> {
     const started = performance.now();
     const first = this.#inline.get(url);
-    const freshMs = first === undefined ? 0 : await first.owner.freshen(url);
+    const fresh = first === undefined ? { ok: true, freshMs: 0 } : await first.owner.freshen(url);
     const found = this.#inline.get(url);
     if (found === undefined) return { url, status: 404, headers: {}, body: EMPTY, durationMs: performance.now() - started };
+    if (!fresh.ok) {
+      // Like a card whose host fails: the cache serves its last good copy under its staleness rules.
+      throw new DiscoveryError('ERR_FETCH_NETWORK', `${url}: the catalog that carries this card (${found.card.catalog}) could not be revalidated`, { url, stage: 'fetch' });
+    }
+    const freshMs = fresh.freshMs;
     const { card } = found;
     if (card.bytes.byteLength > maxBodyBytes) {
       throw new DiscoveryError('ERR_BODY_TOO_LARGE', `${url}: the inline card is ${card.bytes.byteLength} bytes, more than maxBodyBytes ${maxBodyBytes}`, { url, stage: 'fetch' });

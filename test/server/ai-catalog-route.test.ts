@@ -296,7 +296,7 @@ describe('buildAiCatalog', () => {
     const body = JSON.stringify({ name: 'Finance', note: 'the publisher\'s bytes' });
     const exact = { ...snapshotAgent('research_agent'), baseUrl: 'https://agents.example.com/agents/research#card' };
     const snapshot = buildSnapshot([{ ...fixture, baseUrl: key, body, identifier: URN }, snapshotAgent('billing_agent'), exact], 7, Date.UTC(2026, 0, 2));
-    const doc = await buildAiCatalog(snapshot, { hostName: 'h', cardUrl: async () => undefined });
+    const doc = buildAiCatalog(snapshot, { hostName: 'h' });
     const r = readAiCatalog(Buffer.from(JSON.stringify(doc)));
     assert.ok(r.ok, JSON.stringify(!r.ok && r.problems));
     const [billingEntry, finance, research] = r.catalog.entries;
@@ -309,8 +309,14 @@ describe('buildAiCatalog', () => {
     assert.equal(research!.identifier, 'https://agents.example.com/agents/research#research_agent', 'the endpoint without its #card mark');
     assert.deepEqual(doc['extensions'], { 'dev.a2a-discovery.snapshot': { digest: snapshot.digest, version: 7, createdAt: '2026-01-02T00:00:00.000Z' } });
     // An inline card without a urn:air: identifier: the catalog that carried it, and the local name.
-    const plain = await buildAiCatalog(buildSnapshot([{ ...fixture, baseUrl: key, body }], 8, 0), { hostName: 'h', cardUrl: async () => undefined });
+    const plain = buildAiCatalog(buildSnapshot([{ ...fixture, baseUrl: key, body }], 8, 0), { hostName: 'h' });
     assert.equal((plain['entries'] as Array<{ identifier: string }>)[0]!.identifier, 'https://catalog.example.com/.well-known/ai-catalog.json#finance_agent');
+    // Two agents that came with one identifier (two catalogs claim it): the first keeps it, the other gets ours.
+    const twice = buildAiCatalog(buildSnapshot([{ ...snapshotAgent('a_agent'), identifier: URN }, { ...snapshotAgent('b_agent'), identifier: URN }], 9, 0), { hostName: 'h' });
+    assert.deepEqual((twice['entries'] as Array<{ identifier: string }>).map((e) => e.identifier), [URN, 'https://agents.example.com/b_agent/#b_agent']);
+    // The card URL the snapshot recorded (a peer answering only at the A2A 0.2 path) is the one published.
+    const legacy = buildAiCatalog(buildSnapshot([{ ...snapshotAgent('old_agent'), cardUrl: 'https://agents.example.com/old_agent/.well-known/agent.json' }], 10, 0), { hostName: 'h' });
+    assert.equal((legacy['entries'] as Array<{ url: string }>)[0]!.url, 'https://agents.example.com/old_agent/.well-known/agent.json');
   });
 });
 

@@ -164,6 +164,56 @@ describe('AI Catalog source against loopback catalogs', () => {
     assert.match(state.problems?.[99]?.message ?? '', /and 201 more problems \(only the first 99 are listed\)/);
   });
 
+  test('one identifier from catalogs on two origins: neither supersedes the other, and the operator is told', async () => {
+    const other = await startJsonServer();
+    try {
+      serve('/.well-known/ai-catalog.json', catalog([{ identifier: 'urn:air:bank.example:agent:pay', version: '1.0.0', type: A2A, url: '/pay.json' }]));
+      other.routes.set('/c.json', { body: catalog([{ identifier: 'urn:air:bank.example:agent:pay', version: '99.0.0', type: A2A, url: '/evil.json' }]) });
+      const wide = HostPolicy.from({ allow: [server.origin, other.origin], allowLoopback: true });
+      const wideFetcher = createCardFetcher({ policy: wide });
+      closers.push(wideFetcher);
+      const state = await make({ hostPolicy: wide, fetcher: wideFetcher, catalogs: [`${server.origin}/.well-known/ai-catalog.json`, `${other.origin}/c.json`] }).refresh();
+      assert.deepEqual(state.records.map((r) => r.baseUrl).sort(), [`${other.origin}/evil.json`, `${server.origin}/pay.json`].sort(), 'the higher version on another origin did not displace the first');
+      assert.ok(state.problems?.some((p) => p.message.includes('on another origin; both are proposed')), JSON.stringify(state.problems));
+    } finally {
+      await other.close();
+    }
+  });
+
+  test('a configured catalog that another one nests is read once; a catalog that no longer is reached is forgotten with its failures', async () => {
+    serve('/a.json', catalog([{ identifier: 'urn:air:example.com:catalog:b', type: NESTED, url: '/b.json' }, { identifier: 'urn:air:example.com:catalog:gone', type: NESTED, url: '/gone.json' }]));
+    serve('/b.json', catalog([{ identifier: 'urn:air:example.com:agent:one', type: A2A, url: '/one.json' }]));
+    // A failure is held back an hour: only forgetting it lets the catalog be read again sooner.
+    const source = make({ catalogs: [`${server.origin}/a.json`, `${server.origin}/b.json`], cache: { backoffBaseMs: 3_600_000, backoffMaxMs: 3_600_000 } });
+    const state = await source.refresh();
+    assert.deepEqual(state.records.map((r) => r.name), ['one']);
+    assert.equal(source.catalogs().filter((r) => r.url.endsWith('/b.json')).length, 1);
+    assert.ok(!state.problems?.some((p) => p.message.includes('repeats')), JSON.stringify(state.problems));
+    // /gone.json answered 404: a failure the cache remembers (backoff) while a.json lists it.
+    serve('/a.json', catalog([{ identifier: 'urn:air:example.com:catalog:b', type: NESTED, url: '/b.json' }]));
+    await clock.advance(400_000);
+    await source.refresh();
+    serve('/a.json', catalog([{ identifier: 'urn:air:example.com:catalog:gone', type: NESTED, url: '/gone.json' }]));
+    serve('/gone.json', catalog([{ identifier: 'urn:air:example.com:agent:back', type: A2A, url: '/back.json' }]));
+    await clock.advance(400_000);
+    const back = await source.refresh();
+    assert.deepEqual(back.records.map((r) => r.name).sort(), ['back', 'one'], 'listed again: read at once, not held back by the old failure');
+  });
+
+  test('a catalog holding a number JSON cannot carry (1e400) is refused like any invalid one: backoff, the last good copy kept, the URL named', async () => {
+    serve('/.well-known/ai-catalog.json', catalog([{ identifier: 'urn:air:example.com:agent:keep', type: A2A, url: '/keep.json' }]), { 'cache-control': 'max-age=60' });
+    const source = make({ cache: { minTtlMs: 1_000 } });
+    const good = await source.refresh();
+    server.routes.set('/.well-known/ai-catalog.json', { body: '{"specVersion":"1.0","entries":[],"extensions":{"x.y":1e400}}', headers: { 'cache-control': 'max-age=60' } });
+    await clock.advance(61_000);
+    const after = await source.refresh();
+    const again = await source.refresh();
+    assert.equal(after.records, good.records);
+    assert.equal(again.ok, true);
+    assert.equal(server.count('/.well-known/ai-catalog.json'), 2, 'backing off: the second refresh made no request');
+    assert.ok(after.problems?.some((p) => p.message.includes('has no RFC 8785 form') && p.path.startsWith(server.origin)), JSON.stringify(after.problems));
+  });
+
   test('a bound on entries over the whole tree stops the walk with a problem', async () => {
     serve('/.well-known/ai-catalog.json', catalog(Array.from({ length: 5 }, (_, i) => ({ identifier: `urn:air:example.com:agent:a${i}`, type: A2A, url: `/agents/a${i}.json` }))));
     const state = await make({ maxEntries: 3 }).refresh();
@@ -312,9 +362,14 @@ describe('AI Catalog source against loopback catalogs', () => {
       const cardFetcher = createCardFetcher({ policy: wide });
       closers.push(cardFetcher);
       const source = make({ artifacts, hostPolicy: wide, fetcher, cache: { minTtlMs: 1_000 }, ...options });
-      const cache = new CardCache({ fetcher: artifacts.fetcher(cardFetcher), hostPolicy: wide, pins: artifacts, clock, events, minTtlMs: 1_000, check: { allowLoopback: true } });
+      // An inline card's key must never reach the network: the fetcher under the table refuses it.
+      const guarded: CardFetcher = {
+        fetch: (url, init) => (url.includes('#card=') ? Promise.reject(new Error(`an inline card reached the network: ${url}`)) : cardFetcher.fetch(url, init)),
+        close: () => cardFetcher.close(),
+      };
+      const cache = new CardCache({ fetcher: artifacts.fetcher(guarded), hostPolicy: wide, pins: artifacts, clock, events, minTtlMs: 1_000, check: { allowLoopback: true } });
       closers.push(cache);
-      return { source, cache, wide };
+      return { source, cache, wide, artifacts };
     };
 
     test('an inline card is validated exactly as a fetched card, refreshed with its catalog, and never requested', async () => {
@@ -331,13 +386,37 @@ describe('AI Catalog source against loopback catalogs', () => {
       const entry = await cache.get(key);
       assert.equal(entry.card.name, 'Agent ledger');
       assert.equal(entry.rawSha256, sha256(canonicalJson(inlineCard)), 'the bytes are the RFC 8785 form of data');
-      assert.equal(server.requests.filter((r) => r.path.includes('#') || r.path.includes('card=')).length, 0);
       // The card expires with its catalog; reading it revalidates the catalog (one 304) and answers 304 itself.
       await clock.advance(61_000);
       const again = await cache.get(key);
       assert.equal(again.lastOutcome, 'revalidated');
       assert.equal(server.count('/.well-known/ai-catalog.json'), 2);
       assert.equal(server.requests[1]?.headers['if-none-match'], '"c1"');
+    });
+
+    test('an inline card goes stale with its catalog: served stale, then no longer usable, like a fetched card', async () => {
+      server.routes.set('/.well-known/ai-catalog.json', { body: catalog([{ identifier: 'urn:air:example.com:agent:ledger', type: A2A, data: cardFor(server, 'ledger') }]), headers: { 'cache-control': 'max-age=60' } });
+      const { source, cache } = withCache({ cache: { minTtlMs: 1_000, maxStaleMs: 120_000 } });
+      const key = (await source.refresh()).records[0]!.baseUrl;
+      assert.equal((await cache.get(key)).stale, false);
+      server.routes.set('/.well-known/ai-catalog.json', { status: 500, body: { error: 'down' } });
+      await clock.advance(61_000);
+      const stale = await cache.get(key);
+      assert.equal(stale.stale, true, 'the catalog could not be revalidated: the card is served stale');
+      assert.equal(stale.usable, true);
+      await clock.advance(3_700_000);
+      assert.equal((await cache.get(key)).usable, false, "past the card cache's allowed staleness (maxStaleMs, 1 h)");
+    });
+
+    test('two identifiers one inline key cannot tell apart: the second is skipped with a problem', async () => {
+      serve('/.well-known/ai-catalog.json', catalog([
+        { identifier: 'urn:x:a b', type: A2A, data: cardFor(server, 'one') },
+        { identifier: 'urn:x:a%20b', type: A2A, data: cardFor(server, 'two') },
+      ]));
+      const { source } = withCache();
+      const state = await source.refresh();
+      assert.equal(state.records.length, 1);
+      assert.ok(state.problems?.some((p) => p.path.endsWith('entries[1]') && p.message.includes('same key')), JSON.stringify(state.problems));
     });
 
     test('an invalid inline card is refused by the card checks and never stored', async () => {
@@ -374,10 +453,14 @@ describe('AI Catalog source against loopback catalogs', () => {
       assert.equal(refusal?.rawSha256, sha256(served));
       assert.equal(refusal?.expectedSha256, '0'.repeat(64));
 
-      // The publisher pins the served bytes: accepted.
+      // The publisher pins the served bytes: the same cache accepts the card.
       serve('/.well-known/ai-catalog.json', catalog([{ identifier: 'urn:air:example.com:agent:pay', type: A2A, url: ep.cardUrl, trustManifest: await manifest(sha256(served)) }]));
-      const ok = await make({ id: 'ok', artifacts: new CatalogArtifacts(), signatures: { keys } }).refresh();
+      await clock.advance(400_000);
+      const ok = await source.refresh();
       assert.equal(ok.records[0]?.metadata.pinnedSha256, sha256(served));
+      const accepted = await cache.get(ok.records[0]!.baseUrl);
+      assert.equal(accepted.rawSha256, sha256(served));
+      assert.equal(accepted.card.name, 'Agent pay');
     });
 
     test('Trust Manifests the specification says to ignore pin nothing; a signed one naming another entry refuses it', async () => {
@@ -414,9 +497,20 @@ describe('AI Catalog source against loopback catalogs', () => {
       const data = cardFor(server, 'inline-pinned');
       const manifest = await signDetached({ identity: 'https://example.com/', subject: { identifier: 'urn:air:example.com:agent:ip', type: A2A, digest: `sha256:${sha256(canonicalJson(data))}` }, issuedAt: '2026-11-30T00:00:00Z' }, privateKey, { alg: 'ES256', kid: 'k' });
       serve('/.well-known/ai-catalog.json', catalog([{ identifier: 'urn:air:example.com:agent:ip', type: A2A, data, trustManifest: manifest }]));
-      const { source, cache } = withCache({ signatures: { keys: [{ kid: 'k', jwk: await exportJWK(publicKey) }] } });
+      const { source, cache, artifacts } = withCache({ signatures: { keys: [{ kid: 'k', jwk: await exportJWK(publicKey) }] } });
       const state = await source.refresh();
-      assert.equal((await cache.get(state.records[0]!.baseUrl)).card.name, 'Agent inline-pinned');
+      const key = state.records[0]!.baseUrl;
+      assert.equal(artifacts.pinFor(key)?.sha256, sha256(canonicalJson(data)), 'the pin is in force');
+      assert.equal((await cache.get(key)).card.name, 'Agent inline-pinned');
+      // The data changes but the manifest still pins the old form: refused.
+      const changed = { ...data, description: 'Changed after signing.' };
+      serve('/.well-known/ai-catalog.json', catalog([{ identifier: 'urn:air:example.com:agent:ip', type: A2A, data: changed, trustManifest: manifest }]));
+      await clock.advance(400_000);
+      await source.refresh();
+      await cache.refresh(key).catch(() => undefined);
+      const refusal = seen.find((e): e is CardResultEvent => e.type === 'card.result' && e.code === 'ERR_DIGEST_MISMATCH');
+      assert.equal(refusal?.rawSha256, sha256(canonicalJson(changed)));
+      assert.equal((await cache.peek(key))?.card.description, data.description, 'the pinned card stays');
     });
   });
 
