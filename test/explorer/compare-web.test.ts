@@ -4,10 +4,12 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { compareTraces, runTrace } from '../../src/explorer/index.js';
+import { compareTraces, DEFAULT_TRACE_INPUTS, runTrace } from '../../src/explorer/index.js';
 import type { TraceInputs } from '../../src/explorer/index.js';
 // @ts-expect-error -- plain JavaScript with JSDoc types, served to the browser as is
 import * as web from '../../web/lib/trace-compare.js';
+// @ts-expect-error -- plain JavaScript with JSDoc types, served to the browser as is
+import { FALLBACK_DEFAULTS } from '../../web/views/explorer/form.js';
 
 const PAIRS: [Partial<TraceInputs>, Partial<TraceInputs>][] = [
   [{}, {}],
@@ -26,3 +28,7 @@ for (const [a, b] of PAIRS) {
     assert.deepEqual(JSON.parse(JSON.stringify(web.compareTraces(ra, rb))), JSON.parse(JSON.stringify(compareTraces(ra, rb))));
   });
 }
+
+test("the page's first-render defaults are the library's (GET /api/trace/defaults replaces them; they must not differ meanwhile)", () => {
+  assert.deepEqual(FALLBACK_DEFAULTS, { ...DEFAULT_TRACE_INPUTS });
+});
