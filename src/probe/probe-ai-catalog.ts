@@ -297,7 +297,15 @@ export async function probeAiCatalogDocument(body: Uint8Array | string, o: Probe
         report.verdict = 'refused';
         continue;
       }
-      const cardBytes = Buffer.from(canonicalJson(e.data), 'utf8');
+      let cardBytes: Buffer;
+      try {
+        cardBytes = Buffer.from(canonicalJson(e.data), 'utf8');
+      } catch (err) {
+        // A value RFC 8785 cannot write (a number such as 1e400): the card has no bytes to check.
+        report.problems.push({ path: `${w.where}.data`, message: `the inline card has no RFC 8785 form (${err instanceof Error ? err.message : String(err)}); skipped` });
+        report.verdict = 'refused';
+        continue;
+      }
       report.endpoint = `${report.catalog.split('#')[0]}#card=${e.identifier}`;
       work.push({ walked: w, ...(pin !== undefined && { pin }), probe: () => probeCard(report.endpoint!, cardBytes, content(o)) });
       continue;

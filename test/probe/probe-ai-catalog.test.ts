@@ -310,4 +310,12 @@ describe('probeAiCatalogDocument: a catalog in hand', () => {
     assert.equal(server.count('/remote.json'), 0, 'nothing is fetched for a nested catalog by URL');
     assert.ok(r.notes.some((n) => /listed, not fetched/.test(n)));
   });
+
+  test('an inline card holding a number JSON cannot carry (1e400) is refused with its path; the probe does not throw', async () => {
+    const text = `{"specVersion":"1.0","entries":[{"identifier":"urn:air:example.com:agent:big","type":"${A2A}","data":{"name":"Big","n":1e400}}]}`;
+    const r = await probeAiCatalogDocument(text, { label: 'ai-catalog.json', policy, fetcher, interfacePolicy: policy, check: { allowLoopback: true } });
+    assert.equal(r.entries[0]!.verdict, 'refused');
+    assert.match(r.entries[0]!.problems[0]!.message, /no RFC 8785 form/);
+    assert.equal(r.entries[0]!.problems[0]!.path, 'ai-catalog.json entries[0].data');
+  });
 });
