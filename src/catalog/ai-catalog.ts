@@ -29,13 +29,13 @@ export const AI_CATALOG_WELL_KNOWN_PATH = '/.well-known/ai-catalog.json';
 
 /** Limits of one catalog document. */
 export interface CatalogLimits {
-  /** Bytes of one catalog document. Default 4 MiB. */
+  /** Bytes of one catalog document. Default 1 MiB (a catalog source's `maxBytes`, the probe's and the inspector's bound). */
   maxBytes?: number;
   /** Entries in one document. Default 5,000. */
   maxEntries?: number;
 }
 
-export const DEFAULT_CATALOG_LIMITS: Required<CatalogLimits> = Object.freeze({ maxBytes: 4 * 1024 * 1024, maxEntries: 5_000 });
+export const DEFAULT_CATALOG_LIMITS: Required<CatalogLimits> = Object.freeze({ maxBytes: 1_048_576, maxEntries: 5_000 });
 
 /** Limits of a field a catalog entry carries; longer values are refused (identifier) or dropped (text). */
 const MAX_IDENTIFIER = 1_024;

@@ -10,7 +10,8 @@ import { createCardFetcher, HostPolicy } from '../fetch/index.js';
 import type { ProbeAiCatalogOptions, ProbeReport, ProbeTargetResult } from '../probe/index.js';
 import { probeEndpoint, probeTarget, refusedReport } from '../probe/index.js';
 import type { ProbeOptions } from './probe.js';
-import { CATALOG_FETCH_BYTES, loadTrustKeys, policyFromFlags } from './probe.js';
+import { DEFAULT_CATALOG_LIMITS } from '../catalog/index.js';
+import { loadTrustKeys, policyFromFlags } from './probe.js';
 
 export interface ProbeUrlOptions extends ProbeOptions {
   totalTimeoutMs?: number;
@@ -48,7 +49,7 @@ async function withUrlPolicies<T>(target: string, options: ProbeUrlOptions, cata
   const bounds = { policy, recordRemoteAddress: true, ...(options.totalTimeoutMs !== undefined && { totalTimeoutMs: options.totalTimeoutMs }) };
   const fetcher = options.fetcher ?? createCardFetcher(bounds);
   // Catalog documents are larger than cards: the service's default bound for them.
-  const catalogFetcher = options.fetcher ?? (catalogs ? createCardFetcher({ ...bounds, maxBodyBytes: CATALOG_FETCH_BYTES }) : fetcher);
+  const catalogFetcher = options.fetcher ?? (catalogs ? createCardFetcher({ ...bounds, maxBodyBytes: DEFAULT_CATALOG_LIMITS.maxBytes }) : fetcher);
   try {
     return await run({
       policy,

@@ -13,8 +13,6 @@ import { createCardFetcher, HostPolicy } from '../fetch/index.js';
 import type { ProbeTargetResult } from '../probe/index.js';
 import { isAiCatalogDocument, probeAiCatalogDocument, probeCard } from '../probe/index.js';
 
-/** Bytes of one AI Catalog document fetched (the service's default `maxBytes` of a catalog source). */
-export const CATALOG_FETCH_BYTES = 1_048_576;
 
 export interface ProbeOptions {
   allow: string[];

@@ -6,6 +6,7 @@
 import { isIP } from 'node:net';
 import { z } from 'zod';
 import { canonicalMode } from '../card/index.js';
+import { DEFAULT_CATALOG_LIMITS } from '../catalog/index.js';
 import { isCardUrl } from '../fetch/index.js';
 import { describeValue } from './messages.js';
 
@@ -301,7 +302,7 @@ const sources = z.strictObject({
         maxDepth: positiveInt.default(4),
         maxEntries: positiveInt.default(5_000),
         maxCatalogs: positiveInt.default(50),
-        maxBytes: positiveInt.default(1_048_576),
+        maxBytes: positiveInt.default(DEFAULT_CATALOG_LIMITS.maxBytes),
         signatures: z.enum(['off', 'if-present', 'required']).default('if-present'),
       }),
     )

@@ -9,6 +9,7 @@
  * once, each under one deadline that aborts its requests still in flight.
  */
 import type { CheckCardOptions } from '../card/index.js';
+import { DEFAULT_CATALOG_LIMITS } from '../catalog/index.js';
 import type { CardFetcher, HostPolicy } from '../fetch/index.js';
 import { createCardFetcher } from '../fetch/index.js';
 import type { AiCatalogReport, CatalogReport, ProbeReport } from '../probe/index.js';
@@ -91,7 +92,7 @@ export class Inspector {
     };
     this.#fetcher = o.fetcher ?? createCardFetcher({ ...bounds, ...(o.fetch?.maxBodyBytes !== undefined && { maxBodyBytes: o.fetch.maxBodyBytes }) });
     // AI Catalog documents are larger than cards; this fetcher has no credentials either.
-    this.#catalogFetcher = o.fetcher ?? createCardFetcher({ ...bounds, maxBodyBytes: o.fetch?.maxCatalogBytes ?? 1_048_576 });
+    this.#catalogFetcher = o.fetcher ?? createCardFetcher({ ...bounds, maxBodyBytes: o.fetch?.maxCatalogBytes ?? DEFAULT_CATALOG_LIMITS.maxBytes });
   }
 
   /** Inspections running now. */

@@ -16,6 +16,7 @@ import type { CardCacheOptions } from '../cache/index.js';
 import { CardCache } from '../cache/index.js';
 import type { SignatureMode, SignatureOptions } from '../card/index.js';
 import { signDetached } from '../card/index.js';
+import { DEFAULT_CATALOG_LIMITS } from '../catalog/index.js';
 import type { Clock } from '../clock/index.js';
 import { systemClock } from '../clock/index.js';
 import { DiscoveryError } from '../errors.js';
@@ -212,7 +213,7 @@ export async function startService(o: ServiceOptions): Promise<RunningService> {
     const catalogFetcher = createCardFetcher({
       policy,
       ...(o.credentials && { credentials: o.credentials }),
-      maxBodyBytes: c.maxBytes ?? 1_048_576,
+      maxBodyBytes: c.maxBytes ?? DEFAULT_CATALOG_LIMITS.maxBytes,
       ...(o.cache?.totalTimeoutMs !== undefined && { totalTimeoutMs: o.cache.totalTimeoutMs }),
     });
     catalogFetchers.push(catalogFetcher);
