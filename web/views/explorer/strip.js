@@ -86,9 +86,12 @@ export function Strip({ result, cursor, t, current, onInspect }) {
   const scrollRef = useRef(/** @type {HTMLDivElement | null} */ (null));
   const [boxWidth, setBoxWidth] = useState(800);
   // The dot that is the strip's one tab stop: the one the arrow keys reached, else the inspected step.
-  const [focusAt, setFocusAt] = useState(-1);
-  useEffect(() => setFocusAt(-1), [cursor, result]);
-  const tabStop = focusAt >= 0 ? focusAt : Math.max(0, cursor);
+  // It is remembered with the step inspected and the run it was reached on, so inspecting another
+  // step (or another run) hands the tab stop back to the inspected one in the same render: an
+  // effect that reset it after the render could land after the next key and move the stop away
+  // from the focused dot.
+  const [reached, setReached] = useState({ at: -1, cursor: -1, result: /** @type {TraceResult | null} */ (null) });
+  const tabStop = reached.at >= 0 && reached.cursor === cursor && reached.result === result ? reached.at : Math.max(0, cursor);
   /** @param {KeyboardEvent} ev @param {number} i */
   const onKey = (ev, i) => {
     if (ev.key === 'Enter' || ev.key === ' ') {
@@ -100,7 +103,7 @@ export function Strip({ result, cursor, t, current, onInspect }) {
     if (!move) return;
     ev.preventDefault();
     const j = move(i, events.length);
-    setFocusAt(j);
+    setReached({ at: j, cursor, result });
     const dot = scrollRef.current?.querySelector(`[data-step="${j}"]`);
     if (dot instanceof window.SVGElement) dot.focus();
   };
