@@ -159,3 +159,25 @@ export class MemoryCardStore<E = CacheEntry> implements CardStore<E> {
     this.#map.clear();
   }
 }
+
+/**
+ * A view of `store` holding only the keys that start with `prefix` (shown without it): several
+ * caches share one store, each under its own prefix, and never see one another's entries.
+ * Closing the view leaves the shared store open.
+ *
+ * @example
+ * const mine = prefixedStore(state.catalogs, 'partners 3f2a… ');
+ * const cache = new CardCache({ fetcher, hostPolicy, store: mine, exactUrls: true });
+ */
+export function prefixedStore<E>(store: CardStore<E>, prefix: string): CardStore<E> {
+  const own = (keys: Iterable<string>): string[] => [...keys].filter((k) => k.startsWith(prefix)).map((k) => k.slice(prefix.length));
+  return {
+    get: (key) => store.get(prefix + key),
+    set: (key, entry) => store.set(prefix + key, entry),
+    delete: (key) => store.delete(prefix + key),
+    keys: () => {
+      const keys = store.keys();
+      return keys instanceof Promise ? keys.then(own) : own(keys);
+    },
+  };
+}

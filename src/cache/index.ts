@@ -6,7 +6,7 @@
  */
 export { CardCache } from './card-cache.js';
 export type { AcceptedContent, CacheContent, CardCacheOptions, DigestPins, RefreshOptions } from './card-cache.js';
-export { acceptedEntry, MemoryCardStore } from './card-store.js';
+export { acceptedEntry, MemoryCardStore, prefixedStore } from './card-store.js';
 export type { AcceptedCard, CacheEntry, CardStore, EntryError } from './card-store.js';
 export { readDirectives, responseCacheControl } from './cache-control.js';
 export { fetchWithLegacyFallback } from './well-known.js';

@@ -32,7 +32,7 @@ import type { RoutingCase } from '../routing/index.js';
 import { casesFromVocabulary, evaluateRouting, loadCases } from '../routing/index.js';
 import { TagVocabulary } from '../match/index.js';
 import type { KubernetesSourceOptions, Source, StaticAgentConfig } from '../sources/index.js';
-import { aiCatalogSource, CatalogArtifacts, kubernetesSource, registrySource, staticSource, wellKnownSource } from '../sources/index.js';
+import { aiCatalogSource, CatalogArtifacts, pruneCatalogStore, kubernetesSource, registrySource, staticSource, wellKnownSource } from '../sources/index.js';
 import { SnapshotStore } from '../snapshot/index.js';
 import type { OpenStateStoreOptions, StateStore } from '../store/index.js';
 import { openStateStore, parseStoreSpec, storeLocation } from '../store/index.js';
@@ -209,6 +209,7 @@ export async function startService(o: ServiceOptions): Promise<RunningService> {
   if (o.static && o.static.length > 0) sources.push(staticSource({ agents: o.static }));
   // AI Catalog documents are larger than cards: their own fetchers, bounded by each source's maxBytes.
   const catalogFetchers: CardFetcher[] = [];
+  const catalogPrefixes: string[] = [];
   const catalogSource = (c: NonNullable<ServiceOptions['aiCatalogs']>[number]): Source => {
     const catalogFetcher = createCardFetcher({
       policy,
@@ -218,16 +219,20 @@ export async function startService(o: ServiceOptions): Promise<RunningService> {
     });
     catalogFetchers.push(catalogFetcher);
     const { maxBytes: _b, signatures: mode, ...rest } = c;
-    return aiCatalogSource({
+    const source = aiCatalogSource({
       ...rest,
       fetcher: catalogFetcher,
       hostPolicy: policy,
       artifacts,
       signatures: { ...o.signatures, mode: mode ?? 'if-present' },
+      // Catalog documents survive a restart in the state store (each source under its own prefix).
+      store: store.catalogs,
       cache: { ...pick(o.cache, ['defaultTtlMs', 'minTtlMs', 'maxTtlMs', 'maxStaleMs', 'backoffBaseMs', 'backoffMaxMs']) },
       events,
       clock,
     });
+    catalogPrefixes.push(source.storePrefix);
+    return source;
   };
   if (o.wellKnown?.catalogFirst === true) sources.push(catalogSource({ id: o.wellKnown.id, domains: o.wellKnown.domains, ...(o.wellKnown.pollIntervalMs !== undefined && { pollIntervalMs: o.wellKnown.pollIntervalMs }) }));
   else if (o.wellKnown) sources.push(wellKnownSource(o.wellKnown));
@@ -336,12 +341,23 @@ export async function startService(o: ServiceOptions): Promise<RunningService> {
       target: {
         current: () => loop.current(),
         adopt: (snapshot) => loop.adopt(snapshot),
-        lead: () => loop.start(),
+        lead: () => startLoop(),
         follow: () => loop.pause(),
       },
       log: (level, message, detail) => replicaLog[level](detail ?? {}, message),
     });
   }
+  // The loop starts here (a leader's too): catalog documents kept for a source no longer
+  // configured, or under acceptance rules no longer in force, are dropped first.
+  const startLoop = async (): Promise<void> => {
+    try {
+      const dropped = await pruneCatalogStore(store.catalogs, catalogPrefixes);
+      if (dropped > 0) storeLog.info({ dropped }, 'dropped stored AI Catalog documents no configured source reads');
+    } catch (err) {
+      storeLog.warn({ err: (err as Error).message }, 'could not drop stored AI Catalog documents');
+    }
+    await loop.start();
+  };
   const replicaRef = { coordinator };
   let storeFailing = false;
   const follow = followIntoStore({
@@ -468,7 +484,7 @@ export async function startService(o: ServiceOptions): Promise<RunningService> {
     // A follower serves the stored current snapshot (restored above) at once.
     const current = loop.current();
     if (coordinator.role === 'follower' && current) await loop.adopt(current);
-  } else await loop.start();
+  } else await startLoop();
 
   let closing: Promise<void> | undefined;
   return {

@@ -17,8 +17,8 @@
  *
  * @module
  */
-import { CardCache } from '../cache/index.js';
-import type { AcceptedContent, CacheContent, CacheEntry, EntryError } from '../cache/index.js';
+import { CardCache, prefixedStore } from '../cache/index.js';
+import type { AcceptedContent, CacheContent, CacheEntry, CardStore, EntryError } from '../cache/index.js';
 import type { SignatureOptions } from '../card/index.js';
 import { canonicalJson, sha256Hex, verifyDetachedSignature } from '../card/index.js';
 import type { AiCatalog, AiCatalogEntry, CatalogLimits, ManifestVerdict } from '../catalog/index.js';
@@ -32,6 +32,7 @@ import { catalogCardUrl, inlineCardKey } from '../fetch/index.js';
 import type { CardPin, InlineCard } from './catalog-artifacts.js';
 import { CatalogArtifacts } from './catalog-artifacts.js';
 import { OptionProblems, SourceCore, describe, impossibleUrl } from './source-core.js';
+import type { CatalogEntry } from '../store/index.js';
 import type { EndpointRecord, Source, SourceListener, SourceState } from './types.js';
 import { normalizeDomain } from './well-known-source.js';
 
@@ -65,6 +66,13 @@ export interface AiCatalogSourceOptions {
   maxCatalogs?: number;
   /** Suggested poll interval. Default 300,000. */
   pollIntervalMs?: number;
+  /**
+   * Where the catalog documents are cached (default: this source's memory). Given a shared,
+   * durable store (`StateStore.catalogs`), the source keeps its entries under
+   * {@link AiCatalogSource.storePrefix}: a restart revalidates each catalog (a 304, not a 200)
+   * and a catalog down at start-up is served from its last good copy.
+   */
+  store?: CardStore<CatalogEntry>;
   /** Catalog cache timings (lifetimes, staleness, backoff), as the card cache takes them. */
   cache?: { defaultTtlMs?: number; minTtlMs?: number; maxTtlMs?: number; maxStaleMs?: number; backoffBaseMs?: number; backoffMaxMs?: number };
   events?: EventStream;
@@ -101,6 +109,12 @@ export interface AiCatalogSource extends Source {
   readonly artifacts: CatalogArtifacts;
   /** Every catalog document of the last refresh. */
   catalogs(): readonly CatalogReport[];
+  /**
+   * The prefix of this source's keys in a shared `store`: `<id> <digest of what decides whether a
+   * document is accepted (signature mode, trust store, algorithms, jku list, entry bound)> `. A
+   * configuration that accepts differently finds none of the entries an earlier one accepted.
+   */
+  readonly storePrefix: string;
 }
 
 const DEFAULT_POLL_MS = 300_000;
@@ -176,6 +190,7 @@ export function aiCatalogSource(options: AiCatalogSourceOptions): AiCatalogSourc
     maxCatalogs: check.positiveInt(opts.maxCatalogs, 'maxCatalogs') ?? DEFAULT_MAX_CATALOGS,
     pollIntervalMs: check.positiveInt(opts.pollIntervalMs, 'pollIntervalMs') ?? DEFAULT_POLL_MS,
     cache: opts.cache ?? {},
+    store: opts.store,
     events: opts.events,
     clock: opts.clock ?? systemClock,
     random: opts.random,
@@ -204,6 +219,7 @@ interface Settings {
   maxCatalogs: number;
   pollIntervalMs: number;
   cache: NonNullable<AiCatalogSourceOptions['cache']>;
+  store: CardStore<CatalogEntry> | undefined;
   events: EventStream | undefined;
   clock: Clock;
   random: Random | undefined;
@@ -240,12 +256,14 @@ class CatalogSource implements AiCatalogSource {
   readonly id: string;
   readonly pollIntervalMs: number;
   readonly artifacts: CatalogArtifacts;
+  readonly storePrefix: string;
   readonly #s: Settings;
   readonly #core: SourceCore;
   readonly #cache: CardCache<AiCatalog, string>;
   #reports: readonly CatalogReport[] = Object.freeze([]);
   /** Every catalog key this source has read (or tried to): what a walk no longer reaches is forgotten. */
   readonly #attempted = new Set<string>();
+  #seeded = false;
   /** The inline cards of the last refresh, by key (each knows the catalog that carries it). */
   #inline: ReadonlyMap<string, InlineCard> = new Map();
   /**
@@ -266,7 +284,9 @@ class CatalogSource implements AiCatalogSource {
     this.pollIntervalMs = settings.pollIntervalMs;
     this.artifacts = settings.artifacts;
     this.#core = new SourceCore(settings.id, 'ai-catalog', { events: settings.events, clock: settings.clock });
+    this.storePrefix = `${settings.id} ${acceptanceDigest(settings)} `;
     this.#cache = new CardCache<AiCatalog, string>({
+      ...(settings.store !== undefined && { store: prefixedStore(settings.store, this.storePrefix) }),
       fetcher: settings.fetcher,
       hostPolicy: settings.hostPolicy,
       clock: settings.clock,
@@ -385,7 +405,12 @@ class CatalogSource implements AiCatalogSource {
     }
     if (this.#closed) return this.#core.state;
     // A catalog no longer reached (its parent dropped it) is forgotten, its failures too: the
-    // cache holds what one walk reads.
+    // cache holds what one walk reads. The first walk of a process also judges what a durable
+    // store kept from the one before.
+    if (!this.#seeded) {
+      this.#seeded = true;
+      for (const e of await this.#cache.entries()) this.#attempted.add(e.baseUrl);
+    }
     for (const key of this.#attempted) {
       if (walk.documents.has(key)) continue;
       this.#attempted.delete(key);
@@ -637,6 +662,32 @@ class CatalogSource implements AiCatalogSource {
 }
 
 /** The catalog cache's content: a catalog document, its signature checked. */
+/**
+ * Deletes from a shared catalog store (`StateStore.catalogs`) the entries under none of
+ * `prefixes` (the {@link AiCatalogSource.storePrefix} of the sources configured now): those of a
+ * source removed from the configuration, or written under acceptance rules no longer in force.
+ * Returns how many were deleted.
+ *
+ * @example
+ * await pruneCatalogStore(state.catalogs, [source.storePrefix]);
+ */
+export async function pruneCatalogStore(store: CardStore<CatalogEntry>, prefixes: readonly string[]): Promise<number> {
+  let deleted = 0;
+  for (const key of [...(await store.keys())]) {
+    if (prefixes.some((p) => key.startsWith(p))) continue;
+    await store.delete(key);
+    deleted++;
+  }
+  return deleted;
+}
+
+/** What decides whether a catalog document is accepted, as a short digest (see {@link AiCatalogSource.storePrefix}). */
+function acceptanceDigest(s: Settings): string {
+  const { mode = 'if-present', keys = [], algorithms = null, allowedJku = [] } = s.signatures;
+  const trust = keys.map((k) => ({ kid: k.kid, jwk: canonicalJson(k.jwk), origins: k.origins ?? null }));
+  return sha256Hex(JSON.stringify({ mode, trust, algorithms, allowedJku, maxEntries: s.maxEntries })).slice(0, 16);
+}
+
 function catalogContent(signatures: SignatureOptions, maxEntries: number): CacheContent<AiCatalog, string> {
   return {
     async check(body, url): Promise<AcceptedContent<AiCatalog, string> | { ok: false; error: DiscoveryError }> {

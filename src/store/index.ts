@@ -12,7 +12,7 @@ export type { OpenStateStoreOptions, StoreSpec } from './open-state-store.js';
 export { MemoryStateStore } from './memory-state-store.js';
 export type { MemoryStateStoreOptions } from './memory-state-store.js';
 export { DEFAULT_RETENTION } from './state-store.js';
-export type { StateStore, StoreKind, StoreRetention, StoreStatus, PinRecord, StoredSnapshots, CounterDeltas, JournalQuery, JournalEntry } from './state-store.js';
+export type { CatalogEntry, StateStore, StoreKind, StoreRetention, StoreStatus, PinRecord, StoredSnapshots, CounterDeltas, JournalQuery, JournalEntry } from './state-store.js';
 export { journalOrCounter } from './journal.js';
 export { StoreWriter } from './store-writer.js';
 export type { StoreWriterOptions } from './store-writer.js';

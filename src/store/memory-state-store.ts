@@ -7,7 +7,7 @@ import type { CacheEntry, CardStore } from '../cache/index.js';
 import { MemoryCardStore } from '../cache/index.js';
 import type { DiscoveryEvent } from '../events/index.js';
 import type { Snapshot, SnapshotSummary } from '../snapshot/index.js';
-import type { CounterDeltas, JournalEntry, JournalQuery, PinRecord, StateStore, StoredSnapshots, StoreRetention, StoreStatus } from './state-store.js';
+import type { CatalogEntry, CounterDeltas, JournalEntry, JournalQuery, PinRecord, StateStore, StoredSnapshots, StoreRetention, StoreStatus } from './state-store.js';
 import { DEFAULT_RETENTION } from './state-store.js';
 
 export interface MemoryStateStoreOptions {
@@ -22,6 +22,7 @@ export class MemoryStateStore implements StateStore {
   readonly kind = 'memory' as const;
   readonly replica: string;
   readonly cards: CardStore;
+  readonly catalogs: CardStore<CatalogEntry>;
   readonly #retention: Required<StoreRetention>;
   readonly #wallNow: () => number;
   readonly #snapshots = new Map<string, Snapshot>();
@@ -38,15 +39,20 @@ export class MemoryStateStore implements StateStore {
     this.#retention = { ...DEFAULT_RETENTION, ...options.retention };
     this.#wallNow = options.wallNow ?? Date.now;
     this.replica = options.replica ?? `${hostname()}:${process.pid}`;
-    const cards = new MemoryCardStore();
-    this.cards = {
-      get: (key: string) => cards.get(key),
-      set: (key: string, entry: CacheEntry) => {
+    this.cards = this.#counted(new MemoryCardStore<CacheEntry>());
+    this.catalogs = this.#counted(new MemoryCardStore<CatalogEntry>());
+  }
+
+  /** A memory store whose writes are counted in {@link status}; closing it keeps the entries (as the SQL stores do). */
+  #counted<E>(inner: MemoryCardStore<E>): CardStore<E> {
+    return {
+      get: (key) => inner.get(key),
+      set: (key, entry) => {
         this.#writes++;
-        cards.set(key, entry);
+        inner.set(key, entry);
       },
-      delete: (key: string) => cards.delete(key),
-      keys: () => cards.keys(),
+      delete: (key) => inner.delete(key),
+      keys: () => inner.keys(),
       close: () => undefined,
     };
   }

@@ -115,6 +115,20 @@ const MIGRATIONS: Record<string, Migration> = {
       await knex.schema.dropTable('a2ad_journal');
     },
   },
+  // The AI Catalog documents the catalog sources cache, kept apart from the card entries (a card
+  // cache never sees them), keyed by `<source namespace> <catalog URL>`.
+  '0004_catalog_entries': {
+    async up(knex) {
+      await knex.schema.createTable('a2ad_catalog_entries', (t) => {
+        t.text('key').primary();
+        t.text('entry').notNullable();
+        t.bigInteger('updated_at').notNullable();
+      });
+    },
+    async down(knex) {
+      await knex.schema.dropTableIfExists('a2ad_catalog_entries');
+    },
+  },
 };
 
 /** The knex migration source over {@link MIGRATIONS}. */

@@ -24,16 +24,16 @@ const toWall = (at: number, clock: Clock): number => Math.round(at - clock.now()
 const fromWall = (wall: number, clock: Clock): number => wall - clock.wallNow() + clock.now();
 
 /** The JSON text of an entry, its monotonic times as epoch ms. */
-export function entryToJson(entry: CacheEntry, clock: Clock): string {
+export function entryToJson<C, V extends string>(entry: CacheEntry<C, V>, clock: Clock): string {
   const { expiresAt, nextAttemptAt, ...rest } = entry;
   return JSON.stringify({ ...rest, expiresAtWall: toWall(expiresAt, clock), nextAttemptAtWall: nextAttemptAt === undefined ? null : toWall(nextAttemptAt, clock) });
 }
 
 /** An entry from its JSON text, its times back on this process's monotonic clock. */
-export function entryFromJson(text: string, clock: Clock): CacheEntry {
-  const raw = JSON.parse(text) as Omit<CacheEntry, 'expiresAt' | 'nextAttemptAt'> & { expiresAtWall: number; nextAttemptAtWall: number | null };
+export function entryFromJson<C = AgentCardModel, V extends string = CardProtocolVersion>(text: string, clock: Clock): CacheEntry<C, V> {
+  const raw = JSON.parse(text) as Omit<CacheEntry<C, V>, 'expiresAt' | 'nextAttemptAt'> & { expiresAtWall: number; nextAttemptAtWall: number | null };
   const { expiresAtWall, nextAttemptAtWall, ...rest } = raw;
-  const entry: CacheEntry = {
+  const entry: CacheEntry<C, V> = {
     ...rest,
     // JSON has no undefined: the optional fields come back as absent, which reads the same.
     etag: rest.etag ?? undefined,

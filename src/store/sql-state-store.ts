@@ -16,7 +16,7 @@ import { MIGRATIONS_TABLE, migrationSource } from './migrations.js';
 import type { StoredCard } from './serialize.js';
 import { cardParser, entryFromJson, entryToJson, eventFromJson, eventToJson, joinSnapshot, splitSnapshot } from './serialize.js';
 import type { SqliteLock } from './sqlite-lock.js';
-import type { CounterDeltas, JournalEntry, JournalQuery, PinRecord, StateStore, StoredSnapshots, StoreKind, StoreRetention, StoreStatus } from './state-store.js';
+import type { CatalogEntry, CounterDeltas, JournalEntry, JournalQuery, PinRecord, StateStore, StoredSnapshots, StoreKind, StoreRetention, StoreStatus } from './state-store.js';
 import { DEFAULT_RETENTION } from './state-store.js';
 
 export interface SqlStateStoreOptions {
@@ -95,12 +95,14 @@ export class SqlStateStore implements StateStore {
   readonly kind: Exclude<StoreKind, 'memory'>;
   readonly replica: string;
   readonly cards: CardStore;
+  readonly catalogs: CardStore<CatalogEntry>;
   readonly #db: Knex;
   readonly #o: SqlStateStoreOptions;
   readonly #clock: Clock;
   readonly #retention: Required<StoreRetention>;
-  /** Card entries, read from memory; the engine is written through. */
+  /** Card entries and catalog entries, read from memory; the engine is written through. */
   readonly #entries = new Map<string, CacheEntry>();
+  readonly #catalogEntries = new Map<string, CatalogEntry>();
   /** Writes run one after another, so two writes of one key never land out of order. */
   #chain: Promise<unknown> = Promise.resolve();
   #ok = true;
@@ -121,34 +123,42 @@ export class SqlStateStore implements StateStore {
     this.#o = o;
     this.#clock = o.clock ?? systemClock;
     this.#retention = { ...DEFAULT_RETENTION, ...o.retention };
-    this.cards = {
-      get: (key) => this.#entries.get(key),
-      set: (key, entry) => this.#setEntry(key, entry),
-      delete: (key) => this.#deleteEntry(key),
-      keys: () => [...this.#entries.keys()],
+    this.cards = this.#entryStore('a2ad_card_entries', this.#entries);
+    this.catalogs = this.#entryStore('a2ad_catalog_entries', this.#catalogEntries);
+  }
+
+  /** Loads the card and catalog entries into memory (called once by the opener). */
+  async load(): Promise<void> {
+    await this.#loadEntries('a2ad_card_entries', this.#entries);
+    await this.#loadEntries('a2ad_catalog_entries', this.#catalogEntries);
+  }
+
+  // ---- cache entries ----------------------------------------------------------------------
+
+  /** A cache's store over `table`: reads from `entries` (memory), writes through to the engine. */
+  #entryStore<C, V extends string>(table: string, entries: Map<string, CacheEntry<C, V>>): CardStore<CacheEntry<C, V>> {
+    return {
+      get: (key) => entries.get(key),
+      set: (key, entry) => {
+        entries.set(key, entry);
+        // RFC 9111 §5.2.2.5: a no-store response is not kept in non-volatile storage.
+        if (entry.noStore) return this.#fencedWrite((db) => db(table).where({ key }).delete());
+        const row = { key, entry: entryToJson(entry, this.#clock), updated_at: Math.round(this.#clock.wallNow()) };
+        return this.#fencedWrite((db) => db(table).insert(row).onConflict('key').merge());
+      },
+      delete: (key) => {
+        entries.delete(key);
+        return this.#fencedWrite((db) => db(table).where({ key }).delete());
+      },
+      keys: () => [...entries.keys()],
       close: () => undefined,
     };
   }
 
-  /** Loads the card entries into memory (called once by the opener). */
-  async load(): Promise<void> {
-    const rows = (await this.#db('a2ad_card_entries').select('key', 'entry')) as Array<{ key: string; entry: string }>;
-    for (const r of rows) this.#entries.set(r.key, entryFromJson(r.entry, this.#clock));
-  }
-
-  // ---- cards ------------------------------------------------------------------------------
-
-  #setEntry(key: string, entry: CacheEntry): Promise<void> {
-    this.#entries.set(key, entry);
-    // RFC 9111 §5.2.2.5: a no-store response is not kept in non-volatile storage.
-    if (entry.noStore) return this.#fencedWrite((db) => db('a2ad_card_entries').where({ key }).delete());
-    const row = { key, entry: entryToJson(entry, this.#clock), updated_at: Math.round(this.#clock.wallNow()) };
-    return this.#fencedWrite((db) => db('a2ad_card_entries').insert(row).onConflict('key').merge());
-  }
-
-  #deleteEntry(key: string): Promise<void> {
-    this.#entries.delete(key);
-    return this.#fencedWrite((db) => db('a2ad_card_entries').where({ key }).delete());
+  async #loadEntries<C, V extends string>(table: string, entries: Map<string, CacheEntry<C, V>>): Promise<void> {
+    const rows = (await this.#db(table).select('key', 'entry')) as Array<{ key: string; entry: string }>;
+    entries.clear();
+    for (const r of rows) entries.set(r.key, entryFromJson<C, V>(r.entry, this.#clock));
   }
 
   /** A leader write: checked against the fencing epoch in its transaction when one is set. */
@@ -221,13 +231,9 @@ export class SqlStateStore implements StateStore {
     });
   }
 
-  /** Reloads the card entries from the engine (a new leader continues from its predecessor's cache). */
+  /** Reloads the card and catalog entries from the engine (a new leader continues from its predecessor's caches). */
   async reloadCards(): Promise<void> {
-    await this.#read(async () => {
-      const rows = (await this.#db('a2ad_card_entries').select('key', 'entry')) as Array<{ key: string; entry: string }>;
-      this.#entries.clear();
-      for (const r of rows) this.#entries.set(r.key, entryFromJson(r.entry, this.#clock));
-    });
+    await this.#read(() => this.load());
   }
 
   /** The PostgreSQL channel publications are announced on (payload: the digest). */

@@ -14,7 +14,8 @@
  *   refusals, health and session events), bounded by age and count; cache chatter (hits, 304s,
  *   fetches, backoff) only adds to counters.
  */
-import type { CardStore } from '../cache/index.js';
+import type { CacheEntry, CardStore } from '../cache/index.js';
+import type { AiCatalog } from '../catalog/index.js';
 import type { DiscoveryEvent } from '../events/index.js';
 import type { Snapshot, SnapshotSummary } from '../snapshot/index.js';
 
@@ -107,6 +108,9 @@ export interface JournalEntry {
 /** One counter increment batch: counter name → amount. */
 export type CounterDeltas = Readonly<Record<string, number>>;
 
+/** A cached AI Catalog document (see {@link StateStore.catalogs}). */
+export type CatalogEntry = CacheEntry<AiCatalog, string>;
+
 /**
  * One interface, three engines. Methods never throw for a failed write: they record it in
  * {@link StateStore.status} and reject, so a caller that must know (start-up, tests) can await,
@@ -125,6 +129,13 @@ export interface StateStore {
    * only (RFC 9111 §5.2.2.5: nothing of it is persisted).
    */
   readonly cards: CardStore;
+  /**
+   * The AI Catalog sources' store, kept as {@link cards} is (read from memory, written through)
+   * but apart from it: each source reads and writes under its own key prefix
+   * (`<source id> <settings digest> `, see `aiCatalogSource`), so a restart revalidates each
+   * catalog with its validators and a catalog down at start-up is served from its last good copy.
+   */
+  readonly catalogs: CardStore<CatalogEntry>;
 
   /** Stores `snapshot` (by digest, with its cards), appends its history row and makes it current, in one transaction. */
   publishSnapshot(snapshot: Snapshot): Promise<void>;

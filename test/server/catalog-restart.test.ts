@@ -1,10 +1,12 @@
 /**
- * A restart while a catalog host is down loses nothing: the service restarted on its SQLite store
- * keeps the agents an AI Catalog proposed (the restored snapshot's agents stand in for the source's
- * records until it lists again; their cards come from the store), publishes nothing new, and
- * follows the catalog again once it answers.
+ * A restart loses nothing an AI Catalog gave: the catalog documents are kept in the SQLite store,
+ * so a restarted service revalidates each one (a 304, not a 200) and, while a catalog host is
+ * down, lists its agents from the last good copy. A source whose acceptance rules changed does not
+ * trust what an earlier configuration accepted: it reads its catalogs afresh, and until it can,
+ * the restored snapshot's agents stand in for its records. Either way nothing is published anew
+ * while the host is down, and the catalog is followed again once it answers.
  */
-import { after, before, test } from 'node:test';
+import { after, afterEach, before, beforeEach, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -14,32 +16,53 @@ import { createLogger } from '../../src/server/logger.js';
 import type { RunningPeer } from '../helpers/a2a-peers.js';
 import { startAdkPeer } from '../helpers/a2a-peers.js';
 import { adkStyleCard } from '../helpers/cards.js';
+import type { AiCatalogSource } from '../../src/sources/index.js';
 import { startJsonServer, type JsonServer } from '../helpers/json-server.js';
 
 let dir: string;
 let returns: RunningPeer;
 let host: JsonServer;
 
+const PATH = '/.well-known/ai-catalog.json';
+
 before(async () => {
-  dir = await mkdtemp(join(tmpdir(), 'catalog-restart-'));
   returns = await startAdkPeer({ name: 'returns', description: 'Returns.', reply: 'returns: label sent', card: (port) => adkStyleCard(port, 'Returns Agent', [{ id: 'start', tags: ['returns'] }]) });
   host = await startJsonServer();
 });
 after(async () => {
   await Promise.all([returns?.close(), host?.close()]);
+});
+beforeEach(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'catalog-restart-'));
+  host.requests.length = 0;
+});
+afterEach(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
-function options(): ServiceOptions {
+/** The catalog under a strong ETag, always expired (max-age=0): each read is conditional, a 304 while unchanged. */
+function serveCatalog(entries: object[], etag: string): void {
+  host.routes.set(PATH, (req) =>
+    req.headers['if-none-match'] === etag
+      ? { status: 304, body: '', headers: { etag, 'cache-control': 'max-age=0' } }
+      : { body: { specVersion: '1.0', entries }, headers: { etag, 'cache-control': 'max-age=0' } },
+  );
+}
+
+/** The catalog requests since `from`: what each sent as If-None-Match. */
+const catalogReads = (from: number): Array<string | undefined> =>
+  host.requests.slice(from).filter((r) => r.path === PATH).map((r) => r.headers['if-none-match'] as string | undefined);
+
+function options(catalog: Partial<NonNullable<ServiceOptions['aiCatalogs']>[number]> = {}): ServiceOptions {
   return {
     port: 0,
     policy: { allow: [host.origin, new URL(returns.baseUrl).origin], allowLoopback: true },
     vocabulary: [{ tag: 'returns', description: 'Returns.', keywords: ['return'] }],
     needs: [{ tag: 'returns' }],
-    aiCatalogs: [{ id: 'platform', catalogs: [`${host.origin}/.well-known/ai-catalog.json`], pollIntervalMs: 1 }],
+    aiCatalogs: [{ id: 'platform', catalogs: [`${host.origin}/.well-known/ai-catalog.json`], pollIntervalMs: 1, ...catalog }],
     health: { enterAfter: 1 },
-    // A failed read is retried after 10-20 ms (the cache's backoff), not seconds.
-    cache: { backoffBaseMs: 10, backoffMaxMs: 20 },
+    // A failed read is retried after 10-20 ms (the cache's backoff), not seconds; max-age=0 is taken as said.
+    cache: { backoffBaseMs: 10, backoffMaxMs: 20, minTtlMs: 0 },
     loop: { cycleIntervalMs: 600_000, startupTimeoutMs: 5_000 },
     store: 'sqlite:state.sqlite',
     storeOptions: { dataDir: dir },
@@ -47,31 +70,83 @@ function options(): ServiceOptions {
   };
 }
 
-test('restarted while the catalog host fails: the catalog agents stay, nothing is published; the catalog answers again and is followed', async () => {
-  const entry = { identifier: 'urn:air:127.0.0.1:agent:returns_desk', type: 'application/a2a-agent-card+json', url: returns.cardUrl };
-  host.routes.set('/.well-known/ai-catalog.json', { body: { specVersion: '1.0', entries: [entry] } });
+const entry = () => ({ identifier: 'urn:air:127.0.0.1:agent:returns_desk', type: 'application/a2a-agent-card+json', url: returns.cardUrl });
+
+test('restarted: the stored catalog is revalidated (If-None-Match, a 304), not read again', async () => {
+  serveCatalog([entry()], '"v1"');
   let s: RunningService = await startService(options());
   const first = s.loop.current();
   assert.deepEqual(first?.agents.map((a) => a.localName), ['returns_desk']);
   await s.close();
 
-  host.routes.set('/.well-known/ai-catalog.json', { status: 503, body: { error: 'down for maintenance' } });
+  const from = host.requests.length;
+  s = await startService(options());
+  try {
+    assert.deepEqual(catalogReads(from), ['"v1"'], 'one conditional read at start-up, answered 304');
+    assert.equal(s.loop.current()?.digest, first!.digest);
+    const reported = s.loop.sources.find((x) => x.id === 'platform') as AiCatalogSource;
+    assert.deepEqual(reported.catalogs().map((c) => [c.outcome, c.etag]), [['revalidated', '"v1"']]);
+  } finally {
+    await s.close();
+  }
+});
+
+test('restarted while the catalog host fails: its agents are listed from the last good copy, nothing is published; the catalog answers again and is followed', async () => {
+  serveCatalog([entry()], '"v1"');
+  let s: RunningService = await startService(options());
+  const first = s.loop.current();
+  await s.close();
+
+  host.routes.set(PATH, { status: 503, body: { error: 'down for maintenance' } });
   s = await startService(options());
   try {
     await s.loop.refreshNow();
     const source = s.loop.sources.find((x) => x.id === 'platform')!;
-    assert.equal(source.current().synced, false, 'the catalog could not be read since the restart');
-    assert.equal(s.loop.current()?.digest, first!.digest, 'the restored snapshot stands: nothing was removed');
+    assert.equal(source.current().synced, true, 'the source lists from the stored catalog');
+    assert.equal(s.loop.current()?.digest, first!.digest, 'nothing was removed, nothing published');
     const status = (await s.loop.status()).find((e) => e.baseUrl === returns.cardUrl);
     assert.equal(status?.state.verdict, 'selected');
-    assert.deepEqual(status?.proposals[0]?.metadata, { restored: 'true', identifier: entry.identifier });
+    assert.equal(status?.proposals[0]?.metadata?.['identifier'], entry().identifier);
+    assert.equal(status?.proposals[0]?.metadata?.['restored'], undefined, 'proposed by the catalog itself, not the stand-in');
     const turn = await s.sessions.run('after-restart', 'I want to return my headphones');
     assert.equal(turn.author, 'returns_desk');
 
-    // The catalog answers again, without the agent: the source lists, and the agent leaves.
-    host.routes.set('/.well-known/ai-catalog.json', { body: { specVersion: '1.0', entries: [] } });
+    // The catalog answers again, without the agent: the agent leaves.
+    serveCatalog([], '"v2"');
     await new Promise((r) => setTimeout(r, 50));
     const next = await s.loop.refreshNow();
+    assert.deepEqual(next?.agents.map((a) => a.localName), []);
+  } finally {
+    await s.close();
+  }
+});
+
+test('restarted with other acceptance rules while the catalog host fails: the stored copy is not trusted, the restored snapshot stands in; the catalog is read afresh once it answers', async () => {
+  serveCatalog([entry()], '"v1"');
+  let s: RunningService = await startService(options());
+  const first = s.loop.current();
+  await s.close();
+
+  // maxEntries is among the rules a catalog is accepted under: the copy stored under the old ones is dropped.
+  host.routes.set(PATH, { status: 503, body: { error: 'down for maintenance' } });
+  s = await startService(options({ maxEntries: 100 }));
+  try {
+    await s.loop.refreshNow();
+    const source = s.loop.sources.find((x) => x.id === 'platform')!;
+    assert.equal(source.current().synced, false, 'the catalog could not be read under the new rules since the restart');
+    assert.equal(s.loop.current()?.digest, first!.digest, 'the restored snapshot stands: nothing was removed');
+    const status = (await s.loop.status()).find((e) => e.baseUrl === returns.cardUrl);
+    assert.equal(status?.state.verdict, 'selected');
+    assert.deepEqual(status?.proposals[0]?.metadata, { restored: 'true', identifier: entry().identifier });
+    const turn = await s.sessions.run('after-restart', 'I want to return my headphones');
+    assert.equal(turn.author, 'returns_desk');
+
+    // The catalog answers again: read whole (no validator from the old copy), and followed.
+    const from = host.requests.length;
+    serveCatalog([], '"v1"');
+    await new Promise((r) => setTimeout(r, 50));
+    const next = await s.loop.refreshNow();
+    assert.deepEqual(catalogReads(from), [undefined], 'no If-None-Match from a copy accepted under other rules');
     assert.equal(source.current().synced, true);
     assert.deepEqual(next?.agents.map((a) => a.localName), []);
   } finally {

@@ -10,13 +10,14 @@ import type { AddressInfo } from 'node:net';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { exportJWK, generateKeyPair } from 'jose';
-import { CardCache } from '../../src/cache/index.js';
+import { CardCache, MemoryCardStore } from '../../src/cache/index.js';
 import { canonicalJson, signDetached, type TrustedKey } from '../../src/card/index.js';
 import { VirtualClock } from '../../src/clock/index.js';
 import { EventStream, type CardResultEvent, type DiscoveryEvent } from '../../src/events/index.js';
 import { HostPolicy, createCardFetcher, type CardFetcher } from '../../src/fetch/index.js';
 import { resolveEndpoints } from '../../src/resolve/index.js';
-import { CatalogArtifacts, aiCatalogSource, type AiCatalogSourceOptions } from '../../src/sources/index.js';
+import type { CatalogEntry } from '../../src/store/index.js';
+import { CatalogArtifacts, aiCatalogSource, pruneCatalogStore, type AiCatalogSourceOptions } from '../../src/sources/index.js';
 import { cardFor } from '../helpers/cards.js';
 import { startJsonServer, type JsonServer } from '../helpers/json-server.js';
 import { createTestCertificate } from '../helpers/tls.js';
@@ -273,6 +274,42 @@ describe('AI Catalog source against loopback catalogs', () => {
     serve('/.well-known/ai-catalog.json', catalog([{ identifier: 'urn:air:example.com:agent:p', type: 'Application/A2A-Agent-Card+JSON; version=1.0', url: '/p.json' }]));
     const state = await make().refresh();
     assert.deepEqual(state.records.map((r) => r.name), ['p']);
+  });
+
+  test('a shared store (what a restart keeps): the next source revalidates; other acceptance rules or another id find nothing; a catalog no longer configured is forgotten; pruneCatalogStore drops what no source reads', async () => {
+    const body = catalog([{ identifier: 'urn:air:example.com:agent:a', type: A2A, url: '/a.json' }]);
+    server.routes.set('/.well-known/ai-catalog.json', (req) =>
+      req.headers['if-none-match'] === '"v1"' ? { status: 304, body: '', headers: { etag: '"v1"', 'cache-control': 'max-age=0' } } : { body, headers: { etag: '"v1"', 'cache-control': 'max-age=0' } },
+    );
+    serve('/old.json', catalog([]), { etag: '"o1"' });
+    const store = new MemoryCardStore<CatalogEntry>();
+    const options = { store, cache: { minTtlMs: 0 } };
+    const first = make({ ...options, catalogs: [`${server.origin}/.well-known/ai-catalog.json`, `${server.origin}/old.json`] });
+    await first.refresh();
+    assert.deepEqual([...store.keys()].sort(), [`${first.storePrefix}${server.origin}/.well-known/ai-catalog.json`, `${first.storePrefix}${server.origin}/old.json`]);
+    await first.close();
+
+    // The same id and rules, old.json no longer configured (a restart on a new configuration).
+    const again = make(options);
+    assert.equal(again.storePrefix, first.storePrefix);
+    const state = await again.refresh();
+    assert.deepEqual(state.records.map((r) => r.name), ['a']);
+    assert.deepEqual(server.requests.slice(2).map((r) => [r.path, r.headers['if-none-match']]), [['/.well-known/ai-catalog.json', '"v1"']], 'one conditional request');
+    assert.equal(again.catalogs()[0]?.outcome, 'revalidated');
+    assert.deepEqual([...store.keys()], [`${first.storePrefix}${server.origin}/.well-known/ai-catalog.json`], 'the catalog no longer configured is forgotten');
+
+    // Another signature mode or trust store, another id: nothing stored is theirs.
+    const { publicKey } = await generateKeyPair('ES256', { extractable: true });
+    const strict = make({ ...options, signatures: { mode: 'required' } });
+    const keyed = make({ ...options, signatures: { keys: [{ kid: 'k1', jwk: await exportJWK(publicKey) }] } });
+    const other = make({ ...options, id: 'partners' });
+    assert.equal(new Set([first.storePrefix, strict.storePrefix, keyed.storePrefix, other.storePrefix]).size, 4);
+    const before = server.requests.length;
+    await other.refresh();
+    assert.equal(server.requests[before]?.headers['if-none-match'], undefined, 'another source reads the catalog whole');
+
+    assert.equal(await pruneCatalogStore(store, [other.storePrefix]), 1);
+    assert.deepEqual([...store.keys()], [`${other.storePrefix}${server.origin}/.well-known/ai-catalog.json`]);
   });
 
   test('the catalog is cached like a card: fresh reads cost nothing, an expired one is revalidated with If-None-Match and a 304', async () => {

@@ -11,7 +11,8 @@ import { isDiscoveryError } from '../../src/errors.js';
 import type { DiscoveryEvent } from '../../src/events/index.js';
 import type { Snapshot, SnapshotAgent } from '../../src/snapshot/index.js';
 import { buildSnapshot } from '../../src/snapshot/index.js';
-import { openStateStore } from '../../src/store/index.js';
+import { readAiCatalog } from '../../src/catalog/index.js';
+import { openStateStore, type CatalogEntry } from '../../src/store/index.js';
 import { entryFor, rawCard } from '../match/fixtures.js';
 import { storeEngines } from '../helpers/stores.js';
 
@@ -206,6 +207,33 @@ for (const engine of storeEngines()) {
       assert.ok(Object.isFrozen(back.card));
       await again.cards.delete(e.baseUrl);
       assert.deepEqual([...(await again.cards.keys())], []);
+    });
+
+    test('AI Catalog entries survive a reopen, apart from the card entries (neither store lists the other’s keys)', async () => {
+      const clock = new VirtualClock({ start: 1_000, wallStart: 1_767_225_600_000 });
+      const store = await engine.open({ clock });
+      const read = readAiCatalog(new TextEncoder().encode(JSON.stringify({ specVersion: '1.0', entries: [{ identifier: 'urn:air:example.com:agent:billing', type: 'application/a2a-agent-card+json', url: 'https://billing.example.com/card.json' }] })));
+      assert.ok(read.ok);
+      const url = 'https://billing.example.com/.well-known/ai-catalog.json';
+      const doc: CatalogEntry = { ...(billing as unknown as CatalogEntry), baseUrl: url, cardUrl: url, card: read.catalog, protocolVersion: '1.0', expiresAt: clock.now() + 60_000, etag: '"c1"' };
+      const key = `platform 0123456789abcdef ${url}`;
+      await store.catalogs.set(key, doc);
+      await store.catalogs.set(`platform 0123456789abcdef ${url}?no-store`, { ...doc, noStore: true });
+      await store.cards.set(billing.baseUrl, billing);
+      await store.close();
+      const later = new VirtualClock({ start: 50, wallStart: 1_767_225_610_000 });
+      const again = await engine.open({ clock: later, reopen: store });
+      if (engine.name === 'memory') return; // memory keeps nothing across processes
+      assert.deepEqual([...(await again.catalogs.keys())], [key], 'the catalog entry, the no-store one not persisted');
+      assert.deepEqual([...(await again.cards.keys())], [billing.baseUrl], 'the card cache sees no catalog entry');
+      const back = (await again.catalogs.get(key))!;
+      assert.equal(back.expiresAt, 50 + 50_000);
+      assert.deepEqual(back.card, read.catalog, 'the catalog as read, its entries and raw object');
+      assert.deepEqual({ ...back, expiresAt: 0, nextAttemptAt: 0 }, { ...doc, expiresAt: 0, nextAttemptAt: 0 });
+      await again.catalogs.delete(key);
+      assert.deepEqual([...(await again.catalogs.keys())], []);
+      assert.deepEqual([...(await again.cards.keys())], [billing.baseUrl]);
+      await again.cards.delete(billing.baseUrl);
     });
 
     if (engine.name === 'sqlite') {
