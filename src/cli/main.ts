@@ -70,7 +70,8 @@ URL mode fetches through the discovery fetcher (https only, public addresses onl
 whether the ETag is stable. The target's own origin is always allowed; --allow judges the card's interfaces.
 
 AI Catalogs (application/ai-catalog+json, or a JSON object with specVersion and entries; a URL whose
-path ends in .json, or a file) are probed entry by entry: the catalog's fetch, parse, schema and
+path ends in .json, a base URL with a path whose .well-known card paths answer 404, or a file) are
+probed entry by entry: the catalog's fetch, parse, schema and
 signature, then each entry's type (other types are ignored, nested catalogs followed up to depth 4,
 never around a cycle), version decision and Trust Manifest verdict, and each card's own stages (at
 most 20 cards, 4 at a time; catalog documents up to 1 MiB). Card hosts other than the catalog's own

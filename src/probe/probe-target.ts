@@ -7,6 +7,7 @@
 import type { AiCatalogReport } from './ai-catalog-report.js';
 import type { ProbeAiCatalogOptions } from './probe-ai-catalog.js';
 import { isAiCatalogDocument, probeAiCatalogUrl } from './probe-ai-catalog.js';
+import { CATALOG_CARD_FRAGMENT, isCardUrl } from '../fetch/index.js';
 import { fetchFirst, reportEndpoint } from './probe-endpoint.js';
 import type { ProbeReport } from './probe-report.js';
 
@@ -26,10 +27,30 @@ export type ProbeTargetResult = { kind: 'card'; report: ProbeReport } | { kind: 
  * console.log(r.kind === 'card' ? r.report.stage : r.catalog.counts);
  */
 export async function probeTarget(target: string, o: ProbeAiCatalogOptions): Promise<ProbeTargetResult> {
-  const first = await fetchFirst(target, o, o.catalogFetcher ?? o.fetcher);
-  if ('accepted' in first) return { kind: 'card', report: first };
+  const documents = o.catalogFetcher ?? o.fetcher;
+  const first = await fetchFirst(target, o, documents);
+  if ('accepted' in first) {
+    // A base URL with no card under .well-known/ may be a catalog served at a path of its own
+    // (`https://host/agents`): that URL is tried exactly, once, and reported only if it is one.
+    const exactly = first.http?.status === 404 ? catalogAt(target) : undefined;
+    if (exactly !== undefined) {
+      const again = await fetchFirst(exactly, o, documents);
+      if (!('accepted' in again) && isAiCatalogDocument(again.res.body, again.res.headers['content-type'])) {
+        return { kind: 'ai-catalog', catalog: await probeAiCatalogUrl(again.cardUrl, o, { url: again.cardUrl, res: again.res }) };
+      }
+    }
+    return { kind: 'card', report: first };
+  }
   if (first.exact && isAiCatalogDocument(first.res.body, first.res.headers['content-type'])) {
     return { kind: 'ai-catalog', catalog: await probeAiCatalogUrl(target, o, { url: first.cardUrl, res: first.res }) };
   }
   return { kind: 'card', report: await reportEndpoint(first, o) };
+}
+
+/** `target` marked to be fetched exactly (`#card`), when it was read as a base URL with a path of its own; else undefined. */
+function catalogAt(target: string): string | undefined {
+  const url = new URL(target);
+  if (url.hash !== '' || url.pathname === '/' || isCardUrl(url.href)) return undefined;
+  url.hash = CATALOG_CARD_FRAGMENT;
+  return url.href;
 }

@@ -267,6 +267,28 @@ describe('probeTarget: an AI Catalog URL', () => {
     assert.equal(r.kind === 'card' && r.report.accepted, true);
     assert.equal(server.count('/agents/solo.json'), 3);
   });
+
+  test('a catalog at a path of its own (no .json): after the well-known card paths answer 404, the URL itself is read and probed as a catalog', async () => {
+    serve('/agents', catalog([{ identifier: 'urn:air:example.com:agent:solo', type: A2A, url: '/agents/solo.json' }]), CATALOG_TYPE);
+    serveCard('/agents/solo.json', 'solo');
+    const r = await probe('/agents');
+    assert.equal(r.source, `${server.origin}/agents`);
+    assert.equal(r.accepted, true);
+    assert.equal(entry(r, 'urn:air:example.com:agent:solo').report?.accepted, true);
+    assert.deepEqual(server.requests.slice(0, 3).map((q) => q.path), ['/agents/.well-known/agent-card.json', '/agents/.well-known/agent.json', '/agents']);
+  });
+
+  test('a base URL with neither a card nor a catalog is reported as the card 404 it is', async () => {
+    serve('/team', { hello: 'not a catalog' });
+    const r = await probeTarget(`${server.origin}/team`, options());
+    assert.equal(r.kind, 'card');
+    assert.equal(r.kind === 'card' && r.report.stage, 'fetch');
+    assert.match(r.kind === 'card' ? (r.report.problems[0]?.message ?? '') : '', /HTTP 404/);
+    // The site root is never read as a catalog: only a base URL with a path of its own is tried.
+    server.requests.length = 0;
+    await probeTarget(`${server.origin}/`, options());
+    assert.deepEqual(server.requests.map((q) => q.path), ['/.well-known/agent-card.json', '/.well-known/agent.json']);
+  });
 });
 
 describe('probeAiCatalogDocument: a catalog in hand', () => {
