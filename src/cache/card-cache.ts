@@ -348,7 +348,14 @@ export class CardCache<C = AgentCardModel, V extends string = CardProtocolVersio
 
   /** Forgets an endpoint (it left discovery). */
   async evict(baseUrl: string): Promise<void> {
-    const key = this.key(baseUrl);
+    await this.forgetKey(this.key(baseUrl));
+  }
+
+  /**
+   * Forgets a key exactly as given (one {@link key} or an entry's `baseUrl` gave), without judging
+   * it again: an endpoint on a host the allowlist no longer names can be forgotten too.
+   */
+  async forgetKey(key: string): Promise<void> {
     this.#neverSeen.delete(key);
     await this.#o.store.delete(key);
   }

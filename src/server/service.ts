@@ -218,9 +218,10 @@ export async function startService(o: ServiceOptions): Promise<RunningService> {
       ...(o.cache?.totalTimeoutMs !== undefined && { totalTimeoutMs: o.cache.totalTimeoutMs }),
     });
     catalogFetchers.push(catalogFetcher);
-    const { maxBytes: _b, signatures: mode, ...rest } = c;
+    const { signatures: mode, ...rest } = c;
     const source = aiCatalogSource({
       ...rest,
+      maxBytes: c.maxBytes ?? DEFAULT_CATALOG_LIMITS.maxBytes,
       fetcher: catalogFetcher,
       hostPolicy: policy,
       artifacts,

@@ -17,7 +17,7 @@
  *
  * @module
  */
-import { CardCache, prefixedStore } from '../cache/index.js';
+import { CardCache, MemoryCardStore, prefixedStore } from '../cache/index.js';
 import type { AcceptedContent, CacheContent, CacheEntry, CardStore, EntryError } from '../cache/index.js';
 import type { SignatureOptions } from '../card/index.js';
 import { canonicalJson, sha256Hex, verifyDetachedSignature } from '../card/index.js';
@@ -60,6 +60,12 @@ export interface AiCatalogSourceOptions {
   versions?: Readonly<Record<string, string>>;
   /** Nesting depth followed (the root catalog is depth 1). Default 4, as the specification recommends. */
   maxDepth?: number;
+  /**
+   * The largest catalog document accepted, in bytes (a larger one is refused at `parse` with
+   * `ERR_CARD_TOO_LARGE`). Default: whatever the fetcher's `maxBodyBytes` lets through. Give both
+   * (the service does): this one is among the rules a stored copy was accepted under.
+   */
+  maxBytes?: number;
   /** Entries read over every catalog of one refresh. Default 5,000. */
   maxEntries?: number;
   /** Catalog documents read in one refresh (roots and nested). Default 50. */
@@ -111,7 +117,7 @@ export interface AiCatalogSource extends Source {
   catalogs(): readonly CatalogReport[];
   /**
    * The prefix of this source's keys in a shared `store`: `<id> <digest of what decides whether a
-   * document is accepted (signature mode, trust store, algorithms, jku list, entry bound)> `. A
+   * document is accepted (signature mode, trust store, algorithms, jku list, document size and entry bounds)> `. A
    * configuration that accepts differently finds none of the entries an earlier one accepted.
    */
   readonly storePrefix: string;
@@ -187,6 +193,7 @@ export function aiCatalogSource(options: AiCatalogSourceOptions): AiCatalogSourc
     versions,
     maxDepth: check.positiveInt(opts.maxDepth, 'maxDepth') ?? DEFAULT_MAX_DEPTH,
     maxEntries: check.positiveInt(opts.maxEntries, 'maxEntries') ?? DEFAULT_CATALOG_LIMITS.maxEntries,
+    maxBytes: check.positiveInt(opts.maxBytes, 'maxBytes'),
     maxCatalogs: check.positiveInt(opts.maxCatalogs, 'maxCatalogs') ?? DEFAULT_MAX_CATALOGS,
     pollIntervalMs: check.positiveInt(opts.pollIntervalMs, 'pollIntervalMs') ?? DEFAULT_POLL_MS,
     cache: opts.cache ?? {},
@@ -216,6 +223,7 @@ interface Settings {
   versions: Record<string, string>;
   maxDepth: number;
   maxEntries: number;
+  maxBytes: number | undefined;
   maxCatalogs: number;
   pollIntervalMs: number;
   cache: NonNullable<AiCatalogSourceOptions['cache']>;
@@ -263,7 +271,8 @@ class CatalogSource implements AiCatalogSource {
   #reports: readonly CatalogReport[] = Object.freeze([]);
   /** Every catalog key this source has read (or tried to): what a walk no longer reaches is forgotten. */
   readonly #attempted = new Set<string>();
-  #seeded = false;
+  /** The catalog cache's store: this source's view of a shared one, or its own memory. */
+  readonly #store: CardStore<CatalogEntry>;
   /** The inline cards of the last refresh, by key (each knows the catalog that carries it). */
   #inline: ReadonlyMap<string, InlineCard> = new Map();
   /**
@@ -285,8 +294,9 @@ class CatalogSource implements AiCatalogSource {
     this.artifacts = settings.artifacts;
     this.#core = new SourceCore(settings.id, 'ai-catalog', { events: settings.events, clock: settings.clock });
     this.storePrefix = `${settings.id} ${acceptanceDigest(settings)} `;
+    this.#store = settings.store !== undefined ? prefixedStore(settings.store, this.storePrefix) : new MemoryCardStore<CatalogEntry>();
     this.#cache = new CardCache<AiCatalog, string>({
-      ...(settings.store !== undefined && { store: prefixedStore(settings.store, this.storePrefix) }),
+      store: this.#store,
       fetcher: settings.fetcher,
       hostPolicy: settings.hostPolicy,
       clock: settings.clock,
@@ -295,8 +305,7 @@ class CatalogSource implements AiCatalogSource {
       exactUrls: true,
       legacyCardPath: false,
       requestHeaders: { accept: `${AI_CATALOG_MEDIA_TYPE}, application/json;q=0.9` },
-      // One document may list more than the walk reads (the walk stops at maxEntries with a problem).
-      content: catalogContent(settings.signatures, Math.max(settings.maxEntries, DEFAULT_CATALOG_LIMITS.maxEntries)),
+      content: catalogContent(settings.signatures, readerLimits(settings)),
     });
   }
 
@@ -404,17 +413,14 @@ class CatalogSource implements AiCatalogSource {
       }
     }
     if (this.#closed) return this.#core.state;
-    // A catalog no longer reached (its parent dropped it) is forgotten, its failures too: the
-    // cache holds what one walk reads. The first walk of a process also judges what a durable
-    // store kept from the one before.
-    if (!this.#seeded) {
-      this.#seeded = true;
-      for (const e of await this.#cache.entries()) this.#attempted.add(e.baseUrl);
-    }
-    for (const key of this.#attempted) {
+    // A catalog no longer reached (its parent dropped it, or the allowlist no longer names its
+    // host) is forgotten, its failures too: the cache holds what one walk reads — including what
+    // a durable store kept from an earlier process, or from another replica that led meanwhile.
+    const known = new Set([...this.#attempted, ...(await this.#store.keys())]);
+    for (const key of known) {
       if (walk.documents.has(key)) continue;
       this.#attempted.delete(key);
-      await this.#cache.evict(key);
+      await this.#cache.forgetKey(key);
     }
     for (const key of walk.documents) this.#attempted.add(key);
     this.#reports = Object.freeze(walk.reports.map((r) => Object.freeze(r)));
@@ -685,14 +691,20 @@ export async function pruneCatalogStore(store: CardStore<CatalogEntry>, prefixes
 function acceptanceDigest(s: Settings): string {
   const { mode = 'if-present', keys = [], algorithms = null, allowedJku = [] } = s.signatures;
   const trust = keys.map((k) => ({ kid: k.kid, jwk: canonicalJson(k.jwk), origins: k.origins ?? null }));
-  return sha256Hex(JSON.stringify({ mode, trust, algorithms, allowedJku, maxEntries: s.maxEntries })).slice(0, 16);
+  const { maxBytes = null, maxEntries } = readerLimits(s);
+  return sha256Hex(JSON.stringify({ mode, trust, algorithms, allowedJku, maxBytes, maxEntries })).slice(0, 16);
 }
 
-function catalogContent(signatures: SignatureOptions, maxEntries: number): CacheContent<AiCatalog, string> {
+/** The bounds one catalog document is read under. It may list more than a walk reads (the walk stops at maxEntries with a problem). */
+function readerLimits(s: Settings): { maxBytes?: number; maxEntries: number } {
+  return { ...(s.maxBytes !== undefined && { maxBytes: s.maxBytes }), maxEntries: Math.max(s.maxEntries, DEFAULT_CATALOG_LIMITS.maxEntries) };
+}
+
+function catalogContent(signatures: SignatureOptions, limits: { maxBytes?: number; maxEntries: number }): CacheContent<AiCatalog, string> {
   return {
     async check(body, url): Promise<AcceptedContent<AiCatalog, string> | { ok: false; error: DiscoveryError }> {
-      // The fetcher already bounded the bytes (its maxBodyBytes); the entries are bounded here.
-      const read = readAiCatalog(body, { maxBytes: body.byteLength, maxEntries } satisfies CatalogLimits);
+      // The fetcher already bounded the bytes (its maxBodyBytes); the source's own bound, when it has one, applies too.
+      const read = readAiCatalog(body, { maxBytes: limits.maxBytes ?? body.byteLength, maxEntries: limits.maxEntries } satisfies CatalogLimits);
       if (!read.ok) return { ok: false, error: documentError(read.code, url, read.problems, 'is not a usable AI Catalog') };
       const signature = await verifyDetachedSignature(read.catalog.raw, { ...signatures, origin: url });
       if (!signature.ok) {

@@ -119,6 +119,8 @@ export class ReplicaCoordinator {
 
   /** Connects, tries the lock once (leading at once when it is free) and keeps trying. */
   async start(): Promise<void> {
+    // A follower until the lock is ours: its cache entries stay in its memory.
+    this.#store.follow();
     await this.#enqueue(() => this.#tick());
     // Heartbeats run during the first cycle too: a slow one must not let the lease run out.
     this.#arm();
@@ -226,6 +228,7 @@ export class ReplicaCoordinator {
     this.#role = 'follower';
     // The fence stays: any write still in flight from this replica is checked against the epoch
     // it led under, and refused once another replica has taken over.
+    this.#store.follow();
     this.#log('warn', 'this replica no longer leads', { reason, epoch: this.#epoch });
     await this.#o.target.follow(reason).catch(() => undefined);
     // Release the lock, if this session still holds it (a refused write: another replica leads).

@@ -114,6 +114,8 @@ export class SqlStateStore implements StateStore {
   /** The fencing epoch every leader write checks (PostgreSQL replicas); undefined: unfenced. */
   #epoch: number | undefined;
   #onFenced: ((err: DiscoveryError) => void) | undefined;
+  /** A replica that does not lead: cache entries are not written through (see {@link follow}). */
+  #following = false;
   #fencedWrites = 0;
 
   constructor(db: Knex, o: SqlStateStoreOptions) {
@@ -141,6 +143,7 @@ export class SqlStateStore implements StateStore {
       get: (key) => entries.get(key),
       set: (key, entry) => {
         entries.set(key, entry);
+        if (this.#following) return Promise.resolve();
         // RFC 9111 §5.2.2.5: a no-store response is not kept in non-volatile storage.
         if (entry.noStore) return this.#fencedWrite((db) => db(table).where({ key }).delete());
         const row = { key, entry: entryToJson(entry, this.#clock), updated_at: Math.round(this.#clock.wallNow()) };
@@ -148,6 +151,7 @@ export class SqlStateStore implements StateStore {
       },
       delete: (key) => {
         entries.delete(key);
+        if (this.#following) return Promise.resolve();
         return this.#fencedWrite((db) => db(table).where({ key }).delete());
       },
       keys: () => [...entries.keys()],
@@ -195,6 +199,17 @@ export class SqlStateStore implements StateStore {
   fence(epoch: number | undefined, onFenced?: (err: DiscoveryError) => void): void {
     this.#epoch = epoch;
     this.#onFenced = onFenced;
+    if (epoch !== undefined) this.#following = false;
+  }
+
+  /**
+   * This replica follows (until the next {@link fence} with an epoch): its card and catalog
+   * entries change in its memory only. A follower runs no source and fetches nothing, but reading
+   * its cache (a metrics scrape, the endpoints API) ages entries; written through, its old copies
+   * would overwrite the rows the leader keeps current, and the next leader would continue from them.
+   */
+  follow(): void {
+    this.#following = true;
   }
 
   /** The epoch this store's writes are fenced with, if any. */

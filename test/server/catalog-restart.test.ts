@@ -127,9 +127,9 @@ test('restarted with other acceptance rules while the catalog host fails: the st
   const first = s.loop.current();
   await s.close();
 
-  // maxEntries is among the rules a catalog is accepted under: the copy stored under the old ones is dropped.
+  // The document size bound is among the rules a catalog is accepted under: the copy stored under the old ones is dropped.
   host.routes.set(PATH, { status: 503, body: { error: 'down for maintenance' } });
-  s = await startService(options({ maxEntries: 100 }));
+  s = await startService(options({ maxBytes: 500_000 }));
   try {
     await s.loop.refreshNow();
     const source = s.loop.sources.find((x) => x.id === 'platform')!;

@@ -303,13 +303,50 @@ describe('AI Catalog source against loopback catalogs', () => {
     const strict = make({ ...options, signatures: { mode: 'required' } });
     const keyed = make({ ...options, signatures: { keys: [{ kid: 'k1', jwk: await exportJWK(publicKey) }] } });
     const other = make({ ...options, id: 'partners' });
-    assert.equal(new Set([first.storePrefix, strict.storePrefix, keyed.storePrefix, other.storePrefix]).size, 4);
+    const smaller = make({ ...options, maxBytes: 100_000 });
+    assert.equal(new Set([first.storePrefix, strict.storePrefix, keyed.storePrefix, other.storePrefix, smaller.storePrefix]).size, 5);
+    assert.equal(make({ ...options, maxEntries: 100 }).storePrefix, first.storePrefix, 'a walk bound is not an acceptance rule: a document is read whole up to 5,000 entries');
     const before = server.requests.length;
     await other.refresh();
     assert.equal(server.requests[before]?.headers['if-none-match'], undefined, 'another source reads the catalog whole');
 
     assert.equal(await pruneCatalogStore(store, [other.storePrefix]), 1);
     assert.deepEqual([...store.keys()], [`${other.storePrefix}${server.origin}/.well-known/ai-catalog.json`]);
+  });
+
+  test('a host the allowlist no longer names: its stored catalog is forgotten at the first walk, which succeeds', async () => {
+    const partner = await startJsonServer();
+    const wide = HostPolicy.from({ allow: [server.origin, partner.origin], allowLoopback: true });
+    const wideFetcher = createCardFetcher({ policy: wide });
+    try {
+      serve('/.well-known/ai-catalog.json', catalog([
+        { identifier: 'urn:air:example.com:agent:a', type: A2A, url: '/a.json' },
+        { identifier: 'urn:air:partner:catalog:p', type: NESTED, url: `${partner.origin}/partners.json` },
+      ]));
+      partner.routes.set('/partners.json', { body: catalog([{ identifier: 'urn:air:partner:agent:p', type: A2A, url: '/p.json' }]) });
+      const store = new MemoryCardStore<CatalogEntry>();
+      const before = make({ store, hostPolicy: wide, fetcher: wideFetcher });
+      assert.deepEqual((await before.refresh()).records.map((r) => r.name), ['a', 'p']);
+      assert.equal([...store.keys()].length, 2);
+      await before.close();
+
+      // Restarted without the partner in the allowlist: same id, same rules, same prefix.
+      const after = make({ store });
+      const state = await after.refresh();
+      assert.equal(state.ok, true, state.error?.message);
+      assert.deepEqual(state.records.map((r) => r.name), ['a']);
+      assert.deepEqual([...store.keys()], [`${after.storePrefix}${server.origin}/.well-known/ai-catalog.json`], 'the partner catalog is forgotten');
+    } finally {
+      await wideFetcher.close();
+      await partner.close();
+    }
+  });
+
+  test('maxBytes: a larger catalog is refused at parse, whatever the fetcher lets through', async () => {
+    serve('/.well-known/ai-catalog.json', catalog([{ identifier: 'urn:air:example.com:agent:a', type: A2A, url: '/a.json', description: 'x'.repeat(400) }]));
+    const state = await make({ maxBytes: 200 }).refresh();
+    assert.equal(state.ok, false);
+    assert.equal(state.error?.code, 'ERR_CARD_TOO_LARGE');
   });
 
   test('the catalog is cached like a card: fresh reads cost nothing, an expired one is revalidated with If-None-Match and a 304', async () => {

@@ -13,6 +13,7 @@ import type { Snapshot, SnapshotAgent } from '../../src/snapshot/index.js';
 import { buildSnapshot } from '../../src/snapshot/index.js';
 import { readAiCatalog } from '../../src/catalog/index.js';
 import { openStateStore, type CatalogEntry } from '../../src/store/index.js';
+import type { SqlStateStore } from '../../src/store/sql-state-store.js';
 import { entryFor, rawCard } from '../match/fixtures.js';
 import { storeEngines } from '../helpers/stores.js';
 
@@ -251,6 +252,24 @@ for (const engine of storeEngines()) {
     }
 
     if (engine.name === 'postgres') {
+      test('a follower keeps its cache entries in memory (reading them ages them; its old copies must not overwrite the leader’s rows); leading, it writes through', async () => {
+        const store = (await engine.open()) as SqlStateStore;
+        store.follow();
+        await store.cards.set(billing.baseUrl, billing);
+        await store.catalogs.set(`platform 0123456789abcdef ${billing.baseUrl}`, billing as unknown as CatalogEntry);
+        assert.deepEqual([...(await store.cards.keys())], [billing.baseUrl], 'kept in its memory');
+        await store.close();
+        const again = (await engine.open({ reopen: store })) as SqlStateStore;
+        assert.deepEqual([[...(await again.cards.keys())], [...(await again.catalogs.keys())]], [[], []], 'nothing written by the follower');
+        again.follow();
+        again.fence(await again.takeLeadership('test'));
+        await again.cards.set(warranty.baseUrl, warranty);
+        await again.close();
+        const third = await engine.open({ reopen: again });
+        assert.deepEqual([...(await third.cards.keys())], [warranty.baseUrl], 'the leader’s write');
+        await third.cards.delete(warranty.baseUrl);
+      });
+
       test('PostgreSQL going away: writes fail and are recorded in the status; after it returns the next write succeeds', async () => {
         const store = await engine.open();
         await store.publishSnapshot(snap(1, agent('billing_agent', billing)));

@@ -35,8 +35,12 @@ export async function openPage(browser: Browser): Promise<{ page: Page; problems
     if (msg.type() === 'error' || /Content Security Policy/i.test(msg.text())) problems.push(`console ${msg.type()}: ${msg.text()}`);
   });
   page.on('requestfailed', (req) => {
-    // Streams are aborted on purpose when the page goes away or reconnects.
-    if (!req.url().includes('/api/stream')) problems.push(`request failed: ${req.url()} ${req.failure()?.errorText ?? ''}`);
+    const error = req.failure()?.errorText ?? '';
+    // Streams are aborted on purpose when the page goes away or reconnects; the browser fetches
+    // the favicon when it likes and cancels that fetch when the page navigates (net::ERR_ABORTED).
+    if (req.url().includes('/api/stream')) return;
+    if (new URL(req.url()).pathname === '/favicon.svg' && error === 'net::ERR_ABORTED') return;
+    problems.push(`request failed: ${req.url()} ${error}`);
   });
   return { page, problems };
 }
