@@ -4,10 +4,13 @@
  * with only an AI Catalog source on A's `/.well-known/ai-catalog.json`. B publishes the same
  * agents under A's local names, never A's reviewed text as its own descriptions, revalidates A's
  * catalog with a 304 when nothing changed, follows A's next snapshot, and a chat turn on B reaches
- * the peer. And a card carried inline in a catalog is selected and spoken to like a fetched one.
+ * the peer. And a card carried inline in a catalog is selected and spoken to like a fetched one;
+ * and a signed catalog is followed by an instance that trusts its key, refused by one that does not.
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { generateKeyPairSync, type KeyObject } from 'node:crypto';
+import type { JWK } from 'jose';
 import { startService } from '../../src/server/index.js';
 import type { RunningService } from '../../src/server/index.js';
 import { createLogger } from '../../src/server/logger.js';
@@ -145,5 +148,51 @@ test('a card carried inline in a catalog is selected and a chat turn reaches its
   } finally {
     await c.close();
     await catalogHost.close();
+  }
+});
+
+test('a signed catalog: an instance that requires signatures and trusts the publisher key follows it; one trusting another key publishes nothing from it', async () => {
+  const publisher = generateKeyPairSync('ec', { namedCurve: 'P-256' });
+  const stranger = generateKeyPairSync('ec', { namedCurve: 'P-256' });
+  const jwk = (k: KeyObject): JWK => ({ ...k.export({ format: 'jwk' }), alg: 'ES256', use: 'sig' }) as JWK;
+  const kid = 'catalog-2026';
+  const peers = [billing, warranty].map((p) => new URL(p.baseUrl).origin);
+  const signed = await startService({
+    port: 0,
+    policy: { allow: peers, allowLoopback: true },
+    vocabulary,
+    needs: vocabulary.map((v) => ({ tag: v.tag })),
+    static: [{ name: 'billing_agent', url: billing.baseUrl, description: 'S: answers invoice questions.', tags: ['billing'] }],
+    catalog: { enabled: true, cacheControl: 'max-age=0', signing: { key: publisher.privateKey, kid } },
+    health: { enterAfter: 1 },
+    loop: { cycleIntervalMs: 600_000 },
+    logger: createLogger({ level: 'silent' }),
+  });
+  const reader = (key: KeyObject) =>
+    startService({
+      port: 0,
+      policy: { allow: [new URL(signed.url).origin, ...peers], allowLoopback: true },
+      vocabulary,
+      needs: vocabulary.map((v) => ({ tag: v.tag })),
+      signatures: { keys: [{ kid, jwk: jwk(key) }] },
+      aiCatalogs: [{ id: 'upstream', catalogs: [`${signed.url}/.well-known/ai-catalog.json`], signatures: 'required' }],
+      health: { enterAfter: 1 },
+      loop: { cycleIntervalMs: 600_000, startupTimeoutMs: 5_000 },
+      logger: createLogger({ level: 'silent' }),
+    });
+  const trusting = await reader(publisher.publicKey);
+  const misled = await reader(stranger.publicKey);
+  try {
+    assert.deepEqual(trusting.loop.current()?.agents.map((x) => x.localName), ['billing_agent']);
+    const upstream = trusting.loop.sources.find((x) => x.id === 'upstream') as AiCatalogSource;
+    assert.equal(upstream.catalogs()[0]?.signature, 'verified');
+
+    assert.deepEqual(misled.loop.current()?.agents ?? [], [], 'no agent from a catalog whose signature does not verify');
+    const refused = misled.loop.sources.find((x) => x.id === 'upstream')!.current();
+    assert.equal(refused.ok, false);
+    assert.equal(refused.error?.code, 'ERR_SIGNATURE_INVALID');
+  } finally {
+    await Promise.all([trusting.close(), misled.close()]);
+    await signed.close();
   }
 });
