@@ -29,10 +29,10 @@ import { DiscoveryError, toDiscoveryError, type Problem } from '../errors.js';
 import type { CatalogEvent, EventStream } from '../events/index.js';
 import type { CardFetcher, HostPolicy } from '../fetch/index.js';
 import { catalogCardUrl, inlineCardKey } from '../fetch/index.js';
+import type { CatalogEntry } from '../store/index.js';
 import type { CardPin, InlineCard } from './catalog-artifacts.js';
 import { CatalogArtifacts } from './catalog-artifacts.js';
 import { OptionProblems, SourceCore, describe, impossibleUrl } from './source-core.js';
-import type { CatalogEntry } from '../store/index.js';
 import type { EndpointRecord, Source, SourceListener, SourceState } from './types.js';
 import { normalizeDomain } from './well-known-source.js';
 
@@ -667,7 +667,6 @@ class CatalogSource implements AiCatalogSource {
   }
 }
 
-/** The catalog cache's content: a catalog document, its signature checked. */
 /**
  * Deletes from a shared catalog store (`StateStore.catalogs`) the entries under none of
  * `prefixes` (the {@link AiCatalogSource.storePrefix} of the sources configured now): those of a
@@ -700,6 +699,7 @@ function readerLimits(s: Settings): { maxBytes?: number; maxEntries: number } {
   return { ...(s.maxBytes !== undefined && { maxBytes: s.maxBytes }), maxEntries: Math.max(s.maxEntries, DEFAULT_CATALOG_LIMITS.maxEntries) };
 }
 
+/** The catalog cache's content: a catalog document, its signature checked. */
 function catalogContent(signatures: SignatureOptions, limits: { maxBytes?: number; maxEntries: number }): CacheContent<AiCatalog, string> {
   return {
     async check(body, url): Promise<AcceptedContent<AiCatalog, string> | { ok: false; error: DiscoveryError }> {
