@@ -73,6 +73,12 @@ export interface AiCatalog {
   readonly raw: Readonly<Record<string, unknown>>;
 }
 
+/**
+ * A catalog as a cache keeps it once accepted: without its raw object, which only its signature
+ * check and its canonical form needed (its bytes are kept beside it).
+ */
+export type CachedAiCatalog = Omit<AiCatalog, 'raw'>;
+
 export type ReadCatalogResult =
   | { readonly ok: true; readonly catalog: AiCatalog; readonly text?: string; readonly warnings: readonly Problem[] }
   | { readonly ok: false; readonly code: Extract<DiscoveryErrorCode, 'ERR_CARD_TOO_LARGE' | 'ERR_CARD_MALFORMED' | 'ERR_CARD_INVALID'>; readonly problems: readonly Problem[] };

@@ -15,7 +15,7 @@ export {
   readAiCatalog,
   readAiCatalogValue,
 } from './ai-catalog.js';
-export type { AiCatalog, AiCatalogEntry, CatalogLimits, ReadCatalogResult } from './ai-catalog.js';
+export type { AiCatalog, AiCatalogEntry, CachedAiCatalog, CatalogLimits, ReadCatalogResult } from './ai-catalog.js';
 export { judgeTrustManifest } from './trust-manifest.js';
 export type { ManifestVerdict, TrustPin } from './trust-manifest.js';
 export { isSemanticVersion, selectVersions } from './versions.js';

@@ -18,10 +18,10 @@
  * @module
  */
 import { CardCache, MemoryCardStore, prefixedStore } from '../cache/index.js';
-import type { AcceptedContent, CacheContent, CacheEntry, CardStore, EntryError } from '../cache/index.js';
+import type { AcceptedContent, CacheContent, CardStore, EntryError } from '../cache/index.js';
 import type { SignatureOptions } from '../card/index.js';
 import { canonicalJson, sha256Hex, verifyDetachedSignature } from '../card/index.js';
-import type { AiCatalog, AiCatalogEntry, CatalogLimits, ManifestVerdict } from '../catalog/index.js';
+import type { AiCatalogEntry, CachedAiCatalog, CatalogLimits, ManifestVerdict } from '../catalog/index.js';
 import { A2A_CARD_MEDIA_TYPE, AI_CATALOG_MEDIA_TYPE, AI_CATALOG_WELL_KNOWN_PATH, DEFAULT_CATALOG_LIMITS, judgeTrustManifest, readAiCatalog, readAiCatalogValue, selectVersions } from '../catalog/index.js';
 import type { Clock, Random } from '../clock/index.js';
 import { systemClock } from '../clock/index.js';
@@ -254,7 +254,7 @@ interface Walk {
   /** Documents read (every key), for freshness checks of inline cards. */
   documents: Set<string>;
   /** The configured catalogs that were due, requested together before the walk (by URL as configured). */
-  prefetched: Map<string, Promise<CacheEntry<AiCatalog, string>>>;
+  prefetched: Map<string, Promise<CatalogEntry>>;
   entries: number;
   truncated: boolean;
 }
@@ -267,7 +267,7 @@ class CatalogSource implements AiCatalogSource {
   readonly storePrefix: string;
   readonly #s: Settings;
   readonly #core: SourceCore;
-  readonly #cache: CardCache<AiCatalog, string>;
+  readonly #cache: CardCache<CachedAiCatalog, string>;
   #reports: readonly CatalogReport[] = Object.freeze([]);
   /** Every catalog key this source has read (or tried to): what a walk no longer reaches is forgotten. */
   readonly #attempted = new Set<string>();
@@ -295,7 +295,7 @@ class CatalogSource implements AiCatalogSource {
     this.#core = new SourceCore(settings.id, 'ai-catalog', { events: settings.events, clock: settings.clock });
     this.storePrefix = `${settings.id} ${acceptanceDigest(settings)} `;
     this.#store = settings.store !== undefined ? prefixedStore(settings.store, this.storePrefix) : new MemoryCardStore<CatalogEntry>();
-    this.#cache = new CardCache<AiCatalog, string>({
+    this.#cache = new CardCache<CachedAiCatalog, string>({
       store: this.#store,
       fetcher: settings.fetcher,
       hostPolicy: settings.hostPolicy,
@@ -454,7 +454,7 @@ class CatalogSource implements AiCatalogSource {
       return;
     }
     walk.documents.add(key);
-    let entry: CacheEntry<AiCatalog, string>;
+    let entry: CatalogEntry;
     // A fresh catalog is read without a request: reported as a hit (the entry keeps its last fetch's outcome).
     const prefetched = walk.prefetched.get(url);
     const fresh = prefetched === undefined ? this.#cache.fresh(key) : undefined;
@@ -518,7 +518,7 @@ class CatalogSource implements AiCatalogSource {
     });
   }
 
-  async #walk(catalog: AiCatalog, url: string, depth: number, via: string, path: readonly string[], walk: Walk, extra: Pick<CatalogReport, 'outcome' | 'etag' | 'signature'>): Promise<CatalogReport> {
+  async #walk(catalog: CachedAiCatalog, url: string, depth: number, via: string, path: readonly string[], walk: Walk, extra: Pick<CatalogReport, 'outcome' | 'etag' | 'signature'>): Promise<CatalogReport> {
     let cards = 0;
     let nested = 0;
     let ignored = 0;
@@ -700,9 +700,9 @@ function readerLimits(s: Settings): { maxBytes?: number; maxEntries: number } {
 }
 
 /** The catalog cache's content: a catalog document, its signature checked. */
-function catalogContent(signatures: SignatureOptions, limits: { maxBytes?: number; maxEntries: number }): CacheContent<AiCatalog, string> {
+function catalogContent(signatures: SignatureOptions, limits: { maxBytes?: number; maxEntries: number }): CacheContent<CachedAiCatalog, string> {
   return {
-    async check(body, url): Promise<AcceptedContent<AiCatalog, string> | { ok: false; error: DiscoveryError }> {
+    async check(body, url): Promise<AcceptedContent<CachedAiCatalog, string> | { ok: false; error: DiscoveryError }> {
       // The fetcher already bounded the bytes (its maxBodyBytes); the source's own bound, when it has one, applies too.
       const read = readAiCatalog(body, { maxBytes: limits.maxBytes ?? body.byteLength, maxEntries: limits.maxEntries } satisfies CatalogLimits);
       if (!read.ok) return { ok: false, error: documentError(read.code, url, read.problems, 'is not a usable AI Catalog') };
@@ -718,9 +718,11 @@ function catalogContent(signatures: SignatureOptions, limits: { maxBytes?: numbe
         // A number JSON cannot hold (1e400) or another value RFC 8785 cannot write.
         return { ok: false, error: documentError('ERR_CARD_MALFORMED', url, [{ path: '$', message: `has no RFC 8785 form: ${err instanceof Error ? err.message : String(err)}` }], 'is not a usable AI Catalog') };
       }
+      // Kept without its raw object (the cache holds the bytes): a third less to hold and to store.
+      const { raw: _raw, ...document } = read.catalog;
       return {
         ok: true,
-        card: read.catalog,
+        card: Object.freeze(document),
         protocolVersion: read.catalog.specVersion,
         canonicalSha256: sha256Hex(canonical),
         text: read.text,

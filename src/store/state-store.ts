@@ -15,7 +15,7 @@
  *   fetches, backoff) only adds to counters.
  */
 import type { CacheEntry, CardStore } from '../cache/index.js';
-import type { AiCatalog } from '../catalog/index.js';
+import type { CachedAiCatalog } from '../catalog/index.js';
 import type { DiscoveryEvent } from '../events/index.js';
 import type { Snapshot, SnapshotSummary } from '../snapshot/index.js';
 
@@ -109,7 +109,7 @@ export interface JournalEntry {
 export type CounterDeltas = Readonly<Record<string, number>>;
 
 /** A cached AI Catalog document (see {@link StateStore.catalogs}). */
-export type CatalogEntry = CacheEntry<AiCatalog, string>;
+export type CatalogEntry = CacheEntry<CachedAiCatalog, string>;
 
 /**
  * One interface, three engines. Methods never throw for a failed write: they record it in

@@ -287,6 +287,9 @@ describe('AI Catalog source against loopback catalogs', () => {
     const first = make({ ...options, catalogs: [`${server.origin}/.well-known/ai-catalog.json`, `${server.origin}/old.json`] });
     await first.refresh();
     assert.deepEqual([...store.keys()].sort(), [`${first.storePrefix}${server.origin}/.well-known/ai-catalog.json`, `${first.storePrefix}${server.origin}/old.json`]);
+    const kept = store.get(`${first.storePrefix}${server.origin}/.well-known/ai-catalog.json`)!;
+    assert.deepEqual(Object.keys(kept.card).sort(), ['entries', 'specVersion'], 'kept without its raw object: the bytes are beside it');
+    assert.deepEqual(JSON.parse(kept.body), body);
     await first.close();
 
     // The same id and rules, old.json no longer configured (a restart on a new configuration).
