@@ -112,7 +112,7 @@ export {
   selectVersions,
   isSemanticVersion,
 } from './catalog/index.js';
-export type { AiCatalog, AiCatalogEntry, CatalogLimits, ReadCatalogResult, ManifestVerdict, TrustPin, Versioned } from './catalog/index.js';
+export type { AiCatalog, AiCatalogEntry, CachedAiCatalog, CatalogLimits, ReadCatalogResult, ManifestVerdict, TrustPin, Versioned } from './catalog/index.js';
 
 export { staticSource, wellKnownSource, registrySource, simpleCatalogAdapter, kubernetesSource, aiCatalogSource, pruneCatalogStore, CatalogArtifacts, A2A_PORT_NAME, BASE_URL_ANNOTATION, PORT_ANNOTATION } from './sources/index.js';
 export type {

@@ -200,12 +200,9 @@ export async function probeAiCatalogUrl(url: string, o: ProbeAiCatalogOptions, f
   const rootUrl = hrefOf(url);
   result.problems = sourceProblems.filter((p) => !attached.has(p) && !(rootUnusable && hrefOf(p.path) === rootUrl));
 
-  const now = o.now?.() ?? Date.now();
   const work: CardWork[] = [];
-  for (const w of decideVersions(walked)) {
+  for await (const { w, verdict } of judgeChosen(walked, signatures, o.now?.() ?? Date.now())) {
     const { entry: e, report } = w;
-    const verdict = await judgeTrustManifest(e, { signatures, now, catalogUrl: report.catalog });
-    report.trust = trustOf(verdict);
     const record = records.find((r) => r.metadata?.['catalog'] === report.catalog && r.metadata?.['entry'] === e.path);
     if (record === undefined) {
       report.verdict = 'refused';
@@ -280,12 +277,9 @@ export async function probeAiCatalogDocument(body: Uint8Array | string, o: Probe
   await visit(root);
   if (byUrl) result.notes.push('nested catalogs given by URL are listed, not fetched, when the catalog is read from a file or pasted');
 
-  const now = o.now?.() ?? Date.now();
   const work: CardWork[] = [];
-  for (const w of decideVersions(walked)) {
+  for await (const { w, verdict } of judgeChosen(walked, signatures, o.now?.() ?? Date.now())) {
     const { entry: e, report } = w;
-    const verdict = await judgeTrustManifest(e, { signatures, now, catalogUrl: report.catalog });
-    report.trust = trustOf(verdict);
     if (verdict.kind === 'refused') {
       report.verdict = 'refused';
       continue;
@@ -483,6 +477,15 @@ function chosenReason(w: Walked, versions: readonly Walked[]): string {
       ? 'the latest updatedAt'
       : 'semantic versions above the others, then the latest updatedAt, then the first listed';
   return `${basis}, over ${others.join(', ')}`;
+}
+
+/** The entries {@link decideVersions} chooses, each with its Trust Manifest verdict (also shown on its report). */
+async function* judgeChosen(walked: readonly Walked[], signatures: SignatureOptions, now: number): AsyncGenerator<{ w: Walked; verdict: ManifestVerdict }> {
+  for (const w of decideVersions(walked)) {
+    const verdict = await judgeTrustManifest(w.entry, { signatures, now, catalogUrl: w.report.catalog });
+    w.report.trust = trustOf(verdict);
+    yield { w, verdict };
+  }
 }
 
 function trustOf(v: ManifestVerdict): NonNullable<AiCatalogEntryReport['trust']> {

@@ -213,9 +213,9 @@ export class ReplicaCoordinator {
     }
     this.#store.fence(epoch, (err) => void this.#enqueue(() => this.#demote(err.message)));
     this.#epoch = epoch;
-    // Continue from the predecessor: its last publication and its card entries (validators).
+    // Continue from the predecessor: its last publication and its card and catalog entries (validators).
     await this.#sync();
-    await this.#store.reloadCards();
+    await this.#store.reloadEntries();
     this.#role = 'leader';
     this.#takeovers++;
     this.#log('info', 'this replica leads now', { epoch, id: this.id });

@@ -247,7 +247,7 @@ export class SqlStateStore implements StateStore {
   }
 
   /** Reloads the card and catalog entries from the engine (a new leader continues from its predecessor's caches). */
-  async reloadCards(): Promise<void> {
+  async reloadEntries(): Promise<void> {
     await this.#read(() => this.load());
   }
 

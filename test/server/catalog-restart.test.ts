@@ -11,11 +11,12 @@ import assert from 'node:assert/strict';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startService, type RunningService, type ServiceOptions } from '../../src/server/index.js';
+import { startService, type ServiceOptions } from '../../src/server/index.js';
 import { createLogger } from '../../src/server/logger.js';
 import type { RunningPeer } from '../helpers/a2a-peers.js';
 import { startAdkPeer } from '../helpers/a2a-peers.js';
 import { adkStyleCard } from '../helpers/cards.js';
+import type { Snapshot } from '../../src/snapshot/index.js';
 import type { AiCatalogSource } from '../../src/sources/index.js';
 import { startJsonServer, type JsonServer } from '../helpers/json-server.js';
 
@@ -72,18 +73,24 @@ function options(catalog: Partial<NonNullable<ServiceOptions['aiCatalogs']>[numb
 
 const entry = () => ({ identifier: 'urn:air:127.0.0.1:agent:returns_desk', type: 'application/a2a-agent-card+json', url: returns.cardUrl });
 
-test('restarted: the stored catalog is revalidated (If-None-Match, a 304), not read again', async () => {
+/** The first run: the catalog (ETag "v1") read and published, the service stopped; its snapshot. */
+async function firstRun(): Promise<Snapshot> {
   serveCatalog([entry()], '"v1"');
-  let s: RunningService = await startService(options());
+  const s = await startService(options());
   const first = s.loop.current();
-  assert.deepEqual(first?.agents.map((a) => a.localName), ['returns_desk']);
   await s.close();
+  assert.deepEqual(first?.agents.map((a) => a.localName), ['returns_desk']);
+  return first!;
+}
+
+test('restarted: the stored catalog is revalidated (If-None-Match, a 304), not read again', async () => {
+  const first = await firstRun();
 
   const from = host.requests.length;
-  s = await startService(options());
+  const s = await startService(options());
   try {
     assert.deepEqual(catalogReads(from), ['"v1"'], 'one conditional read at start-up, answered 304');
-    assert.equal(s.loop.current()?.digest, first!.digest);
+    assert.equal(s.loop.current()?.digest, first.digest);
     const reported = s.loop.sources.find((x) => x.id === 'platform') as AiCatalogSource;
     assert.deepEqual(reported.catalogs().map((c) => [c.outcome, c.etag]), [['revalidated', '"v1"']]);
   } finally {
@@ -92,18 +99,15 @@ test('restarted: the stored catalog is revalidated (If-None-Match, a 304), not r
 });
 
 test('restarted while the catalog host fails: its agents are listed from the last good copy, nothing is published; the catalog answers again and is followed', async () => {
-  serveCatalog([entry()], '"v1"');
-  let s: RunningService = await startService(options());
-  const first = s.loop.current();
-  await s.close();
+  const first = await firstRun();
 
   host.routes.set(PATH, { status: 503, body: { error: 'down for maintenance' } });
-  s = await startService(options());
+  const s = await startService(options());
   try {
     await s.loop.refreshNow();
     const source = s.loop.sources.find((x) => x.id === 'platform')!;
     assert.equal(source.current().synced, true, 'the source lists from the stored catalog');
-    assert.equal(s.loop.current()?.digest, first!.digest, 'nothing was removed, nothing published');
+    assert.equal(s.loop.current()?.digest, first.digest, 'nothing was removed, nothing published');
     const status = (await s.loop.status()).find((e) => e.baseUrl === returns.cardUrl);
     assert.equal(status?.state.verdict, 'selected');
     assert.equal(status?.proposals[0]?.metadata?.['identifier'], entry().identifier);
@@ -122,19 +126,16 @@ test('restarted while the catalog host fails: its agents are listed from the las
 });
 
 test('restarted with other acceptance rules while the catalog host fails: the stored copy is not trusted, the restored snapshot stands in; the catalog is read afresh once it answers', async () => {
-  serveCatalog([entry()], '"v1"');
-  let s: RunningService = await startService(options());
-  const first = s.loop.current();
-  await s.close();
+  const first = await firstRun();
 
   // The document size bound is among the rules a catalog is accepted under: the copy stored under the old ones is dropped.
   host.routes.set(PATH, { status: 503, body: { error: 'down for maintenance' } });
-  s = await startService(options({ maxBytes: 500_000 }));
+  const s = await startService(options({ maxBytes: 500_000 }));
   try {
     await s.loop.refreshNow();
     const source = s.loop.sources.find((x) => x.id === 'platform')!;
     assert.equal(source.current().synced, false, 'the catalog could not be read under the new rules since the restart');
-    assert.equal(s.loop.current()?.digest, first!.digest, 'the restored snapshot stands: nothing was removed');
+    assert.equal(s.loop.current()?.digest, first.digest, 'the restored snapshot stands: nothing was removed');
     const status = (await s.loop.status()).find((e) => e.baseUrl === returns.cardUrl);
     assert.equal(status?.state.verdict, 'selected');
     assert.deepEqual(status?.proposals[0]?.metadata, { restored: 'true', identifier: entry().identifier });
