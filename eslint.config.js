@@ -3,7 +3,7 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['dist/**', 'node_modules/**', 'coverage/**', '.tmp/**', 'test/.doc-examples/**'] },
+  { ignores: ['**/dist/**', 'node_modules/**', 'coverage/**', '.tmp/**', 'test/.doc-examples/**'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
@@ -19,7 +19,7 @@ export default tseslint.config(
   },
   {
     // The dashboard runs in the browser (no build step; type-checked by tsconfig.web.json).
-    files: ['web/**/*.js'],
+    files: ['packages/service/web/**/*.js'],
     languageOptions: {
       globals: {
         window: 'readonly', document: 'readonly', location: 'readonly', history: 'readonly', fetch: 'readonly',
@@ -32,8 +32,8 @@ export default tseslint.config(
   {
     // The library never writes to the console: observability goes through the event stream
     // and an injected logger. The CLI and scripts are the only places that print.
-    files: ['src/**/*.ts'],
-    ignores: ['src/cli/**'],
+    files: ['packages/*/src/**/*.ts'],
+    ignores: ['packages/service/src/cli/**'],
     rules: { 'no-console': 'error' },
   },
 );

@@ -28,11 +28,11 @@
  */
 import { createHash } from 'node:crypto';
 import os from 'node:os';
-import { CardCache } from '../src/cache/index.js';
-import { seededRandom, VirtualClock } from '../src/clock/index.js';
-import { EventStream, type CardOutcome } from '../src/events/index.js';
-import { createCardFetcher, HostPolicy } from '../src/fetch/index.js';
-import { aiCatalogSource, CatalogArtifacts } from '../src/sources/index.js';
+import { CardCache } from '../packages/core/src/cache/index.js';
+import { seededRandom, VirtualClock } from '../packages/core/src/clock/index.js';
+import { EventStream, type CardOutcome } from '../packages/core/src/events/index.js';
+import { createCardFetcher, HostPolicy } from '../packages/core/src/fetch/index.js';
+import { aiCatalogSource, CatalogArtifacts } from '../packages/core/src/sources/index.js';
 import { startFaultServer, type FaultServer } from '../test/helpers/fault-server.js';
 import { startJsonServer, type JsonServer } from '../test/helpers/json-server.js';
 import { benchCard } from './lib/card.js';

@@ -41,7 +41,7 @@ const ROUNDS = positiveInt(process.env['BENCH_ROUNDS'], 3, 50);
 const EXPIRY_CARDS = 200;
 const RESTART_AGENTS = 1_000;
 const TOTAL_LIMIT_MS = 15 * 60_000;
-const BIN = fileURLToPath(new URL('../dist/cli/main.js', import.meta.url));
+const BIN = fileURLToPath(new URL('../packages/service/dist/cli/main.js', import.meta.url));
 
 function positiveInt(v: string | undefined, fallback: number, max: number): number {
   const n = Number(v);

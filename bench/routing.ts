@@ -19,7 +19,7 @@ import { writeResults } from './lib/results.js';
 import os from 'node:os';
 import { fileURLToPath } from 'node:url';
 import type { BaseLlmConnection, LlmRequest, LlmResponse } from '@google/adk';
-import { seededRandom } from '../src/clock/index.js';
+import { seededRandom } from '../packages/core/src/clock/index.js';
 
 const AGENTS = 200;
 const DOMAINS = 10;
@@ -45,9 +45,9 @@ interface ChildResult {
 async function child(scenario: ChildResult['scenario']): Promise<ChildResult> {
   const rssStart = process.resourceUsage().maxRSS / 1024;
   const { BaseLlm } = await import('@google/adk');
-  const { snapshotTreeBuilder } = await import('../src/adk/index.js');
-  const { HostPolicy } = await import('../src/fetch/index.js');
-  const { evaluateRouting, standInSnapshot } = await import('../src/routing/index.js');
+  const { snapshotTreeBuilder } = await import('../packages/core/src/adk/index.js');
+  const { HostPolicy } = await import('../packages/core/src/fetch/index.js');
+  const { evaluateRouting, standInSnapshot } = await import('../packages/core/src/routing/index.js');
 
   const pad = (n: number) => String(n).padStart(3, '0');
   const tags = Array.from({ length: AGENTS }, (_, i) => `topic_${pad(i)}`);

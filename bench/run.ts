@@ -29,7 +29,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { machineMeta, writeResults } from './lib/results.js';
 import os from 'node:os';
 import { fileURLToPath } from 'node:url';
-import { HostPolicy } from '../src/fetch/index.js';
+import { HostPolicy } from '../packages/core/src/fetch/index.js';
 import { DefaultAgentCardResolver } from 'a2a-sdk-0314/client';
 import { request } from 'undici';
 import { expiryBenchmark, peerExpiryBenchmark, type ExpiryReport, type PeerExpiryReport } from './lib/expiry.js';

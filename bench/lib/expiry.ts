@@ -5,8 +5,8 @@
  * upstream request per endpoint. Baseline in the same round: a raw undici sweep of the same
  * endpoints at the cache's concurrency.
  */
-import type { CardFetcher } from '../../src/fetch/index.js';
-import type { HostPolicy } from '../../src/fetch/index.js';
+import type { CardFetcher } from '../../packages/core/src/fetch/index.js';
+import type { HostPolicy } from '../../packages/core/src/fetch/index.js';
 import { assertClean, timedSweep, type SweepResult } from './measure.js';
 import type { ServerHandle } from './server.js';
 import { cacheSide, rawSide, type Target } from './sides.js';

@@ -10,8 +10,8 @@
 import { setImmediate as tick } from 'node:timers/promises';
 import { Agent, request } from 'undici';
 import { undiciCachingAgent } from './sides.js';
-import { CardCache, MemoryCardStore, type CacheEntry } from '../../src/cache/index.js';
-import { createCardFetcher, HostPolicy } from '../../src/fetch/index.js';
+import { CardCache, MemoryCardStore, type CacheEntry } from '../../packages/core/src/cache/index.js';
+import { createCardFetcher, HostPolicy } from '../../packages/core/src/fetch/index.js';
 import { runPool } from './pool.js';
 
 export interface HeapChildInput {

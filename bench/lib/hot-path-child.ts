@@ -22,11 +22,11 @@
  */
 import { setImmediate as tick } from 'node:timers/promises';
 import type { BaseAgent } from '@google/adk';
-import { TreeFactory } from '../../src/adk/index.js';
-import { CardCache } from '../../src/cache/index.js';
-import { EventStream } from '../../src/events/index.js';
-import { createCardFetcher, HostPolicy, type CardFetcher } from '../../src/fetch/index.js';
-import { buildSnapshot, SnapshotStore } from '../../src/snapshot/index.js';
+import { TreeFactory } from '../../packages/core/src/adk/index.js';
+import { CardCache } from '../../packages/core/src/cache/index.js';
+import { EventStream } from '../../packages/core/src/events/index.js';
+import { createCardFetcher, HostPolicy, type CardFetcher } from '../../packages/core/src/fetch/index.js';
+import { buildSnapshot, SnapshotStore } from '../../packages/core/src/snapshot/index.js';
 import { startFaultServer } from '../../test/helpers/fault-server.js';
 import { runPool } from './pool.js';
 import { benchCard } from './card.js';

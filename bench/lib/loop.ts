@@ -18,12 +18,12 @@
  * Every timed cycle is checked: the server saw exactly `n` (or 0) requests, every entry was
  * revalidated in this cycle, the snapshot still holds `n` agents and was not republished.
  */
-import { CardCache } from '../../src/cache/index.js';
-import { seededRandom, VirtualClock } from '../../src/clock/index.js';
-import { createCardFetcher, type HostPolicy } from '../../src/fetch/index.js';
-import { DiscoveryLoop } from '../../src/loop/index.js';
-import { TagVocabulary } from '../../src/match/index.js';
-import { staticSource } from '../../src/sources/index.js';
+import { CardCache } from '../../packages/core/src/cache/index.js';
+import { seededRandom, VirtualClock } from '../../packages/core/src/clock/index.js';
+import { createCardFetcher, type HostPolicy } from '../../packages/core/src/fetch/index.js';
+import { DiscoveryLoop } from '../../packages/core/src/loop/index.js';
+import { TagVocabulary } from '../../packages/core/src/match/index.js';
+import { staticSource } from '../../packages/core/src/sources/index.js';
 import { assertClean, timedSweep, type SweepResult } from './measure.js';
 import type { ServerHandle } from './server.js';
 import { rawSide, type Target } from './sides.js';

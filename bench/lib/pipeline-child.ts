@@ -13,14 +13,14 @@
  * can bend, and times a baseline: `Array.prototype.sort()` of the same names as plain strings.
  */
 import { createHash } from 'node:crypto';
-import type { CacheEntry } from '../../src/cache/index.js';
-import { parseAgentCard, type AgentCardModel, type CardProtocolVersion } from '../../src/card/index.js';
-import { seededRandom } from '../../src/clock/index.js';
-import { HostPolicy } from '../../src/fetch/index.js';
-import { selectAgents, TagVocabulary, type Candidate, type Need, type SelectOptions } from '../../src/match/index.js';
-import { resolveEndpoints, type AdmittedEndpoint } from '../../src/resolve/index.js';
-import { buildSnapshot, diffSnapshots, snapshotDigest, toSnapshotAgents, type Snapshot, type SnapshotAgent } from '../../src/snapshot/index.js';
-import type { EndpointRecord } from '../../src/sources/index.js';
+import type { CacheEntry } from '../../packages/core/src/cache/index.js';
+import { parseAgentCard, type AgentCardModel, type CardProtocolVersion } from '../../packages/core/src/card/index.js';
+import { seededRandom } from '../../packages/core/src/clock/index.js';
+import { HostPolicy } from '../../packages/core/src/fetch/index.js';
+import { selectAgents, TagVocabulary, type Candidate, type Need, type SelectOptions } from '../../packages/core/src/match/index.js';
+import { resolveEndpoints, type AdmittedEndpoint } from '../../packages/core/src/resolve/index.js';
+import { buildSnapshot, diffSnapshots, snapshotDigest, toSnapshotAgents, type Snapshot, type SnapshotAgent } from '../../packages/core/src/snapshot/index.js';
+import type { EndpointRecord } from '../../packages/core/src/sources/index.js';
 import { cardFor } from '../../test/helpers/cards.js';
 import { benchCard } from './card.js';
 

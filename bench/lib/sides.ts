@@ -12,9 +12,9 @@
  */
 import { DefaultAgentCardResolver } from 'a2a-sdk-0314/client';
 import { Agent, cacheStores, interceptors, request, type Dispatcher } from 'undici';
-import { CardCache } from '../../src/cache/index.js';
-import { VirtualClock } from '../../src/clock/index.js';
-import { createCardFetcher, type CardFetcher, type HostPolicy } from '../../src/fetch/index.js';
+import { CardCache } from '../../packages/core/src/cache/index.js';
+import { VirtualClock } from '../../packages/core/src/clock/index.js';
+import { createCardFetcher, type CardFetcher, type HostPolicy } from '../../packages/core/src/fetch/index.js';
 import { runPool } from './pool.js';
 
 export interface Target {

@@ -7,9 +7,9 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { LlmAgent } from '@google/adk';
 import { AdkApiServer } from '@google/adk-devtools';
-import { buildRootAgent, devUiAppName, devUiLoader, TreeFactory } from '../../src/adk/index.js';
-import type { Snapshot } from '../../src/snapshot/index.js';
-import { buildSnapshot, SnapshotStore } from '../../src/snapshot/index.js';
+import { buildRootAgent, devUiAppName, devUiLoader, TreeFactory } from '../../packages/core/src/adk/index.js';
+import type { Snapshot } from '../../packages/core/src/snapshot/index.js';
+import { buildSnapshot, SnapshotStore } from '../../packages/core/src/snapshot/index.js';
 import { ScriptedLlm } from '../helpers/a2a-peers.js';
 import { snapshotAgent as agent } from '../helpers/cards.js';
 

@@ -7,12 +7,12 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Event, InvocationContext } from '@google/adk';
 import { BaseAgent, createEvent, InMemorySessionService, LlmAgent } from '@google/adk';
-import { buildRootAgent, SessionRunner, TreeFactory } from '../../src/adk/index.js';
-import { VirtualClock } from '../../src/clock/index.js';
-import type { DiscoveryEvent } from '../../src/events/index.js';
-import { EventStream } from '../../src/events/index.js';
-import type { Snapshot, SnapshotAgent } from '../../src/snapshot/index.js';
-import { buildSnapshot, SnapshotStore } from '../../src/snapshot/index.js';
+import { buildRootAgent, SessionRunner, TreeFactory } from '../../packages/core/src/adk/index.js';
+import { VirtualClock } from '../../packages/core/src/clock/index.js';
+import type { DiscoveryEvent } from '../../packages/core/src/events/index.js';
+import { EventStream } from '../../packages/core/src/events/index.js';
+import type { Snapshot, SnapshotAgent } from '../../packages/core/src/snapshot/index.js';
+import { buildSnapshot, SnapshotStore } from '../../packages/core/src/snapshot/index.js';
 import { ScriptedLlm } from '../helpers/a2a-peers.js';
 import { snapshotAgent as agent } from '../helpers/cards.js';
 

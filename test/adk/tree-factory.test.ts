@@ -7,11 +7,11 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { BaseAgent } from '@google/adk';
 import { LlmAgent } from '@google/adk';
-import { buildRootAgent, keywordRouter, SessionRunner, TreeFactory } from '../../src/adk/index.js';
-import { VirtualClock } from '../../src/clock/index.js';
-import { isDiscoveryError } from '../../src/errors.js';
-import type { Snapshot, SnapshotAgent } from '../../src/snapshot/index.js';
-import { buildSnapshot, SnapshotStore } from '../../src/snapshot/index.js';
+import { buildRootAgent, keywordRouter, SessionRunner, TreeFactory } from '../../packages/core/src/adk/index.js';
+import { VirtualClock } from '../../packages/core/src/clock/index.js';
+import { isDiscoveryError } from '../../packages/core/src/errors.js';
+import type { Snapshot, SnapshotAgent } from '../../packages/core/src/snapshot/index.js';
+import { buildSnapshot, SnapshotStore } from '../../packages/core/src/snapshot/index.js';
 import { ScriptedLlm } from '../helpers/a2a-peers.js';
 import { snapshotAgent as agent } from '../helpers/cards.js';
 

@@ -5,18 +5,18 @@
  */
 import { after, afterEach, before, beforeEach, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import type { CacheEntry, CardCacheOptions, CardStore } from '../../src/cache/index.js';
-import { CardCache, MemoryCardStore } from '../../src/cache/index.js';
-import { VirtualClock } from '../../src/clock/index.js';
-import { isDiscoveryError } from '../../src/errors.js';
-import type { DiscoveryEvent } from '../../src/events/index.js';
-import { EventStream } from '../../src/events/index.js';
-import type { CardFetcher } from '../../src/fetch/index.js';
-import { createCardFetcher, HostPolicy } from '../../src/fetch/index.js';
+import type { CacheEntry, CardCacheOptions, CardStore } from '../../packages/core/src/cache/index.js';
+import { CardCache, MemoryCardStore } from '../../packages/core/src/cache/index.js';
+import { VirtualClock } from '../../packages/core/src/clock/index.js';
+import { isDiscoveryError } from '../../packages/core/src/errors.js';
+import type { DiscoveryEvent } from '../../packages/core/src/events/index.js';
+import { EventStream } from '../../packages/core/src/events/index.js';
+import type { CardFetcher } from '../../packages/core/src/fetch/index.js';
+import { createCardFetcher, HostPolicy } from '../../packages/core/src/fetch/index.js';
 import type { FaultEndpoint, FaultServer } from '../helpers/fault-server.js';
 import { startFaultServer } from '../helpers/fault-server.js';
 import { cardFor } from '../helpers/cards.js';
-import type { Clock } from '../../src/clock/index.js';
+import type { Clock } from '../../packages/core/src/clock/index.js';
 import { storeEngines } from '../helpers/stores.js';
 
 const stores: Array<[string, (clock: Clock) => CardStore, ReturnType<typeof storeEngines>[number]]> = storeEngines().map((e) => [`${e.name} store`, (clock) => e.cards(clock), e]);

@@ -5,16 +5,16 @@
  */
 import { after, afterEach, before, beforeEach, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import type { CardCacheOptions } from '../../src/cache/index.js';
-import { CardCache } from '../../src/cache/index.js';
-import { VirtualClock } from '../../src/clock/index.js';
-import { isDiscoveryError } from '../../src/errors.js';
-import type { CardFetcher } from '../../src/fetch/index.js';
-import { createCardFetcher, HostPolicy } from '../../src/fetch/index.js';
-import { DiscoveryLoop } from '../../src/loop/index.js';
-import { TagVocabulary } from '../../src/match/index.js';
-import { resolveEndpoints } from '../../src/resolve/index.js';
-import { registrySource, staticSource } from '../../src/sources/index.js';
+import type { CardCacheOptions } from '../../packages/core/src/cache/index.js';
+import { CardCache } from '../../packages/core/src/cache/index.js';
+import { VirtualClock } from '../../packages/core/src/clock/index.js';
+import { isDiscoveryError } from '../../packages/core/src/errors.js';
+import type { CardFetcher } from '../../packages/core/src/fetch/index.js';
+import { createCardFetcher, HostPolicy } from '../../packages/core/src/fetch/index.js';
+import { DiscoveryLoop } from '../../packages/core/src/loop/index.js';
+import { TagVocabulary } from '../../packages/core/src/match/index.js';
+import { resolveEndpoints } from '../../packages/core/src/resolve/index.js';
+import { registrySource, staticSource } from '../../packages/core/src/sources/index.js';
 import { cardFor } from '../helpers/cards.js';
 import { storeEngines } from '../helpers/stores.js';
 import { startScriptedServer } from './scripted-server.js';

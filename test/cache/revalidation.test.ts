@@ -5,11 +5,11 @@
  */
 import { after, afterEach, before, beforeEach, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import type { CardCacheOptions } from '../../src/cache/index.js';
-import { CardCache } from '../../src/cache/index.js';
-import { VirtualClock } from '../../src/clock/index.js';
-import type { CardFetcher } from '../../src/fetch/index.js';
-import { createCardFetcher, HostPolicy } from '../../src/fetch/index.js';
+import type { CardCacheOptions } from '../../packages/core/src/cache/index.js';
+import { CardCache } from '../../packages/core/src/cache/index.js';
+import { VirtualClock } from '../../packages/core/src/clock/index.js';
+import type { CardFetcher } from '../../packages/core/src/fetch/index.js';
+import { createCardFetcher, HostPolicy } from '../../packages/core/src/fetch/index.js';
 import { cardFor } from '../helpers/cards.js';
 import { storeEngines } from '../helpers/stores.js';
 import type { Answer } from './scripted-server.js';

@@ -7,9 +7,9 @@ import assert from 'node:assert/strict';
 import { request } from 'undici';
 import { RemoteA2AAgent } from '@google/adk';
 import { duplicateInterfacesForLegacy } from '@a2a-js/sdk/compat/v0_3';
-import { checkCard, parseAgentCard, toAdkCard } from '../../src/card/index.js';
-import type { ParseCardResult, UrlJudge } from '../../src/card/index.js';
-import type { Problem } from '../../src/errors.js';
+import { checkCard, parseAgentCard, toAdkCard } from '../../packages/core/src/card/index.js';
+import type { ParseCardResult, UrlJudge } from '../../packages/core/src/card/index.js';
+import type { Problem } from '../../packages/core/src/errors.js';
 import type { RunningPeer } from '../helpers/a2a-peers.js';
 import { startV1CardServer, v1Card } from '../helpers/a2a-peers.js';
 

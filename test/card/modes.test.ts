@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { canonicalMode, effectiveModes, modesCover } from '../../src/card/index.js';
+import { canonicalMode, effectiveModes, modesCover } from '../../packages/core/src/card/index.js';
 
 test('short forms published by ADK compare equal to their media types', () => {
   assert.equal(canonicalMode('text'), 'text/plain');

@@ -4,8 +4,8 @@ import fc from 'fast-check';
 import { request } from 'undici';
 import type { RemoteA2AAgentConfig } from '@google/adk';
 import { RemoteA2AAgent } from '@google/adk';
-import { parseAgentCard, parseFailure, toAdkCard } from '../../src/card/index.js';
-import type { UrlJudge } from '../../src/card/index.js';
+import { parseAgentCard, parseFailure, toAdkCard } from '../../packages/core/src/card/index.js';
+import type { UrlJudge } from '../../packages/core/src/card/index.js';
 import type { RunningPeer } from '../helpers/a2a-peers.js';
 import { startAdkPeer, startV1CardServer, v1Card } from '../helpers/a2a-peers.js';
 

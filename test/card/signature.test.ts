@@ -5,15 +5,15 @@ import { FlattenedSign, base64url, exportJWK, generateKeyPair, generateSecret } 
 import type { CryptoKey, JSONWebKeySet, JWK } from 'jose';
 import { generateAgentCardSignature, verifyAgentCardSignature } from '@a2a-js/sdk';
 import type { AgentCard } from '@a2a-js/sdk';
-import { isDiscoveryError } from '../../src/errors.js';
-import { checkCard } from '../../src/card/check-card.js';
+import { isDiscoveryError } from '../../packages/core/src/errors.js';
+import { checkCard } from '../../packages/core/src/card/check-card.js';
 import {
   canonicalCardPayload,
   signCard,
   signatureFailure,
   verifyCardSignatures,
-} from '../../src/card/signature.js';
-import type { SignatureMode, SignatureOptions, TrustedKey } from '../../src/card/signature.js';
+} from '../../packages/core/src/card/signature.js';
+import type { SignatureMode, SignatureOptions, TrustedKey } from '../../packages/core/src/card/signature.js';
 
 type Json = Record<string, unknown>;
 

@@ -5,8 +5,8 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
-import { formatProblems, loadConfig, parseConfig } from '../../src/config/index.js';
-import { DiscoveryError, isDiscoveryError, type Problem } from '../../src/errors.js';
+import { formatProblems, loadConfig, parseConfig } from '../../packages/core/src/config/index.js';
+import { DiscoveryError, isDiscoveryError, type Problem } from '../../packages/core/src/errors.js';
 
 const MISTAKES = new URL('../../examples/config/many-mistakes.yaml', import.meta.url).pathname;
 const SYNTAX = new URL('../../examples/config/syntax-error.yaml', import.meta.url).pathname;

@@ -9,8 +9,8 @@ import { execFileSync } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { FileReadError, loadConfig, parseConfig, readBoundedFile, resolveSecrets } from '../../src/config/index.js';
-import { isDiscoveryError } from '../../src/errors.js';
+import { FileReadError, loadConfig, parseConfig, readBoundedFile, resolveSecrets } from '../../packages/core/src/config/index.js';
+import { isDiscoveryError } from '../../packages/core/src/errors.js';
 import { runCli } from '../helpers/cli.js';
 
 /** A valid configuration whose token is read from `tokenFile`. */

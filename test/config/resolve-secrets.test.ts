@@ -9,9 +9,9 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { inspect } from 'node:util';
-import { loadConfig, parseConfig, resolveSecrets, type DiscoveryConfig } from '../../src/config/index.js';
-import { isDiscoveryError, type DiscoveryError } from '../../src/errors.js';
-import { verifyCardSignatures, signCard } from '../../src/card/index.js';
+import { loadConfig, parseConfig, resolveSecrets, type DiscoveryConfig } from '../../packages/core/src/config/index.js';
+import { isDiscoveryError, type DiscoveryError } from '../../packages/core/src/errors.js';
+import { verifyCardSignatures, signCard } from '../../packages/core/src/card/index.js';
 
 const EXAMPLE = new URL('../../examples/discovery.yaml', import.meta.url).pathname;
 const SECRET = 's3cr3t-value-that-must-never-be-printed';

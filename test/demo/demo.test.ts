@@ -6,7 +6,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { dirname } from 'node:path';
 import { spawn } from 'node:child_process';
-import { runDemo } from '../../src/demo/index.js';
+import { runDemo } from '../../packages/service/src/demo/index.js';
 import { CLI } from '../helpers/cli.js';
 
 test('the demo publishes A (billing, returns), B (+ warranty), C (returns changed), D (warranty gone) in order; the session pinned to A keeps its tree', async () => {

@@ -4,12 +4,12 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { compareTraces, DEFAULT_TRACE_INPUTS, runTrace } from '../../src/explorer/index.js';
-import type { TraceInputs } from '../../src/explorer/index.js';
+import { compareTraces, DEFAULT_TRACE_INPUTS, runTrace } from '../../packages/core/src/explorer/index.js';
+import type { TraceInputs } from '../../packages/core/src/explorer/index.js';
 // @ts-expect-error -- plain JavaScript with JSDoc types, served to the browser as is
-import * as web from '../../web/lib/trace-compare.js';
+import * as web from '../../packages/service/web/lib/trace-compare.js';
 // @ts-expect-error -- plain JavaScript with JSDoc types, served to the browser as is
-import { FALLBACK_DEFAULTS } from '../../web/views/explorer/form.js';
+import { FALLBACK_DEFAULTS } from '../../packages/service/web/views/explorer/form.js';
 
 const PAIRS: [Partial<TraceInputs>, Partial<TraceInputs>][] = [
   [{}, {}],

@@ -4,9 +4,9 @@
  */
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { VirtualClock } from '../../src/clock/index.js';
-import { isDiscoveryError } from '../../src/errors.js';
-import type { TraceResult } from '../../src/explorer/index.js';
+import { VirtualClock } from '../../packages/core/src/clock/index.js';
+import { isDiscoveryError } from '../../packages/core/src/errors.js';
+import type { TraceResult } from '../../packages/core/src/explorer/index.js';
 import {
   CARD_BYTES,
   compareTraces,
@@ -18,8 +18,8 @@ import {
   traceCacheSettings,
   TIMELINE_STAGES,
   TRACE_SCHEMA,
-} from '../../src/explorer/index.js';
-import { checkCard } from '../../src/card/index.js';
+} from '../../packages/core/src/explorer/index.js';
+import { checkCard } from '../../packages/core/src/card/index.js';
 
 const actions = (r: TraceResult) => r.attempts.map((a) => a.action);
 const outcomes = (r: TraceResult) => r.attempts.map((a) => a.outcome);

@@ -4,8 +4,8 @@
  */
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import type { TraceResult } from '../../src/explorer/index.js';
-import { DEFAULT_TRACE_INPUTS, runTrace } from '../../src/explorer/index.js';
+import type { TraceResult } from '../../packages/core/src/explorer/index.js';
+import { DEFAULT_TRACE_INPUTS, runTrace } from '../../packages/core/src/explorer/index.js';
 
 const actions = (r: TraceResult) => r.attempts.map((a) => a.action);
 const statuses = (r: TraceResult) => r.attempts.map((a) => a.status);

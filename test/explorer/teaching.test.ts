@@ -6,8 +6,8 @@
  */
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { checkCard } from '../../src/card/index.js';
-import { compareTraces, runTrace, TIMELINE_STAGE_NAMES, tradeOffOf } from '../../src/explorer/index.js';
+import { checkCard } from '../../packages/core/src/card/index.js';
+import { compareTraces, runTrace, TIMELINE_STAGE_NAMES, tradeOffOf } from '../../packages/core/src/explorer/index.js';
 
 describe('why an attempt went to the network', () => {
   test('healthy: no card yet, fresh, expired at 10.1 s, fresh, expired at 22.1 s', async () => {

@@ -1,8 +1,8 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type dns from 'node:dns';
-import { HostPolicy, createCardFetcher, createGuardedLookup, type ResolvedAddress, type Resolver } from '../../src/fetch/index.js';
-import { isDiscoveryError } from '../../src/errors.js';
+import { HostPolicy, createCardFetcher, createGuardedLookup, type ResolvedAddress, type Resolver } from '../../packages/core/src/fetch/index.js';
+import { isDiscoveryError } from '../../packages/core/src/errors.js';
 import { startFaultServer, type FaultServer } from '../helpers/fault-server.js';
 import { createTestCertificate, type TestCertificate } from '../helpers/tls.js';
 

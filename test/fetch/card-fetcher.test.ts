@@ -1,7 +1,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { HostPolicy, createCardFetcher, type CardFetcherOptions } from '../../src/fetch/index.js';
-import { isDiscoveryError, type DiscoveryError, type DiscoveryErrorCode } from '../../src/errors.js';
+import { HostPolicy, createCardFetcher, type CardFetcherOptions } from '../../packages/core/src/fetch/index.js';
+import { isDiscoveryError, type DiscoveryError, type DiscoveryErrorCode } from '../../packages/core/src/errors.js';
 import { startFaultServer, type FaultServer } from '../helpers/fault-server.js';
 import { createTestCertificate } from '../helpers/tls.js';
 

@@ -4,7 +4,7 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { DeadlineQueue, type Expiring } from '../../src/fetch/deadlines.js';
+import { DeadlineQueue, type Expiring } from '../../packages/core/src/fetch/deadlines.js';
 
 function member(name: string, inMs: number, expired: string[]): Expiring {
   return { deadline: performance.now() + inMs, expire: () => expired.push(name) };

@@ -1,6 +1,6 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { HostPolicy, createCardFetcher, type CardFetcher } from '../../src/fetch/index.js';
+import { HostPolicy, createCardFetcher, type CardFetcher } from '../../packages/core/src/fetch/index.js';
 import { startFaultServer, type FaultServer } from '../helpers/fault-server.js';
 
 // The fault server is shared by later suites (cache, benchmarks): its modes must do what they say.

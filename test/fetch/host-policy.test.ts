@@ -1,8 +1,8 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { HostPolicy, isLoopbackHost } from '../../src/fetch/index.js';
-import { isDiscoveryError } from '../../src/errors.js';
+import { HostPolicy, isLoopbackHost } from '../../packages/core/src/fetch/index.js';
+import { isDiscoveryError } from '../../packages/core/src/errors.js';
 
 function verdictOf(policy: HostPolicy, url: string): string {
   const v = policy.check(url);

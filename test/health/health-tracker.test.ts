@@ -1,7 +1,7 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { HealthTracker, isMember, type HealthObservation, type HealthTransition } from '../../src/health/index.js';
-import { VirtualClock } from '../../src/clock/index.js';
+import { HealthTracker, isMember, type HealthObservation, type HealthTransition } from '../../packages/core/src/health/index.js';
+import { VirtualClock } from '../../packages/core/src/clock/index.js';
 
 const URL_A = 'https://a.example.com/';
 const URL_B = 'https://b.example.com/';

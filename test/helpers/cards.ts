@@ -1,7 +1,7 @@
 /** Card fixtures shared by tests. */
 import assert from 'node:assert/strict';
-import { parseAgentCard } from '../../src/card/index.js';
-import type { SnapshotAgent } from '../../src/snapshot/index.js';
+import { parseAgentCard } from '../../packages/core/src/card/index.js';
+import type { SnapshotAgent } from '../../packages/core/src/snapshot/index.js';
 
 /** A valid 0.3 card for endpoint `id` on a fault server (its interface is on the same origin). */
 export function cardFor(fs: { origin: string }, id: string, extra: Record<string, unknown> = {}): Record<string, unknown> {

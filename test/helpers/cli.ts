@@ -6,8 +6,8 @@
 import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
 
-const built = new URL('../../dist/cli/main.js', import.meta.url).pathname;
-const source = new URL('../../src/cli/main.ts', import.meta.url).pathname;
+const built = new URL('../../packages/service/dist/cli/main.js', import.meta.url).pathname;
+const source = new URL('../../packages/service/src/cli/main.ts', import.meta.url).pathname;
 
 /** Arguments for `process.execPath` that start the CLI; append the command and its flags. */
 export const CLI: readonly string[] = existsSync(built) ? [built] : ['--import', 'tsx', source];

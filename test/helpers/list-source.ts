@@ -2,7 +2,7 @@
  * A source whose list the test sets by hand (a registry or a Kubernetes label set changing
  * between cycles), for loop tests. Implements the real `Source` interface.
  */
-import type { EndpointRecord, Source, SourceKind, SourceListener, SourceState } from '../../src/sources/index.js';
+import type { EndpointRecord, Source, SourceKind, SourceListener, SourceState } from '../../packages/core/src/sources/index.js';
 
 export interface ListSource extends Source {
   /** Replaces the list and notifies subscribers (the loop runs a cycle). */

@@ -7,10 +7,10 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { CacheEntry, CardStore } from '../../src/cache/index.js';
-import type { Clock } from '../../src/clock/index.js';
-import type { OpenStateStoreOptions, StateStore } from '../../src/store/index.js';
-import { openStateStore } from '../../src/store/index.js';
+import type { CacheEntry, CardStore } from '../../packages/core/src/cache/index.js';
+import type { Clock } from '../../packages/core/src/clock/index.js';
+import type { OpenStateStoreOptions, StateStore } from '../../packages/store/src/index.js';
+import { openStateStore } from '../../packages/store/src/index.js';
 import type { TestPostgres } from './postgres.js';
 import { POSTGRES_SKIP, startPostgres } from './postgres.js';
 

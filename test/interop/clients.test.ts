@@ -17,8 +17,8 @@ import { ClientFactory as ClientFactory0314 } from 'a2a-sdk-0314/client';
 import * as sdk101Client from 'a2a-sdk-101/client';
 import * as sdk130Client from '@a2a-js/sdk/client';
 import { Role } from '@a2a-js/sdk';
-import type { DemoPeer } from '../../src/demo/peers.js';
-import { startAdkDemoAgent, startV1DemoAgent } from '../../src/demo/peers.js';
+import type { DemoPeer } from '../../packages/service/src/demo/peers.js';
+import { startAdkDemoAgent, startV1DemoAgent } from '../../packages/service/src/demo/peers.js';
 
 let adk: DemoPeer;
 let v1: DemoPeer;

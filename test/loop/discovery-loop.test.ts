@@ -5,19 +5,19 @@
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import type { CardCacheOptions } from '../../src/cache/index.js';
-import { CardCache } from '../../src/cache/index.js';
-import type { Clock } from '../../src/clock/index.js';
-import { VirtualClock } from '../../src/clock/index.js';
-import type { DiscoveryEvent } from '../../src/events/index.js';
-import { EventStream } from '../../src/events/index.js';
-import type { CardFetcher } from '../../src/fetch/index.js';
-import { createCardFetcher, HostPolicy } from '../../src/fetch/index.js';
-import type { DiscoveryLoopOptions } from '../../src/loop/index.js';
-import { DiscoveryLoop } from '../../src/loop/index.js';
-import { TagVocabulary } from '../../src/match/index.js';
-import type { StaticAgentConfig } from '../../src/sources/index.js';
-import { staticSource } from '../../src/sources/index.js';
+import type { CardCacheOptions } from '../../packages/core/src/cache/index.js';
+import { CardCache } from '../../packages/core/src/cache/index.js';
+import type { Clock } from '../../packages/core/src/clock/index.js';
+import { VirtualClock } from '../../packages/core/src/clock/index.js';
+import type { DiscoveryEvent } from '../../packages/core/src/events/index.js';
+import { EventStream } from '../../packages/core/src/events/index.js';
+import type { CardFetcher } from '../../packages/core/src/fetch/index.js';
+import { createCardFetcher, HostPolicy } from '../../packages/core/src/fetch/index.js';
+import type { DiscoveryLoopOptions } from '../../packages/core/src/loop/index.js';
+import { DiscoveryLoop } from '../../packages/core/src/loop/index.js';
+import { TagVocabulary } from '../../packages/core/src/match/index.js';
+import type { StaticAgentConfig } from '../../packages/core/src/sources/index.js';
+import { staticSource } from '../../packages/core/src/sources/index.js';
 import { cardFor } from '../helpers/cards.js';
 import type { FaultEndpoint, FaultServer } from '../helpers/fault-server.js';
 import { startFaultServer } from '../helpers/fault-server.js';
@@ -87,7 +87,7 @@ describe('DiscoveryLoop', () => {
   test('startup is bounded: with every peer hanging the loop is ready in time, with the fetches still in flight (P11)', async () => {
     const hanging = [peer('support', { mode: 'hang' }), peer('support', { mode: 'hang' })];
     const slowFetcher = createCardFetcher({ policy, totalTimeoutMs: 10_000 });
-    const realClock = (await import('../../src/clock/index.js')).systemClock;
+    const realClock = (await import('../../packages/core/src/clock/index.js')).systemClock;
     const h = harness(hanging.map((ep) => agent(ep)), { startupTimeoutMs: 200 }, { fetcher: slowFetcher }, realClock);
     try {
       await h.loop.start();

@@ -3,12 +3,12 @@
  * `parseAgentCard`, cache entries built from the parse result, admitted endpoints and candidates.
  */
 import assert from 'node:assert/strict';
-import { parseAgentCard } from '../../src/card/index.js';
-import type { CacheEntry } from '../../src/cache/card-store.js';
-import { acceptedEntry } from '../../src/cache/index.js';
-import type { AdmittedEndpoint } from '../../src/resolve/index.js';
-import type { EndpointRecord } from '../../src/sources/index.js';
-import type { Candidate } from '../../src/match/index.js';
+import { parseAgentCard } from '../../packages/core/src/card/index.js';
+import type { CacheEntry } from '../../packages/core/src/cache/card-store.js';
+import { acceptedEntry } from '../../packages/core/src/cache/index.js';
+import type { AdmittedEndpoint } from '../../packages/core/src/resolve/index.js';
+import type { EndpointRecord } from '../../packages/core/src/sources/index.js';
+import type { Candidate } from '../../packages/core/src/match/index.js';
 
 export interface SkillSpec {
   id: string;

@@ -1,6 +1,6 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { matchCard, TagVocabulary, type Need } from '../../src/match/index.js';
+import { matchCard, TagVocabulary, type Need } from '../../packages/core/src/match/index.js';
 import { entryFor, rawCard, type SkillSpec } from './fixtures.js';
 
 const vocabulary = new TagVocabulary([

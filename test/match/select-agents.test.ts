@@ -11,7 +11,7 @@ import {
   type Selection,
   type SelectOptions,
   type Verdict,
-} from '../../src/match/index.js';
+} from '../../packages/core/src/match/index.js';
 import { discovered, reviewedCandidate, shuffled } from './fixtures.js';
 
 const vocabulary = new TagVocabulary([

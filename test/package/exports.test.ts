@@ -10,15 +10,21 @@ const entries: Record<string, string[]> = {
   'a2a-discovery': ['parseAgentCard', 'checkCard', 'toAdkCard', 'CardCache', 'HostPolicy', 'createCardFetcher', 'EventStream', 'VirtualClock', 'DiscoveryError', 'DiscoveryLoop', 'staticSource', 'kubernetesSource', 'aiCatalogSource', 'CatalogArtifacts', 'readAiCatalog', 'verifyDetachedSignature', 'signDetached', 'selectAgents', 'SnapshotStore'],
   'a2a-discovery/adk': ['TreeFactory', 'SessionRunner', 'snapshotTreeBuilder', 'remoteAgentFor', 'V1RemoteAgent', 'AgentRegistry', 'createPolicyFetch'],
   'a2a-discovery/config': ['parseConfig', 'loadConfig', 'resolveSecrets', 'formatProblems'],
-  'a2a-discovery/server': ['startService', 'serviceOptionsFromConfig', 'createApp'],
   'a2a-discovery/explorer': ['runTrace', 'compareTraces'],
-  'a2a-discovery/store': ['openStateStore', 'parseStoreSpec', 'MemoryStateStore', 'StoreWriter'],
+  'a2a-discovery/probe': ['probeEndpoint'],
+  '@a2a-discovery/store': ['openStateStore', 'parseStoreSpec', 'MemoryStateStore', 'StoreWriter'],
+  '@a2a-discovery/store/replicas': ['ReplicaCoordinator'],
+  '@a2a-discovery/service': ['startService', 'serviceOptionsFromConfig', 'createApp'],
 };
 
 for (const [entry, names] of Object.entries(entries)) {
-  test(`${entry} resolves by name and exports its API`, async () => {
-    const mod = (await import(entry)) as Record<string, unknown>;
-    for (const name of names) assert.equal(typeof mod[name], 'function', `${entry}: ${name}`);
+  test(`${entry} resolves by name to its built files and exports its API`, () => {
+    // A plain node (no tsx, whose tsconfig paths map these names to the sources): resolution goes
+    // through node_modules and the package's "exports", as in a user's project.
+    const script = `const m = await import(${JSON.stringify(entry)}); console.log(JSON.stringify({ url: import.meta.resolve(${JSON.stringify(entry)}), kinds: Object.fromEntries(${JSON.stringify(names)}.map((n) => [n, typeof m[n]])) }));`;
+    const out = JSON.parse(execFileSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8', cwd: new URL('../..', import.meta.url).pathname })) as { url: string; kinds: Record<string, string> };
+    assert.match(out.url, /\/packages\/[a-z]+\/dist\//, out.url);
+    for (const name of names) assert.equal(out.kinds[name], 'function', `${entry}: ${name}`);
   });
 }
 
@@ -26,7 +32,7 @@ test('the core entry does not load ADK JS, Express or the server (the library st
   // Walk the static import graph of the built core entry and collect the packages it loads.
   const { readFile } = await import('node:fs/promises');
   const { dirname, resolve } = await import('node:path');
-  const root = new URL('../../dist/index.js', import.meta.url).pathname;
+  const root = new URL('../../packages/core/dist/index.js', import.meta.url).pathname;
   const seen = new Set<string>();
   const packages = new Set<string>();
   const lazy = new Set<string>();
@@ -55,7 +61,7 @@ test('the core entry does not load ADK JS, Express or the server (the library st
 test('the store entry loads knex and the database drivers only when a SQL engine is opened', async () => {
   const { readFile } = await import('node:fs/promises');
   const { dirname, resolve } = await import('node:path');
-  const root = new URL('../../dist/store/index.js', import.meta.url).pathname;
+  const root = new URL('../../packages/store/dist/index.js', import.meta.url).pathname;
   const seen = new Set<string>();
   const packages = new Set<string>();
   const queue = [root];
@@ -74,6 +80,6 @@ test('the store entry loads knex and the database drivers only when a SQL engine
 });
 
 test('the built CLI prints its version', () => {
-  const out = execFileSync(process.execPath, [new URL('../../dist/cli/main.js', import.meta.url).pathname, '--version'], { encoding: 'utf8' });
+  const out = execFileSync(process.execPath, [new URL('../../packages/service/dist/cli/main.js', import.meta.url).pathname, '--version'], { encoding: 'utf8' });
   assert.match(out.trim(), /^\d+\.\d+\.\d+$/);
 });

@@ -9,10 +9,10 @@ import { after, before, beforeEach, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { exportJWK, generateKeyPair } from 'jose';
-import { canonicalJson, signDetached, type TrustedKey } from '../../src/card/index.js';
-import { HostPolicy, createCardFetcher, type CardFetcher } from '../../src/fetch/index.js';
-import type { AiCatalogReport, ProbeAiCatalogOptions } from '../../src/probe/index.js';
-import { probeAiCatalogDocument, probeTarget, renderAiCatalogProbe } from '../../src/probe/index.js';
+import { canonicalJson, signDetached, type TrustedKey } from '../../packages/core/src/card/index.js';
+import { HostPolicy, createCardFetcher, type CardFetcher } from '../../packages/core/src/fetch/index.js';
+import type { AiCatalogReport, ProbeAiCatalogOptions } from '../../packages/core/src/probe/index.js';
+import { probeAiCatalogDocument, probeTarget, renderAiCatalogProbe } from '../../packages/core/src/probe/index.js';
 import { cardFor } from '../helpers/cards.js';
 import { startJsonServer, type JsonServer } from '../helpers/json-server.js';
 

@@ -5,9 +5,9 @@
  */
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import type { CardFetcher, FetchResult } from '../../src/fetch/index.js';
-import { HostPolicy } from '../../src/fetch/index.js';
-import { probeCatalog } from '../../src/probe/index.js';
+import type { CardFetcher, FetchResult } from '../../packages/core/src/fetch/index.js';
+import { HostPolicy } from '../../packages/core/src/fetch/index.js';
+import { probeCatalog } from '../../packages/core/src/probe/index.js';
 import { cardFor } from '../helpers/cards.js';
 
 const policy = HostPolicy.from({ allow: ['https://*.example.com'] });

@@ -2,9 +2,9 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { LlmAgent } from '@google/adk';
 import type { BaseAgent } from '@google/adk';
-import { DiscoveryError } from '../../src/errors.js';
-import { AGENT_NAME_PATTERN, AgentRegistry, verifyTree } from '../../src/registry/index.js';
-import type { AgentSpec } from '../../src/registry/index.js';
+import { DiscoveryError } from '../../packages/core/src/errors.js';
+import { AGENT_NAME_PATTERN, AgentRegistry, verifyTree } from '../../packages/core/src/registry/index.js';
+import type { AgentSpec } from '../../packages/core/src/registry/index.js';
 
 /** A local spec whose factory builds a plain LlmAgent (no model needed: nothing runs). */
 function spec(name: string, children: string[] = [], overrides: Partial<AgentSpec> = {}): AgentSpec {

@@ -6,9 +6,9 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { LlmAgent } from '@google/adk';
-import { DiscoveryError } from '../../src/errors.js';
-import { AgentRegistry } from '../../src/registry/index.js';
-import type { AgentSpec } from '../../src/registry/index.js';
+import { DiscoveryError } from '../../packages/core/src/errors.js';
+import { AgentRegistry } from '../../packages/core/src/registry/index.js';
+import type { AgentSpec } from '../../packages/core/src/registry/index.js';
 import { FakeScriptedLlm } from './fake-llm.js';
 import type { FakeCall } from './fake-llm.js';
 import { runTurn } from './run-turn.js';

@@ -1,9 +1,9 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { LlmAgent } from '@google/adk';
-import { DiscoveryError } from '../../src/errors.js';
-import { AgentRegistry, RegistryHolder } from '../../src/registry/index.js';
-import type { AgentSpec } from '../../src/registry/index.js';
+import { DiscoveryError } from '../../packages/core/src/errors.js';
+import { AgentRegistry, RegistryHolder } from '../../packages/core/src/registry/index.js';
+import type { AgentSpec } from '../../packages/core/src/registry/index.js';
 
 function spec(name: string, children: string[] = [], overrides: Partial<AgentSpec> = {}): AgentSpec {
   return {

@@ -8,12 +8,12 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createRequire } from 'node:module';
-import type { CacheEntry } from '../../src/cache/index.js';
-import { isDiscoveryError } from '../../src/errors.js';
-import type { Snapshot, SnapshotAgent } from '../../src/snapshot/index.js';
-import { buildSnapshot } from '../../src/snapshot/index.js';
-import { openStateStore } from '../../src/store/index.js';
-import type { SqlStateStore } from '../../src/store/sql-state-store.js';
+import type { CacheEntry } from '../../packages/core/src/cache/index.js';
+import { isDiscoveryError } from '../../packages/core/src/errors.js';
+import type { Snapshot, SnapshotAgent } from '../../packages/core/src/snapshot/index.js';
+import { buildSnapshot } from '../../packages/core/src/snapshot/index.js';
+import { openStateStore } from '../../packages/store/src/index.js';
+import type { SqlStateStore } from '../../packages/store/src/sql-state-store.js';
 import { entryFor, rawCard } from '../match/fixtures.js';
 import type { TestPostgres } from '../helpers/postgres.js';
 import { POSTGRES_SKIP, startPostgres } from '../helpers/postgres.js';

@@ -8,10 +8,10 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createRequire } from 'node:module';
-import type { Clock } from '../../src/clock/index.js';
-import { systemClock } from '../../src/clock/index.js';
-import type { RunningService, ServiceOptions } from '../../src/server/index.js';
-import { createLogger, startService } from '../../src/server/index.js';
+import type { Clock } from '../../packages/core/src/clock/index.js';
+import { systemClock } from '../../packages/core/src/clock/index.js';
+import type { RunningService, ServiceOptions } from '../../packages/service/src/server/index.js';
+import { createLogger, startService } from '../../packages/service/src/server/index.js';
 import type { RunningPeer } from '../helpers/a2a-peers.js';
 import { startAdkPeer } from '../helpers/a2a-peers.js';
 import { adkStyleCard } from '../helpers/cards.js';

@@ -14,12 +14,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import knexFactory from 'knex';
 import type { Knex } from 'knex';
-import type { DiscoveryEvent } from '../../src/events/index.js';
-import { EventStream } from '../../src/events/index.js';
-import { JournalReader } from '../../src/server/journal.js';
-import type { StateStore } from '../../src/store/index.js';
-import { openStateStore, StoreWriter } from '../../src/store/index.js';
-import { MIGRATIONS_TABLE, migrationSource } from '../../src/store/migrations.js';
+import type { DiscoveryEvent } from '../../packages/core/src/events/index.js';
+import { EventStream } from '../../packages/core/src/events/index.js';
+import { JournalReader } from '../../packages/service/src/server/journal.js';
+import type { StateStore } from '../../packages/store/src/index.js';
+import { openStateStore, StoreWriter } from '../../packages/store/src/index.js';
+import { MIGRATIONS_TABLE, migrationSource } from '../../packages/store/src/migrations.js';
 import type { TestPostgres } from '../helpers/postgres.js';
 import { POSTGRES_SKIP, startPostgres } from '../helpers/postgres.js';
 

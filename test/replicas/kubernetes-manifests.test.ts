@@ -8,7 +8,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
 import { parseAllDocuments } from 'yaml';
-import { parseConfig } from '../../src/config/index.js';
+import { parseConfig } from '../../packages/core/src/config/index.js';
 
 interface Doc {
   apiVersion: string;

@@ -1,7 +1,7 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { resolveEndpoints } from '../../src/resolve/index.js';
-import { HostPolicy } from '../../src/fetch/index.js';
+import { resolveEndpoints } from '../../packages/core/src/resolve/index.js';
+import { HostPolicy } from '../../packages/core/src/fetch/index.js';
 import { record } from '../match/fixtures.js';
 
 const policy = HostPolicy.from({ allow: ['https://agents.example.com', 'https://*.partner.example.net', 'https://billing.example.com'] });

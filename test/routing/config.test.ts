@@ -5,8 +5,8 @@
  */
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { parseConfig } from '../../src/config/index.js';
-import { isDiscoveryError } from '../../src/errors.js';
+import { parseConfig } from '../../packages/core/src/config/index.js';
+import { isDiscoveryError } from '../../packages/core/src/errors.js';
 
 const BASE = `
 allow: ["https://billing.example.com"]

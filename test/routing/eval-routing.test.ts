@@ -12,8 +12,8 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { BaseLlm } from '@google/adk';
 import type { BaseLlmConnection, LlmRequest, LlmResponse } from '@google/adk';
-import { evaluateRouting, parseCases, standInPeers, standInSnapshot } from '../../src/routing/index.js';
-import { parseConfig } from '../../src/config/index.js';
+import { evaluateRouting, parseCases, standInPeers, standInSnapshot } from '../../packages/core/src/routing/index.js';
+import { parseConfig } from '../../packages/core/src/config/index.js';
 import { runCli } from '../helpers/cli.js';
 
 const CONFIG = `

@@ -6,16 +6,16 @@
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { CardCache } from '../../src/cache/index.js';
-import { VirtualClock } from '../../src/clock/index.js';
-import type { AlertEvent, DiscoveryEvent, RoutingEvent } from '../../src/events/index.js';
-import { EventStream } from '../../src/events/index.js';
-import type { CardFetcher } from '../../src/fetch/index.js';
-import { createCardFetcher, HostPolicy } from '../../src/fetch/index.js';
-import { DiscoveryLoop } from '../../src/loop/index.js';
-import type { RouteHints } from '../../src/adk/index.js';
-import { TagVocabulary } from '../../src/match/index.js';
-import { casesFromVocabulary, evaluateRouting } from '../../src/routing/index.js';
+import { CardCache } from '../../packages/core/src/cache/index.js';
+import { VirtualClock } from '../../packages/core/src/clock/index.js';
+import type { AlertEvent, DiscoveryEvent, RoutingEvent } from '../../packages/core/src/events/index.js';
+import { EventStream } from '../../packages/core/src/events/index.js';
+import type { CardFetcher } from '../../packages/core/src/fetch/index.js';
+import { createCardFetcher, HostPolicy } from '../../packages/core/src/fetch/index.js';
+import { DiscoveryLoop } from '../../packages/core/src/loop/index.js';
+import type { RouteHints } from '../../packages/core/src/adk/index.js';
+import { TagVocabulary } from '../../packages/core/src/match/index.js';
+import { casesFromVocabulary, evaluateRouting } from '../../packages/core/src/routing/index.js';
 import { cardFor } from '../helpers/cards.js';
 import type { FaultEndpoint, FaultServer } from '../helpers/fault-server.js';
 import { startFaultServer } from '../helpers/fault-server.js';

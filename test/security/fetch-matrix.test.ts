@@ -17,17 +17,17 @@
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createPolicyFetch } from '../../src/adk/index.js';
-import { CardCache } from '../../src/cache/index.js';
-import { probeUrl } from '../../src/cli/probe-url.js';
-import type { ProbeStage } from '../../src/probe/index.js';
-import type { DiscoveryErrorCode } from '../../src/errors.js';
-import { isDiscoveryError } from '../../src/errors.js';
-import { EventStream } from '../../src/events/index.js';
-import type { DiscoveryEvent } from '../../src/events/index.js';
-import { CARD_PATH, createCardFetcher, HostPolicy } from '../../src/fetch/index.js';
-import { startService } from '../../src/server/index.js';
-import { createLogger } from '../../src/server/logger.js';
+import { createPolicyFetch } from '../../packages/core/src/adk/index.js';
+import { CardCache } from '../../packages/core/src/cache/index.js';
+import { probeUrl } from '../../packages/service/src/cli/probe-url.js';
+import type { ProbeStage } from '../../packages/core/src/probe/index.js';
+import type { DiscoveryErrorCode } from '../../packages/core/src/errors.js';
+import { isDiscoveryError } from '../../packages/core/src/errors.js';
+import { EventStream } from '../../packages/core/src/events/index.js';
+import type { DiscoveryEvent } from '../../packages/core/src/events/index.js';
+import { CARD_PATH, createCardFetcher, HostPolicy } from '../../packages/core/src/fetch/index.js';
+import { startService } from '../../packages/service/src/server/index.js';
+import { createLogger } from '../../packages/service/src/server/logger.js';
 import type { FaultChange, FaultServer } from '../helpers/fault-server.js';
 import { startFaultServer } from '../helpers/fault-server.js';
 import { listSource } from '../helpers/list-source.js';

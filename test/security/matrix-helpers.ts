@@ -12,9 +12,9 @@
 import assert from 'node:assert/strict';
 import diagnostics from 'node:diagnostics_channel';
 import net from 'node:net';
-import type { DiscoveryError, DiscoveryErrorCode } from '../../src/errors.js';
-import { isDiscoveryError } from '../../src/errors.js';
-import type { HostPolicy, ResolvedAddress, Resolver } from '../../src/fetch/index.js';
+import type { DiscoveryError, DiscoveryErrorCode } from '../../packages/core/src/errors.js';
+import { isDiscoveryError } from '../../packages/core/src/errors.js';
+import type { HostPolicy, ResolvedAddress, Resolver } from '../../packages/core/src/fetch/index.js';
 
 /** Counts, from undici's diagnostics channels, what the clients under test did on the network. */
 export interface NetworkWatch {

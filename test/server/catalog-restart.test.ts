@@ -11,13 +11,13 @@ import assert from 'node:assert/strict';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startService, type ServiceOptions } from '../../src/server/index.js';
-import { createLogger } from '../../src/server/logger.js';
+import { startService, type ServiceOptions } from '../../packages/service/src/server/index.js';
+import { createLogger } from '../../packages/service/src/server/logger.js';
 import type { RunningPeer } from '../helpers/a2a-peers.js';
 import { startAdkPeer } from '../helpers/a2a-peers.js';
 import { adkStyleCard } from '../helpers/cards.js';
-import type { Snapshot } from '../../src/snapshot/index.js';
-import type { AiCatalogSource } from '../../src/sources/index.js';
+import type { Snapshot } from '../../packages/core/src/snapshot/index.js';
+import type { AiCatalogSource } from '../../packages/core/src/sources/index.js';
 import { startJsonServer, type JsonServer } from '../helpers/json-server.js';
 
 let dir: string;

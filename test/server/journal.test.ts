@@ -5,10 +5,10 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import type { DiscoveryEvent } from '../../src/events/index.js';
-import { EventStream } from '../../src/events/index.js';
-import { MemoryStateStore, StoreWriter } from '../../src/store/index.js';
-import { JournalReader, MAX_JOURNAL_PAGE, SERIES_HORIZON_MS, parseActivityQuery, parseJournalQuery } from '../../src/server/journal.js';
+import type { DiscoveryEvent } from '../../packages/core/src/events/index.js';
+import { EventStream } from '../../packages/core/src/events/index.js';
+import { MemoryStateStore, StoreWriter } from '../../packages/store/src/index.js';
+import { JournalReader, MAX_JOURNAL_PAGE, SERIES_HORIZON_MS, parseActivityQuery, parseJournalQuery } from '../../packages/service/src/server/journal.js';
 
 test('pages the journal newest first to the horizon, with unwritten events once, filtered by type; chatter only counted', async () => {
   let now = 1_700_000_000_000;

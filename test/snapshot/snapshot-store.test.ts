@@ -1,7 +1,7 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { buildSnapshot, SnapshotStore, type Snapshot, type SnapshotAgent } from '../../src/snapshot/index.js';
-import { isDiscoveryError } from '../../src/errors.js';
+import { buildSnapshot, SnapshotStore, type Snapshot, type SnapshotAgent } from '../../packages/core/src/snapshot/index.js';
+import { isDiscoveryError } from '../../packages/core/src/errors.js';
 import { entryFor, rawCard } from '../match/fixtures.js';
 
 const entry = entryFor('https://warranty.example.com/', rawCard('https://warranty.example.com'));

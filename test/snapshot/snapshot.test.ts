@@ -1,9 +1,9 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { buildSnapshot, diffSnapshots, snapshotDigest, SnapshotStore, toSnapshotAgents, type SnapshotAgent } from '../../src/snapshot/index.js';
-import { selectAgents, TagVocabulary, type SelectedAgent } from '../../src/match/index.js';
-import type { CacheEntry } from '../../src/cache/card-store.js';
+import { buildSnapshot, diffSnapshots, snapshotDigest, SnapshotStore, toSnapshotAgents, type SnapshotAgent } from '../../packages/core/src/snapshot/index.js';
+import { selectAgents, TagVocabulary, type SelectedAgent } from '../../packages/core/src/match/index.js';
+import type { CacheEntry } from '../../packages/core/src/cache/card-store.js';
 import { admitted, entryFor, rawCard, record, type SkillSpec } from '../match/fixtures.js';
 
 const HEX = (c: string) => c.repeat(64);

@@ -5,10 +5,10 @@
 import { afterEach, beforeEach, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { KubeConfig } from '@kubernetes/client-node';
-import { kubernetesSource, type KubernetesSourceOptions, type Source, type SourceState } from '../../src/sources/index.js';
-import { loadKubernetesClient } from '../../src/sources/kubernetes-client.js';
-import { EventStream, type AlertEvent, type DiscoveryEvent } from '../../src/events/index.js';
-import { isDiscoveryError } from '../../src/errors.js';
+import { kubernetesSource, type KubernetesSourceOptions, type Source, type SourceState } from '../../packages/core/src/sources/index.js';
+import { loadKubernetesClient } from '../../packages/core/src/sources/kubernetes-client.js';
+import { EventStream, type AlertEvent, type DiscoveryEvent } from '../../packages/core/src/events/index.js';
+import { isDiscoveryError } from '../../packages/core/src/errors.js';
 import { fakeService, startFakeKubeApi, type FakeKubeApi } from '../helpers/fake-kube-api.js';
 
 const LABELS = { 'a2a.example.com/agent': 'true' };

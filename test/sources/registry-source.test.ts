@@ -1,9 +1,9 @@
 import { after, before, beforeEach, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { registrySource, simpleCatalogAdapter, type RegistryAdapter, type SourceState } from '../../src/sources/index.js';
-import { HostPolicy, createCardFetcher, type CardFetcher } from '../../src/fetch/index.js';
-import { EventStream, type AlertEvent, type DiscoveryEvent } from '../../src/events/index.js';
-import { isDiscoveryError } from '../../src/errors.js';
+import { registrySource, simpleCatalogAdapter, type RegistryAdapter, type SourceState } from '../../packages/core/src/sources/index.js';
+import { HostPolicy, createCardFetcher, type CardFetcher } from '../../packages/core/src/fetch/index.js';
+import { EventStream, type AlertEvent, type DiscoveryEvent } from '../../packages/core/src/events/index.js';
+import { isDiscoveryError } from '../../packages/core/src/errors.js';
 import { startJsonServer } from '../helpers/json-server.js';
 
 const startCatalogServer = startJsonServer;

@@ -1,8 +1,8 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { staticSource, type StaticAgentConfig } from '../../src/sources/index.js';
-import { isDiscoveryError, type DiscoveryError } from '../../src/errors.js';
-import { VirtualClock } from '../../src/clock/index.js';
+import { staticSource, type StaticAgentConfig } from '../../packages/core/src/sources/index.js';
+import { isDiscoveryError, type DiscoveryError } from '../../packages/core/src/errors.js';
+import { VirtualClock } from '../../packages/core/src/clock/index.js';
 
 function configError(fn: () => unknown): DiscoveryError {
   try {

@@ -1,7 +1,7 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { wellKnownSource } from '../../src/sources/index.js';
-import { isDiscoveryError } from '../../src/errors.js';
+import { wellKnownSource } from '../../packages/core/src/sources/index.js';
+import { isDiscoveryError } from '../../packages/core/src/errors.js';
 
 describe('well-known source', () => {
   test('domains become https://<domain>/ records named after the domain', async () => {

@@ -1,8 +1,8 @@
 /** What the journal keeps as history and what it only counts, AI Catalog reads included. */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import type { DiscoveryEvent } from '../../src/events/index.js';
-import { journalOrCounter } from '../../src/store/journal.js';
+import type { DiscoveryEvent } from '../../packages/core/src/events/index.js';
+import { journalOrCounter } from '../../packages/store/src/journal.js';
 
 const read = (outcome: string): DiscoveryEvent =>
   ({ type: 'catalog.read', seq: 1, at: 0, source: 'c', url: 'https://a.example/c.json', outcome, depth: 1, entries: 1, cards: 1, nested: 0, ignored: 0 }) as DiscoveryEvent;

@@ -1,8 +1,8 @@
 /** A snapshot stored and read back keeps what our own AI Catalog publishes from it. */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { buildSnapshot } from '../../src/snapshot/index.js';
-import { joinSnapshot, splitSnapshot } from '../../src/store/serialize.js';
+import { buildSnapshot } from '../../packages/core/src/snapshot/index.js';
+import { joinSnapshot, splitSnapshot } from '../../packages/store/src/serialize.js';
 import { snapshotAgent } from '../helpers/cards.js';
 
 test("an agent's urn:air: identifier survives the store (a restart, another replica), outside the digest", () => {

@@ -5,15 +5,15 @@
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import type { CacheEntry } from '../../src/cache/index.js';
-import { VirtualClock } from '../../src/clock/index.js';
-import { isDiscoveryError } from '../../src/errors.js';
-import type { DiscoveryEvent } from '../../src/events/index.js';
-import type { Snapshot, SnapshotAgent } from '../../src/snapshot/index.js';
-import { buildSnapshot } from '../../src/snapshot/index.js';
-import { readAiCatalog } from '../../src/catalog/index.js';
-import { openStateStore, type CatalogEntry } from '../../src/store/index.js';
-import type { SqlStateStore } from '../../src/store/sql-state-store.js';
+import type { CacheEntry } from '../../packages/core/src/cache/index.js';
+import { VirtualClock } from '../../packages/core/src/clock/index.js';
+import { isDiscoveryError } from '../../packages/core/src/errors.js';
+import type { DiscoveryEvent } from '../../packages/core/src/events/index.js';
+import type { Snapshot, SnapshotAgent } from '../../packages/core/src/snapshot/index.js';
+import { buildSnapshot } from '../../packages/core/src/snapshot/index.js';
+import { readAiCatalog } from '../../packages/core/src/catalog/index.js';
+import { openStateStore, type CatalogEntry } from '../../packages/store/src/index.js';
+import type { SqlStateStore } from '../../packages/store/src/sql-state-store.js';
 import { entryFor, rawCard } from '../match/fixtures.js';
 import { storeEngines } from '../helpers/stores.js';
 

@@ -9,8 +9,8 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Browser, Page } from 'playwright-core';
-import { runDemo } from '../../src/demo/index.js';
-import type { RunningDemo } from '../../src/demo/index.js';
+import { runDemo } from '../../packages/service/src/demo/index.js';
+import type { RunningDemo } from '../../packages/service/src/demo/index.js';
 import { expectNoAxeViolations } from './axe.js';
 import { launchBrowser, openPage, text, until } from './browser.js';
 

@@ -11,10 +11,10 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Browser, Page } from 'playwright-core';
-import { runDemo } from '../../src/demo/index.js';
-import type { RunningDemo } from '../../src/demo/index.js';
-import { DEFAULT_TRACE_INPUTS, runTrace } from '../../src/explorer/index.js';
-import type { TraceInputs, TraceStats } from '../../src/explorer/index.js';
+import { runDemo } from '../../packages/service/src/demo/index.js';
+import type { RunningDemo } from '../../packages/service/src/demo/index.js';
+import { DEFAULT_TRACE_INPUTS, runTrace } from '../../packages/core/src/explorer/index.js';
+import type { TraceInputs, TraceStats } from '../../packages/core/src/explorer/index.js';
 import { mkdir } from 'node:fs/promises';
 import { expectNoAxeViolations } from './axe.js';
 import { focused, IMAGES, launchBrowser, openPage, screenshot, tabTo, text, until } from './browser.js';

@@ -10,10 +10,10 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Browser } from 'playwright-core';
-import { VirtualClock } from '../../src/clock/index.js';
-import { startService } from '../../src/server/index.js';
-import type { RunningService } from '../../src/server/index.js';
-import { createLogger } from '../../src/server/logger.js';
+import { VirtualClock } from '../../packages/core/src/clock/index.js';
+import { startService } from '../../packages/service/src/server/index.js';
+import type { RunningService } from '../../packages/service/src/server/index.js';
+import { createLogger } from '../../packages/service/src/server/logger.js';
 import { adkStyleCard } from '../helpers/cards.js';
 import type { FaultEndpoint, FaultServer } from '../helpers/fault-server.js';
 import { startFaultServer } from '../helpers/fault-server.js';

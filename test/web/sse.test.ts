@@ -15,7 +15,7 @@ interface SseModule {
   readSse(body: ReadableStream<Uint8Array>, onMessage: (m: SseMessage) => void): Promise<void>;
 }
 
-const load = async (): Promise<SseModule> => (await import(new URL('../../web/lib/sse.js', import.meta.url).href)) as SseModule;
+const load = async (): Promise<SseModule> => (await import(new URL('../../packages/service/web/lib/sse.js', import.meta.url).href)) as SseModule;
 
 test('messages split anywhere, CRLF and CR line ends, comments, multi-line data, ids', async () => {
   const { sseParser } = await load();

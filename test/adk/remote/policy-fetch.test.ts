@@ -10,11 +10,11 @@ import type { AddressInfo } from 'node:net';
 import express from 'express';
 import { InMemoryRunner, LlmAgent, RemoteA2AAgent, toA2a } from '@google/adk';
 import type { Event } from '@google/adk';
-import { isDiscoveryError } from '../../../src/errors.js';
-import { parseAgentCard, toAdkCard } from '../../../src/card/index.js';
-import type { AgentCardModel } from '../../../src/card/index.js';
-import { HostPolicy } from '../../../src/fetch/index.js';
-import { V1RemoteAgent, createAdkClientFactory, createPolicyFetch, remoteAgentFor } from '../../../src/adk/remote/index.js';
+import { isDiscoveryError } from '../../../packages/core/src/errors.js';
+import { parseAgentCard, toAdkCard } from '../../../packages/core/src/card/index.js';
+import type { AgentCardModel } from '../../../packages/core/src/card/index.js';
+import { HostPolicy } from '../../../packages/core/src/fetch/index.js';
+import { V1RemoteAgent, createAdkClientFactory, createPolicyFetch, remoteAgentFor } from '../../../packages/core/src/adk/remote/index.js';
 import { ScriptedLlm } from '../../helpers/a2a-peers.js';
 import { startV1Server } from '../../helpers/a2a-v1-server.js';
 

@@ -1,0 +1,169 @@
+/**
+ * a2a-discovery: find A2A agents, admit only allowlisted hosts, keep their cards fresh with
+ * real HTTP caching, and explain every decision.
+ *
+ * This entry exports the core (no server, no Kubernetes client). Everything is listed by name.
+ *
+ * @module
+ */
+export { DiscoveryError, isDiscoveryError, toDiscoveryError, failureOf } from './errors.js';
+export type { DiscoveryErrorCode, DiscoveryErrorOptions, FailureClass, Problem, Stage } from './errors.js';
+
+export { systemClock, systemRandom, seededRandom, VirtualClock } from './clock/index.js';
+export type { Clock, Random, TimerHandle } from './clock/index.js';
+
+export { EventStream, DISCOVERY_CHANNEL, occurrences } from './events/index.js';
+export type {
+  DiscoveryEvent,
+  EventInput,
+  EventListener,
+  CardOutcome,
+  CardFetchEvent,
+  CardResultEvent,
+  CardBackoffEvent,
+  AlertEvent,
+  AlertResolvedEvent,
+  EndpointEvent,
+  HealthEvent,
+  MatchEvent,
+  SnapshotEvent,
+  SessionEvent,
+  TreeEvent,
+  RoutingEvent,
+  CatalogEvent,
+} from './events/index.js';
+
+export {
+  parseAgentCard,
+  parseFailure,
+  checkCard,
+  toAdkCard,
+  verifyCardSignatures,
+  canonicalCardPayload,
+  signCard,
+  signatureFailure,
+  signDetached,
+  verifyDetachedSignature,
+  detachedPayload,
+  canonicalMode,
+  modesCover,
+  effectiveModes,
+  MODE_SHORT_FORMS,
+  sha256Hex,
+  canonicalJson,
+  canonicalCardSha256,
+  DEFAULT_JSON_LIMITS,
+  isLoopbackHostname,
+} from './card/index.js';
+export type {
+  ParseCardOptions,
+  ParseCardResult,
+  CardStage,
+  CheckCardOptions,
+  CheckCardResult,
+  AgentCardModel,
+  AgentInterfaceModel,
+  AgentSkillModel,
+  AgentCapabilitiesModel,
+  AgentProviderModel,
+  AgentExtensionModel,
+  AgentCardSignatureModel,
+  SecuritySchemeModel,
+  SecurityRequirementModel,
+  CardProtocolVersion,
+  AdkAgentCard,
+  AdkCardResult,
+  SignatureMode,
+  SignatureOptions,
+  SignatureResult,
+  TrustedKey,
+  CanonicalForm,
+  JsonLimits,
+  UrlJudge,
+  CardUrl,
+  CardUrlRole,
+  InterfacePolicyOptions,
+} from './card/index.js';
+
+export { HostPolicy, isLoopbackHost, createCardFetcher, createGuardedLookup, systemResolver, inlineCardKey, catalogCardUrl, isCardUrl, isInlineCardKey, CATALOG_CARD_FRAGMENT, CARD_PATH } from './fetch/index.js';
+export type {
+  HostPolicyOptions,
+  HostVerdict,
+  CardFetcher,
+  CardFetcherOptions,
+  FetchResult,
+  GuardedLookupOptions,
+  ResolvedAddress,
+  Resolver,
+} from './fetch/index.js';
+
+export { CardCache, MemoryCardStore, readDirectives, responseCacheControl, fetchWithLegacyFallback } from './cache/index.js';
+export type { CardCacheOptions, RefreshOptions, CacheEntry, CardStore, EntryError, CacheDirectives, CacheContent, AcceptedContent, DigestPins } from './cache/index.js';
+
+export {
+  A2A_CARD_MEDIA_TYPE,
+  AI_CATALOG_MEDIA_TYPE,
+  AI_CATALOG_SPEC_VERSION,
+  AI_CATALOG_WELL_KNOWN_PATH,
+  DEFAULT_CATALOG_LIMITS,
+  readAiCatalog,
+  readAiCatalogValue,
+  judgeTrustManifest,
+  selectVersions,
+  isSemanticVersion,
+} from './catalog/index.js';
+export type { AiCatalog, AiCatalogEntry, CachedAiCatalog, CatalogLimits, ReadCatalogResult, ManifestVerdict, TrustPin, Versioned } from './catalog/index.js';
+
+export { staticSource, wellKnownSource, registrySource, simpleCatalogAdapter, kubernetesSource, aiCatalogSource, pruneCatalogStore, CatalogArtifacts, A2A_PORT_NAME, BASE_URL_ANNOTATION, PORT_ANNOTATION } from './sources/index.js';
+export type {
+  EndpointRecord,
+  Source,
+  SourceKind,
+  SourceListener,
+  SourceState,
+  StaticAgentConfig,
+  StaticSource,
+  StaticSourceOptions,
+  WellKnownSourceOptions,
+  RegistryAdapter,
+  RegistryEntry,
+  RegistryPage,
+  RegistrySourceOptions,
+  KubernetesSourceOptions,
+  AiCatalogSource,
+  AiCatalogSourceOptions,
+  CatalogReport,
+  CardPin,
+  CatalogPublication,
+  InlineCard,
+} from './sources/index.js';
+
+export { resolveEndpoints } from './resolve/index.js';
+export type { AdmittedEndpoint, RefusedRecord, ResolveResult } from './resolve/index.js';
+
+export { matchCard, TagVocabulary, selectAgents, deriveLocalName, LOCAL_NAME, RESERVED_NAMES } from './match/index.js';
+export type {
+  Need,
+  VocabularyEntry,
+  RequiredCapabilities,
+  CardMatch,
+  ReviewedAgent,
+  TenantPolicy,
+  SelectOptions,
+  RoutingDomain,
+  Candidate,
+  SelectedAgent,
+  Verdict,
+  SelectionAlert,
+  Selection,
+  MatchMemo,
+} from './match/index.js';
+
+export { HealthTracker, isMember } from './health/index.js';
+export type { HealthState, HealthStatus, HealthOptions, HealthObservation, HealthTransition } from './health/index.js';
+
+export { snapshotDigest, buildSnapshot, toSnapshotAgents, diffSnapshots, SnapshotStore } from './snapshot/index.js';
+export type { Snapshot, SnapshotAgent, SnapshotDomain, SnapshotDiff, AgentChange, SnapshotSummary, RetainedSnapshot } from './snapshot/index.js';
+
+export { DiscoveryLoop } from './loop/index.js';
+export type { DiscoveryLoopOptions, EndpointStatus, SnapshotListener, RoutingVerdict } from './loop/index.js';

@@ -1,0 +1,144 @@
+/**
+ * `a2a-discovery eval-routing --config <file> [--cases <file>] [--url <service> [--digest <d>]] [--json]`:
+ * routing accuracy of a snapshot on labelled cases (the vocabulary's examples, `routing.cases`,
+ * and `--cases`), with a confusion table and every fallback. The snapshot is the one the
+ * configuration would build with stand-in peers (default, offline), or a running service's
+ * current or retained one.
+ */
+import type { Command } from 'commander';
+import { loadConfig, resolveSecrets, type DiscoveryConfig } from 'a2a-discovery/config';
+import { DiscoveryError } from 'a2a-discovery';
+import type { Snapshot } from 'a2a-discovery';
+import type { RoutingCase, RoutingReport } from 'a2a-discovery/routing';
+import { casesFromVocabulary, evaluateRouting, formatRoutingReport, loadCases, standInPeers, standInSnapshot } from 'a2a-discovery/routing';
+import { readBoundedStream } from '../server/read-json-body.js';
+
+export interface EvalRoutingFlags {
+  config: string;
+  cases?: string;
+  url?: string;
+  digest?: string;
+  minAccuracy?: number;
+  json: boolean;
+}
+
+/** Evaluates routing as the flags say; resolves to the report. */
+export async function evalRouting(flags: EvalRoutingFlags, env: NodeJS.ProcessEnv = process.env): Promise<{ report: RoutingReport; source: string }> {
+  const config = await loadConfig(flags.config);
+  const cases: RoutingCase[] = [
+    ...casesFromVocabulary(config.vocabulary),
+    ...(config.routing.cases !== undefined ? await loadCases(config.routing.cases) : []),
+    ...(flags.cases !== undefined ? await loadCases(flags.cases) : []),
+  ];
+  if (cases.length === 0) {
+    throw new DiscoveryError('ERR_USAGE', 'there are no cases to evaluate: give the vocabulary examples, routing.cases, or --cases', { stage: 'config' });
+  }
+  if (flags.digest !== undefined && flags.url === undefined) throw new DiscoveryError('ERR_USAGE', '--digest needs --url (the service that retains the snapshot)', { stage: 'config' });
+  const { snapshot, source } = flags.url !== undefined ? await fetchSnapshot(config, flags.url, flags.digest, env) : { snapshot: fromConfig(config), source: 'stand-in peers built from the configuration' };
+  const root = config.root;
+  const report = await evaluateRouting(snapshot, {
+    root:
+      root.kind === 'model'
+        ? { kind: 'model', model: root.model, rootName: root.name }
+        : {
+            kind: 'routed',
+            hints: config.vocabulary.map((v) => ({ tag: v.tag, ...(v.keywords && { keywords: v.keywords }), ...(v.examples && { examples: v.examples }) })),
+            ...(root.fallback !== undefined && { fallback: root.fallback }),
+          },
+    cases,
+    tags: config.vocabulary.map((v) => v.tag),
+    minAccuracy: flags.minAccuracy ?? config.routing.minAccuracy,
+  });
+  return { report, source };
+}
+
+function fromConfig(config: DiscoveryConfig): Snapshot {
+  return standInSnapshot(standInPeers(config), {
+    vocabulary: config.vocabulary,
+    needs: config.needs,
+    maxAgents: config.policies.maxAgents,
+    domains: config.domains,
+  });
+}
+
+/** A snapshot's JSON carries every agent's card (each ≤ 64 KiB by default): 32 MiB is room for hundreds. */
+const MAX_SNAPSHOT_BYTES = 32 * 1024 * 1024;
+
+/** The service's current snapshot, or a retained one by digest, through its API. */
+async function fetchSnapshot(config: DiscoveryConfig, url: string, digest: string | undefined, env: NodeJS.ProcessEnv): Promise<{ snapshot: Snapshot; source: string }> {
+  const secrets = await resolveSecrets(config, env);
+  const base = url.replace(/\/+$/, '');
+  const target = digest !== undefined ? `${base}/api/snapshots/${encodeURIComponent(digest)}` : `${base}/api/snapshot`;
+  let res: Response;
+  try {
+    res = await fetch(target, { headers: { accept: 'application/json', ...(secrets.token !== undefined && { authorization: `Bearer ${secrets.token}` }) }, signal: AbortSignal.timeout(10_000) });
+  } catch (err) {
+    throw new DiscoveryError('ERR_USAGE', `cannot reach ${target}: ${err instanceof Error ? err.message : String(err)}`, { stage: 'config', cause: err });
+  }
+  if (!res.ok) throw new DiscoveryError('ERR_USAGE', `${target} answered ${res.status}${res.status === 404 ? ' (no such snapshot, or none published yet)' : ''}`, { stage: 'config' });
+  const bytes = await readBoundedStream(res.body, MAX_SNAPSHOT_BYTES);
+  if (bytes === undefined) throw new DiscoveryError('ERR_USAGE', `${target} answered more than ${MAX_SNAPSHOT_BYTES} bytes; that is not a snapshot of this service`, { stage: 'config' });
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(bytes.toString('utf8'));
+  } catch {
+    throw new DiscoveryError('ERR_USAGE', `${target} did not answer JSON`, { stage: 'config' });
+  }
+  const body = parsed as {
+    version: number;
+    digest: string;
+    createdAt?: string;
+    agents: Array<{ localName: string; description: string; tags: string[]; critical: boolean; domain?: string }>;
+    domains?: Array<{ name: string; description: string; agents: string[] }>;
+  };
+  // Routing reads names, descriptions, tags, criticality and the layout; nothing else is needed.
+  const snapshot = {
+    version: body.version,
+    digest: body.digest,
+    createdAt: body.createdAt !== undefined ? Date.parse(body.createdAt) : 0,
+    agents: body.agents.map((a) => ({ localName: a.localName, description: a.description, tags: a.tags, critical: a.critical, ...(a.domain !== undefined && { domain: a.domain }) })),
+    ...(body.domains && { domains: body.domains }),
+  } as unknown as Snapshot;
+  return { snapshot, source: `${digest !== undefined ? 'retained' : 'current'} snapshot of ${base}` };
+}
+
+export function registerEvalRoutingCommand(program: Command, io: { out: (s: string) => void }): void {
+  program
+    .command('eval-routing')
+    .description('Measure routing accuracy: run the root (and domain sub-routers) on labelled cases and report accuracy per tag, a confusion table and every fallback.')
+    .requiredOption('--config <file>', 'path of the YAML configuration file')
+    .option('--cases <file>', 'a YAML list of { message, expect: tag | agent name }, besides the vocabulary examples and routing.cases')
+    .option('--url <service>', "evaluate a running service's current snapshot (its API), instead of stand-in peers built from the configuration")
+    .option('--digest <digest>', 'with --url: a retained or archived snapshot instead of the current one')
+    .option('--min-accuracy <x>', 'threshold, 0-1 (default routing.minAccuracy, 0.9)', (v) => {
+      const n = Number(v);
+      if (!(n >= 0 && n <= 1)) throw new DiscoveryError('ERR_USAGE', '--min-accuracy must be between 0 and 1', { stage: 'config' });
+      return n;
+    })
+    .option('--json', 'print one JSON object instead of text', false)
+    .addHelpText(
+      'after',
+      `
+Without --url the snapshot is built offline from the configuration: every static agent, plus one
+stand-in agent (<tag>_agent) for each needed tag no static agent serves, through the real matcher,
+cap and routing domains. A routed root is evaluated deterministically; a model root runs its real
+routers through ADK (root.model resolved by ADK's model registry) over stand-in leaves.
+
+Cases expecting a tag no agent serves (or an agent the snapshot lacks) are skipped, not counted.
+
+Exit codes: 0 accuracy at or above the threshold, 1 below, 2 usage error.
+JSON fields: source, version, digest, levels, rootKind, accuracy, minAccuracy, passed, total, evaluated,
+correct, perLabel [{label, cases, correct, accuracy}], confusion {rows, columns, counts}, fallbacks,
+mistakes, skipped, results.
+
+Examples:
+  a2a-discovery eval-routing --config discovery.yaml
+  a2a-discovery eval-routing --config discovery.yaml --cases routing-cases.yaml --json
+  a2a-discovery eval-routing --config discovery.yaml --url http://127.0.0.1:7340`,
+    )
+    .action(async (opts: EvalRoutingFlags) => {
+      const { report, source } = await evalRouting(opts);
+      io.out(opts.json ? `${JSON.stringify({ source, ...report }, null, 2)}\n` : `${formatRoutingReport(report)}\n(snapshot: ${source})\n`);
+      process.exitCode = report.passed ? 0 : 1;
+    });
+}

@@ -1,0 +1,176 @@
+#!/usr/bin/env node
+/**
+ * The `a2a-discovery` command line. Exit codes: 0 success or an accepted card, 1 a refused
+ * card or a failed check, 2 a usage error.
+ */
+import { realpathSync } from 'node:fs';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
+import { isDiscoveryError } from 'a2a-discovery';
+import type { SignatureMode } from 'a2a-discovery';
+import { renderAiCatalogProbe, renderProbe } from 'a2a-discovery/probe';
+import { probeFile } from './probe.js';
+import { probeUrlTarget } from './probe-url.js';
+import { runValidate } from './validate.js';
+import { registerTraceCommand } from './trace.js';
+import { registerServeCommands } from './serve.js';
+import { registerEvalRoutingCommand } from './eval-routing.js';
+import { VERSION } from '../version.js';
+
+const EXIT_OK = 0;
+const EXIT_REFUSED = 1;
+const EXIT_USAGE = 2;
+
+function collect(value: string, previous: string[]): string[] {
+  return [...previous, value];
+}
+
+function positiveInt(value: string): number {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n <= 0) throw new InvalidArgumentError('must be a positive whole number');
+  return n;
+}
+
+interface ProbeFlags {
+  allow: string[];
+  allowLoopback: boolean;
+  signatureMode: SignatureMode;
+  trustKey: string[];
+  maxBytes?: number;
+  timeoutMs?: number;
+  json: boolean;
+}
+
+export function buildProgram(io: { out: (s: string) => void; err: (s: string) => void }): Command {
+  const program = new Command();
+  program
+    .name('a2a-discovery')
+    .description('Find A2A agents, keep their cards fresh, and explain why a card is accepted or refused.')
+    .version(VERSION)
+    .showHelpAfterError('(run with --help for usage)')
+    .configureOutput({ writeOut: io.out, writeErr: io.err })
+    .exitOverride();
+
+  program
+    .command('probe')
+    .description('Explain, stage by stage, what a client would decide about an agent card, or about every entry of an AI Catalog: a local file, or a live endpoint (base URL, card URL or catalog URL).')
+    .argument('<target>', 'path of an agent card or AI Catalog JSON file, or an http(s) URL to fetch')
+    .option('--allow <origin>', "allowlisted origin, e.g. https://agents.example.com or https://*.example.com (repeatable); judges a card's interface hosts (without any, they are listed but not judged) and admits an AI Catalog's card hosts", collect, [])
+    .option('--allow-loopback', 'development exemption: accept http: and loopback hosts (localhost, 127.0.0.0/8, ::1)', false)
+    .addOption(new Option('--signature-mode <mode>', 'signature verification').choices(['off', 'if-present', 'required']).default('if-present'))
+    .option('--trust-key <file>', 'a public JWK (with kid) or JWKS file trusted to sign cards, AI Catalogs and their Trust Manifests (repeatable)', collect, [])
+    .option('--max-bytes <n>', 'largest card accepted, in bytes', positiveInt)
+    .option('--timeout-ms <n>', 'URL mode: total deadline of each request, in milliseconds (default 5000)', positiveInt)
+    .option('--json', 'print one JSON object instead of text', false)
+    .addHelpText(
+      'after',
+      `
+URL mode fetches through the discovery fetcher (https only, public addresses only, no redirects,
+64 KiB cap) and also reports HTTP caching: max-age, ETag, whether a conditional request gets 304, and
+whether the ETag is stable. The target's own origin is always allowed; --allow judges the card's interfaces.
+
+AI Catalogs (application/ai-catalog+json, or a JSON object with specVersion and entries; a URL whose
+path ends in .json, a base URL with a path whose .well-known card paths answer 404, or a file) are
+probed entry by entry: the catalog's fetch, parse, schema and
+signature, then each entry's type (other types are ignored, nested catalogs followed up to depth 4,
+never around a cycle), version decision and Trust Manifest verdict, and each card's own stages (at
+most 20 cards, 4 at a time; catalog documents up to 1 MiB). Card hosts other than the catalog's own
+origin must be named by --allow. In a file, url entries must be absolute and nested catalogs given by
+URL are listed, not fetched.
+
+Exit codes: 0 accepted, 1 refused (including input too large, too deep or not JSON), 2 usage error.
+An AI Catalog is accepted when every document is usable, no entry is refused and there is no catalog problem.
+JSON fields: accepted, stage (first refusing stage, or "selected"), protocolVersion, problems [{path, message}],
+warnings, skills [{id, name, tags, inputModes, outputModes}], urls, signature, rawSha256, canonicalSha256,
+and in URL mode http {status, headers, maxAgeSeconds, etag, notModifiedSupported, etagStable, notes}.
+For an AI Catalog: kind "ai-catalog", accepted, documents [{url, via, depth, usable, stage, specVersion,
+signature, problems, ...}], entries [{catalog, path, identifier, type, verdict, selection, trust, nested,
+endpoint, problems, report (the card's, as above), skipped}], problems, notes, counts.
+
+Examples:
+  a2a-discovery probe examples/cards/billing-agent.json --allow https://billing.example.com
+  a2a-discovery probe https://agents.example.com/ --json
+  a2a-discovery probe http://127.0.0.1:8000/ --allow-loopback
+  a2a-discovery probe https://agents.example.com/.well-known/ai-catalog.json --trust-key catalog-key.jwk.json`,
+    )
+    .action(async (target: string, opts: ProbeFlags) => {
+      const common = {
+        allow: opts.allow,
+        allowLoopback: opts.allowLoopback,
+        signatureMode: opts.signatureMode,
+        trustKeys: opts.trustKey,
+        ...(opts.maxBytes !== undefined && { maxBytes: opts.maxBytes }),
+      };
+      const timeout = opts.timeoutMs !== undefined ? { totalTimeoutMs: opts.timeoutMs } : {};
+      const result = /^https?:\/\//i.test(target) ? await probeUrlTarget(target, { ...common, ...timeout }) : await probeFile(target, { ...common, ...timeout });
+      const report = result.kind === 'card' ? result.report : result.catalog;
+      const text = result.kind === 'card' ? renderProbe(result.report) : renderAiCatalogProbe(result.catalog);
+      io.out(opts.json ? `${JSON.stringify(report, null, 2)}\n` : `${text}\n`);
+      process.exitCode = report.accepted ? EXIT_OK : EXIT_REFUSED;
+    });
+
+  registerTraceCommand(program, io);
+  registerServeCommands(program, io);
+  registerEvalRoutingCommand(program, io);
+
+  program
+    .command('validate')
+    .description('Check a discovery.yaml configuration: YAML syntax, schema, cross-field rules, and that every secret it names can be read (values are never printed).')
+    .requiredOption('--config <file>', 'path of the YAML configuration file')
+    .option('--json', 'print one JSON object instead of text', false)
+    .addHelpText(
+      'after',
+      `
+Every problem is printed as file:line:col path: message. Secrets (server.tokenEnv / tokenFile,
+credentials valueEnv / valueFile, signatures.keys jwkFile) are read to check they exist; their values
+are never printed. Relative paths resolve against the file's directory. See docs/configuration.md.
+
+Exit codes: 0 valid, 1 invalid, 2 usage error (missing --config, unreadable file).
+JSON fields: valid, problems [{path, message, line, column}].
+
+Examples:
+  a2a-discovery validate --config examples/discovery.yaml
+  a2a-discovery validate --config /etc/a2a/discovery.yaml --json`,
+    )
+    .action(async (opts: { config: string; json: boolean }) => {
+      process.exitCode = (await runValidate(opts.config, { json: opts.json, io })) ? EXIT_OK : EXIT_REFUSED;
+    });
+
+  return program;
+}
+
+/** Runs the CLI; resolves to the exit code. */
+export async function main(argv: readonly string[]): Promise<number> {
+  const io = { out: (s: string) => void process.stdout.write(s), err: (s: string) => void process.stderr.write(s) };
+  const program = buildProgram(io);
+  process.exitCode = EXIT_OK;
+  try {
+    await program.parseAsync(argv, { from: 'user' });
+    return Number(process.exitCode ?? EXIT_OK);
+  } catch (err) {
+    if (err instanceof CommanderError) {
+      return err.code === 'commander.helpDisplayed' || err.code === 'commander.version' || err.exitCode === 0 ? EXIT_OK : EXIT_USAGE;
+    }
+    if (isDiscoveryError(err)) {
+      io.err(`error: ${err.message}\n`);
+      return err.failure === 'config' ? EXIT_USAGE : EXIT_REFUSED;
+    }
+    io.err(`error: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+    return EXIT_REFUSED;
+  }
+}
+
+function isEntryPoint(): boolean {
+  const script = process.argv[1];
+  if (script === undefined) return false;
+  try {
+    // The npm bin is a symlink: compare real paths.
+    return pathToFileURL(realpathSync(script)).href === pathToFileURL(realpathSync(fileURLToPath(import.meta.url))).href;
+  } catch {
+    return false;
+  }
+}
+
+if (isEntryPoint()) {
+  process.exitCode = await main(process.argv.slice(2));
+}

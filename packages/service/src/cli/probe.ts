@@ -1,0 +1,77 @@
+/**
+ * `a2a-discovery probe <file|url>`: explains, stage by stage, what a client would decide about
+ * a card, or about every entry of an AI Catalog. File mode reads a local card or catalog; URL
+ * mode (see probe-url.ts) fetches through the same safe fetcher discovery uses. The work is the
+ * library's (src/probe); this is the flags' side.
+ */
+import type { JWK } from 'jose';
+import type { SignatureMode, TrustedKey } from 'a2a-discovery';
+import { readBoundedFile } from 'a2a-discovery/config';
+import { DiscoveryError, DEFAULT_CATALOG_LIMITS, createCardFetcher, HostPolicy } from 'a2a-discovery';
+import type { ProbeTargetResult } from 'a2a-discovery/probe';
+import { isAiCatalogDocument, probeAiCatalogDocument, probeCard } from 'a2a-discovery/probe';
+
+
+export interface ProbeOptions {
+  allow: string[];
+  allowLoopback: boolean;
+  signatureMode: SignatureMode;
+  trustKeys: string[];
+  maxBytes?: number;
+}
+
+/** Builds the host policy the flags describe; undefined when no `--allow` was given. */
+export function policyFromFlags(options: Pick<ProbeOptions, 'allow' | 'allowLoopback'>): HostPolicy | undefined {
+  if (options.allow.length === 0) return undefined;
+  return HostPolicy.from({ allow: options.allow, allowLoopback: options.allowLoopback });
+}
+
+/** Reads trusted public keys: each file holds one JWK with a `kid`, or a JWKS `{keys: [...]}`. */
+export async function loadTrustKeys(files: readonly string[]): Promise<TrustedKey[]> {
+  const keys: TrustedKey[] = [];
+  for (const file of files) {
+    let value: unknown;
+    try {
+      value = JSON.parse((await readBoundedFile(file, 64 * 1024)).toString('utf8'));
+    } catch (err) {
+      throw new DiscoveryError('ERR_USAGE', `cannot read trust key ${file}: ${(err as Error).message}`, { cause: err });
+    }
+    const list = (value as { keys?: unknown }).keys ?? [value];
+    for (const jwk of list as JWK[]) {
+      if (typeof jwk?.kid !== 'string') throw new DiscoveryError('ERR_USAGE', `trust key ${file}: every key needs a "kid"`);
+      keys.push({ kid: jwk.kid, jwk });
+    }
+  }
+  return keys;
+}
+
+/**
+ * Probes a card or an AI Catalog stored in a local file. A catalog's `url` entries are fetched
+ * under `--allow` only (a file names no origin); its `data` entries are checked as cards.
+ */
+export async function probeFile(path: string, options: ProbeOptions & { totalTimeoutMs?: number }): Promise<ProbeTargetResult> {
+  let bytes: Buffer;
+  try {
+    // Bounded well above the card limit, so an oversized card is still explained by the check;
+    // and at least the AI Catalog reader's own bound.
+    bytes = await readBoundedFile(path, Math.max(16 * (options.maxBytes ?? 65_536), DEFAULT_CATALOG_LIMITS.maxBytes));
+  } catch (err) {
+    throw new DiscoveryError('ERR_USAGE', `cannot read ${path}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`, { cause: err });
+  }
+  const interfacePolicy = policyFromFlags(options);
+  const check = {
+    allowLoopback: options.allowLoopback,
+    ...(options.maxBytes !== undefined && { maxBytes: options.maxBytes }),
+    signatures: { mode: options.signatureMode, keys: await loadTrustKeys(options.trustKeys) },
+  };
+  if (!isAiCatalogDocument(bytes)) {
+    return { kind: 'card', report: await probeCard(path, bytes, { ...(interfacePolicy && { interfacePolicy }), sourceUrl: path, check }) };
+  }
+  const policy = interfacePolicy ?? HostPolicy.from({ allow: [], allowLoopback: options.allowLoopback });
+  const fetcher = createCardFetcher({ policy, recordRemoteAddress: true, ...(options.totalTimeoutMs !== undefined && { totalTimeoutMs: options.totalTimeoutMs }) });
+  try {
+    return { kind: 'ai-catalog', catalog: await probeAiCatalogDocument(bytes, { label: path, policy, fetcher, ...(interfacePolicy && { interfacePolicy }), check }) };
+  } finally {
+    await fetcher.close();
+  }
+}

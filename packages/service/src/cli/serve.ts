@@ -1,0 +1,124 @@
+/**
+ * `a2a-discovery serve --config <file>` and `a2a-discovery demo`: the long-running commands.
+ * Both stop cleanly on SIGINT/SIGTERM: the loop stops, in-flight work finishes and every server
+ * closes within a bound.
+ */
+import type { Command } from 'commander';
+import { InvalidArgumentError } from 'commander';
+import { isDiscoveryError } from 'a2a-discovery';
+
+// The service and the demo load ADK JS, Express and the HTTP stack: imported only when these
+// commands run, so `probe`, `trace` and `validate` start fast.
+
+interface Io {
+  out: (s: string) => void;
+  err: (s: string) => void;
+}
+
+function port(value: string): number {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 0 || n > 65_535) throw new InvalidArgumentError('must be a port number (0 picks a free one)');
+  return n;
+}
+
+function positive(value: string): number {
+  const n = Number(value);
+  if (!Number.isFinite(n) || n <= 0) throw new InvalidArgumentError('must be a positive number');
+  return n;
+}
+
+/** Resolves on the first SIGINT or SIGTERM. */
+function untilSignal(): Promise<NodeJS.Signals> {
+  return new Promise((resolve) => {
+    const on = (signal: NodeJS.Signals) => {
+      process.off('SIGINT', on);
+      process.off('SIGTERM', on);
+      resolve(signal);
+    };
+    process.on('SIGINT', on);
+    process.on('SIGTERM', on);
+  });
+}
+
+export function registerServeCommands(program: Command, io: Io): void {
+  program
+    .command('serve')
+    .description('Run discovery, the agent trees and the HTTP API (with the dashboard) from a configuration file.')
+    .requiredOption('--config <file>', 'the discovery.yaml configuration')
+    .option('--port <n>', 'override server.port (0 picks a free port)', port)
+    .option('--host <host>', 'override server.host (anything but loopback requires a token)')
+    .option('--log-level <level>', 'trace, debug, info, warn or error', 'info')
+    .addHelpText(
+      'after',
+      `
+Serves on 127.0.0.1:7340 by default: the dashboard at /, the JSON API under /api, Server-Sent Events
+at /api/stream, Prometheus metrics at /metrics, /healthz and /readyz. Logs are JSON lines (short text
+in a terminal). SIGINT or SIGTERM stops it cleanly.
+
+Safe to leave running (docs/security.md): only the Host names it serves are answered (server.allowedHosts
+adds a proxy's), state-changing calls need Content-Type: application/json and the service's own Origin
+(server.allowedOrigins), bodies, event streams and socket timeouts are bounded (server.limits.*),
+sessions belong to the caller that started them (cookie or X-Session-Secret; the server.token holder is
+admin) and are capped (sessions.maxSessions). Every refusal is counted in
+a2a_discovery_http_refusals_total{reason}.
+
+Exit codes: 0 stopped cleanly, 1 invalid configuration or a failure at start, 2 usage error
+(a missing flag, an unreadable file, a port already in use).
+
+Example:
+  a2a-discovery serve --config discovery.yaml`,
+    )
+    .action(async (opts: { config: string; port?: number; host?: string; logLevel: string }) => {
+      const { formatProblems, loadConfig, resolveSecrets } = await import('a2a-discovery/config');
+      const { serviceOptionsFromConfig, createLogger, startService } = await import('../server/index.js');
+      let config;
+      try {
+        config = await loadConfig(opts.config);
+      } catch (err) {
+        if (isDiscoveryError(err) && err.code === 'ERR_CONFIG_INVALID') {
+          io.err(`${formatProblems(err, opts.config)}\n`);
+          process.exitCode = 1;
+          return;
+        }
+        throw err;
+      }
+      const secrets = await resolveSecrets(config);
+      const logger = createLogger({ level: opts.logLevel });
+      const service = await startService({
+        ...serviceOptionsFromConfig(config, secrets),
+        ...(opts.port !== undefined && { port: opts.port }),
+        ...(opts.host !== undefined && { host: opts.host }),
+        logger,
+      });
+      io.out(`a2a-discovery serving ${service.url}/ (dashboard), ${service.url}/api, ${service.url}/metrics\n`);
+      const signal = await untilSignal();
+      logger.info({ signal }, 'stopping');
+      await service.close(5_000);
+      process.exitCode = 0;
+    });
+
+  program
+    .command('demo')
+    .description('Run the whole product on loopback: real A2A agents, a registry catalog, the service and a downstream instance discovering through its AI Catalog, playing the "morning of changes".')
+    .option('--speed <n>', 'scenario minutes per real second (default 1: the morning takes about 40 s)', positive, 1)
+    .option('--no-scenario', 'start the agents and the service, but play no changes')
+    .option('--port <n>', 'service port (0 picks a free one)', port, 7340)
+    .addHelpText(
+      'after',
+      `
+No external service and no model key: the billing and returns agents run on ADK JS (A2A 0.3) and the
+warranty agent on the A2A JS SDK 1.x (A2A 1.0 only), with deterministic scripted replies. The demo
+prints the dashboard's URL, then narrates each snapshot, alert and pinned session. Ctrl-C stops it.
+
+Example:
+  a2a-discovery demo --speed 2`,
+    )
+    .action(async (opts: { speed: number; scenario: boolean; port: number }) => {
+      const { runDemo } = await import('../demo/index.js');
+      const demo = await runDemo({ speed: opts.speed, scenario: opts.scenario, port: opts.port, out: (line) => io.out(`${line}\n`) });
+      await untilSignal();
+      io.out('stopping…\n');
+      await demo.close();
+      process.exitCode = 0;
+    });
+}

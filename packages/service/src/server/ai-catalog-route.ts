@@ -1,0 +1,88 @@
+/**
+ * `GET /.well-known/ai-catalog.json`: the current snapshot published as an AI Catalog
+ * (`application/ai-catalog+json`), for other discovery services and catalog readers.
+ *
+ * - The document is built (and signed, with a key) once per snapshot digest, not per request.
+ * - Its strong ETag is the digest: a conditional GET whose `If-None-Match` lists it is 304.
+ * - The document is a function of the snapshot alone (identifiers included), so one digest is one
+ *   document on every replica and after a restart. Before the first publication: 503 with
+ *   `Retry-After`.
+ *
+ * Public metadata like an agent card: the request guard asks no bearer token for it (it is not
+ * under `/api/`), but the Host check applies (docs/service.md).
+ */
+import type { Context } from 'hono';
+import type { CryptoKey, JWK, KeyObject } from 'jose';
+import { signDetached, AI_CATALOG_MEDIA_TYPE } from 'a2a-discovery';
+import type { DiscoveryLoop, Snapshot } from 'a2a-discovery';
+import { buildAiCatalog } from './ai-catalog.js';
+
+/** How the catalog is signed: a detached JWS over RFC 8785 of the document without `signature`. */
+export interface CatalogSigning {
+  /** The private key. */
+  key: KeyObject | CryptoKey | JWK;
+  /** The JWS header's `kid`, under which verifiers configure the public key. */
+  kid: string;
+  /** Default `ES256`. */
+  alg?: string;
+}
+
+/** Inputs of {@link AiCatalogRoute}. */
+export interface AiCatalogRouteOptions {
+  loop: Pick<DiscoveryLoop, 'current'>;
+  /** `host.displayName`. Default `a2a-discovery`. */
+  hostName?: string;
+  /** The response's `Cache-Control`. Default `max-age=60`. */
+  cacheControl?: string;
+  signing?: CatalogSigning;
+}
+
+/** The route and its one memoized document (the current digest's). */
+export class AiCatalogRoute {
+  readonly #o: AiCatalogRouteOptions;
+  /** The current document, by digest and version (a digest published again gets a new version). */
+  #memo: { digest: string; version: number; body: Promise<string> } | undefined;
+
+  constructor(options: AiCatalogRouteOptions) {
+    this.#o = options;
+  }
+
+  /** Handles one GET or HEAD. */
+  async handle(c: Context): Promise<Response> {
+    const snapshot = this.#o.loop.current();
+    if (snapshot === undefined) {
+      c.header('Retry-After', '5');
+      return c.json({ error: 'not-ready', message: 'no snapshot has been published yet' }, 503);
+    }
+    // RFC 9110 §13.1.2: If-None-Match uses the weak comparison; "*" matches any current representation.
+    const etag = `"${snapshot.digest}"`;
+    const headers = { etag, 'cache-control': this.#o.cacheControl ?? 'max-age=60' };
+    // §15.4.5: a 304 carries the ETag and Cache-Control a 200 would have carried.
+    if (matches(c.req.header('if-none-match'), etag)) return c.body(null, 304, headers);
+    return c.body(await this.document(snapshot), 200, { ...headers, 'content-type': AI_CATALOG_MEDIA_TYPE });
+  }
+
+  /** The document of `snapshot` as JSON text, built and signed once per digest. */
+  document(snapshot: Snapshot): Promise<string> {
+    if (this.#memo?.digest === snapshot.digest && this.#memo.version === snapshot.version) return this.#memo.body;
+    const memo = { digest: snapshot.digest, version: snapshot.version, body: this.#build(snapshot) };
+    this.#memo = memo;
+    memo.body.catch(() => {
+      // A failed build is not kept: the next request tries again.
+      if (this.#memo === memo) this.#memo = undefined;
+    });
+    return memo.body;
+  }
+
+  async #build(snapshot: Snapshot): Promise<string> {
+    const { signing } = this.#o;
+    const doc = buildAiCatalog(snapshot, { hostName: this.#o.hostName ?? 'a2a-discovery' });
+    return JSON.stringify(signing ? await signDetached(doc, signing.key, { alg: signing.alg ?? 'ES256', kid: signing.kid }) : doc);
+  }
+}
+
+function matches(header: string | undefined, etag: string): boolean {
+  if (header === undefined) return false;
+  if (header.trim() === '*') return true;
+  return header.split(',').some((tag) => tag.trim().replace(/^W\//, '') === etag);
+}

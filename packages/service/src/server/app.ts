@@ -1,0 +1,461 @@
+/**
+ * The HTTP API: JSON routes over the loop, the cache, the trees and the sessions; the SSE feed;
+ * `/metrics`; `/healthz` and `/readyz`; the AI Catalog at `/.well-known/ai-catalog.json` when
+ * enabled; and the dashboard's static files at `/`.
+ *
+ * Every request first passes the request guard (request-guard.ts: Host allowlist, Origin, JSON
+ * content type, bearer token); bodies are read under per-route caps and the event stream is
+ * bounded (event-stream-route.ts). docs/security.md describes the model.
+ */
+import { Hono } from 'hono';
+import type { Context } from 'hono';
+import { getCookie, setCookie } from 'hono/cookie';
+import type { Registry } from 'prom-client';
+import type { SessionRunner, TreeFactory } from 'a2a-discovery/adk';
+import { checkSessionId, contentText, SESSION_ID_PATTERN } from 'a2a-discovery/adk';
+import type { CardCache, DiscoveryLoop, RoutingVerdict, CatalogReport, Source, Snapshot } from 'a2a-discovery';
+import { isDiscoveryError, diffSnapshots, AI_CATALOG_WELL_KNOWN_PATH } from 'a2a-discovery';
+import type { TraceInputs } from 'a2a-discovery/explorer';
+import { DEFAULT_TRACE_INPUTS, runTrace } from 'a2a-discovery/explorer';
+import type { StoreStatus, ReplicaStatus } from '@a2a-discovery/store';
+import type { AiCatalogRoute } from './ai-catalog-route.js';
+import type { EventBuffer } from './event-buffer.js';
+import type { Inspector } from './inspector.js';
+import { parseInspectInput } from './inspector.js';
+import type { JournalReader } from './journal.js';
+import { parseActivityQuery, parseJournalQuery } from './journal.js';
+import { EventStreamHub } from './event-stream-route.js';
+import type { OnRefusal, ServerLimits } from './limits.js';
+import { DEFAULT_SERVER_LIMITS } from './limits.js';
+import { readJsonBody } from './read-json-body.js';
+import { requestGuard } from './request-guard.js';
+import type { SnapshotArchive } from './snapshot-archive.js';
+import type { Caller, SessionOwners } from './session-owners.js';
+import { CLIENT_COOKIE, newToken, SESSION_SECRET_HEADER } from './session-owners.js';
+
+export interface AppOptions {
+  loop: DiscoveryLoop;
+  cache: CardCache;
+  trees: TreeFactory;
+  sessions: SessionRunner;
+  /** Who owns each session started through the API. */
+  owners: SessionOwners;
+  buffer: EventBuffer;
+  archive: SnapshotArchive;
+  metrics: Registry;
+  token?: string;
+  /** The address the server listens on; with `allowedHosts`, the Host names it answers to. Default `127.0.0.1`. */
+  bindHost?: string;
+  /** Extra Host names (a reverse proxy's). */
+  allowedHosts?: readonly string[];
+  /** Extra origins allowed to make non-GET calls. */
+  allowedOrigins?: readonly string[];
+  /** Body, stream and queue limits; defaults {@link DEFAULT_SERVER_LIMITS}. */
+  limits?: Partial<ServerLimits>;
+  /** The event-stream hub (to share its count with metrics); built from `buffer` and `limits` when absent. */
+  streams?: EventStreamHub;
+  /** Counts each refusal a limit or check causes (the metrics' counter). */
+  onRefusal?: OnRefusal;
+  /** Serves the dashboard: returns a Response for a path under `/`, or undefined. */
+  staticFiles?: (path: string) => Promise<Response | undefined>;
+  /** Closes SSE streams on shutdown. */
+  shutdownSignal?: AbortSignal;
+  /** The state store's status, reported by `/readyz`. */
+  storeStatus?: () => StoreStatus;
+  /** Pages of the store's journal and per-endpoint cache activity (`/api/journal`, `/api/activity`). */
+  journal?: JournalReader;
+  /** Several replicas: this one's role, epoch and lag, reported by `/readyz`. */
+  replicaStatus?: () => ReplicaStatus;
+  /** Several replicas: restores a session another replica pinned, before it is looked up here. */
+  adoptSession?: (sessionId: string) => Promise<void>;
+  /** `POST /api/inspect`: what discovery would decide about a URL, card or catalog (404 without it). */
+  inspector?: Inspector;
+  /** `GET /.well-known/ai-catalog.json`: the current snapshot as an AI Catalog (404 without it). */
+  aiCatalog?: AiCatalogRoute;
+}
+
+/** A snapshot for the API: agents with their reviewed fields, card summary and the card itself. */
+export function snapshotJson(s: Snapshot, routing?: RoutingVerdict): Record<string, unknown> {
+  return {
+    version: s.version,
+    digest: s.digest,
+    createdAt: new Date(s.createdAt).toISOString(),
+    // Routing domains (two-level trees) and the routing evaluation of this snapshot, when configured.
+    ...(s.domains && { domains: s.domains }),
+    routing: routing ? { accuracy: routing.accuracy, minAccuracy: routing.minAccuracy, passed: routing.passed, evaluated: routing.evaluated } : null,
+    agents: s.agents.map((a) => ({
+      localName: a.localName,
+      description: a.description,
+      tags: a.tags,
+      critical: a.critical,
+      ...(a.domain !== undefined && { domain: a.domain }),
+      baseUrl: a.baseUrl,
+      sources: a.sources,
+      protocolVersion: a.protocolVersion,
+      canonicalSha256: a.canonicalSha256,
+      degraded: a.degraded,
+      stale: a.stale,
+      card: a.card,
+    })),
+  };
+}
+
+/** `GET /api/sources` lists at most this many problems and catalog documents per source, then counts the rest. */
+export const MAX_LISTED_PER_SOURCE = 50;
+/** Characters kept of one text field there (a path, a message, a URL); longer text ends in `…`. */
+const MAX_TEXT = 2_000;
+
+const clip = (text: string): string => (text.length > MAX_TEXT ? `${text.slice(0, MAX_TEXT - 1)}…` : text);
+
+/**
+ * What each source is doing, for `GET /api/sources` and the dashboard's Sources view: its state
+ * (ok, synced, when it last listed, how many records), its error, its problems with their paths,
+ * and for an AI Catalog source (anything with a `catalogs()` report) each document it read.
+ * Bounded: {@link MAX_LISTED_PER_SOURCE} problems and documents per source (`moreProblems`,
+ * `moreCatalogs` count the rest), text fields cut at 2,000 characters.
+ */
+export function sourcesJson(sources: readonly Source[]): { sources: Array<Record<string, unknown>> } {
+  return {
+    sources: sources.map((source) => {
+      const state = source.current();
+      const problems = state.problems ?? [];
+      const e = state.error;
+      const reports = catalogsOf(source);
+      return {
+        id: source.id,
+        kind: source.kind,
+        ok: state.ok,
+        synced: state.synced,
+        updatedAt: state.updatedAt ?? null,
+        records: state.records.length,
+        ...(e !== undefined && {
+          error: {
+            code: e.code,
+            message: clip(e.message),
+            ...(e.url !== undefined && { url: clip(e.url) }),
+            ...(e.status !== undefined && { status: e.status }),
+            ...(e.problems.length > 0 && { problems: e.problems.slice(0, MAX_LISTED_PER_SOURCE).map(problemJson) }),
+          },
+        }),
+        problems: problems.slice(0, MAX_LISTED_PER_SOURCE).map(problemJson),
+        moreProblems: Math.max(0, problems.length - MAX_LISTED_PER_SOURCE),
+        ...(reports !== undefined && {
+          catalogs: reports.slice(0, MAX_LISTED_PER_SOURCE).map(catalogJson),
+          moreCatalogs: Math.max(0, reports.length - MAX_LISTED_PER_SOURCE),
+        }),
+      };
+    }),
+  };
+}
+
+/** The catalog report of an AI Catalog source, duck-typed (a wrapped or test source may carry one too). */
+function catalogsOf(source: Source): readonly CatalogReport[] | undefined {
+  const catalogs = (source as Partial<{ catalogs: unknown }>).catalogs;
+  if (typeof catalogs !== 'function') return undefined;
+  const reports: unknown = catalogs.call(source);
+  return Array.isArray(reports) ? (reports as readonly CatalogReport[]) : undefined;
+}
+
+function problemJson(p: { path: string; message: string }): { path: string; message: string } {
+  return { path: clip(p.path), message: clip(p.message) };
+}
+
+function catalogJson(r: CatalogReport): Record<string, unknown> {
+  return {
+    url: clip(r.url),
+    via: clip(r.via),
+    depth: r.depth,
+    outcome: r.outcome,
+    ...(r.specVersion !== undefined && { specVersion: clip(r.specVersion) }),
+    ...(r.etag !== undefined && { etag: clip(r.etag) }),
+    ...(r.signature !== undefined && { signature: clip(r.signature) }),
+    entries: r.entries,
+    cards: r.cards,
+    nested: r.nested,
+    ignored: r.ignored,
+    ...(r.error !== undefined && { error: clip(r.error) }),
+  };
+}
+
+export function createApp(o: AppOptions): Hono {
+  const app = new Hono();
+  const limits: ServerLimits = { ...DEFAULT_SERVER_LIMITS, ...o.limits };
+  const refuse: OnRefusal = o.onRefusal ?? (() => undefined);
+  const streams =
+    o.streams ??
+    new EventStreamHub({
+      buffer: o.buffer,
+      limits,
+      onRefusal: refuse,
+      hello: () => ({ version: o.loop.current()?.version ?? 0, lastSeq: o.buffer.since(0).at(-1)?.seq ?? 0 }),
+    });
+  o.shutdownSignal?.addEventListener('abort', () => streams.closeAll(), { once: true });
+
+  /** The JSON object body of `c` under `maxBytes`, or the 400/413 response to send instead. */
+  const body = async (c: Context, maxBytes: number): Promise<Record<string, unknown> | Response> => {
+    const read = await readJsonBody(c, maxBytes);
+    if (read.ok) return read.value ?? {};
+    if (read.tooLarge) {
+      refuse('body_bytes');
+      c.header('Connection', 'close');
+      return c.json({ error: 'payload-too-large', message: `the request body is larger than ${maxBytes} bytes (server.limits)` }, 413);
+    }
+    return c.json({ error: 'bad-request', message: 'the body must be a JSON object' }, 400);
+  };
+
+  app.use(
+    '*',
+    requestGuard({
+      bindHost: o.bindHost ?? '127.0.0.1',
+      ...(o.allowedHosts && { allowedHosts: o.allowedHosts }),
+      ...(o.allowedOrigins && { allowedOrigins: o.allowedOrigins }),
+      ...(o.token !== undefined && { token: o.token }),
+      onRefusal: refuse,
+    }),
+  );
+
+  app.get('/healthz', (c) => c.json({ ok: true }));
+  app.get('/readyz', (c) => {
+    const s = o.storeStatus?.();
+    // A failing store degrades the service but does not stop it: it keeps serving from memory.
+    const store = s && { kind: s.kind, location: s.location, ok: s.ok, ...(s.lastError !== undefined && { lastError: s.lastError }) };
+    const r = o.replicaStatus?.();
+    const replica = r && { id: r.id, role: r.role, epoch: r.epoch, connected: r.connected, digest: r.digest ?? null, storeDigest: r.storeDigest ?? null, inSync: r.inSync, lagMs: r.lagMs };
+    const degraded = (store !== undefined && !store.ok) || (replica !== undefined && !replica.connected);
+    const extra = { ...(store && { store }), ...(replica && { replica }), ...(degraded && { degraded: true }) };
+    return o.loop.ready
+      ? c.json({ ready: true, version: o.loop.current()?.version ?? 0, ...extra })
+      : c.json({ ready: false, reason: 'the first discovery pass has not finished', ...extra }, 503);
+  });
+
+  app.get('/metrics', async (c) => {
+    c.header('Content-Type', o.metrics.contentType);
+    return c.body(await o.metrics.metrics());
+  });
+
+  app.get('/api/snapshot', (c) => {
+    const s = o.loop.current();
+    return s ? c.json(snapshotJson(s, o.loop.routingOf(s.digest))) : c.json({ error: 'not-ready', message: 'no snapshot has been published yet' }, 404);
+  });
+
+  app.get('/api/snapshots', (c) =>
+    c.json({
+      current: o.loop.current()?.digest ?? null,
+      held: o.loop.held ?? null,
+      history: o.loop.snapshots.history().map((h) => ({ ...h, createdAt: new Date(h.createdAt).toISOString() })),
+      retained: o.loop.snapshots.retained(),
+    }),
+  );
+
+  app.get('/api/snapshots/:digest', (c) => {
+    const s = o.archive.get(c.req.param('digest'));
+    return s ? c.json(snapshotJson(s, o.loop.routingOf(s.digest))) : c.json({ error: 'not-found', message: 'no such snapshot is retained or archived' }, 404);
+  });
+
+  app.get('/api/diff', (c) => {
+    const from = c.req.query('from');
+    const to = c.req.query('to') ?? o.loop.current()?.digest;
+    const a = from !== undefined ? o.archive.get(from) : undefined;
+    const b = to !== undefined ? o.archive.get(to) : undefined;
+    if ((from !== undefined && !a) || !b) return c.json({ error: 'not-found', message: 'both snapshots must be retained or archived' }, 404);
+    return c.json(diffSnapshots(a, b));
+  });
+
+  app.get('/api/endpoints', async (c) => c.json({ endpoints: await o.loop.status() }));
+
+  // What each source is doing: state, error, problems by path, and an AI Catalog source's documents.
+  app.get('/api/sources', (c) => c.json(sourcesJson(o.loop.sources)));
+
+  app.get('/api/endpoints/card', async (c) => {
+    const url = c.req.query('url');
+    if (!url) return c.json({ error: 'bad-request', message: 'query parameter url is required' }, 400);
+    try {
+      const entry = await o.cache.peek(url);
+      if (!entry) return c.json({ error: 'not-found', message: 'no card is cached for this endpoint', lastFailure: o.cache.lastFailure(url)?.error.toJSON() ?? null }, 404);
+      return c.json({ baseUrl: entry.baseUrl, cardUrl: entry.cardUrl, body: entry.body, warnings: entry.warnings, lastError: entry.lastError ?? null, card: entry.card });
+    } catch (err) {
+      return errorResponse(c, err);
+    }
+  });
+
+  // Holding the bearer token makes a caller an admin (with a token, every API call needs it).
+  const admin = o.token !== undefined && o.token !== '';
+  const callerOf = (c: Context, issue = false): Caller => {
+    let clientId = getCookie(c, CLIENT_COOKIE);
+    if (clientId !== undefined && !/^[A-Za-z0-9_-]{43}$/.test(clientId)) clientId = undefined;
+    if (clientId === undefined && issue) {
+      clientId = newToken();
+      setCookie(c, CLIENT_COOKIE, clientId, { httpOnly: true, sameSite: 'Strict', path: '/api' });
+    }
+    const secret = c.req.header(SESSION_SECRET_HEADER);
+    return { admin, ...(clientId !== undefined && { clientId }), ...(secret !== undefined && { secret }) };
+  };
+  /** The 400/403/404 response when `caller` may not drive the session `id`, else undefined. */
+  const sessionRefusal = (c: Context, id: string, caller: Caller): Response | undefined => {
+    try {
+      checkSessionId(id);
+    } catch (err) {
+      return errorResponse(c, err);
+    }
+    if (o.trees.digestOf(id) === undefined && !o.owners.claimed(id)) return c.json({ error: 'not-found', message: `session ${id} is not pinned (it never started, ended, or idled out)` }, 404);
+    if (o.owners.allows(id, caller)) return undefined;
+    refuse('session_owner');
+    return c.json({ error: 'forbidden', message: `session ${id} belongs to another caller (present its X-Session-Secret, or use the admin token)` }, 403);
+  };
+
+  app.get('/api/sessions', (c) => {
+    const caller = callerOf(c);
+    const visible = o.trees.sessions().flatMap((s) => {
+      const seen = o.owners.visibility(s.sessionId, caller);
+      return seen === undefined ? [] : [{ ...s, owned: seen === 'own' }];
+    });
+    return c.json({
+      sessions: visible,
+      // Sessions other API callers own: counted, never named.
+      others: o.trees.sessions().length - visible.length,
+      builtDigests: o.trees.builtDigests,
+      retained: o.loop.snapshots.retained(),
+    });
+  });
+
+  app.get('/api/events', (c) => {
+    const since = Number(c.req.query('since') ?? 0);
+    return c.json({ events: o.buffer.since(Number.isFinite(since) ? since : 0) });
+  });
+
+  // The whole story, page by page back to the retention horizon (journal.ts).
+  app.get('/api/journal', async (c) => {
+    if (!o.journal) return c.json({ error: 'not-found', message: 'this service has no journal' }, 404);
+    const q = parseJournalQuery({ before: c.req.query('before'), limit: c.req.query('limit'), types: c.req.query('types') });
+    if (typeof q === 'string') return c.json({ error: 'bad-request', message: q }, 400);
+    return c.json(await o.journal.page(q));
+  });
+  // Cache chatter as counts, and with ?bucketMs=&from= as rate series per endpoint (the timeline's rate strip).
+  app.get('/api/activity', async (c) => {
+    if (!o.journal) return c.json({ error: 'not-found', message: 'this service has no journal' }, 404);
+    const q = parseActivityQuery({ from: c.req.query('from'), bucketMs: c.req.query('bucketMs') });
+    if (typeof q === 'string') return c.json({ error: 'bad-request', message: q }, 400);
+    return c.json(await o.journal.activity(q));
+  });
+
+  app.post('/api/refresh', async (c) => {
+    const read = await body(c, limits.maxBodyBytes);
+    if (read instanceof Response) return read;
+    const s = await o.loop.refreshNow();
+    return c.json({ version: s?.version ?? 0, digest: s?.digest ?? null });
+  });
+
+  app.post('/api/chat', async (c) => {
+    const read = await body(c, limits.maxBodyBytes);
+    if (read instanceof Response) return read;
+    if (typeof read.message !== 'string' || read.message.trim() === '') {
+      return c.json({ error: 'bad-request', message: 'a JSON body {"message": "...", "sessionId"?: "..."} is required' }, 400);
+    }
+    const caller = callerOf(c, true);
+    const sessionId = read.sessionId === undefined ? `s-${crypto.randomUUID()}` : read.sessionId;
+    let secret: string | undefined;
+    try {
+      checkSessionId(sessionId);
+      await o.adoptSession?.(sessionId);
+      const existing = o.trees.digestOf(sessionId) !== undefined || o.owners.claimed(sessionId);
+      if (existing) {
+        const refused = sessionRefusal(c, sessionId, caller);
+        if (refused) return refused;
+      } else secret = o.owners.claim(sessionId, caller);
+      const turn = await o.sessions.run(sessionId, read.message.slice(0, 4_000));
+      return c.json({
+        sessionId,
+        ...(secret !== undefined && { sessionSecret: secret }),
+        digest: turn.digest,
+        version: o.loop.snapshots.get(turn.digest)?.version ?? null,
+        author: turn.author ?? null,
+        agents: turn.agents,
+        reply: turn.reply,
+        error: turn.error ?? null,
+        notices: turn.notices,
+        events: turn.events.map((e) => ({ author: e.author, text: contentText(e.content), error: e.errorMessage ?? null })),
+      });
+    } catch (err) {
+      // A session that could not start (not ready, the session cap) is not kept.
+      if (secret !== undefined && typeof sessionId === 'string' && o.trees.digestOf(sessionId) === undefined) o.owners.release(sessionId);
+      if (isDiscoveryError(err) && err.code === 'ERR_SESSION_LIMIT') refuse('sessions');
+      return errorResponse(c, err);
+    }
+  });
+
+  app.post('/api/sessions/:id/upgrade', async (c) => {
+    const read = await body(c, limits.maxBodyBytes);
+    if (read instanceof Response) return read;
+    const id = c.req.param('id');
+    if (SESSION_ID_PATTERN.test(id)) await o.adoptSession?.(id);
+    const refused = sessionRefusal(c, id, callerOf(c));
+    if (refused) return refused;
+    try {
+      return c.json(await o.sessions.upgrade(id, { force: read.force === true }));
+    } catch (err) {
+      return errorResponse(c, err);
+    }
+  });
+
+  app.delete('/api/sessions/:id', async (c) => {
+    const id = c.req.param('id');
+    if (SESSION_ID_PATTERN.test(id)) await o.adoptSession?.(id);
+    const refused = sessionRefusal(c, id, callerOf(c));
+    if (refused) return refused;
+    await o.sessions.end(id);
+    return c.json({ ended: true });
+  });
+
+  app.get('/api/stream', (c) => streams.handle(c));
+
+  // The discovery-trace explorer: the seed's experiment run by the real cache, validator and
+  // matcher on a virtual clock (no network). POST the inputs (any subset of TraceInputs).
+  app.post('/api/trace', async (c) => {
+    const read = await body(c, limits.maxTraceBodyBytes);
+    if (read instanceof Response) return read;
+    try {
+      return c.json(await runTrace(read as Partial<TraceInputs>));
+    } catch (err) {
+      return errorResponse(c, err);
+    }
+  });
+  app.get('/api/trace/defaults', (c) => c.json(DEFAULT_TRACE_INPUTS));
+
+  // The inspector: what `probe` prints, under the service's allowlist and limits (inspector.ts).
+  app.post('/api/inspect', async (c) => {
+    const read = await body(c, limits.maxInspectBodyBytes);
+    if (read instanceof Response) return read;
+    if (!o.inspector) return c.json({ error: 'not-found', message: 'this service has no inspector' }, 404);
+    const input = parseInspectInput(read);
+    if (typeof input === 'string') return c.json({ error: 'bad-request', message: input }, 400);
+    try {
+      const result = await o.inspector.inspect(input);
+      if (result !== undefined) return c.json(result);
+      refuse('inspections');
+      c.header('Retry-After', '5');
+      return c.json({ error: 'too-many-requests', message: `${limits.maxInspections} inspection(s) are already running; try again shortly (server.limits.maxInspections)` }, 429);
+    } catch (err) {
+      return errorResponse(c, err);
+    }
+  });
+
+  // Public metadata, like an agent card: outside /api/, so no bearer token is asked (request-guard.ts).
+  const aiCatalog = o.aiCatalog;
+  if (aiCatalog) app.get(AI_CATALOG_WELL_KNOWN_PATH, (c) => aiCatalog.handle(c));
+
+  app.get('*', async (c) => {
+    const res = await o.staticFiles?.(c.req.path);
+    return res ?? c.json({ error: 'not-found' }, 404);
+  });
+
+  app.onError((err, c) => errorResponse(c, err));
+  return app;
+}
+
+function errorResponse(c: Context, err: unknown): Response {
+  if (isDiscoveryError(err)) {
+    const status = err.code === 'ERR_SESSION_LIMIT' ? 429 : err.failure === 'state' ? 409 : err.failure === 'policy' ? 403 : err.failure === 'config' ? 400 : 500;
+    return c.json({ error: err.code, message: err.message, ...(err.problems.length > 0 && { problems: err.problems }) }, status);
+  }
+  return c.json({ error: 'internal', message: err instanceof Error ? err.message : String(err) }, 500);
+}

@@ -1,0 +1,199 @@
+/**
+ * `GET /api/stream`: discovery events as Server-Sent Events, written straight to the Node response
+ * so that backpressure is visible. Every stream is bounded:
+ *
+ * - at most `maxStreams` open streams, and `maxStreamsPerClient` per client address (503 beyond);
+ * - at most `streamQueueEvents` events waiting for a slow reader; past that the reader is sent an
+ *   `event: dropped` notice and disconnected (it may reconnect with `Last-Event-ID`);
+ * - a replay after `Last-Event-ID` sends at most `maxReplayEvents`, announcing older missed events
+ *   with `event: gap`, and is written at the reader's pace (it waits for the socket to drain);
+ * - one shutdown listener for all streams, not one per stream.
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Context } from 'hono';
+import { RESPONSE_ALREADY_SENT } from '@hono/node-server/utils/response';
+import type { DiscoveryEvent } from 'a2a-discovery';
+import type { EventBuffer } from './event-buffer.js';
+import type { OnRefusal, ServerLimits } from './limits.js';
+
+/** Inputs of {@link EventStreamHub}. */
+export interface EventStreamHubOptions {
+  buffer: EventBuffer;
+  limits: Pick<ServerLimits, 'maxStreams' | 'maxStreamsPerClient' | 'streamQueueEvents' | 'streamStallMs' | 'maxReplayEvents'>;
+  /** The `hello` event's payload for a client without `Last-Event-ID`. */
+  hello: () => Record<string, unknown>;
+  onRefusal?: OnRefusal;
+  /** Ping interval. Default 15 s. */
+  pingMs?: number;
+}
+
+const PACE = 64;
+
+/** The open streams and their limits. */
+export class EventStreamHub {
+  readonly #o: EventStreamHubOptions;
+  readonly #streams = new Set<Stream>();
+  readonly #perClient = new Map<string, number>();
+
+  constructor(options: EventStreamHubOptions) {
+    this.#o = options;
+  }
+
+  /** Streams open now. */
+  get size(): number {
+    return this.#streams.size;
+  }
+
+  /** Handles one request (Hono on `@hono/node-server`). */
+  handle(c: Context): Response {
+    const env = c.env as { incoming?: IncomingMessage; outgoing?: ServerResponse } | undefined;
+    const res = env?.outgoing;
+    if (res === undefined) return c.json({ error: 'unsupported', message: 'the event stream needs the Node HTTP server' }, 501);
+    const client = env?.incoming?.socket.remoteAddress ?? 'unknown';
+    const { limits } = this.#o;
+    const refuse = (reason: 'streams' | 'streams_per_client', message: string): Response => {
+      this.#o.onRefusal?.(reason);
+      c.header('Retry-After', '5');
+      return c.json({ error: 'too-many-streams', message }, 503);
+    };
+    if (this.#streams.size >= limits.maxStreams) return refuse('streams', `the service has ${limits.maxStreams} event streams open (server.limits.maxStreams)`);
+    if ((this.#perClient.get(client) ?? 0) >= limits.maxStreamsPerClient) {
+      return refuse('streams_per_client', `this client has ${limits.maxStreamsPerClient} event streams open (server.limits.maxStreamsPerClient)`);
+    }
+
+    const header = c.req.header('last-event-id') ?? c.req.query('lastEventId');
+    const last = header === undefined || header.trim() === '' ? NaN : Number(header);
+    res.writeHead(200, {
+      'content-type': 'text/event-stream',
+      'cache-control': 'no-cache',
+      connection: 'keep-alive',
+      'x-content-type-options': 'nosniff',
+      'referrer-policy': 'no-referrer',
+    });
+    // Send the headers now: a resume with nothing to replay writes no frame until the next event,
+    // and the client only knows it is live once it has the response.
+    res.flushHeaders();
+    const stream = new Stream(res, limits.streamQueueEvents, limits.streamStallMs, (reason) => this.#o.onRefusal?.(reason));
+    this.#streams.add(stream);
+    this.#perClient.set(client, (this.#perClient.get(client) ?? 0) + 1);
+    const off = this.#o.buffer.listen((e) => {
+      if (!(Number.isFinite(last) && e.seq <= last)) stream.push(frame(e));
+    });
+    const ping = setInterval(() => stream.push('event: ping\ndata: {}\n\n'), this.#o.pingMs ?? 15_000);
+    ping.unref();
+    res.once('close', () => {
+      off();
+      clearInterval(ping);
+      this.#streams.delete(stream);
+      const n = (this.#perClient.get(client) ?? 1) - 1;
+      if (n <= 0) this.#perClient.delete(client);
+      else this.#perClient.set(client, n);
+    });
+
+    // Resume: what is still buffered after Last-Event-ID, at most maxReplayEvents of it.
+    if (Number.isFinite(last)) {
+      const missed = this.#o.buffer.since(last);
+      const replay = missed.slice(-Math.min(limits.maxReplayEvents, limits.streamQueueEvents));
+      const firstSent = replay[0]?.seq ?? this.#o.buffer.oldestSeq;
+      if (replay.length < missed.length) this.#o.onRefusal?.('replay_events');
+      const gap = last < firstSent - 1 ? [`event: gap\ndata: ${JSON.stringify({ from: last, oldest: firstSent })}\n\n`] : [];
+      // The listener was added in this same synchronous turn, so nothing is queued yet.
+      stream.prime([...gap, ...replay.map(frame)]);
+    } else {
+      stream.push(`event: hello\ndata: ${JSON.stringify(this.#o.hello())}\n\n`);
+    }
+    return RESPONSE_ALREADY_SENT;
+  }
+
+  /** Ends every stream (shutdown). */
+  closeAll(): void {
+    for (const s of this.#streams) s.end();
+  }
+}
+
+function frame(e: DiscoveryEvent): string {
+  return `id: ${e.seq}\nevent: ${e.type}\ndata: ${JSON.stringify(e)}\n\n`;
+}
+
+/** One response: a bounded queue of frames, written as fast as the reader drains them. */
+class Stream {
+  readonly #res: ServerResponse;
+  readonly #limit: number;
+  readonly #stallMs: number;
+  readonly #onDrop: (reason: 'stream_queue' | 'stream_stall') => void;
+  #queue: string[] = [];
+  #pumping = false;
+  #done = false;
+
+  constructor(res: ServerResponse, limit: number, stallMs: number, onDrop: (reason: 'stream_queue' | 'stream_stall') => void) {
+    this.#res = res;
+    this.#limit = limit;
+    this.#stallMs = stallMs;
+    this.#onDrop = onDrop;
+    res.once('close', () => (this.#done = true));
+  }
+
+  push(f: string): void {
+    if (this.#done) return;
+    if (this.#queue.length >= this.#limit) return this.#drop('stream_queue', 'the reader fell too far behind (server.limits.streamQueueEvents)');
+    this.#queue.push(f);
+    void this.#pump();
+  }
+
+  /** The first frames of a stream (a replay), whatever the queue limit. */
+  prime(frames: string[]): void {
+    this.#queue.push(...frames);
+    void this.#pump();
+  }
+
+  end(): void {
+    if (this.#done) return;
+    this.#done = true;
+    this.#res.end();
+  }
+
+  #drop(kind: 'stream_queue' | 'stream_stall', why: string): void {
+    if (this.#done) return;
+    this.#done = true;
+    this.#queue = [];
+    this.#onDrop(kind);
+    this.#res.end(`event: dropped\ndata: ${JSON.stringify({ reason: `${why}; reconnect with Last-Event-ID` })}\n\n`);
+    // A reader that reads nothing never lets the notice through: free the socket anyway.
+    setTimeout(() => this.#res.destroy(), 1_000).unref();
+  }
+
+  async #pump(): Promise<void> {
+    if (this.#pumping) return;
+    this.#pumping = true;
+    try {
+      let written = 0;
+      while (!this.#done && this.#queue.length > 0) {
+        const ok = this.#res.write(this.#queue.shift()!);
+        if (!ok) {
+          // The socket's buffers are full. A reader that drains nothing for streamStallMs is
+          // dropped: the kernel would otherwise hold megabytes for it before the queue counts.
+          await new Promise<void>((resolve) => {
+            const done = () => {
+              clearTimeout(stall);
+              this.#res.off('drain', done);
+              this.#res.off('close', done);
+              resolve();
+            };
+            const stall = setTimeout(() => {
+              this.#drop('stream_stall', `the reader read nothing for ${this.#stallMs} ms (server.limits.streamStallMs)`);
+              done();
+            }, this.#stallMs);
+            stall.unref();
+            this.#res.on('drain', done);
+            this.#res.on('close', done);
+          });
+        } else if (++written % PACE === 0) {
+          // Paced: a long replay yields to other work between batches.
+          await new Promise((r) => setImmediate(r));
+        }
+      }
+    } finally {
+      this.#pumping = false;
+    }
+  }
+}

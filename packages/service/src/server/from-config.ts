@@ -1,0 +1,77 @@
+/**
+ * From a validated configuration and its resolved secrets to the service's options.
+ */
+import type { DiscoveryConfig, ResolvedSecrets } from 'a2a-discovery/config';
+import { DiscoveryError } from 'a2a-discovery';
+import type { ServiceOptions } from './service.js';
+
+export function serviceOptionsFromConfig(config: DiscoveryConfig, secrets: ResolvedSecrets): ServiceOptions {
+  const root = config.root;
+  return {
+    host: config.server.host,
+    port: config.server.port,
+    ...(secrets.token !== undefined && { token: secrets.token }),
+    allowedHosts: config.server.allowedHosts,
+    allowedOrigins: config.server.allowedOrigins,
+    limits: config.server.limits,
+    ...(config.server.catalog.enabled && {
+      catalog: {
+        enabled: true,
+        cacheControl: config.server.catalog.cacheControl,
+        hostName: config.server.catalog.hostName,
+        ...(config.server.catalog.signing !== undefined && { signing: { key: signingKey(secrets), kid: config.server.catalog.signing.kid, alg: config.server.catalog.signing.alg } }),
+      },
+    }),
+    policy: { allow: config.allow, allowLoopback: config.allowLoopback, allowCidrs: config.allowCidrs },
+    ...(config.credentials.length > 0 && { credentials: secrets.credentials }),
+    signatures: {
+      mode: config.signatures.mode,
+      keys: secrets.keys,
+      ...(config.signatures.algorithms && { algorithms: config.signatures.algorithms }),
+    },
+    vocabulary: config.vocabulary,
+    needs: config.needs,
+    requireStreaming: config.policies.requireStreaming,
+    ...(config.policies.tenant && { tenant: config.policies.tenant }),
+    maxAgents: config.policies.maxAgents,
+    ...(config.domains.length > 0 && { domains: config.domains }),
+    routing: {
+      minAccuracy: config.routing.minAccuracy,
+      gate: config.routing.gate,
+      ...(config.routing.cases !== undefined && { casesFile: config.routing.cases }),
+    },
+    static: config.static,
+    ...(config.sources.wellKnown && { wellKnown: config.sources.wellKnown }),
+    aiCatalogs: config.sources.aiCatalogs,
+    registries: config.sources.registries,
+    ...(config.sources.kubernetes && { kubernetes: config.sources.kubernetes }),
+    health: config.health,
+    cache: config.cache,
+    loop: config.loop,
+    root:
+      root.kind === 'model'
+        ? { kind: 'model', name: root.name, model: root.model }
+        : { kind: 'routed', name: root.name, ...(root.fallback !== undefined && { fallback: root.fallback }) },
+    sessions: config.sessions,
+    store: config.store,
+    replica: config.replica,
+    storeOptions: {
+      dataDir: config.dataDir,
+      ...(secrets.storePassword !== undefined && { password: secrets.storePassword }),
+      retention: {
+        journalMaxEvents: config.retention.journalMaxEvents,
+        journalMaxAgeMs: config.retention.journalMaxAgeMs,
+        snapshots: config.retention.snapshots,
+        history: config.retention.snapshotHistory,
+      },
+    },
+  };
+}
+
+/** The catalog's key, read by resolveSecrets; a configuration that asks for signing never publishes unsigned. */
+function signingKey(secrets: ResolvedSecrets): NonNullable<ResolvedSecrets['catalogSigningKey']> {
+  if (secrets.catalogSigningKey === undefined) {
+    throw new DiscoveryError('ERR_CONFIG_INVALID', 'server.catalog.signing is set but its key was not read (resolveSecrets reads it)', { path: 'server.catalog.signing' });
+  }
+  return secrets.catalogSigningKey;
+}

@@ -1,0 +1,272 @@
+/**
+ * The journal as the API serves it (`GET /api/journal`, `GET /api/activity`): pages of the
+ * store's event journal, newest first, so a page opened hours later or after a restart reads the
+ * whole story back to the retention horizon; and cache chatter (hits, 304s, fetches, stale
+ * serving, failures, backoff — never journaled) as counts and rates per endpoint.
+ *
+ * Pages are cut by journal position (the store assigns one to each row, in one order for every
+ * replica; an event's `seq` is its process's). The store is written behind (StoreWriter), so the
+ * newest events may not be in it yet: the first page also takes the writer's unwritten events,
+ * as the newest, each once.
+ */
+import { occurrences, type DiscoveryEvent, type EventStream } from 'a2a-discovery';
+import type { StateStore } from '@a2a-discovery/store';
+import { journalOrCounter } from '@a2a-discovery/store';
+
+/** Events per page at most (a larger `limit` is cut to this). */
+export const MAX_JOURNAL_PAGE = 1_000;
+/** The window over which per-endpoint rates are computed. */
+export const ACTIVITY_WINDOW_MS = 5 * 60_000;
+const BUCKET_MS = 10_000;
+/** The resolution of the per-endpoint rate series (the timeline's rate strip). */
+export const SERIES_BUCKET_MS = 60_000;
+/** How far back the rate series reach: 6 hours of one-minute buckets per endpoint. */
+export const SERIES_HORIZON_MS = 6 * 60 * 60_000;
+const SERIES_SLOTS = SERIES_HORIZON_MS / SERIES_BUCKET_MS;
+/** The kinds of chatter a series counts, and the counters each sums. */
+const SERIES_KINDS = {
+  hits: ['card.result.hit'],
+  revalidated: ['card.result.revalidated'],
+  fetches: ['card.fetch.conditional', 'card.fetch.unconditional'],
+  failures: ['card.result.failed', 'card.result.stale'],
+} as const;
+type SeriesKind = keyof typeof SERIES_KINDS;
+const KIND_OF = new Map<string, number>(Object.values(SERIES_KINDS).flatMap((names, i) => names.map((n) => [n, i] as const)));
+const KIND_NAMES = Object.keys(SERIES_KINDS) as SeriesKind[];
+/** Buckets in one series answer at most. */
+const MAX_SERIES_BUCKETS = 720;
+
+export interface JournalPageQuery {
+  /** Only events before this journal position (the previous page's `nextBefore`). */
+  before?: number;
+  /** Events in the page; default 200, at most {@link MAX_JOURNAL_PAGE}. */
+  limit?: number;
+  /** Only these event types. */
+  types?: readonly string[];
+}
+
+/**
+ * A journal event as a page shows it: the event, the replica that recorded it and its journal
+ * position (`journalId`; absent while it is still being written).
+ */
+export type JournalPageEvent = DiscoveryEvent & { readonly replica: string; readonly journalId?: number };
+
+export interface JournalPage {
+  /** Oldest first. */
+  events: JournalPageEvent[];
+  /** `before` for the next (older) page; null when this page reached the retention horizon. */
+  nextBefore: number | null;
+  /** The replica serving this page: its events' `seq` are the ones its event stream carries. */
+  replica: string;
+}
+
+/** Chatter of one endpoint: totals since `since` and counts within the last `windowMs`. */
+export interface EndpointActivity {
+  endpoint: string;
+  /** Counter name (`card.result.hit`, `card.result.revalidated`, `card.fetch.conditional`, …) → count. */
+  counts: Record<string, number>;
+  /** The same counters within the window. */
+  recent: Record<string, number>;
+  /** Epoch ms of the last chatter event. */
+  lastAt: number;
+  /** The rates over time, when the query asked for them (`bucketMs`). */
+  series?: ActivitySeries;
+}
+
+/**
+ * One endpoint's chatter over time: per bucket of `bucketMs` from `from` (epoch ms), the number
+ * of cache hits, 304s (`revalidated`), requests (`fetches`, conditional or not) and failed
+ * refreshes (`failures`: failed, or served stale after a failure). Arrays are aligned with the
+ * buckets, oldest first. Counting starts with the process and reaches back
+ * {@link SERIES_HORIZON_MS} at most.
+ */
+export interface ActivitySeries {
+  from: number;
+  bucketMs: number;
+  hits: number[];
+  revalidated: number[];
+  fetches: number[];
+  failures: number[];
+}
+
+/** What `GET /api/activity` may ask for beyond the counts: rate series from `from` in buckets of `bucketMs`. */
+export interface ActivityQuery {
+  /** Epoch ms; the series start at the bucket holding it (not before the horizon). */
+  from?: number;
+  /** Bucket width, rounded up to a whole number of {@link SERIES_BUCKET_MS}. */
+  bucketMs?: number;
+}
+
+export interface ActivityJson {
+  /** Epoch ms since when this process counts (per-endpoint counts start again at a restart). */
+  since: number;
+  windowMs: number;
+  endpoints: EndpointActivity[];
+  /** The store's durable counters (all endpoints, across restarts). */
+  totals: Record<string, number>;
+}
+
+interface Counts {
+  counts: Map<string, number>;
+  /** bucket start → counter → count */
+  buckets: Map<number, Map<string, number>>;
+  lastAt: number;
+  /** A ring of one-minute buckets: slot → the minute it holds (`series` counts 4 kinds per slot). */
+  minutes: Float64Array;
+  series: Uint32Array;
+}
+
+export class JournalReader {
+  readonly #store: StateStore;
+  readonly #pending: () => readonly DiscoveryEvent[];
+  readonly #wallNow: () => number;
+  readonly #since: number;
+  readonly #activity = new Map<string, Counts>();
+  readonly #unsubscribe: () => void;
+
+  /** `pending`: the journal events written behind and not in the store yet (the StoreWriter's). */
+  constructor(o: { store: StateStore; pending?: () => readonly DiscoveryEvent[]; events: EventStream; wallNow: () => number }) {
+    this.#store = o.store;
+    this.#pending = o.pending ?? (() => []);
+    this.#wallNow = o.wallNow;
+    this.#since = o.wallNow();
+    this.#unsubscribe = o.events.subscribe((e) => this.#count(e));
+  }
+
+  /** One page of the journal, the newest `limit` events below position `before`. */
+  async page(q: JournalPageQuery = {}): Promise<JournalPage> {
+    const limit = Math.max(1, Math.min(MAX_JOURNAL_PAGE, Math.floor(q.limit ?? 200)));
+    const types = q.types && q.types.length > 0 ? new Set(q.types) : undefined;
+    // Read before the store: an event written meanwhile is then found there, and shown once.
+    const pending = q.before === undefined ? this.#pending().filter((e) => (!types || types.has(e.type)) && journalOrCounter(e) === 'journal') : [];
+    const stored = await this.#store.journal({ ...(q.before !== undefined && { before: q.before }), ...(types && { types: [...types] }), limit });
+    const replica = this.#store.replica;
+    const written = new Set(stored.filter((r) => r.replica === replica).map((r) => r.event.seq));
+    const all: JournalPageEvent[] = [
+      ...stored.map((r) => ({ ...r.event, replica: r.replica, journalId: r.id })),
+      ...pending.filter((e) => !written.has(e.seq)).map((e) => ({ ...e, replica })),
+    ];
+    const events = all.slice(Math.max(0, all.length - limit));
+    const shown = events.filter((e) => e.journalId !== undefined);
+    let nextBefore: number | null;
+    if (shown.length === 0) {
+      // Unwritten events filled the page: the stored journal follows, from its newest row.
+      nextBefore = stored.length > 0 ? stored.at(-1)!.id + 1 : null;
+    } else {
+      // Older rows remain when the store gave a full page, or when this page left some of it out.
+      nextBefore = stored.length === limit || shown.length < stored.length ? shown[0]!.journalId! : null;
+    }
+    return { events, nextBefore, replica };
+  }
+
+  /** Cache chatter per endpoint; with `query.bucketMs`, each endpoint's rate series too. */
+  async activity(query: ActivityQuery = {}): Promise<ActivityJson> {
+    const now = this.#wallNow();
+    const from = now - ACTIVITY_WINDOW_MS;
+    const endpoints: EndpointActivity[] = [];
+    for (const [endpoint, c] of this.#activity) {
+      const recent: Record<string, number> = {};
+      for (const [start, counts] of c.buckets) {
+        if (start + BUCKET_MS <= from) {
+          c.buckets.delete(start);
+          continue;
+        }
+        for (const [k, v] of counts) recent[k] = (recent[k] ?? 0) + v;
+      }
+      endpoints.push({ endpoint, counts: Object.fromEntries(c.counts), recent, lastAt: c.lastAt, ...(query.bucketMs !== undefined && { series: seriesOf(c, now, query) }) });
+    }
+    endpoints.sort((a, b) => (a.endpoint < b.endpoint ? -1 : 1));
+    const totals = await this.#store.counters().catch(() => ({}));
+    return { since: this.#since, windowMs: ACTIVITY_WINDOW_MS, endpoints, totals };
+  }
+
+  close(): void {
+    this.#unsubscribe();
+  }
+
+  #count(e: DiscoveryEvent): void {
+    const name = journalOrCounter(e);
+    if (name === 'journal' || !('endpoint' in e) || typeof e.endpoint !== 'string') return;
+    const n = occurrences(e);
+    let c = this.#activity.get(e.endpoint);
+    if (!c) {
+      c = { counts: new Map(), buckets: new Map(), lastAt: 0, minutes: new Float64Array(SERIES_SLOTS).fill(-1), series: new Uint32Array(SERIES_SLOTS * KIND_NAMES.length) };
+      this.#activity.set(e.endpoint, c);
+    }
+    const kind = KIND_OF.get(name);
+    if (kind !== undefined) {
+      const minute = Math.floor(e.at / SERIES_BUCKET_MS);
+      const slot = minute % SERIES_SLOTS;
+      if (c.minutes[slot] !== minute) {
+        c.minutes[slot] = minute;
+        c.series.fill(0, slot * KIND_NAMES.length, (slot + 1) * KIND_NAMES.length);
+      }
+      c.series[slot * KIND_NAMES.length + kind]! += n;
+    }
+    c.counts.set(name, (c.counts.get(name) ?? 0) + n);
+    const start = Math.floor(e.at / BUCKET_MS) * BUCKET_MS;
+    let bucket = c.buckets.get(start);
+    if (!bucket) {
+      bucket = new Map();
+      c.buckets.set(start, bucket);
+      for (const s of c.buckets.keys()) if (s + BUCKET_MS <= e.at - ACTIVITY_WINDOW_MS) c.buckets.delete(s);
+    }
+    bucket.set(name, (bucket.get(name) ?? 0) + n);
+    c.lastAt = Math.max(c.lastAt, e.at);
+  }
+}
+
+/** One endpoint's series from its ring of minutes, summed into the asked buckets. */
+function seriesOf(c: Counts, now: number, q: ActivityQuery): ActivitySeries {
+  const bucketMs = Math.max(1, Math.ceil((q.bucketMs ?? SERIES_BUCKET_MS) / SERIES_BUCKET_MS)) * SERIES_BUCKET_MS;
+  const horizon = Math.floor((now - SERIES_HORIZON_MS) / SERIES_BUCKET_MS + 1) * SERIES_BUCKET_MS;
+  let from = Math.floor(Math.max(q.from ?? horizon, horizon) / bucketMs) * bucketMs;
+  const count = Math.min(MAX_SERIES_BUCKETS, Math.max(0, Math.floor((now - from) / bucketMs) + 1));
+  from = Math.floor(now / bucketMs) * bucketMs - (count - 1) * bucketMs;
+  const out: ActivitySeries = { from, bucketMs, hits: new Array<number>(count).fill(0), revalidated: new Array<number>(count).fill(0), fetches: new Array<number>(count).fill(0), failures: new Array<number>(count).fill(0) };
+  for (let slot = 0; slot < SERIES_SLOTS; slot++) {
+    const minute = c.minutes[slot]!;
+    if (minute < 0) continue;
+    const i = Math.floor((minute * SERIES_BUCKET_MS - from) / bucketMs);
+    if (i < 0 || i >= count || minute * SERIES_BUCKET_MS < horizon) continue;
+    KIND_NAMES.forEach((k, j) => (out[k][i]! += c.series[slot * KIND_NAMES.length + j]!));
+  }
+  return out;
+}
+
+/** Parses the query of `GET /api/activity`; a problem string for a bad value. */
+export function parseActivityQuery(q: { from?: string | undefined; bucketMs?: string | undefined }): ActivityQuery | string {
+  const out: ActivityQuery = {};
+  if (q.from !== undefined && q.from !== '') {
+    const n = Number(q.from);
+    if (!Number.isSafeInteger(n) || n < 0) return 'from must be epoch milliseconds';
+    out.from = n;
+  }
+  if (q.bucketMs !== undefined && q.bucketMs !== '') {
+    const n = Number(q.bucketMs);
+    if (!Number.isSafeInteger(n) || n < 1 || n > SERIES_HORIZON_MS) return `bucketMs must be an integer from 1 to ${SERIES_HORIZON_MS} (rounded up to whole minutes)`;
+    out.bucketMs = n;
+  }
+  return out;
+}
+
+/** Parses the query of `GET /api/journal`; a problem string for a bad value. */
+export function parseJournalQuery(q: { before?: string | undefined; limit?: string | undefined; types?: string | undefined }): JournalPageQuery | string {
+  const out: JournalPageQuery = {};
+  if (q.before !== undefined && q.before !== '') {
+    const n = Number(q.before);
+    if (!Number.isSafeInteger(n) || n < 0) return 'before must be a non-negative integer (a previous page’s nextBefore)';
+    out.before = n;
+  }
+  if (q.limit !== undefined && q.limit !== '') {
+    const n = Number(q.limit);
+    if (!Number.isSafeInteger(n) || n < 1) return `limit must be an integer from 1 to ${MAX_JOURNAL_PAGE}`;
+    out.limit = Math.min(n, MAX_JOURNAL_PAGE);
+  }
+  if (q.types !== undefined && q.types !== '') {
+    const types = q.types.split(',').map((t) => t.trim()).filter((t) => t !== '');
+    if (types.length > 32 || types.some((t) => !/^[a-z][a-z.]{0,63}$/.test(t))) return 'types must be a comma-separated list of event types (e.g. snapshot.published,alert)';
+    out.types = types;
+  }
+  return out;
+}

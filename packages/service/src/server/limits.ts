@@ -1,0 +1,61 @@
+/**
+ * The service's own limits: request bodies, Server-Sent Events streams, inspections and socket timeouts. Each
+ * is a `server.limits` key in the configuration; each refusal it causes is counted in
+ * `a2a_discovery_http_refusals_total{reason}` (docs/security.md lists them).
+ */
+
+import { DEFAULT_SERVER_LIMITS as CONFIG_SERVER_LIMITS } from 'a2a-discovery/config';
+
+/** Limits of the HTTP service. Sizes in bytes, durations in milliseconds. */
+export interface ServerLimits {
+  /** Largest JSON body of `/api/chat`, `/api/sessions/:id/upgrade`, `/api/refresh` (413 beyond). Default 64 KiB. */
+  maxBodyBytes: number;
+  /** Largest JSON body of `/api/trace` (its inputs may carry a card). Default 256 KiB. */
+  maxTraceBodyBytes: number;
+  /** Largest JSON body of `/api/inspect` (a pasted card or catalog). Default 256 KiB. */
+  maxInspectBodyBytes: number;
+  /** `/api/inspect` calls running at once, all callers together (429 beyond). Default 2. */
+  maxInspections: number;
+  /** One inspection's deadline: requests still in flight are aborted and the report says so. Default 20 s. */
+  inspectTimeoutMs: number;
+  /** Open `/api/stream` connections, all clients together (503 beyond). Default 64. */
+  maxStreams: number;
+  /** Open `/api/stream` connections per client address (503 beyond). Default 8. */
+  maxStreamsPerClient: number;
+  /** Events queued for one stream while its reader is behind; past this it is dropped with a notice. Default 512. */
+  streamQueueEvents: number;
+  /** A reader whose socket stays full (reads nothing) this long is dropped with a notice. Default 30 s. */
+  streamStallMs: number;
+  /** Events replayed after `Last-Event-ID`; older missed events are announced as a `gap`. Default 256. */
+  maxReplayEvents: number;
+  /** Time to receive a request's headers (`server.headersTimeout`); 408 and close beyond. Default 10 s. */
+  headersTimeoutMs: number;
+  /** Time to receive a whole request, body included (`server.requestTimeout`). Default 30 s. */
+  requestTimeoutMs: number;
+  /** Idle time of a keep-alive connection between requests (`server.keepAliveTimeout`). Default 5 s. */
+  keepAliveTimeoutMs: number;
+}
+
+/** The defaults, from the configuration schema (one definition for the YAML keys and the library). */
+export const DEFAULT_SERVER_LIMITS: Readonly<ServerLimits> = CONFIG_SERVER_LIMITS;
+
+/** Why the service refused or cut a request: the `reason` label of `a2a_discovery_http_refusals_total`. */
+export type RefusalReason =
+  | 'host'
+  | 'origin'
+  | 'content_type'
+  | 'body_bytes'
+  | 'malformed_uri'
+  | 'streams'
+  | 'streams_per_client'
+  | 'stream_queue'
+  | 'stream_stall'
+  | 'replay_events'
+  | 'request_timeout'
+  | 'sessions'
+  | 'session_owner'
+  | 'inspections'
+  | 'inspect_timeout';
+
+/** Counts a refusal (the metrics' counter, or nothing). */
+export type OnRefusal = (reason: RefusalReason) => void;

@@ -1,0 +1,229 @@
+/**
+ * The service on a durable state store: what is restored at start (the current snapshot, the
+ * version history, recently published snapshots, pins with their owners and ADK user ids, the
+ * journal's tail) and how the running service follows into the store (a {@link StoreWriter}).
+ * Conversations use ADK's own `DatabaseSessionService` on the store's database.
+ */
+import { BaseSessionService, DatabaseSessionService, InMemorySessionService } from '@google/adk';
+import type { SessionRunner, TreeFactory, TreeFactoryOptions } from 'a2a-discovery/adk';
+import type { Clock, DiscoveryEvent, EventStream, DiscoveryLoop } from 'a2a-discovery';
+import type { PinRecord, StateStore } from '@a2a-discovery/store';
+import { StoreWriter } from '@a2a-discovery/store';
+import type { EventBuffer } from './event-buffer.js';
+import type { SessionOwners } from './session-owners.js';
+import type { SnapshotArchive } from './snapshot-archive.js';
+
+export interface SessionStoreTarget {
+  /** The store's engine and where it is. */
+  kind: StateStore['kind'];
+  /** The SQLite file, or the PostgreSQL connection. */
+  sqliteFile?: string;
+  postgres?: { host: string; port: number; user: string; database: string; password?: string };
+}
+
+/**
+ * ADK's session service for the store: `DatabaseSessionService` (MikroORM) on the SQLite file or
+ * PostgreSQL database the store uses, or `InMemorySessionService` for a memory store. ADK opens
+ * its own connection; its tables (`sessions`, `events`, …) sit beside ours (`a2ad_*`).
+ */
+export async function sessionServiceFor(target: SessionStoreTarget, gate?: <T>(work: () => Promise<T>) => Promise<T>): Promise<{ service: BaseSessionService; close(): Promise<void> }> {
+  if (target.kind === 'memory' || (target.kind === 'sqlite' && (target.sqliteFile === undefined || target.sqliteFile === ':memory:'))) {
+    return { service: new InMemorySessionService(), close: () => Promise.resolve() };
+  }
+  let service: DatabaseSessionService;
+  if (target.kind === 'sqlite') {
+    const { SqliteDriver } = await import('@mikro-orm/sqlite');
+    service = new DatabaseSessionService({
+      driver: SqliteDriver,
+      dbName: target.sqliteFile,
+      // Our store writes the same file on another connection: wait for its short transactions
+      // instead of failing a turn with SQLITE_BUSY.
+      pool: {
+        min: 1,
+        max: 1,
+        afterCreate: (conn: { exec(sql: string, cb: (err: Error | null) => void): void }, done: (err: Error | null, conn: unknown) => void) =>
+          conn.exec('PRAGMA busy_timeout = 5000; PRAGMA foreign_keys = ON;', (err) => done(err, conn)),
+      },
+    });
+  } else {
+    const { PostgreSqlDriver } = await import('@mikro-orm/postgresql');
+    const pg = target.postgres!;
+    service = new DatabaseSessionService({
+      driver: PostgreSqlDriver,
+      host: pg.host,
+      port: pg.port,
+      user: pg.user,
+      dbName: pg.database,
+      ...(pg.password !== undefined && { password: pg.password }),
+    });
+  }
+  await (gate ? gate(() => service.init()) : service.init());
+  return {
+    service: gate ? new GatedSessionService(service, gate) : service,
+    // ADK 2.0's DatabaseSessionService has no close(); its MikroORM instance holds the pool open.
+    close: async () => {
+      const orm = (service as unknown as { orm?: { close(force?: boolean): Promise<void> } }).orm;
+      await orm?.close(true);
+    },
+  };
+}
+
+/**
+ * A session service whose every call runs through the store's gate (see `StateStore.exclusive`),
+ * so ADK's transactions on a SQLite file never interleave with the store's writes.
+ */
+export class GatedSessionService extends BaseSessionService {
+  readonly #inner: BaseSessionService;
+  readonly #gate: <T>(work: () => Promise<T>) => Promise<T>;
+
+  constructor(inner: BaseSessionService, gate: <T>(work: () => Promise<T>) => Promise<T>) {
+    super();
+    this.#inner = inner;
+    this.#gate = gate;
+  }
+
+  createSession(request: Parameters<BaseSessionService['createSession']>[0]): ReturnType<BaseSessionService['createSession']> {
+    return this.#gate(() => this.#inner.createSession(request));
+  }
+
+  getSession(request: Parameters<BaseSessionService['getSession']>[0]): ReturnType<BaseSessionService['getSession']> {
+    return this.#gate(() => this.#inner.getSession(request));
+  }
+
+  listSessions(request: Parameters<BaseSessionService['listSessions']>[0]): ReturnType<BaseSessionService['listSessions']> {
+    return this.#gate(() => this.#inner.listSessions(request));
+  }
+
+  deleteSession(request: Parameters<BaseSessionService['deleteSession']>[0]): ReturnType<BaseSessionService['deleteSession']> {
+    return this.#gate(() => this.#inner.deleteSession(request));
+  }
+
+  override appendEvent(request: Parameters<BaseSessionService['appendEvent']>[0]): ReturnType<BaseSessionService['appendEvent']> {
+    return this.#gate(() => this.#inner.appendEvent(request));
+  }
+}
+
+export interface RestoreTargets {
+  store: StateStore;
+  loop: DiscoveryLoop;
+  trees: TreeFactory;
+  sessions: SessionRunner;
+  owners: SessionOwners;
+  archive: SnapshotArchive;
+  buffer: EventBuffer;
+  /** Journal events put back into the recent-event buffer. */
+  bufferEvents: number;
+  /**
+   * The sequence number this process's events follow: only journal events at or below it, one
+   * per `seq`, are put back (with several replicas, the journal holds every replica's events,
+   * numbered by each; this buffer is numbered by this process).
+   */
+  startSeq?: number;
+}
+
+/** Restores what the store holds into a service that has not started yet. Returns counts for the log. */
+export async function restoreFromStore(t: RestoreTargets): Promise<{ version: number; snapshots: number; pins: number; events: number }> {
+  const loaded = await t.store.loadSnapshots();
+  t.loop.restore({ current: loaded.current, history: loaded.history });
+  for (const s of [...loaded.snapshots].reverse()) t.archive.add(s);
+  const byDigest = new Map(loaded.snapshots.map((s) => [s.digest, s]));
+  let pins = 0;
+  for (const pin of await t.store.pins()) {
+    const snapshot = byDigest.get(pin.digest);
+    if (snapshot === undefined) {
+      // Its snapshot is gone (retention cannot delete a pinned one; a damaged store could).
+      await t.store.deletePin(pin.sessionId).catch(() => undefined);
+      continue;
+    }
+    t.trees.restorePin(pin.sessionId, snapshot, pin.lastUsedAtWall);
+    if (pin.ownerSecret !== undefined) t.owners.restore(pin.sessionId, { ownerClient: pin.ownerClient, ownerSecret: pin.ownerSecret });
+    t.sessions.restoreUser(pin.sessionId, pin.userId);
+    pins++;
+  }
+  const bySeq = new Map<number, DiscoveryEvent>();
+  for (const e of await t.store.events({ limit: t.bufferEvents })) if (e.seq <= (t.startSeq ?? Number.POSITIVE_INFINITY)) bySeq.set(e.seq, e);
+  const events = [...bySeq.values()].sort((a, b) => a.seq - b.seq);
+  t.buffer.seed(events);
+  return { version: loaded.current?.version ?? 0, snapshots: loaded.snapshots.length, pins, events: events.length };
+}
+
+/** The writer that follows the running service into the store. */
+export function followIntoStore(o: {
+  store: StateStore;
+  events: EventStream;
+  loop: DiscoveryLoop;
+  trees: TreeFactory;
+  sessions: SessionRunner;
+  owners: SessionOwners;
+  clock: Clock;
+  onError: (err: unknown) => void;
+  /** Whether this process's publications are written (a follower replica writes none). */
+  publishes?: () => boolean;
+}): { writer: StoreWriter; close(): Promise<void> } {
+  const pin = (sessionId: string): PinRecord | undefined => {
+    const p = o.trees.pinOf(sessionId);
+    if (!p) return undefined;
+    const owner = o.owners.export(sessionId);
+    return {
+      sessionId,
+      digest: p.digest,
+      lastUsedAtWall: Math.round(o.clock.wallNow() - (o.clock.now() - p.lastUsedAt)),
+      userId: o.sessions.userOf(sessionId) ?? 'user',
+      ...(owner?.ownerClient !== undefined && { ownerClient: owner.ownerClient }),
+      ...(owner !== undefined && { ownerSecret: owner.ownerSecret }),
+    };
+  };
+  const writer = new StoreWriter({ store: o.store, events: o.events, snapshot: (d) => o.loop.snapshots.get(d), pin, onError: o.onError, ...(o.publishes && { publishes: o.publishes }) });
+  const offPins = o.trees.onPinChange((id) => writer.pinChanged(id));
+  return {
+    writer,
+    async close() {
+      // Before the trees close: closing releases every pin in memory, which must not reach the store.
+      offPins();
+      await writer.close();
+    },
+  };
+}
+
+/**
+ * A session another replica started: its pin (digest, owner, ADK user id) is read from the shared
+ * store and restored here, so its next turn runs on the same digest with its history. Does
+ * nothing for a session this replica knows, or that no replica pinned.
+ */
+export async function adoptSessionFromStore(
+  t: Pick<RestoreTargets, 'store' | 'loop' | 'trees' | 'sessions' | 'owners' | 'archive'>,
+  sessionId: string,
+): Promise<void> {
+  if (t.trees.digestOf(sessionId) !== undefined || t.owners.claimed(sessionId)) return;
+  const pin = await t.store.pin(sessionId).catch(() => undefined);
+  if (!pin) return;
+  const snapshot = t.loop.snapshots.get(pin.digest) ?? t.archive.get(pin.digest) ?? (await t.store.getSnapshot(pin.digest).catch(() => undefined));
+  // Another request of this session may have adopted it meanwhile.
+  if (!snapshot || t.trees.digestOf(sessionId) !== undefined || t.owners.claimed(sessionId)) return;
+  t.trees.restorePin(sessionId, snapshot, pin.lastUsedAtWall);
+  if (pin.ownerSecret !== undefined) t.owners.restore(sessionId, { ownerClient: pin.ownerClient, ownerSecret: pin.ownerSecret });
+  t.sessions.restoreUser(sessionId, pin.userId);
+}
+
+/**
+ * Several replicas: which of the pins idle on this replica were used since on another one, as
+ * the shared store records them (every turn writes its pin's last use). The tree factory's
+ * `usedElsewhere`: a session is expired — its history deleted — only when it is idle everywhere.
+ */
+export function usedElsewhere(store: Pick<StateStore, 'pins'>): NonNullable<TreeFactoryOptions['usedElsewhere']> {
+  return async (candidates) => {
+    const stored = await store.pins(candidates.map((c) => c.sessionId));
+    const mine = new Map(candidates.map((c) => [c.sessionId, c]));
+    const out = new Map<string, { digest: string; lastUsedAtWall: number }>();
+    for (const p of stored) {
+      const here = mine.get(p.sessionId);
+      // This replica's own last use comes back rounded, and the two clocks it is computed from
+      // drift apart by milliseconds: only a clearly later use is another replica's.
+      if (here && p.lastUsedAtWall > here.lastUsedAtWall + OWN_USE_TOLERANCE_MS) out.set(p.sessionId, { digest: p.digest, lastUsedAtWall: p.lastUsedAtWall });
+    }
+    return out;
+  };
+}
+
+/** How much later than this replica's own last use a stored last use must be to count as another replica's. */
+const OWN_USE_TOLERANCE_MS = 1_000;

@@ -1,0 +1,22 @@
+/**
+ * Durable state: one store interface, three engines — memory (the library's default), SQLite
+ * (the service's embedded default) and PostgreSQL. Card entries, snapshots (content-addressed,
+ * with their cards' bytes), pins and the event journal. A subpath export
+ * (`a2a-discovery/store`): the core entry never loads knex or a database driver, and this entry
+ * loads them only when a SQL engine is opened.
+ *
+ * @module
+ */
+export { openStateStore, parseStoreSpec, redactUrl, storeLocation, DEFAULT_SQLITE_FILE, STORE_KINDS } from './open-state-store.js';
+export type { OpenStateStoreOptions, StoreSpec } from './open-state-store.js';
+export { MemoryStateStore } from './memory-state-store.js';
+export type { MemoryStateStoreOptions } from './memory-state-store.js';
+export { DEFAULT_RETENTION } from './state-store.js';
+export type { CatalogEntry, StateStore, StoreKind, StoreRetention, StoreStatus, PinRecord, StoredSnapshots, CounterDeltas, JournalQuery, JournalEntry } from './state-store.js';
+export { journalOrCounter } from './journal.js';
+export { StoreWriter } from './store-writer.js';
+export type { StoreWriterOptions } from './store-writer.js';
+// Types only: the engines behind them (knex, the drivers) load when a SQL store is opened; the
+// coordinator itself is the `@a2a-discovery/store/replicas` entry.
+export type { ReplicaCoordinator, ReplicaOptions, ReplicaRole, ReplicaStatus, ReplicaTarget } from './replica-coordinator.js';
+export type { SqlStateStore, SqlStateStoreOptions } from './sql-state-store.js';

@@ -1,0 +1,327 @@
+/**
+ * Several replicas on one PostgreSQL: one leader refreshes, every replica serves.
+ *
+ * - **Leader election**: a session-level advisory lock (`pg_try_advisory_lock`) held on a
+ *   dedicated connection, beside the store's pool. It is released by PostgreSQL when that
+ *   session ends: the process dies (its socket closes), the connection is lost, or the session
+ *   stays idle past `leaseMs` (`idle_session_timeout`: a stalled leader stops heartbeating).
+ * - **Fencing**: each new leader increments the epoch row (`a2ad_leader`) and fences the store's
+ *   leader writes with it (`UPDATE … WHERE epoch = mine` in each write's transaction), so a paused
+ *   former leader's late write is refused (`ERR_STORE_FENCED`) instead of overwriting newer state.
+ * - **Publication**: the leader's publication transaction ends with `pg_notify(channel, digest)`;
+ *   followers LISTEN on the same dedicated connection and, on a notification or every `pollMs`
+ *   (a lost notification), read the current pointer and adopt the stored snapshot (its cards'
+ *   bytes included), with no request to any peer.
+ *
+ * Followers retry the lock every `leaderRetryMs`; a leader heartbeats on its connection as often.
+ */
+import { createRequire } from 'node:module';
+import { hostname } from 'node:os';
+import type { Knex } from 'knex';
+import type { Snapshot } from 'a2a-discovery';
+import type { SqlStateStore } from './sql-state-store.js';
+
+/** What the coordinator drives: the service's discovery loop, in effect. */
+export interface ReplicaTarget {
+  /** The snapshot served now. */
+  current(): Snapshot | undefined;
+  /** Makes a stored snapshot current (a follower). */
+  adopt(snapshot: Snapshot): Promise<unknown>;
+  /** This replica leads now: start (or resume) discovery. Awaited by {@link ReplicaCoordinator.start} only. */
+  lead(epoch: number): Promise<void>;
+  /** This replica no longer leads: stop refreshing (keep serving). */
+  follow(reason: string): Promise<void>;
+}
+
+export interface ReplicaOptions {
+  store: SqlStateStore;
+  target: ReplicaTarget;
+  /** How this replica is named in `a2ad_leader.holder`. Default `<hostname>:<pid>`. */
+  id?: string;
+  /** Followers try the lock this often; the leader heartbeats as often. Default 2,000. */
+  leaderRetryMs?: number;
+  /** Followers read the current pointer this often, in case a notification was lost. Default 5,000. */
+  pollMs?: number;
+  /**
+   * A leader's connection idle this long is closed by PostgreSQL (`idle_session_timeout`), which
+   * releases its lock: the bound on a stalled leader. At least `2 × leaderRetryMs + 1,000`. Default 10,000.
+   */
+  leaseMs?: number;
+  /** Log lines: leadership taken and lost, connection lost and back. */
+  log?: (level: 'info' | 'warn', message: string, detail?: Record<string, unknown>) => void;
+}
+
+export type ReplicaRole = 'leader' | 'follower';
+
+/** What `/readyz` and `/metrics` say about this replica. */
+export interface ReplicaStatus {
+  readonly id: string;
+  readonly role: ReplicaRole;
+  /** This replica's epoch when it leads, else the last epoch read from the database. */
+  readonly epoch: number;
+  /** Whether the dedicated connection (lock, LISTEN) is up. */
+  readonly connected: boolean;
+  /** The digest served here. */
+  readonly digest: string | undefined;
+  /** The database's current digest, as last read. */
+  readonly storeDigest: string | undefined;
+  /** True when the two digests agree. */
+  readonly inSync: boolean;
+  /** How long this replica has served another digest than the database's (0 in sync), ms. */
+  readonly lagMs: number;
+  /** Publications adopted from the database. */
+  readonly adopted: number;
+  /** Times this replica took the leadership. */
+  readonly takeovers: number;
+}
+
+interface PgClient {
+  connect(): Promise<void>;
+  query(sql: string, params?: unknown[]): Promise<{ rows: Array<Record<string, unknown>> }>;
+  end(): Promise<void>;
+  on(event: 'notification', listener: (n: { channel: string; payload?: string }) => void): void;
+  on(event: 'error' | 'end', listener: (err?: Error) => void): void;
+}
+
+type PgClientConstructor = new (config: Record<string, unknown>) => PgClient;
+
+const require = createRequire(import.meta.url);
+
+export class ReplicaCoordinator {
+  readonly id: string;
+  readonly #o: ReplicaOptions;
+  readonly #store: SqlStateStore;
+  readonly #retryMs: number;
+  readonly #pollMs: number;
+  readonly #leaseMs: number;
+  #client: PgClient | undefined;
+  #role: ReplicaRole = 'follower';
+  #epoch = 0;
+  #storeDigest: string | undefined;
+  #behindSince: number | undefined;
+  #lastPollAt = Number.NEGATIVE_INFINITY;
+  #adopted = 0;
+  #takeovers = 0;
+  #leading: Promise<void> | undefined;
+  #chain: Promise<unknown> = Promise.resolve();
+  #timer: NodeJS.Timeout | undefined;
+  #syncQueued = false;
+  #closed = false;
+
+  constructor(o: ReplicaOptions) {
+    this.#o = o;
+    this.#store = o.store;
+    this.id = o.id ?? `${hostname()}:${process.pid}`;
+    this.#retryMs = Math.max(10, o.leaderRetryMs ?? 2_000);
+    this.#pollMs = Math.max(10, o.pollMs ?? 5_000);
+    this.#leaseMs = Math.max(o.leaseMs ?? 10_000, 2 * this.#retryMs + 1_000);
+  }
+
+  /** Connects, tries the lock once (leading at once when it is free) and keeps trying. */
+  async start(): Promise<void> {
+    // A follower until the lock is ours: its cache entries stay in its memory.
+    this.#store.follow();
+    await this.#enqueue(() => this.#tick());
+    // Heartbeats run during the first cycle too: a slow one must not let the lease run out.
+    this.#arm();
+    await this.#leading;
+  }
+
+  get role(): ReplicaRole {
+    return this.#role;
+  }
+
+  status(): ReplicaStatus {
+    const digest = this.#o.target.current()?.digest;
+    const inSync = this.#storeDigest === undefined || digest === this.#storeDigest;
+    return {
+      id: this.id,
+      role: this.#role,
+      epoch: this.#role === 'leader' ? (this.#store.epoch ?? this.#epoch) : this.#epoch,
+      connected: this.#client !== undefined,
+      digest,
+      storeDigest: this.#storeDigest,
+      inSync,
+      lagMs: inSync || this.#behindSince === undefined ? 0 : Math.max(0, Date.now() - this.#behindSince),
+      adopted: this.#adopted,
+      takeovers: this.#takeovers,
+    };
+  }
+
+  /** Reads the database's current pointer now and adopts it (tests, and a notification). */
+  sync(): Promise<void> {
+    return this.#enqueue(() => this.#sync());
+  }
+
+  /** Stops trying, and releases the lock (closing the dedicated connection) so another replica takes over at once. */
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    if (this.#timer) clearTimeout(this.#timer);
+    await this.#chain.catch(() => undefined);
+    await this.#drop();
+  }
+
+  #enqueue<T>(work: () => Promise<T>): Promise<T> {
+    const run = this.#chain.then(work, work);
+    this.#chain = run.catch(() => undefined);
+    return run;
+  }
+
+  #arm(): void {
+    if (this.#closed) return;
+    const every = this.#role === 'leader' ? this.#retryMs : Math.min(this.#retryMs, this.#pollMs);
+    this.#timer = setTimeout(() => {
+      void this.#enqueue(() => this.#tick()).finally(() => this.#arm());
+    }, every);
+    this.#timer.unref();
+  }
+
+  async #tick(): Promise<void> {
+    if (this.#closed) return;
+    const client = await this.#connected();
+    if (!client) return;
+    try {
+      if (this.#role === 'leader') {
+        // The heartbeat: keeps the session (and the lock) from idling out.
+        try {
+          await client.query('SELECT 1');
+        } catch (err) {
+          await this.#drop();
+          await this.#demote(`the leader's heartbeat failed: ${(err as Error).message}`);
+        }
+        return;
+      }
+      const got = await client.query('SELECT pg_try_advisory_lock(hashtext($1)) AS ok', [this.#lockName()]);
+      if (got.rows[0]?.ok === true) {
+        await this.#takeOver(client);
+        return;
+      }
+      if (Date.now() - this.#lastPollAt >= this.#pollMs) await this.#sync();
+    } catch (err) {
+      this.#log('warn', 'replica coordination failed; retrying', { err: (err as Error).message });
+    }
+  }
+
+  async #takeOver(client: PgClient): Promise<void> {
+    let epoch: number;
+    try {
+      epoch = await this.#store.takeLeadership(this.id);
+    } catch (err) {
+      await client.query('SELECT pg_advisory_unlock(hashtext($1))', [this.#lockName()]).catch(() => undefined);
+      throw err;
+    }
+    this.#store.fence(epoch, (err) => void this.#enqueue(() => this.#demote(err.message)));
+    this.#epoch = epoch;
+    // Continue from the predecessor: its last publication and its card and catalog entries (validators).
+    await this.#sync();
+    await this.#store.reloadEntries();
+    this.#role = 'leader';
+    this.#takeovers++;
+    this.#log('info', 'this replica leads now', { epoch, id: this.id });
+    const leading = this.#o.target.lead(epoch).catch((err: unknown) => this.#log('warn', 'starting discovery as the leader failed', { err: (err as Error).message }));
+    this.#leading = leading;
+  }
+
+  async #demote(reason: string): Promise<void> {
+    if (this.#role !== 'leader') return;
+    this.#role = 'follower';
+    // The fence stays: any write still in flight from this replica is checked against the epoch
+    // it led under, and refused once another replica has taken over.
+    this.#store.follow();
+    this.#log('warn', 'this replica no longer leads', { reason, epoch: this.#epoch });
+    await this.#o.target.follow(reason).catch(() => undefined);
+    // Release the lock, if this session still holds it (a refused write: another replica leads).
+    await this.#drop();
+  }
+
+  async #sync(): Promise<void> {
+    this.#lastPollAt = Date.now();
+    const pointer = await this.#store.currentPointer();
+    const leader = await this.#store.leader();
+    if (this.#role !== 'leader') this.#epoch = leader.epoch;
+    this.#storeDigest = pointer?.digest;
+    const served = this.#o.target.current()?.digest;
+    if (pointer !== undefined && pointer.digest !== served) {
+      this.#behindSince ??= Date.now();
+      if (this.#role !== 'leader') {
+        const snapshot = await this.#store.getSnapshot(pointer.digest);
+        if (snapshot !== undefined && (await this.#o.target.adopt(snapshot)) === true) this.#adopted++;
+      }
+    }
+    if (pointer === undefined || this.#o.target.current()?.digest === pointer.digest) this.#behindSince = undefined;
+  }
+
+  /** The dedicated connection, opened (with LISTEN) when missing; undefined when it cannot be. */
+  async #connected(): Promise<PgClient | undefined> {
+    if (this.#client) return this.#client;
+    const { Client } = require('pg') as { Client: PgClientConstructor };
+    const { connection, schema } = this.#store.target;
+    const config = typeof connection === 'string' ? { connectionString: connection } : (connection as Knex.PgConnectionConfig as Record<string, unknown>);
+    const client = new Client({
+      ...config,
+      application_name: `a2a-discovery ${this.id}`,
+      keepAlive: true,
+      connectionTimeoutMillis: this.#retryMs + 1_000,
+      // A query that hangs (a silent network partition) fails instead of stalling the coordinator.
+      query_timeout: this.#leaseMs,
+    });
+    let lost = false;
+    const onLost = (err?: Error) => {
+      if (lost) return;
+      lost = true;
+      if (this.#client !== client) return;
+      this.#client = undefined;
+      if (!this.#closed) this.#log('warn', 'lost the replica connection to PostgreSQL', { err: err?.message });
+      void this.#enqueue(() => this.#demote(`lost the connection to PostgreSQL${err ? `: ${err.message}` : ''}`));
+    };
+    client.on('error', onLost);
+    client.on('end', onLost);
+    try {
+      await client.connect();
+      if (schema !== undefined) await client.query(`SET search_path TO ${quoteIdent(schema)}`);
+      await client.query(`SET idle_session_timeout = ${Math.round(this.#leaseMs)}`).catch(() => undefined);
+      client.on('notification', (n) => {
+        if (n.channel === this.#store.publishChannel) this.#queueSync();
+      });
+      await client.query(`LISTEN ${quoteIdent(this.#store.publishChannel)}`);
+    } catch (err) {
+      lost = true;
+      await client.end().catch(() => undefined);
+      this.#log('warn', 'cannot reach PostgreSQL for replica coordination; retrying', { err: (err as Error).message });
+      return undefined;
+    }
+    this.#client = client;
+    // Caught up on what was published while this connection was down.
+    this.#lastPollAt = Number.NEGATIVE_INFINITY;
+    return client;
+  }
+
+  /** A notification: sync soon, coalescing bursts. */
+  #queueSync(): void {
+    if (this.#syncQueued || this.#closed) return;
+    this.#syncQueued = true;
+    void this.#enqueue(async () => {
+      this.#syncQueued = false;
+      await this.#sync();
+    }).catch((err: unknown) => this.#log('warn', 'reading a publication failed; polling will retry', { err: (err as Error).message }));
+  }
+
+  async #drop(): Promise<void> {
+    const client = this.#client;
+    this.#client = undefined;
+    await client?.end().catch(() => undefined);
+  }
+
+  #lockName(): string {
+    return `a2ad:leader:${this.#store.target.schema ?? 'public'}`;
+  }
+
+  #log(level: 'info' | 'warn', message: string, detail?: Record<string, unknown>): void {
+    this.#o.log?.(level, message, detail);
+  }
+}
+
+function quoteIdent(name: string): string {
+  return `"${name.replace(/"/g, '""')}"`;
+}

@@ -1,0 +1,110 @@
+/**
+ * Internal: how entries, snapshots and events become rows and come back.
+ *
+ * A cache entry's `expiresAt` and `nextAttemptAt` are on the monotonic clock of the process
+ * that wrote them, which means nothing to the next process: they are stored as epoch
+ * milliseconds and translated back on load (`at − now() + wallNow()` and the reverse).
+ */
+import type { CacheEntry, AgentCardModel, CardProtocolVersion, Clock, DiscoveryEvent, Snapshot, SnapshotAgent } from 'a2a-discovery';
+
+/** Freezes a value and everything inside it (loaded data is as immutable as fresh data). */
+export function deepFreeze<T>(value: T): T {
+  if (value !== null && typeof value === 'object' && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const child of Object.values(value)) deepFreeze(child);
+  }
+  return value;
+}
+
+const toWall = (at: number, clock: Clock): number => Math.round(at - clock.now() + clock.wallNow());
+const fromWall = (wall: number, clock: Clock): number => wall - clock.wallNow() + clock.now();
+
+/** The JSON text of an entry, its monotonic times as epoch ms. */
+export function entryToJson<C, V extends string>(entry: CacheEntry<C, V>, clock: Clock): string {
+  const { expiresAt, nextAttemptAt, ...rest } = entry;
+  return JSON.stringify({ ...rest, expiresAtWall: toWall(expiresAt, clock), nextAttemptAtWall: nextAttemptAt === undefined ? null : toWall(nextAttemptAt, clock) });
+}
+
+/** An entry from its JSON text, its times back on this process's monotonic clock. */
+export function entryFromJson<C = AgentCardModel, V extends string = CardProtocolVersion>(text: string, clock: Clock): CacheEntry<C, V> {
+  const raw = JSON.parse(text) as Omit<CacheEntry<C, V>, 'expiresAt' | 'nextAttemptAt'> & { expiresAtWall: number; nextAttemptAtWall: number | null };
+  const { expiresAtWall, nextAttemptAtWall, ...rest } = raw;
+  const entry: CacheEntry<C, V> = {
+    ...rest,
+    // JSON has no undefined: the optional fields come back as absent, which reads the same.
+    etag: rest.etag ?? undefined,
+    lastModified: rest.lastModified ?? undefined,
+    lastError: rest.lastError ?? undefined,
+    signature: rest.signature ?? undefined,
+    card: deepFreeze(rest.card),
+    warnings: deepFreeze(rest.warnings ?? []),
+    expiresAt: fromWall(expiresAtWall, clock),
+    nextAttemptAt: nextAttemptAtWall === null ? undefined : fromWall(nextAttemptAtWall, clock),
+  };
+  return entry;
+}
+
+/** A snapshot agent without its card (the card is stored once, by its raw hash). */
+export type StoredAgent = Omit<SnapshotAgent, 'card' | 'body'>;
+
+/** A card kept for snapshots, content-addressed by the SHA-256 of its bytes. */
+export interface StoredCard {
+  readonly rawSha256: string;
+  readonly canonicalSha256: string;
+  readonly protocolVersion: CardProtocolVersion;
+  /** The bytes as received; null when the snapshot was built without them. */
+  readonly body: string | null;
+  /** The parsed (normalized) card, JSON. */
+  readonly card: string;
+}
+
+export function splitSnapshot(snapshot: Snapshot): { agents: string; cards: StoredCard[] } {
+  const cards = new Map<string, StoredCard>();
+  const agents: StoredAgent[] = snapshot.agents.map((a) => {
+    if (!cards.has(a.rawSha256)) {
+      cards.set(a.rawSha256, { rawSha256: a.rawSha256, canonicalSha256: a.canonicalSha256, protocolVersion: a.protocolVersion, body: a.body ?? null, card: JSON.stringify(a.card) });
+    }
+    const { card: _card, body: _body, ...rest } = a;
+    return rest;
+  });
+  return { agents: JSON.stringify(agents), cards: [...cards.values()] };
+}
+
+/**
+ * Rebuilds a frozen snapshot from its row and its cards. `cardCache` shares parsed cards
+ * between the snapshots of one load (the same bytes, one object).
+ */
+export function joinSnapshot(
+  row: { digest: string; version: number; createdAt: number; agents: string },
+  cardOf: (rawSha256: string) => { card: AgentCardModel; body: string | null } | undefined,
+): Snapshot | undefined {
+  const stored = JSON.parse(row.agents) as StoredAgent[];
+  const agents: SnapshotAgent[] = [];
+  for (const a of stored) {
+    const c = cardOf(a.rawSha256);
+    if (c === undefined) return undefined;
+    agents.push(Object.freeze({ ...a, card: c.card, ...(c.body !== null && { body: c.body }) }));
+  }
+  return Object.freeze({ version: row.version, digest: row.digest, createdAt: row.createdAt, agents: Object.freeze(agents) });
+}
+
+/** Parses a stored card once per raw hash. */
+export function cardParser(): (stored: StoredCard) => { card: AgentCardModel; body: string | null } {
+  const parsed = new Map<string, { card: AgentCardModel; body: string | null }>();
+  return (stored) => {
+    let p = parsed.get(stored.rawSha256);
+    if (p === undefined) {
+      p = { card: deepFreeze(JSON.parse(stored.card) as AgentCardModel), body: stored.body };
+      parsed.set(stored.rawSha256, p);
+    }
+    return p;
+  };
+}
+
+export function eventToJson(event: DiscoveryEvent): string {
+  return JSON.stringify(event);
+}
+
+export function eventFromJson(text: string): DiscoveryEvent {
+  return deepFreeze(JSON.parse(text) as DiscoveryEvent);
+}

@@ -1,0 +1,561 @@
+/**
+ * The state store on SQL, through knex: SQLite (the `sqlite3` driver ADK's MikroORM brings) for
+ * one process, PostgreSQL (`pg`) for a shared database. One implementation; the two engines
+ * differ only in how they are opened (the SQLite file is locked to one process).
+ */
+import { hostname } from 'node:os';
+import knexFactory from 'knex';
+import type { Knex } from 'knex';
+import type { CacheEntry, CardStore, Clock, DiscoveryEvent, Snapshot, SnapshotSummary } from 'a2a-discovery';
+import { systemClock, DiscoveryError, isDiscoveryError } from 'a2a-discovery';
+import { MIGRATIONS_TABLE, migrationSource } from './migrations.js';
+import type { StoredCard } from './serialize.js';
+import { cardParser, entryFromJson, entryToJson, eventFromJson, eventToJson, joinSnapshot, splitSnapshot } from './serialize.js';
+import type { SqliteLock } from './sqlite-lock.js';
+import type { CatalogEntry, CounterDeltas, JournalEntry, JournalQuery, PinRecord, StateStore, StoredSnapshots, StoreKind, StoreRetention, StoreStatus } from './state-store.js';
+import { DEFAULT_RETENTION } from './state-store.js';
+
+export interface SqlStateStoreOptions {
+  kind: Exclude<StoreKind, 'memory'>;
+  /** knex connection: `{ filename }` for SQLite, a connection string or object for PostgreSQL. */
+  connection: Knex.StaticConnectionConfig | string;
+  /** Shown in status and messages: the file, or the URL without its password. */
+  location: string;
+  /** PostgreSQL schema holding our tables (created when missing). Default `public`. */
+  schema?: string;
+  /** Monotonic and wall clock: cache-entry times are translated with it. */
+  clock?: Clock;
+  retention?: StoreRetention;
+  /** The SQLite process lock, released on close. */
+  lock?: SqliteLock;
+  /** PostgreSQL pool size. Default 4. */
+  poolMax?: number;
+  /** How this process names itself in the journal rows it writes. Default `<hostname>:<pid>`. */
+  replica?: string;
+}
+
+/** Rows per INSERT (SQLite allows 999 bound variables per statement). */
+const BATCH = 100;
+
+const num = (v: unknown): number => (typeof v === 'number' ? v : Number(v));
+
+/**
+ * Opens the store: connects, runs the migrations and loads the card entries.
+ * @throws DiscoveryError `ERR_STORE_UNAVAILABLE` when the engine cannot be reached or migrated.
+ */
+export async function openSqlStateStore(o: SqlStateStoreOptions): Promise<SqlStateStore> {
+  const sqlite = o.kind === 'sqlite';
+  const db = knexFactory({
+    client: sqlite ? 'sqlite3' : 'pg',
+    connection: o.connection,
+    useNullAsDefault: sqlite,
+    ...(o.schema !== undefined && { searchPath: [o.schema] }),
+    pool: sqlite
+      ? {
+          // One connection: SQLite serializes writers anyway, and WAL lets readers (ADK's session
+          // service on the same file) proceed while we write.
+          min: 1,
+          max: 1,
+          idleTimeoutMillis: 2_147_483_647,
+          afterCreate: (conn: SqliteConnection, done: (err: Error | null, conn: unknown) => void) => {
+            conn.exec('PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA busy_timeout = 5000;', (err) => done(err, conn));
+          },
+        }
+      : { min: 0, max: o.poolMax ?? 4 },
+    acquireConnectionTimeout: 10_000,
+    // The library never writes to the console: a lost connection shows in status() at the next
+    // read or write, with its message.
+    log: { warn: () => undefined, error: () => undefined, deprecate: () => undefined, debug: () => undefined },
+  });
+  try {
+    if (o.schema !== undefined && !sqlite) await db.raw('CREATE SCHEMA IF NOT EXISTS ??', [o.schema]);
+    await db.migrate.latest({ migrationSource, tableName: MIGRATIONS_TABLE, ...(o.schema !== undefined && { schemaName: o.schema }) });
+    const store = new SqlStateStore(db, o);
+    await store.load();
+    return store;
+  } catch (err) {
+    await db.destroy().catch(() => undefined);
+    await o.lock?.release();
+    throw new DiscoveryError('ERR_STORE_UNAVAILABLE', `cannot open the ${o.kind === 'sqlite' ? 'SQLite' : 'PostgreSQL'} store at ${o.location}: ${(err as Error).message}`, {
+      cause: err,
+      stage: 'store',
+    });
+  }
+}
+
+interface SqliteConnection {
+  exec(sql: string, cb: (err: Error | null) => void): void;
+}
+
+export class SqlStateStore implements StateStore {
+  readonly kind: Exclude<StoreKind, 'memory'>;
+  readonly replica: string;
+  readonly cards: CardStore;
+  readonly catalogs: CardStore<CatalogEntry>;
+  readonly #db: Knex;
+  readonly #o: SqlStateStoreOptions;
+  readonly #clock: Clock;
+  readonly #retention: Required<StoreRetention>;
+  /** Card entries and catalog entries, read from memory; the engine is written through. */
+  readonly #entries = new Map<string, CacheEntry>();
+  readonly #catalogEntries = new Map<string, CatalogEntry>();
+  /** Writes run one after another, so two writes of one key never land out of order. */
+  #chain: Promise<unknown> = Promise.resolve();
+  #ok = true;
+  #lastError: string | undefined;
+  #lastErrorAt: number | undefined;
+  #failedWrites = 0;
+  #writes = 0;
+  #closed = false;
+  /** The fencing epoch every leader write checks (PostgreSQL replicas); undefined: unfenced. */
+  #epoch: number | undefined;
+  #onFenced: ((err: DiscoveryError) => void) | undefined;
+  /** A replica that does not lead: cache entries are not written through (see {@link follow}). */
+  #following = false;
+  #fencedWrites = 0;
+
+  constructor(db: Knex, o: SqlStateStoreOptions) {
+    this.kind = o.kind;
+    this.replica = o.replica ?? `${hostname()}:${process.pid}`;
+    this.#db = db;
+    this.#o = o;
+    this.#clock = o.clock ?? systemClock;
+    this.#retention = { ...DEFAULT_RETENTION, ...o.retention };
+    this.cards = this.#entryStore('a2ad_card_entries', this.#entries);
+    this.catalogs = this.#entryStore('a2ad_catalog_entries', this.#catalogEntries);
+  }
+
+  /** Loads the card and catalog entries into memory (called once by the opener). */
+  async load(): Promise<void> {
+    await this.#loadEntries('a2ad_card_entries', this.#entries);
+    await this.#loadEntries('a2ad_catalog_entries', this.#catalogEntries);
+  }
+
+  // ---- cache entries ----------------------------------------------------------------------
+
+  /** A cache's store over `table`: reads from `entries` (memory), writes through to the engine. */
+  #entryStore<C, V extends string>(table: string, entries: Map<string, CacheEntry<C, V>>): CardStore<CacheEntry<C, V>> {
+    return {
+      get: (key) => entries.get(key),
+      set: (key, entry) => {
+        entries.set(key, entry);
+        if (this.#following) return Promise.resolve();
+        // RFC 9111 §5.2.2.5: a no-store response is not kept in non-volatile storage.
+        if (entry.noStore) return this.#fencedWrite((db) => db(table).where({ key }).delete());
+        const row = { key, entry: entryToJson(entry, this.#clock), updated_at: Math.round(this.#clock.wallNow()) };
+        return this.#fencedWrite((db) => db(table).insert(row).onConflict('key').merge());
+      },
+      delete: (key) => {
+        entries.delete(key);
+        if (this.#following) return Promise.resolve();
+        return this.#fencedWrite((db) => db(table).where({ key }).delete());
+      },
+      keys: () => [...entries.keys()],
+      close: () => undefined,
+    };
+  }
+
+  async #loadEntries<C, V extends string>(table: string, entries: Map<string, CacheEntry<C, V>>): Promise<void> {
+    const rows = (await this.#db(table).select('key', 'entry')) as Array<{ key: string; entry: string }>;
+    entries.clear();
+    for (const r of rows) entries.set(r.key, entryFromJson<C, V>(r.entry, this.#clock));
+  }
+
+  /** A leader write: checked against the fencing epoch in its transaction when one is set. */
+  #fencedWrite(op: (db: Knex | Knex.Transaction) => Promise<unknown>): Promise<void> {
+    if (this.#epoch === undefined) return this.#write(() => op(this.#db));
+    return this.#write(() =>
+      this.#db.transaction(async (trx) => {
+        await this.#checkFence(trx);
+        await op(trx);
+      }),
+    );
+  }
+
+  /**
+   * `UPDATE a2ad_leader … WHERE epoch = mine`: refused (`ERR_STORE_FENCED`) once another replica
+   * took over. The row lock it takes orders this transaction before any later takeover, which
+   * waits for it: a write either commits before the new epoch exists or is refused.
+   */
+  async #checkFence(trx: Knex.Transaction): Promise<void> {
+    const epoch = this.#epoch;
+    if (epoch === undefined) return;
+    const updated = await trx('a2ad_leader').where({ id: 1, epoch }).update({ epoch });
+    if (num(updated) === 0) {
+      throw new DiscoveryError('ERR_STORE_FENCED', `write refused: this replica led under epoch ${epoch}, and another replica has taken over since`, { stage: 'store' });
+    }
+  }
+
+  // ---- replicas ---------------------------------------------------------------------------
+
+  /**
+   * Fences every leader write (publications, card entries, pruning) with `epoch`, or lifts the
+   * fence (`undefined`, a follower). `onFenced` is called with each refused write.
+   */
+  fence(epoch: number | undefined, onFenced?: (err: DiscoveryError) => void): void {
+    this.#epoch = epoch;
+    this.#onFenced = onFenced;
+    if (epoch !== undefined) this.#following = false;
+  }
+
+  /**
+   * This replica follows (until the next {@link fence} with an epoch): its card and catalog
+   * entries change in its memory only. A follower runs no source and fetches nothing, but reading
+   * its cache (a metrics scrape, the endpoints API) ages entries; written through, its old copies
+   * would overwrite the rows the leader keeps current, and the next leader would continue from them.
+   */
+  follow(): void {
+    this.#following = true;
+  }
+
+  /** The epoch this store's writes are fenced with, if any. */
+  get epoch(): number | undefined {
+    return this.#epoch;
+  }
+
+  /**
+   * Takes the leadership: increments the fencing epoch and records the holder; returns the new
+   * epoch. Call it only while holding the leader lock.
+   */
+  async takeLeadership(holder: string): Promise<number> {
+    return this.#read(async () => {
+      const rows = (await this.#db('a2ad_leader')
+        .where({ id: 1 })
+        .update({ epoch: this.#db.raw('epoch + 1'), holder, since: Math.round(this.#clock.wallNow()) }, ['epoch'])) as Array<{ epoch: unknown }>;
+      return num(rows[0]!.epoch);
+    });
+  }
+
+  /** The current fencing epoch and its holder. */
+  async leader(): Promise<{ epoch: number; holder: string | null }> {
+    return this.#read(async () => {
+      const row = (await this.#db('a2ad_leader').where({ id: 1 }).first('epoch', 'holder')) as { epoch: unknown; holder: string | null };
+      return { epoch: num(row.epoch), holder: row.holder };
+    });
+  }
+
+  /** The current version/digest pointer, as the database has it now. */
+  async currentPointer(): Promise<{ version: number; digest: string } | undefined> {
+    return this.#read(async () => {
+      const row = (await this.#db('a2ad_state').where({ key: 'current' }).first('value')) as { value: string } | undefined;
+      return row === undefined ? undefined : (JSON.parse(row.value) as { version: number; digest: string });
+    });
+  }
+
+  /** Reloads the card and catalog entries from the engine (a new leader continues from its predecessor's caches). */
+  async reloadEntries(): Promise<void> {
+    await this.#read(() => this.load());
+  }
+
+  /** The PostgreSQL channel publications are announced on (payload: the digest). */
+  get publishChannel(): string {
+    return `a2ad_published:${this.#o.schema ?? 'public'}`;
+  }
+
+  /** Where the store connects, for a dedicated connection beside its pool (the leader lock, LISTEN). */
+  get target(): { connection: Knex.StaticConnectionConfig | string; schema: string | undefined } {
+    return { connection: this.#o.connection, schema: this.#o.schema };
+  }
+
+  // ---- snapshots --------------------------------------------------------------------------
+
+  publishSnapshot(snapshot: Snapshot): Promise<void> {
+    const { agents, cards } = splitSnapshot(snapshot);
+    const names = JSON.stringify(snapshot.agents.map((a) => a.localName));
+    return this.#write(() =>
+      this.#db.transaction(async (trx) => {
+        await this.#checkFence(trx);
+        for (const part of chunks(cards)) {
+          const rows = part.map((c) => ({ raw_sha256: c.rawSha256, canonical_sha256: c.canonicalSha256, protocol_version: c.protocolVersion, body: c.body, card: c.card }));
+          await trx('a2ad_cards').insert(rows).onConflict('raw_sha256').ignore();
+        }
+        await trx('a2ad_snapshots')
+          .insert({ digest: snapshot.digest, version: snapshot.version, created_at: snapshot.createdAt, agents })
+          .onConflict('digest')
+          .merge();
+        for (const part of chunks(cards)) {
+          await trx('a2ad_snapshot_cards')
+            .insert(part.map((c) => ({ digest: snapshot.digest, raw_sha256: c.rawSha256 })))
+            .onConflict(['digest', 'raw_sha256'])
+            .ignore();
+        }
+        await trx('a2ad_history').insert({ version: snapshot.version, digest: snapshot.digest, created_at: snapshot.createdAt, agents: names }).onConflict('version').merge();
+        const cut = (await trx('a2ad_history').select('version').orderBy('version', 'desc').offset(this.#retention.history).limit(1)) as Array<{ version: unknown }>;
+        if (cut[0] !== undefined) await trx('a2ad_history').where('version', '<=', num(cut[0].version)).delete();
+        await trx('a2ad_state')
+          .insert({ key: 'current', value: JSON.stringify({ version: snapshot.version, digest: snapshot.digest }) })
+          .onConflict('key')
+          .merge();
+        // Delivered to every listening replica when (and only if) this transaction commits.
+        if (this.kind === 'postgres') await trx.raw('SELECT pg_notify(?, ?)', [this.publishChannel, snapshot.digest]);
+      }),
+    );
+  }
+
+  async loadSnapshots(): Promise<StoredSnapshots> {
+    return this.#read(async () => {
+      const rows = (await this.#db('a2ad_snapshots').select('digest', 'version', 'created_at', 'agents').orderBy('version', 'desc')) as SnapshotRow[];
+      const cards = await this.#cardsOf(undefined);
+      const snapshots = rows.map((r) => this.#join(r, cards)).filter((s): s is Snapshot => s !== undefined);
+      const pointer = await this.#db('a2ad_state').where({ key: 'current' }).first('value');
+      const currentDigest = pointer === undefined ? undefined : (JSON.parse((pointer as { value: string }).value) as { digest: string }).digest;
+      const history = ((await this.#db('a2ad_history').select('version', 'digest', 'created_at', 'agents').orderBy('version', 'asc')) as SnapshotRow[]).map(
+        (r): SnapshotSummary => ({ version: num(r.version), digest: r.digest, createdAt: num(r.created_at), agents: JSON.parse(r.agents) as string[] }),
+      );
+      return { current: snapshots.find((s) => s.digest === currentDigest), snapshots, history };
+    });
+  }
+
+  async getSnapshot(digest: string): Promise<Snapshot | undefined> {
+    return this.#read(async () => {
+      const row = (await this.#db('a2ad_snapshots').where({ digest }).first('digest', 'version', 'created_at', 'agents')) as SnapshotRow | undefined;
+      if (row === undefined) return undefined;
+      return this.#join(row, await this.#cardsOf(digest));
+    });
+  }
+
+  async #cardsOf(digest: string | undefined): Promise<Map<string, StoredCard>> {
+    const q = this.#db('a2ad_cards').select('a2ad_cards.raw_sha256', 'canonical_sha256', 'protocol_version', 'body', 'card');
+    if (digest !== undefined) q.join('a2ad_snapshot_cards', 'a2ad_snapshot_cards.raw_sha256', 'a2ad_cards.raw_sha256').where('a2ad_snapshot_cards.digest', digest);
+    const rows = (await q) as Array<{ raw_sha256: string; canonical_sha256: string; protocol_version: StoredCard['protocolVersion']; body: string | null; card: string }>;
+    return new Map(rows.map((r) => [r.raw_sha256, { rawSha256: r.raw_sha256, canonicalSha256: r.canonical_sha256, protocolVersion: r.protocol_version, body: r.body, card: r.card }]));
+  }
+
+  #join(row: SnapshotRow, cards: Map<string, StoredCard>): Snapshot | undefined {
+    const parse = cardParser();
+    return joinSnapshot({ digest: row.digest, version: num(row.version), createdAt: num(row.created_at), agents: row.agents }, (hash) => {
+      const c = cards.get(hash);
+      return c === undefined ? undefined : parse(c);
+    });
+  }
+
+  async pruneSnapshots(): Promise<string[]> {
+    let deleted: string[] = [];
+    await this.#write(() =>
+      this.#db.transaction(async (trx) => {
+        await this.#checkFence(trx);
+        const pointer = (await trx('a2ad_state').where({ key: 'current' }).first('value')) as { value: string } | undefined;
+        const keep = new Set<string>();
+        if (pointer) keep.add((JSON.parse(pointer.value) as { digest: string }).digest);
+        for (const r of (await trx('a2ad_pins').distinct('digest')) as Array<{ digest: string }>) keep.add(r.digest);
+        for (const r of (await trx('a2ad_snapshots').select('digest').orderBy('version', 'desc').limit(this.#retention.snapshots)) as Array<{ digest: string }>) keep.add(r.digest);
+        const all = (await trx('a2ad_snapshots').select('digest')) as Array<{ digest: string }>;
+        deleted = all.map((r) => r.digest).filter((d) => !keep.has(d));
+        for (const part of chunks(deleted)) {
+          await trx('a2ad_snapshot_cards').whereIn('digest', part).delete();
+          await trx('a2ad_snapshots').whereIn('digest', part).delete();
+        }
+        if (deleted.length > 0) await trx('a2ad_cards').whereNotIn('raw_sha256', trx('a2ad_snapshot_cards').select('raw_sha256')).delete();
+      }),
+    );
+    return deleted;
+  }
+
+  // ---- pins -------------------------------------------------------------------------------
+
+  putPin(pin: PinRecord): Promise<void> {
+    const row = {
+      session_id: pin.sessionId,
+      digest: pin.digest,
+      last_used_at: Math.round(pin.lastUsedAtWall),
+      user_id: pin.userId,
+      owner_client: pin.ownerClient ?? null,
+      owner_secret: pin.ownerSecret ?? null,
+    };
+    return this.#write(() => this.#db('a2ad_pins').insert(row).onConflict('session_id').merge());
+  }
+
+  async pin(sessionId: string): Promise<PinRecord | undefined> {
+    return this.#read(async () => (await this.#pinRows(this.#db('a2ad_pins').where({ session_id: sessionId })))[0]);
+  }
+
+  deletePin(sessionId: string): Promise<void> {
+    return this.#write(() => this.#db('a2ad_pins').where({ session_id: sessionId }).delete());
+  }
+
+  async pins(sessionIds?: readonly string[]): Promise<PinRecord[]> {
+    if (sessionIds === undefined) return this.#read(() => this.#pinRows(this.#db('a2ad_pins')));
+    return this.#read(async () => {
+      const out: PinRecord[] = [];
+      for (const part of chunks(sessionIds)) out.push(...(await this.#pinRows(this.#db('a2ad_pins').whereIn('session_id', part))));
+      return out;
+    });
+  }
+
+  async #pinRows(q: Knex.QueryBuilder): Promise<PinRecord[]> {
+    {
+      const rows = (await q.select('*')) as Array<{
+        session_id: string;
+        digest: string;
+        last_used_at: unknown;
+        user_id: string;
+        owner_client: string | null;
+        owner_secret: string | null;
+      }>;
+      return rows.map((r) => ({
+        sessionId: r.session_id,
+        digest: r.digest,
+        lastUsedAtWall: num(r.last_used_at),
+        userId: r.user_id,
+        ...(r.owner_client !== null && { ownerClient: r.owner_client }),
+        ...(r.owner_secret !== null && { ownerSecret: r.owner_secret }),
+      }));
+    }
+  }
+
+  // ---- journal and counters ---------------------------------------------------------------
+
+  appendEvents(events: readonly DiscoveryEvent[]): Promise<void> {
+    if (events.length === 0) return Promise.resolve();
+    const { journalMaxAgeMs, journalMaxEvents } = this.#retention;
+    const oldest = Math.round(this.#clock.wallNow() - journalMaxAgeMs);
+    const replica = this.replica;
+    return this.#write(() =>
+      this.#db.transaction(async (trx) => {
+        for (const part of chunks(events)) {
+          await trx('a2ad_journal')
+            .insert(part.map((e) => ({ replica, seq: e.seq, at: Math.round(e.at), type: e.type, event: eventToJson(e) })))
+            .onConflict(['replica', 'seq'])
+            .ignore();
+        }
+        await trx('a2ad_journal').where('at', '<', oldest).delete();
+        const cut = (await trx('a2ad_journal').select('id').orderBy('id', 'desc').offset(journalMaxEvents).limit(1)) as Array<{ id: unknown }>;
+        if (cut[0] !== undefined) await trx('a2ad_journal').where('id', '<=', num(cut[0].id)).delete();
+      }),
+    );
+  }
+
+  async journal(options: JournalQuery = {}): Promise<JournalEntry[]> {
+    return this.#read(async () => {
+      const q = this.#db('a2ad_journal').select('id', 'replica', 'event').where('id', '>', options.after ?? 0).orderBy('id', 'desc');
+      if (options.before !== undefined) q.where('id', '<', options.before);
+      if (options.types !== undefined) q.whereIn('type', [...options.types]);
+      if (options.limit !== undefined) q.limit(options.limit);
+      const rows = (await q) as Array<{ id: unknown; replica: string; event: string }>;
+      return rows.reverse().map((r) => ({ id: num(r.id), replica: r.replica, event: eventFromJson(r.event) }));
+    });
+  }
+
+  async events(options: JournalQuery = {}): Promise<DiscoveryEvent[]> {
+    return (await this.journal(options)).map((e) => e.event);
+  }
+
+  async lastSeq(): Promise<number> {
+    return this.#read(async () => {
+      const max = (await this.#db('a2ad_journal').max({ seq: 'seq' }).first()) as { seq: unknown } | undefined;
+      const stored = (await this.#db('a2ad_state').where({ key: 'lastSeq' }).first('value')) as { value: string } | undefined;
+      return Math.max(max?.seq == null ? 0 : num(max.seq), stored === undefined ? 0 : Number(stored.value));
+    });
+  }
+
+  setLastSeq(seq: number): Promise<void> {
+    return this.#write(async () => {
+      const stored = (await this.#db('a2ad_state').where({ key: 'lastSeq' }).first('value')) as { value: string } | undefined;
+      if (stored !== undefined && Number(stored.value) >= seq) return;
+      await this.#db('a2ad_state').insert({ key: 'lastSeq', value: String(seq) }).onConflict('key').merge();
+    });
+  }
+
+  addCounters(deltas: CounterDeltas): Promise<void> {
+    const rows = Object.entries(deltas)
+      .filter(([, n]) => n !== 0)
+      .map(([name, value]) => ({ name, value }));
+    if (rows.length === 0) return Promise.resolve();
+    return this.#write(() =>
+      this.#db.transaction(async (trx) => {
+        for (const row of rows) {
+          await trx('a2ad_counters').insert(row).onConflict('name').merge({ value: trx.raw('?? + ?', ['a2ad_counters.value', row.value]) });
+        }
+      }),
+    );
+  }
+
+  async counters(): Promise<Record<string, number>> {
+    return this.#read(async () => {
+      const rows = (await this.#db('a2ad_counters').select('name', 'value')) as Array<{ name: string; value: unknown }>;
+      return Object.fromEntries(rows.map((r) => [r.name, num(r.value)]));
+    });
+  }
+
+  // ---- state ------------------------------------------------------------------------------
+
+  status(): StoreStatus {
+    return {
+      kind: this.kind,
+      location: this.#o.location,
+      ok: this.#ok,
+      ...(this.#lastError !== undefined && { lastError: this.#lastError }),
+      ...(this.#lastErrorAt !== undefined && { lastErrorAt: this.#lastErrorAt }),
+      failedWrites: this.#failedWrites,
+      writes: this.#writes,
+      ...(this.#fencedWrites > 0 && { fencedWrites: this.#fencedWrites }),
+    };
+  }
+
+  /** See {@link StateStore.exclusive}. PostgreSQL's row locks need no gate, SQLite's file lock does. */
+  exclusive<T>(work: () => Promise<T>): Promise<T> {
+    if (this.kind !== 'sqlite') return work();
+    const p = this.#chain.then(work);
+    this.#chain = p.catch(() => undefined);
+    return p;
+  }
+
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    await this.#chain.catch(() => undefined);
+    await this.#db.destroy();
+    await this.#o.lock?.release();
+  }
+
+  /** Queues a write after the previous ones; a failure is recorded and rethrown. */
+  #write(op: () => Promise<unknown>): Promise<void> {
+    if (this.#closed) return Promise.reject(new DiscoveryError('ERR_STORE_UNAVAILABLE', `the ${this.kind} store at ${this.#o.location} is closed`, { stage: 'store' }));
+    const p = this.#chain.then(op).then(
+      () => {
+        this.#writes++;
+        this.#ok = true;
+      },
+      (err: unknown) => {
+        if (isDiscoveryError(err) && err.code === 'ERR_STORE_FENCED') {
+          // Not a failure of the store: this replica is no longer the leader.
+          this.#fencedWrites++;
+          this.#onFenced?.(err);
+          throw err;
+        }
+        this.#failedWrites++;
+        throw this.#failed(err, 'write');
+      },
+    );
+    this.#chain = p.catch(() => undefined);
+    return p;
+  }
+
+  async #read<T>(op: () => Promise<T>): Promise<T> {
+    try {
+      return await op();
+    } catch (err) {
+      throw this.#failed(err, 'read');
+    }
+  }
+
+  #failed(err: unknown, what: string): DiscoveryError {
+    this.#ok = false;
+    this.#lastError = (err as Error).message;
+    this.#lastErrorAt = this.#clock.wallNow();
+    return new DiscoveryError('ERR_STORE_UNAVAILABLE', `the ${this.kind} store at ${this.#o.location} failed to ${what}: ${(err as Error).message}`, { cause: err, stage: 'store' });
+  }
+}
+
+interface SnapshotRow {
+  digest: string;
+  version: unknown;
+  created_at: unknown;
+  agents: string;
+}
+
+function chunks<T>(items: readonly T[]): T[][] {
+  const out: T[][] = [];
+  for (let i = 0; i < items.length; i += BATCH) out.push(items.slice(i, i + BATCH));
+  return out;
+}

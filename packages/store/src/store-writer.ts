@@ -1,0 +1,158 @@
+/**
+ * Write-behind from the running service to its state store. The request path never waits on
+ * the store: events, publications and pin changes are noted synchronously and written in the
+ * background, in order (publications, then pins, then the journal and counters). Bounded: at
+ * most `maxPendingEvents` journal events wait (the oldest are dropped and counted when the store
+ * cannot keep up), pins are coalesced per session, publications per digest.
+ */
+import { occurrences, type DiscoveryEvent, type EventStream } from 'a2a-discovery';
+import type { Snapshot } from 'a2a-discovery';
+import { journalOrCounter } from './journal.js';
+import type { PinRecord, StateStore } from './state-store.js';
+
+export interface StoreWriterOptions {
+  store: StateStore;
+  events: EventStream;
+  /** The snapshot a `snapshot.published` event names (looked up when the event arrives). */
+  snapshot: (digest: string) => Snapshot | undefined;
+  /**
+   * Whether this process's publications are written (default always). A follower replica adopts
+   * snapshots the leader stored, and writes none of them back — nor journals them: the leader's
+   * `snapshot.published` row is the journal's one record of each publication.
+   */
+  publishes?: () => boolean;
+  /** A session's pin as it stands now, or undefined once it has none. */
+  pin: (sessionId: string) => PinRecord | undefined;
+  /** Journal events waiting to be written, at most. Default 10,000. */
+  maxPendingEvents?: number;
+  /** Called with each failed write (the store's status records it too). */
+  onError?: (err: unknown) => void;
+}
+
+export class StoreWriter {
+  readonly #o: StoreWriterOptions;
+  readonly #max: number;
+  readonly #snapshots: Snapshot[] = [];
+  readonly #pins = new Set<string>();
+  #events: DiscoveryEvent[] = [];
+  /** Journal events being written now (taken from `#events` by the write in progress). */
+  #writing: readonly DiscoveryEvent[] = [];
+  #counters = new Map<string, number>();
+  #lastSeq = 0;
+  #flushedSeq = 0;
+  #dropped = 0;
+  #tail: Promise<void> = Promise.resolve();
+  #scheduled = false;
+  #closed = false;
+  readonly #unsubscribe: () => void;
+
+  constructor(o: StoreWriterOptions) {
+    this.#o = o;
+    this.#max = o.maxPendingEvents ?? 10_000;
+    this.#unsubscribe = o.events.subscribe((e) => this.#onEvent(e));
+  }
+
+  /** Notes that a session's pin changed (created, used, moved or released). */
+  pinChanged(sessionId: string): void {
+    this.#pins.add(sessionId);
+    this.#schedule();
+  }
+
+  /** Journal events noted but not written yet (queued or being written), oldest first. */
+  pending(): DiscoveryEvent[] {
+    return [...this.#writing, ...this.#events];
+  }
+
+  /** Journal events dropped because the store could not keep up. */
+  get dropped(): number {
+    return this.#dropped;
+  }
+
+  /** Writes everything noted so far; resolves when it is written (or failed and was recorded). */
+  flush(): Promise<void> {
+    this.#tail = this.#tail.then(() => this.#drain());
+    return this.#tail;
+  }
+
+  /** Stops listening and writes what is pending. */
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    this.#unsubscribe();
+    await this.flush();
+  }
+
+  #onEvent(e: DiscoveryEvent): void {
+    this.#lastSeq = Math.max(this.#lastSeq, e.seq);
+    if (e.type === 'snapshot.published') {
+      if (!(this.#o.publishes?.() ?? true)) {
+        // Adopted from the store: the leader journaled it.
+        this.#schedule();
+        return;
+      }
+      const s = this.#o.snapshot(e.digest);
+      if (s) this.#snapshots.push(s);
+    }
+    const where = journalOrCounter(e);
+    if (where === 'journal') {
+      this.#events.push(e);
+      if (this.#events.length > this.#max) {
+        const over = this.#events.length - this.#max;
+        this.#events.splice(0, over);
+        this.#dropped += over;
+        this.#count('journal.dropped', over);
+      }
+    } else this.#count(where, occurrences(e));
+    this.#schedule();
+  }
+
+  #count(name: string, n: number): void {
+    this.#counters.set(name, (this.#counters.get(name) ?? 0) + n);
+  }
+
+  #schedule(): void {
+    if (this.#scheduled || this.#closed) return;
+    this.#scheduled = true;
+    setImmediate(() => {
+      this.#scheduled = false;
+      void this.flush();
+    });
+  }
+
+  async #drain(): Promise<void> {
+    const { store } = this.#o;
+    const attempt = async (op: () => Promise<unknown>): Promise<boolean> => {
+      try {
+        await op();
+        return true;
+      } catch (err) {
+        this.#o.onError?.(err);
+        return false;
+      }
+    };
+    let published = false;
+    for (const s of this.#snapshots.splice(0)) published = (await attempt(() => store.publishSnapshot(s))) || published;
+    let released = false;
+    for (const id of [...this.#pins]) {
+      this.#pins.delete(id);
+      const pin = this.#o.pin(id);
+      if (pin) await attempt(() => store.putPin(pin));
+      else released = (await attempt(() => store.deletePin(id))) || released;
+    }
+    if (published || released) await attempt(() => store.pruneSnapshots());
+    const events = this.#events;
+    this.#events = [];
+    this.#writing = events;
+    const written = events.length === 0 || (await attempt(() => store.appendEvents(events)));
+    this.#writing = [];
+    // Kept for the next flush, within the bound.
+    if (!written) this.#events = [...events, ...this.#events].slice(-this.#max);
+    const counters = Object.fromEntries(this.#counters);
+    this.#counters = new Map();
+    if (Object.keys(counters).length > 0 && !(await attempt(() => store.addCounters(counters)))) {
+      for (const [k, v] of Object.entries(counters)) this.#count(k, v);
+    }
+    const seq = this.#lastSeq;
+    if (seq > this.#flushedSeq && (await attempt(() => store.setLastSeq(seq)))) this.#flushedSeq = seq;
+  }
+}
