@@ -3,8 +3,9 @@
  * ones marked `<!-- example: run -->` run to completion (issue #13).
  *
  * Each block is written to test/.doc-examples/ as its prelude, its code and `export {}`, and one
- * `tsc -p` checks them all: imports use the package's public names, which resolve (by
- * self-reference) to dist/ — `npm test` builds it first. An error is reported at its doc line:
+ * `tsc -p` checks them all: imports use the packages' public names (the root tsconfig maps them to
+ * the packages' sources; an excerpt is also checked against the built declarations, so `npm test`
+ * builds them first). An error is reported at its doc line:
  * `docs/registry.md:137 (block line 3): TS2304 Cannot find name 'x'.` An excerpt's interfaces
  * that the package exports under the same name are also checked against the real type, both
  * ways, so a listing cannot drift from the API.
@@ -23,14 +24,25 @@ import { docExamples, type DocExample } from './doc-examples.js';
 
 const root = new URL('../../', import.meta.url).pathname;
 const outDir = join(root, 'test', '.doc-examples');
-const ENTRIES = ['a2a-discovery', 'a2a-discovery/adk', 'a2a-discovery/config', 'a2a-discovery/server', 'a2a-discovery/explorer'];
+/** Each public entry whose names an excerpt may list, and its built declaration file. */
+const ENTRIES: Record<string, string> = {
+  'a2a-discovery': 'packages/core/dist/index.d.ts',
+  'a2a-discovery/adk': 'packages/core/dist/adk/index.d.ts',
+  'a2a-discovery/config': 'packages/core/dist/config/index.d.ts',
+  'a2a-discovery/explorer': 'packages/core/dist/explorer/index.d.ts',
+  'a2a-discovery/routing': 'packages/core/dist/routing/index.d.ts',
+  'a2a-discovery/probe': 'packages/core/dist/probe/index.d.ts',
+  '@a2a-discovery/store': 'packages/store/dist/index.d.ts',
+  '@a2a-discovery/service': 'packages/service/dist/server/index.d.ts',
+};
 
 /**
  * The examples that are type-checked but not run, found by a line of their code (doc lines move),
  * and why. Every other example that is not an API listing is marked `<!-- example: run -->`.
  */
 const NOT_RUN: ReadonlyArray<{ file: string; contains: string; why: string }> = [
-  { file: 'README.md', contains: "await sessions.run('session-1'", why: 'discovers https://billing.example.com and sends it a turn' },
+  { file: 'README.md', contains: "allow: ['https://billing.example.com'", why: 'discovers https://billing.example.com and sends it a turn' },
+  { file: 'README.md', contains: 'process.argv[2]', why: 'test/package/install.test.ts runs it in an empty project with the packed library, against a real peer' },
   { file: 'docs/adk.md', contains: 'new TreeFactory({', why: "the loop's options, hints and specialists are the reader's (declared in the prelude), and a turn calls a peer" },
   { file: 'docs/configuration.md', contains: "loadConfig('/etc/a2a/discovery.yaml')", why: "reads the reader's /etc/a2a/discovery.yaml and the secrets it names" },
   { file: 'docs/pipeline.md', contains: 'kubernetesSource({', why: 'fetches https://billing.example.com and watches a Kubernetes API server' },
@@ -61,8 +73,8 @@ function fileName(example: DocExample): string {
 /** Names each public entry exports, read from its built declaration file. */
 function exportedNames(): Map<string, string> {
   const byName = new Map<string, string>();
-  for (const entry of ENTRIES) {
-    const dts = join(root, 'dist', entry === 'a2a-discovery' ? '' : entry.slice('a2a-discovery/'.length), 'index.d.ts');
+  for (const [entry, file] of Object.entries(ENTRIES)) {
+    const dts = join(root, file);
     const text = readFileSync(dts, 'utf8');
     for (const list of text.matchAll(/export (?:type )?\{([^}]*)\}/g)) {
       for (const item of list[1]!.split(',')) {
@@ -152,7 +164,7 @@ function mapErrors(output: string, generated: Generated[]): string[] {
   return out;
 }
 
-const built = existsSync(join(root, 'dist', 'index.d.ts'));
+const built = Object.values(ENTRIES).every((file) => existsSync(join(root, file)));
 let failed = false;
 
 // The generated files stay for inspection only when something failed (eslint would lint them).
@@ -173,7 +185,7 @@ test('the docs have TypeScript examples', () => {
 });
 
 test('every TypeScript example in the README and docs/ type-checks against the package', { timeout: 120_000 }, noting(async () => {
-  assert.ok(built, 'dist/index.d.ts is missing: the examples import the package by name, which resolves to dist/. Run `npm run build` (npm test does it first).');
+  assert.ok(built, 'a package\'s dist/ is missing: the excerpts are checked against the built declarations. Run `npm run build` (npm test does it first).');
   const generated = generate();
   const { code, output } = await run(join(root, 'node_modules', '.bin', 'tsc'), ['-p', join(outDir, 'tsconfig.json'), '--pretty', 'false'], 90_000);
   if (code !== 0) assert.fail(`tsc exited ${code}:\n${mapErrors(output, generated).join('\n')}`);
