@@ -5,8 +5,9 @@
  *
  * @module
  */
-export { HostPolicy, isLoopbackHost, isCardUrl, inlineCardKey, catalogCardUrl, isInlineCardKey, CATALOG_CARD_FRAGMENT, CARD_PATH, LEGACY_CARD_PATH } from './host-policy.js';
+export { HostPolicy, isCardUrl, inlineCardKey, catalogCardUrl, isInlineCardKey, CATALOG_CARD_FRAGMENT, CARD_PATH, LEGACY_CARD_PATH } from './host-policy.js';
 export type { HostPolicyOptions, HostVerdict } from './host-policy.js';
+export { isLoopbackHost } from '../rules/origins.js';
 export { createGuardedLookup, systemResolver } from './address-guard.js';
 export type { GuardedLookupOptions, ResolvedAddress, Resolver } from './address-guard.js';
 export { createCardFetcher } from './card-fetcher.js';
