@@ -53,7 +53,6 @@ export {
   canonicalJson,
   canonicalCardSha256,
   DEFAULT_JSON_LIMITS,
-  isLoopbackHostname,
 } from './card/index.js';
 export type {
   ParseCardOptions,

@@ -25,7 +25,6 @@ export { canonicalMode, modesCover, effectiveModes, MODE_SHORT_FORMS } from './m
 export { sha256Hex, canonicalJson, canonicalCardSha256 } from './canonical.js';
 export { DEFAULT_JSON_LIMITS } from './safe-json.js';
 export type { JsonLimits } from './safe-json.js';
-export { isLoopbackHostname } from './interface-policy.js';
 export type { UrlJudge, CardUrl, CardUrlRole, InterfacePolicyOptions } from './interface-policy.js';
 export { checkCard } from './check-card.js';
 export type { CheckCardOptions, CheckCardResult } from './check-card.js';

@@ -11,6 +11,7 @@
  * not a parse error: the card itself may be perfectly well formed.
  */
 import type { DiscoveryErrorCode, Problem } from '../errors.js';
+import { isLoopbackHost } from '../rules/origins.js';
 import { joinPath } from './safe-json.js';
 import { isHostPortTarget, isObj } from './validate.js';
 
@@ -114,7 +115,7 @@ function judgeInterface(
     return { entry: { allowed: false, reason: 'not a URL' }, problem: { code: 'ERR_INSECURE_INTERFACE', message: `${url} is not a URL` } };
   }
   if (options.hostPolicy === undefined) {
-    const loopbackOk = options.allowLoopback === true && isLoopbackHostname(parsed.hostname);
+    const loopbackOk = options.allowLoopback === true && isLoopbackHost(parsed.hostname);
     if (parsed.protocol !== 'https:' && !(parsed.protocol === 'http:' && loopbackOk)) {
       const reason = `the interface ${url} is not https:; clients only call interfaces over TLS`;
       return { entry: { allowed: false, reason }, problem: { code: 'ERR_INSECURE_INTERFACE', message: reason } };
@@ -133,12 +134,6 @@ function judgeInterface(
     entry: { allowed: false, reason },
     problem: { code: verdict.code === 'ERR_INSECURE_URL' ? 'ERR_INSECURE_INTERFACE' : (verdict.code ?? 'ERR_HOST_NOT_ALLOWED'), message: reason },
   };
-}
-
-/** localhost, 127.0.0.0/8 and ::1: the hosts the development exemption covers. */
-export function isLoopbackHostname(hostname: string): boolean {
-  const h = hostname.toLowerCase().replace(/\.$/, '');
-  return h === 'localhost' || h.endsWith('.localhost') || /^127\.\d+\.\d+\.\d+$/.test(h) || h === '[::1]' || h === '::1';
 }
 
 interface FoundUrl {

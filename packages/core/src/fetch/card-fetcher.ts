@@ -1,7 +1,8 @@
 /**
  * The safe card fetcher: the only code that touches the network for discovery.
  *
- * One GET, bounded in every dimension (threats T1–T12 of the reference):
+ * One GET, bounded in every dimension (threats T1–T12 of the reference). The network checks are
+ * those of the guarded connection (`guarded-connection.ts`, shared with the A2A policy fetch):
  * - the URL must pass the {@link HostPolicy} (https only, allowlisted origin, no userinfo);
  * - IP-literal hosts are checked before dispatch, resolved addresses inside the connection path
  *   (see `address-guard.ts`), and the connected socket's peer address once more;
@@ -18,15 +19,15 @@
  * @module
  */
 import diagnostics from 'node:diagnostics_channel';
-import net from 'node:net';
-import tls from 'node:tls';
+import type net from 'node:net';
 import { performance } from 'node:perf_hooks';
-import { Agent, buildConnector, type Dispatcher } from 'undici';
+import type { Dispatcher } from 'undici';
 import { DiscoveryError, findDiscoveryError } from '../errors.js';
 import { NetworkOptionCheck } from './option-check.js';
-import { createGuardedLookup, type Resolver } from './address-guard.js';
+import type { Resolver } from './address-guard.js';
 import { DeadlineQueue, type Expiring } from './deadlines.js';
-import { type HostPolicy, safeUrlForMessage, verdictError } from './host-policy.js';
+import { createGuardedConnection, type OriginCredentials, redirectRefusal, type TrustedCa } from './guarded-connection.js';
+import { type HostPolicy, safeUrlForMessage } from './host-policy.js';
 
 /**
  * Inputs of {@link createCardFetcher}. All durations are milliseconds, all sizes bytes.
@@ -50,7 +51,7 @@ export interface CardFetcherOptions {
    * Per-origin credentials. Called with the request's exact origin (`https://host[:port]`); the
    * headers returned are sent only on that request, hence only to that origin.
    */
-  credentials?: (origin: string) => Record<string, string> | undefined | Promise<Record<string, string> | undefined>;
+  credentials?: OriginCredentials;
   /** DNS override (tests, custom resolvers). Default: `dns.lookup` with `all: true`. */
   lookup?: Resolver;
   /** Default `a2a-discovery/<version>`. */
@@ -63,7 +64,7 @@ export interface CardFetcherOptions {
    * Extra trusted CA certificates (PEM), added to Node's default roots, e.g. for in-cluster
    * services behind a private CA. Verification itself can never be turned off.
    */
-  ca?: string | Buffer | ReadonlyArray<string | Buffer>;
+  ca?: TrustedCa;
 }
 
 /** One HTTP response, returned for every status except a refused redirect. */
@@ -135,52 +136,25 @@ const SEND_HEADERS_CHANNEL = 'undici:client:sendHeaders';
 export function createCardFetcher(options: CardFetcherOptions): CardFetcher {
   const settings = validate(options);
   const { policy } = options;
-  const credentials = options.credentials;
-
-  const lookup = createGuardedLookup({ policy, ...(options.lookup !== undefined && { resolve: options.lookup }) });
-  const tlsOptions: tls.ConnectionOptions = { rejectUnauthorized: true, minVersion: 'TLSv1.2' };
-  if (options.ca !== undefined) {
-    const extra = Array.isArray(options.ca) ? [...(options.ca as ReadonlyArray<string | Buffer>)] : [options.ca as string | Buffer];
-    // `ca` replaces Node's roots; build one context with both so public hosts still verify.
-    tlsOptions.secureContext = tls.createSecureContext({ ca: [...tls.rootCertificates, ...extra], minVersion: 'TLSv1.2' });
-  }
-  const baseConnect = buildConnector({ ...tlsOptions, lookup, timeout: settings.connectTimeoutMs });
   const ourSockets = new WeakSet<net.Socket>();
+  const connection = createGuardedConnection({
+    policy,
+    ...(options.lookup !== undefined && { resolve: options.lookup }),
+    ...(options.ca !== undefined && { ca: options.ca }),
+    ...(options.credentials !== undefined && { credentials: options.credentials }),
+    connectTimeoutMs: settings.connectTimeoutMs,
+    headersTimeoutMs: settings.headersTimeoutMs,
+    bodyTimeoutMs: settings.bodyTimeoutMs,
+    connections: settings.maxConnectionsPerOrigin,
+    // Counted on the bytes received (nothing is decompressed), with or without content-length.
+    maxResponseSize: settings.maxBodyBytes,
+    onSocket: (socket) => ourSockets.add(socket),
+  });
+  const hasCredentials = options.credentials !== undefined;
   const pendingByKey = new Map<string, Pending[]>();
   /** Fetches in flight, oldest first, each with its total deadline (one timer for all). */
   const deadlines = new DeadlineQueue<Exchange>();
   let closed = false;
-
-  // Defense in depth: whatever path produced the socket, its peer must be an allowed address.
-  const connect: buildConnector.connector = (connectOptions, callback) => {
-    baseConnect(connectOptions, (...args: [null, net.Socket] | [Error, null]) => {
-      if (args[0] !== null) {
-        callback(args[0], null);
-        return;
-      }
-      const socket = args[1];
-      const remote = socket.remoteAddress;
-      if (remote === undefined || !policy.isAddressAllowed(remote)) {
-        socket.destroy();
-        callback(
-          new DiscoveryError('ERR_ADDRESS_BLOCKED', `connected peer address ${remote ?? '(unknown)'} of ${connectOptions.hostname} is blocked`, { stage: 'address' }),
-          null,
-        );
-        return;
-      }
-      ourSockets.add(socket);
-      callback(null, socket);
-    });
-  };
-
-  const agent = new Agent({
-    connect,
-    headersTimeout: settings.headersTimeoutMs,
-    bodyTimeout: settings.bodyTimeoutMs,
-    connections: settings.maxConnectionsPerOrigin,
-    // Counted on the bytes received (nothing is decompressed), with or without content-length.
-    maxResponseSize: settings.maxBodyBytes,
-  });
 
   // Learn which socket carried each request (public undici diagnostics, our sockets only).
   const onSendHeaders = (message: unknown): void => {
@@ -202,15 +176,7 @@ export function createCardFetcher(options: CardFetcherOptions): CardFetcher {
     if (closed) throw new DiscoveryError('ERR_USAGE', 'the card fetcher is closed', { url: safeUrlForMessage(rawUrl), stage: 'fetch' });
     let judged = admitted.get(rawUrl);
     if (judged === undefined) {
-      const verdict = policy.check(rawUrl);
-      if (!verdict.allowed) throw verdictError(verdict, rawUrl);
-      const literal = verdict.url.hostname.startsWith('[') ? verdict.url.hostname.slice(1, -1) : verdict.url.hostname;
-      if (net.isIP(literal) !== 0 && !policy.isAddressAllowed(literal)) {
-        throw new DiscoveryError('ERR_ADDRESS_BLOCKED', `address ${literal} is blocked (only public unicast addresses and configured ranges may be contacted)`, {
-          url: verdict.url.href,
-          stage: 'address',
-        });
-      }
+      const verdict = connection.admit(rawUrl);
       // Reuse equal strings already held (the caller's URL, one origin string per origin).
       let origin = origins.get(verdict.origin);
       if (origin === undefined) origins.set(verdict.origin, (origin = verdict.origin));
@@ -222,7 +188,7 @@ export function createCardFetcher(options: CardFetcherOptions): CardFetcher {
       admitted.set(rawUrl, judged);
     }
     const url = judged.href;
-    const headers = credentials === undefined ? buildHeaders(init.headers, undefined) : buildHeaders(init.headers, await credentialsFor(judged.origin, url));
+    const headers = hasCredentials ? buildHeaders(init.headers, await connection.credentialsFor(judged.origin, url)) : buildHeaders(init.headers, undefined);
     const callerSignal = init.signal;
     if (callerSignal?.aborted === true) throw new DiscoveryError('ERR_FETCH_NETWORK', `${url}: aborted by the caller`, { url, stage: 'fetch', cause: callerSignal.reason });
     if (closed) throw new DiscoveryError('ERR_FETCH_NETWORK', `${url}: aborted because the card fetcher was closed`, { url, stage: 'fetch' });
@@ -238,7 +204,7 @@ export function createCardFetcher(options: CardFetcherOptions): CardFetcher {
         if (list === undefined) pendingByKey.set(judged.key, (list = []));
         list.push(exchange.pending);
       }
-      agent.dispatch({ origin: judged.origin, path: judged.path, method: 'GET', headers }, exchange);
+      connection.dispatcher.dispatch({ origin: judged.origin, path: judged.path, method: 'GET', headers }, exchange);
     });
   }
 
@@ -248,14 +214,6 @@ export function createCardFetcher(options: CardFetcherOptions): CardFetcher {
     const i = list.indexOf(pending);
     if (i >= 0) list.splice(i, 1);
     if (list.length === 0) pendingByKey.delete(key);
-  }
-
-  async function credentialsFor(origin: string, url: string): Promise<Record<string, string> | undefined> {
-    try {
-      return await credentials?.(origin);
-    } catch (err) {
-      throw new DiscoveryError('ERR_FETCH_NETWORK', `credentials provider failed for ${origin}`, { cause: err, url, stage: 'fetch' });
-    }
   }
 
   function buildHeaders(callerHeaders: Record<string, string> | undefined, extra: Record<string, string> | undefined): Record<string, string> {
@@ -274,7 +232,7 @@ export function createCardFetcher(options: CardFetcherOptions): CardFetcher {
       closed = true;
       for (const exchange of [...deadlines.values()]) exchange.cancel(new FetcherClosed('the card fetcher was closed'));
       if (recordRemote) diagnostics.unsubscribe(SEND_HEADERS_CHANNEL, onSendHeaders);
-      await agent.destroy();
+      await connection.close();
     },
   };
 }
@@ -389,16 +347,8 @@ class Exchange implements Expiring, Dispatcher.DispatchHandler {
     const headers = firstValues(rawHeaders);
     this.#status = statusCode;
     this.#headers = headers;
-    if (statusCode >= 300 && statusCode < 400 && statusCode !== 304) {
-      const location = headers['location'];
-      return this.#refuse(
-        new DiscoveryError(
-          'ERR_REDIRECT_REFUSED',
-          `refused redirect ${statusCode} from ${url} to ${location === undefined ? '(no Location header)' : JSON.stringify(location.slice(0, 500))}; redirects are never followed`,
-          { url, stage: 'fetch', status: statusCode },
-        ),
-      );
-    }
+    const redirect = redirectRefusal(statusCode, headers['location'], url);
+    if (redirect !== undefined) return this.#refuse(redirect);
     const encoding = (headers['content-encoding'] ?? 'identity').trim().toLowerCase();
     if (statusCode !== 304 && encoding !== '' && encoding !== 'identity') {
       return this.#refuse(

@@ -20,6 +20,7 @@ import { domainToASCII } from 'node:url';
 import ipaddr from 'ipaddr.js';
 import { specialPurposeBlock } from './special-purpose-addresses.js';
 import { DiscoveryError, type Problem } from '../errors.js';
+import { isLoopbackHost } from '../rules/origins.js';
 
 /** Inputs of {@link HostPolicy.from}. */
 export interface HostPolicyOptions {
@@ -125,27 +126,6 @@ export function isCardUrl(url: string): boolean {
   } catch {
     return false;
   }
-}
-
-/**
- * True for hosts the loopback exemption covers: `localhost`, a dotted-quad in 127.0.0.0/8, and
- * `::1` (with or without brackets). One trailing dot and letter case are ignored.
- *
- * @example isLoopbackHost('127.0.0.1') // true
- * @example isLoopbackHost('localhost.evil.test') // false
- */
-export function isLoopbackHost(hostname: string): boolean {
-  let host = hostname.toLowerCase();
-  if (host.endsWith('.')) host = host.slice(0, -1);
-  if (host.startsWith('[') && host.endsWith(']')) host = host.slice(1, -1);
-  if (host === 'localhost') return true;
-  if (ipaddr.IPv4.isValidFourPartDecimal(host)) return ipaddr.IPv4.parse(host).range() === 'loopback';
-  if (ipaddr.IPv6.isValid(host)) {
-    const parsed = ipaddr.IPv6.parse(host);
-    if (parsed.isIPv4MappedAddress()) return parsed.toIPv4Address().range() === 'loopback';
-    return parsed.range() === 'loopback';
-  }
-  return false;
 }
 
 /**

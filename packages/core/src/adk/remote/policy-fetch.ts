@@ -15,20 +15,20 @@
  *   body chunks by `bodyTimeoutMs`, and the bytes of one response by `maxResponseBytes`;
  *   streaming (SSE) bodies pass through chunk by chunk.
  *
- * It uses undici 7's own `fetch` with an undici 7 `Agent` as dispatcher: Node 20's global
- * `fetch` is undici 6, whose dispatcher interface differs.
+ * Every check above but the bounds is the guarded connection's (`src/fetch/guarded-connection.ts`),
+ * the same code the card fetcher dispatches through. It uses undici 7's own `fetch` with the
+ * guarded connection's undici 7 `Agent` as dispatcher: Node 20's global `fetch` is undici 6,
+ * whose dispatcher interface differs.
  *
  * @module
  */
-import net from 'node:net';
-import { Agent, buildConnector, fetch as undiciFetch, Headers as UndiciHeaders, Response as UndiciResponse } from 'undici';
+import { fetch as undiciFetch, Headers as UndiciHeaders, Response as UndiciResponse } from 'undici';
 import { DiscoveryError, findDiscoveryError, isDiscoveryError } from '../../errors.js';
 import type { DiscoveryErrorCode } from '../../errors.js';
-import { createGuardedLookup, NetworkOptionCheck } from '../../fetch/index.js';
-import type { HostPolicy, Resolver } from '../../fetch/index.js';
+import { createGuardedConnection, NetworkOptionCheck, redirectRefusal, safeUrlForMessage } from '../../fetch/index.js';
+import type { HostPolicy, OriginCredentials, Resolver, TrustedCa } from '../../fetch/index.js';
 
-/** Per-origin credentials: called with the request's exact origin (`https://host[:port]`). */
-export type OriginCredentials = (origin: string) => Record<string, string> | undefined | Promise<Record<string, string> | undefined>;
+export type { OriginCredentials };
 
 /** Inputs of {@link createPolicyFetch}. Durations in milliseconds, sizes in bytes. */
 export interface PolicyFetchOptions {
@@ -54,6 +54,11 @@ export interface PolicyFetchOptions {
   resolve?: Resolver;
   /** Sent when the caller sets no `user-agent`. Default `a2a-discovery/<version>`. */
   userAgent?: string;
+  /**
+   * Extra trusted CA certificates (PEM), added to Node's default roots, e.g. for in-cluster
+   * agents behind a private CA. Verification itself can never be turned off.
+   */
+  ca?: TrustedCa;
 }
 
 /** A `fetch` for the A2A SDK clients, plus `close()` to release its connection pool. */
@@ -89,62 +94,29 @@ const NULL_BODY_STATUS = new Set([101, 103, 204, 205, 304]);
  */
 export function createPolicyFetch(options: PolicyFetchOptions): PolicyFetch {
   const settings = validate(options);
-  const { policy, credentials } = options;
-  const lookup = createGuardedLookup({ policy, ...(options.resolve !== undefined && { resolve: options.resolve }) });
-  const baseConnect = buildConnector({ rejectUnauthorized: true, minVersion: 'TLSv1.2', lookup, timeout: settings.timeoutMs });
-  // Defense in depth: whatever produced the socket, its peer must be an allowed address.
-  const connect: buildConnector.connector = (connectOptions, callback) => {
-    baseConnect(connectOptions, (...args: [null, net.Socket] | [Error, null]) => {
-      if (args[0] !== null) {
-        callback(args[0], null);
-        return;
-      }
-      const socket = args[1];
-      const remote = socket.remoteAddress;
-      if (remote === undefined || !policy.isAddressAllowed(remote)) {
-        socket.destroy();
-        callback(new DiscoveryError('ERR_ADDRESS_BLOCKED', `connected peer address ${remote ?? '(unknown)'} of ${connectOptions.hostname} is blocked`, { stage: 'address' }), null);
-        return;
-      }
-      callback(null, socket);
-    });
-  };
-  const agent = new Agent({ connect, headersTimeout: settings.timeoutMs, bodyTimeout: settings.bodyTimeoutMs });
+  const connection = createGuardedConnection({
+    policy: options.policy,
+    ...(options.resolve !== undefined && { resolve: options.resolve }),
+    ...(options.ca !== undefined && { ca: options.ca }),
+    ...(options.credentials !== undefined && { credentials: options.credentials }),
+    connectTimeoutMs: settings.timeoutMs,
+    headersTimeoutMs: settings.timeoutMs,
+    bodyTimeoutMs: settings.bodyTimeoutMs,
+  });
   const inFlight = new Set<AbortController>();
   let closed = false;
 
   async function policyFetch(input: string | URL | Request, init?: RequestInit): Promise<Response> {
     const request = await normalizeInput(input, init);
     const rawUrl = request.url;
-    if (closed) throw new DiscoveryError('ERR_USAGE', 'the policy fetch is closed', { url: safeUrl(rawUrl), stage: 'fetch' });
-    const verdict = policy.check(rawUrl);
-    if (!verdict.allowed) {
-      throw new DiscoveryError(verdict.code, `${verdict.reason} (${safeUrl(rawUrl)})`, {
-        url: safeUrl(rawUrl),
-        stage: verdict.code === 'ERR_INSECURE_URL' ? 'policy' : 'resolve',
-      });
-    }
-    const url = verdict.url.href;
-    const host = verdict.url.hostname.startsWith('[') ? verdict.url.hostname.slice(1, -1) : verdict.url.hostname;
-    // IP literals never reach a lookup function: judge them here.
-    if (net.isIP(host) !== 0 && !policy.isAddressAllowed(host)) {
-      throw new DiscoveryError('ERR_ADDRESS_BLOCKED', `address ${host} is blocked (only public unicast addresses and configured ranges may be contacted)`, {
-        url,
-        stage: 'address',
-      });
-    }
+    if (closed) throw new DiscoveryError('ERR_USAGE', 'the policy fetch is closed', { url: safeUrlForMessage(rawUrl), stage: 'fetch' });
+    const admitted = connection.admit(rawUrl);
+    const url = admitted.url.href;
 
     const headers = new UndiciHeaders(request.headers as ConstructorParameters<typeof UndiciHeaders>[0]);
     if (!headers.has('user-agent')) headers.set('user-agent', settings.userAgent);
-    if (credentials !== undefined) {
-      let extra: Record<string, string> | undefined;
-      try {
-        extra = await credentials(verdict.origin);
-      } catch (err) {
-        throw new DiscoveryError('ERR_FETCH_NETWORK', `credentials provider failed for ${verdict.origin}`, { cause: err, url, stage: 'fetch' });
-      }
-      for (const [name, value] of Object.entries(extra ?? {})) headers.set(name, String(value));
-    }
+    const extra = await connection.credentialsFor(admitted.origin, url);
+    for (const [name, value] of Object.entries(extra ?? {})) headers.set(name, String(value));
 
     // Our controller carries the headers deadline and close(); the caller's signal stays
     // attached for the whole exchange, body included (AbortSignal.any).
@@ -158,7 +130,7 @@ export function createPolicyFetch(options: PolicyFetchOptions): PolicyFetch {
 
     let res: UndiciResponse;
     try {
-      res = await undiciFetch(url, { method: request.method, headers, body: request.body as never, signal, redirect: 'manual', dispatcher: agent });
+      res = await undiciFetch(url, { method: request.method, headers, body: request.body as never, signal, redirect: 'manual', dispatcher: connection.dispatcher });
     } catch (err) {
       throw classify(err, url, callerSignal, controller.signal);
     } finally {
@@ -167,14 +139,10 @@ export function createPolicyFetch(options: PolicyFetchOptions): PolicyFetch {
       inFlight.delete(controller);
     }
 
-    if (res.status >= 300 && res.status < 400 && res.status !== 304) {
+    const redirect = redirectRefusal(res.status, res.headers.get('location'), url);
+    if (redirect !== undefined) {
       await res.body?.cancel().catch(() => undefined);
-      const location = res.headers.get('location');
-      throw new DiscoveryError(
-        'ERR_REDIRECT_REFUSED',
-        `refused redirect ${res.status} from ${url} to ${location === null ? '(no Location header)' : JSON.stringify(location.slice(0, 500))}; redirects are never followed`,
-        { url, stage: 'fetch', status: res.status },
-      );
+      throw redirect;
     }
     if (res.body === null || NULL_BODY_STATUS.has(res.status)) return res as unknown as Response;
     return limitBody(res, url, settings.maxResponseBytes) as unknown as Response;
@@ -185,7 +153,7 @@ export function createPolicyFetch(options: PolicyFetchOptions): PolicyFetch {
     if (closed) return;
     closed = true;
     for (const controller of inFlight) controller.abort(new DiscoveryError('ERR_USAGE', 'the policy fetch was closed', { stage: 'fetch' }));
-    await agent.destroy();
+    await connection.close();
   };
   return result;
 }
@@ -253,17 +221,6 @@ function innermost(err: unknown): { message: string; code?: string } {
     e = Array.isArray(errors) && errors.length > 0 ? errors[0] : cause;
   }
   return code === undefined ? { message } : { message, code };
-}
-
-function safeUrl(url: string): string {
-  try {
-    const u = new URL(url);
-    u.username = '';
-    u.password = '';
-    return u.href;
-  } catch {
-    return url.slice(0, 200);
-  }
 }
 
 function validate(options: PolicyFetchOptions): Settings {
