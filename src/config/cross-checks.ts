@@ -8,7 +8,10 @@ import { HostPolicy, isLoopbackHost } from '../fetch/index.js';
 import { isDiscoveryError, type Problem } from '../errors.js';
 import { formatPath, type ConfigPath } from './messages.js';
 import { LOCAL_NAME } from '../local-name.js';
-import { impossibleUrl, normalizeDomain, originOf } from './schema.js';
+import { normalizeDomain } from '../rules/domains.js';
+import { storeSpecKind } from '../rules/store-spec.js';
+import { impossibleUrl } from '../rules/urls.js';
+import { originOf } from './schema.js';
 import type { YamlSource } from './yaml-source.js';
 
 type Raw = Record<string, unknown>;
@@ -54,7 +57,7 @@ export function crossCheck(doc: Raw, source: YamlSource): Problem[] {
 
   // --- store -----------------------------------------------------------------------------------
   const store = string(doc.store)?.trim() ?? 'sqlite';
-  const postgres = /^postgres(ql)?:\/\//.test(store);
+  const postgres = storeSpecKind(store) === 'postgres';
   if (doc.storePasswordEnv !== undefined && doc.storePasswordFile !== undefined) add(['storePasswordFile'], 'set only one of storePasswordEnv and storePasswordFile');
   for (const key of ['storePasswordEnv', 'storePasswordFile'] as const) {
     if (doc[key] !== undefined && !postgres) add([key], `is only used with a PostgreSQL store (store: postgres://…), but store is ${JSON.stringify(store)}`);

@@ -15,7 +15,8 @@ import { DiscoveryError, isDiscoveryError, toDiscoveryError, type Problem } from
 import type { EventStream } from '../events/index.js';
 import type { CardFetcher } from '../fetch/index.js';
 import { simpleCatalogAdapter, type RegistryAdapter } from './registry-adapter.js';
-import { OptionProblems, SourceCore, describe, impossibleBaseUrl, impossibleCardUrl, impossibleUrl } from './source-core.js';
+import { impossibleBaseUrl, impossibleCardUrl, impossibleUrl } from '../rules/urls.js';
+import { OptionProblems, SourceCore, describe } from './source-core.js';
 import type { EndpointRecord, Source, SourceListener, SourceState } from './types.js';
 
 /** Inputs of {@link registrySource}. Durations are milliseconds. */
