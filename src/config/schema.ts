@@ -7,6 +7,7 @@ import { isIP } from 'node:net';
 import { z } from 'zod';
 import { canonicalMode } from '../card/index.js';
 import { DEFAULT_CATALOG_LIMITS } from '../catalog/index.js';
+import { CACHE_DEFAULTS, CATALOG_DEFAULTS, HEALTH_DEFAULTS, LOOP_DEFAULTS, SOURCE_DEFAULTS } from '../rules/defaults.js';
 import { normalizeDomain } from '../rules/domains.js';
 import { localNameProblem, sourceIdProblem, tagProblem } from '../rules/ids.js';
 import { parseStoreSpec } from '../rules/store-spec.js';
@@ -231,7 +232,7 @@ const sources = z.strictObject({
     .strictObject({
       id: sourceId,
       domains: z.array(domain).min(1),
-      pollIntervalMs: positiveInt.default(300_000),
+      pollIntervalMs: positiveInt.default(SOURCE_DEFAULTS.pollIntervalMs),
       // Read each domain's /.well-known/ai-catalog.json first, its agent card when it has none.
       catalogFirst: z.boolean().default(false),
     })
@@ -243,11 +244,11 @@ const sources = z.strictObject({
         // At least one of catalogs and domains: cross-checks (with the allowlist).
         catalogs: z.array(checked(impossibleUrl)).default([]),
         domains: z.array(domain).default([]),
-        pollIntervalMs: positiveInt.default(300_000),
+        pollIntervalMs: positiveInt.default(SOURCE_DEFAULTS.pollIntervalMs),
         versions: z.record(text(1024), text(256)).default({}),
-        maxDepth: positiveInt.default(4),
-        maxEntries: positiveInt.default(5_000),
-        maxCatalogs: positiveInt.default(50),
+        maxDepth: positiveInt.default(CATALOG_DEFAULTS.maxDepth),
+        maxEntries: positiveInt.default(CATALOG_DEFAULTS.maxEntries),
+        maxCatalogs: positiveInt.default(CATALOG_DEFAULTS.maxCatalogs),
         maxBytes: positiveInt.default(DEFAULT_CATALOG_LIMITS.maxBytes),
         signatures: z.enum(['off', 'if-present', 'required']).default('if-present'),
       }),
@@ -259,8 +260,8 @@ const sources = z.strictObject({
         id: sourceId,
         // https, or http on loopback with allowLoopback: the allowlist check decides (cross-checks).
         url: checked(impossibleUrl),
-        pollIntervalMs: positiveInt.default(300_000),
-        maxPages: positiveInt.default(20),
+        pollIntervalMs: positiveInt.default(SOURCE_DEFAULTS.pollIntervalMs),
+        maxPages: positiveInt.default(SOURCE_DEFAULTS.maxPages),
       }),
     )
     .default([]),
@@ -270,38 +271,38 @@ const sources = z.strictObject({
       namespace: matching(DNS_LABEL, 'a namespace name (a DNS label such as "support")').optional(),
       labelSelector,
       scheme: z.enum(['https', 'http']).default('https'),
-      resyncIntervalMs: positiveInt.default(300_000),
+      resyncIntervalMs: positiveInt.default(SOURCE_DEFAULTS.resyncIntervalMs),
     })
     .optional(),
 });
 
 const health = z.strictObject({
-  enterAfter: positiveInt.default(2),
-  leaveAfter: positiveInt.default(3),
-  leaveWhileUsable: z.boolean().default(false),
-  staticEnterAfter: positiveInt.default(1),
+  enterAfter: positiveInt.default(HEALTH_DEFAULTS.enterAfter),
+  leaveAfter: positiveInt.default(HEALTH_DEFAULTS.leaveAfter),
+  leaveWhileUsable: z.boolean().default(HEALTH_DEFAULTS.leaveWhileUsable),
+  staticEnterAfter: positiveInt.default(HEALTH_DEFAULTS.staticEnterAfter),
 });
 
 const cache = z.strictObject({
-  defaultTtlMs: positiveInt.default(300_000),
-  minTtlMs: nonNegativeInt.default(30_000),
-  maxTtlMs: positiveInt.default(3_600_000),
-  maxStaleMs: nonNegativeInt.default(3_600_000),
-  backoffBaseMs: positiveInt.default(5_000),
-  backoffMaxMs: positiveInt.default(300_000),
-  maxConcurrentFetches: positiveInt.default(32),
-  maxFetchesPerOrigin: positiveInt.default(1),
+  defaultTtlMs: positiveInt.default(CACHE_DEFAULTS.defaultTtlMs),
+  minTtlMs: nonNegativeInt.default(CACHE_DEFAULTS.minTtlMs),
+  maxTtlMs: positiveInt.default(CACHE_DEFAULTS.maxTtlMs),
+  maxStaleMs: nonNegativeInt.default(CACHE_DEFAULTS.maxStaleMs),
+  backoffBaseMs: positiveInt.default(CACHE_DEFAULTS.backoffBaseMs),
+  backoffMaxMs: positiveInt.default(CACHE_DEFAULTS.backoffMaxMs),
+  maxConcurrentFetches: positiveInt.default(CACHE_DEFAULTS.maxConcurrentFetches),
+  maxFetchesPerOrigin: positiveInt.default(CACHE_DEFAULTS.maxFetchesPerOrigin),
   maxBodyBytes: positiveInt.default(65_536),
-  totalTimeoutMs: positiveInt.default(5_000),
+  totalTimeoutMs: positiveInt.default(CACHE_DEFAULTS.totalTimeoutMs),
 });
 
 const loop = z.strictObject({
-  cycleIntervalMs: positiveInt.default(5_000),
-  resyncIntervalMs: positiveInt.default(3_600_000),
-  startupTimeoutMs: positiveInt.default(10_000),
-  maxRemovalShare: z.number().min(0).max(1).default(0.5),
-  minPublishIntervalMs: nonNegativeInt.default(0),
-  removalGraceMs: nonNegativeInt.default(600_000),
+  cycleIntervalMs: positiveInt.default(LOOP_DEFAULTS.cycleIntervalMs),
+  resyncIntervalMs: positiveInt.default(LOOP_DEFAULTS.resyncIntervalMs),
+  startupTimeoutMs: positiveInt.default(LOOP_DEFAULTS.startupTimeoutMs),
+  maxRemovalShare: z.number().min(0).max(1).default(LOOP_DEFAULTS.maxRemovalShare),
+  minPublishIntervalMs: nonNegativeInt.default(LOOP_DEFAULTS.minPublishIntervalMs),
+  removalGraceMs: nonNegativeInt.default(LOOP_DEFAULTS.removalGraceMs),
 });
 
 const root = z.strictObject({
@@ -384,6 +385,9 @@ export const configSchema = z.strictObject({
 
 /** The schema's output: the YAML with defaults, before paths are resolved and the root is typed. */
 export type SchemaOutput = z.output<typeof configSchema>;
+
+/** Every default of the document (an empty file run through the schema), for rules that read raw YAML. */
+export const SCHEMA_DEFAULTS: Readonly<SchemaOutput> = Object.freeze(configSchema.parse({}));
 
 /** Top-level and `sources` sections whose empty value (`server:` alone) means "left out". */
 export const SECTIONS: readonly string[] = Object.keys(configSchema.shape);
