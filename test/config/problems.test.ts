@@ -179,7 +179,7 @@ describe('cross-field rules', () => {
   test('a value the schema refused is not reported again by a cross-field rule', () => {
     const err = invalid(`${AGENT.replace('"https://billing.example.com/"', '"ftp://billing.example.com/"')}`);
     assert.deepEqual(where(err), ['4:33 static[0].url']);
-    assert.match(err.problems[0]!.message, /must be an http\(s\) URL/);
+    assert.match(err.problems[0]!.message, /is not an http\(s\) URL/);
   });
 
   test('root: model needs a model, routed takes none, fallback names a static agent, names stay unique', () => {

@@ -3,17 +3,15 @@
  * `postgres://user@host:5432/db`. knex and the drivers are loaded only for the SQL engines.
  */
 import { mkdir } from 'node:fs/promises';
-import { dirname, isAbsolute, resolve } from 'node:path';
+import { dirname } from 'node:path';
 import type { Clock } from 'a2a-discovery';
 import { systemClock, DiscoveryError } from 'a2a-discovery';
+import { parseStoreSpec, postgresConnection, redactUrl, sqliteFilePath, type StoreSpec } from 'a2a-discovery/config';
 import { MemoryStateStore } from './memory-state-store.js';
 import type { StateStore, StoreKind, StoreRetention } from './state-store.js';
 
-/** A parsed store description. */
-export type StoreSpec =
-  | { readonly kind: 'memory' }
-  | { readonly kind: 'sqlite'; readonly file: string }
-  | { readonly kind: 'postgres'; readonly url: string };
+/** The store description's rules live in the library (`rules/store-spec.ts`, exported by `a2a-discovery/config`); the store entry re-exports them. */
+export { DEFAULT_SQLITE_FILE, parseStoreSpec, redactUrl, type StoreSpec } from 'a2a-discovery/config';
 
 export interface OpenStateStoreOptions {
   /** Relative SQLite paths are resolved against it. Default the working directory. */
@@ -28,56 +26,16 @@ export interface OpenStateStoreOptions {
   replica?: string;
 }
 
-/**
- * Parses `memory`, `sqlite` (the default file `a2a-discovery.sqlite`), `sqlite:<path>`
- * (`sqlite::memory:` for a throwaway database) or `postgres://…` / `postgresql://…`.
- * Returns a sentence saying what is wrong instead of throwing.
- */
-export function parseStoreSpec(spec: string): StoreSpec | { problem: string } {
-  const s = spec.trim();
-  if (s === 'memory') return { kind: 'memory' };
-  if (s === 'sqlite') return { kind: 'sqlite', file: DEFAULT_SQLITE_FILE };
-  if (s.startsWith('sqlite:')) {
-    const file = s.slice('sqlite:'.length).replace(/^\/\/(?=\/)/, '');
-    if (file === '') return { problem: 'sqlite: needs a file path, such as sqlite:a2a-discovery.sqlite' };
-    return { kind: 'sqlite', file };
-  }
-  if (/^postgres(ql)?:\/\//.test(s)) {
-    let url: URL;
-    try {
-      url = new URL(s);
-    } catch {
-      return { problem: `${JSON.stringify(redactUrl(s))} is not a valid PostgreSQL URL` };
-    }
-    if (url.hostname === '') return { problem: 'the PostgreSQL URL has no host' };
-    if (url.password !== '') return { problem: 'the PostgreSQL URL carries a password; give it through storePasswordEnv or storePasswordFile instead' };
-    return { kind: 'postgres', url: s };
-  }
-  return { problem: `${JSON.stringify(redactUrl(s))} is not a store: use memory, sqlite, sqlite:<path> or postgres://user@host:5432/database` };
-}
-
-/** The default SQLite file name under the data directory. */
-export const DEFAULT_SQLITE_FILE = 'a2a-discovery.sqlite';
-
-/** A URL without its password, for messages. */
-export function redactUrl(url: string): string {
-  return url.replace(/^([a-z][a-z0-9+.-]*:\/\/[^:/@]*:)[^@/]*@/i, '$1***@');
-}
-
 /** Where a store lives, for status and logs (no password). */
 export function storeLocation(spec: StoreSpec, dataDir?: string): string {
   switch (spec.kind) {
     case 'memory':
       return 'memory';
     case 'sqlite':
-      return spec.file === ':memory:' ? ':memory:' : sqlitePath(spec.file, dataDir);
+      return sqliteFilePath(spec.file, dataDir);
     case 'postgres':
       return redactUrl(spec.url);
   }
-}
-
-function sqlitePath(file: string, dataDir?: string): string {
-  return isAbsolute(file) ? file : resolve(dataDir ?? process.cwd(), file);
 }
 
 /**
@@ -101,7 +59,7 @@ export async function openStateStore(spec: string | StoreSpec, options: OpenStat
   const common = { clock, ...(options.retention && { retention: options.retention }), ...replica };
   if (parsed.kind === 'sqlite') {
     if (parsed.file === ':memory:') return openSqlStateStore({ kind: 'sqlite', connection: { filename: ':memory:' }, location: ':memory:', ...common });
-    const file = sqlitePath(parsed.file, options.dataDir);
+    const file = sqliteFilePath(parsed.file, options.dataDir);
     await mkdir(dirname(file), { recursive: true, mode: 0o700 }).catch((err: unknown) => {
       throw new DiscoveryError('ERR_STORE_UNAVAILABLE', `cannot create the data directory ${dirname(file)}: ${(err as Error).message}`, { cause: err, stage: 'store' });
     });
@@ -109,15 +67,7 @@ export async function openStateStore(spec: string | StoreSpec, options: OpenStat
     const lock = await lockSqliteFile(file);
     return openSqlStateStore({ kind: 'sqlite', connection: { filename: file }, location: file, lock, ...common });
   }
-  const url = new URL(parsed.url);
-  const connection = {
-    host: url.hostname.replace(/^\[|\]$/g, ''),
-    port: url.port === '' ? 5432 : Number(url.port),
-    user: decodeURIComponent(url.username),
-    database: decodeURIComponent(url.pathname.replace(/^\//, '')) || decodeURIComponent(url.username),
-    ...(options.password !== undefined && { password: options.password }),
-    ...sslOf(url),
-  };
+  const connection = { ...postgresConnection(parsed.url), ...(options.password !== undefined && { password: options.password }) };
   return openSqlStateStore({
     kind: 'postgres',
     connection,
@@ -125,12 +75,6 @@ export async function openStateStore(spec: string | StoreSpec, options: OpenStat
     ...(options.schema !== undefined && { schema: options.schema }),
     ...common,
   });
-}
-
-/** `?sslmode=require` (or verify-full) turns TLS on, with certificate verification. */
-function sslOf(url: URL): { ssl?: { rejectUnauthorized: boolean } } {
-  const mode = url.searchParams.get('sslmode');
-  return mode === 'require' || mode === 'verify-full' || mode === 'verify-ca' ? { ssl: { rejectUnauthorized: true } } : {};
 }
 
 /** The kinds, for messages and metrics labels. */

@@ -7,6 +7,7 @@
  *
  * @module
  */
+import { compare, parse, type SemVer } from 'semver';
 import type { Problem } from '../errors.js';
 
 /** What version selection needs of an entry. */
@@ -80,43 +81,24 @@ function newer(a: Versioned, b: Versioned): boolean {
   const sb = semver(b.version);
   if ((sa === undefined) !== (sb === undefined)) return sa !== undefined;
   if (sa !== undefined && sb !== undefined) {
-    const c = compareSemver(sa, sb);
+    const c = compare(sa, sb);
     if (c !== 0) return c > 0;
   }
   if ((a.updatedAtMs === undefined) !== (b.updatedAtMs === undefined)) return a.updatedAtMs !== undefined;
   return a.updatedAtMs !== undefined && b.updatedAtMs !== undefined && a.updatedAtMs > b.updatedAtMs;
 }
 
-interface Semver {
-  core: [number, number, number];
-  pre: string[];
-}
-
-/** Whether a version is a semantic version (SemVer 2.0.0, an optional leading `v`): such versions are compared by precedence. */
+/**
+ * Whether a version is a semantic version (SemVer 2.0.0, by the `semver` package; an optional
+ * leading `v`): such versions are compared by precedence. `01.2.3`, `1.0.0-01` (leading zeros)
+ * and `1.0.0-alpha..1` (an empty identifier) are not.
+ */
 export function isSemanticVersion(v: string | undefined): boolean {
   return semver(v) !== undefined;
 }
 
-function semver(v: string | undefined): Semver | undefined {
-  if (v === undefined) return undefined;
-  const m = /^v?(\d+)\.(\d+)\.(\d+)(?:-([0-9A-Za-z.-]+))?(?:\+[0-9A-Za-z.-]+)?$/.exec(v);
-  if (m === null) return undefined;
-  return { core: [Number(m[1]), Number(m[2]), Number(m[3])], pre: m[4] === undefined ? [] : m[4].split('.') };
-}
-
-/** SemVer 2.0.0 precedence: core numbers, then a release above its pre-releases, then pre-release identifiers. */
-function compareSemver(a: Semver, b: Semver): number {
-  for (let i = 0; i < 3; i++) if (a.core[i] !== b.core[i]) return a.core[i]! - b.core[i]!;
-  if (a.pre.length === 0 || b.pre.length === 0) return b.pre.length - a.pre.length;
-  for (let i = 0; i < Math.min(a.pre.length, b.pre.length); i++) {
-    const x = a.pre[i]!;
-    const y = b.pre[i]!;
-    if (x === y) continue;
-    const nx = /^\d+$/.test(x);
-    const ny = /^\d+$/.test(y);
-    if (nx && ny) return Number(x) - Number(y);
-    if (nx !== ny) return nx ? -1 : 1;
-    return x < y ? -1 : 1;
-  }
-  return a.pre.length - b.pre.length;
+function semver(v: string | undefined): SemVer | undefined {
+  // semver trims its input; a version with surrounding spaces is not one here.
+  if (v === undefined || v.trim() !== v) return undefined;
+  return parse(v) ?? undefined;
 }

@@ -8,7 +8,11 @@ import { HostPolicy, isLoopbackHost } from '../fetch/index.js';
 import { isDiscoveryError, type Problem } from '../errors.js';
 import { formatPath, type ConfigPath } from './messages.js';
 import { LOCAL_NAME } from '../local-name.js';
-import { impossibleUrl, normalizeDomain, originOf } from './schema.js';
+import { CACHE_DEFAULTS } from '../rules/defaults.js';
+import { normalizeDomain } from '../rules/domains.js';
+import { storeSpecKind } from '../rules/store-spec.js';
+import { impossibleUrl } from '../rules/urls.js';
+import { originOf, SCHEMA_DEFAULTS } from './schema.js';
 import type { YamlSource } from './yaml-source.js';
 
 type Raw = Record<string, unknown>;
@@ -29,8 +33,6 @@ function string(value: unknown): string | undefined {
 function strings(value: unknown): Array<[number, string]> {
   return list(value).flatMap((item, i): Array<[number, string]> => (typeof item === 'string' ? [[i, item]] : []));
 }
-
-const DEFAULTS = { minTtlMs: 30_000, maxTtlMs: 3_600_000, backoffBaseMs: 5_000, backoffMaxMs: 300_000 };
 
 /** Every cross-field problem of the raw document `doc`, located in `source`. */
 export function crossCheck(doc: Raw, source: YamlSource): Problem[] {
@@ -53,8 +55,8 @@ export function crossCheck(doc: Raw, source: YamlSource): Problem[] {
   };
 
   // --- store -----------------------------------------------------------------------------------
-  const store = string(doc.store)?.trim() ?? 'sqlite';
-  const postgres = /^postgres(ql)?:\/\//.test(store);
+  const store = string(doc.store)?.trim() ?? SCHEMA_DEFAULTS.store;
+  const postgres = storeSpecKind(store) === 'postgres';
   if (doc.storePasswordEnv !== undefined && doc.storePasswordFile !== undefined) add(['storePasswordFile'], 'set only one of storePasswordEnv and storePasswordFile');
   for (const key of ['storePasswordEnv', 'storePasswordFile'] as const) {
     if (doc[key] !== undefined && !postgres) add([key], `is only used with a PostgreSQL store (store: postgres://…), but store is ${JSON.stringify(store)}`);
@@ -63,7 +65,7 @@ export function crossCheck(doc: Raw, source: YamlSource): Problem[] {
   // --- server ----------------------------------------------------------------------------------
   const server = record(doc.server);
   if (server !== undefined) {
-    const host = string(server.host) ?? '127.0.0.1';
+    const host = string(server.host) ?? SCHEMA_DEFAULTS.server.host;
     const hasToken = server.tokenEnv !== undefined || server.tokenFile !== undefined;
     if (server.tokenEnv !== undefined && server.tokenFile !== undefined) {
       add(['server', 'tokenFile'], 'set only one of tokenEnv and tokenFile');
@@ -126,8 +128,8 @@ export function crossCheck(doc: Raw, source: YamlSource): Problem[] {
 
   // --- root ------------------------------------------------------------------------------------
   const root = record(doc.root) ?? {};
-  const rootKind = root.kind ?? 'routed';
-  const rootName = string(root.name) ?? 'orchestrator';
+  const rootKind = root.kind ?? SCHEMA_DEFAULTS.root.kind;
+  const rootName = string(root.name) ?? SCHEMA_DEFAULTS.root.name;
   if (rootKind === 'model' && root.model === undefined) add(['root', 'model'], 'is required when root.kind is "model" (e.g. gemini-2.5-flash)');
   if (rootKind === 'routed' && root.model !== undefined) add(['root', 'model'], 'is used only with root.kind: model; the routed root needs no model');
   if (rootKind === 'model' && root.fallback !== undefined) add(['root', 'fallback'], 'is used only with root.kind: routed');
@@ -199,7 +201,7 @@ export function crossCheck(doc: Raw, source: YamlSource): Problem[] {
       }
     });
     const policies = record(doc.policies) ?? {};
-    const cap = typeof policies.maxAgents === 'number' ? policies.maxAgents : 16;
+    const cap = typeof policies.maxAgents === 'number' ? policies.maxAgents : SCHEMA_DEFAULTS.policies.maxAgents;
     if (domainList.length > cap) add(['domains'], `lists ${domainList.length} domains but the root holds at most policies.maxAgents (${cap}) sub-agents`);
   }
   const routing = record(doc.routing);
@@ -269,7 +271,7 @@ export function crossCheck(doc: Raw, source: YamlSource): Problem[] {
 
   // --- cache bounds ----------------------------------------------------------------------------
   const cache = record(doc.cache) ?? {};
-  const num = (key: keyof typeof DEFAULTS): number => (typeof cache[key] === 'number' ? (cache[key] as number) : DEFAULTS[key]);
+  const num = (key: 'minTtlMs' | 'maxTtlMs' | 'backoffBaseMs' | 'backoffMaxMs'): number => (typeof cache[key] === 'number' ? (cache[key] as number) : CACHE_DEFAULTS[key]);
   if (num('minTtlMs') > num('maxTtlMs')) add(['cache', cache.minTtlMs !== undefined ? 'minTtlMs' : 'maxTtlMs'], `minTtlMs (${num('minTtlMs')}) must not exceed maxTtlMs (${num('maxTtlMs')})`);
   if (num('backoffBaseMs') > num('backoffMaxMs')) {
     add(['cache', cache.backoffBaseMs !== undefined ? 'backoffBaseMs' : 'backoffMaxMs'], `backoffBaseMs (${num('backoffBaseMs')}) must not exceed backoffMaxMs (${num('backoffMaxMs')})`);

@@ -37,3 +37,6 @@ export type {
   RootConfig,
   SessionsConfig,
 } from './types.js';
+// The store description (`store:` in the YAML, `--store`): one rule for config and the store engines.
+export { DEFAULT_SQLITE_FILE, parseStoreSpec, postgresConnection, redactUrl, sqliteFilePath, storeSpecKind } from '../rules/store-spec.js';
+export type { PostgresConnection, StoreSpec } from '../rules/store-spec.js';

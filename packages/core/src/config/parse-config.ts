@@ -7,6 +7,7 @@
 import { dirname, resolve } from 'node:path';
 import type { z } from 'zod';
 import { DiscoveryError, type Problem } from '../errors.js';
+import { parseStoreSpec, sqliteFilePath } from '../rules/store-spec.js';
 import { crossCheck } from './cross-checks.js';
 import { fileErrorReason, FileReadError, readBoundedFile } from './read-bounded-file.js';
 import { describeValue, errorMap, formatPath, unknownKeyMessage, type ConfigPath } from './messages.js';
@@ -159,9 +160,8 @@ function deepFreeze<T>(value: T): T {
 
 /** `sqlite` and relative SQLite paths resolved under the data directory; other stores as written. */
 function storeIn(store: string, dataDir: string): string {
-  if (store === 'sqlite') return `sqlite:${resolve(dataDir, 'a2a-discovery.sqlite')}`;
-  if (store.startsWith('sqlite:') && store !== 'sqlite::memory:') return `sqlite:${resolve(dataDir, store.slice('sqlite:'.length))}`;
-  return store;
+  const spec = parseStoreSpec(store);
+  return 'kind' in spec && spec.kind === 'sqlite' ? `sqlite:${sqliteFilePath(spec.file, dataDir)}` : store;
 }
 
 /** The schema output as the public configuration: paths absolute, origins normalized, root typed. */

@@ -7,14 +7,13 @@ import { isIP } from 'node:net';
 import { z } from 'zod';
 import { canonicalMode } from '../card/index.js';
 import { DEFAULT_CATALOG_LIMITS } from '../catalog/index.js';
-import { isCardUrl } from '../fetch/index.js';
+import { CACHE_DEFAULTS, CATALOG_DEFAULTS, HEALTH_DEFAULTS, LOOP_DEFAULTS, SOURCE_DEFAULTS } from '../rules/defaults.js';
+import { normalizeDomain } from '../rules/domains.js';
+import { localNameProblem, sourceIdProblem, tagProblem } from '../rules/ids.js';
+import { parseStoreSpec } from '../rules/store-spec.js';
+import { impossibleBaseUrl, impossibleCardUrl, impossibleUrl } from '../rules/urls.js';
 import { describeValue } from './messages.js';
 
-/** Local agent names, as ADK and the matcher require. */
-import { LOCAL_NAME, RESERVED_NAMES } from '../local-name.js';
-/** Names ADK reserves. */
-/** Source ids, as the sources require. */
-const SOURCE_ID = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 const DNS_LABEL = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
 const HOST_NAME = /^(?=.{1,253}$)[A-Za-z0-9]([-A-Za-z0-9]{0,61}[A-Za-z0-9])?(\.[A-Za-z0-9]([-A-Za-z0-9]{0,61}[A-Za-z0-9])?)*\.?$/;
@@ -49,48 +48,14 @@ function text(max: number): z.ZodType<string, string> {
   });
 }
 
-const tag = checked((value) => {
-  if (value === '' || value.length > 64 || /[\s,]/.test(value) || CONTROL.test(value)) {
-    return `must be a tag of 1-64 characters without spaces or commas, got ${describeValue(value)}`;
-  }
-  return undefined;
-});
-
-const localName = checked((value) => {
-  if (!LOCAL_NAME.test(value)) return `must be a local name matching ${LOCAL_NAME.source} (lower case, 2-48 characters), got ${describeValue(value)}`;
-  if (RESERVED_NAMES.has(value)) return `"${value}" is reserved by ADK for the end user's messages; choose another name`;
-  return undefined;
-});
+const tag = checked(tagProblem);
+const localName = checked(localNameProblem);
 
 const envName = matching(ENV_NAME, 'an environment variable name such as A2A_DISCOVERY_TOKEN');
 const filePath = text(4096);
-const sourceId = matching(SOURCE_ID, "a source id: 1-64 letters, digits, '.', '_' or '-', starting with a letter or digit");
+const sourceId = checked(sourceIdProblem);
 const positiveInt = z.int().positive();
 const nonNegativeInt = z.int().nonnegative();
-
-/** Why a string is not an absolute http(s) URL without user info, or undefined. */
-export function impossibleUrl(value: string, httpsOnly = false): string | undefined {
-  let url: URL;
-  try {
-    url = new URL(value);
-  } catch {
-    return `${describeValue(value)} is not an absolute URL such as "https://agents.example.com/"`;
-  }
-  if (url.protocol !== 'https:' && (httpsOnly || url.protocol !== 'http:')) return `${describeValue(value)} must be an ${httpsOnly ? 'https' : 'http(s)'} URL`;
-  if (url.username !== '' || url.password !== '') return `${describeValue(value)} must not carry a user name or password`;
-  if (url.hostname === '') return `${describeValue(value)} has no host`;
-  return undefined;
-}
-
-/** Why a string is not a card's own URL (an http(s) URL whose path ends in .json, no query or fragment), or undefined. */
-export function impossibleCardUrl(value: string): string | undefined {
-  const why = impossibleUrl(value);
-  if (why !== undefined) return why;
-  const url = new URL(value);
-  if (!isCardUrl(value)) return `${describeValue(value)} is not a card URL: its path must end in .json (give a base URL as url instead)`;
-  if (url.search !== '' || url.hash !== '') return `${describeValue(value)}: a card URL has no query or fragment`;
-  return undefined;
-}
 
 /** The origin `https://host[:port]` of an origin string, or undefined when it is not one. */
 export function originOf(value: string): string | undefined {
@@ -117,24 +82,6 @@ const mode = checked((value) =>
 const serverHost = checked((value) =>
   isIP(value) !== 0 || HOST_NAME.test(value) ? undefined : `must be a host name or IP address to listen on, such as 127.0.0.1, got ${describeValue(value)}`,
 );
-
-/** `host[:port]` as the well-known source accepts it; returns the normalized form or a problem. */
-export function normalizeDomain(value: string): string | { problem: string } {
-  const trimmed = value.trim();
-  if (trimmed === '') return { problem: 'must not be empty' };
-  if (/[/\\@?#\s]/.test(trimmed) || trimmed.includes('://')) {
-    return { problem: `${describeValue(value)} must be a bare domain (host or host:port) without scheme, path, user info, query or fragment` };
-  }
-  let url: URL;
-  try {
-    url = new URL(`https://${trimmed}/`);
-  } catch {
-    return { problem: `${describeValue(value)} is not a valid domain name` };
-  }
-  const host = url.hostname.endsWith('.') ? url.hostname.slice(0, -1) : url.hostname;
-  if (host === '' || url.pathname !== '/') return { problem: `${describeValue(value)} is not a valid domain name` };
-  return url.port === '' ? host : `${host}:${url.port}`;
-}
 
 const domain = checked((value) => {
   const normalized = normalizeDomain(value);
@@ -273,8 +220,8 @@ const policies = z.strictObject({
 const staticAgent = z.strictObject({
   name: localName,
   // Exactly one of url (a base URL) and cardUrl (the card's own URL): cross-checks.
-  url: checked((value) => impossibleUrl(value) ?? (isCardUrl(value) ? `${describeValue(value)} names a card (its path ends in .json); give it as cardUrl` : undefined)).optional(),
-  cardUrl: checked((value) => impossibleCardUrl(value)).optional(),
+  url: checked(impossibleBaseUrl).optional(),
+  cardUrl: checked(impossibleCardUrl).optional(),
   description: text(1000),
   tags: z.array(tag).min(1),
   critical: z.boolean().default(false),
@@ -285,7 +232,7 @@ const sources = z.strictObject({
     .strictObject({
       id: sourceId,
       domains: z.array(domain).min(1),
-      pollIntervalMs: positiveInt.default(300_000),
+      pollIntervalMs: positiveInt.default(SOURCE_DEFAULTS.pollIntervalMs),
       // Read each domain's /.well-known/ai-catalog.json first, its agent card when it has none.
       catalogFirst: z.boolean().default(false),
     })
@@ -295,13 +242,13 @@ const sources = z.strictObject({
       z.strictObject({
         id: sourceId,
         // At least one of catalogs and domains: cross-checks (with the allowlist).
-        catalogs: z.array(checked((value) => impossibleUrl(value))).default([]),
+        catalogs: z.array(checked(impossibleUrl)).default([]),
         domains: z.array(domain).default([]),
-        pollIntervalMs: positiveInt.default(300_000),
+        pollIntervalMs: positiveInt.default(SOURCE_DEFAULTS.pollIntervalMs),
         versions: z.record(text(1024), text(256)).default({}),
-        maxDepth: positiveInt.default(4),
-        maxEntries: positiveInt.default(5_000),
-        maxCatalogs: positiveInt.default(50),
+        maxDepth: positiveInt.default(CATALOG_DEFAULTS.maxDepth),
+        maxEntries: positiveInt.default(CATALOG_DEFAULTS.maxEntries),
+        maxCatalogs: positiveInt.default(CATALOG_DEFAULTS.maxCatalogs),
         maxBytes: positiveInt.default(DEFAULT_CATALOG_LIMITS.maxBytes),
         signatures: z.enum(['off', 'if-present', 'required']).default('if-present'),
       }),
@@ -312,9 +259,9 @@ const sources = z.strictObject({
       z.strictObject({
         id: sourceId,
         // https, or http on loopback with allowLoopback: the allowlist check decides (cross-checks).
-        url: checked((value) => impossibleUrl(value)),
-        pollIntervalMs: positiveInt.default(300_000),
-        maxPages: positiveInt.default(20),
+        url: checked(impossibleUrl),
+        pollIntervalMs: positiveInt.default(SOURCE_DEFAULTS.pollIntervalMs),
+        maxPages: positiveInt.default(SOURCE_DEFAULTS.maxPages),
       }),
     )
     .default([]),
@@ -324,38 +271,38 @@ const sources = z.strictObject({
       namespace: matching(DNS_LABEL, 'a namespace name (a DNS label such as "support")').optional(),
       labelSelector,
       scheme: z.enum(['https', 'http']).default('https'),
-      resyncIntervalMs: positiveInt.default(300_000),
+      resyncIntervalMs: positiveInt.default(SOURCE_DEFAULTS.resyncIntervalMs),
     })
     .optional(),
 });
 
 const health = z.strictObject({
-  enterAfter: positiveInt.default(2),
-  leaveAfter: positiveInt.default(3),
-  leaveWhileUsable: z.boolean().default(false),
-  staticEnterAfter: positiveInt.default(1),
+  enterAfter: positiveInt.default(HEALTH_DEFAULTS.enterAfter),
+  leaveAfter: positiveInt.default(HEALTH_DEFAULTS.leaveAfter),
+  leaveWhileUsable: z.boolean().default(HEALTH_DEFAULTS.leaveWhileUsable),
+  staticEnterAfter: positiveInt.default(HEALTH_DEFAULTS.staticEnterAfter),
 });
 
 const cache = z.strictObject({
-  defaultTtlMs: positiveInt.default(300_000),
-  minTtlMs: nonNegativeInt.default(30_000),
-  maxTtlMs: positiveInt.default(3_600_000),
-  maxStaleMs: nonNegativeInt.default(3_600_000),
-  backoffBaseMs: positiveInt.default(5_000),
-  backoffMaxMs: positiveInt.default(300_000),
-  maxConcurrentFetches: positiveInt.default(32),
-  maxFetchesPerOrigin: positiveInt.default(1),
+  defaultTtlMs: positiveInt.default(CACHE_DEFAULTS.defaultTtlMs),
+  minTtlMs: nonNegativeInt.default(CACHE_DEFAULTS.minTtlMs),
+  maxTtlMs: positiveInt.default(CACHE_DEFAULTS.maxTtlMs),
+  maxStaleMs: nonNegativeInt.default(CACHE_DEFAULTS.maxStaleMs),
+  backoffBaseMs: positiveInt.default(CACHE_DEFAULTS.backoffBaseMs),
+  backoffMaxMs: positiveInt.default(CACHE_DEFAULTS.backoffMaxMs),
+  maxConcurrentFetches: positiveInt.default(CACHE_DEFAULTS.maxConcurrentFetches),
+  maxFetchesPerOrigin: positiveInt.default(CACHE_DEFAULTS.maxFetchesPerOrigin),
   maxBodyBytes: positiveInt.default(65_536),
-  totalTimeoutMs: positiveInt.default(5_000),
+  totalTimeoutMs: positiveInt.default(CACHE_DEFAULTS.totalTimeoutMs),
 });
 
 const loop = z.strictObject({
-  cycleIntervalMs: positiveInt.default(5_000),
-  resyncIntervalMs: positiveInt.default(3_600_000),
-  startupTimeoutMs: positiveInt.default(10_000),
-  maxRemovalShare: z.number().min(0).max(1).default(0.5),
-  minPublishIntervalMs: nonNegativeInt.default(0),
-  removalGraceMs: nonNegativeInt.default(600_000),
+  cycleIntervalMs: positiveInt.default(LOOP_DEFAULTS.cycleIntervalMs),
+  resyncIntervalMs: positiveInt.default(LOOP_DEFAULTS.resyncIntervalMs),
+  startupTimeoutMs: positiveInt.default(LOOP_DEFAULTS.startupTimeoutMs),
+  maxRemovalShare: z.number().min(0).max(1).default(LOOP_DEFAULTS.maxRemovalShare),
+  minPublishIntervalMs: nonNegativeInt.default(LOOP_DEFAULTS.minPublishIntervalMs),
+  removalGraceMs: nonNegativeInt.default(LOOP_DEFAULTS.removalGraceMs),
 });
 
 const root = z.strictObject({
@@ -388,23 +335,10 @@ const sessions = z.strictObject({
   history: z.enum(['store', 'memory']).default('store'),
 });
 
-/** Why a `store:` value is not a store description, or undefined. The store module re-checks it when it opens. */
-export function impossibleStore(value: string): string | undefined {
-  const s = value.trim();
-  if (s === 'memory' || s === 'sqlite') return undefined;
-  if (s.startsWith('sqlite:')) return s.length > 'sqlite:'.length ? undefined : 'sqlite: needs a file path, such as sqlite:a2a-discovery.sqlite';
-  if (/^postgres(ql)?:\/\//.test(s)) {
-    let url: URL;
-    try {
-      url = new URL(s);
-    } catch {
-      return 'is not a valid PostgreSQL URL such as postgres://a2a@db.example.com:5432/a2a';
-    }
-    if (url.password !== '') return 'carries a password in the URL; give it through storePasswordEnv or storePasswordFile instead';
-    if (url.hostname === '') return 'the PostgreSQL URL has no host';
-    return undefined;
-  }
-  return `must be memory, sqlite, sqlite:<path> or postgres://user@host:5432/database, got ${describeValue(value.replace(/:[^:@/]*@/, ':***@'))}`;
+/** Why a `store:` value is not a store description, or undefined (the store reads it with the same rule). */
+function impossibleStore(value: string): string | undefined {
+  const parsed = parseStoreSpec(value);
+  return 'problem' in parsed ? parsed.problem : undefined;
 }
 
 const retention = z.strictObject({
@@ -451,6 +385,9 @@ export const configSchema = z.strictObject({
 
 /** The schema's output: the YAML with defaults, before paths are resolved and the root is typed. */
 export type SchemaOutput = z.output<typeof configSchema>;
+
+/** Every default of the document (an empty file run through the schema), for rules that read raw YAML. */
+export const SCHEMA_DEFAULTS: Readonly<SchemaOutput> = Object.freeze(configSchema.parse({}));
 
 /** Top-level and `sources` sections whose empty value (`server:` alone) means "left out". */
 export const SECTIONS: readonly string[] = Object.keys(configSchema.shape);

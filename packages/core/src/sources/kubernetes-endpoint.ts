@@ -10,7 +10,8 @@
  * A Service where none of these gives a usable URL is skipped with a problem.
  */
 import type { Problem } from '../errors.js';
-import { describe, impossibleUrl } from './source-core.js';
+import { impossibleUrl } from '../rules/urls.js';
+import { describe } from './source-core.js';
 import type { EndpointRecord } from './types.js';
 
 /** Annotation holding a complete base URL. */

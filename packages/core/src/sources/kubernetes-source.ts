@@ -16,6 +16,7 @@ import type { CoreV1Api, KubeConfig, RequestContext, ResponseContext, V1ServiceL
 import type { Clock, TimerHandle } from '../clock/index.js';
 import { DiscoveryError, toDiscoveryError } from '../errors.js';
 import type { EventStream } from '../events/index.js';
+import { SOURCE_DEFAULTS } from '../rules/defaults.js';
 import { loadKubernetesClient, type KubeClientModule } from './kubernetes-client.js';
 import { serviceEndpoint, type ServiceLike } from './kubernetes-endpoint.js';
 import { OptionProblems, SourceCore, describe, hasControl } from './source-core.js';
@@ -95,7 +96,7 @@ export function kubernetesSource(options: KubernetesSourceOptions): Source {
   if (scheme !== 'https' && scheme !== 'http') check.add('scheme', `must be "https" or "http", got ${describe(scheme)}`);
   const clusterDomain = opts.clusterDomain ?? 'cluster.local';
   if (typeof clusterDomain !== 'string' || !DNS_NAME.test(clusterDomain)) check.add('clusterDomain', `must be a DNS name, got ${describe(clusterDomain)}`);
-  const resyncIntervalMs = check.positiveInt(opts.resyncIntervalMs, 'resyncIntervalMs') ?? 300_000;
+  const resyncIntervalMs = check.positiveInt(opts.resyncIntervalMs, 'resyncIntervalMs') ?? SOURCE_DEFAULTS.resyncIntervalMs;
   const initialBackoffMs = check.positiveInt(opts.initialBackoffMs, 'initialBackoffMs') ?? 1000;
   const maxBackoffMs = check.positiveInt(opts.maxBackoffMs, 'maxBackoffMs') ?? 30_000;
   const listTimeoutMs = check.positiveInt(opts.listTimeoutMs, 'listTimeoutMs') ?? 30_000;

@@ -15,7 +15,9 @@ import { DiscoveryError, isDiscoveryError, toDiscoveryError, type Problem } from
 import type { EventStream } from '../events/index.js';
 import type { CardFetcher } from '../fetch/index.js';
 import { simpleCatalogAdapter, type RegistryAdapter } from './registry-adapter.js';
-import { OptionProblems, SourceCore, describe, impossibleBaseUrl, impossibleCardUrl, impossibleUrl } from './source-core.js';
+import { SOURCE_DEFAULTS } from '../rules/defaults.js';
+import { impossibleBaseUrl, impossibleCardUrl, impossibleUrl } from '../rules/urls.js';
+import { OptionProblems, SourceCore, describe } from './source-core.js';
 import type { EndpointRecord, Source, SourceListener, SourceState } from './types.js';
 
 /** Inputs of {@link registrySource}. Durations are milliseconds. */
@@ -39,9 +41,6 @@ export interface RegistrySourceOptions {
   /** Extra request headers for every page (e.g. an API key for the registry). */
   headers?: Record<string, string>;
 }
-
-const DEFAULT_POLL_MS = 300_000;
-const DEFAULT_MAX_PAGES = 20;
 
 /**
  * Creates a registry source. Pure: validates the options and does no I/O.
@@ -82,8 +81,8 @@ export function registrySource(options: RegistrySourceOptions): Source {
   if (typeof a.name !== 'string' || a.name === '' || typeof a.firstPage !== 'function' || typeof a.parse !== 'function') {
     check.add('adapter', 'must be a RegistryAdapter { name, firstPage(url), parse(body, pageUrl) }');
   }
-  const pollIntervalMs = check.positiveInt(opts.pollIntervalMs, 'pollIntervalMs') ?? DEFAULT_POLL_MS;
-  const maxPages = check.positiveInt(opts.maxPages, 'maxPages') ?? DEFAULT_MAX_PAGES;
+  const pollIntervalMs = check.positiveInt(opts.pollIntervalMs, 'pollIntervalMs') ?? SOURCE_DEFAULTS.pollIntervalMs;
+  const maxPages = check.positiveInt(opts.maxPages, 'maxPages') ?? SOURCE_DEFAULTS.maxPages;
   const headers: Record<string, string> = {};
   if (opts.headers !== undefined) {
     if (typeof opts.headers !== 'object' || opts.headers === null || Array.isArray(opts.headers)) check.add('headers', `must be an object of header strings, got ${describe(opts.headers)}`);

@@ -8,11 +8,13 @@
 import { DiscoveryError, type Problem } from '../errors.js';
 import { systemClock, type Clock } from '../clock/index.js';
 import type { EventStream } from '../events/index.js';
-import { isCardUrl } from '../fetch/index.js';
+import { sourceIdProblem } from '../rules/ids.js';
 import type { EndpointRecord, Source, SourceKind, SourceListener, SourceState } from './types.js';
 import { describe } from '../text.js';
 
 export { describe, hasControl } from '../text.js';
+/** For the AI Catalog source, which reads it here; other sources import `rules/urls.js` directly. */
+export { impossibleUrl } from '../rules/urls.js';
 
 /** Options every source accepts for observability and time. */
 export interface SourceCoreOptions {
@@ -168,13 +170,14 @@ export class OptionProblems {
     this.problems.push({ path, message });
   }
 
-  /** A source id: 1–64 characters, letters, digits, `.`, `_`, `-`, starting with a letter or digit. */
+  /** A source id (`rules/ids.ts`): 1–64 characters, letters, digits, `.`, `_`, `-`, starting with a letter or digit. */
   id(value: unknown, path = 'id'): string {
-    if (typeof value !== 'string' || !/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/.test(value)) {
-      this.add(path, `must be 1-64 characters of letters, digits, '.', '_' or '-', starting with a letter or digit; got ${describe(value)}`);
+    const problem = sourceIdProblem(value);
+    if (problem !== undefined) {
+      this.add(path, problem);
       return '';
     }
-    return value;
+    return value as string;
   }
 
   /** An optional positive integer (ms, counts). */
@@ -197,47 +200,6 @@ export class OptionProblems {
       problems: this.problems,
     });
   }
-}
-
-/**
- * Why a string cannot be a base URL, or undefined when it can: it must parse as an absolute
- * `http:` or `https:` URL without user info. Policy (TLS, allowlist) is the resolver's job.
- */
-export function impossibleUrl(value: string): string | undefined {
-  let url: URL;
-  try {
-    url = new URL(value);
-  } catch {
-    return `${describe(value)} is not an absolute URL`;
-  }
-  if (url.protocol !== 'https:' && url.protocol !== 'http:') return `${describe(value)} is not an http(s) URL`;
-  if (url.username !== '' || url.password !== '') return `${describe(value)} carries credentials in the URL`;
-  if (url.hostname === '') return `${describe(value)} has no host`;
-  return undefined;
-}
-
-/**
- * Why a string cannot be an endpoint's card URL, or undefined when it can: an absolute http(s)
- * URL (as {@link impossibleUrl}) whose path ends in `.json`, without query or fragment.
- */
-export function impossibleCardUrl(value: string): string | undefined {
-  const why = impossibleUrl(value);
-  if (why !== undefined) return why;
-  const url = new URL(value);
-  if (!isCardUrl(value)) return `${describe(value)} is not a card URL: its path must end in .json (give a base URL as url instead)`;
-  if (url.search !== '' || url.hash !== '') return `${describe(value)}: a card URL has no query or fragment`;
-  return undefined;
-}
-
-/**
- * Why a string cannot be a base URL in a field meant for one: {@link impossibleUrl}, or a path
- * ending in `.json`, which names a card and belongs in `cardUrl`.
- */
-export function impossibleBaseUrl(value: string): string | undefined {
-  const why = impossibleUrl(value);
-  if (why !== undefined) return why;
-  if (isCardUrl(value)) return `${describe(value)} names a card (its path ends in .json); give it as cardUrl, or give the base URL here`;
-  return undefined;
 }
 
 /**

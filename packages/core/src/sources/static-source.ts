@@ -6,8 +6,9 @@
  * @module
  */
 import type { Clock } from '../clock/index.js';
-import { LOCAL_NAME } from '../local-name.js';
-import { FixedListSource, OptionProblems, describe, hasControl, impossibleBaseUrl, impossibleCardUrl } from './source-core.js';
+import { localNameProblem, tagProblem } from '../rules/ids.js';
+import { impossibleBaseUrl, impossibleCardUrl } from '../rules/urls.js';
+import { FixedListSource, OptionProblems, describe } from './source-core.js';
 import type { EndpointRecord, Source } from './types.js';
 
 /** One configured agent. Every field is reviewed configuration, never card text. */
@@ -56,7 +57,6 @@ export interface StaticSource extends Source {
 }
 
 const MAX_DESCRIPTION = 1000;
-const MAX_TAG = 64;
 
 /**
  * Creates the static source. Pure: validates every entry and does no I/O. Its list is known
@@ -128,14 +128,14 @@ function validateAgents(value: unknown, check: OptionProblems): readonly Readonl
     };
 
     const { name, url, cardUrl, description, tags, critical } = entry;
-    if (typeof name !== 'string' || !LOCAL_NAME.test(name)) {
-      bad('name', `must match ${LOCAL_NAME.source} (a lower-case local name, 2-48 characters), got ${describe(name)}`);
-    } else if (name === 'user') {
-      bad('name', '"user" is reserved by ADK for end-user input');
-    } else if (firstIndex.has(name)) {
-      bad('name', `duplicate local name ${describe(name)}, already used by agents[${firstIndex.get(name)}]`);
+    const nameProblem = localNameProblem(name);
+    const first = typeof name === 'string' ? firstIndex.get(name) : undefined;
+    if (nameProblem !== undefined) {
+      bad('name', nameProblem);
+    } else if (first !== undefined) {
+      bad('name', `duplicate local name ${describe(name)}, already used by agents[${first}]`);
     } else {
-      firstIndex.set(name, i);
+      firstIndex.set(name as string, i);
     }
 
     if (url === undefined && cardUrl === undefined) bad('url', 'is required (the base URL), unless cardUrl gives the card URL');
@@ -155,9 +155,8 @@ function validateAgents(value: unknown, check: OptionProblems): readonly Readonl
     else if (tags.length === 0) bad('tags', 'must list at least one reviewed tag');
     else {
       tags.forEach((tag: unknown, j) => {
-        if (typeof tag !== 'string' || tag === '' || tag.length > MAX_TAG || /[\s,]/.test(tag) || hasControl(tag)) {
-          bad(`tags[${j}]`, `must be a non-empty string of at most ${MAX_TAG} characters without commas or whitespace, got ${describe(tag)}`);
-        }
+        const problem = tagProblem(tag);
+        if (problem !== undefined) bad(`tags[${j}]`, problem);
       });
     }
 

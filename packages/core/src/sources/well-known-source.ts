@@ -6,8 +6,12 @@
  * @module
  */
 import type { Clock } from '../clock/index.js';
+import { normalizeDomain } from '../rules/domains.js';
 import { FixedListSource, OptionProblems, describe } from './source-core.js';
 import type { EndpointRecord, Source } from './types.js';
+
+/** For the AI Catalog source, which reads it here; the rule lives in `rules/domains.ts`. */
+export { normalizeDomain };
 
 /** Inputs of {@link wellKnownSource}. */
 export interface WellKnownSourceOptions {
@@ -58,24 +62,4 @@ export function wellKnownSource(options: WellKnownSourceOptions): Source {
   }
   check.throwIfAny();
   return new FixedListSource(id, 'well-known', records, { clock: opts.clock, pollIntervalMs });
-}
-
-/** `host[:port]` normalized, or why the value is not one (shared with the AI Catalog source's `domains`). */
-export function normalizeDomain(raw: unknown): string | { problem: string } {
-  if (typeof raw !== 'string' || raw.trim() === '') return { problem: `must be a non-empty domain name, got ${describe(raw)}` };
-  const text = raw.trim();
-  if (/[/\\@?#\s]/.test(text) || text.includes('://')) {
-    return { problem: `${describe(raw)} must be a bare domain (host[:port]) without scheme, path, user info, query or fragment` };
-  }
-  let url: URL;
-  try {
-    url = new URL(`https://${text}/`);
-  } catch {
-    return { problem: `${describe(raw)} is not a valid domain name` };
-  }
-  if (url.hostname === '' || url.pathname !== '/') return { problem: `${describe(raw)} is not a valid domain name` };
-  // One trailing dot names the same host; drop it so duplicates are seen.
-  const hostname = url.hostname.endsWith('.') ? url.hostname.slice(0, -1) : url.hostname;
-  if (hostname === '') return { problem: `${describe(raw)} is not a valid domain name` };
-  return url.port === '' ? hostname : `${hostname}:${url.port}`;
 }

@@ -1,0 +1,82 @@
+/**
+ * Defaults of the card cache, the discovery loop, health, the sources and the AI Catalog walk:
+ * the one place each value is written. The YAML schema fills its defaults from here, the
+ * cross-checks compare against them, and the library's classes fall back to them when an
+ * option is left out, so a configuration that says nothing and a program that passes nothing
+ * behave alike. Durations in milliseconds.
+ *
+ * @module
+ */
+
+/** The card cache (`cache:` in the configuration, `CardCacheOptions`). */
+export const CACHE_DEFAULTS = Object.freeze({
+  /** Freshness of a card whose response has no caching headers. */
+  defaultTtlMs: 300_000,
+  /** Freshness floor, whatever the headers say. */
+  minTtlMs: 30_000,
+  /** Freshness ceiling, whatever the headers say. */
+  maxTtlMs: 3_600_000,
+  /** How long after expiry a card is still served while refetches fail. */
+  maxStaleMs: 3_600_000,
+  /** First retry delay after a failed fetch; doubled per failure up to `backoffMaxMs`. */
+  backoffBaseMs: 5_000,
+  backoffMaxMs: 300_000,
+  /** Fetches in flight, all origins together. */
+  maxConcurrentFetches: 32,
+  /** Fetches in flight per origin. */
+  maxFetchesPerOrigin: 1,
+  /** One card fetch's total deadline. */
+  totalTimeoutMs: 5_000,
+  /** Share of a freshness lifetime by which expiry is moved earlier at random (not a YAML key). */
+  expiryJitter: 0.1,
+  /** Share of a backoff delay added or removed at random (not a YAML key). */
+  backoffJitter: 0.5,
+});
+
+/** The discovery loop (`loop:`, `DiscoveryLoopOptions`). */
+export const LOOP_DEFAULTS = Object.freeze({
+  /** Time between cycles. */
+  cycleIntervalMs: 5_000,
+  /** Unconditional refetch of each endpoint this often (jittered), catching wrong 304s. */
+  resyncIntervalMs: 3_600_000,
+  /** Bound on the first cycle: publish and become ready by then even if peers hang. */
+  startupTimeoutMs: 10_000,
+  /** Hold back the removal of more than this share of the current agents at once. */
+  maxRemovalShare: 0.5,
+  /** At most one publication per this many ms (0: no quiet window). */
+  minPublishIntervalMs: 0,
+  /** An agent a source stops proposing is forgotten after this long. */
+  removalGraceMs: 600_000,
+});
+
+/** Health hysteresis (`health:`, `HealthTrackerOptions`): consecutive results before in or out. */
+export const HEALTH_DEFAULTS = Object.freeze({
+  /** Good observations before an agent enters. */
+  enterAfter: 2,
+  /** Failed observations before an agent leaves. */
+  leaveAfter: 3,
+  /** Leave after `leaveAfter` failures even while the card is still usable (served stale). */
+  leaveWhileUsable: false,
+  /** Good observations before a static (reviewed) agent enters. */
+  staticEnterAfter: 1,
+});
+
+/** The sources (`sources:`, the source factories' options). */
+export const SOURCE_DEFAULTS = Object.freeze({
+  /** How often the well-known, AI Catalog and registry sources are refreshed. */
+  pollIntervalMs: 300_000,
+  /** How often the Kubernetes source re-lists behind its watch. */
+  resyncIntervalMs: 300_000,
+  /** Pages a registry source follows through `next` in one refresh. */
+  maxPages: 20,
+});
+
+/** The AI Catalog walk (`sources.aiCatalogs[]`, `aiCatalogSource`, `probeAiCatalog`). */
+export const CATALOG_DEFAULTS = Object.freeze({
+  /** Nesting depth followed; the root catalog is depth 1 (the specification recommends 4). */
+  maxDepth: 4,
+  /** Entries read in one walk (one refresh), all its catalogs together; also the most one document is read for. */
+  maxEntries: 5_000,
+  /** Catalog documents read in one walk (one refresh), nested ones included. */
+  maxCatalogs: 50,
+});
