@@ -1,7 +1,7 @@
 /**
  * The control loop's promises against a loopback fault server: bounded startup (P11), no
- * flapping (P4), the mass-removal guard (P12), warm-up vetoes (P3), allowlist refusals and
- * publication only on digest change.
+ * flapping (P4), the mass-removal guard (P12), warm-up vetoes (P3), allowlist refusals,
+ * publication only on digest change, and a follower's adoption of another loop's snapshots.
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -250,5 +250,57 @@ test('a critical agent that never delivered a card is reported as unavailable, n
     assert.deepEqual(h.loop.current()?.agents, []);
   } finally {
     await h.stop();
+  }
+});
+
+test("a follower adopts another loop's snapshots with the same announcement as a publication, and a refused warm-up keeps its current one", async () => {
+  const a = peer();
+  const leader = harness([agent(a)]);
+  let refuse = false;
+  const follower = harness([], {
+    beforePublish: () => {
+      if (refuse) throw new Error('tree warm-up failed');
+    },
+  });
+  const heard: Array<{ digest: string; added: readonly string[]; changed: readonly string[] }> = [];
+  follower.loop.subscribe((s, diff) => heard.push({ digest: s.digest, added: diff.added, changed: diff.changed.map((c) => c.localName) }));
+  try {
+    await leader.loop.start();
+    const v1 = leader.loop.current()!;
+    a.setCard(cardFor(fs, a.id, { skills: [{ id: a.id, name: a.id, description: 'x', tags: ['support'] }, { id: 'refunds', name: 'refunds', description: 'Refunds.', tags: ['support'] }] }));
+    await leader.clock.advance(11_000);
+    await leader.loop.refreshNow();
+    const v2 = leader.loop.current()!;
+    assert.notEqual(v2.digest, v1.digest);
+    assert.ok(leader.events.some((e) => e.type === 'alert' && e.kind === 'skills-changed'), 'the leader alerts the change it publishes');
+
+    assert.equal(await follower.loop.adopt(v1), true);
+    assert.equal(follower.loop.ready, true);
+    assert.equal(await follower.loop.adopt(v1), false, 'the current digest is not adopted twice');
+    refuse = true;
+    assert.equal(await follower.loop.adopt(v2), false);
+    assert.equal(follower.loop.current()?.digest, v1.digest, 'a refused warm-up keeps the current snapshot');
+    const refused = follower.events.find((e) => e.type === 'alert' && e.kind === 'publish-refused');
+    assert.match(refused?.type === 'alert' ? refused.message : '', /from the store was not adopted: tree warm-up failed/);
+    refuse = false;
+    assert.equal(await follower.loop.adopt(v2), true);
+    assert.equal(follower.loop.current()?.digest, v2.digest);
+
+    const published = follower.events.filter((e) => e.type === 'snapshot.published');
+    assert.deepEqual(
+      published.map((e) => (e.type === 'snapshot.published' ? [e.version, e.digest, e.previousDigest, e.agents] : [])),
+      [
+        [v1.version, v1.digest, undefined, v1.agents.map((x) => x.localName)],
+        [v2.version, v2.digest, v1.digest, v2.agents.map((x) => x.localName)],
+      ],
+    );
+    assert.deepEqual(heard, [
+      { digest: v1.digest, added: [a.id], changed: [] },
+      { digest: v2.digest, added: [], changed: [a.id] },
+    ]);
+    assert.ok(!follower.events.some((e) => e.type === 'alert' && e.kind === 'skills-changed'), 'the change was alerted where it was published, not again on adoption');
+  } finally {
+    await follower.stop();
+    await leader.stop();
   }
 });

@@ -13,6 +13,7 @@
  */
 import type { Clock } from '../clock/index.js';
 import { systemClock } from '../clock/index.js';
+import { HEALTH_DEFAULTS } from '../rules/defaults.js';
 
 /** `pending`: not yet in snapshots; `healthy` / `degraded`: in; `removed`: out until it recovers. */
 export type HealthState = 'pending' | 'healthy' | 'degraded' | 'removed';
@@ -81,9 +82,9 @@ export class HealthTracker {
   readonly #status = new Map<string, HealthStatus>();
 
   constructor(options: HealthOptions = {}, clock: Clock = systemClock) {
-    this.#enterAfter = Math.max(1, options.enterAfter ?? 2);
-    this.#leaveAfter = Math.max(1, options.leaveAfter ?? 3);
-    this.#leaveWhileUsable = options.leaveWhileUsable ?? false;
+    this.#enterAfter = Math.max(1, options.enterAfter ?? HEALTH_DEFAULTS.enterAfter);
+    this.#leaveAfter = Math.max(1, options.leaveAfter ?? HEALTH_DEFAULTS.leaveAfter);
+    this.#leaveWhileUsable = options.leaveWhileUsable ?? HEALTH_DEFAULTS.leaveWhileUsable;
     this.#clock = clock;
   }
 

@@ -4,4 +4,7 @@
  * @module
  */
 export { DiscoveryLoop } from './discovery-loop.js';
-export type { DiscoveryLoopOptions, EndpointStatus, SnapshotListener, RoutingVerdict } from './discovery-loop.js';
+export type { DiscoveryLoopOptions } from './discovery-loop.js';
+export type { EndpointStatus } from './endpoint-views.js';
+export type { SnapshotListener } from './publisher.js';
+export type { RoutingVerdict } from './routing-gate.js';

@@ -1,0 +1,214 @@
+/**
+ * Endpoint-state views, for the API and the dashboard: one verdict per endpoint (admitted, gone
+ * or refused) from the first stage that decides it, with the time it was entered, and the full
+ * status behind it (sources, cache entry, last failure, health, matcher verdict).
+ */
+import type { CacheEntry, CardCache } from '../cache/index.js';
+import type { Clock } from '../clock/index.js';
+import type { HealthStatus, HealthTracker } from '../health/index.js';
+import type { Verdict } from '../match/index.js';
+import type { AdmittedEndpoint } from '../resolve/index.js';
+import type { Snapshot, SnapshotStore } from '../snapshot/index.js';
+import type { EndpointRecord } from '../sources/index.js';
+import type { Membership } from './membership.js';
+
+/**
+ * The one verdict shown for an endpoint, from the first stage that decides it: `refused`
+ * (allowlist), `gone` (no source proposes it; forgotten after the grace period), `pending`
+ * (no usable card yet, or not enough good observations), `removed` (failed and its card is past
+ * its allowed staleness), `unsuitable` / `excluded` (matcher), `held` (its removal is held back
+ * by the guard: still in the published snapshot), `degraded` (selected, its card served stale),
+ * `selected`.
+ */
+export type EndpointVerdict = 'refused' | 'gone' | 'pending' | 'removed' | 'unsuitable' | 'excluded' | 'held' | 'degraded' | 'selected';
+
+export interface EndpointState {
+  readonly verdict: EndpointVerdict;
+  readonly reason: string;
+  /** Epoch ms when the endpoint entered this verdict. */
+  readonly since: number;
+}
+
+/** Everything known about one endpoint, for the API and the dashboard. */
+export interface EndpointStatus {
+  /** The verdict to show; the fields below are the details behind it. */
+  readonly state: EndpointState;
+  readonly baseUrl: string;
+  readonly sources: readonly string[];
+  readonly names: readonly string[];
+  /**
+   * What each proposing source said about the endpoint: its record's name and metadata (an AI
+   * Catalog entry's identifier, version, displayName, description and tags; registry tags; the
+   * Kubernetes namespace). Third-party text, for display only: never a reviewed description.
+   */
+  readonly proposals: ReadonlyArray<{ readonly source: string; readonly name: string; readonly metadata: Readonly<Record<string, string>> }>;
+  readonly admitted: boolean;
+  readonly refusal?: { code: string; reason: string };
+  /** `expiresInMs`: time left before the card is due (negative once expired). */
+  readonly cache?: { expiresInMs: number } & Pick<CacheEntry, 'etag' | 'expiresAt' | 'failures' | 'stale' | 'usable' | 'lastOutcome' | 'lastError' | 'rawSha256' | 'canonicalSha256' | 'fetchedAtWall' | 'validatedAtWall' | 'protocolVersion'>;
+  readonly lastFailure?: { code: string; message: string; failures: number };
+  readonly health?: HealthStatus;
+  readonly verdict?: Verdict;
+}
+
+export interface EndpointViewsOptions {
+  members: Membership;
+  health: HealthTracker;
+  cache: CardCache;
+  store: SnapshotStore;
+  clock: Clock;
+  /** How long a gone endpoint is kept (its state says when it is forgotten). */
+  removalGraceMs: number;
+}
+
+export class EndpointViews {
+  readonly #o: EndpointViewsOptions;
+  /** One verdict per endpoint (admitted, gone or refused), with the time it was entered. */
+  #states = new Map<string, EndpointState>();
+  /** The membership revision the states were last rebuilt for. */
+  #revision: number | undefined;
+  #publishedMemo: { snapshot: Snapshot | undefined; heldNames: readonly string[]; published: ReadonlySet<string>; held: ReadonlySet<string>; selectedReason: string } | undefined;
+
+  constructor(options: EndpointViewsOptions) {
+    this.#o = options;
+  }
+
+  /** Forgets the state of an endpoint discovery forgot. */
+  forget(url: string): void {
+    this.#states.delete(url);
+  }
+
+  /**
+   * One verdict per endpoint, keeping the time each was entered. `verdicts`: the matcher's;
+   * `heldNames`: the local names the removal guard keeps in the current snapshot.
+   */
+  update(verdicts: ReadonlyMap<string, Verdict>, heldNames: readonly string[]): void {
+    // While the endpoints stay the same, only the states that changed are written (most cycles
+    // change none); otherwise the map is rebuilt. Both read the previous states only.
+    const revision = this.#o.members.revision;
+    if (this.#revision === revision && this.#computeStates(true, verdicts, heldNames)) return;
+    this.#computeStates(false, verdicts, heldNames);
+    this.#revision = revision;
+  }
+
+  /** Everything known about each endpoint (admitted, gone within its grace period, or refused). */
+  async status(verdicts: ReadonlyMap<string, Verdict>): Promise<EndpointStatus[]> {
+    const { cache, clock, health: tracker, members } = this.#o;
+    const out: EndpointStatus[] = [];
+    const now = clock.now();
+    const describe = async (ep: AdmittedEndpoint): Promise<EndpointStatus> => {
+      const entry = await cache.peek(ep.baseUrl);
+      const failure = cache.lastFailure(ep.baseUrl);
+      const health = tracker.get(ep.baseUrl);
+      const verdict = verdicts.get(ep.baseUrl);
+      return {
+        state: this.#states.get(ep.baseUrl) ?? { verdict: 'pending', reason: 'not evaluated yet', since: clock.wallNow() },
+        baseUrl: ep.baseUrl,
+        sources: ep.sources,
+        names: ep.records.map((r) => r.name),
+        proposals: ep.records.map(proposalOf),
+        admitted: true,
+        ...(entry && {
+          cache: {
+            etag: entry.etag,
+            expiresAt: entry.expiresAt,
+            expiresInMs: Math.round(entry.expiresAt - now),
+            failures: entry.failures,
+            stale: entry.stale,
+            usable: entry.usable,
+            lastOutcome: entry.lastOutcome,
+            lastError: entry.lastError,
+            rawSha256: entry.rawSha256,
+            canonicalSha256: entry.canonicalSha256,
+            fetchedAtWall: entry.fetchedAtWall,
+            validatedAtWall: entry.validatedAtWall,
+            protocolVersion: entry.protocolVersion,
+          },
+        }),
+        ...(failure && { lastFailure: { code: failure.error.code, message: failure.error.message, failures: failure.failures } }),
+        ...(health && { health }),
+        ...(verdict && { verdict }),
+      };
+    };
+    for (const ep of members.admitted) out.push(await describe(ep));
+    for (const { endpoint } of members.gone.values()) out.push(await describe(endpoint));
+    for (const r of members.refused) {
+      out.push({
+        state: this.#states.get(r.record.baseUrl) ?? { verdict: 'refused', reason: r.reason, since: clock.wallNow() },
+        baseUrl: r.record.baseUrl,
+        sources: [r.record.source],
+        names: [r.record.name],
+        proposals: [proposalOf(r.record)],
+        admitted: false,
+        refusal: { code: r.code, reason: r.reason },
+      });
+    }
+    return out;
+  }
+
+  /**
+   * Computes every endpoint's state from the previous ones. `inPlace`: writes only the changed
+   * states, and only when every endpoint was set exactly once (otherwise returns false, nothing
+   * written); else replaces the map.
+   */
+  #computeStates(inPlace: boolean, verdicts: ReadonlyMap<string, Verdict>, heldNames: readonly string[]): boolean {
+    const { clock, health: tracker, members } = this.#o;
+    const wallNow = clock.wallNow();
+    const next = inPlace ? undefined : new Map<string, EndpointState>();
+    const changes: Array<[string, EndpointState]> = [];
+    let calls = 0;
+    const set = (url: string, verdict: EndpointVerdict, reason: string) => {
+      calls++;
+      const prev = this.#states.get(url);
+      // An unchanged state keeps its object.
+      const state = prev !== undefined && prev.verdict === verdict && prev.reason === reason ? prev : { verdict, reason, since: prev?.verdict === verdict ? prev.since : wallNow };
+      if (next !== undefined) next.set(url, state);
+      else if (state !== prev) changes.push([url, state]);
+    };
+    const { published, held, selectedReason } = this.#publishedSets(heldNames);
+    const grace = this.#o.removalGraceMs;
+    for (const r of members.refused) set(r.record.baseUrl, 'refused', r.reason);
+    for (const [url, { at }] of members.gone) {
+      set(url, held.has(url) ? 'held' : 'gone', `no source proposes it any more; it is not requested and is forgotten in ${Math.max(0, Math.round((at + grace - clock.now()) / 1000))} s`);
+    }
+    for (const ep of members.admitted) {
+      const url = ep.baseUrl;
+      const health = tracker.get(url);
+      const v = verdicts.get(url);
+      if (held.has(url)) set(url, 'held', `its removal is held back by the guard (${health?.reason ?? 'not selected'}); confirm to publish it`);
+      else if (!health || health.state === 'pending') set(url, 'pending', health?.reason ?? 'not evaluated yet');
+      else if (health.state === 'removed') set(url, 'removed', health.reason);
+      else if (v && v.verdict !== 'selected') set(url, v.verdict, 'reason' in v && v.reason !== undefined ? v.reason : v.verdict);
+      else if (!published.has(url)) set(url, 'pending', 'selected; waiting for the next publication');
+      else if (health.state === 'degraded') set(url, 'degraded', health.reason);
+      else set(url, 'selected', selectedReason);
+    }
+    if (next !== undefined) {
+      this.#states = next;
+      return true;
+    }
+    if (calls !== this.#states.size) return false;
+    for (const [url, state] of changes) this.#states.set(url, state);
+    return true;
+  }
+
+  /** The current snapshot's endpoints and those held back, computed once per snapshot and hold. */
+  #publishedSets(heldNames: readonly string[]): { published: ReadonlySet<string>; held: ReadonlySet<string>; selectedReason: string } {
+    const current = this.#o.store.current;
+    const memo = this.#publishedMemo;
+    if (memo !== undefined && memo.snapshot === current && memo.heldNames === heldNames) return memo;
+    this.#publishedMemo = {
+      snapshot: current,
+      heldNames,
+      published: new Set(current?.agents.map((a) => a.baseUrl)),
+      held: new Set(current?.agents.filter((a) => heldNames.includes(a.localName)).map((a) => a.baseUrl)),
+      selectedReason: `in snapshot v${current?.version ?? 0}`,
+    };
+    return this.#publishedMemo;
+  }
+}
+
+/** A record as the status shows it. */
+function proposalOf(r: EndpointRecord): EndpointStatus['proposals'][number] {
+  return { source: r.source, name: r.name, metadata: r.metadata };
+}

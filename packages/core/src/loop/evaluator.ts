@@ -1,0 +1,190 @@
+/**
+ * Health and selection: one evaluation of the admitted endpoints. Each gets a health observation
+ * (with its lasting alerts: repeated failures, a critical agent degraded or unavailable); the
+ * members with a card are then selected against the reviewed agents of static sources. An
+ * unchanged evaluation whose publication stands is reused instead of selected again.
+ */
+import type { CacheEntry, CardCache } from '../cache/index.js';
+import type { EventStream } from '../events/index.js';
+import type { HealthTracker } from '../health/index.js';
+import { isMember } from '../health/index.js';
+import type { Candidate, MatchMemo, ReviewedAgent, SelectOptions, Verdict } from '../match/index.js';
+import { selectAgents } from '../match/index.js';
+import type { AdmittedEndpoint } from '../resolve/index.js';
+import type { SnapshotAgent } from '../snapshot/index.js';
+import { toSnapshotAgents } from '../snapshot/index.js';
+import type { EndpointRecord, Source } from '../sources/index.js';
+import type { AlertBook } from './alert-book.js';
+import { sameLists } from './same-lists.js';
+
+export interface EvaluatorOptions {
+  sources: readonly Source[];
+  cache: CardCache;
+  /** Needs, vocabulary, required capabilities, tenant policy, cap (fixed). */
+  select: Omit<SelectOptions, 'reviewed'>;
+  health: HealthTracker;
+  alerts: AlertBook;
+  events: EventStream | undefined;
+  /** Good observations before a static (reviewed) agent enters. */
+  staticEnterAfter: number;
+}
+
+const CRITICAL = Object.freeze({ critical: true });
+const NOT_CRITICAL = Object.freeze({ critical: false });
+
+export class Evaluator {
+  readonly #o: EvaluatorOptions;
+  #verdicts: ReadonlyMap<string, Verdict> = new Map();
+  // Unchanged (same object) cards are matched once, not every cycle; the select options are fixed.
+  readonly #matchMemo: MatchMemo = new WeakMap();
+  #reviewedCache: { from: ReadonlyArray<readonly EndpointRecord[]>; list: ReviewedAgent[] } | undefined;
+  /**
+   * The last evaluation's inputs and selection, reused while nothing it depends on changed and its
+   * publication settled (nothing held, deferred or refused): a cycle with nothing due then costs
+   * the per-endpoint health and alert bookkeeping, not a selection and a snapshot build.
+   */
+  #lastEvaluation: Evaluation | undefined;
+  /** The evaluation whose publication is under way (see {@link settle}). */
+  #pending: Omit<Evaluation, 'settledDigest'> | undefined;
+
+  constructor(options: EvaluatorOptions) {
+    this.#o = options;
+  }
+
+  /** The matcher's verdicts by base URL, from the last selection. */
+  get verdicts(): ReadonlyMap<string, Verdict> {
+    return this.#verdicts;
+  }
+
+  /**
+   * Observes each admitted endpoint's health and selects. `entries`: the cycle's cards, aligned
+   * with `admitted` (otherwise each is read from the cache). `stands(settledDigest)`: whether the
+   * publication that settled at that digest still stands. Returns the agents to publish, or
+   * undefined when the last selection was reused (its lasting alerts raised again); after a
+   * publication, call {@link settle}.
+   */
+  async evaluate(admitted: readonly AdmittedEndpoint[], entries: ReadonlyArray<CacheEntry | undefined> | undefined, stands: (settledDigest: string) => boolean): Promise<SnapshotAgent[] | undefined> {
+    const { cache, events, alerts, health } = this.#o;
+    const reviewedList = this.#reviewedAgents();
+    const reviewed = new Map(reviewedList.map((r) => [r.name, r]));
+    const staticEnter = this.#o.staticEnterAfter;
+    const candidates: Candidate[] = [];
+    for (let i = 0; i < admitted.length; i++) {
+      const ep = admitted[i]!;
+      const entry = entries !== undefined ? entries[i] : await cache.peek(ep.baseUrl);
+      const reviewedRecord = ep.records.find((r) => reviewed.get(r.name)?.source === r.source);
+      const critical = reviewedRecord ? reviewed.get(reviewedRecord.name)!.critical : false;
+      // Failures are the cache's count of failed fetches: a cycle spent in backoff adds none.
+      const failures = entry?.failures ?? cache.lastFailure(ep.baseUrl)?.failures ?? 0;
+      const t = health.observe(ep.baseUrl, { failures, usable: entry?.usable ?? false }, reviewedRecord ? { critical, enterAfter: staticEnter } : critical ? CRITICAL : NOT_CRITICAL);
+      if (t) events?.emit({ type: 'health.changed', endpoint: ep.baseUrl, from: t.from, to: t.to, successes: t.status.successes, failures: t.status.failures });
+      const status = health.get(ep.baseUrl)!;
+      if (status.state === 'removed') {
+        alerts.raise(`removed:${ep.baseUrl}`, { kind: 'repeated-failures', endpoint: ep.baseUrl, message: `${ep.baseUrl} left new snapshots: ${status.reason}` });
+      }
+      if (critical && status.failures > 0) {
+        const member = isMember(status.state);
+        const kind = member ? 'critical-degraded' : 'critical-unavailable';
+        alerts.raise(`${kind}:${ep.baseUrl}`, {
+          kind,
+          endpoint: ep.baseUrl,
+          message: member
+            ? `critical agent at ${ep.baseUrl} is degraded (${status.reason}); it stays in snapshots`
+            : `critical agent at ${ep.baseUrl} has no usable card yet (${status.failures} failures); it joins as soon as one arrives`,
+        });
+      }
+      // A member keeps its last card while it is degraded, even past the card's staleness when
+      // it has not failed often enough to leave (or is critical).
+      if (entry !== undefined && isMember(status.state)) candidates.push({ endpoint: ep, entry });
+    }
+
+    const degraded = candidates.map((c) => health.get(c.endpoint.baseUrl)?.state === 'degraded');
+    const last = this.#lastEvaluation;
+    if (
+      last !== undefined &&
+      last.settledDigest !== undefined &&
+      stands(last.settledDigest) &&
+      last.reviewed === reviewedList &&
+      sameCandidates(last.candidates, candidates) &&
+      sameLists(last.degraded, degraded)
+    ) {
+      // Nothing the selection depends on changed: the same verdicts, the same snapshot, whose
+      // lasting alerts (selection, routing) are raised again as an evaluation would.
+      for (const a of last.selection.alerts) {
+        alerts.raise(`${a.kind}:${a.endpoint ?? ''}`, { kind: a.kind, message: a.message, ...(a.endpoint !== undefined && { endpoint: a.endpoint }) });
+      }
+      return undefined;
+    }
+    const selection = selectAgents(candidates, { ...this.#o.select, reviewed: reviewedList, memo: this.#matchMemo });
+    for (const [url, v] of selection.verdicts) {
+      const prev = this.#verdicts.get(url);
+      if (!prev || prev.verdict !== v.verdict || prev.localName !== v.localName) {
+        events?.emit({
+          type: 'match.verdict',
+          endpoint: url,
+          verdict: v.verdict,
+          ...(v.localName !== undefined && { localName: v.localName }),
+          ...('reason' in v && { reason: v.reason }),
+        });
+      }
+    }
+    this.#verdicts = selection.verdicts;
+    for (const a of selection.alerts) {
+      alerts.raise(`${a.kind}:${a.endpoint ?? ''}`, { kind: a.kind, message: a.message, ...(a.endpoint !== undefined && { endpoint: a.endpoint }) });
+    }
+    this.#pending = { candidates, degraded, reviewed: reviewedList, selection };
+    return toSnapshotAgents(selection.selected, (url) => ({ degraded: health.get(url)?.state === 'degraded' }));
+  }
+
+  /**
+   * The publication of the last selection ended: `settledDigest` is the digest now current when
+   * that was its whole outcome, undefined when something was held, deferred or refused.
+   */
+  settle(settledDigest: string | undefined): void {
+    if (this.#pending === undefined) return;
+    this.#lastEvaluation = { ...this.#pending, settledDigest };
+    this.#pending = undefined;
+  }
+
+  /** Reviewed agents: the records of static sources (their metadata carries description, tags, critical). */
+  #reviewedAgents(): ReviewedAgent[] {
+    const from = this.#o.sources.filter((s) => s.kind === 'static').map((s) => s.current().records);
+    if (this.#reviewedCache !== undefined && sameLists(from, this.#reviewedCache.from)) return this.#reviewedCache.list;
+    const list = readReviewedAgents(this.#o.sources);
+    this.#reviewedCache = { from, list };
+    return list;
+  }
+}
+
+interface Evaluation {
+  readonly candidates: Candidate[];
+  readonly degraded: boolean[];
+  readonly reviewed: ReviewedAgent[];
+  readonly selection: ReturnType<typeof selectAgents>;
+  readonly settledDigest: string | undefined;
+}
+
+function readReviewedAgents(sources: readonly Source[]): ReviewedAgent[] {
+  const out = new Map<string, ReviewedAgent>();
+  for (const source of sources) {
+    if (source.kind !== 'static') continue;
+    for (const r of source.current().records) {
+      if (out.has(r.name)) continue;
+      out.set(r.name, {
+        source: r.source,
+        name: r.name,
+        description: r.metadata.description ?? '',
+        tags: (r.metadata.tags ?? '').split(',').filter(Boolean),
+        critical: r.metadata.critical === 'true',
+      });
+    }
+  }
+  return [...out.values()];
+}
+
+/** Whether two candidate lists name the same endpoints with the same cache entries. */
+function sameCandidates(a: readonly Candidate[], b: readonly Candidate[]): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i]!.endpoint !== b[i]!.endpoint || a[i]!.entry !== b[i]!.entry) return false;
+  return true;
+}

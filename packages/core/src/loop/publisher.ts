@@ -1,0 +1,202 @@
+/**
+ * Publication: makes a selection (or a snapshot another replica published) current. A new
+ * snapshot goes out only when its digest changes and nothing holds it: the removal guard (mass
+ * removal, critical agent lost) keeps the agents it concerns until an operator confirms, the
+ * routing gate keeps the current routing, a quiet window defers it, and the `beforePublish`
+ * warm-up may refuse it. Each publication is announced once: event, change alerts, listeners.
+ */
+import type { Clock } from '../clock/index.js';
+import { toDiscoveryError } from '../errors.js';
+import type { EventStream } from '../events/index.js';
+import type { SelectOptions } from '../match/index.js';
+import type { Snapshot, SnapshotAgent, SnapshotDiff, SnapshotStore } from '../snapshot/index.js';
+import { buildSnapshot, diffSnapshots } from '../snapshot/index.js';
+import type { AlertBook } from './alert-book.js';
+import type { RoutingGate } from './routing-gate.js';
+
+export type SnapshotListener = (snapshot: Snapshot, diff: SnapshotDiff) => void;
+
+export interface PublisherOptions {
+  store: SnapshotStore;
+  gate: RoutingGate;
+  alerts: AlertBook;
+  events: EventStream | undefined;
+  clock: Clock;
+  /** The selection's routing domains (the snapshot's layout). */
+  domains: SelectOptions['domains'];
+  /** Hold back the removal of more than this share of the current agents at once. */
+  maxRemovalShare: number;
+  /** At most one publication per this many ms. */
+  minPublishIntervalMs: number;
+  /** The warm-up: throwing keeps the current snapshot. */
+  beforePublish: (next: Snapshot, previous: Snapshot | undefined) => void | Promise<void>;
+}
+
+const NO_NAMES: readonly string[] = Object.freeze([]);
+
+export class Publisher {
+  readonly #o: PublisherOptions;
+  readonly #listeners = new Set<SnapshotListener>();
+  /** Local names of the previous snapshot kept by the removal guard in the current one. */
+  #heldNames: readonly string[] = NO_NAMES;
+  #heldDigest: string | undefined;
+  /** The held digest a `snapshot.held` event was last emitted for (one event per held candidate). */
+  #lastHeldDigest: string | undefined;
+  #confirmRemovals = false;
+  #lastPublishAt = Number.NEGATIVE_INFINITY;
+
+  constructor(options: PublisherOptions) {
+    this.#o = options;
+  }
+
+  /** Listens for publications; returns the unsubscribe function. */
+  subscribe(listener: SnapshotListener): () => void {
+    this.#listeners.add(listener);
+    return () => this.#listeners.delete(listener);
+  }
+
+  /** The digest of the snapshot a guard is holding back, if any. */
+  get held(): string | undefined {
+    return this.#heldDigest;
+  }
+
+  /** Local names the removal guard keeps in the current snapshot. */
+  get heldNames(): readonly string[] {
+    return this.#heldNames;
+  }
+
+  /** Whether the next publication confirms the held removals (and the routing the gate holds). */
+  get confirming(): boolean {
+    return this.#confirmRemovals;
+  }
+
+  /** Publishes the held snapshot at the next {@link publish}. */
+  confirm(): void {
+    this.#confirmRemovals = true;
+  }
+
+  /**
+   * Publishes the selection when its digest differs, holding back guarded removals only. Returns
+   * the digest now current when that is the whole outcome (nothing held, deferred or refused), so
+   * the next cycle may skip an identical evaluation; otherwise undefined.
+   */
+  async publish(selected: SnapshotAgent[]): Promise<string | undefined> {
+    const { events, store, clock, gate, domains } = this.#o;
+    const previous = store.current;
+    const version = (previous?.version ?? 0) + 1;
+    const full = buildSnapshot(selected, version, clock.wallNow(), domains);
+    const confirmed = this.#confirmRemovals;
+    const hold = this.#confirmRemovals ? undefined : guardRemovals(previous, full, this.#o.maxRemovalShare);
+    this.#confirmRemovals = false;
+    // A held removal holds only the agents it concerns: they stay as they were published, and
+    // every other addition and change goes out.
+    let candidate = hold ? buildSnapshot([...selected, ...hold.keep], version, clock.wallNow(), domains) : full;
+    this.#heldDigest = hold ? full.digest : undefined;
+    this.#heldNames = hold ? hold.keep.map((a) => a.localName) : NO_NAMES;
+    if (hold) {
+      this.#o.alerts.raise(`held:${this.#heldNames.join(',')}`, {
+        kind: 'mass-removal',
+        message: `${hold.reason}; held: ${this.#heldNames.join(', ')} stay in snapshots until an operator confirms (other changes are published)`,
+        detail: { held: this.#heldNames },
+      });
+      if (this.#lastHeldDigest !== full.digest) {
+        this.#lastHeldDigest = full.digest;
+        events?.emit({ type: 'snapshot.held', version, digest: full.digest, ...(previous && { previousDigest: previous.digest }), agents: full.agents.map((a) => a.localName), reason: hold.reason });
+      }
+    } else this.#lastHeldDigest = undefined;
+    await gate.checkCurrent(previous);
+    if (previous && candidate.digest === previous.digest) {
+      gate.unchanged();
+      return hold ? undefined : previous.digest;
+    }
+    const routing = await gate.judge(candidate, previous, confirmed);
+    if (clock.now() - this.#lastPublishAt < this.#o.minPublishIntervalMs) return undefined;
+    if (routing.hold) {
+      // The gate keeps the current routing: the candidate is held, and only the card updates of
+      // the current agents (same names, tags and domains) go out.
+      if (!hold) this.#heldDigest = candidate.digest;
+      if (!previous) return undefined;
+      candidate = gate.keepRouting(previous, candidate, version);
+      if (candidate.digest === previous.digest) return undefined;
+    }
+    if (!(await this.#warmUp(candidate, previous, 'was not published'))) return undefined;
+    this.#lastPublishAt = clock.now();
+    store.publish(candidate);
+    gate.published(candidate, previous);
+    this.#announce(previous, candidate, true);
+    return hold || routing.hold ? undefined : candidate.digest;
+  }
+
+  /**
+   * Makes a snapshot another replica published current, after the warm-up, unless another one
+   * became current meanwhile. `members` runs once it is current, before it is announced. Returns
+   * whether it became current.
+   */
+  async adopt(snapshot: Snapshot, members: () => void): Promise<boolean> {
+    const { store } = this.#o;
+    const previous = store.current;
+    if (!(await this.#warmUp(snapshot, previous, 'from the store was not adopted'))) return false;
+    if (store.current !== previous) return false;
+    store.publish(snapshot);
+    members();
+    // The other replica alerted the changes when it published.
+    this.#announce(previous, snapshot, false);
+    return true;
+  }
+
+  /** Runs `beforePublish`; a refusal raises `publish-refused` (`outcome` says what did not happen). */
+  async #warmUp(next: Snapshot, previous: Snapshot | undefined, outcome: string): Promise<boolean> {
+    try {
+      await this.#o.beforePublish(next, previous);
+      return true;
+    } catch (err) {
+      const e = toDiscoveryError(err, 'ERR_INTERNAL', { stage: 'build' });
+      this.#o.alerts.raise('publish-refused', { kind: 'publish-refused', message: `snapshot ${next.digest.slice(0, 12)} ${outcome}: ${e.message}` });
+      return false;
+    }
+  }
+
+  /** Announces `next`, now current: `snapshot.published`, the change alerts (`alertChanges`), then the listeners. */
+  #announce(previous: Snapshot | undefined, next: Snapshot, alertChanges: boolean): void {
+    const { events } = this.#o;
+    const diff = diffSnapshots(previous, next);
+    events?.emit({ type: 'snapshot.published', version: next.version, digest: next.digest, ...(previous && { previousDigest: previous.digest }), agents: next.agents.map((a) => a.localName) });
+    if (alertChanges) {
+      for (const c of diff.changed) {
+        if (c.skillsAdded.length + c.skillsRemoved.length + c.skillsModified.length > 0) {
+          events?.emit({
+            type: 'alert',
+            kind: 'skills-changed',
+            message: `${c.localName}: skills changed (added ${c.skillsAdded.join(', ') || 'none'}; removed ${c.skillsRemoved.join(', ') || 'none'}; modified ${c.skillsModified.join(', ') || 'none'})`,
+            detail: { ...c },
+          });
+        }
+        if (c.endpointChanged) events?.emit({ type: 'alert', kind: 'endpoint-changed', message: `${c.localName}: interfaces changed`, detail: { ...c.endpointChanged } });
+        if (c.securityChanged) events?.emit({ type: 'alert', kind: 'security-changed', message: `${c.localName}: security schemes or requirements changed` });
+      }
+    }
+    for (const listener of this.#listeners) {
+      try {
+        listener(next, diff);
+      } catch {
+        // A listener's failure never affects discovery.
+      }
+    }
+  }
+}
+
+/** Which agents of `previous` must not be dropped yet (P12), and why; undefined to publish all. */
+function guardRemovals(previous: Snapshot | undefined, next: Snapshot, share: number): { reason: string; keep: SnapshotAgent[] } | undefined {
+  if (!previous) return undefined;
+  const kept = new Set(next.agents.map((a) => a.localName));
+  const removed = previous.agents.filter((a) => !kept.has(a.localName));
+  if (removed.length >= 2 && removed.length / previous.agents.length > share) {
+    return {
+      reason: `the new snapshot would drop ${removed.length} of ${previous.agents.length} agents (${removed.map((a) => a.localName).join(', ')}), more than ${Math.round(share * 100)}%`,
+      keep: removed,
+    };
+  }
+  const critical = removed.filter((a) => a.critical);
+  if (critical.length > 0) return { reason: `the new snapshot would drop critical agent(s) ${critical.map((a) => a.localName).join(', ')}`, keep: critical };
+  return undefined;
+}
