@@ -21,6 +21,7 @@ import ipaddr from 'ipaddr.js';
 import { specialPurposeBlock } from './special-purpose-addresses.js';
 import { DiscoveryError, type Problem } from '../errors.js';
 import { isLoopbackHost } from '../rules/origins.js';
+import { isCardPath, isCardUrl } from '../rules/urls.js';
 
 /** Inputs of {@link HostPolicy.from}. */
 export interface HostPolicyOptions {
@@ -68,9 +69,6 @@ const DEFAULT_PORT: Record<string, number> = { 'https:': 443, 'http:': 80 };
 export const CARD_PATH = '.well-known/agent-card.json';
 export const LEGACY_CARD_PATH = '.well-known/agent.json';
 
-function isCardPath(pathname: string): boolean {
-  return /\.json$/i.test(pathname);
-}
 
 /**
  * The fragment that marks an endpoint key given by an AI Catalog entry: `#card` after a card's
@@ -114,19 +112,6 @@ export function isInlineCardKey(url: string): boolean {
   return url.includes(`${CATALOG_CARD_FRAGMENT}=`);
 }
 
-/**
- * True when a URL names a card itself rather than a base URL: its path ends in `.json`.
- *
- * @example isCardUrl('https://a.example.com/.well-known/finance/agent-card.json') // true
- * @example isCardUrl('https://a.example.com/v1') // false
- */
-export function isCardUrl(url: string): boolean {
-  try {
-    return isCardPath(new URL(url).pathname);
-  } catch {
-    return false;
-  }
-}
 
 /**
  * The allowlist for discovery fetches. Create it with {@link HostPolicy.from}.

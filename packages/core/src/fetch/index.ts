@@ -4,7 +4,8 @@
  *
  * @module
  */
-export { HostPolicy, isCardUrl, inlineCardKey, catalogCardUrl, isInlineCardKey, CATALOG_CARD_FRAGMENT, CARD_PATH, LEGACY_CARD_PATH, safeUrlForMessage } from './host-policy.js';
+export { isCardUrl } from '../rules/urls.js';
+export { HostPolicy, inlineCardKey, catalogCardUrl, isInlineCardKey, CATALOG_CARD_FRAGMENT, CARD_PATH, LEGACY_CARD_PATH, safeUrlForMessage } from './host-policy.js';
 export type { HostPolicyOptions, HostVerdict } from './host-policy.js';
 export { isLoopbackHost } from '../rules/origins.js';
 export { createGuardedLookup, systemResolver } from './address-guard.js';

@@ -9,7 +9,7 @@
 import { describe } from '../text.js';
 
 /** A card's own URL names a JSON document: its path ends in `.json` (any letter case). */
-function isCardPath(pathname: string): boolean {
+export function isCardPath(pathname: string): boolean {
   return /\.json$/i.test(pathname);
 }
 
