@@ -14,10 +14,10 @@
  *   refusals, health and session events), bounded by age and count; cache chatter (hits, 304s,
  *   fetches, backoff) only adds to counters.
  */
-import type { CacheEntry, CardStore } from '../cache/index.js';
-import type { CachedAiCatalog } from '../catalog/index.js';
+import type { CardStore } from '../cache/index.js';
 import type { DiscoveryEvent } from '../events/index.js';
 import type { Snapshot, SnapshotSummary } from '../snapshot/index.js';
+import type { CatalogEntry } from '../sources/index.js';
 
 /** Which engine holds the state. */
 export type StoreKind = 'memory' | 'sqlite' | 'postgres';
@@ -108,8 +108,8 @@ export interface JournalEntry {
 /** One counter increment batch: counter name → amount. */
 export type CounterDeltas = Readonly<Record<string, number>>;
 
-/** A cached AI Catalog document (see {@link StateStore.catalogs}). */
-export type CatalogEntry = CacheEntry<CachedAiCatalog, string>;
+/** A cached AI Catalog document (see {@link StateStore.catalogs}); defined with the AI Catalog source. */
+export type { CatalogEntry };
 
 /**
  * One interface, three engines. Methods never throw for a failed write: they record it in
