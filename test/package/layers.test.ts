@@ -1,13 +1,14 @@
 /**
- * The library's layers (docs/DESIGN: "a stage never imports a stage above it, and no two modules
- * import each other"): every import under src/ — `import type`, `export … from` and `import()`
- * included — points to its own folder, a folder of the same layer or a lower one, and the folders
- * import each other in no circle.
+ * The library's layers, by the design's rule "a stage never imports a stage above it, and no two
+ * modules import each other": every import under src/ (`import type`, `export … from` and
+ * `import()` included) goes to its own folder, a folder of its layer or one below, and no folders
+ * import each other in a circle.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, relative, resolve, sep } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import ts from 'typescript';
 
 /**
@@ -34,7 +35,8 @@ const KNOWN_UPWARD: Readonly<Record<string, string>> = {
   'match/select-agents.ts -> resolve/index.ts': 'the type AdmittedEndpoint (a selection names the admitted endpoint it came from)',
 };
 
-const SRC = resolve(dirname(new URL(import.meta.url).pathname), '../../src');
+const HERE = fileURLToPath(import.meta.url);
+const SRC = resolve(dirname(HERE), '../../src');
 
 interface Import {
   from: string;
@@ -77,7 +79,7 @@ const layerOf = new Map(LAYERS.flatMap((units, i) => units.map((u) => [u, i] as 
 test('every folder and top-level file under src/ has a layer', () => {
   const units = new Set(sourceFiles(SRC).map((f) => unitOf(relative(SRC, f))));
   const missing = [...units].filter((u) => !layerOf.has(u));
-  assert.deepEqual(missing, [], `add these to LAYERS in ${relative(process.cwd(), new URL(import.meta.url).pathname)}`);
+  assert.deepEqual(missing, [], `add these to LAYERS in ${relative(process.cwd(), HERE)}`);
 });
 
 test('no import under src/ goes to a higher layer (type-only imports included)', () => {
