@@ -135,6 +135,7 @@ export type {
   CardPin,
   CatalogPublication,
   InlineCard,
+  CatalogEntry,
 } from './sources/index.js';
 
 export { resolveEndpoints } from './resolve/index.js';

@@ -2,6 +2,8 @@
  * The state store on SQL, through knex: SQLite (the `sqlite3` driver ADK's MikroORM brings) for
  * one process, PostgreSQL (`pg`) for a shared database. One implementation; the two engines
  * differ only in how they are opened (the SQLite file is locked to one process).
+ *
+ * One file on purpose: every method goes through the same private write queue, fence check and status record, which a split would have to make public.
  */
 import { hostname } from 'node:os';
 import knexFactory from 'knex';

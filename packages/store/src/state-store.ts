@@ -14,7 +14,7 @@
  *   refusals, health and session events), bounded by age and count; cache chatter (hits, 304s,
  *   fetches, backoff) only adds to counters.
  */
-import type { CacheEntry, CardStore, CachedAiCatalog, DiscoveryEvent, Snapshot, SnapshotSummary } from 'a2a-discovery';
+import type { CardStore, DiscoveryEvent, Snapshot, SnapshotSummary, CatalogEntry } from 'a2a-discovery';
 
 /** Which engine holds the state. */
 export type StoreKind = 'memory' | 'sqlite' | 'postgres';
@@ -105,8 +105,8 @@ export interface JournalEntry {
 /** One counter increment batch: counter name → amount. */
 export type CounterDeltas = Readonly<Record<string, number>>;
 
-/** A cached AI Catalog document (see {@link StateStore.catalogs}). */
-export type CatalogEntry = CacheEntry<CachedAiCatalog, string>;
+/** A cached AI Catalog document (see {@link StateStore.catalogs}); defined with the AI Catalog source. */
+export type { CatalogEntry };
 
 /**
  * One interface, three engines. Methods never throw for a failed write: they record it in

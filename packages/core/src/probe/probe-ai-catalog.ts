@@ -7,11 +7,12 @@
  * catalog in hand (a file, a pasted document) is read with the same reader and the same version
  * and Trust Manifest rules; its `url` entries are probed as card URLs, its `data` entries checked
  * as cards, and nothing is served.
+ *
+ * The documents' stages are rebuilt in ai-catalog-documents.ts, the entries walked, decided and
+ * probed in ai-catalog-entries.ts.
  */
-import type { SignatureOptions, SignatureResult } from '../card/index.js';
-import { canonicalJson, sha256Hex, verifyDetachedSignature } from '../card/index.js';
-import type { AiCatalog, AiCatalogEntry, ManifestVerdict, ReadCatalogResult } from '../catalog/index.js';
-import { A2A_CARD_MEDIA_TYPE, AI_CATALOG_MEDIA_TYPE, DEFAULT_CATALOG_LIMITS, isSemanticVersion, judgeTrustManifest, readAiCatalog, readAiCatalogValue, selectVersions } from '../catalog/index.js';
+import { canonicalJson, sha256Hex } from '../card/index.js';
+import { A2A_CARD_MEDIA_TYPE, AI_CATALOG_MEDIA_TYPE, readAiCatalog, readAiCatalogValue } from '../catalog/index.js';
 import type { Problem } from '../errors.js';
 import { isDiscoveryError, toDiscoveryError } from '../errors.js';
 import type { CardFetcher, FetchResult } from '../fetch/index.js';
@@ -19,11 +20,13 @@ import { catalogCardUrl } from '../fetch/index.js';
 import type { AiCatalogSource, EndpointRecord, CatalogReport as SourceCatalogReport } from '../sources/index.js';
 import { aiCatalogSource } from '../sources/index.js';
 import { describe } from '../text.js';
-import type { AiCatalogDocumentReport, AiCatalogEntryReport, AiCatalogReport, CatalogStage } from './ai-catalog-report.js';
-import { DEFAULT_PROBE_CONCURRENCY, DEFAULT_PROBE_ENTRIES } from './probe-catalog.js';
+import type { Doc } from './ai-catalog-documents.js';
+import { documentOf, failedDocument, readDocument } from './ai-catalog-documents.js';
+import type { CardWork, Walked } from './ai-catalog-entries.js';
+import { WALK_ENTRIES, judgeChosen, probeCards, walk } from './ai-catalog-entries.js';
+import type { AiCatalogReport, CatalogStage } from './ai-catalog-report.js';
 import type { ProbeEndpointOptions } from './probe-endpoint.js';
 import { probeCard, probeEndpoint } from './probe-endpoint.js';
-import type { ProbeReport } from './probe-report.js';
 import { refusedReport } from './probe-report.js';
 
 /** Inputs of {@link probeAiCatalogUrl} and {@link probeAiCatalogDocument}. Signatures (of the catalog, its Trust Manifests and its cards) are `check.signatures`. */
@@ -43,8 +46,6 @@ export interface ProbeAiCatalogOptions extends ProbeEndpointOptions {
 }
 
 const DEFAULT_MAX_DEPTH = 4;
-/** The source's walk bound over every document (its default); entries past it are not read. */
-const WALK_ENTRIES = DEFAULT_CATALOG_LIMITS.maxEntries;
 
 /**
  * True when a response or a document is an AI Catalog: its content type is
@@ -61,27 +62,6 @@ export function isAiCatalogDocument(body: Uint8Array | string, contentType?: str
     return false;
   }
   return typeof value === 'object' && value !== null && !Array.isArray(value) && 'specVersion' in value && 'entries' in value;
-}
-
-/** A document as read for the report, with its parsed catalog when usable. */
-interface Doc {
-  report: AiCatalogDocumentReport;
-  catalog?: AiCatalog;
-}
-
-/** An entry in walk order, with what the caller decided about it before the cards are probed. */
-interface Walked {
-  entry: AiCatalogEntry;
-  report: AiCatalogEntryReport;
-  /** `<catalog> <path>`: where the source and version selection name it. */
-  where: string;
-}
-
-/** A chosen card entry, ready to probe. */
-interface CardWork {
-  walked: Walked;
-  pin?: string;
-  probe: () => Promise<ProbeReport>;
 }
 
 /**
@@ -335,210 +315,8 @@ function emptyReport(source: string): AiCatalogReport {
   return { kind: 'ai-catalog', source, accepted: false, documents: [], entries: [], problems: [], notes: [], counts: { entries: 0, cards: 0, accepted: 0, refused: 0, superseded: 0, ignored: 0, nested: 0, notProbed: 0 } };
 }
 
-function failedDocument(url: string, stage: CatalogStage, problems: Problem[], extra: Partial<AiCatalogDocumentReport> = {}): AiCatalogDocumentReport {
-  return { url, via: 'root', depth: 1, usable: false, stage, origin: 'http', problems, warnings: [], entries: 0, cards: 0, nested: 0, ignored: 0, ...extra };
-}
-
-/** One document the source read: its stages rebuilt from the bytes it was given, its counts from the source's report. */
-async function documentOf(r: SourceCatalogReport, recorded: Map<string, { res?: FetchResult; error?: unknown }>, docs: Map<string, Doc>, signatures: SignatureOptions): Promise<Doc> {
-  const where = { via: r.via, depth: r.depth };
-  const counts = { entries: r.entries, cards: r.cards, nested: r.nested, ignored: r.ignored };
-  if (r.outcome === 'inline') {
-    const cut = r.via.lastIndexOf(' ');
-    const parent = docs.get(r.via.slice(0, cut))?.catalog?.entries.find((e) => e.path === r.via.slice(cut + 1));
-    const doc = await readDocument({ url: r.url, ...where, origin: 'inline' }, readAiCatalogValue(parent?.data), signatures);
-    Object.assign(doc.report, counts);
-    return doc;
-  }
-  const rec = recorded.get(r.url);
-  const res = rec?.res;
-  if (res === undefined) {
-    const e = rec === undefined ? undefined : toDiscoveryError(rec.error, 'ERR_FETCH_NETWORK');
-    const stage: CatalogStage = e === undefined ? 'source' : e.stage === 'address' ? 'address' : 'fetch';
-    return { report: failedDocument(r.url, stage, [{ path: '$', message: e?.message ?? r.error ?? 'not read' }], where) };
-  }
-  const http = { status: res.status, ...(res.headers['content-type'] !== undefined && { contentType: res.headers['content-type'] }) };
-  if (res.status !== 200) return { report: failedDocument(r.url, 'fetch', [{ path: '$', message: r.error ?? `HTTP ${res.status}` }], { ...where, ...http }) };
-  // The source's reading of the bytes (the same reader and limits); the body is already bounded by the fetcher.
-  const read = readAiCatalog(res.body, { maxBytes: res.body.byteLength, maxEntries: WALK_ENTRIES });
-  const doc = await readDocument({ url: r.url, ...where, origin: 'http', ...http, bytes: res.body.byteLength, rawSha256: sha256Hex(res.body) }, read, signatures, r.url);
-  if (doc.report.usable) Object.assign(doc.report, counts);
-  if (r.outcome === 'failed' && doc.report.usable) {
-    // Refused for a reason the bytes alone do not show: say what the source said.
-    Object.assign(doc.report, { usable: false, stage: 'fetch', problems: [{ path: '$', message: r.error ?? 'not read' }] });
-    delete doc.catalog;
-  }
-  return doc;
-}
-
-/** A document's parse, schema and signature stages (signatures checked as the source checks them). */
-async function readDocument(
-  at: Pick<AiCatalogDocumentReport, 'url' | 'via' | 'depth' | 'origin' | 'status' | 'contentType' | 'bytes' | 'rawSha256'>,
-  read: ReadCatalogResult,
-  signatures: SignatureOptions,
-  sigOrigin?: string,
-): Promise<Doc> {
-  const { origin } = at;
-  const report: AiCatalogDocumentReport = { ...at, usable: false, stage: 'parse', problems: [], warnings: [], entries: 0, cards: 0, nested: 0, ignored: 0 };
-  if (!read.ok) {
-    report.stage = read.code === 'ERR_CARD_INVALID' ? 'schema' : 'parse';
-    report.problems = [...read.problems];
-    return { report };
-  }
-  const c = read.catalog;
-  report.specVersion = c.specVersion;
-  if (c.host !== undefined) report.host = { ...c.host };
-  report.warnings = [...read.warnings];
-  Object.assign(report, countEntries(c));
-  if (origin !== 'inline') {
-    const sig: SignatureResult = await verifyDetachedSignature(c.raw, { ...signatures, ...(sigOrigin !== undefined && { origin: sigOrigin }) });
-    report.signature = { status: sig.status, ok: sig.ok, ...(sig.kid !== undefined && { kid: sig.kid }), ...(sig.form !== undefined && { form: sig.form }) };
-    if (!sig.ok) {
-      report.stage = 'signature';
-      report.problems = sig.problems.length > 0 ? [...sig.problems] : [{ path: 'signature', message: 'the catalog is not signed, and signatures are required for it' }];
-      return { report };
-    }
-    report.warnings.push(...sig.problems);
-  }
-  report.usable = true;
-  report.stage = 'selected';
-  return { report, catalog: c };
-}
-
-function countEntries(c: AiCatalog): Pick<AiCatalogDocumentReport, 'entries' | 'cards' | 'nested' | 'ignored'> {
-  const cards = c.entries.filter((e) => e.type === A2A_CARD_MEDIA_TYPE).length;
-  const nested = c.entries.filter((e) => e.type === AI_CATALOG_MEDIA_TYPE).length;
-  return { entries: c.entries.length, cards, nested, ignored: c.entries.length - cards - nested };
-}
-
-/** Adds an entry to the walk; past the source's walk bound it is listed as not read (and undefined returned). */
-function walk(e: AiCatalogEntry, doc: AiCatalogDocumentReport, walked: Walked[]): Walked | undefined {
-  const where = `${doc.url} ${e.path}`;
-  const kind = e.type === A2A_CARD_MEDIA_TYPE ? 'card' : e.type === AI_CATALOG_MEDIA_TYPE ? 'nested' : 'ignored';
-  const report: AiCatalogEntryReport = {
-    catalog: doc.url,
-    path: e.path,
-    depth: doc.depth,
-    identifier: e.identifier,
-    type: e.type,
-    ...(e.url !== undefined && { url: e.url }),
-    ...(e.data !== undefined && { inline: true }),
-    ...(e.displayName !== undefined && { displayName: e.displayName }),
-    ...(e.version !== undefined && { version: e.version }),
-    ...(e.updatedAt !== undefined && { updatedAt: e.updatedAt }),
-    verdict: kind === 'card' ? 'not-probed' : kind === 'nested' ? 'nested' : 'ignored',
-    problems: [],
-  };
-  const w: Walked = { entry: e, report, where };
-  walked.push(w);
-  if (walked.length > WALK_ENTRIES) {
-    report.verdict = kind === 'card' ? 'not-probed' : report.verdict;
-    report.skipped = `not read: the catalogs list more than ${WALK_ENTRIES} entries in all`;
-    return undefined;
-  }
-  return w;
-}
-
-/**
- * The version decision of every A2A card entry (the library's {@link selectVersions}, in walk
- * order); returns the chosen ones.
- */
-function decideVersions(walked: readonly Walked[]): Walked[] {
-  const cards = walked.filter((w) => w.entry.type === A2A_CARD_MEDIA_TYPE && w.report.skipped === undefined);
-  const candidates = cards.map((w) => ({ identifier: w.entry.identifier, version: w.entry.version, updatedAtMs: w.entry.updatedAtMs, where: w.where, w }));
-  const { chosen, problems } = selectVersions(candidates);
-  const chosenBy = new Map(chosen.map((c) => [c.identifier, c.w] as const));
-  for (const w of cards) {
-    const group = cards.filter((x) => x.entry.identifier === w.entry.identifier);
-    const winner = chosenBy.get(w.entry.identifier);
-    const duplicate = problems.find((p) => p.path === w.where);
-    if (duplicate !== undefined) {
-      const firstOf = group.find((x) => x.entry.version === w.entry.version)!;
-      w.report.selection = { decision: 'duplicate', reason: 'repeats an identifier and version listed earlier; identifier and version must be unique in a catalog, so it is skipped', instead: firstOf.where };
-      if (!w.report.problems.some((p) => p.path === duplicate.path)) w.report.problems.push(duplicate);
-      w.report.verdict = 'refused';
-    } else if (winner === w) {
-      const versions = group.filter((x) => !problems.some((p) => p.path === x.where));
-      w.report.selection = versions.length === 1 ? { decision: 'only', reason: 'the only version listed' } : { decision: 'chosen', reason: chosenReason(w, versions) };
-    } else {
-      w.report.selection = { decision: 'superseded', reason: `version ${w.entry.version ?? '(none)'} is not the newest; ${winner?.entry.version ?? 'another entry'} is proposed instead`, instead: winner?.where ?? '' };
-      w.report.verdict = 'superseded';
-    }
-  }
-  return chosen.map((c) => c.w);
-}
-
-/** Why the chosen version won, in the terms {@link selectVersions} uses. */
-function chosenReason(w: Walked, versions: readonly Walked[]): string {
-  const others = versions.filter((x) => x !== w).map((x) => x.entry.version ?? '(none)');
-  const basis = versions.every((x) => isSemanticVersion(x.entry.version))
-    ? 'the newest semantic version'
-    : versions.every((x) => x.entry.updatedAtMs !== undefined)
-      ? 'the latest updatedAt'
-      : 'semantic versions above the others, then the latest updatedAt, then the first listed';
-  return `${basis}, over ${others.join(', ')}`;
-}
-
-/** The entries {@link decideVersions} chooses, each with its Trust Manifest verdict (also shown on its report). */
-async function* judgeChosen(walked: readonly Walked[], signatures: SignatureOptions, now: number): AsyncGenerator<{ w: Walked; verdict: ManifestVerdict }> {
-  for (const w of decideVersions(walked)) {
-    const verdict = await judgeTrustManifest(w.entry, { signatures, now, catalogUrl: w.report.catalog });
-    w.report.trust = trustOf(verdict);
-    yield { w, verdict };
-  }
-}
-
-function trustOf(v: ManifestVerdict): NonNullable<AiCatalogEntryReport['trust']> {
-  switch (v.kind) {
-    case 'pinned':
-      return { verdict: 'pinned', sha256: v.pin.sha256, identity: v.pin.identity, kid: v.pin.kid };
-    case 'refused':
-      return { verdict: 'refused', reason: v.problem };
-    case 'unverified':
-      return { verdict: 'unverified', reason: v.note };
-    default:
-      return { verdict: 'none', ...(v.note !== undefined && { reason: v.note }) };
-  }
-}
-
 function content(o: ProbeAiCatalogOptions): { interfacePolicy?: ProbeAiCatalogOptions['interfacePolicy']; check?: ProbeAiCatalogOptions['check'] } {
   return { ...(o.interfacePolicy && { interfacePolicy: o.interfacePolicy }), ...(o.check && { check: o.check }) };
-}
-
-/**
- * Probes the chosen cards: at most `maxEntries`, `concurrency` at a time, one probe per endpoint
- * (two entries naming one card share its report); a pinned card whose bytes differ is refused
- * at `signature`, as the card cache refuses it.
- */
-async function probeCards(work: readonly CardWork[], o: ProbeAiCatalogOptions): Promise<void> {
-  const maxEntries = o.maxEntries ?? DEFAULT_PROBE_ENTRIES;
-  for (const item of work.slice(maxEntries)) item.walked.report.skipped = `not probed: the probe reads the first ${maxEntries} cards of a catalog`;
-  const queue = work.slice(0, maxEntries);
-  const byEndpoint = new Map<string, Promise<ProbeReport>>();
-  let next = 0;
-  const worker = async (): Promise<void> => {
-    while (next < queue.length) {
-      const { walked, pin, probe } = queue[next++]!;
-      const { report } = walked;
-      if (o.signal?.aborted) {
-        report.skipped = `not probed: ${o.signal.reason instanceof Error ? o.signal.reason.message : String(o.signal.reason ?? 'aborted')}`;
-        continue;
-      }
-      const key = report.endpoint!;
-      let pending = byEndpoint.get(key);
-      if (pending === undefined) byEndpoint.set(key, (pending = probe()));
-      const card = structuredClone(await pending);
-      if (pin !== undefined && card.rawSha256 !== undefined) {
-        report.trust!.matches = card.rawSha256 === pin;
-        if (!report.trust!.matches && card.accepted) {
-          Object.assign(card, { accepted: false, stage: 'signature', problems: [{ path: '$', message: `SHA-256 ${card.rawSha256} differs from the ${pin} its publisher pinned in the Trust Manifest (${walked.where}.trustManifest); the card is refused` }] });
-        }
-      }
-      report.report = card;
-      report.verdict = card.accepted ? 'accepted' : 'refused';
-    }
-  };
-  await Promise.all(Array.from({ length: Math.max(1, Math.min(o.concurrency ?? DEFAULT_PROBE_CONCURRENCY, queue.length)) }, worker));
 }
 
 function finish(r: AiCatalogReport): AiCatalogReport {

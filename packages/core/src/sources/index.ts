@@ -19,6 +19,7 @@ export { aiCatalogSource, pruneCatalogStore } from './ai-catalog-source.js';
 export type { AiCatalogSource, AiCatalogSourceOptions, CatalogReport } from './ai-catalog-source.js';
 export { CatalogArtifacts } from './catalog-artifacts.js';
 export type { CardPin, CatalogPublication, InlineCard } from './catalog-artifacts.js';
+export type { CatalogEntry } from './catalog-documents.js';
 export { kubernetesSource } from './kubernetes-source.js';
 export type { KubernetesSourceOptions } from './kubernetes-source.js';
 export { A2A_PORT_NAME, BASE_URL_ANNOTATION, PORT_ANNOTATION } from './kubernetes-endpoint.js';

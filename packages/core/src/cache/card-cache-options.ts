@@ -1,0 +1,115 @@
+/**
+ * The card cache's options and their defaults (lifetimes, backoff, staleness, concurrency, the
+ * request headers and card paths, hit events).
+ *
+ * @module
+ */
+import type { AgentCardModel, CardProtocolVersion, CheckCardOptions } from '../card/index.js';
+import type { Clock, Random } from '../clock/index.js';
+import { systemClock, systemRandom } from '../clock/index.js';
+import type { EventStream } from '../events/index.js';
+import type { CardFetcher, HostPolicy } from '../fetch/index.js';
+import type { CacheContent, DigestPins } from './cache-content.js';
+import type { CacheEntry, CardStore } from './card-store.js';
+import { MemoryCardStore } from './card-store.js';
+
+/** Inputs of {@link CardCache}. Durations are milliseconds. */
+export interface CardCacheOptions<C = AgentCardModel, V extends string = CardProtocolVersion> {
+  /** The only way the cache reaches the network. */
+  fetcher: CardFetcher;
+  /** Normalizes endpoint URLs, builds card URLs, and judges the interfaces inside cards. */
+  hostPolicy: HostPolicy;
+  store?: CardStore<CacheEntry<C, V>>;
+  clock?: Clock;
+  random?: Random;
+  events?: EventStream;
+  /** Lifetime when the server gives none (no max-age, Expires or Last-Modified). Default 300,000. */
+  defaultTtlMs?: number;
+  /** Floor for every lifetime, protecting peers from `max-age=0` hammering. Default 30,000. */
+  minTtlMs?: number;
+  /** Ceiling for every lifetime. Default 3,600,000. */
+  maxTtlMs?: number;
+  /** Expiry is shortened by up to this fraction, at random, so entries do not expire together. Default 0.1. */
+  expiryJitter?: number;
+  /** First retry delay after a failure; doubles per consecutive failure. Default 5,000. */
+  backoffBaseMs?: number;
+  /** Cap of the retry delay. Default 300,000. */
+  backoffMaxMs?: number;
+  /** Each retry delay is shortened by up to this fraction, at random. Default 0.5. */
+  backoffJitter?: number;
+  /** How long past its expiry a card may be served stale after errors (unless must-revalidate). Default 3,600,000. */
+  maxStaleMs?: number;
+  /** Card fetches in flight at once, over all hosts. Default 32. */
+  maxConcurrentFetches?: number;
+  /**
+   * Card fetches in flight at once to one origin. Default 1: a peer never sees parallel requests
+   * from us. Raise it (with the fetcher's `maxConnectionsPerOrigin`) for one host serving many agents.
+   */
+  maxFetchesPerOrigin?: number;
+  /** Content checks applied to every new body (limits, signatures, loopback exemption). */
+  check?: Omit<CheckCardOptions, 'hostPolicy' | 'sourceUrl'>;
+  /** Extra request headers. Default `{ 'a2a-version': '1.0' }` (1.x servers then return the plain 1.0 card). */
+  requestHeaders?: Record<string, string>;
+  /**
+   * For an endpoint given by base URL, try the A2A 0.2 path `.well-known/agent.json` when
+   * `.well-known/agent-card.json` answers 404 (and the other way round once an endpoint answered
+   * at agent.json). Default true.
+   */
+  legacyCardPath?: boolean;
+  /**
+   * `'each'` (default): one `card.result` event per fresh hit. `'counted'`: hits are counted per
+   * endpoint and published together once the current burst of calls is over (one event per
+   * endpoint with `count`), so a hit costs a counter, not an event (the service's setting).
+   */
+  hitEvents?: 'each' | 'counted';
+  /**
+   * What the cached documents are and how new bytes are judged. Default: agent cards, through
+   * `checkCard` with `check` (parse, schema, interface policy, signatures). A catalog source
+   * caches its catalogs with the same HTTP rules by giving its own reader here.
+   */
+  content?: CacheContent<C, V>;
+  /**
+   * Keys are exact document URLs (`HostPolicy.normalizeDocumentUrl`: path and query as given),
+   * never base URLs with a well-known path under them. For caches of other documents (catalogs).
+   * Default false.
+   */
+  exactUrls?: boolean;
+  /**
+   * Digests publishers pinned for some endpoints (an AI Catalog's signed Trust Manifest): a body
+   * whose SHA-256 differs is refused as invalid (`ERR_DIGEST_MISMATCH`, never stored), and a
+   * stored entry that does not match its pin is neither served as fresh nor kept.
+   */
+  pins?: DigestPins;
+}
+
+export interface RefreshOptions {
+  /** Send no validators (periodic resync, catching servers that answer 304 wrongly). */
+  unconditional?: boolean;
+}
+
+/** The options with every default filled in (`content` is taken apart). */
+export type ResolvedCacheOptions<C, V extends string> = Required<Omit<CardCacheOptions<C, V>, 'events' | 'check' | 'content' | 'pins'>> & Pick<CardCacheOptions<C, V>, 'events' | 'check' | 'pins'>;
+
+/** The options with their defaults. */
+export function withDefaults<C, V extends string>(options: CardCacheOptions<C, V>): ResolvedCacheOptions<C, V> {
+  return {
+    store: new MemoryCardStore(),
+    clock: systemClock,
+    random: systemRandom,
+    defaultTtlMs: 300_000,
+    minTtlMs: 30_000,
+    maxTtlMs: 3_600_000,
+    expiryJitter: 0.1,
+    backoffBaseMs: 5_000,
+    backoffMaxMs: 300_000,
+    backoffJitter: 0.5,
+    maxStaleMs: 3_600_000,
+    maxConcurrentFetches: 32,
+    maxFetchesPerOrigin: 1,
+    requestHeaders: { 'a2a-version': '1.0' },
+    legacyCardPath: true,
+    hitEvents: 'each',
+    exactUrls: false,
+    ...options,
+  };
+}

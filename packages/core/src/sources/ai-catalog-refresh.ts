@@ -1,0 +1,256 @@
+/**
+ * One AI Catalog source at work: each refresh requests the configured catalogs that are due
+ * together, walks the catalog tree ({@link CatalogWalker}), falls back to a host's agent card when
+ * it has no usable catalog, chooses one version per identifier, makes the records
+ * ({@link EntryRecords}), forgets the catalogs no walk reaches any more, and publishes the inline
+ * cards and pins the card cache reads ({@link CatalogArtifacts}). An inline card asked for after
+ * its catalog expired first revalidates that catalog.
+ *
+ * @module
+ */
+import type { CardCacheOptions, CardStore } from '../cache/index.js';
+import { CardCache, MemoryCardStore, prefixedStore } from '../cache/index.js';
+import type { SignatureOptions } from '../card/index.js';
+import type { CachedAiCatalog } from '../catalog/index.js';
+import { AI_CATALOG_MEDIA_TYPE, selectVersions } from '../catalog/index.js';
+import type { Clock, Random } from '../clock/index.js';
+import { toDiscoveryError, type DiscoveryError, type Problem } from '../errors.js';
+import type { EventStream } from '../events/index.js';
+import type { CardFetcher, HostPolicy } from '../fetch/index.js';
+import type { CardPin, CatalogArtifacts, InlineCard } from './catalog-artifacts.js';
+import type { CatalogEntry } from './catalog-documents.js';
+import { acceptanceDigest, catalogContent, readerLimits } from './catalog-documents.js';
+import { EntryRecords } from './catalog-records.js';
+import type { Candidate, CatalogReport, Walk } from './catalog-walk.js';
+import { CatalogWalker } from './catalog-walk.js';
+import { SourceCore } from './source-core.js';
+import type { EndpointRecord, Source, SourceListener, SourceState } from './types.js';
+
+/** Problems kept per refresh (each new one is an alert): a catalog with thousands of bad entries is summarized. */
+const MAX_PROBLEMS = 100;
+
+/** A configured catalog. */
+export interface CatalogRoot {
+  /** The catalog URL as configured (fragment dropped). */
+  url: string;
+  /** For a host probed at its well-known catalog: the host, proposed by itself when it has none. */
+  domain?: string;
+}
+
+/** The options of a source, checked and completed (see `aiCatalogSource`). */
+export interface CatalogSourceSettings {
+  id: string;
+  roots: CatalogRoot[];
+  fetcher: CardFetcher;
+  hostPolicy: HostPolicy;
+  artifacts: CatalogArtifacts;
+  signatures: SignatureOptions;
+  versions: Record<string, string>;
+  maxDepth: number;
+  maxEntries: number;
+  maxBytes: number | undefined;
+  maxCatalogs: number;
+  pollIntervalMs: number;
+  cache: Pick<CardCacheOptions, 'defaultTtlMs' | 'minTtlMs' | 'maxTtlMs' | 'maxStaleMs' | 'backoffBaseMs' | 'backoffMaxMs'>;
+  store: CardStore<CatalogEntry> | undefined;
+  events: EventStream | undefined;
+  clock: Clock;
+  random: Random | undefined;
+}
+
+/** The source `aiCatalogSource` returns. */
+export class CatalogSource implements Source {
+  readonly kind = 'ai-catalog' as const;
+  readonly id: string;
+  readonly pollIntervalMs: number;
+  readonly artifacts: CatalogArtifacts;
+  readonly storePrefix: string;
+  readonly #s: CatalogSourceSettings;
+  readonly #core: SourceCore;
+  readonly #cache: CardCache<CachedAiCatalog, string>;
+  readonly #walker: CatalogWalker;
+  readonly #records: EntryRecords;
+  #reports: readonly CatalogReport[] = Object.freeze([]);
+  /** Every catalog key this source has read (or tried to): what a walk no longer reaches is forgotten. */
+  readonly #attempted = new Set<string>();
+  /** The catalog cache's store: this source's view of a shared one, or its own memory. */
+  readonly #store: CardStore<CatalogEntry>;
+  /** The inline cards of the last refresh, by key (each knows the catalog that carries it). */
+  #inline: ReadonlyMap<string, InlineCard> = new Map();
+  #inFlight: Promise<SourceState> | undefined;
+  #closed = false;
+
+  constructor(settings: CatalogSourceSettings) {
+    this.#s = settings;
+    this.id = settings.id;
+    this.pollIntervalMs = settings.pollIntervalMs;
+    this.artifacts = settings.artifacts;
+    this.#core = new SourceCore(settings.id, 'ai-catalog', { events: settings.events, clock: settings.clock });
+    this.storePrefix = `${settings.id} ${acceptanceDigest(settings)} `;
+    this.#store = settings.store !== undefined ? prefixedStore(settings.store, this.storePrefix) : new MemoryCardStore<CatalogEntry>();
+    this.#cache = new CardCache<CachedAiCatalog, string>({
+      store: this.#store,
+      fetcher: settings.fetcher,
+      hostPolicy: settings.hostPolicy,
+      clock: settings.clock,
+      ...(settings.random !== undefined && { random: settings.random }),
+      ...settings.cache,
+      exactUrls: true,
+      legacyCardPath: false,
+      requestHeaders: { accept: `${AI_CATALOG_MEDIA_TYPE}, application/json;q=0.9` },
+      content: catalogContent(settings.signatures, readerLimits(settings)),
+    });
+    this.#walker = new CatalogWalker(this.#cache, settings);
+    this.#records = new EntryRecords(settings);
+  }
+
+  refresh(): Promise<SourceState> {
+    if (this.#closed) return Promise.resolve(this.#core.state);
+    // Never rejects for what a catalog holds: an unexpected failure keeps the last good list.
+    this.#inFlight ??= this.#refresh().catch((err: unknown) => this.#core.fail(toDiscoveryError(err, 'ERR_INTERNAL', { stage: 'source' }))).finally(() => {
+      this.#inFlight = undefined;
+    });
+    return this.#inFlight;
+  }
+
+  current(): SourceState {
+    return this.#core.state;
+  }
+
+  catalogs(): readonly CatalogReport[] {
+    return this.#reports;
+  }
+
+  subscribe(listener: SourceListener): () => void {
+    return this.#core.subscribe(listener);
+  }
+
+  async start(): Promise<void> {}
+
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    this.#core.clearListeners();
+    await this.#inFlight?.catch(() => undefined);
+    await this.#cache.close();
+    this.artifacts.withdraw(this.id);
+  }
+
+  async #refresh(): Promise<SourceState> {
+    const walk: Walk = { candidates: [], problems: [], reports: [], documents: new Set(), prefetched: new Map(), entries: 0, truncated: false };
+    // The configured catalogs that are due are requested together (many hosts under `domains`);
+    // the walk then reads them in order, so the result does not depend on which answered first.
+    for (const root of this.#s.roots) {
+      let due: boolean;
+      try {
+        due = this.#cache.fresh(root.url) === undefined;
+      } catch {
+        continue; // refused by the allowlist: reported by the walk
+      }
+      if (due) {
+        const p = this.#cache.get(root.url);
+        p.catch(() => undefined);
+        walk.prefetched.set(root.url, p);
+      }
+    }
+    const records: EndpointRecord[] = [];
+    let readable = 0;
+    let firstError: DiscoveryError | undefined;
+    for (const root of this.#s.roots) {
+      try {
+        // A configured catalog another one nests was read with it: once is enough.
+        if (this.#walker.alreadyRead(root.url, walk)) {
+          readable++;
+          continue;
+        }
+        await this.#walker.read(root.url, 1, 'root', [], walk);
+        readable++;
+      } catch (err) {
+        const error = toDiscoveryError(err, 'ERR_FETCH_NETWORK', { url: root.url, stage: 'source' });
+        if (root.domain !== undefined) {
+          // A host without a usable catalog is read as the well-known source reads it.
+          records.push({ name: root.domain, baseUrl: `https://${root.domain}/`, source: this.id, metadata: { domain: root.domain } });
+          readable++;
+          if (!(error.code === 'ERR_FETCH_STATUS' && (error.status === 404 || error.status === 410))) {
+            walk.problems.push({ path: root.url, message: `no usable AI Catalog (${error.message}); the host's agent card is read instead` });
+          }
+        } else {
+          firstError ??= error;
+          walk.problems.push({ path: root.url, message: `the catalog could not be read: ${error.message}` });
+        }
+      }
+    }
+    if (this.#closed) return this.#core.state;
+    if (readable === 0 && firstError !== undefined) {
+      this.#reports = Object.freeze(walk.reports);
+      return this.#core.fail(firstError);
+    }
+    const { chosen, problems } = selectVersions(walk.candidates, this.#s.versions);
+    walk.problems.push(...problems);
+    // One identifier from catalogs on two hosts: both are proposed (neither supersedes the other),
+    // and the operator is told — one of them may be claiming the other's name.
+    const firstBy = new Map<string, Candidate>();
+    for (const c of chosen) {
+      const first = firstBy.get(c.identifier);
+      if (first === undefined) firstBy.set(c.identifier, c);
+      else walk.problems.push({ path: c.where, message: `lists ${c.identifier}, which ${first.where} lists too, on another origin; both are proposed, neither supersedes the other` });
+    }
+    const inline = new Map<string, InlineCard>();
+    const pins = new Map<string, CardPin>();
+    const now = this.#s.clock.wallNow();
+    for (const c of chosen) {
+      try {
+        const record = await this.#records.recordOf(c, inline, pins, walk.problems, now);
+        if (record !== undefined) records.push(record);
+      } catch (err) {
+        // Whatever an entry holds, it costs that entry only.
+        walk.problems.push({ path: c.where, message: `the entry ${c.identifier} could not be read (${err instanceof Error ? err.message : String(err)}); skipped` });
+      }
+    }
+    if (this.#closed) return this.#core.state;
+    // A catalog no longer reached (its parent dropped it, or the allowlist no longer names its
+    // host) is forgotten, its failures too: the cache holds what one walk reads — including what
+    // a durable store kept from an earlier process, or from another replica that led meanwhile.
+    const known = new Set([...this.#attempted, ...(await this.#store.keys())]);
+    for (const key of known) {
+      if (walk.documents.has(key)) continue;
+      this.#attempted.delete(key);
+      await this.#cache.forgetKey(key);
+    }
+    for (const key of walk.documents) this.#attempted.add(key);
+    this.#reports = Object.freeze(walk.reports.map((r) => Object.freeze(r)));
+    this.#inline = inline;
+    this.artifacts.publish(this.id, { inline, pins, freshen: (key) => this.#freshen(key) });
+    return this.#core.succeed(records, bounded(walk.problems));
+  }
+
+  /**
+   * Before an inline card is answered: its catalog is revalidated when it is due (through a
+   * refresh, single-flight), then judged: good when its last read succeeded, fresh for as long
+   * as it is.
+   */
+  async #freshen(key: string): Promise<{ ok: boolean; freshMs: number }> {
+    const doc = this.#inline.get(key)?.catalog;
+    if (doc === undefined) return { ok: false, freshMs: 0 };
+    if (this.#cache.fresh(doc) === undefined && !this.#closed && (await this.#due(doc))) await this.refresh();
+    const entry = await this.#cache.peek(doc);
+    if (entry === undefined || entry.stale || !entry.usable) return { ok: false, freshMs: 0 };
+    return { ok: true, freshMs: Math.max(0, entry.expiresAt - this.#s.clock.now()) };
+  }
+
+  /** Whether reading a catalog now would make a request (it is not backing off after a failure). */
+  async #due(doc: string): Promise<boolean> {
+    const now = this.#s.clock.now();
+    const failed = this.#cache.lastFailure(doc);
+    if (failed !== undefined) return failed.nextAttemptAt <= now;
+    const entry = await this.#cache.peek(doc);
+    return entry?.nextAttemptAt === undefined || entry.nextAttemptAt <= now;
+  }
+}
+
+/** At most {@link MAX_PROBLEMS} problems, the last one saying how many more there were. */
+function bounded(problems: Problem[]): Problem[] {
+  if (problems.length <= MAX_PROBLEMS) return problems;
+  const more = problems.length - (MAX_PROBLEMS - 1);
+  return [...problems.slice(0, MAX_PROBLEMS - 1), { path: problems[MAX_PROBLEMS - 1]!.path, message: `and ${more} more problems (only the first ${MAX_PROBLEMS - 1} are listed)` }];
+}
