@@ -37,6 +37,7 @@ import { SnapshotStore } from '../snapshot/index.js';
 import type { OpenStateStoreOptions, StateStore } from '../store/index.js';
 import { openStateStore, parseStoreSpec, storeLocation } from '../store/index.js';
 import type { ReplicaCoordinator, ReplicaStatus } from '../store/replica-coordinator.js';
+import { cardSizeLimit } from '../rules/limits.js';
 import type { SqlStateStore } from '../store/sql-state-store.js';
 import type { SessionStoreTarget } from './persistence.js';
 import { adoptSessionFromStore, followIntoStore, restoreFromStore, sessionServiceFor, usedElsewhere } from './persistence.js';
@@ -181,10 +182,13 @@ export async function startService(o: ServiceOptions): Promise<RunningService> {
   const offLog = logEvents(events, log);
   routeAdkLogs(log);
   const policy = HostPolicy.from(o.policy);
+  // cache.maxBodyBytes: the card fetcher's body cap, inline cards' and the content checks' byte limit alike.
+  const cardSize = cardSizeLimit(o.cache?.maxBodyBytes);
+  const check = { allowLoopback: o.policy.allowLoopback ?? false, ...(o.signatures && { signatures: o.signatures }) };
   const fetcher = createCardFetcher({
     policy,
     ...(o.credentials && { credentials: o.credentials }),
-    ...(o.cache?.maxBodyBytes !== undefined && { maxBodyBytes: o.cache.maxBodyBytes }),
+    ...cardSize.fetcher,
     ...(o.cache?.totalTimeoutMs !== undefined && { totalTimeoutMs: o.cache.totalTimeoutMs }),
     ...(o.cache?.maxFetchesPerOrigin !== undefined && { maxConnectionsPerOrigin: o.cache.maxFetchesPerOrigin }),
   });
@@ -192,7 +196,7 @@ export async function startService(o: ServiceOptions): Promise<RunningService> {
   // Cards carried inline in AI Catalogs reach the cache through this table, as do publishers' digest pins.
   const artifacts = new CatalogArtifacts();
   const cache = new CardCache({
-    fetcher: artifacts.fetcher(fetcher, { ...(o.cache?.maxBodyBytes !== undefined && { maxBodyBytes: o.cache.maxBodyBytes }) }),
+    fetcher: artifacts.fetcher(fetcher, cardSize.fetcher),
     pins: artifacts,
     hostPolicy: policy,
     store: store.cards,
@@ -202,7 +206,7 @@ export async function startService(o: ServiceOptions): Promise<RunningService> {
     // fresh endpoints costs counters, not thousands of events.
     hitEvents: 'counted',
     ...cacheOptions,
-    check: { allowLoopback: o.policy.allowLoopback ?? false, ...(o.signatures && { signatures: o.signatures }) },
+    check: { ...check, ...cardSize.check },
   });
 
   const sources: Source[] = [];
@@ -393,12 +397,12 @@ export async function startService(o: ServiceOptions): Promise<RunningService> {
   });
   const metrics = createMetrics({ events, cache, loop, trees, openStreams: () => streams.size, store: () => store.status(), journalDropped: () => follow.writer.dropped, ...(coordinator && { replica: () => coordinator.status() }) });
   const shutdown = new AbortController();
-  // The inspector fetches under discovery's policy and bounds, with a fetcher of its own that holds no credentials.
+  // The inspector fetches under discovery's policy, bounds and card size, with a fetcher of its own that holds no credentials.
   const inspector = new Inspector({
     policy,
-    check: { allowLoopback: o.policy.allowLoopback ?? false, ...(o.signatures && { signatures: o.signatures }), ...(o.cache?.maxBodyBytes !== undefined && { maxBytes: o.cache.maxBodyBytes }) },
+    check,
+    cardSize,
     fetch: {
-      ...(o.cache?.maxBodyBytes !== undefined && { maxBodyBytes: o.cache.maxBodyBytes }),
       ...(o.cache?.totalTimeoutMs !== undefined && { totalTimeoutMs: o.cache.totalTimeoutMs }),
       ...(o.cache?.maxFetchesPerOrigin !== undefined && { maxConnectionsPerOrigin: o.cache.maxFetchesPerOrigin }),
     },
