@@ -5,10 +5,11 @@
  * logging, `structuredClone`) can recurse into it. `__proto__` keys are refused outright.
  */
 import type { Problem } from '../errors.js';
+import { DEFAULT_MAX_CARD_BYTES } from '../rules/limits.js';
 
 /** Limits applied to untrusted JSON. Defaults suit agent cards (a typical card is ~1.3 KB). */
 export interface JsonLimits {
-  /** Bytes accepted before decoding. Default 65,536. */
+  /** Bytes accepted before decoding. Default 65,536 (the card size of src/rules/limits.ts). */
   maxBytes?: number;
   /** Deepest nesting of objects and arrays. Default 32. */
   maxDepth?: number;
@@ -21,7 +22,7 @@ export interface JsonLimits {
 }
 
 export const DEFAULT_JSON_LIMITS: Required<JsonLimits> = Object.freeze({
-  maxBytes: 65_536,
+  maxBytes: DEFAULT_MAX_CARD_BYTES,
   maxDepth: 32,
   maxObjectKeys: 1_000,
   maxArrayLength: 1_000,

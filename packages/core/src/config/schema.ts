@@ -11,6 +11,7 @@ import { CACHE_DEFAULTS, CATALOG_DEFAULTS, HEALTH_DEFAULTS, LOOP_DEFAULTS, SOURC
 import { normalizeDomain } from '../rules/domains.js';
 import { localNameProblem, sourceIdProblem, tagProblem } from '../rules/ids.js';
 import { parseStoreSpec } from '../rules/store-spec.js';
+import { DEFAULT_MAX_CARD_BYTES } from '../rules/limits.js';
 import { impossibleBaseUrl, impossibleCardUrl, impossibleUrl } from '../rules/urls.js';
 import { describeValue } from './messages.js';
 
@@ -292,7 +293,7 @@ const cache = z.strictObject({
   backoffMaxMs: positiveInt.default(CACHE_DEFAULTS.backoffMaxMs),
   maxConcurrentFetches: positiveInt.default(CACHE_DEFAULTS.maxConcurrentFetches),
   maxFetchesPerOrigin: positiveInt.default(CACHE_DEFAULTS.maxFetchesPerOrigin),
-  maxBodyBytes: positiveInt.default(65_536),
+  maxBodyBytes: positiveInt.default(DEFAULT_MAX_CARD_BYTES),
   totalTimeoutMs: positiveInt.default(CACHE_DEFAULTS.totalTimeoutMs),
 });
 

@@ -17,6 +17,7 @@ import { DiscoveryError } from '../errors.js';
 import type { DigestPins } from '../cache/index.js';
 import type { CardFetcher, FetchResult } from '../fetch/index.js';
 import { isInlineCardKey } from '../fetch/index.js';
+import { DEFAULT_MAX_CARD_BYTES } from '../rules/limits.js';
 
 /** A card carried inline in a catalog. */
 export interface InlineCard {
@@ -105,7 +106,7 @@ export class CatalogArtifacts implements DigestPins {
    * the inner fetcher's bound, applied to inline cards too (default 65,536, the fetcher's).
    */
   fetcher(inner: CardFetcher, options: { maxBodyBytes?: number } = {}): CardFetcher {
-    const maxBodyBytes = options.maxBodyBytes ?? 65_536;
+    const maxBodyBytes = options.maxBodyBytes ?? DEFAULT_MAX_CARD_BYTES;
     return {
       fetch: (url, init) => (isInlineCardKey(url) ? this.#answer(url, init?.headers ?? {}, maxBodyBytes) : inner.fetch(url, init)),
       close: () => inner.close(),

@@ -8,6 +8,7 @@ import { DiscoveryError, createCardFetcher, HostPolicy, DEFAULT_CATALOG_LIMITS }
 import type { CardFetcher } from 'a2a-discovery';
 import type { ProbeAiCatalogOptions, ProbeReport, ProbeTargetResult } from 'a2a-discovery/probe';
 import { probeEndpoint, probeTarget, refusedReport } from 'a2a-discovery/probe';
+import { cardSizeLimit } from 'a2a-discovery/config';
 import type { ProbeOptions } from './probe.js';
 import { loadTrustKeys, policyFromFlags } from './probe.js';
 
@@ -44,8 +45,10 @@ async function withUrlPolicies<T>(target: string, options: ProbeUrlOptions, cata
     const reason = url.protocol === 'http:' ? `${url.origin}: http: is refused; discovery fetches cards over https only (--allow-loopback exempts loopback hosts for development)` : `${url.origin} cannot be fetched: ${(err as Error).message}`;
     return refused(refusedReport(target, 'source', { path: '$', message: reason }, interfacePolicy !== undefined));
   }
+  // --max-bytes: the fetcher's body cap and the content check's byte limit alike.
+  const size = cardSizeLimit(options.maxBytes);
   const bounds = { policy, recordRemoteAddress: true, ...(options.totalTimeoutMs !== undefined && { totalTimeoutMs: options.totalTimeoutMs }) };
-  const fetcher = options.fetcher ?? createCardFetcher(bounds);
+  const fetcher = options.fetcher ?? createCardFetcher({ ...bounds, ...size.fetcher });
   // Catalog documents are larger than cards: the service's default bound for them.
   const catalogFetcher = options.fetcher ?? (catalogs ? createCardFetcher({ ...bounds, maxBodyBytes: DEFAULT_CATALOG_LIMITS.maxBytes }) : fetcher);
   try {
@@ -56,7 +59,7 @@ async function withUrlPolicies<T>(target: string, options: ProbeUrlOptions, cata
       ...(interfacePolicy && { interfacePolicy }),
       check: {
         allowLoopback: options.allowLoopback,
-        ...(options.maxBytes !== undefined && { maxBytes: options.maxBytes }),
+        ...size.check,
         signatures: { mode: options.signatureMode, keys: await loadTrustKeys(options.trustKeys) },
       },
     });

@@ -6,7 +6,7 @@
  */
 import type { JWK } from 'jose';
 import type { SignatureMode, TrustedKey } from 'a2a-discovery';
-import { readBoundedFile } from 'a2a-discovery/config';
+import { readBoundedFile, cardSizeLimit } from 'a2a-discovery/config';
 import { DiscoveryError, DEFAULT_CATALOG_LIMITS, createCardFetcher, HostPolicy } from 'a2a-discovery';
 import type { ProbeTargetResult } from 'a2a-discovery/probe';
 import { isAiCatalogDocument, probeAiCatalogDocument, probeCard } from 'a2a-discovery/probe';
@@ -17,6 +17,7 @@ export interface ProbeOptions {
   allowLoopback: boolean;
   signatureMode: SignatureMode;
   trustKeys: string[];
+  /** `--max-bytes`: the largest card accepted, in bytes (the fetcher's body cap and the content check's limit). Default 65,536. */
   maxBytes?: number;
 }
 
@@ -50,25 +51,27 @@ export async function loadTrustKeys(files: readonly string[]): Promise<TrustedKe
  * under `--allow` only (a file names no origin); its `data` entries are checked as cards.
  */
 export async function probeFile(path: string, options: ProbeOptions & { totalTimeoutMs?: number }): Promise<ProbeTargetResult> {
+  // --max-bytes: the content check's byte limit, and the fetcher's body cap for a catalog's url entries.
+  const size = cardSizeLimit(options.maxBytes);
   let bytes: Buffer;
   try {
     // Bounded well above the card limit, so an oversized card is still explained by the check;
     // and at least the AI Catalog reader's own bound.
-    bytes = await readBoundedFile(path, Math.max(16 * (options.maxBytes ?? 65_536), DEFAULT_CATALOG_LIMITS.maxBytes));
+    bytes = await readBoundedFile(path, Math.max(16 * size.maxBodyBytes, DEFAULT_CATALOG_LIMITS.maxBytes));
   } catch (err) {
     throw new DiscoveryError('ERR_USAGE', `cannot read ${path}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`, { cause: err });
   }
   const interfacePolicy = policyFromFlags(options);
   const check = {
     allowLoopback: options.allowLoopback,
-    ...(options.maxBytes !== undefined && { maxBytes: options.maxBytes }),
+    ...size.check,
     signatures: { mode: options.signatureMode, keys: await loadTrustKeys(options.trustKeys) },
   };
   if (!isAiCatalogDocument(bytes)) {
     return { kind: 'card', report: await probeCard(path, bytes, { ...(interfacePolicy && { interfacePolicy }), sourceUrl: path, check }) };
   }
   const policy = interfacePolicy ?? HostPolicy.from({ allow: [], allowLoopback: options.allowLoopback });
-  const fetcher = createCardFetcher({ policy, recordRemoteAddress: true, ...(options.totalTimeoutMs !== undefined && { totalTimeoutMs: options.totalTimeoutMs }) });
+  const fetcher = createCardFetcher({ policy, recordRemoteAddress: true, ...size.fetcher, ...(options.totalTimeoutMs !== undefined && { totalTimeoutMs: options.totalTimeoutMs }) });
   try {
     return { kind: 'ai-catalog', catalog: await probeAiCatalogDocument(bytes, { label: path, policy, fetcher, ...(interfacePolicy && { interfacePolicy }), check }) };
   } finally {

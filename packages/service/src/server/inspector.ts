@@ -12,6 +12,10 @@ import type { CheckCardOptions, CardFetcher, HostPolicy } from 'a2a-discovery';
 import { DEFAULT_CATALOG_LIMITS, createCardFetcher } from 'a2a-discovery';
 import type { AiCatalogReport, CatalogReport, ProbeReport } from 'a2a-discovery/probe';
 import { isAiCatalogDocument, probeAiCatalogDocument, probeCard, probeCatalog, probeTarget } from 'a2a-discovery/probe';
+import type { CardSizeLimit } from 'a2a-discovery/config';
+import { cardSizeLimit } from 'a2a-discovery/config';
+import type { GuardBounds } from './guard-options.js';
+import { guardOptions } from './guard-options.js';
 import type { OnRefusal } from './limits.js';
 
 /** What to inspect: exactly one of a URL, a card (its JSON text, or the object) or a catalog (the same). */
@@ -37,10 +41,15 @@ export interface InspectResult {
 export interface InspectorOptions {
   /** The service's host policy: what may be fetched, and how the card's interfaces are judged. */
   policy: HostPolicy;
-  /** The content checks discovery runs (the card cache's): loopback exemption, `maxBytes`, signatures. */
-  check: Omit<CheckCardOptions, 'hostPolicy' | 'sourceUrl'>;
-  /** The fetcher's bounds, as the service's card fetcher has them; `maxCatalogBytes` bounds an AI Catalog document (default 1,048,576, as a catalog source's). */
-  fetch?: { maxBodyBytes?: number; totalTimeoutMs?: number; maxConnectionsPerOrigin?: number; maxCatalogBytes?: number };
+  /** The content checks discovery runs (the card cache's): loopback exemption, signatures. Their byte limit is `cardSize`. */
+  check: Omit<CheckCardOptions, 'hostPolicy' | 'sourceUrl' | 'maxBytes'>;
+  /**
+   * The largest card accepted, as discovery has it (the service's `cache.maxBodyBytes`): the
+   * fetcher's body cap and the content check's byte limit at once. Default `cardSizeLimit()` (64 KiB).
+   */
+  cardSize?: CardSizeLimit;
+  /** The fetcher's deadline and per-origin bound, as the service's card fetcher has them; `maxCatalogBytes` bounds an AI Catalog document (default 1,048,576, as a catalog source's). */
+  fetch?: Omit<GuardBounds, 'policy'> & { maxCatalogBytes?: number };
   /** For tests: a fetcher to use (not closed by the inspector). Default: one built on `policy`, without credentials. */
   fetcher?: CardFetcher;
   /** Inspections at once; {@link Inspector.inspect} returns undefined beyond. */
@@ -76,21 +85,24 @@ export function parseInspectInput(body: Record<string, unknown>): InspectInput |
  */
 export class Inspector {
   readonly #o: InspectorOptions;
+  readonly #check: Omit<CheckCardOptions, 'hostPolicy' | 'sourceUrl'>;
   readonly #fetcher: CardFetcher;
   readonly #catalogFetcher: CardFetcher;
   readonly #running = new Set<AbortController>();
 
   constructor(o: InspectorOptions) {
     this.#o = o;
-    const bounds = {
+    const size = o.cardSize ?? cardSizeLimit();
+    this.#check = { ...o.check, ...size.check };
+    const bounds: GuardBounds = {
       policy: o.policy,
-      recordRemoteAddress: true,
       ...(o.fetch?.totalTimeoutMs !== undefined && { totalTimeoutMs: o.fetch.totalTimeoutMs }),
       ...(o.fetch?.maxConnectionsPerOrigin !== undefined && { maxConnectionsPerOrigin: o.fetch.maxConnectionsPerOrigin }),
     };
-    this.#fetcher = o.fetcher ?? createCardFetcher({ ...bounds, ...(o.fetch?.maxBodyBytes !== undefined && { maxBodyBytes: o.fetch.maxBodyBytes }) });
-    // AI Catalog documents are larger than cards; this fetcher has no credentials either.
-    this.#catalogFetcher = o.fetcher ?? createCardFetcher({ ...bounds, maxBodyBytes: o.fetch?.maxCatalogBytes ?? DEFAULT_CATALOG_LIMITS.maxBytes });
+    // No credentials are given to either fetcher.
+    this.#fetcher = o.fetcher ?? createCardFetcher(guardOptions(bounds, size.fetcher, { recordRemoteAddress: true }));
+    // AI Catalog documents are larger than cards.
+    this.#catalogFetcher = o.fetcher ?? createCardFetcher(guardOptions(bounds, { maxBodyBytes: o.fetch?.maxCatalogBytes ?? DEFAULT_CATALOG_LIMITS.maxBytes }, { recordRemoteAddress: true }));
   }
 
   /** Inspections running now. */
@@ -110,7 +122,8 @@ export class Inspector {
       this.#o.onRefusal?.('inspect_timeout');
       controller.abort(new Error(`the inspection deadline of ${this.#o.timeoutMs} ms passed`));
     }, this.#o.timeoutMs);
-    const { policy, check } = this.#o;
+    const { policy } = this.#o;
+    const check = this.#check;
     const common = { policy, interfacePolicy: policy, check, fetcher: this.#fetcher, catalogFetcher: this.#catalogFetcher, signal: controller.signal };
     try {
       const base = { allowlist: policy.describe() };

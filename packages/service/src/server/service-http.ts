@@ -1,0 +1,168 @@
+/**
+ * The service's HTTP side: the app with its limits, event streams, metrics, inspector and AI
+ * Catalog route, and the listening server with Node's own timeouts.
+ */
+import type { Server } from 'node:http';
+import type { Duplex } from 'node:stream';
+import { serve } from '@hono/node-server';
+import type { SessionRunner, TreeFactory } from 'a2a-discovery/adk';
+import type { CardCache, EventStream, DiscoveryLoop } from 'a2a-discovery';
+import { signDetached, DiscoveryError } from 'a2a-discovery';
+import type { StateStore } from '@a2a-discovery/store';
+import { AiCatalogRoute } from './ai-catalog-route.js';
+import { createApp } from './app.js';
+import type { EventBuffer } from './event-buffer.js';
+import { EventStreamHub } from './event-stream-route.js';
+import { Inspector } from './inspector.js';
+import type { JournalReader } from './journal.js';
+import type { OnRefusal, ServerLimits } from './limits.js';
+import { DEFAULT_SERVER_LIMITS } from './limits.js';
+import { createMetrics } from './metrics.js';
+import { adoptSessionFromStore } from './persistence.js';
+import type { ServiceFetchers } from './service-fetchers.js';
+import type { ServiceOptions } from './service-options.js';
+import type { Replication } from './service-replica.js';
+import type { SessionOwners } from './session-owners.js';
+import type { SnapshotArchive } from './snapshot-archive.js';
+import { staticFileServer } from './static-files.js';
+
+export interface ServiceHttp {
+  readonly app: ReturnType<typeof createApp>;
+  readonly limits: ServerLimits;
+  readonly refusal: OnRefusal;
+  readonly metrics: ReturnType<typeof createMetrics>;
+  readonly inspector: Inspector;
+  /** Aborted when the service stops: closes the event streams. */
+  readonly shutdown: AbortController;
+}
+
+/** Builds the app and what it serves from; nothing listens yet (see {@link listen}). */
+export function buildHttp(
+  o: ServiceOptions,
+  p: {
+    host: string;
+    fetchers: ServiceFetchers;
+    loop: DiscoveryLoop;
+    cache: CardCache;
+    trees: TreeFactory;
+    sessions: SessionRunner;
+    owners: SessionOwners;
+    buffer: EventBuffer;
+    archive: SnapshotArchive;
+    journal: JournalReader;
+    store: StateStore;
+    events: EventStream;
+    replication: Replication;
+  },
+): ServiceHttp {
+  const { loop, store, buffer, fetchers } = p;
+  const coordinator = p.replication.coordinator;
+  const limits: ServerLimits = { ...DEFAULT_SERVER_LIMITS, ...o.limits };
+  const refusal: OnRefusal = (reason) => metrics.refusal(reason);
+  const streams = new EventStreamHub({
+    buffer,
+    limits,
+    onRefusal: refusal,
+    hello: () => ({ version: loop.current()?.version ?? 0, lastSeq: buffer.since(0).at(-1)?.seq ?? 0 }),
+  });
+  const metrics = createMetrics({ events: p.events, cache: p.cache, loop, trees: p.trees, openStreams: () => streams.size, store: () => store.status(), journalDropped: () => p.replication.follow.writer.dropped, ...(coordinator && { replica: () => coordinator.status() }) });
+  const shutdown = new AbortController();
+  // The inspector fetches under discovery's policy, bounds and card size, with fetchers of its own that hold no credentials.
+  const { policy, ...bounds } = fetchers.bounds;
+  const inspector = new Inspector({
+    policy,
+    check: fetchers.check,
+    cardSize: fetchers.cardSize,
+    fetch: bounds,
+    maxConcurrent: limits.maxInspections,
+    timeoutMs: limits.inspectTimeoutMs,
+    onRefusal: refusal,
+  });
+  const app = createApp({
+    bindHost: p.host,
+    ...(o.allowedHosts && { allowedHosts: o.allowedHosts }),
+    ...(o.allowedOrigins && { allowedOrigins: o.allowedOrigins }),
+    limits,
+    streams,
+    onRefusal: refusal,
+    loop,
+    cache: p.cache,
+    trees: p.trees,
+    sessions: p.sessions,
+    owners: p.owners,
+    buffer,
+    archive: p.archive,
+    metrics: metrics.registry,
+    ...(o.token !== undefined && o.token !== '' && { token: o.token }),
+    staticFiles: staticFileServer(o.webRoot),
+    shutdownSignal: shutdown.signal,
+    storeStatus: () => store.status(),
+    journal: p.journal,
+    inspector,
+    ...(o.catalog?.enabled === true && {
+      aiCatalog: new AiCatalogRoute({
+        loop,
+        ...(o.catalog.hostName !== undefined && { hostName: o.catalog.hostName }),
+        ...(o.catalog.cacheControl !== undefined && { cacheControl: o.catalog.cacheControl }),
+        ...(o.catalog.signing && { signing: o.catalog.signing }),
+      }),
+    }),
+    ...(coordinator && {
+      replicaStatus: () => coordinator.status(),
+      adoptSession: (sessionId: string) => adoptSessionFromStore({ store, loop, trees: p.trees, sessions: p.sessions, owners: p.owners, archive: p.archive }, sessionId),
+    }),
+  });
+  return { app, limits, refusal, metrics, inspector, shutdown };
+}
+
+/** Listens on `host:port` with the limits' socket timeouts; rejects with the server's error. */
+export function listen(http: Pick<ServiceHttp, 'app' | 'limits' | 'refusal'>, host: string, port: number): Promise<Server> {
+  const { limits, refusal } = http;
+  return new Promise<Server>((resolve, reject) => {
+    const s = serve(
+      {
+        fetch: http.app.fetch,
+        port,
+        hostname: host,
+        serverOptions: {
+          headersTimeout: limits.headersTimeoutMs,
+          requestTimeout: limits.requestTimeoutMs,
+          keepAliveTimeout: limits.keepAliveTimeoutMs,
+          // How often Node checks the two timeouts above (its default, 30 s, would let them run long).
+          connectionsCheckingInterval: Math.max(100, Math.min(1_000, Math.floor(limits.headersTimeoutMs / 4))),
+        },
+      },
+      () => resolve(s as Server),
+    ) as Server;
+    s.once('error', reject);
+    s.on('clientError', (err: NodeJS.ErrnoException, socket) => onClientError(err, socket, refusal));
+  });
+}
+
+/** The catalog's settings as the route will use them: a header value, a key that signs. */
+export async function checkCatalogOptions(catalog: NonNullable<ServiceOptions['catalog']>): Promise<void> {
+  // eslint-disable-next-line no-control-regex
+  if (catalog.cacheControl !== undefined && (catalog.cacheControl.trim() === '' || /[\u0000-\u001f\u007f]/.test(catalog.cacheControl))) {
+    throw new DiscoveryError('ERR_CONFIG_INVALID', 'server.catalog.cacheControl must be a Cache-Control header value such as "max-age=60"', { path: 'server.catalog.cacheControl' });
+  }
+  const signing = catalog.signing;
+  if (signing === undefined) return;
+  try {
+    await signDetached({ probe: true }, signing.key, { alg: signing.alg ?? 'ES256', kid: signing.kid });
+  } catch (err) {
+    throw new DiscoveryError('ERR_CONFIG_INVALID', `server.catalog.signing: the key cannot sign the catalog (${(err as Error).message})`, { cause: err, path: 'server.catalog.signing' });
+  }
+}
+
+/**
+ * Node's own answer to a client error (408 for a request or headers timeout, 400 for a malformed
+ * request), plus the count; installing a listener replaces Node's default handling.
+ */
+function onClientError(err: NodeJS.ErrnoException, socket: Duplex, refusal: (reason: 'request_timeout') => void): void {
+  const timeout = err.code === 'ERR_HTTP_REQUEST_TIMEOUT';
+  if (timeout) refusal('request_timeout');
+  if (socket.writable && err.code !== 'ECONNRESET') {
+    socket.end(timeout ? 'HTTP/1.1 408 Request Timeout\r\nConnection: close\r\n\r\n' : 'HTTP/1.1 400 Bad Request\r\nConnection: close\r\n\r\n');
+  }
+  setTimeout(() => socket.destroy(), 1_000).unref();
+}

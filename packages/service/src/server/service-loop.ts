@@ -1,0 +1,123 @@
+/**
+ * The discovery loop (what the service selects and publishes: needs, vocabulary, tenant, domains,
+ * the routing evaluation before a publication) and the trees built from its snapshots, which the
+ * sessions are pinned to.
+ */
+import type { BaseSessionService } from '@google/adk';
+import type { PolicyFetch, RouteHints } from 'a2a-discovery/adk';
+import { SessionRunner, snapshotTreeBuilder, TreeFactory } from 'a2a-discovery/adk';
+import type { CardCache, Clock, EventStream, HostPolicy, DiscoveryLoopOptions, RoutingDomain, Source } from 'a2a-discovery';
+import { DiscoveryLoop, TagVocabulary, SnapshotStore } from 'a2a-discovery';
+import type { RoutingCase } from 'a2a-discovery/routing';
+import { casesFromVocabulary, evaluateRouting, loadCases } from 'a2a-discovery/routing';
+import type { StateStore } from '@a2a-discovery/store';
+import { usedElsewhere } from './persistence.js';
+import type { ServiceOptions } from './service-options.js';
+import { SessionOwners } from './session-owners.js';
+
+/** Builds the loop (not started). `beforePublish` warms the next snapshot's tree up. */
+export async function buildLoop(
+  o: ServiceOptions,
+  p: { sources: Source[]; policy: HostPolicy; cache: CardCache; clock: Clock; events: EventStream; beforePublish: NonNullable<DiscoveryLoopOptions['beforePublish']> },
+): Promise<DiscoveryLoop> {
+  const maxAgents = o.maxAgents ?? 16;
+  const domains: RoutingDomain[] = (o.domains ?? []).map((d) => ({ ...d, maxAgents: d.maxAgents ?? maxAgents }));
+  const routingCases: RoutingCase[] = [
+    ...casesFromVocabulary(o.vocabulary),
+    ...(o.routing?.cases ?? []),
+    ...(o.routing?.casesFile !== undefined ? await loadCases(o.routing.casesFile) : []),
+  ];
+  const rootSpec = rootOf(o);
+  const evaluationRoot =
+    rootSpec.kind === 'model'
+      ? { kind: 'model' as const, model: rootSpec.model, ...(rootSpec.name !== undefined && { rootName: rootSpec.name }) }
+      : { kind: 'routed' as const, hints: routeHints(o), ...(rootSpec.fallback !== undefined && { fallback: rootSpec.fallback }) };
+  return new DiscoveryLoop({
+    sources: p.sources,
+    hostPolicy: p.policy,
+    cache: p.cache,
+    snapshots: new SnapshotStore({ ...(o.storeOptions?.retention?.history !== undefined && { historyLimit: o.storeOptions.retention.history }) }),
+    clock: p.clock,
+    events: p.events,
+    select: {
+      needs: o.needs,
+      vocabulary: new TagVocabulary(o.vocabulary.map((v) => ({ tag: v.tag, description: v.description }))),
+      ...(o.requireStreaming && { required: { streaming: true } }),
+      ...(o.tenant && { tenant: o.tenant }),
+      ...(o.maxAgents !== undefined && { maxAgents: o.maxAgents }),
+      ...(domains.length > 0 && { domains }),
+    },
+    // Routing accuracy on the labelled cases before each publication that changes routing.
+    ...(routingCases.length > 0 && {
+      routing: {
+        gate: o.routing?.gate ?? false,
+        evaluate: async (candidate) => {
+          const report = await evaluateRouting(candidate, {
+            root: evaluationRoot,
+            cases: routingCases,
+            tags: o.vocabulary.map((v) => v.tag),
+            ...(o.routing?.minAccuracy !== undefined && { minAccuracy: o.routing.minAccuracy }),
+          });
+          const worst = report.perLabel.filter((l) => l.accuracy < 1).sort((a, b) => a.accuracy - b.accuracy).slice(0, 3);
+          return {
+            accuracy: report.accuracy,
+            minAccuracy: report.minAccuracy,
+            passed: report.passed,
+            evaluated: report.evaluated,
+            ...(worst.length > 0 && { summary: `worst: ${worst.map((l) => `${l.label} ${l.correct}/${l.cases}`).join(', ')}` }),
+          };
+        },
+      },
+    }),
+    ...(o.health && { health: o.health }),
+    ...(o.health?.staticEnterAfter !== undefined && { staticEnterAfter: o.health.staticEnterAfter }),
+    ...o.loop,
+    // Warm-up: a snapshot whose tree does not build and pass the checks is never published.
+    beforePublish: p.beforePublish,
+  });
+}
+
+export interface ServiceTrees {
+  readonly trees: TreeFactory;
+  readonly sessions: SessionRunner;
+  readonly owners: SessionOwners;
+  /** Stops releasing owners when trees release sessions. */
+  readonly offOwners: () => void;
+}
+
+/** The tree factory over the loop's snapshots, the session runner and who owns each session. */
+export function buildTrees(
+  o: ServiceOptions,
+  p: { loop: DiscoveryLoop; policy: HostPolicy; policyFetch: PolicyFetch; store: StateStore; ownStore: boolean; sessionService: BaseSessionService; clock: Clock; events: EventStream },
+): ServiceTrees {
+  const rootSpec = rootOf(o);
+  const trees = new TreeFactory({
+    snapshots: p.loop.snapshots,
+    clock: p.clock,
+    events: p.events,
+    ...(o.sessions?.idleTimeoutMs !== undefined && { idleTimeoutMs: o.sessions.idleTimeoutMs }),
+    ...(o.sessions?.maxSessions !== undefined && { maxSessions: o.sessions.maxSessions }),
+    // Replicas: a session idle here but served on another replica since keeps its history.
+    ...(p.ownStore && p.store.kind === 'postgres' && { usedElsewhere: usedElsewhere(p.store) }),
+    buildRoot: snapshotTreeBuilder({
+      ...(rootSpec.name !== undefined && { rootName: rootSpec.name }),
+      root: rootSpec.kind === 'model' ? { kind: 'model', model: rootSpec.model } : { kind: 'routed', hints: routeHints(o), ...(rootSpec.fallback !== undefined && { fallback: rootSpec.fallback }) },
+      policy: p.policy,
+      fetchImpl: p.policyFetch,
+      ...(o.sessions?.allowAdkMetadata !== undefined && { allowAdkMetadata: o.sessions.allowAdkMetadata }),
+    }),
+  });
+  const sessions = new SessionRunner({ trees, events: p.events, sessionService: p.sessionService });
+  const owners = new SessionOwners();
+  const offOwners = trees.onRelease((sessionId) => owners.release(sessionId));
+  return { trees, sessions, owners, offOwners };
+}
+
+function rootOf(o: ServiceOptions): NonNullable<ServiceOptions['root']> {
+  return o.root ?? { kind: 'routed' };
+}
+
+/** The routed root's hints: each vocabulary tag with its keywords and examples. */
+function routeHints(o: ServiceOptions): RouteHints[] {
+  return o.vocabulary.map((v) => ({ tag: v.tag, ...(v.keywords && { keywords: v.keywords }), ...(v.examples && { examples: v.examples }) }));
+}

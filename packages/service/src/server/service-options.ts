@@ -1,0 +1,100 @@
+/**
+ * The options of {@link startService}: plain values the YAML configuration maps onto
+ * (`serviceOptionsFromConfig`), each read by one build step of the service.
+ */
+import type { BaseLlm } from '@google/adk';
+import type { RouteHints } from 'a2a-discovery/adk';
+import type { CardCacheOptions, SignatureMode, SignatureOptions, Clock, HostPolicyOptions, HealthOptions, DiscoveryLoopOptions, Need, RoutingDomain, TenantPolicy, VocabularyEntry, KubernetesSourceOptions, Source, StaticAgentConfig } from 'a2a-discovery';
+import type { RoutingCase } from 'a2a-discovery/routing';
+import type { OpenStateStoreOptions, StateStore } from '@a2a-discovery/store';
+import type { CatalogSigning } from './ai-catalog-route.js';
+import type { ServerLimits } from './limits.js';
+import type { Logger } from './logger.js';
+
+export interface ServiceOptions {
+  host?: string;
+  port?: number;
+  /** Required when `host` is not loopback. */
+  token?: string;
+  /** Host names clients may use besides the bind address and loopback names (a reverse proxy's). */
+  allowedHosts?: readonly string[];
+  /** Origins allowed to make non-GET calls besides the service's own. */
+  allowedOrigins?: readonly string[];
+  /** Request, stream and socket limits (docs/security.md); defaults `DEFAULT_SERVER_LIMITS` (./limits.ts). */
+  limits?: Partial<ServerLimits>;
+  /**
+   * `GET /.well-known/ai-catalog.json`, the current snapshot as an AI Catalog (docs/service.md):
+   * served when `enabled` (404 otherwise). `cacheControl` default `max-age=60`, `hostName`
+   * (`host.displayName`) default `a2a-discovery`; with `signing`, the document carries a detached
+   * JWS signature (the key is tried once at start: a key that cannot sign is `ERR_CONFIG_INVALID`).
+   */
+  catalog?: { enabled: boolean; cacheControl?: string; hostName?: string; signing?: CatalogSigning };
+  policy: HostPolicyOptions;
+  credentials?: (origin: string) => Record<string, string> | undefined;
+  signatures?: SignatureOptions;
+  vocabulary: ReadonlyArray<VocabularyEntry & Omit<RouteHints, 'tag'>>;
+  needs: readonly Need[];
+  requireStreaming?: boolean;
+  tenant?: TenantPolicy;
+  maxAgents?: number;
+  /** Routing domains (two-level trees); `maxAgents` default to the tree's. */
+  domains?: ReadonlyArray<Omit<RoutingDomain, 'maxAgents'> & { maxAgents?: number }>;
+  /**
+   * Routing evaluation before each publication that changes routing (docs/routing.md): the
+   * vocabulary's examples plus `cases` (or the cases of `casesFile`), alert below `minAccuracy`,
+   * hold with `gate`. Unset: routing is evaluated with the vocabulary's examples only, never gated.
+   */
+  routing?: { minAccuracy?: number; gate?: boolean; cases?: readonly RoutingCase[]; casesFile?: string };
+  static?: readonly StaticAgentConfig[];
+  /** `catalogFirst`: read each domain's `/.well-known/ai-catalog.json` first (an AI Catalog source over the domains). */
+  wellKnown?: { id: string; domains: readonly string[]; pollIntervalMs?: number; catalogFirst?: boolean };
+  /** AI Catalog sources (docs/sources.md): catalogs and hosts; signatures checked against `signatures.keys`. */
+  aiCatalogs?: ReadonlyArray<{
+    id: string;
+    catalogs?: readonly string[];
+    domains?: readonly string[];
+    pollIntervalMs?: number;
+    versions?: Readonly<Record<string, string>>;
+    maxDepth?: number;
+    maxEntries?: number;
+    maxCatalogs?: number;
+    /** Bytes of one catalog document. Default 1,048,576. */
+    maxBytes?: number;
+    signatures?: SignatureMode;
+  }>;
+  registries?: ReadonlyArray<{ id: string; url: string; pollIntervalMs?: number; maxPages?: number }>;
+  kubernetes?: Omit<KubernetesSourceOptions, 'events' | 'clock'>;
+  health?: HealthOptions & { staticEnterAfter?: number };
+  /**
+   * The card cache's options, plus the fetcher's `totalTimeoutMs` (one whole fetch) and
+   * `maxBodyBytes`: the largest card accepted, in bytes, one setting for the fetcher's body cap,
+   * inline cards and the content check alike (`cardSizeLimit` of `a2a-discovery/config`; default 65,536).
+   */
+  cache?: Omit<CardCacheOptions, 'fetcher' | 'hostPolicy' | 'store' | 'clock' | 'random' | 'events' | 'check'> & { maxBodyBytes?: number; totalTimeoutMs?: number };
+  loop?: Pick<DiscoveryLoopOptions, 'cycleIntervalMs' | 'resyncIntervalMs' | 'startupTimeoutMs' | 'maxRemovalShare' | 'minPublishIntervalMs'>;
+  root?: { name?: string } & ({ kind: 'routed'; fallback?: string } | { kind: 'model'; model: string | BaseLlm });
+  /**
+   * `history`: where conversations live — `store` (default: ADK's `DatabaseSessionService` on the
+   * database of a SQLite or PostgreSQL store given by description) or `memory`.
+   */
+  sessions?: { idleTimeoutMs?: number; maxSessions?: number; allowAdkMetadata?: boolean; history?: 'store' | 'memory' };
+  clock?: Clock;
+  logger?: Logger;
+  /** Folder of the dashboard's files. Default: the package's `web/`. */
+  webRoot?: string;
+  /** Extra sources (the demo's, tests'). */
+  extraSources?: readonly Source[];
+  /**
+   * The state store: a description (`memory`, `sqlite:<path>`, `postgres://user@host:5432/db`)
+   * that the service opens and closes, or an open store the caller owns. Default `memory`.
+   * `a2a-discovery serve` defaults to a SQLite file under the data directory.
+   */
+  store?: string | StateStore;
+  /** For a store given by description: the data directory (relative SQLite paths), the PostgreSQL password, retention. */
+  storeOptions?: Pick<OpenStateStoreOptions, 'dataDir' | 'password' | 'retention' | 'schema'>;
+  /**
+   * Several replicas on one PostgreSQL store (given by description): the leader election's
+   * timings (docs/deployment.md). Every replica on PostgreSQL takes part; alone, it leads.
+   */
+  replica?: { leaderRetryMs?: number; pollMs?: number; leaseMs?: number; id?: string };
+}

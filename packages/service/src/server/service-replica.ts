@@ -1,0 +1,112 @@
+/**
+ * The service's state in the store: every publication, pin and event is written as it happens,
+ * and several replicas on one PostgreSQL elect one leader that refreshes while the followers
+ * adopt its publications.
+ */
+import type { SessionRunner, TreeFactory } from 'a2a-discovery/adk';
+import type { Clock, EventStream, DiscoveryLoop } from 'a2a-discovery';
+import { pruneCatalogStore } from 'a2a-discovery';
+import type { StateStore, ReplicaCoordinator, SqlStateStore } from '@a2a-discovery/store';
+import type { Logger } from './logger.js';
+import { followIntoStore } from './persistence.js';
+import type { ServiceOptions } from './service-options.js';
+import type { SessionOwners } from './session-owners.js';
+
+export interface Replication {
+  /** On a PostgreSQL store the service opened: the leader election. */
+  readonly coordinator: ReplicaCoordinator | undefined;
+  /** What writes into the store (publications, pins, the journal). */
+  readonly follow: ReturnType<typeof followIntoStore>;
+  /** Starts the loop, or takes part in the election (a follower serves the stored snapshot at once). */
+  start(): Promise<void>;
+  /** Stops writing, then releases the leader lock. */
+  close(): Promise<void>;
+  /** Stops writing, before {@link start} (the service could not listen). */
+  abandon(): Promise<void>;
+}
+
+/** Builds the store's writer and, with replicas, the coordinator; nothing starts before {@link Replication.start}. */
+export async function buildReplication(
+  o: Pick<ServiceOptions, 'replica'>,
+  p: { store: StateStore; ownStore: boolean; loop: DiscoveryLoop; trees: TreeFactory; sessions: SessionRunner; owners: SessionOwners; events: EventStream; clock: Clock; log: Logger; catalogPrefixes: readonly string[] },
+): Promise<Replication> {
+  const { store, loop, events } = p;
+  const storeLog = p.log.child({ component: 'store' });
+  // Several replicas on one PostgreSQL: one leader refreshes, followers adopt its publications.
+  let coordinator: ReplicaCoordinator | undefined;
+  if (p.ownStore && store.kind === 'postgres') {
+    const { ReplicaCoordinator } = await import('@a2a-discovery/store/replicas');
+    const replicaLog = p.log.child({ component: 'replica' });
+    coordinator = new ReplicaCoordinator({
+      store: store as SqlStateStore,
+      // The name it journals under too.
+      id: store.replica,
+      ...(o.replica?.leaderRetryMs !== undefined && { leaderRetryMs: o.replica.leaderRetryMs }),
+      ...(o.replica?.pollMs !== undefined && { pollMs: o.replica.pollMs }),
+      ...(o.replica?.leaseMs !== undefined && { leaseMs: o.replica.leaseMs }),
+      target: {
+        current: () => loop.current(),
+        adopt: (snapshot) => loop.adopt(snapshot),
+        lead: () => startLoop(),
+        follow: () => loop.pause(),
+      },
+      log: (level, message, detail) => replicaLog[level](detail ?? {}, message),
+    });
+  }
+  // The loop starts here (a leader's too): catalog documents kept for a source no longer
+  // configured, or under acceptance rules no longer in force, are dropped first.
+  const startLoop = async (): Promise<void> => {
+    try {
+      const dropped = await pruneCatalogStore(store.catalogs, p.catalogPrefixes);
+      if (dropped > 0) storeLog.info({ dropped }, 'dropped stored AI Catalog documents no configured source reads');
+    } catch (err) {
+      storeLog.warn({ err: (err as Error).message }, 'could not drop stored AI Catalog documents');
+    }
+    await loop.start();
+  };
+  let storeFailing = false;
+  const follow = followIntoStore({
+    store,
+    events,
+    loop,
+    trees: p.trees,
+    sessions: p.sessions,
+    owners: p.owners,
+    clock: p.clock,
+    onError: (err) => {
+      // Once per failing streak: the store's status says the rest.
+      if (!storeFailing) storeLog.error({ err: (err as Error).message }, 'the state store failed a write; serving continues from memory');
+      storeFailing = true;
+    },
+    publishes: () => coordinator === undefined || coordinator.role === 'leader',
+  });
+  const offStoreOk = events.subscribe(() => {
+    if (storeFailing && store.status().ok) {
+      storeFailing = false;
+      storeLog.info('the state store is writing again');
+    }
+  });
+  return {
+    coordinator,
+    follow,
+    async start() {
+      if (!coordinator) return startLoop();
+      // A follower until the lock is ours: no cycle runs, not even one asked for by /api/refresh.
+      await loop.pause();
+      await coordinator.start();
+      // A follower serves the stored current snapshot (restored before) at once.
+      const current = loop.current();
+      if (coordinator.role === 'follower' && current) await loop.adopt(current);
+    },
+    async close() {
+      await follow.close();
+      // Releases the leader lock: another replica takes over at its next try.
+      await coordinator?.close();
+      offStoreOk();
+    },
+    async abandon() {
+      await follow.close();
+      offStoreOk();
+    },
+  };
+}
