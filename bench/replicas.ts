@@ -1,8 +1,9 @@
 /**
  * Replica and restart benchmarks (`npm run bench:replicas`, issue #14; see docs/benchmarks.md
  * "Replicas and restart"). `a2a-discovery serve` runs as child processes (the built
- * `dist/cli/main.js`: run `npm run build` first) on a real PostgreSQL started by the test helper
- * (loopback, non-root) or on SQLite; card peers are HTTP servers in this process, on 127.0.0.1.
+ * `packages/service/dist/cli/main.js`: run `npm run build` first) on a real PostgreSQL started by
+ * the test helper (loopback, non-root) or on SQLite; card peers are HTTP servers in this process,
+ * on 127.0.0.1.
  *
  * 1. Publication reach: three replicas; a card changes, the leader is asked to refresh, and each
  *    replica's `snapshot.published` is timed as it arrives on its `/api/stream`. Baseline in the

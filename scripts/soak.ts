@@ -6,8 +6,9 @@
  *
  * - the peers (this script with `--peers`): the demo's real A2A agents (billing and returns on ADK JS
  *   `toA2a`, warranty on @a2a-js/sdk 1.x) and a registry catalog;
- * - `a2a-discovery serve` over a generated configuration (the built `dist/cli/main.js`, or the
- *   sources through tsx with `--from-source`): the process measured;
+ * - `a2a-discovery serve` over a generated configuration (the built
+ *   `packages/service/dist/cli/main.js`, or the sources through tsx with `--from-source`): the
+ *   process measured;
  * - this script: the load, the probes and the report.
  *
  * The load, for `--duration` seconds after the service is ready:

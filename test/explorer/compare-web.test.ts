@@ -1,6 +1,7 @@
 /**
- * The page's copy of `compareTraces` (web/lib/trace-compare.js) gives exactly what the library's
- * gives, for pairs of runs that change decisions, only the timeline, max-age, or nothing.
+ * The page's copy of `compareTraces` (packages/service/web/lib/trace-compare.js) gives exactly what
+ * the library's gives, for pairs of runs that change decisions, only the timeline, max-age, or
+ * nothing.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';

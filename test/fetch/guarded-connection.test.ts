@@ -1,5 +1,5 @@
 /**
- * The guarded connection (src/fetch/guarded-connection.ts), one test per check, each run
+ * The guarded connection (packages/core/src/fetch/guarded-connection.ts), one test per check, each run
  * against both of its callers: the card fetcher and the policy fetch handed to the A2A clients.
  * Every test fails when its check is removed from the module; the controls show that the same
  * setup succeeds once the policy allows the address, so the refusal is the check's doing.

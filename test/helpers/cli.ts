@@ -1,7 +1,7 @@
 /**
- * How tests run the CLI as a user does: the built `dist/cli/main.js` (the package's bin), which
- * `npm test` builds first (pretest). Without a build (a single test file run by hand), the source
- * runs through tsx instead.
+ * How tests run the CLI as a user does: the built `packages/service/dist/cli/main.js` (the
+ * package's bin), which `npm test` builds first (pretest). Without a build (a single test file run
+ * by hand), the source runs through tsx instead.
  */
 import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';

@@ -1,7 +1,7 @@
 /**
  * Interop matrix, client side: third-party A2A clients from npm read the cards of the product's own
- * demo peers (src/demo/peers.ts: an ADK JS `toA2a` agent speaking A2A 0.3, and an @a2a-js/sdk 1.x
- * agent speaking only A2A 1.0) and send them a message.
+ * demo peers (packages/service/src/demo/peers.ts: an ADK JS `toA2a` agent speaking A2A 0.3, and an
+ * @a2a-js/sdk 1.x agent speaking only A2A 1.0) and send them a message.
  *
  * - @a2a-js/sdk 0.3.14 (`a2a-sdk-0314`): `ClientFactory.createFromUrl` with its defaults.
  * - @a2a-js/sdk 1.0.1 (`a2a-sdk-101`) and 1.3.0: `ClientFactory` with JSON-RPC, and

@@ -1,6 +1,6 @@
 /**
  * One rule, one sentence: a value the YAML configuration refuses is refused by the source factory
- * a program calls directly, with the same sentence (both read src/rules/).
+ * a program calls directly, with the same sentence (both read packages/core/src/rules/).
  */
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';

@@ -1,5 +1,5 @@
 /**
- * The dashboard's Server-Sent Events parser (web/lib/sse.js), run under Node: the page reads
+ * The dashboard's Server-Sent Events parser (packages/service/web/lib/sse.js), run under Node: the page reads
  * `/api/stream` with fetch so that it can send the bearer token.
  */
 import { test } from 'node:test';

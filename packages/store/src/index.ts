@@ -1,8 +1,8 @@
 /**
  * Durable state: one store interface, three engines — memory (the library's default), SQLite
  * (the service's embedded default) and PostgreSQL. Card entries, snapshots (content-addressed,
- * with their cards' bytes), pins and the event journal. A subpath export
- * (`a2a-discovery/store`): the core entry never loads knex or a database driver, and this entry
+ * with their cards' bytes), pins and the event journal. A package of its own
+ * (`@a2a-discovery/store`): the library never loads knex or a database driver, and this package
  * loads them only when a SQL engine is opened.
  *
  * @module

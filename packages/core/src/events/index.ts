@@ -21,7 +21,7 @@ export interface EventBase {
   at: number;
 }
 
-/** What the card cache did for one endpoint (vocabulary from DESIGN.md). */
+/** What the card cache did for one endpoint (the outcomes of docs/fetching-and-caching.md, "Events"). */
 export type CardOutcome =
   | 'hit' // fresh entry served without a request
   | 'revalidated' // 304 Not Modified

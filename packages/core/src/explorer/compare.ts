@@ -5,7 +5,7 @@
  * trip) is told apart from a change of decisions, and a change of max-age is stated as the
  * freshness-versus-requests trade-off with the numbers of both runs.
  *
- * The page keeps a copy (web/lib/trace-compare.js); test/explorer/compare-web.test.ts holds
+ * The page keeps a copy (packages/service/web/lib/trace-compare.js); test/explorer/compare-web.test.ts holds
  * them to the same answers.
  *
  * @module

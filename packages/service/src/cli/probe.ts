@@ -2,7 +2,7 @@
  * `a2a-discovery probe <file|url>`: explains, stage by stage, what a client would decide about
  * a card, or about every entry of an AI Catalog. File mode reads a local card or catalog; URL
  * mode (see probe-url.ts) fetches through the same safe fetcher discovery uses. The work is the
- * library's (src/probe); this is the flags' side.
+ * library's (`a2a-discovery/probe`, packages/core/src/probe); this is the flags' side.
  */
 import type { JWK } from 'jose';
 import type { SignatureMode, TrustedKey } from 'a2a-discovery';

@@ -1,5 +1,5 @@
 /**
- * The one place the service spells the options of the guarded connection (src/fetch) it builds
+ * The one place the service spells the options of the guarded connection (packages/core/src/fetch) it builds
  * its fetchers with: discovery's, the AI Catalog sources' and the inspector's.
  */
 import type { CardFetcherOptions, HostPolicy } from 'a2a-discovery';

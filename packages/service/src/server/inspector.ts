@@ -1,9 +1,9 @@
 /**
  * The inspector behind `POST /api/inspect`: what discovery would decide about a URL (a card, or an
- * AI Catalog and every entry of it), a pasted card or a pasted catalog (a registry catalog or an
- * AI Catalog), stage by stage — the library's probe (src/probe, what
- * `a2a-discovery probe` runs) under the service's own host policy, content checks, body cap and
- * per-request deadline. Nothing is looser than discovery: a host the allowlist refuses is
+ * AI Catalog and every entry of it), a pasted card or a pasted catalog (a registry catalog or an AI
+ * Catalog), stage by stage — the library's probe (`a2a-discovery/probe`, packages/core/src/probe;
+ * what `a2a-discovery probe` runs) under the service's own host policy, content checks, body cap
+ * and per-request deadline. Nothing is looser than discovery: a host the allowlist refuses is
  * reported at `source` and never contacted, redirects are never followed, and the inspector's
  * fetcher has no credentials at all (so none can be sent). Bounded: `maxConcurrent` inspections at
  * once, each under one deadline that aborts its requests still in flight.

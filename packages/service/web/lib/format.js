@@ -242,7 +242,7 @@ export function describeEvent(e) {
 /**
  * Whether an event is cache chatter (never journaled; counted per endpoint instead): requests,
  * fresh hits, 304s, unchanged bytes, stale serving, failures and backoff. The same rule as the
- * service's journal (src/store/journal.ts).
+ * service's journal (packages/store/src/journal.ts).
  * @param {DiscoveryEvent} e
  */
 export function isChatter(e) {

@@ -1,7 +1,7 @@
 // @ts-check
 /**
  * What changed between two runs of the trace explorer: the page's copy of `compareTraces` and
- * `tradeOffOf` (src/explorer/compare.ts) — the same fields, the same headline and the same
+ * `tradeOffOf` (packages/core/src/explorer/compare.ts) — the same fields, the same headline and the same
  * sentences; test/explorer/compare-web.test.ts holds the two to the same answers.
  */
 

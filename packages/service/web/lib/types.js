@@ -160,7 +160,7 @@
  */
 
 /**
- * Explorer (src/explorer):
+ * Explorer (packages/core/src/explorer):
  *
  * @typedef {'healthy' | 'not-found' | 'unavailable' | 'unauthorized' | 'malformed' | 'insecure'} TraceCondition
  *

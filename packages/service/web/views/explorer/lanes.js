@@ -1,7 +1,7 @@
 // @ts-check
 /**
  * The five lanes of a discovery attempt, in the order the library runs them
- * (src/explorer/types.ts, TIMELINE_STAGES), and the colour of each step kind with its legend.
+ * (packages/core/src/explorer/types.ts, TIMELINE_STAGES), and the colour of each step kind with its legend.
  */
 
 /** @typedef {import('../../lib/types.js').TimelineStage} TimelineStage */
