@@ -4,6 +4,11 @@
  * Every error the library throws or reports is a {@link DiscoveryError} with a stable `code`
  * (never parse messages), a `failure` class that keeps unrelated faults apart, and the context
  * a user needs to act on it: the URL, the pipeline stage, the JSON path or config location.
+ * Two kinds of plain `Error` exist on purpose and never reach a caller as such: the reasons
+ * handed to an `AbortController` (the fetcher reports the abort as its own `DiscoveryError`),
+ * and the guarded DNS lookup's errno-shaped errors (`ENOTFOUND`, the shape undici expects from a
+ * lookup; the fetcher reports them as `ERR_FETCH_NETWORK`). Errors of the libraries called on a
+ * turn (ADK's runner, a peer's client) reach the caller as ADK reports them.
  *
  * Failure classes, matching the stages of the dashboard:
  * - `network`: the peer could not be reached or answered badly (timeouts, status codes, size).
@@ -62,7 +67,7 @@ export type DiscoveryErrorCode =
 /** Which kind of fault an error is. See the module comment. */
 export type FailureClass = 'network' | 'invalid' | 'policy' | 'unsuitable' | 'state' | 'config' | 'internal';
 
-/** The pipeline stage that decided, in the vocabulary of DESIGN.md. */
+/** The pipeline stage that decided (the stages of docs/pipeline.md). */
 export type Stage =
   | 'source'
   | 'resolve'

@@ -53,7 +53,7 @@ export function devUiLoader(options: { trees: TreeFactory; snapshots: SnapshotSt
     },
     async getAgentFile(name) {
       const snapshot = find(name);
-      if (!snapshot) throw new Error(`Agent '${name}' not found: no retained snapshot has that digest`);
+      if (!snapshot) throw new DiscoveryError('ERR_USAGE', `Agent '${name}' not found: no retained snapshot has that digest`);
       return {
         async load() {
           try {

@@ -9,6 +9,7 @@
 import { createHash } from 'node:crypto';
 import canonicalize from 'canonicalize';
 import type { AgentCardModel } from './model.js';
+import { DiscoveryError } from '../errors.js';
 
 /** Lower-case hex SHA-256 of bytes or a string (UTF-8). */
 export function sha256Hex(data: Uint8Array | string): string {
@@ -18,7 +19,7 @@ export function sha256Hex(data: Uint8Array | string): string {
 /** RFC 8785 canonical JSON of a value. The value must already be depth-checked. */
 export function canonicalJson(value: unknown): string {
   const out = canonicalize(value);
-  if (out === undefined) throw new TypeError('value has no JSON representation');
+  if (out === undefined) throw new DiscoveryError('ERR_CARD_INVALID', 'value has no JSON representation');
   return out;
 }
 

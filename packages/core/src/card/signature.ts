@@ -46,7 +46,7 @@ function asciiEscape(json: string): string {
 function computeForm(raw: Json, form: CanonicalForm): string {
   if (form === 'jcs') {
     const out = canonicalize(withoutSignatures(raw));
-    if (out === undefined) throw new TypeError('the card has no JSON representation');
+    if (out === undefined) throw new DiscoveryError('ERR_CARD_INVALID', 'the card has no JSON representation', { stage: 'signature' });
     return out;
   }
   // The SDK reads the JSON wire form (it calls AgentCard.fromJSON itself) and drops `signatures`.

@@ -9,6 +9,7 @@
 import type { VirtualClock } from '../clock/index.js';
 import type { CardFetcher, FetchResult } from '../fetch/index.js';
 import type { TraceCondition } from './inputs.js';
+import { DiscoveryError } from '../errors.js';
 
 /** The modeled card size: every card body (v1, v2, malformed) is exactly this many bytes. */
 export const CARD_BYTES = 1_200;
@@ -139,7 +140,7 @@ export class ScriptedEndpoint implements CardFetcher {
   }
 
   async fetch(url: string, init: { headers?: Record<string, string>; signal?: AbortSignal } = {}): Promise<FetchResult> {
-    if (this.#closed) throw new Error('the scripted endpoint is closed');
+    if (this.#closed) throw new DiscoveryError('ERR_NOT_READY', 'the scripted endpoint is closed');
     const { clock, rttMs } = this.#o;
     const requestHeaders: Record<string, string> = {};
     for (const [k, v] of Object.entries(init.headers ?? {})) requestHeaders[k.toLowerCase()] = v;

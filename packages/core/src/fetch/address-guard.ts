@@ -91,7 +91,7 @@ export function createGuardedLookup(options: GuardedLookupOptions): net.LookupFu
 export async function guardedResolve(policy: HostPolicy, resolve: Resolver, hostname: string): Promise<ResolvedAddress[]> {
   const literal = net.isIP(hostname);
   const answers: ResolvedAddress[] = literal !== 0 ? [{ address: hostname, family: literal === 6 ? 6 : 4 }] : await resolve(hostname);
-  if (!Array.isArray(answers)) throw new TypeError(`resolver for ${hostname} returned ${typeof answers}, expected an array`);
+  if (!Array.isArray(answers)) throw new DiscoveryError('ERR_INTERNAL', `resolver for ${hostname} returned ${typeof answers}, expected an array`, { stage: 'address' });
   const addresses: ResolvedAddress[] = [];
   const blocked: string[] = [];
   for (const a of answers) {

@@ -16,6 +16,7 @@ import type { Candidate, Need, RoutingDomain } from '../match/index.js';
 import { deriveLocalName, selectAgents, TagVocabulary } from '../match/index.js';
 import type { Snapshot } from '../snapshot/index.js';
 import { buildSnapshot, toSnapshotAgents } from '../snapshot/index.js';
+import { DiscoveryError } from '../errors.js';
 
 /** One stand-in peer: a reviewed (static) agent, or a discovered one named by `name`. */
 export interface StandInPeer {
@@ -55,7 +56,7 @@ export function standInCandidates(peers: readonly StandInPeer[], needs: readonly
     const body = JSON.stringify(raw);
     const parsed = parseAgentCard(body);
     if (!parsed.ok || !parsed.card || !parsed.canonicalSha256 || !parsed.protocolVersion) {
-      throw new Error(`stand-in card for ${peer.name} did not parse: ${JSON.stringify(parsed.problems)}`);
+      throw new DiscoveryError('ERR_INTERNAL', `stand-in card for ${peer.name} did not parse`, { problems: parsed.problems });
     }
     const { card, protocolVersion, rawSha256, canonicalSha256, warnings } = parsed;
     const entry = acceptedEntry(baseUrl, { card, protocolVersion, body, rawSha256, canonicalSha256, warnings });

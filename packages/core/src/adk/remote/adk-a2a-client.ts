@@ -21,6 +21,7 @@ import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import type { RemoteA2AAgentConfig } from '@google/adk';
+import { DiscoveryError } from '../../errors.js';
 
 /** ADK's 0.3 `ClientFactory` instance type (from ADK's own config type). */
 export type AdkClientFactory = NonNullable<RemoteA2AAgentConfig['clientFactory']>;
@@ -50,13 +51,13 @@ export function adkA2aClient(): AdkA2aClientModule {
   const fromAdk = createRequire(fromHere.resolve('@google/adk'));
   const mod = fromAdk('@a2a-js/sdk/client') as Partial<AdkA2aClientModule>;
   for (const name of ['ClientFactory', 'JsonRpcTransportFactory', 'RestTransportFactory'] as const) {
-    if (typeof mod[name] !== 'function') throw new Error(`the @a2a-js/sdk copy used by @google/adk does not export ${name}`);
+    if (typeof mod[name] !== 'function') throw new DiscoveryError('ERR_CONFIG_INVALID', `the @a2a-js/sdk copy used by @google/adk does not export ${name}`);
   }
   // A 1.x copy here would fail on ADK's first send (it rejects ADK's 0.3-shaped messages), so
   // refuse it while building the agent rather than on the request path.
   const version = adkA2aSdkVersion(fromAdk);
   if (version !== undefined && !version.startsWith('0.')) {
-    throw new Error(`@google/adk resolves @a2a-js/sdk ${version}; ADK's RemoteA2AAgent needs its 0.x (A2A 0.3) client`);
+    throw new DiscoveryError('ERR_CONFIG_INVALID', `@google/adk resolves @a2a-js/sdk ${version}; ADK's RemoteA2AAgent needs its 0.x (A2A 0.3) client`);
   }
   loaded = mod as AdkA2aClientModule;
   return loaded;

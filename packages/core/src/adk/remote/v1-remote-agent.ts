@@ -162,7 +162,7 @@ export class V1RemoteAgent extends BaseAgent<V1RemoteAgentConfig> {
 
   protected override async *runLiveImpl(): AsyncGenerator<Event, void, void> {
     yield* [];
-    throw new Error(`live mode is not supported by V1RemoteAgent ${this.name}`);
+    throw new DiscoveryError('ERR_USAGE', `live mode is not supported by V1RemoteAgent ${this.name}`);
   }
 
   #getClient(): Promise<Client> {
