@@ -12,7 +12,7 @@ import type { ServerHandle } from './server.js';
 import { cacheSide, rawSide, type Target } from './sides.js';
 import { percentile, shuffled, summarize, type Summary } from './stats.js';
 
-export interface ExpiryRound {
+interface ExpiryRound {
   round: number;
   order: string[];
   /** Upstream requests (counted at the fetcher) per endpoint. Must be 1. */
@@ -134,7 +134,7 @@ export async function expiryBenchmark(
 }
 
 /** Mass expiry through a peer that has no single-flight: what reaches the servers. */
-export interface PeerExpiryRound {
+interface PeerExpiryRound {
   round: number;
   /**
    * Requests the servers saw ÷ endpoints, per complete walk of every caller (hits × callers ÷

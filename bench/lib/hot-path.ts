@@ -21,7 +21,7 @@ export const EVENTS_EACH_CASE = "CardCache.get, fresh, events + subscriber, hitE
 /** The case of the target: events wired as the service wires them (`hitEvents: 'counted'`). */
 export const EVENTS_CASE = "CardCache.get, fresh, events + subscriber, hitEvents 'counted' (service)";
 
-export interface HotPathRow {
+interface HotPathRow {
   name: string;
   ns: Summary;
   /** ns ÷ the bare Map.get's ns in the same round, over rounds (median, min, max). */

@@ -29,7 +29,7 @@ import type { ServerHandle } from './server.js';
 import { rawSide, type Target } from './sides.js';
 import { summarize, type Summary } from './stats.js';
 
-export interface CycleResult {
+interface CycleResult {
   seconds: number;
   /** Bench-process CPU (user + system) during the cycle, ms. */
   cpuMs: number;
@@ -47,7 +47,7 @@ export interface CycleResult {
   snapshotAgents: number;
 }
 
-export interface LoopRound {
+interface LoopRound {
   round: number;
   order: string[];
   due: CycleResult;

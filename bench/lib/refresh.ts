@@ -7,7 +7,7 @@ import { assertClean, timedSweep, type SweepResult } from './measure.js';
 import type { Side } from './sides.js';
 import { summarize, type Summary } from './stats.js';
 
-export interface RefreshRound {
+interface RefreshRound {
   round: number;
   order: string[];
   results: Record<string, SweepResult>;

@@ -13,7 +13,7 @@ import type { RoutingCase, RoutingReport } from 'a2a-discovery/routing';
 import { casesFromVocabulary, evaluateRouting, formatRoutingReport, loadCases, standInPeers, standInSnapshot } from 'a2a-discovery/routing';
 import { readBoundedStream } from '../server/read-json-body.js';
 
-export interface EvalRoutingFlags {
+interface EvalRoutingFlags {
   config: string;
   cases?: string;
   url?: string;
@@ -23,7 +23,7 @@ export interface EvalRoutingFlags {
 }
 
 /** Evaluates routing as the flags say; resolves to the report. */
-export async function evalRouting(flags: EvalRoutingFlags, env: NodeJS.ProcessEnv = process.env): Promise<{ report: RoutingReport; source: string }> {
+async function evalRouting(flags: EvalRoutingFlags, env: NodeJS.ProcessEnv = process.env): Promise<{ report: RoutingReport; source: string }> {
   const config = await loadConfig(flags.config);
   const cases: RoutingCase[] = [
     ...casesFromVocabulary(config.vocabulary),

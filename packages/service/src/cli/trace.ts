@@ -10,7 +10,7 @@ import type { TraceCondition, TraceInputs, TraceResult } from 'a2a-discovery/exp
 import { rejectedAt, runTrace, TIMELINE_STAGE_NAMES, TIMELINE_STAGES, TRACE_CONDITIONS } from 'a2a-discovery/explorer';
 
 /** The flags as commander parses them. */
-export interface TraceFlags {
+interface TraceFlags {
   condition: TraceCondition;
   credentials: boolean;
   maxAge?: number;
@@ -44,7 +44,7 @@ function wholeNumber(value: string): number {
 }
 
 /** Flags → explorer controls (unset flags keep the explorer's defaults). */
-export function traceInputsFromFlags(flags: TraceFlags): Partial<TraceInputs> {
+function traceInputsFromFlags(flags: TraceFlags): Partial<TraceInputs> {
   return {
     condition: flags.condition,
     credentials: flags.credentials,
@@ -71,7 +71,7 @@ const onOff = (b: boolean): string => (b ? 'on' : 'off');
  * went to the network (or not), the `If-None-Match` it sent, the lane that rejected it, why v2
  * stayed hidden — then the freshness sentence and the statistics.
  */
-export function renderTrace(result: TraceResult): string {
+function renderTrace(result: TraceResult): string {
   const i = result.inputs;
   const lines: string[] = [];
   lines.push(`Discovery trace of ${result.model.baseUrl} (teaching model run by the library's card cache, validator and matcher)`);

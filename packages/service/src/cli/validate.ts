@@ -9,7 +9,7 @@ import { formatProblems, loadConfig, resolveSecrets, type DiscoveryConfig } from
 import { DiscoveryError, isDiscoveryError, type Problem } from 'a2a-discovery';
 
 /** The outcome of {@link validateConfigFile}. */
-export interface ValidateReport {
+interface ValidateReport {
   readonly valid: boolean;
   /** Every problem, in file order; secret problems after the others. */
   readonly problems: readonly Problem[];
@@ -22,7 +22,7 @@ export interface ValidateReport {
  *
  * @throws DiscoveryError `ERR_USAGE` when the file cannot be read.
  */
-export async function validateConfigFile(file: string, env: NodeJS.ProcessEnv = process.env): Promise<ValidateReport> {
+async function validateConfigFile(file: string, env: NodeJS.ProcessEnv = process.env): Promise<ValidateReport> {
   let config: DiscoveryConfig;
   try {
     config = await loadConfig(file);
@@ -44,7 +44,7 @@ function plural(n: number, word: string): string {
 }
 
 /** `N static agents, M needs, sources: static, well-known partners, ...` */
-export function describeConfig(config: DiscoveryConfig): string {
+function describeConfig(config: DiscoveryConfig): string {
   const sources = [
     ...(config.static.length > 0 ? ['static'] : []),
     ...(config.sources.wellKnown !== undefined ? [`well-known ${config.sources.wellKnown.id}${config.sources.wellKnown.catalogFirst ? ' (AI Catalog first)' : ''}`] : []),

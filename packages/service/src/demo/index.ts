@@ -5,6 +5,4 @@
  * @module
  */
 export { runDemo } from './run-demo.js';
-export type { DemoOptions, RunningDemo } from './run-demo.js';
-export { startAdkDemoAgent, startV1DemoAgent, startDemoCatalog, DemoModel } from './peers.js';
-export type { DemoPeer } from './peers.js';
+export type { RunningDemo } from './run-demo.js';

@@ -21,7 +21,7 @@ import type { AgentExecutor, ExecutionEventBus, RequestContext } from '@a2a-js/s
 import { UserBuilder, agentCardHandler, jsonRpcHandler } from '@a2a-js/sdk/server/express';
 
 /** A deterministic "model" for the demo agents: it answers with a script, never a network call. */
-export class DemoModel extends BaseLlm {
+class DemoModel extends BaseLlm {
   readonly #reply: (text: string) => string;
 
   constructor(model: string, reply: (text: string) => string) {

@@ -8,9 +8,9 @@ import { A2A_CARD_MEDIA_TYPE, AI_CATALOG_SPEC_VERSION, CARD_PATH, CATALOG_CARD_F
 import type { Snapshot, SnapshotAgent } from 'a2a-discovery';
 
 /** The top-level extension: `{ digest, version, createdAt }` of the snapshot the catalog publishes. */
-export const SNAPSHOT_EXTENSION = 'dev.a2a-discovery.snapshot';
+const SNAPSHOT_EXTENSION = 'dev.a2a-discovery.snapshot';
 /** The entry extension: `{ localName, canonicalSha256, rawSha256 }` of the agent. */
-export const AGENT_EXTENSION = 'dev.a2a-discovery.agent';
+const AGENT_EXTENSION = 'dev.a2a-discovery.agent';
 
 /** Inputs of {@link buildAiCatalog}. */
 export interface BuildAiCatalogOptions {

@@ -101,7 +101,7 @@ export function snapshotJson(s: Snapshot, routing?: RoutingVerdict): Record<stri
 }
 
 /** `GET /api/sources` lists at most this many problems and catalog documents per source, then counts the rest. */
-export const MAX_LISTED_PER_SOURCE = 50;
+const MAX_LISTED_PER_SOURCE = 50;
 /** Characters kept of one text field there (a path, a message, a URL); longer text ends in `…`. */
 const MAX_TEXT = 2_000;
 
@@ -114,7 +114,7 @@ const clip = (text: string): string => (text.length > MAX_TEXT ? `${text.slice(0
  * Bounded: {@link MAX_LISTED_PER_SOURCE} problems and documents per source (`moreProblems`,
  * `moreCatalogs` count the rest), text fields cut at 2,000 characters.
  */
-export function sourcesJson(sources: readonly Source[]): { sources: Array<Record<string, unknown>> } {
+function sourcesJson(sources: readonly Source[]): { sources: Array<Record<string, unknown>> } {
   return {
     sources: sources.map((source) => {
       const state = source.current();

@@ -16,10 +16,10 @@ import { journalOrCounter } from '@a2a-discovery/store';
 /** Events per page at most (a larger `limit` is cut to this). */
 export const MAX_JOURNAL_PAGE = 1_000;
 /** The window over which per-endpoint rates are computed. */
-export const ACTIVITY_WINDOW_MS = 5 * 60_000;
+const ACTIVITY_WINDOW_MS = 5 * 60_000;
 const BUCKET_MS = 10_000;
 /** The resolution of the per-endpoint rate series (the timeline's rate strip). */
-export const SERIES_BUCKET_MS = 60_000;
+const SERIES_BUCKET_MS = 60_000;
 /** How far back the rate series reach: 6 hours of one-minute buckets per endpoint. */
 export const SERIES_HORIZON_MS = 6 * 60 * 60_000;
 const SERIES_SLOTS = SERIES_HORIZON_MS / SERIES_BUCKET_MS;
@@ -49,7 +49,7 @@ export interface JournalPageQuery {
  * A journal event as a page shows it: the event, the replica that recorded it and its journal
  * position (`journalId`; absent while it is still being written).
  */
-export type JournalPageEvent = DiscoveryEvent & { readonly replica: string; readonly journalId?: number };
+type JournalPageEvent = DiscoveryEvent & { readonly replica: string; readonly journalId?: number };
 
 export interface JournalPage {
   /** Oldest first. */
@@ -61,7 +61,7 @@ export interface JournalPage {
 }
 
 /** Chatter of one endpoint: totals since `since` and counts within the last `windowMs`. */
-export interface EndpointActivity {
+interface EndpointActivity {
   endpoint: string;
   /** Counter name (`card.result.hit`, `card.result.revalidated`, `card.fetch.conditional`, …) → count. */
   counts: Record<string, number>;
@@ -80,7 +80,7 @@ export interface EndpointActivity {
  * buckets, oldest first. Counting starts with the process and reaches back
  * {@link SERIES_HORIZON_MS} at most.
  */
-export interface ActivitySeries {
+interface ActivitySeries {
   from: number;
   bucketMs: number;
   hits: number[];
