@@ -44,12 +44,9 @@ export {
   signatureFailure,
   signDetached,
   verifyDetachedSignature,
-  detachedPayload,
   canonicalMode,
   modesCover,
   effectiveModes,
-  MODE_SHORT_FORMS,
-  sha256Hex,
   canonicalJson,
   canonicalCardSha256,
   DEFAULT_JSON_LIMITS,
@@ -84,7 +81,7 @@ export type {
   InterfacePolicyOptions,
 } from './card/index.js';
 
-export { HostPolicy, isLoopbackHost, createCardFetcher, createGuardedLookup, systemResolver, inlineCardKey, catalogCardUrl, isCardUrl, isInlineCardKey, CATALOG_CARD_FRAGMENT, CARD_PATH } from './fetch/index.js';
+export { HostPolicy, isLoopbackHost, createCardFetcher, createGuardedLookup, inlineCardKey, catalogCardUrl, isCardUrl, isInlineCardKey, CATALOG_CARD_FRAGMENT, CARD_PATH } from './fetch/index.js';
 export type {
   HostPolicyOptions,
   HostVerdict,
@@ -96,7 +93,7 @@ export type {
   Resolver,
 } from './fetch/index.js';
 
-export { CardCache, MemoryCardStore, readDirectives, responseCacheControl, fetchWithLegacyFallback } from './cache/index.js';
+export { CardCache, MemoryCardStore } from './cache/index.js';
 export type { CardCacheOptions, RefreshOptions, CacheEntry, CardStore, EntryError, CacheDirectives, CacheContent, AcceptedContent, DigestPins } from './cache/index.js';
 
 export {
