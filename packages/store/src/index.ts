@@ -17,6 +17,7 @@ export { journalOrCounter } from './journal.js';
 export { StoreWriter } from './store-writer.js';
 export type { StoreWriterOptions } from './store-writer.js';
 // Types only: the engines behind them (knex, the drivers) load when a SQL store is opened; the
-// coordinator itself is the `@a2a-discovery/store/replicas` entry.
+// coordinator itself is the `@a2a-discovery/store/replicas` entry. ADK's session service on a
+// store's database is the `@a2a-discovery/store/adk-sessions` entry (it needs `@google/adk`).
 export type { ReplicaCoordinator, ReplicaOptions, ReplicaRole, ReplicaStatus, ReplicaTarget } from './replica-coordinator.js';
 export type { SqlStateStore, SqlStateStoreOptions } from './sql-state-store.js';

@@ -1,10 +1,10 @@
 /**
  * The service on a durable state store: what is restored at start (the current snapshot, the
  * version history, recently published snapshots, pins with their owners and ADK user ids, the
- * journal's tail) and how the running service follows into the store (a {@link StoreWriter}).
- * Conversations use ADK's own `DatabaseSessionService` on the store's database.
+ * journal's tail), how the running service follows into the store (a {@link StoreWriter}), and how
+ * replicas share sessions through it. The conversations' own service (ADK's session service on
+ * the store's database) is opened by `@a2a-discovery/store/adk-sessions`.
  */
-import { BaseSessionService, DatabaseSessionService, InMemorySessionService } from '@google/adk';
 import type { SessionRunner, TreeFactory, TreeFactoryOptions } from 'a2a-discovery/adk';
 import type { Clock, DiscoveryEvent, EventStream, DiscoveryLoop } from 'a2a-discovery';
 import type { PinRecord, StateStore } from '@a2a-discovery/store';
@@ -12,96 +12,6 @@ import { StoreWriter } from '@a2a-discovery/store';
 import type { EventBuffer } from './event-buffer.js';
 import type { SessionOwners } from './session-owners.js';
 import type { SnapshotArchive } from './snapshot-archive.js';
-
-export interface SessionStoreTarget {
-  /** The store's engine and where it is. */
-  kind: StateStore['kind'];
-  /** The SQLite file, or the PostgreSQL connection. */
-  sqliteFile?: string;
-  postgres?: { host: string; port: number; user: string; database: string; password?: string };
-}
-
-/**
- * ADK's session service for the store: `DatabaseSessionService` (MikroORM) on the SQLite file or
- * PostgreSQL database the store uses, or `InMemorySessionService` for a memory store. ADK opens
- * its own connection; its tables (`sessions`, `events`, …) sit beside ours (`a2ad_*`).
- */
-export async function sessionServiceFor(target: SessionStoreTarget, gate?: <T>(work: () => Promise<T>) => Promise<T>): Promise<{ service: BaseSessionService; close(): Promise<void> }> {
-  if (target.kind === 'memory' || (target.kind === 'sqlite' && (target.sqliteFile === undefined || target.sqliteFile === ':memory:'))) {
-    return { service: new InMemorySessionService(), close: () => Promise.resolve() };
-  }
-  let service: DatabaseSessionService;
-  if (target.kind === 'sqlite') {
-    const { SqliteDriver } = await import('@mikro-orm/sqlite');
-    service = new DatabaseSessionService({
-      driver: SqliteDriver,
-      dbName: target.sqliteFile,
-      // Our store writes the same file on another connection: wait for its short transactions
-      // instead of failing a turn with SQLITE_BUSY.
-      pool: {
-        min: 1,
-        max: 1,
-        afterCreate: (conn: { exec(sql: string, cb: (err: Error | null) => void): void }, done: (err: Error | null, conn: unknown) => void) =>
-          conn.exec('PRAGMA busy_timeout = 5000; PRAGMA foreign_keys = ON;', (err) => done(err, conn)),
-      },
-    });
-  } else {
-    const { PostgreSqlDriver } = await import('@mikro-orm/postgresql');
-    const pg = target.postgres!;
-    service = new DatabaseSessionService({
-      driver: PostgreSqlDriver,
-      host: pg.host,
-      port: pg.port,
-      user: pg.user,
-      dbName: pg.database,
-      ...(pg.password !== undefined && { password: pg.password }),
-    });
-  }
-  await (gate ? gate(() => service.init()) : service.init());
-  return {
-    service: gate ? new GatedSessionService(service, gate) : service,
-    // ADK 2.0's DatabaseSessionService has no close(); its MikroORM instance holds the pool open.
-    close: async () => {
-      const orm = (service as unknown as { orm?: { close(force?: boolean): Promise<void> } }).orm;
-      await orm?.close(true);
-    },
-  };
-}
-
-/**
- * A session service whose every call runs through the store's gate (see `StateStore.exclusive`),
- * so ADK's transactions on a SQLite file never interleave with the store's writes.
- */
-export class GatedSessionService extends BaseSessionService {
-  readonly #inner: BaseSessionService;
-  readonly #gate: <T>(work: () => Promise<T>) => Promise<T>;
-
-  constructor(inner: BaseSessionService, gate: <T>(work: () => Promise<T>) => Promise<T>) {
-    super();
-    this.#inner = inner;
-    this.#gate = gate;
-  }
-
-  createSession(request: Parameters<BaseSessionService['createSession']>[0]): ReturnType<BaseSessionService['createSession']> {
-    return this.#gate(() => this.#inner.createSession(request));
-  }
-
-  getSession(request: Parameters<BaseSessionService['getSession']>[0]): ReturnType<BaseSessionService['getSession']> {
-    return this.#gate(() => this.#inner.getSession(request));
-  }
-
-  listSessions(request: Parameters<BaseSessionService['listSessions']>[0]): ReturnType<BaseSessionService['listSessions']> {
-    return this.#gate(() => this.#inner.listSessions(request));
-  }
-
-  deleteSession(request: Parameters<BaseSessionService['deleteSession']>[0]): ReturnType<BaseSessionService['deleteSession']> {
-    return this.#gate(() => this.#inner.deleteSession(request));
-  }
-
-  override appendEvent(request: Parameters<BaseSessionService['appendEvent']>[0]): ReturnType<BaseSessionService['appendEvent']> {
-    return this.#gate(() => this.#inner.appendEvent(request));
-  }
-}
 
 export interface RestoreTargets {
   store: StateStore;

@@ -4,9 +4,9 @@
  */
 import type { Clock } from 'a2a-discovery';
 import type { StateStore } from '@a2a-discovery/store';
-import { openStateStore, parseStoreSpec, storeLocation } from '@a2a-discovery/store';
-import type { SessionStoreTarget } from './persistence.js';
-import { sessionServiceFor } from './persistence.js';
+import { openStateStore } from '@a2a-discovery/store';
+import type { AdkSessions } from '@a2a-discovery/store/adk-sessions';
+import { openAdkSessionService } from '@a2a-discovery/store/adk-sessions';
 import type { ServiceOptions } from './service-options.js';
 
 export interface ServiceStores {
@@ -15,7 +15,7 @@ export interface ServiceStores {
   readonly ownStore: boolean;
   /** The journal's last sequence number when the service starts. */
   readonly startSeq: number;
-  readonly sessionStore: Awaited<ReturnType<typeof sessionServiceFor>>;
+  readonly sessionStore: AdkSessions;
 }
 
 /** Opens the stores; a store the service opened is closed again when the rest fails. */
@@ -24,28 +24,16 @@ export async function openStores(o: ServiceOptions, clock: Clock): Promise<Servi
   const store = typeof o.store === 'object' ? o.store : await openStateStore(o.store ?? 'memory', { clock, ...o.storeOptions, ...(o.replica?.id !== undefined && { replica: o.replica.id }) });
   try {
     const startSeq = await store.lastSeq();
-    const sessionStore = await sessionServiceFor(o.sessions?.history === 'memory' || !ownStore ? { kind: 'memory' } : sessionTarget(o.store as string | undefined, o.storeOptions), store.exclusive && ((work) => store.exclusive!(work)));
+    // On the database of a store the service opened (same file, same PostgreSQL connection and
+    // TLS); in memory for a caller's store or when asked to.
+    const sessionStore = await openAdkSessionService(o.sessions?.history === 'memory' || typeof o.store === 'object' ? 'memory' : (o.store ?? 'memory'), {
+      ...(o.storeOptions?.dataDir !== undefined && { dataDir: o.storeOptions.dataDir }),
+      ...(o.storeOptions?.password !== undefined && { password: o.storeOptions.password }),
+      store,
+    });
     return { store, ownStore, startSeq, sessionStore };
   } catch (err) {
     if (ownStore) await store.close().catch(() => undefined);
     throw err;
   }
-}
-
-/** Where ADK's DatabaseSessionService connects, for a store given by description. */
-function sessionTarget(spec: string | undefined, options: ServiceOptions['storeOptions']): SessionStoreTarget {
-  const parsed = parseStoreSpec(spec ?? 'memory');
-  if ('problem' in parsed || parsed.kind === 'memory') return { kind: 'memory' };
-  if (parsed.kind === 'sqlite') return { kind: 'sqlite', sqliteFile: parsed.file === ':memory:' ? ':memory:' : storeLocation(parsed, options?.dataDir) };
-  const url = new URL(parsed.url);
-  return {
-    kind: 'postgres',
-    postgres: {
-      host: url.hostname.replace(/^\[|\]$/g, ''),
-      port: url.port === '' ? 5432 : Number(url.port),
-      user: decodeURIComponent(url.username),
-      database: decodeURIComponent(url.pathname.replace(/^\//, '')) || decodeURIComponent(url.username),
-      ...(options?.password !== undefined && { password: options.password }),
-    },
-  };
 }
