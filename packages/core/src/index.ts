@@ -49,6 +49,7 @@ export {
   effectiveModes,
   canonicalJson,
   canonicalCardSha256,
+  deepFreeze,
   DEFAULT_JSON_LIMITS,
 } from './card/index.js';
 export type {

@@ -6,15 +6,8 @@
  * milliseconds and translated back on load (`at − now() + wallNow()` and the reverse).
  */
 import type { CacheEntry, AgentCardModel, CardProtocolVersion, Clock, DiscoveryEvent, Snapshot, SnapshotAgent } from 'a2a-discovery';
-
-/** Freezes a value and everything inside it (loaded data is as immutable as fresh data). */
-export function deepFreeze<T>(value: T): T {
-  if (value !== null && typeof value === 'object' && !Object.isFrozen(value)) {
-    Object.freeze(value);
-    for (const child of Object.values(value)) deepFreeze(child);
-  }
-  return value;
-}
+// Loaded data is as immutable as fresh data: frozen by the library's own rule.
+import { deepFreeze } from 'a2a-discovery';
 
 const toWall = (at: number, clock: Clock): number => Math.round(at - clock.now() + clock.wallNow());
 const fromWall = (wall: number, clock: Clock): number => wall - clock.wallNow() + clock.now();
@@ -45,7 +38,7 @@ export function entryFromJson<C = AgentCardModel, V extends string = CardProtoco
 }
 
 /** A snapshot agent without its card (the card is stored once, by its raw hash). */
-export type StoredAgent = Omit<SnapshotAgent, 'card' | 'body'>;
+type StoredAgent = Omit<SnapshotAgent, 'card' | 'body'>;
 
 /** A card kept for snapshots, content-addressed by the SHA-256 of its bytes. */
 export interface StoredCard {

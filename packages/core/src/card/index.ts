@@ -30,3 +30,4 @@ export { checkCard } from './check-card.js';
 export type { CheckCardOptions, CheckCardResult } from './check-card.js';
 export { verifyCardSignatures, canonicalCardPayload, signCard, signatureFailure, detachedPayload, verifyDetachedSignature, signDetached } from './signature.js';
 export type { SignatureMode, SignatureOptions, SignatureResult, TrustedKey, CanonicalForm } from './signature.js';
+export { deepFreeze } from './model.js';

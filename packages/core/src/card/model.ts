@@ -94,7 +94,7 @@ export interface AgentCardModel {
   readonly signatures?: readonly AgentCardSignatureModel[];
 }
 
-/** Freezes a JSON value and everything under it. */
+/** Freezes a JSON value and everything under it, iteratively (no stack limit on deep values). Store engines freeze what they load with it. */
 export function deepFreeze<T>(value: T): T {
   const stack: unknown[] = [value];
   while (stack.length > 0) {
