@@ -4,15 +4,16 @@
  * when the schema found problems elsewhere, and a file with ten mistakes reports all ten at once.
  * A value of the wrong type is skipped here: the schema already reports it.
  */
-import { HostPolicy, isLoopbackHost } from '../fetch/index.js';
+import { HostPolicy } from '../fetch/index.js';
 import { isDiscoveryError, type Problem } from '../errors.js';
 import { formatPath, type ConfigPath } from './messages.js';
 import { LOCAL_NAME } from '../local-name.js';
 import { CACHE_DEFAULTS } from '../rules/defaults.js';
 import { normalizeDomain } from '../rules/domains.js';
 import { storeSpecKind } from '../rules/store-spec.js';
+import { isLoopbackHost, normalizeOrigin } from '../rules/origins.js';
 import { impossibleUrl } from '../rules/urls.js';
-import { originOf, SCHEMA_DEFAULTS } from './schema.js';
+import { SCHEMA_DEFAULTS } from './schema.js';
 import type { YamlSource } from './yaml-source.js';
 
 type Raw = Record<string, unknown>;
@@ -94,8 +95,8 @@ export function crossCheck(doc: Raw, source: YamlSource): Problem[] {
     if (hasEnv && hasFile) add(['credentials', i, 'valueFile'], 'set exactly one of valueEnv and valueFile, not both');
     if (!hasEnv && !hasFile) add(['credentials', i], 'needs exactly one of valueEnv (an environment variable) or valueFile (a file); secrets are never written in the configuration');
     const raw = string(entry.origin);
-    const normalized = raw === undefined ? undefined : originOf(raw);
-    if (raw === undefined || normalized === undefined) return;
+    const normalized = raw === undefined ? undefined : normalizeOrigin(raw);
+    if (typeof normalized !== 'string') return;
     const first = credentialOrigins.get(normalized);
     if (first !== undefined) add(['credentials', i, 'origin'], `${normalized} already has credentials in credentials[${first}]`);
     else credentialOrigins.set(normalized, i);

@@ -15,7 +15,7 @@ import { DiscoveryError, type Problem } from '../errors.js';
 import type { ConfigPath } from './messages.js';
 import { fsReason } from './parse-config.js';
 import { readBoundedFile } from './read-bounded-file.js';
-import { originOf } from './schema.js';
+import { originOf } from '../rules/origins.js';
 import type { DiscoveryConfig } from './types.js';
 import { problemIn } from './yaml-source.js';
 
@@ -107,7 +107,7 @@ export async function resolveSecrets(config: DiscoveryConfig, env: NodeJS.Proces
         : c.valueFile !== undefined
           ? await fromFile(['credentials', i, 'valueFile'], c.valueFile, 'credential')
           : fail(['credentials', i], 'names neither valueEnv nor valueFile');
-    if (value !== undefined) headers.set(c.origin, { [c.header]: `${c.prefix ?? ''}${value}` });
+    if (value !== undefined) headers.set(originOf(c.origin) ?? c.origin, { [c.header]: `${c.prefix ?? ''}${value}` });
   }
 
   // Trusted keys.
@@ -249,7 +249,7 @@ function secrets(
     ...(storePassword !== undefined && { storePassword }),
     ...(catalogSigningKey !== undefined && { catalogSigningKey }),
     credentials: (origin: string): Record<string, string> | undefined => {
-      const key = originOf(origin) ?? safeOrigin(origin);
+      const key = originOf(origin);
       const found = key === undefined ? undefined : headers.get(key);
       return found === undefined ? undefined : { ...found };
     },
@@ -258,13 +258,4 @@ function secrets(
     [inspect.custom]: () => redacted(),
   };
   return Object.freeze(result);
-}
-
-function safeOrigin(url: string): string | undefined {
-  try {
-    const origin = new URL(url).origin;
-    return origin === 'null' ? undefined : origin;
-  } catch {
-    return undefined;
-  }
 }

@@ -10,6 +10,7 @@ import { DEFAULT_CATALOG_LIMITS } from '../catalog/index.js';
 import { CACHE_DEFAULTS, CATALOG_DEFAULTS, HEALTH_DEFAULTS, LOOP_DEFAULTS, SOURCE_DEFAULTS } from '../rules/defaults.js';
 import { normalizeDomain } from '../rules/domains.js';
 import { localNameProblem, sourceIdProblem, tagProblem } from '../rules/ids.js';
+import { normalizeOrigin } from '../rules/origins.js';
 import { parseStoreSpec } from '../rules/store-spec.js';
 import { DEFAULT_MAX_CARD_BYTES } from '../rules/limits.js';
 import { impossibleBaseUrl, impossibleCardUrl, impossibleUrl } from '../rules/urls.js';
@@ -58,23 +59,12 @@ const sourceId = checked(sourceIdProblem);
 const positiveInt = z.int().positive();
 const nonNegativeInt = z.int().nonnegative();
 
-/** The origin `https://host[:port]` of an origin string, or undefined when it is not one. */
-export function originOf(value: string): string | undefined {
-  let url: URL;
-  try {
-    url = new URL(value);
-  } catch {
-    return undefined;
-  }
-  if (url.protocol !== 'https:' && url.protocol !== 'http:') return undefined;
-  if (url.username !== '' || url.password !== '' || url.search !== '' || url.hash !== '' || url.pathname !== '/') return undefined;
-  if (/^[a-z]+:\/\/[^/]+\/.+/i.test(value)) return undefined;
-  return url.origin;
+/** The problem of a rule that returns the normalized value or `{ problem }`. */
+function problemOf(normalized: string | { problem: string }): string | undefined {
+  return typeof normalized === 'string' ? undefined : normalized.problem;
 }
 
-const origin = checked((value) =>
-  originOf(value) === undefined ? `must be an origin such as "https://agents.example.com" (scheme, host, optional port; no path), got ${describeValue(value)}` : undefined,
-);
+const origin = checked((value) => problemOf(normalizeOrigin(value)));
 
 const mode = checked((value) =>
   canonicalMode(value) === undefined ? `${describeValue(value)} is neither a media type (type/subtype) nor a known short form (text, json, data, file, image, audio, video)` : undefined,
@@ -84,10 +74,7 @@ const serverHost = checked((value) =>
   isIP(value) !== 0 || HOST_NAME.test(value) ? undefined : `must be a host name or IP address to listen on, such as 127.0.0.1, got ${describeValue(value)}`,
 );
 
-const domain = checked((value) => {
-  const normalized = normalizeDomain(value);
-  return typeof normalized === 'string' ? undefined : normalized.problem;
-});
+const domain = checked((value) => problemOf(normalizeDomain(value)));
 
 const tenantHost = checked((value) => {
   const wildcard = value.startsWith('*.');
