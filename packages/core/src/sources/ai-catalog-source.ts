@@ -29,13 +29,15 @@ import { systemClock } from '../clock/index.js';
 import type { EventStream } from '../events/index.js';
 import type { CardFetcher, HostPolicy } from '../fetch/index.js';
 import type { CatalogRoot, CatalogSourceSettings } from './ai-catalog-refresh.js';
+import { normalizeDomain } from '../rules/domains.js';
+import { impossibleUrl } from '../rules/urls.js';
+import { describe } from '../text.js';
 import { CatalogSource } from './ai-catalog-refresh.js';
 import { CatalogArtifacts } from './catalog-artifacts.js';
 import type { CatalogEntry } from './catalog-documents.js';
 import type { CatalogReport } from './catalog-walk.js';
-import { OptionProblems, describe, impossibleUrl } from './source-core.js';
+import { OptionProblems } from './source-core.js';
 import type { Source } from './types.js';
-import { normalizeDomain } from './well-known-source.js';
 
 export type { CatalogReport } from './catalog-walk.js';
 export { pruneCatalogStore } from './catalog-documents.js';

@@ -13,7 +13,7 @@ import { DiscoveryError, type Problem } from '../errors.js';
 import type { CatalogEvent, EventStream } from '../events/index.js';
 import { originOf } from '../rules/origins.js';
 import type { CatalogEntry } from './catalog-documents.js';
-import { describe } from './source-core.js';
+import { describe } from '../text.js';
 
 /** What one catalog document gave in the last refresh, for the API and the dashboard. */
 export interface CatalogReport {

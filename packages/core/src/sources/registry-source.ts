@@ -18,7 +18,8 @@ import { simpleCatalogAdapter, type RegistryAdapter } from './registry-adapter.j
 import { SOURCE_DEFAULTS } from '../rules/defaults.js';
 import { originOf } from '../rules/origins.js';
 import { impossibleBaseUrl, impossibleCardUrl, impossibleUrl } from '../rules/urls.js';
-import { OptionProblems, SourceCore, describe } from './source-core.js';
+import { describe } from '../text.js';
+import { OptionProblems, SourceCore } from './source-core.js';
 import type { EndpointRecord, Source, SourceListener, SourceState } from './types.js';
 
 /** Inputs of {@link registrySource}. Durations are milliseconds. */
