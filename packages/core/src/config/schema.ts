@@ -6,13 +6,12 @@
 import { isIP } from 'node:net';
 import { z } from 'zod';
 import { canonicalMode } from '../card/index.js';
-import { DEFAULT_CATALOG_LIMITS } from '../catalog/index.js';
-import { CACHE_DEFAULTS, CATALOG_DEFAULTS, HEALTH_DEFAULTS, LOOP_DEFAULTS, SOURCE_DEFAULTS } from '../rules/defaults.js';
+import { CACHE_DEFAULTS, CATALOG_DEFAULTS, HEALTH_DEFAULTS, LOOP_DEFAULTS, RETENTION_DEFAULTS, ROUTING_DEFAULTS, SESSION_DEFAULTS, SOURCE_DEFAULTS } from '../rules/defaults.js';
 import { normalizeDomain } from '../rules/domains.js';
 import { localNameProblem, sourceIdProblem, tagProblem } from '../rules/ids.js';
 import { normalizeOrigin } from '../rules/origins.js';
 import { parseStoreSpec } from '../rules/store-spec.js';
-import { DEFAULT_MAX_CARD_BYTES } from '../rules/limits.js';
+import { DEFAULT_MAX_CARD_BYTES, DEFAULT_MAX_CATALOG_BYTES } from '../rules/limits.js';
 import { impossibleBaseUrl, impossibleCardUrl, impossibleUrl } from '../rules/urls.js';
 import { describeValue } from './messages.js';
 
@@ -237,7 +236,7 @@ const sources = z.strictObject({
         maxDepth: positiveInt.default(CATALOG_DEFAULTS.maxDepth),
         maxEntries: positiveInt.default(CATALOG_DEFAULTS.maxEntries),
         maxCatalogs: positiveInt.default(CATALOG_DEFAULTS.maxCatalogs),
-        maxBytes: positiveInt.default(DEFAULT_CATALOG_LIMITS.maxBytes),
+        maxBytes: positiveInt.default(DEFAULT_MAX_CATALOG_BYTES),
         signatures: z.enum(['off', 'if-present', 'required']).default('if-present'),
       }),
     )
@@ -310,14 +309,14 @@ const routingDomain = z.strictObject({
 });
 
 const routing = z.strictObject({
-  minAccuracy: z.number().min(0).max(1).default(0.9),
+  minAccuracy: z.number().min(0).max(1).default(ROUTING_DEFAULTS.minAccuracy),
   gate: z.boolean().default(false),
   cases: filePath.optional(),
 });
 
 const sessions = z.strictObject({
-  idleTimeoutMs: positiveInt.default(3_600_000),
-  maxSessions: positiveInt.default(10_000),
+  idleTimeoutMs: positiveInt.default(SESSION_DEFAULTS.idleTimeoutMs),
+  maxSessions: positiveInt.default(SESSION_DEFAULTS.maxSessions),
   allowAdkMetadata: z.boolean().default(false),
   // Conversations: ADK's DatabaseSessionService on the store's database ('store'), or in memory.
   history: z.enum(['store', 'memory']).default('store'),
@@ -330,10 +329,10 @@ function impossibleStore(value: string): string | undefined {
 }
 
 const retention = z.strictObject({
-  journalMaxEvents: positiveInt.default(100_000),
-  journalMaxAgeMs: positiveInt.default(7 * 24 * 3_600_000),
-  snapshots: nonNegativeInt.default(50),
-  snapshotHistory: positiveInt.default(200),
+  journalMaxEvents: positiveInt.default(RETENTION_DEFAULTS.journalMaxEvents),
+  journalMaxAgeMs: positiveInt.default(RETENTION_DEFAULTS.journalMaxAgeMs),
+  snapshots: nonNegativeInt.default(RETENTION_DEFAULTS.snapshots),
+  snapshotHistory: positiveInt.default(RETENTION_DEFAULTS.snapshotHistory),
 });
 
 /** Several replicas on one PostgreSQL store (docs/deployment.md). */
