@@ -479,8 +479,8 @@ function validate(options: CardFetcherOptions): Settings {
     maxConnectionsPerOrigin: check.positive('maxConnectionsPerOrigin', 1, true),
     userAgent: check.userAgent(),
   };
-  check.fn('credentials', '(origin) => headers');
-  check.fn('lookup', '(hostname) => Promise<addresses>');
+  check.credentials();
+  check.resolver('lookup');
   check.done();
   return settings;
 }
