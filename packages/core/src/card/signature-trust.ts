@@ -163,12 +163,16 @@ export function algorithmRefusal(alg: string): string | undefined {
   return undefined;
 }
 
-/** Why a JWK cannot be a card-verification key, or undefined when it can. */
-function unusableJwk(jwk: unknown): string | undefined {
+/**
+ * Why a JWK cannot be a card-verification key, or undefined when it can: the trust store's rule,
+ * applied to keys given in code, to keys read from configured files (`resolveSecrets`) and to an
+ * allowlisted jku's key set.
+ */
+export function unusableJwk(jwk: unknown): string | undefined {
   if (!isObject(jwk)) return 'is not a JWK object';
   if (jwk.kty === 'oct') return 'is a symmetric ("oct") key; only public keys can verify cards';
-  if (jwk.kty !== 'EC' && jwk.kty !== 'OKP' && jwk.kty !== 'RSA') return `has unsupported kty ${JSON.stringify(jwk.kty)}`;
-  if ('d' in jwk) return 'is a private key; configure only the public part';
+  if (jwk.kty !== 'EC' && jwk.kty !== 'OKP' && jwk.kty !== 'RSA') return `has unsupported kty ${JSON.stringify(jwk.kty)} (EC, OKP or RSA expected)`;
+  if ('d' in jwk) return 'is a private key; configure only its public part';
   if (jwk.use !== undefined && jwk.use !== 'sig') return `is marked "use": ${JSON.stringify(jwk.use)}, not "sig"`;
   return undefined;
 }
