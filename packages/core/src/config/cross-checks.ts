@@ -136,6 +136,7 @@ export function crossCheck(doc: Raw, source: YamlSource): Problem[] {
   if (rootKind === 'model' && root.fallback !== undefined) add(['root', 'fallback'], 'is used only with root.kind: routed');
 
   // --- static agents ---------------------------------------------------------------------------
+  const isRootName = (name: string): string => `${JSON.stringify(name)} is the root agent's name (root.name); names must be unique in the whole tree`;
   const names = new Map<string, number>();
   list(doc.static).forEach((item, i) => {
     const agent = record(item);
@@ -145,7 +146,7 @@ export function crossCheck(doc: Raw, source: YamlSource): Problem[] {
       const first = names.get(name);
       if (first !== undefined) add(['static', i, 'name'], `duplicate name ${JSON.stringify(name)}, already used by static[${first}]`);
       else names.set(name, i);
-      if (name === rootName) add(['static', i, 'name'], `${JSON.stringify(name)} is the root agent's name (root.name); names must be unique in the whole tree`);
+      if (name === rootName) add(['static', i, 'name'], isRootName(name));
     }
     strings(agent.tags).forEach(([j, tag]) => {
       if (!vocabulary.has(tag)) add(['static', i, 'tags', j], outside(tag));
@@ -178,7 +179,7 @@ export function crossCheck(doc: Raw, source: YamlSource): Problem[] {
       const first = domainNames.get(name);
       if (first !== undefined) add(['domains', i, 'name'], `duplicate domain ${JSON.stringify(name)}, already defined in domains[${first}]`);
       else domainNames.set(name, i);
-      if (name === rootName) add(['domains', i, 'name'], `${JSON.stringify(name)} is the root agent's name (root.name); names must be unique in the whole tree`);
+      if (name === rootName) add(['domains', i, 'name'], isRootName(name));
       if (names.has(name)) add(['domains', i, 'name'], `${JSON.stringify(name)} is also static[${names.get(name)}]'s name; a domain's router is an agent, and names must be unique in the whole tree`);
     }
     strings(d.tags).forEach(([j, tag]) => {
