@@ -45,8 +45,9 @@ describe('AgentRegistry.of: whole-registry validation', () => {
     assert.equal(err.failure, 'config');
     assert.equal(err.stage, 'config');
     assert.deepEqual(err.problems, [
-      { path: 'specs[0].name', message: "'Bad-Name' must match ^[a-z][a-z0-9_]{1,47}$ (lower snake case, 2 to 48 characters)" },
-      { path: 'specs[1].name', message: "'user' is reserved by ADK for end-user input" },
+      // The same sentences as the configuration's and the static source's (rules/ids.ts).
+      { path: 'specs[0].name', message: 'must be a local name matching ^[a-z][a-z0-9_]{1,47}$ (lower snake case, 2-48 characters), got "Bad-Name"' },
+      { path: 'specs[1].name', message: '"user" is reserved by ADK for end-user input' },
       { path: 'specs[2].description', message: "'faq' has an empty description (a parent routes on it)" },
       { path: 'specs[6].name', message: "'faq' is registered twice (first at specs[2])" },
       { path: 'specs[3].children[2]', message: "'router' lists unknown child 'ghost'" },

@@ -2,12 +2,17 @@
  * One definition of loopback: `isLoopbackHost`, and every rule that relaxes something for
  * loopback hosts (the allowlist's `http:` exemption, the card's interface policy without a host
  * policy) answering exactly as it does. (The configuration's and the service's bind checks call
- * the same function.)
+ * the same function.) One definition of an origin: `originOf` (the origin of a URL) and
+ * `normalizeOrigin` (a value that must be an origin), which the configuration, the credentials
+ * lookup and the signature check share, where their own copies used to disagree.
  */
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { isLoopbackHost } from '../../packages/core/src/rules/origins.js';
-import { parseAgentCard } from '../../packages/core/src/card/index.js';
+import { exportJWK, generateKeyPair } from 'jose';
+import { isLoopbackHost, normalizeOrigin, originOf } from '../../packages/core/src/rules/origins.js';
+import { checkCard, parseAgentCard, signCard, verifyCardSignatures } from '../../packages/core/src/card/index.js';
+import { parseConfig, resolveSecrets } from '../../packages/core/src/config/index.js';
+import { isDiscoveryError } from '../../packages/core/src/errors.js';
 import { HostPolicy } from '../../packages/core/src/fetch/index.js';
 import { cardFor } from '../helpers/cards.js';
 
@@ -62,3 +67,108 @@ describe('isLoopbackHost', () => {
   });
 
 });
+
+describe('originOf and normalizeOrigin', () => {
+  test('originOf: the origin of an http(s) URL, lower case, punycode, no default port, one trailing dot dropped', () => {
+    const cases: ReadonlyArray<[string, string | undefined]> = [
+      ['https://agents.example.com/a/b?c#d', 'https://agents.example.com'],
+      ['HTTPS://Agents.Example.COM:443/', 'https://agents.example.com'],
+      ['http://127.0.0.1:80/x', 'http://127.0.0.1'],
+      ['https://agents.example.com:8443', 'https://agents.example.com:8443'],
+      ['https://bücher.example/', 'https://xn--bcher-kva.example'],
+      // The allowlist drops one trailing dot; so does the origin every lookup keys on.
+      ['https://agents.example.com./card.json', 'https://agents.example.com'],
+      ['https://[::1]:8080/', 'https://[::1]:8080'],
+      ['ftp://files.example.com/', undefined],
+      ['ws://agents.example.com/', undefined],
+      ['https://./', undefined],
+      ['/relative/path', undefined],
+      ['not a url', undefined],
+    ];
+    for (const [url, origin] of cases) assert.equal(originOf(url), origin, url);
+  });
+
+  test('normalizeOrigin: only an origin, nothing after the host but a /', () => {
+    const accepted: ReadonlyArray<[string, string]> = [
+      ['https://billing.example.com', 'https://billing.example.com'],
+      [' HTTPS://Billing.Example.COM:443/ ', 'https://billing.example.com'],
+      ['https://billing.example.com.', 'https://billing.example.com'],
+      ['http://localhost:3000', 'http://localhost:3000'],
+    ];
+    for (const [value, origin] of accepted) assert.equal(normalizeOrigin(value), origin, value);
+    for (const value of REFUSED_ORIGINS) {
+      const r = normalizeOrigin(value);
+      assert.equal(typeof r, 'object', value);
+      assert.match((r as { problem: string }).problem, /is not an origin such as "https:\/\/agents\.example\.com" \(scheme, host and optional port; no path, query or fragment\)$/, value);
+    }
+  });
+
+  test('a signing key\'s origins: the configuration and verifyCardSignatures accept and refuse the same values', async () => {
+    const { publicKey } = await generateKeyPair('ES256');
+    const jwk = await exportJWK(publicKey);
+    const card = { ...cardFor({ origin: 'https://billing.example.com' }, 'billing') };
+    for (const value of [...REFUSED_ORIGINS, 'https://billing.example.com', 'https://billing.example.com.']) {
+      const yaml = `${BASE}signatures: { keys: [{ kid: k1, jwkFile: k1.jwk, origins: [${JSON.stringify(value)}] }] }\n`;
+      let configProblem: string | undefined;
+      try {
+        parseConfig(yaml);
+      } catch (err) {
+        assert.ok(isDiscoveryError(err), value);
+        configProblem = err.problems.find((p) => p.path === 'signatures.keys[0].origins[0]')?.message;
+        assert.ok(configProblem !== undefined, `${value}: ${err.message}`);
+      }
+      let libraryProblem: string | undefined;
+      try {
+        await verifyCardSignatures(card, { mode: 'if-present', keys: [{ kid: 'k1', jwk, origins: [value] }] });
+      } catch (err) {
+        assert.ok(isDiscoveryError(err) && err.code === 'ERR_CONFIG_INVALID', value);
+        assert.equal(err.path, 'signatures.keys[0].origins[0]');
+        libraryProblem = err.message;
+      }
+      assert.equal(libraryProblem, configProblem, value);
+    }
+  });
+
+  test('a signing key for "https://billing.example.com." verifies cards fetched from https://billing.example.com', async () => {
+    const { privateKey, publicKey } = await generateKeyPair('ES256');
+    const jwk = await exportJWK(publicKey);
+    const signed = await signCard(cardFor({ origin: 'https://billing.example.com' }, 'billing'), privateKey, { alg: 'ES256', kid: 'k1' });
+    const r = await checkCard(JSON.stringify(signed), {
+      sourceUrl: 'https://billing.example.com/.well-known/agent-card.json',
+      signatures: { mode: 'required', keys: [{ kid: 'k1', jwk, origins: ['https://billing.example.com.'] }] },
+    });
+    assert.equal(r.ok, true, JSON.stringify(r.problems));
+    assert.equal(r.signature?.status, 'verified');
+  });
+
+  test('a credential configured for "https://billing.example.com." is sent to the origin the allowlist admits', async () => {
+    const config = parseConfig(`${BASE}credentials: [{ origin: "https://billing.example.com.", valueEnv: BILLING_TOKEN }]\n`);
+    assert.equal(config.credentials[0]?.origin, 'https://billing.example.com');
+    const secrets = await resolveSecrets(config, { BILLING_TOKEN: 'bill-123' });
+    const verdict = HostPolicy.from({ allow: ['https://billing.example.com'] }).check('https://billing.example.com./.well-known/agent-card.json');
+    assert.ok(verdict.allowed);
+    // What the fetcher asks with: the verdict's origin.
+    assert.deepEqual(secrets.credentials(verdict.origin), { authorization: 'bill-123' });
+    assert.deepEqual(secrets.credentials('https://billing.example.com/a2a/v1'), { authorization: 'bill-123' });
+  });
+});
+
+/** Values that are not an origin: a path, a query, a fragment, user info, another scheme, no scheme. */
+const REFUSED_ORIGINS: readonly string[] = [
+  'https://billing.example.com/v1',
+  'https://billing.example.com/.',
+  'https://billing.example.com?x=1',
+  'https://billing.example.com/?',
+  'https://billing.example.com#',
+  'https://user@billing.example.com',
+  'ftp://billing.example.com',
+  'https:billing.example.com',
+  'billing.example.com',
+  'not an origin',
+];
+
+const BASE = `allow: [https://billing.example.com]
+vocabulary: [{ tag: billing, description: Invoices. }]
+static:
+  - { name: billing_agent, url: "https://billing.example.com/", description: Answers invoices., tags: [billing] }
+`;

@@ -7,8 +7,11 @@
 /** `^[a-z][a-z0-9_]{1,47}$`. */
 export const LOCAL_NAME = /^[a-z][a-z0-9_]{1,47}$/;
 
-/** Names ADK reserves (`user`: the author of the end user's messages). */
-export const RESERVED_NAMES: ReadonlySet<string> = new Set(['user']);
+/** ADK reserves this author name for end-user input in the event stream. */
+export const RESERVED_AGENT_NAME = 'user';
+
+/** Names ADK reserves ({@link RESERVED_AGENT_NAME}: the author of the end user's messages). */
+export const RESERVED_NAMES: ReadonlySet<string> = new Set([RESERVED_AGENT_NAME]);
 
 /** Whether `name` can name an agent: matches {@link LOCAL_NAME} and is not reserved. */
 export function isLocalName(name: unknown): name is string {

@@ -14,6 +14,7 @@ import type { Clock, TimerHandle } from '../clock/index.js';
 import { systemClock } from '../clock/index.js';
 import { DiscoveryError, toDiscoveryError } from '../errors.js';
 import type { EventStream } from '../events/index.js';
+import { SESSION_DEFAULTS } from '../rules/defaults.js';
 import type { Snapshot, SnapshotStore } from '../snapshot/index.js';
 
 /** Session ids: 1–128 characters of letters, digits and `_ . : -`. The one rule for every route. */
@@ -126,7 +127,7 @@ export class TreeFactory {
   constructor(options: TreeFactoryOptions) {
     this.#o = options;
     this.#clock = options.clock ?? systemClock;
-    this.#idleMs = options.idleTimeoutMs ?? 3_600_000;
+    this.#idleMs = options.idleTimeoutMs ?? SESSION_DEFAULTS.idleTimeoutMs;
   }
 
   /**
@@ -187,7 +188,7 @@ export class TreeFactory {
     }
     const current = this.#o.snapshots.current;
     if (!current) throw new DiscoveryError('ERR_NOT_READY', 'no snapshot has been published yet');
-    const max = this.#o.maxSessions ?? 10_000;
+    const max = this.#o.maxSessions ?? SESSION_DEFAULTS.maxSessions;
     if (this.#pins.size >= max) throw new DiscoveryError('ERR_SESSION_LIMIT', `${max} sessions are pinned (sessions.maxSessions); end one or wait for idle ones to expire`);
     const root = this.prepare(current);
     this.#o.snapshots.retain(current.digest);

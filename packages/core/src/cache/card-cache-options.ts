@@ -9,6 +9,7 @@ import type { Clock, Random } from '../clock/index.js';
 import { systemClock, systemRandom } from '../clock/index.js';
 import type { EventStream } from '../events/index.js';
 import type { CardFetcher, HostPolicy } from '../fetch/index.js';
+import { CACHE_DEFAULTS } from '../rules/defaults.js';
 import type { CacheContent, DigestPins } from './cache-content.js';
 import type { CacheEntry, CardStore } from './card-store.js';
 import { MemoryCardStore } from './card-store.js';
@@ -90,23 +91,23 @@ export interface RefreshOptions {
 /** The options with every default filled in (`content` is taken apart). */
 export type ResolvedCacheOptions<C, V extends string> = Required<Omit<CardCacheOptions<C, V>, 'events' | 'check' | 'content' | 'pins'>> & Pick<CardCacheOptions<C, V>, 'events' | 'check' | 'pins'>;
 
-/** The options with their defaults. */
+/** The options with their defaults (the numbers from `CACHE_DEFAULTS`, as the configuration's). */
 export function withDefaults<C, V extends string>(options: CardCacheOptions<C, V>): ResolvedCacheOptions<C, V> {
   return {
     store: new MemoryCardStore(),
     clock: systemClock,
     random: systemRandom,
-    defaultTtlMs: 300_000,
-    minTtlMs: 30_000,
-    maxTtlMs: 3_600_000,
-    expiryJitter: 0.1,
-    backoffBaseMs: 5_000,
-    backoffMaxMs: 300_000,
-    backoffJitter: 0.5,
-    maxStaleMs: 3_600_000,
-    maxConcurrentFetches: 32,
-    maxFetchesPerOrigin: 1,
-    requestHeaders: { 'a2a-version': '1.0' },
+    defaultTtlMs: CACHE_DEFAULTS.defaultTtlMs,
+    minTtlMs: CACHE_DEFAULTS.minTtlMs,
+    maxTtlMs: CACHE_DEFAULTS.maxTtlMs,
+    expiryJitter: CACHE_DEFAULTS.expiryJitter,
+    backoffBaseMs: CACHE_DEFAULTS.backoffBaseMs,
+    backoffMaxMs: CACHE_DEFAULTS.backoffMaxMs,
+    backoffJitter: CACHE_DEFAULTS.backoffJitter,
+    maxStaleMs: CACHE_DEFAULTS.maxStaleMs,
+    maxConcurrentFetches: CACHE_DEFAULTS.maxConcurrentFetches,
+    maxFetchesPerOrigin: CACHE_DEFAULTS.maxFetchesPerOrigin,
+    requestHeaders: { ...CACHE_DEFAULTS.requestHeaders },
     legacyCardPath: true,
     hitEvents: 'each',
     exactUrls: false,

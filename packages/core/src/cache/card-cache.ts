@@ -40,6 +40,7 @@ import { DiscoveryError, toDiscoveryError } from '../errors.js';
 import type { CardOutcome } from '../events/index.js';
 import type { FetchResult } from '../fetch/index.js';
 import { LEGACY_CARD_PATH } from '../fetch/index.js';
+import { originOf } from '../rules/origins.js';
 import type { CacheContent } from './cache-content.js';
 import { cardContent } from './cache-content.js';
 import { readDirectives } from './cache-control.js';
@@ -59,11 +60,6 @@ export type { AcceptedContent, CacheContent, DigestPins } from './cache-content.
 export type { CardCacheOptions, RefreshOptions } from './card-cache-options.js';
 
 const NO_PROBLEMS: readonly never[] = Object.freeze([]);
-
-/** The origin of a normalized endpoint URL (scheme://host[:port], no path). */
-function originOf(key: string): string {
-  return key.slice(0, key.indexOf('/', key.indexOf('//') + 2));
-}
 
 interface NeverSeenFailure {
   failures: number;
@@ -263,7 +259,7 @@ export class CardCache<C = AgentCardModel, V extends string = CardProtocolVersio
     let res: FetchResult;
     let fallback: WellKnownFetch['fallback'];
     try {
-      ({ cardUrl: url, res, fallback } = await this.#limiter.run(originOf(key), () =>
+      ({ cardUrl: url, res, fallback } = await this.#limiter.run(originOf(key) ?? key, () =>
         fetchWithLegacyFallback(cardUrl, otherUrl, (u, first) => {
           events?.emit({ type: 'card.fetch', endpoint: key, url: u, conditional: first && conditional });
           return fetcher.fetch(u, { headers: first ? headers : plain });

@@ -5,20 +5,11 @@
  *
  * @module
  */
-import type { DiscoveryError, Problem } from '../errors.js';
+import type { DiscoveryError } from '../errors.js';
 import type { CardOutcome, CardResultEvent, EventInput, EventStream } from '../events/index.js';
 
-/** What a result event tells beyond its outcome. */
-export interface ResultDetail {
-  status?: number;
-  durationMs?: number;
-  bytes?: number;
-  rawSha256?: string;
-  /** The digest a publisher pinned, when the body did not match it. */
-  expectedSha256?: string;
-  /** Notes on an accepted card (changed outcome), each with its JSON path. */
-  warnings?: readonly Problem[];
-}
+/** What a result event tells beyond its outcome: the event's own fields. */
+export type ResultDetail = Pick<CardResultEvent, 'status' | 'durationMs' | 'bytes' | 'rawSha256' | 'expectedSha256' | 'warnings'>;
 
 const NO_DETAIL: ResultDetail = Object.freeze({});
 

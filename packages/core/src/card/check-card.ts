@@ -7,6 +7,7 @@ import type { ParseCardOptions, ParseCardResult } from './parse-agent-card.js';
 import { parseAgentCard } from './parse-agent-card.js';
 import type { SignatureOptions, SignatureResult } from './signature.js';
 import { verifyCardSignatures } from './signature.js';
+import { originOf } from '../rules/origins.js';
 
 export interface CheckCardOptions extends ParseCardOptions {
   /** Signature verification; default mode `if-present` with no trusted keys. */
@@ -30,7 +31,7 @@ export interface CheckCardResult extends Omit<ParseCardResult, 'stage'> {
 export async function checkCard(input: Uint8Array | string, options: CheckCardOptions = {}): Promise<CheckCardResult> {
   const parsed = parseAgentCard(input, options);
   if (!parsed.ok) return parsed;
-  const origin = options.signatures?.origin ?? originOf(options.sourceUrl);
+  const origin = options.signatures?.origin ?? (options.sourceUrl === undefined ? undefined : originOf(options.sourceUrl));
   const signature = await verifyCardSignatures(parsed.raw, {
     mode: 'if-present',
     ...options.signatures,
@@ -53,14 +54,4 @@ export async function checkCard(input: Uint8Array | string, options: CheckCardOp
         : [{ path: 'signatures', message: 'the card is not signed, and signatures are required for it' }],
     signature,
   });
-}
-
-function originOf(url: string | undefined): string | undefined {
-  if (url === undefined) return undefined;
-  try {
-    const u = new URL(url);
-    return u.protocol === 'http:' || u.protocol === 'https:' ? u.origin : undefined;
-  } catch {
-    return undefined;
-  }
 }

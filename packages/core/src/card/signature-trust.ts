@@ -12,6 +12,7 @@ import { base64url, flattenedVerify } from 'jose';
 import type { FlattenedJWSInput, JSONWebKeySet, JWK } from 'jose';
 import { DiscoveryError } from '../errors.js';
 import type { Problem } from '../errors.js';
+import { normalizeOrigin, originOf } from '../rules/origins.js';
 
 /**
  * How signatures decide whether a card passes:
@@ -40,7 +41,10 @@ export interface TrustedKey {
   kid: string;
   /** Public JWK (from configuration). Private (`d`) and symmetric (`oct`) keys are refused. */
   jwk: JWK;
-  /** Optional: origins (e.g. 'https://agents.example.com') whose cards this key may sign; unset = any. */
+  /**
+   * Optional: origins (`https://host[:port]`, e.g. 'https://agents.example.com'; no path) whose
+   * cards this key may sign; unset = any. Anything else is refused (`ERR_CONFIG_INVALID`).
+   */
   origins?: readonly string[];
 }
 
@@ -55,7 +59,7 @@ export interface SignatureOptions {
    * asymmetric algorithms are possible: `none` and `HS*` are refused as configuration errors.
    */
   algorithms?: readonly string[];
-  /** The origin the card was fetched from (for {@link TrustedKey.origins}); a full URL is reduced to its origin. */
+  /** The origin the card was fetched from (for {@link TrustedKey.origins}); a full http(s) URL is reduced to its origin. */
   origin?: string;
   /** jku URLs that may be used (exact string match); a card's jku outside this list is never fetched. */
   allowedJku?: readonly string[];
@@ -152,15 +156,6 @@ export function configError(message: string, path: string): DiscoveryError {
   return new DiscoveryError('ERR_CONFIG_INVALID', message, { stage: 'config', path });
 }
 
-function normalizeOrigin(value: string): string | undefined {
-  try {
-    const origin = new URL(value).origin;
-    return origin === 'null' ? undefined : origin;
-  } catch {
-    return undefined;
-  }
-}
-
 export function algorithmRefusal(alg: string): string | undefined {
   if (alg === 'none') return '"none" means unsigned';
   if (/^HS\d+$/.test(alg)) return `"${alg}" uses a shared secret, so anyone able to verify could also sign`;
@@ -168,12 +163,16 @@ export function algorithmRefusal(alg: string): string | undefined {
   return undefined;
 }
 
-/** Why a JWK cannot be a card-verification key, or undefined when it can. */
-function unusableJwk(jwk: unknown): string | undefined {
+/**
+ * Why a JWK cannot be a card-verification key, or undefined when it can: the trust store's rule,
+ * applied to keys given in code, to keys read from configured files (`resolveSecrets`) and to an
+ * allowlisted jku's key set.
+ */
+export function unusableJwk(jwk: unknown): string | undefined {
   if (!isObject(jwk)) return 'is not a JWK object';
   if (jwk.kty === 'oct') return 'is a symmetric ("oct") key; only public keys can verify cards';
-  if (jwk.kty !== 'EC' && jwk.kty !== 'OKP' && jwk.kty !== 'RSA') return `has unsupported kty ${JSON.stringify(jwk.kty)}`;
-  if ('d' in jwk) return 'is a private key; configure only the public part';
+  if (jwk.kty !== 'EC' && jwk.kty !== 'OKP' && jwk.kty !== 'RSA') return `has unsupported kty ${JSON.stringify(jwk.kty)} (EC, OKP or RSA expected)`;
+  if ('d' in jwk) return 'is a private key; configure only its public part';
   if (jwk.use !== undefined && jwk.use !== 'sig') return `is marked "use": ${JSON.stringify(jwk.use)}, not "sig"`;
   return undefined;
 }
@@ -195,7 +194,8 @@ export function settingsOf(options: SignatureOptions): TrustSettings {
     const bad = unusableJwk(key.jwk);
     if (bad !== undefined) throw configError(`the key "${key.kid}" ${bad}`, `signatures.keys[${i}].jwk`);
     key.origins?.forEach((o, j) => {
-      if (normalizeOrigin(o) === undefined) throw configError(`${JSON.stringify(o)} is not an origin such as https://agents.example.com`, `signatures.keys[${i}].origins[${j}]`);
+      const origin = normalizeOrigin(o);
+      if (typeof origin !== 'string') throw configError(origin.problem, `signatures.keys[${i}].origins[${j}]`);
     });
   });
   const allowedJku = new Set(options.allowedJku ?? []);
@@ -206,7 +206,7 @@ export function settingsOf(options: SignatureOptions): TrustSettings {
     mode,
     keys,
     algorithms,
-    origin: options.origin === undefined ? undefined : normalizeOrigin(options.origin),
+    origin: options.origin === undefined ? undefined : originOf(options.origin),
     allowedJku,
     fetchJwks: options.fetchJwks,
   };

@@ -161,8 +161,8 @@ export function canonicalCardPayload(raw: unknown, form: CanonicalForm = 'a2a-v1
  * canonicalize: those become problems.
  *
  * @throws {DiscoveryError} `ERR_CONFIG_INVALID` (rejected promise) for a bad mode, an empty or
- *   unsafe algorithm allowlist (`none`, `HS*`), a private or symmetric trusted key, an
- *   unparseable origin, or `allowedJku` without `fetchJwks`.
+ *   unsafe algorithm allowlist (`none`, `HS*`), a private or symmetric trusted key, a
+ *   key `origins` entry that is not an origin (`https://host[:port]`, no path), or `allowedJku` without `fetchJwks`.
  * @example
  * const result = await verifyCardSignatures(JSON.parse(body), {
  *   mode: 'required',

@@ -22,6 +22,13 @@ class Checker {
     this.warnings.push({ path, message });
   }
 
+  /** True when `value` is an object; otherwise false, with the problem recorded at `path`. */
+  isObject(value: unknown, path: string): value is Obj {
+    if (isObj(value)) return true;
+    this.problem(path, `must be an object, found ${describe(value)}`);
+    return false;
+  }
+
   object(parent: Obj, key: string, path: string, required: boolean): Obj | undefined {
     const v = parent[key];
     const p = joinPath(path, key);
@@ -29,11 +36,7 @@ class Checker {
       if (required) this.problem(p, 'required, must be an object');
       return undefined;
     }
-    if (!isObj(v)) {
-      this.problem(p, `must be an object, found ${describe(v)}`);
-      return undefined;
-    }
-    return v;
+    return this.isObject(v, p) ? v : undefined;
   }
 
   string(
@@ -172,7 +175,7 @@ export function validateRawCard(raw: unknown, version: CardProtocolVersion): Val
     const interfaces = c.array(raw, 'supportedInterfaces', $, { required: true, nonEmpty: true, what: 'interfaces' });
     interfaces?.forEach((item, i) => {
       const p = `supportedInterfaces[${i}]`;
-      if (!isObj(item)) return c.problem(p, `must be an object, found ${describe(item)}`);
+      if (!c.isObject(item, p)) return;
       c.string(item, 'url', p, { required: true, url: true, target: true });
       c.string(item, 'protocolBinding', p, { required: true, nonEmpty: true });
       c.string(item, 'protocolVersion', p, { required: true, nonEmpty: true });
@@ -185,7 +188,7 @@ export function validateRawCard(raw: unknown, version: CardProtocolVersion): Val
     const extra = c.array(raw, 'additionalInterfaces', $, { what: 'interfaces' });
     extra?.forEach((item, i) => {
       const p = `additionalInterfaces[${i}]`;
-      if (!isObj(item)) return c.problem(p, `must be an object, found ${describe(item)}`);
+      if (!c.isObject(item, p)) return;
       c.string(item, 'url', p, { required: true, url: true, target: true });
       c.string(item, 'transport', p, { required: true, nonEmpty: true });
     });
@@ -201,7 +204,7 @@ export function validateRawCard(raw: unknown, version: CardProtocolVersion): Val
     const exts = c.array(caps, 'extensions', 'capabilities', { what: 'extensions' });
     exts?.forEach((item, i) => {
       const p = `capabilities.extensions[${i}]`;
-      if (!isObj(item)) return c.problem(p, `must be an object, found ${describe(item)}`);
+      if (!c.isObject(item, p)) return;
       c.string(item, 'uri', p, { required: true, nonEmpty: true });
       c.string(item, 'description', p);
       c.boolean(item, 'required', p);
@@ -220,7 +223,7 @@ export function validateRawCard(raw: unknown, version: CardProtocolVersion): Val
   const seenIds = new Map<string, number>();
   skills?.forEach((item, i) => {
     const p = `skills[${i}]`;
-    if (!isObj(item)) return c.problem(p, `must be an object, found ${describe(item)}`);
+    if (!c.isObject(item, p)) return;
     const id = c.string(item, 'id', p, { required: true, nonEmpty: true });
     if (id !== undefined) {
       const first = seenIds.get(id);
@@ -249,7 +252,7 @@ export function validateRawCard(raw: unknown, version: CardProtocolVersion): Val
   const sigs = c.array(raw, 'signatures', $, { what: 'signatures' });
   sigs?.forEach((item, i) => {
     const p = `signatures[${i}]`;
-    if (!isObj(item)) return c.problem(p, `must be an object, found ${describe(item)}`);
+    if (!c.isObject(item, p)) return;
     c.string(item, 'protected', p, { required: true, nonEmpty: true });
     c.string(item, 'signature', p, { required: true, nonEmpty: true });
     c.object(item, 'header', p, false);
@@ -266,23 +269,26 @@ const V1_SCHEME_KINDS = [
 ] as const;
 const LEGACY_SCHEME_TYPES = new Set(['apiKey', 'http', 'oauth2', 'openIdConnect', 'mutualTLS']);
 
-function checkSchemes(c: Checker, raw: Obj): void {
+/** Calls `check` for each of the card's named security schemes that is an object, with its path; records a problem for each other one. */
+function eachScheme(c: Checker, raw: Obj, check: (path: string, scheme: Obj) => void): void {
   const schemes = c.object(raw, 'securitySchemes', '$', false);
   if (!schemes) return;
   for (const [name, value] of Object.entries(schemes)) {
     const p = joinPath('securitySchemes', name);
-    if (!isObj(value)) {
-      c.problem(p, `must be an object, found ${describe(value)}`);
-      continue;
-    }
+    if (c.isObject(value, p)) check(p, value);
+  }
+}
+
+function checkSchemes(c: Checker, raw: Obj): void {
+  eachScheme(c, raw, (p, value) => {
     const kinds = Object.keys(value).filter((k) => (V1_SCHEME_KINDS as readonly string[]).includes(k));
     if (kinds.length !== 1) {
       c.problem(p, `must hold exactly one of ${V1_SCHEME_KINDS.join(', ')}; found ${kinds.length === 0 ? 'none' : kinds.join(', ')}`);
-      continue;
+      return;
     }
     const kind = kinds[0]!;
     const body = c.object(value, kind, p, true);
-    if (!body) continue;
+    if (!body) return;
     const bp = joinPath(p, kind);
     if (kind === 'httpAuthSecurityScheme') c.string(body, 'scheme', bp, { required: true, nonEmpty: true });
     if (kind === 'apiKeySecurityScheme') {
@@ -294,23 +300,16 @@ function checkSchemes(c: Checker, raw: Obj): void {
       c.object(body, 'flows', bp, true);
       c.string(body, 'oauth2MetadataUrl', bp, { url: true });
     }
-  }
+  });
 }
 
 function checkLegacySchemes(c: Checker, raw: Obj): void {
-  const schemes = c.object(raw, 'securitySchemes', '$', false);
-  if (!schemes) return;
-  for (const [name, value] of Object.entries(schemes)) {
-    const p = joinPath('securitySchemes', name);
-    if (!isObj(value)) {
-      c.problem(p, `must be an object, found ${describe(value)}`);
-      continue;
-    }
+  eachScheme(c, raw, (p, value) => {
     const type = c.string(value, 'type', p, { required: true });
-    if (type === undefined) continue;
+    if (type === undefined) return;
     if (!LEGACY_SCHEME_TYPES.has(type)) {
       c.problem(`${p}.type`, `${JSON.stringify(truncate(type))} is not one of apiKey, http, oauth2, openIdConnect, mutualTLS`);
-      continue;
+      return;
     }
     if (type === 'http') c.string(value, 'scheme', p, { required: true, nonEmpty: true });
     if (type === 'apiKey') {
@@ -319,14 +318,14 @@ function checkLegacySchemes(c: Checker, raw: Obj): void {
     }
     if (type === 'openIdConnect') c.string(value, 'openIdConnectUrl', p, { required: true, url: true });
     if (type === 'oauth2') c.object(value, 'flows', p, true);
-  }
+  });
 }
 
 function checkRequirements(c: Checker, parent: Obj, key: string, path: string): void {
   const reqs = c.array(parent, key, path, { what: 'security requirements' });
   reqs?.forEach((item, i) => {
     const p = `${joinPath(path, key)}[${i}]`;
-    if (!isObj(item)) return c.problem(p, `must be an object, found ${describe(item)}`);
+    if (!c.isObject(item, p)) return;
     const schemes = c.object(item, 'schemes', p, false);
     if (!schemes) return;
     for (const [name, list] of Object.entries(schemes)) {

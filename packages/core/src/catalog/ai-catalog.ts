@@ -16,6 +16,8 @@
 import type { JsonLimits } from '../card/safe-json.js';
 import { parseSafeJson } from '../card/safe-json.js';
 import type { DiscoveryErrorCode, Problem } from '../errors.js';
+import { CATALOG_DEFAULTS } from '../rules/defaults.js';
+import { DEFAULT_MAX_CATALOG_BYTES } from '../rules/limits.js';
 import { describe, hasControl } from '../text.js';
 
 /** The catalog's media type. */
@@ -31,11 +33,12 @@ export const AI_CATALOG_WELL_KNOWN_PATH = '/.well-known/ai-catalog.json';
 export interface CatalogLimits {
   /** Bytes of one catalog document. Default 1 MiB (a catalog source's `maxBytes`, the probe's and the inspector's bound). */
   maxBytes?: number;
-  /** Entries in one document. Default 5,000. */
+  /** Entries in one document. Default 5,000 (as many as one walk reads). */
   maxEntries?: number;
 }
 
-export const DEFAULT_CATALOG_LIMITS: Required<CatalogLimits> = Object.freeze({ maxBytes: 1_048_576, maxEntries: 5_000 });
+/** The defaults of {@link CatalogLimits}: 1 MiB, 5,000 entries. */
+export const DEFAULT_CATALOG_LIMITS: Required<CatalogLimits> = Object.freeze({ maxBytes: DEFAULT_MAX_CATALOG_BYTES, maxEntries: CATALOG_DEFAULTS.maxEntries });
 
 /** Limits of a field a catalog entry carries; longer values are refused (identifier) or dropped (text). */
 const MAX_IDENTIFIER = 1_024;

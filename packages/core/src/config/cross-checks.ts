@@ -4,15 +4,16 @@
  * when the schema found problems elsewhere, and a file with ten mistakes reports all ten at once.
  * A value of the wrong type is skipped here: the schema already reports it.
  */
-import { HostPolicy, isLoopbackHost } from '../fetch/index.js';
+import { HostPolicy } from '../fetch/index.js';
 import { isDiscoveryError, type Problem } from '../errors.js';
 import { formatPath, type ConfigPath } from './messages.js';
 import { LOCAL_NAME } from '../local-name.js';
 import { CACHE_DEFAULTS } from '../rules/defaults.js';
 import { normalizeDomain } from '../rules/domains.js';
 import { storeSpecKind } from '../rules/store-spec.js';
+import { isLoopbackHost, normalizeOrigin } from '../rules/origins.js';
 import { impossibleUrl } from '../rules/urls.js';
-import { originOf, SCHEMA_DEFAULTS } from './schema.js';
+import { SCHEMA_DEFAULTS } from './schema.js';
 import type { YamlSource } from './yaml-source.js';
 
 type Raw = Record<string, unknown>;
@@ -94,8 +95,8 @@ export function crossCheck(doc: Raw, source: YamlSource): Problem[] {
     if (hasEnv && hasFile) add(['credentials', i, 'valueFile'], 'set exactly one of valueEnv and valueFile, not both');
     if (!hasEnv && !hasFile) add(['credentials', i], 'needs exactly one of valueEnv (an environment variable) or valueFile (a file); secrets are never written in the configuration');
     const raw = string(entry.origin);
-    const normalized = raw === undefined ? undefined : originOf(raw);
-    if (raw === undefined || normalized === undefined) return;
+    const normalized = raw === undefined ? undefined : normalizeOrigin(raw);
+    if (typeof normalized !== 'string') return;
     const first = credentialOrigins.get(normalized);
     if (first !== undefined) add(['credentials', i, 'origin'], `${normalized} already has credentials in credentials[${first}]`);
     else credentialOrigins.set(normalized, i);
@@ -135,6 +136,7 @@ export function crossCheck(doc: Raw, source: YamlSource): Problem[] {
   if (rootKind === 'model' && root.fallback !== undefined) add(['root', 'fallback'], 'is used only with root.kind: routed');
 
   // --- static agents ---------------------------------------------------------------------------
+  const isRootName = (name: string): string => `${JSON.stringify(name)} is the root agent's name (root.name); names must be unique in the whole tree`;
   const names = new Map<string, number>();
   list(doc.static).forEach((item, i) => {
     const agent = record(item);
@@ -144,7 +146,7 @@ export function crossCheck(doc: Raw, source: YamlSource): Problem[] {
       const first = names.get(name);
       if (first !== undefined) add(['static', i, 'name'], `duplicate name ${JSON.stringify(name)}, already used by static[${first}]`);
       else names.set(name, i);
-      if (name === rootName) add(['static', i, 'name'], `${JSON.stringify(name)} is the root agent's name (root.name); names must be unique in the whole tree`);
+      if (name === rootName) add(['static', i, 'name'], isRootName(name));
     }
     strings(agent.tags).forEach(([j, tag]) => {
       if (!vocabulary.has(tag)) add(['static', i, 'tags', j], outside(tag));
@@ -177,7 +179,7 @@ export function crossCheck(doc: Raw, source: YamlSource): Problem[] {
       const first = domainNames.get(name);
       if (first !== undefined) add(['domains', i, 'name'], `duplicate domain ${JSON.stringify(name)}, already defined in domains[${first}]`);
       else domainNames.set(name, i);
-      if (name === rootName) add(['domains', i, 'name'], `${JSON.stringify(name)} is the root agent's name (root.name); names must be unique in the whole tree`);
+      if (name === rootName) add(['domains', i, 'name'], isRootName(name));
       if (names.has(name)) add(['domains', i, 'name'], `${JSON.stringify(name)} is also static[${names.get(name)}]'s name; a domain's router is an agent, and names must be unique in the whole tree`);
     }
     strings(d.tags).forEach(([j, tag]) => {

@@ -7,11 +7,12 @@
 import { dirname, resolve } from 'node:path';
 import type { z } from 'zod';
 import { DiscoveryError, type Problem } from '../errors.js';
+import { normalizeOrigin } from '../rules/origins.js';
 import { parseStoreSpec, sqliteFilePath } from '../rules/store-spec.js';
 import { crossCheck } from './cross-checks.js';
 import { fileErrorReason, FileReadError, readBoundedFile } from './read-bounded-file.js';
 import { describeValue, errorMap, formatPath, unknownKeyMessage, type ConfigPath } from './messages.js';
-import { configSchema, originOf, SECTIONS, SOURCE_SECTIONS, type SchemaOutput } from './schema.js';
+import { configSchema, SECTIONS, SOURCE_SECTIONS, type SchemaOutput } from './schema.js';
 import type { DiscoveryConfig } from './types.js';
 import { rememberSource, YamlSource } from './yaml-source.js';
 
@@ -167,7 +168,10 @@ function storeIn(store: string, dataDir: string): string {
 /** The schema output as the public configuration: paths absolute, origins normalized, root typed. */
 function build(out: SchemaOutput, baseDir: string): DiscoveryConfig {
   const file = (p: string): string => resolve(baseDir, p);
-  const origin = (o: string): string => originOf(o) ?? o;
+  const origin = (o: string): string => {
+    const normalized = normalizeOrigin(o);
+    return typeof normalized === 'string' ? normalized : o;
+  };
   const { server, signatures, policies, sources, root } = out;
   const config: DiscoveryConfig = {
     server: {

@@ -11,11 +11,12 @@ import { inspect } from 'node:util';
 import type { JWK } from 'jose';
 import type { TrustedKey } from '../card/index.js';
 import { signDetached } from '../card/index.js';
+import { unusableJwk } from '../card/signature-trust.js';
 import { DiscoveryError, type Problem } from '../errors.js';
 import type { ConfigPath } from './messages.js';
 import { fsReason } from './parse-config.js';
 import { readBoundedFile } from './read-bounded-file.js';
-import { originOf } from './schema.js';
+import { originOf } from '../rules/origins.js';
 import type { DiscoveryConfig } from './types.js';
 import { problemIn } from './yaml-source.js';
 
@@ -107,7 +108,7 @@ export async function resolveSecrets(config: DiscoveryConfig, env: NodeJS.Proces
         : c.valueFile !== undefined
           ? await fromFile(['credentials', i, 'valueFile'], c.valueFile, 'credential')
           : fail(['credentials', i], 'names neither valueEnv nor valueFile');
-    if (value !== undefined) headers.set(c.origin, { [c.header]: `${c.prefix ?? ''}${value}` });
+    if (value !== undefined) headers.set(originOf(c.origin) ?? c.origin, { [c.header]: `${c.prefix ?? ''}${value}` });
   }
 
   // Trusted keys.
@@ -155,6 +156,11 @@ function trimEol(value: string): string {
   return value.replace(/\r?\n$/, '');
 }
 
+/** A key file whose JWK names another kid than the configuration. */
+function otherKid(own: unknown, configured: string): string {
+  return `the key's own kid ${JSON.stringify(own)} differs from the configured kid ${JSON.stringify(configured)}`;
+}
+
 /** The public JWK for `kid` in a key file's text, or undefined after reporting why not. */
 function publicJwk(text: string, kid: string, fail: (message: string) => undefined): JWK | undefined {
   let value: unknown;
@@ -171,11 +177,9 @@ function publicJwk(text: string, kid: string, fail: (message: string) => undefin
     if (match === undefined) return fail(`is a key set without a key whose kid is ${JSON.stringify(kid)}`);
     jwk = match;
   }
-  if (jwk.kid !== undefined && jwk.kid !== kid) return fail(`the key's own kid ${JSON.stringify(jwk.kid)} differs from the configured kid ${JSON.stringify(kid)}`);
-  if (jwk.kty === 'oct') return fail('is a symmetric ("oct") key; only public keys can verify cards');
-  if (jwk.kty !== 'EC' && jwk.kty !== 'OKP' && jwk.kty !== 'RSA') return fail(`has unsupported kty ${JSON.stringify(jwk.kty)} (EC, OKP or RSA expected)`);
-  if ('d' in jwk) return fail('is a private key; configure only its public part');
-  if (jwk.use !== undefined && jwk.use !== 'sig') return fail(`is marked "use": ${JSON.stringify(jwk.use)}, not "sig"`);
+  if (jwk.kid !== undefined && jwk.kid !== kid) return fail(otherKid(jwk.kid, kid));
+  const unusable = unusableJwk(jwk);
+  if (unusable !== undefined) return fail(unusable);
   try {
     createPublicKey({ key: jwk as JsonWebKey, format: 'jwk' });
   } catch (err) {
@@ -202,7 +206,7 @@ async function signingKey(text: string, signing: { kid: string; alg: string }, f
     const k = jwk as JWK;
     if (k.kty !== 'EC' && k.kty !== 'OKP' && k.kty !== 'RSA') return fail(`has unsupported kty ${JSON.stringify(k.kty)} (EC, OKP or RSA expected; symmetric keys cannot sign a public catalog)`);
     if (!('d' in k)) return fail('is a public key; the catalog is signed with the private key (publish only the public part to verifiers)');
-    if (k.kid !== undefined && k.kid !== signing.kid) return fail(`the key's own kid ${JSON.stringify(k.kid)} differs from the configured kid ${JSON.stringify(signing.kid)}`);
+    if (k.kid !== undefined && k.kid !== signing.kid) return fail(otherKid(k.kid, signing.kid));
     try {
       key = createPrivateKey({ key: k as JsonWebKey, format: 'jwk' });
     } catch (err) {
@@ -249,7 +253,7 @@ function secrets(
     ...(storePassword !== undefined && { storePassword }),
     ...(catalogSigningKey !== undefined && { catalogSigningKey }),
     credentials: (origin: string): Record<string, string> | undefined => {
-      const key = originOf(origin) ?? safeOrigin(origin);
+      const key = originOf(origin);
       const found = key === undefined ? undefined : headers.get(key);
       return found === undefined ? undefined : { ...found };
     },
@@ -258,13 +262,4 @@ function secrets(
     [inspect.custom]: () => redacted(),
   };
   return Object.freeze(result);
-}
-
-function safeOrigin(url: string): string | undefined {
-  try {
-    const origin = new URL(url).origin;
-    return origin === 'null' ? undefined : origin;
-  } catch {
-    return undefined;
-  }
 }

@@ -6,12 +6,12 @@
 import { isIP } from 'node:net';
 import { z } from 'zod';
 import { canonicalMode } from '../card/index.js';
-import { DEFAULT_CATALOG_LIMITS } from '../catalog/index.js';
-import { CACHE_DEFAULTS, CATALOG_DEFAULTS, HEALTH_DEFAULTS, LOOP_DEFAULTS, SOURCE_DEFAULTS } from '../rules/defaults.js';
+import { CACHE_DEFAULTS, CATALOG_DEFAULTS, HEALTH_DEFAULTS, LOOP_DEFAULTS, RETENTION_DEFAULTS, ROUTING_DEFAULTS, SESSION_DEFAULTS, SOURCE_DEFAULTS } from '../rules/defaults.js';
 import { normalizeDomain } from '../rules/domains.js';
 import { localNameProblem, sourceIdProblem, tagProblem } from '../rules/ids.js';
+import { normalizeOrigin } from '../rules/origins.js';
 import { parseStoreSpec } from '../rules/store-spec.js';
-import { DEFAULT_MAX_CARD_BYTES } from '../rules/limits.js';
+import { DEFAULT_MAX_CARD_BYTES, DEFAULT_MAX_CATALOG_BYTES } from '../rules/limits.js';
 import { impossibleBaseUrl, impossibleCardUrl, impossibleUrl } from '../rules/urls.js';
 import { describeValue } from './messages.js';
 
@@ -58,23 +58,12 @@ const sourceId = checked(sourceIdProblem);
 const positiveInt = z.int().positive();
 const nonNegativeInt = z.int().nonnegative();
 
-/** The origin `https://host[:port]` of an origin string, or undefined when it is not one. */
-export function originOf(value: string): string | undefined {
-  let url: URL;
-  try {
-    url = new URL(value);
-  } catch {
-    return undefined;
-  }
-  if (url.protocol !== 'https:' && url.protocol !== 'http:') return undefined;
-  if (url.username !== '' || url.password !== '' || url.search !== '' || url.hash !== '' || url.pathname !== '/') return undefined;
-  if (/^[a-z]+:\/\/[^/]+\/.+/i.test(value)) return undefined;
-  return url.origin;
+/** The problem of a rule that returns the normalized value or `{ problem }`. */
+function problemOf(normalized: string | { problem: string }): string | undefined {
+  return typeof normalized === 'string' ? undefined : normalized.problem;
 }
 
-const origin = checked((value) =>
-  originOf(value) === undefined ? `must be an origin such as "https://agents.example.com" (scheme, host, optional port; no path), got ${describeValue(value)}` : undefined,
-);
+const origin = checked((value) => problemOf(normalizeOrigin(value)));
 
 const mode = checked((value) =>
   canonicalMode(value) === undefined ? `${describeValue(value)} is neither a media type (type/subtype) nor a known short form (text, json, data, file, image, audio, video)` : undefined,
@@ -84,10 +73,7 @@ const serverHost = checked((value) =>
   isIP(value) !== 0 || HOST_NAME.test(value) ? undefined : `must be a host name or IP address to listen on, such as 127.0.0.1, got ${describeValue(value)}`,
 );
 
-const domain = checked((value) => {
-  const normalized = normalizeDomain(value);
-  return typeof normalized === 'string' ? undefined : normalized.problem;
-});
+const domain = checked((value) => problemOf(normalizeDomain(value)));
 
 const tenantHost = checked((value) => {
   const wildcard = value.startsWith('*.');
@@ -250,7 +236,7 @@ const sources = z.strictObject({
         maxDepth: positiveInt.default(CATALOG_DEFAULTS.maxDepth),
         maxEntries: positiveInt.default(CATALOG_DEFAULTS.maxEntries),
         maxCatalogs: positiveInt.default(CATALOG_DEFAULTS.maxCatalogs),
-        maxBytes: positiveInt.default(DEFAULT_CATALOG_LIMITS.maxBytes),
+        maxBytes: positiveInt.default(DEFAULT_MAX_CATALOG_BYTES),
         signatures: z.enum(['off', 'if-present', 'required']).default('if-present'),
       }),
     )
@@ -323,14 +309,14 @@ const routingDomain = z.strictObject({
 });
 
 const routing = z.strictObject({
-  minAccuracy: z.number().min(0).max(1).default(0.9),
+  minAccuracy: z.number().min(0).max(1).default(ROUTING_DEFAULTS.minAccuracy),
   gate: z.boolean().default(false),
   cases: filePath.optional(),
 });
 
 const sessions = z.strictObject({
-  idleTimeoutMs: positiveInt.default(3_600_000),
-  maxSessions: positiveInt.default(10_000),
+  idleTimeoutMs: positiveInt.default(SESSION_DEFAULTS.idleTimeoutMs),
+  maxSessions: positiveInt.default(SESSION_DEFAULTS.maxSessions),
   allowAdkMetadata: z.boolean().default(false),
   // Conversations: ADK's DatabaseSessionService on the store's database ('store'), or in memory.
   history: z.enum(['store', 'memory']).default('store'),
@@ -343,10 +329,10 @@ function impossibleStore(value: string): string | undefined {
 }
 
 const retention = z.strictObject({
-  journalMaxEvents: positiveInt.default(100_000),
-  journalMaxAgeMs: positiveInt.default(7 * 24 * 3_600_000),
-  snapshots: nonNegativeInt.default(50),
-  snapshotHistory: positiveInt.default(200),
+  journalMaxEvents: positiveInt.default(RETENTION_DEFAULTS.journalMaxEvents),
+  journalMaxAgeMs: positiveInt.default(RETENTION_DEFAULTS.journalMaxAgeMs),
+  snapshots: nonNegativeInt.default(RETENTION_DEFAULTS.snapshots),
+  snapshotHistory: positiveInt.default(RETENTION_DEFAULTS.snapshotHistory),
 });
 
 /** Several replicas on one PostgreSQL store (docs/deployment.md). */

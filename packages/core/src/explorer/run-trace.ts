@@ -12,6 +12,7 @@ import type { CacheEntry, CardCacheOptions } from '../cache/index.js';
 import { seededRandom, VirtualClock } from '../clock/index.js';
 import { EventStream } from '../events/index.js';
 import { HostPolicy } from '../fetch/index.js';
+import { CACHE_DEFAULTS } from '../rules/defaults.js';
 import { classify, NEED, seconds, versionLabel } from './classify.js';
 import { freshnessOf, hiddenNewerOf } from './freshness.js';
 import { rejectedAt } from './rejected-at.js';
@@ -41,19 +42,19 @@ const LIMITS = Object.freeze([
 export function traceCacheSettings(inputs: TraceInputs): TraceLibrarySettings['cache'] {
   return {
     // Never used: the scripted endpoint always sends max-age.
-    defaultTtlMs: 300_000,
+    defaultTtlMs: CACHE_DEFAULTS.defaultTtlMs,
     // No floor, so max-age=0 means "revalidate every attempt" as in the model.
     minTtlMs: 0,
     // No ceiling below the largest max-age the explorer accepts.
     maxTtlMs: TRACE_LIMITS.maxAgeSeconds * 1000,
-    expiryJitter: inputs.jitter ? 0.1 : 0,
+    expiryJitter: inputs.jitter ? CACHE_DEFAULTS.expiryJitter : 0,
     // Backoff off: a zero delay, so every attempt after a failure goes to the network again.
-    backoffBaseMs: inputs.backoff ? 5_000 : 0,
-    backoffMaxMs: inputs.backoff ? 300_000 : 0,
-    backoffJitter: inputs.backoff && inputs.jitter ? 0.5 : 0,
+    backoffBaseMs: inputs.backoff ? CACHE_DEFAULTS.backoffBaseMs : 0,
+    backoffMaxMs: inputs.backoff ? CACHE_DEFAULTS.backoffMaxMs : 0,
+    backoffJitter: inputs.backoff && inputs.jitter ? CACHE_DEFAULTS.backoffJitter : 0,
     // Stale-on-error off: a card seen before is unusable as soon as a refresh past its expiry fails.
     maxStaleMs: inputs.staleOnError ? inputs.maxStaleSeconds * 1000 : 0,
-    requestHeaders: { 'a2a-version': '1.0', ...(inputs.credentials && { authorization: SIMULATED_CREDENTIAL }) },
+    requestHeaders: { ...CACHE_DEFAULTS.requestHeaders, ...(inputs.credentials && { authorization: SIMULATED_CREDENTIAL }) },
     randomSeed: inputs.seed,
   };
 }

@@ -28,6 +28,7 @@ import type { Resolver } from './address-guard.js';
 import { DeadlineQueue, type Expiring } from './deadlines.js';
 import { createGuardedConnection, type OriginCredentials, redirectRefusal, type TrustedCa } from './guarded-connection.js';
 import { type HostPolicy, safeUrlForMessage } from './host-policy.js';
+import { CACHE_DEFAULTS } from '../rules/defaults.js';
 import { DEFAULT_MAX_CARD_BYTES } from '../rules/limits.js';
 
 /**
@@ -473,13 +474,13 @@ function validate(options: CardFetcherOptions): Settings {
     connectTimeoutMs: check.positive('connectTimeoutMs', 3000),
     headersTimeoutMs: check.positive('headersTimeoutMs', 3000),
     bodyTimeoutMs: check.positive('bodyTimeoutMs', 2000),
-    totalTimeoutMs: check.positive('totalTimeoutMs', 5000),
+    totalTimeoutMs: check.positive('totalTimeoutMs', CACHE_DEFAULTS.totalTimeoutMs),
     maxBodyBytes: check.positive('maxBodyBytes', DEFAULT_MAX_CARD_BYTES, true),
     maxConnectionsPerOrigin: check.positive('maxConnectionsPerOrigin', 1, true),
     userAgent: check.userAgent(),
   };
-  check.fn('credentials', '(origin) => headers');
-  check.fn('lookup', '(hostname) => Promise<addresses>');
+  check.credentials();
+  check.resolver('lookup');
   check.done();
   return settings;
 }

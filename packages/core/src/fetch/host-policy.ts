@@ -20,7 +20,7 @@ import { domainToASCII } from 'node:url';
 import ipaddr from 'ipaddr.js';
 import { specialPurposeBlock } from './special-purpose-addresses.js';
 import { DiscoveryError, type Problem } from '../errors.js';
-import { isLoopbackHost } from '../rules/origins.js';
+import { isLoopbackHost, withoutTrailingDot } from '../rules/origins.js';
 import { isCardPath, isCardUrl } from '../rules/urls.js';
 
 /** Inputs of {@link HostPolicy.from}. */
@@ -211,7 +211,7 @@ export class HostPolicy {
     if (protocol !== 'https:' && protocol !== 'http:') {
       return refuse('ERR_INSECURE_URL', `scheme ${protocol} is not allowed; use https:`);
     }
-    const host = stripTrailingDot(parsed.hostname);
+    const host = withoutTrailingDot(parsed.hostname);
     if (host === '' || host.includes('*') || host.startsWith('.') || host.includes('..')) {
       return refuse('ERR_HOST_NOT_ALLOWED', `host ${JSON.stringify(parsed.hostname)} is not a valid host name`);
     }
@@ -410,10 +410,6 @@ export function safeUrlForMessage(url: string): string {
   }
 }
 
-function stripTrailingDot(host: string): string {
-  return host.endsWith('.') ? host.slice(0, -1) : host;
-}
-
 function hostMatches(entry: AllowEntry, host: string): boolean {
   if (!entry.wildcard) return host === entry.host;
   return host.length > entry.host.length + 1 && host.endsWith(`.${entry.host}`);
@@ -443,7 +439,7 @@ function parseAllowEntry(raw: unknown, allowLoopback: boolean): AllowEntry | str
   } catch {
     return `${JSON.stringify(raw)} is not a valid origin`;
   }
-  let host = stripTrailingDot(url.hostname);
+  let host = withoutTrailingDot(url.hostname);
   // `new URL` already maps IDN to punycode for special schemes; domainToASCII is the same
   // UTS #46 mapping and returns '' for anything it cannot represent.
   if (!host.startsWith('[') && domainToASCII(host) === '') return `${JSON.stringify(raw)}: host is not a valid domain name`;

@@ -8,6 +8,8 @@ import type { Problem } from '../errors.js';
 import { VERSION } from '../version.js';
 import type { HostPolicy } from './host-policy.js';
 
+const DEFAULT_USER_AGENT = `a2a-discovery/${VERSION}`;
+
 export class NetworkOptionCheck<O extends object> {
   readonly #component: string;
   readonly #opts: Partial<O>;
@@ -46,12 +48,22 @@ export class NetworkOptionCheck<O extends object> {
     if (value !== undefined && typeof value !== 'function') this.#problems.push({ path: name, message: `must be a function ${shape}` });
   }
 
+  /** The optional `credentials` option: a function from an origin to extra headers. */
+  credentials(): void {
+    this.fn('credentials' as keyof O & string, '(origin) => headers');
+  }
+
+  /** The optional DNS resolver option, under the name the component gives it. */
+  resolver(name: keyof O & string): void {
+    this.fn(name, '(hostname) => Promise<addresses>');
+  }
+
   /** The User-Agent header: the option, or `a2a-discovery/<version>`. */
   userAgent(): string {
-    const value = (this.#opts as { userAgent?: unknown }).userAgent ?? `a2a-discovery/${VERSION}`;
+    const value = (this.#opts as { userAgent?: unknown }).userAgent ?? DEFAULT_USER_AGENT;
     if (typeof value !== 'string' || value === '') {
       this.#problems.push({ path: 'userAgent', message: 'must be a non-empty string' });
-      return `a2a-discovery/${VERSION}`;
+      return DEFAULT_USER_AGENT;
     }
     return value;
   }

@@ -5,6 +5,7 @@
  * condition does not flood the journal). It fires again on its next occurrence.
  */
 import type { EventStream } from '../events/index.js';
+import { HEALTH_DEFAULTS } from '../rules/defaults.js';
 
 export interface AlertInput {
   readonly kind: string;
@@ -27,7 +28,7 @@ export class AlertBook {
 
   constructor(events: EventStream | undefined, options: { clearAfter?: number } = {}) {
     this.#events = events;
-    this.#clearAfter = Math.max(1, options.clearAfter ?? 2);
+    this.#clearAfter = Math.max(1, options.clearAfter ?? HEALTH_DEFAULTS.enterAfter);
   }
 
   /** The condition `key` holds in this evaluation: alerts if it was not active. */

@@ -70,9 +70,7 @@ export function matchCard(
   required: RequiredCapabilities = {},
 ): CardMatch {
   const unknownTags = [...new Set(card.skills.flatMap((s) => s.tags).filter((t) => !vocabulary.has(t)))].sort();
-  const reasons: string[] = [];
-  if (required.streaming && card.capabilities.streaming !== true) reasons.push('the card does not advertise streaming, which is required');
-  if (required.pushNotifications && card.capabilities.pushNotifications !== true) reasons.push('the card does not advertise push notifications, which are required');
+  const reasons = missingCapabilities(card, required);
   if (reasons.length > 0) return { satisfied: [], unknownTags, reasons };
 
   const satisfied: string[] = [];
@@ -80,11 +78,7 @@ export function matchCard(
     if (!vocabulary.has(need.tag)) continue;
     const skills = card.skills.filter((s) => s.tags.includes(need.tag));
     if (skills.length === 0) continue;
-    const fits = skills.some(
-      (s) =>
-        modesCover(effectiveModes(s.inputModes, card.defaultInputModes), need.inputModes ?? []) &&
-        modesCover(effectiveModes(s.outputModes, card.defaultOutputModes), need.outputModes ?? []),
-    );
+    const fits = skills.some((s) => modesServe(effectiveModes(s.inputModes, card.defaultInputModes), effectiveModes(s.outputModes, card.defaultOutputModes), need));
     if (fits) satisfied.push(need.tag);
     else reasons.push(`a skill is tagged ${need.tag}, but its modes do not cover ${describeModes(need)}`);
   }
@@ -106,20 +100,30 @@ export function matchSkilllessCard(
   vocabulary: TagVocabulary,
   required: RequiredCapabilities = {},
 ): CardMatch {
-  const reasons: string[] = [];
-  if (required.streaming && card.capabilities.streaming !== true) reasons.push('the card does not advertise streaming, which is required');
-  if (required.pushNotifications && card.capabilities.pushNotifications !== true) reasons.push('the card does not advertise push notifications, which are required');
+  const reasons = missingCapabilities(card, required);
   if (reasons.length > 0) return { satisfied: [], unknownTags: [], reasons };
   const satisfied: string[] = [];
   for (const need of needs) {
     if (!vocabulary.has(need.tag)) continue;
-    const fits =
-      modesCover(card.defaultInputModes, need.inputModes ?? []) && modesCover(card.defaultOutputModes, need.outputModes ?? []);
+    const fits = modesServe(card.defaultInputModes, card.defaultOutputModes, need);
     if (fits) satisfied.push(need.tag);
     else reasons.push(`the card lists no skills and its default modes do not cover ${describeModes(need)}`);
   }
   if (satisfied.length === 0 && reasons.length === 0) reasons.push('the card lists no skills and the static entry names no needed tag');
   return { satisfied, unknownTags: [], reasons };
+}
+
+/** Why the card lacks a capability `required` asks for, one sentence each (empty: none lacking). */
+function missingCapabilities(card: AgentCardModel, required: RequiredCapabilities): string[] {
+  const reasons: string[] = [];
+  if (required.streaming && card.capabilities.streaming !== true) reasons.push('the card does not advertise streaming, which is required');
+  if (required.pushNotifications && card.capabilities.pushNotifications !== true) reasons.push('the card does not advertise push notifications, which are required');
+  return reasons;
+}
+
+/** True when input and output modes cover what `need` will send and expects back. */
+function modesServe(inputModes: readonly string[], outputModes: readonly string[], need: Need): boolean {
+  return modesCover(inputModes, need.inputModes ?? []) && modesCover(outputModes, need.outputModes ?? []);
 }
 
 function describeModes(need: Need): string {

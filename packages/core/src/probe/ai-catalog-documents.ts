@@ -13,9 +13,9 @@ import { A2A_CARD_MEDIA_TYPE, AI_CATALOG_MEDIA_TYPE, readAiCatalog, readAiCatalo
 import type { Problem } from '../errors.js';
 import { toDiscoveryError } from '../errors.js';
 import type { FetchResult } from '../fetch/index.js';
+import { CATALOG_DEFAULTS } from '../rules/defaults.js';
 import type { CatalogReport as SourceCatalogReport } from '../sources/index.js';
 import type { AiCatalogDocumentReport, CatalogStage } from './ai-catalog-report.js';
-import { WALK_ENTRIES } from './ai-catalog-entries.js';
 
 /** A document as read for the report, with its parsed catalog when usable. */
 export interface Doc {
@@ -49,7 +49,7 @@ export async function documentOf(r: SourceCatalogReport, recorded: Map<string, {
   const http = { status: res.status, ...(res.headers['content-type'] !== undefined && { contentType: res.headers['content-type'] }) };
   if (res.status !== 200) return { report: failedDocument(r.url, 'fetch', [{ path: '$', message: r.error ?? `HTTP ${res.status}` }], { ...where, ...http }) };
   // The source's reading of the bytes (the same reader and limits); the body is already bounded by the fetcher.
-  const read = readAiCatalog(res.body, { maxBytes: res.body.byteLength, maxEntries: WALK_ENTRIES });
+  const read = readAiCatalog(res.body, { maxBytes: res.body.byteLength, maxEntries: CATALOG_DEFAULTS.maxEntries });
   const doc = await readDocument({ url: r.url, ...where, origin: 'http', ...http, bytes: res.body.byteLength, rawSha256: sha256Hex(res.body) }, read, signatures, r.url);
   if (doc.report.usable) Object.assign(doc.report, counts);
   if (r.outcome === 'failed' && doc.report.usable) {

@@ -8,13 +8,11 @@
  */
 import type { SignatureOptions } from '../card/index.js';
 import type { AiCatalogEntry, ManifestVerdict } from '../catalog/index.js';
-import { A2A_CARD_MEDIA_TYPE, AI_CATALOG_MEDIA_TYPE, DEFAULT_CATALOG_LIMITS, isSemanticVersion, judgeTrustManifest, selectVersions } from '../catalog/index.js';
+import { A2A_CARD_MEDIA_TYPE, AI_CATALOG_MEDIA_TYPE, isSemanticVersion, judgeTrustManifest, selectVersions } from '../catalog/index.js';
+import { CATALOG_DEFAULTS } from '../rules/defaults.js';
 import type { AiCatalogDocumentReport, AiCatalogEntryReport } from './ai-catalog-report.js';
 import { DEFAULT_PROBE_CONCURRENCY, DEFAULT_PROBE_ENTRIES } from './probe-catalog.js';
 import type { ProbeReport } from './probe-report.js';
-
-/** The source's walk bound over every document (its default); entries past it are not read. */
-export const WALK_ENTRIES = DEFAULT_CATALOG_LIMITS.maxEntries;
 
 /** An entry in walk order, with what the caller decided about it before the cards are probed. */
 export interface Walked {
@@ -51,9 +49,9 @@ export function walk(e: AiCatalogEntry, doc: AiCatalogDocumentReport, walked: Wa
   };
   const w: Walked = { entry: e, report, where };
   walked.push(w);
-  if (walked.length > WALK_ENTRIES) {
+  if (walked.length > CATALOG_DEFAULTS.maxEntries) {
     report.verdict = kind === 'card' ? 'not-probed' : report.verdict;
-    report.skipped = `not read: the catalogs list more than ${WALK_ENTRIES} entries in all`;
+    report.skipped = `not read: the catalogs list more than ${CATALOG_DEFAULTS.maxEntries} entries in all`;
     return undefined;
   }
   return w;

@@ -7,7 +7,7 @@
  */
 import type { Problem } from '../errors.js';
 import type { ProbeReport } from './probe-report.js';
-import { renderProbe } from './probe-report.js';
+import { renderProbe, stageMarks } from './probe-report.js';
 
 /** Document stages in the order they run; `selected` means the document is usable. */
 export type CatalogStage = 'source' | 'address' | 'fetch' | 'parse' | 'schema' | 'signature' | 'selected';
@@ -140,12 +140,7 @@ export function renderAiCatalogProbe(r: AiCatalogReport): string {
   for (const d of r.documents) {
     lines.push('');
     lines.push(`catalog ${d.url}${d.via === 'root' ? '' : `  (depth ${d.depth}, listed at ${d.via})`}`);
-    const failedAt = d.usable ? -1 : DOCUMENT_STAGES.indexOf(d.stage);
-    const mark = (stage: CatalogStage) => {
-      const i = DOCUMENT_STAGES.indexOf(stage);
-      if (failedAt === -1 || i < failedAt) return 'ok  ';
-      return i === failedAt ? 'FAIL' : '--  ';
-    };
+    const mark = stageMarks(DOCUMENT_STAGES, d.usable ? undefined : d.stage);
     const problemsAt = (stage: CatalogStage) => {
       if (d.usable || d.stage !== stage) return;
       for (const p of d.problems) lines.push(`       ${p.path}: ${p.message}`);

@@ -19,11 +19,12 @@ import type { CardFetcher, FetchResult } from '../fetch/index.js';
 import { catalogCardUrl } from '../fetch/index.js';
 import type { AiCatalogSource, EndpointRecord, CatalogReport as SourceCatalogReport } from '../sources/index.js';
 import { aiCatalogSource } from '../sources/index.js';
+import { CATALOG_DEFAULTS } from '../rules/defaults.js';
 import { describe } from '../text.js';
 import type { Doc } from './ai-catalog-documents.js';
 import { documentOf, failedDocument, readDocument } from './ai-catalog-documents.js';
 import type { CardWork, Walked } from './ai-catalog-entries.js';
-import { WALK_ENTRIES, judgeChosen, probeCards, walk } from './ai-catalog-entries.js';
+import { judgeChosen, probeCards, walk } from './ai-catalog-entries.js';
 import type { AiCatalogReport, CatalogStage } from './ai-catalog-report.js';
 import type { ProbeEndpointOptions } from './probe-endpoint.js';
 import { probeCard, probeEndpoint } from './probe-endpoint.js';
@@ -44,8 +45,6 @@ export interface ProbeAiCatalogOptions extends ProbeEndpointOptions {
   /** Wall clock (epoch ms) for Trust Manifest expiry. Default `Date.now`. */
   now?: () => number;
 }
-
-const DEFAULT_MAX_DEPTH = 4;
 
 /**
  * True when a response or a document is an AI Catalog: its content type is
@@ -101,7 +100,7 @@ export async function probeAiCatalogUrl(url: string, o: ProbeAiCatalogOptions, f
   const result = emptyReport(url);
   let source: AiCatalogSource;
   try {
-    source = aiCatalogSource({ id: 'probe', catalogs: [url], fetcher, hostPolicy: o.policy, signatures, maxDepth: o.maxDepth ?? DEFAULT_MAX_DEPTH, maxEntries: WALK_ENTRIES });
+    source = aiCatalogSource({ id: 'probe', catalogs: [url], fetcher, hostPolicy: o.policy, signatures, maxDepth: o.maxDepth ?? CATALOG_DEFAULTS.maxDepth, maxEntries: CATALOG_DEFAULTS.maxEntries });
   } catch (err) {
     const problems = isDiscoveryError(err) && err.problems.length > 0 ? [...err.problems] : [{ path: '$', message: err instanceof Error ? err.message : String(err) }];
     result.documents.push(failedDocument(url, 'source', problems.map((p) => ({ path: '$', message: p.message }))));
@@ -220,7 +219,7 @@ export async function probeAiCatalogUrl(url: string, o: ProbeAiCatalogOptions, f
 export async function probeAiCatalogDocument(body: Uint8Array | string, o: ProbeAiCatalogOptions): Promise<AiCatalogReport> {
   const label = o.label ?? 'the pasted catalog';
   const signatures = o.check?.signatures ?? {};
-  const maxDepth = o.maxDepth ?? DEFAULT_MAX_DEPTH;
+  const maxDepth = o.maxDepth ?? CATALOG_DEFAULTS.maxDepth;
   const result = emptyReport(label);
   const bytes = typeof body === 'string' ? Buffer.from(body, 'utf8') : Buffer.from(body.buffer, body.byteOffset, body.byteLength);
   const root = await readDocument({ url: label, via: 'root', depth: 1, origin: 'file', bytes: bytes.byteLength, rawSha256: sha256Hex(bytes) }, readAiCatalog(bytes), signatures);

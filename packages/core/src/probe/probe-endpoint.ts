@@ -12,6 +12,7 @@ import { fetchWithLegacyFallback, responseCacheControl } from '../cache/index.js
 import { DiscoveryError, isDiscoveryError, toDiscoveryError } from '../errors.js';
 import type { CardFetcher, FetchResult, HostPolicy } from '../fetch/index.js';
 import { CATALOG_CARD_FRAGMENT, isCardUrl } from '../fetch/index.js';
+import { CACHE_DEFAULTS } from '../rules/defaults.js';
 import { AI_CATALOG_MEDIA_TYPE } from '../catalog/index.js';
 import type { ProbeHttp, ProbeReport, ProbeStage } from './probe-report.js';
 import { refusedReport, reportFromCheck } from './probe-report.js';
@@ -89,7 +90,7 @@ export async function fetchFirst(target: string, o: ProbeEndpointOptions, docume
     return refusedReport(target, 'source', { path: '$', message: toDiscoveryError(err, 'ERR_HOST_NOT_ALLOWED').message }, hostsJudged);
   }
   const accept = exact && documentFetcher !== undefined ? `application/json, ${AI_CATALOG_MEDIA_TYPE};q=0.9` : 'application/json';
-  const headers = { accept, 'a2a-version': '1.0' };
+  const headers = { accept, ...CACHE_DEFAULTS.requestHeaders };
   const init = { headers, ...(o.signal && { signal: o.signal }) };
   const fetcher = exact && documentFetcher !== undefined ? documentFetcher : o.fetcher;
   let first: FetchResult;

@@ -91,15 +91,23 @@ export function refusedReport(source: string, stage: ProbeStage, problem: Proble
 
 const STAGE_ORDER: ProbeStage[] = ['source', 'address', 'fetch', 'parse', 'schema', 'policy', 'signature'];
 
-/** Human-readable, stage-by-stage text. */
-export function renderProbe(r: ProbeReport): string {
-  const lines: string[] = [];
-  const failedAt = r.accepted ? -1 : STAGE_ORDER.indexOf(r.stage);
-  const mark = (stage: ProbeStage) => {
-    const i = STAGE_ORDER.indexOf(stage);
+/**
+ * The mark of each stage in a rendered report: `ok` before the stage that failed (every stage
+ * when none did), `FAIL` at it, `--` after it.
+ */
+export function stageMarks<S extends string>(order: readonly S[], failed: S | undefined): (stage: S) => string {
+  const failedAt = failed === undefined ? -1 : order.indexOf(failed);
+  return (stage) => {
+    const i = order.indexOf(stage);
     if (failedAt === -1 || i < failedAt) return 'ok  ';
     return i === failedAt ? 'FAIL' : '--  ';
   };
+}
+
+/** Human-readable, stage-by-stage text. */
+export function renderProbe(r: ProbeReport): string {
+  const lines: string[] = [];
+  const mark = stageMarks(STAGE_ORDER, r.accepted ? undefined : r.stage);
   const row = (m: string, stage: string, text: string) => lines.push(`${m} ${stage.padEnd(10)} ${text}`);
   const problemsAt = (stage: ProbeStage) => {
     if (r.stage !== stage || r.accepted) return;

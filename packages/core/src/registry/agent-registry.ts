@@ -9,7 +9,8 @@
 import type { BaseAgent } from '@google/adk';
 import type { Problem } from '../errors.js';
 import type { AgentSpec } from './agent-spec.js';
-import { AGENT_NAME_PATTERN, RESERVED_AGENT_NAME } from './agent-spec.js';
+import { localNameProblem } from '../rules/ids.js';
+import { AGENT_NAME_PATTERN } from './agent-spec.js';
 import { registryError } from './registry-error.js';
 import { verifyTree } from './verify-tree.js';
 
@@ -64,16 +65,8 @@ export class AgentRegistry {
       const s = spec as Partial<Record<keyof AgentSpec, unknown>>;
       const name = s.name;
       const label = typeof name === 'string' ? `'${name}'` : 'the spec';
-      if (typeof name !== 'string') {
-        problems.push({ path: `${at}.name`, message: 'name must be a string' });
-      } else if (name === RESERVED_AGENT_NAME) {
-        problems.push({ path: `${at}.name`, message: `'user' is reserved by ADK for end-user input` });
-      } else if (!AGENT_NAME_PATTERN.test(name)) {
-        problems.push({
-          path: `${at}.name`,
-          message: `'${name}' must match ${AGENT_NAME_PATTERN.source} (lower snake case, 2 to 48 characters)`,
-        });
-      }
+      const nameProblem = localNameProblem(name);
+      if (nameProblem !== undefined) problems.push({ path: `${at}.name`, message: nameProblem });
       if (typeof s.description !== 'string' || s.description.trim() === '') {
         problems.push({ path: `${at}.description`, message: `${label} has an empty description (a parent routes on it)` });
       }

@@ -6,6 +6,9 @@
 import type { BaseAgent } from '@google/adk';
 import { LOCAL_NAME } from '../local-name.js';
 
+/** ADK reserves this author name for end-user input in the event stream. */
+export { RESERVED_AGENT_NAME } from '../local-name.js';
+
 /**
  * The name rule for registered agents: lower snake case, 2 to 48 characters, starting with a
  * letter. Stricter than ADK JS's own rule (a Unicode identifier plus `$` and `-`), so the model
@@ -13,9 +16,6 @@ import { LOCAL_NAME } from '../local-name.js';
  * also valid for ADK.
  */
 export const AGENT_NAME_PATTERN: RegExp = LOCAL_NAME;
-
-/** ADK reserves this author name for end-user input in the event stream (one of `RESERVED_NAMES` in local-name.ts). */
-export const RESERVED_AGENT_NAME = 'user';
 
 /**
  * Builds the agent for one tree position. It receives the spec it belongs to (use `spec.name`

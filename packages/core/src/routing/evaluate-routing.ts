@@ -9,6 +9,7 @@ import type { BaseAgent, BaseLlm } from '@google/adk';
 import { InMemoryRunner } from '@google/adk';
 import type { RouteHints } from '../adk/index.js';
 import { buildDomainRouter, buildRootAgent, routingPlan } from '../adk/index.js';
+import { ROUTING_DEFAULTS } from '../rules/defaults.js';
 import type { Snapshot } from '../snapshot/index.js';
 import type { RoutingCase } from './cases.js';
 import { StandInAgent } from './stand-in.js';
@@ -173,7 +174,7 @@ function report(
   results: CaseResult[],
   skipped: Array<{ message: string; expect: string; reason: string }>,
 ): RoutingReport {
-  const minAccuracy = options.minAccuracy ?? 0.9;
+  const minAccuracy = options.minAccuracy ?? ROUTING_DEFAULTS.minAccuracy;
   const correct = results.filter((r) => r.correct).length;
   const accuracy = results.length === 0 ? 1 : correct / results.length;
   const byLabel = new Map<string, { cases: number; correct: number }>();

@@ -1,6 +1,6 @@
 /**
- * Defaults of the card cache, the discovery loop, health, the sources and the AI Catalog walk:
- * the one place each value is written. The YAML schema fills its defaults from here, the
+ * Defaults of the card cache, the discovery loop, health, the sources, the AI Catalog walk,
+ * sessions, routing evaluation and retention: the one place each value is written. The YAML schema fills its defaults from here, the
  * cross-checks compare against them, and the library's classes fall back to them when an
  * option is left out, so a configuration that says nothing and a program that passes nothing
  * behave alike. Durations in milliseconds.
@@ -31,6 +31,11 @@ export const CACHE_DEFAULTS = Object.freeze({
   expiryJitter: 0.1,
   /** Share of a backoff delay added or removed at random (not a YAML key). */
   backoffJitter: 0.5,
+  /**
+   * Headers every card request carries, the cache's and `probe`'s (not a YAML key): A2A 1.x
+   * servers then return the plain 1.0 card.
+   */
+  requestHeaders: Object.freeze({ 'a2a-version': '1.0' }),
 });
 
 /** The discovery loop (`loop:`, `DiscoveryLoopOptions`). */
@@ -79,4 +84,30 @@ export const CATALOG_DEFAULTS = Object.freeze({
   maxEntries: 5_000,
   /** Catalog documents read in one walk (one refresh), nested ones included. */
   maxCatalogs: 50,
+});
+
+/** Conversations pinned to a snapshot (`sessions:`, `TreeFactoryOptions`). */
+export const SESSION_DEFAULTS = Object.freeze({
+  /** A pin unused this long is released, with the session's history. */
+  idleTimeoutMs: 3_600_000,
+  /** Pinned sessions at once; a new one beyond it is refused. */
+  maxSessions: 10_000,
+});
+
+/** Routing evaluation (`routing:`, `evaluateRouting`). */
+export const ROUTING_DEFAULTS = Object.freeze({
+  /** Accuracy (0–1) below which an evaluation fails. */
+  minAccuracy: 0.9,
+});
+
+/** What is kept (`retention:`; the version history is `SnapshotStore`'s `historyLimit`). */
+export const RETENTION_DEFAULTS = Object.freeze({
+  /** Journal events kept, the oldest going first. */
+  journalMaxEvents: 100_000,
+  /** Journal events older than this are deleted (7 days). */
+  journalMaxAgeMs: 7 * 24 * 3_600_000,
+  /** Published snapshots kept besides the current and the pinned ones. */
+  snapshots: 50,
+  /** Rows of the version history kept. */
+  snapshotHistory: 200,
 });

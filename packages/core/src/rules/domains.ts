@@ -6,6 +6,7 @@
  * @module
  */
 import { describe } from '../text.js';
+import { withoutTrailingDot } from './origins.js';
 
 /**
  * `host[:port]` normalized (lower case, ASCII/punycode, default port 443 and one trailing dot
@@ -26,8 +27,7 @@ export function normalizeDomain(raw: unknown): string | { problem: string } {
   } catch {
     return { problem: `${describe(raw)} is not a valid domain name` };
   }
-  // One trailing dot names the same host; drop it so duplicates are seen.
-  const hostname = url.hostname.endsWith('.') ? url.hostname.slice(0, -1) : url.hostname;
+  const hostname = withoutTrailingDot(url.hostname);
   if (hostname === '' || url.pathname !== '/') return { problem: `${describe(raw)} is not a valid domain name` };
   return url.port === '' ? hostname : `${hostname}:${url.port}`;
 }

@@ -26,9 +26,10 @@ export function sourceIdProblem(value: unknown): string | undefined {
 /**
  * Why a value cannot be an agent's local name, or undefined when it can: it must match
  * `LOCAL_NAME` (lower snake case, 2–48 characters) and not be a name ADK reserves (`user`).
+ * The configuration, the static source and the agent registry all word it so.
  */
 export function localNameProblem(value: unknown): string | undefined {
-  if (typeof value !== 'string' || !LOCAL_NAME.test(value)) return `must be a local name matching ${LOCAL_NAME.source} (lower case, 2-48 characters), got ${describe(value)}`;
+  if (typeof value !== 'string' || !LOCAL_NAME.test(value)) return `must be a local name matching ${LOCAL_NAME.source} (lower snake case, 2-48 characters), got ${describe(value)}`;
   if (RESERVED_NAMES.has(value)) return `"${value}" is reserved by ADK for end-user input`;
   return undefined;
 }

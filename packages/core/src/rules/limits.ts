@@ -2,12 +2,20 @@
  * Size limits, one rule in one place. The largest agent card accepted is ONE number: the guarded
  * connection's body cap (bytes received), the content check's byte limit and the JSON reader's
  * (bytes parsed) all derive from it, so a setting such as `cache.maxBodyBytes` or
- * `probe --max-bytes` cannot raise one of them and leave another at its default.
+ * `probe --max-bytes` cannot raise one of them and leave another at its default. The largest AI
+ * Catalog document is the other size limit (`DEFAULT_CATALOG_LIMITS.maxBytes` publicly).
  */
 import { DiscoveryError } from '../errors.js';
 
 /** The largest agent card accepted when nothing says otherwise, in bytes (64 KiB; a typical card is ~1.3 KB). */
 export const DEFAULT_MAX_CARD_BYTES = 65_536;
+
+/**
+ * The largest AI Catalog document accepted when nothing says otherwise, in bytes (1 MiB): the
+ * reader's default, the configuration's `sources.aiCatalogs[].maxBytes`, and the catalog fetcher's
+ * bound in the service, the inspector and `probe`. Public as `DEFAULT_CATALOG_LIMITS.maxBytes`.
+ */
+export const DEFAULT_MAX_CATALOG_BYTES = 1_048_576;
 
 /** One card-size setting, as each stage that bounds a card takes it. Build it with {@link cardSizeLimit}. */
 export interface CardSizeLimit {

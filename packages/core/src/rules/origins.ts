@@ -1,12 +1,71 @@
 /**
- * Origins and loopback: the one definition of a loopback host. The allowlist's development
- * exemption (`src/fetch/host-policy.ts`), the card's interface policy, the configuration's
- * bind check and the service's all ask it, so they cannot answer differently. Pure: no DNS, no
- * sockets, nothing of the library imported.
+ * Origins and loopback. The origin of a URL ({@link originOf}), an origin as configuration writes
+ * it ({@link normalizeOrigin}), one trailing dot of a host name ({@link withoutTrailingDot}) and
+ * the one definition of a loopback host ({@link isLoopbackHost}). The allowlist
+ * (`src/fetch/host-policy.ts`), the configuration (credentials, CORS origins, signing keys), the
+ * signature check, the card cache's per-origin limit, the card's interface policy and the
+ * service's bind check all ask here, so they cannot answer differently. Pure: no DNS, no sockets.
  *
  * @module
  */
 import ipaddr from 'ipaddr.js';
+import { describe } from '../text.js';
+
+/**
+ * A host name without its one trailing dot: `a.example.` names the same host as `a.example`
+ * (an absolute DNS name), so the allowlist, origins, domains and the loopback check drop it
+ * before comparing. Only one: `a.example..` keeps a dot and stays invalid.
+ *
+ * @example withoutTrailingDot('Agents.Example.') // 'Agents.Example'
+ */
+export function withoutTrailingDot(host: string): string {
+  return host.endsWith('.') ? host.slice(0, -1) : host;
+}
+
+/**
+ * The origin of an absolute `http:` or `https:` URL, as `URL.origin` writes it (scheme and host
+ * in lower case, an internationalized name in punycode, the default port left out) and with one
+ * trailing dot dropped from the host, as the allowlist drops it, so a credential or a signing
+ * key configured for `https://a.example.` applies to cards fetched from `https://a.example/`.
+ * Undefined for anything else (not a URL, another scheme, no host). A user name or password in
+ * the URL is not part of its origin; whether such a URL may be fetched is the allowlist's call.
+ *
+ * @example originOf('HTTPS://Agents.Example.COM:443/a/b?c') // 'https://agents.example.com'
+ * @example originOf('https://bücher.example./') // 'https://xn--bcher-kva.example'
+ * @example originOf('ftp://files.example.com/') // undefined
+ */
+export function originOf(url: string | URL): string | undefined {
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    return undefined;
+  }
+  if (parsed.protocol !== 'https:' && parsed.protocol !== 'http:') return undefined;
+  const host = withoutTrailingDot(parsed.hostname);
+  if (host === '') return undefined;
+  if (host !== parsed.hostname) parsed.hostname = host;
+  return parsed.origin;
+}
+
+/**
+ * An origin as written where only an origin belongs (the configuration's `credentials[].origin`,
+ * `server.allowedOrigins`, `signatures.keys[].origins`, `SignatureOptions.keys[].origins`):
+ * `http(s)://host[:port]`, optionally with a `/`, and nothing else (no user name or password,
+ * path, query or fragment). Returns its {@link originOf} form, or why the value is not one.
+ * Surrounding whitespace is ignored.
+ *
+ * @example normalizeOrigin('HTTPS://Agents.Example.COM:443/') // 'https://agents.example.com'
+ * @example normalizeOrigin('https://a.example.com/v1') // { problem: '"https://a.example.com/v1" is not an origin such as … (… no path, query or fragment)' }
+ */
+export function normalizeOrigin(raw: unknown): string | { problem: string } {
+  const problem = { problem: `${describe(raw)} is not an origin such as "https://agents.example.com" (scheme, host and optional port; no path, query or fragment)` };
+  if (typeof raw !== 'string') return problem;
+  const text = raw.trim();
+  // Checked on the text as written: `new URL()` forgets an empty query or fragment and resolves dot segments.
+  if (!/^https?:\/\/[^/?#\\@]+\/?$/i.test(text)) return problem;
+  return originOf(text) ?? problem;
+}
 
 /**
  * True for hosts that name this machine without asking DNS: `localhost`, a dotted-quad address
@@ -28,8 +87,7 @@ import ipaddr from 'ipaddr.js';
  * @example isLoopbackHost('localhost.evil.test') // false
  */
 export function isLoopbackHost(hostname: string): boolean {
-  let host = hostname.toLowerCase();
-  if (host.endsWith('.')) host = host.slice(0, -1);
+  let host = withoutTrailingDot(hostname.toLowerCase());
   if (host.startsWith('[') && host.endsWith(']')) host = host.slice(1, -1);
   if (host === 'localhost') return true;
   if (ipaddr.IPv4.isValidFourPartDecimal(host)) return ipaddr.IPv4.parse(host).range() === 'loopback';

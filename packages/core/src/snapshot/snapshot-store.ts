@@ -5,6 +5,7 @@
  * for the API and the dashboard, even after eviction.
  */
 import { DiscoveryError } from '../errors.js';
+import { RETENTION_DEFAULTS } from '../rules/defaults.js';
 import type { Snapshot } from './snapshot.js';
 
 export interface SnapshotSummary {
@@ -29,7 +30,7 @@ export class SnapshotStore {
   readonly #onEvict: ((snapshot: Snapshot) => void) | undefined;
 
   constructor(options: { historyLimit?: number; onEvict?: (snapshot: Snapshot) => void } = {}) {
-    this.#historyLimit = options.historyLimit ?? 200;
+    this.#historyLimit = options.historyLimit ?? RETENTION_DEFAULTS.snapshotHistory;
     this.#onEvict = options.onEvict;
   }
 

@@ -23,19 +23,22 @@
  */
 import type { CardStore } from '../cache/index.js';
 import type { SignatureOptions } from '../card/index.js';
-import { AI_CATALOG_WELL_KNOWN_PATH, DEFAULT_CATALOG_LIMITS } from '../catalog/index.js';
+import { AI_CATALOG_WELL_KNOWN_PATH } from '../catalog/index.js';
 import type { Clock, Random } from '../clock/index.js';
 import { systemClock } from '../clock/index.js';
 import type { EventStream } from '../events/index.js';
 import type { CardFetcher, HostPolicy } from '../fetch/index.js';
 import type { CatalogRoot, CatalogSourceSettings } from './ai-catalog-refresh.js';
+import { CATALOG_DEFAULTS, SOURCE_DEFAULTS } from '../rules/defaults.js';
+import { normalizeDomain } from '../rules/domains.js';
+import { impossibleUrl } from '../rules/urls.js';
+import { describe } from '../text.js';
 import { CatalogSource } from './ai-catalog-refresh.js';
 import { CatalogArtifacts } from './catalog-artifacts.js';
 import type { CatalogEntry } from './catalog-documents.js';
 import type { CatalogReport } from './catalog-walk.js';
-import { OptionProblems, describe, impossibleUrl } from './source-core.js';
+import { OptionProblems } from './source-core.js';
 import type { Source } from './types.js';
-import { normalizeDomain } from './well-known-source.js';
 
 export type { CatalogReport } from './catalog-walk.js';
 export { pruneCatalogStore } from './catalog-documents.js';
@@ -104,10 +107,6 @@ export interface AiCatalogSource extends Source {
   readonly storePrefix: string;
 }
 
-const DEFAULT_POLL_MS = 300_000;
-const DEFAULT_MAX_DEPTH = 4;
-const DEFAULT_MAX_CATALOGS = 50;
-
 /**
  * Creates an AI Catalog source. Pure: validates the options and does no I/O.
  *
@@ -170,11 +169,11 @@ export function aiCatalogSource(options: AiCatalogSourceOptions): AiCatalogSourc
     artifacts: opts.artifacts ?? new CatalogArtifacts(),
     signatures: opts.signatures ?? {},
     versions,
-    maxDepth: check.positiveInt(opts.maxDepth, 'maxDepth') ?? DEFAULT_MAX_DEPTH,
-    maxEntries: check.positiveInt(opts.maxEntries, 'maxEntries') ?? DEFAULT_CATALOG_LIMITS.maxEntries,
+    maxDepth: check.positiveInt(opts.maxDepth, 'maxDepth') ?? CATALOG_DEFAULTS.maxDepth,
+    maxEntries: check.positiveInt(opts.maxEntries, 'maxEntries') ?? CATALOG_DEFAULTS.maxEntries,
     maxBytes: check.positiveInt(opts.maxBytes, 'maxBytes'),
-    maxCatalogs: check.positiveInt(opts.maxCatalogs, 'maxCatalogs') ?? DEFAULT_MAX_CATALOGS,
-    pollIntervalMs: check.positiveInt(opts.pollIntervalMs, 'pollIntervalMs') ?? DEFAULT_POLL_MS,
+    maxCatalogs: check.positiveInt(opts.maxCatalogs, 'maxCatalogs') ?? CATALOG_DEFAULTS.maxCatalogs,
+    pollIntervalMs: check.positiveInt(opts.pollIntervalMs, 'pollIntervalMs') ?? SOURCE_DEFAULTS.pollIntervalMs,
     cache: opts.cache ?? {},
     store: opts.store,
     events: opts.events,

@@ -10,8 +10,9 @@ import type { AcceptedContent, CacheContent, CacheEntry, CardStore } from '../ca
 import type { SignatureOptions } from '../card/index.js';
 import { canonicalJson, sha256Hex, verifyDetachedSignature } from '../card/index.js';
 import type { CachedAiCatalog, CatalogLimits } from '../catalog/index.js';
-import { DEFAULT_CATALOG_LIMITS, readAiCatalog } from '../catalog/index.js';
+import { readAiCatalog } from '../catalog/index.js';
 import { DiscoveryError, type Problem } from '../errors.js';
+import { CATALOG_DEFAULTS } from '../rules/defaults.js';
 
 /** A cached AI Catalog document (see `StateStore.catalogs`). */
 export type CatalogEntry = CacheEntry<CachedAiCatalog, string>;
@@ -54,7 +55,7 @@ export function acceptanceDigest(s: AcceptanceRules): string {
 
 /** The bounds one catalog document is read under. It may list more than a walk reads (the walk stops at maxEntries with a problem). */
 export function readerLimits(s: Omit<AcceptanceRules, 'signatures'>): { maxBytes?: number; maxEntries: number } {
-  return { ...(s.maxBytes !== undefined && { maxBytes: s.maxBytes }), maxEntries: Math.max(s.maxEntries, DEFAULT_CATALOG_LIMITS.maxEntries) };
+  return { ...(s.maxBytes !== undefined && { maxBytes: s.maxBytes }), maxEntries: Math.max(s.maxEntries, CATALOG_DEFAULTS.maxEntries) };
 }
 
 /** The catalog cache's content: a catalog document, its signature checked. */

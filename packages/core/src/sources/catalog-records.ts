@@ -15,7 +15,8 @@ import type { HostPolicy } from '../fetch/index.js';
 import { catalogCardUrl, inlineCardKey } from '../fetch/index.js';
 import type { CardPin, InlineCard } from './catalog-artifacts.js';
 import type { Candidate } from './catalog-walk.js';
-import { describe, impossibleUrl } from './source-core.js';
+import { impossibleUrl } from '../rules/urls.js';
+import { describe } from '../text.js';
 import type { EndpointRecord } from './types.js';
 
 /** What the records need of their source's settings. */

@@ -11,8 +11,9 @@ import type { AiCatalogEntry, CachedAiCatalog } from '../catalog/index.js';
 import { A2A_CARD_MEDIA_TYPE, AI_CATALOG_MEDIA_TYPE, readAiCatalogValue } from '../catalog/index.js';
 import { DiscoveryError, type Problem } from '../errors.js';
 import type { CatalogEvent, EventStream } from '../events/index.js';
+import { originOf } from '../rules/origins.js';
 import type { CatalogEntry } from './catalog-documents.js';
-import { describe } from './source-core.js';
+import { describe } from '../text.js';
 
 /** What one catalog document gave in the last refresh, for the API and the dashboard. */
 export interface CatalogReport {
@@ -191,7 +192,7 @@ export class CatalogWalker {
       walk.entries++;
       if (e.type === A2A_CARD_MEDIA_TYPE) {
         cards++;
-        walk.candidates.push({ identifier: e.identifier, group: `${new URL(url).origin} ${e.identifier}`, version: e.version, updatedAtMs: e.updatedAtMs, where, entry: e, catalogUrl: url });
+        walk.candidates.push({ identifier: e.identifier, group: `${originOf(url) ?? url} ${e.identifier}`, version: e.version, updatedAtMs: e.updatedAtMs, where, entry: e, catalogUrl: url });
       } else if (e.type === AI_CATALOG_MEDIA_TYPE) {
         nested++;
         await this.#nested(e, url, depth, where, path, walk);

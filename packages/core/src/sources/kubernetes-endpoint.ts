@@ -11,7 +11,7 @@
  */
 import type { Problem } from '../errors.js';
 import { impossibleUrl } from '../rules/urls.js';
-import { describe } from './source-core.js';
+import { describe } from '../text.js';
 import type { EndpointRecord } from './types.js';
 
 /** Annotation holding a complete base URL. */

@@ -19,7 +19,8 @@ import type { Clock } from '../clock/index.js';
 import type { EventStream } from '../events/index.js';
 import { SOURCE_DEFAULTS } from '../rules/defaults.js';
 import { KubernetesSource } from './kubernetes-informer.js';
-import { OptionProblems, describe, hasControl } from './source-core.js';
+import { describe, hasControl } from '../text.js';
+import { OptionProblems } from './source-core.js';
 import type { Source } from './types.js';
 
 /** Inputs of {@link kubernetesSource}. Durations are milliseconds. */

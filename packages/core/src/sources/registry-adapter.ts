@@ -10,7 +10,7 @@
  * @module
  */
 import { DiscoveryError, type Problem } from '../errors.js';
-import { describe, hasControl } from './source-core.js';
+import { describe, hasControl } from '../text.js';
 
 /** One catalog entry as an adapter read it. All of it is untrusted data. */
 export interface RegistryEntry {

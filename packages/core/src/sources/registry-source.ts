@@ -16,8 +16,10 @@ import type { EventStream } from '../events/index.js';
 import type { CardFetcher } from '../fetch/index.js';
 import { simpleCatalogAdapter, type RegistryAdapter } from './registry-adapter.js';
 import { SOURCE_DEFAULTS } from '../rules/defaults.js';
+import { originOf } from '../rules/origins.js';
 import { impossibleBaseUrl, impossibleCardUrl, impossibleUrl } from '../rules/urls.js';
-import { OptionProblems, SourceCore, describe } from './source-core.js';
+import { describe } from '../text.js';
+import { OptionProblems, SourceCore } from './source-core.js';
 import type { EndpointRecord, Source, SourceListener, SourceState } from './types.js';
 
 /** Inputs of {@link registrySource}. Durations are milliseconds. */
@@ -134,7 +136,7 @@ class RegistrySource implements Source {
     this.#s = settings;
     this.id = settings.id;
     this.pollIntervalMs = settings.pollIntervalMs;
-    this.#origin = new URL(settings.url).origin;
+    this.#origin = originOf(settings.url) ?? settings.url;
     this.#core = new SourceCore(settings.id, 'registry', { events: settings.events, clock: settings.clock });
   }
 
@@ -225,7 +227,7 @@ class RegistrySource implements Source {
     } catch {
       throw new DiscoveryError('ERR_CARD_INVALID', `registry ${base}: ${what} ${describe(candidate)} is not a URL`, { url: base, stage: 'source', path: 'next' });
     }
-    if (url.origin !== this.#origin) {
+    if (originOf(url) !== this.#origin) {
       throw new DiscoveryError(
         'ERR_HOST_NOT_ALLOWED',
         `registry page ${base}: refused ${what} ${url.href} on another origin; only ${this.#origin} is followed`,

@@ -12,10 +12,6 @@ import { sourceIdProblem } from '../rules/ids.js';
 import type { EndpointRecord, Source, SourceKind, SourceListener, SourceState } from './types.js';
 import { describe } from '../text.js';
 
-export { describe, hasControl } from '../text.js';
-/** For the AI Catalog source, which reads it here; other sources import `rules/urls.js` directly. */
-export { impossibleUrl } from '../rules/urls.js';
-
 /** Options every source accepts for observability and time. */
 export interface SourceCoreOptions {
   events?: EventStream | undefined;

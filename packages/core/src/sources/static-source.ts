@@ -8,7 +8,8 @@
 import type { Clock } from '../clock/index.js';
 import { localNameProblem, tagProblem } from '../rules/ids.js';
 import { impossibleBaseUrl, impossibleCardUrl } from '../rules/urls.js';
-import { FixedListSource, OptionProblems, describe } from './source-core.js';
+import { describe } from '../text.js';
+import { FixedListSource, OptionProblems } from './source-core.js';
 import type { EndpointRecord, Source } from './types.js';
 
 /** One configured agent. Every field is reviewed configuration, never card text. */

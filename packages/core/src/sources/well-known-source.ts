@@ -7,11 +7,9 @@
  */
 import type { Clock } from '../clock/index.js';
 import { normalizeDomain } from '../rules/domains.js';
-import { FixedListSource, OptionProblems, describe } from './source-core.js';
+import { describe } from '../text.js';
+import { FixedListSource, OptionProblems } from './source-core.js';
 import type { EndpointRecord, Source } from './types.js';
-
-/** For the AI Catalog source, which reads it here; the rule lives in `rules/domains.ts`. */
-export { normalizeDomain };
 
 /** Inputs of {@link wellKnownSource}. */
 export interface WellKnownSourceOptions {

@@ -231,8 +231,8 @@ function validate(options: PolicyFetchOptions): Settings {
     maxResponseBytes: check.positive('maxResponseBytes', 16 * 1024 * 1024),
     userAgent: check.userAgent(),
   };
-  check.fn('credentials', '(origin) => headers');
-  check.fn('resolve', '(hostname) => Promise<addresses>');
+  check.credentials();
+  check.resolver('resolve');
   check.done();
   return settings;
 }
