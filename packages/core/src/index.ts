@@ -15,6 +15,7 @@ export type { Clock, Random, TimerHandle } from './clock/index.js';
 export { EventStream, DISCOVERY_CHANNEL, occurrences } from './events/index.js';
 export type {
   DiscoveryEvent,
+  EventBase,
   EventInput,
   EventListener,
   CardOutcome,
@@ -164,4 +165,4 @@ export { snapshotDigest, buildSnapshot, toSnapshotAgents, diffSnapshots, Snapsho
 export type { Snapshot, SnapshotAgent, SnapshotDomain, SnapshotDiff, AgentChange, SnapshotSummary, RetainedSnapshot } from './snapshot/index.js';
 
 export { DiscoveryLoop } from './loop/index.js';
-export type { DiscoveryLoopOptions, EndpointStatus, SnapshotListener, RoutingVerdict } from './loop/index.js';
+export type { DiscoveryLoopOptions, EndpointStatus, EndpointVerdict, SnapshotListener, RoutingVerdict } from './loop/index.js';

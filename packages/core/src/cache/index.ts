@@ -7,8 +7,7 @@
 export { CardCache } from './card-cache.js';
 export type { AcceptedContent, CacheContent, CardCacheOptions, DigestPins, RefreshOptions } from './card-cache.js';
 export { acceptedEntry, MemoryCardStore, prefixedStore } from './card-store.js';
-export type { AcceptedCard, CacheEntry, CardStore, EntryError } from './card-store.js';
-export { readDirectives, responseCacheControl } from './cache-control.js';
+export type { CacheEntry, CardStore, EntryError } from './card-store.js';
+export { responseCacheControl } from './cache-control.js';
 export { fetchWithLegacyFallback } from './well-known.js';
-export type { WellKnownFetch } from './well-known.js';
 export type { CacheDirectives } from './cache-control.js';

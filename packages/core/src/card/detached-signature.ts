@@ -20,7 +20,7 @@ import { algorithmRefusal, checkEntry, configError, errorText, finisher, isObjec
  * @throws {DiscoveryError} `ERR_CARD_MALFORMED` when the value is not a JSON object, is nested
  *   deeper than 64 levels or cannot be serialized.
  */
-export function detachedPayload(raw: unknown): string {
+function detachedPayload(raw: unknown): string {
   const why = uncanonicalizable(raw);
   if (why !== undefined) throw new DiscoveryError('ERR_CARD_MALFORMED', `cannot canonicalize: ${why.replace('the card', 'the document')}`, { stage: 'signature', path: '$' });
   const text = canonicalize(Object.fromEntries(Object.entries(raw as Json).filter(([key]) => key !== 'signature')));

@@ -21,13 +21,13 @@ export type {
 } from './model.js';
 export { toAdkCard } from './adk-card.js';
 export type { AdkAgentCard, AdkCardResult } from './adk-card.js';
-export { canonicalMode, modesCover, effectiveModes, MODE_SHORT_FORMS } from './modes.js';
+export { canonicalMode, modesCover, effectiveModes } from './modes.js';
 export { sha256Hex, canonicalJson, canonicalCardSha256 } from './canonical.js';
 export { DEFAULT_JSON_LIMITS } from './safe-json.js';
 export type { JsonLimits } from './safe-json.js';
 export type { UrlJudge, CardUrl, CardUrlRole, InterfacePolicyOptions } from './interface-policy.js';
 export { checkCard } from './check-card.js';
 export type { CheckCardOptions, CheckCardResult } from './check-card.js';
-export { verifyCardSignatures, canonicalCardPayload, signCard, signatureFailure, detachedPayload, verifyDetachedSignature, signDetached } from './signature.js';
+export { verifyCardSignatures, canonicalCardPayload, signCard, signatureFailure, verifyDetachedSignature, signDetached } from './signature.js';
 export type { SignatureMode, SignatureOptions, SignatureResult, TrustedKey, CanonicalForm } from './signature.js';
 export { deepFreeze } from './model.js';

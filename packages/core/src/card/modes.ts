@@ -9,7 +9,7 @@
  * Short forms seen in the wild and the media type each stands for.
  * `text` is what ADK JS `toA2a` publishes; `data` is A2A's structured-data part.
  */
-export const MODE_SHORT_FORMS: Readonly<Record<string, string>> = Object.freeze({
+const MODE_SHORT_FORMS: Readonly<Record<string, string>> = Object.freeze({
   text: 'text/plain',
   json: 'application/json',
   data: 'application/json',

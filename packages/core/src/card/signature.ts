@@ -21,7 +21,7 @@ import type { CanonicalForm, CheckContext, Json, Payload, SignatureOptions, Sign
 import { algorithmRefusal, checkEntry, configError, errorText, finisher, isObject, settingsOf, uncanonicalizable } from './signature-trust.js';
 
 export type { CanonicalForm, SignatureMode, SignatureOptions, SignatureResult, TrustedKey } from './signature-trust.js';
-export { detachedPayload, signDetached, verifyDetachedSignature } from './detached-signature.js';
+export { signDetached, verifyDetachedSignature } from './detached-signature.js';
 
 /** Signatures examined per card at most. */
 const MAX_SIGNATURES = 8;

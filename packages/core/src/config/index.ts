@@ -36,6 +36,9 @@ export type {
   LoopConfig,
   RootConfig,
   SessionsConfig,
+  ServerLimitsConfig,
+  RetentionConfig,
+  ReplicaConfig,
 } from './types.js';
 // The store description (`store:` in the YAML, `--store`): one rule for config and the store engines.
 export { DEFAULT_SQLITE_FILE, parseStoreSpec, postgresConnection, redactUrl, sqliteFilePath, storeSpecKind } from '../rules/store-spec.js';

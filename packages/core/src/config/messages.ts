@@ -45,7 +45,7 @@ function distance(a: string, b: string): number {
 }
 
 /** The closest known word, when it is close enough to be a likely typo. */
-export function closest(word: string, known: readonly string[]): string | undefined {
+function closest(word: string, known: readonly string[]): string | undefined {
   let best: string | undefined;
   let bestDistance = Infinity;
   for (const candidate of known) {

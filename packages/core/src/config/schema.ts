@@ -23,7 +23,7 @@ const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 const CONTROL = /[\u0000-\u001f\u007f\u2028\u2029]/;
 
 /** Algorithms the signature verifier supports; `none` and `HS*` can never be allowed. */
-export const SIGNATURE_ALGORITHMS = ['ES256', 'ES384', 'ES512', 'EdDSA', 'Ed25519', 'RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512'] as const;
+const SIGNATURE_ALGORITHMS = ['ES256', 'ES384', 'ES512', 'EdDSA', 'Ed25519', 'RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512'] as const;
 
 /** Headers the fetcher owns; a credential may not set them. */
 const RESERVED_HEADERS: ReadonlySet<string> = new Set(['host', 'content-length', 'transfer-encoding', 'connection', 'accept-encoding', 'if-none-match', 'if-modified-since']);

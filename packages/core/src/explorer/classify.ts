@@ -18,7 +18,7 @@ import type { Recorded } from './timeline.js';
 import type { TimelineStage, TraceAction, TraceAttempt, TraceCacheState, TraceRejectStage } from './types.js';
 import { secondsText, whyOf } from './why.js';
 
-export const VOCABULARY = new TagVocabulary([{ tag: TRACE_TAG, description: 'Questions about orders.' }]);
+const VOCABULARY = new TagVocabulary([{ tag: TRACE_TAG, description: 'Questions about orders.' }]);
 export const NEED: Need = Object.freeze({ tag: TRACE_TAG });
 
 export const seconds = (ms: number): number => Math.round(ms) / 1000;

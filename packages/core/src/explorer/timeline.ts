@@ -22,7 +22,7 @@ export interface Recorded {
 export type PushStep = (e: Omit<TraceEvent, 'seq'>) => void;
 
 /** What the validation step says the library checked (see `checkCard`); no full JSON Schema, no signature on this unsigned card. */
-export const VALIDATION_PASSED =
+const VALIDATION_PASSED =
   'New bytes checked by the library: parsed as JSON (bounded), the card’s fields checked structurally (required fields and types, not the full A2A JSON Schema), every interface passes the HTTPS policy; the card is unsigned, and signatures are verified only when present.';
 
 /**

@@ -34,7 +34,7 @@ export type Resolver = (hostname: string) => Promise<ResolvedAddress[]>;
  * The default resolver: `dns.lookup` with `all: true` (the system resolver, hosts file
  * included), addresses in the order the system returns them.
  */
-export const systemResolver: Resolver = async (hostname) => {
+const systemResolver: Resolver = async (hostname) => {
   const answers = await dns.promises.lookup(hostname, { all: true, verbatim: true });
   return answers.map((a) => ({ address: a.address, family: a.family === 6 ? 6 : 4 }));
 };

@@ -63,7 +63,7 @@ export interface GuardedConnectionOptions {
 }
 
 /** A URL the policy admitted and whose IP literal, if any, is allowed. */
-export interface AdmittedUrl {
+interface AdmittedUrl {
   /** The URL as the policy normalized it (one trailing dot removed from the host). */
   url: URL;
   /** Its origin, `https://host[:port]` (default port omitted). */

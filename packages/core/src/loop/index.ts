@@ -5,6 +5,6 @@
  */
 export { DiscoveryLoop } from './discovery-loop.js';
 export type { DiscoveryLoopOptions } from './discovery-loop.js';
-export type { EndpointStatus } from './endpoint-views.js';
+export type { EndpointStatus, EndpointVerdict } from './endpoint-views.js';
 export type { SnapshotListener } from './publisher.js';
 export type { RoutingVerdict } from './routing-gate.js';

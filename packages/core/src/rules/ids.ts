@@ -8,10 +8,10 @@ import { LOCAL_NAME, RESERVED_NAMES } from '../local-name.js';
 import { describe, hasControl } from '../text.js';
 
 /** Source ids: 1–64 letters, digits, `.`, `_` or `-`, starting with a letter or digit. */
-export const SOURCE_ID = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
+const SOURCE_ID = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
 
 /** The longest reviewed tag, in characters. */
-export const MAX_TAG_LENGTH = 64;
+const MAX_TAG_LENGTH = 64;
 
 /**
  * Why a value is not a source id, or undefined when it is one.

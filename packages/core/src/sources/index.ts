@@ -14,7 +14,7 @@ export type { WellKnownSourceOptions } from './well-known-source.js';
 export { simpleCatalogAdapter } from './registry-adapter.js';
 export type { RegistryAdapter, RegistryEntry, RegistryPage } from './registry-adapter.js';
 export { recordFromEntry, registrySource } from './registry-source.js';
-export type { CatalogEntryContext, RegistrySourceOptions } from './registry-source.js';
+export type { RegistrySourceOptions } from './registry-source.js';
 export { aiCatalogSource, pruneCatalogStore } from './ai-catalog-source.js';
 export type { AiCatalogSource, AiCatalogSourceOptions, CatalogReport } from './ai-catalog-source.js';
 export { CatalogArtifacts } from './catalog-artifacts.js';

@@ -26,9 +26,9 @@ import { DiscoveryError } from '../../errors.js';
 /** ADK's 0.3 `ClientFactory` instance type (from ADK's own config type). */
 export type AdkClientFactory = NonNullable<RemoteA2AAgentConfig['clientFactory']>;
 /** The 0.3 `ClientFactoryOptions`. */
-export type AdkClientFactoryOptions = AdkClientFactory['options'];
+type AdkClientFactoryOptions = AdkClientFactory['options'];
 /** A 0.3 `TransportFactory`. */
-export type AdkTransportFactory = AdkClientFactoryOptions['transports'][number];
+type AdkTransportFactory = AdkClientFactoryOptions['transports'][number];
 
 /** The part of `@a2a-js/sdk/client` 0.3 this package uses. */
 export interface AdkA2aClientModule {

@@ -15,5 +15,3 @@ export type { V1RemoteAgentConfig } from './v1-remote-agent.js';
 export { createPolicyFetch } from './policy-fetch.js';
 export type { PolicyFetch, PolicyFetchOptions, OriginCredentials } from './policy-fetch.js';
 export { ADK_IDENTIFIER_METADATA_KEYS, stripAdkIdentifiers, stripAdkMetadataCallback } from './adk-metadata.js';
-export { adkA2aClient } from './adk-a2a-client.js';
-export type { AdkA2aClientModule, AdkClientFactory, AdkClientFactoryOptions, AdkTransportFactory } from './adk-a2a-client.js';
