@@ -55,8 +55,10 @@ for (const dir of packages) {
             'ae-undocumented': { logLevel: 'none' },
             // {@link Class.member} in doc comments: TypeScript resolves them; TSDoc's syntax differs.
             'ae-unresolved-link': { logLevel: 'none' },
-            // A type reachable from the API but not exported by name is listed in the report.
-            'ae-forgotten-export': { logLevel: 'none', addToApiReportFile: true },
+            // A type an entry refers to but exports under another entry (the /adk entry names the
+            // core's SnapshotStore): its name shows in the signatures; the warning would carry a
+            // source line number that churns with every unrelated edit.
+            'ae-forgotten-export': { logLevel: 'none', addToApiReportFile: false },
           },
           tsdocMessageReporting: { default: { logLevel: 'none' } },
         },
