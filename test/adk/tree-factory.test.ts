@@ -134,6 +134,30 @@ describe('TreeFactory', () => {
     trees.close();
   });
 
+  test('earlier digests coming back (nothing to build) still drop the roots of snapshots released meanwhile', () => {
+    // The chaos test's seed 294956459: a recovered agent brings back v9's digest as v11 and v8's
+    // (still pinned) as v12; the warm-ups build nothing, and before, nothing swept either.
+    const { trees, store, clock } = setup();
+    let version = 0;
+    const warmThenPublish = (s: Snapshot): Snapshot => {
+      trees.prepare(s); // the loop's beforePublish
+      store.publish(s);
+      return s;
+    };
+    const at = (agents: SnapshotAgent[]) => buildSnapshot(agents, ++version, clock.wallNow());
+    const A = warmThenPublish(at([agent('billing', ['billing'])]));
+    trees.rootFor('pinned-on-a');
+    const B = warmThenPublish(at([agent('billing', ['billing']), agent('returns', ['returns'])]));
+    const C = warmThenPublish(at([agent('billing', ['billing']), agent('warranty', ['warranty'])]));
+    warmThenPublish(at(B.agents.slice())); // B again: its root is still built
+    warmThenPublish(at(A.agents.slice())); // A again: pinned, built
+    const released = trees.builtDigests.filter((d) => store.get(d) === undefined);
+    assert.ok(!trees.builtDigests.includes(C.digest), `C was released two publications ago and is still built (roots of released snapshots: ${released.length})`);
+    assert.ok(released.length <= 1, `${released.length} roots of released snapshots`);
+    assert.equal(trees.builds, 3, 'A, B and C built once each');
+    trees.close();
+  });
+
   test('roots of superseded snapshots that no session pinned are evicted', () => {
     const { publish, trees } = setup();
     for (let i = 1; i <= 20; i++) trees.prepare(publish([agent('billing', ['billing'], `${i}.0.0`)]));

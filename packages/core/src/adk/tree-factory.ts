@@ -136,6 +136,20 @@ export class TreeFactory {
    * Roots whose snapshot is no longer retained are evicted on the way.
    */
   prepare(snapshot: Snapshot): BaseAgent {
+    // A warm-up (beforePublish) is for a snapshot that is not published yet: its root must
+    // survive every sweep until it is (a session released in between sweeps too). The loop warms
+    // its newest candidate only, so an earlier candidate that was never published (held, or
+    // replaced by a digest already built) loses that protection here, even when this root exists.
+    this.#warming = snapshot.digest;
+    const root = this.#build(snapshot);
+    // A candidate whose root is still built (an earlier digest coming back) builds nothing, so
+    // sweep here too: roots of snapshots released since the last build go now, not at some later one.
+    this.sweep();
+    return root;
+  }
+
+  /** The root of `snapshot`, built (and older roots swept) when it is not built yet. */
+  #build(snapshot: Snapshot): BaseAgent {
     const existing = this.#roots.get(snapshot.digest);
     if (existing) return existing;
     let root: BaseAgent;
@@ -145,9 +159,6 @@ export class TreeFactory {
       throw toDiscoveryError(err, 'ERR_REGISTRY_INVALID', { stage: 'build' });
     }
     this.#builds++;
-    // A warm-up (beforePublish) builds a snapshot that is not published yet: its root must
-    // survive every sweep until it is (a session released in between sweeps too).
-    this.#warming = snapshot.digest;
     this.sweep();
     this.#roots.set(snapshot.digest, root);
     this.#o.events?.emit({ type: 'tree.built', digest: snapshot.digest });
@@ -184,13 +195,13 @@ export class TreeFactory {
       // Pinned but not built here yet (e.g. a pin restored from a shared store): build it now.
       const snapshot = this.#o.snapshots.get(pin.digest);
       if (!snapshot) throw new DiscoveryError('ERR_INTERNAL', `session ${sessionId} is pinned to ${pin.digest}, which is no longer retained`);
-      return { root: this.prepare(snapshot), digest: pin.digest };
+      return { root: this.#build(snapshot), digest: pin.digest };
     }
     const current = this.#o.snapshots.current;
     if (!current) throw new DiscoveryError('ERR_NOT_READY', 'no snapshot has been published yet');
     const max = this.#o.maxSessions ?? SESSION_DEFAULTS.maxSessions;
     if (this.#pins.size >= max) throw new DiscoveryError('ERR_SESSION_LIMIT', `${max} sessions are pinned (sessions.maxSessions); end one or wait for idle ones to expire`);
-    const root = this.prepare(current);
+    const root = this.#build(current);
     this.#o.snapshots.retain(current.digest);
     this.#pins.set(sessionId, { digest: current.digest, lastUsedAt: now, used: false });
     this.#pinChanged(sessionId);
@@ -255,7 +266,7 @@ export class TreeFactory {
     const pin = this.#pins.get(sessionId);
     if (!pin) throw new DiscoveryError('ERR_UPGRADE_REFUSED', `session ${sessionId} is not pinned (it never started, ended, or idled out)`);
     if (pin.digest === current.digest) return { from: pin.digest, to: current.digest, changed: false };
-    const root = this.prepare(current);
+    const root = this.#build(current);
     if (!options.force) {
       const missing = [...new Set(options.authors ?? [])].filter((name) => name !== 'user' && root.findAgent(name) === undefined);
       if (missing.length > 0) {
