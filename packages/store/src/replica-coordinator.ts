@@ -19,6 +19,7 @@ import { createRequire } from 'node:module';
 import { hostname } from 'node:os';
 import type { Knex } from 'knex';
 import type { Snapshot } from 'a2a-discovery';
+import { REPLICA_DEFAULTS } from 'a2a-discovery/config';
 import type { SqlStateStore } from './sql-state-store.js';
 
 /** What the coordinator drives: the service's discovery loop, in effect. */
@@ -112,9 +113,9 @@ export class ReplicaCoordinator {
     this.#o = o;
     this.#store = o.store;
     this.id = o.id ?? `${hostname()}:${process.pid}`;
-    this.#retryMs = Math.max(10, o.leaderRetryMs ?? 2_000);
-    this.#pollMs = Math.max(10, o.pollMs ?? 5_000);
-    this.#leaseMs = Math.max(o.leaseMs ?? 10_000, 2 * this.#retryMs + 1_000);
+    this.#retryMs = Math.max(10, o.leaderRetryMs ?? REPLICA_DEFAULTS.leaderRetryMs);
+    this.#pollMs = Math.max(10, o.pollMs ?? REPLICA_DEFAULTS.pollMs);
+    this.#leaseMs = Math.max(o.leaseMs ?? REPLICA_DEFAULTS.leaseMs, 2 * this.#retryMs + 1_000);
   }
 
   /** Connects, tries the lock once (leading at once when it is free) and keeps trying. */

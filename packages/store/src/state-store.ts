@@ -15,6 +15,7 @@
  *   fetches, backoff) only adds to counters.
  */
 import type { CardStore, DiscoveryEvent, Snapshot, SnapshotSummary, CatalogEntry } from 'a2a-discovery';
+import { RETENTION_DEFAULTS } from 'a2a-discovery/config';
 
 /** Which engine holds the state. */
 export type StoreKind = 'memory' | 'sqlite' | 'postgres';
@@ -32,10 +33,10 @@ export interface StoreRetention {
 }
 
 export const DEFAULT_RETENTION: Readonly<Required<StoreRetention>> = Object.freeze({
-  journalMaxEvents: 100_000,
-  journalMaxAgeMs: 7 * 24 * 3_600_000,
-  snapshots: 50,
-  history: 200,
+  journalMaxEvents: RETENTION_DEFAULTS.journalMaxEvents,
+  journalMaxAgeMs: RETENTION_DEFAULTS.journalMaxAgeMs,
+  snapshots: RETENTION_DEFAULTS.snapshots,
+  history: RETENTION_DEFAULTS.snapshotHistory,
 });
 
 /**

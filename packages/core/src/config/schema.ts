@@ -6,7 +6,7 @@
 import { isIP } from 'node:net';
 import { z } from 'zod';
 import { canonicalMode } from '../card/index.js';
-import { CACHE_DEFAULTS, CATALOG_DEFAULTS, HEALTH_DEFAULTS, LOOP_DEFAULTS, RETENTION_DEFAULTS, ROUTING_DEFAULTS, SESSION_DEFAULTS, SOURCE_DEFAULTS } from '../rules/defaults.js';
+import { CACHE_DEFAULTS, CATALOG_DEFAULTS, HEALTH_DEFAULTS, LOOP_DEFAULTS, REPLICA_DEFAULTS, RETENTION_DEFAULTS, ROUTING_DEFAULTS, SESSION_DEFAULTS, SOURCE_DEFAULTS } from '../rules/defaults.js';
 import { normalizeDomain } from '../rules/domains.js';
 import { localNameProblem, sourceIdProblem, tagProblem } from '../rules/ids.js';
 import { normalizeOrigin } from '../rules/origins.js';
@@ -337,9 +337,9 @@ const retention = z.strictObject({
 
 /** Several replicas on one PostgreSQL store (docs/deployment.md). */
 const replica = z.strictObject({
-  leaderRetryMs: positiveInt.default(2_000),
-  pollMs: positiveInt.default(5_000),
-  leaseMs: positiveInt.default(10_000),
+  leaderRetryMs: positiveInt.default(REPLICA_DEFAULTS.leaderRetryMs),
+  pollMs: positiveInt.default(REPLICA_DEFAULTS.pollMs),
+  leaseMs: positiveInt.default(REPLICA_DEFAULTS.leaseMs),
 });
 
 /** The whole document. Sections default to `{}` run through their schema, so defaults fill in. */

@@ -111,3 +111,13 @@ export const RETENTION_DEFAULTS = Object.freeze({
   /** Rows of the version history kept. */
   snapshotHistory: 200,
 });
+
+/** Replicas on one PostgreSQL (`store.replica:`, the store's `ReplicaCoordinator`). */
+export const REPLICA_DEFAULTS = Object.freeze({
+  /** How often a follower tries to take the leader's advisory lock. */
+  leaderRetryMs: 2_000,
+  /** How often a follower polls for publications when LISTEN/NOTIFY is quiet. */
+  pollMs: 5_000,
+  /** How long a leader's lease lasts without renewal. */
+  leaseMs: 10_000,
+});
