@@ -115,3 +115,29 @@ test('rate series: chatter per endpoint per bucket (hits, 304s, requests, failur
   assert.equal(typeof parseActivityQuery({ from: 'x' }), 'string');
   reader.close();
 });
+
+test('activity: an evicted endpoint’s counters go with it, at most maxEndpoints are counted (oldest dropped, counted), answers come in pages', async () => {
+  const now = 1_700_000_000_000;
+  const events = new EventStream({ wallNow: () => now });
+  const store = new MemoryStateStore({ wallNow: () => now });
+  const reader = new JournalReader({ store, events, wallNow: () => now, maxEndpoints: 5 });
+  const ep = (i: number) => `https://a.example/e${String(i).padStart(2, '0')}/`;
+  for (let i = 0; i < 4; i++) events.emit({ type: 'card.result', endpoint: ep(i), outcome: 'hit', failures: 0 });
+  events.emit({ type: 'endpoint.evicted', endpoint: ep(1), sources: ['catalog'] });
+  assert.deepEqual((await reader.activity()).endpoints.map((e) => e.endpoint), [ep(0), ep(2), ep(3)], 'the evicted endpoint is not listed');
+  assert.deepEqual(reader.activityStats, { endpoints: 3, dropped: 0 });
+  for (let i = 4; i < 8; i++) events.emit({ type: 'card.result', endpoint: ep(i), outcome: 'hit', failures: 0 });
+  assert.deepEqual(reader.activityStats, { endpoints: 5, dropped: 2 }, 'bounded: the two counted first made room');
+  const first = await reader.activity({ limit: 2 });
+  assert.deepEqual(first.endpoints.map((e) => e.endpoint), [ep(3), ep(4)]);
+  assert.equal(first.endpointCount, 5);
+  assert.equal(first.nextAfter, ep(4));
+  const rest = await reader.activity({ limit: 2, after: first.nextAfter! });
+  assert.deepEqual(rest.endpoints.map((e) => e.endpoint), [ep(5), ep(6)]);
+  const last = await reader.activity({ limit: 2, after: rest.nextAfter! });
+  assert.deepEqual(last.endpoints.map((e) => e.endpoint), [ep(7)]);
+  assert.equal(last.nextAfter, null);
+  assert.deepEqual(parseActivityQuery({ limit: '5000', after: ep(3) }), { limit: 1_000, after: ep(3) });
+  assert.equal(typeof parseActivityQuery({ limit: '0' }), 'string');
+  reader.close();
+});

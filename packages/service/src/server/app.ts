@@ -330,10 +330,11 @@ export function createApp(o: AppOptions): Hono {
     if (typeof q === 'string') return c.json({ error: 'bad-request', message: q }, 400);
     return c.json(await o.journal.page(q));
   });
-  // Cache chatter as counts, and with ?bucketMs=&from= as rate series per endpoint (the timeline's rate strip).
+  // Cache chatter as counts, and with ?bucketMs=&from= as rate series per endpoint (the timeline's rate strip);
+  // one page of endpoints (?limit=, ?after= the previous page's nextAfter).
   app.get('/api/activity', async (c) => {
     if (!o.journal) return c.json({ error: 'not-found', message: 'this service has no journal' }, 404);
-    const q = parseActivityQuery({ from: c.req.query('from'), bucketMs: c.req.query('bucketMs') });
+    const q = parseActivityQuery({ from: c.req.query('from'), bucketMs: c.req.query('bucketMs'), limit: c.req.query('limit'), after: c.req.query('after') });
     if (typeof q === 'string') return c.json({ error: 'bad-request', message: q }, 400);
     return c.json(await o.journal.activity(q));
   });

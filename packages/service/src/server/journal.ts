@@ -35,6 +35,16 @@ const KIND_OF = new Map<string, number>(Object.values(SERIES_KINDS).flatMap((nam
 const KIND_NAMES = Object.keys(SERIES_KINDS) as SeriesKind[];
 /** Buckets in one series answer at most. */
 const MAX_SERIES_BUCKETS = 720;
+/**
+ * Endpoints whose chatter is counted at once, by default. An endpoint's counters are freed when
+ * the loop evicts it (`endpoint.evicted`); past this bound (more endpoints chattering than the
+ * loop keeps, e.g. a source churning faster than the removal grace) the endpoint counted
+ * longest ago is dropped first, and `droppedEndpoints` counts it.
+ */
+export const DEFAULT_ACTIVITY_ENDPOINTS = 10_000;
+/** Endpoints in one `/api/activity` answer: by default, and at most. */
+export const ACTIVITY_PAGE = 500;
+export const MAX_ACTIVITY_PAGE = 1_000;
 
 export interface JournalPageQuery {
   /** Only events before this journal position (the previous page's `nextBefore`). */
@@ -95,13 +105,22 @@ export interface ActivityQuery {
   from?: number;
   /** Bucket width, rounded up to a whole number of {@link SERIES_BUCKET_MS}. */
   bucketMs?: number;
+  /** Endpoints in the answer; default {@link ACTIVITY_PAGE}, at most {@link MAX_ACTIVITY_PAGE}. */
+  limit?: number;
+  /** Only endpoints after this one (the previous answer's `nextAfter`), in URL order. */
+  after?: string;
 }
 
 export interface ActivityJson {
   /** Epoch ms since when this process counts (per-endpoint counts start again at a restart). */
   since: number;
   windowMs: number;
+  /** One page of the endpoints counted now (evicted endpoints are not), in URL order. */
   endpoints: EndpointActivity[];
+  /** `after` for the next page; null when this page reached the last endpoint. */
+  nextAfter: string | null;
+  /** Endpoints counted now, all pages together. */
+  endpointCount: number;
   /** The store's durable counters (all endpoints, across restarts). */
   totals: Record<string, number>;
 }
@@ -112,7 +131,7 @@ interface Counts {
   buckets: Map<number, Map<string, number>>;
   lastAt: number;
   /** A ring of one-minute buckets: slot → the minute it holds (`series` counts 4 kinds per slot). */
-  minutes: Float64Array;
+  minutes: Int32Array;
   series: Uint32Array;
 }
 
@@ -122,11 +141,17 @@ export class JournalReader {
   readonly #wallNow: () => number;
   readonly #since: number;
   readonly #activity = new Map<string, Counts>();
+  readonly #maxEndpoints: number;
+  #dropped = 0;
   readonly #unsubscribe: () => void;
 
-  /** `pending`: the journal events written behind and not in the store yet (the StoreWriter's). */
-  constructor(o: { store: StateStore; pending?: () => readonly DiscoveryEvent[]; events: EventStream; wallNow: () => number }) {
+  /**
+   * `pending`: the journal events written behind and not in the store yet (the StoreWriter's).
+   * `maxEndpoints`: endpoints counted at once (default {@link DEFAULT_ACTIVITY_ENDPOINTS}).
+   */
+  constructor(o: { store: StateStore; pending?: () => readonly DiscoveryEvent[]; events: EventStream; wallNow: () => number; maxEndpoints?: number }) {
     this.#store = o.store;
+    this.#maxEndpoints = Math.max(1, o.maxEndpoints ?? DEFAULT_ACTIVITY_ENDPOINTS);
     this.#pending = o.pending ?? (() => []);
     this.#wallNow = o.wallNow;
     this.#since = o.wallNow();
@@ -159,12 +184,22 @@ export class JournalReader {
     return { events, nextBefore, replica };
   }
 
-  /** Cache chatter per endpoint; with `query.bucketMs`, each endpoint's rate series too. */
+  /** Endpoints counted now, and those dropped so far because more than `maxEndpoints` chattered (the metrics read these). */
+  get activityStats(): { endpoints: number; dropped: number } {
+    return { endpoints: this.#activity.size, dropped: this.#dropped };
+  }
+
+  /** Cache chatter per endpoint, one page in URL order; with `query.bucketMs`, each endpoint's rate series too. */
   async activity(query: ActivityQuery = {}): Promise<ActivityJson> {
     const now = this.#wallNow();
     const from = now - ACTIVITY_WINDOW_MS;
+    const limit = Math.max(1, Math.min(MAX_ACTIVITY_PAGE, Math.floor(query.limit ?? ACTIVITY_PAGE)));
+    const after = query.after;
+    const names = [...this.#activity.keys()].filter((k) => after === undefined || k > after).sort();
+    const page = names.slice(0, limit);
     const endpoints: EndpointActivity[] = [];
-    for (const [endpoint, c] of this.#activity) {
+    for (const endpoint of page) {
+      const c = this.#activity.get(endpoint)!;
       const recent: Record<string, number> = {};
       for (const [start, counts] of c.buckets) {
         if (start + BUCKET_MS <= from) {
@@ -175,9 +210,9 @@ export class JournalReader {
       }
       endpoints.push({ endpoint, counts: Object.fromEntries(c.counts), recent, lastAt: c.lastAt, ...(query.bucketMs !== undefined && { series: seriesOf(c, now, query) }) });
     }
-    endpoints.sort((a, b) => (a.endpoint < b.endpoint ? -1 : 1));
     const totals = await this.#store.counters().catch(() => ({}));
-    return { since: this.#since, windowMs: ACTIVITY_WINDOW_MS, endpoints, totals };
+    const nextAfter = names.length > limit ? page.at(-1)! : null;
+    return { since: this.#since, windowMs: ACTIVITY_WINDOW_MS, endpoints, nextAfter, endpointCount: this.#activity.size, totals };
   }
 
   close(): void {
@@ -185,12 +220,22 @@ export class JournalReader {
   }
 
   #count(e: DiscoveryEvent): void {
+    // An evicted endpoint's counters go with it: discovery forgot it, its chatter has ended.
+    if (e.type === 'endpoint.evicted') {
+      this.#activity.delete(e.endpoint);
+      return;
+    }
     const name = journalOrCounter(e);
     if (name === 'journal' || !('endpoint' in e) || typeof e.endpoint !== 'string') return;
     const n = occurrences(e);
     let c = this.#activity.get(e.endpoint);
     if (!c) {
-      c = { counts: new Map(), buckets: new Map(), lastAt: 0, minutes: new Float64Array(SERIES_SLOTS).fill(-1), series: new Uint32Array(SERIES_SLOTS * KIND_NAMES.length) };
+      // Bounded: the endpoint first counted longest ago makes room (Map order is insertion order).
+      while (this.#activity.size >= this.#maxEndpoints) {
+        this.#activity.delete(this.#activity.keys().next().value!);
+        this.#dropped++;
+      }
+      c = { counts: new Map(), buckets: new Map(), lastAt: 0, minutes: new Int32Array(SERIES_SLOTS).fill(-1), series: new Uint32Array(SERIES_SLOTS * KIND_NAMES.length) };
       this.#activity.set(e.endpoint, c);
     }
     const kind = KIND_OF.get(name);
@@ -235,7 +280,7 @@ function seriesOf(c: Counts, now: number, q: ActivityQuery): ActivitySeries {
 }
 
 /** Parses the query of `GET /api/activity`; a problem string for a bad value. */
-export function parseActivityQuery(q: { from?: string | undefined; bucketMs?: string | undefined }): ActivityQuery | string {
+export function parseActivityQuery(q: { from?: string | undefined; bucketMs?: string | undefined; limit?: string | undefined; after?: string | undefined }): ActivityQuery | string {
   const out: ActivityQuery = {};
   if (q.from !== undefined && q.from !== '') {
     const n = Number(q.from);
@@ -246,6 +291,15 @@ export function parseActivityQuery(q: { from?: string | undefined; bucketMs?: st
     const n = Number(q.bucketMs);
     if (!Number.isSafeInteger(n) || n < 1 || n > SERIES_HORIZON_MS) return `bucketMs must be an integer from 1 to ${SERIES_HORIZON_MS} (rounded up to whole minutes)`;
     out.bucketMs = n;
+  }
+  if (q.limit !== undefined && q.limit !== '') {
+    const n = Number(q.limit);
+    if (!Number.isSafeInteger(n) || n < 1) return `limit must be an integer from 1 to ${MAX_ACTIVITY_PAGE}`;
+    out.limit = Math.min(n, MAX_ACTIVITY_PAGE);
+  }
+  if (q.after !== undefined && q.after !== '') {
+    if (q.after.length > 2_048) return 'after must be an endpoint URL (a previous answer’s nextAfter)';
+    out.after = q.after;
   }
   return out;
 }

@@ -22,9 +22,11 @@ export interface MetricsSources {
   replica?: () => ReplicaStatus;
   /** Journal events the store writer dropped because the store could not keep up. */
   journalDropped?: () => number;
+  /** Endpoints whose chatter `/api/activity` counts now, and those dropped past its bound (JournalReader.activityStats). */
+  activity?: () => { endpoints: number; dropped: number };
 }
 
-export function createMetrics({ events, cache, loop, trees, openStreams, store, journalDropped, replica }: MetricsSources): { registry: Registry; refusal(reason: RefusalReason): void; close(): void } {
+export function createMetrics({ events, cache, loop, trees, openStreams, store, journalDropped, replica, activity }: MetricsSources): { registry: Registry; refusal(reason: RefusalReason): void; close(): void } {
   const registry = new Registry();
   const p = 'a2a_discovery_';
   const fetches = new Counter({ name: `${p}card_fetches_total`, help: 'Card cache decisions that reached the network, by outcome.', labelNames: ['outcome'], registers: [registry] });
@@ -82,6 +84,24 @@ export function createMetrics({ events, cache, loop, trees, openStreams, store, 
       registers: [registry],
       collect() {
         this.set(journalDropped?.() ?? 0);
+      },
+    });
+  }
+  if (activity) {
+    new Gauge({
+      name: `${p}activity_endpoints`,
+      help: 'Endpoints whose cache chatter /api/activity counts now (freed when discovery evicts them).',
+      registers: [registry],
+      collect() {
+        this.set(activity().endpoints);
+      },
+    });
+    new Gauge({
+      name: `${p}activity_endpoints_dropped`,
+      help: 'Endpoints whose activity counters were dropped because more endpoints chattered than the bound allows.',
+      registers: [registry],
+      collect() {
+        this.set(activity().dropped);
       },
     });
   }

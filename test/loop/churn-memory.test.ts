@@ -1,0 +1,43 @@
+/**
+ * Endpoint churn does not grow memory (issue #24, item 1): a source listing new card URLs on every
+ * cycle (a hostile AI Catalog) makes endpoints come, go and be evicted by the thousand; whatever
+ * was kept per endpoint (activity counters, rate series, health, schedules, cached cards) goes
+ * with it. Measured after GC in a child process (churn-child.ts), so this process's own heap and
+ * the test runner do not blur it.
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+
+const CHILD = fileURLToPath(new URL('./churn-child.ts', import.meta.url));
+
+interface ChurnResult {
+  heapWarm: number;
+  heapAfter: number;
+  evicted: number;
+  current: number;
+  listed: string[];
+  known: string[];
+}
+
+function churn(env: Record<string, string>): Promise<ChurnResult> {
+  return new Promise((resolve, reject) => {
+    execFile(process.execPath, ['--expose-gc', '--import', 'tsx', CHILD], { env: { ...process.env, ...env }, timeout: 120_000, maxBuffer: 16 * 1024 * 1024 }, (err, stdout, stderr) => {
+      if (err) return reject(new Error(`${err.message}\n${stderr}`));
+      resolve(JSON.parse(stdout.trim().split('\n').at(-1)!) as ChurnResult);
+    });
+  });
+}
+
+test('thousands of evicted endpoints leave (almost) nothing behind, and /api/activity lists only current endpoints', async () => {
+  const r = await churn({ CHURN_PER_CYCLE: '10', CHURN_WARM_CYCLES: '30', CHURN_CYCLES: '200' });
+  assert.ok(r.evicted >= 1_900, `endpoints evicted during the measure: ${r.evicted}`);
+  const perEvicted = (r.heapAfter - r.heapWarm) / r.evicted;
+  // The bound leaves room for the fetcher's and the policy's memo of judged URLs (bounded at
+  // 100,000 URLs each, a few hundred bytes per URL); before, each evicted endpoint kept ~10 KB
+  // of activity counters and rate series for ever.
+  assert.ok(perEvicted < 2_048, `retained ${Math.round(perEvicted)} bytes per evicted endpoint (heap after GC ${r.heapWarm} → ${r.heapAfter} over ${r.evicted} evictions)`);
+  assert.equal(r.known.length, r.current);
+  assert.deepEqual(r.listed, [...r.known].sort(), 'activity lists the endpoints discovery knows now, no evicted one');
+});
