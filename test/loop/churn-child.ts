@@ -38,8 +38,10 @@ const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 const clock = new VirtualClock();
 const stream = new EventStream({ wallNow: () => clock.wallNow() });
 let evictions = 0;
+let heldAlerts = 0;
 stream.subscribe((e) => {
   if (e.type === 'endpoint.evicted') evictions++;
+  if (e.type === 'alert' && e.kind === 'mass-removal') heldAlerts++;
 });
 const policy = HostPolicy.from({ allow: [origin], allowLoopback: true });
 const fetcher = createCardFetcher({ policy, totalTimeoutMs: 2_000 });
@@ -55,9 +57,6 @@ const loop = new DiscoveryLoop({
   cycleIntervalMs: 86_400_000,
   resyncIntervalMs: 86_400_000,
   removalGraceMs: 1_000,
-  // The mass-removal guard would keep every churned agent in snapshots until an operator
-  // confirms (by design, alerted): this measures what discovery keeps on its own.
-  maxRemovalShare: 1,
 });
 const store = new MemoryStateStore();
 const journal = new JournalReader({ store, events: stream, wallNow: () => clock.wallNow() });
@@ -95,7 +94,7 @@ const heapAfter = await heap();
 const current = (await loop.status()).length;
 const page = await journal.activity({ limit: 1_000 });
 process.stdout.write(
-  `${JSON.stringify({ heapWarm, heapAfter, evicted: evictions - evictedWarm, current, listed: page.endpoints.map((e) => e.endpoint), known: (await loop.status()).map((s) => s.baseUrl) })}\n`,
+  `${JSON.stringify({ heapWarm, heapAfter, evicted: evictions - evictedWarm, current, agents: loop.current()?.agents.length ?? 0, massRemovalAlerts: heldAlerts, listed: page.endpoints.map((e) => e.endpoint), known: (await loop.status()).map((s) => s.baseUrl) })}\n`,
 );
 journal.close();
 await loop.stop();

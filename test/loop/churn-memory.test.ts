@@ -1,8 +1,8 @@
 /**
  * Endpoint churn does not grow memory (issue #24, item 1): a source listing new card URLs on every
  * cycle (a hostile AI Catalog) makes endpoints come, go and be evicted by the thousand; whatever
- * was kept per endpoint (activity counters, rate series, health, schedules, cached cards) goes
- * with it. Measured after GC in a child process (churn-child.ts), so this process's own heap and
+ * was kept per endpoint (activity counters, rate series, health, schedules, cached cards, agents
+ * held in snapshots by the removal guard) goes with it. Measured after GC in a child process (churn-child.ts), so this process's own heap and
  * the test runner do not blur it.
  */
 import { test } from 'node:test';
@@ -17,6 +17,8 @@ interface ChurnResult {
   heapAfter: number;
   evicted: number;
   current: number;
+  agents: number;
+  massRemovalAlerts: number;
   listed: string[];
   known: string[];
 }
@@ -38,6 +40,10 @@ test('thousands of evicted endpoints leave (almost) nothing behind, and /api/act
   // 100,000 URLs each, a few hundred bytes per URL); before, each evicted endpoint kept ~10 KB
   // of activity counters and rate series for ever.
   assert.ok(perEvicted < 2_048, `retained ${Math.round(perEvicted)} bytes per evicted endpoint (heap after GC ${r.heapWarm} → ${r.heapAfter} over ${r.evicted} evictions)`);
+  // The mass-removal guard still holds what was published before the churn (and alerts), but
+  // not every agent that came and went since: the snapshot stays that plus the current ones.
+  assert.ok(r.massRemovalAlerts >= 1, 'the guard holds the removal of the agents published before');
+  assert.ok(r.agents <= 20, `agents in the current snapshot: ${r.agents}`);
   assert.equal(r.known.length, r.current);
   assert.deepEqual(r.listed, [...r.known].sort(), 'activity lists the endpoints discovery knows now, no evicted one');
 });

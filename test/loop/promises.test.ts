@@ -259,6 +259,36 @@ describe('the removal guard cannot freeze discovery', () => {
       await h.stop();
     }
   });
+
+  test('under a held mass removal, a churning source does not grow the snapshot: only the agents published before the hold are held', async () => {
+    const registry = listSource('catalog');
+    const ids: string[] = [];
+    const next = (k: number) =>
+      Array.from({ length: k }, () => {
+        const ep = peer();
+        ids.push(ep.id);
+        return { name: ep.id, baseUrl: ep.baseUrl };
+      });
+    registry.set(next(5));
+    const h = harness([registry], { health: { enterAfter: 1 }, removalGraceMs: 1_000 });
+    try {
+      await h.loop.start();
+      const before = h.names();
+      assert.equal(before.length, 5);
+      for (let round = 0; round < 5; round++) {
+        registry.set(next(3));
+        await h.cycle(11_000);
+      }
+      const names = h.names();
+      assert.deepEqual(names.filter((n) => before.includes(n)), before, 'the agents published before the removal are held');
+      assert.equal(names.length, 8, `the held ones and the current ones, not every agent seen since: ${names.join(', ')}`);
+      assert.equal(h.alerts('mass-removal').length >= 1, true);
+      await h.loop.confirmRemovals();
+      assert.equal(h.names().length, 3, 'confirmed: the current ones');
+    } finally {
+      await h.stop();
+    }
+  });
 });
 
 describe('one verdict per endpoint', () => {

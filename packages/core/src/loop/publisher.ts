@@ -40,6 +40,12 @@ export class Publisher {
   /** Local names of the previous snapshot kept by the removal guard in the current one. */
   #heldNames: readonly string[] = NO_NAMES;
   #heldDigest: string | undefined;
+  /**
+   * While a removal is held: the local names of the snapshot it was held from. Only these are
+   * held until an operator confirms; agents that came since may go again (a source churning new
+   * agents would otherwise grow the snapshot for ever, evicted endpoints included).
+   */
+  #holdBaseline: ReadonlySet<string> | undefined;
   /** The held digest a `snapshot.held` event was last emitted for (one event per held candidate). */
   #lastHeldDigest: string | undefined;
   #confirmRemovals = false;
@@ -86,8 +92,9 @@ export class Publisher {
     const version = (previous?.version ?? 0) + 1;
     const full = buildSnapshot(selected, version, clock.wallNow(), domains);
     const confirmed = this.#confirmRemovals;
-    const hold = this.#confirmRemovals ? undefined : guardRemovals(previous, full, this.#o.maxRemovalShare);
+    const hold = this.#confirmRemovals ? undefined : guardRemovals(previous, full, this.#o.maxRemovalShare, this.#holdBaseline);
     this.#confirmRemovals = false;
+    this.#holdBaseline = hold ? (this.#holdBaseline ?? new Set(previous!.agents.map((a) => a.localName))) : undefined;
     // A held removal holds only the agents it concerns: they stay as they were published, and
     // every other addition and change goes out.
     let candidate = hold ? buildSnapshot([...selected, ...hold.keep], version, clock.wallNow(), domains) : full;
@@ -186,15 +193,20 @@ export class Publisher {
 }
 
 /** Which agents of `previous` must not be dropped yet (P12), and why; undefined to publish all. */
-function guardRemovals(previous: Snapshot | undefined, next: Snapshot, share: number): { reason: string; keep: SnapshotAgent[] } | undefined {
+function guardRemovals(previous: Snapshot | undefined, next: Snapshot, share: number, baseline: ReadonlySet<string> | undefined): { reason: string; keep: SnapshotAgent[] } | undefined {
   if (!previous) return undefined;
   const kept = new Set(next.agents.map((a) => a.localName));
   const removed = previous.agents.filter((a) => !kept.has(a.localName));
   if (removed.length >= 2 && removed.length / previous.agents.length > share) {
-    return {
-      reason: `the new snapshot would drop ${removed.length} of ${previous.agents.length} agents (${removed.map((a) => a.localName).join(', ')}), more than ${Math.round(share * 100)}%`,
-      keep: removed,
-    };
+    // While a hold lasts, only the agents of the snapshot it was held from are kept: those that
+    // came since and went again are let go.
+    const keep = baseline === undefined ? removed : removed.filter((a) => baseline.has(a.localName));
+    if (keep.length > 0) {
+      return {
+        reason: `the new snapshot would drop ${removed.length} of ${previous.agents.length} agents (${removed.map((a) => a.localName).join(', ')}), more than ${Math.round(share * 100)}%`,
+        keep,
+      };
+    }
   }
   const critical = removed.filter((a) => a.critical);
   if (critical.length > 0) return { reason: `the new snapshot would drop critical agent(s) ${critical.map((a) => a.localName).join(', ')}`, keep: critical };
