@@ -259,6 +259,25 @@ describe('probeTarget: an AI Catalog URL', () => {
     assert.equal(r.accepted, true, 'entries not probed do not refuse the catalog');
   });
 
+  test('maxEntriesRead and maxDocuments bound the walk: what is left out is not listed nor fetched, and the report (and its text) says TRUNCATED', async () => {
+    const nested = Array.from({ length: 3 }, (_, i) => ({ identifier: `urn:air:example.com:catalog:n${i}`, type: NESTED, url: `/n${i}.json` }));
+    for (let i = 0; i < 3; i++) serve(`/n${i}.json`, catalog([{ identifier: `urn:air:example.com:agent:n${i}`, type: A2A, url: `/a${i}.json` }]), CATALOG_TYPE);
+    serve('/bounded.json', catalog([...nested, ...Array.from({ length: 5 }, (_, i) => ({ identifier: `urn:air:example.com:agent:b${i}`, type: MCP, url: `/m${i}` }))]), CATALOG_TYPE);
+    const before = server.requests.length;
+    const r = await probe('/bounded.json', { maxEntriesRead: 6, maxDocuments: 2 });
+    const documents = server.requests.slice(before).filter((x) => x.path === '/bounded.json' || /^\/n\d\.json$/.test(x.path));
+    assert.equal(documents.length, 2, 'the root and one nested catalog');
+    assert.equal(r.entries.length, 6);
+    assert.equal(r.counts.entries, 6);
+    assert.ok(r.truncated?.some((t) => /entries are not listed: at most 6 entries are read/.test(t)), JSON.stringify(r.truncated));
+    assert.ok(r.truncated?.some((t) => /2 catalog documents are not read: at most 2 are fetched/.test(t)), JSON.stringify(r.truncated));
+    assert.match(renderAiCatalogProbe(r), /^TRUNCATED .*at most 6 entries are read/m);
+
+    const pasted = await probeAiCatalogDocument(JSON.stringify(catalog(Array.from({ length: 5 }, (_, i) => ({ identifier: `urn:air:example.com:agent:p${i}`, type: MCP, url: `https://x.invalid/${i}` })))), options({ maxEntriesRead: 3 }));
+    assert.equal(pasted.entries.length, 3);
+    assert.deepEqual(pasted.truncated, ['2 entries are not listed: at most 3 entries are read in all (the catalogs list more)']);
+  });
+
   test('a card URL is still probed as one card, with the same three requests', async () => {
     serve('/agents/solo.json', cardFor(server, 'solo'), { etag: '"s"' });
     server.routes.set('/agents/solo.json', (req) => (req.headers['if-none-match'] === '"s"' ? { status: 304, body: '', headers: { etag: '"s"' } } : { body: cardFor(server, 'solo'), headers: { etag: '"s"' } }));

@@ -68,6 +68,14 @@ export interface ServerLimitsConfig {
   readonly maxInspections: number;
   /** One inspection's deadline; requests still in flight are aborted. Default 20000. */
   readonly inspectTimeoutMs: number;
+  /** Catalog entries one inspection reads in all; later ones are not listed (`truncated`). Default 5000. */
+  readonly inspectMaxEntries: number;
+  /** Catalog documents one inspection fetches, nested ones included. Default 10. */
+  readonly inspectMaxDocuments: number;
+  /** Upstream requests one inspection makes in all (documents and cards). Default 72. */
+  readonly inspectMaxRequests: number;
+  /** Bytes of one inspection's JSON answer; entries past it are left out (`truncated`). Default 524288. */
+  readonly inspectMaxAnswerBytes: number;
   /** Open /api/stream connections overall. Default 64. */
   readonly maxStreams: number;
   /** Open /api/stream connections per client address. Default 8. */

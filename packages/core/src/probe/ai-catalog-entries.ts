@@ -29,8 +29,15 @@ export interface CardWork {
   probe: () => Promise<ProbeReport>;
 }
 
-/** Adds an entry to the walk; past the source's walk bound it is listed as not read (and undefined returned). */
-export function walk(e: AiCatalogEntry, doc: AiCatalogDocumentReport, walked: Walked[]): Walked | undefined {
+/**
+ * Adds an entry to the walk. Past `maxEntries` entries in all (the source's walk bound, or the
+ * caller's smaller one) it is not listed: undefined is returned and `walked.omitted` counted.
+ */
+export function walk(e: AiCatalogEntry, doc: AiCatalogDocumentReport, walked: Walked[] & { omitted?: number }, maxEntries: number = CATALOG_DEFAULTS.maxEntries): Walked | undefined {
+  if (walked.length >= maxEntries) {
+    walked.omitted = (walked.omitted ?? 0) + 1;
+    return undefined;
+  }
   const where = `${doc.url} ${e.path}`;
   const kind = e.type === A2A_CARD_MEDIA_TYPE ? 'card' : e.type === AI_CATALOG_MEDIA_TYPE ? 'nested' : 'ignored';
   const report: AiCatalogEntryReport = {
@@ -49,12 +56,31 @@ export function walk(e: AiCatalogEntry, doc: AiCatalogDocumentReport, walked: Wa
   };
   const w: Walked = { entry: e, report, where };
   walked.push(w);
-  if (walked.length > CATALOG_DEFAULTS.maxEntries) {
-    report.verdict = kind === 'card' ? 'not-probed' : report.verdict;
-    report.skipped = `not read: the catalogs list more than ${CATALOG_DEFAULTS.maxEntries} entries in all`;
-    return undefined;
-  }
   return w;
+}
+
+/** The sentence of a report's `truncated` for entries past the walk bound. */
+export function omittedNote(omitted: number, maxEntries: number): string {
+  return `${omitted} entr${omitted === 1 ? 'y is' : 'ies are'} not listed: at most ${maxEntries} entries are read in all (the catalogs list more)`;
+}
+
+/**
+ * Lets the event loop run between slices of a long synchronous loop (thousands of entries): at
+ * most every `sliceMs` of work, one turn through `setImmediate`, so `/healthz` and other requests
+ * are served while a large catalog is judged.
+ */
+export class Pacer {
+  readonly #sliceMs: number;
+  #since = performance.now();
+  constructor(sliceMs = 8) {
+    this.#sliceMs = sliceMs;
+  }
+  /** Resolves at once within a slice, after one event-loop turn past it. */
+  async tick(): Promise<void> {
+    if (performance.now() - this.#since < this.#sliceMs) return;
+    await new Promise<void>((resolve) => setImmediate(resolve));
+    this.#since = performance.now();
+  }
 }
 
 /**
@@ -66,17 +92,28 @@ function decideVersions(walked: readonly Walked[]): Walked[] {
   const candidates = cards.map((w) => ({ identifier: w.entry.identifier, version: w.entry.version, updatedAtMs: w.entry.updatedAtMs, where: w.where, w }));
   const { chosen, problems } = selectVersions(candidates);
   const chosenBy = new Map(chosen.map((c) => [c.identifier, c.w] as const));
+  // Indexed once, so the decision is linear in the entries (a catalog may list thousands).
+  const groups = new Map<string, Walked[]>();
+  const firstOfVersion = new Map<string, Walked>();
   for (const w of cards) {
-    const group = cards.filter((x) => x.entry.identifier === w.entry.identifier);
+    const group = groups.get(w.entry.identifier);
+    if (group === undefined) groups.set(w.entry.identifier, [w]);
+    else group.push(w);
+    if (!firstOfVersion.has(versionKey(w))) firstOfVersion.set(versionKey(w), w);
+  }
+  const problemAt = new Map<string, (typeof problems)[number]>();
+  for (const p of problems) if (!problemAt.has(p.path)) problemAt.set(p.path, p);
+  for (const w of cards) {
+    const group = groups.get(w.entry.identifier)!;
     const winner = chosenBy.get(w.entry.identifier);
-    const duplicate = problems.find((p) => p.path === w.where);
+    const duplicate = problemAt.get(w.where);
     if (duplicate !== undefined) {
-      const firstOf = group.find((x) => x.entry.version === w.entry.version)!;
+      const firstOf = firstOfVersion.get(versionKey(w))!;
       w.report.selection = { decision: 'duplicate', reason: 'repeats an identifier and version listed earlier; identifier and version must be unique in a catalog, so it is skipped', instead: firstOf.where };
       if (!w.report.problems.some((p) => p.path === duplicate.path)) w.report.problems.push(duplicate);
       w.report.verdict = 'refused';
     } else if (winner === w) {
-      const versions = group.filter((x) => !problems.some((p) => p.path === x.where));
+      const versions = group.filter((x) => !problemAt.has(x.where));
       w.report.selection = versions.length === 1 ? { decision: 'only', reason: 'the only version listed' } : { decision: 'chosen', reason: chosenReason(w, versions) };
     } else {
       w.report.selection = { decision: 'superseded', reason: `version ${w.entry.version ?? '(none)'} is not the newest; ${winner?.entry.version ?? 'another entry'} is proposed instead`, instead: winner?.where ?? '' };
@@ -84,6 +121,11 @@ function decideVersions(walked: readonly Walked[]): Walked[] {
     }
   }
   return chosen.map((c) => c.w);
+}
+
+/** An entry's identifier and version (an absent version apart from any given one). */
+function versionKey(w: Walked): string {
+  return JSON.stringify([w.entry.identifier, w.entry.version ?? null]);
 }
 
 /** Why the chosen version won, in the terms {@link selectVersions} uses. */
@@ -98,8 +140,9 @@ function chosenReason(w: Walked, versions: readonly Walked[]): string {
 }
 
 /** The entries {@link decideVersions} chooses, each with its Trust Manifest verdict (also shown on its report). */
-export async function* judgeChosen(walked: readonly Walked[], signatures: SignatureOptions, now: number): AsyncGenerator<{ w: Walked; verdict: ManifestVerdict }> {
+export async function* judgeChosen(walked: readonly Walked[], signatures: SignatureOptions, now: number, pacer = new Pacer()): AsyncGenerator<{ w: Walked; verdict: ManifestVerdict }> {
   for (const w of decideVersions(walked)) {
+    await pacer.tick();
     const verdict = await judgeTrustManifest(w.entry, { signatures, now, catalogUrl: w.report.catalog });
     w.report.trust = trustOf(verdict);
     yield { w, verdict };

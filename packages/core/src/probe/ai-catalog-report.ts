@@ -124,6 +124,11 @@ export interface AiCatalogReport {
   /** Things said about the probe that decide nothing (what was not followed in a file). */
   notes: string[];
   counts: { entries: number; cards: number; accepted: number; refused: number; superseded: number; ignored: number; nested: number; notProbed: number };
+  /**
+   * Present when the probe stopped short of the whole catalog tree (entries past the entries
+   * bound, documents past the documents bound) or its answer was cut: one sentence per bound that bit.
+   */
+  truncated?: string[];
 }
 
 const DOCUMENT_STAGES: CatalogStage[] = ['source', 'address', 'fetch', 'parse', 'schema', 'signature'];
@@ -178,6 +183,7 @@ export function renderAiCatalogProbe(r: AiCatalogReport): string {
   lines.push(
     `${c.entries} entr${c.entries === 1 ? 'y' : 'ies'}: ${c.cards} A2A card${c.cards === 1 ? '' : 's'} (${c.accepted} accepted, ${c.refused} refused, ${c.superseded} superseded, ${c.notProbed} not probed), ${c.nested} nested catalog${c.nested === 1 ? '' : 's'}, ${c.ignored} ignored`,
   );
+  for (const t of r.truncated ?? []) lines.push(`TRUNCATED ${t}`);
   lines.push(r.accepted ? 'ACCEPTED  every A2A card entry the catalog proposes would be selected' : `REFUSED   ${refusalSummary(r)}`);
   return lines.join('\n');
 }

@@ -24,7 +24,7 @@ import { describe } from '../text.js';
 import type { Doc } from './ai-catalog-documents.js';
 import { documentOf, failedDocument, readDocument } from './ai-catalog-documents.js';
 import type { CardWork, Walked } from './ai-catalog-entries.js';
-import { judgeChosen, probeCards, walk } from './ai-catalog-entries.js';
+import { Pacer, judgeChosen, omittedNote, probeCards, walk } from './ai-catalog-entries.js';
 import type { AiCatalogReport, CatalogStage } from './ai-catalog-report.js';
 import type { ProbeEndpointOptions } from './probe-endpoint.js';
 import { probeCard, probeEndpoint } from './probe-endpoint.js';
@@ -42,6 +42,16 @@ export interface ProbeAiCatalogOptions extends ProbeEndpointOptions {
   concurrency?: number;
   /** Nesting depth followed (the root catalog is depth 1). Default 4, as the source. */
   maxDepth?: number;
+  /**
+   * Entries read in all, every document together (the walk's bound); later ones are not listed and
+   * the report says so in `truncated`. Default 5,000, as the source (`catalog.maxEntries`).
+   */
+  maxEntriesRead?: number;
+  /**
+   * Catalog documents fetched at most, the root and nested ones together (the source's
+   * `maxCatalogs`); later ones are not requested and the report says so in `truncated`. Default 50, as the source.
+   */
+  maxDocuments?: number;
   /** Wall clock (epoch ms) for Trust Manifest expiry. Default `Date.now`. */
   now?: () => number;
 }
@@ -98,9 +108,12 @@ export async function probeAiCatalogUrl(url: string, o: ProbeAiCatalogOptions, f
     close: async () => undefined,
   };
   const result = emptyReport(url);
+  const maxRead = o.maxEntriesRead ?? CATALOG_DEFAULTS.maxEntries;
+  const maxDocuments = o.maxDocuments ?? CATALOG_DEFAULTS.maxCatalogs;
+  const pacer = new Pacer();
   let source: AiCatalogSource;
   try {
-    source = aiCatalogSource({ id: 'probe', catalogs: [url], fetcher, hostPolicy: o.policy, signatures, maxDepth: o.maxDepth ?? CATALOG_DEFAULTS.maxDepth, maxEntries: CATALOG_DEFAULTS.maxEntries });
+    source = aiCatalogSource({ id: 'probe', catalogs: [url], fetcher, hostPolicy: o.policy, signatures, maxDepth: o.maxDepth ?? CATALOG_DEFAULTS.maxDepth, maxEntries: maxRead, maxCatalogs: maxDocuments });
   } catch (err) {
     const problems = isDiscoveryError(err) && err.problems.length > 0 ? [...err.problems] : [{ path: '$', message: err instanceof Error ? err.message : String(err) }];
     result.documents.push(failedDocument(url, 'source', problems.map((p) => ({ path: '$', message: p.message }))));
@@ -129,6 +142,7 @@ export async function probeAiCatalogUrl(url: string, o: ProbeAiCatalogOptions, f
   // The documents, root first, as the source read them.
   const docs = new Map<string, Doc>();
   for (const r of reports) {
+    await pacer.tick();
     const doc = await documentOf(r, recorded, docs, signatures);
     docs.set(r.url, doc);
     result.documents.push(doc.report);
@@ -141,33 +155,46 @@ export async function probeAiCatalogUrl(url: string, o: ProbeAiCatalogOptions, f
   }
 
   // Every entry, in the order the source walks them (nested catalogs at their entry).
-  const walked: Walked[] = [];
+  const walked: Walked[] & { omitted?: number } = [];
   const byVia = new Map(reports.map((r) => [r.via, r] as const));
-  const visit = (doc: Doc) => {
+  const visit = async (doc: Doc): Promise<void> => {
     if (doc.catalog === undefined) return;
     for (const e of doc.catalog.entries) {
-      const w = walk(e, doc.report, walked);
+      await pacer.tick();
+      const w = walk(e, doc.report, walked, maxRead);
       if (w === undefined) continue;
       if (e.type !== AI_CATALOG_MEDIA_TYPE) continue;
       const child = byVia.get(w.where);
       if (child !== undefined) {
         w.report.nested = { followed: child.outcome !== 'failed', url: child.url, ...(child.error !== undefined && { reason: child.error }) };
-        visit(docs.get(child.url)!);
+        await visit(docs.get(child.url)!);
       } else w.report.nested = { followed: false };
     }
   };
   const root = result.documents[0];
-  if (root !== undefined && docs.has(root.url)) visit(docs.get(root.url)!);
+  if (root !== undefined && docs.has(root.url)) await visit(docs.get(root.url)!);
+  if (walked.omitted !== undefined) result.truncated = [omittedNote(walked.omitted, maxRead)];
+  const unread = sourceProblems.filter((p) => p.message.includes(`maxCatalogs=${maxDocuments} `)).length;
+  if (unread > 0) (result.truncated ??= []).push(`${unread} catalog document${unread === 1 ? ' is' : 's are'} not read: at most ${maxDocuments} are fetched in one probe`);
 
   // Attach what the source said to the entry it is about; the rest is the catalog's.
   const attached = new Set<Problem>();
+  // Entries by where they are, so each problem finds its entry at once (linear in entries + problems).
+  const byWhere = new Map<string, Walked[]>();
   for (const w of walked) {
-    for (const p of sourceProblems) {
-      if (p.path !== w.where && !p.path.startsWith(`${w.where}.`)) continue;
+    const same = byWhere.get(w.where);
+    if (same === undefined) byWhere.set(w.where, [w]);
+    else same.push(w);
+  }
+  for (const p of sourceProblems) {
+    await pacer.tick();
+    for (const w of entriesAt(p.path, byWhere)) {
       attached.add(p);
       // Trust Manifest notes and refusals are the entry's trust verdict, shown there.
       if (!p.path.startsWith(`${w.where}.trustManifest`)) w.report.problems.push(p);
     }
+  }
+  for (const w of walked) {
     const n = w.report.nested;
     if (n !== undefined && !n.followed && n.reason === undefined) {
       n.reason = w.report.problems[0]?.message ?? 'listed earlier in the tree: its entries are already read';
@@ -179,10 +206,15 @@ export async function probeAiCatalogUrl(url: string, o: ProbeAiCatalogOptions, f
   const rootUrl = hrefOf(url);
   result.problems = sourceProblems.filter((p) => !attached.has(p) && !(rootUnusable && hrefOf(p.path) === rootUrl));
 
+  const recordAt = new Map<string, EndpointRecord>();
+  for (const r of records) {
+    const key = JSON.stringify([r.metadata?.['catalog'], r.metadata?.['entry']]);
+    if (!recordAt.has(key)) recordAt.set(key, r);
+  }
   const work: CardWork[] = [];
-  for await (const { w, verdict } of judgeChosen(walked, signatures, o.now?.() ?? Date.now())) {
+  for await (const { w, verdict } of judgeChosen(walked, signatures, o.now?.() ?? Date.now(), pacer)) {
     const { entry: e, report } = w;
-    const record = records.find((r) => r.metadata?.['catalog'] === report.catalog && r.metadata?.['entry'] === e.path);
+    const record = recordAt.get(JSON.stringify([report.catalog, e.path]));
     if (record === undefined) {
       report.verdict = 'refused';
       continue;
@@ -221,16 +253,19 @@ export async function probeAiCatalogDocument(body: Uint8Array | string, o: Probe
   const signatures = o.check?.signatures ?? {};
   const maxDepth = o.maxDepth ?? CATALOG_DEFAULTS.maxDepth;
   const result = emptyReport(label);
+  const maxRead = o.maxEntriesRead ?? CATALOG_DEFAULTS.maxEntries;
+  const pacer = new Pacer();
   const bytes = typeof body === 'string' ? Buffer.from(body, 'utf8') : Buffer.from(body.buffer, body.byteOffset, body.byteLength);
   const root = await readDocument({ url: label, via: 'root', depth: 1, origin: 'file', bytes: bytes.byteLength, rawSha256: sha256Hex(bytes) }, readAiCatalog(bytes), signatures);
   result.documents.push(root.report);
 
-  const walked: Walked[] = [];
+  const walked: Walked[] & { omitted?: number } = [];
   let byUrl = false;
   const visit = async (doc: Doc) => {
     if (doc.catalog === undefined) return;
     for (const e of doc.catalog.entries) {
-      const w = walk(e, doc.report, walked);
+      await pacer.tick();
+      const w = walk(e, doc.report, walked, maxRead);
       if (w === undefined || e.type !== AI_CATALOG_MEDIA_TYPE) continue;
       if (e.data === undefined) {
         byUrl = true;
@@ -254,10 +289,11 @@ export async function probeAiCatalogDocument(body: Uint8Array | string, o: Probe
     }
   };
   await visit(root);
+  if (walked.omitted !== undefined) result.truncated = [omittedNote(walked.omitted, maxRead)];
   if (byUrl) result.notes.push('nested catalogs given by URL are listed, not fetched, when the catalog is read from a file or pasted');
 
   const work: CardWork[] = [];
-  for await (const { w, verdict } of judgeChosen(walked, signatures, o.now?.() ?? Date.now())) {
+  for await (const { w, verdict } of judgeChosen(walked, signatures, o.now?.() ?? Date.now(), pacer)) {
     const { entry: e, report } = w;
     if (verdict.kind === 'refused') {
       report.verdict = 'refused';
@@ -297,6 +333,16 @@ export async function probeAiCatalogDocument(body: Uint8Array | string, o: Probe
   await probeCards(work, o);
   result.entries = walked.map((w) => w.report);
   return finish(result);
+}
+
+/**
+ * The entries a problem of the source is about: the one at its path, or at a prefix of it ending
+ * before a `.` (`<catalog> entries[3].trustManifest` is about `<catalog> entries[3]`).
+ */
+function entriesAt(path: string, byWhere: ReadonlyMap<string, readonly Walked[]>): Walked[] {
+  const found: Walked[] = [...(byWhere.get(path) ?? [])];
+  for (let i = path.indexOf('.', path.lastIndexOf(' ') + 1); i !== -1; i = path.indexOf('.', i + 1)) found.push(...(byWhere.get(path.slice(0, i)) ?? []));
+  return found;
 }
 
 /** A URL without its fragment, as the source names its roots (the text itself when it is not a URL). */

@@ -53,6 +53,8 @@ export interface CatalogReport {
   /** Entries whose report is accepted / refused (duplicates counted once per entry). */
   accepted: number;
   refused: number;
+  /** Present when the report was cut (the service's inspector bounds its answer): one sentence per bound that bit. */
+  truncated?: string[];
 }
 
 /** Entries a catalog probe probes at most by default (this one and the AI Catalog probe). */

@@ -28,6 +28,15 @@ export type ProbeTargetResult = { kind: 'card'; report: ProbeReport } | { kind: 
  */
 export async function probeTarget(target: string, o: ProbeAiCatalogOptions): Promise<ProbeTargetResult> {
   const documents = o.catalogFetcher ?? o.fetcher;
+  // A `.json` URL with a query: a card's identity drops the query, a catalog's keeps it. The URL as
+  // given is fetched first, once; when it serves a catalog, that response is the source's root.
+  const asGiven = withQuery(target);
+  if (asGiven !== undefined) {
+    const got = await fetchFirst(asGiven, o, documents);
+    if (!('accepted' in got) && isAiCatalogDocument(got.res.body, got.res.headers['content-type'])) {
+      return { kind: 'ai-catalog', catalog: await probeAiCatalogUrl(got.cardUrl, o, { url: got.cardUrl, res: got.res }) };
+    }
+  }
   const first = await fetchFirst(target, o, documents);
   if ('accepted' in first) {
     // A base URL with no card under .well-known/ may be a catalog served at a path of its own
@@ -51,6 +60,19 @@ export async function probeTarget(target: string, o: ProbeAiCatalogOptions): Pro
 function catalogAt(target: string): string | undefined {
   const url = new URL(target);
   if (url.hash !== '' || url.pathname === '/' || isCardUrl(url.href)) return undefined;
+  url.hash = CATALOG_CARD_FRAGMENT;
+  return url.href;
+}
+
+/** `target` marked to be fetched exactly, query included (`#card`), when it is a `.json` URL with a query; else undefined. */
+function withQuery(target: string): string | undefined {
+  let url: URL;
+  try {
+    url = new URL(target);
+  } catch {
+    return undefined;
+  }
+  if (url.search === '' || url.hash !== '' || !isCardUrl(url.href)) return undefined;
   url.hash = CATALOG_CARD_FRAGMENT;
   return url.href;
 }

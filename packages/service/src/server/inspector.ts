@@ -6,17 +6,23 @@
  * and per-request deadline. Nothing is looser than discovery: a host the allowlist refuses is
  * reported at `source` and never contacted, redirects are never followed, and the inspector's
  * fetcher has no credentials at all (so none can be sent). Bounded: `maxConcurrent` inspections at
- * once, each under one deadline that aborts its requests still in flight.
+ * once, each under one deadline that aborts its requests still in flight; each reads at most
+ * `inspectMaxEntries` catalog entries and `inspectMaxDocuments` catalog documents, makes at most
+ * `inspectMaxRequests` upstream requests in all (documents and cards, one budget), and answers at
+ * most `inspectMaxAnswerBytes` of JSON; every bound that bites is named in the answer's
+ * `truncation` (with `truncated: true`). Large catalogs are judged in slices that let the event
+ * loop run between them.
  */
 import type { CheckCardOptions, CardFetcher, HostPolicy } from 'a2a-discovery';
-import { DEFAULT_CATALOG_LIMITS, createCardFetcher } from 'a2a-discovery';
+import { DEFAULT_CATALOG_LIMITS, DiscoveryError, createCardFetcher } from 'a2a-discovery';
 import type { AiCatalogReport, CatalogReport, ProbeReport } from 'a2a-discovery/probe';
 import { isAiCatalogDocument, probeAiCatalogDocument, probeCard, probeCatalog, probeTarget } from 'a2a-discovery/probe';
 import type { CardSizeLimit } from 'a2a-discovery/config';
 import { cardSizeLimit } from 'a2a-discovery/config';
 import type { GuardBounds } from './guard-options.js';
 import { guardOptions } from './guard-options.js';
-import type { OnRefusal } from './limits.js';
+import type { OnRefusal, ServerLimits } from './limits.js';
+import { DEFAULT_SERVER_LIMITS } from './limits.js';
 
 /** What to inspect: exactly one of a URL, a card (its JSON text, or the object) or a catalog (the same). */
 export type InspectInput = { url: string } | { card: string } | { catalog: string };
@@ -34,6 +40,10 @@ export interface InspectResult {
   allowlist: string[];
   /** True when the deadline passed: requests in flight were aborted and are reported failed at `fetch`. */
   timedOut: boolean;
+  /** True when a bound of the inspection bit: entries or documents not read, requests not made, entries left out of the answer. */
+  truncated: boolean;
+  /** With `truncated`: one sentence per bound that bit, naming its `server.limits` key. */
+  truncation?: string[];
   durationMs: number;
 }
 
@@ -56,9 +66,14 @@ export interface InspectorOptions {
   maxConcurrent: number;
   /** One inspection's deadline in milliseconds. */
   timeoutMs: number;
-  /** Counts `inspect_timeout` when a deadline passes. */
+  /** Counts `inspect_timeout` when a deadline passes, `inspect_truncated` when a bound of {@link InspectBounds} bites. */
   onRefusal?: OnRefusal;
+  /** What one inspection reads, requests and answers at most. Default the `server.limits` defaults. */
+  bounds?: Partial<InspectBounds>;
 }
+
+/** The bounds of one inspection: the `server.limits` keys of the same names. */
+export type InspectBounds = Pick<ServerLimits, 'inspectMaxEntries' | 'inspectMaxDocuments' | 'inspectMaxRequests' | 'inspectMaxAnswerBytes'>;
 
 /**
  * Reads the body of `POST /api/inspect`: `{ url }`, `{ card }` or `{ catalog }`, the last two as
@@ -89,9 +104,17 @@ export class Inspector {
   readonly #fetcher: CardFetcher;
   readonly #catalogFetcher: CardFetcher;
   readonly #running = new Set<AbortController>();
+  readonly #bounds: InspectBounds;
 
   constructor(o: InspectorOptions) {
     this.#o = o;
+    const d = DEFAULT_SERVER_LIMITS;
+    this.#bounds = {
+      inspectMaxEntries: o.bounds?.inspectMaxEntries ?? d.inspectMaxEntries,
+      inspectMaxDocuments: o.bounds?.inspectMaxDocuments ?? d.inspectMaxDocuments,
+      inspectMaxRequests: o.bounds?.inspectMaxRequests ?? d.inspectMaxRequests,
+      inspectMaxAnswerBytes: o.bounds?.inspectMaxAnswerBytes ?? d.inspectMaxAnswerBytes,
+    };
     const size = o.cardSize ?? cardSizeLimit();
     this.#check = { ...o.check, ...size.check };
     const bounds: GuardBounds = {
@@ -124,17 +147,35 @@ export class Inspector {
     }, this.#o.timeoutMs);
     const { policy } = this.#o;
     const check = this.#check;
-    const common = { policy, interfacePolicy: policy, check, fetcher: this.#fetcher, catalogFetcher: this.#catalogFetcher, signal: controller.signal };
+    const b = this.#bounds;
+    // One budget of upstream requests for the whole inspection, documents and cards alike.
+    const budget: Budget = { max: b.inspectMaxRequests, made: 0, refused: 0 };
+    const common = {
+      policy,
+      interfacePolicy: policy,
+      check,
+      fetcher: budgeted(this.#fetcher, budget),
+      catalogFetcher: budgeted(this.#catalogFetcher, budget),
+      signal: controller.signal,
+      maxEntriesRead: b.inspectMaxEntries,
+      maxDocuments: b.inspectMaxDocuments,
+    };
     try {
       const base = { allowlist: policy.describe() };
-      const done = () => ({ ...base, timedOut, durationMs: performance.now() - started });
+      const done = () => ({ ...base, timedOut, truncated: false, durationMs: performance.now() - started });
+      let result: InspectResult;
       if ('url' in input) {
         const r = await probeTarget(input.url, common);
-        return r.kind === 'card' ? { kind: 'url', report: r.report, ...done() } : { kind: 'url', aiCatalog: r.catalog, ...done() };
-      }
-      if ('card' in input) return { kind: 'card', report: await probeCard('the pasted card', input.card, { interfacePolicy: policy, check }), ...done() };
-      if (isAiCatalogDocument(input.catalog)) return { kind: 'catalog', aiCatalog: await probeAiCatalogDocument(input.catalog, common), ...done() };
-      return { kind: 'catalog', catalog: await probeCatalog(input.catalog, common), ...done() };
+        result = r.kind === 'card' ? { kind: 'url', report: r.report, ...done() } : { kind: 'url', aiCatalog: r.catalog, ...done() };
+      } else if ('card' in input) result = { kind: 'card', report: await probeCard('the pasted card', input.card, { interfacePolicy: policy, check }), ...done() };
+      else if (isAiCatalogDocument(input.catalog)) result = { kind: 'catalog', aiCatalog: await probeAiCatalogDocument(input.catalog, common), ...done() };
+      else result = { kind: 'catalog', catalog: await probeCatalog(input.catalog, common), ...done() };
+      const truncation = [...(result.aiCatalog?.truncated ?? []), ...(result.catalog?.truncated ?? [])];
+      if (budget.refused > 0) truncation.push(`${budget.refused} upstream request${budget.refused === 1 ? ' was' : 's were'} not made: one inspection makes at most ${budget.max} (server.limits.inspectMaxRequests)`);
+      if (truncation.length > 0) Object.assign(result, { truncated: true, truncation });
+      await boundAnswer(result, b.inspectMaxAnswerBytes);
+      if (result.truncated) this.#o.onRefusal?.('inspect_truncated');
+      return result;
     } finally {
       clearTimeout(timer);
       this.#running.delete(controller);
@@ -146,4 +187,64 @@ export class Inspector {
     for (const c of this.#running) c.abort(new Error('the service is stopping'));
     if (this.#o.fetcher === undefined) await Promise.all([this.#fetcher.close(), this.#catalogFetcher.close()]);
   }
+}
+
+/** The upstream requests of one inspection: made so far, and refused past `max`. */
+interface Budget {
+  max: number;
+  made: number;
+  refused: number;
+}
+
+/** `inner` drawing on `budget`: past it, a request is not made and fails at `fetch` saying why. Never closes `inner`. */
+function budgeted(inner: CardFetcher, budget: Budget): CardFetcher {
+  return {
+    fetch(url, init) {
+      if (budget.made >= budget.max) {
+        budget.refused++;
+        const message = `not requested: this inspection's budget of ${budget.max} upstream requests is spent (server.limits.inspectMaxRequests)`;
+        return Promise.reject(new DiscoveryError('ERR_FETCH_NETWORK', message, { url, stage: 'fetch' }));
+      }
+      budget.made++;
+      return inner.fetch(url, init);
+    },
+    close: async () => undefined,
+  };
+}
+
+/**
+ * Holds the answer's JSON to `maxBytes`: past it, entries are left out from the end (the counts
+ * still cover them all) and the answer says how many in `truncation`. Linear in the answer; the
+ * entries are measured in slices that let the event loop run.
+ */
+async function boundAnswer(result: InspectResult, maxBytes: number): Promise<void> {
+  const list: { entries: unknown[]; truncated?: string[] } | undefined = result.aiCatalog ?? result.catalog;
+  if (list === undefined) return;
+  const all = list.entries;
+  const sizes: number[] = [];
+  let sliceStart = performance.now();
+  let entryBytes = 0;
+  for (const e of all) {
+    const size = Buffer.byteLength(JSON.stringify(e)) + 1;
+    sizes.push(size);
+    entryBytes += size;
+    if (performance.now() - sliceStart > 8) {
+      await new Promise<void>((resolve) => setImmediate(resolve));
+      sliceStart = performance.now();
+    }
+  }
+  list.entries = [];
+  const rest = Buffer.byteLength(JSON.stringify(result));
+  list.entries = all;
+  if (rest + entryBytes <= maxBytes) return;
+  const n = all.length;
+  // What is not an entry, plus room for the sentences added below.
+  let room = maxBytes - rest - 1024;
+  let kept = 0;
+  while (kept < n && room - sizes[kept]! >= 0) room -= sizes[kept++]!;
+  const note = `${n - kept} of ${n} entries are left out of this answer: it is bounded at ${maxBytes} bytes (server.limits.inspectMaxAnswerBytes); the counts cover every entry`;
+  list.entries.length = kept;
+  (list.truncated ??= []).push(note);
+  result.truncated = true;
+  (result.truncation ??= []).push(note);
 }

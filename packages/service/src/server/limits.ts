@@ -18,6 +18,14 @@ export interface ServerLimits {
   maxInspections: number;
   /** One inspection's deadline: requests still in flight are aborted and the report says so. Default 20 s. */
   inspectTimeoutMs: number;
+  /** Catalog entries one inspection reads, every document together; later ones are not listed (the answer says `truncated`). Default 5,000. */
+  inspectMaxEntries: number;
+  /** Catalog documents one inspection fetches, the root and nested ones together; later ones are not requested. Default 10. */
+  inspectMaxDocuments: number;
+  /** Upstream requests one inspection makes in all (documents and card probes, one budget); later ones are not made. Default 72. */
+  inspectMaxRequests: number;
+  /** Bytes of one inspection's JSON answer; entries past it are left out and the answer says `truncated`. Default 512 KiB. */
+  inspectMaxAnswerBytes: number;
   /** Open `/api/stream` connections, all clients together (503 beyond). Default 64. */
   maxStreams: number;
   /** Open `/api/stream` connections per client address (503 beyond). Default 8. */
@@ -55,7 +63,8 @@ export type RefusalReason =
   | 'sessions'
   | 'session_owner'
   | 'inspections'
-  | 'inspect_timeout';
+  | 'inspect_timeout'
+  | 'inspect_truncated';
 
 /** Counts a refusal (the metrics' counter, or nothing). */
 export type OnRefusal = (reason: RefusalReason) => void;

@@ -77,6 +77,7 @@ export function buildHttp(
     maxConcurrent: limits.maxInspections,
     timeoutMs: limits.inspectTimeoutMs,
     onRefusal: refusal,
+    bounds: limits,
   });
   const app = createApp({
     bindHost: p.host,
