@@ -93,4 +93,21 @@ describe('the Inspect view with an AI Catalog', () => {
     }
     assert.deepEqual(problems, []);
   });
+
+  test("an answer cut at the service's bounds says so, with each bound that bit", async () => {
+    const small = await startService({ port: 0, policy: { allow: [peer.origin], allowLoopback: true }, vocabulary: [], needs: [], limits: { inspectMaxEntries: 2 }, logger: createLogger({ level: 'silent' }) });
+    try {
+      await page.goto(`${small.url}/#/inspect`);
+      await page.locator('#view-title', { hasText: 'Inspect' }).waitFor();
+      await inspectInPage('url', `${peer.origin}/.well-known/ai-catalog.json`);
+      const notice = page.locator('.notice', { hasText: 'truncated' });
+      assert.match(await text(notice), /This answer is truncated/);
+      assert.match(await text(notice.locator('li').first()), /at most 2 entries are read/);
+      await expectNoAxeViolations(page, 'a truncated inspection');
+    } finally {
+      await page.goto(`${s.url}/#/inspect`);
+      await small.close();
+    }
+    assert.deepEqual(problems, []);
+  });
 });

@@ -109,6 +109,8 @@ import { Badge, ViewHeader } from './common.js';
  * @property {AiCatalogReport} [aiCatalog]
  * @property {string[]} allowlist
  * @property {boolean} timedOut
+ * @property {boolean} [truncated]
+ * @property {string[]} [truncation]
  * @property {number} durationMs
  */
 /** @typedef {'url' | 'card' | 'catalog'} Kind */
@@ -236,6 +238,7 @@ function summary(r) {
 function Result({ result }) {
   return html`<div class="inspect-result" id="inspect-result">
     ${result.timedOut ? html`<p class="notice" role="note">The inspection deadline passed; requests still in flight were aborted.</p>` : null}
+    ${result.truncated ? html`<div class="notice" role="note"><p>This answer is truncated: the inspection stopped at the service's bounds.</p><ul>${(result.truncation ?? []).map((t) => html`<li>${t}</li>`)}</ul></div>` : null}
     ${result.report ? html`<${Report} report=${result.report} pasted=${result.kind === 'card'} headingLevel=${2} />` : null}
     ${result.catalog ? html`<${Catalog} catalog=${result.catalog} />` : null}
     ${result.aiCatalog ? html`<${AiCatalog} catalog=${result.aiCatalog} />` : null}
