@@ -1,7 +1,7 @@
 /**
- * Fair shares (issue #24): one client cannot take every inspector slot or every session from the
- * others; an inspection whose client went away frees its slot; every limit's 429 names the limit
- * and says when to retry. Also: upgrading someone else's session answers as an unknown id does,
+ * Fair shares (issue #24): one client cannot take every inspector slot, every session or more than
+ * its share of chat turns from the others; an inspection whose client went away frees its slot;
+ * every limit's 429 names the limit and says when to retry. Also: upgrading someone else's session answers as an unknown id does,
  * and `/readyz` shows where the store lives only to the token's holder.
  *
  * Real service on loopback. Two anonymous clients are told apart by their remote address, so the
@@ -15,10 +15,14 @@ import type { AddressInfo } from 'node:net';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import express from 'express';
+import { LlmAgent, toA2a } from '@google/adk';
 import { startService } from '../../packages/service/src/server/index.js';
 import type { RunningService, ServiceOptions } from '../../packages/service/src/server/index.js';
 import { createLogger } from '../../packages/service/src/server/logger.js';
 import { metric } from '../helpers/raw-http.js';
+import { ScriptedLlm } from '../helpers/a2a-peers.js';
+import { adkStyleCard } from '../helpers/cards.js';
 
 const JSON_TYPE = { 'content-type': 'application/json' };
 const FIRST = '127.0.0.1';
@@ -249,5 +253,78 @@ describe('/readyz and the store location', () => {
     assert.ok(!wrong.body.includes(dir), 'a wrong token is no token');
     const admin = await send(s.url, FIRST, 'GET', '/readyz', { authorization: 'Bearer tok-readyz' });
     assert.equal((admin.json.store as { location?: string }).location, join(dir, 'state.sqlite'));
+  });
+});
+
+/** An ADK agent on loopback whose model answers only once the gate opens; counts the turns it has begun. */
+async function startGatedPeer(): Promise<{ baseUrl: string; begun: () => number; open: () => void; close: () => Promise<void> }> {
+  let begun = 0;
+  let open!: () => void;
+  const gate = new Promise<void>((r) => (open = r));
+  class GatedLlm extends ScriptedLlm {
+    override async *generateContentAsync(...args: Parameters<ScriptedLlm['generateContentAsync']>): ReturnType<ScriptedLlm['generateContentAsync']> {
+      begun++;
+      await gate;
+      yield* super.generateContentAsync(...args);
+    }
+  }
+  const agent = new LlmAgent({ name: 'billing', description: 'Billing.', instruction: 'Answer briefly.', model: new GatedLlm('billing: done') });
+  const app = express();
+  app.use(express.json());
+  const server = await new Promise<http.Server>((resolve) => {
+    const x = app.listen(0, FIRST, () => resolve(x));
+  });
+  const port = (server.address() as AddressInfo).port;
+  // A card whose skill carries the reviewed tag (ADK's own card has none).
+  const card = adkStyleCard(port, 'Billing Agent', [{ id: 'invoices', tags: ['billing'] }]);
+  await toA2a(agent, { app, host: FIRST, port, allowUnauthenticated: true, agentCard: card as never });
+  return {
+    baseUrl: `http://${FIRST}:${port}/`,
+    begun: () => begun,
+    open,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+describe('fair shares of chat turns', () => {
+  let peer: Awaited<ReturnType<typeof startGatedPeer>>;
+  let s: RunningService;
+  before(async () => {
+    peer = await startGatedPeer();
+    s = await service({
+      policy: { allow: [new URL(peer.baseUrl).origin], allowLoopback: true },
+      vocabulary: [{ tag: 'billing', description: 'Invoices and payments.' }],
+      needs: [{ tag: 'billing' }],
+      static: [{ name: 'billing_agent', url: peer.baseUrl, description: 'Answers invoice questions.', tags: ['billing'] }],
+      limits: { maxTurnsPerClient: 1 },
+    });
+    await waitUntil(async () => (s.loop.current()?.agents.length ?? 0) === 1, 'the agent in the snapshot');
+  });
+  after(async () => {
+    peer?.open();
+    await s?.close();
+    await peer?.close();
+  });
+
+  test('a client with a turn running gets 429 naming maxTurnsPerClient; another client\'s turn runs meanwhile', { timeout: 30_000 }, async () => {
+    const chat = (from: string, sessionId: string): Promise<Reply> => send(s.url, from, 'POST', '/api/chat', JSON_TYPE, JSON.stringify({ sessionId, message: 'Explain my invoice' }));
+    const first = chat(FIRST, 'turn-a1');
+    await waitUntil(() => peer.begun() >= 1, 'the first turn to reach the agent');
+    const again = await chat(FIRST, 'turn-a2');
+    assert.equal(again.status, 429, again.body);
+    assert.equal(again.headers['retry-after'], '1');
+    assert.equal(again.json.limit, 'server.limits.maxTurnsPerClient');
+    const other = chat(SECOND, 'turn-b1');
+    await waitUntil(() => peer.begun() >= 2, 'the second client\'s turn to reach the agent');
+    peer.open();
+    const [a, b] = await Promise.all([first, other]);
+    assert.deepEqual([a.status, b.status], [200, 200], `${a.body} ${b.body}`);
+    assert.equal(a.json.reply, 'billing: done');
+    // Its turn over, the first client may run another.
+    assert.equal((await chat(FIRST, 'turn-a3')).status, 200);
   });
 });
