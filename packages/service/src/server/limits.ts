@@ -91,9 +91,4 @@ export class InFlight {
     if (n > 0) this.#running.set(key, n);
     else this.#running.delete(key);
   }
-
-  /** Clients with work in flight. */
-  get clients(): number {
-    return this.#running.size;
-  }
 }
