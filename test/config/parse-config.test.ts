@@ -54,6 +54,9 @@ const SERVER_DEFAULTS = {
     headersTimeoutMs: 10_000,
     requestTimeoutMs: 30_000,
     keepAliveTimeoutMs: 5_000,
+    maxInspectionsPerClient: 1,
+    maxSessionsPerClient: 32,
+    maxTurnsPerClient: 2,
   },
   catalog: { enabled: false, cacheControl: 'max-age=60', hostName: 'a2a-discovery' },
 };

@@ -227,22 +227,26 @@ describe('security matrix: the service (floods)', () => {
     assert.deepEqual(state(), before);
   });
 
-  test('a stranger drives someone else\'s session (continue, upgrade, end) → 403; the session is untouched and unlisted', async () => {
+  test('a stranger drives someone else\'s session (continue → 403; upgrade, end → 404 as for an unknown id); the session is untouched and unlisted', async () => {
     const started = await request(s.url, 'POST', '/api/chat', JSON_TYPE, JSON.stringify({ message: 'hi', sessionId: 'victim-1' }));
     assert.equal(started.status, 200, started.body);
     const secret = JSON.parse(started.body).sessionSecret as string;
     const pinsBefore = pinned.length;
     const sessionsBefore = s.trees.sessions().map((x) => x.sessionId);
-    for (const [method, path, body, extra] of [
-      ['POST', '/api/chat', JSON.stringify({ message: 'take over', sessionId: 'victim-1' }), {}],
-      ['POST', '/api/sessions/victim-1/upgrade', '{"force":true}', {}],
-      ['DELETE', '/api/sessions/victim-1', undefined, {}],
-      ['POST', '/api/chat', JSON.stringify({ message: 'take over', sessionId: 'victim-1' }), { 'x-session-secret': 'A'.repeat(43) }],
-      ['DELETE', '/api/sessions/victim-1', undefined, { cookie: `a2ad_client=${'B'.repeat(43)}` }],
+    for (const [method, path, body, extra, status] of [
+      ['POST', '/api/chat', JSON.stringify({ message: 'take over', sessionId: 'victim-1' }), {}, 403],
+      ['POST', '/api/sessions/victim-1/upgrade', '{"force":true}', {}, 404],
+      ['DELETE', '/api/sessions/victim-1', undefined, {}, 404],
+      ['POST', '/api/chat', JSON.stringify({ message: 'take over', sessionId: 'victim-1' }), { 'x-session-secret': 'A'.repeat(43) }, 403],
+      ['DELETE', '/api/sessions/victim-1', undefined, { cookie: `a2ad_client=${'B'.repeat(43)}` }, 404],
     ] as const) {
       const r = await request(s.url, method, path, { ...JSON_TYPE, ...extra }, body);
-      assert.equal(r.status, 403, `${method} ${path}: ${r.body}`);
+      assert.equal(r.status, status, `${method} ${path}: ${r.body}`);
     }
+    // Upgrading someone else's session reads exactly as upgrading an id nobody holds.
+    const foreign = await request(s.url, 'POST', '/api/sessions/victim-1/upgrade', JSON_TYPE, '{}');
+    const unknown = await request(s.url, 'POST', '/api/sessions/victim-0/upgrade', JSON_TYPE, '{}');
+    assert.deepEqual([foreign.status, foreign.body.replaceAll('victim-1', 'ID')], [unknown.status, unknown.body.replaceAll('victim-0', 'ID')]);
     assert.deepEqual(s.trees.sessions().map((x) => x.sessionId), sessionsBefore, 'the victim is still pinned, nothing else is');
     assert.equal(pinned.length, pinsBefore);
     const listed = JSON.parse((await request(s.url, 'GET', '/api/sessions')).body) as { sessions: unknown[]; others: number };

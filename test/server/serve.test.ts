@@ -157,9 +157,10 @@ describe('a2a-discovery serve (child process)', () => {
       assert.deepEqual((sessions.sessions as Array<{ sessionId: string; digest: string; owned: boolean }>).map((x) => [x.sessionId, x.digest, x.owned]), [['api-1', digest, true]]);
       const stranger = (await json(`${s.url}/api/sessions`)).body;
       assert.deepEqual([stranger.sessions, stranger.others], [[], 1], 'another caller sees no session id, only a count');
-      for (const [method, path, body] of [['POST', '/api/chat', JSON.stringify({ sessionId: 'api-1', message: 'more' })], ['POST', '/api/sessions/api-1/upgrade', '{}'], ['DELETE', '/api/sessions/api-1', undefined]] as const) {
+      // Continuing it is 403; upgrading or ending it answers as for an unknown id (404), so ids cannot be probed.
+      for (const [method, path, body, status] of [['POST', '/api/chat', JSON.stringify({ sessionId: 'api-1', message: 'more' }), 403], ['POST', '/api/sessions/api-1/upgrade', '{}', 404], ['DELETE', '/api/sessions/api-1', undefined, 404]] as const) {
         const res = await json(`${s.url}${path}`, { method, headers: jsonType, ...(body !== undefined && { body }) });
-        assert.equal(res.status, 403, `${method} ${path} by a stranger`);
+        assert.equal(res.status, status, `${method} ${path} by a stranger`);
       }
       assert.equal((await json(`${s.url}/api/sessions/x%20%3Cscript%3E/upgrade`, { method: 'POST', headers: owner, body: '{}' })).status, 400, 'one session-id rule on every route');
       assert.equal((await json(`${s.url}/api/sessions/never-started/upgrade`, { method: 'POST', headers: owner, body: '{}' })).status, 404, 'no pin is created for an unknown id');

@@ -123,6 +123,10 @@ const serverLimits = z.strictObject({
   headersTimeoutMs: positiveInt.default(10_000),
   requestTimeoutMs: positiveInt.default(30_000),
   keepAliveTimeoutMs: positiveInt.default(5_000),
+  // Fair shares: per client (see docs/security.md), beside the global caps.
+  maxInspectionsPerClient: positiveInt.default(1),
+  maxSessionsPerClient: positiveInt.default(32),
+  maxTurnsPerClient: positiveInt.default(2),
 });
 
 /** The service's limits when the configuration sets none: the one place their defaults live. */

@@ -92,6 +92,12 @@ export interface ServerLimitsConfig {
   readonly requestTimeoutMs: number;
   /** Idle keep-alive time between requests. Default 5000. */
   readonly keepAliveTimeoutMs: number;
+  /** /api/inspect calls running at once for one client (429 beyond). Default 1. */
+  readonly maxInspectionsPerClient: number;
+  /** Sessions one client may hold pinned (new sessions 429 beyond). Default 32. */
+  readonly maxSessionsPerClient: number;
+  /** /api/chat turns running at once for one client (429 beyond). Default 2. */
+  readonly maxTurnsPerClient: number;
 }
 
 /** One entry of `credentials:`, headers sent only to one exact origin. */

@@ -5,8 +5,11 @@
  *
  * Every request first passes the request guard (request-guard.ts: Host allowlist, Origin, JSON
  * content type, bearer token); bodies are read under per-route caps and the event stream is
- * bounded (event-stream-route.ts). docs/security.md describes the model.
+ * bounded (event-stream-route.ts). Inspections, new sessions and chat turns are counted per client
+ * beside the global caps (fair shares, `shareOf`). docs/security.md describes the model.
  */
+import { createHash } from 'node:crypto';
+import type { IncomingMessage } from 'node:http';
 import { Hono } from 'hono';
 import type { Context } from 'hono';
 import { getCookie, setCookie } from 'hono/cookie';
@@ -25,10 +28,10 @@ import { parseInspectInput } from './inspector.js';
 import type { JournalReader } from './journal.js';
 import { parseActivityQuery, parseJournalQuery } from './journal.js';
 import { EventStreamHub } from './event-stream-route.js';
-import type { OnRefusal, ServerLimits } from './limits.js';
-import { DEFAULT_SERVER_LIMITS } from './limits.js';
+import type { OnRefusal, RefusalReason, ServerLimits } from './limits.js';
+import { DEFAULT_SERVER_LIMITS, InFlight } from './limits.js';
 import { readJsonBody } from './read-json-body.js';
-import { requestGuard } from './request-guard.js';
+import { presentsToken, requestGuard } from './request-guard.js';
 import type { SnapshotArchive } from './snapshot-archive.js';
 import type { Caller, SessionOwners } from './session-owners.js';
 import { CLIENT_COOKIE, newToken, SESSION_SECRET_HEADER } from './session-owners.js';
@@ -99,6 +102,9 @@ export function snapshotJson(s: Snapshot, routing?: RoutingVerdict): Record<stri
     })),
   };
 }
+
+/** `Retry-After` of a refused new session: pins free when ended or idle, not within seconds. */
+const SESSION_RETRY_S = 60;
 
 /** `GET /api/sources` lists at most this many problems and catalog documents per source, then counts the rest. */
 const MAX_LISTED_PER_SOURCE = 50;
@@ -215,10 +221,13 @@ export function createApp(o: AppOptions): Hono {
   );
 
   app.get('/healthz', (c) => c.json({ ok: true }));
+  const tokenBytes = o.token !== undefined && o.token !== '' ? Buffer.from(o.token) : undefined;
   app.get('/readyz', (c) => {
     const s = o.storeStatus?.();
     // A failing store degrades the service but does not stop it: it keeps serving from memory.
-    const store = s && { kind: s.kind, location: s.location, ok: s.ok, ...(s.lastError !== undefined && { lastError: s.lastError }) };
+    // Where the store lives (a file path, a database URL) and its last error only to the token's holder.
+    const details = presentsToken(c, tokenBytes);
+    const store = s && { kind: s.kind, ok: s.ok, ...(details && { location: s.location, ...(s.lastError !== undefined && { lastError: s.lastError }) }) };
     const r = o.replicaStatus?.();
     const replica = r && { id: r.id, role: r.role, epoch: r.epoch, connected: r.connected, digest: r.digest ?? null, storeDigest: r.storeDigest ?? null, inSync: r.inSync, lagMs: r.lagMs };
     const degraded = (store !== undefined && !store.ok) || (replica !== undefined && !replica.connected);
@@ -290,17 +299,42 @@ export function createApp(o: AppOptions): Hono {
     const secret = c.req.header(SESSION_SECRET_HEADER);
     return { admin, ...(clientId !== undefined && { clientId }), ...(secret !== undefined && { secret }) };
   };
-  /** The 400/403/404 response when `caller` may not drive the session `id`, else undefined. */
-  const sessionRefusal = (c: Context, id: string, caller: Caller): Response | undefined => {
+  /**
+   * The 400/403/404 response when `caller` may not drive the session `id`, else undefined. With
+   * `hideOwned` (upgrade, end) someone else's session answers exactly as an unknown id does, so ids
+   * cannot be probed; a chat turn says 403, as it would otherwise start the id afresh.
+   */
+  const sessionRefusal = (c: Context, id: string, caller: Caller, hideOwned = false): Response | undefined => {
     try {
       checkSessionId(id);
     } catch (err) {
       return errorResponse(c, err);
     }
-    if (o.trees.digestOf(id) === undefined && !o.owners.claimed(id)) return c.json({ error: 'not-found', message: `session ${id} is not pinned (it never started, ended, or idled out)` }, 404);
-    if (o.owners.allows(id, caller)) return undefined;
-    refuse('session_owner');
+    const unknown = o.trees.digestOf(id) === undefined && !o.owners.claimed(id);
+    if (!unknown && o.owners.allows(id, caller)) return undefined;
+    if (!unknown) refuse('session_owner');
+    if (unknown || hideOwned) return c.json({ error: 'not-found', message: `session ${id} is not pinned, or not yours (it never started, ended, idled out, or belongs to another caller)` }, 404);
     return c.json({ error: 'forbidden', message: `session ${id} belongs to another caller (present its X-Session-Secret, or use the admin token)` }, 403);
+  };
+
+  /**
+   * The fair-share key of a request (docs/security.md, "Fair shares"). With a token every caller
+   * holds it, and its client cookie (when it sends one) tells its browsers apart; otherwise the
+   * remote address: an anonymous caller can mint as many cookies as it likes, not addresses.
+   */
+  const shareOf = (c: Context): string => {
+    const clientId = admin ? callerOf(c).clientId : undefined;
+    if (clientId !== undefined) return `client:${createHash('sha256').update(clientId).digest('base64url').slice(0, 22)}`;
+    const incoming = (c.env as { incoming?: IncomingMessage } | undefined)?.incoming;
+    return `addr:${incoming?.socket.remoteAddress ?? 'unknown'}`;
+  };
+  const inspecting = new InFlight();
+  const turning = new InFlight();
+  /** The 429 of a limit: counted, with `Retry-After` (seconds) and the limit's name in the body. */
+  const tooMany = (c: Context, reason: RefusalReason, limit: string, retryAfterS: number, message: string, error = 'too-many-requests'): Response => {
+    refuse(reason);
+    c.header('Retry-After', String(retryAfterS));
+    return c.json({ error, limit, retryAfterS, message: `${message} (${limit})` }, 429);
   };
 
   app.get('/api/sessions', (c) => {
@@ -352,6 +386,10 @@ export function createApp(o: AppOptions): Hono {
     if (typeof read.message !== 'string' || read.message.trim() === '') {
       return c.json({ error: 'bad-request', message: 'a JSON body {"message": "...", "sessionId"?: "..."} is required' }, 400);
     }
+    const share = shareOf(c);
+    if (!turning.take(share, limits.maxTurnsPerClient)) {
+      return tooMany(c, 'turns_per_client', 'server.limits.maxTurnsPerClient', 1, `this client has ${limits.maxTurnsPerClient} chat turn(s) running; wait for one to finish`);
+    }
     const caller = callerOf(c, true);
     const sessionId = read.sessionId === undefined ? `s-${crypto.randomUUID()}` : read.sessionId;
     let secret: string | undefined;
@@ -362,7 +400,9 @@ export function createApp(o: AppOptions): Hono {
       if (existing) {
         const refused = sessionRefusal(c, sessionId, caller);
         if (refused) return refused;
-      } else secret = o.owners.claim(sessionId, caller);
+      } else if (o.owners.held(share) >= limits.maxSessionsPerClient) {
+        return tooMany(c, 'sessions_per_client', 'server.limits.maxSessionsPerClient', SESSION_RETRY_S, `this client holds ${limits.maxSessionsPerClient} session(s); end one (DELETE /api/sessions/:id) or wait for an idle one to expire`);
+      } else secret = o.owners.claim(sessionId, caller, share);
       const turn = await o.sessions.run(sessionId, read.message.slice(0, 4_000));
       return c.json({
         sessionId,
@@ -379,8 +419,12 @@ export function createApp(o: AppOptions): Hono {
     } catch (err) {
       // A session that could not start (not ready, the session cap) is not kept.
       if (secret !== undefined && typeof sessionId === 'string' && o.trees.digestOf(sessionId) === undefined) o.owners.release(sessionId);
-      if (isDiscoveryError(err) && err.code === 'ERR_SESSION_LIMIT') refuse('sessions');
+      if (isDiscoveryError(err) && err.code === 'ERR_SESSION_LIMIT') {
+        return tooMany(c, 'sessions', 'sessions.maxSessions', SESSION_RETRY_S, err.message.replace(/ \(sessions\.maxSessions\)/, ''), err.code);
+      }
       return errorResponse(c, err);
+    } finally {
+      turning.give(share);
     }
   });
 
@@ -389,7 +433,7 @@ export function createApp(o: AppOptions): Hono {
     if (read instanceof Response) return read;
     const id = c.req.param('id');
     if (SESSION_ID_PATTERN.test(id)) await o.adoptSession?.(id);
-    const refused = sessionRefusal(c, id, callerOf(c));
+    const refused = sessionRefusal(c, id, callerOf(c), true);
     if (refused) return refused;
     try {
       return c.json(await o.sessions.upgrade(id, { force: read.force === true }));
@@ -401,7 +445,7 @@ export function createApp(o: AppOptions): Hono {
   app.delete('/api/sessions/:id', async (c) => {
     const id = c.req.param('id');
     if (SESSION_ID_PATTERN.test(id)) await o.adoptSession?.(id);
-    const refused = sessionRefusal(c, id, callerOf(c));
+    const refused = sessionRefusal(c, id, callerOf(c), true);
     if (refused) return refused;
     await o.sessions.end(id);
     return c.json({ ended: true });
@@ -429,14 +473,21 @@ export function createApp(o: AppOptions): Hono {
     if (!o.inspector) return c.json({ error: 'not-found', message: 'this service has no inspector' }, 404);
     const input = parseInspectInput(read);
     if (typeof input === 'string') return c.json({ error: 'bad-request', message: input }, 400);
+    const busy = (): Response => tooMany(c, 'inspections', 'server.limits.maxInspections', 5, `${limits.maxInspections} inspection(s) are already running; try again shortly`);
+    // The global cap first (everyone waits alike), then the caller's own share of it.
+    if (o.inspector.running >= limits.maxInspections) return busy();
+    const share = shareOf(c);
+    if (!inspecting.take(share, limits.maxInspectionsPerClient)) {
+      return tooMany(c, 'inspections_per_client', 'server.limits.maxInspectionsPerClient', 5, `this client has ${limits.maxInspectionsPerClient} inspection(s) running; wait for one to finish`);
+    }
     try {
-      const result = await o.inspector.inspect(input);
-      if (result !== undefined) return c.json(result);
-      refuse('inspections');
-      c.header('Retry-After', '5');
-      return c.json({ error: 'too-many-requests', message: `${limits.maxInspections} inspection(s) are already running; try again shortly (server.limits.maxInspections)` }, 429);
+      // The request's signal aborts when its client goes away: the inspection stops and frees its slot.
+      const result = await o.inspector.inspect(input, c.req.raw.signal);
+      return result !== undefined ? c.json(result) : busy();
     } catch (err) {
       return errorResponse(c, err);
+    } finally {
+      inspecting.give(share);
     }
   });
 

@@ -133,8 +133,11 @@ export class Inspector {
     return this.#running.size;
   }
 
-  /** Runs one inspection; undefined when `maxConcurrent` are already running (the caller answers 429). */
-  async inspect(input: InspectInput): Promise<InspectResult | undefined> {
+  /**
+   * Runs one inspection; undefined when `maxConcurrent` are already running (the caller answers 429).
+   * `signal` (the request's: its client went away) aborts it as the deadline does, freeing its slot.
+   */
+  async inspect(input: InspectInput, signal?: AbortSignal): Promise<InspectResult | undefined> {
     if (this.#running.size >= this.#o.maxConcurrent) return undefined;
     const started = performance.now();
     const controller = new AbortController();
@@ -145,6 +148,9 @@ export class Inspector {
       this.#o.onRefusal?.('inspect_timeout');
       controller.abort(new Error(`the inspection deadline of ${this.#o.timeoutMs} ms passed`));
     }, this.#o.timeoutMs);
+    const gone = (): void => controller.abort(new Error('the client went away'));
+    if (signal?.aborted === true) gone();
+    else signal?.addEventListener('abort', gone, { once: true });
     const { policy } = this.#o;
     const check = this.#check;
     const b = this.#bounds;
@@ -178,6 +184,7 @@ export class Inspector {
       return result;
     } finally {
       clearTimeout(timer);
+      signal?.removeEventListener('abort', gone);
       this.#running.delete(controller);
     }
   }

@@ -1,5 +1,5 @@
 /**
- * The service's own limits: request bodies, Server-Sent Events streams, inspections and socket timeouts. Each
+ * The service's own limits: request bodies, Server-Sent Events streams, inspections, per-client fair shares and socket timeouts. Each
  * is a `server.limits` key in the configuration; each refusal it causes is counted in
  * `a2a_discovery_http_refusals_total{reason}` (docs/security.md lists them).
  */
@@ -42,6 +42,12 @@ export interface ServerLimits {
   requestTimeoutMs: number;
   /** Idle time of a keep-alive connection between requests (`server.keepAliveTimeout`). Default 5 s. */
   keepAliveTimeoutMs: number;
+  /** `/api/inspect` calls running at once for one client (429 beyond). Default 1, so one client never holds every inspector slot. */
+  maxInspectionsPerClient: number;
+  /** Sessions one client may hold pinned; its next new session is 429. Default 32. */
+  maxSessionsPerClient: number;
+  /** `/api/chat` turns running at once for one client (429 beyond). Default 2. */
+  maxTurnsPerClient: number;
 }
 
 /** The defaults, from the configuration schema (one definition for the YAML keys and the library). */
@@ -64,7 +70,34 @@ export type RefusalReason =
   | 'session_owner'
   | 'inspections'
   | 'inspect_timeout'
-  | 'inspect_truncated';
+  | 'inspect_truncated'
+  | 'inspections_per_client'
+  | 'sessions_per_client'
+  | 'turns_per_client';
 
 /** Counts a refusal (the metrics' counter, or nothing). */
 export type OnRefusal = (reason: RefusalReason) => void;
+
+/**
+ * Work in flight per client (a fair-share key, app.ts `shareOf`): {@link take} admits one more
+ * unless `max` are running for that key; {@link give} ends one. A key with nothing running is
+ * forgotten, so the map holds only clients with work in flight.
+ */
+export class InFlight {
+  readonly #running = new Map<string, number>();
+
+  /** Admits one more for `key`; false when `max` are already running. */
+  take(key: string, max: number): boolean {
+    const n = this.#running.get(key) ?? 0;
+    if (n >= max) return false;
+    this.#running.set(key, n + 1);
+    return true;
+  }
+
+  /** Ends one for `key`. */
+  give(key: string): void {
+    const n = (this.#running.get(key) ?? 0) - 1;
+    if (n > 0) this.#running.set(key, n);
+    else this.#running.delete(key);
+  }
+}

@@ -58,9 +58,7 @@ export function requestGuard(o: RequestGuardOptions): MiddlewareHandler {
     const isApi = path.startsWith('/api/') || path === '/metrics';
     let authorized = false;
     if (token !== undefined && (isApi || c.req.header('authorization') !== undefined)) {
-      const header = c.req.header('authorization') ?? '';
-      const given = Buffer.from(header.startsWith('Bearer ') ? header.slice(7) : '');
-      authorized = given.length === token.length && timingSafeEqual(given, token);
+      authorized = presentsToken(c, token);
       if (!authorized && isApi) {
         c.header('WWW-Authenticate', 'Bearer realm="a2a-discovery"');
         return c.json({ error: 'unauthorized', message: 'a bearer token is required (Authorization: Bearer <token>)' }, 401);
@@ -81,6 +79,17 @@ export function requestGuard(o: RequestGuardOptions): MiddlewareHandler {
     await next();
     securityHeaders(c);
   };
+}
+
+/**
+ * Whether `c` carries `Authorization: Bearer <token>` (compared in constant time). Routes outside
+ * `/api/` that answer everyone (`/readyz`) use it to show more to the token's holder.
+ */
+export function presentsToken(c: Context, token: Buffer | undefined): boolean {
+  if (token === undefined) return false;
+  const header = c.req.header('authorization') ?? '';
+  const given = Buffer.from(header.startsWith('Bearer ') ? header.slice(7) : '');
+  return given.length === token.length && timingSafeEqual(given, token);
 }
 
 function securityHeaders(c: Context): void {

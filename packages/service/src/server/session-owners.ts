@@ -7,6 +7,8 @@
  * own sessions (plus those the embedding application started in process, read-only).
  *
  * Secrets and client ids are kept as SHA-256 hashes; an entry goes when its pin is released.
+ * Each session also counts against the fair-share key of the caller that started it (app.ts
+ * `shareOf`), so `server.limits.maxSessionsPerClient` bounds what one client holds.
  */
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 
@@ -25,6 +27,8 @@ export interface Caller {
 interface Owner {
   readonly client: Buffer | undefined;
   readonly secret: Buffer;
+  /** The fair-share key the session is counted against (`server.limits.maxSessionsPerClient`); none for a restored one. */
+  readonly share?: string;
 }
 
 const hash = (value: string): Buffer => createHash('sha256').update(value).digest();
@@ -37,12 +41,24 @@ export function newToken(): string {
 
 export class SessionOwners {
   readonly #owners = new Map<string, Owner>();
+  /** Sessions held per fair-share key (only keys holding at least one). */
+  readonly #shares = new Map<string, number>();
 
-  /** Records `caller` as the owner of a new session; returns the session's secret. */
-  claim(sessionId: string, caller: Caller): string {
+  /**
+   * Records `caller` as the owner of a new session; returns the session's secret. `share` is the
+   * fair-share key it counts against ({@link held}) until its pin is released.
+   */
+  claim(sessionId: string, caller: Caller, share?: string): string {
     const secret = newToken();
-    this.#owners.set(sessionId, { client: caller.clientId !== undefined ? hash(caller.clientId) : undefined, secret: hash(secret) });
+    this.#forget(sessionId);
+    this.#owners.set(sessionId, { client: caller.clientId !== undefined ? hash(caller.clientId) : undefined, secret: hash(secret), ...(share !== undefined && { share }) });
+    if (share !== undefined) this.#shares.set(share, (this.#shares.get(share) ?? 0) + 1);
     return secret;
+  }
+
+  /** Sessions claimed under the fair-share key `share` and still pinned. */
+  held(share: string): number {
+    return this.#shares.get(share) ?? 0;
   }
 
   /** Whether an API caller has claimed the session. */
@@ -75,12 +91,22 @@ export class SessionOwners {
 
   /** Restores an owner stored by an earlier process (hashes only: the secrets were never stored). */
   restore(sessionId: string, hashes: { ownerClient?: string | undefined; ownerSecret: string }): void {
+    this.#forget(sessionId);
     this.#owners.set(sessionId, { client: hashes.ownerClient === undefined ? undefined : Buffer.from(hashes.ownerClient, 'hex'), secret: Buffer.from(hashes.ownerSecret, 'hex') });
   }
 
   /** Forgets a session (its pin was released). */
   release(sessionId: string): void {
+    this.#forget(sessionId);
+  }
+
+  #forget(sessionId: string): void {
+    const share = this.#owners.get(sessionId)?.share;
     this.#owners.delete(sessionId);
+    if (share === undefined) return;
+    const n = (this.#shares.get(share) ?? 0) - 1;
+    if (n > 0) this.#shares.set(share, n);
+    else this.#shares.delete(share);
   }
 
   get size(): number {
