@@ -630,7 +630,9 @@ async function run(o: Options, log: (msg: string) => void, children: ChildProces
     { tag: 'warranty', description: 'Warranty status and claims for hardware.', keywords: ['warranty', 'serial', 'guarantee', 'covered', 'repair'] },
   ];
   const configDoc = {
-    server: { host: '127.0.0.1', port: 0 },
+    // Every request of the soak comes from one address: its per-client shares are raised so the
+    // soak measures the service, not the fair-share limits (tested in test/server/fair-shares.test.ts).
+    server: { host: '127.0.0.1', port: 0, limits: { maxSessionsPerClient: 10_000, maxTurnsPerClient: 256, maxInspectionsPerClient: 8 } },
     allow: [ready.billing, ready.returns, ready.warranty].map((u) => new URL(u).origin).concat(ready.catalogOrigin),
     allowLoopback: true,
     vocabulary,

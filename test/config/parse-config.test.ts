@@ -57,6 +57,7 @@ const SERVER_DEFAULTS = {
     maxInspectionsPerClient: 1,
     maxSessionsPerClient: 32,
     maxTurnsPerClient: 2,
+    activityEndpoints: 10_000,
   },
   catalog: { enabled: false, cacheControl: 'max-age=60', hostName: 'a2a-discovery' },
 };

@@ -141,3 +141,18 @@ test('activity: an evicted endpoint’s counters go with it, at most maxEndpoint
   assert.equal(typeof parseActivityQuery({ limit: '0' }), 'string');
   reader.close();
 });
+
+test('server.limits.activityEndpoints bounds the service’s activity counters (/api/activity lists at most that many)', async () => {
+  const { startService } = await import('../../packages/service/src/server/index.js');
+  const { createLogger } = await import('../../packages/service/src/server/logger.js');
+  const s = await startService({ port: 0, policy: { allow: [] }, vocabulary: [], needs: [], limits: { activityEndpoints: 2 }, logger: createLogger({ level: 'silent' }) });
+  try {
+    for (let i = 0; i < 5; i++) s.events.emit({ type: 'card.result', endpoint: `https://a.example/e${i}/`, outcome: 'hit', failures: 0 });
+    const res = await fetch(`${s.url}/api/activity`);
+    const body = (await res.json()) as { endpointCount: number; endpoints: Array<{ endpoint: string }> };
+    assert.equal(body.endpointCount, 2);
+    assert.deepEqual(body.endpoints.map((e) => e.endpoint), ['https://a.example/e3/', 'https://a.example/e4/']);
+  } finally {
+    await s.close();
+  }
+});

@@ -127,6 +127,8 @@ const serverLimits = z.strictObject({
   maxInspectionsPerClient: positiveInt.default(1),
   maxSessionsPerClient: positiveInt.default(32),
   maxTurnsPerClient: positiveInt.default(2),
+  // Endpoints whose cache activity is counted at once (the oldest counted goes beyond).
+  activityEndpoints: positiveInt.default(10_000),
 });
 
 /** The service's limits when the configuration sets none: the one place their defaults live. */

@@ -98,6 +98,8 @@ export interface ServerLimitsConfig {
   readonly maxSessionsPerClient: number;
   /** /api/chat turns running at once for one client (429 beyond). Default 2. */
   readonly maxTurnsPerClient: number;
+  /** Endpoints whose cache activity (/api/activity) is counted at once; the one counted first is dropped beyond. Default 10,000. */
+  readonly activityEndpoints: number;
 }
 
 /** One entry of `credentials:`, headers sent only to one exact origin. */

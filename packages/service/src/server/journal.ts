@@ -12,6 +12,7 @@
 import { occurrences, type DiscoveryEvent, type EventStream } from 'a2a-discovery';
 import type { StateStore } from '@a2a-discovery/store';
 import { journalOrCounter } from '@a2a-discovery/store';
+import { DEFAULT_SERVER_LIMITS } from './limits.js';
 
 /** Events per page at most (a larger `limit` is cut to this). */
 export const MAX_JOURNAL_PAGE = 1_000;
@@ -41,7 +42,7 @@ const MAX_SERIES_BUCKETS = 720;
  * loop keeps, e.g. a source churning faster than the removal grace) the endpoint counted
  * longest ago is dropped first, and `droppedEndpoints` counts it.
  */
-export const DEFAULT_ACTIVITY_ENDPOINTS = 10_000;
+export const DEFAULT_ACTIVITY_ENDPOINTS = DEFAULT_SERVER_LIMITS.activityEndpoints;
 /** Endpoints in one `/api/activity` answer: by default, and at most. */
 export const ACTIVITY_PAGE = 500;
 export const MAX_ACTIVITY_PAGE = 1_000;

@@ -48,6 +48,8 @@ export interface ServerLimits {
   maxSessionsPerClient: number;
   /** `/api/chat` turns running at once for one client (429 beyond). Default 2. */
   maxTurnsPerClient: number;
+  /** Endpoints whose cache activity is counted at once; beyond, the one counted first is dropped (`a2a_discovery_activity_endpoints_dropped`). Default 10,000. */
+  activityEndpoints: number;
 }
 
 /** The defaults, from the configuration schema (one definition for the YAML keys and the library). */

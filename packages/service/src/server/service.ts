@@ -23,6 +23,7 @@ import { buildReplication } from './service-replica.js';
 import { buildSources } from './service-sources.js';
 import { openStores } from './service-store.js';
 import { SnapshotArchive } from './snapshot-archive.js';
+import { DEFAULT_SERVER_LIMITS } from './limits.js';
 
 export type { ServiceOptions } from './service-options.js';
 
@@ -72,7 +73,7 @@ export async function startService(o: ServiceOptions): Promise<RunningService> {
   const archive = new SnapshotArchive(loop);
   // The writer is made below; the journal asks it for what it has not written yet.
   const writerRef: { pending?: () => readonly DiscoveryEvent[] } = {};
-  const journal = new JournalReader({ store, events, wallNow: () => clock.wallNow(), pending: () => writerRef.pending?.() ?? [] });
+  const journal = new JournalReader({ store, events, wallNow: () => clock.wallNow(), pending: () => writerRef.pending?.() ?? [], maxEndpoints: o.limits?.activityEndpoints ?? DEFAULT_SERVER_LIMITS.activityEndpoints });
   const restored = await restoreFromStore({ store, loop, trees, sessions, owners, archive, buffer, bufferEvents: 1_000, startSeq });
   const storeLog = log.child({ component: 'store' });
   const replication = await buildReplication(o, { store, ownStore, loop, trees, sessions, owners, events, clock, log, catalogPrefixes });
