@@ -42,10 +42,10 @@ const MAX_SERIES_BUCKETS = 720;
  * loop keeps, e.g. a source churning faster than the removal grace) the endpoint counted
  * longest ago is dropped first, and `droppedEndpoints` counts it.
  */
-export const DEFAULT_ACTIVITY_ENDPOINTS = DEFAULT_SERVER_LIMITS.activityEndpoints;
+const DEFAULT_ACTIVITY_ENDPOINTS = DEFAULT_SERVER_LIMITS.activityEndpoints;
 /** Endpoints in one `/api/activity` answer: by default, and at most. */
-export const ACTIVITY_PAGE = 500;
-export const MAX_ACTIVITY_PAGE = 1_000;
+const ACTIVITY_PAGE = 500;
+const MAX_ACTIVITY_PAGE = 1_000;
 
 export interface JournalPageQuery {
   /** Only events before this journal position (the previous page's `nextBefore`). */
