@@ -33,6 +33,9 @@ test('the page asks for the token on 401, then loads and goes live with it', asy
   await page.goto(`${service.url}/#/endpoints`);
   await page.locator('#token-input').waitFor();
   assert.equal(await text(page.locator('#connection')), 'Token required');
+  // Without the token the page shows no figures it does not have (not "0 endpoints", not "No snapshot yet").
+  assert.equal(await page.locator('.tiles').count(), 0, 'no endpoint tiles behind the prompt');
+  assert.doesNotMatch(await text(page.locator('.side-status')), /No snapshot yet/);
 
   await page.fill('#token-input', 'wrong-token');
   await page.click('.token-form button[type=submit]');

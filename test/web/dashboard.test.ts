@@ -208,6 +208,18 @@ describe('the dashboard follows a live service through the morning of changes', 
     assert.match(await text(page.locator('pre.raw')), /^\{"name":"Billing Agent"/, 'the raw bytes as fetched');
     await page.uncheck('#card-raw');
     await screenshot(page, 'dashboard-card');
+    assert.equal(await page.locator('#card-left').count(), 0, 'a selected agent is not said to have left');
+
+    // A removed agent: its card view says it left the snapshot and why, and a timeout is a
+    // failed refresh, not a refusal.
+    const { endpoints } = await api<{ endpoints: Array<{ baseUrl: string; names: string[] }> }>('/api/endpoints');
+    const warranty = endpoints.find((e) => e.names.some((n) => /warranty/i.test(n)));
+    assert.ok(warranty, 'the warranty endpoint is listed');
+    await page.selectOption('#card-endpoint', warranty.baseUrl);
+    await until(() => text(page.locator('#card-left')), (t) => /^Not in the current snapshot \(removed, .*\): .*consecutive failed fetches/.test(t), 'the removed agent said to have left the snapshot');
+    const refresh = await text(page.locator('.card-view .panel-bad'));
+    assert.match(refresh, /^The last refresh failed \(fetch\): ERR_FETCH_TIMEOUT/);
+    assert.doesNotMatch(refresh, /refused/);
   });
 
   test('chat: a new session, then the same session; each turn says who answered on which digest', async () => {

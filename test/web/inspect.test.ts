@@ -69,7 +69,8 @@ describe('the Inspect view', () => {
   test('is in the navigation; a URL the allowlist admits passes every stage, with the HTTP caching it saw', async () => {
     assert.equal(await page.locator('#nav-inspect').getAttribute('aria-current'), 'page');
     await inspectInPage('url', `${peer.origin}/billing/`);
-    assert.match(await text(page.locator('#inspect-status')), /Accepted: a client would select this card/);
+    // "Accepted" says what was checked and what was not (the needs are not run by an inspection).
+    assert.match(await text(page.locator('#inspect-status')), /^Accepted: discovery would admit, fetch and cache this card; .*configured needs, which an inspection does not check\.$/);
     assert.deepEqual(await stages(), [
       ['source', 'passed'],
       ['address', 'passed'],
@@ -98,18 +99,23 @@ describe('the Inspect view', () => {
       ['parse', 'not-reached'],
       ['schema', 'not-reached'],
       ['policy', 'not-reached'],
+      ['signature', 'not-reached'],
     ]);
     assert.equal(outside.requests.length, 0);
+    // A problem about the whole request shows no "$" path.
+    assert.equal(await page.locator('li[data-state="failed"] code.path').count(), 0);
   });
 
   test('a pasted card with problems fails at its stage, each problem with its JSON path', async () => {
     const broken = { ...cardFor(peer, 'b'), capabilities: undefined, skills: [{ id: 'b', name: 'b', description: 'B.' }] };
     await inspectInPage('card', JSON.stringify(broken, null, 2));
-    assert.match(await text(page.locator('#inspect-status')), /Refused at stage schema/);
+    // The status line names the path the list below names.
+    assert.match(await text(page.locator('#inspect-status')), /^Refused at stage schema: at capabilities: required, must be an object$/);
     assert.deepEqual(await stages(), [
       ['parse', 'passed'],
       ['schema', 'failed'],
       ['policy', 'not-reached'],
+      ['signature', 'not-reached'],
     ]);
     const failed = await text(page.locator('li[data-state="failed"]'));
     assert.match(failed, /capabilities required, must be an object/);

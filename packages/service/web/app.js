@@ -151,7 +151,7 @@ function App({ store }) {
         </nav>
         <div class="side-status">
           <p><span class=${`dot dot-${store.connection}`} aria-hidden="true"></span> <span id="connection">${CONNECTION_LABEL[store.connection]}</span></p>
-          <p class="muted small">${current ? html`Current <strong>v${current.version}</strong> <code>${shortDigest(current.digest)}</code>` : 'No snapshot yet'}</p>
+          <p class="muted small">${current ? html`Current <strong>v${current.version}</strong> <code>${shortDigest(current.digest)}</code>` : store.needsToken ? 'Snapshot not shown without a token' : 'No snapshot yet'}</p>
           <button type="button" class="btn btn-small btn-ghost" onClick=${() => setTokenOpen(!tokenOpen)} aria-expanded=${tokenOpen ? 'true' : 'false'}>API token</button>
         </div>
         <section class="live" aria-labelledby="live-h">
@@ -166,7 +166,7 @@ function App({ store }) {
         ${store.needsToken || tokenOpen ? html`<${TokenForm} store=${store} onDone=${() => setTokenOpen(false)} required=${store.needsToken} />` : null}
         ${store.error ? html`<p class="error" role="alert">${store.error}</p>` : null}
         ${store.lostAt !== 0 ? html`<p class="as-of" id="as-of">Data as of ${clockTime(store.updatedAt || store.lostAt).slice(0, 8)} (not live)</p>` : null}
-        ${view}
+        ${store.needsToken ? html`<p class="muted" id="token-wait">The service's state is shown once it accepts your token: nothing below would be true without it.</p>` : view}
       </main>
     </div>
   `;

@@ -157,7 +157,7 @@ export function renderProbe(r: ProbeReport): string {
         ? `REFUSED: ${u.reason}`
         : u.allowed
           ? 'allowed'
-          : 'https';
+          : `${URL.canParse(u.url) ? new URL(u.url).protocol.slice(0, -1) : 'not a URL'}, host not judged`;
     lines.push(`       ${u.role.padEnd(13)} ${u.binding ? `${u.binding} ` : ''}${u.url}  (${verdict})`);
   }
   notesAt(notes.policy);

@@ -126,7 +126,21 @@ export function decidingStage(e) {
     case 'endpoint.admitted':
     case 'endpoint.refused':
     case 'endpoint.gone':
+    case 'endpoint.evicted':
       return 'admission';
+    case 'routing.evaluated':
+      return 'routing gate';
+    case 'session.pinned':
+    case 'session.upgraded':
+    case 'session.ended':
+    case 'session.expired':
+    case 'session.restarted':
+      return 'sessions';
+    case 'tree.built':
+    case 'tree.evicted':
+      return 'agent trees';
+    case 'catalog.read':
+      return 'source';
     case 'health.changed':
       return 'health';
     case 'match.verdict':
@@ -136,7 +150,7 @@ export function decidingStage(e) {
     case 'snapshot.held':
       return 'guard';
     case 'alert':
-      return `alert`;
+      return 'alerting';
     default:
       return e.type.split('.')[0] ?? e.type;
   }
@@ -161,6 +175,8 @@ export function eventOutcome(e) {
       return 'refused';
     case 'endpoint.gone':
       return 'gone';
+    case 'endpoint.evicted':
+      return 'forgotten';
     case 'health.changed':
       return e.to ?? 'health';
     case 'match.verdict':
@@ -175,6 +191,22 @@ export function eventOutcome(e) {
       return 'resolved';
     case 'catalog.read':
       return e.outcome ?? 'read';
+    case 'routing.evaluated':
+      return e.held ? 'held' : e.passed ? 'passed' : 'below minimum';
+    case 'session.pinned':
+      return 'pinned';
+    case 'session.upgraded':
+      return 'upgraded';
+    case 'session.ended':
+      return 'ended';
+    case 'session.expired':
+      return 'expired';
+    case 'session.restarted':
+      return 'restarted';
+    case 'tree.built':
+      return 'built';
+    case 'tree.evicted':
+      return 'dropped';
     default:
       return e.type;
   }
@@ -202,7 +234,7 @@ export function eventClass(e) {
 export function describeEvent(e) {
   switch (e.type) {
     case 'card.fetch':
-      return `GET ${e.url ?? ''}${e.conditional ? ' (If-None-Match)' : ''}`;
+      return `to ${e.url ?? ''}${e.conditional ? ' (If-None-Match: the cached ETag)' : ''}`;
     case 'card.result': {
       const status = e.status !== undefined ? ` ${e.status}` : '';
       const size = e.bytes !== undefined && e.bytes > 0 ? `, ${num(e.bytes)} bytes` : '';
@@ -213,15 +245,17 @@ export function describeEvent(e) {
     case 'card.backoff':
       return `backing off ${duration(e.retryInMs ?? 0)} after ${e.failures} failure(s)`;
     case 'endpoint.admitted':
-      return `admitted (sources: ${(e.sources ?? []).join(', ')})`;
+      return `the allowlist admits it (proposed by ${(e.sources ?? []).join(', ') || 'no source'})`;
     case 'endpoint.refused':
-      return `refused: ${e.code ?? ''} ${e.reason ?? ''}`;
+      return `${e.reason ?? 'not admitted'}${e.code ? ` (${e.code})` : ''}`;
     case 'endpoint.gone':
       return 'no source lists it any more';
+    case 'endpoint.evicted':
+      return 'no source listed it again within the removal grace: its cache entry and counters are freed';
     case 'health.changed':
       return `health ${e.from} → ${e.to}`;
     case 'match.verdict':
-      return `${e.verdict}${e.localName ? ` as ${e.localName}` : ''}${e.reason ? `: ${e.reason}` : ''}`;
+      return [e.localName ? `as ${e.localName}` : '', e.reason ?? ''].filter(Boolean).join(': ') || 'by the configured needs';
     case 'snapshot.published':
       return `snapshot v${e.version} ${shortDigest(e.digest)}: ${(e.agents ?? []).join(', ') || '(no agents)'}`;
     case 'snapshot.held':
@@ -229,7 +263,25 @@ export function describeEvent(e) {
     case 'alert':
       return `${e.kind}: ${e.message ?? ''}`;
     case 'alert.resolved':
-      return `${e.kind} resolved: ${e.message ?? ''}`;
+      // The alert's own message starts with "resolved: " (logs read it alone); the views say
+      // "resolved" once, in their badge or prefix.
+      return `${e.kind}: ${(e.message ?? '').replace(/^resolved:\s*/, '')}`;
+    case 'routing.evaluated':
+      return routingSentence(e);
+    case 'session.pinned':
+      return `session ${e.sessionId ?? ''} pinned to snapshot ${shortDigest(e.digest)}`;
+    case 'session.upgraded':
+      return `session ${e.sessionId ?? ''} moved from snapshot ${shortDigest(e.previousDigest)} to ${shortDigest(e.digest)}`;
+    case 'session.ended':
+      return `session ${e.sessionId ?? ''} ended (it was on snapshot ${shortDigest(e.digest)})`;
+    case 'session.expired':
+      return `session ${e.sessionId ?? ''} idled past its timeout: its pin and history were dropped`;
+    case 'session.restarted':
+      return `session ${e.sessionId ?? ''} came back after expiring and began anew on snapshot ${shortDigest(e.digest)}`;
+    case 'tree.built':
+      return `agent tree built for snapshot ${shortDigest(e.digest)}`;
+    case 'tree.evicted':
+      return `agent tree of snapshot ${shortDigest(e.digest)} dropped: no session or current snapshot needs it`;
     case 'catalog.read': {
       const why = e.reason !== undefined ? `: ${e.code ?? ''} ${e.reason}` : '';
       return `source ${e.source ?? ''} read the AI Catalog ${e.url ?? ''} (${e.outcome ?? 'read'}, ${e.entries ?? 0} entries)${why}`;
@@ -237,6 +289,18 @@ export function describeEvent(e) {
     default:
       return e.type;
   }
+}
+
+/**
+ * A routing check as a person reads it: the figure the CLI prints (accuracy over the labelled
+ * cases counted), the minimum, and what the gate did.
+ * @param {DiscoveryEvent} e
+ */
+function routingSentence(e) {
+  const pct = (/** @type {number | undefined} */ x) => `${Math.round((x ?? 0) * 1000) / 10}%`;
+  const figure = `${pct(e.accuracy)} of ${num(e.evaluated ?? 0)} labelled case${e.evaluated === 1 ? '' : 's'} routed right (minimum ${pct(e.minAccuracy)})`;
+  const verdict = e.held ? `snapshot v${e.version} held back` : e.passed ? `snapshot v${e.version} may be published` : `below the minimum, but snapshot v${e.version} was not held back (the gate is off, it is the first snapshot, or an operator confirmed it)`;
+  return `routing check: ${figure}; ${verdict}`;
 }
 
 /**

@@ -141,6 +141,12 @@
  * @property {Record<string, unknown>} [detail]
  * @property {string} [key] an alert's condition; its resolution carries the same key
  * @property {number} [raisedAt] epoch ms an alert was raised (on its resolution)
+ * @property {string} [sessionId] the session of a `session.*` event
+ * @property {number} [accuracy] a `routing.evaluated` figure (0..1)
+ * @property {number} [minAccuracy] the routing gate's minimum (0..1)
+ * @property {number} [evaluated] labelled cases a `routing.evaluated` counted
+ * @property {boolean} [passed] the routing check reached its minimum
+ * @property {boolean} [held] the routing gate held the snapshot back
  *
  * @typedef {{ events: Array<DiscoveryEvent & { replica?: string, journalId?: number }>, nextBefore: number | null, replica?: string }} JournalPage
  * @typedef {{ from: number, bucketMs: number, hits: number[], revalidated: number[], fetches: number[], failures: number[] }} ActivitySeries

@@ -71,8 +71,22 @@ export function CardView({ store, url }) {
     ${selected === '' ? html`<p>No endpoint yet.</p>` : null}
     ${missing ? html`<${Missing} info=${missing} />` : null}
     ${missing && ep ? html`<${ProposedBy} proposals=${ep.proposals} headingLevel=${2} />` : null}
+    ${ep && OUT_OF_SNAPSHOT.has(ep.state.verdict) ? html`<p class="panel panel-bad" id="card-left">Not in the current snapshot (${ep.state.verdict}, ${ago(ep.state.since, Date.now())}): ${ep.state.reason}</p>` : null}
     ${card ? html`<${CardBody} card=${card} raw=${raw} fetchedAt=${ep?.cache?.fetchedAtWall} proposals=${ep?.proposals} />` : null}
   </section>`;
+}
+
+/** Verdicts of an endpoint that no agent of the current snapshot stands for. */
+const OUT_OF_SNAPSHOT = new Set(['refused', 'gone', 'pending', 'removed', 'unsuitable', 'excluded', 'held']);
+/** Stages whose failure is the card being refused (its content), not the refresh failing. */
+const REFUSING_STAGES = new Set(['parse', 'schema', 'policy', 'signature']);
+
+/**
+ * How the last refresh ended, in words: a card refused for its content is not a timeout.
+ * @param {ErrorJson} err
+ */
+function lastRefresh(err) {
+  return err.stage !== undefined && REFUSING_STAGES.has(err.stage) ? `The last refresh was refused (${err.stage})` : `The last refresh failed${err.stage ? ` (${err.stage})` : ''}`;
 }
 
 /** @param {{ info: { message: string, lastFailure?: ErrorJson | null } }} props */
@@ -128,7 +142,7 @@ function CardBody({ card, raw, fetchedAt, proposals }) {
       <div><dt>Problems</dt><dd>${card.lastError ? html`<${Badge} tone="o-failed" text=${`${card.lastError.problems?.length ?? 1} in the last refresh`} />` : html`<${Badge} tone="o-good" text="none" />`}</dd></div>
       <div><dt>Warnings</dt><dd>${card.warnings.length > 0 ? html`<${Badge} tone="o-stale" text=${String(card.warnings.length)} />` : html`<${Badge} tone="o-good" text="none" />`}</dd></div>
     </dl>
-    ${card.lastError ? html`<p class="panel panel-bad">The last refresh was refused: <code>${card.lastError.code}</code> ${card.lastError.message}. The card below is the last good one the cache kept.</p>` : null}
+    ${card.lastError ? html`<p class="panel panel-bad">${lastRefresh(card.lastError)}: <code>${card.lastError.code}</code> ${card.lastError.message}. The card below is the last good one the cache kept.</p>` : null}
     ${marked.length > 0 ? html`<${ProblemList} marked=${marked} lines=${lines} />` : null}
     <${SkillList} skills=${skills} />
     ${proposals ? html`<${ProposedBy} proposals=${proposals} headingLevel=${2} />` : null}

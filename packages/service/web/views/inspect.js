@@ -221,7 +221,7 @@ function summary(r) {
   if (r.aiCatalog) {
     const a = r.aiCatalog;
     const root = a.documents[0];
-    if (root !== undefined && !root.usable) return `The AI Catalog is not usable: refused at stage ${root.stage}${root.problems[0] ? `: ${root.problems[0].message}` : ''}.`;
+    if (root !== undefined && !root.usable) return `The AI Catalog is not usable: refused at stage ${root.stage}${problemLine(root.problems[0])}.`;
     const c = a.counts;
     return `AI Catalog: ${c.entries} entr${c.entries === 1 ? 'y' : 'ies'}, ${c.accepted} accepted, ${c.refused} refused, ${c.superseded} superseded, ${c.ignored} ignored, ${c.notProbed} not probed.`;
   }
@@ -231,7 +231,20 @@ function summary(r) {
     return `Catalog: ${c.entries.length} entr${c.entries.length === 1 ? 'y' : 'ies'}, ${c.accepted} accepted, ${c.refused} refused.`;
   }
   const p = /** @type {ProbeReport} */ (r.report);
-  return p.accepted ? 'Accepted: a client would select this card.' : `Refused at stage ${p.stage}: ${p.problems[0]?.message ?? ''}`;
+  return p.accepted ? `Accepted: ${ACCEPTED_MEANS}.` : `Refused at stage ${p.stage}${problemLine(p.problems[0])}`;
+}
+
+/** What "accepted" checked and what it did not (the service's needs are not run by an inspection). */
+const ACCEPTED_MEANS = 'discovery would admit, fetch and cache this card; whether an agent is selected also depends on the configured needs, which an inspection does not check';
+
+/**
+ * A problem in one line, with where it is: ": at capabilities: required, must be an object", or
+ * the message alone when it concerns the whole document.
+ * @param {Problem | undefined} p
+ */
+function problemLine(p) {
+  if (p === undefined) return '';
+  return p.path === '$' || p.path === '' ? `: ${p.message}` : `: at ${p.path}: ${p.message}`;
 }
 
 /** @param {{ result: InspectResult }} props */
@@ -381,9 +394,10 @@ function AiCatalogEntryItem({ entry: e }) {
  * @param {{ report: ProbeReport, pasted: boolean, headingLevel: number }} props
  */
 function Report({ report: r, pasted, headingLevel }) {
-  const stages = STAGES.filter((s) => !(pasted && (s === 'source' || s === 'address' || s === 'fetch')) && !(s === 'signature' && !r.signature && (r.accepted || r.stage !== 'signature')));
+  // The same stages every time (a pasted card has no source, address or fetch to judge).
+  const stages = STAGES.filter((s) => !(pasted && (s === 'source' || s === 'address' || s === 'fetch')));
   const failedAt = r.accepted ? -1 : stages.indexOf(r.stage);
-  const verdict = r.accepted ? 'Accepted: a client would select this card' : `Refused at stage ${r.stage}`;
+  const verdict = r.accepted ? `Accepted: ${ACCEPTED_MEANS}` : `Refused at stage ${r.stage}`;
   const H = headingLevel === 2 ? 'h2' : headingLevel === 5 ? 'h5' : 'h4';
   return html`<div class="probe-report" data-accepted=${r.accepted ? 'true' : 'false'} data-stage=${r.stage}>
     <${H} class="probe-verdict"><${Badge} tone=${r.accepted ? 'o-good' : 'o-failed'} text=${r.accepted ? 'accepted' : 'refused'} /> ${verdict}<//>
@@ -433,7 +447,9 @@ function StageDetail({ stage, report: r }) {
       return html`<ul class="probe-detail probe-urls">${r.urls.map((u) => html`<li><span class="muted">${u.role}${u.binding ? ` ${u.binding}` : ''}</span> <span class="url">${u.url}</span> — ${urlVerdict(u)}</li>`)}</ul>`;
     }
     case 'signature':
-      return r.signature ? html`<p class="probe-detail">${r.signature.status}${r.signature.kid ? ` (kid ${r.signature.kid}${r.signature.form ? `, ${r.signature.form}` : ''})` : ''}</p>` : null;
+      return r.signature
+        ? html`<p class="probe-detail">${r.signature.status}${r.signature.kid ? ` (kid ${r.signature.kid}${r.signature.form ? `, ${r.signature.form}` : ''})` : ''}</p>`
+        : html`<p class="probe-detail">Not checked: this service requires no signature.</p>`;
     default:
       return null;
   }
@@ -443,12 +459,22 @@ function StageDetail({ stage, report: r }) {
 function urlVerdict(u) {
   if (!u.called) return u.role === 'interface' ? `not called: ${u.reason ?? 'not a binding this client speaks'}` : 'listed, never fetched';
   if (u.allowed === false) return `refused: ${u.reason ?? ''}`;
-  return u.allowed ? 'allowed' : 'https';
+  // Hosts not judged (no allowlist to judge them by): say only what the URL is.
+  return u.allowed ? 'allowed' : `${schemeOf(u.url)}, not judged`;
+}
+
+/** @param {string} url */
+function schemeOf(url) {
+  try {
+    return new URL(url).protocol.replace(/:$/, '');
+  } catch {
+    return 'not a URL';
+  }
 }
 
 /** Problems (or notes) with the JSON path of each. @param {{ list: Problem[], note?: boolean }} props */
 function Problems({ list, note }) {
   return html`<ul class=${note ? 'probe-problems probe-notes' : 'probe-problems'}>
-    ${list.map((p) => html`<li><code class="path">${p.path}</code> <span>${p.message}</span></li>`)}
+    ${list.map((p) => html`<li>${p.path === '$' || p.path === '' ? null : html`<code class="path">${p.path}</code> `}<span>${p.message}</span></li>`)}
   </ul>`;
 }

@@ -1,0 +1,72 @@
+/**
+ * Every event type has a sentence a person can read: the dashboard's timeline, its event panel and
+ * the "Latest" list show `eventOutcome` + `describeEvent` (packages/service/web/lib/format.js).
+ * The samples are typed by the library's event union, so a new event type without a sample does
+ * not compile here, and a new type without a sentence fails below.
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import type { DiscoveryEvent } from 'a2a-discovery';
+// @ts-expect-error — plain JS module of the dashboard, checked by its own JSDoc
+import { decidingStage, describeEvent, eventOutcome } from '../../packages/service/web/lib/format.js';
+
+type Sample<T extends DiscoveryEvent['type']> = DiscoveryEvent & { type: T };
+const base = { seq: 1, at: Date.UTC(2026, 11, 1, 10) };
+const digest = 'sha256-3f1c0a9b7e2d41aa';
+const peer = 'http://127.0.0.1:4101';
+const SAMPLES: { [T in DiscoveryEvent['type']]: Sample<T> } = {
+  'card.fetch': { ...base, type: 'card.fetch', endpoint: peer, url: `${peer}/.well-known/agent-card.json`, conditional: true },
+  'card.result': { ...base, type: 'card.result', endpoint: peer, outcome: 'revalidated', status: 304, bytes: 0, durationMs: 3, failures: 0 },
+  'card.backoff': { ...base, type: 'card.backoff', endpoint: peer, failures: 3, retryInMs: 8_000 },
+  alert: { ...base, type: 'alert', kind: 'repeated-failures', key: `repeated-failures:${peer}`, message: `${peer} failed 3 refreshes in a row`, endpoint: peer },
+  'alert.resolved': { ...base, type: 'alert.resolved', kind: 'repeated-failures', key: `repeated-failures:${peer}`, message: `resolved: ${peer} failed 3 refreshes in a row`, endpoint: peer, raisedAt: base.at - 60_000 },
+  'endpoint.admitted': { ...base, type: 'endpoint.admitted', endpoint: peer, sources: ['static'] },
+  'endpoint.refused': { ...base, type: 'endpoint.refused', endpoint: 'http://evil.example', sources: ['catalog'], code: 'ERR_HOST_NOT_ALLOWED', reason: 'host is not on the allowlist' },
+  'endpoint.gone': { ...base, type: 'endpoint.gone', endpoint: peer, sources: [] },
+  'endpoint.evicted': { ...base, type: 'endpoint.evicted', endpoint: peer, sources: [] },
+  'health.changed': { ...base, type: 'health.changed', endpoint: peer, from: 'healthy', to: 'degraded', successes: 0, failures: 2 },
+  'match.verdict': { ...base, type: 'match.verdict', endpoint: peer, verdict: 'selected', localName: 'billing_agent' },
+  'snapshot.published': { ...base, type: 'snapshot.published', version: 2, digest, agents: ['billing_agent'] },
+  'snapshot.held': { ...base, type: 'snapshot.held', version: 3, digest, agents: ['billing_agent'], reason: 'routing below its minimum' },
+  'session.pinned': { ...base, type: 'session.pinned', sessionId: 's-1', digest },
+  'session.upgraded': { ...base, type: 'session.upgraded', sessionId: 's-1', digest, previousDigest: 'sha256-aaaaaaaaaaaaaaaa' },
+  'session.ended': { ...base, type: 'session.ended', sessionId: 's-1', digest },
+  'session.expired': { ...base, type: 'session.expired', sessionId: 's-1', digest },
+  'session.restarted': { ...base, type: 'session.restarted', sessionId: 's-1', digest },
+  'tree.built': { ...base, type: 'tree.built', digest },
+  'tree.evicted': { ...base, type: 'tree.evicted', digest },
+  'routing.evaluated': { ...base, type: 'routing.evaluated', version: 5, digest, accuracy: 1, minAccuracy: 0.9, passed: true, evaluated: 6, held: false },
+  'catalog.read': { ...base, type: 'catalog.read', source: 'partners', url: `${peer}/.well-known/ai-catalog.json`, outcome: 'revalidated', depth: 1, entries: 4, cards: 4, nested: 0, ignored: 0 },
+};
+
+const say = (e: DiscoveryEvent): { outcome: string; sentence: string; stage: string } => ({
+  outcome: eventOutcome(e) as string,
+  sentence: describeEvent(e) as string,
+  stage: decidingStage(e) as string,
+});
+
+test('every event type has an outcome word, a deciding stage and a sentence that is not its type name', () => {
+  for (const e of Object.values(SAMPLES) as DiscoveryEvent[]) {
+    const { outcome, sentence, stage } = say(e);
+    for (const [what, text] of Object.entries({ outcome, sentence, stage })) {
+      assert.ok(text.length > 0, `${e.type}: empty ${what}`);
+      assert.ok(text !== e.type && !(e.type.includes('.') && text.includes(e.type)), `${e.type}: the ${what} is the type's internal name: ${text}`);
+      assert.ok(!/undefined|null|NaN|\[object/.test(text), `${e.type}: the ${what} shows a missing value: ${text}`);
+    }
+    // Words are not doubled ("resolved: resolved:", "routing.evaluated routing.evaluated").
+    assert.ok(!/\b(\w+)\W+\1\b/i.test(`${outcome} ${sentence}`.replace(/\d+/g, '')), `${e.type}: a word is said twice: "${outcome} ${sentence}"`);
+  }
+});
+
+test('a routing check says its figure as the CLI does, and what the gate did', () => {
+  assert.match(say(SAMPLES['routing.evaluated']).sentence, /100% of 6 labelled cases .*minimum 90%.*v5 may be published/);
+  const held = say({ ...SAMPLES['routing.evaluated'], accuracy: 0.5, passed: false, held: true });
+  assert.equal(held.outcome, 'held');
+  assert.match(held.sentence, /50% of 6 labelled cases.*v5 held back/);
+});
+
+test('a resolution is said once, with the condition it clears', () => {
+  const { outcome, sentence } = say(SAMPLES['alert.resolved']);
+  assert.equal(outcome, 'resolved');
+  assert.equal(sentence, `repeated-failures: ${peer} failed 3 refreshes in a row`);
+});
