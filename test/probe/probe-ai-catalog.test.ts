@@ -137,7 +137,7 @@ describe('probeTarget: an AI Catalog URL', () => {
     assert.match(text, /version +superseded: version 2\.1\.0 is not the newest/);
     assert.match(text, /nested +followed: catalog .*\/catalogs\/team\.json/);
     assert.match(text, /catalog .*\/catalogs\/team\.json {2}\(depth 2, listed at .* entries\[3\]\)/);
-    assert.match(text, / {4}ACCEPTED {2}a client would select this card/);
+    assert.match(text, / {4}ACCEPTED {2}discovery would admit and cache this card \(the needs that select agents are not checked here\)/);
     assert.match(text, /\nREFUSED {3}1 entry refused$/);
   });
 

@@ -186,7 +186,7 @@ export function renderProbe(r: ProbeReport): string {
   }
 
   function finish(): string {
-    lines.push(r.accepted ? 'ACCEPTED  a client would select this card' : `REFUSED   at stage ${r.stage}`);
+    lines.push(r.accepted ? 'ACCEPTED  discovery would admit and cache this card (the needs that select agents are not checked here)' : `REFUSED   at stage ${r.stage}`);
     return lines.join('\n');
   }
 }
