@@ -82,12 +82,13 @@ export function SessionsView({ store }) {
         <thead><tr><th scope="col">Version</th><th scope="col">Digest</th><th scope="col">Pinned sessions</th><th scope="col">References</th><th scope="col">Root</th></tr></thead>
         <tbody>
           ${history.length === 0 ? html`<${EmptyRow} cols=${5} text="Nothing published yet." />` : null}
-          ${[...history].reverse().map((h) => {
+          ${rootsOf(history).map(({ digest, versions }) => {
+            const h = { digest, version: versions[0] };
             const r = retained.get(h.digest);
             const ids = pinnedBy.get(h.digest) ?? [];
             const current = snaps?.current === h.digest;
-            return html`<tr key=${h.version} data-version=${h.version}>
-              <th scope="row">v${h.version}</th>
+            return html`<tr key=${h.digest} data-version=${h.version}>
+              <th scope="row">v${h.version}${versions.length > 1 ? html` <span class="muted small">(same agents as ${versions.slice(1).map((v) => `v${v}`).join(', ')})</span>` : null}</th>
               <td><code title=${h.digest}>${shortDigest(h.digest)}</code></td>
               <td class="wrap">${ids.length > 0 ? ids.map((id) => html`<code class="chip">${id}</code>`) : html`<span class="muted">none</span>`}</td>
               <td class="num">${r ? r.references : 0}</td>
@@ -101,6 +102,20 @@ export function SessionsView({ store }) {
       </table>
     <//>
   </section>`;
+}
+
+/**
+ * One root per digest, newest first: a later version that repeats an earlier digest (an agent
+ * back as it was) is the same tree, so it is one row, named by its newest version, and only one
+ * row can be current.
+ * @param {ReadonlyArray<{ version: number, digest: string }>} history oldest first
+ * @returns {Array<{ digest: string, versions: number[] }>} versions newest first
+ */
+function rootsOf(history) {
+  /** @type {Map<string, number[]>} */
+  const byDigest = new Map();
+  for (const h of [...history].reverse()) byDigest.set(h.digest, [...(byDigest.get(h.digest) ?? []), h.version]);
+  return [...byDigest].map(([digest, versions]) => ({ digest, versions }));
 }
 
 /** One state per root: current, retained, or evicted (an evicted root has no tree to speak of). @param {boolean} current @param {boolean} retained */

@@ -1,0 +1,75 @@
+/**
+ * Exactly one snapshot is "current", in every view, also when a later version repeats an earlier
+ * digest (an agent leaves and the agent set is back as it was): the Snapshots history marks the
+ * newest such version, and the Sessions view lists one root per digest (the same tree), named by
+ * its newest version and saying which earlier version had the same agents.
+ */
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import type { Browser } from 'playwright-core';
+import { startService } from '../../packages/service/src/server/index.js';
+import type { RunningService } from '../../packages/service/src/server/index.js';
+import { createLogger } from '../../packages/service/src/server/logger.js';
+import type { RunningPeer } from '../helpers/a2a-peers.js';
+import { startV1CardServer, v1Card } from '../helpers/a2a-peers.js';
+import { listSource } from '../helpers/list-source.js';
+import { launchBrowser, openPage, text, until } from './browser.js';
+
+let billing: RunningPeer;
+let shipping: RunningPeer;
+let service: RunningService;
+let browser: Browser;
+const partners = listSource('partners');
+
+before(async () => {
+  billing = await startV1CardServer({ card: (port) => v1Card(port, { name: 'Billing Agent', skills: [{ id: 'invoices', name: 'Invoices', description: 'Invoices.', tags: ['billing'] }] }) });
+  shipping = await startV1CardServer({ card: (port) => v1Card(port, { name: 'Shipping Agent', skills: [{ id: 'track', name: 'Track', description: 'Tracks parcels.', tags: ['shipping'] }] }) });
+  service = await startService({
+    port: 0,
+    policy: { allow: [billing, shipping].map((p) => new URL(p.baseUrl).origin), allowLoopback: true },
+    vocabulary: [
+      { tag: 'billing', description: 'Invoices and payments.' },
+      { tag: 'shipping', description: 'Parcel tracking.' },
+    ],
+    needs: [{ tag: 'billing' }, { tag: 'shipping' }],
+    static: [{ name: 'billing_agent', cardUrl: billing.cardUrl, description: 'Answers invoice questions.', tags: ['billing'] }],
+    extraSources: [partners],
+    cache: { minTtlMs: 0 },
+    loop: { cycleIntervalMs: 600_000, removalGraceMs: 0 },
+    logger: createLogger({ level: 'silent' }),
+  });
+  browser = await launchBrowser();
+});
+
+after(async () => {
+  await browser?.close();
+  await service?.close();
+  await Promise.all([billing?.close(), shipping?.close()]);
+});
+
+test('a repeated digest: one current snapshot in the history and one root per digest in Sessions', async () => {
+  const v1 = service.loop.current()!;
+  partners.set([{ name: 'shipping', baseUrl: shipping.baseUrl }]);
+  const v2 = (await service.loop.refreshNow())!;
+  assert.notEqual(v2.digest, v1.digest, 'shipping joined');
+  partners.set([]);
+  const v3 = (await service.loop.refreshNow())!;
+  assert.equal(v3.digest, v1.digest, 'the agent set is back as it was: the same digest');
+  assert.ok(v3.version > v2.version);
+
+  const { page, problems } = await openPage(browser);
+  await page.goto(`${service.url}/#/snapshots`);
+  await until(() => page.locator('table.history tbody tr[data-version]').count(), (n) => n === 3, 'three versions');
+  const currentRows = page.locator('table.history tbody tr[data-version]', { has: page.locator('.badge', { hasText: /^current$/ }) });
+  assert.equal(await currentRows.count(), 1, 'one current version in the history');
+  assert.equal(await currentRows.getAttribute('data-version'), String(v3.version));
+
+  await page.click('#nav-sessions');
+  await until(() => page.locator('table.roots tbody tr[data-version]').count(), (n) => n === 2, 'one root per digest');
+  const roots = page.locator('table.roots tbody tr[data-version]');
+  assert.deepEqual(await roots.evaluateAll((rs) => rs.map((r) => r.getAttribute('data-version'))), [String(v3.version), String(v2.version)]);
+  assert.equal(await page.locator('table.roots td[data-root="current"]').count(), 1, 'one current root');
+  assert.match(await text(roots.first()), new RegExp(`^v${v3.version} \\(same agents as v${v1.version}\\)`));
+  assert.deepEqual(problems, []);
+  await page.close();
+});
