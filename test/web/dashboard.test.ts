@@ -55,7 +55,7 @@ describe('the dashboard follows a live service through the morning of changes', 
         if (counts.at(-1) !== n) counts.push(n);
         const w = row('warranty-agent');
         if ((await w.count()) > 0) {
-          const badge = await text(w.locator('td').nth(5).locator('.badge').first());
+          const badge = await text(w.locator('td.health .badge').first());
           if (states.at(-1) !== badge) states.push(badge);
         }
         return { state: states.at(-1), count: counts.at(-1) };
@@ -106,6 +106,26 @@ describe('the dashboard follows a live service through the morning of changes', 
     assert.equal(await header.getAttribute('aria-sort'), 'descending');
     const first = await text(page.locator('table.endpoints tbody tr[data-endpoint]').first());
     assert.match(first, /warranty-agent/, 'removed sorts last ascending, first descending');
+  });
+
+  test('at 1366 px the endpoints table fits: every column, the verdict and the links visible, also with "Proposed by" open', async () => {
+    assert.equal(page.viewportSize()?.width, 1366);
+    // A string, not a function: tsx would name inner arrows with a helper the page lacks.
+    const fits = () =>
+      page.evaluate(`(() => {
+        const table = document.querySelector('table.endpoints');
+        const wrap = table.parentElement;
+        const right = (sel) => Math.max(...[...table.querySelectorAll(sel)].map((el) => el.getBoundingClientRect().right));
+        return { overflow: wrap.scrollWidth - wrap.clientWidth, verdictRight: right('td[data-verdict]'), linksRight: right('.inspect-link'), wrapRight: wrap.getBoundingClientRect().right };
+      })()`) as Promise<{ overflow: number; verdictRight: number; linksRight: number; wrapRight: number }>;
+    const closed = await fits();
+    assert.ok(closed.overflow <= 0, `no horizontal scrolling: ${JSON.stringify(closed)}`);
+    assert.ok(closed.verdictRight <= closed.wrapRight && closed.linksRight <= closed.wrapRight, `verdict and links inside: ${JSON.stringify(closed)}`);
+    await row('warranty-agent').locator('details.proposed-by summary').click();
+    await row('warranty-agent').locator('details.proposed-by .provenance').waitFor();
+    const open = await fits();
+    assert.ok(open.overflow <= 0 && open.verdictRight <= open.wrapRight, `with "Proposed by" open too: ${JSON.stringify(open)}`);
+    await row('warranty-agent').locator('details.proposed-by summary').click();
   });
 
   test('snapshots: the history in order with digests, the diff of any two, the alerts', async () => {

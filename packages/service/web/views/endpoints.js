@@ -44,11 +44,11 @@ function expiry(e, now) {
   const at = c.expiresAtWall ?? (c.expiresInMs !== undefined ? now + c.expiresInMs : undefined);
   if (at !== undefined) {
     const left = at - now;
-    return left > 0 ? { text: `in ${duration(left)}`, title: new Date(at).toISOString() } : { text: `expired ${duration(-left)} ago`, title: new Date(at).toISOString() };
+    return left > 0 ? { text: `expires in ${duration(left)}`, title: new Date(at).toISOString() } : { text: `expired ${duration(-left)} ago`, title: new Date(at).toISOString() };
   }
   if (c.stale) return { text: 'past expiry (stale)', title: 'served stale after a failed refresh' };
   if (!c.usable) return { text: 'unusable', title: 'past its staleness bound' };
-  return { text: '—', title: 'the API reports expiry on the server’s monotonic clock only (no expiresAtWall)' };
+  return { text: 'expiry not reported', title: 'the API reports expiry on the server’s monotonic clock only (no expiresAtWall)' };
 }
 
 /**
@@ -144,15 +144,12 @@ export function EndpointsView({ store }) {
           <${SortHeader} label="Endpoint" col="endpoint" ...${sortProps} />
           <${SortHeader} label="Sources, admission" col="sources" ...${sortProps} />
           <${SortHeader} label="Last outcome" col="outcome" ...${sortProps} />
-          <${SortHeader} label="Cache age" col="validated" ...${sortProps} />
-          <th scope="col">Expiry</th>
-          <th scope="col">ETag</th>
+          <${SortHeader} label="Cache: age, expiry, ETag" col="validated" ...${sortProps} />
           <${SortHeader} label="Health" col="health" ...${sortProps} />
           <${SortHeader} label="Verdict" col="verdict" ...${sortProps} />
-          <th scope="col"><span class="visually-hidden">Card and inspector</span></th>
         </tr></thead>
         <tbody>
-          ${all === undefined ? html`<${EmptyRow} cols=${9} text="Loading…" />` : rows.length === 0 ? html`<${EmptyRow} cols=${9} text=${all.length === 0 ? 'No endpoints yet.' : 'No endpoint matches the filter.'} />` : null}
+          ${all === undefined ? html`<${EmptyRow} cols=${6} text="Loading…" />` : rows.length === 0 ? html`<${EmptyRow} cols=${6} text=${all.length === 0 ? 'No endpoints yet.' : 'No endpoint matches the filter.'} />` : null}
           ${rows.map((e) => html`<${EndpointRow} key=${e.baseUrl} e=${e} now=${now} name=${store.nameOf(e.baseUrl)} activity=${activity.get(e.baseUrl)} windowMs=${store.activity?.windowMs ?? 300_000} />`)}
         </tbody>
       </table>
@@ -209,6 +206,10 @@ function EndpointRow({ e, now, name, activity, windowMs }) {
       <span class="ep-local">${name || endpointLabel(e.baseUrl)}</span>
       <span class="ep-host">${endpointLabel(e.baseUrl)}</span>
       <span class="ep-names">${e.names.filter((n) => n !== name).join(', ')}</span>
+      <span class="row-links">
+        ${e.admitted ? html`<a href=${cardHref(e.baseUrl)} aria-label=${`Card of ${endpointLabel(e.baseUrl)}`}>Card</a>` : null}
+        <a href=${inspectHref(e.baseUrl)} class="inspect-link" aria-label=${`Inspect ${endpointLabel(e.baseUrl)}`}>Inspect</a>
+      </span>
     </th>
     <td>
       <div>${e.sources.map((s) => html`<span class="chip">${s}</span>`)}</div>
@@ -221,10 +222,12 @@ function EndpointRow({ e, now, name, activity, windowMs }) {
       ${error ? html`<div class="reason">${error.code}: ${error.message}</div>` : null}
       <div class="muted small activity">${activityText(activity, windowMs)}</div>
     </td>
-    <td>${c ? html`<span title=${c.fetchedAtWall ? new Date(c.fetchedAtWall).toISOString() : ''}>fetched ${ago(c.fetchedAtWall, now)}</span><br /><span class="muted">validated ${ago(c.validatedAtWall, now)}</span>` : html`<span class="muted">no card</span>`}</td>
-    <td title=${exp.title}>${exp.text}</td>
-    <td><code class="etag" title=${c?.etag ?? ''}>${c?.etag ?? '—'}</code></td>
-    <td>
+    <td class="cache">
+      ${c ? html`<span title=${c.fetchedAtWall ? new Date(c.fetchedAtWall).toISOString() : ''}>fetched ${ago(c.fetchedAtWall, now)}</span><br /><span class="muted">validated ${ago(c.validatedAtWall, now)}</span>` : html`<span class="muted">no card</span>`}
+      <div class="expiry" title=${exp.title}>${c ? exp.text : null}</div>
+      ${c ? html`<code class="etag" title=${c.etag ?? ''}>${c.etag ?? 'no ETag'}</code>` : null}
+    </td>
+    <td class="health">
       ${state === 'refused' ? html`<span class="muted">—</span>` : html`<${Badge} text=${state} />`}
       ${e.health?.critical ? html` <span class="chip chip-critical">critical</span>` : null}
       ${e.health ? html`<div class="muted small">${e.health.successes} good / ${e.health.failures} bad in a row</div>` : null}
@@ -232,10 +235,6 @@ function EndpointRow({ e, now, name, activity, windowMs }) {
     <td data-verdict=${verdictOf(e)}>
       <${Badge} text=${verdictOf(e)} />${e.verdict?.localName ? html` <code>${e.verdict.localName}</code>` : null}
       ${e.state ? html`<div class="reason">${e.state.reason}</div><div class="muted small" title=${new Date(e.state.since).toISOString()}>since ${ago(e.state.since, now)}</div>` : null}
-    </td>
-    <td class="row-links">
-      ${e.admitted ? html`<a href=${cardHref(e.baseUrl)} aria-label=${`Card of ${endpointLabel(e.baseUrl)}`}>Card</a>` : null}
-      <a href=${inspectHref(e.baseUrl)} class="inspect-link" aria-label=${`Inspect ${endpointLabel(e.baseUrl)}`}>Inspect</a>
     </td>
   </tr>`;
 }
