@@ -56,6 +56,9 @@ async function open(page: Page, view: (typeof VIEWS)[number] | 'explorer'): Prom
     inspect: '#inspect-input',
     explorer: '#view-title',
   };
+  const narrow = (page.viewportSize()?.width ?? 1366) <= 640;
+  // On a phone the timeline is a list of buttons instead of marks on an axis.
+  if (view === 'timeline' && narrow) ready.timeline = '.timeline-list .tl-item';
   await page.locator(ready[view]!).first().waitFor();
   if (view === 'endpoints') {
     // One endpoint's provenance open, so the Proposed by block is checked too.
@@ -66,7 +69,8 @@ async function open(page: Page, view: (typeof VIEWS)[number] | 'explorer'): Prom
   if (view === 'snapshots') await page.locator('.diff').waitFor();
   if (view === 'timeline') {
     // A mark chosen, so its details panel is checked too.
-    await page.locator('svg.timeline .mark[data-type="alert"]').first().focus();
+    if (narrow) await page.locator('.timeline-list .tl-item', { hasText: /^\S+ · alerts/ }).first().click();
+    else await page.locator('svg.timeline .mark[data-type="alert"]').first().focus();
     await page.locator('#timeline-detail dl').waitFor();
   }
   if (view === 'inspect') {

@@ -186,7 +186,7 @@ export function eventOutcome(e) {
     case 'snapshot.held':
       return 'held';
     case 'alert':
-      return e.kind ?? 'alert';
+      return 'alert';
     case 'alert.resolved':
       return 'resolved';
     case 'catalog.read':

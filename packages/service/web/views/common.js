@@ -24,6 +24,23 @@ export function useNow(everyMs = 1000) {
   return now;
 }
 
+/**
+ * Whether a media query matches now, re-rendering when it changes (a phone turned, a window
+ * resized).
+ * @param {string} query
+ */
+export function useMedia(query) {
+  const [matches, setMatches] = useState(() => window.matchMedia(query).matches);
+  useEffect(() => {
+    const m = window.matchMedia(query);
+    const on = () => setMatches(m.matches);
+    on();
+    m.addEventListener('change', on);
+    return () => m.removeEventListener('change', on);
+  }, [query]);
+  return matches;
+}
+
 /** @typedef {{ col: string, dir: 'ascending' | 'descending' }} Sort */
 
 /**

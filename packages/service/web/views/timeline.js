@@ -11,7 +11,7 @@ import { api } from '../lib/api.js';
 import { clockTime, decidingStage, describeEvent, duration, endpointLabel, eventClass, eventOutcome } from '../lib/format.js';
 import { cardHref, inspectHref } from '../lib/routes.js';
 import { activityText } from './endpoints.js';
-import { Badge, EmptyRow, TableWrap, ViewHeader, useNow } from './common.js';
+import { Badge, EmptyRow, TableWrap, ViewHeader, useMedia, useNow } from './common.js';
 
 /** @typedef {import('../lib/types.js').DiscoveryEvent} DiscoveryEvent */
 /** @typedef {import('../lib/store.js').LiveStore} LiveStore */
@@ -71,6 +71,10 @@ export function TimelineView({ store }) {
   const [lane, setLane] = useState('all');
   const [limit, setLimit] = useState(150);
   const [selected, setSelected] = useState(/** @type {number | undefined} */ (undefined));
+  // On a phone a time axis 390 px wide is neither readable nor tappable: the same marks as a
+  // vertical list, newest first, each a full-width button.
+  const narrow = useMedia(NARROW);
+  const [listLimit, setListLimit] = useState(60);
   const events = store.events;
   const win = WINDOWS.find((w) => w.id === windowId) ?? WINDOWS[0];
   const title = (/** @type {string} */ l) => (l === SERVICE ? 'snapshots' : l === ALERTS ? 'alerts' : store.nameOf(l) || endpointLabel(l));
@@ -148,6 +152,12 @@ export function TimelineView({ store }) {
     setKinds(next);
   };
 
+  // On a phone the details open under the chosen item, not a screen away below the list.
+  const detail = html`<section class="panel mark-detail" id="timeline-detail" aria-live="polite" aria-labelledby="timeline-detail-h">
+    <h2 id="timeline-detail-h">Details</h2>
+    ${chosen ? html`<${Detail} e=${chosen} lane=${title(laneOf(chosen))} resolution=${resolutions.get(chosen.seq)} raised=${chosen.type === 'alert.resolved' ? [...resolutions].find(([, r]) => r.seq === chosen.seq)?.[0] : undefined} events=${events} />` : html`<p class="muted">Choose a mark on the timeline (Tab to it and press Enter, click or tap) to see what happened here.</p>`}
+  </section>`;
+
   return html`<section aria-labelledby="view-title">
     <${ViewHeader} title="Timeline">The story from the service’s journal: snapshots, alerts and their resolutions, admissions and refusals, health and verdicts. Cache hits, 304s and retries are counted per endpoint (in each lane), never drawn as events. Choose a mark (Tab, Enter, or tap) for its details.<//>
     <form class="filters" aria-label="Timeline options" onSubmit=${(/** @type {Event} */ ev) => ev.preventDefault()}>
@@ -164,7 +174,9 @@ export function TimelineView({ store }) {
       </fieldset>
       <span class="muted" id="timeline-count">${inWindow.length} events in the window · ${events.length} in the journal${store.journalComplete ? ' (back to the retention horizon)' : ''}</span>
     </form>
-    <figure class="timeline-figure">
+    ${narrow
+      ? html`<${PhoneTimeline} events=${inWindow} limit=${listLimit} more=${() => setListLimit(listLimit + 60)} laneOf=${(/** @type {DiscoveryEvent} */ e) => title(laneOf(e))} selected=${selected} onSelect=${setSelected} detail=${detail} />`
+      : html`<figure class="timeline-figure">
       <svg class="timeline" viewBox=${`0 0 ${W} ${height}`} role="group" aria-labelledby="timeline-caption" preserveAspectRatio="xMinYMin meet">
         ${ticks.map(
           (t) => html`<g class="tick" aria-hidden="true">
@@ -196,11 +208,8 @@ export function TimelineView({ store }) {
       <figcaption id="timeline-caption">
         ${inWindow.length} events (${win.label}) across ${lanes.length - 2} endpoints${published ? `, ${published} snapshot(s) published` : ''}${alerts ? `, ${alerts} alert(s)` : ''}. Each mark is a button; the table below lists the same events.
       </figcaption>
-    </figure>
-    <section class="panel mark-detail" id="timeline-detail" aria-live="polite" aria-labelledby="timeline-detail-h">
-      <h2 id="timeline-detail-h">Details</h2>
-      ${chosen ? html`<${Detail} e=${chosen} lane=${title(laneOf(chosen))} resolution=${resolutions.get(chosen.seq)} raised=${chosen.type === 'alert.resolved' ? [...resolutions].find(([, r]) => r.seq === chosen.seq)?.[0] : undefined} events=${events} />` : html`<p class="muted">Choose a mark on the timeline (Tab to it and press Enter, click or tap) to see what happened here.</p>`}
-    </section>
+    </figure>`}
+    ${narrow ? null : detail}
     <${Legend} />
     ${(store.activity?.endpoints.length ?? 0) > 0
       ? html`<h2 id="activity-h">Cache activity per endpoint</h2>
@@ -248,6 +257,34 @@ export function TimelineView({ store }) {
       </table>
     <//>
     ${listed.length >= limit ? html`<p><button type="button" class="btn" onClick=${() => setLimit(limit + 150)}>Show 150 more</button></p>` : null}
+  </section>`;
+}
+
+/** Below this width the timeline is a vertical list. */
+const NARROW = '(max-width: 640px)';
+
+/**
+ * The timeline on a phone: the window's marks newest first, one full-width button each (time,
+ * lane, outcome, sentence); choosing one fills *Details* as a mark does.
+ * @param {{ events: DiscoveryEvent[], limit: number, more: () => void, laneOf: (e: DiscoveryEvent) => string, selected: number | undefined, onSelect: (seq: number) => void, detail: unknown }} props
+ */
+function PhoneTimeline({ events, limit, more, laneOf, selected, onSelect, detail }) {
+  const newest = events.slice(-limit).reverse();
+  return html`<section class="timeline-list" aria-labelledby="timeline-list-caption">
+    <p id="timeline-list-caption" class="muted small">${events.length} events in the window, newest first. Each is a button: tap it for its details.</p>
+    <ol>
+      ${newest.map(
+        (e) => html`<li key=${e.seq}>
+          <button type="button" class=${`tl-item${e.seq === selected ? ' selected' : ''}`} data-seq=${e.seq} aria-pressed=${e.seq === selected ? 'true' : 'false'} onClick=${() => onSelect(e.seq)}>
+            <span class="tl-when"><time datetime=${new Date(e.at).toISOString()}>${clockTime(e.at).slice(0, 8)}</time> · ${laneOf(e)}</span>
+            <span class="tl-what"><${Badge} tone=${eventClass(e)} text=${eventOutcome(e)} /> ${describeEvent(e)}</span>
+          </button>
+          ${e.seq === selected ? detail : null}
+        </li>`,
+      )}
+    </ol>
+    ${events.length > limit ? html`<p><button type="button" class="btn" onClick=${more}>Show ${Math.min(60, events.length - limit)} older</button></p>` : null}
+    ${newest.some((e) => e.seq === selected) ? null : detail}
   </section>`;
 }
 
