@@ -35,7 +35,7 @@ before(async () => {
     static: [{ name: 'billing_agent', cardUrl: billing.cardUrl, description: 'Answers invoice questions.', tags: ['billing'] }],
     extraSources: [partners],
     cache: { minTtlMs: 0 },
-    loop: { cycleIntervalMs: 600_000, removalGraceMs: 0 },
+    loop: { cycleIntervalMs: 600_000 },
     logger: createLogger({ level: 'silent' }),
   });
   browser = await launchBrowser();

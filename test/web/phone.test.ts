@@ -46,7 +46,7 @@ test('the timeline is a list of tappable events, newest first; a tap opens its d
   const items = page.locator('.timeline-list .tl-item');
   await until(() => items.count(), (n) => n >= 10, 'the morning as a list');
   assert.equal(await page.locator('svg.timeline').count(), 0, 'no time axis on a phone');
-  const boxes = await items.evaluateAll((els) => els.map((el) => el.getBoundingClientRect().toJSON() as DOMRect));
+  const boxes = await items.evaluateAll((els) => els.map((el) => el.getBoundingClientRect().toJSON() as { height: number; left: number; right: number }));
   for (const b of boxes) {
     assert.ok(b.height >= 44, `a touch target of ${b.height} px`);
     assert.ok(b.left >= 0 && b.right <= 390, `inside the screen: ${b.left}–${b.right}`);

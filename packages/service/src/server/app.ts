@@ -117,7 +117,7 @@ export function createApp(o: AppOptions): Hono {
       buffer: o.buffer,
       limits,
       onRefusal: refuse,
-      hello: () => ({ version: o.loop.current()?.version ?? 0, lastSeq: o.buffer.since(0).at(-1)?.seq ?? 0 }),
+      version: () => o.loop.current()?.version ?? 0,
     });
   o.shutdownSignal?.addEventListener('abort', () => streams.closeAll(), { once: true });
 
@@ -286,7 +286,10 @@ export function createApp(o: AppOptions): Hono {
     if (!o.journal) return c.json({ error: 'not-found', message: 'this service has no journal' }, 404);
     const q = parseJournalQuery({ before: c.req.query('before'), limit: c.req.query('limit'), types: c.req.query('types') });
     if (typeof q === 'string') return c.json({ error: 'bad-request', message: q }, 400);
-    return c.json(await o.journal.page(q));
+    // Where the event stream stands before the page is read: a page that follows the stream from
+    // here misses nothing between its read and its stream (`Last-Event-ID: streamSeq`).
+    const streamSeq = o.buffer.newestSeq;
+    return c.json({ ...(await o.journal.page(q)), streamSeq });
   });
   // Cache chatter as counts, and with ?bucketMs=&from= as rate series per endpoint (the timeline's rate strip);
   // one page of endpoints (?limit=, ?after= the previous page's nextAfter).

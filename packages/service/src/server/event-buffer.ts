@@ -37,6 +37,11 @@ export class EventBuffer {
     return out.length > max ? out.slice(out.length - max) : out;
   }
 
+  /** The newest sequence number buffered (0 when empty): where a stream opened now starts. */
+  get newestSeq(): number {
+    return this.#events.at(-1)?.seq ?? 0;
+  }
+
   /** The oldest sequence number still buffered (0 when empty). */
   get oldestSeq(): number {
     return this.#events[0]?.seq ?? 0;

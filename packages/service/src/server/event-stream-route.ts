@@ -7,6 +7,10 @@
  *   `event: dropped` notice and disconnected (it may reconnect with `Last-Event-ID`);
  * - a replay after `Last-Event-ID` sends at most `maxReplayEvents`, announcing older missed events
  *   with `event: gap`, and is written at the reader's pace (it waits for the socket to drain);
+ * - sequence numbers are a process's own: a reader that names the replica its `Last-Event-ID`
+ *   came from (`?replica=`) and reaches another process (a restart, another replica behind a load
+ *   balancer) is not replayed a foreign position; it gets `hello` with `resumedFrom`, so it knows
+ *   to read its lists again;
  * - one shutdown listener for all streams, not one per stream.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
@@ -20,8 +24,10 @@ import type { OnRefusal, ServerLimits } from './limits.js';
 export interface EventStreamHubOptions {
   buffer: EventBuffer;
   limits: Pick<ServerLimits, 'maxStreams' | 'maxStreamsPerClient' | 'streamQueueEvents' | 'streamStallMs' | 'maxReplayEvents'>;
-  /** The `hello` event's payload for a client without `Last-Event-ID`. */
-  hello: () => Record<string, unknown>;
+  /** The current snapshot's version, for the `hello` event (0 before the first). */
+  version: () => number;
+  /** This process's replica id (the store's), for `hello` and to recognise a reader's `?replica=`. */
+  replica?: string;
   onRefusal?: OnRefusal;
   /** Ping interval. Default 15 s. */
   pingMs?: number;
@@ -62,7 +68,10 @@ export class EventStreamHub {
     }
 
     const header = c.req.header('last-event-id') ?? c.req.query('lastEventId');
-    const last = header === undefined || header.trim() === '' ? NaN : Number(header);
+    // A position is only meaningful in the process that numbered it.
+    const from = c.req.query('replica');
+    const foreign = from !== undefined && from !== '' && this.#o.replica !== undefined && from !== this.#o.replica;
+    const last = header === undefined || header.trim() === '' || foreign ? NaN : Number(header);
     res.writeHead(200, {
       'content-type': 'text/event-stream',
       'cache-control': 'no-cache',
@@ -100,7 +109,8 @@ export class EventStreamHub {
       // The listener was added in this same synchronous turn, so nothing is queued yet.
       stream.prime([...gap, ...replay.map(frame)]);
     } else {
-      stream.push(`event: hello\ndata: ${JSON.stringify(this.#o.hello())}\n\n`);
+      const hello = { version: this.#o.version(), lastSeq: this.#o.buffer.newestSeq, ...(this.#o.replica !== undefined && { replica: this.#o.replica }), ...(foreign && { resumedFrom: from }) };
+      stream.push(`event: hello\ndata: ${JSON.stringify(hello)}\n\n`);
     }
     return RESPONSE_ALREADY_SENT;
   }

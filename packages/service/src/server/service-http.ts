@@ -63,7 +63,8 @@ export function buildHttp(
     buffer,
     limits,
     onRefusal: refusal,
-    hello: () => ({ version: loop.current()?.version ?? 0, lastSeq: buffer.since(0).at(-1)?.seq ?? 0 }),
+    version: () => loop.current()?.version ?? 0,
+    replica: store.replica,
   });
   const metrics = createMetrics({ events: p.events, cache: p.cache, loop, trees: p.trees, openStreams: () => streams.size, store: () => store.status(), journalDropped: () => p.replication.follow.writer.dropped, activity: () => p.journal.activityStats, ...(coordinator && { replica: () => coordinator.status() }) });
   const shutdown = new AbortController();

@@ -93,6 +93,7 @@ export async function api(path, options = {}) {
  *
  * @param {{
  *   lastEventId: () => number | undefined,
+ *   replica?: () => string | undefined,
  *   onMessage: (event: string, data: string, id: string | undefined) => void,
  *   onState: (state: 'connecting' | 'live' | 'reconnecting' | 'unauthorized') => void,
  * }} o
@@ -113,7 +114,11 @@ export function followStream(o) {
         const headers = { accept: 'text/event-stream', ...authHeaders() };
         const last = o.lastEventId();
         if (last !== undefined) headers['last-event-id'] = String(last);
-        const res = await fetch('/api/stream', { headers, signal: controller.signal, cache: 'no-store' });
+        // The process that numbered that position: another one (a restart, another replica)
+        // answers with a fresh `hello` instead of replaying a position it never had.
+        const replica = last !== undefined ? o.replica?.() : undefined;
+        const url = replica ? `/api/stream?replica=${encodeURIComponent(replica)}` : '/api/stream';
+        const res = await fetch(url, { headers, signal: controller.signal, cache: 'no-store' });
         if (res.status === 401) {
           o.onState('unauthorized');
           for (const l of unauthorizedListeners) l();

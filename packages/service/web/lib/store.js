@@ -99,7 +99,13 @@ export class LiveStore {
   #notifyTimer;
   /** @type {Map<Resource, ReturnType<typeof setTimeout>>} */
   #refreshTimers = new Map();
-  #lastSeq = 0;
+  /**
+   * Where this page stands in the event stream (the last seq it received, or the stream position
+   * its first journal page was read at), in the numbering of `#replica`; -1 before it knows.
+   */
+  #lastSeq = -1;
+  /** The process whose numbering `#lastSeq` is in. */
+  #replica = '';
   #wasLive = false;
   /** @type {Set<number>} the seqs in `events` */
   /** Identities of the events held (see {@link eventKey}). */
@@ -149,7 +155,8 @@ export class LiveStore {
     }
     this.#changed();
     this.#stopStream = followStream({
-      lastEventId: () => this.#lastSeq,
+      lastEventId: () => (this.#lastSeq >= 0 ? this.#lastSeq : undefined),
+      replica: () => this.#replica || undefined,
       onState: (state) => {
         const resumed = state === 'live' && this.lostAt !== 0;
         if (state === 'live') {
@@ -193,7 +200,12 @@ export class LiveStore {
       // are told apart by their identity, and only this replica's seq can resume its stream.
       const fresh = page.events.filter((e) => !this.#keys.has(eventKey(e)));
       read.unshift(...fresh);
-      for (const e of page.events) if (page.replica === undefined || e.replica === undefined || e.replica === page.replica) this.#lastSeq = Math.max(this.#lastSeq, e.seq);
+      // The page follows the stream from where it stood when this newest page was read: nothing
+      // between the read and the stream is missed, and nothing before is announced as missed.
+      if (first && before === null && this.#lastSeq < 0 && page.streamSeq !== undefined) {
+        this.#lastSeq = page.streamSeq;
+        this.#replica = page.replica ?? '';
+      }
       before = page.nextBefore;
       if (before === null) complete = true;
       // Newest first: a page with nothing new means the rest is known already.
@@ -213,14 +225,14 @@ export class LiveStore {
   }
 
   /** Reads every list and the journal's newest events again (after a reconnect or a gap). */
-  async resync() {
+  async resync(why = 'Reconnected: lists and history read again.') {
     try {
       await this.#readJournal();
     } catch {
       // the stream state says what is wrong
     }
     await Promise.all(/** @type {Resource[]} */ (['endpoints', 'snapshots', 'sessions', 'activity', 'sources']).map((r) => this.refresh(r)));
-    this.announce('Reconnected: lists and history read again.');
+    this.announce(why);
   }
 
   /** @param {EndpointStatus[]} list */
@@ -257,7 +269,23 @@ export class LiveStore {
 
   /** @param {string} type @param {string} data */
   #message(type, data) {
-    if (type === 'hello' || type === 'ping') return;
+    if (type === 'ping') return;
+    if (type === 'hello') {
+      /** @type {{ lastSeq?: number, replica?: string, resumedFrom?: string }} */
+      let hello = {};
+      try {
+        hello = JSON.parse(data);
+      } catch {
+        // an older service: no position to take
+      }
+      const known = this.#lastSeq >= 0;
+      if (typeof hello.lastSeq === 'number') this.#lastSeq = hello.lastSeq;
+      this.#replica = hello.replica ?? '';
+      // Another process numbers the events now (the service restarted, or another replica
+      // answers): what happened meanwhile is read from the journal and the lists.
+      if (known && hello.resumedFrom !== undefined) void this.resync('The service restarted or another replica answers now: lists and history read again.');
+      return;
+    }
     if (type === 'gap') {
       // Some events were lost while disconnected: the lists are re-read, the timeline says so.
       this.announce('Reconnected after a gap: some events were not received live; history and lists read again.');
