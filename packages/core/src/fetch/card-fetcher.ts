@@ -29,6 +29,7 @@ import { Exchange, FetcherClosed, type FetchResult, type Pending, type Settings 
 import { createGuardedConnection, type OriginCredentials, type TrustedCa } from './guarded-connection.js';
 import { type HostPolicy, safeUrlForMessage } from './host-policy.js';
 import type { OriginBudget } from './origin-budget.js';
+import { BoundedMemo, URL_MEMO_ENTRIES } from './bounded-memo.js';
 import { CACHE_DEFAULTS } from '../rules/defaults.js';
 import { DEFAULT_MAX_CARD_BYTES } from '../rules/limits.js';
 
@@ -147,10 +148,11 @@ export function createCardFetcher(options: CardFetcherOptions): CardFetcher {
   };
   const recordRemote = options.recordRemoteAddress === true;
   if (recordRemote) diagnostics.subscribe(SEND_HEADERS_CHANNEL, onSendHeaders);
-  // The policy is immutable: judge each distinct URL once (refusals are not cached).
-  // Strings only: a URL object per endpoint would cost hundreds of bytes each, for ever.
-  const admitted = new Map<string, { href: string; origin: string; path: string; key: string }>();
-  const origins = new Map<string, string>();
+  // The policy is immutable: judge each distinct URL once (refusals are not cached), in a bounded
+  // memo so URLs no longer fetched (churned endpoints) are forgotten.
+  // Strings only: a URL object per endpoint would cost hundreds of bytes each.
+  const admitted = new BoundedMemo<{ href: string; origin: string; path: string; key: string }>(URL_MEMO_ENTRIES);
+  const origins = new BoundedMemo<string>(URL_MEMO_ENTRIES);
 
   async function fetchCard(rawUrl: string, init: { headers?: Record<string, string>; signal?: AbortSignal } = {}): Promise<FetchResult> {
     let started = performance.now();
@@ -165,7 +167,6 @@ export function createCardFetcher(options: CardFetcherOptions): CardFetcher {
       // undici's request target: the path and query (a fragment is never sent).
       const path = `${verdict.url.pathname}${verdict.url.search}`;
       judged = { href, origin, path, key: recordRemote ? `${origin} ${path}` : '' };
-      if (admitted.size >= 100_000) admitted.clear();
       admitted.set(rawUrl, judged);
     }
     const url = judged.href;
