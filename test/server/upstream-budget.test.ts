@@ -89,8 +89,10 @@ describe('the upstream request budget per origin, shared by discovery and the in
   });
 
   test('discovery and the inspector share one budget: discovery spends it and waits, the inspector is refused', async () => {
-    // Discovery reads the root catalog and the nested ones (61 documents) and the 60 cards: far
-    // past a burst of 20 at 20/s, so it waits for its turns while the inspector, asking meanwhile, is refused.
+    // Discovery refreshes the 60 cards of the tree on every 100 ms cycle (nothing stays fresh), one
+    // request at a time per origin (`cache.maxFetchesPerOrigin`): far more than 20 requests per
+    // second, so it keeps the origin's bucket empty, waiting for each turn. The inspector, asking
+    // for one card (3 requests, well inside a burst of its own), finds no token left.
     const s = await startService({
       port: 0,
       policy: { allow: [origin.origin], allowLoopback: true },
@@ -98,14 +100,16 @@ describe('the upstream request budget per origin, shared by discovery and the in
       needs: [],
       logger: createLogger({ level: 'silent' }),
       aiCatalogs: [{ id: 'tree', catalogs: [`${origin.origin}/tree.json`] }],
-      cache: { originRequestsPerSecond: 20, originBurst: 20, originMaxWaitMs: 60_000 },
+      loop: { cycleIntervalMs: 100 },
+      cache: { originRequestsPerSecond: 20, originBurst: 20, originMaxWaitMs: 60_000, defaultTtlMs: 1, minTtlMs: 0 },
     });
     try {
-      const waits = await metric(s.url, 'a2a_discovery_upstream_budget_waits_total', 'caller="discovery"');
+      // Discovery has waited for its turns already (startup reads the tree and its cards).
+      assert.ok((await metric(s.url, 'a2a_discovery_upstream_budget_waits_total', 'caller="discovery"')) > 0, 'discovery waited for its turns');
       const { status, json } = await inspect(s, `${origin.origin}/agents/a0.json`);
       assert.equal(status, 200);
-      assert.ok(waits > 0 || (await metric(s.url, 'a2a_discovery_upstream_budget_waits_total', 'caller="discovery"')) > 0, 'discovery waited for its turns');
-      assert.match(JSON.stringify(json), /not requested: the upstream budget for \S+ is spent/);
+      assert.match(JSON.stringify(json.report), /not requested: the upstream budget for \S+ is spent/);
+      assert.ok(json.truncation?.some((m) => /upstream budget of the origin was spent/.test(m)), JSON.stringify(json.truncation));
       assert.ok((await metric(s.url, 'a2a_discovery_upstream_budget_exhausted_total', 'caller="inspector"')) >= 1);
     } finally {
       await s.close();
