@@ -44,6 +44,16 @@ describe('OriginBudget: the buckets', () => {
     assert.equal(budget.stats.originsDropped, 1);
   });
 
+  test('idle buckets are freed as requests go on, below the cap too', async () => {
+    const clock = new VirtualClock();
+    const budget = new OriginBudget({ requestsPerSecond: 100, burst: 10, clock });
+    for (let i = 0; i < 100; i++) budget.reserve(`https://o${i}.example`, 0, 'x');
+    assert.equal(budget.stats.origins, 100);
+    await clock.advance(1_000);
+    for (let i = 0; i < 1_024; i++) budget.reserve('https://busy.example', 60_000, 'x');
+    assert.equal(budget.stats.origins, 1, 'only the busy origin is tracked');
+  });
+
   test('bad options are a config error', () => {
     assert.throws(() => new OriginBudget({ requestsPerSecond: 0, burst: 0, clock: new VirtualClock() }), (err) => isDiscoveryError(err) && err.code === 'ERR_CONFIG_INVALID' && err.problems.length === 2);
   });

@@ -66,6 +66,7 @@ export class OriginBudget {
   readonly #exhausted: Record<string, number> = {};
   readonly #waited: Record<string, number> = {};
   #dropped = 0;
+  #calls = 0;
 
   constructor(o: OriginBudgetOptions) {
     const problems: Problem[] = [];
@@ -86,6 +87,8 @@ export class OriginBudget {
    */
   reserve(origin: string, maxWaitMs: number, caller: string): number | undefined {
     const now = this.#clock.now();
+    // Now and then, idle origins are freed (a pass over at most maxOrigins buckets per 1,024 requests).
+    if (++this.#calls % 1_024 === 0) this.#freeIdle(now);
     const bucket = this.#bucket(origin, now);
     if (bucket.tokens >= 1) {
       bucket.tokens -= 1;
@@ -145,9 +148,14 @@ export class OriginBudget {
     return bucket;
   }
 
-  /** Frees every full bucket (idle origins); if none is, drops the least recently used one. */
-  #evict(now: number): void {
+  /** Frees every full bucket: an idle origin's is the same as none. */
+  #freeIdle(now: number): void {
     for (const [origin, bucket] of this.#buckets) if (this.#refilled(bucket, now) >= this.burst) this.#buckets.delete(origin);
+  }
+
+  /** Frees the idle buckets; if none is, drops the least recently used one. */
+  #evict(now: number): void {
+    this.#freeIdle(now);
     if (this.#buckets.size < this.#maxOrigins) return;
     const oldest = this.#buckets.keys().next().value;
     if (oldest !== undefined) this.#buckets.delete(oldest);
