@@ -8,6 +8,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import { BoundedMemo } from '../../packages/core/src/fetch/bounded-memo.js';
 
 const CHILD = fileURLToPath(new URL('./memo-child.ts', import.meta.url));
 
@@ -26,4 +27,19 @@ test('50,000 churned endpoints past a warm-up of 20,000: the URL memos retain (a
   t.diagnostic(`heap after GC ${r.heapWarm} → ${r.heapAfter} over ${r.churned} endpoints: ${perEndpoint.toFixed(1)} bytes per endpoint`);
   // Before: both memos kept every URL until 100,000 (several hundred bytes per endpoint).
   assert.ok(perEndpoint < 32, `retained ${perEndpoint.toFixed(1)} bytes per churned endpoint`);
+});
+
+test('BoundedMemo: at most max entries; what is used keeps its place, what is not is forgotten', () => {
+  const memo = new BoundedMemo<number>(4);
+  for (let i = 0; i < 4; i++) memo.set(`k${i}`, i);
+  assert.equal(memo.size, 4);
+  // k0 is used: it moves to the young generation and survives the next turnover.
+  assert.equal(memo.get('k0'), 0);
+  memo.set('k4', 4);
+  memo.set('k5', 5);
+  assert.ok(memo.size <= 4, `${memo.size} entries`);
+  assert.equal(memo.get('k0'), 0);
+  assert.equal(memo.get('k1'), undefined);
+  for (let i = 0; i < 1_000; i++) memo.set(`x${i}`, i);
+  assert.ok(memo.size <= 4);
 });
