@@ -159,6 +159,9 @@ describe('defaults', () => {
       backoffMaxMs: 300_000,
       maxConcurrentFetches: 32,
       maxFetchesPerOrigin: 1,
+      originRequestsPerSecond: 20,
+      originBurst: 100,
+      originMaxWaitMs: 5_000,
       maxBodyBytes: 65_536,
       totalTimeoutMs: 5_000,
     });

@@ -84,6 +84,8 @@ export type {
 } from './card/index.js';
 
 export { HostPolicy, isLoopbackHost, createCardFetcher, createGuardedLookup, inlineCardKey, catalogCardUrl, isCardUrl, isInlineCardKey, CATALOG_CARD_FRAGMENT, CARD_PATH } from './fetch/index.js';
+export { OriginBudget } from './fetch/index.js';
+export type { OriginBudgetOptions, OriginBudgetStats } from './fetch/index.js';
 export type {
   HostPolicyOptions,
   HostVerdict,

@@ -7,6 +7,7 @@ import { isIP } from 'node:net';
 import { z } from 'zod';
 import { canonicalMode } from '../card/index.js';
 import { CACHE_DEFAULTS, CATALOG_DEFAULTS, HEALTH_DEFAULTS, LOOP_DEFAULTS, REPLICA_DEFAULTS, RETENTION_DEFAULTS, ROUTING_DEFAULTS, SESSION_DEFAULTS, SOURCE_DEFAULTS } from '../rules/defaults.js';
+import { UPSTREAM_DEFAULTS } from '../rules/defaults.js';
 import { normalizeDomain } from '../rules/domains.js';
 import { localNameProblem, sourceIdProblem, tagProblem } from '../rules/ids.js';
 import { normalizeOrigin } from '../rules/origins.js';
@@ -289,6 +290,9 @@ const cache = z.strictObject({
   backoffMaxMs: positiveInt.default(CACHE_DEFAULTS.backoffMaxMs),
   maxConcurrentFetches: positiveInt.default(CACHE_DEFAULTS.maxConcurrentFetches),
   maxFetchesPerOrigin: positiveInt.default(CACHE_DEFAULTS.maxFetchesPerOrigin),
+  originRequestsPerSecond: z.number().positive().max(1_000_000).default(UPSTREAM_DEFAULTS.originRequestsPerSecond),
+  originBurst: positiveInt.default(UPSTREAM_DEFAULTS.originBurst),
+  originMaxWaitMs: nonNegativeInt.default(UPSTREAM_DEFAULTS.originMaxWaitMs),
   maxBodyBytes: positiveInt.default(DEFAULT_MAX_CARD_BYTES),
   totalTimeoutMs: positiveInt.default(CACHE_DEFAULTS.totalTimeoutMs),
 });

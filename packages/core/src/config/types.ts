@@ -303,6 +303,12 @@ export interface CacheConfig {
   readonly backoffMaxMs: number;
   readonly maxConcurrentFetches: number;
   readonly maxFetchesPerOrigin: number;
+  /** Upstream requests per second per origin, discovery and the inspector together. Default 20. */
+  readonly originRequestsPerSecond: number;
+  /** Requests an idle origin may receive at once before the rate applies. Default 100. */
+  readonly originBurst: number;
+  /** How long a discovery request waits for its origin's turn before failing. Default 5,000. */
+  readonly originMaxWaitMs: number;
   readonly maxBodyBytes: number;
   readonly totalTimeoutMs: number;
 }

@@ -28,6 +28,8 @@ import { DeadlineQueue } from './deadlines.js';
 import { Exchange, FetcherClosed, type FetchResult, type Pending, type Settings } from './card-exchange.js';
 import { createGuardedConnection, type OriginCredentials, type TrustedCa } from './guarded-connection.js';
 import { type HostPolicy, safeUrlForMessage } from './host-policy.js';
+import type { OriginBudget } from './origin-budget.js';
+import { BoundedMemo, URL_MEMO_ENTRIES } from './bounded-memo.js';
 import { CACHE_DEFAULTS } from '../rules/defaults.js';
 import { DEFAULT_MAX_CARD_BYTES } from '../rules/limits.js';
 
@@ -69,6 +71,14 @@ export interface CardFetcherOptions {
    * services behind a private CA. Verification itself can never be turned off.
    */
   ca?: TrustedCa;
+  /**
+   * The upstream request budget this fetcher draws on (shared with other fetchers): each request
+   * takes a token of its origin's bucket first. With none available, the request waits for its
+   * turn up to `maxWaitMs` (0: it is refused at once); past that it fails with
+   * `ERR_FETCH_NETWORK` (stage `fetch`) saying the budget for the origin is spent and when to
+   * retry, and nothing is sent. `caller` labels the budget's counters. Default: no budget.
+   */
+  originBudget?: { budget: OriginBudget; maxWaitMs: number; caller: string };
 }
 
 
@@ -122,6 +132,7 @@ export function createCardFetcher(options: CardFetcherOptions): CardFetcher {
     onSocket: (socket) => ourSockets.add(socket),
   });
   const hasCredentials = options.credentials !== undefined;
+  const { originBudget } = options;
   const pendingByKey = new Map<string, Pending[]>();
   /** Fetches in flight, oldest first, each with its total deadline (one timer for all). */
   const deadlines = new DeadlineQueue<Exchange>();
@@ -137,13 +148,14 @@ export function createCardFetcher(options: CardFetcherOptions): CardFetcher {
   };
   const recordRemote = options.recordRemoteAddress === true;
   if (recordRemote) diagnostics.subscribe(SEND_HEADERS_CHANNEL, onSendHeaders);
-  // The policy is immutable: judge each distinct URL once (refusals are not cached).
-  // Strings only: a URL object per endpoint would cost hundreds of bytes each, for ever.
-  const admitted = new Map<string, { href: string; origin: string; path: string; key: string }>();
-  const origins = new Map<string, string>();
+  // The policy is immutable: judge each distinct URL once (refusals are not cached), in a bounded
+  // memo so URLs no longer fetched (churned endpoints) are forgotten.
+  // Strings only: a URL object per endpoint would cost hundreds of bytes each.
+  const admitted = new BoundedMemo<{ href: string; origin: string; path: string; key: string }>(URL_MEMO_ENTRIES);
+  const origins = new BoundedMemo<string>(URL_MEMO_ENTRIES);
 
   async function fetchCard(rawUrl: string, init: { headers?: Record<string, string>; signal?: AbortSignal } = {}): Promise<FetchResult> {
-    const started = performance.now();
+    let started = performance.now();
     if (closed) throw new DiscoveryError('ERR_USAGE', 'the card fetcher is closed', { url: safeUrlForMessage(rawUrl), stage: 'fetch' });
     let judged = admitted.get(rawUrl);
     if (judged === undefined) {
@@ -155,13 +167,14 @@ export function createCardFetcher(options: CardFetcherOptions): CardFetcher {
       // undici's request target: the path and query (a fragment is never sent).
       const path = `${verdict.url.pathname}${verdict.url.search}`;
       judged = { href, origin, path, key: recordRemote ? `${origin} ${path}` : '' };
-      if (admitted.size >= 100_000) admitted.clear();
       admitted.set(rawUrl, judged);
     }
     const url = judged.href;
     const headers = hasCredentials ? buildHeaders(init.headers, await connection.credentialsFor(judged.origin, url)) : buildHeaders(init.headers, undefined);
     const callerSignal = init.signal;
     if (callerSignal?.aborted === true) throw new DiscoveryError('ERR_FETCH_NETWORK', `${url}: aborted by the caller`, { url, stage: 'fetch', cause: callerSignal.reason });
+    // The origin's turn under the shared budget; the fetch's own deadlines start after the wait.
+    if (originBudget !== undefined && (await takeTurn(originBudget, judged.origin, url, callerSignal))) started = performance.now();
     if (closed) throw new DiscoveryError('ERR_FETCH_NETWORK', `${url}: aborted because the card fetcher was closed`, { url, stage: 'fetch' });
 
     return new Promise<FetchResult>((resolve, reject) => {
@@ -177,6 +190,20 @@ export function createCardFetcher(options: CardFetcherOptions): CardFetcher {
       }
       connection.dispatcher.dispatch({ origin: judged.origin, path: judged.path, method: 'GET', headers }, exchange);
     });
+  }
+
+  /** Takes a token of `origin`: true after a wait, false when one was there; throws when the budget is spent or the wait aborted. */
+  async function takeTurn(o: NonNullable<CardFetcherOptions['originBudget']>, origin: string, url: string, signal: AbortSignal | undefined): Promise<boolean> {
+    const waitMs = o.budget.reserve(origin, o.maxWaitMs, o.caller);
+    if (waitMs === undefined) throw budgetSpent(o.budget, origin, url);
+    if (waitMs === 0) return false;
+    try {
+      await o.budget.sleep(waitMs, signal);
+    } catch (err) {
+      o.budget.refund(origin);
+      throw new DiscoveryError('ERR_FETCH_NETWORK', `${url}: aborted by the caller`, { url, stage: 'fetch', cause: err });
+    }
+    return true;
   }
 
   function forgetPending(key: string, pending: Pending): void {
@@ -206,6 +233,13 @@ export function createCardFetcher(options: CardFetcherOptions): CardFetcher {
       await connection.close();
     },
   };
+}
+
+/** The refusal of a request the origin's budget has no room for: nothing was sent. */
+function budgetSpent(budget: OriginBudget, origin: string, url: string): DiscoveryError {
+  const retry = Math.max(1, Math.ceil(budget.retryAfterMs(origin) / 1000));
+  const message = `${url}: not requested: the upstream budget for ${origin} is spent (${budget.requestsPerSecond} requests/s, burst ${budget.burst}: cache.originRequestsPerSecond, cache.originBurst); retry in ${retry} s`;
+  return new DiscoveryError('ERR_FETCH_NETWORK', message, { url, stage: 'fetch' });
 }
 
 function validate(options: CardFetcherOptions): Settings {

@@ -19,6 +19,7 @@
 import { domainToASCII } from 'node:url';
 import ipaddr from 'ipaddr.js';
 import { specialPurposeBlock } from './special-purpose-addresses.js';
+import { BoundedMemo, URL_MEMO_ENTRIES } from './bounded-memo.js';
 import { DiscoveryError, type Problem } from '../errors.js';
 import { isLoopbackHost, withoutTrailingDot } from '../rules/origins.js';
 import { isCardPath, isCardUrl } from '../rules/urls.js';
@@ -125,7 +126,8 @@ export function isInlineCardKey(url: string): boolean {
 export class HostPolicy {
   readonly #entries: readonly AllowEntry[];
   readonly #allowLoopback: boolean;
-  readonly #normalized = new Map<string, string>();
+  /** Raw URL → normalized, for the URLs in use (bounded, so churned endpoints are forgotten). */
+  readonly #normalized = new BoundedMemo<string>(URL_MEMO_ENTRIES);
   readonly #cidrs: readonly Cidr[];
   readonly #cidrText: readonly string[];
 
@@ -274,7 +276,6 @@ export class HostPolicy {
   }
 
   #remember(raw: string, normalized: string): void {
-    if (this.#normalized.size >= 100_000) this.#normalized.clear();
     this.#normalized.set(raw, normalized);
   }
 

@@ -14,4 +14,6 @@ export { createGuardedConnection, redirectRefusal } from './guarded-connection.j
 export type { OriginCredentials, TrustedCa } from './guarded-connection.js';
 export { createCardFetcher } from './card-fetcher.js';
 export type { CardFetcher, CardFetcherOptions, FetchResult } from './card-fetcher.js';
+export { OriginBudget } from './origin-budget.js';
+export type { OriginBudgetOptions, OriginBudgetStats } from './origin-budget.js';
 export { NetworkOptionCheck } from './option-check.js';

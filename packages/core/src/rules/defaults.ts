@@ -38,6 +38,27 @@ export const CACHE_DEFAULTS = Object.freeze({
   requestHeaders: Object.freeze({ 'a2a-version': '1.0' }),
 });
 
+/**
+ * The upstream request budget per origin (`cache.originRequestsPerSecond`, `cache.originBurst`,
+ * `cache.originMaxWaitMs`; `OriginBudget`), shared by discovery's fetchers and the service's
+ * inspector. A cold discovery cycle over 1,000 endpoints on 32 origins asks each origin for ~32
+ * cards, and one inspection makes at most 72 requests (`server.limits.inspectMaxRequests`): both
+ * inside the burst, so a normal cycle never waits and one inspection of an idle origin is whole;
+ * the 30 s freshness floor keeps discovery's steady state near 1 request per second per such
+ * origin. 518 inspections in 15 s (the issue's 36,793 requests) now reach one origin at most
+ * 100 + 20 × 15 = 400 times.
+ */
+export const UPSTREAM_DEFAULTS = Object.freeze({
+  /** Requests per second per origin, every fetcher together. */
+  originRequestsPerSecond: 20,
+  /** Requests an idle origin may receive at once before the rate applies. */
+  originBurst: 100,
+  /** How long a discovery request waits for its origin's turn before it fails (the inspector never waits). */
+  originMaxWaitMs: 5_000,
+  /** Origins whose buckets are held at once (not a YAML key; idle ones are freed first). */
+  maxOrigins: 1_024,
+});
+
 /** The discovery loop (`loop:`, `DiscoveryLoopOptions`). */
 export const LOOP_DEFAULTS = Object.freeze({
   /** Time between cycles. */

@@ -121,11 +121,13 @@ export class Inspector {
       policy: o.policy,
       ...(o.fetch?.totalTimeoutMs !== undefined && { totalTimeoutMs: o.fetch.totalTimeoutMs }),
       ...(o.fetch?.maxConnectionsPerOrigin !== undefined && { maxConnectionsPerOrigin: o.fetch.maxConnectionsPerOrigin }),
+      // Discovery's upstream budget per origin: a request past it is refused at once, never waits.
+      ...(o.fetch?.originBudget !== undefined && { originBudget: o.fetch.originBudget }),
     };
     // No credentials are given to either fetcher.
-    this.#fetcher = o.fetcher ?? createCardFetcher(guardOptions(bounds, size.fetcher, { recordRemoteAddress: true }));
+    this.#fetcher = o.fetcher ?? createCardFetcher(guardOptions(bounds, size.fetcher, { recordRemoteAddress: true, inspector: true }));
     // AI Catalog documents are larger than cards.
-    this.#catalogFetcher = o.fetcher ?? createCardFetcher(guardOptions(bounds, { maxBodyBytes: o.fetch?.maxCatalogBytes ?? DEFAULT_CATALOG_LIMITS.maxBytes }, { recordRemoteAddress: true }));
+    this.#catalogFetcher = o.fetcher ?? createCardFetcher(guardOptions(bounds, { maxBodyBytes: o.fetch?.maxCatalogBytes ?? DEFAULT_CATALOG_LIMITS.maxBytes }, { recordRemoteAddress: true, inspector: true }));
   }
 
   /** Inspections running now. */
@@ -155,7 +157,7 @@ export class Inspector {
     const check = this.#check;
     const b = this.#bounds;
     // One budget of upstream requests for the whole inspection, documents and cards alike.
-    const budget: Budget = { max: b.inspectMaxRequests, made: 0, refused: 0 };
+    const budget: Budget = { max: b.inspectMaxRequests, made: 0, refused: 0, upstream: 0 };
     const common = {
       policy,
       interfacePolicy: policy,
@@ -178,6 +180,7 @@ export class Inspector {
       else result = { kind: 'catalog', catalog: await probeCatalog(input.catalog, common), ...done() };
       const truncation = [...(result.aiCatalog?.truncated ?? []), ...(result.catalog?.truncated ?? [])];
       if (budget.refused > 0) truncation.push(`${budget.refused} upstream request${budget.refused === 1 ? ' was' : 's were'} not made: one inspection makes at most ${budget.max} (server.limits.inspectMaxRequests)`);
+      if (budget.upstream > 0) truncation.push(`${budget.upstream} upstream request${budget.upstream === 1 ? ' was' : 's were'} not made: the upstream budget of the origin was spent (cache.originRequestsPerSecond, cache.originBurst); try again later`);
       if (truncation.length > 0) Object.assign(result, { truncated: true, truncation });
       await boundAnswer(result, b.inspectMaxAnswerBytes);
       if (result.truncated) this.#o.onRefusal?.('inspect_truncated');
@@ -201,7 +204,12 @@ interface Budget {
   max: number;
   made: number;
   refused: number;
+  /** Refused by the upstream budget per origin (shared with discovery): not made, still counted in `made`. */
+  upstream: number;
 }
+
+/** The card fetcher's refusal by the upstream budget per origin (packages/core/src/fetch/card-fetcher.ts). */
+const UPSTREAM_SPENT = /: not requested: the upstream budget for \S+ is spent/;
 
 /** `inner` drawing on `budget`: past it, a request is not made and fails at `fetch` saying why. Never closes `inner`. */
 function budgeted(inner: CardFetcher, budget: Budget): CardFetcher {
@@ -213,7 +221,10 @@ function budgeted(inner: CardFetcher, budget: Budget): CardFetcher {
         return Promise.reject(new DiscoveryError('ERR_FETCH_NETWORK', message, { url, stage: 'fetch' }));
       }
       budget.made++;
-      return inner.fetch(url, init);
+      return inner.fetch(url, init).catch((err: unknown) => {
+        if (err instanceof DiscoveryError && UPSTREAM_SPENT.test(err.message)) budget.upstream++;
+        throw err;
+      });
     },
     close: async () => undefined,
   };

@@ -3,7 +3,7 @@
  * discovery event stream plus a few gauges read at scrape time.
  */
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
-import type { CardCache, DiscoveryLoop } from 'a2a-discovery';
+import type { CardCache, DiscoveryLoop, OriginBudgetStats } from 'a2a-discovery';
 import { occurrences, type EventStream } from 'a2a-discovery';
 import type { TreeFactory } from 'a2a-discovery/adk';
 import type { StoreStatus, ReplicaStatus } from '@a2a-discovery/store';
@@ -24,9 +24,11 @@ export interface MetricsSources {
   journalDropped?: () => number;
   /** Endpoints whose chatter `/api/activity` counts now, and those dropped past its bound (JournalReader.activityStats). */
   activity?: () => { endpoints: number; dropped: number };
+  /** The upstream request budget per origin (OriginBudget.stats), read at scrape time. */
+  upstreamBudget?: () => OriginBudgetStats;
 }
 
-export function createMetrics({ events, cache, loop, trees, openStreams, store, journalDropped, replica, activity }: MetricsSources): { registry: Registry; refusal(reason: RefusalReason): void; close(): void } {
+export function createMetrics({ events, cache, loop, trees, openStreams, store, journalDropped, replica, activity, upstreamBudget }: MetricsSources): { registry: Registry; refusal(reason: RefusalReason): void; close(): void } {
   const registry = new Registry();
   const p = 'a2a_discovery_';
   const fetches = new Counter({ name: `${p}card_fetches_total`, help: 'Card cache decisions that reached the network, by outcome.', labelNames: ['outcome'], registers: [registry] });
@@ -102,6 +104,46 @@ export function createMetrics({ events, cache, loop, trees, openStreams, store, 
       registers: [registry],
       collect() {
         this.set(activity().dropped);
+      },
+    });
+  }
+  if (upstreamBudget) {
+    // Labelled by caller (discovery, inspector), not by origin: a wildcard allowlist admits origins without bound.
+    new Counter({
+      name: `${p}upstream_budget_exhausted_total`,
+      help: 'Upstream requests not made because their origin\'s request budget (cache.originRequestsPerSecond, cache.originBurst) was spent, by caller.',
+      labelNames: ['caller'],
+      registers: [registry],
+      collect() {
+        this.reset();
+        for (const [caller, n] of Object.entries(upstreamBudget().exhausted)) this.inc({ caller }, n);
+      },
+    });
+    new Counter({
+      name: `${p}upstream_budget_waits_total`,
+      help: 'Upstream requests that waited for their origin\'s turn under the request budget, by caller.',
+      labelNames: ['caller'],
+      registers: [registry],
+      collect() {
+        this.reset();
+        for (const [caller, n] of Object.entries(upstreamBudget().waited)) this.inc({ caller }, n);
+      },
+    });
+    new Gauge({
+      name: `${p}upstream_budget_origins`,
+      help: 'Origins whose request budget is tracked now (idle ones are freed).',
+      registers: [registry],
+      collect() {
+        this.set(upstreamBudget().origins);
+      },
+    });
+    new Counter({
+      name: `${p}upstream_budget_origins_dropped_total`,
+      help: 'Origin budgets dropped before they were idle because more origins were tracked than the bound allows.',
+      registers: [registry],
+      collect() {
+        this.reset();
+        this.inc(upstreamBudget().originsDropped);
       },
     });
   }

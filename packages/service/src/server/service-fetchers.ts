@@ -2,11 +2,16 @@
  * The service's guarded connections and card cache, from `policy`, `credentials`, `signatures`
  * and `cache`: discovery's card fetcher, one fetcher per AI Catalog source, the ADK peers' fetch,
  * and the one card-size setting (`cache.maxBodyBytes`) that bounds the card fetcher, inline
- * cards and the content checks of the cache and the inspector alike.
+ * cards and the content checks of the cache and the inspector alike; and the one upstream
+ * request budget per origin (`cache.originRequestsPerSecond`, `cache.originBurst`) that
+ * discovery's fetchers (cards, registries, AI Catalogs, well-known documents) and the
+ * inspector's all draw on: discovery waits for its turn (up to `cache.originMaxWaitMs`), the
+ * inspector never waits.
  */
 import type { PolicyFetch } from 'a2a-discovery/adk';
 import { createPolicyFetch } from 'a2a-discovery/adk';
-import { CardCache, createCardFetcher, HostPolicy, CatalogArtifacts } from 'a2a-discovery';
+import { CardCache, createCardFetcher, HostPolicy, CatalogArtifacts, OriginBudget, systemClock } from 'a2a-discovery';
+import { UPSTREAM_DEFAULTS } from 'a2a-discovery/config';
 import type { CheckCardOptions, Clock, EventStream, CardFetcher } from 'a2a-discovery';
 import type { CardSizeLimit } from 'a2a-discovery/config';
 import { cardSizeLimit } from 'a2a-discovery/config';
@@ -14,6 +19,16 @@ import type { StateStore } from '@a2a-discovery/store';
 import type { GuardBounds } from './guard-options.js';
 import { guardOptions } from './guard-options.js';
 import type { ServiceOptions } from './service-options.js';
+
+/** `cache`'s keys of the upstream request budget per origin (`UPSTREAM_DEFAULTS` of `a2a-discovery/config`). */
+export interface UpstreamBudgetOptions {
+  /** Requests per second per origin, every fetcher together. Default 20. */
+  originRequestsPerSecond?: number;
+  /** Requests an idle origin may receive at once. Default 100. */
+  originBurst?: number;
+  /** How long a discovery request waits for its origin's turn before it fails. Default 5,000 ms. */
+  originMaxWaitMs?: number;
+}
 
 export interface ServiceFetchers {
   readonly policy: HostPolicy;
@@ -23,6 +38,8 @@ export interface ServiceFetchers {
   readonly check: Omit<CheckCardOptions, 'hostPolicy' | 'sourceUrl' | 'maxBytes'>;
   /** The deadline and per-origin bound of `cache`, with the policy (the inspector's fetchers use them too). */
   readonly bounds: GuardBounds;
+  /** The upstream request budget per origin, shared by every fetcher here and the inspector's (through `bounds`). */
+  readonly budget: OriginBudget;
   /** Discovery's card fetcher (registries' pages too), with the peers' credentials. */
   readonly cards: CardFetcher;
   /** A new fetcher for one AI Catalog source, `maxBytes` per document; closed with the others. */
@@ -38,7 +55,17 @@ export function buildFetchers(o: ServiceOptions): ServiceFetchers {
   const policy = HostPolicy.from(o.policy);
   const cardSize = cardSizeLimit(o.cache?.maxBodyBytes);
   const credentials = o.credentials ? { credentials: o.credentials } : {};
-  const bounds: GuardBounds = { policy, ...(o.cache?.totalTimeoutMs !== undefined && { totalTimeoutMs: o.cache.totalTimeoutMs }) };
+  const budget = new OriginBudget({
+    requestsPerSecond: o.cache?.originRequestsPerSecond ?? UPSTREAM_DEFAULTS.originRequestsPerSecond,
+    burst: o.cache?.originBurst ?? UPSTREAM_DEFAULTS.originBurst,
+    maxOrigins: UPSTREAM_DEFAULTS.maxOrigins,
+    clock: o.clock ?? systemClock,
+  });
+  const bounds: GuardBounds = {
+    policy,
+    originBudget: { budget, maxWaitMs: o.cache?.originMaxWaitMs ?? UPSTREAM_DEFAULTS.originMaxWaitMs },
+    ...(o.cache?.totalTimeoutMs !== undefined && { totalTimeoutMs: o.cache.totalTimeoutMs }),
+  };
   // `cache.maxFetchesPerOrigin` bounds card fetches; a catalog source keeps the fetcher's default.
   const cardBounds: GuardBounds = { ...bounds, ...(o.cache?.maxFetchesPerOrigin !== undefined && { maxConnectionsPerOrigin: o.cache.maxFetchesPerOrigin }) };
   const cards = createCardFetcher(guardOptions(cardBounds, cardSize.fetcher, credentials));
@@ -49,6 +76,7 @@ export function buildFetchers(o: ServiceOptions): ServiceFetchers {
     cardSize,
     check: { allowLoopback: o.policy.allowLoopback ?? false, ...(o.signatures && { signatures: o.signatures }) },
     bounds: cardBounds,
+    budget,
     cards,
     catalogs(maxBytes) {
       const fetcher = createCardFetcher(guardOptions(bounds, { maxBodyBytes: maxBytes }, credentials));
@@ -64,7 +92,7 @@ export function buildFetchers(o: ServiceOptions): ServiceFetchers {
 
 /** The card cache: discovery's card fetcher, with the cards AI Catalogs carry inline in `artifacts`. */
 export function buildCache(o: ServiceOptions, f: ServiceFetchers, p: { store: StateStore; clock: Clock; events: EventStream }): { cache: CardCache; artifacts: CatalogArtifacts } {
-  const { maxBodyBytes: _m, totalTimeoutMs: _t, ...cacheOptions } = o.cache ?? {};
+  const { maxBodyBytes: _m, totalTimeoutMs: _t, originRequestsPerSecond: _r, originBurst: _b, originMaxWaitMs: _w, ...cacheOptions } = o.cache ?? {};
   // Cards carried inline in AI Catalogs reach the cache through this table, as do publishers' digest pins.
   const artifacts = new CatalogArtifacts();
   const cache = new CardCache({

@@ -66,7 +66,7 @@ export function buildHttp(
     version: () => loop.current()?.version ?? 0,
     replica: store.replica,
   });
-  const metrics = createMetrics({ events: p.events, cache: p.cache, loop, trees: p.trees, openStreams: () => streams.size, store: () => store.status(), journalDropped: () => p.replication.follow.writer.dropped, activity: () => p.journal.activityStats, ...(coordinator && { replica: () => coordinator.status() }) });
+  const metrics = createMetrics({ events: p.events, cache: p.cache, loop, trees: p.trees, openStreams: () => streams.size, store: () => store.status(), journalDropped: () => p.replication.follow.writer.dropped, activity: () => p.journal.activityStats, upstreamBudget: () => fetchers.budget.stats, ...(coordinator && { replica: () => coordinator.status() }) });
   const shutdown = new AbortController();
   // The inspector fetches under discovery's policy, bounds and card size, with fetchers of its own that hold no credentials.
   const { policy, ...bounds } = fetchers.bounds;

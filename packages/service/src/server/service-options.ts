@@ -9,6 +9,7 @@ import type { RoutingCase } from 'a2a-discovery/routing';
 import type { OpenStateStoreOptions, StateStore } from '@a2a-discovery/store';
 import type { CatalogSigning } from './ai-catalog-route.js';
 import type { ServerLimits } from './limits.js';
+import type { UpstreamBudgetOptions } from './service-fetchers.js';
 import type { Logger } from './logger.js';
 
 export interface ServiceOptions {
@@ -68,9 +69,10 @@ export interface ServiceOptions {
   /**
    * The card cache's options, plus the fetcher's `totalTimeoutMs` (one whole fetch) and
    * `maxBodyBytes`: the largest card accepted, in bytes, one setting for the fetcher's body cap,
-   * inline cards and the content check alike (`cardSizeLimit` of `a2a-discovery/config`; default 65,536).
+   * inline cards and the content check alike (`cardSizeLimit` of `a2a-discovery/config`; default 65,536),
+   * and the upstream request budget per origin every fetcher shares (`originRequestsPerSecond`, `originBurst`, `originMaxWaitMs`).
    */
-  cache?: Omit<CardCacheOptions, 'fetcher' | 'hostPolicy' | 'store' | 'clock' | 'random' | 'events' | 'check'> & { maxBodyBytes?: number; totalTimeoutMs?: number };
+  cache?: Omit<CardCacheOptions, 'fetcher' | 'hostPolicy' | 'store' | 'clock' | 'random' | 'events' | 'check'> & { maxBodyBytes?: number; totalTimeoutMs?: number } & UpstreamBudgetOptions;
   loop?: Pick<DiscoveryLoopOptions, 'cycleIntervalMs' | 'resyncIntervalMs' | 'startupTimeoutMs' | 'maxRemovalShare' | 'minPublishIntervalMs'>;
   root?: { name?: string } & ({ kind: 'routed'; fallback?: string } | { kind: 'model'; model: string | BaseLlm });
   /**

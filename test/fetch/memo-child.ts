@@ -1,0 +1,42 @@
+/**
+ * Child process of memo-memory.test.ts (run with --expose-gc): endpoints churn through the host
+ * policy's normalized-URL memo and the card fetcher's judged-URL memo, as discovery uses them (each
+ * endpoint normalized, then its card fetched). No network: the fetch is aborted by the caller
+ * after its URL was judged. Prints one JSON line: heap after GC after the warm-up and after the
+ * churn, and the URLs churned between.
+ */
+import { getHeapSpaceStatistics } from 'node:v8';
+import { createCardFetcher, HostPolicy } from '../../packages/core/src/fetch/index.js';
+
+const WARM = Number(process.env.MEMO_WARM ?? 20_000);
+const CHURN = Number(process.env.MEMO_CHURN ?? 50_000);
+const gc = (globalThis as { gc?: () => void }).gc;
+if (!gc) throw new Error('run with --expose-gc');
+
+const policy = HostPolicy.from({ allow: ['https://*.example.com'] });
+const fetcher = createCardFetcher({ policy });
+const aborted = AbortSignal.abort();
+
+let next = 0;
+async function churn(n: number): Promise<void> {
+  for (let i = 0; i < n; i++) {
+    const id = ++next;
+    const endpoint = policy.normalizeEndpoint(`https://agents${id % 32}.example.com/tenants/t${id}/agents/agent-${id}/`);
+    await fetcher.fetch(`${endpoint}.well-known/agent-card.json`, { signal: aborted }).catch(() => undefined);
+  }
+}
+async function heap(): Promise<number> {
+  for (let i = 0; i < 4; i++) {
+    await new Promise((r) => setImmediate(r));
+    gc!();
+  }
+  const spaces = getHeapSpaceStatistics().filter((s) => s.space_name !== 'code_space' && s.space_name !== 'code_large_object_space');
+  return spaces.reduce((n, s) => n + s.space_used_size, 0);
+}
+
+await churn(WARM);
+const heapWarm = await heap();
+await churn(CHURN);
+const heapAfter = await heap();
+await fetcher.close();
+process.stdout.write(`${JSON.stringify({ heapWarm, heapAfter, churned: CHURN })}\n`);
