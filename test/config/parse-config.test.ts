@@ -159,9 +159,9 @@ describe('defaults', () => {
       backoffMaxMs: 300_000,
       maxConcurrentFetches: 32,
       maxFetchesPerOrigin: 1,
-      originRequestsPerSecond: 20,
-      originBurst: 100,
-      originMaxWaitMs: 5_000,
+      originRequestsPerSecond: 50,
+      originBurst: 200,
+      originMaxWaitMs: 30_000,
       maxBodyBytes: 65_536,
       totalTimeoutMs: 5_000,
     });

@@ -50,11 +50,11 @@ export const CACHE_DEFAULTS = Object.freeze({
  */
 export const UPSTREAM_DEFAULTS = Object.freeze({
   /** Requests per second per origin, every fetcher together. */
-  originRequestsPerSecond: 20,
+  originRequestsPerSecond: 50,
   /** Requests an idle origin may receive at once before the rate applies. */
-  originBurst: 100,
+  originBurst: 200,
   /** How long a discovery request waits for its origin's turn before it fails (the inspector never waits). */
-  originMaxWaitMs: 5_000,
+  originMaxWaitMs: 30_000,
   /** Origins whose buckets are held at once (not a YAML key; idle ones are freed first). */
   maxOrigins: 1_024,
 });
