@@ -45,7 +45,7 @@ export interface EndpointStatus {
   readonly admitted: boolean;
   readonly refusal?: { code: string; reason: string };
   /** `expiresInMs`: time left before the card is due (negative once expired). */
-  readonly cache?: { expiresInMs: number } & Pick<CacheEntry, 'etag' | 'expiresAt' | 'failures' | 'stale' | 'usable' | 'lastOutcome' | 'lastError' | 'rawSha256' | 'canonicalSha256' | 'fetchedAtWall' | 'validatedAtWall' | 'protocolVersion'>;
+  readonly cache?: { expiresInMs: number } & Pick<CacheEntry, 'cardUrl' | 'etag' | 'expiresAt' | 'failures' | 'stale' | 'usable' | 'lastOutcome' | 'lastError' | 'rawSha256' | 'canonicalSha256' | 'fetchedAtWall' | 'validatedAtWall' | 'protocolVersion'>;
   readonly lastFailure?: { code: string; message: string; failures: number };
   readonly health?: HealthStatus;
   readonly verdict?: Verdict;
@@ -110,6 +110,8 @@ export class EndpointViews {
         admitted: true,
         ...(entry && {
           cache: {
+            // The URL that answered: the card URL, or the 0.2 path (`/.well-known/agent.json`) a legacy peer answered at.
+            cardUrl: entry.cardUrl,
             etag: entry.etag,
             expiresAt: entry.expiresAt,
             expiresInMs: Math.round(entry.expiresAt - now),

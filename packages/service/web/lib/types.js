@@ -11,6 +11,7 @@
  * @typedef {{ code: string, message: string, stage?: string, problems?: Problem[], status?: number, url?: string }} ErrorJson
  *
  * @typedef {object} EndpointCache
+ * @property {string} [cardUrl] the URL that answered (the card URL, or the 0.2 path a legacy peer answered at)
  * @property {string} [etag]
  * @property {number} expiresAt monotonic ms on the server: not comparable with the browser's clock
  * @property {number} [expiresAtWall] epoch ms, when the API provides it

@@ -52,6 +52,20 @@ function expiry(e, now) {
 }
 
 /**
+ * Where the card came from, short: the path under the endpoint's origin (`/.well-known/agent.json`
+ * for a 0.2 peer), else the whole URL.
+ * @param {string} cardUrl @param {string} baseUrl
+ */
+function cardPath(cardUrl, baseUrl) {
+  try {
+    const u = new URL(cardUrl);
+    return u.origin === new URL(baseUrl).origin ? u.pathname : cardUrl;
+  } catch {
+    return cardUrl;
+  }
+}
+
+/**
  * @param {{ store: LiveStore }} props
  */
 export function EndpointsView({ store }) {
@@ -225,6 +239,7 @@ function EndpointRow({ e, now, name, activity, windowMs }) {
     <td class="cache">
       ${c ? html`<span title=${c.fetchedAtWall ? new Date(c.fetchedAtWall).toISOString() : ''}>fetched ${ago(c.fetchedAtWall, now)}</span><br /><span class="muted">validated ${ago(c.validatedAtWall, now)}</span>` : html`<span class="muted">no card</span>`}
       <div class="expiry" title=${exp.title}>${c ? exp.text : null}</div>
+      ${c?.cardUrl ? html`<div class="muted small card-url" title=${c.cardUrl}>from <span class="url">${cardPath(c.cardUrl, e.baseUrl)}</span></div>` : null}
       ${c ? html`<code class="etag" title=${c.etag ?? ''}>${c.etag ?? 'no ETag'}</code>` : null}
     </td>
     <td class="health">
