@@ -24,7 +24,13 @@
  *   cap and the overall cap both apply; every 3 s one more stream is attempted from a full address
  *   and one from a fresh address (past the caps: 503);
  * - churn from the peers: every 20 s the catalog lists or unlists the warranty agent, every 30 s the
- *   returns agent's card gains or loses a skill, so snapshots are published and trees are built.
+ *   returns agent's card gains or loses a skill, so snapshots are published and trees are built;
+ * - a rotating AI Catalog (issue #24): an allowlisted catalog that lists `--churn-entries` new card
+ *   URLs on every poll (the service polls it every second), so endpoints are discovered, fetched
+ *   and evicted after `loop.removalGraceMs` (`--removal-grace-ms`) without end;
+ * - inspector traffic (issue #24): `--inspect-clients` clients, each from its own address, inspect a
+ *   nested AI Catalog (a root listing 5 catalogs of 3 cards: 21 upstream requests) one after the
+ *   other, pausing `--inspect-ms` in between.
  *
  * Measured: the service's RSS (VmRSS from /proc/<pid>/status) every `--sample-ms`; its heap and
  * RSS right after a forced full GC (through `serve`'s inspector on 127.0.0.1, a random port) at the
@@ -34,10 +40,14 @@
  * status; the refusal counters from /metrics; the kernel queues behind the non-readers (`ss`); that
  * every stream is released once the clients are gone; and the time `serve` takes to stop on SIGTERM.
  *
+ * After the load the catalog stops rotating; once the removal grace has passed, `/api/activity`
+ * must list only endpoints `/api/endpoints` still has (the evicted ones are freed).
+ *
  * Exit 0 when, from warm-up to the end, RSS grew by at most `--max-growth-mb` and the heap by at
- * most `--max-heap-growth-mb` (both after a forced GC), every /healthz probe was answered 200 within
- * `--healthz-bound-ms`, every stream was released and `serve` stopped cleanly; 1 otherwise; 2 on a
- * usage error or a run that could not start.
+ * most `--max-heap-growth-mb`, RSS from the start (before any load) to the end by at most
+ * `--max-start-growth-mb` (all after a forced GC), every /healthz probe was answered 200 within
+ * `--healthz-bound-ms`, `/api/activity` listed only current endpoints, every stream was released
+ * and `serve` stopped cleanly; 1 otherwise; 2 on a usage error or a run that could not start.
  */
 import type { ChildProcess } from 'node:child_process';
 import { execFileSync, fork, spawn } from 'node:child_process';
@@ -64,8 +74,77 @@ interface PeersReady {
   warranty: string;
   catalogUrl: string;
   catalogOrigin: string;
+  /** The rotating AI Catalog (new card URLs on every read while rotating). */
+  churnCatalogUrl: string;
+  /** The nested AI Catalog the inspector clients inspect. */
+  nestedCatalogUrl: string;
+  churnOrigin: string;
 }
-type PeerCommand = { type: 'warranty'; listed: boolean } | { type: 'exchange'; on: boolean } | { type: 'close' };
+type PeerCommand = { type: 'warranty'; listed: boolean } | { type: 'exchange'; on: boolean } | { type: 'rotate'; on: boolean } | { type: 'close' };
+
+const AI_CATALOG_TYPE = 'application/ai-catalog+json';
+const CARD_TYPE = 'application/a2a-agent-card+json';
+
+/**
+ * The churn server: `/churn.json` is an AI Catalog listing `entries` card URLs never seen before on
+ * every read while rotating (the same ones once stopped); `/nested.json` lists five catalogs of three
+ * cards each (for the inspector); `/cards/<id>.json` is a valid A2A 0.3 card for any id, whose tag no
+ * need asks for (the endpoints are discovered, fetched and dropped, never part of a snapshot).
+ */
+async function startChurnServer(entries: number): Promise<{ origin: string; rotate(on: boolean): void; close(): Promise<void> }> {
+  let generation = 0;
+  let rotating = true;
+  let origin = '';
+  const card = (id: string) => ({
+    name: `Churn ${id}`,
+    description: `Rotating catalog entry ${id}.`,
+    url: `${origin}/cards/${id}/jsonrpc`,
+    version: '1.0.0',
+    protocolVersion: '0.3.0',
+    capabilities: { streaming: false },
+    defaultInputModes: ['text'],
+    defaultOutputModes: ['text'],
+    skills: [{ id: 'churn', name: 'churn', description: 'Comes and goes.', tags: ['churn'] }],
+  });
+  const cardEntry = (id: string) => ({ identifier: `urn:air:soak:agent:${id}`, type: CARD_TYPE, url: `${origin}/cards/${id}.json` });
+  const server = http.createServer((req, res) => {
+    const path = (req.url ?? '/').split('?')[0]!;
+    let body: unknown;
+    let type = 'application/json';
+    if (path === '/churn.json') {
+      if (rotating) generation++;
+      body = { specVersion: '1.0', entries: Array.from({ length: entries }, (_, i) => cardEntry(`g${generation}-${i}`)) };
+      type = AI_CATALOG_TYPE;
+    } else if (path === '/nested.json') {
+      body = { specVersion: '1.0', entries: Array.from({ length: 5 }, (_, i) => ({ identifier: `urn:air:soak:catalog:n${i}`, type: AI_CATALOG_TYPE, url: `${origin}/nested/n${i}.json` })) };
+      type = AI_CATALOG_TYPE;
+    } else if (/^\/nested\/n\d+\.json$/.test(path)) {
+      const n = /n(\d+)/.exec(path)![1];
+      body = { specVersion: '1.0', entries: Array.from({ length: 3 }, (_, j) => cardEntry(`n${n}-${j}`)) };
+      type = AI_CATALOG_TYPE;
+    } else {
+      const m = /^\/cards\/([A-Za-z0-9-]+)\.json$/.exec(path);
+      if (m) body = card(m[1]!);
+    }
+    if (body === undefined) {
+      res.writeHead(404).end();
+      return;
+    }
+    res.writeHead(200, { 'content-type': type, 'cache-control': 'no-cache' });
+    res.end(JSON.stringify(body));
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  origin = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
+  return {
+    origin,
+    rotate: (on) => (rotating = on),
+    close: () =>
+      new Promise<void>((r) => {
+        server.closeAllConnections();
+        server.close(() => r());
+      }),
+  };
+}
 
 async function runPeers(): Promise<void> {
   const { startAdkDemoAgent, startV1DemoAgent, startDemoCatalog } = await import('../packages/service/src/demo/peers.js');
@@ -94,6 +173,8 @@ async function runPeers(): Promise<void> {
     maxAgeSeconds,
   });
   const catalog = await startDemoCatalog();
+  const churnEntries = Number(process.argv[process.argv.indexOf('--peers') + 1] ?? 20);
+  const churn = await startChurnServer(Number.isFinite(churnEntries) ? churnEntries : 20);
   const listing = (withWarranty: boolean) => [
     { name: 'returns-agent', url: returns.baseUrl, tags: ['returns'] },
     ...(withWarranty ? [{ name: 'warranty-agent', url: warranty.baseUrl, tags: ['warranty'] }] : []),
@@ -102,7 +183,7 @@ async function runPeers(): Promise<void> {
   const skills = returns.card.skills as unknown[];
   const exchange = { id: 'exchange', name: 'Exchange an item', description: 'Exchanges an item for another size.', tags: ['returns'] };
   const close = async () => {
-    await Promise.allSettled([billing.close(), returns.close(), warranty.close(), catalog.close()]);
+    await Promise.allSettled([billing.close(), returns.close(), warranty.close(), catalog.close(), churn.close()]);
     process.exit(0);
   };
   process.on('message', (m: PeerCommand) => {
@@ -111,10 +192,11 @@ async function runPeers(): Promise<void> {
       const i = skills.indexOf(exchange);
       if (m.on && i < 0) skills.push(exchange);
       if (!m.on && i >= 0) skills.splice(i, 1);
-    } else void close();
+    } else if (m.type === 'rotate') churn.rotate(m.on);
+    else void close();
   });
   process.on('disconnect', () => void close());
-  const ready: PeersReady = { type: 'ready', billing: billing.baseUrl, returns: returns.baseUrl, warranty: warranty.baseUrl, catalogUrl: catalog.url, catalogOrigin: catalog.origin };
+  const ready: PeersReady = { type: 'ready', billing: billing.baseUrl, returns: returns.baseUrl, warranty: warranty.baseUrl, catalogUrl: catalog.url, catalogOrigin: catalog.origin, churnCatalogUrl: `${churn.origin}/churn.json`, nestedCatalogUrl: `${churn.origin}/nested.json`, churnOrigin: churn.origin };
   process.send?.(ready);
 }
 
@@ -135,6 +217,11 @@ interface Options {
   gcEvery: number;
   healthzBoundMs: number;
   idleMs: number;
+  churnEntries: number;
+  removalGraceMs: number;
+  inspectClients: number;
+  inspectMs: number;
+  maxStartGrowthMb: number;
   fromSource: boolean;
   json?: string;
 }
@@ -142,6 +229,7 @@ interface Options {
 const USAGE = `Usage: npm run soak -- [flags]   (or: node --import tsx scripts/soak.ts [flags])
 
   --duration <s>          load duration after the service is ready (default 180, at most 3600)
+  --minutes <n>           the same in minutes (e.g. --minutes 10, the issue #24 run)
   --warmup <s>            seconds of load before the baseline is taken (default 60)
   --concurrency <n>       API workers (default 4, at most 32)
   --think-ms <ms>         pause of each worker between calls (default 25)
@@ -156,7 +244,13 @@ const USAGE = `Usage: npm run soak -- [flags]   (or: node --import tsx scripts/s
                           both read right after a forced GC unless --gc-every 0)
   --max-heap-growth-mb <n> fail when the heap after GC grew by more from warm-up to the end (default 8)
   --healthz-bound-ms <n>  fail when a /healthz probe takes longer or is not a 200 (default 500)
+  --max-start-growth-mb <n> fail when RSS after GC at the end exceeds RSS after GC at the start
+                          (before any load) by more (default 50, issue #24)
   --idle-ms <ms>          sessions.idleTimeoutMs of the service (default 30000)
+  --churn-entries <n>     new card URLs the rotating AI Catalog lists on each poll (default 20; 0: off)
+  --removal-grace-ms <ms> loop.removalGraceMs of the service: evicted endpoints go after it (default 5000)
+  --inspect-clients <n>   clients inspecting the nested AI Catalog, each from its own address (default 2)
+  --inspect-ms <ms>       pause of each inspector client between inspections (default 500)
   --from-source           run serve from src/ through tsx instead of dist/
   --json <file>           also write the figures as JSON
 `;
@@ -168,6 +262,12 @@ function parseOptions(): Options | string {
       args: process.argv.slice(2),
       options: {
         duration: { type: 'string' },
+        minutes: { type: 'string' },
+        'max-start-growth-mb': { type: 'string' },
+        'churn-entries': { type: 'string' },
+        'removal-grace-ms': { type: 'string' },
+        'inspect-clients': { type: 'string' },
+        'inspect-ms': { type: 'string' },
         warmup: { type: 'string' },
         concurrency: { type: 'string' },
         'think-ms': { type: 'string' },
@@ -198,7 +298,7 @@ function parseOptions(): Options | string {
   };
   try {
     const o: Options = {
-      duration: num('duration', 180, 10, 3600),
+      duration: values.minutes !== undefined ? num('minutes', 3, 0.5, 60) * 60 : num('duration', 180, 10, 3600),
       warmup: num('warmup', 60, 0, 600),
       concurrency: num('concurrency', 4, 1, 32),
       thinkMs: num('think-ms', 25, 0, 10_000),
@@ -211,10 +311,16 @@ function parseOptions(): Options | string {
       gcEvery: num('gc-every', 30, 0, 3600),
       healthzBoundMs: num('healthz-bound-ms', 500, 1, 60_000),
       idleMs: num('idle-ms', 30_000, 1_000, 3_600_000),
+      churnEntries: num('churn-entries', 20, 0, 1_000),
+      removalGraceMs: num('removal-grace-ms', 5_000, 0, 600_000),
+      inspectClients: num('inspect-clients', 2, 0, 16),
+      inspectMs: num('inspect-ms', 500, 0, 60_000),
+      maxStartGrowthMb: num('max-start-growth-mb', 50, 1, 4096),
       fromSource: values['from-source'] === true,
       ...(values.json !== undefined && { json: values.json }),
     };
     if (o.readers + o.nonReaders > 200) return 'readers + non-readers must be at most 200';
+    if (values.minutes !== undefined && values.duration !== undefined) return 'give --minutes or --duration, not both';
     if (o.warmup >= o.duration) return '--warmup must be shorter than --duration';
     return o;
   } catch (err) {
@@ -237,6 +343,8 @@ interface CallOptions {
   body?: string;
   agent?: http.Agent | false;
   timeoutMs?: number;
+  /** The local address to connect from (a client of its own for the per-client shares). */
+  localAddress?: string;
 }
 
 function makeCaller(port: number) {
@@ -244,7 +352,7 @@ function makeCaller(port: number) {
     new Promise((resolve, reject) => {
       const t0 = performance.now();
       const req = http.request(
-        { host: '127.0.0.1', port, method: o.method ?? 'GET', path: o.path, headers: { ...o.headers, ...(o.body !== undefined && { 'content-length': String(Buffer.byteLength(o.body)) }) }, agent: o.agent ?? false, setHost: !(o.headers && 'host' in o.headers) },
+        { host: '127.0.0.1', port, method: o.method ?? 'GET', path: o.path, headers: { ...o.headers, ...(o.body !== undefined && { 'content-length': String(Buffer.byteLength(o.body)) }) }, agent: o.agent ?? false, setHost: !(o.headers && 'host' in o.headers), ...(o.localAddress !== undefined && { localAddress: o.localAddress }) },
         (res) => {
           let text = '';
           res.setEncoding('utf8');
@@ -600,7 +708,7 @@ async function soak(): Promise<number> {
     log('the run overran its bound; stopping');
     cleanup();
     process.exit(2);
-  }, (o.duration + 180) * 1000);
+  }, (o.duration + 200 + o.removalGraceMs / 1000) * 1000);
   try {
     return await run(o, log, children, dir);
   } finally {
@@ -611,7 +719,7 @@ async function soak(): Promise<number> {
 
 async function run(o: Options, log: (msg: string) => void, children: ChildProcess[], dir: string): Promise<number> {
   // 1. The peers.
-  const peers = fork(HERE, ['--peers'], { execArgv: ['--import', 'tsx'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  const peers = fork(HERE, ['--peers', String(o.churnEntries)], { execArgv: ['--import', 'tsx'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
   children.push(peers);
   const ready = await new Promise<PeersReady>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error('the peers did not start within 60 s')), 60_000);
@@ -633,15 +741,20 @@ async function run(o: Options, log: (msg: string) => void, children: ChildProces
     // Every request of the soak comes from one address: its per-client shares are raised so the
     // soak measures the service, not the fair-share limits (tested in test/server/fair-shares.test.ts).
     server: { host: '127.0.0.1', port: 0, limits: { maxSessionsPerClient: 10_000, maxTurnsPerClient: 256, maxInspectionsPerClient: 8 } },
-    allow: [ready.billing, ready.returns, ready.warranty].map((u) => new URL(u).origin).concat(ready.catalogOrigin),
+    allow: [ready.billing, ready.returns, ready.warranty].map((u) => new URL(u).origin).concat(ready.catalogOrigin, ready.churnOrigin),
     allowLoopback: true,
     vocabulary,
     needs: vocabulary.map((v) => ({ tag: v.tag, inputModes: ['text/plain'], outputModes: ['text/plain'] })),
     static: [{ name: 'billing_agent', url: ready.billing, description: 'Answers invoice, charge and payment questions.', tags: ['billing'], critical: true }],
-    sources: { registries: [{ id: 'catalog', url: ready.catalogUrl, pollIntervalMs: 1_000 }] },
+    sources: {
+      registries: [{ id: 'catalog', url: ready.catalogUrl, pollIntervalMs: 1_000 }],
+      // The rotating catalog: new card URLs on every poll.
+      ...(o.churnEntries > 0 && { aiCatalogs: [{ id: 'churn', catalogs: [ready.churnCatalogUrl], pollIntervalMs: 1_000, maxEntries: Math.max(100, o.churnEntries) }] }),
+    },
     health: { enterAfter: 2, leaveAfter: 3, staticEnterAfter: 1 },
     cache: { minTtlMs: 0, backoffBaseMs: 1_000, backoffMaxMs: 2_000, maxStaleMs: 2_000, totalTimeoutMs: 1_000 },
-    loop: { cycleIntervalMs: 500, startupTimeoutMs: 5_000 },
+    // Rotated-out endpoints are evicted once this grace has passed.
+    loop: { cycleIntervalMs: 500, startupTimeoutMs: 5_000, removalGraceMs: o.removalGraceMs },
     root: { kind: 'routed', name: 'orchestrator', fallback: 'billing_agent' },
     sessions: { idleTimeoutMs: o.idleMs },
   };
@@ -894,6 +1007,22 @@ async function run(o: Options, log: (msg: string) => void, children: ChildProces
     }
   });
 
+  // Inspector clients (issue #24): each from an address of its own (its own fair share), one
+  // inspection of the nested catalog after the other.
+  const inspections = { made: 0, ok: 0, truncated: 0 };
+  const inspectors = Array.from({ length: o.inspectClients }, async (_, i) => {
+    const localAddress = `127.0.0.${240 + i}`;
+    while (!stopping) {
+      const r = await timed('POST /api/inspect (nested AI Catalog)', { method: 'POST', path: '/api/inspect', headers: JSON_TYPE, body: JSON.stringify({ url: ready.nestedCatalogUrl }), agent: false, localAddress, timeoutMs: 30_000 });
+      inspections.made++;
+      if (r?.status === 200) {
+        inspections.ok++;
+        if ((JSON.parse(r.body) as { truncated?: boolean }).truncated === true) inspections.truncated++;
+      }
+      if (o.inspectMs > 0) await sleep(o.inspectMs);
+    }
+  });
+
   // Progress, and the end of the load.
   let lastPrint = 0;
   let nextGc = inspector ? o.warmup : Infinity;
@@ -920,7 +1049,7 @@ async function run(o: Options, log: (msg: string) => void, children: ChildProces
   clearInterval(churn1);
   clearInterval(churn2);
   const crashed = exited !== undefined;
-  await Promise.allSettled([...workers, prober]);
+  await Promise.allSettled([...workers, ...inspectors, prober]);
   clearInterval(sampler);
   const last = readProc(pid, now());
   if (last) samples.push(last);
@@ -937,6 +1066,41 @@ async function run(o: Options, log: (msg: string) => void, children: ChildProces
       streamsAfter = m.get('a2a_discovery_sse_streams') ?? NaN;
       if (streamsAfter === 0 || Date.now() > by) break;
       await sleep(200);
+    }
+  }
+  // 5b. The rotating catalog stops; once the removal grace has passed, /api/activity must list only
+  // endpoints discovery still has (issue #24: the evicted ones' counters are freed).
+  const activity = { endpointCount: NaN, listed: NaN, current: NaN, stale: NaN, settledAfterS: NaN, sample: [] as string[] };
+  if (!crashed) {
+    tell({ type: 'rotate', on: false });
+    const tq = performance.now();
+    const by = Date.now() + o.removalGraceMs + 20_000;
+    await sleep(o.removalGraceMs + 2_000);
+    for (;;) {
+      const eps = await call({ path: '/api/endpoints' }).then((r) => (JSON.parse(r.body) as { endpoints: Array<{ baseUrl: string }> }).endpoints).catch(() => undefined);
+      const listed: string[] = [];
+      let count = NaN;
+      let after: string | null = null;
+      for (let page = 0; page < 100; page++) {
+        const q: string = `/api/activity?limit=1000${after === null ? '' : `&after=${encodeURIComponent(after)}`}`;
+        const a = await call({ path: q }).then((r) => JSON.parse(r.body) as { endpoints: Array<{ endpoint: string }>; nextAfter: string | null; endpointCount: number }).catch(() => undefined);
+        if (a === undefined) break;
+        count = a.endpointCount;
+        listed.push(...a.endpoints.map((e) => e.endpoint));
+        after = a.nextAfter;
+        if (after === null) break;
+      }
+      if (eps !== undefined) {
+        const current = new Set(eps.map((e) => e.baseUrl));
+        const stale = listed.filter((e) => !current.has(e));
+        Object.assign(activity, { endpointCount: count, listed: listed.length, current: current.size, stale: stale.length, sample: stale.slice(0, 3) });
+        if (stale.length === 0) {
+          activity.settledAfterS = (performance.now() - tq) / 1000;
+          break;
+        }
+      }
+      if (Date.now() > by) break;
+      await sleep(1_000);
     }
   }
   apiAgent.destroy();
@@ -984,6 +1148,9 @@ async function run(o: Options, log: (msg: string) => void, children: ChildProces
   const gcEnd = gcPoints.length >= 2 ? gcPoints.at(-1) : undefined;
   const gcAfter = gcPoints.filter((g) => g.t >= o.warmup - 1);
   const useGc = gcWarm !== undefined && gcEnd !== undefined && gcEnd !== gcWarm;
+  // Issue #24's bound: RSS after GC at the end against RSS after GC at the start (before any load).
+  const gcStart = gcPoints[0];
+  const startGrowthMb = gcStart !== undefined && gcEnd !== undefined ? mb(gcEnd.rssKb - gcStart.rssKb) : NaN;
   const rssWarm = useGc ? gcWarm.rssKb : rawWarm;
   const rssEnd = useGc ? gcEnd.rssKb : rawEnd;
   const growthMb = mb(rssEnd - rssWarm);
@@ -1012,6 +1179,14 @@ async function run(o: Options, log: (msg: string) => void, children: ChildProces
     ...(useGc
       ? [{ name: `heap after GC growth from warm-up to the end <= ${o.maxHeapGrowthMb} MiB`, ok: Number.isFinite(heapGrowthMb) && heapGrowthMb <= o.maxHeapGrowthMb, got: `${f1(mb(gcWarm.heapKb))} -> ${f1(mb(gcEnd.heapKb))} MiB (${heapGrowthMb >= 0 ? '+' : ''}${f1(heapGrowthMb)})` }]
       : []),
+    ...(gcStart !== undefined && gcEnd !== undefined
+      ? [{ name: `RSS after GC from the start (before load) to the end <= ${o.maxStartGrowthMb} MiB`, ok: Number.isFinite(startGrowthMb) && startGrowthMb <= o.maxStartGrowthMb, got: `${f1(mb(gcStart.rssKb))} -> ${f1(mb(gcEnd.rssKb))} MiB (${startGrowthMb >= 0 ? '+' : ''}${f1(startGrowthMb)})` }]
+      : []),
+    {
+      name: '/api/activity lists only current endpoints once the rotation stopped and the removal grace passed',
+      ok: activity.stale === 0,
+      got: `${activity.listed} listed (endpointCount ${activity.endpointCount}), ${activity.current} current, ${activity.stale} not current${activity.sample.length > 0 ? ` e.g. ${activity.sample.join(' ')}` : ''}${Number.isFinite(activity.settledAfterS) ? `; settled ${f1(activity.settledAfterS)} s after the rotation stopped` : ''}`,
+    },
     { name: `/healthz always 200 within ${o.healthzBoundMs} ms`, ok: hzOver.length === 0 && healthFailures.length === 0 && hz.length > 0, got: `max ${f1(hzMax)} ms, ${hzOver.length} over, ${healthFailures.length} failed` },
     { name: 'every stream released after the clients left', ok: streamsAfter === 0, got: `a2a_discovery_sse_streams ${streamsAfter}` },
     { name: 'serve ran throughout and stopped on SIGTERM with 0', ok: !crashed && exited?.code === 0, got: crashed ? `exited during the run (${exited?.code ?? exited?.signal})` : `exit ${exited?.code ?? exited?.signal ?? 'none'} in ${f1(stopMs)} ms` },
@@ -1020,6 +1195,7 @@ async function run(o: Options, log: (msg: string) => void, children: ChildProces
   const lines: string[] = [];
   const p = (s = '') => lines.push(s);
   p(`a2a-discovery soak: ${f1(loadSeconds)} s of load (warm-up ${o.warmup} s), ${o.concurrency} workers (think ${o.thinkMs} ms), ${o.readers} SSE readers + ${o.nonReaders} non-readers, sessions idle after ${o.idleMs / 1000} s`);
+  p(`issue #24 load: a rotating AI Catalog of ${o.churnEntries} new card URLs per 1 s poll (removal grace ${o.removalGraceMs / 1000} s), ${o.inspectClients} inspector clients (pause ${o.inspectMs} ms) on a nested catalog`);
   p(`machine: ${os.cpus().length} vCPU (${os.cpus()[0]?.model.trim() ?? '?'}), ${f1(os.totalmem() / 2 ** 30)} GiB, Node ${process.version}, serve from ${fromSource ? 'src (tsx)' : 'dist'}${inspector ? ' with --inspect (forced GCs)' : ''}`);
   p();
   p(table([
@@ -1067,6 +1243,8 @@ async function run(o: Options, log: (msg: string) => void, children: ChildProces
   if (nonReaderQueues.length > 0) {
     p(`non-readers at the end: ${nonReaderQueues.length} connections, kernel queues (service send + client receive) median ${f1(median(nonReaderQueues) / 1024)} KiB, max ${f1((nonReaderQueues.at(-1) ?? NaN) / 1024)} KiB, total ${f1(nonReaderQueues.reduce((a, b) => a + b, 0) / 2 ** 20)} MiB`);
   }
+  p(`inspections: ${inspections.made} made, ${inspections.ok} answered 200 (${inspections.truncated} truncated); endpoints discovered (a2a_discovery_activity counters) at the end of the load: ${metric('a2a_discovery_activity_endpoints')}, dropped past the bound ${metric('a2a_discovery_activity_endpoints_dropped')}`);
+  if (gcStart !== undefined && gcEnd !== undefined) p(`RSS after GC: start (before load) ${f1(mb(gcStart.rssKb))} MiB, end ${f1(mb(gcEnd.rssKb))} MiB; heap after GC ${f1(mb(gcStart.heapKb))} -> ${f1(mb(gcEnd.heapKb))} MiB`);
   p(`refusals (a2a_discovery_http_refusals_total): ${refusals.length === 0 ? 'none' : refusals.map(([k, v]) => `${k} ${v}`).join(', ')}`);
   p(`service at the end: sse_streams ${metric('a2a_discovery_sse_streams')}, pinned_sessions ${metric('a2a_discovery_pinned_sessions')}, retained_snapshots ${metric('a2a_discovery_retained_snapshots')}, snapshot_version ${metric('a2a_discovery_snapshot_version')}, tree_evictions ${metric('a2a_discovery_tree_evictions_total')}; stderr lines (warn and up) ${warnLines}`);
   if (healthFailures.length > 0) p(`/healthz failures: ${healthFailures.slice(0, 5).map((h) => `+${h.t.toFixed(1)} s ${h.what}`).join(', ')}`);
@@ -1096,6 +1274,9 @@ async function run(o: Options, log: (msg: string) => void, children: ChildProces
           routes: Object.fromEntries([...tally.routes].map(([k, r]) => [k, Object.fromEntries(r.statuses)])),
           refusals: Object.fromEntries(refusals),
           chat: { ...chat, authors: Object.fromEntries(chat.authors) },
+          inspections,
+          activity,
+          rssAfterGcMiB: { start: gcStart === undefined ? null : mb(gcStart.rssKb), end: gcEnd === undefined ? null : mb(gcEnd.rssKb), growthFromStart: startGrowthMb },
           sse: { ...sse, byEvent: Object.fromEntries(sse.byEvent), perReaderKiBs: perReaderKBs, nonReaderKernelQueueBytes: nonReaderQueues },
           samples: samples.map((s) => ({ t: s.t, rssMiB: mb(s.rssKb) })),
           checks,

@@ -8,6 +8,7 @@ import { InMemorySessionService, Runner } from '@google/adk';
 import type { EventStream } from '../events/index.js';
 import { contentText } from './content-text.js';
 import { explainRoute } from './root-agent.js';
+import { withTurnSignal } from './remote/turn-signal.js';
 import type { PinRelease, TreeFactory } from './tree-factory.js';
 
 export interface SessionRunnerOptions {
@@ -35,6 +36,23 @@ export interface TurnResult {
   readonly error?: string;
   /** Things the user should know: a fallback answered, the session had expired, no final answer. */
   readonly notices: readonly string[];
+  /**
+   * Set when the turn's `signal` aborted it: its A2A requests were cut, nothing after the abort
+   * was stored (the user message stays in the history, without a reply), `error` says why.
+   */
+  readonly aborted?: true;
+}
+
+/** Options of {@link SessionRunner.run}. */
+export interface RunTurnOptions {
+  /** The ADK user id the session is stored under. Default `user`. */
+  userId?: string;
+  /**
+   * Ends the turn early (e.g. its HTTP client went away): the A2A requests the turn has in flight
+   * are aborted (the peer sees its connection closed; through the policy fetch, see
+   * `createPolicyFetch`), ADK stops and stores no further event, and the result has `aborted`.
+   */
+  signal?: AbortSignal;
 }
 
 /**
@@ -78,8 +96,11 @@ export class SessionRunner {
    * Runs one turn of `sessionId` (created on first use) on its pinned tree. A session that idled
    * out starts anew on the current snapshot, with a notice: its old history was deleted with
    * its pin, so it never runs on a tree its history does not fit.
+   *
+   * With `options.signal`, an abort ends the turn at once (see {@link RunTurnOptions.signal}); the
+   * session stays pinned and usable for the next turn.
    */
-  async run(sessionId: string, message: string, options: { userId?: string } = {}): Promise<TurnResult> {
+  async run(sessionId: string, message: string, options: RunTurnOptions = {}): Promise<TurnResult> {
     const userId = options.userId ?? 'user';
     const { root, digest, restartedFrom } = this.#trees.pin(sessionId);
     this.#users.set(sessionId, userId);
@@ -101,21 +122,31 @@ export class SessionRunner {
     let author: string | undefined;
     let progress: { text: string; author: string } | undefined;
     let error: string | undefined;
-    try {
-      for await (const event of runner.runAsync({ userId, sessionId, newMessage: { role: 'user', parts: [{ text: message }] } })) {
-        events.push(event);
-        if (event.author && event.author !== 'user' && agents.at(-1) !== event.author) agents.push(event.author);
-        if (event.errorMessage) error = event.errorMessage;
-        const text = contentText(event.content);
-        if (!text || !event.author || event.author === 'user') continue;
-        if (event.partial) progress = { text, author: event.author };
-        else {
-          reply = text;
-          author = event.author;
+    const { signal } = options;
+    // ADK's abortSignal stops its loop between events (and keeps it from storing later ones); the
+    // turn signal reaches the A2A requests themselves (remote/turn-signal.ts).
+    await withTurnSignal(signal, async () => {
+      try {
+        const newMessage = { role: 'user', parts: [{ text: message }] };
+        for await (const event of runner.runAsync({ userId, sessionId, newMessage, ...(signal !== undefined && { abortSignal: signal }) })) {
+          events.push(event);
+          if (event.author && event.author !== 'user' && agents.at(-1) !== event.author) agents.push(event.author);
+          if (event.errorMessage) error = event.errorMessage;
+          const text = contentText(event.content);
+          if (!text || !event.author || event.author === 'user') continue;
+          if (event.partial) progress = { text, author: event.author };
+          else {
+            reply = text;
+            author = event.author;
+          }
         }
+      } catch (err) {
+        error = err instanceof Error ? err.message : String(err);
       }
-    } catch (err) {
-      error = err instanceof Error ? err.message : String(err);
+    });
+    if (signal?.aborted === true) {
+      const why = signal.reason instanceof Error ? signal.reason.message : String(signal.reason ?? 'aborted');
+      return { sessionId, digest, events, reply: '', agents, notices, aborted: true, error: `the turn was aborted: ${why}` };
     }
     if (reply === '' && error === undefined) {
       const who = agents.at(-1) ?? 'the agent';

@@ -330,7 +330,16 @@ export function createApp(o: AppOptions): Hono {
       } else if (o.owners.held(share) >= limits.maxSessionsPerClient) {
         return tooMany(c, 'sessions_per_client', 'server.limits.maxSessionsPerClient', SESSION_RETRY_S, `this client holds ${limits.maxSessionsPerClient} session(s); end one (DELETE /api/sessions/:id) or wait for an idle one to expire`);
       } else secret = o.owners.claim(sessionId, caller, share);
-      const turn = await o.sessions.run(sessionId, read.message.slice(0, 4_000));
+      // The request's signal aborts when its client goes away: the turn's A2A requests are cut and
+      // its slot is freed at once (SessionRunner.run).
+      const turn = await o.sessions.run(sessionId, read.message.slice(0, 4_000), { signal: c.req.raw.signal });
+      if (turn.aborted === true) {
+        refuse('turn_aborted');
+        // A session this turn started is not kept: its client never learnt its secret or cookie.
+        // An existing one stays usable; its history keeps the user message, without a reply.
+        if (secret !== undefined) await o.sessions.end(sessionId);
+        return c.json({ error: 'aborted', message: turn.error ?? 'the client went away' }, 503);
+      }
       return c.json({
         sessionId,
         ...(secret !== undefined && { sessionSecret: secret }),

@@ -75,7 +75,8 @@ export type RefusalReason =
   | 'inspect_truncated'
   | 'inspections_per_client'
   | 'sessions_per_client'
-  | 'turns_per_client';
+  | 'turns_per_client'
+  | 'turn_aborted';
 
 /** Counts a refusal (the metrics' counter, or nothing). */
 export type OnRefusal = (reason: RefusalReason) => void;

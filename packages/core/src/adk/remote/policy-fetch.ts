@@ -27,6 +27,7 @@ import { DiscoveryError, findDiscoveryError, isDiscoveryError } from '../../erro
 import type { DiscoveryErrorCode } from '../../errors.js';
 import { createGuardedConnection, NetworkOptionCheck, redirectRefusal, safeUrlForMessage } from '../../fetch/index.js';
 import type { HostPolicy, OriginCredentials, Resolver, TrustedCa } from '../../fetch/index.js';
+import { currentTurnSignal } from './turn-signal.js';
 
 export type { OriginCredentials };
 
@@ -83,7 +84,8 @@ const NULL_BODY_STATUS = new Set([101, 103, 204, 205, 304]);
  * the policy, nothing sent), `ERR_ADDRESS_BLOCKED` (a resolved or connected address is refused),
  * `ERR_REDIRECT_REFUSED` (any 3xx), `ERR_FETCH_TIMEOUT`, `ERR_BODY_TOO_LARGE`,
  * `ERR_FETCH_NETWORK` (refused, reset, TLS, …), `ERR_USAGE` after `close()`. An abort by the
- * caller's own signal rejects with the signal's reason, as `fetch` does.
+ * caller's own signal rejects with the signal's reason, as `fetch` does; so does an abort of the
+ * conversation turn the request is made in (`SessionRunner.run`'s `signal`, turn-signal.ts).
  *
  * @throws DiscoveryError `ERR_CONFIG_INVALID` (stage `config`) for bad options.
  * @example
@@ -121,7 +123,8 @@ export function createPolicyFetch(options: PolicyFetchOptions): PolicyFetch {
     // Our controller carries the headers deadline and close(); the caller's signal stays
     // attached for the whole exchange, body included (AbortSignal.any).
     const controller = new AbortController();
-    const callerSignal = request.signal ?? undefined;
+    // A request made inside a conversation turn is also aborted with the turn (turn-signal.ts).
+    const callerSignal = withSignal(request.signal ?? undefined, currentTurnSignal());
     const signal = callerSignal === undefined ? controller.signal : AbortSignal.any([callerSignal, controller.signal]);
     const timer = setTimeout(() => {
       controller.abort(new DiscoveryError('ERR_FETCH_TIMEOUT', `${url}: no response headers within ${settings.timeoutMs} ms`, { url, stage: 'fetch' }));
@@ -174,6 +177,12 @@ async function normalizeInput(input: string | URL | Request, init: RequestInit |
   const req = input as Request;
   const body = init?.body ?? (req.body === null ? undefined : await req.arrayBuffer());
   return { url: req.url, method: init?.method ?? req.method, headers: init?.headers ?? req.headers, body, signal: init?.signal ?? req.signal };
+}
+
+/** The caller's signal and the turn's, either one aborting (the same object when only one is set). */
+function withSignal(caller: AbortSignal | undefined, turn: AbortSignal | undefined): AbortSignal | undefined {
+  if (turn === undefined || turn === caller) return caller;
+  return caller === undefined ? turn : AbortSignal.any([caller, turn]);
 }
 
 /** Counts the body bytes as they stream and errors the stream past the cap. */
