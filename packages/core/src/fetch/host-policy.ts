@@ -310,15 +310,21 @@ export class HostPolicy {
    * An endpoint's identity, used as the key everywhere (resolver, cache, loop): a URL whose path
    * ends in `.json` is the card's own URL ({@link normalizeCardUrl}, fetched exactly there);
    * anything else is a base URL ({@link normalizeBaseUrl}, whose card is under `.well-known/`).
+   * A card URL at a base's well-known path (`…/.well-known/agent-card.json`) is that base's
+   * identity, so two sources naming one card two ways propose one endpoint.
    * Normalized base URLs always end in `/`, normalized card URLs never do.
    *
    * @throws DiscoveryError as {@link normalizeBaseUrl}.
    */
   normalizeEndpoint(url: string): string {
     const known = this.#normalized.get(url);
-    if (known !== undefined) return known;
+    if (known !== undefined && !known.endsWith(`/${CARD_PATH}`)) return known;
     if (url.includes(CATALOG_CARD_FRAGMENT)) return this.#normalizeCatalogKey(url);
-    return isCardUrl(url) ? this.normalizeCardUrl(url) : this.normalizeBaseUrl(url);
+    if (!isCardUrl(url)) return this.normalizeBaseUrl(url);
+    const card = this.normalizeCardUrl(url);
+    // The card at a base URL's well-known path is that base's endpoint: one document, one
+    // identity, whether a source names the base (a static entry) or the card (an AI Catalog entry).
+    return card.endsWith(`/${CARD_PATH}`) ? card.slice(0, -CARD_PATH.length) : card;
   }
 
   /**
