@@ -16,6 +16,7 @@ import type { StateStore } from '../../packages/store/src/index.js';
 import { openStateStore } from '../../packages/store/src/index.js';
 import { createMetrics } from '../../packages/service/src/server/metrics.js';
 import type { SqlStateStore } from '../../packages/store/src/sql-state-store.js';
+import { MIGRATIONS_TABLE, migrationSource } from '../../packages/store/src/migrations.js';
 import { storeEngines } from '../helpers/stores.js';
 
 const WALL = 1_767_225_600_000;
@@ -152,6 +153,25 @@ for (const engine of storeEngines()) {
     });
 
     if (engine.name !== 'memory') {
+      test('a journal written before migration 0005 is counted by it (and 0005 rolls back): the quotas apply at the next write', async () => {
+        const first = (await engine.open({ clock: clock() })) as SqlStateStore;
+        await first.close();
+        const { connection, schema } = first.target;
+        const db = knexFactory({ client: engine.name === 'sqlite' ? 'sqlite3' : 'pg', connection, useNullAsDefault: true, ...(schema !== undefined && { searchPath: [schema] }) });
+        try {
+          await db.migrate.down({ migrationSource, tableName: MIGRATIONS_TABLE, ...(schema !== undefined && { schemaName: schema }) });
+          assert.equal(await db.schema.hasTable('a2ad_journal_counts'), false, 'rolled back');
+          const rows = [...needed(), ...Array.from({ length: 60 }, (_, i) => event(CHURN[i % CHURN.length]!, i))];
+          await db('a2ad_journal').insert(rows.map((e) => ({ replica: 'old', seq: e.seq, at: e.at, type: e.type, event: JSON.stringify(e) })));
+        } finally {
+          await db.destroy();
+        }
+        const store = await engine.open({ clock: clock(), reopen: first, retention: { journalMaxEventsPerType: 5 } });
+        await store.appendEvents([event('alert', 8)]);
+        assert.deepEqual(await countsByType(store), { 'snapshot.published': 3, alert: 4, 'endpoint.admitted': 1, 'endpoint.refused': 1, ...Object.fromEntries(CHURN.map((t) => [t, 5])) });
+        assert.deepEqual(pruned(await store.counters()), Object.fromEntries(CHURN.map((t) => [`journal.pruned.${t}`, 12 - 5])));
+      });
+
       test('a quota lowered between runs applies at the next write, to every kind; the rows per type are kept in step with the journal, and the cut is found on the (type, id) index', async () => {
         const first = await engine.open({ clock: clock(), retention: { journalMaxEvents: 70 } });
         await first.appendEvents(needed());

@@ -435,14 +435,15 @@ export class SqlStateStore implements StateStore {
         }
         tally(await deleteReturningType(trx, trx('a2ad_journal').where('at', '<', oldest)), -1);
         await this.#retainJournal(trx, delta, pruned);
-        for (const [type, n] of delta) {
+        // In one order (by name) in every replica's transactions: two never wait on each other's rows.
+        for (const [type, n] of [...delta].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
           if (n === 0) continue;
           await trx('a2ad_journal_counts')
             .insert({ type, n })
             .onConflict('type')
             .merge({ n: trx.raw('?? + ?', ['a2ad_journal_counts.n', n]) });
         }
-        for (const [type, n] of pruned) {
+        for (const [type, n] of [...pruned].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
           await trx('a2ad_counters')
             .insert({ name: prunedCounter(type), value: n })
             .onConflict('name')
