@@ -13,6 +13,7 @@
  * counted per type (`journal.pruned.<type>`).
  */
 import type { DiscoveryEvent } from 'a2a-discovery';
+import type { StoreRetention } from './state-store.js';
 
 /** `'journal'` when the event is kept, otherwise the name of the counter it adds one to. */
 export function journalOrCounter(event: DiscoveryEvent): 'journal' | string {
@@ -54,13 +55,6 @@ export function prunedCounter(type: string): string {
   return `journal.pruned.${type}`;
 }
 
-/** The journal's bounds, as the store's retention has them. */
-export interface JournalBounds {
-  readonly journalMaxEvents: number;
-  readonly journalMaxEventsPerType: number;
-  readonly journalMaxAgeMs: number;
-}
-
 /**
  * The journal's retention rule, on rows in journal order (oldest first): rows older than
  * `journalMaxAgeMs` go (not counted: that is the journal's horizon); then each type keeps its
@@ -72,7 +66,7 @@ export interface JournalBounds {
  */
 export function retainJournal<R extends { readonly event: { readonly type: string; readonly at: number } }>(
   rows: readonly R[],
-  bounds: JournalBounds,
+  bounds: Readonly<Required<Pick<StoreRetention, 'journalMaxEvents' | 'journalMaxEventsPerType' | 'journalMaxAgeMs'>>>,
   now: number,
 ): { kept: R[]; pruned: Map<string, number> } {
   const pruned = new Map<string, number>();
