@@ -170,7 +170,7 @@ describe('defaults', () => {
     assert.deepEqual(config.sessions, { idleTimeoutMs: 3_600_000, maxSessions: 10_000, allowAdkMetadata: false, history: 'store' });
     assert.equal(config.dataDir, resolve(process.cwd(), 'data'), 'relative to the base directory (the config file\'s folder when loaded)');
     assert.equal(config.store, `sqlite:${resolve(process.cwd(), 'data', 'a2a-discovery.sqlite')}`, 'serve keeps its state in a SQLite file under the data directory');
-    assert.deepEqual(config.retention, { journalMaxEvents: 100_000, journalMaxAgeMs: 604_800_000, snapshots: 50, snapshotHistory: 200 });
+    assert.deepEqual(config.retention, { journalMaxEvents: 100_000, journalMaxEventsPerType: 10_000, journalMaxAgeMs: 604_800_000, snapshots: 50, snapshotHistory: 200 });
     assert.deepEqual(config.static[0], { name: 'billing_agent', url: 'https://billing.example.com/', description: 'Answers invoices.', tags: ['billing'], critical: false });
   });
 

@@ -6,8 +6,14 @@
  * unchanged bytes, stale serving, failures and backoff — happens every cycle for every endpoint;
  * it only adds to a counter (`card.result.<outcome>`, `catalog.read.<outcome>`, `card.fetch`,
  * `card.backoff`).
+ *
+ * And how long it keeps them ({@link retainJournal}): by age, by a quota per event type and by a
+ * total cap that cuts high-volume kinds before the ones operators need, so a churning source
+ * cannot flush the snapshots, alerts, admissions and refusals. What a quota or the cap deletes is
+ * counted per type (`journal.pruned.<type>`).
  */
 import type { DiscoveryEvent } from 'a2a-discovery';
+import type { StoreRetention } from './state-store.js';
 
 /** `'journal'` when the event is kept, otherwise the name of the counter it adds one to. */
 export function journalOrCounter(event: DiscoveryEvent): 'journal' | string {
@@ -24,4 +30,79 @@ export function journalOrCounter(event: DiscoveryEvent): 'journal' | string {
     default:
       return 'journal';
   }
+}
+
+/**
+ * The kinds an operator reads after the fact — publications and held snapshots, alerts and their
+ * resolutions, admissions and refusals, routing gates. When the journal is over its total cap
+ * (`journalMaxEvents`), the oldest rows of every other kind go first (under endpoint churn:
+ * `endpoint.gone`/`evicted`, `health.changed`, `match.verdict`, card and catalog results, trees,
+ * sessions); these go by the cap only once nothing else is left to cut. Every kind, these
+ * included, is also bounded by its own quota (`journalMaxEventsPerType`) and by age.
+ */
+export const PROTECTED_JOURNAL_TYPES: readonly string[] = Object.freeze([
+  'snapshot.published',
+  'snapshot.held',
+  'alert',
+  'alert.resolved',
+  'endpoint.admitted',
+  'endpoint.refused',
+  'routing.evaluated',
+]);
+
+/** The store counter that counts rows of `type` deleted by a quota or the cap before their age (`journal.pruned.<type>`). */
+export function prunedCounter(type: string): string {
+  return `journal.pruned.${type}`;
+}
+
+/**
+ * The journal's retention rule, on rows in journal order (oldest first): rows older than
+ * `journalMaxAgeMs` go (not counted: that is the journal's horizon); then each type keeps its
+ * `journalMaxEventsPerType` newest rows; then, past `journalMaxEvents` in all, the oldest rows
+ * of unprotected kinds go first and protected ones ({@link PROTECTED_JOURNAL_TYPES}) only when
+ * nothing else is left. Returns the rows kept, in order, and how many of each type the quota and
+ * the cap deleted. The memory store applies it as is; the SQL store runs the same steps as
+ * queries (and the contract suite checks both agree).
+ */
+export function retainJournal<R extends { readonly event: { readonly type: string; readonly at: number } }>(
+  rows: readonly R[],
+  bounds: Readonly<Required<Pick<StoreRetention, 'journalMaxEvents' | 'journalMaxEventsPerType' | 'journalMaxAgeMs'>>>,
+  now: number,
+): { kept: R[]; pruned: Map<string, number> } {
+  const pruned = new Map<string, number>();
+  const drop = (type: string): void => {
+    pruned.set(type, (pruned.get(type) ?? 0) + 1);
+  };
+  const oldest = now - bounds.journalMaxAgeMs;
+  // Newest first, so each type's quota keeps its newest rows.
+  const perType = new Map<string, number>();
+  const kept: R[] = [];
+  for (let i = rows.length - 1; i >= 0; i--) {
+    const r = rows[i]!;
+    if (r.event.at < oldest) continue;
+    const n = (perType.get(r.event.type) ?? 0) + 1;
+    perType.set(r.event.type, n);
+    if (n > bounds.journalMaxEventsPerType) drop(r.event.type);
+    else kept.push(r);
+  }
+  kept.reverse();
+  let excess = kept.length - bounds.journalMaxEvents;
+  if (excess <= 0) return { kept, pruned };
+  const protectedTypes = new Set(PROTECTED_JOURNAL_TYPES);
+  const cut = new Set<R>();
+  for (const r of kept) {
+    if (excess === 0) break;
+    if (protectedTypes.has(r.event.type)) continue;
+    cut.add(r);
+    drop(r.event.type);
+    excess--;
+  }
+  for (const r of kept) {
+    if (excess === 0) break;
+    if (cut.has(r)) continue;
+    cut.add(r);
+    drop(r.event.type);
+    excess--;
+  }
+  return { kept: kept.filter((r) => !cut.has(r)), pruned };
 }

@@ -7,6 +7,7 @@ import type { CacheEntry, CardStore, DiscoveryEvent, Snapshot, SnapshotSummary }
 import { MemoryCardStore } from 'a2a-discovery';
 import type { CatalogEntry, CounterDeltas, JournalEntry, JournalQuery, PinRecord, StateStore, StoredSnapshots, StoreRetention, StoreStatus } from './state-store.js';
 import { DEFAULT_RETENTION } from './state-store.js';
+import { prunedCounter, retainJournal } from './journal.js';
 
 export interface MemoryStateStoreOptions {
   retention?: StoreRetention;
@@ -31,6 +32,8 @@ export class MemoryStateStore implements StateStore {
   #nextId = 1;
   #lastSeq = 0;
   readonly #counters = new Map<string, number>();
+  /** Journal rows deleted by a type's quota or the cap, by type. */
+  readonly #pruned = new Map<string, number>();
   #writes = 0;
 
   constructor(options: MemoryStateStoreOptions = {}) {
@@ -103,9 +106,12 @@ export class MemoryStateStore implements StateStore {
       this.#lastSeq = Math.max(this.#lastSeq, e.seq);
       this.#writes++;
     }
-    const oldest = this.#wallNow() - this.#retention.journalMaxAgeMs;
-    this.#journal = this.#journal.filter((e) => e.event.at >= oldest);
-    if (this.#journal.length > this.#retention.journalMaxEvents) this.#journal = this.#journal.slice(this.#journal.length - this.#retention.journalMaxEvents);
+    const { kept, pruned } = retainJournal(this.#journal, this.#retention, this.#wallNow());
+    this.#journal = kept;
+    for (const [type, n] of pruned) {
+      this.#pruned.set(type, (this.#pruned.get(type) ?? 0) + n);
+      this.#counters.set(prunedCounter(type), (this.#counters.get(prunedCounter(type)) ?? 0) + n);
+    }
     return Promise.resolve();
   }
 
@@ -153,7 +159,7 @@ export class MemoryStateStore implements StateStore {
   }
 
   status(): StoreStatus {
-    return { kind: 'memory', location: 'memory', ok: true, failedWrites: 0, writes: this.#writes };
+    return { kind: 'memory', location: 'memory', ok: true, failedWrites: 0, writes: this.#writes, ...(this.#pruned.size > 0 && { journalPruned: Object.fromEntries(this.#pruned) }) };
   }
 
   close(): Promise<void> {

@@ -129,6 +129,27 @@ const MIGRATIONS: Record<string, Migration> = {
       await knex.schema.dropTableIfExists('a2ad_catalog_entries');
     },
   },
+  // Journal retention per event type (journal.ts): the rows of each type, kept by every journal
+  // write in its transaction (so no write counts the table), and the (type, id) index a type's
+  // oldest rows are found on.
+  '0005_journal_types': {
+    async up(knex) {
+      await knex.schema.alterTable('a2ad_journal', (t) => {
+        t.index(['type', 'id'], 'a2ad_journal_type_id_index');
+      });
+      await knex.schema.createTable('a2ad_journal_counts', (t) => {
+        t.string('type', 64).primary();
+        t.bigInteger('n').notNullable();
+      });
+      await knex.raw('INSERT INTO ?? (type, n) SELECT type, COUNT(*) FROM ?? GROUP BY type', ['a2ad_journal_counts', 'a2ad_journal']);
+    },
+    async down(knex) {
+      await knex.schema.dropTableIfExists('a2ad_journal_counts');
+      await knex.schema.alterTable('a2ad_journal', (t) => {
+        t.dropIndex(['type', 'id'], 'a2ad_journal_type_id_index');
+      });
+    },
+  },
 };
 
 /** The knex migration source over {@link MIGRATIONS}. */

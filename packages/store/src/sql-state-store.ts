@@ -10,6 +10,7 @@ import knexFactory from 'knex';
 import type { Knex } from 'knex';
 import type { CacheEntry, CardStore, Clock, DiscoveryEvent, Snapshot, SnapshotSummary } from 'a2a-discovery';
 import { systemClock, DiscoveryError, isDiscoveryError } from 'a2a-discovery';
+import { PROTECTED_JOURNAL_TYPES, prunedCounter } from './journal.js';
 import { MIGRATIONS_TABLE, migrationSource } from './migrations.js';
 import type { StoredCard } from './serialize.js';
 import { cardParser, entryFromJson, entryToJson, eventFromJson, eventToJson, joinSnapshot, splitSnapshot } from './serialize.js';
@@ -38,6 +39,8 @@ export interface SqlStateStoreOptions {
 
 /** Rows per INSERT (SQLite allows 999 bound variables per statement). */
 const BATCH = 100;
+/** Journal rows read to find where retention cuts, per type and pass, at most. */
+const CUT_STEP = 10_000;
 
 const num = (v: unknown): number => (typeof v === 'number' ? v : Number(v));
 
@@ -115,6 +118,8 @@ export class SqlStateStore implements StateStore {
   /** A replica that does not lead: cache entries are not written through (see {@link follow}). */
   #following = false;
   #fencedWrites = 0;
+  /** Journal rows deleted by a type's quota or the cap, by type (this process's). */
+  readonly #pruned = new Map<string, number>();
 
   constructor(db: Knex, o: SqlStateStoreOptions) {
     this.kind = o.kind;
@@ -409,22 +414,99 @@ export class SqlStateStore implements StateStore {
 
   appendEvents(events: readonly DiscoveryEvent[]): Promise<void> {
     if (events.length === 0) return Promise.resolve();
-    const { journalMaxAgeMs, journalMaxEvents } = this.#retention;
-    const oldest = Math.round(this.#clock.wallNow() - journalMaxAgeMs);
+    const oldest = Math.round(this.#clock.wallNow() - this.#retention.journalMaxAgeMs);
     const replica = this.replica;
-    return this.#write(() =>
-      this.#db.transaction(async (trx) => {
+    const pruned = new Map<string, number>();
+    return this.#write(async () => {
+      pruned.clear();
+      await this.#db.transaction(async (trx) => {
+        // Rows per type, kept in `a2ad_journal_counts` by every write in its own transaction.
+        const delta = new Map<string, number>();
+        const tally = (rows: ReadonlyArray<{ type: string }>, sign: 1 | -1): void => {
+          for (const { type } of rows) delta.set(type, (delta.get(type) ?? 0) + sign);
+        };
         for (const part of chunks(events)) {
-          await trx('a2ad_journal')
+          const added = (await trx('a2ad_journal')
             .insert(part.map((e) => ({ replica, seq: e.seq, at: Math.round(e.at), type: e.type, event: eventToJson(e) })))
             .onConflict(['replica', 'seq'])
-            .ignore();
+            .ignore()
+            .returning('type')) as Array<{ type: string }>;
+          tally(added, 1);
         }
-        await trx('a2ad_journal').where('at', '<', oldest).delete();
-        const cut = (await trx('a2ad_journal').select('id').orderBy('id', 'desc').offset(journalMaxEvents).limit(1)) as Array<{ id: unknown }>;
-        if (cut[0] !== undefined) await trx('a2ad_journal').where('id', '<=', num(cut[0].id)).delete();
-      }),
-    );
+        tally(await deleteReturningType(trx, trx('a2ad_journal').where('at', '<', oldest)), -1);
+        await this.#retainJournal(trx, delta, pruned);
+        // In one order (by name) in every replica's transactions: two never wait on each other's rows.
+        for (const [type, n] of [...delta].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
+          if (n === 0) continue;
+          await trx('a2ad_journal_counts')
+            .insert({ type, n })
+            .onConflict('type')
+            .merge({ n: trx.raw('?? + ?', ['a2ad_journal_counts.n', n]) });
+        }
+        for (const [type, n] of [...pruned].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
+          await trx('a2ad_counters')
+            .insert({ name: prunedCounter(type), value: n })
+            .onConflict('name')
+            .merge({ value: trx.raw('?? + ?', ['a2ad_counters.value', n]) });
+        }
+      });
+      for (const [type, n] of pruned) this.#pruned.set(type, (this.#pruned.get(type) ?? 0) + n);
+    });
+  }
+
+  /**
+   * journal.ts's `retainJournal` (after the age bound) as queries that stay cheap on a full
+   * journal: the rows per type are read from `a2ad_journal_counts` (plus this write's `delta`), so
+   * nothing is counted or scanned unless a bound is exceeded, and then only the excess is read, on
+   * the (type, id) index: a type over its quota loses its oldest rows; over the total cap, the
+   * oldest rows of the unprotected kinds go first (the oldest `excess` ids of each such type,
+   * merged), the protected kinds' only when none is left. Deleted rows are counted per type into
+   * `pruned` and taken off `delta`.
+   */
+  async #retainJournal(trx: Knex.Transaction, delta: Map<string, number>, pruned: Map<string, number>): Promise<void> {
+    const { journalMaxEvents, journalMaxEventsPerType } = this.#retention;
+    const counts = new Map<string, number>();
+    for (const r of (await trx('a2ad_journal_counts').select('type', 'n')) as Array<{ type: string; n: unknown }>) counts.set(r.type, num(r.n));
+    for (const [type, n] of delta) counts.set(type, (counts.get(type) ?? 0) + n);
+    // Deletes the rows of `type` up to and including position `upTo`, counted.
+    const cut = async (type: string, upTo: number): Promise<void> => {
+      const n = num(await trx('a2ad_journal').where({ type }).andWhere('id', '<=', upTo).delete());
+      if (n === 0) return;
+      pruned.set(type, (pruned.get(type) ?? 0) + n);
+      delta.set(type, (delta.get(type) ?? 0) - n);
+      counts.set(type, counts.get(type)! - n);
+    };
+    const oldestIds = async (type: string, limit: number): Promise<number[]> =>
+      ((await trx('a2ad_journal').select('id').where({ type }).orderBy('id', 'asc').limit(limit)) as Array<{ id: unknown }>).map((r) => num(r.id));
+    for (const type of [...counts.keys()]) {
+      for (let over = counts.get(type)! - journalMaxEventsPerType; over > 0; over = counts.get(type)! - journalMaxEventsPerType) {
+        const ids = await oldestIds(type, Math.min(over, CUT_STEP));
+        if (ids.length === 0) break;
+        await cut(type, ids.at(-1)!);
+        if (counts.get(type)! - journalMaxEventsPerType === over) break;
+      }
+    }
+    // The oldest `excess` rows of `types` in journal order (at most CUT_STEP at a time): the
+    // oldest of each type, merged; each type cut at the last position taken.
+    const cutOldest = async (types: readonly string[], excess: number): Promise<void> => {
+      const step = Math.min(excess, CUT_STEP);
+      const ids: number[] = [];
+      for (const type of types) ids.push(...(await oldestIds(type, step)));
+      if (ids.length === 0) return;
+      ids.sort((a, b) => a - b);
+      const upTo = ids[Math.min(step, ids.length) - 1]!;
+      for (const type of types) await cut(type, upTo);
+    };
+    const over = (): number => [...counts.values()].reduce((a, b) => a + b, 0) - journalMaxEvents;
+    const present = (keep: (type: string) => boolean): string[] => [...counts].filter(([t, n]) => n > 0 && keep(t)).map(([t]) => t);
+    const protectedTypes = new Set(PROTECTED_JOURNAL_TYPES);
+    for (const kinds of [(t: string) => !protectedTypes.has(t), () => true]) {
+      for (let excess = over(), types = present(kinds); excess > 0 && types.length > 0; excess = over(), types = present(kinds)) {
+        const before = excess;
+        await cutOldest(types, excess);
+        if (over() === before) break;
+      }
+    }
   }
 
   async journal(options: JournalQuery = {}): Promise<JournalEntry[]> {
@@ -491,6 +573,7 @@ export class SqlStateStore implements StateStore {
       failedWrites: this.#failedWrites,
       writes: this.#writes,
       ...(this.#fencedWrites > 0 && { fencedWrites: this.#fencedWrites }),
+      ...(this.#pruned.size > 0 && { journalPruned: Object.fromEntries(this.#pruned) }),
     };
   }
 
@@ -554,6 +637,16 @@ interface SnapshotRow {
   version: unknown;
   created_at: unknown;
   agents: string;
+}
+
+/**
+ * Runs a delete and returns the deleted rows' types (RETURNING: SQLite 3.35+ and PostgreSQL; knex
+ * gives only a count for a SQLite delete).
+ */
+async function deleteReturningType(trx: Knex.Transaction, q: Knex.QueryBuilder): Promise<Array<{ type: string }>> {
+  const { sql, bindings } = q.delete().toSQL();
+  const result = (await trx.raw(`${sql} RETURNING ??`, [...bindings, 'type'])) as Array<{ type: string }> | { rows: Array<{ type: string }> };
+  return Array.isArray(result) ? result : result.rows;
 }
 
 function chunks<T>(items: readonly T[]): T[][] {

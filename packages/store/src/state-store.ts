@@ -11,7 +11,8 @@
  *   pointer in one transaction;
  * - **pins**: session → digest, last use, the caller's ADK user id and the owner's hashes;
  * - **the event journal**: the events an operator reads later (snapshots, alerts, admissions,
- *   refusals, health and session events), bounded by age and count; cache chatter (hits, 304s,
+ *   refusals, health and session events), bounded by age, by a quota per event type and by a
+ *   total count that cuts high-volume kinds first (journal.ts); cache chatter (hits, 304s,
  *   fetches, backoff) only adds to counters.
  */
 import type { CardStore, DiscoveryEvent, Snapshot, SnapshotSummary, CatalogEntry } from 'a2a-discovery';
@@ -22,8 +23,14 @@ export type StoreKind = 'memory' | 'sqlite' | 'postgres';
 
 /** How much the store keeps. Every bound has a default; all are counts or milliseconds. */
 export interface StoreRetention {
-  /** Journal rows kept (the oldest go first). Default 100,000. */
+  /**
+   * Journal rows kept in all. Past it the oldest rows go first, those of the kinds operators need
+   * (`PROTECTED_JOURNAL_TYPES`: snapshots, alerts, admissions, refusals) only when nothing else is
+   * left. Default 100,000.
+   */
   journalMaxEvents?: number;
+  /** Journal rows kept per event type (the newest), so no one kind fills the journal. Default 10,000. */
+  journalMaxEventsPerType?: number;
   /** Journal rows older than this are deleted. Default 604,800,000 (7 days). */
   journalMaxAgeMs?: number;
   /** Published snapshots kept besides the current and the pinned ones (newest first). Default 50. */
@@ -34,6 +41,7 @@ export interface StoreRetention {
 
 export const DEFAULT_RETENTION: Readonly<Required<StoreRetention>> = Object.freeze({
   journalMaxEvents: RETENTION_DEFAULTS.journalMaxEvents,
+  journalMaxEventsPerType: RETENTION_DEFAULTS.journalMaxEventsPerType,
   journalMaxAgeMs: RETENTION_DEFAULTS.journalMaxAgeMs,
   snapshots: RETENTION_DEFAULTS.snapshots,
   history: RETENTION_DEFAULTS.snapshotHistory,
@@ -79,6 +87,11 @@ export interface StoreStatus {
   readonly writes: number;
   /** Leader writes refused by the fencing epoch (PostgreSQL replicas), when any. */
   readonly fencedWrites?: number;
+  /**
+   * Journal rows this process deleted before their age, to keep a type's quota or the total cap,
+   * by event type; when any. (The store's counters keep the same as `journal.pruned.<type>`.)
+   */
+  readonly journalPruned?: Readonly<Record<string, number>>;
 }
 
 /**

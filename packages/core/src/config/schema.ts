@@ -344,6 +344,7 @@ function impossibleStore(value: string): string | undefined {
 
 const retention = z.strictObject({
   journalMaxEvents: positiveInt.default(RETENTION_DEFAULTS.journalMaxEvents),
+  journalMaxEventsPerType: positiveInt.default(RETENTION_DEFAULTS.journalMaxEventsPerType),
   journalMaxAgeMs: positiveInt.default(RETENTION_DEFAULTS.journalMaxAgeMs),
   snapshots: nonNegativeInt.default(RETENTION_DEFAULTS.snapshots),
   snapshotHistory: positiveInt.default(RETENTION_DEFAULTS.snapshotHistory),

@@ -361,8 +361,10 @@ export interface SessionsConfig {
 
 /** `retention:`, how much the state store keeps. */
 export interface RetentionConfig {
-  /** Journal events kept (the oldest go first). Default 100,000. */
+  /** Journal events kept (the oldest go first; snapshots, alerts, admissions and refusals last). Default 100,000. */
   readonly journalMaxEvents: number;
+  /** Journal events kept per event type (the newest), so no one kind fills the journal. Default 10,000. */
+  readonly journalMaxEventsPerType: number;
   /** Journal events older than this are deleted. Default 604,800,000 (7 days). */
   readonly journalMaxAgeMs: number;
   /** Published snapshots kept besides the current and the pinned ones. Default 50. */

@@ -123,8 +123,10 @@ export const ROUTING_DEFAULTS = Object.freeze({
 
 /** What is kept (`retention:`; the version history is `SnapshotStore`'s `historyLimit`). */
 export const RETENTION_DEFAULTS = Object.freeze({
-  /** Journal events kept, the oldest going first. */
+  /** Journal events kept, the oldest going first (the kinds operators need last). */
   journalMaxEvents: 100_000,
+  /** Journal events kept per event type, the newest: ten kinds at their quota still fit the total. */
+  journalMaxEventsPerType: 10_000,
   /** Journal events older than this are deleted (7 days). */
   journalMaxAgeMs: 7 * 24 * 3_600_000,
   /** Published snapshots kept besides the current and the pinned ones. */

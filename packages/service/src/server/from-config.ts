@@ -60,6 +60,7 @@ export function serviceOptionsFromConfig(config: DiscoveryConfig, secrets: Resol
       ...(secrets.storePassword !== undefined && { password: secrets.storePassword }),
       retention: {
         journalMaxEvents: config.retention.journalMaxEvents,
+        journalMaxEventsPerType: config.retention.journalMaxEventsPerType,
         journalMaxAgeMs: config.retention.journalMaxAgeMs,
         snapshots: config.retention.snapshots,
         history: config.retention.snapshotHistory,

@@ -80,6 +80,22 @@ export function createMetrics({ events, cache, loop, trees, openStreams, store, 
         this.set(store().failedWrites);
       },
     });
+    // Rows a type's quota or the journal's total cap deleted before their age (journal.ts): under
+    // churn, the high-volume kinds; a protected kind here means the cap is too small for it.
+    const pruned = new Map<string, number>();
+    new Counter({
+      name: `${p}journal_pruned_total`,
+      help: 'Journal rows deleted before their age to keep a type\'s quota (retention.journalMaxEventsPerType) or the total cap (retention.journalMaxEvents), by event type.',
+      labelNames: ['type'],
+      registers: [registry],
+      collect() {
+        for (const [type, n] of Object.entries(store().journalPruned ?? {})) {
+          const seen = pruned.get(type) ?? 0;
+          if (n > seen) this.inc({ type }, n - seen);
+          pruned.set(type, n);
+        }
+      },
+    });
     new Gauge({
       name: `${p}journal_dropped_events`,
       help: 'Journal events dropped because the state store could not keep up.',

@@ -4,7 +4,7 @@
  * (snapshots, alerts and resolutions, admissions, refusals, health and verdicts) is read from the
  * service's journal (`/api/journal`, paged back to the retention horizon) and then followed live;
  * cache chatter (hits, 304s, fetches, stale serving, backoff) is never kept as events, only as
- * per-endpoint counts (`/api/activity`). The lists an event affects are re-read (throttled), so
+ * per-endpoint counts (`/api/activity`, every page). The lists an event affects are re-read (throttled), so
  * the page never reloads and never drifts from what the service reports. When the stream drops,
  * `lostAt` says since when the data is old; on reconnecting everything is read again.
  */
@@ -25,6 +25,28 @@ import { describeEvent, isChatter, shortDigest } from './format.js';
 const MAX_EVENTS = 20_000;
 /** Journal events read per page at start (the API's bound is 1,000). */
 const PAGE = 1_000;
+/** Endpoints per `/api/activity` page (the API's bound), and the pages read at most: 20,000 endpoints, twice the service's default bound. */
+const ACTIVITY_PAGE = 1_000;
+const MAX_ACTIVITY_PAGES = 20;
+
+/**
+ * The cache chatter of every endpoint: `/api/activity` page by page (`after` = the previous page's
+ * `nextAfter`), merged into one answer, at most {@link MAX_ACTIVITY_PAGES} pages (then `nextAfter`
+ * stays set). The counts, totals and window are the last page's.
+ * @returns {Promise<ActivityJson>}
+ */
+async function readActivity() {
+  /** @type {ActivityJson['endpoints']} */
+  const endpoints = [];
+  /** @type {ActivityJson | undefined} */
+  let page;
+  for (let i = 0; i < MAX_ACTIVITY_PAGES && (page === undefined || page.nextAfter); i++) {
+    const after = page?.nextAfter ? `&after=${encodeURIComponent(page.nextAfter)}` : '';
+    page = /** @type {ActivityJson} */ (await api(`/api/activity?limit=${ACTIVITY_PAGE}${after}`));
+    endpoints.push(...page.endpoints);
+  }
+  return { .../** @type {ActivityJson} */ (page), endpoints };
+}
 
 /**
  * One event's identity across the stream and the journal, and across replicas (whose `seq` numbers
@@ -136,7 +158,7 @@ export class LiveStore {
     this.needsToken = false;
     this.error = '';
     try {
-      const [endpoints, snapshots, sessions, activity, sources] = await Promise.all([api('/api/endpoints'), api('/api/snapshots'), api('/api/sessions'), api('/api/activity'), api('/api/sources'), this.#readJournal()]);
+      const [endpoints, snapshots, sessions, activity, sources] = await Promise.all([api('/api/endpoints'), api('/api/snapshots'), api('/api/sessions'), readActivity(), api('/api/sources'), this.#readJournal()]);
       this.#setEndpoints(endpoints.endpoints);
       this.snapshots = snapshots;
       this.sessions = sessions;
@@ -251,7 +273,7 @@ export class LiveStore {
     try {
       if (what === 'endpoints') this.#setEndpoints((await api('/api/endpoints')).endpoints);
       else if (what === 'snapshots') this.snapshots = await api('/api/snapshots');
-      else if (what === 'activity') this.activity = await api('/api/activity');
+      else if (what === 'activity') this.activity = await readActivity();
       else if (what === 'sources') this.sources = (await api('/api/sources')).sources;
       else this.sessions = await api('/api/sessions');
       this.updatedAt = Date.now();

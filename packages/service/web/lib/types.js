@@ -152,7 +152,7 @@
  * @typedef {{ events: Array<DiscoveryEvent & { replica?: string, journalId?: number }>, nextBefore: number | null, replica?: string }} JournalPage
  * @typedef {{ from: number, bucketMs: number, hits: number[], revalidated: number[], fetches: number[], failures: number[] }} ActivitySeries
  * @typedef {{ endpoint: string, counts: Record<string, number>, recent: Record<string, number>, lastAt: number, series?: ActivitySeries }} EndpointActivity
- * @typedef {{ since: number, windowMs: number, endpoints: EndpointActivity[], totals: Record<string, number> }} ActivityJson
+ * @typedef {{ since: number, windowMs: number, endpoints: EndpointActivity[], totals: Record<string, number>, nextAfter?: string | null, endpointCount?: number }} ActivityJson
  *
  * @typedef {object} CardJson
  * @property {string} baseUrl
