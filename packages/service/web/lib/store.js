@@ -32,17 +32,19 @@ const MAX_ACTIVITY_PAGES = 20;
 /**
  * The cache chatter of every endpoint: `/api/activity` page by page (`after` = the previous page's
  * `nextAfter`), merged into one answer, at most {@link MAX_ACTIVITY_PAGES} pages (then `nextAfter`
- * stays set). The counts, totals and window are the last page's.
+ * stays set). The counts, totals and window are the last page's. `query`: more parameters (the
+ * timeline's rate series, `from=…&bucketMs=…`).
+ * @param {string} [query]
  * @returns {Promise<ActivityJson>}
  */
-async function readActivity() {
+export async function readActivity(query = '') {
   /** @type {ActivityJson['endpoints']} */
   const endpoints = [];
   /** @type {ActivityJson | undefined} */
   let page;
   for (let i = 0; i < MAX_ACTIVITY_PAGES && (page === undefined || page.nextAfter); i++) {
     const after = page?.nextAfter ? `&after=${encodeURIComponent(page.nextAfter)}` : '';
-    page = /** @type {ActivityJson} */ (await api(`/api/activity?limit=${ACTIVITY_PAGE}${after}`));
+    page = /** @type {ActivityJson} */ (await api(`/api/activity?limit=${ACTIVITY_PAGE}${after}${query ? `&${query}` : ''}`));
     endpoints.push(...page.endpoints);
   }
   return { .../** @type {ActivityJson} */ (page), endpoints };

@@ -7,10 +7,10 @@
  * stale serving and requests. The same events are a text table below.
  */
 import { html, useEffect, useMemo, useState } from '../lib/vendor.js';
-import { api } from '../lib/api.js';
 import { clockTime, decidingStage, describeEvent, duration, endpointLabel, eventClass, eventOutcome } from '../lib/format.js';
 import { cardHref, inspectHref } from '../lib/routes.js';
 import { activityText } from './endpoints.js';
+import { readActivity } from '../lib/store.js';
 import { Badge, EmptyRow, TableWrap, ViewHeader, useMedia, useNow } from './common.js';
 
 /** @typedef {import('../lib/types.js').DiscoveryEvent} DiscoveryEvent */
@@ -125,7 +125,7 @@ export function TimelineView({ store }) {
   // throttled, as chatter arrives) or the window moves to another bucket.
   useEffect(() => {
     let live = true;
-    api(`/api/activity?from=${seriesFrom}&bucketMs=${bucketMs}`).then(
+    readActivity(`from=${seriesFrom}&bucketMs=${bucketMs}`).then(
       (/** @type {import('../lib/types.js').ActivityJson} */ a) => {
         if (live) setSeries(new Map(a.endpoints.flatMap((x) => (x.series ? [[x.endpoint, x.series]] : []))));
       },
