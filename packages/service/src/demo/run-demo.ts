@@ -175,7 +175,7 @@ export async function runDemo(options: DemoOptions = {}): Promise<RunningDemo> {
       else if (e.type === 'card.result' && (e.outcome === 'stale' || e.outcome === 'failed')) {
         // Said once, then at most every REMINDER_MS while it goes on; a retry on backoff is not news.
         const meanwhile = removed.has(e.endpoint) ? 'out of snapshots, retried on backoff' : e.outcome === 'stale' ? 'its card is served stale' : 'no card to serve, retried on backoff';
-        const line = notices.failed({ endpoint: e.endpoint, code: e.code ?? 'ERR_FETCH_NETWORK', meanwhile });
+        const line = notices.failed({ endpoint: e.endpoint, code: e.code ?? 'error', meanwhile });
         if (line !== undefined) say(`[${at()}] ${line}`);
       } else if (e.type === 'card.result' && e.outcome !== 'invalid') {
         const line = notices.answered(e.endpoint);
