@@ -5,7 +5,7 @@
  */
 
 /** What the narration knows about an endpoint's failure when it is said. */
-export interface FailureNote {
+interface FailureNote {
   endpoint: string;
   /** The error code of the last failed fetch, e.g. `ERR_FETCH_TIMEOUT`. */
   code: string;
