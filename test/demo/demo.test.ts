@@ -14,6 +14,28 @@ test('the demo publishes A (billing, returns), B (+ warranty), C (returns change
   const demo = await runDemo({ speed: 20, port: 0, out: (l) => lines.push(l) });
   try {
     await demo.scenarioDone;
+    // The terminal settles: after the summary, the dashboard URL and the chat hint again; then,
+    // while the warranty endpoint keeps failing (retried on backoff), nothing more is printed.
+    const over = lines.findIndex((l) => /the morning is over: current snapshot v\d+ \(billing_agent, returns_agent\); failing: http:\/\/127\.0\.0\.1:\d+\/ \(ERR_FETCH_TIMEOUT since \d\d:\d\d:\d\d\)$/.test(l));
+    assert.ok(over >= 0, lines.join('\n'));
+    const after = lines.slice(over + 1);
+    assert.ok(after.some((l) => l === `  dashboard   ${demo.url}/`), after.join('\n'));
+    assert.ok(after.some((l) => l.startsWith(`  chat        curl -s ${demo.url}/api/chat `)), after.join('\n'));
+    // Both clocks while the scenario plays (the wall clock is the dashboard's).
+    assert.ok(lines.slice(0, over + 1).filter((l) => l.startsWith('[')).every((l) => /^\[\d\d:\d\d \(model\) · \d\d:\d\d:\d\d\] /.test(l)), lines.join('\n'));
+    const printed = lines.length;
+    let failedFetches = 0;
+    const off = demo.service.events.subscribe((e) => {
+      if (e.type === 'card.result' && (e.outcome === 'stale' || e.outcome === 'failed')) failedFetches++;
+    });
+    try {
+      // Bounded: ten more failed fetches of the hung endpoint (counted, not timed).
+      for (let i = 0; i < 400 && failedFetches < 10; i++) await new Promise((r) => setTimeout(r, 25));
+    } finally {
+      off();
+    }
+    assert.ok(failedFetches >= 10, `the hung endpoint is retried (${failedFetches} failed fetches)`);
+    assert.ok(lines.length - printed <= 2, `quiet after the scenario, but printed:\n${lines.slice(printed).join('\n')}`);
     const history = demo.service.loop.snapshots.history().map((h) => ({ digest: h.digest, agents: h.agents.join(',') }));
     const order = ['billing_agent,returns_agent', 'billing_agent,returns_agent,warranty_agent', 'billing_agent,returns_agent,warranty_agent', 'billing_agent,returns_agent'];
     const tail = history.slice(-4);
@@ -54,9 +76,11 @@ test('`a2a-discovery demo` prints the dashboard URL, plays the morning and stops
   child.stdout.on('data', (d: Buffer) => (out += d.toString()));
   const exit = new Promise<number | null>((r) => child.on('exit', r));
   const deadline = Date.now() + 60_000;
-  while (!/the morning is over/.test(out) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+  const settled = /the morning is over[^\n]*\n[^\n]*\n {2}dashboard {3}http:\/\/127\.0\.0\.1:\d+\/\n {2}chat {8}curl /;
+  while (!settled.test(out) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
   assert.match(out, /dashboard {3}http:\/\/127\.0\.0\.1:\d+\//);
-  assert.match(out, /the morning is over/);
+  // After the summary, the two lines an operator needs again, where the terminal ends.
+  assert.match(out, settled);
   const url = /dashboard {3}(http:\/\/[^/\s]+)\//.exec(out)![1];
   const res = await fetch(`${url}/readyz`);
   assert.equal(res.status, 200);

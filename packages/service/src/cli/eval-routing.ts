@@ -127,6 +127,8 @@ routers through ADK (root.model resolved by ADK's model registry) over stand-in 
 Cases expecting a tag no agent serves (or an agent the snapshot lacks) are skipped, not counted.
 
 Exit codes: 0 accuracy at or above the threshold, 1 below, 2 usage error.
+With --json every outcome is one JSON object on stdout, with these exit codes: the report, or
+{error: {code, failure, message, ...}, exitCode} for a usage error or a failure.
 JSON fields: source, version, digest, levels, rootKind, accuracy, minAccuracy, passed, total, evaluated,
 correct, perLabel [{label, cases, correct, accuracy}], confusion {rows, columns, counts}, fallbacks,
 mistakes, skipped, results.

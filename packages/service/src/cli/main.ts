@@ -1,12 +1,14 @@
 #!/usr/bin/env node
 /**
  * The `a2a-discovery` command line. Exit codes: 0 success or an accepted card, 1 a refused
- * card or a failed check, 2 a usage error.
+ * card or a failed check, 2 a usage error. With `--json`, every outcome is one JSON object on
+ * stdout: the command's report, or `{ error: {code, failure, message, ...}, exitCode }` for a
+ * usage error or a failure (see {@link errorJson}), with the same exit codes.
  */
 import { realpathSync } from 'node:fs';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
-import { isDiscoveryError } from 'a2a-discovery';
+import { DiscoveryError, isDiscoveryError, toDiscoveryError } from 'a2a-discovery';
 import type { SignatureMode } from 'a2a-discovery';
 import { renderAiCatalogProbe, renderProbe } from 'a2a-discovery/probe';
 import { probeFile } from './probe.js';
@@ -79,6 +81,8 @@ origin must be named by --allow. In a file, url entries must be absolute and nes
 URL are listed, not fetched.
 
 Exit codes: 0 accepted, 1 refused (including input too large, too deep or not JSON), 2 usage error.
+With --json every outcome is one JSON object on stdout, with these exit codes: the report, or
+{error: {code, failure, message, ...}, exitCode} for a usage error or a failure.
 An AI Catalog is accepted when every document is usable, no entry is refused and there is no catalog problem.
 JSON fields: accepted, stage (first refusing stage, or "selected"), protocolVersion, problems [{path, message}],
 warnings, skills [{id, name, tags, inputModes, outputModes}], urls, signature, rawSha256, canonicalSha256,
@@ -126,6 +130,8 @@ credentials valueEnv / valueFile, signatures.keys jwkFile) are read to check the
 are never printed. Relative paths resolve against the file's directory. See docs/configuration.md.
 
 Exit codes: 0 valid, 1 invalid, 2 usage error (missing --config, unreadable file).
+With --json every outcome is one JSON object on stdout, with these exit codes: the verdict, or
+{error: {code, failure, message, ...}, exitCode} for a usage error or a failure.
 JSON fields: valid, problems [{path, message, line, column}].
 
 Examples:
@@ -139,24 +145,48 @@ Examples:
   return program;
 }
 
+/** True when the command line asks for JSON (`--json` before any `--`), even if it does not parse. */
+function wantsJson(argv: readonly string[]): boolean {
+  const end = argv.indexOf('--');
+  return (end === -1 ? argv : argv.slice(0, end)).includes('--json');
+}
+
+/**
+ * The one JSON shape of an outcome that is not a command's report: a usage error (a bad flag, a
+ * missing or unreadable file), or a failure. `error` is the {@link DiscoveryError}'s own JSON
+ * (code, failure, message, and url, stage, path, problems when known).
+ */
+function errorJson(err: unknown, exitCode: number): string {
+  const error =
+    err instanceof CommanderError
+      ? new DiscoveryError('ERR_USAGE', err.message.replace(/^error: /, ''))
+      : toDiscoveryError(err, exitCode === EXIT_USAGE ? 'ERR_USAGE' : 'ERR_INTERNAL');
+  return `${JSON.stringify({ error: error.toJSON(), exitCode }, null, 2)}\n`;
+}
+
 /** Runs the CLI; resolves to the exit code. */
 export async function main(argv: readonly string[]): Promise<number> {
   const io = { out: (s: string) => void process.stdout.write(s), err: (s: string) => void process.stderr.write(s) };
   const program = buildProgram(io);
   process.exitCode = EXIT_OK;
+  const failed = (err: unknown, exitCode: number): number => {
+    if (wantsJson(argv)) io.out(errorJson(err, exitCode));
+    return exitCode;
+  };
   try {
     await program.parseAsync(argv, { from: 'user' });
     return Number(process.exitCode ?? EXIT_OK);
   } catch (err) {
     if (err instanceof CommanderError) {
-      return err.code === 'commander.helpDisplayed' || err.code === 'commander.version' || err.exitCode === 0 ? EXIT_OK : EXIT_USAGE;
+      // Commander has written the message (and the help hint) on stderr.
+      return err.code === 'commander.helpDisplayed' || err.code === 'commander.version' || err.exitCode === 0 ? EXIT_OK : failed(err, EXIT_USAGE);
     }
     if (isDiscoveryError(err)) {
       io.err(`error: ${err.message}\n`);
-      return err.failure === 'config' ? EXIT_USAGE : EXIT_REFUSED;
+      return failed(err, err.failure === 'config' ? EXIT_USAGE : EXIT_REFUSED);
     }
     io.err(`error: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
-    return EXIT_REFUSED;
+    return failed(err, EXIT_REFUSED);
   }
 }
 

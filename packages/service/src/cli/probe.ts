@@ -6,10 +6,10 @@
  */
 import type { JWK } from 'jose';
 import type { SignatureMode, TrustedKey } from 'a2a-discovery';
-import { readBoundedFile, cardSizeLimit } from 'a2a-discovery/config';
+import { FileReadError, readBoundedFile, cardSizeLimit } from 'a2a-discovery/config';
 import { DiscoveryError, DEFAULT_CATALOG_LIMITS, createCardFetcher, HostPolicy } from 'a2a-discovery';
 import type { ProbeTargetResult } from 'a2a-discovery/probe';
-import { isAiCatalogDocument, probeAiCatalogDocument, probeCard } from 'a2a-discovery/probe';
+import { isAiCatalogDocument, probeAiCatalogDocument, probeCard, refusedReport } from 'a2a-discovery/probe';
 
 
 export interface ProbeOptions {
@@ -54,11 +54,17 @@ export async function probeFile(path: string, options: ProbeOptions & { totalTim
   // --max-bytes: the content check's byte limit, and the fetcher's body cap for a catalog's url entries.
   const size = cardSizeLimit(options.maxBytes);
   let bytes: Buffer;
+  // Bounded well above the card limit, so an oversized card is still explained by the check;
+  // and at least the AI Catalog reader's own bound.
+  const readCap = Math.max(16 * size.maxBodyBytes, DEFAULT_CATALOG_LIMITS.maxBytes);
   try {
-    // Bounded well above the card limit, so an oversized card is still explained by the check;
-    // and at least the AI Catalog reader's own bound.
-    bytes = await readBoundedFile(path, Math.max(16 * size.maxBodyBytes, DEFAULT_CATALOG_LIMITS.maxBytes));
+    bytes = await readBoundedFile(path, readCap);
   } catch (err) {
+    // A file too large to read is input too large, like a card over --max-bytes: a refusal (exit 1).
+    if (err instanceof FileReadError && err.tooLarge) {
+      const message = `the file is larger than ${readCap} bytes, more than probe reads: a card may have at most ${size.maxBodyBytes} bytes (--max-bytes), an AI Catalog ${DEFAULT_CATALOG_LIMITS.maxBytes}`;
+      return { kind: 'card', report: refusedReport(path, 'parse', { path: '$', message }, policyFromFlags(options) !== undefined) };
+    }
     throw new DiscoveryError('ERR_USAGE', `cannot read ${path}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`, { cause: err });
   }
   const interfacePolicy = policyFromFlags(options);

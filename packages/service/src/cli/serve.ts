@@ -108,7 +108,11 @@ Example:
       `
 No external service and no model key: the billing and returns agents run on ADK JS (A2A 0.3) and the
 warranty agent on the A2A JS SDK 1.x (A2A 1.0 only), with deterministic scripted replies. The demo
-prints the dashboard's URL, then narrates each snapshot, alert and pinned session. Ctrl-C stops it.
+prints the dashboard's URL, then narrates each snapshot, alert and pinned session, stamped with the
+scenario's clock and the wall clock the dashboard shows: [10:07 (model) · 16:42:03]. After the morning
+it prints a summary, the dashboard URL and the chat hint again, then goes quiet: only new snapshots
+and alerts, an endpoint that starts failing (said once, then at most every 5 minutes) and its
+recovery. Ctrl-C stops it.
 
 Example:
   a2a-discovery demo --speed 2`,

@@ -167,6 +167,8 @@ outcome "accepted"|"rejected", stage, lane, reason, hiddenNewer, ...}], stats {n
 notModified, bytesTransferred, accepted, rejected, backoffSkips, staleSelections}, events (each with its
 lane), freshness, plus inputs, model, library, cacheStates and summary.
 Exit codes: 0 ran (whatever the outcomes), 2 usage error.
+With --json every outcome is one JSON object on stdout, with these exit codes: the result, or
+{error: {code, failure, message, ...}, exitCode} for a usage error or a failure.
 
 Examples:
   a2a-discovery trace

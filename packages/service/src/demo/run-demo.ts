@@ -4,7 +4,11 @@
  * @a2a-js/sdk 1.x, speaking only 1.0), a registry catalog the discovery sources poll, and the
  * service over a generated configuration, publishing its snapshot as an AI Catalog that a second,
  * downstream instance discovers the agents through; then it plays the seed's "morning of changes"
- * on a compressed clock and keeps running until stopped.
+ * on a compressed clock and keeps running until stopped. After the morning its terminal goes quiet:
+ * a summary, the dashboard's URL and the chat hint again, then only what an operator must know
+ * (new snapshots and alerts, a failing endpoint once and its recovery once: see notices.ts).
+ * Lines carry the scenario's clock and the wall clock the dashboard shows, `[10:07 (model) · 16:42:03]`;
+ * after the morning, the wall clock only.
  */
 import { mkdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -20,6 +24,7 @@ import { stringify } from 'yaml';
 import { LogLevel as AdkLogLevel, setLogLevel as setAdkLogLevel } from '@google/adk';
 import type { DemoPeer } from './peers.js';
 import { startAdkDemoAgent, startDemoCatalog, startV1DemoAgent } from './peers.js';
+import { failureNotices } from './notices.js';
 
 export interface DemoOptions {
   /** Scenario minutes per real second. Default 1 (the morning takes about 40 s). */
@@ -45,6 +50,15 @@ export interface RunningDemo {
 }
 
 const CARD_MAX_AGE_S = 1;
+/** A failure that goes on is said again at most this often (wall clock). */
+const REMINDER_MS = 5 * 60_000;
+
+const pad = (n: number): string => String(n).padStart(2, '0');
+/** The wall clock as the dashboard shows it (local time), to the second. */
+function wallClock(ms: number): string {
+  const d = new Date(ms);
+  return `${pad(d.getHours())}:${pad(d.getMinutes())}:${pad(d.getSeconds())}`;
+}
 
 export async function runDemo(options: DemoOptions = {}): Promise<RunningDemo> {
   const speed = Math.max(0.1, options.speed ?? 1);
@@ -139,10 +153,16 @@ export async function runDemo(options: DemoOptions = {}): Promise<RunningDemo> {
     const url = service.url;
     const first = service.loop.current();
     const clockStart = Date.now();
+    // During the scenario: its model clock (10:00 at the start) and the wall clock; after it, or
+    // without it, the wall clock only.
+    let modelTime = options.scenario !== false;
     const at = () => {
-      const m = Math.floor((Date.now() - clockStart) / minute);
-      return `10:${String(Math.min(m, 59)).padStart(2, '0')}`;
+      const now = Date.now();
+      if (!modelTime) return wallClock(now);
+      const m = Math.floor((now - clockStart) / minute);
+      return `${10 + Math.floor(m / 60)}:${pad(m % 60)} (model) · ${wallClock(now)}`;
     };
+    const notices = failureNotices({ now: Date.now, reminderMs: REMINDER_MS, clock: wallClock });
     // Endpoints out of snapshots: their failures are narrated as retries, not as stale serving.
     const removed = new Set<string>();
     // Narration starts now (nothing published while the downstream instance starts is missed) and
@@ -152,8 +172,14 @@ export async function runDemo(options: DemoOptions = {}): Promise<RunningDemo> {
     const offNarration = service.events.subscribe((e: DiscoveryEvent) => {
       if (e.type === 'snapshot.published') say(`[${at()}] snapshot v${e.version} ${e.digest.slice(0, 12)}: ${e.agents.join(', ') || '(no agents)'}`);
       else if (e.type === 'alert' && ['skills-changed', 'repeated-failures', 'mass-removal', 'endpoint-changed'].includes((e as AlertEvent).kind)) say(`[${at()}] alert ${e.kind}: ${e.message}`);
-      else if (e.type === 'card.result' && e.outcome === 'stale') {
-        say(`[${at()}] ${e.endpoint} failed (${e.code}); ${removed.has(e.endpoint) ? 'out of snapshots, retried on backoff' : 'its card is served stale'}`);
+      else if (e.type === 'card.result' && (e.outcome === 'stale' || e.outcome === 'failed')) {
+        // Said once, then at most every REMINDER_MS while it goes on; a retry on backoff is not news.
+        const meanwhile = removed.has(e.endpoint) ? 'out of snapshots, retried on backoff' : e.outcome === 'stale' ? 'its card is served stale' : 'no card to serve, retried on backoff';
+        const line = notices.failed({ endpoint: e.endpoint, code: e.code ?? 'error', meanwhile });
+        if (line !== undefined) say(`[${at()}] ${line}`);
+      } else if (e.type === 'card.result' && e.outcome !== 'invalid') {
+        const line = notices.answered(e.endpoint);
+        if (line !== undefined) say(`[${at()}] ${line}`);
       } else if (e.type === 'health.changed' && (e.to === 'degraded' || e.to === 'removed')) say(`[${at()}] ${e.endpoint} is ${e.to}`);
       if (e.type === 'health.changed') {
         if (e.to === 'removed') removed.add(e.endpoint);
@@ -185,15 +211,18 @@ export async function runDemo(options: DemoOptions = {}): Promise<RunningDemo> {
       await service.close();
       throw err;
     });
+    const dashboardLine = `  dashboard   ${url}/`;
+    const chatLine = `  chat        curl -s ${url}/api/chat -H 'content-type: application/json' -d '{"sessionId":"me","message":"Is serial 123 under warranty?"}'`;
     out(`a2a-discovery demo`);
-    out(`  dashboard   ${url}/`);
+    out(dashboardLine);
     out(`  API         ${url}/api/snapshot   ${url}/api/endpoints   ${url}/metrics`);
     out(`  config      ${configFile}`);
     out(`  store       ${service.store.status().location} (SQLite: snapshots, pins, conversations and the journal survive a restart)`);
-    out(`  chat        curl -s ${url}/api/chat -H 'content-type: application/json' -d '{"sessionId":"me","message":"Is serial 123 under warranty?"}'`);
+    out(chatLine);
     out(`  peers       billing ${billing.baseUrl} (A2A 0.3)  returns ${returns.baseUrl} (0.3)  warranty ${warranty.baseUrl} (1.0 only)`);
     out(`  catalog     ${catalogUrl} (this instance's snapshot as an AI Catalog)`);
     out(`  downstream  ${downstream.url}/ a second instance that discovers the agents through that catalog`);
+    if (modelTime) out(`  times       [10:00 (model) · ${wallClock(Date.now())}]: the scenario's clock (${+speed.toFixed(2)} model minute${speed === 1 ? '' : 's'} per second), then the wall clock the dashboard shows`);
     for (const line of held) out(line);
     held = undefined;
 
@@ -254,8 +283,22 @@ export async function runDemo(options: DemoOptions = {}): Promise<RunningDemo> {
       const late = await service.sessions.run('demo-late', question);
       out(`[${at()}] new session demo-late (v${service.loop.snapshots.get(late.digest)?.version}) → ${late.author}: ${late.reply}`);
       out(`[${at()}] session demo-early is still pinned to v${service.loop.snapshots.get(service.trees.digestOf('demo-early') ?? '')?.version}`);
-      out(`[${at()}] the morning is over; the service keeps running (Ctrl-C to stop)`);
-    })().catch((err: unknown) => out(`scenario stopped: ${err instanceof Error ? err.message : String(err)}`));
+      const current = service.loop.current();
+      const failing = notices.failing().map((f) => `${f.endpoint} (${f.code} since ${wallClock(f.since)})`);
+      out(
+        `[${at()}] the morning is over: current snapshot v${current?.version} (${current?.agents.map((a) => a.localName).join(', ') || 'no agents'}); ` +
+          `failing: ${failing.join(', ') || 'none'}`,
+      );
+    })()
+      .catch((err: unknown) => out(`scenario stopped: ${err instanceof Error ? err.message : String(err)}`))
+      .finally(() => {
+        // The terminal goes quiet: the wall clock only, and the two lines an operator needs again.
+        modelTime = false;
+        if (options.scenario === false) return;
+        out(`The service keeps running (Ctrl-C to stop). From now on only news is printed: snapshots, alerts, an endpoint that starts failing (again at most every ${REMINDER_MS / 60_000} minutes while it fails) and its recovery.`);
+        out(dashboardLine);
+        out(chatLine);
+      });
 
     return {
       url,
