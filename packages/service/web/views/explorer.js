@@ -9,7 +9,7 @@
  */
 import { html, useEffect, useMemo, useState } from '../lib/vendor.js';
 import { api } from '../lib/api.js';
-import { compareTraces } from '../lib/trace-compare.js';
+import { compareTraces } from './explorer/compare.js';
 import { ViewHeader } from './common.js';
 import { Baseline } from './explorer/baseline.js';
 import { CardInspector } from './explorer/card-inspector.js';

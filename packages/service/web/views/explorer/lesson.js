@@ -2,12 +2,14 @@
 /**
  * What the run shows in words: when v2 reached the client (and which attempts still used v1
  * while v2 was on the server, and why), and what the last change of a control did — timing
- * alone, or decisions — with the freshness-versus-requests trade-off when max-age changed.
+ * alone, or decisions — in the form's words, with the change it is attributed to (or "several
+ * controls changed" and no cause named), and the freshness-versus-requests trade-off when max-age
+ * alone changed.
  */
 import { html } from '../../lib/vendor.js';
 
 /** @typedef {import('../../lib/types.js').TraceResult} TraceResult */
-/** @typedef {import('../../lib/trace-compare.js').Comparison} Comparison */
+/** @typedef {import('./compare.js').Comparison} Comparison */
 
 /** @param {{ result: TraceResult, lastChange: Comparison | undefined }} props */
 export function Lesson({ result, lastChange }) {
@@ -21,9 +23,10 @@ export function Lesson({ result, lastChange }) {
       : null}
     <div id="last-change" aria-live="polite">
       ${lastChange && lastChange.inputs.length > 0
-        ? html`<p><strong>Last change: ${lastChange.headline}.</strong> ${lastChange.inputs.map((c) => `${c.field} ${JSON.stringify(c.baseline)} → ${JSON.stringify(c.current)}`).join(', ')}.${
+        ? html`<p><strong>Last change: ${lastChange.headline}.</strong> <span id="last-change-controls">${lastChange.inputs.map((c) => c.text ?? c.field).join('; ')}.</span>${
             lastChange.headline === 'Timeline changed, decisions the same' ? ' The attempts start at other times, but every attempt makes the same decision with the same card.' : ''
           }</p>
+          ${lastChange.attribution.kind === 'several' ? html`<p class="attribution" id="last-change-cause">${lastChange.attribution.sentence}</p>` : null}
           ${lastChange.tradeOff ? html`<p class="trade-off" id="trade-off"><strong>Freshness versus requests:</strong> ${lastChange.tradeOff}</p>` : null}`
         : html`<p class="muted">Change a control to see what it changes: the timeline only, or the decisions.</p>`}
     </div>

@@ -1,13 +1,17 @@
 // @ts-check
 /**
- * What changed between two runs of the trace explorer: the page's copy of `compareTraces` and
- * `tradeOffOf` (packages/core/src/explorer/compare.ts) — the same fields, the same headline and the same
- * sentences; test/explorer/compare-web.test.ts holds the two to the same answers.
+ * What changed between two runs of the trace explorer, and which change caused it: the page's
+ * copy of `compareTraces` and `tradeOffOf` (packages/core/src/explorer/compare.ts) — the same
+ * fields, the same headline, the same attribution (a cause is named only when one control
+ * differs) and the same sentences; test/explorer/compare-web.test.ts holds the two to the same
+ * answers.
  */
+import { INPUT_LABELS, inputChangeText } from './labels.js';
 
-/** @typedef {import('./types.js').TraceResult} TraceResult */
-/** @typedef {import('./types.js').TraceStats} TraceStats */
-/** @typedef {{ field: string, baseline: unknown, current: unknown }} Change */
+/** @typedef {import('../../lib/types.js').TraceResult} TraceResult */
+/** @typedef {import('../../lib/types.js').TraceStats} TraceStats */
+/** @typedef {{ field: string, baseline: unknown, current: unknown, text?: string }} Change */
+/** @typedef {{ kind: 'none' | 'one' | 'several', fields: string[], sentence: string }} Attribution */
 /** @typedef {{ field: keyof TraceStats, baseline: number, current: number, delta: number }} StatChange */
 /**
  * @typedef {object} Comparison
@@ -17,6 +21,7 @@
  * @property {Change[]} inputs
  * @property {{ attempt: number, changes: Change[] }[]} attempts
  * @property {StatChange[]} stats
+ * @property {Attribution} attribution
  * @property {string} [tradeOff]
  * @property {string[]} lines
  */
@@ -36,7 +41,46 @@ const requests = (n) => `${n} network request${n === 1 ? '' : 's'}`;
 const seenV2 = (r) => (r.freshness.v2FirstUsedAt === null ? 'never in the run' : `at ${s(r.freshness.v2FirstUsedAt)}`);
 
 /**
- * The freshness-versus-requests trade-off between two runs whose max-age differs, with their numbers.
+ * The controls that differ between two runs, in the form's order.
+ * @param {TraceResult} baseline
+ * @param {TraceResult} current
+ * @returns {Change[]}
+ */
+function differingInputs(baseline, current) {
+  /** @type {Change[]} */
+  const inputs = [];
+  const bi = /** @type {Record<string, unknown>} */ (/** @type {unknown} */ (baseline.inputs));
+  const ci = /** @type {Record<string, unknown>} */ (/** @type {unknown} */ (current.inputs));
+  for (const k of new Set([...Object.keys(bi), ...Object.keys(ci)])) if (bi[k] !== ci[k]) inputs.push({ field: k, baseline: bi[k], current: ci[k], text: inputChangeText(k, bi[k], ci[k]) });
+  return inputs;
+}
+
+/**
+ * Which change the differences are attributed to: one named control, or several and no pretence of knowing which.
+ * @param {Change[]} inputs
+ * @param {boolean} differs whether any attempt or statistic differs
+ * @returns {Attribution}
+ */
+function attributionOf(inputs, differs) {
+  const fields = inputs.map((x) => x.field);
+  if (inputs.length === 0) return { kind: 'none', fields, sentence: 'No control changed.' };
+  if (inputs.length === 1) {
+    const text = inputs[0]?.text ?? '';
+    return { kind: 'one', fields, sentence: differs ? `One control changed, so every difference below is its doing: ${text}.` : `One control changed (${text}), and no attempt or statistic changed with it.` };
+  }
+  const labels = fields.map((f) => /** @type {Record<string, string>} */ (INPUT_LABELS)[f] ?? f).join(', ');
+  return {
+    kind: 'several',
+    fields,
+    sentence: differs
+      ? `${inputs.length} controls changed (${labels}): the differences below come from these changes together, and which one caused which is not known. Change one control at a time to see what each does.`
+      : `${inputs.length} controls changed (${labels}), and no attempt or statistic changed with them.`,
+  };
+}
+
+/**
+ * The freshness-versus-requests trade-off between two runs whose max-age differs — and nothing
+ * else (another changed control could be the cause of the numbers: then `undefined`).
  * @param {TraceResult} baseline
  * @param {TraceResult} current
  * @returns {string | undefined}
@@ -44,7 +88,8 @@ const seenV2 = (r) => (r.freshness.v2FirstUsedAt === null ? 'never in the run' :
 export function tradeOffOf(baseline, current) {
   const b = baseline.inputs.maxAgeSeconds;
   const c = current.inputs.maxAgeSeconds;
-  if (b === c) return undefined;
+  const differing = differingInputs(baseline, current);
+  if (differing.length !== 1 || differing[0]?.field !== 'maxAgeSeconds') return undefined;
   const longer = c > b;
   const [bn, cn] = [baseline.stats.networkFetches, current.stats.networkFetches];
   const head = `${longer ? 'Longer' : 'Shorter'} max-age (${c} s instead of ${b} s): ${bn === cn ? `the same ${requests(cn)}` : `${requests(cn)} instead of ${bn}`}`;
@@ -64,11 +109,7 @@ export function tradeOffOf(baseline, current) {
  * @returns {Comparison}
  */
 export function compareTraces(baseline, current) {
-  /** @type {Change[]} */
-  const inputs = [];
-  const bi = /** @type {Record<string, unknown>} */ (/** @type {unknown} */ (baseline.inputs));
-  const ci = /** @type {Record<string, unknown>} */ (/** @type {unknown} */ (current.inputs));
-  for (const k of new Set([...Object.keys(bi), ...Object.keys(ci)])) if (bi[k] !== ci[k]) inputs.push({ field: k, baseline: bi[k], current: ci[k] });
+  const inputs = differingInputs(baseline, current);
 
   /** @type {{ attempt: number, changes: Change[] }[]} */
   const attempts = [];
@@ -105,10 +146,11 @@ export function compareTraces(baseline, current) {
   const sameDecisions = !decisionChanged && stats.length === 0;
   const headline = !sameDecisions ? 'Decisions changed' : timelineChanged ? 'Timeline changed, decisions the same' : inputs.length > 0 ? 'Same decisions' : 'Nothing changed';
   const tradeOff = tradeOffOf(baseline, current);
+  const attribution = attributionOf(inputs, attempts.length > 0 || stats.length > 0);
   const lines = [
-    ...inputs.map((x) => `control ${x.field}: ${show(x.baseline)} → ${show(x.current)}`),
+    ...inputs.map((x) => x.text ?? x.field),
     ...attempts.flatMap((a) => a.changes.map((x) => `attempt ${a.attempt} ${x.field}: ${show(x.baseline)} → ${show(x.current)}`)),
     ...stats.map((x) => `${x.field}: ${x.baseline} → ${x.current} (${x.delta > 0 ? '+' : ''}${x.delta})`),
   ];
-  return { sameDecisions, timelineChanged, headline, inputs, attempts, stats, ...(tradeOff !== undefined && { tradeOff }), lines };
+  return { sameDecisions, timelineChanged, headline, inputs, attempts, stats, attribution, ...(tradeOff !== undefined && { tradeOff }), lines };
 }
