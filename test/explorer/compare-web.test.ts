@@ -6,7 +6,7 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { compareTraces, DEFAULT_TRACE_INPUTS, runTrace, TRACE_CONDITION_LABELS, TRACE_CONDITIONS, TRACE_INPUT_LABELS, traceInputText } from '../../packages/core/src/explorer/index.js';
+import { attributeChanges, compareTraces, DEFAULT_TRACE_INPUTS, MAX_SINGLE_CHANGES, runTrace, TRACE_CONDITION_LABELS, TRACE_CONDITIONS, TRACE_INPUT_LABELS, traceInputText } from '../../packages/core/src/explorer/index.js';
 import type { TraceInputs } from '../../packages/core/src/explorer/index.js';
 // @ts-expect-error -- plain JavaScript with JSDoc types, served to the browser as is
 import * as web from '../../packages/service/web/views/explorer/compare.js';
@@ -24,6 +24,7 @@ const PAIRS: [Partial<TraceInputs>, Partial<TraceInputs>][] = [
   [{ condition: 'malformed' }, { condition: 'malformed', maxAgeSeconds: 30 }],
   [{ publishV2AtSeconds: null }, { publishV2AtSeconds: null, maxAgeSeconds: 30 }],
   [{ attempts: 3 }, {}],
+  [{}, { maxAgeSeconds: 30, rttMs: 300 }],
   [{ condition: 'malformed' }, { maxAgeSeconds: 30 }],
   [{ condition: 'unavailable', failFromSeconds: 11 }, { condition: 'unavailable', failFromSeconds: 11, staleOnError: true }],
   [{}, { condition: 'unavailable', failFromSeconds: 11, staleOnError: true, maxStaleSeconds: 5, rttMs: 250, seed: 3 }],
@@ -35,6 +36,18 @@ for (const [a, b] of PAIRS) {
     assert.deepEqual(JSON.parse(JSON.stringify(web.compareTraces(ra, rb))), JSON.parse(JSON.stringify(compareTraces(ra, rb))));
   });
 }
+
+for (const [a, b] of PAIRS) {
+  test(`the page tries each change of ${JSON.stringify(a)} → ${JSON.stringify(b)} alone as the library does`, async () => {
+    const [ra, rb] = [await runTrace(a), await runTrace(b)];
+    const run = (i: TraceInputs) => runTrace(i);
+    assert.deepEqual(JSON.parse(JSON.stringify((await web.attributeChanges(ra, rb, run)) ?? null)), JSON.parse(JSON.stringify((await attributeChanges(ra, rb)) ?? null)));
+  });
+}
+
+test("the page's limit on changes tried alone is the library's", () => {
+  assert.equal(web.MAX_SINGLE_CHANGES, MAX_SINGLE_CHANGES);
+});
 
 test("the page's labels and value texts are the library's (one mapping, the same on both sides)", () => {
   assert.deepEqual({ ...labels.INPUT_LABELS }, { ...TRACE_INPUT_LABELS });

@@ -7,7 +7,7 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { checkCard } from '../../packages/core/src/card/index.js';
-import { compareTraces, runTrace, TIMELINE_STAGE_NAMES, tradeOffOf } from '../../packages/core/src/explorer/index.js';
+import { attributeChanges, compareTraces, runTrace, TIMELINE_STAGE_NAMES, tradeOffOf } from '../../packages/core/src/explorer/index.js';
 
 describe('why an attempt went to the network', () => {
   test('healthy: no card yet, fresh, expired at 10.1 s, fresh, expired at 22.1 s', async () => {
@@ -194,5 +194,37 @@ describe('a conditional request says why it got 200 or 304 (issue 25)', () => {
     assert.equal(r.attempts[0]!.revalidation, undefined);
     const failing = await runTrace({ condition: 'unavailable', failFromSeconds: 11 });
     assert.ok(failing.attempts.every((a) => a.revalidation === undefined));
+  });
+});
+
+describe('several changes: each one tried alone, by the library (issue 25)', () => {
+  test('malformed JSON → "Cache max-age 30": the condition alone gives 3 requests, max-age alone changes nothing', async () => {
+    const effects = await attributeChanges(await runTrace({ condition: 'malformed' }), await runTrace({ maxAgeSeconds: 30 }));
+    assert.deepEqual(
+      effects?.map((e) => e.sentence),
+      [
+        'Endpoint / card condition Malformed JSON → Healthy alone: 3 network requests instead of 5, 5 accepted instead of 0.',
+        'Cache max-age 10 s → 30 s alone changes no decision (the same 5 network requests, the same 0 accepted).',
+      ],
+    );
+    assert.deepEqual(effects?.map((e) => [e.explainsAll, e.changesNothing]), [[false, false], [false, true]]);
+  });
+
+  test('one change that alone gives the whole result is said to; the others make no difference here', async () => {
+    const effects = await attributeChanges(await runTrace(), await runTrace({ maxAgeSeconds: 30, rttMs: 300 }));
+    assert.equal(effects?.[0]?.explainsAll, true);
+    assert.match(effects?.[0]?.sentence ?? '', /^Cache max-age 10 s → 30 s alone: 1 network request instead of 3, the same 5 accepted — already this run’s decisions/);
+    assert.equal(effects?.[1]?.changesNothing, true);
+  });
+
+  test('one control, or more than four: nothing is run', async () => {
+    let runs = 0;
+    const counting = async (i: Parameters<typeof runTrace>[0]) => (runs++, runTrace(i));
+    assert.equal(await attributeChanges(await runTrace(), await runTrace({ maxAgeSeconds: 30 }), counting), undefined);
+    const many = { maxAgeSeconds: 30, rttMs: 300, attempts: 4, intervalSeconds: 5, jitter: true };
+    assert.equal(await attributeChanges(await runTrace(), await runTrace(many), counting), undefined);
+    assert.equal(runs, 0);
+    await attributeChanges(await runTrace(), await runTrace({ maxAgeSeconds: 30, rttMs: 300 }), counting);
+    assert.equal(runs, 2);
   });
 });

@@ -542,6 +542,12 @@ describe('the explorer teaches causes (issue 25, item 10)', () => {
     assert.doesNotMatch(await text(last), /Longer max-age|instead of 5/);
     assert.equal(await page.locator('#trade-off').count(), 0);
     assert.doesNotMatch(await text(last), /maxAgeSeconds|condition "/);
+    // Each change tried alone, by the library on the service: what each one does on its own.
+    await page.locator('#last-change-alone[data-state="ready"]').waitFor();
+    assert.deepEqual(await page.locator('#last-change-alone li').allInnerTexts(), [
+      'Endpoint / card condition Malformed JSON → Healthy alone: 3 network requests instead of 5, 5 accepted instead of 0.',
+      'Cache max-age 10 s → 30 s alone changes no decision (the same 5 network requests, the same 0 accepted).',
+    ]);
     // One control at a time: the trade-off is max-age's, and said so.
     await preset('healthy', {});
     await preset('max-age-30', { maxAgeSeconds: 30 });
@@ -601,6 +607,11 @@ describe('the explorer teaches causes (issue 25, item 10)', () => {
     assert.deepEqual(await column('td[data-card]'), ['v1', 'v1', 'v1 (stale)', '—', '—']);
     assert.equal(await text(page.locator('#last-change-controls')), 'Max stale 3600 s → 5 s.');
     assert.match(await text(page.locator('#baseline-cause')), /^2 controls changed \(Stale-on-error, Max stale\): .*which one caused which is not known/);
+    await page.locator('#baseline-alone[data-state="ready"]').waitFor();
+    assert.deepEqual(await page.locator('#baseline-alone li').allInnerTexts(), [
+      'Stale-on-error off → on alone: the same 4 network requests, 5 accepted instead of 2.',
+      'Max stale 3600 s → 5 s alone changes no decision (the same 4 network requests, the same 2 accepted).',
+    ]);
     assert.match(await text(page.locator('#guide-look')), /attempts 4 and 5 \(18 s, 24 s\) are past the bound and rejected/);
     await expectNoAxeViolationsAllRules(page, 'explorer, stale-on-error experiment with a baseline', ['.sidebar']);
     await page.click('#baseline-clear');

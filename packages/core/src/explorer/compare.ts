@@ -14,6 +14,8 @@
  * @module
  */
 import { TRACE_INPUT_LABELS, traceInputChangeText } from './inputs.js';
+import type { TraceInputs } from './inputs.js';
+import { runTrace } from './run-trace.js';
 import type { TraceAttempt, TraceResult, TraceStats } from './types.js';
 
 /** One value that differs. */
@@ -202,4 +204,75 @@ export function compareTraces(baseline: TraceResult, current: TraceResult): Trac
     ...stats.map((x) => `${x.field}: ${x.baseline} → ${x.current} (${x.delta > 0 ? '+' : ''}${x.delta})`),
   ];
   return { sameDecisions, timelineChanged, headline, inputs, attempts, stats, attribution, ...(tradeOff !== undefined && { tradeOff }), lines };
+}
+
+/** At most this many controls are tried one at a time by {@link attributeChanges}. */
+export const MAX_SINGLE_CHANGES = 4;
+
+/** What one changed control does on its own: the baseline rerun with only that control changed. */
+export interface SingleChangeEffect {
+  /** The control (an input name). */
+  readonly field: string;
+  /** The change in the form's words, e.g. `Cache max-age 10 s → 30 s`. */
+  readonly text: string;
+  /** Changed alone, it already gives the current run's decisions and statistics: the other changes make no difference here. */
+  readonly explainsAll: boolean;
+  /** Changed alone, it changes no decision and no statistic of the baseline. */
+  readonly changesNothing: boolean;
+  /** The same in one sentence, with the numbers. */
+  readonly sentence: string;
+}
+
+/** The baseline's inputs with one control taken from the current run: the counterfactual run of {@link attributeChanges}. */
+export function singleChangeInputs(baseline: TraceResult, current: TraceResult, field: string): TraceInputs {
+  return { ...baseline.inputs, [field]: (current.inputs as unknown as Record<string, unknown>)[field] } as TraceInputs;
+}
+
+/** `1 network request instead of 5, 5 accepted instead of 0`: the headline statistics of `r` against `base`. */
+function statsAgainst(r: TraceResult, base: TraceResult): string {
+  const parts = [
+    r.stats.networkFetches === base.stats.networkFetches ? `the same ${requests(r.stats.networkFetches)}` : `${requests(r.stats.networkFetches)} instead of ${base.stats.networkFetches}`,
+    r.stats.accepted === base.stats.accepted ? `the same ${r.stats.accepted} accepted` : `${r.stats.accepted} accepted instead of ${base.stats.accepted}`,
+  ];
+  return parts.join(', ');
+}
+
+/**
+ * What one control does on its own, from the run of {@link singleChangeInputs} (`alone`): it gives
+ * the current run's decisions (then the other changes make no difference here), it changes nothing,
+ * or it changes the baseline by so many requests and acceptances.
+ */
+export function singleChangeEffect(baseline: TraceResult, alone: TraceResult, current: TraceResult, field: string): SingleChangeEffect {
+  const text = traceInputChangeText(field, (baseline.inputs as unknown as Record<string, unknown>)[field], (current.inputs as unknown as Record<string, unknown>)[field]);
+  const explainsAll = compareTraces(alone, current).sameDecisions;
+  const changesNothing = compareTraces(baseline, alone).sameDecisions;
+  const sentence = changesNothing
+    ? `${text} alone changes no decision (${statsAgainst(alone, baseline)}).`
+    : `${text} alone: ${statsAgainst(alone, baseline)}${explainsAll ? ' — already this run’s decisions, so the other changes make no difference here' : ''}.`;
+  return { field, text, explainsAll, changesNothing, sentence };
+}
+
+/**
+ * When several controls differ, tries each one alone — the baseline rerun with only that control
+ * changed, by the real library (`run`, `runTrace` by default) — and says what each does on its own.
+ * This is what can honestly be said of several changes: each one's own effect, measured; not a
+ * share of the combined difference (controls interact: max-age changes nothing for a malformed
+ * card, and much for a valid one). `undefined` when fewer than two or more than
+ * {@link MAX_SINGLE_CHANGES} controls differ.
+ *
+ * @example
+ * const effects = await attributeChanges(await runTrace({ condition: 'malformed' }), await runTrace({ maxAgeSeconds: 30 }));
+ * effects?.map((e) => e.sentence);
+ * // ["Endpoint / card condition Malformed JSON → Healthy alone: 3 network requests instead of 5, 5 accepted instead of 0.",
+ * //  "Cache max-age 10 s → 30 s alone changes no decision (the same 5 network requests, the same 0 accepted)."]
+ */
+export async function attributeChanges(
+  baseline: TraceResult,
+  current: TraceResult,
+  run: (inputs: TraceInputs) => Promise<TraceResult> = runTrace,
+): Promise<readonly SingleChangeEffect[] | undefined> {
+  const fields = differingInputs(baseline, current).map((c) => c.field);
+  if (fields.length < 2 || fields.length > MAX_SINGLE_CHANGES) return undefined;
+  const runs = await Promise.all(fields.map((f) => run(singleChangeInputs(baseline, current, f))));
+  return fields.map((f, i) => singleChangeEffect(baseline, runs[i] as TraceResult, current, f));
 }

@@ -33,8 +33,8 @@ export {
   traceInputText,
 } from './inputs.js';
 export type { TraceCondition, TraceInputs } from './inputs.js';
-export { compareTraces, tradeOffOf, COMPARED_ATTEMPT_FIELDS, DECISION_FIELDS } from './compare.js';
-export type { TraceChange, AttemptChanges, StatChange, TraceAttribution, TraceComparison } from './compare.js';
+export { attributeChanges, compareTraces, tradeOffOf, COMPARED_ATTEMPT_FIELDS, DECISION_FIELDS, MAX_SINGLE_CHANGES } from './compare.js';
+export type { TraceChange, AttemptChanges, StatChange, TraceAttribution, TraceComparison, SingleChangeEffect } from './compare.js';
 export {
   ScriptedEndpoint,
   modeledCardBody,

@@ -154,3 +154,66 @@ export function compareTraces(baseline, current) {
   ];
   return { sameDecisions, timelineChanged, headline, inputs, attempts, stats, attribution, ...(tradeOff !== undefined && { tradeOff }), lines };
 }
+
+/** At most this many controls are tried one at a time (MAX_SINGLE_CHANGES). */
+export const MAX_SINGLE_CHANGES = 4;
+
+/** @typedef {{ field: string, text: string, explainsAll: boolean, changesNothing: boolean, sentence: string }} SingleChangeEffect */
+
+/**
+ * The baseline's inputs with one control taken from the current run (the counterfactual run).
+ * @param {TraceResult} baseline
+ * @param {TraceResult} current
+ * @param {string} field
+ * @returns {TraceResult['inputs']}
+ */
+export function singleChangeInputs(baseline, current, field) {
+  return /** @type {TraceResult['inputs']} */ ({ ...baseline.inputs, [field]: /** @type {Record<string, unknown>} */ (/** @type {unknown} */ (current.inputs))[field] });
+}
+
+/**
+ * @param {TraceResult} r
+ * @param {TraceResult} base
+ */
+function statsAgainst(r, base) {
+  return [
+    r.stats.networkFetches === base.stats.networkFetches ? `the same ${requests(r.stats.networkFetches)}` : `${requests(r.stats.networkFetches)} instead of ${base.stats.networkFetches}`,
+    r.stats.accepted === base.stats.accepted ? `the same ${r.stats.accepted} accepted` : `${r.stats.accepted} accepted instead of ${base.stats.accepted}`,
+  ].join(', ');
+}
+
+/**
+ * What one control does on its own, from the run of {@link singleChangeInputs} (`alone`).
+ * @param {TraceResult} baseline
+ * @param {TraceResult} alone
+ * @param {TraceResult} current
+ * @param {string} field
+ * @returns {SingleChangeEffect}
+ */
+export function singleChangeEffect(baseline, alone, current, field) {
+  const bi = /** @type {Record<string, unknown>} */ (/** @type {unknown} */ (baseline.inputs));
+  const ci = /** @type {Record<string, unknown>} */ (/** @type {unknown} */ (current.inputs));
+  const text = inputChangeText(field, bi[field], ci[field]);
+  const explainsAll = compareTraces(alone, current).sameDecisions;
+  const changesNothing = compareTraces(baseline, alone).sameDecisions;
+  const sentence = changesNothing
+    ? `${text} alone changes no decision (${statsAgainst(alone, baseline)}).`
+    : `${text} alone: ${statsAgainst(alone, baseline)}${explainsAll ? ' — already this run’s decisions, so the other changes make no difference here' : ''}.`;
+  return { field, text, explainsAll, changesNothing, sentence };
+}
+
+/**
+ * When several controls differ, runs each one alone (the baseline with only that control changed,
+ * by the service: `run`) and says what each does on its own; `undefined` when fewer than two or
+ * more than {@link MAX_SINGLE_CHANGES} differ. The page's copy of the library's `attributeChanges`.
+ * @param {TraceResult} baseline
+ * @param {TraceResult} current
+ * @param {(inputs: TraceResult['inputs']) => Promise<TraceResult>} run
+ * @returns {Promise<SingleChangeEffect[] | undefined>}
+ */
+export async function attributeChanges(baseline, current, run) {
+  const fields = differingInputs(baseline, current).map((c) => c.field);
+  if (fields.length < 2 || fields.length > MAX_SINGLE_CHANGES) return undefined;
+  const runs = await Promise.all(fields.map((f) => run(singleChangeInputs(baseline, current, f))));
+  return fields.map((f, i) => singleChangeEffect(baseline, /** @type {TraceResult} */ (runs[i]), current, f));
+}

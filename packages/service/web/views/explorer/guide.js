@@ -98,7 +98,7 @@ export const EXPERIMENTS = [
       {
         label: 'Max stale 5 s',
         preset: 'stale-5',
-        look: 'v1 expired at 10.1 s, so it may be served stale until 15.1 s: attempt 3 (12 s) is served stale, attempts 4 and 5 (18 s, 24 s) are past the bound and rejected. Stale-on-error bridges a short outage, not a long one. “Last change” names the one change (Max stale 3600 s → 5 s); against the baseline two controls now differ, and the page says so rather than guess.',
+        look: 'v1 expired at 10.1 s, so it may be served stale until 15.1 s: attempt 3 (12 s) is served stale, attempts 4 and 5 (18 s, 24 s) are past the bound and rejected. Stale-on-error bridges a short outage, not a long one. “Last change” names the one change (Max stale 3600 s → 5 s); against the baseline two controls now differ: the page says so rather than guess, and tries each alone (Max stale alone changes nothing without stale-on-error).',
       },
     ],
   },

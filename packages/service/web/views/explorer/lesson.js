@@ -10,9 +10,23 @@ import { html } from '../../lib/vendor.js';
 
 /** @typedef {import('../../lib/types.js').TraceResult} TraceResult */
 /** @typedef {import('./compare.js').Comparison} Comparison */
+/** @typedef {{ effects: import('./compare.js').SingleChangeEffect[] | undefined, pending: boolean }} Alone */
 
-/** @param {{ result: TraceResult, lastChange: Comparison | undefined }} props */
-export function Lesson({ result, lastChange }) {
+/**
+ * Each changed control's own effect, measured by running it alone (or that it is being measured).
+ * @param {{ id: string, alone: Alone, base: string }} props  base: what the changes start from, in words
+ */
+export function AloneList({ id, alone, base }) {
+  if (alone.pending) return html`<p class="muted small" id=${id} data-state="pending">Trying each change alone…</p>`;
+  if (!alone.effects) return null;
+  return html`<div id=${id} data-state="ready">
+    <p class="small">Each change tried alone on ${base}, by the same library:</p>
+    <ul class="alone">${alone.effects.map((e) => html`<li data-field=${e.field} data-explains-all=${e.explainsAll ? 'true' : 'false'}>${e.sentence}</li>`)}</ul>
+  </div>`;
+}
+
+/** @param {{ result: TraceResult, lastChange: Comparison | undefined, alone: Alone }} props */
+export function Lesson({ result, lastChange, alone }) {
   const hidden = result.attempts.filter((a) => a.hiddenNewer);
   const first = hidden[0];
   return html`<section class="panel lesson" aria-labelledby="lesson-h">
@@ -26,7 +40,7 @@ export function Lesson({ result, lastChange }) {
         ? html`<p><strong>Last change: ${lastChange.headline}.</strong> <span id="last-change-controls">${lastChange.inputs.map((c) => c.text ?? c.field).join('; ')}.</span>${
             lastChange.headline === 'Timeline changed, decisions the same' ? ' The attempts start at other times, but every attempt makes the same decision with the same card.' : ''
           }</p>
-          ${lastChange.attribution.kind === 'several' ? html`<p class="attribution" id="last-change-cause">${lastChange.attribution.sentence}</p>` : null}
+          ${lastChange.attribution.kind === 'several' ? html`<p class="attribution" id="last-change-cause">${lastChange.attribution.sentence}</p><${AloneList} id="last-change-alone" alone=${alone} base="the run before" />` : null}
           ${lastChange.tradeOff ? html`<p class="trade-off" id="trade-off"><strong>Freshness versus requests:</strong> ${lastChange.tradeOff}</p>` : null}`
         : html`<p class="muted">Change a control to see what it changes: the timeline only, or the decisions.</p>`}
     </div>
