@@ -224,7 +224,7 @@ export interface SingleChangeEffect {
 }
 
 /** The baseline's inputs with one control taken from the current run: the counterfactual run of {@link attributeChanges}. */
-export function singleChangeInputs(baseline: TraceResult, current: TraceResult, field: string): TraceInputs {
+function singleChangeInputs(baseline: TraceResult, current: TraceResult, field: string): TraceInputs {
   return { ...baseline.inputs, [field]: (current.inputs as unknown as Record<string, unknown>)[field] } as TraceInputs;
 }
 
@@ -242,7 +242,7 @@ function statsAgainst(r: TraceResult, base: TraceResult): string {
  * the current run's decisions (then the other changes make no difference here), it changes nothing,
  * or it changes the baseline by so many requests and acceptances.
  */
-export function singleChangeEffect(baseline: TraceResult, alone: TraceResult, current: TraceResult, field: string): SingleChangeEffect {
+function singleChangeEffect(baseline: TraceResult, alone: TraceResult, current: TraceResult, field: string): SingleChangeEffect {
   const text = traceInputChangeText(field, (baseline.inputs as unknown as Record<string, unknown>)[field], (current.inputs as unknown as Record<string, unknown>)[field]);
   const explainsAll = compareTraces(alone, current).sameDecisions;
   const changesNothing = compareTraces(baseline, alone).sameDecisions;

@@ -167,7 +167,7 @@ export const MAX_SINGLE_CHANGES = 4;
  * @param {string} field
  * @returns {TraceResult['inputs']}
  */
-export function singleChangeInputs(baseline, current, field) {
+function singleChangeInputs(baseline, current, field) {
   return /** @type {TraceResult['inputs']} */ ({ ...baseline.inputs, [field]: /** @type {Record<string, unknown>} */ (/** @type {unknown} */ (current.inputs))[field] });
 }
 
@@ -190,7 +190,7 @@ function statsAgainst(r, base) {
  * @param {string} field
  * @returns {SingleChangeEffect}
  */
-export function singleChangeEffect(baseline, alone, current, field) {
+function singleChangeEffect(baseline, alone, current, field) {
   const bi = /** @type {Record<string, unknown>} */ (/** @type {unknown} */ (baseline.inputs));
   const ci = /** @type {Record<string, unknown>} */ (/** @type {unknown} */ (current.inputs));
   const text = inputChangeText(field, bi[field], ci[field]);
