@@ -176,7 +176,7 @@ describe('compareTraces (capture a baseline)', () => {
     const base = await runTrace();
     const cmp = compareTraces(base, await runTrace({ maxAgeSeconds: 30 }));
     assert.equal(cmp.sameDecisions, false);
-    assert.deepEqual(cmp.inputs, [{ field: 'maxAgeSeconds', baseline: 10, current: 30 }]);
+    assert.deepEqual(cmp.inputs, [{ field: 'maxAgeSeconds', baseline: 10, current: 30, text: 'Cache max-age 10 s → 30 s' }]);
     assert.deepEqual(cmp.attempts.map((a) => a.attempt), [3, 4, 5]);
     assert.deepEqual(cmp.attempts[0]!.changes.find((c) => c.field === 'action'), { field: 'action', baseline: 'fetch', current: 'cache-hit' });
     assert.deepEqual(cmp.attempts[0]!.changes.find((c) => c.field === 'cardVersion'), { field: 'cardVersion', baseline: 'v2', current: 'v1' });

@@ -7,7 +7,7 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { checkCard } from '../../packages/core/src/card/index.js';
-import { compareTraces, runTrace, TIMELINE_STAGE_NAMES, tradeOffOf } from '../../packages/core/src/explorer/index.js';
+import { attributeChanges, compareTraces, runTrace, TIMELINE_STAGE_NAMES, tradeOffOf } from '../../packages/core/src/explorer/index.js';
 
 describe('why an attempt went to the network', () => {
   test('healthy: no card yet, fresh, expired at 10.1 s, fresh, expired at 22.1 s', async () => {
@@ -129,5 +129,102 @@ describe('the modelled card and the limits', () => {
     assert.match(limits, /no retries within an attempt/i);
     assert.match(limits, /does not authenticate later task calls/);
     assert.match(limits, /no signature is verified/);
+  });
+});
+
+describe('a comparison names the cause of its differences only when it knows it (issue 25)', () => {
+  test('malformed JSON → "Cache max-age 30": two controls changed, so max-age is not credited with 1 request instead of 5', async () => {
+    const malformed = await runTrace({ condition: 'malformed' });
+    const maxAge30 = await runTrace({ maxAgeSeconds: 30 });
+    const cmp = compareTraces(malformed, maxAge30);
+    assert.equal(cmp.tradeOff, undefined);
+    assert.equal(tradeOffOf(malformed, maxAge30), undefined);
+    assert.ok(!cmp.lines.some((l) => /max-age.*network request/i.test(l)), cmp.lines.join('\n'));
+    assert.equal(cmp.attribution.kind, 'several');
+    assert.deepEqual(cmp.attribution.fields, ['condition', 'maxAgeSeconds']);
+    assert.equal(
+      cmp.attribution.sentence,
+      '2 controls changed (Endpoint / card condition, Cache max-age): the differences below come from these changes together, and which one caused which is not known. Change one control at a time to see what each does.',
+    );
+    // The controls in the form's words, never internal names.
+    assert.deepEqual(cmp.lines.slice(0, 2), ['Endpoint / card condition Malformed JSON → Healthy', 'Cache max-age 10 s → 30 s']);
+  });
+
+  test('max-age alone: every difference is its doing, and the trade-off is stated', async () => {
+    const cmp = compareTraces(await runTrace(), await runTrace({ maxAgeSeconds: 30 }));
+    assert.equal(cmp.attribution.kind, 'one');
+    assert.equal(cmp.attribution.sentence, 'One control changed, so every difference below is its doing: Cache max-age 10 s → 30 s.');
+    assert.match(cmp.tradeOff ?? '', /^Longer max-age \(30 s instead of 10 s\): 1 network request instead of 3/);
+  });
+
+  test('max-age with the round trip: no trade-off is claimed for max-age', async () => {
+    const cmp = compareTraces(await runTrace(), await runTrace({ maxAgeSeconds: 30, rttMs: 300 }));
+    assert.equal(cmp.tradeOff, undefined);
+    assert.equal(cmp.attribution.kind, 'several');
+  });
+
+  test('one control that changes nothing says so; no control changed says so', async () => {
+    const same = compareTraces(await runTrace({ condition: 'malformed' }), await runTrace({ condition: 'malformed', maxAgeSeconds: 30 }));
+    assert.equal(same.attribution.sentence, 'One control changed (Cache max-age 10 s → 30 s), and no attempt or statistic changed with it.');
+    assert.equal(compareTraces(await runTrace(), await runTrace()).attribution.kind, 'none');
+  });
+
+  test('stale-on-error and fail-from times in the form’s words', async () => {
+    const cmp = compareTraces(await runTrace({ condition: 'unavailable' }), await runTrace({ condition: 'unavailable', failFromSeconds: 11, staleOnError: true }));
+    assert.deepEqual(cmp.inputs.map((c) => c.text), ['Stale-on-error off → on', 'Fail from time T off → 11 s']);
+    const v2 = compareTraces(await runTrace(), await runTrace({ publishV2AtSeconds: null, rttMs: 250 }));
+    assert.deepEqual(v2.inputs.map((c) => c.text), ['Publish card v2 at 12 s → off', 'Network round trip 100 ms → 250 ms']);
+  });
+});
+
+describe('a conditional request says why it got 200 or 304 (issue 25)', () => {
+  test('attempt 3 sends If-None-Match "card-v1"; v2 is published, so it no longer matches: 200 with ETag "card-v2"', async () => {
+    const r = await runTrace();
+    const third = r.attempts[2]!;
+    assert.equal(third.status, 200);
+    assert.equal(
+      third.revalidation,
+      'If-None-Match "card-v1" no longer matched: the card changed on the server (its ETag is now "card-v2"), so the answer is 200 with the whole new card instead of 304 Not Modified',
+    );
+    const response = r.events.find((e) => e.attempt === 3 && e.kind === 'response.received')!;
+    assert.match(response.message, /If-None-Match "card-v1" no longer matched: .*ETag is now "card-v2"/);
+    assert.equal(response.detail?.revalidation, third.revalidation);
+    assert.match(r.attempts[4]!.revalidation!, /^If-None-Match "card-v2" matched the card's ETag: .*304 Not Modified/);
+    // Unconditional requests and error statuses have nothing to explain.
+    assert.equal(r.attempts[0]!.revalidation, undefined);
+    const failing = await runTrace({ condition: 'unavailable', failFromSeconds: 11 });
+    assert.ok(failing.attempts.every((a) => a.revalidation === undefined));
+  });
+});
+
+describe('several changes: each one tried alone, by the library (issue 25)', () => {
+  test('malformed JSON → "Cache max-age 30": the condition alone gives 3 requests, max-age alone changes nothing', async () => {
+    const effects = await attributeChanges(await runTrace({ condition: 'malformed' }), await runTrace({ maxAgeSeconds: 30 }));
+    assert.deepEqual(
+      effects?.map((e) => e.sentence),
+      [
+        'Endpoint / card condition Malformed JSON → Healthy alone: 3 network requests instead of 5, 5 accepted instead of 0.',
+        'Cache max-age 10 s → 30 s alone changes no decision (the same 5 network requests, the same 0 accepted).',
+      ],
+    );
+    assert.deepEqual(effects?.map((e) => [e.explainsAll, e.changesNothing]), [[false, false], [false, true]]);
+  });
+
+  test('one change that alone gives the whole result is said to; the others make no difference here', async () => {
+    const effects = await attributeChanges(await runTrace(), await runTrace({ maxAgeSeconds: 30, rttMs: 300 }));
+    assert.equal(effects?.[0]?.explainsAll, true);
+    assert.match(effects?.[0]?.sentence ?? '', /^Cache max-age 10 s → 30 s alone: 1 network request instead of 3, the same 5 accepted — already this run’s decisions/);
+    assert.equal(effects?.[1]?.changesNothing, true);
+  });
+
+  test('one control, or more than four: nothing is run', async () => {
+    let runs = 0;
+    const counting = async (i: Parameters<typeof runTrace>[0]) => (runs++, runTrace(i));
+    assert.equal(await attributeChanges(await runTrace(), await runTrace({ maxAgeSeconds: 30 }), counting), undefined);
+    const many = { maxAgeSeconds: 30, rttMs: 300, attempts: 4, intervalSeconds: 5, jitter: true };
+    assert.equal(await attributeChanges(await runTrace(), await runTrace(many), counting), undefined);
+    assert.equal(runs, 0);
+    await attributeChanges(await runTrace(), await runTrace({ maxAgeSeconds: 30, rttMs: 300 }), counting);
+    assert.equal(runs, 2);
   });
 });

@@ -42,16 +42,39 @@ interface AxeViolation {
  * @example await expectNoAxeViolations(page, 'timeline at 1366 px');
  */
 export async function expectNoAxeViolations(page: Page, context?: string): Promise<void> {
-  if (!(await page.evaluate('typeof window.axe === "object"'))) {
-    // Wrapped in a function body so axe's top-level declarations stay out of the page's scope
-    // apart from the `window.axe` it assigns itself.
-    await page.evaluate(`(() => { ${await axeSource()}\n })()`);
-  }
+  await loadAxe(page);
   const violations = (await page.evaluate(
     `window.axe.run(document, { runOnly: { type: 'tag', values: ${JSON.stringify(AXE_TAGS)} }, resultTypes: ['violations'] }).then((r) => r.violations)`,
   )) as AxeViolation[];
   if (violations.length === 0) return;
   throw new Error(formatViolations(violations, context));
+}
+
+async function loadAxe(page: Page): Promise<void> {
+  if (!(await page.evaluate('typeof window.axe === "object"'))) {
+    // Wrapped in a function body so axe's top-level declarations stay out of the page's scope
+    // apart from the `window.axe` it assigns itself.
+    await page.evaluate(`(() => { ${await axeSource()}\n })()`);
+  }
+}
+
+/**
+ * Like {@link expectNoAxeViolations}, but with EVERY rule axe-core has — best practices
+ * (`landmark-unique`, `region`, `heading-order`, …), AAA (`color-contrast-enhanced`) and the
+ * experimental rules too, not only the WCAG A/AA tags. `exclude` leaves parts of the document
+ * out (CSS selectors), e.g. the shell around a view when only the view is under test; landmark
+ * rules still see the whole document.
+ *
+ * @example await expectNoAxeViolationsAllRules(page, 'explorer at rest', ['.sidebar']);
+ */
+export async function expectNoAxeViolationsAllRules(page: Page, context?: string, exclude: readonly string[] = []): Promise<void> {
+  await loadAxe(page);
+  const where = exclude.length === 0 ? 'document' : JSON.stringify({ include: [['html']], exclude: exclude.map((s) => [s]) });
+  const violations = (await page.evaluate(
+    `window.axe.run(${where}, { runOnly: { type: 'rule', values: window.axe.getRules().map((r) => r.ruleId) }, resultTypes: ['violations'] }).then((r) => r.violations)`,
+  )) as AxeViolation[];
+  if (violations.length === 0) return;
+  throw new Error(formatViolations(violations, `${context ?? 'page'}, every axe rule`));
 }
 
 /** The message: a heading line, then per rule its id, impact and help, and each element. */

@@ -6,7 +6,10 @@
  * network, the v2 marker and v2 hidden by the cache, the trade-off in words, the stage order of
  * the code, timing versus decisions, the page ready to play, spread steps and a legend, the
  * guided experiments, limits, the protocol link and the modelled card, the preset menu, errors,
- * contrast, 390 px.
+ * contrast, 390 px. Then issue 25 (item 10): differences attributed to the change that caused them
+ * (or "several controls changed"), the form's labels in "Last change", why a conditional request got
+ * 200, the guided stale-on-error experiment, failure / invalid / error told apart without colour, and
+ * axe-core with every rule.
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -16,7 +19,7 @@ import type { RunningDemo } from '../../packages/service/src/demo/index.js';
 import { DEFAULT_TRACE_INPUTS, runTrace } from '../../packages/core/src/explorer/index.js';
 import type { TraceInputs, TraceStats } from '../../packages/core/src/explorer/index.js';
 import { mkdir } from 'node:fs/promises';
-import { expectNoAxeViolations } from './axe.js';
+import { expectNoAxeViolations, expectNoAxeViolationsAllRules } from './axe.js';
 import { focused, IMAGES, launchBrowser, openPage, screenshot, tabTo, text, until } from './browser.js';
 
 let browser: Browser;
@@ -228,7 +231,7 @@ describe('playback, inspection and the baseline', () => {
     assert.equal(await text(changes.locator('#baseline-headline')), 'Decisions changed');
     assert.match(await text(changes), /Longer max-age \(30 s instead of 10 s\): 1 network request instead of 3, but v2 is seen later/);
     assert.match(await text(changes.locator('tr[data-stat-change="networkFetches"]')), /Network fetches 3 1 −2/);
-    assert.match(await text(changes), /control maxAgeSeconds: 10 → 30/);
+    assert.match(await text(changes), /Cache max-age 10 s → 30 s/);
     assert.match(await text(changes), /attempt 3 cardVersion: "v2" → "v1"/);
     // The statistics table shows the baseline column too.
     assert.match(await text(page.locator('#trace-stats')), /Baseline/);
@@ -517,6 +520,161 @@ describe('seed 004 point by point (issue 15)', () => {
       }
       await expectNoAxeViolations(phone, 'explorer at 390×844');
       await shotOf(phone, '.diagram', 'explorer-phone');
+    } finally {
+      await phone.close();
+    }
+  });
+});
+
+describe('the explorer teaches causes (issue 25, item 10)', () => {
+  /** Loads a preset through the menu, as a person does, and waits for its run. */
+  async function preset(id: string, patch: Partial<TraceInputs>): Promise<void> {
+    await page.selectOption('#x-preset', id);
+    await waitForRun({ ...DEFAULT_TRACE_INPUTS, ...patch });
+  }
+
+  test('malformed JSON → "Cache max-age 30": two controls changed, so max-age is not credited with the requests', async () => {
+    await preset('malformed', { condition: 'malformed' });
+    await preset('max-age-30', { maxAgeSeconds: 30 });
+    const last = page.locator('#last-change');
+    assert.equal(await text(page.locator('#last-change-controls')), 'Endpoint / card condition Malformed JSON → Healthy; Cache max-age 10 s → 30 s.');
+    assert.match(await text(page.locator('#last-change-cause')), /^2 controls changed \(Endpoint \/ card condition, Cache max-age\): the differences below come from these changes together, and which one caused which is not known/);
+    assert.doesNotMatch(await text(last), /Longer max-age|instead of 5/);
+    assert.equal(await page.locator('#trade-off').count(), 0);
+    assert.doesNotMatch(await text(last), /maxAgeSeconds|condition "/);
+    // Each change tried alone, by the library on the service: what each one does on its own.
+    await page.locator('#last-change-alone[data-state="ready"]').waitFor();
+    assert.deepEqual(await page.locator('#last-change-alone li').allInnerTexts(), [
+      'Endpoint / card condition Malformed JSON → Healthy alone: 3 network requests instead of 5, 5 accepted instead of 0.',
+      'Cache max-age 10 s → 30 s alone changes no decision (the same 5 network requests, the same 0 accepted).',
+    ]);
+    // One control at a time: the trade-off is max-age's, and said so.
+    await preset('healthy', {});
+    await preset('max-age-30', { maxAgeSeconds: 30 });
+    assert.equal(await text(page.locator('#last-change-controls')), 'Cache max-age 10 s → 30 s.');
+    assert.equal(await page.locator('#last-change-cause').count(), 0);
+    assert.match(await text(page.locator('#trade-off')), /Longer max-age \(30 s instead of 10 s\): 1 network request instead of 3/);
+    // The baseline names its cause too.
+    await page.click('#baseline-capture');
+    await preset('max-age-0', { maxAgeSeconds: 0 });
+    assert.equal(await text(page.locator('#baseline-cause')), 'One control changed, so every difference below is its doing: Cache max-age 30 s → 0 s.');
+    await page.click('#baseline-clear');
+  });
+
+  test('"Last change" uses the form’s labels, never internal names', async () => {
+    await preset('stale', { condition: 'unavailable', failFromSeconds: 11, staleOnError: true });
+    await preset('healthy', {});
+    const words = await text(page.locator('#last-change-controls'));
+    assert.equal(words, 'Endpoint / card condition 503: service unavailable → Healthy; Stale-on-error on → off; Fail from time T 11 s → off.');
+    assert.doesNotMatch(await text(page.locator('#last-change')), /failFromSeconds|staleOnError|null/);
+    // The labels are the form's own.
+    for (const [id, label] of [['x-max-age', 'Cache max-age'], ['x-fail-from', 'Fail from time T'], ['x-stale', 'Stale-on-error'], ['x-condition', 'Endpoint / card condition']]) {
+      assert.match(await text(page.locator(`label[for="${id}"]`)), new RegExp(`^${label}`));
+    }
+  });
+
+  test('attempt 3’s 200 says why: If-None-Match "card-v1" no longer matched, the ETag is now "card-v2"', async () => {
+    await drive({});
+    const why200 = /If-None-Match "card-v1" no longer matched: the card changed on the server \(its ETag is now "card-v2"\), so the answer is 200 with the whole new card instead of 304 Not Modified/;
+    assert.match(await text(page.locator('#trace-attempts tr[data-attempt="3"] [data-revalidation]')), new RegExp(`^200, not 304: ${why200.source}`));
+    assert.match(await text(page.locator('#trace-attempts tr[data-attempt="5"] [data-revalidation]')), /^304: If-None-Match "card-v2" matched the card's ETag: .*304 Not Modified/);
+    assert.equal(await page.locator('#trace-attempts tr[data-attempt="1"] [data-revalidation]').count(), 0);
+    // Inspect attempt 3's response.
+    const seq = (await runTrace()).events.find((e) => e.attempt === 3 && e.kind === 'response.received')!.seq;
+    await page.locator('#pb-restart').click();
+    for (let i = 0; i < seq - 1; i++) await page.click('#pb-next');
+    // One step before the answer: not said yet.
+    assert.equal(await page.locator('#moment-revalidation').count(), 0);
+    await page.click('#pb-next');
+    await until(() => text(page.locator('.moment h2')), (t) => /attempt 3 .*Request/.test(t), 'attempt 3’s response');
+    assert.match(await text(page.locator('#moment-revalidation')), new RegExp(`^Why 200, not 304: ${why200.source}`));
+    assert.match(await text(page.locator('#moment-message')), /Response 200 .* If-None-Match "card-v1" no longer matched/);
+  });
+
+  test('a guided stale-on-error experiment: the outage as baseline, stale-on-error on, then a stale bound', async () => {
+    await page.selectOption('#guide-experiment', 'stale');
+    await waitForRun({ ...DEFAULT_TRACE_INPUTS, condition: 'unavailable', failFromSeconds: 11 });
+    assert.match(await text(page.locator('#guide-look')), /Look for: Attempts 1 and 2 use v1\. From 11 s the endpoint answers 503/);
+    await until(() => text(page.locator('.baseline')), (t) => /Baseline: 4 network fetches, 1 cache hit, 0 × 304, 1,200 bytes, 2 accepted, 3 rejected/.test(t), 'the outage captured as the baseline');
+    await page.click('[data-step="stale-1"]');
+    await waitForRun({ ...DEFAULT_TRACE_INPUTS, condition: 'unavailable', failFromSeconds: 11, staleOnError: true });
+    assert.equal(await page.inputValue('#x-preset'), 'stale');
+    assert.deepEqual(await column('td[data-card]'), ['v1', 'v1', 'v1 (stale)', 'v1 (stale)', 'v1 (stale)']);
+    assert.equal(await text(page.locator('#baseline-cause')), 'One control changed, so every difference below is its doing: Stale-on-error off → on.');
+    assert.match(await text(page.locator('#guide-look')), /every attempt is accepted: the cache serves the v1 it saw before/);
+    await page.click('[data-step="stale-2"]');
+    await waitForRun({ ...DEFAULT_TRACE_INPUTS, condition: 'unavailable', failFromSeconds: 11, staleOnError: true, maxStaleSeconds: 5 });
+    assert.deepEqual(await column('td[data-card]'), ['v1', 'v1', 'v1 (stale)', '—', '—']);
+    assert.equal(await text(page.locator('#last-change-controls')), 'Max stale 3600 s → 5 s.');
+    assert.match(await text(page.locator('#baseline-cause')), /^2 controls changed \(Stale-on-error, Max stale\): .*which one caused which is not known/);
+    await page.locator('#baseline-alone[data-state="ready"]').waitFor();
+    assert.deepEqual(await page.locator('#baseline-alone li').allInnerTexts(), [
+      'Stale-on-error off → on alone: the same 4 network requests, 5 accepted instead of 2.',
+      'Max stale 3600 s → 5 s alone changes no decision (the same 4 network requests, the same 2 accepted).',
+    ]);
+    assert.match(await text(page.locator('#guide-look')), /attempts 4 and 5 \(18 s, 24 s\) are past the bound and rejected/);
+    await expectNoAxeViolationsAllRules(page, 'explorer, stale-on-error experiment with a baseline', ['.sidebar']);
+    await page.click('#baseline-clear');
+  });
+
+  test('failure, invalid card and error: different colours and different shapes, in the strip and the legend', async () => {
+    const shapes = Object.fromEntries(
+      await page.locator('#trace-legend li[data-tone]').evaluateAll((els) => els.map((e) => [e.getAttribute('data-tone'), e.getAttribute('data-shape')])),
+    );
+    assert.deepEqual([shapes['o-stale'], shapes['o-invalid'], shapes['o-failed']], ['bar', 'slash', 'cross']);
+    const legend = await page.locator('#trace-legend li[data-tone]').allInnerTexts();
+    assert.ok(legend.some((l) => /struck through/.test(l)) && legend.some((l) => /with a cross/.test(l)) && legend.some((l) => /amber dot with a bar/.test(l)), legend.join(' | '));
+    // The marks as drawn: a malformed card (invalid) and a 503 with backoff (failure counted, error status).
+    const look = async (): Promise<Record<string, { fill: string; stroke: string; glyph: boolean }>> =>
+      page.evaluate(`(() => {
+        const out = {};
+        for (const m of document.querySelectorAll('#trace-strip circle.mark')) {
+          const tone = [...m.classList].find((c) => c === 'o-stale' || c === 'o-invalid' || c === 'o-failed');
+          if (!tone || out[tone]) continue;
+          const shape = { 'o-stale': 'bar', 'o-invalid': 'slash', 'o-failed': 'cross' }[tone];
+          const glyph = document.querySelectorAll('#trace-strip circle.mark.' + tone).length === document.querySelectorAll('#trace-strip path.glyph[data-glyph="' + shape + '"]').length;
+          const cs = getComputedStyle(m);
+          out[tone] = { fill: cs.fill, stroke: cs.stroke, glyph };
+        }
+        return out;
+      })()`);
+    await drive({ condition: 'malformed' });
+    const invalid = (await look())['o-invalid']!;
+    await drive({ condition: 'unavailable', backoff: true });
+    const { 'o-stale': stale, 'o-failed': failed } = await look();
+    assert.ok(stale && failed && invalid, 'all three kinds are drawn');
+    assert.equal(invalid.glyph, true, 'every invalid card is struck through');
+    assert.equal(failed!.glyph, true, 'every error carries a cross');
+    assert.equal(stale!.glyph, true, 'every failure counted carries a bar');
+    // Three different fills, none of them the white of an attempt's start.
+    assert.equal(new Set([stale!.fill, invalid.fill, failed!.fill, 'rgb(255, 255, 255)']).size, 4);
+    assert.ok((await page.locator('#trace-strip path.glyph[data-glyph="cross"]').count()) > 0);
+    await shotOf(page, '.diagram', 'explorer-trouble');
+    await expectNoAxeViolationsAllRules(page, 'explorer, 503 with backoff', ['.sidebar']);
+  });
+
+  test('axe-core with EVERY rule (best practices, AAA, experimental): unique landmarks, at rest, mid-attempt, refused content, with a baseline, at 390 px', async () => {
+    await drive({});
+    await expectNoAxeViolationsAllRules(page, 'explorer at step 0', ['.sidebar']);
+    await page.locator('#pb-scrub').fill('12000');
+    await page.click('#pb-next');
+    await expectNoAxeViolationsAllRules(page, 'explorer inside attempt 3', ['.sidebar']);
+    await page.click('#baseline-capture');
+    await drive({ condition: 'malformed', maxAgeSeconds: 30 });
+    await page.click('#card-v2');
+    await expectNoAxeViolationsAllRules(page, 'explorer, malformed with a baseline', ['.sidebar']);
+    await page.click('#baseline-clear');
+    // Landmarks: every region has a name of its own.
+    const names = (await page.evaluate(
+      `[...document.querySelectorAll('section[aria-labelledby], [role="region"]')].map((e) => e.getAttribute('aria-label') ?? document.getElementById(e.getAttribute('aria-labelledby') ?? '')?.textContent ?? '')`,
+    )) as string[];
+    assert.equal(new Set(names).size, names.length, names.join(' | '));
+    const phone = await browser.newPage({ viewport: { width: 390, height: 844 } });
+    try {
+      await phone.goto(`${demo.url}/#/explorer`);
+      await phone.locator('#trace-results[data-state="ready"]').waitFor();
+      await phone.click('#pb-next');
+      await expectNoAxeViolationsAllRules(phone, 'explorer at 390×844', ['.sidebar']);
     } finally {
       await phone.close();
     }

@@ -16,7 +16,7 @@ import type { CardVersionLabel } from './scripted-endpoint.js';
 import { CARD_VERSION_FIELD, TRACE_BASE_URL, TRACE_TAG } from './scripted-endpoint.js';
 import type { Recorded } from './timeline.js';
 import type { TimelineStage, TraceAction, TraceAttempt, TraceCacheState, TraceRejectStage } from './types.js';
-import { secondsText, whyOf } from './why.js';
+import { revalidationOf, secondsText, whyOf } from './why.js';
 
 const VOCABULARY = new TagVocabulary([{ tag: TRACE_TAG, description: 'Questions about orders.' }]);
 export const NEED: Need = Object.freeze({ tag: TRACE_TAG });
@@ -64,6 +64,8 @@ export function classify(c: ClassifyInput): Omit<TraceAttempt, 'hiddenNewer'> {
   const sent = c.seen.find((r) => r.event.type === 'exchange' && r.event.phase === 'request')?.event;
   const ifNoneMatch = sent?.type === 'exchange' ? sent.requestHeaders['if-none-match'] : undefined;
   const action: TraceAction = result?.outcome === 'hit' ? 'cache-hit' : fetches.length > 0 ? 'fetch' : 'backoff';
+  const answered = c.seen.find((r) => r.event.type === 'exchange' && r.event.phase === 'response')?.event;
+  const revalidation = revalidationOf(ifNoneMatch, answered?.type === 'exchange' ? answered : undefined);
   const base = {
     index: c.index,
     at: seconds(c.startMs),
@@ -74,6 +76,7 @@ export function classify(c: ClassifyInput): Omit<TraceAttempt, 'hiddenNewer'> {
     ...(action === 'fetch' && result?.status !== undefined && { status: result.status }),
     ...(action === 'fetch' && lastFetch?.type === 'card.fetch' && { conditional: lastFetch.conditional }),
     ...(ifNoneMatch !== undefined && { ifNoneMatch }),
+    ...(revalidation !== undefined && { revalidation }),
     ...(action === 'fetch' && { bytes: result?.bytes ?? 0 }),
     ...(result !== undefined && { cacheOutcome: result.outcome }),
   };
@@ -114,3 +117,4 @@ export function classify(c: ClassifyInput): Omit<TraceAttempt, 'hiddenNewer'> {
   }
   return { ...base, ...rejected('fetch'), reason: err instanceof Error ? err.message : String(err) };
 }
+

@@ -2,14 +2,20 @@
  * `compareTraces`: what changed between a captured baseline run and the current one — the
  * controls, each attempt's decision, its timing, and each statistic — for the explorer's
  * "capture a baseline and record what changed" step. A change of timing alone (interval, round
- * trip) is told apart from a change of decisions, and a change of max-age is stated as the
- * freshness-versus-requests trade-off with the numbers of both runs.
+ * trip) is told apart from a change of decisions. The differences are attributed to a control
+ * only when it is the only one that differs (otherwise the comparison says several changed and
+ * names none as the cause), so a change of max-age alone is stated as the
+ * freshness-versus-requests trade-off with the numbers of both runs. Controls are named with the
+ * form's labels (`Cache max-age 10 s → 30 s`).
  *
  * The page keeps a copy (packages/service/web/lib/trace-compare.js); test/explorer/compare-web.test.ts holds
  * them to the same answers.
  *
  * @module
  */
+import { TRACE_INPUT_LABELS, traceInputChangeText } from './inputs.js';
+import type { TraceInputs } from './inputs.js';
+import { runTrace } from './run-trace.js';
 import type { TraceAttempt, TraceResult, TraceStats } from './types.js';
 
 /** One value that differs. */
@@ -18,6 +24,21 @@ export interface TraceChange {
   readonly field: string;
   readonly baseline: unknown;
   readonly current: unknown;
+  /** For a control: the change in the form's words, e.g. `Cache max-age 10 s → 30 s`. */
+  readonly text?: string;
+}
+
+/**
+ * Which change the differences are attributed to. Only a single changed control is named as the
+ * cause: when several controls differ, the comparison says so and names none of them.
+ */
+export interface TraceAttribution {
+  /** `none`: no control differs; `one`: exactly one does, so every difference is its doing; `several`: more than one does, and which caused what is not known. */
+  readonly kind: 'none' | 'one' | 'several';
+  /** The controls that differ (input names), in the form's order. */
+  readonly fields: readonly string[];
+  /** The same in one sentence, with the form's labels. */
+  readonly sentence: string;
 }
 
 /** The differences of one attempt (present in either run). */
@@ -49,7 +70,9 @@ export interface TraceComparison {
   readonly inputs: readonly TraceChange[];
   readonly attempts: readonly AttemptChanges[];
   readonly stats: readonly StatChange[];
-  /** The freshness-versus-requests trade-off in words, when max-age differs. */
+  /** Which change caused the differences: one named control, or several and no pretence of knowing which. */
+  readonly attribution: TraceAttribution;
+  /** The freshness-versus-requests trade-off in words, when max-age is the only control that differs. */
   readonly tradeOff?: string;
   /** One sentence per change, for a person. */
   readonly lines: readonly string[];
@@ -69,15 +92,48 @@ function seenV2(r: TraceResult): string {
   return r.freshness.v2FirstUsedAt === null ? 'never in the run' : `at ${s(r.freshness.v2FirstUsedAt)}`;
 }
 
+/** The controls that differ between two runs, in the form's order. */
+function differingInputs(baseline: TraceResult, current: TraceResult): TraceChange[] {
+  const inputs: TraceChange[] = [];
+  const keys = new Set([...Object.keys(baseline.inputs), ...Object.keys(current.inputs)]);
+  for (const k of keys) {
+    const b = (baseline.inputs as unknown as Record<string, unknown>)[k];
+    const c = (current.inputs as unknown as Record<string, unknown>)[k];
+    if (b !== c) inputs.push({ field: k, baseline: b, current: c, text: traceInputChangeText(k, b, c) });
+  }
+  return inputs;
+}
+
+/** The attribution sentence (see {@link TraceAttribution}); `differs` is whether any attempt or statistic differs. */
+function attributionOf(inputs: readonly TraceChange[], differs: boolean): TraceAttribution {
+  const fields = inputs.map((x) => x.field);
+  if (inputs.length === 0) return { kind: 'none', fields, sentence: 'No control changed.' };
+  if (inputs.length === 1) {
+    const text = (inputs[0] as TraceChange).text ?? '';
+    return { kind: 'one', fields, sentence: differs ? `One control changed, so every difference below is its doing: ${text}.` : `One control changed (${text}), and no attempt or statistic changed with it.` };
+  }
+  const labels = fields.map((f) => (TRACE_INPUT_LABELS as Record<string, string>)[f] ?? f).join(', ');
+  return {
+    kind: 'several',
+    fields,
+    sentence: differs
+      ? `${inputs.length} controls changed (${labels}): the differences below come from these changes together, and which one caused which is not known. Change one control at a time to see what each does.`
+      : `${inputs.length} controls changed (${labels}), and no attempt or statistic changed with them.`,
+  };
+}
+
 /**
- * The freshness-versus-requests trade-off between two runs whose max-age differs, with their numbers.
+ * The freshness-versus-requests trade-off between two runs whose max-age differs — and nothing
+ * else: when another control differs too, the numbers could come from it, so there is no
+ * trade-off to state (`undefined`).
  *
  * @example tradeOffOf(base, longCache) // "Longer max-age (30 s instead of 10 s): 1 network request instead of 3, but v2 is seen later: never in the run instead of at 12 s."
  */
 export function tradeOffOf(baseline: TraceResult, current: TraceResult): string | undefined {
   const b = baseline.inputs.maxAgeSeconds;
   const c = current.inputs.maxAgeSeconds;
-  if (b === c) return undefined;
+  const differing = differingInputs(baseline, current);
+  if (differing.length !== 1 || differing[0]?.field !== 'maxAgeSeconds') return undefined;
   const longer = c > b;
   const [bn, cn] = [baseline.stats.networkFetches, current.stats.networkFetches];
   const head = `${longer ? 'Longer' : 'Shorter'} max-age (${c} s instead of ${b} s): ${bn === cn ? `the same ${requests(cn)}` : `${requests(cn)} instead of ${bn}`}`;
@@ -100,13 +156,7 @@ export function tradeOffOf(baseline: TraceResult, current: TraceResult): string 
  * cmp.stats.find((s) => s.field === 'networkFetches')?.delta; // -2
  */
 export function compareTraces(baseline: TraceResult, current: TraceResult): TraceComparison {
-  const inputs: TraceChange[] = [];
-  const keys = new Set([...Object.keys(baseline.inputs), ...Object.keys(current.inputs)]);
-  for (const k of keys) {
-    const b = (baseline.inputs as unknown as Record<string, unknown>)[k];
-    const c = (current.inputs as unknown as Record<string, unknown>)[k];
-    if (b !== c) inputs.push({ field: k, baseline: b, current: c });
-  }
+  const inputs = differingInputs(baseline, current);
 
   const attempts: AttemptChanges[] = [];
   let decisionChanged = false;
@@ -146,11 +196,83 @@ export function compareTraces(baseline: TraceResult, current: TraceResult): Trac
         ? 'Same decisions'
         : 'Nothing changed';
   const tradeOff = tradeOffOf(baseline, current);
+  const attribution = attributionOf(inputs, attempts.length > 0 || stats.length > 0);
   const show = (v: unknown): string => (v === undefined ? '—' : JSON.stringify(v));
   const lines = [
-    ...inputs.map((x) => `control ${x.field}: ${show(x.baseline)} → ${show(x.current)}`),
+    ...inputs.map((x) => x.text ?? x.field),
     ...attempts.flatMap((a) => a.changes.map((x) => `attempt ${a.attempt} ${x.field}: ${show(x.baseline)} → ${show(x.current)}`)),
     ...stats.map((x) => `${x.field}: ${x.baseline} → ${x.current} (${x.delta > 0 ? '+' : ''}${x.delta})`),
   ];
-  return { sameDecisions, timelineChanged, headline, inputs, attempts, stats, ...(tradeOff !== undefined && { tradeOff }), lines };
+  return { sameDecisions, timelineChanged, headline, inputs, attempts, stats, attribution, ...(tradeOff !== undefined && { tradeOff }), lines };
+}
+
+/** At most this many controls are tried one at a time by {@link attributeChanges}. */
+export const MAX_SINGLE_CHANGES = 4;
+
+/** What one changed control does on its own: the baseline rerun with only that control changed. */
+export interface SingleChangeEffect {
+  /** The control (an input name). */
+  readonly field: string;
+  /** The change in the form's words, e.g. `Cache max-age 10 s → 30 s`. */
+  readonly text: string;
+  /** Changed alone, it already gives the current run's decisions and statistics: the other changes make no difference here. */
+  readonly explainsAll: boolean;
+  /** Changed alone, it changes no decision and no statistic of the baseline. */
+  readonly changesNothing: boolean;
+  /** The same in one sentence, with the numbers. */
+  readonly sentence: string;
+}
+
+/** The baseline's inputs with one control taken from the current run: the counterfactual run of {@link attributeChanges}. */
+function singleChangeInputs(baseline: TraceResult, current: TraceResult, field: string): TraceInputs {
+  return { ...baseline.inputs, [field]: (current.inputs as unknown as Record<string, unknown>)[field] } as TraceInputs;
+}
+
+/** `1 network request instead of 5, 5 accepted instead of 0`: the headline statistics of `r` against `base`. */
+function statsAgainst(r: TraceResult, base: TraceResult): string {
+  const parts = [
+    r.stats.networkFetches === base.stats.networkFetches ? `the same ${requests(r.stats.networkFetches)}` : `${requests(r.stats.networkFetches)} instead of ${base.stats.networkFetches}`,
+    r.stats.accepted === base.stats.accepted ? `the same ${r.stats.accepted} accepted` : `${r.stats.accepted} accepted instead of ${base.stats.accepted}`,
+  ];
+  return parts.join(', ');
+}
+
+/**
+ * What one control does on its own, from the run of {@link singleChangeInputs} (`alone`): it gives
+ * the current run's decisions (then the other changes make no difference here), it changes nothing,
+ * or it changes the baseline by so many requests and acceptances.
+ */
+function singleChangeEffect(baseline: TraceResult, alone: TraceResult, current: TraceResult, field: string): SingleChangeEffect {
+  const text = traceInputChangeText(field, (baseline.inputs as unknown as Record<string, unknown>)[field], (current.inputs as unknown as Record<string, unknown>)[field]);
+  const explainsAll = compareTraces(alone, current).sameDecisions;
+  const changesNothing = compareTraces(baseline, alone).sameDecisions;
+  const sentence = changesNothing
+    ? `${text} alone changes no decision (${statsAgainst(alone, baseline)}).`
+    : `${text} alone: ${statsAgainst(alone, baseline)}${explainsAll ? ' — already this run’s decisions, so the other changes make no difference here' : ''}.`;
+  return { field, text, explainsAll, changesNothing, sentence };
+}
+
+/**
+ * When several controls differ, tries each one alone — the baseline rerun with only that control
+ * changed, by the real library (`run`, `runTrace` by default) — and says what each does on its own.
+ * This is what can honestly be said of several changes: each one's own effect, measured; not a
+ * share of the combined difference (controls interact: max-age changes nothing for a malformed
+ * card, and much for a valid one). `undefined` when fewer than two or more than
+ * {@link MAX_SINGLE_CHANGES} controls differ.
+ *
+ * @example
+ * const effects = await attributeChanges(await runTrace({ condition: 'malformed' }), await runTrace({ maxAgeSeconds: 30 }));
+ * effects?.map((e) => e.sentence);
+ * // ["Endpoint / card condition Malformed JSON → Healthy alone: 3 network requests instead of 5, 5 accepted instead of 0.",
+ * //  "Cache max-age 10 s → 30 s alone changes no decision (the same 5 network requests, the same 0 accepted)."]
+ */
+export async function attributeChanges(
+  baseline: TraceResult,
+  current: TraceResult,
+  run: (inputs: TraceInputs) => Promise<TraceResult> = runTrace,
+): Promise<readonly SingleChangeEffect[] | undefined> {
+  const fields = differingInputs(baseline, current).map((c) => c.field);
+  if (fields.length < 2 || fields.length > MAX_SINGLE_CHANGES) return undefined;
+  const runs = await Promise.all(fields.map((f) => run(singleChangeInputs(baseline, current, f))));
+  return fields.map((f, i) => singleChangeEffect(baseline, runs[i] as TraceResult, current, f));
 }

@@ -23,10 +23,18 @@ export type {
   TraceModel,
   TraceResult,
 } from './types.js';
-export { DEFAULT_TRACE_INPUTS, TRACE_CONDITIONS, TRACE_LIMITS, resolveTraceInputs } from './inputs.js';
+export {
+  DEFAULT_TRACE_INPUTS,
+  TRACE_CONDITIONS,
+  TRACE_CONDITION_LABELS,
+  TRACE_INPUT_LABELS,
+  TRACE_LIMITS,
+  resolveTraceInputs,
+  traceInputText,
+} from './inputs.js';
 export type { TraceCondition, TraceInputs } from './inputs.js';
-export { compareTraces, tradeOffOf, COMPARED_ATTEMPT_FIELDS, DECISION_FIELDS } from './compare.js';
-export type { TraceChange, AttemptChanges, StatChange, TraceComparison } from './compare.js';
+export { attributeChanges, compareTraces, tradeOffOf, COMPARED_ATTEMPT_FIELDS, DECISION_FIELDS, MAX_SINGLE_CHANGES } from './compare.js';
+export type { TraceChange, AttemptChanges, StatChange, TraceAttribution, TraceComparison, SingleChangeEffect } from './compare.js';
 export {
   ScriptedEndpoint,
   modeledCardBody,

@@ -80,6 +80,69 @@ export const DEFAULT_TRACE_INPUTS: Readonly<TraceInputs> = Object.freeze({
   seed: 1,
 });
 
+/**
+ * What a person reads for each condition: the explorer's condition menu shows these, and every
+ * sentence about a change of condition uses them.
+ */
+export const TRACE_CONDITION_LABELS: Readonly<Record<TraceCondition, string>> = Object.freeze({
+  healthy: 'Healthy',
+  'not-found': '404: card not found',
+  unavailable: '503: service unavailable',
+  unauthorized: '401 unless credentials supplied',
+  malformed: 'Malformed JSON',
+  insecure: 'Non-HTTPS advertised interface',
+});
+
+/**
+ * The label of each control as the explorer's form shows it: the one mapping from an input's
+ * name to what a person reads (the page's form and "Last change" use the same labels; the
+ * page's copy is held equal by test/explorer/compare-web.test.ts).
+ */
+export const TRACE_INPUT_LABELS: Readonly<Record<keyof TraceInputs, string>> = Object.freeze({
+  condition: 'Endpoint / card condition',
+  credentials: 'Supply discovery credentials',
+  maxAgeSeconds: 'Cache max-age',
+  publishV2AtSeconds: 'Publish card v2',
+  requireStreaming: 'Client requires streaming',
+  cardStreaming: 'Card advertises streaming',
+  intervalSeconds: 'Discovery interval',
+  rttMs: 'Network round trip',
+  attempts: 'Number of attempts',
+  backoff: 'Backoff after failures',
+  staleOnError: 'Stale-on-error',
+  failFromSeconds: 'Fail from time T',
+  maxStaleSeconds: 'Max stale',
+  jitter: 'Jitter',
+  seed: 'Random seed',
+});
+
+/**
+ * One control's value as the form shows it, with its unit: `10 s`, `100 ms`, `on`, `off`,
+ * `Malformed JSON`, `at 12 s` (v2), `off` for a `null` time.
+ *
+ * @example traceInputText('maxAgeSeconds', 30) // "30 s"
+ */
+export function traceInputText(field: string, value: unknown): string {
+  if (value === undefined) return '—';
+  if (typeof value === 'boolean') return value ? 'on' : 'off';
+  if (value === null) return 'off';
+  if (field === 'condition') return TRACE_CONDITION_LABELS[value as TraceCondition] ?? String(value);
+  if (field === 'publishV2AtSeconds') return `at ${String(value)} s`;
+  if (field === 'rttMs') return `${String(value)} ms`;
+  if (field.endsWith('Seconds')) return `${String(value)} s`;
+  return String(value);
+}
+
+/**
+ * A change of one control in the form's words.
+ *
+ * @example traceInputChangeText('maxAgeSeconds', 10, 30) // "Cache max-age 10 s → 30 s"
+ */
+export function traceInputChangeText(field: string, baseline: unknown, current: unknown): string {
+  const label = (TRACE_INPUT_LABELS as Record<string, string>)[field] ?? field;
+  return `${label} ${traceInputText(field, baseline)} → ${traceInputText(field, current)}`;
+}
+
 /** Upper bounds that keep a run small enough to play back. */
 export const TRACE_LIMITS = Object.freeze({
   attempts: 100,

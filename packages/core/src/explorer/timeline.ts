@@ -10,7 +10,7 @@ import type { CacheEntry } from '../cache/index.js';
 import type { CardResultEvent, DiscoveryEvent } from '../events/index.js';
 import type { ScriptedExchange } from './scripted-endpoint.js';
 import type { TraceEvent } from './types.js';
-import { secondsText } from './why.js';
+import { revalidationOf, secondsText } from './why.js';
 
 /** A library event or an endpoint exchange, with the model time it happened at. */
 export interface Recorded {
@@ -58,13 +58,7 @@ export function translate(seen: readonly Recorded[], attempt: number, startMs: n
                 message: `The server (${e.condition}, publishing ${e.published}) answers ${e.status}.`,
                 detail: { condition: e.condition, published: e.published, requestHeaders: redact(e.requestHeaders) },
               }
-            : {
-                ...at,
-                stage: 'request',
-                kind: 'response.received',
-                message: `Response ${e.status} after the round trip, ${e.bytes} body bytes.`,
-                detail: { status: e.status, headers: e.headers, bytes: e.bytes },
-              },
+            : responseStep(e, seen, at),
         );
         return;
       case 'card.result':
@@ -139,6 +133,19 @@ function pushResult(e: CardResultEvent, at: { attempt: number; atMs: number }, f
       push({ ...at, stage: 'store', kind: 'cache.failed', message: `Nothing stored: the refresh failed (${e.reason ?? e.code ?? 'error'}).`, detail });
       return;
   }
+}
+
+/** The response step; a conditional request's answer says what its `If-None-Match` did (matched: 304; no longer matched: 200). */
+function responseStep(e: ScriptedExchange, seen: readonly Recorded[], at: { attempt: number; atMs: number }): Omit<TraceEvent, 'seq'> {
+  const sent = seen.find((r) => r.event.type === 'exchange' && r.event.phase === 'request')?.event;
+  const revalidation = revalidationOf(sent?.type === 'exchange' ? sent.requestHeaders['if-none-match'] : undefined, e);
+  return {
+    ...at,
+    stage: 'request',
+    kind: 'response.received',
+    message: `Response ${e.status} after the round trip, ${e.bytes} body bytes.${revalidation !== undefined ? ` ${revalidation}.` : ''}`,
+    detail: { status: e.status, headers: e.headers, bytes: e.bytes, ...(revalidation !== undefined && { revalidation }) },
+  };
 }
 
 function redact(headers: Readonly<Record<string, string>>): Record<string, string> {

@@ -67,6 +67,12 @@ export interface TraceAttempt {
   readonly conditional?: boolean;
   /** The `If-None-Match` value sent (the stored ETag), when conditional. */
   readonly ifNoneMatch?: string;
+  /**
+   * When conditional and answered 200 or 304: what the validator did, e.g. `If-None-Match
+   * "card-v1" no longer matched: the card changed on the server (its ETag is now "card-v2"), so
+   * the answer is 200 with the whole new card instead of 304 Not Modified`.
+   */
+  readonly revalidation?: string;
   /** Body bytes received, when it fetched. */
   readonly bytes?: number;
   /** The card cache's own outcome (`card.result` event), absent for `backoff`. */

@@ -34,3 +34,18 @@ export function whyOf(action: TraceAction, before: TraceCacheState | undefined):
   if (before.stale) return { trigger: 'retry', why: `the cached ${card} is stale after ${before.failures} failed refresh(es); ${again}` };
   return { trigger: 'expired', why: `the cached ${card} expired at ${secondsText(before.expiresAt ?? 0)}` };
 }
+
+/**
+ * What a conditional request's validator did, from the server's answer: `If-None-Match` matched
+ * the card's ETag (304, no body), or it no longer matched because the card changed (200 with the
+ * whole new card and its new ETag). `undefined` for an unconditional request or an error status.
+ */
+export function revalidationOf(ifNoneMatch: string | undefined, response: { status: number; headers: Readonly<Record<string, string>> } | undefined): string | undefined {
+  if (ifNoneMatch === undefined || response === undefined) return undefined;
+  const etag = response.headers.etag;
+  if (response.status === 304) return `If-None-Match ${ifNoneMatch} matched the card's ETag: the card is unchanged, so the answer is 304 Not Modified with no body`;
+  if (response.status === 200) {
+    return `If-None-Match ${ifNoneMatch} no longer matched: the card changed on the server${etag !== undefined ? ` (its ETag is now ${etag})` : ''}, so the answer is 200 with the whole new card instead of 304 Not Modified`;
+  }
+  return undefined;
+}

@@ -9,7 +9,7 @@
  */
 import { html, useEffect, useMemo, useState } from '../lib/vendor.js';
 import { api } from '../lib/api.js';
-import { compareTraces } from '../lib/trace-compare.js';
+import { compareTraces } from './explorer/compare.js';
 import { ViewHeader } from './common.js';
 import { Baseline } from './explorer/baseline.js';
 import { CardInspector } from './explorer/card-inspector.js';
@@ -27,6 +27,7 @@ import { StageCards } from './explorer/stage-cards.js';
 import { Strip } from './explorer/strip.js';
 import { AttemptsTable, StatsTable, Summary } from './explorer/tables.js';
 import { useTraceRun } from './explorer/use-trace-run.js';
+import { useAlone } from './explorer/use-alone.js';
 
 /** @typedef {import('../lib/types.js').TraceResult} TraceResult */
 /** @typedef {import('./explorer/form.js').Form} Form */
@@ -92,6 +93,9 @@ export function ExplorerView() {
   const current = pb.cursor >= 0 ? events[pb.cursor] : undefined;
   const comparison = useMemo(() => (baseline && result ? compareTraces(baseline, result) : undefined), [baseline, result]);
   const lastChange = useMemo(() => (previous && result ? compareTraces(previous, result) : undefined), [previous, result]);
+  // Several controls changed: each one's own effect, measured by running it alone.
+  const lastAlone = useAlone(lastChange?.attribution.kind === 'several' ? previous : undefined, lastChange?.attribution.kind === 'several' ? result : undefined);
+  const baselineAlone = useAlone(comparison?.attribution.kind === 'several' ? baseline : undefined, comparison?.attribution.kind === 'several' ? result : undefined);
   const state = hasInvalid || error ? 'error' : pending ? 'pending' : 'ready';
 
   return html`<section aria-labelledby="view-title" class="explorer-view">
@@ -111,7 +115,7 @@ export function ExplorerView() {
         ${result
           ? html`
               <${Summary} result=${result} pending=${pending} />
-              <${Lesson} result=${result} lastChange=${lastChange} />
+              <${Lesson} result=${result} lastChange=${lastChange} alone=${lastAlone} />
               <${Playback} pb=${pb} endMs=${endMs} events=${events} controls=${controls} />
               <section class="diagram" aria-labelledby="diagram-h">
                 <h2 id="diagram-h">Discovery diagram</h2>
@@ -123,7 +127,7 @@ export function ExplorerView() {
               <${AttemptsTable} result=${result} current=${current} />
               <div class="trace-pair">
                 <${StatsTable} stats=${result.stats} baseline=${baseline?.stats} />
-                <${Baseline} baseline=${baseline} comparison=${comparison} capture=${() => setBaseline(result)} clear=${() => setBaseline(undefined)} />
+                <${Baseline} baseline=${baseline} comparison=${comparison} alone=${baselineAlone} capture=${() => setBaseline(result)} clear=${() => setBaseline(undefined)} />
               </div>
               <${CardInspector} result=${result} />
               <${EventList} events=${events} cursor=${pb.cursor} />

@@ -2,15 +2,15 @@
 /** The baseline: capture a run, change controls, and see what changed — timeline or decisions. */
 import { html } from '../../lib/vendor.js';
 import { num } from '../../lib/format.js';
-import { TableWrap } from '../common.js';
-import { STATS } from './tables.js';
+import { AloneList } from './lesson.js';
+import { STATS, ScrollBox } from './tables.js';
 
 /** @typedef {import('../../lib/types.js').TraceResult} TraceResult */
 
 /**
- * @param {{ baseline: TraceResult | undefined, comparison: import('../../lib/trace-compare.js').Comparison | undefined, capture: () => void, clear: () => void }} props
+ * @param {{ baseline: TraceResult | undefined, comparison: import('./compare.js').Comparison | undefined, alone: import('./lesson.js').Alone, capture: () => void, clear: () => void }} props
  */
-export function Baseline({ baseline, comparison, capture, clear }) {
+export function Baseline({ baseline, comparison, alone, capture, clear }) {
   return html`<section class="baseline panel" aria-labelledby="baseline-h">
     <h2 id="baseline-h">Baseline</h2>
     <div class="row">
@@ -24,9 +24,11 @@ export function Baseline({ baseline, comparison, capture, clear }) {
           ? html`<p>Nothing changed against the baseline.</p>`
           : html`
               <p><strong id="baseline-headline">${comparison.headline}</strong>${comparison.inputs.length > 0 ? `: ${comparison.inputs.length} control(s) differ` : ''}.</p>
+              <p class="attribution" id="baseline-cause">${comparison.attribution.sentence}</p>
+              ${comparison.attribution.kind === 'several' ? html`<${AloneList} id="baseline-alone" alone=${alone} base="the baseline" />` : null}
               ${comparison.tradeOff ? html`<p class="trade-off">${comparison.tradeOff}</p>` : null}
               ${comparison.stats.length > 0
-                ? html`<${TableWrap}><table class="data compact">
+                ? html`<${ScrollBox} label="Statistics that changed"><table class="data compact">
                     <caption>Statistics that changed</caption>
                     <thead><tr><th scope="col">Statistic</th><th scope="col">Baseline</th><th scope="col">Current</th><th scope="col">Change</th></tr></thead>
                     <tbody>${comparison.stats.map(

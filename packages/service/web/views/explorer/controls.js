@@ -5,19 +5,13 @@
  */
 import { html } from '../../lib/vendor.js';
 import { formOf } from './form.js';
+import { CONDITION_LABELS, INPUT_LABELS as L } from './labels.js';
 import { CUSTOM, PRESETS, presetInputs } from './presets.js';
 
 /** @typedef {import('./form.js').Form} Form */
 /** @typedef {import('../../lib/types.js').TraceInputs} TraceInputs */
 
-const CONDITIONS = [
-  ['healthy', 'Healthy'],
-  ['not-found', '404: card not found'],
-  ['unavailable', '503: service unavailable'],
-  ['unauthorized', '401 unless credentials supplied'],
-  ['malformed', 'Malformed JSON'],
-  ['insecure', 'Non-HTTPS advertised interface'],
-];
+const CONDITIONS = Object.entries(CONDITION_LABELS);
 
 /**
  * Below 1,000 px the controls stand above the results, so they fold behind this button (closed
@@ -77,36 +71,36 @@ export function Controls({ form, set, setForm, defaults, presetId, fieldError, o
     <fieldset>
       <legend>Endpoint</legend>
       <div class="field">
-        <label for="x-condition">Endpoint / card condition</label>
+        <label for="x-condition">${L.condition}</label>
         <select id="x-condition" value=${form.condition} onChange=${(/** @type {any} */ ev) => set({ condition: ev.currentTarget.value })}>
           ${CONDITIONS.map(([v, l]) => html`<option value=${v}>${l}</option>`)}
         </select>
       </div>
-      ${check('x-credentials', 'credentials', 'Supply discovery credentials', 'Simulated: a placeholder header, never a real secret.')}
-      ${number('x-rtt', 'rttMs', 'Network round trip', { min: 1, max: 60000, unit: 'ms' })}
+      ${check('x-credentials', 'credentials', L.credentials, 'Simulated: a placeholder header, never a real secret.')}
+      ${number('x-rtt', 'rttMs', L.rttMs, { min: 1, max: 60000, unit: 'ms' })}
     </fieldset>
     <fieldset>
       <legend>Card and cache</legend>
-      ${number('x-max-age', 'maxAgeSeconds', 'Cache max-age', { min: 0, max: 86400, step: '1', unit: 's' })}
-      ${check('x-publish-v2', 'publishV2', 'Publish card v2')}
+      ${number('x-max-age', 'maxAgeSeconds', L.maxAgeSeconds, { min: 0, max: 86400, step: '1', unit: 's' })}
+      ${check('x-publish-v2', 'publishV2', L.publishV2AtSeconds)}
       ${number('x-v2-at', 'publishV2AtSeconds', 'v2 published at model time', { min: 0, disabled: !form.publishV2, unit: 's' })}
-      ${check('x-card-streaming', 'cardStreaming', 'Card advertises streaming')}
+      ${check('x-card-streaming', 'cardStreaming', L.cardStreaming)}
     </fieldset>
     <fieldset>
       <legend>Client</legend>
-      ${check('x-require-streaming', 'requireStreaming', 'Client requires streaming')}
-      ${number('x-interval', 'intervalSeconds', 'Discovery interval', { min: 0.1, unit: 's' })}
-      ${number('x-attempts', 'attempts', 'Number of attempts', { min: 1, max: 100, step: '1' })}
+      ${check('x-require-streaming', 'requireStreaming', L.requireStreaming)}
+      ${number('x-interval', 'intervalSeconds', L.intervalSeconds, { min: 0.1, unit: 's' })}
+      ${number('x-attempts', 'attempts', L.attempts, { min: 1, max: 100, step: '1' })}
     </fieldset>
     <fieldset>
       <legend>Beyond the model</legend>
-      ${check('x-backoff', 'backoff', 'Backoff after failures', 'The library’s 5 s doubling backoff.')}
-      ${check('x-stale', 'staleOnError', 'Stale-on-error', 'Serve the card seen before when a refresh fails.')}
-      ${check('x-fail-from', 'failFrom', 'Fail from time T', 'Healthy before T, the condition above from T on.')}
+      ${check('x-backoff', 'backoff', L.backoff, 'The library’s 5 s doubling backoff.')}
+      ${check('x-stale', 'staleOnError', L.staleOnError, 'Serve the card seen before when a refresh fails.')}
+      ${check('x-fail-from', 'failFrom', L.failFromSeconds, 'Healthy before T, the condition above from T on.')}
       ${number('x-fail-at', 'failFromSeconds', 'T', { min: 0, disabled: !form.failFrom, unit: 's' })}
-      ${number('x-max-stale', 'maxStaleSeconds', 'Max stale', { min: 0, disabled: !form.staleOnError, unit: 's' })}
-      ${check('x-jitter', 'jitter', 'Jitter')}
-      ${number('x-seed', 'seed', 'Random seed', { min: 0, step: '1', disabled: !form.jitter })}
+      ${number('x-max-stale', 'maxStaleSeconds', L.maxStaleSeconds, { min: 0, disabled: !form.staleOnError, unit: 's' })}
+      ${check('x-jitter', 'jitter', L.jitter)}
+      ${number('x-seed', 'seed', L.seed, { min: 0, step: '1', disabled: !form.jitter })}
     </fieldset>
     <button type="button" class="btn" id="x-defaults" onClick=${() => setForm(formOf(defaults))}>Restore defaults</button>
   </form>`;

@@ -18,7 +18,7 @@ export function EventList({ events, cursor }) {
   }, [cursor]);
   return html`<section aria-labelledby="events-h">
     <h2 id="events-h">Event list</h2>
-    <div class="table-wrap scroll-y" ref=${boxRef} tabindex="0" role="region" aria-labelledby="events-h">
+    <div class="table-wrap scroll-y" ref=${boxRef} tabindex="0" role="region" aria-label="Every step of the run (scrolls)">
       <table class="data trace-events" id="trace-events">
         <caption>Every step of the run in order; the inspected step is marked, steps not yet played are in italics</caption>
         <thead><tr><th scope="col">#</th><th scope="col">Time</th><th scope="col">Attempt</th><th scope="col">Stage</th><th scope="col">Step</th><th scope="col">What happened</th></tr></thead>

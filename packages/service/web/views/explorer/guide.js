@@ -79,6 +79,29 @@ export const EXPERIMENTS = [
       { label: 'Interval 7 s, round trip 300 ms', preset: 'timing', look: 'The Baseline panel says “Timeline changed, decisions the same”: attempts start at 0, 7, 14, 21, 28 s, with the same decisions and cards.' },
     ],
   },
+  {
+    id: 'stale',
+    title: 'Stale-on-error: an outage after a good card',
+    intro: 'The endpoint is healthy until 11 s, then answers 503. Capture that run, turn stale-on-error on, then bound how stale a card may be.',
+    steps: [
+      {
+        label: 'Capture the outage without stale-on-error',
+        preset: 'stale-off',
+        capture: true,
+        look: 'Attempts 1 and 2 use v1. From 11 s the endpoint answers 503: the cached v1 expired at 10.1 s, and with stale-on-error off it is unusable as soon as its refresh fails, so attempts 3 to 5 are rejected at Request (2 accepted, 3 rejected). The Baseline panel holds this run.',
+      },
+      {
+        label: 'Turn stale-on-error on',
+        preset: 'stale',
+        look: 'The same three 503s, yet every attempt is accepted: the cache serves the v1 it saw before, marked “(stale)” (3 served stale). The Baseline panel names the one change that did it — Stale-on-error off → on — and v2, published at 12 s, is never seen: the endpoint fails before it can deliver it.',
+      },
+      {
+        label: 'Max stale 5 s',
+        preset: 'stale-5',
+        look: 'v1 expired at 10.1 s, so it may be served stale until 15.1 s: attempt 3 (12 s) is served stale, attempts 4 and 5 (18 s, 24 s) are past the bound and rejected. Stale-on-error bridges a short outage, not a long one. “Last change” names the one change (Max stale 3600 s → 5 s); against the baseline two controls now differ: the page says so rather than guess, and tries each alone (Max stale alone changes nothing without stale-on-error).',
+      },
+    ],
+  },
 ];
 
 /**

@@ -53,7 +53,30 @@ export function kindClass(e) {
   }
 }
 
-/** What each colour means, in the legend's order. */
+/**
+ * The shape that tells the three kinds of trouble apart without colour (for colour-blind
+ * readers, and in print): a failure counted (or a stale card, or backing off) is an amber dot
+ * with a bar, an invalid card a near-black dot struck through, an error status or a rejected
+ * selection a red dot with a cross. Every other step is a plain dot (the attempt's start a ring).
+ * @type {Readonly<Record<string, 'bar' | 'slash' | 'cross'>>}
+ */
+export const SHAPES = Object.freeze({ 'o-stale': 'bar', 'o-invalid': 'slash', 'o-failed': 'cross' });
+
+/**
+ * The path of a mark's glyph (white, over the dot) centred on x, y, or undefined for a plain dot.
+ * @param {string} tone
+ * @param {number} x
+ * @param {number} y
+ */
+export function glyphPath(tone, x, y) {
+  const shape = SHAPES[tone];
+  if (shape === 'cross') return `M${x - 2.5} ${y - 2.5}L${x + 2.5} ${y + 2.5}M${x + 2.5} ${y - 2.5}L${x - 2.5} ${y + 2.5}`;
+  if (shape === 'slash') return `M${x - 3} ${y + 3}L${x + 3} ${y - 3}`;
+  if (shape === 'bar') return `M${x - 3} ${y}L${x + 3} ${y}`;
+  return undefined;
+}
+
+/** What each colour (and shape) means, in the legend's order. */
 export const LEGEND = /** @type {const} */ ([
   ['o-info', 'attempt starts (cache lookup)'],
   ['o-request', 'request: sent, received, answered'],
@@ -62,7 +85,7 @@ export const LEGEND = /** @type {const} */ ([
   ['o-changed', 'new card stored'],
   ['o-revalidated', '304 Not Modified: stored card refreshed'],
   ['o-unchanged', 'step skipped or nothing new'],
-  ['o-stale', 'failure counted, stale or backing off'],
-  ['o-invalid', 'invalid card: refused, not stored'],
-  ['o-failed', 'error status / selection rejected'],
+  ['o-stale', 'failure counted, stale or backing off (amber dot with a bar)'],
+  ['o-invalid', 'invalid card: refused, not stored (dark dot, struck through)'],
+  ['o-failed', 'error status / selection rejected (red dot with a cross)'],
 ]);

@@ -7,6 +7,7 @@ import { html } from '../../lib/vendor.js';
 import { modelSeconds } from '../../lib/format.js';
 import { Badge } from '../common.js';
 import { LANE_NAME, kindClass } from './lanes.js';
+import { revalidationOf } from './tables.js';
 
 /** @typedef {import('../../lib/types.js').TraceResult} TraceResult */
 /** @typedef {import('../../lib/types.js').TraceEvent} TraceEvent */
@@ -48,13 +49,16 @@ export function Moment({ result, current, cursor, playing }) {
   const before = result.cacheStates[current.attempt - 2];
   const after = result.cacheStates[current.attempt - 1];
   const attemptDone = result.events.slice(0, cursor + 1).some((e) => e.attempt === current.attempt && e.stage === 'selection');
-  const detail = Object.entries(current.detail ?? {}).filter(([k]) => k !== 'entryBefore' && k !== 'why');
+  // Why a conditional request got 200 (or 304) is said once its answer is in, not before.
+  const answered = result.events.slice(0, cursor + 1).some((e) => e.attempt === current.attempt && e.kind === 'response.received');
+  const detail = Object.entries(current.detail ?? {}).filter(([k]) => k !== 'entryBefore' && k !== 'why' && k !== 'revalidation');
   return html`<section class="moment panel" id="moment" aria-labelledby="moment-h">
     <h2 id="moment-h">Moment: attempt ${current.attempt} at ${modelSeconds(current.atMs / 1000)}, ${LANE_NAME[current.stage]}</h2>
     <p aria-live=${playing ? 'off' : 'polite'}><${Badge} tone=${kindClass(current)} text=${current.kind} /> <span id="moment-message">${current.message}</span></p>
     ${attempt
       ? html`<p class="why" id="moment-why"><strong>Why ${attempt.action === 'fetch' ? 'it went to the network' : 'no request'}:</strong> ${attempt.why}.</p>`
       : null}
+    ${attempt && revalidationOf(attempt) && answered ? html`<p class="revalidation" id="moment-revalidation"><strong>${attempt.status === 304 ? 'Why 304:' : 'Why 200, not 304:'}</strong> ${revalidationOf(attempt)}.</p>` : null}
     ${attempt?.hiddenNewer ? html`<p class="hidden-newer" id="moment-hidden">${attempt.hiddenNewer}.</p>` : null}
     <div class="grid-2 tight">
       <div>

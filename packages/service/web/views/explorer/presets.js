@@ -22,7 +22,9 @@ export const PRESETS = [
   ['max-age-30', 'Cache max-age 30', { maxAgeSeconds: 30 }],
   ['no-v2', 'No card v2', { publishV2AtSeconds: null }],
   ['timing', 'Interval 7 s, round trip 300 ms', { intervalSeconds: 7, rttMs: 300 }],
+  ['stale-off', '503 from 11 s, stale-on-error off', { condition: 'unavailable', failFromSeconds: 11 }],
   ['stale', '503 from 11 s with stale-on-error', { condition: 'unavailable', failFromSeconds: 11, staleOnError: true }],
+  ['stale-5', '503 from 11 s, stale-on-error, max stale 5 s', { condition: 'unavailable', failFromSeconds: 11, staleOnError: true, maxStaleSeconds: 5 }],
   ['backoff', '404 with backoff', { condition: 'not-found', backoff: true }],
 ];
 

@@ -11,7 +11,7 @@
  */
 import { html, useEffect, useLayoutEffect, useRef, useState } from '../../lib/vendor.js';
 import { modelSeconds } from '../../lib/format.js';
-import { LANE_NAME, LANES, kindClass } from './lanes.js';
+import { LANE_NAME, LANES, SHAPES, glyphPath, kindClass } from './lanes.js';
 
 /** @typedef {import('../../lib/types.js').TraceResult} TraceResult */
 /** @typedef {import('../../lib/types.js').TraceEvent} TraceEvent */
@@ -171,6 +171,11 @@ export function Strip({ result, cursor, t, current, onInspect }) {
             <title>${stepText(e)}</title>
           </circle>`,
         )}
+        ${events.map((e, i) => {
+          // The shape that tells failure, invalid and error apart without colour (see SHAPES), drawn over the dot.
+          const d = glyphPath(kindClass(e), xs[i] ?? 0, laneY(e.stage));
+          return d ? html`<path class=${`glyph ${i > cursor ? 'future' : ''}`} data-glyph=${SHAPES[kindClass(e)]} d=${d} aria-hidden="true" />` : null;
+        })}
       </svg>
     </div>
   </div>
