@@ -3,7 +3,8 @@
  * play the morning of changes (snapshots, an alert and its resolution, a removed endpoint, a
  * chat turn), then each view — endpoints (with an endpoint's Proposed by open), sources, timeline,
  * snapshots, sessions, chat, card, inspect (with a report) — is checked
- * by axe-core (WCAG 2.0/2.1 A and AA) at 1366×768 and at 390×844, and at 390 px nothing is wider
+ * by axe-core with every rule (WCAG A, AA and AAA — 7:1 text contrast —, best practices and
+ * experimental rules) at 1366×768 and at 390×844, and at 390 px nothing is wider
  * than the screen. The trace explorer is checked the same way.
  */
 import { after, before, describe, test } from 'node:test';
@@ -11,7 +12,7 @@ import assert from 'node:assert/strict';
 import type { Browser, Page } from 'playwright-core';
 import { runDemo } from '../../packages/service/src/demo/index.js';
 import type { RunningDemo } from '../../packages/service/src/demo/index.js';
-import { expectNoAxeViolations } from './axe.js';
+import { expectNoAxeViolationsAllRules } from './axe.js';
 import { launchBrowser, openPage, text, until } from './browser.js';
 
 let browser: Browser;
@@ -101,7 +102,7 @@ for (const size of SIZES) {
     for (const view of VIEWS) {
       test(`${view}`, async () => {
         await open(page, view);
-        await expectNoAxeViolations(page, `#/${view} at ${size.name}`);
+        await expectNoAxeViolationsAllRules(page, `#/${view} at ${size.name}`);
         if (size.viewport.width === 390) {
           const width = (await page.evaluate('document.documentElement.scrollWidth')) as number;
           assert.ok(width <= 390, `#/${view} is ${width} px wide at 390 px`);
@@ -109,7 +110,7 @@ for (const size of SIZES) {
           assert.equal(await page.locator('#nav-toggle').getAttribute('aria-expanded'), 'false');
           if (view === 'endpoints') {
             await page.click('#nav-toggle');
-            await expectNoAxeViolations(page, `#/${view} at ${size.name} with the menu open`);
+            await expectNoAxeViolationsAllRules(page, `#/${view} at ${size.name} with the menu open`);
             await page.click('#nav-toggle');
           }
         }
@@ -119,7 +120,7 @@ for (const size of SIZES) {
     test('explorer', async () => {
       await open(page, 'explorer');
       await page.locator('table.trace-events tbody tr').first().waitFor();
-      await expectNoAxeViolations(page, `#/explorer at ${size.name}`);
+      await expectNoAxeViolationsAllRules(page, `#/explorer at ${size.name}`);
       if (size.viewport.width === 390) {
         const width = (await page.evaluate('document.documentElement.scrollWidth')) as number;
         assert.ok(width <= 390, `#/explorer is ${width} px wide at 390 px`);

@@ -613,7 +613,7 @@ describe('the explorer teaches causes (issue 25, item 10)', () => {
       'Max stale 3600 s → 5 s alone changes no decision (the same 4 network requests, the same 2 accepted).',
     ]);
     assert.match(await text(page.locator('#guide-look')), /attempts 4 and 5 \(18 s, 24 s\) are past the bound and rejected/);
-    await expectNoAxeViolationsAllRules(page, 'explorer, stale-on-error experiment with a baseline', ['.sidebar']);
+    await expectNoAxeViolationsAllRules(page, 'explorer, stale-on-error experiment with a baseline');
     await page.click('#baseline-clear');
   });
 
@@ -650,19 +650,19 @@ describe('the explorer teaches causes (issue 25, item 10)', () => {
     assert.equal(new Set([stale!.fill, invalid.fill, failed!.fill, 'rgb(255, 255, 255)']).size, 4);
     assert.ok((await page.locator('#trace-strip path.glyph[data-glyph="cross"]').count()) > 0);
     await shotOf(page, '.diagram', 'explorer-trouble');
-    await expectNoAxeViolationsAllRules(page, 'explorer, 503 with backoff', ['.sidebar']);
+    await expectNoAxeViolationsAllRules(page, 'explorer, 503 with backoff');
   });
 
   test('axe-core with EVERY rule (best practices, AAA, experimental): unique landmarks, at rest, mid-attempt, refused content, with a baseline, at 390 px', async () => {
     await drive({});
-    await expectNoAxeViolationsAllRules(page, 'explorer at step 0', ['.sidebar']);
+    await expectNoAxeViolationsAllRules(page, 'explorer at step 0');
     await page.locator('#pb-scrub').fill('12000');
     await page.click('#pb-next');
-    await expectNoAxeViolationsAllRules(page, 'explorer inside attempt 3', ['.sidebar']);
+    await expectNoAxeViolationsAllRules(page, 'explorer inside attempt 3');
     await page.click('#baseline-capture');
     await drive({ condition: 'malformed', maxAgeSeconds: 30 });
     await page.click('#card-v2');
-    await expectNoAxeViolationsAllRules(page, 'explorer, malformed with a baseline', ['.sidebar']);
+    await expectNoAxeViolationsAllRules(page, 'explorer, malformed with a baseline');
     await page.click('#baseline-clear');
     // Landmarks: every region has a name of its own.
     const names = (await page.evaluate(
@@ -674,7 +674,7 @@ describe('the explorer teaches causes (issue 25, item 10)', () => {
       await phone.goto(`${demo.url}/#/explorer`);
       await phone.locator('#trace-results[data-state="ready"]').waitFor();
       await phone.click('#pb-next');
-      await expectNoAxeViolationsAllRules(phone, 'explorer at 390×844', ['.sidebar']);
+      await expectNoAxeViolationsAllRules(phone, 'explorer at 390×844');
     } finally {
       await phone.close();
     }

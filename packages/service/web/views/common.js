@@ -84,15 +84,19 @@ export function Tile({ label, value, tone }) {
 /**
  * The panel a table sits in: it scrolls sideways when the table is wider than the screen, and
  * only then is it a tab stop, so the keyboard can scroll it (a scrolling region must be
- * focusable) without adding a needless stop on wide screens.
- * @param {{ class?: string, children?: any }} props
+ * focusable) without adding a needless stop on wide screens — a named region then (`label`, or
+ * the table's caption), so a screen reader says what the stop is.
+ * @param {{ class?: string, label?: string, children?: any }} props
  */
-export function TableWrap({ class: cls, children }) {
+export function TableWrap({ class: cls, label, children }) {
   const ref = useRef(/** @type {HTMLDivElement | null} */ (null));
   const [scrolls, setScrolls] = useState(false);
+  const [caption, setCaption] = useState('');
   const check = () => {
     const el = ref.current;
-    if (el) setScrolls(el.scrollWidth > el.clientWidth + 1);
+    if (!el) return;
+    setScrolls(el.scrollWidth > el.clientWidth + 1);
+    setCaption(el.querySelector('caption')?.textContent?.trim() ?? '');
   };
   // After every render (the table's content may have changed) and when the window resizes.
   useEffect(check);
@@ -100,5 +104,6 @@ export function TableWrap({ class: cls, children }) {
     window.addEventListener('resize', check);
     return () => window.removeEventListener('resize', check);
   }, []);
-  return html`<div ref=${ref} class=${cls ? `table-wrap ${cls}` : 'table-wrap'} tabindex=${scrolls ? '0' : undefined}>${children}</div>`;
+  const name = label ?? (caption || 'Table');
+  return html`<div ref=${ref} class=${cls ? `table-wrap ${cls}` : 'table-wrap'} tabindex=${scrolls ? '0' : undefined} role=${scrolls ? 'region' : undefined} aria-label=${scrolls ? `${name} (scrolls sideways)` : undefined}>${children}</div>`;
 }

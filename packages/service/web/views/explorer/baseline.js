@@ -3,7 +3,8 @@
 import { html } from '../../lib/vendor.js';
 import { num } from '../../lib/format.js';
 import { AloneList } from './lesson.js';
-import { STATS, ScrollBox } from './tables.js';
+import { STATS } from './tables.js';
+import { TableWrap } from '../common.js';
 
 /** @typedef {import('../../lib/types.js').TraceResult} TraceResult */
 
@@ -28,7 +29,7 @@ export function Baseline({ baseline, comparison, alone, capture, clear }) {
               ${comparison.attribution.kind === 'several' ? html`<${AloneList} id="baseline-alone" alone=${alone} base="the baseline" />` : null}
               ${comparison.tradeOff ? html`<p class="trade-off">${comparison.tradeOff}</p>` : null}
               ${comparison.stats.length > 0
-                ? html`<${ScrollBox} label="Statistics that changed"><table class="data compact">
+                ? html`<${TableWrap} label="Statistics that changed"><table class="data compact">
                     <caption>Statistics that changed</caption>
                     <thead><tr><th scope="col">Statistic</th><th scope="col">Baseline</th><th scope="col">Current</th><th scope="col">Change</th></tr></thead>
                     <tbody>${comparison.stats.map(

@@ -1,34 +1,13 @@
 // @ts-check
 /** The run as text: summary tiles, the attempts (with why each went to the network) and the statistics. */
-import { html, useEffect, useRef, useState } from '../../lib/vendor.js';
+import { html } from '../../lib/vendor.js';
 import { modelSeconds, num } from '../../lib/format.js';
-import { Badge, Tile } from '../common.js';
+import { Badge, TableWrap, Tile } from '../common.js';
 import { LANE_NAME } from './lanes.js';
 
 /** @typedef {import('../../lib/types.js').TraceResult} TraceResult */
 /** @typedef {import('../../lib/types.js').TraceEvent} TraceEvent */
 /** @typedef {import('../../lib/types.js').TraceStats} TraceStats */
-
-/**
- * A table's horizontal scroll box. When the table is wider than the box, the box takes keyboard
- * focus (so it can be scrolled without a mouse) and is then a named region, as a focusable
- * element must have a role (axe's focus-order-semantics).
- * @param {{ class?: string, label: string, children: unknown }} props
- */
-export function ScrollBox({ class: cls, label, children }) {
-  const ref = useRef(/** @type {HTMLDivElement | null} */ (null));
-  const [scrolls, setScrolls] = useState(false);
-  const check = () => {
-    const el = ref.current;
-    if (el) setScrolls(el.scrollWidth > el.clientWidth + 1);
-  };
-  useEffect(check);
-  useEffect(() => {
-    window.addEventListener('resize', check);
-    return () => window.removeEventListener('resize', check);
-  }, []);
-  return html`<div ref=${ref} class=${cls ? `table-wrap ${cls}` : 'table-wrap'} tabindex=${scrolls ? '0' : undefined} role=${scrolls ? 'region' : undefined} aria-label=${scrolls ? `${label} (scrolls sideways)` : undefined}>${children}</div>`;
-}
 
 /**
  * What a conditional request's validator did (`revalidation`, set by the library for a 200 or a
@@ -70,7 +49,7 @@ export function Summary({ result, pending }) {
 
 /** @param {{ result: TraceResult, current: TraceEvent | undefined }} props */
 export function AttemptsTable({ result, current }) {
-  return html`<${ScrollBox} class="attempts-wrap" label="Attempts">
+  return html`<${TableWrap} class="attempts-wrap" label="Attempts">
     <table class="data attempts" id="trace-attempts">
       <caption>Attempts</caption>
       <thead><tr><th scope="col">#</th><th scope="col">Start</th><th scope="col">Action</th><th scope="col">Why</th><th scope="col">Status</th><th scope="col">Card</th><th scope="col">Outcome</th></tr></thead>
@@ -98,7 +77,7 @@ export function AttemptsTable({ result, current }) {
 
 /** @param {{ stats: TraceStats, baseline: TraceStats | undefined }} props */
 export function StatsTable({ stats, baseline }) {
-  return html`<${ScrollBox} label="Statistics">
+  return html`<${TableWrap} label="Statistics">
     <table class="data stats" id="trace-stats">
       <caption>Statistics</caption>
       <thead><tr><th scope="col">Statistic</th><th scope="col">Value</th>${baseline ? html`<th scope="col">Baseline</th>` : null}</tr></thead>
