@@ -31,12 +31,16 @@ after(async () => {
   await demo?.close();
 });
 
-test('no view scrolls sideways at 390 px', async () => {
+test('no view scrolls sideways at 390 px, and the top bar is one row (no empty band under it)', async () => {
   for (const view of ['endpoints', 'sources', 'timeline', 'snapshots', 'sessions', 'chat', 'card', 'inspect', 'explorer']) {
     await page.goto(`${demo.url}/#/${view}`);
     await page.locator('#view-title').waitFor();
-    const { scroll, client } = (await page.evaluate('({ scroll: document.documentElement.scrollWidth, client: document.documentElement.clientWidth })')) as { scroll: number; client: number };
+    const { scroll, client, bar } = (await page.evaluate(
+      "({ scroll: document.documentElement.scrollWidth, client: document.documentElement.clientWidth, bar: document.querySelector('.sidebar').getBoundingClientRect().height })",
+    )) as { scroll: number; client: number; bar: number };
     assert.ok(scroll <= client, `#/${view}: the page is ${scroll} px wide in a ${client} px viewport`);
+    // The top bar is its one row (brand and Menu): no dark band under it on a short page.
+    assert.ok(bar < 90, `#/${view}: the top bar is ${bar} px tall`);
   }
   assert.deepEqual(problems, []);
 });
