@@ -265,6 +265,10 @@ describe('the dashboard follows a live service through the morning of changes', 
     assert.match(await text(second), new RegExp(`session ${sessionId}`));
     assert.equal(await text(second.locator('.author')), 'billing_agent', 'warranty was removed: the fallback answers');
     assert.match(await text(second.locator('.notice')), /no agent in snapshot v\d+ matched this request; answered by the default agent billing_agent/, 'and the chat says so');
+    // A later turn's reply is about its own question, not the whole conversation so far.
+    const reply = await text(second.locator('.reply-text'));
+    assert.match(reply, /^Billing here\. About "Is serial 123 under warranty\?":/);
+    assert.doesNotMatch(reply, /For context|said:|headphones/);
     await screenshot(page, 'dashboard-chat');
   });
 

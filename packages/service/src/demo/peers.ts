@@ -20,6 +20,16 @@ import { AgentEvent, DefaultRequestHandler, InMemoryTaskStore } from '@a2a-js/sd
 import type { AgentExecutor, ExecutionEventBus, RequestContext } from '@a2a-js/sdk/server';
 import { UserBuilder, agentCardHandler, jsonRpcHandler } from '@a2a-js/sdk/server/express';
 
+/**
+ * The question a demo agent answers: the last text part that is the user's own. ADK's remote agent
+ * sends what other agents said earlier as context parts ("For context:", "[billing_agent] said: …");
+ * a reply about those would repeat the whole conversation.
+ */
+export function questionOf(parts: readonly string[]): string {
+  const own = parts.map((t) => t.trim()).filter((t) => t !== '' && t !== 'For context:' && !/^\[[^\]]+\] (said: |called tool |(\S+ )?tool )/.test(t));
+  return own.at(-1) ?? '';
+}
+
 /** A deterministic "model" for the demo agents: it answers with a script, never a network call. */
 class DemoModel extends BaseLlm {
   readonly #reply: (text: string) => string;
@@ -31,7 +41,7 @@ class DemoModel extends BaseLlm {
 
   override async *generateContentAsync(request: LlmRequest): AsyncGenerator<LlmResponse, void> {
     const last = [...(request.contents ?? [])].reverse().find((c) => c.role === 'user');
-    const text = (last?.parts ?? []).map((p) => p.text ?? '').join(' ').trim();
+    const text = questionOf((last?.parts ?? []).map((p) => p.text ?? ''));
     yield { content: { role: 'model', parts: [{ text: this.#reply(text) }] }, turnComplete: true };
   }
 
@@ -119,7 +129,7 @@ class ScriptExecutor implements AgentExecutor {
   cancelTask = async (): Promise<void> => undefined;
 
   async execute(ctx: RequestContext, bus: ExecutionEventBus): Promise<void> {
-    const input = ctx.userMessage.parts.flatMap((p) => (p.content?.$case === 'text' ? [p.content.value] : [])).join(' ');
+    const input = questionOf(ctx.userMessage.parts.flatMap((p) => (p.content?.$case === 'text' ? [p.content.value] : [])));
     const message: Message = {
       messageId: randomUUID(),
       contextId: ctx.contextId,
