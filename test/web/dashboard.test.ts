@@ -272,6 +272,24 @@ describe('the dashboard follows a live service through the morning of changes', 
     await screenshot(page, 'dashboard-chat');
   });
 
+  test('chat offers only sessions the page can continue, and a new session on a retained earlier snapshot', async () => {
+    await page.click('#nav-chat');
+    const options = await page.locator('#chat-session option').evaluateAll((os) => os.map((o) => ({ value: (o as unknown as { value: string }).value, label: o.textContent ?? '' })));
+    assert.ok(!options.some((o) => /demo-/.test(o.value)), `the demo's own sessions are not offered: ${JSON.stringify(options)}`);
+    const earlier = options.find((o) => /^New session on v2 \(retained\)$/.test(o.label));
+    assert.ok(earlier, `a new session on v2 is offered: ${JSON.stringify(options)}`);
+    const history = await api<{ history: Array<{ version: number; digest: string }> }>('/api/snapshots');
+    const v2 = history.history.find((h) => h.version === 2)!;
+    await page.selectOption('#chat-session', earlier.value);
+    await page.fill('#chat-message', 'I want to return my headphones');
+    await page.click('.chat-form button[type=submit]');
+    const turn = page.locator('li.turn').last();
+    await until(() => text(turn.locator('.reply')), (t) => /Answered by/.test(t), 'the answer on v2', 15_000);
+    assert.equal(await text(turn.locator('.version')), 'v2', 'answered on the snapshot it started on');
+    assert.equal(await turn.locator('.digest').getAttribute('title'), v2.digest);
+    assert.match(await page.inputValue('#chat-session'), /^s-/, 'the new session is selected for the next message');
+  });
+
   test('sessions: pinned sessions per digest, retained and evicted roots, ending a session', async () => {
     await page.click('#nav-sessions');
     await page.locator('table.sessions tr[data-session="demo-early"]').waitFor();
@@ -284,9 +302,9 @@ describe('the dashboard follows a live service through the morning of changes', 
     await screenshot(page, 'dashboard-sessions');
 
     const mine = page.locator('table.sessions tbody tr[data-session^="s-"]');
-    assert.equal(await mine.count(), 1, 'the chat session is pinned');
-    await mine.getByRole('button', { name: /^End/ }).click();
-    await until(() => mine.count(), (n) => n === 0, 'the ended session to disappear');
+    assert.equal(await mine.count(), 2, 'the two chat sessions are pinned (one on v5, one started on v2)');
+    await mine.first().getByRole('button', { name: /^End/ }).click();
+    await until(() => mine.count(), (n) => n === 1, 'the ended session to disappear');
     assert.match(await text(page.locator('.status-line')), /ended/);
 
     // An upgrade's message gives versions, not digests. (demo-early belongs to the demo's own

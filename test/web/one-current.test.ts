@@ -73,3 +73,20 @@ test('a repeated digest: one current snapshot in the history and one root per di
   assert.deepEqual(problems, []);
   await page.close();
 });
+
+test('POST /api/chat with snapshot: only a new session, only on a retained snapshot', async () => {
+  const post = async (body: Record<string, unknown>, cookie = ''): Promise<{ status: number; json: Record<string, unknown>; cookie: string }> => {
+    const res = await fetch(`${service.url}/api/chat`, { method: 'POST', headers: { 'content-type': 'application/json', ...(cookie && { cookie }) }, body: JSON.stringify(body) });
+    return { status: res.status, json: (await res.json()) as Record<string, unknown>, cookie: res.headers.get('set-cookie')?.split(';')[0] ?? cookie };
+  };
+  const unknown = await post({ message: 'hello', snapshot: 'f'.repeat(64) });
+  assert.equal(unknown.status, 400);
+  assert.match(String(unknown.json.message), /is not retained here/);
+  const current = service.loop.current()!;
+  const first = await post({ message: 'hello' });
+  assert.equal(first.status, 200, JSON.stringify(first.json));
+  assert.equal(first.json.digest, current.digest);
+  const moved = await post({ message: 'again', sessionId: first.json.sessionId, snapshot: 'e'.repeat(64) }, first.cookie);
+  assert.equal(moved.status, 400);
+  assert.match(String(moved.json.message), /only a new session can start on another snapshot/);
+});

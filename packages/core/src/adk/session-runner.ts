@@ -53,6 +53,11 @@ export interface RunTurnOptions {
    * `createPolicyFetch`), ADK stops and stores no further event, and the result has `aborted`.
    */
   signal?: AbortSignal;
+  /**
+   * For a NEW session: start it on the retained snapshot with this digest rather than the current
+   * one (see `TreeFactory.pin`), e.g. to compare how two snapshots answer the same question.
+   */
+  startOn?: string;
 }
 
 /**
@@ -102,7 +107,7 @@ export class SessionRunner {
    */
   async run(sessionId: string, message: string, options: RunTurnOptions = {}): Promise<TurnResult> {
     const userId = options.userId ?? 'user';
-    const { root, digest, restartedFrom } = this.#trees.pin(sessionId);
+    const { root, digest, restartedFrom } = this.#trees.pin(sessionId, options.startOn === undefined ? {} : { startOn: options.startOn });
     this.#users.set(sessionId, userId);
     const notices: string[] = [];
     if (restartedFrom !== undefined) {

@@ -181,12 +181,20 @@ export class TreeFactory {
     return root;
   }
 
-  /** Like {@link rootFor}, and says whether an idled-out session started anew. */
-  pin(sessionId: string): SessionPin {
+  /**
+   * Like {@link rootFor}, and says whether an idled-out session started anew. `startOn`: a NEW
+   * session starts on the retained snapshot with this digest instead of the current one (to
+   * compare how two snapshots answer); `ERR_SESSION_INVALID` when that snapshot is not retained
+   * here or the session is already pinned elsewhere.
+   */
+  pin(sessionId: string, options: { startOn?: string } = {}): SessionPin {
     checkSessionId(sessionId);
     const now = this.#clock.now();
     const pin = this.#pins.get(sessionId);
     if (pin) {
+      if (options.startOn !== undefined && options.startOn !== pin.digest) {
+        throw new DiscoveryError('ERR_SESSION_INVALID', `session ${sessionId} is already pinned to ${pin.digest.slice(0, 12)}; only a new session can start on another snapshot`);
+      }
       pin.lastUsedAt = now;
       pin.used = false;
       this.#pinChanged(sessionId);
@@ -197,8 +205,11 @@ export class TreeFactory {
       if (!snapshot) throw new DiscoveryError('ERR_INTERNAL', `session ${sessionId} is pinned to ${pin.digest}, which is no longer retained`);
       return { root: this.#build(snapshot), digest: pin.digest };
     }
-    const current = this.#o.snapshots.current;
-    if (!current) throw new DiscoveryError('ERR_NOT_READY', 'no snapshot has been published yet');
+    const current = options.startOn === undefined ? this.#o.snapshots.current : this.#o.snapshots.get(options.startOn);
+    if (!current) {
+      if (options.startOn !== undefined) throw new DiscoveryError('ERR_SESSION_INVALID', `snapshot ${options.startOn.slice(0, 12)} is not retained here: a new session can start on the current snapshot or on one that is still retained`);
+      throw new DiscoveryError('ERR_NOT_READY', 'no snapshot has been published yet');
+    }
     const max = this.#o.maxSessions ?? SESSION_DEFAULTS.maxSessions;
     if (this.#pins.size >= max) throw new DiscoveryError('ERR_SESSION_LIMIT', `${max} sessions are pinned (sessions.maxSessions); end one or wait for idle ones to expire`);
     const root = this.#build(current);

@@ -319,6 +319,8 @@ export function createApp(o: AppOptions): Hono {
     }
     const caller = callerOf(c, true);
     const sessionId = read.sessionId === undefined ? `s-${crypto.randomUUID()}` : read.sessionId;
+    // A new session may start on a retained snapshot (its digest), to compare two snapshots' answers.
+    const startOn = typeof read.snapshot === 'string' && read.snapshot !== '' ? read.snapshot : undefined;
     let secret: string | undefined;
     try {
       checkSessionId(sessionId);
@@ -327,12 +329,15 @@ export function createApp(o: AppOptions): Hono {
       if (existing) {
         const refused = sessionRefusal(c, sessionId, caller);
         if (refused) return refused;
+        if (startOn !== undefined && startOn !== o.trees.digestOf(sessionId)) {
+          return c.json({ error: 'ERR_SESSION_INVALID', message: 'only a new session can start on another snapshot (omit sessionId)' }, 400);
+        }
       } else if (o.owners.held(share) >= limits.maxSessionsPerClient) {
         return tooMany(c, 'sessions_per_client', 'server.limits.maxSessionsPerClient', SESSION_RETRY_S, `this client holds ${limits.maxSessionsPerClient} session(s); end one (DELETE /api/sessions/:id) or wait for an idle one to expire`);
       } else secret = o.owners.claim(sessionId, caller, share);
       // The request's signal aborts when its client goes away: the turn's A2A requests are cut and
       // its slot is freed at once (SessionRunner.run).
-      const turn = await o.sessions.run(sessionId, read.message.slice(0, 4_000), { signal: c.req.raw.signal });
+      const turn = await o.sessions.run(sessionId, read.message.slice(0, 4_000), { signal: c.req.raw.signal, ...(startOn !== undefined && { startOn }) });
       if (turn.aborted === true) {
         refuse('turn_aborted');
         // A session this turn started is not kept: its client never learnt its secret or cookie.

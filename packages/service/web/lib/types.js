@@ -106,7 +106,7 @@
  *
  * @typedef {{ from?: { version: number, digest: string }, to: { version: number, digest: string }, added: string[], removed: string[], changed: AgentChange[] }} SnapshotDiff
  *
- * @typedef {{ sessionId: string, digest: string, version: number, idleMs: number }} PinnedSession
+ * @typedef {{ sessionId: string, digest: string, version: number, idleMs: number, owned?: boolean }} PinnedSession
  * @typedef {{ sessions: PinnedSession[], builtDigests: string[], retained: RetainedEntry[] }} SessionsJson
  *
  * @typedef {object} DiscoveryEvent
@@ -149,7 +149,7 @@
  * @property {boolean} [passed] the routing check reached its minimum
  * @property {boolean} [held] the routing gate held the snapshot back
  *
- * @typedef {{ events: Array<DiscoveryEvent & { replica?: string, journalId?: number }>, nextBefore: number | null, replica?: string }} JournalPage
+ * @typedef {{ events: Array<DiscoveryEvent & { replica?: string, journalId?: number }>, nextBefore: number | null, replica?: string, streamSeq?: number }} JournalPage
  * @typedef {{ from: number, bucketMs: number, hits: number[], revalidated: number[], fetches: number[], failures: number[] }} ActivitySeries
  * @typedef {{ endpoint: string, counts: Record<string, number>, recent: Record<string, number>, lastAt: number, series?: ActivitySeries }} EndpointActivity
  * @typedef {{ since: number, windowMs: number, endpoints: EndpointActivity[], totals: Record<string, number>, nextAfter?: string | null, endpointCount?: number }} ActivityJson

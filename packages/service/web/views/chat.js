@@ -13,6 +13,8 @@ import { ViewHeader } from './common.js';
 /** @typedef {{ id: number, sessionId: string, message: string, turn?: ChatTurn, error?: string }} Entry */
 
 const NEW = '';
+/** The select's value for a new session started on the retained snapshot `digest`. */
+const NEW_ON = 'new@';
 
 /** Kept across view changes for the life of the page. */
 /** @type {Entry[]} */
@@ -26,9 +28,13 @@ export function ChatView({ store }) {
   const [message, setMessage] = useState('');
   const [entries, setEntries] = useState(transcript);
   const [sending, setSending] = useState(false);
-  const sessions = store.sessions?.sessions ?? [];
+  // Only sessions this page can continue: its caller's own (the others — another caller's, or one
+  // started in the service's process — would be refused).
+  const sessions = (store.sessions?.sessions ?? []).filter((s) => s.owned === true);
   const known = new Set(sessions.map((s) => s.sessionId));
   for (const e of entries) if (e.turn) known.add(e.turn.sessionId);
+  // Earlier snapshots still retained: a new session can start on one, to compare answers.
+  const earlier = (store.sessions?.retained ?? []).filter((r) => !r.current);
 
   /** @param {Entry[]} next */
   const save = (next) => {
@@ -52,8 +58,9 @@ export function ChatView({ store }) {
     save(pending);
     setMessage('');
     try {
+      const body = session.startsWith(NEW_ON) ? { message: text, snapshot: session.slice(NEW_ON.length) } : { message: text, ...(session !== NEW && { sessionId: session }) };
       /** @type {ChatTurn} */
-      const turn = await api('/api/chat', { method: 'POST', body: { message: text, ...(session !== NEW && { sessionId: session }) } });
+      const turn = await api('/api/chat', { method: 'POST', body });
       save(pending.map((e) => (e.id === entry.id ? { ...e, sessionId: turn.sessionId, turn } : e)));
       choose(turn.sessionId);
     } catch (err) {
@@ -67,12 +74,13 @@ export function ChatView({ store }) {
 
   const version = store.snapshots?.history.at(-1)?.version;
   return html`<section aria-labelledby="view-title">
-    <${ViewHeader} title="Chat">Talk to the orchestrator. A new session is pinned to the current snapshot${version !== undefined ? ` (v${version})` : ''}; an existing one answers on the snapshot it is pinned to.<//>
+    <${ViewHeader} title="Chat">Talk to the orchestrator. A new session is pinned to the current snapshot${version !== undefined ? ` (v${version})` : ''} or, to compare, to an earlier snapshot still retained; an existing one answers on the snapshot it is pinned to.<//>
     <form class="chat-form" onSubmit=${send} aria-label="Send a message">
       <div class="row">
         <label>Session
           <select id="chat-session" value=${session} onChange=${(/** @type {any} */ ev) => choose(ev.currentTarget.value)}>
-            <option value=${NEW}>New session</option>
+            <option value=${NEW}>New session (current snapshot)</option>
+            ${earlier.map((r) => html`<option value=${`${NEW_ON}${r.digest}`}>New session on v${r.version} (retained)</option>`)}
             ${[...known].map((id) => {
               const pinned = sessions.find((s) => s.sessionId === id);
               return html`<option value=${id}>${id}${pinned ? ` (v${pinned.version})` : ''}</option>`;
