@@ -79,6 +79,9 @@ export async function startService(o: ServiceOptions): Promise<RunningService> {
   const replication = await buildReplication(o, { store, ownStore, loop, trees, sessions, owners, events, clock, log, catalogPrefixes });
   const { follow, coordinator } = replication;
   writerRef.pending = () => follow.writer.pending();
+  // A start (on a durable store, a restart) is journaled, before the first cycle's events.
+  const { version, pins, alerts, previousReplica } = restored;
+  events.emit({ type: 'service.started', replica: store.replica, ...(previousReplica !== undefined && { previousReplica }), restored: { version, pins, alerts } });
   const http = buildHttp(o, { host, fetchers, loop, cache, trees, sessions, owners, buffer, archive, journal, store, events, replication });
   const { metrics, inspector, shutdown } = http;
 
