@@ -442,6 +442,7 @@ function Detail({ e, lane, resolution, raised, events }) {
 function Legend() {
   return html`<ul class="legend" aria-label="Legend">
     <li><span class="swatch o-snapshot" aria-hidden="true"></span>snapshot (vN on a dashed line; “held” when a guard held it)</li>
+    <li><span class="swatch o-service" aria-hidden="true"></span>restart, start or takeover (a long-dashed line: open alerts are carried over, not raised again)</li>
     <li><span class="shape shape-alert" aria-hidden="true">▲</span>alert (a bar runs to its resolution while open)</li>
     <li><span class="swatch o-good" aria-hidden="true"></span>✓ resolution, admitted, healthy, selected</li>
     <li><span class="shape" aria-hidden="true">■</span>admission, refusal or match verdict</li>
