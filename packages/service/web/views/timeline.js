@@ -362,7 +362,8 @@ function RateStrip({ s, lane, x, start, end, bottom }) {
  * @param {{ e: DiscoveryEvent, cx: number, cy: number, top: number, bottom: number, lane: string, selected: boolean, onSelect: () => void }} props
  */
 function Mark({ e, cx, cy, top, bottom, lane, selected, onSelect }) {
-  const label = `${clockTime(e.at)} · ${lane} · ${describeEvent(e)}`;
+  // A restart or takeover mark shows its outcome word, which its name says first.
+  const label = `${clockTime(e.at)} · ${lane} · ${SERVICE_MARKS.has(e.type) ? `${eventOutcome(e)}: ` : ''}${describeEvent(e)}`;
   const common = {
     class: `mark ${eventClass(e)}${selected ? ' selected' : ''}`,
     tabindex: '0',
