@@ -88,6 +88,6 @@ test('after a restart the timeline shows one restart mark, saying what it carrie
   await restart.focus();
   await page.keyboard.press('Enter');
   assert.match(await text(page.locator('dl.kv')), /came back.*1 open alert carried over, not raised again/);
-  await screenshot(page, 'timeline-restart');
+  await screenshot(page, 'dashboard-timeline-restart');
   assert.deepEqual(problems, []);
 });
