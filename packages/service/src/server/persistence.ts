@@ -41,9 +41,10 @@ export async function restoreFromStore(
 ): Promise<{ version: number; snapshots: number; pins: number; events: number; alerts: number; previousReplica?: string }> {
   const loaded = await t.store.loadSnapshots();
   t.loop.restore({ current: loaded.current, history: loaded.history });
-  const open = await openAlertsIn(t.store);
+  // An unreadable journal carries nothing: its alerts are raised again, as before.
+  const open = await openAlertsIn(t.store).catch(() => []);
   t.loop.carryAlerts(open);
-  const newest = (await t.store.journal({ limit: 1 }))[0]?.replica;
+  const newest = (await t.store.journal({ limit: 1 }).catch(() => []))[0]?.replica;
   for (const s of [...loaded.snapshots].reverse()) t.archive.add(s);
   const byDigest = new Map(loaded.snapshots.map((s) => [s.digest, s]));
   let pins = 0;
