@@ -191,10 +191,10 @@ describe('the dashboard follows a live service through the morning of changes', 
     assert.match(await text(page.locator('#timeline-detail')), /snapshot v5.*Agents.*billing_agent/s, 'a click (or tap) shows the same details');
     await screenshot(page, 'dashboard-timeline');
 
-    // The filter: only snapshots, alerts and resolutions.
+    // The filter: only snapshots, alerts and resolutions (and the service's start).
     for (const k of ['admission', 'state', 'card']) await page.uncheck(`#tl-kind-${k}`);
     const left = await page.locator('svg.timeline .mark').evaluateAll((ms) => ms.map((m) => m.getAttribute('data-type')));
-    assert.ok(left.length > 0 && left.every((t) => /^(snapshot\.|alert|routing\.)/.test(t ?? '')), `only the story is left: ${[...new Set(left)].join(', ')}`);
+    assert.ok(left.length > 0 && left.every((t) => /^(snapshot\.|alert|routing\.|service\.started|replica\.leader)/.test(t ?? '')), `only the story is left: ${[...new Set(left)].join(', ')}`);
     for (const k of ['admission', 'state', 'card']) await page.check(`#tl-kind-${k}`);
   });
 

@@ -37,6 +37,8 @@ const SAMPLES: { [T in DiscoveryEvent['type']]: Sample<T> } = {
   'tree.evicted': { ...base, type: 'tree.evicted', digest },
   'routing.evaluated': { ...base, type: 'routing.evaluated', version: 5, digest, accuracy: 1, minAccuracy: 0.9, passed: true, evaluated: 6, held: false },
   'catalog.read': { ...base, type: 'catalog.read', source: 'partners', url: `${peer}/.well-known/ai-catalog.json`, outcome: 'revalidated', depth: 1, entries: 4, cards: 4, nested: 0, ignored: 0 },
+  'service.started': { ...base, type: 'service.started', replica: 'host:4242', previousReplica: 'host:4100', restored: { version: 7, pins: 2, alerts: 1 } },
+  'replica.leader': { ...base, type: 'replica.leader', replica: 'replica-b', epoch: 3, previousLeader: 'replica-a', alerts: 1 },
 };
 
 const say = (e: DiscoveryEvent): { outcome: string; sentence: string; stage: string } => ({
@@ -69,4 +71,14 @@ test('a resolution is said once, with the condition it clears', () => {
   const { outcome, sentence } = say(SAMPLES['alert.resolved']);
   assert.equal(outcome, 'resolved');
   assert.equal(sentence, `repeated-failures: ${peer} failed 3 refreshes in a row`);
+});
+
+test('a restart and a takeover say what was carried over', () => {
+  const restart = say(SAMPLES['service.started']);
+  assert.equal(restart.outcome, 'restart');
+  assert.match(restart.sentence, /after host:4100.*v7, 2 pinned sessions and 1 open alert carried over, not raised again/);
+  assert.equal(say({ ...SAMPLES['service.started'], previousReplica: undefined, restored: { version: 0, pins: 0, alerts: 0 } }).outcome, 'start');
+  const takeover = say(SAMPLES['replica.leader']);
+  assert.equal(takeover.outcome, 'takeover');
+  assert.match(takeover.sentence, /replica-b leads now \(epoch 3\), taking over from replica-a; 1 open alert carried over/);
 });

@@ -32,6 +32,9 @@ export type {
   TreeEvent,
   RoutingEvent,
   CatalogEvent,
+  OpenAlert,
+  ServiceStartedEvent,
+  ReplicaLeaderEvent,
 } from './events/index.js';
 
 export {

@@ -1,7 +1,8 @@
 /**
  * Which events the journal keeps. The journal is what an operator reads hours later: snapshots,
  * alerts and their resolutions, admissions and refusals, health and match verdicts, sessions and
- * trees, and the card and AI Catalog results that changed something (a new card or catalog, a
+ * trees, restarts (`service.started`) and takeovers (`replica.leader`) — a restart carries the
+ * alerts it finds open here — and the card and AI Catalog results that changed something (a new card or catalog, a
  * rejected one, a catalog the allowlist refuses). Cache chatter — fetches, fresh hits, 304s,
  * unchanged bytes, stale serving, failures and backoff — happens every cycle for every endpoint;
  * it only adds to a counter (`card.result.<outcome>`, `catalog.read.<outcome>`, `card.fetch`,

@@ -194,6 +194,50 @@ export interface TreeEvent extends EventBase {
 }
 
 /**
+ * A lasting alert raised earlier and not resolved yet — by an earlier process (a restart) or the
+ * previous leader replica (a takeover) — as a journal holds it: the newest {@link AlertEvent} of
+ * its `key` with no later {@link AlertResolvedEvent} of that key. See `DiscoveryLoop.carryAlerts`.
+ */
+export interface OpenAlert {
+  readonly key: string;
+  readonly kind: string;
+  readonly message: string;
+  readonly endpoint?: string;
+  readonly detail?: Record<string, unknown>;
+  /** Epoch ms when it was raised (its resolution carries it). */
+  readonly raisedAt: number;
+}
+
+/**
+ * The service started: a new process, which on a durable store is a restart. Says what it took
+ * over from the store (emitted by the service, before its first discovery cycle).
+ */
+export interface ServiceStartedEvent extends EventBase {
+  type: 'service.started';
+  /** How this process names itself in the journal (`<hostname>:<pid>`, or the replica id). */
+  replica: string;
+  /** The process that wrote the newest journal entry before this one started (the one restarted), if any. */
+  previousReplica?: string;
+  /** What was restored: the current snapshot's version (0: none), the pinned sessions, the open alerts carried. */
+  restored: { version: number; pins: number; alerts: number };
+}
+
+/**
+ * A replica became the leader of several on one PostgreSQL store (at its start, or taking over
+ * from a leader that stopped): it runs discovery from now on, carrying the open alerts.
+ */
+export interface ReplicaLeaderEvent extends EventBase {
+  type: 'replica.leader';
+  replica: string;
+  /** The fencing epoch it leads under. */
+  epoch: number;
+  /** The replica that led before it, as the journal names it, if known. */
+  previousLeader?: string;
+  /** Open alerts carried from the journal (not raised again). */
+  alerts: number;
+}
+
+/**
  * Any event. Stages added later extend this union with their own members; consumers switch on
  * `type` and ignore types they do not know.
  */
@@ -210,7 +254,9 @@ export type DiscoveryEvent =
   | SessionEvent
   | TreeEvent
   | RoutingEvent
-  | CatalogEvent;
+  | CatalogEvent
+  | ServiceStartedEvent
+  | ReplicaLeaderEvent;
 
 /** An event before the stream stamps it. */
 export type EventInput<E extends DiscoveryEvent = DiscoveryEvent> = E extends DiscoveryEvent

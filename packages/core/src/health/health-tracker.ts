@@ -148,10 +148,21 @@ export class HealthTracker {
    * Marks an endpoint a member without observations: it was in the snapshot a durable store
    * restored, so it stays (healthy until its next observation says otherwise, then degraded and
    * served stale while its peer is down) instead of having to enter again after a restart.
+   * `removed`: it had left snapshots before the restart (its alert is carried), so it stays out
+   * until it recovers, as it would have.
    */
-  restore(endpoint: string, options: { critical?: boolean } = {}): void {
+  restore(endpoint: string, options: { critical?: boolean; removed?: boolean } = {}): void {
     if (this.#status.has(endpoint)) return;
-    this.#status.set(endpoint, { state: 'healthy', successes: 0, failures: 0, usable: true, critical: options.critical ?? false, since: this.#clock.wallNow(), reason: 'restored from the store' });
+    const removed = options.removed === true;
+    this.#status.set(endpoint, {
+      state: removed ? 'removed' : 'healthy',
+      successes: 0,
+      failures: 0,
+      usable: !removed,
+      critical: options.critical ?? false,
+      since: this.#clock.wallNow(),
+      reason: removed ? 'it had left snapshots before the restart' : 'restored from the store',
+    });
   }
 
   get(endpoint: string): HealthStatus | undefined {

@@ -2,9 +2,10 @@
  * Edge-triggered alerts for lasting conditions. Each evaluation raises the conditions that hold
  * now; a condition fires one `alert` when it starts, and one `alert.resolved` once it has been
  * absent for `clearAfter` consecutive evaluations (the same hysteresis as health, so a flapping
- * condition does not flood the journal). It fires again on its next occurrence.
+ * condition does not flood the journal). It fires again on its next occurrence. Alerts an earlier
+ * process left open are carried ({@link AlertBook.carry}), not raised again.
  */
-import type { EventStream } from '../events/index.js';
+import type { EventStream, OpenAlert } from '../events/index.js';
 import { HEALTH_DEFAULTS } from '../rules/defaults.js';
 
 export interface AlertInput {
@@ -41,6 +42,17 @@ export class AlertBook {
     }
     const event = this.#events?.emit({ type: 'alert', key, ...alert });
     this.#active.set(key, { alert, raisedAt: event?.at ?? Date.now(), absent: 0 });
+  }
+
+  /**
+   * Holds `open` (alerts an earlier process or the previous leader raised and did not resolve) as
+   * the active conditions, in place of the ones held, without emitting: a condition that still
+   * holds is not raised again; one that does not resolves after `clearAfter` evaluations, with
+   * its original `raisedAt`.
+   */
+  carry(open: readonly OpenAlert[]): void {
+    this.#active.clear();
+    for (const { key, raisedAt, ...alert } of open) this.#active.set(key, { alert, raisedAt, absent: 0 });
   }
 
   /** Ends an evaluation: conditions not raised in it count one absence, and resolve after `clearAfter`. */

@@ -22,7 +22,7 @@ import type { CardCache } from '../cache/index.js';
 import type { Clock, Random, TimerHandle } from '../clock/index.js';
 import { systemClock, systemRandom } from '../clock/index.js';
 import { DiscoveryError, toDiscoveryError } from '../errors.js';
-import type { EventStream } from '../events/index.js';
+import type { EventStream, OpenAlert } from '../events/index.js';
 import type { HostPolicy } from '../fetch/index.js';
 import type { HealthOptions } from '../health/index.js';
 import { HealthTracker } from '../health/index.js';
@@ -292,6 +292,29 @@ export class DiscoveryLoop {
    */
   get activeAlerts(): string[] {
     return [...this.#alerts.active, ...this.#o.sources.filter((s) => !s.current().ok).map((s) => `source-error:${s.id}`)];
+  }
+
+  /**
+   * Takes over the lasting alerts an earlier process raised and did not resolve, as a durable
+   * journal holds them (the newest `alert` per key with no later `alert.resolved`): at a restart
+   * (before {@link start}) or when a replica takes over as leader. None is raised again: a
+   * condition that still holds stays one open alert; one that cleared meanwhile is resolved, with
+   * its original `raisedAt`, after the usual absences — a `source-error:<id>` by its source's next
+   * good list (a source with `carryError`; otherwise, or for a source no longer configured, like
+   * the others). Replaces the loop's own open alerts: the journal is
+   * the truth.
+   */
+  carryAlerts(open: readonly OpenAlert[]): void {
+    const book: OpenAlert[] = [];
+    for (const a of open) {
+      // A source error goes to its source; one of a source no longer configured resolves here.
+      const source = a.key.startsWith('source-error:') ? this.#o.sources.find((s) => `source-error:${s.id}` === a.key) : undefined;
+      if (source?.carryError) source.carryError({ raisedAt: a.raisedAt, message: a.message });
+      else book.push(a);
+      // A repeated-failures endpoint stays out until it recovers (its alert holds until then).
+      if (a.key.startsWith('removed:')) this.#health.restore(a.key.slice('removed:'.length), { removed: true });
+    }
+    this.#alerts.carry(book);
   }
 
   /** Stops cycling, waits for the cycle in progress and closes the sources it started. */

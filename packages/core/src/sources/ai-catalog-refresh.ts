@@ -125,6 +125,10 @@ export class CatalogSource implements Source {
     return this.#core.subscribe(listener);
   }
 
+  carryError(alert: { raisedAt: number }): void {
+    this.#core.carryError(alert);
+  }
+
   async start(): Promise<void> {}
 
   async close(): Promise<void> {

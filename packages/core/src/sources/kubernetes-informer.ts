@@ -88,6 +88,10 @@ export class KubernetesSource implements Source {
     return this.#core.subscribe(listener);
   }
 
+  carryError(alert: { raisedAt: number }): void {
+    this.#core.carryError(alert);
+  }
+
   async refresh(): Promise<SourceState> {
     if (this.#closed) return this.#core.state;
     await this.#ensureClient();

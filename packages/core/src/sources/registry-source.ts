@@ -157,6 +157,10 @@ class RegistrySource implements Source {
     return this.#core.subscribe(listener);
   }
 
+  carryError(alert: { raisedAt: number }): void {
+    this.#core.carryError(alert);
+  }
+
   async start(): Promise<void> {}
 
   async close(): Promise<void> {

@@ -4,6 +4,7 @@
  * the core keeps the last good list, notifies listeners only when the list changed, and emits
  * `source-problem` alerts and an edge-triggered `source-error` alert: raised when the source
  * starts failing (key `source-error:<id>`), resolved (`alert.resolved`) by its next good list.
+ * One an earlier process left open is carried ({@link SourceCore.carryError}), not raised again.
  */
 import { DiscoveryError, type Problem } from '../errors.js';
 import { systemClock, type Clock } from '../clock/index.js';
@@ -29,6 +30,8 @@ export class SourceCore {
   #reported = new Set<string>();
   /** When the current `source-error` was raised (for its resolution). */
   #errorRaisedAt: number | undefined;
+  /** An earlier process's `source-error` still open (see {@link SourceCore.carryError}). */
+  #carried = false;
 
   constructor(id: string, kind: SourceKind, options: SourceCoreOptions = {}) {
     this.id = id;
@@ -46,7 +49,8 @@ export class SourceCore {
     const previous = this.#state;
     const frozen = Object.freeze(records.map(freezeRecord));
     const changed = !sameRecords(previous.records, frozen);
-    if (!previous.ok) this.#resolveError(previous.error);
+    if (!previous.ok || this.#carried) this.#resolveError(previous.error);
+    this.#carried = false;
     this.#state = Object.freeze({
       records: changed ? frozen : previous.records,
       ok: true,
@@ -65,7 +69,8 @@ export class SourceCore {
    */
   fail(error: DiscoveryError): SourceState {
     const previous = this.#state;
-    const raise = previous.ok;
+    const raise = previous.ok && !this.#carried;
+    this.#carried = false;
     this.#state = Object.freeze({
       records: previous.records,
       ok: false,
@@ -76,6 +81,17 @@ export class SourceCore {
     });
     if (raise) this.#raiseError(error, previous.records.length);
     return this.#state;
+  }
+
+  /**
+   * Takes over a `source-error` an earlier process raised and did not resolve (`Source.carryError`):
+   * the next failure does not raise it again, the next good list resolves it with `raisedAt`.
+   * Ignored while this process has an error of its own.
+   */
+  carryError(alert: { raisedAt: number }): void {
+    if (!this.#state.ok) return;
+    this.#carried = true;
+    this.#errorRaisedAt = alert.raisedAt;
   }
 
   #raiseError(error: DiscoveryError, kept: number): void {

@@ -93,4 +93,10 @@ export interface Source {
   close(): Promise<void>;
   /** Suggested poll interval in ms (undefined = only on demand). */
   readonly pollIntervalMs?: number;
+  /**
+   * Takes over this source's `source-error` alert that an earlier process (or the previous leader
+   * replica) raised and did not resolve: the next failure does not raise it again; the next good
+   * list resolves it, with `raisedAt`. Optional: a source without it raises its error again.
+   */
+  carryError?(alert: { raisedAt: number; message: string }): void;
 }

@@ -1,12 +1,12 @@
 /**
  * The service on a durable state store: what is restored at start (the current snapshot, the
  * version history, recently published snapshots, pins with their owners and ADK user ids, the
- * journal's tail), how the running service follows into the store (a {@link StoreWriter}), and how
+ * journal's tail, the open alerts), how the running service follows into the store (a {@link StoreWriter}), and how
  * replicas share sessions through it. The conversations' own service (ADK's session service on
  * the store's database) is opened by `@a2a-discovery/store/adk-sessions`.
  */
 import type { SessionRunner, TreeFactory, TreeFactoryOptions } from 'a2a-discovery/adk';
-import type { Clock, DiscoveryEvent, EventStream, DiscoveryLoop } from 'a2a-discovery';
+import type { Clock, DiscoveryEvent, EventStream, DiscoveryLoop, OpenAlert } from 'a2a-discovery';
 import type { PinRecord, StateStore } from '@a2a-discovery/store';
 import { StoreWriter } from '@a2a-discovery/store';
 import type { EventBuffer } from './event-buffer.js';
@@ -31,10 +31,20 @@ export interface RestoreTargets {
   startSeq?: number;
 }
 
-/** Restores what the store holds into a service that has not started yet. Returns counts for the log. */
-export async function restoreFromStore(t: RestoreTargets): Promise<{ version: number; snapshots: number; pins: number; events: number }> {
+/**
+ * Restores what the store holds into a service that has not started yet, the journal's open
+ * alerts carried into the loop. Returns counts for the log and the `service.started` event, and
+ * the process that wrote the newest journal entry (the one restarted).
+ */
+export async function restoreFromStore(
+  t: RestoreTargets,
+): Promise<{ version: number; snapshots: number; pins: number; events: number; alerts: number; previousReplica?: string }> {
   const loaded = await t.store.loadSnapshots();
   t.loop.restore({ current: loaded.current, history: loaded.history });
+  // An unreadable journal carries nothing: its alerts are raised again, as before.
+  const open = await openAlertsIn(t.store).catch(() => []);
+  t.loop.carryAlerts(open);
+  const newest = (await t.store.journal({ limit: 1 }).catch(() => []))[0]?.replica;
   for (const s of [...loaded.snapshots].reverse()) t.archive.add(s);
   const byDigest = new Map(loaded.snapshots.map((s) => [s.digest, s]));
   let pins = 0;
@@ -54,7 +64,41 @@ export async function restoreFromStore(t: RestoreTargets): Promise<{ version: nu
   for (const e of await t.store.events({ limit: t.bufferEvents })) if (e.seq <= (t.startSeq ?? Number.POSITIVE_INFINITY)) bySeq.set(e.seq, e);
   const events = [...bySeq.values()].sort((a, b) => a.seq - b.seq);
   t.buffer.seed(events);
-  return { version: loaded.current?.version ?? 0, snapshots: loaded.snapshots.length, pins, events: events.length };
+  return {
+    version: loaded.current?.version ?? 0,
+    snapshots: loaded.snapshots.length,
+    pins,
+    events: events.length,
+    alerts: open.length,
+    ...(newest !== undefined && newest !== t.store.replica && { previousReplica: newest }),
+  };
+}
+
+/** How many of the journal's newest alert rows are read for the open alerts (retention bounds them anyway). */
+const OPEN_ALERT_ROWS = 20_000;
+
+/**
+ * The lasting alerts the journal holds open: the newest `alert` per key with no later
+ * `alert.resolved` of that key (every replica's, in journal order). A restart and a takeover
+ * carry them (`DiscoveryLoop.carryAlerts`) instead of raising them again.
+ */
+export async function openAlertsIn(store: Pick<StateStore, 'journal'>): Promise<OpenAlert[]> {
+  const open = new Map<string, OpenAlert>();
+  for (const { event: e } of await store.journal({ types: ['alert', 'alert.resolved'], limit: OPEN_ALERT_ROWS })) {
+    if (e.type === 'alert.resolved') open.delete(e.key);
+    else if (e.type === 'alert' && e.key !== undefined) {
+      open.delete(e.key);
+      open.set(e.key, {
+        key: e.key,
+        kind: e.kind,
+        message: e.message,
+        ...(e.endpoint !== undefined && { endpoint: e.endpoint }),
+        ...(e.detail !== undefined && { detail: e.detail }),
+        raisedAt: e.at,
+      });
+    }
+  }
+  return [...open.values()];
 }
 
 /** The writer that follows the running service into the store. */

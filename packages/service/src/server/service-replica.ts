@@ -8,7 +8,7 @@ import type { Clock, EventStream, DiscoveryLoop } from 'a2a-discovery';
 import { pruneCatalogStore } from 'a2a-discovery';
 import type { StateStore, ReplicaCoordinator, SqlStateStore } from '@a2a-discovery/store';
 import type { Logger } from './logger.js';
-import { followIntoStore } from './persistence.js';
+import { followIntoStore, openAlertsIn } from './persistence.js';
 import type { ServiceOptions } from './service-options.js';
 import type { SessionOwners } from './session-owners.js';
 
@@ -47,7 +47,7 @@ export async function buildReplication(
       target: {
         current: () => loop.current(),
         adopt: (snapshot) => loop.adopt(snapshot),
-        lead: () => startLoop(),
+        lead: (epoch) => lead(epoch),
         follow: () => loop.pause(),
       },
       log: (level, message, detail) => replicaLog[level](detail ?? {}, message),
@@ -63,6 +63,16 @@ export async function buildReplication(
       storeLog.warn({ err: (err as Error).message }, 'could not drop stored AI Catalog documents');
     }
     await loop.start();
+  };
+  // Leading (at start or taking over): the journal's open alerts are carried, not raised again,
+  // and the takeover is an event of its own.
+  const lead = async (epoch: number): Promise<void> => {
+    const open = await openAlertsIn(store).catch(() => undefined);
+    if (open) loop.carryAlerts(open);
+    const last = (await store.journal({ types: ['replica.leader'], limit: 1 }).catch(() => []))[0];
+    const previousLeader = last?.event.type === 'replica.leader' && last.event.replica !== store.replica ? last.event.replica : undefined;
+    events.emit({ type: 'replica.leader', replica: store.replica, epoch, ...(previousLeader !== undefined && { previousLeader }), alerts: open?.length ?? 0 });
+    await startLoop();
   };
   let storeFailing = false;
   const follow = followIntoStore({

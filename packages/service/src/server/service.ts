@@ -100,6 +100,9 @@ export async function startService(o: ServiceOptions): Promise<RunningService> {
   const url = `http://${address.family === 'IPv6' ? `[${address.address}]` : address.address}:${address.port}`;
   log.info({ url, policy: policy.describe() }, 'a2a-discovery service listening');
   storeLog.info({ kind: store.kind, location: store.status().location, ...restored }, restored.version > 0 ? 'state restored from the store' : 'state store opened');
+  // A start (on a durable store, a restart) is journaled, before the first cycle's events.
+  const { version, pins, alerts, previousReplica } = restored;
+  events.emit({ type: 'service.started', replica: store.replica, ...(previousReplica !== undefined && { previousReplica }), restored: { version, pins, alerts } });
   await replication.start();
 
   let closing: Promise<void> | undefined;

@@ -151,6 +151,10 @@ export function decidingStage(e) {
       return 'guard';
     case 'alert':
       return 'alerting';
+    case 'service.started':
+      return 'service';
+    case 'replica.leader':
+      return 'replicas';
     default:
       return e.type.split('.')[0] ?? e.type;
   }
@@ -207,9 +211,26 @@ export function eventOutcome(e) {
       return 'built';
     case 'tree.evicted':
       return 'dropped';
+    case 'service.started':
+      return restarted(e) ? 'restart' : 'start';
+    case 'replica.leader':
+      return e.previousLeader ? 'takeover' : 'leader';
     default:
       return e.type;
   }
+}
+
+/**
+ * A `service.started` that followed an earlier process on the same store (a restart).
+ * @param {DiscoveryEvent} e
+ */
+export function restarted(e) {
+  return e.previousReplica !== undefined || (e.restored?.version ?? 0) > 0;
+}
+
+/** @param {number} n @param {string} what */
+function plural(n, what) {
+  return `${n} ${what}${n === 1 ? '' : 's'}`;
 }
 
 /**
@@ -223,6 +244,7 @@ export function eventClass(e) {
   if (e.type === 'alert' || e.type === 'snapshot.held') return 'o-alert';
   if (e.type === 'alert.resolved') return 'o-good';
   if (e.type === 'snapshot.published') return 'o-snapshot';
+  if (e.type === 'service.started' || e.type === 'replica.leader') return 'o-service';
   return outcomeClass(eventOutcome(e));
 }
 
@@ -286,6 +308,13 @@ export function describeEvent(e) {
       const why = e.reason !== undefined ? `: ${e.code ?? ''} ${e.reason}` : '';
       return `source ${e.source ?? ''} read the AI Catalog ${e.url ?? ''} (${e.outcome ?? 'read'}, ${e.entries ?? 0} entries)${why}`;
     }
+    case 'service.started': {
+      const r = e.restored ?? { version: 0, pins: 0, alerts: 0 };
+      if (!restarted(e)) return `the service started (process ${e.replica ?? ''}) on an empty store`;
+      return `the service came back (process ${e.replica ?? ''}${e.previousReplica ? ` after ${e.previousReplica}` : ''}): snapshot v${r.version}, ${plural(r.pins, 'pinned session')} and ${plural(r.alerts, 'open alert')} carried over, not raised again`;
+    }
+    case 'replica.leader':
+      return `${e.replica ?? 'a replica'} leads now (epoch ${e.epoch ?? 0})${e.previousLeader ? `, taking over from ${e.previousLeader}` : ''}; ${plural(e.alerts ?? 0, 'open alert')} carried over`;
     default:
       return e.type;
   }

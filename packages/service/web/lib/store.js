@@ -9,7 +9,7 @@
  * `lostAt` says since when the data is old; on reconnecting everything is read again.
  */
 import { ApiError, api, followStream, onUnauthorized } from './api.js';
-import { describeEvent, isChatter, shortDigest } from './format.js';
+import { describeEvent, isChatter, restarted, shortDigest } from './format.js';
 
 /** @typedef {import('./types.js').DiscoveryEvent} DiscoveryEvent */
 /** @typedef {import('./types.js').EndpointStatus} EndpointStatus */
@@ -66,7 +66,8 @@ function byTime(a, b) {
 const MAX_ANNOUNCEMENTS = 6;
 
 /**
- * What *Latest* says of a story event (a snapshot published or held, an alert, a resolution),
+ * What *Latest* says of a story event (a snapshot published or held, an alert, a resolution, a
+ * restart or a takeover),
  * or undefined for any other event.
  * @param {DiscoveryEvent} e
  * @returns {{ text: string, kind: 'alert' | 'snapshot' | 'info' } | undefined}
@@ -81,6 +82,10 @@ function storyLine(e) {
       return { text: `Alert ${describeEvent(e)}`, kind: 'alert' };
     case 'alert.resolved':
       return { text: `Resolved ${describeEvent(e)}`, kind: 'info' };
+    case 'service.started':
+      return { text: `${restarted(e) ? 'Restart' : 'Start'}: ${describeEvent(e)}`, kind: 'info' };
+    case 'replica.leader':
+      return { text: `${e.previousLeader ? 'Takeover' : 'Leader'}: ${describeEvent(e)}`, kind: 'info' };
     default:
       return undefined;
   }

@@ -148,6 +148,12 @@
  * @property {number} [evaluated] labelled cases a `routing.evaluated` counted
  * @property {boolean} [passed] the routing check reached its minimum
  * @property {boolean} [held] the routing gate held the snapshot back
+ * @property {string} [replica] the process (`service.started`) or replica (`replica.leader`) it is about
+ * @property {string} [previousReplica] the process a `service.started` followed (the one restarted)
+ * @property {{ version: number, pins: number, alerts: number }} [restored] what a `service.started` restored
+ * @property {number} [epoch] the fencing epoch a `replica.leader` leads under
+ * @property {string} [previousLeader] the replica a `replica.leader` took over from
+ * @property {number} [alerts] open alerts a `replica.leader` carried
  *
  * @typedef {{ events: Array<DiscoveryEvent & { replica?: string, journalId?: number }>, nextBefore: number | null, replica?: string, streamSeq?: number }} JournalPage
  * @typedef {{ from: number, bucketMs: number, hits: number[], revalidated: number[], fetches: number[], failures: number[] }} ActivitySeries

@@ -42,9 +42,12 @@ const STRIP_KINDS = /** @type {const} */ ([
 const SERVICE = '(snapshots)';
 const ALERTS = '(alerts)';
 
+/** A restart and a takeover: marks across every lane, labelled in the service lane. */
+const SERVICE_MARKS = new Set(['service.started', 'replica.leader']);
+
 /** What the filter shows, by kind of event. The story kinds are on by default. */
 const KINDS = [
-  { id: 'story', label: 'snapshots, alerts and resolutions', on: true, test: (/** @type {DiscoveryEvent} */ e) => e.type.startsWith('snapshot.') || e.type.startsWith('alert') || e.type === 'routing.evaluated' },
+  { id: 'story', label: 'snapshots, alerts and resolutions, restarts and takeovers', on: true, test: (/** @type {DiscoveryEvent} */ e) => e.type.startsWith('snapshot.') || e.type.startsWith('alert') || e.type === 'routing.evaluated' || SERVICE_MARKS.has(e.type) },
   { id: 'admission', label: 'admissions and refusals', on: true, test: (/** @type {DiscoveryEvent} */ e) => e.type.startsWith('endpoint.') },
   { id: 'state', label: 'health and match verdicts', on: true, test: (/** @type {DiscoveryEvent} */ e) => e.type === 'health.changed' || e.type === 'match.verdict' },
   { id: 'card', label: 'card changes (new or rejected cards)', on: true, test: (/** @type {DiscoveryEvent} */ e) => e.type.startsWith('card.') },
@@ -359,7 +362,8 @@ function RateStrip({ s, lane, x, start, end, bottom }) {
  * @param {{ e: DiscoveryEvent, cx: number, cy: number, top: number, bottom: number, lane: string, selected: boolean, onSelect: () => void }} props
  */
 function Mark({ e, cx, cy, top, bottom, lane, selected, onSelect }) {
-  const label = `${clockTime(e.at)} · ${lane} · ${describeEvent(e)}`;
+  // A restart or takeover mark shows its outcome word, which its name says first.
+  const label = `${clockTime(e.at)} · ${lane} · ${SERVICE_MARKS.has(e.type) ? `${eventOutcome(e)}: ` : ''}${describeEvent(e)}`;
   const common = {
     class: `mark ${eventClass(e)}${selected ? ' selected' : ''}`,
     tabindex: '0',
@@ -390,6 +394,12 @@ function Mark({ e, cx, cy, top, bottom, lane, selected, onSelect }) {
       shape = html`<line class="snapline" x1=${cx} x2=${cx} y1=${top} y2=${bottom} />
         <rect x=${cx - 15} y=${cy - 10} width="30" height="20" rx="3" />
         <text x=${cx} y=${cy + 4} text-anchor="middle">${e.type === 'snapshot.held' ? 'held' : `v${e.version}`}</text>`;
+      break;
+    case 'service.started':
+    case 'replica.leader':
+      shape = html`<line class="snapline" x1=${cx} x2=${cx} y1=${top} y2=${bottom} />
+        <rect x=${cx - 28} y=${cy - 10} width="56" height="20" rx="10" />
+        <text x=${cx} y=${cy + 4} text-anchor="middle">${eventOutcome(e)}</text>`;
       break;
     case 'alert':
       shape = html`<path class="alert-mark" d=${`M${cx} ${cy - 11}L${cx + 11} ${cy + 8}L${cx - 11} ${cy + 8}Z`} />`;
@@ -433,6 +443,7 @@ function Detail({ e, lane, resolution, raised, events }) {
 function Legend() {
   return html`<ul class="legend" aria-label="Legend">
     <li><span class="swatch o-snapshot" aria-hidden="true"></span>snapshot (vN on a dashed line; “held” when a guard held it)</li>
+    <li><span class="swatch o-service" aria-hidden="true"></span>restart, start or takeover (a long-dashed line: open alerts are carried over, not raised again)</li>
     <li><span class="shape shape-alert" aria-hidden="true">▲</span>alert (a bar runs to its resolution while open)</li>
     <li><span class="swatch o-good" aria-hidden="true"></span>✓ resolution, admitted, healthy, selected</li>
     <li><span class="shape" aria-hidden="true">■</span>admission, refusal or match verdict</li>
