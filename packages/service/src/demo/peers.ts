@@ -25,7 +25,7 @@ import { UserBuilder, agentCardHandler, jsonRpcHandler } from '@a2a-js/sdk/serve
  * sends what other agents said earlier as context parts ("For context:", "[billing_agent] said: …");
  * a reply about those would repeat the whole conversation.
  */
-export function questionOf(parts: readonly string[]): string {
+function questionOf(parts: readonly string[]): string {
   const own = parts.map((t) => t.trim()).filter((t) => t !== '' && t !== 'For context:' && !/^\[[^\]]+\] (said: |called tool |(\S+ )?tool )/.test(t));
   return own.at(-1) ?? '';
 }
