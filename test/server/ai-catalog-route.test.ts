@@ -143,7 +143,8 @@ describe('the AI Catalog route, on', () => {
       'a base URL: the card URL the cache fetched; the identifier is ours (the endpoint and the local name)',
     );
     assert.equal(w!.url, warranty.cardUrl, 'an endpoint given by its card URL: that URL');
-    assert.equal(w!.identifier, `${warranty.cardUrl}#warranty_agent`);
+    // A card URL at a base's well-known path is that base's endpoint (one identity per card).
+    assert.equal(w!.identifier, `${warranty.baseUrl}#warranty_agent`);
     assert.equal(w!.displayName, 'warranty_agent');
     assert.equal(w!.description, 'Answers warranty questions.', 'our reviewed text, never the card\'s');
     const raw = catalog.raw['entries'] as Array<Record<string, unknown>>;

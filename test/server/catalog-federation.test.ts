@@ -86,7 +86,8 @@ test("B's snapshot has A's agents under A's local names, B's reviewed descriptio
     assert.doesNotMatch(agent.description, /A: answers/);
   }
   const endpoints = await b.loop.status();
-  const w = endpoints.find((e) => e.baseUrl === warranty.cardUrl)!;
+  // A's entry gives the card URL at its base's well-known path: that base is the endpoint.
+  const w = endpoints.find((e) => e.baseUrl === warranty.baseUrl)!;
   assert.equal(w.state.verdict, 'selected');
   assert.deepEqual(w.sources, ['upstream']);
   const meta = w.proposals[0]!.metadata;

@@ -108,7 +108,7 @@ test('restarted while the catalog host fails: its agents are listed from the las
     const source = s.loop.sources.find((x) => x.id === 'platform')!;
     assert.equal(source.current().synced, true, 'the source lists from the stored catalog');
     assert.equal(s.loop.current()?.digest, first.digest, 'nothing was removed, nothing published');
-    const status = (await s.loop.status()).find((e) => e.baseUrl === returns.cardUrl);
+    const status = (await s.loop.status()).find((e) => e.baseUrl === returns.baseUrl);
     assert.equal(status?.state.verdict, 'selected');
     assert.equal(status?.proposals[0]?.metadata?.['identifier'], entry().identifier);
     assert.equal(status?.proposals[0]?.metadata?.['restored'], undefined, 'proposed by the catalog itself, not the stand-in');
@@ -136,7 +136,7 @@ test('restarted with other acceptance rules while the catalog host fails: the st
     const source = s.loop.sources.find((x) => x.id === 'platform')!;
     assert.equal(source.current().synced, false, 'the catalog could not be read under the new rules since the restart');
     assert.equal(s.loop.current()?.digest, first.digest, 'the restored snapshot stands: nothing was removed');
-    const status = (await s.loop.status()).find((e) => e.baseUrl === returns.cardUrl);
+    const status = (await s.loop.status()).find((e) => e.baseUrl === returns.baseUrl);
     assert.equal(status?.state.verdict, 'selected');
     assert.deepEqual(status?.proposals[0]?.metadata, { restored: 'true', identifier: entry().identifier });
     const turn = await s.sessions.run('after-restart', 'I want to return my headphones');
