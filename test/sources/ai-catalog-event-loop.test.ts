@@ -12,6 +12,8 @@ import { canonicalJson, sha256Hex } from '../../packages/core/src/card/index.js'
 import { HostPolicy, createCardFetcher, type CardFetcher } from '../../packages/core/src/fetch/index.js';
 import { aiCatalogSource, type CatalogEntry } from '../../packages/core/src/sources/index.js';
 import { catalogContent } from '../../packages/core/src/sources/catalog-documents.js';
+import { readAiCatalog, readAiCatalogPaced } from '../../packages/core/src/catalog/ai-catalog.js';
+import { Pacer, pacedCanonicalSha256 } from '../../packages/core/src/catalog/paced.js';
 import { startJsonServer, type JsonServer } from '../helpers/json-server.js';
 import { LOOP_DELAY_BOUND_MS, controlDelayP99, loopDelayDuring } from '../server/loop-delay.js';
 
@@ -89,8 +91,27 @@ describe('an AI Catalog source reading a 5,000-entry catalog and the event loop'
       assert.ok(r.ok, JSON.stringify(r));
       assert.equal(r.canonicalSha256, sha256Hex(canonicalJson(JSON.parse(text))));
     }
+    // A pacer of 0 ms turns the loop at every step: the digest is the same however it is sliced.
+    const nested = { b: [[[1, [2, { z: 'é', a: [null, true, -1.5e-9] }]]]], a: { '\u20ac': 1, 'é': 2, 'e': 3 } };
+    assert.equal(await pacedCanonicalSha256(nested, new Pacer(0)), sha256Hex(canonicalJson(nested)));
     const infinite = await check.check(Buffer.from('{"specVersion":"1.0","entries":[],"n":[1e400]}'), 'https://a.example/c.json');
     assert.equal(infinite.ok, false);
     assert.match(!infinite.ok ? infinite.error.message : '', /has no RFC 8785 form: Infinity is not allowed/);
+  });
+
+  test('the reader in slices gives what the reader in one piece gives: entries, warnings, problems and refusals', async () => {
+    const docs: string[] = [
+      catalogText('https://a.example', 'r'),
+      JSON.stringify({ specVersion: '1.0', entries: Array.from({ length: 300 }, (_, i) => (i % 3 === 0 ? { identifier: `u:${i}` } : i % 3 === 1 ? 'not an entry' : { identifier: `u:${i}`, type: A2A, url: 1 })) }),
+      JSON.stringify({ specVersion: '2.0', entries: [] }),
+      `{"specVersion":"1.0","entries":[],"x":${'['.repeat(45)}${']'.repeat(45)}}`,
+      '{"specVersion":"1.0","entries":[{"__proto__":{}}]}',
+      JSON.stringify({ specVersion: '1.0', entries: Array.from({ length: 5_001 }, (_, i) => ({ identifier: `u:${i}`, type: A2A, url: `/${i}` })) }),
+      '{"specVersion":"1.0","entries":[',
+    ];
+    for (const text of docs) {
+      const bytes = Buffer.from(text);
+      assert.deepStrictEqual(await readAiCatalogPaced(bytes, { maxBytes: 1_048_576 }, new Pacer(0)), readAiCatalog(bytes, { maxBytes: 1_048_576 }), text.slice(0, 80));
+    }
   });
 });
