@@ -8,7 +8,8 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { MemoryCardStore } from '../../packages/core/src/cache/index.js';
-import { canonicalJson, sha256Hex } from '../../packages/core/src/card/index.js';
+import { exportJWK, generateKeyPair } from 'jose';
+import { canonicalJson, sha256Hex, signDetached, type TrustedKey } from '../../packages/core/src/card/index.js';
 import { HostPolicy, createCardFetcher, type CardFetcher } from '../../packages/core/src/fetch/index.js';
 import { aiCatalogSource, type CatalogEntry } from '../../packages/core/src/sources/index.js';
 import { catalogContent } from '../../packages/core/src/sources/catalog-documents.js';
@@ -23,12 +24,14 @@ const AI_CATALOG = 'application/ai-catalog+json';
 /**
  * 5,000 entries as a hostile publisher may write them within the 1 MiB bound: half of them carry
  * their card inline (each canonicalized and hashed), every one has tags the reader drops with a
- * warning (40,000 warnings in all).
+ * warning (40,000 warnings in all), and a signature by an unknown key.
  */
 const catalogText = (origin: string, prefix: string): string =>
   JSON.stringify({
     specVersion: '1.0',
     host: { displayName: 'Many agents' },
+    // Signed by a key nobody here trusts: the signature's payload (RFC 8785 of the whole catalog) is still written.
+    signature: 'eyJhbGciOiJFUzI1NiIsImtpZCI6Im5vYm9keSJ9..c2lnbmF0dXJl',
     entries: Array.from({ length: 5_000 }, (_, i) => ({
       identifier: `urn:x:${prefix}${i}`,
       type: A2A,
@@ -69,6 +72,7 @@ describe('an AI Catalog source reading a 5,000-entry catalog and the event loop'
     await source.close();
     t.diagnostic(`refresh of 5,000 entries in ${took.toFixed(0)} ms: event-loop delay p99 ${p99.toFixed(1)} ms, max ${max.toFixed(1)} ms (the issue's ${LOOP_DELAY_BOUND_MS} ms ${p99 < LOOP_DELAY_BOUND_MS ? 'met' : 'NOT met'}; control p99 ${control.toFixed(1)} ms)`);
     assert.equal(state.ok, true);
+    assert.equal(source.catalogs()[0]?.signature, 'unverified');
     assert.equal(state.records.length, 5_000);
     assert.equal(state.records[4_998]?.baseUrl, `${server.origin}/agents/a4998.json`);
     assert.equal(state.records.filter((r) => r.baseUrl.includes('#card=')).length, 2_500);
@@ -112,6 +116,26 @@ describe('an AI Catalog source reading a 5,000-entry catalog and the event loop'
     for (const text of docs) {
       const bytes = Buffer.from(text);
       assert.deepStrictEqual(await readAiCatalogPaced(bytes, { maxBytes: 1_048_576 }, new Pacer(0)), readAiCatalog(bytes, { maxBytes: 1_048_576 }), text.slice(0, 80));
+    }
+  });
+
+  test('a signed 5,000-entry catalog: its signature is checked over the payload written in slices, verified as signed and refused once tampered with', async () => {
+    const { privateKey, publicKey } = await generateKeyPair('ES256');
+    const keys: TrustedKey[] = [{ kid: 'acme-1', jwk: await exportJWK(publicKey) }];
+    const { signature: _unknown, ...doc } = JSON.parse(catalogText(server.origin, 's')) as Record<string, unknown>;
+    const signed = await signDetached(doc, privateKey, { alg: 'ES256', kid: 'acme-1' });
+    const tampered = { ...signed, entries: [...(signed['entries'] as object[]).slice(0, -1), { identifier: 'urn:x:evil', type: A2A, url: '/evil.json' }] };
+    server.routes.set('/signed.json', { headers: { 'content-type': AI_CATALOG }, body: JSON.stringify(signed) });
+    server.routes.set('/tampered.json', { headers: { 'content-type': AI_CATALOG }, body: JSON.stringify(tampered) });
+    for (const [path, verified] of [['/signed.json', true], ['/tampered.json', false]] as const) {
+      const source = aiCatalogSource({ id: 'signed', catalogs: [`${server.origin}${path}`], fetcher, hostPolicy: policy, signatures: { mode: 'required', keys } });
+      const state = await source.refresh();
+      await source.close();
+      assert.equal(state.ok, verified, path);
+      if (verified) {
+        assert.equal(source.catalogs()[0]?.signature, 'verified');
+        assert.equal(state.records.length, 5_000);
+      } else assert.match(source.catalogs()[0]?.error ?? '', /signature/);
     }
   });
 });

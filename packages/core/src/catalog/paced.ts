@@ -59,6 +59,18 @@ export async function pacedCanonicalSha256(value: unknown, pacer: Pacer): Promis
   return hash.digest('hex');
 }
 
+/**
+ * The RFC 8785 (JCS) text of a JSON value, written in slices: the same text as
+ * `canonicalJson(value)`, with a {@link Pacer} tick every few thousand values. Throws what the
+ * canonicalization throws. For JSON as parsed (no cycles).
+ */
+export async function pacedCanonicalJson(value: unknown, pacer: Pacer): Promise<string> {
+  let text = '';
+  const steps = canonicalPieces(value, (piece) => (text += piece), { values: 0 });
+  for (let step = steps.next(); step.done !== true; step = steps.next()) await pacer.tick();
+  return text;
+}
+
 /** Writes the canonical form of `value` to `out` in pieces (as `canonicalize` writes it), yielding every {@link VALUES_PER_STEP} values. */
 function* canonicalPieces(value: unknown, out: (text: string) => void, count: { values: number }): Generator<void, void> {
   if (++count.values % VALUES_PER_STEP === 0) yield;

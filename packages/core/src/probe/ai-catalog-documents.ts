@@ -12,6 +12,7 @@ import type { AiCatalog, ReadCatalogResult } from '../catalog/index.js';
 import { A2A_CARD_MEDIA_TYPE, AI_CATALOG_MEDIA_TYPE } from '../catalog/index.js';
 import { readAiCatalogPaced, readAiCatalogValuePaced } from '../catalog/ai-catalog.js';
 import type { Pacer } from '../catalog/paced.js';
+import { pacedCanonicalJson } from '../catalog/paced.js';
 import type { Problem } from '../errors.js';
 import { toDiscoveryError } from '../errors.js';
 import type { FetchResult } from '../fetch/index.js';
@@ -37,7 +38,7 @@ export async function documentOf(r: SourceCatalogReport, recorded: Map<string, {
   if (r.outcome === 'inline') {
     const cut = r.via.lastIndexOf(' ');
     const parent = docs.get(r.via.slice(0, cut))?.catalog?.entries.find((e) => e.path === r.via.slice(cut + 1));
-    const doc = await readDocument({ url: r.url, ...where, origin: 'inline' }, await readAiCatalogValuePaced(parent?.data, {}, pacer), signatures);
+    const doc = await readDocument({ url: r.url, ...where, origin: 'inline' }, await readAiCatalogValuePaced(parent?.data, {}, pacer), signatures, pacer);
     Object.assign(doc.report, counts);
     return doc;
   }
@@ -52,7 +53,7 @@ export async function documentOf(r: SourceCatalogReport, recorded: Map<string, {
   if (res.status !== 200) return { report: failedDocument(r.url, 'fetch', [{ path: '$', message: r.error ?? `HTTP ${res.status}` }], { ...where, ...http }) };
   // The source's reading of the bytes (the same reader and limits); the body is already bounded by the fetcher.
   const read = await readAiCatalogPaced(res.body, { maxBytes: res.body.byteLength, maxEntries: CATALOG_DEFAULTS.maxEntries }, pacer);
-  const doc = await readDocument({ url: r.url, ...where, origin: 'http', ...http, bytes: res.body.byteLength, rawSha256: sha256Hex(res.body) }, read, signatures, r.url);
+  const doc = await readDocument({ url: r.url, ...where, origin: 'http', ...http, bytes: res.body.byteLength, rawSha256: sha256Hex(res.body) }, read, signatures, pacer, r.url);
   if (doc.report.usable) Object.assign(doc.report, counts);
   if (r.outcome === 'failed' && doc.report.usable) {
     // Refused for a reason the bytes alone do not show: say what the source said.
@@ -67,6 +68,7 @@ export async function readDocument(
   at: Pick<AiCatalogDocumentReport, 'url' | 'via' | 'depth' | 'origin' | 'status' | 'contentType' | 'bytes' | 'rawSha256'>,
   read: ReadCatalogResult,
   signatures: SignatureOptions,
+  pacer: Pacer,
   sigOrigin?: string,
 ): Promise<Doc> {
   const { origin } = at;
@@ -82,7 +84,7 @@ export async function readDocument(
   report.warnings = listed(read.warnings);
   Object.assign(report, countEntries(c));
   if (origin !== 'inline') {
-    const sig: SignatureResult = await verifyDetachedSignature(c.raw, { ...signatures, ...(sigOrigin !== undefined && { origin: sigOrigin }) });
+    const sig: SignatureResult = await verifyDetachedSignature(c.raw, { ...signatures, ...(sigOrigin !== undefined && { origin: sigOrigin }) }, (value) => pacedCanonicalJson(value, pacer));
     report.signature = { status: sig.status, ok: sig.ok, ...(sig.kid !== undefined && { kid: sig.kid }), ...(sig.form !== undefined && { form: sig.form }) };
     if (!sig.ok) {
       report.stage = 'signature';

@@ -260,7 +260,7 @@ export async function probeAiCatalogDocument(body: Uint8Array | string, o: Probe
   const maxRead = o.maxEntriesRead ?? CATALOG_DEFAULTS.maxEntries;
   const pacer = new Pacer();
   const bytes = typeof body === 'string' ? Buffer.from(body, 'utf8') : Buffer.from(body.buffer, body.byteOffset, body.byteLength);
-  const root = await readDocument({ url: label, via: 'root', depth: 1, origin: 'file', bytes: bytes.byteLength, rawSha256: sha256Hex(bytes) }, await readAiCatalogPaced(bytes, {}, pacer), signatures);
+  const root = await readDocument({ url: label, via: 'root', depth: 1, origin: 'file', bytes: bytes.byteLength, rawSha256: sha256Hex(bytes) }, await readAiCatalogPaced(bytes, {}, pacer), signatures, pacer);
   result.documents.push(root.report);
 
   const walked: Walked[] & { omitted?: number } = [];
@@ -285,7 +285,7 @@ export async function probeAiCatalogDocument(body: Uint8Array | string, o: Probe
           w.report.nested = { followed: false, reason: 'the inline catalog is not usable' };
           continue;
         }
-        const child = await readDocument({ url: `${doc.report.url}#${e.path}`, via: w.where, depth: doc.report.depth + 1, origin: 'inline' }, read, signatures);
+        const child = await readDocument({ url: `${doc.report.url}#${e.path}`, via: w.where, depth: doc.report.depth + 1, origin: 'inline' }, read, signatures, pacer);
         result.documents.push(child.report);
         w.report.nested = { followed: true, url: child.report.url };
         await visit(child);

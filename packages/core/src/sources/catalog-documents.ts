@@ -11,7 +11,7 @@ import type { SignatureOptions } from '../card/index.js';
 import { canonicalJson, sha256Hex, verifyDetachedSignature } from '../card/index.js';
 import type { CachedAiCatalog, CatalogLimits } from '../catalog/index.js';
 import { readAiCatalogPaced } from '../catalog/ai-catalog.js';
-import { Pacer, pacedCanonicalSha256 } from '../catalog/paced.js';
+import { Pacer, pacedCanonicalJson, pacedCanonicalSha256 } from '../catalog/paced.js';
 import { DiscoveryError, type Problem } from '../errors.js';
 import { CATALOG_DEFAULTS } from '../rules/defaults.js';
 
@@ -69,7 +69,7 @@ export function catalogContent(signatures: SignatureOptions, limits: { maxBytes?
       const read = await readAiCatalogPaced(body, { maxBytes: limits.maxBytes ?? body.byteLength, maxEntries: limits.maxEntries } satisfies CatalogLimits, pacer);
       if (!read.ok) return { ok: false, error: documentError(read.code, url, read.problems, 'is not a usable AI Catalog') };
       await pacer.tick();
-      const signature = await verifyDetachedSignature(read.catalog.raw, { ...signatures, origin: url });
+      const signature = await verifyDetachedSignature(read.catalog.raw, { ...signatures, origin: url }, (value) => pacedCanonicalJson(value, pacer));
       if (!signature.ok) {
         const problems = signature.problems.length > 0 ? signature.problems : [{ path: 'signature', message: 'the catalog is not signed, and signatures are required for it' }];
         return { ok: false, error: documentError(signature.status === 'unsigned' ? 'ERR_SIGNATURE_MISSING' : 'ERR_SIGNATURE_INVALID', url, problems, 'is refused by its signature check', 'signature') };
