@@ -1,14 +1,14 @@
 /**
  * Issue 24, "Done means": an inspect of a 5,000-entry catalog never delays `/healthz` by more than
- * 100 ms. A real service inspects a 5,000-entry AI Catalog (about 0.5 MB) served by a loopback
+ * 100 ms. A real service inspects a 5,000-entry AI Catalog (about 0.9 MB) served by a loopback
  * origin while `/healthz` is polled and the event-loop delay is sampled with
  * `monitorEventLoopDelay({ resolution: 10 })`; its p99 must stay under 100 ms on top of what the
  * machine alone costs at that moment (a control measured just before: a few ms on a quiet machine;
  * this one is shared). This is the one timing the issue demands: the setup is generous (the code
  * paths are warmed by a first inspect of another catalog of the same size), the measured inspect
  * runs once, and the figures are logged.
- * Before the catalog reader, its RFC 8785 digest and the version decision yielded, the p99 was
- * the reader's one synchronous stretch (about 80–200 ms here).
+ * Before the reader, the RFC 8785 forms (digest, signature payload) and the decisions yielded, the
+ * p99 was the catalog's one synchronous stretch (hundreds of ms; docs/benchmarks.md).
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -26,17 +26,23 @@ import { LOOP_DELAY_BOUND_MS, controlDelayP99, loopDelayDuring } from './loop-de
 const A2A = 'application/a2a-agent-card+json';
 const AI_CATALOG = 'application/ai-catalog+json';
 
-/** A 5,000-entry catalog as its JSON text (served as is: the origin does no work per request). */
+/**
+ * A 5,000-entry catalog as its JSON text (served as is: the origin does no work per request), as a
+ * hostile publisher may write it within the 1 MiB bound: every entry has tags the reader drops
+ * with a warning (30,000 in all), and the catalog a signature by a key nobody here trusts (its
+ * payload, RFC 8785 of the whole catalog, is still written and checked).
+ */
 const catalogText = (origin: string, prefix: string): string =>
   JSON.stringify({
     specVersion: '1.0',
     host: { displayName: 'Many agents' },
+    signature: 'eyJhbGciOiJFUzI1NiIsImtpZCI6Im5vYm9keSJ9..c2lnbmF0dXJl',
     entries: Array.from({ length: 5_000 }, (_, i) => ({
-      identifier: `urn:air:example.com:agent:${prefix}${i}`,
+      identifier: `urn:x:${prefix}${i}`,
       type: A2A,
       url: `${origin}/agents/${prefix}${i}.json`,
-      displayName: `Agent ${prefix}${i}`,
       version: `1.${i % 7}.0`,
+      tags: Array.from({ length: 6 }, (_, j) => (j % 2 === 0 ? 'a,b' : j)),
     })),
   });
 
@@ -61,6 +67,7 @@ describe('POST /api/inspect of a 5,000-entry catalog and the event loop', () => 
   };
 
   test(`/healthz is never delayed past ${LOOP_DELAY_BOUND_MS} ms: event-loop delay p99 during the inspect`, async (t) => {
+    assert.ok(Buffer.byteLength(catalogText(origin.origin, 'a')) < 1_048_576);
     assert.equal((await inspect('/warm.json')).status, 200);
     const control = await controlDelayP99();
     let done = false;
@@ -89,6 +96,7 @@ describe('POST /api/inspect of a 5,000-entry catalog and the event loop', () => 
     // What the inspect reads is the whole catalog: its figures stay what they were.
     const c = json.aiCatalog!;
     assert.equal(c.documents[0]?.usable, true);
+    assert.equal(c.documents[0]?.signature?.status, 'unverified');
     assert.equal(c.documents[0]?.entries, 5_000);
     assert.equal(c.counts.entries, 5_000);
     assert.equal(c.counts.accepted, 20);
