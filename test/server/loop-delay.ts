@@ -14,6 +14,9 @@ export async function loopDelayDuring<T>(work: () => Promise<T>): Promise<{ resu
   const delay = monitorEventLoopDelay({ resolution: 10 });
   delay.enable();
   try {
+    // The histogram records the time between two of its samples, from its second sample on: a
+    // stretch before that (the work's first milliseconds) would not be recorded at all.
+    await new Promise((resolve) => setTimeout(resolve, 30));
     const result = await work();
     // The delay of a stretch is sampled when the loop next turns: let it turn before reading.
     await new Promise((resolve) => setTimeout(resolve, 30));
