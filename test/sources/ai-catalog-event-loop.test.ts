@@ -7,11 +7,11 @@
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { MemoryCardStore } from '../../packages/core/src/cache/index.js';
+import { CardCache, MemoryCardStore } from '../../packages/core/src/cache/index.js';
 import { exportJWK, generateKeyPair } from 'jose';
 import { canonicalJson, sha256Hex, signDetached, type TrustedKey } from '../../packages/core/src/card/index.js';
 import { HostPolicy, createCardFetcher, type CardFetcher } from '../../packages/core/src/fetch/index.js';
-import { aiCatalogSource, type CatalogEntry } from '../../packages/core/src/sources/index.js';
+import { CatalogArtifacts, aiCatalogSource, type CatalogEntry } from '../../packages/core/src/sources/index.js';
 import { catalogContent } from '../../packages/core/src/sources/catalog-documents.js';
 import { readAiCatalog, readAiCatalogPaced } from '../../packages/core/src/catalog/ai-catalog.js';
 import { Pacer, pacedCanonicalSha256 } from '../../packages/core/src/catalog/paced.js';
@@ -136,6 +136,37 @@ describe('an AI Catalog source reading a 5,000-entry catalog and the event loop'
         assert.equal(source.catalogs()[0]?.signature, 'verified');
         assert.equal(state.records.length, 5_000);
       } else assert.match(source.catalogs()[0]?.error ?? '', /signature/);
+    }
+  });
+
+  test('2,500 inline cards read through a card cache: one answer per turn of the event loop, not all in one run of microtasks', async (t) => {
+    // An inline card needs no request: answered at once, the whole catalog's cards were checked in
+    // one run of microtasks (400 ms here). Counted in turns of the loop, not timed.
+    const artifacts = new CatalogArtifacts();
+    const source = aiCatalogSource({ id: 'inline', catalogs: [`${server.origin}/big.json`], fetcher, hostPolicy: policy, artifacts });
+    const cache = new CardCache({ fetcher: artifacts.fetcher(fetcher), hostPolicy: policy, pins: artifacts, check: { allowLoopback: true } });
+    try {
+      const keys = (await source.refresh()).records.map((r) => r.baseUrl).filter((u) => u.includes('#card='));
+      assert.equal(keys.length, 2_500);
+      let turns = 0;
+      const { result, p99, max } = await loopDelayDuring(async () => {
+        let reading = true;
+        const count = (): void => {
+          turns++;
+          if (reading) setImmediate(count);
+        };
+        setImmediate(count);
+        const read = await Promise.all(keys.map((k) => cache.get(k).then(() => 'read', () => 'refused')));
+        reading = false;
+        return read;
+      });
+      t.diagnostic(`2,500 inline cards checked in ${turns} turns of the event loop: delay p99 ${p99.toFixed(1)} ms, max ${max.toFixed(1)} ms`);
+      // The hostile catalog's inline cards are not valid agent cards: each one is refused, as a fetched one would be.
+      assert.deepEqual([...new Set(result)], ['refused']);
+      assert.ok(turns >= keys.length, `${turns} turns of the event loop while ${keys.length} inline cards were read`);
+    } finally {
+      await cache.close();
+      await source.close();
     }
   });
 });
