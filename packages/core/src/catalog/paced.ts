@@ -2,9 +2,10 @@
  * Long synchronous work on a large catalog in slices: a {@link Pacer} lets the event loop run
  * between slices (one turn through `setImmediate` at most every few milliseconds of work), so a
  * 5,000-entry catalog read by discovery or the service's inspector never holds `/healthz` and other
- * requests for long. The one place where catalog work yields: the reader's entries
- * (`readAiCatalogPaced`), the RFC 8785 digest ({@link pacedCanonicalSha256}), the walk, the
- * records and the probe's version decision all tick the same kind of pacer.
+ * requests for long. The one place where catalog work yields: the reader's structure walk and
+ * entries (`readAiCatalogPaced`), the RFC 8785 digest ({@link pacedCanonicalSha256}) and signature
+ * payload ({@link pacedCanonicalJson}), the walk, the records and the probe's documents and version
+ * decision all tick the same kind of pacer.
  *
  * @module
  */
