@@ -21,9 +21,17 @@ import { algorithmRefusal, checkEntry, configError, errorText, finisher, isObjec
  *   deeper than 64 levels or cannot be serialized.
  */
 function detachedPayload(raw: unknown): string {
+  return payloadText(canonicalize(unsignedOf(raw)));
+}
+
+/** The document without its `signature` member, once it is known to have an RFC 8785 form's shape. */
+function unsignedOf(raw: unknown): Json {
   const why = uncanonicalizable(raw);
   if (why !== undefined) throw new DiscoveryError('ERR_CARD_MALFORMED', `cannot canonicalize: ${why.replace('the card', 'the document')}`, { stage: 'signature', path: '$' });
-  const text = canonicalize(Object.fromEntries(Object.entries(raw as Json).filter(([key]) => key !== 'signature')));
+  return Object.fromEntries(Object.entries(raw as Json).filter(([key]) => key !== 'signature'));
+}
+
+function payloadText(text: string | undefined): string {
   if (text === undefined) throw new DiscoveryError('ERR_CARD_MALFORMED', 'cannot canonicalize: the document has no JSON representation', { stage: 'signature', path: '$' });
   return text;
 }
@@ -35,11 +43,14 @@ function detachedPayload(raw: unknown): string {
  * ({@link verifyCardSignatures}): unsigned passes `if-present`, a key nobody trusts is
  * `unverified`, a trusted key that does not verify is `invalid`. Problems are at path `signature`.
  *
+ * `write` (optional) writes the RFC 8785 form of the document without `signature` instead of
+ * `canonicalize`, for a caller that writes a large document in slices; it must write the same text.
+ *
  * @throws {DiscoveryError} `ERR_CONFIG_INVALID` (rejected promise) for bad options, as {@link verifyCardSignatures}.
  * @example
  * const r = await verifyDetachedSignature(catalogJson, { mode: 'required', keys });
  */
-export async function verifyDetachedSignature(raw: unknown, options: SignatureOptions): Promise<SignatureResult> {
+export async function verifyDetachedSignature(raw: unknown, options: SignatureOptions, write?: (value: unknown) => Promise<string>): Promise<SignatureResult> {
   const settings = settingsOf(options);
   const finish = finisher(settings);
   if (settings.mode === 'off') return finish({ status: 'skipped', problems: [] });
@@ -52,7 +63,7 @@ export async function verifyDetachedSignature(raw: unknown, options: SignatureOp
   let text: string | undefined;
   let why: string | undefined;
   try {
-    text = detachedPayload(raw);
+    text = write === undefined ? detachedPayload(raw) : payloadText(await write(unsignedOf(raw)));
   } catch (err) {
     why = `the document's canonical form could not be computed (${errorText(err)})`;
   }

@@ -37,6 +37,21 @@ const decoder = new TextDecoder('utf-8', { fatal: true, ignoreBOM: false });
 
 /** Parses untrusted JSON bytes under {@link JsonLimits}; never throws. */
 export function parseSafeJson(bytes: Uint8Array, limits: JsonLimits = {}): SafeJsonResult {
+  const steps = parseSafeJsonSteps(bytes, limits);
+  let step = steps.next();
+  while (step.done !== true) step = steps.next();
+  return step.value;
+}
+
+/** Values of the structure walk between two yields of {@link parseSafeJsonSteps}. */
+const VALUES_PER_STEP = 4_096;
+
+/**
+ * {@link parseSafeJson} in steps, for a caller that reads large documents without holding the
+ * event loop: the bytes are parsed in one piece, then the walk yields every few thousand values
+ * (where the caller may let other work run); the result is the same.
+ */
+export function* parseSafeJsonSteps(bytes: Uint8Array, limits: JsonLimits = {}): Generator<void, SafeJsonResult> {
   const l = { ...DEFAULT_JSON_LIMITS, ...limits };
   if (bytes.byteLength > l.maxBytes) {
     return {
@@ -58,16 +73,18 @@ export function parseSafeJson(bytes: Uint8Array, limits: JsonLimits = {}): SafeJ
     const detail = err instanceof Error ? err.message : String(err);
     return { ok: false, code: 'ERR_CARD_MALFORMED', problems: [{ path: '$', message: `not valid JSON: ${detail}` }] };
   }
-  const problems = checkStructure(value, l);
+  const problems = yield* checkStructure(value, l);
   if (problems.length > 0) return { ok: false, code: 'ERR_CARD_MALFORMED', problems };
   return { ok: true, value, text };
 }
 
 /** Iterative walk (no recursion, so hostile depth cannot overflow the stack). */
-function checkStructure(root: unknown, l: Required<JsonLimits>): Problem[] {
+function* checkStructure(root: unknown, l: Required<JsonLimits>): Generator<void, Problem[]> {
   const problems: Problem[] = [];
   const stack: Array<{ value: unknown; path: string; depth: number }> = [{ value: root, path: '$', depth: 0 }];
+  let walked = 0;
   while (stack.length > 0 && problems.length < 20) {
+    if (++walked % VALUES_PER_STEP === 0) yield;
     const { value, path, depth } = stack.pop()!;
     if (typeof value === 'string') {
       if (value.length > l.maxStringLength) {

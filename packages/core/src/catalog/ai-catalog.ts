@@ -14,11 +14,12 @@
  * @module
  */
 import type { JsonLimits } from '../card/safe-json.js';
-import { parseSafeJson } from '../card/safe-json.js';
+import { parseSafeJson, parseSafeJsonSteps } from '../card/safe-json.js';
 import type { DiscoveryErrorCode, Problem } from '../errors.js';
 import { CATALOG_DEFAULTS } from '../rules/defaults.js';
 import { DEFAULT_MAX_CATALOG_BYTES } from '../rules/limits.js';
 import { describe, hasControl } from '../text.js';
+import type { Pacer } from './paced.js';
 
 /** The catalog's media type. */
 export const AI_CATALOG_MEDIA_TYPE = 'application/ai-catalog+json';
@@ -97,9 +98,48 @@ export function readAiCatalog(bytes: Uint8Array, limits: CatalogLimits = {}): Re
   const l = { ...DEFAULT_CATALOG_LIMITS, ...limits };
   const parsed = parseSafeJson(bytes, jsonLimits(l));
   if (!parsed.ok) return Object.freeze({ ok: false, code: parsed.code, problems: Object.freeze(parsed.problems) });
-  const read = readAiCatalogValue(parsed.value, l);
+  const read = finish(readValue(parsed.value, l));
   return read.ok ? Object.freeze({ ...read, text: parsed.text }) : read;
 }
+
+/**
+ * {@link readAiCatalog} in slices: the same result, the JSON's structure walk and the entries
+ * read between `pacer` ticks, so a catalog of thousands of entries lets the event loop run (only
+ * `JSON.parse` of the bytes is one piece).
+ */
+export async function readAiCatalogPaced(bytes: Uint8Array, limits: CatalogLimits, pacer: Pacer): Promise<ReadCatalogResult> {
+  const l = { ...DEFAULT_CATALOG_LIMITS, ...limits };
+  const parsed = await paced(parseSafeJsonSteps(bytes, jsonLimits(l)), pacer);
+  if (!parsed.ok) return Object.freeze({ ok: false, code: parsed.code, problems: Object.freeze(parsed.problems) });
+  await pacer.tick();
+  const read = await readAiCatalogValuePaced(parsed.value, l, pacer);
+  return read.ok ? Object.freeze({ ...read, text: parsed.text }) : read;
+}
+
+/** {@link readAiCatalogValue} in slices: the same result, the entries read between `pacer` ticks. */
+export function readAiCatalogValuePaced(value: unknown, limits: CatalogLimits, pacer: Pacer): Promise<ReadCatalogResult> {
+  return paced(readValue(value, { ...DEFAULT_CATALOG_LIMITS, ...limits }), pacer);
+}
+
+/** Runs work in steps to its end at once. */
+function finish<T>(steps: Generator<void, T>): T {
+  let step = steps.next();
+  while (step.done !== true) step = steps.next();
+  return step.value;
+}
+
+/** Runs work in steps to its end, with a `pacer` tick between steps. */
+async function paced<T>(steps: Generator<void, T>, pacer: Pacer): Promise<T> {
+  let step = steps.next();
+  while (step.done !== true) {
+    await pacer.tick();
+    step = steps.next();
+  }
+  return step.value;
+}
+
+/** Entries read between two yields of {@link readValue}. */
+const ENTRIES_PER_STEP = 50;
 
 /** The JSON limits of a catalog document: wide enough for its entries and inline cards. */
 function jsonLimits(l: Required<CatalogLimits>): JsonLimits {
@@ -108,7 +148,11 @@ function jsonLimits(l: Required<CatalogLimits>): JsonLimits {
 
 /** Reads a parsed JSON value (an inline nested catalog's `data`, or bytes already parsed). */
 export function readAiCatalogValue(value: unknown, limits: CatalogLimits = {}): ReadCatalogResult {
-  const l = { ...DEFAULT_CATALOG_LIMITS, ...limits };
+  return finish(readValue(value, { ...DEFAULT_CATALOG_LIMITS, ...limits }));
+}
+
+/** The reader, yielding every {@link ENTRIES_PER_STEP} entries (where a paced caller lets the event loop run). */
+function* readValue(value: unknown, l: Required<CatalogLimits>): Generator<void, ReadCatalogResult> {
   const problems: Problem[] = [];
   const warnings: Problem[] = [];
   if (!isObject(value)) {
@@ -127,10 +171,13 @@ export function readAiCatalogValue(value: unknown, limits: CatalogLimits = {}): 
   const rawEntries = value['entries'];
   if (!Array.isArray(rawEntries)) problems.push({ path: 'entries', message: `must be an array of catalog entries, got ${describe(rawEntries)}` });
   else if (rawEntries.length > l.maxEntries) problems.push({ path: 'entries', message: `has ${rawEntries.length} entries; at most ${l.maxEntries} are read in one catalog (catalog.maxEntries)` });
-  else rawEntries.forEach((raw: unknown, i) => {
-    const entry = readEntry(raw, `entries[${i}]`, problems, warnings);
-    if (entry !== undefined) entries.push(entry);
-  });
+  else {
+    for (let i = 0; i < rawEntries.length; i++) {
+      const entry = readEntry(rawEntries[i] as unknown, `entries[${i}]`, problems, warnings);
+      if (entry !== undefined) entries.push(entry);
+      if (i % ENTRIES_PER_STEP === ENTRIES_PER_STEP - 1) yield;
+    }
+  }
   if (value['signature'] !== undefined && typeof value['signature'] !== 'string') {
     problems.push({ path: 'signature', message: `must be a detached JWS string, got ${describe(value['signature'])}` });
   }

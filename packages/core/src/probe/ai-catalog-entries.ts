@@ -9,6 +9,7 @@
 import type { SignatureOptions } from '../card/index.js';
 import type { AiCatalogEntry, ManifestVerdict } from '../catalog/index.js';
 import { A2A_CARD_MEDIA_TYPE, AI_CATALOG_MEDIA_TYPE, isSemanticVersion, judgeTrustManifest, selectVersions } from '../catalog/index.js';
+import { Pacer } from '../catalog/paced.js';
 import { CATALOG_DEFAULTS } from '../rules/defaults.js';
 import type { AiCatalogDocumentReport, AiCatalogEntryReport } from './ai-catalog-report.js';
 import { DEFAULT_PROBE_CONCURRENCY, DEFAULT_PROBE_ENTRIES } from './probe-catalog.js';
@@ -65,37 +66,21 @@ export function omittedNote(omitted: number, maxEntries: number): string {
 }
 
 /**
- * Lets the event loop run between slices of a long synchronous loop (thousands of entries): at
- * most every `sliceMs` of work, one turn through `setImmediate`, so `/healthz` and other requests
- * are served while a large catalog is judged.
- */
-export class Pacer {
-  readonly #sliceMs: number;
-  #since = performance.now();
-  constructor(sliceMs = 8) {
-    this.#sliceMs = sliceMs;
-  }
-  /** Resolves at once within a slice, after one event-loop turn past it. */
-  async tick(): Promise<void> {
-    if (performance.now() - this.#since < this.#sliceMs) return;
-    await new Promise<void>((resolve) => setImmediate(resolve));
-    this.#since = performance.now();
-  }
-}
-
-/**
  * The version decision of every A2A card entry (the library's {@link selectVersions}, in walk
  * order); returns the chosen ones.
  */
-function decideVersions(walked: readonly Walked[]): Walked[] {
+async function decideVersions(walked: readonly Walked[], pacer: Pacer): Promise<Walked[]> {
   const cards = walked.filter((w) => w.entry.type === A2A_CARD_MEDIA_TYPE && w.report.skipped === undefined);
   const candidates = cards.map((w) => ({ identifier: w.entry.identifier, version: w.entry.version, updatedAtMs: w.entry.updatedAtMs, where: w.where, w }));
+  await pacer.tick();
   const { chosen, problems } = selectVersions(candidates);
+  await pacer.tick();
   const chosenBy = new Map(chosen.map((c) => [c.identifier, c.w] as const));
   // Indexed once, so the decision is linear in the entries (a catalog may list thousands).
   const groups = new Map<string, Walked[]>();
   const firstOfVersion = new Map<string, Walked>();
   for (const w of cards) {
+    await pacer.tick();
     const group = groups.get(w.entry.identifier);
     if (group === undefined) groups.set(w.entry.identifier, [w]);
     else group.push(w);
@@ -104,6 +89,7 @@ function decideVersions(walked: readonly Walked[]): Walked[] {
   const problemAt = new Map<string, (typeof problems)[number]>();
   for (const p of problems) if (!problemAt.has(p.path)) problemAt.set(p.path, p);
   for (const w of cards) {
+    await pacer.tick();
     const group = groups.get(w.entry.identifier)!;
     const winner = chosenBy.get(w.entry.identifier);
     const duplicate = problemAt.get(w.where);
@@ -141,7 +127,7 @@ function chosenReason(w: Walked, versions: readonly Walked[]): string {
 
 /** The entries {@link decideVersions} chooses, each with its Trust Manifest verdict (also shown on its report). */
 export async function* judgeChosen(walked: readonly Walked[], signatures: SignatureOptions, now: number, pacer = new Pacer()): AsyncGenerator<{ w: Walked; verdict: ManifestVerdict }> {
-  for (const w of decideVersions(walked)) {
+  for (const w of await decideVersions(walked, pacer)) {
     await pacer.tick();
     const verdict = await judgeTrustManifest(w.entry, { signatures, now, catalogUrl: w.report.catalog });
     w.report.trust = trustOf(verdict);

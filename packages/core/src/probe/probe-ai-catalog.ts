@@ -12,7 +12,9 @@
  * probed in ai-catalog-entries.ts.
  */
 import { canonicalJson, sha256Hex } from '../card/index.js';
-import { A2A_CARD_MEDIA_TYPE, AI_CATALOG_MEDIA_TYPE, readAiCatalog, readAiCatalogValue } from '../catalog/index.js';
+import { A2A_CARD_MEDIA_TYPE, AI_CATALOG_MEDIA_TYPE } from '../catalog/index.js';
+import { readAiCatalogPaced, readAiCatalogValuePaced } from '../catalog/ai-catalog.js';
+import { Pacer } from '../catalog/paced.js';
 import type { Problem } from '../errors.js';
 import { isDiscoveryError, toDiscoveryError } from '../errors.js';
 import type { CardFetcher, FetchResult } from '../fetch/index.js';
@@ -24,7 +26,7 @@ import { describe } from '../text.js';
 import type { Doc } from './ai-catalog-documents.js';
 import { documentOf, failedDocument, readDocument } from './ai-catalog-documents.js';
 import type { CardWork, Walked } from './ai-catalog-entries.js';
-import { Pacer, judgeChosen, omittedNote, probeCards, walk } from './ai-catalog-entries.js';
+import { judgeChosen, omittedNote, probeCards, walk } from './ai-catalog-entries.js';
 import type { AiCatalogReport, CatalogStage } from './ai-catalog-report.js';
 import type { ProbeEndpointOptions } from './probe-endpoint.js';
 import { probeCard, probeEndpoint } from './probe-endpoint.js';
@@ -143,7 +145,7 @@ export async function probeAiCatalogUrl(url: string, o: ProbeAiCatalogOptions, f
   const docs = new Map<string, Doc>();
   for (const r of reports) {
     await pacer.tick();
-    const doc = await documentOf(r, recorded, docs, signatures);
+    const doc = await documentOf(r, recorded, docs, signatures, pacer);
     docs.set(r.url, doc);
     result.documents.push(doc.report);
   }
@@ -182,6 +184,7 @@ export async function probeAiCatalogUrl(url: string, o: ProbeAiCatalogOptions, f
   // Entries by where they are, so each problem finds its entry at once (linear in entries + problems).
   const byWhere = new Map<string, Walked[]>();
   for (const w of walked) {
+    await pacer.tick();
     const same = byWhere.get(w.where);
     if (same === undefined) byWhere.set(w.where, [w]);
     else same.push(w);
@@ -208,6 +211,7 @@ export async function probeAiCatalogUrl(url: string, o: ProbeAiCatalogOptions, f
 
   const recordAt = new Map<string, EndpointRecord>();
   for (const r of records) {
+    await pacer.tick();
     const key = JSON.stringify([r.metadata?.['catalog'], r.metadata?.['entry']]);
     if (!recordAt.has(key)) recordAt.set(key, r);
   }
@@ -256,7 +260,7 @@ export async function probeAiCatalogDocument(body: Uint8Array | string, o: Probe
   const maxRead = o.maxEntriesRead ?? CATALOG_DEFAULTS.maxEntries;
   const pacer = new Pacer();
   const bytes = typeof body === 'string' ? Buffer.from(body, 'utf8') : Buffer.from(body.buffer, body.byteOffset, body.byteLength);
-  const root = await readDocument({ url: label, via: 'root', depth: 1, origin: 'file', bytes: bytes.byteLength, rawSha256: sha256Hex(bytes) }, readAiCatalog(bytes), signatures);
+  const root = await readDocument({ url: label, via: 'root', depth: 1, origin: 'file', bytes: bytes.byteLength, rawSha256: sha256Hex(bytes) }, await readAiCatalogPaced(bytes, {}, pacer), signatures, pacer);
   result.documents.push(root.report);
 
   const walked: Walked[] & { omitted?: number } = [];
@@ -274,14 +278,14 @@ export async function probeAiCatalogDocument(body: Uint8Array | string, o: Probe
         w.report.problems.push({ path: w.where, message: `a nested catalog deeper than maxDepth=${maxDepth}; not followed` });
         w.report.nested = { followed: false, reason: `deeper than maxDepth=${maxDepth}` };
       } else {
-        const read = readAiCatalogValue(e.data);
+        const read = await readAiCatalogValuePaced(e.data, {}, pacer);
         if (!read.ok) {
           const shown = read.problems.slice(0, 3).map((p) => `${p.path}: ${p.message}`).join('; ');
           w.report.problems.push({ path: `${w.where}.data`, message: `the inline catalog is not usable: ${shown}` });
           w.report.nested = { followed: false, reason: 'the inline catalog is not usable' };
           continue;
         }
-        const child = await readDocument({ url: `${doc.report.url}#${e.path}`, via: w.where, depth: doc.report.depth + 1, origin: 'inline' }, read, signatures);
+        const child = await readDocument({ url: `${doc.report.url}#${e.path}`, via: w.where, depth: doc.report.depth + 1, origin: 'inline' }, read, signatures, pacer);
         result.documents.push(child.report);
         w.report.nested = { followed: true, url: child.report.url };
         await visit(child);

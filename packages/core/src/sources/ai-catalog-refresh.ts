@@ -13,6 +13,7 @@ import { CardCache, MemoryCardStore, prefixedStore } from '../cache/index.js';
 import type { SignatureOptions } from '../card/index.js';
 import type { CachedAiCatalog } from '../catalog/index.js';
 import { AI_CATALOG_MEDIA_TYPE, selectVersions } from '../catalog/index.js';
+import { Pacer } from '../catalog/paced.js';
 import type { Clock, Random } from '../clock/index.js';
 import { toDiscoveryError, type DiscoveryError, type Problem } from '../errors.js';
 import type { EventStream } from '../events/index.js';
@@ -141,7 +142,7 @@ export class CatalogSource implements Source {
   }
 
   async #refresh(): Promise<SourceState> {
-    const walk: Walk = { candidates: [], problems: [], reports: [], documents: new Set(), prefetched: new Map(), entries: 0, truncated: false };
+    const walk: Walk = { candidates: [], problems: [], reports: [], documents: new Set(), prefetched: new Map(), entries: 0, truncated: false, pacer: new Pacer() };
     // The configured catalogs that are due are requested together (many hosts under `domains`);
     // the walk then reads them in order, so the result does not depend on which answered first.
     for (const root of this.#s.roots) {
@@ -189,12 +190,14 @@ export class CatalogSource implements Source {
       this.#reports = Object.freeze(walk.reports);
       return this.#core.fail(firstError);
     }
+    await walk.pacer.tick();
     const { chosen, problems } = selectVersions(walk.candidates, this.#s.versions);
     walk.problems.push(...problems);
     // One identifier from catalogs on two hosts: both are proposed (neither supersedes the other),
     // and the operator is told — one of them may be claiming the other's name.
     const firstBy = new Map<string, Candidate>();
     for (const c of chosen) {
+      await walk.pacer.tick();
       const first = firstBy.get(c.identifier);
       if (first === undefined) firstBy.set(c.identifier, c);
       else walk.problems.push({ path: c.where, message: `lists ${c.identifier}, which ${first.where} lists too, on another origin; both are proposed, neither supersedes the other` });
@@ -203,6 +206,7 @@ export class CatalogSource implements Source {
     const pins = new Map<string, CardPin>();
     const now = this.#s.clock.wallNow();
     for (const c of chosen) {
+      await walk.pacer.tick();
       try {
         const record = await this.#records.recordOf(c, inline, pins, walk.problems, now);
         if (record !== undefined) records.push(record);

@@ -64,6 +64,8 @@ export class CatalogArtifacts implements DigestPins {
   /** Merged views over every publication, rebuilt on each publish. */
   #pins = new Map<string, CardPin>();
   #inline = new Map<string, { card: InlineCard; owner: CatalogPublication }>();
+  /** The last inline answer's turn of the event loop: each answer waits for the one before it. */
+  #turns: Promise<void> = Promise.resolve();
 
   /** Replaces what source `sourceId` publishes. */
   publish(sourceId: string, publication: CatalogPublication): void {
@@ -114,6 +116,12 @@ export class CatalogArtifacts implements DigestPins {
   }
 
   async #answer(url: string, headers: Readonly<Record<string, string>>, maxBodyBytes: number): Promise<FetchResult> {
+    // One inline answer per turn of the event loop, as responses from the network arrive: the
+    // thousands of inline cards of one catalog are then checked one at a time between other
+    // work, not all in one run of microtasks (which held the loop for 400-600 ms with 2,500 cards).
+    const turn = this.#turns.then(() => new Promise<void>((resolve) => setImmediate(resolve)));
+    this.#turns = turn;
+    await turn;
     const started = performance.now();
     const first = this.#inline.get(url);
     const fresh = first === undefined ? { ok: true, freshMs: 0 } : await first.owner.freshen(url);

@@ -10,7 +10,8 @@ import type { AcceptedContent, CacheContent, CacheEntry, CardStore } from '../ca
 import type { SignatureOptions } from '../card/index.js';
 import { canonicalJson, sha256Hex, verifyDetachedSignature } from '../card/index.js';
 import type { CachedAiCatalog, CatalogLimits } from '../catalog/index.js';
-import { readAiCatalog } from '../catalog/index.js';
+import { readAiCatalogPaced } from '../catalog/ai-catalog.js';
+import { Pacer, pacedCanonicalJson, pacedCanonicalSha256 } from '../catalog/paced.js';
 import { DiscoveryError, type Problem } from '../errors.js';
 import { CATALOG_DEFAULTS } from '../rules/defaults.js';
 
@@ -62,17 +63,21 @@ export function readerLimits(s: Omit<AcceptanceRules, 'signatures'>): { maxBytes
 export function catalogContent(signatures: SignatureOptions, limits: { maxBytes?: number; maxEntries: number }): CacheContent<CachedAiCatalog, string> {
   return {
     async check(body, url): Promise<AcceptedContent<CachedAiCatalog, string> | { ok: false; error: DiscoveryError }> {
+      // Read, checked and digested in slices: a document of thousands of entries lets the event loop run.
+      const pacer = new Pacer();
       // The fetcher already bounded the bytes (its maxBodyBytes); the source's own bound, when it has one, applies too.
-      const read = readAiCatalog(body, { maxBytes: limits.maxBytes ?? body.byteLength, maxEntries: limits.maxEntries } satisfies CatalogLimits);
+      const read = await readAiCatalogPaced(body, { maxBytes: limits.maxBytes ?? body.byteLength, maxEntries: limits.maxEntries } satisfies CatalogLimits, pacer);
       if (!read.ok) return { ok: false, error: documentError(read.code, url, read.problems, 'is not a usable AI Catalog') };
-      const signature = await verifyDetachedSignature(read.catalog.raw, { ...signatures, origin: url });
+      await pacer.tick();
+      const signature = await verifyDetachedSignature(read.catalog.raw, { ...signatures, origin: url }, (value) => pacedCanonicalJson(value, pacer));
       if (!signature.ok) {
         const problems = signature.problems.length > 0 ? signature.problems : [{ path: 'signature', message: 'the catalog is not signed, and signatures are required for it' }];
         return { ok: false, error: documentError(signature.status === 'unsigned' ? 'ERR_SIGNATURE_MISSING' : 'ERR_SIGNATURE_INVALID', url, problems, 'is refused by its signature check', 'signature') };
       }
-      let canonical: string;
+      await pacer.tick();
+      let canonicalSha256: string;
       try {
-        canonical = canonicalJson(read.catalog.raw);
+        canonicalSha256 = await pacedCanonicalSha256(read.catalog.raw, pacer);
       } catch (err) {
         // A number JSON cannot hold (1e400) or another value RFC 8785 cannot write.
         return { ok: false, error: documentError('ERR_CARD_MALFORMED', url, [{ path: '$', message: `has no RFC 8785 form: ${err instanceof Error ? err.message : String(err)}` }], 'is not a usable AI Catalog') };
@@ -83,7 +88,7 @@ export function catalogContent(signatures: SignatureOptions, limits: { maxBytes?
         ok: true,
         card: Object.freeze(document),
         protocolVersion: read.catalog.specVersion,
-        canonicalSha256: sha256Hex(canonical),
+        canonicalSha256,
         text: read.text,
         warnings: [...read.warnings, ...signature.problems],
         signature: signature.status,

@@ -8,7 +8,9 @@
  */
 import type { CardCache, EntryError } from '../cache/index.js';
 import type { AiCatalogEntry, CachedAiCatalog } from '../catalog/index.js';
-import { A2A_CARD_MEDIA_TYPE, AI_CATALOG_MEDIA_TYPE, readAiCatalogValue } from '../catalog/index.js';
+import { A2A_CARD_MEDIA_TYPE, AI_CATALOG_MEDIA_TYPE } from '../catalog/index.js';
+import { readAiCatalogValuePaced } from '../catalog/ai-catalog.js';
+import type { Pacer } from '../catalog/paced.js';
 import { DiscoveryError, type Problem } from '../errors.js';
 import type { CatalogEvent, EventStream } from '../events/index.js';
 import { originOf } from '../rules/origins.js';
@@ -62,6 +64,8 @@ export interface Walk {
   prefetched: Map<string, Promise<CatalogEntry>>;
   entries: number;
   truncated: boolean;
+  /** Lets the event loop run between entries: a walk over thousands of them is work in slices. */
+  pacer: Pacer;
 }
 
 /** What a walker needs of its source's settings. */
@@ -139,7 +143,10 @@ export class CatalogWalker {
     }
     // What the reader let pass but dropped or read differently (a tag that is not a string, the
     // earlier member name mediaType, a signature by a key nobody trusts): shown with their paths.
-    for (const w of entry.warnings) walk.problems.push({ path: `${key} ${w.path}`, message: w.message });
+    for (const w of entry.warnings) {
+      walk.problems.push({ path: `${key} ${w.path}`, message: w.message });
+      await walk.pacer.tick();
+    }
     const report = await this.#walk(entry.card, key, depth, via, [...path, key], walk, {
       outcome: fresh !== undefined ? 'hit' : entry.lastOutcome,
       ...(entry.etag !== undefined && { etag: entry.etag }),
@@ -183,6 +190,7 @@ export class CatalogWalker {
     const report: CatalogReport = { url, via, depth, specVersion: catalog.specVersion, entries: catalog.entries.length, cards: 0, nested: 0, ignored: 0, ...extra };
     walk.reports.push(report);
     for (const e of catalog.entries) {
+      await walk.pacer.tick();
       const where = `${url} ${e.path}`;
       if (walk.entries >= this.#s.maxEntries) {
         if (!walk.truncated) walk.problems.push({ path: where, message: `the catalogs list more than maxEntries=${this.#s.maxEntries} entries in all; the rest are not read` });
@@ -209,7 +217,7 @@ export class CatalogWalker {
       return;
     }
     if (e.data !== undefined) {
-      const read = readAiCatalogValue(e.data);
+      const read = await readAiCatalogValuePaced(e.data, {}, walk.pacer);
       if (!read.ok) {
         walk.problems.push({ path: `${where}.data`, message: `the inline catalog is not usable: ${read.problems.slice(0, 3).map((p) => `${p.path}: ${p.message}`).join('; ')}` });
         return;
