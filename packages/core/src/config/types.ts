@@ -381,6 +381,12 @@ export interface ReplicaConfig {
   readonly pollMs: number;
   /** A leader silent this long loses its lock (PostgreSQL's idle_session_timeout). Default 10,000; at least 2 × leaderRetryMs + 1,000. */
   readonly leaseMs: number;
+  /**
+   * Where the other replicas reach this one's HTTP API when it leads (followers answer the
+   * leader's endpoints, sources and activity from it). Default: the URL it listens on
+   * (`server.host` and port), which only loopback replicas can reach: set it (e.g. from the pod IP).
+   */
+  readonly advertiseUrl?: string;
 }
 
 /** The whole validated configuration, frozen. */
