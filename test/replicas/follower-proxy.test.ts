@@ -16,7 +16,7 @@ import type { Browser } from 'playwright-core';
 import { parseConfig } from '../../packages/core/src/config/parse-config.js';
 import { serviceOptionsFromConfig } from '../../packages/service/src/server/from-config.js';
 import type { ReplicaStatus } from '../../packages/store/src/index.js';
-import { FollowerProxy } from '../../packages/service/src/server/follower-proxy.js';
+import { FollowerProxy, defaultAdvertiseUrl } from '../../packages/service/src/server/follower-proxy.js';
 import type { RunningService, ServiceOptions } from '../../packages/service/src/server/index.js';
 import { createLogger, startService } from '../../packages/service/src/server/index.js';
 import type { RunningV1Server } from '../helpers/a2a-v1-server.js';
@@ -227,4 +227,14 @@ test('replica.advertiseUrl: an http(s) URL, passed to the service; anything else
       return true;
     },
   );
+});
+
+test('the default advertised URL: the listening one, or with a wildcard bind this machine’s external address', () => {
+  const eth0 = { address: '10.0.3.17', netmask: '255.255.255.0', family: 'IPv4', mac: '00:00:00:00:00:01', internal: false, cidr: '10.0.3.17/24' } as const;
+  const lo = { address: '127.0.0.1', netmask: '255.0.0.0', family: 'IPv4', mac: '00:00:00:00:00:00', internal: true, cidr: '127.0.0.1/8' } as const;
+  const v6 = { address: 'fd00::17', netmask: 'ffff::', family: 'IPv6', mac: '00:00:00:00:00:01', internal: false, cidr: 'fd00::17/64', scopeid: 0 } as const;
+  assert.equal(defaultAdvertiseUrl('http://127.0.0.1:7340', { lo: [lo], eth0: [eth0] }), 'http://127.0.0.1:7340');
+  assert.equal(defaultAdvertiseUrl('http://0.0.0.0:7340', { lo: [lo], eth0: [eth0] }), 'http://10.0.3.17:7340');
+  assert.equal(defaultAdvertiseUrl('http://[::]:7340', { lo: [lo], eth0: [v6] }), 'http://[fd00::17]:7340');
+  assert.equal(defaultAdvertiseUrl('http://0.0.0.0:7340', { lo: [lo] }), 'http://0.0.0.0:7340', 'nothing better known');
 });

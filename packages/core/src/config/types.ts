@@ -384,7 +384,8 @@ export interface ReplicaConfig {
   /**
    * Where the other replicas reach this one's HTTP API when it leads (followers answer the
    * leader's endpoints, sources and activity from it). Default: the URL it listens on
-   * (`server.host` and port), which only loopback replicas can reach: set it (e.g. from the pod IP).
+   * (`server.host` and port); with a wildcard host (`0.0.0.0`, `::`), this machine's first external
+   * address (in a pod, the pod IP). Set it when that is not how the other replicas reach this one.
    */
   readonly advertiseUrl?: string;
 }

@@ -10,6 +10,7 @@
  * the follower says so (503, `leaderUnreachable: true`): it never shows its own empty view as if it
  * were the truth. docs/deployment.md describes the design.
  */
+import { networkInterfaces } from 'node:os';
 import type { ReplicaStatus } from '@a2a-discovery/store';
 
 /** The paths a follower answers from the leader. */
@@ -105,6 +106,24 @@ export class FollowerProxy {
   close(): void {
     this.#closed.abort();
   }
+}
+
+/**
+ * The URL a leader advertises by default: the one it listens on, except that a wildcard bind
+ * (`0.0.0.0`, `::`) names no address another host can use, so the first external IPv4 address of
+ * this machine is taken instead (in a pod, the pod IP; IPv6 when there is no IPv4), keeping the
+ * port. `interfaces`: for tests.
+ */
+export function defaultAdvertiseUrl(listening: string, interfaces: ReturnType<typeof networkInterfaces> = networkInterfaces()): string {
+  const url = new URL(listening);
+  if (url.hostname !== '0.0.0.0' && url.hostname !== '[::]') return listening;
+  const external = Object.values(interfaces)
+    .flatMap((list) => list ?? [])
+    .filter((i) => !i.internal);
+  const address = external.find((i) => i.family === 'IPv4') ?? external.find((i) => i.family === 'IPv6' && !i.address.startsWith('fe80:'));
+  if (address === undefined) return listening;
+  url.hostname = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+  return url.toString().replace(/\/$/, '');
 }
 
 /** The 503 a follower gives when it cannot show the leader's answer. */

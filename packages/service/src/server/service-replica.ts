@@ -8,6 +8,7 @@ import type { Clock, EventStream, DiscoveryLoop } from 'a2a-discovery';
 import { pruneCatalogStore } from 'a2a-discovery';
 import type { StateStore, ReplicaCoordinator, SqlStateStore } from '@a2a-discovery/store';
 import type { Logger } from './logger.js';
+import { defaultAdvertiseUrl } from './follower-proxy.js';
 import { followIntoStore, openAlertsIn } from './persistence.js';
 import type { ServiceOptions } from './service-options.js';
 import type { SessionOwners } from './session-owners.js';
@@ -49,7 +50,7 @@ export async function buildReplication(
       ...(o.replica?.pollMs !== undefined && { pollMs: o.replica.pollMs }),
       ...(o.replica?.leaseMs !== undefined && { leaseMs: o.replica.leaseMs }),
       // Followers answer the leader's lists from this address (follower-proxy.ts).
-      advertiseUrl: () => o.replica?.advertiseUrl ?? listening,
+      advertiseUrl: () => o.replica?.advertiseUrl ?? (listening === undefined ? undefined : defaultAdvertiseUrl(listening)),
       target: {
         current: () => loop.current(),
         adopt: (snapshot) => loop.adopt(snapshot),
