@@ -94,6 +94,10 @@ describe('a follower answers the leader’s lists, with its token, and says when
     assert.equal(endpoints.status, 200);
     assert.equal(endpoints.body.servedBy, 'replica-a');
     assert.deepEqual((endpoints.body.endpoints as Array<{ baseUrl: string }>).map((e) => e.baseUrl), [warranty.baseUrl]);
+    const card = await get(b, `/api/endpoints/card?url=${encodeURIComponent(warranty.baseUrl)}`);
+    assert.equal(card.status, 200, 'the card the leader’s cache holds');
+    assert.equal(card.body.servedBy, 'replica-a');
+    assert.equal(card.body.baseUrl, warranty.baseUrl);
     const sources = await get(b, '/api/sources');
     assert.equal(sources.status, 200);
     assert.equal(sources.body.servedBy, 'replica-a');
@@ -107,10 +111,11 @@ describe('a follower answers the leader’s lists, with its token, and says when
     // The leader answers a follower's request itself; its own sidebar data says it leads.
     assert.deepEqual((await get(a, '/api/snapshots')).body.replica, { id: 'replica-a', role: 'leader', epoch: b.replica()!.epoch, leader: 'replica-a' });
     assert.deepEqual((await get(b, '/api/snapshots')).body.replica, { id: 'replica-b', role: 'follower', epoch: b.replica()!.epoch, leader: 'replica-a' });
+    assert.equal(((await get(b, '/readyz')).body.replica as { leader: string }).leader, 'replica-a');
 
     await a.close();
     a = undefined;
-    for (const path of ['/api/endpoints', '/api/sources', '/api/activity']) {
+    for (const path of ['/api/endpoints', '/api/sources', '/api/activity', `/api/endpoints/card?url=${encodeURIComponent(warranty.baseUrl)}`]) {
       const gone = await get(b, path);
       assert.equal(gone.status, 503, path);
       assert.equal(gone.body.leaderUnreachable, true);

@@ -157,7 +157,7 @@ export function createApp(o: AppOptions): Hono {
     const details = presentsToken(c, tokenBytes);
     const store = s && { kind: s.kind, ok: s.ok, ...(details && { location: s.location, ...(s.lastError !== undefined && { lastError: s.lastError }) }) };
     const r = o.replicaStatus?.();
-    const replica = r && { id: r.id, role: r.role, epoch: r.epoch, connected: r.connected, digest: r.digest ?? null, storeDigest: r.storeDigest ?? null, inSync: r.inSync, lagMs: r.lagMs };
+    const replica = r && { id: r.id, role: r.role, epoch: r.epoch, leader: r.leader, connected: r.connected, digest: r.digest ?? null, storeDigest: r.storeDigest ?? null, inSync: r.inSync, lagMs: r.lagMs };
     const degraded = (store !== undefined && !store.ok) || (replica !== undefined && !replica.connected);
     const extra = { ...(store && { store }), ...(replica && { replica }), ...(degraded && { degraded: true }) };
     return o.loop.ready
@@ -218,7 +218,7 @@ export function createApp(o: AppOptions): Hono {
     const answer = await o.followerProxy?.answer(path, new URL(c.req.url).search);
     if (answer === undefined) return undefined;
     if (answer.status === 503) c.header('Retry-After', '2');
-    return c.json(answer.body, answer.status as 200 | 400 | 503);
+    return c.json(answer.body, answer.status);
   };
   const servedBy = () => {
     const id = o.replicaStatus?.().id;
@@ -233,10 +233,12 @@ export function createApp(o: AppOptions): Hono {
   app.get('/api/endpoints/card', async (c) => {
     const url = c.req.query('url');
     if (!url) return c.json({ error: 'bad-request', message: 'query parameter url is required' }, 400);
+    const leader = await fromLeader(c, '/api/endpoints/card');
+    if (leader) return leader;
     try {
       const entry = await o.cache.peek(url);
       if (!entry) return c.json({ error: 'not-found', message: 'no card is cached for this endpoint', lastFailure: o.cache.lastFailure(url)?.error.toJSON() ?? null }, 404);
-      return c.json({ baseUrl: entry.baseUrl, cardUrl: entry.cardUrl, body: entry.body, warnings: entry.warnings, lastError: entry.lastError ?? null, card: entry.card });
+      return c.json({ baseUrl: entry.baseUrl, cardUrl: entry.cardUrl, body: entry.body, warnings: entry.warnings, lastError: entry.lastError ?? null, card: entry.card, ...servedBy() });
     } catch (err) {
       return errorResponse(c, err);
     }

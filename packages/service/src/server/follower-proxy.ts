@@ -1,7 +1,7 @@
 /**
  * One truth on every replica: a follower runs no discovery cycle, so its own endpoint states,
  * source states and cache activity are empty. It answers `GET /api/endpoints`, `/api/sources` and
- * `/api/activity` with the leader's instead, read from the URL the leader advertised in the epoch
+ * `/api/activity` (and an endpoint's cached card, `/api/endpoints/card`) with the leader's instead, read from the URL the leader advertised in the epoch
  * row (`a2ad_leader.url`, `replica.advertiseUrl`).
  *
  * The request is bounded: only that URL (the leader's origin, one of the three paths, the caller's
@@ -14,7 +14,7 @@ import { networkInterfaces } from 'node:os';
 import type { ReplicaStatus } from '@a2a-discovery/store';
 
 /** The paths a follower answers from the leader. */
-export type LeaderPath = '/api/endpoints' | '/api/sources' | '/api/activity';
+export type LeaderPath = '/api/endpoints' | '/api/endpoints/card' | '/api/sources' | '/api/activity';
 
 /** Sent with a follower's request: the leader answers it itself, and a replica that no longer leads refuses it (no loop). */
 export const FOLLOWER_HEADER = 'x-a2ad-follower';
@@ -36,7 +36,7 @@ export interface FollowerProxyOptions {
 }
 
 export interface LeaderAnswer {
-  status: number;
+  status: 200 | 400 | 404 | 503;
   body: Record<string, unknown>;
 }
 
@@ -80,13 +80,14 @@ export class FollowerProxy {
         headers: { accept: 'application/json', [FOLLOWER_HEADER]: s.id, ...(this.#o.token !== undefined && this.#o.token !== '' && { authorization: `Bearer ${this.#o.token}` }) },
       });
       const text = await readCapped(res, this.#maxBytes);
-      if (res.status !== 200 && res.status !== 400) {
+      // 400 (a bad query) and 404 (no card cached for that endpoint) are the leader's answers too.
+      if (res.status !== 200 && res.status !== 400 && res.status !== 404) {
         const why = res.status === 401 ? 'refused this replica’s bearer token (401: the replicas must share server.tokenEnv/tokenFile)' : `answered HTTP ${res.status}`;
         return unreachable(s, `${who}, which ${why}`);
       }
       const body = JSON.parse(text) as unknown;
       if (typeof body !== 'object' || body === null || Array.isArray(body)) return unreachable(s, `${who}, which answered something other than a JSON object`);
-      return { status: res.status, body: { ...(body as Record<string, unknown>), servedBy: (body as { servedBy?: unknown }).servedBy ?? s.leader } };
+      return { status: res.status as LeaderAnswer['status'], body: { ...(body as Record<string, unknown>), servedBy: (body as { servedBy?: unknown }).servedBy ?? s.leader } };
     } catch (err) {
       const e = err as Error & { cause?: { code?: string; message?: string } };
       const cause = e.cause?.code ?? e.cause?.message ?? e.message;
