@@ -17,6 +17,7 @@ import type { JsonServer } from '../helpers/json-server.js';
 import { startJsonServer } from '../helpers/json-server.js';
 import type { TestPostgres } from '../helpers/postgres.js';
 import { POSTGRES_SKIP, startPostgres } from '../helpers/postgres.js';
+import { expectNoAxeViolations } from '../web/axe.js';
 import { launchBrowser, openPage, screenshot, text, until } from '../web/browser.js';
 
 describe('a follower replica’s dashboard shows the leader’s truth and says it follows', { skip: POSTGRES_SKIP }, () => {
@@ -100,6 +101,7 @@ describe('a follower replica’s dashboard shows the leader’s truth and says i
     assert.doesNotMatch(await text(onB.locator('main')), /No endpoints yet/);
     await onB.locator('#connection', { hasText: 'Live' }).waitFor();
     await screenshot(onB, 'dashboard-follower');
+    await expectNoAxeViolations(onB, 'a follower’s Endpoints view');
 
     // The leader stops: B takes over, and its page says so once.
     await onA.close();

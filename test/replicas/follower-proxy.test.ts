@@ -23,6 +23,7 @@ import type { RunningV1Server } from '../helpers/a2a-v1-server.js';
 import { startV1Server } from '../helpers/a2a-v1-server.js';
 import type { TestPostgres } from '../helpers/postgres.js';
 import { POSTGRES_SKIP, startPostgres } from '../helpers/postgres.js';
+import { expectNoAxeViolationsAllRules } from '../web/axe.js';
 import { launchBrowser, openPage, text } from '../web/browser.js';
 
 const TOKEN = 'replica-proxy-token-5c1e';
@@ -135,6 +136,7 @@ describe('a follower answers the leader’s lists, with its token, and says when
     assert.match(await text(alert), /The leader's lists cannot be shown\. this replica \(replica-b\) follows replica-a \(epoch \d+\), which could not be reached/);
     assert.match(await text(page.locator('#replica-role')), /^Follower of replica-a/);
     assert.doesNotMatch(await text(page.locator('main')), /No endpoints yet|\b0 endpoints/);
+    await expectNoAxeViolationsAllRules(page, 'a follower whose leader is unreachable');
   });
 });
 

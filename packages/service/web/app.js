@@ -17,6 +17,7 @@ import { SessionsView } from './views/sessions.js';
 import { SnapshotsView } from './views/snapshots.js';
 import { SourcesView } from './views/sources.js';
 import { TimelineView } from './views/timeline.js';
+import { ViewHeader } from './views/common.js';
 
 /** @typedef {{ view: string, params: URLSearchParams }} Route */
 
@@ -175,7 +176,7 @@ function App({ store }) {
           ? html`<p class="error" role="alert" id="leader-unreachable"><strong>The leader's lists cannot be shown.</strong> ${store.leaderUnreachable}${store.endpoints ? ` Endpoints, sources and activity below are as of ${clockTime(store.updatedAt).slice(0, 8)}.` : ''}</p>`
           : null}
         ${store.lostAt !== 0 ? html`<p class="as-of" id="as-of">Data as of ${clockTime(store.updatedAt || store.lostAt).slice(0, 8)} (not live)</p>` : null}
-        ${store.needsToken ? html`<p class="muted" id="token-wait">The service's state is shown once it accepts your token: nothing below would be true without it.</p>` : leaderless ? null : view}
+        ${store.needsToken ? html`<p class="muted" id="token-wait">The service's state is shown once it accepts your token: nothing below would be true without it.</p>` : leaderless ? html`<${ViewHeader} title=${VIEWS.find((v) => v.id === route.view)?.label ?? ''} />` : view}
       </main>
     </div>
   `;
