@@ -3,7 +3,9 @@
  * Replica A leads and discovers two agents; replica B follows (it runs no cycle). B's Endpoints view
  * lists the same endpoints as A's (B answers the leader's lists, marked `servedBy`), and B's sidebar
  * says "Follower of replica-a · epoch N". A stops; B takes over, and its page announces it once
- * in "Latest" and says "Leader · epoch N+1".
+ * in "Latest" and says "Leader · epoch N+1"; the page of a third replica C, which hears none of B's
+ * events, sees its leader change and says so ("Follower of replica-b") — or the other way round,
+ * when C takes the lock first.
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -27,6 +29,7 @@ describe('a follower replica’s dashboard shows the leader’s truth and says i
   let billing: JsonServer;
   let a: RunningService | undefined;
   let b: RunningService | undefined;
+  let c: RunningService | undefined;
 
   const options = (id: string): ServiceOptions => ({
     port: 0,
@@ -63,6 +66,7 @@ describe('a follower replica’s dashboard shows the leader’s truth and says i
 
   after(async () => {
     await browser?.close();
+    await c?.close();
     await b?.close();
     await a?.close();
     await Promise.all([warranty?.close(), billing?.close()]);
@@ -101,19 +105,39 @@ describe('a follower replica’s dashboard shows the leader’s truth and says i
     assert.doesNotMatch(await text(onB.locator('main')), /No endpoints yet/);
     await onB.locator('#connection', { hasText: 'Live' }).waitFor();
     await screenshot(onB, 'dashboard-follower');
+    c = await startService(options('replica-c'));
+    assert.equal(c.replica()?.role, 'follower');
+    const { page: onC, problems: problemsC } = await openPage(browser);
+    await onC.goto(`${c.url}/#/endpoints`);
+    await onC.locator('#replica-role', { hasText: 'Follower of replica-a' }).waitFor();
+    await onC.locator('#connection', { hasText: 'Live' }).waitFor();
     await expectNoAxeViolations(onB, 'a follower’s Endpoints view');
 
-    // The leader stops: B takes over, and its page says so once.
+    // The leader stops: B or C takes over (whichever tries the lock first), and its page says so
+    // once; the other's page, which hears none of the new leader's events, sees its leader change.
     await onA.close();
     await a.close();
     a = undefined;
-    await until(async () => b!.replica()?.role, (r) => r === 'leader', 'B takes over', 20_000);
-    await onB.locator('#replica-role', { hasText: 'Leader · epoch 2' }).waitFor();
-    const latest = onB.locator('#live-region li', { hasText: /Takeover/ });
+    const winner = await until(
+      async () => (b!.replica()?.role === 'leader' ? 'b' : c!.replica()?.role === 'leader' ? 'c' : undefined),
+      (w) => w !== undefined,
+      'B or C takes over',
+      20_000,
+    );
+    const [onLeader, onFollower, leaderId, followerId] = winner === 'b' ? [onB, onC, 'replica-b', 'replica-c'] : [onC, onB, 'replica-c', 'replica-b'];
+    await onLeader.locator('#replica-role', { hasText: 'Leader · epoch 2' }).waitFor();
+    const latest = onLeader.locator('#live-region li', { hasText: /Takeover/ });
     await latest.first().waitFor();
     assert.equal(await latest.count(), 1, 'the takeover is announced once');
-    assert.match(await text(latest), /replica-b leads now \(epoch 2\)/);
-    await until(() => listed(onB), (l) => l.length === 2, 'the new leader lists the endpoints');
+    assert.match(await text(latest), new RegExp(`${leaderId} leads now \\(epoch 2\\)`));
+    await until(() => listed(onLeader), (l) => l.length === 2, 'the new leader lists the endpoints');
+    await onFollower.locator('#replica-role', { hasText: `Follower of ${leaderId} · epoch 2` }).waitFor({ timeout: 20_000 });
+    const changed = onFollower.locator('#live-region li', { hasText: new RegExp(`${leaderId} leads now`) });
+    await changed.first().waitFor();
+    assert.equal(await changed.count(), 1, 'the change of leader is announced once');
+    assert.match(await text(changed), new RegExp(`${leaderId} leads now \\(epoch 2\\); this replica \\(${followerId}\\) follows it`));
+    await until(() => listed(onFollower), (l) => l.length === 2, 'the other follower lists the new leader’s endpoints');
+    assert.deepEqual(problemsC, []);
     assert.deepEqual(problemsA, []);
     assert.deepEqual(problemsB, []);
   });

@@ -325,7 +325,7 @@ export class LiveStore {
     const key = `${now.leader ?? ''}|${now.epoch}`;
     if (this.#leaderships.has(key)) return;
     this.#leaderships.add(key);
-    if (now.role === 'leader') this.announce(`Takeover: this replica (${now.id}) leads now (epoch ${now.epoch}) and runs discovery itself${before.leader ? `, after ${before.leader}` : ''}.`);
+    if (now.role === 'leader') this.announce(`Takeover: ${now.id} leads now (epoch ${now.epoch})${before.leader ? `, taking over from ${before.leader}` : ''}; this replica runs discovery itself.`);
     else this.announce(`${now.leader ?? 'Another replica'} leads now (epoch ${now.epoch}); this replica (${now.id}) follows it and shows its lists.`);
   }
 
