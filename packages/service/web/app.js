@@ -17,6 +17,7 @@ import { SessionsView } from './views/sessions.js';
 import { SnapshotsView } from './views/snapshots.js';
 import { SourcesView } from './views/sources.js';
 import { TimelineView } from './views/timeline.js';
+import { ViewHeader } from './views/common.js';
 
 /** @typedef {{ view: string, params: URLSearchParams }} Route */
 
@@ -92,6 +93,9 @@ function App({ store }) {
     timeline: undefined,
   };
 
+  // A follower that could not read the leader's lists shows none (not "0 endpoints").
+  const leaderless = store.leaderUnreachable !== '' && ((route.view === 'endpoints' && !store.endpoints) || (route.view === 'sources' && !store.sources));
+
   let view;
   switch (route.view) {
     case 'timeline':
@@ -152,6 +156,9 @@ function App({ store }) {
         <div class="side-status">
           <p><span class=${`dot dot-${store.connection}`} aria-hidden="true"></span> <span id="connection">${CONNECTION_LABEL[store.connection]}</span></p>
           <p class="muted small">${current ? html`Current <strong>v${current.version}</strong> <code>${shortDigest(current.digest)}</code>` : store.needsToken ? 'Snapshot not shown without a token' : 'No snapshot yet'}</p>
+          ${store.replica
+            ? html`<p class="small" id="replica-role">${store.replica.role === 'leader' ? html`<strong>Leader</strong> · epoch ${store.replica.epoch}` : html`<strong>Follower</strong> of <code>${store.replica.leader ?? 'no leader yet'}</code> · epoch ${store.replica.epoch}`}<br /><span class="muted">this replica: <code>${store.replica.id}</code></span></p>`
+            : null}
           <button type="button" class="btn btn-small btn-ghost" onClick=${() => setTokenOpen(!tokenOpen)} aria-expanded=${tokenOpen ? 'true' : 'false'}>API token</button>
         </div>
         <section class="live" aria-labelledby="live-h">
@@ -165,8 +172,11 @@ function App({ store }) {
       <main id="main" tabindex="-1">
         ${store.needsToken || tokenOpen ? html`<${TokenForm} store=${store} onDone=${() => setTokenOpen(false)} required=${store.needsToken} />` : null}
         ${store.error ? html`<p class="error" role="alert">${store.error}</p>` : null}
+        ${store.leaderUnreachable
+          ? html`<p class="error" role="alert" id="leader-unreachable"><strong>The leader's lists cannot be shown.</strong> ${store.leaderUnreachable}${store.endpoints ? ` Endpoints, sources and activity below are as of ${clockTime(store.updatedAt).slice(0, 8)}.` : ''}</p>`
+          : null}
         ${store.lostAt !== 0 ? html`<p class="as-of" id="as-of">Data as of ${clockTime(store.updatedAt || store.lostAt).slice(0, 8)} (not live)</p>` : null}
-        ${store.needsToken ? html`<p class="muted" id="token-wait">The service's state is shown once it accepts your token: nothing below would be true without it.</p>` : view}
+        ${store.needsToken ? html`<p class="muted" id="token-wait">The service's state is shown once it accepts your token: nothing below would be true without it.</p>` : leaderless ? html`<${ViewHeader} title=${VIEWS.find((v) => v.id === route.view)?.label ?? ''} />` : view}
       </main>
     </div>
   `;

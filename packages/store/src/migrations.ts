@@ -150,6 +150,20 @@ const MIGRATIONS: Record<string, Migration> = {
       });
     },
   },
+  // Several replicas: the leader's reachable URL, written when it takes the lead, so a follower
+  // answers the leader's lists (`/api/endpoints`, `/api/sources`, `/api/activity`) from it.
+  '0006_leader_url': {
+    async up(knex) {
+      await knex.schema.alterTable('a2ad_leader', (t) => {
+        t.text('url');
+      });
+    },
+    async down(knex) {
+      await knex.schema.alterTable('a2ad_leader', (t) => {
+        t.dropColumn('url');
+      });
+    },
+  },
 };
 
 /** The knex migration source over {@link MIGRATIONS}. */

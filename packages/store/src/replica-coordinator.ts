@@ -14,6 +14,10 @@
  *   bytes included), with no request to any peer.
  *
  * Followers retry the lock every `leaderRetryMs`; a leader heartbeats on its connection as often.
+ *
+ * - **The leader's address**: a new leader writes its `advertiseUrl` in the epoch row (`url`);
+ *   followers read it with each poll ({@link ReplicaStatus.leaderUrl}) and answer the leader's lists
+ *   from it (the service's follower proxy).
  */
 import { createRequire } from 'node:module';
 import { hostname } from 'node:os';
@@ -48,6 +52,8 @@ export interface ReplicaOptions {
    * releases its lock: the bound on a stalled leader. At least `2 × leaderRetryMs + 1,000`. Default 10,000.
    */
   leaseMs?: number;
+  /** Where the other replicas reach this one's HTTP API: read when it takes the lead, and written in `a2ad_leader.url`. */
+  advertiseUrl?: () => string | undefined;
   /** Log lines: leadership taken and lost, connection lost and back. */
   log?: (level: 'info' | 'warn', message: string, detail?: Record<string, unknown>) => void;
 }
@@ -74,6 +80,10 @@ export interface ReplicaStatus {
   readonly adopted: number;
   /** Times this replica took the leadership. */
   readonly takeovers: number;
+  /** The leader's id (`a2ad_leader.holder`): this replica's when it leads, else as last read; null before any leader. */
+  readonly leader: string | null;
+  /** The leader's advertised URL (`a2ad_leader.url`), as last read; null when it advertised none. */
+  readonly leaderUrl: string | null;
 }
 
 interface PgClient {
@@ -103,6 +113,7 @@ export class ReplicaCoordinator {
   #lastPollAt = Number.NEGATIVE_INFINITY;
   #adopted = 0;
   #takeovers = 0;
+  #leader: { holder: string | null; url: string | null } = { holder: null, url: null };
   #leading: Promise<void> | undefined;
   #chain: Promise<unknown> = Promise.resolve();
   #timer: NodeJS.Timeout | undefined;
@@ -146,6 +157,8 @@ export class ReplicaCoordinator {
       lagMs: inSync || this.#behindSince === undefined ? 0 : Math.max(0, Date.now() - this.#behindSince),
       adopted: this.#adopted,
       takeovers: this.#takeovers,
+      leader: this.#role === 'leader' ? this.id : this.#leader.holder,
+      leaderUrl: this.#leader.url,
     };
   }
 
@@ -214,6 +227,10 @@ export class ReplicaCoordinator {
     }
     this.#store.fence(epoch, (err) => void this.#enqueue(() => this.#demote(err.message)));
     this.#epoch = epoch;
+    // Where followers reach the leader: written under this epoch only (a later leader's row stays).
+    const url = this.#o.advertiseUrl?.() ?? null;
+    await client.query('UPDATE a2ad_leader SET url = $1 WHERE id = 1 AND epoch = $2', [url, epoch]);
+    this.#leader = { holder: this.id, url };
     // Continue from the predecessor: its last publication and its card and catalog entries (validators).
     await this.#sync();
     await this.#store.reloadEntries();
@@ -240,7 +257,12 @@ export class ReplicaCoordinator {
     this.#lastPollAt = Date.now();
     const pointer = await this.#store.currentPointer();
     const leader = await this.#store.leader();
-    if (this.#role !== 'leader') this.#epoch = leader.epoch;
+    if (this.#role !== 'leader') {
+      this.#epoch = leader.epoch;
+      // The leader's address (read on the dedicated connection: the store's API predates the column).
+      const row = (await this.#client?.query('SELECT holder, url FROM a2ad_leader WHERE id = 1'))?.rows[0];
+      this.#leader = { holder: leader.holder, url: typeof row?.url === 'string' ? row.url : null };
+    }
     this.#storeDigest = pointer?.digest;
     const served = this.#o.target.current()?.digest;
     if (pointer !== undefined && pointer.digest !== served) {

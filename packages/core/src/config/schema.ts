@@ -355,6 +355,8 @@ const replica = z.strictObject({
   leaderRetryMs: positiveInt.default(REPLICA_DEFAULTS.leaderRetryMs),
   pollMs: positiveInt.default(REPLICA_DEFAULTS.pollMs),
   leaseMs: positiveInt.default(REPLICA_DEFAULTS.leaseMs),
+  // Where the other replicas reach this one's API when it leads; default the URL it listens on (a wildcard bind: this machine's first external address).
+  advertiseUrl: checked(impossibleUrl).optional(),
 });
 
 /** The whole document. Sections default to `{}` run through their schema, so defaults fill in. */

@@ -381,6 +381,13 @@ export interface ReplicaConfig {
   readonly pollMs: number;
   /** A leader silent this long loses its lock (PostgreSQL's idle_session_timeout). Default 10,000; at least 2 × leaderRetryMs + 1,000. */
   readonly leaseMs: number;
+  /**
+   * Where the other replicas reach this one's HTTP API when it leads (followers answer the
+   * leader's endpoints, sources and activity from it). Default: the URL it listens on
+   * (`server.host` and port); with a wildcard host (`0.0.0.0`, `::`), this machine's first external
+   * address (in a pod, the pod IP). Set it when that is not how the other replicas reach this one.
+   */
+  readonly advertiseUrl?: string;
 }
 
 /** The whole validated configuration, frozen. */

@@ -23,6 +23,8 @@ import { DEFAULT_TRACE_INPUTS, runTrace } from 'a2a-discovery/explorer';
 import type { StoreStatus, ReplicaStatus } from '@a2a-discovery/store';
 import type { AiCatalogRoute } from './ai-catalog-route.js';
 import type { EventBuffer } from './event-buffer.js';
+import type { FollowerProxy, LeaderPath } from './follower-proxy.js';
+import { FOLLOWER_HEADER } from './follower-proxy.js';
 import type { Inspector } from './inspector.js';
 import { parseInspectInput } from './inspector.js';
 import type { JournalReader } from './journal.js';
@@ -70,6 +72,8 @@ export interface AppOptions {
   journal?: JournalReader;
   /** Several replicas: this one's role, epoch and lag, reported by `/readyz`. */
   replicaStatus?: () => ReplicaStatus;
+  /** Several replicas: a follower answers the leader's endpoints, sources and activity through it (follower-proxy.ts). */
+  followerProxy?: FollowerProxy;
   /** Several replicas: restores a session another replica pinned, before it is looked up here. */
   adoptSession?: (sessionId: string) => Promise<void>;
   /** `POST /api/inspect`: what discovery would decide about a URL, card or catalog (404 without it). */
@@ -153,7 +157,7 @@ export function createApp(o: AppOptions): Hono {
     const details = presentsToken(c, tokenBytes);
     const store = s && { kind: s.kind, ok: s.ok, ...(details && { location: s.location, ...(s.lastError !== undefined && { lastError: s.lastError }) }) };
     const r = o.replicaStatus?.();
-    const replica = r && { id: r.id, role: r.role, epoch: r.epoch, connected: r.connected, digest: r.digest ?? null, storeDigest: r.storeDigest ?? null, inSync: r.inSync, lagMs: r.lagMs };
+    const replica = r && { id: r.id, role: r.role, epoch: r.epoch, leader: r.leader, connected: r.connected, digest: r.digest ?? null, storeDigest: r.storeDigest ?? null, inSync: r.inSync, lagMs: r.lagMs };
     const degraded = (store !== undefined && !store.ok) || (replica !== undefined && !replica.connected);
     const extra = { ...(store && { store }), ...(replica && { replica }), ...(degraded && { degraded: true }) };
     return o.loop.ready
@@ -171,8 +175,14 @@ export function createApp(o: AppOptions): Hono {
     return s ? c.json(snapshotJson(s, o.loop.routingOf(s.digest))) : c.json({ error: 'not-ready', message: 'no snapshot has been published yet' }, 404);
   });
 
+  // Several replicas: who answers, and who leads (the dashboard's sidebar says it).
+  const replicaJson = () => {
+    const r = o.replicaStatus?.();
+    return r ? { id: r.id, role: r.role, epoch: r.epoch, leader: r.leader } : null;
+  };
   app.get('/api/snapshots', (c) =>
     c.json({
+      replica: replicaJson(),
       current: o.loop.current()?.digest ?? null,
       held: o.loop.held ?? null,
       history: o.loop.snapshots.history().map((h) => ({ ...h, createdAt: new Date(h.createdAt).toISOString() })),
@@ -194,18 +204,41 @@ export function createApp(o: AppOptions): Hono {
     return c.json(diffSnapshots(a, b));
   });
 
-  app.get('/api/endpoints', async (c) => c.json({ endpoints: await o.loop.status() }));
+  /**
+   * On a follower, the leader's answer (or the 503 saying it cannot be had); undefined where this
+   * replica answers itself: it leads, or runs alone. A follower's own request is answered by the
+   * leader itself, and refused by a replica that no longer leads (its lists would be empty).
+   */
+  const fromLeader = async (c: Context, path: LeaderPath): Promise<Response | undefined> => {
+    const r = o.replicaStatus?.();
+    if (r === undefined) return undefined;
+    if (c.req.header(FOLLOWER_HEADER) !== undefined) {
+      return r.role === 'leader' ? undefined : c.json({ error: 'not-leader', message: `replica ${r.id} does not lead (epoch ${r.epoch})` }, 503);
+    }
+    const answer = await o.followerProxy?.answer(path, new URL(c.req.url).search);
+    if (answer === undefined) return undefined;
+    if (answer.status === 503) c.header('Retry-After', '2');
+    return c.json(answer.body, answer.status);
+  };
+  const servedBy = () => {
+    const id = o.replicaStatus?.().id;
+    return id === undefined ? {} : { servedBy: id };
+  };
+
+  app.get('/api/endpoints', async (c) => (await fromLeader(c, '/api/endpoints')) ?? c.json({ endpoints: await o.loop.status(), ...servedBy() }));
 
   // What each source is doing: state, error, problems by path, and an AI Catalog source's documents.
-  app.get('/api/sources', (c) => c.json(sourcesJson(o.loop.sources)));
+  app.get('/api/sources', async (c) => (await fromLeader(c, '/api/sources')) ?? c.json({ ...sourcesJson(o.loop.sources), ...servedBy() }));
 
   app.get('/api/endpoints/card', async (c) => {
     const url = c.req.query('url');
     if (!url) return c.json({ error: 'bad-request', message: 'query parameter url is required' }, 400);
+    const leader = await fromLeader(c, '/api/endpoints/card');
+    if (leader) return leader;
     try {
       const entry = await o.cache.peek(url);
       if (!entry) return c.json({ error: 'not-found', message: 'no card is cached for this endpoint', lastFailure: o.cache.lastFailure(url)?.error.toJSON() ?? null }, 404);
-      return c.json({ baseUrl: entry.baseUrl, cardUrl: entry.cardUrl, body: entry.body, warnings: entry.warnings, lastError: entry.lastError ?? null, card: entry.card });
+      return c.json({ baseUrl: entry.baseUrl, cardUrl: entry.cardUrl, body: entry.body, warnings: entry.warnings, lastError: entry.lastError ?? null, card: entry.card, ...servedBy() });
     } catch (err) {
       return errorResponse(c, err);
     }
@@ -297,7 +330,9 @@ export function createApp(o: AppOptions): Hono {
     if (!o.journal) return c.json({ error: 'not-found', message: 'this service has no journal' }, 404);
     const q = parseActivityQuery({ from: c.req.query('from'), bucketMs: c.req.query('bucketMs'), limit: c.req.query('limit'), after: c.req.query('after') });
     if (typeof q === 'string') return c.json({ error: 'bad-request', message: q }, 400);
-    return c.json(await o.journal.activity(q));
+    const leader = await fromLeader(c, '/api/activity');
+    if (leader) return leader;
+    return c.json({ ...(await o.journal.activity(q)), ...servedBy() });
   });
 
   app.post('/api/refresh', async (c) => {

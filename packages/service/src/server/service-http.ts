@@ -13,6 +13,7 @@ import { AiCatalogRoute } from './ai-catalog-route.js';
 import { createApp } from './app.js';
 import type { EventBuffer } from './event-buffer.js';
 import { EventStreamHub } from './event-stream-route.js';
+import { FollowerProxy } from './follower-proxy.js';
 import { Inspector } from './inspector.js';
 import type { JournalReader } from './journal.js';
 import type { OnRefusal, ServerLimits } from './limits.js';
@@ -68,6 +69,9 @@ export function buildHttp(
   });
   const metrics = createMetrics({ events: p.events, cache: p.cache, loop, trees: p.trees, openStreams: () => streams.size, store: () => store.status(), journalDropped: () => p.replication.follow.writer.dropped, activity: () => p.journal.activityStats, upstreamBudget: () => fetchers.budget.stats, ...(coordinator && { replica: () => coordinator.status() }) });
   const shutdown = new AbortController();
+  // A follower answers the leader's lists (follower-proxy.ts); requests in flight end with the service.
+  const followerProxy = coordinator && new FollowerProxy({ status: () => coordinator.status(), ...(o.token !== undefined && o.token !== '' && { token: o.token }) });
+  if (followerProxy) shutdown.signal.addEventListener('abort', () => followerProxy.close(), { once: true });
   // The inspector fetches under discovery's policy, bounds and card size, with fetchers of its own that hold no credentials.
   const { policy, ...bounds } = fetchers.bounds;
   const inspector = new Inspector({
@@ -111,6 +115,7 @@ export function buildHttp(
     }),
     ...(coordinator && {
       replicaStatus: () => coordinator.status(),
+      followerProxy,
       adoptSession: (sessionId: string) => adoptSessionFromStore({ store, loop, trees: p.trees, sessions: p.sessions, owners: p.owners, archive: p.archive }, sessionId),
     }),
   });

@@ -97,6 +97,8 @@ export interface ServiceOptions {
   /**
    * Several replicas on one PostgreSQL store (given by description): the leader election's
    * timings (docs/deployment.md). Every replica on PostgreSQL takes part; alone, it leads.
+   * `advertiseUrl`: where the other replicas reach this one's API when it leads (followers answer
+   * the leader's lists from it); default the URL this service listens on.
    */
-  replica?: { leaderRetryMs?: number; pollMs?: number; leaseMs?: number; id?: string };
+  replica?: { leaderRetryMs?: number; pollMs?: number; leaseMs?: number; id?: string; advertiseUrl?: string };
 }

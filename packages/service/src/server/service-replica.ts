@@ -8,6 +8,7 @@ import type { Clock, EventStream, DiscoveryLoop } from 'a2a-discovery';
 import { pruneCatalogStore } from 'a2a-discovery';
 import type { StateStore, ReplicaCoordinator, SqlStateStore } from '@a2a-discovery/store';
 import type { Logger } from './logger.js';
+import { defaultAdvertiseUrl } from './follower-proxy.js';
 import { followIntoStore, openAlertsIn } from './persistence.js';
 import type { ServiceOptions } from './service-options.js';
 import type { SessionOwners } from './session-owners.js';
@@ -17,8 +18,11 @@ export interface Replication {
   readonly coordinator: ReplicaCoordinator | undefined;
   /** What writes into the store (publications, pins, the journal). */
   readonly follow: ReturnType<typeof followIntoStore>;
-  /** Starts the loop, or takes part in the election (a follower serves the stored snapshot at once). */
-  start(): Promise<void>;
+  /**
+   * Starts the loop, or takes part in the election (a follower serves the stored snapshot at once).
+   * `url`: where this service listens, advertised as the leader's address unless `replica.advertiseUrl` says otherwise.
+   */
+  start(url?: string): Promise<void>;
   /** Stops writing, then releases the leader lock. */
   close(): Promise<void>;
   /** Stops writing, before {@link start} (the service could not listen). */
@@ -34,6 +38,7 @@ export async function buildReplication(
   const storeLog = p.log.child({ component: 'store' });
   // Several replicas on one PostgreSQL: one leader refreshes, followers adopt its publications.
   let coordinator: ReplicaCoordinator | undefined;
+  let listening: string | undefined;
   if (p.ownStore && store.kind === 'postgres') {
     const { ReplicaCoordinator } = await import('@a2a-discovery/store/replicas');
     const replicaLog = p.log.child({ component: 'replica' });
@@ -44,6 +49,8 @@ export async function buildReplication(
       ...(o.replica?.leaderRetryMs !== undefined && { leaderRetryMs: o.replica.leaderRetryMs }),
       ...(o.replica?.pollMs !== undefined && { pollMs: o.replica.pollMs }),
       ...(o.replica?.leaseMs !== undefined && { leaseMs: o.replica.leaseMs }),
+      // Followers answer the leader's lists from this address (follower-proxy.ts).
+      advertiseUrl: () => o.replica?.advertiseUrl ?? (listening === undefined ? undefined : defaultAdvertiseUrl(listening)),
       target: {
         current: () => loop.current(),
         adopt: (snapshot) => loop.adopt(snapshot),
@@ -99,7 +106,8 @@ export async function buildReplication(
   return {
     coordinator,
     follow,
-    async start() {
+    async start(url) {
+      listening = url;
       if (!coordinator) return startLoop();
       // A follower until the lock is ours: no cycle runs, not even one asked for by /api/refresh.
       await loop.pause();

@@ -103,7 +103,7 @@ export async function startService(o: ServiceOptions): Promise<RunningService> {
   // A start (on a durable store, a restart) is journaled, before the first cycle's events.
   const { version, pins, alerts, previousReplica } = restored;
   events.emit({ type: 'service.started', replica: store.replica, ...(previousReplica !== undefined && { previousReplica }), restored: { version, pins, alerts } });
-  await replication.start();
+  await replication.start(url);
 
   let closing: Promise<void> | undefined;
   return {

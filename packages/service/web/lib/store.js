@@ -18,6 +18,7 @@ import { describeEvent, isChatter, restarted, shortDigest } from './format.js';
 /** @typedef {import('./types.js').ActivityJson} ActivityJson */
 /** @typedef {import('./types.js').JournalPage} JournalPage */
 /** @typedef {import('./types.js').SourceJson} SourceJson */
+/** @typedef {import('./types.js').ReplicaJson} ReplicaJson */
 /** @typedef {'endpoints' | 'snapshots' | 'sessions' | 'activity' | 'sources'} Resource */
 /** @typedef {{ id: number, text: string, kind: 'snapshot' | 'alert' | 'info', at: number }} Announcement */
 
@@ -64,6 +65,8 @@ function byTime(a, b) {
   return a.at - b.at || a.seq - b.seq;
 }
 const MAX_ANNOUNCEMENTS = 6;
+/** A follower's stream carries none of the leader's events: its page reads the leader's lists this often. */
+const FOLLOWER_POLL_MS = 5_000;
 
 /**
  * What *Latest* says of a story event (a snapshot published or held, an alert, a resolution, a
@@ -106,6 +109,10 @@ export class LiveStore {
   activity;
   /** @type {SourceJson[] | undefined} what each source is doing (`/api/sources`) */
   sources;
+  /** @type {ReplicaJson | null | undefined} several replicas: this one's role, epoch and leader (`/api/snapshots`) */
+  replica;
+  /** Why a follower could not show the leader's lists (its 503), or '' (they are the leader's). */
+  leaderUnreachable = '';
   /** True once the journal was read back to the retention horizon (false: `MAX_EVENTS` cut it). */
   journalComplete = false;
   /** @type {Map<string, string>} base URL → the agent's local name (the latest known; stable once known) */
@@ -143,6 +150,10 @@ export class LiveStore {
   /** @type {(() => void) | undefined} */
   #stopStream;
   #started = false;
+  /** `replica|epoch` of each takeover announced (the event, or the role change the page saw). */
+  #leaderships = new Set();
+  /** @type {ReturnType<typeof setInterval> | undefined} */
+  #followTimer;
 
   constructor() {
     onUnauthorized(() => {
@@ -165,12 +176,19 @@ export class LiveStore {
     this.needsToken = false;
     this.error = '';
     try {
-      const [endpoints, snapshots, sessions, activity, sources] = await Promise.all([api('/api/endpoints'), api('/api/snapshots'), api('/api/sessions'), readActivity(), api('/api/sources'), this.#readJournal()]);
-      this.#setEndpoints(endpoints.endpoints);
-      this.snapshots = snapshots;
+      const [endpoints, snapshots, sessions, activity, sources] = await Promise.all([
+        this.#fromLeader(api('/api/endpoints')),
+        api('/api/snapshots'),
+        api('/api/sessions'),
+        this.#fromLeader(readActivity()),
+        this.#fromLeader(api('/api/sources')),
+        this.#readJournal(),
+      ]);
+      if (endpoints) this.#setEndpoints(endpoints.endpoints);
+      this.#setSnapshots(snapshots);
       this.sessions = sessions;
-      this.activity = activity;
-      this.sources = sources.sources;
+      if (activity) this.activity = activity;
+      if (sources) this.sources = sources.sources;
       this.updatedAt = Date.now();
     } catch (err) {
       if (err instanceof ApiError && err.status === 401) {
@@ -183,6 +201,13 @@ export class LiveStore {
       if (this.needsToken) return;
     }
     this.#changed();
+    // A follower's page re-reads the leader's lists (and sees a takeover) without events of the leader's.
+    if (this.#followTimer === undefined) {
+      this.#followTimer = setInterval(() => {
+        if (this.replica?.role !== 'follower') return;
+        for (const r of /** @type {Resource[]} */ (['snapshots', 'endpoints', 'sources', 'activity'])) this.#schedule(r, 0);
+      }, FOLLOWER_POLL_MS);
+    }
     this.#stopStream = followStream({
       lastEventId: () => (this.#lastSeq >= 0 ? this.#lastSeq : undefined),
       replica: () => this.#replica || undefined,
@@ -204,6 +229,8 @@ export class LiveStore {
 
   stop() {
     this.#stopStream?.();
+    clearInterval(this.#followTimer);
+    this.#followTimer = undefined;
     for (const t of this.#refreshTimers.values()) clearTimeout(t);
     this.#refreshTimers.clear();
   }
@@ -264,6 +291,44 @@ export class LiveStore {
     this.announce(why);
   }
 
+  /**
+   * A list a follower answers with the leader's: its value, or undefined when the follower says the
+   * leader cannot be reached (503 `leaderUnreachable`; `leaderUnreachable` then says why).
+   * @template T
+   * @param {Promise<T>} read
+   * @returns {Promise<T | undefined>}
+   */
+  async #fromLeader(read) {
+    try {
+      const value = await read;
+      this.leaderUnreachable = '';
+      return value;
+    } catch (err) {
+      if (!(err instanceof ApiError) || err.status !== 503 || err.body?.leaderUnreachable !== true) throw err;
+      this.leaderUnreachable = err.message;
+      this.#changed();
+      return undefined;
+    }
+  }
+
+  /**
+   * The snapshots and this replica's role; a role or leader that changed while the page was open
+   * is announced (once: a takeover's `replica.leader` event may say it first).
+   * @param {SnapshotsJson} s
+   */
+  #setSnapshots(s) {
+    const before = this.replica;
+    this.snapshots = s;
+    const now = s.replica ?? null;
+    this.replica = now;
+    if (!before || !now || (before.role === now.role && before.leader === now.leader)) return;
+    const key = `${now.leader ?? ''}|${now.epoch}`;
+    if (this.#leaderships.has(key)) return;
+    this.#leaderships.add(key);
+    if (now.role === 'leader') this.announce(`Takeover: ${now.id} leads now (epoch ${now.epoch})${before.leader ? `, taking over from ${before.leader}` : ''}; this replica runs discovery itself.`);
+    else this.announce(`${now.leader ?? 'Another replica'} leads now (epoch ${now.epoch}); this replica (${now.id}) follows it and shows its lists.`);
+  }
+
   /** @param {EndpointStatus[]} list */
   #setEndpoints(list) {
     this.endpoints = list;
@@ -278,10 +343,12 @@ export class LiveStore {
   /** Re-reads a list now (after an action of the user's, e.g. a chat turn). @param {Resource} what */
   async refresh(what) {
     try {
-      if (what === 'endpoints') this.#setEndpoints((await api('/api/endpoints')).endpoints);
-      else if (what === 'snapshots') this.snapshots = await api('/api/snapshots');
-      else if (what === 'activity') this.activity = await readActivity();
-      else if (what === 'sources') this.sources = (await api('/api/sources')).sources;
+      if (what === 'endpoints') {
+        const read = await this.#fromLeader(api('/api/endpoints'));
+        if (read) this.#setEndpoints(read.endpoints);
+      } else if (what === 'snapshots') this.#setSnapshots(await api('/api/snapshots'));
+      else if (what === 'activity') this.activity = (await this.#fromLeader(readActivity())) ?? this.activity;
+      else if (what === 'sources') this.sources = (await this.#fromLeader(api('/api/sources')))?.sources ?? this.sources;
       else this.sessions = await api('/api/sessions');
       this.updatedAt = Date.now();
       this.#changed();
@@ -364,7 +431,10 @@ export class LiveStore {
     }
     if (!live) return;
     const line = storyLine(e);
-    if (line) this.announce(line.text, line.kind, e.at);
+    // A takeover is said once: by its event, or by the role change the page saw first.
+    const leadership = e.type === 'replica.leader' ? `${e.replica ?? ''}|${e.epoch ?? 0}` : undefined;
+    if (line && !(leadership !== undefined && this.#leaderships.has(leadership))) this.announce(line.text, line.kind, e.at);
+    if (leadership !== undefined) this.#leaderships.add(leadership);
     // Sources raise and resolve their own alerts; admissions and snapshots follow their lists.
     this.#schedule('sources');
     switch (e.type) {
@@ -375,6 +445,12 @@ export class LiveStore {
         break;
       case 'snapshot.held':
         this.#schedule('snapshots');
+        break;
+      case 'replica.leader':
+        // The sidebar's role, and a new leader's lists.
+        this.#schedule('snapshots', 0);
+        this.#schedule('endpoints');
+        this.#schedule('activity');
         break;
       case 'alert':
       case 'alert.resolved':

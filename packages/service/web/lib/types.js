@@ -76,7 +76,9 @@
  *
  * @typedef {{ version: number, digest: string, createdAt: string, agents: string[] }} HistoryEntry
  * @typedef {{ version: number, digest: string, references: number, current: boolean }} RetainedEntry
- * @typedef {{ current: string | null, held: unknown, history: HistoryEntry[], retained: RetainedEntry[] }} SnapshotsJson
+ * @typedef {{ id: string, role: 'leader' | 'follower', epoch: number, leader: string | null }} ReplicaJson
+ *
+ * @typedef {{ replica?: ReplicaJson | null, current: string | null, held: unknown, history: HistoryEntry[], retained: RetainedEntry[] }} SnapshotsJson
  *
  * @typedef {object} SnapshotAgent
  * @property {string} localName

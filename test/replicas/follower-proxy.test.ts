@@ -1,0 +1,247 @@
+/**
+ * A follower answers the leader's lists through a bounded request (issue 25, item 1):
+ * - on one real PostgreSQL with a bearer token: the follower's `/api/endpoints`, `/api/sources` and
+ *   `/api/activity` are the leader's (`servedBy`), its own token attached; once the leader is gone
+ *   (and before anyone takes over) the follower says so: 503, `leaderUnreachable`, `Retry-After`,
+ *   naming the leader and the epoch, never an empty list, and its page says so (not "0 endpoints");
+ * - the proxy's bounds against loopback servers: a leader refusing the token, a redirect (not
+ *   followed), an answer over the body cap, a leader that never answers (the timeout), a port
+ *   nobody listens on, and no advertised URL.
+ */
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Browser } from 'playwright-core';
+import { parseConfig } from '../../packages/core/src/config/parse-config.js';
+import { serviceOptionsFromConfig } from '../../packages/service/src/server/from-config.js';
+import type { ReplicaStatus } from '../../packages/store/src/index.js';
+import { FollowerProxy, defaultAdvertiseUrl } from '../../packages/service/src/server/follower-proxy.js';
+import type { RunningService, ServiceOptions } from '../../packages/service/src/server/index.js';
+import { createLogger, startService } from '../../packages/service/src/server/index.js';
+import type { RunningV1Server } from '../helpers/a2a-v1-server.js';
+import { startV1Server } from '../helpers/a2a-v1-server.js';
+import type { TestPostgres } from '../helpers/postgres.js';
+import { POSTGRES_SKIP, startPostgres } from '../helpers/postgres.js';
+import { expectNoAxeViolationsAllRules } from '../web/axe.js';
+import { launchBrowser, openPage, text } from '../web/browser.js';
+
+const TOKEN = 'replica-proxy-token-5c1e';
+
+const follower = (leaderUrl: string | null): ReplicaStatus => ({
+  id: 'replica-b',
+  role: 'follower',
+  epoch: 3,
+  connected: true,
+  digest: undefined,
+  storeDigest: undefined,
+  inSync: true,
+  lagMs: 0,
+  adopted: 0,
+  takeovers: 0,
+  leader: 'replica-a',
+  leaderUrl,
+});
+
+describe('a follower answers the leader’s lists, with its token, and says when it cannot', { skip: POSTGRES_SKIP }, () => {
+  let pg: TestPostgres;
+  let warranty: RunningV1Server;
+  let a: RunningService | undefined;
+  let b: RunningService | undefined;
+  let browser: Browser | undefined;
+
+  const options = (id: string, waitMs: number): ServiceOptions => ({
+    port: 0,
+    token: TOKEN,
+    logger: createLogger({ level: 'silent' }),
+    policy: { allow: [new URL(warranty.baseUrl).origin], allowLoopback: true },
+    vocabulary: [{ tag: 'warranty', description: 'Warranty status.', keywords: ['warranty', 'serial'] }],
+    needs: [{ tag: 'warranty' }],
+    static: [{ name: 'warranty_agent', url: warranty.baseUrl, description: 'Answers warranty questions.', tags: ['warranty'] }],
+    loop: { cycleIntervalMs: 600_000 },
+    sessions: { history: 'memory' },
+    store: pg.url,
+    storeOptions: { schema: 'follower_proxy' },
+    // B waits long before trying the lock again: it stays a follower once A is gone.
+    replica: { id, leaderRetryMs: waitMs, pollMs: waitMs, leaseMs: 2 * waitMs + 1_000 },
+  });
+  const get = async (s: RunningService, path: string, token = TOKEN) => {
+    const res = await fetch(`${s.url}${path}`, { headers: { authorization: `Bearer ${token}` } });
+    return { status: res.status, retryAfter: res.headers.get('retry-after'), body: (await res.json()) as Record<string, unknown> };
+  };
+
+  before(async () => {
+    pg = await startPostgres();
+    warranty = await startV1Server({ prefix: 'warranty' });
+  });
+
+  after(async () => {
+    await browser?.close();
+    await b?.close();
+    await a?.close();
+    await warranty?.close();
+    await pg?.close();
+  });
+
+  test('the lists are the leader’s, then a clear 503 once the leader is unreachable', async () => {
+    a = await startService(options('replica-a', 200));
+    await a.loop.refreshNow();
+    b = await startService(options('replica-b', 60_000));
+    assert.equal(b.replica()?.role, 'follower');
+    assert.equal(b.replica()?.leader, 'replica-a');
+    assert.equal(b.replica()?.leaderUrl, a.url, 'the leader advertised the URL it listens on');
+
+    const endpoints = await get(b, '/api/endpoints');
+    assert.equal(endpoints.status, 200);
+    assert.equal(endpoints.body.servedBy, 'replica-a');
+    assert.deepEqual((endpoints.body.endpoints as Array<{ baseUrl: string }>).map((e) => e.baseUrl), [warranty.baseUrl]);
+    const card = await get(b, `/api/endpoints/card?url=${encodeURIComponent(warranty.baseUrl)}`);
+    assert.equal(card.status, 200, 'the card the leader’s cache holds');
+    assert.equal(card.body.servedBy, 'replica-a');
+    assert.equal(card.body.baseUrl, warranty.baseUrl);
+    const sources = await get(b, '/api/sources');
+    assert.equal(sources.status, 200);
+    assert.equal(sources.body.servedBy, 'replica-a');
+    const activity = await get(b, '/api/activity?limit=10');
+    assert.equal(activity.status, 200);
+    assert.equal(activity.body.servedBy, 'replica-a');
+    assert.ok((activity.body.endpoints as unknown[]).length > 0, 'the leader’s cache activity');
+    // The follower's own guard still asks for the token; its checks still apply.
+    assert.equal((await get(b, '/api/endpoints', 'wrong')).status, 401);
+    assert.equal((await get(b, '/api/activity?limit=x')).status, 400);
+    // The leader answers a follower's request itself; its own sidebar data says it leads.
+    assert.deepEqual((await get(a, '/api/snapshots')).body.replica, { id: 'replica-a', role: 'leader', epoch: b.replica()!.epoch, leader: 'replica-a' });
+    assert.deepEqual((await get(b, '/api/snapshots')).body.replica, { id: 'replica-b', role: 'follower', epoch: b.replica()!.epoch, leader: 'replica-a' });
+    assert.equal(((await get(b, '/readyz')).body.replica as { leader: string }).leader, 'replica-a');
+
+    await a.close();
+    a = undefined;
+    for (const path of ['/api/endpoints', '/api/sources', '/api/activity', `/api/endpoints/card?url=${encodeURIComponent(warranty.baseUrl)}`]) {
+      const gone = await get(b, path);
+      assert.equal(gone.status, 503, path);
+      assert.equal(gone.body.leaderUnreachable, true);
+      assert.equal(gone.body.error, 'leader-unreachable');
+      assert.equal(gone.retryAfter, '2');
+      assert.match(String(gone.body.message), /this replica \(replica-b\) follows replica-a \(epoch \d+\), which could not be reached/);
+      assert.equal(gone.body.endpoints, undefined, 'no empty list passed off as the truth');
+    }
+
+    // The follower's page says the leader's lists cannot be shown, not "0 endpoints".
+    browser = await launchBrowser();
+    const { page } = await openPage(browser);
+    await page.addInitScript(`sessionStorage.setItem('a2a-discovery.token', ${JSON.stringify(TOKEN)})`);
+    await page.goto(`${b.url}/#/endpoints`);
+    const alert = page.locator('#leader-unreachable');
+    await alert.waitFor();
+    assert.match(await text(alert), /The leader's lists cannot be shown\. this replica \(replica-b\) follows replica-a \(epoch \d+\), which could not be reached/);
+    assert.match(await text(page.locator('#replica-role')), /^Follower of replica-a/);
+    assert.doesNotMatch(await text(page.locator('main')), /No endpoints yet|\b0 endpoints/);
+    await expectNoAxeViolationsAllRules(page, 'a follower whose leader is unreachable');
+  });
+});
+
+describe('the follower proxy’s bounds', () => {
+  let server: http.Server;
+  let origin: string;
+  let leader: RunningService;
+  const hanging: http.ServerResponse[] = [];
+
+  before(async () => {
+    server = http.createServer((req, res) => {
+      if (req.url === '/moved/api/endpoints') res.writeHead(302, { location: `${origin}/elsewhere` }).end();
+      else if (req.url === '/big/api/endpoints') {
+        // Chunked, no length: the cap bites while reading.
+        res.writeHead(200, { 'content-type': 'application/json' });
+        const chunk = 'x'.repeat(64 * 1024);
+        let sent = 0;
+        const more = (): void => {
+          while (sent < 64 && res.write(chunk)) sent++;
+          if (sent < 64) res.once('drain', more);
+          else res.end();
+        };
+        res.write('{"endpoints":"');
+        more();
+      } else if (req.url === '/slow/api/endpoints') hanging.push(res);
+      else res.writeHead(404).end();
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    leader = await startService({ port: 0, token: TOKEN, policy: { allow: [] }, vocabulary: [], needs: [], logger: createLogger({ level: 'silent' }) });
+  });
+
+  after(async () => {
+    for (const res of hanging) res.destroy();
+    server.closeAllConnections();
+    await new Promise<void>((r) => server.close(() => r()));
+    await leader.close();
+  });
+
+  const ask = (leaderUrl: string | null, o: { token?: string; maxBytes?: number; timeoutMs?: number } = {}) =>
+    new FollowerProxy({ status: () => follower(leaderUrl), ...o }).answer('/api/endpoints', '');
+
+  test('a token-protected leader answers with the service’s token, and refuses another', async () => {
+    const ok = await ask(leader.url, { token: TOKEN });
+    assert.equal(ok?.status, 200);
+    assert.deepEqual(ok?.body.endpoints, []);
+    assert.equal(ok?.body.servedBy, 'replica-a');
+    const refused = await ask(leader.url, { token: 'another' });
+    assert.equal(refused?.status, 503);
+    assert.match(String(refused?.body.message), /follows replica-a \(epoch 3\), which refused this replica’s bearer token \(401/);
+  });
+
+  test('a redirect is not followed, an answer over the cap and a leader that never answers are refused', async () => {
+    const moved = await ask(`${origin}/moved/`);
+    assert.equal(moved?.status, 503);
+    assert.match(String(moved?.body.message), /answered with a redirect, which a follower does not follow/);
+    const big = await ask(`${origin}/big`, { maxBytes: 256 * 1024 });
+    assert.equal(big?.status, 503);
+    assert.match(String(big?.body.message), /answered larger than 262144 bytes/);
+    const slow = await ask(`${origin}/slow`, { timeoutMs: 300 });
+    assert.equal(slow?.status, 503);
+    assert.match(String(slow?.body.message), /did not answer within 300 ms/);
+  });
+
+  test('nobody listening, or no advertised URL: a clear 503, and a leader answers itself', async () => {
+    const closed = http.createServer();
+    await new Promise<void>((r) => closed.listen(0, '127.0.0.1', r));
+    const port = (closed.address() as AddressInfo).port;
+    await new Promise<void>((r) => closed.close(() => r()));
+    const down = await ask(`http://127.0.0.1:${port}`);
+    assert.equal(down?.status, 503);
+    assert.equal(down?.body.leaderUnreachable, true);
+    assert.match(String(down?.body.message), /could not be reached \(ECONNREFUSED\)/);
+    const none = await ask(null);
+    assert.match(String(none?.body.message), /advertised no URL to reach it \(replica\.advertiseUrl\)/);
+    const leading = new FollowerProxy({ status: () => ({ ...follower(origin), role: 'leader' }) });
+    assert.equal(await leading.answer('/api/endpoints', ''), undefined);
+  });
+});
+
+test('replica.advertiseUrl: an http(s) URL, passed to the service; anything else refused with its path', () => {
+  const base = 'allowLoopback: true\nallow: ["http://127.0.0.1:9"]\nstatic:\n  - { name: warranty_agent, url: "http://127.0.0.1:9/", description: Answers warranty questions., tags: [warranty] }\nvocabulary:\n  - { tag: warranty, description: Warranty status. }\n';
+  const config = parseConfig(`${base}replica:\n  advertiseUrl: http://10.1.2.3:7340\n`);
+  assert.equal(config.replica.advertiseUrl, 'http://10.1.2.3:7340');
+  assert.equal(serviceOptionsFromConfig(config, { credentials: () => undefined, keys: [] }).replica?.advertiseUrl, 'http://10.1.2.3:7340');
+  assert.equal(parseConfig(base).replica.advertiseUrl, undefined);
+  assert.throws(
+    () => parseConfig(`${base}replica:\n  advertiseUrl: ftp://10.1.2.3/\n`),
+    (err: Error & { problems?: Array<{ path: string; message: string }> }) => {
+      assert.deepEqual(
+        err.problems?.map((p) => p.path),
+        ['replica.advertiseUrl'],
+      );
+      assert.match(err.problems![0]!.message, /not an http\(s\) URL/);
+      return true;
+    },
+  );
+});
+
+test('the default advertised URL: the listening one, or with a wildcard bind this machine’s external address', () => {
+  const eth0 = { address: '10.0.3.17', netmask: '255.255.255.0', family: 'IPv4', mac: '00:00:00:00:00:01', internal: false, cidr: '10.0.3.17/24' } as const;
+  const lo = { address: '127.0.0.1', netmask: '255.0.0.0', family: 'IPv4', mac: '00:00:00:00:00:00', internal: true, cidr: '127.0.0.1/8' } as const;
+  const v6 = { address: 'fd00::17', netmask: 'ffff::', family: 'IPv6', mac: '00:00:00:00:00:01', internal: false, cidr: 'fd00::17/64', scopeid: 0 } as const;
+  assert.equal(defaultAdvertiseUrl('http://127.0.0.1:7340', { lo: [lo], eth0: [eth0] }), 'http://127.0.0.1:7340');
+  assert.equal(defaultAdvertiseUrl('http://0.0.0.0:7340', { lo: [lo], eth0: [eth0] }), 'http://10.0.3.17:7340');
+  assert.equal(defaultAdvertiseUrl('http://[::]:7340', { lo: [lo], eth0: [v6] }), 'http://[fd00::17]:7340');
+  assert.equal(defaultAdvertiseUrl('http://0.0.0.0:7340', { lo: [lo] }), 'http://0.0.0.0:7340', 'nothing better known');
+});
