@@ -58,6 +58,8 @@ const SERVER_DEFAULTS = {
     maxSessionsPerClient: 32,
     maxTurnsPerClient: 2,
     activityEndpoints: 10_000,
+    leaderTimeoutMs: 5_000,
+    leaderMaxBytes: 33_554_432,
   },
   catalog: { enabled: false, cacheControl: 'max-age=60', hostName: 'a2a-discovery' },
 };

@@ -19,7 +19,7 @@ import type { JsonServer } from '../helpers/json-server.js';
 import { startJsonServer } from '../helpers/json-server.js';
 import type { TestPostgres } from '../helpers/postgres.js';
 import { POSTGRES_SKIP, startPostgres } from '../helpers/postgres.js';
-import { expectNoAxeViolations } from '../web/axe.js';
+import { expectNoAxeViolationsAllRules } from '../web/axe.js';
 import { launchBrowser, openPage, screenshot, text, until } from '../web/browser.js';
 
 describe('a follower replica’s dashboard shows the leader’s truth and says it follows', { skip: POSTGRES_SKIP }, () => {
@@ -111,7 +111,7 @@ describe('a follower replica’s dashboard shows the leader’s truth and says i
     await onC.goto(`${c.url}/#/endpoints`);
     await onC.locator('#replica-role', { hasText: 'Follower of replica-a' }).waitFor();
     await onC.locator('#connection', { hasText: 'Live' }).waitFor();
-    await expectNoAxeViolations(onB, 'a follower’s Endpoints view');
+    await expectNoAxeViolationsAllRules(onB, 'a follower’s Endpoints view');
 
     // The leader stops: B or C takes over (whichever tries the lock first), and its page says so
     // once; the other's page, which hears none of the new leader's events, sees its leader change.

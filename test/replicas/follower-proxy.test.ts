@@ -125,6 +125,9 @@ describe('a follower answers the leader’s lists, with its token, and says when
       assert.match(String(gone.body.message), /this replica \(replica-b\) follows replica-a \(epoch \d+\), which could not be reached/);
       assert.equal(gone.body.endpoints, undefined, 'no empty list passed off as the truth');
     }
+    // Each refusal is counted.
+    const metrics = await (await fetch(`${b.url}/metrics`, { headers: { authorization: `Bearer ${TOKEN}` } })).text();
+    assert.match(metrics, /a2a_discovery_http_refusals_total\{reason="leader_unreachable"\} 4\b/);
 
     // The follower's page says the leader's lists cannot be shown, not "0 endpoints".
     browser = await launchBrowser();

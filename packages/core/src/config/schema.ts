@@ -130,6 +130,9 @@ const serverLimits = z.strictObject({
   maxTurnsPerClient: positiveInt.default(2),
   // Endpoints whose cache activity is counted at once (the oldest counted goes beyond).
   activityEndpoints: positiveInt.default(10_000),
+  // A follower replica shows the leader's lists: how long it waits for them, and how large they may be.
+  leaderTimeoutMs: positiveInt.default(5_000),
+  leaderMaxBytes: positiveInt.default(32 * 1024 * 1024),
 });
 
 /** The service's limits when the configuration sets none: the one place their defaults live. */

@@ -100,6 +100,10 @@ export interface ServerLimitsConfig {
   readonly maxTurnsPerClient: number;
   /** Endpoints whose cache activity (/api/activity) is counted at once; the one counted first is dropped beyond. Default 10,000. */
   readonly activityEndpoints: number;
+  /** A follower replica waits this long for the leader's lists (503 `leaderUnreachable` past it). Default 5 s. */
+  readonly leaderTimeoutMs: number;
+  /** The largest answer a follower takes from the leader (503 past it). Default 32 MiB. */
+  readonly leaderMaxBytes: number;
 }
 
 /** One entry of `credentials:`, headers sent only to one exact origin. */

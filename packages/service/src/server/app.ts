@@ -217,7 +217,10 @@ export function createApp(o: AppOptions): Hono {
     }
     const answer = await o.followerProxy?.answer(path, new URL(c.req.url).search);
     if (answer === undefined) return undefined;
-    if (answer.status === 503) c.header('Retry-After', '2');
+    if (answer.status === 503) {
+      refuse('leader_unreachable');
+      c.header('Retry-After', '2');
+    }
     return c.json(answer.body, answer.status);
   };
   const servedBy = () => {

@@ -12,6 +12,7 @@
  */
 import { networkInterfaces } from 'node:os';
 import type { ReplicaStatus } from '@a2a-discovery/store';
+import { DEFAULT_SERVER_LIMITS } from './limits.js';
 
 /** The paths a follower answers from the leader. */
 export type LeaderPath = '/api/endpoints' | '/api/endpoints/card' | '/api/sources' | '/api/activity';
@@ -19,19 +20,15 @@ export type LeaderPath = '/api/endpoints' | '/api/endpoints/card' | '/api/source
 /** Sent with a follower's request: the leader answers it itself, and a replica that no longer leads refuses it (no loop). */
 export const FOLLOWER_HEADER = 'x-a2ad-follower';
 
-/** A follower waits this long for the leader's whole answer. */
-const TIMEOUT_MS = 5_000;
-/** The largest answer taken from the leader (the endpoint list of the service's endpoint bound fits many times). */
-const MAX_BYTES = 32 * 1024 * 1024;
 
 export interface FollowerProxyOptions {
   /** This replica's role and the leader it last read. */
   status: () => ReplicaStatus;
   /** The service's bearer token, sent to the leader (replicas share one configuration). */
   token?: string;
-  /** Default 5,000. */
+  /** How long to wait for the leader's whole answer (`server.limits.leaderTimeoutMs`). */
   timeoutMs?: number;
-  /** Default 32 MiB. */
+  /** The largest answer taken from the leader (`server.limits.leaderMaxBytes`). */
   maxBytes?: number;
 }
 
@@ -48,8 +45,8 @@ export class FollowerProxy {
 
   constructor(o: FollowerProxyOptions) {
     this.#o = o;
-    this.#timeoutMs = o.timeoutMs ?? TIMEOUT_MS;
-    this.#maxBytes = o.maxBytes ?? MAX_BYTES;
+    this.#timeoutMs = o.timeoutMs ?? DEFAULT_SERVER_LIMITS.leaderTimeoutMs;
+    this.#maxBytes = o.maxBytes ?? DEFAULT_SERVER_LIMITS.leaderMaxBytes;
   }
 
   /**

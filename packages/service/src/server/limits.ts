@@ -50,6 +50,10 @@ export interface ServerLimits {
   maxTurnsPerClient: number;
   /** Endpoints whose cache activity is counted at once; beyond, the one counted first is dropped (`a2a_discovery_activity_endpoints_dropped`). Default 10,000. */
   activityEndpoints: number;
+  /** A follower waits this long for the leader's lists (`server.limits.leaderTimeoutMs`). Default 5 s. */
+  leaderTimeoutMs: number;
+  /** The largest answer a follower takes from the leader (`server.limits.leaderMaxBytes`). Default 32 MiB. */
+  leaderMaxBytes: number;
 }
 
 /** The defaults, from the configuration schema (one definition for the YAML keys and the library). */
@@ -76,7 +80,8 @@ export type RefusalReason =
   | 'inspections_per_client'
   | 'sessions_per_client'
   | 'turns_per_client'
-  | 'turn_aborted';
+  | 'turn_aborted'
+  | 'leader_unreachable';
 
 /** Counts a refusal (the metrics' counter, or nothing). */
 export type OnRefusal = (reason: RefusalReason) => void;

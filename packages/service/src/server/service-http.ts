@@ -70,7 +70,8 @@ export function buildHttp(
   const metrics = createMetrics({ events: p.events, cache: p.cache, loop, trees: p.trees, openStreams: () => streams.size, store: () => store.status(), journalDropped: () => p.replication.follow.writer.dropped, activity: () => p.journal.activityStats, upstreamBudget: () => fetchers.budget.stats, ...(coordinator && { replica: () => coordinator.status() }) });
   const shutdown = new AbortController();
   // A follower answers the leader's lists (follower-proxy.ts); requests in flight end with the service.
-  const followerProxy = coordinator && new FollowerProxy({ status: () => coordinator.status(), ...(o.token !== undefined && o.token !== '' && { token: o.token }) });
+  const followerProxy =
+    coordinator && new FollowerProxy({ status: () => coordinator.status(), timeoutMs: limits.leaderTimeoutMs, maxBytes: limits.leaderMaxBytes, ...(o.token !== undefined && o.token !== '' && { token: o.token }) });
   if (followerProxy) shutdown.signal.addEventListener('abort', () => followerProxy.close(), { once: true });
   // The inspector fetches under discovery's policy, bounds and card size, with fetchers of its own that hold no credentials.
   const { policy, ...bounds } = fetchers.bounds;
