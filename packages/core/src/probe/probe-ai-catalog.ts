@@ -60,7 +60,8 @@ export interface ProbeAiCatalogOptions extends ProbeEndpointOptions {
 
 /**
  * True when a response or a document is an AI Catalog: its content type is
- * `application/ai-catalog+json`, or it is a JSON object with `specVersion` and `entries`.
+ * `application/ai-catalog+json`, or it is a JSON object with `specVersion` and `entries`, or with an
+ * `entries` array (a catalog that lacks `specVersion` is read as one and told so).
  *
  * @example if (isAiCatalogDocument(bytes)) report = await probeAiCatalogDocument(bytes, options);
  */
@@ -72,7 +73,10 @@ export function isAiCatalogDocument(body: Uint8Array | string, contentType?: str
   } catch {
     return false;
   }
-  return typeof value === 'object' && value !== null && !Array.isArray(value) && 'specVersion' in value && 'entries' in value;
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return false;
+  // An `entries` array is a catalog's, never an agent card's: a catalog that lacks `specVersion`
+  // is still read as a catalog, and told that it lacks it (not refused as a card without a name).
+  return ('specVersion' in value && 'entries' in value) || Array.isArray((value as { entries?: unknown }).entries);
 }
 
 /**
