@@ -1,13 +1,12 @@
 /**
  * `POST /api/inspect` is bounded in what one call costs (issue 24): a 5,000-entry AI Catalog at a
- * URL is judged in time linear in its entries and in slices, so `/healthz` stays responsive (the
- * event-loop delay measured with `monitorEventLoopDelay`); nested catalogs and card probes share
+ * URL counts every entry in a bounded answer (its event-loop delay is inspect-event-loop.test.ts's);
+ * nested catalogs and card probes share
  * one budget of upstream requests, counted at the origin; the answer's bytes are bounded with a
  * `truncated` marker; a catalog URL with a query is fetched once.
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { startService } from '../../packages/service/src/server/index.js';
 import type { RunningService } from '../../packages/service/src/server/index.js';
 import type { InspectResult } from '../../packages/service/src/server/inspector.js';
@@ -43,33 +42,12 @@ describe('POST /api/inspect: bounded work per request', () => {
     await origin?.close();
   });
 
-  test('a 5,000-entry catalog at a URL: /healthz stays responsive (event-loop delay p99 bounded), every entry counted, the answer bounded', async (t) => {
-    origin.routes.set('/warm.json', { headers: { 'content-type': AI_CATALOG }, body: { specVersion: '1.0', entries: cardEntries(origin.origin, 5_000, 'w') } });
+  // The event-loop bound during such an inspection (p99 under 100 ms beside a control) is
+  // test/server/inspect-event-loop.test.ts; here, what the answer holds.
+  test('a 5,000-entry catalog at a URL: every entry counted, the answer bounded', async () => {
     origin.routes.set('/big.json', { headers: { 'content-type': AI_CATALOG }, body: { specVersion: '1.0', entries: cardEntries(origin.origin, 5_000) } });
-    // Warm the code paths once with a catalog of the same size (module loading and the compiler's
-    // first passes are not what is measured: a running service has them behind it).
-    assert.equal((await inspect(s, { url: `${origin.origin}/warm.json` })).status, 200);
-
-    const delay = monitorEventLoopDelay({ resolution: 10 });
-    delay.enable();
-    let done = false;
-    let healthz = 0;
-    const probe = (async () => {
-      while (!done) {
-        assert.equal((await request(s.url, 'GET', '/healthz')).status, 200);
-        healthz++;
-      }
-    })();
     const { status, bytes, json } = await inspect(s, { url: `${origin.origin}/big.json` });
-    done = true;
-    await probe;
-    delay.disable();
-    const p99 = delay.percentile(99) / 1e6;
-    const max = delay.max / 1e6;
-    t.diagnostic(`event-loop delay during the inspection: p99 ${p99.toFixed(1)} ms, max ${max.toFixed(1)} ms; /healthz answered ${healthz} times; answer ${bytes} bytes`);
     assert.equal(status, 200);
-    // A generous bound on this shared machine (the issue's target is 100 ms); 2.5 s before the fix.
-    assert.ok(p99 < 250, `event-loop delay p99 ${p99.toFixed(1)} ms`);
     const c = json.aiCatalog!;
     assert.equal(c.counts.entries, 5_000, 'the counts cover every entry');
     assert.equal(c.counts.accepted, 20);
