@@ -6,6 +6,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { isAiCatalogDocument, probeAiCatalogDocument } from '../../packages/core/src/probe/index.js';
+import { HostPolicy, createCardFetcher } from '../../packages/core/src/fetch/index.js';
 
 const catalog = JSON.stringify({ entries: [{ identifier: 'urn:air:a.example.com:agent:x', displayName: 'x', type: 'application/a2a-agent-card+json', url: 'https://a.example.com/x.json' }] });
 
@@ -17,7 +18,11 @@ test('an entries array makes a catalog, with or without specVersion; an agent ca
 });
 
 test('the report names the missing specVersion at its path', async () => {
-  const report = await probeAiCatalogDocument(catalog, {});
+  // Nothing is fetched: the document is refused before its entries are read.
+  const policy = HostPolicy.from({ allow: ['https://a.example.com'] });
+  const fetcher = createCardFetcher({ policy });
+  const report = await probeAiCatalogDocument(catalog, { policy, fetcher });
+  await fetcher.close();
   const root = report.documents[0]!;
   assert.equal(root.usable, false);
   assert.equal(root.stage, 'schema');
