@@ -9,7 +9,7 @@
  *
  * @module
  */
-import canonicalize from 'canonicalize';
+import { canonicalJson } from '../card/canonical.js';
 import { createHash } from 'node:crypto';
 
 /** Milliseconds of work between two turns of the event loop (the issue's bound is 100 ms of delay). */
@@ -76,7 +76,7 @@ export async function pacedCanonicalJson(value: unknown, pacer: Pacer): Promise<
 function* canonicalPieces(value: unknown, out: (text: string) => void, count: { values: number }): Generator<void, void> {
   if (++count.values % VALUES_PER_STEP === 0) yield;
   if (value === null || typeof value !== 'object' || typeof (value as { toJSON?: unknown }).toJSON === 'function') {
-    out(canonicalJsonOf(value));
+    out(canonicalJson(value));
     return;
   }
   if (Array.isArray(value)) {
@@ -95,15 +95,9 @@ function* canonicalPieces(value: unknown, out: (text: string) => void, count: { 
   for (const key of Object.keys(record).sort()) {
     const member = record[key];
     if (member === undefined || typeof member === 'symbol') continue;
-    out(`${first ? '' : ','}${canonicalJsonOf(key)}:`);
+    out(`${first ? '' : ','}${canonicalJson(key)}:`);
     first = false;
     yield* canonicalPieces(member, out, count);
   }
   out('}');
-}
-
-function canonicalJsonOf(value: unknown): string {
-  const text = canonicalize(value);
-  if (text === undefined) throw new Error('value has no JSON representation');
-  return text;
 }

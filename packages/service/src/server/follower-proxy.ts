@@ -12,6 +12,7 @@
  */
 import { networkInterfaces } from 'node:os';
 import type { ReplicaStatus } from '@a2a-discovery/store';
+import { DiscoveryError } from 'a2a-discovery';
 import { DEFAULT_SERVER_LIMITS } from './limits.js';
 
 /** The paths a follower answers from the leader. */
@@ -59,15 +60,8 @@ export class FollowerProxy {
     const who = `this replica (${s.id}) follows ${s.leader ?? 'no leader yet'} (epoch ${s.epoch})`;
     if (s.leader === null || s.leader === s.id) return unreachable(s, `${who}: no other replica leads yet, and a follower runs no discovery of its own`);
     if (s.leaderUrl === null) return unreachable(s, `${who}, which advertised no URL to reach it (replica.advertiseUrl)`);
-    let target: URL;
-    try {
-      const base = new URL(s.leaderUrl);
-      if (base.protocol !== 'http:' && base.protocol !== 'https:') throw new Error('not http(s)');
-      target = new URL(`${base.pathname.replace(/\/+$/, '')}${path}${search}`, base.origin);
-      if (target.origin !== base.origin) throw new Error('another origin');
-    } catch {
-      return unreachable(s, `${who}, whose advertised URL is not an http(s) URL (replica.advertiseUrl)`);
-    }
+    const target = leaderTarget(s.leaderUrl, path, search);
+    if (target === undefined) return unreachable(s, `${who}, whose advertised URL is not an http(s) URL (replica.advertiseUrl)`);
     const signal = AbortSignal.any([AbortSignal.timeout(this.#timeoutMs), this.#closed.signal]);
     try {
       const res = await fetch(target, {
@@ -137,12 +131,21 @@ function unreachable(s: ReplicaStatus, why: string): LeaderAnswer {
   };
 }
 
+/** The leader's URL for `path` + `search`, on the advertised origin only; undefined when it is not an http(s) URL. */
+function leaderTarget(leaderUrl: string, path: string, search: string): URL | undefined {
+  if (!URL.canParse(leaderUrl)) return undefined;
+  const base = new URL(leaderUrl);
+  if (base.protocol !== 'http:' && base.protocol !== 'https:') return undefined;
+  const target = new URL(`${base.pathname.replace(/\/+$/, '')}${path}${search}`, base.origin);
+  return target.origin === base.origin ? target : undefined;
+}
+
 /** The body of `res` as text, refused past `maxBytes` (the stream is cancelled). */
 async function readCapped(res: Response, maxBytes: number): Promise<string> {
   const declared = Number(res.headers.get('content-length') ?? NaN);
   if (Number.isFinite(declared) && declared > maxBytes) {
     await res.body?.cancel().catch(() => undefined);
-    throw new Error(`larger than ${maxBytes} bytes`);
+    throw new DiscoveryError('ERR_BODY_TOO_LARGE', `larger than ${maxBytes} bytes (server.limits.leaderMaxBytes)`);
   }
   if (!res.body) return '';
   const chunks: Uint8Array[] = [];
@@ -154,7 +157,7 @@ async function readCapped(res: Response, maxBytes: number): Promise<string> {
     size += value.byteLength;
     if (size > maxBytes) {
       await reader.cancel().catch(() => undefined);
-      throw new Error(`larger than ${maxBytes} bytes`);
+      throw new DiscoveryError('ERR_BODY_TOO_LARGE', `larger than ${maxBytes} bytes (server.limits.leaderMaxBytes)`);
     }
     chunks.push(value);
   }
