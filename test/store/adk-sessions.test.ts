@@ -141,10 +141,10 @@ describe('the session service on a PostgreSQL store with sslmode=require', { ski
     });
     const out = JSON.parse(stdout.trim().split('\n').at(-1)!) as { state: Record<string, unknown> };
     assert.deepEqual(out.state, { topic: 'warranty' });
-    // The conversation is in the store's PostgreSQL database (ADK's own table), not in a process.
+    // The conversation is in the store's PostgreSQL database (ADK's own table, in the store's schema), not in a process.
     const check = client(server, { ca: cert.cert });
     try {
-      const rows = ((await check.raw("SELECT state FROM sessions WHERE id = 's-1' AND user_id = 'alice'")) as { rows: unknown[] }).rows;
+      const rows = ((await check.raw("SELECT state FROM tls_sessions.sessions WHERE id = 's-1' AND user_id = 'alice'")) as { rows: unknown[] }).rows;
       assert.deepEqual(rows, [{ state: { topic: 'warranty' } }]);
     } finally {
       await check.destroy();

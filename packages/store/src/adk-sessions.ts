@@ -25,7 +25,7 @@ import type { StateStore } from './state-store.js';
 /** Work run through a store's gate (see `StateStore.exclusive`). */
 export type SessionGate = <T>(work: () => Promise<T>) => Promise<T>;
 
-export interface AdkSessionServiceOptions extends Pick<OpenStateStoreOptions, 'dataDir' | 'password'> {
+export interface AdkSessionServiceOptions extends Pick<OpenStateStoreOptions, 'dataDir' | 'password' | 'schema'> {
   /**
    * The state store opened from the same description. When it has a gate (`exclusive`), every
    * call of the session service runs through it, so ADK's transactions on a shared SQLite file
@@ -64,7 +64,7 @@ export async function openAdkSessionService(spec: string | StoreSpec, options: A
   if (parsed.kind === 'memory' || (parsed.kind === 'sqlite' && parsed.file === ':memory:')) {
     return { service: new InMemorySessionService(), close: () => Promise.resolve() };
   }
-  const service = parsed.kind === 'sqlite' ? await sqliteSessions(sqliteFilePath(parsed.file, options.dataDir)) : await postgresSessions(parsed.url, options.password);
+  const service = parsed.kind === 'sqlite' ? await sqliteSessions(sqliteFilePath(parsed.file, options.dataDir)) : await postgresSessions(parsed.url, options.password, options.schema);
   const store = options.store;
   const gate: SessionGate | undefined = store?.exclusive && (<T>(work: () => Promise<T>) => store.exclusive!(work));
   const close = async () => {
@@ -98,7 +98,8 @@ async function sqliteSessions(file: string): Promise<DatabaseSessionService> {
   });
 }
 
-async function postgresSessions(url: string, password: string | undefined): Promise<DatabaseSessionService> {
+/** On PostgreSQL, ADK's tables go in the store's schema (`schema`, default `public`), created when missing. */
+async function postgresSessions(url: string, password: string | undefined, schema: string | undefined): Promise<DatabaseSessionService> {
   const { PostgreSqlDriver } = await import('@mikro-orm/postgresql');
   const pg = postgresConnection(url);
   return new DatabaseSessionService({
@@ -107,6 +108,7 @@ async function postgresSessions(url: string, password: string | undefined): Prom
     port: pg.port,
     user: pg.user,
     dbName: pg.database,
+    ...(schema !== undefined && { schema }),
     ...(password !== undefined && { password }),
     // MikroORM merges `driverOptions` into knex's configuration: `connection.ssl` reaches node-postgres.
     ...(pg.ssl && { driverOptions: { connection: { ssl: { ...pg.ssl } } } }),

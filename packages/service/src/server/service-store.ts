@@ -29,6 +29,7 @@ export async function openStores(o: ServiceOptions, clock: Clock): Promise<Servi
     const sessionStore = await openAdkSessionService(o.sessions?.history === 'memory' || typeof o.store === 'object' ? 'memory' : (o.store ?? 'memory'), {
       ...(o.storeOptions?.dataDir !== undefined && { dataDir: o.storeOptions.dataDir }),
       ...(o.storeOptions?.password !== undefined && { password: o.storeOptions.password }),
+      ...(o.storeOptions?.schema !== undefined && { schema: o.storeOptions.schema }),
       store,
     });
     return { store, ownStore, startSeq, sessionStore };
