@@ -1,6 +1,7 @@
 /**
  * Three `a2a-discovery serve` child processes on one real PostgreSQL, with loopback peers:
- * exactly one leads; a mass expiry costs exactly one upstream request per card (counted at the
+ * exactly one leads; a follower's dashboard (Chromium) shows the leader's endpoints and says whom
+ * it follows; a mass expiry costs exactly one upstream request per card (counted at the
  * peers); a session started on one replica continues on another with the same digest, agent
  * names and history; SIGKILL of the leader hands leadership over and discovery continues (a card
  * change is published and every replica serves it); PostgreSQL stopped and started again loses no
@@ -25,6 +26,7 @@ import { adkStyleCard } from '../helpers/cards.js';
 import { CLI } from '../helpers/cli.js';
 import type { TestPostgres } from '../helpers/postgres.js';
 import { POSTGRES_SKIP, startPostgres } from '../helpers/postgres.js';
+import { launchBrowser, openPage, text, until } from '../web/browser.js';
 
 interface Replica {
   child: ChildProcessWithoutNullStreams;
@@ -220,6 +222,27 @@ describe('three replicas on one PostgreSQL (child processes)', { skip: POSTGRES_
     const metrics = await (await fetch(`${replicas[0]!.url}/metrics`)).text();
     assert.match(metrics, /a2a_discovery_replica_leader [01]/);
     assert.match(metrics, /a2a_discovery_replica_in_sync 1/);
+  });
+
+  test('a follower serve process shows the leader\'s endpoints on its dashboard and says whom it follows', async () => {
+    const infos = await Promise.all(replicas.map(readyz));
+    const leader = replicas[infos.findIndex((r) => r.replica.role === 'leader')]!;
+    const follower = replicas[infos.findIndex((r) => r.replica.role === 'follower')]!;
+    const leaderId = infos.find((r) => r.replica.role === 'leader')!.replica.id;
+    const own = (await json(`${leader.url}/api/endpoints`)).body.endpoints as Array<{ baseUrl: string }>;
+    const viaFollower = (await json(`${follower.url}/api/endpoints`)).body;
+    assert.equal(viaFollower.servedBy, leaderId, 'the follower answers with the leader\'s list');
+    assert.deepEqual((viaFollower.endpoints as Array<{ baseUrl: string }>).map((e) => e.baseUrl).sort(), own.map((e) => e.baseUrl).sort());
+    const browser = await launchBrowser();
+    try {
+      const { page, problems } = await openPage(browser);
+      await page.goto(`${follower.url}/#/endpoints`);
+      await until(() => page.locator('table.endpoints tbody tr[data-endpoint]').count(), (n) => n === own.length, 'the leader\'s endpoints on the follower\'s page');
+      assert.match(await text(page.locator('#replica-role')), new RegExp(`^Follower of ${leaderId.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} · epoch \\d+`));
+      assert.deepEqual(problems, []);
+    } finally {
+      await browser.close();
+    }
   });
 
   test('a mass expiry costs exactly one upstream request per card; followers request nothing', async () => {
