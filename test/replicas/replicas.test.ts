@@ -82,6 +82,7 @@ async function waitFor<T>(fn: () => Promise<T | undefined>, what: string): Promi
 }
 
 interface ReplicaInfo {
+  id: string;
   role: 'leader' | 'follower';
   epoch: number;
   connected: boolean;
