@@ -56,7 +56,7 @@ describe('idle expiry with two replicas on one PostgreSQL', { skip: POSTGRES_SKI
     }
   };
   const userTurns = async (sessionId: string) =>
-    (await sql('SELECT event_data FROM events WHERE session_id = $1 ORDER BY timestamp', [sessionId]))
+    (await sql('SELECT event_data FROM idle_expiry.events WHERE session_id = $1 ORDER BY timestamp', [sessionId]))
       .map((r) => (typeof r.event_data === 'string' ? JSON.parse(r.event_data) : r.event_data) as { author: string; content?: { parts?: Array<{ text?: string }> } })
       .filter((e) => e.author === 'user')
       .map((e) => e.content?.parts?.[0]?.text);
