@@ -87,7 +87,7 @@ export type {
 } from './card/index.js';
 
 export { HostPolicy, isLoopbackHost, createCardFetcher, createGuardedLookup, inlineCardKey, catalogCardUrl, isCardUrl, isInlineCardKey, CATALOG_CARD_FRAGMENT, CARD_PATH } from './fetch/index.js';
-export { OriginBudget } from './fetch/index.js';
+export { OriginBudget, toPeerCredentials } from './fetch/index.js';
 export type { OriginBudgetOptions, OriginBudgetStats } from './fetch/index.js';
 export type {
   HostPolicyOptions,
@@ -98,6 +98,10 @@ export type {
   GuardedLookupOptions,
   ResolvedAddress,
   Resolver,
+  OriginCredentials,
+  PeerCredentials,
+  PresentableScheme,
+  CredentialsInput,
 } from './fetch/index.js';
 
 export { CardCache, MemoryCardStore } from './cache/index.js';

@@ -29,11 +29,9 @@ import { DiscoveryError } from '../errors.js';
 import { createGuardedLookup, type Resolver } from './address-guard.js';
 import { type HostPolicy, verdictError } from './host-policy.js';
 
-/**
- * Per-origin credentials: called with the request's exact origin (`https://host[:port]`); the
- * headers returned are sent on that request only, hence only to that origin.
- */
-export type OriginCredentials = (origin: string) => Record<string, string> | undefined | Promise<Record<string, string> | undefined>;
+import type { OriginCredentials } from './peer-credentials.js';
+
+export type { OriginCredentials };
 
 /** Extra trusted CA certificates (PEM), added to Node's default roots. */
 export type TrustedCa = string | Buffer | ReadonlyArray<string | Buffer>;
