@@ -206,3 +206,50 @@ function decodeProtectedHeader(b64: string): Record<string, unknown> | undefined
     return undefined;
   }
 }
+
+/** The interface a client here calls ({@link preferredInterface}). */
+export interface ChosenInterface {
+  /** Its position in the card's `supportedInterfaces` (the normalized model's order). */
+  readonly index: number;
+  readonly url: string;
+  /** `JSONRPC` or `HTTP+JSON`, upper case. */
+  readonly binding: string;
+  /** Major.Minor as the card declares it (`1.0`, `0.3`, `0.2`). */
+  readonly protocolVersion: string;
+  /** The interface's tenant, echoed on every call (A2A 1.0 §8.3.2); absent when the card names none. */
+  readonly tenant?: string;
+  /** Which client speaks it: ADK's `RemoteA2AAgent` (A2A 0.2/0.3) or the 1.x client (`V1RemoteAgent`). */
+  readonly client: 'adk-0.3' | 'a2a-1.x';
+}
+
+/** Options of {@link preferredInterface}. */
+export interface PreferredInterfaceOptions {
+  /** Only interfaces of this tenant (a static entry or registry record naming one). */
+  readonly tenant?: string;
+}
+
+/**
+ * The interface a client here calls, by the card's own preference (A2A 1.0 §8.3.2: the first
+ * entry of `supportedInterfaces` whose transport the client supports): the first JSONRPC or
+ * HTTP+JSON interface, in an A2A version this product speaks (0.2/0.3 through ADK, 1.x), that
+ * `judge` admits (every interface when no judge is given), of `options.tenant` when set.
+ * Undefined when there is none. Pure.
+ *
+ * @example preferredInterface(card, policy)?.url // 'https://billing.example.com/a2a/v1'
+ */
+export function preferredInterface(
+  card: { readonly supportedInterfaces: readonly { url: string; protocolBinding: string; protocolVersion: string; tenant?: string }[] },
+  judge?: UrlJudge,
+  options: PreferredInterfaceOptions = {},
+): ChosenInterface | undefined {
+  for (const [index, i] of card.supportedInterfaces.entries()) {
+    const binding = i.protocolBinding.toUpperCase();
+    if (!CALLED_BINDINGS.has(binding) || isHostPortTarget(i.url)) continue;
+    const client = /^0\.[23](\.|$)/.test(i.protocolVersion) ? 'adk-0.3' : /^1\./.test(i.protocolVersion) ? 'a2a-1.x' : undefined;
+    if (client === undefined) continue;
+    if (options.tenant !== undefined && i.tenant !== options.tenant) continue;
+    if (judge !== undefined && !judge.check(i.url).allowed) continue;
+    return { index, url: i.url, binding, protocolVersion: i.protocolVersion, ...(i.tenant !== undefined && { tenant: i.tenant }), client };
+  }
+  return undefined;
+}
