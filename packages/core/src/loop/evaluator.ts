@@ -37,6 +37,9 @@ export class Evaluator {
   #verdicts: ReadonlyMap<string, Verdict> = new Map();
   // Unchanged (same object) cards are matched once, not every cycle; the select options are fixed.
   readonly #matchMemo: MatchMemo = new WeakMap();
+  // Static agents whose card once fitted (by base URL), so only they "no longer fit"; an
+  // endpoint's URL leaves with the endpoint.
+  readonly #fitted = new Set<string>();
   #reviewedCache: { from: ReadonlyArray<readonly EndpointRecord[]>; list: ReviewedAgent[] } | undefined;
   /**
    * The last evaluation's inputs and selection, reused while nothing it depends on changed and its
@@ -115,7 +118,11 @@ export class Evaluator {
       }
       return undefined;
     }
-    const selection = selectAgents(candidates, { ...this.#o.select, reviewed: reviewedList, memo: this.#matchMemo });
+    if (this.#fitted.size > 0) {
+      const present = new Set(admitted.map((ep) => ep.baseUrl));
+      for (const url of this.#fitted) if (!present.has(url)) this.#fitted.delete(url);
+    }
+    const selection = selectAgents(candidates, { ...this.#o.select, reviewed: reviewedList, memo: this.#matchMemo, fitted: this.#fitted });
     for (const [url, v] of selection.verdicts) {
       const prev = this.#verdicts.get(url);
       if (!prev || prev.verdict !== v.verdict || prev.localName !== v.localName) {
