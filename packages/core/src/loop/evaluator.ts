@@ -38,7 +38,7 @@ export class Evaluator {
   // Unchanged (same object) cards are matched once, not every cycle; the select options are fixed.
   readonly #matchMemo: MatchMemo = new WeakMap();
   // Static agents whose card once fitted (by base URL), so only they "no longer fit"; an
-  // endpoint's URL leaves with the endpoint.
+  // endpoint's URL leaves with the endpoint ({@link forget}).
   readonly #fitted = new Set<string>();
   #reviewedCache: { from: ReadonlyArray<readonly EndpointRecord[]>; list: ReviewedAgent[] } | undefined;
   /**
@@ -118,10 +118,6 @@ export class Evaluator {
       }
       return undefined;
     }
-    if (this.#fitted.size > 0) {
-      const present = new Set(admitted.map((ep) => ep.baseUrl));
-      for (const url of this.#fitted) if (!present.has(url)) this.#fitted.delete(url);
-    }
     const selection = selectAgents(candidates, { ...this.#o.select, reviewed: reviewedList, memo: this.#matchMemo, fitted: this.#fitted });
     for (const [url, v] of selection.verdicts) {
       const prev = this.#verdicts.get(url);
@@ -141,6 +137,11 @@ export class Evaluator {
     }
     this.#pending = { candidates, degraded, reviewed: reviewedList, selection };
     return toSnapshotAgents(selection.selected, (url) => ({ degraded: health.get(url)?.state === 'degraded' }));
+  }
+
+  /** Forgets what is known of an endpoint that left discovery (whether its card once fitted). */
+  forget(url: string): void {
+    this.#fitted.delete(url);
   }
 
   /**
