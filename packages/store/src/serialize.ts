@@ -32,7 +32,7 @@ export function entryFromJson<C = AgentCardModel, V extends string = CardProtoco
     card: deepFreeze(rest.card),
     warnings: deepFreeze(rest.warnings ?? []),
     // The extended card is persisted with its entry (its identity's label, never a secret).
-    extended: rest.extended == null ? undefined : deepFreeze(rest.extended),
+    ...(rest.extended != null && { extended: deepFreeze(rest.extended) }),
     expiresAt: fromWall(expiresAtWall, clock),
     nextAttemptAt: nextAttemptAtWall === null ? undefined : fromWall(nextAttemptAtWall, clock),
   };
