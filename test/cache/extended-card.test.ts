@@ -88,7 +88,7 @@ function skills(extra: string | undefined): Array<Record<string, unknown>> {
 const noExecutor = { execute: async (_c: unknown, bus: { finished(): void }) => bus.finished(), cancelTask: async () => undefined };
 
 /** @a2a-js/sdk 1.3.0: protocol 1.0, `extendedAgentCard: true`, the extended card from `DefaultRequestHandler`'s provider. */
-async function start13(options: { interfaceOrigin?: string } = {}): Promise<Peer> {
+async function start13(options: { interfaceOrigin?: string; rest?: boolean; extendedInterface?: string } = {}): Promise<Peer> {
   const seen: Seen[] = [];
   let status: number | undefined;
   let extra = 'billing-disputes';
@@ -100,7 +100,11 @@ async function start13(options: { interfaceOrigin?: string } = {}): Promise<Peer
     name: 'Ledger Agent',
     description: 'Answers ledger questions.',
     version: '1.0.0',
-    supportedInterfaces: [{ url: `${options.interfaceOrigin ?? origin}/`, protocolBinding: 'JSONRPC', protocolVersion: '1.0' }],
+    supportedInterfaces: [
+      options.rest === true
+        ? { url: `${origin}/rest`, protocolBinding: 'HTTP+JSON', protocolVersion: '1.0' }
+        : { url: `${options.interfaceOrigin ?? origin}/`, protocolBinding: 'JSONRPC', protocolVersion: '1.0' },
+    ],
     capabilities: { streaming: false, extendedAgentCard: true },
     defaultInputModes: ['text/plain'],
     defaultOutputModes: ['text/plain'],
@@ -108,10 +112,13 @@ async function start13(options: { interfaceOrigin?: string } = {}): Promise<Peer
   });
   const handler = new sdk13.DefaultRequestHandler(AgentCard13.fromJSON(card(undefined)), new sdk13.InMemoryTaskStore(), noExecutor as never, undefined, undefined, undefined, async (ctx) => {
     if (ctx.user?.isAuthenticated !== true) throw new Error('authentication required');
-    return AgentCard13.fromJSON(card(extra));
+    const extended = card(extra);
+    if (options.extendedInterface !== undefined) extended.supportedInterfaces.unshift({ url: options.extendedInterface, protocolBinding: 'JSONRPC', protocolVersion: '1.0' });
+    return AgentCard13.fromJSON(extended);
   });
   app.use('/.well-known/agent-card.json', sdk13Express.agentCardHandler({ agentCardProvider: async () => card(undefined) as unknown as AgentCard13, cache: { maxAge: 60 } }));
-  app.use(sdk13Express.jsonRpcHandler({ requestHandler: handler, userBuilder }));
+  if (options.rest === true) app.use('/rest', sdk13Express.restHandler({ requestHandler: handler, userBuilder }));
+  else app.use(sdk13Express.jsonRpcHandler({ requestHandler: handler, userBuilder }));
   return {
     label: '@a2a-js/sdk 1.3.0',
     baseUrl: `${origin}/`,
@@ -312,6 +319,24 @@ for (const [name, start, rpc, version] of [
 }
 
 describe('extended cards: fallback, other origins, persistence', () => {
+  test('over HTTP+JSON (@a2a-js/sdk 1.3.0 restHandler): GET {url}/extendedAgentCard with A2A-Version 1.0', async () => {
+    const peer = await start13({ rest: true });
+    peers.push(peer);
+    const h = harness([peer], [peer]);
+    try {
+      await h.loop.start();
+      assert.equal(h.agent()?.cardKind, 'extended');
+      const calls = peer.seen.filter((s) => s.path === '/rest/extendedAgentCard');
+      assert.equal(calls.length, 1);
+      assert.equal(calls[0]!.method, 'GET');
+      assert.equal(calls[0]!.version, '1.0');
+      assert.equal(calls[0]!.authorization, `Bearer ${TOKEN}`);
+    } finally {
+      await h.stop();
+    }
+  });
+
+
   test('a failing extended call with no good card ever leaves the public card in use, and says why', async () => {
     const peer = await start13();
     peers.push(peer);
@@ -325,6 +350,22 @@ describe('extended cards: fallback, other origins, persistence', () => {
       assert.equal(view!.cache?.extendedError?.status, 500);
       const alert = h.events.find((e) => e.type === 'alert' && e.kind === 'extended-card');
       assert.ok(alert?.type === 'alert' && alert.message.includes('the public card is used') && alert.message.includes(`${peer.origin}/`));
+    } finally {
+      await h.stop();
+    }
+  });
+
+  test('an extended card is checked like a public card: one naming an interface outside the allowlist is refused', async () => {
+    const peer = await start13({ extendedInterface: 'https://elsewhere.example.com/a2a' });
+    peers.push(peer);
+    const h = harness([peer], [peer]);
+    try {
+      await h.loop.start();
+      assert.equal(h.agent(), undefined);
+      const entry = (await h.cache.peek(peer.baseUrl))!;
+      assert.equal(entry.extended?.accepted, undefined);
+      assert.equal(entry.extended?.lastError?.code, 'ERR_HOST_NOT_ALLOWED');
+      assert.match(entry.extended!.lastError!.message, /elsewhere\.example\.com/);
     } finally {
       await h.stop();
     }
