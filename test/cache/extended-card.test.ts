@@ -88,7 +88,7 @@ function skills(extra: string | undefined): Array<Record<string, unknown>> {
 const noExecutor = { execute: async (_c: unknown, bus: { finished(): void }) => bus.finished(), cancelTask: async () => undefined };
 
 /** @a2a-js/sdk 1.3.0: protocol 1.0, `extendedAgentCard: true`, the extended card from `DefaultRequestHandler`'s provider. */
-async function start13(options: { interfaceOrigin?: string; rest?: boolean; extendedInterface?: string } = {}): Promise<Peer> {
+async function start13(options: { interfaceOrigin?: string; rest?: boolean; extendedInterface?: string; echoAuthorization?: boolean } = {}): Promise<Peer> {
   const seen: Seen[] = [];
   let status: number | undefined;
   let extra = 'billing-disputes';
@@ -117,6 +117,8 @@ async function start13(options: { interfaceOrigin?: string; rest?: boolean; exte
     return AgentCard13.fromJSON(extended);
   });
   app.use('/.well-known/agent-card.json', sdk13Express.agentCardHandler({ agentCardProvider: async () => card(undefined) as unknown as AgentCard13, cache: { maxAge: 60 } }));
+  // A peer whose JSON-RPC error repeats the credential it received.
+  if (options.echoAuthorization === true) app.post('/', (req, res) => res.json({ jsonrpc: '2.0', id: 1, error: { code: -32001, message: `token ${req.headers.authorization ?? ''} is not valid here` } }));
   if (options.rest === true) app.use('/rest', sdk13Express.restHandler({ requestHandler: handler, userBuilder }));
   else app.use(sdk13Express.jsonRpcHandler({ requestHandler: handler, userBuilder }));
   return {
@@ -366,6 +368,21 @@ describe('extended cards: fallback, other origins, persistence', () => {
       assert.equal(entry.extended?.accepted, undefined);
       assert.equal(entry.extended?.lastError?.code, 'ERR_HOST_NOT_ALLOWED');
       assert.match(entry.extended!.lastError!.message, /elsewhere\.example\.com/);
+    } finally {
+      await h.stop();
+    }
+  });
+
+  test('a JSON-RPC error that repeats the credential is reported without it', async () => {
+    const peer = await start13({ echoAuthorization: true });
+    peers.push(peer);
+    const h = harness([peer], [peer]);
+    try {
+      await h.loop.start();
+      const entry = (await h.cache.peek(peer.baseUrl))!;
+      assert.match(entry.extended!.lastError!.message, /answered JSON-RPC error -32001: "token \[redacted\] is not valid here"/);
+      assert.ok(!JSON.stringify(h.events).includes(TOKEN));
+      assert.ok(!JSON.stringify(await h.loop.status()).includes(TOKEN));
     } finally {
       await h.stop();
     }

@@ -82,11 +82,21 @@ export async function fetchExtendedCard(fetcher: CardFetcher, chosen: ChosenInte
   if (error !== undefined) {
     const e = (typeof error === 'object' && error !== null ? error : {}) as { code?: unknown; message?: unknown };
     const code = typeof e.code === 'number' ? ` ${e.code}` : '';
-    const message = typeof e.message === 'string' ? `: ${JSON.stringify(e.message.slice(0, 200))}` : '';
+    // The peer's text, bounded; a credential it echoes back is never repeated.
+    const message = typeof e.message === 'string' ? `: ${JSON.stringify(redact(e.message.slice(0, 200), headers))}` : '';
     throw new DiscoveryError('ERR_FETCH_STATUS', `extended card: ${what} answered JSON-RPC error${code}${message}`, { url: req.url, stage: 'fetch', status: res.status });
   }
   if (typeof result !== 'object' || result === null || Array.isArray(result)) {
     throw new DiscoveryError('ERR_CARD_MALFORMED', `extended card: ${what} answered a JSON-RPC result that is not a card object`, { url: req.url, stage: 'parse' });
   }
   return { ...answer, body: Buffer.from(JSON.stringify(result), 'utf8') };
+}
+
+/** `text` with every header value we sent replaced (a peer may echo a credential back). */
+function redact(text: string, headers: Record<string, string>): string {
+  let out = text;
+  for (const value of Object.values(headers)) {
+    for (const part of [value, ...value.split(/\s+/)]) if (part.length >= 8) out = out.split(part).join('[redacted]');
+  }
+  return out;
 }
