@@ -30,6 +30,8 @@ import { DiscoveryLoop } from '../../packages/core/src/loop/index.js';
 import { TagVocabulary } from '../../packages/core/src/match/index.js';
 import { staticSource } from '../../packages/core/src/sources/index.js';
 import { entryFromJson, entryToJson } from '../../packages/store/src/serialize.js';
+import { startService } from '../../packages/service/src/server/index.js';
+import { createLogger } from '../../packages/service/src/server/logger.js';
 
 const TOKEN = 'xt-secret-7f3a9c1d';
 
@@ -419,6 +421,45 @@ describe('extended cards: fallback, other origins, persistence', () => {
       assert.ok(!entryToJson(entry, h.clock).includes(TOKEN));
     } finally {
       await h.stop();
+    }
+  });
+});
+
+describe('extended cards in the service', () => {
+  test('the service asks with its peer credentials: /api/snapshot and /api/endpoints say extended and the identity, never the token', async () => {
+    const peer = await start13();
+    peers.push(peer);
+    const service = await startService({
+      port: 0,
+      policy: { allow: [peer.origin], allowLoopback: true },
+      credentials: (origin) => (origin === peer.origin ? { authorization: `Bearer ${TOKEN}` } : undefined),
+      vocabulary: [
+        { tag: 'billing', description: 'Billing.' },
+        { tag: 'general', description: 'General.' },
+      ],
+      needs: [{ tag: 'billing' }],
+      static: [{ name: 'ledger', url: peer.baseUrl, description: 'Reviewed: ledger and billing.', tags: ['billing'] }],
+      loop: { cycleIntervalMs: 600_000 },
+      logger: createLogger({ level: 'silent' }),
+    });
+    try {
+      type Agent = { localName: string; cardKind: string; identity?: string; card: { skills: Array<{ id: string }> } };
+      let agents: Agent[] = [];
+      for (let i = 0; i < 50 && agents.length === 0; i++) {
+        const res = await fetch(`${service.url}/api/snapshot`);
+        if (res.ok) agents = ((await res.json()) as { agents: Agent[] }).agents;
+        else await new Promise((r) => setTimeout(r, 100));
+      }
+      assert.equal(agents.length, 1);
+      assert.equal(agents[0]!.cardKind, 'extended');
+      assert.equal(agents[0]!.identity, `static authorization header for ${peer.origin}`);
+      assert.ok(agents[0]!.card.skills.some((s) => s.id === 'billing-disputes'));
+      const endpoints = await (await fetch(`${service.url}/api/endpoints`)).text();
+      assert.match(endpoints, /"cardKind":"extended"/);
+      assert.ok(!endpoints.includes(TOKEN));
+      assert.equal(extendedCalls(peer)[0]?.authorization, `Bearer ${TOKEN}`);
+    } finally {
+      await service.close();
     }
   });
 });
