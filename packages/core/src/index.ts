@@ -94,6 +94,7 @@ export type {
   HostVerdict,
   CardFetcher,
   CardFetcherOptions,
+  FetchInit,
   FetchResult,
   GuardedLookupOptions,
   ResolvedAddress,
@@ -104,8 +105,8 @@ export type {
   CredentialsInput,
 } from './fetch/index.js';
 
-export { CardCache, MemoryCardStore } from './cache/index.js';
-export type { CardCacheOptions, RefreshOptions, CacheEntry, CardStore, EntryError, CacheDirectives, CacheContent, AcceptedContent, DigestPins } from './cache/index.js';
+export { CardCache, MemoryCardStore, effectiveEntry } from './cache/index.js';
+export type { CardCacheOptions, RefreshOptions, CacheEntry, CardStore, EntryError, CacheDirectives, CacheContent, AcceptedContent, DigestPins, ExtendedCard, ExtendedCardState } from './cache/index.js';
 
 export {
   A2A_CARD_MEDIA_TYPE,

@@ -82,10 +82,24 @@ export interface CardFetcherOptions {
 }
 
 
+/**
+ * One request of {@link CardFetcher.fetch}: a GET by default; a POST with a JSON `body` for the
+ * calls discovery makes on an agent's interface (the extended card's JSON-RPC method), under the
+ * same bounds, policy and per-origin credentials.
+ */
+export interface FetchInit {
+  headers?: Record<string, string>;
+  signal?: AbortSignal;
+  /** Default `GET`. */
+  method?: 'GET' | 'POST';
+  /** The request body (JSON text) of a POST, sent as `application/json`. */
+  body?: string;
+}
+
 /** A long-lived fetcher with its own connection pool. */
 export interface CardFetcher {
   /**
-   * GETs `url` under all the bounds of the fetcher.
+   * GETs `url` (or POSTs `init.body`) under all the bounds of the fetcher.
    *
    * @throws DiscoveryError with one of these codes:
    *   `ERR_HOST_NOT_ALLOWED` (stage `resolve`), `ERR_INSECURE_URL` (stage `policy`),
@@ -97,7 +111,7 @@ export interface CardFetcher {
    * const res = await fetcher.fetch(cardUrl, { headers: { 'if-none-match': etag } });
    * if (res.status === 304) keepCachedCard();
    */
-  fetch(url: string, init?: { headers?: Record<string, string>; signal?: AbortSignal }): Promise<FetchResult>;
+  fetch(url: string, init?: FetchInit): Promise<FetchResult>;
   /** Aborts fetches in flight and closes every connection. Idempotent. */
   close(): Promise<void>;
 }
@@ -154,7 +168,7 @@ export function createCardFetcher(options: CardFetcherOptions): CardFetcher {
   const admitted = new BoundedMemo<{ href: string; origin: string; path: string; key: string }>(URL_MEMO_ENTRIES);
   const origins = new BoundedMemo<string>(URL_MEMO_ENTRIES);
 
-  async function fetchCard(rawUrl: string, init: { headers?: Record<string, string>; signal?: AbortSignal } = {}): Promise<FetchResult> {
+  async function fetchCard(rawUrl: string, init: FetchInit = {}): Promise<FetchResult> {
     let started = performance.now();
     if (closed) throw new DiscoveryError('ERR_USAGE', 'the card fetcher is closed', { url: safeUrlForMessage(rawUrl), stage: 'fetch' });
     let judged = admitted.get(rawUrl);
@@ -188,7 +202,10 @@ export function createCardFetcher(options: CardFetcherOptions): CardFetcher {
         if (list === undefined) pendingByKey.set(judged.key, (list = []));
         list.push(exchange.pending);
       }
-      connection.dispatcher.dispatch({ origin: judged.origin, path: judged.path, method: 'GET', headers }, exchange);
+      if (init.method === 'POST') {
+        headers['content-type'] = 'application/json';
+        connection.dispatcher.dispatch({ origin: judged.origin, path: judged.path, method: 'POST', headers, body: init.body ?? '' }, exchange);
+      } else connection.dispatcher.dispatch({ origin: judged.origin, path: judged.path, method: 'GET', headers }, exchange);
     });
   }
 

@@ -5,6 +5,7 @@
  * unchanged evaluation whose publication stands is reused instead of selected again.
  */
 import type { CacheEntry, CardCache } from '../cache/index.js';
+import { effectiveEntry } from '../cache/index.js';
 import type { EventStream } from '../events/index.js';
 import type { HealthTracker } from '../health/index.js';
 import { isMember } from '../health/index.js';
@@ -96,9 +97,20 @@ export class Evaluator {
             : `critical agent at ${ep.baseUrl} has no usable card yet (${status.failures} failures); it joins as soon as one arrives`,
         });
       }
+      // An extended card that could not be fetched: reported while it lasts (the last good one, or
+      // the public card, stays in use).
+      const extended = entry?.extended;
+      if (extended?.lastError !== undefined) {
+        alerts.raise(`extended-card:${ep.baseUrl}`, {
+          kind: 'extended-card',
+          endpoint: ep.baseUrl,
+          message: `extended card of ${ep.baseUrl} for ${extended.identity}: ${extended.lastError.message}; ${extended.accepted !== undefined ? 'the last good extended card stays in use' : 'the public card is used'}`,
+        });
+      }
       // A member keeps its last card while it is degraded, even past the card's staleness when
-      // it has not failed often enough to leave (or is critical).
-      if (entry !== undefined && isMember(status.state)) candidates.push({ endpoint: ep, entry });
+      // it has not failed often enough to leave (or is critical). Matched and published: its
+      // extended card when it has a good one (the same entry gives the same effective entry).
+      if (entry !== undefined && isMember(status.state)) candidates.push({ endpoint: ep, entry: effectiveEntry(entry) });
     }
 
     const degraded = candidates.map((c) => health.get(c.endpoint.baseUrl)?.state === 'degraded');

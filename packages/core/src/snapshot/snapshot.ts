@@ -4,6 +4,7 @@
  * reference, so readers always see a coherent {version, digest, agents}.
  */
 import { createHash } from 'node:crypto';
+import { cardKindOf } from '../cache/index.js';
 import type { AgentCardModel, CardProtocolVersion } from '../card/index.js';
 import { canonicalJson } from '../card/index.js';
 import type { SelectedAgent } from '../match/index.js';
@@ -28,6 +29,14 @@ export interface SnapshotAgent {
   /** Where its card was read (the well-known path that answered, or the card URL given). Not part of the digest. */
   readonly cardUrl?: string;
   readonly card: AgentCardModel;
+  /**
+   * Which card `card` is: the agent's public card, or the authenticated extended card it serves
+   * to `identity` (docs/authentication.md). Not part of the digest (the card's hash is, so the
+   * digest changes when the extended card does). Absent in snapshots built by hand: public.
+   */
+  readonly cardKind?: 'public' | 'extended';
+  /** For an extended card: the label of the identity it was fetched with (never a secret). */
+  readonly identity?: string;
   /**
    * The card's bytes as received (UTF-8 JSON text), kept so a durable store can hold the
    * snapshot's cards by content. Absent in snapshots built by hand.
@@ -115,6 +124,7 @@ export function toSnapshotAgents(selected: readonly SelectedAgent[], flags: (bas
       ...(s.identifier !== undefined && { identifier: s.identifier }),
       cardUrl: s.entry.cardUrl,
       card: s.entry.card,
+      ...cardKindOf(s.entry),
       body: s.entry.body,
       canonicalSha256: s.entry.canonicalSha256,
       rawSha256: s.entry.rawSha256,
