@@ -7,7 +7,7 @@
  *   server does not route by tenant, so a front handler reads the request's `tenant` (A2A 1.0
  *   §8.3.2, the JSON-RPC binding's `params.tenant`), records it, and hands the call to that
  *   tenant's own `DefaultRequestHandler`; a call with no or an unknown tenant gets a JSON-RPC
- *   error. Optionally a shared card at the base URL lists both tenants' interfaces.
+ *   error. A shared card at the base URL lists every tenant's interface and skill.
  * - {@link startVoltAgentStylePeer}: a raw loopback server named after the VoltAgent failure
  *   this models (not VoltAgent itself): an A2A 0.3 card saying `capabilities.streaming: true`,
  *   `message/send` that works, and a `message/stream` whose SSE is malformed.
@@ -93,7 +93,7 @@ export async function startMultiTenantPeer(tenants: ReadonlyArray<{ tenant: stri
   const port = await listen(server);
   const baseUrl = `http://127.0.0.1:${port}/`;
   const rpcUrl = `${baseUrl}a2a/jsonrpc`;
-  const cardOf = (tenant: string, tag: string, interfaces: ReadonlyArray<{ tenant: string }>): Record<string, unknown> =>
+  const cardOf = (tenant: string, tag: string, interfaces: ReadonlyArray<{ tenant: string; tag: string }>): Record<string, unknown> =>
     AgentCard.toJSON(
       AgentCard.fromJSON({
         name: `Tenant ${tenant}`,
@@ -103,13 +103,13 @@ export async function startMultiTenantPeer(tenants: ReadonlyArray<{ tenant: stri
         capabilities: { streaming: options.streaming ?? false, pushNotifications: false },
         defaultInputModes: ['text/plain'],
         defaultOutputModes: ['text/plain'],
-        skills: [{ id: `${tenant}-skill`, name: `${tenant} answers`, description: `Answers for ${tenant}.`, tags: [tag] }],
+        skills: interfaces.map((i) => ({ id: `${i.tenant}-skill`, name: `${i.tenant} answers`, description: `Answers for ${i.tenant}.`, tags: [i.tag] })),
       }),
     ) as Record<string, unknown>;
 
   const handlers = new Map<string, express.RequestHandler>();
   for (const { tenant, tag } of tenants) {
-    const card = cardOf(tenant, tag, [{ tenant }]);
+    const card = cardOf(tenant, tag, [{ tenant, tag }]);
     const requestHandler = new DefaultRequestHandler(AgentCard.fromJSON(card), new InMemoryTaskStore(), tenantExecutor(tenant));
     // The provider returns the JSON form (a decoded card would leak `$case` onto the wire).
     app.use(`/tenants/${tenant}/agent-card.json`, agentCardHandler({ agentCardProvider: async () => card as unknown as AgentCard }));
