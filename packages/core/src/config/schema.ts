@@ -229,7 +229,15 @@ const staticAgent = z.strictObject({
   critical: z.boolean().default(false),
   // Per-agent transport options, judged by the rule registry records share (sources/transport-options.ts).
   streaming: z.boolean().optional(),
-  headers: z.record(checked(agentHeaderNameProblem), checked((value) => agentHeaderValueProblem(value))).optional(),
+  headers: z
+    .record(z.string(), checked((value) => agentHeaderValueProblem(value)))
+    .superRefine((headers, ctx) => {
+      for (const name of Object.keys(headers)) {
+        const message = agentHeaderNameProblem(name);
+        if (message !== undefined) ctx.addIssue({ code: 'custom', message, path: [name], input: name });
+      }
+    })
+    .optional(),
   timeoutMs: positiveInt.optional(),
   tenant: checked((value) => tenantProblem(value)).optional(),
 });

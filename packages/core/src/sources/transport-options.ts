@@ -33,13 +33,13 @@ export interface TransportOptions {
 }
 
 /** The option names, in the order they are read and hashed. */
-export const TRANSPORT_OPTION_KEYS = ['streaming', 'headers', 'timeoutMs', 'tenant'] as const;
+const TRANSPORT_OPTION_KEYS = ['streaming', 'headers', 'timeoutMs', 'tenant'] as const;
 
 /**
  * Headers an agent's `headers` may not set: those the connection owns, those the A2A clients
  * set themselves, and the credential headers (secrets go through credential providers).
  */
-export const AGENT_RESERVED_HEADERS: ReadonlySet<string> = new Set([
+const AGENT_RESERVED_HEADERS: ReadonlySet<string> = new Set([
   'host',
   'content-length',
   'transfer-encoding',
