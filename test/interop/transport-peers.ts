@@ -23,9 +23,10 @@ import { AgentCard, Role } from '@a2a-js/sdk';
 import type { Part } from '@a2a-js/sdk';
 import { AgentEvent, DefaultRequestHandler, InMemoryTaskStore } from '@a2a-js/sdk/server';
 import type { AgentExecutor } from '@a2a-js/sdk/server';
-import { UserBuilder, agentCardHandler, jsonRpcHandler } from '@a2a-js/sdk/server/express';
+import { UserBuilder, agentCardHandler, jsonRpcHandler, restHandler } from '@a2a-js/sdk/server/express';
 
 export interface TransportCall {
+  /** The JSON-RPC method, or `POST <path>` for an HTTP+JSON call. */
   method: string;
   /** The `A2A-Version` header, if any. */
   version: string | undefined;
@@ -47,6 +48,8 @@ export interface MultiTenantPeer extends TransportPeer {
   /** The card at the base URL listing every tenant's interface, in the order given. */
   readonly sharedCardUrl: string;
   readonly rpcUrl: string;
+  /** The HTTP+JSON base URL (a tenant's calls go to `<restUrl>/<tenant>/message:send`). */
+  readonly restUrl: string;
 }
 
 function closer(server: Server): () => Promise<void> {
@@ -86,20 +89,25 @@ function tenantExecutor(tenant: string): AgentExecutor {
  * Two tenants (`tenants`, each with its own reviewed tag for its card's one skill) on one URL.
  * `streaming` is each card's `capabilities.streaming` (default false).
  */
-export async function startMultiTenantPeer(tenants: ReadonlyArray<{ tenant: string; tag: string }>, options: { streaming?: boolean } = {}): Promise<MultiTenantPeer> {
+export async function startMultiTenantPeer(
+  tenants: ReadonlyArray<{ tenant: string; tag: string }>,
+  options: { streaming?: boolean; binding?: 'JSONRPC' | 'HTTP+JSON' } = {},
+): Promise<MultiTenantPeer> {
   const calls: TransportCall[] = [];
   const app = express();
   const server = createServer(app);
   const port = await listen(server);
   const baseUrl = `http://127.0.0.1:${port}/`;
   const rpcUrl = `${baseUrl}a2a/jsonrpc`;
+  const restUrl = `${baseUrl}a2a/rest`;
+  const binding = options.binding ?? 'JSONRPC';
   const cardOf = (tenant: string, tag: string, interfaces: ReadonlyArray<{ tenant: string; tag: string }>): Record<string, unknown> =>
     AgentCard.toJSON(
       AgentCard.fromJSON({
         name: `Tenant ${tenant}`,
         description: `The agent of tenant ${tenant}.`,
         version: '1.0.0',
-        supportedInterfaces: interfaces.map((i) => ({ url: rpcUrl, protocolBinding: 'JSONRPC', protocolVersion: '1.0', tenant: i.tenant })),
+        supportedInterfaces: interfaces.map((i) => ({ url: binding === 'JSONRPC' ? rpcUrl : restUrl, protocolBinding: binding, protocolVersion: '1.0', tenant: i.tenant })),
         capabilities: { streaming: options.streaming ?? false, pushNotifications: false },
         defaultInputModes: ['text/plain'],
         defaultOutputModes: ['text/plain'],
@@ -108,12 +116,14 @@ export async function startMultiTenantPeer(tenants: ReadonlyArray<{ tenant: stri
     ) as Record<string, unknown>;
 
   const handlers = new Map<string, express.RequestHandler>();
+  const restHandlers = new Map<string, express.RequestHandler>();
   for (const { tenant, tag } of tenants) {
     const card = cardOf(tenant, tag, [{ tenant, tag }]);
     const requestHandler = new DefaultRequestHandler(AgentCard.fromJSON(card), new InMemoryTaskStore(), tenantExecutor(tenant));
     // The provider returns the JSON form (a decoded card would leak `$case` onto the wire).
     app.use(`/tenants/${tenant}/agent-card.json`, agentCardHandler({ agentCardProvider: async () => card as unknown as AgentCard }));
     handlers.set(tenant, jsonRpcHandler({ requestHandler, userBuilder: UserBuilder.noAuthentication }));
+    restHandlers.set(tenant, restHandler({ requestHandler, userBuilder: UserBuilder.noAuthentication }));
   }
   const shared = cardOf(tenants[0]!.tenant, tenants[0]!.tag, tenants);
   app.use('/.well-known/agent-card.json', agentCardHandler({ agentCardProvider: async () => shared as unknown as AgentCard }));
@@ -128,10 +138,23 @@ export async function startMultiTenantPeer(tenants: ReadonlyArray<{ tenant: stri
     }
     handler(req, res, next);
   });
+  // HTTP+JSON (A2A 1.0 §11): the tenant is the first path segment; the SDK's REST router reads
+  // it there (`/:tenant/message:send`), so each tenant's router gets the request unchanged.
+  app.use('/a2a/rest', express.json(), (req, res, next) => {
+    const tenant = /^\/([^/]+)\/message:/.exec(req.path)?.[1];
+    calls.push({ method: `${req.method} ${req.path}`, version: header(req.headers, 'a2a-version'), tenant, headers: { ...req.headers } });
+    const handler = tenant === undefined ? undefined : restHandlers.get(decodeURIComponent(tenant));
+    if (handler === undefined) {
+      res.status(404).json({ error: `unknown tenant ${JSON.stringify(tenant ?? '')}` });
+      return;
+    }
+    handler(req, res, next);
+  });
   return {
     baseUrl,
     port,
     rpcUrl,
+    restUrl,
     calls,
     cardUrl: (tenant) => `${baseUrl}tenants/${tenant}/agent-card.json`,
     sharedCardUrl: `${baseUrl}.well-known/agent-card.json`,

@@ -109,6 +109,37 @@ describe('tenants: two tenants on one URL', () => {
   });
 });
 
+describe('tenants on the HTTP+JSON binding (A2A 1.0 §11: the tenant is the first path segment)', () => {
+  test('`transport.tenant` picks that tenant\'s interface, and each agent\'s calls go to /<tenant>/message:send', async () => {
+    const peer = await startMultiTenantPeer(
+      [
+        { tenant: 'acme', tag: 'acme' },
+        { tenant: 'globex', tag: 'globex' },
+      ],
+      { binding: 'HTTP+JSON' },
+    );
+    try {
+      const card = await cardOf(peer.sharedCardUrl);
+      const policy = policyFor(peer);
+      const acme = remoteAgentFor({ name: 'acme', description: 'Acme.', card, policy, transport: { tenant: 'acme' } });
+      const globex = remoteAgentFor({ name: 'globex', description: 'Globex.', card, policy, transport: { tenant: 'globex' } });
+      assert.equal(finalText(await turn(acme, 'bill it')), 'acme: bill it');
+      assert.equal(finalText(await turn(globex, 'ship it')), 'globex: ship it');
+      assert.deepEqual(
+        peer.calls.map((c) => [c.method, c.tenant, c.version]),
+        [
+          ['POST /acme/message:send', 'acme', '1.0'],
+          ['POST /globex/message:send', 'globex', '1.0'],
+        ],
+      );
+      await (acme as V1RemoteAgent).close();
+      await (globex as V1RemoteAgent).close();
+    } finally {
+      await peer.close();
+    }
+  });
+});
+
 describe("the card's order decides the client (A2A 1.0 §8.3.2)", () => {
   test('a 1.x server listing its 1.0 interfaces before their 0.3 mirrors is called as 1.0 (V1RemoteAgent, A2A-Version 1.0)', async () => {
     const peer = await startA2aJs1xCompatServer('1.3.0', 'compat');
