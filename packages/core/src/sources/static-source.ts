@@ -75,7 +75,8 @@ const MAX_DESCRIPTION = 1000;
  *
  * Records: `name` = the local name, `baseUrl` = `url` (or `cardUrl`) as configured, `metadata` =
  * `{ description, tags (comma-joined), critical: 'true' | 'false' }` (for display; later stages
- * should read {@link StaticSource.agent}).
+ * should read {@link StaticSource.agent}), `transport` = the entry's `streaming`, `headers` (names
+ * lower case), `timeoutMs` and `tenant` when any is given.
  *
  * @throws DiscoveryError `ERR_CONFIG_INVALID` (stage `config`) listing every problem with its
  *   path (`agents[2].url`, `agents[4].tags[1]`, ...), duplicate names included.

@@ -38,7 +38,7 @@ const INTERRUPTED_STATES = new Set([TaskState.TASK_STATE_INPUT_REQUIRED, TaskSta
 
 /** The configuration of a {@link V1RemoteAgent}. */
 export interface V1RemoteAgentConfig extends BaseAgentConfig {
-  /** The peer's card (our normalized 1.0 model). Only its 1.x JSONRPC / HTTP+JSON interfaces that the policy admits are used. */
+  /** The peer's card (our normalized 1.0 model). Its first 1.x JSONRPC / HTTP+JSON interface the policy admits (of `transport.tenant`, when set) is called. */
   card: AgentCardModel;
   /** Judges the interface URLs at construction; also the policy of the default fetch. */
   policy: HostPolicy;
