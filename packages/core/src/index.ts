@@ -125,6 +125,7 @@ export type { AiCatalog, AiCatalogEntry, CachedAiCatalog, CatalogLimits, ReadCat
 export { staticSource, wellKnownSource, registrySource, simpleCatalogAdapter, kubernetesSource, aiCatalogSource, pruneCatalogStore, CatalogArtifacts, A2A_PORT_NAME, BASE_URL_ANNOTATION, PORT_ANNOTATION } from './sources/index.js';
 export type {
   EndpointRecord,
+  TransportOptions,
   Source,
   SourceKind,
   SourceListener,

@@ -148,7 +148,12 @@ export class Evaluator {
       alerts.raise(`${a.kind}:${a.endpoint ?? ''}`, { kind: a.kind, message: a.message, ...(a.endpoint !== undefined && { endpoint: a.endpoint }) });
     }
     this.#pending = { candidates, degraded, reviewed: reviewedList, selection };
-    return toSnapshotAgents(selection.selected, (url) => ({ degraded: health.get(url)?.state === 'degraded' }));
+    // Transport options travel from the first record of the endpoint that carries them.
+    const transports = new Map(candidates.map((c) => [c.endpoint.baseUrl, c.endpoint.records.find((r) => r.transport !== undefined)?.transport]));
+    return toSnapshotAgents(selection.selected, (url) => {
+      const transport = transports.get(url);
+      return { degraded: health.get(url)?.state === 'degraded', ...(transport !== undefined && { transport }) };
+    });
   }
 
   /** Forgets what is known of an endpoint that left discovery (whether its card once fitted). */
