@@ -156,6 +156,8 @@
  * @property {number} [epoch] the fencing epoch a `replica.leader` leads under
  * @property {string} [previousLeader] the replica a `replica.leader` took over from
  * @property {number} [alerts] open alerts a `replica.leader` carried
+ * @property {string} [action] what an `api.action` did (refresh, confirm, session.end, session.upgrade, inspect)
+ * @property {{ kind: 'person' | 'admin-token' | 'anonymous', sub?: string, name?: string, role?: string }} [actor] who did an `api.action`
  *
  * @typedef {{ events: Array<DiscoveryEvent & { replica?: string, journalId?: number }>, nextBefore: number | null, replica?: string, streamSeq?: number }} JournalPage
  * @typedef {{ from: number, bucketMs: number, hits: number[], revalidated: number[], fetches: number[], failures: number[] }} ActivitySeries
