@@ -45,6 +45,11 @@ export interface PeopleAuthOptions {
   fetchTimeoutMs?: number;
   /** The largest JWKS or discovery document, in bytes. Default 64 KiB. */
   maxBytes?: number;
+  /**
+   * After a JWKS fetch, a token naming an unknown key waits this long before the JWKS is fetched
+   * again (key rotation; a flood of made-up key ids costs one fetch per period). Default 30 s.
+   */
+  cooldownMs?: number;
   /** Told when a JWKS or discovery fetch is refused by its bounds (the metrics' counter). */
   onFetchRefused?: () => void;
   /** The fetch used (tests). Default the global one. */
@@ -118,7 +123,7 @@ export class PeopleAuth {
   /** The remote key set, built once its URL is known (a failed discovery is tried again by the next token). */
   #keySet(): Promise<ReturnType<typeof createRemoteJWKSet>> {
     this.#jwks ??= this.#jwksUrl().then(
-      (url) => createRemoteJWKSet(new URL(url), { timeoutDuration: this.#o.fetchTimeoutMs ?? 5_000, cooldownDuration: 30_000, cacheMaxAge: 10 * 60_000, [customFetch]: this.#fetch }),
+      (url) => createRemoteJWKSet(new URL(url), { timeoutDuration: this.#o.fetchTimeoutMs ?? 5_000, cooldownDuration: this.#o.cooldownMs ?? 30_000, cacheMaxAge: 10 * 60_000, [customFetch]: this.#fetch }),
       (err: unknown) => {
         this.#jwks = undefined;
         throw err;
@@ -202,7 +207,13 @@ function boundedFetch(inner: typeof fetch, timeoutMs: number, maxBytes: number, 
   return async (url, options) => {
     const deadline = AbortSignal.timeout(timeoutMs);
     const signal = AbortSignal.any([deadline, options.signal]);
-    const res = await inner(url, { method: 'GET', headers: { accept: 'application/json' }, redirect: 'manual', signal });
+    let res: Response;
+    try {
+      res = await inner(url, { method: 'GET', headers: { accept: 'application/json' }, redirect: 'manual', signal });
+    } catch (err) {
+      if (signal.aborted) onRefused();
+      throw signal.aborted ? new BoundsError('the document could not be read in time') : err;
+    }
     const declared = Number(res.headers.get('content-length') ?? Number.NaN);
     if (Number.isFinite(declared) && declared > maxBytes) {
       await res.body?.cancel().catch(() => undefined);
@@ -226,7 +237,7 @@ function boundedFetch(inner: typeof fetch, timeoutMs: number, maxBytes: number, 
       }
     } catch (err) {
       await reader?.cancel().catch(() => undefined);
-      if (deadline.aborted) onRefused();
+      if (signal.aborted) onRefused();
       throw err instanceof BoundsError ? err : new BoundsError('the document could not be read in time');
     }
     return new Response(Buffer.concat(chunks), { status: res.status, headers: { 'content-type': res.headers.get('content-type') ?? 'application/json' } });

@@ -97,7 +97,7 @@ export function requestGuard(o: RequestGuardOptions): MiddlewareHandler {
         const verified = await o.people.verify(bearer);
         if (!verified.ok) {
           refuse('unauthorized');
-          c.header('WWW-Authenticate', `Bearer realm="a2a-discovery", error="invalid_token", error_description="${verified.message.replace(/["\\]/g, "'")}"`);
+          c.header('WWW-Authenticate', `Bearer realm="a2a-discovery", error="invalid_token", error_description="${verified.message.replace(/[’‘]/g, "'").replace(/[^\x20-\x7e]|["\\]/g, '')}"`);
           return c.json({ error: 'unauthorized', message: `the bearer token is not accepted: ${verified.message}` }, 401);
         }
         authorized = true;
