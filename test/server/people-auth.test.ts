@@ -21,6 +21,9 @@ import { startService } from '../../packages/service/src/server/index.js';
 import type { RunningService, ServiceOptions } from '../../packages/service/src/server/index.js';
 import { createLogger } from '../../packages/service/src/server/logger.js';
 import { PeopleAuth } from '../../packages/service/src/server/people-auth.js';
+import { serviceOptionsFromConfig } from '../../packages/service/src/server/from-config.js';
+import { parseConfig, resolveSecrets } from '../../packages/core/src/config/index.js';
+import { isDiscoveryError } from '../../packages/core/src/errors.js';
 import { startV1CardServer, v1Card } from '../helpers/a2a-peers.js';
 import type { RunningPeer } from '../helpers/a2a-peers.js';
 import { listSource } from '../helpers/list-source.js';
@@ -423,5 +426,50 @@ describe('the JWKS is fetched under bounds, only from its URL, and rotation work
     assert.deepEqual(await people.verify(hs), { ok: false, message: 'the token is signed with an algorithm that is not accepted' });
     const none = new UnsecuredJWT(claims).setExpirationTime('1h').encode();
     assert.equal((await people.verify(none)).ok, false);
+  });
+});
+
+describe('server.oidc in the configuration', () => {
+  const AGENT = `allow: [https://billing.example.com]
+vocabulary: [{ tag: billing, description: Invoices. }]
+static:
+  - { name: billing_agent, url: "https://billing.example.com/", description: Answers invoices., tags: [billing] }
+`;
+  const OIDC = `  oidc:
+    issuer: https://login.example.com/realms/ops
+    audience: a2a-discovery
+    rolesClaim: realm_access.roles
+    roles: { discovery-viewer: viewer, discovery-operator: operator, discovery-admin: admin }
+`;
+
+  test('maps onto the service\'s options; people alone may guard a public bind; defaults filled in', async () => {
+    const config = parseConfig(`${AGENT}server:\n  host: 0.0.0.0\n${OIDC}`, { file: 'test.yaml' });
+    const o = serviceOptionsFromConfig(config, await resolveSecrets(config, {}));
+    assert.deepEqual(o.oidc, {
+      issuer: 'https://login.example.com/realms/ops',
+      audience: 'a2a-discovery',
+      rolesClaim: 'realm_access.roles',
+      roles: { 'discovery-viewer': 'viewer', 'discovery-operator': 'operator', 'discovery-admin': 'admin' },
+      clockToleranceMs: 30_000,
+      fetchTimeoutMs: 5_000,
+      maxBytes: 65_536,
+      allowLoopback: false,
+    });
+  });
+
+  test('an http issuer needs allowLoopback and a loopback address; a role outside the three is refused', () => {
+    const problems = (text: string): string[] => {
+      try {
+        parseConfig(text, { file: 'test.yaml' });
+        return [];
+      } catch (err) {
+        assert.ok(isDiscoveryError(err));
+        return err.problems.map((p) => `${p.path}: ${p.message}`);
+      }
+    };
+    const http = OIDC.replace('https://login.example.com/realms/ops', 'http://127.0.0.1:8080');
+    assert.deepEqual(problems(`${AGENT}server:\n${http}`), ['server.oidc.issuer: must be https (plain http only to a loopback address, with allowLoopback: true), got "http://127.0.0.1:8080"']);
+    assert.deepEqual(problems(`${AGENT}allowLoopback: true\nserver:\n${http}`), []);
+    assert.match(problems(`${AGENT}server:\n${OIDC.replace('admin }', 'root }')}`).join('\n'), /server\.oidc\.roles\.discovery-admin/);
   });
 });
