@@ -164,12 +164,13 @@ describe('roles on every route', () => {
     ['DELETE', '/api/sessions/s-unknown'],
     ['POST', '/api/snapshots/confirm', '{}'],
   ];
-  const READ = (m: string): boolean => m === 'GET';
+  // The trace explorer is a simulation on a virtual clock: a viewer may run it.
+  const READ = (m: string, p = ''): boolean => m === 'GET' || p === '/api/trace';
   const ADMIN_ONLY = (p: string): boolean => p === '/api/snapshots/confirm';
   type Expect = 'served' | 401 | 403;
   const CALLERS: ReadonlyArray<readonly [name: string, headers: () => Promise<Record<string, string>>, expect: (method: string, path: string) => Expect]> = [
     ['no token', () => Promise.resolve({}), () => 401],
-    ['viewer', async () => bearer(await tokenFor('vera')), (m) => (READ(m) ? 'served' : 403)],
+    ['viewer', async () => bearer(await tokenFor('vera')), (m, p) => (READ(m, p) ? 'served' : 403)],
     ['operator', async () => bearer(await tokenFor('otto')), (_m, p) => (ADMIN_ONLY(p) ? 403 : 'served')],
     ['admin', async () => bearer(await tokenFor('ada')), () => 'served'],
     ['admin token', () => Promise.resolve(bearer(ADMIN_TOKEN)), () => 'served'],

@@ -126,11 +126,12 @@ export const ROUTE_ROLES: ReadonlyArray<readonly [method: string, path: RegExp, 
   ['POST', /^\/api\/refresh$/, 'operator'],
   ['POST', /^\/api\/inspect$/, 'operator'],
   ['POST', /^\/api\/chat$/, 'operator'],
-  ['POST', /^\/api\/trace$/, 'operator'],
   // Own sessions for an operator; others' only for an admin (SessionOwners.allows).
   ['POST', /^\/api\/sessions\/[^/]+\/upgrade$/, 'operator'],
   ['DELETE', /^\/api\/sessions\/[^/]+$/, 'operator'],
   ['POST', /^\/api\/snapshots\/confirm$/, 'admin'],
+  // POST /api/trace is the trace explorer's simulation (a virtual clock, no network): a viewer's, as reads are.
+  ['POST', /^\/api\/trace$/, 'viewer'],
   // Everything else under /api/ and /metrics read: snapshots, endpoints, sources, events, stream, journal, activity, sessions, trace defaults.
 ];
 
@@ -227,7 +228,7 @@ export function createApp(o: AppOptions): Hono {
       kind: actor.kind,
       ...(actor.kind === 'person' && { sub: actor.person.sub, name: actor.person.name ?? null }),
       role: role ?? null,
-      can: { read: !guarded || role !== undefined, refresh: may('operator'), inspect: may('operator'), chat: may('operator'), trace: may('operator'), confirm: !guarded || may('admin'), othersSessions: may('admin') },
+      can: { read: !guarded || role !== undefined, refresh: may('operator'), inspect: may('operator'), chat: may('operator'), trace: may('viewer'), confirm: !guarded || may('admin'), othersSessions: may('admin') },
     });
   });
 
