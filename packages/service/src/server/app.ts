@@ -121,7 +121,7 @@ export function snapshotJson(s: Snapshot, routing?: RoutingVerdict): Record<stri
  * `public`: no token (outside `/api/`); `any`: any verified caller, even one without a role.
  * A route not listed needs `viewer` to read (GET) and `admin` for anything else: new routes fail closed.
  */
-export const ROUTE_ROLES: ReadonlyArray<readonly [method: string, path: RegExp, role: Role | 'any']> = [
+const ROUTE_ROLES: ReadonlyArray<readonly [method: string, path: RegExp, role: Role | 'any']> = [
   ['GET', /^\/api\/whoami$/, 'any'],
   ['POST', /^\/api\/refresh$/, 'operator'],
   ['POST', /^\/api\/inspect$/, 'operator'],
@@ -136,7 +136,7 @@ export const ROUTE_ROLES: ReadonlyArray<readonly [method: string, path: RegExp, 
 ];
 
 /** The role a request needs; undefined for a route outside `/api/` and `/metrics` (public). */
-export function roleNeeded(method: string, path: string): Role | 'any' | undefined {
+function roleNeeded(method: string, path: string): Role | 'any' | undefined {
   if (!path.startsWith('/api/') && path !== '/metrics') return undefined;
   const m = method === 'HEAD' ? 'GET' : method;
   for (const [rm, re, role] of ROUTE_ROLES) if (rm === m && re.test(path)) return role;

@@ -22,7 +22,7 @@ export type Role = 'viewer' | 'operator' | 'admin';
 export const ROLES: readonly Role[] = ['viewer', 'operator', 'admin'];
 
 /** The asymmetric algorithms accepted by default (`server.oidc.algorithms` narrows them). */
-export const DEFAULT_OIDC_ALGORITHMS: readonly string[] = ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'ES512', 'EdDSA'];
+const DEFAULT_OIDC_ALGORITHMS: readonly string[] = ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'ES512', 'EdDSA'];
 
 export interface PeopleAuthOptions {
   /** The provider's issuer URL (`iss` must equal it). */
