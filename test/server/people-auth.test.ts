@@ -16,6 +16,9 @@ import assert from 'node:assert/strict';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Writable } from 'node:stream';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { OAuth2Server } from 'oauth2-mock-server';
 import { startService } from '../../packages/service/src/server/index.js';
 import type { RunningService, ServiceOptions } from '../../packages/service/src/server/index.js';
@@ -264,6 +267,33 @@ describe('sessions belong to the person; who did what is journaled', () => {
     assert.deepEqual(actions, [['session.end', 'user-ada', 'admin', id]]);
   });
 
+  test('a person\'s session is still theirs after a restart on a durable store (their hashed identity is stored with the pin)', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'people-'));
+    const store = `sqlite:${join(dir, 'state.sqlite')}`;
+    try {
+      const first = await service({ store });
+      let id: string;
+      try {
+        const started = await send(first.url, 'POST', '/api/chat', { ...bearer(await tokenFor('otto')), ...JSON_TYPE }, '{"message":"hello"}');
+        assert.equal(started.status, 200, started.body);
+        id = String(started.json.sessionId);
+      } finally {
+        await first.close();
+      }
+      const second = await service({ store });
+      try {
+        const olga = await send(second.url, 'POST', `/api/sessions/${id}/upgrade`, { ...bearer(await tokenFor('olga')), ...JSON_TYPE }, '{}');
+        assert.equal(olga.status, 404, 'still not another operator\'s');
+        const again = await send(second.url, 'POST', '/api/chat', { ...bearer(await tokenFor('otto')), ...JSON_TYPE }, JSON.stringify({ message: 'again', sessionId: id }));
+        assert.equal(again.status, 200, again.body);
+      } finally {
+        await second.close();
+      }
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
   test('the journal names who refreshed (a person, the admin token)', async () => {
     assert.equal((await send(s.url, 'POST', '/api/refresh', { ...bearer(await tokenFor('otto')), ...JSON_TYPE }, '{}')).status, 200);
     assert.equal((await send(s.url, 'POST', '/api/refresh', { ...bearer(ADMIN_TOKEN), ...JSON_TYPE }, '{}')).status, 200);
@@ -403,6 +433,7 @@ describe('the JWKS is fetched under bounds, only from its URL, and rotation work
     });
   }
 
+  // Last of the tests that verify tokens: the provider keeps the rotated key (and signs with its keys in turn).
   test('a rotated signing key is fetched again (the JWKS URL only), and an HS256 token made with the public key is refused', async () => {
     const jwksRequests: string[] = [];
     const counting: typeof fetch = (input, init) => {
@@ -416,6 +447,9 @@ describe('the JWKS is fetched under bounds, only from its URL, and rotation work
     const token = await provider.issuer.buildToken({ kid: rotated.kid, scopesOrTransform: (_h, p) => Object.assign(p, { sub: 'user-ada', aud: AUDIENCE, roles: ['a2a-admin'] }) });
     const second = await people.verify(token);
     assert.ok(second.ok, JSON.stringify(second));
+    // Cached: tokens signed with keys it holds cost no fetch.
+    assert.ok((await people.verify(await tokenFor('ada'))).ok);
+    assert.ok((await people.verify(token)).ok);
     assert.deepEqual(jwksRequests, [`${provider.issuer.url}/.well-known/openid-configuration`, `${provider.issuer.url}/jwks`, `${provider.issuer.url}/jwks`]);
 
     // alg confusion: HS256 signed with the RSA public key's bytes as the secret; and alg none.
