@@ -118,7 +118,7 @@ export function snapshotJson(s: Snapshot, routing?: RoutingVerdict): Record<stri
 
 /**
  * The role each route needs — the one place roles are decided (docs/service.md lists them).
- * `public`: no token (outside `/api/`); `any`: any verified caller, even one without a role.
+ * Routes outside `/api/` and `/metrics` are public; `any`: any verified caller, even one without a role.
  * A route not listed needs `viewer` to read (GET) and `admin` for anything else: new routes fail closed.
  */
 const ROUTE_ROLES: ReadonlyArray<readonly [method: string, path: RegExp, role: Role | 'any']> = [
