@@ -102,6 +102,12 @@ test('an admin confirms a held removal from the snapshot view; a viewer is told 
   assert.deepEqual(service.loop.current()?.agents.map((a) => a.localName), ['billing_agent']);
   assert.equal(service.loop.held, undefined);
   await until(() => page.locator('#held-snapshot').count(), (n) => n === 0, 'the held panel to go');
+  // The timeline says who confirmed it.
+  await page.click('#nav-timeline');
+  const action = page.locator('svg.timeline .mark[data-type="api.action"]').last();
+  await action.waitFor();
+  await action.focus();
+  await until(() => text(page.locator('#timeline-detail')), (t) => /Ada \(user-Ada\), admin confirmed the held removal/.test(t), 'the confirmation with its actor in the timeline');
   assert.ok(problems.every((p) => /status of 401/.test(p)), problems.join('\n'));
   await page.close();
 });

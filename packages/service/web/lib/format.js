@@ -334,7 +334,7 @@ const ACTION_WORD = { refresh: 'refreshed', confirm: 'confirmed', 'session.end':
  * admin token, or anyone on an open loopback service.
  * @param {DiscoveryEvent['actor']} actor
  */
-export function actorName(actor) {
+function actorName(actor) {
   if (actor?.kind === 'person') return `${actor.name ?? actor.sub ?? 'a person'}${actor.sub !== undefined && actor.name !== undefined && actor.name !== actor.sub ? ` (${actor.sub})` : ''}, ${actor.role ?? 'no role'}`;
   if (actor?.kind === 'admin-token') return 'the admin token';
   return 'an anonymous caller (loopback, no tokens)';
