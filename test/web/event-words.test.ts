@@ -39,6 +39,7 @@ const SAMPLES: { [T in DiscoveryEvent['type']]: Sample<T> } = {
   'catalog.read': { ...base, type: 'catalog.read', source: 'partners', url: `${peer}/.well-known/ai-catalog.json`, outcome: 'revalidated', depth: 1, entries: 4, cards: 4, nested: 0, ignored: 0 },
   'service.started': { ...base, type: 'service.started', replica: 'host:4242', previousReplica: 'host:4100', restored: { version: 7, pins: 2, alerts: 1 } },
   'replica.leader': { ...base, type: 'replica.leader', replica: 'replica-b', epoch: 3, previousLeader: 'replica-a', alerts: 1 },
+  'api.action': { ...base, type: 'api.action', action: 'confirm', actor: { kind: 'person', sub: 'u-7f3a', name: 'Alice Martin', role: 'admin' }, digest, version: 4 },
 };
 
 const say = (e: DiscoveryEvent): { outcome: string; sentence: string; stage: string } => ({
@@ -81,4 +82,14 @@ test('a restart and a takeover say what was carried over', () => {
   const takeover = say(SAMPLES['replica.leader']);
   assert.equal(takeover.outcome, 'takeover');
   assert.match(takeover.sentence, /replica-b leads now \(epoch 3\), taking over from replica-a; 1 open alert carried over/);
+});
+
+test('who did what: an action through the API names its actor (person, admin token, anonymous)', () => {
+  const confirm = say(SAMPLES['api.action']);
+  assert.equal(confirm.outcome, 'confirmed');
+  assert.equal(confirm.sentence, 'Alice Martin (u-7f3a), admin confirmed the held removal (snapshot v4 sha256-3f1c0)');
+  const refresh = say({ ...SAMPLES['api.action'], action: 'refresh', actor: { kind: 'admin-token', role: 'admin' }, version: 5 });
+  assert.match(refresh.sentence, /^the admin token asked for a discovery pass now \(snapshot v5/);
+  const end = say({ ...SAMPLES['api.action'], action: 'session.end', actor: { kind: 'anonymous' }, sessionId: 's-9', digest: undefined, version: undefined });
+  assert.equal(end.sentence, 'an anonymous caller (loopback, no tokens) ended session s-9');
 });

@@ -35,6 +35,8 @@ export type {
   OpenAlert,
   ServiceStartedEvent,
   ReplicaLeaderEvent,
+  ActionEvent,
+  ActionActor,
 } from './events/index.js';
 
 export {

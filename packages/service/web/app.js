@@ -117,7 +117,7 @@ function App({ store }) {
       view = html`<${CardView} store=${store} url=${route.params.get('url') ?? ''} />`;
       break;
     case 'inspect':
-      view = html`<${InspectView} url=${route.params.get('url') ?? ''} />`;
+      view = html`<${InspectView} url=${route.params.get('url') ?? ''} allowed=${store.whoami?.can.inspect !== false} />`;
       break;
     case 'explorer':
       view = html`<${ExplorerView} />`;
@@ -159,6 +159,7 @@ function App({ store }) {
           ${store.replica
             ? html`<p class="small" id="replica-role">${store.replica.role === 'leader' ? html`<strong>Leader</strong> · epoch ${store.replica.epoch}` : html`<strong>Follower</strong> of <code>${store.replica.leader ?? 'no leader yet'}</code> · epoch ${store.replica.epoch}`}<br /><span class="muted">this replica: <code>${store.replica.id}</code></span></p>`
             : null}
+          ${store.whoami ? html`<p class="small" id="signed-in">${signedIn(store.whoami)}</p>` : null}
           <button type="button" class="btn btn-small btn-ghost" onClick=${() => setTokenOpen(!tokenOpen)} aria-expanded=${tokenOpen ? 'true' : 'false'}>API token</button>
         </div>
         <section class="live" aria-labelledby="live-h">
@@ -182,6 +183,17 @@ function App({ store }) {
   `;
 }
 
+/**
+ * Who the API takes this page for: a person's name (or `sub`) and role, the admin token, or
+ * nobody in particular (an open loopback service).
+ * @param {import('./lib/types.js').WhoAmI} w
+ */
+function signedIn(w) {
+  if (w.kind === 'person') return html`Signed in as <strong>${w.name ?? w.sub}</strong> (${w.role ?? 'no role'})`;
+  if (w.kind === 'admin-token') return html`Signed in with the <strong>admin token</strong>`;
+  return html`<span class="muted">Not signed in (open loopback service)</span>`;
+}
+
 /** @param {{ store: LiveStore, onDone: () => void, required: boolean }} props */
 function TokenForm({ store, onDone, required }) {
   const [value, setValue] = useState(getToken());
@@ -192,7 +204,7 @@ function TokenForm({ store, onDone, required }) {
     void store.start();
   }}>
     <h2 id="token-h">${required ? 'This service requires an API token' : 'API token'}</h2>
-    <p class="small">The token is sent as <code>Authorization: Bearer …</code> and kept in this tab’s session storage only; it never travels in a URL.</p>
+    <p class="small">The service's admin token, or your own sign-in token (an access token your identity provider issued for this service). It is sent as <code>Authorization: Bearer …</code> and kept in this tab’s session storage only; it never travels in a URL.</p>
     <div class="row">
       <label for="token-input">Bearer token</label>
       <input id="token-input" type="password" autocomplete="off" spellcheck="false" value=${value} onInput=${(/** @type {any} */ ev) => setValue(ev.currentTarget.value)} />

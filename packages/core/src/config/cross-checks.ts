@@ -67,12 +67,22 @@ export function crossCheck(doc: Raw, source: YamlSource): Problem[] {
   const server = record(doc.server);
   if (server !== undefined) {
     const host = string(server.host) ?? SCHEMA_DEFAULTS.server.host;
-    const hasToken = server.tokenEnv !== undefined || server.tokenFile !== undefined;
+    const oidc = record(server.oidc);
+    // People's tokens guard the API as the static token does.
+    const hasToken = server.tokenEnv !== undefined || server.tokenFile !== undefined || oidc !== undefined;
     if (server.tokenEnv !== undefined && server.tokenFile !== undefined) {
       add(['server', 'tokenFile'], 'set only one of tokenEnv and tokenFile');
     }
     if (!isLoopbackHost(host) && !hasToken) {
       add(['server', 'host'], `${JSON.stringify(host)} is not a loopback address, so the service needs a bearer token: set server.tokenEnv or server.tokenFile`);
+    }
+    for (const key of ['issuer', 'jwksUrl'] as const) {
+      const value = string(oidc?.[key]);
+      if (value === undefined || !URL.canParse(value)) continue;
+      const url = new URL(value);
+      if (url.protocol === 'http:' && !(allowLoopback && ['localhost', '127.0.0.1', '[::1]'].includes(url.hostname))) {
+        add(['server', 'oidc', key], `must be https (plain http only to a loopback address, with allowLoopback: true), got ${JSON.stringify(value)}`);
+      }
     }
     const catalog = record(server.catalog);
     const signing = record(catalog?.signing);

@@ -15,6 +15,7 @@ export type {
   DiscoveryConfig,
   ServerConfig,
   ServerCatalogConfig,
+  ServerOidcConfig,
   CatalogSigningConfig,
   CredentialConfig,
   SignaturesConfig,

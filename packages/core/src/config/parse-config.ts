@@ -195,6 +195,7 @@ function build(out: SchemaOutput, baseDir: string): DiscoveryConfig {
           },
         }),
       },
+      ...(server.oidc !== undefined && { oidc: { ...server.oidc, roles: { ...server.oidc.roles } } }),
     },
     allow: out.allow,
     allowLoopback: out.allowLoopback,

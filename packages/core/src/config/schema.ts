@@ -162,6 +162,30 @@ const serverCatalog = z.strictObject({
     .optional(),
 });
 
+/** An issuer or JWKS URL of `server.oidc`: absolute, http(s); https unless loopback with allowLoopback (cross-checks). */
+const oidcUrl = checked((value) => {
+  try {
+    const url = new URL(value);
+    return (url.protocol === 'https:' || url.protocol === 'http:') && url.username === '' && url.password === '' && url.hash === '' ? undefined : `must be an https URL without credentials or fragment, got ${describeValue(value)}`;
+  } catch {
+    return `must be an absolute https URL, got ${describeValue(value)}`;
+  }
+});
+
+/** `server.oidc`: people's bearer tokens from an OIDC provider, and the roles they carry (docs/authentication.md). */
+const serverOidc = z.strictObject({
+  issuer: oidcUrl,
+  audience: z.union([text(256), z.array(text(256)).min(1)]),
+  jwksUrl: oidcUrl.optional(),
+  rolesClaim: matching(/^[A-Za-z0-9_:-]{1,64}(\.[A-Za-z0-9_:-]{1,64}){0,3}$/, 'a claim name, or a dotted path such as realm_access.roles').default('roles'),
+  roles: z.record(text(128), z.enum(['viewer', 'operator', 'admin'])).refine((r) => Object.keys(r).length > 0, 'map at least one claim value to viewer, operator or admin'),
+  clockToleranceMs: z.int().min(0).max(300_000).default(30_000),
+  algorithms: z.array(z.enum(['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'ES512', 'EdDSA'])).min(1).optional(),
+  // Bounds of one JWKS or discovery document fetch.
+  fetchTimeoutMs: z.int().min(100).max(60_000).default(5_000),
+  maxBytes: z.int().min(1_024).max(1_048_576).default(65_536),
+});
+
 const server = z.strictObject({
   host: serverHost.default('127.0.0.1'),
   port: z.int().min(0).max(65535).default(7340), // 0 picks a free port
@@ -171,6 +195,7 @@ const server = z.strictObject({
   allowedOrigins: z.array(origin).default([]),
   limits: serverLimits.prefault({}),
   catalog: serverCatalog.prefault({}),
+  oidc: serverOidc.optional(),
 });
 
 const credential = z.strictObject({

@@ -30,6 +30,30 @@ export interface ServerConfig {
   readonly limits: ServerLimitsConfig;
   /** The service's own AI Catalog (`GET /.well-known/ai-catalog.json`); off by default. */
   readonly catalog: ServerCatalogConfig;
+  /** People's OIDC bearer tokens and their roles on the API (docs/authentication.md); unset: only the static token. */
+  readonly oidc?: ServerOidcConfig;
+}
+
+/** `server.oidc:` an OIDC provider whose JWTs identify people, and how their roles map. */
+export interface ServerOidcConfig {
+  /** The issuer (`iss`); https, or http on loopback with `allowLoopback`. */
+  readonly issuer: string;
+  /** The audience (`aud`) tokens must be meant for. */
+  readonly audience: string | readonly string[];
+  /** The JWKS URL; default the issuer's discovery document's `jwks_uri`. */
+  readonly jwksUrl?: string;
+  /** The claim with the roles (an array, or a space-separated string); a dotted path reaches nested claims. Default `roles`. */
+  readonly rolesClaim: string;
+  /** Claim value → `viewer` | `operator` | `admin`. */
+  readonly roles: Readonly<Record<string, 'viewer' | 'operator' | 'admin'>>;
+  /** Clock skew tolerated on `exp`/`nbf`. Default 30,000 ms. */
+  readonly clockToleranceMs: number;
+  /** Signature algorithms accepted (asymmetric only). Default all of RS*, PS*, ES*, EdDSA. */
+  readonly algorithms?: readonly string[];
+  /** One JWKS or discovery document fetch: deadline. Default 5,000 ms. */
+  readonly fetchTimeoutMs: number;
+  /** One JWKS or discovery document: largest size. Default 65,536 bytes. */
+  readonly maxBytes: number;
 }
 
 /** `server.catalog:` the current snapshot published as an AI Catalog (docs/service.md). */

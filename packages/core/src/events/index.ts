@@ -238,6 +238,32 @@ export interface ReplicaLeaderEvent extends EventBase {
 }
 
 /**
+ * Who acted through the service's API: a person (their token's `sub`, display name and role), the
+ * holder of the static admin token, or `anonymous` (a loopback service without tokens). Never a token.
+ */
+export interface ActionActor {
+  readonly kind: 'person' | 'admin-token' | 'anonymous';
+  readonly sub?: string;
+  readonly name?: string;
+  readonly role?: 'viewer' | 'operator' | 'admin';
+}
+
+/**
+ * Someone did something through the service's API (journaled: who did what): refreshed,
+ * confirmed a held removal, ended or upgraded a session, inspected.
+ */
+export interface ActionEvent extends EventBase {
+  type: 'api.action';
+  action: 'refresh' | 'confirm' | 'session.end' | 'session.upgrade' | 'inspect';
+  actor: ActionActor;
+  /** The session ended or upgraded. */
+  sessionId?: string;
+  /** The snapshot published (refresh, confirm) or the session is on (upgrade). */
+  digest?: string;
+  version?: number;
+}
+
+/**
  * Any event. Stages added later extend this union with their own members; consumers switch on
  * `type` and ignore types they do not know.
  */
@@ -256,7 +282,8 @@ export type DiscoveryEvent =
   | RoutingEvent
   | CatalogEvent
   | ServiceStartedEvent
-  | ReplicaLeaderEvent;
+  | ReplicaLeaderEvent
+  | ActionEvent;
 
 /** An event before the stream stamps it. */
 export type EventInput<E extends DiscoveryEvent = DiscoveryEvent> = E extends DiscoveryEvent

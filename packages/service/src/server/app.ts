@@ -4,7 +4,8 @@
  * enabled; and the dashboard's static files at `/`.
  *
  * Every request first passes the request guard (request-guard.ts: Host allowlist, Origin, JSON
- * content type, bearer token); bodies are read under per-route caps and the event stream is
+ * content type, bearer token or a person's OIDC token), then the role its route needs
+ * ({@link ROUTE_ROLES}: viewer, operator, admin); bodies are read under per-route caps and the event stream is
  * bounded (event-stream-route.ts). Inspections, new sessions and chat turns are counted per client
  * beside the global caps (fair shares, `shareOf`). docs/security.md describes the model.
  */
@@ -16,7 +17,7 @@ import { getCookie, setCookie } from 'hono/cookie';
 import type { Registry } from 'prom-client';
 import type { SessionRunner, TreeFactory } from 'a2a-discovery/adk';
 import { checkSessionId, contentText, SESSION_ID_PATTERN } from 'a2a-discovery/adk';
-import type { CardCache, DiscoveryLoop, RoutingVerdict, Snapshot } from 'a2a-discovery';
+import type { ActionActor, ActionEvent, CardCache, DiscoveryLoop, EventInput, EventStream, RoutingVerdict, Snapshot } from 'a2a-discovery';
 import { isDiscoveryError, diffSnapshots, AI_CATALOG_WELL_KNOWN_PATH } from 'a2a-discovery';
 import type { TraceInputs } from 'a2a-discovery/explorer';
 import { DEFAULT_TRACE_INPUTS, runTrace } from 'a2a-discovery/explorer';
@@ -34,10 +35,13 @@ import type { OnRefusal, RefusalReason, ServerLimits } from './limits.js';
 import { DEFAULT_SERVER_LIMITS, InFlight } from './limits.js';
 import { readJsonBody } from './read-json-body.js';
 import { sourcesJson } from './sources-json.js';
-import { presentsToken, requestGuard } from './request-guard.js';
+import type { Actor } from './request-guard.js';
+import { actorOf, presentsToken, requestGuard, roleOf } from './request-guard.js';
+import type { PeopleAuth, Role } from './people-auth.js';
+import { ROLES } from './people-auth.js';
 import type { SnapshotArchive } from './snapshot-archive.js';
 import type { Caller, SessionOwners } from './session-owners.js';
-import { CLIENT_COOKIE, newToken, SESSION_SECRET_HEADER } from './session-owners.js';
+import { CLIENT_COOKIE, newToken, personKey, SESSION_SECRET_HEADER } from './session-owners.js';
 
 export interface AppOptions {
   loop: DiscoveryLoop;
@@ -50,6 +54,10 @@ export interface AppOptions {
   archive: SnapshotArchive;
   metrics: Registry;
   token?: string;
+  /** People with OIDC tokens and roles (`server.oidc`; people-auth.ts). */
+  people?: PeopleAuth;
+  /** Where who-did-what is told (`api.action` events, journaled); none: not recorded. */
+  events?: EventStream;
   /** The address the server listens on; with `allowedHosts`, the Host names it answers to. Default `127.0.0.1`. */
   bindHost?: string;
   /** Extra Host names (a reverse proxy's). */
@@ -111,6 +119,42 @@ export function snapshotJson(s: Snapshot, routing?: RoutingVerdict): Record<stri
   };
 }
 
+/**
+ * The role each route needs — the one place roles are decided (docs/service.md lists them).
+ * Routes outside `/api/` and `/metrics` are public; `any`: any verified caller, even one without a role.
+ * A route not listed needs `viewer` to read (GET) and `admin` for anything else: new routes fail closed.
+ */
+const ROUTE_ROLES: ReadonlyArray<readonly [method: string, path: RegExp, role: Role | 'any']> = [
+  ['GET', /^\/api\/whoami$/, 'any'],
+  ['POST', /^\/api\/refresh$/, 'operator'],
+  ['POST', /^\/api\/inspect$/, 'operator'],
+  ['POST', /^\/api\/chat$/, 'operator'],
+  // Own sessions for an operator; others' only for an admin (SessionOwners.allows).
+  ['POST', /^\/api\/sessions\/[^/]+\/upgrade$/, 'operator'],
+  ['DELETE', /^\/api\/sessions\/[^/]+$/, 'operator'],
+  ['POST', /^\/api\/snapshots\/confirm$/, 'admin'],
+  // POST /api/trace is the trace explorer's simulation (a virtual clock, no network): a viewer's, as reads are.
+  ['POST', /^\/api\/trace$/, 'viewer'],
+  // Everything else under /api/ and /metrics read: snapshots, endpoints, sources, events, stream, journal, activity, sessions, trace defaults.
+];
+
+/** The role a request needs; undefined for a route outside `/api/` and `/metrics` (public). */
+function roleNeeded(method: string, path: string): Role | 'any' | undefined {
+  if (!path.startsWith('/api/') && path !== '/metrics') return undefined;
+  const m = method === 'HEAD' ? 'GET' : method;
+  for (const [rm, re, role] of ROUTE_ROLES) if (rm === m && re.test(path)) return role;
+  return m === 'GET' ? 'viewer' : 'admin';
+}
+
+/** An actor as the journal names it (never a token). */
+function actionActor(actor: Actor): ActionActor {
+  if (actor.kind === 'person') {
+    const p = actor.person;
+    return { kind: 'person', sub: p.sub, ...(p.name !== undefined && { name: p.name }), ...(p.role !== undefined && { role: p.role }) };
+  }
+  return actor.kind === 'admin-token' ? { kind: 'admin-token', role: 'admin' } : { kind: 'anonymous' };
+}
+
 /** `Retry-After` of a refused new session: pins free when ended or idle, not within seconds. */
 const SESSION_RETRY_S = 60;
 
@@ -147,9 +191,49 @@ export function createApp(o: AppOptions): Hono {
       ...(o.allowedHosts && { allowedHosts: o.allowedHosts }),
       ...(o.allowedOrigins && { allowedOrigins: o.allowedOrigins }),
       ...(o.token !== undefined && { token: o.token }),
+      ...(o.people && { people: o.people }),
       onRefusal: refuse,
     }),
   );
+
+  // Roles: with a token or people configured, every /api/ route and /metrics needs its role
+  // (ROUTE_ROLES); without either (a loopback service), everything stays open as before.
+  const guarded = (o.token !== undefined && o.token !== '') || o.people !== undefined;
+  app.use('*', async (c, next) => {
+    const needed = roleNeeded(c.req.method, c.req.path);
+    if (!guarded || needed === undefined) return next();
+    const actor = actorOf(c);
+    const role = roleOf(actor);
+    if (needed === 'any' && actor.kind !== 'anonymous') return next();
+    if (role !== undefined && needed !== 'any' && ROLES.indexOf(role) >= ROLES.indexOf(needed)) return next();
+    refuse('role');
+    const who = actor.kind === 'person' ? actor.person.sub : 'this caller';
+    const message =
+      actor.kind === 'person' && role === undefined
+        ? `the token of ${who} carries no role this service knows (${actor.person.claimed.length > 0 ? `it has ${actor.person.claimed.join(', ')}` : 'its roles claim is empty or missing'}); server.oidc.roles maps the provider's values to viewer, operator or admin`
+        : `${c.req.method} ${c.req.path} needs the ${needed} role; ${who} is ${role ?? 'without a role'}`;
+    c.header('WWW-Authenticate', `Bearer realm="a2a-discovery", error="insufficient_scope", scope="${needed}"`);
+    return c.json({ error: 'forbidden', needed, role: role ?? null, message }, 403);
+  });
+
+  /** Journals who did what (`api.action`). */
+  const acted = (c: Context, action: ActionEvent['action'], extra: Omit<EventInput<ActionEvent>, 'type' | 'action' | 'actor'> = {}): void => {
+    o.events?.emit({ type: 'api.action', action, actor: actionActor(actorOf(c)), ...extra });
+  };
+
+  // Who the caller is and what they may do, for the dashboard's "signed in as": never the token.
+  app.get('/api/whoami', (c) => {
+    const actor = actorOf(c);
+    const role = roleOf(actor);
+    // On an open service (loopback, no tokens) anyone may do everything but drive others' sessions.
+    const may = (r: Role): boolean => (!guarded ? r !== 'admin' : role !== undefined && ROLES.indexOf(role) >= ROLES.indexOf(r));
+    return c.json({
+      kind: actor.kind,
+      ...(actor.kind === 'person' && { sub: actor.person.sub, name: actor.person.name ?? null }),
+      role: role ?? null,
+      can: { read: !guarded || role !== undefined, refresh: may('operator'), inspect: may('operator'), chat: may('operator'), trace: may('viewer'), confirm: !guarded || may('admin'), othersSessions: may('admin') },
+    });
+  });
 
   app.get('/healthz', (c) => c.json({ ok: true }));
   const tokenBytes = o.token !== undefined && o.token !== '' ? Buffer.from(o.token) : undefined;
@@ -192,6 +276,17 @@ export function createApp(o: AppOptions): Hono {
       retained: o.loop.snapshots.retained(),
     }),
   );
+
+  // Confirms the removal the mass-removal guard holds (admin): the held snapshot is published.
+  app.post('/api/snapshots/confirm', async (c) => {
+    const read = await body(c, limits.maxBodyBytes);
+    if (read instanceof Response) return read;
+    const held = o.loop.held;
+    if (held === undefined) return c.json({ error: 'nothing-held', message: 'no snapshot is held back: there is no removal to confirm' }, 409);
+    const s = await o.loop.confirmRemovals();
+    acted(c, 'confirm', { ...(s && { digest: s.digest, version: s.version }) });
+    return c.json({ confirmed: held, version: s?.version ?? 0, digest: s?.digest ?? null, held: o.loop.held ?? null });
+  });
 
   app.get('/api/snapshots/:digest', (c) => {
     const s = o.archive.get(c.req.param('digest'));
@@ -250,9 +345,15 @@ export function createApp(o: AppOptions): Hono {
     }
   });
 
-  // Holding the bearer token makes a caller an admin (with a token, every API call needs it).
-  const admin = o.token !== undefined && o.token !== '';
+  // The admin token, or a person with the admin role, may drive others' sessions. Without either
+  // configured, nobody is an admin (sessions belong to their browser or secret).
   const callerOf = (c: Context, issue = false): Caller => {
+    const actor = actorOf(c);
+    const admin = roleOf(actor) === 'admin';
+    if (actor.kind === 'person') {
+      const secret = c.req.header(SESSION_SECRET_HEADER);
+      return { admin, person: personKey(actor.person.issuer, actor.person.sub), ...(secret !== undefined && { secret }) };
+    }
     let clientId = getCookie(c, CLIENT_COOKIE);
     if (clientId !== undefined && !/^[A-Za-z0-9_-]{43}$/.test(clientId)) clientId = undefined;
     if (clientId === undefined && issue) {
@@ -277,7 +378,7 @@ export function createApp(o: AppOptions): Hono {
     if (!unknown && o.owners.allows(id, caller)) return undefined;
     if (!unknown) refuse('session_owner');
     if (unknown || hideOwned) return c.json({ error: 'not-found', message: `session ${id} is not pinned, or not yours (it never started, ended, idled out, or belongs to another caller)` }, 404);
-    return c.json({ error: 'forbidden', message: `session ${id} belongs to another caller (present its X-Session-Secret, or use the admin token)` }, 403);
+    return c.json({ error: 'forbidden', message: `session ${id} belongs to another caller (present its X-Session-Secret, or an admin's token)` }, 403);
   };
 
   /**
@@ -286,7 +387,9 @@ export function createApp(o: AppOptions): Hono {
    * remote address: an anonymous caller can mint as many cookies as it likes, not addresses.
    */
   const shareOf = (c: Context): string => {
-    const clientId = admin ? callerOf(c).clientId : undefined;
+    const actor = actorOf(c);
+    if (actor.kind === 'person') return `person:${createHash('sha256').update(personKey(actor.person.issuer, actor.person.sub)).digest('base64url').slice(0, 22)}`;
+    const clientId = guarded ? callerOf(c).clientId : undefined;
     if (clientId !== undefined) return `client:${createHash('sha256').update(clientId).digest('base64url').slice(0, 22)}`;
     const incoming = (c.env as { incoming?: IncomingMessage } | undefined)?.incoming;
     return `addr:${incoming?.socket.remoteAddress ?? 'unknown'}`;
@@ -345,6 +448,7 @@ export function createApp(o: AppOptions): Hono {
     const read = await body(c, limits.maxBodyBytes);
     if (read instanceof Response) return read;
     const s = await o.loop.refreshNow();
+    acted(c, 'refresh', { ...(s && { digest: s.digest, version: s.version }) });
     return c.json({ version: s?.version ?? 0, digest: s?.digest ?? null });
   });
 
@@ -418,7 +522,9 @@ export function createApp(o: AppOptions): Hono {
     const refused = sessionRefusal(c, id, callerOf(c), true);
     if (refused) return refused;
     try {
-      return c.json(await o.sessions.upgrade(id, { force: read.force === true }));
+      const upgraded = await o.sessions.upgrade(id, { force: read.force === true });
+      acted(c, 'session.upgrade', { sessionId: id, digest: o.trees.digestOf(id) ?? '' });
+      return c.json(upgraded);
     } catch (err) {
       return errorResponse(c, err);
     }
@@ -430,6 +536,7 @@ export function createApp(o: AppOptions): Hono {
     const refused = sessionRefusal(c, id, callerOf(c), true);
     if (refused) return refused;
     await o.sessions.end(id);
+    acted(c, 'session.end', { sessionId: id });
     return c.json({ ended: true });
   });
 
@@ -465,6 +572,7 @@ export function createApp(o: AppOptions): Hono {
     try {
       // The request's signal aborts when its client goes away: the inspection stops and frees its slot.
       const result = await o.inspector.inspect(input, c.req.raw.signal);
+      if (result !== undefined) acted(c, 'inspect');
       return result !== undefined ? c.json(result) : busy();
     } catch (err) {
       return errorResponse(c, err);

@@ -11,6 +11,7 @@ export function serviceOptionsFromConfig(config: DiscoveryConfig, secrets: Resol
     host: config.server.host,
     port: config.server.port,
     ...(secrets.token !== undefined && { token: secrets.token }),
+    ...(config.server.oidc && { oidc: { ...config.server.oidc, allowLoopback: config.allowLoopback } }),
     allowedHosts: config.server.allowedHosts,
     allowedOrigins: config.server.allowedOrigins,
     limits: config.server.limits,

@@ -81,7 +81,10 @@ export type RefusalReason =
   | 'sessions_per_client'
   | 'turns_per_client'
   | 'turn_aborted'
-  | 'leader_unreachable';
+  | 'leader_unreachable'
+  | 'unauthorized'
+  | 'role'
+  | 'oidc_keys';
 
 /** Counts a refusal (the metrics' counter, or nothing). */
 export type OnRefusal = (reason: RefusalReason) => void;

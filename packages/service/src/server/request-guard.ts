@@ -5,7 +5,10 @@
  *    configured name (`server.allowedHosts`); with a wildcard bind, any IP literal too. Anything
  *    else is 421, on every route: a DNS-rebinding page reaches us under its own name.
  * 2. The path must percent-decode (400 otherwise).
- * 3. With a token, `/api/*` and `/metrics` need `Authorization: Bearer <token>` (401).
+ * 3. With a token or people (`server.oidc`), `/api/*` and `/metrics` need `Authorization: Bearer
+ *    <token>`: the static admin token, or a person's OIDC token (people-auth.ts) — 401 with
+ *    `WWW-Authenticate` (RFC 6750: `error="invalid_token"` for a token that does not verify).
+ *    Who the caller is ({@link Actor}) is left on the context for the role check (app.ts).
  * 4. On every method but GET and HEAD, an `Origin` that is not the service's own (or in
  *    `server.allowedOrigins`) is 403, and — unless the bearer token was given — the content type
  *    must be `application/json` (415): a cross-site form or `text/plain` fetch cannot send it
@@ -17,6 +20,30 @@ import { timingSafeEqual } from 'node:crypto';
 import { isIP } from 'node:net';
 import type { Context, MiddlewareHandler } from 'hono';
 import type { OnRefusal } from './limits.js';
+import type { PeopleAuth, Person, Role } from './people-auth.js';
+import { looksLikeJwt } from './people-auth.js';
+
+/**
+ * Who a request comes from: nobody in particular (no token and no people configured: loopback
+ * open, as before), the holder of the static admin token, or a person with a verified token.
+ */
+export type Actor = { readonly kind: 'anonymous' } | { readonly kind: 'admin-token' } | { readonly kind: 'person'; readonly person: Person };
+
+declare module 'hono' {
+  interface ContextVariableMap {
+    actor: Actor;
+  }
+}
+
+/** The actor the guard left on `c` (anonymous when it left none). */
+export function actorOf(c: Context): Actor {
+  return c.get('actor') ?? { kind: 'anonymous' };
+}
+
+/** The role an actor holds: the admin token is the admin; anonymous (nothing configured) is undefined — everything is open. */
+export function roleOf(actor: Actor): Role | undefined {
+  return actor.kind === 'admin-token' ? 'admin' : actor.kind === 'person' ? actor.person.role : undefined;
+}
 
 /** Inputs of {@link requestGuard}. */
 export interface RequestGuardOptions {
@@ -27,6 +54,8 @@ export interface RequestGuardOptions {
   /** Further origins allowed to make non-GET calls (`https://discovery.example.com`). */
   allowedOrigins?: readonly string[];
   token?: string;
+  /** People with OIDC tokens (`server.oidc`). */
+  people?: PeopleAuth;
   onRefusal?: OnRefusal;
 }
 
@@ -59,10 +88,27 @@ export function requestGuard(o: RequestGuardOptions): MiddlewareHandler {
     let authorized = false;
     if (token !== undefined && (isApi || c.req.header('authorization') !== undefined)) {
       authorized = presentsToken(c, token);
-      if (!authorized && isApi) {
-        c.header('WWW-Authenticate', 'Bearer realm="a2a-discovery"');
-        return c.json({ error: 'unauthorized', message: 'a bearer token is required (Authorization: Bearer <token>)' }, 401);
+      if (authorized) c.set('actor', { kind: 'admin-token' });
+    }
+    if (!authorized && o.people !== undefined && isApi) {
+      const header = c.req.header('authorization');
+      const bearer = header?.startsWith('Bearer ') === true ? header.slice(7).trim() : undefined;
+      if (bearer !== undefined && looksLikeJwt(bearer)) {
+        const verified = await o.people.verify(bearer);
+        if (!verified.ok) {
+          refuse('unauthorized');
+          c.header('WWW-Authenticate', `Bearer realm="a2a-discovery", error="invalid_token", error_description="${verified.message.replace(/[’‘]/g, "'").replace(/[^\x20-\x7e]|["\\]/g, '')}"`);
+          return c.json({ error: 'unauthorized', message: `the bearer token is not accepted: ${verified.message}` }, 401);
+        }
+        authorized = true;
+        c.set('actor', { kind: 'person', person: verified.person });
       }
+    }
+    if (!authorized && isApi && (token !== undefined || o.people !== undefined)) {
+      refuse('unauthorized');
+      const given = c.req.header('authorization') !== undefined;
+      c.header('WWW-Authenticate', given ? 'Bearer realm="a2a-discovery", error="invalid_token", error_description="the bearer token is not accepted"' : 'Bearer realm="a2a-discovery"');
+      return c.json({ error: 'unauthorized', message: given ? 'the bearer token is not accepted (Authorization: Bearer <token>)' : 'a bearer token is required (Authorization: Bearer <token>)' }, 401);
     }
 
     if (c.req.method !== 'GET' && c.req.method !== 'HEAD') {

@@ -15,6 +15,7 @@ import type { EventBuffer } from './event-buffer.js';
 import { EventStreamHub } from './event-stream-route.js';
 import { FollowerProxy } from './follower-proxy.js';
 import { Inspector } from './inspector.js';
+import { PeopleAuth } from './people-auth.js';
 import type { JournalReader } from './journal.js';
 import type { OnRefusal, ServerLimits } from './limits.js';
 import { DEFAULT_SERVER_LIMITS } from './limits.js';
@@ -101,6 +102,8 @@ export function buildHttp(
     archive: p.archive,
     metrics: metrics.registry,
     ...(o.token !== undefined && o.token !== '' && { token: o.token }),
+    ...(o.oidc && { people: new PeopleAuth({ ...o.oidc, onFetchRefused: () => refusal('oidc_keys') }) }),
+    events: p.events,
     staticFiles: staticFileServer(o.webRoot),
     shutdownSignal: shutdown.signal,
     storeStatus: () => store.status(),

@@ -9,6 +9,7 @@ import type { RoutingCase } from 'a2a-discovery/routing';
 import type { OpenStateStoreOptions, StateStore } from '@a2a-discovery/store';
 import type { CatalogSigning } from './ai-catalog-route.js';
 import type { ServerLimits } from './limits.js';
+import type { PeopleAuthOptions } from './people-auth.js';
 import type { UpstreamBudgetOptions } from './service-fetchers.js';
 import type { Logger } from './logger.js';
 
@@ -17,6 +18,11 @@ export interface ServiceOptions {
   port?: number;
   /** Required when `host` is not loopback. */
   token?: string;
+  /**
+   * People's OIDC bearer tokens and their roles on the API (people-auth.ts); with or without
+   * `token` (the static admin token). `allowLoopback`: an http issuer on loopback (tests).
+   */
+  oidc?: Omit<PeopleAuthOptions, 'onFetchRefused' | 'fetch'>;
   /** Host names clients may use besides the bind address and loopback names (a reverse proxy's). */
   allowedHosts?: readonly string[];
   /** Origins allowed to make non-GET calls besides the service's own. */

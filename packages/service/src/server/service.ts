@@ -49,7 +49,7 @@ export interface RunningService {
 export async function startService(o: ServiceOptions): Promise<RunningService> {
   const host = o.host ?? '127.0.0.1';
   const port = o.port ?? 7340;
-  if (!isLoopbackHost(host) && (o.token === undefined || o.token === '')) {
+  if (!isLoopbackHost(host) && (o.token === undefined || o.token === '') && o.oidc === undefined) {
     throw new DiscoveryError('ERR_CONFIG_INVALID', `binding to ${host} (not loopback) requires a bearer token (server.tokenEnv or server.tokenFile)`, { path: 'server.host' });
   }
   if (o.catalog?.enabled === true) await checkCatalogOptions(o.catalog);

@@ -1,10 +1,12 @@
 /**
  * Who may drive a session over the API (docs/security.md). A session started through the API
- * belongs to its caller: the browser that holds the `a2ad_client` cookie it was started with
- * (HttpOnly, SameSite=Strict), or any client presenting the `sessionSecret` returned by the turn
- * that created it (`X-Session-Secret`). Only the owner — or an admin, i.e. a caller holding the
- * service's bearer token — may continue, upgrade or end it, and a listing shows a caller only its
- * own sessions (plus those the embedding application started in process, read-only).
+ * belongs to its caller: a person (`server.oidc`: the token's issuer and `sub`, from any browser
+ * or client presenting a token for them), else the browser that holds the `a2ad_client` cookie it
+ * was started with (HttpOnly, SameSite=Strict); and always any client presenting the
+ * `sessionSecret` returned by the turn that created it (`X-Session-Secret`). Only the owner — or
+ * an admin (the static bearer token, or a person with the admin role) — may continue, upgrade or
+ * end it, and a listing shows a caller only its own sessions (plus those the embedding
+ * application started in process, read-only).
  *
  * Secrets and client ids are kept as SHA-256 hashes; an entry goes when its pin is released.
  * Each session also counts against the fair-share key of the caller that started it (app.ts
@@ -17,9 +19,13 @@ export const CLIENT_COOKIE = 'a2ad_client';
 /** The header a cookie-less client presents a session's secret in. */
 export const SESSION_SECRET_HEADER = 'x-session-secret';
 
-/** Who is asking: their client id (from the cookie), the secret they present, and whether they are an admin. */
+/**
+ * Who is asking: their client id (from the cookie), the person their token names
+ * ({@link personKey}), the secret they present, and whether they are an admin.
+ */
 export interface Caller {
   readonly clientId?: string;
+  readonly person?: string;
   readonly secret?: string;
   readonly admin: boolean;
 }
@@ -33,6 +39,15 @@ interface Owner {
 
 const hash = (value: string): Buffer => createHash('sha256').update(value).digest();
 const same = (a: Buffer | undefined, b: string | undefined): boolean => a !== undefined && b !== undefined && timingSafeEqual(a, hash(b));
+
+/**
+ * The owner key of a person: issuer and subject. Kept hashed like a client id (in the same
+ * field, so a stored pin keeps its person across restarts); it cannot collide with a cookie value
+ * (43 base64url characters).
+ */
+export function personKey(issuer: string, sub: string): string {
+  return `person:${issuer}\n${sub}`;
+}
 
 /** A new random token (client ids and session secrets): 32 bytes, base64url. */
 export function newToken(): string {
@@ -51,7 +66,8 @@ export class SessionOwners {
   claim(sessionId: string, caller: Caller, share?: string): string {
     const secret = newToken();
     this.#forget(sessionId);
-    this.#owners.set(sessionId, { client: caller.clientId !== undefined ? hash(caller.clientId) : undefined, secret: hash(secret), ...(share !== undefined && { share }) });
+    const client = caller.person ?? caller.clientId;
+    this.#owners.set(sessionId, { client: client !== undefined ? hash(client) : undefined, secret: hash(secret), ...(share !== undefined && { share }) });
     if (share !== undefined) this.#shares.set(share, (this.#shares.get(share) ?? 0) + 1);
     return secret;
   }
@@ -67,13 +83,16 @@ export class SessionOwners {
   }
 
   /**
-   * Whether `caller` may drive `sessionId`: an admin always; otherwise its owner (same client
-   * cookie, or the session's secret). A session nobody claimed (started in process) needs an admin.
+   * Whether `caller` may drive `sessionId`: an admin always; otherwise its owner (the same person,
+   * the same client cookie, or the session's secret). A session nobody claimed (started in
+   * process) needs an admin.
    */
   allows(sessionId: string, caller: Caller): boolean {
     if (caller.admin) return true;
     const owner = this.#owners.get(sessionId);
-    return owner !== undefined && (same(owner.client, caller.clientId) || same(owner.secret, caller.secret));
+    // A person's token names them wherever it comes from; without one, the browser's cookie.
+    const client = caller.person ?? caller.clientId;
+    return owner !== undefined && (same(owner.client, client) || same(owner.secret, caller.secret));
   }
 
   /** What a caller may see of a session in a listing: `own`, `in-process` (read-only), or nothing. */

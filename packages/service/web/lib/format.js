@@ -155,6 +155,8 @@ export function decidingStage(e) {
       return 'service';
     case 'replica.leader':
       return 'replicas';
+    case 'api.action':
+      return 'people';
     default:
       return e.type.split('.')[0] ?? e.type;
   }
@@ -215,6 +217,8 @@ export function eventOutcome(e) {
       return restarted(e) ? 'restart' : 'start';
     case 'replica.leader':
       return e.previousLeader ? 'takeover' : 'leader';
+    case 'api.action':
+      return ACTION_WORD[e.action ?? ''] ?? 'action';
     default:
       return e.type;
   }
@@ -315,8 +319,47 @@ export function describeEvent(e) {
     }
     case 'replica.leader':
       return `${e.replica ?? 'a replica'} leads now (epoch ${e.epoch ?? 0})${e.previousLeader ? `, taking over from ${e.previousLeader}` : ''}; ${plural(e.alerts ?? 0, 'open alert')} carried over`;
+    case 'api.action':
+      return actionSentence(e);
     default:
       return e.type;
+  }
+}
+
+/** @type {Record<string, string>} */
+const ACTION_WORD = { refresh: 'refreshed', confirm: 'confirmed', 'session.end': 'ended', 'session.upgrade': 'upgraded', inspect: 'inspected' };
+
+/**
+ * Who acted through the API, as a person reads it: a person's name (or `sub`) and role, the
+ * admin token, or anyone on an open loopback service.
+ * @param {DiscoveryEvent['actor']} actor
+ */
+function actorName(actor) {
+  if (actor?.kind === 'person') return `${actor.name ?? actor.sub ?? 'a person'}${actor.sub !== undefined && actor.name !== undefined && actor.name !== actor.sub ? ` (${actor.sub})` : ''}, ${actor.role ?? 'no role'}`;
+  if (actor?.kind === 'admin-token') return 'the admin token';
+  return 'an anonymous caller (loopback, no tokens)';
+}
+
+/**
+ * An action taken through the API: who did what.
+ * @param {DiscoveryEvent} e
+ */
+function actionSentence(e) {
+  const who = actorName(e.actor);
+  const at = e.version !== undefined ? ` (snapshot v${e.version} ${shortDigest(e.digest)})` : '';
+  switch (e.action) {
+    case 'refresh':
+      return `${who} asked for a discovery pass now${at}`;
+    case 'confirm':
+      return `${who} confirmed the held removal${at}`;
+    case 'session.end':
+      return `${who} ended session ${e.sessionId ?? ''}`;
+    case 'session.upgrade':
+      return `${who} moved session ${e.sessionId ?? ''} to snapshot ${shortDigest(e.digest)}`;
+    case 'inspect':
+      return `${who} ran an inspection`;
+    default:
+      return `${who}: ${e.action ?? 'an action'}`;
   }
 }
 

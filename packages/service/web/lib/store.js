@@ -124,6 +124,12 @@ export class LiveStore {
   /** @type {'connecting' | 'live' | 'reconnecting' | 'unauthorized'} */
   connection = 'connecting';
   needsToken = false;
+  /**
+   * Who the API takes this page for, and what they may do (`GET /api/whoami`); undefined until
+   * read. The views hide or disable what the role cannot do.
+   * @type {import('./types.js').WhoAmI | undefined}
+   */
+  whoami;
   /** @type {string} */
   error = '';
   /** Epoch ms of the last change from the server. */
@@ -183,6 +189,10 @@ export class LiveStore {
         this.#fromLeader(readActivity()),
         this.#fromLeader(api('/api/sources')),
         this.#readJournal(),
+        api('/api/whoami').then(
+          (/** @type {import('./types.js').WhoAmI} */ w) => (this.whoami = w),
+          () => (this.whoami = undefined),
+        ),
       ]);
       if (endpoints) this.#setEndpoints(endpoints.endpoints);
       this.#setSnapshots(snapshots);

@@ -78,7 +78,7 @@
  * @typedef {{ version: number, digest: string, references: number, current: boolean }} RetainedEntry
  * @typedef {{ id: string, role: 'leader' | 'follower', epoch: number, leader: string | null }} ReplicaJson
  *
- * @typedef {{ replica?: ReplicaJson | null, current: string | null, held: unknown, history: HistoryEntry[], retained: RetainedEntry[] }} SnapshotsJson
+ * @typedef {{ replica?: ReplicaJson | null, current: string | null, held: string | null, history: HistoryEntry[], retained: RetainedEntry[] }} SnapshotsJson
  *
  * @typedef {object} SnapshotAgent
  * @property {string} localName
@@ -156,6 +156,8 @@
  * @property {number} [epoch] the fencing epoch a `replica.leader` leads under
  * @property {string} [previousLeader] the replica a `replica.leader` took over from
  * @property {number} [alerts] open alerts a `replica.leader` carried
+ * @property {string} [action] what an `api.action` did (refresh, confirm, session.end, session.upgrade, inspect)
+ * @property {{ kind: 'person' | 'admin-token' | 'anonymous', sub?: string, name?: string, role?: string }} [actor] who did an `api.action`
  *
  * @typedef {{ events: Array<DiscoveryEvent & { replica?: string, journalId?: number }>, nextBefore: number | null, replica?: string, streamSeq?: number }} JournalPage
  * @typedef {{ from: number, bucketMs: number, hits: number[], revalidated: number[], fetches: number[], failures: number[] }} ActivitySeries
@@ -170,6 +172,8 @@
  * @property {ErrorJson | null} lastError
  * @property {Record<string, unknown>} card
  *
+ * @typedef {{ read: boolean, refresh: boolean, inspect: boolean, chat: boolean, trace: boolean, confirm: boolean, othersSessions: boolean }} Abilities
+ * @typedef {{ kind: 'person' | 'admin-token' | 'anonymous', sub?: string, name?: string | null, role: 'viewer' | 'operator' | 'admin' | null, can: Abilities }} WhoAmI  `GET /api/whoami`
  * @typedef {{ author: string, text: string, error: string | null }} ChatEvent
  * @typedef {{ sessionId: string, sessionSecret?: string, digest: string, version: number | null, author: string | null, agents?: string[], reply: string, error: string | null, notices?: string[], events: ChatEvent[] }} ChatTurn
  */

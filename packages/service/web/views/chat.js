@@ -93,8 +93,8 @@ export function ChatView({ store }) {
         onInput=${(/** @type {any} */ ev) => setMessage(ev.currentTarget.value)}
         onKeyDown=${(/** @type {KeyboardEvent} */ ev) => { if (ev.key === 'Enter' && (ev.ctrlKey || ev.metaKey)) void send(ev); }}></textarea>
       <div class="row">
-        <button type="submit" class="btn btn-primary" disabled=${sending || message.trim() === ''}>${sending ? 'Sending…' : 'Send'}</button>
-        <span class="muted small">Ctrl+Enter sends</span>
+        <button type="submit" class="btn btn-primary" disabled=${sending || message.trim() === '' || store.whoami?.can.chat === false}>${sending ? 'Sending…' : 'Send'}</button>
+        <span class="muted small">${store.whoami?.can.chat === false ? 'Chatting needs the operator role; you are a viewer.' : 'Ctrl+Enter sends'}</span>
       </div>
     </form>
     <h2 id="transcript-h">Conversation</h2>

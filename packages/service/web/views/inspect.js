@@ -138,8 +138,8 @@ const STAGE_LABEL = {
 /** Kept across view changes for the life of the page. */
 const kept = { kind: /** @type {Kind} */ ('url'), text: { url: '', card: '', catalog: '' }, result: /** @type {InspectResult | undefined} */ (undefined) };
 
-/** `url`: from `#/inspect?url=…`, fills the URL field (a link from elsewhere in the dashboard). @param {{ url?: string }} props */
-export function InspectView({ url = '' }) {
+/** `url`: from `#/inspect?url=…`, fills the URL field (a link from elsewhere in the dashboard); `allowed`: the role may inspect. @param {{ url?: string, allowed?: boolean }} props */
+export function InspectView({ url = '', allowed = true }) {
   const [kind, setKind] = useState(kept.kind);
   const [text, setText] = useState(kept.text);
   useEffect(() => {
@@ -208,7 +208,8 @@ export function InspectView({ url = '' }) {
           ? 'The card as published (A2A 0.3 or 1.0). Ctrl+Enter inspects.'
           : 'An AI Catalog ({ "specVersion": "1.0", "entries": [ … ] }: url entries are fetched as cards, inline data checked as cards, nested catalogs by URL listed, not fetched) or the simple registry format ({ "agents": [ { "name", "url" | "cardUrl", "tags"? } ] }, a next page not followed). Each entry is judged like discovery would. Ctrl+Enter inspects.'}</p>
       <div class="row">
-        <button type="submit" class="btn btn-primary" id="inspect-submit" disabled=${running || text[kind].trim() === ''}>${running ? 'Inspecting…' : 'Inspect'}</button>
+        <button type="submit" class="btn btn-primary" id="inspect-submit" disabled=${running || text[kind].trim() === '' || !allowed}>${running ? 'Inspecting…' : 'Inspect'}</button>
+        ${allowed ? null : html`<span class="muted small" id="inspect-role">Inspecting needs the operator role; you are a viewer.</span>`}
       </div>
     </form>
     <p id="inspect-status" class="status-line" role="status" aria-live="polite">${running ? 'Inspecting…' : error ? `Failed: ${error}` : result ? summary(result) : ''}</p>

@@ -66,9 +66,11 @@ export function SessionsView({ store }) {
               <td><code title=${p.digest}>${shortDigest(p.digest)}</code></td>
               <td class="num">${duration(p.idleMs)}</td>
               <td class="actions">
-                <button type="button" class="btn btn-small" disabled=${busy !== '' || snaps?.current === p.digest} onClick=${() => act(p.sessionId, 'upgrade')}>Upgrade<span class="visually-hidden"> ${p.sessionId}</span></button>
+                ${store.whoami?.can.chat === false
+                  ? html`<span class="muted small">read only (viewer)</span>`
+                  : html`<button type="button" class="btn btn-small" disabled=${busy !== '' || snaps?.current === p.digest} onClick=${() => act(p.sessionId, 'upgrade')}>Upgrade<span class="visually-hidden"> ${p.sessionId}</span></button>
                 <button type="button" class="btn btn-small" disabled=${busy !== '' || snaps?.current === p.digest} onClick=${() => act(p.sessionId, 'force')}>Force upgrade<span class="visually-hidden"> ${p.sessionId}</span></button>
-                <button type="button" class="btn btn-small btn-danger" disabled=${busy !== ''} onClick=${() => act(p.sessionId, 'end')}>End<span class="visually-hidden"> ${p.sessionId}</span></button>
+                <button type="button" class="btn btn-small btn-danger" disabled=${busy !== ''} onClick=${() => act(p.sessionId, 'end')}>End<span class="visually-hidden"> ${p.sessionId}</span></button>`}
               </td>
             </tr>`,
           )}

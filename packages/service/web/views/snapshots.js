@@ -30,6 +30,22 @@ export function SnapshotsView({ store }) {
   const [inspect, setInspect] = useState(/** @type {string | undefined} */ (undefined));
   const [agents, setAgents] = useState(/** @type {SnapshotJson | undefined} */ (undefined));
   const [agentsError, setAgentsError] = useState('');
+  const [confirmStatus, setConfirmStatus] = useState('');
+  const [confirming, setConfirming] = useState(false);
+  // Confirming a held removal is an admin's (an open loopback service lets anyone).
+  const mayConfirm = store.whoami?.can.confirm === true;
+  const confirm = async () => {
+    setConfirming(true);
+    try {
+      const r = await api('/api/snapshots/confirm', { method: 'POST', body: {} });
+      setConfirmStatus(`Removal confirmed: snapshot v${r.version} ${shortDigest(r.digest)} is published.`);
+    } catch (err) {
+      setConfirmStatus(`Could not confirm: ${err instanceof Error ? err.message : String(err)}`);
+    } finally {
+      setConfirming(false);
+      await store.refresh('snapshots');
+    }
+  };
 
   useEffect(() => {
     if (to === '') return;
@@ -74,6 +90,15 @@ export function SnapshotsView({ store }) {
 
   return html`<section aria-labelledby="view-title">
     <${ViewHeader} title="Snapshots">Every published version with its digest, what changed between any two, and the alerts discovery raised.<//>
+    ${snaps?.held
+      ? html`<div class="panel held-panel" id="held-snapshot">
+          <p><strong>A smaller snapshot is held back</strong> (<code title=${snaps.held}>${shortDigest(snaps.held)}</code>): a guard stopped a removal of many agents at once. The current snapshot keeps serving until someone confirms it.</p>
+          ${mayConfirm
+            ? html`<button type="button" class="btn btn-danger" id="confirm-removal" disabled=${confirming} onClick=${confirm}>${confirming ? 'Confirming…' : 'Confirm removal'}</button>`
+            : html`<p class="muted small">Only an admin may confirm it.</p>`}
+        </div>`
+      : null}
+    <p class="status-line" role="status" id="confirm-status">${confirmStatus}</p>
     <div class="grid-2 wide-left">
       <div>
         <h2>History</h2>

@@ -52,6 +52,7 @@ const KINDS = [
   { id: 'state', label: 'health and match verdicts', on: true, test: (/** @type {DiscoveryEvent} */ e) => e.type === 'health.changed' || e.type === 'match.verdict' },
   { id: 'card', label: 'card changes (new or rejected cards)', on: true, test: (/** @type {DiscoveryEvent} */ e) => e.type.startsWith('card.') },
   { id: 'catalogs', label: 'AI Catalog reads', on: false, test: (/** @type {DiscoveryEvent} */ e) => e.type === 'catalog.read' },
+  { id: 'actions', label: 'who did what (refresh, confirm, inspect, session ends and upgrades)', on: true, test: (/** @type {DiscoveryEvent} */ e) => e.type === 'api.action' },
   { id: 'sessions', label: 'sessions and agent trees', on: false, test: (/** @type {DiscoveryEvent} */ e) => e.type.startsWith('session.') || e.type.startsWith('tree.') },
 ];
 
