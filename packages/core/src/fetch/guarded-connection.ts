@@ -13,7 +13,10 @@
  *    such as `0.0.0.0` that the kernel routes to 127.0.0.1, a future connect path);
  * 5. redirects refused, never followed ({@link redirectRefusal});
  * 6. TLS: certificates always verified, TLS 1.2 at least, `ca` adds private roots to Node's;
- * 7. credentials asked for the request's exact origin only.
+ * 7. credentials asked for the request's exact origin only;
+ * 8. the 401 rule, once: a 401 to a request that carried credentials tells the provider
+ *    ({@link PeerCredentials.rejected}); when it answers true the caller retries once, with the
+ *    headers asked anew for the same origin, and a second 401 is the answer.
  *
  * Refusals carry one text each, and URLs in them never carry userinfo (the policy's
  * `safeUrlForMessage`). `test/fetch/guarded-connection.test.ts` runs one test per check (1–6)
@@ -25,11 +28,11 @@
 import net from 'node:net';
 import tls from 'node:tls';
 import { Agent, buildConnector } from 'undici';
-import { DiscoveryError } from '../errors.js';
+import { DiscoveryError, isDiscoveryError } from '../errors.js';
 import { createGuardedLookup, type Resolver } from './address-guard.js';
 import { type HostPolicy, verdictError } from './host-policy.js';
 
-import type { OriginCredentials } from './peer-credentials.js';
+import { toPeerCredentials, type CredentialsInput, type OriginCredentials, type PeerCredentials } from './peer-credentials.js';
 
 export type { OriginCredentials };
 
@@ -44,8 +47,8 @@ export interface GuardedConnectionOptions {
   resolve?: Resolver;
   /** Extra trusted CAs (PEM). Verification itself can never be turned off. */
   ca?: TrustedCa;
-  /** Per-origin credentials, asked by {@link GuardedConnection.credentialsFor}. */
-  credentials?: OriginCredentials;
+  /** Per-origin credentials (either form), asked by {@link GuardedConnection.credentialsFor}. Not closed by the connection. */
+  credentials?: CredentialsInput;
   /** Bound on DNS resolution plus TCP and TLS handshakes. */
   connectTimeoutMs: number;
   /** Bound on waiting for the response headers (undici's `headersTimeout`). */
@@ -85,6 +88,15 @@ export interface GuardedConnection {
    * @throws DiscoveryError `ERR_FETCH_NETWORK` (stage `fetch`) when the provider throws.
    */
   credentialsFor(origin: string, url: string): Promise<Record<string, string> | undefined>;
+  /** Whether credentials are configured at all (when not, no 401 is ever retried). */
+  readonly hasCredentials: boolean;
+  /**
+   * The 401 rule: `status` answered a request to `origin` that carried credentials. True when
+   * the caller should retry it once, asking {@link credentialsFor} again (the provider dropped a
+   * cached token); false for any other status, without credentials, or when a retry cannot help.
+   * Never throws.
+   */
+  retryAfter(origin: string, status: number): Promise<boolean>;
   /** Destroys the pool: requests in flight fail, every socket is closed. */
   close(): Promise<void>;
 }
@@ -98,7 +110,8 @@ export interface GuardedConnection {
  * await request(url, { dispatcher: connection.dispatcher });
  */
 export function createGuardedConnection(options: GuardedConnectionOptions): GuardedConnection {
-  const { policy, credentials, onSocket } = options;
+  const { policy, onSocket } = options;
+  const credentials: PeerCredentials | undefined = options.credentials === undefined ? undefined : toPeerCredentials(options.credentials);
   const lookup = createGuardedLookup({ policy, ...(options.resolve !== undefined && { resolve: options.resolve }) });
   const baseConnect = buildConnector({ ...tlsOptions(options.ca), lookup, timeout: options.connectTimeoutMs });
 
@@ -143,9 +156,20 @@ export function createGuardedConnection(options: GuardedConnectionOptions): Guar
     async credentialsFor(origin, url) {
       if (credentials === undefined) return undefined;
       try {
-        return await credentials(origin);
+        return await credentials.headers(origin);
       } catch (err) {
-        throw new DiscoveryError('ERR_FETCH_NETWORK', `credentials provider failed for ${origin}`, { cause: err, url, stage: 'fetch' });
+        // The provider's own errors carry no secret and say what failed (a token endpoint's status, a missing package).
+        const reason = isDiscoveryError(err) ? `: ${err.message}` : '';
+        throw new DiscoveryError(isDiscoveryError(err) && err.code !== 'ERR_USAGE' ? err.code : 'ERR_FETCH_NETWORK', `credentials provider failed for ${origin}${reason}`, { cause: err, url, stage: 'fetch' });
+      }
+    },
+    hasCredentials: credentials !== undefined,
+    async retryAfter(origin, status) {
+      if (status !== 401 || credentials === undefined) return false;
+      try {
+        return await credentials.rejected(origin);
+      } catch {
+        return false;
       }
     },
     close: () => dispatcher.destroy(),
