@@ -188,6 +188,20 @@ describe('peers behind OAuth 2.0 client credentials', () => {
       assert.deepEqual(posts[1]!.body, posts[0]!.body);
       assert.notEqual(posts[1]!.authorization, posts[0]!.authorization);
 
+      // A streamed request body is resent whole on the retry.
+      billing.rotate();
+      const streamed = new ReadableStream<Uint8Array>({
+        start(controller) {
+          controller.enqueue(new TextEncoder().encode('{"jsonrpc":"2.0",'));
+          controller.enqueue(new TextEncoder().encode('"id":"streamed"}'));
+          controller.close();
+        },
+      });
+      const viaStream = await fetch(`${billing.baseUrl}a2a/jsonrpc`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: streamed, duplex: 'half' } as RequestInit);
+      await viaStream.arrayBuffer();
+      assert.equal(viaStream.status, 200);
+      assert.deepEqual(billing.accepted.at(-1), { jsonrpc: '2.0', id: 'streamed' });
+
       // A peer that refuses every token: one refresh, one retry, then its 401 is the answer.
       const warm = await fetch(`${billing.baseUrl}a2a/jsonrpc`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"jsonrpc":"2.0"}' });
       await warm.arrayBuffer();

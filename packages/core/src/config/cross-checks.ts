@@ -122,6 +122,8 @@ export function crossCheck(doc: Raw, source: YamlSource): Problem[] {
     const entry = record(item);
     if (entry === undefined) return;
     const type = string(entry.type) ?? 'static';
+    // An unknown type is the schema's to report; its other keys cannot be judged.
+    if (type !== 'static' && type !== 'oauth2' && type !== 'google-id-token') return;
     const [envKey, fileKey] = type === 'oauth2' ? (['clientSecretEnv', 'clientSecretFile'] as const) : (['valueEnv', 'valueFile'] as const);
     if (type !== 'google-id-token') {
       const hasEnv = entry[envKey] !== undefined;
