@@ -94,12 +94,17 @@ export function googleIdToken(options: GoogleIdTokenOptions): PeerCredentials {
   };
 }
 
+/** What is used of google-auth-library (an optional peer dependency). */
+interface GoogleAuthLibrary {
+  GoogleAuth: new () => { getIdTokenClient(audience: string): Promise<{ idTokenProvider: GoogleIdTokenSource }> };
+}
+
 /** google-auth-library's application default credentials, imported on first use. */
 async function loadSource(given: GoogleIdTokenSource | undefined): Promise<GoogleIdTokenSource> {
   if (given !== undefined) return given;
-  let lib: typeof import('google-auth-library');
+  let lib: GoogleAuthLibrary;
   try {
-    lib = await import('google-auth-library');
+    lib = (await import('google-auth-library')) as unknown as GoogleAuthLibrary;
   } catch (err) {
     throw new DiscoveryError('ERR_CONFIG_INVALID', 'google-id-token credentials need the optional package google-auth-library: npm install google-auth-library', { stage: 'config', cause: err });
   }

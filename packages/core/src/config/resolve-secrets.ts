@@ -122,7 +122,7 @@ export async function resolveSecrets(config: DiscoveryConfig, env: NodeJS.Proces
       try {
         return (await readBoundedFile(file, MAX_SECRET_BYTES)).toString('utf8');
       } catch (err) {
-        throw new Error(fsReason(err));
+        throw new Error(fsReason(err), { cause: err });
       }
     },
     allowLoopback: config.allowLoopback,
