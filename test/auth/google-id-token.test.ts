@@ -6,12 +6,16 @@
  */
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import type { IdTokenClient } from 'google-auth-library';
 import { UnsecuredJWT } from 'jose';
 import { createPeerCredentials, googleIdToken } from '../../packages/core/src/auth/index.js';
 import type { GoogleIdTokenSource } from '../../packages/core/src/auth/index.js';
 import { VirtualClock } from '../../packages/core/src/clock/index.js';
 
 const WALL = Date.UTC(2026, 0, 1);
+
+/** Checked by the compiler: google-auth-library's ID token provider is what the default source hands over. */
+export const realProviderFits: (provider: IdTokenClient['idTokenProvider']) => GoogleIdTokenSource = (provider) => provider;
 
 /** A fake of google-auth-library's ID token provider: unsigned JWTs with `aud` and `exp`, counted. */
 class FakeGoogleIdTokens implements GoogleIdTokenSource {

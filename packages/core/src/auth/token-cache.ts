@@ -10,7 +10,7 @@ import { type Clock, type Random, systemClock, systemRandom } from '../clock/ind
 import { DiscoveryError, isDiscoveryError } from '../errors.js';
 
 /** What one token request produced. */
-export interface IssuedToken {
+interface IssuedToken {
   /** The token (a secret: never logged, never in a message). */
   readonly token: string;
   /** Its lifetime from now, in ms, when the issuer said (`expires_in`, a JWT's `exp`). */
@@ -44,7 +44,7 @@ export interface TokenCacheOptions {
 }
 
 /** Defaults of {@link TokenCacheOptions}. */
-export const TOKEN_CACHE_DEFAULTS = Object.freeze({ refreshBeforeMs: 60_000, defaultLifetimeMs: 300_000, minBackoffMs: 1000, maxBackoffMs: 60_000 });
+const TOKEN_CACHE_DEFAULTS = Object.freeze({ refreshBeforeMs: 60_000, defaultLifetimeMs: 300_000, minBackoffMs: 1000, maxBackoffMs: 60_000 });
 
 interface Held {
   readonly token: string;

@@ -32,9 +32,7 @@ import { DiscoveryError, isDiscoveryError } from '../errors.js';
 import { createGuardedLookup, type Resolver } from './address-guard.js';
 import { type HostPolicy, verdictError } from './host-policy.js';
 
-import { toPeerCredentials, type CredentialsInput, type OriginCredentials, type PeerCredentials } from './peer-credentials.js';
-
-export type { OriginCredentials };
+import { toPeerCredentials, type CredentialsInput, type PeerCredentials } from './peer-credentials.js';
 
 /** Extra trusted CA certificates (PEM), added to Node's default roots. */
 export type TrustedCa = string | Buffer | ReadonlyArray<string | Buffer>;
