@@ -12,7 +12,7 @@ import type { PeerCredentials, PresentableScheme } from '../fetch/peer-credentia
 import type { Resolver } from '../fetch/address-guard.js';
 import type { TrustedCa } from '../fetch/guarded-connection.js';
 import { TokenCache, type TokenRequestOutcome } from './token-cache.js';
-import { createTokenFetch, type TokenFetch } from './token-fetch.js';
+import { createTokenFetch, insecureProblem, type TokenFetch } from './token-fetch.js';
 
 /** Inputs of {@link oauth2ClientCredentials}. Durations in ms, sizes in bytes. */
 export interface OAuth2ClientCredentialsOptions {
@@ -58,7 +58,8 @@ export interface OAuth2ClientCredentialsOptions {
  * {@link PeerCredentials.headers}; the token is cached (see `token-cache.ts`), a 401 from a peer
  * drops it ({@link PeerCredentials.rejected} answers true).
  *
- * @throws DiscoveryError `ERR_CONFIG_INVALID` for bad options. `headers()` rejects with
+ * @throws DiscoveryError `ERR_CONFIG_INVALID` for bad options (no client id, both or neither of
+ *   `tokenUrl` and `issuer`, an http endpoint that is not loopback under `allowLoopback`). `headers()` rejects with
  *   `ERR_FETCH_STATUS` (the provider refused: its status and OAuth `error` code, never the
  *   secret), `ERR_FETCH_NETWORK` / `ERR_FETCH_TIMEOUT` /
  *   `ERR_BODY_TOO_LARGE` / `ERR_HOST_NOT_ALLOWED` / `ERR_REDIRECT_REFUSED` from the guarded token connection.
@@ -70,11 +71,12 @@ export function oauth2ClientCredentials(options: OAuth2ClientCredentialsOptions)
   if ((issuer === undefined) === (tokenUrl === undefined)) throw new DiscoveryError('ERR_CONFIG_INVALID', 'oauth2 credentials: set exactly one of tokenUrl and issuer', { stage: 'config' });
   if (clientId === '' || clientSecret === '') throw new DiscoveryError('ERR_CONFIG_INVALID', 'oauth2 credentials: clientId and the client secret must not be empty', { stage: 'config' });
   const endpoint = parseUrl(tokenUrl ?? issuer!, tokenUrl !== undefined ? 'tokenUrl' : 'issuer');
+  const insecure = insecureProblem(endpoint.href, options.allowLoopback ?? false);
+  if (insecure !== undefined) throw new DiscoveryError('ERR_CONFIG_INVALID', `oauth2 credentials: ${tokenUrl !== undefined ? 'tokenUrl' : 'issuer'} ${endpoint.origin}: ${insecure}`, { stage: 'config' });
   const origins = new Set(options.origins);
   const label = `oauth2 client ${JSON.stringify(clientId)} at ${endpoint.href}`;
   const schemes: readonly PresentableScheme[] = Object.freeze([{ type: 'oauth2', flow: 'clientCredentials' }, { type: 'http', scheme: 'bearer' }]);
   const first = options.origins[0] ?? '';
-  const insecure = endpoint.protocol === 'http:';
   const client: oauth.Client = { client_id: clientId };
   const clientAuth = options.auth === 'post' ? oauth.ClientSecretPost(clientSecret) : oauth.ClientSecretBasic(clientSecret);
   const parameters = new URLSearchParams();
@@ -96,7 +98,7 @@ export function oauth2ClientCredentials(options: OAuth2ClientCredentialsOptions)
     fetches.push(f);
     return f;
   };
-  const requestOptions = (f: TokenFetch, signal: AbortSignal) => ({ [oauth.customFetch]: f as never, [oauth.allowInsecureRequests]: insecure, signal });
+  const requestOptions = (f: TokenFetch, signal: AbortSignal) => ({ [oauth.customFetch]: f as never, [oauth.allowInsecureRequests]: endpoint.protocol === 'http:', signal });
 
   let server: { as: oauth.AuthorizationServer; fetch: TokenFetch } | undefined;
   const authorizationServer = async (signal: AbortSignal): Promise<{ as: oauth.AuthorizationServer; fetch: TokenFetch }> => {

@@ -11,6 +11,7 @@ import { fetch as undiciFetch } from 'undici';
 import { DiscoveryError, findDiscoveryError } from '../errors.js';
 import { createGuardedConnection, redirectRefusal, type TrustedCa } from '../fetch/guarded-connection.js';
 import { HostPolicy, safeUrlForMessage } from '../fetch/host-policy.js';
+import { isLoopbackHost } from '../rules/origins.js';
 import type { Resolver } from '../fetch/address-guard.js';
 
 /** Where token requests may go and how they are bounded. Durations in ms, sizes in bytes. */
@@ -38,6 +39,10 @@ export interface TokenFetch {
 }
 
 export function createTokenFetch(options: TokenFetchOptions): TokenFetch {
+  for (const origin of options.origins) {
+    const problem = insecureProblem(origin, options.allowLoopback ?? false);
+    if (problem !== undefined) throw new DiscoveryError('ERR_INSECURE_URL', `${origin}: ${problem}`, { url: origin, stage: 'policy' });
+  }
   const policy = HostPolicy.from({
     allow: [...options.origins],
     allowLoopback: options.allowLoopback ?? false,
@@ -88,6 +93,19 @@ export function createTokenFetch(options: TokenFetchOptions): TokenFetch {
   }) as TokenFetch;
   tokenFetch.close = () => connection.close();
   return tokenFetch;
+}
+
+/** Token requests carry the client secret: https only, http only for a loopback host under allowLoopback. */
+export function insecureProblem(url: string, allowLoopback: boolean): string | undefined {
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    return 'is not a URL';
+  }
+  if (parsed.protocol === 'https:') return undefined;
+  if (parsed.protocol === 'http:' && isLoopbackHost(parsed.hostname)) return allowLoopback ? undefined : 'plain http is accepted for a token endpoint only on a loopback host with allowLoopback';
+  return 'a token endpoint must be https (token requests carry the client secret)';
 }
 
 function innerCode(err: unknown): string | undefined {
