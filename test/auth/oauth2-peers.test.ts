@@ -232,6 +232,29 @@ describe('peers behind OAuth 2.0 client credentials', () => {
     }
   });
 
+  test('many requests refused together after a rotation: one refresh, each retried once', async () => {
+    const credentials = await createPeerCredentials([oauthEntry(idp, billing.origin)], OPTS);
+    const fetch = createPolicyFetch({ policy, credentials });
+    const send = async (i: number): Promise<number> => {
+      const res = await fetch(`${billing.baseUrl}a2a/jsonrpc`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ jsonrpc: '2.0', id: i }) });
+      await res.arrayBuffer();
+      return res.status;
+    };
+    try {
+      assert.equal(await send(0), 200);
+      billing.rotate();
+      const tokens = idp.tokenRequests;
+      const refused = billing.refused;
+      const statuses = await Promise.all(Array.from({ length: 50 }, (_, i) => send(i + 1)));
+      assert.deepEqual(new Set(statuses), new Set([200]));
+      assert.equal(idp.tokenRequests - tokens, 1, 'one refresh for 50 refused requests');
+      assert.equal(billing.refused - refused, 50, 'each refused once, then retried with the new token');
+    } finally {
+      await fetch.close();
+      await credentials.close();
+    }
+  });
+
   test('the token is never sent to a second origin (request log), by the policy fetch or the card fetcher', async () => {
     const credentials = await createPeerCredentials([oauthEntry(idp, billing.origin)], OPTS);
     const fetch = createPolicyFetch({ policy, credentials });

@@ -89,12 +89,13 @@ export interface GuardedConnection {
   /** Whether credentials are configured at all (when not, no 401 is ever retried). */
   readonly hasCredentials: boolean;
   /**
-   * The 401 rule: `status` answered a request to `origin` that carried credentials. True when
-   * the caller should retry it once, asking {@link credentialsFor} again (the provider dropped a
-   * cached token); false for any other status, without credentials, or when a retry cannot help.
-   * Never throws.
+   * The 401 rule: `status` answered a request to `origin` that carried the credentials' headers
+   * `sent`. True when the caller should retry it once, asking {@link credentialsFor} again: either
+   * the provider holds other headers already (a token refreshed by a concurrent request), or it
+   * dropped its token when told of the 401. False for any other status, without credentials, or
+   * when a retry cannot help. Never throws.
    */
-  retryAfter(origin: string, status: number): Promise<boolean>;
+  retryAfter(origin: string, status: number, sent: Readonly<Record<string, string>>): Promise<boolean>;
   /** Destroys the pool: requests in flight fail, every socket is closed. */
   close(): Promise<void>;
 }
@@ -162,9 +163,12 @@ export function createGuardedConnection(options: GuardedConnectionOptions): Guar
       }
     },
     hasCredentials: credentials !== undefined,
-    async retryAfter(origin, status) {
+    async retryAfter(origin, status, sent) {
       if (status !== 401 || credentials === undefined) return false;
       try {
+        // Many requests refused with one token: the first drops it, the others find the new one.
+        const current = await credentials.headers(origin);
+        if (current !== undefined && !sameHeaders(current, sent)) return true;
         return await credentials.rejected(origin);
       } catch {
         return false;
@@ -187,6 +191,11 @@ export function redirectRefusal(status: number, location: string | null | undefi
   if (status < 300 || status >= 400 || status === 304) return undefined;
   const target = location === undefined || location === null ? '(no Location header)' : JSON.stringify(location.slice(0, 500));
   return new DiscoveryError('ERR_REDIRECT_REFUSED', `refused redirect ${status} from ${url} to ${target}; redirects are never followed`, { url, stage: 'fetch', status });
+}
+
+function sameHeaders(a: Readonly<Record<string, string>>, b: Readonly<Record<string, string>>): boolean {
+  const keys = Object.keys(a);
+  return keys.length === Object.keys(b).length && keys.every((k) => a[k] === b[k]);
 }
 
 /** Certificates always verified, TLS 1.2 at least; `ca` added to Node's roots, never replacing them. */

@@ -125,7 +125,7 @@ export function createPolicyFetch(options: PolicyFetchOptions): PolicyFetch {
     const body = extra !== undefined && connection.hasCredentials ? await replayable(request.body) : request.body;
     const first = await exchange(url, request, withExtra(baseHeaders, extra), body);
     // The 401 rule (guarded-connection.ts): one retry with headers asked anew, for this origin only.
-    if (first.status !== 401 || extra === undefined || !(await connection.retryAfter(admitted.origin, first.status))) return finish(first, url);
+    if (first.status !== 401 || extra === undefined || !(await connection.retryAfter(admitted.origin, first.status, extra))) return finish(first, url);
     await first.body?.cancel().catch(() => undefined);
     const fresh = await connection.credentialsFor(admitted.origin, url);
     return finish(await exchange(url, request, withExtra(baseHeaders, fresh), body), url);
