@@ -5,6 +5,9 @@
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { inspect } from 'node:util';
 import { parseConfig, resolveSecrets } from '../../packages/core/src/config/index.js';
 import { isDiscoveryError } from '../../packages/core/src/errors.js';
@@ -120,6 +123,27 @@ credentials:
       assert.ok(!shown.includes(headers!['authorization']!.slice(7)));
     } finally {
       await secrets.credentials.close();
+    }
+  });
+
+  test('the client secret from a file (one trailing line break removed), sent with client_secret_post', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'oauth-secret-'));
+    try {
+      await writeFile(join(dir, 'client-secret'), `${CLIENT_SECRET}\n`);
+      const config = parseConfig(`${BASE}allowLoopback: true\ncredentials:\n  - { type: oauth2, origin: "https://run.example.com", tokenUrl: "${idp.tokenUrl}", clientId: ${CLIENT_ID}, clientSecretFile: ./client-secret, auth: post, resource: "https://run.example.com/" }\n`, { baseDir: dir });
+      const secrets = await resolveSecrets(config, {});
+      const log = idp.log.length;
+      try {
+        assert.match((await secrets.credentials.headers('https://run.example.com'))!['authorization']!, /^Bearer ey/);
+      } finally {
+        await secrets.credentials.close();
+      }
+      const [post] = idp.log.slice(log);
+      assert.equal(post?.authorization, undefined, 'client_secret_post sends no Authorization header');
+      await rm(join(dir, 'client-secret'));
+      await assert.rejects(resolveSecrets(config, {}), /cannot read client secret file .*client-secret/);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
     }
   });
 });
