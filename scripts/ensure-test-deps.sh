@@ -4,8 +4,22 @@
 # chromium (the dashboard's browser tests, driven by playwright-core, which never downloads a
 # browser of its own) and postgresql (the state-store suites run against a real PostgreSQL, which
 # test/helpers/postgres.ts initialises as a non-root user in a temporary directory; the package's
-# own cluster service is not used). Used by `npm test` (pretest) and by .ci/run.
+# own cluster service is not used). Used by `npm test` (pretest) and by .ci/run. First, the interop
+# matrix's separately installed frameworks (below).
 set -euo pipefail
+
+# The interop matrix's frameworks that cannot share the root install (test-frameworks/<name>/:
+# BeeAI Framework, Strands Agents; see docs/dependencies.md), each from its own committed
+# package-lock.json, when not installed yet (npm writes node_modules/.package-lock.json last).
+# Offline-friendly: npm's cache is used first; a failed install is reported, and the matrix test
+# that needs it then says what is missing.
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+for dir in "$root"/test-frameworks/*/; do
+  [ -f "$dir/package-lock.json" ] && [ ! -f "$dir/node_modules/.package-lock.json" ] || continue
+  echo "installing the interop framework in ${dir#"$root"/}" >&2
+  (cd "$dir" && npm ci --prefer-offline --no-audit --no-fund --loglevel=error >&2) || echo "could not install ${dir#"$root"/} (offline?)" >&2
+done
+
 missing=()
 command -v openssl >/dev/null 2>&1 || missing+=(openssl)
 [ -x /usr/bin/chromium ] || missing+=(chromium)

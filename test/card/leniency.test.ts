@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { request } from 'undici';
 import { RemoteA2AAgent } from '@google/adk';
 import { duplicateInterfacesForLegacy } from '@a2a-js/sdk/compat/v0_3';
-import { checkCard, parseAgentCard, toAdkCard } from '../../packages/core/src/card/index.js';
+import { checkCard, parseAgentCard, preferredInterface, toAdkCard } from '../../packages/core/src/card/index.js';
 import type { ParseCardResult, UrlJudge } from '../../packages/core/src/card/index.js';
 import type { Problem } from '../../packages/core/src/errors.js';
 import type { RunningPeer } from '../helpers/a2a-peers.js';
@@ -130,6 +130,55 @@ describe('skills and tags', () => {
     const r = parseAgentCard(JSON.stringify(noTags));
     assert.equal(r.stage, 'schema');
     assert.deepEqual(r.problems.map((p) => p.path), ['skills[0].tags']);
+  });
+});
+
+/** BeeAI Framework 0.1.30's `A2AServer` default card: protocolVersion "0.1.0", one skill with no tags. */
+function beeaiCard(): Record<string, unknown> {
+  return {
+    name: 'BeeAI',
+    description: 'A helpful assistant.',
+    url: 'https://beeai.example.com',
+    version: '1.0.0',
+    protocolVersion: '0.1.0',
+    defaultInputModes: ['text'],
+    defaultOutputModes: ['text', 'task-status'],
+    capabilities: { streaming: true, pushNotifications: false, stateTransitionHistory: false },
+    skills: [{ id: 'BeeAI', name: 'BeeAI', description: 'A helpful assistant.', tags: [] }],
+    supportsAuthenticatedExtendedCard: false,
+  };
+}
+
+describe('unknown protocol versions', () => {
+  test('BeeAI\'s "0.1.0" is a warning at its path, read and called by the 0.3 rules (the closest)', () => {
+    const r = accepted(parseAgentCard(JSON.stringify(beeaiCard())));
+    assert.equal(r.protocolVersion, '0.3');
+    assert.equal(
+      warningAt(r, 'protocolVersion')?.message,
+      '"0.1.0" is not an A2A version this product knows (0.2, 0.3, 1.x); the card is read by the A2A 0.3 rules (the closest, by its shape) and called as 0.3',
+    );
+    assert.deepEqual(r.card!.supportedInterfaces.map((i) => [i.url, i.protocolVersion]), [['https://beeai.example.com', '0.3']]);
+    assert.ok(warningAt(r, 'skills[0].tags'));
+  });
+
+  test('known versions, with or without a patch, raise no such warning', () => {
+    for (const v of ['0.3.0', '0.3', '1.0']) {
+      const r = accepted(parseAgentCard(JSON.stringify({ ...mastraCard(), protocolVersion: v })));
+      assert.equal(warningAt(r, 'protocolVersion'), undefined, v);
+    }
+  });
+
+  test('a 1.0 interface in an unknown version is a warning at its path, and never the interface called', () => {
+    const raw = {
+      ...v1Card(1),
+      supportedInterfaces: [
+        { url: 'https://w.example.com/a2a/v2', protocolBinding: 'JSONRPC', protocolVersion: '2.0' },
+        { url: 'https://w.example.com/a2a/v1', protocolBinding: 'JSONRPC', protocolVersion: '1.0' },
+      ],
+    };
+    const r = accepted(parseAgentCard(JSON.stringify(raw)));
+    assert.match(warningAt(r, 'supportedInterfaces[0].protocolVersion')?.message ?? '', /^"2\.0" is not an A2A version this product knows \(0\.2, 0\.3, 1\.x\); the card is read by the A2A 1\.0 rules \(the closest\), and this interface is never called$/);
+    assert.equal(preferredInterface(r.card!)?.url, 'https://w.example.com/a2a/v1');
   });
 });
 

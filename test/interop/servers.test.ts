@@ -7,10 +7,11 @@
  * 2. `a2a-discovery serve` (a child process over a generated YAML file) admits it into its
  *    snapshot next to a decoy agent;
  * 3. `POST /api/chat` with words of the peer's reviewed tag is routed to it (not the decoy) and
- *    round-trips through the right remote agent: ADK's `RemoteA2AAgent` (0.3 client: the peer sees
- *    `message/stream` with no `A2A-Version`) for 0.2/0.3 peers and 1.x peers that mirror 0.3
- *    interfaces, the project's `V1RemoteAgent` (`SendStreamingMessage`, `A2A-Version: 1.0`) for
- *    1.0-only peers.
+ *    round-trips through the remote agent of the card's first interface (A2A 1.0 §8.3.2):
+ *    ADK's `RemoteA2AAgent` (0.3 client: the peer sees `message/stream` with `A2A-Version: 0.3`)
+ *    for 0.2/0.3 peers, the project's `V1RemoteAgent` (`SendStreamingMessage`,
+ *    `A2A-Version: 1.0`) for 1.x peers, those that mirror their 1.0 interfaces at 0.3 after them
+ *    included.
  *
  * The matrix with versions and notes is in docs/interop.md.
  */
@@ -84,7 +85,7 @@ async function runMatrixRow(peer: InteropPeer, e: Expectation): Promise<void> {
   }
 }
 
-const ADK_03 = { method: 'message/stream', version: undefined };
+const ADK_03 = { method: 'message/stream', version: '0.3' };
 const V1_STREAM = { method: 'SendStreamingMessage', version: '1.0' };
 const sample = { tag: 'sample', description: 'Sample conversations.', keywords: ['hello'] };
 
@@ -139,7 +140,8 @@ describe('interop matrix: third-party A2A servers', () => {
           warnings: ['documentationUrl', 'defaultOutputModes[1]', 'skills[0].outputModes[1]', 'supportedInterfaces[2].url', 'supportedInterfaces[5].url'],
           message: 'hello there',
           reply: 'compat: hello there',
-          wire: ADK_03,
+          // The card lists its 1.0 interfaces first: the 1.x client calls the first (A2A 1.0 §8.3.2).
+          wire: V1_STREAM,
         });
       } finally {
         await peer.close();

@@ -127,6 +127,44 @@ describe('selectAgents: names and descriptions', () => {
     assert.match((strict.verdicts.get('https://billing.example.com/') as { reason: string }).reason, /lists no skills and its default modes do not cover/);
   });
 
+  test('a card whose skills carry no tags (BeeAI\'s default card) is selected when a static entry names it, on its skills\' modes; never when discovered', () => {
+    const billing: ReviewedAgent = { source: 'static', name: 'billing', description: 'Reviewed.', tags: ['billing'], critical: false };
+    const untagged = { skills: [{ id: 'chat', tags: [] }] };
+    const named = selectAgents([reviewedCandidate(billing, 'billing.example.com', untagged)], { ...base, reviewed: [billing] });
+    assert.deepEqual(
+      named.selected.map((a) => [a.localName, a.tags]),
+      [['billing', ['billing']]],
+    );
+    assert.deepEqual(named.alerts, []);
+    const found = selectAgents([discovered('helper', 'helper.example.com', untagged)], base);
+    assert.deepEqual(found.selected, []);
+    assert.match(reasonOf(found.verdicts.get('https://helper.example.com/')), /no skill carries a tag of the reviewed vocabulary/);
+    // A skill's own modes still have to cover the need's.
+    const imageOnly = reviewedCandidate(billing, 'billing.example.com', { skills: [{ id: 'draw', tags: [], outputModes: ['image/png'] }] });
+    const strict = selectAgents([imageOnly], { ...base, needs: [{ tag: 'billing', outputModes: ['text/plain'] }], reviewed: [billing] });
+    assert.deepEqual(strict.selected, []);
+    assert.match(reasonOf(strict.verdicts.get('https://billing.example.com/')), /no skill of the card carries a tag and the modes of its skills do not cover/);
+    // One tagged skill makes it an ordinary card: its tags are what it serves.
+    const tagged = reviewedCandidate(billing, 'billing.example.com', { skills: [{ id: 'chat', tags: [] }, { id: 'w', tags: ['warranty'] }] });
+    assert.deepEqual(selectAgents([tagged], { ...base, reviewed: [billing] }).selected, []);
+  });
+
+  test('a static agent that never fitted "does not fit"; only one that once fitted "no longer fits"', () => {
+    const billing: ReviewedAgent = { source: 'static', name: 'billing', description: 'Reviewed.', tags: ['billing'], critical: false };
+    const wrong = reviewedCandidate(billing, 'billing.example.com', { skills: [{ id: 'w', tags: ['warranty'] }] });
+    const right = reviewedCandidate(billing, 'billing.example.com', { skills: [{ id: 'b', tags: ['billing'] }] });
+    const fitted = new Set<string>();
+    const options = { ...base, reviewed: [billing], fitted };
+    const message = (s: Selection): string[] => s.alerts.filter((a) => a.kind === 'static-unsuitable').map((a) => a.message);
+    assert.deepEqual(message(selectAgents([wrong], options)), ['static agent billing does not fit: no need asks for warranty']);
+    assert.deepEqual(message(selectAgents([wrong], options)), ['static agent billing does not fit: no need asks for warranty']);
+    assert.equal(selectAgents([right], options).selected.length, 1);
+    assert.deepEqual([...fitted], ['https://billing.example.com/']);
+    assert.deepEqual(message(selectAgents([wrong], options)), ['static agent billing no longer fits: no need asks for warranty']);
+    // Without the record of what fitted, nothing is claimed about the past.
+    assert.deepEqual(message(selectAgents([wrong], { ...base, reviewed: [billing] })), ['static agent billing does not fit: no need asks for warranty']);
+  });
+
   test('card tags outside the vocabulary raise an unknown-tags alert and the agent still serves its known tags', () => {
     const s = selectAgents([discovered('helper', 'helper.example.com', { skills: [{ id: 'w', tags: ['warranty', 'crypto-trading'] }] })], base);
     assert.deepEqual(

@@ -94,6 +94,7 @@ export type {
   HostVerdict,
   CardFetcher,
   CardFetcherOptions,
+  FetchInit,
   FetchResult,
   GuardedLookupOptions,
   ResolvedAddress,
@@ -107,8 +108,8 @@ export type {
 export { createPeerCredentials, staticHeaders, oauth2ClientCredentials, googleIdToken } from './auth/index.js';
 export type { CreatePeerCredentialsOptions, PeerCredentialEntry, StaticHeadersOptions, OAuth2ClientCredentialsOptions, GoogleIdTokenOptions, GoogleIdTokenSource, TokenRequestOutcome } from './auth/index.js';
 
-export { CardCache, MemoryCardStore } from './cache/index.js';
-export type { CardCacheOptions, RefreshOptions, CacheEntry, CardStore, EntryError, CacheDirectives, CacheContent, AcceptedContent, DigestPins } from './cache/index.js';
+export { CardCache, MemoryCardStore, effectiveEntry } from './cache/index.js';
+export type { CardCacheOptions, RefreshOptions, CacheEntry, CardStore, EntryError, CacheDirectives, CacheContent, AcceptedContent, DigestPins, ExtendedCard, ExtendedCardState } from './cache/index.js';
 
 export {
   A2A_CARD_MEDIA_TYPE,
@@ -127,6 +128,7 @@ export type { AiCatalog, AiCatalogEntry, CachedAiCatalog, CatalogLimits, ReadCat
 export { staticSource, wellKnownSource, registrySource, simpleCatalogAdapter, kubernetesSource, aiCatalogSource, pruneCatalogStore, CatalogArtifacts, A2A_PORT_NAME, BASE_URL_ANNOTATION, PORT_ANNOTATION } from './sources/index.js';
 export type {
   EndpointRecord,
+  TransportOptions,
   Source,
   SourceKind,
   SourceListener,

@@ -31,6 +31,8 @@ export function entryFromJson<C = AgentCardModel, V extends string = CardProtoco
     signature: rest.signature ?? undefined,
     card: deepFreeze(rest.card),
     warnings: deepFreeze(rest.warnings ?? []),
+    // The extended card is persisted with its entry (its identity's label, never a secret).
+    ...(rest.extended != null && { extended: deepFreeze(rest.extended) }),
     expiresAt: fromWall(expiresAtWall, clock),
     nextAttemptAt: nextAttemptAtWall === null ? undefined : fromWall(nextAttemptAtWall, clock),
   };

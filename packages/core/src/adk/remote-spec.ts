@@ -13,7 +13,7 @@ import { remoteAgentFor } from './remote/index.js';
 /**
  * Input of {@link remoteSpec}: {@link RemoteAgentOptions} (our name and reviewed description, the
  * cached card, the required host policy, an optional shared `fetchImpl`, credentials, timeout,
- * `allowAdkMetadata`) plus the spec's `version`, which defaults to the card's.
+ * per-agent `transport` options, `allowAdkMetadata`) plus the spec's `version`, which defaults to the card's.
  */
 export type RemoteSpecOptions = RemoteAgentOptions & { version?: string };
 

@@ -1,6 +1,6 @@
 /**
  * From a snapshot to a checked ADK tree: one remote spec per agent (our local name, our reviewed
- * description, the cached card — no I/O), one root spec over them, built and verified through
+ * description, the cached card, its transport options — no I/O), one root spec over them, built and verified through
  * the agent registry (tree-wide unique names, the reserved `user`, every node's root and lookup
  * checked with ADK's own `rootAgent` and `findAgent`).
  */
@@ -57,6 +57,8 @@ export function snapshotTreeBuilder(options: SnapshotTreeOptions): SnapshotTreeB
         card: a.card,
         policy: options.policy,
         fetchImpl: fetchImpl(),
+        // The static entry's or registry record's streaming, headers, timeout and tenant.
+        ...(a.transport !== undefined && { transport: a.transport }),
         ...(options.allowAdkMetadata !== undefined && { allowAdkMetadata: options.allowAdkMetadata }),
       }),
     );

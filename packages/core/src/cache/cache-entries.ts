@@ -43,6 +43,7 @@ export function entryOf<C, V extends string>(n: CacheEntry<C, V>): CacheEntry<C,
     validatedAtWall: n.validatedAtWall,
     warnings: n.warnings,
     signature: n.signature,
+    extended: n.extended,
   };
 }
 

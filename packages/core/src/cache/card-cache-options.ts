@@ -8,7 +8,7 @@ import type { AgentCardModel, CardProtocolVersion, CheckCardOptions } from '../c
 import type { Clock, Random } from '../clock/index.js';
 import { systemClock, systemRandom } from '../clock/index.js';
 import type { EventStream } from '../events/index.js';
-import type { CardFetcher, HostPolicy } from '../fetch/index.js';
+import type { CardFetcher, CredentialsInput, HostPolicy } from '../fetch/index.js';
 import { CACHE_DEFAULTS } from '../rules/defaults.js';
 import type { CacheContent, DigestPins } from './cache-content.js';
 import type { CacheEntry, CardStore } from './card-store.js';
@@ -81,6 +81,15 @@ export interface CardCacheOptions<C = AgentCardModel, V extends string = CardPro
    * stored entry that does not match its pin is neither served as fresh nor kept.
    */
   pins?: DigestPins;
+  /**
+   * Authenticated extended cards: with `credentials` (the ones the fetcher presents, either form),
+   * a card that advertises an extended card (1.0 `capabilities.extendedAgentCard`, 0.3
+   * `supportsAuthenticatedExtendedCard`) is asked for it on the interface a client would call,
+   * when the credentials have an identity for that interface's origin; it is checked like a
+   * public card and kept on the entry (`extended`) for that identity. Agent-card caches only
+   * (ignored with `content`). Default: none (the public card only).
+   */
+  extendedCards?: { credentials: CredentialsInput };
 }
 
 export interface RefreshOptions {
@@ -89,7 +98,7 @@ export interface RefreshOptions {
 }
 
 /** The options with every default filled in (`content` is taken apart). */
-export type ResolvedCacheOptions<C, V extends string> = Required<Omit<CardCacheOptions<C, V>, 'events' | 'check' | 'content' | 'pins'>> & Pick<CardCacheOptions<C, V>, 'events' | 'check' | 'pins'>;
+export type ResolvedCacheOptions<C, V extends string> = Required<Omit<CardCacheOptions<C, V>, 'events' | 'check' | 'content' | 'pins' | 'extendedCards'>> & Pick<CardCacheOptions<C, V>, 'events' | 'check' | 'pins'>;
 
 /** The options with their defaults (the numbers from `CACHE_DEFAULTS`, as the configuration's). */
 export function withDefaults<C, V extends string>(options: CardCacheOptions<C, V>): ResolvedCacheOptions<C, V> {

@@ -36,6 +36,7 @@
 import type CachePolicy from 'http-cache-semantics';
 import type { AgentCardModel, CardProtocolVersion } from '../card/index.js';
 import { sha256Hex } from '../card/index.js';
+import { toPeerCredentials } from '../fetch/index.js';
 import { DiscoveryError, toDiscoveryError } from '../errors.js';
 import type { CardOutcome } from '../events/index.js';
 import type { FetchResult } from '../fetch/index.js';
@@ -48,6 +49,7 @@ import { entryOf, errorData, freshnessLifetime, retryDelay, usableEntry, withFie
 import type { CardCacheOptions, RefreshOptions, ResolvedCacheOptions } from './card-cache-options.js';
 import { withDefaults } from './card-cache-options.js';
 import type { CacheEntry } from './card-store.js';
+import { ExtendedCards } from './extended-cards.js';
 import type { PolicyRequest } from './http-validators.js';
 import { clockedPolicy, conditionalOf, isPrecomputed, policyHeaders, sameValidators, updatedHeaders, validatorsOf, withConditional, withoutValidators } from './http-validators.js';
 import { Limiter } from './limiter.js';
@@ -84,6 +86,8 @@ export class CardCache<C = AgentCardModel, V extends string = CardProtocolVersio
   /** The headers of every card request (validators are added per entry). */
   readonly #requestHeaders: Readonly<Record<string, string>>;
   readonly #results: ResultEvents;
+  /** Agent-card caches given credentials: the extended cards of their entries. */
+  readonly #extended: ExtendedCards | undefined;
   #closed = false;
 
   constructor(options: CardCacheOptions<C, V>) {
@@ -94,6 +98,20 @@ export class CardCache<C = AgentCardModel, V extends string = CardProtocolVersio
     this.#results = new ResultEvents(this.#o.events, this.#o.hitEvents);
     // http-cache-semantics reads time through `now()`; give it the injected clock.
     this.#Policy = clockedPolicy(this.#o.clock);
+    const credentials = options.extendedCards?.credentials;
+    this.#extended =
+      credentials === undefined || options.content !== undefined
+        ? undefined
+        : new ExtendedCards({
+            credentials: toPeerCredentials(credentials),
+            fetcher: this.#o.fetcher,
+            hostPolicy: this.#o.hostPolicy,
+            content: this.#content as unknown as CacheContent<AgentCardModel, CardProtocolVersion>,
+            limiter: this.#limiter,
+            clock: this.#o.clock,
+            events: this.#o.events,
+            limits: this.#o.check,
+          });
   }
 
   /**
@@ -335,6 +353,7 @@ export class CardCache<C = AgentCardModel, V extends string = CardProtocolVersio
       fetchedAtWall: this.#o.clock.wallNow(),
       warnings: check.warnings.length > 0 ? check.warnings : NO_PROBLEMS,
       signature: check.signature,
+      extended: old?.extended,
     };
     return this.#store(key, this.#freshEntry(card, policy, cacheHeaders, request, 'changed'), 'changed', { status: res.status, durationMs: res.durationMs, bytes: res.body.byteLength, rawSha256, warnings: card.warnings });
   }
@@ -349,7 +368,7 @@ export class CardCache<C = AgentCardModel, V extends string = CardProtocolVersio
    * bytes), the rest from the response's policy.
    */
   #freshEntry(
-    card: Pick<CacheEntry<C, V>, 'baseUrl' | 'cardUrl' | 'card' | 'protocolVersion' | 'body' | 'rawSha256' | 'canonicalSha256' | 'fetchedAtWall' | 'warnings' | 'signature'>,
+    card: Pick<CacheEntry<C, V>, 'baseUrl' | 'cardUrl' | 'card' | 'protocolVersion' | 'body' | 'rawSha256' | 'canonicalSha256' | 'fetchedAtWall' | 'warnings' | 'signature' | 'extended'>,
     policy: CachePolicy,
     responseHeaders: Readonly<Record<string, string>>,
     request: PolicyRequest,
@@ -390,10 +409,13 @@ export class CardCache<C = AgentCardModel, V extends string = CardProtocolVersio
       validatedAtWall: clock.wallNow(),
       warnings: card.warnings,
       signature: card.signature,
+      extended: card.extended,
     });
   }
 
-  async #store(key: string, entry: CacheEntry<C, V>, outcome: CardOutcome, detail: ResultDetail): Promise<CacheEntry<C, V>> {
+  async #store(key: string, fetched: CacheEntry<C, V>, outcome: CardOutcome, detail: ResultDetail): Promise<CacheEntry<C, V>> {
+    // With every refresh of the public card, its extended card (an agent-card cache only).
+    const entry = this.#extended === undefined ? fetched : ((await this.#extended.update(key, fetched as unknown as CacheEntry)) as unknown as CacheEntry<C, V>);
     await this.#o.store.set(key, entry);
     if (this.#neverSeen.size > 0) this.#neverSeen.delete(key);
     this.#results.emit(key, outcome, detail, 0);

@@ -82,6 +82,45 @@ export interface CacheEntry<C = AgentCardModel, V extends string = CardProtocolV
   readonly warnings: readonly Problem[];
   /** Signature verdict for this card, when verification ran. */
   readonly signature: string | undefined;
+  /**
+   * The authenticated extended card of this endpoint (a card advertising one, with credentials
+   * for the origin of the interface called), for the identity that obtained it. Absent when the
+   * card advertises none or no credentials exist for that origin. See {@link ExtendedCardState}.
+   */
+  readonly extended?: ExtendedCardState<C, V> | undefined;
+}
+
+/** An extended card the cache accepted: the fields of a card, checked like a public one. */
+export interface ExtendedCard<C = AgentCardModel, V extends string = CardProtocolVersion> {
+  readonly card: C;
+  readonly protocolVersion: V;
+  /** The card's JSON text (the JSON-RPC `result` as received, re-serialized, or the REST body). */
+  readonly body: string;
+  readonly rawSha256: string;
+  readonly canonicalSha256: string;
+  readonly warnings: readonly Problem[];
+  readonly signature: string | undefined;
+  /** Epoch ms of the call that delivered it. */
+  readonly fetchedAtWall: number;
+}
+
+/**
+ * The extended card of one entry, for one identity: refetched with every refresh of the public
+ * card (on its revalidation schedule, and whenever it changes), kept while the public card is
+ * fresh. A failing call keeps the last good card (`accepted`) and records the error; with none
+ * ever accepted, the public card is the one used.
+ */
+export interface ExtendedCardState<C = AgentCardModel, V extends string = CardProtocolVersion> {
+  /** The credentials' label (`PeerCredentials.identity`), never a secret. */
+  readonly identity: string;
+  /** The URL the card was asked of (the interface `preferredInterface` chose, or its REST path). */
+  readonly url: string;
+  /** The last good extended card for this identity, if any. */
+  readonly accepted: ExtendedCard<C, V> | undefined;
+  /** Consecutive failed calls since the last good one. */
+  readonly failures: number;
+  /** Why the last call failed (its message names the URL), or undefined after a success. */
+  readonly lastError: EntryError | undefined;
 }
 
 /** What the card checks give about an accepted card: the fields an entry takes from them. */

@@ -13,7 +13,8 @@
  * fields and default values, so equal cards normalize to equal objects.
  *
  * Leniencies the validator warned about are applied here: modes that are not media types are
- * left out, and an empty `documentationUrl` / `iconUrl` is absent.
+ * left out, an empty `documentationUrl` / `iconUrl` is absent, and a legacy card's unknown
+ * `protocolVersion` (BeeAI's `"0.1.0"`) is the version the card was read as.
  */
 import { AgentCard } from '@a2a-js/sdk';
 import { parseLegacyAgentCard } from '@a2a-js/sdk/compat/v0_3/client';
@@ -35,10 +36,11 @@ export function normalizeCard(raw: Record<string, unknown>, version: CardProtoco
 
   let interfaces = (json.supportedInterfaces as AgentInterfaceModel[] | undefined) ?? [];
   if (version !== '1.0') {
-    // The translator writes "0.3" where a 0.2 card has no protocolVersion; say what it was.
+    // The translator writes "0.3" where a 0.2 card has no protocolVersion; say what it was. A
+    // version this product does not know ("0.1.0", warned about) is the one the card was read as.
     interfaces = interfaces.map((i) => ({
       ...i,
-      protocolVersion: version === '0.2' ? '0.2' : (majorMinor(i.protocolVersion) ?? version),
+      protocolVersion: version === '0.2' ? '0.2' : (knownMajorMinor(i.protocolVersion) ?? version),
     }));
   }
   const seen = new Set<string>();
@@ -77,10 +79,10 @@ export function normalizeCard(raw: Record<string, unknown>, version: CardProtoco
   return { card: deepFreeze(JSON.parse(JSON.stringify(json)) as AgentCardModel), warnings };
 }
 
-function majorMinor(v: string | undefined): string | undefined {
-  if (v === undefined || v === '') return undefined;
-  const m = /^(\d+)\.(\d+)/.exec(v);
-  return m ? `${m[1]}.${m[2]}` : v;
+/** Major.Minor of an A2A version this product knows (0.2, 0.3, 1.x); undefined for any other. */
+function knownMajorMinor(v: string | undefined): string | undefined {
+  const m = v === undefined ? null : /^(0\.[23]|1\.\d+)(\.\d+)?$/.exec(v);
+  return m ? m[1] : undefined;
 }
 
 /** The modes that are media types or known short forms; the others were warned about. */

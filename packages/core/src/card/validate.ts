@@ -134,6 +134,13 @@ class Checker {
   }
 }
 
+/** A2A versions this product reads: 0.2, 0.3 and 1.x (Major.Minor, with or without a patch). */
+const KNOWN_VERSION = /^(0\.[23]|1\.\d+)(\.\d+)?$/;
+
+function unknownVersion(v: string): string {
+  return `${JSON.stringify(truncate(v))} is not an A2A version this product knows (0.2, 0.3, 1.x)`;
+}
+
 /** Recognises the protocol version of a raw card, following @a2a-js/sdk 1.x's rules, plus 0.2. */
 export function detectProtocolVersion(raw: Obj, sourceUrl?: string): CardProtocolVersion {
   const si = raw.supportedInterfaces;
@@ -178,13 +185,19 @@ export function validateRawCard(raw: unknown, version: CardProtocolVersion): Val
       if (!c.isObject(item, p)) return;
       c.string(item, 'url', p, { required: true, url: true, target: true });
       c.string(item, 'protocolBinding', p, { required: true, nonEmpty: true });
-      c.string(item, 'protocolVersion', p, { required: true, nonEmpty: true });
+      const pv = c.string(item, 'protocolVersion', p, { required: true, nonEmpty: true });
+      if (pv !== undefined && pv !== '' && !KNOWN_VERSION.test(pv)) {
+        c.warn(`${p}.protocolVersion`, `${unknownVersion(pv)}; the card is read by the A2A 1.0 rules (the closest), and this interface is never called`);
+      }
       c.string(item, 'tenant', p);
     });
   } else {
     c.string(raw, 'url', $, { required: true, url: true });
     c.string(raw, 'preferredTransport', $);
-    c.string(raw, 'protocolVersion', $);
+    const pv = c.string(raw, 'protocolVersion', $);
+    if (pv !== undefined && !KNOWN_VERSION.test(pv)) {
+      c.warn('protocolVersion', `${unknownVersion(pv)}; the card is read by the A2A ${version} rules (the closest, by its shape) and called as ${version}`);
+    }
     const extra = c.array(raw, 'additionalInterfaces', $, { what: 'interfaces' });
     extra?.forEach((item, i) => {
       const p = `additionalInterfaces[${i}]`;

@@ -242,7 +242,18 @@ function build(out: SchemaOutput, baseDir: string): DiscoveryConfig {
       }),
       maxAgents: policies.maxAgents,
     },
-    static: out.static.map((a) => ({ name: a.name, ...(a.cardUrl !== undefined ? { cardUrl: a.cardUrl } : { url: a.url as string }), description: a.description, tags: a.tags, critical: a.critical })),
+    static: out.static.map((a) => ({
+      name: a.name,
+      ...(a.cardUrl !== undefined ? { cardUrl: a.cardUrl } : { url: a.url as string }),
+      description: a.description,
+      tags: a.tags,
+      critical: a.critical,
+      // Per-agent transport options, only when given.
+      ...(a.streaming !== undefined && { streaming: a.streaming }),
+      ...(a.headers !== undefined && { headers: a.headers }),
+      ...(a.timeoutMs !== undefined && { timeoutMs: a.timeoutMs }),
+      ...(a.tenant !== undefined && { tenant: a.tenant }),
+    })),
     domains: out.domains.map((d) => ({ name: d.name, description: d.description, tags: d.tags, maxAgents: d.maxAgents ?? policies.maxAgents })),
     routing: {
       minAccuracy: out.routing.minAccuracy,

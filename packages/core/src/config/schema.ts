@@ -14,6 +14,7 @@ import { normalizeOrigin } from '../rules/origins.js';
 import { parseStoreSpec } from '../rules/store-spec.js';
 import { DEFAULT_MAX_CARD_BYTES, DEFAULT_MAX_CATALOG_BYTES } from '../rules/limits.js';
 import { impossibleBaseUrl, impossibleCardUrl, impossibleUrl } from '../rules/urls.js';
+import { agentHeaderNameProblem, agentHeaderValueProblem, tenantProblem } from '../sources/transport-options.js';
 import { describeValue } from './messages.js';
 
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
@@ -240,6 +241,19 @@ const staticAgent = z.strictObject({
   description: text(1000),
   tags: z.array(tag).min(1),
   critical: z.boolean().default(false),
+  // Per-agent transport options, judged by the rule registry records share (sources/transport-options.ts).
+  streaming: z.boolean().optional(),
+  headers: z
+    .record(z.string(), checked((value) => agentHeaderValueProblem(value)))
+    .superRefine((headers, ctx) => {
+      for (const name of Object.keys(headers)) {
+        const message = agentHeaderNameProblem(name);
+        if (message !== undefined) ctx.addIssue({ code: 'custom', message, path: [name], input: name });
+      }
+    })
+    .optional(),
+  timeoutMs: positiveInt.optional(),
+  tenant: checked((value) => tenantProblem(value)).optional(),
 });
 
 const sources = z.strictObject({

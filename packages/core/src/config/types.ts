@@ -213,6 +213,14 @@ export interface StaticAgentEntry {
   readonly tags: readonly string[];
   /** Kept (flagged degraded) instead of removed for health reasons. Default false. */
   readonly critical: boolean;
+  /** `false`: always `message/send` / `SendMessage`, even when the card says streaming. */
+  readonly streaming?: boolean;
+  /** Extra non-secret headers, sent to the agent's interface origin only (not reserved names, no CR/LF). */
+  readonly headers?: Readonly<Record<string, string>>;
+  /** Headers deadline of each call to this agent, in ms (shortens the connection's own). */
+  readonly timeoutMs?: number;
+  /** Call the card's interface of this tenant; the tenant is echoed on every call. */
+  readonly tenant?: string;
 }
 
 /**

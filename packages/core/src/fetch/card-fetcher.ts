@@ -85,10 +85,24 @@ export interface CardFetcherOptions {
 }
 
 
+/**
+ * One request of {@link CardFetcher.fetch}: a GET by default; a POST with a JSON `body` for the
+ * calls discovery makes on an agent's interface (the extended card's JSON-RPC method), under the
+ * same bounds, policy and per-origin credentials.
+ */
+export interface FetchInit {
+  headers?: Record<string, string>;
+  signal?: AbortSignal;
+  /** Default `GET`. */
+  method?: 'GET' | 'POST';
+  /** The request body (JSON text) of a POST, sent as `application/json`. */
+  body?: string;
+}
+
 /** A long-lived fetcher with its own connection pool. */
 export interface CardFetcher {
   /**
-   * GETs `url` under all the bounds of the fetcher.
+   * GETs `url` (or POSTs `init.body`) under all the bounds of the fetcher.
    *
    * @throws DiscoveryError with one of these codes:
    *   `ERR_HOST_NOT_ALLOWED` (stage `resolve`), `ERR_INSECURE_URL` (stage `policy`),
@@ -100,7 +114,7 @@ export interface CardFetcher {
    * const res = await fetcher.fetch(cardUrl, { headers: { 'if-none-match': etag } });
    * if (res.status === 304) keepCachedCard();
    */
-  fetch(url: string, init?: { headers?: Record<string, string>; signal?: AbortSignal }): Promise<FetchResult>;
+  fetch(url: string, init?: FetchInit): Promise<FetchResult>;
   /** Aborts fetches in flight and closes every connection. Idempotent. */
   close(): Promise<void>;
 }
@@ -157,7 +171,7 @@ export function createCardFetcher(options: CardFetcherOptions): CardFetcher {
   const admitted = new BoundedMemo<{ href: string; origin: string; path: string; key: string }>(URL_MEMO_ENTRIES);
   const origins = new BoundedMemo<string>(URL_MEMO_ENTRIES);
 
-  async function fetchCard(rawUrl: string, init: { headers?: Record<string, string>; signal?: AbortSignal } = {}): Promise<FetchResult> {
+  async function fetchCard(rawUrl: string, init: FetchInit = {}): Promise<FetchResult> {
     let started = performance.now();
     if (closed) throw new DiscoveryError('ERR_USAGE', 'the card fetcher is closed', { url: safeUrlForMessage(rawUrl), stage: 'fetch' });
     let judged = admitted.get(rawUrl);
@@ -179,15 +193,15 @@ export function createCardFetcher(options: CardFetcherOptions): CardFetcher {
     // The origin's turn under the shared budget; the fetch's own deadlines start after the wait.
     if (originBudget !== undefined && (await takeTurn(originBudget, judged.origin, url, callerSignal))) started = performance.now();
     if (closed) throw new DiscoveryError('ERR_FETCH_NETWORK', `${url}: aborted because the card fetcher was closed`, { url, stage: 'fetch' });
-    const first = await send(judged, buildHeaders(init.headers, extra), started, callerSignal);
+    const first = await send(judged, init, buildHeaders(init.headers, extra), started, callerSignal);
     // The 401 rule (guarded-connection.ts): one retry with headers asked anew, for this origin only.
     if (first.status !== 401 || extra === undefined || !(await connection.retryAfter(judged.origin, first.status, extra))) return first;
     const fresh = await connection.credentialsFor(judged.origin, url);
     if (closed) throw new DiscoveryError('ERR_FETCH_NETWORK', `${url}: aborted because the card fetcher was closed`, { url, stage: 'fetch' });
-    return send(judged, buildHeaders(init.headers, fresh), performance.now(), callerSignal);
+    return send(judged, init, buildHeaders(init.headers, fresh), performance.now(), callerSignal);
   }
 
-  function send(judged: { href: string; origin: string; path: string; key: string }, headers: Record<string, string>, started: number, callerSignal: AbortSignal | undefined): Promise<FetchResult> {
+  function send(judged: { href: string; origin: string; path: string; key: string }, init: FetchInit, headers: Record<string, string>, started: number, callerSignal: AbortSignal | undefined): Promise<FetchResult> {
     const url = judged.href;
     return new Promise<FetchResult>((resolve, reject) => {
       const exchange = new Exchange(url, started, settings, resolve, reject, callerSignal, () => {
@@ -200,7 +214,10 @@ export function createCardFetcher(options: CardFetcherOptions): CardFetcher {
         if (list === undefined) pendingByKey.set(judged.key, (list = []));
         list.push(exchange.pending);
       }
-      connection.dispatcher.dispatch({ origin: judged.origin, path: judged.path, method: 'GET', headers }, exchange);
+      if (init.method === 'POST') {
+        headers['content-type'] = 'application/json';
+        connection.dispatcher.dispatch({ origin: judged.origin, path: judged.path, method: 'POST', headers, body: init.body ?? '' }, exchange);
+      } else connection.dispatcher.dispatch({ origin: judged.origin, path: judged.path, method: 'GET', headers }, exchange);
     });
   }
 

@@ -15,7 +15,7 @@ export type { TrustedCa } from './guarded-connection.js';
 export { toPeerCredentials } from './peer-credentials.js';
 export type { OriginCredentials, PeerCredentials, PresentableScheme, CredentialsInput } from './peer-credentials.js';
 export { createCardFetcher } from './card-fetcher.js';
-export type { CardFetcher, CardFetcherOptions, FetchResult } from './card-fetcher.js';
+export type { CardFetcher, CardFetcherOptions, FetchInit, FetchResult } from './card-fetcher.js';
 export { OriginBudget } from './origin-budget.js';
 export type { OriginBudgetOptions, OriginBudgetStats } from './origin-budget.js';
 export { NetworkOptionCheck } from './option-check.js';

@@ -369,12 +369,13 @@ export class DiscoveryLoop {
     }
   }
 
-  /** Forgets an endpoint gone for longer than the removal grace: its health, schedule, state, alerts and cached card. */
+  /** Forgets an endpoint gone for longer than the removal grace: its health, schedule, state, whether it once fitted, alerts and cached card. */
   #forget(url: string, endpoint: AdmittedEndpoint): void {
     const events = this.#o.events;
     this.#health.forget(url);
     this.#refresh.forget(url);
     this.#views.forget(url);
+    this.#evaluator.forget(url);
     this.#alerts.resolveEndpoint(url);
     events?.emit({ type: 'endpoint.evicted', endpoint: url, sources: endpoint.sources });
     this.#o.cache.evict(url).catch((err: unknown) => {

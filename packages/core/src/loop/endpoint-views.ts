@@ -3,7 +3,8 @@
  * or refused) from the first stage that decides it, with the time it was entered, and the full
  * status behind it (sources, cache entry, last failure, health, matcher verdict).
  */
-import type { CacheEntry, CardCache } from '../cache/index.js';
+import type { CacheEntry, CardCache, EntryError } from '../cache/index.js';
+import { cardKindOf, effectiveEntry } from '../cache/index.js';
 import type { Clock } from '../clock/index.js';
 import type { HealthStatus, HealthTracker } from '../health/index.js';
 import type { Verdict } from '../match/index.js';
@@ -45,7 +46,13 @@ export interface EndpointStatus {
   readonly admitted: boolean;
   readonly refusal?: { code: string; reason: string };
   /** `expiresInMs`: time left before the card is due (negative once expired). */
-  readonly cache?: { expiresInMs: number } & Pick<CacheEntry, 'cardUrl' | 'etag' | 'expiresAt' | 'failures' | 'stale' | 'usable' | 'lastOutcome' | 'lastError' | 'rawSha256' | 'canonicalSha256' | 'fetchedAtWall' | 'validatedAtWall' | 'protocolVersion'>;
+  readonly cache?: { expiresInMs: number } & Pick<CacheEntry, 'cardUrl' | 'etag' | 'expiresAt' | 'failures' | 'stale' | 'usable' | 'lastOutcome' | 'lastError' | 'rawSha256' | 'canonicalSha256' | 'fetchedAtWall' | 'validatedAtWall' | 'protocolVersion'> & {
+      /** The card matching and trees use: the public one, or the extended card of `identity`. */
+      cardKind: 'public' | 'extended';
+      identity?: string;
+      /** Why the last extended card call failed (URL and reason), while it does. */
+      extendedError?: EntryError;
+    };
   readonly lastFailure?: { code: string; message: string; failures: number };
   readonly health?: HealthStatus;
   readonly verdict?: Verdict;
@@ -125,6 +132,8 @@ export class EndpointViews {
             fetchedAtWall: entry.fetchedAtWall,
             validatedAtWall: entry.validatedAtWall,
             protocolVersion: entry.protocolVersion,
+            ...cardKindOf(effectiveEntry(entry)),
+            ...(entry.extended?.lastError !== undefined && { extendedError: entry.extended.lastError }),
           },
         }),
         ...(failure && { lastFailure: { code: failure.error.code, message: failure.error.message, failures: failure.failures } }),

@@ -5,6 +5,7 @@
  * unchanged evaluation whose publication stands is reused instead of selected again.
  */
 import type { CacheEntry, CardCache } from '../cache/index.js';
+import { effectiveEntry } from '../cache/index.js';
 import type { EventStream } from '../events/index.js';
 import type { HealthTracker } from '../health/index.js';
 import { isMember } from '../health/index.js';
@@ -37,6 +38,9 @@ export class Evaluator {
   #verdicts: ReadonlyMap<string, Verdict> = new Map();
   // Unchanged (same object) cards are matched once, not every cycle; the select options are fixed.
   readonly #matchMemo: MatchMemo = new WeakMap();
+  // Static agents whose card once fitted (by base URL), so only they "no longer fit"; an
+  // endpoint's URL leaves with the endpoint ({@link forget}).
+  readonly #fitted = new Set<string>();
   #reviewedCache: { from: ReadonlyArray<readonly EndpointRecord[]>; list: ReviewedAgent[] } | undefined;
   /**
    * The last evaluation's inputs and selection, reused while nothing it depends on changed and its
@@ -93,9 +97,20 @@ export class Evaluator {
             : `critical agent at ${ep.baseUrl} has no usable card yet (${status.failures} failures); it joins as soon as one arrives`,
         });
       }
+      // An extended card that could not be fetched: reported while it lasts (the last good one, or
+      // the public card, stays in use).
+      const extended = entry?.extended;
+      if (extended?.lastError !== undefined) {
+        alerts.raise(`extended-card:${ep.baseUrl}`, {
+          kind: 'extended-card',
+          endpoint: ep.baseUrl,
+          message: `extended card of ${ep.baseUrl} for ${extended.identity}: ${extended.lastError.message}; ${extended.accepted !== undefined ? 'the last good extended card stays in use' : 'the public card is used'}`,
+        });
+      }
       // A member keeps its last card while it is degraded, even past the card's staleness when
-      // it has not failed often enough to leave (or is critical).
-      if (entry !== undefined && isMember(status.state)) candidates.push({ endpoint: ep, entry });
+      // it has not failed often enough to leave (or is critical). Matched and published: its
+      // extended card when it has a good one (the same entry gives the same effective entry).
+      if (entry !== undefined && isMember(status.state)) candidates.push({ endpoint: ep, entry: effectiveEntry(entry) });
     }
 
     const degraded = candidates.map((c) => health.get(c.endpoint.baseUrl)?.state === 'degraded');
@@ -115,7 +130,7 @@ export class Evaluator {
       }
       return undefined;
     }
-    const selection = selectAgents(candidates, { ...this.#o.select, reviewed: reviewedList, memo: this.#matchMemo });
+    const selection = selectAgents(candidates, { ...this.#o.select, reviewed: reviewedList, memo: this.#matchMemo, fitted: this.#fitted });
     for (const [url, v] of selection.verdicts) {
       const prev = this.#verdicts.get(url);
       if (!prev || prev.verdict !== v.verdict || prev.localName !== v.localName) {
@@ -133,7 +148,17 @@ export class Evaluator {
       alerts.raise(`${a.kind}:${a.endpoint ?? ''}`, { kind: a.kind, message: a.message, ...(a.endpoint !== undefined && { endpoint: a.endpoint }) });
     }
     this.#pending = { candidates, degraded, reviewed: reviewedList, selection };
-    return toSnapshotAgents(selection.selected, (url) => ({ degraded: health.get(url)?.state === 'degraded' }));
+    // Transport options travel from the first record of the endpoint that carries them.
+    const transports = new Map(candidates.map((c) => [c.endpoint.baseUrl, c.endpoint.records.find((r) => r.transport !== undefined)?.transport]));
+    return toSnapshotAgents(selection.selected, (url) => {
+      const transport = transports.get(url);
+      return { degraded: health.get(url)?.state === 'degraded', ...(transport !== undefined && { transport }) };
+    });
+  }
+
+  /** Forgets what is known of an endpoint that left discovery (whether its card once fitted). */
+  forget(url: string): void {
+    this.#fitted.delete(url);
   }
 
   /**

@@ -76,7 +76,9 @@ export class Membership {
         const metadata = { restored: 'true', ...(a.identifier !== undefined && { identifier: a.identifier }) };
         // Its local name as the record's name: the naming rule gives it back unchanged.
         const records = bySource.get(id) ?? [];
-        records.push(Object.freeze({ name: a.localName, baseUrl: a.baseUrl, source: id, metadata: Object.freeze(metadata) }));
+        // Its transport options too, so the restored snapshot's digest stands until the source lists again.
+        const transport = a.transport === undefined ? {} : { transport: a.transport };
+        records.push(Object.freeze({ name: a.localName, baseUrl: a.baseUrl, source: id, metadata: Object.freeze(metadata), ...transport }));
         bySource.set(id, records);
       }
     }

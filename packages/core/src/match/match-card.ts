@@ -90,11 +90,13 @@ export function matchCard(
 }
 
 /**
- * A card with `skills: []` (a framework agent with no tools) that a static entry names: the
- * entry's reviewed tags stand in for the missing skills, judged against the card's default
- * modes. Required capabilities still apply. Discovered cards get no such pass.
+ * A card no skill of which carries a tag — `skills: []` (a framework agent without tools) or
+ * skills with `tags: []` (BeeAI's default card) — that a static entry names: the entry's reviewed
+ * tags stand in for the missing tags, judged on the modes of any of its skills (each skill's own,
+ * or the card's defaults), or on the card's default modes when it lists no skill. Required
+ * capabilities still apply. Discovered cards get no such pass.
  */
-export function matchSkilllessCard(
+export function matchUntaggedCard(
   card: AgentCardModel,
   needs: readonly Need[],
   vocabulary: TagVocabulary,
@@ -102,15 +104,23 @@ export function matchSkilllessCard(
 ): CardMatch {
   const reasons = missingCapabilities(card, required);
   if (reasons.length > 0) return { satisfied: [], unknownTags: [], reasons };
+  const what = card.skills.length === 0 ? 'the card lists no skills' : 'no skill of the card carries a tag';
+  const modes = card.skills.length === 0
+    ? [{ input: card.defaultInputModes, output: card.defaultOutputModes }]
+    : card.skills.map((s) => ({ input: effectiveModes(s.inputModes, card.defaultInputModes), output: effectiveModes(s.outputModes, card.defaultOutputModes) }));
   const satisfied: string[] = [];
   for (const need of needs) {
     if (!vocabulary.has(need.tag)) continue;
-    const fits = modesServe(card.defaultInputModes, card.defaultOutputModes, need);
-    if (fits) satisfied.push(need.tag);
-    else reasons.push(`the card lists no skills and its default modes do not cover ${describeModes(need)}`);
+    if (modes.some((m) => modesServe(m.input, m.output, need))) satisfied.push(need.tag);
+    else reasons.push(`${what} and ${card.skills.length === 0 ? 'its default modes do' : 'the modes of its skills do'} not cover ${describeModes(need)}`);
   }
-  if (satisfied.length === 0 && reasons.length === 0) reasons.push('the card lists no skills and the static entry names no needed tag');
+  if (satisfied.length === 0 && reasons.length === 0) reasons.push(`${what} and the static entry names no needed tag`);
   return { satisfied, unknownTags: [], reasons };
+}
+
+/** True when no skill of the card carries a tag (including a card with no skills). */
+export function isUntagged(card: AgentCardModel): boolean {
+  return card.skills.every((s) => s.tags.length === 0);
 }
 
 /** Why the card lacks a capability `required` asks for, one sentence each (empty: none lacking). */

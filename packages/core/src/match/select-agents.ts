@@ -8,7 +8,7 @@ import type { CacheEntry } from '../cache/index.js';
 import type { AgentCardModel } from '../card/index.js';
 import type { AdmittedEndpoint } from '../resolve/index.js';
 import type { CardMatch, Need, RequiredCapabilities, TagVocabulary } from './match-card.js';
-import { matchCard, matchSkilllessCard } from './match-card.js';
+import { isUntagged, matchCard, matchUntaggedCard } from './match-card.js';
 import { isLocalName, LOCAL_NAME } from '../local-name.js';
 
 /** The local-name rule ({@link LOCAL_NAME}) and ADK's reserved names, re-exported here for the public API. */
@@ -63,6 +63,12 @@ export interface SelectOptions {
    * again every cycle. Never share one between different options.
    */
   readonly memo?: MatchMemo;
+  /**
+   * Base URLs of static agents whose card once fitted their entry: an unsuitable one "no longer
+   * fits", any other "does not fit". Selection adds to it; its owner (the discovery loop) deletes
+   * an endpoint's URL when the endpoint leaves. Without it, an unsuitable static agent "does not fit".
+   */
+  readonly fitted?: Set<string>;
 }
 
 /** Match results by card object, then by the needs they were computed for. */
@@ -157,11 +163,11 @@ export function selectAgents(candidates: readonly Candidate[], options: SelectOp
     }
     // A static agent is held to the tags it is expected to serve; a discovered one to every need.
     const needs = reviewed ? options.needs.filter((n) => reviewed.tags.includes(n.tag)).concat(needsFor(reviewed.tags, options.needs)) : options.needs;
-    // A static entry vouches for a card with no skills (an agent without tools): its reviewed
-    // tags are matched on the card's default modes.
-    const skillless = reviewed !== undefined && entry.card.skills.length === 0;
+    // A static entry vouches for a card no skill of which carries a tag (no skills at all, or
+    // skills with `tags: []`): its reviewed tags stand in for the missing ones.
+    const untagged = reviewed !== undefined && isUntagged(entry.card);
     const match = memoizedMatch(options.memo, entry.card, reviewed ? `static:${reviewed.tags.join(',')}` : '*', () =>
-      (skillless ? matchSkilllessCard : matchCard)(entry.card, needs, options.vocabulary, options.required),
+      (untagged ? matchUntaggedCard : matchCard)(entry.card, needs, options.vocabulary, options.required),
     );
     if (match.unknownTags.length > 0) {
       alerts.push({ kind: 'unknown-tags', endpoint: endpoint.baseUrl, message: `${localName}: tags outside the reviewed vocabulary are ignored: ${match.unknownTags.join(', ')}` });
@@ -169,9 +175,13 @@ export function selectAgents(candidates: readonly Candidate[], options: SelectOp
     if (match.satisfied.length === 0) {
       const reason = match.reasons.join('; ');
       verdicts.set(endpoint.baseUrl, { verdict: 'unsuitable', localName, reason });
-      if (reviewed) alerts.push({ kind: 'static-unsuitable', endpoint: endpoint.baseUrl, message: `static agent ${localName} no longer fits: ${reason}` });
+      if (reviewed) {
+        const fits = options.fitted?.has(endpoint.baseUrl) === true ? 'no longer fits' : 'does not fit';
+        alerts.push({ kind: 'static-unsuitable', endpoint: endpoint.baseUrl, message: `static agent ${localName} ${fits}: ${reason}` });
+      }
       continue;
     }
+    if (reviewed) options.fitted?.add(endpoint.baseUrl);
     const tags = [...new Set(match.satisfied)];
     eligible.push({
       localName,

@@ -4,9 +4,12 @@
  * reference, so readers always see a coherent {version, digest, agents}.
  */
 import { createHash } from 'node:crypto';
+import { cardKindOf } from '../cache/index.js';
 import type { AgentCardModel, CardProtocolVersion } from '../card/index.js';
 import { canonicalJson } from '../card/index.js';
 import type { SelectedAgent } from '../match/index.js';
+import type { TransportOptions } from '../sources/transport-options.js';
+import { transportKey } from '../sources/transport-options.js';
 
 export interface SnapshotAgent {
   readonly localName: string;
@@ -29,6 +32,14 @@ export interface SnapshotAgent {
   readonly cardUrl?: string;
   readonly card: AgentCardModel;
   /**
+   * Which card `card` is: the agent's public card, or the authenticated extended card it serves
+   * to `identity` (docs/authentication.md). Not part of the digest (the card's hash is, so the
+   * digest changes when the extended card does). Absent in snapshots built by hand: public.
+   */
+  readonly cardKind?: 'public' | 'extended';
+  /** For an extended card: the label of the identity it was fetched with (never a secret). */
+  readonly identity?: string;
+  /**
    * The card's bytes as received (UTF-8 JSON text), kept so a durable store can hold the
    * snapshot's cards by content. Absent in snapshots built by hand.
    */
@@ -36,6 +47,11 @@ export interface SnapshotAgent {
   readonly canonicalSha256: string;
   readonly rawSha256: string;
   readonly protocolVersion: CardProtocolVersion;
+  /**
+   * How its remote agent calls it (`streaming: false`, extra headers, a timeout, a tenant), from
+   * the static entry or registry record that proposed it. Part of the digest when present.
+   */
+  readonly transport?: TransportOptions;
   /** Flags at publication time; not part of the digest. */
   readonly degraded: boolean;
   readonly stale: boolean;
@@ -72,9 +88,11 @@ export interface Snapshot {
  * name in code-unit order (never `localeCompare`). Two snapshots have the same digest exactly
  * when they hold the same names bound to the same cards. A two-level snapshot (routing domains)
  * adds its layout: `\0 domain` on each agent's line, then one `domain \0 name \n` line per
- * domain in order; a one-level snapshot's digest is unchanged by this.
+ * domain in order; a one-level snapshot's digest is unchanged by this. An agent with transport
+ * options adds `\0 transport <canonical options>` to its line (so a change of them rebuilds trees);
+ * an agent without them hashes as before.
  */
-export function snapshotDigest(agents: ReadonlyArray<Pick<SnapshotAgent, 'localName' | 'canonicalSha256' | 'domain'>>, domains?: readonly Pick<SnapshotDomain, 'name'>[]): string {
+export function snapshotDigest(agents: ReadonlyArray<Pick<SnapshotAgent, 'localName' | 'canonicalSha256' | 'domain' | 'transport'>>, domains?: readonly Pick<SnapshotDomain, 'name'>[]): string {
   return digestOfSorted([...agents].sort(byLocalName), domains);
 }
 
@@ -82,14 +100,15 @@ function byLocalName(a: Pick<SnapshotAgent, 'localName'>, b: Pick<SnapshotAgent,
   return a.localName < b.localName ? -1 : a.localName > b.localName ? 1 : 0;
 }
 
-function digestOfSorted(sorted: ReadonlyArray<Pick<SnapshotAgent, 'localName' | 'canonicalSha256' | 'domain'>>, domains?: readonly Pick<SnapshotDomain, 'name'>[]): string {
+function digestOfSorted(sorted: ReadonlyArray<Pick<SnapshotAgent, 'localName' | 'canonicalSha256' | 'domain' | 'transport'>>, domains?: readonly Pick<SnapshotDomain, 'name'>[]): string {
   const h = createHash('sha256');
   // The same bytes as one update per line, hashed 512 lines at a time (a native call per line
   // cost more than the hashing).
   let chunk = '';
   let lines = 0;
   for (const a of sorted) {
-    chunk += a.domain === undefined ? `${a.localName}\u0000${a.canonicalSha256}\n` : `${a.localName}\u0000${a.canonicalSha256}\u0000${a.domain}\n`;
+    const transport = a.transport === undefined ? '' : `\u0000transport ${transportKey(a.transport)}`;
+    chunk += a.domain === undefined ? `${a.localName}\u0000${a.canonicalSha256}${transport}\n` : `${a.localName}\u0000${a.canonicalSha256}\u0000${a.domain}${transport}\n`;
     if (++lines === 512) {
       h.update(chunk);
       chunk = '';
@@ -102,9 +121,13 @@ function digestOfSorted(sorted: ReadonlyArray<Pick<SnapshotAgent, 'localName' | 
 }
 
 /** Turns a selection into snapshot agents. */
-export function toSnapshotAgents(selected: readonly SelectedAgent[], flags: (baseUrl: string) => { degraded: boolean } = () => ({ degraded: false })): SnapshotAgent[] {
-  return selected.map((s) =>
-    Object.freeze({
+export function toSnapshotAgents(
+  selected: readonly SelectedAgent[],
+  flags: (baseUrl: string) => { degraded: boolean; transport?: TransportOptions } = () => ({ degraded: false }),
+): SnapshotAgent[] {
+  return selected.map((s) => {
+    const f = flags(s.baseUrl);
+    return Object.freeze({
       localName: s.localName,
       description: s.description,
       tags: s.tags,
@@ -115,14 +138,16 @@ export function toSnapshotAgents(selected: readonly SelectedAgent[], flags: (bas
       ...(s.identifier !== undefined && { identifier: s.identifier }),
       cardUrl: s.entry.cardUrl,
       card: s.entry.card,
+      ...cardKindOf(s.entry),
       body: s.entry.body,
       canonicalSha256: s.entry.canonicalSha256,
       rawSha256: s.entry.rawSha256,
       protocolVersion: s.entry.protocolVersion,
-      degraded: flags(s.baseUrl).degraded,
+      ...(f.transport !== undefined && { transport: f.transport }),
+      degraded: f.degraded,
       stale: s.entry.stale,
-    }),
-  );
+    });
+  });
 }
 
 /**

@@ -7,6 +7,7 @@
  * @module
  */
 export type { EndpointRecord, Source, SourceKind, SourceListener, SourceState } from './types.js';
+export type { TransportOptions } from './transport-options.js';
 export { staticSource } from './static-source.js';
 export type { StaticAgentConfig, StaticSource, StaticSourceOptions } from './static-source.js';
 export { wellKnownSource } from './well-known-source.js';

@@ -11,6 +11,7 @@
  */
 import { DiscoveryError, type Problem } from '../errors.js';
 import { describe, hasControl } from '../text.js';
+import { readTransportOptions } from './transport-options.js';
 
 /** One catalog entry as an adapter read it. All of it is untrusted data. */
 export interface RegistryEntry {
@@ -20,6 +21,11 @@ export interface RegistryEntry {
   /** The card's own URL (path ending in `.json`), fetched exactly there. */
   cardUrl?: string;
   tags?: string[];
+  /** Per-agent transport options ({@link TransportOptions}), when the registry carries them. */
+  streaming?: boolean;
+  headers?: Record<string, string>;
+  timeoutMs?: number;
+  tenant?: string;
 }
 
 /** What an adapter found on one page. */
@@ -141,9 +147,11 @@ function readEntry(raw: unknown, at: string, problems: Problem[]): RegistryEntry
       });
     }
   }
+  const transport = readTransportOptions(raw as Record<string, unknown>, (field, message) => problems.push({ path: `${at}.${field}`, message }));
   if (problems.length > before) return undefined;
   const entry: RegistryEntry = cardUrl !== undefined ? { name: name as string, cardUrl: cardUrl as string } : { name: name as string, url: url as string };
   if (Array.isArray(tags)) entry.tags = [...(tags as string[])];
+  if (transport !== undefined) Object.assign(entry, { ...transport, ...(transport.headers !== undefined && { headers: { ...transport.headers } }) });
   return entry;
 }
 

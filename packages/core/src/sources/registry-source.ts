@@ -20,6 +20,7 @@ import { originOf } from '../rules/origins.js';
 import { impossibleBaseUrl, impossibleCardUrl, impossibleUrl } from '../rules/urls.js';
 import { describe } from '../text.js';
 import { OptionProblems, SourceCore } from './source-core.js';
+import { readTransportOptions } from './transport-options.js';
 import type { EndpointRecord, Source, SourceListener, SourceState } from './types.js';
 
 /** Inputs of {@link registrySource}. Durations are milliseconds. */
@@ -269,7 +270,11 @@ export function recordFromEntry(entry: unknown, ctx: CatalogEntryContext): { rec
   if (why !== undefined) return { problem: { path: `${ctx.at}.${field}`, message: `entry ${describe(name)} on ${ctx.pageUrl}: ${why}; skipped` } };
   const metadata: Record<string, string> = { registry: ctx.adapter };
   if (Array.isArray(tags) && tags.length > 0) metadata['tags'] = tags.map(String).join(',');
-  return { record: { name, baseUrl: given, source: ctx.source, metadata } };
+  // Transport options an adapter passes on are judged by the same rule as a static entry's.
+  const bad: Problem[] = [];
+  const transport = readTransportOptions(entry as Record<string, unknown>, (f, message) => bad.push({ path: `${ctx.at}.${f}`, message: `entry ${describe(name)} on ${ctx.pageUrl}: ${message}; skipped` }));
+  if (bad.length > 0) return { problem: bad[0] as Problem };
+  return { record: { name, baseUrl: given, source: ctx.source, metadata, ...(transport !== undefined && { transport }) } };
 }
 
 /** Runs adapter code; a non-DiscoveryError it throws becomes `ERR_CARD_INVALID` with the cause kept. */

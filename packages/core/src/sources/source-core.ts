@@ -11,6 +11,7 @@ import { systemClock, type Clock } from '../clock/index.js';
 import type { EventStream } from '../events/index.js';
 import { sourceIdProblem } from '../rules/ids.js';
 import type { EndpointRecord, Source, SourceKind, SourceListener, SourceState } from './types.js';
+import { transportKey } from './transport-options.js';
 import { describe } from '../text.js';
 
 /** Options every source accepts for observability and time. */
@@ -155,8 +156,14 @@ export class SourceCore {
 }
 
 function freezeRecord(record: EndpointRecord): EndpointRecord {
-  if (Object.isFrozen(record) && Object.isFrozen(record.metadata)) return record;
-  return Object.freeze({ name: record.name, baseUrl: record.baseUrl, source: record.source, metadata: Object.freeze({ ...record.metadata }) });
+  if (Object.isFrozen(record) && Object.isFrozen(record.metadata) && (record.transport === undefined || Object.isFrozen(record.transport))) return record;
+  return Object.freeze({
+    name: record.name,
+    baseUrl: record.baseUrl,
+    source: record.source,
+    metadata: Object.freeze({ ...record.metadata }),
+    ...(record.transport !== undefined && { transport: Object.freeze({ ...record.transport }) }),
+  });
 }
 
 function sameRecords(a: readonly EndpointRecord[], b: readonly EndpointRecord[]): boolean {
@@ -164,7 +171,7 @@ function sameRecords(a: readonly EndpointRecord[], b: readonly EndpointRecord[])
   for (let i = 0; i < a.length; i++) {
     const x = a[i]!;
     const y = b[i]!;
-    if (x.name !== y.name || x.baseUrl !== y.baseUrl || x.source !== y.source) return false;
+    if (x.name !== y.name || x.baseUrl !== y.baseUrl || x.source !== y.source || transportKey(x.transport) !== transportKey(y.transport)) return false;
     const xk = Object.keys(x.metadata);
     const yk = Object.keys(y.metadata);
     if (xk.length !== yk.length) return false;

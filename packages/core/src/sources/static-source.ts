@@ -10,6 +10,8 @@ import { localNameProblem, tagProblem } from '../rules/ids.js';
 import { impossibleBaseUrl, impossibleCardUrl } from '../rules/urls.js';
 import { describe } from '../text.js';
 import { FixedListSource, OptionProblems } from './source-core.js';
+import { readTransportOptions } from './transport-options.js';
+import type { TransportOptions } from './transport-options.js';
 import type { EndpointRecord, Source } from './types.js';
 
 /** One configured agent. Every field is reviewed configuration, never card text. */
@@ -34,6 +36,14 @@ export interface StaticAgentConfig {
   tags: readonly string[];
   /** Never dropped for health reasons; flagged degraded and alerted instead. Default false. */
   critical?: boolean;
+  /** `false`: call it with `message/send` / `SendMessage` even when its card says streaming. */
+  streaming?: boolean;
+  /** Extra non-secret headers sent to its interface's origin only (names outside the reserved list). */
+  headers?: Readonly<Record<string, string>>;
+  /** Bound in ms on connecting plus waiting for the response headers of each call to it. */
+  timeoutMs?: number;
+  /** Call its card's interface of this tenant (echoed on every call). */
+  tenant?: string;
 }
 
 /** Inputs of {@link staticSource}. */
@@ -65,7 +75,8 @@ const MAX_DESCRIPTION = 1000;
  *
  * Records: `name` = the local name, `baseUrl` = `url` (or `cardUrl`) as configured, `metadata` =
  * `{ description, tags (comma-joined), critical: 'true' | 'false' }` (for display; later stages
- * should read {@link StaticSource.agent}).
+ * should read {@link StaticSource.agent}), `transport` = the entry's `streaming`, `headers` (names
+ * lower case), `timeoutMs` and `tenant` when any is given.
  *
  * @throws DiscoveryError `ERR_CONFIG_INVALID` (stage `config`) listing every problem with its
  *   path (`agents[2].url`, `agents[4].tags[1]`, ...), duplicate names included.
@@ -100,11 +111,13 @@ class StaticSourceImpl extends FixedListSource implements StaticSource {
 }
 
 function toRecord(agent: Readonly<StaticAgentConfig>, source: string): EndpointRecord {
+  const transport = readTransportOptions(agent as Readonly<Record<string, unknown>>, () => undefined);
   return {
     name: agent.name,
     baseUrl: (agent.url ?? agent.cardUrl) as string,
     source,
     metadata: { description: agent.description, tags: agent.tags.join(','), critical: agent.critical === true ? 'true' : 'false' },
+    ...(transport !== undefined && { transport }),
   };
 }
 
@@ -162,6 +175,7 @@ function validateAgents(value: unknown, check: OptionProblems): readonly Readonl
     }
 
     if (critical !== undefined && typeof critical !== 'boolean') bad('critical', `must be true or false, got ${describe(critical)}`);
+    const transport: TransportOptions | undefined = readTransportOptions(entry, bad);
 
     if (!ok) return;
     out.push(
@@ -171,6 +185,7 @@ function validateAgents(value: unknown, check: OptionProblems): readonly Readonl
         description: description as string,
         tags: Object.freeze([...(tags as string[])]),
         critical: critical === true,
+        ...transport,
       }),
     );
   });

@@ -5,6 +5,7 @@
  * @module
  */
 import type { DiscoveryError, Problem } from '../errors.js';
+import type { TransportOptions } from './transport-options.js';
 
 /** The kinds of source this library ships. */
 export type SourceKind = 'static' | 'well-known' | 'registry' | 'kubernetes' | 'ai-catalog';
@@ -35,6 +36,12 @@ export interface EndpointRecord {
    * Data for display and filtering only: never trusted, never put into a prompt.
    */
   readonly metadata: Readonly<Record<string, string>>;
+  /**
+   * How the remote agent calls this endpoint (`streaming: false`, extra headers, a timeout, a
+   * tenant), when the static entry or registry record says so. Reviewed configuration or
+   * registry data, never card text; part of the snapshot digest.
+   */
+  readonly transport?: TransportOptions;
 }
 
 /** What a source knows right now. Frozen; a new object on every change. */

@@ -101,6 +101,9 @@ export function snapshotJson(s: Snapshot, routing?: RoutingVerdict): Record<stri
       sources: a.sources,
       protocolVersion: a.protocolVersion,
       canonicalSha256: a.canonicalSha256,
+      // The public card, or the authenticated extended card of an identity (its label, never a secret).
+      cardKind: a.cardKind ?? 'public',
+      ...(a.identity !== undefined && { identity: a.identity }),
       degraded: a.degraded,
       stale: a.stale,
       card: a.card,

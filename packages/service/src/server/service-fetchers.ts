@@ -109,6 +109,8 @@ export function buildCache(o: ServiceOptions, f: ServiceFetchers, p: { store: St
     hitEvents: 'counted',
     ...cacheOptions,
     check: { ...f.check, ...f.cardSize.check },
+    // The peers' credentials also fetch the extended cards of the cards that advertise one.
+    ...(o.credentials !== undefined && { extendedCards: { credentials: o.credentials } }),
   });
   return { cache, artifacts };
 }

@@ -1,18 +1,20 @@
 /**
  * {@link remoteAgentFor}: one entry point that picks the right remote agent for a card.
  *
- * - The card has an A2A 0.3 interface the policy admits (a 0.3 peer, or a 1.0 peer that also
- *   serves 0.3): ADK's own `RemoteA2AAgent`, given the 0.3 card object from `toAdkCard` (never a
- *   URL, so nothing is fetched on the request path) and a 0.3 `ClientFactory` from ADK's own
- *   SDK copy whose transports use the policy fetch.
- * - Otherwise (a peer that serves only A2A 1.0): a {@link V1RemoteAgent}.
+ * The interface is the card's first (A2A 1.0 §8.3.2: `supportedInterfaces` is in preference
+ * order) that a client here speaks and the policy admits, of the configured tenant if any
+ * (`preferredInterface`):
+ * - an A2A 0.2/0.3 interface: ADK's own `RemoteA2AAgent`, given the 0.3 card object from
+ *   `toAdkCard` narrowed to that interface (never a URL, so nothing is fetched on the request
+ *   path) and a 0.3 `ClientFactory` from ADK's own SDK copy whose transports use the policy fetch;
+ * - an A2A 1.x interface: a {@link V1RemoteAgent}.
  *
  * @module
  */
 import { RemoteA2AAgent } from '@google/adk';
 import type { BaseAgent, RemoteA2AAgentConfig } from '@google/adk';
 import type { AgentCardModel, AdkAgentCard } from '../../card/index.js';
-import { toAdkCard } from '../../card/index.js';
+import { preferredInterface, toAdkCard } from '../../card/index.js';
 import { DiscoveryError } from '../../errors.js';
 import type { HostPolicy } from '../../fetch/index.js';
 import { adkA2aClient } from './adk-a2a-client.js';
@@ -20,7 +22,9 @@ import type { AdkClientFactory } from './adk-a2a-client.js';
 import { stripAdkMetadataCallback } from './adk-metadata.js';
 import { createPolicyFetch } from './policy-fetch.js';
 import type { OriginCredentials } from './policy-fetch.js';
-import { V1RemoteAgent, usableV1Interfaces } from './v1-remote-agent.js';
+import type { TransportOptions } from '../../sources/index.js';
+import { agentFetch } from './agent-fetch.js';
+import { V1RemoteAgent } from './v1-remote-agent.js';
 
 /** Transports ADK's 0.3 client factory can build. */
 const ADK_BINDINGS = new Set(['JSONRPC', 'HTTP+JSON']);
@@ -41,6 +45,12 @@ export interface RemoteAgentOptions {
   credentials?: OriginCredentials;
   /** Headers deadline of the default policy fetch (ignored when `fetchImpl` is given). */
   timeoutMs?: number;
+  /**
+   * How this agent is called (from its static entry or registry record): `streaming: false`,
+   * extra `headers` (to its interface's origin only), `timeoutMs` (headers deadline of each call),
+   * `tenant` (the card's interface of that tenant).
+   */
+  transport?: TransportOptions;
   /**
    * The `fetch` both SDK clients use. Default: a new {@link createPolicyFetch} for this agent.
    * Pass one shared policy fetch to pool connections across a tree (and close it with the tree).
@@ -84,53 +94,63 @@ export function createAdkClientFactory(options: { fetchImpl: typeof fetch; prefe
 }
 
 /**
- * Builds the remote agent for a card: ADK's `RemoteA2AAgent` when the card has an admitted
- * A2A 0.3 interface, else a {@link V1RemoteAgent}. Both send every request through the host
- * policy (refused before any I/O, no redirects, guarded DNS) and strip ADK's identifiers from
- * message metadata unless `allowAdkMetadata` is set. No network I/O happens here.
+ * Builds the remote agent for a card, calling the interface {@link preferredInterface} chooses:
+ * the first in the card's order (A2A 1.0 §8.3.2) that a client here speaks and the policy admits,
+ * of `transport.tenant` when set. A 0.2/0.3 interface gets ADK's `RemoteA2AAgent`, a 1.x one a
+ * {@link V1RemoteAgent}. The chosen interface's `tenant` is echoed on every 1.x call, and every
+ * call carries `A2A-Version` (`0.3` from ADK's client, `1.0` from the 1.x client). Both send
+ * every request through the host policy (refused before any I/O, no redirects, guarded DNS) and
+ * strip ADK's identifiers from message metadata unless `allowAdkMetadata` is set. No network
+ * I/O happens here.
  *
  * @throws DiscoveryError (stage `build`): `ERR_HOST_NOT_ALLOWED` / `ERR_INSECURE_URL` when the
  *   policy refuses every interface either client could use; `ERR_UNSUITABLE` when the card has
- *   no JSONRPC or HTTP+JSON interface in A2A 0.3 or 1.x. ADK's own name checks still throw
- *   plain errors (e.g. an invalid name).
+ *   no JSONRPC or HTTP+JSON interface in A2A 0.3 or 1.x (of `transport.tenant`, when set). ADK's
+ *   own name checks still throw plain errors (e.g. an invalid name).
  * @example
  * const billing = remoteAgentFor({ name: 'billing', description: 'Answers billing questions.', card, policy, fetchImpl: shared });
  */
 export function remoteAgentFor(options: RemoteAgentOptions): BaseAgent {
-  const { name, description, card, policy } = options;
-  const policyFetch = (): typeof fetch =>
-    options.fetchImpl ??
-    createPolicyFetch({
-      policy,
-      ...(options.credentials !== undefined && { credentials: options.credentials }),
-      ...(options.timeoutMs !== undefined && { timeoutMs: options.timeoutMs }),
-    });
+  const { name, description, card, policy, transport } = options;
+  const tenant = transport?.tenant === undefined ? {} : { tenant: transport.tenant };
+  const chosen = preferredInterface(card, policy, tenant);
+  if (chosen === undefined) throw noInterfaceError(name, card, policy, transport?.tenant);
 
-  const adk = toAdkCard(card);
-  const refused03: string[] = [];
-  if (adk.kind === 'adk') {
-    const transports = adkCardTransports(adk.card).filter((t) => ADK_BINDINGS.has(t.transport));
-    const admitted = transports.filter((t) => policy.check(t.url).allowed);
-    refused03.push(...transports.filter((t) => !admitted.includes(t)).map((t) => t.url));
-    if (admitted.length > 0) {
-      const config: RemoteA2AAgentConfig = {
-        name,
-        description,
-        agentCard: adk.card,
-        clientFactory: createAdkClientFactory({ fetchImpl: policyFetch(), preferredTransports: admitted.map((t) => t.transport) }),
-        ...(options.allowAdkMetadata !== true && { beforeRequestCallbacks: [stripAdkMetadataCallback] }),
-      };
-      return new RemoteA2AAgent(config);
-    }
+  if (chosen.client === 'adk-0.3') {
+    const adk = toAdkCard(card);
+    if (adk.kind !== 'adk') throw new DiscoveryError('ERR_UNSUITABLE', `remote agent ${name}: ${adk.reason}`, { stage: 'build' });
+    const base =
+      options.fetchImpl ??
+      createPolicyFetch({
+        policy,
+        ...(options.credentials !== undefined && { credentials: options.credentials }),
+        ...((transport?.timeoutMs ?? options.timeoutMs) !== undefined && { timeoutMs: transport?.timeoutMs ?? options.timeoutMs }),
+      });
+    // Only the chosen interface, so ADK's 0.3 client factory cannot pick another one.
+    const agentCard: AdkAgentCard = {
+      ...adk.card,
+      url: chosen.url,
+      preferredTransport: chosen.binding,
+      additionalInterfaces: [{ url: chosen.url, transport: chosen.binding }],
+      // ADK streams unless the card says `streaming: false`.
+      capabilities: { ...adk.card.capabilities, ...(transport?.streaming === false && { streaming: false }) },
+    };
+    const fetchImpl = agentFetch(base, {
+      version: '0.3',
+      origin: new URL(chosen.url).origin,
+      ...(transport?.headers !== undefined && { headers: transport.headers }),
+      ...(transport?.timeoutMs !== undefined && { timeoutMs: transport.timeoutMs }),
+    });
+    const config: RemoteA2AAgentConfig = {
+      name,
+      description,
+      agentCard,
+      clientFactory: createAdkClientFactory({ fetchImpl, preferredTransports: [chosen.binding] }),
+      ...(options.allowAdkMetadata !== true && { beforeRequestCallbacks: [stripAdkMetadataCallback] }),
+    };
+    return new RemoteA2AAgent(config);
   }
 
-  if (usableV1Interfaces(card, policy).length === 0 && refused03.length > 0) {
-    const first = policy.check(refused03[0] as string);
-    throw new DiscoveryError(first.allowed ? 'ERR_HOST_NOT_ALLOWED' : first.code, `remote agent ${name}: the host policy refuses every interface of the card (${refused03.join(', ')})`, {
-      stage: 'build',
-      url: refused03[0] as string,
-    });
-  }
   // Without a caller's fetch the V1RemoteAgent owns its policy fetch (released by its close()).
   return new V1RemoteAgent({
     name,
@@ -141,5 +161,25 @@ export function remoteAgentFor(options: RemoteAgentOptions): BaseAgent {
     ...(options.credentials !== undefined && { credentials: options.credentials }),
     ...(options.timeoutMs !== undefined && { timeoutMs: options.timeoutMs }),
     ...(options.allowAdkMetadata !== undefined && { allowAdkMetadata: options.allowAdkMetadata }),
+    ...(transport !== undefined && { transport }),
   });
+}
+
+/** Why no interface of the card can be called: the tenant, the policy, or the card itself. */
+function noInterfaceError(name: string, card: AgentCardModel, policy: HostPolicy, tenant: string | undefined): DiscoveryError {
+  const spoken = preferredInterface(card, undefined, tenant === undefined ? {} : { tenant });
+  if (spoken !== undefined) {
+    const refused = card.supportedInterfaces.filter((i) => ADK_BINDINGS.has(i.protocolBinding.toUpperCase()) && (tenant === undefined || i.tenant === tenant)).map((i) => i.url);
+    const first = policy.check(spoken.url);
+    return new DiscoveryError(first.allowed ? 'ERR_HOST_NOT_ALLOWED' : first.code, `remote agent ${name}: the host policy refuses every interface of the card (${[...new Set(refused)].join(', ')})`, {
+      stage: 'build',
+      url: spoken.url,
+    });
+  }
+  if (tenant !== undefined && preferredInterface(card) !== undefined) {
+    const tenants = [...new Set(card.supportedInterfaces.map((i) => i.tenant).filter((t) => t !== undefined))];
+    return new DiscoveryError('ERR_UNSUITABLE', `remote agent ${name}: the card has no interface of tenant ${JSON.stringify(tenant)} (tenants: ${tenants.length > 0 ? tenants.map((t) => JSON.stringify(t)).join(', ') : 'none'})`, { stage: 'build' });
+  }
+  const offered = card.supportedInterfaces.map((i) => `${i.protocolBinding} ${i.protocolVersion}`).join(', ');
+  return new DiscoveryError('ERR_UNSUITABLE', `remote agent ${name}: the card has no JSONRPC or HTTP+JSON interface in A2A 0.3 or 1.x (offers ${offered || 'none'})`, { stage: 'build' });
 }

@@ -15,7 +15,9 @@ import type { BaseAgentConfig, Event, InvocationContext } from '@google/adk';
 import type { AgentCardModel, AgentInterfaceModel } from '../../card/index.js';
 import { DiscoveryError, isDiscoveryError } from '../../errors.js';
 import type { HostPolicy } from '../../fetch/index.js';
+import type { TransportOptions } from '../../sources/index.js';
 import { adkIdentifierMetadata } from './adk-metadata.js';
+import { agentFetch } from './agent-fetch.js';
 import { createPolicyFetch } from './policy-fetch.js';
 import type { OriginCredentials, PolicyFetch } from './policy-fetch.js';
 
@@ -36,7 +38,7 @@ const INTERRUPTED_STATES = new Set([TaskState.TASK_STATE_INPUT_REQUIRED, TaskSta
 
 /** The configuration of a {@link V1RemoteAgent}. */
 export interface V1RemoteAgentConfig extends BaseAgentConfig {
-  /** The peer's card (our normalized 1.0 model). Only its 1.x JSONRPC / HTTP+JSON interfaces that the policy admits are used. */
+  /** The peer's card (our normalized 1.0 model). Its first 1.x JSONRPC / HTTP+JSON interface the policy admits (of `transport.tenant`, when set) is called. */
   card: AgentCardModel;
   /** Judges the interface URLs at construction; also the policy of the default fetch. */
   policy: HostPolicy;
@@ -51,8 +53,14 @@ export interface V1RemoteAgentConfig extends BaseAgentConfig {
   timeoutMs?: number;
   /** Send ADK's `adk_app_name`, `adk_user_id`, `adk_session_id` in message metadata. Default false. */
   allowAdkMetadata?: boolean;
-  /** Use `SendStreamingMessage`. Default: `card.capabilities.streaming === true`. */
+  /** Use `SendStreamingMessage`. Default: `card.capabilities.streaming === true` (and `transport.streaming` is not `false`). */
   streaming?: boolean;
+  /**
+   * How this agent is called: `streaming: false` (always `SendMessage`), extra `headers` (to the
+   * interface's origin only), `timeoutMs` (headers deadline of each call, whichever fetch is
+   * used), `tenant` (use the card's interface of that tenant).
+   */
+  transport?: TransportOptions;
 }
 
 /**
@@ -75,7 +83,7 @@ export interface V1RemoteAgentConfig extends BaseAgentConfig {
  *
  * Not supported: file and data parts (only text is sent; non-text reply parts are dropped and
  * counted in `customMetadata['a2a:dropped_parts']`), push notifications, extended cards, gRPC,
- * live mode, tenants other than the interface's own.
+ * live mode.
  *
  * @throws DiscoveryError at construction: `ERR_HOST_NOT_ALLOWED` / `ERR_INSECURE_URL` (stage
  *   `build`) when the policy refuses every usable interface, `ERR_UNSUITABLE` when the card has
@@ -86,6 +94,8 @@ export interface V1RemoteAgentConfig extends BaseAgentConfig {
 export class V1RemoteAgent extends BaseAgent<V1RemoteAgentConfig> {
   /** The 1.x card (decoded SDK form) restricted to the admitted interfaces. */
   readonly #sdkCard: AgentCard;
+  /** The chosen interface's tenant, echoed in every request (A2A 1.0 §8.3.2); '' for none. */
+  readonly #tenant: string;
   readonly #fetch: typeof fetch;
   readonly #ownedFetch: PolicyFetch | undefined;
   readonly #streaming: boolean;
@@ -94,26 +104,40 @@ export class V1RemoteAgent extends BaseAgent<V1RemoteAgentConfig> {
 
   constructor(config: V1RemoteAgentConfig) {
     super(config);
-    const usable = usableV1Interfaces(config.card, config.policy);
-    if (usable.length === 0) throw unusableCardError(config.card, config.policy, this.name);
+    const transport = config.transport;
+    const tenant = transport?.tenant;
+    const usable = usableV1Interfaces(config.card, config.policy).filter((i) => tenant === undefined || i.tenant === tenant);
+    const chosen = usable[0];
+    if (chosen === undefined) throw unusableCardError(config.card, config.policy, this.name, tenant);
+    // Only the chosen interface: the SDK's factory would otherwise pick by binding (the last 1.0
+    // interface of the first binding), not by the card's order or the tenant.
     // AgentCard.fromJSON does not validate: the model was validated when it was parsed.
-    this.#sdkCard = AgentCard.fromJSON({ ...structuredClone(config.card), supportedInterfaces: structuredClone(usable) });
+    this.#sdkCard = AgentCard.fromJSON({ ...structuredClone(config.card), supportedInterfaces: [structuredClone(chosen)] });
+    this.#tenant = chosen.tenant ?? '';
+    const timeoutMs = transport?.timeoutMs ?? config.timeoutMs;
+    let base: typeof fetch;
     if (config.fetchImpl !== undefined) {
-      this.#fetch = config.fetchImpl;
+      base = config.fetchImpl;
       this.#ownedFetch = undefined;
     } else {
       this.#ownedFetch = createPolicyFetch({
         policy: config.policy,
         ...(config.credentials !== undefined && { credentials: config.credentials }),
-        ...(config.timeoutMs !== undefined && { timeoutMs: config.timeoutMs }),
+        ...(timeoutMs !== undefined && { timeoutMs }),
       });
-      this.#fetch = this.#ownedFetch;
+      base = this.#ownedFetch;
     }
-    this.#streaming = config.streaming ?? config.card.capabilities.streaming === true;
+    this.#fetch = agentFetch(base, {
+      version: /^1\.\d+/.exec(chosen.protocolVersion)?.[0] ?? '1.0',
+      origin: new URL(chosen.url).origin,
+      ...(transport?.headers !== undefined && { headers: transport.headers }),
+      ...(transport?.timeoutMs !== undefined && { timeoutMs: transport.timeoutMs }),
+    });
+    this.#streaming = transport?.streaming === false ? false : (config.streaming ?? config.card.capabilities.streaming === true);
     this.#allowAdkMetadata = config.allowAdkMetadata === true;
   }
 
-  /** The interface URL the client will call first (the first admitted 1.x interface). */
+  /** The interface URL the client calls (the first admitted 1.x interface, of the tenant when one is set). */
   get endpoint(): string {
     return (this.#sdkCard.supportedInterfaces[0] as { url: string }).url;
   }
@@ -138,7 +162,7 @@ export class V1RemoteAgent extends BaseAgent<V1RemoteAgentConfig> {
         extensions: [],
         referenceTaskIds: [],
       };
-      const request: SendMessageRequest = { tenant: '', message, configuration: undefined, metadata: undefined };
+      const request: SendMessageRequest = { tenant: this.#tenant, message, configuration: undefined, metadata: undefined };
       const client = await this.#getClient();
       const options = ctx.abortSignal === undefined ? undefined : { signal: ctx.abortSignal };
       const reply = new ReplyAggregator();
@@ -364,11 +388,12 @@ function isV1Interface(i: AgentInterfaceModel): boolean {
   return /^1\./.test(i.protocolVersion) && V1_BINDINGS.has(i.protocolBinding);
 }
 
-function unusableCardError(card: AgentCardModel, policy: HostPolicy, name: string): DiscoveryError {
-  const candidates = card.supportedInterfaces.filter(isV1Interface);
+function unusableCardError(card: AgentCardModel, policy: HostPolicy, name: string, tenant: string | undefined): DiscoveryError {
+  const candidates = card.supportedInterfaces.filter((i) => isV1Interface(i) && (tenant === undefined || i.tenant === tenant));
   if (candidates.length === 0) {
-    const offered = card.supportedInterfaces.map((i) => `${i.protocolBinding} ${i.protocolVersion}`).join(', ');
-    return new DiscoveryError('ERR_UNSUITABLE', `remote agent ${name}: the card has no A2A 1.x JSONRPC or HTTP+JSON interface (offers ${offered || 'none'})`, { stage: 'build' });
+    const offered = card.supportedInterfaces.map((i) => `${i.protocolBinding} ${i.protocolVersion}${i.tenant === undefined ? '' : ` tenant ${JSON.stringify(i.tenant)}`}`).join(', ');
+    const what = tenant === undefined ? '' : ` of tenant ${JSON.stringify(tenant)}`;
+    return new DiscoveryError('ERR_UNSUITABLE', `remote agent ${name}: the card has no A2A 1.x JSONRPC or HTTP+JSON interface${what} (offers ${offered || 'none'})`, { stage: 'build' });
   }
   const first = policy.check((candidates[0] as AgentInterfaceModel).url);
   const code = !first.allowed ? first.code : 'ERR_HOST_NOT_ALLOWED';

@@ -1,0 +1,67 @@
+/**
+ * {@link agentFetch}: the `fetch` one remote agent's SDK client uses, over the shared policy
+ * fetch. It adds what belongs to this agent only:
+ *
+ * - `A2A-Version` on every call (A2A 1.0 §3.6: clients MUST send it), `0.3` for ADK's 0.3
+ *   client, the interface's version for the 1.x client (which sets it itself; kept);
+ * - the agent's extra non-secret `headers`, only on requests to its interface's origin;
+ * - its `timeoutMs`: a bound on connecting plus waiting for the response headers, which can only
+ *   shorten the policy fetch's own bound.
+ *
+ * Every request still goes through the wrapped policy fetch (allowlist, guarded DNS, no
+ * redirects, per-origin credentials).
+ *
+ * @module
+ */
+import { DiscoveryError } from '../../errors.js';
+import { safeUrlForMessage } from '../../fetch/index.js';
+
+/** Inputs of {@link agentFetch}. */
+export interface AgentFetchOptions {
+  /** Sent as `A2A-Version` when the client sets none (`0.3`, `1.0`). */
+  version: string;
+  /** The origin of the agent's chosen interface: the only one its `headers` go to. */
+  origin: string;
+  /** Extra headers (already checked against the reserved names; no CR/LF). */
+  headers?: Readonly<Record<string, string>>;
+  /** Headers deadline of each call, in ms. */
+  timeoutMs?: number;
+}
+
+/** Wraps `base` with the agent's version header, extra headers and deadline. No I/O until called. */
+export function agentFetch(base: typeof fetch, options: AgentFetchOptions): typeof fetch {
+  const wrapped = async (input: string | URL | Request, init?: RequestInit): Promise<Response> => {
+    const request = input instanceof Request ? input : undefined;
+    const url = request?.url ?? String(input);
+    const headers = new Headers(init?.headers ?? request?.headers);
+    if (!headers.has('a2a-version')) headers.set('A2A-Version', options.version);
+    if (options.headers !== undefined && originOf(url) === options.origin) {
+      for (const [name, value] of Object.entries(options.headers)) headers.set(name, value);
+    }
+    const callerSignal = init?.signal ?? request?.signal ?? undefined;
+    if (options.timeoutMs === undefined) return base(input, { ...init, headers, ...(callerSignal !== undefined && { signal: callerSignal }) });
+    const ms = options.timeoutMs;
+    const controller = new AbortController();
+    const timer = setTimeout(() => {
+      const safe = safeUrlForMessage(url);
+      controller.abort(new DiscoveryError('ERR_FETCH_TIMEOUT', `${safe}: no response headers within the agent's timeoutMs (${ms} ms)`, { url: safe, stage: 'fetch' }));
+    }, ms);
+    const signal = callerSignal === undefined ? controller.signal : AbortSignal.any([callerSignal, controller.signal]);
+    try {
+      return await base(input, { ...init, headers, signal });
+    } finally {
+      // After the headers the body streams on; only the caller's signal (and the policy fetch's
+      // body bound) apply to it.
+      clearTimeout(timer);
+    }
+  };
+  return wrapped as typeof fetch;
+}
+
+function originOf(url: string): string | undefined {
+  try {
+    return new URL(url).origin;
+  } catch {
+    return undefined;
+  }
+}
