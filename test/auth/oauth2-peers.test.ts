@@ -293,6 +293,16 @@ describe('peers behind OAuth 2.0 client credentials', () => {
       assert.equal(res.status, 200);
       assert.equal(idp.tokenRequests - tokens, 1);
       assert.equal(secured.log.slice(-2).map((r) => r.path).join(' '), '/.well-known/agent-card.json /.well-known/agent-card.json');
+
+      // Discovery's POST (the extended card call) after another rotation: its body is sent again.
+      secured.rotate();
+      const body = JSON.stringify({ jsonrpc: '2.0', id: 7, method: 'GetExtendedAgentCard', params: {} });
+      const post = await cards.fetch(`${secured.baseUrl}a2a/jsonrpc`, { method: 'POST', body });
+      assert.notEqual(post.status, 401);
+      const [refused, retried] = secured.log.slice(-2);
+      assert.deepEqual([refused?.method, retried?.method], ['POST', 'POST']);
+      assert.deepEqual(retried?.body, JSON.parse(body));
+      assert.deepEqual(refused?.body, JSON.parse(body));
     } finally {
       await Promise.all([cards.close(), bare.close(), credentials.close()]);
       await secured.close();
