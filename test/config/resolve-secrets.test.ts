@@ -56,12 +56,12 @@ describe('resolveSecrets', () => {
     const config = await loadConfig(EXAMPLE);
     const secrets = await resolveSecrets(config, { A2A_DISCOVERY_TOKEN: 'tok\n', BILLING_TOKEN: 'bill-123' });
     assert.equal(secrets.token, 'tok');
-    assert.deepEqual(secrets.credentials('https://billing.example.com'), { authorization: 'Bearer bill-123' });
-    assert.deepEqual(secrets.credentials('https://billing.example.com/a2a/v1'), { authorization: 'Bearer bill-123' });
-    assert.deepEqual(secrets.credentials('https://BILLING.example.com:443'), { authorization: 'Bearer bill-123' });
-    assert.equal(secrets.credentials('https://warranty.example.com'), undefined);
-    assert.equal(secrets.credentials('https://billing.example.com:8443'), undefined);
-    assert.equal(secrets.credentials('not a url'), undefined);
+    assert.deepEqual(await secrets.credentials.headers('https://billing.example.com'), { authorization: 'Bearer bill-123' });
+    assert.deepEqual(await secrets.credentials.headers('https://billing.example.com/a2a/v1'), { authorization: 'Bearer bill-123' });
+    assert.deepEqual(await secrets.credentials.headers('https://BILLING.example.com:443'), { authorization: 'Bearer bill-123' });
+    assert.equal(await secrets.credentials.headers('https://warranty.example.com'), undefined);
+    assert.equal(await secrets.credentials.headers('https://billing.example.com:8443'), undefined);
+    assert.equal(await secrets.credentials.headers('not a url'), undefined);
     assert.equal(secrets.keys.length, 1);
     assert.equal(secrets.keys[0]!.kid, 'billing-2025');
     assert.deepEqual(secrets.keys[0]!.origins, ['https://billing.example.com']);
@@ -71,9 +71,9 @@ describe('resolveSecrets', () => {
   test('credentials returns a fresh object each time', async () => {
     const config = await loadConfig(EXAMPLE);
     const secrets = await resolveSecrets(config, { A2A_DISCOVERY_TOKEN: 't', BILLING_TOKEN: 'b' });
-    const first = secrets.credentials('https://billing.example.com')!;
+    const first = (await secrets.credentials.headers('https://billing.example.com'))!;
     first.authorization = 'changed';
-    assert.deepEqual(secrets.credentials('https://billing.example.com'), { authorization: 'Bearer b' });
+    assert.deepEqual(await secrets.credentials.headers('https://billing.example.com'), { authorization: 'Bearer b' });
   });
 
   test('file secrets, relative to the config file, with one trailing line break removed', async () => {
@@ -85,14 +85,14 @@ describe('resolveSecrets', () => {
     );
     const secrets = await resolveSecrets(await loadConfig(join(dir, 'discovery.yaml')), {});
     assert.equal(secrets.token, 'file-token');
-    assert.deepEqual(secrets.credentials('https://warranty.example.com'), { 'x-api-key': 'key-456' });
+    assert.deepEqual(await secrets.credentials.headers('https://warranty.example.com'), { 'x-api-key': 'key-456' });
     assert.deepEqual(secrets.keys, []);
   });
 
   test('no secrets configured: nothing to read', async () => {
     const secrets = await resolveSecrets(parseConfig(BASE), {});
     assert.equal(secrets.token, undefined);
-    assert.equal(secrets.credentials('https://billing.example.com'), undefined);
+    assert.equal(await secrets.credentials.headers('https://billing.example.com'), undefined);
     assert.deepEqual(secrets.keys, []);
   });
 

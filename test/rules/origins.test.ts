@@ -148,8 +148,8 @@ describe('originOf and normalizeOrigin', () => {
     const verdict = HostPolicy.from({ allow: ['https://billing.example.com'] }).check('https://billing.example.com./.well-known/agent-card.json');
     assert.ok(verdict.allowed);
     // What the fetcher asks with: the verdict's origin.
-    assert.deepEqual(secrets.credentials(verdict.origin), { authorization: 'bill-123' });
-    assert.deepEqual(secrets.credentials('https://billing.example.com/a2a/v1'), { authorization: 'bill-123' });
+    assert.deepEqual(await secrets.credentials.headers(verdict.origin), { authorization: 'bill-123' });
+    assert.deepEqual(await secrets.credentials.headers('https://billing.example.com/a2a/v1'), { authorization: 'bill-123' });
   });
 });
 

@@ -107,6 +107,9 @@ export type {
   CredentialsInput,
 } from './fetch/index.js';
 
+export { createPeerCredentials, staticHeaders, oauth2ClientCredentials, googleIdToken } from './auth/index.js';
+export type { CreatePeerCredentialsOptions, PeerCredentialEntry, StaticHeadersOptions, OAuth2ClientCredentialsOptions, GoogleIdTokenOptions, GoogleIdTokenSource, TokenRequestOutcome } from './auth/index.js';
+
 export { CardCache, MemoryCardStore, effectiveEntry } from './cache/index.js';
 export type { CardCacheOptions, RefreshOptions, CacheEntry, CardStore, EntryError, CacheDirectives, CacheContent, AcceptedContent, DigestPins, ExtendedCard, ExtendedCardState } from './cache/index.js';
 

@@ -18,6 +18,37 @@ import type { YamlSource } from './yaml-source.js';
 
 type Raw = Record<string, unknown>;
 
+/** The `credentials:` keys that apply to some types only. */
+const CREDENTIAL_KEY_TYPES: Readonly<Record<string, readonly string[]>> = {
+  header: ['static'],
+  prefix: ['static'],
+  valueEnv: ['static'],
+  valueFile: ['static'],
+  tokenUrl: ['oauth2'],
+  issuer: ['oauth2'],
+  clientId: ['oauth2'],
+  clientSecretEnv: ['oauth2'],
+  clientSecretFile: ['oauth2'],
+  scopes: ['oauth2'],
+  resource: ['oauth2'],
+  auth: ['oauth2'],
+  audience: ['oauth2', 'google-id-token'],
+};
+
+/** An identity provider's URL: https, or http for a loopback host under allowLoopback; no userinfo. */
+function identityProviderUrlProblem(raw: string, allowLoopback: boolean): string | undefined {
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    return 'must be an absolute URL such as "https://idp.example.com/oauth/token"';
+  }
+  if (url.username !== '' || url.password !== '') return 'must not carry a user name or password (the client secret is read from clientSecretEnv or clientSecretFile)';
+  if (url.protocol === 'https:') return undefined;
+  if (url.protocol === 'http:' && isLoopbackHost(url.hostname)) return allowLoopback ? undefined : 'is http; plain http is accepted only for loopback hosts with allowLoopback: true';
+  return 'must be an https URL (token requests carry the client secret)';
+}
+
 function record(value: unknown): Raw | undefined {
   return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Raw) : undefined;
 }
@@ -100,10 +131,30 @@ export function crossCheck(doc: Raw, source: YamlSource): Problem[] {
   list(doc.credentials).forEach((item, i) => {
     const entry = record(item);
     if (entry === undefined) return;
-    const hasEnv = entry.valueEnv !== undefined;
-    const hasFile = entry.valueFile !== undefined;
-    if (hasEnv && hasFile) add(['credentials', i, 'valueFile'], 'set exactly one of valueEnv and valueFile, not both');
-    if (!hasEnv && !hasFile) add(['credentials', i], 'needs exactly one of valueEnv (an environment variable) or valueFile (a file); secrets are never written in the configuration');
+    const type = string(entry.type) ?? 'static';
+    // An unknown type is the schema's to report; its other keys cannot be judged.
+    if (type !== 'static' && type !== 'oauth2' && type !== 'google-id-token') return;
+    const [envKey, fileKey] = type === 'oauth2' ? (['clientSecretEnv', 'clientSecretFile'] as const) : (['valueEnv', 'valueFile'] as const);
+    if (type !== 'google-id-token') {
+      const hasEnv = entry[envKey] !== undefined;
+      const hasFile = entry[fileKey] !== undefined;
+      if (hasEnv && hasFile) add(['credentials', i, fileKey], `set exactly one of ${envKey} and ${fileKey}, not both`);
+      if (!hasEnv && !hasFile) add(['credentials', i], `needs exactly one of ${envKey} (an environment variable) or ${fileKey} (a file); secrets are never written in the configuration`);
+    }
+    // Each key belongs to one type: a key of another type is a mistake, not something to ignore.
+    for (const key of Object.keys(entry)) {
+      const owner = CREDENTIAL_KEY_TYPES[key];
+      if (owner !== undefined && !owner.includes(type)) add(['credentials', i, key], `applies only to type ${owner.join(' or ')}, but this entry is type ${type}`);
+    }
+    if (type === 'oauth2') {
+      if (entry.clientId === undefined) add(['credentials', i], 'an oauth2 entry needs clientId');
+      if ((entry.tokenUrl === undefined) === (entry.issuer === undefined)) add(['credentials', i, ...(entry.issuer !== undefined ? ['issuer'] : [])], 'an oauth2 entry needs exactly one of tokenUrl (the token endpoint) and issuer (discovered from its metadata)');
+      for (const key of ['tokenUrl', 'issuer'] as const) {
+        const url = string(entry[key]);
+        const refusal = url === undefined ? undefined : identityProviderUrlProblem(url, allowLoopback);
+        if (refusal !== undefined) add(['credentials', i, key], refusal);
+      }
+    }
     const raw = string(entry.origin);
     const normalized = raw === undefined ? undefined : normalizeOrigin(raw);
     if (typeof normalized !== 'string') return;

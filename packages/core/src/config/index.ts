@@ -7,7 +7,7 @@
 export { parseConfig, loadConfig } from './parse-config.js';
 export type { ParseConfigOptions } from './parse-config.js';
 export { resolveSecrets } from './resolve-secrets.js';
-export type { ResolvedSecrets } from './resolve-secrets.js';
+export type { ResolvedSecrets, ResolveSecretsOptions, TokenRequestCount } from './resolve-secrets.js';
 export { formatProblems } from './format-problems.js';
 export { readBoundedFile, FileReadError } from './read-bounded-file.js';
 export { DEFAULT_SERVER_LIMITS } from './schema.js';

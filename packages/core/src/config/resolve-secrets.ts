@@ -13,10 +13,11 @@ import type { TrustedKey } from '../card/index.js';
 import { signDetached } from '../card/index.js';
 import { unusableJwk } from '../card/signature-trust.js';
 import { DiscoveryError, type Problem } from '../errors.js';
+import { createPeerCredentials, type CreatePeerCredentialsOptions, type TokenRequestOutcome } from '../auth/index.js';
+import type { PeerCredentials } from '../fetch/peer-credentials.js';
 import type { ConfigPath } from './messages.js';
 import { fsReason } from './parse-config.js';
 import { readBoundedFile } from './read-bounded-file.js';
-import { originOf } from '../rules/origins.js';
 import type { DiscoveryConfig } from './types.js';
 import { problemIn } from './yaml-source.js';
 
@@ -25,10 +26,14 @@ export interface ResolvedSecrets {
   /** The service's bearer token, when `server.tokenEnv` or `server.tokenFile` is set. */
   readonly token?: string;
   /**
-   * The headers for one exact origin (`https://host[:port]`; a URL is reduced to its origin), or
-   * undefined. Fits `CardFetcherOptions.credentials`. Returns a new object on every call.
+   * The peers' credentials (`credentials:` entries of every type), by exact origin
+   * (`https://host[:port]`; a URL is reduced to its origin). Fits `CardFetcherOptions.credentials`
+   * and `PolicyFetchOptions.credentials`. `headers()` returns a new object on every call; no
+   * token is requested before a peer is called. Close it when done (`close()`).
    */
-  readonly credentials: (origin: string) => Record<string, string> | undefined;
+  readonly credentials: PeerCredentials;
+  /** Token requests made so far by the oauth2 and google-id-token entries, by peer origin and outcome. */
+  readonly tokenRequests: () => readonly TokenRequestCount[];
   /** The trust store for `SignatureOptions.keys`. */
   readonly keys: readonly TrustedKey[];
   /** The PostgreSQL store's password, when `storePasswordEnv` or `storePasswordFile` is set. */
@@ -39,6 +44,16 @@ export interface ResolvedSecrets {
    */
   readonly catalogSigningKey?: KeyObject;
 }
+
+/** One count of {@link ResolvedSecrets.tokenRequests}. */
+export interface TokenRequestCount {
+  readonly origin: string;
+  readonly outcome: TokenRequestOutcome;
+  readonly count: number;
+}
+
+/** What {@link resolveSecrets} passes on to the peers' credential providers (clock, randomness, tests' token source). */
+export type ResolveSecretsOptions = Pick<CreatePeerCredentialsOptions, 'clock' | 'random' | 'googleSource' | 'resolve' | 'ca' | 'refreshBeforeMs'>;
 
 /** Largest secret or key file read, in bytes. */
 const MAX_SECRET_BYTES = 64 * 1024;
@@ -61,7 +76,7 @@ const CONTROL = /[\u0000-\u001f\u007f]/;
  * const secrets = await resolveSecrets(config);          // process.env
  * const fetcher = createCardFetcher({ policy, credentials: secrets.credentials });
  */
-export async function resolveSecrets(config: DiscoveryConfig, env: NodeJS.ProcessEnv = process.env): Promise<ResolvedSecrets> {
+export async function resolveSecrets(config: DiscoveryConfig, env: NodeJS.ProcessEnv = process.env, options: ResolveSecretsOptions = {}): Promise<ResolvedSecrets> {
   const problems: Problem[] = [];
   const fail = (path: ConfigPath, message: string): undefined => {
     problems.push(problemIn(config, path, message));
@@ -98,18 +113,31 @@ export async function resolveSecrets(config: DiscoveryConfig, env: NodeJS.Proces
   if (server.tokenEnv !== undefined) token = fromEnv(['server', 'tokenEnv'], server.tokenEnv, 'the service token');
   else if (server.tokenFile !== undefined) token = await fromFile(['server', 'tokenFile'], server.tokenFile, 'token');
 
-  // Per-origin credentials.
-  const headers = new Map<string, Record<string, string>>();
-  for (const [i, c] of config.credentials.entries()) {
-    const what = `the credential for ${c.origin}`;
-    const value =
-      c.valueEnv !== undefined
-        ? fromEnv(['credentials', i, 'valueEnv'], c.valueEnv, what)
-        : c.valueFile !== undefined
-          ? await fromFile(['credentials', i, 'valueFile'], c.valueFile, 'credential')
-          : fail(['credentials', i], 'names neither valueEnv nor valueFile');
-    if (value !== undefined) headers.set(originOf(c.origin) ?? c.origin, { [c.header]: `${c.prefix ?? ''}${value}` });
-  }
+  // Per-origin credentials: secrets read now, tokens requested when a peer is first called.
+  const counts = new Map<string, number>();
+  const credentials = await createPeerCredentials(config.credentials, {
+    ...options,
+    env,
+    readFile: async (file) => {
+      try {
+        return (await readBoundedFile(file, MAX_SECRET_BYTES)).toString('utf8');
+      } catch (err) {
+        throw new Error(fsReason(err), { cause: err });
+      }
+    },
+    allowLoopback: config.allowLoopback,
+    ...(config.allowCidrs.length > 0 && { allowCidrs: config.allowCidrs }),
+    onTokenRequest: ({ origin, outcome }) => {
+      const key = `${outcome} ${origin}`;
+      counts.set(key, (counts.get(key) ?? 0) + 1);
+    },
+    onProblem: (i, key, message) => fail(['credentials', i, ...(key === undefined ? [] : [key])], message),
+  });
+  const tokenRequests = (): TokenRequestCount[] =>
+    [...counts].map(([key, count]) => {
+      const space = key.indexOf(' ');
+      return { outcome: key.slice(0, space) as TokenRequestOutcome, origin: key.slice(space + 1), count };
+    });
 
   // Trusted keys.
   const keys: TrustedKey[] = [];
@@ -142,6 +170,7 @@ export async function resolveSecrets(config: DiscoveryConfig, env: NodeJS.Proces
   else if (config.storePasswordFile !== undefined) storePassword = await fromFile(['storePasswordFile'], config.storePasswordFile, 'store password');
 
   if (problems.length > 0) {
+    await credentials.close();
     const first = problems[0]!;
     throw new DiscoveryError('ERR_CONFIG_INVALID', `${problems.length} secret(s) could not be read; first: ${first.path}: ${first.message}`, {
       stage: 'config',
@@ -149,7 +178,7 @@ export async function resolveSecrets(config: DiscoveryConfig, env: NodeJS.Proces
       problems,
     });
   }
-  return secrets(token, headers, Object.freeze(keys), storePassword, catalogSigningKey);
+  return secrets(token, credentials, tokenRequests, config.credentials.map((c) => c.origin), Object.freeze(keys), storePassword, catalogSigningKey);
 }
 
 function trimEol(value: string): string {
@@ -236,7 +265,9 @@ async function signingKey(text: string, signing: { kid: string; alg: string }, f
 /** The result object; its inspection and JSON never show the token or credential values. */
 function secrets(
   token: string | undefined,
-  headers: ReadonlyMap<string, Record<string, string>>,
+  credentials: PeerCredentials,
+  tokenRequests: () => readonly TokenRequestCount[],
+  origins: readonly string[],
   keys: readonly TrustedKey[],
   storePassword: string | undefined,
   catalogSigningKey: KeyObject | undefined,
@@ -245,18 +276,15 @@ function secrets(
     token: token === undefined ? undefined : '[redacted]',
     storePassword: storePassword === undefined ? undefined : '[redacted]',
     catalogSigningKey: catalogSigningKey === undefined ? undefined : '[redacted]',
-    credentials: [...headers.keys()],
+    credentials: [...origins],
     keys: keys.map((k) => k.kid),
   });
   const result = {
     ...(token !== undefined && { token }),
     ...(storePassword !== undefined && { storePassword }),
     ...(catalogSigningKey !== undefined && { catalogSigningKey }),
-    credentials: (origin: string): Record<string, string> | undefined => {
-      const key = originOf(origin);
-      const found = key === undefined ? undefined : headers.get(key);
-      return found === undefined ? undefined : { ...found };
-    },
+    credentials,
+    tokenRequests,
     keys,
     toJSON: redacted,
     [inspect.custom]: () => redacted(),

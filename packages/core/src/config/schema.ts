@@ -198,12 +198,26 @@ const server = z.strictObject({
   oidc: serverOidc.optional(),
 });
 
+/** An OAuth 2.0 scope token (RFC 6749 §3.3). */
+const scopeToken = matching(/^[\x21\x23-\x5b\x5d-\x7e]{1,200}$/, 'an OAuth scope such as "agents.read" (no spaces or quotes)');
+
 const credential = z.strictObject({
+  /** static (headers from env or a file), oauth2 (client credentials) or google-id-token. */
+  type: z.enum(['static', 'oauth2', 'google-id-token']).default('static'),
   origin,
   header: headerName.default('authorization'),
   prefix: headerPrefix.optional(),
   valueEnv: envName.optional(),
   valueFile: filePath.optional(),
+  tokenUrl: text(2048).optional(),
+  issuer: text(2048).optional(),
+  clientId: text(256).optional(),
+  clientSecretEnv: envName.optional(),
+  clientSecretFile: filePath.optional(),
+  scopes: z.array(scopeToken).optional(),
+  audience: text(2048).optional(),
+  resource: text(2048).optional(),
+  auth: z.enum(['basic', 'post']).optional(),
 });
 
 const signatures = z.strictObject({

@@ -26,7 +26,8 @@ import { NetworkOptionCheck } from './option-check.js';
 import type { Resolver } from './address-guard.js';
 import { DeadlineQueue } from './deadlines.js';
 import { Exchange, FetcherClosed, type FetchResult, type Pending, type Settings } from './card-exchange.js';
-import { createGuardedConnection, type OriginCredentials, type TrustedCa } from './guarded-connection.js';
+import { createGuardedConnection, type TrustedCa } from './guarded-connection.js';
+import type { CredentialsInput } from './peer-credentials.js';
 import { type HostPolicy, safeUrlForMessage } from './host-policy.js';
 import type { OriginBudget } from './origin-budget.js';
 import { BoundedMemo, URL_MEMO_ENTRIES } from './bounded-memo.js';
@@ -54,10 +55,12 @@ export interface CardFetcherOptions {
   /** Cap on the body bytes received (never decompressed). Default 65536. */
   maxBodyBytes?: number;
   /**
-   * Per-origin credentials. Called with the request's exact origin (`https://host[:port]`); the
-   * headers returned are sent only on that request, hence only to that origin.
+   * Per-origin credentials: a function or a `PeerCredentials` provider (not closed by the
+   * fetcher). Asked with the request's exact origin (`https://host[:port]`); the headers returned
+   * are sent only on that request, hence only to that origin. A 401 to a request that carried
+   * them is retried once when the provider says fresh headers may help (a dropped OAuth token).
    */
-  credentials?: OriginCredentials;
+  credentials?: CredentialsInput;
   /** DNS override (tests, custom resolvers). Default: `dns.lookup` with `all: true`. */
   lookup?: Resolver;
   /** Default `a2a-discovery/<version>`. */
@@ -145,7 +148,7 @@ export function createCardFetcher(options: CardFetcherOptions): CardFetcher {
     maxResponseSize: settings.maxBodyBytes,
     onSocket: (socket) => ourSockets.add(socket),
   });
-  const hasCredentials = options.credentials !== undefined;
+  const { hasCredentials } = connection;
   const { originBudget } = options;
   const pendingByKey = new Map<string, Pending[]>();
   /** Fetches in flight, oldest first, each with its total deadline (one timer for all). */
@@ -184,13 +187,22 @@ export function createCardFetcher(options: CardFetcherOptions): CardFetcher {
       admitted.set(rawUrl, judged);
     }
     const url = judged.href;
-    const headers = hasCredentials ? buildHeaders(init.headers, await connection.credentialsFor(judged.origin, url)) : buildHeaders(init.headers, undefined);
+    const extra = hasCredentials ? await connection.credentialsFor(judged.origin, url) : undefined;
     const callerSignal = init.signal;
     if (callerSignal?.aborted === true) throw new DiscoveryError('ERR_FETCH_NETWORK', `${url}: aborted by the caller`, { url, stage: 'fetch', cause: callerSignal.reason });
     // The origin's turn under the shared budget; the fetch's own deadlines start after the wait.
     if (originBudget !== undefined && (await takeTurn(originBudget, judged.origin, url, callerSignal))) started = performance.now();
     if (closed) throw new DiscoveryError('ERR_FETCH_NETWORK', `${url}: aborted because the card fetcher was closed`, { url, stage: 'fetch' });
+    const first = await send(judged, init, buildHeaders(init.headers, extra), started, callerSignal);
+    // The 401 rule (guarded-connection.ts): one retry with headers asked anew, for this origin only.
+    if (first.status !== 401 || extra === undefined || !(await connection.retryAfter(judged.origin, first.status, extra))) return first;
+    const fresh = await connection.credentialsFor(judged.origin, url);
+    if (closed) throw new DiscoveryError('ERR_FETCH_NETWORK', `${url}: aborted because the card fetcher was closed`, { url, stage: 'fetch' });
+    return send(judged, init, buildHeaders(init.headers, fresh), performance.now(), callerSignal);
+  }
 
+  function send(judged: { href: string; origin: string; path: string; key: string }, init: FetchInit, headers: Record<string, string>, started: number, callerSignal: AbortSignal | undefined): Promise<FetchResult> {
+    const url = judged.href;
     return new Promise<FetchResult>((resolve, reject) => {
       const exchange = new Exchange(url, started, settings, resolve, reject, callerSignal, () => {
         deadlines.delete(exchange);

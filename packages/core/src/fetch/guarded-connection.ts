@@ -13,7 +13,10 @@
  *    such as `0.0.0.0` that the kernel routes to 127.0.0.1, a future connect path);
  * 5. redirects refused, never followed ({@link redirectRefusal});
  * 6. TLS: certificates always verified, TLS 1.2 at least, `ca` adds private roots to Node's;
- * 7. credentials asked for the request's exact origin only.
+ * 7. credentials asked for the request's exact origin only;
+ * 8. the 401 rule, once: a 401 to a request that carried credentials tells the provider
+ *    ({@link PeerCredentials.rejected}); when it answers true the caller retries once, with the
+ *    headers asked anew for the same origin, and a second 401 is the answer.
  *
  * Refusals carry one text each, and URLs in them never carry userinfo (the policy's
  * `safeUrlForMessage`). `test/fetch/guarded-connection.test.ts` runs one test per check (1–6)
@@ -25,13 +28,11 @@
 import net from 'node:net';
 import tls from 'node:tls';
 import { Agent, buildConnector } from 'undici';
-import { DiscoveryError } from '../errors.js';
+import { DiscoveryError, isDiscoveryError } from '../errors.js';
 import { createGuardedLookup, type Resolver } from './address-guard.js';
 import { type HostPolicy, verdictError } from './host-policy.js';
 
-import type { OriginCredentials } from './peer-credentials.js';
-
-export type { OriginCredentials };
+import { toPeerCredentials, type CredentialsInput, type PeerCredentials } from './peer-credentials.js';
 
 /** Extra trusted CA certificates (PEM), added to Node's default roots. */
 export type TrustedCa = string | Buffer | ReadonlyArray<string | Buffer>;
@@ -44,8 +45,8 @@ export interface GuardedConnectionOptions {
   resolve?: Resolver;
   /** Extra trusted CAs (PEM). Verification itself can never be turned off. */
   ca?: TrustedCa;
-  /** Per-origin credentials, asked by {@link GuardedConnection.credentialsFor}. */
-  credentials?: OriginCredentials;
+  /** Per-origin credentials (either form), asked by {@link GuardedConnection.credentialsFor}. Not closed by the connection. */
+  credentials?: CredentialsInput;
   /** Bound on DNS resolution plus TCP and TLS handshakes. */
   connectTimeoutMs: number;
   /** Bound on waiting for the response headers (undici's `headersTimeout`). */
@@ -85,6 +86,16 @@ export interface GuardedConnection {
    * @throws DiscoveryError `ERR_FETCH_NETWORK` (stage `fetch`) when the provider throws.
    */
   credentialsFor(origin: string, url: string): Promise<Record<string, string> | undefined>;
+  /** Whether credentials are configured at all (when not, no 401 is ever retried). */
+  readonly hasCredentials: boolean;
+  /**
+   * The 401 rule: `status` answered a request to `origin` that carried the credentials' headers
+   * `sent`. True when the caller should retry it once, asking {@link credentialsFor} again: either
+   * the provider holds other headers already (a token refreshed by a concurrent request), or it
+   * dropped its token when told of the 401. False for any other status, without credentials, or
+   * when a retry cannot help. Never throws.
+   */
+  retryAfter(origin: string, status: number, sent: Readonly<Record<string, string>>): Promise<boolean>;
   /** Destroys the pool: requests in flight fail, every socket is closed. */
   close(): Promise<void>;
 }
@@ -98,7 +109,8 @@ export interface GuardedConnection {
  * await request(url, { dispatcher: connection.dispatcher });
  */
 export function createGuardedConnection(options: GuardedConnectionOptions): GuardedConnection {
-  const { policy, credentials, onSocket } = options;
+  const { policy, onSocket } = options;
+  const credentials: PeerCredentials | undefined = options.credentials === undefined ? undefined : toPeerCredentials(options.credentials);
   const lookup = createGuardedLookup({ policy, ...(options.resolve !== undefined && { resolve: options.resolve }) });
   const baseConnect = buildConnector({ ...tlsOptions(options.ca), lookup, timeout: options.connectTimeoutMs });
 
@@ -143,9 +155,23 @@ export function createGuardedConnection(options: GuardedConnectionOptions): Guar
     async credentialsFor(origin, url) {
       if (credentials === undefined) return undefined;
       try {
-        return await credentials(origin);
+        return await credentials.headers(origin);
       } catch (err) {
-        throw new DiscoveryError('ERR_FETCH_NETWORK', `credentials provider failed for ${origin}`, { cause: err, url, stage: 'fetch' });
+        // The provider's own errors carry no secret and say what failed (a token endpoint's status, a missing package).
+        const reason = isDiscoveryError(err) ? `: ${err.message}` : '';
+        throw new DiscoveryError(isDiscoveryError(err) && err.code !== 'ERR_USAGE' ? err.code : 'ERR_FETCH_NETWORK', `credentials provider failed for ${origin}${reason}`, { cause: err, url, stage: 'fetch' });
+      }
+    },
+    hasCredentials: credentials !== undefined,
+    async retryAfter(origin, status, sent) {
+      if (status !== 401 || credentials === undefined) return false;
+      try {
+        // Many requests refused with one token: the first drops it, the others find the new one.
+        const current = await credentials.headers(origin);
+        if (current !== undefined && !sameHeaders(current, sent)) return true;
+        return await credentials.rejected(origin);
+      } catch {
+        return false;
       }
     },
     close: () => dispatcher.destroy(),
@@ -165,6 +191,11 @@ export function redirectRefusal(status: number, location: string | null | undefi
   if (status < 300 || status >= 400 || status === 304) return undefined;
   const target = location === undefined || location === null ? '(no Location header)' : JSON.stringify(location.slice(0, 500));
   return new DiscoveryError('ERR_REDIRECT_REFUSED', `refused redirect ${status} from ${url} to ${target}; redirects are never followed`, { url, stage: 'fetch', status });
+}
+
+function sameHeaders(a: Readonly<Record<string, string>>, b: Readonly<Record<string, string>>): boolean {
+  const keys = Object.keys(a);
+  return keys.length === Object.keys(b).length && keys.every((k) => a[k] === b[k]);
 }
 
 /** Certificates always verified, TLS 1.2 at least; `ca` added to Node's roots, never replacing them. */

@@ -48,9 +48,12 @@ export class NetworkOptionCheck<O extends object> {
     if (value !== undefined && typeof value !== 'function') this.#problems.push({ path: name, message: `must be a function ${shape}` });
   }
 
-  /** The optional `credentials` option: a function from an origin to extra headers. */
+  /** The optional `credentials` option: a function from an origin to extra headers, or a `PeerCredentials` object. */
   credentials(): void {
-    this.fn('credentials' as keyof O & string, '(origin) => headers');
+    const value = (this.#opts as { credentials?: unknown }).credentials;
+    if (value === undefined || typeof value === 'function') return;
+    if (typeof value === 'object' && value !== null && typeof (value as { headers?: unknown }).headers === 'function' && typeof (value as { rejected?: unknown }).rejected === 'function') return;
+    this.#problems.push({ path: 'credentials', message: 'must be a function (origin) => headers or a PeerCredentials object' });
   }
 
   /** The optional DNS resolver option, under the name the component gives it. */

@@ -2,10 +2,13 @@
  * From a validated configuration and its resolved secrets to the service's options.
  */
 import type { DiscoveryConfig, ResolvedSecrets } from 'a2a-discovery/config';
-import { DiscoveryError } from 'a2a-discovery';
+import { DiscoveryError, type CredentialsInput } from 'a2a-discovery';
 import type { ServiceOptions } from './service.js';
 
-export function serviceOptionsFromConfig(config: DiscoveryConfig, secrets: ResolvedSecrets): ServiceOptions {
+/** The secrets it reads: {@link ResolvedSecrets}, where credentials may also be given as a function (tests, embedders). */
+type SecretsInput = Omit<ResolvedSecrets, 'credentials' | 'tokenRequests'> & { readonly credentials: CredentialsInput; readonly tokenRequests?: ResolvedSecrets['tokenRequests'] };
+
+export function serviceOptionsFromConfig(config: DiscoveryConfig, secrets: SecretsInput): ServiceOptions {
   const root = config.root;
   return {
     host: config.server.host,
@@ -25,6 +28,7 @@ export function serviceOptionsFromConfig(config: DiscoveryConfig, secrets: Resol
     }),
     policy: { allow: config.allow, allowLoopback: config.allowLoopback, allowCidrs: config.allowCidrs },
     ...(config.credentials.length > 0 && { credentials: secrets.credentials }),
+    ...(secrets.tokenRequests !== undefined && { peerTokenRequests: secrets.tokenRequests }),
     signatures: {
       mode: config.signatures.mode,
       keys: secrets.keys,
@@ -71,7 +75,7 @@ export function serviceOptionsFromConfig(config: DiscoveryConfig, secrets: Resol
 }
 
 /** The catalog's key, read by resolveSecrets; a configuration that asks for signing never publishes unsigned. */
-function signingKey(secrets: ResolvedSecrets): NonNullable<ResolvedSecrets['catalogSigningKey']> {
+function signingKey(secrets: SecretsInput): NonNullable<ResolvedSecrets['catalogSigningKey']> {
   if (secrets.catalogSigningKey === undefined) {
     throw new DiscoveryError('ERR_CONFIG_INVALID', 'server.catalog.signing is set but its key was not read (resolveSecrets reads it)', { path: 'server.catalog.signing' });
   }

@@ -26,9 +26,11 @@ export interface MetricsSources {
   activity?: () => { endpoints: number; dropped: number };
   /** The upstream request budget per origin (OriginBudget.stats), read at scrape time. */
   upstreamBudget?: () => OriginBudgetStats;
+  /** Token requests of the peers' credential providers (ResolvedSecrets.tokenRequests), read at scrape time. */
+  peerTokenRequests?: () => ReadonlyArray<{ readonly origin: string; readonly outcome: string; readonly count: number }>;
 }
 
-export function createMetrics({ events, cache, loop, trees, openStreams, store, journalDropped, replica, activity, upstreamBudget }: MetricsSources): { registry: Registry; refusal(reason: RefusalReason): void; close(): void } {
+export function createMetrics({ events, cache, loop, trees, openStreams, store, journalDropped, replica, activity, upstreamBudget, peerTokenRequests }: MetricsSources): { registry: Registry; refusal(reason: RefusalReason): void; close(): void } {
   const registry = new Registry();
   const p = 'a2a_discovery_';
   const fetches = new Counter({ name: `${p}card_fetches_total`, help: 'Card cache decisions that reached the network, by outcome.', labelNames: ['outcome'], registers: [registry] });
@@ -160,6 +162,19 @@ export function createMetrics({ events, cache, loop, trees, openStreams, store, 
       collect() {
         this.reset();
         this.inc(upstreamBudget().originsDropped);
+      },
+    });
+  }
+  if (peerTokenRequests) {
+    // Labelled by the peer's origin: only configured `credentials:` entries request tokens, so the set is bounded.
+    new Counter({
+      name: `${p}peer_token_requests_total`,
+      help: 'Token requests of the peers\' credentials (oauth2, google-id-token), by peer origin and outcome (issued, failed).',
+      labelNames: ['origin', 'outcome'],
+      registers: [registry],
+      collect() {
+        this.reset();
+        for (const { origin, outcome, count } of peerTokenRequests()) this.inc({ origin, outcome }, count);
       },
     });
   }

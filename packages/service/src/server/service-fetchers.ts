@@ -86,6 +86,8 @@ export function buildFetchers(o: ServiceOptions): ServiceFetchers {
     policyFetch,
     async close() {
       await Promise.allSettled([cards.close(), ...catalogFetchers.map((f) => f.close()), policyFetch.close()]);
+      // The peers' credential provider (token caches, token connections) ends with the fetchers that used it.
+      if (typeof o.credentials === 'object') await o.credentials.close().catch(() => undefined);
     },
   };
 }

@@ -68,7 +68,7 @@ export function buildHttp(
     version: () => loop.current()?.version ?? 0,
     replica: store.replica,
   });
-  const metrics = createMetrics({ events: p.events, cache: p.cache, loop, trees: p.trees, openStreams: () => streams.size, store: () => store.status(), journalDropped: () => p.replication.follow.writer.dropped, activity: () => p.journal.activityStats, upstreamBudget: () => fetchers.budget.stats, ...(coordinator && { replica: () => coordinator.status() }) });
+  const metrics = createMetrics({ events: p.events, cache: p.cache, loop, trees: p.trees, openStreams: () => streams.size, store: () => store.status(), journalDropped: () => p.replication.follow.writer.dropped, activity: () => p.journal.activityStats, upstreamBudget: () => fetchers.budget.stats, ...(o.peerTokenRequests && { peerTokenRequests: o.peerTokenRequests }), ...(coordinator && { replica: () => coordinator.status() }) });
   const shutdown = new AbortController();
   // A follower answers the leader's lists (follower-proxy.ts); requests in flight end with the service.
   const followerProxy =

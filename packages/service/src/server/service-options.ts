@@ -4,7 +4,7 @@
  */
 import type { BaseLlm } from '@google/adk';
 import type { RouteHints } from 'a2a-discovery/adk';
-import type { CardCacheOptions, SignatureMode, SignatureOptions, Clock, HostPolicyOptions, HealthOptions, DiscoveryLoopOptions, Need, RoutingDomain, TenantPolicy, VocabularyEntry, KubernetesSourceOptions, Source, StaticAgentConfig } from 'a2a-discovery';
+import type { CredentialsInput, CardCacheOptions, SignatureMode, SignatureOptions, Clock, HostPolicyOptions, HealthOptions, DiscoveryLoopOptions, Need, RoutingDomain, TenantPolicy, VocabularyEntry, KubernetesSourceOptions, Source, StaticAgentConfig } from 'a2a-discovery';
 import type { RoutingCase } from 'a2a-discovery/routing';
 import type { OpenStateStoreOptions, StateStore } from '@a2a-discovery/store';
 import type { CatalogSigning } from './ai-catalog-route.js';
@@ -37,7 +37,14 @@ export interface ServiceOptions {
    */
   catalog?: { enabled: boolean; cacheControl?: string; hostName?: string; signing?: CatalogSigning };
   policy: HostPolicyOptions;
-  credentials?: (origin: string) => Record<string, string> | undefined;
+  /**
+   * The peers' credentials (a function or a `PeerCredentials` provider, such as
+   * `ResolvedSecrets.credentials`), for discovery's fetches and the A2A calls; a provider's
+   * `close()` is called when the service stops.
+   */
+  credentials?: CredentialsInput;
+  /** Token requests of the peers' credential providers so far (`ResolvedSecrets.tokenRequests`), for `a2a_discovery_peer_token_requests_total`. */
+  peerTokenRequests?: () => ReadonlyArray<{ readonly origin: string; readonly outcome: string; readonly count: number }>;
   signatures?: SignatureOptions;
   vocabulary: ReadonlyArray<VocabularyEntry & Omit<RouteHints, 'tag'>>;
   needs: readonly Need[];

@@ -10,7 +10,9 @@
  *   dispatch, and the connected socket's peer address is judged once more;
  * - redirects are never followed: `redirect: 'manual'`, and any 3xx is an error naming its
  *   Location;
- * - per-origin credentials are computed for the request's own origin only;
+ * - per-origin credentials are computed for the request's own origin only, and a 401 to a
+ *   request that carried them is retried once, with headers asked anew, when the provider says a
+ *   fresh token may help (the guarded connection's 401 rule; the body is resent);
  * - connect plus waiting for the response headers is bounded by `timeoutMs`, silence between
  *   body chunks by `bodyTimeoutMs`, and the bytes of one response by `maxResponseBytes`;
  *   streaming (SSE) bodies pass through chunk by chunk.
@@ -26,7 +28,7 @@ import { fetch as undiciFetch, Headers as UndiciHeaders, Response as UndiciRespo
 import { DiscoveryError, findDiscoveryError, isDiscoveryError } from '../../errors.js';
 import type { DiscoveryErrorCode } from '../../errors.js';
 import { createGuardedConnection, NetworkOptionCheck, redirectRefusal, safeUrlForMessage } from '../../fetch/index.js';
-import type { HostPolicy, OriginCredentials, Resolver, TrustedCa } from '../../fetch/index.js';
+import type { CredentialsInput, HostPolicy, OriginCredentials, Resolver, TrustedCa } from '../../fetch/index.js';
 import { currentTurnSignal } from './turn-signal.js';
 
 export type { OriginCredentials };
@@ -48,9 +50,10 @@ export interface PolicyFetchOptions {
   /**
    * Per-origin credentials (e.g. `{ authorization: 'Bearer …' }`). The headers returned are
    * attached to that request only, hence only to that origin; redirects are never followed, so
-   * they cannot be carried elsewhere.
+   * they cannot be carried elsewhere. A function or a `PeerCredentials` provider (not closed by
+   * the policy fetch): a 401 is then retried once when the provider drops a cached token.
    */
-  credentials?: OriginCredentials;
+  credentials?: CredentialsInput;
   /** DNS override (tests, custom resolvers). Default: the system resolver. */
   resolve?: Resolver;
   /** Sent when the caller sets no `user-agent`. Default `a2a-discovery/<version>`. */
@@ -115,11 +118,21 @@ export function createPolicyFetch(options: PolicyFetchOptions): PolicyFetch {
     const admitted = connection.admit(rawUrl);
     const url = admitted.url.href;
 
-    const headers = new UndiciHeaders(request.headers as ConstructorParameters<typeof UndiciHeaders>[0]);
-    if (!headers.has('user-agent')) headers.set('user-agent', settings.userAgent);
+    const baseHeaders = new UndiciHeaders(request.headers as ConstructorParameters<typeof UndiciHeaders>[0]);
+    if (!baseHeaders.has('user-agent')) baseHeaders.set('user-agent', settings.userAgent);
     const extra = await connection.credentialsFor(admitted.origin, url);
-    for (const [name, value] of Object.entries(extra ?? {})) headers.set(name, String(value));
+    // A body read once, so that a retry after a 401 sends the same bytes (streams cannot be replayed).
+    const body = extra !== undefined && connection.hasCredentials ? await replayable(request.body) : request.body;
+    const first = await exchange(url, request, withExtra(baseHeaders, extra), body);
+    // The 401 rule (guarded-connection.ts): one retry with headers asked anew, for this origin only.
+    if (first.status !== 401 || extra === undefined || !(await connection.retryAfter(admitted.origin, first.status, extra))) return finish(first, url);
+    await first.body?.cancel().catch(() => undefined);
+    const fresh = await connection.credentialsFor(admitted.origin, url);
+    return finish(await exchange(url, request, withExtra(baseHeaders, fresh), body), url);
+  }
 
+  async function exchange(url: string, request: NormalizedRequest, headers: UndiciHeaders, body: unknown): Promise<UndiciResponse> {
+    if (closed) throw new DiscoveryError('ERR_USAGE', 'the policy fetch is closed', { url, stage: 'fetch' });
     // Our controller carries the headers deadline and close(); the caller's signal stays
     // attached for the whole exchange, body included (AbortSignal.any).
     const controller = new AbortController();
@@ -131,9 +144,8 @@ export function createPolicyFetch(options: PolicyFetchOptions): PolicyFetch {
     }, settings.timeoutMs);
     inFlight.add(controller);
 
-    let res: UndiciResponse;
     try {
-      res = await undiciFetch(url, { method: request.method, headers, body: request.body as never, signal, redirect: 'manual', dispatcher: connection.dispatcher });
+      return await undiciFetch(url, { method: request.method, headers, body: body as never, signal, redirect: 'manual', dispatcher: connection.dispatcher });
     } catch (err) {
       throw classify(err, url, callerSignal, controller.signal);
     } finally {
@@ -141,7 +153,9 @@ export function createPolicyFetch(options: PolicyFetchOptions): PolicyFetch {
       // After the headers, close() ends a body still being read by destroying the agent's sockets.
       inFlight.delete(controller);
     }
+  }
 
+  async function finish(res: UndiciResponse, url: string): Promise<Response> {
     const redirect = redirectRefusal(res.status, res.headers.get('location'), url);
     if (redirect !== undefined) {
       await res.body?.cancel().catch(() => undefined);
@@ -177,6 +191,19 @@ async function normalizeInput(input: string | URL | Request, init: RequestInit |
   const req = input as Request;
   const body = init?.body ?? (req.body === null ? undefined : await req.arrayBuffer());
   return { url: req.url, method: init?.method ?? req.method, headers: init?.headers ?? req.headers, body, signal: init?.signal ?? req.signal };
+}
+
+/** The request's headers plus the credentials' (a copy: a retry starts again from the request's own). */
+function withExtra(base: UndiciHeaders, extra: Record<string, string> | undefined): UndiciHeaders {
+  const headers = new UndiciHeaders(base);
+  for (const [name, value] of Object.entries(extra ?? {})) headers.set(name, String(value));
+  return headers;
+}
+
+/** A body that can be sent twice: a stream is read into bytes; every other body kind is reusable as it is. */
+async function replayable(body: unknown): Promise<unknown> {
+  if (!(body instanceof ReadableStream)) return body;
+  return new Uint8Array(await new Response(body as ReadableStream<Uint8Array>).arrayBuffer());
 }
 
 /** The caller's signal and the turn's, either one aborting (the same object when only one is set). */
