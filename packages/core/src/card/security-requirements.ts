@@ -14,6 +14,7 @@
  * @module
  */
 import type { PresentableScheme } from '../fetch/peer-credentials.js';
+import { preferredInterface } from './interface-policy.js';
 import type { AgentCardModel, SecuritySchemeModel } from './model.js';
 
 /** One scheme the card declares, described for people. */
@@ -91,6 +92,21 @@ export function checkSecurityRequirements(
   const unique = [...new Set(alternatives)];
   const shown = unique.slice(0, MAX_ALTERNATIVES).join(' or ') + (unique.length > MAX_ALTERNATIVES ? ` or ${unique.length - MAX_ALTERNATIVES} more` : '');
   return { status: 'unsatisfiable', requirements, schemes, message: `unauthorized: needs ${shown} for ${origin}` };
+}
+
+/**
+ * The origin whose credentials are judged against `card`'s requirements: that of the interface a
+ * client here calls ({@link preferredInterface}), or of `baseUrl` when there is none. Undefined
+ * when the card requires nothing (no credentials need looking up).
+ */
+export function securityOrigin(card: Pick<AgentCardModel, 'securityRequirements' | 'supportedInterfaces'>, baseUrl: string): string | undefined {
+  if ((card.securityRequirements ?? []).length === 0) return undefined;
+  const url = preferredInterface(card)?.url ?? baseUrl;
+  try {
+    return new URL(url).origin;
+  } catch {
+    return new URL(baseUrl).origin;
+  }
 }
 
 function describe(rawName: string, scheme: SecuritySchemeModel, presentable: readonly PresentableScheme[]): DescribedScheme {

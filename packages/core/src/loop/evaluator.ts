@@ -6,6 +6,9 @@
  */
 import type { CacheEntry, CardCache } from '../cache/index.js';
 import type { EventStream } from '../events/index.js';
+import { securityOrigin } from '../card/index.js';
+import type { CredentialsInput, PeerCredentials, PresentableScheme } from '../fetch/index.js';
+import { toPeerCredentials } from '../fetch/index.js';
 import type { HealthTracker } from '../health/index.js';
 import { isMember } from '../health/index.js';
 import type { Candidate, MatchMemo, ReviewedAgent, SelectOptions, Verdict } from '../match/index.js';
@@ -22,6 +25,8 @@ export interface EvaluatorOptions {
   cache: CardCache;
   /** Needs, vocabulary, required capabilities, tenant policy, cap (fixed). */
   select: Omit<SelectOptions, 'reviewed'>;
+  /** The peers' credentials: what they can present decides whether a card's security requirements are met. */
+  credentials?: CredentialsInput;
   health: HealthTracker;
   alerts: AlertBook;
   events: EventStream | undefined;
@@ -37,6 +42,7 @@ export class Evaluator {
   #verdicts: ReadonlyMap<string, Verdict> = new Map();
   // Unchanged (same object) cards are matched once, not every cycle; the select options are fixed.
   readonly #matchMemo: MatchMemo = new WeakMap();
+  #credentials: PeerCredentials | undefined;
   #reviewedCache: { from: ReadonlyArray<readonly EndpointRecord[]>; list: ReviewedAgent[] } | undefined;
   /**
    * The last evaluation's inputs and selection, reused while nothing it depends on changed and its
@@ -49,6 +55,30 @@ export class Evaluator {
 
   constructor(options: EvaluatorOptions) {
     this.#o = options;
+  }
+
+  /**
+   * What the credentials can present to the origin of each candidate whose card requires
+   * something (nothing without credentials). The function form learns which headers it sets only
+   * when asked; asking it is a static lookup. An object's `headers()` may fetch a token, so only
+   * its `schemes()` is read.
+   */
+  async #presentable(candidates: readonly Candidate[]): Promise<(origin: string) => readonly PresentableScheme[]> {
+    const input = this.#o.credentials;
+    const known = new Map<string, readonly PresentableScheme[]>();
+    if (input === undefined) return () => [];
+    const credentials = (this.#credentials ??= toPeerCredentials(input));
+    for (const c of candidates) {
+      const origin = securityOrigin(c.entry.card, c.endpoint.baseUrl);
+      if (origin === undefined || known.has(origin)) continue;
+      try {
+        if (typeof input === 'function') await credentials.headers(origin);
+        known.set(origin, credentials.schemes(origin));
+      } catch {
+        known.set(origin, []);
+      }
+    }
+    return (origin) => known.get(origin) ?? [];
   }
 
   /** The matcher's verdicts by base URL, from the last selection. */
@@ -115,7 +145,8 @@ export class Evaluator {
       }
       return undefined;
     }
-    const selection = selectAgents(candidates, { ...this.#o.select, reviewed: reviewedList, memo: this.#matchMemo });
+    const presentable = this.#o.select.presentable ?? (await this.#presentable(candidates));
+    const selection = selectAgents(candidates, { ...this.#o.select, reviewed: reviewedList, memo: this.#matchMemo, presentable });
     for (const [url, v] of selection.verdicts) {
       const prev = this.#verdicts.get(url);
       if (!prev || prev.verdict !== v.verdict || prev.localName !== v.localName) {
