@@ -27,7 +27,7 @@ export { DEFAULT_JSON_LIMITS } from './safe-json.js';
 export type { JsonLimits } from './safe-json.js';
 export type { UrlJudge, CardUrl, CardUrlRole, InterfacePolicyOptions, ChosenInterface, PreferredInterfaceOptions } from './interface-policy.js';
 export { preferredInterface } from './interface-policy.js';
-export { checkSecurityRequirements, securityOrigin } from './security-requirements.js';
+export { checkSecurityRequirements, presentableSchemes, securityOrigin } from './security-requirements.js';
 export type { SecurityRequirementsResult, DescribedScheme } from './security-requirements.js';
 export { checkCard } from './check-card.js';
 export type { CheckCardOptions, CheckCardResult } from './check-card.js';

@@ -13,7 +13,8 @@
  *
  * @module
  */
-import type { PresentableScheme } from '../fetch/peer-credentials.js';
+import type { CredentialsInput, PresentableScheme } from '../fetch/peer-credentials.js';
+import { toPeerCredentials } from '../fetch/peer-credentials.js';
 import { preferredInterface } from './interface-policy.js';
 import type { AgentCardModel, SecuritySchemeModel } from './model.js';
 
@@ -106,6 +107,22 @@ export function securityOrigin(card: Pick<AgentCardModel, 'securityRequirements'
     return new URL(url).origin;
   } catch {
     return new URL(baseUrl).origin;
+  }
+}
+
+/**
+ * What `credentials` can present to `origin` (nothing without credentials). The function form
+ * learns which headers it sets only when asked, so it is asked (a static lookup; the values are
+ * dropped here). An object's `headers()` may fetch a token, so only its `schemes()` is read.
+ */
+export async function presentableSchemes(credentials: CredentialsInput | undefined, origin: string): Promise<readonly PresentableScheme[]> {
+  if (credentials === undefined) return [];
+  const peer = toPeerCredentials(credentials);
+  try {
+    if (typeof credentials === 'function') await peer.headers(origin);
+    return peer.schemes(origin);
+  } catch {
+    return [];
   }
 }
 

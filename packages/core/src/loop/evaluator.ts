@@ -6,9 +6,8 @@
  */
 import type { CacheEntry, CardCache } from '../cache/index.js';
 import type { EventStream } from '../events/index.js';
-import { securityOrigin } from '../card/index.js';
-import type { CredentialsInput, PeerCredentials, PresentableScheme } from '../fetch/index.js';
-import { toPeerCredentials } from '../fetch/index.js';
+import { presentableSchemes, securityOrigin } from '../card/index.js';
+import type { CredentialsInput, PresentableScheme } from '../fetch/index.js';
 import type { HealthTracker } from '../health/index.js';
 import { isMember } from '../health/index.js';
 import type { Candidate, MatchMemo, ReviewedAgent, SelectOptions, Verdict } from '../match/index.js';
@@ -42,7 +41,6 @@ export class Evaluator {
   #verdicts: ReadonlyMap<string, Verdict> = new Map();
   // Unchanged (same object) cards are matched once, not every cycle; the select options are fixed.
   readonly #matchMemo: MatchMemo = new WeakMap();
-  #credentials: PeerCredentials | undefined;
   #reviewedCache: { from: ReadonlyArray<readonly EndpointRecord[]>; list: ReviewedAgent[] } | undefined;
   /**
    * The last evaluation's inputs and selection, reused while nothing it depends on changed and its
@@ -57,26 +55,12 @@ export class Evaluator {
     this.#o = options;
   }
 
-  /**
-   * What the credentials can present to the origin of each candidate whose card requires
-   * something (nothing without credentials). The function form learns which headers it sets only
-   * when asked; asking it is a static lookup. An object's `headers()` may fetch a token, so only
-   * its `schemes()` is read.
-   */
+  /** What the credentials can present to the origin of each candidate whose card requires something. */
   async #presentable(candidates: readonly Candidate[]): Promise<(origin: string) => readonly PresentableScheme[]> {
-    const input = this.#o.credentials;
     const known = new Map<string, readonly PresentableScheme[]>();
-    if (input === undefined) return () => [];
-    const credentials = (this.#credentials ??= toPeerCredentials(input));
     for (const c of candidates) {
       const origin = securityOrigin(c.entry.card, c.endpoint.baseUrl);
-      if (origin === undefined || known.has(origin)) continue;
-      try {
-        if (typeof input === 'function') await credentials.headers(origin);
-        known.set(origin, credentials.schemes(origin));
-      } catch {
-        known.set(origin, []);
-      }
+      if (origin !== undefined && !known.has(origin)) known.set(origin, await presentableSchemes(this.#o.credentials, origin));
     }
     return (origin) => known.get(origin) ?? [];
   }
