@@ -15,6 +15,7 @@
  */
 import type { CredentialsInput, PresentableScheme } from '../fetch/peer-credentials.js';
 import { toPeerCredentials } from '../fetch/peer-credentials.js';
+import type { ChosenInterface, UrlJudge } from './interface-policy.js';
 import { preferredInterface } from './interface-policy.js';
 import type { AgentCardModel, SecuritySchemeModel } from './model.js';
 
@@ -124,6 +125,33 @@ export async function presentableSchemes(credentials: CredentialsInput | undefin
   } catch {
     return [];
   }
+}
+
+/** How a client here would call a card's agent: see {@link cardAccess}. */
+export interface CardAccess {
+  /** The interface a client here calls, with its tenant (absent when there is none). */
+  readonly chosenInterface?: ChosenInterface;
+  /** The card's security against the credentials for `origin` (the chosen interface's). */
+  readonly security?: SecurityRequirementsResult & { readonly origin: string };
+}
+
+/**
+ * The chosen interface ({@link preferredInterface}, judged by `judge` when given) and the card's
+ * security requirements against what `credentials` present to its origin (`fallbackUrl`'s origin,
+ * the card URL, when no interface is called). For probe, the inspector and the endpoint views.
+ */
+export async function cardAccess(card: AgentCardModel, fallbackUrl: string | undefined, credentials: CredentialsInput | undefined, judge?: UrlJudge): Promise<CardAccess> {
+  const chosen = preferredInterface(card, judge);
+  const origin = originOf(chosen?.url) ?? originOf(fallbackUrl);
+  if (origin === undefined) return chosen ? { chosenInterface: chosen } : {};
+  const security = checkSecurityRequirements(card, await presentableSchemes(credentials, origin), origin);
+  return { ...(chosen && { chosenInterface: chosen }), security: { ...security, origin } };
+}
+
+function originOf(url: string | undefined): string | undefined {
+  if (url === undefined || !URL.canParse(url)) return undefined;
+  const origin = new URL(url).origin;
+  return origin === 'null' ? undefined : origin;
 }
 
 function describe(rawName: string, scheme: SecuritySchemeModel, presentable: readonly PresentableScheme[]): DescribedScheme {

@@ -147,7 +147,8 @@ export class DiscoveryLoop {
       minPublishIntervalMs: options.minPublishIntervalMs ?? LOOP_DEFAULTS.minPublishIntervalMs,
       beforePublish: (next, previous) => options.beforePublish?.(next, previous),
     });
-    this.#views = new EndpointViews({ members, health, cache, store, clock, removalGraceMs });
+    const access = { judge: options.hostPolicy, ...(options.credentials !== undefined && { credentials: options.credentials }) };
+    this.#views = new EndpointViews({ members, health, cache, store, clock, removalGraceMs, access });
   }
 
   /** The published snapshot, or undefined before the first publication. Never does I/O. */

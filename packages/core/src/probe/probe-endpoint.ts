@@ -7,7 +7,7 @@
  */
 import CachePolicy from 'http-cache-semantics';
 import type { CheckCardOptions, CheckCardResult } from '../card/index.js';
-import { checkCard, checkSecurityRequirements, preferredInterface, presentableSchemes } from '../card/index.js';
+import { cardAccess, checkCard } from '../card/index.js';
 import { fetchWithLegacyFallback, responseCacheControl } from '../cache/index.js';
 import { DiscoveryError, isDiscoveryError, toDiscoveryError } from '../errors.js';
 import type { CardFetcher, CredentialsInput, FetchResult, HostPolicy } from '../fetch/index.js';
@@ -137,36 +137,24 @@ export async function probeCard(source: string, bytes: Uint8Array | string, o: P
   return reportFromCheck(source, check, o.interfacePolicy !== undefined, undefined, await accessOf(check, o.sourceUrl, o));
 }
 
-/**
- * The interface a client here would call (judged by the interface policy when there is one) and
- * the card's security against what the credentials present to its origin (the card URL's origin
- * when no interface is called).
- */
+/** The chosen interface and the card's security against the credentials, as the report shows them. */
 async function accessOf(check: CheckCardResult, cardUrl: string | undefined, o: ProbeContentOptions): Promise<ProbeAccess> {
-  const card = check.card;
-  if (card === undefined) return {};
-  const chosen = preferredInterface(card, o.interfacePolicy);
-  const origin = originOf(chosen?.url) ?? originOf(cardUrl);
-  if (origin === undefined) return chosen ? { chosenInterface: chosen } : {};
-  const security = checkSecurityRequirements(card, await presentableSchemes(o.credentials, origin), origin);
+  if (check.card === undefined) return {};
+  const { chosenInterface, security } = await cardAccess(check.card, cardUrl, o.credentials, o.interfacePolicy);
   return {
-    ...(chosen && { chosenInterface: chosen }),
-    security: {
-      status: security.status,
-      message: security.message,
-      origin,
-      credentialsConfigured: o.credentials !== undefined,
-      ...(security.satisfiedBy && { satisfiedBy: [...security.satisfiedBy] }),
-      requirements: security.requirements.map((r) => [...r]),
-      schemes: security.schemes.map((s) => ({ ...s })),
-    },
+    ...(chosenInterface && { chosenInterface }),
+    ...(security && {
+      security: {
+        status: security.status,
+        message: security.message,
+        origin: security.origin,
+        credentialsConfigured: o.credentials !== undefined,
+        ...(security.satisfiedBy && { satisfiedBy: [...security.satisfiedBy] }),
+        requirements: security.requirements.map((r) => [...r]),
+        schemes: security.schemes.map((sc) => ({ ...sc })),
+      },
+    }),
   };
-}
-
-function originOf(url: string | undefined): string | undefined {
-  if (url === undefined || !URL.canParse(url)) return undefined;
-  const origin = new URL(url).origin;
-  return origin === 'null' ? undefined : origin;
 }
 
 function checkOptions(o: ProbeContentOptions, sourceUrl: string | undefined): CheckCardOptions {
