@@ -144,7 +144,9 @@ export async function cardAccess(card: AgentCardModel, fallbackUrl: string | und
   const chosen = preferredInterface(card, judge);
   const origin = originOf(chosen?.url) ?? originOf(fallbackUrl);
   if (origin === undefined) return chosen ? { chosenInterface: chosen } : {};
-  const security = checkSecurityRequirements(card, await presentableSchemes(credentials, origin), origin);
+  // Credentials are asked only when the card requires something.
+  const presentable = (card.securityRequirements ?? []).length > 0 ? await presentableSchemes(credentials, origin) : [];
+  const security = checkSecurityRequirements(card, presentable, origin);
   return { ...(chosen && { chosenInterface: chosen }), security: { ...security, origin } };
 }
 

@@ -84,6 +84,18 @@ export class EndpointViews {
     this.#o = options;
   }
 
+  /** The access of each (frozen) card, computed once per card object: the credentials and the judge are fixed. */
+  readonly #access = new WeakMap<CacheEntry['card'], CardAccess>();
+
+  async #accessOf(entry: CacheEntry): Promise<CardAccess> {
+    let access = this.#access.get(entry.card);
+    if (access === undefined) {
+      access = await cardAccess(entry.card, entry.cardUrl, this.#o.access?.credentials, this.#o.access?.judge);
+      this.#access.set(entry.card, access);
+    }
+    return access;
+  }
+
   /** Forgets the state of an endpoint discovery forgot. */
   forget(url: string): void {
     this.#states.delete(url);
@@ -112,7 +124,7 @@ export class EndpointViews {
       const failure = cache.lastFailure(ep.baseUrl);
       const health = tracker.get(ep.baseUrl);
       const verdict = verdicts.get(ep.baseUrl);
-      const access = entry && (await cardAccess(entry.card, entry.cardUrl, this.#o.access?.credentials, this.#o.access?.judge));
+      const access = entry && (await this.#accessOf(entry));
       return {
         state: this.#states.get(ep.baseUrl) ?? { verdict: 'pending', reason: 'not evaluated yet', since: clock.wallNow() },
         baseUrl: ep.baseUrl,
