@@ -60,7 +60,9 @@ test('a morning of changes: A → B (warranty deployed) → C (returns gains a s
   const stream = new EventStream({ wallNow: () => clock.wallNow() });
   stream.subscribe((e) => events.push(e));
   const hostPolicy = HostPolicy.from({ allow: [billing.baseUrl, returns.baseUrl, warranty.baseUrl].map((u) => new URL(u).origin), allowLoopback: true });
-  fetcher = createCardFetcher({ policy: hostPolicy, totalTimeoutMs: 400 });
+  // The warranty card requires a bearer token (v1Card): the loop is given what the fetcher presents.
+  const credentials = (origin: string) => (origin === new URL(warranty.baseUrl).origin ? { authorization: 'Bearer warranty-token' } : undefined);
+  fetcher = createCardFetcher({ policy: hostPolicy, totalTimeoutMs: 400, credentials });
   const cache = new CardCache({
     fetcher,
     hostPolicy,
@@ -80,6 +82,7 @@ test('a morning of changes: A → B (warranty deployed) → C (returns gains a s
   kc.loadFromOptions(kube.kubeConfigOptions());
   const reviewedBilling = { name: 'billing_agent', url: billing.baseUrl, description: 'Answers invoice and payment questions.', tags: ['billing'], critical: true };
   const loop = new DiscoveryLoop({
+    credentials,
     sources: [
       staticSource({ agents: [reviewedBilling] }),
       kubernetesSource({ id: 'cluster', namespace: 'support', labelSelector: `${LABEL}=true`, kubeConfig: kc, scheme: 'http', clock, events: stream }),

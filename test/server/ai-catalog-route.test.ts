@@ -55,6 +55,8 @@ after(async () => {
 function service(extra: Partial<ServiceOptions> = {}): Promise<RunningService> {
   return startService({
     port: 0,
+    // The 1.0 cards require a bearer token (v1Card): the service presents one to their origins.
+    credentials: (origin) => ([warranty, shipping].some((p) => new URL(p.baseUrl).origin === origin) ? { authorization: 'Bearer test-token' } : undefined),
     policy: { allow: [billing, warranty, shipping].map((p) => new URL(p.baseUrl).origin), allowLoopback: true },
     vocabulary: [
       { tag: 'billing', description: 'Invoices and payments.' },

@@ -26,6 +26,8 @@ before(async () => {
   shipping = await startV1CardServer({ card: (port) => v1Card(port, { name: 'Shipping Agent', skills: [{ id: 'track', name: 'Track', description: 'Tracks parcels.', tags: ['shipping'] }] }) });
   service = await startService({
     port: 0,
+    // The 1.0 cards require a bearer token (v1Card): the service presents one to their origins.
+    credentials: (origin) => ([billing, shipping].some((p) => new URL(p.baseUrl).origin === origin) ? { authorization: 'Bearer test-token' } : undefined),
     policy: { allow: [billing, shipping].map((p) => new URL(p.baseUrl).origin), allowLoopback: true },
     vocabulary: [
       { tag: 'billing', description: 'Invoices and payments.' },

@@ -27,6 +27,8 @@ export { DEFAULT_JSON_LIMITS } from './safe-json.js';
 export type { JsonLimits } from './safe-json.js';
 export type { UrlJudge, CardUrl, CardUrlRole, InterfacePolicyOptions, ChosenInterface, PreferredInterfaceOptions } from './interface-policy.js';
 export { preferredInterface } from './interface-policy.js';
+export { cardAccess, checkSecurityRequirements, presentableSchemes, securityOrigin } from './security-requirements.js';
+export type { CardAccess, SecurityRequirementsResult, DescribedScheme } from './security-requirements.js';
 export { checkCard } from './check-card.js';
 export type { CheckCardOptions, CheckCardResult } from './check-card.js';
 export { verifyCardSignatures, canonicalCardPayload, signCard, signatureFailure, verifyDetachedSignature, signDetached } from './signature.js';

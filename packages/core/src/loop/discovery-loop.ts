@@ -23,7 +23,7 @@ import type { Clock, Random, TimerHandle } from '../clock/index.js';
 import { systemClock, systemRandom } from '../clock/index.js';
 import { DiscoveryError, toDiscoveryError } from '../errors.js';
 import type { EventStream, OpenAlert } from '../events/index.js';
-import type { HostPolicy } from '../fetch/index.js';
+import type { CredentialsInput, HostPolicy } from '../fetch/index.js';
 import type { HealthOptions } from '../health/index.js';
 import { HealthTracker } from '../health/index.js';
 import type { SelectOptions } from '../match/index.js';
@@ -50,6 +50,13 @@ export interface DiscoveryLoopOptions {
   cache: CardCache;
   /** Needs, vocabulary, required capabilities, tenant policy, cap. */
   select: Omit<SelectOptions, 'reviewed'>;
+  /**
+   * The peers' credentials, the same the card fetcher and the remote agents use: an agent whose
+   * card requires a security scheme they cannot present to its chosen interface's origin is
+   * excluded (`unauthorized: needs … for https://…`) instead of failing every chat. Without
+   * credentials nothing can be presented, so only cards that require something are excluded.
+   */
+  credentials?: CredentialsInput;
   /** Entry and leave thresholds (see {@link HealthTracker}); `enterAfter` also damps alert resolution. */
   health?: HealthOptions;
   /** Good observations before a static (reviewed) agent enters. Default 1. */
@@ -126,7 +133,7 @@ export class DiscoveryLoop {
     const store = (this.#store = options.snapshots ?? new SnapshotStore());
     const alerts = (this.#alerts = new AlertBook(events, { clearAfter: options.health?.enterAfter ?? HEALTH_DEFAULTS.enterAfter }));
     const members = (this.#members = new Membership({ sources, hostPolicy: options.hostPolicy, clock, events, removalGraceMs }));
-    this.#evaluator = new Evaluator({ sources, cache, select: options.select, health, alerts, events, staticEnterAfter: options.staticEnterAfter ?? HEALTH_DEFAULTS.staticEnterAfter });
+    this.#evaluator = new Evaluator({ sources, cache, select: options.select, ...(options.credentials !== undefined && { credentials: options.credentials }), health, alerts, events, staticEnterAfter: options.staticEnterAfter ?? HEALTH_DEFAULTS.staticEnterAfter });
     this.#refresh = new RefreshSchedule({ sources, cache, clock, random: options.random ?? systemRandom, resyncIntervalMs: options.resyncIntervalMs ?? LOOP_DEFAULTS.resyncIntervalMs });
     const gate = (this.#gate = new RoutingGate({ routing: options.routing, clock, events, alerts }));
     this.#publisher = new Publisher({
@@ -140,7 +147,8 @@ export class DiscoveryLoop {
       minPublishIntervalMs: options.minPublishIntervalMs ?? LOOP_DEFAULTS.minPublishIntervalMs,
       beforePublish: (next, previous) => options.beforePublish?.(next, previous),
     });
-    this.#views = new EndpointViews({ members, health, cache, store, clock, removalGraceMs });
+    const access = { judge: options.hostPolicy, ...(options.credentials !== undefined && { credentials: options.credentials }) };
+    this.#views = new EndpointViews({ members, health, cache, store, clock, removalGraceMs, access });
   }
 
   /** The published snapshot, or undefined before the first publication. Never does I/O. */

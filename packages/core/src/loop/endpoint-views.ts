@@ -5,7 +5,10 @@
  */
 import type { CacheEntry, CardCache, EntryError } from '../cache/index.js';
 import { cardKindOf, effectiveEntry } from '../cache/index.js';
+import type { CardAccess, UrlJudge } from '../card/index.js';
+import { cardAccess } from '../card/index.js';
 import type { Clock } from '../clock/index.js';
+import type { CredentialsInput } from '../fetch/index.js';
 import type { HealthStatus, HealthTracker } from '../health/index.js';
 import type { Verdict } from '../match/index.js';
 import type { AdmittedEndpoint } from '../resolve/index.js';
@@ -56,6 +59,12 @@ export interface EndpointStatus {
   readonly lastFailure?: { code: string; message: string; failures: number };
   readonly health?: HealthStatus;
   readonly verdict?: Verdict;
+  /**
+   * From its card: the interface a client here calls (with its tenant), and the card's security
+   * schemes and requirements with whether the configured credentials can satisfy them. Scheme
+   * names and descriptions are card text (display only); no credential is ever in it.
+   */
+  readonly access?: CardAccess;
 }
 
 export interface EndpointViewsOptions {
@@ -66,6 +75,8 @@ export interface EndpointViewsOptions {
   clock: Clock;
   /** How long a gone endpoint is kept (its state says when it is forgotten). */
   removalGraceMs: number;
+  /** For {@link EndpointStatus.access}: the peers' credentials (only to judge; none is sent) and the interface judge. */
+  access?: { readonly credentials?: CredentialsInput; readonly judge?: UrlJudge };
 }
 
 export class EndpointViews {
@@ -78,6 +89,18 @@ export class EndpointViews {
 
   constructor(options: EndpointViewsOptions) {
     this.#o = options;
+  }
+
+  /** The access of each (frozen) card, computed once per card object: the credentials and the judge are fixed. */
+  readonly #access = new WeakMap<CacheEntry['card'], CardAccess>();
+
+  async #accessOf(entry: CacheEntry): Promise<CardAccess> {
+    let access = this.#access.get(entry.card);
+    if (access === undefined) {
+      access = await cardAccess(entry.card, entry.cardUrl, this.#o.access?.credentials, this.#o.access?.judge);
+      this.#access.set(entry.card, access);
+    }
+    return access;
   }
 
   /** Forgets the state of an endpoint discovery forgot. */
@@ -108,6 +131,7 @@ export class EndpointViews {
       const failure = cache.lastFailure(ep.baseUrl);
       const health = tracker.get(ep.baseUrl);
       const verdict = verdicts.get(ep.baseUrl);
+      const access = entry && (await this.#accessOf(entry));
       return {
         state: this.#states.get(ep.baseUrl) ?? { verdict: 'pending', reason: 'not evaluated yet', since: clock.wallNow() },
         baseUrl: ep.baseUrl,
@@ -139,6 +163,7 @@ export class EndpointViews {
         ...(failure && { lastFailure: { code: failure.error.code, message: failure.error.message, failures: failure.failures } }),
         ...(health && { health }),
         ...(verdict && { verdict }),
+        ...(access && { access }),
       };
     };
     for (const ep of members.admitted) out.push(await describe(ep));

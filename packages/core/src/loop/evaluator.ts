@@ -7,6 +7,8 @@
 import type { CacheEntry, CardCache } from '../cache/index.js';
 import { effectiveEntry } from '../cache/index.js';
 import type { EventStream } from '../events/index.js';
+import { presentableSchemes, securityOrigin } from '../card/index.js';
+import type { CredentialsInput, PresentableScheme } from '../fetch/index.js';
 import type { HealthTracker } from '../health/index.js';
 import { isMember } from '../health/index.js';
 import type { Candidate, MatchMemo, ReviewedAgent, SelectOptions, Verdict } from '../match/index.js';
@@ -23,6 +25,8 @@ export interface EvaluatorOptions {
   cache: CardCache;
   /** Needs, vocabulary, required capabilities, tenant policy, cap (fixed). */
   select: Omit<SelectOptions, 'reviewed'>;
+  /** The peers' credentials: what they can present decides whether a card's security requirements are met. */
+  credentials?: CredentialsInput;
   health: HealthTracker;
   alerts: AlertBook;
   events: EventStream | undefined;
@@ -53,6 +57,16 @@ export class Evaluator {
 
   constructor(options: EvaluatorOptions) {
     this.#o = options;
+  }
+
+  /** What the credentials can present to the origin of each candidate whose card requires something. */
+  async #presentable(candidates: readonly Candidate[]): Promise<(origin: string) => readonly PresentableScheme[]> {
+    const known = new Map<string, readonly PresentableScheme[]>();
+    for (const c of candidates) {
+      const origin = securityOrigin(c.entry.card, c.endpoint.baseUrl);
+      if (origin !== undefined && !known.has(origin)) known.set(origin, await presentableSchemes(this.#o.credentials, origin));
+    }
+    return (origin) => known.get(origin) ?? [];
   }
 
   /** The matcher's verdicts by base URL, from the last selection. */
@@ -130,7 +144,8 @@ export class Evaluator {
       }
       return undefined;
     }
-    const selection = selectAgents(candidates, { ...this.#o.select, reviewed: reviewedList, memo: this.#matchMemo, fitted: this.#fitted });
+    const presentable = this.#o.select.presentable ?? (await this.#presentable(candidates));
+    const selection = selectAgents(candidates, { ...this.#o.select, reviewed: reviewedList, memo: this.#matchMemo, fitted: this.#fitted, presentable });
     for (const [url, v] of selection.verdicts) {
       const prev = this.#verdicts.get(url);
       if (!prev || prev.verdict !== v.verdict || prev.localName !== v.localName) {

@@ -6,6 +6,8 @@
  */
 import type { CacheEntry } from '../cache/index.js';
 import type { AgentCardModel } from '../card/index.js';
+import { checkSecurityRequirements, securityOrigin } from '../card/index.js';
+import type { PresentableScheme } from '../fetch/index.js';
 import type { AdmittedEndpoint } from '../resolve/index.js';
 import type { CardMatch, Need, RequiredCapabilities, TagVocabulary } from './match-card.js';
 import { isUntagged, matchCard, matchUntaggedCard } from './match-card.js';
@@ -69,6 +71,14 @@ export interface SelectOptions {
    * an endpoint's URL when the endpoint leaves. Without it, an unsuitable static agent "does not fit".
    */
   readonly fitted?: Set<string>;
+  /**
+   * The card security schemes the configured credentials can present to an origin (exact,
+   * `https://host[:port]`). When given, an agent whose card requires what cannot be presented to
+   * its chosen interface's origin is excluded, the reason naming what the card needs
+   * (`unauthorized: needs oauth2 client credentials for https://…`). The discovery loop always
+   * passes one (nothing can be presented when it has no credentials).
+   */
+  readonly presentable?: (origin: string) => readonly PresentableScheme[];
 }
 
 /** Match results by card object, then by the needs they were computed for. */
@@ -100,7 +110,7 @@ export type Verdict =
   | { readonly verdict: 'unsuitable' | 'excluded'; readonly localName?: string; readonly reason: string };
 
 export interface SelectionAlert {
-  readonly kind: 'cap-reached' | 'name-collision' | 'invalid-name' | 'unknown-tags' | 'static-unsuitable';
+  readonly kind: 'cap-reached' | 'name-collision' | 'invalid-name' | 'unknown-tags' | 'static-unsuitable' | 'unauthorized';
   readonly message: string;
   readonly endpoint?: string;
 }
@@ -159,6 +169,12 @@ export function selectAgents(candidates: readonly Candidate[], options: SelectOp
     const tenantRefusal = tenantRefuses(options.tenant, entry, endpoint.baseUrl);
     if (tenantRefusal) {
       verdicts.set(endpoint.baseUrl, { verdict: 'excluded', localName, reason: tenantRefusal });
+      continue;
+    }
+    const unauthorized = securityRefuses(options.presentable, entry.card, endpoint.baseUrl);
+    if (unauthorized !== undefined) {
+      verdicts.set(endpoint.baseUrl, { verdict: 'excluded', localName, reason: unauthorized });
+      alerts.push({ kind: 'unauthorized', endpoint: endpoint.baseUrl, message: `${localName}: ${unauthorized}` });
       continue;
     }
     // A static agent is held to the tags it is expected to serve; a discovered one to every need.
@@ -333,6 +349,15 @@ function tenantRefuses(tenant: TenantPolicy | undefined, entry: CacheEntry, base
     if (!ok) return `host ${host} is not one the tenant may use`;
   }
   return undefined;
+}
+
+/** The sentence when the card requires what the credentials cannot present (card security schemes honoured). */
+function securityRefuses(presentable: SelectOptions['presentable'], card: AgentCardModel, baseUrl: string): string | undefined {
+  if (presentable === undefined) return undefined;
+  const origin = securityOrigin(card, baseUrl);
+  if (origin === undefined) return undefined;
+  const result = checkSecurityRequirements(card, presentable(origin), origin);
+  return result.status === 'unsatisfiable' ? result.message : undefined;
 }
 
 function compare(a: string, b: string): number {

@@ -16,4 +16,4 @@ export type { AiCatalogDocumentReport, AiCatalogEntryReport, AiCatalogReport, Ca
 export { probeTarget } from './probe-target.js';
 export type { ProbeTargetResult } from './probe-target.js';
 export { refusedReport, renderProbe, reportFromCheck } from './probe-report.js';
-export type { ProbeHttp, ProbeReport, ProbeSkill, ProbeStage } from './probe-report.js';
+export type { ProbeAccess, ProbeHttp, ProbeReport, ProbeSecurity, ProbeSkill, ProbeStage } from './probe-report.js';

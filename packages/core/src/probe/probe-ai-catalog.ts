@@ -368,8 +368,8 @@ function emptyReport(source: string): AiCatalogReport {
   return { kind: 'ai-catalog', source, accepted: false, documents: [], entries: [], problems: [], notes: [], counts: { entries: 0, cards: 0, accepted: 0, refused: 0, superseded: 0, ignored: 0, nested: 0, notProbed: 0 } };
 }
 
-function content(o: ProbeAiCatalogOptions): { interfacePolicy?: ProbeAiCatalogOptions['interfacePolicy']; check?: ProbeAiCatalogOptions['check'] } {
-  return { ...(o.interfacePolicy && { interfacePolicy: o.interfacePolicy }), ...(o.check && { check: o.check }) };
+function content(o: ProbeAiCatalogOptions): Pick<ProbeAiCatalogOptions, 'interfacePolicy' | 'check' | 'credentials'> {
+  return { ...(o.interfacePolicy && { interfacePolicy: o.interfacePolicy }), ...(o.check && { check: o.check }), ...(o.credentials !== undefined && { credentials: o.credentials }) };
 }
 
 function finish(r: AiCatalogReport): AiCatalogReport {

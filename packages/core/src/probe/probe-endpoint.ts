@@ -6,15 +6,15 @@
  * they differ only in the policy and fetcher they pass.
  */
 import CachePolicy from 'http-cache-semantics';
-import type { CheckCardOptions } from '../card/index.js';
-import { checkCard } from '../card/index.js';
+import type { CheckCardOptions, CheckCardResult } from '../card/index.js';
+import { cardAccess, checkCard } from '../card/index.js';
 import { fetchWithLegacyFallback, responseCacheControl } from '../cache/index.js';
 import { DiscoveryError, isDiscoveryError, toDiscoveryError } from '../errors.js';
-import type { CardFetcher, FetchResult, HostPolicy } from '../fetch/index.js';
+import type { CardFetcher, CredentialsInput, FetchResult, HostPolicy } from '../fetch/index.js';
 import { CATALOG_CARD_FRAGMENT, isCardUrl } from '../fetch/index.js';
 import { CACHE_DEFAULTS } from '../rules/defaults.js';
 import { AI_CATALOG_MEDIA_TYPE } from '../catalog/index.js';
-import type { ProbeHttp, ProbeReport, ProbeStage } from './probe-report.js';
+import type { ProbeAccess, ProbeHttp, ProbeReport, ProbeStage } from './probe-report.js';
 import { refusedReport, reportFromCheck } from './probe-report.js';
 
 const NOTEWORTHY = ['cache-control', 'etag', 'last-modified', 'expires', 'age', 'vary', 'content-type', 'content-encoding'];
@@ -25,6 +25,12 @@ export interface ProbeContentOptions {
   interfacePolicy?: HostPolicy;
   /** The content checks' settings: loopback exemption, `maxBytes`, signatures. */
   check?: Omit<CheckCardOptions, 'hostPolicy' | 'sourceUrl'>;
+  /**
+   * The peers' credentials, as discovery presents them: the card's security requirements are
+   * judged against what they can present to the chosen interface's origin (without them, nothing
+   * can be presented). No value is ever put in the report.
+   */
+  credentials?: CredentialsInput;
 }
 
 /** Inputs of {@link probeEndpoint}. */
@@ -116,7 +122,8 @@ export async function reportEndpoint(f: FirstFetch, o: ProbeEndpointOptions): Pr
   const http = describeHttp(f.res);
   if (f.cardUrl.endsWith('/agent.json')) http.notes.push('served only at the A2A 0.2 path /.well-known/agent.json; publish /.well-known/agent-card.json too');
   await checkCaching(o.fetcher, f.cardUrl, f.init, f.res, http);
-  return reportFromCheck(f.cardUrl, await checkCard(f.res.body, checkOptions(o, f.cardUrl)), o.interfacePolicy !== undefined, http);
+  const check = await checkCard(f.res.body, checkOptions(o, f.cardUrl));
+  return reportFromCheck(f.cardUrl, check, o.interfacePolicy !== undefined, http, await accessOf(check, f.cardUrl, o));
 }
 
 /**
@@ -126,7 +133,28 @@ export async function reportEndpoint(f: FirstFetch, o: ProbeEndpointOptions): Pr
  * @example const report = await probeCard('billing.json', bytes, { interfacePolicy: policy });
  */
 export async function probeCard(source: string, bytes: Uint8Array | string, o: ProbeContentOptions & { sourceUrl?: string } = {}): Promise<ProbeReport> {
-  return reportFromCheck(source, await checkCard(bytes, checkOptions(o, o.sourceUrl)), o.interfacePolicy !== undefined);
+  const check = await checkCard(bytes, checkOptions(o, o.sourceUrl));
+  return reportFromCheck(source, check, o.interfacePolicy !== undefined, undefined, await accessOf(check, o.sourceUrl, o));
+}
+
+/** The chosen interface and the card's security against the credentials, as the report shows them. */
+async function accessOf(check: CheckCardResult, cardUrl: string | undefined, o: ProbeContentOptions): Promise<ProbeAccess> {
+  if (check.card === undefined) return {};
+  const { chosenInterface, security } = await cardAccess(check.card, cardUrl, o.credentials, o.interfacePolicy);
+  return {
+    ...(chosenInterface && { chosenInterface }),
+    ...(security && {
+      security: {
+        status: security.status,
+        message: security.message,
+        origin: security.origin,
+        credentialsConfigured: o.credentials !== undefined,
+        ...(security.satisfiedBy && { satisfiedBy: [...security.satisfiedBy] }),
+        requirements: security.requirements.map((r) => [...r]),
+        schemes: security.schemes.map((sc) => ({ ...sc })),
+      },
+    }),
+  };
 }
 
 function checkOptions(o: ProbeContentOptions, sourceUrl: string | undefined): CheckCardOptions {

@@ -3,7 +3,7 @@
  * publisher (`a2a-discovery probe`, the dashboard's inspector). Built from the same checks the
  * discovery pipeline runs.
  */
-import type { CheckCardResult } from '../card/index.js';
+import type { CheckCardResult, ChosenInterface, DescribedScheme, SecurityRequirementsResult } from '../card/index.js';
 import { effectiveModes } from '../card/index.js';
 import type { Problem } from '../errors.js';
 
@@ -47,10 +47,42 @@ export interface ProbeReport {
   rawSha256?: string;
   canonicalSha256?: string;
   http?: ProbeHttp;
+  /** The interface a client here would call (first in the card's order, spoken, admitted), with its tenant. */
+  chosenInterface?: ChosenInterface;
+  /** The card's security schemes and requirements, and whether the configured credentials satisfy them. */
+  security?: ProbeSecurity;
 }
 
-/** Turns a card check into a report; `http` describes the fetch that brought the card, if any. */
-export function reportFromCheck(source: string, check: CheckCardResult, hostsJudged: boolean, http?: ProbeHttp): ProbeReport {
+/**
+ * A card's security, as probe, the inspector and the dashboard show it. Scheme names and
+ * descriptions are card text: shown as text only. Never holds a credential.
+ */
+export interface ProbeSecurity {
+  /** `none` (nothing required, or anonymous allowed), `satisfied`, `unsatisfiable` (the agent would be excluded). */
+  status: SecurityRequirementsResult['status'];
+  /** One sentence, e.g. `unauthorized: needs oauth2 client credentials for https://…`. */
+  message: string;
+  /** The origin whose credentials were judged (the chosen interface's). */
+  origin: string;
+  /** Whether any credentials were configured for the probe at all. */
+  credentialsConfigured: boolean;
+  satisfiedBy?: string[];
+  /** The alternatives the card accepts, each the scheme names it combines (`[]`: anonymous). */
+  requirements: string[][];
+  schemes: DescribedScheme[];
+}
+
+/** What a report says about how a client would call the card's agent (see {@link reportFromCheck}). */
+export interface ProbeAccess {
+  chosenInterface?: ChosenInterface;
+  security?: ProbeSecurity;
+}
+
+/**
+ * Turns a card check into a report; `http` describes the fetch that brought the card, if any;
+ * `access` the chosen interface and the card's security against the configured credentials.
+ */
+export function reportFromCheck(source: string, check: CheckCardResult, hostsJudged: boolean, http?: ProbeHttp, access: ProbeAccess = {}): ProbeReport {
   const card = check.card;
   const skills: ProbeSkill[] = (card?.skills ?? []).map((s) => ({
     id: s.id,
@@ -81,6 +113,8 @@ export function reportFromCheck(source: string, check: CheckCardResult, hostsJud
     rawSha256: check.rawSha256,
     ...(check.canonicalSha256 !== undefined && { canonicalSha256: check.canonicalSha256 }),
     ...(http && { http }),
+    ...(access.chosenInterface && { chosenInterface: { ...access.chosenInterface } }),
+    ...(access.security && { security: access.security }),
   };
 }
 
@@ -178,6 +212,7 @@ export function renderProbe(r: ProbeReport): string {
       lines.push(`       ${s.id}  tags: ${s.tags.join(', ')}  in: ${s.inputModes.join(', ')}  out: ${s.outputModes.join(', ')}`);
     }
   }
+  if (r.accepted || r.stage === 'signature') renderAccess(r, lines);
   if (r.canonicalSha256) lines.push(`     identity   canonical sha256 ${r.canonicalSha256}`);
   return finish();
 
@@ -186,8 +221,29 @@ export function renderProbe(r: ProbeReport): string {
   }
 
   function finish(): string {
-    lines.push(r.accepted ? 'ACCEPTED  discovery would admit and cache this card (the needs that select agents are not checked here)' : `REFUSED   at stage ${r.stage}`);
+    const excluded = r.security?.status === 'unsatisfiable' ? `; it would not be selected (${r.security.message})` : '';
+    lines.push(r.accepted ? `ACCEPTED  discovery would admit and cache this card (the needs that select agents are not checked here)${excluded}` : `REFUSED   at stage ${r.stage}`);
     return lines.join('\n');
+  }
+}
+
+/** The chosen interface and the card's security schemes, under the card's stages. */
+function renderAccess(r: ProbeReport, lines: string[]): void {
+  const c = r.chosenInterface;
+  lines.push(
+    c
+      ? `     interface  ${c.binding} ${c.url}  (A2A ${c.protocolVersion}, ${c.tenant !== undefined ? `tenant ${JSON.stringify(c.tenant)}` : 'no tenant'}, ${c.client === 'adk-0.3' ? "ADK's 0.3 client" : 'the 1.x client'})`
+      : '     interface  none a client here calls',
+  );
+  const sec = r.security;
+  if (sec === undefined) return;
+  const mark = sec.status === 'unsatisfiable' ? 'FAIL' : 'ok  ';
+  lines.push(`${mark} security   ${sec.message}${sec.credentialsConfigured ? '' : sec.status === 'unsatisfiable' ? ' (no credentials configured: pass --config with credentials:)' : ''}`);
+  for (const s of sec.schemes) {
+    lines.push(`       ${s.name}: ${s.needs} (${s.presentable ? 'presentable' : 'not presentable'})${s.description !== undefined ? `  card says: ${JSON.stringify(s.description)}` : ''}`);
+  }
+  if (sec.requirements.length > 0) {
+    lines.push(`       accepts: ${sec.requirements.map((req) => (req.length === 0 ? 'anonymous' : req.join(' + '))).join(' | ')}`);
   }
 }
 

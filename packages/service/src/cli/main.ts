@@ -11,7 +11,7 @@ import { Command, CommanderError, InvalidArgumentError, Option } from 'commander
 import { DiscoveryError, isDiscoveryError, toDiscoveryError } from 'a2a-discovery';
 import type { SignatureMode } from 'a2a-discovery';
 import { renderAiCatalogProbe, renderProbe } from 'a2a-discovery/probe';
-import { probeFile } from './probe.js';
+import { credentialsFromConfig, probeFile } from './probe.js';
 import { probeUrlTarget } from './probe-url.js';
 import { runValidate } from './validate.js';
 import { registerTraceCommand } from './trace.js';
@@ -40,6 +40,7 @@ interface ProbeFlags {
   trustKey: string[];
   maxBytes?: number;
   timeoutMs?: number;
+  config?: string;
   json: boolean;
 }
 
@@ -63,6 +64,7 @@ export function buildProgram(io: { out: (s: string) => void; err: (s: string) =>
     .option('--trust-key <file>', 'a public JWK (with kid) or JWKS file trusted to sign cards, AI Catalogs and their Trust Manifests (repeatable)', collect, [])
     .option('--max-bytes <n>', 'largest card accepted, in bytes', positiveInt)
     .option('--timeout-ms <n>', 'URL mode: total deadline of each request, in milliseconds (default 5000)', positiveInt)
+    .option('--config <file>', "a discovery.yaml whose credentials: are presented as discovery presents them (sent to their origins; the card's security requirements are judged against them)")
     .option('--json', 'print one JSON object instead of text', false)
     .addHelpText(
       'after',
@@ -86,6 +88,8 @@ With --json every outcome is one JSON object on stdout, with these exit codes: t
 An AI Catalog is accepted when every document is usable, no entry is refused and there is no catalog problem.
 JSON fields: accepted, stage (first refusing stage, or "selected"), protocolVersion, problems [{path, message}],
 warnings, skills [{id, name, tags, inputModes, outputModes}], urls, signature, rawSha256, canonicalSha256,
+chosenInterface {url, binding, protocolVersion, tenant, client}, security {status (none, satisfied, unsatisfiable),
+message, origin, credentialsConfigured, satisfiedBy, requirements, schemes [{name, type, needs, presentable, description}]},
 and in URL mode http {status, headers, maxAgeSeconds, etag, notModifiedSupported, etagStable, notes}.
 For an AI Catalog: kind "ai-catalog", accepted, documents [{url, via, depth, usable, stage, specVersion,
 signature, problems, ...}], entries [{catalog, path, identifier, type, verdict, selection, trust, nested,
@@ -104,6 +108,7 @@ Examples:
         signatureMode: opts.signatureMode,
         trustKeys: opts.trustKey,
         ...(opts.maxBytes !== undefined && { maxBytes: opts.maxBytes }),
+        ...(opts.config !== undefined && { credentials: await credentialsFromConfig(opts.config) }),
       };
       const timeout = opts.timeoutMs !== undefined ? { totalTimeoutMs: opts.timeoutMs } : {};
       const result = /^https?:\/\//i.test(target) ? await probeUrlTarget(target, { ...common, ...timeout }) : await probeFile(target, { ...common, ...timeout });

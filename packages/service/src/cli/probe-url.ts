@@ -47,7 +47,9 @@ async function withUrlPolicies<T>(target: string, options: ProbeUrlOptions, cata
   }
   // --max-bytes: the fetcher's body cap and the content check's byte limit alike.
   const size = cardSizeLimit(options.maxBytes);
-  const bounds = { policy, recordRemoteAddress: true, ...(options.totalTimeoutMs !== undefined && { totalTimeoutMs: options.totalTimeoutMs }) };
+  // --config: the peers' credentials go with the requests to their origins, as discovery sends them.
+  const credentials = options.credentials !== undefined ? { credentials: options.credentials } : {};
+  const bounds = { policy, recordRemoteAddress: true, ...credentials, ...(options.totalTimeoutMs !== undefined && { totalTimeoutMs: options.totalTimeoutMs }) };
   const fetcher = options.fetcher ?? createCardFetcher({ ...bounds, ...size.fetcher });
   // Catalog documents are larger than cards: the service's default bound for them.
   const catalogFetcher = options.fetcher ?? (catalogs ? createCardFetcher({ ...bounds, maxBodyBytes: DEFAULT_CATALOG_LIMITS.maxBytes }) : fetcher);
@@ -57,6 +59,7 @@ async function withUrlPolicies<T>(target: string, options: ProbeUrlOptions, cata
       fetcher,
       catalogFetcher,
       ...(interfacePolicy && { interfacePolicy }),
+      ...credentials,
       check: {
         allowLoopback: options.allowLoopback,
         ...size.check,

@@ -5,8 +5,8 @@
  * library's (`a2a-discovery/probe`, packages/core/src/probe); this is the flags' side.
  */
 import type { JWK } from 'jose';
-import type { SignatureMode, TrustedKey } from 'a2a-discovery';
-import { FileReadError, readBoundedFile, cardSizeLimit } from 'a2a-discovery/config';
+import type { CardFetcherOptions, SignatureMode, TrustedKey } from 'a2a-discovery';
+import { FileReadError, readBoundedFile, cardSizeLimit, loadConfig, resolveSecrets } from 'a2a-discovery/config';
 import { DiscoveryError, DEFAULT_CATALOG_LIMITS, createCardFetcher, HostPolicy } from 'a2a-discovery';
 import type { ProbeTargetResult } from 'a2a-discovery/probe';
 import { isAiCatalogDocument, probeAiCatalogDocument, probeCard, refusedReport } from 'a2a-discovery/probe';
@@ -19,6 +19,23 @@ export interface ProbeOptions {
   trustKeys: string[];
   /** `--max-bytes`: the largest card accepted, in bytes (the fetcher's body cap and the content check's limit). Default 65,536. */
   maxBytes?: number;
+  /**
+   * `--config`: the peers' credentials of a configuration (`credentials:`), sent to their origins
+   * as discovery sends them; the card's security requirements are judged against them.
+   */
+  credentials?: CardFetcherOptions['credentials'];
+}
+
+/**
+ * The `credentials:` of the configuration in `file` (`--config`), their secrets read as the
+ * service reads them. Undefined when it names none.
+ *
+ * @throws DiscoveryError `ERR_CONFIG_INVALID` (a usage error) when the file or a secret cannot be read.
+ */
+export async function credentialsFromConfig(file: string, env: NodeJS.ProcessEnv = process.env): Promise<CardFetcherOptions['credentials']> {
+  const config = await loadConfig(file);
+  if (config.credentials.length === 0) return undefined;
+  return (await resolveSecrets(config, env)).credentials;
 }
 
 /** Builds the host policy the flags describe; undefined when no `--allow` was given. */
@@ -73,13 +90,14 @@ export async function probeFile(path: string, options: ProbeOptions & { totalTim
     ...size.check,
     signatures: { mode: options.signatureMode, keys: await loadTrustKeys(options.trustKeys) },
   };
+  const credentials = options.credentials !== undefined ? { credentials: options.credentials } : {};
   if (!isAiCatalogDocument(bytes)) {
-    return { kind: 'card', report: await probeCard(path, bytes, { ...(interfacePolicy && { interfacePolicy }), sourceUrl: path, check }) };
+    return { kind: 'card', report: await probeCard(path, bytes, { ...(interfacePolicy && { interfacePolicy }), sourceUrl: path, check, ...credentials }) };
   }
   const policy = interfacePolicy ?? HostPolicy.from({ allow: [], allowLoopback: options.allowLoopback });
-  const fetcher = createCardFetcher({ policy, recordRemoteAddress: true, ...size.fetcher, ...(options.totalTimeoutMs !== undefined && { totalTimeoutMs: options.totalTimeoutMs }) });
+  const fetcher = createCardFetcher({ policy, recordRemoteAddress: true, ...size.fetcher, ...credentials, ...(options.totalTimeoutMs !== undefined && { totalTimeoutMs: options.totalTimeoutMs }) });
   try {
-    return { kind: 'ai-catalog', catalog: await probeAiCatalogDocument(bytes, { label: path, policy, fetcher, ...(interfacePolicy && { interfacePolicy }), check }) };
+    return { kind: 'ai-catalog', catalog: await probeAiCatalogDocument(bytes, { label: path, policy, fetcher, ...(interfacePolicy && { interfacePolicy }), check, ...credentials }) };
   } finally {
     await fetcher.close();
   }

@@ -5,7 +5,9 @@
  * what `a2a-discovery probe` runs) under the service's own host policy, content checks, body cap
  * and per-request deadline. Nothing is looser than discovery: a host the allowlist refuses is
  * reported at `source` and never contacted, redirects are never followed, and the inspector's
- * fetcher has no credentials at all (so none can be sent). Bounded: `maxConcurrent` inspections at
+ * fetcher has no credentials at all (so none can be sent); the service's credentials only judge
+ * whether a card's security requirements can be satisfied (`report.security`, next to the chosen
+ * interface and its tenant, `report.chosenInterface`). Bounded: `maxConcurrent` inspections at
  * once, each under one deadline that aborts its requests still in flight; each reads at most
  * `inspectMaxEntries` catalog entries and `inspectMaxDocuments` catalog documents, makes at most
  * `inspectMaxRequests` upstream requests in all (documents and cards, one budget), and answers at
@@ -13,7 +15,7 @@
  * `truncation` (with `truncated: true`). Large catalogs are judged in slices that let the event
  * loop run between them.
  */
-import type { CheckCardOptions, CardFetcher, HostPolicy } from 'a2a-discovery';
+import type { CheckCardOptions, CardFetcher, CredentialsInput, HostPolicy } from 'a2a-discovery';
 import { DEFAULT_CATALOG_LIMITS, DiscoveryError, createCardFetcher } from 'a2a-discovery';
 import type { AiCatalogReport, CatalogReport, ProbeReport } from 'a2a-discovery/probe';
 import { isAiCatalogDocument, probeAiCatalogDocument, probeCard, probeCatalog, probeTarget } from 'a2a-discovery/probe';
@@ -62,6 +64,12 @@ export interface InspectorOptions {
   fetch?: Omit<GuardBounds, 'policy'> & { maxCatalogBytes?: number };
   /** For tests: a fetcher to use (not closed by the inspector). Default: one built on `policy`, without credentials. */
   fetcher?: CardFetcher;
+  /**
+   * The service's peer credentials, only to judge whether the configuration can satisfy a card's
+   * security requirements (what they can present to the chosen interface's origin). They are
+   * never given to the inspector's fetchers, and no value appears in an answer.
+   */
+  credentials?: CredentialsInput;
   /** Inspections at once; {@link Inspector.inspect} returns undefined beyond. */
   maxConcurrent: number;
   /** One inspection's deadline in milliseconds. */
@@ -158,10 +166,12 @@ export class Inspector {
     const b = this.#bounds;
     // One budget of upstream requests for the whole inspection, documents and cards alike.
     const budget: Budget = { max: b.inspectMaxRequests, made: 0, refused: 0, upstream: 0 };
+    const judgeWith = this.#o.credentials !== undefined ? { credentials: this.#o.credentials } : {};
     const common = {
       policy,
       interfacePolicy: policy,
       check,
+      ...judgeWith,
       fetcher: budgeted(this.#fetcher, budget),
       catalogFetcher: budgeted(this.#catalogFetcher, budget),
       signal: controller.signal,
@@ -175,7 +185,7 @@ export class Inspector {
       if ('url' in input) {
         const r = await probeTarget(input.url, common);
         result = r.kind === 'card' ? { kind: 'url', report: r.report, ...done() } : { kind: 'url', aiCatalog: r.catalog, ...done() };
-      } else if ('card' in input) result = { kind: 'card', report: await probeCard('the pasted card', input.card, { interfacePolicy: policy, check }), ...done() };
+      } else if ('card' in input) result = { kind: 'card', report: await probeCard('the pasted card', input.card, { interfacePolicy: policy, check, ...judgeWith }), ...done() };
       else if (isAiCatalogDocument(input.catalog)) result = { kind: 'catalog', aiCatalog: await probeAiCatalogDocument(input.catalog, common), ...done() };
       else result = { kind: 'catalog', catalog: await probeCatalog(input.catalog, common), ...done() };
       const truncation = [...(result.aiCatalog?.truncated ?? []), ...(result.catalog?.truncated ?? [])];

@@ -85,6 +85,8 @@ export function buildHttp(
     timeoutMs: limits.inspectTimeoutMs,
     onRefusal: refusal,
     bounds: limits,
+    // Only to judge a card's security requirements: never given to its fetchers.
+    ...(o.credentials !== undefined && { credentials: o.credentials }),
   });
   const app = createApp({
     bindHost: p.host,

@@ -39,6 +39,8 @@ export async function buildLoop(
     snapshots: new SnapshotStore({ ...(o.storeOptions?.retention?.history !== undefined && { historyLimit: o.storeOptions.retention.history }) }),
     clock: p.clock,
     events: p.events,
+    // The fetcher's credentials: cards requiring what they cannot present are a verdict, not a failing chat.
+    ...(o.credentials !== undefined && { credentials: o.credentials }),
     select: {
       needs: o.needs,
       vocabulary: new TagVocabulary(o.vocabulary.map((v) => ({ tag: v.tag, description: v.description }))),

@@ -398,3 +398,19 @@ export function endpointLabel(baseUrl) {
     return baseUrl;
   }
 }
+
+/**
+ * The interface a client here calls, in words: binding, URL, A2A version and tenant.
+ * @param {import('./types.js').ChosenInterfaceJson} ci
+ */
+export function interfaceText(ci) {
+  return `${ci.binding} ${ci.url} · A2A ${ci.protocolVersion} · ${ci.tenant !== undefined ? `tenant ${ci.tenant}` : 'no tenant'}`;
+}
+
+/**
+ * A card's security verdict as a badge: its tone and word (`open`, `satisfied`, `unauthorized`).
+ * @param {'none' | 'satisfied' | 'unsatisfiable'} status
+ */
+export function securityBadge(status) {
+  return status === 'unsatisfiable' ? { tone: 'o-failed', text: 'unauthorized' } : status === 'satisfied' ? { tone: 'o-good', text: 'satisfied' } : { tone: 'o-info', text: 'open' };
+}

@@ -41,6 +41,19 @@
  * @property {{ state: string, successes: number, failures: number, critical: boolean, usable?: boolean, since?: number, reason?: string }} [health]
  * @property {{ verdict: 'selected' | 'unsuitable' | 'excluded', localName?: string, reason?: string }} [verdict]
  * @property {Proposal[]} [proposals] each record a source proposed for this endpoint
+ * @property {AccessJson} [access] from its card: the chosen interface (and tenant) and the card's security against the configured credentials
+ *
+ * @typedef {object} ChosenInterfaceJson  the interface a client here calls (first in the card's order, spoken, admitted)
+ * @property {number} index
+ * @property {string} url
+ * @property {string} binding
+ * @property {string} protocolVersion
+ * @property {string} [tenant]
+ * @property {'adk-0.3' | 'a2a-1.x'} client
+ *
+ * @typedef {object} AccessJson  card text inside (scheme names, descriptions): shown as text only; never a credential
+ * @property {ChosenInterfaceJson} [chosenInterface]
+ * @property {{ status: 'none' | 'satisfied' | 'unsatisfiable', message: string, origin: string, satisfiedBy?: string[], requirements: string[][], schemes: { name: string, type: string, needs: string, presentable: boolean, description?: string }[] }} [security]
  *
  * @typedef {object} Proposal  one source's record of an endpoint; `metadata` is source text (an AI Catalog entry's is third-party), display only
  * @property {string} source  the source's id

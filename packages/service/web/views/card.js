@@ -5,7 +5,7 @@
  */
 import { html, useEffect, useMemo, useState } from '../lib/vendor.js';
 import { ApiError, api } from '../lib/api.js';
-import { ago, bytes, endpointLabel } from '../lib/format.js';
+import { ago, bytes, endpointLabel, interfaceText, securityBadge } from '../lib/format.js';
 import { isWithin, jsonLines, nearestPath } from '../lib/json-lines.js';
 import { cardHref, inspectHref } from '../lib/routes.js';
 import { Badge, EmptyRow, TableWrap, ViewHeader } from './common.js';
@@ -72,8 +72,48 @@ export function CardView({ store, url }) {
     ${missing ? html`<${Missing} info=${missing} />` : null}
     ${missing && ep ? html`<${ProposedBy} proposals=${ep.proposals} headingLevel=${2} />` : null}
     ${ep && OUT_OF_SNAPSHOT.has(ep.state.verdict) ? html`<p class="panel panel-bad" id="card-left">Not in the current snapshot (${ep.state.verdict}, ${ago(ep.state.since, Date.now())}): ${ep.state.reason}</p>` : null}
+    ${card && ep?.access ? html`<${Access} access=${ep.access} />` : null}
     ${card ? html`<${CardBody} card=${card} raw=${raw} fetchedAt=${ep?.cache?.fetchedAtWall} proposals=${ep?.proposals} />` : null}
   </section>`;
+}
+
+/**
+ * How a client here calls the agent: the chosen interface with its tenant, and the card's
+ * security schemes with whether the configured credentials can present each. Scheme names and
+ * descriptions are card text, rendered as text.
+ * @param {{ access: import('../lib/types.js').AccessJson }} props
+ */
+function Access({ access }) {
+  const ci = access.chosenInterface;
+  const sec = access.security;
+  const badge = sec ? securityBadge(sec.status) : undefined;
+  return html`<div class="card-access" id="card-access">
+    <h2 id="card-access-h">Interface and security</h2>
+    <dl class="facts">
+      <div class="wide"><dt>Chosen interface</dt><dd id="card-interface">${ci ? html`<code>${interfaceText(ci)}</code>` : html`<span class="muted">none a client here calls</span>`}</dd></div>
+      <div><dt>Tenant</dt><dd id="card-tenant">${ci?.tenant !== undefined ? html`<code>${ci.tenant}</code>` : html`<span class="muted">none</span>`}</dd></div>
+      <div><dt>Client</dt><dd>${ci ? (ci.client === 'adk-0.3' ? 'ADK (A2A 0.3)' : 'A2A 1.x') : '—'}</dd></div>
+      ${sec && badge ? html`<div class="wide"><dt>Credentials</dt><dd id="card-security" data-status=${sec.status}><${Badge} tone=${badge.tone} text=${badge.text} /> ${sec.message}</dd></div>` : null}
+    </dl>
+    ${sec && sec.schemes.length > 0
+      ? html`<${TableWrap}>
+          <table class="data schemes" aria-labelledby="card-access-h">
+            <caption>Security schemes the card declares${sec.requirements.length > 0 ? ` (accepted: ${sec.requirements.map((r) => (r.length === 0 ? 'anonymous' : r.join(' + '))).join(' or ')})` : ' (none required)'}</caption>
+            <thead><tr><th scope="col">Scheme</th><th scope="col">Needs</th><th scope="col">Can be presented</th><th scope="col">Description (card text)</th></tr></thead>
+            <tbody>
+              ${sec.schemes.map(
+                (sc) => html`<tr key=${sc.name} data-scheme=${sc.name}>
+                  <th scope="row"><code>${sc.name}</code></th>
+                  <td class="wrap">${sc.needs}</td>
+                  <td>${sc.presentable ? html`<${Badge} tone="o-good" text="yes" />` : html`<${Badge} tone="o-failed" text="no" />`}</td>
+                  <td class="wrap">${sc.description ?? ''}</td>
+                </tr>`,
+              )}
+            </tbody>
+          </table>
+        <//>`
+      : null}
+  </div>`;
 }
 
 /** Verdicts of an endpoint that no agent of the current snapshot stands for. */

@@ -4,7 +4,7 @@
  * and the reason for any refusal; filterable and sortable.
  */
 import { html, useMemo, useState } from '../lib/vendor.js';
-import { OUTCOME_LABEL, ago, duration, endpointLabel, num, outcomeClass } from '../lib/format.js';
+import { OUTCOME_LABEL, ago, duration, endpointLabel, num, outcomeClass, securityBadge } from '../lib/format.js';
 import { cardHref, inspectHref } from '../lib/routes.js';
 import { Badge, EmptyRow, SortHeader, TableWrap, Tile, ViewHeader, useNow } from './common.js';
 import { ProposedBy } from './provenance.js';
@@ -208,6 +208,20 @@ function ProposedByDetails({ e }) {
   </details>`;
 }
 
+/**
+ * The chosen interface (with its tenant) and whether the credentials satisfy the card, in one line.
+ * @param {{ access: import('../lib/types.js').AccessJson }} props
+ */
+function AccessLine({ access }) {
+  const ci = access.chosenInterface;
+  const sec = access.security;
+  const badge = sec && sec.status !== 'none' ? securityBadge(sec.status) : undefined;
+  return html`<div class="muted small access">
+    ${ci ? html`<span class="interface" title=${ci.url}>${ci.binding} · A2A ${ci.protocolVersion}${ci.tenant !== undefined ? html` · tenant <code>${ci.tenant}</code>` : null}</span>` : html`<span>no interface a client here calls</span>`}
+    ${badge && sec ? html` <${Badge} tone=${badge.tone} text=${`credentials ${badge.text}`} title=${sec.message} />` : null}
+  </div>`;
+}
+
 /** @param {{ e: EndpointStatus, now: number, name: string, activity: import('../lib/types.js').EndpointActivity | undefined, windowMs: number }} props */
 function EndpointRow({ e, now, name, activity, windowMs }) {
   const c = e.cache;
@@ -250,6 +264,7 @@ function EndpointRow({ e, now, name, activity, windowMs }) {
     <td data-verdict=${verdictOf(e)}>
       <${Badge} text=${verdictOf(e)} />${e.verdict?.localName ? html` <code>${e.verdict.localName}</code>` : null}
       ${e.state ? html`<div class="reason">${e.state.reason}</div><div class="muted small" title=${new Date(e.state.since).toISOString()}>since ${ago(e.state.since, now)}</div>` : null}
+      ${e.access ? html`<${AccessLine} access=${e.access} />` : null}
     </td>
   </tr>`;
 }
