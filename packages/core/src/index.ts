@@ -57,6 +57,8 @@ export {
   canonicalCardSha256,
   deepFreeze,
   DEFAULT_JSON_LIMITS,
+  preferredInterface,
+  checkSecurityRequirements,
 } from './card/index.js';
 export type {
   ParseCardOptions,
@@ -86,6 +88,11 @@ export type {
   CardUrl,
   CardUrlRole,
   InterfacePolicyOptions,
+  ChosenInterface,
+  PreferredInterfaceOptions,
+  CardAccess,
+  SecurityRequirementsResult,
+  DescribedScheme,
 } from './card/index.js';
 
 export { HostPolicy, isLoopbackHost, createCardFetcher, createGuardedLookup, inlineCardKey, catalogCardUrl, isCardUrl, isInlineCardKey, CATALOG_CARD_FRAGMENT, CARD_PATH } from './fetch/index.js';

@@ -11,6 +11,7 @@ export { DEFAULT_PROBE_CONCURRENCY, DEFAULT_PROBE_ENTRIES, probeCatalog } from '
 export type { CatalogEntryReport, CatalogReport, ProbeCatalogOptions } from './probe-catalog.js';
 export { isAiCatalogDocument, probeAiCatalogDocument, probeAiCatalogUrl } from './probe-ai-catalog.js';
 export type { ProbeAiCatalogOptions } from './probe-ai-catalog.js';
+export type { ChosenInterface, DescribedScheme, SecurityRequirementsResult } from '../card/index.js';
 export { renderAiCatalogProbe } from './ai-catalog-report.js';
 export type { AiCatalogDocumentReport, AiCatalogEntryReport, AiCatalogReport, CatalogEntryVerdict, CatalogStage } from './ai-catalog-report.js';
 export { probeTarget } from './probe-target.js';
