@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { checkSecurityRequirements, parseAgentCard } from '../../packages/core/src/card/index.js';
 import type { AgentCardModel } from '../../packages/core/src/card/index.js';
 import type { PresentableScheme } from '../../packages/core/src/fetch/index.js';
-import { schemesOfHeaders } from '../../packages/core/src/fetch/peer-credentials.js';
+import { schemesOfHeaders } from '../../packages/core/src/rules/credentials.js';
 
 const ORIGIN = 'https://agent.example.com';
 const skills = [{ id: 's', name: 'S', description: 'Does s.', tags: ['t'] }];

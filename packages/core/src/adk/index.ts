@@ -28,7 +28,7 @@ export {
   stripAdkIdentifiers,
   stripAdkMetadataCallback,
 } from './remote/index.js';
-export type { RemoteAgentOptions, AdkCardTransport, V1RemoteAgentConfig, PolicyFetch, PolicyFetchOptions, OriginCredentials } from './remote/index.js';
+export type { RemoteAgentOptions, AdkCardTransport, V1RemoteAgentConfig, PolicyFetch, PolicyFetchOptions, OriginCredentials, CredentialsInput } from './remote/index.js';
 export { AgentRegistry, AGENT_NAME_PATTERN, RESERVED_AGENT_NAME, verifyTree, RegistryHolder } from '../registry/index.js';
 export type { AgentSpec, AgentFactory, RegistrySwapResult } from '../registry/index.js';
 export { remoteSpec } from './remote-spec.js';

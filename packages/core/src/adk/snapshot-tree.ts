@@ -9,7 +9,7 @@ import type { HostPolicy } from '../fetch/index.js';
 import type { AgentSpec } from '../registry/index.js';
 import { AgentRegistry } from '../registry/index.js';
 import type { Snapshot } from '../snapshot/index.js';
-import type { OriginCredentials } from './remote/index.js';
+import type { CredentialsInput } from './remote/index.js';
 import { createPolicyFetch } from './remote/index.js';
 import { remoteSpec } from './remote-spec.js';
 import type { RootKind } from './root-agent.js';
@@ -27,7 +27,7 @@ export interface SnapshotTreeOptions {
    */
   fetchImpl?: typeof fetch;
   /** Per-origin credentials of the builder's own policy fetch. */
-  credentials?: OriginCredentials;
+  credentials?: CredentialsInput;
   /** Let ADK's `adk_*` identifiers reach peers. Default false. */
   allowAdkMetadata?: boolean;
 }

@@ -11,7 +11,7 @@ import type { Clock, Random } from '../clock/index.js';
 import { DiscoveryError, type Problem } from '../errors.js';
 import type { Resolver } from '../fetch/address-guard.js';
 import type { TrustedCa } from '../fetch/guarded-connection.js';
-import type { PeerCredentials, PresentableScheme } from '../fetch/peer-credentials.js';
+import type { PeerCredentials, PresentableScheme } from '../rules/credentials.js';
 import { normalizeOrigin, originOf } from '../rules/origins.js';
 import { googleIdToken, type GoogleIdTokenSource } from './google-id-token.js';
 import { oauth2ClientCredentials } from './oauth2-client-credentials.js';

@@ -13,7 +13,7 @@ import { decodeJwt } from 'jose';
 import type { Clock, Random } from '../clock/index.js';
 import { systemClock } from '../clock/index.js';
 import { DiscoveryError, findDiscoveryError } from '../errors.js';
-import type { PeerCredentials, PresentableScheme } from '../fetch/peer-credentials.js';
+import type { PeerCredentials, PresentableScheme } from '../rules/credentials.js';
 import { TokenCache, type TokenRequestOutcome } from './token-cache.js';
 
 /** What the provider needs of google-auth-library: an ID token for an audience. */

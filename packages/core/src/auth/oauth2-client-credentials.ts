@@ -8,7 +8,7 @@
 import * as oauth from 'oauth4webapi';
 import type { Clock, Random } from '../clock/index.js';
 import { DiscoveryError, findDiscoveryError } from '../errors.js';
-import type { PeerCredentials, PresentableScheme } from '../fetch/peer-credentials.js';
+import type { PeerCredentials, PresentableScheme } from '../rules/credentials.js';
 import type { Resolver } from '../fetch/address-guard.js';
 import type { TrustedCa } from '../fetch/guarded-connection.js';
 import { TokenCache, type TokenRequestOutcome } from './token-cache.js';

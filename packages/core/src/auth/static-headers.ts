@@ -5,7 +5,7 @@
  *
  * @module
  */
-import { schemesOfHeaders, type PeerCredentials, type PresentableScheme } from '../fetch/peer-credentials.js';
+import { schemesOfHeaders, type PeerCredentials, type PresentableScheme } from '../rules/credentials.js';
 
 /** Inputs of {@link staticHeaders}. */
 export interface StaticHeadersOptions {

@@ -13,8 +13,8 @@
  *
  * @module
  */
-import type { CredentialsInput, PresentableScheme } from '../fetch/peer-credentials.js';
-import { toPeerCredentials } from '../fetch/peer-credentials.js';
+import type { CredentialsInput, PresentableScheme } from '../rules/credentials.js';
+import { toPeerCredentials } from '../rules/credentials.js';
 import type { ChosenInterface, UrlJudge } from './interface-policy.js';
 import { preferredInterface } from './interface-policy.js';
 import type { AgentCardModel, SecuritySchemeModel } from './model.js';

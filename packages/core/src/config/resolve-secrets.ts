@@ -14,7 +14,7 @@ import { signDetached } from '../card/index.js';
 import { unusableJwk } from '../card/signature-trust.js';
 import { DiscoveryError, type Problem } from '../errors.js';
 import { createPeerCredentials, type CreatePeerCredentialsOptions, type TokenRequestOutcome } from '../auth/index.js';
-import type { PeerCredentials } from '../fetch/peer-credentials.js';
+import type { PeerCredentials } from '../rules/credentials.js';
 import type { ConfigPath } from './messages.js';
 import { fsReason } from './parse-config.js';
 import { readBoundedFile } from './read-bounded-file.js';

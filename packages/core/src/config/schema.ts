@@ -14,21 +14,18 @@ import { normalizeOrigin } from '../rules/origins.js';
 import { parseStoreSpec } from '../rules/store-spec.js';
 import { DEFAULT_MAX_CARD_BYTES, DEFAULT_MAX_CATALOG_BYTES } from '../rules/limits.js';
 import { impossibleBaseUrl, impossibleCardUrl, impossibleUrl } from '../rules/urls.js';
-import { agentHeaderNameProblem, agentHeaderValueProblem, tenantProblem } from '../sources/transport-options.js';
+import { FETCHER_HEADERS, HTTP_HEADER_NAME, agentHeaderNameProblem, agentHeaderValueProblem, tenantProblem } from '../rules/headers.js';
 import { describeValue } from './messages.js';
 
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 const DNS_LABEL = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
 const HOST_NAME = /^(?=.{1,253}$)[A-Za-z0-9]([-A-Za-z0-9]{0,61}[A-Za-z0-9])?(\.[A-Za-z0-9]([-A-Za-z0-9]{0,61}[A-Za-z0-9])?)*\.?$/;
-const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 // eslint-disable-next-line no-control-regex
 const CONTROL = /[\u0000-\u001f\u007f\u2028\u2029]/;
 
 /** Algorithms the signature verifier supports; `none` and `HS*` can never be allowed. */
 const SIGNATURE_ALGORITHMS = ['ES256', 'ES384', 'ES512', 'EdDSA', 'Ed25519', 'RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512'] as const;
 
-/** Headers the fetcher owns; a credential may not set them. */
-const RESERVED_HEADERS: ReadonlySet<string> = new Set(['host', 'content-length', 'transfer-encoding', 'connection', 'accept-encoding', 'if-none-match', 'if-modified-since']);
 
 /** A string matching `pattern`, with one sentence saying what was expected. */
 function matching(pattern: RegExp, what: string): z.ZodString {
@@ -93,8 +90,8 @@ const algorithm = z.string().superRefine((value, ctx) => {
 });
 
 const headerName = checked((value) => {
-  if (!HEADER_NAME.test(value)) return `must be an HTTP header name such as "authorization", got ${describeValue(value)}`;
-  if (RESERVED_HEADERS.has(value.toLowerCase())) return `"${value}" is set by the fetcher itself and cannot be a credential header`;
+  if (!HTTP_HEADER_NAME.test(value)) return `must be an HTTP header name such as "authorization", got ${describeValue(value)}`;
+  if (FETCHER_HEADERS.has(value.toLowerCase())) return `"${value}" is set by the fetcher itself and cannot be a credential header`;
   return undefined;
 });
 

@@ -27,7 +27,7 @@ import type { Resolver } from './address-guard.js';
 import { DeadlineQueue } from './deadlines.js';
 import { Exchange, FetcherClosed, type FetchResult, type Pending, type Settings } from './card-exchange.js';
 import { createGuardedConnection, type TrustedCa } from './guarded-connection.js';
-import type { CredentialsInput } from './peer-credentials.js';
+import type { CredentialsInput } from '../rules/credentials.js';
 import { type HostPolicy, safeUrlForMessage } from './host-policy.js';
 import type { OriginBudget } from './origin-budget.js';
 import { BoundedMemo, URL_MEMO_ENTRIES } from './bounded-memo.js';

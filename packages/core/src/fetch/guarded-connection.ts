@@ -32,7 +32,7 @@ import { DiscoveryError, isDiscoveryError } from '../errors.js';
 import { createGuardedLookup, type Resolver } from './address-guard.js';
 import { type HostPolicy, verdictError } from './host-policy.js';
 
-import { toPeerCredentials, type CredentialsInput, type PeerCredentials } from './peer-credentials.js';
+import { toPeerCredentials, type CredentialsInput, type PeerCredentials } from '../rules/credentials.js';
 
 /** Extra trusted CA certificates (PEM), added to Node's default roots. */
 export type TrustedCa = string | Buffer | ReadonlyArray<string | Buffer>;

@@ -8,7 +8,11 @@
  *
  * @module
  */
+import { agentHeaderNameProblem, agentHeaderValueProblem, tenantProblem } from '../rules/headers.js';
 import { describe } from '../text.js';
+
+/** The most headers one agent may carry. */
+const MAX_HEADERS = 32;
 
 /**
  * How one remote agent is called. Every field is optional; none is a secret (credentials go
@@ -34,57 +38,6 @@ export interface TransportOptions {
 
 /** The option names, in the order they are read and hashed. */
 const TRANSPORT_OPTION_KEYS = ['streaming', 'headers', 'timeoutMs', 'tenant'] as const;
-
-/**
- * Headers an agent's `headers` may not set: those the connection owns, those the A2A clients
- * set themselves, and the credential headers (secrets go through credential providers).
- */
-const AGENT_RESERVED_HEADERS: ReadonlySet<string> = new Set([
-  'host',
-  'content-length',
-  'transfer-encoding',
-  'connection',
-  'accept-encoding',
-  'if-none-match',
-  'if-modified-since',
-  'content-type',
-  'accept',
-  'a2a-version',
-  'authorization',
-  'proxy-authorization',
-  'cookie',
-]);
-
-const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
-// eslint-disable-next-line no-control-regex
-const CONTROL = /[\u0000-\u001f\u007f\u2028\u2029]/;
-const MAX_HEADERS = 32;
-const MAX_HEADER_VALUE = 4096;
-const MAX_TENANT = 256;
-
-/** Why `name` cannot be an agent header, or undefined. */
-export function agentHeaderNameProblem(name: string): string | undefined {
-  if (!HEADER_NAME.test(name)) return `must be an HTTP header name such as "x-team", got ${describe(name)}`;
-  if (AGENT_RESERVED_HEADERS.has(name.toLowerCase())) {
-    return `"${name}" cannot be set per agent (the connection, the A2A client or a credential provider sets it)`;
-  }
-  return undefined;
-}
-
-/** Why `value` cannot be an agent header value, or undefined. Never quotes the value. */
-export function agentHeaderValueProblem(value: unknown): string | undefined {
-  if (typeof value !== 'string') return `must be a string, got ${typeof value}`;
-  if (CONTROL.test(value)) return 'must not contain line breaks or control characters';
-  if (value.length > MAX_HEADER_VALUE) return `is ${value.length} characters long; the limit is ${MAX_HEADER_VALUE}`;
-  return undefined;
-}
-
-/** Why `value` cannot be a tenant, or undefined. */
-export function tenantProblem(value: unknown): string | undefined {
-  if (typeof value !== 'string' || value === '') return `must be a non-empty string, got ${describe(value)}`;
-  if (value.length > MAX_TENANT || CONTROL.test(value)) return `must be at most ${MAX_TENANT} characters without control characters`;
-  return undefined;
-}
 
 /**
  * Reads the transport options of an entry (a static agent, a registry record): each problem goes

@@ -13,5 +13,5 @@ export type { RemoteAgentOptions, AdkCardTransport } from './remote-agent-for.js
 export { V1RemoteAgent, usableV1Interfaces } from './v1-remote-agent.js';
 export type { V1RemoteAgentConfig } from './v1-remote-agent.js';
 export { createPolicyFetch } from './policy-fetch.js';
-export type { PolicyFetch, PolicyFetchOptions, OriginCredentials } from './policy-fetch.js';
+export type { PolicyFetch, PolicyFetchOptions, OriginCredentials, CredentialsInput } from './policy-fetch.js';
 export { ADK_IDENTIFIER_METADATA_KEYS, stripAdkIdentifiers, stripAdkMetadataCallback } from './adk-metadata.js';

@@ -31,7 +31,7 @@ import { createGuardedConnection, NetworkOptionCheck, redirectRefusal, safeUrlFo
 import type { CredentialsInput, HostPolicy, OriginCredentials, Resolver, TrustedCa } from '../../fetch/index.js';
 import { currentTurnSignal } from './turn-signal.js';
 
-export type { OriginCredentials };
+export type { CredentialsInput, OriginCredentials };
 
 /** Inputs of {@link createPolicyFetch}. Durations in milliseconds, sizes in bytes. */
 export interface PolicyFetchOptions {

@@ -21,7 +21,7 @@ import { adkA2aClient } from './adk-a2a-client.js';
 import type { AdkClientFactory } from './adk-a2a-client.js';
 import { stripAdkMetadataCallback } from './adk-metadata.js';
 import { createPolicyFetch } from './policy-fetch.js';
-import type { OriginCredentials } from './policy-fetch.js';
+import type { CredentialsInput } from './policy-fetch.js';
 import type { TransportOptions } from '../../sources/index.js';
 import { agentFetch } from './agent-fetch.js';
 import { V1RemoteAgent } from './v1-remote-agent.js';
@@ -42,7 +42,7 @@ export interface RemoteAgentOptions {
   /** Let ADK's `adk_app_name`, `adk_user_id`, `adk_session_id` reach the peer. Default false. */
   allowAdkMetadata?: boolean;
   /** Per-origin credentials for the default policy fetch (ignored when `fetchImpl` is given). */
-  credentials?: OriginCredentials;
+  credentials?: CredentialsInput;
   /** Headers deadline of the default policy fetch (ignored when `fetchImpl` is given). */
   timeoutMs?: number;
   /**

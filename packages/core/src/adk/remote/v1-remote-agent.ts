@@ -19,7 +19,7 @@ import type { TransportOptions } from '../../sources/index.js';
 import { adkIdentifierMetadata } from './adk-metadata.js';
 import { agentFetch } from './agent-fetch.js';
 import { createPolicyFetch } from './policy-fetch.js';
-import type { OriginCredentials, PolicyFetch } from './policy-fetch.js';
+import type { CredentialsInput, PolicyFetch } from './policy-fetch.js';
 
 /** ADK's content type (`@google/genai`'s `Content`), named through ADK so no undeclared dependency is needed. */
 type Content = NonNullable<Event['content']>;
@@ -48,7 +48,7 @@ export interface V1RemoteAgentConfig extends BaseAgentConfig {
    */
   fetchImpl?: typeof fetch;
   /** Per-origin credentials for the default fetch (ignored when `fetchImpl` is given). */
-  credentials?: OriginCredentials;
+  credentials?: CredentialsInput;
   /** Headers deadline of the default fetch (ignored when `fetchImpl` is given). */
   timeoutMs?: number;
   /** Send ADK's `adk_app_name`, `adk_user_id`, `adk_session_id` in message metadata. Default false. */
