@@ -18,7 +18,7 @@ import ts from 'typescript';
  */
 const LAYERS: readonly (readonly string[])[] = [
   ['errors', 'text', 'version', 'local-name', 'rules', 'clock', 'events'],
-  ['card', 'fetch', 'auth', 'config', 'catalog'],
+  ['card', 'fetch', 'auth', 'config', 'catalog', 'ard'],
   ['sources', 'cache', 'health', 'registry'],
   ['resolve', 'probe'],
   // The matcher comes after the resolver in the data flow: a selection names its admitted endpoint.
