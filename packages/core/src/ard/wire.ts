@@ -50,6 +50,11 @@ export interface ArdSearchResult {
   readonly description?: string;
   readonly tags?: readonly string[];
   readonly updatedAt?: string;
+  /**
+   * In a change feed (`GET /agents?updated_since=…`): `deleted` for an entry that left (a
+   * tombstone: identifier, type, url and updatedAt only), else `active` (the MCP registry's words).
+   */
+  readonly status?: 'active' | 'deleted';
   readonly score?: number;
   /** The registry (API base URL) that answered with this entry. */
   readonly source?: string;
@@ -91,6 +96,18 @@ export interface ArdExploreResponse {
 export interface ArdListResponse {
   readonly results: readonly ArdSearchResult[];
   readonly pageToken?: string;
+}
+
+/**
+ * The change feed (our extension of `GET /agents`, after the MCP registry's `updated_since`):
+ * `GET /agents?updated_since=<cursor or ISO 8601 time>` answers the entries changed since, in
+ * change order, removals as `status: "deleted"` tombstones, paged by `pageToken`; the last page
+ * carries `cursor`, the value to pass as `updated_since` next time. A cursor older than the
+ * tombstones kept answers 410 (`cursor_expired`): read everything again.
+ */
+export interface ArdChangesResponse extends ArdListResponse {
+  /** On the last page: pass as `updated_since` to read only what changes after it. */
+  readonly cursor?: string;
 }
 
 /** An error answer (ARD Appendix B). */
