@@ -127,3 +127,20 @@ test('the card view shows the chosen interface, its tenant, the schemes and whet
   const alerts = logs.filter((l) => l.includes('unauthorized: needs oauth2 client credentials'));
   assert.equal(alerts.length, 1, 'the log says it once');
 });
+
+test('the Inspect view shows the chosen interface, its tenant and whether the card\'s security can be satisfied (Chromium, axe all rules)', async () => {
+  const { page, problems } = await openPage(browser);
+  await page.goto(`${service.url}/#/inspect?url=${encodeURIComponent(oauth.baseUrl)}`);
+  await page.locator('#inspect-submit:not([disabled])').click();
+  await page.locator('#inspect-access').waitFor();
+  assert.match(await text(page.locator('#inspect-interface')), new RegExp(`^JSONRPC ${origin(oauth)}/a2a/jsonrpc · A2A 1\\.0 · tenant acme$`));
+  assert.equal(await text(page.locator('#inspect-tenant')), 'acme');
+  assert.equal(await page.locator('#inspect-security').getAttribute('data-status'), 'unsatisfiable');
+  assert.match(await text(page.locator('#inspect-security')), /needs oauth2 client credentials for http:\/\/127\.0\.0\.1:\d+$/);
+  await expectNoAxeViolations(page, 'inspect view with security schemes');
+  const all = (await page.evaluate('window.axe.run(document, { resultTypes: ["violations"] }).then((r) => r.violations.map((v) => v.id))')) as string[];
+  assert.deepEqual(all, [], 'axe, every rule');
+  assert.ok(!(await page.content()).includes(SECRET));
+  assert.deepEqual(problems, []);
+  await page.close();
+});

@@ -42,6 +42,8 @@
  * @property {{ verdict: 'selected' | 'unsuitable' | 'excluded', localName?: string, reason?: string }} [verdict]
  * @property {Proposal[]} [proposals] each record a source proposed for this endpoint
  * @property {AccessJson} [access] from its card: the chosen interface (and tenant) and the card's security against the configured credentials
+ * @property {'public' | 'extended'} [cardKind] which card matching and trees use: the public one, or the authenticated extended card
+ * @property {string} [identity] the identity the extended card was fetched with (a label, never a secret)
  *
  * @typedef {object} ChosenInterfaceJson  the interface a client here calls (first in the card's order, spoken, admitted)
  * @property {number} index

@@ -72,7 +72,7 @@ export function CardView({ store, url }) {
     ${missing ? html`<${Missing} info=${missing} />` : null}
     ${missing && ep ? html`<${ProposedBy} proposals=${ep.proposals} headingLevel=${2} />` : null}
     ${ep && OUT_OF_SNAPSHOT.has(ep.state.verdict) ? html`<p class="panel panel-bad" id="card-left">Not in the current snapshot (${ep.state.verdict}, ${ago(ep.state.since, Date.now())}): ${ep.state.reason}</p>` : null}
-    ${card && ep?.access ? html`<${Access} access=${ep.access} />` : null}
+    ${card && ep?.access ? html`<${Access} access=${ep.access} kind=${ep.cardKind === 'extended' ? { identity: ep.identity } : undefined} />` : null}
     ${card ? html`<${CardBody} card=${card} raw=${raw} fetchedAt=${ep?.cache?.fetchedAtWall} proposals=${ep?.proposals} />` : null}
   </section>`;
 }
@@ -81,23 +81,27 @@ export function CardView({ store, url }) {
  * How a client here calls the agent: the chosen interface with its tenant, and the card's
  * security schemes with whether the configured credentials can present each. Scheme names and
  * descriptions are card text, rendered as text.
- * @param {{ access: import('../lib/types.js').AccessJson }} props
+ * `kind` is set when the card in use is the authenticated extended card (with the identity it was
+ * fetched for); `prefix` keeps ids unique where several are shown (the inspector), `level` the heading.
+ * @param {{ access: import('../lib/types.js').AccessJson, kind?: { identity?: string }, prefix?: string, level?: number }} props
  */
-function Access({ access }) {
+export function Access({ access, kind, prefix = 'card', level = 2 }) {
   const ci = access.chosenInterface;
   const sec = access.security;
   const badge = sec ? securityBadge(sec.status) : undefined;
-  return html`<div class="card-access" id="card-access">
-    <h2 id="card-access-h">Interface and security</h2>
+  const H = `h${Math.min(6, Math.max(2, level))}`;
+  return html`<div class="card-access" id=${`${prefix}-access`}>
+    <${H} id=${`${prefix}-access-h`}>Interface and security<//>
     <dl class="facts">
-      <div class="wide"><dt>Chosen interface</dt><dd id="card-interface">${ci ? html`<code>${interfaceText(ci)}</code>` : html`<span class="muted">none a client here calls</span>`}</dd></div>
-      <div><dt>Tenant</dt><dd id="card-tenant">${ci?.tenant !== undefined ? html`<code>${ci.tenant}</code>` : html`<span class="muted">none</span>`}</dd></div>
+      ${kind ? html`<div class="wide"><dt>Card in use</dt><dd id=${`${prefix}-kind`}>the authenticated extended card${kind.identity ? html`, fetched as <code>${kind.identity}</code>` : null} (the public card is the fallback)</dd></div>` : null}
+      <div class="wide"><dt>Chosen interface</dt><dd id=${`${prefix}-interface`}>${ci ? html`<code>${interfaceText(ci)}</code>` : html`<span class="muted">none a client here calls</span>`}</dd></div>
+      <div><dt>Tenant</dt><dd id=${`${prefix}-tenant`}>${ci?.tenant !== undefined ? html`<code>${ci.tenant}</code>` : html`<span class="muted">none</span>`}</dd></div>
       <div><dt>Client</dt><dd>${ci ? (ci.client === 'adk-0.3' ? 'ADK (A2A 0.3)' : 'A2A 1.x') : '—'}</dd></div>
-      ${sec && badge ? html`<div class="wide"><dt>Credentials</dt><dd id="card-security" data-status=${sec.status}><${Badge} tone=${badge.tone} text=${badge.text} /> ${sec.message}</dd></div>` : null}
+      ${sec && badge ? html`<div class="wide"><dt>Credentials</dt><dd id=${`${prefix}-security`} data-status=${sec.status}><${Badge} tone=${badge.tone} text=${badge.text} /> ${sec.message}</dd></div>` : null}
     </dl>
     ${sec && sec.schemes.length > 0
       ? html`<${TableWrap}>
-          <table class="data schemes" aria-labelledby="card-access-h">
+          <table class="data schemes" aria-labelledby=${`${prefix}-access-h`}>
             <caption>Security schemes the card declares${sec.requirements.length > 0 ? ` (accepted: ${sec.requirements.map((r) => (r.length === 0 ? 'anonymous' : r.join(' + '))).join(' or ')})` : ' (none required)'}</caption>
             <thead><tr><th scope="col">Scheme</th><th scope="col">Needs</th><th scope="col">Can be presented</th><th scope="col">Description (card text)</th></tr></thead>
             <tbody>

@@ -8,6 +8,7 @@
 import { html, useEffect, useState } from '../lib/vendor.js';
 import { api } from '../lib/api.js';
 import { Badge, ViewHeader } from './common.js';
+import { Access } from './card.js';
 
 /** @typedef {'source' | 'address' | 'fetch' | 'parse' | 'schema' | 'policy' | 'signature' | 'selected'} Stage */
 /** @typedef {{ path: string, message: string }} Problem */
@@ -38,6 +39,8 @@ import { Badge, ViewHeader } from './common.js';
  * @property {string} [rawSha256]
  * @property {string} [canonicalSha256]
  * @property {ProbeHttp} [http]
+ * @property {import('../lib/types.js').ChosenInterfaceJson} [chosenInterface] the interface a client here would call, with its tenant
+ * @property {import('../lib/types.js').AccessJson['security']} [security] the card's security schemes against the service's credentials
  */
 /**
  * @typedef {object} CatalogEntry
@@ -253,7 +256,7 @@ function Result({ result }) {
   return html`<div class="inspect-result" id="inspect-result">
     ${result.timedOut ? html`<p class="notice" role="note">The inspection deadline passed; requests still in flight were aborted.</p>` : null}
     ${result.truncated ? html`<div class="notice" role="note"><p>This answer is truncated: the inspection stopped at the service's bounds.</p><ul>${(result.truncation ?? []).map((t) => html`<li>${t}</li>`)}</ul></div>` : null}
-    ${result.report ? html`<${Report} report=${result.report} pasted=${result.kind === 'card'} headingLevel=${2} />` : null}
+    ${result.report ? html`<${Report} report=${result.report} pasted=${result.kind === 'card'} headingLevel=${2} idPrefix="inspect" />` : null}
     ${result.catalog ? html`<${Catalog} catalog=${result.catalog} />` : null}
     ${result.aiCatalog ? html`<${AiCatalog} catalog=${result.aiCatalog} />` : null}
     <details class="inspect-allowlist">
@@ -277,7 +280,7 @@ function Catalog({ catalog }) {
           <h3>${e.name ?? `agents[${e.index}]`} <span class="url">${e.url ?? ''}</span></h3>
           ${e.duplicateOf !== undefined ? html`<p class="muted small">The same endpoint as entry ${e.duplicateOf + 1}: discovery merges them, so this is its decision.</p>` : null}
           ${e.skipped ? html`<p><${Badge} tone="o-muted" text="not probed" /> ${e.skipped}</p>` : null}
-          ${e.report ? html`<${Report} report=${e.report} pasted=${false} headingLevel=${4} />` : null}
+          ${e.report ? html`<${Report} report=${e.report} pasted=${false} headingLevel=${4} idPrefix=${`inspect-entry-${e.index}`} />` : null}
         </li>`,
       )}
     </ol>
@@ -385,16 +388,16 @@ function AiCatalogEntryItem({ entry: e }) {
     ${e.verdict === 'ignored' ? html`<p class="muted small">Not an A2A agent card: discovery reads A2A card entries and nested catalogs only, and never fetches this one.</p>` : null}
     ${e.problems.length > 0 ? html`<${Problems} list=${e.problems} />` : null}
     ${e.skipped ? html`<p><${Badge} tone="o-muted" text="not probed" /> ${e.skipped}</p>` : null}
-    ${e.report ? html`<${Report} report=${e.report} pasted=${e.inline === true} headingLevel=${5} />` : null}
+    ${e.report ? html`<${Report} report=${e.report} pasted=${e.inline === true} headingLevel=${5} idPrefix=${`inspect-ai-${idPart(`${e.catalog} ${e.path}`)}`} />` : null}
   </li>`;
 }
 
 /**
  * One report: the verdict, then each stage in order (passed, failed with its problems and
  * where, or not reached), then skills and notes.
- * @param {{ report: ProbeReport, pasted: boolean, headingLevel: number }} props
+ * @param {{ report: ProbeReport, pasted: boolean, headingLevel: number, idPrefix: string }} props
  */
-function Report({ report: r, pasted, headingLevel }) {
+function Report({ report: r, pasted, headingLevel, idPrefix }) {
   // The same stages every time (a pasted card has no source, address or fetch to judge).
   const stages = STAGES.filter((s) => !(pasted && (s === 'source' || s === 'address' || s === 'fetch')));
   const failedAt = r.accepted ? -1 : stages.indexOf(r.stage);
@@ -419,6 +422,9 @@ function Report({ report: r, pasted, headingLevel }) {
     ${r.skills.length > 0
       ? html`<p class="probe-skills-h"><strong>Skills</strong></p>
           <ul class="probe-skills">${r.skills.map((k) => html`<li><code>${k.id}</code> tags: ${k.tags.join(', ') || '—'}; in: ${k.inputModes.join(', ') || '—'}; out: ${k.outputModes.join(', ') || '—'}</li>`)}</ul>`
+      : null}
+    ${r.chosenInterface || r.security
+      ? html`<${Access} access=${{ ...(r.chosenInterface && { chosenInterface: r.chosenInterface }), ...(r.security && { security: r.security }) }} prefix=${idPrefix} level=${headingLevel + 1} />`
       : null}
     ${r.warnings.length > 0 ? html`<p><strong>Notes</strong> (these do not refuse the card)</p><${Problems} list=${r.warnings} note=${true} />` : null}
   </div>`;
@@ -478,4 +484,11 @@ function Problems({ list, note }) {
   return html`<ul class=${note ? 'probe-problems probe-notes' : 'probe-problems'}>
     ${list.map((p) => html`<li>${p.path === '$' || p.path === '' ? null : html`<code class="path">${p.path}</code> `}<span>${p.message}</span></li>`)}
   </ul>`;
+}
+
+/** A short id-safe token for `text` (FNV-1a, base 36): unique ids for reports repeated on one page. @param {string} text */
+function idPart(text) {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < text.length; i++) h = Math.imul(h ^ text.charCodeAt(i), 0x01000193);
+  return (h >>> 0).toString(36);
 }
