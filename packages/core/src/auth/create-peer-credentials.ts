@@ -243,7 +243,7 @@ async function readSmallFile(path: string): Promise<string> {
   try {
     const buffer = Buffer.alloc(MAX_SECRET_BYTES + 1);
     const { bytesRead } = await handle.read(buffer, 0, buffer.length, 0);
-    if (bytesRead > MAX_SECRET_BYTES) throw new Error(`larger than ${MAX_SECRET_BYTES} bytes`);
+    if (bytesRead > MAX_SECRET_BYTES) throw new DiscoveryError('ERR_CONFIG_INVALID', `larger than ${MAX_SECRET_BYTES} bytes`, { stage: 'config' });
     return buffer.subarray(0, bytesRead).toString('utf8');
   } finally {
     await handle.close();

@@ -122,7 +122,7 @@ export async function resolveSecrets(config: DiscoveryConfig, env: NodeJS.Proces
       try {
         return (await readBoundedFile(file, MAX_SECRET_BYTES)).toString('utf8');
       } catch (err) {
-        throw new Error(fsReason(err), { cause: err });
+        throw new DiscoveryError('ERR_CONFIG_INVALID', fsReason(err), { cause: err, stage: 'config' });
       }
     },
     allowLoopback: config.allowLoopback,
