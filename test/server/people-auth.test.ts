@@ -306,6 +306,9 @@ describe('sessions belong to the person; who did what is journaled', () => {
         { kind: 'admin-token', role: 'admin' },
       ],
     );
+    // The log says it too, in words an operator greps for.
+    assert.ok(logs.some((l) => l.includes('"msg":"refresh by Otto (operator)"')), 'a log line names the person');
+    assert.ok(logs.some((l) => l.includes('"msg":"refresh by admin-token"')), 'a log line names the admin token');
   });
 });
 

@@ -73,6 +73,12 @@ export function logEvents(events: EventStream, log: Logger): () => void {
       case 'health.changed':
         log.info({ endpoint: e.endpoint, from: e.from, to: e.to }, 'health changed');
         break;
+      case 'api.action': {
+        // Who did what (the journal keeps it too); an actor is a subject and a role, never a token.
+        const who = e.actor.kind === 'person' ? `${e.actor.name ?? e.actor.sub ?? 'a person'}${e.actor.role !== undefined ? ` (${e.actor.role})` : ''}` : e.actor.kind;
+        log.info({ action: e.action, actor: e.actor, ...(e.sessionId !== undefined && { sessionId: e.sessionId }), ...(e.version !== undefined && { version: e.version }) }, `${e.action} by ${who}`);
+        break;
+      }
       default:
         break;
     }
