@@ -436,6 +436,8 @@ describe('the Search view against a fake registry API', () => {
       assert.equal(boxes.length, 10);
       for (const b of boxes) assert.ok(b.left >= 0 && b.right <= 390, `a result inside the screen: ${b.left}–${b.right}`);
       await expectNoAxeViolationsAllRules(page, 'search at 390×844 with the filters open');
+      await page.click('#search-filters-toggle');
+      await screenshot(page, 'dashboard-search-phone');
     } finally {
       await page.setViewportSize({ width: 1366, height: 768 });
     }
