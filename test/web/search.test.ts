@@ -387,6 +387,13 @@ describe('the Search view against a fake registry API', () => {
     await until(shown, (s) => JSON.stringify(s) === JSON.stringify(['urn:air:acme.example:agent:insurance-claims-4']), 'the degraded agent');
     assert.deepEqual(env.fake.searches.at(-1)?.query.filter, { health: ['degraded'] });
     await page.selectOption('#search-filter-health', '');
+    // A typed filter applies with Enter in its field.
+    await page.fill('#search-filter-tag', 'billing, travel');
+    await page.press('#search-filter-tag', 'Enter');
+    await until(shown, (s) => s.length === 3, 'the billing and travel agents');
+    assert.deepEqual(env.fake.searches.at(-1)?.query.filter, { tags: ['billing', 'travel'] });
+    assert.deepEqual(await shown(), ids(matched({ text: 'claims', filter: { tags: ['billing', 'travel'] } }, 'none')));
+    await page.fill('#search-filter-tag', '');
 
     await page.check('#search-federation-referrals');
     await page.click('#search-submit');

@@ -109,12 +109,14 @@ function verifiedOf(r) {
 }
 
 /**
- * Whether a result came from this registry (no `source`, or this page's own origin) rather than
- * from one it asked: only then are its verified facts this service's and its card in the card view.
- * @param {ArdSearchResult} r
+ * Whether a result came from this registry rather than from one it asked: only then are its
+ * verified facts this service's and its card in the card view. Without `federation: auto` every
+ * result is local (ARD §8); with it, a result is local when it names no `source` or this page's
+ * own origin.
+ * @param {ArdSearchResult} r @param {ArdFederation} federation
  */
-function isLocal(r) {
-  if (r.source === undefined || r.source === '') return true;
+function isLocal(r, federation) {
+  if (federation !== 'auto' || r.source === undefined || r.source === '') return true;
   try {
     return new URL(r.source, location.href).origin === location.origin;
   } catch {
@@ -239,7 +241,8 @@ export function SearchView({ text = '' }) {
     <${ViewHeader} title="Search">Search the agents this registry verified — every card it fetched under its allowlist, validated, checked for signatures and keeps revalidating — as other registries and clients do (<code>POST /search</code>, ARD). Entries are the agents’ own words, shown as text.<//>
     <form class="panel search-form" id="search-form" role="search" aria-label="Search the registry" onSubmit=${(/** @type {Event} */ ev) => {
       ev.preventDefault();
-      search(draft);
+      // The draft as kept, not as last rendered: Enter in a filter field commits it (change) just before the submit.
+      search(kept.draft);
     }}>
       <div class="search-box">
         <label for="search-text">Search for</label>
@@ -290,7 +293,7 @@ export function SearchView({ text = '' }) {
               <p class="muted small" id="search-score-note">Results are ordered by <strong>relevance</strong> (0–100): how well an entry matches the text. Relevance is not trust — what this registry verified is listed under each result.</p>
               ${page.results.length === 0 ? html`<p class="muted search-empty">${page.index === 0 ? 'No agent matches. Try other words, or fewer filters.' : 'Nothing more.'}</p>` : null}
               <ol class="search-results" start=${page.index * PAGE_SIZE + 1} aria-labelledby="search-results-h">
-                ${page.results.map((r) => html`<${Result} key=${`${r.source ?? ''}|${r.identifier}`} r=${r} />`)}
+                ${page.results.map((r) => html`<${Result} key=${`${r.source ?? ''}|${r.identifier}`} r=${r} local=${isLocal(r, ran.federation)} />`)}
               </ol>
               <nav class="search-paging" aria-label="Result pages">
                 <button type="button" class="btn" id="search-prev" disabled=${pending || page.index === 0} onClick=${() => ran && run(ran, page.index - 1, kept.tokens, true)}>Previous page</button>
@@ -381,10 +384,9 @@ function word(v, fallback = 'not known') {
   return v === undefined || v === '' ? fallback : v;
 }
 
-/** One result: the entry, its relevance, where it came from, and what was verified about it. @param {{ r: ArdSearchResult }} props */
-function Result({ r }) {
+/** One result: the entry, its relevance, where it came from, and what was verified about it. @param {{ r: ArdSearchResult, local: boolean }} props */
+function Result({ r, local }) {
   const v = verifiedOf(r);
-  const local = isLocal(r);
   const hid = `search-result-${encodeURIComponent(`${r.source ?? ''}|${r.identifier}`).replace(/[^A-Za-z0-9_-]/g, '_')}`;
   return html`<li class=${`search-result panel${v?.lookalike ? ' search-result-lookalike' : ''}`} data-identifier=${r.identifier} data-source=${r.source ?? ''} aria-labelledby=${hid}>
     <div class="search-result-head">
