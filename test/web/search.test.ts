@@ -2,7 +2,8 @@
  * The Search view in Chromium: a query shows results with what the registry verified about each,
  * a facet click narrows them, the next page shows the next results (none twice, the order kept),
  * a lookalike result shows its warning, referrals and federated results say where they come
- * from, an error answer (ARD error shape) shows its message, a 401 brings the token prompt, the
+ * from, the loading state is announced, an error answer (ARD error shape) shows its message, a 401
+ * brings the token prompt, the
  * page fits 390 px, and axe-core finds nothing with every rule.
  *
  * The ARD routes (`POST /search`, `POST /explore`, `GET /agents`) are not on this branch yet, so
@@ -141,6 +142,8 @@ function fieldValues(f: Fixture, field: string): string[] {
 interface FakeRegistry {
   url: string;
   searches: ArdSearchRequest[];
+  /** While set, a search for "slow" waits for it (a loading state without timing). */
+  hold?: Promise<void>;
   close(): Promise<void>;
 }
 
@@ -218,6 +221,7 @@ async function startFakeRegistry(upstream: string): Promise<FakeRegistry> {
           const body = await readBody(req);
           if (path === '/search') {
             searches.push(body as ArdSearchRequest);
+            if ((body as ArdSearchRequest).query?.text === 'slow') await fake.hold;
             return send(res, 200, search(body as ArdSearchRequest));
           }
           return send(res, 200, explore(body as ArdExploreRequest));
@@ -239,7 +243,7 @@ async function startFakeRegistry(upstream: string): Promise<FakeRegistry> {
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
-  return {
+  const fake: FakeRegistry = {
     url: `http://127.0.0.1:${port}`,
     searches,
     close: () =>
@@ -248,6 +252,7 @@ async function startFakeRegistry(upstream: string): Promise<FakeRegistry> {
         server.close(() => resolve());
       }),
   };
+  return fake;
 }
 
 /** The only part to change when the real ARD routes land. */
@@ -410,6 +415,24 @@ describe('the Search view against a fake registry API', () => {
     assert.equal(await remote.locator('a.search-card-link').count(), 0, 'no card view for a card this service did not fetch');
     assert.equal(await page.locator('#search-referrals').count(), 0);
     await page.check('#search-federation-none');
+  });
+
+  test('while a search is under way the page says so, in its live region, and the Search button waits', async () => {
+    let release = () => {};
+    env.fake.hold = new Promise<void>((resolve) => (release = resolve));
+    try {
+      await page.fill('#search-text', 'slow');
+      await page.click('#search-submit');
+      await until(status, (t) => t === 'Searching…', 'the loading state');
+      assert.equal(await page.getAttribute('#search-status', 'role'), 'status');
+      assert.equal(await page.locator('#search-submit').isDisabled(), true);
+      assert.equal(await page.getAttribute('.search-main', 'aria-busy'), 'true');
+    } finally {
+      release();
+      env.fake.hold = undefined;
+    }
+    await until(status, (t) => t === 'No agent matches “slow”.', 'the answer');
+    assert.equal(await page.getAttribute('.search-main', 'aria-busy'), 'false');
   });
 
   test('an error answer shows the registry’s message and code; an empty answer says so', async () => {
