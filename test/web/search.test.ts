@@ -3,8 +3,7 @@
  * a facet click narrows them, the next page shows the next results (none twice, the order kept),
  * a lookalike result shows its warning, referrals and federated results say where they come
  * from, the loading state is announced, an error answer (ARD error shape) shows its message, a 401
- * brings the token prompt, the
- * page fits 390 px, and axe-core finds nothing with every rule.
+ * brings the token prompt, the page fits 390 px, and axe-core finds nothing with every rule.
  *
  * The ARD routes (`POST /search`, `POST /explore`, `GET /agents`) are not on this branch yet, so
  * the page runs against a FAKE registry API: a loopback server that answers the three routes
