@@ -13,6 +13,7 @@ import { ChatView } from './views/chat.js';
 import { EndpointsView } from './views/endpoints.js';
 import { ExplorerView } from './views/explorer.js';
 import { InspectView } from './views/inspect.js';
+import { SearchView } from './views/search.js';
 import { SessionsView } from './views/sessions.js';
 import { SnapshotsView } from './views/snapshots.js';
 import { SourcesView } from './views/sources.js';
@@ -23,6 +24,7 @@ import { ViewHeader } from './views/common.js';
 
 const VIEWS = [
   { id: 'endpoints', label: 'Endpoints' },
+  { id: 'search', label: 'Search' },
   { id: 'sources', label: 'Sources' },
   { id: 'timeline', label: 'Timeline' },
   { id: 'snapshots', label: 'Snapshots' },
@@ -121,6 +123,9 @@ function App({ store }) {
       break;
     case 'explorer':
       view = html`<${ExplorerView} />`;
+      break;
+    case 'search':
+      view = html`<${SearchView} text=${route.params.get('q') ?? ''} />`;
       break;
     default:
       view = html`<${EndpointsView} store=${store} />`;

@@ -7,16 +7,27 @@ import { readSse } from './sse.js';
 
 const TOKEN_KEY = 'a2a-discovery.token';
 
+/**
+ * Where the service answers the ARD registry API (`POST {ARD_BASE}/search`, `POST
+ * {ARD_BASE}/explore`, `GET {ARD_BASE}/agents`): `''` is the service's root. One constant, so the
+ * Search view follows the base docs/registry-api.md names.
+ */
+export const ARD_BASE = '';
+
 export class ApiError extends Error {
   /**
    * @param {number} status
-   * @param {any} body
+   * @param {any} body the service's `{ error, message }`, or the ARD error shape `{ error: { code, message } }`
    */
   constructor(status, body) {
-    const message = body && typeof body === 'object' && typeof body.message === 'string' ? body.message : `HTTP ${status}`;
+    const ard = body && typeof body === 'object' && body.error && typeof body.error === 'object' ? body.error : undefined;
+    const message =
+      body && typeof body === 'object' && typeof body.message === 'string' ? body.message : ard && typeof ard.message === 'string' ? ard.message : `HTTP ${status}`;
     super(message);
     this.status = status;
     this.body = body;
+    /** The error's code (`bad-request`, `INVALID_ARGUMENT`, …) when the body names one. */
+    this.code = ard && typeof ard.code === 'string' ? ard.code : body && typeof body === 'object' && typeof body.error === 'string' ? body.error : undefined;
   }
 }
 

@@ -15,3 +15,8 @@ export function inspectHref(url) {
 export function sourcesHref(id) {
   return id === undefined ? '#/sources' : `#/sources?source=${encodeURIComponent(id)}`;
 }
+
+/** The Search view, its query box filled with `text` (and run) when one is given. @param {string} [text] */
+export function searchHref(text) {
+  return text === undefined || text === '' ? '#/search' : `#/search?q=${encodeURIComponent(text)}`;
+}
