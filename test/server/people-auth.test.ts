@@ -85,7 +85,7 @@ let provider: OAuth2Server;
 const issued: string[] = [];
 
 /** A token for `user` from the provider's token endpoint; `shape` changes it for the negative cases. */
-async function tokenFor(user: string, shape: 'good' | 'expired' | 'wrong-audience' | 'wrong-issuer' = 'good'): Promise<string> {
+async function tokenFor(user: string, shape: 'good' | 'expired' | 'short' | 'wrong-audience' | 'wrong-issuer' = 'good'): Promise<string> {
   const res = await fetch(`${provider.issuer.url}/token`, {
     method: 'POST',
     headers: { 'content-type': 'application/x-www-form-urlencoded' },
@@ -109,6 +109,7 @@ before(async () => {
     token.payload.roles = PEOPLE[user];
     token.payload.aud = shape === 'wrong-audience' ? 'some-other-api' : AUDIENCE;
     if (shape === 'expired') token.payload.exp = Math.floor(Date.now() / 1000) - 3_600;
+    if (shape === 'short') token.payload.exp = Math.floor(Date.now() / 1000) + 2;
     if (shape === 'wrong-issuer') token.payload.iss = 'http://127.0.0.1:1/not-the-issuer';
   });
 });
@@ -397,6 +398,38 @@ describe('a person\'s token is never shown', () => {
       for (const token of issued) {
         for (const part of [token, token.split('.')[2]!]) assert.ok(!everything.includes(part), 'a token (or its signature) was shown');
       }
+    } finally {
+      await s.close();
+    }
+  });
+});
+
+describe('an event stream lasts no longer than the token it was opened with', () => {
+  test('at the token\'s exp the stream says so and ends; a stream opened with the admin token stays', async () => {
+    const s = await service();
+    try {
+      const read = async (headers: Record<string, string>, forMs: number): Promise<{ text: string; ended: boolean }> => {
+        const ac = new AbortController();
+        const res = await fetch(`${s.url}/api/stream`, { headers, signal: ac.signal });
+        assert.equal(res.status, 200);
+        const reader = res.body!.getReader();
+        let text = '';
+        const deadline = Date.now() + forMs;
+        for (;;) {
+          const left = deadline - Date.now();
+          if (left <= 0) break;
+          const next = await Promise.race([reader.read(), new Promise<undefined>((r) => setTimeout(() => r(undefined), left))]);
+          if (next === undefined) break;
+          if (next.done) return { text, ended: true };
+          text += Buffer.from(next.value).toString();
+        }
+        ac.abort();
+        return { text, ended: false };
+      };
+      const [person, admin] = await Promise.all([read(bearer(await tokenFor('vera', 'short')), 8_000), read(bearer(ADMIN_TOKEN), 4_000)]);
+      assert.ok(person.ended, 'the stream of the short-lived token ended');
+      assert.match(person.text, /event: expired\ndata: \{"message":"the token this stream was opened with has expired; reconnect with a fresh one"\}/);
+      assert.equal(admin.ended, false, 'the admin token has no exp: its stream stays');
     } finally {
       await s.close();
     }

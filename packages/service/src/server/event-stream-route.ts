@@ -19,6 +19,7 @@ import { RESPONSE_ALREADY_SENT } from '@hono/node-server/utils/response';
 import type { DiscoveryEvent } from 'a2a-discovery';
 import type { EventBuffer } from './event-buffer.js';
 import type { OnRefusal, ServerLimits } from './limits.js';
+import { actorOf } from './request-guard.js';
 
 /** Inputs of {@link EventStreamHub}. */
 export interface EventStreamHubOptions {
@@ -90,9 +91,21 @@ export class EventStreamHub {
     });
     const ping = setInterval(() => stream.push('event: ping\ndata: {}\n\n'), this.#o.pingMs ?? 15_000);
     ping.unref();
+    // A stream opened with a person's token lasts no longer than the token: it ends at `exp`
+    // (the client reconnects and is asked for a fresh token), so an expired token keeps no live feed.
+    const actor = actorOf(c);
+    const expiresAt = actor.kind === 'person' ? actor.person.expiresAt : undefined;
+    const expiry =
+      expiresAt === undefined
+        ? undefined
+        : setTimeout(() => {
+            stream.end(`event: expired\ndata: ${JSON.stringify({ message: 'the token this stream was opened with has expired; reconnect with a fresh one' })}\n\n`);
+          }, Math.min(2 ** 31 - 1, Math.max(0, expiresAt - Date.now())));
+    expiry?.unref();
     res.once('close', () => {
       off();
       clearInterval(ping);
+      if (expiry !== undefined) clearTimeout(expiry);
       this.#streams.delete(stream);
       const n = (this.#perClient.get(client) ?? 1) - 1;
       if (n <= 0) this.#perClient.delete(client);
@@ -156,10 +169,11 @@ class Stream {
     void this.#pump();
   }
 
-  end(): void {
+  /** Ends the response, after `last` when given (a final notice). */
+  end(last?: string): void {
     if (this.#done) return;
     this.#done = true;
-    this.#res.end();
+    this.#res.end(last);
   }
 
   #drop(kind: 'stream_queue' | 'stream_stall', why: string): void {

@@ -66,6 +66,8 @@ export interface Person {
   readonly role: Role | undefined;
   /** The role values the token carried (for the 403's message). */
   readonly claimed: readonly string[];
+  /** When the token expires (its `exp`, epoch ms): an event stream opened with it ends then. */
+  readonly expiresAt?: number;
 }
 
 export type Verified = { ok: true; person: Person } | { ok: false; message: string };
@@ -117,7 +119,7 @@ export class PeopleAuth {
       if (mapped !== undefined && (role === undefined || ROLES.indexOf(mapped) > ROLES.indexOf(role))) role = mapped;
     }
     const name = [payload.name, payload.preferred_username, payload.email].find((v): v is string => typeof v === 'string' && v !== '' && v.length <= 256);
-    return { ok: true, person: { issuer: this.#o.issuer, sub: payload.sub, ...(name !== undefined && { name }), role, claimed: claimed.slice(0, 16).map((v) => v.slice(0, 64)) } };
+    return { ok: true, person: { issuer: this.#o.issuer, sub: payload.sub, ...(name !== undefined && { name }), role, claimed: claimed.slice(0, 16).map((v) => v.slice(0, 64)), ...(typeof payload.exp === 'number' && { expiresAt: payload.exp * 1000 }) } };
   }
 
   /** The remote key set, built once its URL is known (a failed discovery is tried again by the next token). */
