@@ -43,7 +43,7 @@ import { RefreshSchedule } from './refresh-schedule.js';
 import type { RoutingVerdict } from './routing-gate.js';
 import { RoutingGate } from './routing-gate.js';
 import { HEALTH_DEFAULTS, LOOP_DEFAULTS } from '../rules/defaults.js';
-import type { LookalikePolicy } from '../rules/lookalike.js';
+import type { Lookalike, LookalikePolicy } from '../rules/lookalike.js';
 
 export interface DiscoveryLoopOptions {
   sources: readonly Source[];
@@ -339,6 +339,15 @@ export class DiscoveryLoop {
     for (const u of this.#unsubscribes.splice(0)) u();
     await this.#chain.catch(() => undefined);
     await Promise.all(this.#o.sources.map((s) => s.close()));
+  }
+
+  /**
+   * Whether an agent of `origin` going by `names` (a card's name, a catalog identifier) looks like
+   * an agent this loop admitted from another origin, one that arrived before it: the service's
+   * inspector asks about a card nothing admitted yet. No I/O.
+   */
+  lookalikeOf(origin: string, names: readonly string[]): Lookalike | undefined {
+    return this.#evaluator.lookalikeOf(origin, names);
   }
 
   /** Everything known about each endpoint (admitted, gone within its grace period, or refused). */

@@ -82,6 +82,12 @@ export class Evaluator {
     return this.#lookalikes;
   }
 
+  /** Whether an agent of `origin` going by `names` looks like one with a card here, from another origin (see `LookalikeIndex.judge`). */
+  lookalikeOf(origin: string, names: readonly string[]): Lookalike | undefined {
+    const found = this.#lookalikeIndex.judge({ origin, names });
+    return found && { of: found.of, origin: found.origin, reason: found.reason };
+  }
+
   /** The matcher's verdicts by base URL, from the last selection. */
   get verdicts(): ReadonlyMap<string, Verdict> {
     return this.#verdicts;

@@ -252,6 +252,27 @@ export class LookalikeIndex {
     };
   }
 
+  /**
+   * How an agent would be judged if it arrived now (the inspector asks before anything admits it):
+   * one held already (from the same origin, under a name of the same skeleton) is judged in its
+   * own place in the arrival order; any other against every agent held.
+   */
+  judge(entry: Omit<LookalikeEntry, 'key'>): LookalikeMatch | undefined {
+    for (const name of entry.names) {
+      for (const posting of this.#skeletons.get(skeleton(name)) ?? []) {
+        if (posting.stored.entry.origin === entry.origin) return this.find(posting.stored.entry.key);
+      }
+    }
+    // A key no agent has: URLs and endpoint keys never start with a NUL.
+    const key = '\u0000judged';
+    this.set({ ...entry, key });
+    try {
+      return this.find(key);
+    } finally {
+      this.delete(key);
+    }
+  }
+
   #unindex(stored: Stored): void {
     for (const name of stored.names) {
       drop(this.#skeletons, name.skeleton, stored);
