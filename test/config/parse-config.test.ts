@@ -98,7 +98,7 @@ describe('the shipped example (examples/discovery.yaml)', () => {
     ]);
     assert.deepEqual(config.sources.kubernetes, { id: 'cluster', namespace: 'support', labelSelector: 'a2a.example.com/agent=true', scheme: 'https', resyncIntervalMs: 300_000 });
     assert.deepEqual(config.root, { kind: 'routed', name: 'orchestrator', fallback: 'billing_agent' });
-    assert.deepEqual(config.policies, { requireStreaming: false, tenant: { providers: ['Example Payments', 'Example Support'], hosts: ['*.example.com'] }, maxAgents: 16 });
+    assert.deepEqual(config.policies, { requireStreaming: false, tenant: { providers: ['Example Payments', 'Example Support'], hosts: ['*.example.com'] }, maxAgents: 16, lookalikes: 'flag' });
   });
 
   test('every value it spells out is the default, so the minimal file gets the same settings', async () => {
@@ -149,7 +149,10 @@ describe('defaults', () => {
     assert.deepEqual(config.credentials, []);
     assert.deepEqual(config.signatures, { mode: 'if-present', keys: [] });
     assert.deepEqual(config.needs, []);
-    assert.deepEqual(config.policies, { requireStreaming: false, maxAgents: 16 });
+    assert.deepEqual(config.policies, { requireStreaming: false, maxAgents: 16, lookalikes: 'flag' });
+    // Lookalike agents (docs/security.md): flagged by default, excluded on request, nothing else.
+    assert.equal(parseConfig(`${AGENT}policies: { lookalikes: exclude }\n`).policies.lookalikes, 'exclude');
+    assert.throws(() => parseConfig(`${AGENT}policies: { lookalikes: block }\n`), (e: unknown) => isDiscoveryError(e) && /lookalikes/.test(e.message));
     assert.deepEqual(config.sources, { aiCatalogs: [], registries: [] });
     assert.deepEqual(config.health, { enterAfter: 2, leaveAfter: 3, leaveWhileUsable: false, staticEnterAfter: 1 });
     assert.deepEqual(config.cache, {

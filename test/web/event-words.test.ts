@@ -93,3 +93,9 @@ test('who did what: an action through the API names its actor (person, admin tok
   const end = say({ ...SAMPLES['api.action'], action: 'session.end', actor: { kind: 'anonymous' }, sessionId: 's-9', digest: undefined, version: undefined });
   assert.equal(end.sentence, 'an anonymous caller (loopback, no tokens) ended session s-9');
 });
+
+test('a lookalike alert says what it means, then names both agents and origins', () => {
+  const message = `http://127.0.0.1:4102/: name "b\u0456lling" looks like "billing" of ${peer}: confusable characters`;
+  const e = { ...base, type: 'alert', kind: 'lookalike', key: 'lookalike:http://127.0.0.1:4102/', message, endpoint: 'http://127.0.0.1:4102/' } as DiscoveryEvent;
+  assert.equal(say(e).sentence, `looks like an earlier agent of another origin: ${message}`);
+});

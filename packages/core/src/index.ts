@@ -188,4 +188,4 @@ export { snapshotDigest, buildSnapshot, toSnapshotAgents, diffSnapshots, Snapsho
 export type { Snapshot, SnapshotAgent, SnapshotDomain, SnapshotDiff, AgentChange, SnapshotSummary, RetainedSnapshot } from './snapshot/index.js';
 
 export { DiscoveryLoop } from './loop/index.js';
-export type { DiscoveryLoopOptions, EndpointStatus, EndpointVerdict, SnapshotListener, RoutingVerdict } from './loop/index.js';
+export type { DiscoveryLoopOptions, EndpointStatus, EndpointVerdict, SnapshotListener, RoutingVerdict, Lookalike, LookalikePolicy } from './loop/index.js';

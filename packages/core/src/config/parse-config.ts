@@ -242,6 +242,7 @@ function build(out: SchemaOutput, baseDir: string): DiscoveryConfig {
         },
       }),
       maxAgents: policies.maxAgents,
+      lookalikes: policies.lookalikes,
     },
     static: out.static.map((a) => ({
       name: a.name,

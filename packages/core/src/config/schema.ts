@@ -253,6 +253,8 @@ const policies = z.strictObject({
     })
     .optional(),
   maxAgents: positiveInt.default(16),
+  // A lookalike name of an earlier agent from another origin: flagged, or also excluded (docs/security.md).
+  lookalikes: z.enum(['flag', 'exclude']).default('flag'),
 });
 
 const staticAgent = z.strictObject({

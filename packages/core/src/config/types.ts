@@ -221,6 +221,8 @@ export interface PoliciesConfig {
   readonly tenant?: TenantConfig;
   /** Most agents in one tree. Default 16. */
   readonly maxAgents: number;
+  /** An agent whose name looks like an earlier one's of another origin: `flag` it (default) or `exclude` it from snapshots too. */
+  readonly lookalikes: 'flag' | 'exclude';
 }
 
 /** One reviewed agent of `static:`. Usable as the static source's `StaticAgentConfig`. */

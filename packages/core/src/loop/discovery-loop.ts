@@ -43,6 +43,7 @@ import { RefreshSchedule } from './refresh-schedule.js';
 import type { RoutingVerdict } from './routing-gate.js';
 import { RoutingGate } from './routing-gate.js';
 import { HEALTH_DEFAULTS, LOOP_DEFAULTS } from '../rules/defaults.js';
+import type { Lookalike, LookalikePolicy } from '../rules/lookalike.js';
 
 export interface DiscoveryLoopOptions {
   sources: readonly Source[];
@@ -61,6 +62,12 @@ export interface DiscoveryLoopOptions {
   health?: HealthOptions;
   /** Good observations before a static (reviewed) agent enters. Default 1. */
   staticEnterAfter?: number;
+  /**
+   * An agent whose name or identifier looks like one an earlier agent of another origin has
+   * (docs/security.md): `flag` (default) raises a `lookalike` alert and sets its status'
+   * `lookalike`; `exclude` also keeps it out of snapshots.
+   */
+  lookalikes?: LookalikePolicy;
   clock?: Clock;
   random?: Random;
   events?: EventStream;
@@ -133,7 +140,7 @@ export class DiscoveryLoop {
     const store = (this.#store = options.snapshots ?? new SnapshotStore());
     const alerts = (this.#alerts = new AlertBook(events, { clearAfter: options.health?.enterAfter ?? HEALTH_DEFAULTS.enterAfter }));
     const members = (this.#members = new Membership({ sources, hostPolicy: options.hostPolicy, clock, events, removalGraceMs }));
-    this.#evaluator = new Evaluator({ sources, cache, select: options.select, ...(options.credentials !== undefined && { credentials: options.credentials }), health, alerts, events, staticEnterAfter: options.staticEnterAfter ?? HEALTH_DEFAULTS.staticEnterAfter });
+    this.#evaluator = new Evaluator({ sources, cache, select: options.select, ...(options.credentials !== undefined && { credentials: options.credentials }), health, alerts, events, staticEnterAfter: options.staticEnterAfter ?? HEALTH_DEFAULTS.staticEnterAfter, ...(options.lookalikes !== undefined && { lookalikes: options.lookalikes }) });
     this.#refresh = new RefreshSchedule({ sources, cache, clock, random: options.random ?? systemRandom, resyncIntervalMs: options.resyncIntervalMs ?? LOOP_DEFAULTS.resyncIntervalMs });
     const gate = (this.#gate = new RoutingGate({ routing: options.routing, clock, events, alerts }));
     this.#publisher = new Publisher({
@@ -334,9 +341,18 @@ export class DiscoveryLoop {
     await Promise.all(this.#o.sources.map((s) => s.close()));
   }
 
+  /**
+   * Whether an agent of `origin` going by `names` (a card's name, a catalog identifier) looks like
+   * an agent this loop admitted from another origin, one that arrived before it: the service's
+   * inspector asks about a card nothing admitted yet. No I/O.
+   */
+  lookalikeOf(origin: string, names: readonly string[]): Lookalike | undefined {
+    return this.#evaluator.lookalikeOf(origin, names);
+  }
+
   /** Everything known about each endpoint (admitted, gone within its grace period, or refused). */
   async status(): Promise<EndpointStatus[]> {
-    return this.#views.status(this.#evaluator.verdicts);
+    return this.#views.status(this.#evaluator.verdicts, this.#evaluator.lookalikes);
   }
 
   #enqueue<T>(work: () => Promise<T>): Promise<T> {

@@ -14,6 +14,7 @@ import type { Verdict } from '../match/index.js';
 import type { AdmittedEndpoint } from '../resolve/index.js';
 import type { Snapshot, SnapshotStore } from '../snapshot/index.js';
 import type { EndpointRecord } from '../sources/index.js';
+import type { Lookalike } from '../rules/lookalike.js';
 import type { Membership } from './membership.js';
 
 /**
@@ -65,6 +66,8 @@ export interface EndpointStatus {
    * names and descriptions are card text (display only); no credential is ever in it.
    */
   readonly access?: CardAccess;
+  /** Set when its name or identifier looks like an earlier agent's of another origin (the same shape as `ArdVerified.lookalike`). */
+  readonly lookalike?: Lookalike;
 }
 
 export interface EndpointViewsOptions {
@@ -122,7 +125,7 @@ export class EndpointViews {
   }
 
   /** Everything known about each endpoint (admitted, gone within its grace period, or refused). */
-  async status(verdicts: ReadonlyMap<string, Verdict>): Promise<EndpointStatus[]> {
+  async status(verdicts: ReadonlyMap<string, Verdict>, lookalikes?: ReadonlyMap<string, Lookalike>): Promise<EndpointStatus[]> {
     const { cache, clock, health: tracker, members } = this.#o;
     const out: EndpointStatus[] = [];
     const now = clock.now();
@@ -132,6 +135,7 @@ export class EndpointViews {
       const health = tracker.get(ep.baseUrl);
       const verdict = verdicts.get(ep.baseUrl);
       const access = entry && (await this.#accessOf(entry));
+      const lookalike = lookalikes?.get(ep.baseUrl);
       return {
         state: this.#states.get(ep.baseUrl) ?? { verdict: 'pending', reason: 'not evaluated yet', since: clock.wallNow() },
         baseUrl: ep.baseUrl,
@@ -164,6 +168,7 @@ export class EndpointViews {
         ...(health && { health }),
         ...(verdict && { verdict }),
         ...(access && { access }),
+        ...(lookalike && { lookalike }),
       };
     };
     for (const ep of members.admitted) out.push(await describe(ep));

@@ -17,6 +17,9 @@ import type { AdmittedEndpoint } from '../resolve/index.js';
 import type { SnapshotAgent } from '../snapshot/index.js';
 import { toSnapshotAgents } from '../snapshot/index.js';
 import type { EndpointRecord, Source } from '../sources/index.js';
+import type { Lookalike, LookalikePolicy } from '../rules/lookalike.js';
+import { identifierName, LookalikeIndex } from '../rules/lookalike.js';
+import { originOf } from '../rules/origins.js';
 import type { AlertBook } from './alert-book.js';
 import { sameLists } from './same-lists.js';
 
@@ -32,6 +35,8 @@ export interface EvaluatorOptions {
   events: EventStream | undefined;
   /** Good observations before a static (reviewed) agent enters. */
   staticEnterAfter: number;
+  /** A lookalike of an earlier agent from another origin: flagged (default), or also excluded from snapshots. */
+  lookalikes?: LookalikePolicy;
 }
 
 const CRITICAL = Object.freeze({ critical: true });
@@ -40,6 +45,9 @@ const NOT_CRITICAL = Object.freeze({ critical: false });
 export class Evaluator {
   readonly #o: EvaluatorOptions;
   #verdicts: ReadonlyMap<string, Verdict> = new Map();
+  // The agents with a card, in arrival order (the first is the original), and who looks like whom.
+  readonly #lookalikeIndex = new LookalikeIndex();
+  #lookalikes = new Map<string, Lookalike>();
   // Unchanged (same object) cards are matched once, not every cycle; the select options are fixed.
   readonly #matchMemo: MatchMemo = new WeakMap();
   // Static agents whose card once fitted (by base URL), so only they "no longer fit"; an
@@ -67,6 +75,17 @@ export class Evaluator {
       if (origin !== undefined && !known.has(origin)) known.set(origin, await presentableSchemes(this.#o.credentials, origin));
     }
     return (origin) => known.get(origin) ?? [];
+  }
+
+  /** The lookalikes among the agents with a card, by base URL: the earlier agent of another origin each looks like. */
+  get lookalikes(): ReadonlyMap<string, Lookalike> {
+    return this.#lookalikes;
+  }
+
+  /** Whether an agent of `origin` going by `names` looks like one with a card here, from another origin (see `LookalikeIndex.judge`). */
+  lookalikeOf(origin: string, names: readonly string[]): Lookalike | undefined {
+    const found = this.#lookalikeIndex.judge({ origin, names });
+    return found && { of: found.of, origin: found.origin, reason: found.reason };
   }
 
   /** The matcher's verdicts by base URL, from the last selection. */
@@ -127,6 +146,9 @@ export class Evaluator {
       if (entry !== undefined && isMember(status.state)) candidates.push({ endpoint: ep, entry: effectiveEntry(entry) });
     }
 
+    for (const [url, l] of this.#findLookalikes(candidates)) {
+      alerts.raise(`lookalike:${url}`, { kind: 'lookalike', endpoint: url, message: `${url}: ${l.reason}`, detail: { of: l.of, origin: l.origin } });
+    }
     const degraded = candidates.map((c) => health.get(c.endpoint.baseUrl)?.state === 'degraded');
     const last = this.#lastEvaluation;
     if (
@@ -145,7 +167,8 @@ export class Evaluator {
       return undefined;
     }
     const presentable = this.#o.select.presentable ?? (await this.#presentable(candidates));
-    const selection = selectAgents(candidates, { ...this.#o.select, reviewed: reviewedList, memo: this.#matchMemo, fitted: this.#fitted, presentable });
+    const excluded = this.#o.lookalikes === 'exclude' ? new Map([...this.#lookalikes].map(([url, l]) => [url, `lookalike: ${l.reason}`])) : undefined;
+    const selection = selectAgents(candidates, { ...this.#o.select, reviewed: reviewedList, memo: this.#matchMemo, fitted: this.#fitted, presentable, ...(excluded && { excluded }) });
     for (const [url, v] of selection.verdicts) {
       const prev = this.#verdicts.get(url);
       if (!prev || prev.verdict !== v.verdict || prev.localName !== v.localName) {
@@ -169,6 +192,29 @@ export class Evaluator {
       const transport = transports.get(url);
       return { degraded: health.get(url)?.state === 'degraded', ...(transport !== undefined && { transport }) };
     });
+  }
+
+  /**
+   * Brings the lookalike index to the candidates (an agent that left is dropped; one that arrived
+   * is added after the others) and, when it changed, finds the lookalikes again.
+   */
+  #findLookalikes(candidates: readonly Candidate[]): ReadonlyMap<string, Lookalike> {
+    const index = this.#lookalikeIndex;
+    const present = new Set(candidates.map((c) => c.endpoint.baseUrl));
+    let changed = false;
+    for (const key of [...index.keys()]) if (!present.has(key)) changed = index.delete(key) || changed;
+    for (const { endpoint, entry } of candidates) {
+      const names = [entry.card.name, ...endpoint.records.flatMap((r) => [r.name, identifierName(r.metadata['identifier'] ?? '') ?? []].flat())];
+      changed = index.set({ key: endpoint.baseUrl, origin: originOf(endpoint.baseUrl) ?? endpoint.baseUrl, names }) || changed;
+    }
+    if (changed) {
+      this.#lookalikes = new Map();
+      for (const key of index.keys()) {
+        const found = index.find(key);
+        if (found !== undefined) this.#lookalikes.set(key, { of: found.of, origin: found.origin, reason: found.reason });
+      }
+    }
+    return this.#lookalikes;
   }
 
   /** Forgets what is known of an endpoint that left discovery (whether its card once fitted). */

@@ -8,3 +8,4 @@ export type { DiscoveryLoopOptions } from './discovery-loop.js';
 export type { EndpointStatus, EndpointVerdict } from './endpoint-views.js';
 export type { SnapshotListener } from './publisher.js';
 export type { RoutingVerdict } from './routing-gate.js';
+export type { Lookalike, LookalikePolicy } from '../rules/lookalike.js';

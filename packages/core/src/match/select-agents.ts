@@ -79,6 +79,8 @@ export interface SelectOptions {
    * passes one (nothing can be presented when it has no credentials).
    */
   readonly presentable?: (origin: string) => readonly PresentableScheme[];
+  /** Base URLs kept out of the selection, with the reason (the discovery loop's `lookalikes: exclude`). */
+  readonly excluded?: ReadonlyMap<string, string>;
 }
 
 /** Match results by card object, then by the needs they were computed for. */
@@ -166,6 +168,11 @@ export function selectAgents(candidates: readonly Candidate[], options: SelectOp
     const reviewed = staticRecord ? reviewedByName.get(staticRecord.name) : undefined;
     const localName = reviewed ? reviewed.name : deriveLocalName(endpoint.records[0]!.name);
 
+    const kept = options.excluded?.get(endpoint.baseUrl);
+    if (kept !== undefined) {
+      verdicts.set(endpoint.baseUrl, { verdict: 'excluded', localName, reason: kept });
+      continue;
+    }
     const tenantRefusal = tenantRefuses(options.tenant, entry, endpoint.baseUrl);
     if (tenantRefusal) {
       verdicts.set(endpoint.baseUrl, { verdict: 'excluded', localName, reason: tenantRefusal });

@@ -6,6 +6,7 @@
  * {@link probeAiCatalogDocument}; printed by {@link renderAiCatalogProbe}.
  */
 import type { Problem } from '../errors.js';
+import type { Lookalike } from '../rules/lookalike.js';
 import type { ProbeReport } from './probe-report.js';
 import { renderProbe, stageMarks } from './probe-report.js';
 
@@ -102,6 +103,8 @@ export interface AiCatalogEntryReport {
   report?: ProbeReport;
   /** Why a card entry was not probed. */
   skipped?: string;
+  /** An accepted card entry whose name or identifier looks like an earlier entry's of another origin. */
+  lookalike?: Lookalike;
 }
 
 /** The result of probing an AI Catalog. */
@@ -213,6 +216,7 @@ function renderEntry(e: AiCatalogEntryReport, lines: string[]): void {
   }
   for (const p of e.problems) if (p.message !== e.nested?.reason) lines.push(`       ${p.path}: ${p.message}`);
   if (e.skipped !== undefined) item('skipped', e.skipped);
+  if (e.lookalike !== undefined) item('lookalike', e.lookalike.reason);
   if (e.report !== undefined) for (const l of renderProbe(e.report).split('\n')) lines.push(`    ${l}`);
   else if (e.verdict === 'refused') lines.push('    REFUSED   before any card stage');
 }

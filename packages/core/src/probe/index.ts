@@ -12,6 +12,8 @@ export type { CatalogEntryReport, CatalogReport, ProbeCatalogOptions } from './p
 export { isAiCatalogDocument, probeAiCatalogDocument, probeAiCatalogUrl } from './probe-ai-catalog.js';
 export type { ProbeAiCatalogOptions } from './probe-ai-catalog.js';
 export type { ChosenInterface, DescribedScheme, SecurityRequirementsResult } from '../card/index.js';
+export { identifierName } from '../rules/lookalike.js';
+export type { Lookalike } from '../rules/lookalike.js';
 export { renderAiCatalogProbe } from './ai-catalog-report.js';
 export type { AiCatalogDocumentReport, AiCatalogEntryReport, AiCatalogReport, CatalogEntryVerdict, CatalogStage } from './ai-catalog-report.js';
 export { probeTarget } from './probe-target.js';

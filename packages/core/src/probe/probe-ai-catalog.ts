@@ -22,6 +22,9 @@ import { catalogCardUrl } from '../fetch/index.js';
 import type { AiCatalogSource, EndpointRecord, CatalogReport as SourceCatalogReport } from '../sources/index.js';
 import { aiCatalogSource } from '../sources/index.js';
 import { CATALOG_DEFAULTS } from '../rules/defaults.js';
+import type { Lookalike } from '../rules/lookalike.js';
+import { identifierName } from '../rules/lookalike.js';
+import { flagLookalikes } from './probe-lookalikes.js';
 import { describe } from '../text.js';
 import type { Doc } from './ai-catalog-documents.js';
 import { documentOf, failedDocument, readDocument } from './ai-catalog-documents.js';
@@ -373,6 +376,12 @@ function content(o: ProbeAiCatalogOptions): Pick<ProbeAiCatalogOptions, 'interfa
 }
 
 function finish(r: AiCatalogReport): AiCatalogReport {
+  // Flagged, not refused: a lookalike does not change whether the catalog is accepted.
+  flagLookalikes(
+    r.entries
+      .filter((e) => e.verdict === 'accepted')
+      .map((e) => ({ url: e.endpoint ?? e.url, names: [e.report?.name, e.displayName, identifierName(e.identifier)], flag: (l: Lookalike) => (e.lookalike = l) })),
+  );
   const c = r.counts;
   for (const e of r.entries) {
     c.entries++;

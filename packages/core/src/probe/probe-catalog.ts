@@ -12,6 +12,8 @@ import type { ProbeEndpointOptions } from './probe-endpoint.js';
 import { probeEndpoint } from './probe-endpoint.js';
 import type { ProbeReport } from './probe-report.js';
 import { refusedReport } from './probe-report.js';
+import type { Lookalike } from '../rules/lookalike.js';
+import { flagLookalikes } from './probe-lookalikes.js';
 
 /** Inputs of {@link probeCatalog}. */
 export interface ProbeCatalogOptions extends ProbeEndpointOptions {
@@ -40,6 +42,8 @@ export interface CatalogEntryReport {
   report?: ProbeReport;
   /** Why the entry was not probed (past `maxEntries`, or the caller's signal aborted first). */
   skipped?: string;
+  /** An accepted entry whose name looks like an earlier entry's of another origin. */
+  lookalike?: Lookalike;
 }
 
 /** The result of {@link probeCatalog}. */
@@ -144,6 +148,8 @@ export async function probeCatalog(body: Uint8Array | string, o: ProbeCatalogOpt
       else result.refused++;
     }
   }
+  const accepted = result.entries.filter((e) => e.report?.accepted === true && e.duplicateOf === undefined);
+  flagLookalikes(accepted.map((e) => ({ url: e.endpoint ?? e.url, names: [e.name, e.report?.name], flag: (l: Lookalike) => (e.lookalike = l) })));
   return result;
 }
 

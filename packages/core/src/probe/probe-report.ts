@@ -33,6 +33,8 @@ export interface ProbeHttp {
 
 export interface ProbeReport {
   source: string;
+  /** The card's `name` once it parsed (card text: display only, and compared for lookalikes). */
+  name?: string;
   accepted: boolean;
   stage: ProbeStage;
   protocolVersion?: string;
@@ -93,6 +95,7 @@ export function reportFromCheck(source: string, check: CheckCardResult, hostsJud
   }));
   return {
     source,
+    ...(card?.name !== undefined && { name: card.name }),
     accepted: check.ok,
     stage: check.ok ? 'selected' : (check.stage ?? 'schema'),
     ...(check.protocolVersion !== undefined && { protocolVersion: check.protocolVersion }),

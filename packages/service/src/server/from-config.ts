@@ -39,6 +39,7 @@ export function serviceOptionsFromConfig(config: DiscoveryConfig, secrets: Secre
     requireStreaming: config.policies.requireStreaming,
     ...(config.policies.tenant && { tenant: config.policies.tenant }),
     maxAgents: config.policies.maxAgents,
+    lookalikes: config.policies.lookalikes,
     ...(config.domains.length > 0 && { domains: config.domains }),
     routing: {
       minAccuracy: config.routing.minAccuracy,

@@ -17,8 +17,8 @@
  */
 import type { CheckCardOptions, CardFetcher, CredentialsInput, HostPolicy } from 'a2a-discovery';
 import { DEFAULT_CATALOG_LIMITS, DiscoveryError, createCardFetcher } from 'a2a-discovery';
-import type { AiCatalogReport, CatalogReport, ProbeReport } from 'a2a-discovery/probe';
-import { isAiCatalogDocument, probeAiCatalogDocument, probeCard, probeCatalog, probeTarget } from 'a2a-discovery/probe';
+import type { AiCatalogReport, CatalogReport, Lookalike, ProbeReport } from 'a2a-discovery/probe';
+import { identifierName, isAiCatalogDocument, probeAiCatalogDocument, probeCard, probeCatalog, probeTarget } from 'a2a-discovery/probe';
 import type { CardSizeLimit } from 'a2a-discovery/config';
 import { cardSizeLimit } from 'a2a-discovery/config';
 import type { GuardBounds } from './guard-options.js';
@@ -38,6 +38,8 @@ export interface InspectResult {
   catalog?: CatalogReport;
   /** The decision on each entry of an AI Catalog: a URL that serves one (`kind` `url`) or a pasted one (`kind` `catalog`). */
   aiCatalog?: AiCatalogReport;
+  /** The card (`kind` `url`, `card`) looks like an agent discovery admitted from another origin (catalog entries carry their own `lookalike`). */
+  lookalike?: Lookalike;
   /** The allowlist applied, one rule per line (the service's `allow`, `allowLoopback`, `allowCidrs`). */
   allowlist: string[];
   /** True when the deadline passed: requests in flight were aborted and are reported failed at `fetch`. */
@@ -76,6 +78,12 @@ export interface InspectorOptions {
   timeoutMs: number;
   /** Counts `inspect_timeout` when a deadline passes, `inspect_truncated` when a bound of {@link InspectBounds} bites. */
   onRefusal?: OnRefusal;
+  /**
+   * The discovery loop's `lookalikeOf`: an accepted card or catalog entry whose name looks like an
+   * agent the loop admitted from another origin is flagged (`lookalike`). Without it, only
+   * entries of one catalog are compared with each other.
+   */
+  lookalikeOf?: (origin: string, names: readonly string[]) => Lookalike | undefined;
   /** What one inspection reads, requests and answers at most. Default the `server.limits` defaults. */
   bounds?: Partial<InspectBounds>;
 }
@@ -188,6 +196,7 @@ export class Inspector {
       } else if ('card' in input) result = { kind: 'card', report: await probeCard('the pasted card', input.card, { interfacePolicy: policy, check, ...judgeWith }), ...done() };
       else if (isAiCatalogDocument(input.catalog)) result = { kind: 'catalog', aiCatalog: await probeAiCatalogDocument(input.catalog, common), ...done() };
       else result = { kind: 'catalog', catalog: await probeCatalog(input.catalog, common), ...done() };
+      if (this.#o.lookalikeOf !== undefined) flagAgainstAdmitted(result, this.#o.lookalikeOf, 'url' in input ? input.url : undefined);
       const truncation = [...(result.aiCatalog?.truncated ?? []), ...(result.catalog?.truncated ?? [])];
       if (budget.refused > 0) truncation.push(`${budget.refused} upstream request${budget.refused === 1 ? ' was' : 's were'} not made: one inspection makes at most ${budget.max} (server.limits.inspectMaxRequests)`);
       if (budget.upstream > 0) truncation.push(`${budget.upstream} upstream request${budget.upstream === 1 ? ' was' : 's were'} not made: the upstream budget of the origin was spent (cache.originRequestsPerSecond, cache.originBurst); try again later`);
@@ -206,6 +215,38 @@ export class Inspector {
   async close(): Promise<void> {
     for (const c of this.#running) c.abort(new Error('the service is stopping'));
     if (this.#o.fetcher === undefined) await Promise.all([this.#fetcher.close(), this.#catalogFetcher.close()]);
+  }
+}
+
+/**
+ * Flags what an inspection accepted against the agents discovery admitted: the card (at `url`, or
+ * at its chosen interface when pasted), or each accepted catalog entry its catalog did not flag.
+ */
+function flagAgainstAdmitted(result: InspectResult, lookalikeOf: NonNullable<InspectorOptions['lookalikeOf']>, url: string | undefined): void {
+  const judge = (at: string | undefined, names: ReadonlyArray<string | undefined>): Lookalike | undefined => {
+    let origin: string | undefined;
+    try {
+      origin = at !== undefined ? new URL(at).origin : undefined;
+    } catch {
+      origin = undefined;
+    }
+    const known = names.filter((n): n is string => n !== undefined);
+    return origin === undefined || origin === 'null' || known.length === 0 ? undefined : lookalikeOf(origin, known);
+  };
+  const card = result.report;
+  if (card?.accepted === true) {
+    const found = judge(url ?? card.chosenInterface?.url, [card.name]);
+    if (found !== undefined) result.lookalike = found;
+  }
+  for (const e of result.aiCatalog?.entries ?? []) {
+    if (e.verdict !== 'accepted' || e.lookalike !== undefined) continue;
+    const found = judge(e.endpoint ?? e.url, [e.report?.name, e.displayName, identifierName(e.identifier)]);
+    if (found !== undefined) e.lookalike = found;
+  }
+  for (const e of result.catalog?.entries ?? []) {
+    if (e.report?.accepted !== true || e.lookalike !== undefined) continue;
+    const found = judge(e.endpoint ?? e.url, [e.name, e.report.name]);
+    if (found !== undefined) e.lookalike = found;
   }
 }
 

@@ -87,6 +87,8 @@ export function buildHttp(
     bounds: limits,
     // Only to judge a card's security requirements: never given to its fetchers.
     ...(o.credentials !== undefined && { credentials: o.credentials }),
+    // A card that looks like an agent discovery admitted from another origin is flagged.
+    lookalikeOf: (origin, names) => loop.lookalikeOf(origin, names),
   });
   const app = createApp({
     bindHost: p.host,

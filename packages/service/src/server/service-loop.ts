@@ -41,6 +41,7 @@ export async function buildLoop(
     events: p.events,
     // The fetcher's credentials: cards requiring what they cannot present are a verdict, not a failing chat.
     ...(o.credentials !== undefined && { credentials: o.credentials }),
+    ...(o.lookalikes !== undefined && { lookalikes: o.lookalikes }),
     select: {
       needs: o.needs,
       vocabulary: new TagVocabulary(o.vocabulary.map((v) => ({ tag: v.tag, description: v.description }))),

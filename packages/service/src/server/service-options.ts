@@ -50,6 +50,8 @@ export interface ServiceOptions {
   needs: readonly Need[];
   requireStreaming?: boolean;
   tenant?: TenantPolicy;
+  /** A lookalike of an earlier agent from another origin: `flag` (default) or `exclude` (`policies.lookalikes`). */
+  lookalikes?: DiscoveryLoopOptions['lookalikes'];
   maxAgents?: number;
   /** Routing domains (two-level trees); `maxAgents` default to the tree's. */
   domains?: ReadonlyArray<Omit<RoutingDomain, 'maxAgents'> & { maxAgents?: number }>;

@@ -287,11 +287,13 @@ export function describeEvent(e) {
     case 'snapshot.held':
       return `snapshot v${e.version} held: ${e.reason ?? ''}`;
     case 'alert':
-      return `${e.kind}: ${e.message ?? ''}`;
-    case 'alert.resolved':
+    case 'alert.resolved': {
+      // A lookalike's message names both agents and both origins; its kind is said as what it means.
+      const kind = e.kind === 'lookalike' ? 'looks like an earlier agent of another origin' : e.kind;
       // The alert's own message starts with "resolved: " (logs read it alone); the views say
       // "resolved" once, in their badge or prefix.
-      return `${e.kind}: ${(e.message ?? '').replace(/^resolved:\s*/, '')}`;
+      return `${kind}: ${e.type === 'alert' ? (e.message ?? '') : (e.message ?? '').replace(/^resolved:\s*/, '')}`;
+    }
     case 'routing.evaluated':
       return routingSentence(e);
     case 'session.pinned':

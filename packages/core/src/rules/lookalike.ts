@@ -1,0 +1,330 @@
+/**
+ * Lookalike names: whether an agent's name or identifier is confusingly like one another origin
+ * published first (the AI Catalog's "Identifier Typosquatting": "Registries and consumers SHOULD
+ * implement similarity checks on identifiers"). The discovery loop, the inspector and `probe`
+ * all ask this module.
+ *
+ * Two names look alike when their skeletons are equal (confusable characters, case, separators)
+ * or close by edit distance on the skeletons, within a bound relative to their length:
+ *
+ * - The skeleton follows UTS #39 §4 ("skeleton(X)") in spirit: NFKC, then the `confusables`
+ *   library's map of non-Latin lookalikes to Latin letters (it is not the UTS #39 table: an
+ *   English-only map that also drops combining marks and zero-width characters, and leaves ASCII
+ *   alone), then case folding, then the ASCII confusables UTS #39 lists that the library does not
+ *   (`I`, `1` and `|` → `l`, `0` → `o`, `rn` → `m`, `vv` → `w`), then every run of separators
+ *   (space, `.`, `_`, `-`, `/`, `:`) as one `-`.
+ * - Edit distance (Levenshtein, `fastest-levenshtein`) on the skeletons: none below 5 characters,
+ *   1 up to 11, 2 up to 19, 3 from 20 (the shorter skeleton's length). Names of fewer than 3
+ *   characters are never compared.
+ * - Not lookalikes: names that differ only in their numbers (`agent-1`, `agent-2`), or only in
+ *   whole words of at most 2 characters (`agent a`, `agent b`, `billing v1`, `billing v2`):
+ *   numbered and lettered series are common and not confusing.
+ *
+ * Cost: {@link LookalikeIndex} keeps each name under its skeleton, and under its skeleton's length
+ * and d+5 segments (the pigeonhole filter of PassJoin, Li et al. 2011: d edits leave five of d+5
+ * segments unedited, each shifted by at most d), so a lookup compares a name only with the names
+ * of a nearby length that share five segments with it, not with all.
+ *
+ * @module
+ */
+import { remove as removeConfusables } from 'confusables';
+import { distance } from 'fastest-levenshtein';
+
+/**
+ * Why a name was flagged: `of` the earlier name it looks like, `origin` the origin that
+ * published it, `reason` one sentence (`name "pаypal" looks like "paypal" of https://pay.example:
+ * confusable characters`). The shape of `ArdVerified.lookalike` and `EndpointStatus.lookalike`.
+ */
+export interface Lookalike {
+  readonly of: string;
+  readonly origin: string;
+  readonly reason: string;
+}
+
+/** What to do with a lookalike in the discovery loop: flag it (alert and status), or also keep it out of snapshots. */
+export type LookalikePolicy = 'flag' | 'exclude';
+
+/** Skeletons shorter than this are never compared (`qa`, `ai`). */
+const MIN_LENGTH = 3;
+
+/** The most edits between two skeletons, by the shorter one's length. */
+function maxEdits(length: number): number {
+  return length < 5 ? 0 : length < 12 ? 1 : length < 20 ? 2 : 3;
+}
+
+/** Segments a lookup must share with a stored name (of d+SHARED): the more, the fewer comparisons for names with a common word (measured: 5). */
+const SHARED = 5;
+
+const SEPARATORS = /[\s._\-/:]+/gu;
+
+/** NFKC and case folding. */
+function fold(name: string): string {
+  return name.normalize('NFKC').toLowerCase().trim();
+}
+
+/** The skeleton of a name (see the module comment). */
+function skeleton(name: string): string {
+  const latin = removeConfusables(name.normalize('NFKC'));
+  // Capital I reads as a small l: before case folding makes it an i.
+  return latin
+    .replace(/[I1|]/g, 'l')
+    .toLowerCase()
+    .replace(/0/g, 'o')
+    .replace(/rn/g, 'm')
+    .replace(/vv/g, 'w')
+    .replace(SEPARATORS, '-')
+    .replace(/^-|-$/g, '');
+}
+
+interface Name {
+  readonly raw: string;
+  readonly skeleton: string;
+}
+
+function nameOf(raw: string): Name {
+  return { raw, skeleton: skeleton(raw) };
+}
+
+/**
+ * Why `a` looks like `b` (`confusable characters`, `the same name`, `1 edit apart`, …), or
+ * undefined when it does not. Symmetric.
+ */
+function compareNames(a: Name, b: Name): string | undefined {
+  const short = Math.min(a.skeleton.length, b.skeleton.length);
+  if (short < MIN_LENGTH) return undefined;
+  const fa = fold(a.raw);
+  const fb = fold(b.raw);
+  if (a.skeleton === b.skeleton) {
+    if (fa === fb) return 'the same name';
+    if (fa.replace(SEPARATORS, '-') === fb.replace(SEPARATORS, '-')) return 'the same name but for separators';
+    return 'confusable characters';
+  }
+  const d = distance(a.skeleton, b.skeleton);
+  if (d > maxEdits(short)) return undefined;
+  // A numbered or lettered series: the names differ only in their numbers or in short words.
+  if (fa.replace(/\d+/g, '#') === fb.replace(/\d+/g, '#')) return undefined;
+  const wa = a.skeleton.split('-');
+  const wb = b.skeleton.split('-');
+  if (wa.length === wb.length && wa.every((w, i) => w === wb[i] || (w.length <= 2 && wb[i]!.length <= 2))) return undefined;
+  return `${d} ${d === 1 ? 'edit' : 'edits'} apart`;
+}
+
+/**
+ * The names of an AI Catalog identifier to compare: for `urn:air:{publisher}:{namespace}:{name}`,
+ * `{publisher}:{name}` (the spec's trailing segment); undefined for any other scheme.
+ *
+ * @example identifierName('urn:air:acme.com:agent:finance') // 'acme.com:finance'
+ */
+export function identifierName(identifier: string): string | undefined {
+  const m = /^urn:air:([^:]+):(.+)$/i.exec(identifier);
+  if (m === null) return undefined;
+  const name = m[2]!.split(/[:/]/).filter(Boolean).pop();
+  return name === undefined ? undefined : `${m[1]!.toLowerCase()}:${name}`;
+}
+
+/** One agent as the index holds it: a key (its endpoint), its origin, and the names it goes by. */
+export interface LookalikeEntry {
+  readonly key: string;
+  readonly origin: string;
+  readonly names: readonly string[];
+}
+
+/** What {@link LookalikeIndex.find} answers: the earlier agent, and which of the names matched. */
+export interface LookalikeMatch extends Lookalike {
+  /** The earlier agent's key. */
+  readonly key: string;
+  /** The later agent's name that looks like `of`. */
+  readonly name: string;
+}
+
+interface Stored {
+  readonly entry: LookalikeEntry;
+  readonly seq: number;
+  readonly names: readonly Name[];
+}
+
+interface Posting {
+  readonly stored: Stored;
+  readonly name: Name;
+}
+
+/**
+ * The agents admitted so far, in arrival order, indexed so a lookup compares a name with the few
+ * names that may be within reach. The first to arrive is the original: {@link find} answers only
+ * with agents added before the one asked about, from another origin.
+ *
+ * @example
+ * const index = new LookalikeIndex();
+ * index.set({ key: 'https://pay.example/', origin: 'https://pay.example', names: ['paypal'] });
+ * index.set({ key: 'https://evil.example/', origin: 'https://evil.example', names: ['pаypal'] });
+ * index.find('https://evil.example/')?.reason; // 'name "pаypal" looks like "paypal" of https://pay.example: confusable characters'
+ */
+export class LookalikeIndex {
+  readonly #stored = new Map<string, Stored>();
+  /** Postings by `length|segment number|segment`. */
+  readonly #segments = new Map<string, Posting[]>();
+  /** Postings by skeleton, in arrival order: equal skeletons are found first, the earliest at once. */
+  readonly #skeletons = new Map<string, Posting[]>();
+  #seq = 0;
+  /** Name comparisons made by lookups so far (edit distances computed), for tests and metrics. */
+  comparisons = 0;
+
+  /** Adds an agent, or updates its names keeping its place in the arrival order. Returns whether anything changed. */
+  set(entry: LookalikeEntry): boolean {
+    const old = this.#stored.get(entry.key);
+    if (old !== undefined && old.entry.origin === entry.origin && sameNames(old.entry.names, entry.names)) return false;
+    if (old !== undefined) this.#unindex(old);
+    const names = [...new Set(entry.names)].map(nameOf).filter((n) => n.skeleton.length >= MIN_LENGTH);
+    const stored: Stored = { entry, seq: old?.seq ?? this.#seq++, names };
+    this.#stored.set(entry.key, stored);
+    for (const name of names) {
+      const posting = { stored, name };
+      push(this.#skeletons, name.skeleton, posting);
+      for (const k of segmentKeys(name.skeleton)) push(this.#segments, k, posting);
+    }
+    return true;
+  }
+
+  /** Removes an agent (it left). Returns whether it was there. */
+  delete(key: string): boolean {
+    const old = this.#stored.get(key);
+    if (old === undefined) return false;
+    this.#unindex(old);
+    this.#stored.delete(key);
+    return true;
+  }
+
+  /** The keys held, in arrival order. */
+  keys(): IterableIterator<string> {
+    return this.#stored.keys();
+  }
+
+  /**
+   * Whether agent `key` looks like one that arrived before it from another origin: the earliest
+   * such agent (the original), or undefined.
+   */
+  find(key: string): LookalikeMatch | undefined {
+    const self = this.#stored.get(key);
+    if (self === undefined) return undefined;
+    let best: { posting: Posting; name: Name; reason: string } | undefined;
+    const seen = new Set<Posting>();
+    const consider = (posting: Posting, name: Name): void => {
+      if (seen.has(posting)) return;
+      seen.add(posting);
+      const other = posting.stored;
+      if (other.seq >= self.seq || other.entry.origin === self.entry.origin) return;
+      if (best !== undefined && best.posting.stored.seq <= other.seq) return;
+      this.comparisons++;
+      const reason = compareNames(name, posting.name);
+      if (reason !== undefined) best = { posting, name, reason };
+    };
+    for (const name of self.names) for (const posting of this.#skeletons.get(name.skeleton) ?? []) consider(posting, name);
+    for (const name of self.names) {
+      const q = name.skeleton;
+      // The segment numbers each stored name shares with this one: two at least are within reach.
+      const hits = new Map<Posting, Set<number>>();
+      for (let len = q.length - 3; len <= q.length + 3; len++) {
+        if (len < MIN_LENGTH) continue;
+        const d = maxEdits(Math.min(len, q.length));
+        if (Math.abs(len - q.length) > d) continue;
+        const bounds = segmentBounds(len);
+        for (let i = 0; i < bounds.length; i++) {
+          const [start, size] = bounds[i]!;
+          for (let at = Math.max(0, start - d); at <= Math.min(q.length - size, start + d); at++) {
+            for (const posting of this.#segments.get(`${len}|${i}|${q.slice(at, at + size)}`) ?? []) {
+              const seg = hits.get(posting);
+              if (seg === undefined) hits.set(posting, new Set([i]));
+              else seg.add(i);
+            }
+          }
+        }
+      }
+      for (const [posting, seg] of hits) if (seg.size >= SHARED) consider(posting, name);
+    }
+    if (best === undefined) return undefined;
+    const { posting, name, reason } = best;
+    return {
+      key: posting.stored.entry.key,
+      name: name.raw,
+      of: posting.name.raw,
+      origin: posting.stored.entry.origin,
+      reason: `name ${JSON.stringify(name.raw)} looks like ${JSON.stringify(posting.name.raw)} of ${posting.stored.entry.origin}: ${reason}`,
+    };
+  }
+
+  /**
+   * How an agent would be judged if it arrived now (the inspector asks before anything admits it):
+   * one held already (from the same origin, under a name of the same skeleton) is judged in its
+   * own place in the arrival order; any other against every agent held.
+   */
+  judge(entry: Omit<LookalikeEntry, 'key'>): LookalikeMatch | undefined {
+    for (const name of entry.names) {
+      for (const posting of this.#skeletons.get(skeleton(name)) ?? []) {
+        if (posting.stored.entry.origin === entry.origin) return this.find(posting.stored.entry.key);
+      }
+    }
+    // A key no agent has: URLs and endpoint keys never start with a NUL.
+    const key = '\u0000judged';
+    this.set({ ...entry, key });
+    try {
+      return this.find(key);
+    } finally {
+      this.delete(key);
+    }
+  }
+
+  #unindex(stored: Stored): void {
+    for (const name of stored.names) {
+      drop(this.#skeletons, name.skeleton, stored);
+      for (const k of segmentKeys(name.skeleton)) drop(this.#segments, k, stored);
+    }
+  }
+}
+
+/**
+ * Lookalikes within one list of agents (a catalog `probe` reads): each agent checked against the
+ * ones listed before it, from other origins. Keys map to what each was flagged for.
+ */
+export function lookalikesAmong(entries: readonly LookalikeEntry[]): Map<string, LookalikeMatch> {
+  const index = new LookalikeIndex();
+  const out = new Map<string, LookalikeMatch>();
+  for (const e of entries) {
+    index.set(e);
+    const found = index.find(e.key);
+    if (found !== undefined) out.set(e.key, found);
+  }
+  return out;
+}
+
+/** Start and size of each of the d+1 segments of a skeleton of this length. */
+function segmentBounds(length: number): Array<[number, number]> {
+  const parts = maxEdits(length) + SHARED;
+  const out: Array<[number, number]> = [];
+  for (let i = 0; i < parts; i++) {
+    const start = Math.floor((i * length) / parts);
+    out.push([start, Math.floor(((i + 1) * length) / parts) - start]);
+  }
+  return out;
+}
+
+function segmentKeys(s: string): string[] {
+  return segmentBounds(s.length).map(([start, size], i) => `${s.length}|${i}|${s.slice(start, start + size)}`);
+}
+
+function push<K, V>(map: Map<K, V[]>, key: K, value: V): void {
+  const list = map.get(key);
+  if (list === undefined) map.set(key, [value]);
+  else list.push(value);
+}
+
+function drop(map: Map<string, Posting[]>, key: string, stored: Stored): void {
+  const list = map.get(key);
+  if (list === undefined) return;
+  const rest = list.filter((p) => p.stored !== stored);
+  if (rest.length === 0) map.delete(key);
+  else map.set(key, rest);
+}
+
+function sameNames(a: readonly string[], b: readonly string[]): boolean {
+  return a.length === b.length && a.every((n, i) => n === b[i]);
+}

@@ -1,0 +1,128 @@
+/**
+ * Lookalike names (AI Catalog, "Identifier Typosquatting"; UTS #39 confusables): the rule's table
+ * (confusable characters, edit distance relative to length, separators, same origin never,
+ * unrelated names and numbered series never), first arrival wins, the `urn:air` identifier's
+ * publisher and name, and a bounded number of comparisons at 10,000 admitted names.
+ */
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { identifierName, LookalikeIndex, lookalikesAmong } from '../../packages/core/src/rules/lookalike.js';
+
+/** The reason the second name is flagged against the first (other origin), or undefined. */
+function flag(original: string, later: string): string | undefined {
+  const found = lookalikesAmong([
+    { key: 'https://first.example/', origin: 'https://first.example', names: [original] },
+    { key: 'https://second.example/', origin: 'https://second.example', names: [later] },
+  ]).get('https://second.example/');
+  return found?.reason;
+}
+
+const TABLE: ReadonlyArray<[string, string, string | undefined]> = [
+  // Confusable characters (the skeleton): Cyrillic а and і, fullwidth, digits and ASCII lookalikes.
+  ['paypal', 'p\u0430ypal', 'confusable characters'],
+  ['billing', 'b\u0456lling', 'confusable characters'],
+  ['paypal', '\uff50\uff41\uff59\uff50\uff41\uff4c', 'the same name'],
+  ['paypal', 'paypa1', 'confusable characters'],
+  ['paypal', 'PAYPAI', 'confusable characters'],
+  ['modern', 'modem', 'confusable characters'],
+  ['billing', 'bi\u200blling', 'confusable characters'],
+  // Separators and case.
+  ['acme-agent', 'acme_agent', 'the same name but for separators'],
+  ['Acme Agent', 'acme.agent', 'the same name but for separators'],
+  ['Billing', 'billing', 'the same name'],
+  // Edit distance, relative to length.
+  ['billing', 'biling', '1 edit apart'],
+  ['warranty-agent', 'warrenty-agant', '2 edits apart'],
+  ['acme.com:finance', 'acme.com:financ', '1 edit apart'],
+  // Not lookalikes: unrelated, too far for the length (a transposition is 2 edits), too short, numbered or lettered series.
+  ['billing', 'shipping', undefined],
+  ['warranty-agent', 'warrenty-agnet', undefined],
+  ['pay', 'pan', undefined],
+  ['ai', 'ai', undefined],
+  ['agent-1', 'agent-2', undefined],
+  ['billing v1', 'billing v2', undefined],
+  ['Agent a', 'Agent b', undefined],
+  ['a.example.com', 'b.example.com', undefined],
+  ['warranty', 'warranties', undefined],
+];
+
+describe('the rule', () => {
+  for (const [original, later, reason] of TABLE) {
+    test(`${JSON.stringify(later)} after ${JSON.stringify(original)}: ${reason ?? 'not a lookalike'}`, () => {
+      const got = flag(original, later);
+      if (reason === undefined) assert.equal(got, undefined);
+      else assert.equal(got, `name ${JSON.stringify(later)} looks like ${JSON.stringify(original)} of https://first.example: ${reason}`);
+    });
+  }
+
+  test('the same origin is never a lookalike of itself', () => {
+    const found = lookalikesAmong([
+      { key: 'https://pay.example/a', origin: 'https://pay.example', names: ['paypal'] },
+      { key: 'https://pay.example/b', origin: 'https://pay.example', names: ['p\u0430ypal'] },
+    ]);
+    assert.equal(found.size, 0);
+  });
+
+  test('the first to arrive is the original: the later one is flagged, against the earliest', () => {
+    const index = new LookalikeIndex();
+    index.set({ key: 'https://a.example/', origin: 'https://a.example', names: ['billing'] });
+    index.set({ key: 'https://b.example/', origin: 'https://b.example', names: ['biling'] });
+    index.set({ key: 'https://c.example/', origin: 'https://c.example', names: ['b\u0456lling'] });
+    assert.equal(index.find('https://a.example/'), undefined);
+    assert.deepEqual(
+      { ...index.find('https://c.example/') },
+      { key: 'https://a.example/', name: 'b\u0456lling', of: 'billing', origin: 'https://a.example', reason: 'name "b\u0456lling" looks like "billing" of https://a.example: confusable characters' },
+    );
+    // The original leaves: the next one in arrival order is the original now.
+    index.delete('https://a.example/');
+    assert.equal(index.find('https://b.example/'), undefined);
+    assert.equal(index.find('https://c.example/')?.origin, 'https://b.example');
+    // Names change in place: the place in the arrival order stays.
+    assert.equal(index.set({ key: 'https://b.example/', origin: 'https://b.example', names: ['biling', 'billing-agent'] }), true);
+    assert.equal(index.set({ key: 'https://b.example/', origin: 'https://b.example', names: ['biling', 'billing-agent'] }), false);
+    assert.equal(index.find('https://c.example/')?.origin, 'https://b.example');
+  });
+
+  test('an AI Catalog identifier compares by publisher and name', () => {
+    assert.equal(identifierName('urn:air:acme.com:agent:finance'), 'acme.com:finance');
+    assert.equal(identifierName('urn:air:ACME.com:finance:agent:payments'), 'acme.com:payments');
+    assert.equal(identifierName('https://acme.com/agents/finance'), undefined);
+    // The spec's own example of a typosquatted identifier.
+    assert.equal(flag(identifierName('urn:air:acme.com:agent:finance')!, identifierName('urn:air:acme.com:agent:financ')!), 'name "acme.com:financ" looks like "acme.com:finance" of https://first.example: 1 edit apart');
+    assert.match(flag(identifierName('urn:air:acme.com:agent:finance')!, identifierName('urn:air:acrne.com:agent:finance')!) ?? '', /confusable characters$/);
+  });
+});
+
+describe('bounded cost', () => {
+  test('10,000 admitted names: each lookup compares a handful of names, not all', () => {
+    // A seeded generator (mulberry32): random words, a quarter with a common word after them.
+    let seed = 42;
+    const random = (): number => {
+      seed = (seed + 0x6d2b79f5) | 0;
+      let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
+      t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+      return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+    };
+    const suffixes = ['', ' agent', '-assistant', ' bot'];
+    const names: string[] = [];
+    for (let i = 0; i < 10_000; i++) {
+      let word = '';
+      const length = 5 + Math.floor(random() * 8);
+      for (let j = 0; j < length; j++) word += 'abcdefghijklmnopqrstuvwxyz'[Math.floor(random() * 26)];
+      names.push(word + suffixes[Math.floor(random() * suffixes.length)]);
+    }
+    // Planted lookalikes of earlier names, which must be found.
+    names[9_000] = names[10].replace(/a/g, '\u0430');
+    names[9_001] = `${names[20]}x`;
+    const index = new LookalikeIndex();
+    const flagged = new Set<number>();
+    for (let i = 0; i < names.length; i++) {
+      index.set({ key: String(i), origin: `https://h${i}.example`, names: [names[i]!] });
+      if (index.find(String(i)) !== undefined) flagged.add(i);
+    }
+    assert.ok(flagged.has(9_000) && flagged.has(9_001), 'the planted lookalikes are found');
+    const allPairs = (names.length * (names.length - 1)) / 2;
+    // Measured: about 23,000 comparisons for the 10,000 lookups (all pairs: 49,995,000).
+    assert.ok(index.comparisons < 10 * names.length, `${index.comparisons} comparisons for ${names.length} lookups (all pairs: ${allPairs})`);
+  });
+});
