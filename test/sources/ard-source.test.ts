@@ -178,3 +178,23 @@ test('bad options are refused, each named', () => {
     },
   );
 });
+
+test('a result that is not an entry is passed over with a problem; a registry that never answers fails the refresh at timeoutMs', async () => {
+  const odd = await upstream(0);
+  odd.answer = () => ({ body: { results: [{ displayName: 'no identifier' }, 'text', cardEntry('urn:air:odd:a', 'A', 'https://a.example/card.json')] } });
+  const source = ardSource({ id: 'odd', url: odd.url, fetcher });
+  const hanging = await upstream(0);
+  hanging.answer = () => 'hang';
+  const stuck = ardSource({ id: 'stuck', url: hanging.url, fetcher, timeoutMs: 300 });
+  try {
+    const state = await source.refresh();
+    assert.deepEqual(Object.keys(byName(state)), ['a']);
+    assert.match(state.problems?.[0]?.message ?? '', /2 result\(s\) without an identifier string were passed over/);
+    const failed = await stuck.refresh();
+    assert.equal(failed.ok, false);
+    assert.equal(failed.error?.code, 'ERR_FETCH_TIMEOUT');
+    assert.match(failed.error!.message, /timeoutMs=300/);
+  } finally {
+    await Promise.all([source.close(), stuck.close()]);
+  }
+});

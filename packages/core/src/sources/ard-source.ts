@@ -158,6 +158,8 @@ class ArdRegistrySource implements ArdSource {
   #cursor: string | undefined;
   /** False once the registry showed it has no change feed. */
   #feed = true;
+  /** Results of this refresh that were not entries (no identifier string). */
+  #passedOver = 0;
   #inFlight: Promise<SourceState> | undefined;
   #controller: AbortController | undefined;
   #closed = false;
@@ -209,12 +211,14 @@ class ArdRegistrySource implements ArdSource {
     this.#controller = controller;
     const timer = setTimeout(() => controller.abort(new DiscoveryError('ERR_FETCH_TIMEOUT', `ARD registry ${this.#s.base}: the refresh took longer than timeoutMs=${this.#s.timeoutMs}`, { url: this.#s.base, stage: 'source' })), this.#s.timeoutMs);
     timer.unref?.();
+    this.#passedOver = 0;
     try {
       const problems: Problem[] = [];
       const read = this.#s.query !== undefined ? await this.#search(controller.signal) : await this.#follow(controller.signal);
       if (this.#closed) return this.#core.state;
       this.#entries = read.entries;
       this.#cursor = read.cursor;
+      if (this.#passedOver > 0) problems.push({ path: this.#s.base, message: `${this.#passedOver} result(s) without an identifier string were passed over` });
       return this.#core.succeed(this.#records(problems), problems);
     } catch (err) {
       if (this.#closed) return this.#core.state;
@@ -251,7 +255,7 @@ class ArdRegistrySource implements ArdSource {
       }
       const read = this.#page(res, url);
       for (const raw of read.results) {
-        const entry = entryOf(raw);
+        const entry = this.#entryOf(raw);
         if (entry === undefined) continue;
         if (entry.status === 'deleted') entries.delete(entry.identifier);
         else entries.set(entry.identifier, entry);
@@ -282,7 +286,7 @@ class ArdRegistrySource implements ArdSource {
       const read = this.#page(res, url);
       if (page === 0) date = read.date;
       for (const raw of read.results) {
-        const entry = entryOf(raw);
+        const entry = this.#entryOf(raw);
         if (entry !== undefined && entry.status !== 'deleted') entries.set(entry.identifier, entry);
       }
       if (entries.size > this.#s.maxEntries) throw this.#tooMany();
@@ -304,7 +308,7 @@ class ArdRegistrySource implements ArdSource {
       const res = await this.#s.fetcher.fetch(url, { method: 'POST', body: JSON.stringify(body), headers: { accept: 'application/json' }, signal });
       const read = this.#page(res, url);
       for (const raw of read.results) {
-        const entry = entryOf(raw);
+        const entry = this.#entryOf(raw);
         if (entry !== undefined && entry.status !== 'deleted' && !entries.has(entry.identifier)) entries.set(entry.identifier, entry);
       }
       if (entries.size > this.#s.maxEntries) throw this.#tooMany();
@@ -363,6 +367,14 @@ class ArdRegistrySource implements ArdSource {
     return records;
   }
 
+  /** An entry with a string identifier; anything else is counted and passed over. */
+  #entryOf(raw: unknown): ArdSearchResult | undefined {
+    const e = raw as Partial<ArdSearchResult> | null;
+    if (typeof e === 'object' && e !== null && !Array.isArray(e) && typeof e.identifier === 'string' && e.identifier !== '') return e as ArdSearchResult;
+    this.#passedOver++;
+    return undefined;
+  }
+
   #url(path: string, params: Record<string, string>): string {
     return `${this.#s.base}${path}?${new URLSearchParams(params).toString()}`;
   }
@@ -382,11 +394,4 @@ class ArdRegistrySource implements ArdSource {
     seen.add(token);
     return token;
   }
-}
-
-/** An entry with a string identifier (others are not entries at all and are passed over). */
-function entryOf(raw: unknown): ArdSearchResult | undefined {
-  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) return undefined;
-  const e = raw as ArdSearchResult;
-  return typeof e.identifier === 'string' && e.identifier !== '' ? e : undefined;
 }
