@@ -33,6 +33,8 @@ export interface FakeArdRegistry {
   feed: boolean;
   /** Changes older than this sequence number are forgotten: a cursor before it answers 410. */
   forgetBefore: number;
+  /** Whether the plain list's last page carries the feed's `cursor` too (default false). */
+  listCursor: boolean;
   close(): Promise<void>;
 }
 
@@ -61,6 +63,7 @@ export async function startFakeArdRegistry(entries: readonly ArdSearchResult[] =
     requests: [],
     feed: true,
     forgetBefore: 0,
+    listCursor: false,
     put(entry) {
       current.set(entry.identifier, entry);
       record(entry, Date.now());
@@ -95,7 +98,7 @@ export async function startFakeArdRegistry(entries: readonly ArdSearchResult[] =
       const since = url.searchParams.get('updated_since');
       if (since === null || !fake.feed) {
         const { items, next } = page([...current.values()].sort((a, b) => a.identifier.localeCompare(b.identifier)), url.searchParams);
-        return { body: { results: items, ...(next !== undefined && { pageToken: next }) } };
+        return { body: { results: items, ...(next !== undefined ? { pageToken: next } : fake.listCursor && { cursor: `c${seq}` }) } };
       }
       let changes: Change[];
       if (/^c\d+$/.test(since)) {

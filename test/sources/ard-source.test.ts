@@ -198,3 +198,20 @@ test('a result that is not an entry is passed over with a problem; a registry th
     await Promise.all([source.close(), stuck.close()]);
   }
 });
+
+test('a list whose last page carries a cursor starts the feed there', async () => {
+  const up = await upstream(3);
+  up.listCursor = true;
+  const source = ardSource({ id: 'listcursor', url: up.url, fetcher });
+  try {
+    await source.refresh();
+    assert.deepEqual(source.feed(), { mode: 'changes', cursor: 'c3' });
+    up.remove('urn:air:up:agent-1');
+    const mark = up.requests.length;
+    const state = await source.refresh();
+    assert.deepEqual(paths(up, mark), ['GET /agents?updated_since=c3&pageSize=100']);
+    assert.deepEqual(Object.keys(byName(state)).sort(), ['agent-0', 'agent-2']);
+  } finally {
+    await source.close();
+  }
+});

@@ -7,8 +7,9 @@
  * - **follow** (no `query`): a full read of `GET <base>/agents` (paged by `pageToken`), then only
  *   the changes, `GET <base>/agents?updated_since=<cursor>` (`ArdChangesResponse`: entries changed
  *   since, removals as `status: "deleted"` tombstones, the next `cursor` on the last page). The
- *   first cursor is the upstream's own `Date` of the full read's first page, less one second (a
- *   change in that second is read twice, never missed). A registry without the feed (a last page
+ *   first cursor is the `cursor` the list's last page carries if any, else the upstream's own
+ *   `Date` of the full read's first page less one second (a change in that second is read twice,
+ *   never missed; without either, every refresh is a full read). A registry without the feed (a last page
  *   without `cursor`, or a 400/404/501 to `updated_since`) is read in full on every refresh; a
  *   410 (`cursor_expired`) reads everything again once.
  * - **search** (`query`, optional `filter`): `POST <base>/search` with `federation: "none"`, every
@@ -273,7 +274,7 @@ class ArdRegistrySource implements ArdSource {
     }
   }
 
-  /** `GET /agents`, every page; the first cursor is the upstream's `Date` of the first page, less a second. */
+  /** `GET /agents`, every page; the first cursor is the last page's `cursor`, else the upstream's `Date` of the first page less a second. */
   async #full(signal: AbortSignal): Promise<{ entries: Map<string, ArdSearchResult>; cursor?: string }> {
     const entries = new Map<string, ArdSearchResult>();
     let next: string | undefined;
@@ -290,7 +291,11 @@ class ArdRegistrySource implements ArdSource {
         if (entry !== undefined && entry.status !== 'deleted') entries.set(entry.identifier, entry);
       }
       if (entries.size > this.#s.maxEntries) throw this.#tooMany();
-      if (read.pageToken === undefined) break;
+      if (read.pageToken === undefined) {
+        // A registry that ends its list with a cursor of its own gives the better starting point.
+        if (read.cursor !== undefined) date = read.cursor;
+        break;
+      }
       next = this.#nextToken(read.pageToken, seen, url);
     }
     return this.#feed && date !== undefined ? { entries, cursor: date } : { entries };
