@@ -203,3 +203,30 @@ test('an instance whose sources.ard follows a registry converges after an add an
     await upstream.close();
   }
 });
+
+test('an instance whose peers name itself (by a loopback name) never asks itself', async () => {
+  // A free port, then a service on it whose peer is the same origin under another loopback name.
+  const probe = http.createServer();
+  await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
+  const port = (probe.address() as AddressInfo).port;
+  await new Promise<void>((resolve) => probe.close(() => resolve()));
+  const self = `http://localhost:${port}`;
+  const e = await startService({
+    port,
+    vocabulary,
+    needs: vocabulary.map((v) => ({ tag: v.tag })),
+    loop: { cycleIntervalMs: 600_000 },
+    logger,
+    policy: { allow: [self, new URL(warranty.baseUrl).origin], allowLoopback: true },
+    static: [{ name: 'warranty_agent', url: warranty.baseUrl, description: 'E: warranty.', tags: ['warranty'] }],
+    registry: { peers: [{ url: self, name: 'me' }] },
+  });
+  try {
+    const answer = await e.federation.federate({ query: { text: 'warranty' } }, { results: [] });
+    assert.deepEqual(answer.federation?.registries, [{ url: self, name: 'me', outcome: 'refused', message: 'this registry itself' }]);
+    const referrals = await e.federation.federate({ query: { text: 'warranty' }, federation: 'referrals' }, { results: [] });
+    assert.deepEqual(referrals.referrals, []);
+  } finally {
+    await e.close();
+  }
+});
