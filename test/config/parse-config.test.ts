@@ -62,6 +62,7 @@ const SERVER_DEFAULTS = {
     leaderMaxBytes: 33_554_432,
   },
   catalog: { enabled: false, cacheControl: 'max-age=60', hostName: 'a2a-discovery' },
+  registry: { peers: [], federation: { maxRegistries: 8, requestTimeoutMs: 2_000, timeoutMs: 3_000, maxBytes: 1_048_576 } },
 };
 
 describe('the shipped example (examples/discovery.yaml)', () => {
@@ -153,7 +154,7 @@ describe('defaults', () => {
     // Lookalike agents (docs/security.md): flagged by default, excluded on request, nothing else.
     assert.equal(parseConfig(`${AGENT}policies: { lookalikes: exclude }\n`).policies.lookalikes, 'exclude');
     assert.throws(() => parseConfig(`${AGENT}policies: { lookalikes: block }\n`), (e: unknown) => isDiscoveryError(e) && /lookalikes/.test(e.message));
-    assert.deepEqual(config.sources, { aiCatalogs: [], registries: [] });
+    assert.deepEqual(config.sources, { aiCatalogs: [], registries: [], ard: [] });
     assert.deepEqual(config.health, { enterAfter: 2, leaveAfter: 3, leaveWhileUsable: false, staticEnterAfter: 1 });
     assert.deepEqual(config.cache, {
       defaultTtlMs: 300_000,

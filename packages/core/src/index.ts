@@ -134,7 +134,7 @@ export {
 } from './catalog/index.js';
 export type { AiCatalog, AiCatalogEntry, CachedAiCatalog, CatalogLimits, ReadCatalogResult, ManifestVerdict, TrustPin, Versioned } from './catalog/index.js';
 
-export { staticSource, wellKnownSource, registrySource, simpleCatalogAdapter, kubernetesSource, aiCatalogSource, pruneCatalogStore, CatalogArtifacts, A2A_PORT_NAME, BASE_URL_ANNOTATION, PORT_ANNOTATION } from './sources/index.js';
+export { staticSource, wellKnownSource, registrySource, simpleCatalogAdapter, kubernetesSource, aiCatalogSource, ardSource, pruneCatalogStore, CatalogArtifacts, A2A_PORT_NAME, BASE_URL_ANNOTATION, PORT_ANNOTATION } from './sources/index.js';
 export type {
   EndpointRecord,
   TransportOptions,
@@ -153,12 +153,19 @@ export type {
   KubernetesSourceOptions,
   AiCatalogSource,
   AiCatalogSourceOptions,
+  AnnouncedRegistry,
+  ArdSource,
+  ArdSourceOptions,
   CatalogReport,
   CardPin,
   CatalogPublication,
   InlineCard,
   CatalogEntry,
 } from './sources/index.js';
+
+// The ARD wire shapes (spec v0.9): what the service's registry answers and federation reads.
+export { AI_REGISTRY_MEDIA_TYPE } from './ard/wire.js';
+export type { ArdFederation, ArdFederationReport, ArdQuery, ArdReferral, ArdSearchRequest, ArdSearchResponse, ArdSearchResult } from './ard/wire.js';
 
 export { resolveEndpoints } from './resolve/index.js';
 export type { AdmittedEndpoint, RefusedRecord, ResolveResult } from './resolve/index.js';

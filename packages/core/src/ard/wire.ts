@@ -78,6 +78,33 @@ export interface ArdSearchResponse {
   readonly referrals?: readonly ArdReferral[];
   /** Absent on the last page. */
   readonly pageToken?: string;
+  /** Our extension (not in ARD v0.9): with `federation: auto`, which registries were asked and how each answered. */
+  readonly federation?: ArdFederationReport;
+}
+
+/**
+ * What a `federation: auto` search did (our extension, docs/registry-api.md "Federation"): every
+ * known registry with its outcome, and the results dropped as duplicates of an identifier
+ * already in the answer. A registry that failed never fails the search.
+ */
+export interface ArdFederationReport {
+  readonly registries: readonly {
+    /** The registry's API base. */
+    readonly url: string;
+    readonly name?: string;
+    /**
+     * `answered`; `failed` (an error, a status other than 200, an answer that is not a search
+     * response); `timeout` (the per-request or the overall deadline); `refused` (not on the
+     * allowlist, or this registry itself); `skipped` (past the bound on registries asked).
+     */
+    readonly outcome: 'answered' | 'failed' | 'timeout' | 'refused' | 'skipped';
+    /** Results taken from it (after de-duplication). */
+    readonly results?: number;
+    /** Why it failed, timed out or was refused. */
+    readonly message?: string;
+  }[];
+  /** Results dropped because an earlier one (ours first, then the registries in order) has the same identifier. */
+  readonly duplicates?: readonly { readonly identifier: string; readonly kept: string; readonly dropped: string }[];
 }
 
 /** `POST /explore` (ARD §7.3). */

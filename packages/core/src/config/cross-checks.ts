@@ -325,12 +325,29 @@ export function crossCheck(doc: Raw, source: YamlSource): Problem[] {
       if (refusal !== undefined) add(['sources', 'registries', i, 'url'], `${refusal}; the catalog must be on the allowlist to be read`);
     }
   });
+  list(sources.ard).forEach((item, i) => {
+    const ard = record(item);
+    if (ard === undefined) return;
+    claimId(['sources', 'ard', i, 'id'], ard.id);
+    const url = string(ard.url);
+    if (url !== undefined && impossibleUrl(url) === undefined) {
+      const refusal = admits(url);
+      if (refusal !== undefined) add(['sources', 'ard', i, 'url'], `${refusal}; the registry must be on the allowlist to be read`);
+    }
+    if (ard.filter !== undefined && ard.query === undefined) add(['sources', 'ard', i, 'filter'], 'a filter applies to a search: give query too');
+  });
+  list(record(record(doc.server)?.registry)?.peers).forEach((item, i) => {
+    const url = string(record(item)?.url);
+    if (url === undefined || impossibleUrl(url) !== undefined) return;
+    const refusal = admits(url);
+    if (refusal !== undefined) add(['server', 'registry', 'peers', i, 'url'], `${refusal}; a peer registry must be on the allowlist to be referred to or asked`);
+  });
   const kubernetes = record(sources.kubernetes);
   if (kubernetes !== undefined) claimId(['sources', 'kubernetes', 'id'], kubernetes.id);
 
   const hasAgents =
-    list(doc.static).length > 0 || wellKnown !== undefined || list(sources.aiCatalogs).length > 0 || list(sources.registries).length > 0 || kubernetes !== undefined;
-  if (!hasAgents) add([], 'no agent source: list reviewed agents under static, or configure sources.wellKnown, sources.aiCatalogs, sources.registries or sources.kubernetes');
+    list(doc.static).length > 0 || wellKnown !== undefined || list(sources.aiCatalogs).length > 0 || list(sources.registries).length > 0 || list(sources.ard).length > 0 || kubernetes !== undefined;
+  if (!hasAgents) add([], 'no agent source: list reviewed agents under static, or configure sources.wellKnown, sources.aiCatalogs, sources.registries, sources.ard or sources.kubernetes');
 
   // --- cache bounds ----------------------------------------------------------------------------
   const cache = record(doc.cache) ?? {};

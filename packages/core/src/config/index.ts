@@ -30,6 +30,8 @@ export type {
   WellKnownConfig,
   AiCatalogConfig,
   RegistryConfig,
+  ArdSourceConfig,
+  ServerRegistryConfig,
   KubernetesConfig,
   SourcesConfig,
   HealthConfig,
@@ -50,3 +52,4 @@ export type { CardSizeLimit } from '../rules/limits.js';
 // Every default of the library, for the store engines and the service (one place: rules/defaults.ts).
 export { CACHE_DEFAULTS, CATALOG_DEFAULTS, HEALTH_DEFAULTS, LOOP_DEFAULTS, REPLICA_DEFAULTS, RETENTION_DEFAULTS, ROUTING_DEFAULTS, SESSION_DEFAULTS, SOURCE_DEFAULTS } from '../rules/defaults.js';
 export { UPSTREAM_DEFAULTS } from '../rules/defaults.js';
+export { ARD_SOURCE_DEFAULTS, FEDERATION_DEFAULTS } from '../rules/defaults.js';

@@ -8,6 +8,7 @@ import { z } from 'zod';
 import { canonicalMode } from '../card/index.js';
 import { CACHE_DEFAULTS, CATALOG_DEFAULTS, HEALTH_DEFAULTS, LOOP_DEFAULTS, REPLICA_DEFAULTS, RETENTION_DEFAULTS, ROUTING_DEFAULTS, SESSION_DEFAULTS, SOURCE_DEFAULTS } from '../rules/defaults.js';
 import { UPSTREAM_DEFAULTS } from '../rules/defaults.js';
+import { ARD_SOURCE_DEFAULTS, FEDERATION_DEFAULTS } from '../rules/defaults.js';
 import { normalizeDomain } from '../rules/domains.js';
 import { localNameProblem, sourceIdProblem, tagProblem } from '../rules/ids.js';
 import { normalizeOrigin } from '../rules/origins.js';
@@ -159,6 +160,26 @@ const serverCatalog = z.strictObject({
     .optional(),
 });
 
+/**
+ * `server.registry`'s federation keys (docs/registry-api.md "Federation"): the peer registries
+ * (API bases; https, or http on loopback with allowLoopback, judged by the allowlist in
+ * cross-checks) and the bounds of a `federation: auto` search.
+ */
+const serverRegistryPeers = z
+  .array(z.strictObject({ url: checked(impossibleUrl), name: text(200).optional() }))
+  .max(100)
+  .default([]);
+const serverRegistryFederation = z.strictObject({
+  maxRegistries: z.int().min(1).max(100).default(FEDERATION_DEFAULTS.maxRegistries),
+  requestTimeoutMs: z.int().min(100).max(60_000).default(FEDERATION_DEFAULTS.requestTimeoutMs),
+  timeoutMs: z.int().min(100).max(60_000).default(FEDERATION_DEFAULTS.timeoutMs),
+  maxBytes: z.int().min(1_024).max(16_777_216).default(FEDERATION_DEFAULTS.maxBytes),
+});
+const serverRegistry = z.strictObject({
+  peers: serverRegistryPeers,
+  federation: serverRegistryFederation.prefault({}),
+});
+
 /** An issuer or JWKS URL of `server.oidc`: absolute, http(s); https unless loopback with allowLoopback (cross-checks). */
 const oidcUrl = checked((value) => {
   try {
@@ -193,6 +214,7 @@ const server = z.strictObject({
   limits: serverLimits.prefault({}),
   catalog: serverCatalog.prefault({}),
   oidc: serverOidc.optional(),
+  registry: serverRegistry.prefault({}),
 });
 
 /** An OAuth 2.0 scope token (RFC 6749 §3.3). */
@@ -315,6 +337,22 @@ const sources = z.strictObject({
         url: checked(impossibleUrl),
         pollIntervalMs: positiveInt.default(SOURCE_DEFAULTS.pollIntervalMs),
         maxPages: positiveInt.default(SOURCE_DEFAULTS.maxPages),
+      }),
+    )
+    .default([]),
+  ard: z
+    .array(
+      z.strictObject({
+        id: sourceId,
+        // The registry's API base: https, or http on loopback with allowLoopback (cross-checks).
+        url: checked(impossibleUrl),
+        query: text(500).optional(),
+        filter: z.record(z.string().min(1).max(200), z.unknown()).optional(),
+        pollIntervalMs: positiveInt.default(SOURCE_DEFAULTS.pollIntervalMs),
+        maxPages: positiveInt.default(ARD_SOURCE_DEFAULTS.maxPages),
+        maxEntries: positiveInt.default(ARD_SOURCE_DEFAULTS.maxEntries),
+        maxBytes: positiveInt.default(ARD_SOURCE_DEFAULTS.maxBytes),
+        timeoutMs: positiveInt.default(ARD_SOURCE_DEFAULTS.timeoutMs),
       }),
     )
     .default([]),

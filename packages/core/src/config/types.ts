@@ -32,6 +32,24 @@ export interface ServerConfig {
   readonly catalog: ServerCatalogConfig;
   /** People's OIDC bearer tokens and their roles on the API (docs/authentication.md); unset: only the static token. */
   readonly oidc?: ServerOidcConfig;
+  /** The ARD registry: its peers and federation bounds (docs/registry-api.md). */
+  readonly registry: ServerRegistryConfig;
+}
+
+/** `server.registry:` the registries this one knows, and how a `federation: auto` search asks them. */
+export interface ServerRegistryConfig {
+  /** Peer registries (API bases), referred to and asked besides those the AI Catalogs announce. Default none. */
+  readonly peers: readonly { readonly url: string; readonly name?: string }[];
+  readonly federation: {
+    /** Registries asked by one search; the rest are named as skipped. Default 8. */
+    readonly maxRegistries: number;
+    /** One registry's answer. Default 2,000 ms. */
+    readonly requestTimeoutMs: number;
+    /** Every registry together. Default 3,000 ms. */
+    readonly timeoutMs: number;
+    /** One registry's answer. Default 1 MiB. */
+    readonly maxBytes: number;
+  };
 }
 
 /** `server.oidc:` an OIDC provider whose JWTs identify people, and how their roles map. */
@@ -320,6 +338,27 @@ export interface RegistryConfig {
   readonly maxPages: number;
 }
 
+/** One entry of `sources.ard:`: another ARD registry's entries as endpoints (docs/sources.md). */
+export interface ArdSourceConfig {
+  readonly id: string;
+  /** The registry's API base (https, allowlisted). */
+  readonly url: string;
+  /** Read this search's results instead of following the registry's list and change feed. */
+  readonly query?: string;
+  /** The search's filter (ARD §7.1); only with `query`. */
+  readonly filter?: Readonly<Record<string, unknown>>;
+  /** Default 300,000 ms. */
+  readonly pollIntervalMs: number;
+  /** Pages per refresh. Default 50. */
+  readonly maxPages: number;
+  /** Entries kept. Default 5,000. */
+  readonly maxEntries: number;
+  /** One page. Default 1 MiB. */
+  readonly maxBytes: number;
+  /** One refresh. Default 30,000 ms. */
+  readonly timeoutMs: number;
+}
+
 /** `sources.kubernetes:`. */
 export interface KubernetesConfig {
   readonly id: string;
@@ -339,6 +378,8 @@ export interface SourcesConfig {
   readonly aiCatalogs: readonly AiCatalogConfig[];
   /** Default empty. */
   readonly registries: readonly RegistryConfig[];
+  /** Default empty. */
+  readonly ard: readonly ArdSourceConfig[];
   readonly kubernetes?: KubernetesConfig;
 }
 

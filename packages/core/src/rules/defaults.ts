@@ -107,6 +107,32 @@ export const CATALOG_DEFAULTS = Object.freeze({
   maxCatalogs: 50,
 });
 
+/** The ARD source (`sources.ard[]`, `ardSource`): another registry's entries, read through `GET /agents` or `POST /search`. */
+export const ARD_SOURCE_DEFAULTS = Object.freeze({
+  /** Entries asked per page (the ARD maximum is 100). */
+  pageSize: 100,
+  /** Pages read in one refresh (a full read, or the changes since the cursor). */
+  maxPages: 50,
+  /** Entries kept from one registry; past it the refresh fails and the last good list is kept. */
+  maxEntries: 5_000,
+  /** Bytes of one page (the fetcher's body cap). */
+  maxBytes: 1_048_576,
+  /** One refresh, every page together. */
+  timeoutMs: 30_000,
+});
+
+/** Federation of `POST /search` (`server.registry.federation`, `createFederation`). */
+export const FEDERATION_DEFAULTS = Object.freeze({
+  /** Registries asked by one `federation: auto` search; the others are named as skipped. */
+  maxRegistries: 8,
+  /** One registry's answer, from the request to its last byte. */
+  requestTimeoutMs: 2_000,
+  /** Every registry together: what has not answered by then is named as timed out. */
+  timeoutMs: 3_000,
+  /** Bytes of one registry's answer. */
+  maxBytes: 1_048_576,
+});
+
 /** Conversations pinned to a snapshot (`sessions:`, `TreeFactoryOptions`). */
 export const SESSION_DEFAULTS = Object.freeze({
   /** A pin unused this long is released, with the session's history. */

@@ -22,7 +22,7 @@ import type { CardPin, CatalogArtifacts, InlineCard } from './catalog-artifacts.
 import type { CatalogEntry } from './catalog-documents.js';
 import { acceptanceDigest, catalogContent, readerLimits } from './catalog-documents.js';
 import { EntryRecords } from './catalog-records.js';
-import type { Candidate, CatalogReport, Walk } from './catalog-walk.js';
+import type { AnnouncedRegistry, Candidate, CatalogReport, Walk } from './catalog-walk.js';
 import { CatalogWalker } from './catalog-walk.js';
 import { SourceCore } from './source-core.js';
 import type { EndpointRecord, Source, SourceListener, SourceState } from './types.js';
@@ -72,6 +72,7 @@ export class CatalogSource implements Source {
   readonly #walker: CatalogWalker;
   readonly #records: EntryRecords;
   #reports: readonly CatalogReport[] = Object.freeze([]);
+  #registries: readonly AnnouncedRegistry[] = Object.freeze([]);
   /** Every catalog key this source has read (or tried to): what a walk no longer reaches is forgotten. */
   readonly #attempted = new Set<string>();
   /** The catalog cache's store: this source's view of a shared one, or its own memory. */
@@ -122,6 +123,10 @@ export class CatalogSource implements Source {
     return this.#reports;
   }
 
+  registries(): readonly AnnouncedRegistry[] {
+    return this.#registries;
+  }
+
   subscribe(listener: SourceListener): () => void {
     return this.#core.subscribe(listener);
   }
@@ -142,7 +147,7 @@ export class CatalogSource implements Source {
   }
 
   async #refresh(): Promise<SourceState> {
-    const walk: Walk = { candidates: [], problems: [], reports: [], documents: new Set(), prefetched: new Map(), entries: 0, truncated: false, pacer: new Pacer() };
+    const walk: Walk = { candidates: [], problems: [], reports: [], documents: new Set(), prefetched: new Map(), entries: 0, truncated: false, pacer: new Pacer(), registries: [] };
     // The configured catalogs that are due are requested together (many hosts under `domains`);
     // the walk then reads them in order, so the result does not depend on which answered first.
     for (const root of this.#s.roots) {
@@ -227,6 +232,7 @@ export class CatalogSource implements Source {
     }
     for (const key of walk.documents) this.#attempted.add(key);
     this.#reports = Object.freeze(walk.reports.map((r) => Object.freeze(r)));
+    this.#registries = Object.freeze(walk.registries.map((r) => Object.freeze(r)));
     this.#inline = inline;
     this.artifacts.publish(this.id, { inline, pins, freshen: (key) => this.#freshen(key) });
     return this.#core.succeed(records, bounded(walk.problems));

@@ -36,11 +36,11 @@ import { describe } from '../text.js';
 import { CatalogSource } from './ai-catalog-refresh.js';
 import { CatalogArtifacts } from './catalog-artifacts.js';
 import type { CatalogEntry } from './catalog-documents.js';
-import type { CatalogReport } from './catalog-walk.js';
+import type { AnnouncedRegistry, CatalogReport } from './catalog-walk.js';
 import { OptionProblems } from './source-core.js';
 import type { Source } from './types.js';
 
-export type { CatalogReport } from './catalog-walk.js';
+export type { AnnouncedRegistry, CatalogReport } from './catalog-walk.js';
 export { pruneCatalogStore } from './catalog-documents.js';
 
 /** Inputs of {@link aiCatalogSource}. Durations are milliseconds. */
@@ -99,6 +99,12 @@ export interface AiCatalogSource extends Source {
   readonly artifacts: CatalogArtifacts;
   /** Every catalog document of the last refresh. */
   catalogs(): readonly CatalogReport[];
+  /**
+   * The registries (`application/ai-registry+json` entries with a `url`) the catalogs of the last
+   * successful refresh announce, in walk order; their text is third-party data. Federation asks
+   * them, each under the allowlist.
+   */
+  registries(): readonly AnnouncedRegistry[];
   /**
    * The prefix of this source's keys in a shared `store`: `<id> <digest of what decides whether a
    * document is accepted (signature mode, trust store, algorithms, jku list, document size and entry bounds)> `. A

@@ -112,7 +112,7 @@ export class EntryRecords {
  * display-name fallback, extended to fragments: `https://c.example/.well-known/ai-catalog.json#billing`
  * → `billing`).
  */
-function trailingSegment(identifier: string): string {
+export function trailingSegment(identifier: string): string {
   const trimmed = identifier.replace(/[:/#]+$/, '');
   const i = Math.max(trimmed.lastIndexOf(':'), trimmed.lastIndexOf('/'), trimmed.lastIndexOf('#'));
   const tail = trimmed.slice(i + 1);

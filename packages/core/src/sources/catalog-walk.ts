@@ -9,6 +9,7 @@
 import type { CardCache, EntryError } from '../cache/index.js';
 import type { AiCatalogEntry, CachedAiCatalog } from '../catalog/index.js';
 import { A2A_CARD_MEDIA_TYPE, AI_CATALOG_MEDIA_TYPE } from '../catalog/index.js';
+import { AI_REGISTRY_MEDIA_TYPE } from '../ard/wire.js';
 import { readAiCatalogValuePaced } from '../catalog/ai-catalog.js';
 import type { Pacer } from '../catalog/paced.js';
 import { DiscoveryError, type Problem } from '../errors.js';
@@ -66,6 +67,23 @@ export interface Walk {
   truncated: boolean;
   /** Lets the event loop run between entries: a walk over thousands of them is work in slices. */
   pacer: Pacer;
+  /** The registries the catalogs announce (entries of type `application/ai-registry+json` with a `url`). */
+  registries: AnnouncedRegistry[];
+}
+
+/**
+ * A registry an AI Catalog announces (ARD §4.1): an entry of type {@link AI_REGISTRY_MEDIA_TYPE}
+ * whose `url` (resolved against its catalog) is the registry's API base. Its text is third-party
+ * data; whoever asks the registry judges the URL by the allowlist first.
+ */
+export interface AnnouncedRegistry {
+  readonly identifier: string;
+  readonly displayName?: string;
+  readonly description?: string;
+  /** The API base, absolute. */
+  readonly url: string;
+  /** The catalog document that lists it. */
+  readonly catalog: string;
 }
 
 /** What a walker needs of its source's settings. */
@@ -204,7 +222,10 @@ export class CatalogWalker {
       } else if (e.type === AI_CATALOG_MEDIA_TYPE) {
         nested++;
         await this.#nested(e, url, depth, where, path, walk);
-      } else ignored++;
+      } else {
+        ignored++;
+        if (e.type === AI_REGISTRY_MEDIA_TYPE) announced(e, url, walk);
+      }
     }
     Object.assign(report, { cards, nested, ignored });
     return report;
@@ -244,6 +265,20 @@ export class CatalogWalker {
       walk.problems.push({ path: `${where}.url`, message: `the nested catalog ${target} could not be read: ${err instanceof Error ? err.message : String(err)}` });
     }
   }
+}
+
+/** Keeps a registry entry with a URL that resolves against its catalog (one with inline `data` names no API to ask). */
+function announced(e: AiCatalogEntry, catalogUrl: string, walk: Walk): void {
+  if (typeof e.url !== 'string') return;
+  let url: string;
+  try {
+    url = new URL(e.url, catalogUrl).href;
+  } catch {
+    walk.problems.push({ path: `${catalogUrl} ${e.path}.url`, message: `the registry ${describe(e.url)} is not a URL; not announced` });
+    return;
+  }
+  const catalog = catalogUrl.split('#')[0]!;
+  walk.registries.push({ identifier: e.identifier, url, catalog, ...(e.displayName !== undefined && { displayName: e.displayName }), ...(e.description !== undefined && { description: e.description }) });
 }
 
 function isEntryError(value: unknown): value is EntryError {

@@ -17,7 +17,9 @@ export type { RegistryAdapter, RegistryEntry, RegistryPage } from './registry-ad
 export { recordFromEntry, registrySource } from './registry-source.js';
 export type { RegistrySourceOptions } from './registry-source.js';
 export { aiCatalogSource, pruneCatalogStore } from './ai-catalog-source.js';
-export type { AiCatalogSource, AiCatalogSourceOptions, CatalogReport } from './ai-catalog-source.js';
+export type { AiCatalogSource, AiCatalogSourceOptions, AnnouncedRegistry, CatalogReport } from './ai-catalog-source.js';
+export { ardSource } from './ard-source.js';
+export type { ArdSource, ArdSourceOptions } from './ard-source.js';
 export { CatalogArtifacts } from './catalog-artifacts.js';
 export type { CardPin, CatalogPublication, InlineCard } from './catalog-artifacts.js';
 export type { CatalogEntry } from './catalog-documents.js';

@@ -50,6 +50,7 @@ export function serviceOptionsFromConfig(config: DiscoveryConfig, secrets: Secre
     ...(config.sources.wellKnown && { wellKnown: config.sources.wellKnown }),
     aiCatalogs: config.sources.aiCatalogs,
     registries: config.sources.registries,
+    ard: config.sources.ard,
     ...(config.sources.kubernetes && { kubernetes: config.sources.kubernetes }),
     health: config.health,
     cache: config.cache,
@@ -61,6 +62,7 @@ export function serviceOptionsFromConfig(config: DiscoveryConfig, secrets: Secre
     sessions: config.sessions,
     store: config.store,
     replica: config.replica,
+    registry: config.server.registry,
     storeOptions: {
       dataDir: config.dataDir,
       ...(secrets.storePassword !== undefined && { password: secrets.storePassword }),

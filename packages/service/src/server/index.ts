@@ -5,6 +5,7 @@
  */
 export { startService } from './service.js';
 export type { ServiceOptions, RunningService } from './service.js';
+export type { Federation, FederationPeer } from '../registry/federation.js';
 export { serviceOptionsFromConfig } from './from-config.js';
 export { createApp, snapshotJson } from './app.js';
 export type { AppOptions } from './app.js';

@@ -28,9 +28,11 @@ export interface MetricsSources {
   upstreamBudget?: () => OriginBudgetStats;
   /** Token requests of the peers' credential providers (ResolvedSecrets.tokenRequests), read at scrape time. */
   peerTokenRequests?: () => ReadonlyArray<{ readonly origin: string; readonly outcome: string; readonly count: number }>;
+  /** Registries a `federation: auto` search asked (or did not), by outcome (Federation.stats), read at scrape time. */
+  federation?: () => ReadonlyArray<{ readonly outcome: string; readonly count: number }>;
 }
 
-export function createMetrics({ events, cache, loop, trees, openStreams, store, journalDropped, replica, activity, upstreamBudget, peerTokenRequests }: MetricsSources): { registry: Registry; refusal(reason: RefusalReason): void; close(): void } {
+export function createMetrics({ events, cache, loop, trees, openStreams, store, journalDropped, replica, activity, upstreamBudget, peerTokenRequests, federation }: MetricsSources): { registry: Registry; refusal(reason: RefusalReason): void; close(): void } {
   const registry = new Registry();
   const p = 'a2a_discovery_';
   const fetches = new Counter({ name: `${p}card_fetches_total`, help: 'Card cache decisions that reached the network, by outcome.', labelNames: ['outcome'], registers: [registry] });
@@ -175,6 +177,18 @@ export function createMetrics({ events, cache, loop, trees, openStreams, store, 
       collect() {
         this.reset();
         for (const { origin, outcome, count } of peerTokenRequests()) this.inc({ origin, outcome }, count);
+      },
+    });
+  }
+  if (federation) {
+    new Counter({
+      name: `${p}federation_requests_total`,
+      help: 'Registries a federated search (federation: auto) asked or passed over, by outcome (answered, failed, timeout, refused, skipped).',
+      labelNames: ['outcome'],
+      registers: [registry],
+      collect() {
+        this.reset();
+        for (const { outcome, count } of federation()) this.inc({ outcome }, count);
       },
     });
   }

@@ -6,8 +6,8 @@ import type { Server } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { serve } from '@hono/node-server';
 import type { SessionRunner, TreeFactory } from 'a2a-discovery/adk';
-import type { CardCache, EventStream, DiscoveryLoop } from 'a2a-discovery';
-import { signDetached, DiscoveryError } from 'a2a-discovery';
+import type { AnnouncedRegistry, CardCache, EventStream, DiscoveryLoop } from 'a2a-discovery';
+import { signDetached, DiscoveryError, isLoopbackHost } from 'a2a-discovery';
 import type { StateStore } from '@a2a-discovery/store';
 import { AiCatalogRoute } from './ai-catalog-route.js';
 import { createApp } from './app.js';
@@ -20,6 +20,7 @@ import type { JournalReader } from './journal.js';
 import type { OnRefusal, ServerLimits } from './limits.js';
 import { DEFAULT_SERVER_LIMITS } from './limits.js';
 import { createMetrics } from './metrics.js';
+import { createFederation, type Federation } from '../registry/federation.js';
 import { adoptSessionFromStore } from './persistence.js';
 import type { ServiceFetchers } from './service-fetchers.js';
 import type { ServiceOptions } from './service-options.js';
@@ -36,6 +37,8 @@ export interface ServiceHttp {
   readonly inspector: Inspector;
   /** Aborted when the service stops: closes the event streams. */
   readonly shutdown: AbortController;
+  /** The search route's federation hook (`federate`), with its own guarded fetcher. */
+  readonly federation: Federation;
 }
 
 /** Builds the app and what it serves from; nothing listens yet (see {@link listen}). */
@@ -55,6 +58,10 @@ export function buildHttp(
     store: StateStore;
     events: EventStream;
     replication: Replication;
+    /** The registries the AI Catalog sources announce now. */
+    announced: () => readonly AnnouncedRegistry[];
+    /** This service's URL once it listens (a registry there is never asked). */
+    self: () => string | undefined;
   },
 ): ServiceHttp {
   const { loop, store, buffer, fetchers } = p;
@@ -68,7 +75,20 @@ export function buildHttp(
     version: () => loop.current()?.version ?? 0,
     replica: store.replica,
   });
-  const metrics = createMetrics({ events: p.events, cache: p.cache, loop, trees: p.trees, openStreams: () => streams.size, store: () => store.status(), journalDropped: () => p.replication.follow.writer.dropped, activity: () => p.journal.activityStats, upstreamBudget: () => fetchers.budget.stats, ...(o.peerTokenRequests && { peerTokenRequests: o.peerTokenRequests }), ...(coordinator && { replica: () => coordinator.status() }) });
+  // Federation asks peer registries under discovery's policy and credentials, never waiting for the upstream budget (a search is interactive).
+  const federationBounds = o.registry?.federation ?? {};
+  const federation = createFederation({
+    policy: fetchers.policy,
+    peers: o.registry?.peers ?? [],
+    announced: p.announced,
+    isSelf: (url) => sameService(url, p.self()),
+    ...federationBounds,
+    fetcher: {
+      ...(o.credentials !== undefined && { credentials: o.credentials }),
+      ...(fetchers.bounds.originBudget !== undefined && { originBudget: { budget: fetchers.bounds.originBudget.budget, maxWaitMs: 0, caller: 'federation' } }),
+    },
+  });
+  const metrics = createMetrics({ events: p.events, federation: () => federation.stats(), cache: p.cache, loop, trees: p.trees, openStreams: () => streams.size, store: () => store.status(), journalDropped: () => p.replication.follow.writer.dropped, activity: () => p.journal.activityStats, upstreamBudget: () => fetchers.budget.stats, ...(o.peerTokenRequests && { peerTokenRequests: o.peerTokenRequests }), ...(coordinator && { replica: () => coordinator.status() }) });
   const shutdown = new AbortController();
   // A follower answers the leader's lists (follower-proxy.ts); requests in flight end with the service.
   const followerProxy =
@@ -127,7 +147,21 @@ export function buildHttp(
       adoptSession: (sessionId: string) => adoptSessionFromStore({ store, loop, trees: p.trees, sessions: p.sessions, owners: p.owners, archive: p.archive }, sessionId),
     }),
   });
-  return { app, limits, refusal, metrics, inspector, shutdown };
+  // R1's search route takes the hook as `createApp({ …, federate: federation.federate })`.
+  return { app, limits, refusal, metrics, inspector, shutdown, federation };
+}
+
+/** Whether a registry's API base is on this service's origin (loopback names count as one). */
+function sameService(url: string, self: string | undefined): boolean {
+  if (self === undefined) return false;
+  try {
+    const a = new URL(url);
+    const b = new URL(self);
+    if (a.origin === b.origin) return true;
+    return a.protocol === b.protocol && a.port === b.port && isLoopbackHost(a.hostname) && isLoopbackHost(b.hostname);
+  } catch {
+    return false;
+  }
 }
 
 /** Listens on `host:port` with the limits' socket timeouts; rejects with the server's error. */

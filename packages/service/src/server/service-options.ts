@@ -4,7 +4,8 @@
  */
 import type { BaseLlm } from '@google/adk';
 import type { RouteHints } from 'a2a-discovery/adk';
-import type { CredentialsInput, CardCacheOptions, SignatureMode, SignatureOptions, Clock, HostPolicyOptions, HealthOptions, DiscoveryLoopOptions, Need, RoutingDomain, TenantPolicy, VocabularyEntry, KubernetesSourceOptions, Source, StaticAgentConfig } from 'a2a-discovery';
+import type { CredentialsInput, CardCacheOptions, SignatureMode, SignatureOptions, Clock, HostPolicyOptions, HealthOptions, DiscoveryLoopOptions, Need, RoutingDomain, TenantPolicy, VocabularyEntry, KubernetesSourceOptions, Source, StaticAgentConfig, ArdSourceOptions } from 'a2a-discovery';
+import type { FederationPeer } from '../registry/federation.js';
 import type { RoutingCase } from 'a2a-discovery/routing';
 import type { OpenStateStoreOptions, StateStore } from '@a2a-discovery/store';
 import type { CatalogSigning } from './ai-catalog-route.js';
@@ -79,6 +80,8 @@ export interface ServiceOptions {
     signatures?: SignatureMode;
   }>;
   registries?: ReadonlyArray<{ id: string; url: string; pollIntervalMs?: number; maxPages?: number }>;
+  /** ARD sources (docs/sources.md): other registries' entries, following their change feed. `maxBytes`: one page (default 1 MiB). */
+  ard?: ReadonlyArray<Omit<ArdSourceOptions, 'fetcher' | 'events' | 'clock'> & { maxBytes?: number }>;
   kubernetes?: Omit<KubernetesSourceOptions, 'events' | 'clock'>;
   health?: HealthOptions & { staticEnterAfter?: number };
   /**
@@ -116,4 +119,10 @@ export interface ServiceOptions {
    * the leader's lists from it); default the URL this service listens on.
    */
   replica?: { leaderRetryMs?: number; pollMs?: number; leaseMs?: number; id?: string; advertiseUrl?: string };
+  /**
+   * The ARD registry's federation (docs/registry-api.md "Federation"): peer registries (API
+   * bases), besides those the AI Catalog sources announce, and the bounds of a `federation: auto`
+   * search. A registry on the origin this service listens on is this one: never asked.
+   */
+  registry?: { peers?: readonly FederationPeer[]; federation?: { maxRegistries?: number; requestTimeoutMs?: number; timeoutMs?: number; maxBytes?: number } };
 }

@@ -1,8 +1,9 @@
 /**
  * The service's sources, in the order the configuration lists them: static agents, well-known
- * domains (or their AI Catalogs first), AI Catalogs, registries, Kubernetes, then extra sources.
+ * domains (or their AI Catalogs first), AI Catalogs, registries, ARD registries, Kubernetes, then extra sources.
  */
-import { DEFAULT_CATALOG_LIMITS, aiCatalogSource, kubernetesSource, registrySource, staticSource, wellKnownSource } from 'a2a-discovery';
+import { DEFAULT_CATALOG_LIMITS, aiCatalogSource, ardSource, kubernetesSource, registrySource, staticSource, wellKnownSource } from 'a2a-discovery';
+import { ARD_SOURCE_DEFAULTS } from 'a2a-discovery/config';
 import type { Clock, EventStream, CatalogArtifacts, Source } from 'a2a-discovery';
 import type { StateStore } from '@a2a-discovery/store';
 import type { ServiceFetchers } from './service-fetchers.js';
@@ -44,6 +45,8 @@ export function buildSources(o: ServiceOptions, p: { fetchers: ServiceFetchers; 
   else if (o.wellKnown) sources.push(wellKnownSource(o.wellKnown));
   for (const c of o.aiCatalogs ?? []) sources.push(catalogSource(c));
   for (const r of o.registries ?? []) sources.push(registrySource({ ...r, fetcher: fetchers.cards, events, clock }));
+  // ARD pages are larger than cards: a fetcher of their own per source, bounded by its maxBytes.
+  for (const { maxBytes, ...a } of o.ard ?? []) sources.push(ardSource({ ...a, fetcher: fetchers.catalogs(maxBytes ?? ARD_SOURCE_DEFAULTS.maxBytes), events, clock }));
   if (o.kubernetes) sources.push(kubernetesSource({ ...o.kubernetes, events, clock }));
   sources.push(...(o.extraSources ?? []));
   return { sources, catalogPrefixes };

@@ -7,7 +7,8 @@
 import type { AddressInfo } from 'node:net';
 import { setLogger as setAdkLogger } from '@google/adk';
 import type { SessionRunner, TreeFactory } from 'a2a-discovery/adk';
-import type { CardCache, DiscoveryEvent, HostPolicy, DiscoveryLoop } from 'a2a-discovery';
+import type { AiCatalogSource, CardCache, DiscoveryEvent, HostPolicy, DiscoveryLoop } from 'a2a-discovery';
+import type { Federation } from '../registry/federation.js';
 import { systemClock, DiscoveryError, EventStream, isLoopbackHost } from 'a2a-discovery';
 import type { StateStore, ReplicaStatus } from '@a2a-discovery/store';
 import { EventBuffer } from './event-buffer.js';
@@ -41,6 +42,8 @@ export interface RunningService {
   flushStore(): Promise<void>;
   /** On a PostgreSQL store: this replica's role, epoch and lag. */
   replica(): ReplicaStatus | undefined;
+  /** The ARD search's federation: the registries it knows, referred to or asked (docs/registry-api.md "Federation"). */
+  readonly federation: Federation;
   /** Stops the loop, finishes in-flight work and closes every server and connection, within `timeoutMs`. */
   close(timeoutMs?: number): Promise<void>;
 }
@@ -79,15 +82,19 @@ export async function startService(o: ServiceOptions): Promise<RunningService> {
   const replication = await buildReplication(o, { store, ownStore, loop, trees, sessions, owners, events, clock, log, catalogPrefixes });
   const { follow, coordinator } = replication;
   writerRef.pending = () => follow.writer.pending();
-  const http = buildHttp(o, { host, fetchers, loop, cache, trees, sessions, owners, buffer, archive, journal, store, events, replication });
-  const { metrics, inspector, shutdown } = http;
+  // Registries the AI Catalogs announce, read at each search; this service's URL once it listens.
+  const catalogSources = sources.filter((s): s is AiCatalogSource => s.kind === 'ai-catalog' && typeof (s as Partial<AiCatalogSource>).registries === 'function');
+  const announced = () => catalogSources.flatMap((s) => s.registries());
+  const self: { url?: string } = {};
+  const http = buildHttp(o, { host, fetchers, loop, cache, trees, sessions, owners, buffer, archive, journal, store, events, replication, announced, self: () => self.url });
+  const { metrics, inspector, shutdown, federation } = http;
 
   let server: Awaited<ReturnType<typeof listen>>;
   try {
     server = await listen(http, host, port);
   } catch (err) {
     await replication.abandon();
-    await Promise.allSettled([fetchers.close(), sessionStore.close(), inspector.close()]);
+    await Promise.allSettled([fetchers.close(), sessionStore.close(), inspector.close(), federation.close()]);
     if (ownStore) await store.close().catch(() => undefined);
     const code = (err as NodeJS.ErrnoException).code;
     throw new DiscoveryError(
@@ -98,6 +105,7 @@ export async function startService(o: ServiceOptions): Promise<RunningService> {
   }
   const address = server.address() as AddressInfo;
   const url = `http://${address.family === 'IPv6' ? `[${address.address}]` : address.address}:${address.port}`;
+  self.url = url;
   log.info({ url, policy: policy.describe() }, 'a2a-discovery service listening');
   storeLog.info({ kind: store.kind, location: store.status().location, ...restored }, restored.version > 0 ? 'state restored from the store' : 'state store opened');
   // A start (on a durable store, a restart) is journaled, before the first cycle's events.
@@ -117,6 +125,7 @@ export async function startService(o: ServiceOptions): Promise<RunningService> {
     store,
     flushStore: () => follow.writer.flush(),
     replica: () => coordinator?.status(),
+    federation,
     close(timeoutMs = 5_000) {
       closing ??= (async () => {
         shutdown.abort();
@@ -138,7 +147,7 @@ export async function startService(o: ServiceOptions): Promise<RunningService> {
         journal.close();
         buffer.close();
         await cache.close();
-        await Promise.allSettled([fetchers.close(), inspector.close()]);
+        await Promise.allSettled([fetchers.close(), inspector.close(), federation.close()]);
         if (ownStore) await store.close().catch((err: unknown) => storeLog.error({ err: (err as Error).message }, 'closing the state store failed'));
         offLog();
         events.close();
