@@ -349,7 +349,8 @@ describe('the dashboard follows a live service through the morning of changes', 
 
     // Back to the endpoints view and its filter, by keyboard.
     await page.focus('#nav-snapshots');
-    // Back past Timeline and Sources.
+    // Back past Timeline, Sources and Search.
+    await page.keyboard.press('Shift+Tab');
     await page.keyboard.press('Shift+Tab');
     await page.keyboard.press('Shift+Tab');
     await page.keyboard.press('Shift+Tab');
