@@ -154,6 +154,7 @@ export type {
   AiCatalogSource,
   AiCatalogSourceOptions,
   CatalogReport,
+  CatalogFoundBy,
   CardPin,
   CatalogPublication,
   InlineCard,

@@ -24,6 +24,7 @@ import { acceptanceDigest, catalogContent, readerLimits } from './catalog-docume
 import { EntryRecords } from './catalog-records.js';
 import type { Candidate, CatalogReport, Walk } from './catalog-walk.js';
 import { CatalogWalker } from './catalog-walk.js';
+import { type AnnouncedCatalog, describeWay, discoverCatalog } from './catalog-announcements.js';
 import { SourceCore } from './source-core.js';
 import type { EndpointRecord, Source, SourceListener, SourceState } from './types.js';
 
@@ -159,6 +160,8 @@ export class CatalogSource implements Source {
       }
     }
     const records: EndpointRecord[] = [];
+    /** The candidates of catalogs a host announced (not at its well-known URI): how each was found. */
+    const foundBy = new Map<Candidate, AnnouncedCatalog>();
     let readable = 0;
     let firstError: DiscoveryError | undefined;
     for (const root of this.#s.roots) {
@@ -173,10 +176,16 @@ export class CatalogSource implements Source {
       } catch (err) {
         const error = toDiscoveryError(err, 'ERR_FETCH_NETWORK', { url: root.url, stage: 'source' });
         if (root.domain !== undefined) {
+          const absent = error.code === 'ERR_FETCH_STATUS' && (error.status === 404 || error.status === 410);
+          // No catalog at the well-known URI: the host may announce one elsewhere (Link header, HTML <link>, robots.txt).
+          if (absent && (await this.#announced(root.domain, walk, foundBy))) {
+            readable++;
+            continue;
+          }
           // A host without a usable catalog is read as the well-known source reads it.
           records.push({ name: root.domain, baseUrl: `https://${root.domain}/`, source: this.id, metadata: { domain: root.domain } });
           readable++;
-          if (!(error.code === 'ERR_FETCH_STATUS' && (error.status === 404 || error.status === 410))) {
+          if (!absent) {
             walk.problems.push({ path: root.url, message: `no usable AI Catalog (${error.message}); the host's agent card is read instead` });
           }
         } else {
@@ -209,7 +218,8 @@ export class CatalogSource implements Source {
       await walk.pacer.tick();
       try {
         const record = await this.#records.recordOf(c, inline, pins, walk.problems, now);
-        if (record !== undefined) records.push(record);
+        const announced = foundBy.get(c);
+        if (record !== undefined) records.push(announced === undefined ? record : { ...record, metadata: { ...record.metadata, catalogFoundBy: announced.foundBy, catalogAnnouncedBy: announced.announcedBy } });
       } catch (err) {
         // Whatever an entry holds, it costs that entry only.
         walk.problems.push({ path: c.where, message: `the entry ${c.identifier} could not be read (${err instanceof Error ? err.message : String(err)}); skipped` });
@@ -230,6 +240,36 @@ export class CatalogSource implements Source {
     this.#inline = inline;
     this.artifacts.publish(this.id, { inline, pins, freshen: (key) => this.#freshen(key) });
     return this.#core.succeed(records, bounded(walk.problems));
+  }
+
+  /**
+   * A host without a well-known catalog: the catalog it announces (discoverCatalog), read as a
+   * root, its report and its candidates marked with how it was found. False when it announces
+   * none the allowlist admits, or none of those reads (each failure is a problem).
+   */
+  async #announced(domain: string, walk: Walk, foundBy: Map<Candidate, AnnouncedCatalog>): Promise<boolean> {
+    const { admitted, notes } = await discoverCatalog(domain, this.#s.fetcher, this.#s.hostPolicy);
+    walk.problems.push(...notes);
+    for (const a of admitted) {
+      if (this.#closed) return false;
+      if (this.#walker.alreadyRead(a.url, walk)) return true;
+      const reportAt = walk.reports.length;
+      const candidatesAt = walk.candidates.length;
+      try {
+        await this.#walker.read(a.url, 1, 'root', [], walk);
+      } catch (err) {
+        const e = toDiscoveryError(err, 'ERR_FETCH_NETWORK', { url: a.url, stage: 'source' });
+        walk.problems.push({ path: a.announcedBy, message: `${describeWay(a.foundBy)} announces the catalog ${a.url}, which could not be read: ${e.message}` });
+        const failed = walk.reports[reportAt];
+        if (failed !== undefined) Object.assign(failed, { foundBy: a.foundBy, announcedBy: a.announcedBy });
+        continue;
+      }
+      const report = walk.reports[reportAt];
+      if (report !== undefined) Object.assign(report, { foundBy: a.foundBy, announcedBy: a.announcedBy });
+      for (const c of walk.candidates.slice(candidatesAt)) foundBy.set(c, a);
+      return true;
+    }
+    return false;
   }
 
   /**

@@ -18,6 +18,7 @@ export { recordFromEntry, registrySource } from './registry-source.js';
 export type { RegistrySourceOptions } from './registry-source.js';
 export { aiCatalogSource, pruneCatalogStore } from './ai-catalog-source.js';
 export type { AiCatalogSource, AiCatalogSourceOptions, CatalogReport } from './ai-catalog-source.js';
+export type { CatalogFoundBy } from './catalog-announcements.js';
 export { CatalogArtifacts } from './catalog-artifacts.js';
 export type { CardPin, CatalogPublication, InlineCard } from './catalog-artifacts.js';
 export type { CatalogEntry } from './catalog-documents.js';
