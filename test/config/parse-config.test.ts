@@ -61,7 +61,7 @@ const SERVER_DEFAULTS = {
     leaderTimeoutMs: 5_000,
     leaderMaxBytes: 33_554_432,
   },
-  catalog: { enabled: false, cacheControl: 'max-age=60', hostName: 'a2a-discovery' },
+  catalog: { enabled: false, cacheControl: 'max-age=60', hostName: 'a2a-discovery', registryUrl: '/' },
 };
 
 describe('the shipped example (examples/discovery.yaml)', () => {

@@ -133,6 +133,8 @@ export {
   isSemanticVersion,
 } from './catalog/index.js';
 export type { AiCatalog, AiCatalogEntry, CachedAiCatalog, CatalogLimits, ReadCatalogResult, ManifestVerdict, TrustPin, Versioned } from './catalog/index.js';
+// The media type of a registry entry in an AI Catalog (issue 26): the service lists its ARD search API under it.
+export { AI_REGISTRY_MEDIA_TYPE } from './ard/wire.js';
 
 export { staticSource, wellKnownSource, registrySource, simpleCatalogAdapter, kubernetesSource, aiCatalogSource, pruneCatalogStore, CatalogArtifacts, A2A_PORT_NAME, BASE_URL_ANNOTATION, PORT_ANNOTATION } from './sources/index.js';
 export type {
