@@ -248,7 +248,7 @@ export class CatalogSource implements Source {
    * none the allowlist admits, or none of those reads (each failure is a problem).
    */
   async #announced(domain: string, walk: Walk, foundBy: Map<Candidate, AnnouncedCatalog>): Promise<boolean> {
-    const { admitted, notes } = await discoverCatalog(domain, this.#s.fetcher, this.#s.hostPolicy);
+    const { admitted, notes } = await discoverCatalog(`https://${domain}`, this.#s.fetcher, this.#s.hostPolicy);
     walk.problems.push(...notes);
     for (const a of admitted) {
       if (this.#closed) return false;

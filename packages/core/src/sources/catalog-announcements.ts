@@ -209,14 +209,14 @@ export function agentmapsInRobots(text: string, base: string): string[] {
 }
 
 /**
- * Asks a host where its catalog is: `GET https://<host>/` (its `Link` header, then its HTML
+ * Asks a site where its catalog is: `GET <origin>/` (its `Link` header, then its HTML
  * `<link>`), then, only when that gave nothing the allowlist admits, `GET /robots.txt`. Each
  * request goes through `fetcher` (allowlist, address guard, no redirects, its size and time
  * bounds, the origin budget it draws on); each announced URL is judged by `hostPolicy` before it
  * is kept (a catalog on an origin it does not admit is noted and never requested). Never throws.
  */
-export async function discoverCatalog(host: string, fetcher: CardFetcher, hostPolicy: HostPolicy, signal?: AbortSignal): Promise<CatalogDiscovery> {
-  const root = `https://${host}/`;
+export async function discoverCatalog(origin: string, fetcher: CardFetcher, hostPolicy: HostPolicy, signal?: AbortSignal): Promise<CatalogDiscovery> {
+  const root = `${origin}/`;
   const out: CatalogDiscovery = { admitted: [], notes: [] };
   const judge = (urls: string[], foundBy: AnnouncedCatalog['foundBy'], announcedBy: string): void => {
     for (const url of urls) {
