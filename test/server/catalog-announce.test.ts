@@ -11,7 +11,11 @@ import { readAiCatalog, AI_CATALOG_MEDIA_TYPE } from '../../packages/core/src/ca
 import { AI_REGISTRY_MEDIA_TYPE } from '../../packages/core/src/ard/wire.js';
 import { parseConfig } from '../../packages/core/src/config/index.js';
 import { agentmapsInRobots, catalogLinksInHeader } from '../../packages/core/src/sources/catalog-announcements.js';
+import { HostPolicy, createCardFetcher } from '../../packages/core/src/fetch/index.js';
+import { aiCatalogSource } from '../../packages/core/src/sources/index.js';
 import { startService, type RunningService, type ServiceOptions } from '../../packages/service/src/server/index.js';
+import { startJsonServer } from '../helpers/json-server.js';
+import { createTestCertificate } from '../helpers/tls.js';
 import { createLogger } from '../../packages/service/src/server/logger.js';
 import { startAdkPeer, type RunningPeer } from '../helpers/a2a-peers.js';
 import { adkStyleCard } from '../helpers/cards.js';
@@ -111,6 +115,49 @@ describe('the catalog off: nothing announced', () => {
       assert.equal((await request(s.url, 'GET', '/robots.txt')).status, 404);
     } finally {
       await s.close();
+    }
+  });
+});
+
+describe('a second instance discovers the first one\'s agents through a Link header alone', () => {
+  test('a site (loopback TLS) with no well-known catalog and no robots.txt links to the first instance\'s catalog; the second instance admits its agents', async () => {
+    const first = await service({ catalog: { enabled: true } });
+    const tls = await createTestCertificate();
+    const site = await startJsonServer({ tls, hostname: 'localhost' });
+    const catalogUrl = `${first.url}/.well-known/ai-catalog.json`;
+    site.routes.set('/', { body: '<!doctype html><title>Partner</title>', headers: { 'content-type': 'text/html', link: `<${catalogUrl}>; rel="ai-catalog"` } });
+    const origins = [site.origin, new URL(first.url).origin, new URL(billing.baseUrl).origin];
+    const policy = HostPolicy.from({ allow: origins, allowLoopback: true });
+    // The service's own wellKnown.catalogFirst source, given a fetcher that trusts the test certificate.
+    const fetcher = createCardFetcher({ policy, ca: tls.cert, maxBodyBytes: 1024 * 1024 });
+    const partners = aiCatalogSource({ id: 'partners', domains: [new URL(site.origin).host], fetcher, hostPolicy: policy });
+    let second: RunningService | undefined;
+    try {
+      second = await startService({
+        port: 0,
+        policy: { allow: origins, allowLoopback: true },
+        vocabulary: [{ tag: 'billing', description: 'Invoices and payments.' }],
+        needs: [{ tag: 'billing' }],
+        extraSources: [partners],
+        loop: { cycleIntervalMs: 600_000 },
+        logger: createLogger({ level: 'silent' }),
+      });
+      // A cycle after the source's first refresh (the first snapshot may be published before it answers).
+      const snapshot = (await second.loop.refreshNow()) ?? second.loop.current();
+      const firstAgents = first.loop.current()!.agents;
+      assert.ok(snapshot !== undefined);
+      assert.deepEqual(snapshot.agents.map((a) => a.cardUrl ?? a.baseUrl), firstAgents.map((a) => a.cardUrl ?? a.baseUrl), 'the first instance\'s agents, by their card URLs');
+      const report = partners.catalogs().find((r) => r.url === catalogUrl);
+      assert.equal(report?.foundBy, 'link-header');
+      assert.equal(report?.announcedBy, `${site.origin}/`);
+      assert.equal(site.count('/robots.txt'), 0);
+      assert.equal(site.count('/.well-known/ai-catalog.json'), 1, 'asked once, absent');
+    } finally {
+      await second?.close();
+      await partners.close();
+      await fetcher.close();
+      await site.close();
+      await first.close();
     }
   });
 });
