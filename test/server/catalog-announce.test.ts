@@ -152,6 +152,11 @@ describe('a second instance discovers the first one\'s agents through a Link hea
       assert.equal(report?.announcedBy, `${site.origin}/`);
       assert.equal(site.count('/robots.txt'), 0);
       assert.equal(site.count('/.well-known/ai-catalog.json'), 1, 'asked once, absent');
+      // The source view (GET /api/sources) says how the catalog was found; the endpoint's proposal carries it too.
+      const sources = JSON.parse((await request(second.url, 'GET', '/api/sources')).body) as { sources: Array<{ id: string; catalogs?: Array<Record<string, unknown>> }> };
+      const shown = sources.sources.find((x) => x.id === 'partners')?.catalogs?.find((c) => c['url'] === catalogUrl);
+      assert.deepEqual([shown?.['foundBy'], shown?.['announcedBy']], ['link-header', `${site.origin}/`]);
+      assert.equal(partners.current().records[0]?.metadata['catalogFoundBy'], 'link-header');
     } finally {
       await second?.close();
       await partners.close();

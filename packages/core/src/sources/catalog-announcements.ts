@@ -20,7 +20,7 @@ import { safeUrlForMessage } from '../fetch/index.js';
 export type CatalogFoundBy = 'well-known' | 'link-header' | 'html-link' | 'robots-agentmap';
 
 /** The link relation type that names a catalog (`Link` header and HTML `<link>`). */
-export const AI_CATALOG_LINK_REL = 'ai-catalog';
+const AI_CATALOG_LINK_REL = 'ai-catalog';
 
 /** Bytes of the root page scanned for an HTML `<link>` (the `<head>` comes first). */
 export const HTML_SCAN_BYTES = 64 * 1024;
@@ -29,7 +29,7 @@ export const HTML_SCAN_BYTES = 64 * 1024;
 const LINK_HEADER_CHARS = 16 * 1024;
 
 /** Announced catalogs tried at most per host (the first that reads wins). */
-export const MAX_ANNOUNCED_CATALOGS = 3;
+const MAX_ANNOUNCED_CATALOGS = 3;
 
 /** A catalog URL announced by a host. */
 export interface AnnouncedCatalog {

@@ -38,13 +38,13 @@ export interface AiCatalogRouteOptions {
   /**
    * The ARD registry API's base (`POST <base>search`), listed in the catalog as an entry of type
    * `application/ai-registry+json`: a path of this service (a relative reference, resolved
-   * against the catalog's URL) or an absolute URL. Default {@link DEFAULT_REGISTRY_URL}.
+   * against the catalog's URL) or an absolute URL. Default `/`, the service root.
    */
   registryUrl?: string;
 }
 
 /** The registry API's base by default: the service root (the ARD routes are `/search`, `/agents`, `/explore`). */
-export const DEFAULT_REGISTRY_URL = '/';
+const DEFAULT_REGISTRY_URL = '/';
 
 /** The `Link` header the service's pages carry (RFC 8288): where its catalog is (ARD §6.1). */
 export const AI_CATALOG_LINK = `<${AI_CATALOG_WELL_KNOWN_PATH}>; rel="ai-catalog"; type="${AI_CATALOG_MEDIA_TYPE}"`;
