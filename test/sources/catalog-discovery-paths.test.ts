@@ -41,6 +41,7 @@ describe('parsers of catalog announcements', () => {
       [],
     );
     assert.deepEqual(catalogLinksInHtml(html('', '<link rel="ai-catalog" href="/in-body.json">'), base), [], 'only the <head>');
+    assert.deepEqual(catalogLinksInHtml(html('<SCRIPT>x = "</b>"</Script><link rel="ai-catalog" href="/after-script.json">'), base), ['https://a.example/after-script.json'], 'a raw-text element ends at its own end tag, any case');
     // Tolerant: no <head> tag at all, unclosed attributes, self-closing tags.
     assert.deepEqual(catalogLinksInHtml('<link rel=ai-catalog href="/bare.json"/><p>', base), ['https://a.example/bare.json']);
     assert.deepEqual(catalogLinksInHtml('<link rel="ai-catalog" href="/unterminated', base), []);

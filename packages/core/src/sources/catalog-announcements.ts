@@ -167,7 +167,7 @@ export function catalogLinksInHtml(page: Uint8Array | string, base: string, maxB
     if (tag === 'body') break;
     if (tag === 'script' || tag === 'style' || tag === 'template' || tag === 'noscript' || tag === 'textarea' || tag === 'title') {
       // Raw text: skipped to its end tag, never interpreted.
-      const endTag = html.toLowerCase().indexOf(`</${tag}`, i);
+      const endTag = endTagAt(html, tag, i);
       if (endTag === -1) break;
       i = endTag;
       continue;
@@ -270,6 +270,14 @@ async function get(fetcher: CardFetcher, url: string, accept: string, signal: Ab
     const e = isDiscoveryError(err) ? err : toDiscoveryError(err, 'ERR_FETCH_NETWORK', { url, stage: 'source' });
     return { note: `${e.code}: ${e.message}` };
   }
+}
+
+/** Where the end tag `</tag` (any case) is, from `from`; -1 when there is none. Linear in what it skips. */
+function endTagAt(html: string, tag: string, from: number): number {
+  for (let j = html.indexOf('</', from); j !== -1; j = html.indexOf('</', j + 2)) {
+    if (html.slice(j + 2, j + 2 + tag.length).toLowerCase() === tag) return j;
+  }
+  return -1;
 }
 
 /** Attributes of a tag from `from` to its `>`: lower-case names, values with the common character references decoded. */
