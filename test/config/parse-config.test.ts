@@ -61,7 +61,7 @@ const SERVER_DEFAULTS = {
     leaderTimeoutMs: 5_000,
     leaderMaxBytes: 33_554_432,
   },
-  catalog: { enabled: false, cacheControl: 'max-age=60', hostName: 'a2a-discovery' },
+  catalog: { enabled: false, cacheControl: 'max-age=60', hostName: 'a2a-discovery', registryUrl: '/' },
   registry: { peers: [], federation: { maxRegistries: 8, requestTimeoutMs: 2_000, timeoutMs: 3_000, maxBytes: 1_048_576 } },
 };
 

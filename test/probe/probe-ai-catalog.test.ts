@@ -303,10 +303,12 @@ describe('probeTarget: an AI Catalog URL', () => {
     assert.equal(r.kind, 'card');
     assert.equal(r.kind === 'card' && r.report.stage, 'fetch');
     assert.match(r.kind === 'card' ? (r.report.problems[0]?.message ?? '') : '', /HTTP 404/);
-    // The site root is never read as a catalog: only a base URL with a path of its own is tried.
+    // The site root is never read as a catalog itself; its catalog is looked for at the well-known
+    // URI, then where the site announces one (issue 26: its page's Link header and <link>, robots.txt).
     server.requests.length = 0;
-    await probeTarget(`${server.origin}/`, options());
-    assert.deepEqual(server.requests.map((q) => q.path), ['/.well-known/agent-card.json', '/.well-known/agent.json']);
+    const root = await probeTarget(`${server.origin}/`, options());
+    assert.equal(root.kind, 'card');
+    assert.deepEqual(server.requests.map((q) => q.path), ['/.well-known/agent-card.json', '/.well-known/agent.json', '/.well-known/ai-catalog.json', '/', '/robots.txt']);
   });
 });
 

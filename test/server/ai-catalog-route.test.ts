@@ -137,7 +137,8 @@ describe('the AI Catalog route, on', () => {
     assert.deepEqual(catalog.raw['extensions'], {
       'dev.a2a-discovery.snapshot': { digest: snapshot.digest, version: snapshot.version, createdAt: new Date(snapshot.createdAt).toISOString() },
     });
-    assert.equal(catalog.entries.length, snapshot.agents.length);
+    // The agents, then the service's own registry entry (catalog-announce.test.ts).
+    assert.equal(catalog.entries.length, snapshot.agents.length + 1);
     const [b, w] = catalog.entries;
     assert.deepEqual(
       { identifier: b!.identifier, type: b!.type, url: b!.url, displayName: b!.displayName, description: b!.description, tags: b!.tags },
@@ -181,8 +182,8 @@ describe('the AI Catalog route, on', () => {
     assert.equal(r.status, 200, 'the old ETag no longer matches');
     assert.equal(r.headers.etag, `"${next.digest}"`);
     const catalog = read(r);
-    assert.equal(catalog.entries.length, next.agents.length);
-    assert.equal(catalog.entries.length, 3);
+    assert.equal(catalog.entries.length, next.agents.length + 1, 'the agents and the registry entry');
+    assert.equal(next.agents.length, 3);
     const agent = next.agents.find((a) => a.baseUrl === shipping.baseUrl)!;
     const entry = catalog.entries.find((e) => e.displayName === agent.localName)!;
     assert.equal(entry.identifier, URN, 'the identifier of the record that proposed it');
@@ -362,7 +363,7 @@ async function secretsFailure(text: string, env: NodeJS.ProcessEnv = {}): Promis
 describe('server.catalog in discovery.yaml', () => {
   test('defaults: off, max-age=60, host name a2a-discovery, unsigned; the service gets no catalog', async () => {
     const config = parseConfig(AGENT);
-    assert.deepEqual(config.server.catalog, { enabled: false, cacheControl: 'max-age=60', hostName: 'a2a-discovery' });
+    assert.deepEqual(config.server.catalog, { enabled: false, cacheControl: 'max-age=60', hostName: 'a2a-discovery', registryUrl: '/' });
     assert.equal(serviceOptionsFromConfig(config, await resolveSecrets(config, {})).catalog, undefined);
   });
 
@@ -377,6 +378,7 @@ describe('server.catalog in discovery.yaml', () => {
       enabled: true,
       cacheControl: 'public, max-age=300',
       hostName: 'Example discovery',
+      registryUrl: '/',
       signing: { keyFile: join(dir, 'catalog.pem'), kid: 'catalog-2026', alg: 'ES256' },
     });
     const secrets = await resolveSecrets(config, {});
@@ -388,6 +390,7 @@ describe('server.catalog in discovery.yaml', () => {
       enabled: true,
       cacheControl: 'public, max-age=300',
       hostName: 'Example discovery',
+      registryUrl: '/',
       signing: { key: undefined, kid: 'catalog-2026', alg: 'ES256' },
     });
     assert.equal(options.catalog?.signing?.key, secrets.catalogSigningKey);
@@ -413,7 +416,7 @@ describe('server.catalog in discovery.yaml', () => {
       '7:14 server.catalog.enabled: must be true or false, got "yes"',
       '8:19 server.catalog.cacheControl: must be a Cache-Control header value such as "max-age=60" or "public, max-age=300" (comma-separated directives, at most 256 characters), got "max-age=60\\r\\nSet-Cookie: a=b"',
       '9:15 server.catalog.hostName: must be a display name of 1-256 characters without line breaks, got ""',
-      '10:5 server.catalog.tls: unknown key "tls" (allowed here: enabled, cacheControl, hostName, signing)',
+      '10:5 server.catalog.tls: unknown key "tls" (allowed here: enabled, cacheControl, hostName, registryUrl, signing)',
       '11:46 server.catalog.signing.alg: "HS256" uses a shared secret, so anyone able to verify could also sign; it cannot be allowed',
     ]);
   });

@@ -157,6 +157,7 @@ export type {
   ArdSource,
   ArdSourceOptions,
   CatalogReport,
+  CatalogFoundBy,
   CardPin,
   CatalogPublication,
   InlineCard,

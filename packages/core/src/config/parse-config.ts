@@ -186,6 +186,7 @@ function build(out: SchemaOutput, baseDir: string): DiscoveryConfig {
         enabled: server.catalog.enabled,
         cacheControl: server.catalog.cacheControl.trim(),
         hostName: server.catalog.hostName,
+        registryUrl: server.catalog.registryUrl,
         ...(server.catalog.signing !== undefined && {
           signing: {
             ...(server.catalog.signing.keyFile !== undefined && { keyFile: file(server.catalog.signing.keyFile) }),

@@ -149,6 +149,17 @@ const serverCatalog = z.strictObject({
   enabled: z.boolean().default(false),
   cacheControl: cacheControl.default('max-age=60'),
   hostName: checked((value) => (value.trim() === '' || value.length > 256 || CONTROL.test(value) ? `must be a display name of 1-256 characters without line breaks, got ${describeValue(value)}` : undefined)).default('a2a-discovery'),
+  // The ARD registry API's base listed in the catalog (an application/ai-registry+json entry): a path of the service or an absolute http(s) URL.
+  registryUrl: checked((value) => {
+    if (/^\/(?!\/)[^\s#?]*$/.test(value) && value.length <= 1024) return undefined;
+    try {
+      const url = new URL(value);
+      if ((url.protocol === 'https:' || url.protocol === 'http:') && url.username === '' && url.password === '' && url.hash === '') return undefined;
+    } catch {
+      // fall through
+    }
+    return `must be a path of the service ("/", "/ard/") or an absolute http(s) URL without credentials or fragment, got ${describeValue(value)}`;
+  }).default('/'),
   // Exactly one of keyFile and keyEnv: cross-checks. The key itself is read by resolveSecrets.
   signing: z
     .strictObject({

@@ -82,6 +82,8 @@ export interface ServerCatalogConfig {
   readonly cacheControl: string;
   /** The catalog's `host.displayName`. Default `a2a-discovery`. */
   readonly hostName: string;
+  /** The ARD registry API's base, listed in the catalog as an `application/ai-registry+json` entry: a path of the service or an absolute URL. Default `/`. */
+  readonly registryUrl: string;
   /** Sign the catalog (a detached JWS in its `signature` member); unset = unsigned. */
   readonly signing?: CatalogSigningConfig;
 }

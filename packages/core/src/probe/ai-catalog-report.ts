@@ -7,6 +7,8 @@
  */
 import type { Problem } from '../errors.js';
 import type { Lookalike } from '../rules/lookalike.js';
+import type { CatalogFoundBy } from '../sources/index.js';
+import { describeWay } from '../sources/catalog-announcements.js';
 import type { ProbeReport } from './probe-report.js';
 import { renderProbe, stageMarks } from './probe-report.js';
 
@@ -128,6 +130,13 @@ export interface AiCatalogReport {
   notes: string[];
   counts: { entries: number; cards: number; accepted: number; refused: number; superseded: number; ignored: number; nested: number; notProbed: number };
   /**
+   * For a site probed at its root (`https://host/`, no agent card there): how its catalog was
+   * found — at the well-known URI, or announced by a `Link` header, an HTML `<link>` or a
+   * robots.txt `Agentmap:` line (ARD §6.1) — and the URL whose response announced it.
+   */
+  foundBy?: CatalogFoundBy;
+  announcedBy?: string;
+  /**
    * Present when the probe stopped short of the whole catalog tree (entries past the entries
    * bound, documents past the documents bound) or its answer was cut: one sentence per bound that bit.
    */
@@ -142,6 +151,7 @@ const DOCUMENT_STAGES: CatalogStage[] = ['source', 'address', 'fetch', 'parse', 
  */
 export function renderAiCatalogProbe(r: AiCatalogReport): string {
   const lines: string[] = [`probe AI Catalog ${r.source}`];
+  if (r.foundBy !== undefined) lines.push(`       found by ${describeWay(r.foundBy)}${r.announcedBy !== undefined ? ` of ${r.announcedBy}` : ''}`);
   const row = (indent: string, mark: string, stage: string, text: string) => lines.push(`${indent}${mark} ${stage.padEnd(10)} ${text}`.trimEnd());
   for (const p of r.problems) lines.push(`       ${p.path}: ${p.message}`);
   for (const n of r.notes) lines.push(`       note ${n}`);

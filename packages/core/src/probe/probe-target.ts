@@ -5,6 +5,9 @@
  * and `entries`, is probed as a catalog, every entry of it; anything else as one card.
  */
 import type { AiCatalogReport } from './ai-catalog-report.js';
+import { AI_CATALOG_WELL_KNOWN_PATH } from '../catalog/index.js';
+import type { CardFetcher } from '../fetch/index.js';
+import { describeWay, discoverCatalog } from '../sources/catalog-announcements.js';
 import type { ProbeAiCatalogOptions } from './probe-ai-catalog.js';
 import { isAiCatalogDocument, probeAiCatalogUrl } from './probe-ai-catalog.js';
 import { CATALOG_CARD_FRAGMENT, isCardUrl } from '../fetch/index.js';
@@ -48,12 +51,50 @@ export async function probeTarget(target: string, o: ProbeAiCatalogOptions): Pro
         return { kind: 'ai-catalog', catalog: await probeAiCatalogUrl(again.cardUrl, o, { url: again.cardUrl, res: again.res }) };
       }
     }
+    // A site's root with no agent card: its catalog, at the well-known URI or where the site announces it.
+    if (first.http?.status === 404 && isSiteRoot(target)) {
+      const site = await siteCatalog(new URL(target).origin, o, documents, first);
+      if (site !== undefined) return { kind: 'ai-catalog', catalog: site };
+    }
     return { kind: 'card', report: first };
   }
   if (first.exact && isAiCatalogDocument(first.res.body, first.res.headers['content-type'])) {
     return { kind: 'ai-catalog', catalog: await probeAiCatalogUrl(target, o, { url: first.cardUrl, res: first.res }) };
   }
   return { kind: 'card', report: await reportEndpoint(first, o) };
+}
+
+/** True for `https://host/` itself (no path, query or fragment): a site, whose catalog may be announced. */
+function isSiteRoot(target: string): boolean {
+  const url = new URL(target);
+  return url.pathname === '/' && url.search === '' && url.hash === '';
+}
+
+/**
+ * The catalog of the site at `origin`, as the AI Catalog source's host path finds it: the
+ * well-known URI first, then what the site announces (`Link` header, HTML `<link>`, robots.txt
+ * `Agentmap:`; see discoverCatalog), each under `o.policy` and the document fetcher's bounds. The
+ * first that serves an AI Catalog is probed, with how it was found. Undefined when none does;
+ * then each announcement refused (another origin than the allowlist admits, a page too large) is
+ * a warning of `card`, the root's card report.
+ */
+async function siteCatalog(origin: string, o: ProbeAiCatalogOptions, documents: CardFetcher, card: ProbeReport): Promise<AiCatalogReport | undefined> {
+  const tryAt = async (url: string): Promise<AiCatalogReport | undefined | 'absent'> => {
+    const got = await fetchFirst(`${url}${CATALOG_CARD_FRAGMENT}`, o, documents);
+    if ('accepted' in got) return got.http?.status === 404 || got.http?.status === 410 ? 'absent' : undefined;
+    if (!isAiCatalogDocument(got.res.body, got.res.headers['content-type'])) return undefined;
+    return probeAiCatalogUrl(got.cardUrl, o, { url: got.cardUrl, res: got.res });
+  };
+  const wellKnown = await tryAt(`${origin}${AI_CATALOG_WELL_KNOWN_PATH}`);
+  if (wellKnown !== 'absent') return wellKnown === undefined ? undefined : { ...wellKnown, foundBy: 'well-known' };
+  const { admitted, notes } = await discoverCatalog(origin, documents, o.policy, o.signal);
+  for (const a of admitted) {
+    const found = await tryAt(a.url);
+    if (found !== undefined && found !== 'absent') return { ...found, foundBy: a.foundBy, announcedBy: a.announcedBy };
+    notes.push({ path: a.announcedBy, message: `${describeWay(a.foundBy)} announces the catalog ${a.url}, which does not serve an AI Catalog` });
+  }
+  card.warnings.push(...notes);
+  return undefined;
 }
 
 /** `target` marked to be fetched exactly (`#card`), when it was read as a base URL with a path of its own; else undefined. */

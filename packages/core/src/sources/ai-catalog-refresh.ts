@@ -24,8 +24,12 @@ import { acceptanceDigest, catalogContent, readerLimits } from './catalog-docume
 import { EntryRecords } from './catalog-records.js';
 import type { AnnouncedRegistry, Candidate, CatalogReport, Walk } from './catalog-walk.js';
 import { CatalogWalker } from './catalog-walk.js';
+import { type AnnouncedCatalog, type CatalogDiscovery, describeWay, discoverCatalog } from './catalog-announcements.js';
 import { SourceCore } from './source-core.js';
 import type { EndpointRecord, Source, SourceListener, SourceState } from './types.js';
+
+/** Hosts asked at the same time for a catalog they announce (each asks at most two requests). */
+const DISCOVERY_CONCURRENCY = 8;
 
 /** Problems kept per refresh (each new one is an alert): a catalog with thousands of bad entries is summarized. */
 const MAX_PROBLEMS = 100;
@@ -164,6 +168,10 @@ export class CatalogSource implements Source {
       }
     }
     const records: EndpointRecord[] = [];
+    /** The candidates of catalogs a host announced (not at its well-known URI): how each was found. */
+    const foundBy = new Map<Candidate, AnnouncedCatalog>();
+    /** Hosts with no catalog at their well-known URI (404/410): asked for one they announce, after the configured roots. */
+    const absent: string[] = [];
     let readable = 0;
     let firstError: DiscoveryError | undefined;
     for (const root of this.#s.roots) {
@@ -178,17 +186,34 @@ export class CatalogSource implements Source {
       } catch (err) {
         const error = toDiscoveryError(err, 'ERR_FETCH_NETWORK', { url: root.url, stage: 'source' });
         if (root.domain !== undefined) {
-          // A host without a usable catalog is read as the well-known source reads it.
-          records.push({ name: root.domain, baseUrl: `https://${root.domain}/`, source: this.id, metadata: { domain: root.domain } });
           readable++;
-          if (!(error.code === 'ERR_FETCH_STATUS' && (error.status === 404 || error.status === 410))) {
-            walk.problems.push({ path: root.url, message: `no usable AI Catalog (${error.message}); the host's agent card is read instead` });
+          // No catalog at the well-known URI: the host may announce one elsewhere (Link header, HTML <link>, robots.txt).
+          if (error.code === 'ERR_FETCH_STATUS' && (error.status === 404 || error.status === 410)) {
+            absent.push(root.domain);
+            continue;
           }
+          // A host without a usable catalog is read as the well-known source reads it.
+          records.push(this.#hostRecord(root.domain));
+          walk.problems.push({ path: root.url, message: `no usable AI Catalog (${error.message}); the host's agent card is read instead` });
         } else {
           firstError ??= error;
           walk.problems.push({ path: root.url, message: `the catalog could not be read: ${error.message}` });
         }
       }
+    }
+    // The hosts are asked together (at most DISCOVERY_CONCURRENCY at a time); what they announce is read in their order.
+    const discoveries: CatalogDiscovery[] = new Array<CatalogDiscovery>(absent.length);
+    let next = 0;
+    const worker = async (): Promise<void> => {
+      while (next < absent.length && !this.#closed) {
+        const i = next++;
+        discoveries[i] = await discoverCatalog(`https://${absent[i]!}`, this.#s.fetcher, this.#s.hostPolicy);
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(DISCOVERY_CONCURRENCY, absent.length) }, worker));
+    for (const [i, domain] of absent.entries()) {
+      if (this.#closed) return this.#core.state;
+      if (!(await this.#announced(discoveries[i]!, walk, foundBy))) records.push(this.#hostRecord(domain));
     }
     if (this.#closed) return this.#core.state;
     if (readable === 0 && firstError !== undefined) {
@@ -214,7 +239,8 @@ export class CatalogSource implements Source {
       await walk.pacer.tick();
       try {
         const record = await this.#records.recordOf(c, inline, pins, walk.problems, now);
-        if (record !== undefined) records.push(record);
+        const announced = foundBy.get(c);
+        if (record !== undefined) records.push(announced === undefined ? record : { ...record, metadata: { ...record.metadata, catalogFoundBy: announced.foundBy, catalogAnnouncedBy: announced.announcedBy } });
       } catch (err) {
         // Whatever an entry holds, it costs that entry only.
         walk.problems.push({ path: c.where, message: `the entry ${c.identifier} could not be read (${err instanceof Error ? err.message : String(err)}); skipped` });
@@ -236,6 +262,40 @@ export class CatalogSource implements Source {
     this.#inline = inline;
     this.artifacts.publish(this.id, { inline, pins, freshen: (key) => this.#freshen(key) });
     return this.#core.succeed(records, bounded(walk.problems));
+  }
+
+  /** A host without a usable catalog, proposed as the well-known source proposes it (its agent card). */
+  #hostRecord(domain: string): EndpointRecord {
+    return { name: domain, baseUrl: `https://${domain}/`, source: this.id, metadata: { domain } };
+  }
+
+  /**
+   * A host without a well-known catalog: the catalog it announces (discoverCatalog), read as a
+   * root, its report and its candidates marked with how it was found. False when it announces
+   * none the allowlist admits, or none of those reads (each failure is a problem).
+   */
+  async #announced({ admitted, notes }: CatalogDiscovery, walk: Walk, foundBy: Map<Candidate, AnnouncedCatalog>): Promise<boolean> {
+    walk.problems.push(...notes);
+    for (const a of admitted) {
+      if (this.#closed) return false;
+      if (this.#walker.alreadyRead(a.url, walk)) return true;
+      const reportAt = walk.reports.length;
+      const candidatesAt = walk.candidates.length;
+      try {
+        await this.#walker.read(a.url, 1, 'root', [], walk);
+      } catch (err) {
+        const e = toDiscoveryError(err, 'ERR_FETCH_NETWORK', { url: a.url, stage: 'source' });
+        walk.problems.push({ path: a.announcedBy, message: `${describeWay(a.foundBy)} announces the catalog ${a.url}, which could not be read: ${e.message}` });
+        const failed = walk.reports[reportAt];
+        if (failed !== undefined) Object.assign(failed, { foundBy: a.foundBy, announcedBy: a.announcedBy });
+        continue;
+      }
+      const report = walk.reports[reportAt];
+      if (report !== undefined) Object.assign(report, { foundBy: a.foundBy, announcedBy: a.announcedBy });
+      for (const c of walk.candidates.slice(candidatesAt)) foundBy.set(c, a);
+      return true;
+    }
+    return false;
   }
 
   /**

@@ -15,6 +15,7 @@ import type { Pacer } from '../catalog/paced.js';
 import { DiscoveryError, type Problem } from '../errors.js';
 import type { CatalogEvent, EventStream } from '../events/index.js';
 import { originOf } from '../rules/origins.js';
+import type { CatalogFoundBy } from './catalog-announcements.js';
 import type { CatalogEntry } from './catalog-documents.js';
 import { describe } from '../text.js';
 
@@ -39,6 +40,12 @@ export interface CatalogReport {
   readonly nested: number;
   readonly ignored: number;
   readonly error?: string;
+  /**
+   * For a host's catalog announced elsewhere than at its well-known URI: how it was found
+   * (`link-header`, `html-link`, `robots-agentmap`) and the URL whose response announced it.
+   */
+  readonly foundBy?: Exclude<CatalogFoundBy, 'well-known'>;
+  readonly announcedBy?: string;
 }
 
 /** An A2A card entry found in the walk, before versions are chosen. */

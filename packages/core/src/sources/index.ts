@@ -20,6 +20,7 @@ export { aiCatalogSource, pruneCatalogStore } from './ai-catalog-source.js';
 export type { AiCatalogSource, AiCatalogSourceOptions, AnnouncedRegistry, CatalogReport } from './ai-catalog-source.js';
 export { ardSource } from './ard-source.js';
 export type { ArdSource, ArdSourceOptions } from './ard-source.js';
+export type { CatalogFoundBy } from './catalog-announcements.js';
 export { CatalogArtifacts } from './catalog-artifacts.js';
 export type { CardPin, CatalogPublication, InlineCard } from './catalog-artifacts.js';
 export type { CatalogEntry } from './catalog-documents.js';

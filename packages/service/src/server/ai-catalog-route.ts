@@ -13,7 +13,7 @@
  */
 import type { Context } from 'hono';
 import type { CryptoKey, JWK, KeyObject } from 'jose';
-import { signDetached, AI_CATALOG_MEDIA_TYPE } from 'a2a-discovery';
+import { signDetached, AI_CATALOG_MEDIA_TYPE, AI_CATALOG_WELL_KNOWN_PATH, AI_REGISTRY_MEDIA_TYPE } from 'a2a-discovery';
 import type { DiscoveryLoop, Snapshot } from 'a2a-discovery';
 import { buildAiCatalog } from './ai-catalog.js';
 
@@ -35,7 +35,19 @@ export interface AiCatalogRouteOptions {
   /** The response's `Cache-Control`. Default `max-age=60`. */
   cacheControl?: string;
   signing?: CatalogSigning;
+  /**
+   * The ARD registry API's base (`POST <base>search`), listed in the catalog as an entry of type
+   * `application/ai-registry+json`: a path of this service (a relative reference, resolved
+   * against the catalog's URL) or an absolute URL. Default `/`, the service root.
+   */
+  registryUrl?: string;
 }
+
+/** The registry API's base by default: the service root (the ARD routes are `/search`, `/agents`, `/explore`). */
+const DEFAULT_REGISTRY_URL = '/';
+
+/** The `Link` header the service's pages carry (RFC 8288): where its catalog is (ARD §6.1). */
+export const AI_CATALOG_LINK = `<${AI_CATALOG_WELL_KNOWN_PATH}>; rel="ai-catalog"; type="${AI_CATALOG_MEDIA_TYPE}"`;
 
 /** The route and its one memoized document (the current digest's). */
 export class AiCatalogRoute {
@@ -62,6 +74,16 @@ export class AiCatalogRoute {
     return c.body(await this.document(snapshot), 200, { ...headers, 'content-type': AI_CATALOG_MEDIA_TYPE });
   }
 
+  /**
+   * `GET /robots.txt`: everything allowed (nothing public is disallowed) and an `Agentmap:` line
+   * naming the catalog — a relative reference, as the `Link` header's, since the service does not
+   * know the scheme and host it is reached under behind a proxy.
+   */
+  robots(c: Context): Response {
+    const text = `# a2a-discovery: this service's AI Catalog (ARD spec \u00a76.1)\nUser-agent: *\nAllow: /\n\nAgentmap: ${AI_CATALOG_WELL_KNOWN_PATH}\n`;
+    return c.body(text, 200, { 'content-type': 'text/plain; charset=utf-8', 'cache-control': this.#o.cacheControl ?? 'max-age=60' });
+  }
+
   /** The document of `snapshot` as JSON text, built and signed once per digest. */
   document(snapshot: Snapshot): Promise<string> {
     if (this.#memo?.digest === snapshot.digest && this.#memo.version === snapshot.version) return this.#memo.body;
@@ -77,6 +99,16 @@ export class AiCatalogRoute {
   async #build(snapshot: Snapshot): Promise<string> {
     const { signing } = this.#o;
     const doc = buildAiCatalog(snapshot, { hostName: this.#o.hostName ?? 'a2a-discovery' });
+    // The service's own ARD registry (ARD §4.1, §7): after the agents, one entry of its own type.
+    const registryUrl = this.#o.registryUrl ?? DEFAULT_REGISTRY_URL;
+    (doc['entries'] as unknown[]).push({
+      identifier: `${registryUrl}#ard-registry`,
+      type: AI_REGISTRY_MEDIA_TYPE,
+      url: registryUrl,
+      displayName: `${this.#o.hostName ?? 'a2a-discovery'} registry`,
+      description: 'ARD search over the agents this service verified (POST /search, GET /agents, GET /explore).',
+      tags: ['registry', 'search'],
+    });
     return JSON.stringify(signing ? await signDetached(doc, signing.key, { alg: signing.alg ?? 'ES256', kid: signing.kid }) : doc);
   }
 }

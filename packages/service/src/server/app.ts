@@ -22,7 +22,7 @@ import { isDiscoveryError, diffSnapshots, AI_CATALOG_WELL_KNOWN_PATH } from 'a2a
 import type { TraceInputs } from 'a2a-discovery/explorer';
 import { DEFAULT_TRACE_INPUTS, runTrace } from 'a2a-discovery/explorer';
 import type { StoreStatus, ReplicaStatus } from '@a2a-discovery/store';
-import type { AiCatalogRoute } from './ai-catalog-route.js';
+import { AI_CATALOG_LINK, type AiCatalogRoute } from './ai-catalog-route.js';
 import type { EventBuffer } from './event-buffer.js';
 import type { FollowerProxy, LeaderPath } from './follower-proxy.js';
 import { FOLLOWER_HEADER } from './follower-proxy.js';
@@ -583,7 +583,15 @@ export function createApp(o: AppOptions): Hono {
 
   // Public metadata, like an agent card: outside /api/, so no bearer token is asked (request-guard.ts).
   const aiCatalog = o.aiCatalog;
-  if (aiCatalog) app.get(AI_CATALOG_WELL_KNOWN_PATH, (c) => aiCatalog.handle(c));
+  if (aiCatalog) {
+    app.get(AI_CATALOG_WELL_KNOWN_PATH, (c) => aiCatalog.handle(c));
+    // Where the catalog is, for readers that start at the site (ARD §6.1): robots.txt's Agentmap line, and a Link header on every page.
+    app.get('/robots.txt', (c) => aiCatalog.robots(c));
+    app.use('*', async (c, next) => {
+      await next();
+      c.res.headers.append('link', AI_CATALOG_LINK);
+    });
+  }
 
   app.get('*', async (c) => {
     const res = await o.staticFiles?.(c.req.path);

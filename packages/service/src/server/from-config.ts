@@ -23,6 +23,7 @@ export function serviceOptionsFromConfig(config: DiscoveryConfig, secrets: Secre
         enabled: true,
         cacheControl: config.server.catalog.cacheControl,
         hostName: config.server.catalog.hostName,
+        registryUrl: config.server.catalog.registryUrl,
         ...(config.server.catalog.signing !== undefined && { signing: { key: signingKey(secrets), kid: config.server.catalog.signing.kid, alg: config.server.catalog.signing.alg } }),
       },
     }),

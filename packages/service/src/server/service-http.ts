@@ -137,6 +137,7 @@ export function buildHttp(
       aiCatalog: new AiCatalogRoute({
         loop,
         ...(o.catalog.hostName !== undefined && { hostName: o.catalog.hostName }),
+        ...(o.catalog.registryUrl !== undefined && { registryUrl: o.catalog.registryUrl }),
         ...(o.catalog.cacheControl !== undefined && { cacheControl: o.catalog.cacheControl }),
         ...(o.catalog.signing && { signing: o.catalog.signing }),
       }),

@@ -35,8 +35,9 @@ export interface ServiceOptions {
    * served when `enabled` (404 otherwise). `cacheControl` default `max-age=60`, `hostName`
    * (`host.displayName`) default `a2a-discovery`; with `signing`, the document carries a detached
    * JWS signature (the key is tried once at start: a key that cannot sign is `ERR_CONFIG_INVALID`).
+   * `registryUrl` (default `/`): the ARD registry API's base, listed as an `application/ai-registry+json` entry.
    */
-  catalog?: { enabled: boolean; cacheControl?: string; hostName?: string; signing?: CatalogSigning };
+  catalog?: { enabled: boolean; cacheControl?: string; hostName?: string; signing?: CatalogSigning; registryUrl?: string };
   policy: HostPolicyOptions;
   /**
    * The peers' credentials (a function or a `PeerCredentials` provider, such as

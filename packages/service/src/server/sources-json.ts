@@ -78,5 +78,7 @@ function catalogJson(r: CatalogReport): Record<string, unknown> {
     nested: r.nested,
     ignored: r.ignored,
     ...(r.error !== undefined && { error: clip(r.error) }),
+    ...(r.foundBy !== undefined && { foundBy: r.foundBy }),
+    ...(r.announcedBy !== undefined && { announcedBy: clip(r.announcedBy) }),
   };
 }

@@ -1,0 +1,342 @@
+/**
+ * How a host announces its AI Catalog when it serves none at `/.well-known/ai-catalog.json` (ARD
+ * spec v0.9 §6.1 "Discovery Mechanisms", issue 26): an HTTP `Link: <…>; rel="ai-catalog"` header
+ * on its root page, an HTML `<link rel="ai-catalog" href="…">` in that page's `<head>`, or an
+ * `Agentmap: <url>` line in its robots.txt. The parsers here are pure and tolerant (no HTML
+ * parser or script runs: a bounded scan of the page's first bytes); {@link discoverCatalog} makes
+ * the (at most two) requests through the source's fetcher, under the allowlist and its bounds.
+ *
+ * Precedence (docs/sources.md): the well-known URI (read by the source before this), then the
+ * `Link` header, then the HTML `<link>` (both from one `GET /`), then robots.txt (requested only
+ * when the root page announced nothing the allowlist admits). Within one path, the order given.
+ *
+ * @module
+ */
+import { isDiscoveryError, toDiscoveryError } from '../errors.js';
+import type { CardFetcher, HostPolicy } from '../fetch/index.js';
+import { safeUrlForMessage } from '../fetch/index.js';
+
+/** How a catalog was found: at its well-known URI, or announced by one of the three paths. */
+export type CatalogFoundBy = 'well-known' | 'link-header' | 'html-link' | 'robots-agentmap';
+
+/** The link relation type that names a catalog (`Link` header and HTML `<link>`). */
+const AI_CATALOG_LINK_REL = 'ai-catalog';
+
+/** Bytes of the root page scanned for an HTML `<link>` (the `<head>` comes first). */
+export const HTML_SCAN_BYTES = 64 * 1024;
+
+/** Characters of a `Link` header read (a longer one is read up to there). */
+const LINK_HEADER_CHARS = 16 * 1024;
+
+/** Announced catalogs tried at most per host (the first that reads wins). */
+const MAX_ANNOUNCED_CATALOGS = 3;
+
+/** A catalog URL announced by a host. */
+export interface AnnouncedCatalog {
+  /** The catalog URL, resolved against the page that announced it. */
+  url: string;
+  foundBy: Exclude<CatalogFoundBy, 'well-known'>;
+  /** The URL whose response announced it (`https://host/` or `https://host/robots.txt`). */
+  announcedBy: string;
+}
+
+/** What {@link discoverCatalog} learnt about one host. */
+export interface CatalogDiscovery {
+  /** Announced catalogs the allowlist admits, in precedence order (at most {@link MAX_ANNOUNCED_CATALOGS}). */
+  admitted: AnnouncedCatalog[];
+  /** Why an announced catalog, or a request for an announcement, gave nothing (for the source's problems). */
+  notes: Array<{ path: string; message: string }>;
+}
+
+/**
+ * The targets of the `rel="ai-catalog"` links of a `Link` header (RFC 8288 §3), resolved against
+ * `base`, in order. Tolerant: a malformed link-value is skipped, not fatal; `rel` is a
+ * space-separated, case-insensitive list and only its first occurrence counts; a link with an
+ * `anchor` parameter is about another resource than the page and is skipped.
+ *
+ * @example
+ * catalogLinksInHeader('</cat.json>; rel="ai-catalog", </style.css>; rel=preload', 'https://a.example/')
+ * // ['https://a.example/cat.json']
+ */
+export function catalogLinksInHeader(value: string, base: string): string[] {
+  const text = value.slice(0, LINK_HEADER_CHARS);
+  const found: string[] = [];
+  let i = 0;
+  const n = text.length;
+  const skipSpace = (): void => {
+    while (i < n && (text[i] === ' ' || text[i] === '\t')) i++;
+  };
+  while (i < n) {
+    // Up to the next `<` that starts a link-value.
+    while (i < n && text[i] !== '<') i++;
+    if (i >= n) break;
+    const close = text.indexOf('>', i + 1);
+    if (close === -1) break;
+    const target = text.slice(i + 1, close).trim();
+    if (/[<\s]/.test(target)) {
+      // Not a URI-reference: a malformed link-value; read on from the next `<`.
+      i++;
+      continue;
+    }
+    i = close + 1;
+    const params = new Map<string, string>();
+    // Parameters: `; name[=value]`, value a token or a quoted-string, up to the `,` that ends the link-value.
+    for (;;) {
+      skipSpace();
+      if (text[i] !== ';') break;
+      i++;
+      skipSpace();
+      const nameStart = i;
+      while (i < n && /[!#$%&'*+\-.^_`|~0-9A-Za-z]/.test(text[i]!)) i++;
+      const name = text.slice(nameStart, i).toLowerCase();
+      skipSpace();
+      let paramValue = '';
+      if (text[i] === '=') {
+        i++;
+        skipSpace();
+        if (text[i] === '"') {
+          i++;
+          while (i < n && text[i] !== '"') {
+            if (text[i] === '\\' && i + 1 < n) i++;
+            paramValue += text[i];
+            i++;
+          }
+          i++;
+        } else {
+          const start = i;
+          while (i < n && text[i] !== ';' && text[i] !== ',') i++;
+          paramValue = text.slice(start, i).trim();
+        }
+      }
+      if (name === '') {
+        // Not a parameter: skip to the end of this link-value.
+        while (i < n && text[i] !== ',') i++;
+        break;
+      }
+      if (!params.has(name)) params.set(name, paramValue);
+    }
+    while (i < n && text[i] !== ',' && text[i] !== '<') i++;
+    if (params.has('anchor')) continue;
+    const rels = (params.get('rel') ?? '').toLowerCase().split(/[ \t]+/);
+    if (!rels.includes(AI_CATALOG_LINK_REL)) continue;
+    const url = resolve(target, base);
+    if (url !== undefined) found.push(url);
+  }
+  return found;
+}
+
+/**
+ * The `href` of each `<link rel="ai-catalog">` in the `<head>` of an HTML page, resolved against
+ * the page's `<base href>` when it has one, else `base`, in document order. A bounded, tolerant
+ * scan of the first `maxBytes` bytes: comments, `<script>`, `<style>`, `<template>` and
+ * `<noscript>` contents are skipped (never run), and the scan stops at `</head>` or `<body`.
+ *
+ * @example
+ * catalogLinksInHtml('<head><link rel="ai-catalog" href="/c.json"></head>', 'https://a.example/')
+ * // ['https://a.example/c.json']
+ */
+export function catalogLinksInHtml(page: Uint8Array | string, base: string, maxBytes = HTML_SCAN_BYTES): string[] {
+  const html = typeof page === 'string' ? page.slice(0, maxBytes) : Buffer.from(page.buffer, page.byteOffset, Math.min(page.byteLength, maxBytes)).toString('utf8');
+  const hrefs: string[] = [];
+  let docBase = base;
+  let i = 0;
+  while (i < html.length) {
+    const lt = html.indexOf('<', i);
+    if (lt === -1) break;
+    if (html.startsWith('<!--', lt)) {
+      const end = html.indexOf('-->', lt + 4);
+      if (end === -1) break;
+      i = end + 3;
+      continue;
+    }
+    const m = /^<\/?([A-Za-z][A-Za-z0-9-]*)/.exec(html.slice(lt, lt + 64));
+    if (m === null) {
+      i = lt + 1;
+      continue;
+    }
+    const closing = html[lt + 1] === '/';
+    const tag = m[1]!.toLowerCase();
+    const { attributes, end, complete } = readAttributes(html, lt + m[0].length);
+    // A tag cut off by the end of what is scanned is dropped, as an HTML parser drops it at EOF.
+    if (!complete) break;
+    i = end;
+    if (closing) {
+      if (tag === 'head') break;
+      continue;
+    }
+    if (tag === 'body') break;
+    if (tag === 'script' || tag === 'style' || tag === 'template' || tag === 'noscript' || tag === 'textarea' || tag === 'title') {
+      // Raw text: skipped to its end tag, never interpreted.
+      const endTag = endTagAt(html, tag, i);
+      if (endTag === -1) break;
+      i = endTag;
+      continue;
+    }
+    if (tag === 'base' && docBase === base) {
+      const href = attributes.get('href');
+      const resolved = href !== undefined ? resolve(href, base) : undefined;
+      if (resolved !== undefined) docBase = resolved;
+      continue;
+    }
+    if (tag !== 'link') continue;
+    const rels = (attributes.get('rel') ?? '').toLowerCase().split(/[ \t\n\f\r]+/);
+    const href = attributes.get('href');
+    if (!rels.includes(AI_CATALOG_LINK_REL) || href === undefined) continue;
+    const url = resolve(href, docBase);
+    if (url !== undefined) hrefs.push(url);
+  }
+  return hrefs;
+}
+
+/**
+ * The `Agentmap:` lines of a robots.txt (field name case-insensitive, anywhere in the file, like
+ * `Sitemap:`; `#` starts a comment), resolved against the robots.txt URL, in order.
+ *
+ * @example
+ * agentmapsInRobots('User-agent: *\nAgentmap: https://a.example/c.json\n', 'https://a.example/robots.txt')
+ * // ['https://a.example/c.json']
+ */
+export function agentmapsInRobots(text: string, base: string): string[] {
+  const found: string[] = [];
+  for (const raw of text.split(/\r\n|\r|\n/)) {
+    const line = raw.replace(/#.*$/, '');
+    const colon = line.indexOf(':');
+    if (colon === -1 || line.slice(0, colon).trim().toLowerCase() !== 'agentmap') continue;
+    const url = resolve(line.slice(colon + 1).trim(), base);
+    if (url !== undefined) found.push(url);
+  }
+  return found;
+}
+
+/**
+ * Asks a site where its catalog is: `GET <origin>/` (its `Link` header, then its HTML
+ * `<link>`), then, only when that gave nothing the allowlist admits, `GET /robots.txt`. Each
+ * request goes through `fetcher` (allowlist, address guard, no redirects, its size and time
+ * bounds, the origin budget it draws on); each announced URL is judged by `hostPolicy` before it
+ * is kept (a catalog on an origin it does not admit is noted and never requested). Never throws.
+ */
+export async function discoverCatalog(origin: string, fetcher: CardFetcher, hostPolicy: HostPolicy, signal?: AbortSignal): Promise<CatalogDiscovery> {
+  const root = `${origin}/`;
+  const out: CatalogDiscovery = { admitted: [], notes: [] };
+  const judge = (urls: string[], foundBy: AnnouncedCatalog['foundBy'], announcedBy: string): void => {
+    for (const url of urls) {
+      if (out.admitted.length >= MAX_ANNOUNCED_CATALOGS) return;
+      if (out.admitted.some((a) => a.url === url)) continue;
+      const verdict = hostPolicy.check(url);
+      if (!verdict.allowed) {
+        out.notes.push({ path: announcedBy, message: `${describeWay(foundBy)} announces the catalog ${safeUrlForMessage(url)}, which the allowlist does not admit (${verdict.reason}); not read` });
+        continue;
+      }
+      out.admitted.push({ url, foundBy, announcedBy });
+    }
+  };
+  const page = await get(fetcher, root, 'text/html, application/xhtml+xml;q=0.9, */*;q=0.1', signal);
+  if ('res' in page) {
+    const link = page.res.headers['link'];
+    if (link !== undefined) judge(catalogLinksInHeader(link, root), 'link-header', root);
+    const type = (page.res.headers['content-type'] ?? 'text/html').split(';')[0]!.trim().toLowerCase();
+    if (type === 'text/html' || type === 'application/xhtml+xml') judge(catalogLinksInHtml(page.res.body, root), 'html-link', root);
+  } else if (page.note !== undefined) out.notes.push({ path: root, message: `the root page could not be read for a catalog announcement: ${page.note}` });
+  if (out.admitted.length > 0) return out;
+  const robotsUrl = `${root}robots.txt`;
+  const robots = await get(fetcher, robotsUrl, 'text/plain, */*;q=0.1', signal);
+  if ('res' in robots) judge(agentmapsInRobots(robots.res.body.toString('utf8'), robotsUrl), 'robots-agentmap', robotsUrl);
+  else if (robots.note !== undefined) out.notes.push({ path: robotsUrl, message: `robots.txt could not be read for an Agentmap line: ${robots.note}` });
+  return out;
+}
+
+/** The way a catalog was found, in words (problems, probe output). */
+export function describeWay(foundBy: CatalogFoundBy): string {
+  switch (foundBy) {
+    case 'well-known':
+      return 'the well-known URI';
+    case 'link-header':
+      return 'the Link header (rel="ai-catalog")';
+    case 'html-link':
+      return 'the HTML <link rel="ai-catalog">';
+    case 'robots-agentmap':
+      return 'the robots.txt Agentmap line';
+  }
+}
+
+/** One GET: a 2xx response, or why there is none (nothing to say for a plain 404/410). */
+async function get(fetcher: CardFetcher, url: string, accept: string, signal: AbortSignal | undefined): Promise<{ res: { headers: Record<string, string>; body: Buffer } } | { note?: string }> {
+  try {
+    const res = await fetcher.fetch(url, { headers: { accept }, ...(signal !== undefined && { signal }) });
+    if (res.status >= 200 && res.status < 300) return { res };
+    if (res.status === 404 || res.status === 410) return {};
+    return { note: `HTTP ${res.status}` };
+  } catch (err) {
+    const e = isDiscoveryError(err) ? err : toDiscoveryError(err, 'ERR_FETCH_NETWORK', { url, stage: 'source' });
+    return { note: `${e.code}: ${e.message}` };
+  }
+}
+
+/** Where the end tag `</tag` (any case) is, from `from`; -1 when there is none. Linear in what it skips. */
+function endTagAt(html: string, tag: string, from: number): number {
+  for (let j = html.indexOf('</', from); j !== -1; j = html.indexOf('</', j + 2)) {
+    if (html.slice(j + 2, j + 2 + tag.length).toLowerCase() === tag) return j;
+  }
+  return -1;
+}
+
+/** Attributes of a tag from `from` to its `>`: lower-case names, values with the common character references decoded. */
+function readAttributes(html: string, from: number): { attributes: Map<string, string>; end: number; complete: boolean } {
+  const attributes = new Map<string, string>();
+  let i = from;
+  const n = html.length;
+  while (i < n) {
+    while (i < n && /[\s/]/.test(html[i]!)) i++;
+    if (i >= n) break;
+    if (html[i] === '>') return { attributes, end: i + 1, complete: true };
+    const start = i;
+    while (i < n && !/[\s/>=]/.test(html[i]!)) i++;
+    const name = html.slice(start, i).toLowerCase();
+    while (i < n && /\s/.test(html[i]!)) i++;
+    let value = '';
+    if (html[i] === '=') {
+      i++;
+      while (i < n && /\s/.test(html[i]!)) i++;
+      const q = html[i];
+      if (q === '"' || q === "'") {
+        const close = html.indexOf(q, i + 1);
+        const stop = close === -1 ? n : close;
+        value = html.slice(i + 1, stop);
+        i = stop + 1;
+      } else {
+        const vs = i;
+        while (i < n && !/[\s>]/.test(html[i]!)) i++;
+        value = html.slice(vs, i);
+      }
+    }
+    if (name !== '' && !attributes.has(name)) attributes.set(name, decodeEntities(value));
+    if (name === '') i++;
+  }
+  return { attributes, end: n, complete: false };
+}
+
+const NAMED: Record<string, string> = { amp: '&', lt: '<', gt: '>', quot: '"', apos: "'" };
+
+function decodeEntities(value: string): string {
+  return value.replace(/&(#x[0-9a-f]{1,6}|#[0-9]{1,7}|[a-z]{2,6});/gi, (whole, ref: string) => {
+    if (ref[0] === '#') {
+      const code = ref[1] === 'x' || ref[1] === 'X' ? parseInt(ref.slice(2), 16) : parseInt(ref.slice(1), 10);
+      return code > 0 && code <= 0x10ffff ? String.fromCodePoint(code) : whole;
+    }
+    return NAMED[ref.toLowerCase()] ?? whole;
+  });
+}
+
+/** `href` resolved against `base`, fragment dropped; undefined when it is not a URL or not http(s). */
+function resolve(href: string, base: string): string | undefined {
+  const trimmed = href.trim();
+  if (trimmed === '') return undefined;
+  try {
+    const url = new URL(trimmed, base);
+    if (url.protocol !== 'https:' && url.protocol !== 'http:') return undefined;
+    url.hash = '';
+    return url.href;
+  } catch {
+    return undefined;
+  }
+}
