@@ -27,8 +27,9 @@ describe('parsers of catalog announcements', () => {
     assert.deepEqual(catalogLinksInHeader('</two.json>;rel=ai-catalog,</three.json>;rel="ai-catalog"', base), ['https://a.example/two.json', 'https://a.example/three.json']);
     // Only the first rel counts; a link about another resource (anchor) is not about this page.
     assert.deepEqual(catalogLinksInHeader('</no.json>; rel=next; rel=ai-catalog, </other.json>; rel=ai-catalog; anchor="/elsewhere"', base), []);
-    // Malformed pieces are skipped, not fatal; a quoted comma does not split the link-value.
-    assert.deepEqual(catalogLinksInHeader('garbage, <; rel=ai-catalog, </ok.json>; title="a, b"; rel="ai-catalog"', base), ['https://a.example/ok.json']);
+    // A quoted comma does not split the link-value; a malformed field announces nothing (http-link-header reads all of it or none).
+    assert.deepEqual(catalogLinksInHeader('</ok.json>; title="a, b"; rel="ai-catalog"', base), ['https://a.example/ok.json']);
+    assert.deepEqual(catalogLinksInHeader('garbage, <; rel=ai-catalog, </ok.json>; rel="ai-catalog"', base), []);
     assert.deepEqual(catalogLinksInHeader('<javascript:alert(1)>; rel=ai-catalog', base), [], 'only http(s) targets');
   });
 

@@ -2,8 +2,9 @@
  * How a host announces its AI Catalog when it serves none at `/.well-known/ai-catalog.json` (ARD
  * spec v0.9 §6.1 "Discovery Mechanisms", issue 26): an HTTP `Link: <…>; rel="ai-catalog"` header
  * on its root page, an HTML `<link rel="ai-catalog" href="…">` in that page's `<head>`, or an
- * `Agentmap: <url>` line in its robots.txt. The parsers here are pure and tolerant (no HTML
- * parser or script runs: a bounded scan of the page's first bytes); {@link discoverCatalog} makes
+ * `Agentmap: <url>` line in its robots.txt. The `Link` header is read by `http-link-header`, the
+ * page by `htmlparser2` (a tokenizer: nothing is rendered, no script runs; only the page's first
+ * bytes are scanned); {@link discoverCatalog} makes
  * the (at most two) requests through the source's fetcher, under the allowlist and its bounds.
  *
  * Precedence (docs/sources.md): the well-known URI (read by the source before this), then the
@@ -12,6 +13,8 @@
  *
  * @module
  */
+import { Parser } from 'htmlparser2';
+import LinkHeader from 'http-link-header';
 import { isDiscoveryError, toDiscoveryError } from '../errors.js';
 import type { CardFetcher, HostPolicy } from '../fetch/index.js';
 import { safeUrlForMessage } from '../fetch/index.js';
@@ -59,67 +62,18 @@ export interface CatalogDiscovery {
  * // ['https://a.example/cat.json']
  */
 export function catalogLinksInHeader(value: string, base: string): string[] {
-  const text = value.slice(0, LINK_HEADER_CHARS);
+  let links: LinkHeader;
+  try {
+    links = LinkHeader.parse(value.slice(0, LINK_HEADER_CHARS));
+  } catch {
+    // A malformed header announces nothing (the library reads the whole field or none of it).
+    return [];
+  }
   const found: string[] = [];
-  let i = 0;
-  const n = text.length;
-  const skipSpace = (): void => {
-    while (i < n && (text[i] === ' ' || text[i] === '\t')) i++;
-  };
-  while (i < n) {
-    // Up to the next `<` that starts a link-value.
-    while (i < n && text[i] !== '<') i++;
-    if (i >= n) break;
-    const close = text.indexOf('>', i + 1);
-    if (close === -1) break;
-    const target = text.slice(i + 1, close).trim();
-    if (/[<\s]/.test(target)) {
-      // Not a URI-reference: a malformed link-value; read on from the next `<`.
-      i++;
-      continue;
-    }
-    i = close + 1;
-    const params = new Map<string, string>();
-    // Parameters: `; name[=value]`, value a token or a quoted-string, up to the `,` that ends the link-value.
-    for (;;) {
-      skipSpace();
-      if (text[i] !== ';') break;
-      i++;
-      skipSpace();
-      const nameStart = i;
-      while (i < n && /[!#$%&'*+\-.^_`|~0-9A-Za-z]/.test(text[i]!)) i++;
-      const name = text.slice(nameStart, i).toLowerCase();
-      skipSpace();
-      let paramValue = '';
-      if (text[i] === '=') {
-        i++;
-        skipSpace();
-        if (text[i] === '"') {
-          i++;
-          while (i < n && text[i] !== '"') {
-            if (text[i] === '\\' && i + 1 < n) i++;
-            paramValue += text[i];
-            i++;
-          }
-          i++;
-        } else {
-          const start = i;
-          while (i < n && text[i] !== ';' && text[i] !== ',') i++;
-          paramValue = text.slice(start, i).trim();
-        }
-      }
-      if (name === '') {
-        // Not a parameter: skip to the end of this link-value.
-        while (i < n && text[i] !== ',') i++;
-        break;
-      }
-      if (!params.has(name)) params.set(name, paramValue);
-    }
-    while (i < n && text[i] !== ',' && text[i] !== '<') i++;
-    if (params.has('anchor')) continue;
-    const rels = (params.get('rel') ?? '').toLowerCase().split(/[ \t]+/);
-    if (!rels.includes(AI_CATALOG_LINK_REL)) continue;
-    const url = resolve(target, base);
+  // `rel` is matched case-insensitively; a link about another resource (`anchor`) is skipped.
+  for (const link of links.rel(AI_CATALOG_LINK_REL)) {
+    if (link.anchor !== undefined) continue;
+    const url = resolve(link.uri, base);
     if (url !== undefined) found.push(url);
   }
   return found;
@@ -139,54 +93,43 @@ export function catalogLinksInHtml(page: Uint8Array | string, base: string, maxB
   const html = typeof page === 'string' ? page.slice(0, maxBytes) : Buffer.from(page.buffer, page.byteOffset, Math.min(page.byteLength, maxBytes)).toString('utf8');
   const hrefs: string[] = [];
   let docBase = base;
-  let i = 0;
-  while (i < html.length) {
-    const lt = html.indexOf('<', i);
-    if (lt === -1) break;
-    if (html.startsWith('<!--', lt)) {
-      const end = html.indexOf('-->', lt + 4);
-      if (end === -1) break;
-      i = end + 3;
-      continue;
-    }
-    const m = /^<\/?([A-Za-z][A-Za-z0-9-]*)/.exec(html.slice(lt, lt + 64));
-    if (m === null) {
-      i = lt + 1;
-      continue;
-    }
-    const closing = html[lt + 1] === '/';
-    const tag = m[1]!.toLowerCase();
-    const { attributes, end, complete } = readAttributes(html, lt + m[0].length);
-    // A tag cut off by the end of what is scanned is dropped, as an HTML parser drops it at EOF.
-    if (!complete) break;
-    i = end;
-    if (closing) {
-      if (tag === 'head') break;
-      continue;
-    }
-    if (tag === 'body') break;
-    if (tag === 'script' || tag === 'style' || tag === 'template' || tag === 'noscript' || tag === 'textarea' || tag === 'title') {
-      // Raw text: skipped to its end tag, never interpreted.
-      const endTag = endTagAt(html, tag, i);
-      if (endTag === -1) break;
-      i = endTag;
-      continue;
-    }
-    if (tag === 'base' && docBase === base) {
-      const href = attributes.get('href');
-      const resolved = href !== undefined ? resolve(href, base) : undefined;
-      if (resolved !== undefined) docBase = resolved;
-      continue;
-    }
-    if (tag !== 'link') continue;
-    const rels = (attributes.get('rel') ?? '').toLowerCase().split(/[ \t\n\f\r]+/);
-    const href = attributes.get('href');
-    if (!rels.includes(AI_CATALOG_LINK_REL) || href === undefined) continue;
-    const url = resolve(href, docBase);
-    if (url !== undefined) hrefs.push(url);
-  }
+  let done = false;
+  // Elements whose content is not markup a browser with scripting would read as such.
+  let inert = 0;
+  const parser = new Parser(
+    {
+      onopentag(tag, attributes) {
+        if (done) return;
+        if (tag === 'body') {
+          done = true;
+          return;
+        }
+        if (INERT_TAGS.has(tag)) inert++;
+        if (inert > 0) return;
+        if (tag === 'base' && docBase === base) {
+          const resolved = attributes.href !== undefined ? resolve(attributes.href, base) : undefined;
+          if (resolved !== undefined) docBase = resolved;
+          return;
+        }
+        if (tag !== 'link' || attributes.href === undefined) return;
+        if (!(attributes.rel ?? '').toLowerCase().split(/[ \t\n\f\r]+/).includes(AI_CATALOG_LINK_REL)) return;
+        const url = resolve(attributes.href, docBase);
+        if (url !== undefined) hrefs.push(url);
+      },
+      onclosetag(tag) {
+        if (tag === 'head') done = true;
+        else if (INERT_TAGS.has(tag) && inert > 0) inert--;
+      },
+    },
+    { decodeEntities: true, lowerCaseTags: true, lowerCaseAttributeNames: true },
+  );
+  parser.write(html);
+  // No end(): a tag cut off by the end of what is scanned is dropped, as a browser drops it at EOF.
   return hrefs;
 }
+
+/** Elements whose content is skipped (htmlparser2 already reads script, style, title and textarea as raw text). */
+const INERT_TAGS: ReadonlySet<string> = new Set(['template', 'noscript']);
 
 /**
  * The `Agentmap:` lines of a robots.txt (field name case-insensitive, anywhere in the file, like
@@ -270,61 +213,6 @@ async function get(fetcher: CardFetcher, url: string, accept: string, signal: Ab
     const e = isDiscoveryError(err) ? err : toDiscoveryError(err, 'ERR_FETCH_NETWORK', { url, stage: 'source' });
     return { note: `${e.code}: ${e.message}` };
   }
-}
-
-/** Where the end tag `</tag` (any case) is, from `from`; -1 when there is none. Linear in what it skips. */
-function endTagAt(html: string, tag: string, from: number): number {
-  for (let j = html.indexOf('</', from); j !== -1; j = html.indexOf('</', j + 2)) {
-    if (html.slice(j + 2, j + 2 + tag.length).toLowerCase() === tag) return j;
-  }
-  return -1;
-}
-
-/** Attributes of a tag from `from` to its `>`: lower-case names, values with the common character references decoded. */
-function readAttributes(html: string, from: number): { attributes: Map<string, string>; end: number; complete: boolean } {
-  const attributes = new Map<string, string>();
-  let i = from;
-  const n = html.length;
-  while (i < n) {
-    while (i < n && /[\s/]/.test(html[i]!)) i++;
-    if (i >= n) break;
-    if (html[i] === '>') return { attributes, end: i + 1, complete: true };
-    const start = i;
-    while (i < n && !/[\s/>=]/.test(html[i]!)) i++;
-    const name = html.slice(start, i).toLowerCase();
-    while (i < n && /\s/.test(html[i]!)) i++;
-    let value = '';
-    if (html[i] === '=') {
-      i++;
-      while (i < n && /\s/.test(html[i]!)) i++;
-      const q = html[i];
-      if (q === '"' || q === "'") {
-        const close = html.indexOf(q, i + 1);
-        const stop = close === -1 ? n : close;
-        value = html.slice(i + 1, stop);
-        i = stop + 1;
-      } else {
-        const vs = i;
-        while (i < n && !/[\s>]/.test(html[i]!)) i++;
-        value = html.slice(vs, i);
-      }
-    }
-    if (name !== '' && !attributes.has(name)) attributes.set(name, decodeEntities(value));
-    if (name === '') i++;
-  }
-  return { attributes, end: n, complete: false };
-}
-
-const NAMED: Record<string, string> = { amp: '&', lt: '<', gt: '>', quot: '"', apos: "'" };
-
-function decodeEntities(value: string): string {
-  return value.replace(/&(#x[0-9a-f]{1,6}|#[0-9]{1,7}|[a-z]{2,6});/gi, (whole, ref: string) => {
-    if (ref[0] === '#') {
-      const code = ref[1] === 'x' || ref[1] === 'X' ? parseInt(ref.slice(2), 16) : parseInt(ref.slice(1), 10);
-      return code > 0 && code <= 0x10ffff ? String.fromCodePoint(code) : whole;
-    }
-    return NAMED[ref.toLowerCase()] ?? whole;
-  });
 }
 
 /** `href` resolved against `base`, fragment dropped; undefined when it is not a URL or not http(s). */
