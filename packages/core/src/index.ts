@@ -189,3 +189,20 @@ export type { Snapshot, SnapshotAgent, SnapshotDomain, SnapshotDiff, AgentChange
 
 export { DiscoveryLoop } from './loop/index.js';
 export type { DiscoveryLoopOptions, EndpointStatus, EndpointVerdict, SnapshotListener, RoutingVerdict } from './loop/index.js';
+
+// The ARD registry API's wire shapes (spec v0.9) and our verified extension (issue 26).
+export { AI_REGISTRY_MEDIA_TYPE, VERIFIED_EXTENSION } from './ard/wire.js';
+export type {
+  ArdChangesResponse,
+  ArdError,
+  ArdExploreRequest,
+  ArdExploreResponse,
+  ArdFederation,
+  ArdListResponse,
+  ArdQuery,
+  ArdReferral,
+  ArdSearchRequest,
+  ArdSearchResponse,
+  ArdSearchResult,
+  ArdVerified,
+} from './ard/wire.js';

@@ -182,6 +182,7 @@ function build(out: SchemaOutput, baseDir: string): DiscoveryConfig {
       allowedHosts: server.allowedHosts,
       allowedOrigins: server.allowedOrigins.map(origin),
       limits: { ...server.limits },
+      registry: { ...server.registry },
       catalog: {
         enabled: server.catalog.enabled,
         cacheControl: server.catalog.cacheControl.trim(),

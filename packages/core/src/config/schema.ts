@@ -159,6 +159,36 @@ const serverCatalog = z.strictObject({
     .optional(),
 });
 
+/**
+ * `server.registry`: the ARD registry API over every admitted card (`/api/registry/search`,
+ * `/explore`, `/agents`; docs/registry-api.md), its index bound and its request limits.
+ */
+const serverRegistry = z.strictObject({
+  enabled: z.boolean().default(true),
+  // Answer the registry routes without a token (viewer otherwise, when a token or people are configured).
+  anonymous: z.boolean().default(false),
+  // Entries the index holds; admitted cards beyond it are left out (a metric counts them).
+  maxEntries: z.int().min(1).max(1_000_000).default(100_000),
+  maxBodyBytes: z.int().min(256).max(1_048_576).default(16 * 1024),
+  maxTextLength: z.int().min(1).max(10_000).default(512),
+  maxFilterKeys: z.int().min(1).max(64).default(16),
+  // Values of one request's filter, every key together.
+  maxFilterValues: z.int().min(1).max(1_000).default(64),
+  maxFacets: z.int().min(1).max(32).default(8),
+  maxPageSize: z.int().min(1).max(100).default(100),
+  maxPageTokenBytes: z.int().min(64).max(4_096).default(512),
+  // A page token is honoured this long after its first page (the pinned order of a search).
+  pageTokenTtlMs: z.int().min(1_000).max(86_400_000).default(600_000),
+  // Searches whose order is pinned at once (the oldest is dropped: its token answers 400).
+  maxPinnedSearches: z.int().min(1).max(10_000).default(256),
+  // Removals the change feed remembers (tombstones), by count and by age.
+  maxTombstones: z.int().min(1).max(1_000_000).default(10_000),
+  tombstoneTtlMs: z.int().min(60_000).max(30 * 86_400_000).default(7 * 86_400_000),
+});
+
+/** The registry's settings when the configuration sets none. */
+export const DEFAULT_REGISTRY_SETTINGS = Object.freeze(serverRegistry.parse({}));
+
 /** An issuer or JWKS URL of `server.oidc`: absolute, http(s); https unless loopback with allowLoopback (cross-checks). */
 const oidcUrl = checked((value) => {
   try {
@@ -192,6 +222,7 @@ const server = z.strictObject({
   allowedOrigins: z.array(origin).default([]),
   limits: serverLimits.prefault({}),
   catalog: serverCatalog.prefault({}),
+  registry: serverRegistry.prefault({}),
   oidc: serverOidc.optional(),
 });
 

@@ -30,6 +30,8 @@ export interface ServerConfig {
   readonly limits: ServerLimitsConfig;
   /** The service's own AI Catalog (`GET /.well-known/ai-catalog.json`); off by default. */
   readonly catalog: ServerCatalogConfig;
+  /** The ARD registry API over every admitted card (docs/registry-api.md). */
+  readonly registry: ServerRegistryConfig;
   /** People's OIDC bearer tokens and their roles on the API (docs/authentication.md); unset: only the static token. */
   readonly oidc?: ServerOidcConfig;
 }
@@ -54,6 +56,38 @@ export interface ServerOidcConfig {
   readonly fetchTimeoutMs: number;
   /** One JWKS or discovery document: largest size. Default 65,536 bytes. */
   readonly maxBytes: number;
+}
+
+/** `server.registry:` the ARD registry API (`/api/registry/…`; docs/registry-api.md), its bounds and limits. */
+export interface ServerRegistryConfig {
+  /** Serve `POST /api/registry/search`, `POST /api/registry/explore`, `GET /api/registry/agents`. Default true. */
+  readonly enabled: boolean;
+  /** Answer them without a token even when a token or people are configured (viewer otherwise). Default false. */
+  readonly anonymous: boolean;
+  /** Entries the index holds; admitted cards beyond are left out. Default 100,000. */
+  readonly maxEntries: number;
+  /** Largest JSON body of search and explore (413 beyond). Default 16,384. */
+  readonly maxBodyBytes: number;
+  /** Longest `query.text`, in characters (400 beyond). Default 512. */
+  readonly maxTextLength: number;
+  /** Keys of one `query.filter` (400 beyond). Default 16. */
+  readonly maxFilterKeys: number;
+  /** Values of one `query.filter`, every key together (400 beyond). Default 64. */
+  readonly maxFilterValues: number;
+  /** Facets of one explore (400 beyond). Default 8. */
+  readonly maxFacets: number;
+  /** Largest `pageSize` (400 beyond). Default 100, the spec's maximum. */
+  readonly maxPageSize: number;
+  /** Longest `pageToken` accepted (400 beyond). Default 512. */
+  readonly maxPageTokenBytes: number;
+  /** How long a page token is honoured after its first page. Default 600,000 ms. */
+  readonly pageTokenTtlMs: number;
+  /** Searches whose order is pinned at once; the oldest is dropped. Default 256. */
+  readonly maxPinnedSearches: number;
+  /** Removals the change feed remembers. Default 10,000. */
+  readonly maxTombstones: number;
+  /** How long the change feed remembers a removal. Default 7 days. */
+  readonly tombstoneTtlMs: number;
 }
 
 /** `server.catalog:` the current snapshot published as an AI Catalog (docs/service.md). */

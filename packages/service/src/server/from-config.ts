@@ -18,6 +18,7 @@ export function serviceOptionsFromConfig(config: DiscoveryConfig, secrets: Secre
     allowedHosts: config.server.allowedHosts,
     allowedOrigins: config.server.allowedOrigins,
     limits: config.server.limits,
+    registry: config.server.registry,
     ...(config.server.catalog.enabled && {
       catalog: {
         enabled: true,

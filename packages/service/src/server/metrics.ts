@@ -28,9 +28,11 @@ export interface MetricsSources {
   upstreamBudget?: () => OriginBudgetStats;
   /** Token requests of the peers' credential providers (ResolvedSecrets.tokenRequests), read at scrape time. */
   peerTokenRequests?: () => ReadonlyArray<{ readonly origin: string; readonly outcome: string; readonly count: number }>;
+  /** The registry index's entries, the admitted cards `server.registry.maxEntries` leaves out, and its tombstones (RegistryIndex.stats). */
+  registryIndex?: () => { entries: number; leftOut: number; tombstones: number };
 }
 
-export function createMetrics({ events, cache, loop, trees, openStreams, store, journalDropped, replica, activity, upstreamBudget, peerTokenRequests }: MetricsSources): { registry: Registry; refusal(reason: RefusalReason): void; close(): void } {
+export function createMetrics({ events, cache, loop, trees, openStreams, store, journalDropped, replica, activity, upstreamBudget, peerTokenRequests, registryIndex }: MetricsSources): { registry: Registry; refusal(reason: RefusalReason): void; close(): void } {
   const registry = new Registry();
   const p = 'a2a_discovery_';
   const fetches = new Counter({ name: `${p}card_fetches_total`, help: 'Card cache decisions that reached the network, by outcome.', labelNames: ['outcome'], registers: [registry] });
@@ -292,6 +294,24 @@ export function createMetrics({ events, cache, loop, trees, openStreams, store, 
     labelNames: ['reason'],
     registers: [registry],
   });
+  if (registryIndex) {
+    new Gauge({
+      name: `${p}registry_entries`,
+      help: 'Entries in the registry index (admitted cards; docs/registry-api.md).',
+      registers: [registry],
+      collect() {
+        this.set(registryIndex().entries);
+      },
+    });
+    new Gauge({
+      name: `${p}registry_left_out`,
+      help: 'Admitted cards the registry index leaves out past server.registry.maxEntries.',
+      registers: [registry],
+      collect() {
+        this.set(registryIndex().leftOut);
+      },
+    });
+  }
   new Gauge({
     name: `${p}sse_streams`,
     help: 'Open /api/stream connections.',

@@ -6,8 +6,10 @@ import type { BaseLlm } from '@google/adk';
 import type { RouteHints } from 'a2a-discovery/adk';
 import type { CredentialsInput, CardCacheOptions, SignatureMode, SignatureOptions, Clock, HostPolicyOptions, HealthOptions, DiscoveryLoopOptions, Need, RoutingDomain, TenantPolicy, VocabularyEntry, KubernetesSourceOptions, Source, StaticAgentConfig } from 'a2a-discovery';
 import type { RoutingCase } from 'a2a-discovery/routing';
+import type { ServerRegistryConfig } from 'a2a-discovery/config';
 import type { OpenStateStoreOptions, StateStore } from '@a2a-discovery/store';
 import type { CatalogSigning } from './ai-catalog-route.js';
+import type { Federate } from '../registry/routes.js';
 import type { ServerLimits } from './limits.js';
 import type { PeopleAuthOptions } from './people-auth.js';
 import type { UpstreamBudgetOptions } from './service-fetchers.js';
@@ -36,6 +38,12 @@ export interface ServiceOptions {
    * JWS signature (the key is tried once at start: a key that cannot sign is `ERR_CONFIG_INVALID`).
    */
   catalog?: { enabled: boolean; cacheControl?: string; hostName?: string; signing?: CatalogSigning };
+  /**
+   * The ARD registry API under `/api/registry/` (docs/registry-api.md): on by default; its index
+   * bound and request limits default to `DEFAULT_REGISTRY_SETTINGS` (`server.registry`).
+   * `federate` answers `federation: auto | referrals` (default: the local answer, `referrals: []`).
+   */
+  registry?: Partial<ServerRegistryConfig> & { federate?: Federate };
   policy: HostPolicyOptions;
   /**
    * The peers' credentials (a function or a `PeerCredentials` provider, such as
