@@ -33,6 +33,12 @@ import { matchesFilter } from './filter.js';
  */
 export const SEARCH_BOOSTS: Readonly<Record<'name' | 'tags' | 'skills' | 'description' | 'provider', number>> = { name: 3, tags: 2, skills: 1.5, description: 1, provider: 1 };
 
+/**
+ * Terms this long or longer also match words one edit away (a typo); shorter ones match as
+ * prefixes only. Fuzzy matching of every term costs about ten times the search (bench/search.ts).
+ */
+const FUZZY_MIN_LENGTH = 8;
+
 /** One indexed entry. */
 interface Row {
   readonly key: string;
@@ -87,7 +93,7 @@ export class RegistryIndex {
   readonly #tombstones = new Map<string, Tombstone>();
   readonly #search = new MiniSearch<{ id: string; name: string; description: string; skills: string; tags: string; provider: string }>({
     fields: ['name', 'description', 'skills', 'tags', 'provider'],
-    searchOptions: { boost: SEARCH_BOOSTS, prefix: true, fuzzy: (term) => (term.length >= 5 ? 0.2 : false), combineWith: 'OR' },
+    searchOptions: { boost: SEARCH_BOOSTS, prefix: true, fuzzy: (term) => (term.length >= FUZZY_MIN_LENGTH ? 1 : false), combineWith: 'OR' },
   });
   #seq = 0;
   /** The highest sequence number a dropped tombstone had, and its time: a cursor at or before them has missed a removal. */
