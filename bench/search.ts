@@ -27,7 +27,7 @@ import { RegistryIndex } from '../packages/service/src/registry/registry-index.j
 import { machineMeta, writeResults } from './lib/results.js';
 import { fmt, percentile, table } from './lib/stats.js';
 
-const SIZES = [1_000, 10_000, 100_000];
+const SIZES = (process.env['BENCH_SEARCH_SIZES'] ?? '1000,10000,100000').split(',').map(Number);
 const QUERIES = 300;
 const PAGE = 10;
 const TOTAL_LIMIT_MS = 10 * 60_000;
@@ -135,12 +135,17 @@ for (const n of SIZES) {
   log(`${n}: built in ${fmt(buildMs)} ms, ${fmt(heapMiB)} MiB`);
 
   const searchMs: number[] = [];
+  const slowest: { q: string; ms: number; hits: number }[] = [];
   for (const q of queries) {
     t = performance.now();
     const hits = index.match(q, filter);
     for (const h of hits.slice(0, PAGE)) index.get(h.identifier);
-    searchMs.push(performance.now() - t);
+    const ms = performance.now() - t;
+    searchMs.push(ms);
+    slowest.push({ q, ms, hits: hits.length });
   }
+  slowest.sort((a, b) => b.ms - a.ms);
+  log(`${n}: slowest queries ${slowest.slice(0, 4).map((x) => `"${x.q}" ${fmt(x.ms)} ms, ${x.hits} hits`).join('; ')}; median hits ${slowest.map((x) => x.hits).sort((a, b) => a - b)[slowest.length >> 1]}`);
   // The baseline: a linear scan of every entry's text for the words (what an index saves).
   const texts = [...f.entries.values()].map((e) => `${e.card.name} ${e.card.description} ${e.card.skills.map((s) => `${s.name} ${s.description} ${s.tags.join(' ')}`).join(' ')}`.toLowerCase());
   const scanMs: number[] = [];

@@ -39,6 +39,9 @@ export const SEARCH_BOOSTS: Readonly<Record<'name' | 'tags' | 'skills' | 'descri
  */
 const FUZZY_MIN_LENGTH = 8;
 
+/** Events within this many ms are one sync. */
+const SYNC_DELAY_MS = 250;
+
 /** One indexed entry. */
 interface Row {
   readonly key: string;
@@ -124,16 +127,21 @@ export class RegistryIndex {
 
   /** Marks the index stale after the loop's events and publications, and brings it up to date soon after. */
   follow(events: EventStream | undefined, loop: Pick<DiscoveryLoop, 'subscribe'>): void {
+    let timer: NodeJS.Timeout | undefined;
     const touch = (): void => {
       this.#dirty = true;
-      // Soon, off the event's own call stack; a request in between brings it up to date itself.
-      setImmediate(() => void this.fresh().catch(() => undefined));
+      // A burst of events is one sync, shortly after; a request in between brings the index up to date itself.
+      timer ??= setTimeout(() => {
+        timer = undefined;
+        void this.fresh().catch(() => undefined);
+      }, SYNC_DELAY_MS).unref();
     };
-    this.#unsubscribe.push(loop.subscribe(touch));
+    this.#unsubscribe.push(loop.subscribe(touch), () => clearTimeout(timer));
     if (events) {
       this.#unsubscribe.push(
         events.subscribe((e) => {
-          if (e.type === 'card.result' || e.type === 'health.changed' || e.type === 'match.verdict' || e.type.startsWith('endpoint.') || e.type === 'snapshot.published') touch();
+          // A card result matters when the card's content or usability may have changed (not a hit, a 304 or the same body).
+          if (e.type === 'card.result' ? e.outcome === 'changed' || e.outcome === 'stale' || e.outcome === 'invalid' : e.type === 'health.changed' || e.type === 'match.verdict' || e.type.startsWith('endpoint.')) touch();
         }),
       );
     }
