@@ -11,7 +11,7 @@ import { A2A_CARD_MEDIA_TYPE, CARD_PATH, CATALOG_CARD_FRAGMENT, isCardUrl, isInl
 import type { AgentCardModel, Snapshot, SnapshotAgent } from 'a2a-discovery';
 
 /** The entry extension: `{ localName, canonicalSha256, rawSha256 }` of a snapshot agent. */
-export const AGENT_EXTENSION = 'dev.a2a-discovery.agent';
+const AGENT_EXTENSION = 'dev.a2a-discovery.agent';
 
 /** An AI Catalog entry as both the catalog and the registry build it. */
 export interface CatalogEntry {

@@ -31,7 +31,7 @@ import { matchesFilter } from './filter.js';
  * `description` the entry's and the card's; `skills` the skills' names and descriptions; `tags`
  * the entry's and the skills' tags; `provider` the card's `provider.organization`.
  */
-export const SEARCH_BOOSTS: Readonly<Record<'name' | 'tags' | 'skills' | 'description' | 'provider', number>> = { name: 3, tags: 2, skills: 1.5, description: 1, provider: 1 };
+const SEARCH_BOOSTS: Readonly<Record<'name' | 'tags' | 'skills' | 'description' | 'provider', number>> = { name: 3, tags: 2, skills: 1.5, description: 1, provider: 1 };
 
 /**
  * Terms this long or longer also match words one edit away (a typo); shorter ones match as

@@ -267,7 +267,7 @@ interface ListFilter {
  * substring), `type`, `publisherId` (exact, case-insensitive), `createdAfter`, `updatedAfter`
  * (ISO 8601).
  */
-export function parseListFilter(raw: string | undefined, maxKeys: number, maxValues: number): ListFilter | string {
+function parseListFilter(raw: string | undefined, maxKeys: number, maxValues: number): ListFilter | string {
   if (raw === undefined || raw.trim() === '') return {};
   if (raw.length > 4_096) return 'filter is longer than 4096 characters';
   const terms = raw.split(/\s+AND\s+|;/i).map((t) => t.trim()).filter((t) => t !== '');
