@@ -42,6 +42,8 @@ export interface RegistryApiOptions {
 const LIST_PAGE_SIZE = 20;
 /** `POST /search` page size when none is asked (ARD §7.2). */
 const SEARCH_PAGE_SIZE = 10;
+/** Results one search pins and pages through, best first: what `maxPinnedSearches` pins stays bounded (docs/registry-api.md). */
+const SEARCH_MAX_RESULTS = 1_000;
 /** Facet buckets when a facet asks no `limit` (ARD §7.3). */
 const FACET_LIMIT = 20;
 
@@ -133,7 +135,7 @@ export function mountRegistry(app: Hono, o: RegistryApiOptions): void {
     } else {
       await index.fresh();
       pinId = randomBytes(9).toString('base64url');
-      pin = { ids: index.match(query.text, query.filter), expiresAt: at + s.pageTokenTtlMs };
+      pin = { ids: index.match(query.text, query.filter).slice(0, SEARCH_MAX_RESULTS), expiresAt: at + s.pageTokenTtlMs };
       pins.set(pinId, pin);
       while (pins.size > s.maxPinnedSearches) pins.delete(pins.keys().next().value!);
     }
