@@ -154,16 +154,18 @@ export class RegistryIndex {
 
   /** Up to date with the loop: syncs when something changed since the last sync. */
   async fresh(): Promise<void> {
-    if (this.#dirty || this.#running) await this.sync();
+    if (this.#dirty) await this.sync();
+    else if (this.#running) await this.#running;
   }
 
   /** Brings the index up to date (one sync at a time; a call during one runs another after it). */
   sync(): Promise<void> {
+    // What marked the index stale is read by the pass this call starts or queues.
+    this.#dirty = false;
     if (this.#running) {
       this.#again = true;
       return this.#running;
     }
-    this.#dirty = false;
     const run = (async () => {
       try {
         do {
