@@ -330,6 +330,11 @@ describe('who may ask', () => {
       assert.equal((await getAgents(open)).status, 200);
       assert.equal((await post(open, 'explore', { resultType: { facets: [{ field: 'type' }] } })).status, 200);
       assert.equal((await request(open.url, 'GET', '/api/snapshot')).status, 401);
+      for (const path of ['/api/registry/../snapshot', '/api/registry/%2e%2e/snapshot', '/api/registry/%2E%2E/endpoints', '/api/registry/..%2fsnapshot']) {
+        const r = await request(open.url, 'GET', path);
+        assert.ok(r.status === 401 || r.status === 404 || r.status === 400, `${path}: ${r.status} ${r.body.slice(0, 120)}`);
+        assert.doesNotMatch(r.body, /"digest"|"endpoints"/, `${path} must not reach another route`);
+      }
     } finally {
       await open.close();
     }
