@@ -30,7 +30,7 @@ static:
   - { name: billing_agent, url: "https://billing.example.com/", description: Answers invoices., tags: [billing] }
 `;
 
-/** `server:` with nothing set: loopback, the default port, no extra names, the default limits, no catalog. */
+/** `server:` with nothing set: loopback, the default port, no extra names, the default limits, no catalog, the registry API on. */
 const SERVER_DEFAULTS = {
   host: '127.0.0.1',
   port: 7340,
@@ -61,8 +61,25 @@ const SERVER_DEFAULTS = {
     leaderTimeoutMs: 5_000,
     leaderMaxBytes: 33_554_432,
   },
-  catalog: { enabled: false, cacheControl: 'max-age=60', hostName: 'a2a-discovery', registryUrl: '/' },
-  registry: { peers: [], federation: { maxRegistries: 8, requestTimeoutMs: 2_000, timeoutMs: 3_000, maxBytes: 1_048_576 } },
+  catalog: { enabled: false, cacheControl: 'max-age=60', hostName: 'a2a-discovery', registryUrl: '/api/registry/' },
+  registry: {
+    enabled: true,
+    anonymous: false,
+    maxEntries: 100_000,
+    maxBodyBytes: 16_384,
+    maxTextLength: 512,
+    maxFilterKeys: 16,
+    maxFilterValues: 64,
+    maxFacets: 16,
+    maxPageSize: 100,
+    maxPageTokenBytes: 512,
+    pageTokenTtlMs: 600_000,
+    maxPinnedSearches: 256,
+    maxTombstones: 10_000,
+    tombstoneTtlMs: 604_800_000,
+    peers: [],
+    federation: { maxRegistries: 8, requestTimeoutMs: 2_000, timeoutMs: 3_000, maxBytes: 1_048_576 },
+  },
 };
 
 describe('the shipped example (examples/discovery.yaml)', () => {

@@ -95,6 +95,14 @@ const GUARD_ROWS: HttpRow[] = [
   { attack: 'rebinding Host: localhost as a subdomain', method: 'GET', path: '/api/snapshot', headers: { host: 'localhost.attacker.example:PORT' }, status: 421 },
   { attack: 'rebinding Host: userinfo in Host', method: 'GET', path: '/api/snapshot', headers: { host: 'localhost@attacker.example' }, status: 400 },
   { attack: 'malformed path GET /%', method: 'GET', path: '/%', status: 400 },
+  { attack: 'cross-site POST /api/registry/search as text/plain', method: 'POST', path: '/api/registry/search', headers: { 'content-type': 'text/plain' }, body: '{"query":{"text":"x"}}', status: 415 },
+  { attack: 'cross-site JSON POST /api/registry/explore from a foreign Origin', method: 'POST', path: '/api/registry/explore', headers: { ...JSON_TYPE, origin: 'http://evil.example' }, body: '{"resultType":{"facets":[{"field":"type"}]}}', status: 403 },
+  { attack: 'rebinding Host: GET /api/registry/agents', method: 'GET', path: '/api/registry/agents', headers: { host: 'attacker.example:PORT' }, status: 421 },
+  { attack: 'registry: a query text past server.registry.maxTextLength', method: 'POST', path: '/api/registry/search', headers: JSON_TYPE, body: JSON.stringify({ query: { text: 'x'.repeat(10_000) } }), status: 400 },
+  { attack: 'registry: a body past server.registry.maxBodyBytes', method: 'POST', path: '/api/registry/search', headers: JSON_TYPE, body: JSON.stringify({ query: { text: 'x', pad: 'x'.repeat(20_000) } }), status: 413 },
+  { attack: 'registry: pageSize past server.registry.maxPageSize', method: 'GET', path: '/api/registry/agents?pageSize=100000', status: 400 },
+  { attack: 'registry: a forged page token', method: 'POST', path: '/api/registry/search', headers: JSON_TYPE, body: JSON.stringify({ query: { text: 'x' }, pageToken: 'eyJrIjoicyJ9.AAAAAAAAAAAAAAAAAAAAAA' }), status: 400 },
+  { attack: 'registry: a filter on a field it does not know', method: 'POST', path: '/api/registry/search', headers: JSON_TYPE, body: JSON.stringify({ query: { text: 'x', filter: { '__proto__.polluted': ['1'] } } }), status: 400 },
 ];
 
 describe('security matrix: the service (request guard)', () => {

@@ -363,7 +363,7 @@ async function secretsFailure(text: string, env: NodeJS.ProcessEnv = {}): Promis
 describe('server.catalog in discovery.yaml', () => {
   test('defaults: off, max-age=60, host name a2a-discovery, unsigned; the service gets no catalog', async () => {
     const config = parseConfig(AGENT);
-    assert.deepEqual(config.server.catalog, { enabled: false, cacheControl: 'max-age=60', hostName: 'a2a-discovery', registryUrl: '/' });
+    assert.deepEqual(config.server.catalog, { enabled: false, cacheControl: 'max-age=60', hostName: 'a2a-discovery', registryUrl: '/api/registry/' });
     assert.equal(serviceOptionsFromConfig(config, await resolveSecrets(config, {})).catalog, undefined);
   });
 

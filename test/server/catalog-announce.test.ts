@@ -3,7 +3,7 @@
  * a `Link: </.well-known/ai-catalog.json>; rel="ai-catalog"` header on its pages and `/`, a
  * `/robots.txt` with an `Agentmap:` line that disallows nothing, and its ARD registry listed in
  * the catalog as an `application/ai-registry+json` entry (`server.catalog.registryUrl`, default
- * `/`). Off, none of it. The announcements read back with the source's own parsers.
+ * `/api/registry/`). Off, none of it. The announcements read back with the source's own parsers.
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -78,8 +78,13 @@ describe('the service announces its catalog', () => {
     assert.ok(read.ok);
     const registry = read.catalog.entries.filter((e) => e.type === AI_REGISTRY_MEDIA_TYPE);
     assert.equal(registry.length, 1);
-    assert.equal(registry[0]!.url, '/', 'the service root: resolved against the catalog URL, the registry API base');
-    assert.equal(new URL(registry[0]!.url!, `${s.url}/.well-known/ai-catalog.json`).href, `${s.url}/`);
+    assert.equal(registry[0]!.url, '/api/registry/', 'a path: resolved against the catalog URL, the registry API base');
+    const base = new URL(registry[0]!.url!, `${s.url}/.well-known/ai-catalog.json`).href;
+    assert.equal(base, `${s.url}/api/registry/`);
+    // A reader of the catalog finds the search there (ARD §7: the entry's url is the API base).
+    const search = await fetch(new URL('search', base), { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ query: { text: 'agent' }, federation: 'none' }) });
+    assert.equal(search.status, 200);
+    assert.ok(Array.isArray(((await search.json()) as { results: unknown[] }).results));
     assert.equal(registry[0]!.displayName, 'Example discovery registry');
     assert.equal(read.catalog.entries.at(-1), registry[0]);
     assert.equal(read.catalog.entries.length, s.loop.current()!.agents.length + 1);

@@ -167,9 +167,12 @@ describe('roles on every route', () => {
     ['POST', '/api/sessions/s-unknown/upgrade', '{}'],
     ['DELETE', '/api/sessions/s-unknown'],
     ['POST', '/api/snapshots/confirm', '{}'],
+    ['POST', '/api/registry/search', '{"query":{"text":"billing"}}'],
+    ['POST', '/api/registry/explore', '{"resultType":{"facets":[{"field":"type"}]}}'],
+    ['GET', '/api/registry/agents'],
   ];
-  // The trace explorer is a simulation on a virtual clock: a viewer may run it.
-  const READ = (m: string, p = ''): boolean => m === 'GET' || p === '/api/trace';
+  // The trace explorer is a simulation on a virtual clock, the registry's search and explore are reads: a viewer may run them.
+  const READ = (m: string, p = ''): boolean => m === 'GET' || p === '/api/trace' || p.startsWith('/api/registry/');
   const ADMIN_ONLY = (p: string): boolean => p === '/api/snapshots/confirm';
   type Expect = 'served' | 401 | 403;
   const CALLERS: ReadonlyArray<readonly [name: string, headers: () => Promise<Record<string, string>>, expect: (method: string, path: string) => Expect]> = [

@@ -5,11 +5,11 @@
  * from, the loading state is announced, an error answer (ARD error shape) shows its message, a 401
  * brings the token prompt, the page fits 390 px, and axe-core finds nothing with every rule.
  *
- * The ARD routes (`POST /search`, `POST /explore`, `GET /agents`) are not on this branch yet, so
- * the page runs against a FAKE registry API: a loopback server that answers the three routes
- * from FIXTURES (shaped by packages/core/src/ard/wire.ts) and passes everything else (the
- * dashboard's files, `/api/*`, the event stream) to a real service. Only `setup()` changes when
- * the real routes land: a service whose registry holds agents like FIXTURES.
+ * Every state of the page (federated results, referrals, lookalikes, errors, a slow answer) is
+ * driven by a FAKE registry API: a loopback server that answers the three routes under
+ * ARD_BASE from FIXTURES (shaped by packages/core/src/ard/wire.ts) and passes everything else
+ * (the dashboard's files, `/api/*`, the event stream) to a real service.
+ * test/web/search-live.test.ts runs the page against the service's real registry routes.
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -18,6 +18,8 @@ import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Browser, Page } from 'playwright-core';
 import { startService } from '../../packages/service/src/server/index.js';
+// @ts-expect-error -- plain JavaScript with JSDoc types, served to the browser as is
+import { ARD_BASE } from '../../packages/service/web/lib/api.js';
 import type { RunningService } from '../../packages/service/src/server/index.js';
 import { createLogger } from '../../packages/service/src/server/logger.js';
 import type { ArdExploreRequest, ArdExploreResponse, ArdReferral, ArdSearchRequest, ArdSearchResponse, ArdSearchResult, ArdVerified } from '../../packages/core/src/ard/wire.js';
@@ -116,21 +118,21 @@ function fieldValues(f: Fixture, field: string): string[] {
   switch (field) {
     case 'tags':
       return [...(f.entry.tags ?? [])];
-    case 'inputModes':
+    case 'verified.inputModes':
       return f.inputModes;
-    case 'outputModes':
+    case 'verified.outputModes':
       return f.outputModes;
-    case 'provider':
+    case 'verified.provider':
       return [f.provider];
-    case 'protocolVersion':
+    case 'verified.protocolVersion':
       return v.protocolVersion !== undefined ? [v.protocolVersion] : [];
-    case 'health':
+    case 'verified.health':
       return v.health !== undefined ? [v.health] : [];
-    case 'signature':
+    case 'verified.signature':
       return v.signature !== undefined ? [v.signature] : [];
-    case 'provenance':
+    case 'verified.source':
       return (v.provenance ?? []).map((p) => p.source);
-    case 'inSnapshot':
+    case 'verified.inSnapshot':
       return [String(v.inSnapshot)];
     default:
       return [];
@@ -211,8 +213,10 @@ async function startFakeRegistry(upstream: string): Promise<FakeRegistry> {
   const target = new URL(upstream);
   const searches: ArdSearchRequest[] = [];
   const server: Server = createServer((req, res) => {
-    const path = new URL(req.url ?? '/', 'http://x').pathname;
-    const ard = (req.method === 'POST' && (path === '/search' || path === '/explore')) || (req.method === 'GET' && path === '/agents');
+    const full = new URL(req.url ?? '/', 'http://x').pathname;
+    // The page calls the registry under ARD_BASE (`/api/registry`); the fake answers those three routes.
+    const path = full.startsWith(`${ARD_BASE}/`) ? full.slice(ARD_BASE.length) : full;
+    const ard = full !== path && ((req.method === 'POST' && (path === '/search' || path === '/explore')) || (req.method === 'GET' && path === '/agents'));
     if (ard) {
       void (async () => {
         try {
@@ -389,7 +393,7 @@ describe('the Search view against a fake registry API', () => {
     await page.selectOption('#search-filter-health', 'degraded');
     await page.click('#search-submit');
     await until(shown, (s) => JSON.stringify(s) === JSON.stringify(['urn:air:acme.example:agent:insurance-claims-4']), 'the degraded agent');
-    assert.deepEqual(env.fake.searches.at(-1)?.query.filter, { health: ['degraded'] });
+    assert.deepEqual(env.fake.searches.at(-1)?.query.filter, { 'verified.health': ['degraded'] });
     await page.selectOption('#search-filter-health', '');
     // A typed filter applies with Enter in its field.
     await page.fill('#search-filter-tag', 'billing, travel');

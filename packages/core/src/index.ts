@@ -164,10 +164,6 @@ export type {
   CatalogEntry,
 } from './sources/index.js';
 
-// The ARD wire shapes (spec v0.9): what the service's registry answers and federation reads.
-export { AI_REGISTRY_MEDIA_TYPE } from './ard/wire.js';
-export type { ArdFederation, ArdFederationReport, ArdQuery, ArdReferral, ArdSearchRequest, ArdSearchResponse, ArdSearchResult } from './ard/wire.js';
-
 export { resolveEndpoints } from './resolve/index.js';
 export type { AdmittedEndpoint, RefusedRecord, ResolveResult } from './resolve/index.js';
 
@@ -197,3 +193,21 @@ export type { Snapshot, SnapshotAgent, SnapshotDomain, SnapshotDiff, AgentChange
 
 export { DiscoveryLoop } from './loop/index.js';
 export type { DiscoveryLoopOptions, EndpointStatus, EndpointVerdict, SnapshotListener, RoutingVerdict, Lookalike, LookalikePolicy } from './loop/index.js';
+
+// The ARD registry API's wire shapes (spec v0.9) and our verified extension (issue 26).
+export { AI_REGISTRY_MEDIA_TYPE, VERIFIED_EXTENSION } from './ard/wire.js';
+export type {
+  ArdChangesResponse,
+  ArdError,
+  ArdExploreRequest,
+  ArdExploreResponse,
+  ArdFederation,
+  ArdFederationReport,
+  ArdListResponse,
+  ArdQuery,
+  ArdReferral,
+  ArdSearchRequest,
+  ArdSearchResponse,
+  ArdSearchResult,
+  ArdVerified,
+} from './ard/wire.js';

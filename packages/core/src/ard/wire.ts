@@ -172,6 +172,12 @@ export interface ArdVerified {
   readonly endpoint: string;
   /** When the card last changed (ISO 8601). */
   readonly cardChangedAt?: string;
+  /** The card's input modes (its defaults and its skills'), for filters (`verified.inputModes`). */
+  readonly inputModes?: readonly string[];
+  /** The card's output modes (its defaults and its skills'), for filters (`verified.outputModes`). */
+  readonly outputModes?: readonly string[];
+  /** The card's `provider.organization` (card text), for filters (`verified.provider`). */
+  readonly provider?: string;
   /** Set when the name or identifier is confusingly like another origin's agent. */
   readonly lookalike?: { readonly of: string; readonly origin: string; readonly reason: string };
 }

@@ -124,6 +124,8 @@ export function crossCheck(doc: Raw, source: YamlSource): Problem[] {
       }
       if (catalog.enabled === undefined || catalog.enabled === false) add(['server', 'catalog', 'signing'], 'is only used when the catalog is served; set server.catalog.enabled: true, or remove signing');
     }
+    const registry = record(server.registry);
+    if (registry?.enabled === false && registry.anonymous === true) add(['server', 'registry', 'anonymous'], 'opens the registry routes to everyone, but server.registry.enabled is false; remove one of them');
   }
 
   // --- credentials -----------------------------------------------------------------------------

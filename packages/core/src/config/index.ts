@@ -10,11 +10,12 @@ export { resolveSecrets } from './resolve-secrets.js';
 export type { ResolvedSecrets, ResolveSecretsOptions, TokenRequestCount } from './resolve-secrets.js';
 export { formatProblems } from './format-problems.js';
 export { readBoundedFile, FileReadError } from './read-bounded-file.js';
-export { DEFAULT_SERVER_LIMITS } from './schema.js';
+export { DEFAULT_REGISTRY_SETTINGS, DEFAULT_SERVER_LIMITS } from './schema.js';
 export type {
   DiscoveryConfig,
   ServerConfig,
   ServerCatalogConfig,
+  ServerRegistryConfig,
   ServerOidcConfig,
   CatalogSigningConfig,
   CredentialConfig,
@@ -31,7 +32,6 @@ export type {
   AiCatalogConfig,
   RegistryConfig,
   ArdSourceConfig,
-  ServerRegistryConfig,
   KubernetesConfig,
   SourcesConfig,
   HealthConfig,

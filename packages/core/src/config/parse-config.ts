@@ -182,6 +182,7 @@ function build(out: SchemaOutput, baseDir: string): DiscoveryConfig {
       allowedHosts: server.allowedHosts,
       allowedOrigins: server.allowedOrigins.map(origin),
       limits: { ...server.limits },
+      registry: { ...server.registry, peers: server.registry.peers.map((p) => ({ ...p })), federation: { ...server.registry.federation } },
       catalog: {
         enabled: server.catalog.enabled,
         cacheControl: server.catalog.cacheControl.trim(),
@@ -197,7 +198,6 @@ function build(out: SchemaOutput, baseDir: string): DiscoveryConfig {
         }),
       },
       ...(server.oidc !== undefined && { oidc: { ...server.oidc, roles: { ...server.oidc.roles } } }),
-      registry: { peers: server.registry.peers.map((p) => ({ ...p })), federation: { ...server.registry.federation } },
     },
     allow: out.allow,
     allowLoopback: out.allowLoopback,

@@ -159,7 +159,7 @@ const serverCatalog = z.strictObject({
       // fall through
     }
     return `must be a path of the service ("/", "/ard/") or an absolute http(s) URL without credentials or fragment, got ${describeValue(value)}`;
-  }).default('/'),
+  }).default('/api/registry/'),
   // Exactly one of keyFile and keyEnv: cross-checks. The key itself is read by resolveSecrets.
   signing: z
     .strictObject({
@@ -172,9 +172,8 @@ const serverCatalog = z.strictObject({
 });
 
 /**
- * `server.registry`'s federation keys (docs/registry-api.md "Federation"): the peer registries
- * (API bases; https, or http on loopback with allowLoopback, judged by the allowlist in
- * cross-checks) and the bounds of a `federation: auto` search.
+ * `server.registry`: the ARD registry API over every admitted card (`/api/registry/search`,
+ * `/explore`, `/agents`; docs/registry-api.md), its index bound and its request limits, and its federation.
  */
 const serverRegistryPeers = z
   .array(z.strictObject({ url: checked(impossibleUrl), name: text(200).optional() }))
@@ -187,9 +186,35 @@ const serverRegistryFederation = z.strictObject({
   maxBytes: z.int().min(1_024).max(16_777_216).default(FEDERATION_DEFAULTS.maxBytes),
 });
 const serverRegistry = z.strictObject({
+  enabled: z.boolean().default(true),
+  // Answer the registry routes without a token (viewer otherwise, when a token or people are configured).
+  anonymous: z.boolean().default(false),
+  // Entries the index holds; admitted cards beyond it are left out (a metric counts them).
+  maxEntries: z.int().min(1).max(1_000_000).default(100_000),
+  maxBodyBytes: z.int().min(256).max(1_048_576).default(16 * 1024),
+  maxTextLength: z.int().min(1).max(10_000).default(512),
+  maxFilterKeys: z.int().min(1).max(64).default(16),
+  // Values of one request's filter, every key together.
+  maxFilterValues: z.int().min(1).max(1_000).default(64),
+  maxFacets: z.int().min(1).max(32).default(16),
+  maxPageSize: z.int().min(1).max(100).default(100),
+  maxPageTokenBytes: z.int().min(64).max(4_096).default(512),
+  // A page token is honoured this long after its first page (the pinned order of a search).
+  pageTokenTtlMs: z.int().min(1_000).max(86_400_000).default(600_000),
+  // Searches whose order is pinned at once (the oldest is dropped: its token answers 400).
+  maxPinnedSearches: z.int().min(1).max(10_000).default(256),
+  // Removals the change feed remembers (tombstones), by count and by age.
+  maxTombstones: z.int().min(1).max(1_000_000).default(10_000),
+  tombstoneTtlMs: z.int().min(60_000).max(30 * 86_400_000).default(7 * 86_400_000),
+  // Federation (docs/registry-api.md "Federation"): peer registries (API bases; https, or http on
+  // loopback with allowLoopback, judged by the allowlist in cross-checks) and the bounds of a
+  // `federation: auto` search.
   peers: serverRegistryPeers,
   federation: serverRegistryFederation.prefault({}),
 });
+
+/** The registry's settings when the configuration sets none. */
+export const DEFAULT_REGISTRY_SETTINGS = Object.freeze(serverRegistry.parse({}));
 
 /** An issuer or JWKS URL of `server.oidc`: absolute, http(s); https unless loopback with allowLoopback (cross-checks). */
 const oidcUrl = checked((value) => {
@@ -224,8 +249,8 @@ const server = z.strictObject({
   allowedOrigins: z.array(origin).default([]),
   limits: serverLimits.prefault({}),
   catalog: serverCatalog.prefault({}),
-  oidc: serverOidc.optional(),
   registry: serverRegistry.prefault({}),
+  oidc: serverOidc.optional(),
 });
 
 /** An OAuth 2.0 scope token (RFC 6749 §3.3). */

@@ -30,26 +30,10 @@ export interface ServerConfig {
   readonly limits: ServerLimitsConfig;
   /** The service's own AI Catalog (`GET /.well-known/ai-catalog.json`); off by default. */
   readonly catalog: ServerCatalogConfig;
+  /** The ARD registry API over every admitted card (docs/registry-api.md). */
+  readonly registry: ServerRegistryConfig;
   /** People's OIDC bearer tokens and their roles on the API (docs/authentication.md); unset: only the static token. */
   readonly oidc?: ServerOidcConfig;
-  /** The ARD registry: its peers and federation bounds (docs/registry-api.md). */
-  readonly registry: ServerRegistryConfig;
-}
-
-/** `server.registry:` the registries this one knows, and how a `federation: auto` search asks them. */
-export interface ServerRegistryConfig {
-  /** Peer registries (API bases), referred to and asked besides those the AI Catalogs announce. Default none. */
-  readonly peers: readonly { readonly url: string; readonly name?: string }[];
-  readonly federation: {
-    /** Registries asked by one search; the rest are named as skipped. Default 8. */
-    readonly maxRegistries: number;
-    /** One registry's answer. Default 2,000 ms. */
-    readonly requestTimeoutMs: number;
-    /** Every registry together. Default 3,000 ms. */
-    readonly timeoutMs: number;
-    /** One registry's answer. Default 1 MiB. */
-    readonly maxBytes: number;
-  };
 }
 
 /** `server.oidc:` an OIDC provider whose JWTs identify people, and how their roles map. */
@@ -72,6 +56,51 @@ export interface ServerOidcConfig {
   readonly fetchTimeoutMs: number;
   /** One JWKS or discovery document: largest size. Default 65,536 bytes. */
   readonly maxBytes: number;
+}
+
+/** `server.registry:` the ARD registry API (`/api/registry/…`; docs/registry-api.md), its bounds and limits, the registries it knows and how a `federation: auto` search asks them. */
+export interface ServerRegistryConfig {
+  /** Serve `POST /api/registry/search`, `POST /api/registry/explore`, `GET /api/registry/agents`. Default true. */
+  readonly enabled: boolean;
+  /** Answer them without a token even when a token or people are configured (viewer otherwise). Default false. */
+  readonly anonymous: boolean;
+  /** Entries the index holds; admitted cards beyond are left out. Default 100,000. */
+  readonly maxEntries: number;
+  /** Largest JSON body of search and explore (413 beyond). Default 16,384. */
+  readonly maxBodyBytes: number;
+  /** Longest `query.text`, in characters (400 beyond). Default 512. */
+  readonly maxTextLength: number;
+  /** Keys of one `query.filter` (400 beyond). Default 16. */
+  readonly maxFilterKeys: number;
+  /** Values of one `query.filter`, every key together (400 beyond). Default 64. */
+  readonly maxFilterValues: number;
+  /** Facets of one explore (400 beyond). Default 16. */
+  readonly maxFacets: number;
+  /** Largest `pageSize` (400 beyond). Default 100, the spec's maximum. */
+  readonly maxPageSize: number;
+  /** Longest `pageToken` accepted (400 beyond). Default 512. */
+  readonly maxPageTokenBytes: number;
+  /** How long a page token is honoured after its first page. Default 600,000 ms. */
+  readonly pageTokenTtlMs: number;
+  /** Searches whose order is pinned at once; the oldest is dropped. Default 256. */
+  readonly maxPinnedSearches: number;
+  /** Removals the change feed remembers. Default 10,000. */
+  readonly maxTombstones: number;
+  /** How long the change feed remembers a removal. Default 7 days. */
+  readonly tombstoneTtlMs: number;
+  // Federation (docs/registry-api.md "Federation").
+  /** Peer registries (API bases), referred to and asked besides those the AI Catalogs announce. Default none. */
+  readonly peers: readonly { readonly url: string; readonly name?: string }[];
+  readonly federation: {
+    /** Registries asked by one search; the rest are named as skipped. Default 8. */
+    readonly maxRegistries: number;
+    /** One registry's answer. Default 2,000 ms. */
+    readonly requestTimeoutMs: number;
+    /** Every registry together. Default 3,000 ms. */
+    readonly timeoutMs: number;
+    /** One registry's answer. Default 1 MiB. */
+    readonly maxBytes: number;
+  };
 }
 
 /** `server.catalog:` the current snapshot published as an AI Catalog (docs/service.md). */

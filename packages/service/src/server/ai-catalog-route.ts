@@ -44,7 +44,7 @@ export interface AiCatalogRouteOptions {
 }
 
 /** The registry API's base by default: the service root (the ARD routes are `/search`, `/agents`, `/explore`). */
-const DEFAULT_REGISTRY_URL = '/';
+const DEFAULT_REGISTRY_URL = '/api/registry/';
 
 /** The `Link` header the service's pages carry (RFC 8288): where its catalog is (ARD §6.1). */
 export const AI_CATALOG_LINK = `<${AI_CATALOG_WELL_KNOWN_PATH}>; rel="ai-catalog"; type="${AI_CATALOG_MEDIA_TYPE}"`;

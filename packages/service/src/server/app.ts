@@ -40,6 +40,8 @@ import { actorOf, presentsToken, requestGuard, roleOf } from './request-guard.js
 import type { PeopleAuth, Role } from './people-auth.js';
 import { ROLES } from './people-auth.js';
 import type { SnapshotArchive } from './snapshot-archive.js';
+import type { RegistryApiOptions } from '../registry/routes.js';
+import { mountRegistry, REGISTRY_BASE } from '../registry/routes.js';
 import type { Caller, SessionOwners } from './session-owners.js';
 import { CLIENT_COOKIE, newToken, personKey, SESSION_SECRET_HEADER } from './session-owners.js';
 
@@ -88,6 +90,11 @@ export interface AppOptions {
   inspector?: Inspector;
   /** `GET /.well-known/ai-catalog.json`: the current snapshot as an AI Catalog (404 without it). */
   aiCatalog?: AiCatalogRoute;
+  /**
+   * The ARD registry API under `/api/registry/` (registry/routes.ts; 404 without it): viewers'
+   * (ROUTE_ROLES), or everyone's with `anonymous` (`server.registry.anonymous`).
+   */
+  registry?: RegistryApiOptions & { anonymous?: boolean };
 }
 
 /** A snapshot for the API: agents with their reviewed fields, card summary and the card itself. */
@@ -135,12 +142,16 @@ const ROUTE_ROLES: ReadonlyArray<readonly [method: string, path: RegExp, role: R
   ['POST', /^\/api\/snapshots\/confirm$/, 'admin'],
   // POST /api/trace is the trace explorer's simulation (a virtual clock, no network): a viewer's, as reads are.
   ['POST', /^\/api\/trace$/, 'viewer'],
+  // The ARD registry API (search, explore: POST reads): a viewer's, or anyone's with server.registry.anonymous.
+  ['POST', /^\/api\/registry\/(search|explore)$/, 'viewer'],
+  ['GET', /^\/api\/registry\/agents$/, 'viewer'],
   // Everything else under /api/ and /metrics read: snapshots, endpoints, sources, events, stream, journal, activity, sessions, trace defaults.
 ];
 
 /** The role a request needs; undefined for a route outside `/api/` and `/metrics` (public). */
-function roleNeeded(method: string, path: string): Role | 'any' | undefined {
+function roleNeeded(method: string, path: string, open?: (path: string) => boolean): Role | 'any' | undefined {
   if (!path.startsWith('/api/') && path !== '/metrics') return undefined;
+  if (open?.(path) === true) return undefined;
   const m = method === 'HEAD' ? 'GET' : method;
   for (const [rm, re, role] of ROUTE_ROLES) if (rm === m && re.test(path)) return role;
   return m === 'GET' ? 'viewer' : 'admin';
@@ -171,6 +182,8 @@ export function createApp(o: AppOptions): Hono {
       version: () => o.loop.current()?.version ?? 0,
     });
   o.shutdownSignal?.addEventListener('abort', () => streams.closeAll(), { once: true });
+  // server.registry.anonymous: the registry API answers without a token.
+  const openApiPath = o.registry?.anonymous === true ? (path: string) => path.startsWith(`${REGISTRY_BASE}/`) : undefined;
 
   /** The JSON object body of `c` under `maxBytes`, or the 400/413 response to send instead. */
   const body = async (c: Context, maxBytes: number): Promise<Record<string, unknown> | Response> => {
@@ -193,6 +206,7 @@ export function createApp(o: AppOptions): Hono {
       ...(o.token !== undefined && { token: o.token }),
       ...(o.people && { people: o.people }),
       onRefusal: refuse,
+      ...(openApiPath && { openApiPath }),
     }),
   );
 
@@ -200,7 +214,7 @@ export function createApp(o: AppOptions): Hono {
   // (ROUTE_ROLES); without either (a loopback service), everything stays open as before.
   const guarded = (o.token !== undefined && o.token !== '') || o.people !== undefined;
   app.use('*', async (c, next) => {
-    const needed = roleNeeded(c.req.method, c.req.path);
+    const needed = roleNeeded(c.req.method, c.req.path, openApiPath);
     if (!guarded || needed === undefined) return next();
     const actor = actorOf(c);
     const role = roleOf(actor);
@@ -592,6 +606,9 @@ export function createApp(o: AppOptions): Hono {
       c.res.headers.append('link', AI_CATALOG_LINK);
     });
   }
+
+  // The ARD registry API: search, explore, list and the change feed (registry/routes.ts, docs/registry-api.md).
+  if (o.registry) mountRegistry(app, { onRefusal: refuse, ...o.registry });
 
   app.get('*', async (c) => {
     const res = await o.staticFiles?.(c.req.path);

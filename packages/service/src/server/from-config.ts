@@ -18,6 +18,7 @@ export function serviceOptionsFromConfig(config: DiscoveryConfig, secrets: Secre
     allowedHosts: config.server.allowedHosts,
     allowedOrigins: config.server.allowedOrigins,
     limits: config.server.limits,
+    registry: config.server.registry,
     ...(config.server.catalog.enabled && {
       catalog: {
         enabled: true,
@@ -63,7 +64,6 @@ export function serviceOptionsFromConfig(config: DiscoveryConfig, secrets: Secre
     sessions: config.sessions,
     store: config.store,
     replica: config.replica,
-    registry: config.server.registry,
     storeOptions: {
       dataDir: config.dataDir,
       ...(secrets.storePassword !== undefined && { password: secrets.storePassword }),

@@ -84,7 +84,15 @@ export type RefusalReason =
   | 'leader_unreachable'
   | 'unauthorized'
   | 'role'
-  | 'oidc_keys';
+  | 'oidc_keys'
+  // The registry API's limits (server.registry; docs/registry-api.md).
+  | 'registry_body_bytes'
+  | 'registry_text'
+  | 'registry_filter'
+  | 'registry_facets'
+  | 'registry_page_size'
+  | 'registry_page_token'
+  | 'registry_cursor_expired';
 
 /** Counts a refusal (the metrics' counter, or nothing). */
 export type OnRefusal = (reason: RefusalReason) => void;

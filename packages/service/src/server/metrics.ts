@@ -30,9 +30,11 @@ export interface MetricsSources {
   peerTokenRequests?: () => ReadonlyArray<{ readonly origin: string; readonly outcome: string; readonly count: number }>;
   /** Registries a `federation: auto` search asked (or did not), by outcome (Federation.stats), read at scrape time. */
   federation?: () => ReadonlyArray<{ readonly outcome: string; readonly count: number }>;
+  /** The registry index's entries, the admitted cards `server.registry.maxEntries` leaves out, and its tombstones (RegistryIndex.stats). */
+  registryIndex?: () => { entries: number; leftOut: number; tombstones: number };
 }
 
-export function createMetrics({ events, cache, loop, trees, openStreams, store, journalDropped, replica, activity, upstreamBudget, peerTokenRequests, federation }: MetricsSources): { registry: Registry; refusal(reason: RefusalReason): void; close(): void } {
+export function createMetrics({ events, cache, loop, trees, openStreams, store, journalDropped, replica, activity, upstreamBudget, peerTokenRequests, federation, registryIndex }: MetricsSources): { registry: Registry; refusal(reason: RefusalReason): void; close(): void } {
   const registry = new Registry();
   const p = 'a2a_discovery_';
   const fetches = new Counter({ name: `${p}card_fetches_total`, help: 'Card cache decisions that reached the network, by outcome.', labelNames: ['outcome'], registers: [registry] });
@@ -306,6 +308,24 @@ export function createMetrics({ events, cache, loop, trees, openStreams, store, 
     labelNames: ['reason'],
     registers: [registry],
   });
+  if (registryIndex) {
+    new Gauge({
+      name: `${p}registry_entries`,
+      help: 'Entries in the registry index (admitted cards; docs/registry-api.md).',
+      registers: [registry],
+      collect() {
+        this.set(registryIndex().entries);
+      },
+    });
+    new Gauge({
+      name: `${p}registry_left_out`,
+      help: 'Admitted cards the registry index leaves out past server.registry.maxEntries.',
+      registers: [registry],
+      collect() {
+        this.set(registryIndex().leftOut);
+      },
+    });
+  }
   new Gauge({
     name: `${p}sse_streams`,
     help: 'Open /api/stream connections.',

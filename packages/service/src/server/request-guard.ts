@@ -57,6 +57,8 @@ export interface RequestGuardOptions {
   /** People with OIDC tokens (`server.oidc`). */
   people?: PeopleAuth;
   onRefusal?: OnRefusal;
+  /** Paths under `/api/` answered without a token (`server.registry.anonymous`: the registry API); a token given is still checked. */
+  openApiPath?: (path: string) => boolean;
 }
 
 const LOOPBACK_NAMES = ['localhost', '127.0.0.1', '[::1]'];
@@ -84,7 +86,7 @@ export function requestGuard(o: RequestGuardOptions): MiddlewareHandler {
     }
 
     const path = c.req.path;
-    const isApi = path.startsWith('/api/') || path === '/metrics';
+    const isApi = (path.startsWith('/api/') && o.openApiPath?.(path) !== true) || path === '/metrics';
     let authorized = false;
     if (token !== undefined && (isApi || c.req.header('authorization') !== undefined)) {
       authorized = presentsToken(c, token);

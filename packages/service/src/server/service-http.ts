@@ -9,6 +9,8 @@ import type { SessionRunner, TreeFactory } from 'a2a-discovery/adk';
 import type { AnnouncedRegistry, CardCache, EventStream, DiscoveryLoop } from 'a2a-discovery';
 import { signDetached, DiscoveryError, isLoopbackHost } from 'a2a-discovery';
 import type { StateStore } from '@a2a-discovery/store';
+import { DEFAULT_REGISTRY_SETTINGS } from 'a2a-discovery/config';
+import { RegistryIndex } from '../registry/registry-index.js';
 import { AiCatalogRoute } from './ai-catalog-route.js';
 import { createApp } from './app.js';
 import type { EventBuffer } from './event-buffer.js';
@@ -76,20 +78,27 @@ export function buildHttp(
     replica: store.replica,
   });
   // Federation asks peer registries under discovery's policy and credentials, never waiting for the upstream budget (a search is interactive).
-  const federationBounds = o.registry?.federation ?? {};
   const federation = createFederation({
     policy: fetchers.policy,
     peers: o.registry?.peers ?? [],
     announced: p.announced,
     isSelf: (url) => sameService(url, p.self()),
-    ...federationBounds,
+    ...o.registry?.federation,
     fetcher: {
       ...(o.credentials !== undefined && { credentials: o.credentials }),
       ...(fetchers.bounds.originBudget !== undefined && { originBudget: { budget: fetchers.bounds.originBudget.budget, maxWaitMs: 0, caller: 'federation' } }),
     },
   });
-  const metrics = createMetrics({ events: p.events, federation: () => federation.stats(), cache: p.cache, loop, trees: p.trees, openStreams: () => streams.size, store: () => store.status(), journalDropped: () => p.replication.follow.writer.dropped, activity: () => p.journal.activityStats, upstreamBudget: () => fetchers.budget.stats, ...(o.peerTokenRequests && { peerTokenRequests: o.peerTokenRequests }), ...(coordinator && { replica: () => coordinator.status() }) });
+  // The registry's index of every admitted card, kept current from the loop's events (docs/registry-api.md).
+  const { federate, ...registrySettings } = o.registry ?? {};
+  const registry = { ...DEFAULT_REGISTRY_SETTINGS, ...registrySettings, federation: { ...DEFAULT_REGISTRY_SETTINGS.federation, ...registrySettings.federation } };
+  const registryIndex = registry.enabled
+    ? new RegistryIndex({ loop, cache: p.cache, maxEntries: registry.maxEntries, maxTombstones: registry.maxTombstones, tombstoneTtlMs: registry.tombstoneTtlMs })
+    : undefined;
+  registryIndex?.follow(p.events, loop);
+  const metrics = createMetrics({ events: p.events, federation: () => federation.stats(), cache: p.cache, loop, trees: p.trees, openStreams: () => streams.size, store: () => store.status(), journalDropped: () => p.replication.follow.writer.dropped, activity: () => p.journal.activityStats, upstreamBudget: () => fetchers.budget.stats, ...(o.peerTokenRequests && { peerTokenRequests: o.peerTokenRequests }), ...(coordinator && { replica: () => coordinator.status() }), ...(registryIndex && { registryIndex: () => registryIndex.stats }) });
   const shutdown = new AbortController();
+  if (registryIndex) shutdown.signal.addEventListener('abort', () => registryIndex.close(), { once: true });
   // A follower answers the leader's lists (follower-proxy.ts); requests in flight end with the service.
   const followerProxy =
     coordinator && new FollowerProxy({ status: () => coordinator.status(), timeoutMs: limits.leaderTimeoutMs, maxBytes: limits.leaderMaxBytes, ...(o.token !== undefined && o.token !== '' && { token: o.token }) });
@@ -133,6 +142,7 @@ export function buildHttp(
     storeStatus: () => store.status(),
     journal: p.journal,
     inspector,
+    ...(registryIndex && { registry: { index: registryIndex, settings: registry, anonymous: registry.anonymous, federate: federate ?? federation.federate } }),
     ...(o.catalog?.enabled === true && {
       aiCatalog: new AiCatalogRoute({
         loop,
@@ -148,7 +158,6 @@ export function buildHttp(
       adoptSession: (sessionId: string) => adoptSessionFromStore({ store, loop, trees: p.trees, sessions: p.sessions, owners: p.owners, archive: p.archive }, sessionId),
     }),
   });
-  // R1's search route takes the hook as `createApp({ …, federate: federation.federate })`.
   return { app, limits, refusal, metrics, inspector, shutdown, federation };
 }
 

@@ -7,8 +7,10 @@ import type { RouteHints } from 'a2a-discovery/adk';
 import type { CredentialsInput, CardCacheOptions, SignatureMode, SignatureOptions, Clock, HostPolicyOptions, HealthOptions, DiscoveryLoopOptions, Need, RoutingDomain, TenantPolicy, VocabularyEntry, KubernetesSourceOptions, Source, StaticAgentConfig, ArdSourceOptions } from 'a2a-discovery';
 import type { FederationPeer } from '../registry/federation.js';
 import type { RoutingCase } from 'a2a-discovery/routing';
+import type { ServerRegistryConfig } from 'a2a-discovery/config';
 import type { OpenStateStoreOptions, StateStore } from '@a2a-discovery/store';
 import type { CatalogSigning } from './ai-catalog-route.js';
+import type { Federate } from '../registry/routes.js';
 import type { ServerLimits } from './limits.js';
 import type { PeopleAuthOptions } from './people-auth.js';
 import type { UpstreamBudgetOptions } from './service-fetchers.js';
@@ -35,9 +37,21 @@ export interface ServiceOptions {
    * served when `enabled` (404 otherwise). `cacheControl` default `max-age=60`, `hostName`
    * (`host.displayName`) default `a2a-discovery`; with `signing`, the document carries a detached
    * JWS signature (the key is tried once at start: a key that cannot sign is `ERR_CONFIG_INVALID`).
-   * `registryUrl` (default `/`): the ARD registry API's base, listed as an `application/ai-registry+json` entry.
+   * `registryUrl` (default `/api/registry/`): the ARD registry API's base, listed as an `application/ai-registry+json` entry.
    */
   catalog?: { enabled: boolean; cacheControl?: string; hostName?: string; signing?: CatalogSigning; registryUrl?: string };
+  /**
+   * The ARD registry API under `/api/registry/` (docs/registry-api.md): on by default; its index
+   * bound and request limits default to `DEFAULT_REGISTRY_SETTINGS` (`server.registry`).
+   * `federate` answers `federation: auto | referrals` (default: the service's federation over
+   * `peers` — API bases, besides those the AI Catalog sources announce — bounded by `federation`;
+   * a registry on the origin this service listens on is this one: never asked).
+   */
+  registry?: Partial<Omit<ServerRegistryConfig, 'peers' | 'federation'>> & {
+    peers?: readonly FederationPeer[];
+    federation?: Partial<ServerRegistryConfig['federation']>;
+    federate?: Federate;
+  };
   policy: HostPolicyOptions;
   /**
    * The peers' credentials (a function or a `PeerCredentials` provider, such as
@@ -120,10 +134,4 @@ export interface ServiceOptions {
    * the leader's lists from it); default the URL this service listens on.
    */
   replica?: { leaderRetryMs?: number; pollMs?: number; leaseMs?: number; id?: string; advertiseUrl?: string };
-  /**
-   * The ARD registry's federation (docs/registry-api.md "Federation"): peer registries (API
-   * bases), besides those the AI Catalog sources announce, and the bounds of a `federation: auto`
-   * search. A registry on the origin this service listens on is this one: never asked.
-   */
-  registry?: { peers?: readonly FederationPeer[]; federation?: { maxRegistries?: number; requestTimeoutMs?: number; timeoutMs?: number; maxBytes?: number } };
 }

@@ -9,10 +9,10 @@ const TOKEN_KEY = 'a2a-discovery.token';
 
 /**
  * Where the service answers the ARD registry API (`POST {ARD_BASE}/search`, `POST
- * {ARD_BASE}/explore`, `GET {ARD_BASE}/agents`): `''` is the service's root. One constant, so the
- * Search view follows the base docs/registry-api.md names.
+ * {ARD_BASE}/explore`, `GET {ARD_BASE}/agents`): under `/api/registry` (docs/registry-api.md). One
+ * constant, so the Search view follows the base the service serves.
  */
-export const ARD_BASE = '';
+export const ARD_BASE = '/api/registry';
 
 export class ApiError extends Error {
   /**

@@ -31,14 +31,14 @@ const VERIFIED = 'dev.a2a-discovery.verified';
  */
 const FILTERS = [
   { id: 'tag', field: 'tags', label: 'Tag' },
-  { id: 'input', field: 'inputModes', label: 'Input mode' },
-  { id: 'output', field: 'outputModes', label: 'Output mode' },
-  { id: 'protocol', field: 'protocolVersion', label: 'Protocol version', options: [['1.0', '1.0'], ['0.3', '0.3'], ['0.2', '0.2']] },
-  { id: 'provider', field: 'provider', label: 'Provider' },
-  { id: 'health', field: 'health', label: 'Health', options: [['healthy', 'healthy'], ['degraded', 'degraded'], ['unhealthy', 'unhealthy'], ['unknown', 'unknown']] },
-  { id: 'signature', field: 'signature', label: 'Signature', options: [['verified', 'verified'], ['unsigned', 'unsigned'], ['invalid', 'invalid']] },
-  { id: 'source', field: 'provenance', label: 'Discovery source' },
-  { id: 'snapshot', field: 'inSnapshot', label: 'In snapshot', options: [['true', 'in the snapshot'], ['false', 'not in the snapshot']] },
+  { id: 'input', field: 'verified.inputModes', label: 'Input mode' },
+  { id: 'output', field: 'verified.outputModes', label: 'Output mode' },
+  { id: 'protocol', field: 'verified.protocolVersion', label: 'Protocol version', options: [['1.0', '1.0'], ['0.3', '0.3'], ['0.2', '0.2']] },
+  { id: 'provider', field: 'verified.provider', label: 'Provider' },
+  { id: 'health', field: 'verified.health', label: 'Health', options: [['healthy', 'healthy'], ['degraded', 'degraded'], ['unhealthy', 'unhealthy'], ['unknown', 'unknown']] },
+  { id: 'signature', field: 'verified.signature', label: 'Signature', options: [['verified', 'verified'], ['unsigned', 'unsigned'], ['invalid', 'invalid']] },
+  { id: 'source', field: 'verified.source', label: 'Discovery source' },
+  { id: 'snapshot', field: 'verified.inSnapshot', label: 'In snapshot', options: [['true', 'in the snapshot'], ['false', 'not in the snapshot']] },
 ];
 
 /** @type {readonly (readonly [ArdFederation, string, string])[]} */

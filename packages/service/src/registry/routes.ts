@@ -1,0 +1,311 @@
+/**
+ * The ARD registry API (spec v0.9 §7; docs/registry-api.md) under {@link REGISTRY_BASE}:
+ *
+ * - `POST /api/registry/search`: text over every admitted card, filters, `pageToken` paging
+ *   whose order is pinned when the first page is answered (a later publication neither
+ *   duplicates nor skips an entry on later pages), the federation hook.
+ * - `POST /api/registry/explore`: facets with counts over the matched set.
+ * - `GET /api/registry/agents`: the list by identifier (Appendix A filters), and with
+ *   `updated_since` (or `filter=updatedAfter:…`) the change feed, tombstones included.
+ *
+ * Every limit is a `server.registry` key; a refusal answers the ARD error shape (Appendix B) and
+ * is counted (`a2a_discovery_http_refusals_total{reason="registry_…"}`).
+ */
+import { randomBytes } from 'node:crypto';
+import type { Context, Hono } from 'hono';
+import type { ArdChangesResponse, ArdError, ArdExploreResponse, ArdFederation, ArdSearchRequest, ArdSearchResponse, ArdSearchResult } from 'a2a-discovery';
+import type { ServerRegistryConfig } from 'a2a-discovery/config';
+import type { OnRefusal } from '../server/limits.js';
+import { readJsonBody } from '../server/read-json-body.js';
+import type { ParsedFilter } from './filter.js';
+import { filterPath, parseFilter, valuesAt } from './filter.js';
+import { PageTokens, requestHash } from './page-token.js';
+import type { RegistryIndex } from './registry-index.js';
+
+/** Where the registry API lives: the `url` a catalog's `application/ai-registry+json` entry gives. */
+export const REGISTRY_BASE = '/api/registry';
+
+/** Asks other registries (`federation` `auto` or `referrals`); default: the local answer with `referrals: []`. */
+export type Federate = (request: ArdSearchRequest, local: ArdSearchResponse) => Promise<ArdSearchResponse>;
+
+/** Inputs of {@link mountRegistry}. */
+export interface RegistryApiOptions {
+  readonly index: RegistryIndex;
+  readonly settings: ServerRegistryConfig;
+  readonly onRefusal?: OnRefusal;
+  readonly federate?: Federate;
+  /** Wall clock, epoch ms. Default `Date.now`. */
+  readonly now?: () => number;
+}
+
+/** `GET /agents` page size when none is asked (ARD §7.4). */
+const LIST_PAGE_SIZE = 20;
+/** `POST /search` page size when none is asked (ARD §7.2). */
+const SEARCH_PAGE_SIZE = 10;
+/** Results one search pins and pages through, best first: what `maxPinnedSearches` pins stays bounded (docs/registry-api.md). */
+const SEARCH_MAX_RESULTS = 1_000;
+/** Facet buckets when a facet asks no `limit` (ARD §7.3). */
+const FACET_LIMIT = 20;
+
+/** A search's order, pinned on its first page. */
+interface Pin {
+  readonly ids: readonly { identifier: string; score?: number }[];
+  readonly expiresAt: number;
+}
+
+/** Registers the routes on `app`. */
+export function mountRegistry(app: Hono, o: RegistryApiOptions): void {
+  const s = o.settings;
+  const now = o.now ?? Date.now;
+  const refuse: OnRefusal = o.onRefusal ?? (() => undefined);
+  const tokens = new PageTokens(s.pageTokenTtlMs, now);
+  const pins = new Map<string, Pin>();
+  const index = o.index;
+
+  const fail = (c: Context, status: 400 | 410 | 413, code: string, message: string): Response => c.json({ error: { code, message } } satisfies ArdError, status);
+  const invalid = (c: Context, reason: Parameters<OnRefusal>[0] | undefined, message: string): Response => {
+    if (reason !== undefined) refuse(reason);
+    return fail(c, 400, 'INVALID_ARGUMENT', message);
+  };
+  const body = async (c: Context): Promise<Record<string, unknown> | Response> => {
+    const read = await readJsonBody(c, s.maxBodyBytes);
+    if (read.ok) return read.value ?? {};
+    if (read.tooLarge) {
+      refuse('registry_body_bytes');
+      c.header('Connection', 'close');
+      return fail(c, 413, 'INVALID_ARGUMENT', `the request body is larger than ${s.maxBodyBytes} bytes (server.registry.maxBodyBytes)`);
+    }
+    return invalid(c, undefined, 'the body must be a JSON object');
+  };
+  /** `query.text` and `query.filter`, or the 400. */
+  const readQuery = (c: Context, raw: unknown, textRequired: boolean): { text?: string; filter: ParsedFilter } | Response => {
+    if (raw === undefined && !textRequired) return { filter: [] };
+    if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) return invalid(c, undefined, textRequired ? 'query is required: {"query": {"text": "…"}}' : 'query must be an object');
+    const q = raw as Record<string, unknown>;
+    const text = q['text'];
+    if (text !== undefined && typeof text !== 'string') return invalid(c, undefined, 'query.text must be a string');
+    if (textRequired && (text === undefined || text.trim() === '')) return invalid(c, undefined, 'query.text is required for search');
+    if (text !== undefined && text.length > s.maxTextLength) return invalid(c, 'registry_text', `query.text is ${text.length} characters; at most ${s.maxTextLength} are accepted (server.registry.maxTextLength)`);
+    const filter = parseFilter(q['filter'], { maxKeys: s.maxFilterKeys, maxValues: s.maxFilterValues });
+    if (typeof filter === 'string') return invalid(c, 'registry_filter', filter);
+    return { ...(text !== undefined && { text }), filter };
+  };
+  /** `pageSize` as given (`undefined`: the default), or the 400. */
+  const readPageSize = (c: Context, raw: unknown, fallback: number): number | Response => {
+    if (raw === undefined) return Math.min(fallback, s.maxPageSize);
+    const n = typeof raw === 'string' && /^\d{1,6}$/.test(raw) ? Number(raw) : raw;
+    if (typeof n !== 'number' || !Number.isInteger(n) || n < 1) return invalid(c, 'registry_page_size', 'pageSize must be a positive integer');
+    if (n > s.maxPageSize) return invalid(c, 'registry_page_size', `pageSize ${n} is larger than ${s.maxPageSize} (server.registry.maxPageSize)`);
+    return n;
+  };
+  /** The payload of `pageToken` when it continues the request `hash`, or the 400. */
+  const readToken = (c: Context, raw: unknown, kind: string, hash: string): Record<string, unknown> | undefined | Response => {
+    if (raw === undefined || raw === '') return undefined;
+    if (typeof raw !== 'string') return invalid(c, 'registry_page_token', 'pageToken must be a string');
+    if (raw.length > s.maxPageTokenBytes) return invalid(c, 'registry_page_token', `pageToken is longer than ${s.maxPageTokenBytes} characters (server.registry.maxPageTokenBytes)`);
+    const opened = tokens.open(raw);
+    if (!opened.ok) return invalid(c, 'registry_page_token', opened.reason);
+    if (opened.payload['k'] !== kind || opened.payload['q'] !== hash) return invalid(c, 'registry_page_token', 'the pageToken belongs to another request: repeat the same query with it');
+    return opened.payload;
+  };
+
+  app.post(`${REGISTRY_BASE}/search`, async (c) => {
+    const read = await body(c);
+    if (read instanceof Response) return read;
+    const query = readQuery(c, read['query'], true);
+    if (query instanceof Response) return query;
+    const federation = read['federation'] ?? 'auto';
+    if (federation !== 'auto' && federation !== 'referrals' && federation !== 'none') return invalid(c, undefined, 'federation must be auto, referrals or none');
+    const pageSize = readPageSize(c, read['pageSize'], SEARCH_PAGE_SIZE);
+    if (pageSize instanceof Response) return pageSize;
+    const hash = requestHash(read['query']);
+    const token = readToken(c, read['pageToken'], 's', hash);
+    if (token instanceof Response) return token;
+
+    const at = now();
+    for (const [id, pin] of pins) if (pin.expiresAt < at) pins.delete(id);
+    let pinId: string;
+    let offset = 0;
+    let pin: Pin | undefined;
+    if (token) {
+      pinId = String(token['p']);
+      offset = typeof token['o'] === 'number' ? token['o'] : 0;
+      pin = pins.get(pinId);
+      if (pin === undefined) return invalid(c, 'registry_page_token', 'the search this pageToken continues is no longer held (server.registry.pageTokenTtlMs, maxPinnedSearches); start again from the first page');
+    } else {
+      await index.fresh();
+      pinId = randomBytes(9).toString('base64url');
+      pin = { ids: index.match(query.text, query.filter).slice(0, SEARCH_MAX_RESULTS), expiresAt: at + s.pageTokenTtlMs };
+      pins.set(pinId, pin);
+      while (pins.size > s.maxPinnedSearches) pins.delete(pins.keys().next().value!);
+    }
+    const source = registryUrl(c);
+    const results: ArdSearchResult[] = [];
+    let next = offset;
+    // Entries removed since the first page are left out of later ones; the order never changes.
+    while (results.length < pageSize && next < pin.ids.length) {
+      const hit = pin.ids[next++]!;
+      const entry = index.get(hit.identifier);
+      if (entry) results.push({ ...entry, ...(hit.score !== undefined && { score: hit.score }), source });
+    }
+    const local: ArdSearchResponse = { results, ...(next < pin.ids.length && { pageToken: tokens.seal({ k: 's', q: hash, p: pinId, o: next }) }) };
+    if (federation === 'none') return c.json(local);
+    const request: ArdSearchRequest = { query: read['query'] as ArdSearchRequest['query'], federation: federation as ArdFederation, pageSize, ...(typeof read['pageToken'] === 'string' && { pageToken: read['pageToken'] }) };
+    return c.json(o.federate ? await o.federate(request, local) : { ...local, referrals: [] });
+  });
+
+  app.post(`${REGISTRY_BASE}/explore`, async (c) => {
+    const read = await body(c);
+    if (read instanceof Response) return read;
+    const query = readQuery(c, read['query'], false);
+    if (query instanceof Response) return query;
+    const resultType = read['resultType'];
+    const facets = typeof resultType === 'object' && resultType !== null ? (resultType as Record<string, unknown>)['facets'] : undefined;
+    if (!Array.isArray(facets) || facets.length === 0) return invalid(c, undefined, 'resultType.facets is required: [{"field": "type"}, …]');
+    if (facets.length > s.maxFacets) return invalid(c, 'registry_facets', `resultType.facets has ${facets.length} facets; at most ${s.maxFacets} are accepted (server.registry.maxFacets)`);
+    const asked: { field: string; path: string[]; limit: number; minCount: number }[] = [];
+    for (const f of facets as unknown[]) {
+      const r = typeof f === 'object' && f !== null ? (f as Record<string, unknown>) : {};
+      const field = r['field'];
+      if (typeof field !== 'string') return invalid(c, undefined, 'each facet needs a field (a field path, as filter keys)');
+      const path = filterPath(field);
+      if (typeof path === 'string') return invalid(c, 'registry_facets', path.replace('query.filter key', 'facet field'));
+      const limit = r['limit'] ?? FACET_LIMIT;
+      const minCount = r['minCount'] ?? 1;
+      if (typeof limit !== 'number' || !Number.isInteger(limit) || limit < 1 || limit > 1_000) return invalid(c, 'registry_facets', `facet ${field}: limit must be an integer from 1 to 1000`);
+      if (typeof minCount !== 'number' || !Number.isInteger(minCount) || minCount < 0) return invalid(c, 'registry_facets', `facet ${field}: minCount must be a non-negative integer`);
+      asked.push({ field, path, limit, minCount });
+    }
+    await index.fresh();
+    const matched = index.match(query.text, query.filter);
+    const out: Record<string, { buckets: { value: string; count: number }[]; otherCount?: number }> = {};
+    for (const f of asked) {
+      const counts = new Map<string, number>();
+      for (const m of matched) {
+        const view = index.view(m.identifier);
+        for (const v of new Set(valuesAt(view, f.path, false))) counts.set(v, (counts.get(v) ?? 0) + 1);
+      }
+      const buckets = [...counts].filter(([, n]) => n >= f.minCount).sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1));
+      const other = buckets.slice(f.limit).reduce((sum, [, n]) => sum + n, 0);
+      out[f.field] = { buckets: buckets.slice(0, f.limit).map(([value, count]) => ({ value, count })), ...(other > 0 && { otherCount: other }) };
+    }
+    return c.json({ resultType: 'facets', facets: out } satisfies ArdExploreResponse);
+  });
+
+  app.get(`${REGISTRY_BASE}/agents`, async (c) => {
+    const filter = parseListFilter(c.req.query('filter'), s.maxFilterKeys, s.maxFilterValues);
+    if (typeof filter === 'string') return invalid(c, 'registry_filter', filter);
+    const orderBy = c.req.query('orderBy');
+    if (orderBy !== undefined && orderBy.trim() !== 'identifier') return invalid(c, undefined, 'orderBy: this registry lists by identifier only (omit orderBy, or give "identifier")');
+    const pageSize = readPageSize(c, c.req.query('pageSize'), LIST_PAGE_SIZE);
+    if (pageSize instanceof Response) return pageSize;
+    const updatedSince = c.req.query('updated_since');
+    const hash = requestHash([c.req.query('filter') ?? '', updatedSince ?? '']);
+    const changeFeed = updatedSince !== undefined || filter.updatedAfter !== undefined;
+    const token = readToken(c, c.req.query('pageToken'), changeFeed ? 'c' : 'l', hash);
+    if (token instanceof Response) return token;
+    if (!token) await index.fresh();
+
+    if (!changeFeed) {
+      const after = token && typeof token['a'] === 'string' ? token['a'] : undefined;
+      // The generation the first page was read at: the last page's cursor replays every change since (a change to an entry already listed included).
+      const generation = token && typeof token['g'] === 'number' ? token['g'] : index.generation;
+      const page = index.list((view, createdAt) => keepListed(view, createdAt, filter), after, pageSize);
+      const last = page.entries.at(-1)?.identifier;
+      return c.json({
+        results: page.entries,
+        ...(page.more && last !== undefined ? { pageToken: tokens.seal({ k: 'l', q: hash, a: last, g: generation }) } : { cursor: `${index.instance}.${generation}` }),
+      } satisfies ArdChangesResponse);
+    }
+
+    let since: { afterSeq: number } | { afterTime: number };
+    if (token) since = { afterSeq: Number(token['a']) };
+    else if (updatedSince !== undefined) {
+      const cursor = /^([A-Za-z0-9_-]{12})\.(\d{1,15})$/.exec(updatedSince);
+      if (cursor) {
+        if (cursor[1] !== index.instance) {
+          refuse('registry_cursor_expired');
+          return fail(c, 410, 'cursor_expired', 'the cursor is from another run of this registry (a restart, or another replica): read everything again (GET /agents without updated_since)');
+        }
+        since = { afterSeq: Number(cursor[2]) };
+      } else {
+        const t = Date.parse(updatedSince);
+        if (!Number.isFinite(t)) return invalid(c, undefined, 'updated_since must be a cursor this registry gave, or an ISO 8601 time');
+        since = { afterTime: Math.max(t, filter.updatedAfter ?? t) };
+      }
+    } else since = { afterTime: filter.updatedAfter! };
+    const changes = index.changes(since, (view) => keepListed(view, undefined, filter));
+    if (changes === undefined) {
+      refuse('registry_cursor_expired');
+      return fail(c, 410, 'cursor_expired', 'removals since then are no longer remembered (server.registry.maxTombstones, tombstoneTtlMs, or a restart): read everything again (GET /agents without updated_since)');
+    }
+    const page = changes.slice(0, pageSize);
+    const more = changes.length > pageSize;
+    const results = page.map((ch) => (ch.entry.status === 'deleted' ? ch.entry : { ...ch.entry, status: 'active' as const }));
+    return c.json({
+      results,
+      ...(more ? { pageToken: tokens.seal({ k: 'c', q: hash, a: page.at(-1)!.seq }) } : { cursor: `${index.instance}.${index.generation}` }),
+    } satisfies ArdChangesResponse);
+  });
+}
+
+/** The registry's API base URL as the caller reached it (each result's `source`). */
+function registryUrl(c: Context): string {
+  return new URL(`${REGISTRY_BASE}/`, c.req.url).href;
+}
+
+/** The filter of `GET /agents` (Appendix A). */
+interface ListFilter {
+  readonly displayName?: readonly string[];
+  readonly type?: ReadonlySet<string>;
+  readonly publisherId?: ReadonlySet<string>;
+  readonly createdAfter?: number;
+  readonly updatedAfter?: number;
+}
+
+/**
+ * Appendix A's filter: terms joined by ` AND ` (or `;`), each `key:value`, `key = 'value'` or
+ * `key > 'time'`; comma-separated values are OR'ed. Keys: `displayName` (case-insensitive
+ * substring), `type`, `publisherId` (exact, case-insensitive), `createdAfter`, `updatedAfter`
+ * (ISO 8601).
+ */
+function parseListFilter(raw: string | undefined, maxKeys: number, maxValues: number): ListFilter | string {
+  if (raw === undefined || raw.trim() === '') return {};
+  if (raw.length > 4_096) return 'filter is longer than 4096 characters';
+  const terms = raw.split(/\s+AND\s+|;/i).map((t) => t.trim()).filter((t) => t !== '');
+  if (terms.length > maxKeys) return `filter has ${terms.length} terms; at most ${maxKeys} are accepted (server.registry.maxFilterKeys)`;
+  const out: { -readonly [K in keyof ListFilter]: ListFilter[K] } = {};
+  let count = 0;
+  for (const term of terms) {
+    const m = /^([A-Za-z]+)\s*(?:=|:|>=|>)\s*(.*)$/.exec(term);
+    if (!m) return `filter term ${JSON.stringify(term.slice(0, 64))} is not key:value (Appendix A: displayName, type, publisherId, createdAfter, updatedAfter)`;
+    const key = m[1]!;
+    const value = m[2]!.trim().replace(/^'(.*)'$/, '$1').replace(/^"(.*)"$/, '$1');
+    const values = value.split(',').map((v) => v.trim()).filter((v) => v !== '');
+    count += values.length;
+    if (values.length === 0) return `filter term ${key} has no value`;
+    if (count > maxValues) return `filter has more than ${maxValues} values in all (server.registry.maxFilterValues)`;
+    if (key === 'displayName') out.displayName = values.map((v) => v.toLowerCase());
+    else if (key === 'type') out.type = new Set(values.map((v) => v.toLowerCase()));
+    else if (key === 'publisherId') out.publisherId = new Set(values.map((v) => v.toLowerCase()));
+    else if (key === 'createdAfter' || key === 'updatedAfter') {
+      const t = Date.parse(value);
+      if (!Number.isFinite(t)) return `filter ${key} must be an ISO 8601 time, got ${JSON.stringify(value.slice(0, 64))}`;
+      out[key] = t;
+    } else return `filter key ${JSON.stringify(key)} is not one of displayName, type, publisherId, createdAfter, updatedAfter`;
+  }
+  return out;
+}
+
+/** Whether a listed entry (or, in the change feed, a tombstone: `type` only) passes the list filter. */
+function keepListed(view: Readonly<Record<string, unknown>>, createdAt: number | undefined, f: ListFilter): boolean {
+  if (f.type && !f.type.has(String(view['type']).toLowerCase())) return false;
+  if (view['status'] === 'deleted') return true;
+  if (f.displayName) {
+    const name = String(view['displayName']).toLowerCase();
+    if (!f.displayName.some((v) => name.includes(v))) return false;
+  }
+  if (f.publisherId && !f.publisherId.has(String(view['publisher']).toLowerCase())) return false;
+  if (f.createdAfter !== undefined && createdAt !== undefined && createdAt <= f.createdAfter) return false;
+  return true;
+}

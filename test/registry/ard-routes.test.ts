@@ -1,0 +1,95 @@
+/**
+ * The registry routes' own bounds (packages/service/src/registry/routes.ts) on a bare app over
+ * a real index of 1,100 cards: a search pages through its best 1,000 results at most; a page
+ * token expires after `pageTokenTtlMs`; past `maxPinnedSearches` the oldest search's token no
+ * longer continues; the federation hook receives the request and the local answer.
+ */
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { Hono } from 'hono';
+import type { AgentCardModel } from '../../packages/core/src/card/index.js';
+import type { CacheEntry } from '../../packages/core/src/cache/index.js';
+import type { EndpointStatus } from '../../packages/core/src/loop/index.js';
+import type { ArdSearchRequest, ArdSearchResponse } from '../../packages/core/src/ard/wire.js';
+import { DEFAULT_REGISTRY_SETTINGS } from '../../packages/core/src/config/index.js';
+import { RegistryIndex } from '../../packages/service/src/registry/registry-index.js';
+import { mountRegistry, type Federate } from '../../packages/service/src/registry/routes.js';
+
+const N = 1_100;
+
+function fixture(): { loop: ConstructorParameters<typeof RegistryIndex>[0]['loop']; cache: ConstructorParameters<typeof RegistryIndex>[0]['cache'] } {
+  const statuses: EndpointStatus[] = [];
+  const entries = new Map<string, CacheEntry>();
+  for (let i = 0; i < N; i++) {
+    const baseUrl = `https://a${i}.example/`;
+    const card = { name: `Agent ${i}`, description: 'An agent.', version: '1', supportedInterfaces: [], capabilities: {}, defaultInputModes: ['text/plain'], defaultOutputModes: ['text/plain'], skills: [] } as unknown as AgentCardModel;
+    entries.set(baseUrl, { baseUrl, cardUrl: `${baseUrl}.well-known/agent-card.json`, card, protocolVersion: '1.0', rawSha256: `${i}`, canonicalSha256: `${i}`, fetchedAtWall: 1 } as unknown as CacheEntry);
+    statuses.push({ state: { verdict: 'excluded', reason: 'x', since: 0 }, baseUrl, sources: ['r'], names: [`a${i}`], proposals: [], admitted: true, cache: { usable: true, canonicalSha256: `${i}`, rawSha256: `${i}` } } as unknown as EndpointStatus);
+  }
+  return { loop: { status: () => Promise.resolve(statuses), current: () => undefined }, cache: { peek: (url) => Promise.resolve(entries.get(url)) } };
+}
+
+function app(settings: Partial<typeof DEFAULT_REGISTRY_SETTINGS>, now: () => number, federate?: Federate): Hono {
+  const a = new Hono();
+  const index = new RegistryIndex({ ...fixture(), maxEntries: 10_000, maxTombstones: 10, tombstoneTtlMs: 60_000 });
+  mountRegistry(a, { index, settings: { ...DEFAULT_REGISTRY_SETTINGS, ...settings }, now, ...(federate && { federate }) });
+  return a;
+}
+
+async function search(a: Hono, body: unknown): Promise<{ status: number; json: ArdSearchResponse & { error?: { code: string; message: string } } }> {
+  const r = await a.request('http://registry.test/api/registry/search', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  return { status: r.status, json: (await r.json()) as never };
+}
+
+describe('the registry routes\' bounds', () => {
+  test('a search pages through its best 1,000 results at most, each once', async () => {
+    const a = app({}, Date.now);
+    const seen = new Set<string>();
+    let token: string | undefined;
+    let pages = 0;
+    do {
+      const r = await search(a, { query: { text: 'agent' }, pageSize: 100, federation: 'none', ...(token && { pageToken: token }) });
+      assert.equal(r.status, 200);
+      for (const e of r.json.results) seen.add(e.identifier);
+      token = r.json.pageToken;
+      pages++;
+    } while (token !== undefined && pages < 20);
+    assert.equal(pages, 10);
+    assert.equal(seen.size, 1_000, `${N} entries match; a search pins its best 1,000`);
+  });
+
+  test('a page token expires after pageTokenTtlMs; past maxPinnedSearches the oldest search no longer continues', async () => {
+    let now = 1_000_000;
+    const a = app({ pageTokenTtlMs: 5_000, maxPinnedSearches: 2 }, () => now);
+    const first = await search(a, { query: { text: 'agent' }, federation: 'none' });
+    now += 6_000;
+    const late = await search(a, { query: { text: 'agent' }, federation: 'none', pageToken: first.json.pageToken });
+    assert.equal(late.status, 400);
+    assert.match(late.json.error!.message, /expired \(server\.registry\.pageTokenTtlMs\)/);
+
+    const one = await search(a, { query: { text: 'agent' }, federation: 'none' });
+    await search(a, { query: { text: 'agent' }, federation: 'none' });
+    await search(a, { query: { text: 'agent' }, federation: 'none' });
+    const dropped = await search(a, { query: { text: 'agent' }, federation: 'none', pageToken: one.json.pageToken });
+    assert.equal(dropped.status, 400);
+    assert.match(dropped.json.error!.message, /no longer held \(server\.registry\.pageTokenTtlMs, maxPinnedSearches\)/);
+  });
+
+  test('federation: none answers locally; otherwise the hook gets the request and the local answer', async () => {
+    const calls: { request: ArdSearchRequest; local: ArdSearchResponse }[] = [];
+    const a = app({}, Date.now, (request, local) => {
+      calls.push({ request, local });
+      return Promise.resolve({ ...local, referrals: [{ identifier: 'urn:air:peer.example:registry:main', displayName: 'Peer', type: 'application/ai-registry+json', url: 'https://peer.example/api/registry/' }] });
+    });
+    const none = await search(a, { query: { text: 'agent 7' }, federation: 'none' });
+    assert.equal(none.json.referrals, undefined);
+    assert.equal(calls.length, 0);
+    const referred = await search(a, { query: { text: 'agent 7' }, federation: 'referrals', pageSize: 3 });
+    assert.equal(referred.json.referrals?.[0]?.url, 'https://peer.example/api/registry/');
+    assert.equal(calls.length, 1);
+    assert.deepEqual(calls[0]!.request, { query: { text: 'agent 7' }, federation: 'referrals', pageSize: 3 });
+    assert.equal(calls[0]!.local.results.length, 3);
+    await search(a, { query: { text: 'agent 7' } });
+    assert.equal(calls[1]!.request.federation, 'auto', 'the spec\'s default');
+  });
+});
