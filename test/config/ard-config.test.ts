@@ -25,7 +25,8 @@ sources:
     - { id: upstream, url: "https://registry.example.com/ard" }
     - { id: billing-search, url: "https://registry.example.com/ard", query: billing, filter: { tags: [billing] }, pollIntervalMs: 60000 }
 `);
-  assert.deepEqual(config.server.registry, { peers: [{ url: 'https://peer.example.com/ard', name: 'Peer' }], federation: { maxRegistries: 3, requestTimeoutMs: 2_000, timeoutMs: 3_000, maxBytes: 1_048_576 } });
+  const { peers, federation } = config.server.registry;
+  assert.deepEqual({ peers, federation }, { peers: [{ url: 'https://peer.example.com/ard', name: 'Peer' }], federation: { maxRegistries: 3, requestTimeoutMs: 2_000, timeoutMs: 3_000, maxBytes: 1_048_576 } });
   assert.deepEqual(config.sources.ard[0], { id: 'upstream', url: 'https://registry.example.com/ard', pollIntervalMs: 300_000, maxPages: 50, maxEntries: 5_000, maxBytes: 1_048_576, timeoutMs: 30_000 });
   assert.deepEqual(config.sources.ard[1]?.filter, { tags: ['billing'] });
   const options = serviceOptionsFromConfig(config, { keys: [], credentials: () => undefined } as never);
