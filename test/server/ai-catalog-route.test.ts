@@ -378,7 +378,7 @@ describe('server.catalog in discovery.yaml', () => {
       enabled: true,
       cacheControl: 'public, max-age=300',
       hostName: 'Example discovery',
-      registryUrl: '/',
+      registryUrl: '/api/registry/',
       signing: { keyFile: join(dir, 'catalog.pem'), kid: 'catalog-2026', alg: 'ES256' },
     });
     const secrets = await resolveSecrets(config, {});
@@ -390,7 +390,7 @@ describe('server.catalog in discovery.yaml', () => {
       enabled: true,
       cacheControl: 'public, max-age=300',
       hostName: 'Example discovery',
-      registryUrl: '/',
+      registryUrl: '/api/registry/',
       signing: { key: undefined, kid: 'catalog-2026', alg: 'ES256' },
     });
     assert.equal(options.catalog?.signing?.key, secrets.catalogSigningKey);
