@@ -19,6 +19,7 @@ export type {
   ServerOidcConfig,
   CatalogSigningConfig,
   CredentialConfig,
+  PeerCredentialEntry,
   SignaturesConfig,
   TrustedKeyConfig,
   VocabularyTagConfig,

@@ -10,6 +10,9 @@
  *
  * @module
  */
+import type { PeerCredentialEntry } from '../auth/index.js';
+
+export type { PeerCredentialEntry };
 import type { SignatureMode } from '../card/index.js';
 
 /** `server:`, the HTTP service. */
@@ -180,40 +183,13 @@ export interface ServerLimitsConfig {
 }
 
 /**
- * One entry of `credentials:`: how to authenticate to one exact origin. `type` decides which
- * fields apply; secrets are only ever named (an environment variable or a file).
+ * One entry of `credentials:`: how to authenticate to one exact origin — the shape
+ * `createPeerCredentials` takes (`type` decides which fields apply; secrets are only ever named,
+ * an environment variable or a file), with the origin normalized (`https://host[:port]`, default
+ * port omitted), the header filled in (lower case, default `authorization`) and files absolute.
  */
-export interface CredentialConfig {
-  /** `static` (the default; left out when static): a header from env or a file; `oauth2`: client credentials; `google-id-token`: Cloud Run / IAP. */
-  readonly type?: 'static' | 'oauth2' | 'google-id-token';
-  /** The origin the credentials go to, normalized (`https://host[:port]`, default port omitted). */
-  readonly origin: string;
-  /** static: header name, lower case. Default `authorization`. */
+export interface CredentialConfig extends PeerCredentialEntry {
   readonly header: string;
-  /** static: text put before the secret, e.g. `Bearer `. */
-  readonly prefix?: string;
-  /** static: environment variable holding the secret (exactly one of `valueEnv` / `valueFile`). */
-  readonly valueEnv?: string;
-  /** static: absolute path of a file holding the secret. */
-  readonly valueFile?: string;
-  /** oauth2: the token endpoint (exactly one of `tokenUrl` / `issuer`). */
-  readonly tokenUrl?: string;
-  /** oauth2: an issuer whose `/.well-known/openid-configuration` names the token endpoint. */
-  readonly issuer?: string;
-  /** oauth2: the client id. */
-  readonly clientId?: string;
-  /** oauth2: environment variable holding the client secret (exactly one of `clientSecretEnv` / `clientSecretFile`). */
-  readonly clientSecretEnv?: string;
-  /** oauth2: absolute path of a file holding the client secret. */
-  readonly clientSecretFile?: string;
-  /** oauth2: scopes requested. */
-  readonly scopes?: readonly string[];
-  /** oauth2: the `audience` parameter; google-id-token: the token's audience (default the origin). */
-  readonly audience?: string;
-  /** oauth2: the RFC 8707 `resource` parameter. */
-  readonly resource?: string;
-  /** oauth2: client authentication, `basic` (client_secret_basic, default) or `post` (client_secret_post). */
-  readonly auth?: 'basic' | 'post';
 }
 
 /** One entry of `signatures.keys:`. */
