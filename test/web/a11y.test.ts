@@ -19,7 +19,7 @@ let browser: Browser;
 let demo: RunningDemo;
 let billing = '';
 
-const VIEWS = ['endpoints', 'sources', 'timeline', 'snapshots', 'sessions', 'chat', 'card', 'inspect'] as const;
+const VIEWS = ['endpoints', 'search', 'sources', 'timeline', 'snapshots', 'sessions', 'chat', 'card', 'inspect'] as const;
 const SIZES = [
   { name: '1366 px', viewport: { width: 1366, height: 768 } },
   { name: '390×844', viewport: { width: 390, height: 844 } },
@@ -44,10 +44,12 @@ after(async () => {
 
 /** Opens the view and waits until its data is on the page. */
 async function open(page: Page, view: (typeof VIEWS)[number] | 'explorer'): Promise<void> {
-  const hash = view === 'card' || view === 'inspect' ? `#/${view}?url=${encodeURIComponent(billing)}` : `#/${view}`;
+  // The Search view opens with a query run (`?q=`), so results, facts and facets are checked too.
+  const hash = view === 'card' || view === 'inspect' ? `#/${view}?url=${encodeURIComponent(billing)}` : view === 'search' ? '#/search?q=billing' : `#/${view}`;
   await page.evaluate(`location.hash = ${JSON.stringify(hash)}`);
   const ready: Record<string, string> = {
     endpoints: 'table.endpoints tbody tr[data-endpoint]',
+    search: '.search-result',
     sources: 'section.source-panel',
     timeline: 'svg.timeline .mark[data-type="snapshot.published"]',
     snapshots: 'table.alerts tbody tr[data-seq]',
