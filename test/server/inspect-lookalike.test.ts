@@ -6,6 +6,8 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { startService } from '../../packages/service/src/server/index.js';
+import { expectNoAxeViolationsAllRules } from '../web/axe.js';
+import { launchBrowser, openPage, text } from '../web/browser.js';
 import type { RunningService } from '../../packages/service/src/server/index.js';
 import type { InspectResult } from '../../packages/service/src/server/inspector.js';
 import { createLogger } from '../../packages/service/src/server/logger.js';
@@ -53,6 +55,22 @@ describe('POST /api/inspect: lookalikes of admitted agents', () => {
     assert.deepEqual(byUrl.lookalike, { of: 'billing', origin: original.origin, reason: reason() });
     const pasted = await inspect(s, { card: JSON.stringify(cardFor(later, 'billing', { name: LOOKALIKE })) });
     assert.deepEqual(pasted.lookalike, { of: 'billing', origin: original.origin, reason: reason() });
+  });
+
+  test('the Inspect view says so first, plainly (Chromium, axe all rules)', async () => {
+    const browser = await launchBrowser();
+    try {
+      const { page, problems } = await openPage(browser);
+      await page.goto(`${s.url}/#/inspect?url=${encodeURIComponent(`${later.origin}/`)}`);
+      await page.locator('#inspect-submit:not([disabled])').click();
+      const note = page.locator('#inspect-result .inspect-lookalike');
+      await note.waitFor();
+      assert.equal(await text(note), `⚠ Lookalike name: This card is confusingly like billing from ${original.origin} (${reason()}). Check its origin before trusting it.`);
+      await expectNoAxeViolationsAllRules(page, 'inspect view with a lookalike');
+      assert.deepEqual(problems, []);
+    } finally {
+      await browser.close();
+    }
   });
 
   test('the admitted agent itself is not a lookalike', async () => {

@@ -92,6 +92,13 @@ import { Access } from './card.js';
  * @property {Problem[]} problems
  * @property {ProbeReport} [report]
  * @property {string} [skipped]
+ * @property {Lookalike} [lookalike] its name looks like another origin's agent
+ */
+/**
+ * @typedef {object} Lookalike  a name confusingly like an agent of another origin (the earlier one is the original)
+ * @property {string} of
+ * @property {string} origin
+ * @property {string} reason
  */
 /**
  * @typedef {object} AiCatalogReport
@@ -115,6 +122,7 @@ import { Access } from './card.js';
  * @property {boolean} [truncated]
  * @property {string[]} [truncation]
  * @property {number} durationMs
+ * @property {Lookalike} [lookalike] the card looks like an agent the service admitted from another origin
  */
 /** @typedef {'url' | 'card' | 'catalog'} Kind */
 
@@ -251,11 +259,20 @@ function problemLine(p) {
   return p.path === '$' || p.path === '' ? `: ${p.message}` : `: at ${p.path}: ${p.message}`;
 }
 
+/**
+ * A name confusingly like an agent of another origin: said first and plainly (typosquatting).
+ * @param {{ lookalike: Lookalike, what: string }} props
+ */
+function LookalikeNote({ lookalike: l, what }) {
+  return html`<p class="search-lookalike inspect-lookalike" role="note"><strong><span aria-hidden="true">⚠ </span>Lookalike name:</strong> ${what} is confusingly like <strong>${l.of}</strong> from <code class="wrap-text">${l.origin}</code> (${l.reason}). Check its origin before trusting it.</p>`;
+}
+
 /** @param {{ result: InspectResult }} props */
 function Result({ result }) {
   return html`<div class="inspect-result" id="inspect-result">
     ${result.timedOut ? html`<p class="notice" role="note">The inspection deadline passed; requests still in flight were aborted.</p>` : null}
     ${result.truncated ? html`<div class="notice" role="note"><p>This answer is truncated: the inspection stopped at the service's bounds.</p><ul>${(result.truncation ?? []).map((t) => html`<li>${t}</li>`)}</ul></div>` : null}
+    ${result.lookalike ? html`<${LookalikeNote} lookalike=${result.lookalike} what="This card" />` : null}
     ${result.report ? html`<${Report} report=${result.report} pasted=${result.kind === 'card'} headingLevel=${2} idPrefix="inspect" />` : null}
     ${result.catalog ? html`<${Catalog} catalog=${result.catalog} />` : null}
     ${result.aiCatalog ? html`<${AiCatalog} catalog=${result.aiCatalog} />` : null}
@@ -377,6 +394,7 @@ function AiCatalogEntryItem({ entry: e }) {
             : 'No Trust Manifest';
   return html`<li class="panel catalog-entry ai-catalog-entry" data-entry=${e.path} data-verdict=${e.verdict}>
     <h4><${Badge} tone=${tone} text=${label} /> <span>${e.displayName ?? e.identifier}</span> <span class="muted small">${e.path}</span></h4>
+    ${e.lookalike ? html`<${LookalikeNote} lookalike=${e.lookalike} what="This entry" />` : null}
     <dl class="probe-headers">
       <div><dt>identifier</dt><dd><code>${e.identifier}</code></dd></div>
       <div><dt>type</dt><dd><code>${e.type}</code></dd></div>
