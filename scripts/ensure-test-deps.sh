@@ -4,7 +4,8 @@
 # chromium (the dashboard's browser tests, driven by playwright-core, which never downloads a
 # browser of its own) and postgresql (the state-store suites run against a real PostgreSQL, which
 # test/helpers/postgres.ts initialises as a non-root user in a temporary directory; the package's
-# own cluster service is not used). Used by `npm test` (pretest) and by .ci/run. First, the interop
+# own cluster service is not used) and python3 (the ARD specification's conformance tool, run
+# against the registry API). Used by `npm test` (pretest) and by .ci/run. First, the interop
 # matrix's separately installed frameworks (below).
 set -euo pipefail
 
@@ -22,6 +23,8 @@ done
 
 missing=()
 command -v openssl >/dev/null 2>&1 || missing+=(openssl)
+# python3: the ARD specification's own conformance tool (test/registry/conformance.test.ts).
+command -v python3 >/dev/null 2>&1 || missing+=(python3)
 [ -x /usr/bin/chromium ] || missing+=(chromium)
 # initdb, pg_ctl and postgres: Debian puts them in /usr/lib/postgresql/<major>/bin.
 pg_found=""

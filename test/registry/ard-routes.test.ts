@@ -36,7 +36,7 @@ function app(settings: Partial<typeof DEFAULT_REGISTRY_SETTINGS>, now: () => num
   return a;
 }
 
-async function search(a: Hono, body: unknown): Promise<{ status: number; json: ArdSearchResponse & { error?: { code: string; message: string } } }> {
+async function search(a: Hono, body: unknown): Promise<{ status: number; json: ArdSearchResponse & { errorCode?: string; message?: string } }> {
   const r = await a.request('http://registry.test/api/registry/search', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
   return { status: r.status, json: (await r.json()) as never };
 }
@@ -65,14 +65,14 @@ describe('the registry routes\' bounds', () => {
     now += 6_000;
     const late = await search(a, { query: { text: 'agent' }, federation: 'none', pageToken: first.json.pageToken });
     assert.equal(late.status, 400);
-    assert.match(late.json.error!.message, /expired \(server\.registry\.pageTokenTtlMs\)/);
+    assert.match(late.json.message!, /expired \(server\.registry\.pageTokenTtlMs\)/);
 
     const one = await search(a, { query: { text: 'agent' }, federation: 'none' });
     await search(a, { query: { text: 'agent' }, federation: 'none' });
     await search(a, { query: { text: 'agent' }, federation: 'none' });
     const dropped = await search(a, { query: { text: 'agent' }, federation: 'none', pageToken: one.json.pageToken });
     assert.equal(dropped.status, 400);
-    assert.match(dropped.json.error!.message, /no longer held \(server\.registry\.pageTokenTtlMs, maxPinnedSearches\)/);
+    assert.match(dropped.json.message!, /no longer held \(server\.registry\.pageTokenTtlMs, maxPinnedSearches\)/);
   });
 
   test('federation: none answers locally; otherwise the hook gets the request and the local answer', async () => {

@@ -87,9 +87,11 @@ function catalogIdentifier(s: RunningService, localName: string): string {
 /** An ARD error answer: its status, `error.code`, and a message naming `mentions`. */
 function assertArdError(r: Reply, status: number, code: string, mentions: RegExp): void {
   assert.equal(r.status, status, r.body);
-  const body = JSON.parse(r.body) as { error: { code: string; message: string } };
-  assert.equal(body.error.code, code);
-  assert.match(body.error.message, mentions);
+  // ARD's Error (the OpenAPI schema): an upper-case errorCode and a message, nothing else.
+  const body = JSON.parse(r.body) as { errorCode: string; message: string };
+  assert.deepEqual(Object.keys(body).sort(), ['errorCode', 'message']);
+  assert.equal(body.errorCode, code);
+  assert.match(body.message, mentions);
 }
 
 describe('the ARD registry API over every admitted card', () => {
@@ -186,7 +188,7 @@ describe('the ARD registry API over every admitted card', () => {
     let page = JSON.parse((await getAgents(s, '?pageSize=2')).body) as ArdChangesResponse;
     const order: string[] = [];
     for (let i = 0; i < 10; i++) {
-      for (const e of page.results) {
+      for (const e of page.items) {
         mirror.set(e.identifier, e);
         order.push(e.identifier);
       }
@@ -206,13 +208,13 @@ describe('the ARD registry API over every admitted card', () => {
     assert.notEqual((await s.loop.refreshNow())!.digest, before, 'a new snapshot was published');
 
     const changes = JSON.parse((await getAgents(s, `?updated_since=${encodeURIComponent(cursor)}`)).body) as ArdChangesResponse;
-    const byId = new Map(changes.results.map((e) => [e.identifier, e]));
+    const byId = new Map(changes.items.map((e) => [e.identifier, e]));
     assert.equal(byId.get(`${shipping.baseUrl}#shipping`)?.status, 'deleted', 'the removal, as a tombstone');
     assert.equal(byId.get(catalogIdentifier(s, 'returns'))?.status, 'active', 'the addition');
     assert.equal(byId.get(catalogIdentifier(s, 'warranty_agent'))?.status, 'active', 'the change');
     assert.ok(!byId.has(catalogIdentifier(s, 'billing_agent')), 'an unchanged entry is not sent again');
     assert.ok(changes.cursor);
-    for (const e of changes.results) {
+    for (const e of changes.items) {
       if (e.status === 'deleted') mirror.delete(e.identifier);
       else {
         const { status: _status, ...entry } = e;
@@ -220,17 +222,17 @@ describe('the ARD registry API over every admitted card', () => {
       }
     }
     const now = JSON.parse((await getAgents(s, '?pageSize=100')).body) as ArdChangesResponse;
-    assert.deepEqual(new Map(now.results.map((e) => [e.identifier, e])), mirror, 'the mirror holds exactly what the registry lists');
+    assert.deepEqual(new Map(now.items.map((e) => [e.identifier, e])), mirror, 'the mirror holds exactly what the registry lists');
     assert.match(verified(mirror.get(catalogIdentifier(s, 'warranty_agent'))!).cardChangedAt!, /^\d{4}-/);
 
     const quiet = JSON.parse((await getAgents(s, `?updated_since=${encodeURIComponent(changes.cursor!)}`)).body) as ArdChangesResponse;
-    assert.deepEqual(quiet.results, [], 'nothing changed since: nothing is read');
+    assert.deepEqual(quiet.items, [], 'nothing changed since: nothing is read');
     // The spec's own spelling (Appendix A) reads the same feed by time.
     const byTime = JSON.parse((await getAgents(s, `?filter=${encodeURIComponent(`updatedAfter:${t0}`)}`)).body) as ArdChangesResponse;
-    assert.deepEqual(new Set(ids(byTime.results)), new Set(byId.keys()), 'the same changes');
+    assert.deepEqual(new Set(ids(byTime.items)), new Set(byId.keys()), 'the same changes');
     // A cursor another run of the registry gave, or a time before this one started: read everything again.
-    assertArdError(await getAgents(s, '?updated_since=AAAAAAAAAAAA.3'), 410, 'cursor_expired', /read everything again/);
-    assertArdError(await getAgents(s, '?updated_since=2001-01-01T00:00:00Z'), 410, 'cursor_expired', /read everything again/);
+    assertArdError(await getAgents(s, '?updated_since=AAAAAAAAAAAA.3'), 410, 'CURSOR_EXPIRED', /read everything again/);
+    assertArdError(await getAgents(s, '?updated_since=2001-01-01T00:00:00Z'), 410, 'CURSOR_EXPIRED', /read everything again/);
   });
 
   test('paging is stable across a publication: page 1, a new snapshot, the next pages — no duplicate, no skip, the first page\'s order', async () => {

@@ -98,16 +98,16 @@ export async function startFakeArdRegistry(entries: readonly ArdSearchResult[] =
       const since = url.searchParams.get('updated_since');
       if (since === null || !fake.feed) {
         const { items, next } = page([...current.values()].sort((a, b) => a.identifier.localeCompare(b.identifier)), url.searchParams);
-        return { body: { results: items, ...(next !== undefined ? { pageToken: next } : fake.listCursor && { cursor: `c${seq}` }) } };
+        return { body: { items, ...(next !== undefined ? { pageToken: next } : fake.listCursor && { cursor: `c${seq}` }) } };
       }
       let changes: Change[];
       if (/^c\d+$/.test(since)) {
         const from = Number(since.slice(1));
-        if (from < fake.forgetBefore) return { status: 410, body: { error: { code: 'cursor_expired', message: 'the cursor is older than the tombstones kept' } } };
+        if (from < fake.forgetBefore) return { status: 410, body: { errorCode: 'CURSOR_EXPIRED', message: 'the cursor is older than the tombstones kept' } };
         changes = log.filter((c) => c.seq > from);
       } else {
         const at = Date.parse(since);
-        if (!Number.isFinite(at)) return { status: 400, body: { error: { code: 'INVALID_ARGUMENT', message: 'updated_since' } } };
+        if (!Number.isFinite(at)) return { status: 400, body: { errorCode: 'INVALID_ARGUMENT', message: 'updated_since' } };
         changes = log.filter((c) => c.at > at);
       }
       // One entry per identifier, its last change, in change order.
@@ -117,9 +117,9 @@ export async function startFakeArdRegistry(entries: readonly ArdSearchResult[] =
         last.set(c.entry.identifier, c);
       }
       const { items, next } = page([...last.values()], url.searchParams);
-      return { body: { results: items.map((c) => c.entry), ...(next !== undefined ? { pageToken: next } : { cursor: `c${seq}` }) } };
+      return { body: { items: items.map((c) => c.entry), ...(next !== undefined ? { pageToken: next } : { cursor: `c${seq}` }) } };
     }
-    return { status: 404, body: { error: { code: 'NOT_FOUND', message: req.path } } };
+    return { status: 404, body: { errorCode: 'NOT_FOUND', message: req.path } };
   };
   const server = http.createServer((req, res) => {
     const chunks: Buffer[] = [];

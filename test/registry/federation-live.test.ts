@@ -73,10 +73,14 @@ after(async () => {
   await Promise.all([warranty?.close(), returns?.close()]);
 });
 
+/** A search; the federation report, which ARD's SearchResponse has no member for, read from its header. */
 async function search(s: RunningService, request: ArdSearchRequest): Promise<ArdSearchResponse> {
   const res = await fetch(`${s.url}/api/registry/search`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(request) });
   assert.equal(res.status, 200);
-  return (await res.json()) as ArdSearchResponse;
+  const body = (await res.json()) as ArdSearchResponse;
+  assert.deepEqual(Object.keys(body).filter((k) => !['results', 'referrals', 'pageToken'].includes(k)), [], 'no member ARD does not define');
+  const report = res.headers.get('a2a-discovery-federation');
+  return report === null ? body : { ...body, federation: JSON.parse(report) as ArdSearchResponse['federation'] };
 }
 
 /** What `a2a_discovery_federation_requests_total` counts on a service, every outcome together. */

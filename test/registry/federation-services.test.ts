@@ -86,7 +86,7 @@ before(async () => {
   announced = await startFakeArdRegistry([cardEntry('urn:air:c:warranty-extended', 'Extended warranty agent', 'https://c.example/ext.json')]);
   unlisted = await startFakeArdRegistry([cardEntry('urn:air:evil:warranty', 'Warranty agent', 'https://evil.example/w.json')]);
   dead = await startFakeArdRegistry();
-  dead.answer = () => ({ status: 503, body: { error: { code: 'INTERNAL_ERROR', message: 'down for maintenance' } } });
+  dead.answer = () => ({ status: 503, body: { errorCode: 'INTERNAL_ERROR', message: 'down for maintenance' } });
   // B's AI Catalog source reads a catalog that announces registry C (and lists no card).
   catalogHost = await startJsonServer();
   catalogHost.routes.set('/.well-known/ai-catalog.json', {

@@ -30,7 +30,7 @@ before(async () => {
   ]);
   west = await startFakeArdRegistry([cardEntry('urn:air:west:warranty', 'West Warranty', 'https://west.example/w.json')]);
   broken = await startFakeArdRegistry();
-  broken.answer = () => ({ status: 500, body: { error: { code: 'INTERNAL_ERROR', message: 'down' } } });
+  broken.answer = () => ({ status: 500, body: { errorCode: 'INTERNAL_ERROR', message: 'down' } });
   slow = await startFakeArdRegistry();
   slow.answer = () => 'hang';
   unlisted = await startFakeArdRegistry([cardEntry('urn:air:evil:warranty', 'Warranty', 'https://evil.example/w.json')]);

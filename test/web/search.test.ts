@@ -172,9 +172,9 @@ function matched(query: { text?: string; filter?: Record<string, unknown> } | un
 
 function search(req: ArdSearchRequest): ArdSearchResponse {
   const text = req.query?.text ?? '';
-  if (text === 'crash') throw new HttpAnswer(500, { error: { code: 'INTERNAL_ERROR', message: 'the index is being rebuilt' } });
-  if (text === 'token') throw new HttpAnswer(401, { error: { code: 'UNAUTHENTICATED', message: 'a bearer token is required' } });
-  if (text.length > 40) throw new HttpAnswer(400, { error: { code: 'INVALID_ARGUMENT', message: 'query.text is longer than 40 characters' } });
+  if (text === 'crash') throw new HttpAnswer(500, { errorCode: 'INTERNAL_ERROR', message: 'the index is being rebuilt' });
+  if (text === 'token') throw new HttpAnswer(401, { errorCode: 'UNAUTHENTICATED', message: 'a bearer token is required' });
+  if (text.length > 40) throw new HttpAnswer(400, { errorCode: 'INVALID_ARGUMENT', message: 'query.text is longer than 40 characters' });
   const all = matched(req.query, req.federation ?? 'auto');
   const size = req.pageSize ?? 10;
   const offset = req.pageToken !== undefined ? Number(Buffer.from(req.pageToken, 'base64url').toString().replace(/^offset:/, '')) : 0;
@@ -220,7 +220,7 @@ async function startFakeRegistry(upstream: string): Promise<FakeRegistry> {
     if (ard) {
       void (async () => {
         try {
-          if (path === '/agents') return send(res, 200, { results: FIXTURES.filter((f) => !f.remote).map((f) => f.entry) });
+          if (path === '/agents') return send(res, 200, { items: FIXTURES.filter((f) => !f.remote).map((f) => f.entry) });
           const body = await readBody(req);
           if (path === '/search') {
             searches.push(body as ArdSearchRequest);
@@ -230,7 +230,7 @@ async function startFakeRegistry(upstream: string): Promise<FakeRegistry> {
           return send(res, 200, explore(body as ArdExploreRequest));
         } catch (err) {
           if (err instanceof HttpAnswer) return send(res, err.status, err.body);
-          return send(res, 400, { error: { code: 'INVALID_ARGUMENT', message: String(err) } });
+          return send(res, 400, { errorCode: 'INVALID_ARGUMENT', message: String(err) });
         }
       })();
       return;

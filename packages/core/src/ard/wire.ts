@@ -78,7 +78,11 @@ export interface ArdSearchResponse {
   readonly referrals?: readonly ArdReferral[];
   /** Absent on the last page. */
   readonly pageToken?: string;
-  /** Our extension (not in ARD v0.9): with `federation: auto`, which registries were asked and how each answered. */
+  /**
+   * Our extension, with `federation: auto`: which registries were asked and how each answered.
+   * The OpenAPI `SearchResponse` admits no other member, so the service sends it in the
+   * `A2A-Discovery-Federation` response header (JSON), never in the body.
+   */
   readonly federation?: ArdFederationReport;
 }
 
@@ -119,9 +123,11 @@ export interface ArdExploreResponse {
   readonly facets: Readonly<Record<string, { readonly buckets: readonly { readonly value: string; readonly count?: number }[]; readonly otherCount?: number }>>;
 }
 
-/** The answer of `GET /agents` (ARD §7.4): entries in a deterministic order. */
+/** The answer of `GET /agents` (ARD §7.4, the OpenAPI `ListResponse`): entries in a deterministic order. */
 export interface ArdListResponse {
-  readonly results: readonly ArdSearchResult[];
+  readonly items: readonly ArdSearchResult[];
+  /** Entries matching in all, when the registry counts them. */
+  readonly total?: number;
   readonly pageToken?: string;
 }
 
@@ -130,16 +136,17 @@ export interface ArdListResponse {
  * `GET /agents?updated_since=<cursor or ISO 8601 time>` answers the entries changed since, in
  * change order, removals as `status: "deleted"` tombstones, paged by `pageToken`; the last page
  * carries `cursor`, the value to pass as `updated_since` next time. A cursor older than the
- * tombstones kept answers 410 (`cursor_expired`): read everything again.
+ * tombstones kept answers 410 (`CURSOR_EXPIRED`): read everything again.
  */
 export interface ArdChangesResponse extends ArdListResponse {
   /** On the last page: pass as `updated_since` to read only what changes after it. */
   readonly cursor?: string;
 }
 
-/** An error answer (ARD Appendix B). */
+/** An error answer (ARD Appendix B, the OpenAPI `Error`): an upper-case code and a sentence. */
 export interface ArdError {
-  readonly error: { readonly code: 'INVALID_ARGUMENT' | 'UNAUTHENTICATED' | 'NOT_FOUND' | 'RATE_LIMIT_EXCEEDED' | 'INTERNAL_ERROR' | string; readonly message: string };
+  readonly errorCode: 'INVALID_ARGUMENT' | 'UNAUTHENTICATED' | 'NOT_FOUND' | 'RATE_LIMIT_EXCEEDED' | 'INTERNAL_ERROR' | 'CURSOR_EXPIRED' | string;
+  readonly message: string;
 }
 
 /** The extension key under which our registry says what it verified about an entry. */

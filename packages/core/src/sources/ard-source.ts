@@ -11,7 +11,7 @@
  *   `Date` of the full read's first page less one second (a change in that second is read twice,
  *   never missed; without either, every refresh is a full read). A registry without the feed (a last page
  *   without `cursor`, or a 400/404/501 to `updated_since`) is read in full on every refresh; a
- *   410 (`cursor_expired`) reads everything again once.
+ *   410 (`CURSOR_EXPIRED`) reads everything again once.
  * - **search** (`query`, optional `filter`): `POST <base>/search` with `federation: "none"`, every
  *   page, on every refresh (a search has no change feed).
  *
@@ -249,7 +249,7 @@ class ArdRegistrySource implements ArdSource {
       this.#pageBound(page);
       const url = this.#url('/agents', { updated_since: cursor, pageSize: String(this.#s.pageSize), ...(next !== undefined && { pageToken: next }) });
       const res = await this.#s.fetcher.fetch(url, { headers: { accept: 'application/json' }, signal });
-      if (res.status === 410) return undefined; // cursor_expired: everything again
+      if (res.status === 410) return undefined; // CURSOR_EXPIRED: everything again
       if (page === 0 && NO_FEED.has(res.status)) {
         this.#feed = false;
         return undefined;
@@ -332,8 +332,10 @@ class ArdRegistrySource implements ArdSource {
       throw new DiscoveryError('ERR_CARD_MALFORMED', `ARD registry ${url}: not JSON (${err instanceof Error ? err.message : String(err)})`, { url, stage: 'source', path: '$' });
     }
     const page = (typeof doc === 'object' && doc !== null ? doc : {}) as Partial<ArdChangesResponse>;
-    if (!Array.isArray(page.results)) throw new DiscoveryError('ERR_CARD_INVALID', `ARD registry ${url}: the answer has no results array`, { url, stage: 'source', path: 'results' });
-    const out: Page = { results: page.results };
+    // A list answers `items` (ARD's ListResponse), a search `results` (SearchResponse).
+    const list = Array.isArray(page.items) ? page.items : (page as { results?: unknown }).results;
+    if (!Array.isArray(list)) throw new DiscoveryError('ERR_CARD_INVALID', `ARD registry ${url}: the answer has neither an items (list) nor a results (search) array`, { url, stage: 'source', path: 'items' });
+    const out: Page = { results: list };
     if (typeof page.pageToken === 'string' && page.pageToken !== '') out.pageToken = page.pageToken;
     if (typeof page.cursor === 'string' && page.cursor !== '') out.cursor = page.cursor;
     const date = Date.parse(res.headers['date'] ?? '');

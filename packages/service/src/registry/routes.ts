@@ -13,7 +13,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { Context, Hono } from 'hono';
-import type { ArdChangesResponse, ArdError, ArdExploreResponse, ArdFederation, ArdSearchRequest, ArdSearchResponse, ArdSearchResult } from 'a2a-discovery';
+import type { ArdChangesResponse, ArdError, ArdExploreResponse, ArdFederation, ArdFederationReport, ArdSearchRequest, ArdSearchResponse, ArdSearchResult } from 'a2a-discovery';
 import type { ServerRegistryConfig } from 'a2a-discovery/config';
 import type { OnRefusal } from '../server/limits.js';
 import { readJsonBody } from '../server/read-json-body.js';
@@ -62,7 +62,7 @@ export function mountRegistry(app: Hono, o: RegistryApiOptions): void {
   const pins = new Map<string, Pin>();
   const index = o.index;
 
-  const fail = (c: Context, status: 400 | 410 | 413, code: string, message: string): Response => c.json({ error: { code, message } } satisfies ArdError, status);
+  const fail = (c: Context, status: 400 | 410 | 413, code: string, message: string): Response => c.json({ errorCode: code, message } satisfies ArdError, status);
   const invalid = (c: Context, reason: Parameters<OnRefusal>[0] | undefined, message: string): Response => {
     if (reason !== undefined) refuse(reason);
     return fail(c, 400, 'INVALID_ARGUMENT', message);
@@ -151,7 +151,11 @@ export function mountRegistry(app: Hono, o: RegistryApiOptions): void {
     const local: ArdSearchResponse = { results, ...(next < pin.ids.length && { pageToken: tokens.seal({ k: 's', q: hash, p: pinId, o: next }) }) };
     if (federation === 'none') return c.json(local);
     const request: ArdSearchRequest = { query: read['query'] as ArdSearchRequest['query'], federation: federation as ArdFederation, pageSize, ...(typeof read['pageToken'] === 'string' && { pageToken: read['pageToken'] }) };
-    return c.json(o.federate ? await o.federate(request, local) : { ...local, referrals: [] });
+    const answer = o.federate ? await o.federate(request, local) : { ...local, referrals: [] };
+    // ARD's SearchResponse admits no other member: the federation report travels in a header.
+    const { federation: report, ...wire } = answer;
+    if (report !== undefined) c.header(FEDERATION_HEADER, federationHeader(report));
+    return c.json(wire);
   });
 
   app.post(`${REGISTRY_BASE}/explore`, async (c) => {
@@ -213,7 +217,7 @@ export function mountRegistry(app: Hono, o: RegistryApiOptions): void {
       const page = index.list((view, createdAt) => keepListed(view, createdAt, filter), after, pageSize);
       const last = page.entries.at(-1)?.identifier;
       return c.json({
-        results: page.entries,
+        items: page.entries,
         ...(page.more && last !== undefined ? { pageToken: tokens.seal({ k: 'l', q: hash, a: last, g: generation }) } : { cursor: `${index.instance}.${generation}` }),
       } satisfies ArdChangesResponse);
     }
@@ -225,7 +229,7 @@ export function mountRegistry(app: Hono, o: RegistryApiOptions): void {
       if (cursor) {
         if (cursor[1] !== index.instance) {
           refuse('registry_cursor_expired');
-          return fail(c, 410, 'cursor_expired', 'the cursor is from another run of this registry (a restart, or another replica): read everything again (GET /agents without updated_since)');
+          return fail(c, 410, 'CURSOR_EXPIRED', 'the cursor is from another run of this registry (a restart, or another replica): read everything again (GET /agents without updated_since)');
         }
         since = { afterSeq: Number(cursor[2]) };
       } else {
@@ -237,13 +241,13 @@ export function mountRegistry(app: Hono, o: RegistryApiOptions): void {
     const changes = index.changes(since, (view) => keepListed(view, undefined, filter));
     if (changes === undefined) {
       refuse('registry_cursor_expired');
-      return fail(c, 410, 'cursor_expired', 'removals since then are no longer remembered (server.registry.maxTombstones, tombstoneTtlMs, or a restart): read everything again (GET /agents without updated_since)');
+      return fail(c, 410, 'CURSOR_EXPIRED', 'removals since then are no longer remembered (server.registry.maxTombstones, tombstoneTtlMs, or a restart): read everything again (GET /agents without updated_since)');
     }
     const page = changes.slice(0, pageSize);
     const more = changes.length > pageSize;
     const results = page.map((ch) => (ch.entry.status === 'deleted' ? ch.entry : { ...ch.entry, status: 'active' as const }));
     return c.json({
-      results,
+      items: results,
       ...(more ? { pageToken: tokens.seal({ k: 'c', q: hash, a: page.at(-1)!.seq }) } : { cursor: `${index.instance}.${index.generation}` }),
     } satisfies ArdChangesResponse);
   });
@@ -308,4 +312,19 @@ function keepListed(view: Readonly<Record<string, unknown>>, createdAt: number |
   if (f.publisherId && !f.publisherId.has(String(view['publisher']).toLowerCase())) return false;
   if (f.createdAfter !== undefined && createdAt !== undefined && createdAt <= f.createdAfter) return false;
   return true;
+}
+
+/** The response header that carries a `federation: auto` search's report (JSON). */
+const FEDERATION_HEADER = 'A2A-Discovery-Federation';
+
+/** Largest report header sent; past it, the registries' messages are left out (their outcomes stay). */
+const MAX_FEDERATION_HEADER = 8 * 1024;
+
+/** The report as header-safe JSON (ASCII only: `\u` escapes for the rest), bounded. */
+function federationHeader(report: ArdFederationReport): string {
+  const ascii = (value: unknown): string => JSON.stringify(value).replace(/[\u007f-\uffff]/g, (ch) => `\\u${ch.charCodeAt(0).toString(16).padStart(4, '0')}`);
+  const full = ascii(report);
+  if (full.length <= MAX_FEDERATION_HEADER) return full;
+  const brief = ascii({ ...report, registries: report.registries.map(({ message: _message, ...r }) => r) });
+  return brief.length <= MAX_FEDERATION_HEADER ? brief : ascii({ registries: [], truncated: true });
 }

@@ -17,10 +17,10 @@ export const ARD_BASE = '/api/registry';
 export class ApiError extends Error {
   /**
    * @param {number} status
-   * @param {any} body the service's `{ error, message }`, or the ARD error shape `{ error: { code, message } }`
+   * @param {any} body the service's `{ error, message }`, or the ARD error shape `{ errorCode, message }`
    */
   constructor(status, body) {
-    const ard = body && typeof body === 'object' && body.error && typeof body.error === 'object' ? body.error : undefined;
+    const ard = body && typeof body === 'object' && typeof body.errorCode === 'string' ? { code: body.errorCode, message: body.message } : undefined;
     const message =
       body && typeof body === 'object' && typeof body.message === 'string' ? body.message : ard && typeof ard.message === 'string' ? ard.message : `HTTP ${status}`;
     super(message);
