@@ -10,46 +10,17 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { startService } from '../../packages/service/src/server/index.js';
-import type { RunningService } from '../../packages/service/src/server/index.js';
-import { createLogger } from '../../packages/service/src/server/logger.js';
-import type { RunningPeer } from '../helpers/a2a-peers.js';
-import { startAdkPeer, startV1CardServer, v1Card } from '../helpers/a2a-peers.js';
-import { adkStyleCard } from '../helpers/cards.js';
+import { startTwoAgentService, type TwoAgentService } from '../helpers/two-agent-service.js';
 
 const TOOL = fileURLToPath(new URL('./fixtures/ard-conformance-test', import.meta.url));
 
-let billing: RunningPeer;
-let warranty: Awaited<ReturnType<typeof startV1CardServer>>;
-let service: RunningService;
+let env: TwoAgentService;
 
 before(async () => {
-  billing = await startAdkPeer({ name: 'billing', description: 'Billing.', card: (port) => adkStyleCard(port, 'Billing Agent', [{ id: 'invoices', tags: ['billing'] }]) });
-  warranty = await startV1CardServer({ card: (port) => v1Card(port) });
-  service = await startService({
-    port: 0,
-    credentials: (origin) => (origin === new URL(warranty.baseUrl).origin ? { authorization: 'Bearer test-token' } : undefined),
-    policy: { allow: [billing, warranty].map((p) => new URL(p.baseUrl).origin), allowLoopback: true },
-    vocabulary: [
-      { tag: 'billing', description: 'Invoices and payments.' },
-      { tag: 'warranty', description: 'Warranty status.' },
-    ],
-    needs: [{ tag: 'billing' }, { tag: 'warranty' }],
-    static: [
-      { name: 'billing_agent', url: billing.baseUrl, description: 'Answers invoice questions.', tags: ['billing'] },
-      { name: 'warranty_agent', cardUrl: warranty.cardUrl, description: 'Answers warranty questions.', tags: ['warranty'] },
-    ],
-    health: { enterAfter: 1 },
-    cache: { minTtlMs: 0 },
-    loop: { cycleIntervalMs: 600_000 },
-    logger: createLogger({ level: 'silent' }),
-  });
+  env = await startTwoAgentService();
 });
 
-after(async () => {
-  await service?.close();
-  await Promise.all([billing?.close(), warranty?.close()]);
-});
+after(() => env?.close());
 
 function runTool(args: string[]): Promise<{ code: number; out: string }> {
   return new Promise((resolve) => {
@@ -62,8 +33,8 @@ function runTool(args: string[]): Promise<{ code: number; out: string }> {
 }
 
 test('the ARD conformance tool finds the registry API conformant: no error, no warning', async () => {
-  assert.equal(service.loop.current()?.agents.length, 2, 'both agents admitted, so the list and search have entries');
-  const { code, out } = await runTool(['registry', `${service.url}/api/registry`]);
+  assert.equal(env.service.loop.current()?.agents.length, 2, 'both agents admitted, so the list and search have entries');
+  const { code, out } = await runTool(['registry', `${env.service.url}/api/registry`]);
   assert.match(out, /GET \/agents response contains valid 'items' list \(2 items\)/, out);
   assert.match(out, /POST \/search returned valid results list/, out);
   assert.match(out, /POST \/explore returned valid facets object/, out);

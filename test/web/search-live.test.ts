@@ -8,54 +8,27 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Browser } from 'playwright-core';
-import { startService } from '../../packages/service/src/server/index.js';
-import type { RunningService } from '../../packages/service/src/server/index.js';
-import { createLogger } from '../../packages/service/src/server/logger.js';
-import type { RunningPeer } from '../helpers/a2a-peers.js';
-import { startAdkPeer, startV1CardServer, v1Card } from '../helpers/a2a-peers.js';
-import { adkStyleCard } from '../helpers/cards.js';
+import { startTwoAgentService, type TwoAgentService } from '../helpers/two-agent-service.js';
 import { expectNoAxeViolationsAllRules } from './axe.js';
 import { launchBrowser, openPage, text, until } from './browser.js';
 
-let billing: RunningPeer;
-let warranty: Awaited<ReturnType<typeof startV1CardServer>>;
-let service: RunningService;
+let env: TwoAgentService;
 let browser: Browser;
 
 before(async () => {
-  billing = await startAdkPeer({ name: 'billing', description: 'Billing.', card: (port) => adkStyleCard(port, 'Billing Agent', [{ id: 'invoices', tags: ['billing'] }]) });
-  warranty = await startV1CardServer({ card: (port) => v1Card(port) });
-  service = await startService({
-    port: 0,
-    credentials: (origin) => (origin === new URL(warranty.baseUrl).origin ? { authorization: 'Bearer test-token' } : undefined),
-    policy: { allow: [billing, warranty].map((p) => new URL(p.baseUrl).origin), allowLoopback: true },
-    vocabulary: [
-      { tag: 'billing', description: 'Invoices and payments.' },
-      { tag: 'warranty', description: 'Warranty status.' },
-    ],
-    needs: [{ tag: 'billing' }, { tag: 'warranty' }],
-    static: [
-      { name: 'billing_agent', url: billing.baseUrl, description: 'Answers invoice questions.', tags: ['billing'] },
-      { name: 'warranty_agent', cardUrl: warranty.cardUrl, description: 'Answers warranty questions.', tags: ['warranty'] },
-    ],
-    health: { enterAfter: 1 },
-    cache: { minTtlMs: 0 },
-    loop: { cycleIntervalMs: 600_000 },
-    logger: createLogger({ level: 'silent' }),
-  });
+  env = await startTwoAgentService();
   browser = await launchBrowser();
 });
 
 after(async () => {
   await browser?.close();
-  await service?.close();
-  await Promise.all([billing?.close(), warranty?.close()]);
+  await env?.close();
 });
 
 test('a query on the page is answered by the real registry: the warranty agent with what the service verified, and facets from explore', async () => {
-  await until(async () => service.loop.current()?.agents.length ?? 0, (n) => n === 2, 'both agents in the snapshot');
+  await until(async () => env.service.loop.current()?.agents.length ?? 0, (n) => n === 2, 'both agents in the snapshot');
   const { page, problems } = await openPage(browser);
-  await page.goto(`${service.url}/#/search`);
+  await page.goto(`${env.service.url}/#/search`);
   await page.fill('#search-text', 'warranty');
   await page.click('#search-submit');
   const first = page.locator('.search-result').first();
@@ -67,7 +40,7 @@ test('a query on the page is answered by the real registry: the warranty agent w
   assert.equal(await fact('protocol'), 'A2A 1.0');
   assert.equal(await fact('provenance'), 'static (as “warranty_agent”)');
   assert.match(await text(first.locator('.search-source')), /From this registry/);
-  assert.equal(await first.locator('a.search-card-link').getAttribute('href'), `#/card?url=${encodeURIComponent(warranty.baseUrl)}`);
+  assert.equal(await first.locator('a.search-card-link').getAttribute('href'), `#/card?url=${encodeURIComponent(env.warranty.baseUrl)}`);
   // Facets come from POST /api/registry/explore over the same matched set.
   assert.match(await text(page.locator('#search-side')), /warranty/);
   await expectNoAxeViolationsAllRules(page, 'search on the real registry');

@@ -1,0 +1,51 @@
+/**
+ * A service over two real loopback A2A peers, both in its snapshot: `billing_agent` (ADK JS
+ * `toA2a`, A2A 0.3, by base URL) and `warranty_agent` (@a2a-js/sdk 1.x, A2A 1.0, by card URL,
+ * behind a bearer the service's credentials present). Used where a test needs a registry with
+ * real, verified entries (the registry's conformance, the Search view against the real routes).
+ */
+import { startService } from '../../packages/service/src/server/index.js';
+import type { RunningService } from '../../packages/service/src/server/index.js';
+import { createLogger } from '../../packages/service/src/server/logger.js';
+import type { RunningPeer } from './a2a-peers.js';
+import { startAdkPeer, startV1CardServer, v1Card } from './a2a-peers.js';
+import { adkStyleCard } from './cards.js';
+
+export interface TwoAgentService {
+  service: RunningService;
+  billing: RunningPeer;
+  warranty: Awaited<ReturnType<typeof startV1CardServer>>;
+  close(): Promise<void>;
+}
+
+export async function startTwoAgentService(): Promise<TwoAgentService> {
+  const billing = await startAdkPeer({ name: 'billing', description: 'Billing.', card: (port) => adkStyleCard(port, 'Billing Agent', [{ id: 'invoices', tags: ['billing'] }]) });
+  const warranty = await startV1CardServer({ card: (port) => v1Card(port) });
+  const service = await startService({
+    port: 0,
+    credentials: (origin) => (origin === new URL(warranty.baseUrl).origin ? { authorization: 'Bearer test-token' } : undefined),
+    policy: { allow: [billing, warranty].map((p) => new URL(p.baseUrl).origin), allowLoopback: true },
+    vocabulary: [
+      { tag: 'billing', description: 'Invoices and payments.' },
+      { tag: 'warranty', description: 'Warranty status.' },
+    ],
+    needs: [{ tag: 'billing' }, { tag: 'warranty' }],
+    static: [
+      { name: 'billing_agent', url: billing.baseUrl, description: 'Answers invoice questions.', tags: ['billing'] },
+      { name: 'warranty_agent', cardUrl: warranty.cardUrl, description: 'Answers warranty questions.', tags: ['warranty'] },
+    ],
+    health: { enterAfter: 1 },
+    cache: { minTtlMs: 0 },
+    loop: { cycleIntervalMs: 600_000 },
+    logger: createLogger({ level: 'silent' }),
+  });
+  return {
+    service,
+    billing,
+    warranty,
+    close: async () => {
+      await service.close();
+      await Promise.all([billing.close(), warranty.close()]);
+    },
+  };
+}
