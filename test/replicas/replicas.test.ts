@@ -66,10 +66,10 @@ async function json(url: string, init: RequestInit = {}): Promise<{ status: numb
 const post = (url: string, body: unknown, headers: Record<string, string> = {}) =>
   json(url, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
 
-/** Polls `fn` every 50 ms until it returns a value (at most 30 s: a bound, not an assertion). */
-async function waitFor<T>(fn: () => Promise<T | undefined>, what: string): Promise<T> {
+/** Polls `fn` every 50 ms until it returns a value (at most `boundMs`, 30 s by default: a bound, not an assertion). */
+async function waitFor<T>(fn: () => Promise<T | undefined>, what: string, boundMs = 30_000): Promise<T> {
   let last: unknown;
-  for (let i = 0; i < 600; i++) {
+  for (let i = 0; i < boundMs / 50; i++) {
     try {
       const v = await fn();
       if (v !== undefined) return v;
@@ -357,10 +357,12 @@ describe('three replicas on one PostgreSQL (child processes)', { skip: POSTGRES_
     } finally {
       await pg.start();
     }
+    // PostgreSQL restarting, every replica's pool reconnecting and a lease running out, on a
+    // machine running the whole suite: a longer bound than a poll's.
     const infos = await waitFor(async () => {
       const all = await Promise.all(rest.map(readyz));
       return all.every((r) => r.replica.connected && r.degraded !== true) && all.filter((r) => r.replica.role === 'leader').length === 1 ? all : undefined;
-    }, 'reconnected, one leader');
+    }, 'reconnected, one leader', 90_000);
     assert.equal(infos.filter((r) => r.replica.role === 'leader').length, 1);
     const pinsAfter = await sql('SELECT session_id, digest FROM a2ad_pins ORDER BY session_id');
     assert.deepEqual(pinsAfter, pinsBefore, 'every pin kept');

@@ -40,6 +40,10 @@ export async function openPage(browser: Browser): Promise<{ page: Page; problems
     // the favicon when it likes and cancels that fetch when the page navigates (net::ERR_ABORTED).
     if (req.url().includes('/api/stream')) return;
     if (new URL(req.url()).pathname === '/favicon.svg' && error === 'net::ERR_ABORTED') return;
+    // A navigation (page.goto) cancels the reads the previous page still had in flight: a GET of
+    // the API aborted is the browser's doing, not a failure (a failed read shows as an HTTP
+    // status or a console error, both still recorded).
+    if (error === 'net::ERR_ABORTED' && req.method() === 'GET' && new URL(req.url()).pathname.startsWith('/api/')) return;
     problems.push(`request failed: ${req.url()} ${error}`);
   });
   return { page, problems };
