@@ -9,6 +9,7 @@
  */
 import diagnostics from 'node:diagnostics_channel';
 import type { DiscoveryErrorCode, Problem, Stage } from '../errors.js';
+import { activeTraceIds } from '../telemetry/otel.js';
 
 /** The diagnostics channel every event is published on. */
 export const DISCOVERY_CHANNEL = 'a2a-discovery:event';
@@ -19,6 +20,13 @@ export interface EventBase {
   seq: number;
   /** Epoch milliseconds (from the stream's clock) when it happened. */
   at: number;
+  /**
+   * The trace and span active (and sampled) when it was emitted, set by {@link EventStream.emit}
+   * when the application records OpenTelemetry traces: a journal entry or the dashboard links the
+   * event to its trace. Absent otherwise.
+   */
+  traceId?: string;
+  spanId?: string;
 }
 
 /** What the card cache did for one endpoint (the outcomes of docs/fetching-and-caching.md, "Events"). */
@@ -325,6 +333,11 @@ export class EventStream {
     const event = Object.assign({}, input) as unknown as E;
     event.seq = ++this.#seq;
     event.at = input.at ?? this.#wallNow();
+    const ids = activeTraceIds();
+    if (ids !== undefined) {
+      event.traceId = ids.traceId;
+      event.spanId = ids.spanId;
+    }
     for (const listener of this.#listeners) {
       try {
         listener(event);

@@ -1,0 +1,126 @@
+/**
+ * Span names and attribute keys: the OpenTelemetry conventions where they exist (HTTP, URL,
+ * server, error; the GenAI A2A client span of `semantic-conventions-genai` docs/gen-ai/a2a.md),
+ * and our own `a2a_discovery.*` namespace where they do not (discovery itself has no convention
+ * yet). docs/observability.md lists every span with its attributes; a new one is added to both.
+ *
+ * Rules for every attribute value: no secret ever (credential headers, tokens, session secrets,
+ * URL user info or query values: {@link spanUrl}); third-party text (card names, descriptions) is
+ * bounded by {@link spanText}.
+ *
+ * @module
+ */
+
+/** Span names. The A2A client span is named after the A2A method (`SendMessage`, ...), per the convention. */
+export const SPAN = {
+  /** One discovery cycle of the control loop (a root span: a new trace per cycle). */
+  cycle: 'a2a_discovery.cycle',
+  /** One source listing (refresh) of one source. */
+  sourceList: 'a2a_discovery.source.list',
+  /** One card fetch that reaches the network (or is refused before it), with its cache decision. */
+  cardFetch: 'a2a_discovery.card.fetch',
+  /** Validation of fetched card bytes (schema, limits, digest pin). */
+  cardValidate: 'a2a_discovery.card.validate',
+  /** Verification of a card's JWS signatures. */
+  cardVerify: 'a2a_discovery.card.verify',
+  /** Matching the admitted cards against the needs. */
+  match: 'a2a_discovery.match',
+  /** Building, gating and publishing (or holding) a snapshot. */
+  publish: 'a2a_discovery.snapshot.publish',
+  /** Routing evaluation of a candidate snapshot. */
+  routingEvaluate: 'a2a_discovery.routing.evaluate',
+  /** One read of an AI Catalog document. */
+  catalogRead: 'a2a_discovery.catalog.read',
+  /** Building the ADK agent tree of one snapshot digest. */
+  treeBuild: 'a2a_discovery.tree.build',
+  /** One chat turn on a session pinned to a snapshot (the service's `/api/chat`, the library's session runner). */
+  chatTurn: 'a2a_discovery.chat.turn',
+} as const;
+
+/** Attribute keys. Conventional ones first, then ours. */
+export const ATTR = {
+  // OpenTelemetry general conventions (stable).
+  urlFull: 'url.full',
+  serverAddress: 'server.address',
+  serverPort: 'server.port',
+  httpMethod: 'http.request.method',
+  httpStatus: 'http.response.status_code',
+  errorType: 'error.type',
+  // GenAI A2A client span (development status).
+  a2aMethod: 'a2a.method.name',
+  a2aProtocolVersion: 'a2a.protocol.version',
+  a2aTenant: 'a2a.tenant',
+  a2aTaskId: 'a2a.task.id',
+  a2aTaskState: 'a2a.task.state',
+  a2aMessageId: 'a2a.message.id',
+  genAiAgentName: 'gen_ai.agent.name',
+  genAiAgentVersion: 'gen_ai.agent.version',
+  genAiAgentDescription: 'gen_ai.agent.description',
+  genAiConversationId: 'gen_ai.conversation.id',
+  // Ours.
+  endpoint: 'a2a_discovery.endpoint',
+  source: 'a2a_discovery.source',
+  sourceKind: 'a2a_discovery.source.kind',
+  records: 'a2a_discovery.records',
+  /** The card cache's decision: hit, revalidated, changed, unchanged, stale, invalid, failed, refused. */
+  cacheDecision: 'a2a_discovery.cache.decision',
+  conditional: 'a2a_discovery.cache.conditional',
+  bytes: 'a2a_discovery.card.bytes',
+  cardSha256: 'a2a_discovery.card.sha256',
+  signature: 'a2a_discovery.card.signature',
+  localName: 'a2a_discovery.agent.local_name',
+  snapshotVersion: 'a2a_discovery.snapshot.version',
+  snapshotDigest: 'a2a_discovery.snapshot.digest',
+  previousDigest: 'a2a_discovery.snapshot.previous_digest',
+  agentsAdded: 'a2a_discovery.snapshot.agents_added',
+  agentsRemoved: 'a2a_discovery.snapshot.agents_removed',
+  agentCount: 'a2a_discovery.snapshot.agents',
+  held: 'a2a_discovery.snapshot.held',
+  sessionId: 'a2a_discovery.session.id',
+  due: 'a2a_discovery.cycle.due',
+  routingAccuracy: 'a2a_discovery.routing.accuracy',
+  routingPassed: 'a2a_discovery.routing.passed',
+} as const;
+
+const MAX_TEXT = 256;
+
+/** Third-party text (a card's name or description) bounded for an attribute: at most 256 characters. */
+export function spanText(text: string | undefined): string | undefined {
+  if (text === undefined) return undefined;
+  return text.length <= MAX_TEXT ? text : `${text.slice(0, MAX_TEXT - 1)}…`;
+}
+
+/**
+ * A URL as a span may record it: no user info, no fragment, every query value replaced by
+ * `REDACTED` (an API key in a query is a secret the card may demand). Unparseable text gives
+ * `undefined` (the attribute is then left out).
+ *
+ * @example spanUrl('https://u:p@x.example/a?key=1#f') // 'https://x.example/a?key=REDACTED'
+ */
+export function spanUrl(url: string): string | undefined {
+  let u: URL;
+  try {
+    u = new URL(url);
+  } catch {
+    return undefined;
+  }
+  u.username = '';
+  u.password = '';
+  u.hash = '';
+  if (u.search !== '') {
+    const keys = [...new Set(u.searchParams.keys())];
+    u.search = keys.map((k) => `${encodeURIComponent(k)}=REDACTED`).join('&');
+  }
+  return u.href;
+}
+
+/** `server.address` and `server.port` of a URL (the port defaulted from the scheme), or nothing. */
+export function serverOf(url: string): { 'server.address'?: string; 'server.port'?: number } {
+  try {
+    const u = new URL(url);
+    const port = u.port !== '' ? Number(u.port) : u.protocol === 'https:' ? 443 : u.protocol === 'http:' ? 80 : undefined;
+    return { 'server.address': u.hostname.replace(/^\[|\]$/g, ''), 'server.port': port };
+  } catch {
+    return {};
+  }
+}
