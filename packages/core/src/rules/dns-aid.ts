@@ -1,0 +1,69 @@
+/**
+ * DNS-AID (draft-mozleywilliams-dnsop-dnsaid) and DNS-SD (RFC 6763, `_a2a._tcp`) naming and
+ * SVCB parameters: the one place both the DNS source (reading records) and `dns-records`
+ * (printing them for an operator's zone) take them from.
+ *
+ * An agent is published as an SVCB record (RFC 9460, ServiceMode) at
+ * `_{name}._{protocol}._agents.{domain}`; DNS-AID's own parameters use the private-use SvcParamKey
+ * range (`key65400`…; the numbers of the draft's reference implementation): `cap` is where the
+ * capability document (for A2A: the agent card) is, `capsha256` its SHA-256 (hex, lower case),
+ * which the card cache then enforces like an AI Catalog Trust Manifest pin. A TXT record at the
+ * same name is the fallback for zones that cannot serve SVCB.
+ *
+ * @module
+ */
+
+/** The label under a domain where DNS-AID records live. */
+export const DNS_AID_LABEL = '_agents';
+
+/** The DNS-AID protocol label for A2A agents. */
+export const DNS_AID_A2A_PROTOCOL = 'a2a';
+
+/** The name of the index entry pointing to a domain's agent registry: `_index._agents.{domain}`. */
+export const DNS_AID_INDEX = '_index';
+
+/** DNS-SD service type of A2A agents (draft-zhao-a2a-dns-sd): `_a2a._tcp.{domain}`. */
+export const DNS_SD_A2A_SERVICE = '_a2a._tcp';
+
+/** DNS-AID's SvcParamKeys (private-use range), by name. */
+export const DNS_AID_PARAM_KEYS = {
+  cap: 65400,
+  capsha256: 65401,
+  bap: 65402,
+  policy: 65403,
+  realm: 65404,
+  sig: 65405,
+} as const;
+
+export type DnsAidParamName = keyof typeof DNS_AID_PARAM_KEYS;
+
+/** The RFC 9460 SvcParamKeys we read or write besides DNS-AID's. */
+export const SVCB_PARAM_KEYS = { mandatory: 0, alpn: 1, 'no-default-alpn': 2, port: 3, ipv4hint: 4, ipv6hint: 6 } as const;
+
+/** DNS resource record type numbers we query. */
+export const RR_TYPES = { A: 1, PTR: 12, TXT: 16, AAAA: 28, SRV: 33, SVCB: 64 } as const;
+
+/**
+ * The owner name of an agent's DNS-AID record (no trailing dot).
+ *
+ * @example dnsAidName('billing', 'example.com') // '_billing._a2a._agents.example.com'
+ */
+export function dnsAidName(agent: string, domain: string, protocol: string = DNS_AID_A2A_PROTOCOL): string {
+  return `_${agent}._${protocol}.${DNS_AID_LABEL}.${domain.replace(/\.$/, '')}`;
+}
+
+/**
+ * An agent label as DNS-AID names it: lower case letters, digits and hyphens, 1–63 characters
+ * (one DNS label; `_` would make `_{name}` ambiguous). Returns the problem, or undefined when valid.
+ */
+export function dnsAidLabelProblem(agent: string): string | undefined {
+  if (!/^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/.test(agent)) {
+    return `"${agent}" is not a DNS-AID agent label (1–63 lower-case letters, digits or inner hyphens)`;
+  }
+  return undefined;
+}
+
+/** Whether a `capsha256` value is a SHA-256 in hex (64 hex digits; compared in lower case). */
+export function isCapSha256(value: string): boolean {
+  return /^[0-9a-fA-F]{64}$/.test(value);
+}
