@@ -82,7 +82,11 @@ sessions belong to the caller that started them (cookie or X-Session-Secret; the
 admin) and are capped (sessions.maxSessions). Every refusal is counted in
 a2a_discovery_http_refusals_total{reason}.
 
-Exit codes: 0 stopped cleanly, 1 invalid configuration or a failure at start, 2 usage error
+OpenTelemetry (docs/observability.md): with OTEL_EXPORTER_OTLP_ENDPOINT set, traces and metrics are
+exported over OTLP/HTTP (JSON) from the standard OTEL_* variables (OTEL_SERVICE_NAME, OTEL_TRACES_SAMPLER,
+OTEL_EXPORTER_OTLP_HEADERS, ...), flushed on stop; without it nothing is exported.
+
+Exit codes: 0 stopped cleanly, 1 invalid configuration (or OTEL_* value) or a failure at start, 2 usage error
 (a missing flag, an unreadable file, a port already in use).
 
 Example:
