@@ -21,12 +21,12 @@ import type { Logger } from './logger.js';
 import { VERSION } from '../version.js';
 
 /** `OTEL_SERVICE_NAME` when unset. */
-export const DEFAULT_SERVICE_NAME = 'a2a-discovery';
+const DEFAULT_SERVICE_NAME = 'a2a-discovery';
 
 type Env = Readonly<Record<string, string | undefined>>;
 
 /** The sampler named by `OTEL_TRACES_SAMPLER` (the specification's names). */
-export type SamplerName = 'always_on' | 'always_off' | 'traceidratio' | 'parentbased_always_on' | 'parentbased_always_off' | 'parentbased_traceidratio';
+type SamplerName = 'always_on' | 'always_off' | 'traceidratio' | 'parentbased_always_on' | 'parentbased_always_off' | 'parentbased_traceidratio';
 const SAMPLERS: readonly SamplerName[] = ['always_on', 'always_off', 'traceidratio', 'parentbased_always_on', 'parentbased_always_off', 'parentbased_traceidratio'];
 
 /** What the environment asks for; {@link readTelemetryEnv} returns it, {@link startTelemetry} starts it. */
