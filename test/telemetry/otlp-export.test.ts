@@ -324,7 +324,8 @@ describe('serve exports OTLP/HTTP to the collector OTEL_EXPORTER_OTLP_ENDPOINT n
   test('without OTEL_EXPORTER_OTLP_ENDPOINT, or with OTEL_SDK_DISABLED=true: nothing is sent, no trace is continued', async () => {
     const receiver = await startReceiver();
     try {
-      for (const vars of [{ OTEL_SERVICE_NAME: 'x', OTEL_TRACES_SAMPLER: 'always_on' }, { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, OTEL_SDK_DISABLED: 'true', OTEL_BSP_SCHEDULE_DELAY: '10' }]) {
+      const cases: Array<Record<string, string>> = [{ OTEL_SERVICE_NAME: 'x', OTEL_TRACES_SAMPLER: 'always_on' }, { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, OTEL_SDK_DISABLED: 'true', OTEL_BSP_SCHEDULE_DELAY: '10' }];
+      for (const vars of cases) {
         const s = await serve(configFile, { ...secrets, ...vars });
         try {
           await ready(s);
