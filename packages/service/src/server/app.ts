@@ -18,7 +18,7 @@ import type { Registry } from 'prom-client';
 import type { SessionRunner, TreeFactory } from 'a2a-discovery/adk';
 import { checkSessionId, contentText, SESSION_ID_PATTERN } from 'a2a-discovery/adk';
 import type { ActionActor, ActionEvent, CardCache, DiscoveryLoop, EventInput, EventStream, RoutingVerdict, Snapshot } from 'a2a-discovery';
-import { isDiscoveryError, diffSnapshots, AI_CATALOG_WELL_KNOWN_PATH } from 'a2a-discovery';
+import { activeTraceIds, isDiscoveryError, diffSnapshots, AI_CATALOG_WELL_KNOWN_PATH } from 'a2a-discovery';
 import type { TraceInputs } from 'a2a-discovery/explorer';
 import { DEFAULT_TRACE_INPUTS, runTrace } from 'a2a-discovery/explorer';
 import type { StoreStatus, ReplicaStatus } from '@a2a-discovery/store';
@@ -35,7 +35,7 @@ import type { OnRefusal, RefusalReason, ServerLimits } from './limits.js';
 import { DEFAULT_SERVER_LIMITS, InFlight } from './limits.js';
 import { readJsonBody } from './read-json-body.js';
 import { sourcesJson } from './sources-json.js';
-import { serverSpans, traceIdOf } from './server-spans.js';
+import { serverSpans } from './server-spans.js';
 import type { Actor } from './request-guard.js';
 import { actorOf, presentsToken, requestGuard, roleOf } from './request-guard.js';
 import type { PeopleAuth, Role } from './people-auth.js';
@@ -519,8 +519,8 @@ export function createApp(o: AppOptions): Hono {
         error: turn.error ?? null,
         notices: turn.notices,
         events: turn.events.map((e) => ({ author: e.author, text: contentText(e.content), error: e.errorMessage ?? null })),
-        // The turn's trace (its HTTP server span's), when sampled: the dashboard links it to a trace viewer.
-        traceId: traceIdOf(c) ?? null,
+        // The trace this turn was recorded in (sampled), for the dashboard's link; null without one.
+        traceId: activeTraceIds()?.traceId ?? null,
       });
     } catch (err) {
       // A session that could not start (not ready, the session cap) is not kept.

@@ -14,14 +14,6 @@ import type { Context, MiddlewareHandler } from 'hono';
 import { matchedRoutes } from 'hono/route';
 import { ATTR, withIncomingTraceContext, withSpan } from 'a2a-discovery';
 
-/** The server span of each traced request, while it runs (a response names its trace). */
-const spans = new WeakMap<Request, { readonly traceId: string; readonly spanId: string }>();
-
-/** The trace id of the request's server span when it is sampled (the `/api/chat` response carries it). */
-export function traceIdOf(c: Context): string | undefined {
-  return spans.get(c.req.raw)?.traceId;
-}
-
 /** The route template that answers `c` (`/api/sessions/:id`), or undefined for the catch-all. */
 function routeOf(c: Context): string | undefined {
   // Middleware is registered with `use` (method ALL); the first handler matched is the one that answers.
@@ -42,7 +34,6 @@ export function serverSpans(traced: (path: string) => boolean): MiddlewareHandle
         route !== undefined ? `${method} ${route}` : method,
         { kind: 'server', attributes: { [ATTR.httpMethod]: method, [ATTR.httpRoute]: route, [ATTR.urlPath]: c.req.path } },
         async (span) => {
-          if (span.ids !== undefined) spans.set(c.req.raw, span.ids);
           await next();
           const status = c.res.status;
           span.set({ [ATTR.httpStatus]: status });
