@@ -1,12 +1,16 @@
 /**
  * The service's `OTEL_*` environment (packages/service/src/server/telemetry.ts): what turns
  * exporting on, the URLs per signal, headers, resource, sampler and interval, and a clear refusal
- * naming the variable of every malformed value. Nothing is started here (readTelemetryEnv only).
+ * naming the variable of every malformed value; and the stop's bound when the collector hangs.
  */
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { readTelemetryEnv } from '../../packages/service/src/server/telemetry.js';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { trace } from '@opentelemetry/api';
+import { readTelemetryEnv, startTelemetry } from '../../packages/service/src/server/telemetry.js';
 import { isDiscoveryError } from '../../packages/core/src/errors.js';
+import { withSpan } from '../../packages/core/src/telemetry/index.js';
 
 function refused(env: Record<string, string>, variable: string, message: RegExp): void {
   assert.throws(
@@ -90,6 +94,35 @@ describe('OTEL_* environment of the service', () => {
     } catch (err) {
       assert.ok(isDiscoveryError(err));
       assert.doesNotMatch(err.message, /hunter2/);
+    }
+  });
+});
+
+describe('startTelemetry', () => {
+  test('off: nothing registered', async () => {
+    assert.equal(await startTelemetry({}), undefined);
+    assert.equal(trace.getTracerProvider().getTracer('x').startSpan('s').isRecording(), false);
+  });
+
+  test('the stop flushes within its bound even when the collector never answers', { timeout: 60_000 }, async () => {
+    // A collector that takes the request and never answers; the exporter's own deadline is 10 minutes.
+    const requests: string[] = [];
+    const hanging = http.createServer((req) => requests.push(req.url ?? ''));
+    await new Promise<void>((r) => hanging.listen(0, '127.0.0.1', r));
+    const saved = process.env.OTEL_EXPORTER_OTLP_TIMEOUT;
+    process.env.OTEL_EXPORTER_OTLP_TIMEOUT = '600000';
+    try {
+      const telemetry = await startTelemetry({ OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${(hanging.address() as AddressInfo).port}`, OTEL_METRICS_EXPORTER: 'none' });
+      assert.ok(telemetry);
+      withSpan('a2a_discovery.test', {}, (span) => assert.equal(span.recording, true));
+      await telemetry.shutdown(500);
+      assert.deepEqual(requests, ['/v1/traces'], 'the buffered span was sent at the stop');
+      assert.equal(trace.getTracerProvider().getTracer('x').startSpan('s').isRecording(), false, 'unregistered after the stop');
+    } finally {
+      if (saved === undefined) delete process.env.OTEL_EXPORTER_OTLP_TIMEOUT;
+      else process.env.OTEL_EXPORTER_OTLP_TIMEOUT = saved;
+      hanging.closeAllConnections();
+      hanging.close();
     }
   });
 });
