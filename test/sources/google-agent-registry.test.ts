@@ -20,7 +20,9 @@ import { CardCache } from '../../packages/core/src/cache/index.js';
 import { canonicalJson, sha256Hex } from '../../packages/core/src/card/index.js';
 import { resolveEndpoints } from '../../packages/core/src/resolve/resolve-endpoints.js';
 import { staticHeaders } from '../../packages/core/src/auth/index.js';
-import { parseConfig } from '../../packages/core/src/config/index.js';
+import { parseConfig, resolveSecrets } from '../../packages/core/src/config/index.js';
+import { serviceOptionsFromConfig, startService } from '../../packages/service/src/server/index.js';
+import { createLogger } from '../../packages/service/src/server/logger.js';
 import { cardFor } from '../helpers/cards.js';
 
 type Agent = Record<string, unknown>;
@@ -323,5 +325,65 @@ describe('google-agent-registry adapter (ADK JS AgentRegistry) against a stand-i
       () => parseConfig(['allow: ["https://a.example.com"]', 'sources:', '  registries:', '    - id: cat'].join('\n')),
       /catalog URL is required/,
     );
+  });
+});
+
+describe('serve: a discovery.yaml with a Google Agent Registry lists agents from the stand-in through ADK', () => {
+  test('one agent by its stored card, one by its A2A interface; the token from a credentials entry reaches only the registry', async () => {
+    const standIn = await startStandIn();
+    const peerRequests: Array<string | undefined> = [];
+    const peer = http.createServer((req, res) => {
+      peerRequests.push(req.headers.authorization);
+      const text = JSON.stringify(cardFor({ origin: peerOrigin }, 'warranty', { skills: [{ id: 'claims', name: 'Claims', description: 'Opens claims.', tags: ['warranty'] }] }));
+      res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) }).end(text);
+    });
+    await new Promise<void>((resolve) => peer.listen(0, '127.0.0.1', resolve));
+    const peerOrigin = `http://localhost:${(peer.address() as AddressInfo).port}`;
+    const billingCard = cardFor({ origin: peerOrigin }, 'billing', { skills: [{ id: 'invoices', name: 'Invoices', description: 'Answers invoices.', tags: ['billing'] }] });
+    standIn.agents = [
+      registered('billing', `${peerOrigin}/billing/`, { card: { type: 'A2A_AGENT_CARD', content: billingCard } }),
+      registered('warranty', `${peerOrigin}/warranty/`),
+    ];
+    const config = parseConfig(
+      [
+        `allow: ["${standIn.origin}", "${peerOrigin}"]`,
+        'allowLoopback: true',
+        'store: memory',
+        'vocabulary: [{ tag: billing, description: Invoices. }, { tag: warranty, description: Warranty claims. }]',
+        'needs: [{ tag: billing }, { tag: warranty }]',
+        'credentials:',
+        `  - { origin: "${standIn.origin}", prefix: "Bearer ", valueEnv: GCR_TOKEN }`,
+        'sources:',
+        '  registries:',
+        `    - id: gcp`,
+        `      url: "${standIn.origin}"`,
+        '      registry: { kind: google-agent-registry, project: demo-project, location: global, pageSize: 1, credentials: configured }',
+      ].join('\n'),
+    );
+    const secrets = await resolveSecrets(config, { GCR_TOKEN: 'ya29.from-the-environment' });
+    const s = await startService({ ...serviceOptionsFromConfig(config, secrets), port: 0, health: { enterAfter: 1 }, logger: createLogger({ level: 'silent' }) });
+    try {
+      const snapshot = s.loop.current();
+      assert.ok(snapshot, 'a snapshot is published');
+      assert.deepEqual(
+        snapshot.agents.map((a) => [a.tags.join(','), a.baseUrl, a.sources.join(',')]).sort(),
+        [
+          ['billing', `${standIn.origin}/#card=billing`, 'gcp'],
+          ['warranty', `${peerOrigin}/warranty/`, 'gcp'],
+        ],
+      );
+      assert.deepEqual(
+        standIn.requests.map((r) => r.path),
+        [`/v1alpha/${PARENT}/agents?pageSize=1`, `/v1alpha/${PARENT}/agents?pageSize=1&pageToken=1`],
+      );
+      assert.ok(standIn.requests.every((r) => r.authorization === 'Bearer ya29.from-the-environment'));
+      assert.ok(peerRequests.length >= 1, "the interface agent's card was fetched from its host");
+      assert.ok(peerRequests.every((a) => a === undefined), 'the peer got no Authorization');
+    } finally {
+      await s.close();
+      peer.closeAllConnections();
+      await new Promise<void>((resolve) => peer.close(() => resolve()));
+      await standIn.close();
+    }
   });
 });
