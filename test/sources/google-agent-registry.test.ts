@@ -325,6 +325,10 @@ describe('google-agent-registry adapter (ADK JS AgentRegistry) against a stand-i
       () => parseConfig(['allow: ["https://a.example.com"]', 'sources:', '  registries:', '    - id: cat'].join('\n')),
       /catalog URL is required/,
     );
+    assert.throws(
+      () => parseConfig(['allow: ["https://agentregistry.googleapis.com"]', 'sources:', '  registries:', '    - id: gcp', '      registry: { kind: google-agent-registry, project: my-project, location: global, credentials: configured }'].join('\n')),
+      /registry\.credentials.*no credentials entry has the origin https:\/\/agentregistry\.googleapis\.com/,
+    );
   });
 });
 

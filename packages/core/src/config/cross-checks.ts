@@ -328,6 +328,10 @@ export function crossCheck(doc: Raw, source: YamlSource): Problem[] {
     if (url !== undefined && impossibleUrl(url) === undefined) {
       const refusal = admits(url);
       if (refusal !== undefined) add(['sources', 'registries', i, 'url'], `${refusal}; the catalog must be on the allowlist to be read`);
+      const origin = normalizeOrigin(url);
+      if (google && record(registry.registry)?.credentials === 'configured' && typeof origin === 'string' && !credentialOrigins.has(origin)) {
+        add(['sources', 'registries', i, 'registry', 'credentials'], `is "configured", but no credentials entry has the origin ${origin}: add one, or use credentials: google (application default credentials)`);
+      }
     }
   });
   list(sources.ard).forEach((item, i) => {
