@@ -134,7 +134,7 @@ export {
 } from './catalog/index.js';
 export type { AiCatalog, AiCatalogEntry, CachedAiCatalog, CatalogLimits, ReadCatalogResult, ManifestVerdict, TrustPin, Versioned } from './catalog/index.js';
 
-export { staticSource, wellKnownSource, registrySource, simpleCatalogAdapter, kubernetesSource, aiCatalogSource, ardSource, pruneCatalogStore, CatalogArtifacts, A2A_PORT_NAME, BASE_URL_ANNOTATION, PORT_ANNOTATION } from './sources/index.js';
+export { staticSource, wellKnownSource, registrySource, simpleCatalogAdapter, googleAgentRegistryAdapter, kubernetesSource, aiCatalogSource, ardSource, pruneCatalogStore, CatalogArtifacts, A2A_PORT_NAME, BASE_URL_ANNOTATION, PORT_ANNOTATION } from './sources/index.js';
 export type {
   EndpointRecord,
   TransportOptions,
@@ -147,6 +147,10 @@ export type {
   StaticSourceOptions,
   WellKnownSourceOptions,
   RegistryAdapter,
+  RegistryClientAdapter,
+  RegistryRead,
+  RegistryTokenPage,
+  GoogleAgentRegistryOptions,
   RegistryEntry,
   RegistryPage,
   RegistrySourceOptions,

@@ -9,6 +9,7 @@ import { canonicalMode } from '../card/index.js';
 import { CACHE_DEFAULTS, CATALOG_DEFAULTS, HEALTH_DEFAULTS, LOOP_DEFAULTS, REPLICA_DEFAULTS, RETENTION_DEFAULTS, ROUTING_DEFAULTS, SESSION_DEFAULTS, SOURCE_DEFAULTS } from '../rules/defaults.js';
 import { UPSTREAM_DEFAULTS } from '../rules/defaults.js';
 import { ARD_SOURCE_DEFAULTS, FEDERATION_DEFAULTS } from '../rules/defaults.js';
+import { GOOGLE_AGENT_REGISTRY_DEFAULTS } from '../rules/defaults.js';
 import { normalizeDomain } from '../rules/domains.js';
 import { localNameProblem, sourceIdProblem, tagProblem } from '../rules/ids.js';
 import { normalizeOrigin } from '../rules/origins.js';
@@ -370,9 +371,22 @@ const sources = z.strictObject({
       z.strictObject({
         id: sourceId,
         // https, or http on loopback with allowLoopback: the allowlist check decides (cross-checks).
-        url: checked(impossibleUrl),
+        // Required for the simple catalog; a Google Agent Registry defaults it (cross-checks, parse-config).
+        url: checked(impossibleUrl).optional(),
         pollIntervalMs: positiveInt.default(SOURCE_DEFAULTS.pollIntervalMs),
         maxPages: positiveInt.default(SOURCE_DEFAULTS.maxPages),
+        maxEntries: positiveInt.default(SOURCE_DEFAULTS.maxEntries),
+        // The catalog's kind when it is not the simple format (docs/sources.md "Google Cloud Agent Registry").
+        registry: z
+          .strictObject({
+            kind: z.literal('google-agent-registry'),
+            project: matching(/^[a-z0-9][a-z0-9-]{0,62}$/, 'a Google Cloud project id or number such as "my-project"'),
+            location: matching(/^[a-z0-9][a-z0-9-]{0,62}$/, 'a location such as "global" or "us-central1"'),
+            filter: text(1000).optional(),
+            pageSize: positiveInt.max(1000).default(GOOGLE_AGENT_REGISTRY_DEFAULTS.pageSize),
+            credentials: z.enum(['google', 'configured']).default('google'),
+          })
+          .optional(),
       }),
     )
     .default([]),
