@@ -92,7 +92,7 @@ test('the lines the service writes for discovery events emitted in a span carry 
     events.emit({ type: 'snapshot.published', version: 3, digest: 'd'.repeat(64), agents: ['billing_agent'] }),
     span.ids,
   ] as const);
-  events.emit({ type: 'health.changed', endpoint: 'https://a.example', from: 'healthy', to: 'degraded' });
+  events.emit({ type: 'health.changed', endpoint: 'https://a.example', from: 'healthy', to: 'degraded', failures: 2, successes: 0 });
   off();
   await tick();
   assert.ok(ids);
