@@ -8,6 +8,7 @@
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { readFile } from 'node:fs/promises';
 import { metrics } from '@opentelemetry/api';
 import { AggregationTemporality, DataPointType, MeterProvider, MetricReader } from '@opentelemetry/sdk-metrics';
 import type { Histogram, MetricData } from '@opentelemetry/sdk-metrics';
@@ -158,4 +159,8 @@ test('after real discovery and a chat turn, the OpenTelemetry metrics equal the 
   assert.ok(names.includes('a2a_discovery.card_fetch_duration'), 'seconds are a unit, not a suffix');
   assert.equal(scope.metrics.find((m) => m.descriptor.name === 'a2a_discovery.card_fetch_duration')?.descriptor.unit, 's');
   assert.ok(!names.some((n) => n.endsWith('_total') || n.endsWith('_seconds')), names.join(', '));
+
+  // docs/observability.md lists each with both names.
+  const doc = await readFile(new URL('../../docs/observability.md', import.meta.url), 'utf8');
+  for (const m of scope.metrics) assert.ok(doc.includes(`| \`${promName(m)}\` | \`${m.descriptor.name}\` |`), `docs/observability.md lists ${promName(m)} as ${m.descriptor.name}`);
 });

@@ -248,8 +248,8 @@ export function createApp(o: AppOptions): Hono {
       ...(actor.kind === 'person' && { sub: actor.person.sub, name: actor.person.name ?? null }),
       role: role ?? null,
       can: { read: !guarded || role !== undefined, refresh: may('operator'), inspect: may('operator'), chat: may('operator'), trace: may('viewer'), confirm: !guarded || may('admin'), othersSessions: may('admin') },
-      // Where the dashboard links a trace id (the viewer's host is not told to who may read nothing).
-      traceUrl: (!guarded || role !== undefined) && o.traceUrl !== undefined ? o.traceUrl : null,
+      // Where the dashboard links a trace id, when configured (not told to who may read nothing).
+      ...((!guarded || role !== undefined) && o.traceUrl !== undefined && { traceUrl: o.traceUrl }),
     });
   });
 

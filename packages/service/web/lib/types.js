@@ -190,7 +190,7 @@
  * @property {Record<string, unknown>} card
  *
  * @typedef {{ read: boolean, refresh: boolean, inspect: boolean, chat: boolean, trace: boolean, confirm: boolean, othersSessions: boolean }} Abilities
- * @typedef {{ kind: 'person' | 'admin-token' | 'anonymous', sub?: string, name?: string | null, role: 'viewer' | 'operator' | 'admin' | null, can: Abilities, traceUrl?: string | null }} WhoAmI  `GET /api/whoami`
+ * @typedef {{ kind: 'person' | 'admin-token' | 'anonymous', sub?: string, name?: string | null, role: 'viewer' | 'operator' | 'admin' | null, can: Abilities, traceUrl?: string }} WhoAmI  `GET /api/whoami`
  * @typedef {{ author: string, text: string, error: string | null }} ChatEvent
  * @typedef {{ sessionId: string, sessionSecret?: string, digest: string, version: number | null, author: string | null, agents?: string[], reply: string, error: string | null, notices?: string[], events: ChatEvent[], traceId?: string | null }} ChatTurn
  */
