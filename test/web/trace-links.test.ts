@@ -20,6 +20,7 @@ import { createLogger } from '../../packages/service/src/server/logger.js';
 import type { RunningPeer } from '../helpers/a2a-peers.js';
 import { startAdkPeer, startV1CardServer, v1Card } from '../helpers/a2a-peers.js';
 import { adkStyleCard } from '../helpers/cards.js';
+import { expectNoAxeViolations } from './axe.js';
 import { launchBrowser, openPage, text, until } from './browser.js';
 
 const TEMPLATE = 'https://jaeger.example/trace/{traceId}';
@@ -111,9 +112,10 @@ test('with server.telemetry.traceUrl, a chat turn and each snapshot link to thei
     await link.waitFor();
     assert.equal(await link.getAttribute('href'), linkOf(traceId), `v${version}: the link`);
     assert.equal(await link.getAttribute('data-trace-id'), traceId);
-    assert.match(await text(link), new RegExp(`trace ${traceId.slice(0, 8)}`));
+    assert.equal(await text(link), traceId.slice(0, 8));
     assert.equal(await link.getAttribute('rel'), 'noopener noreferrer');
   }
+  await expectNoAxeViolations(page, 'snapshots with trace links');
 
   // Timeline: the publication's details name its trace.
   await page.click('#nav-timeline');
@@ -128,6 +130,7 @@ test('with server.telemetry.traceUrl, a chat turn and each snapshot link to thei
   const turnLink = turn.locator('.turn-trace a.trace-link');
   assert.equal(await turnLink.getAttribute('href'), linkOf(startTrace), 'the turn ran in the trace of the request');
   assert.match(await text(turnLink), new RegExp(`trace ${startTrace}`), 'the whole id, to copy');
+  await expectNoAxeViolations(page, 'chat with a trace link');
   assert.deepEqual(problems, []);
   await page.close();
 });

@@ -21,9 +21,11 @@ export function TraceRef({ traceId, template, short }) {
   if (!traceId) return html`<span class="muted trace-none" title="not traced">—</span>`;
   const shown = short ? traceId.slice(0, 8) : traceId;
   const href = traceHref(template, traceId);
+  // In a table column named Trace (`short`) the id alone; elsewhere it says what it is.
+  const word = short ? '' : 'trace ';
   return href
-    ? html`<a class="trace-link" href=${href} target="_blank" rel="noopener noreferrer" title=${`Open trace ${traceId}`} data-trace-id=${traceId}>trace <code>${shown}</code></a>`
-    : html`<span class="trace-id" data-trace-id=${traceId}>trace <code title=${traceId}>${shown}</code></span>`;
+    ? html`<a class="trace-link" href=${href} target="_blank" rel="noopener noreferrer" title=${`Open trace ${traceId}`} data-trace-id=${traceId}>${word}<code>${shown}</code></a>`
+    : html`<span class="trace-id" data-trace-id=${traceId}>${word}<code title=${traceId}>${shown}</code></span>`;
 }
 
 /**
