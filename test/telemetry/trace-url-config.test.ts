@@ -1,12 +1,15 @@
 /**
  * `server.telemetry.traceUrl`: a trace viewer's URL template, checked when the configuration is
- * read (an http(s) URL with `{traceId}` in it, no credentials), and handed to the service.
+ * read (an http(s) URL with `{traceId}` in it, no credentials), handed to the service, and told by
+ * `/api/whoami` to whoever may read the API (the dashboard builds its links from it).
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { parseConfig } from '../../packages/core/src/config/index.js';
 import { isDiscoveryError } from '../../packages/core/src/errors.js';
 import { serviceOptionsFromConfig } from '../../packages/service/src/server/from-config.js';
+import { startService } from '../../packages/service/src/server/index.js';
+import { createLogger } from '../../packages/service/src/server/logger.js';
 
 const BASE = `allow: [https://billing.example.com]
 vocabulary: [{ tag: billing, description: Invoices. }]
@@ -44,4 +47,22 @@ test('a template without {traceId}, not http(s), with credentials, or not a URL 
   assert.match(problem(withTraceUrl('javascript:alert({traceId})')), /must be an http\(s\) URL/);
   assert.match(problem(withTraceUrl('https://user:pw@jaeger.example/trace/{traceId}')), /without credentials/);
   assert.match(problem(withTraceUrl('/trace/{traceId}')), /must be an absolute http\(s\) URL/);
+});
+
+test('/api/whoami tells the template to a caller who may read, not to one who may not', async () => {
+  const token = 'trace-url-test-token-0123456789';
+  const service = await startService({ port: 0, token, traceUrl: 'https://jaeger.example/trace/{traceId}', policy: { allow: [] }, vocabulary: [], needs: [], logger: createLogger({ level: 'silent' }) });
+  try {
+    const whoami = async (headers: Record<string, string>) => {
+      const res = await fetch(`${service.url}/api/whoami`, { headers });
+      return { status: res.status, ...((await res.json()) as { role?: string | null; traceUrl?: string }) };
+    };
+    const admin = await whoami({ authorization: `Bearer ${token}` });
+    assert.equal(admin.traceUrl, 'https://jaeger.example/trace/{traceId}');
+    const anonymous = await whoami({});
+    assert.equal(anonymous.status, 401);
+    assert.equal('traceUrl' in anonymous, false, 'the viewer\'s address is not told to a caller who may read nothing');
+  } finally {
+    await service.close();
+  }
 });

@@ -15,7 +15,6 @@ export type { Clock, Random, TimerHandle } from './clock/index.js';
 export { EventStream, DISCOVERY_CHANNEL, occurrences } from './events/index.js';
 // The active trace (a log line names it) and the instrumentation scope of our spans and instruments.
 export { activeTraceIds, INSTRUMENTATION_SCOPE } from './telemetry/index.js';
-export type { TraceIds } from './telemetry/index.js';
 export type {
   DiscoveryEvent,
   EventBase,
