@@ -80,6 +80,7 @@ const SERVER_DEFAULTS = {
     peers: [],
     federation: { maxRegistries: 8, requestTimeoutMs: 2_000, timeoutMs: 3_000, maxBytes: 1_048_576 },
   },
+  telemetry: {},
 };
 
 describe('the shipped example (examples/discovery.yaml)', () => {

@@ -13,6 +13,8 @@ export { systemClock, systemRandom, seededRandom, VirtualClock } from './clock/i
 export type { Clock, Random, TimerHandle } from './clock/index.js';
 
 export { EventStream, DISCOVERY_CHANNEL, occurrences } from './events/index.js';
+// The active trace (a log line names it) and the instrumentation scope of our spans and instruments.
+export { activeTraceIds, INSTRUMENTATION_SCOPE } from './telemetry/index.js';
 export type {
   DiscoveryEvent,
   EventBase,

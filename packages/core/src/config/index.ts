@@ -17,6 +17,7 @@ export type {
   ServerCatalogConfig,
   ServerRegistryConfig,
   ServerOidcConfig,
+  ServerTelemetryConfig,
   CatalogSigningConfig,
   CredentialConfig,
   PeerCredentialEntry,

@@ -199,6 +199,7 @@ function build(out: SchemaOutput, baseDir: string): DiscoveryConfig {
         }),
       },
       ...(server.oidc !== undefined && { oidc: { ...server.oidc, roles: { ...server.oidc.roles } } }),
+      telemetry: { ...(server.telemetry.traceUrl !== undefined && { traceUrl: server.telemetry.traceUrl }) },
     },
     allow: out.allow,
     allowLoopback: out.allowLoopback,

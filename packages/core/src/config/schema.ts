@@ -241,6 +241,25 @@ const serverOidc = z.strictObject({
   maxBytes: z.int().min(1_024).max(1_048_576).default(65_536),
 });
 
+/**
+ * `server.telemetry.traceUrl`: a trace viewer's URL with `{traceId}` where the trace id goes
+ * (`https://jaeger.example/trace/{traceId}`); the dashboard links chat turns and snapshots to it.
+ */
+const traceUrlTemplate = checked((value) => {
+  if (!value.includes('{traceId}')) return `must contain {traceId} where the trace id goes, got ${describeValue(value)}`;
+  try {
+    const url = new URL(value.replaceAll('{traceId}', '0'.repeat(32)));
+    return (url.protocol === 'https:' || url.protocol === 'http:') && url.username === '' && url.password === '' ? undefined : `must be an http(s) URL without credentials, got ${describeValue(value)}`;
+  } catch {
+    return `must be an absolute http(s) URL such as "https://jaeger.example/trace/{traceId}", got ${describeValue(value)}`;
+  }
+});
+
+/** `server.telemetry`: what the dashboard shows of OpenTelemetry (docs/observability.md). */
+const serverTelemetry = z.strictObject({
+  traceUrl: traceUrlTemplate.optional(),
+});
+
 const server = z.strictObject({
   host: serverHost.default('127.0.0.1'),
   port: z.int().min(0).max(65535).default(7340), // 0 picks a free port
@@ -252,6 +271,7 @@ const server = z.strictObject({
   catalog: serverCatalog.prefault({}),
   registry: serverRegistry.prefault({}),
   oidc: serverOidc.optional(),
+  telemetry: serverTelemetry.prefault({}),
 });
 
 /** An OAuth 2.0 scope token (RFC 6749 §3.3). */

@@ -37,6 +37,14 @@ export interface ServerConfig {
   readonly registry: ServerRegistryConfig;
   /** People's OIDC bearer tokens and their roles on the API (docs/authentication.md); unset: only the static token. */
   readonly oidc?: ServerOidcConfig;
+  /** What the dashboard shows of OpenTelemetry traces (docs/observability.md). */
+  readonly telemetry: ServerTelemetryConfig;
+}
+
+/** `server.telemetry:` links from the dashboard to a trace viewer. */
+export interface ServerTelemetryConfig {
+  /** A trace viewer's URL with `{traceId}` in it (`https://jaeger.example/trace/{traceId}`); unset: trace ids without links. */
+  readonly traceUrl?: string;
 }
 
 /** `server.oidc:` an OIDC provider whose JWTs identify people, and how their roles map. */

@@ -30,6 +30,11 @@ export interface ServiceOptions {
   allowedHosts?: readonly string[];
   /** Origins allowed to make non-GET calls besides the service's own. */
   allowedOrigins?: readonly string[];
+  /**
+   * A trace viewer's URL with `{traceId}` in it (`server.telemetry.traceUrl`): the dashboard links
+   * chat turns and snapshots to their traces there.
+   */
+  traceUrl?: string;
   /** Request, stream and socket limits (docs/security.md); defaults `DEFAULT_SERVER_LIMITS` (./limits.ts). */
   limits?: Partial<ServerLimits>;
   /**
