@@ -67,6 +67,8 @@ export interface AppOptions {
   allowedHosts?: readonly string[];
   /** Extra origins allowed to make non-GET calls. */
   allowedOrigins?: readonly string[];
+  /** A trace viewer's URL with `{traceId}` (`server.telemetry.traceUrl`), told to the dashboard by `/api/whoami`. */
+  traceUrl?: string;
   /** Body, stream and queue limits; defaults {@link DEFAULT_SERVER_LIMITS}. */
   limits?: Partial<ServerLimits>;
   /** The event-stream hub (to share its count with metrics); built from `buffer` and `limits` when absent. */
@@ -250,6 +252,8 @@ export function createApp(o: AppOptions): Hono {
       ...(actor.kind === 'person' && { sub: actor.person.sub, name: actor.person.name ?? null }),
       role: role ?? null,
       can: { read: !guarded || role !== undefined, refresh: may('operator'), inspect: may('operator'), chat: may('operator'), trace: may('viewer'), confirm: !guarded || may('admin'), othersSessions: may('admin') },
+      // Where the dashboard links a trace id, when configured (not told to who may read nothing).
+      ...((!guarded || role !== undefined) && o.traceUrl !== undefined && { traceUrl: o.traceUrl }),
     });
   });
 
