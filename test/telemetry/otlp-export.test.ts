@@ -2,7 +2,7 @@
  * End to end: `a2a-discovery serve` run as a child process with `OTEL_EXPORTER_OTLP_ENDPOINT`
  * pointing at a loopback OTLP/HTTP receiver (node:http, decoding the OTLP JSON encoding the
  * service's exporter sends). A `/api/chat` turn with a `traceparent` exports the spans of that
- * trace from the HTTP request down; what is buffered is flushed on SIGTERM; the collector's
+ * trace from the HTTP request down, and the service's metrics are exported; what is buffered is flushed on SIGTERM; the collector's
  * headers are sent; no secret (admin token, session secret, a peer's credential, an OIDC bearer,
  * the collector's own header) appears anywhere in what is exported. Without the variable (or with
  * OTEL_SDK_DISABLED) nothing is sent; a malformed endpoint stops the start, naming the variable.
@@ -84,6 +84,17 @@ function spansOf(received: readonly Received[]): ExportedSpan[] {
     }
   }
   return out;
+}
+
+/** The names of the metrics the receiver got (OTLP JSON `resourceMetrics`), from our scope only. */
+function metricsOf(received: readonly Received[]): Set<string> {
+  const names = new Set<string>();
+  for (const r of received) {
+    if (r.path !== '/v1/metrics') continue;
+    const body = r.body as { resourceMetrics?: Array<{ scopeMetrics?: Array<{ scope?: { name?: string }; metrics?: Array<{ name: string }> }> }> };
+    for (const rm of body.resourceMetrics ?? []) for (const sm of rm.scopeMetrics ?? []) if (sm.scope?.name === 'a2a-discovery') for (const m of sm.metrics ?? []) names.add(m.name);
+  }
+  return names;
 }
 
 interface Receiver {
@@ -310,6 +321,11 @@ describe('serve exports OTLP/HTTP to the collector OTEL_EXPORTER_OTLP_ENDPOINT n
       assert.ok(ofTrace.some((x) => x.name === 'invoke_agent billing_agent' && x.scope === 'gcp.vertex.agent'), JSON.stringify(ofTrace.map((x) => x.name)));
       assert.equal(spans.filter((x) => x.traceId === UNSAMPLED_TRACE).length, 0);
       assert.ok(spans.some((x) => x.name === 'GET /api/snapshot' && x.attributes['url.path'] === '/api/snapshot'));
+
+      // Metrics: the same definitions as /metrics, exported at the stop (OTEL_METRIC_EXPORT_INTERVAL not reached).
+      const metricNames = metricsOf(receiver.received);
+      for (const name of ['a2a_discovery.card_fetches', 'a2a_discovery.snapshot_publications']) assert.ok(metricNames.has(name), `${name} exported: ${[...metricNames].join(', ')}`);
+      assert.ok(receiver.received.filter((r) => r.path === '/v1/metrics').every((r) => r.headers['x-collector-key'] === COLLECTOR_KEY));
 
       const exported = receiver.received.map((r) => r.raw).join('\n');
       for (const [what, secret] of Object.entries({ ADMIN_TOKEN, PEER_TOKEN, COLLECTOR_KEY, sessionSecret: sessionSecret!, oidcBearer: bearer!, queryValue: 'query-value-91d3' })) {
