@@ -164,6 +164,10 @@ export type {
   CatalogEntry,
 } from './sources/index.js';
 
+// DNS-AID records for an operator's zone (a2a-discovery dns-records).
+export { DNS_AID_DEFAULT_TTL_SECONDS, dnsAidZone } from './sources/index.js';
+export type { DnsAidPublishedAgent, DnsAidZoneOptions, DnsAidZoneRecord, DnsAidZoneResult } from './sources/index.js';
+
 export { resolveEndpoints } from './resolve/index.js';
 export type { AdmittedEndpoint, RefusedRecord, ResolveResult } from './resolve/index.js';
 

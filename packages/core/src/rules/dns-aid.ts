@@ -63,6 +63,15 @@ export function dnsAidLabelProblem(agent: string): string | undefined {
   return undefined;
 }
 
+/**
+ * The DNS-AID agent label for a local name (`billing_agent` → `billing-agent`): lower case, every
+ * character outside `a-z0-9-` made a hyphen, no leading or trailing hyphen, at most 63
+ * characters. Check the result with {@link dnsAidLabelProblem} (an empty label is not one).
+ */
+export function dnsAidLabel(name: string): string {
+  return name.toLowerCase().replace(/[^a-z0-9-]/g, '-').replace(/^-+/, '').slice(0, 63).replace(/-+$/, '');
+}
+
 /** Whether a `capsha256` value is a SHA-256 in hex (64 hex digits; compared in lower case). */
 export function isCapSha256(value: string): boolean {
   return /^[0-9a-fA-F]{64}$/.test(value);

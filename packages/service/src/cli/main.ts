@@ -17,6 +17,7 @@ import { runValidate } from './validate.js';
 import { registerTraceCommand } from './trace.js';
 import { registerServeCommands } from './serve.js';
 import { registerEvalRoutingCommand } from './eval-routing.js';
+import { registerDnsRecordsCommand } from './dns-records.js';
 import { VERSION } from '../version.js';
 
 const EXIT_OK = 0;
@@ -121,6 +122,7 @@ Examples:
   registerTraceCommand(program, io);
   registerServeCommands(program, io);
   registerEvalRoutingCommand(program, io);
+  registerDnsRecordsCommand(program, io);
 
   program
     .command('validate')
