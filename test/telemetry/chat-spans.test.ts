@@ -18,8 +18,9 @@ import { NodeTracerProvider } from '@opentelemetry/sdk-trace-node';
 import { LlmAgent, toA2a } from '@google/adk';
 import { SessionRunner, snapshotTreeBuilder, TreeFactory } from '../../packages/core/src/adk/index.js';
 import type { SnapshotTreeBuilder } from '../../packages/core/src/adk/index.js';
-import { parseAgentCard } from '../../packages/core/src/card/index.js';
-import { HostPolicy } from '../../packages/core/src/fetch/index.js';
+import { parseAgentCard, preferredInterface } from '../../packages/core/src/card/index.js';
+import { createCardFetcher, HostPolicy } from '../../packages/core/src/fetch/index.js';
+import { fetchExtendedCard } from '../../packages/core/src/fetch/extended-card.js';
 import type { Snapshot, SnapshotAgent } from '../../packages/core/src/snapshot/index.js';
 import { buildSnapshot, SnapshotStore } from '../../packages/core/src/snapshot/index.js';
 import { ScriptedLlm, v1Card } from '../helpers/a2a-peers.js';
@@ -50,7 +51,7 @@ after(async () => {
 });
 
 /** A snapshot agent for a served card (reviewed fields are ours, the card is the peer's). */
-function agentFor(localName: string, card: Record<string, unknown>, baseUrl: string): SnapshotAgent {
+function agentFor(localName: string, card: Record<string, unknown>, baseUrl: string, transport?: SnapshotAgent['transport']): SnapshotAgent {
   const parsed = parseAgentCard(JSON.stringify(card), { allowLoopback: true });
   assert.ok(parsed.ok, JSON.stringify(parsed.problems));
   return {
@@ -66,6 +67,7 @@ function agentFor(localName: string, card: Record<string, unknown>, baseUrl: str
     protocolVersion: parsed.protocolVersion!,
     degraded: false,
     stale: false,
+    ...(transport !== undefined && { transport }),
   };
 }
 
@@ -169,6 +171,20 @@ describe('A2A 1.0 peer (@a2a-js/sdk 1.x server)', () => {
       assert.equal(peer.lastHeaders['traceparent'], `00-${call.spanContext().traceId}-${call.spanContext().spanId}-01`);
       assert.equal(peer.lastHeaders['authorization'], SECRET, 'the credential was sent');
       assertNoSecret();
+    } finally {
+      await r.close();
+    }
+  });
+
+  test('a traceparent configured in the agent headers is kept (configuration wins; nothing of ours is added)', async () => {
+    const configured = '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01';
+    const r = oneAgentRunner(agentFor('warranty_agent', peer.card, peer.baseUrl, { headers: { traceparent: configured } }));
+    try {
+      const turn = await r.sessions.run('s6', 'Is serial 5 covered?');
+      assert.equal(turn.error, undefined, turn.error);
+      assert.equal(named('SendMessage').kind, 2);
+      assert.equal(peer.lastHeaders['traceparent'], configured);
+      assert.equal(peer.lastHeaders['tracestate'], undefined);
     } finally {
       await r.close();
     }
@@ -297,6 +313,54 @@ describe('A2A 0.3 peer (ADK JS toA2a)', () => {
       assertNoSecret();
     } finally {
       await r.close();
+    }
+  });
+});
+
+describe('the extended card request', () => {
+  test('GetExtendedAgentCard is a client span on the chosen interface; the peer receives its trace; a refusal gives error.type 401', async () => {
+    const headersSeen: Array<Record<string, unknown>> = [];
+    let refuse = false;
+    const app = express();
+    const server = await new Promise<Server>((resolve) => {
+      const s = app.listen(0, '127.0.0.1', () => resolve(s));
+    });
+    const port = (server.address() as AddressInfo).port;
+    const card = v1Card(port, { supportedInterfaces: [{ url: `http://127.0.0.1:${port}/rpc`, protocolBinding: 'JSONRPC', protocolVersion: '1.0', tenant: 'acme' }] });
+    app.post('/rpc', express.json(), (req, res) => {
+      headersSeen.push({ ...req.headers });
+      if (refuse) return void res.status(401).json({ error: 'no' });
+      res.json({ jsonrpc: '2.0', id: (req.body as { id?: unknown }).id, result: { ...card, description: 'The extended card.' } });
+    });
+    const policy = HostPolicy.from({ allow: [`http://127.0.0.1:${port}`], allowLoopback: true });
+    const fetcher = createCardFetcher({ policy });
+    try {
+      const parsed = parseAgentCard(JSON.stringify(card), { allowLoopback: true });
+      assert.ok(parsed.ok);
+      const chosen = preferredInterface(parsed.card!, policy)!;
+      const answer = await fetchExtendedCard(fetcher, chosen, { authorization: SECRET });
+      assert.equal(answer.status, 200);
+      const span = named('GetExtendedAgentCard');
+      assert.equal(span.kind, 2);
+      assert.deepEqual(
+        { ...span.attributes },
+        { 'a2a.method.name': 'GetExtendedAgentCard', 'a2a.protocol.version': '1.0', 'a2a.tenant': 'acme', 'server.address': '127.0.0.1', 'server.port': port },
+      );
+      assert.match(String(headersSeen.at(-1)?.['traceparent']), new RegExp(`^00-${span.spanContext().traceId}-[0-9a-f]{16}-01$`));
+
+      exporter.reset();
+      refuse = true;
+      await assert.rejects(fetchExtendedCard(fetcher, chosen, { authorization: SECRET }), { code: 'ERR_FETCH_STATUS' });
+      const failed = named('GetExtendedAgentCard');
+      assert.equal(failed.status.code, 2);
+      assert.equal(failed.attributes['error.type'], '401');
+      assertNoSecret();
+    } finally {
+      await fetcher.close();
+      await new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      });
     }
   });
 });
