@@ -222,7 +222,7 @@ function taskState(state: unknown): string | undefined {
  * DiscoveryError code, else the error's name. Both SDKs are read: 1.x `envelopeCode` /
  * `statusCode`, 0.3 `errorResponse.error.code`, and the status in their "HTTP error" messages.
  */
-export function a2aErrorType(error: unknown): string {
+function a2aErrorType(error: unknown): string {
   const e = record(error);
   const envelope = e?.['envelopeCode'] ?? record(record(e?.['errorResponse'])?.['error'])?.['code'];
   if (typeof envelope === 'number') return String(envelope);
