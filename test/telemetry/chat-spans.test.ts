@@ -21,6 +21,7 @@ import type { SnapshotTreeBuilder } from '../../packages/core/src/adk/index.js';
 import { parseAgentCard, preferredInterface } from '../../packages/core/src/card/index.js';
 import { createCardFetcher, HostPolicy } from '../../packages/core/src/fetch/index.js';
 import { fetchExtendedCard } from '../../packages/core/src/fetch/extended-card.js';
+import { tracedA2aClient } from '../../packages/core/src/adk/remote/a2a-client-span.js';
 import type { Snapshot, SnapshotAgent } from '../../packages/core/src/snapshot/index.js';
 import { buildSnapshot, SnapshotStore } from '../../packages/core/src/snapshot/index.js';
 import { ScriptedLlm, v1Card } from '../helpers/a2a-peers.js';
@@ -362,5 +363,34 @@ describe('the extended card request', () => {
         server.close(() => resolve());
       });
     }
+  });
+});
+
+describe('a stream left early', () => {
+  test('the consumer stopping ends the span (not failed) and returns the SDK iterator; every read runs inside the span', async () => {
+    let returned = false;
+    const readsUnder: Array<string | undefined> = [];
+    const client = {
+      async *sendMessageStream(): AsyncGenerator<{ kind: string; id: string; contextId: string; status: { state: string } }> {
+        try {
+          for (let i = 0; ; i++) {
+            readsUnder.push(trace.getActiveSpan()?.spanContext().spanId);
+            yield { kind: 'task', id: 't1', contextId: 'c1', status: { state: i === 0 ? 'submitted' : 'working' } };
+          }
+        } finally {
+          returned = true;
+        }
+      },
+    };
+    const traced = tracedA2aClient(client, { localName: 'x_agent', card: { name: 'X' }, url: 'https://x.example/a2a', protocolVersion: '0.3' });
+    let seen = 0;
+    for await (const _ of traced.sendMessageStream()) if (++seen === 2) break;
+    assert.equal(returned, true, 'the SDK iterator was returned (its request closed)');
+    const span = named('SendStreamingMessage');
+    assert.equal(span.status.code, 0);
+    assert.equal(span.attributes['a2a.task.state'], 'TASK_STATE_WORKING');
+    assert.equal(span.attributes['a2a.task.id'], 't1');
+    assert.equal(span.attributes['server.port'], 443);
+    assert.deepEqual(readsUnder, [span.spanContext().spanId, span.spanContext().spanId]);
   });
 });
