@@ -37,6 +37,17 @@ export const SPAN = {
   chatTurn: 'a2a_discovery.chat.turn',
 } as const;
 
+/** A2A method names (GenAI A2A conventions): the name of an A2A client span and its `a2a.method.name`. */
+export const A2A_METHOD = {
+  sendMessage: 'SendMessage',
+  sendStreamingMessage: 'SendStreamingMessage',
+  getTask: 'GetTask',
+  cancelTask: 'CancelTask',
+  listTasks: 'ListTasks',
+  getExtendedAgentCard: 'GetExtendedAgentCard',
+  subscribeToTask: 'SubscribeToTask',
+} as const;
+
 /** Attribute keys. Conventional ones first, then ours. */
 export const ATTR = {
   // OpenTelemetry general conventions (stable).
@@ -77,6 +88,8 @@ export const ATTR = {
   agentCount: 'a2a_discovery.snapshot.agents',
   held: 'a2a_discovery.snapshot.held',
   sessionId: 'a2a_discovery.session.id',
+  /** The agents that produced events in a chat turn, in order (the root's transfers). */
+  chatAgents: 'a2a_discovery.chat.agents',
   due: 'a2a_discovery.cycle.due',
   routingAccuracy: 'a2a_discovery.routing.accuracy',
   routingPassed: 'a2a_discovery.routing.passed',
