@@ -20,7 +20,7 @@ import type { CardFetcher } from '../../packages/core/src/fetch/index.js';
 import { createCardFetcher, HostPolicy } from '../../packages/core/src/fetch/index.js';
 import { DiscoveryLoop } from '../../packages/core/src/loop/index.js';
 import { TagVocabulary } from '../../packages/core/src/match/index.js';
-import { registrySource } from '../../packages/core/src/sources/index.js';
+import { aiCatalogSource, registrySource } from '../../packages/core/src/sources/index.js';
 import { ATTR, SPAN } from '../../packages/core/src/telemetry/index.js';
 import { cardFor } from '../helpers/cards.js';
 import type { JsonRoute, JsonServer } from '../helpers/json-server.js';
@@ -328,6 +328,41 @@ describe('with the OpenTelemetry SDK', () => {
     assert.equal(list.attributes[ATTR.errorType], 'ERR_FETCH_STATUS');
     assert.equal(list.attributes[ATTR.outcome], 'failed');
     assert.equal(list.attributes[ATTR.records], 4, 'the last good list is kept');
+  });
+
+  test('AI Catalog reads: a client span per document read, with its outcome and entries; an unusable document fails it', async () => {
+    reset();
+    const url = `${p.peers.origin}/.well-known/ai-catalog.json`;
+    const entry = (n: string) => ({ identifier: `urn:air:example.com:agent:${n}`, type: 'application/a2a-agent-card+json', url: `/agents/${n}.json` });
+    p.peers.routes.set('/.well-known/ai-catalog.json', { body: { specVersion: '1.0', entries: [entry('one'), entry('two')] }, headers: { 'cache-control': 'max-age=1' } });
+    const clock = new VirtualClock();
+    const source = aiCatalogSource({ id: 'catalogs', catalogs: [url], fetcher: p.fetcher, hostPolicy: HostPolicy.from({ allow: [p.peers.origin], allowLoopback: true }), clock });
+    try {
+      assert.equal((await source.refresh()).records.length, 2);
+      const [read, ...more] = named(exporter.getFinishedSpans(), SPAN.catalogRead);
+      assert.ok(read);
+      assert.equal(more.length, 0);
+      assert.equal(read.kind, 2, 'CLIENT');
+      assert.equal(read.attributes[ATTR.urlFull], url);
+      assert.equal(read.attributes[ATTR.outcome], 'ok');
+      assert.equal(read.attributes[ATTR.cacheDecision], 'changed');
+      assert.equal(read.attributes[ATTR.catalogEntries], 2);
+      assert.equal(named(exporter.getFinishedSpans(), SPAN.cardFetch).length, 0, 'a catalog read is not a card fetch');
+
+      reset();
+      p.peers.routes.set('/.well-known/ai-catalog.json', { body: { specVersion: '1.0', entries: 'none' } });
+      await clock.advance(60_000);
+      // The last good catalog keeps serving.
+      assert.equal((await source.refresh()).records.length, 2);
+      const [bad] = named(exporter.getFinishedSpans(), SPAN.catalogRead);
+      assert.ok(bad);
+      assert.equal(bad.attributes[ATTR.outcome], 'failed');
+      assert.equal(bad.attributes[ATTR.cacheDecision], 'invalid');
+      assert.equal(bad.status.code, 2, 'ERROR');
+      assert.equal(bad.attributes[ATTR.errorType], 'ERR_CARD_INVALID');
+    } finally {
+      await source.close();
+    }
   });
 
   test('no credential header value or URL query value in any attribute, event or status of any span', () => {
