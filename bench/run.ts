@@ -201,7 +201,7 @@ try {
   loop = await loopBenchmark(server, policy, spread(LOOP_N), { concurrency: CONCURRENCY, rounds: ROUNDS, advanceMs: ADVANCE_MS, limitMs: SWEEP_LIMIT_MS, origins: ORIGINS });
 
   log(`7. telemetry cost: refresh sweep of ${fmt(REFRESH_N, 0)} endpoints without a provider, sampling off and on, ${ROUNDS} rounds (child processes)`);
-  telemetry = await telemetryBenchmark(spread(REFRESH_N), [...origins], { concurrency: CONCURRENCY, rounds: ROUNDS, sweeps: 3, advanceMs: ADVANCE_MS, limitMs: SWEEP_LIMIT_MS });
+  telemetry = await telemetryBenchmark([...origins], REFRESH_N, { concurrency: CONCURRENCY, rounds: ROUNDS, warmSweeps: 2, sweeps: 5, advanceMs: ADVANCE_MS, limitMs: SWEEP_LIMIT_MS });
 } finally {
   await server.close();
 }
@@ -466,7 +466,7 @@ out.push(`   CardCache.get with events ÷ awaited Map.get ${fmtSummary(hotEvents
 out.push(`   rootFor ÷ Map.get: 1 session ${fmtSummary(hotRoot1.vsMapGet, 2)} — ${ok(verdicts.hotPathRootFor1SessionAtMost2xMapGet)}; 10,000 sessions ${fmtSummary(hotRoot10k.vsMapGet, 2)} — ${ok(verdicts.hotPathRootFor10kSessionsAtMost2xMapGet)} (target ≤ ${HOT_PATH_LIMIT})`);
 out.push('');
 out.push(
-  `7. Telemetry cost: the sweep of 1 (${fmt(telemetry.targets, 0)} endpoints, all 304, one a2a_discovery.card.fetch span each), one child process per side and round (the OpenTelemetry globals cannot be switched back in a process), ${telemetry.rounds} rounds × ${telemetry.sweepsPerChild} sweeps, order rotated; ratios paired per round. Sampling on: ParentBased(AlwaysOn), BatchSpanProcessor, spans dropped by the exporter (no export cost).`,
+  `7. Telemetry cost: the sweep of 1 (${fmt(telemetry.targets, 0)} endpoints, all 304, one a2a_discovery.card.fetch span each), one child process per side and round (the OpenTelemetry globals cannot be switched back in a process), ${telemetry.rounds} rounds (per child: a 200 sweep and ${telemetry.warmSweepsPerChild} untimed 304 sweeps, then ${telemetry.sweepsPerChild} timed), order rotated; ratios paired per round. Sampling on: ParentBased(AlwaysOn), BatchSpanProcessor, spans dropped by the exporter (no export cost).`,
 );
 out.push(telemetryTable(telemetry));
 

@@ -7,7 +7,7 @@
  * BatchSpanProcessor whose exporter drops the spans: their creation, attributes and queueing are
  * measured, not an export), warms a CardCache over the targets (200s), then times `sweeps`
  * conditional refresh sweeps (every entry due, every answer a 304: one `a2a_discovery.card.fetch`
- * span each). Input as argv[2] (JSON), the result over IPC.
+ * span each) after `warmSweeps` untimed ones. Input as argv[2] (JSON), the result over IPC.
  */
 import type { ExportResult } from '@opentelemetry/core';
 import { AlwaysOffSampler, AlwaysOnSampler, BatchSpanProcessor, ParentBasedSampler } from '@opentelemetry/sdk-trace-base';
@@ -21,9 +21,12 @@ export type TelemetryMode = 'no provider' | 'provider, sampling off' | 'provider
 
 export interface TelemetryChildInput {
   mode: TelemetryMode;
-  targets: Target[];
-  allow: string[];
+  /** The fault-server origins; the targets are endpoints `a0`, `a1`, ... spread round-robin over them (too many for argv as a list). */
+  origins: string[];
+  targets: number;
   concurrency: number;
+  /** Untimed 304 sweeps before the timed ones (the JIT is still settling after the first 200s). */
+  warmSweeps: number;
   sweeps: number;
   advanceMs: number;
   limitMs: number;
@@ -63,13 +66,21 @@ if (input.mode !== 'no provider') {
   provider.register();
 }
 
-const policy = HostPolicy.from({ allow: input.allow, allowLoopback: true });
-const side = cacheSide(input.mode, input.targets, { policy, concurrency: input.concurrency, connectionsPerOrigin: 1, advanceMs: input.advanceMs });
+const targets: Target[] = [];
+for (let j = 0; targets.length < input.targets; j++) {
+  for (const o of input.origins) if (targets.length < input.targets) targets.push({ baseUrl: `${o}/a${j}/`, cardUrl: `${o}/a${j}/.well-known/agent-card.json` });
+}
+const policy = HostPolicy.from({ allow: input.origins, allowLoopback: true });
+const side = cacheSide(input.mode, targets, { policy, concurrency: input.concurrency, connectionsPerOrigin: 1, advanceMs: input.advanceMs });
 const cpuUsPerRefresh: number[] = [];
 const refreshesPerSecond: number[] = [];
 let spansBefore: number;
 try {
-  assertClean(`${input.mode} warm-up`, await side.warm(performance.now() + input.limitMs), input.targets.length);
+  assertClean(`${input.mode} warm-up`, await side.warm(performance.now() + input.limitMs), input.targets);
+  for (let i = 0; i < input.warmSweeps; i++) {
+    await side.prepare();
+    assertClean(`${input.mode} warm sweep ${i + 1}`, await side.sweep(performance.now() + input.limitMs), input.targets);
+  }
   await provider?.forceFlush();
   spansBefore = exporter.spans;
   for (let i = 0; i < input.sweeps; i++) {
@@ -79,14 +90,14 @@ try {
     const counts = await side.sweep(t0 + input.limitMs);
     const seconds = (performance.now() - t0) / 1000;
     const c1 = process.cpuUsage(c0);
-    assertClean(`${input.mode} sweep ${i + 1}`, counts, input.targets.length);
-    cpuUsPerRefresh.push((c1.user + c1.system) / input.targets.length);
-    refreshesPerSecond.push(input.targets.length / seconds);
+    assertClean(`${input.mode} sweep ${i + 1}`, counts, input.targets);
+    cpuUsPerRefresh.push((c1.user + c1.system) / input.targets);
+    refreshesPerSecond.push(input.targets / seconds);
   }
   await provider?.forceFlush();
 } finally {
   await side.close();
   await provider?.shutdown();
 }
-const out: TelemetryChildOutput = { mode: input.mode, cpuUsPerRefresh, refreshesPerSecond, spansPerRefresh: (exporter.spans - spansBefore) / (input.targets.length * input.sweeps) };
+const out: TelemetryChildOutput = { mode: input.mode, cpuUsPerRefresh, refreshesPerSecond, spansPerRefresh: (exporter.spans - spansBefore) / (input.targets * input.sweeps) };
 process.send?.(out);

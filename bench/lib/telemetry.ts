@@ -12,7 +12,6 @@ import { fork } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import type { TelemetryChildInput, TelemetryChildOutput, TelemetryMode } from './telemetry-child.js';
 import { ROOT } from './server.js';
-import type { Target } from './sides.js';
 import { fmtSummary, summarize, table, type Summary } from './stats.js';
 
 export const TELEMETRY_MODES: readonly TelemetryMode[] = ['no provider', 'provider, sampling off', 'provider, sampling on'];
@@ -22,6 +21,7 @@ export interface TelemetryReport {
   targets: number;
   concurrency: number;
   rounds: number;
+  warmSweepsPerChild: number;
   sweepsPerChild: number;
   raw: TelemetryChildOutput[][];
   summary: Record<string, { cpuUsPerRefresh: Summary; refreshesPerSecond: Summary; cpuRatio?: Summary; throughputRatio?: Summary; spansPerRefresh: number }>;
@@ -50,17 +50,18 @@ function runChild(input: TelemetryChildInput, timeoutMs: number): Promise<Teleme
   });
 }
 
+/** `targets` endpoints `a0`, `a1`, ... spread round-robin over `origins` (as bench/run.ts spreads them). */
 export async function telemetryBenchmark(
-  targets: Target[],
-  allow: string[],
-  o: { concurrency: number; rounds: number; sweeps: number; advanceMs: number; limitMs: number },
+  origins: string[],
+  targets: number,
+  o: { concurrency: number; rounds: number; warmSweeps: number; sweeps: number; advanceMs: number; limitMs: number },
 ): Promise<TelemetryReport> {
   const raw: TelemetryChildOutput[][] = [];
   for (let r = 0; r < o.rounds; r++) {
     const order = TELEMETRY_MODES.map((_, i) => TELEMETRY_MODES[(i + r) % TELEMETRY_MODES.length]!);
     const round: TelemetryChildOutput[] = [];
     for (const mode of order) {
-      round.push(await runChild({ mode, targets, allow, concurrency: o.concurrency, sweeps: o.sweeps, advanceMs: o.advanceMs, limitMs: o.limitMs }, o.limitMs * (o.sweeps + 1) + 60_000));
+      round.push(await runChild({ mode, origins, targets, concurrency: o.concurrency, warmSweeps: o.warmSweeps, sweeps: o.sweeps, advanceMs: o.advanceMs, limitMs: o.limitMs }, o.limitMs * (o.warmSweeps + o.sweeps + 1) + 60_000));
     }
     raw.push(round);
   }
@@ -80,7 +81,7 @@ export async function telemetryBenchmark(
       spansPerRefresh: med(raw.map((round) => of(round, mode).spansPerRefresh)),
     };
   }
-  return { targets: targets.length, concurrency: o.concurrency, rounds: o.rounds, sweepsPerChild: o.sweeps, raw, summary };
+  return { targets, concurrency: o.concurrency, rounds: o.rounds, warmSweepsPerChild: o.warmSweeps, sweepsPerChild: o.sweeps, raw, summary };
 }
 
 /** The section's table: per side, CPU and throughput per refresh and their ratios to no provider. */

@@ -265,7 +265,8 @@ export class CardCache<C = AgentCardModel, V extends string = CardProtocolVersio
    * record the raw message).
    */
   async #traced(key: string, options: RefreshOptions): Promise<CacheEntry<C, V>> {
-    const r = await withSpan(this.#spanName, { kind: 'client', attributes: { [ATTR.endpoint]: spanUrl(key) } }, async (span) => {
+    const r = await withSpan(this.#spanName, { kind: 'client' }, async (span) => {
+      if (span.recording) span.set({ [ATTR.endpoint]: spanUrl(key) });
       const t: FetchTrace = { span, failed: false };
       try {
         return { entry: await this.#refresh(key, options, t) };
