@@ -9,7 +9,6 @@
  * conditional refresh sweeps (every entry due, every answer a 304: one `a2a_discovery.card.fetch`
  * span each) after `warmSweeps` untimed ones. Input as argv[2] (JSON), the result over IPC.
  */
-import type { ExportResult } from '@opentelemetry/core';
 import { AlwaysOffSampler, AlwaysOnSampler, BatchSpanProcessor, ParentBasedSampler } from '@opentelemetry/sdk-trace-base';
 import type { ReadableSpan, SpanExporter } from '@opentelemetry/sdk-trace-base';
 import { NodeTracerProvider } from '@opentelemetry/sdk-trace-node';
@@ -46,7 +45,7 @@ const input = JSON.parse(process.argv[2] ?? '{}') as TelemetryChildInput;
 /** Counts and drops what it is given. */
 class DroppingExporter implements SpanExporter {
   spans = 0;
-  export(spans: ReadableSpan[], done: (result: ExportResult) => void): void {
+  export(spans: ReadableSpan[], done: Parameters<SpanExporter['export']>[1]): void {
     this.spans += spans.length;
     done({ code: 0 });
   }

@@ -14,7 +14,7 @@ import type { TelemetryChildInput, TelemetryChildOutput, TelemetryMode } from '.
 import { ROOT } from './server.js';
 import { fmtSummary, summarize, table, type Summary } from './stats.js';
 
-export const TELEMETRY_MODES: readonly TelemetryMode[] = ['no provider', 'provider, sampling off', 'provider, sampling on'];
+const TELEMETRY_MODES: readonly TelemetryMode[] = ['no provider', 'provider, sampling off', 'provider, sampling on'];
 const BASELINE: TelemetryMode = 'no provider';
 
 export interface TelemetryReport {
