@@ -330,6 +330,31 @@ describe('with the OpenTelemetry SDK', () => {
     assert.equal(list.attributes[ATTR.records], 4, 'the last good list is kept');
   });
 
+  test('an invalid card: the fetch fails with `invalid`, its validation span fails with the code, no verification runs', async () => {
+    reset();
+    p.peers.routes.set('/broken/.well-known/agent-card.json', { body: { name: 'Broken', skills: 'none' } });
+    const cache = new CardCache({ fetcher: p.fetcher, hostPolicy: HostPolicy.from({ allow: [p.peers.origin], allowLoopback: true }), check: { allowLoopback: true } });
+    try {
+      await assert.rejects(cache.get(`${p.peers.origin}/broken/`), { code: 'ERR_CARD_INVALID' });
+      const spans = exporter.getFinishedSpans();
+      const fetch = fetchOf(spans, '/broken/');
+      assert.equal(fetch.attributes[ATTR.cacheDecision], 'invalid');
+      assert.equal(fetch.attributes[ATTR.errorType], 'ERR_CARD_INVALID');
+      assert.equal(fetch.status.code, 2, 'ERROR');
+      assert.equal(fetch.parentSpanContext, undefined, 'outside a cycle, a fetch is a root span');
+      const [validate, ...more] = named(spans, SPAN.cardValidate);
+      assert.ok(validate);
+      assert.equal(more.length, 0);
+      assert.equal(parentOf(validate), id(fetch));
+      assert.equal(validate.status.code, 2, 'ERROR');
+      assert.equal(validate.attributes[ATTR.errorType], 'ERR_CARD_INVALID');
+      assert.ok(Number(validate.attributes[ATTR.problems]) > 0);
+      assert.equal(named(spans, SPAN.cardVerify).length, 0);
+    } finally {
+      await cache.close();
+    }
+  });
+
   test('AI Catalog reads: a client span per document read, with its outcome and entries; an unusable document fails it', async () => {
     reset();
     const url = `${p.peers.origin}/.well-known/ai-catalog.json`;
