@@ -73,6 +73,8 @@ export const ATTR = {
   source: 'a2a_discovery.source',
   sourceKind: 'a2a_discovery.source.kind',
   records: 'a2a_discovery.records',
+  /** How a step ended, where no conventional attribute says it (`ok`, `failed`; a publication: `published`, `unchanged`, `held`, `deferred`, `refused`). */
+  outcome: 'a2a_discovery.outcome',
   /** The card cache's decision: hit, revalidated, changed, unchanged, stale, invalid, failed, refused. */
   cacheDecision: 'a2a_discovery.cache.decision',
   conditional: 'a2a_discovery.cache.conditional',
@@ -87,10 +89,24 @@ export const ATTR = {
   agentsRemoved: 'a2a_discovery.snapshot.agents_removed',
   agentCount: 'a2a_discovery.snapshot.agents',
   held: 'a2a_discovery.snapshot.held',
+  heldReason: 'a2a_discovery.snapshot.held_reason',
   sessionId: 'a2a_discovery.session.id',
   /** The agents that produced events in a chat turn, in order (the root's transfers). */
   chatAgents: 'a2a_discovery.chat.agents',
   due: 'a2a_discovery.cycle.due',
+  /** Sources polled in a cycle. */
+  dueSources: 'a2a_discovery.cycle.due_sources',
+  /** Admitted endpoints in a cycle. */
+  endpoints: 'a2a_discovery.cycle.endpoints',
+  /** Fresh cache hits in a cycle (a hit has no span of its own). */
+  cacheHits: 'a2a_discovery.cycle.cache_hits',
+  agentsSelected: 'a2a_discovery.match.selected',
+  agentsUnsuitable: 'a2a_discovery.match.unsuitable',
+  agentsExcluded: 'a2a_discovery.match.excluded',
+  /** Entries of an AI Catalog document read. */
+  catalogEntries: 'a2a_discovery.catalog.entries',
+  /** Problems found in a card (their text is third-party data: only the count is recorded). */
+  problems: 'a2a_discovery.card.problems',
   routingAccuracy: 'a2a_discovery.routing.accuracy',
   routingPassed: 'a2a_discovery.routing.passed',
 } as const;
@@ -136,4 +152,22 @@ export function serverOf(url: string): { 'server.address'?: string; 'server.port
   } catch {
     return {};
   }
+}
+
+const URL_IN_TEXT = /\b[a-z][a-z0-9+.-]*:\/\/[^\s"'<>`]+/gi;
+
+/**
+ * An error as a span may record it (`SpanScope.fail`): its name and `code` kept, every URL in its
+ * message written as {@link spanUrl} writes it (no user info, no query value). Error messages
+ * name the URL they are about, and a card URL may carry an API key.
+ */
+export function spanError(error: unknown): Error {
+  const err = error instanceof Error ? error : new Error(String(error));
+  const message = err.message.replace(URL_IN_TEXT, (u) => spanUrl(u) ?? 'REDACTED-URL');
+  if (message === err.message) return err;
+  const out = new Error(message);
+  out.name = err.name;
+  const code = (err as { code?: unknown }).code;
+  if (typeof code === 'string') (out as Error & { code?: string }).code = code;
+  return out;
 }
