@@ -67,3 +67,27 @@ export function dnsAidLabelProblem(agent: string): string | undefined {
 export function isCapSha256(value: string): boolean {
   return /^[0-9a-fA-F]{64}$/.test(value);
 }
+
+/**
+ * A domain under which DNS-AID or DNS-SD records are looked up: a DNS name of 1–253 characters,
+ * labels of letters, digits, hyphens (and `_`, as service labels use), no trailing dot needed.
+ * Returns the problem, or undefined when valid.
+ */
+export function dnsDomainProblem(domain: unknown): string | undefined {
+  if (typeof domain !== 'string' || domain === '') return `must be a domain name such as "example.com", got ${JSON.stringify(domain)}`;
+  const name = domain.replace(/\.$/, '');
+  if (name.length > 253 || !name.split('.').every((l) => /^[A-Za-z0-9_](?:[A-Za-z0-9_-]{0,61}[A-Za-z0-9])?$/.test(l))) {
+    return `"${domain}" is not a domain name (dot-separated labels of letters, digits and inner hyphens, 253 characters at most)`;
+  }
+  return undefined;
+}
+
+/** The owner name of a domain's DNS-SD A2A service (`_a2a._tcp.example.com`), whose PTR records name the instances. */
+export function dnsSdServiceName(domain: string): string {
+  return `${DNS_SD_A2A_SERVICE}.${domain.replace(/\.$/, '')}`;
+}
+
+/** The owner name of a domain's DNS-AID index entry (`_index._agents.example.com`). */
+export function dnsAidIndexName(domain: string): string {
+  return `${DNS_AID_INDEX}.${DNS_AID_LABEL}.${domain.replace(/\.$/, '')}`;
+}
