@@ -47,7 +47,9 @@ export class RefreshSchedule {
         if (!first && (interval === undefined || now < due)) return;
         if (first && source.current().synced) return;
         await source.refresh();
-        if (interval !== undefined) this.#nextPollAt.set(source.id, now + interval);
+        // Read again after the refresh: a source may set its next interval from what it read (DNS TTLs).
+        const next = source.pollIntervalMs;
+        if (next !== undefined) this.#nextPollAt.set(source.id, now + next);
       }),
     );
   }

@@ -12,6 +12,7 @@
  *
  * @module
  */
+import { isIP } from 'node:net';
 
 /** The label under a domain where DNS-AID records live. */
 export const DNS_AID_LABEL = '_agents';
@@ -90,4 +91,38 @@ export function dnsSdServiceName(domain: string): string {
 /** The owner name of a domain's DNS-AID index entry (`_index._agents.example.com`). */
 export function dnsAidIndexName(domain: string): string {
   return `${DNS_AID_INDEX}.${DNS_AID_LABEL}.${domain.replace(/\.$/, '')}`;
+}
+
+/** A resolver's address, parsed. */
+export interface DnsServer {
+  readonly host: string;
+  readonly port: number;
+  readonly family: 4 | 6;
+  readonly text: string;
+}
+
+/**
+ * Parses a resolver address: `127.0.0.1:5353`, `[::1]:53`, `::1`, `10.0.0.2`.
+ *
+ * @returns the server, or a problem sentence.
+ */
+export function parseDnsServer(text: unknown): DnsServer | { problem: string } {
+  if (typeof text !== 'string' || text === '') return { problem: `must be an IP address with an optional port ("127.0.0.1:53", "[::1]:53"), got ${JSON.stringify(text)}` };
+  let host = text;
+  let port = 53;
+  const bracket = /^\[([^\]]+)\](?::(\d+))?$/.exec(text);
+  if (bracket) {
+    host = bracket[1]!;
+    if (bracket[2] !== undefined) port = Number(bracket[2]);
+  } else if (isIP(text) === 0) {
+    const i = text.lastIndexOf(':');
+    if (i > 0) {
+      host = text.slice(0, i);
+      port = /^\d+$/.test(text.slice(i + 1)) ? Number(text.slice(i + 1)) : NaN;
+    }
+  }
+  const family = isIP(host);
+  if (family === 0) return { problem: `${JSON.stringify(text)} is not an IP address with an optional port ("127.0.0.1:53", "[::1]:53"); resolvers are given by address` };
+  if (!Number.isInteger(port) || port < 1 || port > 65535) return { problem: `${JSON.stringify(text)} has no valid port (1–65535)` };
+  return { host, port, family: family as 4 | 6, text: family === 6 ? `[${host}]:${port}` : `${host}:${port}` };
 }

@@ -132,7 +132,8 @@ export function svcbFromTxt(strings: readonly string[]): SvcbData {
   const pairs = txtPairs(strings);
   const dnsAid: Partial<Record<DnsAidParamName, string>> = {};
   for (const name of Object.keys(DNS_AID_PARAM_KEYS) as DnsAidParamName[]) {
-    const v = pairs.get(name);
+    // dns-aid-core's TXT reader spells it `cap-sha256`.
+    const v = pairs.get(name) ?? (name === 'capsha256' ? pairs.get('cap-sha256') : undefined);
     if (v !== undefined && v !== '') dnsAid[name] = v;
   }
   const port = pairs.get('port');

@@ -13,7 +13,7 @@ import dgram from 'node:dgram';
 import net from 'node:net';
 import dnsPacket from 'dns-packet';
 import { DiscoveryError } from '../errors.js';
-import { RR_TYPES } from '../rules/dns-aid.js';
+import { RR_TYPES, parseDnsServer, type DnsServer as Server } from '../rules/dns-aid.js';
 import { DNS_SOURCE_DEFAULTS } from '../rules/defaults.js';
 
 /** The record types the DNS source asks for. */
@@ -78,39 +78,6 @@ export interface DnsResolverOptions {
   maxTcpBytes?: number;
   /** Records accepted in one answer's answer section. Default 64. */
   maxRecords?: number;
-}
-
-interface Server {
-  readonly host: string;
-  readonly port: number;
-  readonly family: 4 | 6;
-  readonly text: string;
-}
-
-/**
- * Parses a resolver address: `127.0.0.1:5353`, `[::1]:53`, `::1`, `10.0.0.2`.
- *
- * @returns the server, or a problem sentence.
- */
-export function parseDnsServer(text: unknown): Server | { problem: string } {
-  if (typeof text !== 'string' || text === '') return { problem: `must be an IP address with an optional port ("127.0.0.1:53", "[::1]:53"), got ${JSON.stringify(text)}` };
-  let host = text;
-  let port = 53;
-  const bracket = /^\[([^\]]+)\](?::(\d+))?$/.exec(text);
-  if (bracket) {
-    host = bracket[1]!;
-    if (bracket[2] !== undefined) port = Number(bracket[2]);
-  } else if (net.isIP(text) === 0) {
-    const i = text.lastIndexOf(':');
-    if (i > 0) {
-      host = text.slice(0, i);
-      port = /^\d+$/.test(text.slice(i + 1)) ? Number(text.slice(i + 1)) : NaN;
-    }
-  }
-  const family = net.isIP(host);
-  if (family === 0) return { problem: `${JSON.stringify(text)} is not an IP address with an optional port ("127.0.0.1:53", "[::1]:53"); resolvers are given by address` };
-  if (!Number.isInteger(port) || port < 1 || port > 65535) return { problem: `${JSON.stringify(text)} has no valid port (1–65535)` };
-  return { host, port, family: family as 4 | 6, text: family === 6 ? `[${host}]:${port}` : `${host}:${port}` };
 }
 
 /**

@@ -348,9 +348,11 @@ class DnsDiscovery implements DnsSource {
     const named: string[] = [];
     let targetBase: string | undefined;
     if (svcb.target !== '.') {
-      const defaultPort = this.#s.scheme === 'https' ? 443 : 80;
+      // The cap URL's scheme says how the agent is reached; without one, the source's scheme.
+      const scheme = cap !== undefined && isHttpUrl(cap) ? new URL(cap).protocol.slice(0, -1) : this.#s.scheme;
+      const defaultPort = scheme === 'https' ? 443 : 80;
       const port = svcb.port !== undefined && svcb.port !== defaultPort ? `:${svcb.port}` : '';
-      targetBase = `${this.#s.scheme}://${urlHost(svcb.target)}${port}/`;
+      targetBase = `${scheme}://${urlHost(svcb.target)}${port}/`;
       named.push(targetBase);
     }
     let baseUrl: string;
