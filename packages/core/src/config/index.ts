@@ -33,6 +33,8 @@ export type {
   AiCatalogConfig,
   RegistryConfig,
   ArdSourceConfig,
+  DnsSourceConfig,
+  DnsDomainConfig,
   KubernetesConfig,
   SourcesConfig,
   HealthConfig,
@@ -54,3 +56,4 @@ export type { CardSizeLimit } from '../rules/limits.js';
 export { CACHE_DEFAULTS, CATALOG_DEFAULTS, HEALTH_DEFAULTS, LOOP_DEFAULTS, REPLICA_DEFAULTS, RETENTION_DEFAULTS, ROUTING_DEFAULTS, SESSION_DEFAULTS, SOURCE_DEFAULTS } from '../rules/defaults.js';
 export { UPSTREAM_DEFAULTS } from '../rules/defaults.js';
 export { ARD_SOURCE_DEFAULTS, FEDERATION_DEFAULTS } from '../rules/defaults.js';
+export { DNS_SOURCE_DEFAULTS } from '../rules/defaults.js';

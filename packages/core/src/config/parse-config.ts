@@ -269,6 +269,7 @@ function build(out: SchemaOutput, baseDir: string): DiscoveryConfig {
       aiCatalogs: sources.aiCatalogs.map((c) => ({ ...c, catalogs: [...c.catalogs], domains: [...c.domains], versions: { ...c.versions } })),
       registries: sources.registries.map((r) => ({ ...r })),
       ard: sources.ard.map((a) => ({ ...a, ...(a.filter !== undefined && { filter: { ...a.filter } }) })),
+      dns: sources.dns.map((d) => ({ ...d, resolvers: [...d.resolvers], domains: d.domains.map((x) => ({ ...x, ...(x.agents !== undefined && { agents: [...x.agents] }) })) })),
       ...(sources.kubernetes !== undefined && { kubernetes: { ...sources.kubernetes } }),
     },
     health: { ...out.health },

@@ -381,11 +381,16 @@ class DnsDiscovery implements DnsSource {
     if (sha !== undefined) {
       if (!isCapSha256(sha)) return refuse(`capsha256 ${describe(sha)} is not a SHA-256 in hex (64 hex digits)`);
       const pinned = sha.toLowerCase();
+      let key: string;
       try {
-        pins.set(this.#s.hostPolicy.normalizeEndpoint(baseUrl), { sha256: pinned, from: `DNS record ${a.owner} (capsha256)` });
+        key = this.#s.hostPolicy.normalizeEndpoint(baseUrl);
       } catch (err) {
         return refuse(err instanceof Error ? err.message : String(err));
       }
+      const other = pins.get(key);
+      // Two records naming one card with different digests: the first read stays, neither is trusted to be the other.
+      if (other !== undefined && other.sha256 !== pinned) return refuse(`names the card ${key} that ${other.from} pins to another capsha256`);
+      pins.set(key, { sha256: pinned, from: `DNS record ${a.owner} (capsha256)` });
       metadata['pinnedSha256'] = pinned;
     }
     return { name: a.name, baseUrl, source: this.id, metadata };
