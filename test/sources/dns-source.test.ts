@@ -17,6 +17,9 @@ import { resolveEndpoints } from '../../packages/core/src/resolve/index.js';
 import { CatalogArtifacts } from '../../packages/core/src/sources/catalog-artifacts.js';
 import { createDnsResolver } from '../../packages/core/src/sources/dns-resolver.js';
 import { dnsSource } from '../../packages/core/src/sources/dns-source.js';
+import { context, propagation, trace } from '@opentelemetry/api';
+import { InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
+import { NodeTracerProvider } from '@opentelemetry/sdk-trace-node';
 import { cardFor } from '../helpers/cards.js';
 import { DNS_SKIP, startDnsServer, startValidatingResolver, type TestDnsServer } from '../helpers/dns-server.js';
 import { startJsonServer, type JsonServer } from '../helpers/json-server.js';
@@ -250,5 +253,36 @@ test('requireDnssec through a validating resolver (Unbound): a signed zone\'s re
     await source.close();
     await unbound.close();
     await server.close();
+  }
+});
+
+test('each DNS question is a client span: name and type asked, the resolver, rcode, AD bit, transport; a failed one is an error span', { skip: DNS_SKIP }, async () => {
+  const exporter = new InMemorySpanExporter();
+  const provider = new NodeTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] });
+  provider.register();
+  try {
+    await resolverFor({ udpPayloadSize: 512 }).query('_big._a2a._agents.agents.test', 'TXT');
+    await createDnsResolver({ servers: ['127.0.0.1:9'], timeoutMs: 50, retries: 0 }).query('_billing._a2a._agents.agents.test', 'SVCB').catch(() => undefined);
+    const [ok, failed] = exporter.getFinishedSpans();
+    assert.equal(ok?.name, 'a2a_discovery.dns.query');
+    assert.equal(ok.kind, 2);
+    assert.deepEqual(ok.attributes, {
+      'dns.question.name': '_big._a2a._agents.agents.test',
+      'a2a_discovery.dns.question.type': 'TXT',
+      'server.address': '127.0.0.1',
+      'server.port': knot.port,
+      'a2a_discovery.dns.rcode': 'NOERROR',
+      'a2a_discovery.dns.authenticated': false,
+      'a2a_discovery.dns.tcp': true,
+      'a2a_discovery.records': 1,
+      'a2a_discovery.dns.attempts': 1,
+    });
+    assert.equal(failed?.status.code, 2);
+    assert.equal(failed.attributes['error.type'], 'ERR_FETCH_TIMEOUT');
+  } finally {
+    trace.disable();
+    context.disable();
+    propagation.disable();
+    await provider.shutdown();
   }
 });

@@ -15,6 +15,7 @@ import dnsPacket from 'dns-packet';
 import { DiscoveryError } from '../errors.js';
 import { RR_TYPES, parseDnsServer, type DnsServer as Server } from '../rules/dns-aid.js';
 import { DNS_SOURCE_DEFAULTS } from '../rules/defaults.js';
+import { ATTR, SPAN, withSpan, type SpanScope } from '../telemetry/index.js';
 
 /** The record types the DNS source asks for. */
 export type DnsQueryType = keyof typeof RR_TYPES;
@@ -129,8 +130,12 @@ class UdpTcpResolver implements DnsResolver {
     this.#s = settings;
   }
 
-  async query(name: string, type: DnsQueryType, options: { signal?: AbortSignal } = {}): Promise<DnsAnswer> {
+  query(name: string, type: DnsQueryType, options: { signal?: AbortSignal } = {}): Promise<DnsAnswer> {
     const fqdn = name.replace(/\.$/, '').toLowerCase();
+    return withSpan(SPAN.dnsQuery, { kind: 'client', attributes: { [ATTR.dnsQuestionName]: fqdn, [ATTR.dnsQuestionType]: type } }, (span) => this.#attempts(fqdn, type, options, span));
+  }
+
+  async #attempts(fqdn: string, type: DnsQueryType, options: { signal?: AbortSignal }, span: SpanScope): Promise<DnsAnswer> {
     let last: DiscoveryError | undefined;
     for (let attempt = 0; attempt <= this.#s.retries; attempt++) {
       if (options.signal?.aborted) throw new DiscoveryError('ERR_FETCH_NETWORK', `DNS ${type} ${fqdn}: aborted`, { stage: 'source' });
@@ -139,13 +144,25 @@ class UdpTcpResolver implements DnsResolver {
       try {
         const answer = await this.#ask(server, fqdn, type, options.signal);
         this.#next = this.#servers.indexOf(server);
+        if (span.recording) {
+          span.set({
+            [ATTR.serverAddress]: server.host,
+            [ATTR.serverPort]: server.port,
+            [ATTR.dnsRcode]: answer.rcode,
+            [ATTR.dnsAuthenticated]: answer.authenticated,
+            [ATTR.dnsTcp]: answer.tcp,
+            [ATTR.records]: answer.records.length,
+            [ATTR.dnsAttempts]: attempt + 1,
+          });
+        }
         return answer;
       } catch (err) {
         last = err instanceof DiscoveryError ? err : new DiscoveryError('ERR_FETCH_NETWORK', `DNS ${type} ${fqdn} at resolver ${server.text}: ${err instanceof Error ? err.message : String(err)}`, { stage: 'source', cause: err });
         // An answer too large stays too large: no point asking again.
-        if (last.code === 'ERR_BODY_TOO_LARGE') throw last;
+        if (last.code === 'ERR_BODY_TOO_LARGE') break;
       }
     }
+    // The span is failed with the last error (withSpan marks a rejected promise failed).
     throw last!;
   }
 
