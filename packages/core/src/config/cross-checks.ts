@@ -8,7 +8,7 @@ import { HostPolicy } from '../fetch/index.js';
 import { isDiscoveryError, type Problem } from '../errors.js';
 import { formatPath, type ConfigPath } from './messages.js';
 import { LOCAL_NAME } from '../local-name.js';
-import { CACHE_DEFAULTS } from '../rules/defaults.js';
+import { CACHE_DEFAULTS, GOOGLE_AGENT_REGISTRY_DEFAULTS } from '../rules/defaults.js';
 import { DNS_SOURCE_DEFAULTS } from '../rules/defaults.js';
 import { normalizeDomain } from '../rules/domains.js';
 import { storeSpecKind } from '../rules/store-spec.js';
@@ -322,10 +322,17 @@ export function crossCheck(doc: Raw, source: YamlSource): Problem[] {
     const registry = record(item);
     if (registry === undefined) return;
     claimId(['sources', 'registries', i, 'id'], registry.id);
-    const url = string(registry.url);
+    // A Google Agent Registry has a default URL; the simple catalog has none.
+    const google = record(registry.registry)?.kind === 'google-agent-registry';
+    if (registry.url === undefined && !google) add(['sources', 'registries', i, 'url'], 'the catalog URL is required (or set registry.kind: google-agent-registry)');
+    const url = string(registry.url) ?? (google ? GOOGLE_AGENT_REGISTRY_DEFAULTS.url : undefined);
     if (url !== undefined && impossibleUrl(url) === undefined) {
       const refusal = admits(url);
       if (refusal !== undefined) add(['sources', 'registries', i, 'url'], `${refusal}; the catalog must be on the allowlist to be read`);
+      const origin = normalizeOrigin(url);
+      if (google && record(registry.registry)?.credentials === 'configured' && typeof origin === 'string' && !credentialOrigins.has(origin)) {
+        add(['sources', 'registries', i, 'registry', 'credentials'], `is "configured", but no credentials entry has the origin ${origin}: add one, or use credentials: google (application default credentials)`);
+      }
     }
   });
   list(sources.ard).forEach((item, i) => {

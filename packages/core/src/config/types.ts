@@ -37,6 +37,14 @@ export interface ServerConfig {
   readonly registry: ServerRegistryConfig;
   /** People's OIDC bearer tokens and their roles on the API (docs/authentication.md); unset: only the static token. */
   readonly oidc?: ServerOidcConfig;
+  /** What the dashboard shows of OpenTelemetry traces (docs/observability.md). */
+  readonly telemetry: ServerTelemetryConfig;
+}
+
+/** `server.telemetry:` links from the dashboard to a trace viewer. */
+export interface ServerTelemetryConfig {
+  /** A trace viewer's URL with `{traceId}` in it (`https://jaeger.example/trace/{traceId}`); unset: trace ids without links. */
+  readonly traceUrl?: string;
 }
 
 /** `server.oidc:` an OIDC provider whose JWTs identify people, and how their roles map. */
@@ -337,12 +345,29 @@ export interface AiCatalogConfig {
 /** One entry of `sources.registries:`. */
 export interface RegistryConfig {
   readonly id: string;
-  /** The catalog URL (https, allowlisted). */
+  /** The catalog URL (https, allowlisted). A Google Agent Registry's default: `https://agentregistry.googleapis.com`. */
   readonly url: string;
   /** Default 300,000 ms. */
   readonly pollIntervalMs: number;
   /** Default 20. */
   readonly maxPages: number;
+  /** Entries per refresh. Default 5,000. */
+  readonly maxEntries: number;
+  /** The catalog's kind when not the simple format. */
+  readonly registry?: GoogleAgentRegistryConfig;
+}
+
+/** `sources.registries[].registry` for Google Cloud Agent Registry (docs/sources.md). */
+export interface GoogleAgentRegistryConfig {
+  readonly kind: 'google-agent-registry';
+  readonly project: string;
+  readonly location: string;
+  /** The list method's filter expression. */
+  readonly filter?: string;
+  /** Agents per page. Default 50. */
+  readonly pageSize: number;
+  /** `google`: application default credentials (ADK's client); `configured`: the `credentials:` entry for the registry's origin. Default `google`. */
+  readonly credentials: 'google' | 'configured';
 }
 
 /** One entry of `sources.ard:`: another ARD registry's entries as endpoints (docs/sources.md). */

@@ -95,6 +95,18 @@ export const SOURCE_DEFAULTS = Object.freeze({
   resyncIntervalMs: 300_000,
   /** Pages a registry source follows through `next` in one refresh. */
   maxPages: 20,
+  /** Entries a registry source reads in one refresh; past it the refresh fails and the last good list is kept. */
+  maxEntries: 5_000,
+});
+
+/** The Google Cloud Agent Registry adapter (`registry: { kind: google-agent-registry }`, `googleAgentRegistryAdapter`). */
+export const GOOGLE_AGENT_REGISTRY_DEFAULTS = Object.freeze({
+  /** The registry's API origin; the API version path (`/v1alpha`, ADK's) is appended when the URL has no path. */
+  url: 'https://agentregistry.googleapis.com',
+  /** Agents asked per page. */
+  pageSize: 50,
+  /** Bytes of one answer (the fetcher's body cap): a page carries stored cards. */
+  maxBytes: 1_048_576,
 });
 
 /** The AI Catalog walk (`sources.aiCatalogs[]`, `aiCatalogSource`, `probeAiCatalog`). */

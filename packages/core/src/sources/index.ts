@@ -13,7 +13,9 @@ export type { StaticAgentConfig, StaticSource, StaticSourceOptions } from './sta
 export { wellKnownSource } from './well-known-source.js';
 export type { WellKnownSourceOptions } from './well-known-source.js';
 export { simpleCatalogAdapter } from './registry-adapter.js';
-export type { RegistryAdapter, RegistryEntry, RegistryPage } from './registry-adapter.js';
+export type { RegistryAdapter, RegistryClientAdapter, RegistryEntry, RegistryPage, RegistryRead, RegistryTokenPage } from './registry-adapter.js';
+export { googleAgentRegistryAdapter } from './google-agent-registry.js';
+export type { GoogleAgentRegistryOptions } from './google-agent-registry.js';
 export { recordFromEntry, registrySource } from './registry-source.js';
 export type { RegistrySourceOptions } from './registry-source.js';
 export { aiCatalogSource, pruneCatalogStore } from './ai-catalog-source.js';
