@@ -55,7 +55,7 @@ test('probe dns:<domain> shows each record and its decision: pinned, refused for
 
   const one = await runCli(['probe', 'dns:_billing._a2a._agents.agents.test', ...flags]);
   assert.equal(one.code, 0, one.stdout + one.stderr);
-  assert.match(one.stdout, /^ACCEPTED dns:_billing\._a2a\._agents\.agents\.test \(DNS\)\n  pinned   _billing\._a2a\._agents\.agents\.test SVCB → http:\/\/127\.0\.0\.1:\d+\/billing\/card\.json \(TTL 60s, not validated, realm finance\)\n           card SHA-256 [0-9a-f]{64} = capsha256\n$/);
+  assert.match(one.stdout, /^ACCEPTED dns:_billing\._a2a\._agents\.agents\.test \(DNS\)\n {2}pinned {3}_billing\._a2a\._agents\.agents\.test SVCB → http:\/\/127\.0\.0\.1:\d+\/billing\/card\.json \(TTL 60s, not validated, realm finance\)\n {11}card SHA-256 [0-9a-f]{64} = capsha256\n$/);
 
   const usage = await runCli(['probe', 'dns:agents.test', '--allow', cards.origin]);
   assert.equal(usage.code, 2);
