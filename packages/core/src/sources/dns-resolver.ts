@@ -216,7 +216,11 @@ class UdpTcpResolver implements DnsResolver {
   #udp(server: Server, query: Buffer, where: string, signal: AbortSignal | undefined): Promise<Buffer> {
     return new Promise<Buffer>((resolve, reject) => {
       const socket = dgram.createSocket(server.family === 6 ? 'udp6' : 'udp4');
+      let settled = false;
       const done = (err: Error | undefined, msg?: Buffer): void => {
+        // Settles once: a late error, end or timeout after the answer changes nothing.
+        if (settled) return;
+        settled = true;
         clearTimeout(timer);
         signal?.removeEventListener('abort', onAbort);
         socket.removeAllListeners('message');
@@ -247,7 +251,11 @@ class UdpTcpResolver implements DnsResolver {
       const chunks: Buffer[] = [];
       let received = 0;
       let expected: number | undefined;
+      let settled = false;
       const done = (err: Error | undefined, msg?: Buffer): void => {
+        // Settles once: a late error, end or timeout after the answer changes nothing.
+        if (settled) return;
+        settled = true;
         clearTimeout(timer);
         signal?.removeEventListener('abort', onAbort);
         socket.removeAllListeners('data');
