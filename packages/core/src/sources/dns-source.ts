@@ -232,21 +232,16 @@ class DnsDiscovery implements DnsSource {
           }
         }
       }
-      for (const name of names) {
-        count();
-        const found = await this.#agent(d.domain, name, out.problems);
-        if (found !== undefined) announcements.push(found);
-      }
+      for (const _ of names) count();
+      announcements.push(...(await inParallel(names, out.problems, (name, problems) => this.#agent(d.domain, name, problems))));
       if (d.dnsSd) {
         const service = dnsSdServiceName(d.domain);
         const ptr = await this.#query(service, 'PTR');
         if (ptr.records.length > 0 && this.#trusted(ptr, out.problems)) {
           out.minTtl = Math.min(out.minTtl, ...ptr.records.map((r) => r.ttl));
-          for (const instance of new Set(ptr.records.map((r) => r.data as string))) {
-            count();
-            const found = await this.#instance(d.domain, instance, out.problems);
-            if (found !== undefined) announcements.push(found);
-          }
+          const instances = [...new Set(ptr.records.map((r) => r.data as string))];
+          for (const _ of instances) count();
+          announcements.push(...(await inParallel(instances, out.problems, (instance, problems) => this.#instance(d.domain, instance, problems))));
         } else if (ptr.records.length === 0) out.problems.push({ path: service, message: `no PTR record (${ptr.rcode}): no DNS-SD instance announced` });
       }
     }
@@ -413,6 +408,28 @@ class DnsDiscovery implements DnsSource {
     this.artifacts.withdraw(this.id);
     this.#core.clearListeners();
   }
+}
+
+/** Lookups a few at a time; results and problems in the items' order, whatever order the answers come in. */
+const LOOKUPS_AT_ONCE = 8;
+
+async function inParallel<T, R>(items: readonly T[], problems: Problem[], lookup: (item: T, problems: Problem[]) => Promise<R | undefined>): Promise<R[]> {
+  const results = new Array<{ found: R | undefined; problems: Problem[] }>(items.length);
+  let next = 0;
+  const worker = async (): Promise<void> => {
+    while (next < items.length) {
+      const i = next++;
+      const own: Problem[] = [];
+      results[i] = { found: await lookup(items[i]!, own), problems: own };
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(LOOKUPS_AT_ONCE, items.length) }, worker));
+  const out: R[] = [];
+  for (const r of results) {
+    problems.push(...r.problems);
+    if (r.found !== undefined) out.push(r.found);
+  }
+  return out;
 }
 
 function isHttpUrl(text: string): boolean {
