@@ -59,7 +59,9 @@ export class RefreshSchedule {
             if (!state.ok && state.error !== undefined) span.fail(spanError(state.error));
           }
         });
-        if (interval !== undefined) this.#nextPollAt.set(source.id, now + interval);
+        // Read again after the refresh: a source may set its next interval from what it read (DNS TTLs).
+        const next = source.pollIntervalMs;
+        if (next !== undefined) this.#nextPollAt.set(source.id, now + next);
       }),
     );
     return polled;

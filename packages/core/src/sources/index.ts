@@ -23,6 +23,10 @@ export type { AiCatalogSource, AiCatalogSourceOptions, AnnouncedRegistry, Catalo
 export { ardSource } from './ard-source.js';
 export type { ArdSource, ArdSourceOptions } from './ard-source.js';
 export type { CatalogFoundBy } from './catalog-announcements.js';
+export { dnsSource } from './dns-source.js';
+export type { DnsDomainOptions, DnsSource, DnsSourceOptions } from './dns-source.js';
+export { createDnsResolver } from './dns-resolver.js';
+export type { DnsAnswer, DnsQueryType, DnsRecord, DnsResolver, DnsResolverOptions } from './dns-resolver.js';
 export { CatalogArtifacts } from './catalog-artifacts.js';
 export type { CardPin, CatalogPublication, InlineCard } from './catalog-artifacts.js';
 export type { CatalogEntry } from './catalog-documents.js';

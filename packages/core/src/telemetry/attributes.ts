@@ -31,6 +31,8 @@ export const SPAN = {
   routingEvaluate: 'a2a_discovery.routing.evaluate',
   /** One read of an AI Catalog document. */
   catalogRead: 'a2a_discovery.catalog.read',
+  /** One DNS question of the DNS source, every attempt and the TCP retry of a truncated answer included (client). */
+  dnsQuery: 'a2a_discovery.dns.query',
   /** Building the ADK agent tree of one snapshot digest. */
   treeBuild: 'a2a_discovery.tree.build',
   /** One chat turn on a session pinned to a snapshot (the service's `/api/chat`, the library's session runner). */
@@ -109,6 +111,14 @@ export const ATTR = {
   problems: 'a2a_discovery.card.problems',
   routingAccuracy: 'a2a_discovery.routing.accuracy',
   routingPassed: 'a2a_discovery.routing.passed',
+  /** The DNS question's name and type, as OpenTelemetry's DNS conventions name the first. */
+  dnsQuestionName: 'dns.question.name',
+  dnsQuestionType: 'a2a_discovery.dns.question.type',
+  /** The answer: its rcode, whether the resolver validated it (AD bit), whether it came over TCP. */
+  dnsRcode: 'a2a_discovery.dns.rcode',
+  dnsAuthenticated: 'a2a_discovery.dns.authenticated',
+  dnsTcp: 'a2a_discovery.dns.tcp',
+  dnsAttempts: 'a2a_discovery.dns.attempts',
 } as const;
 
 const MAX_TEXT = 256;
