@@ -4,8 +4,10 @@
 # chromium (the dashboard's browser tests, driven by playwright-core, which never downloads a
 # browser of its own) and postgresql (the state-store suites run against a real PostgreSQL, which
 # test/helpers/postgres.ts initialises as a non-root user in a temporary directory; the package's
-# own cluster service is not used) and python3 (the ARD specification's conformance tool, run
-# against the registry API). Used by `npm test` (pretest) and by .ci/run. First, the interop
+# own cluster service is not used), python3 (the ARD specification's conformance tool, run
+# against the registry API), knot (an authoritative DNS server: the DNS source's tests serve DNS-AID
+# and DNS-SD zones from it on a loopback port, test/helpers/dns-server.ts), knot-dnsutils (kdig) and
+# unbound (a validating resolver for the DNSSEC cases). Used by `npm test` (pretest) and by .ci/run. First, the interop
 # matrix's separately installed frameworks (below).
 set -euo pipefail
 
@@ -26,6 +28,10 @@ command -v openssl >/dev/null 2>&1 || missing+=(openssl)
 # python3: the ARD specification's own conformance tool (test/registry/conformance.test.ts).
 command -v python3 >/dev/null 2>&1 || missing+=(python3)
 [ -x /usr/bin/chromium ] || missing+=(chromium)
+# DNS: knotd serves the test zones, unbound validates the signed one (their services are not started).
+[ -x /usr/sbin/knotd ] || missing+=(knot)
+command -v kdig >/dev/null 2>&1 || missing+=(knot-dnsutils)
+[ -x /usr/sbin/unbound ] || missing+=(unbound)
 # initdb, pg_ctl and postgres: Debian puts them in /usr/lib/postgresql/<major>/bin.
 pg_found=""
 for d in "${A2A_TEST_PG_BIN:-}" /usr/lib/postgresql/*/bin /usr/local/bin; do

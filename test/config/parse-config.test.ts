@@ -80,6 +80,7 @@ const SERVER_DEFAULTS = {
     peers: [],
     federation: { maxRegistries: 8, requestTimeoutMs: 2_000, timeoutMs: 3_000, maxBytes: 1_048_576 },
   },
+  telemetry: {},
 };
 
 describe('the shipped example (examples/discovery.yaml)', () => {
@@ -99,7 +100,7 @@ describe('the shipped example (examples/discovery.yaml)', () => {
     assert.deepEqual(config.needs[1], { tag: 'warranty' });
     assert.deepEqual(config.static.map((a) => [a.name, a.critical]), [['billing_agent', true], ['warranty_agent', false]]);
     assert.deepEqual(config.sources.wellKnown, { id: 'partners', domains: ['agents.partner.example.com'], pollIntervalMs: 300_000, catalogFirst: false });
-    assert.deepEqual(config.sources.registries, [{ id: 'catalog', url: 'https://registry.example.com/agents.json', pollIntervalMs: 300_000, maxPages: 20 }]);
+    assert.deepEqual(config.sources.registries, [{ id: 'catalog', url: 'https://registry.example.com/agents.json', pollIntervalMs: 300_000, maxPages: 20, maxEntries: 5_000 }]);
     assert.deepEqual(config.sources.aiCatalogs, [
       {
         id: 'platform',
@@ -171,7 +172,7 @@ describe('defaults', () => {
     // Lookalike agents (docs/security.md): flagged by default, excluded on request, nothing else.
     assert.equal(parseConfig(`${AGENT}policies: { lookalikes: exclude }\n`).policies.lookalikes, 'exclude');
     assert.throws(() => parseConfig(`${AGENT}policies: { lookalikes: block }\n`), (e: unknown) => isDiscoveryError(e) && /lookalikes/.test(e.message));
-    assert.deepEqual(config.sources, { aiCatalogs: [], registries: [], ard: [] });
+    assert.deepEqual(config.sources, { aiCatalogs: [], registries: [], ard: [], dns: [] });
     assert.deepEqual(config.health, { enterAfter: 2, leaveAfter: 3, leaveWhileUsable: false, staticEnterAfter: 1 });
     assert.deepEqual(config.cache, {
       defaultTtlMs: 300_000,

@@ -286,6 +286,21 @@ for (const engine of storeEngines()) {
         assert.equal(store.status().ok, true);
         assert.equal((await store.loadSnapshots()).current?.version, 1, 'nothing published was lost');
       });
+
+      test('a replica that only reads (a follower) is up again once a read succeeds after PostgreSQL returns', async () => {
+        const store = (await engine.open()) as SqlStateStore;
+        await store.publishSnapshot(snap(1, agent('billing_agent', billing)));
+        await engine.postgres!.stop();
+        try {
+          await assert.rejects(store.currentPointer(), (err: unknown) => isDiscoveryError(err) && err.code === 'ERR_STORE_UNAVAILABLE');
+          assert.equal(store.status().ok, false, 'a failed read is an outage');
+        } finally {
+          await engine.postgres!.start();
+        }
+        assert.equal((await store.currentPointer())?.digest !== undefined, true);
+        assert.equal(store.status().ok, true, 'the store answered its last read: up, with no write needed');
+        await store.close();
+      });
     }
   });
 }

@@ -13,6 +13,8 @@ export { systemClock, systemRandom, seededRandom, VirtualClock } from './clock/i
 export type { Clock, Random, TimerHandle } from './clock/index.js';
 
 export { EventStream, DISCOVERY_CHANNEL, occurrences } from './events/index.js';
+// The active trace (a log line names it) and the instrumentation scope of our spans and instruments.
+export { activeTraceIds, INSTRUMENTATION_SCOPE } from './telemetry/index.js';
 export type {
   DiscoveryEvent,
   EventBase,
@@ -134,7 +136,7 @@ export {
 } from './catalog/index.js';
 export type { AiCatalog, AiCatalogEntry, CachedAiCatalog, CatalogLimits, ReadCatalogResult, ManifestVerdict, TrustPin, Versioned } from './catalog/index.js';
 
-export { staticSource, wellKnownSource, registrySource, simpleCatalogAdapter, kubernetesSource, aiCatalogSource, ardSource, pruneCatalogStore, CatalogArtifacts, A2A_PORT_NAME, BASE_URL_ANNOTATION, PORT_ANNOTATION } from './sources/index.js';
+export { staticSource, wellKnownSource, registrySource, simpleCatalogAdapter, googleAgentRegistryAdapter, kubernetesSource, aiCatalogSource, ardSource, dnsSource, createDnsResolver, pruneCatalogStore, CatalogArtifacts, A2A_PORT_NAME, BASE_URL_ANNOTATION, PORT_ANNOTATION } from './sources/index.js';
 export type {
   EndpointRecord,
   TransportOptions,
@@ -147,6 +149,10 @@ export type {
   StaticSourceOptions,
   WellKnownSourceOptions,
   RegistryAdapter,
+  RegistryClientAdapter,
+  RegistryRead,
+  RegistryTokenPage,
+  GoogleAgentRegistryOptions,
   RegistryEntry,
   RegistryPage,
   RegistrySourceOptions,
@@ -156,6 +162,14 @@ export type {
   AnnouncedRegistry,
   ArdSource,
   ArdSourceOptions,
+  DnsAnswer,
+  DnsDomainOptions,
+  DnsQueryType,
+  DnsRecord,
+  DnsResolver,
+  DnsResolverOptions,
+  DnsSource,
+  DnsSourceOptions,
   CatalogReport,
   CatalogFoundBy,
   CardPin,

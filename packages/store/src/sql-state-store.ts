@@ -618,7 +618,11 @@ export class SqlStateStore implements StateStore {
 
   async #read<T>(op: () => Promise<T>): Promise<T> {
     try {
-      return await op();
+      const value = await op();
+      // The store answered: up again, as status() and `a2a_discovery_store_up` say ("its last read
+      // or write"). A follower only reads; waiting for a write kept it degraded after an outage.
+      this.#ok = true;
+      return value;
     } catch (err) {
       throw this.#failed(err, 'read');
     }

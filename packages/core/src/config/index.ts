@@ -17,6 +17,7 @@ export type {
   ServerCatalogConfig,
   ServerRegistryConfig,
   ServerOidcConfig,
+  ServerTelemetryConfig,
   CatalogSigningConfig,
   CredentialConfig,
   PeerCredentialEntry,
@@ -32,7 +33,10 @@ export type {
   WellKnownConfig,
   AiCatalogConfig,
   RegistryConfig,
+  GoogleAgentRegistryConfig,
   ArdSourceConfig,
+  DnsSourceConfig,
+  DnsDomainConfig,
   KubernetesConfig,
   SourcesConfig,
   HealthConfig,
@@ -54,3 +58,5 @@ export type { CardSizeLimit } from '../rules/limits.js';
 export { CACHE_DEFAULTS, CATALOG_DEFAULTS, HEALTH_DEFAULTS, LOOP_DEFAULTS, REPLICA_DEFAULTS, RETENTION_DEFAULTS, ROUTING_DEFAULTS, SESSION_DEFAULTS, SOURCE_DEFAULTS } from '../rules/defaults.js';
 export { UPSTREAM_DEFAULTS } from '../rules/defaults.js';
 export { ARD_SOURCE_DEFAULTS, FEDERATION_DEFAULTS } from '../rules/defaults.js';
+export { GOOGLE_AGENT_REGISTRY_DEFAULTS } from '../rules/defaults.js';
+export { DNS_SOURCE_DEFAULTS } from '../rules/defaults.js';

@@ -7,6 +7,7 @@
 import { dirname, resolve } from 'node:path';
 import type { z } from 'zod';
 import { DiscoveryError, type Problem } from '../errors.js';
+import { GOOGLE_AGENT_REGISTRY_DEFAULTS } from '../rules/defaults.js';
 import { normalizeOrigin } from '../rules/origins.js';
 import { parseStoreSpec, sqliteFilePath } from '../rules/store-spec.js';
 import { crossCheck } from './cross-checks.js';
@@ -198,6 +199,7 @@ function build(out: SchemaOutput, baseDir: string): DiscoveryConfig {
         }),
       },
       ...(server.oidc !== undefined && { oidc: { ...server.oidc, roles: { ...server.oidc.roles } } }),
+      telemetry: { ...(server.telemetry.traceUrl !== undefined && { traceUrl: server.telemetry.traceUrl }) },
     },
     allow: out.allow,
     allowLoopback: out.allowLoopback,
@@ -267,8 +269,13 @@ function build(out: SchemaOutput, baseDir: string): DiscoveryConfig {
     sources: {
       ...(sources.wellKnown !== undefined && { wellKnown: { ...sources.wellKnown } }),
       aiCatalogs: sources.aiCatalogs.map((c) => ({ ...c, catalogs: [...c.catalogs], domains: [...c.domains], versions: { ...c.versions } })),
-      registries: sources.registries.map((r) => ({ ...r })),
+      registries: sources.registries.map(({ registry, ...r }) => ({
+        ...r,
+        url: r.url ?? GOOGLE_AGENT_REGISTRY_DEFAULTS.url,
+        ...(registry !== undefined && { registry: { ...registry } }),
+      })),
       ard: sources.ard.map((a) => ({ ...a, ...(a.filter !== undefined && { filter: { ...a.filter } }) })),
+      dns: sources.dns.map((d) => ({ ...d, resolvers: [...d.resolvers], domains: d.domains.map((x) => ({ ...x, ...(x.agents !== undefined && { agents: [...x.agents] }) })) })),
       ...(sources.kubernetes !== undefined && { kubernetes: { ...sources.kubernetes } }),
     },
     health: { ...out.health },

@@ -9,6 +9,9 @@ import { canonicalMode } from '../card/index.js';
 import { CACHE_DEFAULTS, CATALOG_DEFAULTS, HEALTH_DEFAULTS, LOOP_DEFAULTS, REPLICA_DEFAULTS, RETENTION_DEFAULTS, ROUTING_DEFAULTS, SESSION_DEFAULTS, SOURCE_DEFAULTS } from '../rules/defaults.js';
 import { UPSTREAM_DEFAULTS } from '../rules/defaults.js';
 import { ARD_SOURCE_DEFAULTS, FEDERATION_DEFAULTS } from '../rules/defaults.js';
+import { GOOGLE_AGENT_REGISTRY_DEFAULTS } from '../rules/defaults.js';
+import { DNS_SOURCE_DEFAULTS } from '../rules/defaults.js';
+import { dnsAidLabelProblem, dnsDomainProblem, parseDnsServer } from '../rules/dns-aid.js';
 import { normalizeDomain } from '../rules/domains.js';
 import { localNameProblem, sourceIdProblem, tagProblem } from '../rules/ids.js';
 import { normalizeOrigin } from '../rules/origins.js';
@@ -240,6 +243,25 @@ const serverOidc = z.strictObject({
   maxBytes: z.int().min(1_024).max(1_048_576).default(65_536),
 });
 
+/**
+ * `server.telemetry.traceUrl`: a trace viewer's URL with `{traceId}` where the trace id goes
+ * (`https://jaeger.example/trace/{traceId}`); the dashboard links chat turns and snapshots to it.
+ */
+const traceUrlTemplate = checked((value) => {
+  if (!value.includes('{traceId}')) return `must contain {traceId} where the trace id goes, got ${describeValue(value)}`;
+  try {
+    const url = new URL(value.replaceAll('{traceId}', '0'.repeat(32)));
+    return (url.protocol === 'https:' || url.protocol === 'http:') && url.username === '' && url.password === '' ? undefined : `must be an http(s) URL without credentials, got ${describeValue(value)}`;
+  } catch {
+    return `must be an absolute http(s) URL such as "https://jaeger.example/trace/{traceId}", got ${describeValue(value)}`;
+  }
+});
+
+/** `server.telemetry`: what the dashboard shows of OpenTelemetry (docs/observability.md). */
+const serverTelemetry = z.strictObject({
+  traceUrl: traceUrlTemplate.optional(),
+});
+
 const server = z.strictObject({
   host: serverHost.default('127.0.0.1'),
   port: z.int().min(0).max(65535).default(7340), // 0 picks a free port
@@ -251,6 +273,7 @@ const server = z.strictObject({
   catalog: serverCatalog.prefault({}),
   registry: serverRegistry.prefault({}),
   oidc: serverOidc.optional(),
+  telemetry: serverTelemetry.prefault({}),
 });
 
 /** An OAuth 2.0 scope token (RFC 6749 §3.3). */
@@ -370,9 +393,22 @@ const sources = z.strictObject({
       z.strictObject({
         id: sourceId,
         // https, or http on loopback with allowLoopback: the allowlist check decides (cross-checks).
-        url: checked(impossibleUrl),
+        // Required for the simple catalog; a Google Agent Registry defaults it (cross-checks, parse-config).
+        url: checked(impossibleUrl).optional(),
         pollIntervalMs: positiveInt.default(SOURCE_DEFAULTS.pollIntervalMs),
         maxPages: positiveInt.default(SOURCE_DEFAULTS.maxPages),
+        maxEntries: positiveInt.default(SOURCE_DEFAULTS.maxEntries),
+        // The catalog's kind when it is not the simple format (docs/sources.md "Google Cloud Agent Registry").
+        registry: z
+          .strictObject({
+            kind: z.literal('google-agent-registry'),
+            project: matching(/^[a-z0-9][a-z0-9-]{0,62}$/, 'a Google Cloud project id or number such as "my-project"'),
+            location: matching(/^[a-z0-9][a-z0-9-]{0,62}$/, 'a location such as "global" or "us-central1"'),
+            filter: text(1000).optional(),
+            pageSize: positiveInt.max(1000).default(GOOGLE_AGENT_REGISTRY_DEFAULTS.pageSize),
+            credentials: z.enum(['google', 'configured']).default('google'),
+          })
+          .optional(),
       }),
     )
     .default([]),
@@ -389,6 +425,36 @@ const sources = z.strictObject({
         maxEntries: positiveInt.default(ARD_SOURCE_DEFAULTS.maxEntries),
         maxBytes: positiveInt.default(ARD_SOURCE_DEFAULTS.maxBytes),
         timeoutMs: positiveInt.default(ARD_SOURCE_DEFAULTS.timeoutMs),
+      }),
+    )
+    .default([]),
+  // DNS-AID and DNS-SD records of domains, read through the given resolvers (docs/sources.md "DNS").
+  dns: z
+    .array(
+      z.strictObject({
+        id: sourceId,
+        resolvers: z.array(checked((v) => { const s = parseDnsServer(v); return 'problem' in s ? s.problem : undefined; })).min(1),
+        domains: z
+          .array(
+            z.strictObject({
+              domain: checked(dnsDomainProblem),
+              agents: z.array(checked(dnsAidLabelProblem)).optional(),
+              index: z.boolean().optional(),
+              dnsSd: z.boolean().default(false),
+            }),
+          )
+          .min(1),
+        requireDnssec: z.boolean().default(false),
+        scheme: z.enum(['https', 'http']).default('https'),
+        timeoutMs: positiveInt.default(DNS_SOURCE_DEFAULTS.timeoutMs),
+        retries: nonNegativeInt.max(10).default(DNS_SOURCE_DEFAULTS.retries),
+        backoffMs: nonNegativeInt.default(DNS_SOURCE_DEFAULTS.backoffMs),
+        udpPayloadSize: z.int().min(512).max(65_535).default(DNS_SOURCE_DEFAULTS.udpPayloadSize),
+        maxTcpBytes: z.int().min(512).max(65_535).default(DNS_SOURCE_DEFAULTS.maxTcpBytes),
+        maxRecords: positiveInt.default(DNS_SOURCE_DEFAULTS.maxRecords),
+        maxAgents: positiveInt.default(DNS_SOURCE_DEFAULTS.maxAgents),
+        minRefreshMs: positiveInt.default(DNS_SOURCE_DEFAULTS.minRefreshMs),
+        maxRefreshMs: positiveInt.default(DNS_SOURCE_DEFAULTS.maxRefreshMs),
       }),
     )
     .default([]),

@@ -37,6 +37,14 @@ export interface ServerConfig {
   readonly registry: ServerRegistryConfig;
   /** People's OIDC bearer tokens and their roles on the API (docs/authentication.md); unset: only the static token. */
   readonly oidc?: ServerOidcConfig;
+  /** What the dashboard shows of OpenTelemetry traces (docs/observability.md). */
+  readonly telemetry: ServerTelemetryConfig;
+}
+
+/** `server.telemetry:` links from the dashboard to a trace viewer. */
+export interface ServerTelemetryConfig {
+  /** A trace viewer's URL with `{traceId}` in it (`https://jaeger.example/trace/{traceId}`); unset: trace ids without links. */
+  readonly traceUrl?: string;
 }
 
 /** `server.oidc:` an OIDC provider whose JWTs identify people, and how their roles map. */
@@ -337,12 +345,29 @@ export interface AiCatalogConfig {
 /** One entry of `sources.registries:`. */
 export interface RegistryConfig {
   readonly id: string;
-  /** The catalog URL (https, allowlisted). */
+  /** The catalog URL (https, allowlisted). A Google Agent Registry's default: `https://agentregistry.googleapis.com`. */
   readonly url: string;
   /** Default 300,000 ms. */
   readonly pollIntervalMs: number;
   /** Default 20. */
   readonly maxPages: number;
+  /** Entries per refresh. Default 5,000. */
+  readonly maxEntries: number;
+  /** The catalog's kind when not the simple format. */
+  readonly registry?: GoogleAgentRegistryConfig;
+}
+
+/** `sources.registries[].registry` for Google Cloud Agent Registry (docs/sources.md). */
+export interface GoogleAgentRegistryConfig {
+  readonly kind: 'google-agent-registry';
+  readonly project: string;
+  readonly location: string;
+  /** The list method's filter expression. */
+  readonly filter?: string;
+  /** Agents per page. Default 50. */
+  readonly pageSize: number;
+  /** `google`: application default credentials (ADK's client); `configured`: the `credentials:` entry for the registry's origin. Default `google`. */
+  readonly credentials: 'google' | 'configured';
 }
 
 /** One entry of `sources.ard:`: another ARD registry's entries as endpoints (docs/sources.md). */
@@ -366,6 +391,47 @@ export interface ArdSourceConfig {
   readonly timeoutMs: number;
 }
 
+/** One domain of a `sources.dns[]` entry. */
+export interface DnsDomainConfig {
+  readonly domain: string;
+  /** DNS-AID agent labels (`billing` → `_billing._a2a._agents.{domain}`). */
+  readonly agents?: readonly string[];
+  /** Read the agents the `_index._agents` TXT entry lists. Default: true when no agents are given. */
+  readonly index?: boolean;
+  /** Read DNS-SD (`_a2a._tcp.{domain}` PTR → SRV + TXT). Default false. */
+  readonly dnsSd: boolean;
+}
+
+/** One entry of `sources.dns:`: agents announced in DNS (DNS-AID SVCB/TXT, DNS-SD) (docs/sources.md). */
+export interface DnsSourceConfig {
+  readonly id: string;
+  /** Resolvers, `host:port` (IP addresses). */
+  readonly resolvers: readonly string[];
+  readonly domains: readonly DnsDomainConfig[];
+  /** Refuse answers without the AD bit. Default false. */
+  readonly requireDnssec: boolean;
+  /** The scheme of a base URL made from a target host. Default `https`. */
+  readonly scheme: 'https' | 'http';
+  /** One query's wait. Default 2,000 ms. */
+  readonly timeoutMs: number;
+  /** Further attempts. Default 2. */
+  readonly retries: number;
+  /** First retry's wait, doubled each time. Default 200 ms. */
+  readonly backoffMs: number;
+  /** EDNS0 UDP payload size. Default 4,096. */
+  readonly udpPayloadSize: number;
+  /** Largest TCP answer. Default 65,535 bytes. */
+  readonly maxTcpBytes: number;
+  /** Records per answer. Default 64. */
+  readonly maxRecords: number;
+  /** Agents per refresh. Default 200. */
+  readonly maxAgents: number;
+  /** Earliest next refresh (smallest TTL, clamped). Default 30,000 ms. */
+  readonly minRefreshMs: number;
+  /** Latest next refresh. Default 3,600,000 ms. */
+  readonly maxRefreshMs: number;
+}
+
 /** `sources.kubernetes:`. */
 export interface KubernetesConfig {
   readonly id: string;
@@ -387,6 +453,8 @@ export interface SourcesConfig {
   readonly registries: readonly RegistryConfig[];
   /** Default empty. */
   readonly ard: readonly ArdSourceConfig[];
+  /** Default empty. */
+  readonly dns: readonly DnsSourceConfig[];
   readonly kubernetes?: KubernetesConfig;
 }
 

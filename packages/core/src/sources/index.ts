@@ -13,7 +13,9 @@ export type { StaticAgentConfig, StaticSource, StaticSourceOptions } from './sta
 export { wellKnownSource } from './well-known-source.js';
 export type { WellKnownSourceOptions } from './well-known-source.js';
 export { simpleCatalogAdapter } from './registry-adapter.js';
-export type { RegistryAdapter, RegistryEntry, RegistryPage } from './registry-adapter.js';
+export type { RegistryAdapter, RegistryClientAdapter, RegistryEntry, RegistryPage, RegistryRead, RegistryTokenPage } from './registry-adapter.js';
+export { googleAgentRegistryAdapter } from './google-agent-registry.js';
+export type { GoogleAgentRegistryOptions } from './google-agent-registry.js';
 export { recordFromEntry, registrySource } from './registry-source.js';
 export type { RegistrySourceOptions } from './registry-source.js';
 export { aiCatalogSource, pruneCatalogStore } from './ai-catalog-source.js';
@@ -21,6 +23,10 @@ export type { AiCatalogSource, AiCatalogSourceOptions, AnnouncedRegistry, Catalo
 export { ardSource } from './ard-source.js';
 export type { ArdSource, ArdSourceOptions } from './ard-source.js';
 export type { CatalogFoundBy } from './catalog-announcements.js';
+export { dnsSource } from './dns-source.js';
+export type { DnsDomainOptions, DnsSource, DnsSourceOptions } from './dns-source.js';
+export { createDnsResolver } from './dns-resolver.js';
+export type { DnsAnswer, DnsQueryType, DnsRecord, DnsResolver, DnsResolverOptions } from './dns-resolver.js';
 export { CatalogArtifacts } from './catalog-artifacts.js';
 export type { CardPin, CatalogPublication, InlineCard } from './catalog-artifacts.js';
 export type { CatalogEntry } from './catalog-documents.js';

@@ -4,8 +4,10 @@
  * page and turns one page's bytes into entries plus an optional next-page URL.
  *
  * The built-in {@link simpleCatalogAdapter} reads the documented format
- * `{ "agents": [{ "name", "url" | "cardUrl", "tags"? }], "next"? }`. Other registries (Google Cloud Agent
- * Registry, an MCP-registry-style catalog) plug in as further adapters.
+ * `{ "agents": [{ "name", "url" | "cardUrl", "tags"? }], "next"? }`. Other registries plug in as further
+ * adapters: a page-URL adapter ({@link RegistryAdapter}) for catalogs that link their pages, or a
+ * client adapter ({@link RegistryClientAdapter}) for APIs paged by token, such as Google Cloud Agent
+ * Registry (`google-agent-registry.ts`), whose requests still go through the source's fetcher.
  *
  * @module
  */
@@ -26,6 +28,14 @@ export interface RegistryEntry {
   headers?: Record<string, string>;
   timeoutMs?: number;
   tenant?: string;
+  /**
+   * A card the registry stores (a JSON object), served to the card cache inline (like an AI
+   * Catalog's inline card) when the source shares a `CatalogArtifacts` table with the cache;
+   * otherwise `url` / `cardUrl` is used. An entry may give it with or instead of a URL.
+   */
+  card?: Readonly<Record<string, unknown>>;
+  /** Provenance strings the adapter adds to the record's `metadata` (never over `registry`). */
+  metadata?: Readonly<Record<string, string>>;
 }
 
 /** What an adapter found on one page. */
@@ -51,6 +61,46 @@ export interface RegistryAdapter {
   firstPage(catalogUrl: string): string;
   /** One page's bytes → its entries and the absolute next-page URL (resolved against `pageUrl`). */
   parse(body: Buffer, pageUrl: string): RegistryPage;
+}
+
+/**
+ * What a {@link RegistryClientAdapter} reads with: GETs through the registry source's guarded
+ * fetcher (allowlist, address checks, no redirects, time and size bounds, per-origin credentials),
+ * limited to the configured registry URL's origin.
+ */
+export interface RegistryRead {
+  /** The configured registry URL (its origin bounds every request). */
+  readonly url: string;
+  /**
+   * GETs `url` (absolute, on the registry's origin) with extra `headers` sent to that origin only.
+   *
+   * @returns The body of a 200 answer.
+   * @throws DiscoveryError `ERR_HOST_NOT_ALLOWED` for another origin, `ERR_FETCH_STATUS` for another
+   *   status, or the fetcher's codes.
+   */
+  get(url: string, headers?: Record<string, string>): Promise<Buffer>;
+  /** Aborted when the source closes. */
+  readonly signal: AbortSignal;
+}
+
+/** One page a {@link RegistryClientAdapter} read. */
+export interface RegistryTokenPage {
+  records: RegistryEntry[];
+  /** The token of the next page; absent or empty on the last page. */
+  nextPageToken?: string;
+}
+
+/**
+ * Reads a registry API paged by token (`pageToken` / `nextPageToken`), through {@link RegistryRead}.
+ * The source bounds pages (`maxPages`) and entries (`maxEntries`) and refuses a repeated token.
+ * `readPage` throws a {@link DiscoveryError} for a page it cannot read (any other error is wrapped
+ * as `ERR_CARD_INVALID`); `ERR_CONFIG_INVALID` (a missing optional dependency) rejects the refresh.
+ */
+export interface RegistryClientAdapter {
+  /** A short name, recorded in each record's `metadata.registry`. */
+  readonly name: string;
+  /** Reads the page after `pageToken` (undefined: the first page). */
+  readPage(pageToken: string | undefined, read: RegistryRead): Promise<RegistryTokenPage>;
 }
 
 /** Limits of the simple catalog format (per entry). */

@@ -11,10 +11,12 @@
  * @module
  */
 import type { Clock } from '../clock/index.js';
+import { canonicalJson, sha256Hex } from '../card/index.js';
 import { DiscoveryError, isDiscoveryError, toDiscoveryError, type Problem } from '../errors.js';
 import type { EventStream } from '../events/index.js';
-import type { CardFetcher } from '../fetch/index.js';
-import { simpleCatalogAdapter, type RegistryAdapter } from './registry-adapter.js';
+import { inlineCardKey, type CardFetcher } from '../fetch/index.js';
+import type { CatalogArtifacts, InlineCard } from './catalog-artifacts.js';
+import { simpleCatalogAdapter, type RegistryAdapter, type RegistryClientAdapter, type RegistryEntry, type RegistryRead } from './registry-adapter.js';
 import { SOURCE_DEFAULTS } from '../rules/defaults.js';
 import { originOf } from '../rules/origins.js';
 import { impossibleBaseUrl, impossibleCardUrl, impossibleUrl } from '../rules/urls.js';
@@ -31,12 +33,22 @@ export interface RegistrySourceOptions {
   url: string;
   /** The safe fetcher; the catalog's origin must be on its allowlist. Not closed by the source. */
   fetcher: CardFetcher;
-  /** The catalog format. Default {@link simpleCatalogAdapter}. */
-  adapter?: RegistryAdapter;
+  /**
+   * The catalog format: a page-URL adapter (default {@link simpleCatalogAdapter}) or a client
+   * adapter for an API paged by token (e.g. `googleAgentRegistryAdapter`).
+   */
+  adapter?: RegistryAdapter | RegistryClientAdapter;
   /** Suggested poll interval. Default 300000 (5 minutes). */
   pollIntervalMs?: number;
   /** Pages read per refresh at most; a catalog with more fails the refresh. Default 20. */
   maxPages?: number;
+  /** Entries read per refresh at most; a catalog with more fails the refresh (`ERR_CARD_TOO_LARGE`). Default 5000. */
+  maxEntries?: number;
+  /**
+   * Shared with the card cache: the cards the registry stores (entries with `card`) are served
+   * to it inline under `<registry URL>#card=<name>` keys. Without it, such entries use their URL.
+   */
+  artifacts?: CatalogArtifacts;
   /** Where `source-error` and `source-problem` alerts go. */
   events?: EventStream;
   /** For `updatedAt`. Default the system clock. */
@@ -80,12 +92,13 @@ export function registrySource(options: RegistrySourceOptions): Source {
     check.add('fetcher', 'a CardFetcher is required (createCardFetcher({ policy }))');
   }
   const adapter = opts.adapter ?? simpleCatalogAdapter;
-  const a = adapter as Partial<RegistryAdapter>;
-  if (typeof a.name !== 'string' || a.name === '' || typeof a.firstPage !== 'function' || typeof a.parse !== 'function') {
-    check.add('adapter', 'must be a RegistryAdapter { name, firstPage(url), parse(body, pageUrl) }');
+  const a = adapter as Partial<RegistryAdapter & RegistryClientAdapter>;
+  if (typeof a.name !== 'string' || a.name === '' || (typeof a.readPage !== 'function' && (typeof a.firstPage !== 'function' || typeof a.parse !== 'function'))) {
+    check.add('adapter', 'must be a RegistryAdapter { name, firstPage(url), parse(body, pageUrl) } or a RegistryClientAdapter { name, readPage(token, read) }');
   }
   const pollIntervalMs = check.positiveInt(opts.pollIntervalMs, 'pollIntervalMs') ?? SOURCE_DEFAULTS.pollIntervalMs;
   const maxPages = check.positiveInt(opts.maxPages, 'maxPages') ?? SOURCE_DEFAULTS.maxPages;
+  const maxEntries = check.positiveInt(opts.maxEntries, 'maxEntries') ?? SOURCE_DEFAULTS.maxEntries;
   const headers: Record<string, string> = {};
   if (opts.headers !== undefined) {
     if (typeof opts.headers !== 'object' || opts.headers === null || Array.isArray(opts.headers)) check.add('headers', `must be an object of header strings, got ${describe(opts.headers)}`);
@@ -104,7 +117,9 @@ export function registrySource(options: RegistrySourceOptions): Source {
     adapter,
     pollIntervalMs,
     maxPages,
+    maxEntries,
     headers,
+    artifacts: opts.artifacts,
     events: opts.events,
     clock: opts.clock,
   });
@@ -114,10 +129,12 @@ interface Settings {
   id: string;
   url: string;
   fetcher: CardFetcher;
-  adapter: RegistryAdapter;
+  adapter: RegistryAdapter | RegistryClientAdapter;
   pollIntervalMs: number;
   maxPages: number;
+  maxEntries: number;
   headers: Record<string, string>;
+  artifacts: CatalogArtifacts | undefined;
   events: EventStream | undefined;
   clock: Clock | undefined;
 }
@@ -169,6 +186,7 @@ class RegistrySource implements Source {
     this.#closed = true;
     this.#controller?.abort(new Error('the registry source was closed'));
     this.#core.clearListeners();
+    this.#s.artifacts?.withdraw(this.id);
     await this.#inFlight?.catch(() => undefined);
   }
 
@@ -176,19 +194,102 @@ class RegistrySource implements Source {
     const controller = new AbortController();
     this.#controller = controller;
     try {
-      const { records, problems } = await this.#readCatalog(controller.signal);
+      const { adapter } = this.#s;
+      const inline = new Map<string, InlineCard>();
+      const { records, problems } = 'readPage' in adapter ? await this.#readByToken(adapter, inline, controller.signal) : await this.#readCatalog(adapter, controller.signal);
       if (this.#closed) return this.#core.state;
+      this.#publish(inline);
       return this.#core.succeed(records, problems);
     } catch (err) {
       if (this.#closed) return this.#core.state;
+      // A missing optional dependency is a configuration error: the refresh rejects (Source.refresh).
+      if (isDiscoveryError(err) && err.code === 'ERR_CONFIG_INVALID') throw err;
       return this.#core.fail(toDiscoveryError(err, 'ERR_FETCH_NETWORK', { url: this.#s.url, stage: 'source' }));
     } finally {
       if (this.#controller === controller) this.#controller = undefined;
     }
   }
 
-  async #readCatalog(signal: AbortSignal): Promise<{ records: EndpointRecord[]; problems: Problem[] }> {
-    const { adapter, fetcher, maxPages, id } = this.#s;
+  /** The stored cards of the last good listing, for the card cache; as fresh as that listing. */
+  #publish(inline: Map<string, InlineCard>): void {
+    const { artifacts, pollIntervalMs } = this.#s;
+    if (artifacts === undefined) return;
+    artifacts.publish(this.id, {
+      inline,
+      pins: new Map(),
+      // Like an AI Catalog's inline card: good while the registry's last read is; the cache then
+      // serves its last good copy under its staleness rules when the registry is down.
+      freshen: async () => ({ ok: this.#core.state.ok, freshMs: pollIntervalMs }),
+    });
+  }
+
+  /** Reads an API paged by token through a client adapter: every request on the registry's origin, through the fetcher. */
+  async #readByToken(adapter: RegistryClientAdapter, inline: Map<string, InlineCard>, signal: AbortSignal): Promise<{ records: EndpointRecord[]; problems: Problem[] }> {
+    const { fetcher, maxPages, maxEntries, id, url } = this.#s;
+    const read: RegistryRead = {
+      url,
+      signal,
+      get: async (pageUrl, headers) => {
+        const target = this.#sameOrigin(pageUrl, url, 'request');
+        const res = await fetcher.fetch(target, { headers: { ...this.#s.headers, ...headers }, signal });
+        if (res.status !== 200) {
+          throw new DiscoveryError('ERR_FETCH_STATUS', `registry ${adapter.name} request ${target} answered ${res.status}; expected 200`, { url: target, stage: 'source', status: res.status });
+        }
+        return res.body;
+      },
+    };
+    const records: EndpointRecord[] = [];
+    const problems: Problem[] = [];
+    const tokens = new Set<string>();
+    let entries = 0;
+    let token: string | undefined;
+    for (let page = 0; ; page++) {
+      if (page >= maxPages) {
+        throw new DiscoveryError('ERR_CARD_TOO_LARGE', `registry ${url} has more than maxPages=${maxPages} pages; the refresh is abandoned and the last good list kept`, { url, stage: 'source' });
+      }
+      const parsed = await callAdapterAsync(() => adapter.readPage(token, read), url, 'readPage');
+      if (typeof parsed !== 'object' || parsed === null || !Array.isArray(parsed.records)) {
+        throw new DiscoveryError('ERR_CARD_INVALID', `registry adapter ${adapter.name} returned no records array for ${url}`, { url, stage: 'source' });
+      }
+      entries += parsed.records.length;
+      if (entries > maxEntries) {
+        throw new DiscoveryError('ERR_CARD_TOO_LARGE', `registry ${url} lists more than maxEntries=${maxEntries} entries; the refresh is abandoned and the last good list kept`, { url, stage: 'source' });
+      }
+      parsed.records.forEach((entry, i) => {
+        const read = this.#recordOf(entry, { at: `pages[${page}].records[${i}]`, pageUrl: url, source: id, adapter: adapter.name }, inline);
+        if ('record' in read) records.push(read.record);
+        else problems.push(read.problem);
+      });
+      const next = parsed.nextPageToken;
+      if (next === undefined || next === '') break;
+      if (typeof next !== 'string' || tokens.has(next)) {
+        throw new DiscoveryError('ERR_CARD_INVALID', `registry ${url}: next page token ${describe(next)} was already read or is not a string (a paging loop)`, { url, stage: 'source', path: 'nextPageToken' });
+      }
+      tokens.add(next);
+      token = next;
+    }
+    return { records, problems };
+  }
+
+  /** An entry with a stored card (and a table to serve it from) → a record under its inline key; otherwise {@link recordFromEntry}. */
+  #recordOf(entry: RegistryEntry, ctx: CatalogEntryContext, inline: Map<string, InlineCard>): { record: EndpointRecord } | { problem: Problem } {
+    const { card, ...rest } = (entry ?? {}) as RegistryEntry;
+    if (card === undefined || this.#s.artifacts === undefined) return recordFromEntry(rest, ctx);
+    if (typeof card !== 'object' || card === null || Array.isArray(card)) return { problem: { path: `${ctx.at}.card`, message: `a stored card must be a JSON object, got ${describe(card)}; skipped` } };
+    if (typeof rest.name !== 'string' || rest.name === '') return { problem: { path: ctx.at, message: `entry on ${ctx.pageUrl} has no name string; skipped` } };
+    const key = inlineCardKey(this.#s.url, rest.name);
+    if (inline.has(key)) return { problem: { path: ctx.at, message: `the stored card of ${describe(rest.name)} has the same key as another entry's (${key}); skipped` } };
+    // Validate the rest of the entry (metadata, transport) by the same rule, against the key.
+    const read = recordFromEntry({ ...rest, url: this.#s.url, cardUrl: undefined }, ctx);
+    if ('problem' in read) return read;
+    const bytes = Buffer.from(canonicalJson(card), 'utf8');
+    inline.set(key, { bytes, sha256: sha256Hex(bytes), catalog: this.#s.url });
+    return { record: { ...read.record, baseUrl: key } };
+  }
+
+  async #readCatalog(adapter: RegistryAdapter, signal: AbortSignal): Promise<{ records: EndpointRecord[]; problems: Problem[] }> {
+    const { fetcher, maxPages, maxEntries, id } = this.#s;
+    let entries = 0;
     const records: EndpointRecord[] = [];
     const problems: Problem[] = [];
     const visited = new Set<string>();
@@ -208,6 +309,10 @@ class RegistrySource implements Source {
       const parsed = callAdapter(() => adapter.parse(res.body, pageUrl), pageUrl, 'parse');
       if (typeof parsed !== 'object' || parsed === null || !Array.isArray(parsed.records)) {
         throw new DiscoveryError('ERR_CARD_INVALID', `registry adapter ${adapter.name} returned no records array for ${pageUrl}`, { url: pageUrl, stage: 'source' });
+      }
+      entries += parsed.records.length;
+      if (entries > maxEntries) {
+        throw new DiscoveryError('ERR_CARD_TOO_LARGE', `registry ${this.#s.url} lists more than maxEntries=${maxEntries} entries; the refresh is abandoned and the last good list kept`, { url: pageUrl, stage: 'source' });
       }
       parsed.records.forEach((entry, i) => {
         const read = recordFromEntry(entry, { at: `pages[${page}].records[${i}]`, pageUrl, source: id, adapter: adapter.name });
@@ -260,7 +365,7 @@ export interface CatalogEntryContext {
  * @example recordFromEntry({ name: 'billing', url: 'https://billing.example.com/' }, { at: 'agents[0]', pageUrl, source: 'catalog', adapter: 'simple' })
  */
 export function recordFromEntry(entry: unknown, ctx: CatalogEntryContext): { record: EndpointRecord } | { problem: Problem } {
-  const { name, url, cardUrl, tags } = (entry ?? {}) as Partial<{ name: unknown; url: unknown; cardUrl: unknown; tags: unknown }>;
+  const { name, url, cardUrl, tags, metadata: extra } = (entry ?? {}) as Partial<{ name: unknown; url: unknown; cardUrl: unknown; tags: unknown; metadata: unknown }>;
   const field = cardUrl !== undefined && url === undefined ? 'cardUrl' : 'url';
   const given = field === 'cardUrl' ? cardUrl : url;
   if (typeof name !== 'string' || name === '' || typeof given !== 'string') {
@@ -270,11 +375,29 @@ export function recordFromEntry(entry: unknown, ctx: CatalogEntryContext): { rec
   if (why !== undefined) return { problem: { path: `${ctx.at}.${field}`, message: `entry ${describe(name)} on ${ctx.pageUrl}: ${why}; skipped` } };
   const metadata: Record<string, string> = { registry: ctx.adapter };
   if (Array.isArray(tags) && tags.length > 0) metadata['tags'] = tags.map(String).join(',');
+  // An adapter's provenance strings (a registry resource name, its project), never over `registry`.
+  if (typeof extra === 'object' && extra !== null) {
+    for (const [k, v] of Object.entries(extra)) if (typeof v === 'string' && !(k in metadata)) metadata[k] = v;
+  }
   // Transport options an adapter passes on are judged by the same rule as a static entry's.
   const bad: Problem[] = [];
   const transport = readTransportOptions(entry as Record<string, unknown>, (f, message) => bad.push({ path: `${ctx.at}.${f}`, message: `entry ${describe(name)} on ${ctx.pageUrl}: ${message}; skipped` }));
   if (bad.length > 0) return { problem: bad[0] as Problem };
   return { record: { name, baseUrl: given, source: ctx.source, metadata, ...(transport !== undefined && { transport }) } };
+}
+
+/** {@link callAdapter} for an adapter's asynchronous step. */
+async function callAdapterAsync<T>(fn: () => Promise<T>, url: string, step: string): Promise<T> {
+  try {
+    return await fn();
+  } catch (err) {
+    if (isDiscoveryError(err)) throw err;
+    throw new DiscoveryError('ERR_CARD_INVALID', `registry adapter ${step} failed for ${url}: ${err instanceof Error ? err.message : String(err)}`, {
+      url,
+      stage: 'source',
+      cause: err,
+    });
+  }
 }
 
 /** Runs adapter code; a non-DiscoveryError it throws becomes `ERR_CARD_INVALID` with the cause kept. */

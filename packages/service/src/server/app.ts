@@ -18,7 +18,7 @@ import type { Registry } from 'prom-client';
 import type { SessionRunner, TreeFactory } from 'a2a-discovery/adk';
 import { checkSessionId, contentText, SESSION_ID_PATTERN } from 'a2a-discovery/adk';
 import type { ActionActor, ActionEvent, CardCache, DiscoveryLoop, EventInput, EventStream, RoutingVerdict, Snapshot } from 'a2a-discovery';
-import { isDiscoveryError, diffSnapshots, AI_CATALOG_WELL_KNOWN_PATH } from 'a2a-discovery';
+import { activeTraceIds, isDiscoveryError, diffSnapshots, AI_CATALOG_WELL_KNOWN_PATH } from 'a2a-discovery';
 import type { TraceInputs } from 'a2a-discovery/explorer';
 import { DEFAULT_TRACE_INPUTS, runTrace } from 'a2a-discovery/explorer';
 import type { StoreStatus, ReplicaStatus } from '@a2a-discovery/store';
@@ -66,6 +66,8 @@ export interface AppOptions {
   allowedHosts?: readonly string[];
   /** Extra origins allowed to make non-GET calls. */
   allowedOrigins?: readonly string[];
+  /** A trace viewer's URL with `{traceId}` (`server.telemetry.traceUrl`), told to the dashboard by `/api/whoami`. */
+  traceUrl?: string;
   /** Body, stream and queue limits; defaults {@link DEFAULT_SERVER_LIMITS}. */
   limits?: Partial<ServerLimits>;
   /** The event-stream hub (to share its count with metrics); built from `buffer` and `limits` when absent. */
@@ -246,6 +248,8 @@ export function createApp(o: AppOptions): Hono {
       ...(actor.kind === 'person' && { sub: actor.person.sub, name: actor.person.name ?? null }),
       role: role ?? null,
       can: { read: !guarded || role !== undefined, refresh: may('operator'), inspect: may('operator'), chat: may('operator'), trace: may('viewer'), confirm: !guarded || may('admin'), othersSessions: may('admin') },
+      // Where the dashboard links a trace id, when configured (not told to who may read nothing).
+      ...((!guarded || role !== undefined) && o.traceUrl !== undefined && { traceUrl: o.traceUrl }),
     });
   });
 
@@ -515,6 +519,8 @@ export function createApp(o: AppOptions): Hono {
         error: turn.error ?? null,
         notices: turn.notices,
         events: turn.events.map((e) => ({ author: e.author, text: contentText(e.content), error: e.errorMessage ?? null })),
+        // The trace this turn was recorded in (sampled), for the dashboard's link; null without one.
+        traceId: activeTraceIds()?.traceId ?? null,
       });
     } catch (err) {
       // A session that could not start (not ready, the session cap) is not kept.

@@ -17,6 +17,7 @@ export function serviceOptionsFromConfig(config: DiscoveryConfig, secrets: Secre
     ...(config.server.oidc && { oidc: { ...config.server.oidc, allowLoopback: config.allowLoopback } }),
     allowedHosts: config.server.allowedHosts,
     allowedOrigins: config.server.allowedOrigins,
+    ...(config.server.telemetry.traceUrl !== undefined && { traceUrl: config.server.telemetry.traceUrl }),
     limits: config.server.limits,
     registry: config.server.registry,
     ...(config.server.catalog.enabled && {
@@ -53,6 +54,7 @@ export function serviceOptionsFromConfig(config: DiscoveryConfig, secrets: Secre
     aiCatalogs: config.sources.aiCatalogs,
     registries: config.sources.registries,
     ard: config.sources.ard,
+    dns: config.sources.dns,
     ...(config.sources.kubernetes && { kubernetes: config.sources.kubernetes }),
     health: config.health,
     cache: config.cache,

@@ -1,12 +1,14 @@
 /**
  * The service's structured logger (pino): JSON lines by default, a short human format when
  * writing to a terminal. The library itself never logs; the service turns discovery events into
- * log lines here.
+ * log lines here. A line written inside a sampled span carries its `trace_id` and `span_id`
+ * (docs/observability.md "Logs").
  */
 import { Writable } from 'node:stream';
 import pino from 'pino';
 import type { Logger } from 'pino';
 import type { DiscoveryEvent, EventStream } from 'a2a-discovery';
+import { activeTraceIds } from 'a2a-discovery';
 
 export type { Logger } from 'pino';
 
@@ -34,10 +36,21 @@ function prettyStream(out: NodeJS.WritableStream): Writable {
   });
 }
 
+/**
+ * The active sampled span's ids on every line (child loggers included: the ADK's, the store's),
+ * named as the OpenTelemetry log data model's trace context fields; nothing outside a span, or
+ * when the span is not sampled.
+ */
+function traceMixin(): object {
+  const ids = activeTraceIds();
+  // A new object each time: pino merges the line's fields into it.
+  return ids === undefined ? {} : { trace_id: ids.traceId, span_id: ids.spanId };
+}
+
 export function createLogger(options: { level?: string; pretty?: boolean; destination?: NodeJS.WritableStream } = {}): Logger {
   const out = options.destination ?? process.stdout;
   const pretty = options.pretty ?? (out === process.stdout && process.stdout.isTTY === true);
-  return pino({ level: options.level ?? 'info', base: undefined }, pretty ? prettyStream(out) : (out as pino.DestinationStream));
+  return pino({ level: options.level ?? 'info', base: undefined, mixin: traceMixin }, pretty ? prettyStream(out) : (out as pino.DestinationStream));
 }
 
 /** Logs the events an operator cares about (not every cache hit). */

@@ -1,13 +1,227 @@
 /**
- * Prometheus metrics, on a registry of our own (never prom-client's global one), fed by the
- * discovery event stream plus a few gauges read at scrape time.
+ * The service's metrics, defined once ({@link METRICS}) and written to two outputs:
+ *
+ * - Prometheus (`/metrics`), on a registry of our own (never prom-client's global one);
+ * - the OpenTelemetry metrics API (`metrics.getMeter('a2a-discovery')`): counters, histograms,
+ *   observable counters and gauges. Without a MeterProvider registered (before the service starts)
+ *   that side is a no-op.
+ *
+ * Both are fed by the discovery event stream plus readings taken at collection (a scrape, or a
+ * metric reader's collection). The OpenTelemetry name follows from the Prometheus one
+ * ({@link otelName}): `a2a_discovery.` for the prefix, no `_total` on a counter, no `_seconds` on
+ * an instrument of unit `s` — so an OpenTelemetry → Prometheus export (dots to underscores, the
+ * unit and `_total` suffixes added) gives the same series. docs/observability.md "Metrics".
  */
+import { metrics as otelMetrics } from '@opentelemetry/api';
+import type { Attributes, Counter as OtelCounter, Histogram as OtelHistogram, Meter, ObservableCallback, ObservableCounter, ObservableGauge } from '@opentelemetry/api';
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { CardCache, DiscoveryLoop, OriginBudgetStats } from 'a2a-discovery';
-import { occurrences, type EventStream } from 'a2a-discovery';
+import { INSTRUMENTATION_SCOPE, occurrences, type EventStream } from 'a2a-discovery';
 import type { TreeFactory } from 'a2a-discovery/adk';
 import type { StoreStatus, ReplicaStatus } from '@a2a-discovery/store';
 import type { RefusalReason } from './limits.js';
+
+/**
+ * How a metric is fed and what it is in each output: `counter` and `histogram` are fed by events;
+ * `gauge` and `observed-counter` (a cumulative count kept elsewhere, a monotonic observable counter
+ * in OpenTelemetry) are read at collection.
+ */
+type MetricKind = 'counter' | 'histogram' | 'gauge' | 'observed-counter';
+
+interface MetricDefinition {
+  /** The Prometheus name; a counter's ends in `_total`, one of unit `s` in `_seconds`. */
+  readonly name: string;
+  readonly help: string;
+  readonly kind: MetricKind;
+  /** The UCUM unit of the OpenTelemetry instrument (`s`: seconds); none for counts and ratios. */
+  readonly unit?: 's';
+  /** Label names in Prometheus, attribute keys in OpenTelemetry. */
+  readonly labels?: readonly string[];
+  /** Histogram bucket bounds (Prometheus buckets, OpenTelemetry explicit bucket boundaries advice). */
+  readonly buckets?: readonly number[];
+}
+
+const P = 'a2a_discovery_';
+
+/** Every metric of the service, once. */
+const METRICS = {
+  cardFetches: { name: `${P}card_fetches_total`, kind: 'counter', help: 'Card cache decisions that reached the network, by outcome.', labels: ['outcome'] },
+  cardCacheHits: { name: `${P}card_cache_hits_total`, kind: 'counter', help: 'Card reads served fresh from the cache without a request.' },
+  cardNotModified: { name: `${P}card_not_modified_total`, kind: 'counter', help: 'Conditional card requests answered 304 Not Modified.' },
+  cardFailures: { name: `${P}card_failures_total`, kind: 'counter', help: 'Failed card refreshes, by error code.', labels: ['code'] },
+  cardFetchDuration: { name: `${P}card_fetch_duration_seconds`, kind: 'histogram', unit: 's', help: 'Duration of card requests.', buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5] },
+  snapshotPublications: { name: `${P}snapshot_publications_total`, kind: 'counter', help: 'Snapshots published.' },
+  snapshotsHeld: { name: `${P}snapshots_held_total`, kind: 'counter', help: 'Snapshots held back by a guard.' },
+  alerts: { name: `${P}alerts_total`, kind: 'counter', help: 'Alerts raised, by kind.', labels: ['kind'] },
+  treeEvictions: { name: `${P}tree_evictions_total`, kind: 'counter', help: 'Agent trees evicted after their last pinned session.' },
+  alertsResolved: { name: `${P}alerts_resolved_total`, kind: 'counter', help: 'Alert conditions that cleared, by kind.', labels: ['kind'] },
+  sessionEvents: {
+    name: `${P}session_events_total`,
+    kind: 'counter',
+    help: 'Session lifecycle events: pinned, upgraded, ended, expired (idle, history deleted), restarted (returned after expiry).',
+    labels: ['event'],
+  },
+  storeUp: { name: `${P}store_up`, kind: 'gauge', help: 'Whether the state store answered its last read or write (1) or failed (0), by engine.', labels: ['kind'] },
+  storeWrites: { name: `${P}store_writes`, kind: 'gauge', help: 'Writes the state store completed since the process started.' },
+  storeFailedWrites: { name: `${P}store_failed_writes`, kind: 'gauge', help: 'Writes the state store failed since the process started.' },
+  journalPruned: {
+    name: `${P}journal_pruned_total`,
+    kind: 'observed-counter',
+    help: 'Journal rows deleted before their age to keep a type\'s quota (retention.journalMaxEventsPerType) or the total cap (retention.journalMaxEvents), by event type.',
+    labels: ['type'],
+  },
+  journalDroppedEvents: { name: `${P}journal_dropped_events`, kind: 'gauge', help: 'Journal events dropped because the state store could not keep up.' },
+  activityEndpoints: { name: `${P}activity_endpoints`, kind: 'gauge', help: 'Endpoints whose cache chatter /api/activity counts now (freed when discovery evicts them).' },
+  activityEndpointsDropped: { name: `${P}activity_endpoints_dropped`, kind: 'gauge', help: 'Endpoints whose activity counters were dropped because more endpoints chattered than the bound allows.' },
+  // Labelled by caller (discovery, inspector), not by origin: a wildcard allowlist admits origins without bound.
+  upstreamBudgetExhausted: {
+    name: `${P}upstream_budget_exhausted_total`,
+    kind: 'observed-counter',
+    help: 'Upstream requests not made because their origin\'s request budget (cache.originRequestsPerSecond, cache.originBurst) was spent, by caller.',
+    labels: ['caller'],
+  },
+  upstreamBudgetWaits: { name: `${P}upstream_budget_waits_total`, kind: 'observed-counter', help: 'Upstream requests that waited for their origin\'s turn under the request budget, by caller.', labels: ['caller'] },
+  upstreamBudgetOrigins: { name: `${P}upstream_budget_origins`, kind: 'gauge', help: 'Origins whose request budget is tracked now (idle ones are freed).' },
+  upstreamBudgetOriginsDropped: {
+    name: `${P}upstream_budget_origins_dropped_total`,
+    kind: 'observed-counter',
+    help: 'Origin budgets dropped before they were idle because more origins were tracked than the bound allows.',
+  },
+  // Labelled by the peer's origin: only configured `credentials:` entries request tokens, so the set is bounded.
+  peerTokenRequests: {
+    name: `${P}peer_token_requests_total`,
+    kind: 'observed-counter',
+    help: 'Token requests of the peers\' credentials (oauth2, google-id-token), by peer origin and outcome (issued, failed).',
+    labels: ['origin', 'outcome'],
+  },
+  federationRequests: {
+    name: `${P}federation_requests_total`,
+    kind: 'observed-counter',
+    help: 'Registries a federated search (federation: auto) asked or passed over, by outcome (answered, failed, timeout, refused, skipped).',
+    labels: ['outcome'],
+  },
+  replicaLeader: { name: `${P}replica_leader`, kind: 'gauge', help: 'Whether this replica leads (1: it runs the sources and refreshes cards) or follows (0).' },
+  replicaEpoch: { name: `${P}replica_epoch`, kind: 'gauge', help: 'The fencing epoch: this replica\'s while it leads, else the last one read from the database.' },
+  replicaLag: { name: `${P}replica_lag_seconds`, kind: 'gauge', unit: 's', help: 'How long this replica has served another snapshot than the database\'s current one (0 in sync).' },
+  replicaInSync: { name: `${P}replica_in_sync`, kind: 'gauge', help: 'Whether this replica serves the database\'s current snapshot (1) or not yet (0).' },
+  replicaConnected: { name: `${P}replica_connected`, kind: 'gauge', help: 'Whether the replica\'s dedicated PostgreSQL connection (leader lock, LISTEN) is up.' },
+  activeAlerts: { name: `${P}active_alerts`, kind: 'gauge', help: 'Alert conditions that hold now (raised and not yet resolved).' },
+  builtTrees: { name: `${P}built_trees`, kind: 'gauge', help: 'Agent trees built and kept (current, pinned, or about to be published).' },
+  routingAccuracy: { name: `${P}routing_accuracy`, kind: 'gauge', help: 'Routing accuracy (0-1) of the current snapshot on the labelled cases; absent when routing is not evaluated.' },
+  catalogReads: {
+    name: `${P}catalog_reads_total`,
+    kind: 'counter',
+    help: 'AI Catalog documents read with a request (or refused), by outcome (changed, unchanged, revalidated, stale, invalid, failed, refused).',
+    labels: ['outcome'],
+  },
+  routingEvaluations: { name: `${P}routing_evaluations_total`, kind: 'counter', help: 'Routing evaluations of candidate snapshots, by result (passed, failed, held).', labels: ['result'] },
+  snapshotVersion: { name: `${P}snapshot_version`, kind: 'gauge', help: 'Version of the current snapshot (0 before the first).' },
+  cardStaleEntries: { name: `${P}card_stale_entries`, kind: 'gauge', help: 'Cached cards currently served stale.' },
+  pinnedSessions: { name: `${P}pinned_sessions`, kind: 'gauge', help: 'Sessions pinned to a snapshot.' },
+  retainedSnapshots: { name: `${P}retained_snapshots`, kind: 'gauge', help: 'Snapshots retained (current plus pinned).' },
+  httpRefusals: { name: `${P}http_refusals_total`, kind: 'counter', help: 'Requests refused or cut by the service\'s checks and limits, by reason (docs/security.md).', labels: ['reason'] },
+  registryEntries: { name: `${P}registry_entries`, kind: 'gauge', help: 'Entries in the registry index (admitted cards; docs/registry-api.md).' },
+  registryLeftOut: { name: `${P}registry_left_out`, kind: 'gauge', help: 'Admitted cards the registry index leaves out past server.registry.maxEntries.' },
+  sseStreams: { name: `${P}sse_streams`, kind: 'gauge', help: 'Open /api/stream connections.' },
+} as const satisfies Record<string, MetricDefinition>;
+
+/**
+ * The OpenTelemetry instrument name of a metric: the `a2a_discovery.` namespace, without the
+ * Prometheus `_total` suffix of a counter and the `_seconds` suffix of unit `s` (the exporter
+ * adds both back). Throws on a definition whose name and kind or unit disagree.
+ */
+function otelName(d: MetricDefinition): string {
+  const counter = d.kind === 'counter' || d.kind === 'observed-counter';
+  let name = d.name;
+  if (!name.startsWith(P)) throw new Error(`metric ${name}: the name must start with ${P}`);
+  if (counter !== name.endsWith('_total')) throw new Error(`metric ${name}: a counter's name ends in _total, no other's does`);
+  if (counter) name = name.slice(0, -'_total'.length);
+  if ((d.unit === 's') !== name.endsWith('_seconds')) throw new Error(`metric ${name}: unit s and the _seconds suffix go together`);
+  if (d.unit === 's') name = name.slice(0, -'_seconds'.length);
+  return `a2a_discovery.${name.slice(P.length)}`;
+}
+
+/** Label values by name (Prometheus labels, OpenTelemetry attributes). */
+type Labels = Readonly<Record<string, string>>;
+/**
+ * What a metric read at collection reports: one number, one number per label set, or nothing
+ * (no series; a Prometheus gauge without labels still shows 0).
+ */
+type Reading = number | ReadonlyArray<readonly [Labels, number]> | undefined;
+
+/** The two outputs every metric is written to: a Prometheus registry and an OpenTelemetry meter. */
+class Outputs {
+  readonly #registry: Registry;
+  readonly #meter: Meter;
+  readonly #observed: Array<[ObservableGauge | ObservableCounter, ObservableCallback]> = [];
+
+  constructor(registry: Registry, meter: Meter) {
+    this.#registry = registry;
+    this.#meter = meter;
+  }
+
+  /** A counter fed by events: `add(n, labels)` counts in both outputs (n default 1). */
+  counter(d: MetricDefinition): (n?: number, labels?: Labels) => void {
+    const prom = new Counter({ name: d.name, help: d.help, labelNames: [...(d.labels ?? [])], registers: [this.#registry] });
+    const otel: OtelCounter = this.#meter.createCounter(otelName(d), { description: d.help, ...(d.unit !== undefined && { unit: d.unit }) });
+    // A counter without labels is a series at 0 in Prometheus from the start; the same in OpenTelemetry.
+    if (d.labels === undefined) otel.add(0);
+    return (n = 1, labels) => {
+      if (labels === undefined) prom.inc(n);
+      else prom.inc(labels, n);
+      otel.add(n, labels as Attributes | undefined);
+    };
+  }
+
+  /** A histogram fed by events: `observe(value)` records in both outputs. */
+  histogram(d: MetricDefinition): (value: number) => void {
+    const prom = new Histogram({ name: d.name, help: d.help, buckets: [...(d.buckets ?? [])], registers: [this.#registry] });
+    const otel: OtelHistogram = this.#meter.createHistogram(otelName(d), {
+      description: d.help,
+      ...(d.unit !== undefined && { unit: d.unit }),
+      ...(d.buckets !== undefined && { advice: { explicitBucketBoundaries: [...d.buckets] } }),
+    });
+    return (value) => {
+      prom.observe(value);
+      otel.record(value);
+    };
+  }
+
+  /** A gauge or observed counter: `read()` at each scrape and each OpenTelemetry collection. */
+  observed(d: MetricDefinition, read: () => Reading | Promise<Reading>): void {
+    const labelNames = [...(d.labels ?? [])];
+    async function collect(this: Gauge | Counter): Promise<void> {
+      const r = await read();
+      this.reset();
+      if (typeof r === 'number') {
+        if (this instanceof Gauge) this.set(r);
+        else this.inc(r);
+      } else if (r !== undefined) {
+        for (const [labels, v] of r) {
+          if (this instanceof Gauge) this.set(labels, v);
+          else this.inc(labels, v);
+        }
+      }
+    }
+    if (d.kind === 'gauge') new Gauge({ name: d.name, help: d.help, labelNames, registers: [this.#registry], collect });
+    else new Counter({ name: d.name, help: d.help, labelNames, registers: [this.#registry], collect });
+    const options = { description: d.help, ...(d.unit !== undefined && { unit: d.unit }) };
+    const instrument = d.kind === 'gauge' ? this.#meter.createObservableGauge(otelName(d), options) : this.#meter.createObservableCounter(otelName(d), options);
+    const callback: ObservableCallback = async (result) => {
+      const r = await read();
+      if (typeof r === 'number') result.observe(r);
+      else if (r !== undefined) for (const [labels, v] of r) result.observe(v, labels);
+    };
+    instrument.addCallback(callback);
+    this.#observed.push([instrument, callback]);
+  }
+
+  /** Stops the OpenTelemetry callbacks (a closed service reports nothing more). */
+  close(): void {
+    for (const [instrument, callback] of this.#observed) instrument.removeCallback(callback);
+    this.#observed.length = 0;
+  }
+}
 
 export interface MetricsSources {
   events: EventStream;
@@ -34,351 +248,133 @@ export interface MetricsSources {
   registryIndex?: () => { entries: number; leftOut: number; tombstones: number };
 }
 
+/** Label sets of a `Record<value, count>` under one label. */
+const byLabel = (label: string, counts: Readonly<Record<string, number>>): Array<[Labels, number]> => Object.entries(counts).map(([value, n]) => [{ [label]: value }, n]);
+
+/**
+ * The metrics of one service: the Prometheus registry `/metrics` serves, and the same metrics on
+ * the OpenTelemetry meter of the MeterProvider registered when this is called (none: a no-op).
+ */
 export function createMetrics({ events, cache, loop, trees, openStreams, store, journalDropped, replica, activity, upstreamBudget, peerTokenRequests, federation, registryIndex }: MetricsSources): { registry: Registry; refusal(reason: RefusalReason): void; close(): void } {
   const registry = new Registry();
-  const p = 'a2a_discovery_';
-  const fetches = new Counter({ name: `${p}card_fetches_total`, help: 'Card cache decisions that reached the network, by outcome.', labelNames: ['outcome'], registers: [registry] });
-  const hits = new Counter({ name: `${p}card_cache_hits_total`, help: 'Card reads served fresh from the cache without a request.', registers: [registry] });
-  const notModified = new Counter({ name: `${p}card_not_modified_total`, help: 'Conditional card requests answered 304 Not Modified.', registers: [registry] });
-  const failures = new Counter({ name: `${p}card_failures_total`, help: 'Failed card refreshes, by error code.', labelNames: ['code'], registers: [registry] });
-  const latency = new Histogram({
-    name: `${p}card_fetch_duration_seconds`,
-    help: 'Duration of card requests.',
-    buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
-    registers: [registry],
-  });
-  const publications = new Counter({ name: `${p}snapshot_publications_total`, help: 'Snapshots published.', registers: [registry] });
-  const held = new Counter({ name: `${p}snapshots_held_total`, help: 'Snapshots held back by a guard.', registers: [registry] });
-  const alerts = new Counter({ name: `${p}alerts_total`, help: 'Alerts raised, by kind.', labelNames: ['kind'], registers: [registry] });
-  const evictions = new Counter({ name: `${p}tree_evictions_total`, help: 'Agent trees evicted after their last pinned session.', registers: [registry] });
-  const resolved = new Counter({ name: `${p}alerts_resolved_total`, help: 'Alert conditions that cleared, by kind.', labelNames: ['kind'], registers: [registry] });
-  const sessionChanges = new Counter({
-    name: `${p}session_events_total`,
-    help: 'Session lifecycle events: pinned, upgraded, ended, expired (idle, history deleted), restarted (returned after expiry).',
-    labelNames: ['event'],
-    registers: [registry],
-  });
+  const out = new Outputs(registry, otelMetrics.getMeter(INSTRUMENTATION_SCOPE));
+  const M = METRICS;
+  const fetches = out.counter(M.cardFetches);
+  const hits = out.counter(M.cardCacheHits);
+  const notModified = out.counter(M.cardNotModified);
+  const failures = out.counter(M.cardFailures);
+  const latency = out.histogram(M.cardFetchDuration);
+  const publications = out.counter(M.snapshotPublications);
+  const held = out.counter(M.snapshotsHeld);
+  const alerts = out.counter(M.alerts);
+  const evictions = out.counter(M.treeEvictions);
+  const resolved = out.counter(M.alertsResolved);
+  const sessionChanges = out.counter(M.sessionEvents);
   if (store) {
-    new Gauge({
-      name: `${p}store_up`,
-      help: 'Whether the state store answered its last read or write (1) or failed (0), by engine.',
-      labelNames: ['kind'],
-      registers: [registry],
-      collect() {
-        const s = store();
-        this.reset();
-        this.set({ kind: s.kind }, s.ok ? 1 : 0);
-      },
+    out.observed(M.storeUp, () => {
+      const s = store();
+      return [[{ kind: s.kind }, s.ok ? 1 : 0]];
     });
-    new Gauge({
-      name: `${p}store_writes`,
-      help: 'Writes the state store completed since the process started.',
-      registers: [registry],
-      collect() {
-        this.set(store().writes);
-      },
-    });
-    new Gauge({
-      name: `${p}store_failed_writes`,
-      help: 'Writes the state store failed since the process started.',
-      registers: [registry],
-      collect() {
-        this.set(store().failedWrites);
-      },
-    });
+    out.observed(M.storeWrites, () => store().writes);
+    out.observed(M.storeFailedWrites, () => store().failedWrites);
     // Rows a type's quota or the journal's total cap deleted before their age (journal.ts): under
     // churn, the high-volume kinds; a protected kind here means the cap is too small for it.
+    // The store's count per type may start over (a reopened store): only its increases add up.
+    const seen = new Map<string, number>();
     const pruned = new Map<string, number>();
-    new Counter({
-      name: `${p}journal_pruned_total`,
-      help: 'Journal rows deleted before their age to keep a type\'s quota (retention.journalMaxEventsPerType) or the total cap (retention.journalMaxEvents), by event type.',
-      labelNames: ['type'],
-      registers: [registry],
-      collect() {
-        for (const [type, n] of Object.entries(store().journalPruned ?? {})) {
-          const seen = pruned.get(type) ?? 0;
-          if (n > seen) this.inc({ type }, n - seen);
-          pruned.set(type, n);
-        }
-      },
+    out.observed(M.journalPruned, () => {
+      for (const [type, n] of Object.entries(store().journalPruned ?? {})) {
+        const last = seen.get(type) ?? 0;
+        if (n > last) pruned.set(type, (pruned.get(type) ?? 0) + n - last);
+        seen.set(type, n);
+      }
+      return [...pruned].map(([type, n]) => [{ type }, n]);
     });
-    new Gauge({
-      name: `${p}journal_dropped_events`,
-      help: 'Journal events dropped because the state store could not keep up.',
-      registers: [registry],
-      collect() {
-        this.set(journalDropped?.() ?? 0);
-      },
-    });
+    out.observed(M.journalDroppedEvents, () => journalDropped?.() ?? 0);
   }
   if (activity) {
-    new Gauge({
-      name: `${p}activity_endpoints`,
-      help: 'Endpoints whose cache chatter /api/activity counts now (freed when discovery evicts them).',
-      registers: [registry],
-      collect() {
-        this.set(activity().endpoints);
-      },
-    });
-    new Gauge({
-      name: `${p}activity_endpoints_dropped`,
-      help: 'Endpoints whose activity counters were dropped because more endpoints chattered than the bound allows.',
-      registers: [registry],
-      collect() {
-        this.set(activity().dropped);
-      },
-    });
+    out.observed(M.activityEndpoints, () => activity().endpoints);
+    out.observed(M.activityEndpointsDropped, () => activity().dropped);
   }
   if (upstreamBudget) {
-    // Labelled by caller (discovery, inspector), not by origin: a wildcard allowlist admits origins without bound.
-    new Counter({
-      name: `${p}upstream_budget_exhausted_total`,
-      help: 'Upstream requests not made because their origin\'s request budget (cache.originRequestsPerSecond, cache.originBurst) was spent, by caller.',
-      labelNames: ['caller'],
-      registers: [registry],
-      collect() {
-        this.reset();
-        for (const [caller, n] of Object.entries(upstreamBudget().exhausted)) this.inc({ caller }, n);
-      },
-    });
-    new Counter({
-      name: `${p}upstream_budget_waits_total`,
-      help: 'Upstream requests that waited for their origin\'s turn under the request budget, by caller.',
-      labelNames: ['caller'],
-      registers: [registry],
-      collect() {
-        this.reset();
-        for (const [caller, n] of Object.entries(upstreamBudget().waited)) this.inc({ caller }, n);
-      },
-    });
-    new Gauge({
-      name: `${p}upstream_budget_origins`,
-      help: 'Origins whose request budget is tracked now (idle ones are freed).',
-      registers: [registry],
-      collect() {
-        this.set(upstreamBudget().origins);
-      },
-    });
-    new Counter({
-      name: `${p}upstream_budget_origins_dropped_total`,
-      help: 'Origin budgets dropped before they were idle because more origins were tracked than the bound allows.',
-      registers: [registry],
-      collect() {
-        this.reset();
-        this.inc(upstreamBudget().originsDropped);
-      },
-    });
+    out.observed(M.upstreamBudgetExhausted, () => byLabel('caller', upstreamBudget().exhausted));
+    out.observed(M.upstreamBudgetWaits, () => byLabel('caller', upstreamBudget().waited));
+    out.observed(M.upstreamBudgetOrigins, () => upstreamBudget().origins);
+    out.observed(M.upstreamBudgetOriginsDropped, () => upstreamBudget().originsDropped);
   }
-  if (peerTokenRequests) {
-    // Labelled by the peer's origin: only configured `credentials:` entries request tokens, so the set is bounded.
-    new Counter({
-      name: `${p}peer_token_requests_total`,
-      help: 'Token requests of the peers\' credentials (oauth2, google-id-token), by peer origin and outcome (issued, failed).',
-      labelNames: ['origin', 'outcome'],
-      registers: [registry],
-      collect() {
-        this.reset();
-        for (const { origin, outcome, count } of peerTokenRequests()) this.inc({ origin, outcome }, count);
-      },
-    });
-  }
-  if (federation) {
-    new Counter({
-      name: `${p}federation_requests_total`,
-      help: 'Registries a federated search (federation: auto) asked or passed over, by outcome (answered, failed, timeout, refused, skipped).',
-      labelNames: ['outcome'],
-      registers: [registry],
-      collect() {
-        this.reset();
-        for (const { outcome, count } of federation()) this.inc({ outcome }, count);
-      },
-    });
-  }
+  if (peerTokenRequests) out.observed(M.peerTokenRequests, () => peerTokenRequests().map(({ origin, outcome, count }) => [{ origin, outcome }, count]));
+  if (federation) out.observed(M.federationRequests, () => federation().map(({ outcome, count }) => [{ outcome }, count]));
   if (replica) {
-    new Gauge({
-      name: `${p}replica_leader`,
-      help: 'Whether this replica leads (1: it runs the sources and refreshes cards) or follows (0).',
-      registers: [registry],
-      collect() {
-        this.set(replica().role === 'leader' ? 1 : 0);
-      },
-    });
-    new Gauge({
-      name: `${p}replica_epoch`,
-      help: 'The fencing epoch: this replica\'s while it leads, else the last one read from the database.',
-      registers: [registry],
-      collect() {
-        this.set(replica().epoch);
-      },
-    });
-    new Gauge({
-      name: `${p}replica_lag_seconds`,
-      help: 'How long this replica has served another snapshot than the database\'s current one (0 in sync).',
-      registers: [registry],
-      collect() {
-        this.set(replica().lagMs / 1000);
-      },
-    });
-    new Gauge({
-      name: `${p}replica_in_sync`,
-      help: 'Whether this replica serves the database\'s current snapshot (1) or not yet (0).',
-      registers: [registry],
-      collect() {
-        this.set(replica().inSync ? 1 : 0);
-      },
-    });
-    new Gauge({
-      name: `${p}replica_connected`,
-      help: 'Whether the replica\'s dedicated PostgreSQL connection (leader lock, LISTEN) is up.',
-      registers: [registry],
-      collect() {
-        this.set(replica().connected ? 1 : 0);
-      },
-    });
+    out.observed(M.replicaLeader, () => (replica().role === 'leader' ? 1 : 0));
+    out.observed(M.replicaEpoch, () => replica().epoch);
+    out.observed(M.replicaLag, () => replica().lagMs / 1000);
+    out.observed(M.replicaInSync, () => (replica().inSync ? 1 : 0));
+    out.observed(M.replicaConnected, () => (replica().connected ? 1 : 0));
   }
-  new Gauge({
-    name: `${p}active_alerts`,
-    help: 'Alert conditions that hold now (raised and not yet resolved).',
-    registers: [registry],
-    collect() {
-      this.set(loop.activeAlerts.length);
-    },
+  out.observed(M.activeAlerts, () => loop.activeAlerts.length);
+  out.observed(M.builtTrees, () => trees?.builtDigests.length ?? 0);
+  out.observed(M.routingAccuracy, () => {
+    const digest = loop.current()?.digest;
+    return digest !== undefined ? loop.routingOf(digest)?.accuracy : undefined;
   });
-  new Gauge({
-    name: `${p}built_trees`,
-    help: 'Agent trees built and kept (current, pinned, or about to be published).',
-    registers: [registry],
-    collect() {
-      this.set(trees?.builtDigests.length ?? 0);
-    },
-  });
-  new Gauge({
-    name: `${p}routing_accuracy`,
-    help: 'Routing accuracy (0-1) of the current snapshot on the labelled cases; absent when routing is not evaluated.',
-    registers: [registry],
-    collect() {
-      this.reset();
-      const digest = loop.current()?.digest;
-      const verdict = digest !== undefined ? loop.routingOf(digest) : undefined;
-      if (verdict) this.set(verdict.accuracy);
-    },
-  });
-  const catalogReads = new Counter({
-    name: `${p}catalog_reads_total`,
-    help: 'AI Catalog documents read with a request (or refused), by outcome (changed, unchanged, revalidated, stale, invalid, failed, refused).',
-    labelNames: ['outcome'],
-    registers: [registry],
-  });
-  const routingEvaluations = new Counter({ name: `${p}routing_evaluations_total`, help: 'Routing evaluations of candidate snapshots, by result (passed, failed, held).', labelNames: ['result'], registers: [registry] });
-  new Gauge({
-    name: `${p}snapshot_version`,
-    help: 'Version of the current snapshot (0 before the first).',
-    registers: [registry],
-    collect() {
-      this.set(loop.current()?.version ?? 0);
-    },
-  });
-  new Gauge({
-    name: `${p}card_stale_entries`,
-    help: 'Cached cards currently served stale.',
-    registers: [registry],
-    async collect() {
-      this.set((await cache.entries()).filter((e) => e.stale).length);
-    },
-  });
-  new Gauge({
-    name: `${p}pinned_sessions`,
-    help: 'Sessions pinned to a snapshot.',
-    registers: [registry],
-    collect() {
-      this.set(trees?.sessions().length ?? 0);
-    },
-  });
-  new Gauge({
-    name: `${p}retained_snapshots`,
-    help: 'Snapshots retained (current plus pinned).',
-    registers: [registry],
-    collect() {
-      this.set(loop.snapshots.retained().length);
-    },
-  });
-  const refusals = new Counter({
-    name: `${p}http_refusals_total`,
-    help: 'Requests refused or cut by the service\'s checks and limits, by reason (docs/security.md).',
-    labelNames: ['reason'],
-    registers: [registry],
-  });
+  const catalogReads = out.counter(M.catalogReads);
+  const routingEvaluations = out.counter(M.routingEvaluations);
+  out.observed(M.snapshotVersion, () => loop.current()?.version ?? 0);
+  out.observed(M.cardStaleEntries, async () => (await cache.entries()).filter((e) => e.stale).length);
+  out.observed(M.pinnedSessions, () => trees?.sessions().length ?? 0);
+  out.observed(M.retainedSnapshots, () => loop.snapshots.retained().length);
+  const refusals = out.counter(M.httpRefusals);
   if (registryIndex) {
-    new Gauge({
-      name: `${p}registry_entries`,
-      help: 'Entries in the registry index (admitted cards; docs/registry-api.md).',
-      registers: [registry],
-      collect() {
-        this.set(registryIndex().entries);
-      },
-    });
-    new Gauge({
-      name: `${p}registry_left_out`,
-      help: 'Admitted cards the registry index leaves out past server.registry.maxEntries.',
-      registers: [registry],
-      collect() {
-        this.set(registryIndex().leftOut);
-      },
-    });
+    out.observed(M.registryEntries, () => registryIndex().entries);
+    out.observed(M.registryLeftOut, () => registryIndex().leftOut);
   }
-  new Gauge({
-    name: `${p}sse_streams`,
-    help: 'Open /api/stream connections.',
-    registers: [registry],
-    collect() {
-      this.set(openStreams?.() ?? 0);
-    },
-  });
+  out.observed(M.sseStreams, () => openStreams?.() ?? 0);
   const unsubscribe = events.subscribe((e) => {
     switch (e.type) {
       case 'card.result':
-        if (e.outcome === 'hit') hits.inc(occurrences(e));
-        else fetches.inc({ outcome: e.outcome });
-        if (e.outcome === 'revalidated') notModified.inc();
-        if (e.code !== undefined) failures.inc({ code: e.code });
-        if (e.durationMs !== undefined) latency.observe(e.durationMs / 1000);
+        if (e.outcome === 'hit') hits(occurrences(e));
+        else fetches(1, { outcome: e.outcome });
+        if (e.outcome === 'revalidated') notModified();
+        if (e.code !== undefined) failures(1, { code: e.code });
+        if (e.durationMs !== undefined) latency(e.durationMs / 1000);
         break;
       case 'snapshot.published':
-        publications.inc();
+        publications();
         break;
       case 'snapshot.held':
-        held.inc();
+        held();
         break;
       case 'routing.evaluated':
-        routingEvaluations.inc({ result: e.held ? 'held' : e.passed ? 'passed' : 'failed' });
+        routingEvaluations(1, { result: e.held ? 'held' : e.passed ? 'passed' : 'failed' });
         break;
       case 'catalog.read':
-        catalogReads.inc({ outcome: e.outcome });
+        catalogReads(1, { outcome: e.outcome });
         break;
       case 'alert':
-        alerts.inc({ kind: e.kind });
+        alerts(1, { kind: e.kind });
         break;
       case 'alert.resolved':
-        resolved.inc({ kind: e.kind });
+        resolved(1, { kind: e.kind });
         break;
       case 'session.pinned':
       case 'session.upgraded':
       case 'session.ended':
       case 'session.expired':
       case 'session.restarted':
-        sessionChanges.inc({ event: e.type.slice('session.'.length) });
+        sessionChanges(1, { event: e.type.slice('session.'.length) });
         break;
       default:
         break;
     }
   });
-  const offEvict = trees?.onEvict(() => evictions.inc());
+  const offEvict = trees?.onEvict(() => evictions());
   return {
     registry,
-    refusal: (reason) => refusals.inc({ reason }),
+    refusal: (reason) => refusals(1, { reason }),
     close() {
       unsubscribe();
       offEvict?.();
+      out.close();
     },
   };
 }

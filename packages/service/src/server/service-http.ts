@@ -123,6 +123,7 @@ export function buildHttp(
     bindHost: p.host,
     ...(o.allowedHosts && { allowedHosts: o.allowedHosts }),
     ...(o.allowedOrigins && { allowedOrigins: o.allowedOrigins }),
+    ...(o.traceUrl !== undefined && { traceUrl: o.traceUrl }),
     limits,
     streams,
     onRefusal: refusal,

@@ -4,10 +4,10 @@
  */
 import type { BaseLlm } from '@google/adk';
 import type { RouteHints } from 'a2a-discovery/adk';
-import type { CredentialsInput, CardCacheOptions, SignatureMode, SignatureOptions, Clock, HostPolicyOptions, HealthOptions, DiscoveryLoopOptions, Need, RoutingDomain, TenantPolicy, VocabularyEntry, KubernetesSourceOptions, Source, StaticAgentConfig, ArdSourceOptions } from 'a2a-discovery';
+import type { CredentialsInput, CardCacheOptions, SignatureMode, SignatureOptions, Clock, HostPolicyOptions, HealthOptions, DiscoveryLoopOptions, Need, RoutingDomain, TenantPolicy, VocabularyEntry, KubernetesSourceOptions, Source, StaticAgentConfig, ArdSourceOptions, DnsResolverOptions, DnsSourceOptions } from 'a2a-discovery';
 import type { FederationPeer } from '../registry/federation.js';
 import type { RoutingCase } from 'a2a-discovery/routing';
-import type { ServerRegistryConfig } from 'a2a-discovery/config';
+import type { GoogleAgentRegistryConfig, ServerRegistryConfig } from 'a2a-discovery/config';
 import type { OpenStateStoreOptions, StateStore } from '@a2a-discovery/store';
 import type { CatalogSigning } from './ai-catalog-route.js';
 import type { Federate } from '../registry/routes.js';
@@ -30,6 +30,11 @@ export interface ServiceOptions {
   allowedHosts?: readonly string[];
   /** Origins allowed to make non-GET calls besides the service's own. */
   allowedOrigins?: readonly string[];
+  /**
+   * A trace viewer's URL with `{traceId}` in it (`server.telemetry.traceUrl`): the dashboard links
+   * chat turns and snapshots to their traces there.
+   */
+  traceUrl?: string;
   /** Request, stream and socket limits (docs/security.md); defaults `DEFAULT_SERVER_LIMITS` (./limits.ts). */
   limits?: Partial<ServerLimits>;
   /**
@@ -94,9 +99,15 @@ export interface ServiceOptions {
     maxBytes?: number;
     signatures?: SignatureMode;
   }>;
-  registries?: ReadonlyArray<{ id: string; url: string; pollIntervalMs?: number; maxPages?: number }>;
+  /** Registry catalogs; `registry` chooses a Google Cloud Agent Registry (docs/sources.md). */
+  registries?: ReadonlyArray<{ id: string; url: string; pollIntervalMs?: number; maxPages?: number; maxEntries?: number; registry?: GoogleAgentRegistryConfig }>;
   /** ARD sources (docs/sources.md): other registries' entries, following their change feed. `maxBytes`: one page (default 1 MiB). */
   ard?: ReadonlyArray<Omit<ArdSourceOptions, 'fetcher' | 'events' | 'clock'> & { maxBytes?: number }>;
+  /**
+   * DNS sources (docs/sources.md "DNS"): DNS-AID and DNS-SD records of domains, asked of
+   * `resolvers` (`host:port`) with the resolver bounds; their `capsha256` pins go to the card cache.
+   */
+  dns?: ReadonlyArray<Omit<DnsSourceOptions, 'resolver' | 'hostPolicy' | 'artifacts' | 'events' | 'clock'> & Omit<DnsResolverOptions, 'servers'> & { resolvers: readonly string[] }>;
   kubernetes?: Omit<KubernetesSourceOptions, 'events' | 'clock'>;
   health?: HealthOptions & { staticEnterAfter?: number };
   /**

@@ -100,7 +100,7 @@ export async function buildReplication(
   const offStoreOk = events.subscribe(() => {
     if (storeFailing && store.status().ok) {
       storeFailing = false;
-      storeLog.info('the state store is writing again');
+      storeLog.info('the state store answers again');
     }
   });
   return {

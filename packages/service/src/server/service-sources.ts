@@ -1,9 +1,9 @@
 /**
  * The service's sources, in the order the configuration lists them: static agents, well-known
- * domains (or their AI Catalogs first), AI Catalogs, registries, ARD registries, Kubernetes, then extra sources.
+ * domains (or their AI Catalogs first), AI Catalogs, registries, ARD registries, DNS, Kubernetes, then extra sources.
  */
-import { DEFAULT_CATALOG_LIMITS, aiCatalogSource, ardSource, kubernetesSource, registrySource, staticSource, wellKnownSource } from 'a2a-discovery';
-import { ARD_SOURCE_DEFAULTS } from 'a2a-discovery/config';
+import { DEFAULT_CATALOG_LIMITS, aiCatalogSource, ardSource, createDnsResolver, dnsSource, googleAgentRegistryAdapter, kubernetesSource, registrySource, staticSource, wellKnownSource } from 'a2a-discovery';
+import { ARD_SOURCE_DEFAULTS, GOOGLE_AGENT_REGISTRY_DEFAULTS } from 'a2a-discovery/config';
 import type { Clock, EventStream, CatalogArtifacts, Source } from 'a2a-discovery';
 import type { StateStore } from '@a2a-discovery/store';
 import type { ServiceFetchers } from './service-fetchers.js';
@@ -44,9 +44,22 @@ export function buildSources(o: ServiceOptions, p: { fetchers: ServiceFetchers; 
   if (o.wellKnown?.catalogFirst === true) sources.push(catalogSource({ id: o.wellKnown.id, domains: o.wellKnown.domains, ...(o.wellKnown.pollIntervalMs !== undefined && { pollIntervalMs: o.wellKnown.pollIntervalMs }) }));
   else if (o.wellKnown) sources.push(wellKnownSource(o.wellKnown));
   for (const c of o.aiCatalogs ?? []) sources.push(catalogSource(c));
-  for (const r of o.registries ?? []) sources.push(registrySource({ ...r, fetcher: fetchers.cards, events, clock }));
+  for (const { registry, ...r } of o.registries ?? []) {
+    if (registry === undefined) sources.push(registrySource({ ...r, fetcher: fetchers.cards, events, clock }));
+    else {
+      // A Google Agent Registry's pages carry stored cards: a larger body cap, and the cards served inline to the cache.
+      const { kind: _kind, ...google } = registry;
+      const adapter = googleAgentRegistryAdapter(google);
+      sources.push(registrySource({ ...r, adapter, fetcher: fetchers.catalogs(GOOGLE_AGENT_REGISTRY_DEFAULTS.maxBytes), artifacts: p.artifacts, events, clock }));
+    }
+  }
   // ARD pages are larger than cards: a fetcher of their own per source, bounded by its maxBytes.
   for (const { maxBytes, ...a } of o.ard ?? []) sources.push(ardSource({ ...a, fetcher: fetchers.catalogs(maxBytes ?? ARD_SOURCE_DEFAULTS.maxBytes), events, clock }));
+  // DNS sources publish their capsha256 pins into the table the card cache reads (with the AI Catalogs' pins).
+  for (const { resolvers, timeoutMs, retries, backoffMs, udpPayloadSize, maxTcpBytes, maxRecords, ...d } of o.dns ?? []) {
+    const resolver = createDnsResolver({ servers: resolvers, ...pick({ timeoutMs, retries, backoffMs, udpPayloadSize, maxTcpBytes, maxRecords }, ['timeoutMs', 'retries', 'backoffMs', 'udpPayloadSize', 'maxTcpBytes', 'maxRecords']) });
+    sources.push(dnsSource({ ...d, resolver, hostPolicy: fetchers.policy, artifacts: p.artifacts, events, clock }));
+  }
   if (o.kubernetes) sources.push(kubernetesSource({ ...o.kubernetes, events, clock }));
   sources.push(...(o.extraSources ?? []));
   return { sources, catalogPrefixes };

@@ -11,6 +11,22 @@ export function shortDigest(digest) {
   return digest ? digest.slice(0, 12) : '—';
 }
 
+/**
+ * The trace viewer's URL of a trace: `server.telemetry.traceUrl` with `{traceId}` replaced, or
+ * undefined without a template (or for anything but a W3C trace id, or a URL that is not http(s)).
+ * @param {string | null | undefined} template
+ * @param {string} traceId
+ */
+export function traceHref(template, traceId) {
+  if (!template || !/^[0-9a-f]{32}$/.test(traceId)) return undefined;
+  const href = template.replaceAll('{traceId}', traceId);
+  try {
+    return ['http:', 'https:'].includes(new URL(href).protocol) ? href : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 /** @param {number} n */
 export function num(n) {
   return n.toLocaleString('en-US');

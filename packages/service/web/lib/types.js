@@ -173,6 +173,8 @@
  * @property {number} [alerts] open alerts a `replica.leader` carried
  * @property {string} [action] what an `api.action` did (refresh, confirm, session.end, session.upgrade, inspect)
  * @property {{ kind: 'person' | 'admin-token' | 'anonymous', sub?: string, name?: string, role?: string }} [actor] who did an `api.action`
+ * @property {string} [traceId] the trace it was emitted in (when sampled)
+ * @property {string} [spanId] the span it was emitted in
  *
  * @typedef {{ events: Array<DiscoveryEvent & { replica?: string, journalId?: number }>, nextBefore: number | null, replica?: string, streamSeq?: number }} JournalPage
  * @typedef {{ from: number, bucketMs: number, hits: number[], revalidated: number[], fetches: number[], failures: number[] }} ActivitySeries
@@ -188,9 +190,9 @@
  * @property {Record<string, unknown>} card
  *
  * @typedef {{ read: boolean, refresh: boolean, inspect: boolean, chat: boolean, trace: boolean, confirm: boolean, othersSessions: boolean }} Abilities
- * @typedef {{ kind: 'person' | 'admin-token' | 'anonymous', sub?: string, name?: string | null, role: 'viewer' | 'operator' | 'admin' | null, can: Abilities }} WhoAmI  `GET /api/whoami`
+ * @typedef {{ kind: 'person' | 'admin-token' | 'anonymous', sub?: string, name?: string | null, role: 'viewer' | 'operator' | 'admin' | null, can: Abilities, traceUrl?: string }} WhoAmI  `GET /api/whoami`
  * @typedef {{ author: string, text: string, error: string | null }} ChatEvent
- * @typedef {{ sessionId: string, sessionSecret?: string, digest: string, version: number | null, author: string | null, agents?: string[], reply: string, error: string | null, notices?: string[], events: ChatEvent[] }} ChatTurn
+ * @typedef {{ sessionId: string, sessionSecret?: string, digest: string, version: number | null, author: string | null, agents?: string[], reply: string, error: string | null, notices?: string[], events: ChatEvent[], traceId?: string | null }} ChatTurn
  */
 
 /**

@@ -6,7 +6,7 @@
 import { html, useState } from '../lib/vendor.js';
 import { api } from '../lib/api.js';
 import { shortDigest } from '../lib/format.js';
-import { ViewHeader } from './common.js';
+import { TraceRef, ViewHeader } from './common.js';
 
 /** @typedef {import('../lib/store.js').LiveStore} LiveStore */
 /** @typedef {import('../lib/types.js').ChatTurn} ChatTurn */
@@ -113,6 +113,7 @@ export function ChatView({ store }) {
                   <span class="chip">on snapshot <span class="version">v${e.turn.version ?? '?'}</span></span>
                   <code class="digest" title=${e.turn.digest}>${shortDigest(e.turn.digest)}</code>
                   <span class="muted small">session ${e.turn.sessionId}</span>
+                  ${e.turn.traceId ? html`<span class="small turn-trace"><${TraceRef} traceId=${e.turn.traceId} template=${store.whoami?.traceUrl} /></span>` : null}
                 </div>
                 ${(e.turn.notices ?? []).map((n) => html`<p class="notice" role="note">${n}</p>`)}
                 <p class="reply-text">${e.turn.reply}</p>

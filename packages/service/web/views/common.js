@@ -1,7 +1,7 @@
 // @ts-check
 /** Small components and hooks shared by the views. */
 import { html, useEffect, useRef, useState } from '../lib/vendor.js';
-import { outcomeClass } from '../lib/format.js';
+import { outcomeClass, traceHref } from '../lib/format.js';
 
 /**
  * A coloured label; the text always carries the meaning (never colour alone).
@@ -9,6 +9,23 @@ import { outcomeClass } from '../lib/format.js';
  */
 export function Badge({ tone, text, title }) {
   return html`<span class=${`badge ${tone ?? outcomeClass(text)}`} title=${title}>${text}</span>`;
+}
+
+/**
+ * The trace a chat turn or an event was recorded in: its id (`short`: the first 8 characters, the
+ * whole id in the title), a link to the trace viewer when `server.telemetry.traceUrl` is set, or a
+ * dash when it was not traced.
+ * @param {{ traceId: string | null | undefined, template: string | null | undefined, short?: boolean }} props
+ */
+export function TraceRef({ traceId, template, short }) {
+  if (!traceId) return html`<span class="muted trace-none" title="not traced">—</span>`;
+  const shown = short ? traceId.slice(0, 8) : traceId;
+  const href = traceHref(template, traceId);
+  // In a table column named Trace (`short`) the id alone; elsewhere it says what it is.
+  const word = short ? '' : 'trace ';
+  return href
+    ? html`<a class="trace-link" href=${href} target="_blank" rel="noopener noreferrer" title=${`Open trace ${traceId}`} data-trace-id=${traceId}>${word}<code>${shown}</code></a>`
+    : html`<span class="trace-id" data-trace-id=${traceId}>${word}<code title=${traceId}>${shown}</code></span>`;
 }
 
 /**

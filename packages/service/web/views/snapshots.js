@@ -6,7 +6,7 @@
 import { html, useEffect, useState } from '../lib/vendor.js';
 import { api } from '../lib/api.js';
 import { clockTime, duration, endpointLabel, shortDigest } from '../lib/format.js';
-import { Badge, EmptyRow, TableWrap, ViewHeader } from './common.js';
+import { Badge, EmptyRow, TableWrap, TraceRef, ViewHeader } from './common.js';
 
 /** @typedef {import('../lib/store.js').LiveStore} LiveStore */
 /** @typedef {import('../lib/types.js').SnapshotDiff} SnapshotDiff */
@@ -70,6 +70,12 @@ export function SnapshotsView({ store }) {
   }, [shown]);
 
   const byDigest = new Map(history.map((h) => [h.digest, h]));
+  // The trace each version was published in (its journaled event), when traced.
+  /** @type {Map<number, string>} */
+  const traces = new Map();
+  for (const e of store.events) if (e.type === 'snapshot.published' && e.version !== undefined && e.traceId) traces.set(e.version, e.traceId);
+  // The column only when the service records traces (some version has one).
+  const traced = traces.size > 0;
   const label = (/** @type {string} */ d) => {
     const h = byDigest.get(d);
     return h ? `v${h.version} · ${shortDigest(d)}` : shortDigest(d);
@@ -105,9 +111,9 @@ export function SnapshotsView({ store }) {
         <${TableWrap}>
           <table class="data history">
             <caption>Published versions, newest first; choose a version to list its agents${snaps?.held ? ' · a snapshot is held by a guard' : ''}</caption>
-            <thead><tr><th scope="col">Version</th><th scope="col">Digest</th><th scope="col">Published</th><th scope="col">Agents</th><th scope="col">State</th></tr></thead>
+            <thead><tr><th scope="col">Version</th><th scope="col">Digest</th><th scope="col">Published</th><th scope="col">Agents</th><th scope="col">State</th>${traced ? html`<th scope="col">Trace</th>` : null}</tr></thead>
             <tbody>
-              ${history.length === 0 ? html`<${EmptyRow} cols=${5} text=${snaps ? 'Nothing published yet.' : 'Loading…'} />` : null}
+              ${history.length === 0 ? html`<${EmptyRow} cols=${traced ? 6 : 5} text=${snaps ? 'Nothing published yet.' : 'Loading…'} />` : null}
               ${[...history].reverse().map((h) => {
                 const r = retained.get(h.digest);
                 const current = h.version === currentVersion;
@@ -122,6 +128,7 @@ export function SnapshotsView({ store }) {
                     ${current ? html`<${Badge} tone="o-good" text="current" />` : null}
                     ${r ? html`<${Badge} tone="o-info" text="retained" title=${`${r.references} reference${r.references === 1 ? '' : 's'}`} />` : current ? null : html`<${Badge} tone="o-muted" text="evicted" />`}
                   </td>
+                  ${traced ? html`<td class="trace"><${TraceRef} traceId=${traces.get(h.version)} template=${store.whoami?.traceUrl} short=${true} /></td>` : null}
                 </tr>`;
               })}
             </tbody>

@@ -11,7 +11,7 @@ import { clockTime, decidingStage, describeEvent, duration, endpointLabel, event
 import { cardHref, inspectHref } from '../lib/routes.js';
 import { activityText } from './endpoints.js';
 import { readActivity } from '../lib/store.js';
-import { Badge, EmptyRow, TableWrap, ViewHeader, useMedia, useNow } from './common.js';
+import { Badge, EmptyRow, TableWrap, TraceRef, ViewHeader, useMedia, useNow } from './common.js';
 
 /** @typedef {import('../lib/types.js').DiscoveryEvent} DiscoveryEvent */
 /** @typedef {import('../lib/store.js').LiveStore} LiveStore */
@@ -159,7 +159,7 @@ export function TimelineView({ store }) {
   // On a phone the details open under the chosen item, not a screen away below the list.
   const detail = html`<section class="panel mark-detail" id="timeline-detail" aria-live="polite" aria-labelledby="timeline-detail-h">
     <h2 id="timeline-detail-h">Details</h2>
-    ${chosen ? html`<${Detail} e=${chosen} lane=${title(laneOf(chosen))} resolution=${resolutions.get(chosen.seq)} raised=${chosen.type === 'alert.resolved' ? [...resolutions].find(([, r]) => r.seq === chosen.seq)?.[0] : undefined} events=${events} />` : html`<p class="muted">Choose a mark on the timeline (Tab to it and press Enter, click or tap) to see what happened here.</p>`}
+    ${chosen ? html`<${Detail} e=${chosen} lane=${title(laneOf(chosen))} resolution=${resolutions.get(chosen.seq)} raised=${chosen.type === 'alert.resolved' ? [...resolutions].find(([, r]) => r.seq === chosen.seq)?.[0] : undefined} events=${events} traceUrl=${store.whoami?.traceUrl} />` : html`<p class="muted">Choose a mark on the timeline (Tab to it and press Enter, click or tap) to see what happened here.</p>`}
   </section>`;
 
   return html`<section aria-labelledby="view-title">
@@ -416,9 +416,9 @@ function Mark({ e, cx, cy, top, bottom, lane, selected, onSelect }) {
 
 /**
  * The chosen mark's details, in the page.
- * @param {{ e: DiscoveryEvent, lane: string, resolution: DiscoveryEvent | undefined, raised: number | undefined, events: DiscoveryEvent[] }} props
+ * @param {{ e: DiscoveryEvent, lane: string, resolution: DiscoveryEvent | undefined, raised: number | undefined, events: DiscoveryEvent[], traceUrl: string | null | undefined }} props
  */
-function Detail({ e, lane, resolution, raised, events }) {
+function Detail({ e, lane, resolution, raised, events, traceUrl }) {
   const raisedEvent = raised === undefined ? undefined : events.find((x) => x.seq === raised);
   return html`<dl class="kv" data-seq=${e.seq}>
     <dt>When</dt><dd><time datetime=${new Date(e.at).toISOString()}>${new Date(e.at).toLocaleString()}</time></dd>
@@ -438,6 +438,7 @@ function Detail({ e, lane, resolution, raised, events }) {
       : null}
     ${e.type === 'snapshot.published' || e.type === 'snapshot.held' ? html`<dt>Agents</dt><dd>${(e.agents ?? []).join(', ') || 'none'}</dd><dt>Digest</dt><dd><code>${e.digest}</code></dd>` : null}
     ${e.reason && e.type !== 'snapshot.held' ? html`<dt>Reason</dt><dd>${e.code ? `${e.code}: ` : ''}${e.reason}</dd>` : null}
+    ${e.traceId ? html`<dt>Trace</dt><dd class="trace"><${TraceRef} traceId=${e.traceId} template=${traceUrl} /></dd>` : null}
   </dl>`;
 }
 
