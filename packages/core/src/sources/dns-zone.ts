@@ -10,7 +10,7 @@
  */
 import { isIP } from 'node:net';
 import { DiscoveryError, type Problem } from '../errors.js';
-import { DNS_AID_A2A_PROTOCOL, DNS_AID_INDEX, DNS_AID_LABEL, DNS_AID_PARAM_KEYS, dnsAidLabel, dnsAidLabelProblem, dnsAidName, isCapSha256 } from '../rules/dns-aid.js';
+import { DNS_AID_A2A_PROTOCOL, DNS_AID_PARAM_KEYS, dnsAidIndexName, dnsAidLabel, dnsAidLabelProblem, dnsAidName, dnsDomainProblem, isCapSha256 } from '../rules/dns-aid.js';
 
 /** One agent to publish. */
 export interface DnsAidPublishedAgent {
@@ -76,14 +76,6 @@ function zoneCharacterString(value: string): string {
   return `${out}"`;
 }
 
-function domainProblem(domain: string): string | undefined {
-  const name = domain.replace(/\.$/, '');
-  if (name === '' || name.length > 253 || !name.split('.').every((l) => /^[A-Za-z0-9_](?:[A-Za-z0-9_-]{0,61}[A-Za-z0-9])?$/.test(l))) {
-    return `"${domain}" is not a domain name (dot-separated labels of letters, digits and inner hyphens, 253 characters at most)`;
-  }
-  return undefined;
-}
-
 /** Where an agent's card is, as SVCB sees it: target name (or `.` with address hints), port. */
 function endpointOf(cardUrl: string): { host: string; ip?: 4 | 6; port: number } | string {
   let url: URL;
@@ -122,7 +114,7 @@ function endpointOf(cardUrl: string): { host: string; ip?: 4 | 6; port: number }
 export function dnsAidZone(agents: readonly DnsAidPublishedAgent[], options: DnsAidZoneOptions): DnsAidZoneResult {
   const ttl = options.ttlSeconds ?? DNS_AID_DEFAULT_TTL_SECONDS;
   const optionProblems: Problem[] = [];
-  const badDomain = domainProblem(options.domain);
+  const badDomain = dnsDomainProblem(options.domain);
   if (badDomain !== undefined) optionProblems.push({ path: 'domain', message: badDomain });
   if (!Number.isInteger(ttl) || ttl < 0 || ttl > 2 ** 31 - 1) optionProblems.push({ path: 'ttl', message: `must be a whole number of seconds from 0 to 2147483647, got ${String(ttl)}` });
   if (optionProblems.length > 0) throw new DiscoveryError('ERR_CONFIG_INVALID', `cannot print DNS-AID records: ${optionProblems.map((p) => `${p.path}: ${p.message}`).join('; ')}`, { stage: 'config', problems: optionProblems });
@@ -188,8 +180,8 @@ export function dnsAidZone(agents: readonly DnsAidPublishedAgent[], options: Dns
   let index: string | undefined;
   if (options.index !== false && records.length > 0) {
     const list = `agents=${records.map((r) => `${r.label}:${DNS_AID_A2A_PROTOCOL}`).join(',')}`;
-    if (Buffer.byteLength(list) <= MAX_CHARACTER_STRING) index = `${DNS_AID_INDEX}.${DNS_AID_LABEL}.${domain}. ${ttl} IN TXT ${zoneCharacterString(list)}`;
-    else problems.push({ path: `${DNS_AID_INDEX}.${DNS_AID_LABEL}.${domain}`, message: `index left out: the list of ${records.length} agents is ${Buffer.byteLength(list)} bytes, more than one TXT character-string holds (255); readers must be given the agents' names` });
+    if (Buffer.byteLength(list) <= MAX_CHARACTER_STRING) index = `${dnsAidIndexName(domain)}. ${ttl} IN TXT ${zoneCharacterString(list)}`;
+    else problems.push({ path: dnsAidIndexName(domain), message: `index left out: the list of ${records.length} agents is ${Buffer.byteLength(list)} bytes, more than one TXT character-string holds (255); readers must be given the agents' names` });
   }
   const lines = [
     ...problems.map((p) => `; ${p.path}: ${p.message.replace(/[\r\n]+/g, ' ')}`),
