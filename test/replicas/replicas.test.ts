@@ -346,7 +346,8 @@ describe('three replicas on one PostgreSQL (child processes)', { skip: POSTGRES_
         const now = (await json(`${r.url}/api/snapshot`)).body as { digest: string; version: number };
         if (now.digest !== served) {
           const all = await Promise.all(rest.map(async (x) => ({ url: x.url, readyz: await readyz(x), snapshot: ((await json(`${x.url}/api/snapshot`)).body as { version: number }).version })));
-          assert.fail(`${r.url} serves version ${now.version} ${now.digest}, not ${served}: ${JSON.stringify(all)}\n${rest.map((x) => x.output().slice(-4000)).join('\n---\n')}`);
+          const diff = await json(`${r.url}/api/diff?from=${served}&to=${now.digest}`).catch((err: unknown) => (err as Error).message);
+          assert.fail(`${r.url} serves version ${now.version} ${now.digest}, not ${served}: ${JSON.stringify(all)}\ndiff: ${JSON.stringify(diff)}\n${rest.map((x) => x.output().slice(-4000)).join('\n---\n')}`);
         }
       }
       // Pinned trees stay in memory on the replicas that serve them (a turn needs the history, in the database).
