@@ -15,6 +15,9 @@
  *    due, and all fresh), against raw undici.request 304s in the same rounds.
  * 6. Hot path (a child process): ns per CardCache.get() hit (with and without an event stream)
  *    and per TreeFactory.rootFor() (1 and 10,000 sessions), against bare and awaited Map.get.
+ * 7. Telemetry cost (child processes): the 304 refresh sweep of 1 with no tracer provider, with
+ *    one and sampling off, and with sampling on, as ratios to no provider (also on its own:
+ *    bench/telemetry.ts).
  *
  * Every target of issue 16 is printed with its verdict at the end and kept in `verdicts`; the
  * scale targets come from the last `npm run bench:scale` (bench/results/scale.json) when present.
@@ -41,6 +44,7 @@ import type { ScaleVerdicts } from './scale.js';
 import { NLOGN_THRESHOLD, pipelineBenchmark, type GrowthRow, type PipelineReport } from './lib/pipeline.js';
 import { refreshBenchmark, type RefreshReport } from './lib/refresh.js';
 import { startServerChild } from './lib/server.js';
+import { telemetryBenchmark, telemetryTable, type TelemetryReport } from './lib/telemetry.js';
 import { adkResolverSide, cacheSide, fetcherSide, rawSide, undiciCacheSide, undiciCachingAgent, type Target } from './lib/sides.js';
 import { fmt, fmtSummary, summarize, table, type Summary } from './lib/stats.js';
 
@@ -116,6 +120,7 @@ let expiry: ExpiryReport;
 let expiryPeers: PeerExpiryReport[];
 const heaps: HeapReport[] = [];
 let loop: LoopReport;
+let telemetry: TelemetryReport;
 try {
   log(`1. refresh sweep, ${fmt(REFRESH_N, 0)} endpoints over ${ORIGINS} origins, concurrency ${CONCURRENCY}, ${ROUNDS} rounds`);
   const multiTargets = spread(REFRESH_N);
@@ -194,6 +199,9 @@ try {
 
   log(`5. discovery loop, ${fmt(LOOP_N, 0)} endpoints over ${ORIGINS} origins answering 304, ${ROUNDS} rounds`);
   loop = await loopBenchmark(server, policy, spread(LOOP_N), { concurrency: CONCURRENCY, rounds: ROUNDS, advanceMs: ADVANCE_MS, limitMs: SWEEP_LIMIT_MS, origins: ORIGINS });
+
+  log(`7. telemetry cost: refresh sweep of ${fmt(REFRESH_N, 0)} endpoints without a provider, sampling off and on, ${ROUNDS} rounds (child processes)`);
+  telemetry = await telemetryBenchmark([...origins], REFRESH_N, { concurrency: CONCURRENCY, rounds: ROUNDS, warmSweeps: 2, sweeps: 5, advanceMs: ADVANCE_MS, limitMs: SWEEP_LIMIT_MS });
 } finally {
   await server.close();
 }
@@ -456,6 +464,11 @@ out.push(
 );
 out.push(`   CardCache.get with events ÷ awaited Map.get ${fmtSummary(hotEvents.vsAwaitedMapGet, 2)} — target ≤ ${HOT_PATH_LIMIT}: ${ok(verdicts.hotPathCardCacheGetWithEventsAtMost2xAwaitedMapGet)}`);
 out.push(`   rootFor ÷ Map.get: 1 session ${fmtSummary(hotRoot1.vsMapGet, 2)} — ${ok(verdicts.hotPathRootFor1SessionAtMost2xMapGet)}; 10,000 sessions ${fmtSummary(hotRoot10k.vsMapGet, 2)} — ${ok(verdicts.hotPathRootFor10kSessionsAtMost2xMapGet)} (target ≤ ${HOT_PATH_LIMIT})`);
+out.push('');
+out.push(
+  `7. Telemetry cost: the sweep of 1 (${fmt(telemetry.targets, 0)} endpoints, all 304, one a2a_discovery.card.fetch span each), one child process per side and round (the OpenTelemetry globals cannot be switched back in a process), ${telemetry.rounds} rounds (per child: a 200 sweep and ${telemetry.warmSweepsPerChild} untimed 304 sweeps, then ${telemetry.sweepsPerChild} timed), order rotated; ratios paired per round. Sampling on: ParentBased(AlwaysOn), BatchSpanProcessor, spans dropped by the exporter (no export cost).`,
+);
+out.push(telemetryTable(telemetry));
 
 // ---- every target of issue 16 -----------------------------------------------------------------
 const build100k = p.build[p.build.length - 1]!;
@@ -509,5 +522,6 @@ const json = {
   pipeline,
   loop,
   hotPath: hot,
+  telemetry,
 };
 log(`wrote ${writeResults('latest.json', json)} in ${((Date.now() - started.getTime()) / 1000).toFixed(0)} s`);

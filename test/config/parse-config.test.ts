@@ -172,7 +172,7 @@ describe('defaults', () => {
     // Lookalike agents (docs/security.md): flagged by default, excluded on request, nothing else.
     assert.equal(parseConfig(`${AGENT}policies: { lookalikes: exclude }\n`).policies.lookalikes, 'exclude');
     assert.throws(() => parseConfig(`${AGENT}policies: { lookalikes: block }\n`), (e: unknown) => isDiscoveryError(e) && /lookalikes/.test(e.message));
-    assert.deepEqual(config.sources, { aiCatalogs: [], registries: [], ard: [] });
+    assert.deepEqual(config.sources, { aiCatalogs: [], registries: [], ard: [], dns: [] });
     assert.deepEqual(config.health, { enterAfter: 2, leaveAfter: 3, leaveWhileUsable: false, staticEnterAfter: 1 });
     assert.deepEqual(config.cache, {
       defaultTtlMs: 300_000,

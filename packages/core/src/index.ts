@@ -136,7 +136,7 @@ export {
 } from './catalog/index.js';
 export type { AiCatalog, AiCatalogEntry, CachedAiCatalog, CatalogLimits, ReadCatalogResult, ManifestVerdict, TrustPin, Versioned } from './catalog/index.js';
 
-export { staticSource, wellKnownSource, registrySource, simpleCatalogAdapter, googleAgentRegistryAdapter, kubernetesSource, aiCatalogSource, ardSource, pruneCatalogStore, CatalogArtifacts, A2A_PORT_NAME, BASE_URL_ANNOTATION, PORT_ANNOTATION } from './sources/index.js';
+export { staticSource, wellKnownSource, registrySource, simpleCatalogAdapter, googleAgentRegistryAdapter, kubernetesSource, aiCatalogSource, ardSource, dnsSource, createDnsResolver, pruneCatalogStore, CatalogArtifacts, A2A_PORT_NAME, BASE_URL_ANNOTATION, PORT_ANNOTATION } from './sources/index.js';
 export type {
   EndpointRecord,
   TransportOptions,
@@ -162,6 +162,14 @@ export type {
   AnnouncedRegistry,
   ArdSource,
   ArdSourceOptions,
+  DnsAnswer,
+  DnsDomainOptions,
+  DnsQueryType,
+  DnsRecord,
+  DnsResolver,
+  DnsResolverOptions,
+  DnsSource,
+  DnsSourceOptions,
   CatalogReport,
   CatalogFoundBy,
   CardPin,
@@ -169,6 +177,10 @@ export type {
   InlineCard,
   CatalogEntry,
 } from './sources/index.js';
+
+// DNS-AID records for an operator's zone (a2a-discovery dns-records).
+export { DNS_AID_DEFAULT_TTL_SECONDS, dnsAidZone } from './sources/index.js';
+export type { DnsAidPublishedAgent, DnsAidZoneOptions, DnsAidZoneRecord, DnsAidZoneResult } from './sources/index.js';
 
 export { resolveEndpoints } from './resolve/index.js';
 export type { AdmittedEndpoint, RefusedRecord, ResolveResult } from './resolve/index.js';

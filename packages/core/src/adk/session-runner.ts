@@ -8,7 +8,10 @@ import { InMemorySessionService, Runner } from '@google/adk';
 import type { EventStream } from '../events/index.js';
 import { contentText } from './content-text.js';
 import { explainRoute } from './root-agent.js';
-import { withTurnSignal } from './remote/turn-signal.js';
+import { withTurn } from './remote/turn-signal.js';
+import { ATTR, SPAN, spanText } from '../telemetry/attributes.js';
+import type { SpanScope } from '../telemetry/otel.js';
+import { withSpan } from '../telemetry/otel.js';
 import type { PinRelease, TreeFactory } from './tree-factory.js';
 
 export interface SessionRunnerOptions {
@@ -104,10 +107,26 @@ export class SessionRunner {
    *
    * With `options.signal`, an abort ends the turn at once (see {@link RunTurnOptions.signal}); the
    * session stays pinned and usable for the next turn.
+   *
+   * With an OpenTelemetry SDK installed, the turn is an `a2a_discovery.chat.turn` span (session
+   * id, pinned digest and version, the agents that answered, status ERROR with `error.type` when
+   * the turn failed), the parent of ADK's `invoke_agent` spans and of the A2A client spans.
    */
-  async run(sessionId: string, message: string, options: RunTurnOptions = {}): Promise<TurnResult> {
+  run(sessionId: string, message: string, options: RunTurnOptions = {}): Promise<TurnResult> {
+    return withSpan(SPAN.chatTurn, { attributes: { [ATTR.sessionId]: sessionId } }, async (span) => {
+      const { turn, errorType } = await this.#run(span, sessionId, message, options);
+      if (span.recording) {
+        span.set({ [ATTR.chatAgents]: turn.agents });
+        if (turn.error !== undefined) span.fail(new Error(spanText(turn.error)), turn.aborted === true ? 'aborted' : (errorType ?? '_OTHER'));
+      }
+      return turn;
+    });
+  }
+
+  async #run(span: SpanScope, sessionId: string, message: string, options: RunTurnOptions): Promise<{ turn: TurnResult; errorType?: string }> {
     const userId = options.userId ?? 'user';
     const { root, digest, restartedFrom } = this.#trees.pin(sessionId, options.startOn === undefined ? {} : { startOn: options.startOn });
+    if (span.recording) span.set({ [ATTR.snapshotDigest]: digest, [ATTR.snapshotVersion]: this.#trees.versionOf(digest) });
     this.#users.set(sessionId, userId);
     const notices: string[] = [];
     if (restartedFrom !== undefined) {
@@ -127,16 +146,22 @@ export class SessionRunner {
     let author: string | undefined;
     let progress: { text: string; author: string } | undefined;
     let error: string | undefined;
+    /** The failing event's `errorCode` (or the thrown error's name): the turn span's `error.type`. */
+    let errorType: string | undefined;
     const { signal } = options;
     // ADK's abortSignal stops its loop between events (and keeps it from storing later ones); the
-    // turn signal reaches the A2A requests themselves (remote/turn-signal.ts).
-    await withTurnSignal(signal, async () => {
+    // turn signal reaches the A2A requests themselves (remote/turn-signal.ts), and the digest
+    // their client spans.
+    await withTurn({ signal, digest }, async () => {
       try {
         const newMessage = { role: 'user', parts: [{ text: message }] };
         for await (const event of runner.runAsync({ userId, sessionId, newMessage, ...(signal !== undefined && { abortSignal: signal }) })) {
           events.push(event);
           if (event.author && event.author !== 'user' && agents.at(-1) !== event.author) agents.push(event.author);
-          if (event.errorMessage) error = event.errorMessage;
+          if (event.errorMessage) {
+            error = event.errorMessage;
+            errorType = event.errorCode || undefined;
+          }
           const text = contentText(event.content);
           if (!text || !event.author || event.author === 'user') continue;
           if (event.partial) progress = { text, author: event.author };
@@ -147,11 +172,12 @@ export class SessionRunner {
         }
       } catch (err) {
         error = err instanceof Error ? err.message : String(err);
+        errorType = err instanceof Error ? err.name : undefined;
       }
     });
     if (signal?.aborted === true) {
       const why = signal.reason instanceof Error ? signal.reason.message : String(signal.reason ?? 'aborted');
-      return { sessionId, digest, events, reply: '', agents, notices, aborted: true, error: `the turn was aborted: ${why}` };
+      return { turn: { sessionId, digest, events, reply: '', agents, notices, aborted: true, error: `the turn was aborted: ${why}` } };
     }
     if (reply === '' && error === undefined) {
       const who = agents.at(-1) ?? 'the agent';
@@ -159,9 +185,13 @@ export class SessionRunner {
         reply = progress.text;
         author = progress.author;
         notices.push(`${progress.author} gave no final answer; this is its last progress update`);
-      } else error = `${who} ended the turn without any reply text`;
+      } else {
+        error = `${who} ended the turn without any reply text`;
+        errorType = 'no_reply';
+      }
     }
-    return { sessionId, digest, events, reply, agents, notices, ...(author !== undefined && { author }), ...(error !== undefined && { error }) };
+    const turn: TurnResult = { sessionId, digest, events, reply, agents, notices, ...(author !== undefined && { author }), ...(error !== undefined && { error }) };
+    return { turn, ...(errorType !== undefined && { errorType }) };
   }
 
   /** The ADK user id a pinned session's history is stored under. */

@@ -16,6 +16,8 @@ import { DiscoveryError, toDiscoveryError } from '../errors.js';
 import type { EventStream } from '../events/index.js';
 import { SESSION_DEFAULTS } from '../rules/defaults.js';
 import type { Snapshot, SnapshotStore } from '../snapshot/index.js';
+import { ATTR, SPAN } from '../telemetry/attributes.js';
+import { withSpan } from '../telemetry/otel.js';
 
 /** Session ids: 1–128 characters of letters, digits and `_ . : -`. The one rule for every route. */
 export const SESSION_ID_PATTERN = /^[A-Za-z0-9_.:-]{1,128}$/;
@@ -152,12 +154,14 @@ export class TreeFactory {
   #build(snapshot: Snapshot): BaseAgent {
     const existing = this.#roots.get(snapshot.digest);
     if (existing) return existing;
-    let root: BaseAgent;
-    try {
-      root = this.#o.buildRoot(snapshot);
-    } catch (err) {
-      throw toDiscoveryError(err, 'ERR_REGISTRY_INVALID', { stage: 'build' });
-    }
+    const attributes = { [ATTR.snapshotDigest]: snapshot.digest, [ATTR.snapshotVersion]: snapshot.version, [ATTR.agentCount]: snapshot.agents.length };
+    const root = withSpan(SPAN.treeBuild, { attributes }, () => {
+      try {
+        return this.#o.buildRoot(snapshot);
+      } catch (err) {
+        throw toDiscoveryError(err, 'ERR_REGISTRY_INVALID', { stage: 'build' });
+      }
+    });
     this.#builds++;
     this.sweep();
     this.#roots.set(snapshot.digest, root);
@@ -251,6 +255,11 @@ export class TreeFactory {
   onPinChange(listener: (sessionId: string) => void): () => void {
     this.#pinListeners.add(listener);
     return () => this.#pinListeners.delete(listener);
+  }
+
+  /** The version of the retained snapshot with this digest, if it is retained. */
+  versionOf(digest: string): number | undefined {
+    return this.#o.snapshots.get(digest)?.version;
   }
 
   /** The digest a session is pinned to, if any. */

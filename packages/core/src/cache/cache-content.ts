@@ -21,10 +21,14 @@ export interface AcceptedContent<C, V extends string> {
   readonly warnings: readonly Problem[];
   /** A signature verdict, when one ran. */
   readonly signature?: string | undefined;
+  /** How many entries the document lists, for a document that lists some (an AI Catalog): a span attribute. */
+  readonly entries?: number | undefined;
 }
 
 /** How a cache judges a new body: accept it, or refuse it with the error to report. */
 export interface CacheContent<C, V extends string> {
+  /** The name of the span of each refresh. Default `SPAN.cardFetch`. */
+  readonly span?: string;
   check(body: Buffer, url: string): Promise<AcceptedContent<C, V> | { readonly ok: false; readonly error: DiscoveryError }>;
 }
 

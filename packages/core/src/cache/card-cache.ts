@@ -42,6 +42,8 @@ import type { CardOutcome } from '../events/index.js';
 import type { FetchResult } from '../fetch/index.js';
 import { LEGACY_CARD_PATH } from '../fetch/index.js';
 import { originOf } from '../rules/origins.js';
+import type { SpanScope } from '../telemetry/index.js';
+import { ATTR, SPAN, spanError, spanUrl, withSpan } from '../telemetry/index.js';
 import type { CacheContent } from './cache-content.js';
 import { cardContent } from './cache-content.js';
 import { readDirectives } from './cache-control.js';
@@ -63,6 +65,19 @@ export type { CardCacheOptions, RefreshOptions } from './card-cache-options.js';
 
 const NO_PROBLEMS: readonly never[] = Object.freeze([]);
 
+/** A refresh's span, and whether a failure was already recorded on it. */
+interface FetchTrace {
+  readonly span: SpanScope;
+  failed: boolean;
+}
+
+/** The span's cache decision for a failed refresh: refused before the network, invalid bytes, served stale, or nothing to serve. */
+function failedDecision(error: DiscoveryError, outcome: 'stale' | 'invalid', old: unknown): string {
+  if (error.failure === 'policy') return 'refused';
+  if (outcome === 'invalid') return 'invalid';
+  return old !== undefined ? 'stale' : 'failed';
+}
+
 interface NeverSeenFailure {
   failures: number;
   nextAttemptAt: number;
@@ -79,6 +94,8 @@ interface NeverSeenFailure {
 export class CardCache<C = AgentCardModel, V extends string = CardProtocolVersion> {
   readonly #o: ResolvedCacheOptions<C, V>;
   readonly #content: CacheContent<C, V>;
+  /** The name of each refresh's span. */
+  readonly #spanName: string;
   readonly #inflight = new Map<string, Promise<CacheEntry<C, V>>>();
   readonly #neverSeen = new Map<string, NeverSeenFailure>();
   readonly #limiter: Limiter;
@@ -93,6 +110,7 @@ export class CardCache<C = AgentCardModel, V extends string = CardProtocolVersio
   constructor(options: CardCacheOptions<C, V>) {
     this.#o = withDefaults(options);
     this.#content = options.content ?? (cardContent(options.hostPolicy, options.check) as unknown as CacheContent<C, V>);
+    this.#spanName = this.#content.span ?? SPAN.cardFetch;
     this.#limiter = new Limiter({ max: this.#o.maxConcurrentFetches, perKey: this.#o.maxFetchesPerOrigin });
     this.#requestHeaders = Object.freeze({ accept: 'application/json', ...this.#o.requestHeaders });
     this.#results = new ResultEvents(this.#o.events, this.#o.hitEvents);
@@ -234,14 +252,34 @@ export class CardCache<C = AgentCardModel, V extends string = CardProtocolVersio
     if (this.#closed) return Promise.reject(new DiscoveryError('ERR_INTERNAL', 'the card cache is closed'));
     const running = this.#inflight.get(key);
     if (running) return running;
-    const p = this.#refresh(key, options).finally(() => {
+    const p = this.#traced(key, options).finally(() => {
       if (this.#inflight.get(key) === p) this.#inflight.delete(key);
     });
     this.#inflight.set(key, p);
     return p;
   }
 
-  async #refresh(key: string, options: RefreshOptions): Promise<CacheEntry<C, V>> {
+  /**
+   * One refresh in its span (a card fetch, or the content's own span name: an AI Catalog read).
+   * The span is failed here, with URLs in the message redacted, never by `withSpan` (which would
+   * record the raw message).
+   */
+  async #traced(key: string, options: RefreshOptions): Promise<CacheEntry<C, V>> {
+    const r = await withSpan(this.#spanName, { kind: 'client' }, async (span) => {
+      if (span.recording) span.set({ [ATTR.endpoint]: spanUrl(key) });
+      const t: FetchTrace = { span, failed: false };
+      try {
+        return { entry: await this.#refresh(key, options, t) };
+      } catch (error) {
+        if (!t.failed) span.fail(spanError(error));
+        return { error };
+      }
+    });
+    if ('error' in r) throw r.error;
+    return r.entry;
+  }
+
+  async #refresh(key: string, options: RefreshOptions, t: FetchTrace): Promise<CacheEntry<C, V>> {
     const { hostPolicy, fetcher, events } = this.#o;
     const stored = await this.#o.store.get(key);
     // A pinned endpoint keeps nothing that does not match its pin: such an entry is forgotten,
@@ -279,18 +317,20 @@ export class CardCache<C = AgentCardModel, V extends string = CardProtocolVersio
     try {
       ({ cardUrl: url, res, fallback } = await this.#limiter.run(originOf(key) ?? key, () =>
         fetchWithLegacyFallback(cardUrl, otherUrl, (u, first) => {
+          if (t.span.recording) t.span.set({ [ATTR.urlFull]: spanUrl(u), [ATTR.conditional]: first && conditional });
           events?.emit({ type: 'card.fetch', endpoint: key, url: u, conditional: first && conditional });
           return fetcher.fetch(u, { headers: first ? headers : plain });
         }),
       ));
     } catch (err) {
-      return this.#fail(key, old, toDiscoveryError(err, 'ERR_FETCH_NETWORK', { url: cardUrl, stage: 'fetch' }), 'stale');
+      return this.#fail(t, key, old, toDiscoveryError(err, 'ERR_FETCH_NETWORK', { url: cardUrl, stage: 'fetch' }), 'stale');
     }
     const common = { status: res.status, durationMs: res.durationMs, bytes: res.body.byteLength };
+    if (t.span.recording) t.span.set({ [ATTR.httpStatus]: res.status, [ATTR.bytes]: res.body.byteLength });
 
     if (res.status === 304) {
       if (revalidating === undefined || !conditional || url !== cardUrl) {
-        return this.#fail(key, old, statusError(res, url, 'answered 304 Not Modified to a request that had no validator'), 'stale', common);
+        return this.#fail(t, key, old, statusError(res, url, 'answered 304 Not Modified to a request that had no validator'), 'stale', common);
       }
       let answer = policyHeaders(res.headers);
       // RFC 9111 §4.3.4: a 304 updates the stored response only if its validators match it. One
@@ -306,17 +346,17 @@ export class CardCache<C = AgentCardModel, V extends string = CardProtocolVersio
       } else {
         const updated = (storedPolicy ?? this.#storedPolicy(revalidating, request)).revalidatedPolicy(request, { status: 304, headers: answer });
         // A 304 for another representation says nothing about ours: fetch the whole card.
-        if (!updated.matches) return this.#refresh(key, { unconditional: true });
+        if (!updated.matches) return this.#refresh(key, { unconditional: true }, t);
         policy = updated.policy;
       }
       const merged = policyHeaders(policy.responseHeaders() as Record<string, string>);
-      return this.#store(key, this.#freshEntry(revalidating, policy, merged, request, 'revalidated'), 'revalidated', common);
+      return this.#store(t, key, this.#freshEntry(revalidating, policy, merged, request, 'revalidated'), 'revalidated', common);
     }
 
     if (res.status !== 200) {
       const hint = res.status === 401 || res.status === 403 ? ' (the card endpoint wants credentials for this origin)' : '';
       const tried = fallback === undefined ? '' : ` (and ${fallback.url} answered ${fallback.status === undefined ? 'with a network error' : `HTTP ${fallback.status}`})`;
-      return this.#fail(key, old, statusError(res, url, `answered HTTP ${res.status}${hint}${tried}`), 'stale', common);
+      return this.#fail(t, key, old, statusError(res, url, `answered HTTP ${res.status}${hint}${tried}`), 'stale', common);
     }
 
     const request = { url, method: 'GET', headers: url === cardUrl ? headers : plain };
@@ -329,11 +369,11 @@ export class CardCache<C = AgentCardModel, V extends string = CardProtocolVersio
         `${url}: the card's SHA-256 is ${rawSha256}, but its publisher pinned ${pin.sha256} (${pin.from}); the card is refused`,
         { url, stage: 'signature', path: '$', problems: [{ path: '$', message: `SHA-256 ${rawSha256} differs from the pinned ${pin.sha256} (${pin.from})` }] },
       );
-      return this.#fail(key, pinned, error, 'invalid', { status: res.status, durationMs: res.durationMs, bytes: res.body.byteLength, rawSha256, expectedSha256: pin.sha256 });
+      return this.#fail(t, key, pinned, error, 'invalid', { status: res.status, durationMs: res.durationMs, bytes: res.body.byteLength, rawSha256, expectedSha256: pin.sha256 });
     }
     const where = { baseUrl: key, cardUrl: url };
     if (old !== undefined && old.rawSha256 === rawSha256) {
-      return this.#store(key, this.#freshEntry(Object.assign({}, old, where), policy, cacheHeaders, request, 'unchanged'), 'unchanged', { status: res.status, durationMs: res.durationMs, bytes: res.body.byteLength, rawSha256 });
+      return this.#store(t, key, this.#freshEntry(Object.assign({}, old, where), policy, cacheHeaders, request, 'unchanged'), 'unchanged', { status: res.status, durationMs: res.durationMs, bytes: res.body.byteLength, rawSha256 });
     }
     let check: Awaited<ReturnType<CacheContent<C, V>['check']>>;
     try {
@@ -342,7 +382,7 @@ export class CardCache<C = AgentCardModel, V extends string = CardProtocolVersio
       // A reader that throws refuses the body like any invalid one: backoff, the last good entry kept.
       check = { ok: false, error: toDiscoveryError(err, 'ERR_CARD_INVALID', { url, stage: 'parse' }) };
     }
-    if (!check.ok) return this.#fail(key, old, check.error, 'invalid', { status: res.status, durationMs: res.durationMs, bytes: res.body.byteLength, rawSha256 });
+    if (!check.ok) return this.#fail(t, key, old, check.error, 'invalid', { status: res.status, durationMs: res.durationMs, bytes: res.body.byteLength, rawSha256 });
     const card = {
       ...where,
       card: check.card,
@@ -355,7 +395,8 @@ export class CardCache<C = AgentCardModel, V extends string = CardProtocolVersio
       signature: check.signature,
       extended: old?.extended,
     };
-    return this.#store(key, this.#freshEntry(card, policy, cacheHeaders, request, 'changed'), 'changed', { status: res.status, durationMs: res.durationMs, bytes: res.body.byteLength, rawSha256, warnings: card.warnings });
+    if (check.entries !== undefined && t.span.recording) t.span.set({ [ATTR.catalogEntries]: check.entries });
+    return this.#store(t, key, this.#freshEntry(card, policy, cacheHeaders, request, 'changed'), 'changed', { status: res.status, durationMs: res.durationMs, bytes: res.body.byteLength, rawSha256, warnings: card.warnings });
   }
 
   /** The policy of the stored response, as it was received for the request it answered. */
@@ -413,7 +454,8 @@ export class CardCache<C = AgentCardModel, V extends string = CardProtocolVersio
     });
   }
 
-  async #store(key: string, fetched: CacheEntry<C, V>, outcome: CardOutcome, detail: ResultDetail): Promise<CacheEntry<C, V>> {
+  async #store(t: FetchTrace, key: string, fetched: CacheEntry<C, V>, outcome: CardOutcome, detail: ResultDetail): Promise<CacheEntry<C, V>> {
+    if (t.span.recording) t.span.set({ [ATTR.outcome]: 'ok', [ATTR.cacheDecision]: outcome, [ATTR.cardSha256]: fetched.rawSha256 });
     // With every refresh of the public card, its extended card (an agent-card cache only).
     const entry = this.#extended === undefined ? fetched : ((await this.#extended.update(key, fetched as unknown as CacheEntry)) as unknown as CacheEntry<C, V>);
     await this.#o.store.set(key, entry);
@@ -423,12 +465,18 @@ export class CardCache<C = AgentCardModel, V extends string = CardProtocolVersio
   }
 
   async #fail(
+    t: FetchTrace,
     key: string,
     old: CacheEntry<C, V> | undefined,
     error: DiscoveryError,
     outcome: 'stale' | 'invalid',
     detail: ResultDetail = {},
   ): Promise<CacheEntry<C, V>> {
+    t.failed = true;
+    if (t.span.recording) {
+      t.span.set({ [ATTR.outcome]: 'failed', [ATTR.cacheDecision]: failedDecision(error, outcome, old), [ATTR.cardSha256]: detail.rawSha256 });
+      t.span.fail(spanError(error));
+    }
     const now = this.#o.clock.now();
     const lastError = errorData(error);
     if (old !== undefined) {

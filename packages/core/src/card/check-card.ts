@@ -8,6 +8,8 @@ import { parseAgentCard } from './parse-agent-card.js';
 import type { SignatureOptions, SignatureResult } from './signature.js';
 import { verifyCardSignatures } from './signature.js';
 import { originOf } from '../rules/origins.js';
+import { DiscoveryError } from '../errors.js';
+import { ATTR, SPAN, withSpan } from '../telemetry/index.js';
 
 export interface CheckCardOptions extends ParseCardOptions {
   /** Signature verification; default mode `if-present` with no trusted keys. */
@@ -29,13 +31,29 @@ export interface CheckCardResult extends Omit<ParseCardResult, 'stage'> {
  * if (!r.ok) console.log(r.stage, r.problems);
  */
 export async function checkCard(input: Uint8Array | string, options: CheckCardOptions = {}): Promise<CheckCardResult> {
-  const parsed = parseAgentCard(input, options);
+  // Parse, schema and interface policy: one span (a child of the card fetch that got the bytes).
+  const parsed = withSpan(SPAN.cardValidate, {}, (span) => {
+    const r = parseAgentCard(input, options);
+    if (span.recording) {
+      span.set({ [ATTR.bytes]: r.bytes, [ATTR.a2aProtocolVersion]: r.protocolVersion, [ATTR.problems]: r.problems.length, [ATTR.outcome]: r.ok ? 'ok' : 'failed' });
+      // Problems quote the card (third-party text): only the code, stage and count are recorded.
+      if (!r.ok) span.fail(new DiscoveryError(r.code ?? 'ERR_CARD_INVALID', `the card was refused at its ${r.stage ?? 'parse'} stage (${r.problems.length} problem(s))`));
+    }
+    return r;
+  });
   if (!parsed.ok) return parsed;
   const origin = options.signatures?.origin ?? (options.sourceUrl === undefined ? undefined : originOf(options.sourceUrl));
-  const signature = await verifyCardSignatures(parsed.raw, {
-    mode: 'if-present',
-    ...options.signatures,
-    ...(origin !== undefined && { origin }),
+  const signature = await withSpan(SPAN.cardVerify, {}, async (span) => {
+    const v = await verifyCardSignatures(parsed.raw, {
+      mode: 'if-present',
+      ...options.signatures,
+      ...(origin !== undefined && { origin }),
+    });
+    if (span.recording) {
+      span.set({ [ATTR.signature]: v.status, [ATTR.outcome]: v.ok ? 'ok' : 'failed' });
+      if (!v.ok) span.fail(new DiscoveryError(v.status === 'unsigned' ? 'ERR_SIGNATURE_MISSING' : 'ERR_SIGNATURE_INVALID', `signature verdict ${v.status}`));
+    }
+    return v;
   });
   if (signature.ok) {
     // An unverified signature (a key we do not hold), or a failed entry before the one that

@@ -9,6 +9,7 @@ import { isDiscoveryError, type Problem } from '../errors.js';
 import { formatPath, type ConfigPath } from './messages.js';
 import { LOCAL_NAME } from '../local-name.js';
 import { CACHE_DEFAULTS, GOOGLE_AGENT_REGISTRY_DEFAULTS } from '../rules/defaults.js';
+import { DNS_SOURCE_DEFAULTS } from '../rules/defaults.js';
 import { normalizeDomain } from '../rules/domains.js';
 import { storeSpecKind } from '../rules/store-spec.js';
 import { isLoopbackHost, normalizeOrigin } from '../rules/origins.js';
@@ -351,12 +352,20 @@ export function crossCheck(doc: Raw, source: YamlSource): Problem[] {
     const refusal = admits(url);
     if (refusal !== undefined) add(['server', 'registry', 'peers', i, 'url'], `${refusal}; a peer registry must be on the allowlist to be referred to or asked`);
   });
+  list(sources.dns).forEach((item, i) => {
+    const dns = record(item);
+    if (dns === undefined) return;
+    claimId(['sources', 'dns', i, 'id'], dns.id);
+    const min = typeof dns.minRefreshMs === 'number' ? dns.minRefreshMs : DNS_SOURCE_DEFAULTS.minRefreshMs;
+    const max = typeof dns.maxRefreshMs === 'number' ? dns.maxRefreshMs : DNS_SOURCE_DEFAULTS.maxRefreshMs;
+    if (min > max) add(['sources', 'dns', i, dns.minRefreshMs !== undefined ? 'minRefreshMs' : 'maxRefreshMs'], `minRefreshMs (${min}) must not exceed maxRefreshMs (${max})`);
+  });
   const kubernetes = record(sources.kubernetes);
   if (kubernetes !== undefined) claimId(['sources', 'kubernetes', 'id'], kubernetes.id);
 
   const hasAgents =
-    list(doc.static).length > 0 || wellKnown !== undefined || list(sources.aiCatalogs).length > 0 || list(sources.registries).length > 0 || list(sources.ard).length > 0 || kubernetes !== undefined;
-  if (!hasAgents) add([], 'no agent source: list reviewed agents under static, or configure sources.wellKnown, sources.aiCatalogs, sources.registries, sources.ard or sources.kubernetes');
+    list(doc.static).length > 0 || wellKnown !== undefined || list(sources.aiCatalogs).length > 0 || list(sources.registries).length > 0 || list(sources.ard).length > 0 || list(sources.dns).length > 0 || kubernetes !== undefined;
+  if (!hasAgents) add([], 'no agent source: list reviewed agents under static, or configure sources.wellKnown, sources.aiCatalogs, sources.registries, sources.ard, sources.dns or sources.kubernetes');
 
   // --- cache bounds ----------------------------------------------------------------------------
   const cache = record(doc.cache) ?? {};

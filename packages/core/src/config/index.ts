@@ -35,6 +35,8 @@ export type {
   RegistryConfig,
   GoogleAgentRegistryConfig,
   ArdSourceConfig,
+  DnsSourceConfig,
+  DnsDomainConfig,
   KubernetesConfig,
   SourcesConfig,
   HealthConfig,
@@ -57,3 +59,4 @@ export { CACHE_DEFAULTS, CATALOG_DEFAULTS, HEALTH_DEFAULTS, LOOP_DEFAULTS, REPLI
 export { UPSTREAM_DEFAULTS } from '../rules/defaults.js';
 export { ARD_SOURCE_DEFAULTS, FEDERATION_DEFAULTS } from '../rules/defaults.js';
 export { GOOGLE_AGENT_REGISTRY_DEFAULTS } from '../rules/defaults.js';
+export { DNS_SOURCE_DEFAULTS } from '../rules/defaults.js';

@@ -275,6 +275,7 @@ function build(out: SchemaOutput, baseDir: string): DiscoveryConfig {
         ...(registry !== undefined && { registry: { ...registry } }),
       })),
       ard: sources.ard.map((a) => ({ ...a, ...(a.filter !== undefined && { filter: { ...a.filter } }) })),
+      dns: sources.dns.map((d) => ({ ...d, resolvers: [...d.resolvers], domains: d.domains.map((x) => ({ ...x, ...(x.agents !== undefined && { agents: [...x.agents] }) })) })),
       ...(sources.kubernetes !== undefined && { kubernetes: { ...sources.kubernetes } }),
     },
     health: { ...out.health },

@@ -10,6 +10,8 @@ import { CACHE_DEFAULTS, CATALOG_DEFAULTS, HEALTH_DEFAULTS, LOOP_DEFAULTS, REPLI
 import { UPSTREAM_DEFAULTS } from '../rules/defaults.js';
 import { ARD_SOURCE_DEFAULTS, FEDERATION_DEFAULTS } from '../rules/defaults.js';
 import { GOOGLE_AGENT_REGISTRY_DEFAULTS } from '../rules/defaults.js';
+import { DNS_SOURCE_DEFAULTS } from '../rules/defaults.js';
+import { dnsAidLabelProblem, dnsDomainProblem, parseDnsServer } from '../rules/dns-aid.js';
 import { normalizeDomain } from '../rules/domains.js';
 import { localNameProblem, sourceIdProblem, tagProblem } from '../rules/ids.js';
 import { normalizeOrigin } from '../rules/origins.js';
@@ -423,6 +425,36 @@ const sources = z.strictObject({
         maxEntries: positiveInt.default(ARD_SOURCE_DEFAULTS.maxEntries),
         maxBytes: positiveInt.default(ARD_SOURCE_DEFAULTS.maxBytes),
         timeoutMs: positiveInt.default(ARD_SOURCE_DEFAULTS.timeoutMs),
+      }),
+    )
+    .default([]),
+  // DNS-AID and DNS-SD records of domains, read through the given resolvers (docs/sources.md "DNS").
+  dns: z
+    .array(
+      z.strictObject({
+        id: sourceId,
+        resolvers: z.array(checked((v) => { const s = parseDnsServer(v); return 'problem' in s ? s.problem : undefined; })).min(1),
+        domains: z
+          .array(
+            z.strictObject({
+              domain: checked(dnsDomainProblem),
+              agents: z.array(checked(dnsAidLabelProblem)).optional(),
+              index: z.boolean().optional(),
+              dnsSd: z.boolean().default(false),
+            }),
+          )
+          .min(1),
+        requireDnssec: z.boolean().default(false),
+        scheme: z.enum(['https', 'http']).default('https'),
+        timeoutMs: positiveInt.default(DNS_SOURCE_DEFAULTS.timeoutMs),
+        retries: nonNegativeInt.max(10).default(DNS_SOURCE_DEFAULTS.retries),
+        backoffMs: nonNegativeInt.default(DNS_SOURCE_DEFAULTS.backoffMs),
+        udpPayloadSize: z.int().min(512).max(65_535).default(DNS_SOURCE_DEFAULTS.udpPayloadSize),
+        maxTcpBytes: z.int().min(512).max(65_535).default(DNS_SOURCE_DEFAULTS.maxTcpBytes),
+        maxRecords: positiveInt.default(DNS_SOURCE_DEFAULTS.maxRecords),
+        maxAgents: positiveInt.default(DNS_SOURCE_DEFAULTS.maxAgents),
+        minRefreshMs: positiveInt.default(DNS_SOURCE_DEFAULTS.minRefreshMs),
+        maxRefreshMs: positiveInt.default(DNS_SOURCE_DEFAULTS.maxRefreshMs),
       }),
     )
     .default([]),

@@ -391,6 +391,47 @@ export interface ArdSourceConfig {
   readonly timeoutMs: number;
 }
 
+/** One domain of a `sources.dns[]` entry. */
+export interface DnsDomainConfig {
+  readonly domain: string;
+  /** DNS-AID agent labels (`billing` → `_billing._a2a._agents.{domain}`). */
+  readonly agents?: readonly string[];
+  /** Read the agents the `_index._agents` TXT entry lists. Default: true when no agents are given. */
+  readonly index?: boolean;
+  /** Read DNS-SD (`_a2a._tcp.{domain}` PTR → SRV + TXT). Default false. */
+  readonly dnsSd: boolean;
+}
+
+/** One entry of `sources.dns:`: agents announced in DNS (DNS-AID SVCB/TXT, DNS-SD) (docs/sources.md). */
+export interface DnsSourceConfig {
+  readonly id: string;
+  /** Resolvers, `host:port` (IP addresses). */
+  readonly resolvers: readonly string[];
+  readonly domains: readonly DnsDomainConfig[];
+  /** Refuse answers without the AD bit. Default false. */
+  readonly requireDnssec: boolean;
+  /** The scheme of a base URL made from a target host. Default `https`. */
+  readonly scheme: 'https' | 'http';
+  /** One query's wait. Default 2,000 ms. */
+  readonly timeoutMs: number;
+  /** Further attempts. Default 2. */
+  readonly retries: number;
+  /** First retry's wait, doubled each time. Default 200 ms. */
+  readonly backoffMs: number;
+  /** EDNS0 UDP payload size. Default 4,096. */
+  readonly udpPayloadSize: number;
+  /** Largest TCP answer. Default 65,535 bytes. */
+  readonly maxTcpBytes: number;
+  /** Records per answer. Default 64. */
+  readonly maxRecords: number;
+  /** Agents per refresh. Default 200. */
+  readonly maxAgents: number;
+  /** Earliest next refresh (smallest TTL, clamped). Default 30,000 ms. */
+  readonly minRefreshMs: number;
+  /** Latest next refresh. Default 3,600,000 ms. */
+  readonly maxRefreshMs: number;
+}
+
 /** `sources.kubernetes:`. */
 export interface KubernetesConfig {
   readonly id: string;
@@ -412,6 +453,8 @@ export interface SourcesConfig {
   readonly registries: readonly RegistryConfig[];
   /** Default empty. */
   readonly ard: readonly ArdSourceConfig[];
+  /** Default empty. */
+  readonly dns: readonly DnsSourceConfig[];
   readonly kubernetes?: KubernetesConfig;
 }
 

@@ -12,12 +12,19 @@
  * | 0.3 JSONRPC | `POST {url}` `{"method":"agent/getAuthenticatedExtendedCard"}`, `A2A-Version: 0.3` |
  * | 0.3 HTTP+JSON | `GET {url}/v1/card`, `A2A-Version: 0.3` |
  *
+ * With an OpenTelemetry SDK installed, the call is an A2A client span `GetExtendedAgentCard`
+ * (GenAI A2A conventions: `a2a.method.name`, `a2a.protocol.version`, `a2a.tenant`, `server.*` of
+ * the interface URL; `error.type` the HTTP status or the JSON-RPC error code), and the request
+ * carries its W3C trace context unless the given headers already name a `traceparent`.
+ *
  * @module
  */
 import type { ChosenInterface } from '../card/interface-policy.js';
 import type { JsonLimits } from '../card/safe-json.js';
 import { parseSafeJson } from '../card/safe-json.js';
 import { DiscoveryError } from '../errors.js';
+import { A2A_METHOD, ATTR, serverOf } from '../telemetry/attributes.js';
+import { injectTraceContext, withSpan } from '../telemetry/otel.js';
 import type { CardFetcher } from './card-fetcher.js';
 
 /** The extended card as the peer answered it: the card's JSON text (the JSON-RPC `result`, or the REST body). */
@@ -54,8 +61,32 @@ function extendedCardRequest(chosen: ChosenInterface): { url: string; method: st
  *   for an answer that is not a JSON-RPC response with a card object.
  */
 export async function fetchExtendedCard(fetcher: CardFetcher, chosen: ChosenInterface, headers: Record<string, string>, limits: JsonLimits = {}): Promise<ExtendedCardAnswer> {
+  const attributes = {
+    [ATTR.a2aMethod]: A2A_METHOD.getExtendedAgentCard,
+    [ATTR.a2aProtocolVersion]: chosen.protocolVersion,
+    [ATTR.a2aTenant]: chosen.tenant || undefined,
+    ...serverOf(chosen.url),
+  };
+  const outcome = await withSpan(A2A_METHOD.getExtendedAgentCard, { kind: 'client', attributes }, async (span) => {
+    try {
+      return { ok: true as const, answer: await requestExtendedCard(fetcher, chosen, headers, limits) };
+    } catch (error) {
+      // The convention's error.type: the HTTP status or JSON-RPC code when the peer gave one.
+      const rpc = error instanceof DiscoveryError ? / JSON-RPC error (-?\d+)/.exec(error.message)?.[1] : undefined;
+      const status = error instanceof DiscoveryError && error.code === 'ERR_FETCH_STATUS' && rpc === undefined ? error.status : undefined;
+      span.fail(error, rpc ?? (status !== undefined ? String(status) : undefined));
+      return { ok: false as const, error };
+    }
+  });
+  if (!outcome.ok) throw outcome.error;
+  return outcome.answer;
+}
+
+async function requestExtendedCard(fetcher: CardFetcher, chosen: ChosenInterface, headers: Record<string, string>, limits: JsonLimits): Promise<ExtendedCardAnswer> {
   const req = extendedCardRequest(chosen);
-  const sent = { ...headers, 'a2a-version': req.version, accept: 'application/json' };
+  const sent: Record<string, string> = { ...headers, 'a2a-version': req.version, accept: 'application/json' };
+  // The active span's trace context, unless the caller's headers carry one (they win).
+  if (!Object.keys(sent).some((name) => name.toLowerCase() === 'traceparent')) Object.assign(sent, injectTraceContext({}));
   let body: string | undefined;
   if (req.rpc !== undefined) {
     const params = chosen.client === 'a2a-1.x' && chosen.tenant !== undefined && chosen.tenant !== '' ? { tenant: chosen.tenant } : {};

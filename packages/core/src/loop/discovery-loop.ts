@@ -44,6 +44,7 @@ import type { RoutingVerdict } from './routing-gate.js';
 import { RoutingGate } from './routing-gate.js';
 import { HEALTH_DEFAULTS, LOOP_DEFAULTS } from '../rules/defaults.js';
 import type { Lookalike, LookalikePolicy } from '../rules/lookalike.js';
+import { ATTR, SPAN, spanError, withSpan } from '../telemetry/index.js';
 
 export interface DiscoveryLoopOptions {
   sources: readonly Source[];
@@ -381,16 +382,22 @@ export class DiscoveryLoop {
 
   async #cycle(first: boolean): Promise<void> {
     if (this.#stopped || this.#paused) return;
-    try {
-      await this.#refresh.pollSources(first);
-      for (const [url, { endpoint }] of this.#members.resolve()) this.#forget(url, endpoint);
-      const entries = await this.#refresh.refreshCards(this.#members.admitted);
-      await this.#evaluate(entries);
-      this.#ready = true;
-    } catch (err) {
-      const e = toDiscoveryError(err, 'ERR_INTERNAL');
-      this.#o.events?.emit({ type: 'alert', kind: 'cycle-failed', message: `discovery cycle failed: ${e.message}` });
-    }
+    // A new trace per cycle (root), whatever started it: the timer, a source's change, refreshNow().
+    await withSpan(SPAN.cycle, { root: true }, async (span) => {
+      try {
+        const sources = await this.#refresh.pollSources(first);
+        for (const [url, { endpoint }] of this.#members.resolve()) this.#forget(url, endpoint);
+        const admitted = this.#members.admitted;
+        const entries = await this.#refresh.refreshCards(admitted);
+        if (span.recording) span.set({ [ATTR.dueSources]: sources, [ATTR.endpoints]: admitted.length, [ATTR.due]: admitted.length - entries.hits, [ATTR.cacheHits]: entries.hits });
+        await this.#evaluate(entries);
+        this.#ready = true;
+      } catch (err) {
+        const e = toDiscoveryError(err, 'ERR_INTERNAL');
+        span.fail(spanError(e));
+        this.#o.events?.emit({ type: 'alert', kind: 'cycle-failed', message: `discovery cycle failed: ${e.message}` });
+      }
+    });
   }
 
   /** Forgets an endpoint gone for longer than the removal grace: its health, schedule, state, whether it once fitted, alerts and cached card. */

@@ -22,6 +22,7 @@ import { identifierName, LookalikeIndex } from '../rules/lookalike.js';
 import { originOf } from '../rules/origins.js';
 import type { AlertBook } from './alert-book.js';
 import { sameLists } from './same-lists.js';
+import { ATTR, SPAN, withSpan } from '../telemetry/index.js';
 
 export interface EvaluatorOptions {
   sources: readonly Source[];
@@ -168,7 +169,19 @@ export class Evaluator {
     }
     const presentable = this.#o.select.presentable ?? (await this.#presentable(candidates));
     const excluded = this.#o.lookalikes === 'exclude' ? new Map([...this.#lookalikes].map(([url, l]) => [url, `lookalike: ${l.reason}`])) : undefined;
-    const selection = selectAgents(candidates, { ...this.#o.select, reviewed: reviewedList, memo: this.#matchMemo, fitted: this.#fitted, presentable, ...(excluded && { excluded }) });
+    const selection = withSpan(SPAN.match, { attributes: { [ATTR.endpoints]: candidates.length } }, (span) => {
+      const s = selectAgents(candidates, { ...this.#o.select, reviewed: reviewedList, memo: this.#matchMemo, fitted: this.#fitted, presentable, ...(excluded && { excluded }) });
+      if (span.recording) {
+        let unsuitable = 0;
+        let excludedCount = 0;
+        for (const v of s.verdicts.values()) {
+          if (v.verdict === 'unsuitable') unsuitable++;
+          else if (v.verdict === 'excluded') excludedCount++;
+        }
+        span.set({ [ATTR.agentsSelected]: s.selected.length, [ATTR.agentsUnsuitable]: unsuitable, [ATTR.agentsExcluded]: excludedCount });
+      }
+      return s;
+    });
     for (const [url, v] of selection.verdicts) {
       const prev = this.#verdicts.get(url);
       if (!prev || prev.verdict !== v.verdict || prev.localName !== v.localName) {

@@ -13,6 +13,8 @@ import type { Snapshot, SnapshotAgent, SnapshotDiff, SnapshotStore } from '../sn
 import { buildSnapshot, diffSnapshots } from '../snapshot/index.js';
 import type { AlertBook } from './alert-book.js';
 import type { RoutingGate } from './routing-gate.js';
+import type { SpanScope } from '../telemetry/index.js';
+import { ATTR, SPAN, withSpan } from '../telemetry/index.js';
 
 export type SnapshotListener = (snapshot: Snapshot, diff: SnapshotDiff) => void;
 
@@ -86,7 +88,11 @@ export class Publisher {
    * the digest now current when that is the whole outcome (nothing held, deferred or refused), so
    * the next cycle may skip an identical evaluation; otherwise undefined.
    */
-  async publish(selected: SnapshotAgent[]): Promise<string | undefined> {
+  publish(selected: SnapshotAgent[]): Promise<string | undefined> {
+    return withSpan(SPAN.publish, {}, (span) => this.#publish(selected, span));
+  }
+
+  async #publish(selected: SnapshotAgent[], span: SpanScope): Promise<string | undefined> {
     const { events, store, clock, gate, domains } = this.#o;
     const previous = store.current;
     const version = (previous?.version ?? 0) + 1;
@@ -111,26 +117,45 @@ export class Publisher {
         events?.emit({ type: 'snapshot.held', version, digest: full.digest, ...(previous && { previousDigest: previous.digest }), agents: full.agents.map((a) => a.localName), reason: hold.reason });
       }
     } else this.#lastHeldDigest = undefined;
+    if (span.recording) {
+      span.set({ [ATTR.snapshotVersion]: version, [ATTR.snapshotDigest]: candidate.digest, [ATTR.previousDigest]: previous?.digest, [ATTR.held]: hold !== undefined });
+      if (hold) span.set({ [ATTR.heldReason]: hold.reason });
+    }
     await gate.checkCurrent(previous);
     if (previous && candidate.digest === previous.digest) {
       gate.unchanged();
+      span.set({ [ATTR.outcome]: hold ? 'held' : 'unchanged' });
       return hold ? undefined : previous.digest;
     }
     const routing = await gate.judge(candidate, previous, confirmed);
-    if (clock.now() - this.#lastPublishAt < this.#o.minPublishIntervalMs) return undefined;
+    if (clock.now() - this.#lastPublishAt < this.#o.minPublishIntervalMs) {
+      span.set({ [ATTR.outcome]: 'deferred' });
+      return undefined;
+    }
     if (routing.hold) {
       // The gate keeps the current routing: the candidate is held, and only the card updates of
       // the current agents (same names, tags and domains) go out.
       if (!hold) this.#heldDigest = candidate.digest;
-      if (!previous) return undefined;
+      span.set({ [ATTR.held]: true, [ATTR.heldReason]: 'routing accuracy below its threshold' });
+      if (!previous) {
+        span.set({ [ATTR.outcome]: 'held' });
+        return undefined;
+      }
       candidate = gate.keepRouting(previous, candidate, version);
-      if (candidate.digest === previous.digest) return undefined;
+      if (candidate.digest === previous.digest) {
+        span.set({ [ATTR.outcome]: 'held' });
+        return undefined;
+      }
     }
-    if (!(await this.#warmUp(candidate, previous, 'was not published'))) return undefined;
+    if (!(await this.#warmUp(candidate, previous, 'was not published'))) {
+      span.set({ [ATTR.outcome]: 'refused' });
+      return undefined;
+    }
     this.#lastPublishAt = clock.now();
     store.publish(candidate);
     gate.published(candidate, previous);
-    this.#announce(previous, candidate, true);
+    const diff = this.#announce(previous, candidate, true);
+    if (span.recording) span.set({ [ATTR.outcome]: 'published', [ATTR.snapshotDigest]: candidate.digest, [ATTR.agentCount]: candidate.agents.length, [ATTR.agentsAdded]: diff.added.length, [ATTR.agentsRemoved]: diff.removed.length });
     return hold || routing.hold ? undefined : candidate.digest;
   }
 
@@ -164,7 +189,7 @@ export class Publisher {
   }
 
   /** Announces `next`, now current: `snapshot.published`, the change alerts (`alertChanges`), then the listeners. */
-  #announce(previous: Snapshot | undefined, next: Snapshot, alertChanges: boolean): void {
+  #announce(previous: Snapshot | undefined, next: Snapshot, alertChanges: boolean): SnapshotDiff {
     const { events } = this.#o;
     const diff = diffSnapshots(previous, next);
     events?.emit({ type: 'snapshot.published', version: next.version, digest: next.digest, ...(previous && { previousDigest: previous.digest }), agents: next.agents.map((a) => a.localName) });
@@ -189,6 +214,7 @@ export class Publisher {
         // A listener's failure never affects discovery.
       }
     }
+    return diff;
   }
 }
 

@@ -7,6 +7,7 @@ import type { CacheEntry, CardCache } from '../cache/index.js';
 import type { Clock, Random } from '../clock/index.js';
 import type { AdmittedEndpoint } from '../resolve/index.js';
 import type { Source } from '../sources/index.js';
+import { ATTR, SPAN, spanError, withSpan } from '../telemetry/index.js';
 
 export interface RefreshScheduleOptions {
   sources: readonly Source[];
@@ -21,6 +22,8 @@ export interface RefreshScheduleOptions {
 export interface RefreshedCards {
   readonly admitted: readonly AdmittedEndpoint[];
   readonly entries: ReadonlyArray<CacheEntry | undefined>;
+  /** Fresh cards taken from the cache without a refresh (the cycle span counts them). */
+  readonly hits: number;
 }
 
 export class RefreshSchedule {
@@ -37,19 +40,31 @@ export class RefreshSchedule {
     this.#nextResyncAt.delete(url);
   }
 
-  /** Polls the sources that are due; on the `first` cycle, every source not synced yet. */
-  async pollSources(first: boolean): Promise<void> {
+  /** Polls the sources that are due; on the `first` cycle, every source not synced yet. Returns how many were polled. */
+  async pollSources(first: boolean): Promise<number> {
     const now = this.#o.clock.now();
+    let polled = 0;
     await Promise.all(
       this.#o.sources.map(async (source) => {
         const interval = source.pollIntervalMs;
         const due = this.#nextPollAt.get(source.id) ?? Number.NEGATIVE_INFINITY;
         if (!first && (interval === undefined || now < due)) return;
         if (first && source.current().synced) return;
-        await source.refresh();
-        if (interval !== undefined) this.#nextPollAt.set(source.id, now + interval);
+        polled++;
+        await withSpan(SPAN.sourceList, { attributes: { [ATTR.source]: source.id, [ATTR.sourceKind]: source.kind } }, async (span) => {
+          // A source never throws for remote failures: it keeps its last list and reports the error in its state.
+          const state = await source.refresh();
+          if (span.recording) {
+            span.set({ [ATTR.records]: state.records.length, [ATTR.outcome]: state.ok ? 'ok' : 'failed' });
+            if (!state.ok && state.error !== undefined) span.fail(spanError(state.error));
+          }
+        });
+        // Read again after the refresh: a source may set its next interval from what it read (DNS TTLs).
+        const next = source.pollIntervalMs;
+        if (next !== undefined) this.#nextPollAt.set(source.id, now + next);
       }),
     );
+    return polled;
   }
 
   /** Brings every admitted endpoint's card up to date and returns the entries. */
@@ -60,6 +75,7 @@ export class RefreshSchedule {
     const entries = new Array<CacheEntry | undefined>(admitted.length);
     const pending: Array<Promise<unknown>> = [];
     const keep = (i: number, p: Promise<CacheEntry>) => pending.push(p.then((e) => (entries[i] = e), () => undefined));
+    let hits = 0;
     for (let i = 0; i < admitted.length; i++) {
       const url = admitted[i]!.baseUrl;
       let resyncAt = this.#nextResyncAt.get(url);
@@ -80,11 +96,13 @@ export class RefreshSchedule {
       } else {
         // A fresh card needs no promise (most endpoints, most cycles).
         const fresh = cache.fresh(url);
-        if (fresh !== undefined) entries[i] = fresh;
-        else keep(i, cache.get(url));
+        if (fresh !== undefined) {
+          entries[i] = fresh;
+          hits++;
+        } else keep(i, cache.get(url));
       }
     }
     await Promise.all(pending);
-    return { admitted, entries };
+    return { admitted, entries, hits };
   }
 }

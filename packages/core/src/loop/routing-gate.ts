@@ -10,6 +10,7 @@ import type { EventStream } from '../events/index.js';
 import type { Snapshot } from '../snapshot/index.js';
 import { buildSnapshot } from '../snapshot/index.js';
 import type { AlertBook } from './alert-book.js';
+import { ATTR, SPAN, spanError, withSpan } from '../telemetry/index.js';
 
 /** What a routing evaluation says about a candidate snapshot (see `evaluateRouting`). */
 export interface RoutingVerdict {
@@ -124,14 +125,23 @@ export class RoutingGate {
     const key = routingKey(snapshot);
     const known = this.#byKey.get(key);
     if (known) return { verdict: known, fresh: false };
-    let verdict: RoutingVerdict;
-    try {
-      verdict = await check.evaluate(snapshot);
-    } catch (err) {
-      const e = toDiscoveryError(err, 'ERR_INTERNAL');
+    // The span is failed here, with a redacted message (withSpan would record the raw one).
+    const r = await withSpan(SPAN.routingEvaluate, { attributes: { [ATTR.snapshotVersion]: snapshot.version, [ATTR.snapshotDigest]: snapshot.digest } }, async (span) => {
+      try {
+        const v = await check.evaluate(snapshot);
+        if (span.recording) span.set({ [ATTR.routingAccuracy]: v.accuracy, [ATTR.routingPassed]: v.passed });
+        return { verdict: v };
+      } catch (error) {
+        span.fail(spanError(error));
+        return { error };
+      }
+    });
+    if ('error' in r) {
+      const e = toDiscoveryError(r.error, 'ERR_INTERNAL');
       this.#o.alerts.raise('routing-evaluation-failed', { kind: 'routing-evaluation-failed', message: `routing of snapshot ${snapshot.digest.slice(0, 12)} could not be evaluated: ${e.message}` });
       return undefined;
     }
+    const verdict = r.verdict;
     this.#byKey.set(key, verdict);
     for (const k of this.#byKey.keys()) {
       if (this.#byKey.size <= 16) break;
@@ -171,3 +181,4 @@ export class RoutingGate {
 function routingKey(snapshot: Snapshot): string {
   return JSON.stringify([snapshot.agents.map((a) => [a.localName, a.tags, a.critical, a.domain ?? null]), (snapshot.domains ?? []).map((d) => [d.name, d.description])]);
 }
+

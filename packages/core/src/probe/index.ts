@@ -17,6 +17,8 @@ export type { Lookalike } from '../rules/lookalike.js';
 export { renderAiCatalogProbe } from './ai-catalog-report.js';
 export type { AiCatalogDocumentReport, AiCatalogEntryReport, AiCatalogReport, CatalogEntryVerdict, CatalogStage } from './ai-catalog-report.js';
 export { probeTarget } from './probe-target.js';
+export { probeDns, renderDnsProbe } from './probe-dns.js';
+export type { DnsProbeRecord, DnsProbeReport, ProbeDnsOptions } from './probe-dns.js';
 export type { ProbeTargetResult } from './probe-target.js';
 export { refusedReport, renderProbe, reportFromCheck } from './probe-report.js';
 export type { ProbeAccess, ProbeHttp, ProbeReport, ProbeSecurity, ProbeSkill, ProbeStage } from './probe-report.js';

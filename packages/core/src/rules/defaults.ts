@@ -133,6 +133,28 @@ export const ARD_SOURCE_DEFAULTS = Object.freeze({
   timeoutMs: 30_000,
 });
 
+/** The DNS source (`sources.dns[]`, `dnsSource`, `createDnsResolver`): DNS-AID and DNS-SD records. */
+export const DNS_SOURCE_DEFAULTS = Object.freeze({
+  /** One query's wait for an answer from one resolver, over UDP or TCP. */
+  timeoutMs: 2_000,
+  /** Further attempts after a failed one (each at the next resolver), with backoff. */
+  retries: 2,
+  /** The wait before the first retry; doubled each time. */
+  backoffMs: 200,
+  /** The UDP payload size advertised with EDNS0; a larger answer comes truncated and is asked again over TCP. */
+  udpPayloadSize: 4_096,
+  /** The largest answer read over TCP, in bytes (a DNS message is at most 65,535). */
+  maxTcpBytes: 65_535,
+  /** Resource records in one answer; more is refused. */
+  maxRecords: 64,
+  /** Agents (names, index entries, DNS-SD instances) read per refresh. */
+  maxAgents: 200,
+  /** The next refresh comes at the smallest TTL of the records read, but not sooner than this. */
+  minRefreshMs: 30_000,
+  /** ... and not later than this (also the interval before the first list and after a failure's retry). */
+  maxRefreshMs: 3_600_000,
+});
+
 /** Federation of `POST /search` (`server.registry.federation`, `createFederation`). */
 export const FEDERATION_DEFAULTS = Object.freeze({
   /** Registries asked by one `federation: auto` search; the others are named as skipped. */

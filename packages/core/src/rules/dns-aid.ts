@@ -12,6 +12,7 @@
  *
  * @module
  */
+import { isIP } from 'node:net';
 
 /** The label under a domain where DNS-AID records live. */
 export const DNS_AID_LABEL = '_agents';
@@ -63,7 +64,74 @@ export function dnsAidLabelProblem(agent: string): string | undefined {
   return undefined;
 }
 
+/**
+ * The DNS-AID agent label for a local name (`billing_agent` → `billing-agent`): lower case, every
+ * character outside `a-z0-9-` made a hyphen, no leading or trailing hyphen, at most 63
+ * characters. Check the result with {@link dnsAidLabelProblem} (an empty label is not one).
+ */
+export function dnsAidLabel(name: string): string {
+  return name.toLowerCase().replace(/[^a-z0-9-]/g, '-').replace(/^-+/, '').slice(0, 63).replace(/-+$/, '');
+}
+
 /** Whether a `capsha256` value is a SHA-256 in hex (64 hex digits; compared in lower case). */
 export function isCapSha256(value: string): boolean {
   return /^[0-9a-fA-F]{64}$/.test(value);
+}
+
+/**
+ * A domain under which DNS-AID or DNS-SD records are looked up: a DNS name of 1–253 characters,
+ * labels of letters, digits, hyphens (and `_`, as service labels use), no trailing dot needed.
+ * Returns the problem, or undefined when valid.
+ */
+export function dnsDomainProblem(domain: unknown): string | undefined {
+  if (typeof domain !== 'string' || domain === '') return `must be a domain name such as "example.com", got ${JSON.stringify(domain)}`;
+  const name = domain.replace(/\.$/, '');
+  if (name.length > 253 || !name.split('.').every((l) => /^[A-Za-z0-9_](?:[A-Za-z0-9_-]{0,61}[A-Za-z0-9])?$/.test(l))) {
+    return `"${domain}" is not a domain name (dot-separated labels of letters, digits and inner hyphens, 253 characters at most)`;
+  }
+  return undefined;
+}
+
+/** The owner name of a domain's DNS-SD A2A service (`_a2a._tcp.example.com`), whose PTR records name the instances. */
+export function dnsSdServiceName(domain: string): string {
+  return `${DNS_SD_A2A_SERVICE}.${domain.replace(/\.$/, '')}`;
+}
+
+/** The owner name of a domain's DNS-AID index entry (`_index._agents.example.com`). */
+export function dnsAidIndexName(domain: string): string {
+  return `${DNS_AID_INDEX}.${DNS_AID_LABEL}.${domain.replace(/\.$/, '')}`;
+}
+
+/** A resolver's address, parsed. */
+export interface DnsServer {
+  readonly host: string;
+  readonly port: number;
+  readonly family: 4 | 6;
+  readonly text: string;
+}
+
+/**
+ * Parses a resolver address: `127.0.0.1:5353`, `[::1]:53`, `::1`, `10.0.0.2`.
+ *
+ * @returns the server, or a problem sentence.
+ */
+export function parseDnsServer(text: unknown): DnsServer | { problem: string } {
+  if (typeof text !== 'string' || text === '') return { problem: `must be an IP address with an optional port ("127.0.0.1:53", "[::1]:53"), got ${JSON.stringify(text)}` };
+  let host = text;
+  let port = 53;
+  const bracket = /^\[([^\]]+)\](?::(\d+))?$/.exec(text);
+  if (bracket) {
+    host = bracket[1]!;
+    if (bracket[2] !== undefined) port = Number(bracket[2]);
+  } else if (isIP(text) === 0) {
+    const i = text.lastIndexOf(':');
+    if (i > 0) {
+      host = text.slice(0, i);
+      port = /^\d+$/.test(text.slice(i + 1)) ? Number(text.slice(i + 1)) : NaN;
+    }
+  }
+  const family = isIP(host);
+  if (family === 0) return { problem: `${JSON.stringify(text)} is not an IP address with an optional port ("127.0.0.1:53", "[::1]:53"); resolvers are given by address` };
+  if (!Number.isInteger(port) || port < 1 || port > 65535) return { problem: `${JSON.stringify(text)} has no valid port (1–65535)` };
+  return { host, port, family: family as 4 | 6, text: family === 6 ? `[${host}]:${port}` : `${host}:${port}` };
 }

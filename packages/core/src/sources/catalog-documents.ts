@@ -13,6 +13,7 @@ import type { CachedAiCatalog, CatalogLimits } from '../catalog/index.js';
 import { readAiCatalogPaced } from '../catalog/ai-catalog.js';
 import { Pacer, pacedCanonicalJson, pacedCanonicalSha256 } from '../catalog/paced.js';
 import { DiscoveryError, type Problem } from '../errors.js';
+import { SPAN } from '../telemetry/index.js';
 import { CATALOG_DEFAULTS } from '../rules/defaults.js';
 
 /** A cached AI Catalog document (see `StateStore.catalogs`). */
@@ -62,6 +63,7 @@ export function readerLimits(s: Omit<AcceptanceRules, 'signatures'>): { maxBytes
 /** The catalog cache's content: a catalog document, its signature checked. */
 export function catalogContent(signatures: SignatureOptions, limits: { maxBytes?: number; maxEntries: number }): CacheContent<CachedAiCatalog, string> {
   return {
+    span: SPAN.catalogRead,
     async check(body, url): Promise<AcceptedContent<CachedAiCatalog, string> | { ok: false; error: DiscoveryError }> {
       // Read, checked and digested in slices: a document of thousands of entries lets the event loop run.
       const pacer = new Pacer();
@@ -92,6 +94,7 @@ export function catalogContent(signatures: SignatureOptions, limits: { maxBytes?
         text: read.text,
         warnings: [...read.warnings, ...signature.problems],
         signature: signature.status,
+        entries: document.entries.length,
       };
     },
   };

@@ -23,9 +23,15 @@ export type { AiCatalogSource, AiCatalogSourceOptions, AnnouncedRegistry, Catalo
 export { ardSource } from './ard-source.js';
 export type { ArdSource, ArdSourceOptions } from './ard-source.js';
 export type { CatalogFoundBy } from './catalog-announcements.js';
+export { dnsSource } from './dns-source.js';
+export type { DnsDomainOptions, DnsSource, DnsSourceOptions } from './dns-source.js';
+export { createDnsResolver } from './dns-resolver.js';
+export type { DnsAnswer, DnsQueryType, DnsRecord, DnsResolver, DnsResolverOptions } from './dns-resolver.js';
 export { CatalogArtifacts } from './catalog-artifacts.js';
 export type { CardPin, CatalogPublication, InlineCard } from './catalog-artifacts.js';
 export type { CatalogEntry } from './catalog-documents.js';
+export { DNS_AID_DEFAULT_TTL_SECONDS, dnsAidZone } from './dns-zone.js';
+export type { DnsAidPublishedAgent, DnsAidZoneOptions, DnsAidZoneRecord, DnsAidZoneResult } from './dns-zone.js';
 export { kubernetesSource } from './kubernetes-source.js';
 export type { KubernetesSourceOptions } from './kubernetes-source.js';
 export { A2A_PORT_NAME, BASE_URL_ANNOTATION, PORT_ANNOTATION } from './kubernetes-endpoint.js';

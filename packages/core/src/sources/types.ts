@@ -8,7 +8,7 @@ import type { DiscoveryError, Problem } from '../errors.js';
 import type { TransportOptions } from './transport-options.js';
 
 /** The kinds of source this library ships. */
-export type SourceKind = 'static' | 'well-known' | 'registry' | 'kubernetes' | 'ai-catalog' | 'ard';
+export type SourceKind = 'static' | 'well-known' | 'registry' | 'kubernetes' | 'ai-catalog' | 'ard' | 'dns';
 
 /**
  * One endpoint proposed by a source. A proposal only: the resolver normalizes the base URL and

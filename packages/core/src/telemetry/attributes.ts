@@ -31,10 +31,23 @@ export const SPAN = {
   routingEvaluate: 'a2a_discovery.routing.evaluate',
   /** One read of an AI Catalog document. */
   catalogRead: 'a2a_discovery.catalog.read',
+  /** One DNS question of the DNS source, every attempt and the TCP retry of a truncated answer included (client). */
+  dnsQuery: 'a2a_discovery.dns.query',
   /** Building the ADK agent tree of one snapshot digest. */
   treeBuild: 'a2a_discovery.tree.build',
   /** One chat turn on a session pinned to a snapshot (the service's `/api/chat`, the library's session runner). */
   chatTurn: 'a2a_discovery.chat.turn',
+} as const;
+
+/** A2A method names (GenAI A2A conventions): the name of an A2A client span and its `a2a.method.name`. */
+export const A2A_METHOD = {
+  sendMessage: 'SendMessage',
+  sendStreamingMessage: 'SendStreamingMessage',
+  getTask: 'GetTask',
+  cancelTask: 'CancelTask',
+  listTasks: 'ListTasks',
+  getExtendedAgentCard: 'GetExtendedAgentCard',
+  subscribeToTask: 'SubscribeToTask',
 } as const;
 
 /** Attribute keys. Conventional ones first, then ours. */
@@ -65,6 +78,8 @@ export const ATTR = {
   source: 'a2a_discovery.source',
   sourceKind: 'a2a_discovery.source.kind',
   records: 'a2a_discovery.records',
+  /** How a step ended, where no conventional attribute says it (`ok`, `failed`; a publication: `published`, `unchanged`, `held`, `deferred`, `refused`). */
+  outcome: 'a2a_discovery.outcome',
   /** The card cache's decision: hit, revalidated, changed, unchanged, stale, invalid, failed, refused. */
   cacheDecision: 'a2a_discovery.cache.decision',
   conditional: 'a2a_discovery.cache.conditional',
@@ -79,10 +94,34 @@ export const ATTR = {
   agentsRemoved: 'a2a_discovery.snapshot.agents_removed',
   agentCount: 'a2a_discovery.snapshot.agents',
   held: 'a2a_discovery.snapshot.held',
+  heldReason: 'a2a_discovery.snapshot.held_reason',
   sessionId: 'a2a_discovery.session.id',
+  /** The agents that produced events in a chat turn, in order (the root's transfers). */
+  chatAgents: 'a2a_discovery.chat.agents',
   due: 'a2a_discovery.cycle.due',
+  /** Sources polled in a cycle. */
+  dueSources: 'a2a_discovery.cycle.due_sources',
+  /** Admitted endpoints in a cycle. */
+  endpoints: 'a2a_discovery.cycle.endpoints',
+  /** Fresh cache hits in a cycle (a hit has no span of its own). */
+  cacheHits: 'a2a_discovery.cycle.cache_hits',
+  agentsSelected: 'a2a_discovery.match.selected',
+  agentsUnsuitable: 'a2a_discovery.match.unsuitable',
+  agentsExcluded: 'a2a_discovery.match.excluded',
+  /** Entries of an AI Catalog document read. */
+  catalogEntries: 'a2a_discovery.catalog.entries',
+  /** Problems found in a card (their text is third-party data: only the count is recorded). */
+  problems: 'a2a_discovery.card.problems',
   routingAccuracy: 'a2a_discovery.routing.accuracy',
   routingPassed: 'a2a_discovery.routing.passed',
+  /** The DNS question's name and type, as OpenTelemetry's DNS conventions name the first. */
+  dnsQuestionName: 'dns.question.name',
+  dnsQuestionType: 'a2a_discovery.dns.question.type',
+  /** The answer: its rcode, whether the resolver validated it (AD bit), whether it came over TCP. */
+  dnsRcode: 'a2a_discovery.dns.rcode',
+  dnsAuthenticated: 'a2a_discovery.dns.authenticated',
+  dnsTcp: 'a2a_discovery.dns.tcp',
+  dnsAttempts: 'a2a_discovery.dns.attempts',
 } as const;
 
 const MAX_TEXT = 256;
@@ -126,4 +165,22 @@ export function serverOf(url: string): { 'server.address'?: string; 'server.port
   } catch {
     return {};
   }
+}
+
+const URL_IN_TEXT = /\b[a-z][a-z0-9+.-]*:\/\/[^\s"'<>`]+/gi;
+
+/**
+ * An error as a span may record it (`SpanScope.fail`): its name and `code` kept, every URL in its
+ * message written as {@link spanUrl} writes it (no user info, no query value). Error messages
+ * name the URL they are about, and a card URL may carry an API key.
+ */
+export function spanError(error: unknown): Error {
+  const err = error instanceof Error ? error : new Error(String(error));
+  const message = err.message.replace(URL_IN_TEXT, (u) => spanUrl(u) ?? 'REDACTED-URL');
+  if (message === err.message) return err;
+  const out = new Error(message);
+  out.name = err.name;
+  const code = (err as { code?: unknown }).code;
+  if (typeof code === 'string') (out as Error & { code?: string }).code = code;
+  return out;
 }

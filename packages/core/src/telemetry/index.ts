@@ -6,4 +6,4 @@
  */
 export { withSpan, activeTraceIds, injectTraceContext, withIncomingTraceContext, telemetryAvailable, INSTRUMENTATION_SCOPE } from './otel.js';
 export type { SpanScope, SpanOptions, SpanAttributes, SpanAttributeValue, SpanKindName, TraceIds } from './otel.js';
-export { SPAN, ATTR, spanUrl, spanText, serverOf } from './attributes.js';
+export { SPAN, ATTR, spanUrl, spanText, serverOf, spanError } from './attributes.js';

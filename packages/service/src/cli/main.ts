@@ -10,13 +10,14 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import { DiscoveryError, isDiscoveryError, toDiscoveryError } from 'a2a-discovery';
 import type { SignatureMode } from 'a2a-discovery';
-import { renderAiCatalogProbe, renderProbe } from 'a2a-discovery/probe';
+import { renderAiCatalogProbe, renderDnsProbe, renderProbe } from 'a2a-discovery/probe';
 import { credentialsFromConfig, probeFile } from './probe.js';
-import { probeUrlTarget } from './probe-url.js';
+import { probeDnsTarget, probeUrlTarget } from './probe-url.js';
 import { runValidate } from './validate.js';
 import { registerTraceCommand } from './trace.js';
 import { registerServeCommands } from './serve.js';
 import { registerEvalRoutingCommand } from './eval-routing.js';
+import { registerDnsRecordsCommand } from './dns-records.js';
 import { VERSION } from '../version.js';
 
 const EXIT_OK = 0;
@@ -41,6 +42,8 @@ interface ProbeFlags {
   maxBytes?: number;
   timeoutMs?: number;
   config?: string;
+  resolver: string[];
+  requireDnssec: boolean;
   json: boolean;
 }
 
@@ -65,10 +68,18 @@ export function buildProgram(io: { out: (s: string) => void; err: (s: string) =>
     .option('--max-bytes <n>', 'largest card accepted, in bytes', positiveInt)
     .option('--timeout-ms <n>', 'URL mode: total deadline of each request, in milliseconds (default 5000)', positiveInt)
     .option('--config <file>', "a discovery.yaml whose credentials: are presented as discovery presents them (sent to their origins; the card's security requirements are judged against them)")
+    .option('--resolver <address>', 'dns: mode: a resolver to ask, e.g. 127.0.0.1:53 or [::1]:53 (repeatable; required for dns:)', collect, [])
+    .option('--require-dnssec', 'dns: mode: refuse answers the resolver did not validate (no AD bit)', false)
     .option('--json', 'print one JSON object instead of text', false)
     .addHelpText(
       'after',
       `
+DNS mode (dns:<domain> or dns:<record name>) reads what DNS announces as discovery's DNS source does:
+the DNS-AID records of a domain's _index._agents list and its DNS-SD _a2a._tcp instances, or one
+record (_billing._a2a._agents.example.com, research._a2a._tcp.example.com), asking --resolver. Each
+record is shown with its TTL and DNSSEC status and its decision: admitted (by --allow), refused (why),
+or pinned (its card fetched and equal to its capsha256; a differing card is refused).
+
 URL mode fetches through the discovery fetcher (https only, public addresses only, no redirects,
 64 KiB cap) and also reports HTTP caching: max-age, ETag, whether a conditional request gets 304, and
 whether the ETag is stable. The target's own origin is always allowed; --allow judges the card's interfaces.
@@ -99,7 +110,8 @@ Examples:
   a2a-discovery probe examples/cards/billing-agent.json --allow https://billing.example.com
   a2a-discovery probe https://agents.example.com/ --json
   a2a-discovery probe http://127.0.0.1:8000/ --allow-loopback
-  a2a-discovery probe https://agents.example.com/.well-known/ai-catalog.json --trust-key catalog-key.jwk.json`,
+  a2a-discovery probe https://agents.example.com/.well-known/ai-catalog.json --trust-key catalog-key.jwk.json
+  a2a-discovery probe dns:example.com --resolver 127.0.0.1:53 --allow https://billing.example.com`,
     )
     .action(async (target: string, opts: ProbeFlags) => {
       const common = {
@@ -111,6 +123,12 @@ Examples:
         ...(opts.config !== undefined && { credentials: await credentialsFromConfig(opts.config) }),
       };
       const timeout = opts.timeoutMs !== undefined ? { totalTimeoutMs: opts.timeoutMs } : {};
+      if (/^dns:/i.test(target)) {
+        const dns = await probeDnsTarget(target, { ...common, ...timeout, resolvers: opts.resolver, requireDnssec: opts.requireDnssec });
+        io.out(opts.json ? `${JSON.stringify(dns, null, 2)}\n` : `${renderDnsProbe(dns)}\n`);
+        process.exitCode = dns.accepted ? EXIT_OK : EXIT_REFUSED;
+        return;
+      }
       const result = /^https?:\/\//i.test(target) ? await probeUrlTarget(target, { ...common, ...timeout }) : await probeFile(target, { ...common, ...timeout });
       const report = result.kind === 'card' ? result.report : result.catalog;
       const text = result.kind === 'card' ? renderProbe(result.report) : renderAiCatalogProbe(result.catalog);
@@ -121,6 +139,7 @@ Examples:
   registerTraceCommand(program, io);
   registerServeCommands(program, io);
   registerEvalRoutingCommand(program, io);
+  registerDnsRecordsCommand(program, io);
 
   program
     .command('validate')

@@ -4,10 +4,10 @@
  * own origin is admitted (the user named it); `--allow` admits the hosts of a catalog's cards and
  * judges the card's interfaces.
  */
-import { DiscoveryError, createCardFetcher, HostPolicy, DEFAULT_CATALOG_LIMITS } from 'a2a-discovery';
+import { DiscoveryError, createCardFetcher, createDnsResolver, HostPolicy, DEFAULT_CATALOG_LIMITS } from 'a2a-discovery';
 import type { CardFetcher } from 'a2a-discovery';
-import type { ProbeAiCatalogOptions, ProbeReport, ProbeTargetResult } from 'a2a-discovery/probe';
-import { probeEndpoint, probeTarget, refusedReport } from 'a2a-discovery/probe';
+import type { DnsProbeReport, ProbeAiCatalogOptions, ProbeReport, ProbeTargetResult } from 'a2a-discovery/probe';
+import { probeDns, probeEndpoint, probeTarget, refusedReport } from 'a2a-discovery/probe';
 import { cardSizeLimit } from 'a2a-discovery/config';
 import type { ProbeOptions } from './probe.js';
 import { loadTrustKeys, policyFromFlags } from './probe.js';
@@ -68,5 +68,30 @@ async function withUrlPolicies<T>(target: string, options: ProbeUrlOptions, cata
     });
   } finally {
     if (options.fetcher === undefined) await Promise.all([fetcher.close(), catalogFetcher === fetcher ? undefined : catalogFetcher.close()]);
+  }
+}
+
+/**
+ * Probes `dns:<domain>` or `dns:<record name>` through `--resolver`: every host a record names is
+ * judged by `--allow` (DNS never widens it), and each pinned card is fetched to compare its SHA-256.
+ *
+ * @throws DiscoveryError `ERR_USAGE` without a resolver or with a bad one.
+ */
+export async function probeDnsTarget(target: string, options: ProbeUrlOptions & { resolvers: readonly string[]; requireDnssec?: boolean }): Promise<DnsProbeReport> {
+  if (options.resolvers.length === 0) throw new DiscoveryError('ERR_USAGE', `${target}: give the resolver to ask with --resolver (e.g. --resolver 127.0.0.1:53)`);
+  let resolver: ReturnType<typeof createDnsResolver>;
+  try {
+    resolver = createDnsResolver({ servers: options.resolvers });
+  } catch (err) {
+    throw new DiscoveryError('ERR_USAGE', (err as Error).message, { cause: err });
+  }
+  const policy = HostPolicy.from({ allow: options.allow, allowLoopback: options.allowLoopback });
+  const size = cardSizeLimit(options.maxBytes);
+  const credentials = options.credentials !== undefined ? { credentials: options.credentials } : {};
+  const fetcher = options.fetcher ?? createCardFetcher({ policy, ...credentials, ...size.fetcher, ...(options.totalTimeoutMs !== undefined && { totalTimeoutMs: options.totalTimeoutMs }) });
+  try {
+    return await probeDns(target, { resolver, policy, fetcher, requireDnssec: options.requireDnssec === true });
+  } finally {
+    if (options.fetcher === undefined) await fetcher.close();
   }
 }

@@ -51,6 +51,7 @@ function describeConfig(config: DiscoveryConfig): string {
     ...config.sources.aiCatalogs.map((c) => `ai-catalog ${c.id}`),
     ...config.sources.registries.map((r) => `registry ${r.id}`),
     ...config.sources.ard.map((a) => `ard ${a.id}`),
+    ...config.sources.dns.map((d) => `dns ${d.id}`),
     ...(config.sources.kubernetes !== undefined ? [`kubernetes ${config.sources.kubernetes.id}`] : []),
   ];
   return `${plural(config.static.length, 'static agent')}, ${plural(config.needs.length, 'need')}, sources: ${sources.join(', ')}, store: ${describeStore(config.store)}`;

@@ -54,6 +54,7 @@ export function serviceOptionsFromConfig(config: DiscoveryConfig, secrets: Secre
     aiCatalogs: config.sources.aiCatalogs,
     registries: config.sources.registries,
     ard: config.sources.ard,
+    dns: config.sources.dns,
     ...(config.sources.kubernetes && { kubernetes: config.sources.kubernetes }),
     health: config.health,
     cache: config.cache,

@@ -4,7 +4,7 @@
  */
 import type { BaseLlm } from '@google/adk';
 import type { RouteHints } from 'a2a-discovery/adk';
-import type { CredentialsInput, CardCacheOptions, SignatureMode, SignatureOptions, Clock, HostPolicyOptions, HealthOptions, DiscoveryLoopOptions, Need, RoutingDomain, TenantPolicy, VocabularyEntry, KubernetesSourceOptions, Source, StaticAgentConfig, ArdSourceOptions } from 'a2a-discovery';
+import type { CredentialsInput, CardCacheOptions, SignatureMode, SignatureOptions, Clock, HostPolicyOptions, HealthOptions, DiscoveryLoopOptions, Need, RoutingDomain, TenantPolicy, VocabularyEntry, KubernetesSourceOptions, Source, StaticAgentConfig, ArdSourceOptions, DnsResolverOptions, DnsSourceOptions } from 'a2a-discovery';
 import type { FederationPeer } from '../registry/federation.js';
 import type { RoutingCase } from 'a2a-discovery/routing';
 import type { GoogleAgentRegistryConfig, ServerRegistryConfig } from 'a2a-discovery/config';
@@ -103,6 +103,11 @@ export interface ServiceOptions {
   registries?: ReadonlyArray<{ id: string; url: string; pollIntervalMs?: number; maxPages?: number; maxEntries?: number; registry?: GoogleAgentRegistryConfig }>;
   /** ARD sources (docs/sources.md): other registries' entries, following their change feed. `maxBytes`: one page (default 1 MiB). */
   ard?: ReadonlyArray<Omit<ArdSourceOptions, 'fetcher' | 'events' | 'clock'> & { maxBytes?: number }>;
+  /**
+   * DNS sources (docs/sources.md "DNS"): DNS-AID and DNS-SD records of domains, asked of
+   * `resolvers` (`host:port`) with the resolver bounds; their `capsha256` pins go to the card cache.
+   */
+  dns?: ReadonlyArray<Omit<DnsSourceOptions, 'resolver' | 'hostPolicy' | 'artifacts' | 'events' | 'clock'> & Omit<DnsResolverOptions, 'servers'> & { resolvers: readonly string[] }>;
   kubernetes?: Omit<KubernetesSourceOptions, 'events' | 'clock'>;
   health?: HealthOptions & { staticEnterAfter?: number };
   /**

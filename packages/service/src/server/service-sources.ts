@@ -1,8 +1,8 @@
 /**
  * The service's sources, in the order the configuration lists them: static agents, well-known
- * domains (or their AI Catalogs first), AI Catalogs, registries, ARD registries, Kubernetes, then extra sources.
+ * domains (or their AI Catalogs first), AI Catalogs, registries, ARD registries, DNS, Kubernetes, then extra sources.
  */
-import { DEFAULT_CATALOG_LIMITS, aiCatalogSource, ardSource, googleAgentRegistryAdapter, kubernetesSource, registrySource, staticSource, wellKnownSource } from 'a2a-discovery';
+import { DEFAULT_CATALOG_LIMITS, aiCatalogSource, ardSource, createDnsResolver, dnsSource, googleAgentRegistryAdapter, kubernetesSource, registrySource, staticSource, wellKnownSource } from 'a2a-discovery';
 import { ARD_SOURCE_DEFAULTS, GOOGLE_AGENT_REGISTRY_DEFAULTS } from 'a2a-discovery/config';
 import type { Clock, EventStream, CatalogArtifacts, Source } from 'a2a-discovery';
 import type { StateStore } from '@a2a-discovery/store';
@@ -55,6 +55,11 @@ export function buildSources(o: ServiceOptions, p: { fetchers: ServiceFetchers; 
   }
   // ARD pages are larger than cards: a fetcher of their own per source, bounded by its maxBytes.
   for (const { maxBytes, ...a } of o.ard ?? []) sources.push(ardSource({ ...a, fetcher: fetchers.catalogs(maxBytes ?? ARD_SOURCE_DEFAULTS.maxBytes), events, clock }));
+  // DNS sources publish their capsha256 pins into the table the card cache reads (with the AI Catalogs' pins).
+  for (const { resolvers, timeoutMs, retries, backoffMs, udpPayloadSize, maxTcpBytes, maxRecords, ...d } of o.dns ?? []) {
+    const resolver = createDnsResolver({ servers: resolvers, ...pick({ timeoutMs, retries, backoffMs, udpPayloadSize, maxTcpBytes, maxRecords }, ['timeoutMs', 'retries', 'backoffMs', 'udpPayloadSize', 'maxTcpBytes', 'maxRecords']) });
+    sources.push(dnsSource({ ...d, resolver, hostPolicy: fetchers.policy, artifacts: p.artifacts, events, clock }));
+  }
   if (o.kubernetes) sources.push(kubernetesSource({ ...o.kubernetes, events, clock }));
   sources.push(...(o.extraSources ?? []));
   return { sources, catalogPrefixes };

@@ -6,7 +6,11 @@
  *   client, the interface's version for the 1.x client (which sets it itself; kept);
  * - the agent's extra non-secret `headers`, only on requests to its interface's origin;
  * - its `timeoutMs`: a bound on connecting plus waiting for the response headers, which can only
- *   shorten the policy fetch's own bound.
+ *   shorten the policy fetch's own bound;
+ * - the W3C trace context of the active span (`traceparent`, `tracestate`: the A2A client span of
+ *   a2a-client-span.ts), so the peer continues the trace. A request that already carries a
+ *   `traceparent` (an agent's configured `headers`) keeps it and gets no `tracestate` of ours:
+ *   configuration wins, and the two headers are never mixed from two traces.
  *
  * Every request still goes through the wrapped policy fetch (allowlist, guarded DNS, no
  * redirects, per-origin credentials).
@@ -15,6 +19,7 @@
  */
 import { DiscoveryError } from '../../errors.js';
 import { safeUrlForMessage } from '../../fetch/index.js';
+import { injectTraceContext } from '../../telemetry/otel.js';
 
 /** Inputs of {@link agentFetch}. */
 export interface AgentFetchOptions {
@@ -37,6 +42,9 @@ export function agentFetch(base: typeof fetch, options: AgentFetchOptions): type
     if (!headers.has('a2a-version')) headers.set('A2A-Version', options.version);
     if (options.headers !== undefined && originOf(url) === options.origin) {
       for (const [name, value] of Object.entries(options.headers)) headers.set(name, value);
+    }
+    if (!headers.has('traceparent')) {
+      for (const [name, value] of Object.entries(injectTraceContext({}))) headers.set(name, value);
     }
     const callerSignal = init?.signal ?? request?.signal ?? undefined;
     if (options.timeoutMs === undefined) return base(input, { ...init, headers, ...(callerSignal !== undefined && { signal: callerSignal }) });

@@ -17,6 +17,7 @@ import type { AgentCardModel, AdkAgentCard } from '../../card/index.js';
 import { preferredInterface, toAdkCard } from '../../card/index.js';
 import { DiscoveryError } from '../../errors.js';
 import type { HostPolicy } from '../../fetch/index.js';
+import { tracedA2aClient } from './a2a-client-span.js';
 import { adkA2aClient } from './adk-a2a-client.js';
 import type { AdkClientFactory } from './adk-a2a-client.js';
 import { stripAdkMetadataCallback } from './adk-metadata.js';
@@ -141,11 +142,16 @@ export function remoteAgentFor(options: RemoteAgentOptions): BaseAgent {
       ...(transport?.headers !== undefined && { headers: transport.headers }),
       ...(transport?.timeoutMs !== undefined && { timeoutMs: transport.timeoutMs }),
     });
+    const clientFactory = createAdkClientFactory({ fetchImpl, preferredTransports: [chosen.binding] });
+    // Every call of ADK's client in an A2A client span (a2a-client-span.ts).
+    const create = clientFactory.createFromAgentCard.bind(clientFactory);
+    const target = { localName: name, card, url: chosen.url, protocolVersion: chosen.protocolVersion, tenant: chosen.tenant };
+    clientFactory.createFromAgentCard = async (...args) => tracedA2aClient(await create(...args), target);
     const config: RemoteA2AAgentConfig = {
       name,
       description,
       agentCard,
-      clientFactory: createAdkClientFactory({ fetchImpl, preferredTransports: [chosen.binding] }),
+      clientFactory,
       ...(options.allowAdkMetadata !== true && { beforeRequestCallbacks: [stripAdkMetadataCallback] }),
     };
     return new RemoteA2AAgent(config);

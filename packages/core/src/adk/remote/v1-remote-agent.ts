@@ -16,6 +16,8 @@ import type { AgentCardModel, AgentInterfaceModel } from '../../card/index.js';
 import { DiscoveryError, isDiscoveryError } from '../../errors.js';
 import type { HostPolicy } from '../../fetch/index.js';
 import type { TransportOptions } from '../../sources/index.js';
+import type { A2aTarget } from './a2a-client-span.js';
+import { tracedA2aClient } from './a2a-client-span.js';
 import { adkIdentifierMetadata } from './adk-metadata.js';
 import { agentFetch } from './agent-fetch.js';
 import { createPolicyFetch } from './policy-fetch.js';
@@ -100,6 +102,8 @@ export class V1RemoteAgent extends BaseAgent<V1RemoteAgentConfig> {
   readonly #ownedFetch: PolicyFetch | undefined;
   readonly #streaming: boolean;
   readonly #allowAdkMetadata: boolean;
+  /** What this agent's A2A client spans say about the peer. */
+  readonly #target: A2aTarget;
   #client: Promise<Client> | undefined;
 
   constructor(config: V1RemoteAgentConfig) {
@@ -114,6 +118,7 @@ export class V1RemoteAgent extends BaseAgent<V1RemoteAgentConfig> {
     // AgentCard.fromJSON does not validate: the model was validated when it was parsed.
     this.#sdkCard = AgentCard.fromJSON({ ...structuredClone(config.card), supportedInterfaces: [structuredClone(chosen)] });
     this.#tenant = chosen.tenant ?? '';
+    this.#target = { localName: this.name, card: config.card, url: chosen.url, protocolVersion: chosen.protocolVersion, tenant: chosen.tenant };
     const timeoutMs = transport?.timeoutMs ?? config.timeoutMs;
     let base: typeof fetch;
     if (config.fetchImpl !== undefined) {
@@ -194,7 +199,8 @@ export class V1RemoteAgent extends BaseAgent<V1RemoteAgentConfig> {
       const factory = new ClientFactory({
         transports: [new JsonRpcTransportFactory({ fetchImpl: this.#fetch }), new RestTransportFactory({ fetchImpl: this.#fetch })],
       });
-      const pending = factory.createFromAgentCard(this.#sdkCard);
+      // Every call in an A2A client span (a2a-client-span.ts).
+      const pending = factory.createFromAgentCard(this.#sdkCard).then((client) => tracedA2aClient(client, this.#target));
       // A failure is retried on the next run rather than remembered.
       pending.catch(() => {
         if (this.#client === pending) this.#client = undefined;

@@ -1,0 +1,331 @@
+/**
+ * A small DNS client for the DNS source: asks configured recursive resolvers (or an authoritative
+ * server) over UDP with EDNS0, asks again over TCP when the answer comes truncated (the TC bit),
+ * and bounds everything it reads: the UDP payload size, the TCP answer's bytes, the records per
+ * answer, each attempt's time, and the attempts (retries with doubling backoff, rotating through
+ * the resolvers). Messages are encoded and decoded by `dns-packet`; SVCB rdata, which it does not
+ * know, arrives as raw bytes for `decodeSvcb`. The AD bit (RFC 4035 §3.2.3, data the resolver
+ * validated with DNSSEC) is reported per answer.
+ *
+ * @module
+ */
+import dgram from 'node:dgram';
+import net from 'node:net';
+import dnsPacket from 'dns-packet';
+import { DiscoveryError } from '../errors.js';
+import { RR_TYPES, parseDnsServer, type DnsServer as Server } from '../rules/dns-aid.js';
+import { DNS_SOURCE_DEFAULTS } from '../rules/defaults.js';
+import { ATTR, SPAN, withSpan, type SpanScope } from '../telemetry/index.js';
+
+/** The record types the DNS source asks for. */
+export type DnsQueryType = keyof typeof RR_TYPES;
+
+/** One resource record of an answer section. */
+export interface DnsRecord {
+  /** Owner name, lower case, no trailing dot. */
+  readonly name: string;
+  readonly type: DnsQueryType | 'OTHER';
+  readonly ttl: number;
+  /**
+   * By type: `A`/`AAAA`/`PTR` the text; `TXT` the character-strings (UTF-8); `SRV`
+   * `{priority, weight, port, target}`; `SVCB` the raw rdata bytes (see `decodeSvcb`).
+   */
+  readonly data: string | readonly string[] | Uint8Array | { readonly priority: number; readonly weight: number; readonly port: number; readonly target: string };
+}
+
+/** A resolver's answer to one question. */
+export interface DnsAnswer {
+  readonly name: string;
+  readonly type: DnsQueryType;
+  /** `NOERROR` or `NXDOMAIN` (other rcodes are errors). */
+  readonly rcode: 'NOERROR' | 'NXDOMAIN';
+  /** The records of the answer section of the asked type (CNAMEs followed by the resolver are skipped). */
+  readonly records: readonly DnsRecord[];
+  /** The AD bit: the resolver validated the answer with DNSSEC. */
+  readonly authenticated: boolean;
+  /** The resolver that answered, `host:port`. */
+  readonly server: string;
+  /** True when the UDP answer was truncated and this one came over TCP. */
+  readonly tcp: boolean;
+}
+
+/** What the DNS source needs of a resolver; inject another for tests or a custom transport. */
+export interface DnsResolver {
+  /**
+   * Asks one question. Resolves with the answer (NXDOMAIN and empty answers included).
+   *
+   * @throws DiscoveryError `ERR_FETCH_TIMEOUT` (no answer in time from any attempt),
+   * `ERR_FETCH_NETWORK` (SERVFAIL, REFUSED, a malformed or mismatched message, a socket error),
+   * `ERR_BODY_TOO_LARGE` (an answer over `maxTcpBytes` or with more than `maxRecords` records).
+   */
+  query(name: string, type: DnsQueryType, options?: { signal?: AbortSignal }): Promise<DnsAnswer>;
+  /** The resolvers asked, `host:port`, in order. */
+  readonly servers: readonly string[];
+}
+
+/** Inputs of {@link createDnsResolver}. Durations are milliseconds. */
+export interface DnsResolverOptions {
+  /** Resolvers as `host:port` (`127.0.0.1:53`, `[::1]:5353`; an address without a port means 53). IP addresses only. */
+  servers: readonly string[];
+  /** One attempt's wait. Default 2,000. */
+  timeoutMs?: number;
+  /** Further attempts after a failed one. Default 2. */
+  retries?: number;
+  /** Wait before the first retry, doubled each time. Default 200. */
+  backoffMs?: number;
+  /** EDNS0 UDP payload size advertised. Default 4,096. */
+  udpPayloadSize?: number;
+  /** Largest answer read over TCP, bytes. Default 65,535. */
+  maxTcpBytes?: number;
+  /** Records accepted in one answer's answer section. Default 64. */
+  maxRecords?: number;
+}
+
+/**
+ * Creates a resolver client. No I/O until `query`.
+ *
+ * @throws DiscoveryError `ERR_CONFIG_INVALID` for a bad server address or bound.
+ * @example
+ * const resolver = createDnsResolver({ servers: ['127.0.0.1:53'] });
+ * const answer = await resolver.query('_billing._a2a._agents.example.com', 'SVCB');
+ */
+export function createDnsResolver(options: DnsResolverOptions): DnsResolver {
+  const problems: string[] = [];
+  const servers: Server[] = [];
+  if (!Array.isArray(options?.servers) || options.servers.length === 0) problems.push('servers: give at least one resolver ("127.0.0.1:53")');
+  else options.servers.forEach((s, i) => {
+    const parsed = parseDnsServer(s);
+    if ('problem' in parsed) problems.push(`servers[${i}]: ${parsed.problem}`);
+    else servers.push(parsed);
+  });
+  const bound = (key: keyof typeof DNS_SOURCE_DEFAULTS & keyof DnsResolverOptions, min: number, max = Number.MAX_SAFE_INTEGER): number => {
+    const v = options?.[key];
+    if (v === undefined) return DNS_SOURCE_DEFAULTS[key];
+    if (typeof v !== 'number' || !Number.isInteger(v) || v < min || v > max) problems.push(`${key}: must be an integer from ${min} to ${max}, got ${JSON.stringify(v)}`);
+    return v as number;
+  };
+  const settings = {
+    timeoutMs: bound('timeoutMs', 1),
+    retries: bound('retries', 0, 10),
+    backoffMs: bound('backoffMs', 0),
+    udpPayloadSize: bound('udpPayloadSize', 512, 65_535),
+    maxTcpBytes: bound('maxTcpBytes', 512, 65_535),
+    maxRecords: bound('maxRecords', 1),
+  };
+  if (problems.length > 0) throw new DiscoveryError('ERR_CONFIG_INVALID', `DNS resolver: ${problems.join('; ')}`, { stage: 'config' });
+  return new UdpTcpResolver(servers, settings);
+}
+
+type Settings = Required<Omit<DnsResolverOptions, 'servers'>>;
+
+class UdpTcpResolver implements DnsResolver {
+  readonly servers: readonly string[];
+  readonly #servers: readonly Server[];
+  readonly #s: Settings;
+  #next = 0;
+
+  constructor(servers: readonly Server[], settings: Settings) {
+    this.#servers = servers;
+    this.servers = Object.freeze(servers.map((s) => s.text));
+    this.#s = settings;
+  }
+
+  query(name: string, type: DnsQueryType, options: { signal?: AbortSignal } = {}): Promise<DnsAnswer> {
+    const fqdn = name.replace(/\.$/, '').toLowerCase();
+    return withSpan(SPAN.dnsQuery, { kind: 'client', attributes: { [ATTR.dnsQuestionName]: fqdn, [ATTR.dnsQuestionType]: type } }, (span) => this.#attempts(fqdn, type, options, span));
+  }
+
+  async #attempts(fqdn: string, type: DnsQueryType, options: { signal?: AbortSignal }, span: SpanScope): Promise<DnsAnswer> {
+    let last: DiscoveryError | undefined;
+    for (let attempt = 0; attempt <= this.#s.retries; attempt++) {
+      if (options.signal?.aborted) throw new DiscoveryError('ERR_FETCH_NETWORK', `DNS ${type} ${fqdn}: aborted`, { stage: 'source' });
+      if (attempt > 0) await delay(this.#s.backoffMs * 2 ** (attempt - 1), options.signal);
+      const server = this.#servers[(this.#next + attempt) % this.#servers.length]!;
+      try {
+        const answer = await this.#ask(server, fqdn, type, options.signal);
+        this.#next = this.#servers.indexOf(server);
+        if (span.recording) {
+          span.set({
+            [ATTR.serverAddress]: server.host,
+            [ATTR.serverPort]: server.port,
+            [ATTR.dnsRcode]: answer.rcode,
+            [ATTR.dnsAuthenticated]: answer.authenticated,
+            [ATTR.dnsTcp]: answer.tcp,
+            [ATTR.records]: answer.records.length,
+            [ATTR.dnsAttempts]: attempt + 1,
+          });
+        }
+        return answer;
+      } catch (err) {
+        last = err instanceof DiscoveryError ? err : new DiscoveryError('ERR_FETCH_NETWORK', `DNS ${type} ${fqdn} at resolver ${server.text}: ${err instanceof Error ? err.message : String(err)}`, { stage: 'source', cause: err });
+        // An answer too large stays too large: no point asking again.
+        if (last.code === 'ERR_BODY_TOO_LARGE') break;
+      }
+    }
+    // The span is failed with the last error (withSpan marks a rejected promise failed).
+    throw last!;
+  }
+
+  async #ask(server: Server, name: string, type: DnsQueryType, signal: AbortSignal | undefined): Promise<DnsAnswer> {
+    const id = Math.floor(Math.random() * 65_536);
+    const packet: dnsPacket.Packet = {
+      type: 'query',
+      id,
+      // RFC 6840 §5.7: AD set in a query asks the resolver to report whether it validated the answer.
+      flags: dnsPacket.RECURSION_DESIRED | dnsPacket.AUTHENTIC_DATA,
+      questions: [{ name, type: qtype(type), class: 'IN' }],
+      additionals: [{ type: 'OPT', name: '.', udpPayloadSize: this.#s.udpPayloadSize } as unknown as dnsPacket.Answer],
+    };
+    const where = `DNS ${type} ${name} at resolver ${server.text}`;
+    let message = await this.#udp(server, dnsPacket.encode(packet), where, signal);
+    let response = this.#decode(message, where);
+    let tcp = false;
+    if (response.flag_tc) {
+      message = await this.#tcp(server, dnsPacket.encode(packet), where, signal);
+      response = this.#decode(message, where);
+      tcp = true;
+    }
+    if (response.id !== id || response.type !== 'response') throw new DiscoveryError('ERR_FETCH_NETWORK', `${where}: the answer does not match the query (id or QR bit)`, { stage: 'source' });
+    const questions = response.questions ?? [];
+    const q = questions[0];
+    if (questions.length !== 1 || q === undefined || q.name.toLowerCase().replace(/\.$/, '') !== name || typeOf(q.type) !== type) {
+      throw new DiscoveryError('ERR_FETCH_NETWORK', `${where}: the answer is for another question`, { stage: 'source' });
+    }
+    const rcode = (response as { rcode?: string }).rcode;
+    if (rcode !== 'NOERROR' && rcode !== 'NXDOMAIN') throw new DiscoveryError('ERR_FETCH_NETWORK', `${where}: the resolver answered ${rcode}`, { stage: 'source' });
+    const answers = response.answers ?? [];
+    if (answers.length > this.#s.maxRecords) {
+      throw new DiscoveryError('ERR_BODY_TOO_LARGE', `${where}: the answer carries ${answers.length} records, more than maxRecords ${this.#s.maxRecords}`, { stage: 'source' });
+    }
+    const records: DnsRecord[] = [];
+    for (const a of answers) {
+      if (typeOf(a.type) !== type) continue;
+      records.push(Object.freeze({ name: a.name.toLowerCase().replace(/\.$/, ''), type, ttl: (a as { ttl?: number }).ttl ?? 0, data: recordData(type, (a as { data?: unknown }).data) }));
+    }
+    return Object.freeze({ name, type, rcode, records: Object.freeze(records), authenticated: response.flag_ad === true, server: server.text, tcp });
+  }
+
+  #decode(message: Buffer, where: string): dnsPacket.DecodedPacket {
+    try {
+      return dnsPacket.decode(message);
+    } catch (err) {
+      throw new DiscoveryError('ERR_FETCH_NETWORK', `${where}: the answer is not a DNS message (${err instanceof Error ? err.message : String(err)})`, { stage: 'source', cause: err });
+    }
+  }
+
+  #udp(server: Server, query: Buffer, where: string, signal: AbortSignal | undefined): Promise<Buffer> {
+    return new Promise<Buffer>((resolve, reject) => {
+      const socket = dgram.createSocket(server.family === 6 ? 'udp6' : 'udp4');
+      let settled = false;
+      const done = (err: Error | undefined, msg?: Buffer): void => {
+        // Settles once: a late error, end or timeout after the answer changes nothing.
+        if (settled) return;
+        settled = true;
+        clearTimeout(timer);
+        signal?.removeEventListener('abort', onAbort);
+        socket.removeAllListeners('message');
+        socket.close();
+        if (err) reject(err);
+        else resolve(msg!);
+      };
+      const timer = setTimeout(() => done(new DiscoveryError('ERR_FETCH_TIMEOUT', `${where}: no answer over UDP within timeoutMs ${this.#s.timeoutMs}`, { stage: 'source' })), this.#s.timeoutMs);
+      const onAbort = (): void => done(new DiscoveryError('ERR_FETCH_NETWORK', `${where}: aborted`, { stage: 'source' }));
+      signal?.addEventListener('abort', onAbort, { once: true });
+      socket.on('error', (err) => done(new DiscoveryError('ERR_FETCH_NETWORK', `${where}: ${err.message}`, { stage: 'source', cause: err })));
+      socket.on('message', (msg, rinfo) => {
+        // Only the server asked may answer (an off-path datagram is ignored).
+        if (rinfo.port !== server.port || net.isIP(rinfo.address) === 0 || normalizeIp(rinfo.address) !== normalizeIp(server.host)) return;
+        if (msg.length > this.#s.udpPayloadSize) {
+          done(new DiscoveryError('ERR_BODY_TOO_LARGE', `${where}: a UDP answer of ${msg.length} bytes, more than the udpPayloadSize ${this.#s.udpPayloadSize} asked for`, { stage: 'source' }));
+          return;
+        }
+        done(undefined, msg);
+      });
+      socket.send(query, server.port, server.host);
+    });
+  }
+
+  #tcp(server: Server, query: Buffer, where: string, signal: AbortSignal | undefined): Promise<Buffer> {
+    return new Promise<Buffer>((resolve, reject) => {
+      const socket = net.connect({ host: server.host, port: server.port });
+      const chunks: Buffer[] = [];
+      let received = 0;
+      let expected: number | undefined;
+      let settled = false;
+      const done = (err: Error | undefined, msg?: Buffer): void => {
+        // Settles once: a late error, end or timeout after the answer changes nothing.
+        if (settled) return;
+        settled = true;
+        clearTimeout(timer);
+        signal?.removeEventListener('abort', onAbort);
+        socket.removeAllListeners('data');
+        socket.destroy();
+        if (err) reject(err);
+        else resolve(msg!);
+      };
+      const timer = setTimeout(() => done(new DiscoveryError('ERR_FETCH_TIMEOUT', `${where}: no answer over TCP within timeoutMs ${this.#s.timeoutMs}`, { stage: 'source' })), this.#s.timeoutMs);
+      const onAbort = (): void => done(new DiscoveryError('ERR_FETCH_NETWORK', `${where}: aborted`, { stage: 'source' }));
+      signal?.addEventListener('abort', onAbort, { once: true });
+      socket.on('error', (err) => done(new DiscoveryError('ERR_FETCH_NETWORK', `${where}: TCP: ${err.message}`, { stage: 'source', cause: err })));
+      socket.on('end', () => done(new DiscoveryError('ERR_FETCH_NETWORK', `${where}: the TCP connection closed before the whole answer (${received} bytes)`, { stage: 'source' })));
+      socket.on('data', (chunk: Buffer) => {
+        chunks.push(chunk);
+        received += chunk.length;
+        if (expected === undefined && received >= 2) {
+          expected = Buffer.concat(chunks).readUInt16BE(0);
+          // RFC 7766 §8: a two-byte length precedes the message.
+          if (expected > this.#s.maxTcpBytes) {
+            done(new DiscoveryError('ERR_BODY_TOO_LARGE', `${where}: a TCP answer of ${expected} bytes, more than maxTcpBytes ${this.#s.maxTcpBytes}`, { stage: 'source' }));
+            return;
+          }
+        }
+        if (expected !== undefined && received >= expected + 2) done(undefined, Buffer.concat(chunks).subarray(2, expected + 2));
+      });
+      const framed = Buffer.alloc(query.length + 2);
+      framed.writeUInt16BE(query.length, 0);
+      query.copy(framed, 2);
+      socket.write(framed);
+    });
+  }
+}
+
+function qtype(type: DnsQueryType): dnsPacket.RecordType {
+  // dns-packet names the types it does not know `UNKNOWN_<n>` (SVCB is one).
+  return (type === 'SVCB' ? `UNKNOWN_${RR_TYPES.SVCB}` : type) as dnsPacket.RecordType;
+}
+
+function typeOf(t: string): DnsQueryType | 'OTHER' {
+  if (t === `UNKNOWN_${RR_TYPES.SVCB}`) return 'SVCB';
+  return t in RR_TYPES ? (t as DnsQueryType) : 'OTHER';
+}
+
+function recordData(type: DnsQueryType, data: unknown): DnsRecord['data'] {
+  switch (type) {
+    case 'TXT': {
+      const list = Array.isArray(data) ? data : [data];
+      return Object.freeze(list.map((s) => (Buffer.isBuffer(s) ? s.toString('utf8') : String(s))));
+    }
+    case 'SRV': {
+      const d = data as { priority?: number; weight?: number; port?: number; target?: string };
+      return Object.freeze({ priority: d.priority ?? 0, weight: d.weight ?? 0, port: d.port ?? 0, target: String(d.target ?? '').toLowerCase().replace(/\.$/, '') });
+    }
+    case 'SVCB':
+      return Buffer.isBuffer(data) ? new Uint8Array(data) : new Uint8Array();
+    default:
+      return String(data).toLowerCase().replace(/\.$/, '');
+  }
+}
+
+function normalizeIp(address: string): string {
+  return address.replace(/^::ffff:/, '').toLowerCase();
+}
+
+function delay(ms: number, signal: AbortSignal | undefined): Promise<void> {
+  return new Promise((resolve) => {
+    const t = setTimeout(resolve, ms);
+    signal?.addEventListener('abort', () => {
+      clearTimeout(t);
+      resolve();
+    }, { once: true });
+  });
+}

@@ -1,0 +1,199 @@
+/**
+ * `a2a-discovery dns-records --domain <d> (--url <service> | --catalog <file>)`: the DNS-AID
+ * records (SVCB with `cap` and `capsha256`, TXT fallback, `_index._agents`) of the agents of a
+ * service's current snapshot, as zone-file lines for an operator to paste into their zone.
+ *
+ * The agents come from the service's AI Catalog (`/.well-known/ai-catalog.json`,
+ * `server.catalog.enabled`), or a saved copy of it: each entry names the card URL the service
+ * read and, in its `dev.a2a-discovery.agent` extension, the local name and the SHA-256 of the
+ * card's bytes — the digest a DNS-AID reader pins. A configuration alone has no cards to hash.
+ */
+import { readFile } from 'node:fs/promises';
+import type { Command } from 'commander';
+import { InvalidArgumentError } from 'commander';
+import { A2A_CARD_MEDIA_TYPE, AI_CATALOG_WELL_KNOWN_PATH, DNS_AID_DEFAULT_TTL_SECONDS, DiscoveryError, dnsAidZone } from 'a2a-discovery';
+import type { DnsAidPublishedAgent, DnsAidZoneResult, Problem } from 'a2a-discovery';
+import { readBoundedStream } from '../server/read-json-body.js';
+
+/** The extension of a service's catalog entry: `{ localName, canonicalSha256, rawSha256 }` (registry/entry.ts). */
+const AGENT_EXTENSION = 'dev.a2a-discovery.agent';
+const SNAPSHOT_EXTENSION = 'dev.a2a-discovery.snapshot';
+
+/** Catalog entries carry URLs, or a card inline: 8 MiB is room for hundreds of agents. */
+const MAX_CATALOG_BYTES = 8 * 1024 * 1024;
+
+interface DnsRecordsFlags {
+  domain: string;
+  url?: string;
+  catalog?: string;
+  ttl: number;
+  index: boolean;
+  json: boolean;
+}
+
+/** What the catalog gives: the agents, the entries skipped, and the snapshot it publishes. */
+interface CatalogAgents {
+  agents: DnsAidPublishedAgent[];
+  skipped: Problem[];
+  snapshot?: { digest: string; version: number };
+}
+
+function usage(message: string): DiscoveryError {
+  return new DiscoveryError('ERR_USAGE', message, { stage: 'config' });
+}
+
+/** The catalog document: `--url` (the service's base URL, or the catalog's own URL) or `--catalog`. */
+async function readCatalog(flags: DnsRecordsFlags): Promise<{ doc: unknown; base?: string; source: string }> {
+  if ((flags.url === undefined) === (flags.catalog === undefined)) throw usage('give one of --url <service> or --catalog <file>');
+  if (flags.catalog !== undefined) {
+    let text: string;
+    try {
+      text = await readFile(flags.catalog, 'utf8');
+    } catch (err) {
+      throw new DiscoveryError('ERR_USAGE', `cannot read ${flags.catalog}: ${(err as Error).message}`, { stage: 'config', cause: err });
+    }
+    try {
+      return { doc: JSON.parse(text) as unknown, source: flags.catalog };
+    } catch {
+      throw usage(`${flags.catalog} is not JSON`);
+    }
+  }
+  let target: string;
+  try {
+    const u = new URL(flags.url!);
+    if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new Error('not http(s)');
+    target = u.pathname.endsWith('.json') ? u.href : new URL(AI_CATALOG_WELL_KNOWN_PATH, u).href;
+  } catch {
+    throw usage(`--url ${JSON.stringify(flags.url)} is not an http(s) URL`);
+  }
+  let res: Response;
+  try {
+    res = await fetch(target, { headers: { accept: 'application/ai-catalog+json, application/json' }, redirect: 'manual', signal: AbortSignal.timeout(10_000) });
+  } catch (err) {
+    throw new DiscoveryError('ERR_USAGE', `cannot reach ${target}: ${err instanceof Error ? err.message : String(err)}`, { stage: 'config', cause: err });
+  }
+  if (res.status !== 200) {
+    await res.body?.cancel().catch(() => undefined);
+    const hint =
+      res.status === 404 ? ' (is server.catalog.enabled on? dns-records reads the service\'s AI Catalog)' : res.status === 503 ? ' (no snapshot is published yet: retry when the first discovery pass is done)' : '';
+    throw usage(`${target} answered ${res.status}${hint}`);
+  }
+  const bytes = await readBoundedStream(res.body, MAX_CATALOG_BYTES);
+  if (bytes === undefined) throw usage(`${target} answered more than ${MAX_CATALOG_BYTES} bytes`);
+  try {
+    return { doc: JSON.parse(bytes.toString('utf8')) as unknown, base: target, source: target };
+  } catch {
+    throw usage(`${target} did not answer JSON`);
+  }
+}
+
+function isObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+/** The agents of an a2a-discovery AI Catalog: each agent-card entry with a URL and the card's SHA-256. */
+function catalogAgents(doc: unknown, base: string | undefined, source: string): CatalogAgents {
+  if (!isObject(doc) || !Array.isArray(doc.entries)) throw usage(`${source} is not an AI Catalog (no entries list)`);
+  const agents: DnsAidPublishedAgent[] = [];
+  const skipped: Problem[] = [];
+  doc.entries.forEach((entry: unknown, i: number) => {
+    const path = `entries[${i}]`;
+    if (!isObject(entry) || entry.type !== A2A_CARD_MEDIA_TYPE) return; // the registry entry, other media types
+    const ext = isObject(entry.extensions) && isObject(entry.extensions[AGENT_EXTENSION]) ? entry.extensions[AGENT_EXTENSION] : {};
+    const name = typeof ext.localName === 'string' ? ext.localName : typeof entry.displayName === 'string' ? entry.displayName : path;
+    if (typeof entry.url !== 'string') {
+      skipped.push({ path: name, message: 'skipped: its card is carried inline in the catalog; there is no card URL to publish as cap' });
+      return;
+    }
+    if (typeof ext.rawSha256 !== 'string') {
+      skipped.push({ path: name, message: `skipped: the entry has no ${AGENT_EXTENSION} rawSha256 (not a catalog of a2a-discovery); there is no card digest to publish as capsha256` });
+      return;
+    }
+    let cardUrl: string;
+    try {
+      cardUrl = new URL(entry.url, base).href;
+    } catch {
+      skipped.push({ path: name, message: `skipped: url ${JSON.stringify(entry.url)} is not absolute` });
+      return;
+    }
+    agents.push({ name, cardUrl, cardSha256: ext.rawSha256 });
+  });
+  const snap = isObject(doc.extensions) && isObject(doc.extensions[SNAPSHOT_EXTENSION]) ? doc.extensions[SNAPSHOT_EXTENSION] : undefined;
+  const snapshot = snap !== undefined && typeof snap.digest === 'string' && typeof snap.version === 'number' ? { digest: snap.digest, version: snap.version } : undefined;
+  return { agents, skipped, ...(snapshot && { snapshot }) };
+}
+
+/** Reads the catalog and prints the records; resolves to whether any agent was published. */
+async function runDnsRecords(flags: DnsRecordsFlags, io: { out: (s: string) => void; err: (s: string) => void }): Promise<boolean> {
+  const { doc, base, source } = await readCatalog(flags);
+  const { agents, skipped, snapshot } = catalogAgents(doc, base, source);
+  const zone: DnsAidZoneResult = dnsAidZone(agents, { domain: flags.domain, ttlSeconds: flags.ttl, index: flags.index });
+  const problems = [...skipped, ...zone.problems];
+  const domain = flags.domain.replace(/\.$/, '').toLowerCase();
+  if (flags.json) {
+    const report = {
+      domain,
+      ttl: flags.ttl,
+      source,
+      snapshot: snapshot ?? null,
+      records: zone.records,
+      index: zone.index ?? null,
+      problems,
+      lines: zone.lines,
+    };
+    io.out(`${JSON.stringify(report, null, 2)}\n`);
+  } else {
+    const from = snapshot !== undefined ? `snapshot version ${snapshot.version} (${snapshot.digest.slice(0, 12)}) of ${source}` : source;
+    const header = [`; DNS-AID records for ${domain}: ${zone.records.length} agent${zone.records.length === 1 ? '' : 's'}, from ${from}`];
+    const comments = skipped.map((p) => `; ${p.path}: ${p.message}`);
+    io.out(`${[...header, ...comments, ...zone.lines].join('\n')}\n`);
+  }
+  if (zone.records.length === 0) io.err(`no agent to publish from ${source}${problems.length > 0 ? ` (${problems.length} skipped)` : ''}\n`);
+  return zone.records.length > 0;
+}
+
+function ttlSeconds(value: string): number {
+  const n = Number(value);
+  if (!/^\d+$/.test(value) || n > 2 ** 31 - 1) throw new InvalidArgumentError('must be a whole number of seconds from 0 to 2147483647');
+  return n;
+}
+
+export function registerDnsRecordsCommand(program: Command, io: { out: (s: string) => void; err: (s: string) => void }): void {
+  program
+    .command('dns-records')
+    .description("Print DNS-AID zone-file records (SVCB with the card's URL and SHA-256, TXT fallback, _index._agents) for the agents of a service's current snapshot.")
+    .requiredOption('--domain <domain>', 'the zone the records go in, e.g. example.com: each agent is published at _{label}._a2a._agents.{domain}')
+    .option('--url <service>', "a running service's base URL: its AI Catalog (/.well-known/ai-catalog.json, server.catalog.enabled) lists the snapshot's agents")
+    .option('--catalog <file>', 'a saved copy of that AI Catalog, instead of --url')
+    .option('--ttl <seconds>', `the records' TTL (default ${DNS_AID_DEFAULT_TTL_SECONDS})`, ttlSeconds, DNS_AID_DEFAULT_TTL_SECONDS)
+    .option('--no-index', 'leave out the _index._agents.{domain} TXT list of the agents')
+    .option('--json', 'print one JSON object instead of zone-file lines', false)
+    .addHelpText(
+      'after',
+      `
+Each agent of the catalog (an entry with a card URL and the card's SHA-256, which a2a-discovery's
+catalog carries) gets, under its local name made a DNS label (billing_agent -> billing-agent):
+  _billing-agent._a2a._agents.example.com. 3600 IN SVCB 1 billing.example.com. alpn=a2a port=443 key65400="<card URL>" key65401="<sha256>"
+  _billing-agent._a2a._agents.example.com. 3600 IN TXT "v=1" "target=billing.example.com" "port=443" "alpn=a2a" "cap=<card URL>" "capsha256=<sha256>" "cap-sha256=<sha256>"
+key65400 is DNS-AID's cap (where the card is), key65401 its capsha256 (the SHA-256 of the card's bytes,
+which a reader's card cache pins: publish again when a card changes). The domain's index,
+_index._agents.example.com TXT "agents=billing-agent:a2a,...", lists the labels. Entries that cannot be
+published (a card carried inline, no digest, a name that makes no label or a taken one, a value too
+long for TXT) are printed as ; comments with the reason. Sign the zone (DNSSEC) for readers that
+require validated answers (sources.dns requireDnssec).
+
+Exit codes: 0 records printed, 1 no agent to publish, 2 usage error (no --domain, a bad domain or TTL,
+the catalog unreadable or not published: 404 without server.catalog.enabled, 503 before the first snapshot).
+With --json every outcome is one JSON object on stdout, with these exit codes: the report, or
+{error: {code, failure, message, ...}, exitCode} for a usage error or a failure.
+JSON fields: domain, ttl, source, snapshot {digest, version}, records [{name, label, owner, svcb, txt}],
+index, problems [{path, message}], lines.
+
+Examples:
+  a2a-discovery dns-records --domain example.com --url http://127.0.0.1:7340
+  a2a-discovery dns-records --domain agents.example.com --catalog ai-catalog.json --ttl 300 --no-index`,
+    )
+    .action(async (opts: DnsRecordsFlags) => {
+      process.exitCode = (await runDnsRecords(opts, io)) ? 0 : 1;
+    });
+}
