@@ -317,8 +317,37 @@ describe('serve exports OTLP/HTTP to the collector OTEL_EXPORTER_OTLP_ENDPOINT n
       const ofTrace = spans.filter((x) => x.traceId === TRACE);
       const ids = new Set(ofTrace.map((x) => x.spanId));
       for (const x of ofTrace) if (x !== request) assert.ok(ids.has(x.parentSpanId), `${x.name} is inside the request's trace`);
-      // ADK's own agent spans continue under the HTTP request: the chain starts at the caller's span.
-      assert.ok(ofTrace.some((x) => x.name === 'invoke_agent billing_agent' && x.scope === 'gcp.vertex.agent'), JSON.stringify(ofTrace.map((x) => x.name)));
+      // The whole chain, from the caller's span down: HTTP request → chat turn → ADK's invoke_agent → the A2A call.
+      const byId = new Map(spans.map((x) => [x.spanId, x]));
+      const ancestors = (x: ExportedSpan): string[] => {
+        const out: string[] = [];
+        for (let p = byId.get(x.parentSpanId); p !== undefined; p = byId.get(p.parentSpanId)) out.push(p.name);
+        return out;
+      };
+      const call = ofTrace.find((x) => x.kind === 3 && (x.name === 'SendMessage' || x.name === 'SendStreamingMessage'));
+      assert.ok(call, `an A2A client span in the trace: ${JSON.stringify(ofTrace.map((x) => x.name))}`);
+      const chain = ancestors(call);
+      assert.equal(chain.at(-1), 'POST /api/chat', chain.join(' < '));
+      for (const name of ['a2a_discovery.chat.turn', 'invoke_agent billing_agent']) assert.ok(chain.includes(name), `${name} above ${call.name}: ${chain.join(' < ')}`);
+      assert.equal(call.attributes['a2a.method.name'], call.name);
+      assert.equal(call.attributes['gen_ai.agent.name'], 'Billing Agent');
+      assert.deepEqual([call.attributes['server.address'], call.attributes['server.port']], ['127.0.0.1', Number(new URL(billing.baseUrl).port)], 'the selected interface URL');
+      assert.equal(call.attributes['a2a.protocol.version'], '0.3');
+      assert.equal(call.attributes['a2a_discovery.agent.local_name'], 'billing_agent');
+      const turnSpan = ofTrace.find((x) => x.name === 'a2a_discovery.chat.turn')!;
+      assert.equal(turnSpan.attributes['a2a_discovery.snapshot.digest'], call.attributes['a2a_discovery.snapshot.digest'], 'the call carries the digest the session is pinned to');
+      assert.match(String(turnSpan.attributes['a2a_discovery.snapshot.digest']), /^[0-9a-f]{64}$/);
+
+      // Discovery: the first cycle (a trace of its own) fetched the card, with its cache decision.
+      const cycles = spans.filter((x) => x.name === 'a2a_discovery.cycle');
+      assert.ok(cycles.length >= 1 && cycles.every((x) => x.parentSpanId === ''), 'each cycle is a root span');
+      const fetches = spans.filter((x) => x.name === 'a2a_discovery.card.fetch');
+      const first = fetches.find((x) => x.attributes['a2a_discovery.cache.decision'] === 'changed');
+      assert.ok(first, JSON.stringify(fetches.map((x) => x.attributes)));
+      assert.ok(ancestors(first).includes('a2a_discovery.cycle'), 'the fetch is a step of a cycle');
+      assert.equal(first.kind, 3);
+      assert.equal(first.attributes['http.response.status_code'], 200);
+      assert.match(String(first.attributes['url.full']), new RegExp(`^${new URL(billing.baseUrl).origin}/`));
       assert.equal(spans.filter((x) => x.traceId === UNSAMPLED_TRACE).length, 0);
       assert.ok(spans.some((x) => x.name === 'GET /api/snapshot' && x.attributes['url.path'] === '/api/snapshot'));
 
