@@ -21,7 +21,7 @@ export const DNS_AID_LABEL = '_agents';
 export const DNS_AID_A2A_PROTOCOL = 'a2a';
 
 /** The name of the index entry pointing to a domain's agent registry: `_index._agents.{domain}`. */
-export const DNS_AID_INDEX = '_index';
+const DNS_AID_INDEX = '_index';
 
 /** DNS-SD service type of A2A agents (draft-zhao-a2a-dns-sd): `_a2a._tcp.{domain}`. */
 export const DNS_SD_A2A_SERVICE = '_a2a._tcp';

@@ -4,6 +4,6 @@
  *
  * @module
  */
-export { withSpan, activeTraceIds, injectTraceContext, withIncomingTraceContext, telemetryAvailable, INSTRUMENTATION_SCOPE } from './otel.js';
-export type { SpanScope, SpanOptions, SpanAttributes, SpanAttributeValue, SpanKindName, TraceIds } from './otel.js';
-export { SPAN, ATTR, spanUrl, spanText, serverOf, spanError } from './attributes.js';
+export { withSpan, activeTraceIds, withIncomingTraceContext, INSTRUMENTATION_SCOPE } from './otel.js';
+export type { SpanScope } from './otel.js';
+export { SPAN, ATTR, spanUrl, spanError } from './attributes.js';

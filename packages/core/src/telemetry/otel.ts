@@ -20,11 +20,11 @@ const api: typeof OtelApi | undefined = await import('@opentelemetry/api').catch
 export const INSTRUMENTATION_SCOPE = 'a2a-discovery';
 
 /** An attribute value as OpenTelemetry accepts it; `undefined` members are left out. */
-export type SpanAttributeValue = string | number | boolean | readonly string[] | readonly number[];
+type SpanAttributeValue = string | number | boolean | readonly string[] | readonly number[];
 export type SpanAttributes = Readonly<Record<string, SpanAttributeValue | undefined>>;
 
 /** The span kinds we use. */
-export type SpanKindName = 'internal' | 'client' | 'server' | 'producer' | 'consumer';
+type SpanKindName = 'internal' | 'client' | 'server' | 'producer' | 'consumer';
 
 export interface SpanOptions {
   readonly kind?: SpanKindName;
