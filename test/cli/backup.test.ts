@@ -241,4 +241,17 @@ describe('backup and restore (SQLite, child processes)', () => {
       .map((e) => e.content?.parts?.[0]?.text);
     assert.deepEqual(said, ['Explain my invoice', 'Another invoice question']);
   });
+
+  test('a PostgreSQL store: the pg_dump and pg_restore command lines, nothing written', async () => {
+    const file = join(dir, 'pg.yaml');
+    await writeFile(file, config.replace(/^loop:/m, 'store: postgres://a2a@db.internal:5432/a2a?sslmode=require\nstorePasswordEnv: A2A_STORE_PASSWORD\nloop:'));
+    const out = join(dir, 'a2a.dump');
+    const backup = await runCli(['backup', '--config', file, '--out', out]);
+    assert.equal(backup.code, 2, backup.stderr);
+    assert.match(backup.stderr, /the store is PostgreSQL: back it up with the database's own tool \(set PGPASSWORD from \$A2A_STORE_PASSWORD\), nothing was written:\n {2}pg_dump --format=custom --schema=public --no-owner --file='.*a2a\.dump' 'postgres:\/\/a2a@db\.internal:5432\/a2a\?sslmode=require'\n/);
+    const restore = await runCli(['restore', '--config', file, '--from', out]);
+    assert.equal(restore.code, 2, restore.stderr);
+    assert.match(restore.stderr, /pg_restore --clean --if-exists --no-owner --exit-on-error --dbname='postgres:\/\/a2a@db\.internal:5432\/a2a\?sslmode=require' '.*a2a\.dump'\nStop every replica first/);
+    assert.equal(await exists(out), false);
+  });
 });

@@ -57,7 +57,7 @@ async function sqliteFileOf(config: DiscoveryConfig, command: 'backup' | 'restor
         : `pg_restore --clean --if-exists --no-owner --exit-on-error --dbname='${url}' '${target}'`;
     throw new DiscoveryError(
       'ERR_USAGE',
-      `the store is PostgreSQL: ${command} it with the database's own tool${password}, nothing was written:\n  ${line}\n` +
+      `the store is PostgreSQL: ${command === 'backup' ? 'back it up' : 'restore it'} with the database's own tool${password}, nothing was written:\n  ${line}\n` +
         (command === 'backup' ? 'It holds the store (a2ad_*) and ADK\'s session tables (sessions, events, app_states, user_states, adk_internal_metadata).' : 'Stop every replica first; see docs/operations.md.'),
     );
   }
