@@ -156,6 +156,7 @@ describe('backup and restore (SQLite, child processes)', () => {
       assert.equal(made.code, 0, made.stderr + made.stdout);
       const report = JSON.parse(made.stdout) as { file: string; bytes: number; sha256: string; schema: string; history: string; tables: Array<{ name: string; rows: number }> };
       const bytes = await readFile(backup);
+      assert.equal((await stat(backup)).mode & 0o077, 0, 'private, as the store file is');
       assert.deepEqual([report.file, report.bytes, report.sha256], [backup, bytes.length, createHash('sha256').update(bytes).digest('hex')], 'what was written: the file, its bytes and SHA-256');
       const rows = Object.fromEntries(report.tables.map((t) => [t.name, t.rows]));
       assert.equal(rows.a2ad_pins, 1, 'the pinned session');

@@ -12,7 +12,7 @@
  */
 import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
-import { mkdir, rename, rm, stat } from 'node:fs/promises';
+import { chmod, mkdir, rename, rm, stat } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { DiscoveryError } from 'a2a-discovery';
 import { MIGRATIONS_TABLE, migrationSource } from './migrations.js';
@@ -134,7 +134,8 @@ async function inspectSqliteBackup(file: string): Promise<BackupReport> {
 
 /**
  * Copies a SQLite store file, consistently, while a service may be writing it: SQLite's
- * `VACUUM INTO` on a read connection, into a temporary name next to `out`, checked, then renamed.
+ * `VACUUM INTO` on a read connection, into a temporary name next to `out`, made private (0600),
+ * checked, then renamed.
  *
  * @throws DiscoveryError `ERR_USAGE` when `out` exists, `ERR_STORE_UNAVAILABLE` when the store cannot be read or copied.
  */
@@ -159,6 +160,8 @@ export async function backupSqliteStore(file: string, out: string): Promise<Back
     } finally {
       await close(db);
     }
+    // The store's rows (pins' owner secrets, conversations) are private, as the store file is.
+    await chmod(partial, 0o600);
     const report = await inspectSqliteBackup(partial);
     await rename(partial, out);
     return { ...report, file: out };
