@@ -15,6 +15,8 @@ export { DEFAULT_RETENTION } from './state-store.js';
 export type { CatalogEntry, StateStore, StoreKind, StoreRetention, StoreStatus, PinRecord, StoredSnapshots, CounterDeltas, JournalQuery, JournalEntry } from './state-store.js';
 export { journalOrCounter } from './journal.js';
 export { StoreWriter } from './store-writer.js';
+export { backupSqliteStore, restoreSqliteStore } from './backup.js';
+export type { BackupReport, BackupTable, RestoreReport } from './backup.js';
 export type { StoreWriterOptions } from './store-writer.js';
 // Types only: the engines behind them (knex, the drivers) load when a SQL store is opened; the
 // coordinator itself is the `@a2a-discovery/store/replicas` entry. ADK's session service on a

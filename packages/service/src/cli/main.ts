@@ -18,6 +18,7 @@ import { registerTraceCommand } from './trace.js';
 import { registerServeCommands } from './serve.js';
 import { registerEvalRoutingCommand } from './eval-routing.js';
 import { registerDnsRecordsCommand } from './dns-records.js';
+import { registerBackupCommands } from './backup.js';
 import { VERSION } from '../version.js';
 
 const EXIT_OK = 0;
@@ -140,6 +141,7 @@ Examples:
   registerServeCommands(program, io);
   registerEvalRoutingCommand(program, io);
   registerDnsRecordsCommand(program, io);
+  registerBackupCommands(program, io);
 
   program
     .command('validate')
