@@ -6,7 +6,8 @@
  * continues; the same the other way round (a new leader, an old follower). A database whose
  * migrations table names a migration this build does not have (a newer release's): this build
  * starts, serves the stored snapshot and refuses to lead, saying why in `/readyz`, the log and a
- * metric; once that row is gone it leads.
+ * metric; with that migration accepted (`replica.acceptNewerMigrations`, a rollback) it leads. One
+ * process on a SQLite file a newer release migrated refuses to open it and says so.
  *
  * The previous release is `A2A_TEST_PREVIOUS_RELEASE` (a commit), else the merge base with `main`,
  * else (on main itself) `HEAD^1`. It is extracted with `git archive`, given a copy of this
@@ -23,7 +24,9 @@ import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import knexFactory from 'knex';
 import { stringify } from 'yaml';
+import { openStateStore } from '../../packages/store/src/open-state-store.js';
 import type { RunningPeer } from '../helpers/a2a-peers.js';
 import { startAdkPeer } from '../helpers/a2a-peers.js';
 import { adkStyleCard } from '../helpers/cards.js';
@@ -101,8 +104,9 @@ async function buildPrevious(): Promise<PreviousBuild | string> {
   }
 }
 
-const previous: PreviousBuild | string | undefined = POSTGRES_SKIP === undefined ? await buildPrevious() : undefined;
-const PREVIOUS_SKIP = POSTGRES_SKIP ?? (typeof previous === 'string' ? previous : undefined);
+/** Built once, by the first case that needs it (a run that selects neither builds nothing). */
+let previous: Promise<PreviousBuild | string> | undefined;
+const previousBuild = () => (previous ??= buildPrevious());
 
 interface Replica {
   child: ChildProcessWithoutNullStreams;
@@ -236,7 +240,8 @@ describe('rolling upgrades: two releases on one PostgreSQL (child processes)', {
     await billing.close();
     await pg.close();
     await rm(dir, { recursive: true, force: true });
-    if (typeof previous === 'object') await rm(previous.dir, { recursive: true, force: true });
+    const built = await previous;
+    if (typeof built === 'object') await rm(built.dir, { recursive: true, force: true });
   });
 
   /**
@@ -312,14 +317,17 @@ describe('rolling upgrades: two releases on one PostgreSQL (child processes)', {
     assert.equal(await follower.exit, 0);
   };
 
-  test('an old leader and a new follower: the leader killed, the new replica leads and nothing is lost', { skip: PREVIOUS_SKIP }, async (t) => {
-    const old = previous as PreviousBuild;
+  test('an old leader and a new follower: the leader killed, the new replica leads and nothing is lost', async (t) => {
+    const old = await previousBuild();
+    if (typeof old === 'string') return t.skip(old);
     t.diagnostic(`previous release ${old.commit}, built in ${JSON.stringify(old.took)} ms`);
     await handOver(old.cli, CLI);
   });
 
-  test('a new leader and an old follower: the leader killed, the old replica leads and nothing is lost', { skip: PREVIOUS_SKIP }, async () => {
-    await handOver(CLI, (previous as PreviousBuild).cli);
+  test('a new leader and an old follower: the leader killed, the old replica leads and nothing is lost', async (t) => {
+    const old = await previousBuild();
+    if (typeof old === 'string') return t.skip(old);
+    await handOver(CLI, old.cli);
   });
 
   test('a schema newer than this build (a migration it does not have): it serves, refuses to lead and says why; with the migration accepted (a rollback) it leads', async () => {
@@ -362,4 +370,33 @@ describe('rolling upgrades: two releases on one PostgreSQL (child processes)', {
     assert.match(await (await fetch(`${accepting.url}/metrics`)).text(), /a2a_discovery_replica_refuses_to_lead 0/);
     assert.equal((await readyz(older)).replica.role, 'follower', 'the other one still follows');
   });
+});
+
+test('one process on a SQLite file a newer release migrated: it refuses to open it, saying why', async () => {
+  const dir = await mkdtemp(join(tmpdir(), 'rolling-upgrade-sqlite-'));
+  try {
+    const file = join(dir, 'state.sqlite');
+    await (await openStateStore(`sqlite:${file}`)).close();
+    const db = knexFactory({ client: 'sqlite3', connection: { filename: file }, useNullAsDefault: true });
+    try {
+      await db('a2ad_migrations').insert({ name: '9999_from_a_newer_release', batch: 2, migration_time: new Date() });
+    } finally {
+      await db.destroy();
+    }
+    await assert.rejects(openStateStore(`sqlite:${file}`), (err: Error & { code?: string }) => {
+      assert.equal(err.code, 'ERR_STORE_UNAVAILABLE');
+      assert.match(err.message, /a newer release migrated it \(migration 9999_from_a_newer_release, which this build does not have\)/);
+      return true;
+    });
+    // Nothing was run or undone: the file still records the newer migration.
+    const check = knexFactory({ client: 'sqlite3', connection: { filename: file }, useNullAsDefault: true });
+    try {
+      const names = (await check('a2ad_migrations').select('name')).map((r: { name: string }) => r.name);
+      assert.ok(names.includes('9999_from_a_newer_release'));
+    } finally {
+      await check.destroy();
+    }
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
 });

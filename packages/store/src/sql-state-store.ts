@@ -74,8 +74,12 @@ export async function openSqlStateStore(o: SqlStateStoreOptions): Promise<SqlSta
   });
   try {
     if (o.schema !== undefined && !sqlite) await db.raw('CREATE SCHEMA IF NOT EXISTS ??', [o.schema]);
-    // Expand only; a schema a newer release migrated is left as it is (newerSchema()).
-    await migrate(db, o.schema);
+    // Expand only; a schema a newer release migrated is left as it is: replicas on PostgreSQL serve
+    // and refuse to lead on it (newerSchema()); one process on a SQLite file does not run on it.
+    const newer = await migrate(db, o.schema);
+    if (sqlite && newer.length > 0) {
+      throw new Error(`a newer release migrated it (migration${newer.length === 1 ? '' : 's'} ${newer.join(', ')}, which this build does not have): run that release, or restore a backup taken before the upgrade`);
+    }
     const store = new SqlStateStore(db, o);
     await store.load();
     return store;
