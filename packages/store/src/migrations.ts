@@ -197,7 +197,14 @@ export const MIGRATIONS_TABLE = 'a2ad_migrations';
 export async function migrate(db: Knex, schemaName?: string): Promise<string[]> {
   const unknown = await unknownMigrations(db, schemaName);
   if (unknown.length > 0) return unknown;
-  await db.migrate.latest({ migrationSource, tableName: MIGRATIONS_TABLE, ...(schemaName !== undefined && { schemaName }) });
+  try {
+    await db.migrate.latest({ migrationSource, tableName: MIGRATIONS_TABLE, ...(schemaName !== undefined && { schemaName }) });
+  } catch (err) {
+    // A newer replica migrated between the check and knex's own (under its lock): the same case.
+    const now = await unknownMigrations(db, schemaName).catch(() => []);
+    if (now.length > 0) return now;
+    throw err;
+  }
   return [];
 }
 
