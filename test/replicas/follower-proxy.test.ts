@@ -41,6 +41,7 @@ const follower = (leaderUrl: string | null): ReplicaStatus => ({
   takeovers: 0,
   leader: 'replica-a',
   leaderUrl,
+  refusesToLead: null,
 });
 
 describe('a follower answers the leader’s lists, with its token, and says when it cannot', { skip: POSTGRES_SKIP }, () => {

@@ -3,6 +3,18 @@
  * needs no migration folder). Every table is prefixed `a2ad_`, so the store can share a database
  * with ADK's `DatabaseSessionService` tables (`sessions`, `events`, `app_states`, `user_states`,
  * `adk_internal_metadata`). Never edit a released migration; add the next one.
+ *
+ * Expand/contract (rolling upgrades, docs/operations.md): replicas of release N and N+1 run on one
+ * PostgreSQL together, so
+ * - a release's migrations only ADD: tables, nullable columns (or columns with a default),
+ *   indexes, rows. N keeps working on N+1's schema: it never sees what N+1 added.
+ * - a removal or a rename (a column, a table, a NOT NULL on an existing column) happens in a later
+ *   release, once no release still running reads the old shape (N+1 stops reading it, N+2 drops it).
+ * - every release tolerates columns and rows it does not know: name the columns read (no
+ *   `SELECT *` turned into objects that are written back), ignore unknown keys and event types.
+ * - a replica that finds a migration it does not have (a newer release ran it) does not migrate:
+ *   it serves and follows, and refuses to lead ({@link migrate}, replica-coordinator.ts).
+ * (0003 dropped `a2ad_events` in the release that replaced it: from before replicas existed.)
  */
 import type { Knex } from 'knex';
 
@@ -175,3 +187,35 @@ export const migrationSource: Knex.MigrationSource<string> = {
 
 /** Table names of knex's own bookkeeping. */
 export const MIGRATIONS_TABLE = 'a2ad_migrations';
+
+/**
+ * Brings the schema up to this build's (expand only: {@link MIGRATIONS} only add), unless the
+ * database records migrations this build does not have: a newer release ran them, and this build
+ * neither runs its own older ones over that schema nor fails (knex would throw "the migration
+ * directory is corrupt"). Returns those names, sorted; empty when the schema is this build's.
+ */
+export async function migrate(db: Knex, schemaName?: string): Promise<string[]> {
+  const unknown = await unknownMigrations(db, schemaName);
+  if (unknown.length > 0) return unknown;
+  try {
+    await db.migrate.latest({ migrationSource, tableName: MIGRATIONS_TABLE, ...(schemaName !== undefined && { schemaName }) });
+  } catch (err) {
+    // A newer replica migrated between the check and knex's own (under its lock): the same case.
+    const now = await unknownMigrations(db, schemaName).catch(() => []);
+    if (now.length > 0) return now;
+    throw err;
+  }
+  return [];
+}
+
+/** The migrations recorded in the database that this build does not have (sorted); empty before any migration. */
+export async function unknownMigrations(db: Knex, schemaName?: string): Promise<string[]> {
+  const schema = schemaName === undefined ? db.schema : db.schema.withSchema(schemaName);
+  if (!(await schema.hasTable(MIGRATIONS_TABLE))) return [];
+  const from = schemaName === undefined ? db : db.withSchema(schemaName);
+  const rows = (await from.select('name').from(MIGRATIONS_TABLE)) as Array<{ name: string }>;
+  return rows
+    .map((r) => r.name)
+    .filter((name) => !Object.hasOwn(MIGRATIONS, name))
+    .sort();
+}

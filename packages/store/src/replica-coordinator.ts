@@ -18,6 +18,10 @@
  * - **The leader's address**: a new leader writes its `advertiseUrl` in the epoch row (`url`);
  *   followers read it with each poll ({@link ReplicaStatus.leaderUrl}) and answer the leader's lists
  *   from it (the service's follower proxy).
+ * - **Rolling upgrades**: before each try for the lock, a follower reads the schema's migrations; when
+ *   the database has one this build does not (a newer release ran it), it does not try: it keeps
+ *   following and serving, and says why ({@link ReplicaStatus.refusesToLead}). A leader keeps
+ *   leading when a newer replica migrates under it (migrations only add: migrations.ts).
  */
 import { createRequire } from 'node:module';
 import { hostname } from 'node:os';
@@ -54,6 +58,11 @@ export interface ReplicaOptions {
   leaseMs?: number;
   /** Where the other replicas reach this one's HTTP API: read when it takes the lead, and written in `a2ad_leader.url`. */
   advertiseUrl?: () => string | undefined;
+  /**
+   * Rolling back an upgrade: migrations of a newer release this replica may lead over (it
+   * refuses to lead over any other migration it does not have). Default none.
+   */
+  acceptNewerMigrations?: readonly string[];
   /** Log lines: leadership taken and lost, connection lost and back. */
   log?: (level: 'info' | 'warn', message: string, detail?: Record<string, unknown>) => void;
 }
@@ -84,6 +93,8 @@ export interface ReplicaStatus {
   readonly leader: string | null;
   /** The leader's advertised URL (`a2ad_leader.url`), as last read; null when it advertised none. */
   readonly leaderUrl: string | null;
+  /** Why this replica does not try to lead (the database's schema is newer than this build's), or null. */
+  readonly refusesToLead: string | null;
 }
 
 interface PgClient {
@@ -114,6 +125,7 @@ export class ReplicaCoordinator {
   #adopted = 0;
   #takeovers = 0;
   #leader: { holder: string | null; url: string | null } = { holder: null, url: null };
+  #refusesToLead: string | undefined;
   #leading: Promise<void> | undefined;
   #chain: Promise<unknown> = Promise.resolve();
   #timer: NodeJS.Timeout | undefined;
@@ -159,6 +171,7 @@ export class ReplicaCoordinator {
       takeovers: this.#takeovers,
       leader: this.#role === 'leader' ? this.id : this.#leader.holder,
       leaderUrl: this.#leader.url,
+      refusesToLead: this.#refusesToLead ?? null,
     };
   }
 
@@ -206,6 +219,10 @@ export class ReplicaCoordinator {
         }
         return;
       }
+      if (await this.#refuses()) {
+        if (Date.now() - this.#lastPollAt >= this.#pollMs) await this.#sync();
+        return;
+      }
       const got = await client.query('SELECT pg_try_advisory_lock(hashtext($1)) AS ok', [this.#lockName()]);
       if (got.rows[0]?.ok === true) {
         await this.#takeOver(client);
@@ -239,6 +256,17 @@ export class ReplicaCoordinator {
     this.#log('info', 'this replica leads now', { epoch, id: this.id });
     const leading = this.#o.target.lead(epoch).catch((err: unknown) => this.#log('warn', 'starting discovery as the leader failed', { err: (err as Error).message }));
     this.#leading = leading;
+  }
+
+  /** Whether this build must not lead on the database's schema now (logged when that changes). */
+  async #refuses(): Promise<boolean> {
+    const reason = await this.#store.newerSchema(this.#o.acceptNewerMigrations);
+    if (reason !== this.#refusesToLead) {
+      if (reason !== undefined) this.#log('warn', 'this replica refuses to lead', { reason, id: this.id });
+      else this.#log('info', 'this replica may lead again: the database\'s schema is this build\'s', { id: this.id });
+    }
+    this.#refusesToLead = reason;
+    return reason !== undefined;
   }
 
   async #demote(reason: string): Promise<void> {

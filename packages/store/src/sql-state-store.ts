@@ -11,7 +11,7 @@ import type { Knex } from 'knex';
 import type { CacheEntry, CardStore, Clock, DiscoveryEvent, Snapshot, SnapshotSummary } from 'a2a-discovery';
 import { systemClock, DiscoveryError, isDiscoveryError } from 'a2a-discovery';
 import { PROTECTED_JOURNAL_TYPES, prunedCounter } from './journal.js';
-import { MIGRATIONS_TABLE, migrationSource } from './migrations.js';
+import { migrate, unknownMigrations } from './migrations.js';
 import type { StoredCard } from './serialize.js';
 import { cardParser, entryFromJson, entryToJson, eventFromJson, eventToJson, joinSnapshot, splitSnapshot } from './serialize.js';
 import type { SqliteLock } from './sqlite-lock.js';
@@ -74,7 +74,12 @@ export async function openSqlStateStore(o: SqlStateStoreOptions): Promise<SqlSta
   });
   try {
     if (o.schema !== undefined && !sqlite) await db.raw('CREATE SCHEMA IF NOT EXISTS ??', [o.schema]);
-    await db.migrate.latest({ migrationSource, tableName: MIGRATIONS_TABLE, ...(o.schema !== undefined && { schemaName: o.schema }) });
+    // Expand only; a schema a newer release migrated is left as it is: replicas on PostgreSQL serve
+    // and refuse to lead on it (newerSchema()); one process on a SQLite file does not run on it.
+    const newer = await migrate(db, o.schema);
+    if (sqlite && newer.length > 0) {
+      throw new Error(`a newer release migrated it (migration${newer.length === 1 ? '' : 's'} ${newer.join(', ')}, which this build does not have): run that release, or restore a backup taken before the upgrade`);
+    }
     const store = new SqlStateStore(db, o);
     await store.load();
     return store;
@@ -238,6 +243,19 @@ export class SqlStateStore implements StateStore {
     return this.#read(async () => {
       const row = (await this.#db('a2ad_leader').where({ id: 1 }).first('epoch', 'holder')) as { epoch: unknown; holder: string | null };
       return { epoch: num(row.epoch), holder: row.holder };
+    });
+  }
+
+  /**
+   * Rolling upgrades: why this build must not lead on this database — it records migrations this
+   * build does not have (a newer release ran them) — or undefined when the schema is this build's
+   * or older. Read from the database each time (a newer replica can migrate while this one runs).
+   * `accepted`: newer migrations the operator lets this build lead over (a rollback).
+   */
+  async newerSchema(accepted: readonly string[] = []): Promise<string | undefined> {
+    return this.#read(async () => {
+      const unknown = (await unknownMigrations(this.#db, this.#o.schema)).filter((name) => !accepted.includes(name));
+      return unknown.length === 0 ? undefined : `the database's schema is newer than this build: it has migration${unknown.length === 1 ? '' : 's'} ${unknown.join(', ')}, which a newer release ran; upgrade this replica to let it lead (or list them in replica.acceptNewerMigrations to roll back)`;
     });
   }
 

@@ -552,6 +552,8 @@ const replica = z.strictObject({
   leaseMs: positiveInt.default(REPLICA_DEFAULTS.leaseMs),
   // Where the other replicas reach this one's API when it leads; default the URL it listens on (a wildcard bind: this machine's first external address).
   advertiseUrl: checked(impossibleUrl).optional(),
+  // Rolling back: migrations of a newer release this build may lead over (docs/operations.md).
+  acceptNewerMigrations: z.array(z.string().min(1)).default([]),
 });
 
 /** The whole document. Sections default to `{}` run through their schema, so defaults fill in. */

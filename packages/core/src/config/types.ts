@@ -565,6 +565,12 @@ export interface ReplicaConfig {
    * address (in a pod, the pod IP). Set it when that is not how the other replicas reach this one.
    */
   readonly advertiseUrl?: string;
+  /**
+   * Rolling back an upgrade: migrations of a newer release (names in `a2ad_migrations`) this build
+   * may lead over. Without them listed, a replica that finds a migration it does not have serves
+   * and follows but refuses to lead (docs/operations.md, Rolling upgrades). Default none.
+   */
+  readonly acceptNewerMigrations: readonly string[];
 }
 
 /** The whole validated configuration, frozen. */

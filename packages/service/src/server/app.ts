@@ -266,7 +266,7 @@ export function createApp(o: AppOptions): Hono {
     const details = presentsToken(c, tokenBytes);
     const store = s && { kind: s.kind, ok: s.ok, ...(details && { location: s.location, ...(s.lastError !== undefined && { lastError: s.lastError }) }) };
     const r = o.replicaStatus?.();
-    const replica = r && { id: r.id, role: r.role, epoch: r.epoch, leader: r.leader, connected: r.connected, digest: r.digest ?? null, storeDigest: r.storeDigest ?? null, inSync: r.inSync, lagMs: r.lagMs };
+    const replica = r && { id: r.id, role: r.role, epoch: r.epoch, leader: r.leader, connected: r.connected, digest: r.digest ?? null, storeDigest: r.storeDigest ?? null, inSync: r.inSync, lagMs: r.lagMs, ...(r.refusesToLead !== null && { refusesToLead: r.refusesToLead }) };
     const degraded = (store !== undefined && !store.ok) || (replica !== undefined && !replica.connected);
     const extra = { ...(store && { store }), ...(replica && { replica }), ...(degraded && { degraded: true }) };
     return o.loop.ready

@@ -105,6 +105,7 @@ const METRICS = {
   replicaLag: { name: `${P}replica_lag_seconds`, kind: 'gauge', unit: 's', help: 'How long this replica has served another snapshot than the database\'s current one (0 in sync).' },
   replicaInSync: { name: `${P}replica_in_sync`, kind: 'gauge', help: 'Whether this replica serves the database\'s current snapshot (1) or not yet (0).' },
   replicaConnected: { name: `${P}replica_connected`, kind: 'gauge', help: 'Whether the replica\'s dedicated PostgreSQL connection (leader lock, LISTEN) is up.' },
+  replicaRefusesToLead: { name: `${P}replica_refuses_to_lead`, kind: 'gauge', help: 'Whether this replica refuses to lead (1) because the database\'s schema is newer than its build (a rolling upgrade: /readyz says why).' },
   activeAlerts: { name: `${P}active_alerts`, kind: 'gauge', help: 'Alert conditions that hold now (raised and not yet resolved).' },
   builtTrees: { name: `${P}built_trees`, kind: 'gauge', help: 'Agent trees built and kept (current, pinned, or about to be published).' },
   routingAccuracy: { name: `${P}routing_accuracy`, kind: 'gauge', help: 'Routing accuracy (0-1) of the current snapshot on the labelled cases; absent when routing is not evaluated.' },
@@ -310,6 +311,7 @@ export function createMetrics({ events, cache, loop, trees, openStreams, store, 
     out.observed(M.replicaLag, () => replica().lagMs / 1000);
     out.observed(M.replicaInSync, () => (replica().inSync ? 1 : 0));
     out.observed(M.replicaConnected, () => (replica().connected ? 1 : 0));
+    out.observed(M.replicaRefusesToLead, () => (replica().refusesToLead !== null ? 1 : 0));
   }
   out.observed(M.activeAlerts, () => loop.activeAlerts.length);
   out.observed(M.builtTrees, () => trees?.builtDigests.length ?? 0);

@@ -144,5 +144,5 @@ export interface ServiceOptions {
    * `advertiseUrl`: where the other replicas reach this one's API when it leads (followers answer
    * the leader's lists from it); default the URL this service listens on.
    */
-  replica?: { leaderRetryMs?: number; pollMs?: number; leaseMs?: number; id?: string; advertiseUrl?: string };
+  replica?: { leaderRetryMs?: number; pollMs?: number; leaseMs?: number; id?: string; advertiseUrl?: string; acceptNewerMigrations?: readonly string[] };
 }

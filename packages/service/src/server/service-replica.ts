@@ -49,6 +49,7 @@ export async function buildReplication(
       ...(o.replica?.leaderRetryMs !== undefined && { leaderRetryMs: o.replica.leaderRetryMs }),
       ...(o.replica?.pollMs !== undefined && { pollMs: o.replica.pollMs }),
       ...(o.replica?.leaseMs !== undefined && { leaseMs: o.replica.leaseMs }),
+      ...(o.replica?.acceptNewerMigrations !== undefined && { acceptNewerMigrations: o.replica.acceptNewerMigrations }),
       // Followers answer the leader's lists from this address (follower-proxy.ts).
       advertiseUrl: () => o.replica?.advertiseUrl ?? (listening === undefined ? undefined : defaultAdvertiseUrl(listening)),
       target: {

@@ -1,0 +1,402 @@
+/**
+ * Rolling upgrades on one PostgreSQL (docs/operations.md "Rolling upgrades"): `serve` child
+ * processes of the previous release — built here from git, in a temporary directory — and of this
+ * one run together with a loopback peer. An old leader with a new follower, then the leader killed
+ * (SIGKILL): the new replica leads and nothing is lost (snapshots, pins, journal), and a session
+ * continues; the same the other way round (a new leader, an old follower). A database whose
+ * migrations table names a migration this build does not have (a newer release's): this build
+ * starts, serves the stored snapshot and refuses to lead, saying why in `/readyz`, the log and a
+ * metric; with that migration accepted (`replica.acceptNewerMigrations`, a rollback) it leads. One
+ * process on a SQLite file a newer release migrated refuses to open it and says so.
+ *
+ * The previous release is `A2A_TEST_PREVIOUS_RELEASE` (a commit), else the merge base with `main`,
+ * else (on main itself) `HEAD^1`. It is extracted with `git archive`, given a copy of this
+ * checkout's node_modules (`cp -a`) and built with `npm run build`, within
+ * `A2A_TEST_UPGRADE_BUILD_MS` (default 300 s); when that cannot be done the upgrade cases are
+ * skipped with the reason and the time it took (the future-migration case still runs).
+ */
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import type { ChildProcessWithoutNullStreams } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
+import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import knexFactory from 'knex';
+import { stringify } from 'yaml';
+import { openStateStore } from '../../packages/store/src/open-state-store.js';
+import type { RunningPeer } from '../helpers/a2a-peers.js';
+import { startAdkPeer } from '../helpers/a2a-peers.js';
+import { adkStyleCard } from '../helpers/cards.js';
+import { CLI } from '../helpers/cli.js';
+import type { TestPostgres } from '../helpers/postgres.js';
+import { POSTGRES_SKIP, startPostgres } from '../helpers/postgres.js';
+
+const ROOT = new URL('../../', import.meta.url).pathname;
+const BUILD_BOUND_MS = Number(process.env.A2A_TEST_UPGRADE_BUILD_MS ?? 300_000);
+
+function run(cmd: string, args: string[], o: { cwd: string; timeout: number }): Promise<string> {
+  return new Promise((resolve, reject) => {
+    execFile(cmd, args, { cwd: o.cwd, timeout: Math.max(1, o.timeout), maxBuffer: 16 * 1024 * 1024, killSignal: 'SIGKILL' }, (err, stdout, stderr) => {
+      if (err) reject(new Error(`${cmd} ${args.join(' ')} failed${err.killed ? ' (the time bound ran out)' : ''}: ${err.message}\n${stdout.slice(-1500)}\n${stderr.slice(-1500)}`));
+      else resolve(stdout.trim());
+    });
+  });
+}
+
+interface PreviousBuild {
+  commit: string;
+  dir: string;
+  /** The previous release's CLI, for `process.execPath`. */
+  cli: string[];
+  /** What each step took, ms. */
+  took: Record<string, number>;
+}
+
+/** Builds the previous release; a string says why it could not be built within the bound. */
+async function buildPrevious(): Promise<PreviousBuild | string> {
+  const started = Date.now();
+  const left = () => BUILD_BOUND_MS - (Date.now() - started);
+  const took: Record<string, number> = {};
+  const step = async <T>(name: string, work: () => Promise<T>): Promise<T> => {
+    const at = Date.now();
+    try {
+      return await work();
+    } finally {
+      took[name] = Date.now() - at;
+    }
+  };
+  let dir: string | undefined;
+  try {
+    const git = (...args: string[]) => run('git', ['-C', ROOT, ...args], { cwd: ROOT, timeout: 30_000 });
+    const head = await git('rev-parse', 'HEAD');
+    let commit = process.env.A2A_TEST_PREVIOUS_RELEASE;
+    if (commit === undefined) {
+      const base = await git('merge-base', 'HEAD', 'main').catch(() => undefined);
+      commit = base !== undefined && base !== head ? base : await git('rev-parse', 'HEAD^1');
+    }
+    commit = await git('rev-parse', '--verify', `${commit}^{commit}`);
+    dir = await mkdtemp(join(tmpdir(), 'a2ad-previous-'));
+    const target = dir;
+    await step('extract', async () => {
+      await run('git', ['-C', ROOT, 'archive', '--format=tar', '-o', join(target, 'release.tar'), commit], { cwd: ROOT, timeout: left() });
+      await run('tar', ['-xf', 'release.tar'], { cwd: target, timeout: left() });
+      await rm(join(target, 'release.tar'));
+    });
+    await step('copy node_modules', async () => {
+      // The workspace links (node_modules/a2a-discovery -> ../packages/core) are relative: copied,
+      // they point at the previous release's packages.
+      await run('cp', ['-a', join(ROOT, 'node_modules'), join(target, 'node_modules')], { cwd: ROOT, timeout: left() });
+      for (const pkg of await readdir(join(ROOT, 'packages'))) {
+        const own = join(ROOT, 'packages', pkg, 'node_modules');
+        if (existsSync(own) && existsSync(join(target, 'packages', pkg))) await run('cp', ['-a', own, join(target, 'packages', pkg, 'node_modules')], { cwd: ROOT, timeout: left() });
+      }
+    });
+    await step('npm run build', () => run('npm', ['run', 'build'], { cwd: target, timeout: left() }));
+    const main = join(target, 'packages/service/dist/cli/main.js');
+    if (!existsSync(main)) throw new Error(`the build of ${commit} has no ${main}`);
+    return { commit, dir: target, cli: [main], took };
+  } catch (err) {
+    if (dir !== undefined) await rm(dir, { recursive: true, force: true });
+    return `the previous release could not be built within A2A_TEST_UPGRADE_BUILD_MS=${BUILD_BOUND_MS} ms (after ${Date.now() - started} ms; steps ${JSON.stringify(took)}): ${(err as Error).message}`;
+  }
+}
+
+/** Built once, by the first case that needs it (a run that selects neither builds nothing). */
+let previous: Promise<PreviousBuild | string> | undefined;
+const previousBuild = () => (previous ??= buildPrevious());
+
+interface Replica {
+  child: ChildProcessWithoutNullStreams;
+  url: string;
+  exit: Promise<number | null>;
+  output(): string;
+}
+
+function serve(cli: readonly string[], configFile: string): Promise<Replica> {
+  const child = spawn(process.execPath, [...cli, 'serve', '--config', configFile, '--port', '0', '--log-level', 'info']);
+  let out = '';
+  let err = '';
+  child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+  child.stderr.on('data', (d: Buffer) => (err += d.toString()));
+  const exit = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`serve did not start: ${out} ${err}`)), 60_000);
+    child.stdout.on('data', () => {
+      const m = /serving (http:\/\/[^/\s]+)\//.exec(out);
+      if (m) {
+        clearTimeout(timer);
+        resolve({ child, url: m[1]!, exit, output: () => out + err });
+      }
+    });
+    void exit.then((code) => {
+      clearTimeout(timer);
+      reject(new Error(`serve exited with ${code}: ${out} ${err}`));
+    });
+  });
+}
+
+async function json(url: string, init: RequestInit = {}): Promise<{ status: number; body: Record<string, unknown> }> {
+  const res = await fetch(url, init);
+  return { status: res.status, body: (await res.json()) as Record<string, unknown> };
+}
+
+const post = (url: string, body: unknown, headers: Record<string, string> = {}) =>
+  json(url, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
+
+/** Polls `fn` every 50 ms until it returns a value (at most `boundMs`: a bound, not an assertion). */
+async function waitFor<T>(fn: () => Promise<T | undefined>, what: string, boundMs = 30_000): Promise<T> {
+  let last: unknown;
+  for (let i = 0; i < boundMs / 50; i++) {
+    try {
+      const v = await fn();
+      if (v !== undefined) return v;
+    } catch (err) {
+      last = err;
+    }
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  throw new Error(`gave up waiting for ${what}${last ? `: ${(last as Error).message}` : ''}`);
+}
+
+interface Ready {
+  ready: boolean;
+  replica: { id: string; role: 'leader' | 'follower'; epoch: number; digest: string | null; storeDigest: string | null; inSync: boolean; refusesToLead?: string };
+}
+const readyz = async (r: Replica) => (await json(`${r.url}/readyz`)).body as unknown as Ready;
+
+/** Error lines (pino level 50 and above) a replica logged. */
+const errorsIn = (r: Replica) =>
+  r
+    .output()
+    .split('\n')
+    .filter((line) => /"level":(5|6)\d/.test(line));
+
+interface PgClient {
+  connect(): Promise<void>;
+  query(sql: string, params?: unknown[]): Promise<{ rows: Array<Record<string, unknown>> }>;
+  end(): Promise<void>;
+}
+const { Client } = createRequire(import.meta.url)('pg') as { Client: new (c: Record<string, unknown>) => PgClient };
+
+describe('rolling upgrades: two releases on one PostgreSQL (child processes)', { skip: POSTGRES_SKIP }, () => {
+  let pg: TestPostgres;
+  let dir: string;
+  let billing: RunningPeer;
+  const started: Replica[] = [];
+  let databases = 0;
+
+  const sql = async (database: string, text: string, params: unknown[] = []) => {
+    const c = new Client({ host: '127.0.0.1', port: pg.port, user: 'a2a', database });
+    await c.connect();
+    try {
+      return (await c.query(text, params)).rows;
+    } finally {
+      await c.end();
+    }
+  };
+
+  /** A new database and a configuration file for the replicas that share it. */
+  const newDatabase = async (): Promise<{ database: string; configFile: string }> => {
+    const database = `upgrade_${++databases}`;
+    await sql('postgres', `CREATE DATABASE ${database}`);
+    return { database, configFile: await configFor(database) };
+  };
+  const configFor = async (database: string, replica: Record<string, unknown> = {}): Promise<string> => {
+    const configFile = join(dir, `${database}-${Object.keys(replica).join('-') || 'plain'}.yaml`);
+    await writeFile(
+      configFile,
+      stringify({
+        allow: [new URL(billing.baseUrl).origin],
+        allowLoopback: true,
+        vocabulary: [{ tag: 'billing', description: 'Billing questions.', keywords: ['invoice'] }],
+        needs: [{ tag: 'billing' }],
+        static: [{ name: 'billing_agent', url: billing.baseUrl, description: 'Answers invoice questions.', tags: ['billing'] }],
+        loop: { cycleIntervalMs: 200 },
+        store: `postgres://a2a@127.0.0.1:${pg.port}/${database}`,
+        replica: { leaderRetryMs: 200, pollMs: 500, leaseMs: 3_000, ...replica },
+      }),
+    );
+    return configFile;
+  };
+
+  const start = async (cli: readonly string[], configFile: string) => {
+    const r = await serve(cli, configFile);
+    started.push(r);
+    return r;
+  };
+
+  before(async () => {
+    pg = await startPostgres();
+    dir = await mkdtemp(join(tmpdir(), 'rolling-upgrade-'));
+    billing = await startAdkPeer({ name: 'billing', description: 'Billing.', reply: 'billing: charged once', card: (port) => adkStyleCard(port, 'Billing Agent', [{ id: 'invoices', tags: ['billing'] }]) });
+  });
+
+  after(async () => {
+    for (const r of started) if (r.child.exitCode === null && r.child.signalCode === null) r.child.kill('SIGTERM');
+    await Promise.all(started.map((r) => r.exit));
+    await billing.close();
+    await pg.close();
+    await rm(dir, { recursive: true, force: true });
+    const built = await previous;
+    if (typeof built === 'object') await rm(built.dir, { recursive: true, force: true });
+  });
+
+  /**
+   * `first` leads, `second` follows; a session runs on both; the leader is killed; `second` leads
+   * and every snapshot, pin and journal row written before is still there.
+   */
+  const handOver = async (first: readonly string[], second: readonly string[]) => {
+    const { database, configFile } = await newDatabase();
+    const leader = await start(first, configFile);
+    await waitFor(async () => {
+      const r = await readyz(leader);
+      return r.ready && r.replica.role === 'leader' && r.replica.digest !== null ? r : undefined;
+    }, 'the first replica leads and published');
+    const follower = await start(second, configFile);
+    const info = await waitFor(async () => {
+      const r = await readyz(follower);
+      return r.ready && r.replica.inSync && r.replica.digest !== null ? r : undefined;
+    }, 'the second replica follows, in sync');
+    assert.equal(info.replica.role, 'follower');
+
+    // A session on the leader, continued on the follower: one pin, one history.
+    const t1 = (await post(`${leader.url}/api/chat`, { message: 'Explain my invoice' })).body;
+    assert.equal(t1.author, 'billing_agent', JSON.stringify(t1));
+    const sessionId = t1.sessionId as string;
+    const secret = t1.sessionSecret as string;
+    const digest = t1.digest as string;
+    await waitFor(async () => ((await sql(database, 'SELECT digest FROM a2ad_pins WHERE session_id = $1', [sessionId])).length === 1 ? true : undefined), 'the pin stored');
+    const t2 = (await post(`${follower.url}/api/chat`, { sessionId, message: 'Another invoice question' }, { 'x-session-secret': secret })).body;
+    assert.deepEqual([t2.author, t2.digest], ['billing_agent', digest], JSON.stringify(t2));
+
+    const pinsBefore = await sql(database, 'SELECT session_id, digest FROM a2ad_pins ORDER BY session_id');
+    const snapshotsBefore = (await sql(database, 'SELECT digest FROM a2ad_snapshots')).map((r) => r.digest as string);
+    const journalBefore = (await sql(database, 'SELECT id FROM a2ad_journal ORDER BY id')).map((r) => String(r.id));
+    const current = (JSON.parse((await sql(database, "SELECT value FROM a2ad_state WHERE key = 'current'"))[0]!.value as string) as { digest: string }).digest;
+    assert.ok(journalBefore.length > 0 && snapshotsBefore.length > 0);
+
+    leader.child.kill('SIGKILL');
+    await leader.exit;
+    const led = await waitFor(async () => {
+      const r = await readyz(follower);
+      return r.replica.role === 'leader' ? r : undefined;
+    }, 'the second replica leads').catch((err: unknown) => {
+      throw new Error(`${(err as Error).message}\n${follower.output().slice(-4000)}`);
+    });
+    assert.equal(led.replica.refusesToLead, undefined);
+    assert.ok(led.replica.epoch > info.replica.epoch, 'the takeover moved the fencing epoch');
+
+    const pinsAfter = await sql(database, 'SELECT session_id, digest FROM a2ad_pins ORDER BY session_id');
+    assert.deepEqual(pinsAfter, pinsBefore, 'every pin kept');
+    const snapshotsAfter = new Set((await sql(database, 'SELECT digest FROM a2ad_snapshots')).map((r) => r.digest as string));
+    for (const d of snapshotsBefore) assert.ok(snapshotsAfter.has(d), `snapshot ${d} kept`);
+    // The new leader journals its takeover (a replica.leader event) after every row written before.
+    const journalAfter = await waitFor(async () => {
+      const rows = await sql(database, "SELECT id, type FROM a2ad_journal WHERE type = 'replica.leader' ORDER BY id");
+      return rows.length >= 2 ? (await sql(database, 'SELECT id FROM a2ad_journal ORDER BY id')).map((r) => String(r.id)) : undefined;
+    }, 'the takeover journaled');
+    for (const id of journalBefore) assert.ok(journalAfter.includes(id), `journal row ${id} kept`);
+
+    // It serves what was published, and the session continues on its digest.
+    const served = (await json(`${follower.url}/api/snapshot`)).body.digest as string;
+    const pointer = (JSON.parse((await sql(database, "SELECT value FROM a2ad_state WHERE key = 'current'"))[0]!.value as string) as { digest: string }).digest;
+    assert.equal(served, pointer);
+    assert.equal(pointer, current, 'the same agents: the same snapshot current');
+    const t3 = (await post(`${follower.url}/api/chat`, { sessionId, message: 'One more invoice' }, { 'x-session-secret': secret })).body;
+    assert.deepEqual([t3.author, t3.digest], ['billing_agent', digest], JSON.stringify(t3));
+    const said = (await sql(database, 'SELECT event_data FROM events WHERE session_id = $1 ORDER BY timestamp', [sessionId]))
+      .map((r) => (typeof r.event_data === 'string' ? JSON.parse(r.event_data) : r.event_data) as { author: string; content?: { parts?: Array<{ text?: string }> } })
+      .filter((e) => e.author === 'user')
+      .map((e) => e.content?.parts?.[0]?.text);
+    assert.deepEqual(said, ['Explain my invoice', 'Another invoice question', 'One more invoice'], 'one history, three turns');
+    assert.deepEqual([...errorsIn(leader), ...errorsIn(follower)], [], 'no replica logged an error');
+    follower.child.kill('SIGTERM');
+    assert.equal(await follower.exit, 0);
+  };
+
+  test('an old leader and a new follower: the leader killed, the new replica leads and nothing is lost', async (t) => {
+    const old = await previousBuild();
+    if (typeof old === 'string') return t.skip(old);
+    t.diagnostic(`previous release ${old.commit}, built in ${JSON.stringify(old.took)} ms`);
+    await handOver(old.cli, CLI);
+  });
+
+  test('a new leader and an old follower: the leader killed, the old replica leads and nothing is lost', async (t) => {
+    const old = await previousBuild();
+    if (typeof old === 'string') return t.skip(old);
+    await handOver(CLI, old.cli);
+  });
+
+  test('a schema newer than this build (a migration it does not have): it serves, refuses to lead and says why; with the migration accepted (a rollback) it leads', async () => {
+    const { database, configFile } = await newDatabase();
+    const first = await start(CLI, configFile);
+    await waitFor(async () => {
+      const r = await readyz(first);
+      return r.ready && r.replica.role === 'leader' && r.replica.digest !== null ? r : undefined;
+    }, 'a leader published');
+    first.child.kill('SIGTERM');
+    assert.equal(await first.exit, 0);
+    const published = (JSON.parse((await sql(database, "SELECT value FROM a2ad_state WHERE key = 'current'"))[0]!.value as string) as { digest: string }).digest;
+    // What a newer release's migration leaves in knex's table.
+    const batch = (await sql(database, 'SELECT MAX(batch) AS b FROM a2ad_migrations'))[0]!.b as number;
+    await sql(database, 'INSERT INTO a2ad_migrations (name, batch, migration_time) VALUES ($1, $2, now())', ['9999_from_a_newer_release', batch + 1]);
+
+    // Nobody leads and the lock is free: without the refusal it would lead at once.
+    const older = await start(CLI, configFile);
+    const r = await waitFor(async () => {
+      const x = await readyz(older);
+      return x.ready ? x : undefined;
+    }, 'ready');
+    assert.equal(r.replica.role, 'follower');
+    assert.match(r.replica.refusesToLead ?? '', /newer than this build.*9999_from_a_newer_release/);
+    assert.equal(r.replica.digest, published, 'it serves the stored snapshot');
+    assert.match(await (await fetch(`${older.url}/metrics`)).text(), /a2a_discovery_replica_refuses_to_lead 1/);
+    assert.match(older.output(), /this replica refuses to lead/);
+    const chat = (await post(`${older.url}/api/chat`, { message: 'Explain my invoice' })).body;
+    assert.equal(chat.author, 'billing_agent', 'it serves turns');
+    const migrations = (await sql(database, 'SELECT name FROM a2ad_migrations ORDER BY name')).map((x) => x.name as string);
+    assert.equal(migrations.at(-1), '9999_from_a_newer_release', 'no migration ran, none was undone');
+
+    // Rolling back: the operator accepts the newer release's migration; a replica so configured leads.
+    const accepting = await start(CLI, await configFor(database, { acceptNewerMigrations: ['9999_from_a_newer_release'] }));
+    const led = await waitFor(async () => {
+      const x = await readyz(accepting);
+      return x.replica.role === 'leader' ? x : undefined;
+    }, 'the accepting replica leads');
+    assert.equal(led.replica.refusesToLead, undefined);
+    assert.match(await (await fetch(`${accepting.url}/metrics`)).text(), /a2a_discovery_replica_refuses_to_lead 0/);
+    assert.equal((await readyz(older)).replica.role, 'follower', 'the other one still follows');
+  });
+});
+
+test('one process on a SQLite file a newer release migrated: it refuses to open it, saying why', async () => {
+  const dir = await mkdtemp(join(tmpdir(), 'rolling-upgrade-sqlite-'));
+  try {
+    const file = join(dir, 'state.sqlite');
+    await (await openStateStore(`sqlite:${file}`)).close();
+    const db = knexFactory({ client: 'sqlite3', connection: { filename: file }, useNullAsDefault: true });
+    try {
+      await db('a2ad_migrations').insert({ name: '9999_from_a_newer_release', batch: 2, migration_time: new Date() });
+    } finally {
+      await db.destroy();
+    }
+    await assert.rejects(openStateStore(`sqlite:${file}`), (err: Error & { code?: string }) => {
+      assert.equal(err.code, 'ERR_STORE_UNAVAILABLE');
+      assert.match(err.message, /a newer release migrated it \(migration 9999_from_a_newer_release, which this build does not have\)/);
+      return true;
+    });
+    // Nothing was run or undone: the file still records the newer migration.
+    const check = knexFactory({ client: 'sqlite3', connection: { filename: file }, useNullAsDefault: true });
+    try {
+      const names = (await check('a2ad_migrations').select('name')).map((r: { name: string }) => r.name);
+      assert.ok(names.includes('9999_from_a_newer_release'));
+    } finally {
+      await check.destroy();
+    }
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+});
