@@ -27,14 +27,27 @@ export class RoutingSettings {
   gate = false;
   minAccuracy: number | undefined;
 
-  /** Reads the settings of `o` (the cases file too). */
+  /** Reads the settings of `o` (the cases file too) and makes them current. */
   async update(o: ServiceOptions): Promise<void> {
+    (await this.prepare(o)).commit();
+  }
+
+  /**
+   * Reads the settings of `o` (the cases file too) without making them current: `evaluates` says
+   * whether they have labelled cases (the loop evaluates routing only if it was built with some).
+   */
+  async prepare(o: ServiceOptions): Promise<{ evaluates: boolean; commit: () => void }> {
     const cases = [...casesFromVocabulary(o.vocabulary), ...(o.routing?.cases ?? []), ...(o.routing?.casesFile !== undefined ? await loadCases(o.routing.casesFile) : [])];
-    this.cases = cases;
-    this.tags = o.vocabulary.map((v) => v.tag);
-    this.gate = o.routing?.gate ?? false;
-    this.minAccuracy = o.routing?.minAccuracy;
-    this.hints.splice(0, this.hints.length, ...routeHints(o));
+    return {
+      evaluates: cases.length > 0,
+      commit: () => {
+        this.cases = cases;
+        this.tags = o.vocabulary.map((v) => v.tag);
+        this.gate = o.routing?.gate ?? false;
+        this.minAccuracy = o.routing?.minAccuracy;
+        this.hints.splice(0, this.hints.length, ...routeHints(o));
+      },
+    };
   }
 }
 

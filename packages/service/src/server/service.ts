@@ -138,7 +138,11 @@ export async function startService(o: ServiceOptions): Promise<RunningService> {
       const touched = (...keys: string[]) => changed.some((c) => keys.some((k) => c === k || c.startsWith(`${k}.`)));
       // Validated first: a policy that does not build changes nothing.
       const nextPolicy = touched('allow', 'allowCidrs') ? HostPolicy.from({ ...next.policy, allowLoopback: o.policy.allowLoopback ?? false }) : undefined;
-      if (touched('vocabulary', 'routing')) await routing.update(next);
+      const nextRouting = touched('vocabulary', 'routing') ? await routing.prepare(next) : undefined;
+      if (nextRouting !== undefined && nextRouting.evaluates !== routing.cases.length > 0) {
+        throw new DiscoveryError('ERR_CONFIG_INVALID', `routing evaluation cannot be turned ${nextRouting.evaluates ? 'on' : 'off'} without a restart (labelled cases: the vocabulary's examples, routing.cases)`, { path: 'routing.cases' });
+      }
+      nextRouting?.commit();
       if (nextPolicy !== undefined) policy.update(nextPolicy);
       const sourcesNow = touched('static') ? withStatic(loop.sources, next.static) : undefined;
       return loop.reconfigure({
