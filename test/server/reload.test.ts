@@ -82,7 +82,7 @@ function config(o: { returns?: boolean; allowShipping?: boolean; extra?: Record<
     allow: [new URL(billing.baseUrl).origin, new URL(returns.baseUrl).origin, registry.origin, ...(o.allowShipping === false ? [] : [new URL(shipping.baseUrl).origin])],
     allowLoopback: true,
     vocabulary: [
-      { tag: 'billing', description: 'Invoices and payments.', keywords: ['invoice'] },
+      { tag: 'billing', description: 'Invoices and payments.', keywords: ['invoice'], examples: ['Where is my invoice?'] },
       { tag: 'returns', description: 'Returns and refunds.', keywords: ['return', 'refund'] },
       { tag: 'shipping', description: 'Parcels and delivery.', keywords: ['parcel'] },
     ],
@@ -216,8 +216,20 @@ describe('serve: reload without restart (child process)', () => {
     assert.equal(s.child.exitCode, null);
   });
 
+  test('a routing threshold change: the routing is evaluated again against the new minimum', async () => {
+    const before = (await events('routing.evaluated')).length;
+    await writeFile(file, stringify(config({ returns: true, allowShipping: false, extra: { routing: { minAccuracy: 0.5 } } })));
+    const r = await json(`${s.url}/api/config/reload`, { method: 'POST', headers: jsonType, body: '{}' });
+    assert.deepEqual([r.status, r.body.changed], [200, ['routing.minAccuracy']]);
+    const evaluated = await waitFor(async () => {
+      const e = await events('routing.evaluated');
+      return e.length > before ? e.at(-1) : undefined;
+    }, 'a routing evaluation after the reload');
+    assert.equal(evaluated.minAccuracy, 0.5);
+  });
+
   test('config.watch: a change of the file is applied without a signal (the cap here)', async () => {
-    const watched = { returns: true, allowShipping: false, extra: { config: { watch: true } } };
+    const watched = { returns: true, allowShipping: false, extra: { routing: { minAccuracy: 0.5 }, config: { watch: true } } };
     await writeFile(file, stringify(config(watched)));
     const on = await json(`${s.url}/api/config/reload`, { method: 'POST', headers: jsonType, body: '{}' });
     assert.deepEqual([on.status, on.body.changed], [200, ['config.watch']]);
