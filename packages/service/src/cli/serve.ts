@@ -94,6 +94,19 @@ Example:
       // Reload (docs/operations.md "Reload"): SIGHUP, POST /api/config/reload, config.watch.
       const reloaderRef: { current?: InstanceType<typeof ConfigReloader> } = {};
       const notYet = { applied: false, sha256: '', changed: [], problems: ['the service is still starting; reload again once it serves'] };
+      // Installed before the start, so an early SIGHUP does not end the process (Node's default).
+      const onHangup = () => {
+        const reloader = reloaderRef.current;
+        if (reloader === undefined) {
+          logger.warn('SIGHUP while starting: ignored; send it again once the service serves');
+          return;
+        }
+        void reloader.reload('signal').then((r) => {
+          if (r.applied) logger.info({ changed: r.changed, sha256: r.sha256 }, 'configuration reloaded');
+          else logger.warn({ problems: r.problems, sha256: r.sha256 }, 'configuration reload refused; the running configuration stays');
+        });
+      };
+      process.on('SIGHUP', onHangup);
       const service = await startService({
         ...serviceOptionsFromConfig(config, secrets),
         ...(opts.port !== undefined && { port: opts.port }),
@@ -110,13 +123,6 @@ Example:
         log: logger,
       }));
       reloader.watchAsConfigured();
-      const onHangup = () => {
-        void reloader.reload('signal').then((r) => {
-          if (r.applied) logger.info({ changed: r.changed, sha256: r.sha256 }, 'configuration reloaded');
-          else logger.warn({ problems: r.problems, sha256: r.sha256 }, 'configuration reload refused; the running configuration stays');
-        });
-      };
-      process.on('SIGHUP', onHangup);
       io.out(`a2a-discovery serving ${service.url}/ (dashboard), ${service.url}/api, ${service.url}/metrics\n`);
       const signal = await untilSignal();
       process.off('SIGHUP', onHangup);
