@@ -6,6 +6,8 @@
 import type { Command } from 'commander';
 import { InvalidArgumentError } from 'commander';
 import { isDiscoveryError } from 'a2a-discovery';
+import type { Logger } from '../server/logger.js';
+import type { Telemetry } from '../server/telemetry.js';
 
 // The service and the demo load ADK JS, Express and the HTTP stack: imported only when these
 // commands run, so `probe`, `trace` and `validate` start fast.
@@ -40,6 +42,24 @@ function untilSignal(): Promise<NodeJS.Signals> {
   });
 }
 
+/**
+ * Starts OpenTelemetry when the OTEL_* variables ask for it (undefined when they do not); a
+ * malformed variable is reported and the command exits 1 (false).
+ */
+async function withTelemetry(io: Io, logger?: Logger): Promise<Telemetry | undefined | false> {
+  const { startTelemetry } = await import('../server/telemetry.js');
+  try {
+    return await startTelemetry(process.env, { ...(logger !== undefined && { logger }) });
+  } catch (err) {
+    if (isDiscoveryError(err) && err.code === 'ERR_CONFIG_INVALID') {
+      io.err(`${err.message}\n`);
+      process.exitCode = 1;
+      return false;
+    }
+    throw err;
+  }
+}
+
 export function registerServeCommands(program: Command, io: Io): void {
   program
     .command('serve')
@@ -68,7 +88,11 @@ sessions belong to the caller that started them (cookie or X-Session-Secret; the
 admin) and are capped (sessions.maxSessions). Every refusal is counted in
 a2a_discovery_http_refusals_total{reason}.
 
-Exit codes: 0 stopped cleanly, 1 invalid configuration or a failure at start, 2 usage error
+OpenTelemetry (docs/observability.md): with OTEL_EXPORTER_OTLP_ENDPOINT set, traces and metrics are
+exported over OTLP/HTTP (JSON) from the standard OTEL_* variables (OTEL_SERVICE_NAME, OTEL_TRACES_SAMPLER,
+OTEL_EXPORTER_OTLP_HEADERS, ...), flushed on stop; without it nothing is exported.
+
+Exit codes: 0 stopped cleanly, 1 invalid configuration (or OTEL_* value) or a failure at start, 2 usage error
 (a missing flag, an unreadable file, a port already in use).
 
 Example:
@@ -91,6 +115,9 @@ Example:
       }
       const secrets = await resolveSecrets(config);
       const logger = createLogger({ level: opts.logLevel });
+      // OpenTelemetry from the OTEL_* variables, before anything that makes spans (telemetry.ts).
+      const telemetry = await withTelemetry(io, logger);
+      if (telemetry === false) return;
       // Reload (docs/operations.md "Reload"): SIGHUP, POST /api/config/reload, config.watch.
       const reloaderRef: { current?: InstanceType<typeof ConfigReloader> } = {};
       const notYet = { applied: false, sha256: '', changed: [], problems: ['the service is still starting; reload again once it serves'] };
@@ -107,18 +134,26 @@ Example:
         });
       };
       process.on('SIGHUP', onHangup);
-      const service = await startService({
-        ...serviceOptionsFromConfig(config, secrets),
-        ...(opts.port !== undefined && { port: opts.port }),
-        ...(opts.host !== undefined && { host: opts.host }),
-        logger,
-        reload: () => reloaderRef.current?.reload('api') ?? Promise.resolve(notYet),
-      });
+      let service;
+      try {
+        service = await startService({
+          ...serviceOptionsFromConfig(config, secrets),
+          ...(opts.port !== undefined && { port: opts.port }),
+          ...(opts.host !== undefined && { host: opts.host }),
+          logger,
+          reload: () => reloaderRef.current?.reload('api') ?? Promise.resolve(notYet),
+        });
+      } catch (err) {
+        process.off('SIGHUP', onHangup);
+        await telemetry?.shutdown(2_000);
+        throw err;
+      }
+      const running = service;
       const reloader = (reloaderRef.current = new ConfigReloader({
         file: opts.config,
         config,
         toOptions: (next) => serviceOptionsFromConfig(next, secrets),
-        apply: async (next, changed) => service.reconfigure(next, changed),
+        apply: async (next, changed) => running.reconfigure(next, changed),
         events: service.events,
         log: logger,
       }));
@@ -129,6 +164,8 @@ Example:
       reloader.close();
       logger.info({ signal }, 'stopping');
       await service.close(5_000);
+      // What the last requests and the final cycle traced is flushed to the collector, within a bound.
+      await telemetry?.shutdown(5_000);
       process.exitCode = 0;
     });
 
@@ -154,10 +191,13 @@ Example:
     )
     .action(async (opts: { speed: number; scenario: boolean; port: number }) => {
       const { runDemo } = await import('../demo/index.js');
+      const telemetry = await withTelemetry(io);
+      if (telemetry === false) return;
       const demo = await runDemo({ speed: opts.speed, scenario: opts.scenario, port: opts.port, out: (line) => io.out(`${line}\n`) });
       await untilSignal();
       io.out('stopping…\n');
       await demo.close();
+      await telemetry?.shutdown(5_000);
       process.exitCode = 0;
     });
 }
