@@ -40,6 +40,8 @@ const SAMPLES: { [T in DiscoveryEvent['type']]: Sample<T> } = {
   'service.started': { ...base, type: 'service.started', replica: 'host:4242', previousReplica: 'host:4100', restored: { version: 7, pins: 2, alerts: 1 } },
   'replica.leader': { ...base, type: 'replica.leader', replica: 'replica-b', epoch: 3, previousLeader: 'replica-a', alerts: 1 },
   'api.action': { ...base, type: 'api.action', action: 'confirm', actor: { kind: 'person', sub: 'u-7f3a', name: 'Alice Martin', role: 'admin' }, digest, version: 4 },
+  'config.reloaded': { ...base, type: 'config.reloaded', trigger: 'signal', sha256: 'ab'.repeat(32), changed: ['allow', 'static'] },
+  'config.refused': { ...base, type: 'config.refused', trigger: 'api', sha256: 'cd'.repeat(32), changed: [], problems: ['discovery.yaml:4:3 static: expected a list'] },
 };
 
 const say = (e: DiscoveryEvent): { outcome: string; sentence: string; stage: string } => ({

@@ -38,6 +38,7 @@ export type {
   ServiceStartedEvent,
   ReplicaLeaderEvent,
   ActionEvent,
+  ConfigReloadEvent,
   ActionActor,
 } from './events/index.js';
 
@@ -210,7 +211,7 @@ export { snapshotDigest, buildSnapshot, toSnapshotAgents, diffSnapshots, Snapsho
 export type { Snapshot, SnapshotAgent, SnapshotDomain, SnapshotDiff, AgentChange, SnapshotSummary, RetainedSnapshot } from './snapshot/index.js';
 
 export { DiscoveryLoop } from './loop/index.js';
-export type { DiscoveryLoopOptions, EndpointStatus, EndpointVerdict, SnapshotListener, RoutingVerdict, Lookalike, LookalikePolicy } from './loop/index.js';
+export type { DiscoveryLoopOptions, LoopReconfiguration, EndpointStatus, EndpointVerdict, SnapshotListener, RoutingVerdict, Lookalike, LookalikePolicy } from './loop/index.js';
 
 // The ARD registry API's wire shapes (spec v0.9) and our verified extension (issue 26).
 export { AI_REGISTRY_MEDIA_TYPE, VERIFIED_EXTENSION } from './ard/wire.js';

@@ -47,6 +47,7 @@ export type {
   ServerLimitsConfig,
   RetentionConfig,
   ReplicaConfig,
+  ConfigFileConfig,
 } from './types.js';
 // The store description (`store:` in the YAML, `--store`): one rule for config and the store engines.
 export { DEFAULT_SQLITE_FILE, parseStoreSpec, postgresConnection, redactUrl, sqliteFilePath, storeSpecKind } from '../rules/store-spec.js';

@@ -292,6 +292,7 @@ function build(out: SchemaOutput, baseDir: string): DiscoveryConfig {
     ...(out.storePasswordFile !== undefined && { storePasswordFile: file(out.storePasswordFile) }),
     retention: { ...out.retention },
     replica: { ...out.replica },
+    config: { ...out.config },
   };
   return deepFreeze(config);
 }

@@ -556,6 +556,11 @@ const replica = z.strictObject({
   acceptNewerMigrations: z.array(z.string().min(1)).default([]),
 });
 
+/** `config:`, how the service treats this file while it runs (docs/operations.md "Reload"). */
+const configFile = z.strictObject({
+  watch: z.boolean().default(false),
+});
+
 /** The whole document. Sections default to `{}` run through their schema, so defaults fill in. */
 export const configSchema = z.strictObject({
   server: server.prefault({}),
@@ -582,6 +587,7 @@ export const configSchema = z.strictObject({
   storePasswordFile: filePath.optional(),
   retention: retention.prefault({}),
   replica: replica.prefault({}),
+  config: configFile.prefault({}),
 });
 
 /** The schema's output: the YAML with defaults, before paths are resolved and the root is typed. */

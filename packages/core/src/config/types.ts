@@ -573,6 +573,15 @@ export interface ReplicaConfig {
   readonly acceptNewerMigrations: readonly string[];
 }
 
+/** `config:`, how `serve` treats its configuration file while it runs (docs/operations.md "Reload"). */
+export interface ConfigFileConfig {
+  /**
+   * Reload when the file changes (debounced), as on SIGHUP or `POST /api/config/reload`: a valid
+   * file is applied live, an invalid one refused while the running configuration keeps serving. Default false.
+   */
+  readonly watch: boolean;
+}
+
 /** The whole validated configuration, frozen. */
 export interface DiscoveryConfig {
   readonly server: ServerConfig;
@@ -608,4 +617,5 @@ export interface DiscoveryConfig {
   readonly storePasswordFile?: string;
   readonly retention: RetentionConfig;
   readonly replica: ReplicaConfig;
+  readonly config: ConfigFileConfig;
 }

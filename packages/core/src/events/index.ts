@@ -272,6 +272,23 @@ export interface ActionEvent extends EventBase {
 }
 
 /**
+ * The service's configuration file was read again (SIGHUP, `POST /api/config/reload`, or a change
+ * of the file under `config.watch`): `config.reloaded` when it was applied, `config.refused` when
+ * it was not (invalid, or a change that needs a restart); the running configuration then stays.
+ */
+export interface ConfigReloadEvent extends EventBase {
+  type: 'config.reloaded' | 'config.refused';
+  /** What asked for the reload. */
+  trigger: 'signal' | 'api' | 'watch';
+  /** SHA-256 (hex) of the file's bytes as read. */
+  sha256: string;
+  /** The configuration keys that differ from the running ones (`allow`, `static`, `server.port`, …). */
+  changed: string[];
+  /** Refused: why, one line per problem (`file:line:col path: message`, or the keys that need a restart). */
+  problems?: string[];
+}
+
+/**
  * Any event. Stages added later extend this union with their own members; consumers switch on
  * `type` and ignore types they do not know.
  */
@@ -291,7 +308,8 @@ export type DiscoveryEvent =
   | CatalogEvent
   | ServiceStartedEvent
   | ReplicaLeaderEvent
-  | ActionEvent;
+  | ActionEvent
+  | ConfigReloadEvent;
 
 /** An event before the stream stamps it. */
 export type EventInput<E extends DiscoveryEvent = DiscoveryEvent> = E extends DiscoveryEvent

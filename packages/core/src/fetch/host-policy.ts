@@ -124,12 +124,13 @@ export function isInlineCardKey(url: string): boolean {
  * // 'https://billing.agents.example.com/v1/.well-known/agent-card.json'
  */
 export class HostPolicy {
-  readonly #entries: readonly AllowEntry[];
-  readonly #allowLoopback: boolean;
+  // Replaced whole by `update` (a configuration reload); every holder of this object sees it at once.
+  #entries: readonly AllowEntry[];
+  #allowLoopback: boolean;
   /** Raw URL → normalized, for the URLs in use (bounded, so churned endpoints are forgotten). */
-  readonly #normalized = new BoundedMemo<string>(URL_MEMO_ENTRIES);
-  readonly #cidrs: readonly Cidr[];
-  readonly #cidrText: readonly string[];
+  #normalized = new BoundedMemo<string>(URL_MEMO_ENTRIES);
+  #cidrs: readonly Cidr[];
+  #cidrText: readonly string[];
 
   private constructor(entries: AllowEntry[], allowLoopback: boolean, cidrs: Cidr[], cidrText: string[]) {
     this.#entries = Object.freeze(entries);
@@ -187,6 +188,24 @@ export class HostPolicy {
       });
     }
     return new HostPolicy(entries, allowLoopback === true, cidrs, cidrText);
+  }
+
+  /**
+   * Takes over `next`'s allowlist, loopback setting and CIDR ranges in place (a configuration
+   * reload): the cache, the fetchers, the sources and the loop hold this object, so each judges
+   * the next URL and address by the new rules. Connections already open stay open; discovery's
+   * next cycle re-resolves its endpoints, so an endpoint no longer allowed leaves by the usual rules.
+   *
+   * @example policy.update(HostPolicy.from({ allow: ['https://agents.example.com'] }))
+   */
+  update(next: HostPolicy): void {
+    if (next === this) return;
+    this.#entries = next.#entries;
+    this.#allowLoopback = next.#allowLoopback;
+    this.#cidrs = next.#cidrs;
+    this.#cidrText = next.#cidrText;
+    // A URL admitted by the old rules is judged again.
+    this.#normalized = new BoundedMemo<string>(URL_MEMO_ENTRIES);
   }
 
   /**
@@ -262,7 +281,7 @@ export class HostPolicy {
    * @example policy.normalizeBaseUrl('https://A.example.com./v1?x#y') // 'https://a.example.com/v1/'
    */
   normalizeBaseUrl(baseUrl: string): string {
-    // The policy is immutable, so an admitted URL is normalized once (refusals are not cached).
+    // An admitted URL is normalized once while the rules stand (refusals are not cached; `update` forgets).
     const known = this.#normalized.get(baseUrl);
     if (known !== undefined && known.endsWith('/')) return known;
     const verdict = this.check(baseUrl);

@@ -103,6 +103,16 @@ export interface DiscoveryLoopOptions {
   };
 }
 
+/** What {@link DiscoveryLoop.reconfigure} changes; what is not given stays. */
+export interface LoopReconfiguration {
+  /** Needs, vocabulary, required capabilities, tenant policy, cap (the routing domains stay). */
+  select?: Omit<SelectOptions, 'reviewed' | 'domains'>;
+  /** The sources from now on, in priority order (the same objects for those that stay). */
+  sources?: readonly Source[];
+  /** True when the host policy was changed in place: every record is resolved again. */
+  admission?: boolean;
+}
+
 /**
  * @example
  * const loop = new DiscoveryLoop({ sources, hostPolicy, cache, select: { needs, vocabulary } });
@@ -122,7 +132,10 @@ export class DiscoveryLoop {
   readonly #publisher: Publisher;
   readonly #views: EndpointViews;
   readonly #evaluator: Evaluator;
-  readonly #unsubscribes: Array<() => void> = [];
+  /** Each source's unsubscription, by source. */
+  readonly #unsubscribes = new Map<Source, () => void>();
+  /** The sources in priority order; the parts read this one array, so {@link reconfigure} changes it in place. */
+  readonly #sources: Source[];
   #chain: Promise<unknown> = Promise.resolve();
   #timer: TimerHandle | undefined;
   #ready = false;
@@ -134,7 +147,8 @@ export class DiscoveryLoop {
 
   constructor(options: DiscoveryLoopOptions) {
     this.#o = options;
-    const { sources, cache, events } = options;
+    const { cache, events } = options;
+    const sources = (this.#sources = [...options.sources]);
     const clock = (this.#clock = options.clock ?? systemClock);
     const removalGraceMs = options.removalGraceMs ?? LOOP_DEFAULTS.removalGraceMs;
     const health = (this.#health = new HealthTracker(options.health, clock));
@@ -240,10 +254,8 @@ export class DiscoveryLoop {
     if (this.#started) return;
     this.#started = true;
     this.#paused = false;
-    for (const source of this.#o.sources) {
-      this.#unsubscribes.push(source.subscribe(() => this.#trigger()));
-    }
-    await Promise.all(this.#o.sources.map((s) => s.start()));
+    for (const source of this.#sources) this.#unsubscribes.set(source, source.subscribe(() => this.#trigger()));
+    await Promise.all(this.#sources.map((s) => s.start()));
     const first = this.#enqueue(() => this.#cycle(true));
     const bound = this.#o.startupTimeoutMs ?? LOOP_DEFAULTS.startupTimeoutMs;
     let timedOut = false;
@@ -266,7 +278,7 @@ export class DiscoveryLoop {
 
   /** The sources the loop polls, in priority order (for the API: their state, problems and reports). */
   get sources(): readonly Source[] {
-    return this.#o.sources;
+    return this.#sources;
   }
 
   /** Runs one cycle now (after the one in progress, if any) and returns the current snapshot. */
@@ -303,11 +315,49 @@ export class DiscoveryLoop {
   }
 
   /**
+   * Applies new settings without a restart (a configuration reload), after the cycle in progress,
+   * then runs a cycle and returns the current snapshot. `select`: needs, vocabulary, required
+   * capabilities, tenant and cap from now on (routing domains stay as built); every card is
+   * matched again and the routing evaluated again. `sources`: the sources from now on, in
+   * priority order: new ones are started and listed, ones no longer given are closed, so their
+   * endpoints leave by the usual rules (gone, then forgotten after the removal grace).
+   * `admission`: the host policy's rules changed in place (`HostPolicy.update`), so every record
+   * is resolved again: an endpoint no longer allowed leaves like one no source proposes.
+   * Sessions stay pinned to their snapshots; the published one stays until a new one is.
+   */
+  async reconfigure(change: LoopReconfiguration): Promise<Snapshot | undefined> {
+    await this.#enqueue(async () => {
+      if (change.sources !== undefined) await this.#replaceSources(change.sources);
+      if (change.select !== undefined) this.#evaluator.reselect({ ...change.select, ...(this.#o.select.domains !== undefined && { domains: this.#o.select.domains }) });
+      if (change.admission === true || change.sources !== undefined) this.#members.invalidate();
+      this.#gate.reevaluate();
+      // A follower's (or a paused leader's) loop runs no cycle: the leader publishes.
+      await this.#cycle(true);
+    });
+    return this.current();
+  }
+
+  async #replaceSources(next: readonly Source[]): Promise<void> {
+    const keep = new Set(next);
+    const removed = this.#sources.filter((s) => !keep.has(s));
+    const added = next.filter((s) => !this.#sources.includes(s));
+    this.#sources.splice(0, this.#sources.length, ...next);
+    for (const s of removed) {
+      this.#unsubscribes.get(s)?.();
+      this.#unsubscribes.delete(s);
+    }
+    await Promise.all(removed.map((s) => s.close()));
+    if (!this.#started || this.#stopped) return;
+    for (const s of added) this.#unsubscribes.set(s, s.subscribe(() => this.#trigger()));
+    await Promise.all(added.map((s) => s.start()));
+  }
+
+  /**
    * Keys of the alert conditions that hold now (each was raised once and is not resolved yet),
    * including `source-error:<id>` for each failing source (sources raise and resolve those).
    */
   get activeAlerts(): string[] {
-    return [...this.#alerts.active, ...this.#o.sources.filter((s) => !s.current().ok).map((s) => `source-error:${s.id}`)];
+    return [...this.#alerts.active, ...this.#sources.filter((s) => !s.current().ok).map((s) => `source-error:${s.id}`)];
   }
 
   /**
@@ -324,7 +374,7 @@ export class DiscoveryLoop {
     const book: OpenAlert[] = [];
     for (const a of open) {
       // A source error goes to its source; one of a source no longer configured resolves here.
-      const source = a.key.startsWith('source-error:') ? this.#o.sources.find((s) => `source-error:${s.id}` === a.key) : undefined;
+      const source = a.key.startsWith('source-error:') ? this.#sources.find((s) => `source-error:${s.id}` === a.key) : undefined;
       if (source?.carryError) source.carryError({ raisedAt: a.raisedAt, message: a.message });
       else book.push(a);
       // A repeated-failures endpoint stays out until it recovers (its alert holds until then).
@@ -337,9 +387,10 @@ export class DiscoveryLoop {
   async stop(): Promise<void> {
     this.#stopped = true;
     this.#timer?.cancel();
-    for (const u of this.#unsubscribes.splice(0)) u();
+    for (const u of this.#unsubscribes.values()) u();
+    this.#unsubscribes.clear();
     await this.#chain.catch(() => undefined);
-    await Promise.all(this.#o.sources.map((s) => s.close()));
+    await Promise.all(this.#sources.map((s) => s.close()));
   }
 
   /**

@@ -27,7 +27,7 @@ import { ATTR, SPAN, withSpan } from '../telemetry/index.js';
 export interface EvaluatorOptions {
   sources: readonly Source[];
   cache: CardCache;
-  /** Needs, vocabulary, required capabilities, tenant policy, cap (fixed). */
+  /** Needs, vocabulary, required capabilities, tenant policy, cap (replaced by {@link Evaluator.reselect}). */
   select: Omit<SelectOptions, 'reviewed'>;
   /** The peers' credentials: what they can present decides whether a card's security requirements are met. */
   credentials?: CredentialsInput;
@@ -49,8 +49,8 @@ export class Evaluator {
   // The agents with a card, in arrival order (the first is the original), and who looks like whom.
   readonly #lookalikeIndex = new LookalikeIndex();
   #lookalikes = new Map<string, Lookalike>();
-  // Unchanged (same object) cards are matched once, not every cycle; the select options are fixed.
-  readonly #matchMemo: MatchMemo = new WeakMap();
+  // Unchanged (same object) cards are matched once, not every cycle, while the select options stand.
+  #matchMemo: MatchMemo = new WeakMap();
   // Static agents whose card once fitted (by base URL), so only they "no longer fit"; an
   // endpoint's URL leaves with the endpoint ({@link forget}).
   readonly #fitted = new Set<string>();
@@ -76,6 +76,14 @@ export class Evaluator {
       if (origin !== undefined && !known.has(origin)) known.set(origin, await presentableSchemes(this.#o.credentials, origin));
     }
     return (origin) => known.get(origin) ?? [];
+  }
+
+  /** New select options (a reload): every card is matched again at the next evaluation. */
+  reselect(select: Omit<SelectOptions, 'reviewed'>): void {
+    this.#o.select = select;
+    this.#matchMemo = new WeakMap();
+    this.#lastEvaluation = undefined;
+    this.#reviewedCache = undefined;
   }
 
   /** The lookalikes among the agents with a card, by base URL: the earlier agent of another origin each looks like. */

@@ -4,7 +4,7 @@
  * @module
  */
 export { DiscoveryLoop } from './discovery-loop.js';
-export type { DiscoveryLoopOptions } from './discovery-loop.js';
+export type { DiscoveryLoopOptions, LoopReconfiguration } from './discovery-loop.js';
 export type { EndpointStatus, EndpointVerdict } from './endpoint-views.js';
 export type { SnapshotListener } from './publisher.js';
 export type { RoutingVerdict } from './routing-gate.js';

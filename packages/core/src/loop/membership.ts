@@ -66,6 +66,11 @@ export class Membership {
     return this.#revision;
   }
 
+  /** The allowlist or the sources changed: the next {@link resolve} resolves every record again. */
+  invalidate(): void {
+    this.#resolvedFrom = undefined;
+  }
+
   /** A restored snapshot's agents stand in for the records of the sources that proposed them. */
   restore(agents: readonly SnapshotAgent[]): void {
     const ids = new Set(this.#o.sources.map((s) => s.id));

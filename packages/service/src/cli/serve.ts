@@ -75,6 +75,12 @@ Serves on 127.0.0.1:7340 by default: the dashboard at /, the JSON API under /api
 at /api/stream, Prometheus metrics at /metrics, /healthz and /readyz. Logs are JSON lines (short text
 in a terminal). SIGINT or SIGTERM stops it cleanly.
 
+SIGHUP (or POST /api/config/reload, admin; or config.watch: true) reads the file again: a valid file is
+applied live (allowlist, needs, vocabulary, policies.maxAgents/requireStreaming/tenant, static agents,
+routing thresholds and cases) without dropping sessions, pins, the cache or event streams; an invalid
+one, or one changing a setting that needs a restart (server.port, store, ...), is refused with every
+problem and its line while the running configuration keeps serving (docs/operations.md "Reload").
+
 Safe to leave running (docs/security.md): only the Host names it serves are answered (server.allowedHosts
 adds a proxy's), state-changing calls need Content-Type: application/json and the service's own Origin
 (server.allowedOrigins), bodies, event streams and socket timeouts are bounded (server.limits.*),
@@ -95,6 +101,7 @@ Example:
     .action(async (opts: { config: string; port?: number; host?: string; logLevel: string }) => {
       const { formatProblems, loadConfig, resolveSecrets } = await import('a2a-discovery/config');
       const { serviceOptionsFromConfig, createLogger, startService } = await import('../server/index.js');
+      const { ConfigReloader } = await import('../server/reload.js');
       let config;
       try {
         config = await loadConfig(opts.config);
@@ -111,6 +118,22 @@ Example:
       // OpenTelemetry from the OTEL_* variables, before anything that makes spans (telemetry.ts).
       const telemetry = await withTelemetry(io, logger);
       if (telemetry === false) return;
+      // Reload (docs/operations.md "Reload"): SIGHUP, POST /api/config/reload, config.watch.
+      const reloaderRef: { current?: InstanceType<typeof ConfigReloader> } = {};
+      const notYet = { applied: false, sha256: '', changed: [], problems: ['the service is still starting; reload again once it serves'] };
+      // Installed before the start, so an early SIGHUP does not end the process (Node's default).
+      const onHangup = () => {
+        const reloader = reloaderRef.current;
+        if (reloader === undefined) {
+          logger.warn('SIGHUP while starting: ignored; send it again once the service serves');
+          return;
+        }
+        void reloader.reload('signal').then((r) => {
+          if (r.applied) logger.info({ changed: r.changed, sha256: r.sha256 }, 'configuration reloaded');
+          else logger.warn({ problems: r.problems, sha256: r.sha256 }, 'configuration reload refused; the running configuration stays');
+        });
+      };
+      process.on('SIGHUP', onHangup);
       let service;
       try {
         service = await startService({
@@ -118,13 +141,27 @@ Example:
           ...(opts.port !== undefined && { port: opts.port }),
           ...(opts.host !== undefined && { host: opts.host }),
           logger,
+          reload: () => reloaderRef.current?.reload('api') ?? Promise.resolve(notYet),
         });
       } catch (err) {
+        process.off('SIGHUP', onHangup);
         await telemetry?.shutdown(2_000);
         throw err;
       }
+      const running = service;
+      const reloader = (reloaderRef.current = new ConfigReloader({
+        file: opts.config,
+        config,
+        toOptions: (next) => serviceOptionsFromConfig(next, secrets),
+        apply: async (next, changed) => running.reconfigure(next, changed),
+        events: service.events,
+        log: logger,
+      }));
+      reloader.watchAsConfigured();
       io.out(`a2a-discovery serving ${service.url}/ (dashboard), ${service.url}/api, ${service.url}/metrics\n`);
       const signal = await untilSignal();
+      process.off('SIGHUP', onHangup);
+      reloader.close();
       logger.info({ signal }, 'stopping');
       await service.close(5_000);
       // What the last requests and the final cycle traced is flushed to the collector, within a bound.

@@ -41,6 +41,7 @@ import { actorOf, presentsToken, requestGuard, roleOf } from './request-guard.js
 import type { PeopleAuth, Role } from './people-auth.js';
 import { ROLES } from './people-auth.js';
 import type { SnapshotArchive } from './snapshot-archive.js';
+import type { ReloadResult } from './reload.js';
 import type { RegistryApiOptions } from '../registry/routes.js';
 import { mountRegistry, REGISTRY_BASE } from '../registry/routes.js';
 import type { Caller, SessionOwners } from './session-owners.js';
@@ -98,6 +99,8 @@ export interface AppOptions {
    * (ROUTE_ROLES), or everyone's with `anonymous` (`server.registry.anonymous`).
    */
   registry?: RegistryApiOptions & { anonymous?: boolean };
+  /** `POST /api/config/reload` (admin): reads the configuration file again (reload.ts); 404 without it. */
+  reload?: () => Promise<ReloadResult>;
 }
 
 /** A snapshot for the API: agents with their reviewed fields, card summary and the card itself. */
@@ -143,6 +146,8 @@ const ROUTE_ROLES: ReadonlyArray<readonly [method: string, path: RegExp, role: R
   ['POST', /^\/api\/sessions\/[^/]+\/upgrade$/, 'operator'],
   ['DELETE', /^\/api\/sessions\/[^/]+$/, 'operator'],
   ['POST', /^\/api\/snapshots\/confirm$/, 'admin'],
+  // Reads the configuration file again and applies it, or refuses it (reload.ts).
+  ['POST', /^\/api\/config\/reload$/, 'admin'],
   // POST /api/trace is the trace explorer's simulation (a virtual clock, no network): a viewer's, as reads are.
   ['POST', /^\/api\/trace$/, 'viewer'],
   // The ARD registry API (search, explore: POST reads): a viewer's, or anyone's with server.registry.anonymous.
@@ -464,6 +469,16 @@ export function createApp(o: AppOptions): Hono {
     const leader = await fromLeader(c, '/api/activity');
     if (leader) return leader;
     return c.json({ ...(await o.journal.activity(q)), ...servedBy() });
+  });
+
+  // Reload: 200 with what changed when applied, 422 with every problem (and its line) when refused.
+  app.post('/api/config/reload', async (c) => {
+    const read = await body(c, limits.maxBodyBytes);
+    if (read instanceof Response) return read;
+    if (o.reload === undefined) return c.json({ error: 'not-found', message: 'this service was not started from a configuration file (a2a-discovery serve --config)' }, 404);
+    const r = await o.reload();
+    if (!r.applied) return c.json({ error: 'config-refused', message: 'the configuration was refused; the running one keeps serving', sha256: r.sha256, changed: r.changed, problems: r.problems }, 422);
+    return c.json({ applied: true, sha256: r.sha256, changed: r.changed, version: r.version ?? o.loop.current()?.version ?? 0 });
   });
 
   app.post('/api/refresh', async (c) => {

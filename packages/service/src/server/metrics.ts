@@ -124,6 +124,7 @@ const METRICS = {
   registryEntries: { name: `${P}registry_entries`, kind: 'gauge', help: 'Entries in the registry index (admitted cards; docs/registry-api.md).' },
   registryLeftOut: { name: `${P}registry_left_out`, kind: 'gauge', help: 'Admitted cards the registry index leaves out past server.registry.maxEntries.' },
   sseStreams: { name: `${P}sse_streams`, kind: 'gauge', help: 'Open /api/stream connections.' },
+  configReloads: { name: `${P}config_reloads_total`, kind: 'counter', help: 'Configuration reloads (SIGHUP, POST /api/config/reload, config.watch), by result (applied, refused).', labels: ['result'] },
 } as const satisfies Record<string, MetricDefinition>;
 
 /**
@@ -331,6 +332,7 @@ export function createMetrics({ events, cache, loop, trees, openStreams, store, 
     out.observed(M.registryLeftOut, () => registryIndex().leftOut);
   }
   out.observed(M.sseStreams, () => openStreams?.() ?? 0);
+  const reloads = out.counter(M.configReloads);
   const unsubscribe = events.subscribe((e) => {
     switch (e.type) {
       case 'card.result':
@@ -364,6 +366,10 @@ export function createMetrics({ events, cache, loop, trees, openStreams, store, 
       case 'session.expired':
       case 'session.restarted':
         sessionChanges(1, { event: e.type.slice('session.'.length) });
+        break;
+      case 'config.reloaded':
+      case 'config.refused':
+        reloads(1, { result: e.type === 'config.reloaded' ? 'applied' : 'refused' });
         break;
       default:
         break;

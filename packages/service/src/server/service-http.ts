@@ -143,6 +143,7 @@ export function buildHttp(
     storeStatus: () => store.status(),
     journal: p.journal,
     inspector,
+    ...(o.reload && { reload: o.reload }),
     ...(registryIndex && { registry: { index: registryIndex, settings: registry, anonymous: registry.anonymous, federate: federate ?? federation.federate } }),
     ...(o.catalog?.enabled === true && {
       aiCatalog: new AiCatalogRoute({

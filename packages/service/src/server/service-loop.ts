@@ -6,7 +6,7 @@
 import type { BaseSessionService } from '@google/adk';
 import type { PolicyFetch, RouteHints } from 'a2a-discovery/adk';
 import { SessionRunner, snapshotTreeBuilder, TreeFactory } from 'a2a-discovery/adk';
-import type { CardCache, Clock, EventStream, HostPolicy, DiscoveryLoopOptions, RoutingDomain, Source } from 'a2a-discovery';
+import type { CardCache, Clock, EventStream, HostPolicy, DiscoveryLoopOptions, LoopReconfiguration, RoutingDomain, Source } from 'a2a-discovery';
 import { DiscoveryLoop, TagVocabulary, SnapshotStore } from 'a2a-discovery';
 import type { RoutingCase } from 'a2a-discovery/routing';
 import { casesFromVocabulary, evaluateRouting, loadCases } from 'a2a-discovery/routing';
@@ -15,23 +15,56 @@ import { usedElsewhere } from './persistence.js';
 import type { ServiceOptions } from './service-options.js';
 import { SessionOwners } from './session-owners.js';
 
+/**
+ * What routing reads at each evaluation and each tree build, from `vocabulary` and `routing`: a
+ * reload replaces it ({@link RoutingSettings.update}); the routed root's hints are one array,
+ * changed in place, so the next tree built routes by the new keywords and examples.
+ */
+export class RoutingSettings {
+  readonly hints: RouteHints[] = [];
+  cases: RoutingCase[] = [];
+  tags: string[] = [];
+  gate = false;
+  minAccuracy: number | undefined;
+
+  /** Reads the settings of `o` (the cases file too) and makes them current. */
+  async update(o: ServiceOptions): Promise<void> {
+    (await this.prepare(o)).commit();
+  }
+
+  /**
+   * Reads the settings of `o` (the cases file too) without making them current: `evaluates` says
+   * whether they have labelled cases (the loop evaluates routing only if it was built with some).
+   */
+  async prepare(o: ServiceOptions): Promise<{ evaluates: boolean; commit: () => void }> {
+    const cases = [...casesFromVocabulary(o.vocabulary), ...(o.routing?.cases ?? []), ...(o.routing?.casesFile !== undefined ? await loadCases(o.routing.casesFile) : [])];
+    return {
+      evaluates: cases.length > 0,
+      commit: () => {
+        this.cases = cases;
+        this.tags = o.vocabulary.map((v) => v.tag);
+        this.gate = o.routing?.gate ?? false;
+        this.minAccuracy = o.routing?.minAccuracy;
+        this.hints.splice(0, this.hints.length, ...routeHints(o));
+      },
+    };
+  }
+}
+
 /** Builds the loop (not started). `beforePublish` warms the next snapshot's tree up. */
 export async function buildLoop(
   o: ServiceOptions,
-  p: { sources: Source[]; policy: HostPolicy; cache: CardCache; clock: Clock; events: EventStream; beforePublish: NonNullable<DiscoveryLoopOptions['beforePublish']> },
+  p: { sources: Source[]; policy: HostPolicy; cache: CardCache; clock: Clock; events: EventStream; routing: RoutingSettings; beforePublish: NonNullable<DiscoveryLoopOptions['beforePublish']> },
 ): Promise<DiscoveryLoop> {
   const maxAgents = o.maxAgents ?? 16;
   const domains: RoutingDomain[] = (o.domains ?? []).map((d) => ({ ...d, maxAgents: d.maxAgents ?? maxAgents }));
-  const routingCases: RoutingCase[] = [
-    ...casesFromVocabulary(o.vocabulary),
-    ...(o.routing?.cases ?? []),
-    ...(o.routing?.casesFile !== undefined ? await loadCases(o.routing.casesFile) : []),
-  ];
+  const live = p.routing;
+  await live.update(o);
   const rootSpec = rootOf(o);
   const evaluationRoot =
     rootSpec.kind === 'model'
       ? { kind: 'model' as const, model: rootSpec.model, ...(rootSpec.name !== undefined && { rootName: rootSpec.name }) }
-      : { kind: 'routed' as const, hints: routeHints(o), ...(rootSpec.fallback !== undefined && { fallback: rootSpec.fallback }) };
+      : { kind: 'routed' as const, hints: live.hints, ...(rootSpec.fallback !== undefined && { fallback: rootSpec.fallback }) };
   return new DiscoveryLoop({
     sources: p.sources,
     hostPolicy: p.policy,
@@ -42,24 +75,19 @@ export async function buildLoop(
     // The fetcher's credentials: cards requiring what they cannot present are a verdict, not a failing chat.
     ...(o.credentials !== undefined && { credentials: o.credentials }),
     ...(o.lookalikes !== undefined && { lookalikes: o.lookalikes }),
-    select: {
-      needs: o.needs,
-      vocabulary: new TagVocabulary(o.vocabulary.map((v) => ({ tag: v.tag, description: v.description }))),
-      ...(o.requireStreaming && { required: { streaming: true } }),
-      ...(o.tenant && { tenant: o.tenant }),
-      ...(o.maxAgents !== undefined && { maxAgents: o.maxAgents }),
-      ...(domains.length > 0 && { domains }),
-    },
+    select: { ...selectOptions(o), ...(domains.length > 0 && { domains }) },
     // Routing accuracy on the labelled cases before each publication that changes routing.
-    ...(routingCases.length > 0 && {
+    ...(live.cases.length > 0 && {
       routing: {
-        gate: o.routing?.gate ?? false,
+        get gate() {
+          return live.gate;
+        },
         evaluate: async (candidate) => {
           const report = await evaluateRouting(candidate, {
             root: evaluationRoot,
-            cases: routingCases,
-            tags: o.vocabulary.map((v) => v.tag),
-            ...(o.routing?.minAccuracy !== undefined && { minAccuracy: o.routing.minAccuracy }),
+            cases: live.cases,
+            tags: live.tags,
+            ...(live.minAccuracy !== undefined && { minAccuracy: live.minAccuracy }),
           });
           const worst = report.perLabel.filter((l) => l.accuracy < 1).sort((a, b) => a.accuracy - b.accuracy).slice(0, 3);
           return {
@@ -80,6 +108,17 @@ export async function buildLoop(
   });
 }
 
+/** The loop's select options of `o`: needs, vocabulary, required capabilities, tenant, cap (the routing domains apart). */
+export function selectOptions(o: ServiceOptions): NonNullable<LoopReconfiguration['select']> {
+  return {
+    needs: o.needs,
+    vocabulary: new TagVocabulary(o.vocabulary.map((v) => ({ tag: v.tag, description: v.description }))),
+    ...(o.requireStreaming && { required: { streaming: true } }),
+    ...(o.tenant && { tenant: o.tenant }),
+    ...(o.maxAgents !== undefined && { maxAgents: o.maxAgents }),
+  };
+}
+
 export interface ServiceTrees {
   readonly trees: TreeFactory;
   readonly sessions: SessionRunner;
@@ -91,7 +130,7 @@ export interface ServiceTrees {
 /** The tree factory over the loop's snapshots, the session runner and who owns each session. */
 export function buildTrees(
   o: ServiceOptions,
-  p: { loop: DiscoveryLoop; policy: HostPolicy; policyFetch: PolicyFetch; store: StateStore; ownStore: boolean; sessionService: BaseSessionService; clock: Clock; events: EventStream },
+  p: { loop: DiscoveryLoop; policy: HostPolicy; policyFetch: PolicyFetch; store: StateStore; ownStore: boolean; sessionService: BaseSessionService; clock: Clock; events: EventStream; routing: RoutingSettings },
 ): ServiceTrees {
   const rootSpec = rootOf(o);
   const trees = new TreeFactory({
@@ -104,7 +143,7 @@ export function buildTrees(
     ...(p.ownStore && p.store.kind === 'postgres' && { usedElsewhere: usedElsewhere(p.store) }),
     buildRoot: snapshotTreeBuilder({
       ...(rootSpec.name !== undefined && { rootName: rootSpec.name }),
-      root: rootSpec.kind === 'model' ? { kind: 'model', model: rootSpec.model } : { kind: 'routed', hints: routeHints(o), ...(rootSpec.fallback !== undefined && { fallback: rootSpec.fallback }) },
+      root: rootSpec.kind === 'model' ? { kind: 'model', model: rootSpec.model } : { kind: 'routed', hints: p.routing.hints, ...(rootSpec.fallback !== undefined && { fallback: rootSpec.fallback }) },
       policy: p.policy,
       fetchImpl: p.policyFetch,
       ...(o.sessions?.allowAdkMetadata !== undefined && { allowAdkMetadata: o.sessions.allowAdkMetadata }),

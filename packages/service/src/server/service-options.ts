@@ -15,6 +15,7 @@ import type { ServerLimits } from './limits.js';
 import type { PeopleAuthOptions } from './people-auth.js';
 import type { UpstreamBudgetOptions } from './service-fetchers.js';
 import type { Logger } from './logger.js';
+import type { ReloadResult } from './reload.js';
 
 export interface ServiceOptions {
   host?: string;
@@ -145,4 +146,6 @@ export interface ServiceOptions {
    * the leader's lists from it); default the URL this service listens on.
    */
   replica?: { leaderRetryMs?: number; pollMs?: number; leaseMs?: number; id?: string; advertiseUrl?: string; acceptNewerMigrations?: readonly string[] };
+  /** `POST /api/config/reload` (admin): reloads the configuration file (reload.ts); 404 without it. */
+  reload?: () => Promise<ReloadResult>;
 }

@@ -7,9 +7,9 @@
 import type { AddressInfo } from 'node:net';
 import { setLogger as setAdkLogger } from '@google/adk';
 import type { SessionRunner, TreeFactory } from 'a2a-discovery/adk';
-import type { AiCatalogSource, CardCache, DiscoveryEvent, HostPolicy, DiscoveryLoop } from 'a2a-discovery';
+import type { AiCatalogSource, CardCache, DiscoveryEvent, DiscoveryLoop, Snapshot, Source } from 'a2a-discovery';
 import type { Federation } from '../registry/federation.js';
-import { systemClock, DiscoveryError, EventStream, isLoopbackHost } from 'a2a-discovery';
+import { systemClock, DiscoveryError, EventStream, HostPolicy, isLoopbackHost, staticSource } from 'a2a-discovery';
 import type { StateStore, ReplicaStatus } from '@a2a-discovery/store';
 import { EventBuffer } from './event-buffer.js';
 import { JournalReader } from './journal.js';
@@ -18,7 +18,7 @@ import { createLogger, logEvents } from './logger.js';
 import { restoreFromStore } from './persistence.js';
 import { buildCache, buildFetchers } from './service-fetchers.js';
 import { buildHttp, checkCatalogOptions, listen } from './service-http.js';
-import { buildLoop, buildTrees } from './service-loop.js';
+import { buildLoop, buildTrees, RoutingSettings, selectOptions } from './service-loop.js';
 import type { ServiceOptions } from './service-options.js';
 import { buildReplication } from './service-replica.js';
 import { buildSources } from './service-sources.js';
@@ -44,6 +44,13 @@ export interface RunningService {
   replica(): ReplicaStatus | undefined;
   /** The ARD search's federation: the registries it knows, referred to or asked (docs/registry-api.md "Federation"). */
   readonly federation: Federation;
+  /**
+   * Applies the live settings of `next` whose configuration keys are in `changed` (a reload,
+   * reload.ts): the allowlist in place, the select options, the routing settings, the static
+   * agents. Sessions, pins, the cache and the event streams stay. Returns the snapshot current
+   * after the first cycle with them (none on a follower, whose leader publishes).
+   */
+  reconfigure(next: ServiceOptions, changed: readonly string[]): Promise<Snapshot | undefined>;
   /** Stops the loop, finishes in-flight work and closes every server and connection, within `timeoutMs`. */
   close(timeoutMs?: number): Promise<void>;
 }
@@ -69,8 +76,9 @@ export async function startService(o: ServiceOptions): Promise<RunningService> {
   const { sources, catalogPrefixes } = buildSources(o, { fetchers, artifacts, store, events, clock });
   const treesRef: { trees?: TreeFactory } = {};
   // Warm-up: a snapshot whose tree does not build and pass the checks is never published.
-  const loop = await buildLoop(o, { sources, policy, cache, clock, events, beforePublish: (next) => void treesRef.trees?.prepare(next) });
-  const { trees, sessions, owners, offOwners } = buildTrees(o, { loop, policy, policyFetch: fetchers.policyFetch, store, ownStore, sessionService: sessionStore.service, clock, events });
+  const routing = new RoutingSettings();
+  const loop = await buildLoop(o, { sources, policy, cache, clock, events, routing, beforePublish: (next) => void treesRef.trees?.prepare(next) });
+  const { trees, sessions, owners, offOwners } = buildTrees(o, { loop, policy, policyFetch: fetchers.policyFetch, store, ownStore, sessionService: sessionStore.service, clock, events, routing });
   treesRef.trees = trees;
   const buffer = new EventBuffer(events, 1_000);
   const archive = new SnapshotArchive(loop);
@@ -126,6 +134,23 @@ export async function startService(o: ServiceOptions): Promise<RunningService> {
     flushStore: () => follow.writer.flush(),
     replica: () => coordinator?.status(),
     federation,
+    async reconfigure(next, changed) {
+      const touched = (...keys: string[]) => changed.some((c) => keys.some((k) => c === k || c.startsWith(`${k}.`)));
+      // Validated first: a policy that does not build changes nothing.
+      const nextPolicy = touched('allow', 'allowCidrs') ? HostPolicy.from({ ...next.policy, allowLoopback: o.policy.allowLoopback ?? false }) : undefined;
+      const nextRouting = touched('vocabulary', 'routing') ? await routing.prepare(next) : undefined;
+      if (nextRouting !== undefined && nextRouting.evaluates !== routing.cases.length > 0) {
+        throw new DiscoveryError('ERR_CONFIG_INVALID', `routing evaluation cannot be turned ${nextRouting.evaluates ? 'on' : 'off'} without a restart (labelled cases: the vocabulary's examples, routing.cases)`, { path: 'routing.cases' });
+      }
+      nextRouting?.commit();
+      if (nextPolicy !== undefined) policy.update(nextPolicy);
+      const sourcesNow = touched('static') ? withStatic(loop.sources, next.static) : undefined;
+      return loop.reconfigure({
+        ...(touched('needs', 'vocabulary', 'policies') && { select: selectOptions(next) }),
+        ...(sourcesNow !== undefined && { sources: sourcesNow }),
+        ...(nextPolicy !== undefined && { admission: true }),
+      });
+    },
     close(timeoutMs = 5_000) {
       closing ??= (async () => {
         shutdown.abort();
@@ -156,6 +181,12 @@ export async function startService(o: ServiceOptions): Promise<RunningService> {
       return closing;
     },
   };
+}
+
+/** The sources with the static agents replaced (first, as buildSources orders them), or removed when there are none. */
+function withStatic(sources: readonly Source[], agents: ServiceOptions['static']): Source[] {
+  const others = sources.filter((s) => !(s.kind === 'static' && s.id === 'static'));
+  return agents !== undefined && agents.length > 0 ? [staticSource({ agents }), ...others] : others;
 }
 
 /** ADK JS logs through its own global logger; in the service its lines go to ours. */

@@ -173,6 +173,9 @@ export function decidingStage(e) {
       return 'replicas';
     case 'api.action':
       return 'people';
+    case 'config.reloaded':
+    case 'config.refused':
+      return 'configuration';
     default:
       return e.type.split('.')[0] ?? e.type;
   }
@@ -235,6 +238,10 @@ export function eventOutcome(e) {
       return e.previousLeader ? 'takeover' : 'leader';
     case 'api.action':
       return ACTION_WORD[e.action ?? ''] ?? 'action';
+    case 'config.reloaded':
+      return 'reloaded';
+    case 'config.refused':
+      return 'refused';
     default:
       return e.type;
   }
@@ -264,7 +271,8 @@ export function eventClass(e) {
   if (e.type === 'alert' || e.type === 'snapshot.held') return 'o-alert';
   if (e.type === 'alert.resolved') return 'o-good';
   if (e.type === 'snapshot.published') return 'o-snapshot';
-  if (e.type === 'service.started' || e.type === 'replica.leader') return 'o-service';
+  if (e.type === 'service.started' || e.type === 'replica.leader' || e.type === 'config.reloaded') return 'o-service';
+  if (e.type === 'config.refused') return 'o-alert';
   return outcomeClass(eventOutcome(e));
 }
 
@@ -339,10 +347,17 @@ export function describeEvent(e) {
       return `${e.replica ?? 'a replica'} leads now (epoch ${e.epoch ?? 0})${e.previousLeader ? `, taking over from ${e.previousLeader}` : ''}; ${plural(e.alerts ?? 0, 'open alert')} carried over`;
     case 'api.action':
       return actionSentence(e);
+    case 'config.reloaded':
+      return `configuration applied live (${RELOAD_TRIGGER[e.trigger ?? ''] ?? 'reload'}): ${(e.changed ?? []).join(', ') || 'no setting changed'}; file sha256 ${(e.sha256 ?? '').slice(0, 12)}`;
+    case 'config.refused':
+      return `configuration refused (${RELOAD_TRIGGER[e.trigger ?? ''] ?? 'reload'}), the running one stays: ${(e.problems ?? []).join('; ')}`;
     default:
       return e.type;
   }
 }
+
+/** @type {Record<string, string>} */
+const RELOAD_TRIGGER = { signal: 'SIGHUP', api: 'POST /api/config/reload', watch: 'the file changed' };
 
 /** @type {Record<string, string>} */
 const ACTION_WORD = { refresh: 'refreshed', confirm: 'confirmed', 'session.end': 'ended', 'session.upgrade': 'upgraded', inspect: 'inspected' };

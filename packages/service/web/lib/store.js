@@ -89,6 +89,10 @@ function storyLine(e) {
       return { text: `${restarted(e) ? 'Restart' : 'Start'}: ${describeEvent(e)}`, kind: 'info' };
     case 'replica.leader':
       return { text: `${e.previousLeader ? 'Takeover' : 'Leader'}: ${describeEvent(e)}`, kind: 'info' };
+    case 'config.reloaded':
+      return { text: `Reload: ${describeEvent(e)}`, kind: 'info' };
+    case 'config.refused':
+      return { text: `Reload refused: ${describeEvent(e)}`, kind: 'alert' };
     default:
       return undefined;
   }

@@ -173,6 +173,10 @@
  * @property {number} [alerts] open alerts a `replica.leader` carried
  * @property {string} [action] what an `api.action` did (refresh, confirm, session.end, session.upgrade, inspect)
  * @property {{ kind: 'person' | 'admin-token' | 'anonymous', sub?: string, name?: string, role?: string }} [actor] who did an `api.action`
+ * @property {'signal' | 'api' | 'watch'} [trigger] what asked for a `config.reloaded` or `config.refused`
+ * @property {string} [sha256] the configuration file's SHA-256 (hex) a reload read
+ * @property {string[]} [changed] the configuration keys a reload changed (or would have)
+ * @property {string[]} [problems] why a `config.refused` refused (file:line:col path: message)
  * @property {string} [traceId] the trace it was emitted in (when sampled)
  * @property {string} [spanId] the span it was emitted in
  *

@@ -42,12 +42,12 @@ const STRIP_KINDS = /** @type {const} */ ([
 const SERVICE = '(snapshots)';
 const ALERTS = '(alerts)';
 
-/** A restart and a takeover: marks across every lane, labelled in the service lane. */
-const SERVICE_MARKS = new Set(['service.started', 'replica.leader']);
+/** A restart, a takeover and a configuration reload (applied or refused): marks across every lane, labelled in the service lane. */
+const SERVICE_MARKS = new Set(['service.started', 'replica.leader', 'config.reloaded', 'config.refused']);
 
 /** What the filter shows, by kind of event. The story kinds are on by default. */
 const KINDS = [
-  { id: 'story', label: 'snapshots, alerts and resolutions, restarts and takeovers', on: true, test: (/** @type {DiscoveryEvent} */ e) => e.type.startsWith('snapshot.') || e.type.startsWith('alert') || e.type === 'routing.evaluated' || SERVICE_MARKS.has(e.type) },
+  { id: 'story', label: 'snapshots, alerts and resolutions, restarts, takeovers and reloads', on: true, test: (/** @type {DiscoveryEvent} */ e) => e.type.startsWith('snapshot.') || e.type.startsWith('alert') || e.type === 'routing.evaluated' || SERVICE_MARKS.has(e.type) },
   { id: 'admission', label: 'admissions and refusals', on: true, test: (/** @type {DiscoveryEvent} */ e) => e.type.startsWith('endpoint.') },
   { id: 'state', label: 'health and match verdicts', on: true, test: (/** @type {DiscoveryEvent} */ e) => e.type === 'health.changed' || e.type === 'match.verdict' },
   { id: 'card', label: 'card changes (new or rejected cards)', on: true, test: (/** @type {DiscoveryEvent} */ e) => e.type.startsWith('card.') },
@@ -398,6 +398,8 @@ function Mark({ e, cx, cy, top, bottom, lane, selected, onSelect }) {
       break;
     case 'service.started':
     case 'replica.leader':
+    case 'config.reloaded':
+    case 'config.refused':
       shape = html`<line class="snapline" x1=${cx} x2=${cx} y1=${top} y2=${bottom} />
         <rect x=${cx - 28} y=${cy - 10} width="56" height="20" rx="10" />
         <text x=${cx} y=${cy + 4} text-anchor="middle">${eventOutcome(e)}</text>`;

@@ -1,0 +1,142 @@
+/**
+ * Reload on replicas (docs/operations.md "Reload", "Several replicas"): two `a2a-discovery serve`
+ * child processes on one real PostgreSQL. A follower that receives SIGHUP applies the file (one
+ * `config.reloaded` in its events) but publishes nothing: the leader publishes. The leader's SIGHUP
+ * publishes the snapshot with the added agent, and the follower serves it.
+ */
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import type { ChildProcessWithoutNullStreams } from 'node:child_process';
+import { spawn } from 'node:child_process';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { stringify } from 'yaml';
+import type { RunningPeer } from '../helpers/a2a-peers.js';
+import { startAdkPeer } from '../helpers/a2a-peers.js';
+import { adkStyleCard } from '../helpers/cards.js';
+import { CLI } from '../helpers/cli.js';
+import type { TestPostgres } from '../helpers/postgres.js';
+import { POSTGRES_SKIP, startPostgres } from '../helpers/postgres.js';
+
+interface Replica {
+  child: ChildProcessWithoutNullStreams;
+  url: string;
+  exit: Promise<number | null>;
+}
+
+function serve(configFile: string): Promise<Replica> {
+  const child = spawn(process.execPath, [...CLI, 'serve', '--config', configFile, '--port', '0', '--log-level', 'warn']);
+  let out = '';
+  child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+  child.stderr.on('data', (d: Buffer) => (out += d.toString()));
+  const exit = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`serve did not start: ${out}`)), 30_000);
+    child.stdout.on('data', () => {
+      const m = /serving (http:\/\/[^/\s]+)\//.exec(out);
+      if (m) {
+        clearTimeout(timer);
+        resolve({ child, url: m[1]!, exit });
+      }
+    });
+    void exit.then((code) => {
+      clearTimeout(timer);
+      reject(new Error(`serve exited with ${code}: ${out}`));
+    });
+  });
+}
+
+async function json(url: string): Promise<Record<string, unknown>> {
+  return (await (await fetch(url)).json()) as Record<string, unknown>;
+}
+
+/** Polls `fn` every 50 ms until it returns a value (bounded: 30 s). */
+async function waitFor<T>(fn: () => Promise<T | undefined>, what: string): Promise<T> {
+  for (let i = 0; i < 600; i++) {
+    const v = await fn().catch(() => undefined);
+    if (v !== undefined) return v;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  throw new Error(`gave up waiting for ${what}`);
+}
+
+const names = async (r: Replica) => (((await json(`${r.url}/api/snapshot`)).agents as Array<{ localName: string }> | undefined) ?? []).map((a) => a.localName).sort();
+const role = async (r: Replica) => ((await json(`${r.url}/readyz`)).replica as { role: string; inSync: boolean } | undefined);
+const reloads = async (r: Replica) => ((await json(`${r.url}/api/events`)).events as Array<{ type: string; changed?: string[] }>).filter((e) => e.type === 'config.reloaded');
+
+describe('reload on two replicas on one PostgreSQL (child processes)', { skip: POSTGRES_SKIP }, () => {
+  let pg: TestPostgres;
+  let dir: string;
+  let file: string;
+  let billing: RunningPeer;
+  let returns: RunningPeer;
+  const replicas: Replica[] = [];
+
+  const config = (withReturns: boolean) =>
+    stringify({
+      allow: [new URL(billing.baseUrl).origin, new URL(returns.baseUrl).origin],
+      allowLoopback: true,
+      vocabulary: [
+        { tag: 'billing', description: 'Invoices.', keywords: ['invoice'] },
+        { tag: 'returns', description: 'Returns.', keywords: ['return'] },
+      ],
+      needs: [{ tag: 'billing' }, { tag: 'returns' }],
+      static: [
+        { name: 'billing_agent', url: billing.baseUrl, description: 'Answers invoice questions.', tags: ['billing'] },
+        ...(withReturns ? [{ name: 'returns_agent', url: returns.baseUrl, description: 'Handles returns.', tags: ['returns'] }] : []),
+      ],
+      cache: { minTtlMs: 0 },
+      loop: { cycleIntervalMs: 200 },
+      store: pg.url,
+      replica: { leaderRetryMs: 200, pollMs: 500, leaseMs: 3_000 },
+    });
+
+  before(async () => {
+    pg = await startPostgres();
+    dir = await mkdtemp(join(tmpdir(), 'reload-replicas-'));
+    billing = await startAdkPeer({ name: 'billing', description: 'Billing.', reply: 'billing: charged once', card: (port) => adkStyleCard(port, 'Billing Agent', [{ id: 'invoices', tags: ['billing'] }]) });
+    returns = await startAdkPeer({ name: 'returns', description: 'Returns.', reply: 'returns: label sent', card: (port) => adkStyleCard(port, 'Returns Agent', [{ id: 'returns', tags: ['returns'] }]) });
+    file = join(dir, 'discovery.yaml');
+    await writeFile(file, config(false));
+    // One after another: the first takes the lock and discovers; the second follows.
+    for (let i = 0; i < 2; i++) replicas.push(await serve(file));
+  });
+
+  after(async () => {
+    for (const r of replicas) if (r.child.exitCode === null) r.child.kill('SIGTERM');
+    await Promise.all(replicas.map((r) => r.exit));
+    await Promise.all([billing.close(), returns.close()]);
+    await pg.close();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  test('a follower applies a reload and publishes nothing; the leader\'s reload publishes and the follower serves it', async () => {
+    const roles = await waitFor(async () => {
+      const all = await Promise.all(replicas.map(role));
+      return all.every((r) => r?.inSync === true) && (await Promise.all(replicas.map(names))).every((n) => n.length === 1) ? all : undefined;
+    }, 'two replicas in sync on the first snapshot');
+    const leader = replicas[roles.findIndex((r) => r!.role === 'leader')]!;
+    const follower = replicas[roles.findIndex((r) => r!.role === 'follower')]!;
+    assert.ok(leader !== follower);
+
+    await writeFile(file, config(true));
+    follower.child.kill('SIGHUP');
+    const [applied] = await waitFor(async () => {
+      const r = await reloads(follower);
+      return r.length > 0 ? r : undefined;
+    }, 'the follower\'s config.reloaded');
+    assert.deepEqual(applied!.changed, ['static']);
+    assert.equal(follower.child.exitCode, null);
+    // The leader publishes; it has not reloaded yet.
+    await fetch(`${leader.url}/api/refresh`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
+    assert.deepEqual([await names(leader), await names(follower)], [['billing_agent'], ['billing_agent']]);
+
+    leader.child.kill('SIGHUP');
+    for (const r of [leader, follower]) {
+      await waitFor(async () => ((await names(r)).includes('returns_agent') ? true : undefined), 'the added agent on every replica');
+    }
+    assert.deepEqual(await names(follower), ['billing_agent', 'returns_agent']);
+    assert.equal((await reloads(leader)).length, 1);
+  });
+});
