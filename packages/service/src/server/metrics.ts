@@ -123,6 +123,8 @@ const METRICS = {
   registryEntries: { name: `${P}registry_entries`, kind: 'gauge', help: 'Entries in the registry index (admitted cards; docs/registry-api.md).' },
   registryLeftOut: { name: `${P}registry_left_out`, kind: 'gauge', help: 'Admitted cards the registry index leaves out past server.registry.maxEntries.' },
   sseStreams: { name: `${P}sse_streams`, kind: 'gauge', help: 'Open /api/stream connections.' },
+  draining: { name: `${P}draining`, kind: 'gauge', help: 'Whether the service is draining (1: shutting down, /readyz unready, new sessions and turns refused) or not (0).' },
+  drainAbortedTurns: { name: `${P}drain_aborted_turns_total`, kind: 'observed-counter', help: 'Chat turns aborted because they did not finish within server.drainTimeoutMs of a drain.' },
 } as const satisfies Record<string, MetricDefinition>;
 
 /**
@@ -246,6 +248,8 @@ export interface MetricsSources {
   federation?: () => ReadonlyArray<{ readonly outcome: string; readonly count: number }>;
   /** The registry index's entries, the admitted cards `server.registry.maxEntries` leaves out, and its tombstones (RegistryIndex.stats). */
   registryIndex?: () => { entries: number; leftOut: number; tombstones: number };
+  /** The graceful drain: whether it began, and the turns it aborted (drain.ts). */
+  drain?: () => { readonly draining: boolean; readonly abortedTurns: number };
 }
 
 /** Label sets of a `Record<value, count>` under one label. */
@@ -255,7 +259,7 @@ const byLabel = (label: string, counts: Readonly<Record<string, number>>): Array
  * The metrics of one service: the Prometheus registry `/metrics` serves, and the same metrics on
  * the OpenTelemetry meter of the MeterProvider registered when this is called (none: a no-op).
  */
-export function createMetrics({ events, cache, loop, trees, openStreams, store, journalDropped, replica, activity, upstreamBudget, peerTokenRequests, federation, registryIndex }: MetricsSources): { registry: Registry; refusal(reason: RefusalReason): void; close(): void } {
+export function createMetrics({ events, cache, loop, trees, openStreams, store, journalDropped, replica, activity, upstreamBudget, peerTokenRequests, federation, registryIndex, drain }: MetricsSources): { registry: Registry; refusal(reason: RefusalReason): void; close(): void } {
   const registry = new Registry();
   const out = new Outputs(registry, otelMetrics.getMeter(INSTRUMENTATION_SCOPE));
   const M = METRICS;
@@ -329,6 +333,10 @@ export function createMetrics({ events, cache, loop, trees, openStreams, store, 
     out.observed(M.registryLeftOut, () => registryIndex().leftOut);
   }
   out.observed(M.sseStreams, () => openStreams?.() ?? 0);
+  if (drain) {
+    out.observed(M.draining, () => (drain().draining ? 1 : 0));
+    out.observed(M.drainAbortedTurns, () => drain().abortedTurns);
+  }
   const unsubscribe = events.subscribe((e) => {
     switch (e.type) {
       case 'card.result':
