@@ -9,49 +9,13 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { ChildProcessWithoutNullStreams } from 'node:child_process';
 import { spawn } from 'node:child_process';
-import type { Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import express from 'express';
 import { stringify } from 'yaml';
-import { BaseLlm, LlmAgent, toA2a } from '@google/adk';
-import type { BaseLlmConnection, LlmResponse } from '@google/adk';
-import { adkStyleCard } from '../helpers/cards.js';
+import type { GatedPeer } from '../helpers/gated-peer.js';
+import { startGatedPeer } from '../helpers/gated-peer.js';
 import { CLI } from '../helpers/cli.js';
-
-/** A fake model that answers only when the test opens its gate; `entered` resolves once a request reached it. */
-class GatedLlm extends BaseLlm {
-  entered!: Promise<void>;
-  #enter!: () => void;
-  #open!: () => void;
-  #gate!: Promise<void>;
-
-  constructor(readonly reply: string) {
-    super({ model: 'fake-gated' });
-    this.reset();
-  }
-
-  reset(): void {
-    this.entered = new Promise((r) => (this.#enter = r));
-    this.#gate = new Promise((r) => (this.#open = r));
-  }
-
-  open(): void {
-    this.#open();
-  }
-
-  override async *generateContentAsync(): AsyncGenerator<LlmResponse, void> {
-    this.#enter();
-    await this.#gate;
-    yield { content: { role: 'model', parts: [{ text: this.reply }] }, turnComplete: true };
-  }
-
-  override connect(): Promise<BaseLlmConnection> {
-    return Promise.reject(new Error('GatedLlm has no live mode'));
-  }
-}
 
 interface Serving {
   child: ChildProcessWithoutNullStreams;
@@ -113,12 +77,10 @@ async function readStream(url: string, opened: () => void): Promise<string> {
 
 describe('serve drains on SIGTERM (child process)', () => {
   let dir: string;
-  let server: Server;
-  const model = new GatedLlm('billing: your invoice is paid');
+  let peer: GatedPeer;
 
   const config = async (name: string, drainTimeoutMs: number): Promise<string> => {
-    const port = (server.address() as AddressInfo).port;
-    const baseUrl = `http://127.0.0.1:${port}/`;
+    const baseUrl = peer.baseUrl;
     const file = join(dir, name);
     await writeFile(
       file,
@@ -136,25 +98,16 @@ describe('serve drains on SIGTERM (child process)', () => {
 
   before(async () => {
     dir = await mkdtemp(join(tmpdir(), 'drain-'));
-    const agent = new LlmAgent({ name: 'billing', description: 'Billing.', instruction: 'Answer briefly.', model });
-    const app = express();
-    app.use(express.json());
-    server = await new Promise<Server>((resolve) => {
-      const s = app.listen(0, '127.0.0.1', () => resolve(s));
-    });
-    const port = (server.address() as AddressInfo).port;
-    await toA2a(agent, { app, host: '127.0.0.1', port, allowUnauthenticated: true, agentCard: adkStyleCard(port, 'Billing Agent', [{ id: 'invoices', tags: ['billing'] }]) as never });
+    peer = await startGatedPeer('billing: your invoice is paid');
   });
 
   after(async () => {
-    model.open();
-    server.closeAllConnections();
-    await new Promise<void>((r) => server.close(() => r()));
+    await peer.close();
     await rm(dir, { recursive: true, force: true });
   });
 
   test('SIGTERM during a slow turn: it finishes with its reply, new turns get 503 + Retry-After, /readyz is unready, SSE readers are told to reconnect, exit 0', async () => {
-    model.reset();
+    peer.reset();
     const s = await serve(await config('slow.yaml', 20_000));
     try {
       await waitFor(async () => ((await json(`${s.url}/readyz`)).body.ready === true ? true : undefined), 'the service ready');
@@ -163,7 +116,7 @@ describe('serve drains on SIGTERM (child process)', () => {
       const stream = readStream(s.url, opened);
       await streamOpen;
       const turn = chat(s.url, 'Explain my invoice');
-      await model.entered;
+      await peer.entered();
 
       s.child.kill('SIGTERM');
       const readyz = await waitFor(async () => {
@@ -183,7 +136,7 @@ describe('serve drains on SIGTERM (child process)', () => {
       assert.match(told, /^retry: \d+$/m, 'an SSE reconnection hint');
       assert.match(told, /^event: draining$/m);
 
-      model.open();
+      peer.open();
       const done = await turn;
       assert.equal(done.status, 200, JSON.stringify(done.body));
       assert.equal(done.body.reply, 'billing: your invoice is paid');
@@ -197,12 +150,12 @@ describe('serve drains on SIGTERM (child process)', () => {
   });
 
   test('a turn that outlasts server.drainTimeoutMs is aborted and says so; the process still exits 0', async () => {
-    model.reset();
+    peer.reset();
     const s = await serve(await config('short.yaml', 200));
     try {
       await waitFor(async () => ((await json(`${s.url}/readyz`)).body.ready === true ? true : undefined), 'the service ready');
       const turn = chat(s.url, 'Explain my invoice');
-      await model.entered;
+      await peer.entered();
       s.child.kill('SIGTERM');
       const done = await turn;
       assert.equal(done.status, 503, JSON.stringify(done.body));
@@ -211,25 +164,25 @@ describe('serve drains on SIGTERM (child process)', () => {
       assert.equal(await s.exit, 0, s.output());
       assert.match(s.output(), /did not finish within server\.drainTimeoutMs and were aborted/);
     } finally {
-      model.open();
+      peer.open();
       if (s.child.exitCode === null) s.child.kill('SIGKILL');
     }
   });
 
   test('a second SIGTERM during the drain stops at once, with 143', async () => {
-    model.reset();
+    peer.reset();
     const s = await serve(await config('second.yaml', 60_000));
     try {
       await waitFor(async () => ((await json(`${s.url}/readyz`)).body.ready === true ? true : undefined), 'the service ready');
       const turn = chat(s.url, 'Explain my invoice').catch(() => undefined);
-      await model.entered;
+      await peer.entered();
       s.child.kill('SIGTERM');
       await waitFor(async () => ((await json(`${s.url}/readyz`)).status === 503 ? true : undefined), 'the drain begun');
       s.child.kill('SIGTERM');
       assert.equal(await s.exit, 143, s.output());
       await turn;
     } finally {
-      model.open();
+      peer.open();
       if (s.child.exitCode === null) s.child.kill('SIGKILL');
     }
   });
