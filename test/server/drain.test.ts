@@ -161,6 +161,7 @@ describe('serve drains on SIGTERM (child process)', () => {
       assert.equal(done.status, 503, JSON.stringify(done.body));
       assert.equal(done.body.error, 'aborted');
       assert.match(String(done.body.message), /server\.drainTimeoutMs/);
+      assert.ok(Number(done.headers.get('retry-after')) > 0);
       assert.equal(await s.exit, 0, s.output());
       assert.match(s.output(), /did not finish within server\.drainTimeoutMs and were aborted/);
     } finally {

@@ -521,7 +521,10 @@ export function createApp(o: AppOptions): Hono {
       const turn = await o.sessions.run(sessionId, read.message.slice(0, 4_000), { signal, ...(startOn !== undefined && { startOn }) });
       if (turn.aborted === true) {
         refuse('turn_aborted');
-        if (o.drain?.abortSignal.aborted === true) o.drain.abortedOne();
+        if (o.drain?.abortSignal.aborted === true) {
+          o.drain.abortedOne();
+          c.header('Retry-After', String(DRAIN_RETRY_AFTER_S));
+        }
         // A session this turn started is not kept: its client never learnt its secret or cookie.
         // An existing one stays usable; its history keeps the user message, without a reply.
         if (secret !== undefined) await o.sessions.end(sessionId);

@@ -137,7 +137,7 @@ export async function startService(o: ServiceOptions): Promise<RunningService> {
     if (drain.inFlight > 0) drainLog.info({ turns: drain.inFlight, drainTimeoutMs }, 'draining: waiting for the chat turns in flight');
     const aborted = await drain.settle(drainTimeoutMs);
     if (aborted > 0) drainLog.warn({ turns: aborted, drainTimeoutMs }, 'draining: chat turns did not finish within server.drainTimeoutMs and were aborted');
-    else drainLog.info('draining: no chat turn in flight');
+    else drainLog.info('draining: no chat turn left in flight');
   };
 
   let closing: Promise<void> | undefined;
