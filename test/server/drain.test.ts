@@ -125,6 +125,7 @@ describe('serve drains on SIGTERM (child process)', () => {
       }, '/readyz unready');
       assert.equal(readyz.body.draining, true, JSON.stringify(readyz.body));
       assert.equal(readyz.body.ready, false);
+      assert.match(await (await fetch(`${s.url}/metrics`)).text(), /^a2a_discovery_draining 1$/m);
 
       const refused = await chat(s.url, 'Another invoice question');
       assert.equal(refused.status, 503, JSON.stringify(refused.body));
