@@ -229,3 +229,6 @@ export type {
   ArdSearchResult,
   ArdVerified,
 } from './ard/wire.js';
+
+// Telemetry (issue 27): the service's HTTP server spans go through the same facade and attribute keys.
+export { withSpan, withIncomingTraceContext, ATTR } from './telemetry/index.js';

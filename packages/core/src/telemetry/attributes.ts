@@ -58,6 +58,9 @@ export const ATTR = {
   serverPort: 'server.port',
   httpMethod: 'http.request.method',
   httpStatus: 'http.response.status_code',
+  /** The service's HTTP server spans: the matched route template (`/api/sessions/:id`), and the path without its query. */
+  httpRoute: 'http.route',
+  urlPath: 'url.path',
   errorType: 'error.type',
   // GenAI A2A client span (development status).
   a2aMethod: 'a2a.method.name',

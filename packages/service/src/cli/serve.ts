@@ -6,6 +6,8 @@
 import type { Command } from 'commander';
 import { InvalidArgumentError } from 'commander';
 import { isDiscoveryError } from 'a2a-discovery';
+import type { Logger } from '../server/logger.js';
+import type { Telemetry } from '../server/telemetry.js';
 
 // The service and the demo load ADK JS, Express and the HTTP stack: imported only when these
 // commands run, so `probe`, `trace` and `validate` start fast.
@@ -40,6 +42,24 @@ function untilSignal(): Promise<NodeJS.Signals> {
   });
 }
 
+/**
+ * Starts OpenTelemetry when the OTEL_* variables ask for it (undefined when they do not); a
+ * malformed variable is reported and the command exits 1 (false).
+ */
+async function withTelemetry(io: Io, logger?: Logger): Promise<Telemetry | undefined | false> {
+  const { startTelemetry } = await import('../server/telemetry.js');
+  try {
+    return await startTelemetry(process.env, { ...(logger !== undefined && { logger }) });
+  } catch (err) {
+    if (isDiscoveryError(err) && err.code === 'ERR_CONFIG_INVALID') {
+      io.err(`${err.message}\n`);
+      process.exitCode = 1;
+      return false;
+    }
+    throw err;
+  }
+}
+
 export function registerServeCommands(program: Command, io: Io): void {
   program
     .command('serve')
@@ -68,9 +88,13 @@ sessions belong to the caller that started them (cookie or X-Session-Secret; the
 admin) and are capped (sessions.maxSessions). Every refusal is counted in
 a2a_discovery_http_refusals_total{reason}.
 
-Exit codes: 0 stopped cleanly (drained), 1 invalid configuration or a failure at start, 2 usage error
-(a missing flag, an unreadable file, a port already in use), 130/143 a second SIGINT/SIGTERM cut the
-drain short.
+OpenTelemetry (docs/observability.md): with OTEL_EXPORTER_OTLP_ENDPOINT set, traces and metrics are
+exported over OTLP/HTTP (JSON) from the standard OTEL_* variables (OTEL_SERVICE_NAME, OTEL_TRACES_SAMPLER,
+OTEL_EXPORTER_OTLP_HEADERS, ...), flushed on stop; without it nothing is exported.
+
+Exit codes: 0 stopped cleanly (drained), 1 invalid configuration (or OTEL_* value) or a failure at start,
+2 usage error (a missing flag, an unreadable file, a port already in use), 130/143 a second
+SIGINT/SIGTERM cut the drain short.
 
 Example:
   a2a-discovery serve --config discovery.yaml`,
@@ -91,12 +115,21 @@ Example:
       }
       const secrets = await resolveSecrets(config);
       const logger = createLogger({ level: opts.logLevel });
-      const service = await startService({
-        ...serviceOptionsFromConfig(config, secrets),
-        ...(opts.port !== undefined && { port: opts.port }),
-        ...(opts.host !== undefined && { host: opts.host }),
-        logger,
-      });
+      // OpenTelemetry from the OTEL_* variables, before anything that makes spans (telemetry.ts).
+      const telemetry = await withTelemetry(io, logger);
+      if (telemetry === false) return;
+      let service;
+      try {
+        service = await startService({
+          ...serviceOptionsFromConfig(config, secrets),
+          ...(opts.port !== undefined && { port: opts.port }),
+          ...(opts.host !== undefined && { host: opts.host }),
+          logger,
+        });
+      } catch (err) {
+        await telemetry?.shutdown(2_000);
+        throw err;
+      }
       io.out(`a2a-discovery serving ${service.url}/ (dashboard), ${service.url}/api, ${service.url}/metrics\n`);
       const signal = await untilSignal();
       // The drain (docs/operations.md "Graceful drain"); a second signal cuts it short, exiting as
@@ -109,6 +142,8 @@ Example:
       process.once('SIGINT', again);
       process.once('SIGTERM', again);
       await service.close(5_000);
+      // What the last requests and the final cycle traced is flushed to the collector, within a bound.
+      await telemetry?.shutdown(5_000);
       process.off('SIGINT', again);
       process.off('SIGTERM', again);
       process.exitCode = 0;
@@ -136,10 +171,13 @@ Example:
     )
     .action(async (opts: { speed: number; scenario: boolean; port: number }) => {
       const { runDemo } = await import('../demo/index.js');
+      const telemetry = await withTelemetry(io);
+      if (telemetry === false) return;
       const demo = await runDemo({ speed: opts.speed, scenario: opts.scenario, port: opts.port, out: (line) => io.out(`${line}\n`) });
       await untilSignal();
       io.out('stopping…\n');
       await demo.close();
+      await telemetry?.shutdown(5_000);
       process.exitCode = 0;
     });
 }

@@ -37,6 +37,7 @@ import type { OnRefusal, RefusalReason, ServerLimits } from './limits.js';
 import { DEFAULT_SERVER_LIMITS, InFlight } from './limits.js';
 import { readJsonBody } from './read-json-body.js';
 import { sourcesJson } from './sources-json.js';
+import { serverSpans } from './server-spans.js';
 import type { Actor } from './request-guard.js';
 import { actorOf, presentsToken, requestGuard, roleOf } from './request-guard.js';
 import type { PeopleAuth, Role } from './people-auth.js';
@@ -204,6 +205,9 @@ export function createApp(o: AppOptions): Hono {
     }
     return c.json({ error: 'bad-request', message: 'the body must be a JSON object' }, 400);
   };
+
+  // A SERVER span per API request, first, so refusals are traced too (server-spans.ts; a no-op without an SDK).
+  app.use('*', serverSpans((path) => path.startsWith('/api/') || path === AI_CATALOG_WELL_KNOWN_PATH));
 
   app.use(
     '*',

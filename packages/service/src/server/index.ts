@@ -11,6 +11,9 @@ export { createApp, snapshotJson } from './app.js';
 export type { AppOptions } from './app.js';
 export type { CatalogSigning } from './ai-catalog-route.js';
 export { createLogger, logEvents } from './logger.js';
+// OpenTelemetry from the OTEL_* variables, for an application that embeds startService (serve starts it itself).
+export { startTelemetry } from './telemetry.js';
+export type { Telemetry, TelemetrySettings } from './telemetry.js';
 export { createMetrics } from './metrics.js';
 export { EventBuffer } from './event-buffer.js';
 export { SnapshotArchive } from './snapshot-archive.js';
