@@ -2,7 +2,8 @@
  * The example Kubernetes manifests (examples/kubernetes/a2a-discovery.yaml) parse, and hold
  * together: a Deployment of three replicas whose configuration validates (a PostgreSQL store, its
  * password from the Secret), the RBAC the Kubernetes source needs in its namespace, bound to the
- * pods' service account, and a Service that selects the pods.
+ * pods' service account, and a Service that selects the pods; a pod is given time to drain (a
+ * `preStop` pause, then a grace period longer than the pause, `server.drainTimeoutMs` and the close bound).
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -31,8 +32,19 @@ test('the example Kubernetes manifests parse and hold together', async () => {
   assert.deepEqual(docs.map((d) => d.kind).sort(), ['ConfigMap', 'Deployment', 'Role', 'RoleBinding', 'Secret', 'Service', 'ServiceAccount']);
   assert.equal(new Set(docs.map((d) => d.metadata.namespace)).size, 1, 'one namespace');
 
-  type Container = { args: string[]; env: Array<{ name: string; valueFrom: { secretKeyRef: { name: string; key: string } } }>; readinessProbe: { httpGet: { path: string } } };
-  const deployment = one<{ spec: { replicas: number; selector: { matchLabels: Record<string, string> }; template: { metadata: { labels: Record<string, string> }; spec: { serviceAccountName: string; containers: Container[]; volumes: Array<{ configMap: { name: string } }> } } } }>('Deployment');
+  type Container = {
+    args: string[];
+    env: Array<{ name: string; valueFrom: { secretKeyRef: { name: string; key: string } } }>;
+    readinessProbe: { httpGet: { path: string } };
+    lifecycle?: { preStop?: { sleep?: { seconds: number } } };
+  };
+  const deployment = one<{
+    spec: {
+      replicas: number;
+      selector: { matchLabels: Record<string, string> };
+      template: { metadata: { labels: Record<string, string> }; spec: { serviceAccountName: string; terminationGracePeriodSeconds?: number; containers: Container[]; volumes: Array<{ configMap: { name: string } }> } };
+    };
+  }>('Deployment');
   assert.equal(deployment.spec.replicas, 3);
   assert.deepEqual(deployment.spec.template.metadata.labels, deployment.spec.selector.matchLabels);
   const pod = deployment.spec.template.spec;
@@ -46,6 +58,13 @@ test('the example Kubernetes manifests parse and hold together', async () => {
   const config = parseConfig(configMap.data['discovery.yaml']!, { file: '/etc/a2a/discovery.yaml' });
   assert.match(config.store, /^postgres:\/\//);
   assert.equal(config.replica.leaderRetryMs, 2_000);
+  // Draining: a preStop pause so the endpoints drop the pod first, and a grace period the drain fits in
+  // (the pause, server.drainTimeoutMs, then the service's 5 s close bound) before the kubelet's SIGKILL.
+  const pause = container.lifecycle?.preStop?.sleep?.seconds;
+  assert.ok(pause !== undefined && pause > 0 && pause <= 15, 'a short preStop sleep');
+  assert.ok(config.server.drainTimeoutMs > 0);
+  const grace = pod.terminationGracePeriodSeconds ?? 30;
+  assert.ok(grace > pause + config.server.drainTimeoutMs / 1000 + 5, `terminationGracePeriodSeconds (${grace}) leaves room for the preStop pause and the drain`);
   const secret = one<{ stringData: Record<string, string> }>('Secret');
   const env = new Map(container.env.map((e) => [e.name, e.valueFrom.secretKeyRef]));
   for (const name of [config.storePasswordEnv!, config.server.tokenEnv!]) {

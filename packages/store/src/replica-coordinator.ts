@@ -15,6 +15,10 @@
  *
  * Followers retry the lock every `leaderRetryMs`; a leader heartbeats on its connection as often.
  *
+ * - **Stepping down** (a draining replica, {@link ReplicaCoordinator.stepDown}): the leader stops
+ *   discovery, releases the lock and notifies the channel; followers try the lock on that
+ *   notification, so one takes over at once instead of at its next try or after the lease.
+ *
  * - **The leader's address**: a new leader writes its `advertiseUrl` in the epoch row (`url`);
  *   followers read it with each poll ({@link ReplicaStatus.leaderUrl}) and answer the leader's lists
  *   from it (the service's follower proxy).
@@ -109,6 +113,9 @@ type PgClientConstructor = new (config: Record<string, unknown>) => PgClient;
 
 const require = createRequire(import.meta.url);
 
+/** The payload of the notification a leader sends on the publish channel as it steps down. */
+const STEP_DOWN = 'a2ad:step-down';
+
 export class ReplicaCoordinator {
   readonly id: string;
   readonly #o: ReplicaOptions;
@@ -187,6 +194,37 @@ export class ReplicaCoordinator {
     if (this.#timer) clearTimeout(this.#timer);
     await this.#chain.catch(() => undefined);
     await this.#drop();
+  }
+
+  /**
+   * Leaves the election for good (a draining replica): a leader stops discovery (`target.follow`),
+   * releases the lock and notifies the followers, which try the lock at once; then, as {@link close},
+   * the dedicated connection closes. Resolves true when this replica was leading.
+   */
+  async stepDown(reason: string): Promise<boolean> {
+    if (this.#closed) return false;
+    this.#closed = true;
+    if (this.#timer) clearTimeout(this.#timer);
+    await this.#chain.catch(() => undefined);
+    const leading = this.#role === 'leader';
+    if (leading) {
+      this.#role = 'follower';
+      this.#store.follow();
+      await this.#o.target.follow(reason).catch(() => undefined);
+      const client = this.#client;
+      if (client) {
+        try {
+          await client.query('SELECT pg_advisory_unlock(hashtext($1))', [this.#lockName()]);
+          await client.query('SELECT pg_notify($1, $2)', [this.#store.publishChannel, STEP_DOWN]);
+        } catch (err) {
+          // Closing the connection below releases the lock all the same; the followers find it at their next try.
+          this.#log('warn', 'could not notify the other replicas of the step-down', { err: (err as Error).message });
+        }
+      }
+      this.#log('info', 'this replica stepped down as leader', { reason, epoch: this.#epoch });
+    }
+    await this.#drop();
+    return leading;
   }
 
   #enqueue<T>(work: () => Promise<T>): Promise<T> {
@@ -333,7 +371,10 @@ export class ReplicaCoordinator {
       if (schema !== undefined) await client.query(`SET search_path TO ${quoteIdent(schema)}`);
       await client.query(`SET idle_session_timeout = ${Math.round(this.#leaseMs)}`).catch(() => undefined);
       client.on('notification', (n) => {
-        if (n.channel === this.#store.publishChannel) this.#queueSync();
+        if (n.channel !== this.#store.publishChannel) return;
+        // The leader stepped down: try the lock now.
+        if (n.payload === STEP_DOWN) void this.#enqueue(() => this.#tick());
+        else this.#queueSync();
       });
       await client.query(`LISTEN ${quoteIdent(this.#store.publishChannel)}`);
     } catch (err) {

@@ -6,6 +6,7 @@
 import { isIP } from 'node:net';
 import { z } from 'zod';
 import { canonicalMode } from '../card/index.js';
+import { DRAIN_DEFAULTS } from '../rules/defaults.js';
 import { CACHE_DEFAULTS, CATALOG_DEFAULTS, HEALTH_DEFAULTS, LOOP_DEFAULTS, REPLICA_DEFAULTS, RETENTION_DEFAULTS, ROUTING_DEFAULTS, SESSION_DEFAULTS, SOURCE_DEFAULTS } from '../rules/defaults.js';
 import { UPSTREAM_DEFAULTS } from '../rules/defaults.js';
 import { ARD_SOURCE_DEFAULTS, FEDERATION_DEFAULTS } from '../rules/defaults.js';
@@ -274,6 +275,8 @@ const server = z.strictObject({
   registry: serverRegistry.prefault({}),
   oidc: serverOidc.optional(),
   telemetry: serverTelemetry.prefault({}),
+  // On SIGTERM, how long chat turns in flight may take to finish (docs/operations.md "Graceful drain").
+  drainTimeoutMs: z.int().min(0).max(3_600_000).default(DRAIN_DEFAULTS.drainTimeoutMs),
 });
 
 /** An OAuth 2.0 scope token (RFC 6749 §3.3). */

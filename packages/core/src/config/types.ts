@@ -39,6 +39,8 @@ export interface ServerConfig {
   readonly oidc?: ServerOidcConfig;
   /** What the dashboard shows of OpenTelemetry traces (docs/observability.md). */
   readonly telemetry: ServerTelemetryConfig;
+  /** On SIGTERM, how long chat turns in flight may take to finish before they are aborted, ms. Default 25,000 (docs/operations.md "Graceful drain"). */
+  readonly drainTimeoutMs: number;
 }
 
 /** `server.telemetry:` links from the dashboard to a trace viewer. */

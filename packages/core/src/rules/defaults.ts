@@ -195,6 +195,12 @@ export const RETENTION_DEFAULTS = Object.freeze({
   snapshotHistory: 200,
 });
 
+/** Graceful drain on SIGTERM (`server.drainTimeoutMs`; docs/operations.md "Graceful drain"). */
+export const DRAIN_DEFAULTS = Object.freeze({
+  /** How long chat turns in flight may take to finish once the service drains; past it they are aborted. */
+  drainTimeoutMs: 25_000,
+});
+
 /** Replicas on one PostgreSQL (`store.replica:`, the store's `ReplicaCoordinator`). */
 export const REPLICA_DEFAULTS = Object.freeze({
   /** How often a follower tries to take the leader's advisory lock. */

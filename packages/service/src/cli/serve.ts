@@ -1,7 +1,7 @@
 /**
  * `a2a-discovery serve --config <file>` and `a2a-discovery demo`: the long-running commands.
  * Both stop cleanly on SIGINT/SIGTERM: the loop stops, in-flight work finishes and every server
- * closes within a bound.
+ * closes within a bound; `serve` drains first (docs/operations.md "Graceful drain").
  */
 import type { Command } from 'commander';
 import { InvalidArgumentError } from 'commander';
@@ -73,7 +73,13 @@ export function registerServeCommands(program: Command, io: Io): void {
       `
 Serves on 127.0.0.1:7340 by default: the dashboard at /, the JSON API under /api, Server-Sent Events
 at /api/stream, Prometheus metrics at /metrics, /healthz and /readyz. Logs are JSON lines (short text
-in a terminal). SIGINT or SIGTERM stops it cleanly.
+in a terminal).
+
+SIGTERM or SIGINT drains, then stops: /readyz answers 503 (draining) at once, new sessions and chat
+turns get 503 with Retry-After, event streams are told to reconnect elsewhere, a leading replica
+steps down (another takes over at once), turns in flight finish within server.drainTimeoutMs
+(default 25 s; past it they are aborted), the store is flushed, and the process exits 0. A second
+SIGTERM or SIGINT during the drain exits at once (143 for SIGTERM, 130 for SIGINT).
 
 SIGHUP (or POST /api/config/reload, admin; or config.watch: true) reads the file again: a valid file is
 applied live (allowlist, needs, vocabulary, policies.maxAgents/requireStreaming/tenant, static agents,
@@ -92,8 +98,9 @@ OpenTelemetry (docs/observability.md): with OTEL_EXPORTER_OTLP_ENDPOINT set, tra
 exported over OTLP/HTTP (JSON) from the standard OTEL_* variables (OTEL_SERVICE_NAME, OTEL_TRACES_SAMPLER,
 OTEL_EXPORTER_OTLP_HEADERS, ...), flushed on stop; without it nothing is exported.
 
-Exit codes: 0 stopped cleanly, 1 invalid configuration (or OTEL_* value) or a failure at start, 2 usage error
-(a missing flag, an unreadable file, a port already in use).
+Exit codes: 0 stopped cleanly (drained), 1 invalid configuration (or OTEL_* value) or a failure at start,
+2 usage error (a missing flag, an unreadable file, a port already in use), 130/143 a second
+SIGINT/SIGTERM cut the drain short.
 
 Example:
   a2a-discovery serve --config discovery.yaml`,
@@ -162,10 +169,20 @@ Example:
       const signal = await untilSignal();
       process.off('SIGHUP', onHangup);
       reloader.close();
-      logger.info({ signal }, 'stopping');
+      // The drain (docs/operations.md "Graceful drain"); a second signal cuts it short, exiting as
+      // a process killed by that signal does (130 for SIGINT, 143 for SIGTERM).
+      logger.info({ signal }, 'stopping: draining first (a second SIGINT or SIGTERM stops at once)');
+      const again = (second: NodeJS.Signals) => {
+        logger.warn({ signal: second }, 'second signal during the drain: stopping at once');
+        process.exit(second === 'SIGINT' ? 130 : 143);
+      };
+      process.once('SIGINT', again);
+      process.once('SIGTERM', again);
       await service.close(5_000);
       // What the last requests and the final cycle traced is flushed to the collector, within a bound.
       await telemetry?.shutdown(5_000);
+      process.off('SIGINT', again);
+      process.off('SIGTERM', again);
       process.exitCode = 0;
     });
 

@@ -31,6 +31,8 @@ import { parseInspectInput } from './inspector.js';
 import type { JournalReader } from './journal.js';
 import { parseActivityQuery, parseJournalQuery } from './journal.js';
 import { EventStreamHub } from './event-stream-route.js';
+import type { Drain } from './drain.js';
+import { DRAIN_RETRY_AFTER_S } from './drain.js';
 import type { OnRefusal, RefusalReason, ServerLimits } from './limits.js';
 import { DEFAULT_SERVER_LIMITS, InFlight } from './limits.js';
 import { readJsonBody } from './read-json-body.js';
@@ -80,6 +82,8 @@ export interface AppOptions {
   staticFiles?: (path: string) => Promise<Response | undefined>;
   /** Closes SSE streams on shutdown. */
   shutdownSignal?: AbortSignal;
+  /** The graceful drain (drain.ts): `/readyz` unready, new turns refused, streams told to reconnect elsewhere. */
+  drain?: Drain;
   /** The state store's status, reported by `/readyz`. */
   storeStatus?: () => StoreStatus;
   /** Pages of the store's journal and per-endpoint cache activity (`/api/journal`, `/api/activity`). */
@@ -190,6 +194,8 @@ export function createApp(o: AppOptions): Hono {
       version: () => o.loop.current()?.version ?? 0,
     });
   o.shutdownSignal?.addEventListener('abort', () => streams.closeAll(), { once: true });
+  // Draining: every event stream is told to reconnect elsewhere, and new ones are refused.
+  o.drain?.started.addEventListener('abort', () => streams.drain(), { once: true });
   // server.registry.anonymous: the registry API answers without a token.
   const openApiPath = o.registry?.anonymous === true ? (path: string) => path.startsWith(`${REGISTRY_BASE}/`) : undefined;
 
@@ -274,6 +280,8 @@ export function createApp(o: AppOptions): Hono {
     const replica = r && { id: r.id, role: r.role, epoch: r.epoch, leader: r.leader, connected: r.connected, digest: r.digest ?? null, storeDigest: r.storeDigest ?? null, inSync: r.inSync, lagMs: r.lagMs, ...(r.refusesToLead !== null && { refusesToLead: r.refusesToLead }) };
     const degraded = (store !== undefined && !store.ok) || (replica !== undefined && !replica.connected);
     const extra = { ...(store && { store }), ...(replica && { replica }), ...(degraded && { degraded: true }) };
+    // Draining: unready first, so a load balancer stops sending before anything is refused.
+    if (o.drain?.draining === true) return c.json({ ready: false, draining: true, reason: 'the service is draining (shutting down)', ...extra }, 503);
     return o.loop.ready
       ? c.json({ ready: true, version: o.loop.current()?.version ?? 0, ...extra })
       : c.json({ ready: false, reason: 'the first discovery pass has not finished', ...extra }, 503);
@@ -490,6 +498,13 @@ export function createApp(o: AppOptions): Hono {
   });
 
   app.post('/api/chat', async (c) => {
+    // Draining: no new session or turn; the ones in flight finish (drain.ts).
+    if (o.drain?.draining === true) {
+      refuse('draining');
+      c.header('Retry-After', String(DRAIN_RETRY_AFTER_S));
+      c.header('Connection', 'close');
+      return c.json({ error: 'draining', retryAfterS: DRAIN_RETRY_AFTER_S, message: 'the service is shutting down and takes no new session or turn; send it again (another replica will answer)' }, 503);
+    }
     const read = await body(c, limits.maxBodyBytes);
     if (read instanceof Response) return read;
     if (typeof read.message !== 'string' || read.message.trim() === '') {
@@ -500,6 +515,8 @@ export function createApp(o: AppOptions): Hono {
       return tooMany(c, 'turns_per_client', 'server.limits.maxTurnsPerClient', 1, `this client has ${limits.maxTurnsPerClient} chat turn(s) running; wait for one to finish`);
     }
     const caller = callerOf(c, true);
+    // A turn in flight when the drain begins finishes, or is aborted past server.drainTimeoutMs.
+    const left = o.drain?.enter();
     const sessionId = read.sessionId === undefined ? `s-${crypto.randomUUID()}` : read.sessionId;
     // A new session may start on a retained snapshot (its digest), to compare two snapshots' answers.
     const startOn = typeof read.snapshot === 'string' && read.snapshot !== '' ? read.snapshot : undefined;
@@ -519,9 +536,14 @@ export function createApp(o: AppOptions): Hono {
       } else secret = o.owners.claim(sessionId, caller, share);
       // The request's signal aborts when its client goes away: the turn's A2A requests are cut and
       // its slot is freed at once (SessionRunner.run).
-      const turn = await o.sessions.run(sessionId, read.message.slice(0, 4_000), { signal: c.req.raw.signal, ...(startOn !== undefined && { startOn }) });
+      const signal = o.drain ? AbortSignal.any([c.req.raw.signal, o.drain.abortSignal]) : c.req.raw.signal;
+      const turn = await o.sessions.run(sessionId, read.message.slice(0, 4_000), { signal, ...(startOn !== undefined && { startOn }) });
       if (turn.aborted === true) {
         refuse('turn_aborted');
+        if (o.drain?.abortSignal.aborted === true) {
+          o.drain.abortedOne();
+          c.header('Retry-After', String(DRAIN_RETRY_AFTER_S));
+        }
         // A session this turn started is not kept: its client never learnt its secret or cookie.
         // An existing one stays usable; its history keeps the user message, without a reply.
         if (secret !== undefined) await o.sessions.end(sessionId);
@@ -550,6 +572,7 @@ export function createApp(o: AppOptions): Hono {
       return errorResponse(c, err);
     } finally {
       turning.give(share);
+      left?.();
     }
   });
 

@@ -11,7 +11,10 @@
  *   came from (`?replica=`) and reaches another process (a restart, another replica behind a load
  *   balancer) is not replayed a foreign position; it gets `hello` with `resumedFrom`, so it knows
  *   to read its lists again;
- * - one shutdown listener for all streams, not one per stream.
+ * - one shutdown listener for all streams, not one per stream;
+ * - draining (SIGTERM, docs/operations.md "Graceful drain"): every stream gets a `retry:` hint and
+ *   `event: draining`, then ends, so its reader reconnects (through the load balancer, to another
+ *   replica) with its `Last-Event-ID`; a new stream is refused with 503 and `Retry-After`.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Context } from 'hono';
@@ -36,11 +39,15 @@ export interface EventStreamHubOptions {
 
 const PACE = 64;
 
+/** The reconnection delay told to readers when the service drains (the SSE `retry:` field), ms. */
+const DRAIN_RECONNECT_MS = 1_000;
+
 /** The open streams and their limits. */
 export class EventStreamHub {
   readonly #o: EventStreamHubOptions;
   readonly #streams = new Set<Stream>();
   readonly #perClient = new Map<string, number>();
+  #draining = false;
 
   constructor(options: EventStreamHubOptions) {
     this.#o = options;
@@ -58,11 +65,12 @@ export class EventStreamHub {
     if (res === undefined) return c.json({ error: 'unsupported', message: 'the event stream needs the Node HTTP server' }, 501);
     const client = env?.incoming?.socket.remoteAddress ?? 'unknown';
     const { limits } = this.#o;
-    const refuse = (reason: 'streams' | 'streams_per_client', message: string): Response => {
+    const refuse = (reason: 'streams' | 'streams_per_client' | 'draining', message: string): Response => {
       this.#o.onRefusal?.(reason);
-      c.header('Retry-After', '5');
-      return c.json({ error: 'too-many-streams', message }, 503);
+      c.header('Retry-After', reason === 'draining' ? String(DRAIN_RECONNECT_MS / 1000) : '5');
+      return c.json({ error: reason === 'draining' ? 'draining' : 'too-many-streams', message }, 503);
     };
+    if (this.#draining) return refuse('draining', 'the service is shutting down; reconnect (another replica will answer)');
     if (this.#streams.size >= limits.maxStreams) return refuse('streams', `the service has ${limits.maxStreams} event streams open (server.limits.maxStreams)`);
     if ((this.#perClient.get(client) ?? 0) >= limits.maxStreamsPerClient) {
       return refuse('streams_per_client', `this client has ${limits.maxStreamsPerClient} event streams open (server.limits.maxStreamsPerClient)`);
@@ -131,6 +139,15 @@ export class EventStreamHub {
   /** Ends every stream (shutdown). */
   closeAll(): void {
     for (const s of this.#streams) s.end();
+  }
+
+  /** Draining: tells every reader to reconnect elsewhere (a `retry:` hint and `event: draining`), ends its stream, and refuses new ones. */
+  drain(): number {
+    this.#draining = true;
+    const told = this.#streams.size;
+    const notice = `retry: ${DRAIN_RECONNECT_MS}\nevent: draining\ndata: ${JSON.stringify({ retryMs: DRAIN_RECONNECT_MS, message: 'the service is shutting down; reconnect with Last-Event-ID (another replica will answer)' })}\n\n`;
+    for (const s of this.#streams) s.end(notice);
+    return told;
   }
 }
 

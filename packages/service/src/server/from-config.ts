@@ -19,6 +19,7 @@ export function serviceOptionsFromConfig(config: DiscoveryConfig, secrets: Secre
     allowedOrigins: config.server.allowedOrigins,
     ...(config.server.telemetry.traceUrl !== undefined && { traceUrl: config.server.telemetry.traceUrl }),
     limits: config.server.limits,
+    drainTimeoutMs: config.server.drainTimeoutMs,
     registry: config.server.registry,
     ...(config.server.catalog.enabled && {
       catalog: {

@@ -81,6 +81,8 @@ export type RefusalReason =
   | 'sessions_per_client'
   | 'turns_per_client'
   | 'turn_aborted'
+  // Refused while the service drains (docs/operations.md "Graceful drain").
+  | 'draining'
   | 'leader_unreachable'
   | 'unauthorized'
   | 'role'

@@ -125,6 +125,8 @@ const METRICS = {
   registryLeftOut: { name: `${P}registry_left_out`, kind: 'gauge', help: 'Admitted cards the registry index leaves out past server.registry.maxEntries.' },
   sseStreams: { name: `${P}sse_streams`, kind: 'gauge', help: 'Open /api/stream connections.' },
   configReloads: { name: `${P}config_reloads_total`, kind: 'counter', help: 'Configuration reloads (SIGHUP, POST /api/config/reload, config.watch), by result (applied, refused).', labels: ['result'] },
+  draining: { name: `${P}draining`, kind: 'gauge', help: 'Whether the service is draining (1: shutting down, /readyz unready, new sessions and turns refused) or not (0).' },
+  drainAbortedTurns: { name: `${P}drain_aborted_turns_total`, kind: 'observed-counter', help: 'Chat turns aborted because they did not finish within server.drainTimeoutMs of a drain.' },
 } as const satisfies Record<string, MetricDefinition>;
 
 /**
@@ -248,6 +250,8 @@ export interface MetricsSources {
   federation?: () => ReadonlyArray<{ readonly outcome: string; readonly count: number }>;
   /** The registry index's entries, the admitted cards `server.registry.maxEntries` leaves out, and its tombstones (RegistryIndex.stats). */
   registryIndex?: () => { entries: number; leftOut: number; tombstones: number };
+  /** The graceful drain: whether it began, and the turns it aborted (drain.ts). */
+  drain?: () => { readonly draining: boolean; readonly abortedTurns: number };
 }
 
 /** Label sets of a `Record<value, count>` under one label. */
@@ -257,7 +261,7 @@ const byLabel = (label: string, counts: Readonly<Record<string, number>>): Array
  * The metrics of one service: the Prometheus registry `/metrics` serves, and the same metrics on
  * the OpenTelemetry meter of the MeterProvider registered when this is called (none: a no-op).
  */
-export function createMetrics({ events, cache, loop, trees, openStreams, store, journalDropped, replica, activity, upstreamBudget, peerTokenRequests, federation, registryIndex }: MetricsSources): { registry: Registry; refusal(reason: RefusalReason): void; close(): void } {
+export function createMetrics({ events, cache, loop, trees, openStreams, store, journalDropped, replica, activity, upstreamBudget, peerTokenRequests, federation, registryIndex, drain }: MetricsSources): { registry: Registry; refusal(reason: RefusalReason): void; close(): void } {
   const registry = new Registry();
   const out = new Outputs(registry, otelMetrics.getMeter(INSTRUMENTATION_SCOPE));
   const M = METRICS;
@@ -333,6 +337,10 @@ export function createMetrics({ events, cache, loop, trees, openStreams, store, 
   }
   out.observed(M.sseStreams, () => openStreams?.() ?? 0);
   const reloads = out.counter(M.configReloads);
+  if (drain) {
+    out.observed(M.draining, () => (drain().draining ? 1 : 0));
+    out.observed(M.drainAbortedTurns, () => drain().abortedTurns);
+  }
   const unsubscribe = events.subscribe((e) => {
     switch (e.type) {
       case 'card.result':

@@ -15,6 +15,7 @@ import { AiCatalogRoute } from './ai-catalog-route.js';
 import { createApp } from './app.js';
 import type { EventBuffer } from './event-buffer.js';
 import { EventStreamHub } from './event-stream-route.js';
+import type { Drain } from './drain.js';
 import { FollowerProxy } from './follower-proxy.js';
 import { Inspector } from './inspector.js';
 import { PeopleAuth } from './people-auth.js';
@@ -39,6 +40,8 @@ export interface ServiceHttp {
   readonly inspector: Inspector;
   /** Aborted when the service stops: closes the event streams. */
   readonly shutdown: AbortController;
+  /** The open event streams. */
+  readonly streams: EventStreamHub;
   /** The search route's federation hook (`federate`), with its own guarded fetcher. */
   readonly federation: Federation;
 }
@@ -64,6 +67,8 @@ export function buildHttp(
     announced: () => readonly AnnouncedRegistry[];
     /** This service's URL once it listens (a registry there is never asked). */
     self: () => string | undefined;
+    /** The graceful drain (drain.ts). */
+    drain: Drain;
   },
 ): ServiceHttp {
   const { loop, store, buffer, fetchers } = p;
@@ -96,7 +101,7 @@ export function buildHttp(
     ? new RegistryIndex({ loop, cache: p.cache, maxEntries: registry.maxEntries, maxTombstones: registry.maxTombstones, tombstoneTtlMs: registry.tombstoneTtlMs })
     : undefined;
   registryIndex?.follow(p.events, loop);
-  const metrics = createMetrics({ events: p.events, federation: () => federation.stats(), cache: p.cache, loop, trees: p.trees, openStreams: () => streams.size, store: () => store.status(), journalDropped: () => p.replication.follow.writer.dropped, activity: () => p.journal.activityStats, upstreamBudget: () => fetchers.budget.stats, ...(o.peerTokenRequests && { peerTokenRequests: o.peerTokenRequests }), ...(coordinator && { replica: () => coordinator.status() }), ...(registryIndex && { registryIndex: () => registryIndex.stats }) });
+  const metrics = createMetrics({ events: p.events, federation: () => federation.stats(), cache: p.cache, loop, trees: p.trees, openStreams: () => streams.size, store: () => store.status(), journalDropped: () => p.replication.follow.writer.dropped, activity: () => p.journal.activityStats, upstreamBudget: () => fetchers.budget.stats, ...(o.peerTokenRequests && { peerTokenRequests: o.peerTokenRequests }), ...(coordinator && { replica: () => coordinator.status() }), ...(registryIndex && { registryIndex: () => registryIndex.stats }), drain: () => p.drain });
   const shutdown = new AbortController();
   if (registryIndex) shutdown.signal.addEventListener('abort', () => registryIndex.close(), { once: true });
   // A follower answers the leader's lists (follower-proxy.ts); requests in flight end with the service.
@@ -140,6 +145,7 @@ export function buildHttp(
     events: p.events,
     staticFiles: staticFileServer(o.webRoot),
     shutdownSignal: shutdown.signal,
+    drain: p.drain,
     storeStatus: () => store.status(),
     journal: p.journal,
     inspector,
@@ -160,7 +166,7 @@ export function buildHttp(
       adoptSession: (sessionId: string) => adoptSessionFromStore({ store, loop, trees: p.trees, sessions: p.sessions, owners: p.owners, archive: p.archive }, sessionId),
     }),
   });
-  return { app, limits, refusal, metrics, inspector, shutdown, federation };
+  return { app, limits, refusal, metrics, inspector, shutdown, streams, federation };
 }
 
 /** Whether a registry's API base is on this service's origin (loopback names count as one). */

@@ -38,6 +38,8 @@ export interface ServiceOptions {
   traceUrl?: string;
   /** Request, stream and socket limits (docs/security.md); defaults `DEFAULT_SERVER_LIMITS` (./limits.ts). */
   limits?: Partial<ServerLimits>;
+  /** When the service drains (`close()`, SIGTERM): how long chat turns in flight may take to finish before they are aborted, ms. Default 25,000 (`server.drainTimeoutMs`). */
+  drainTimeoutMs?: number;
   /**
    * `GET /.well-known/ai-catalog.json`, the current snapshot as an AI Catalog (docs/service.md):
    * served when `enabled` (404 otherwise). `cacheControl` default `max-age=60`, `hostName`

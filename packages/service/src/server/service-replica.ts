@@ -25,6 +25,11 @@ export interface Replication {
   start(url?: string): Promise<void>;
   /** Stops writing, then releases the leader lock. */
   close(): Promise<void>;
+  /**
+   * Draining: a leader stops discovery, writes what it has not written yet, and steps down so another
+   * replica takes over at once (ReplicaCoordinator.stepDown). True when this replica was leading.
+   */
+  stepDown(): Promise<boolean>;
   /** Stops writing, before {@link start} (the service could not listen). */
   abandon(): Promise<void>;
 }
@@ -116,6 +121,15 @@ export async function buildReplication(
       // A follower serves the stored current snapshot (restored before) at once.
       const current = loop.current();
       if (coordinator.role === 'follower' && current) await loop.adopt(current);
+    },
+    async stepDown() {
+      if (!coordinator) return false;
+      if (coordinator.role === 'leader') {
+        // Its last publication and pins reach the store under its own epoch, before another replica leads.
+        await loop.pause();
+        await follow.writer.flush().catch(() => undefined);
+      }
+      return coordinator.stepDown('the service is draining');
     },
     async close() {
       await follow.close();

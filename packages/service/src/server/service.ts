@@ -25,6 +25,8 @@ import { buildSources } from './service-sources.js';
 import { openStores } from './service-store.js';
 import { SnapshotArchive } from './snapshot-archive.js';
 import { DEFAULT_SERVER_LIMITS } from './limits.js';
+import { Drain } from './drain.js';
+import { DRAIN_DEFAULTS } from 'a2a-discovery/config';
 
 export type { ServiceOptions } from './service-options.js';
 
@@ -51,7 +53,12 @@ export interface RunningService {
    * after the first cycle with them (none on a follower, whose leader publishes).
    */
   reconfigure(next: ServiceOptions, changed: readonly string[]): Promise<Snapshot | undefined>;
-  /** Stops the loop, finishes in-flight work and closes every server and connection, within `timeoutMs`. */
+  /**
+   * Drains, then stops: `/readyz` unready, new sessions and turns refused (503, `Retry-After`), event
+   * streams told to reconnect elsewhere, a leading replica steps down, turns in flight finish (up to
+   * `drainTimeoutMs`, then are aborted); then stops the loop, flushes the store and closes every server
+   * and connection, within `timeoutMs` more (docs/operations.md "Graceful drain").
+   */
   close(timeoutMs?: number): Promise<void>;
 }
 
@@ -94,8 +101,9 @@ export async function startService(o: ServiceOptions): Promise<RunningService> {
   const catalogSources = sources.filter((s): s is AiCatalogSource => s.kind === 'ai-catalog' && typeof (s as Partial<AiCatalogSource>).registries === 'function');
   const announced = () => catalogSources.flatMap((s) => s.registries());
   const self: { url?: string } = {};
-  const http = buildHttp(o, { host, fetchers, loop, cache, trees, sessions, owners, buffer, archive, journal, store, events, replication, announced, self: () => self.url });
-  const { metrics, inspector, shutdown, federation } = http;
+  const drain = new Drain();
+  const http = buildHttp(o, { host, fetchers, loop, cache, trees, sessions, owners, buffer, archive, journal, store, events, replication, announced, self: () => self.url, drain });
+  const { metrics, inspector, shutdown, federation, streams } = http;
 
   let server: Awaited<ReturnType<typeof listen>>;
   try {
@@ -120,6 +128,25 @@ export async function startService(o: ServiceOptions): Promise<RunningService> {
   const { version, pins, alerts, previousReplica } = restored;
   events.emit({ type: 'service.started', replica: store.replica, ...(previousReplica !== undefined && { previousReplica }), restored: { version, pins, alerts } });
   await replication.start(url);
+
+  /** The graceful drain, each step logged (docs/operations.md "Graceful drain"). */
+  const drainLog = log.child({ component: 'drain' });
+  const drainTimeoutMs = o.drainTimeoutMs ?? DRAIN_DEFAULTS.drainTimeoutMs;
+  const drainFirst = async (): Promise<void> => {
+    const streaming = streams.size;
+    drain.begin();
+    drainLog.info({ turns: drain.inFlight, drainTimeoutMs }, 'draining: /readyz reports unready; new sessions and turns are refused (503, Retry-After)');
+    drainLog.info({ streams: streaming }, 'draining: event streams told to reconnect elsewhere');
+    try {
+      if (await replication.stepDown()) drainLog.info({ replica: store.replica }, 'draining: stepped down as leader; another replica takes over now');
+    } catch (err) {
+      drainLog.warn({ err: (err as Error).message }, 'draining: stepping down as leader failed; the lock is released when the service stops');
+    }
+    if (drain.inFlight > 0) drainLog.info({ turns: drain.inFlight, drainTimeoutMs }, 'draining: waiting for the chat turns in flight');
+    const aborted = await drain.settle(drainTimeoutMs);
+    if (aborted > 0) drainLog.warn({ turns: aborted, drainTimeoutMs }, 'draining: chat turns did not finish within server.drainTimeoutMs and were aborted');
+    else drainLog.info('draining: no chat turn left in flight');
+  };
 
   let closing: Promise<void> | undefined;
   return {
@@ -153,6 +180,7 @@ export async function startService(o: ServiceOptions): Promise<RunningService> {
     },
     close(timeoutMs = 5_000) {
       closing ??= (async () => {
+        await drainFirst();
         shutdown.abort();
         const work = (async () => {
           await loop.stop();
@@ -174,6 +202,7 @@ export async function startService(o: ServiceOptions): Promise<RunningService> {
         await cache.close();
         await Promise.allSettled([fetchers.close(), inspector.close(), federation.close()]);
         if (ownStore) await store.close().catch((err: unknown) => storeLog.error({ err: (err as Error).message }, 'closing the state store failed'));
+        drainLog.info('the store is flushed and closed');
         offLog();
         events.close();
         log.info('a2a-discovery service stopped');
