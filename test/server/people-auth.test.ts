@@ -167,13 +167,14 @@ describe('roles on every route', () => {
     ['POST', '/api/sessions/s-unknown/upgrade', '{}'],
     ['DELETE', '/api/sessions/s-unknown'],
     ['POST', '/api/snapshots/confirm', '{}'],
+    ['POST', '/api/config/reload', '{}'],
     ['POST', '/api/registry/search', '{"query":{"text":"billing"}}'],
     ['POST', '/api/registry/explore', '{"resultType":{"facets":[{"field":"type"}]}}'],
     ['GET', '/api/registry/agents'],
   ];
   // The trace explorer is a simulation on a virtual clock, the registry's search and explore are reads: a viewer may run them.
   const READ = (m: string, p = ''): boolean => m === 'GET' || p === '/api/trace' || p.startsWith('/api/registry/');
-  const ADMIN_ONLY = (p: string): boolean => p === '/api/snapshots/confirm';
+  const ADMIN_ONLY = (p: string): boolean => p === '/api/snapshots/confirm' || p === '/api/config/reload';
   type Expect = 'served' | 401 | 403;
   const CALLERS: ReadonlyArray<readonly [name: string, headers: () => Promise<Record<string, string>>, expect: (method: string, path: string) => Expect]> = [
     ['no token', () => Promise.resolve({}), () => 401],

@@ -262,7 +262,7 @@ export interface ActionActor {
  */
 export interface ActionEvent extends EventBase {
   type: 'api.action';
-  action: 'refresh' | 'confirm' | 'session.end' | 'session.upgrade' | 'inspect';
+  action: 'refresh' | 'confirm' | 'session.end' | 'session.upgrade' | 'inspect' | 'config.reload';
   actor: ActionActor;
   /** The session ended or upgraded. */
   sessionId?: string;

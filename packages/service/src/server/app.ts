@@ -72,7 +72,10 @@ export interface AppOptions {
   allowedOrigins?: readonly string[];
   /** A trace viewer's URL with `{traceId}` (`server.telemetry.traceUrl`), told to the dashboard by `/api/whoami`. */
   traceUrl?: string;
-  /** Body, stream and queue limits; defaults {@link DEFAULT_SERVER_LIMITS}. */
+  /**
+   * Body, stream and queue limits; defaults {@link DEFAULT_SERVER_LIMITS}. A complete object is
+   * kept and read at each request, so a reload that updates it in place (service.ts) bites on the next one.
+   */
   limits?: Partial<ServerLimits>;
   /** The event-stream hub (to share its count with metrics); built from `buffer` and `limits` when absent. */
   streams?: EventStreamHub;
@@ -178,12 +181,17 @@ function actionActor(actor: Actor): ActionActor {
   return actor.kind === 'admin-token' ? { kind: 'admin-token', role: 'admin' } : { kind: 'anonymous' };
 }
 
+/** Whether `l` has every limit (the running service's own object, which a reload updates in place). */
+function isComplete(l: Partial<ServerLimits> | undefined): l is ServerLimits {
+  return l !== undefined && Object.keys(DEFAULT_SERVER_LIMITS).every((k) => l[k as keyof ServerLimits] !== undefined);
+}
+
 /** `Retry-After` of a refused new session: pins free when ended or idle, not within seconds. */
 const SESSION_RETRY_S = 60;
 
 export function createApp(o: AppOptions): Hono {
   const app = new Hono();
-  const limits: ServerLimits = { ...DEFAULT_SERVER_LIMITS, ...o.limits };
+  const limits: ServerLimits = isComplete(o.limits) ? o.limits : { ...DEFAULT_SERVER_LIMITS, ...o.limits };
   const refuse: OnRefusal = o.onRefusal ?? (() => undefined);
   const streams =
     o.streams ??
@@ -200,13 +208,14 @@ export function createApp(o: AppOptions): Hono {
   const openApiPath = o.registry?.anonymous === true ? (path: string) => path.startsWith(`${REGISTRY_BASE}/`) : undefined;
 
   /** The JSON object body of `c` under `maxBytes`, or the 400/413 response to send instead. */
-  const body = async (c: Context, maxBytes: number): Promise<Record<string, unknown> | Response> => {
+  const body = async (c: Context, key: 'maxBodyBytes' | 'maxTraceBodyBytes' | 'maxInspectBodyBytes'): Promise<Record<string, unknown> | Response> => {
+    const maxBytes = limits[key];
     const read = await readJsonBody(c, maxBytes);
     if (read.ok) return read.value ?? {};
     if (read.tooLarge) {
       refuse('body_bytes');
       c.header('Connection', 'close');
-      return c.json({ error: 'payload-too-large', message: `the request body is larger than ${maxBytes} bytes (server.limits)` }, 413);
+      return c.json({ error: 'payload-too-large', message: `the request body is larger than ${maxBytes} bytes (server.limits.${key})` }, 413);
     }
     return c.json({ error: 'bad-request', message: 'the body must be a JSON object' }, 400);
   };
@@ -314,7 +323,7 @@ export function createApp(o: AppOptions): Hono {
 
   // Confirms the removal the mass-removal guard holds (admin): the held snapshot is published.
   app.post('/api/snapshots/confirm', async (c) => {
-    const read = await body(c, limits.maxBodyBytes);
+    const read = await body(c, 'maxBodyBytes');
     if (read instanceof Response) return read;
     const held = o.loop.held;
     if (held === undefined) return c.json({ error: 'nothing-held', message: 'no snapshot is held back: there is no removal to confirm' }, 409);
@@ -481,16 +490,18 @@ export function createApp(o: AppOptions): Hono {
 
   // Reload: 200 with what changed when applied, 422 with every problem (and its line) when refused.
   app.post('/api/config/reload', async (c) => {
-    const read = await body(c, limits.maxBodyBytes);
+    const read = await body(c, 'maxBodyBytes');
     if (read instanceof Response) return read;
     if (o.reload === undefined) return c.json({ error: 'not-found', message: 'this service was not started from a configuration file (a2a-discovery serve --config)' }, 404);
     const r = await o.reload();
+    // Who asked, journaled next to the config.reloaded or config.refused event the reload made.
+    acted(c, 'config.reload', { ...(r.version !== undefined && { version: r.version }) });
     if (!r.applied) return c.json({ error: 'config-refused', message: 'the configuration was refused; the running one keeps serving', sha256: r.sha256, changed: r.changed, problems: r.problems }, 422);
     return c.json({ applied: true, sha256: r.sha256, changed: r.changed, version: r.version ?? o.loop.current()?.version ?? 0 });
   });
 
   app.post('/api/refresh', async (c) => {
-    const read = await body(c, limits.maxBodyBytes);
+    const read = await body(c, 'maxBodyBytes');
     if (read instanceof Response) return read;
     const s = await o.loop.refreshNow();
     acted(c, 'refresh', { ...(s && { digest: s.digest, version: s.version }) });
@@ -505,7 +516,7 @@ export function createApp(o: AppOptions): Hono {
       c.header('Connection', 'close');
       return c.json({ error: 'draining', retryAfterS: DRAIN_RETRY_AFTER_S, message: 'the service is shutting down and takes no new session or turn; send it again (another replica will answer)' }, 503);
     }
-    const read = await body(c, limits.maxBodyBytes);
+    const read = await body(c, 'maxBodyBytes');
     if (read instanceof Response) return read;
     if (typeof read.message !== 'string' || read.message.trim() === '') {
       return c.json({ error: 'bad-request', message: 'a JSON body {"message": "...", "sessionId"?: "..."} is required' }, 400);
@@ -577,7 +588,7 @@ export function createApp(o: AppOptions): Hono {
   });
 
   app.post('/api/sessions/:id/upgrade', async (c) => {
-    const read = await body(c, limits.maxBodyBytes);
+    const read = await body(c, 'maxBodyBytes');
     if (read instanceof Response) return read;
     const id = c.req.param('id');
     if (SESSION_ID_PATTERN.test(id)) await o.adoptSession?.(id);
@@ -607,7 +618,7 @@ export function createApp(o: AppOptions): Hono {
   // The discovery-trace explorer: the seed's experiment run by the real cache, validator and
   // matcher on a virtual clock (no network). POST the inputs (any subset of TraceInputs).
   app.post('/api/trace', async (c) => {
-    const read = await body(c, limits.maxTraceBodyBytes);
+    const read = await body(c, 'maxTraceBodyBytes');
     if (read instanceof Response) return read;
     try {
       return c.json(await runTrace(read as Partial<TraceInputs>));
@@ -619,7 +630,7 @@ export function createApp(o: AppOptions): Hono {
 
   // The inspector: what `probe` prints, under the service's allowlist and limits (inspector.ts).
   app.post('/api/inspect', async (c) => {
-    const read = await body(c, limits.maxInspectBodyBytes);
+    const read = await body(c, 'maxInspectBodyBytes');
     if (read instanceof Response) return read;
     if (!o.inspector) return c.json({ error: 'not-found', message: 'this service has no inspector' }, 404);
     const input = parseInspectInput(read);

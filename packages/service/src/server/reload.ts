@@ -33,6 +33,21 @@ const LIVE_KEYS: readonly string[] = Object.freeze([
   'routing.gate',
   'routing.cases',
   'config.watch',
+  // Read at each request or new event stream (app.ts, event-stream-route.ts); the socket timeouts,
+  // the inspector's pool and bounds, the leader's and the activity bounds are fixed at start.
+  ...[
+    'maxBodyBytes',
+    'maxTraceBodyBytes',
+    'maxInspectBodyBytes',
+    'maxInspectionsPerClient',
+    'maxSessionsPerClient',
+    'maxTurnsPerClient',
+    'maxStreams',
+    'maxStreamsPerClient',
+    'streamQueueEvents',
+    'streamStallMs',
+    'maxReplayEvents',
+  ].map((k) => `server.limits.${k}`),
 ]);
 
 /** The answer to a reload: applied or refused, and why. */

@@ -49,7 +49,7 @@ export interface RunningService {
   /**
    * Applies the live settings of `next` whose configuration keys are in `changed` (a reload,
    * reload.ts): the allowlist in place, the select options, the routing settings, the static
-   * agents. Sessions, pins, the cache and the event streams stay. Returns the snapshot current
+   * agents, the request and stream limits. Sessions, pins, the cache and the event streams stay. Returns the snapshot current
    * after the first cycle with them (none on a follower, whose leader publishes).
    */
   reconfigure(next: ServiceOptions, changed: readonly string[]): Promise<Snapshot | undefined>;
@@ -171,6 +171,8 @@ export async function startService(o: ServiceOptions): Promise<RunningService> {
       }
       nextRouting?.commit();
       if (nextPolicy !== undefined) policy.update(nextPolicy);
+      // The limits the app and the event streams read at each request, updated in place (reload.ts lists the live ones).
+      if (touched('server.limits')) Object.assign(http.limits, { ...DEFAULT_SERVER_LIMITS, ...next.limits });
       const sourcesNow = touched('static') ? withStatic(loop.sources, next.static) : undefined;
       return loop.reconfigure({
         ...(touched('needs', 'vocabulary', 'policies') && { select: selectOptions(next) }),

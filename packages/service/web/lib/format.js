@@ -360,7 +360,7 @@ export function describeEvent(e) {
 const RELOAD_TRIGGER = { signal: 'SIGHUP', api: 'POST /api/config/reload', watch: 'the file changed' };
 
 /** @type {Record<string, string>} */
-const ACTION_WORD = { refresh: 'refreshed', confirm: 'confirmed', 'session.end': 'ended', 'session.upgrade': 'upgraded', inspect: 'inspected' };
+const ACTION_WORD = { refresh: 'refreshed', confirm: 'confirmed', 'session.end': 'ended', 'session.upgrade': 'upgraded', inspect: 'inspected', 'config.reload': 'reloaded' };
 
 /**
  * Who acted through the API, as a person reads it: a person's name (or `sub`) and role, the
@@ -391,6 +391,8 @@ function actionSentence(e) {
       return `${who} moved session ${e.sessionId ?? ''} to snapshot ${shortDigest(e.digest)}`;
     case 'inspect':
       return `${who} ran an inspection`;
+    case 'config.reload':
+      return `${who} asked for a configuration reload (POST /api/config/reload)`;
     default:
       return `${who}: ${e.action ?? 'an action'}`;
   }

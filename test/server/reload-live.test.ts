@@ -1,0 +1,149 @@
+/**
+ * Reload, the rest (docs/operations.md "Reload"): `a2a-discovery serve` as a child process. A
+ * lowered `server.limits.maxBodyBytes` + SIGHUP bites on the next request, refused naming the key;
+ * a limit fixed at start (a socket timeout) is refused naming it; a reload through the API is
+ * journaled as an `api.action` with the caller's identity.
+ */
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import type { ChildProcessWithoutNullStreams } from 'node:child_process';
+import { spawn } from 'node:child_process';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { stringify } from 'yaml';
+import type { RunningPeer } from '../helpers/a2a-peers.js';
+import { startAdkPeer } from '../helpers/a2a-peers.js';
+import { adkStyleCard } from '../helpers/cards.js';
+import { CLI } from '../helpers/cli.js';
+
+const TOKEN = 'reload-live-admin-token-0123456789abcdef';
+const auth = { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' };
+
+interface Serving {
+  child: ChildProcessWithoutNullStreams;
+  url: string;
+  exit: Promise<number | null>;
+}
+
+function serve(configFile: string): Promise<Serving> {
+  const child = spawn(process.execPath, [...CLI, 'serve', '--config', configFile, '--port', '0', '--log-level', 'warn']);
+  let out = '';
+  child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+  child.stderr.on('data', (d: Buffer) => (out += d.toString()));
+  const exit = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`serve did not start: ${out}`)), 30_000);
+    child.stdout.on('data', () => {
+      const m = /serving (http:\/\/[^/\s]+)\//.exec(out);
+      if (m) {
+        clearTimeout(timer);
+        resolve({ child, url: m[1]!, exit });
+      }
+    });
+    void exit.then((code) => {
+      clearTimeout(timer);
+      reject(new Error(`serve exited with ${code}: ${out}`));
+    });
+  });
+}
+
+async function json(url: string, init: RequestInit = {}): Promise<{ status: number; body: Record<string, unknown> }> {
+  const res = await fetch(url, { ...init, headers: { ...auth, ...(init.headers as Record<string, string> | undefined) } });
+  return { status: res.status, body: (await res.json()) as Record<string, unknown> };
+}
+
+/** Polls `fn` until it gives a value (bounded: 20 s). */
+async function waitFor<T>(fn: () => Promise<T | undefined>, what: string): Promise<T> {
+  const end = Date.now() + 20_000;
+  for (;;) {
+    const v = await fn();
+    if (v !== undefined) return v;
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+let dir: string;
+let file: string;
+let billing: RunningPeer;
+let s: Serving;
+
+function config(limits: Record<string, unknown>): Record<string, unknown> {
+  return {
+    allow: [new URL(billing.baseUrl).origin],
+    allowLoopback: true,
+    vocabulary: [{ tag: 'billing', description: 'Invoices and payments.', keywords: ['invoice'] }],
+    needs: [{ tag: 'billing' }],
+    static: [{ name: 'billing_agent', url: billing.baseUrl, description: 'Answers invoice questions.', tags: ['billing'] }],
+    cache: { minTtlMs: 0 },
+    loop: { cycleIntervalMs: 200 },
+    store: 'memory',
+    server: { tokenFile: 'token', limits },
+  };
+}
+
+async function events(type: string): Promise<Array<Record<string, unknown>>> {
+  return ((await json(`${s.url}/api/events`)).body.events as Array<Record<string, unknown>>).filter((e) => e.type === type);
+}
+
+before(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'reload-live-'));
+  billing = await startAdkPeer({ name: 'billing', description: 'Billing.', reply: 'billing: charged once', card: (port) => adkStyleCard(port, 'Billing Agent', [{ id: 'invoices', tags: ['billing'] }]) });
+  file = join(dir, 'discovery.yaml');
+  await writeFile(join(dir, 'token'), TOKEN);
+  await writeFile(file, stringify(config({ maxBodyBytes: 4096 })));
+  s = await serve(file);
+});
+
+after(async () => {
+  if (s.child.exitCode === null) {
+    s.child.kill('SIGTERM');
+    await s.exit;
+  }
+  await billing.close();
+  await rm(dir, { recursive: true, force: true });
+});
+
+describe('serve: limits live on reload; a reload through the API is journaled (child process)', () => {
+  // A JSON object of about 2,000 bytes: under 4,096, over 1,024.
+  const body = JSON.stringify({ note: 'x'.repeat(2_000) });
+
+  test('server.limits.maxBodyBytes lowered + SIGHUP: the next request over it is 413 naming the key', async () => {
+    assert.equal((await json(`${s.url}/api/refresh`, { method: 'POST', body })).status, 200, 'under the limit at start');
+    await writeFile(file, stringify(config({ maxBodyBytes: 1024 })));
+    s.child.kill('SIGHUP');
+    const [reloaded] = await waitFor(async () => {
+      const e = await events('config.reloaded');
+      return e.length > 0 ? e : undefined;
+    }, 'config.reloaded');
+    assert.deepEqual([reloaded!.trigger, reloaded!.changed], ['signal', ['server.limits.maxBodyBytes']]);
+    const r = await json(`${s.url}/api/refresh`, { method: 'POST', body });
+    assert.equal(r.status, 413);
+    assert.equal(r.body.message, 'the request body is larger than 1024 bytes (server.limits.maxBodyBytes)');
+    assert.equal((await json(`${s.url}/api/refresh`, { method: 'POST', body: '{}' })).status, 200, 'a small body still passes');
+    assert.equal(s.child.exitCode, null);
+  });
+
+  test('a limit fixed at start (a socket timeout) is refused naming its key; the live limit stays', async () => {
+    await writeFile(file, stringify(config({ maxBodyBytes: 1024, headersTimeoutMs: 20_000 })));
+    const r = await json(`${s.url}/api/config/reload`, { method: 'POST', body: '{}' });
+    assert.equal(r.status, 422);
+    assert.deepEqual(r.body.problems, ['server.limits.headersTimeoutMs cannot change without a restart']);
+    assert.equal((await json(`${s.url}/api/refresh`, { method: 'POST', body })).status, 413);
+  });
+
+  test('POST /api/config/reload is an api.action in the journal, with the caller (the admin token)', async () => {
+    await writeFile(file, stringify(config({ maxBodyBytes: 8192 })));
+    const r = await json(`${s.url}/api/config/reload`, { method: 'POST', body: '{}' });
+    assert.equal(r.status, 200, JSON.stringify(r.body));
+    assert.deepEqual(r.body.changed, ['server.limits.maxBodyBytes']);
+    assert.equal((await json(`${s.url}/api/refresh`, { method: 'POST', body })).status, 200, 'raised again: passes');
+    const journal = await waitFor(async () => {
+      const j = ((await json(`${s.url}/api/journal?types=api.action`)).body.events as Array<{ action: string; actor: Record<string, unknown> }>).filter((e) => e.action === 'config.reload');
+      return j.length >= 2 ? j : undefined;
+    }, 'the reloads in the journal');
+    // The refused one (previous test) and the applied one, both by the admin token.
+    assert.deepEqual(journal.map((e) => e.actor), [{ kind: 'admin-token', role: 'admin' }, { kind: 'admin-token', role: 'admin' }]);
+  });
+});
