@@ -2,7 +2,8 @@
  * Reload, the rest (docs/operations.md "Reload"): `a2a-discovery serve` as a child process. A
  * lowered `server.limits.maxBodyBytes` + SIGHUP bites on the next request, refused naming the key;
  * a limit fixed at start (a socket timeout) is refused naming it; a reload through the API is
- * journaled as an `api.action` with the caller's identity.
+ * journaled as an `api.action` with the caller's identity; a peer credential's `valueFile`
+ * rewritten + SIGHUP: the peer (a registry source on loopback) receives the new header.
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -16,6 +17,8 @@ import type { RunningPeer } from '../helpers/a2a-peers.js';
 import { startAdkPeer } from '../helpers/a2a-peers.js';
 import { adkStyleCard } from '../helpers/cards.js';
 import { CLI } from '../helpers/cli.js';
+import type { JsonServer } from '../helpers/json-server.js';
+import { startJsonServer } from '../helpers/json-server.js';
 
 const TOKEN = 'reload-live-admin-token-0123456789abcdef';
 const auth = { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' };
@@ -67,15 +70,19 @@ async function waitFor<T>(fn: () => Promise<T | undefined>, what: string): Promi
 let dir: string;
 let file: string;
 let billing: RunningPeer;
+let registry: JsonServer;
 let s: Serving;
 
 function config(limits: Record<string, unknown>): Record<string, unknown> {
   return {
-    allow: [new URL(billing.baseUrl).origin],
+    allow: [new URL(billing.baseUrl).origin, registry.origin],
     allowLoopback: true,
     vocabulary: [{ tag: 'billing', description: 'Invoices and payments.', keywords: ['invoice'] }],
     needs: [{ tag: 'billing' }],
     static: [{ name: 'billing_agent', url: billing.baseUrl, description: 'Answers invoice questions.', tags: ['billing'] }],
+    // A registry that needs a key: its credential's value is in a file.
+    sources: { registries: [{ id: 'partners', url: `${registry.origin}/agents`, pollIntervalMs: 200 }] },
+    credentials: [{ origin: registry.origin, header: 'x-api-key', valueFile: join(dir, 'registry-key') }],
     cache: { minTtlMs: 0 },
     loop: { cycleIntervalMs: 200 },
     store: 'memory',
@@ -90,8 +97,11 @@ async function events(type: string): Promise<Array<Record<string, unknown>>> {
 before(async () => {
   dir = await mkdtemp(join(tmpdir(), 'reload-live-'));
   billing = await startAdkPeer({ name: 'billing', description: 'Billing.', reply: 'billing: charged once', card: (port) => adkStyleCard(port, 'Billing Agent', [{ id: 'invoices', tags: ['billing'] }]) });
+  registry = await startJsonServer();
+  registry.routes.set('/agents', { body: { agents: [] } });
   file = join(dir, 'discovery.yaml');
   await writeFile(join(dir, 'token'), TOKEN);
+  await writeFile(join(dir, 'registry-key'), 'registry-key-one\n');
   await writeFile(file, stringify(config({ maxBodyBytes: 4096 })));
   s = await serve(file);
 });
@@ -101,7 +111,7 @@ after(async () => {
     s.child.kill('SIGTERM');
     await s.exit;
   }
-  await billing.close();
+  await Promise.all([billing.close(), registry.close()]);
   await rm(dir, { recursive: true, force: true });
 });
 
@@ -145,5 +155,32 @@ describe('serve: limits live on reload; a reload through the API is journaled (c
     }, 'the reloads in the journal');
     // The refused one (previous test) and the applied one, both by the admin token.
     assert.deepEqual(journal.map((e) => e.actor), [{ kind: 'admin-token', role: 'admin' }, { kind: 'admin-token', role: 'admin' }]);
+  });
+
+  test('a peer credential\'s valueFile rewritten + SIGHUP: the peer receives the new value (the file is unchanged)', async () => {
+    const keysSeen = () => registry.requests.filter((r) => r.path === '/agents').map((r) => r.headers['x-api-key']);
+    await waitFor(async () => (keysSeen().includes('registry-key-one') ? true : undefined), 'the registry asked with the first key');
+    const reloads = (await events('config.reloaded')).length;
+    await writeFile(join(dir, 'registry-key'), 'registry-key-two\n');
+    s.child.kill('SIGHUP');
+    const [reloaded] = await waitFor(async () => {
+      const e = await events('config.reloaded');
+      return e.length > reloads ? e.slice(reloads) : undefined;
+    }, 'config.reloaded');
+    assert.deepEqual(reloaded!.changed, [], 'the configuration file did not change');
+    const asked = registry.requests.length;
+    await waitFor(async () => (registry.requests.slice(asked).some((r) => r.path === '/agents' && r.headers['x-api-key'] === 'registry-key-two') ? true : undefined), 'the registry asked with the new key');
+    await waitFor(async () => (registry.requests.slice(asked + 2).some((r) => r.path === '/agents') ? true : undefined), 'more requests');
+    assert.deepEqual([...new Set(registry.requests.slice(asked + 1).map((r) => r.headers['x-api-key']))], ['registry-key-two'], 'the old key is no longer sent');
+  });
+
+  test('a credential file that cannot be read: the reload is refused naming it; the old value keeps being sent', async () => {
+    await rm(join(dir, 'registry-key'));
+    const r = await json(`${s.url}/api/config/reload`, { method: 'POST', body: '{}' });
+    assert.equal(r.status, 422);
+    assert.match((r.body.problems as string[]).join('\n'), /credentials\[0\]\.valueFile.*registry-key/);
+    const asked = registry.requests.length;
+    await waitFor(async () => (registry.requests.slice(asked).some((x) => x.path === '/agents') ? true : undefined), 'another request');
+    assert.equal(registry.requests.slice(asked).find((x) => x.path === '/agents')!.headers['x-api-key'], 'registry-key-two');
   });
 });

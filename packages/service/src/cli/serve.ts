@@ -109,6 +109,7 @@ Example:
       const { formatProblems, loadConfig, resolveSecrets } = await import('a2a-discovery/config');
       const { serviceOptionsFromConfig, createLogger, startService } = await import('../server/index.js');
       const { ConfigReloader } = await import('../server/reload.js');
+      const { ReloadableCredentials } = await import('../server/reloadable-credentials.js');
       let config;
       try {
         config = await loadConfig(opts.config);
@@ -120,7 +121,10 @@ Example:
         }
         throw err;
       }
-      const secrets = await resolveSecrets(config);
+      const resolved = await resolveSecrets(config);
+      // The peers' credentials, read again on each reload (reloadable-credentials.ts).
+      const credentials = new ReloadableCredentials(resolved);
+      const secrets = { ...resolved, credentials, tokenRequests: credentials.tokenRequests };
       const logger = createLogger({ level: opts.logLevel });
       // OpenTelemetry from the OTEL_* variables, before anything that makes spans (telemetry.ts).
       const telemetry = await withTelemetry(io, logger);
@@ -161,6 +165,10 @@ Example:
         config,
         toOptions: (next) => serviceOptionsFromConfig(next, secrets),
         apply: async (next, changed) => running.reconfigure(next, changed),
+        readSecrets: async (next) => {
+          const fresh = await resolveSecrets(next);
+          return { commit: () => credentials.replace(fresh), discard: () => fresh.credentials.close() };
+        },
         events: service.events,
         log: logger,
       }));

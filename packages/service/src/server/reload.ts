@@ -74,6 +74,12 @@ export interface ConfigReloaderOptions {
   readonly toOptions: (config: DiscoveryConfig) => ServiceOptions;
   /** Applies the live settings of the new options (RunningService.reconfigure). */
   readonly apply: (next: ServiceOptions, changed: readonly string[]) => Promise<{ version: number } | undefined>;
+  /**
+   * Reads the secrets `next` names again (on every reload, an unchanged file too: a secret file
+   * may have changed); a failure refuses the reload. `commit` applies them once the reload is
+   * applied, `discard` releases them when it is refused.
+   */
+  readonly readSecrets?: (next: DiscoveryConfig) => Promise<{ commit: () => void; discard: () => Promise<void> }>;
   readonly events: EventStream;
   readonly log: Logger;
   /** Debounce of `config.watch`: changes within this many ms make one reload. Default 300. */
@@ -146,15 +152,23 @@ export class ConfigReloader {
     const changed = changedKeys(this.#config, next);
     const restart = changed.filter((k) => !isLive(k));
     if (restart.length > 0) return this.#refuse(trigger, sha256, changed, restart.map((k) => `${k} cannot change without a restart`));
+    const problemsOf = (err: unknown): string[] => (isDiscoveryError(err) && err.problems.length > 0 ? formatProblems(err, file).split('\n') : [`${file}: ${(err as Error).message}`]);
+    let secrets: { commit: () => void; discard: () => Promise<void> } | undefined;
+    try {
+      secrets = await this.#o.readSecrets?.(next);
+    } catch (err) {
+      return this.#refuse(trigger, sha256, changed, problemsOf(err));
+    }
     let version: number | undefined;
     if (changed.length > 0) {
       try {
         version = (await this.#o.apply(this.#o.toOptions(next), changed))?.version;
       } catch (err) {
-        const lines = isDiscoveryError(err) && err.problems.length > 0 ? formatProblems(err, file).split('\n') : [`${file}: ${(err as Error).message}`];
-        return this.#refuse(trigger, sha256, changed, lines);
+        await secrets?.discard().catch(() => undefined);
+        return this.#refuse(trigger, sha256, changed, problemsOf(err));
       }
     }
+    secrets?.commit();
     this.#config = next;
     this.watchAsConfigured();
     this.#o.events.emit({ type: 'config.reloaded', trigger, sha256, changed: [...changed] });
