@@ -94,6 +94,8 @@ test('who did what: an action through the API names its actor (person, admin tok
   assert.match(refresh.sentence, /^the admin token asked for a discovery pass now \(snapshot v5/);
   const end = say({ ...SAMPLES['api.action'], action: 'session.end', actor: { kind: 'anonymous' }, sessionId: 's-9', digest: undefined, version: undefined });
   assert.equal(end.sentence, 'an anonymous caller (loopback, no tokens) ended session s-9');
+  const reload = say({ ...SAMPLES['api.action'], action: 'config.reload', actor: { kind: 'admin-token', role: 'admin' }, digest: undefined, version: undefined });
+  assert.deepEqual([reload.outcome, reload.sentence], ['reloaded', 'the admin token asked for a configuration reload (POST /api/config/reload)']);
 });
 
 test('a lookalike alert says what it means, then names both agents and origins', () => {
