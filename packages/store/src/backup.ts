@@ -180,7 +180,7 @@ async function copyInto(db: Db, from: string): Promise<void> {
       await new Promise<void>((resolve, reject) => copy.step(-1, (err) => (err ? reject(err) : resolve())));
       if (!copy.completed) await new Promise((r) => setTimeout(r, 50));
     }
-    if (!copy.completed) throw new Error('the copy did not complete');
+    if (!copy.completed) throw new DiscoveryError('ERR_STORE_UNAVAILABLE', 'the copy did not complete', { stage: 'store' });
   } finally {
     await new Promise<void>((resolve) => copy.finish(() => resolve()));
   }

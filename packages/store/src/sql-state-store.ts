@@ -78,7 +78,7 @@ export async function openSqlStateStore(o: SqlStateStoreOptions): Promise<SqlSta
     // and refuse to lead on it (newerSchema()); one process on a SQLite file does not run on it.
     const newer = await migrate(db, o.schema);
     if (sqlite && newer.length > 0) {
-      throw new Error(`a newer release migrated it (migration${newer.length === 1 ? '' : 's'} ${newer.join(', ')}, which this build does not have): run that release, or restore a backup taken before the upgrade`);
+      throw new DiscoveryError('ERR_STORE_UNAVAILABLE', `a newer release migrated it (migration${newer.length === 1 ? '' : 's'} ${newer.join(', ')}, which this build does not have): run that release, or restore a backup taken before the upgrade`, { stage: 'store' });
     }
     const store = new SqlStateStore(db, o);
     await store.load();

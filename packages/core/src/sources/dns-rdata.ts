@@ -7,7 +7,13 @@
  * @module
  */
 import { isIP } from 'node:net';
+import { DiscoveryError } from '../errors.js';
 import { DNS_AID_A2A_PROTOCOL, DNS_AID_PARAM_KEYS, SVCB_PARAM_KEYS, type DnsAidParamName } from '../rules/dns-aid.js';
+
+/** A record whose data cannot be read: the source skips it and reports the message as a problem. */
+function malformed(message: string): DiscoveryError {
+  return new DiscoveryError('ERR_FETCH_NETWORK', message, { stage: 'source' });
+}
 
 /** One SVCB record's data, decoded. */
 export interface SvcbData {
@@ -35,18 +41,18 @@ const AID_BY_KEY = new Map<number, DnsAidParamName>(Object.entries(DNS_AID_PARAM
  */
 export function decodeSvcb(rdata: Uint8Array): SvcbData {
   const buf = Buffer.from(rdata.buffer, rdata.byteOffset, rdata.byteLength);
-  if (buf.length < 3) throw new Error(`SVCB rdata of ${buf.length} bytes is too short`);
+  if (buf.length < 3) throw malformed(`SVCB rdata of ${buf.length} bytes is too short`);
   const priority = buf.readUInt16BE(0);
   let offset = 2;
   const labels: string[] = [];
   // RFC 9460 §2.2: "TargetName ... MUST NOT be compressed".
   for (;;) {
-    if (offset >= buf.length) throw new Error('SVCB TargetName runs past the end of the rdata');
+    if (offset >= buf.length) throw malformed('SVCB TargetName runs past the end of the rdata');
     const len = buf[offset]!;
     offset += 1;
     if (len === 0) break;
-    if (len > 63) throw new Error(`SVCB TargetName has a label of length ${len} (compressed or malformed)`);
-    if (offset + len > buf.length) throw new Error('SVCB TargetName runs past the end of the rdata');
+    if (len > 63) throw malformed(`SVCB TargetName has a label of length ${len} (compressed or malformed)`);
+    if (offset + len > buf.length) throw malformed('SVCB TargetName runs past the end of the rdata');
     labels.push(buf.toString('latin1', offset, offset + len));
     offset += len;
   }
@@ -56,20 +62,20 @@ export function decodeSvcb(rdata: Uint8Array): SvcbData {
   const otherKeys: number[] = [];
   let lastKey = -1;
   while (offset < buf.length) {
-    if (offset + 4 > buf.length) throw new Error('SVCB SvcParam header runs past the end of the rdata');
+    if (offset + 4 > buf.length) throw malformed('SVCB SvcParam header runs past the end of the rdata');
     const key = buf.readUInt16BE(offset);
     const len = buf.readUInt16BE(offset + 2);
     offset += 4;
-    if (key <= lastKey) throw new Error(`SVCB SvcParamKey ${key} is out of order (after ${lastKey}); RFC 9460 §2.2 requires increasing keys`);
+    if (key <= lastKey) throw malformed(`SVCB SvcParamKey ${key} is out of order (after ${lastKey}); RFC 9460 §2.2 requires increasing keys`);
     lastKey = key;
-    if (offset + len > buf.length) throw new Error(`SVCB SvcParam key${key} of length ${len} runs past the end of the rdata`);
+    if (offset + len > buf.length) throw malformed(`SVCB SvcParam key${key} of length ${len} runs past the end of the rdata`);
     const value = buf.subarray(offset, offset + len);
     offset += len;
     const aid = AID_BY_KEY.get(key);
     if (aid !== undefined) dnsAid[aid] = value.toString('utf8');
     else if (key === SVCB_PARAM_KEYS.alpn) out.alpn = decodeAlpn(value);
     else if (key === SVCB_PARAM_KEYS.port) {
-      if (len !== 2) throw new Error(`SVCB port has ${len} bytes, not 2`);
+      if (len !== 2) throw malformed(`SVCB port has ${len} bytes, not 2`);
       out.port = value.readUInt16BE(0);
     } else if (key === SVCB_PARAM_KEYS.ipv4hint) out.ipv4hint = addresses(value, 4);
     else if (key === SVCB_PARAM_KEYS.ipv6hint) out.ipv6hint = addresses(value, 16);
@@ -85,16 +91,16 @@ function decodeAlpn(value: Buffer): string[] {
   let i = 0;
   while (i < value.length) {
     const len = value[i]!;
-    if (len === 0 || i + 1 + len > value.length) throw new Error('SVCB alpn value is malformed');
+    if (len === 0 || i + 1 + len > value.length) throw malformed('SVCB alpn value is malformed');
     ids.push(value.toString('latin1', i + 1, i + 1 + len));
     i += 1 + len;
   }
-  if (ids.length === 0) throw new Error('SVCB alpn value is empty');
+  if (ids.length === 0) throw malformed('SVCB alpn value is empty');
   return ids;
 }
 
 function addresses(value: Buffer, size: 4 | 16): string[] {
-  if (value.length === 0 || value.length % size !== 0) throw new Error(`SVCB ipv${size === 4 ? 4 : 6}hint of ${value.length} bytes is not a list of addresses`);
+  if (value.length === 0 || value.length % size !== 0) throw malformed(`SVCB ipv${size === 4 ? 4 : 6}hint of ${value.length} bytes is not a list of addresses`);
   const out: string[] = [];
   for (let i = 0; i < value.length; i += size) {
     if (size === 4) out.push([...value.subarray(i, i + 4)].join('.'));
@@ -138,7 +144,7 @@ export function svcbFromTxt(strings: readonly string[]): SvcbData {
   }
   const port = pairs.get('port');
   const portNumber = port === undefined ? undefined : Number(port);
-  if (portNumber !== undefined && !(Number.isInteger(portNumber) && portNumber > 0 && portNumber < 65536)) throw new Error(`TXT port=${JSON.stringify(port)} is not a port number`);
+  if (portNumber !== undefined && !(Number.isInteger(portNumber) && portNumber > 0 && portNumber < 65536)) throw malformed(`TXT port=${JSON.stringify(port)} is not a port number`);
   const target = (pairs.get('target') ?? '.').replace(/\.$/, '').toLowerCase() || '.';
   const alpn = pairs.get('alpn');
   return Object.freeze({

@@ -61,7 +61,7 @@ async function readCatalog(flags: DnsRecordsFlags): Promise<{ doc: unknown; base
   let target: string;
   try {
     const u = new URL(flags.url!);
-    if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new Error('not http(s)');
+    if (u.protocol !== 'http:' && u.protocol !== 'https:') throw usage('not http(s)');
     target = u.pathname.endsWith('.json') ? u.href : new URL(AI_CATALOG_WELL_KNOWN_PATH, u).href;
   } catch {
     throw usage(`--url ${JSON.stringify(flags.url)} is not an http(s) URL`);

@@ -16,7 +16,7 @@ import { metrics as otelMetrics } from '@opentelemetry/api';
 import type { Attributes, Counter as OtelCounter, Histogram as OtelHistogram, Meter, ObservableCallback, ObservableCounter, ObservableGauge } from '@opentelemetry/api';
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { CardCache, DiscoveryLoop, OriginBudgetStats } from 'a2a-discovery';
-import { INSTRUMENTATION_SCOPE, occurrences, type EventStream } from 'a2a-discovery';
+import { DiscoveryError, INSTRUMENTATION_SCOPE, occurrences, type EventStream } from 'a2a-discovery';
 import type { TreeFactory } from 'a2a-discovery/adk';
 import type { StoreStatus, ReplicaStatus } from '@a2a-discovery/store';
 import type { RefusalReason } from './limits.js';
@@ -137,10 +137,10 @@ const METRICS = {
 function otelName(d: MetricDefinition): string {
   const counter = d.kind === 'counter' || d.kind === 'observed-counter';
   let name = d.name;
-  if (!name.startsWith(P)) throw new Error(`metric ${name}: the name must start with ${P}`);
-  if (counter !== name.endsWith('_total')) throw new Error(`metric ${name}: a counter's name ends in _total, no other's does`);
+  if (!name.startsWith(P)) throw new DiscoveryError('ERR_INTERNAL', `metric ${name}: the name must start with ${P}`);
+  if (counter !== name.endsWith('_total')) throw new DiscoveryError('ERR_INTERNAL', `metric ${name}: a counter's name ends in _total, no other's does`);
   if (counter) name = name.slice(0, -'_total'.length);
-  if ((d.unit === 's') !== name.endsWith('_seconds')) throw new Error(`metric ${name}: unit s and the _seconds suffix go together`);
+  if ((d.unit === 's') !== name.endsWith('_seconds')) throw new DiscoveryError('ERR_INTERNAL', `metric ${name}: unit s and the _seconds suffix go together`);
   if (d.unit === 's') name = name.slice(0, -'_seconds'.length);
   return `a2a_discovery.${name.slice(P.length)}`;
 }
