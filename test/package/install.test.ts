@@ -98,7 +98,7 @@ test('the library installs without a database driver, a server framework or a UI
   assert.deepEqual(found, [], `installed with the library: ${found.join(', ')}`);
   // The library's own dependencies, exactly: a new one is a decision, taken here and in docs/dependencies.md.
   const manifest = JSON.parse(readFileSync(join(project, 'node_modules', 'a2a-discovery', 'package.json'), 'utf8')) as { dependencies: Record<string, string> };
-  assert.deepEqual(Object.keys(manifest.dependencies).sort(), ['canonicalize', 'confusables', 'fastest-levenshtein', 'htmlparser2', 'http-cache-semantics', 'http-link-header', 'ipaddr.js', 'jose', 'oauth4webapi', 'semver', 'undici', 'yaml', 'zod']);
+  assert.deepEqual(Object.keys(manifest.dependencies).sort(), ['canonicalize', 'confusables', 'dns-packet', 'fastest-levenshtein', 'htmlparser2', 'http-cache-semantics', 'http-link-header', 'ipaddr.js', 'jose', 'oauth4webapi', 'semver', 'undici', 'yaml', 'zod']);
 });
 
 test('nothing is compiled: no native addon and no node-gyp build in the installed tree', () => {

@@ -17,7 +17,7 @@ import ts from 'typescript';
  * `index` the library's root entry). Within one layer, imports are allowed but may not form a circle.
  */
 const LAYERS: readonly (readonly string[])[] = [
-  ['errors', 'text', 'version', 'local-name', 'rules', 'clock', 'events'],
+  ['errors', 'text', 'version', 'local-name', 'rules', 'clock', 'telemetry', 'events'],
   ['card', 'fetch', 'auth', 'config', 'catalog', 'ard'],
   ['sources', 'cache', 'health', 'registry'],
   ['resolve', 'probe'],
