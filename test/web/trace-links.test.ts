@@ -5,15 +5,16 @@
  * journaled `snapshot.published` event), and the Timeline's details of that event too. Without
  * the template the trace id shows as text, not a link. A real OpenTelemetry SDK records the spans.
  *
- * Two traces: the service is started inside one (its first publication, and every request, which
- * inherit the context the server was started in), and a later publication runs inside another.
+ * Each discovery cycle is a trace of its own (its publication span names the snapshot's trace), and
+ * each API request another (the chat turn runs in its request's trace): the ids the dashboard
+ * shows are read back from the spans the SDK recorded.
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { context, propagation, trace } from '@opentelemetry/api';
 import { InMemorySpanExporter, NodeTracerProvider, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-node';
 import type { Browser, Page } from 'playwright-core';
-import { withSpan } from '../../packages/core/src/telemetry/index.js';
+import { ATTR, SPAN } from '../../packages/core/src/telemetry/index.js';
 import { startService } from '../../packages/service/src/server/index.js';
 import type { RunningService, ServiceOptions } from '../../packages/service/src/server/index.js';
 import { createLogger } from '../../packages/service/src/server/logger.js';
@@ -27,13 +28,24 @@ const TEMPLATE = 'https://jaeger.example/trace/{traceId}';
 const linkOf = (traceId: string) => `https://jaeger.example/trace/${traceId}`;
 
 let provider: NodeTracerProvider;
+const exporter = new InMemorySpanExporter();
+
+/** The trace of the last finished span named `name` whose attributes `match`. */
+function traceOf(name: string, match: (attributes: Record<string, unknown>) => boolean = () => true): string {
+  const span = exporter.getFinishedSpans().filter((s) => s.name === name && match(s.attributes)).at(-1);
+  assert.ok(span, `a finished ${name} span`);
+  return span.spanContext().traceId;
+}
+
+/** The trace of the cycle that published `version`: its publication span's. */
+const publicationTrace = (version: number) => traceOf(SPAN.publish, (a) => a[ATTR.snapshotVersion] === version && a[ATTR.outcome] === 'published');
 let browser: Browser;
 let billing: RunningPeer;
 let warranty: Awaited<ReturnType<typeof startV1CardServer>>;
 const services: RunningService[] = [];
 
 before(async () => {
-  provider = new NodeTracerProvider({ spanProcessors: [new SimpleSpanProcessor(new InMemorySpanExporter())] });
+  provider = new NodeTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] });
   provider.register();
   billing = await startAdkPeer({ name: 'billing', description: 'Billing.', reply: 'billing: charged once', card: (port) => adkStyleCard(port, 'Billing Agent', [{ id: 'invoices', tags: ['billing'] }]) });
   warranty = await startV1CardServer({ card: (port) => v1Card(port), maxAgeSeconds: 0 });
@@ -84,16 +96,17 @@ async function chat(page: Page, message: string) {
 }
 
 test('with server.telemetry.traceUrl, a chat turn and each snapshot link to their traces', async () => {
-  // Trace A: the service's start (its first publication) and the requests it serves.
-  const [service, startTrace] = await withSpan('test.service', { root: true }, async (span) => [await startService(options(TEMPLATE)), span.ids!.traceId] as const);
+  const service = await startService(options(TEMPLATE));
   services.push(service);
   const v1 = service.loop.current();
   assert.ok(v1, 'published at start');
-  // Trace B: the warranty card changes and a refresh publishes the next version.
+  // The warranty card changes and a refresh publishes the next version, in a cycle (a trace) of its own.
   warranty.setCard((port) => v1Card(port, { description: 'Answers warranty and repair questions.' }));
-  const [v2, refreshTrace] = await withSpan('test.refresh', { root: true }, async (span) => [await service.loop.refreshNow(), span.ids!.traceId] as const);
+  const v2 = await service.loop.refreshNow();
   assert.ok(v2 && v2.version > v1.version, 'the changed card published a new version');
-  assert.notEqual(refreshTrace, startTrace);
+  const startTrace = publicationTrace(v1.version);
+  const refreshTrace = publicationTrace(v2.version);
+  assert.notEqual(refreshTrace, startTrace, 'each cycle is a trace of its own');
 
   // The API: the journal keeps each publication's trace; /api/whoami tells the template.
   await service.flushStore();
@@ -128,17 +141,20 @@ test('with server.telemetry.traceUrl, a chat turn and each snapshot link to thei
   const turn = await chat(page, 'Where is my invoice?');
   assert.equal(await text(turn.locator('.author')), 'billing_agent');
   const turnLink = turn.locator('.turn-trace a.trace-link');
-  assert.equal(await turnLink.getAttribute('href'), linkOf(startTrace), 'the turn ran in the trace of the request');
-  assert.match(await text(turnLink), new RegExp(`trace ${startTrace}`), 'the whole id, to copy');
+  const turnTrace = traceOf(SPAN.chatTurn);
+  assert.equal(traceOf('POST /api/chat'), turnTrace, 'the turn ran in the trace of its request');
+  assert.equal(await turnLink.getAttribute('href'), linkOf(turnTrace));
+  assert.match(await text(turnLink), new RegExp(`trace ${turnTrace}`), 'the whole id, to copy');
   await expectNoAxeViolations(page, 'chat with a trace link');
   assert.deepEqual(problems, []);
   await page.close();
 });
 
 test('without a template: the trace ids show as text, with no link', async () => {
-  const [service, startTrace] = await withSpan('test.service', { root: true }, async (span) => [await startService(options()), span.ids!.traceId] as const);
+  const service = await startService(options());
   services.push(service);
   const version = service.loop.current()!.version;
+  const startTrace = publicationTrace(version);
   const whoami = (await (await fetch(`${service.url}/api/whoami`)).json()) as { traceUrl?: string };
   assert.equal('traceUrl' in whoami, false);
   const { page, problems } = await openPage(browser);
@@ -149,7 +165,7 @@ test('without a template: the trace ids show as text, with no link', async () =>
   assert.equal(await cell.locator('.trace-id').getAttribute('data-trace-id'), startTrace);
   const turn = await chat(page, 'Where is my invoice?');
   assert.equal(await turn.locator('.turn-trace a').count(), 0);
-  assert.equal(await turn.locator('.turn-trace .trace-id').getAttribute('data-trace-id'), startTrace);
+  assert.equal(await turn.locator('.turn-trace .trace-id').getAttribute('data-trace-id'), traceOf(SPAN.chatTurn));
   assert.deepEqual(problems, []);
   await page.close();
 });
