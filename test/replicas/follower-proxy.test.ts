@@ -1,9 +1,11 @@
 /**
  * A follower answers the leader's lists through a bounded request (issue 25, item 1):
  * - on one real PostgreSQL with a bearer token: the follower's `/api/endpoints`, `/api/sources` and
- *   `/api/activity` are the leader's (`servedBy`), its own token attached; once the leader is gone
- *   (and before anyone takes over) the follower says so: 503, `leaderUnreachable`, `Retry-After`,
- *   naming the leader and the epoch, never an empty list, and its page says so (not "0 endpoints");
+ *   `/api/activity` are the leader's (`servedBy`), its own token attached; once the leader cannot be
+ *   reached (a partition: the leader still holds the lock, so nobody takes over — a leader that
+ *   stops steps down instead, docs/operations.md "Graceful drain") the follower says so: 503,
+ *   `leaderUnreachable`, `Retry-After`, naming the leader and the epoch, never an empty list, and
+ *   its page says so (not "0 endpoints");
  * - the proxy's bounds against loopback servers: a leader refusing the token, a redirect (not
  *   followed), an answer over the body cap, a leader that never answers (the timeout), a port
  *   nobody listens on, and no advertised URL.
@@ -11,6 +13,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import http from 'node:http';
+import net from 'node:net';
 import type { AddressInfo } from 'node:net';
 import type { Browser } from 'playwright-core';
 import { parseConfig } from '../../packages/core/src/config/parse-config.js';
@@ -27,6 +30,28 @@ import { expectNoAxeViolationsAllRules } from '../web/axe.js';
 import { launchBrowser, openPage, text } from '../web/browser.js';
 
 const TOKEN = 'replica-proxy-token-5c1e';
+
+/** A TCP relay on loopback to `target()`'s port: the route between replicas, which `close()` cuts (a partition). */
+async function startRelay(target: () => number): Promise<{ url: string; close(): Promise<void> }> {
+  const sockets = new Set<net.Socket>();
+  const server = net.createServer((client) => {
+    const upstream = net.connect(target(), '127.0.0.1');
+    for (const s of [client, upstream]) {
+      sockets.add(s);
+      s.on('close', () => sockets.delete(s));
+      s.on('error', () => s.destroy());
+    }
+    client.pipe(upstream).pipe(client);
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    async close() {
+      for (const s of sockets) s.destroy();
+      await new Promise<void>((r) => server.close(() => r()));
+    },
+  };
+}
 
 const follower = (leaderUrl: string | null): ReplicaStatus => ({
   id: 'replica-b',
@@ -50,8 +75,9 @@ describe('a follower answers the leader’s lists, with its token, and says when
   let a: RunningService | undefined;
   let b: RunningService | undefined;
   let browser: Browser | undefined;
+  let relay: Awaited<ReturnType<typeof startRelay>> | undefined;
 
-  const options = (id: string, waitMs: number): ServiceOptions => ({
+  const options = (id: string, waitMs: number, advertiseUrl?: string): ServiceOptions => ({
     port: 0,
     token: TOKEN,
     logger: createLogger({ level: 'silent' }),
@@ -64,7 +90,7 @@ describe('a follower answers the leader’s lists, with its token, and says when
     store: pg.url,
     storeOptions: { schema: 'follower_proxy' },
     // B waits long before trying the lock again: it stays a follower once A is gone.
-    replica: { id, leaderRetryMs: waitMs, pollMs: waitMs, leaseMs: 2 * waitMs + 1_000 },
+    replica: { id, leaderRetryMs: waitMs, pollMs: waitMs, leaseMs: 2 * waitMs + 1_000, ...(advertiseUrl !== undefined && { advertiseUrl }) },
   });
   const get = async (s: RunningService, path: string, token = TOKEN) => {
     const res = await fetch(`${s.url}${path}`, { headers: { authorization: `Bearer ${token}` } });
@@ -78,6 +104,7 @@ describe('a follower answers the leader’s lists, with its token, and says when
 
   after(async () => {
     await browser?.close();
+    await relay?.close().catch(() => undefined);
     await b?.close();
     await a?.close();
     await warranty?.close();
@@ -85,12 +112,14 @@ describe('a follower answers the leader’s lists, with its token, and says when
   });
 
   test('the lists are the leader’s, then a clear 503 once the leader is unreachable', async () => {
-    a = await startService(options('replica-a', 200));
+    // The leader advertises the relay's address: the test cuts the route later.
+    relay = await startRelay(() => Number(new URL(a!.url).port));
+    a = await startService(options('replica-a', 200, relay.url));
     await a.loop.refreshNow();
     b = await startService(options('replica-b', 60_000));
     assert.equal(b.replica()?.role, 'follower');
     assert.equal(b.replica()?.leader, 'replica-a');
-    assert.equal(b.replica()?.leaderUrl, a.url, 'the leader advertised the URL it listens on');
+    assert.equal(b.replica()?.leaderUrl, relay.url, 'the leader advertised the URL it was given');
 
     const endpoints = await get(b, '/api/endpoints');
     assert.equal(endpoints.status, 200);
@@ -115,8 +144,8 @@ describe('a follower answers the leader’s lists, with its token, and says when
     assert.deepEqual((await get(b, '/api/snapshots')).body.replica, { id: 'replica-b', role: 'follower', epoch: b.replica()!.epoch, leader: 'replica-a' });
     assert.equal(((await get(b, '/readyz')).body.replica as { leader: string }).leader, 'replica-a');
 
-    await a.close();
-    a = undefined;
+    // A partition: the leader still leads (and holds the lock), but the follower cannot reach it.
+    await relay.close();
     for (const path of ['/api/endpoints', '/api/sources', '/api/activity', `/api/endpoints/card?url=${encodeURIComponent(warranty.baseUrl)}`]) {
       const gone = await get(b, path);
       assert.equal(gone.status, 503, path);
