@@ -146,3 +146,54 @@ describe('CardCache enforces check.signatures', () => {
     assert.equal(entry.signature, 'skipped');
   });
 });
+
+describe('CardCache.recheck: new trust settings judge the cached cards again, without a request (a reload)', () => {
+  let clock: VirtualClock;
+  let events: DiscoveryEvent[];
+  let stream: EventStream;
+  let c: CardCache;
+
+  beforeEach(() => {
+    clock = new VirtualClock();
+    events = [];
+    stream = new EventStream({ wallNow: () => clock.wallNow() });
+    stream.subscribe((e) => events.push(e));
+  });
+  afterEach(async () => {
+    await c.close();
+  });
+
+  /** A fresh endpoint serving a card signed by our key, with its hit counter. */
+  async function signedEndpoint(): Promise<{ baseUrl: string; hits: () => number }> {
+    const id = `re${++n}`;
+    const ep = fs.endpoint(id, { card: await signCard(cardFor(fs, id), ours.privateKey, { alg: 'ES256', kid: 'billing-2025' }), cacheControl: 'max-age=60' });
+    return { baseUrl: ep.baseUrl, hits: () => ep.hits };
+  }
+
+  test('a key added: the card stored unverified is verified now, with no request; later cards are judged with it too', async () => {
+    c = new CardCache({ fetcher, hostPolicy: policy, clock, events: stream, random: () => 0, check: { allowLoopback: true, signatures: { mode: 'if-present', keys: [] } } });
+    const ep = await signedEndpoint();
+    assert.equal((await c.get(ep.baseUrl)).signature, 'unverified');
+    const before = ep.hits();
+    assert.deepEqual(await c.recheck({ allowLoopback: true, signatures: { mode: 'if-present', keys: trusted } }), { checked: 1, changed: 1, refused: 0 });
+    const entry = await c.get(ep.baseUrl);
+    assert.equal(entry.signature, 'verified');
+    assert.deepEqual(entry.warnings, []);
+    assert.equal(ep.hits(), before, 'no request was made');
+    // A card fetched after the recheck is judged with the new key as well.
+    assert.equal((await c.get((await signedEndpoint()).baseUrl)).signature, 'verified');
+    // Nothing changed: a second recheck with the same settings replaces nothing.
+    assert.deepEqual(await c.recheck({ allowLoopback: true, signatures: { mode: 'if-present', keys: trusted } }), { checked: 2, changed: 0, refused: 0 });
+  });
+
+  test('required, and the only trusted key removed: the cached card is forgotten with an invalid result naming why, and refused when fetched again', async () => {
+    c = new CardCache({ fetcher, hostPolicy: policy, clock, events: stream, random: () => 0, check: { allowLoopback: true, signatures: { mode: 'required', keys: trusted } } });
+    const ep = await signedEndpoint();
+    assert.equal((await c.get(ep.baseUrl)).signature, 'verified');
+    assert.deepEqual(await c.recheck({ allowLoopback: true, signatures: { mode: 'required', keys: [] } }), { checked: 1, changed: 0, refused: 1 });
+    assert.equal(await c.peek(ep.baseUrl), undefined, 'the card is no longer served');
+    const result = events.find((e) => e.type === 'card.result' && e.outcome === 'invalid');
+    assert.ok(result?.type === 'card.result' && result.stage === 'signature', JSON.stringify(result));
+    await assert.rejects(c.get(ep.baseUrl), (err: unknown) => isDiscoveryError(err) && err.stage === 'signature');
+  });
+});

@@ -2,7 +2,8 @@
  * Reload on replicas (docs/operations.md "Reload", "Several replicas"): two `a2a-discovery serve`
  * child processes on one real PostgreSQL. A follower that receives SIGHUP applies the file (one
  * `config.reloaded` in its events) but publishes nothing: the leader publishes. The leader's SIGHUP
- * publishes the snapshot with the added agent, and the follower serves it.
+ * publishes the snapshot with the added agent, and the follower serves it. A follower that reloaded
+ * alone takes over, when the leader is killed, with the settings it reloaded.
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -87,7 +88,8 @@ describe('reload on two replicas on one PostgreSQL (child processes)', { skip: P
         ...(withReturns ? [{ name: 'returns_agent', url: returns.baseUrl, description: 'Handles returns.', tags: ['returns'] }] : []),
       ],
       cache: { minTtlMs: 0 },
-      loop: { cycleIntervalMs: 200 },
+      // Agents leave at once (the takeover test removes one).
+      loop: { cycleIntervalMs: 200, removalGraceMs: 0 },
       store: pg.url,
       replica: { leaderRetryMs: 200, pollMs: 500, leaseMs: 3_000 },
     });
@@ -138,5 +140,26 @@ describe('reload on two replicas on one PostgreSQL (child processes)', { skip: P
     }
     assert.deepEqual(await names(follower), ['billing_agent', 'returns_agent']);
     assert.equal((await reloads(leader)).length, 1);
+  });
+
+  test('a follower that reloaded takes over with its reloaded settings when the leader is killed', async () => {
+    const roles = await Promise.all(replicas.map(role));
+    const leader = replicas[roles.findIndex((r) => r!.role === 'leader')]!;
+    const follower = replicas[roles.findIndex((r) => r!.role === 'follower')]!;
+    // Only the follower reads the file without the returns agent; the leader keeps publishing it.
+    await writeFile(file, config(false));
+    const before = (await reloads(follower)).length;
+    follower.child.kill('SIGHUP');
+    await waitFor(async () => ((await reloads(follower)).length > before ? true : undefined), 'the follower\'s second config.reloaded');
+    await fetch(`${leader.url}/api/refresh`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
+    assert.deepEqual(await names(follower), ['billing_agent', 'returns_agent'], 'the leader still publishes its settings');
+    const version = (await json(`${follower.url}/api/snapshot`)).version as number;
+
+    leader.child.kill('SIGKILL');
+    await leader.exit;
+    await waitFor(async () => ((await role(follower))?.role === 'leader' ? true : undefined), 'the follower leading');
+    await waitFor(async () => ((await names(follower)).join() === 'billing_agent' ? true : undefined), 'a snapshot with the follower\'s reloaded settings');
+    const now = await json(`${follower.url}/api/snapshot`);
+    assert.ok((now.version as number) > version, `published a newer snapshot (${String(now.version)} > ${version})`);
   });
 });

@@ -34,7 +34,7 @@
  * (result-events.ts).
  */
 import type CachePolicy from 'http-cache-semantics';
-import type { AgentCardModel, CardProtocolVersion } from '../card/index.js';
+import type { AgentCardModel, CardProtocolVersion, CheckCardOptions } from '../card/index.js';
 import { sha256Hex } from '../card/index.js';
 import { toPeerCredentials } from '../fetch/index.js';
 import { DiscoveryError, toDiscoveryError } from '../errors.js';
@@ -94,6 +94,9 @@ interface NeverSeenFailure {
 export class CardCache<C = AgentCardModel, V extends string = CardProtocolVersion> {
   readonly #o: ResolvedCacheOptions<C, V>;
   readonly #content: CacheContent<C, V>;
+  /** The default content's checks, changed in place by {@link recheck} (the content reads them at each check). */
+  readonly #check: Omit<CheckCardOptions, 'hostPolicy' | 'sourceUrl'>;
+  readonly #customContent: boolean;
   /** The name of each refresh's span. */
   readonly #spanName: string;
   readonly #inflight = new Map<string, Promise<CacheEntry<C, V>>>();
@@ -109,7 +112,9 @@ export class CardCache<C = AgentCardModel, V extends string = CardProtocolVersio
 
   constructor(options: CardCacheOptions<C, V>) {
     this.#o = withDefaults(options);
-    this.#content = options.content ?? (cardContent(options.hostPolicy, options.check) as unknown as CacheContent<C, V>);
+    this.#check = { ...options.check };
+    this.#customContent = options.content !== undefined;
+    this.#content = options.content ?? (cardContent(options.hostPolicy, this.#check) as unknown as CacheContent<C, V>);
     this.#spanName = this.#content.span ?? SPAN.cardFetch;
     this.#limiter = new Limiter({ max: this.#o.maxConcurrentFetches, perKey: this.#o.maxFetchesPerOrigin });
     this.#requestHeaders = Object.freeze({ accept: 'application/json', ...this.#o.requestHeaders });
@@ -239,6 +244,38 @@ export class CardCache<C = AgentCardModel, V extends string = CardProtocolVersio
   /** Publishes the hits counted so far (`hitEvents: 'counted'`); runs by itself after each burst. */
   flushHits(): void {
     this.#results.flush();
+  }
+
+  /**
+   * Judges every stored card again with new content checks (new trust keys, another signature
+   * mode), which apply to every later card too; no request is made. An entry whose verdict or
+   * warnings changed is replaced; one that no longer passes is forgotten, with a `card.result`
+   * event saying why (outcome `invalid`), so the next read fetches it and reports it as any refused
+   * card. Only a cache of agent cards (without a `content` of its own) has checks to change.
+   */
+  async recheck(check: Omit<CheckCardOptions, 'hostPolicy' | 'sourceUrl'>): Promise<{ checked: number; changed: number; refused: number }> {
+    if (this.#customContent) throw new DiscoveryError('ERR_INTERNAL', 'this cache judges its documents with a content of its own; its checks cannot change');
+    const live = this.#check as Record<string, unknown>;
+    for (const k of Object.keys(live)) delete live[k];
+    Object.assign(this.#check, check);
+    const counts = { checked: 0, changed: 0, refused: 0 };
+    for (const key of await this.#o.store.keys()) {
+      const entry = await this.#o.store.get(key);
+      if (entry === undefined) continue;
+      counts.checked++;
+      const r = await this.#content.check(Buffer.from(entry.body, 'utf8'), entry.cardUrl).catch((err: unknown) => ({ ok: false as const, error: toDiscoveryError(err, 'ERR_CARD_INVALID', { url: entry.cardUrl, stage: 'parse' }) }));
+      // A refresh may have replaced the entry meanwhile: it was judged by the new checks already.
+      if ((await this.#o.store.get(key)) !== entry) continue;
+      if (!r.ok) {
+        counts.refused++;
+        await this.forgetKey(key);
+        this.#results.emit(key, 'invalid', { rawSha256: entry.rawSha256 }, entry.failures, r.error);
+      } else if (r.signature !== entry.signature || JSON.stringify(r.warnings) !== JSON.stringify(entry.warnings)) {
+        counts.changed++;
+        await this.#o.store.set(key, withFields(entry, { card: r.card, signature: r.signature, warnings: r.warnings.length > 0 ? r.warnings : NO_PROBLEMS }));
+      }
+    }
+    return counts;
   }
 
   /** Stops accepting refreshes and waits for those in flight. Does not close the injected fetcher. */

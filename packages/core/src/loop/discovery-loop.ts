@@ -111,6 +111,8 @@ export interface LoopReconfiguration {
   sources?: readonly Source[];
   /** True when the host policy was changed in place: every record is resolved again. */
   admission?: boolean;
+  /** True when the peers' credentials were changed in place: what each card requires is judged again. */
+  credentials?: boolean;
 }
 
 /**
@@ -330,6 +332,10 @@ export class DiscoveryLoop {
       if (change.sources !== undefined) await this.#replaceSources(change.sources);
       if (change.select !== undefined) this.#evaluator.reselect({ ...change.select, ...(this.#o.select.domains !== undefined && { domains: this.#o.select.domains }) });
       if (change.admission === true || change.sources !== undefined) this.#members.invalidate();
+      if (change.credentials === true) {
+        this.#evaluator.rejudge();
+        this.#views.forgetAccess();
+      }
       this.#gate.reevaluate();
       // A follower's (or a paused leader's) loop runs no cycle: the leader publishes.
       await this.#cycle(true);

@@ -94,8 +94,13 @@ export class EndpointViews {
     this.#o = options;
   }
 
-  /** The access of each (frozen) card, computed once per card object: the credentials and the judge are fixed. */
-  readonly #access = new WeakMap<CacheEntry['card'], CardAccess>();
+  /** The access of each (frozen) card, computed once per card object (until the credentials change, {@link forgetAccess}). */
+  #access = new WeakMap<CacheEntry['card'], CardAccess>();
+
+  /** The credentials changed in place (a reload): each card's access is judged again when next shown. */
+  forgetAccess(): void {
+    this.#access = new WeakMap();
+  }
 
   async #accessOf(entry: CacheEntry): Promise<CardAccess> {
     let access = this.#access.get(entry.card);

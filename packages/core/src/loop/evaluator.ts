@@ -81,9 +81,14 @@ export class Evaluator {
   /** New select options (a reload): every card is matched again at the next evaluation. */
   reselect(select: Omit<SelectOptions, 'reviewed'>): void {
     this.#o.select = select;
+    this.#reviewedCache = undefined;
+    this.rejudge();
+  }
+
+  /** The credentials changed in place (a reload): every card is matched again at the next evaluation. */
+  rejudge(): void {
     this.#matchMemo = new WeakMap();
     this.#lastEvaluation = undefined;
-    this.#reviewedCache = undefined;
   }
 
   /** The lookalikes among the agents with a card, by base URL: the earlier agent of another origin each looks like. */

@@ -83,7 +83,9 @@ SIGTERM or SIGINT during the drain exits at once (143 for SIGTERM, 130 for SIGIN
 
 SIGHUP (or POST /api/config/reload, admin; or config.watch: true) reads the file again: a valid file is
 applied live (allowlist, needs, vocabulary, policies.maxAgents/requireStreaming/tenant, static agents,
-routing thresholds and cases) without dropping sessions, pins, the cache or event streams; an invalid
+sources (only those whose settings changed are rebuilt), credentials, signature keys (cached cards judged
+again), routing thresholds and cases, most server.limits) without dropping sessions, pins, the cache or
+event streams; an invalid
 one, or one changing a setting that needs a restart (server.port, store, ...), is refused with every
 problem and its line while the running configuration keeps serving (docs/operations.md "Reload").
 
@@ -125,6 +127,8 @@ Example:
       // The peers' credentials, read again on each reload (reloadable-credentials.ts).
       const credentials = new ReloadableCredentials(resolved);
       const secrets = { ...resolved, credentials, tokenRequests: credentials.tokenRequests };
+      // The trusted keys running now (a reload compares the keys it reads with them).
+      const trusted = { keys: resolved.keys };
       const logger = createLogger({ level: opts.logLevel });
       // OpenTelemetry from the OTEL_* variables, before anything that makes spans (telemetry.ts).
       const telemetry = await withTelemetry(io, logger);
@@ -149,6 +153,8 @@ Example:
       try {
         service = await startService({
           ...serviceOptionsFromConfig(config, secrets),
+          // Always given, even empty: a reload may add the first peer credential.
+          credentials,
           ...(opts.port !== undefined && { port: opts.port }),
           ...(opts.host !== undefined && { host: opts.host }),
           logger,
@@ -163,12 +169,21 @@ Example:
       const reloader = (reloaderRef.current = new ConfigReloader({
         file: opts.config,
         config,
-        toOptions: (next) => serviceOptionsFromConfig(next, secrets),
-        apply: async (next, changed) => running.reconfigure(next, changed),
-        readSecrets: async (next) => {
+        // Secrets read again at each reload: the peers' credentials are swapped in place, trusted keys
+        // whose files changed count as a change of `signatures.keys`.
+        prepare: async (next) => {
           const fresh = await resolveSecrets(next);
-          return { commit: () => credentials.replace(fresh), discard: () => fresh.credentials.close() };
+          return {
+            options: { ...serviceOptionsFromConfig(next, { ...fresh, credentials, tokenRequests: credentials.tokenRequests }), credentials },
+            changed: JSON.stringify(fresh.keys) === JSON.stringify(trusted.keys) ? [] : ['signatures.keys'],
+            commit: () => {
+              credentials.replace(fresh);
+              trusted.keys = fresh.keys;
+            },
+            discard: () => fresh.credentials.close(),
+          };
         },
+        apply: async (next, changed) => running.reconfigure(next, changed),
         events: service.events,
         log: logger,
       }));

@@ -116,7 +116,8 @@ export function parseInspectInput(body: Record<string, unknown>): InspectInput |
  */
 export class Inspector {
   readonly #o: InspectorOptions;
-  readonly #check: Omit<CheckCardOptions, 'hostPolicy' | 'sourceUrl'>;
+  /** The card-size checks; the others are read from `o.check` at each inspection (a reload changes its trust keys in place). */
+  readonly #sizeCheck: Omit<CheckCardOptions, 'hostPolicy' | 'sourceUrl'>;
   readonly #fetcher: CardFetcher;
   readonly #catalogFetcher: CardFetcher;
   readonly #running = new Set<AbortController>();
@@ -132,7 +133,7 @@ export class Inspector {
       inspectMaxAnswerBytes: o.bounds?.inspectMaxAnswerBytes ?? d.inspectMaxAnswerBytes,
     };
     const size = o.cardSize ?? cardSizeLimit();
-    this.#check = { ...o.check, ...size.check };
+    this.#sizeCheck = size.check;
     const bounds: GuardBounds = {
       policy: o.policy,
       ...(o.fetch?.totalTimeoutMs !== undefined && { totalTimeoutMs: o.fetch.totalTimeoutMs }),
@@ -170,7 +171,7 @@ export class Inspector {
     if (signal?.aborted === true) gone();
     else signal?.addEventListener('abort', gone, { once: true });
     const { policy } = this.#o;
-    const check = this.#check;
+    const check = { ...this.#o.check, ...this.#sizeCheck };
     const b = this.#bounds;
     // One budget of upstream requests for the whole inspection, documents and cards alike.
     const budget: Budget = { max: b.inspectMaxRequests, made: 0, refused: 0, upstream: 0 };

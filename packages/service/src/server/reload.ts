@@ -29,6 +29,12 @@ const LIVE_KEYS: readonly string[] = Object.freeze([
   'policies.requireStreaming',
   'policies.tenant',
   'static',
+  // Built again when their settings change (service-sources.ts); the others keep running.
+  'sources',
+  // Trust keys, mode and algorithms: later cards, and every cached card at once (CardCache.recheck).
+  'signatures',
+  // Read again at each reload (reloadable-credentials.ts), added and removed too.
+  'credentials',
   'routing.minAccuracy',
   'routing.gate',
   'routing.cases',
@@ -50,6 +56,17 @@ const LIVE_KEYS: readonly string[] = Object.freeze([
   ].map((k) => `server.limits.${k}`),
 ]);
 
+/** A configuration read for a reload, with its secrets. */
+export interface PreparedReload {
+  readonly options: ServiceOptions;
+  /** Keys whose secrets changed while the file did not (a trusted key's file rewritten): applied as changed. */
+  readonly changed: readonly string[];
+  /** Applies what the options do not carry (the peers' credentials), once the reload is applied. */
+  commit(): void;
+  /** Releases what was read, when the reload is refused. */
+  discard(): Promise<void>;
+}
+
 /** The answer to a reload: applied or refused, and why. */
 export interface ReloadResult {
   readonly applied: boolean;
@@ -70,16 +87,13 @@ export interface ConfigReloaderOptions {
   readonly file: string;
   /** The running configuration (read from `file` at start). */
   readonly config: DiscoveryConfig;
-  /** The service's options for a configuration (serviceOptionsFromConfig with the secrets read at start). */
-  readonly toOptions: (config: DiscoveryConfig) => ServiceOptions;
+  /**
+   * The service's options for the new configuration, its secrets read again (on every reload, an
+   * unchanged file too: a secret file may have changed); a failure refuses the reload.
+   */
+  readonly prepare: (next: DiscoveryConfig) => Promise<PreparedReload>;
   /** Applies the live settings of the new options (RunningService.reconfigure). */
   readonly apply: (next: ServiceOptions, changed: readonly string[]) => Promise<{ version: number } | undefined>;
-  /**
-   * Reads the secrets `next` names again (on every reload, an unchanged file too: a secret file
-   * may have changed); a failure refuses the reload. `commit` applies them once the reload is
-   * applied, `discard` releases them when it is refused.
-   */
-  readonly readSecrets?: (next: DiscoveryConfig) => Promise<{ commit: () => void; discard: () => Promise<void> }>;
   readonly events: EventStream;
   readonly log: Logger;
   /** Debounce of `config.watch`: changes within this many ms make one reload. Default 300. */
@@ -153,26 +167,27 @@ export class ConfigReloader {
     const restart = changed.filter((k) => !isLive(k));
     if (restart.length > 0) return this.#refuse(trigger, sha256, changed, restart.map((k) => `${k} cannot change without a restart`));
     const problemsOf = (err: unknown): string[] => (isDiscoveryError(err) && err.problems.length > 0 ? formatProblems(err, file).split('\n') : [`${file}: ${(err as Error).message}`]);
-    let secrets: { commit: () => void; discard: () => Promise<void> } | undefined;
+    let prepared: PreparedReload;
     try {
-      secrets = await this.#o.readSecrets?.(next);
+      prepared = await this.#o.prepare(next);
     } catch (err) {
       return this.#refuse(trigger, sha256, changed, problemsOf(err));
     }
+    const applied = [...new Set([...changed, ...prepared.changed])].sort();
     let version: number | undefined;
-    if (changed.length > 0) {
+    if (applied.length > 0) {
       try {
-        version = (await this.#o.apply(this.#o.toOptions(next), changed))?.version;
+        version = (await this.#o.apply(prepared.options, applied))?.version;
       } catch (err) {
-        await secrets?.discard().catch(() => undefined);
-        return this.#refuse(trigger, sha256, changed, problemsOf(err));
+        await prepared.discard().catch(() => undefined);
+        return this.#refuse(trigger, sha256, applied, problemsOf(err));
       }
     }
-    secrets?.commit();
+    prepared.commit();
     this.#config = next;
     this.watchAsConfigured();
-    this.#o.events.emit({ type: 'config.reloaded', trigger, sha256, changed: [...changed] });
-    return { applied: true, sha256, changed, problems: [], ...(version !== undefined && { version }) };
+    this.#o.events.emit({ type: 'config.reloaded', trigger, sha256, changed: applied });
+    return { applied: true, sha256, changed: applied, problems: [], ...(version !== undefined && { version }) };
   }
 
   #refuse(trigger: ReloadTrigger, sha256: string, changed: readonly string[], problems: string[]): ReloadResult {

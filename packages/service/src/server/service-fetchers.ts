@@ -44,6 +44,8 @@ export interface ServiceFetchers {
   readonly cards: CardFetcher;
   /** A new fetcher for one AI Catalog source, `maxBytes` per document; closed with the others. */
   catalogs(maxBytes: number): CardFetcher;
+  /** Closes a fetcher {@link catalogs} made, now (its source was removed by a reload). */
+  release(fetcher: CardFetcher): Promise<void>;
   /** The ADK remote agents' fetch, under the same policy and credentials. */
   readonly policyFetch: PolicyFetch;
   /** Closes every connection of them all. */
@@ -69,7 +71,7 @@ export function buildFetchers(o: ServiceOptions): ServiceFetchers {
   // `cache.maxFetchesPerOrigin` bounds card fetches; a catalog source keeps the fetcher's default.
   const cardBounds: GuardBounds = { ...bounds, ...(o.cache?.maxFetchesPerOrigin !== undefined && { maxConnectionsPerOrigin: o.cache.maxFetchesPerOrigin }) };
   const cards = createCardFetcher(guardOptions(cardBounds, cardSize.fetcher, credentials));
-  const catalogFetchers: CardFetcher[] = [];
+  const catalogFetchers = new Set<CardFetcher>();
   const policyFetch = createPolicyFetch({ policy, ...credentials });
   return {
     policy,
@@ -80,12 +82,15 @@ export function buildFetchers(o: ServiceOptions): ServiceFetchers {
     cards,
     catalogs(maxBytes) {
       const fetcher = createCardFetcher(guardOptions(bounds, { maxBodyBytes: maxBytes }, credentials));
-      catalogFetchers.push(fetcher);
+      catalogFetchers.add(fetcher);
       return fetcher;
+    },
+    async release(fetcher) {
+      if (catalogFetchers.delete(fetcher)) await fetcher.close();
     },
     policyFetch,
     async close() {
-      await Promise.allSettled([cards.close(), ...catalogFetchers.map((f) => f.close()), policyFetch.close()]);
+      await Promise.allSettled([cards.close(), ...[...catalogFetchers].map((f) => f.close()), policyFetch.close()]);
       // The peers' credential provider (token caches, token connections) ends with the fetchers that used it.
       if (typeof o.credentials === 'object') await o.credentials.close().catch(() => undefined);
     },

@@ -37,7 +37,7 @@ export interface Replication {
 /** Builds the store's writer and, with replicas, the coordinator; nothing starts before {@link Replication.start}. */
 export async function buildReplication(
   o: Pick<ServiceOptions, 'replica'>,
-  p: { store: StateStore; ownStore: boolean; loop: DiscoveryLoop; trees: TreeFactory; sessions: SessionRunner; owners: SessionOwners; events: EventStream; clock: Clock; log: Logger; catalogPrefixes: readonly string[] },
+  p: { store: StateStore; ownStore: boolean; loop: DiscoveryLoop; trees: TreeFactory; sessions: SessionRunner; owners: SessionOwners; events: EventStream; clock: Clock; log: Logger; catalogPrefixes: () => readonly string[] },
 ): Promise<Replication> {
   const { store, loop, events } = p;
   const storeLog = p.log.child({ component: 'store' });
@@ -70,7 +70,7 @@ export async function buildReplication(
   // configured, or under acceptance rules no longer in force, are dropped first.
   const startLoop = async (): Promise<void> => {
     try {
-      const dropped = await pruneCatalogStore(store.catalogs, p.catalogPrefixes);
+      const dropped = await pruneCatalogStore(store.catalogs, p.catalogPrefixes());
       if (dropped > 0) storeLog.info({ dropped }, 'dropped stored AI Catalog documents no configured source reads');
     } catch (err) {
       storeLog.warn({ err: (err as Error).message }, 'could not drop stored AI Catalog documents');

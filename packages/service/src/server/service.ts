@@ -7,9 +7,9 @@
 import type { AddressInfo } from 'node:net';
 import { setLogger as setAdkLogger } from '@google/adk';
 import type { SessionRunner, TreeFactory } from 'a2a-discovery/adk';
-import type { AiCatalogSource, CardCache, DiscoveryEvent, DiscoveryLoop, Snapshot, Source } from 'a2a-discovery';
+import type { CardCache, DiscoveryEvent, DiscoveryLoop, Snapshot } from 'a2a-discovery';
 import type { Federation } from '../registry/federation.js';
-import { systemClock, DiscoveryError, EventStream, HostPolicy, isLoopbackHost, staticSource } from 'a2a-discovery';
+import { systemClock, DiscoveryError, EventStream, HostPolicy, isLoopbackHost } from 'a2a-discovery';
 import type { StateStore, ReplicaStatus } from '@a2a-discovery/store';
 import { EventBuffer } from './event-buffer.js';
 import { JournalReader } from './journal.js';
@@ -21,7 +21,7 @@ import { buildHttp, checkCatalogOptions, listen } from './service-http.js';
 import { buildLoop, buildTrees, RoutingSettings, selectOptions } from './service-loop.js';
 import type { ServiceOptions } from './service-options.js';
 import { buildReplication } from './service-replica.js';
-import { buildSources } from './service-sources.js';
+import { ServiceSources } from './service-sources.js';
 import { openStores } from './service-store.js';
 import { SnapshotArchive } from './snapshot-archive.js';
 import { DEFAULT_SERVER_LIMITS } from './limits.js';
@@ -29,6 +29,9 @@ import { Drain } from './drain.js';
 import { DRAIN_DEFAULTS } from 'a2a-discovery/config';
 
 export type { ServiceOptions } from './service-options.js';
+
+/** The configuration keys a source's settings are read from (a change of one rebuilds the sources it concerns). */
+const SOURCE_KEYS = ['static', 'sources', 'signatures'];
 
 export interface RunningService {
   readonly url: string;
@@ -48,8 +51,10 @@ export interface RunningService {
   readonly federation: Federation;
   /**
    * Applies the live settings of `next` whose configuration keys are in `changed` (a reload,
-   * reload.ts): the allowlist in place, the select options, the routing settings, the static
-   * agents, the request and stream limits. Sessions, pins, the cache and the event streams stay. Returns the snapshot current
+   * reload.ts): the allowlist in place, the select options, the routing settings, the sources
+   * whose settings changed (service-sources.ts), the signature settings (cached cards judged
+   * again), the credentials' verdicts, the request and stream limits. Sessions, pins, the cache
+   * and the event streams stay. Returns the snapshot current
    * after the first cycle with them (none on a follower, whose leader publishes).
    */
   reconfigure(next: ServiceOptions, changed: readonly string[]): Promise<Snapshot | undefined>;
@@ -80,7 +85,8 @@ export async function startService(o: ServiceOptions): Promise<RunningService> {
   const fetchers = buildFetchers(o);
   const { policy } = fetchers;
   const { cache, artifacts } = buildCache(o, fetchers, { store, clock, events });
-  const { sources, catalogPrefixes } = buildSources(o, { fetchers, artifacts, store, events, clock });
+  const sourceSet = new ServiceSources(o, { fetchers, artifacts, store, events, clock });
+  const { sources } = sourceSet;
   const treesRef: { trees?: TreeFactory } = {};
   // Warm-up: a snapshot whose tree does not build and pass the checks is never published.
   const routing = new RoutingSettings();
@@ -94,12 +100,11 @@ export async function startService(o: ServiceOptions): Promise<RunningService> {
   const journal = new JournalReader({ store, events, wallNow: () => clock.wallNow(), pending: () => writerRef.pending?.() ?? [], maxEndpoints: o.limits?.activityEndpoints ?? DEFAULT_SERVER_LIMITS.activityEndpoints });
   const restored = await restoreFromStore({ store, loop, trees, sessions, owners, archive, buffer, bufferEvents: 1_000, startSeq });
   const storeLog = log.child({ component: 'store' });
-  const replication = await buildReplication(o, { store, ownStore, loop, trees, sessions, owners, events, clock, log, catalogPrefixes });
+  const replication = await buildReplication(o, { store, ownStore, loop, trees, sessions, owners, events, clock, log, catalogPrefixes: () => sourceSet.catalogPrefixes() });
   const { follow, coordinator } = replication;
   writerRef.pending = () => follow.writer.pending();
   // Registries the AI Catalogs announce, read at each search; this service's URL once it listens.
-  const catalogSources = sources.filter((s): s is AiCatalogSource => s.kind === 'ai-catalog' && typeof (s as Partial<AiCatalogSource>).registries === 'function');
-  const announced = () => catalogSources.flatMap((s) => s.registries());
+  const announced = () => sourceSet.catalogSources().flatMap((s) => s.registries());
   const self: { url?: string } = {};
   const drain = new Drain();
   const http = buildHttp(o, { host, fetchers, loop, cache, trees, sessions, owners, buffer, archive, journal, store, events, replication, announced, self: () => self.url, drain });
@@ -171,14 +176,27 @@ export async function startService(o: ServiceOptions): Promise<RunningService> {
       }
       nextRouting?.commit();
       if (nextPolicy !== undefined) policy.update(nextPolicy);
+      // New trust keys (or mode, algorithms): every later card, and every cached one now, is judged with them.
+      if (touched('signatures')) {
+        fetchers.check.signatures = next.signatures;
+        const r = await cache.recheck({ ...fetchers.check, ...fetchers.cardSize.check });
+        log.info(r, 'cached cards judged again with the reloaded signature settings');
+      }
       // The limits the app and the event streams read at each request, updated in place (reload.ts lists the live ones).
       if (touched('server.limits')) Object.assign(http.limits, { ...DEFAULT_SERVER_LIMITS, ...next.limits });
-      const sourcesNow = touched('static') ? withStatic(loop.sources, next.static) : undefined;
-      return loop.reconfigure({
-        ...(touched('needs', 'vocabulary', 'policies') && { select: selectOptions(next) }),
-        ...(sourcesNow !== undefined && { sources: sourcesNow }),
-        ...(nextPolicy !== undefined && { admission: true }),
-      });
+      // Sources whose settings changed are built again (and started by the loop); the others stay as they run.
+      const sourcesNow = touched(...SOURCE_KEYS) ? sourceSet.next(next) : undefined;
+      try {
+        return await loop.reconfigure({
+          ...(touched('needs', 'vocabulary', 'policies') && { select: selectOptions(next) }),
+          ...(sourcesNow !== undefined && { sources: sourcesNow }),
+          ...(nextPolicy !== undefined && { admission: true }),
+          // The credentials are replaced in place (serve's ReloadableCredentials): what each card requires is judged again.
+          ...(touched('credentials') && { credentials: true }),
+        });
+      } finally {
+        await sourceSet.released();
+      }
     },
     close(timeoutMs = 5_000) {
       closing ??= (async () => {
@@ -212,12 +230,6 @@ export async function startService(o: ServiceOptions): Promise<RunningService> {
       return closing;
     },
   };
-}
-
-/** The sources with the static agents replaced (first, as buildSources orders them), or removed when there are none. */
-function withStatic(sources: readonly Source[], agents: ServiceOptions['static']): Source[] {
-  const others = sources.filter((s) => !(s.kind === 'static' && s.id === 'static'));
-  return agents !== undefined && agents.length > 0 ? [staticSource({ agents }), ...others] : others;
 }
 
 /** ADK JS logs through its own global logger; in the service its lines go to ours. */
