@@ -50,7 +50,11 @@ export interface ServeProcess {
   waitForLine(re: RegExp, timeoutMs?: number): Promise<RegExpExecArray>;
   /** Sends `signal` to the child if it still runs; true if it was sent. */
   signal(signal: NodeJS.Signals): boolean;
-  /** SIGTERM, then SIGKILL if it has not ended after `graceMs` (default 30 s, beyond serve's default drain); resolves with how it ended. */
+  /**
+   * SIGTERM, then SIGKILL if it has not ended after `graceMs` (default 30 s, beyond serve's default
+   * drain); resolves with how it ended. After a `signal('SIGTERM')` of your own, await `exit`
+   * instead: a second SIGTERM cuts serve's drain short (exit 143).
+   */
   stop(graceMs?: number): Promise<ServeExit>;
 }
 
@@ -96,6 +100,7 @@ export async function startServe(o: ServeProcessOptions): Promise<ServeProcess> 
   const offer = (stream: 'stdout' | 'stderr', line: string): void => {
     for (const w of waiters) {
       if (!w.streams.has(stream)) continue;
+      w.re.lastIndex = 0;
       const m = w.re.exec(line);
       if (m) {
         waiters.delete(w);
@@ -127,6 +132,7 @@ export async function startServe(o: ServeProcessOptions): Promise<ServeProcess> 
       const done = kept[stream].toString().split('\n');
       if (!ended) done.pop(); // a line still being written is offered when it is complete
       for (const line of done) {
+        re.lastIndex = 0;
         const m = re.exec(line);
         if (m) return Promise.resolve(m);
       }
