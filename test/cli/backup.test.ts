@@ -8,8 +8,6 @@
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import type { ChildProcessWithoutNullStreams } from 'node:child_process';
-import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { copyFile, mkdir, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -19,41 +17,8 @@ import { stringify } from 'yaml';
 import type { RunningPeer } from '../helpers/a2a-peers.js';
 import { startAdkPeer } from '../helpers/a2a-peers.js';
 import { adkStyleCard } from '../helpers/cards.js';
-import { CLI, runCli } from '../helpers/cli.js';
-
-interface Serving {
-  url: string;
-  stop(): Promise<number | null>;
-}
-
-function serve(configFile: string): Promise<Serving> {
-  const child: ChildProcessWithoutNullStreams = spawn(process.execPath, [...CLI, 'serve', '--config', configFile, '--port', '0', '--log-level', 'warn']);
-  let out = '';
-  let err = '';
-  child.stdout.on('data', (d: Buffer) => (out += d.toString()));
-  child.stderr.on('data', (d: Buffer) => (err += d.toString()));
-  const exit = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`serve did not start: ${out} ${err}`)), 30_000);
-    child.stdout.on('data', () => {
-      const m = /serving (http:\/\/[^/\s]+)\//.exec(out);
-      if (m) {
-        clearTimeout(timer);
-        resolve({
-          url: m[1]!,
-          stop: () => {
-            child.kill('SIGTERM');
-            return exit;
-          },
-        });
-      }
-    });
-    void exit.then((code) => {
-      clearTimeout(timer);
-      reject(new Error(`serve exited with ${code}: ${out} ${err}`));
-    });
-  });
-}
+import { runCli } from '../helpers/cli.js';
+import { startServe } from '../helpers/serve-process.js';
 
 async function json(url: string, init: RequestInit = {}): Promise<{ status: number; body: Record<string, unknown> }> {
   const res = await fetch(url, init);
@@ -129,7 +94,7 @@ describe('backup and restore (SQLite, child processes)', () => {
   test('a backup taken while serve runs, restored into a new data directory, is served the same; bad backups write nothing', async () => {
     const first = await site('a');
     const backup = join(dir, 'backup.sqlite');
-    const running = await serve(first);
+    const running = await startServe({ config: first });
     let digest: string;
     let version: number;
     let history: unknown;
@@ -175,7 +140,7 @@ describe('backup and restore (SQLite, child processes)', () => {
       assert.equal(onto.code, 1);
       assert.match(onto.stderr, /is in use by another process/);
     } finally {
-      assert.equal(await running.stop(), 0);
+      assert.deepEqual(await running.stop(), { code: 0, signal: null });
     }
 
     // Unusable backups: refused with a clear message, and nothing written (no data directory).
@@ -213,7 +178,7 @@ describe('backup and restore (SQLite, child processes)', () => {
     assert.equal(forced.code, 0, forced.stderr);
     assert.match(forced.stdout, /replaced the store that was there/);
 
-    const again = await serve(second);
+    const again = await startServe({ config: second });
     try {
       const snap = (await json(`${again.url}/api/snapshot`)).body;
       assert.deepEqual([snap.digest, snap.version], [digest, version], 'the same current snapshot, under the same version');
@@ -233,7 +198,7 @@ describe('backup and restore (SQLite, child processes)', () => {
       assert.ok(kept.some((e) => e.type === 'snapshot.published' && e.version === version), JSON.stringify(events));
       assert.ok(kept.some((e) => e.type === 'session.pinned' && e.sessionId === 'b-1'), JSON.stringify(events));
     } finally {
-      assert.equal(await again.stop(), 0);
+      assert.deepEqual(await again.stop(), { code: 0, signal: null });
     }
     // The conversation continued on its restored history: both user turns in ADK's tables.
     const said = (await sql<{ event_data: string }>(join(dir, 'b', 'data', 'a2a-discovery.sqlite'), "SELECT event_data FROM events WHERE session_id = 'b-1' ORDER BY timestamp"))

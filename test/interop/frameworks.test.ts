@@ -120,6 +120,7 @@ async function serverRow(peer: ChildPeer, e: Row): Promise<void> {
     assert.ok(admittedAgent, `${e.name} not in the snapshot; endpoints: ${JSON.stringify(endpoints, null, 1)}`);
     assert.equal(admittedAgent.protocolVersion, e.protocolVersion);
     assert.deepEqual(admittedAgent.tags, ['billing']);
+    assert.equal(s.dropped, 0, 'all of serve\'s output was kept');
     assert.ok(!s.stderr().includes('no longer fits'), s.stderr());
 
     const r = await chat(s, `interop-${e.name}`, 'Why was I charged twice?');

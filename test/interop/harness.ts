@@ -3,13 +3,12 @@
  * process, JSON output) and `serve` (a child process over a generated YAML configuration), then
  * its HTTP API (`GET /api/snapshot`, `POST /api/chat`).
  */
-import type { ChildProcessWithoutNullStreams } from 'node:child_process';
-import { spawn } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
-import { CLI, runCli } from '../helpers/cli.js';
+import { runCli } from '../helpers/cli.js';
+import { startServe } from '../helpers/serve-process.js';
 
 export interface ProbeReport {
   accepted: boolean;
@@ -57,6 +56,8 @@ export interface Serving {
   url: string;
   stdout(): string;
   stderr(): string;
+  /** Characters of output dropped (the kept output is bounded); 0: `stdout()`/`stderr()` are complete. */
+  readonly dropped: number;
   stop(): Promise<number | null>;
 }
 
@@ -75,30 +76,23 @@ export async function serve(agents: StaticAgent[], vocabulary: VocabularyEntry[]
   };
   const file = join(dir, 'discovery.yaml');
   await writeFile(file, stringify(config));
-  const child: ChildProcessWithoutNullStreams = spawn(process.execPath, [...CLI, 'serve', '--config', file, '--port', '0', '--log-level', 'warn']);
-  let out = '';
-  let err = '';
-  child.stdout.on('data', (d: Buffer) => (out += d.toString()));
-  child.stderr.on('data', (d: Buffer) => (err += d.toString()));
-  const exit = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));
-  const stop = async (): Promise<number | null> => {
-    if (child.exitCode === null) child.kill('SIGTERM');
-    const code = await exit;
-    await rm(dir, { recursive: true, force: true });
-    return code;
-  };
   try {
-    const url = await new Promise<string>((resolve, reject) => {
-      const check = (): void => {
-        const m = /serving (http:\/\/[^/\s]+)\//.exec(out);
-        if (m) resolve(m[1]!);
-      };
-      child.stdout.on('data', check);
-      void exit.then((code) => reject(new Error(`serve exited with ${code}: ${out} ${err}`)));
-    });
-    return { url, stdout: () => out, stderr: () => err, stop };
+    const s = await startServe({ config: file });
+    return {
+      url: s.url,
+      stdout: s.stdout,
+      stderr: s.stderr,
+      get dropped() {
+        return s.dropped;
+      },
+      stop: async () => {
+        const { code } = await s.stop();
+        await rm(dir, { recursive: true, force: true });
+        return code;
+      },
+    };
   } catch (e) {
-    await stop();
+    await rm(dir, { recursive: true, force: true });
     throw e;
   }
 }

@@ -7,47 +7,16 @@
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import type { ChildProcessWithoutNullStreams } from 'node:child_process';
-import { spawn } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
-import { CLI } from '../helpers/cli.js';
 import type { GatedPeer } from '../helpers/gated-peer.js';
 import { startGatedPeer } from '../helpers/gated-peer.js';
 import type { TestPostgres } from '../helpers/postgres.js';
 import { POSTGRES_SKIP, startPostgres } from '../helpers/postgres.js';
-
-interface Replica {
-  child: ChildProcessWithoutNullStreams;
-  url: string;
-  exit: Promise<number | null>;
-  output(): string;
-}
-
-function serve(configFile: string): Promise<Replica> {
-  const child = spawn(process.execPath, [...CLI, 'serve', '--config', configFile, '--port', '0', '--log-level', 'info']);
-  let out = '';
-  let err = '';
-  child.stdout.on('data', (d: Buffer) => (out += d.toString()));
-  child.stderr.on('data', (d: Buffer) => (err += d.toString()));
-  const exit = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`serve did not start: ${out} ${err}`)), 30_000);
-    child.stdout.on('data', () => {
-      const m = /serving (http:\/\/[^/\s]+)\//.exec(out);
-      if (m) {
-        clearTimeout(timer);
-        resolve({ child, url: m[1]!, exit, output: () => out + err });
-      }
-    });
-    void exit.then((code) => {
-      clearTimeout(timer);
-      reject(new Error(`serve exited with ${code}: ${out} ${err}`));
-    });
-  });
-}
+import type { ServeProcess } from '../helpers/serve-process.js';
+import { startServe } from '../helpers/serve-process.js';
 
 async function json(url: string, init: RequestInit = {}): Promise<{ status: number; body: Record<string, unknown> }> {
   const res = await fetch(url, init);
@@ -72,13 +41,13 @@ interface Ready {
   draining?: boolean;
   replica: { id: string; role: 'leader' | 'follower'; epoch: number; digest: string | null; storeDigest: string | null; inSync: boolean };
 }
-const readyz = async (r: Replica) => (await json(`${r.url}/readyz`)).body as unknown as Ready;
+const readyz = async (r: ServeProcess) => (await json(`${r.url}/readyz`)).body as unknown as Ready;
 
 describe('SIGTERM to the leading replica (two serve processes on PostgreSQL)', { skip: POSTGRES_SKIP }, () => {
   let pg: TestPostgres;
   let dir: string;
   let peer: GatedPeer;
-  const replicas: Replica[] = [];
+  const replicas: ServeProcess[] = [];
 
   before(async () => {
     pg = await startPostgres();
@@ -99,14 +68,14 @@ describe('SIGTERM to the leading replica (two serve processes on PostgreSQL)', {
         server: { drainTimeoutMs: 20_000 },
       }),
     );
-    replicas.push(await serve(configFile));
+    replicas.push(await startServe({ config: configFile, logLevel: 'info' }));
     await waitFor(async () => ((await readyz(replicas[0]!)).replica.role === 'leader' ? true : undefined), 'the first replica leading');
-    replicas.push(await serve(configFile));
+    replicas.push(await startServe({ config: configFile, logLevel: 'info' }));
   });
 
   after(async () => {
     peer.open();
-    for (const r of replicas) if (r.child.exitCode === null && r.child.signalCode === null) r.child.kill('SIGKILL');
+    for (const r of replicas) r.signal('SIGKILL');
     await Promise.all(replicas.map((r) => r.exit));
     await peer.close();
     await pg.close();
@@ -114,7 +83,7 @@ describe('SIGTERM to the leading replica (two serve processes on PostgreSQL)', {
   });
 
   test('the follower leads at once, the turn in flight finishes, the session and the snapshot carry over', async () => {
-    const [leader, follower] = replicas as [Replica, Replica];
+    const [leader, follower] = replicas as [ServeProcess, ServeProcess];
     const before = await waitFor(async () => {
       const [a, b] = [await readyz(leader), await readyz(follower)];
       return a.ready && b.ready && b.replica.role === 'follower' && b.replica.inSync && b.replica.digest !== null ? { a, b } : undefined;
@@ -125,7 +94,7 @@ describe('SIGTERM to the leading replica (two serve processes on PostgreSQL)', {
     peer.reset();
     const turn = post(`${leader.url}/api/chat`, { message: 'Explain my invoice' });
     await peer.entered();
-    leader.child.kill('SIGTERM');
+    leader.signal('SIGTERM');
 
     const led = await waitFor(
       async () => {
@@ -144,7 +113,7 @@ describe('SIGTERM to the leading replica (two serve processes on PostgreSQL)', {
     const done = await turn;
     assert.equal(done.status, 200, JSON.stringify(done.body));
     assert.equal(done.body.reply, 'billing: your invoice is paid');
-    assert.equal(await leader.exit, 0, leader.output());
+    assert.deepEqual(await leader.exit, { code: 0, signal: null }, leader.output());
     assert.match(leader.output(), /stepped down as leader/);
 
     // The session the draining replica started continues on the new leader, on its digest.

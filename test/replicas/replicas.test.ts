@@ -9,8 +9,6 @@
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import type { ChildProcessWithoutNullStreams } from 'node:child_process';
-import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { createServer } from 'node:http';
 import type { Server } from 'node:http';
@@ -23,40 +21,11 @@ import { stringify } from 'yaml';
 import type { RunningPeer } from '../helpers/a2a-peers.js';
 import { startAdkPeer } from '../helpers/a2a-peers.js';
 import { adkStyleCard } from '../helpers/cards.js';
-import { CLI } from '../helpers/cli.js';
 import type { TestPostgres } from '../helpers/postgres.js';
 import { POSTGRES_SKIP, startPostgres } from '../helpers/postgres.js';
+import type { ServeProcess } from '../helpers/serve-process.js';
+import { startServe } from '../helpers/serve-process.js';
 import { launchBrowser, openPage, text, until } from '../web/browser.js';
-
-interface Replica {
-  child: ChildProcessWithoutNullStreams;
-  url: string;
-  exit: Promise<number | null>;
-  output(): string;
-}
-
-function serve(configFile: string): Promise<Replica> {
-  const child = spawn(process.execPath, [...CLI, 'serve', '--config', configFile, '--port', '0', '--log-level', 'warn']);
-  let out = '';
-  let err = '';
-  child.stdout.on('data', (d: Buffer) => (out += d.toString()));
-  child.stderr.on('data', (d: Buffer) => (err += d.toString()));
-  const exit = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`serve did not start: ${out} ${err}`)), 30_000);
-    child.stdout.on('data', () => {
-      const m = /serving (http:\/\/[^/\s]+)\//.exec(out);
-      if (m) {
-        clearTimeout(timer);
-        resolve({ child, url: m[1]!, exit, output: () => out + err });
-      }
-    });
-    void exit.then((code) => {
-      clearTimeout(timer);
-      reject(new Error(`serve exited with ${code}: ${out} ${err}`));
-    });
-  });
-}
 
 async function json(url: string, init: RequestInit = {}): Promise<{ status: number; body: Record<string, unknown> }> {
   const res = await fetch(url, init);
@@ -91,7 +60,7 @@ interface ReplicaInfo {
   inSync: boolean;
 }
 
-const readyz = async (r: Replica) => (await json(`${r.url}/readyz`)).body as { ready: boolean; degraded?: boolean; replica: ReplicaInfo; store: { ok: boolean } };
+const readyz = async (r: ServeProcess) => (await json(`${r.url}/readyz`)).body as { ready: boolean; degraded?: boolean; replica: ReplicaInfo; store: { ok: boolean } };
 
 /**
  * A card peer that counts requests: its card is fresh for `firstMaxAge` seconds for its first
@@ -159,8 +128,8 @@ describe('three replicas on one PostgreSQL (child processes)', { skip: POSTGRES_
   let billing: RunningPeer;
   const counted: CountingPeer[] = [];
   let changing: CountingPeer;
-  const replicas: Replica[] = [];
-  const alive = () => replicas.filter((r) => r.child.exitCode === null && r.child.signalCode === null);
+  const replicas: ServeProcess[] = [];
+  const alive = () => replicas.filter((r) => r.running);
   const sql = async (text: string, params: unknown[] = []) => {
     const c = new Client({ host: '127.0.0.1', port: pg.port, user: 'a2a', database: 'postgres' });
     await c.connect();
@@ -201,12 +170,11 @@ describe('three replicas on one PostgreSQL (child processes)', { skip: POSTGRES_
       }),
     );
     // One after another: the first takes the lock and discovers; the others follow.
-    for (let i = 0; i < 3; i++) replicas.push(await serve(configFile));
+    for (let i = 0; i < 3; i++) replicas.push(await startServe({ config: configFile }));
   });
 
   after(async () => {
-    for (const r of alive()) r.child.kill('SIGTERM');
-    await Promise.all(replicas.map((r) => r.exit));
+    await Promise.all(replicas.map((r) => r.stop()));
     await Promise.all([billing.close(), changing.close(), ...counted.map((p) => p.close())]);
     await pg.close();
     await rm(dir, { recursive: true, force: true });
@@ -297,7 +265,7 @@ describe('three replicas on one PostgreSQL (child processes)', { skip: POSTGRES_
     const leaderIndex = infos.findIndex((r) => r.replica.role === 'leader');
     const leader = replicas[leaderIndex]!;
     const oldEpoch = infos[leaderIndex]!.replica.epoch;
-    leader.child.kill('SIGKILL');
+    leader.signal('SIGKILL');
     await leader.exit;
 
     const rest = alive();

@@ -17,8 +17,7 @@
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import type { ChildProcessWithoutNullStreams } from 'node:child_process';
-import { execFile, spawn } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
@@ -33,6 +32,8 @@ import { adkStyleCard } from '../helpers/cards.js';
 import { CLI } from '../helpers/cli.js';
 import type { TestPostgres } from '../helpers/postgres.js';
 import { POSTGRES_SKIP, startPostgres } from '../helpers/postgres.js';
+import type { ServeProcess } from '../helpers/serve-process.js';
+import { startServe } from '../helpers/serve-process.js';
 
 const ROOT = new URL('../../', import.meta.url).pathname;
 const BUILD_BOUND_MS = Number(process.env.A2A_TEST_UPGRADE_BUILD_MS ?? 300_000);
@@ -108,36 +109,6 @@ async function buildPrevious(): Promise<PreviousBuild | string> {
 let previous: Promise<PreviousBuild | string> | undefined;
 const previousBuild = () => (previous ??= buildPrevious());
 
-interface Replica {
-  child: ChildProcessWithoutNullStreams;
-  url: string;
-  exit: Promise<number | null>;
-  output(): string;
-}
-
-function serve(cli: readonly string[], configFile: string): Promise<Replica> {
-  const child = spawn(process.execPath, [...cli, 'serve', '--config', configFile, '--port', '0', '--log-level', 'info']);
-  let out = '';
-  let err = '';
-  child.stdout.on('data', (d: Buffer) => (out += d.toString()));
-  child.stderr.on('data', (d: Buffer) => (err += d.toString()));
-  const exit = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`serve did not start: ${out} ${err}`)), 60_000);
-    child.stdout.on('data', () => {
-      const m = /serving (http:\/\/[^/\s]+)\//.exec(out);
-      if (m) {
-        clearTimeout(timer);
-        resolve({ child, url: m[1]!, exit, output: () => out + err });
-      }
-    });
-    void exit.then((code) => {
-      clearTimeout(timer);
-      reject(new Error(`serve exited with ${code}: ${out} ${err}`));
-    });
-  });
-}
-
 async function json(url: string, init: RequestInit = {}): Promise<{ status: number; body: Record<string, unknown> }> {
   const res = await fetch(url, init);
   return { status: res.status, body: (await res.json()) as Record<string, unknown> };
@@ -165,14 +136,16 @@ interface Ready {
   ready: boolean;
   replica: { id: string; role: 'leader' | 'follower'; epoch: number; digest: string | null; storeDigest: string | null; inSync: boolean; refusesToLead?: string };
 }
-const readyz = async (r: Replica) => (await json(`${r.url}/readyz`)).body as unknown as Ready;
+const readyz = async (r: ServeProcess) => (await json(`${r.url}/readyz`)).body as unknown as Ready;
 
-/** Error lines (pino level 50 and above) a replica logged. */
-const errorsIn = (r: Replica) =>
-  r
+/** Error lines (pino level 50 and above) a replica logged (all of its log: none of it was dropped). */
+const errorsIn = (r: ServeProcess) => {
+  assert.equal(r.dropped, 0, 'the whole log was kept');
+  return r
     .output()
     .split('\n')
     .filter((line) => /"level":(5|6)\d/.test(line));
+};
 
 interface PgClient {
   connect(): Promise<void>;
@@ -185,7 +158,7 @@ describe('rolling upgrades: two releases on one PostgreSQL (child processes)', {
   let pg: TestPostgres;
   let dir: string;
   let billing: RunningPeer;
-  const started: Replica[] = [];
+  const started: ServeProcess[] = [];
   let databases = 0;
 
   const sql = async (database: string, text: string, params: unknown[] = []) => {
@@ -223,7 +196,7 @@ describe('rolling upgrades: two releases on one PostgreSQL (child processes)', {
   };
 
   const start = async (cli: readonly string[], configFile: string) => {
-    const r = await serve(cli, configFile);
+    const r = await startServe({ cli, config: configFile, logLevel: 'info', startTimeoutMs: 60_000 });
     started.push(r);
     return r;
   };
@@ -235,8 +208,7 @@ describe('rolling upgrades: two releases on one PostgreSQL (child processes)', {
   });
 
   after(async () => {
-    for (const r of started) if (r.child.exitCode === null && r.child.signalCode === null) r.child.kill('SIGTERM');
-    await Promise.all(started.map((r) => r.exit));
+    await Promise.all(started.map((r) => r.stop()));
     await billing.close();
     await pg.close();
     await rm(dir, { recursive: true, force: true });
@@ -278,7 +250,7 @@ describe('rolling upgrades: two releases on one PostgreSQL (child processes)', {
     const current = (JSON.parse((await sql(database, "SELECT value FROM a2ad_state WHERE key = 'current'"))[0]!.value as string) as { digest: string }).digest;
     assert.ok(journalBefore.length > 0 && snapshotsBefore.length > 0);
 
-    leader.child.kill('SIGKILL');
+    leader.signal('SIGKILL');
     await leader.exit;
     const led = await waitFor(async () => {
       const r = await readyz(follower);
@@ -313,8 +285,7 @@ describe('rolling upgrades: two releases on one PostgreSQL (child processes)', {
       .map((e) => e.content?.parts?.[0]?.text);
     assert.deepEqual(said, ['Explain my invoice', 'Another invoice question', 'One more invoice'], 'one history, three turns');
     assert.deepEqual([...errorsIn(leader), ...errorsIn(follower)], [], 'no replica logged an error');
-    follower.child.kill('SIGTERM');
-    assert.equal(await follower.exit, 0);
+    assert.deepEqual(await follower.stop(), { code: 0, signal: null });
   };
 
   test('an old leader and a new follower: the leader killed, the new replica leads and nothing is lost', async (t) => {
@@ -337,8 +308,7 @@ describe('rolling upgrades: two releases on one PostgreSQL (child processes)', {
       const r = await readyz(first);
       return r.ready && r.replica.role === 'leader' && r.replica.digest !== null ? r : undefined;
     }, 'a leader published');
-    first.child.kill('SIGTERM');
-    assert.equal(await first.exit, 0);
+    assert.deepEqual(await first.stop(), { code: 0, signal: null });
     const published = (JSON.parse((await sql(database, "SELECT value FROM a2ad_state WHERE key = 'current'"))[0]!.value as string) as { digest: string }).digest;
     // What a newer release's migration leaves in knex's table.
     const batch = (await sql(database, 'SELECT MAX(batch) AS b FROM a2ad_migrations'))[0]!.b as number;

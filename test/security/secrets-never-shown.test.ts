@@ -9,13 +9,12 @@
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
 import type { Browser } from 'playwright-core';
-import { CLI } from '../helpers/cli.js';
+import { startServe, type ServeProcess } from '../helpers/serve-process.js';
 import { CLIENT_ID, CLIENT_SECRET, startIdp, startSecured0314, startSecured1x, type RunningIdp, type SecuredPeer } from '../auth/secured-peers.js';
 import { launchBrowser, openPage, text, until } from '../web/browser.js';
 
@@ -25,8 +24,7 @@ let oauthPeer: SecuredPeer;
 let bearerPeer: SecuredPeer;
 let staticBearer: string;
 let dir: string;
-let child: ChildProcessWithoutNullStreams;
-let out = '';
+let serve: ServeProcess | undefined;
 let base = '';
 let browser: Browser;
 
@@ -68,33 +66,18 @@ before(async () => {
   };
   const file = join(dir, 'discovery.yaml');
   await writeFile(file, stringify(config));
-  child = spawn(process.execPath, [...CLI, 'serve', '--config', file, '--port', '0', '--log-level', 'debug'], {
+  serve = await startServe({
+    config: file,
+    logLevel: 'debug',
     env: { ...process.env, A2AD_TEST_ADMIN_TOKEN: ADMIN_TOKEN, A2AD_TEST_CLIENT_SECRET: CLIENT_SECRET, A2AD_TEST_STATIC_BEARER: staticBearer },
   });
-  child.stdout.on('data', (d: Buffer) => (out += d.toString()));
-  child.stderr.on('data', (d: Buffer) => (out += d.toString()));
-  base = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`serve did not start: ${out}`)), 30_000);
-    const check = (): void => {
-      const m = /serving (http:\/\/[^/\s]+)\//.exec(out);
-      if (m) {
-        clearTimeout(timer);
-        resolve(m[1]!);
-      }
-    };
-    child.stdout.on('data', check);
-    child.on('exit', (code) => reject(new Error(`serve exited with ${code}: ${out}`)));
-  });
+  base = serve.url;
   browser = await launchBrowser();
 });
 
 after(async () => {
   await browser?.close();
-  if (child !== undefined && child.exitCode === null) {
-    const exited = new Promise((r) => child.on('exit', r));
-    child.kill('SIGTERM');
-    await exited;
-  }
+  await serve?.stop();
   await oauthPeer?.close();
   await bearerPeer?.close();
   await idp?.close();
@@ -184,6 +167,8 @@ test('no secret in any log line, API answer, journal row, event, metric or page'
   assertNoSecret('page responses', bodies.join('\n'));
 
   // Finally the process's own output, at log level debug.
+  const out = serve!.output();
+  assert.equal(serve!.dropped, 0, 'all of serve\'s output was kept');
   assert.match(out, /debug|"level":20/i, 'serve logged at debug level');
   assertNoSecret('serve stdout/stderr', out);
 });

@@ -7,45 +7,13 @@
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import type { ChildProcessWithoutNullStreams } from 'node:child_process';
-import { spawn } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
 import type { GatedPeer } from '../helpers/gated-peer.js';
 import { startGatedPeer } from '../helpers/gated-peer.js';
-import { CLI } from '../helpers/cli.js';
-
-interface Serving {
-  child: ChildProcessWithoutNullStreams;
-  url: string;
-  output: () => string;
-  exit: Promise<number | null>;
-}
-
-function serve(configFile: string): Promise<Serving> {
-  const child = spawn(process.execPath, [...CLI, 'serve', '--config', configFile, '--port', '0', '--log-level', 'info']);
-  let out = '';
-  let err = '';
-  child.stdout.on('data', (d: Buffer) => (out += d.toString()));
-  child.stderr.on('data', (d: Buffer) => (err += d.toString()));
-  const exit = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`serve did not start: ${out} ${err}`)), 30_000);
-    child.stdout.on('data', () => {
-      const m = /serving (http:\/\/[^/\s]+)\//.exec(out);
-      if (m) {
-        clearTimeout(timer);
-        resolve({ child, url: m[1]!, output: () => out + err, exit });
-      }
-    });
-    void exit.then((code) => {
-      clearTimeout(timer);
-      reject(new Error(`serve exited with ${code}: ${out} ${err}`));
-    });
-  });
-}
+import { startServe } from '../helpers/serve-process.js';
 
 async function json(url: string, init: RequestInit = {}): Promise<{ status: number; headers: Headers; body: Record<string, unknown> }> {
   const res = await fetch(url, init);
@@ -108,7 +76,7 @@ describe('serve drains on SIGTERM (child process)', () => {
 
   test('SIGTERM during a slow turn: it finishes with its reply, new turns get 503 + Retry-After, /readyz is unready, SSE readers are told to reconnect, exit 0', async () => {
     peer.reset();
-    const s = await serve(await config('slow.yaml', 20_000));
+    const s = await startServe({ config: await config('slow.yaml', 20_000), logLevel: 'info' });
     try {
       await waitFor(async () => ((await json(`${s.url}/readyz`)).body.ready === true ? true : undefined), 'the service ready');
       let opened!: () => void;
@@ -118,7 +86,7 @@ describe('serve drains on SIGTERM (child process)', () => {
       const turn = chat(s.url, 'Explain my invoice');
       await peer.entered();
 
-      s.child.kill('SIGTERM');
+      s.signal('SIGTERM');
       const readyz = await waitFor(async () => {
         const r = await json(`${s.url}/readyz`);
         return r.status === 503 ? r : undefined;
@@ -142,50 +110,50 @@ describe('serve drains on SIGTERM (child process)', () => {
       assert.equal(done.status, 200, JSON.stringify(done.body));
       assert.equal(done.body.reply, 'billing: your invoice is paid');
       assert.equal(done.body.author, 'billing_agent');
-      assert.equal(await s.exit, 0, s.output());
+      assert.deepEqual(await s.exit, { code: 0, signal: null }, s.output());
       assert.match(s.output(), /draining: \/readyz reports unready/);
       assert.match(s.output(), /draining: event streams told to reconnect elsewhere/);
     } finally {
-      if (s.child.exitCode === null) s.child.kill('SIGKILL');
+      s.signal('SIGKILL');
     }
   });
 
   test('a turn that outlasts server.drainTimeoutMs is aborted and says so; the process still exits 0', async () => {
     peer.reset();
-    const s = await serve(await config('short.yaml', 200));
+    const s = await startServe({ config: await config('short.yaml', 200), logLevel: 'info' });
     try {
       await waitFor(async () => ((await json(`${s.url}/readyz`)).body.ready === true ? true : undefined), 'the service ready');
       const turn = chat(s.url, 'Explain my invoice');
       await peer.entered();
-      s.child.kill('SIGTERM');
+      s.signal('SIGTERM');
       const done = await turn;
       assert.equal(done.status, 503, JSON.stringify(done.body));
       assert.equal(done.body.error, 'aborted');
       assert.match(String(done.body.message), /server\.drainTimeoutMs/);
       assert.ok(Number(done.headers.get('retry-after')) > 0);
-      assert.equal(await s.exit, 0, s.output());
+      assert.deepEqual(await s.exit, { code: 0, signal: null }, s.output());
       assert.match(s.output(), /did not finish within server\.drainTimeoutMs and were aborted/);
     } finally {
       peer.open();
-      if (s.child.exitCode === null) s.child.kill('SIGKILL');
+      s.signal('SIGKILL');
     }
   });
 
   test('a second SIGTERM during the drain stops at once, with 143', async () => {
     peer.reset();
-    const s = await serve(await config('second.yaml', 60_000));
+    const s = await startServe({ config: await config('second.yaml', 60_000), logLevel: 'info' });
     try {
       await waitFor(async () => ((await json(`${s.url}/readyz`)).body.ready === true ? true : undefined), 'the service ready');
       const turn = chat(s.url, 'Explain my invoice').catch(() => undefined);
       await peer.entered();
-      s.child.kill('SIGTERM');
+      s.signal('SIGTERM');
       await waitFor(async () => ((await json(`${s.url}/readyz`)).status === 503 ? true : undefined), 'the drain begun');
-      s.child.kill('SIGTERM');
-      assert.equal(await s.exit, 143, s.output());
+      s.signal('SIGTERM');
+      assert.deepEqual(await s.exit, { code: 143, signal: null }, s.output());
       await turn;
     } finally {
       peer.open();
-      if (s.child.exitCode === null) s.child.kill('SIGKILL');
+      s.signal('SIGKILL');
     }
   });
 });

@@ -7,8 +7,6 @@
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import type { ChildProcessWithoutNullStreams } from 'node:child_process';
-import { spawn } from 'node:child_process';
 import { mkdtemp, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -19,45 +17,8 @@ import { startAdkPeer } from '../helpers/a2a-peers.js';
 import type { RunningV1Server } from '../helpers/a2a-v1-server.js';
 import { startV1Server } from '../helpers/a2a-v1-server.js';
 import { adkStyleCard } from '../helpers/cards.js';
-import { CLI, runCli } from '../helpers/cli.js';
-
-interface Serving {
-  child: ChildProcessWithoutNullStreams;
-  url: string;
-  exit: Promise<number | null>;
-  stop(): Promise<number | null>;
-}
-
-function serve(configFile: string): Promise<Serving> {
-  const child = spawn(process.execPath, [...CLI, 'serve', '--config', configFile, '--port', '0', '--log-level', 'warn']);
-  let out = '';
-  let err = '';
-  child.stdout.on('data', (d: Buffer) => (out += d.toString()));
-  child.stderr.on('data', (d: Buffer) => (err += d.toString()));
-  const exit = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`serve did not start: ${out} ${err}`)), 30_000);
-    child.stdout.on('data', () => {
-      const m = /serving (http:\/\/[^/\s]+)\//.exec(out);
-      if (m) {
-        clearTimeout(timer);
-        resolve({
-          child,
-          url: m[1]!,
-          exit,
-          stop: () => {
-            child.kill('SIGTERM');
-            return exit;
-          },
-        });
-      }
-    });
-    void exit.then((code) => {
-      clearTimeout(timer);
-      reject(new Error(`serve exited with ${code}: ${out} ${err}`));
-    });
-  });
-}
+import { runCli } from '../helpers/cli.js';
+import { startServe } from '../helpers/serve-process.js';
 
 async function json(url: string, init: RequestInit = {}): Promise<{ status: number; body: Record<string, unknown> }> {
   const res = await fetch(url, init);
@@ -139,7 +100,7 @@ after(async () => {
 describe('serve restarted on its SQLite store (child processes)', () => {
   test('keeps snapshots, pins, owners, conversations and the journal; revalidates conditionally; serves a down peer stale; refuses a second process', async () => {
     // --- first run -------------------------------------------------------------------------
-    const first = await serve(configFile);
+    const first = await startServe({ config: configFile });
     let digest: string;
     let version: number;
     let secret1: string;
@@ -177,7 +138,7 @@ describe('serve restarted on its SQLite store (child processes)', () => {
       const metrics = await (await fetch(`${first.url}/metrics`)).text();
       assert.match(metrics, /a2a_discovery_store_up\{kind="sqlite"\} 1/);
     } finally {
-      assert.equal(await first.stop(), 0, 'stops cleanly on SIGTERM');
+      assert.deepEqual(await first.stop(), { code: 0, signal: null }, 'stops cleanly on SIGTERM');
     }
     const file = join(dir, 'data', 'a2a-discovery.sqlite');
     assert.ok((await stat(file)).size > 0);
@@ -193,7 +154,7 @@ describe('serve restarted on its SQLite store (child processes)', () => {
 
     // --- the warranty peer goes down; restart ----------------------------------------------
     await warranty.close();
-    const again = await serve(configFile);
+    const again = await startServe({ config: configFile });
     try {
       await waitFor(async () => ((await fetch(`${again.url}/readyz`)).status === 200 ? true : undefined), 'ready again');
       const snap = (await json(`${again.url}/api/snapshot`)).body;
@@ -247,7 +208,7 @@ describe('serve restarted on its SQLite store (child processes)', () => {
       );
       assert.ok(after.some((e) => e.type === 'card.result' && e.endpoint === billing.baseUrl && e.outcome === 'revalidated'));
     } finally {
-      assert.equal(await again.stop(), 0);
+      assert.deepEqual(await again.stop(), { code: 0, signal: null });
     }
 
     // The conversation kept its history in ADK's tables on the same file: two turns of r-2.

@@ -6,8 +6,6 @@
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import type { ChildProcessWithoutNullStreams } from 'node:child_process';
-import { spawn } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -17,42 +15,9 @@ import { startAdkPeer } from '../helpers/a2a-peers.js';
 import type { RunningV1Server } from '../helpers/a2a-v1-server.js';
 import { startV1Server } from '../helpers/a2a-v1-server.js';
 import { adkStyleCard } from '../helpers/cards.js';
-import { CLI } from '../helpers/cli.js';
-
-
-interface Serving {
-  child: ChildProcessWithoutNullStreams;
-  url: string;
-  stdout: () => string;
-  stderr: () => string;
-  exit: Promise<number | null>;
-}
-
-function serve(configFile: string, extra: string[] = [], env: NodeJS.ProcessEnv = {}): Promise<Serving> {
-  const child = spawn(process.execPath, [...CLI, 'serve', '--config', configFile, '--port', '0', '--log-level', 'warn', ...extra], {
-    env: { ...process.env, ...env },
-  });
-  let out = '';
-  let err = '';
-  child.stdout.on('data', (d: Buffer) => (out += d.toString()));
-  child.stderr.on('data', (d: Buffer) => (err += d.toString()));
-  const exit = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`serve did not start: ${out} ${err}`)), 30_000);
-    const check = () => {
-      const m = /serving (http:\/\/[^/\s]+)\//.exec(out);
-      if (m) {
-        clearTimeout(timer);
-        resolve({ child, url: m[1]!, stdout: () => out, stderr: () => err, exit });
-      }
-    };
-    child.stdout.on('data', check);
-    void exit.then((code) => {
-      clearTimeout(timer);
-      reject(new Error(`serve exited with ${code}: ${out} ${err}`));
-    });
-  });
-}
+import { runCli } from '../helpers/cli.js';
+import type { ServeExit } from '../helpers/serve-process.js';
+import { startServe } from '../helpers/serve-process.js';
 
 let dir: string;
 let billing: RunningPeer;
@@ -111,7 +76,8 @@ async function waitFor<T>(fn: () => Promise<T | undefined>, what: string, timeou
 
 describe('a2a-discovery serve (child process)', () => {
   test('every API route, SSE resumption, metrics, and a clean shutdown on SIGTERM', async () => {
-    const s = await serve(await writeConfig('ok.yaml', config()));
+    const s = await startServe({ config: await writeConfig('ok.yaml', config()) });
+    let stopped: Promise<ServeExit>;
     try {
       assert.deepEqual((await json(`${s.url}/healthz`)).body, { ok: true });
       await waitFor(async () => ((await fetch(`${s.url}/readyz`)).status === 200 ? true : undefined), 'ready');
@@ -210,22 +176,20 @@ describe('a2a-discovery serve (child process)', () => {
       }
       assert.match(metrics, /^a2a_discovery_snapshot_version [1-9]/m);
     } finally {
-      s.child.kill('SIGTERM');
+      stopped = s.stop();
     }
-    assert.equal(await s.exit, 0, `exit code after SIGTERM (stderr: ${s.stderr()})`);
+    assert.deepEqual(await stopped, { code: 0, signal: null }, `exit code after SIGTERM (stderr: ${s.stderr()})`);
   });
 
   test('a non-loopback bind needs a token, and then every API call checks it', async () => {
     const noToken = await writeConfig('public-no-token.yaml', config({ server: { host: '0.0.0.0', port: 0 } }));
-    const refused = spawn(process.execPath, [...CLI, 'serve', '--config', noToken]);
-    let err = '';
-    refused.stderr.on('data', (d: Buffer) => (err += d.toString()));
-    const code = await new Promise<number | null>((r) => refused.on('exit', r));
-    assert.equal(code, 1);
-    assert.match(err, /public-no-token\.yaml:\d+:\d+ server/);
+    const refused = await runCli(['serve', '--config', noToken]);
+    assert.equal(refused.code, 1);
+    assert.match(refused.stderr, /public-no-token\.yaml:\d+:\d+ server/);
 
     const withToken = await writeConfig('public.yaml', config({ server: { host: '0.0.0.0', port: 0, tokenEnv: 'TEST_SERVE_TOKEN' } }));
-    const s = await serve(withToken, [], { TEST_SERVE_TOKEN: 'correct-horse' });
+    const s = await startServe({ config: withToken, env: { ...process.env, TEST_SERVE_TOKEN: 'correct-horse' } });
+    let stopped: Promise<ServeExit>;
     try {
       const local = s.url.replace('0.0.0.0', '127.0.0.1');
       assert.equal((await fetch(`${local}/api/snapshot`)).status, 401);
@@ -235,20 +199,18 @@ describe('a2a-discovery serve (child process)', () => {
       const ok = await fetch(`${local}/api/endpoints`, { headers: { authorization: 'Bearer correct-horse' } });
       assert.equal(ok.status, 200);
     } finally {
-      s.child.kill('SIGTERM');
+      stopped = s.stop();
     }
-    assert.equal(await s.exit, 0);
+    assert.deepEqual(await stopped, { code: 0, signal: null });
   });
 
   test('configuration errors are printed with file, line and column, and serve exits 1', async () => {
     const file = join(dir, 'broken.yaml');
     await writeFile(file, 'allow: [https://ok.example.com]\nstatic:\n  - name: Bad Name\n    url: https://ok.example.com/\n    description: x\n    tags: [nope]\nfrobnicate: true\n');
-    const child = spawn(process.execPath, [...CLI, 'serve', '--config', file]);
-    let err = '';
-    child.stderr.on('data', (d: Buffer) => (err += d.toString()));
-    assert.equal(await new Promise((r) => child.on('exit', r)), 1);
-    assert.match(err, /broken\.yaml:3:\d+ static\[0\]\.name/);
-    assert.match(err, /broken\.yaml:7:1 frobnicate/);
+    const run = await runCli(['serve', '--config', file]);
+    assert.equal(run.code, 1);
+    assert.match(run.stderr, /broken\.yaml:3:\d+ static\[0\]\.name/);
+    assert.match(run.stderr, /broken\.yaml:7:1 frobnicate/);
   });
 });
 
@@ -260,11 +222,9 @@ test('a port already in use is a clear usage error (exit 2), not a crash', async
   try {
     const file = join(dir, 'busy.yaml');
     await writeFile(file, stringify(config()));
-    const child = spawn(process.execPath, [...CLI, 'serve', '--config', file, '--port', String(port)]);
-    let err = '';
-    child.stderr.on('data', (d: Buffer) => (err += d.toString()));
-    assert.equal(await new Promise((r) => child.on('exit', r)), 2);
-    assert.match(err, new RegExp(`127\\.0\\.0\\.1:${port} is already in use`));
+    const run = await runCli(['serve', '--config', file, '--port', String(port)]);
+    assert.equal(run.code, 2);
+    assert.match(run.stderr, new RegExp(`127\\.0\\.0\\.1:${port} is already in use`));
   } finally {
     blocker.close();
   }

@@ -9,8 +9,6 @@
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import type { ChildProcessWithoutNullStreams } from 'node:child_process';
-import { spawn } from 'node:child_process';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -21,7 +19,9 @@ import { stringify } from 'yaml';
 import type { RunningPeer } from '../helpers/a2a-peers.js';
 import { startAdkPeer } from '../helpers/a2a-peers.js';
 import { adkStyleCard } from '../helpers/cards.js';
-import { CLI, runCli } from '../helpers/cli.js';
+import { runCli } from '../helpers/cli.js';
+import type { ServeProcess } from '../helpers/serve-process.js';
+import { startServe } from '../helpers/serve-process.js';
 
 // ---- A loopback OTLP/HTTP receiver -------------------------------------------------------------
 
@@ -134,13 +134,6 @@ async function startReceiver(): Promise<Receiver> {
 
 // ---- serve as a child process -------------------------------------------------------------------
 
-interface Serving {
-  child: ChildProcessWithoutNullStreams;
-  url: string;
-  output: () => string;
-  exit: Promise<number | null>;
-}
-
 /** Only the OTEL_* variables a test gives: none inherited from the machine running the tests. */
 function envWith(vars: Record<string, string>): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = {};
@@ -148,33 +141,7 @@ function envWith(vars: Record<string, string>): NodeJS.ProcessEnv {
   return { ...env, ...vars };
 }
 
-function serve(configFile: string, vars: Record<string, string>): Promise<Serving> {
-  const child = spawn(process.execPath, [...CLI, 'serve', '--config', configFile, '--port', '0', '--log-level', 'warn'], { env: envWith(vars) });
-  let out = '';
-  child.stdout.on('data', (d: Buffer) => (out += d.toString()));
-  child.stderr.on('data', (d: Buffer) => (out += d.toString()));
-  const exit = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`serve did not start: ${out}`)), 60_000);
-    const check = () => {
-      const m = /serving (http:\/\/[^/\s]+)\//.exec(out);
-      if (m) {
-        clearTimeout(timer);
-        resolve({ child, url: m[1]!, output: () => out, exit });
-      }
-    };
-    child.stdout.on('data', check);
-    void exit.then((code) => {
-      clearTimeout(timer);
-      reject(new Error(`serve exited with ${code}: ${out}`));
-    });
-  });
-}
-
-async function stop(s: Serving): Promise<number | null> {
-  s.child.kill('SIGTERM');
-  return s.exit;
-}
+const serve = (config: string, vars: Record<string, string>): Promise<ServeProcess> => startServe({ config, env: envWith(vars), startTimeoutMs: 60_000 });
 
 async function waitFor<T>(fn: () => Promise<T | undefined>, what: string, timeoutMs = 20_000): Promise<T> {
   const end = Date.now() + timeoutMs;
@@ -249,7 +216,7 @@ function chat(url: string, body: Record<string, unknown>, headers: Record<string
   return fetch(`${url}/api/chat`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
 }
 
-async function ready(s: Serving): Promise<void> {
+async function ready(s: ServeProcess): Promise<void> {
   await waitFor(async () => ((await fetch(`${s.url}/readyz`)).status === 200 ? true : undefined), 'the first snapshot');
 }
 
@@ -290,7 +257,7 @@ describe('serve exports OTLP/HTTP to the collector OTEL_EXPORTER_OTLP_ENDPOINT n
         await fetch(`${s.url}/api/snapshot?apiKey=query-value-91d3`, { headers: admin });
         assert.deepEqual(receiver.received.filter((r) => r.path === '/v1/traces'), [], 'still buffered (OTEL_BSP_SCHEDULE_DELAY)');
       } finally {
-        assert.equal(await stop(s), 0, s.output());
+        assert.deepEqual(await s.stop(), { code: 0, signal: null }, s.output());
       }
 
       const traces = receiver.received.filter((r) => r.path === '/v1/traces');
@@ -379,7 +346,7 @@ describe('serve exports OTLP/HTTP to the collector OTEL_EXPORTER_OTLP_ENDPOINT n
           assert.equal(((await res.json()) as { traceId: unknown }).traceId, null, JSON.stringify(vars));
           assert.equal(res.headers.get('traceresponse'), null);
         } finally {
-          assert.equal(await stop(s), 0, s.output());
+          assert.deepEqual(await s.stop(), { code: 0, signal: null }, s.output());
         }
       }
       assert.deepEqual(receiver.received, [], 'the receiver saw no request');
