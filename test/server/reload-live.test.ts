@@ -7,8 +7,6 @@
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import type { ChildProcessWithoutNullStreams } from 'node:child_process';
-import { spawn } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -16,40 +14,15 @@ import { stringify } from 'yaml';
 import type { RunningPeer } from '../helpers/a2a-peers.js';
 import { startAdkPeer } from '../helpers/a2a-peers.js';
 import { adkStyleCard } from '../helpers/cards.js';
-import { CLI } from '../helpers/cli.js';
 import type { JsonServer } from '../helpers/json-server.js';
 import { startJsonServer } from '../helpers/json-server.js';
+import type { ServeProcess } from '../helpers/serve-process.js';
+import { startServe } from '../helpers/serve-process.js';
 
 const TOKEN = 'reload-live-admin-token-0123456789abcdef';
 const auth = { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' };
 
-interface Serving {
-  child: ChildProcessWithoutNullStreams;
-  url: string;
-  exit: Promise<number | null>;
-}
 
-function serve(configFile: string): Promise<Serving> {
-  const child = spawn(process.execPath, [...CLI, 'serve', '--config', configFile, '--port', '0', '--log-level', 'warn']);
-  let out = '';
-  child.stdout.on('data', (d: Buffer) => (out += d.toString()));
-  child.stderr.on('data', (d: Buffer) => (out += d.toString()));
-  const exit = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`serve did not start: ${out}`)), 30_000);
-    child.stdout.on('data', () => {
-      const m = /serving (http:\/\/[^/\s]+)\//.exec(out);
-      if (m) {
-        clearTimeout(timer);
-        resolve({ child, url: m[1]!, exit });
-      }
-    });
-    void exit.then((code) => {
-      clearTimeout(timer);
-      reject(new Error(`serve exited with ${code}: ${out}`));
-    });
-  });
-}
 
 async function json(url: string, init: RequestInit = {}): Promise<{ status: number; body: Record<string, unknown> }> {
   const res = await fetch(url, { ...init, headers: { ...auth, ...(init.headers as Record<string, string> | undefined) } });
@@ -71,7 +44,7 @@ let dir: string;
 let file: string;
 let billing: RunningPeer;
 let registry: JsonServer;
-let s: Serving;
+let s: ServeProcess;
 
 function config(limits: Record<string, unknown>): Record<string, unknown> {
   return {
@@ -103,14 +76,11 @@ before(async () => {
   await writeFile(join(dir, 'token'), TOKEN);
   await writeFile(join(dir, 'registry-key'), 'registry-key-one\n');
   await writeFile(file, stringify(config({ maxBodyBytes: 4096 })));
-  s = await serve(file);
+  s = await startServe({ config: file });
 });
 
 after(async () => {
-  if (s.child.exitCode === null) {
-    s.child.kill('SIGTERM');
-    await s.exit;
-  }
+  await s.stop();
   await Promise.all([billing.close(), registry.close()]);
   await rm(dir, { recursive: true, force: true });
 });
@@ -122,7 +92,7 @@ describe('serve: limits live on reload; a reload through the API is journaled (c
   test('server.limits.maxBodyBytes lowered + SIGHUP: the next request over it is 413 naming the key', async () => {
     assert.equal((await json(`${s.url}/api/refresh`, { method: 'POST', body })).status, 200, 'under the limit at start');
     await writeFile(file, stringify(config({ maxBodyBytes: 1024 })));
-    s.child.kill('SIGHUP');
+    s.signal('SIGHUP');
     const [reloaded] = await waitFor(async () => {
       const e = await events('config.reloaded');
       return e.length > 0 ? e : undefined;
@@ -132,7 +102,7 @@ describe('serve: limits live on reload; a reload through the API is journaled (c
     assert.equal(r.status, 413);
     assert.equal(r.body.message, 'the request body is larger than 1024 bytes (server.limits.maxBodyBytes)');
     assert.equal((await json(`${s.url}/api/refresh`, { method: 'POST', body: '{}' })).status, 200, 'a small body still passes');
-    assert.equal(s.child.exitCode, null);
+    assert.ok(s.running);
   });
 
   test('a limit fixed at start (a socket timeout) is refused naming its key; the live limit stays', async () => {
@@ -162,7 +132,7 @@ describe('serve: limits live on reload; a reload through the API is journaled (c
     await waitFor(async () => (keysSeen().includes('registry-key-one') ? true : undefined), 'the registry asked with the first key');
     const reloads = (await events('config.reloaded')).length;
     await writeFile(join(dir, 'registry-key'), 'registry-key-two\n');
-    s.child.kill('SIGHUP');
+    s.signal('SIGHUP');
     const [reloaded] = await waitFor(async () => {
       const e = await events('config.reloaded');
       return e.length > reloads ? e.slice(reloads) : undefined;

@@ -7,8 +7,6 @@
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import type { ChildProcessWithoutNullStreams } from 'node:child_process';
-import { spawn } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -16,37 +14,12 @@ import { stringify } from 'yaml';
 import type { RunningPeer } from '../helpers/a2a-peers.js';
 import { startAdkPeer } from '../helpers/a2a-peers.js';
 import { adkStyleCard } from '../helpers/cards.js';
-import { CLI } from '../helpers/cli.js';
 import type { TestPostgres } from '../helpers/postgres.js';
 import { POSTGRES_SKIP, startPostgres } from '../helpers/postgres.js';
+import type { ServeProcess } from '../helpers/serve-process.js';
+import { startServe } from '../helpers/serve-process.js';
 
-interface Replica {
-  child: ChildProcessWithoutNullStreams;
-  url: string;
-  exit: Promise<number | null>;
-}
 
-function serve(configFile: string): Promise<Replica> {
-  const child = spawn(process.execPath, [...CLI, 'serve', '--config', configFile, '--port', '0', '--log-level', 'warn']);
-  let out = '';
-  child.stdout.on('data', (d: Buffer) => (out += d.toString()));
-  child.stderr.on('data', (d: Buffer) => (out += d.toString()));
-  const exit = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`serve did not start: ${out}`)), 30_000);
-    child.stdout.on('data', () => {
-      const m = /serving (http:\/\/[^/\s]+)\//.exec(out);
-      if (m) {
-        clearTimeout(timer);
-        resolve({ child, url: m[1]!, exit });
-      }
-    });
-    void exit.then((code) => {
-      clearTimeout(timer);
-      reject(new Error(`serve exited with ${code}: ${out}`));
-    });
-  });
-}
 
 async function json(url: string): Promise<Record<string, unknown>> {
   return (await (await fetch(url)).json()) as Record<string, unknown>;
@@ -62,9 +35,9 @@ async function waitFor<T>(fn: () => Promise<T | undefined>, what: string): Promi
   throw new Error(`gave up waiting for ${what}`);
 }
 
-const names = async (r: Replica) => (((await json(`${r.url}/api/snapshot`)).agents as Array<{ localName: string }> | undefined) ?? []).map((a) => a.localName).sort();
-const role = async (r: Replica) => ((await json(`${r.url}/readyz`)).replica as { role: string; inSync: boolean } | undefined);
-const reloads = async (r: Replica) => ((await json(`${r.url}/api/events`)).events as Array<{ type: string; changed?: string[] }>).filter((e) => e.type === 'config.reloaded');
+const names = async (r: ServeProcess) => (((await json(`${r.url}/api/snapshot`)).agents as Array<{ localName: string }> | undefined) ?? []).map((a) => a.localName).sort();
+const role = async (r: ServeProcess) => ((await json(`${r.url}/readyz`)).replica as { role: string; inSync: boolean } | undefined);
+const reloads = async (r: ServeProcess) => ((await json(`${r.url}/api/events`)).events as Array<{ type: string; changed?: string[] }>).filter((e) => e.type === 'config.reloaded');
 
 describe('reload on two replicas on one PostgreSQL (child processes)', { skip: POSTGRES_SKIP }, () => {
   let pg: TestPostgres;
@@ -72,7 +45,7 @@ describe('reload on two replicas on one PostgreSQL (child processes)', { skip: P
   let file: string;
   let billing: RunningPeer;
   let returns: RunningPeer;
-  const replicas: Replica[] = [];
+  const replicas: ServeProcess[] = [];
 
   const config = (withReturns: boolean) =>
     stringify({
@@ -102,12 +75,11 @@ describe('reload on two replicas on one PostgreSQL (child processes)', { skip: P
     file = join(dir, 'discovery.yaml');
     await writeFile(file, config(false));
     // One after another: the first takes the lock and discovers; the second follows.
-    for (let i = 0; i < 2; i++) replicas.push(await serve(file));
+    for (let i = 0; i < 2; i++) replicas.push(await startServe({ config: file }));
   });
 
   after(async () => {
-    for (const r of replicas) if (r.child.exitCode === null) r.child.kill('SIGTERM');
-    await Promise.all(replicas.map((r) => r.exit));
+    await Promise.all(replicas.map((r) => r.stop()));
     await Promise.all([billing.close(), returns.close()]);
     await pg.close();
     await rm(dir, { recursive: true, force: true });
@@ -123,18 +95,18 @@ describe('reload on two replicas on one PostgreSQL (child processes)', { skip: P
     assert.ok(leader !== follower);
 
     await writeFile(file, config(true));
-    follower.child.kill('SIGHUP');
+    follower.signal('SIGHUP');
     const [applied] = await waitFor(async () => {
       const r = await reloads(follower);
       return r.length > 0 ? r : undefined;
     }, 'the follower\'s config.reloaded');
     assert.deepEqual(applied!.changed, ['static']);
-    assert.equal(follower.child.exitCode, null);
+    assert.ok(follower.running);
     // The leader publishes; it has not reloaded yet.
     await fetch(`${leader.url}/api/refresh`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
     assert.deepEqual([await names(leader), await names(follower)], [['billing_agent'], ['billing_agent']]);
 
-    leader.child.kill('SIGHUP');
+    leader.signal('SIGHUP');
     for (const r of [leader, follower]) {
       await waitFor(async () => ((await names(r)).includes('returns_agent') ? true : undefined), 'the added agent on every replica');
     }
@@ -149,13 +121,13 @@ describe('reload on two replicas on one PostgreSQL (child processes)', { skip: P
     // Only the follower reads the file without the returns agent; the leader keeps publishing it.
     await writeFile(file, config(false));
     const before = (await reloads(follower)).length;
-    follower.child.kill('SIGHUP');
+    follower.signal('SIGHUP');
     await waitFor(async () => ((await reloads(follower)).length > before ? true : undefined), 'the follower\'s second config.reloaded');
     await fetch(`${leader.url}/api/refresh`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
     assert.deepEqual(await names(follower), ['billing_agent', 'returns_agent'], 'the leader still publishes its settings');
     const version = (await json(`${follower.url}/api/snapshot`)).version as number;
 
-    leader.child.kill('SIGKILL');
+    leader.signal('SIGKILL');
     await leader.exit;
     await waitFor(async () => ((await role(follower))?.role === 'leader' ? true : undefined), 'the follower leading');
     await waitFor(async () => ((await names(follower)).join() === 'billing_agent' ? true : undefined), 'a snapshot with the follower\'s reloaded settings');

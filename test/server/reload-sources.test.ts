@@ -9,8 +9,6 @@
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import type { ChildProcessWithoutNullStreams } from 'node:child_process';
-import { spawn } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -21,37 +19,12 @@ import { signCard } from '../../packages/core/src/card/index.js';
 import type { RunningPeer } from '../helpers/a2a-peers.js';
 import { startAdkPeer } from '../helpers/a2a-peers.js';
 import { adkStyleCard } from '../helpers/cards.js';
-import { CLI } from '../helpers/cli.js';
 import type { JsonServer } from '../helpers/json-server.js';
 import { startJsonServer } from '../helpers/json-server.js';
+import type { ServeProcess } from '../helpers/serve-process.js';
+import { startServe } from '../helpers/serve-process.js';
 
-interface Serving {
-  child: ChildProcessWithoutNullStreams;
-  url: string;
-  exit: Promise<number | null>;
-}
 
-function serve(configFile: string): Promise<Serving> {
-  const child = spawn(process.execPath, [...CLI, 'serve', '--config', configFile, '--port', '0', '--log-level', 'warn']);
-  let out = '';
-  child.stdout.on('data', (d: Buffer) => (out += d.toString()));
-  child.stderr.on('data', (d: Buffer) => (out += d.toString()));
-  const exit = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`serve did not start: ${out}`)), 30_000);
-    child.stdout.on('data', () => {
-      const m = /serving (http:\/\/[^/\s]+)\//.exec(out);
-      if (m) {
-        clearTimeout(timer);
-        resolve({ child, url: m[1]!, exit });
-      }
-    });
-    void exit.then((code) => {
-      clearTimeout(timer);
-      reject(new Error(`serve exited with ${code}: ${out}`));
-    });
-  });
-}
 
 async function json(url: string): Promise<Record<string, unknown>> {
   return (await (await fetch(url)).json()) as Record<string, unknown>;
@@ -74,7 +47,7 @@ let billing: RunningPeer;
 let shipping: RunningPeer;
 let returns: RunningPeer;
 let registry: JsonServer;
-let s: Serving;
+let s: ServeProcess;
 let reloads = 0;
 /** The public keys (JWK JSON): ours signed the card, theirs did not. */
 const signedBy = { ours: '', theirs: '' };
@@ -113,7 +86,7 @@ async function names(): Promise<string[]> {
 /** Writes the file, sends SIGHUP and returns the `config.reloaded` event it caused. */
 async function reload(next: Record<string, unknown>): Promise<Record<string, unknown>> {
   await writeFile(file, stringify(next));
-  s.child.kill('SIGHUP');
+  s.signal('SIGHUP');
   const e = await waitFor(async () => {
     const all = ((await json(`${s.url}/api/events`)).events as Array<Record<string, unknown>>).filter((x) => x.type === 'config.reloaded' || x.type === 'config.refused');
     return all.length > reloads ? all[reloads] : undefined;
@@ -145,15 +118,12 @@ before(async () => {
   registry.routes.set('/signed/.well-known/agent-card.json', { body: card, headers: { 'cache-control': 'max-age=3600' } });
   file = join(dir, 'discovery.yaml');
   await writeFile(file, stringify(config({ registries: [registrySource('partners', '/partners', 3_600_000)] })));
-  s = await serve(file);
+  s = await startServe({ config: file });
   await waitForNames(['billing_agent', 'shipping_agent']);
 });
 
 after(async () => {
-  if (s.child.exitCode === null) {
-    s.child.kill('SIGTERM');
-    await s.exit;
-  }
+  await s.stop();
   await Promise.all([billing.close(), shipping.close(), returns.close(), registry.close()]);
   await rm(dir, { recursive: true, force: true });
 });

@@ -8,8 +8,6 @@
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import type { ChildProcessWithoutNullStreams } from 'node:child_process';
-import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -18,38 +16,12 @@ import { stringify } from 'yaml';
 import type { RunningPeer } from '../helpers/a2a-peers.js';
 import { startAdkPeer } from '../helpers/a2a-peers.js';
 import { adkStyleCard } from '../helpers/cards.js';
-import { CLI } from '../helpers/cli.js';
 import type { JsonServer } from '../helpers/json-server.js';
 import { startJsonServer } from '../helpers/json-server.js';
+import type { ServeProcess } from '../helpers/serve-process.js';
+import { startServe } from '../helpers/serve-process.js';
 
-interface Serving {
-  child: ChildProcessWithoutNullStreams;
-  url: string;
-  output: () => string;
-  exit: Promise<number | null>;
-}
 
-function serve(configFile: string): Promise<Serving> {
-  const child = spawn(process.execPath, [...CLI, 'serve', '--config', configFile, '--port', '0', '--log-level', 'warn']);
-  let out = '';
-  child.stdout.on('data', (d: Buffer) => (out += d.toString()));
-  child.stderr.on('data', (d: Buffer) => (out += d.toString()));
-  const exit = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`serve did not start: ${out}`)), 30_000);
-    child.stdout.on('data', () => {
-      const m = /serving (http:\/\/[^/\s]+)\//.exec(out);
-      if (m) {
-        clearTimeout(timer);
-        resolve({ child, url: m[1]!, output: () => out, exit });
-      }
-    });
-    void exit.then((code) => {
-      clearTimeout(timer);
-      reject(new Error(`serve exited with ${code}: ${out}`));
-    });
-  });
-}
 
 async function json(url: string, init: RequestInit = {}): Promise<{ status: number; body: Record<string, unknown> }> {
   const res = await fetch(url, init);
@@ -74,7 +46,7 @@ let billing: RunningPeer;
 let returns: RunningPeer;
 let shipping: RunningPeer;
 let registry: JsonServer;
-let s: Serving;
+let s: ServeProcess;
 
 /** Billing (static), returns (static once added), shipping (proposed by a registry, while allowed). */
 function config(o: { returns?: boolean; allowShipping?: boolean; extra?: Record<string, unknown> } = {}): Record<string, unknown> {
@@ -117,14 +89,11 @@ before(async () => {
   registry.routes.set('/agents', { body: { agents: [{ name: 'shipping_agent', url: shipping.baseUrl, tags: ['shipping'] }] } });
   file = join(dir, 'discovery.yaml');
   await writeFile(file, stringify(config()));
-  s = await serve(file);
+  s = await startServe({ config: file });
 });
 
 after(async () => {
-  if (s.child.exitCode === null) {
-    s.child.kill('SIGTERM');
-    await s.exit;
-  }
+  await s.stop();
   await Promise.all([billing.close(), returns.close(), shipping.close(), registry.close()]);
   await rm(dir, { recursive: true, force: true });
 });
@@ -144,16 +113,16 @@ describe('serve: reload without restart (child process)', () => {
 
     const text = stringify(config({ returns: true }));
     await writeFile(file, text);
-    const pid = s.child.pid;
-    s.child.kill('SIGHUP');
+    const pid = s.pid;
+    s.signal('SIGHUP');
     const next = await waitFor(async () => {
       const a = await agents();
       return a.names.includes('returns_agent') ? a : undefined;
     }, 'a snapshot with the added agent');
     assert.deepEqual(next.names, ['billing_agent', 'returns_agent', 'shipping_agent']);
     assert.ok(next.version > first.version);
-    assert.equal(s.child.exitCode, null, 'still running');
-    assert.equal(s.child.pid, pid);
+    assert.ok(s.running, 'still running');
+    assert.equal(s.pid, pid);
 
     const [reloaded] = await waitFor(async () => {
       const e = await events('config.reloaded');
@@ -213,7 +182,7 @@ describe('serve: reload without restart (child process)', () => {
     assert.deepEqual(r.body.problems, ['server.port cannot change without a restart']);
     assert.deepEqual(r.body.changed, ['server.port']);
     assert.deepEqual(await agents(), before);
-    assert.equal(s.child.exitCode, null);
+    assert.ok(s.running);
   });
 
   test('a routing threshold change: the routing is evaluated again against the new minimum', async () => {
