@@ -19,6 +19,7 @@ import { startAdkPeer } from '../helpers/a2a-peers.js';
 import { adkStyleCard } from '../helpers/cards.js';
 import { runCli } from '../helpers/cli.js';
 import { startServe } from '../helpers/serve-process.js';
+import { waitFor } from '../helpers/wait-for.js';
 
 async function json(url: string, init: RequestInit = {}): Promise<{ status: number; body: Record<string, unknown> }> {
   const res = await fetch(url, init);
@@ -27,16 +28,6 @@ async function json(url: string, init: RequestInit = {}): Promise<{ status: numb
 
 const post = (url: string, body: unknown, headers: Record<string, string> = {}) =>
   json(url, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
-
-/** Polls `fn` every 50 ms until it returns a value (at most 15 s: a bound, not an assertion). */
-async function waitFor<T>(fn: () => Promise<T | undefined>, what: string): Promise<T> {
-  for (let i = 0; i < 300; i++) {
-    const v = await fn();
-    if (v !== undefined) return v;
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  throw new Error(`gave up waiting for ${what}`);
-}
 
 function sql<T>(file: string, statement: string, mode = sqlite3.OPEN_READONLY): Promise<T[]> {
   return new Promise((resolve, reject) => {

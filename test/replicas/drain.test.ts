@@ -17,6 +17,7 @@ import type { TestPostgres } from '../helpers/postgres.js';
 import { POSTGRES_SKIP, startPostgres } from '../helpers/postgres.js';
 import type { ServeProcess } from '../helpers/serve-process.js';
 import { startServe } from '../helpers/serve-process.js';
+import { waitFor } from '../helpers/wait-for.js';
 
 async function json(url: string, init: RequestInit = {}): Promise<{ status: number; body: Record<string, unknown> }> {
   const res = await fetch(url, init);
@@ -25,16 +26,6 @@ async function json(url: string, init: RequestInit = {}): Promise<{ status: numb
 
 const post = (url: string, body: unknown, headers: Record<string, string> = {}) =>
   json(url, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
-
-/** Polls `fn` every 50 ms until it returns a value, at most `boundMs` (a bound, not a timing assertion). */
-async function waitFor<T>(fn: () => Promise<T | undefined>, what: string, boundMs = 30_000): Promise<T> {
-  for (let i = 0; i < boundMs / 50; i++) {
-    const v = await fn().catch(() => undefined);
-    if (v !== undefined) return v;
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  throw new Error(`gave up waiting for ${what}`);
-}
 
 interface Ready {
   ready: boolean;

@@ -25,6 +25,7 @@ import type { TestPostgres } from '../helpers/postgres.js';
 import { POSTGRES_SKIP, startPostgres } from '../helpers/postgres.js';
 import type { ServeProcess } from '../helpers/serve-process.js';
 import { startServe } from '../helpers/serve-process.js';
+import { waitFor } from '../helpers/wait-for.js';
 import { launchBrowser, openPage, text, until } from '../web/browser.js';
 
 async function json(url: string, init: RequestInit = {}): Promise<{ status: number; body: Record<string, unknown> }> {
@@ -34,21 +35,6 @@ async function json(url: string, init: RequestInit = {}): Promise<{ status: numb
 
 const post = (url: string, body: unknown, headers: Record<string, string> = {}) =>
   json(url, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
-
-/** Polls `fn` every 50 ms until it returns a value (at most `boundMs`, 30 s by default: a bound, not an assertion). */
-async function waitFor<T>(fn: () => Promise<T | undefined>, what: string, boundMs = 30_000): Promise<T> {
-  let last: unknown;
-  for (let i = 0; i < boundMs / 50; i++) {
-    try {
-      const v = await fn();
-      if (v !== undefined) return v;
-    } catch (err) {
-      last = err;
-    }
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  throw new Error(`gave up waiting for ${what}${last ? `: ${(last as Error).message}` : ''}`);
-}
 
 interface ReplicaInfo {
   id: string;

@@ -34,6 +34,7 @@ import type { TestPostgres } from '../helpers/postgres.js';
 import { POSTGRES_SKIP, startPostgres } from '../helpers/postgres.js';
 import type { ServeProcess } from '../helpers/serve-process.js';
 import { startServe } from '../helpers/serve-process.js';
+import { waitFor } from '../helpers/wait-for.js';
 
 const ROOT = new URL('../../', import.meta.url).pathname;
 const BUILD_BOUND_MS = Number(process.env.A2A_TEST_UPGRADE_BUILD_MS ?? 300_000);
@@ -116,21 +117,6 @@ async function json(url: string, init: RequestInit = {}): Promise<{ status: numb
 
 const post = (url: string, body: unknown, headers: Record<string, string> = {}) =>
   json(url, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
-
-/** Polls `fn` every 50 ms until it returns a value (at most `boundMs`: a bound, not an assertion). */
-async function waitFor<T>(fn: () => Promise<T | undefined>, what: string, boundMs = 30_000): Promise<T> {
-  let last: unknown;
-  for (let i = 0; i < boundMs / 50; i++) {
-    try {
-      const v = await fn();
-      if (v !== undefined) return v;
-    } catch (err) {
-      last = err;
-    }
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  throw new Error(`gave up waiting for ${what}${last ? `: ${(last as Error).message}` : ''}`);
-}
 
 interface Ready {
   ready: boolean;

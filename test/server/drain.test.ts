@@ -14,6 +14,7 @@ import { stringify } from 'yaml';
 import type { GatedPeer } from '../helpers/gated-peer.js';
 import { startGatedPeer } from '../helpers/gated-peer.js';
 import { startServe } from '../helpers/serve-process.js';
+import { waitFor } from '../helpers/wait-for.js';
 
 async function json(url: string, init: RequestInit = {}): Promise<{ status: number; headers: Headers; body: Record<string, unknown> }> {
   const res = await fetch(url, init);
@@ -21,16 +22,6 @@ async function json(url: string, init: RequestInit = {}): Promise<{ status: numb
 }
 
 const chat = (url: string, message: string) => json(`${url}/api/chat`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ message }) });
-
-/** Polls `fn` every 50 ms until it returns a value (at most 30 s: a bound, not an assertion). */
-async function waitFor<T>(fn: () => Promise<T | undefined>, what: string): Promise<T> {
-  for (let i = 0; i < 600; i++) {
-    const v = await fn().catch(() => undefined);
-    if (v !== undefined) return v;
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  throw new Error(`gave up waiting for ${what}`);
-}
 
 /** Reads an event stream to its end (the server closes it); resolves with everything it said. */
 async function readStream(url: string, opened: () => void): Promise<string> {

@@ -18,26 +18,14 @@ import type { JsonServer } from '../helpers/json-server.js';
 import { startJsonServer } from '../helpers/json-server.js';
 import type { ServeProcess } from '../helpers/serve-process.js';
 import { startServe } from '../helpers/serve-process.js';
+import { waitFor } from '../helpers/wait-for.js';
 
 const TOKEN = 'reload-live-admin-token-0123456789abcdef';
 const auth = { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' };
 
-
-
 async function json(url: string, init: RequestInit = {}): Promise<{ status: number; body: Record<string, unknown> }> {
   const res = await fetch(url, { ...init, headers: { ...auth, ...(init.headers as Record<string, string> | undefined) } });
   return { status: res.status, body: (await res.json()) as Record<string, unknown> };
-}
-
-/** Polls `fn` until it gives a value (bounded: 20 s). */
-async function waitFor<T>(fn: () => Promise<T | undefined>, what: string): Promise<T> {
-  const end = Date.now() + 20_000;
-  for (;;) {
-    const v = await fn();
-    if (v !== undefined) return v;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
 }
 
 let dir: string;

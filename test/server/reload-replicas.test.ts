@@ -18,21 +18,10 @@ import type { TestPostgres } from '../helpers/postgres.js';
 import { POSTGRES_SKIP, startPostgres } from '../helpers/postgres.js';
 import type { ServeProcess } from '../helpers/serve-process.js';
 import { startServe } from '../helpers/serve-process.js';
-
-
+import { waitFor } from '../helpers/wait-for.js';
 
 async function json(url: string): Promise<Record<string, unknown>> {
   return (await (await fetch(url)).json()) as Record<string, unknown>;
-}
-
-/** Polls `fn` every 50 ms until it returns a value (bounded: 30 s). */
-async function waitFor<T>(fn: () => Promise<T | undefined>, what: string): Promise<T> {
-  for (let i = 0; i < 600; i++) {
-    const v = await fn().catch(() => undefined);
-    if (v !== undefined) return v;
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  throw new Error(`gave up waiting for ${what}`);
 }
 
 const names = async (r: ServeProcess) => (((await json(`${r.url}/api/snapshot`)).agents as Array<{ localName: string }> | undefined) ?? []).map((a) => a.localName).sort();

@@ -20,23 +20,11 @@ import type { JsonServer } from '../helpers/json-server.js';
 import { startJsonServer } from '../helpers/json-server.js';
 import type { ServeProcess } from '../helpers/serve-process.js';
 import { startServe } from '../helpers/serve-process.js';
-
-
+import { waitFor } from '../helpers/wait-for.js';
 
 async function json(url: string, init: RequestInit = {}): Promise<{ status: number; body: Record<string, unknown> }> {
   const res = await fetch(url, init);
   return { status: res.status, body: (await res.json()) as Record<string, unknown> };
-}
-
-/** Polls `fn` until it gives a value (bounded: 20 s). */
-async function waitFor<T>(fn: () => Promise<T | undefined>, what: string): Promise<T> {
-  const end = Date.now() + 20_000;
-  for (;;) {
-    const v = await fn();
-    if (v !== undefined) return v;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
 }
 
 const jsonType = { 'content-type': 'application/json' };

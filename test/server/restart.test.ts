@@ -19,20 +19,11 @@ import { startV1Server } from '../helpers/a2a-v1-server.js';
 import { adkStyleCard } from '../helpers/cards.js';
 import { runCli } from '../helpers/cli.js';
 import { startServe } from '../helpers/serve-process.js';
+import { waitFor } from '../helpers/wait-for.js';
 
 async function json(url: string, init: RequestInit = {}): Promise<{ status: number; body: Record<string, unknown> }> {
   const res = await fetch(url, init);
   return { status: res.status, body: (await res.json()) as Record<string, unknown> };
-}
-
-/** Polls `fn` every 50 ms until it returns a value (at most 15 s: a bound, not an assertion). */
-async function waitFor<T>(fn: () => Promise<T | undefined>, what: string): Promise<T> {
-  for (let i = 0; i < 300; i++) {
-    const v = await fn();
-    if (v !== undefined) return v;
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  throw new Error(`gave up waiting for ${what}`);
 }
 
 const post = (url: string, body: unknown, headers: Record<string, string> = {}) =>

@@ -18,6 +18,7 @@ import { adkStyleCard } from '../helpers/cards.js';
 import { runCli } from '../helpers/cli.js';
 import type { ServeExit } from '../helpers/serve-process.js';
 import { startServe } from '../helpers/serve-process.js';
+import { waitFor } from '../helpers/wait-for.js';
 
 let dir: string;
 let billing: RunningPeer;
@@ -62,16 +63,6 @@ after(async () => {
 async function json(url: string, init: RequestInit = {}): Promise<{ status: number; body: Record<string, unknown> }> {
   const res = await fetch(url, init);
   return { status: res.status, body: (await res.json()) as Record<string, unknown> };
-}
-
-async function waitFor<T>(fn: () => Promise<T | undefined>, what: string, timeoutMs = 10_000): Promise<T> {
-  const end = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await fn();
-    if (v !== undefined) return v;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
 }
 
 describe('a2a-discovery serve (child process)', () => {

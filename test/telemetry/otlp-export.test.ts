@@ -22,6 +22,7 @@ import { adkStyleCard } from '../helpers/cards.js';
 import { runCli } from '../helpers/cli.js';
 import type { ServeProcess } from '../helpers/serve-process.js';
 import { startServe } from '../helpers/serve-process.js';
+import { waitFor } from '../helpers/wait-for.js';
 
 // ---- A loopback OTLP/HTTP receiver -------------------------------------------------------------
 
@@ -142,16 +143,6 @@ function envWith(vars: Record<string, string>): NodeJS.ProcessEnv {
 }
 
 const serve = (config: string, vars: Record<string, string>): Promise<ServeProcess> => startServe({ config, env: envWith(vars), startTimeoutMs: 60_000 });
-
-async function waitFor<T>(fn: () => Promise<T | undefined>, what: string, timeoutMs = 20_000): Promise<T> {
-  const end = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await fn();
-    if (v !== undefined) return v;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
 
 // ---- the scene: one peer behind a credential, an admin token, people with OIDC bearers ----------
 
