@@ -57,7 +57,7 @@ const LIVE_KEYS: readonly string[] = Object.freeze([
 ]);
 
 /** A configuration read for a reload, with its secrets. */
-export interface PreparedReload {
+interface PreparedReload {
   readonly options: ServiceOptions;
   /** Keys whose secrets changed while the file did not (a trusted key's file rewritten): applied as changed. */
   readonly changed: readonly string[];
