@@ -180,6 +180,34 @@ describe('HealthTracker (P4: no flapping)', () => {
     assert.equal(h2.observe(URL_A, GOOD, { enterAfter: 1 })?.to, 'healthy');
   });
 
+  test('a removed endpoint that answered once and failed again stays out, and its reason does not claim it left after one failure', async () => {
+    const clock = new VirtualClock({ wallStart: 1_000_000 });
+    const h = new HealthTracker({}, clock);
+    feed(h, URL_A, [true, true]);
+    feed(h, URL_A, repeat(false, 5), { usable: (f) => f <= 4 });
+    assert.equal(h.get(URL_A)?.state, 'removed');
+    await clock.advance(1_000);
+    // One good observation (a 304 revalidation): its card is usable again, 1 of 2 before it returns.
+    assert.equal(h.observe(URL_A, GOOD), undefined);
+    await clock.advance(1_000);
+    // Then one failed fetch (an invalid body) while the revalidated card is still usable.
+    assert.equal(h.observe(URL_A, { failures: 1, usable: true }), undefined);
+    const status = h.get(URL_A)!;
+    assert.deepEqual([status.state, status.usable, status.failures, status.successes], ['removed', true, 1, 0], 'the failure starts the count of good observations again');
+    assert.equal(status.since, 1_000_000, 'still out since it left');
+    assert.doesNotMatch(status.reason, /consecutive failed fetch/);
+    assert.equal(status.reason, '1 failed fetch since it last answered (its card is usable again); it returns after 2 good observations in a row');
+    // Failures again with no usable card, fewer than leaveAfter: said as such.
+    assert.equal(h.observe(URL_A, { failures: 2, usable: false }), undefined);
+    assert.equal(h.get(URL_A)!.reason, '2 failed fetches since it last answered and no usable card; it returns after 2 good observations in a row');
+    // As many failures as made it leave, card past its staleness: the reason it left, again.
+    h.observe(URL_A, { failures: 3, usable: false });
+    assert.equal(h.get(URL_A)!.reason, '3 consecutive failed fetches and its card is past its allowed staleness');
+    // Two good observations in a row bring it back.
+    assert.equal(h.observe(URL_A, GOOD), undefined);
+    assert.equal(h.observe(URL_A, GOOD)?.to, 'healthy');
+  });
+
   test('thresholds are configurable, and values below 1 are treated as 1', () => {
     const h = new HealthTracker({ enterAfter: 3, leaveAfter: 5 });
     assert.deepEqual(

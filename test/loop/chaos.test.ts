@@ -22,8 +22,10 @@
  * 3. Invalid content never enters a snapshot (or the cache): every card's `rawSha256` is the hash
  *    of a valid body that very endpoint served; no malformed body ever appears.
  * 4. An agent with a usable card is never dropped for backoff alone: health leaves only after
- *    `leaveAfter` failed fetches with an unusable card, critical agents never leave, health and
- *    cache count the same failures, and a selected member is in the published snapshot.
+ *    `leaveAfter` failed fetches with an unusable card (a removed endpoint has a usable card again
+ *    only after it answered; it stays out until `enterAfter` good observations in a row), critical
+ *    agents never leave, health and cache count the same failures, and a selected member is in
+ *    the published snapshot.
  * 5. Alerts with a key pair with their resolutions (no second raise before the resolve, no
  *    resolve without a raise), and the unresolved ones are exactly `loop.activeAlerts`.
  * 6. In-flight requests never exceed `maxConcurrentFetches` overall and `maxFetchesPerOrigin`
@@ -190,11 +192,19 @@ test(`chaos: 200 endpoints, ${CYCLES} refresh cycles, readers and turns on a vir
   /** Timeouts of endpoints that were not hanging: the real-time deadline passed under load. */
   const spuriousTimeouts: string[] = [];
   let sweptSinceWarmup = false;
+  /**
+   * Endpoints with a successful fetch since health last removed them: their card is usable again,
+   * yet they stay out until `enterAfter` good observations in a row (a failed fetch in between
+   * starts the count again). Health removes only with an unusable card, so a removed endpoint
+   * with a usable card must be one of these.
+   */
+  const answeredSinceRemoval = new Set<string>();
   let racedWarmups = 0;
   const bump = (k: string) => counts.set(k, (counts.get(k) ?? 0) + 1);
   const stream = new EventStream({ wallNow: () => clock.wallNow(), onListenerError: (err) => problems.push(`event listener threw: ${String(err)}`) });
   stream.subscribe((e: DiscoveryEvent) => {
     bump(e.type === 'card.result' ? `card.${e.outcome}` : e.type === 'alert' ? `alert:${e.kind}` : e.type);
+    if (e.type === 'card.result' && (e.outcome === 'changed' || e.outcome === 'unchanged' || e.outcome === 'revalidated')) answeredSinceRemoval.add(e.endpoint);
     if (e.type === 'card.result' && e.code === 'ERR_FETCH_TIMEOUT' && byUrl.get(e.endpoint)?.ep.mode.mode !== 'hang') {
       spuriousTimeouts.push(`cycle ${cycle} ${e.endpoint}: ${e.reason}`);
     }
@@ -221,6 +231,7 @@ test(`chaos: 200 endpoints, ${CYCLES} refresh cycles, readers and turns on a vir
       sweptSinceWarmup = true;
       expiredSessions.add(e.sessionId);
     } else if (e.type === 'health.changed' && e.to === 'removed') {
+      answeredSinceRemoval.delete(e.endpoint);
       if (e.failures < LEAVE_AFTER) problems.push(`${e.endpoint} left with ${e.failures} failures (< leaveAfter ${LEAVE_AFTER})`);
       if (critical.has(e.endpoint)) problems.push(`critical ${e.endpoint} was removed for health`);
     } else if (e.type === 'alert' && e.kind === 'publish-refused') {
@@ -490,7 +501,9 @@ test(`chaos: 200 endpoints, ${CYCLES} refresh cycles, readers and turns on a vir
       if (h && st.cache) check(h.failures === st.cache.failures || st.state.verdict === 'gone', `${st.baseUrl}: health counts ${h.failures} failures, the cache ${st.cache.failures}`);
       if (h?.state === 'removed') {
         check(!h.critical && !critical.has(st.baseUrl), `critical ${st.baseUrl} is removed`);
-        check(h.successes > 0 || !h.usable, `${st.baseUrl} is removed although its card is usable (${h.reason})`);
+        check(h.successes > 0 || !h.usable || answeredSinceRemoval.has(st.baseUrl), `${st.baseUrl} is removed although its card is usable and it has not answered since it left (${h.reason})`);
+        const claimed = /(\d+) consecutive failed fetch/.exec(h.reason);
+        check(claimed === null || Number(claimed[1]) >= LEAVE_AFTER, `${st.baseUrl} is removed, its reason says after fewer than ${LEAVE_AFTER} failures (${h.reason})`);
       }
       if (st.cache?.usable && h && (h.state === 'healthy' || h.state === 'degraded') && st.admitted && st.state.verdict !== 'gone') {
         if (st.verdict?.verdict === 'selected') check(s.agents.some((a) => a.baseUrl === st.baseUrl), `${st.baseUrl} is a selected member with a usable card but is not in v${s.version}`);

@@ -122,6 +122,45 @@ describe('health follows fetch outcomes', () => {
       await h.stop();
     }
   });
+  test('a removed agent that answers once and then fails while its card is usable again stays out until two good observations in a row, saying so', async () => {
+    const flaky = peer();
+    const other = peer();
+    // Discovered (not static): it enters after enterAfter = 2 good observations.
+    const registry = listSource('catalog');
+    registry.set([flaky, other].map((ep) => ({ name: ep.id, baseUrl: ep.baseUrl })));
+    const h = harness([registry], {}, { maxStaleMs: 30_000 });
+    const statusOf = async () => (await h.loop.status()).find((s) => s.baseUrl === flaky.baseUrl)!;
+    try {
+      await h.loop.start();
+      await h.cycle(0);
+      assert.deepEqual(h.names(), [flaky.id, other.id].sort());
+      flaky.set({ mode: 'status', status: 503 });
+      // Expires at 10 s, usable stale until 40 s: removed once past that.
+      for (let i = 0; i < 30 && (await statusOf()).health?.state !== 'removed'; i++) await h.cycle(2_000);
+      assert.equal((await statusOf()).health?.state, 'removed');
+      // It answers (a revalidation): one good observation of the two it needs.
+      flaky.set({ mode: 'ok' });
+      for (let i = 0; i < 10 && (await statusOf()).cache?.failures !== 0; i++) await h.cycle(1_000);
+      let st = await statusOf();
+      assert.deepEqual([st.health?.state, st.health?.successes, st.cache?.usable], ['removed', 1, true]);
+      // Then an invalid body once its card has expired: one failed fetch, the card served stale.
+      flaky.set({ mode: 'malformed', body: JSON.stringify({ name: flaky.id, description: 'no card' }) });
+      await h.cycle(11_000);
+      st = await statusOf();
+      assert.deepEqual([st.health?.state, st.health?.usable, st.health?.failures, st.cache?.failures, st.cache?.usable], ['removed', true, 1, 1, true]);
+      assert.deepEqual(h.names(), [other.id], 'hysteresis: still out of snapshots');
+      assert.equal(st.state.verdict, 'removed');
+      assert.doesNotMatch(st.state.reason, /consecutive failed fetch/, 'it did not leave after one failure');
+      assert.match(st.state.reason, /^1 failed fetch since it last answered \(its card is usable again\); it returns after 2 good observations in a row$/);
+      // Two good observations in a row bring it back, and the alert resolves after enterAfter cycles.
+      flaky.set({ mode: 'ok' });
+      for (let i = 0; i < 10 && !h.names().includes(flaky.id); i++) await h.cycle(1_000);
+      assert.deepEqual(h.names(), [flaky.id, other.id].sort());
+      assert.equal(h.alerts('repeated-failures').length, 1, 'one alert for the one removal');
+    } finally {
+      await h.stop();
+    }
+  });
 });
 
 describe('alerts are edge-triggered', () => {

@@ -7,6 +7,8 @@
  *   a cycle spent waiting in backoff is not a failure) **and** once its card can no longer be
  *   used (past its allowed staleness). In between it is `degraded`: still in snapshots, served
  *   stale. `leaveWhileUsable: true` drops it after the failures alone.
+ * - A removed endpoint returns after `enterAfter` good observations in a row; a failed fetch in
+ *   between starts the count again, even while the card it revalidated is usable.
  * - Critical agents are never removed for health reasons: they stay, flagged degraded.
  *
  * The cache decides what a fetch means; this tracker only turns its counters into states.
@@ -59,6 +61,11 @@ export interface HealthTransition {
 
 function leftBecause(failures: number, usable: boolean): string {
   return `${failures} consecutive failed fetches${usable ? '' : ' and its card is past its allowed staleness'}`;
+}
+
+/** A removed endpoint that answered since it left but failed again: not why it left (it may have failed fewer than `leaveAfter` times). */
+function stillOutBecause(failures: number, usable: boolean, enterAfter: number): string {
+  return `${failures} failed fetch${failures === 1 ? '' : 'es'} since it last answered${usable ? ' (its card is usable again)' : ' and no usable card'}; it returns after ${enterAfter} good observations in a row`;
 }
 
 /** Whether an endpoint in this state belongs in a snapshot. */
@@ -115,7 +122,8 @@ export class HealthTracker {
           state = 'healthy';
           reason = 'card fresh';
         } else if (good) reason = `${successes} of ${enterAfter} good observations before it enters`;
-        else if (prevState === 'removed' && failures > 0) reason = leftBecause(failures, usable);
+        // Removed: the failures that would remove it, or else (it answered since) what keeps it out.
+        else if (prevState === 'removed' && failures > 0) reason = failures >= this.#leaveAfter && (!usable || this.#leaveWhileUsable) ? leftBecause(failures, usable) : stillOutBecause(failures, usable, enterAfter);
         else if (!usable && failures > 0) reason = `no usable card (${failures} failed fetch${failures === 1 ? '' : 'es'})`;
         else if (!usable) reason = 'no card yet';
         else reason = `${failures} failed fetch${failures === 1 ? '' : 'es'} since its card`;
