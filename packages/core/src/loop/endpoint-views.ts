@@ -5,6 +5,7 @@
  */
 import type { CacheEntry, CardCache, EntryError } from '../cache/index.js';
 import { cardKindOf, effectiveEntry } from '../cache/index.js';
+import { cardIdentity } from '../cache/cache-entries.js';
 import type { CardAccess, UrlJudge } from '../card/index.js';
 import { cardAccess } from '../card/index.js';
 import type { Clock } from '../clock/index.js';
@@ -94,14 +95,15 @@ export class EndpointViews {
     this.#o = options;
   }
 
-  /** The access of each (frozen) card, computed once per card object: the credentials and the judge are fixed. */
-  readonly #access = new WeakMap<CacheEntry['card'], CardAccess>();
+  /** The access of each card, computed once per card (see `cardIdentity`): the credentials and the judge are fixed. */
+  readonly #access = new WeakMap<object, CardAccess>();
 
   async #accessOf(entry: CacheEntry): Promise<CardAccess> {
-    let access = this.#access.get(entry.card);
+    const card = cardIdentity(entry);
+    let access = this.#access.get(card);
     if (access === undefined) {
       access = await cardAccess(entry.card, entry.cardUrl, this.#o.access?.credentials, this.#o.access?.judge);
-      this.#access.set(entry.card, access);
+      this.#access.set(card, access);
     }
     return access;
   }
