@@ -164,7 +164,10 @@ test('selection reads the same cards before and after the collector took their m
   assert.deepEqual(first.selected.map((a) => a.baseUrl), [eps[0]!.baseUrl, eps[2]!.baseUrl]);
 
   await collect();
-  for (const c of candidates) assert.equal(modelSlot(c.entry)?.ref.deref(), undefined, 'the models were collected');
+  for (const c of candidates) {
+    assert.ok(modelSlot(c.entry) !== undefined, 'the entry holds its model through a slot');
+    assert.equal(modelSlot(c.entry)!.ref.deref(), undefined, 'the models were collected');
+  }
   const again = select();
   assert.deepEqual(view(again), view(first));
   // The matcher's memo and the facts beside each model answered: no model was built again.

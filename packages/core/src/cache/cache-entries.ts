@@ -27,7 +27,7 @@ interface ModelSlot extends CardFacts {
  * What the discovery loop reads of every card on every cycle or evaluation, kept beside a weakly
  * held model so that reading it never builds the model again.
  */
-export interface CardFacts {
+interface CardFacts {
   /** The card's `name`. */
   readonly name: string;
   /** Whether the card lists security requirements (only then does it have a security origin). */
