@@ -114,6 +114,8 @@ for (let j = 0; targets.length < ENDPOINTS; j++)
 interface Memory {
   rssMB: number;
   heapUsedMB: number;
+  /** The heap V8 has reserved (used, and freed but not returned to the system). */
+  heapTotalMB: number;
   externalMB: number;
   /** heapUsed + external above the process's start, per endpoint. */
   bytesPerEndpoint: number;
@@ -121,6 +123,7 @@ interface Memory {
 const memory = (m: NodeJS.MemoryUsage): Memory => ({
   rssMB: m.rss / MB,
   heapUsedMB: m.heapUsed / MB,
+  heapTotalMB: m.heapTotal / MB,
   externalMB: m.external / MB,
   bytesPerEndpoint: (m.heapUsed + m.external - memStart.heapUsed - memStart.external) / ENDPOINTS,
 });
@@ -144,7 +147,7 @@ try {
   assertClean('scale / populate', await cache.warm(performance.now() + 300_000), ENDPOINTS);
   populateSeconds = (performance.now() - t0) / 1000;
   held = memory(await settle());
-  log(`   ${fmt(populateSeconds, 1)} s; RSS ${fmt(held.rssMB, 0)} MB, heap ${fmt(held.heapUsedMB, 0)} MB, external ${fmt(held.externalMB, 0)} MB`);
+  log(`   ${fmt(populateSeconds, 1)} s; RSS ${fmt(held.rssMB, 0)} MB, heap ${fmt(held.heapUsedMB, 0)} MB (of ${fmt(held.heapTotalMB, 0)} MB reserved), external ${fmt(held.externalMB, 0)} MB`);
 
   log(`2. full revalidation sweeps: CardCache vs raw undici, ${ROUNDS} rounds`);
   sweep = await refreshBenchmark('scale sweep', server, [raw, cache], 'raw undici', {
@@ -225,7 +228,7 @@ out.push(
     ['measure', 'value'],
     [
       [`RSS of this process holding them (target < ${RSS_LIMIT_MB} MB)`, `${fmt(held.rssMB, 0)} MB — ${ok(verdicts.rssUnder500MB)}`],
-      ['heap used / external', `${fmt(held.heapUsedMB, 0)} MB / ${fmt(held.externalMB, 0)} MB`],
+      ['heap used / reserved / external', `${fmt(held.heapUsedMB, 0)} MB / ${fmt(held.heapTotalMB, 0)} MB / ${fmt(held.externalMB, 0)} MB`],
       ['heap + external above the process start, per endpoint', `${fmt(held.bytesPerEndpoint, 0)} B`],
       [`RSS after the loop published its ${fmt(ENDPOINTS, 0)}-agent snapshot`, afterLoop === undefined ? 'not measured (BENCH_SCALE_LOOP=0)' : `${fmt(afterLoop.rssMB, 0)} MB (heap ${fmt(afterLoop.heapUsedMB, 0)} MB)`],
       ['peak RSS of the run (includes the sweeps and the loop)', `${fmt(peakRssMB, 0)} MB`],
