@@ -13,11 +13,17 @@
  * The fault servers run in a child process (one process hosts every origin; 127.0.0.1 only). The
  * number of origins is capped by the open-file limit (`ulimit -n`): the servers need a listening
  * socket plus one connection per client per origin. Environment: BENCH_SCALE_ROUNDS (default 3),
- * BENCH_SCALE_ENDPOINTS (default 100,000), BENCH_SCALE_ORIGINS (default 1,000). Run with
+ * BENCH_SCALE_ENDPOINTS (default 100,000), BENCH_SCALE_ORIGINS (default 1,000), BENCH_SCALE_STORE
+ * (`memory`, the default, or `sqlite`: the cache's store is the `cards` of a SQLite state store
+ * in a temporary file, which persists every entry it is given). Run with
  * `--expose-gc` (the npm script does) so memory is read after a full GC. Writes
- * bench/results/scale.json; `npm run bench` shows its verdicts with its own.
+ * bench/results/scale.json (scale-sqlite.json with the SQLite store); `npm run bench` shows the
+ * verdicts of scale.json with its own.
  */
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { openStateStore, type StateStore } from '@a2a-discovery/store';
+import { VirtualClock } from '../packages/core/src/clock/index.js';
 import { machineMeta, writeResults } from './lib/results.js';
 import os from 'node:os';
 import { setImmediate as tick } from 'node:timers/promises';
@@ -49,6 +55,9 @@ const count = (name: string, fallback: number, max: number) => {
 const ROUNDS = count('BENCH_SCALE_ROUNDS', 3, 20);
 const ENDPOINTS = count('BENCH_SCALE_ENDPOINTS', 100_000, 200_000);
 const WANTED_ORIGINS = count('BENCH_SCALE_ORIGINS', 1_000, 5_000);
+const STORE = process.env['BENCH_SCALE_STORE'] === 'sqlite' ? 'sqlite' : 'memory';
+/** BENCH_SCALE_LOOP=0 leaves out step 3 (its first cycle finds every lookalike, which is long at this size). */
+const LOOP = process.env['BENCH_SCALE_LOOP'] !== '0';
 const CONCURRENCY = 32;
 const MAX_AGE_S = 300;
 const ADVANCE_MS = (MAX_AGE_S + 100) * 1000;
@@ -105,6 +114,8 @@ for (let j = 0; targets.length < ENDPOINTS; j++)
 interface Memory {
   rssMB: number;
   heapUsedMB: number;
+  /** The heap V8 has reserved (used, and freed but not returned to the system). */
+  heapTotalMB: number;
   externalMB: number;
   /** heapUsed + external above the process's start, per endpoint. */
   bytesPerEndpoint: number;
@@ -112,25 +123,31 @@ interface Memory {
 const memory = (m: NodeJS.MemoryUsage): Memory => ({
   rssMB: m.rss / MB,
   heapUsedMB: m.heapUsed / MB,
+  heapTotalMB: m.heapTotal / MB,
   externalMB: m.external / MB,
   bytesPerEndpoint: (m.heapUsed + m.external - memStart.heapUsed - memStart.external) / ENDPOINTS,
 });
 
-const cache = cacheSide('CardCache', targets, { policy, concurrency: CONCURRENCY, connectionsPerOrigin: 1, advanceMs: ADVANCE_MS });
+// With BENCH_SCALE_STORE=sqlite the cache keeps its entries in a SQLite state store (opened on the
+// cache's clock, which it translates stored times with), in a temporary directory removed at the end.
+const cacheClock = new VirtualClock({ wallStart: Date.now() });
+const sqliteDir = STORE === 'sqlite' ? mkdtempSync(join(os.tmpdir(), 'a2ad-scale-')) : undefined;
+const state: StateStore | undefined = sqliteDir === undefined ? undefined : await openStateStore(`sqlite:${join(sqliteDir, 'scale.sqlite')}`, { clock: cacheClock });
+const cache = cacheSide('CardCache', targets, { policy, concurrency: CONCURRENCY, connectionsPerOrigin: 1, advanceMs: ADVANCE_MS, clock: cacheClock, ...(state && { store: state.cards }) });
 const raw = rawSide('raw undici', targets, CONCURRENCY, 1);
 let populateSeconds: number;
 let held: Memory;
 let sweep: RefreshReport;
 const fresh: Array<{ seconds: number; cpuUsPerEndpoint: number; serverRequests: number; snapshotAgents: number; snapshotVersion: number }> = [];
-let firstCycleSeconds: number;
-let afterLoop: Memory;
+let firstCycleSeconds = NaN;
+let afterLoop: Memory | undefined;
 try {
   log(`1. populating the CardCache: ${fmt(ENDPOINTS, 0)} cards (200s, full checks)`);
   const t0 = performance.now();
   assertClean('scale / populate', await cache.warm(performance.now() + 300_000), ENDPOINTS);
   populateSeconds = (performance.now() - t0) / 1000;
   held = memory(await settle());
-  log(`   ${fmt(populateSeconds, 1)} s; RSS ${fmt(held.rssMB, 0)} MB, heap ${fmt(held.heapUsedMB, 0)} MB, external ${fmt(held.externalMB, 0)} MB`);
+  log(`   ${fmt(populateSeconds, 1)} s; RSS ${fmt(held.rssMB, 0)} MB, heap ${fmt(held.heapUsedMB, 0)} MB (of ${fmt(held.heapTotalMB, 0)} MB reserved), external ${fmt(held.externalMB, 0)} MB`);
 
   log(`2. full revalidation sweeps: CardCache vs raw undici, ${ROUNDS} rounds`);
   sweep = await refreshBenchmark('scale sweep', server, [raw, cache], 'raw undici', {
@@ -141,36 +158,40 @@ try {
     alreadyWarm: new Set(['CardCache']),
   });
 
-  log(`3. discovery loop over the same ${fmt(ENDPOINTS, 0)} entries, nothing due`);
-  const loop = benchLoop({ cache: cache.cache, clock: cache.clock, random: seededRandom(7), policy, targets });
-  const cycle = async () => {
-    const s0 = await server.stats();
-    const c0 = process.cpuUsage();
-    const t1 = performance.now();
-    const snap = await loop.refreshNow();
-    const seconds = (performance.now() - t1) / 1000;
-    const c1 = process.cpuUsage(c0);
-    const s1 = await server.stats();
-    return { seconds, cpuUsPerEndpoint: (c1.user + c1.system) / ENDPOINTS, serverRequests: s1.hits - s0.hits, snapshotAgents: snap?.agents.length ?? 0, snapshotVersion: snap?.version ?? 0 };
-  };
-  try {
-    const first = await cycle();
-    firstCycleSeconds = first.seconds;
-    if (first.snapshotAgents !== ENDPOINTS || first.serverRequests !== 0) throw new Error(`scale / first loop cycle: ${first.snapshotAgents} agents published, ${first.serverRequests} requests`);
-    await cycle();
-    for (let r = 0; r < ROUNDS && performance.now() - t00 < TOTAL_LIMIT_MS - 60_000; r++) {
-      const c = await cycle();
-      if (c.serverRequests !== 0 || c.snapshotAgents !== ENDPOINTS || c.snapshotVersion !== 1) {
-        throw new Error(`scale / fresh cycle ${r + 1}: ${c.serverRequests} requests, ${c.snapshotAgents} agents, snapshot version ${c.snapshotVersion}`);
+  if (LOOP) {
+    log(`3. discovery loop over the same ${fmt(ENDPOINTS, 0)} entries, nothing due`);
+    const loop = benchLoop({ cache: cache.cache, clock: cache.clock, random: seededRandom(7), policy, targets });
+    const cycle = async () => {
+      const s0 = await server.stats();
+      const c0 = process.cpuUsage();
+      const t1 = performance.now();
+      const snap = await loop.refreshNow();
+      const seconds = (performance.now() - t1) / 1000;
+      const c1 = process.cpuUsage(c0);
+      const s1 = await server.stats();
+      return { seconds, cpuUsPerEndpoint: (c1.user + c1.system) / ENDPOINTS, serverRequests: s1.hits - s0.hits, snapshotAgents: snap?.agents.length ?? 0, snapshotVersion: snap?.version ?? 0 };
+    };
+    try {
+      const first = await cycle();
+      firstCycleSeconds = first.seconds;
+      if (first.snapshotAgents !== ENDPOINTS || first.serverRequests !== 0) throw new Error(`scale / first loop cycle: ${first.snapshotAgents} agents published, ${first.serverRequests} requests`);
+      await cycle();
+      for (let r = 0; r < ROUNDS && performance.now() - t00 < TOTAL_LIMIT_MS - 60_000; r++) {
+        const c = await cycle();
+        if (c.serverRequests !== 0 || c.snapshotAgents !== ENDPOINTS || c.snapshotVersion !== 1) {
+          throw new Error(`scale / fresh cycle ${r + 1}: ${c.serverRequests} requests, ${c.snapshotAgents} agents, snapshot version ${c.snapshotVersion}`);
+        }
+        fresh.push(c);
       }
-      fresh.push(c);
+      afterLoop = memory(await settle());
+    } finally {
+      await loop.stop();
     }
-    afterLoop = memory(await settle());
-  } finally {
-    await loop.stop();
   }
 } finally {
   await cache.close();
+  await state?.close();
+  if (sqliteDir !== undefined) rmSync(sqliteDir, { recursive: true, force: true });
   await raw.close();
   await server.close();
 }
@@ -198,6 +219,7 @@ out.push(`Node ${process.version}, ${os.cpus().length} CPUs (${os.cpus()[0]?.mod
 out.push(
   `${fmt(ENDPOINTS, 0)} endpoints over ${fmt(ORIGINS, 0)} loopback origins${ORIGINS < WANTED_ORIGINS ? ` (${fmt(WANTED_ORIGINS, 0)} wanted; the open-file limit ${fdLimit} allows ${ORIGINS})` : ''} (open-file limit ${fdLimit}), fault servers in one child process; card body ${cardBytes} B, Cache-Control: public, max-age=${MAX_AGE_S}.`,
 );
+out.push(`The cache's store: ${STORE === 'sqlite' ? 'SQLite (a state store on a temporary file; every entry written)' : 'memory'}.`);
 out.push(`GC ${globalThis.gc ? 'forced before each memory reading' : 'NOT forced (run with --expose-gc)'}; median [min–max] over ${ROUNDS} rounds.`);
 out.push('');
 out.push(`1. Holding ${fmt(ENDPOINTS, 0)} cards in one CardCache (populated in ${fmt(populateSeconds, 1)} s: 200s, full card checks)`);
@@ -206,9 +228,9 @@ out.push(
     ['measure', 'value'],
     [
       [`RSS of this process holding them (target < ${RSS_LIMIT_MB} MB)`, `${fmt(held.rssMB, 0)} MB — ${ok(verdicts.rssUnder500MB)}`],
-      ['heap used / external', `${fmt(held.heapUsedMB, 0)} MB / ${fmt(held.externalMB, 0)} MB`],
+      ['heap used / reserved / external', `${fmt(held.heapUsedMB, 0)} MB / ${fmt(held.heapTotalMB, 0)} MB / ${fmt(held.externalMB, 0)} MB`],
       ['heap + external above the process start, per endpoint', `${fmt(held.bytesPerEndpoint, 0)} B`],
-      [`RSS after the loop published its ${fmt(ENDPOINTS, 0)}-agent snapshot`, `${fmt(afterLoop.rssMB, 0)} MB (heap ${fmt(afterLoop.heapUsedMB, 0)} MB)`],
+      [`RSS after the loop published its ${fmt(ENDPOINTS, 0)}-agent snapshot`, afterLoop === undefined ? 'not measured (BENCH_SCALE_LOOP=0)' : `${fmt(afterLoop.rssMB, 0)} MB (heap ${fmt(afterLoop.heapUsedMB, 0)} MB)`],
       ['peak RSS of the run (includes the sweeps and the loop)', `${fmt(peakRssMB, 0)} MB`],
       ['RSS at start, before any card', `${fmt(memStart.rss / MB, 0)} MB`],
     ],
@@ -255,6 +277,7 @@ const json = {
     openFileLimit: fdLimit,
     gcForced: globalThis.gc !== undefined,
     cardBytes,
+    store: STORE,
   },
   verdicts,
   memory: { start: memory(memStart), held, afterLoop, peakRssMB },
@@ -262,4 +285,4 @@ const json = {
   sweep,
   loop: { firstCycleSeconds, fresh, freshCpuUsPerEndpoint: freshCpu, freshWallUsPerEndpoint: freshWall },
 };
-log(`wrote ${writeResults('scale.json', json)} in ${((Date.now() - started.getTime()) / 1000).toFixed(0)} s`);
+log(`wrote ${writeResults(STORE === 'sqlite' ? 'scale-sqlite.json' : 'scale.json', json)} in ${((Date.now() - started.getTime()) / 1000).toFixed(0)} s`);

@@ -11,6 +11,7 @@ import { setImmediate as tick } from 'node:timers/promises';
 import { Agent, request } from 'undici';
 import { undiciCachingAgent } from './sides.js';
 import { CardCache, MemoryCardStore, type CacheEntry } from '../../packages/core/src/cache/index.js';
+import { withFields } from '../../packages/core/src/cache/cache-entries.js';
 import { createCardFetcher, HostPolicy } from '../../packages/core/src/fetch/index.js';
 import { runPool } from './pool.js';
 
@@ -43,7 +44,11 @@ export interface HeapBreakdown {
    * the cost of entry objects left in V8 dictionary mode (e.g. by `delete`).
    */
   entryShape: number;
-  /** The parsed card model, with everything reachable only from it (e.g. the ADK original kept in a WeakMap keyed by it). */
+  /**
+   * The parsed card model, with everything reachable only from it (e.g. the ADK original kept in a
+   * WeakMap keyed by it); for an entry holding its model weakly, what only the entry's slot keeps
+   * (its facts, the weak reference, a model not yet collected).
+   */
   card: number;
   /** The serialized http-cache-semantics policy. */
   cachePolicy: number;
@@ -110,7 +115,9 @@ async function measureCache(targets: readonly string[]): Promise<{ m: HeapMeasur
       const e = store.get(k);
       if (e === undefined) continue;
       if (field !== undefined && field in e) present = true;
-      store.set(k, (field === undefined ? { ...e } : { ...e, [field]: undefined }) as CacheEntry);
+      // A copy that keeps the entry's shape and how it holds its card (a spread would read a
+      // lazily held model into a plain field).
+      store.set(k, field === undefined ? withFields(e, {}) : ({ ...e, [field]: undefined } as CacheEntry));
     }
     const now = (await settle()).heapUsed;
     return [present ? (from - now) / n : NaN, now];

@@ -12,6 +12,7 @@
  */
 import { DefaultAgentCardResolver } from 'a2a-sdk-0314/client';
 import { Agent, cacheStores, interceptors, request, type Dispatcher } from 'undici';
+import type { CardStore } from '../../packages/core/src/cache/index.js';
 import { CardCache } from '../../packages/core/src/cache/index.js';
 import { VirtualClock } from '../../packages/core/src/clock/index.js';
 import { createCardFetcher, type CardFetcher, type HostPolicy } from '../../packages/core/src/fetch/index.js';
@@ -122,10 +123,13 @@ export interface CacheSideOptions {
   advanceMs: number;
   /** Wraps the fetcher (to count upstream requests). */
   wrap?: (f: CardFetcher) => CardFetcher;
+  /** The cache's store (default: its own memory store), opened on `clock`, then the side's clock. */
+  store?: CardStore;
+  clock?: VirtualClock;
 }
 
 export function cacheSide(name: string, targets: readonly Target[], o: CacheSideOptions): Side & { cache: CardCache; clock: VirtualClock } {
-  const clock = new VirtualClock({ wallStart: Date.now() });
+  const clock = o.clock ?? new VirtualClock({ wallStart: Date.now() });
   const inner = createCardFetcher({ policy: o.policy, maxConnectionsPerOrigin: o.connectionsPerOrigin });
   const fetcher = o.wrap ? o.wrap(inner) : inner;
   const cache = new CardCache({
@@ -135,6 +139,7 @@ export function cacheSide(name: string, targets: readonly Target[], o: CacheSide
     minTtlMs: 0,
     maxConcurrentFetches: o.concurrency,
     check: { allowLoopback: true },
+    ...(o.store !== undefined && { store: o.store }),
   });
   const sweep = async (deadlineMs: number, expected: string): Promise<SweepCounts> => {
     let ok = 0;

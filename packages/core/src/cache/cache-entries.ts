@@ -7,15 +7,98 @@
  * @module
  */
 import type CachePolicy from 'http-cache-semantics';
+import type { AgentCardModel } from '../card/index.js';
 import type { Random } from '../clock/index.js';
 import type { DiscoveryError } from '../errors.js';
 import type { CacheEntry, EntryError } from './card-store.js';
 
 /**
- * The one place every {@link CacheEntry} field is named: each entry is built here, so entries
- * keep one fixed shape (compact in memory) whatever object the fields come from.
+ * Where a lazily held card model comes from: the entry keeps the bytes (`body`), and the model
+ * only weakly — whoever uses it (a snapshot agent, a tree, a matcher) keeps it alive, and once
+ * nobody does the collector may take it; the next read builds it again from the bytes.
  */
-export function entryOf<C, V extends string>(n: CacheEntry<C, V>): CacheEntry<C, V> {
+interface ModelSlot extends CardFacts {
+  ref: WeakRef<object>;
+  /** Builds the model again from the entry's body and card URL. */
+  readonly read: (body: string, cardUrl: string) => object;
+}
+
+/**
+ * What the discovery loop reads of every card on every cycle or evaluation, kept beside a weakly
+ * held model so that reading it never builds the model again.
+ */
+interface CardFacts {
+  /** The card's `name`. */
+  readonly name: string;
+  /** Whether the card lists security requirements (only then does it have a security origin). */
+  readonly secured: boolean;
+}
+
+function factsOf(card: AgentCardModel): CardFacts {
+  return { name: card.name, secured: (card.securityRequirements ?? []).length > 0 };
+}
+
+/** The facts of cards held as a plain field, computed once per card object. */
+const plainFacts = new WeakMap<object, CardFacts>();
+
+/** The {@link CardFacts} of an entry's card, without building a model the entry holds weakly. */
+export function cardFacts(entry: CacheEntry): CardFacts {
+  const slot = modelSlot(entry);
+  if (slot !== undefined) return slot;
+  let facts = plainFacts.get(entry.card);
+  if (facts === undefined) plainFacts.set(entry.card, (facts = factsOf(entry.card)));
+  return facts;
+}
+
+/**
+ * What stands for an entry's card in memos (match results, card access): the same object for
+ * the same accepted bytes, across revalidations and whether or not the collector took the model
+ * meanwhile — unlike the model object, which may be built again.
+ */
+export function cardIdentity(entry: CacheEntry): object {
+  return modelSlot(entry) ?? entry.card;
+}
+
+const SLOT = Symbol('a2a-discovery.model');
+
+type Lazy = { readonly body: string; readonly cardUrl: string; readonly [SLOT]: ModelSlot };
+
+/** The `card` of an entry that holds its model lazily (one function for every entry: one shape). */
+function lazyCard(this: Lazy): object {
+  const slot = this[SLOT];
+  let card = slot.ref.deref();
+  if (card === undefined) {
+    card = slot.read(this.body, this.cardUrl);
+    slot.ref = new WeakRef(card);
+  }
+  return card;
+}
+
+/**
+ * The model slot of an entry holding its card lazily (see {@link lazyModel}), or undefined for an
+ * entry holding it as a plain field.
+ */
+export function modelSlot(entry: object): ModelSlot | undefined {
+  return (entry as Partial<Lazy>)[SLOT];
+}
+
+/**
+ * A slot for a card model just accepted: the entry built with it (by {@link entryOf}) holds the
+ * model weakly and builds it again from its bytes with `read` when the collector took it.
+ */
+export function lazyModel(card: AgentCardModel, read: (body: string, cardUrl: string) => AgentCardModel): ModelSlot {
+  const { name, secured } = factsOf(card);
+  return { ref: new WeakRef(card), read, name, secured };
+}
+
+/**
+ * The one place every {@link CacheEntry} field is named: each entry is built here, so entries
+ * keep one fixed shape (compact in memory) whatever object the fields come from. With `slot`,
+ * the entry's `card` is read through it (built again from `body` when nobody holds the model),
+ * and `n.card` is not read.
+ */
+export function entryOf<C, V extends string>(n: CacheEntry<C, V>, slot?: ModelSlot): CacheEntry<C, V> {
+  if (slot !== undefined) return lazyEntryOf(n, slot);
   return {
     baseUrl: n.baseUrl,
     cardUrl: n.cardUrl,
@@ -47,9 +130,60 @@ export function entryOf<C, V extends string>(n: CacheEntry<C, V>): CacheEntry<C,
   };
 }
 
-/** A copy of an entry with some fields changed. */
+/**
+ * {@link entryOf} with the card read through `slot`: the same fields but `card`, which is added
+ * last as an accessor (replacing a data field would turn the object into a slow dictionary).
+ * `card` stays enumerable (spread, JSON and the stores see the model); the slot does not.
+ */
+function lazyEntryOf<C, V extends string>(n: CacheEntry<C, V>, slot: ModelSlot): CacheEntry<C, V> {
+  const e = {
+    baseUrl: n.baseUrl,
+    cardUrl: n.cardUrl,
+    protocolVersion: n.protocolVersion,
+    body: n.body,
+    rawSha256: n.rawSha256,
+    canonicalSha256: n.canonicalSha256,
+    etag: n.etag,
+    lastModified: n.lastModified,
+    cacheHeaders: n.cacheHeaders,
+    varyRequest: n.varyRequest,
+    conditional: n.conditional,
+    expiresAt: n.expiresAt,
+    failures: n.failures,
+    stale: n.stale,
+    usable: n.usable,
+    nextAttemptAt: n.nextAttemptAt,
+    lastOutcome: n.lastOutcome,
+    lastError: n.lastError,
+    noStore: n.noStore,
+    mustRevalidate: n.mustRevalidate,
+    staleIfErrorMs: n.staleIfErrorMs,
+    fetchedAtWall: n.fetchedAtWall,
+    validatedAtWall: n.validatedAtWall,
+    warnings: n.warnings,
+    signature: n.signature,
+    extended: n.extended,
+  };
+  Object.defineProperty(e, 'card', LAZY_CARD);
+  Object.defineProperty(e, SLOT, { value: slot });
+  return e as unknown as CacheEntry<C, V>;
+}
+
+const LAZY_CARD: PropertyDescriptor = Object.freeze({ get: lazyCard, enumerable: true, configurable: false });
+
+/** The fields of an entry, in {@link entryOf}'s order. */
+const FIELDS = Object.keys(entryOf({} as CacheEntry)) as ReadonlyArray<keyof CacheEntry>;
+
+/**
+ * A copy of an entry with some fields changed. An entry holding its card lazily keeps doing so
+ * (the same slot: the same bytes) unless `changes` replace the card.
+ */
 export function withFields<C, V extends string>(e: CacheEntry<C, V>, changes: Partial<CacheEntry<C, V>>): CacheEntry<C, V> {
-  return entryOf(Object.assign({}, e, changes));
+  const slot = 'card' in changes ? undefined : modelSlot(e);
+  if (slot === undefined) return entryOf(Object.assign({}, e, changes));
+  const n: Record<string, unknown> = {};
+  for (const k of FIELDS) if (k !== 'card') n[k] = k in changes ? changes[k as keyof CacheEntry<C, V>] : e[k as keyof CacheEntry<C, V>];
+  return entryOf(n as unknown as CacheEntry<C, V>, slot);
 }
 
 /** What an entry keeps of an error. */

@@ -47,7 +47,8 @@ import { ATTR, SPAN, spanError, spanUrl, withSpan } from '../telemetry/index.js'
 import type { CacheContent } from './cache-content.js';
 import { cardContent } from './cache-content.js';
 import { readDirectives } from './cache-control.js';
-import { entryOf, errorData, freshnessLifetime, retryDelay, usableEntry, withFields } from './cache-entries.js';
+import { acceptedCardModel } from '../card/parse-agent-card.js';
+import { entryOf, errorData, freshnessLifetime, lazyModel, modelSlot, retryDelay, usableEntry, withFields } from './cache-entries.js';
 import type { CardCacheOptions, RefreshOptions, ResolvedCacheOptions } from './card-cache-options.js';
 import { withDefaults } from './card-cache-options.js';
 import type { CacheEntry } from './card-store.js';
@@ -108,6 +109,12 @@ export class CardCache<C = AgentCardModel, V extends string = CardProtocolVersio
   readonly #results: ResultEvents;
   /** Agent-card caches given credentials: the extended cards of their entries. */
   readonly #extended: ExtendedCards | undefined;
+  /**
+   * How an agent-card cache builds a card's model again from its bytes: its entries hold the
+   * model weakly (the bytes are kept anyway), so a card nobody uses costs its bytes, not both.
+   * Undefined for other content (an AI Catalog), held as it is.
+   */
+  readonly #rebuild: ((body: string, cardUrl: string) => AgentCardModel) | undefined;
   #closed = false;
 
   constructor(options: CardCacheOptions<C, V>) {
@@ -115,6 +122,7 @@ export class CardCache<C = AgentCardModel, V extends string = CardProtocolVersio
     this.#check = { ...options.check };
     this.#customContent = options.content !== undefined;
     this.#content = options.content ?? (cardContent(options.hostPolicy, this.#check) as unknown as CacheContent<C, V>);
+    this.#rebuild = options.content === undefined ? acceptedCardModel : undefined;
     this.#spanName = this.#content.span ?? SPAN.cardFetch;
     this.#limiter = new Limiter({ max: this.#o.maxConcurrentFetches, perKey: this.#o.maxFetchesPerOrigin });
     this.#requestHeaders = Object.freeze({ accept: 'application/json', ...this.#o.requestHeaders });
@@ -272,7 +280,9 @@ export class CardCache<C = AgentCardModel, V extends string = CardProtocolVersio
         this.#results.emit(key, 'invalid', { rawSha256: entry.rawSha256 }, entry.failures, r.error);
       } else if (r.signature !== entry.signature || JSON.stringify(r.warnings) !== JSON.stringify(entry.warnings)) {
         counts.changed++;
-        await this.#o.store.set(key, withFields(entry, { card: r.card, signature: r.signature, warnings: r.warnings.length > 0 ? r.warnings : NO_PROBLEMS }));
+        const judged = withFields(entry, { card: r.card, signature: r.signature, warnings: r.warnings.length > 0 ? r.warnings : NO_PROBLEMS });
+        // Held as a new card is: its model weakly, through a slot of its own (a new identity for the memos).
+        await this.#o.store.set(key, this.#rebuild === undefined ? judged : entryOf(judged, lazyModel(r.card as AgentCardModel, this.#rebuild)));
       }
     }
     return counts;
@@ -410,7 +420,7 @@ export class CardCache<C = AgentCardModel, V extends string = CardProtocolVersio
     }
     const where = { baseUrl: key, cardUrl: url };
     if (old !== undefined && old.rawSha256 === rawSha256) {
-      return this.#store(t, key, this.#freshEntry(Object.assign({}, old, where), policy, cacheHeaders, request, 'unchanged'), 'unchanged', { status: res.status, durationMs: res.durationMs, bytes: res.body.byteLength, rawSha256 });
+      return this.#store(t, key, this.#freshEntry(withFields(old, where), policy, cacheHeaders, request, 'unchanged'), 'unchanged', { status: res.status, durationMs: res.durationMs, bytes: res.body.byteLength, rawSha256 });
     }
     let check: Awaited<ReturnType<CacheContent<C, V>['check']>>;
     try {
@@ -433,7 +443,8 @@ export class CardCache<C = AgentCardModel, V extends string = CardProtocolVersio
       extended: old?.extended,
     };
     if (check.entries !== undefined && t.span.recording) t.span.set({ [ATTR.catalogEntries]: check.entries });
-    return this.#store(t, key, this.#freshEntry(card, policy, cacheHeaders, request, 'changed'), 'changed', { status: res.status, durationMs: res.durationMs, bytes: res.body.byteLength, rawSha256, warnings: card.warnings });
+    const slot = this.#rebuild === undefined ? undefined : lazyModel(check.card as AgentCardModel, this.#rebuild);
+    return this.#store(t, key, this.#freshEntry(card, policy, cacheHeaders, request, 'changed', slot), 'changed', { status: res.status, durationMs: res.durationMs, bytes: res.body.byteLength, rawSha256, warnings: card.warnings });
   }
 
   /** The policy of the stored response, as it was received for the request it answered. */
@@ -443,7 +454,8 @@ export class CardCache<C = AgentCardModel, V extends string = CardProtocolVersio
 
   /**
    * A successful entry: the card fields from `card` (the stored entry on a 304 or the same
-   * bytes), the rest from the response's policy.
+   * bytes), the rest from the response's policy. The model is held through `slot` (a new card),
+   * or as `card` holds it (its slot, when it holds it lazily).
    */
   #freshEntry(
     card: Pick<CacheEntry<C, V>, 'baseUrl' | 'cardUrl' | 'card' | 'protocolVersion' | 'body' | 'rawSha256' | 'canonicalSha256' | 'fetchedAtWall' | 'warnings' | 'signature' | 'extended'>,
@@ -451,6 +463,7 @@ export class CardCache<C = AgentCardModel, V extends string = CardProtocolVersio
     responseHeaders: Readonly<Record<string, string>>,
     request: PolicyRequest,
     outcome: CardOutcome,
+    slot = modelSlot(card),
   ): CacheEntry<C, V> {
     const directives = readDirectives(policy);
     // RFC 9111 §5.2.2.5 no-store: no validator is kept, so none is ever sent for this card.
@@ -458,37 +471,40 @@ export class CardCache<C = AgentCardModel, V extends string = CardProtocolVersio
     // §4.1: the request headers the response varies on are compared on the next request.
     const varies = cacheHeaders.vary !== undefined && !directives.noStore;
     const { clock } = this.#o;
-    return entryOf({
-      baseUrl: card.baseUrl,
-      cardUrl: card.cardUrl,
-      card: card.card,
-      protocolVersion: card.protocolVersion,
-      body: card.body,
-      rawSha256: card.rawSha256,
-      canonicalSha256: card.canonicalSha256,
-      etag: cacheHeaders.etag,
-      lastModified: cacheHeaders['last-modified'],
-      cacheHeaders,
-      varyRequest: varies ? request.headers : undefined,
-      // The next request's validators, as the library derives them from this policy (§4.3.1);
-      // with Vary they depend on that request, so the policy is rebuilt then.
-      conditional: varies ? undefined : conditionalOf(policy.revalidationHeaders({ url: request.url, method: request.method, headers: this.#requestHeaders })),
-      expiresAt: clock.now() + freshnessLifetime(policy, directives.explicit, this.#o),
-      failures: 0,
-      stale: false,
-      usable: true,
-      nextAttemptAt: undefined,
-      lastOutcome: outcome,
-      lastError: undefined,
-      noStore: directives.noStore,
-      mustRevalidate: directives.mustRevalidate,
-      staleIfErrorMs: directives.staleIfErrorSeconds * 1000,
-      fetchedAtWall: card.fetchedAtWall,
-      validatedAtWall: clock.wallNow(),
-      warnings: card.warnings,
-      signature: card.signature,
-      extended: card.extended,
-    });
+    return entryOf(
+      {
+        baseUrl: card.baseUrl,
+        cardUrl: card.cardUrl,
+        card: slot === undefined ? card.card : (undefined as C),
+        protocolVersion: card.protocolVersion,
+        body: card.body,
+        rawSha256: card.rawSha256,
+        canonicalSha256: card.canonicalSha256,
+        etag: cacheHeaders.etag,
+        lastModified: cacheHeaders['last-modified'],
+        cacheHeaders,
+        varyRequest: varies ? request.headers : undefined,
+        // The next request's validators, as the library derives them from this policy (§4.3.1);
+        // with Vary they depend on that request, so the policy is rebuilt then.
+        conditional: varies ? undefined : conditionalOf(policy.revalidationHeaders({ url: request.url, method: request.method, headers: this.#requestHeaders })),
+        expiresAt: clock.now() + freshnessLifetime(policy, directives.explicit, this.#o),
+        failures: 0,
+        stale: false,
+        usable: true,
+        nextAttemptAt: undefined,
+        lastOutcome: outcome,
+        lastError: undefined,
+        noStore: directives.noStore,
+        mustRevalidate: directives.mustRevalidate,
+        staleIfErrorMs: directives.staleIfErrorSeconds * 1000,
+        fetchedAtWall: card.fetchedAtWall,
+        validatedAtWall: clock.wallNow(),
+        warnings: card.warnings,
+        signature: card.signature,
+        extended: card.extended,
+      },
+      slot,
+    );
   }
 
   async #store(t: FetchTrace, key: string, fetched: CacheEntry<C, V>, outcome: CardOutcome, detail: ResultDetail): Promise<CacheEntry<C, V>> {

@@ -129,6 +129,20 @@ export function parseAgentCard(input: Uint8Array | string, options: ParseCardOpt
   });
 }
 
+/**
+ * The model of a card accepted before, built again from its text and the URL it was fetched
+ * from (what the card cache does when it kept only the bytes). No check runs again: the text
+ * passed them, and the model is the one they gave (the same canonical SHA-256).
+ *
+ * @internal
+ */
+export function acceptedCardModel(text: string, sourceUrl: string): AgentCardModel {
+  const raw = JSON.parse(text) as Record<string, unknown>;
+  const { card } = normalizeCard(raw, detectProtocolVersion(raw, sourceUrl));
+  rememberOriginal(card, raw, text);
+  return card;
+}
+
 /** The refusal of a failed parse or check as a {@link DiscoveryError} (for caches and events). */
 export function parseFailure(
   result: Pick<ParseCardResult, 'ok' | 'problems' | 'code'> & { stage?: CardStage | 'signature' },

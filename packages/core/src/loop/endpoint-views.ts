@@ -5,6 +5,7 @@
  */
 import type { CacheEntry, CardCache, EntryError } from '../cache/index.js';
 import { cardKindOf, effectiveEntry } from '../cache/index.js';
+import { cardIdentity } from '../cache/cache-entries.js';
 import type { CardAccess, UrlJudge } from '../card/index.js';
 import { cardAccess } from '../card/index.js';
 import type { Clock } from '../clock/index.js';
@@ -94,8 +95,8 @@ export class EndpointViews {
     this.#o = options;
   }
 
-  /** The access of each (frozen) card, computed once per card object (until the credentials change, {@link forgetAccess}). */
-  #access = new WeakMap<CacheEntry['card'], CardAccess>();
+  /** The access of each card, computed once per card (see `cardIdentity`) until the credentials change ({@link forgetAccess}). */
+  #access = new WeakMap<object, CardAccess>();
 
   /** The credentials changed in place (a reload): each card's access is judged again when next shown. */
   forgetAccess(): void {
@@ -103,10 +104,11 @@ export class EndpointViews {
   }
 
   async #accessOf(entry: CacheEntry): Promise<CardAccess> {
-    let access = this.#access.get(entry.card);
+    const card = cardIdentity(entry);
+    let access = this.#access.get(card);
     if (access === undefined) {
       access = await cardAccess(entry.card, entry.cardUrl, this.#o.access?.credentials, this.#o.access?.judge);
-      this.#access.set(entry.card, access);
+      this.#access.set(card, access);
     }
     return access;
   }

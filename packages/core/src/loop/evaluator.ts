@@ -6,6 +6,7 @@
  */
 import type { CacheEntry, CardCache } from '../cache/index.js';
 import { effectiveEntry } from '../cache/index.js';
+import { cardFacts } from '../cache/cache-entries.js';
 import type { EventStream } from '../events/index.js';
 import { presentableSchemes, securityOrigin } from '../card/index.js';
 import type { CredentialsInput, PresentableScheme } from '../fetch/index.js';
@@ -72,7 +73,8 @@ export class Evaluator {
   async #presentable(candidates: readonly Candidate[]): Promise<(origin: string) => readonly PresentableScheme[]> {
     const known = new Map<string, readonly PresentableScheme[]>();
     for (const c of candidates) {
-      const origin = securityOrigin(c.entry.card, c.endpoint.baseUrl);
+      // Only a card with security requirements has a security origin (its model is read then).
+      const origin = cardFacts(c.entry).secured ? securityOrigin(c.entry.card, c.endpoint.baseUrl) : undefined;
       if (origin !== undefined && !known.has(origin)) known.set(origin, await presentableSchemes(this.#o.credentials, origin));
     }
     return (origin) => known.get(origin) ?? [];
@@ -230,7 +232,7 @@ export class Evaluator {
     let changed = false;
     for (const key of [...index.keys()]) if (!present.has(key)) changed = index.delete(key) || changed;
     for (const { endpoint, entry } of candidates) {
-      const names = [entry.card.name, ...endpoint.records.flatMap((r) => [r.name, identifierName(r.metadata['identifier'] ?? '') ?? []].flat())];
+      const names = [cardFacts(entry).name, ...endpoint.records.flatMap((r) => [r.name, identifierName(r.metadata['identifier'] ?? '') ?? []].flat())];
       changed = index.set({ key: endpoint.baseUrl, origin: originOf(endpoint.baseUrl) ?? endpoint.baseUrl, names }) || changed;
     }
     if (changed) {

@@ -5,7 +5,7 @@
  * every decision is deterministic (same inputs, same output, same order).
  */
 import type { CacheEntry } from '../cache/index.js';
-import type { AgentCardModel } from '../card/index.js';
+import { cardFacts, cardIdentity } from '../cache/cache-entries.js';
 import { checkSecurityRequirements, securityOrigin } from '../card/index.js';
 import type { PresentableScheme } from '../fetch/index.js';
 import type { AdmittedEndpoint } from '../resolve/index.js';
@@ -83,8 +83,12 @@ export interface SelectOptions {
   readonly excluded?: ReadonlyMap<string, string>;
 }
 
-/** Match results by card object, then by the needs they were computed for. */
-export type MatchMemo = WeakMap<AgentCardModel, Map<string, CardMatch>>;
+/**
+ * Match results by card (the object standing for its accepted bytes: the same across
+ * revalidations, and while the cache rebuilds a model it held weakly), then by the needs they
+ * were computed for.
+ */
+export type MatchMemo = WeakMap<object, Map<string, CardMatch>>;
 
 export interface Candidate {
   readonly endpoint: AdmittedEndpoint;
@@ -178,7 +182,7 @@ export function selectAgents(candidates: readonly Candidate[], options: SelectOp
       verdicts.set(endpoint.baseUrl, { verdict: 'excluded', localName, reason: tenantRefusal });
       continue;
     }
-    const unauthorized = securityRefuses(options.presentable, entry.card, endpoint.baseUrl);
+    const unauthorized = securityRefuses(options.presentable, entry, endpoint.baseUrl);
     if (unauthorized !== undefined) {
       verdicts.set(endpoint.baseUrl, { verdict: 'excluded', localName, reason: unauthorized });
       alerts.push({ kind: 'unauthorized', endpoint: endpoint.baseUrl, message: `${localName}: ${unauthorized}` });
@@ -189,7 +193,7 @@ export function selectAgents(candidates: readonly Candidate[], options: SelectOp
     // A static entry vouches for a card no skill of which carries a tag (no skills at all, or
     // skills with `tags: []`): its reviewed tags stand in for the missing ones.
     const untagged = reviewed !== undefined && isUntagged(entry.card);
-    const match = memoizedMatch(options.memo, entry.card, reviewed ? `static:${reviewed.tags.join(',')}` : '*', () =>
+    const match = memoizedMatch(options.memo, cardIdentity(entry), reviewed ? `static:${reviewed.tags.join(',')}` : '*', () =>
       (untagged ? matchUntaggedCard : matchCard)(entry.card, needs, options.vocabulary, options.required),
     );
     if (match.unknownTags.length > 0) {
@@ -321,7 +325,7 @@ function airIdentifier(records: readonly { readonly metadata: Readonly<Record<st
   return undefined;
 }
 
-function memoizedMatch(memo: MatchMemo | undefined, card: AgentCardModel, key: string, compute: () => CardMatch): CardMatch {
+function memoizedMatch(memo: MatchMemo | undefined, card: object, key: string, compute: () => CardMatch): CardMatch {
   if (!memo) return compute();
   let byNeeds = memo.get(card);
   if (!byNeeds) memo.set(card, (byNeeds = new Map()));
@@ -359,8 +363,10 @@ function tenantRefuses(tenant: TenantPolicy | undefined, entry: CacheEntry, base
 }
 
 /** The sentence when the card requires what the credentials cannot present (card security schemes honoured). */
-function securityRefuses(presentable: SelectOptions['presentable'], card: AgentCardModel, baseUrl: string): string | undefined {
-  if (presentable === undefined) return undefined;
+function securityRefuses(presentable: SelectOptions['presentable'], entry: CacheEntry, baseUrl: string): string | undefined {
+  // A card without security requirements has no security origin: its model is not needed.
+  if (presentable === undefined || !cardFacts(entry).secured) return undefined;
+  const card = entry.card;
   const origin = securityOrigin(card, baseUrl);
   if (origin === undefined) return undefined;
   const result = checkSecurityRequirements(card, presentable(origin), origin);

@@ -1,0 +1,177 @@
+/**
+ * A cached entry keeps its card's bytes and holds the parsed model only weakly (issue 29): once
+ * nobody uses the model the collector may take it, and `entry.card` builds it again from the
+ * bytes. Whatever reads the card sees the same card either way: the same model, the same
+ * digests, the same matches and snapshot, the same 0.3 original for ADK, the same JSON the stores
+ * persist.
+ */
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { setImmediate as tick } from 'node:timers/promises';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
+import type { CacheEntry } from '../../packages/core/src/cache/index.js';
+import { CardCache, MemoryCardStore } from '../../packages/core/src/cache/index.js';
+import type { AgentCardModel } from '../../packages/core/src/card/index.js';
+import { canonicalCardSha256, checkCard, toAdkCard } from '../../packages/core/src/card/index.js';
+import { VirtualClock } from '../../packages/core/src/clock/index.js';
+import type { CardFetcher } from '../../packages/core/src/fetch/index.js';
+import { createCardFetcher, HostPolicy } from '../../packages/core/src/fetch/index.js';
+import type { Candidate, MatchMemo } from '../../packages/core/src/match/index.js';
+import { matchCard, selectAgents, TagVocabulary } from '../../packages/core/src/match/index.js';
+import { buildSnapshot, toSnapshotAgents } from '../../packages/core/src/snapshot/index.js';
+import { modelSlot } from '../../packages/core/src/cache/cache-entries.js';
+import { admitted, record } from '../match/fixtures.js';
+import { cardFor } from '../helpers/cards.js';
+import type { FaultServer } from '../helpers/fault-server.js';
+import { startFaultServer } from '../helpers/fault-server.js';
+
+setFlagsFromString('--expose-gc');
+const gc = runInNewContext('gc') as () => void;
+/** Full collections, each after the current job (a WeakRef's target lives until its job ends). */
+async function collect(): Promise<void> {
+  for (let i = 0; i < 3; i++) {
+    await tick();
+    gc();
+  }
+}
+
+let fs: FaultServer;
+let policy: HostPolicy;
+let fetcher: CardFetcher;
+before(async () => {
+  fs = await startFaultServer();
+  policy = HostPolicy.from({ allow: [fs.origin], allowLoopback: true });
+  fetcher = createCardFetcher({ policy, totalTimeoutMs: 2_000, headersTimeoutMs: 1_000 });
+});
+after(async () => {
+  await fetcher.close();
+  await fs.close();
+});
+
+function newCache(clock: VirtualClock, store = new MemoryCardStore()): CardCache {
+  return new CardCache({ fetcher, hostPolicy: policy, store, clock, random: () => 1, expiryJitter: 0, backoffJitter: 0, check: { allowLoopback: true } });
+}
+
+/** Everything a reader takes from an entry's card, as plain data. */
+async function readings(entry: CacheEntry) {
+  const card = entry.card;
+  const vocabulary = new TagVocabulary([{ tag: 'lazy', description: 'the test tag' }]);
+  const agent = {
+    localName: 'lazy',
+    description: 'd',
+    tags: ['lazy'],
+    critical: false,
+    baseUrl: entry.baseUrl,
+    sources: ['static'],
+    cardUrl: entry.cardUrl,
+    card,
+    cardKind: 'public' as const,
+    body: entry.body,
+    canonicalSha256: entry.canonicalSha256,
+    rawSha256: entry.rawSha256,
+    protocolVersion: entry.protocolVersion,
+    degraded: false,
+    stale: false,
+  };
+  return {
+    card: structuredClone(card),
+    frozen: Object.isFrozen(card) && Object.isFrozen(card.skills[0]),
+    canonicalSha256: canonicalCardSha256(card),
+    match: matchCard(card, [{ tag: 'lazy', inputModes: ['text'], outputModes: ['text'] }], vocabulary),
+    adk: toAdkCard(card),
+    snapshotDigest: buildSnapshot([agent], 1, 0).digest,
+    persisted: (JSON.parse(JSON.stringify(entry)) as { card: unknown }).card,
+    spread: structuredClone({ ...entry }.card),
+  };
+}
+
+/** A weak reference to the entry's model as it stands, taken in a function of its own (no strong reference left behind). */
+function weakModel(entry: CacheEntry): WeakRef<AgentCardModel> {
+  return new WeakRef(entry.card);
+}
+
+test('an entry holds its card model weakly: the collector takes it, and entry.card builds the same card from the bytes', async () => {
+  const clock = new VirtualClock();
+  const store = new MemoryCardStore();
+  const cache = newCache(clock, store);
+  const ep = fs.endpoint('lazy1', { card: cardFor(fs, 'lazy1', { skills: [{ id: 's', name: 's', description: 'Skill.', tags: ['lazy'] }] }), cacheControl: 'max-age=60' });
+  const entry = await cache.get(ep.baseUrl);
+  const before = await readings(entry);
+  // What the checks gave for these bytes is what the entry reads.
+  const checked = await checkCard(entry.body, { hostPolicy: policy, sourceUrl: entry.cardUrl, allowLoopback: true });
+  assert.deepEqual(before.card, structuredClone(checked.card));
+  assert.equal(before.canonicalSha256, entry.canonicalSha256);
+  assert.equal(before.adk.kind === 'adk' && before.adk.source, 'original');
+  assert.deepEqual(before.match.satisfied, ['lazy']);
+  assert.deepEqual(before.persisted, before.card);
+  assert.deepEqual(before.spread, before.card);
+  assert.ok(before.frozen);
+
+  const first = weakModel(entry);
+  await collect();
+  assert.equal(first.deref(), undefined, 'nothing but the entry referred to the model: the collector took it');
+  assert.deepEqual(await readings(entry), before, 'the card built again reads exactly as the first');
+  // While something holds the model, every read gives that same object.
+  const held = entry.card;
+  await collect();
+  assert.equal(entry.card, held);
+  assert.equal(store.get(ep.baseUrl), entry);
+  await cache.close();
+});
+
+test('revalidated, refreshed with the same bytes and served stale, an entry still holds its model weakly, and reads the same', async () => {
+  const clock = new VirtualClock();
+  const cache = newCache(clock);
+  const ep = fs.endpoint('lazy2', { card: cardFor(fs, 'lazy2'), cacheControl: 'max-age=60' });
+  const fetched = await cache.get(ep.baseUrl);
+  const before = await readings(fetched);
+
+  const revalidated = await cache.refresh(ep.baseUrl);
+  assert.equal(revalidated.lastOutcome, 'revalidated');
+  const sameBytes = await cache.refresh(ep.baseUrl, { unconditional: true });
+  assert.equal(sameBytes.lastOutcome, 'unchanged');
+  ep.set({ mode: 'status', status: 503 });
+  const stale = await cache.refresh(ep.baseUrl);
+  assert.equal(stale.stale, true);
+
+  for (const [what, entry] of [['revalidated', revalidated], ['same bytes', sameBytes], ['stale', stale]] as const) {
+    const model = weakModel(entry);
+    await collect();
+    assert.equal(model.deref(), undefined, `${what}: the model is held weakly`);
+    assert.deepEqual(await readings(entry), before, `${what}: the same card`);
+  }
+  await cache.close();
+});
+
+test('selection reads the same cards before and after the collector took their models, and builds none again to do so', async () => {
+  const clock = new VirtualClock();
+  const cache = newCache(clock);
+  const vocabulary = new TagVocabulary([
+    { tag: 'lazy', description: 'the test tag' },
+    { tag: 'other', description: 'another tag' },
+  ]);
+  const tagged = (id: string, tag: string) => fs.endpoint(id, { card: cardFor(fs, id, { skills: [{ id: 's', name: 's', description: 'Skill.', tags: [tag] }] }), cacheControl: 'max-age=60' });
+  const eps = [tagged('sel1', 'lazy'), tagged('sel2', 'other'), tagged('sel3', 'lazy'), tagged('sel4', 'other')];
+  const candidates: Candidate[] = [];
+  for (const ep of eps) candidates.push({ endpoint: admitted(ep.baseUrl, [record(ep.baseUrl.split('/').at(-2)!, ep.baseUrl, 'static-list')]), entry: await cache.get(ep.baseUrl) });
+  // As the loop selects: a memo across calls, and what the credentials can present (nothing).
+  const memo: MatchMemo = new WeakMap();
+  const select = () => selectAgents(candidates, { needs: [{ tag: 'lazy' }], vocabulary, memo, presentable: () => [] });
+  const view = (s: ReturnType<typeof select>) => ({ verdicts: [...s.verdicts], selected: s.selected.map((a) => a.localName) });
+  const first = select();
+  const firstDigest = buildSnapshot(toSnapshotAgents(first.selected), 1, 0).digest;
+  assert.deepEqual(first.selected.map((a) => a.baseUrl), [eps[0]!.baseUrl, eps[2]!.baseUrl]);
+
+  await collect();
+  for (const c of candidates) {
+    assert.ok(modelSlot(c.entry) !== undefined, 'the entry holds its model through a slot');
+    assert.equal(modelSlot(c.entry)!.ref.deref(), undefined, 'the models were collected');
+  }
+  const again = select();
+  assert.deepEqual(view(again), view(first));
+  // The matcher's memo and the facts beside each model answered: no model was built again.
+  for (const c of candidates) assert.equal(modelSlot(c.entry)?.ref.deref(), undefined, `${c.endpoint.baseUrl}: no model built again to select`);
+  assert.equal(buildSnapshot(toSnapshotAgents(again.selected), 1, 0).digest, firstDigest);
+  await cache.close();
+});
