@@ -18,8 +18,8 @@
  *   the memory sweep of the round (the HTTP requests both send), per request;
  * - PostgreSQL: how far the server's WAL position (`pg_current_wal_lsn()`) moved during the
  *   sweep, per request;
- * - both: the row bytes the store keeps for what a 304 changes (the `freshness` column when the
- *   row has one, else the whole `entry` JSON), averaged over the rows.
+ * - both: the row bytes the store keeps for what a 304 changes (the freshness row when the store
+ *   has them, else the whole entry's JSON), averaged over the rows (characters of JSON text).
  *
  * Environment: BENCH_STORE_N (default 10,000), BENCH_ROUNDS (default 5). Prints a table; writes
  * bench/results/store-sweep.json.
@@ -122,11 +122,15 @@ async function side(name: string, open: (clock: VirtualClock) => Promise<StateSt
   };
 }
 
-/** Average bytes per row of what a 304 changes: `freshness` where a row has one, else `entry`. */
-async function rowBytesOf(db: Knex, table: string): Promise<number> {
-  const hasFreshness = await db.schema.hasColumn(table, 'freshness');
-  const expr = hasFreshness ? 'AVG(CASE WHEN freshness IS NULL THEN LENGTH(entry) ELSE LENGTH(freshness) END)' : 'AVG(LENGTH(entry))';
-  const rows = (await db(table).select(db.raw(`${expr} AS n`))) as Array<{ n: unknown }>;
+/**
+ * Average bytes per row of what a 304 changes: the freshness row (`a2ad_card_freshness`, issue 29)
+ * where one exists, else the whole entry's JSON (the store before issue 29 has only that).
+ */
+async function rowBytesOf(db: Knex): Promise<number> {
+  const q = (await db.schema.hasTable('a2ad_card_freshness'))
+    ? db('a2ad_card_freshness').select(db.raw('AVG(LENGTH(freshness)) AS n'))
+    : db('a2ad_card_entries').select(db.raw('AVG(LENGTH(entry)) AS n'));
+  const rows = (await q) as Array<{ n: unknown }>;
   return Number(rows[0]!.n);
 }
 
@@ -173,7 +177,7 @@ try {
   const sqliteFile = join(dir, 'bench.sqlite');
   const sqliteReader = knexFactory({ client: 'sqlite3', connection: { filename: sqliteFile }, useNullAsDefault: true, pool: { min: 0, max: 1 } });
   knexes.push(sqliteReader);
-  sides.push(await side('sqlite', (clock) => openStateStore(`sqlite:${sqliteFile}`, { clock }), { rowBytes: () => rowBytesOf(sqliteReader, 'a2ad_card_entries') }));
+  sides.push(await side('sqlite', (clock) => openStateStore(`sqlite:${sqliteFile}`, { clock }), { rowBytes: () => rowBytesOf(sqliteReader) }));
   if (pgSkip === undefined) {
     try {
       pg = await startPostgres();
@@ -188,7 +192,7 @@ try {
     sides.push(
       await side('postgres', (clock) => openStateStore(pg!.url, { clock, schema }), {
         walBytes: async () => Number(((await reader.raw("SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), '0/0') AS n")) as { rows: Array<{ n: unknown }> }).rows[0]!.n),
-        rowBytes: () => rowBytesOf(reader, 'a2ad_card_entries'),
+        rowBytes: () => rowBytesOf(reader),
       }),
     );
   } else log(`PostgreSQL side skipped: ${pgSkip}`);
