@@ -8,6 +8,7 @@ import { after, afterEach, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import knexFactory from 'knex';
 import type { Knex } from 'knex';
+import type { CacheEntry } from '../../packages/core/src/cache/index.js';
 import { CardCache } from '../../packages/core/src/cache/index.js';
 import { VirtualClock } from '../../packages/core/src/clock/index.js';
 import type { CardFetcher } from '../../packages/core/src/fetch/index.js';
@@ -158,8 +159,9 @@ for (const engine of storeEngines().filter((e) => e.name !== 'memory')) {
       await Promise.all(stored);
       assert.equal(store.status().writes - writes, 1, 'one transaction for the forty writes');
       // Freshness writes (a sweep's 304s) are not awaited: they gather, and go with the next batch.
-      for (const b of bases) store.cards.touch?.(b, { ...store.cards.get(b)!, failures: 1 });
-      await store.cards.set(bases[0]!, { ...store.cards.get(bases[0]!)!, failures: 1 });
+      const now = (b: string) => store.cards.get(b) as CacheEntry;
+      for (const b of bases) store.cards.touch?.(b, { ...now(b), failures: 1 });
+      await store.cards.set(bases[0]!, { ...now(bases[0]!), failures: 1 });
       assert.equal(store.status().writes - writes, 2, 'one more transaction for the forty freshness writes');
       await store.close();
       const again = await engine.open({ clock, reopen: store });

@@ -19,23 +19,27 @@ export function entryToJson<C, V extends string>(entry: CacheEntry<C, V>, clock:
 }
 
 /**
+ * The fields of an entry that only a new card changes (card, protocol version, body, canonical
+ * hash, warnings, signature, extended card, fetch time): a freshness write leaves them out.
+ */
+const CARD_FIELDS = ['card', 'protocolVersion', 'body', 'canonicalSha256', 'warnings', 'signature', 'extended', 'fetchedAtWall'] as const;
+
+/**
  * The JSON text of what a refresh that kept the card changes in an entry (a 304, a failure): every
- * field but the card's (card, protocol version, body, canonical hash, warnings, signature,
- * extended card, fetch time), absent ones as null, its times as epoch ms; `rawSha256` names the
- * bytes it belongs to and `at` the wall time of the write.
+ * field but {@link CARD_FIELDS}, its times as epoch ms; `rawSha256` names the bytes it belongs to
+ * and `at` the wall time of the write.
  */
 export function freshnessToJson<C, V extends string>(entry: CacheEntry<C, V>, clock: Clock, at: number): string {
   const { card: _c, protocolVersion: _p, body: _b, canonicalSha256: _h, warnings: _w, signature: _s, extended: _e, fetchedAtWall: _f, expiresAt, nextAttemptAt, ...rest } = entry;
-  const fields: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(rest)) fields[k] = v ?? null;
-  return JSON.stringify({ ...fields, expiresAtWall: toWall(expiresAt, clock), nextAttemptAtWall: nextAttemptAt === undefined ? null : toWall(nextAttemptAt, clock), at });
+  return JSON.stringify({ ...rest, expiresAtWall: toWall(expiresAt, clock), nextAttemptAtWall: nextAttemptAt === undefined ? null : toWall(nextAttemptAt, clock), at });
 }
 
 /**
  * An entry from its row: the whole entry's JSON text (`updatedAt`: when it was written) and the
- * freshness written since (`freshness`, see {@link freshnessToJson}), if any. The freshness applies
- * only to the bytes it names and when written after the entry (a release that does not know it
- * writes only entries).
+ * freshness written since (`freshness`, see {@link freshnessToJson}), if any: the card fields of
+ * the one, every other field of the other (absent: undefined). The freshness applies only to the
+ * bytes it names and when written after the entry (a release that does not know it writes only
+ * entries).
  */
 export function entryFromRow<C = AgentCardModel, V extends string = CardProtocolVersion>(
   text: string,
@@ -47,11 +51,8 @@ export function entryFromRow<C = AgentCardModel, V extends string = CardProtocol
   if (freshness != null) {
     const { at, ...fields } = JSON.parse(freshness) as Record<string, unknown> & { at: number };
     if (fields['rawSha256'] === raw['rawSha256'] && at >= updatedAt) {
-      // Null: absent (JSON has no undefined), which reads the same.
-      for (const [k, v] of Object.entries(fields)) {
-        if (v === null && k !== 'nextAttemptAtWall') delete raw[k];
-        else raw[k] = v;
-      }
+      for (const k of CARD_FIELDS) if (k in raw) fields[k] = raw[k];
+      return entryOf<C, V>(fields, clock);
     }
   }
   return entryOf<C, V>(raw, clock);

@@ -41,8 +41,10 @@ export interface SqlStateStoreOptions {
 const BATCH = 100;
 /** Card-entry writes per transaction, at most. */
 const MAX_BATCH = 2_000;
+/** Freshness rows per statement (3 bound values each: within SQLite's 32,766 and PostgreSQL's 65,535). */
+const FRESHNESS_ROWS = 500;
 /** How long freshness writes (nobody waits for them) gather before they are written, at most. */
-const FLUSH_DELAY_MS = 200;
+const FLUSH_DELAY_MS = 100;
 
 /** A pending deletion of a cache entry. */
 const DELETE = 'delete';
@@ -315,7 +317,13 @@ export class SqlStateStore implements StateStore {
     // A whole entry (or none) supersedes the freshness written before it.
     const replaced = [...gone, ...whole.map((r) => r.key)];
     for (const part of chunks(replaced)) await trx(t.freshnessTable).whereIn('key', part).delete();
-    for (const part of chunks(fresh)) await trx(t.freshnessTable).insert(part).onConflict('key').merge();
+    // Raw SQL: this is the statement of every 304, and knex's builder costs more than the engine.
+    for (let i = 0; i < fresh.length; i += FRESHNESS_ROWS) {
+      const part = fresh.slice(i, i + FRESHNESS_ROWS);
+      const bindings: Array<string | number> = [t.freshnessTable];
+      for (const r of part) bindings.push(r.key, r.freshness, r.at);
+      await trx.raw(`INSERT INTO ?? ("key", "freshness", "at") VALUES ${part.map(() => '(?, ?, ?)').join(', ')} ON CONFLICT ("key") DO UPDATE SET "freshness" = excluded."freshness", "at" = excluded."at"`, bindings);
+    }
   }
 
   #closedError(): DiscoveryError {
