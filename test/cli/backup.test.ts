@@ -147,7 +147,7 @@ describe('backup and restore (SQLite, child processes)', () => {
     for (const [file, why] of [
       [truncated, /not a usable a2a-discovery backup: .*(truncated|malformed)/],
       [foreign, /not a usable a2a-discovery backup: .*not a SQLite file|not a database/],
-      [newer, /not a usable a2a-discovery backup: its schema is newer than this build understands \(migrations 9999_from_the_future; this build knows up to 0006_leader_url\)/],
+      [newer, /not a usable a2a-discovery backup: its schema is newer than this build understands \(migrations 9999_from_the_future; this build knows up to 0007_entry_freshness\)/],
       [join(dir, 'missing.sqlite'), /not a usable a2a-discovery backup: ENOENT/],
     ] as const) {
       const r = await runCli(['restore', '--config', bad, '--from', file]);
@@ -161,7 +161,7 @@ describe('backup and restore (SQLite, child processes)', () => {
     const second = await site('b');
     const restored = await runCli(['restore', '--config', second, '--from', backup]);
     assert.equal(restored.code, 0, restored.stderr + restored.stdout);
-    assert.match(restored.stdout, /restored .*backup\.sqlite \(\d+ bytes, sha256 [0-9a-f]{64}, schema 0006_leader_url\)\n\s+into .*b\/data\/a2a-discovery\.sqlite\n/);
+    assert.match(restored.stdout, /restored .*backup\.sqlite \(\d+ bytes, sha256 [0-9a-f]{64}, schema 0007_entry_freshness\)\n\s+into .*b\/data\/a2a-discovery\.sqlite\n/);
     const twice = await runCli(['restore', '--config', second, '--from', backup]);
     assert.equal(twice.code, 2, 'a store with tables is not overwritten');
     assert.match(twice.stderr, /is not empty \(\d+ tables, \d+ rows\): restore into a new data directory, or pass --force/);

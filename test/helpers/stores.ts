@@ -35,6 +35,10 @@ function lazyCardStore(opening: Promise<StateStore>): CardStore {
   return {
     get: async (key: string) => (await opening).cards.get(key),
     set: async (key: string, entry: CacheEntry) => (await opening).cards.set(key, entry),
+    touch: async (key: string, entry: CacheEntry) => {
+      const { cards } = await opening;
+      await (cards.touch ? cards.touch(key, entry) : cards.set(key, entry));
+    },
     delete: async (key: string) => (await opening).cards.delete(key),
     keys: async () => (await opening).cards.keys(),
   };

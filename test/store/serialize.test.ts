@@ -1,9 +1,13 @@
-/** A snapshot stored and read back keeps what our own AI Catalog publishes from it. */
+/** A snapshot stored and read back keeps what our own AI Catalog publishes from it; a cache entry's freshness reads over its entry. */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { buildSnapshot } from '../../packages/core/src/snapshot/index.js';
-import { joinSnapshot, splitSnapshot } from '../../packages/store/src/serialize.js';
+import { VirtualClock } from '../../packages/core/src/clock/index.js';
+import { entryFromRow, entryToJson, freshnessToJson, joinSnapshot, splitSnapshot } from '../../packages/store/src/serialize.js';
 import { snapshotAgent } from '../helpers/cards.js';
+import { entryFor, rawCard } from '../match/fixtures.js';
+
+const billingEntry = entryFor('https://billing.example.com/', rawCard('https://billing.example.com'));
 
 test("an agent's urn:air: identifier survives the store (a restart, another replica), outside the digest", () => {
   const withId = { ...snapshotAgent('finance_agent', ['finance']), identifier: 'urn:air:acme.com:agent:finance' };
@@ -14,4 +18,18 @@ test("an agent's urn:air: identifier survives the store (a restart, another repl
   const back = joinSnapshot({ digest: snapshot.digest, version: 3, createdAt: 1_000, agents }, (h) => byHash.get(h));
   assert.equal(back?.agents.find((a) => a.localName === 'finance_agent')?.identifier, 'urn:air:acme.com:agent:finance');
   assert.equal(back?.agents.find((a) => a.localName === 'billing_agent')?.identifier, undefined);
+});
+
+test('freshness written after an entry (a 304, a failure) reads over it, cleared fields included; freshness about other bytes, or older than the entry (a release without it wrote the entry since), is ignored', () => {
+  const clock = new VirtualClock({ start: 0, wallStart: 1_767_225_600_000 });
+  const stored = { ...billingEntry, etag: '"v1"', lastError: { code: 'ERR_FETCH_STATUS' as const, message: 'HTTP 503' }, failures: 2, stale: true, expiresAt: 1_000 };
+  const text = entryToJson(stored, clock);
+  const revalidated = { ...stored, etag: '"v2"', lastError: undefined, failures: 0, stale: false, lastOutcome: 'revalidated' as const, expiresAt: 60_000 };
+  const fresh = freshnessToJson(revalidated, clock, 2_000);
+  assert.ok(!fresh.includes('"body"') && !fresh.includes('"card"'), 'no card, no body');
+  const back = entryFromRow(text, 1_000, fresh, clock);
+  assert.deepEqual(back, { ...revalidated, card: back.card, warnings: back.warnings, lastError: undefined }, 'the revalidated entry');
+  assert.equal(back.lastError, undefined);
+  assert.equal(entryFromRow(text, 3_000, fresh, clock).etag, '"v1"', 'older than the entry: ignored');
+  assert.equal(entryFromRow(text, 1_000, freshnessToJson({ ...revalidated, rawSha256: 'f'.repeat(64) }, clock, 2_000), clock).etag, '"v1"', 'other bytes: ignored');
 });

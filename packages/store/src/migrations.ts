@@ -176,6 +176,24 @@ const MIGRATIONS: Record<string, Migration> = {
       });
     },
   },
+  // The durable write path (issue 29): what a refresh that kept the card changes (a 304, a
+  // failure), written apart from the entry, so such a write carries no card and rewrites no row
+  // holding one. Read over the entry's row when it names the same bytes and is newer.
+  '0007_entry_freshness': {
+    async up(knex) {
+      for (const table of ['a2ad_card_freshness', 'a2ad_catalog_freshness']) {
+        await knex.schema.createTable(table, (t) => {
+          t.text('key').primary();
+          t.text('freshness').notNullable();
+          t.bigInteger('at').notNullable();
+        });
+      }
+    },
+    async down(knex) {
+      await knex.schema.dropTableIfExists('a2ad_catalog_freshness');
+      await knex.schema.dropTableIfExists('a2ad_card_freshness');
+    },
+  },
 };
 
 /** The knex migration source over {@link MIGRATIONS}. */

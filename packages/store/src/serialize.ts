@@ -18,9 +18,53 @@ export function entryToJson<C, V extends string>(entry: CacheEntry<C, V>, clock:
   return JSON.stringify({ ...rest, expiresAtWall: toWall(expiresAt, clock), nextAttemptAtWall: nextAttemptAt === undefined ? null : toWall(nextAttemptAt, clock) });
 }
 
+/**
+ * The fields of an entry that only a new card changes (card, protocol version, body, canonical
+ * hash, warnings, signature, extended card, fetch time): a freshness write leaves them out.
+ */
+const CARD_FIELDS = ['card', 'protocolVersion', 'body', 'canonicalSha256', 'warnings', 'signature', 'extended', 'fetchedAtWall'] as const;
+
+/**
+ * The JSON text of what a refresh that kept the card changes in an entry (a 304, a failure): every
+ * field but {@link CARD_FIELDS}, its times as epoch ms; `rawSha256` names the bytes it belongs to
+ * and `at` the wall time of the write.
+ */
+export function freshnessToJson<C, V extends string>(entry: CacheEntry<C, V>, clock: Clock, at: number): string {
+  const { card: _c, protocolVersion: _p, body: _b, canonicalSha256: _h, warnings: _w, signature: _s, extended: _e, fetchedAtWall: _f, expiresAt, nextAttemptAt, ...rest } = entry;
+  return JSON.stringify({ ...rest, expiresAtWall: toWall(expiresAt, clock), nextAttemptAtWall: nextAttemptAt === undefined ? null : toWall(nextAttemptAt, clock), at });
+}
+
+/**
+ * An entry from its row: the whole entry's JSON text (`updatedAt`: when it was written) and the
+ * freshness written since (`freshness`, see {@link freshnessToJson}), if any: the card fields of
+ * the one, every other field of the other (absent: undefined). The freshness applies only to the
+ * bytes it names and when written after the entry (a release that does not know it writes only
+ * entries).
+ */
+export function entryFromRow<C = AgentCardModel, V extends string = CardProtocolVersion>(
+  text: string,
+  updatedAt: number,
+  freshness: string | null | undefined,
+  clock: Clock,
+): CacheEntry<C, V> {
+  const raw = JSON.parse(text) as Record<string, unknown>;
+  if (freshness != null) {
+    const { at, ...fields } = JSON.parse(freshness) as Record<string, unknown> & { at: number };
+    if (fields['rawSha256'] === raw['rawSha256'] && at >= updatedAt) {
+      for (const k of CARD_FIELDS) if (k in raw) fields[k] = raw[k];
+      return entryOf<C, V>(fields, clock);
+    }
+  }
+  return entryOf<C, V>(raw, clock);
+}
+
 /** An entry from its JSON text, its times back on this process's monotonic clock. */
 export function entryFromJson<C = AgentCardModel, V extends string = CardProtocolVersion>(text: string, clock: Clock): CacheEntry<C, V> {
-  const raw = JSON.parse(text) as Omit<CacheEntry<C, V>, 'expiresAt' | 'nextAttemptAt'> & { expiresAtWall: number; nextAttemptAtWall: number | null };
+  return entryOf<C, V>(JSON.parse(text) as Record<string, unknown>, clock);
+}
+
+function entryOf<C, V extends string>(parsed: Record<string, unknown>, clock: Clock): CacheEntry<C, V> {
+  const raw = parsed as unknown as Omit<CacheEntry<C, V>, 'expiresAt' | 'nextAttemptAt'> & { expiresAtWall: number; nextAttemptAtWall: number | null };
   const { expiresAtWall, nextAttemptAtWall, ...rest } = raw;
   const entry: CacheEntry<C, V> = {
     ...rest,
@@ -34,7 +78,7 @@ export function entryFromJson<C = AgentCardModel, V extends string = CardProtoco
     // The extended card is persisted with its entry (its identity's label, never a secret).
     ...(rest.extended != null && { extended: deepFreeze(rest.extended) }),
     expiresAt: fromWall(expiresAtWall, clock),
-    nextAttemptAt: nextAttemptAtWall === null ? undefined : fromWall(nextAttemptAtWall, clock),
+    nextAttemptAt: nextAttemptAtWall == null ? undefined : fromWall(nextAttemptAtWall, clock),
   };
   return entry;
 }

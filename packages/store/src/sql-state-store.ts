@@ -13,7 +13,7 @@ import { systemClock, DiscoveryError, isDiscoveryError } from 'a2a-discovery';
 import { PROTECTED_JOURNAL_TYPES, prunedCounter } from './journal.js';
 import { migrate, unknownMigrations } from './migrations.js';
 import type { StoredCard } from './serialize.js';
-import { cardParser, entryFromJson, entryToJson, eventFromJson, eventToJson, joinSnapshot, splitSnapshot } from './serialize.js';
+import { cardParser, entryFromRow, entryToJson, eventFromJson, freshnessToJson, eventToJson, joinSnapshot, splitSnapshot } from './serialize.js';
 import type { SqliteLock } from './sqlite-lock.js';
 import type { CatalogEntry, CounterDeltas, JournalEntry, JournalQuery, PinRecord, StateStore, StoredSnapshots, StoreKind, StoreRetention, StoreStatus } from './state-store.js';
 import { DEFAULT_RETENTION } from './state-store.js';
@@ -39,6 +39,36 @@ export interface SqlStateStoreOptions {
 
 /** Rows per INSERT (SQLite allows 999 bound variables per statement). */
 const BATCH = 100;
+/** Card-entry writes per transaction, at most. */
+const MAX_BATCH = 2_000;
+/** Freshness rows per statement (3 bound values each: within SQLite's 32,766 and PostgreSQL's 65,535). */
+const FRESHNESS_ROWS = 500;
+/** How long freshness writes (nobody waits for them) gather before they are written, at most. */
+const FLUSH_DELAY_MS = 100;
+
+/** A pending deletion of a cache entry. */
+const DELETE = 'delete';
+/** A pending write of a cache entry: deleted, whole, or its freshness only. */
+type EntryWrite<E> = typeof DELETE | { readonly entry: E; readonly whole: boolean };
+
+interface PendingEntryWrite<E> {
+  readonly write: EntryWrite<E>;
+  readonly waiters: Array<{ resolve: () => void; reject: (err: unknown) => void }>;
+}
+
+/** One cache's entries: in memory, in the engine, and the writes between. */
+interface EntryTable<E> {
+  readonly table: string;
+  readonly freshnessTable: string;
+  readonly entries: Map<string, E>;
+  /** Writes not taken by a batch yet, by key, in the order their keys were first written. */
+  readonly pending: Map<string, PendingEntryWrite<E>>;
+  /** Keys whose whole entry is in the engine (loaded, or written by a committed batch). */
+  readonly persisted: Set<string>;
+  scheduled: boolean;
+  timer: NodeJS.Timeout | undefined;
+  readonly store: CardStore<E> & { touch(key: string, entry: E): void };
+}
 /** Journal rows read to find where retention cuts, per type and pass, at most. */
 const CUT_STEP = 10_000;
 
@@ -102,6 +132,10 @@ export class SqlStateStore implements StateStore {
   readonly replica: string;
   readonly cards: CardStore;
   readonly catalogs: CardStore<CatalogEntry>;
+  readonly #cardTable: EntryTable<CacheEntry>;
+  readonly #catalogTable: EntryTable<CatalogEntry>;
+  /** Both entry tables, for close(). */
+  readonly #tables: Array<EntryTable<CacheEntry>> = [];
   readonly #db: Knex;
   readonly #o: SqlStateStoreOptions;
   readonly #clock: Clock;
@@ -133,55 +167,179 @@ export class SqlStateStore implements StateStore {
     this.#o = o;
     this.#clock = o.clock ?? systemClock;
     this.#retention = { ...DEFAULT_RETENTION, ...o.retention };
-    this.cards = this.#entryStore('a2ad_card_entries', this.#entries);
-    this.catalogs = this.#entryStore('a2ad_catalog_entries', this.#catalogEntries);
+    this.#cardTable = this.#entryStore('a2ad_card_entries', 'a2ad_card_freshness', this.#entries);
+    this.#catalogTable = this.#entryStore('a2ad_catalog_entries', 'a2ad_catalog_freshness', this.#catalogEntries);
+    this.cards = this.#cardTable.store;
+    this.catalogs = this.#catalogTable.store;
   }
 
   /** Loads the card and catalog entries into memory (called once by the opener). */
   async load(): Promise<void> {
-    await this.#loadEntries('a2ad_card_entries', this.#entries);
-    await this.#loadEntries('a2ad_catalog_entries', this.#catalogEntries);
+    await this.#loadEntries(this.#cardTable);
+    await this.#loadEntries(this.#catalogTable);
   }
 
   // ---- cache entries ----------------------------------------------------------------------
 
-  /** A cache's store over `table`: reads from `entries` (memory), writes through to the engine. */
-  #entryStore<C, V extends string>(table: string, entries: Map<string, CacheEntry<C, V>>): CardStore<CacheEntry<C, V>> {
-    return {
-      get: (key) => entries.get(key),
-      set: (key, entry) => {
-        entries.set(key, entry);
-        if (this.#following) return Promise.resolve();
-        // RFC 9111 §5.2.2.5: a no-store response is not kept in non-volatile storage.
-        if (entry.noStore) return this.#fencedWrite((db) => db(table).where({ key }).delete());
-        const row = { key, entry: entryToJson(entry, this.#clock), updated_at: Math.round(this.#clock.wallNow()) };
-        return this.#fencedWrite((db) => db(table).insert(row).onConflict('key').merge());
+  /**
+   * A cache's store over `table`: reads from `entries` (memory), writes behind to the engine.
+   * Writes wait in `pending` (the last write of a key wins; a key with a pending write reads as
+   * that write, since memory is written at once) and are flushed together in one transaction per
+   * batch, at most {@link MAX_BATCH} keys: after the write in flight when someone waits for one
+   * of them, else within {@link FLUSH_DELAY_MS}. `set` and `delete` resolve when their batch
+   * commits, or reject with its failure (recorded in the status as every failed write). `touch`
+   * (freshness only, issue 29: a 304, a failure) writes a small row to `freshnessTable` instead
+   * of the whole entry, and returns at once: the refresh that made it does not wait for the
+   * engine (a revalidation sweep runs at memory speed while its writes follow in a few large
+   * transactions); its failure is recorded in the status. A key whose row is not known to be in
+   * the engine (never loaded or written, deleted, or its last write failed) is written whole.
+   */
+  #entryStore<C, V extends string>(table: string, freshnessTable: string, entries: Map<string, CacheEntry<C, V>>): EntryTable<CacheEntry<C, V>> {
+    const t: EntryTable<CacheEntry<C, V>> = {
+      table,
+      freshnessTable,
+      entries,
+      pending: new Map(),
+      persisted: new Set(),
+      scheduled: false,
+      timer: undefined,
+      store: {
+        get: (key) => entries.get(key),
+        set: (key, entry) => {
+          entries.set(key, entry);
+          return this.#queue(t, key, entry.noStore ? DELETE : { entry, whole: true });
+        },
+        // Not awaited by anyone: a failure is recorded in the status (and the key's next write is whole).
+        touch: (key, entry) => {
+          entries.set(key, entry);
+          void this.#queue(t, key, entry.noStore ? DELETE : { entry, whole: false }, false);
+        },
+        delete: (key) => {
+          entries.delete(key);
+          return this.#queue(t, key, DELETE);
+        },
+        keys: () => [...entries.keys()],
+        close: () => undefined,
       },
-      delete: (key) => {
-        entries.delete(key);
-        if (this.#following) return Promise.resolve();
-        return this.#fencedWrite((db) => db(table).where({ key }).delete());
-      },
-      keys: () => [...entries.keys()],
-      close: () => undefined,
     };
+    this.#tables.push(t as unknown as EntryTable<CacheEntry>);
+    return t;
   }
 
-  async #loadEntries<C, V extends string>(table: string, entries: Map<string, CacheEntry<C, V>>): Promise<void> {
-    const rows = (await this.#db(table).select('key', 'entry')) as Array<{ key: string; entry: string }>;
-    entries.clear();
-    for (const r of rows) entries.set(r.key, entryFromJson<C, V>(r.entry, this.#clock));
+  /** Notes a write of `key` for the next batch; resolves when that batch is written. */
+  #queue<E extends CacheEntry<unknown, string>>(t: EntryTable<E>, key: string, w: EntryWrite<E>, awaited = true): Promise<void> {
+    if (this.#following) return Promise.resolve();
+    if (this.#closed) return awaited ? Promise.reject(this.#closedError()) : Promise.resolve();
+    const before = t.pending.get(key);
+    // A freshness write over a pending whole write or deletion (or a row not known to be there) is whole.
+    const write = w !== DELETE && !w.whole && (before !== undefined ? before.write === DELETE || before.write.whole : !t.persisted.has(key)) ? { entry: w.entry, whole: true } : w;
+    return new Promise<void>((resolve, reject) => {
+      const waiters = before?.waiters ?? [];
+      if (awaited) waiters.push({ resolve, reject });
+      else resolve();
+      t.pending.set(key, { write, waiters });
+      this.#schedule(t, waiters.length > 0);
+    });
   }
 
-  /** A leader write: checked against the fencing epoch in its transaction when one is set. */
-  #fencedWrite(op: (db: Knex | Knex.Transaction) => Promise<unknown>): Promise<void> {
-    if (this.#epoch === undefined) return this.#write(() => op(this.#db));
-    return this.#write(() =>
-      this.#db.transaction(async (trx) => {
+  /**
+   * Flushes `t` soon (a write someone awaits, or a full batch: after the write in flight) or within
+   * {@link FLUSH_DELAY_MS} (freshness writes only, so that a sweep's gather in few transactions).
+   */
+  #schedule<E extends CacheEntry<unknown, string>>(t: EntryTable<E>, soon: boolean): void {
+    const flush = (): void => {
+      if (t.pending.size > 0 && !this.#closed) void this.#flush(t).catch(() => undefined);
+    };
+    if (soon || t.pending.size >= MAX_BATCH) {
+      if (t.scheduled) return;
+      t.scheduled = true;
+      setImmediate(() => {
+        t.scheduled = false;
+        flush();
+      });
+    } else if (t.timer === undefined) {
+      t.timer = setTimeout(() => {
+        t.timer = undefined;
+        flush();
+      }, FLUSH_DELAY_MS);
+    }
+  }
+
+  /**
+   * Writes the pending writes of `t` (taken when the write queue reaches this batch, at most
+   * {@link MAX_BATCH}) in one transaction, checked against the fencing epoch.
+   */
+  #flush<E extends CacheEntry<unknown, string>>(t: EntryTable<E>): Promise<void> {
+    let batch: Array<[string, PendingEntryWrite<E>]> = [];
+    const p = this.#write(() => {
+      batch = [];
+      for (const item of t.pending) {
+        if (batch.length === MAX_BATCH) break;
+        batch.push(item);
+      }
+      for (const [key] of batch) t.pending.delete(key);
+      if (t.pending.size > 0) this.#schedule(t, [...t.pending.values()].some((w) => w.waiters.length > 0));
+      if (batch.length === 0) return Promise.resolve();
+      // Not in the engine until this batch commits (a freshness write meanwhile is whole).
+      for (const [key] of batch) t.persisted.delete(key);
+      return this.#db.transaction(async (trx) => {
         await this.#checkFence(trx);
-        await op(trx);
-      }),
+        await this.#writeBatch(trx, t, batch);
+      });
+    });
+    return p.then(
+      () => {
+        for (const [key, { write, waiters }] of batch) {
+          if (write !== DELETE) t.persisted.add(key);
+          for (const w of waiters) w.resolve();
+        }
+      },
+      (err: unknown) => {
+        for (const [, { waiters }] of batch) for (const w of waiters) w.reject(err);
+        throw err;
+      },
     );
+  }
+
+  async #writeBatch<E extends CacheEntry<unknown, string>>(trx: Knex.Transaction, t: EntryTable<E>, batch: ReadonlyArray<[string, PendingEntryWrite<E>]>): Promise<void> {
+    const at = Math.round(this.#clock.wallNow());
+    const gone: string[] = [];
+    const whole: Array<{ key: string; entry: string; updated_at: number }> = [];
+    const fresh: Array<{ key: string; freshness: string; at: number }> = [];
+    for (const [key, { write }] of batch) {
+      if (write === DELETE) gone.push(key);
+      else if (write.whole) whole.push({ key, entry: entryToJson(write.entry, this.#clock), updated_at: at });
+      else fresh.push({ key, freshness: freshnessToJson(write.entry, this.#clock, at), at });
+    }
+    // RFC 9111 §5.2.2.5: a no-store response is not kept in non-volatile storage (deleted).
+    for (const part of chunks(gone)) await trx(t.table).whereIn('key', part).delete();
+    for (const part of chunks(whole)) await trx(t.table).insert(part).onConflict('key').merge();
+    // A whole entry (or none) supersedes the freshness written before it.
+    const replaced = [...gone, ...whole.map((r) => r.key)];
+    for (const part of chunks(replaced)) await trx(t.freshnessTable).whereIn('key', part).delete();
+    // Raw SQL: this is the statement of every 304, and knex's builder costs more than the engine.
+    for (let i = 0; i < fresh.length; i += FRESHNESS_ROWS) {
+      const part = fresh.slice(i, i + FRESHNESS_ROWS);
+      const bindings: Array<string | number> = [t.freshnessTable];
+      for (const r of part) bindings.push(r.key, r.freshness, r.at);
+      await trx.raw(`INSERT INTO ?? ("key", "freshness", "at") VALUES ${part.map(() => '(?, ?, ?)').join(', ')} ON CONFLICT ("key") DO UPDATE SET "freshness" = excluded."freshness", "at" = excluded."at"`, bindings);
+    }
+  }
+
+  #closedError(): DiscoveryError {
+    return new DiscoveryError('ERR_STORE_UNAVAILABLE', `the ${this.kind} store at ${this.#o.location} is closed`, { stage: 'store' });
+  }
+
+  async #loadEntries<C, V extends string>(t: EntryTable<CacheEntry<C, V>>): Promise<void> {
+    const rows = (await this.#db(`${t.table} as e`)
+      .leftJoin(`${t.freshnessTable} as f`, 'f.key', 'e.key')
+      .select('e.key', 'e.entry', 'e.updated_at', 'f.freshness')) as Array<{ key: string; entry: string; updated_at: unknown; freshness: string | null }>;
+    t.entries.clear();
+    t.persisted.clear();
+    for (const r of rows) {
+      t.entries.set(r.key, entryFromRow<C, V>(r.entry, num(r.updated_at), r.freshness, this.#clock));
+      t.persisted.add(r.key);
+    }
   }
 
   /**
@@ -605,6 +763,11 @@ export class SqlStateStore implements StateStore {
 
   async close(): Promise<void> {
     if (this.#closed) return;
+    // The entries written so far are flushed first (their failure is recorded like any other).
+    for (const t of this.#tables) {
+      clearTimeout(t.timer);
+      for (let n = 0; n < t.pending.size; n += MAX_BATCH) void this.#flush(t).catch(() => undefined);
+    }
     this.#closed = true;
     await this.#chain.catch(() => undefined);
     await this.#db.destroy();
@@ -613,7 +776,7 @@ export class SqlStateStore implements StateStore {
 
   /** Queues a write after the previous ones; a failure is recorded and rethrown. */
   #write(op: () => Promise<unknown>): Promise<void> {
-    if (this.#closed) return Promise.reject(new DiscoveryError('ERR_STORE_UNAVAILABLE', `the ${this.kind} store at ${this.#o.location} is closed`, { stage: 'store' }));
+    if (this.#closed) return Promise.reject(this.#closedError());
     const p = this.#chain.then(op).then(
       () => {
         this.#writes++;

@@ -397,7 +397,7 @@ export class CardCache<C = AgentCardModel, V extends string = CardProtocolVersio
         policy = updated.policy;
       }
       const merged = policyHeaders(policy.responseHeaders() as Record<string, string>);
-      return this.#store(t, key, this.#freshEntry(revalidating, policy, merged, request, 'revalidated'), 'revalidated', common);
+      return this.#store(t, key, this.#freshEntry(revalidating, policy, merged, request, 'revalidated'), 'revalidated', common, revalidating);
     }
 
     if (res.status !== 200) {
@@ -420,7 +420,7 @@ export class CardCache<C = AgentCardModel, V extends string = CardProtocolVersio
     }
     const where = { baseUrl: key, cardUrl: url };
     if (old !== undefined && old.rawSha256 === rawSha256) {
-      return this.#store(t, key, this.#freshEntry(withFields(old, where), policy, cacheHeaders, request, 'unchanged'), 'unchanged', { status: res.status, durationMs: res.durationMs, bytes: res.body.byteLength, rawSha256 });
+      return this.#store(t, key, this.#freshEntry(withFields(old, where), policy, cacheHeaders, request, 'unchanged'), 'unchanged', { status: res.status, durationMs: res.durationMs, bytes: res.body.byteLength, rawSha256 }, old);
     }
     let check: Awaited<ReturnType<CacheContent<C, V>['check']>>;
     try {
@@ -507,11 +507,12 @@ export class CardCache<C = AgentCardModel, V extends string = CardProtocolVersio
     );
   }
 
-  async #store(t: FetchTrace, key: string, fetched: CacheEntry<C, V>, outcome: CardOutcome, detail: ResultDetail): Promise<CacheEntry<C, V>> {
+  /** Stores a successful refresh; `kept`: the stored entry whose card it kept (a 304, the same bytes). */
+  async #store(t: FetchTrace, key: string, fetched: CacheEntry<C, V>, outcome: CardOutcome, detail: ResultDetail, kept?: CacheEntry<C, V>): Promise<CacheEntry<C, V>> {
     if (t.span.recording) t.span.set({ [ATTR.outcome]: 'ok', [ATTR.cacheDecision]: outcome, [ATTR.cardSha256]: fetched.rawSha256 });
     // With every refresh of the public card, its extended card (an agent-card cache only).
     const entry = this.#extended === undefined ? fetched : ((await this.#extended.update(key, fetched as unknown as CacheEntry)) as unknown as CacheEntry<C, V>);
-    await this.#o.store.set(key, entry);
+    await this.#put(key, entry, kept);
     if (this.#neverSeen.size > 0) this.#neverSeen.delete(key);
     this.#results.emit(key, outcome, detail, 0);
     return entry;
@@ -536,7 +537,7 @@ export class CardCache<C = AgentCardModel, V extends string = CardProtocolVersio
       const failures = old.failures + 1;
       const delay = retryDelay(failures, this.#o);
       const entry: CacheEntry<C, V> = usableEntry(withFields(old, { failures, stale: true, nextAttemptAt: now + delay, lastOutcome: outcome, lastError }), now, this.#o.maxStaleMs);
-      await this.#o.store.set(key, entry);
+      await this.#put(key, entry, old);
       this.#results.emit(key, outcome, detail, failures, error);
       this.#o.events?.emit({ type: 'card.backoff', endpoint: key, failures, retryInMs: delay });
       return entry;
@@ -551,8 +552,18 @@ export class CardCache<C = AgentCardModel, V extends string = CardProtocolVersio
 
   async #withUsability(key: string, entry: CacheEntry<C, V>, now: number): Promise<CacheEntry<C, V>> {
     const updated = usableEntry(entry, now, this.#o.maxStaleMs);
-    if (updated !== entry) await this.#o.store.set(key, updated);
+    if (updated !== entry) await this.#put(key, updated, entry);
     return updated;
+  }
+
+  /**
+   * Writes an entry. One that keeps the card of `kept`, the entry stored under its key (a 304, a
+   * failure, an aged entry; and its extended card too), changes only freshness: a store that can
+   * write just that (`touch`) is asked to.
+   */
+  #put(key: string, entry: CacheEntry<C, V>, kept: CacheEntry<C, V> | undefined): void | Promise<void> {
+    const { store } = this.#o;
+    return kept !== undefined && store.touch !== undefined && entry.extended === kept.extended ? store.touch(key, entry) : store.set(key, entry);
   }
 
 }

@@ -165,6 +165,13 @@ export function acceptedEntry(baseUrl: string, accepted: AcceptedCard, fields: P
 export interface CardStore<E = CacheEntry> {
   get(key: string): E | undefined | Promise<E | undefined>;
   set(key: string, entry: E): void | Promise<void>;
+  /**
+   * Optional: stores `entry` in place of the one stored under `key`, from which it differs only
+   * in its freshness and validators (times, caching headers, failures, outcome, error): the same
+   * card, body, hashes, warnings, signature and extended card. A durable store may write only
+   * those (a 304 then writes no card). The cache calls {@link set} when a store has none.
+   */
+  touch?(key: string, entry: E): void | Promise<void>;
   delete(key: string): void | Promise<void>;
   keys(): Iterable<string> | Promise<Iterable<string>>;
   close?(): void | Promise<void>;
@@ -210,9 +217,11 @@ export class MemoryCardStore<E = CacheEntry> implements CardStore<E> {
  */
 export function prefixedStore<E>(store: CardStore<E>, prefix: string): CardStore<E> {
   const own = (keys: Iterable<string>): string[] => [...keys].filter((k) => k.startsWith(prefix)).map((k) => k.slice(prefix.length));
+  const touch = store.touch?.bind(store);
   return {
     get: (key) => store.get(prefix + key),
     set: (key, entry) => store.set(prefix + key, entry),
+    ...(touch !== undefined && { touch: (key: string, entry: E) => touch(prefix + key, entry) }),
     delete: (key) => store.delete(prefix + key),
     keys: () => {
       const keys = store.keys();
