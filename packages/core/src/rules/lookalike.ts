@@ -23,7 +23,10 @@
  * Cost: {@link LookalikeIndex} keeps each name under its skeleton, and under its skeleton's length
  * and d+5 segments (the pigeonhole filter of PassJoin, Li et al. 2011: d edits leave five of d+5
  * segments unedited, each shifted by at most d), so a lookup compares a name only with the names
- * of a nearby length that share five segments with it, not with all.
+ * of a nearby length that share five segments with it, not with all. A segment most names share
+ * (a fleet named "Agent …") is skipped, the names then needing one shared segment fewer for each
+ * skipped (at most four): a lookup visits the names that share uncommon segments with it, so
+ * admitting n agents costs about n lookups, not n² visits.
  *
  * @module
  */
@@ -54,6 +57,9 @@ function maxEdits(length: number): number {
 
 /** Segments a lookup must share with a stored name (of d+SHARED): the more, the fewer comparisons for names with a common word (measured: 5). */
 const SHARED = 5;
+
+/** Postings beyond which a segment is common (a word most names share) and a lookup skips it (see {@link LookalikeIndex.find}). */
+const COMMON_SEGMENT = 64;
 
 const SEPARATORS = /[\s._\-/:]+/gu;
 
@@ -221,17 +227,37 @@ export class LookalikeIndex {
     for (const name of self.names) for (const posting of this.#skeletons.get(name.skeleton) ?? []) consider(posting, name);
     for (const name of self.names) {
       const q = name.skeleton;
-      // The segment numbers each stored name shares with this one: two at least are within reach.
+      // The segment numbers each stored name shares with this one: SHARED at least are within reach.
       const hits = new Map<Posting, Set<number>>();
+      // How many shared segments a stored name of each length needs (fewer where common segments are skipped).
+      const needs = new Map<number, number>();
       for (let len = q.length - 3; len <= q.length + 3; len++) {
         if (len < MIN_LENGTH) continue;
         const d = maxEdits(Math.min(len, q.length));
         if (Math.abs(len - q.length) > d) continue;
         const bounds = segmentBounds(len);
-        for (let i = 0; i < bounds.length; i++) {
-          const [start, size] = bounds[i]!;
+        // Each segment's postings at every position it may have shifted to.
+        const lists = bounds.map(([start, size], i) => {
+          const found: Posting[][] = [];
+          let total = 0;
           for (let at = Math.max(0, start - d); at <= Math.min(q.length - size, start + d); at++) {
-            for (const posting of this.#segments.get(`${len}|${i}|${q.slice(at, at + size)}`) ?? []) {
+            const list = this.#segments.get(`${len}|${i}|${q.slice(at, at + size)}`);
+            if (list !== undefined) {
+              found.push(list);
+              total += list.length;
+            }
+          }
+          return { i, found, total };
+        });
+        // A segment most names share (a common word: "agent-") costs a visit of each of them for
+        // nothing: the most common ones, up to SHARED - 1, are skipped, and a name then needs as
+        // many fewer shared segments among the rest (it still shares SHARED of them all).
+        const common = lists.filter((l) => l.total > COMMON_SEGMENT).sort((a, b) => b.total - a.total).slice(0, SHARED - 1);
+        needs.set(len, SHARED - common.length);
+        for (const { i, found } of lists) {
+          if (common.some((c) => c.i === i)) continue;
+          for (const list of found) {
+            for (const posting of list) {
               const seg = hits.get(posting);
               if (seg === undefined) hits.set(posting, new Set([i]));
               else seg.add(i);
@@ -239,7 +265,7 @@ export class LookalikeIndex {
           }
         }
       }
-      for (const [posting, seg] of hits) if (seg.size >= SHARED) consider(posting, name);
+      for (const [posting, seg] of hits) if (seg.size >= needs.get(posting.name.skeleton.length)!) consider(posting, name);
     }
     if (best === undefined) return undefined;
     const { posting, name, reason } = best;
