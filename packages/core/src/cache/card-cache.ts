@@ -98,6 +98,9 @@ export class CardCache<C = AgentCardModel, V extends string = CardProtocolVersio
   /** The default content's checks, changed in place by {@link recheck} (the content reads them at each check). */
   readonly #check: Omit<CheckCardOptions, 'hostPolicy' | 'sourceUrl'>;
   readonly #customContent: boolean;
+  /** Keys of the entries this cache wrote, judged by the host policy's rules of `#judgedGeneration` (freed with the entry). */
+  readonly #judged = new Set<string>();
+  #judgedGeneration = -1;
   /** The name of each refresh's span. */
   readonly #spanName: string;
   readonly #inflight = new Map<string, Promise<CacheEntry<C, V>>>();
@@ -150,7 +153,14 @@ export class CardCache<C = AgentCardModel, V extends string = CardProtocolVersio
    * its normalized card URL (see `HostPolicy.normalizeEndpoint`). Throws the policy's refusal.
    */
   key(endpoint: string): string {
-    return this.#o.exactUrls ? this.#o.hostPolicy.normalizeDocumentUrl(endpoint) : this.#o.hostPolicy.normalizeEndpoint(endpoint);
+    const policy = this.#o.hostPolicy;
+    // A key this cache holds an entry under, judged by the rules in force: itself (the loop names
+    // endpoints by their keys; the policy's memo of URLs is bounded and forgets past its size).
+    if (this.#judgedGeneration !== policy.generation) {
+      this.#judged.clear();
+      this.#judgedGeneration = policy.generation;
+    } else if (this.#judged.has(endpoint)) return endpoint;
+    return this.#o.exactUrls ? policy.normalizeDocumentUrl(endpoint) : policy.normalizeEndpoint(endpoint);
   }
 
   /**
@@ -230,6 +240,7 @@ export class CardCache<C = AgentCardModel, V extends string = CardProtocolVersio
    */
   async forgetKey(key: string): Promise<void> {
     this.#neverSeen.delete(key);
+    this.#judged.delete(key);
     await this.#o.store.delete(key);
   }
 
@@ -563,6 +574,7 @@ export class CardCache<C = AgentCardModel, V extends string = CardProtocolVersio
    */
   #put(key: string, entry: CacheEntry<C, V>, kept: CacheEntry<C, V> | undefined): void | Promise<void> {
     const { store } = this.#o;
+    if (this.#judgedGeneration === this.#o.hostPolicy.generation) this.#judged.add(key);
     return kept !== undefined && store.touch !== undefined && entry.extended === kept.extended ? store.touch(key, entry) : store.set(key, entry);
   }
 

@@ -131,6 +131,7 @@ export class HostPolicy {
   #normalized = new BoundedMemo<string>(URL_MEMO_ENTRIES);
   #cidrs: readonly Cidr[];
   #cidrText: readonly string[];
+  #generation = 0;
 
   private constructor(entries: AllowEntry[], allowLoopback: boolean, cidrs: Cidr[], cidrText: string[]) {
     this.#entries = Object.freeze(entries);
@@ -206,6 +207,12 @@ export class HostPolicy {
     this.#cidrText = next.#cidrText;
     // A URL admitted by the old rules is judged again.
     this.#normalized = new BoundedMemo<string>(URL_MEMO_ENTRIES);
+    this.#generation++;
+  }
+
+  /** How many times {@link update} changed the rules: a holder's memo of judged URLs is good while this stays the same. */
+  get generation(): number {
+    return this.#generation;
   }
 
   /**

@@ -6,7 +6,7 @@
  */
 import type { CacheEntry, CardCache } from '../cache/index.js';
 import { effectiveEntry } from '../cache/index.js';
-import { cardFacts } from '../cache/cache-entries.js';
+import { cardFacts, cardIdentity } from '../cache/cache-entries.js';
 import type { EventStream } from '../events/index.js';
 import { presentableSchemes, securityOrigin } from '../card/index.js';
 import type { CredentialsInput, PresentableScheme } from '../fetch/index.js';
@@ -50,6 +50,8 @@ export class Evaluator {
   // The agents with a card, in arrival order (the first is the original), and who looks like whom.
   readonly #lookalikeIndex = new LookalikeIndex();
   #lookalikes = new Map<string, Lookalike>();
+  /** What the lookalike index was last given, per candidate: its endpoint and card (the names come from them). */
+  #lookalikeInputs: ReadonlyArray<readonly [object, object]> = [];
   // Unchanged (same object) cards are matched once, not every cycle, while the select options stand.
   #matchMemo: MatchMemo = new WeakMap();
   // Static agents whose card once fitted (by base URL), so only they "no longer fit"; an
@@ -227,6 +229,12 @@ export class Evaluator {
    * is added after the others) and, when it changed, finds the lookalikes again.
    */
   #findLookalikes(candidates: readonly Candidate[]): ReadonlyMap<string, Lookalike> {
+    // The same endpoints (records) with the same cards: the same names, the same lookalikes (a
+    // cycle with nothing due, or revalidations, costs a comparison per candidate, not an index pass).
+    const inputs = candidates.map((c) => [c.endpoint, cardIdentity(c.entry)] as const);
+    const last = this.#lookalikeInputs;
+    this.#lookalikeInputs = inputs;
+    if (inputs.length === last.length && inputs.every(([e, card], i) => e === last[i]![0] && card === last[i]![1])) return this.#lookalikes;
     const index = this.#lookalikeIndex;
     const present = new Set(candidates.map((c) => c.endpoint.baseUrl));
     let changed = false;
