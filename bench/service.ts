@@ -21,7 +21,10 @@
  *
  * Environment: BENCH_SERVICE_MINUTES (default 10; 0.5–60), BENCH_SERVICE_ENDPOINTS (10,000),
  * BENCH_SERVICE_ORIGINS (100), BENCH_SERVICE_RATE (turns/s per side, 5), BENCH_SERVICE_CONCURRENCY
- * (turns in flight per side, 16), BENCH_SERVICE_MAX_AGE (the cards' max-age, s, 120).
+ * (turns in flight per side, 16), BENCH_SERVICE_MAX_AGE (the cards' max-age, s, 120),
+ * BENCH_SERVICE_HISTORY (`store`, the default: conversations in the SQLite store; `memory`: in the
+ * process, to see what the durable history costs a turn), BENCH_SERVICE_NAMES (`words`, the
+ * default: three-word agent names; `numbered`: `fleet-agent-e123`, a numbered series).
  * Writes bench/results/service.json.
  */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -54,12 +57,14 @@ const ORIGINS = Math.min(num('BENCH_SERVICE_ORIGINS', 100, 1, 1_000), ENDPOINTS)
 const RATE = num('BENCH_SERVICE_RATE', 5, 0.1, 50, false);
 const CONCURRENCY = num('BENCH_SERVICE_CONCURRENCY', 16, 1, 256);
 const MAX_AGE_S = num('BENCH_SERVICE_MAX_AGE', 120, 30, 3_600);
+const HISTORY = process.env['BENCH_SERVICE_HISTORY'] === 'memory' ? 'memory' : 'store';
+const NAMES = process.env['BENCH_SERVICE_NAMES'] === 'numbered' ? 'numbered' : 'words';
 const PER_ORIGIN = Math.ceil(ENDPOINTS / ORIGINS);
 const PAGE_SIZE = 500;
 const RSS_EVERY_MS = 10_000;
 const WARMUP_TURNS = 20;
 const START_LIMIT_MS = 60_000;
-const FLEET_LIMIT_MS = 300_000;
+const FLEET_LIMIT_MS = 20 * 60_000;
 // The whole run: the window, plus starting, fetching the fleet, warming up and stopping.
 const TOTAL_LIMIT_MS = MINUTES * 60_000 + FLEET_LIMIT_MS + 4 * 60_000;
 
@@ -113,6 +118,41 @@ function slope(points: ReadonlyArray<readonly [number, number]>): number {
 
 const pct = (values: readonly number[]) => ({ p50: percentile(values, 50), p99: percentile(values, 99), n: values.length });
 
+/**
+ * `GET /healthz` once a second, the next probe only after the last answered: a stalled event loop
+ * shows as one long probe. `phase` labels each probe (the fleet's fetch, the window).
+ */
+function healthProber(url: string) {
+  const probes: Array<{ phase: string; ms: number }> = [];
+  let phase = 'fleet';
+  let stopped = false;
+  const done = (async () => {
+    while (!stopped) {
+      const t = performance.now();
+      const p = phase;
+      const ok = await fetch(`${url}/healthz`, { signal: AbortSignal.timeout(FLEET_LIMIT_MS) }).then(
+        async (r) => (await r.text(), r.status === 200),
+        () => false,
+      );
+      if (ok) probes.push({ phase: p, ms: performance.now() - t });
+      await new Promise((r) => setTimeout(r, 1_000));
+    }
+  })();
+  return {
+    set phase(value: string) {
+      phase = value;
+    },
+    figures(which: string) {
+      const ms = probes.filter((x) => x.phase === which).map((x) => x.ms);
+      return { probes: ms.length, p50Ms: percentile(ms, 50), p99Ms: percentile(ms, 99), maxMs: ms.length ? Math.max(...ms) : NaN };
+    },
+    stop() {
+      stopped = true;
+      return Promise.race([done, new Promise((r) => setTimeout(r, 2_000))]);
+    },
+  };
+}
+
 const started = new Date();
 const loadStart = os.loadavg();
 let cards: CardsHandle | undefined;
@@ -132,11 +172,12 @@ let metricsAfter = '';
 let peerTimes: Record<string, number> = {};
 let peerUnlabelled = 0;
 let configDoc: Record<string, unknown> = {};
+let health: ReturnType<typeof healthProber> | undefined;
 
 try {
   log(`starting the fleet: ${fmt(ENDPOINTS, 0)} endpoints over ${ORIGINS} origins (${PER_ORIGIN} each), cards max-age ${MAX_AGE_S} s, a registry of ${Math.ceil(ENDPOINTS / PAGE_SIZE)} pages; and the A2A peer`);
   [cards, peer, receiver] = await Promise.all([
-    startCards({ origins: ORIGINS, perOrigin: PER_ORIGIN, cacheControl: `public, max-age=${MAX_AGE_S}`, pageSize: PAGE_SIZE }, 180_000),
+    startCards({ origins: ORIGINS, perOrigin: PER_ORIGIN, cacheControl: `public, max-age=${MAX_AGE_S}`, pageSize: PAGE_SIZE, names: NAMES }, 180_000),
     startPeer(60_000),
     startCycleReceiver(),
   ]);
@@ -158,6 +199,7 @@ try {
     sources: { registries: [{ id: 'fleet', url: cards.ready.registryUrl, pollIntervalMs: 300_000, maxPages: Math.ceil(endpoints / PAGE_SIZE) + 5, maxEntries: endpoints + 100 }] },
     loop: { startupTimeoutMs: 10_000 },
     root: { kind: 'routed', name: 'orchestrator', fallback: 'warranty_agent' },
+    sessions: { history: HISTORY },
     dataDir: join(dir, 'data'),
     store: 'sqlite',
   };
@@ -178,11 +220,13 @@ try {
     START_LIMIT_MS,
   );
   log(`serve pid ${serve.pid} at ${serve.url}; waiting for the ${fmt(endpoints, 0)} cards`);
+  health = healthProber(serve.url);
 
   // The fleet fetched: every endpoint's card reached once (any outcome), and the snapshot holds the peer.
   for (;;) {
     if (!serve.alive()) throw new Error(`serve exited while fetching the fleet; its last lines:\n${serve.tail()}`);
     const m = await get(`${serve.url}/metrics`).catch(() => undefined);
+    if (m === undefined) log('   /metrics did not answer within 30 s (the event loop is busy)');
     const fetched = m ? metricSum(m.text, 'a2a_discovery_card_fetches_total') : 0;
     const snap = await get(`${serve.url}/api/snapshot`).catch(() => undefined);
     const agents = snap?.status === 200 ? ((JSON.parse(snap.text) as { agents?: Array<{ localName: string }> }).agents ?? []) : [];
@@ -191,10 +235,13 @@ try {
       log(`fleet fetched in ${fmt(fleetSeconds, 1)} s (${fmt(fetched, 0)} card fetches; ${agents.length} agents in the snapshot)`);
       break;
     }
-    if (performance.now() - t1 > FLEET_LIMIT_MS) throw new Error(`the fleet was not fetched within ${FLEET_LIMIT_MS / 1000} s: ${fmt(fetched, 0)} of ${fmt(endpoints, 0)} card fetches, ${agents.length} agents in the snapshot`);
+    if (performance.now() - t1 > FLEET_LIMIT_MS) {
+      throw new Error(`the fleet was not fetched within ${FLEET_LIMIT_MS / 1000} s: ${m ? `${fmt(fetched, 0)} of ${fmt(endpoints, 0)} card fetches` : '/metrics did not answer'}, ${agents.length} agents in the snapshot`);
+    }
     await new Promise((r) => setTimeout(r, 2_000));
   }
 
+  health.phase = 'warm-up';
   load = new ChatLoad({ serviceUrl: serve.url, peerCard: peer.ready.card, rate: RATE, concurrency: CONCURRENCY });
   log(`warm-up: ${WARMUP_TURNS} turns per side`);
   await load.warmUp(WARMUP_TURNS);
@@ -205,6 +252,7 @@ try {
   metricsBefore = (await get(`${serve.url}/metrics`)).text;
   loadAtWindowStart = os.loadavg();
   windowStartEpochMs = Date.now();
+  health.phase = 'window';
   const w0 = performance.now();
   const s = serve;
   const sampleRss = () => rss.push({ tSec: (performance.now() - w0) / 1000, rssMB: s.rssMB() });
@@ -219,6 +267,7 @@ try {
   }
   if (s.alive()) sampleRss();
   windowEndEpochMs = Date.now();
+  health.phase = 'after';
   loadAtWindowEnd = os.loadavg();
   if (!s.alive()) throw new Error(`serve exited during the window; its last lines:\n${s.tail()}`);
   metricsAfter = (await get(`${serve.url}/metrics`)).text;
@@ -230,6 +279,7 @@ try {
   failure = err instanceof Error ? err.message : String(err);
 } finally {
   log('stopping serve, the peer and the fleet');
+  await health?.stop();
   await load?.close().catch(() => undefined);
   // serve first: on SIGTERM it flushes its buffered spans to the receiver.
   await serve?.close(10_000);
@@ -310,13 +360,14 @@ const serviceCounters = {
   snapshotPublications: delta('a2a_discovery_snapshot_publications_total'),
   httpRefusals: delta('a2a_discovery_http_refusals_total'),
 };
+const healthz = { fleet: health!.figures('fleet'), window: health!.figures('window') };
 const errors = { failedTurns: 0, skippedTicks: load!.result.skipped, turnsWithoutPeerTime: missingPeerTime, peerRequestsWithoutTurnId: peerUnlabelled };
 
 const out: string[] = [];
 out.push(`a2a-discovery service end to end (issue 29) — ${started.toISOString()}`);
 out.push(`Node ${process.version}, ${os.cpus().length} CPUs (${os.cpus()[0]?.model ?? '?'}); load average at start ${loadAtWindowStart.map((x) => x.toFixed(2)).join(' ')}, at end ${loadAtWindowEnd.map((x) => x.toFixed(2)).join(' ')} (1/5/15 min)`);
 out.push(
-  `serve (dist) on SQLite, ${fmt(cards!.ready.endpoints, 0)} endpoints over ${ORIGINS} loopback origins from a paged registry (cards ${cards!.ready.cardBytes} B, max-age ${MAX_AGE_S} s; fetched in ${fmt(fleetSeconds, 1)} s), routed root (no model) → one A2A 1.0 peer; window ${fmt(MINUTES, 1)} min, ${RATE} turns/s per side, ≤ ${CONCURRENCY} in flight per side, conversations of ${TURNS_PER_SESSION} turns.`,
+  `serve (dist) on SQLite, ${fmt(cards!.ready.endpoints, 0)} endpoints over ${ORIGINS} loopback origins from a paged registry (cards ${cards!.ready.cardBytes} B, max-age ${MAX_AGE_S} s; fetched in ${fmt(fleetSeconds, 1)} s), routed root (no model) → one A2A 1.0 peer; window ${fmt(MINUTES, 1)} min, ${RATE} turns/s per side, ≤ ${CONCURRENCY} in flight per side, conversations of ${TURNS_PER_SESSION} turns (history: ${HISTORY}; agent names: ${NAMES}).`,
 );
 out.push('');
 out.push('Chat turns: wall time as the client sees it, the peer’s own time (measured at the peer), and the rest (wall − peer), ms');
@@ -337,6 +388,9 @@ out.push(
   `RSS of serve, every ${RSS_EVERY_MS / 1000} s (${rss.length} samples): first ${fmt(rssFigures.firstMB, 0)} MB, last ${fmt(rssFigures.lastMB, 0)} MB, max ${fmt(rssFigures.maxMB, 0)} MB, slope ${fmt(rssFigures.slopeMBPerMinute, 2)} MB/min`,
 );
 out.push(
+  `GET /healthz once a second: while the fleet was fetched, max ${fmt(healthz.fleet.maxMs, 0)} ms (${healthz.fleet.probes} probes); in the window p50 ${fmt(healthz.window.p50Ms, 1)} ms, p99 ${fmt(healthz.window.p99Ms, 1)} ms, max ${fmt(healthz.window.maxMs, 0)} ms`,
+);
+out.push(
   `Errors: ${errors.failedTurns} failed turns; ticks skipped at the concurrency bound: service ${errors.skippedTicks.service}, direct ${errors.skippedTicks.direct}; turns without a peer time ${missingPeerTime}; card fetches in the window ${fmt(serviceCounters.cardFetches, 0)} (304s ${fmt(serviceCounters.notModified, 0)}, failures ${fmt(serviceCounters.cardFailures, 0)}); store writes ${fmt(serviceCounters.storeWrites, 0)} (failed ${fmt(serviceCounters.storeFailedWrites, 0)}); sessions ended ${load!.result.sessionsEnded}`,
 );
 console.log(out.join('\n'));
@@ -352,6 +406,8 @@ const json = {
     ratePerSide: RATE,
     concurrencyPerSide: CONCURRENCY,
     turnsPerSession: TURNS_PER_SESSION,
+    history: HISTORY,
+    names: NAMES,
     warmupTurnsPerSide: WARMUP_TURNS,
     fleetFetchedSeconds: fleetSeconds,
     overheadMethod: 'wall time at the client minus the peer’s own time per turn (first byte of the JSON-RPC request to the end of its response, measured in the peer process)',
@@ -365,6 +421,7 @@ const json = {
   },
   cycles: cycleFigures,
   rss: rssFigures,
+  healthz,
   errors,
   serviceCounters,
 };

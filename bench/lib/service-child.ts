@@ -7,8 +7,9 @@
  *   serving `perOrigin` bench cards each (~1.3 KB, `Cache-Control` from the layout), and a
  *   registry in the simple catalog format (docs/sources.md "Registry catalog") listing every one
  *   of them, `pageSize` entries a page, linked by `next`: how a deployment of thousands of agents
- *   hands them to discovery. Every card has its own name (`Agent e123`: a numbered series, not
- *   lookalikes).
+ *   hands them to discovery. Every agent has its own name, in the registry and on its card: three
+ *   words (`amber-billing-desk`, `Amber Billing Desk`) or, with `names: 'numbered'`, a numbered
+ *   series (`fleet-agent-e123`, `Agent e123`).
  * - `peer`: a real A2A 1.0 agent built from @a2a-js/sdk 1.x's server parts (DefaultRequestHandler,
  *   the Express JSON-RPC and card handlers), answering one Message per turn. It times every
  *   JSON-RPC request itself, from its first byte to the end of its response, and files the time
@@ -28,12 +29,30 @@ import { UserBuilder, agentCardHandler, jsonRpcHandler } from '@a2a-js/sdk/serve
 import type { FaultServer } from '../../test/helpers/fault-server.js';
 import { startFaultServer } from '../../test/helpers/fault-server.js';
 import { benchCard } from './card.js';
+import { shuffled } from './stats.js';
 
 export interface CardsLayout {
   origins: number;
   perOrigin: number;
   cacheControl: string;
   pageSize: number;
+  /** `words`: names of three words (`amber-billing-desk`), shuffled; `numbered`: `fleet-agent-e123`. */
+  names: 'words' | 'numbered';
+}
+
+const WORDS = [
+  'amber,azure,bold,brisk,calm,cedar,clever,coral,crisp,dawn,eager,ember,fair,fern,frost,gentle,golden,grand,hazel,ivory,jade,keen,lively,lunar,maple,misty,noble,ocean,olive,pearl,quiet,rapid,royal,ruby,sage,silver,solar,steady,swift,tidal,topaz,urban,vivid,warm,wild,willow,young,zesty',
+  'billing,refunds,invoices,payments,orders,returns,shipping,loyalty,repairs,claims,accounts,profiles,catalog,pricing,inventory,support,tickets,chat,search,alerts,reports,audit,compliance,identity,tokens,keys,storage,backups,metrics,logs,traces,builds,deploys,releases,tests,docs,translate,summaries,forecasts,planning',
+  'agent,assistant,helper,desk,bot,service,worker,advisor,guide,planner,keeper,scout',
+].map((w) => w.split(','));
+
+/** `n` distinct fleet names: three words each, in a seeded order (a number appended past the 23,040 combinations). */
+function wordNames(n: number): string[] {
+  const [a, b, c] = WORDS as [string[], string[], string[]];
+  const all: string[] = [];
+  for (const x of a) for (const y of b) for (const z of c) all.push(`${x}-${y}-${z}`);
+  const order = shuffled(all, 29);
+  return Array.from({ length: n }, (_, i) => (i < order.length ? order[i]! : `${order[i % order.length]!}-${Math.floor(i / order.length)}`));
 }
 
 export interface CardsReady {
@@ -82,12 +101,17 @@ const send = (m: unknown): void => {
 async function cards(layout: CardsLayout): Promise<{ ready: Omit<CardsReady, 'pid' | 'type'>; stats(): CardsStats; close(): Promise<void> }> {
   const servers: FaultServer[] = [];
   const entries: Array<{ name: string; url: string }> = [];
+  const words = layout.names === 'words' ? wordNames(layout.origins * layout.perOrigin) : [];
   for (let k = 0; k < layout.origins; k++) {
     const fs = await startFaultServer({ maxRecordedRequests: 0 });
     for (let j = 0; j < layout.perOrigin; j++) {
-      const id = `e${k * layout.perOrigin + j}`;
-      fs.endpoint(id, { card: benchCard(fs.origin, id), cacheControl: layout.cacheControl });
-      entries.push({ name: `fleet-agent-${id}`, url: `${fs.origin}/${id}/` });
+      const n = k * layout.perOrigin + j;
+      const id = `e${n}`;
+      const name = words[n] ?? `fleet-agent-${id}`;
+      // The card's own name follows the registry's: `Amber Billing Desk`, `Agent e123`.
+      const cardName = words[n] === undefined ? `Agent ${id}` : name.split('-').map((w) => w[0]!.toUpperCase() + w.slice(1)).join(' ');
+      fs.endpoint(id, { card: { ...benchCard(fs.origin, id), name: cardName }, cacheControl: layout.cacheControl });
+      entries.push({ name, url: `${fs.origin}/${id}/` });
     }
     servers.push(fs);
   }
