@@ -10,7 +10,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import type { CardsLayout, CardsReady, CardsStats, PeerReady, PeerTimes, ToChild } from './service-child.js';
 
-export const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const CHILD = fileURLToPath(new URL('./service-child.ts', import.meta.url));
 const BUILT_CLI = fileURLToPath(new URL('../../packages/service/dist/cli/main.js', import.meta.url));
 

@@ -31,7 +31,7 @@ export interface Turn {
   wallMs: number;
 }
 
-export interface LoadOptions {
+interface LoadOptions {
   serviceUrl: string;
   peerCard: Record<string, unknown>;
   /** Turns per second on each side. */
@@ -40,7 +40,7 @@ export interface LoadOptions {
   concurrency: number;
 }
 
-export interface LoadResult {
+interface LoadResult {
   turns: Turn[];
   skipped: Record<Side, number>;
   sessionsEnded: number;
