@@ -6,6 +6,7 @@
  */
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
 import { identifierName, LookalikeIndex, lookalikesAmong } from '../../packages/core/src/rules/lookalike.js';
 
 /** The reason the second name is flagged against the first (other origin), or undefined. */
@@ -124,5 +125,26 @@ describe('bounded cost', () => {
     const allPairs = (names.length * (names.length - 1)) / 2;
     // Measured: about 23,000 comparisons for the 10,000 lookups (all pairs: 49,995,000).
     assert.ok(index.comparisons < 10 * names.length, `${index.comparisons} comparisons for ${names.length} lookups (all pairs: ${allPairs})`);
+  });
+
+  test('fleets named alike (a common word, or a numbered series): a lookup visits few names, not every one, and a planted lookalike is still found', () => {
+    const hex = (i: number): string => createHash('sha256').update(String(i)).digest('hex').slice(0, 12);
+    for (const [what, nameOf] of [
+      ['Agent <hex>', (i: number) => `Agent ${hex(i)}`],
+      ['fleet-agent-e<n>', (i: number) => `fleet-agent-e${i}`],
+    ] as const) {
+      const n = 4_000;
+      const index = new LookalikeIndex();
+      const flagged: number[] = [];
+      for (let i = 0; i < n; i++) {
+        // A lookalike planted late: one edit from an early name, on another origin.
+        const name = i === n - 1 ? `${nameOf(7)}x` : nameOf(i);
+        index.set({ key: String(i), origin: `https://h${i % 64}.example`, names: [name] });
+        if (index.find(String(i)) !== undefined) flagged.push(i);
+      }
+      assert.deepEqual(flagged, [n - 1], `${what}: only the planted lookalike is flagged`);
+      // Before: every lookup visited the postings of the common segments, n each (16,000,000 here).
+      assert.ok(index.visits < 200 * n, `${what}: ${index.visits} postings visited for ${n} lookups`);
+    }
   });
 });

@@ -58,6 +58,15 @@ function maxEdits(length: number): number {
 /** Segments a lookup must share with a stored name (of d+SHARED): the more, the fewer comparisons for names with a common word (measured: 5). */
 const SHARED = 5;
 
+/** A segment's postings of the lookup's own series past which they are skipped as a group (fewer: one comparison each). */
+const OWN_SERIES_SKIP = 32;
+
+/** One segment's postings: all of them, and by series. */
+interface Bucket {
+  all: Posting[];
+  readonly series: Map<string, Posting[]>;
+}
+
 /** Postings beyond which a segment is common (a word most names share) and a lookup skips it (see {@link LookalikeIndex.find}). */
 const COMMON_SEGMENT = 64;
 
@@ -85,10 +94,16 @@ function skeleton(name: string): string {
 interface Name {
   readonly raw: string;
   readonly skeleton: string;
+  /** The folded name with every number as `#`: names of one series (`agent-1`, `agent-2`) are never lookalikes. */
+  readonly series: string;
 }
 
 function nameOf(raw: string): Name {
-  return { raw, skeleton: skeleton(raw) };
+  return { raw, skeleton: skeleton(raw), series: seriesOf(fold(raw)) };
+}
+
+function seriesOf(folded: string): string {
+  return folded.replace(/\d+/g, '#');
 }
 
 /**
@@ -108,7 +123,7 @@ function compareNames(a: Name, b: Name): string | undefined {
   const d = distance(a.skeleton, b.skeleton);
   if (d > maxEdits(short)) return undefined;
   // A numbered or lettered series: the names differ only in their numbers or in short words.
-  if (fa.replace(/\d+/g, '#') === fb.replace(/\d+/g, '#')) return undefined;
+  if (a.series === b.series) return undefined;
   const wa = a.skeleton.split('-');
   const wb = b.skeleton.split('-');
   if (wa.length === wb.length && wa.every((w, i) => w === wb[i] || (w.length <= 2 && wb[i]!.length <= 2))) return undefined;
@@ -167,13 +182,15 @@ interface Posting {
  */
 export class LookalikeIndex {
   readonly #stored = new Map<string, Stored>();
-  /** Postings by `length|segment number|segment`. */
-  readonly #segments = new Map<string, Posting[]>();
+  /** Postings by `length|segment number|segment`, all of them and by series (a lookup skips its own series at once). */
+  readonly #segments = new Map<string, Bucket>();
   /** Postings by skeleton, in arrival order: equal skeletons are found first, the earliest at once. */
   readonly #skeletons = new Map<string, Posting[]>();
   #seq = 0;
   /** Name comparisons made by lookups so far (edit distances computed), for tests and metrics. */
   comparisons = 0;
+  /** Postings lookups visited so far (the work before any comparison), for tests and metrics. */
+  visits = 0;
 
   /** Adds an agent, or updates its names keeping its place in the arrival order. Returns whether anything changed. */
   set(entry: LookalikeEntry): boolean {
@@ -186,7 +203,12 @@ export class LookalikeIndex {
     for (const name of names) {
       const posting = { stored, name };
       push(this.#skeletons, name.skeleton, posting);
-      for (const k of segmentKeys(name.skeleton)) push(this.#segments, k, posting);
+      for (const k of segmentKeys(name.skeleton)) {
+        let bucket = this.#segments.get(k);
+        if (bucket === undefined) this.#segments.set(k, (bucket = { all: [], series: new Map() }));
+        bucket.all.push(posting);
+        push(bucket.series, name.series, posting);
+      }
     }
     return true;
   }
@@ -241,11 +263,14 @@ export class LookalikeIndex {
           const found: Posting[][] = [];
           let total = 0;
           for (let at = Math.max(0, start - d); at <= Math.min(q.length - size, start + d); at++) {
-            const list = this.#segments.get(`${len}|${i}|${q.slice(at, at + size)}`);
-            if (list !== undefined) {
-              found.push(list);
-              total += list.length;
-            }
+            const bucket = this.#segments.get(`${len}|${i}|${q.slice(at, at + size)}`);
+            if (bucket === undefined) continue;
+            // The same series (a numbered fleet: `fleet-agent-17`, `fleet-agent-18`) is never a
+            // lookalike: when it is most of the bucket, its postings are left out at once.
+            const own = bucket.series.get(name.series);
+            if (own === undefined || own.length < OWN_SERIES_SKIP) found.push(bucket.all);
+            else for (const [series, list] of bucket.series) if (series !== name.series) found.push(list);
+            total += bucket.all.length - (own?.length ?? 0);
           }
           return { i, found, total };
         });
@@ -257,7 +282,9 @@ export class LookalikeIndex {
         for (const { i, found } of lists) {
           if (common.some((c) => c.i === i)) continue;
           for (const list of found) {
+            this.visits += list.length;
             for (const posting of list) {
+              if (posting.name.series === name.series) continue;
               const seg = hits.get(posting);
               if (seg === undefined) hits.set(posting, new Set([i]));
               else seg.add(i);
@@ -302,7 +329,13 @@ export class LookalikeIndex {
   #unindex(stored: Stored): void {
     for (const name of stored.names) {
       drop(this.#skeletons, name.skeleton, stored);
-      for (const k of segmentKeys(name.skeleton)) drop(this.#segments, k, stored);
+      for (const k of segmentKeys(name.skeleton)) {
+        const bucket = this.#segments.get(k);
+        if (bucket === undefined) continue;
+        bucket.all = bucket.all.filter((p) => p.stored !== stored);
+        drop(bucket.series, name.series, stored);
+        if (bucket.all.length === 0) this.#segments.delete(k);
+      }
     }
   }
 }
