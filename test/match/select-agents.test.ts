@@ -322,6 +322,13 @@ describe('selectAgents: cap', () => {
     assert.match(d.alerts.find((a) => a.kind === 'cap-reached')!.message, /left out: agent16, agent17, agent18, agent19$/);
   });
 
+  test('a cap leaving out thousands of agents names the first 20 and counts the rest (one line, not a page)', () => {
+    const many = Array.from({ length: 5_016 }, (_, i) => discovered(`agent${String(i).padStart(4, '0')}`, `a${i}.example.com`));
+    const message = selectAgents(many, base).alerts.find((a) => a.kind === 'cap-reached')!.message;
+    assert.match(message, /^the cap of 16 agents per tree left out: agent0016, agent0017, .*, agent0035 and 4980 more$/);
+    assert.ok(message.length < 400, `${message.length} characters`);
+  });
+
   test('selected agents are sorted by local name and frozen', () => {
     const s = selectAgents(candidates, { ...base, reviewed });
     const names = s.selected.map((a) => a.localName);

@@ -267,7 +267,7 @@ export function selectAgents(candidates: readonly Candidate[], options: SelectOp
       verdicts.set(d.candidate.endpoint.baseUrl, { verdict: 'excluded', localName: d.localName, reason: `the cap of ${maxAgents} agents per tree was reached` });
     }
     if (dropped.length > 0) {
-      alerts.push({ kind: 'cap-reached', message: `the cap of ${maxAgents} agents per tree left out: ${dropped.map((d) => d.localName).join(', ')}` });
+      alerts.push({ kind: 'cap-reached', message: `the cap of ${maxAgents} agents per tree left out: ${listed(dropped.map((d) => d.localName))}` });
     }
   } else {
     const count = new Map<string, number>();
@@ -290,7 +290,7 @@ export function selectAgents(candidates: readonly Candidate[], options: SelectOp
     }
     for (const [name, left] of dropped) {
       const cap = domains.find((d) => d.name === name)!.maxAgents;
-      alerts.push({ kind: 'cap-reached', message: `the cap of ${cap} agents in domain ${name} left out: ${left.join(', ')}` });
+      alerts.push({ kind: 'cap-reached', message: `the cap of ${cap} agents in domain ${name} left out: ${listed(left)}` });
     }
   }
   const selected = kept
@@ -376,3 +376,10 @@ function securityRefuses(presentable: SelectOptions['presentable'], entry: Cache
 function compare(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;
 }
+
+/** Names an alert lists: the first {@link LISTED_NAMES}, then how many more (thousands of agents past a cap make one line, not a page). */
+function listed(names: readonly string[]): string {
+  return names.length <= LISTED_NAMES ? names.join(', ') : `${names.slice(0, LISTED_NAMES).join(', ')} and ${names.length - LISTED_NAMES} more`;
+}
+
+const LISTED_NAMES = 20;
