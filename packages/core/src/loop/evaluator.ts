@@ -50,6 +50,8 @@ export class Evaluator {
   // The agents with a card, in arrival order (the first is the original), and who looks like whom.
   readonly #lookalikeIndex = new LookalikeIndex();
   #lookalikes = new Map<string, Lookalike>();
+  /** The key of the agent each lookalike looks like (a removal judges again those that looked like it). */
+  readonly #lookalikeOf = new Map<string, string>();
   /** What the lookalike index was last given, per candidate: its endpoint and card (the names come from them). */
   #lookalikeInputs: ReadonlyArray<readonly [object, object]> = [];
   // Unchanged (same object) cards are matched once, not every cycle, while the select options stand.
@@ -237,19 +239,46 @@ export class Evaluator {
     if (inputs.length === last.length && inputs.every(([e, card], i) => e === last[i]![0] && card === last[i]![1])) return this.#lookalikes;
     const index = this.#lookalikeIndex;
     const present = new Set(candidates.map((c) => c.endpoint.baseUrl));
-    let changed = false;
-    for (const key of [...index.keys()]) if (!present.has(key)) changed = index.delete(key) || changed;
+    const removed = new Set<string>();
+    for (const key of [...index.keys()]) if (!present.has(key) && index.delete(key)) removed.add(key);
+    const arrived: string[] = [];
+    let renamed = false;
     for (const { endpoint, entry } of candidates) {
+      const key = endpoint.baseUrl;
+      const known = index.has(key);
       const names = [cardFacts(entry).name, ...endpoint.records.flatMap((r) => [r.name, identifierName(r.metadata['identifier'] ?? '') ?? []].flat())];
-      changed = index.set({ key: endpoint.baseUrl, origin: originOf(endpoint.baseUrl) ?? endpoint.baseUrl, names }) || changed;
+      if (!index.set({ key, origin: originOf(key) ?? key, names })) continue;
+      if (known) renamed = true;
+      else arrived.push(key);
     }
-    if (changed) {
-      this.#lookalikes = new Map();
-      for (const key of index.keys()) {
-        const found = index.find(key);
-        if (found !== undefined) this.#lookalikes.set(key, { of: found.of, origin: found.origin, reason: found.reason });
+    if (removed.size === 0 && arrived.length === 0 && !renamed) return this.#lookalikes;
+    const judge = (key: string): void => {
+      const found = index.find(key);
+      if (found === undefined) {
+        this.#lookalikes.delete(key);
+        this.#lookalikeOf.delete(key);
+      } else {
+        this.#lookalikes.set(key, { of: found.of, origin: found.origin, reason: found.reason });
+        this.#lookalikeOf.set(key, found.key);
       }
+    };
+    this.#lookalikes = new Map(this.#lookalikes);
+    if (renamed) {
+      // An agent that changed its names keeps its place: later ones may look like it now, or no
+      // longer. Every agent is judged again (rare: names seldom change).
+      this.#lookalikes.clear();
+      this.#lookalikeOf.clear();
+      for (const key of index.keys()) judge(key);
+      return this.#lookalikes;
     }
+    // An agent only looks like one that arrived before it: an arrival changes no earlier agent's
+    // verdict, and a removal only those of the agents that looked like it.
+    for (const key of removed) {
+      this.#lookalikes.delete(key);
+      this.#lookalikeOf.delete(key);
+    }
+    for (const [key, of] of [...this.#lookalikeOf]) if (removed.has(of)) judge(key);
+    for (const key of arrived) judge(key);
     return this.#lookalikes;
   }
 

@@ -222,6 +222,11 @@ export class LookalikeIndex {
     return true;
   }
 
+  /** Whether an agent is held. */
+  has(key: string): boolean {
+    return this.#stored.has(key);
+  }
+
   /** The keys held, in arrival order. */
   keys(): IterableIterator<string> {
     return this.#stored.keys();
