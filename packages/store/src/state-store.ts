@@ -83,7 +83,7 @@ export interface StoreStatus {
   readonly lastErrorAt?: number;
   /** Writes that failed since the store opened. */
   readonly failedWrites: number;
-  /** Rows written since the store opened. */
+  /** Write transactions completed since the store opened (a batch of card entries is one). */
   readonly writes: number;
   /** Leader writes refused by the fencing epoch (PostgreSQL replicas), when any. */
   readonly fencedWrites?: number;

@@ -62,7 +62,7 @@ const METRICS = {
     labels: ['event'],
   },
   storeUp: { name: `${P}store_up`, kind: 'gauge', help: 'Whether the state store answered its last read or write (1) or failed (0), by engine.', labels: ['kind'] },
-  storeWrites: { name: `${P}store_writes`, kind: 'gauge', help: 'Writes the state store completed since the process started.' },
+  storeWrites: { name: `${P}store_writes`, kind: 'gauge', help: 'Write transactions the state store completed since the process started (a batch of card entries is one).' },
   storeFailedWrites: { name: `${P}store_failed_writes`, kind: 'gauge', help: 'Writes the state store failed since the process started.' },
   journalPruned: {
     name: `${P}journal_pruned_total`,
