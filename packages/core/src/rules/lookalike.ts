@@ -58,9 +58,6 @@ function maxEdits(length: number): number {
 /** Segments a lookup must share with a stored name (of d+SHARED): the more, the fewer comparisons for names with a common word (measured: 5). */
 const SHARED = 5;
 
-/** A segment's postings of the lookup's own series past which they are skipped as a group (fewer: one comparison each). */
-const OWN_SERIES_SKIP = 32;
-
 /** One segment's postings: all of them, and by series. */
 interface Bucket {
   all: Posting[];
@@ -94,12 +91,15 @@ function skeleton(name: string): string {
 interface Name {
   readonly raw: string;
   readonly skeleton: string;
+  /** NFKC and case folded (see {@link fold}). */
+  readonly folded: string;
   /** The folded name with every number as `#`: names of one series (`agent-1`, `agent-2`) are never lookalikes. */
   readonly series: string;
 }
 
 function nameOf(raw: string): Name {
-  return { raw, skeleton: skeleton(raw), series: seriesOf(fold(raw)) };
+  const folded = fold(raw);
+  return { raw, skeleton: skeleton(raw), folded, series: seriesOf(folded) };
 }
 
 function seriesOf(folded: string): string {
@@ -113,8 +113,8 @@ function seriesOf(folded: string): string {
 function compareNames(a: Name, b: Name): string | undefined {
   const short = Math.min(a.skeleton.length, b.skeleton.length);
   if (short < MIN_LENGTH) return undefined;
-  const fa = fold(a.raw);
-  const fb = fold(b.raw);
+  const fa = a.folded;
+  const fb = b.folded;
   if (a.skeleton === b.skeleton) {
     if (fa === fb) return 'the same name';
     if (fa.replace(SEPARATORS, '-') === fb.replace(SEPARATORS, '-')) return 'the same name but for separators';
@@ -184,6 +184,8 @@ export class LookalikeIndex {
   readonly #stored = new Map<string, Stored>();
   /** Postings by `length|segment number|segment`, all of them and by series (a lookup skips its own series at once). */
   readonly #segments = new Map<string, Bucket>();
+  /** Names held per skeleton length: a lookup skips the lengths nobody has. */
+  readonly #lengths = new Map<number, number>();
   /** Postings by skeleton, in arrival order: equal skeletons are found first, the earliest at once. */
   readonly #skeletons = new Map<string, Posting[]>();
   #seq = 0;
@@ -203,6 +205,7 @@ export class LookalikeIndex {
     for (const name of names) {
       const posting = { stored, name };
       push(this.#skeletons, name.skeleton, posting);
+      this.#lengths.set(name.skeleton.length, (this.#lengths.get(name.skeleton.length) ?? 0) + 1);
       for (const k of segmentKeys(name.skeleton)) {
         let bucket = this.#segments.get(k);
         if (bucket === undefined) this.#segments.set(k, (bucket = { all: [], series: new Map() }));
@@ -255,49 +258,51 @@ export class LookalikeIndex {
     for (const name of self.names) {
       const q = name.skeleton;
       // The segment numbers each stored name shares with this one: SHARED at least are within reach.
-      const hits = new Map<Posting, Set<number>>();
+      // As a bit mask of segment numbers (at most d + SHARED = 8 segments).
+      const hits = new Map<Posting, number>();
       // How many shared segments a stored name of each length needs (fewer where common segments are skipped).
       const needs = new Map<number, number>();
       for (let len = q.length - 3; len <= q.length + 3; len++) {
-        if (len < MIN_LENGTH) continue;
+        if (len < MIN_LENGTH || !this.#lengths.has(len)) continue;
         const d = maxEdits(Math.min(len, q.length));
         if (Math.abs(len - q.length) > d) continue;
         const bounds = segmentBounds(len);
         // Each segment's postings at every position it may have shifted to.
         const lists = bounds.map(([start, size], i) => {
-          const found: Posting[][] = [];
+          const prefix = segmentPrefix(len, i);
+          const buckets: Bucket[] = [];
           let total = 0;
           for (let at = Math.max(0, start - d); at <= Math.min(q.length - size, start + d); at++) {
-            const bucket = this.#segments.get(`${len}|${i}|${q.slice(at, at + size)}`);
+            const bucket = this.#segments.get(`${prefix}${q.slice(at, at + size)}`);
             if (bucket === undefined) continue;
-            // The same series (a numbered fleet: `fleet-agent-17`, `fleet-agent-18`) is never a
-            // lookalike: when it is most of the bucket, its postings are left out at once.
-            const own = bucket.series.get(name.series);
-            if (own === undefined || own.length < OWN_SERIES_SKIP) found.push(bucket.all);
-            else for (const [series, list] of bucket.series) if (series !== name.series) found.push(list);
-            total += bucket.all.length - (own?.length ?? 0);
+            buckets.push(bucket);
+            total += bucket.all.length - (bucket.series.get(name.series)?.length ?? 0);
           }
-          return { i, found, total };
+          return { i, buckets, total };
         });
         // A segment most names share (a common word: "agent-") costs a visit of each of them for
         // nothing: the most common ones, up to SHARED - 1, are skipped, and a name then needs as
         // many fewer shared segments among the rest (it still shares SHARED of them all).
         const common = lists.filter((l) => l.total > COMMON_SEGMENT).sort((a, b) => b.total - a.total).slice(0, SHARED - 1);
         needs.set(len, SHARED - common.length);
-        for (const { i, found } of lists) {
+        for (const { i, buckets } of lists) {
           if (common.some((c) => c.i === i)) continue;
-          for (const list of found) {
-            this.visits += list.length;
-            for (const posting of list) {
-              if (posting.name.series === name.series) continue;
-              const seg = hits.get(posting);
-              if (seg === undefined) hits.set(posting, new Set([i]));
-              else seg.add(i);
+          for (const bucket of buckets) {
+            // The same series (a numbered fleet: `fleet-agent-17`, `fleet-agent-18`) is never a
+            // lookalike: when it is most of the bucket, its postings are left out as a group.
+            const own = bucket.series.get(name.series);
+            const lists = own !== undefined && own.length * 2 > bucket.all.length ? [...bucket.series].filter(([series]) => series !== name.series).map(([, list]) => list) : [bucket.all];
+            for (const list of lists) {
+              this.visits += list.length;
+              for (const posting of list) {
+                if (posting.name.series === name.series) continue;
+                hits.set(posting, (hits.get(posting) ?? 0) | (1 << i));
+              }
             }
           }
         }
       }
-      for (const [posting, seg] of hits) if (seg.size >= needs.get(posting.name.skeleton.length)!) consider(posting, name);
+      for (const [posting, mask] of hits) if (bitCount(mask) >= needs.get(posting.name.skeleton.length)!) consider(posting, name);
     }
     if (best === undefined) return undefined;
     const { posting, name, reason } = best;
@@ -334,6 +339,9 @@ export class LookalikeIndex {
   #unindex(stored: Stored): void {
     for (const name of stored.names) {
       drop(this.#skeletons, name.skeleton, stored);
+      const held = (this.#lengths.get(name.skeleton.length) ?? 1) - 1;
+      if (held === 0) this.#lengths.delete(name.skeleton.length);
+      else this.#lengths.set(name.skeleton.length, held);
       for (const k of segmentKeys(name.skeleton)) {
         const bucket = this.#segments.get(k);
         if (bucket === undefined) continue;
@@ -360,19 +368,36 @@ export function lookalikesAmong(entries: readonly LookalikeEntry[]): Map<string,
   return out;
 }
 
-/** Start and size of each of the d+1 segments of a skeleton of this length. */
-function segmentBounds(length: number): Array<[number, number]> {
+/** Start and size of each of the d+SHARED segments of a skeleton of this length (computed once per length). */
+const boundsByLength: Array<ReadonlyArray<readonly [number, number]>> = [];
+function segmentBounds(length: number): ReadonlyArray<readonly [number, number]> {
+  const known = boundsByLength[length];
+  if (known !== undefined) return known;
   const parts = maxEdits(length) + SHARED;
-  const out: Array<[number, number]> = [];
+  const out: Array<readonly [number, number]> = [];
   for (let i = 0; i < parts; i++) {
     const start = Math.floor((i * length) / parts);
     out.push([start, Math.floor(((i + 1) * length) / parts) - start]);
   }
-  return out;
+  return (boundsByLength[length] = out);
 }
 
 function segmentKeys(s: string): string[] {
-  return segmentBounds(s.length).map(([start, size], i) => `${s.length}|${i}|${s.slice(start, start + size)}`);
+  return segmentBounds(s.length).map(([start, size], i) => `${segmentPrefix(s.length, i)}${s.slice(start, start + size)}`);
+}
+
+/** `length|segment number|`, the start of a segment key (made once per pair: lookups make many). */
+const prefixes: string[][] = [];
+function segmentPrefix(length: number, i: number): string {
+  const row = (prefixes[length] ??= []);
+  return (row[i] ??= `${length}|${i}|`);
+}
+
+/** The bits set in a small mask. */
+function bitCount(mask: number): number {
+  let n = 0;
+  for (let m = mask; m !== 0; m &= m - 1) n++;
+  return n;
 }
 
 function push<K, V>(map: Map<K, V[]>, key: K, value: V): void {
