@@ -371,7 +371,7 @@ export function lookalikesAmong(entries: readonly LookalikeEntry[]): Map<string,
 /** Start and size of each of the d+SHARED segments of a skeleton of this length (computed once per length). */
 const boundsByLength: Array<ReadonlyArray<readonly [number, number]>> = [];
 function segmentBounds(length: number): ReadonlyArray<readonly [number, number]> {
-  const known = boundsByLength[length];
+  const known = length <= MEMO_LENGTHS ? boundsByLength[length] : undefined;
   if (known !== undefined) return known;
   const parts = maxEdits(length) + SHARED;
   const out: Array<readonly [number, number]> = [];
@@ -379,8 +379,12 @@ function segmentBounds(length: number): ReadonlyArray<readonly [number, number]>
     const start = Math.floor((i * length) / parts);
     out.push([start, Math.floor(((i + 1) * length) / parts) - start]);
   }
-  return (boundsByLength[length] = out);
+  if (length <= MEMO_LENGTHS) boundsByLength[length] = out;
+  return out;
 }
+
+/** Skeleton lengths whose segment bounds and key prefixes are kept (a longer name, rare and maybe hostile, makes its own). */
+const MEMO_LENGTHS = 256;
 
 function segmentKeys(s: string): string[] {
   return segmentBounds(s.length).map(([start, size], i) => `${segmentPrefix(s.length, i)}${s.slice(start, start + size)}`);
@@ -389,6 +393,7 @@ function segmentKeys(s: string): string[] {
 /** `length|segment number|`, the start of a segment key (made once per pair: lookups make many). */
 const prefixes: string[][] = [];
 function segmentPrefix(length: number, i: number): string {
+  if (length > MEMO_LENGTHS) return `${length}|${i}|`;
   const row = (prefixes[length] ??= []);
   return (row[i] ??= `${length}|${i}|`);
 }
