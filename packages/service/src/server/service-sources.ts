@@ -25,14 +25,17 @@ interface SourcePlan {
 /** The running sources, each with the key it was built from. */
 export class ServiceSources {
   readonly #deps: SourceDeps;
-  /** Running sources by key; extra sources (not configured) are kept as they are. */
+  /** Running configured sources by key. */
   #byKey = new Map<string, Source>();
   readonly #fetchers = new Map<Source, CardFetcher>();
+  /** Sources given as objects (not configured): kept as they are by every reload. */
+  readonly #extras: readonly Source[];
   #sources: Source[] = [];
 
   constructor(o: ServiceOptions, deps: SourceDeps) {
     this.#deps = deps;
-    this.#sources = this.#take(plansOf(o, deps), o.extraSources ?? []);
+    this.#extras = o.extraSources ?? [];
+    this.#sources = this.#take(plansOf(o, deps));
   }
 
   /** The sources in priority order (built, not started: the loop starts them). */
@@ -55,8 +58,7 @@ export class ServiceSources {
    * each new key; extra sources stay. Call {@link released} with the sources the loop closed.
    */
   next(next: ServiceOptions): Source[] {
-    const extras = this.#sources.filter((s) => ![...this.#byKey.values()].includes(s));
-    this.#sources = this.#take(plansOf(next, this.#deps), extras);
+    this.#sources = this.#take(plansOf(next, this.#deps));
     return this.#sources;
   }
 
@@ -68,7 +70,7 @@ export class ServiceSources {
     await Promise.allSettled(gone.map(([, f]) => this.#deps.fetchers.release(f)));
   }
 
-  #take(plans: readonly SourcePlan[], extras: readonly Source[]): Source[] {
+  #take(plans: readonly SourcePlan[]): Source[] {
     const byKey = new Map<string, Source>();
     for (const plan of plans) {
       let source = this.#byKey.get(plan.key);
@@ -80,7 +82,7 @@ export class ServiceSources {
       byKey.set(plan.key, source);
     }
     this.#byKey = byKey;
-    return [...byKey.values(), ...extras];
+    return [...byKey.values(), ...this.#extras];
   }
 }
 
