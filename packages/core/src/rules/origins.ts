@@ -98,3 +98,29 @@ export function isLoopbackHost(hostname: string): boolean {
   }
   return false;
 }
+
+/**
+ * The transport rule for anything that carries a secret or decides trust (a token endpoint, an
+ * identity provider, a JWKS, a leader replica, an allowlist entry): `https:`, or plain `http:`
+ * only to a {@link isLoopbackHost loopback host} and only when `allowLoopback` (development,
+ * tests) says so. Returns undefined when `url` passes, else why not, in words that name the way
+ * out. The allowlist, the token fetch, the service's OIDC settings and the configuration checks
+ * ask here.
+ *
+ * @example secureOrLoopback('https://idp.example.com/', false) // undefined
+ * @example secureOrLoopback('http://127.0.0.1:8080/', true) // undefined
+ * @example secureOrLoopback('http://127.0.0.1:8080/', false) // 'plain http is accepted only for a loopback host with allowLoopback (development only); use https'
+ * @example secureOrLoopback('http://idp.example.com/', true) // 'plain http is accepted only for a loopback host (localhost, 127.x, [::1]); use https'
+ */
+export function secureOrLoopback(url: string | URL, allowLoopback: boolean): string | undefined {
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    return 'is not an absolute URL';
+  }
+  if (parsed.protocol === 'https:') return undefined;
+  if (parsed.protocol !== 'http:') return `the scheme ${parsed.protocol.slice(0, -1)} is not accepted; use https`;
+  if (!isLoopbackHost(parsed.hostname)) return 'plain http is accepted only for a loopback host (localhost, 127.x, [::1]); use https';
+  return allowLoopback ? undefined : 'plain http is accepted only for a loopback host with allowLoopback (development only); use https';
+}
