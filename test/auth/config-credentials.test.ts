@@ -87,7 +87,7 @@ credentials:
       ['6 credentials[0]', 'needs exactly one of clientSecretEnv (an environment variable) or clientSecretFile (a file); secrets are never written in the configuration'],
       ['9 credentials[0].valueEnv', 'applies only to type static, but this entry is type oauth2'],
       ['6 credentials[0]', 'an oauth2 entry needs clientId'],
-      ['8 credentials[0].tokenUrl', 'must be an https URL (token requests carry the client secret)'],
+      ['8 credentials[0].tokenUrl', 'must be https (token requests carry the client secret): plain http is accepted only for a loopback host (localhost, 127.x, [::1]); use https'],
       ['10 credentials[1]', 'an oauth2 entry needs exactly one of tokenUrl (the token endpoint) and issuer (discovered from its metadata)'],
       ['14 credentials[2].clientId', 'applies only to type oauth2, but this entry is type google-id-token'],
       ['15 credentials[3].type', 'must be one of static, oauth2, google-id-token; got "kerberos"'],

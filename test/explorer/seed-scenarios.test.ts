@@ -120,7 +120,7 @@ describe('the seed: invalid cards are never cached', () => {
     assert.deepEqual(outcomes(r), five('rejected'));
     assert.deepEqual(stages(r), five('policy'));
     assert.deepEqual(r.attempts.map((a) => a.code), five('ERR_INSECURE_INTERFACE'));
-    assert.match(r.attempts[0]!.reason!, /http: is not allowed/);
+    assert.match(r.attempts[0]!.reason!, /plain http is accepted only for a loopback host/);
     assert.equal(r.stats.networkFetches, 5);
     assert.equal(r.stats.bytesTransferred, 6_000);
     assert.ok(r.cacheStates.every((s) => !s.present));

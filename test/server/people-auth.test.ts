@@ -543,7 +543,7 @@ static:
       }
     };
     const http = OIDC.replace('https://login.example.com/realms/ops', 'http://127.0.0.1:8080');
-    assert.deepEqual(problems(`${AGENT}server:\n${http}`), ['server.oidc.issuer: must be https (plain http only to a loopback address, with allowLoopback: true), got "http://127.0.0.1:8080"']);
+    assert.deepEqual(problems(`${AGENT}server:\n${http}`), ['server.oidc.issuer: must be https: plain http is accepted only for a loopback host with allowLoopback (development only); use https, got "http://127.0.0.1:8080"']);
     assert.deepEqual(problems(`${AGENT}allowLoopback: true\nserver:\n${http}`), []);
     assert.match(problems(`${AGENT}server:\n${OIDC.replace('admin }', 'root }')}`).join('\n'), /server\.oidc\.roles\.discovery-admin/);
   });

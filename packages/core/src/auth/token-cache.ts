@@ -6,6 +6,7 @@
  *
  * @module
  */
+import { backoffDelay } from '../rules/backoff.js';
 import { type Clock, type Random, systemClock, systemRandom } from '../clock/index.js';
 import { DiscoveryError, isDiscoveryError } from '../errors.js';
 
@@ -115,9 +116,8 @@ export class TokenCache {
       this.#failures++;
       const min = this.#o.minBackoffMs ?? TOKEN_CACHE_DEFAULTS.minBackoffMs;
       const max = this.#o.maxBackoffMs ?? TOKEN_CACHE_DEFAULTS.maxBackoffMs;
-      const base = Math.min(max, min * 2 ** Math.min(this.#failures - 1, 30));
-      // Full jitter on the upper half: many replicas do not retry in step.
-      this.#retryAt = this.#clock.now() + base / 2 + (base / 2) * this.#random();
+      // Jitter over the upper half of the delay: many replicas do not retry in step.
+      this.#retryAt = this.#clock.now() + backoffDelay(this.#failures, { baseMs: min, maxMs: max, jitter: 0.5, random: this.#random });
       this.#lastError = isDiscoveryError(err) ? err : new DiscoveryError('ERR_FETCH_NETWORK', 'token request failed', { stage: 'fetch' });
       const held = this.#held;
       if (held !== undefined && this.#clock.now() < held.expiresAt) return held.token;

@@ -10,8 +10,9 @@
 import { fetch as undiciFetch } from 'undici';
 import { DiscoveryError, findDiscoveryError } from '../errors.js';
 import { createGuardedConnection, redirectRefusal, type TrustedCa } from '../fetch/guarded-connection.js';
-import { HostPolicy, safeUrlForMessage } from '../fetch/host-policy.js';
-import { isLoopbackHost } from '../rules/origins.js';
+import { HostPolicy } from '../fetch/host-policy.js';
+import { redactUrl } from '../rules/redaction.js';
+import { secureOrLoopback } from '../rules/origins.js';
 import type { Resolver } from '../fetch/address-guard.js';
 
 /** Where token requests may go and how they are bounded. Durations in ms, sizes in bytes. */
@@ -62,7 +63,7 @@ export function createTokenFetch(options: TokenFetchOptions): TokenFetch {
   const tokenFetch = (async (rawUrl, init) => {
     const { url, origin } = connection.admit(rawUrl);
     // The policy admits wildcards and default ports; the token request goes to these origins only.
-    if (!origins.has(origin)) throw new DiscoveryError('ERR_HOST_NOT_ALLOWED', `${safeUrlForMessage(rawUrl)} is not the identity provider's origin`, { url: safeUrlForMessage(rawUrl), stage: 'resolve' });
+    if (!origins.has(origin)) throw new DiscoveryError('ERR_HOST_NOT_ALLOWED', `${redactUrl(rawUrl)} is not the identity provider's origin`, { url: redactUrl(rawUrl), stage: 'resolve' });
     const href = url.href;
     const deadline = AbortSignal.timeout(options.timeoutMs);
     const signal = init.signal === undefined ? deadline : AbortSignal.any([init.signal, deadline]);
@@ -95,17 +96,10 @@ export function createTokenFetch(options: TokenFetchOptions): TokenFetch {
   return tokenFetch;
 }
 
-/** Token requests carry the client secret: https only, http only for a loopback host under allowLoopback. */
+/** Token requests carry the client secret: the one transport rule ({@link secureOrLoopback}). */
 export function insecureProblem(url: string, allowLoopback: boolean): string | undefined {
-  let parsed: URL;
-  try {
-    parsed = new URL(url);
-  } catch {
-    return 'is not a URL';
-  }
-  if (parsed.protocol === 'https:') return undefined;
-  if (parsed.protocol === 'http:' && isLoopbackHost(parsed.hostname)) return allowLoopback ? undefined : 'plain http is accepted for a token endpoint only on a loopback host with allowLoopback';
-  return 'a token endpoint must be https (token requests carry the client secret)';
+  const problem = secureOrLoopback(url, allowLoopback);
+  return problem === undefined ? undefined : `a token endpoint must be https (token requests carry the client secret): ${problem}`;
 }
 
 function innerCode(err: unknown): string | undefined {

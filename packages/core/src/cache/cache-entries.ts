@@ -6,6 +6,7 @@
  *
  * @module
  */
+import { backoffDelay } from '../rules/backoff.js';
 import type CachePolicy from 'http-cache-semantics';
 import type { AgentCardModel } from '../card/index.js';
 import type { Random } from '../clock/index.js';
@@ -212,11 +213,9 @@ export function freshnessLifetime(
   return clamped * (1 - expiryJitter * random());
 }
 
-/** Capped exponential backoff with jitter: base·2^(k-1), at most max, shortened at random. */
+/** The retry delay after `failures` consecutive failures: the one backoff rule (`rules/backoff.ts`) on the cache's settings. */
 export function retryDelay(failures: number, o: { backoffBaseMs: number; backoffMaxMs: number; backoffJitter: number; random: Random }): number {
-  const { backoffBaseMs, backoffMaxMs, backoffJitter, random } = o;
-  const d = Math.min(backoffMaxMs, backoffBaseMs * 2 ** Math.min(failures - 1, 30));
-  return d * (1 - backoffJitter * random());
+  return backoffDelay(failures, { baseMs: o.backoffBaseMs, maxMs: o.backoffMaxMs, jitter: o.backoffJitter, random: o.random });
 }
 
 /**

@@ -12,7 +12,7 @@ import { CACHE_DEFAULTS, GOOGLE_AGENT_REGISTRY_DEFAULTS } from '../rules/default
 import { DNS_SOURCE_DEFAULTS } from '../rules/defaults.js';
 import { normalizeDomain } from '../rules/domains.js';
 import { storeSpecKind } from '../rules/store-spec.js';
-import { isLoopbackHost, normalizeOrigin } from '../rules/origins.js';
+import { isLoopbackHost, normalizeOrigin, secureOrLoopback } from '../rules/origins.js';
 import { impossibleUrl } from '../rules/urls.js';
 import { SCHEMA_DEFAULTS } from './schema.js';
 import type { YamlSource } from './yaml-source.js';
@@ -45,9 +45,8 @@ function identityProviderUrlProblem(raw: string, allowLoopback: boolean): string
     return 'must be an absolute URL such as "https://idp.example.com/oauth/token"';
   }
   if (url.username !== '' || url.password !== '') return 'must not carry a user name or password (the client secret is read from clientSecretEnv or clientSecretFile)';
-  if (url.protocol === 'https:') return undefined;
-  if (url.protocol === 'http:' && isLoopbackHost(url.hostname)) return allowLoopback ? undefined : 'is http; plain http is accepted only for loopback hosts with allowLoopback: true';
-  return 'must be an https URL (token requests carry the client secret)';
+  const insecure = secureOrLoopback(url, allowLoopback);
+  return insecure === undefined ? undefined : `must be https (token requests carry the client secret): ${insecure}`;
 }
 
 function record(value: unknown): Raw | undefined {
@@ -111,10 +110,8 @@ export function crossCheck(doc: Raw, source: YamlSource): Problem[] {
     for (const key of ['issuer', 'jwksUrl'] as const) {
       const value = string(oidc?.[key]);
       if (value === undefined || !URL.canParse(value)) continue;
-      const url = new URL(value);
-      if (url.protocol === 'http:' && !(allowLoopback && ['localhost', '127.0.0.1', '[::1]'].includes(url.hostname))) {
-        add(['server', 'oidc', key], `must be https (plain http only to a loopback address, with allowLoopback: true), got ${JSON.stringify(value)}`);
-      }
+      const insecure = secureOrLoopback(value, allowLoopback);
+      if (insecure !== undefined) add(['server', 'oidc', key], `must be https: ${insecure}, got ${JSON.stringify(value)}`);
     }
     const catalog = record(server.catalog);
     const signing = record(catalog?.signing);

@@ -50,7 +50,8 @@ export type {
   ConfigFileConfig,
 } from './types.js';
 // The store description (`store:` in the YAML, `--store`): one rule for config and the store engines.
-export { DEFAULT_SQLITE_FILE, parseStoreSpec, postgresConnection, redactUrl, sqliteFilePath, storeSpecKind } from '../rules/store-spec.js';
+export { DEFAULT_SQLITE_FILE, parseStoreSpec, postgresConnection, sqliteFilePath, storeSpecKind } from '../rules/store-spec.js';
+export { redactUrl } from '../rules/redaction.js';
 export type { PostgresConnection, StoreSpec } from '../rules/store-spec.js';
 // The card size limit: one setting for the fetcher, the content check and the JSON reader.
 export { DEFAULT_MAX_CARD_BYTES, cardSizeLimit } from '../rules/limits.js';

@@ -28,7 +28,8 @@ import { DeadlineQueue } from './deadlines.js';
 import { Exchange, FetcherClosed, type FetchResult, type Pending, type Settings } from './card-exchange.js';
 import { createGuardedConnection, type TrustedCa } from './guarded-connection.js';
 import type { CredentialsInput } from '../rules/credentials.js';
-import { type HostPolicy, safeUrlForMessage } from './host-policy.js';
+import { type HostPolicy } from './host-policy.js';
+import { redactUrl } from '../rules/redaction.js';
 import type { OriginBudget } from './origin-budget.js';
 import { BoundedMemo, URL_MEMO_ENTRIES } from './bounded-memo.js';
 import { CACHE_DEFAULTS } from '../rules/defaults.js';
@@ -173,7 +174,7 @@ export function createCardFetcher(options: CardFetcherOptions): CardFetcher {
 
   async function fetchCard(rawUrl: string, init: FetchInit = {}): Promise<FetchResult> {
     let started = performance.now();
-    if (closed) throw new DiscoveryError('ERR_USAGE', 'the card fetcher is closed', { url: safeUrlForMessage(rawUrl), stage: 'fetch' });
+    if (closed) throw new DiscoveryError('ERR_USAGE', 'the card fetcher is closed', { url: redactUrl(rawUrl), stage: 'fetch' });
     let judged = admitted.get(rawUrl);
     if (judged === undefined) {
       const verdict = connection.admit(rawUrl);

@@ -19,7 +19,7 @@
  *    headers asked anew for the same origin, and a second 401 is the answer.
  *
  * Refusals carry one text each, and URLs in them never carry userinfo (the policy's
- * `safeUrlForMessage`). `test/fetch/guarded-connection.test.ts` runs one test per check (1–6)
+ * `redactUrl`). `test/fetch/guarded-connection.test.ts` runs one test per check (1–6)
  * against both callers, each failing when its check is removed; credentials are tested in each
  * caller's own suite.
  *

@@ -21,8 +21,9 @@ import ipaddr from 'ipaddr.js';
 import { specialPurposeBlock } from './special-purpose-addresses.js';
 import { BoundedMemo, URL_MEMO_ENTRIES } from './bounded-memo.js';
 import { DiscoveryError, type Problem } from '../errors.js';
-import { isLoopbackHost, withoutTrailingDot } from '../rules/origins.js';
+import { isLoopbackHost, secureOrLoopback, withoutTrailingDot } from '../rules/origins.js';
 import { isCardPath, isCardUrl } from '../rules/urls.js';
+import { redactUrl } from '../rules/redaction.js';
 
 /** Inputs of {@link HostPolicy.from}. */
 export interface HostPolicyOptions {
@@ -243,12 +244,8 @@ export class HostPolicy {
     if (host === '' || host.includes('*') || host.startsWith('.') || host.includes('..')) {
       return refuse('ERR_HOST_NOT_ALLOWED', `host ${JSON.stringify(parsed.hostname)} is not a valid host name`);
     }
-    if (protocol === 'http:' && !(this.#allowLoopback && isLoopbackHost(host))) {
-      return refuse(
-        'ERR_INSECURE_URL',
-        this.#allowLoopback ? `http: is allowed only for loopback hosts; use https:` : `http: is not allowed; use https: (http: needs allowLoopback and a loopback host)`,
-      );
-    }
+    const insecure = secureOrLoopback(parsed, this.#allowLoopback);
+    if (insecure !== undefined) return refuse('ERR_INSECURE_URL', insecure);
     const port = parsed.port === '' ? (DEFAULT_PORT[protocol] as number) : Number(parsed.port);
     const match = this.#entries.some((e) => e.protocol === protocol && e.port === port && hostMatches(e, host));
     if (!match) {
@@ -322,8 +319,8 @@ export class HostPolicy {
     const verdict = this.check(cardUrl);
     if (!verdict.allowed) throw verdictError(verdict, cardUrl);
     if (!isCardPath(verdict.url.pathname)) {
-      throw new DiscoveryError('ERR_HOST_NOT_ALLOWED', `a card URL must name a JSON file (a path ending in .json): ${safeUrlForMessage(cardUrl)}`, {
-        url: safeUrlForMessage(cardUrl),
+      throw new DiscoveryError('ERR_HOST_NOT_ALLOWED', `a card URL must name a JSON file (a path ending in .json): ${redactUrl(cardUrl)}`, {
+        url: redactUrl(cardUrl),
         stage: 'resolve',
       });
     }
@@ -424,23 +421,10 @@ function refuse(code: 'ERR_HOST_NOT_ALLOWED' | 'ERR_INSECURE_URL', reason: strin
 
 /** Turns a refusal into the error thrown by the policy's throwing helpers and the fetcher. */
 export function verdictError(verdict: Extract<HostVerdict, { allowed: false }>, url: string): DiscoveryError {
-  return new DiscoveryError(verdict.code, `${verdict.reason} (${safeUrlForMessage(url)})`, {
-    url: safeUrlForMessage(url),
+  return new DiscoveryError(verdict.code, `${verdict.reason} (${redactUrl(url)})`, {
+    url: redactUrl(url),
     stage: verdict.code === 'ERR_INSECURE_URL' ? 'policy' : 'resolve',
   });
-}
-
-/** A URL for messages and error fields, with any userinfo removed. */
-export function safeUrlForMessage(url: string): string {
-  try {
-    const u = new URL(url);
-    if (u.username === '' && u.password === '') return u.href;
-    u.username = '';
-    u.password = '';
-    return u.href;
-  } catch {
-    return url.slice(0, 200);
-  }
 }
 
 function hostMatches(entry: AllowEntry, host: string): boolean {

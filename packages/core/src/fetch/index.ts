@@ -5,7 +5,7 @@
  * @module
  */
 export { isCardUrl } from '../rules/urls.js';
-export { HostPolicy, inlineCardKey, catalogCardUrl, isInlineCardKey, CATALOG_CARD_FRAGMENT, CARD_PATH, LEGACY_CARD_PATH, safeUrlForMessage } from './host-policy.js';
+export { HostPolicy, inlineCardKey, catalogCardUrl, isInlineCardKey, CATALOG_CARD_FRAGMENT, CARD_PATH, LEGACY_CARD_PATH } from './host-policy.js';
 export type { HostPolicyOptions, HostVerdict } from './host-policy.js';
 export { isLoopbackHost } from '../rules/origins.js';
 export { createGuardedLookup } from './address-guard.js';
@@ -19,3 +19,4 @@ export type { CardFetcher, CardFetcherOptions, FetchInit, FetchResult } from './
 export { OriginBudget } from './origin-budget.js';
 export type { OriginBudgetOptions, OriginBudgetStats } from './origin-budget.js';
 export { NetworkOptionCheck } from './option-check.js';
+export { redactUrl, REDACTED } from '../rules/redaction.js';

@@ -8,6 +8,7 @@
  */
 import { resolve } from 'node:path';
 import { describe } from '../text.js';
+import { redactUrl } from './redaction.js';
 
 /** A parsed store description. */
 export type StoreSpec =
@@ -65,23 +66,6 @@ export function parseStoreSpec(spec: string): StoreSpec | { problem: string } {
     }
     default:
       return { problem: `must be memory, sqlite, sqlite:<path> or postgres://user@host:5432/database, got ${describe(redactUrl(s))}` };
-  }
-}
-
-/**
- * A URL without its password, for messages and status. A string that does not parse as a URL
- * loses everything between the first `:` after the user name and the last `@` of the text.
- *
- * @example redactUrl('postgres://a2a:s3cret@db.example.com/a2a') // 'postgres://a2a:***@db.example.com/a2a'
- */
-export function redactUrl(url: string): string {
-  try {
-    const parsed = new URL(url);
-    if (parsed.password === '') return url;
-    parsed.password = '***';
-    return parsed.href;
-  } catch {
-    return url.replace(/^([a-z][a-z0-9+.-]*:\/\/[^:/@]*:)[^@]*@/i, '$1***@');
   }
 }
 

@@ -17,7 +17,7 @@ import { Parser } from 'htmlparser2';
 import LinkHeader from 'http-link-header';
 import { isDiscoveryError, toDiscoveryError } from '../errors.js';
 import type { CardFetcher, HostPolicy } from '../fetch/index.js';
-import { safeUrlForMessage } from '../fetch/index.js';
+import { redactUrl } from '../fetch/index.js';
 
 /** How a catalog was found: at its well-known URI, or announced by one of the three paths. */
 export type CatalogFoundBy = 'well-known' | 'link-header' | 'html-link' | 'robots-agentmap';
@@ -167,7 +167,7 @@ export async function discoverCatalog(origin: string, fetcher: CardFetcher, host
       if (out.admitted.some((a) => a.url === url)) continue;
       const verdict = hostPolicy.check(url);
       if (!verdict.allowed) {
-        out.notes.push({ path: announcedBy, message: `${describeWay(foundBy)} announces the catalog ${safeUrlForMessage(url)}, which the allowlist does not admit (${verdict.reason}); not read` });
+        out.notes.push({ path: announcedBy, message: `${describeWay(foundBy)} announces the catalog ${redactUrl(url)}, which the allowlist does not admit (${verdict.reason}); not read` });
         continue;
       }
       out.admitted.push({ url, foundBy, announcedBy });

@@ -8,6 +8,8 @@
  *
  * @module
  */
+import { backoffDelay } from '../rules/backoff.js';
+
 import type { CoreV1Api, KubeConfig, RequestContext, ResponseContext, V1ServiceList, Watch } from '@kubernetes/client-node';
 import type { Clock, TimerHandle } from '../clock/index.js';
 import { DiscoveryError, toDiscoveryError } from '../errors.js';
@@ -17,6 +19,9 @@ import { loadKubernetesClient, type KubeClientModule } from './kubernetes-client
 import { serviceEndpoint, type ServiceLike } from './kubernetes-endpoint.js';
 import { SourceCore } from './source-core.js';
 import type { EndpointRecord, Source, SourceListener, SourceState } from './types.js';
+
+/** The watch's re-list keeps its documented delays exactly (initialBackoffMs, doubling): no jitter. */
+const NO_JITTER = (): number => 0;
 
 /** The options of a source, checked and completed (see `kubernetesSource`). */
 export interface KubernetesSettings {
@@ -371,7 +376,7 @@ export class KubernetesSource implements Source {
   /** The first retry is immediate; then `initialBackoffMs`, doubling up to `maxBackoffMs`. */
   #backoffMs(): number {
     if (this.#failures <= 1) return 0;
-    return Math.min(this.#s.maxBackoffMs, this.#s.initialBackoffMs * 2 ** Math.min(this.#failures - 2, 30));
+    return backoffDelay(this.#failures - 1, { baseMs: this.#s.initialBackoffMs, maxMs: this.#s.maxBackoffMs, jitter: 0, random: NO_JITTER });
   }
 
   #scheduleRetry(action: () => void | Promise<void>): void {

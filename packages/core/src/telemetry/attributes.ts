@@ -10,6 +10,7 @@
  *
  * @module
  */
+import { redactUrl } from '../rules/redaction.js';
 
 /** Span names. The A2A client span is named after the A2A method (`SendMessage`, ...), per the convention. */
 export const SPAN = {
@@ -133,27 +134,17 @@ export function spanText(text: string | undefined): string | undefined {
 }
 
 /**
- * A URL as a span may record it: no user info, no fragment, every query value replaced by
- * `REDACTED` (an API key in a query is a secret the card may demand). Unparseable text gives
- * `undefined` (the attribute is then left out).
+ * A URL as a span may record it: the one redaction ({@link redactUrl}: user info and every query
+ * value replaced by `REDACTED`), without its fragment. Unparseable text gives `undefined` (the
+ * attribute is then left out).
  *
- * @example spanUrl('https://u:p@x.example/a?key=1#f') // 'https://x.example/a?key=REDACTED'
+ * @example spanUrl('https://u:p@x.example/a?key=1#f') // 'https://REDACTED@x.example/a?key=REDACTED'
  */
 export function spanUrl(url: string): string | undefined {
-  let u: URL;
-  try {
-    u = new URL(url);
-  } catch {
-    return undefined;
-  }
-  u.username = '';
-  u.password = '';
+  if (!URL.canParse(url)) return undefined;
+  const u = new URL(url);
   u.hash = '';
-  if (u.search !== '') {
-    const keys = [...new Set(u.searchParams.keys())];
-    u.search = keys.map((k) => `${encodeURIComponent(k)}=REDACTED`).join('&');
-  }
-  return u.href;
+  return redactUrl(u);
 }
 
 /** `server.address` and `server.port` of a URL (the port defaulted from the scheme), or nothing. */

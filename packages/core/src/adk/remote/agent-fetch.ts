@@ -18,7 +18,7 @@
  * @module
  */
 import { DiscoveryError } from '../../errors.js';
-import { safeUrlForMessage } from '../../fetch/index.js';
+import { redactUrl } from '../../fetch/index.js';
 import { injectTraceContext } from '../../telemetry/otel.js';
 
 /** Inputs of {@link agentFetch}. */
@@ -51,7 +51,7 @@ export function agentFetch(base: typeof fetch, options: AgentFetchOptions): type
     const ms = options.timeoutMs;
     const controller = new AbortController();
     const timer = setTimeout(() => {
-      const safe = safeUrlForMessage(url);
+      const safe = redactUrl(url);
       controller.abort(new DiscoveryError('ERR_FETCH_TIMEOUT', `${safe}: no response headers within the agent's timeoutMs (${ms} ms)`, { url: safe, stage: 'fetch' }));
     }, ms);
     const signal = callerSignal === undefined ? controller.signal : AbortSignal.any([callerSignal, controller.signal]);

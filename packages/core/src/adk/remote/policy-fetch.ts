@@ -27,7 +27,7 @@
 import { fetch as undiciFetch, Headers as UndiciHeaders, Response as UndiciResponse } from 'undici';
 import { DiscoveryError, findDiscoveryError, isDiscoveryError } from '../../errors.js';
 import type { DiscoveryErrorCode } from '../../errors.js';
-import { createGuardedConnection, NetworkOptionCheck, redirectRefusal, safeUrlForMessage } from '../../fetch/index.js';
+import { createGuardedConnection, NetworkOptionCheck, redirectRefusal, redactUrl } from '../../fetch/index.js';
 import type { CredentialsInput, HostPolicy, OriginCredentials, Resolver, TrustedCa } from '../../fetch/index.js';
 import { currentTurnSignal } from './turn-signal.js';
 
@@ -114,7 +114,7 @@ export function createPolicyFetch(options: PolicyFetchOptions): PolicyFetch {
   async function policyFetch(input: string | URL | Request, init?: RequestInit): Promise<Response> {
     const request = await normalizeInput(input, init);
     const rawUrl = request.url;
-    if (closed) throw new DiscoveryError('ERR_USAGE', 'the policy fetch is closed', { url: safeUrlForMessage(rawUrl), stage: 'fetch' });
+    if (closed) throw new DiscoveryError('ERR_USAGE', 'the policy fetch is closed', { url: redactUrl(rawUrl), stage: 'fetch' });
     const admitted = connection.admit(rawUrl);
     const url = admitted.url.href;
 
