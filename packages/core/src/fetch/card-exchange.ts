@@ -10,6 +10,7 @@ import type { Dispatcher } from 'undici';
 import { DiscoveryError, findDiscoveryError } from '../errors.js';
 import type { Expiring } from './deadlines.js';
 import { redirectRefusal } from './guarded-connection.js';
+import { networkFailure, type FailurePhase } from './failure.js';
 
 /** One HTTP response, returned for every status except a refused redirect. */
 export interface FetchResult {
@@ -45,10 +46,9 @@ export interface Pending {
 class DeadlineExceeded extends Error {}
 export class FetcherClosed extends Error {}
 
-const TLS_CERT_ERROR = /CERT|SELF_SIGNED|UNABLE_TO_VERIFY|UNABLE_TO_GET_ISSUER|ERR_TLS_|ERR_SSL_/;
 interface ClassifyContext {
   url: string;
-  phase: 'request' | 'body';
+  phase: FailurePhase;
   status: number | undefined;
   deadlineHit: boolean;
   reason: unknown;
@@ -56,7 +56,7 @@ interface ClassifyContext {
   settings: Settings;
 }
 
-/** Maps anything thrown during a fetch onto one DiscoveryError with url, stage and cause. */
+/** Maps anything thrown during a fetch onto one DiscoveryError: our own stops first, then the one classification (`failure.ts`). */
 function classify(err: unknown, ctx: ClassifyContext): DiscoveryError {
   const { url, settings } = ctx;
   const base = { url, stage: 'fetch' as const, cause: err, ...(ctx.status !== undefined && { status: ctx.status }) };
@@ -64,45 +64,8 @@ function classify(err: unknown, ctx: ClassifyContext): DiscoveryError {
     return new DiscoveryError('ERR_FETCH_TIMEOUT', `${url}: total deadline of ${settings.totalTimeoutMs} ms exceeded${ctx.phase === 'body' ? ' while reading the body' : ''}`, base);
   }
   if (ctx.reason instanceof FetcherClosed) return new DiscoveryError('ERR_FETCH_NETWORK', `${url}: aborted because the card fetcher was closed`, base);
-  const found = findDiscoveryError(err);
-  if (found !== undefined) {
-    if (found.url !== undefined) return found;
-    return new DiscoveryError(found.code, `${found.message} (${url})`, { ...base, cause: found, stage: found.stage ?? 'fetch' });
-  }
-  if (ctx.callerAborted) return new DiscoveryError('ERR_FETCH_NETWORK', `${url}: aborted by the caller`, base);
-  const code = errorCode(err);
-  switch (code) {
-    case 'UND_ERR_CONNECT_TIMEOUT':
-      return new DiscoveryError('ERR_FETCH_TIMEOUT', `${url}: connect timeout of ${settings.connectTimeoutMs} ms exceeded (DNS, TCP and TLS)`, base);
-    case 'UND_ERR_HEADERS_TIMEOUT':
-      return new DiscoveryError('ERR_FETCH_TIMEOUT', `${url}: headers timeout of ${settings.headersTimeoutMs} ms exceeded`, base);
-    case 'UND_ERR_BODY_TIMEOUT':
-      return new DiscoveryError('ERR_FETCH_TIMEOUT', `${url}: body timeout of ${settings.bodyTimeoutMs} ms between chunks exceeded`, base);
-    case 'UND_ERR_RES_EXCEEDED_MAX_SIZE':
-      return new DiscoveryError('ERR_BODY_TOO_LARGE', `${url}: body exceeds maxBodyBytes ${settings.maxBodyBytes}`, base);
-    default:
-      break;
-  }
-  const message = err instanceof Error ? err.message : String(err);
-  if (code !== undefined && TLS_CERT_ERROR.test(code)) {
-    return new DiscoveryError('ERR_FETCH_NETWORK', `${url}: TLS certificate rejected (${code}): ${message}`, base);
-  }
-  if (ctx.phase === 'body') {
-    return new DiscoveryError('ERR_FETCH_NETWORK', `${url}: connection failed before the body was complete (truncated): ${message}${code ? ` (${code})` : ''}`, base);
-  }
-  return new DiscoveryError('ERR_FETCH_NETWORK', `${url}: ${message}${code ? ` (${code})` : ''}`, base);
-}
-
-
-function errorCode(err: unknown): string | undefined {
-  let e: unknown = err;
-  for (let depth = 0; depth < 4 && typeof e === 'object' && e !== null; depth++) {
-    const code = (e as { code?: unknown }).code;
-    if (typeof code === 'string') return code;
-    const errors = (e as { errors?: unknown }).errors;
-    e = Array.isArray(errors) && errors.length > 0 ? errors[0] : (e as { cause?: unknown }).cause;
-  }
-  return undefined;
+  if (ctx.callerAborted && findDiscoveryError(err) === undefined) return new DiscoveryError('ERR_FETCH_NETWORK', `${url}: aborted by the caller`, base);
+  return networkFailure(err, url, ctx.phase, settings, ctx.status);
 }
 
 const EMPTY = Buffer.alloc(0);
@@ -120,7 +83,7 @@ export class Exchange implements Expiring, Dispatcher.DispatchHandler {
   /** Why we stopped the request, passed to undici's abort when it comes. */
   #reason: Error | undefined;
   #settled = false;
-  #phase: 'request' | 'body' = 'request';
+  #phase: FailurePhase = 'request';
   #status: number | undefined;
   #headers: Record<string, string> | undefined;
   #declared: number | undefined;

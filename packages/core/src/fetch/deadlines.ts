@@ -63,3 +63,13 @@ export class DeadlineQueue<T extends Expiring> {
     if (next !== Infinity) this.#arm(next);
   }
 }
+
+/**
+ * A deadline on one request in real time (sockets do not run on a model clock): `controller` is
+ * aborted with `reason()` after `ms`, unless `cancel()` comes first. The one timer of the guarded
+ * fetch and the A2A agents' headers deadline; the card fetcher shares a {@link DeadlineQueue}.
+ */
+export function abortAfter(controller: AbortController, ms: number, reason: () => Error): { cancel(): void } {
+  const timer = setTimeout(() => controller.abort(reason()), ms);
+  return { cancel: () => clearTimeout(timer) };
+}

@@ -20,3 +20,7 @@ export { OriginBudget } from './origin-budget.js';
 export type { OriginBudgetOptions, OriginBudgetStats } from './origin-budget.js';
 export { NetworkOptionCheck } from './option-check.js';
 export { redactUrl, REDACTED } from '../rules/redaction.js';
+export { createGuardedFetch, createOriginFetch } from './guarded-fetch.js';
+export type { GuardedFetch, GuardedFetchOptions, OriginFetchOptions } from './guarded-fetch.js';
+export { readBoundedStream } from './body-cap.js';
+export { networkFailure } from './failure.js';

@@ -24,11 +24,8 @@
  *
  * @module
  */
-import { fetch as undiciFetch, Headers as UndiciHeaders, Response as UndiciResponse } from 'undici';
-import { DiscoveryError, findDiscoveryError, isDiscoveryError } from '../../errors.js';
-import type { DiscoveryErrorCode } from '../../errors.js';
-import { createGuardedConnection, NetworkOptionCheck, redirectRefusal, redactUrl } from '../../fetch/index.js';
-import type { CredentialsInput, HostPolicy, OriginCredentials, Resolver, TrustedCa } from '../../fetch/index.js';
+import { createGuardedFetch, NetworkOptionCheck } from '../../fetch/index.js';
+import type { CredentialsInput, GuardedFetch, HostPolicy, OriginCredentials, Resolver, TrustedCa } from '../../fetch/index.js';
 import { currentTurnSignal } from './turn-signal.js';
 
 export type { CredentialsInput, OriginCredentials };
@@ -66,19 +63,7 @@ export interface PolicyFetchOptions {
 }
 
 /** A `fetch` for the A2A SDK clients, plus `close()` to release its connection pool. */
-export type PolicyFetch = typeof fetch & {
-  /** Aborts requests in flight and closes every connection. Idempotent. */
-  close(): Promise<void>;
-};
-
-interface Settings {
-  timeoutMs: number;
-  bodyTimeoutMs: number;
-  maxResponseBytes: number;
-  userAgent: string;
-}
-
-const NULL_BODY_STATUS = new Set([101, 103, 204, 205, 304]);
+export type PolicyFetch = GuardedFetch;
 
 /**
  * Creates a policy-bound `fetch`. No I/O happens until it is called.
@@ -99,169 +84,20 @@ const NULL_BODY_STATUS = new Set([101, 103, 204, 205, 304]);
  */
 export function createPolicyFetch(options: PolicyFetchOptions): PolicyFetch {
   const settings = validate(options);
-  const connection = createGuardedConnection({
+  return createGuardedFetch({
     policy: options.policy,
     ...(options.resolve !== undefined && { resolve: options.resolve }),
     ...(options.ca !== undefined && { ca: options.ca }),
     ...(options.credentials !== undefined && { credentials: options.credentials }),
-    connectTimeoutMs: settings.timeoutMs,
-    headersTimeoutMs: settings.timeoutMs,
-    bodyTimeoutMs: settings.bodyTimeoutMs,
-  });
-  const inFlight = new Set<AbortController>();
-  let closed = false;
-
-  async function policyFetch(input: string | URL | Request, init?: RequestInit): Promise<Response> {
-    const request = await normalizeInput(input, init);
-    const rawUrl = request.url;
-    if (closed) throw new DiscoveryError('ERR_USAGE', 'the policy fetch is closed', { url: redactUrl(rawUrl), stage: 'fetch' });
-    const admitted = connection.admit(rawUrl);
-    const url = admitted.url.href;
-
-    const baseHeaders = new UndiciHeaders(request.headers as ConstructorParameters<typeof UndiciHeaders>[0]);
-    if (!baseHeaders.has('user-agent')) baseHeaders.set('user-agent', settings.userAgent);
-    const extra = await connection.credentialsFor(admitted.origin, url);
-    // A body read once, so that a retry after a 401 sends the same bytes (streams cannot be replayed).
-    const body = extra !== undefined && connection.hasCredentials ? await replayable(request.body) : request.body;
-    const first = await exchange(url, request, withExtra(baseHeaders, extra), body);
-    // The 401 rule (guarded-connection.ts): one retry with headers asked anew, for this origin only.
-    if (first.status !== 401 || extra === undefined || !(await connection.retryAfter(admitted.origin, first.status, extra))) return finish(first, url);
-    await first.body?.cancel().catch(() => undefined);
-    const fresh = await connection.credentialsFor(admitted.origin, url);
-    return finish(await exchange(url, request, withExtra(baseHeaders, fresh), body), url);
-  }
-
-  async function exchange(url: string, request: NormalizedRequest, headers: UndiciHeaders, body: unknown): Promise<UndiciResponse> {
-    if (closed) throw new DiscoveryError('ERR_USAGE', 'the policy fetch is closed', { url, stage: 'fetch' });
-    // Our controller carries the headers deadline and close(); the caller's signal stays
-    // attached for the whole exchange, body included (AbortSignal.any).
-    const controller = new AbortController();
+    ...settings,
     // A request made inside a conversation turn is also aborted with the turn (turn-signal.ts).
-    const callerSignal = withSignal(request.signal ?? undefined, currentTurnSignal());
-    const signal = callerSignal === undefined ? controller.signal : AbortSignal.any([callerSignal, controller.signal]);
-    const timer = setTimeout(() => {
-      controller.abort(new DiscoveryError('ERR_FETCH_TIMEOUT', `${url}: no response headers within ${settings.timeoutMs} ms`, { url, stage: 'fetch' }));
-    }, settings.timeoutMs);
-    inFlight.add(controller);
-
-    try {
-      return await undiciFetch(url, { method: request.method, headers, body: body as never, signal, redirect: 'manual', dispatcher: connection.dispatcher });
-    } catch (err) {
-      throw classify(err, url, callerSignal, controller.signal);
-    } finally {
-      clearTimeout(timer);
-      // After the headers, close() ends a body still being read by destroying the agent's sockets.
-      inFlight.delete(controller);
-    }
-  }
-
-  async function finish(res: UndiciResponse, url: string): Promise<Response> {
-    const redirect = redirectRefusal(res.status, res.headers.get('location'), url);
-    if (redirect !== undefined) {
-      await res.body?.cancel().catch(() => undefined);
-      throw redirect;
-    }
-    if (res.body === null || NULL_BODY_STATUS.has(res.status)) return res as unknown as Response;
-    return limitBody(res, url, settings.maxResponseBytes) as unknown as Response;
-  }
-
-  const result = policyFetch as PolicyFetch;
-  result.close = async () => {
-    if (closed) return;
-    closed = true;
-    for (const controller of inFlight) controller.abort(new DiscoveryError('ERR_USAGE', 'the policy fetch was closed', { stage: 'fetch' }));
-    await connection.close();
-  };
-  return result;
-}
-
-interface NormalizedRequest {
-  url: string;
-  method: string;
-  headers: unknown;
-  body: unknown;
-  signal: AbortSignal | null | undefined;
-}
-
-/** Accepts what `fetch` accepts: a URL string, a URL, or a Request (its fields read out). */
-async function normalizeInput(input: string | URL | Request, init: RequestInit | undefined): Promise<NormalizedRequest> {
-  if (typeof input === 'string' || input instanceof URL) {
-    return { url: String(input), method: init?.method ?? 'GET', headers: init?.headers, body: init?.body ?? undefined, signal: init?.signal };
-  }
-  const req = input as Request;
-  const body = init?.body ?? (req.body === null ? undefined : await req.arrayBuffer());
-  return { url: req.url, method: init?.method ?? req.method, headers: init?.headers ?? req.headers, body, signal: init?.signal ?? req.signal };
-}
-
-/** The request's headers plus the credentials' (a copy: a retry starts again from the request's own). */
-function withExtra(base: UndiciHeaders, extra: Record<string, string> | undefined): UndiciHeaders {
-  const headers = new UndiciHeaders(base);
-  for (const [name, value] of Object.entries(extra ?? {})) headers.set(name, String(value));
-  return headers;
-}
-
-/** A body that can be sent twice: a stream is read into bytes; every other body kind is reusable as it is. */
-async function replayable(body: unknown): Promise<unknown> {
-  if (!(body instanceof ReadableStream)) return body;
-  return new Uint8Array(await new Response(body as ReadableStream<Uint8Array>).arrayBuffer());
-}
-
-/** The caller's signal and the turn's, either one aborting (the same object when only one is set). */
-function withSignal(caller: AbortSignal | undefined, turn: AbortSignal | undefined): AbortSignal | undefined {
-  if (turn === undefined || turn === caller) return caller;
-  return caller === undefined ? turn : AbortSignal.any([caller, turn]);
-}
-
-/** Counts the body bytes as they stream and errors the stream past the cap. */
-function limitBody(res: UndiciResponse, url: string, max: number): UndiciResponse {
-  let seen = 0;
-  const counter = new TransformStream<Uint8Array, Uint8Array>({
-    transform(chunk, controller) {
-      seen += chunk.byteLength;
-      if (seen > max) {
-        controller.error(new DiscoveryError('ERR_BODY_TOO_LARGE', `response body from ${url} exceeds maxResponseBytes ${max}`, { url, stage: 'fetch', status: res.status }));
-        return;
-      }
-      controller.enqueue(chunk);
-    },
+    ambientSignal: currentTurnSignal,
   });
-  const body = (res.body as ReadableStream<Uint8Array>).pipeThrough(counter);
-  return new UndiciResponse(body as never, { status: res.status, statusText: res.statusText, headers: res.headers });
 }
 
-/** Maps a rejected `fetch` onto a DiscoveryError (or the caller's own abort reason). */
-function classify(err: unknown, url: string, callerSignal: AbortSignal | undefined, ours: AbortSignal): unknown {
-  if (callerSignal?.aborted === true && err === callerSignal.reason) return err;
-  if (ours.aborted && isDiscoveryError(ours.reason)) return ours.reason;
-  const found = findDiscoveryError(err);
-  if (found !== undefined) {
-    return found.url !== undefined ? found : new DiscoveryError(found.code, `${found.message} (${url})`, { url, stage: found.stage ?? 'fetch', cause: found });
-  }
-  if (callerSignal?.aborted === true) return callerSignal.reason;
-  const { message, code } = innermost(err);
-  const timeout = code === 'UND_ERR_CONNECT_TIMEOUT' || code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT';
-  const errCode: DiscoveryErrorCode = timeout ? 'ERR_FETCH_TIMEOUT' : 'ERR_FETCH_NETWORK';
-  return new DiscoveryError(errCode, `${url}: ${message}${code === undefined ? '' : ` (${code})`}`, { url, stage: 'fetch', cause: err });
-}
-
-
-/** The most specific message and code in a `fetch failed` chain. */
-function innermost(err: unknown): { message: string; code?: string } {
-  let e: unknown = err;
-  let message = err instanceof Error ? err.message : String(err);
-  let code: string | undefined;
-  for (let depth = 0; depth < 5 && typeof e === 'object' && e !== null; depth++) {
-    const { code: c, message: m, cause, errors } = e as { code?: unknown; message?: unknown; cause?: unknown; errors?: unknown };
-    if (typeof m === 'string' && m !== '') message = m;
-    if (typeof c === 'string') code = c;
-    e = Array.isArray(errors) && errors.length > 0 ? errors[0] : cause;
-  }
-  return code === undefined ? { message } : { message, code };
-}
-
-function validate(options: PolicyFetchOptions): Settings {
+function validate(options: PolicyFetchOptions): { timeoutMs: number; bodyTimeoutMs: number; maxResponseBytes: number; userAgent: string } {
   const check = new NetworkOptionCheck('policy fetch', options);
-  const settings: Settings = {
+  const settings = {
     timeoutMs: check.positive('timeoutMs', 30_000),
     bodyTimeoutMs: check.positive('bodyTimeoutMs', 300_000),
     maxResponseBytes: check.positive('maxResponseBytes', 16 * 1024 * 1024),
