@@ -19,6 +19,7 @@ import { Writable } from 'node:stream';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import diagnostics from 'node:diagnostics_channel';
 import { OAuth2Server } from 'oauth2-mock-server';
 import { startService } from '../../packages/service/src/server/index.js';
 import type { RunningService, ServiceOptions } from '../../packages/service/src/server/index.js';
@@ -475,12 +476,16 @@ describe('the JWKS is fetched under bounds, only from its URL, and rotation work
 
   // Last of the tests that verify tokens: the provider keeps the rotated key (and signs with its keys in turn).
   test('a rotated signing key is fetched again (the JWKS URL only), and an HS256 token made with the public key is refused', async () => {
+    // Counted as undici announces them (the guarded fetch is undici's): every request sent to the provider.
     const jwksRequests: string[] = [];
-    const counting: typeof fetch = (input, init) => {
-      jwksRequests.push(String(input));
-      return fetch(input, init);
+    const onCreate = (message: unknown): void => {
+      const { request } = message as { request: { origin?: unknown; path?: unknown } };
+      // The test's own token requests (the global fetch, undici too) are not the service's.
+      if (String(request.origin) === provider.issuer.url && request.path !== '/token') jwksRequests.push(`${String(request.origin)}${String(request.path)}`);
     };
-    const people = new PeopleAuth({ issuer: provider.issuer.url!, audience: AUDIENCE, roles: { 'a2a-admin': 'admin' }, allowLoopback: true, cooldownMs: 0, fetch: counting });
+    diagnostics.subscribe('undici:request:create', onCreate);
+    after(() => diagnostics.unsubscribe('undici:request:create', onCreate));
+    const people = new PeopleAuth({ issuer: provider.issuer.url!, audience: AUDIENCE, roles: { 'a2a-admin': 'admin' }, allowLoopback: true, cooldownMs: 0 });
     const first = await people.verify(await tokenFor('ada'));
     assert.ok(first.ok && first.person.role === 'admin');
     const rotated = await provider.issuer.keys.generate('ES256');

@@ -98,8 +98,9 @@ export type {
   DescribedScheme,
 } from './card/index.js';
 
-export { HostPolicy, isLoopbackHost, createCardFetcher, createGuardedLookup, inlineCardKey, catalogCardUrl, isCardUrl, isInlineCardKey, CATALOG_CARD_FRAGMENT, CARD_PATH } from './fetch/index.js';
-export { OriginBudget, toPeerCredentials } from './fetch/index.js';
+export { HostPolicy, isLoopbackHost, originOf, secureOrLoopback, createCardFetcher, createGuardedLookup, inlineCardKey, catalogCardUrl, isCardUrl, isInlineCardKey, CATALOG_CARD_FRAGMENT, CARD_PATH } from './fetch/index.js';
+export { OriginBudget, toPeerCredentials, createGuardedFetch, createOriginFetch, readBoundedStream, redactUrl, REDACTED } from './fetch/index.js';
+export type { GuardedFetch, GuardedFetchOptions, OriginFetchOptions } from './fetch/index.js';
 export type { OriginBudgetOptions, OriginBudgetStats } from './fetch/index.js';
 export type {
   HostPolicyOptions,

@@ -8,6 +8,7 @@
  *
  * @module
  */
+import { DEFAULT_SIGNATURE_ALGORITHMS, SIGNATURE_ALGORITHMS } from '../rules/jws.js';
 import { base64url, flattenedVerify } from 'jose';
 import type { FlattenedJWSInput, JSONWebKeySet, JWK } from 'jose';
 import { DiscoveryError } from '../errors.js';
@@ -99,10 +100,8 @@ export interface SignatureResult {
 }
 
 /** Algorithms this library can verify. Everything else (`none`, `HS*`, unknown) is refused. */
-const ASYMMETRIC_ALGORITHMS: ReadonlySet<string> = new Set([
-  'ES256', 'ES384', 'ES512', 'EdDSA', 'Ed25519', 'RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512',
-]);
-const DEFAULT_ALGORITHMS: readonly string[] = Object.freeze(['ES256', 'ES384', 'EdDSA', 'RS256', 'PS256']);
+const ASYMMETRIC_ALGORITHMS: ReadonlySet<string> = new Set(SIGNATURE_ALGORITHMS);
+const DEFAULT_ALGORITHMS = DEFAULT_SIGNATURE_ALGORITHMS;
 
 /** Defensive bounds; callers are expected to have depth-checked the card already. */
 const MAX_DEPTH = 64;

@@ -63,3 +63,5 @@ export { UPSTREAM_DEFAULTS } from '../rules/defaults.js';
 export { ARD_SOURCE_DEFAULTS, FEDERATION_DEFAULTS } from '../rules/defaults.js';
 export { GOOGLE_AGENT_REGISTRY_DEFAULTS } from '../rules/defaults.js';
 export { DNS_SOURCE_DEFAULTS } from '../rules/defaults.js';
+export { OIDC_DEFAULTS } from '../rules/defaults.js';
+export { OIDC_ALGORITHMS } from '../rules/jws.js';

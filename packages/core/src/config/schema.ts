@@ -3,10 +3,11 @@
  * (unknown keys are errors), every default is here, and every field-level rule carries its own
  * sentence. Rules that relate two fields live in cross-checks.ts.
  */
+import { OIDC_ALGORITHMS, SIGNATURE_ALGORITHMS } from '../rules/jws.js';
 import { isIP } from 'node:net';
 import { z } from 'zod';
 import { canonicalMode } from '../card/index.js';
-import { DRAIN_DEFAULTS } from '../rules/defaults.js';
+import { DRAIN_DEFAULTS, OIDC_DEFAULTS } from '../rules/defaults.js';
 import { CACHE_DEFAULTS, CATALOG_DEFAULTS, HEALTH_DEFAULTS, LOOP_DEFAULTS, REPLICA_DEFAULTS, RETENTION_DEFAULTS, ROUTING_DEFAULTS, SESSION_DEFAULTS, SOURCE_DEFAULTS } from '../rules/defaults.js';
 import { UPSTREAM_DEFAULTS } from '../rules/defaults.js';
 import { ARD_SOURCE_DEFAULTS, FEDERATION_DEFAULTS } from '../rules/defaults.js';
@@ -28,8 +29,6 @@ const HOST_NAME = /^(?=.{1,253}$)[A-Za-z0-9]([-A-Za-z0-9]{0,61}[A-Za-z0-9])?(\.[
 // eslint-disable-next-line no-control-regex
 const CONTROL = /[\u0000-\u001f\u007f\u2028\u2029]/;
 
-/** Algorithms the signature verifier supports; `none` and `HS*` can never be allowed. */
-const SIGNATURE_ALGORITHMS = ['ES256', 'ES384', 'ES512', 'EdDSA', 'Ed25519', 'RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512'] as const;
 
 
 /** A string matching `pattern`, with one sentence saying what was expected. */
@@ -235,13 +234,15 @@ const serverOidc = z.strictObject({
   issuer: oidcUrl,
   audience: z.union([text(256), z.array(text(256)).min(1)]),
   jwksUrl: oidcUrl.optional(),
-  rolesClaim: matching(/^[A-Za-z0-9_:-]{1,64}(\.[A-Za-z0-9_:-]{1,64}){0,3}$/, 'a claim name, or a dotted path such as realm_access.roles').default('roles'),
+  rolesClaim: matching(/^[A-Za-z0-9_:-]{1,64}(\.[A-Za-z0-9_:-]{1,64}){0,3}$/, 'a claim name, or a dotted path such as realm_access.roles').default(OIDC_DEFAULTS.rolesClaim),
   roles: z.record(text(128), z.enum(['viewer', 'operator', 'admin'])).refine((r) => Object.keys(r).length > 0, 'map at least one claim value to viewer, operator or admin'),
-  clockToleranceMs: z.int().min(0).max(300_000).default(30_000),
-  algorithms: z.array(z.enum(['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'ES512', 'EdDSA'])).min(1).optional(),
+  clockToleranceMs: z.int().min(0).max(300_000).default(OIDC_DEFAULTS.clockToleranceMs),
+  algorithms: z.array(z.enum(OIDC_ALGORITHMS)).min(1).optional(),
   // Bounds of one JWKS or discovery document fetch.
-  fetchTimeoutMs: z.int().min(100).max(60_000).default(5_000),
-  maxBytes: z.int().min(1_024).max(1_048_576).default(65_536),
+  fetchTimeoutMs: z.int().min(100).max(60_000).default(OIDC_DEFAULTS.fetchTimeoutMs),
+  maxBytes: z.int().min(1_024).max(1_048_576).default(OIDC_DEFAULTS.maxBytes),
+  // Address ranges besides public unicast where the provider may be reached (an in-cluster provider: "10.0.0.0/8").
+  allowCidrs: z.array(z.string()).optional(),
 });
 
 /**

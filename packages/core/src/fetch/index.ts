@@ -7,7 +7,7 @@
 export { isCardUrl } from '../rules/urls.js';
 export { HostPolicy, inlineCardKey, catalogCardUrl, isInlineCardKey, CATALOG_CARD_FRAGMENT, CARD_PATH, LEGACY_CARD_PATH } from './host-policy.js';
 export type { HostPolicyOptions, HostVerdict } from './host-policy.js';
-export { isLoopbackHost } from '../rules/origins.js';
+export { isLoopbackHost, originOf, secureOrLoopback } from '../rules/origins.js';
 export { createGuardedLookup } from './address-guard.js';
 export type { GuardedLookupOptions, ResolvedAddress, Resolver } from './address-guard.js';
 export { createGuardedConnection, redirectRefusal } from './guarded-connection.js';

@@ -210,3 +210,14 @@ export const REPLICA_DEFAULTS = Object.freeze({
   /** How long a leader's lease lasts without renewal. */
   leaseMs: 10_000,
 });
+
+/** People's OIDC tokens on the service's API (`server.oidc`): clock skew, the JWKS and discovery fetch bounds, the JWKS refetch cooldown. */
+export const OIDC_DEFAULTS = Object.freeze({
+  rolesClaim: 'roles',
+  clockToleranceMs: 30_000,
+  fetchTimeoutMs: 5_000,
+  maxBytes: 65_536,
+  cooldownMs: 30_000,
+  /** How long jose keeps a JWKS before it is fetched again. */
+  keysMaxAgeMs: 10 * 60_000,
+});

@@ -6,23 +6,27 @@
  * space-separated string like `scope`) is mapped to a role of the service — viewer, operator or
  * admin; the highest mapped value wins.
  *
- * The JWKS is fetched only from its one URL (configured, or the issuer's discovery document's
- * `jwks_uri`), bounded in time and bytes, no redirects; jose caches it and fetches it again when
- * a token names a key it does not hold (rotation), at most once per cooldown. A JWKS that cannot
- * be read (too large, too slow, not JSON) fails closed: the token is refused (401).
+ * The discovery document and the JWKS are fetched through the guarded fetch (`createOriginFetch`
+ * of the library: the issuer's and the JWKS's origins only, https or loopback http under
+ * allowLoopback, every address judged like discovery's — public unicast or `allowCidrs` —,
+ * no redirects, the whole answer bounded in time and bytes); jose caches the JWKS and fetches it
+ * again when a token names a key it does not hold (rotation), at most once per cooldown. A JWKS
+ * that cannot be read (too large, too slow, not JSON, a forbidden address) fails closed: the
+ * token is refused (401).
  *
  * Tokens themselves are never kept, logged or echoed: only the claims read from them.
  */
 import { createRemoteJWKSet, customFetch, errors, jwtVerify } from 'jose';
 import type { FetchImplementation, JWTPayload } from 'jose';
-import { DiscoveryError } from 'a2a-discovery';
+import { createOriginFetch, DiscoveryError, isDiscoveryError, originOf, secureOrLoopback, type GuardedFetch } from 'a2a-discovery';
+import { OIDC_ALGORITHMS, OIDC_DEFAULTS } from 'a2a-discovery/config';
 
 /** A role on the service's API: viewer (read) < operator (refresh, inspect, chat) < admin (others' sessions, confirm). */
 export type Role = 'viewer' | 'operator' | 'admin';
 export const ROLES: readonly Role[] = ['viewer', 'operator', 'admin'];
 
 /** The asymmetric algorithms accepted by default (`server.oidc.algorithms` narrows them). */
-const DEFAULT_OIDC_ALGORITHMS: readonly string[] = ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'ES512', 'EdDSA'];
+const DEFAULT_OIDC_ALGORITHMS: readonly string[] = OIDC_ALGORITHMS;
 
 export interface PeopleAuthOptions {
   /** The provider's issuer URL (`iss` must equal it). */
@@ -41,6 +45,8 @@ export interface PeopleAuthOptions {
   algorithms?: readonly string[];
   /** Plain http to a loopback issuer/JWKS (tests, a local provider). Default false: https only. */
   allowLoopback?: boolean;
+  /** Address ranges besides public unicast where the provider may be reached (CIDR; an in-cluster provider). */
+  allowCidrs?: readonly string[];
   /** One JWKS or discovery document fetch, in milliseconds. Default 5 s. */
   fetchTimeoutMs?: number;
   /** The largest JWKS or discovery document, in bytes. Default 64 KiB. */
@@ -52,8 +58,8 @@ export interface PeopleAuthOptions {
   cooldownMs?: number;
   /** Told when a JWKS or discovery fetch is refused by its bounds (the metrics' counter). */
   onFetchRefused?: () => void;
-  /** The fetch used (tests). Default the global one. */
-  fetch?: typeof fetch;
+  /** DNS override for the provider's host names (tests). */
+  resolve?: Parameters<typeof createOriginFetch>[0]['resolve'];
 }
 
 /** A person a token was verified for. */
@@ -79,9 +85,11 @@ export function looksLikeJwt(value: string): boolean {
 
 export class PeopleAuth {
   readonly #o: PeopleAuthOptions;
-  readonly #fetch: FetchImplementation;
+  /** One guarded fetch per origin set: the issuer's (and a configured JWKS's), then a discovered JWKS's. */
+  readonly #fetches = new Map<string, GuardedFetch>();
   #jwks: Promise<ReturnType<typeof createRemoteJWKSet>> | undefined;
 
+  /** No I/O: the provider is first asked when the first token is verified. */
   constructor(o: PeopleAuthOptions) {
     checkUrl(o.issuer, 'server.oidc.issuer', o.allowLoopback === true);
     if (o.jwksUrl !== undefined) checkUrl(o.jwksUrl, 'server.oidc.jwksUrl', o.allowLoopback === true);
@@ -89,7 +97,13 @@ export class PeopleAuth {
       if (!DEFAULT_OIDC_ALGORITHMS.includes(alg)) throw new DiscoveryError('ERR_CONFIG_INVALID', `server.oidc.algorithms: ${alg} is not an accepted asymmetric algorithm (${DEFAULT_OIDC_ALGORITHMS.join(', ')})`, { path: 'server.oidc.algorithms' });
     }
     this.#o = o;
-    this.#fetch = boundedFetch(o.fetch ?? fetch, o.fetchTimeoutMs ?? 5_000, o.maxBytes ?? 65_536, o.onFetchRefused ?? (() => undefined));
+  }
+
+  /** Releases the provider's connections. */
+  async close(): Promise<void> {
+    const fetches = [...this.#fetches.values()];
+    this.#fetches.clear();
+    await Promise.all(fetches.map((f) => f.close()));
   }
 
   get issuer(): string {
@@ -105,14 +119,14 @@ export class PeopleAuth {
         issuer: this.#o.issuer,
         audience: typeof this.#o.audience === 'string' ? this.#o.audience : [...this.#o.audience],
         algorithms: [...(this.#o.algorithms ?? DEFAULT_OIDC_ALGORITHMS)],
-        clockTolerance: Math.round((this.#o.clockToleranceMs ?? 30_000) / 1000),
+        clockTolerance: Math.round((this.#o.clockToleranceMs ?? OIDC_DEFAULTS.clockToleranceMs) / 1000),
         requiredClaims: ['sub', 'exp'],
       }));
     } catch (err) {
       return { ok: false, message: refusal(err) };
     }
     if (typeof payload.sub !== 'string' || payload.sub === '') return { ok: false, message: 'the token has no subject (sub)' };
-    const claimed = roleValues(claimAt(payload, this.#o.rolesClaim ?? 'roles'));
+    const claimed = roleValues(claimAt(payload, this.#o.rolesClaim ?? OIDC_DEFAULTS.rolesClaim));
     let role: Role | undefined;
     for (const value of claimed) {
       const mapped = Object.hasOwn(this.#o.roles, value) ? this.#o.roles[value] : undefined;
@@ -125,7 +139,14 @@ export class PeopleAuth {
   /** The remote key set, built once its URL is known (a failed discovery is tried again by the next token). */
   #keySet(): Promise<ReturnType<typeof createRemoteJWKSet>> {
     this.#jwks ??= this.#jwksUrl().then(
-      (url) => createRemoteJWKSet(new URL(url), { timeoutDuration: this.#o.fetchTimeoutMs ?? 5_000, cooldownDuration: this.#o.cooldownMs ?? 30_000, cacheMaxAge: 10 * 60_000, [customFetch]: this.#fetch }),
+      (url) =>
+        createRemoteJWKSet(new URL(url), {
+          // The guarded fetch's own deadline (fetchTimeoutMs, counted as a refusal) ends the request first.
+          timeoutDuration: (this.#o.fetchTimeoutMs ?? OIDC_DEFAULTS.fetchTimeoutMs) + 1_000,
+          cooldownDuration: this.#o.cooldownMs ?? OIDC_DEFAULTS.cooldownMs,
+          cacheMaxAge: OIDC_DEFAULTS.keysMaxAgeMs,
+          [customFetch]: ((target) => this.#documentFetch(url)(target)) satisfies FetchImplementation,
+        }),
       (err: unknown) => {
         this.#jwks = undefined;
         throw err;
@@ -137,13 +158,45 @@ export class PeopleAuth {
   async #jwksUrl(): Promise<string> {
     if (this.#o.jwksUrl !== undefined) return this.#o.jwksUrl;
     const discovery = `${this.#o.issuer.replace(/\/$/, '')}/.well-known/openid-configuration`;
-    const res = await this.#fetch(discovery, { headers: new Headers({ accept: 'application/json' }), method: 'GET', redirect: 'manual', signal: AbortSignal.timeout(this.#o.fetchTimeoutMs ?? 5_000) });
+    const res = await this.#documentFetch(discovery)(discovery);
     if (res.status !== 200) throw new OidcSetupError(`the issuer's discovery document answered HTTP ${res.status}`);
     const doc = (await res.json()) as { jwks_uri?: unknown; issuer?: unknown };
     if (typeof doc.jwks_uri !== 'string') throw new OidcSetupError('the issuer’s discovery document has no jwks_uri');
     if (doc.issuer !== undefined && doc.issuer !== this.#o.issuer) throw new OidcSetupError('the issuer’s discovery document names another issuer');
     checkUrl(doc.jwks_uri, 'jwks_uri', this.#o.allowLoopback === true);
     return doc.jwks_uri;
+  }
+
+  /**
+   * The fetch for a document at `url` (the discovery document, the JWKS): the guarded fetch to the
+   * issuer's origin and that document's, bounded by fetchTimeoutMs and maxBytes. A refusal of the
+   * guard or the bounds becomes a {@link BoundsError} (the token is refused, fail closed).
+   */
+  #documentFetch(url: string): (target: string) => Promise<Response> {
+    const origins = [...new Set([originOf(this.#o.issuer), originOf(url)].filter((o): o is string => o !== undefined))].sort();
+    const key = origins.join(' ');
+    let guarded = this.#fetches.get(key);
+    if (guarded === undefined) {
+      guarded = createOriginFetch({
+        origins,
+        allowLoopback: this.#o.allowLoopback === true,
+        ...(this.#o.allowCidrs !== undefined && { allowCidrs: this.#o.allowCidrs }),
+        ...(this.#o.resolve !== undefined && { resolve: this.#o.resolve }),
+        timeoutMs: this.#o.fetchTimeoutMs ?? OIDC_DEFAULTS.fetchTimeoutMs,
+        maxResponseBytes: this.#o.maxBytes ?? OIDC_DEFAULTS.maxBytes,
+        maxResponseName: 'server.oidc.maxBytes',
+        onBoundsRefused: () => this.#o.onFetchRefused?.(),
+      });
+      this.#fetches.set(key, guarded);
+    }
+    const inner = guarded;
+    return async (target) => {
+      try {
+        return await inner(target, { method: 'GET', headers: { accept: 'application/json' } });
+      } catch (err) {
+        throw isDiscoveryError(err) ? new BoundsError(err.message) : err;
+      }
+    };
   }
 }
 
@@ -186,62 +239,12 @@ function roleValues(value: unknown): string[] {
 }
 
 function checkUrl(value: string, path: string, allowLoopback: boolean): void {
-  let url: URL;
-  try {
-    url = new URL(value);
-  } catch {
-    throw new DiscoveryError('ERR_CONFIG_INVALID', `${path} must be an absolute URL`, { path });
-  }
-  const loopback = ['localhost', '127.0.0.1', '[::1]'].includes(url.hostname);
-  if (url.protocol === 'https:' || (url.protocol === 'http:' && allowLoopback && loopback)) return;
-  const why = `${path} must be an https URL${allowLoopback ? ' (or http on a loopback address)' : ' (plain http only to loopback, with allowLoopback)'}`;
-  if (path === 'jwks_uri') throw new OidcSetupError(`the issuer’s discovery document’s ${why}`);
-  throw new DiscoveryError('ERR_CONFIG_INVALID', why, { path });
+  if (!URL.canParse(value)) throw new DiscoveryError('ERR_CONFIG_INVALID', `${path} must be an absolute URL`, { path });
+  const insecure = secureOrLoopback(value, allowLoopback);
+  if (insecure === undefined) return;
+  if (path === 'jwks_uri') throw new OidcSetupError(`the issuer’s discovery document’s jwks_uri must be https: ${insecure}`);
+  throw new DiscoveryError('ERR_CONFIG_INVALID', `${path} must be https: ${insecure}`, { path });
 }
 
+/** The guarded fetch refused a document (its origin, its address, its size or its time): the keys cannot be read. */
 class BoundsError extends Error {}
-
-/**
- * A fetch for the JWKS and the discovery document: no redirects, a deadline for the whole answer
- * (body included), and a byte cap read as it streams: an endpoint that never stops sending is cut.
- */
-function boundedFetch(inner: typeof fetch, timeoutMs: number, maxBytes: number, onRefused: () => void): FetchImplementation {
-  return async (url, options) => {
-    const deadline = AbortSignal.timeout(timeoutMs);
-    const signal = AbortSignal.any([deadline, options.signal]);
-    let res: Response;
-    try {
-      res = await inner(url, { method: 'GET', headers: { accept: 'application/json' }, redirect: 'manual', signal });
-    } catch (err) {
-      if (signal.aborted) onRefused();
-      throw signal.aborted ? new BoundsError('the document could not be read in time') : err;
-    }
-    const declared = Number(res.headers.get('content-length') ?? Number.NaN);
-    if (Number.isFinite(declared) && declared > maxBytes) {
-      await res.body?.cancel().catch(() => undefined);
-      onRefused();
-      throw new BoundsError(`the document is larger than ${maxBytes} bytes`);
-    }
-    const chunks: Uint8Array[] = [];
-    let size = 0;
-    const reader = res.body?.getReader();
-    try {
-      for (;;) {
-        if (reader === undefined) break;
-        const { done, value } = await reader.read();
-        if (done) break;
-        size += value.byteLength;
-        if (size > maxBytes) {
-          onRefused();
-          throw new BoundsError(`the document is larger than ${maxBytes} bytes`);
-        }
-        chunks.push(value);
-      }
-    } catch (err) {
-      await reader?.cancel().catch(() => undefined);
-      if (signal.aborted) onRefused();
-      throw err instanceof BoundsError ? err : new BoundsError('the document could not be read in time');
-    }
-    return new Response(Buffer.concat(chunks), { status: res.status, headers: { 'content-type': res.headers.get('content-type') ?? 'application/json' } });
-  };
-}

@@ -108,6 +108,9 @@ export function buildHttp(
   const followerProxy =
     coordinator && new FollowerProxy({ status: () => coordinator.status(), timeoutMs: limits.leaderTimeoutMs, maxBytes: limits.leaderMaxBytes, ...(o.token !== undefined && o.token !== '' && { token: o.token }) });
   if (followerProxy) shutdown.signal.addEventListener('abort', () => followerProxy.close(), { once: true });
+  // People's tokens on the API (people-auth.ts); the provider's connections end with the service.
+  const people = o.oidc && new PeopleAuth({ ...o.oidc, onFetchRefused: () => refusal('oidc_keys') });
+  if (people) shutdown.signal.addEventListener('abort', () => void people.close(), { once: true });
   // The inspector fetches under discovery's policy, bounds and card size, with fetchers of its own that hold no credentials.
   const { policy, ...bounds } = fetchers.bounds;
   const inspector = new Inspector({
@@ -141,7 +144,7 @@ export function buildHttp(
     archive: p.archive,
     metrics: metrics.registry,
     ...(o.token !== undefined && o.token !== '' && { token: o.token }),
-    ...(o.oidc && { people: new PeopleAuth({ ...o.oidc, onFetchRefused: () => refusal('oidc_keys') }) }),
+    ...(people && { people }),
     events: p.events,
     staticFiles: staticFileServer(o.webRoot),
     shutdownSignal: shutdown.signal,
