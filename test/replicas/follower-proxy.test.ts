@@ -250,6 +250,40 @@ describe('the follower proxy’s bounds', () => {
   });
 });
 
+describe('the follower proxy goes through the guarded connection', () => {
+  test('a leader URL at a forbidden address (cloud metadata, unspecified, link-local IPv6) is never connected to, and the token is not sent', async () => {
+    // A trap on loopback: were any address routed here, the request (and its token) would be seen.
+    let trapped = 0;
+    const trap = http.createServer((_req, res) => (trapped++, res.end('{}')));
+    await new Promise<void>((r) => trap.listen(0, '127.0.0.1', r));
+    const port = (trap.address() as AddressInfo).port;
+    try {
+      const cases: Array<[string, ((host: string) => Promise<Array<{ address: string; family: 4 | 6 }>>) | undefined]> = [
+        // A name planted in the leader row that resolves to the metadata address.
+        [`http://leader.internal:${port}`, async () => [{ address: '169.254.169.254', family: 4 }]],
+        // 0.0.0.0 is routed to this machine by the kernel: refused as a literal, before any socket.
+        [`http://0.0.0.0:${port}`, undefined],
+        [`http://[fe80::1]:${port}`, undefined],
+      ];
+      for (const [leaderUrl, resolve] of cases) {
+        const proxy = new FollowerProxy({ status: () => follower(leaderUrl), token: 'admin-token-0123456789', ...(resolve && { resolve }) });
+        const answer = await proxy.answer('/api/endpoints', '');
+        proxy.close();
+        assert.equal(answer?.status, 503, leaderUrl);
+        assert.match(String(answer?.body.message), /is at an address a follower never contacts/, leaderUrl);
+      }
+      assert.equal(trapped, 0);
+      // The same trap at its loopback address is a leader a follower may read (the guard is not merely closed).
+      const ok = await new FollowerProxy({ status: () => follower(`http://127.0.0.1:${port}`) }).answer('/api/endpoints', '');
+      assert.equal(ok?.status, 200);
+      assert.equal(trapped, 1);
+    } finally {
+      trap.closeAllConnections();
+      await new Promise<void>((r) => trap.close(() => r()));
+    }
+  });
+});
+
 test('replica.advertiseUrl: an http(s) URL, passed to the service; anything else refused with its path', () => {
   const base = 'allowLoopback: true\nallow: ["http://127.0.0.1:9"]\nstatic:\n  - { name: warranty_agent, url: "http://127.0.0.1:9/", description: Answers warranty questions., tags: [warranty] }\nvocabulary:\n  - { tag: warranty, description: Warranty status. }\n';
   const config = parseConfig(`${base}replica:\n  advertiseUrl: http://10.1.2.3:7340\n`);

@@ -18,7 +18,7 @@
 import dns from 'node:dns';
 import net from 'node:net';
 import { DiscoveryError } from '../errors.js';
-import type { HostPolicy } from './host-policy.js';
+import type { ConnectionPolicy } from './host-policy.js';
 import { specialPurposeBlock } from './special-purpose-addresses.js';
 
 /** One address of a DNS answer. */
@@ -42,7 +42,7 @@ const systemResolver: Resolver = async (hostname) => {
 /** Inputs of {@link createGuardedLookup}. */
 export interface GuardedLookupOptions {
   /** Judges every resolved address with {@link HostPolicy.isAddressAllowed}. */
-  policy: HostPolicy;
+  policy: ConnectionPolicy;
   /** DNS override (tests, custom resolvers). Default {@link systemResolver}. */
   resolve?: Resolver;
 }
@@ -88,7 +88,7 @@ export function createGuardedLookup(options: GuardedLookupOptions): net.LookupFu
  * Resolves `hostname` and checks every address.
  * @throws DiscoveryError `ERR_ADDRESS_BLOCKED` (stage `address`) if any address is disallowed.
  */
-export async function guardedResolve(policy: HostPolicy, resolve: Resolver, hostname: string): Promise<ResolvedAddress[]> {
+export async function guardedResolve(policy: ConnectionPolicy, resolve: Resolver, hostname: string): Promise<ResolvedAddress[]> {
   const literal = net.isIP(hostname);
   const answers: ResolvedAddress[] = literal !== 0 ? [{ address: hostname, family: literal === 6 ? 6 : 4 }] : await resolve(hostname);
   if (!Array.isArray(answers)) throw new DiscoveryError('ERR_INTERNAL', `resolver for ${hostname} returned ${typeof answers}, expected an array`, { stage: 'address' });

@@ -30,7 +30,7 @@ import tls from 'node:tls';
 import { Agent, buildConnector } from 'undici';
 import { DiscoveryError, isDiscoveryError } from '../errors.js';
 import { createGuardedLookup, type Resolver } from './address-guard.js';
-import { type HostPolicy, verdictError } from './host-policy.js';
+import { type ConnectionPolicy, verdictError } from './host-policy.js';
 
 import { toPeerCredentials, type CredentialsInput, type PeerCredentials } from '../rules/credentials.js';
 
@@ -39,8 +39,8 @@ export type TrustedCa = string | Buffer | ReadonlyArray<string | Buffer>;
 
 /** Inputs of {@link createGuardedConnection}. Durations in milliseconds, sizes in bytes. */
 export interface GuardedConnectionOptions {
-  /** Decides which URLs and addresses may be contacted. */
-  policy: HostPolicy;
+  /** Decides which URLs and addresses may be contacted (a {@link HostPolicy}, or an exact-origin policy). */
+  policy: ConnectionPolicy;
   /** DNS override (tests, custom resolvers). Default: `dns.lookup` with `all: true`. */
   resolve?: Resolver;
   /** Extra trusted CAs (PEM). Verification itself can never be turned off. */

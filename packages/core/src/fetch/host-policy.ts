@@ -46,6 +46,13 @@ export interface HostPolicyOptions {
   allowCidrs?: readonly string[];
 }
 
+/**
+ * What the guarded connection asks of a policy: the verdict on a URL before anything is sent, and
+ * on every address at lookup and at connect. {@link HostPolicy} is the one for discovery and A2A
+ * calls; {@link exactOriginPolicy} admits one origin a deployment names.
+ */
+export type ConnectionPolicy = Pick<HostPolicy, 'check' | 'isAddressAllowed'>;
+
 /** The answer of {@link HostPolicy.check}. */
 export type HostVerdict =
   | { allowed: true; url: URL; origin: string }
@@ -473,4 +480,31 @@ function parseAllowEntry(raw: unknown, allowLoopback: boolean): AllowEntry | str
   const protocol = `${scheme}:`;
   const port = url.port === '' ? (DEFAULT_PORT[protocol] as number) : Number(url.port);
   return { protocol, host, wildcard, port, text: `${protocol}//${wildcard ? '*.' : ''}${host}${url.port === '' ? '' : `:${url.port}`}` };
+}
+
+/**
+ * A policy that admits exactly `origin` (its scheme as written: `http:` too), judging addresses
+ * with `addresses`' rule. For a peer the operator's own deployment names rather than a card or a
+ * source (a leader replica on the pod network): its URL is not an allowlisted agent, yet every
+ * resolved and connected address is still judged, so a planted URL cannot reach the cloud
+ * metadata address, a link-local or unspecified address, or any range `addresses` does not permit.
+ *
+ * @example exactOriginPolicy('http://10.0.3.7:7340', HostPolicy.from({ allow: [], allowCidrs: ['10.0.0.0/8'] })).check('http://10.0.3.7:7340/api/sources').allowed // true
+ */
+export function exactOriginPolicy(origin: string, addresses: HostPolicy): ConnectionPolicy {
+  return {
+    check(rawUrl: string): HostVerdict {
+      let url: URL;
+      try {
+        url = new URL(rawUrl);
+      } catch {
+        return refuse('ERR_HOST_NOT_ALLOWED', 'not an absolute URL');
+      }
+      if (url.username !== '' || url.password !== '') return refuse('ERR_HOST_NOT_ALLOWED', 'URLs with a username or password are refused (authority confusion)');
+      if (url.protocol !== 'https:' && url.protocol !== 'http:') return refuse('ERR_INSECURE_URL', `scheme ${url.protocol} is not allowed`);
+      if (url.origin !== origin) return refuse('ERR_HOST_NOT_ALLOWED', `${url.origin} is not ${origin}, the only origin this connection may reach`);
+      return { allowed: true, url, origin: url.origin };
+    },
+    isAddressAllowed: (address) => addresses.isAddressAllowed(address),
+  };
 }

@@ -6,7 +6,8 @@
  */
 export { isCardUrl } from '../rules/urls.js';
 export { HostPolicy, inlineCardKey, catalogCardUrl, isInlineCardKey, CATALOG_CARD_FRAGMENT, CARD_PATH, LEGACY_CARD_PATH } from './host-policy.js';
-export type { HostPolicyOptions, HostVerdict } from './host-policy.js';
+export type { ConnectionPolicy, HostPolicyOptions, HostVerdict } from './host-policy.js';
+export { exactOriginPolicy } from './host-policy.js';
 export { isLoopbackHost, originOf, secureOrLoopback } from '../rules/origins.js';
 export { createGuardedLookup } from './address-guard.js';
 export type { GuardedLookupOptions, ResolvedAddress, Resolver } from './address-guard.js';

@@ -4,15 +4,18 @@
  * `/api/activity` (and an endpoint's cached card, `/api/endpoints/card`) with the leader's instead, read from the URL the leader advertised in the epoch
  * row (`a2ad_leader.url`, `replica.advertiseUrl`).
  *
- * The request is bounded: only that URL (the leader's origin, one of the three paths, the caller's
- * query), a timeout, a body cap, no redirect followed, the service's own bearer token attached when
- * it has one. The answer is marked `servedBy` (the leader's id). When the leader cannot be reached
+ * The request goes through the library's guarded fetch, like every outbound request: only that
+ * URL's origin (one of the paths, the caller's query), every resolved and connected address judged
+ * (loopback, the private ranges replicas share and `allowCidrs`; never link-local such as the cloud
+ * metadata address, unspecified, multicast or reserved), a timeout on the whole answer, a body cap,
+ * no redirect followed, the service's own bearer token attached when it has one. The answer is marked `servedBy` (the leader's id). When the leader cannot be reached
  * the follower says so (503, `leaderUnreachable: true`): it never shows its own empty view as if it
  * were the truth. docs/deployment.md describes the design.
  */
 import { networkInterfaces } from 'node:os';
 import type { ReplicaStatus } from '@a2a-discovery/store';
-import { DiscoveryError } from 'a2a-discovery';
+import { createGuardedFetch, exactOriginPolicy, HostPolicy, isDiscoveryError, type GuardedFetch } from 'a2a-discovery';
+import type { Resolver } from 'a2a-discovery';
 import { DEFAULT_SERVER_LIMITS } from './limits.js';
 
 /** The paths a follower answers from the leader. */
@@ -31,7 +34,14 @@ export interface FollowerProxyOptions {
   timeoutMs?: number;
   /** The largest answer taken from the leader (`server.limits.leaderMaxBytes`). */
   maxBytes?: number;
+  /** Address ranges (CIDR) a leader may be at besides loopback and the private ranges (the configuration's `allowCidrs`). */
+  allowCidrs?: readonly string[];
+  /** DNS override for the leader's host name (tests). */
+  resolve?: Resolver;
 }
+
+/** Where replicas reach each other: loopback, the private-use ranges and unique-local IPv6 (a pod network, a VPC). */
+const REPLICA_RANGES = ['10.0.0.0/8', '172.16.0.0/12', '192.168.0.0/16', '100.64.0.0/10', 'fc00::/7'];
 
 export interface LeaderAnswer {
   status: 200 | 400 | 404 | 503;
@@ -42,12 +52,32 @@ export class FollowerProxy {
   readonly #o: FollowerProxyOptions;
   readonly #timeoutMs: number;
   readonly #maxBytes: number;
-  readonly #closed = new AbortController();
+  readonly #addresses: HostPolicy;
+  /** The guarded fetch to the current leader's origin (a new leader elsewhere: a new one). */
+  #leader: { origin: string; fetch: GuardedFetch } | undefined;
+  #closed = false;
 
   constructor(o: FollowerProxyOptions) {
     this.#o = o;
     this.#timeoutMs = o.timeoutMs ?? DEFAULT_SERVER_LIMITS.leaderTimeoutMs;
     this.#maxBytes = o.maxBytes ?? DEFAULT_SERVER_LIMITS.leaderMaxBytes;
+    this.#addresses = HostPolicy.from({ allow: [], allowLoopback: true, allowCidrs: [...REPLICA_RANGES, ...(o.allowCidrs ?? [])] });
+  }
+
+  #fetchFor(origin: string): GuardedFetch {
+    if (this.#leader?.origin === origin) return this.#leader.fetch;
+    void this.#leader?.fetch.close();
+    const fetch = createGuardedFetch({
+      policy: exactOriginPolicy(origin, this.#addresses),
+      ...(this.#o.resolve !== undefined && { resolve: this.#o.resolve }),
+      timeoutMs: this.#timeoutMs,
+      maxResponseBytes: this.#maxBytes,
+      maxResponseName: 'server.limits.leaderMaxBytes',
+      read: 'whole',
+      userAgent: 'a2a-discovery follower',
+    });
+    this.#leader = { origin, fetch };
+    return fetch;
   }
 
   /**
@@ -62,15 +92,13 @@ export class FollowerProxy {
     if (s.leaderUrl === null) return unreachable(s, `${who}, which advertised no URL to reach it (replica.advertiseUrl)`);
     const target = leaderTarget(s.leaderUrl, path, search);
     if (target === undefined) return unreachable(s, `${who}, whose advertised URL is not an http(s) URL (replica.advertiseUrl)`);
-    const signal = AbortSignal.any([AbortSignal.timeout(this.#timeoutMs), this.#closed.signal]);
+    if (this.#closed) return unreachable(s, `${who}: this replica is stopping`);
     try {
-      const res = await fetch(target, {
+      const res = await this.#fetchFor(target.origin)(target, {
         method: 'GET',
-        redirect: 'error',
-        signal,
         headers: { accept: 'application/json', [FOLLOWER_HEADER]: s.id, ...(this.#o.token !== undefined && this.#o.token !== '' && { authorization: `Bearer ${this.#o.token}` }) },
       });
-      const text = await readCapped(res, this.#maxBytes);
+      const text = await res.text();
       // 400 (a bad query) and 404 (no card cached for that endpoint) are the leader's answers too.
       if (res.status !== 200 && res.status !== 400 && res.status !== 404) {
         const why = res.status === 401 ? 'refused this replica’s bearer token (401: the replicas must share server.tokenEnv/tokenFile)' : `answered HTTP ${res.status}`;
@@ -80,23 +108,24 @@ export class FollowerProxy {
       if (typeof body !== 'object' || body === null || Array.isArray(body)) return unreachable(s, `${who}, which answered something other than a JSON object`);
       return { status: res.status as LeaderAnswer['status'], body: { ...(body as Record<string, unknown>), servedBy: (body as { servedBy?: unknown }).servedBy ?? s.leader } };
     } catch (err) {
-      const e = err as Error & { cause?: { code?: string; message?: string } };
-      const cause = e.cause?.code ?? e.cause?.message ?? e.message;
-      const reason =
-        e.name === 'TimeoutError'
-          ? `did not answer within ${this.#timeoutMs} ms`
-          : e.message.startsWith('larger than')
-            ? `answered ${e.message}`
-            : /redirect/i.test(cause)
-              ? 'answered with a redirect, which a follower does not follow'
-              : `could not be reached (${cause})`;
-      return unreachable(s, `${who}, which ${reason}`);
+      if (!isDiscoveryError(err)) return unreachable(s, `${who}, which answered something other than JSON`);
+      const reason: Partial<Record<string, string>> = {
+        ERR_FETCH_TIMEOUT: `did not answer within ${this.#timeoutMs} ms`,
+        ERR_BODY_TOO_LARGE: `answered larger than ${this.#maxBytes} bytes (server.limits.leaderMaxBytes)`,
+        ERR_REDIRECT_REFUSED: 'answered with a redirect, which a follower does not follow',
+        ERR_ADDRESS_BLOCKED: `is at an address a follower never contacts (${err.message})`,
+      };
+      // The socket's own code (ECONNREFUSED, ENOTFOUND) says it best; the classified message otherwise.
+      const cause = /\(([A-Z][A-Z0-9_]+)\)$/.exec(err.message)?.[1] ?? err.message;
+      return unreachable(s, `${who}, which ${reason[err.code] ?? `could not be reached (${cause})`}`);
     }
   }
 
   /** Cuts requests in flight (the service stops). */
   close(): void {
-    this.#closed.abort();
+    this.#closed = true;
+    void this.#leader?.fetch.close();
+    this.#leader = undefined;
   }
 }
 
@@ -138,28 +167,4 @@ function leaderTarget(leaderUrl: string, path: string, search: string): URL | un
   if (base.protocol !== 'http:' && base.protocol !== 'https:') return undefined;
   const target = new URL(`${base.pathname.replace(/\/+$/, '')}${path}${search}`, base.origin);
   return target.origin === base.origin ? target : undefined;
-}
-
-/** The body of `res` as text, refused past `maxBytes` (the stream is cancelled). */
-async function readCapped(res: Response, maxBytes: number): Promise<string> {
-  const declared = Number(res.headers.get('content-length') ?? NaN);
-  if (Number.isFinite(declared) && declared > maxBytes) {
-    await res.body?.cancel().catch(() => undefined);
-    throw new DiscoveryError('ERR_BODY_TOO_LARGE', `larger than ${maxBytes} bytes (server.limits.leaderMaxBytes)`);
-  }
-  if (!res.body) return '';
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  const reader = res.body.getReader();
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    size += value.byteLength;
-    if (size > maxBytes) {
-      await reader.cancel().catch(() => undefined);
-      throw new DiscoveryError('ERR_BODY_TOO_LARGE', `larger than ${maxBytes} bytes (server.limits.leaderMaxBytes)`);
-    }
-    chunks.push(value);
-  }
-  return Buffer.concat(chunks).toString('utf8');
 }

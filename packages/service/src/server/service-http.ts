@@ -106,7 +106,7 @@ export function buildHttp(
   if (registryIndex) shutdown.signal.addEventListener('abort', () => registryIndex.close(), { once: true });
   // A follower answers the leader's lists (follower-proxy.ts); requests in flight end with the service.
   const followerProxy =
-    coordinator && new FollowerProxy({ status: () => coordinator.status(), timeoutMs: limits.leaderTimeoutMs, maxBytes: limits.leaderMaxBytes, ...(o.token !== undefined && o.token !== '' && { token: o.token }) });
+    coordinator && new FollowerProxy({ status: () => coordinator.status(), timeoutMs: limits.leaderTimeoutMs, maxBytes: limits.leaderMaxBytes, ...(o.policy.allowCidrs !== undefined && { allowCidrs: o.policy.allowCidrs }), ...(o.token !== undefined && o.token !== '' && { token: o.token }) });
   if (followerProxy) shutdown.signal.addEventListener('abort', () => followerProxy.close(), { once: true });
   // People's tokens on the API (people-auth.ts); the provider's connections end with the service.
   const people = o.oidc && new PeopleAuth({ ...o.oidc, onFetchRefused: () => refusal('oidc_keys') });
