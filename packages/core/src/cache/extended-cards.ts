@@ -98,22 +98,17 @@ export class ExtendedCards {
     return withFields(entry, { extended: Object.freeze({ identity, url: answer.url, accepted, failures: 0, lastError: undefined }) });
   }
 
-  /** One call; a 401 answered by one retry when the credentials say fresh headers may help. */
+  /**
+   * One call. The 401 rule is the fetcher's (`fetch/guarded-connection.ts`, applied by the card
+   * fetcher, which presents the same credentials): one retry with headers asked anew when the
+   * provider says they may help, never a second rule of its own here.
+   */
   async #call(key: string, chosen: NonNullable<ReturnType<typeof preferredInterface>>, origin: string, headers: Record<string, string>): ReturnType<typeof fetchExtendedCard> {
-    const { fetcher, limiter, events, credentials, limits } = this.#d;
-    const once = (h: Record<string, string>) =>
-      limiter.run(origin, () => {
-        events?.emit({ type: 'card.fetch', endpoint: key, url: chosen.url, conditional: false });
-        return fetchExtendedCard(fetcher, chosen, h, limits);
-      });
-    try {
-      return await once(headers);
-    } catch (err) {
-      if ((err as DiscoveryError).status !== 401 || !(await credentials.rejected(origin))) throw err;
-      const fresh = await credentials.headers(origin);
-      if (fresh === undefined) throw err;
-      return await once(fresh);
-    }
+    const { fetcher, limiter, events, limits } = this.#d;
+    return limiter.run(origin, () => {
+      events?.emit({ type: 'card.fetch', endpoint: key, url: chosen.url, conditional: false });
+      return fetchExtendedCard(fetcher, chosen, headers, limits);
+    });
   }
 
   #failed(entry: CacheEntry, kept: ExtendedCardState | undefined, identity: string, url: string, error: DiscoveryError, what?: string): CacheEntry {
