@@ -2,17 +2,28 @@
  * A small DNS client for the DNS source: asks configured recursive resolvers (or an authoritative
  * server) over UDP with EDNS0, asks again over TCP when the answer comes truncated (the TC bit),
  * and bounds everything it reads: the UDP payload size, the TCP answer's bytes, the records per
- * answer, each attempt's time, and the attempts (retries with doubling backoff, rotating through
- * the resolvers). Messages are encoded and decoded by `dns-packet`; SVCB rdata, which it does not
- * know, arrives as raw bytes for `decodeSvcb`. The AD bit (RFC 4035 §3.2.3, data the resolver
- * validated with DNSSEC) is reported per answer.
+ * answer, each attempt's time, and the attempts (retries with the project's jittered doubling
+ * backoff, `backoffDelay`, rotating through the resolvers). Messages are encoded and decoded by
+ * `dns-packet`; SVCB rdata, which it does not know, arrives as raw bytes for `decodeSvcb`. The AD
+ * bit (RFC 4035 §3.2.3, data the resolver validated with DNSSEC) is reported per answer.
+ *
+ * An off-path attacker cannot answer (RFC 5452): each query has an unpredictable id (node:crypto,
+ * not `Math.random`) and goes out from a port the system picks at random; a UDP datagram counts
+ * only when it comes from the exact address and port asked, carries the query's id and QR bit,
+ * and echoes its one question (name case-insensitively, type, class IN). Any other datagram is
+ * ignored, never fatal: the attempt keeps waiting until its timeout. Over TCP (one connection to
+ * the server asked) the same id and question checks apply, and a mismatch, a malformed or a
+ * still-truncated answer fails the attempt: a truncated TCP answer is never asked again.
  *
  * @module
  */
 import dgram from 'node:dgram';
 import net from 'node:net';
+import { randomInt } from 'node:crypto';
 import dnsPacket from 'dns-packet';
+import { systemClock, systemRandom, type Clock, type Random } from '../clock/index.js';
 import { DiscoveryError } from '../errors.js';
+import { backoffDelay } from '../rules/backoff.js';
 import { RR_TYPES, parseDnsServer, type DnsServer as Server } from '../rules/dns-aid.js';
 import { DNS_SOURCE_DEFAULTS } from '../rules/defaults.js';
 import { ATTR, SPAN, withSpan, type SpanScope } from '../telemetry/index.js';
@@ -71,7 +82,10 @@ export interface DnsResolverOptions {
   timeoutMs?: number;
   /** Further attempts after a failed one. Default 2. */
   retries?: number;
-  /** Wait before the first retry, doubled each time. Default 200. */
+  /**
+   * Wait before the first retry, doubled each time and shortened at random by up to half
+   * (`backoffDelay` with jitter 0.5, so many replicas do not retry in step). Default 200.
+   */
   backoffMs?: number;
   /** EDNS0 UDP payload size advertised. Default 4,096. */
   udpPayloadSize?: number;
@@ -79,12 +93,27 @@ export interface DnsResolverOptions {
   maxTcpBytes?: number;
   /** Records accepted in one answer's answer section. Default 64. */
   maxRecords?: number;
+  /** Timers of each attempt's timeout and sleeps of the backoff. Default {@link systemClock}. */
+  clock?: Clock;
+  /** The backoff's jitter. Default {@link systemRandom}. */
+  random?: Random;
+  /**
+   * The query id of each attempt: an integer from 0 to 65,535 (a UDP attempt and its TCP retry
+   * share it). Default `randomInt(65_536)` from node:crypto: ids an off-path attacker cannot
+   * predict. Inject a fixed sequence in tests only.
+   */
+  queryId?: () => number;
 }
+
+/** The most retries (`retries` is bounded by it); the backoff is capped at its last doubling. */
+const MAX_RETRIES = 10;
+/** The share of each backoff delay taken away at random (the card cache's backoff jitter too). */
+const BACKOFF_JITTER = 0.5;
 
 /**
  * Creates a resolver client. No I/O until `query`.
  *
- * @throws DiscoveryError `ERR_CONFIG_INVALID` for a bad server address or bound.
+ * @throws DiscoveryError `ERR_CONFIG_INVALID` for a bad server address, bound, clock, random or query id source.
  * @example
  * const resolver = createDnsResolver({ servers: ['127.0.0.1:53'] });
  * const answer = await resolver.query('_billing._a2a._agents.example.com', 'SVCB');
@@ -104,19 +133,40 @@ export function createDnsResolver(options: DnsResolverOptions): DnsResolver {
     if (typeof v !== 'number' || !Number.isInteger(v) || v < min || v > max) problems.push(`${key}: must be an integer from ${min} to ${max}, got ${JSON.stringify(v)}`);
     return v as number;
   };
-  const settings = {
+  const clock = options?.clock ?? systemClock;
+  if (typeof clock?.setTimer !== 'function' || typeof clock.sleep !== 'function') problems.push('clock: must be a Clock (setTimer, sleep), e.g. systemClock');
+  const random = options?.random ?? systemRandom;
+  if (typeof random !== 'function') problems.push('random: must be a function returning numbers in [0, 1), e.g. systemRandom');
+  const queryId = options?.queryId ?? secureQueryId;
+  if (typeof queryId !== 'function') problems.push('queryId: must be a function returning query ids from 0 to 65535 (the default draws them from node:crypto)');
+  const settings: Settings = {
     timeoutMs: bound('timeoutMs', 1),
-    retries: bound('retries', 0, 10),
+    retries: bound('retries', 0, MAX_RETRIES),
     backoffMs: bound('backoffMs', 0),
     udpPayloadSize: bound('udpPayloadSize', 512, 65_535),
     maxTcpBytes: bound('maxTcpBytes', 512, 65_535),
     maxRecords: bound('maxRecords', 1),
+    clock,
+    random,
+    queryId,
   };
   if (problems.length > 0) throw new DiscoveryError('ERR_CONFIG_INVALID', `DNS resolver: ${problems.join('; ')}`, { stage: 'config' });
   return new UdpTcpResolver(servers, settings);
 }
 
+/** A query id no one off the path can guess (RFC 5452 §9.2): 16 bits from the system's CSPRNG. */
+function secureQueryId(): number {
+  return randomInt(65_536);
+}
+
 type Settings = Required<Omit<DnsResolverOptions, 'servers'>>;
+
+/** The one question asked, as an answer must echo it. */
+interface Question {
+  readonly id: number;
+  readonly name: string;
+  readonly type: DnsQueryType;
+}
 
 class UdpTcpResolver implements DnsResolver {
   readonly servers: readonly string[];
@@ -137,9 +187,17 @@ class UdpTcpResolver implements DnsResolver {
 
   async #attempts(fqdn: string, type: DnsQueryType, options: { signal?: AbortSignal }, span: SpanScope): Promise<DnsAnswer> {
     let last: DiscoveryError | undefined;
+    const aborted = (): DiscoveryError => new DiscoveryError('ERR_FETCH_NETWORK', `DNS ${type} ${fqdn}: aborted`, { stage: 'source' });
     for (let attempt = 0; attempt <= this.#s.retries; attempt++) {
-      if (options.signal?.aborted) throw new DiscoveryError('ERR_FETCH_NETWORK', `DNS ${type} ${fqdn}: aborted`, { stage: 'source' });
-      if (attempt > 0) await delay(this.#s.backoffMs * 2 ** (attempt - 1), options.signal);
+      if (options.signal?.aborted) throw aborted();
+      if (attempt > 0) {
+        const ms = backoffDelay(attempt, { baseMs: this.#s.backoffMs, maxMs: this.#s.backoffMs * 2 ** (MAX_RETRIES - 1), jitter: BACKOFF_JITTER, random: this.#s.random });
+        try {
+          await this.#s.clock.sleep(ms, options.signal);
+        } catch {
+          throw aborted();
+        }
+      }
       const server = this.#servers[(this.#next + attempt) % this.#servers.length]!;
       try {
         const answer = await this.#ask(server, fqdn, type, options.signal);
@@ -158,38 +216,41 @@ class UdpTcpResolver implements DnsResolver {
         return answer;
       } catch (err) {
         last = err instanceof DiscoveryError ? err : new DiscoveryError('ERR_FETCH_NETWORK', `DNS ${type} ${fqdn} at resolver ${server.text}: ${err instanceof Error ? err.message : String(err)}`, { stage: 'source', cause: err });
-        // An answer too large stays too large: no point asking again.
-        if (last.code === 'ERR_BODY_TOO_LARGE') break;
+        // An answer too large stays too large, a broken id source stays broken: no point asking again.
+        if (last.code === 'ERR_BODY_TOO_LARGE' || last.code === 'ERR_CONFIG_INVALID') break;
       }
     }
     // The span is failed with the last error (withSpan marks a rejected promise failed).
     throw last!;
   }
 
+  #queryId(): number {
+    const id = this.#s.queryId();
+    if (!Number.isInteger(id) || id < 0 || id > 65_535) throw new DiscoveryError('ERR_CONFIG_INVALID', `DNS resolver: the queryId option returned ${JSON.stringify(id)}, not a query id from 0 to 65535`, { stage: 'config' });
+    return id;
+  }
+
   async #ask(server: Server, name: string, type: DnsQueryType, signal: AbortSignal | undefined): Promise<DnsAnswer> {
-    const id = Math.floor(Math.random() * 65_536);
+    const question: Question = { id: this.#queryId(), name, type };
     const packet: dnsPacket.Packet = {
       type: 'query',
-      id,
+      id: question.id,
       // RFC 6840 §5.7: AD set in a query asks the resolver to report whether it validated the answer.
       flags: dnsPacket.RECURSION_DESIRED | dnsPacket.AUTHENTIC_DATA,
       questions: [{ name, type: qtype(type), class: 'IN' }],
       additionals: [{ type: 'OPT', name: '.', udpPayloadSize: this.#s.udpPayloadSize } as unknown as dnsPacket.Answer],
     };
     const where = `DNS ${type} ${name} at resolver ${server.text}`;
-    let message = await this.#udp(server, dnsPacket.encode(packet), where, signal);
-    let response = this.#decode(message, where);
+    const query = dnsPacket.encode(packet);
+    let response = await this.#udp(server, query, question, where, signal);
     let tcp = false;
     if (response.flag_tc) {
-      message = await this.#tcp(server, dnsPacket.encode(packet), where, signal);
-      response = this.#decode(message, where);
+      // RFC 7766 §6.2.1: ask the same server the same question over TCP, once.
+      response = this.#decode(await this.#tcp(server, query, where, signal), where, 'TCP');
+      const mismatch = mismatchOf(response, question);
+      if (mismatch !== undefined) throw new DiscoveryError('ERR_FETCH_NETWORK', `${where}: the TCP answer ${mismatch}`, { stage: 'source' });
+      if (response.flag_tc) throw new DiscoveryError('ERR_FETCH_NETWORK', `${where}: the TCP answer is truncated too (TC bit set); it is not asked again`, { stage: 'source' });
       tcp = true;
-    }
-    if (response.id !== id || response.type !== 'response') throw new DiscoveryError('ERR_FETCH_NETWORK', `${where}: the answer does not match the query (id or QR bit)`, { stage: 'source' });
-    const questions = response.questions ?? [];
-    const q = questions[0];
-    if (questions.length !== 1 || q === undefined || q.name.toLowerCase().replace(/\.$/, '') !== name || typeOf(q.type) !== type) {
-      throw new DiscoveryError('ERR_FETCH_NETWORK', `${where}: the answer is for another question`, { stage: 'source' });
     }
     const rcode = (response as { rcode?: string }).rcode;
     if (rcode !== 'NOERROR' && rcode !== 'NXDOMAIN') throw new DiscoveryError('ERR_FETCH_NETWORK', `${where}: the resolver answered ${rcode}`, { stage: 'source' });
@@ -205,41 +266,63 @@ class UdpTcpResolver implements DnsResolver {
     return Object.freeze({ name, type, rcode, records: Object.freeze(records), authenticated: response.flag_ad === true, server: server.text, tcp });
   }
 
-  #decode(message: Buffer, where: string): dnsPacket.DecodedPacket {
+  #decode(message: Buffer, where: string, transport: 'TCP'): dnsPacket.DecodedPacket {
     try {
       return dnsPacket.decode(message);
     } catch (err) {
-      throw new DiscoveryError('ERR_FETCH_NETWORK', `${where}: the answer is not a DNS message (${err instanceof Error ? err.message : String(err)})`, { stage: 'source', cause: err });
+      throw new DiscoveryError('ERR_FETCH_NETWORK', `${where}: the ${transport} answer is not a DNS message (${err instanceof Error ? err.message : String(err)})`, { stage: 'source', cause: err });
     }
   }
 
-  #udp(server: Server, query: Buffer, where: string, signal: AbortSignal | undefined): Promise<Buffer> {
-    return new Promise<Buffer>((resolve, reject) => {
+  /**
+   * Sends the query from a fresh socket (a port the system picks) and resolves with the first
+   * datagram that answers it; every other datagram is ignored (counted for the timeout's message).
+   */
+  #udp(server: Server, query: Buffer, question: Question, where: string, signal: AbortSignal | undefined): Promise<dnsPacket.DecodedPacket> {
+    return new Promise<dnsPacket.DecodedPacket>((resolve, reject) => {
+      if (signal?.aborted) return reject(new DiscoveryError('ERR_FETCH_NETWORK', `${where}: aborted`, { stage: 'source' }));
       const socket = dgram.createSocket(server.family === 6 ? 'udp6' : 'udp4');
       let settled = false;
-      const done = (err: Error | undefined, msg?: Buffer): void => {
+      let ignored = 0;
+      let lastIgnored = '';
+      const done = (err: Error | undefined, answer?: dnsPacket.DecodedPacket): void => {
         // Settles once: a late error, end or timeout after the answer changes nothing.
         if (settled) return;
         settled = true;
-        clearTimeout(timer);
+        timer.cancel();
         signal?.removeEventListener('abort', onAbort);
         socket.removeAllListeners('message');
         socket.close();
         if (err) reject(err);
-        else resolve(msg!);
+        else resolve(answer!);
       };
-      const timer = setTimeout(() => done(new DiscoveryError('ERR_FETCH_TIMEOUT', `${where}: no answer over UDP within timeoutMs ${this.#s.timeoutMs}`, { stage: 'source' })), this.#s.timeoutMs);
+      const ignore = (why: string): void => {
+        ignored++;
+        lastIgnored = why;
+      };
+      const timer = this.#s.clock.setTimer(() => {
+        const note = ignored > 0 ? ` (${ignored} datagram${ignored === 1 ? '' : 's'} ignored, the last ${lastIgnored})` : '';
+        done(new DiscoveryError('ERR_FETCH_TIMEOUT', `${where}: no answer over UDP within timeoutMs ${this.#s.timeoutMs}${note}`, { stage: 'source' }));
+      }, this.#s.timeoutMs);
       const onAbort = (): void => done(new DiscoveryError('ERR_FETCH_NETWORK', `${where}: aborted`, { stage: 'source' }));
       signal?.addEventListener('abort', onAbort, { once: true });
       socket.on('error', (err) => done(new DiscoveryError('ERR_FETCH_NETWORK', `${where}: ${err.message}`, { stage: 'source', cause: err })));
       socket.on('message', (msg, rinfo) => {
-        // Only the server asked may answer (an off-path datagram is ignored).
-        if (rinfo.port !== server.port || net.isIP(rinfo.address) === 0 || normalizeIp(rinfo.address) !== normalizeIp(server.host)) return;
+        // Only the server asked may answer: an off-path datagram is ignored.
+        if (rinfo.port !== server.port || net.isIP(rinfo.address) === 0 || normalizeIp(rinfo.address) !== normalizeIp(server.host)) return ignore(`came from ${rinfo.address}:${rinfo.port}, not the resolver asked`);
+        let answer: dnsPacket.DecodedPacket;
+        try {
+          answer = dnsPacket.decode(msg);
+        } catch {
+          return ignore('was not a DNS message');
+        }
+        const mismatch = mismatchOf(answer, question);
+        if (mismatch !== undefined) return ignore(mismatch);
         if (msg.length > this.#s.udpPayloadSize) {
           done(new DiscoveryError('ERR_BODY_TOO_LARGE', `${where}: a UDP answer of ${msg.length} bytes, more than the udpPayloadSize ${this.#s.udpPayloadSize} asked for`, { stage: 'source' }));
           return;
         }
-        done(undefined, msg);
+        done(undefined, answer);
       });
       socket.send(query, server.port, server.host);
     });
@@ -247,6 +330,7 @@ class UdpTcpResolver implements DnsResolver {
 
   #tcp(server: Server, query: Buffer, where: string, signal: AbortSignal | undefined): Promise<Buffer> {
     return new Promise<Buffer>((resolve, reject) => {
+      if (signal?.aborted) return reject(new DiscoveryError('ERR_FETCH_NETWORK', `${where}: aborted`, { stage: 'source' }));
       const socket = net.connect({ host: server.host, port: server.port });
       const chunks: Buffer[] = [];
       let received = 0;
@@ -256,14 +340,14 @@ class UdpTcpResolver implements DnsResolver {
         // Settles once: a late error, end or timeout after the answer changes nothing.
         if (settled) return;
         settled = true;
-        clearTimeout(timer);
+        timer.cancel();
         signal?.removeEventListener('abort', onAbort);
         socket.removeAllListeners('data');
         socket.destroy();
         if (err) reject(err);
         else resolve(msg!);
       };
-      const timer = setTimeout(() => done(new DiscoveryError('ERR_FETCH_TIMEOUT', `${where}: no answer over TCP within timeoutMs ${this.#s.timeoutMs}`, { stage: 'source' })), this.#s.timeoutMs);
+      const timer = this.#s.clock.setTimer(() => done(new DiscoveryError('ERR_FETCH_TIMEOUT', `${where}: no answer over TCP within timeoutMs ${this.#s.timeoutMs}`, { stage: 'source' })), this.#s.timeoutMs);
       const onAbort = (): void => done(new DiscoveryError('ERR_FETCH_NETWORK', `${where}: aborted`, { stage: 'source' }));
       signal?.addEventListener('abort', onAbort, { once: true });
       socket.on('error', (err) => done(new DiscoveryError('ERR_FETCH_NETWORK', `${where}: TCP: ${err.message}`, { stage: 'source', cause: err })));
@@ -287,6 +371,21 @@ class UdpTcpResolver implements DnsResolver {
       socket.write(framed);
     });
   }
+}
+
+/**
+ * Why a decoded message does not answer the question asked (RFC 5452 §4.3: id, QR bit and the
+ * echoed question, name compared case-insensitively), or undefined when it does.
+ */
+function mismatchOf(answer: dnsPacket.DecodedPacket, question: Question): string | undefined {
+  if (answer.type !== 'response') return 'was not a response (QR bit clear)';
+  if (answer.id !== question.id) return `carried id ${answer.id}, not the query's`;
+  const questions = answer.questions ?? [];
+  const q = questions[0];
+  if (questions.length !== 1 || q === undefined) return `echoed ${questions.length} questions, not the one asked`;
+  const name = q.name.toLowerCase().replace(/\.$/, '');
+  if (name !== question.name || typeOf(q.type) !== question.type || q.class !== 'IN') return `was for another question (${name} ${q.type} ${q.class})`;
+  return undefined;
 }
 
 function qtype(type: DnsQueryType): dnsPacket.RecordType {
@@ -318,14 +417,4 @@ function recordData(type: DnsQueryType, data: unknown): DnsRecord['data'] {
 
 function normalizeIp(address: string): string {
   return address.replace(/^::ffff:/, '').toLowerCase();
-}
-
-function delay(ms: number, signal: AbortSignal | undefined): Promise<void> {
-  return new Promise((resolve) => {
-    const t = setTimeout(resolve, ms);
-    signal?.addEventListener('abort', () => {
-      clearTimeout(t);
-      resolve();
-    }, { once: true });
-  });
 }

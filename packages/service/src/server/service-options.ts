@@ -110,7 +110,7 @@ export interface ServiceOptions {
    * DNS sources (docs/sources.md "DNS"): DNS-AID and DNS-SD records of domains, asked of
    * `resolvers` (`host:port`) with the resolver bounds; their `capsha256` pins go to the card cache.
    */
-  dns?: ReadonlyArray<Omit<DnsSourceOptions, 'resolver' | 'hostPolicy' | 'artifacts' | 'events' | 'clock'> & Omit<DnsResolverOptions, 'servers'> & { resolvers: readonly string[] }>;
+  dns?: ReadonlyArray<Omit<DnsSourceOptions, 'resolver' | 'hostPolicy' | 'artifacts' | 'events' | 'clock'> & Omit<DnsResolverOptions, 'servers' | 'clock' | 'random' | 'queryId'> & { resolvers: readonly string[] }>;
   kubernetes?: Omit<KubernetesSourceOptions, 'events' | 'clock'>;
   health?: HealthOptions & { staticEnterAfter?: number };
   /**
