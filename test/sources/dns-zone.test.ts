@@ -184,6 +184,12 @@ describe('dnsAidZone with hostile input', () => {
     assert.equal(zone.lines.length, hosts.length);
   });
 
+  test('a long name makes a label of 62 characters: `_{label}` is one DNS label of 63 octets at most', () => {
+    const zone = dnsAidZone([{ ...billing, name: `agent_${'x'.repeat(80)}` }], { domain: 'example.com', index: false });
+    assert.equal(zone.records[0]?.label, `agent-${'x'.repeat(56)}`);
+    assert.equal(zoneDomainNameProblem(zone.records[0].owner), undefined);
+  });
+
   test('a host with a trailing dot is written once-dotted; an IDN host in its punycode form', () => {
     const zone = dnsAidZone(
       [
