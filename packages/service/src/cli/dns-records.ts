@@ -11,7 +11,7 @@
 import { readFile } from 'node:fs/promises';
 import type { Command } from 'commander';
 import { InvalidArgumentError } from 'commander';
-import { A2A_CARD_MEDIA_TYPE, AI_CATALOG_WELL_KNOWN_PATH, DNS_AID_DEFAULT_TTL_SECONDS, DiscoveryError, dnsAidZone } from 'a2a-discovery';
+import { A2A_CARD_MEDIA_TYPE, AI_CATALOG_WELL_KNOWN_PATH, DNS_AID_DEFAULT_TTL_SECONDS, DiscoveryError, dnsAidZone, zoneComment } from 'a2a-discovery';
 import type { DnsAidPublishedAgent, DnsAidZoneResult, Problem } from 'a2a-discovery';
 import { readBoundedStream } from '../server/read-json-body.js';
 
@@ -144,8 +144,10 @@ async function runDnsRecords(flags: DnsRecordsFlags, io: { out: (s: string) => v
     io.out(`${JSON.stringify(report, null, 2)}\n`);
   } else {
     const from = snapshot !== undefined ? `snapshot version ${snapshot.version} (${snapshot.digest.slice(0, 12)}) of ${source}` : source;
-    const header = [`; DNS-AID records for ${domain}: ${zone.records.length} agent${zone.records.length === 1 ? '' : 's'}, from ${from}`];
-    const comments = skipped.map((p) => `; ${p.path}: ${p.message}`);
+    // The catalog's names, digest and the source are anyone's text: comments escape them, so
+    // that none can end its line and start a record or a `$INCLUDE` of its own.
+    const header = [zoneComment(`DNS-AID records for ${domain}: ${zone.records.length} agent${zone.records.length === 1 ? '' : 's'}, from ${from}`)];
+    const comments = skipped.map((p) => zoneComment(`${p.path}: ${p.message}`));
     io.out(`${[...header, ...comments, ...zone.lines].join('\n')}\n`);
   }
   if (zone.records.length === 0) io.err(`no agent to publish from ${source}${problems.length > 0 ? ` (${problems.length} skipped)` : ''}\n`);
