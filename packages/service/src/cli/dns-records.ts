@@ -180,9 +180,11 @@ catalog carries) gets, under its local name made a DNS label (billing_agent -> b
 key65400 is DNS-AID's cap (where the card is), key65401 its capsha256 (the SHA-256 of the card's bytes,
 which a reader's card cache pins: publish again when a card changes). The domain's index,
 _index._agents.example.com TXT "agents=billing-agent:a2a,...", lists the labels. Entries that cannot be
-published (a card carried inline, no digest, a name that makes no label or a taken one, a value too
-long for TXT) are printed as ; comments with the reason. Sign the zone (DNSSEC) for readers that
-require validated answers (sources.dns requireDnssec).
+published (a card carried inline, no digest, a name that makes no label or a taken one, a card URL
+host that is no zone-file domain name, a value too long for TXT) are printed as ; comments with the
+reason. Values are quoted (" as \\", \\ as \\\\, other bytes as \\DDD), comments escaped: whatever
+the catalog holds, each line is one record or one comment, never a $ directive. Sign the zone
+(DNSSEC) for readers that require validated answers (sources.dns requireDnssec).
 
 Exit codes: 0 records printed, 1 no agent to publish, 2 usage error (no --domain, a bad domain or TTL,
 the catalog unreadable or not published: 404 without server.catalog.enabled, 503 before the first snapshot).
