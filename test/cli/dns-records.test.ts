@@ -16,6 +16,7 @@ import { startAdkPeer, type RunningPeer } from '../helpers/a2a-peers.js';
 import { adkStyleCard } from '../helpers/cards.js';
 import { runCli } from '../helpers/cli.js';
 import { DNS_SKIP, decodeSvcb, queryDns, startDnsServer } from '../helpers/dns-server.js';
+import { zoneLine } from '../helpers/zone-lines.js';
 
 const SHA = 'c'.repeat(64);
 let dir: string;
@@ -77,6 +78,139 @@ describe('dns-records --catalog', () => {
     const empty = await runCli(['dns-records', '--domain', 'example.com', '--catalog', file]);
     assert.equal(empty.code, 1);
     assert.match(empty.stderr, /no agent to publish/);
+  });
+});
+
+/**
+ * A catalog from anyone: agent names, card URLs (paths and hosts) and the snapshot digest hold
+ * `"`, `;`, `\`, CR, LF, `(`, `)` and `$INCLUDE /etc/passwd`, and lines that would be records of
+ * their own (`_injected … TXT "boom"`).
+ */
+function hostileCatalog(): unknown {
+  const entry = (localName: string, url: string | undefined) => ({
+    identifier: `x#${localName}`,
+    type: 'application/a2a-agent-card+json',
+    ...(url !== undefined && { url }),
+    displayName: localName,
+    extensions: { 'dev.a2a-discovery.agent': { localName, rawSha256: SHA } },
+  });
+  return {
+    specVersion: '1.0',
+    entries: [
+      entry('billing_agent', 'https://billing.example.com/.well-known/agent-card.json'),
+      // A name that makes a label (62 characters), a URL whose path and query hold the lot.
+      entry('tricky"; \\ (x)\r\n_injected 60 IN TXT "boom"\n$INCLUDE /etc/passwd', 'https://Tricky.Example.com/a;b(c)"d"/card.json?q=\\x$INCLUDE /etc/passwd;(\r\n)'),
+      // Hosts a URL allows and a zone file cannot hold as a target name.
+      entry('semi\n$INCLUDE /etc/passwd', 'https://a;b.example.com/card.json'),
+      entry('paren\r_injected TXT "boom"', 'https://a(b).example.com/card.json'),
+      entry('quote', 'https://x"y.example.com/card.json'),
+      // A name that makes no label.
+      entry('\n;"()\\\r', 'https://billing.example.com/other.json'),
+      { identifier: 'x#inline', type: 'application/a2a-agent-card+json', data: { name: 'x' }, displayName: 'inline\n$INCLUDE /etc/passwd' },
+      entry('relative', '\n$INCLUDE /etc/passwd'),
+    ],
+    extensions: { 'dev.a2a-discovery.snapshot': { digest: 'd\n$INCLUDE /etc/passwd\r_injected TXT "boom" ;()\\', version: 3 } },
+  };
+}
+
+const TRICKY = 'tricky------x----injected-60-in-txt--boom---include--etc-passw';
+const TRICKY_CAP = 'https://tricky.example.com/a;b(c)%22d%22/card.json?q=\\x$INCLUDE%20/etc/passwd;()';
+
+/** The records dns-records must print for {@link hostileCatalog}, as owner, type and fields (unescaped). */
+function expectedRecords(domain: string): string[][] {
+  const owner = (label: string) => `_${label}._a2a._agents.${domain}.`;
+  const txt = (host: string, cap: string) => ['v=1', `target=${host}`, 'port=443', 'alpn=a2a', `cap=${cap}`, `capsha256=${SHA}`, `cap-sha256=${SHA}`];
+  const billingCap = 'https://billing.example.com/.well-known/agent-card.json';
+  return [
+    [`_index._agents.${domain}.`, 'TXT', `agents=billing-agent:a2a,${TRICKY}:a2a`],
+    [owner('billing-agent'), 'SVCB', '1', 'billing.example.com.', 'alpn=a2a', 'port=443', `key65400=${billingCap}`, `key65401=${SHA}`],
+    [owner('billing-agent'), 'TXT', ...txt('billing.example.com', billingCap)],
+    [owner(TRICKY), 'SVCB', '1', 'tricky.example.com.', 'alpn=a2a', 'port=443', `key65400=${TRICKY_CAP}`, `key65401=${SHA}`],
+    [owner(TRICKY), 'TXT', ...txt('tricky.example.com', TRICKY_CAP)],
+  ];
+}
+
+describe('dns-records --catalog from anyone: no extra record, no $ directive, no lost SvcParam', () => {
+  test('every line is one of the expected records or a one-line comment naming what was skipped and why', async () => {
+    const file = join(dir, 'hostile.json');
+    await writeFile(file, JSON.stringify(hostileCatalog()));
+    const r = await runCli(['dns-records', '--domain', 'example.test', '--catalog', file, '--ttl', '60']);
+    assert.equal(r.code, 0, r.stderr);
+    assert.ok(!r.stdout.includes('\r'), 'no CR anywhere');
+    const lines = r.stdout.trimEnd().split('\n');
+    assert.ok(lines.every((l) => !l.startsWith('$')), 'no line starts with $');
+    const comments = lines.filter((l) => l.startsWith(';'));
+    assert.deepEqual(comments, [
+      `; DNS-AID records for example.test: 2 agents, from snapshot version 3 (d\\010$INCLUDE /) of ${file}`,
+      '; inline\\010$INCLUDE /etc/passwd: skipped: its card is carried inline in the catalog; there is no card URL to publish as cap',
+      '; relative: skipped: url "\\\\n$INCLUDE /etc/passwd" is not absolute',
+      '; semi\\010$INCLUDE /etc/passwd: skipped: card URL host "a;b.example.com" is not a domain name that a zone file can hold (label "a;b": 1–63 ASCII letters, digits, "-" or "_" per label)',
+      '; paren\\013_injected TXT "boom": skipped: card URL host "a(b).example.com" is not a domain name that a zone file can hold (label "a(b)": 1–63 ASCII letters, digits, "-" or "_" per label)',
+      '; quote: skipped: card URL host "x\\\\"y.example.com" is not a domain name that a zone file can hold (label "x\\\\"y": 1–63 ASCII letters, digits, "-" or "_" per label)',
+      '; \\010;"()\\\\\\013: skipped: no DNS-AID label can be made of its name ("" is not a DNS-AID agent label (1–63 lower-case letters, digits or inner hyphens))',
+    ]);
+    // The other lines, read as a zone parser reads them: exactly the expected records, each whole.
+    const records = lines
+      .filter((l) => !l.startsWith(';'))
+      .map((l) => {
+        const { fields, comment } = zoneLine(l);
+        assert.equal(comment, undefined, `a record line with a comment in it: ${l}`);
+        const [owner, ttl, klass, ...rest] = fields.map((f) => f.toString('utf8'));
+        assert.deepEqual([ttl, klass], ['60', 'IN'], l);
+        return [owner!, ...rest];
+      });
+    assert.deepEqual(records, expectedRecords('example.test'));
+  });
+
+  test('served by knot (signed, so that NSEC lists every name): exactly the expected records, no _injected name', { skip: DNS_SKIP }, async () => {
+    const file = join(dir, 'hostile-knot.json');
+    await writeFile(file, JSON.stringify(hostileCatalog()));
+    const r = await runCli(['dns-records', '--domain', 'example.test', '--catalog', file, '--ttl', '60']);
+    assert.equal(r.code, 0, r.stderr);
+    // knot refuses a zone it cannot parse: startDnsServer then throws with knot's log.
+    const knot = await startDnsServer({ zones: [{ name: 'example.test', text: r.stdout, dnssec: true }] });
+    try {
+      // Walk the NSEC chain from the apex: every name of the zone and its types.
+      const names = new Map<string, string[]>();
+      let name = 'example.test';
+      for (let i = 0; i < 50; i++) {
+        const answer = (await queryDns(knot, name, 'NSEC', { dnssec: true })).answers.find((a) => a.type === 'NSEC');
+        assert.ok(answer, `no NSEC at ${name}: ${await knot.log()}`);
+        const nsec = answer.data as { nextDomain: string; rrtypes: string[] };
+        names.set(name.toLowerCase(), nsec.rrtypes.filter((t) => !['RRSIG', 'NSEC'].includes(t)).sort());
+        name = nsec.nextDomain;
+        if (name.toLowerCase() === 'example.test') break;
+      }
+      const own = (label: string) => `_${label}._a2a._agents.example.test`;
+      assert.deepEqual(
+        new Map([...names].filter(([n]) => n !== 'example.test' && n !== 'ns.example.test')),
+        new Map([
+          ['_index._agents.example.test', ['TXT']],
+          [own('billing-agent'), ['TXT', 'UNKNOWN_64']],
+          [own(TRICKY), ['TXT', 'UNKNOWN_64']],
+        ]),
+      );
+      assert.ok(![...names.keys()].some((n) => /(^|\.)_injected\./.test(n)), [...names.keys()].join(' '));
+      for (const n of ['_injected.example.test', '_injected.example.test.example.test']) {
+        assert.equal((await queryDns(knot, n, 'TXT')).rcode, 'NXDOMAIN', n);
+      }
+      // Each record, as served, is the expected one.
+      for (const [owner, type, ...data] of expectedRecords('example.test')) {
+        const answers = (await queryDns(knot, owner!, type === 'SVCB' ? 64 : type!)).answers.filter((a) => a.type === (type === 'SVCB' ? 'UNKNOWN_64' : type));
+        assert.equal(answers.length, 1, owner);
+        if (type === 'TXT') {
+          assert.deepEqual((answers[0].data as Buffer[]).map((b) => b.toString('utf8')), data);
+        } else {
+          const svcb = decodeSvcb(answers[0].data as Buffer);
+          assert.deepEqual(
+            [String(svcb.priority), `${svcb.target}.`, ...[...svcb.params].map(([k, v]) => (k === 1 ? `alpn=${v.subarray(1).toString()}` : k === 3 ? `port=${v.readUInt16BE(0)}` : `key${k}=${v.toString('utf8')}`))],
+            data,
+          );
+        }
+      }
+    } finally {
+      await knot.close();
+    }
   });
 });
 

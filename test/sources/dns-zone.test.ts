@@ -5,9 +5,11 @@
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { dnsAidZone, type DnsAidPublishedAgent } from '../../packages/core/src/sources/dns-zone.js';
+import fc from 'fast-check';
+import { dnsAidZone, zoneCharacterString, zoneComment, zoneDomainNameProblem, type DnsAidPublishedAgent } from '../../packages/core/src/sources/dns-zone.js';
 import { isDiscoveryError } from '../../packages/core/src/errors.js';
 import { DNS_SKIP, decodeSvcb, queryDns, startDnsServer, type TestDnsServer } from '../helpers/dns-server.js';
+import { unescapeComment, unquoteCharacterString, zoneLine } from '../helpers/zone-lines.js';
 
 const SHA_A = 'a'.repeat(64);
 const SHA_B = '0123456789abcdef'.repeat(4);
@@ -106,6 +108,142 @@ describe('dnsAidZone', () => {
         assert.deepEqual(err.problems.map((p) => p.path), ['domain', 'ttl']);
         return true;
       },
+    );
+  });
+});
+
+/** Any string, with the characters a zone file reads as syntax (and lone surrogates) common. */
+const hostile = fc.string({
+  unit: fc.oneof(
+    fc.constantFrom('"', '\\', ';', '(', ')', '$', ' ', '\t', '\n', '\r', '\0', '\u007f', '\u0085', '\u2028', '\u202e', '.', '_', '-', 'é', '\ud800'),
+    fc.string({ unit: 'binary', minLength: 1, maxLength: 1 }),
+    fc.constantFrom('$INCLUDE /etc/passwd', '\n_injected 60 IN TXT "boom"', 'a', 'Z', '9'),
+  ),
+  maxLength: 30,
+});
+
+describe('zone-file text: character-strings, comments, names', () => {
+  test('zoneCharacterString escapes " and \\ with a backslash, other bytes outside printable ASCII as \\DDD', () => {
+    assert.equal(zoneCharacterString('a "b" \\c'), '"a \\"b\\" \\\\c"');
+    assert.equal(zoneCharacterString('x\ny\rz\u0000'), '"x\\010y\\013z\\000"');
+    assert.equal(zoneCharacterString(';()$INCLUDE /etc/passwd'), '";()$INCLUDE /etc/passwd"');
+    assert.equal(zoneCharacterString('é'), '"\\195\\169"');
+    assert.equal(zoneCharacterString(new Uint8Array([0x22, 0xff])), '"\\"\\255"');
+  });
+
+  test('property: for any string, the quoted form is one line, starts and ends with ", and unescapes to its bytes', () => {
+    fc.assert(
+      fc.property(fc.oneof(hostile, fc.string({ unit: 'binary' })), (value) => {
+        const quoted = zoneCharacterString(value);
+        assert.ok(!/[\r\n]/.test(quoted));
+        assert.ok(quoted.startsWith('"') && quoted.endsWith('"') && quoted.length >= 2);
+        assert.ok(/^[\x20-\x7e]*$/.test(quoted), 'printable ASCII only');
+        assert.deepEqual(unquoteCharacterString(quoted), Buffer.from(value, 'utf8'));
+      }),
+      { numRuns: 2000 },
+    );
+    fc.assert(
+      fc.property(fc.uint8Array({ maxLength: 64 }), (bytes) => {
+        assert.deepEqual(unquoteCharacterString(zoneCharacterString(bytes)), Buffer.from(bytes));
+      }),
+    );
+  });
+
+  test('property: for any string, zoneComment is one comment line that unescapes to its bytes', () => {
+    fc.assert(
+      fc.property(fc.oneof(hostile, fc.string({ unit: 'binary' })), (text) => {
+        const line = zoneComment(text);
+        assert.ok(line.startsWith('; '));
+        assert.ok(!/[\p{Cc}\p{Zl}\p{Zp}\p{Cs}\u202a-\u202e\u2066-\u2069]/u.test(line), JSON.stringify(line));
+        const parsed = zoneLine(line);
+        assert.deepEqual(parsed.fields, []);
+        assert.deepEqual(unescapeComment(line.slice(2)), Buffer.from(text, 'utf8'));
+      }),
+      { numRuns: 2000 },
+    );
+    assert.equal(zoneComment('x\n$INCLUDE /etc/passwd\r\\'), '; x\\010$INCLUDE /etc/passwd\\013\\\\');
+  });
+
+  test('zoneDomainNameProblem: labels of letters, digits, - and _, 1–63 octets, 255 in all', () => {
+    for (const ok of ['example.com', 'example.com.', 'xn--bcher-kva.example', '_a2a._tcp.example.com', 'a_b.example', `${'a'.repeat(63)}.com`, Array.from({ length: 4 }, () => 'a'.repeat(62)).join('.')]) {
+      assert.equal(zoneDomainNameProblem(ok), undefined, ok);
+    }
+    for (const bad of ['', '.', 'a..b', 'a;b.example.com', 'a(b).example.com', 'x"y.example', '$include.example', 'a b.example', 'a\\b.example', 'x\ny.example', 'bücher.example', `${'a'.repeat(64)}.com`, Array.from({ length: 5 }, () => 'a'.repeat(50)).join('.') + '.ab']) {
+      assert.match(zoneDomainNameProblem(bad) ?? '', /not a domain name|octets as a DNS name/, JSON.stringify(bad));
+    }
+  });
+});
+
+describe('dnsAidZone with hostile input', () => {
+  test('a host that is no zone-file name (; ( ) " $ …) is skipped with a comment, never written as a target', () => {
+    const hosts = ['a;b.example.com', 'a(b.example.com', 'b).example.com', 'x"y.example.com', '$include.example.com', 'x!y.example.com', 'a..b.example.com'];
+    const zone = dnsAidZone(hosts.map((h, i) => ({ name: `agent${i}`, cardUrl: `https://${h}/card.json`, cardSha256: SHA_A })), { domain: 'example.com' });
+    assert.deepEqual(zone.records, []);
+    assert.deepEqual(zone.problems.map((p) => p.path), hosts.map((_, i) => `agent${i}`));
+    for (const p of zone.problems) assert.match(p.message, /^skipped: card URL host ".*" is not a domain name/);
+    assert.equal(zone.lines.length, hosts.length);
+  });
+
+  test('a long name makes a label of 62 characters: `_{label}` is one DNS label of 63 octets at most', () => {
+    const zone = dnsAidZone([{ ...billing, name: `agent_${'x'.repeat(80)}` }], { domain: 'example.com', index: false });
+    assert.equal(zone.records[0]?.label, `agent-${'x'.repeat(56)}`);
+    assert.equal(zoneDomainNameProblem(zone.records[0].owner), undefined);
+  });
+
+  test('a host with a trailing dot is written once-dotted; an IDN host in its punycode form', () => {
+    const zone = dnsAidZone(
+      [
+        { name: 'dot', cardUrl: 'https://billing.example.com./card.json', cardSha256: SHA_A },
+        { name: 'idn', cardUrl: 'https://bücher.example/card.json', cardSha256: SHA_A },
+      ],
+      { domain: 'example.com', index: false },
+    );
+    assert.match(zone.records[0].svcb, / SVCB 1 billing\.example\.com\. alpn=a2a /);
+    assert.match(zone.records[0].txt ?? '', / "target=billing\.example\.com" /);
+    assert.match(zone.records[1].svcb, / SVCB 1 xn--bcher-kva\.example\. alpn=a2a /);
+  });
+
+  test('an owner name over 255 octets and an SVCB record over 65535 octets are skipped', () => {
+    const domain = Array.from({ length: 4 }, () => 'd'.repeat(60)).join('.');
+    const zone = dnsAidZone([{ name: 'a'.repeat(40), cardUrl: billing.cardUrl, cardSha256: SHA_A }, { name: 'b', cardUrl: billing.cardUrl, cardSha256: SHA_A }], { domain });
+    assert.deepEqual(zone.records.map((r) => r.name), []);
+    assert.match(zone.problems[0].message, /^skipped: its owner name ".*" is 300 octets as a DNS name, more than 255/);
+    const huge = dnsAidZone([{ name: 'huge', cardUrl: `https://billing.example.com/${'x'.repeat(70_000)}`, cardSha256: SHA_A }, billing], { domain: 'example.com' });
+    assert.deepEqual(huge.records.map((r) => r.name), ['billing_agent']);
+    assert.match(huge.problems[0].message, /^skipped: its SVCB record would be \d+ octets, more than a record holds \(65535/);
+  });
+
+  test('property: whatever the names and URLs, each line is one comment or one record with every field and SvcParam in place', () => {
+    const url = fc.tuple(hostile, hostile, fc.constantFrom('https', 'http')).map(([host, path, scheme]) => `${scheme}://${host || 'h'}.example.com/${path}`);
+    fc.assert(
+      fc.property(fc.uniqueArray(fc.record({ name: hostile, cardUrl: fc.oneof(url, hostile), cardSha256: fc.constantFrom(SHA_A, SHA_B, 'x\n$INCLUDE /etc/passwd') }), { selector: (a) => a.name, maxLength: 5 }), (agents) => {
+        const zone = dnsAidZone(agents, { domain: 'example.com' });
+        for (const line of zone.lines) {
+          assert.ok(!/[\r\n]/.test(line) && !line.startsWith('$'), JSON.stringify(line));
+          const { fields, comment } = zoneLine(line);
+          if (line.startsWith('; ')) {
+            assert.deepEqual(fields, []);
+            assert.ok(!/[\p{Cc}\p{Zl}\p{Zp}]/u.test(comment ?? ''), JSON.stringify(line));
+            continue;
+          }
+          assert.equal(comment, undefined, `a record line has no comment: ${line}`);
+          const text = fields.map((f) => f.toString('latin1'));
+          assert.equal(zoneDomainNameProblem(text[0]!), undefined, line);
+          assert.deepEqual(text.slice(1, 3), ['3600', 'IN']);
+        }
+        for (const r of zone.records) {
+          const agent = agents.find((a) => a.name === r.name)!;
+          const svcb = zoneLine(r.svcb).fields.map((f) => f.toString('utf8'));
+          assert.deepEqual(svcb.slice(0, 5), [r.owner, '3600', 'IN', 'SVCB', '1']);
+          assert.ok(svcb[5] === '.' || zoneDomainNameProblem(svcb[5]!) === undefined, r.svcb);
+          const params = svcb.slice(6);
+          assert.deepEqual(params.map((p) => p.split('=')[0]), ['alpn', 'port', ...(svcb[5] === '.' ? [params[2]!.split('=')[0]!] : []), 'key65400', 'key65401']);
+          assert.equal(params.at(-2), `key65400=${new URL(agent.cardUrl).href}`);
+          assert.equal(params.at(-1), `key65401=${agent.cardSha256.toLowerCase()}`);
+          if (r.txt !== undefined) assert.equal(zoneLine(r.txt).fields.length, 4 + 7);
+        }
+      }),
+      { numRuns: 500 },
     );
   });
 });

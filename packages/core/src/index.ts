@@ -181,7 +181,7 @@ export type {
 } from './sources/index.js';
 
 // DNS-AID records for an operator's zone (a2a-discovery dns-records).
-export { DNS_AID_DEFAULT_TTL_SECONDS, dnsAidZone } from './sources/index.js';
+export { DNS_AID_DEFAULT_TTL_SECONDS, dnsAidZone, zoneCharacterString, zoneComment, zoneDomainNameProblem } from './sources/index.js';
 export type { DnsAidPublishedAgent, DnsAidZoneOptions, DnsAidZoneRecord, DnsAidZoneResult } from './sources/index.js';
 
 export { resolveEndpoints } from './resolve/index.js';

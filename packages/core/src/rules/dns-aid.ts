@@ -66,11 +66,12 @@ export function dnsAidLabelProblem(agent: string): string | undefined {
 
 /**
  * The DNS-AID agent label for a local name (`billing_agent` → `billing-agent`): lower case, every
- * character outside `a-z0-9-` made a hyphen, no leading or trailing hyphen, at most 63
- * characters. Check the result with {@link dnsAidLabelProblem} (an empty label is not one).
+ * character outside `a-z0-9-` made a hyphen, no leading or trailing hyphen, at most 62
+ * characters (the owner name's label is `_{label}`, and a DNS label holds 63 octets). Check the
+ * result with {@link dnsAidLabelProblem} (an empty label is not one).
  */
 export function dnsAidLabel(name: string): string {
-  return name.toLowerCase().replace(/[^a-z0-9-]/g, '-').replace(/^-+/, '').slice(0, 63).replace(/-+$/, '');
+  return name.toLowerCase().replace(/[^a-z0-9-]/g, '-').replace(/^-+/, '').slice(0, 62).replace(/-+$/, '');
 }
 
 /** Whether a `capsha256` value is a SHA-256 in hex (64 hex digits; compared in lower case). */

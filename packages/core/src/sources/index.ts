@@ -30,7 +30,7 @@ export type { DnsAnswer, DnsQueryType, DnsRecord, DnsResolver, DnsResolverOption
 export { CatalogArtifacts } from './catalog-artifacts.js';
 export type { CardPin, CatalogPublication, InlineCard } from './catalog-artifacts.js';
 export type { CatalogEntry } from './catalog-documents.js';
-export { DNS_AID_DEFAULT_TTL_SECONDS, dnsAidZone } from './dns-zone.js';
+export { DNS_AID_DEFAULT_TTL_SECONDS, dnsAidZone, zoneCharacterString, zoneComment, zoneDomainNameProblem } from './dns-zone.js';
 export type { DnsAidPublishedAgent, DnsAidZoneOptions, DnsAidZoneRecord, DnsAidZoneResult } from './dns-zone.js';
 export { kubernetesSource } from './kubernetes-source.js';
 export type { KubernetesSourceOptions } from './kubernetes-source.js';

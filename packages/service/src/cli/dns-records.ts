@@ -11,7 +11,7 @@
 import { readFile } from 'node:fs/promises';
 import type { Command } from 'commander';
 import { InvalidArgumentError } from 'commander';
-import { A2A_CARD_MEDIA_TYPE, AI_CATALOG_WELL_KNOWN_PATH, DNS_AID_DEFAULT_TTL_SECONDS, DiscoveryError, dnsAidZone } from 'a2a-discovery';
+import { A2A_CARD_MEDIA_TYPE, AI_CATALOG_WELL_KNOWN_PATH, DNS_AID_DEFAULT_TTL_SECONDS, DiscoveryError, dnsAidZone, zoneComment } from 'a2a-discovery';
 import type { DnsAidPublishedAgent, DnsAidZoneResult, Problem } from 'a2a-discovery';
 import { readBoundedStream } from '../server/read-json-body.js';
 
@@ -144,8 +144,10 @@ async function runDnsRecords(flags: DnsRecordsFlags, io: { out: (s: string) => v
     io.out(`${JSON.stringify(report, null, 2)}\n`);
   } else {
     const from = snapshot !== undefined ? `snapshot version ${snapshot.version} (${snapshot.digest.slice(0, 12)}) of ${source}` : source;
-    const header = [`; DNS-AID records for ${domain}: ${zone.records.length} agent${zone.records.length === 1 ? '' : 's'}, from ${from}`];
-    const comments = skipped.map((p) => `; ${p.path}: ${p.message}`);
+    // The catalog's names, digest and the source are anyone's text: comments escape them, so
+    // that none can end its line and start a record or a `$INCLUDE` of its own.
+    const header = [zoneComment(`DNS-AID records for ${domain}: ${zone.records.length} agent${zone.records.length === 1 ? '' : 's'}, from ${from}`)];
+    const comments = skipped.map((p) => zoneComment(`${p.path}: ${p.message}`));
     io.out(`${[...header, ...comments, ...zone.lines].join('\n')}\n`);
   }
   if (zone.records.length === 0) io.err(`no agent to publish from ${source}${problems.length > 0 ? ` (${problems.length} skipped)` : ''}\n`);
@@ -178,9 +180,11 @@ catalog carries) gets, under its local name made a DNS label (billing_agent -> b
 key65400 is DNS-AID's cap (where the card is), key65401 its capsha256 (the SHA-256 of the card's bytes,
 which a reader's card cache pins: publish again when a card changes). The domain's index,
 _index._agents.example.com TXT "agents=billing-agent:a2a,...", lists the labels. Entries that cannot be
-published (a card carried inline, no digest, a name that makes no label or a taken one, a value too
-long for TXT) are printed as ; comments with the reason. Sign the zone (DNSSEC) for readers that
-require validated answers (sources.dns requireDnssec).
+published (a card carried inline, no digest, a name that makes no label or a taken one, a card URL
+host that is no zone-file domain name, a value too long for TXT) are printed as ; comments with the
+reason. Values are quoted (" as \\", \\ as \\\\, other bytes as \\DDD), comments escaped: whatever
+the catalog holds, each line is one record or one comment, never a $ directive. Sign the zone
+(DNSSEC) for readers that require validated answers (sources.dns requireDnssec).
 
 Exit codes: 0 records printed, 1 no agent to publish, 2 usage error (no --domain, a bad domain or TTL,
 the catalog unreadable or not published: 404 without server.catalog.enabled, 503 before the first snapshot).
