@@ -27,7 +27,7 @@ import { DiscoveryError, isDiscoveryError } from '../errors.js';
 import { redactUrl } from '../rules/redaction.js';
 import { secureOrLoopback } from '../rules/origins.js';
 import { VERSION } from '../version.js';
-import { HostPolicy } from './host-policy.js';
+import { exactOriginPolicy, HostPolicy } from './host-policy.js';
 import { capStream, readBoundedStream } from './body-cap.js';
 import { abortAfter } from './deadlines.js';
 import { networkFailure } from './failure.js';
@@ -267,4 +267,31 @@ export function createOriginFetch(options: OriginFetchOptions): GuardedFetch {
   const { origins, allowCidrs, userAgent, ...rest } = options;
   const policy = HostPolicy.from({ allow: [...origins], allowLoopback, ...(allowCidrs !== undefined && { allowCidrs }) });
   return createGuardedFetch({ ...rest, policy, origins, read: 'whole', userAgent: userAgent ?? `a2a-discovery/${VERSION}` });
+}
+
+/** Where an operator's own services live besides loopback: the private-use ranges, shared address space and unique-local IPv6 (a pod network, a VPC). */
+const DEPLOYMENT_RANGES = Object.freeze(['10.0.0.0/8', '172.16.0.0/12', '192.168.0.0/16', '100.64.0.0/10', 'fc00::/7']);
+
+/** Inputs of {@link createDeploymentFetch}. */
+export interface DeploymentFetchOptions extends Omit<GuardedFetchOptions, 'policy' | 'origins' | 'read' | 'userAgent' | 'credentials'> {
+  /** The one origin (http or https) of the operator's own service: a leader replica, the service a CLI command reads. */
+  origin: string;
+  /** Address ranges (CIDR) besides loopback and the private ranges (the configuration's `allowCidrs`). */
+  allowCidrs?: readonly string[];
+  /** Default `a2a-discovery/<version>`. */
+  userAgent?: string;
+}
+
+/**
+ * A guarded fetch to one origin of the operator's own deployment, named by the operator or by the
+ * deployment itself rather than by a card: http or https as written, addresses on loopback, the
+ * private ranges and `allowCidrs` — never link-local (the cloud metadata address), unspecified,
+ * multicast or reserved —, no redirects, the whole answer bounded by `timeoutMs` and the cap.
+ *
+ * @example const service = createDeploymentFetch({ origin: 'http://127.0.0.1:7340', timeoutMs: 10_000, maxResponseBytes: 32 << 20 });
+ */
+export function createDeploymentFetch(options: DeploymentFetchOptions): GuardedFetch {
+  const { origin, allowCidrs, userAgent, ...rest } = options;
+  const addresses = HostPolicy.from({ allow: [], allowLoopback: true, allowCidrs: [...DEPLOYMENT_RANGES, ...(allowCidrs ?? [])] });
+  return createGuardedFetch({ ...rest, policy: exactOriginPolicy(origin, addresses), read: 'whole', userAgent: userAgent ?? `a2a-discovery/${VERSION}` });
 }

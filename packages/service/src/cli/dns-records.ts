@@ -11,9 +11,8 @@
 import { readFile } from 'node:fs/promises';
 import type { Command } from 'commander';
 import { InvalidArgumentError } from 'commander';
-import { A2A_CARD_MEDIA_TYPE, AI_CATALOG_WELL_KNOWN_PATH, DNS_AID_DEFAULT_TTL_SECONDS, DiscoveryError, dnsAidZone, zoneComment } from 'a2a-discovery';
+import { A2A_CARD_MEDIA_TYPE, AI_CATALOG_WELL_KNOWN_PATH, DNS_AID_DEFAULT_TTL_SECONDS, createDeploymentFetch, DiscoveryError, dnsAidZone, isDiscoveryError, zoneComment } from 'a2a-discovery';
 import type { DnsAidPublishedAgent, DnsAidZoneResult, Problem } from 'a2a-discovery';
-import { readBoundedStream } from '../server/read-json-body.js';
 
 /** The extension of a service's catalog entry: `{ localName, canonicalSha256, rawSha256 }` (registry/entry.ts). */
 const AGENT_EXTENSION = 'dev.a2a-discovery.agent';
@@ -66,20 +65,24 @@ async function readCatalog(flags: DnsRecordsFlags): Promise<{ doc: unknown; base
   } catch {
     throw usage(`--url ${JSON.stringify(flags.url)} is not an http(s) URL`);
   }
+  // The operator's own service, through the guarded fetch (no redirects, its addresses judged, the answer bounded).
+  const service = createDeploymentFetch({ origin: new URL(target).origin, timeoutMs: 10_000, maxResponseBytes: MAX_CATALOG_BYTES, maxResponseName: 'the catalog cap' });
   let res: Response;
+  let bytes: Buffer;
   try {
-    res = await fetch(target, { headers: { accept: 'application/ai-catalog+json, application/json' }, redirect: 'manual', signal: AbortSignal.timeout(10_000) });
+    res = await service(target, { headers: { accept: 'application/ai-catalog+json, application/json' } });
+    bytes = Buffer.from(await res.arrayBuffer());
   } catch (err) {
-    throw new DiscoveryError('ERR_USAGE', `cannot reach ${target}: ${err instanceof Error ? err.message : String(err)}`, { stage: 'config', cause: err });
+    if (isDiscoveryError(err) && err.code === 'ERR_BODY_TOO_LARGE') throw usage(`${target} answered more than ${MAX_CATALOG_BYTES} bytes`);
+    throw new DiscoveryError('ERR_USAGE', `cannot read ${target}: ${err instanceof Error ? err.message : String(err)}`, { stage: 'config', cause: err });
+  } finally {
+    await service.close();
   }
   if (res.status !== 200) {
-    await res.body?.cancel().catch(() => undefined);
     const hint =
       res.status === 404 ? ' (is server.catalog.enabled on? dns-records reads the service\'s AI Catalog)' : res.status === 503 ? ' (no snapshot is published yet: retry when the first discovery pass is done)' : '';
     throw usage(`${target} answered ${res.status}${hint}`);
   }
-  const bytes = await readBoundedStream(res.body, MAX_CATALOG_BYTES);
-  if (bytes === undefined) throw usage(`${target} answered more than ${MAX_CATALOG_BYTES} bytes`);
   try {
     return { doc: JSON.parse(bytes.toString('utf8')) as unknown, base: target, source: target };
   } catch {

@@ -7,11 +7,10 @@
  */
 import type { Command } from 'commander';
 import { loadConfig, resolveSecrets, type DiscoveryConfig } from 'a2a-discovery/config';
-import { DiscoveryError } from 'a2a-discovery';
+import { createDeploymentFetch, DiscoveryError, isDiscoveryError } from 'a2a-discovery';
 import type { Snapshot } from 'a2a-discovery';
 import type { RoutingCase, RoutingReport } from 'a2a-discovery/routing';
 import { casesFromVocabulary, evaluateRouting, formatRoutingReport, loadCases, standInPeers, standInSnapshot } from 'a2a-discovery/routing';
-import { readBoundedStream } from '../server/read-json-body.js';
 
 interface EvalRoutingFlags {
   config: string;
@@ -69,15 +68,21 @@ async function fetchSnapshot(config: DiscoveryConfig, url: string, digest: strin
   const secrets = await resolveSecrets(config, env);
   const base = url.replace(/\/+$/, '');
   const target = digest !== undefined ? `${base}/api/snapshots/${encodeURIComponent(digest)}` : `${base}/api/snapshot`;
+  if (!URL.canParse(target)) throw new DiscoveryError('ERR_USAGE', `--url ${JSON.stringify(url)} is not an http(s) URL`, { stage: 'config' });
+  // The operator's own service, through the guarded fetch (no redirects, its addresses judged, the answer bounded).
+  const service = createDeploymentFetch({ origin: new URL(target).origin, timeoutMs: 10_000, maxResponseBytes: MAX_SNAPSHOT_BYTES, maxResponseName: 'the snapshot cap' });
   let res: Response;
+  let bytes: Buffer;
   try {
-    res = await fetch(target, { headers: { accept: 'application/json', ...(secrets.token !== undefined && { authorization: `Bearer ${secrets.token}` }) }, signal: AbortSignal.timeout(10_000) });
+    res = await service(target, { headers: { accept: 'application/json', ...(secrets.token !== undefined && { authorization: `Bearer ${secrets.token}` }) } });
+    bytes = Buffer.from(await res.arrayBuffer());
   } catch (err) {
-    throw new DiscoveryError('ERR_USAGE', `cannot reach ${target}: ${err instanceof Error ? err.message : String(err)}`, { stage: 'config', cause: err });
+    if (isDiscoveryError(err) && err.code === 'ERR_BODY_TOO_LARGE') throw new DiscoveryError('ERR_USAGE', `${target} answered more than ${MAX_SNAPSHOT_BYTES} bytes; that is not a snapshot of this service`, { stage: 'config', cause: err });
+    throw new DiscoveryError('ERR_USAGE', `cannot read ${target}: ${err instanceof Error ? err.message : String(err)}`, { stage: 'config', cause: err });
+  } finally {
+    await service.close();
   }
   if (!res.ok) throw new DiscoveryError('ERR_USAGE', `${target} answered ${res.status}${res.status === 404 ? ' (no such snapshot, or none published yet)' : ''}`, { stage: 'config' });
-  const bytes = await readBoundedStream(res.body, MAX_SNAPSHOT_BYTES);
-  if (bytes === undefined) throw new DiscoveryError('ERR_USAGE', `${target} answered more than ${MAX_SNAPSHOT_BYTES} bytes; that is not a snapshot of this service`, { stage: 'config' });
   let parsed: unknown;
   try {
     parsed = JSON.parse(bytes.toString('utf8'));

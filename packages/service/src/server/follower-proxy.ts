@@ -14,7 +14,7 @@
  */
 import { networkInterfaces } from 'node:os';
 import type { ReplicaStatus } from '@a2a-discovery/store';
-import { createGuardedFetch, exactOriginPolicy, HostPolicy, isDiscoveryError, type GuardedFetch } from 'a2a-discovery';
+import { createDeploymentFetch, isDiscoveryError, type GuardedFetch } from 'a2a-discovery';
 import type { Resolver } from 'a2a-discovery';
 import { DEFAULT_SERVER_LIMITS } from './limits.js';
 
@@ -40,8 +40,6 @@ export interface FollowerProxyOptions {
   resolve?: Resolver;
 }
 
-/** Where replicas reach each other: loopback, the private-use ranges and unique-local IPv6 (a pod network, a VPC). */
-const REPLICA_RANGES = ['10.0.0.0/8', '172.16.0.0/12', '192.168.0.0/16', '100.64.0.0/10', 'fc00::/7'];
 
 export interface LeaderAnswer {
   status: 200 | 400 | 404 | 503;
@@ -52,7 +50,6 @@ export class FollowerProxy {
   readonly #o: FollowerProxyOptions;
   readonly #timeoutMs: number;
   readonly #maxBytes: number;
-  readonly #addresses: HostPolicy;
   /** The guarded fetch to the current leader's origin (a new leader elsewhere: a new one). */
   #leader: { origin: string; fetch: GuardedFetch } | undefined;
   #closed = false;
@@ -61,20 +58,18 @@ export class FollowerProxy {
     this.#o = o;
     this.#timeoutMs = o.timeoutMs ?? DEFAULT_SERVER_LIMITS.leaderTimeoutMs;
     this.#maxBytes = o.maxBytes ?? DEFAULT_SERVER_LIMITS.leaderMaxBytes;
-    this.#addresses = HostPolicy.from({ allow: [], allowLoopback: true, allowCidrs: [...REPLICA_RANGES, ...(o.allowCidrs ?? [])] });
   }
 
   #fetchFor(origin: string): GuardedFetch {
     if (this.#leader?.origin === origin) return this.#leader.fetch;
     void this.#leader?.fetch.close();
-    const fetch = createGuardedFetch({
-      policy: exactOriginPolicy(origin, this.#addresses),
+    const fetch = createDeploymentFetch({
+      origin,
+      ...(this.#o.allowCidrs !== undefined && { allowCidrs: this.#o.allowCidrs }),
       ...(this.#o.resolve !== undefined && { resolve: this.#o.resolve }),
       timeoutMs: this.#timeoutMs,
       maxResponseBytes: this.#maxBytes,
       maxResponseName: 'server.limits.leaderMaxBytes',
-      read: 'whole',
-      userAgent: 'a2a-discovery follower',
     });
     this.#leader = { origin, fetch };
     return fetch;

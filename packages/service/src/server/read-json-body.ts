@@ -4,6 +4,7 @@
  * abandoned as soon as it passes the cap, so no more than `maxBytes` (plus one chunk) is held.
  */
 import type { Context } from 'hono';
+import { readBoundedStream } from 'a2a-discovery';
 
 /** The outcome: the object, an empty body, or why not. */
 export type JsonBody = { ok: true; value: Record<string, unknown> | undefined } | { ok: false; tooLarge: true } | { ok: false; tooLarge: false };
@@ -24,27 +25,4 @@ export async function readJsonBody(c: Context, maxBytes: number): Promise<JsonBo
   } catch {
     return { ok: false, tooLarge: false };
   }
-}
-
-/**
- * The bytes of a web stream (a request or response body), read chunk by chunk; undefined as soon
- * as they pass `maxBytes` (the stream is cancelled), so no more than `maxBytes` plus one chunk is held.
- */
-export async function readBoundedStream(body: ReadableStream<Uint8Array> | null, maxBytes: number): Promise<Buffer | undefined> {
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  if (body !== null) {
-    const reader = body.getReader();
-    for (;;) {
-      const { value, done } = await reader.read();
-      if (done) break;
-      size += value.byteLength;
-      if (size > maxBytes) {
-        await reader.cancel().catch(() => undefined);
-        return undefined;
-      }
-      chunks.push(value);
-    }
-  }
-  return Buffer.concat(chunks);
 }
