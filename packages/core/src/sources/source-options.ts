@@ -22,6 +22,9 @@ export type AddProblem = (path: string, message: string) => void;
 /** Options as the caller gave them, read defensively by the relations between fields. */
 export type RawOptions = Readonly<Record<string, unknown>>;
 
+/** The relations between fields, on the raw options; `refused` are the paths the fields' own rules refused. */
+export type Relations = (raw: RawOptions, add: AddProblem, refused: readonly string[]) => void;
+
 /** A value `why` has nothing against; the sentence `why` gives is the problem. */
 export function rule<T>(why: Why): z.ZodType<T> {
   return z.unknown().superRefine((value, ctx) => {
@@ -74,13 +77,14 @@ export function stringRecord(notObject: string, why: Why): z.ZodType<Readonly<Re
  * options, also when a field failed, so every problem is reported at once). The problems come in
  * the order of the fields (list items by index), whichever check found them.
  */
-export function checkOptions<S extends z.ZodRawShape>(shape: S, options: unknown, relations?: (raw: RawOptions, add: AddProblem) => void): { options: z.output<z.ZodObject<S>>; problems: Problem[] } {
+export function checkOptions<S extends z.ZodRawShape>(shape: S, options: unknown, relations?: Relations): { options: z.output<z.ZodObject<S>>; problems: Problem[] } {
   const raw = (typeof options === 'object' && options !== null ? options : {}) as RawOptions;
   const found: Array<{ path: PropertyKey[]; message: string }> = [];
   // Every field is given to its rule, the ones left out as undefined (a rule says whether that is fine).
   const result = z.object(shape).safeParse(Object.fromEntries(Object.keys(shape).map((key) => [key, raw[key]])));
   if (!result.success) for (const issue of result.error.issues) found.push({ path: issue.path, message: issue.message });
-  relations?.(raw, (path, message) => found.push({ path: splitPath(path), message }));
+  const fields = found.map((f) => formatPath(f.path));
+  relations?.(raw, (path, message) => found.push({ path: splitPath(path), message }), fields);
   const keys = Object.keys(shape);
   const order = (path: PropertyKey[]): number[] => [keys.indexOf(String(path[0])), ...path.slice(1).filter((s): s is number => typeof s === 'number')];
   found.sort((a, b) => compare(order(a.path), order(b.path)));
@@ -91,7 +95,7 @@ export function checkOptions<S extends z.ZodRawShape>(shape: S, options: unknown
  * {@link checkOptions}, throwing one `ERR_CONFIG_INVALID` (stage `config`) that lists every
  * problem, `<what>: <n> problem(s): <path>: <message>; ...`.
  */
-export function readOptions<S extends z.ZodRawShape>(what: string, shape: S, options: unknown, relations?: (raw: RawOptions, add: AddProblem) => void): z.output<z.ZodObject<S>> {
+export function readOptions<S extends z.ZodRawShape>(what: string, shape: S, options: unknown, relations?: Relations): z.output<z.ZodObject<S>> {
   const checked = checkOptions(shape, options, relations);
   const report = new OptionProblems(what);
   for (const p of checked.problems) report.add(p.path, p.message);
