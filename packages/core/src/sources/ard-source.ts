@@ -40,7 +40,8 @@ import { impossibleUrl } from '../rules/urls.js';
 import { describe } from '../text.js';
 import { trailingSegment } from './catalog-records.js';
 import { PeriodicSource, type Listing } from './periodic-source.js';
-import { optional, positiveInt, positiveIntProblem, readOptions, rule, sourceId, withMethod } from './source-options.js';
+import { positiveIntProblem } from './source-core.js';
+import { optional, positiveInt, readOptions, rule, sourceId, withMethod } from './source-options.js';
 import type { EndpointRecord, Source } from './types.js';
 
 /** Inputs of {@link ardSource}. Durations are milliseconds. */

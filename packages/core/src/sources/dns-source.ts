@@ -29,7 +29,8 @@ import { CatalogArtifacts, type CardPin } from './catalog-artifacts.js';
 import { decodeSvcb, readDnsAidIndex, svcbFromTxt, txtPairs, urlHost, type SvcbData } from './dns-rdata.js';
 import type { DnsAnswer, DnsQueryType, DnsResolver } from './dns-resolver.js';
 import { PeriodicSource, type Listing } from './periodic-source.js';
-import { optional, positiveInt, positiveIntProblem, readOptions, rule, sourceId, withMethod } from './source-options.js';
+import { positiveIntProblem } from './source-core.js';
+import { optional, positiveInt, readOptions, rule, sourceId, withMethod } from './source-options.js';
 import type { EndpointRecord, Source } from './types.js';
 
 /** One domain of {@link DnsSourceOptions.domains}. */

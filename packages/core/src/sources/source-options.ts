@@ -11,16 +11,16 @@ import { z } from 'zod';
 import type { Problem } from '../errors.js';
 import { sourceIdProblem } from '../rules/ids.js';
 import { describe } from '../text.js';
-import { OptionProblems } from './source-core.js';
+import { OptionProblems, positiveIntProblem } from './source-core.js';
 
 /** Why a value is refused, or undefined when it is not. */
 type Why = (value: unknown) => string | undefined;
 
 /** Adds a problem at `path` (`domains[0].agents[1]`, `headers["x"]`), relative to the options. */
-export type AddProblem = (path: string, message: string) => void;
+type AddProblem = (path: string, message: string) => void;
 
 /** Options as the caller gave them, read defensively by the relations between fields. */
-export type RawOptions = Readonly<Record<string, unknown>>;
+type RawOptions = Readonly<Record<string, unknown>>;
 
 /** The relations between fields, on the raw options; `refused` are the paths the fields' own rules refused. */
 export type Relations = (raw: RawOptions, add: AddProblem, refused: readonly string[]) => void;
@@ -45,11 +45,6 @@ export function withMethod<T>(method: string, message: string): z.ZodType<T> {
 
 /** A source id (`rules/ids.ts`). */
 export const sourceId = rule<string>(sourceIdProblem);
-
-/** Why a value is not a positive integer (milliseconds, counts). */
-export function positiveIntProblem(value: unknown): string | undefined {
-  return typeof value === 'number' && Number.isSafeInteger(value) && value > 0 ? undefined : `must be a positive integer, got ${describe(value)}`;
-}
 
 /** An optional positive integer. */
 export const positiveInt = optional<number>(positiveIntProblem);
