@@ -332,6 +332,38 @@ describe('google-agent-registry adapter (ADK JS AgentRegistry) against a stand-i
   });
 });
 
+describe('configuration: credentials: configured needs a credentials entry for the registry origin, whatever the URL path', () => {
+  const yaml = (url: string, credentials: string[]): string =>
+    [
+      'allow: ["https://agentregistry.googleapis.com", "https://other.example.com"]',
+      ...(credentials.length > 0 ? ['credentials:', ...credentials.map((origin) => `  - { origin: "${origin}", prefix: "Bearer ", valueEnv: GCR_TOKEN }`)] : []),
+      'sources:',
+      '  registries:',
+      '    - id: gcp',
+      `      url: "${url}"`,
+      '      registry: { kind: google-agent-registry, project: my-project, location: global, credentials: configured }',
+    ].join('\n');
+
+  test('a URL with a path and no credentials entry for its origin is refused', () => {
+    for (const url of ['https://agentregistry.googleapis.com/v1alpha', 'https://agentregistry.googleapis.com/v1alpha/', 'https://AgentRegistry.googleapis.com:443/v1alpha']) {
+      assert.throws(
+        () => parseConfig(yaml(url, [])),
+        (err: Error & { problems?: Array<{ path: string; message: string }> }) =>
+          err.problems?.some((p) => p.path === 'sources.registries[0].registry.credentials' && /no credentials entry has the origin https:\/\/agentregistry\.googleapis\.com:/.test(p.message)) === true,
+        url,
+      );
+    }
+    assert.throws(() => parseConfig(yaml('https://agentregistry.googleapis.com/v1alpha', ['https://other.example.com'])), /no credentials entry has the origin https:\/\/agentregistry\.googleapis\.com/);
+  });
+
+  test('a credentials entry for the origin is enough, with or without a path', () => {
+    for (const url of ['https://agentregistry.googleapis.com', 'https://agentregistry.googleapis.com/v1alpha']) {
+      const config = parseConfig(yaml(url, ['https://agentregistry.googleapis.com']));
+      assert.equal(config.sources.registries[0]?.url, url);
+    }
+  });
+});
+
 describe('serve: a discovery.yaml with a Google Agent Registry lists agents from the stand-in through ADK', () => {
   test('one agent by its stored card, one by its A2A interface; the token from a credentials entry reaches only the registry', async () => {
     const standIn = await startStandIn();

@@ -12,7 +12,7 @@ import { CACHE_DEFAULTS, GOOGLE_AGENT_REGISTRY_DEFAULTS } from '../rules/default
 import { DNS_SOURCE_DEFAULTS } from '../rules/defaults.js';
 import { normalizeDomain } from '../rules/domains.js';
 import { storeSpecKind } from '../rules/store-spec.js';
-import { isLoopbackHost, normalizeOrigin, secureOrLoopback } from '../rules/origins.js';
+import { isLoopbackHost, normalizeOrigin, originOf, secureOrLoopback } from '../rules/origins.js';
 import { impossibleUrl } from '../rules/urls.js';
 import { SCHEMA_DEFAULTS } from './schema.js';
 import type { YamlSource } from './yaml-source.js';
@@ -326,8 +326,9 @@ export function crossCheck(doc: Raw, source: YamlSource): Problem[] {
     if (url !== undefined && impossibleUrl(url) === undefined) {
       const refusal = admits(url);
       if (refusal !== undefined) add(['sources', 'registries', i, 'url'], `${refusal}; the catalog must be on the allowlist to be read`);
-      const origin = normalizeOrigin(url);
-      if (google && record(registry.registry)?.credentials === 'configured' && typeof origin === 'string' && !credentialOrigins.has(origin)) {
+      // The registry is asked at its origin whatever the URL's path: the credentials entry must be for that origin.
+      const origin = originOf(url);
+      if (google && record(registry.registry)?.credentials === 'configured' && origin !== undefined && !credentialOrigins.has(origin)) {
         add(['sources', 'registries', i, 'registry', 'credentials'], `is "configured", but no credentials entry has the origin ${origin}: add one, or use credentials: google (application default credentials)`);
       }
     }

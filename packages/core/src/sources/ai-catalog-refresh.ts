@@ -25,8 +25,8 @@ import { EntryRecords } from './catalog-records.js';
 import type { AnnouncedRegistry, Candidate, CatalogReport, Walk } from './catalog-walk.js';
 import { CatalogWalker } from './catalog-walk.js';
 import { type AnnouncedCatalog, type CatalogDiscovery, describeWay, discoverCatalog } from './catalog-announcements.js';
-import { SourceCore } from './source-core.js';
-import type { EndpointRecord, Source, SourceListener, SourceState } from './types.js';
+import { PeriodicSource, type Listing } from './periodic-source.js';
+import type { EndpointRecord } from './types.js';
 
 /** Hosts asked at the same time for a catalog they announce (each asks at most two requests). */
 const DISCOVERY_CONCURRENCY = 8;
@@ -64,14 +64,11 @@ export interface CatalogSourceSettings {
 }
 
 /** The source `aiCatalogSource` returns. */
-export class CatalogSource implements Source {
-  readonly kind = 'ai-catalog' as const;
-  readonly id: string;
-  readonly pollIntervalMs: number;
+export class CatalogSource extends PeriodicSource {
+  override readonly kind = 'ai-catalog' as const;
   readonly artifacts: CatalogArtifacts;
   readonly storePrefix: string;
   readonly #s: CatalogSourceSettings;
-  readonly #core: SourceCore;
   readonly #cache: CardCache<CachedAiCatalog, string>;
   readonly #walker: CatalogWalker;
   readonly #records: EntryRecords;
@@ -83,15 +80,12 @@ export class CatalogSource implements Source {
   readonly #store: CardStore<CatalogEntry>;
   /** The inline cards of the last refresh, by key (each knows the catalog that carries it). */
   #inline: ReadonlyMap<string, InlineCard> = new Map();
-  #inFlight: Promise<SourceState> | undefined;
-  #closed = false;
 
   constructor(settings: CatalogSourceSettings) {
+    // Never rejects for what a catalog holds: an unexpected failure keeps the last good list.
+    super({ id: settings.id, kind: 'ai-catalog', pollIntervalMs: settings.pollIntervalMs, closedReason: 'the AI Catalog source was closed', failure: { code: 'ERR_INTERNAL' }, events: settings.events, clock: settings.clock });
     this.#s = settings;
-    this.id = settings.id;
-    this.pollIntervalMs = settings.pollIntervalMs;
     this.artifacts = settings.artifacts;
-    this.#core = new SourceCore(settings.id, 'ai-catalog', { events: settings.events, clock: settings.clock });
     this.storePrefix = `${settings.id} ${acceptanceDigest(settings)} `;
     this.#store = settings.store !== undefined ? prefixedStore(settings.store, this.storePrefix) : new MemoryCardStore<CatalogEntry>();
     this.#cache = new CardCache<CachedAiCatalog, string>({
@@ -110,19 +104,6 @@ export class CatalogSource implements Source {
     this.#records = new EntryRecords(settings);
   }
 
-  refresh(): Promise<SourceState> {
-    if (this.#closed) return Promise.resolve(this.#core.state);
-    // Never rejects for what a catalog holds: an unexpected failure keeps the last good list.
-    this.#inFlight ??= this.#refresh().catch((err: unknown) => this.#core.fail(toDiscoveryError(err, 'ERR_INTERNAL', { stage: 'source' }))).finally(() => {
-      this.#inFlight = undefined;
-    });
-    return this.#inFlight;
-  }
-
-  current(): SourceState {
-    return this.#core.state;
-  }
-
   catalogs(): readonly CatalogReport[] {
     return this.#reports;
   }
@@ -131,26 +112,12 @@ export class CatalogSource implements Source {
     return this.#registries;
   }
 
-  subscribe(listener: SourceListener): () => void {
-    return this.#core.subscribe(listener);
-  }
-
-  carryError(alert: { raisedAt: number }): void {
-    this.#core.carryError(alert);
-  }
-
-  async start(): Promise<void> {}
-
-  async close(): Promise<void> {
-    if (this.#closed) return;
-    this.#closed = true;
-    this.#core.clearListeners();
-    await this.#inFlight?.catch(() => undefined);
+  protected override async released(): Promise<void> {
     await this.#cache.close();
     this.artifacts.withdraw(this.id);
   }
 
-  async #refresh(): Promise<SourceState> {
+  protected async read(): Promise<Listing | undefined> {
     const walk: Walk = { candidates: [], problems: [], reports: [], documents: new Set(), prefetched: new Map(), entries: 0, truncated: false, pacer: new Pacer(), registries: [] };
     // The configured catalogs that are due are requested together (many hosts under `domains`);
     // the walk then reads them in order, so the result does not depend on which answered first.
@@ -205,20 +172,20 @@ export class CatalogSource implements Source {
     const discoveries: CatalogDiscovery[] = new Array<CatalogDiscovery>(absent.length);
     let next = 0;
     const worker = async (): Promise<void> => {
-      while (next < absent.length && !this.#closed) {
+      while (next < absent.length && !this.closed) {
         const i = next++;
         discoveries[i] = await discoverCatalog(`https://${absent[i]!}`, this.#s.fetcher, this.#s.hostPolicy);
       }
     };
     await Promise.all(Array.from({ length: Math.min(DISCOVERY_CONCURRENCY, absent.length) }, worker));
     for (const [i, domain] of absent.entries()) {
-      if (this.#closed) return this.#core.state;
+      if (this.closed) return undefined;
       if (!(await this.#announced(discoveries[i]!, walk, foundBy))) records.push(this.#hostRecord(domain));
     }
-    if (this.#closed) return this.#core.state;
+    if (this.closed) return undefined;
     if (readable === 0 && firstError !== undefined) {
       this.#reports = Object.freeze(walk.reports);
-      return this.#core.fail(firstError);
+      throw firstError;
     }
     await walk.pacer.tick();
     const { chosen, problems } = selectVersions(walk.candidates, this.#s.versions);
@@ -246,7 +213,7 @@ export class CatalogSource implements Source {
         walk.problems.push({ path: c.where, message: `the entry ${c.identifier} could not be read (${err instanceof Error ? err.message : String(err)}); skipped` });
       }
     }
-    if (this.#closed) return this.#core.state;
+    if (this.closed) return undefined;
     // A catalog no longer reached (its parent dropped it, or the allowlist no longer names its
     // host) is forgotten, its failures too: the cache holds what one walk reads — including what
     // a durable store kept from an earlier process, or from another replica that led meanwhile.
@@ -260,8 +227,7 @@ export class CatalogSource implements Source {
     this.#reports = Object.freeze(walk.reports.map((r) => Object.freeze(r)));
     this.#registries = Object.freeze(walk.registries.map((r) => Object.freeze(r)));
     this.#inline = inline;
-    this.artifacts.publish(this.id, { inline, pins, freshen: (key) => this.#freshen(key) });
-    return this.#core.succeed(records, bounded(walk.problems));
+    return { records, problems: bounded(walk.problems), commit: () => this.artifacts.publish(this.id, { inline, pins, freshen: (key) => this.#freshen(key) }) };
   }
 
   /** A host without a usable catalog, proposed as the well-known source proposes it (its agent card). */
@@ -277,7 +243,7 @@ export class CatalogSource implements Source {
   async #announced({ admitted, notes }: CatalogDiscovery, walk: Walk, foundBy: Map<Candidate, AnnouncedCatalog>): Promise<boolean> {
     walk.problems.push(...notes);
     for (const a of admitted) {
-      if (this.#closed) return false;
+      if (this.closed) return false;
       if (this.#walker.alreadyRead(a.url, walk)) return true;
       const reportAt = walk.reports.length;
       const candidatesAt = walk.candidates.length;
@@ -306,7 +272,7 @@ export class CatalogSource implements Source {
   async #freshen(key: string): Promise<{ ok: boolean; freshMs: number }> {
     const doc = this.#inline.get(key)?.catalog;
     if (doc === undefined) return { ok: false, freshMs: 0 };
-    if (this.#cache.fresh(doc) === undefined && !this.#closed && (await this.#due(doc))) await this.refresh();
+    if (this.#cache.fresh(doc) === undefined && !this.closed && (await this.#due(doc))) await this.refresh();
     const entry = await this.#cache.peek(doc);
     if (entry === undefined || entry.stale || !entry.usable) return { ok: false, freshMs: 0 };
     return { ok: true, freshMs: Math.max(0, entry.expiresAt - this.#s.clock.now()) };

@@ -21,6 +21,7 @@
  *
  * @module
  */
+import { z } from 'zod';
 import type { CardStore } from '../cache/index.js';
 import type { SignatureOptions } from '../card/index.js';
 import { AI_CATALOG_WELL_KNOWN_PATH } from '../catalog/index.js';
@@ -28,7 +29,7 @@ import type { Clock, Random } from '../clock/index.js';
 import { systemClock } from '../clock/index.js';
 import type { EventStream } from '../events/index.js';
 import type { CardFetcher, HostPolicy } from '../fetch/index.js';
-import type { CatalogRoot, CatalogSourceSettings } from './ai-catalog-refresh.js';
+import type { CatalogRoot } from './ai-catalog-refresh.js';
 import { CATALOG_DEFAULTS, SOURCE_DEFAULTS } from '../rules/defaults.js';
 import { normalizeDomain } from '../rules/domains.js';
 import { impossibleUrl } from '../rules/urls.js';
@@ -37,7 +38,7 @@ import { CatalogSource } from './ai-catalog-refresh.js';
 import { CatalogArtifacts } from './catalog-artifacts.js';
 import type { CatalogEntry } from './catalog-documents.js';
 import type { AnnouncedRegistry, CatalogReport } from './catalog-walk.js';
-import { OptionProblems } from './source-core.js';
+import { optional, positiveInt, readOptions, sourceId, stringRecord, withMethod } from './source-options.js';
 import type { Source } from './types.js';
 
 export type { AnnouncedRegistry, CatalogReport } from './catalog-walk.js';
@@ -130,62 +131,69 @@ export interface AiCatalogSource extends Source {
  * const cache = new CardCache({ fetcher: artifacts.fetcher(fetcher), pins: artifacts, hostPolicy: policy });
  */
 export function aiCatalogSource(options: AiCatalogSourceOptions): AiCatalogSource {
-  const check = new OptionProblems('AI Catalog source');
-  const opts = (options ?? {}) as Partial<AiCatalogSourceOptions>;
-  const id = check.id(opts.id);
   const roots: CatalogRoot[] = [];
-  const seen = new Set<string>();
-  const catalogs = opts.catalogs ?? [];
-  const domains = opts.domains ?? [];
-  if (!Array.isArray(catalogs)) check.add('catalogs', `must be an array of catalog URLs, got ${describe(catalogs)}`);
-  else catalogs.forEach((raw: unknown, i) => {
-    const why = typeof raw === 'string' ? impossibleUrl(raw) : `must be a URL string, got ${describe(raw)}`;
-    if (why !== undefined) return check.add(`catalogs[${i}]`, why);
-    const url = new URL(raw as string);
-    url.hash = '';
-    if (seen.has(url.href)) return check.add(`catalogs[${i}]`, `duplicate catalog ${url.href}`);
-    seen.add(url.href);
-    roots.push({ url: url.href });
+  const o = readOptions('AI Catalog source', AI_CATALOG_OPTIONS, options, (raw, add, refused) => {
+    const seen = new Set<string>();
+    const { catalogs = [], domains = [] } = raw as { catalogs?: unknown; domains?: unknown };
+    if (Array.isArray(catalogs)) catalogs.forEach((item: unknown, i) => {
+      const why = typeof item === 'string' ? impossibleUrl(item) : `must be a URL string, got ${describe(item)}`;
+      if (why !== undefined) return add(`catalogs[${i}]`, why);
+      const url = new URL(item as string);
+      url.hash = '';
+      if (seen.has(url.href)) return add(`catalogs[${i}]`, `duplicate catalog ${url.href}`);
+      seen.add(url.href);
+      roots.push({ url: url.href });
+    });
+    if (Array.isArray(domains)) domains.forEach((item: unknown, i) => {
+      const host = normalizeDomain(item);
+      if (typeof host !== 'string') return add(`domains[${i}]`, host.problem);
+      const url = `https://${host}${AI_CATALOG_WELL_KNOWN_PATH}`;
+      if (seen.has(url)) return add(`domains[${i}]`, `duplicate host ${host}`);
+      seen.add(url);
+      roots.push({ url, domain: host });
+    });
+    const listed = Array.isArray(catalogs) && Array.isArray(domains) && roots.length === catalogs.length + domains.length;
+    if (roots.length === 0 && listed && !refused.includes('id')) add('catalogs', 'give at least one catalog URL or one domain');
   });
-  if (!Array.isArray(domains)) check.add('domains', `must be an array of host names, got ${describe(domains)}`);
-  else domains.forEach((raw: unknown, i) => {
-    const host = normalizeDomain(raw);
-    if (typeof host !== 'string') return check.add(`domains[${i}]`, host.problem);
-    const url = `https://${host}${AI_CATALOG_WELL_KNOWN_PATH}`;
-    if (seen.has(url)) return check.add(`domains[${i}]`, `duplicate host ${host}`);
-    seen.add(url);
-    roots.push({ url, domain: host });
-  });
-  if (roots.length === 0 && check.problems.length === 0) check.add('catalogs', 'give at least one catalog URL or one domain');
-  if (typeof (opts.fetcher as Partial<CardFetcher> | undefined)?.fetch !== 'function') check.add('fetcher', 'a CardFetcher is required (createCardFetcher({ policy }))');
-  if (typeof (opts.hostPolicy as Partial<HostPolicy> | undefined)?.normalizeEndpoint !== 'function') check.add('hostPolicy', 'the HostPolicy (allowlist) is required');
-  const versions: Record<string, string> = {};
-  if (opts.versions !== undefined) {
-    if (typeof opts.versions !== 'object' || opts.versions === null || Array.isArray(opts.versions)) check.add('versions', `must be an object of identifier: version, got ${describe(opts.versions)}`);
-    else for (const [k, v] of Object.entries(opts.versions)) {
-      if (typeof v !== 'string' || v === '') check.add(`versions[${JSON.stringify(k)}]`, `must be a version string, got ${describe(v)}`);
-      else versions[k] = v;
-    }
-  }
-  const settings: CatalogSourceSettings = {
-    id,
+  return new CatalogSource({
+    id: o.id,
     roots,
-    fetcher: opts.fetcher as CardFetcher,
-    hostPolicy: opts.hostPolicy as HostPolicy,
-    artifacts: opts.artifacts ?? new CatalogArtifacts(),
-    signatures: opts.signatures ?? {},
-    versions,
-    maxDepth: check.positiveInt(opts.maxDepth, 'maxDepth') ?? CATALOG_DEFAULTS.maxDepth,
-    maxEntries: check.positiveInt(opts.maxEntries, 'maxEntries') ?? CATALOG_DEFAULTS.maxEntries,
-    maxBytes: check.positiveInt(opts.maxBytes, 'maxBytes'),
-    maxCatalogs: check.positiveInt(opts.maxCatalogs, 'maxCatalogs') ?? CATALOG_DEFAULTS.maxCatalogs,
-    pollIntervalMs: check.positiveInt(opts.pollIntervalMs, 'pollIntervalMs') ?? SOURCE_DEFAULTS.pollIntervalMs,
-    cache: opts.cache ?? {},
-    store: opts.store,
-    events: opts.events,
-    clock: opts.clock ?? systemClock,
-    random: opts.random,
-  };
-  check.throwIfAny();
-  return new CatalogSource(settings);
+    fetcher: o.fetcher,
+    hostPolicy: o.hostPolicy,
+    artifacts: o.artifacts ?? new CatalogArtifacts(),
+    signatures: o.signatures ?? {},
+    versions: { ...o.versions },
+    maxDepth: o.maxDepth ?? CATALOG_DEFAULTS.maxDepth,
+    maxEntries: o.maxEntries ?? CATALOG_DEFAULTS.maxEntries,
+    maxBytes: o.maxBytes,
+    maxCatalogs: o.maxCatalogs ?? CATALOG_DEFAULTS.maxCatalogs,
+    pollIntervalMs: o.pollIntervalMs ?? SOURCE_DEFAULTS.pollIntervalMs,
+    cache: o.cache ?? {},
+    store: o.store,
+    events: o.events,
+    clock: o.clock ?? systemClock,
+    random: o.random,
+  });
 }
+
+/** The options of {@link aiCatalogSource}, each with its sentence (the catalog URLs and hosts are read together, above: one may repeat the other). */
+const AI_CATALOG_OPTIONS = {
+  id: sourceId,
+  catalogs: optional<readonly string[]>((v) => (Array.isArray(v) ? undefined : `must be an array of catalog URLs, got ${describe(v)}`)),
+  domains: optional<readonly string[]>((v) => (Array.isArray(v) ? undefined : `must be an array of host names, got ${describe(v)}`)),
+  fetcher: withMethod<CardFetcher>('fetch', 'a CardFetcher is required (createCardFetcher({ policy }))'),
+  hostPolicy: withMethod<HostPolicy>('normalizeEndpoint', 'the HostPolicy (allowlist) is required'),
+  versions: stringRecord('must be an object of identifier: version', (v) => (typeof v === 'string' && v !== '' ? undefined : `must be a version string, got ${describe(v)}`)),
+  maxDepth: positiveInt,
+  maxEntries: positiveInt,
+  maxBytes: positiveInt,
+  maxCatalogs: positiveInt,
+  pollIntervalMs: positiveInt,
+  artifacts: z.custom<CatalogArtifacts | undefined>(),
+  signatures: z.custom<SignatureOptions | undefined>(),
+  cache: z.custom<AiCatalogSourceOptions['cache']>(),
+  store: z.custom<CardStore<CatalogEntry> | undefined>(),
+  events: z.custom<EventStream | undefined>(),
+  clock: z.custom<Clock | undefined>(),
+  random: z.custom<Random | undefined>(),
+};

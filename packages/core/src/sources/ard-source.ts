@@ -29,7 +29,8 @@
  * @module
  */
 import type { Clock } from '../clock/index.js';
-import { DiscoveryError, toDiscoveryError, type Problem } from '../errors.js';
+import { z } from 'zod';
+import { DiscoveryError, type Problem } from '../errors.js';
 import type { EventStream } from '../events/index.js';
 import type { CardFetcher } from '../fetch/index.js';
 import { catalogCardUrl } from '../fetch/index.js';
@@ -38,8 +39,10 @@ import { ARD_SOURCE_DEFAULTS, SOURCE_DEFAULTS } from '../rules/defaults.js';
 import { impossibleUrl } from '../rules/urls.js';
 import { describe } from '../text.js';
 import { trailingSegment } from './catalog-records.js';
-import { OptionProblems, SourceCore } from './source-core.js';
-import type { EndpointRecord, Source, SourceListener, SourceState } from './types.js';
+import { PeriodicSource, type Listing } from './periodic-source.js';
+import { positiveIntProblem } from './source-core.js';
+import { optional, positiveInt, readOptions, rule, sourceId, withMethod } from './source-options.js';
+import type { EndpointRecord, Source } from './types.js';
 
 /** Inputs of {@link ardSource}. Durations are milliseconds. */
 export interface ArdSourceOptions {
@@ -89,38 +92,41 @@ export interface ArdSource extends Source {
  * await source.refresh(); // a full read; the next refresh reads only the changes
  */
 export function ardSource(options: ArdSourceOptions): ArdSource {
-  const check = new OptionProblems('ARD source');
-  const opts = (options ?? {}) as Partial<ArdSourceOptions>;
-  const id = check.id(opts.id);
-  if (typeof opts.url !== 'string') check.add('url', `must be the registry's API base URL, got ${describe(opts.url)}`);
-  else {
-    const why = impossibleUrl(opts.url);
-    if (why !== undefined) check.add('url', why);
-  }
-  if (typeof (opts.fetcher as Partial<CardFetcher> | undefined)?.fetch !== 'function') check.add('fetcher', 'a CardFetcher is required (createCardFetcher({ policy }))');
-  if (opts.query !== undefined && (typeof opts.query !== 'string' || opts.query.trim() === '')) check.add('query', `must be a non-empty search text, got ${describe(opts.query)}`);
-  if (opts.filter !== undefined) {
-    if (typeof opts.filter !== 'object' || opts.filter === null || Array.isArray(opts.filter)) check.add('filter', `must be an object of field path: value(s), got ${describe(opts.filter)}`);
-    else if (opts.query === undefined) check.add('filter', 'applies to a search: give query too');
-  }
-  const pageSize = check.positiveInt(opts.pageSize, 'pageSize') ?? ARD_SOURCE_DEFAULTS.pageSize;
-  if (pageSize > 100) check.add('pageSize', `must be at most 100 (ARD §7.2), got ${pageSize}`);
-  const settings: Settings = {
-    id,
-    base: typeof opts.url === 'string' ? opts.url.replace(/\/+$/, '') : '',
-    fetcher: opts.fetcher as CardFetcher,
-    ...(opts.query !== undefined && { query: { text: opts.query, ...(opts.filter !== undefined && { filter: opts.filter }) } }),
-    pollIntervalMs: check.positiveInt(opts.pollIntervalMs, 'pollIntervalMs') ?? SOURCE_DEFAULTS.pollIntervalMs,
-    pageSize,
-    maxPages: check.positiveInt(opts.maxPages, 'maxPages') ?? ARD_SOURCE_DEFAULTS.maxPages,
-    maxEntries: check.positiveInt(opts.maxEntries, 'maxEntries') ?? ARD_SOURCE_DEFAULTS.maxEntries,
-    timeoutMs: check.positiveInt(opts.timeoutMs, 'timeoutMs') ?? ARD_SOURCE_DEFAULTS.timeoutMs,
-    events: opts.events,
-    clock: opts.clock,
-  };
-  check.throwIfAny();
-  return new ArdRegistrySource(settings);
+  const o = readOptions('ARD source', ARD_OPTIONS, options, (raw, add) => {
+    if (isObject(raw['filter']) && raw['query'] === undefined) add('filter', 'applies to a search: give query too');
+  });
+  return new ArdRegistrySource({
+    id: o.id,
+    base: o.url.replace(/\/+$/, ''),
+    fetcher: o.fetcher,
+    ...(o.query !== undefined && { query: { text: o.query, ...(o.filter !== undefined && { filter: o.filter }) } }),
+    pollIntervalMs: o.pollIntervalMs ?? SOURCE_DEFAULTS.pollIntervalMs,
+    pageSize: o.pageSize ?? ARD_SOURCE_DEFAULTS.pageSize,
+    maxPages: o.maxPages ?? ARD_SOURCE_DEFAULTS.maxPages,
+    maxEntries: o.maxEntries ?? ARD_SOURCE_DEFAULTS.maxEntries,
+    timeoutMs: o.timeoutMs ?? ARD_SOURCE_DEFAULTS.timeoutMs,
+    events: o.events,
+    clock: o.clock,
+  });
 }
+
+const isObject = (v: unknown): v is Readonly<Record<string, unknown>> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/** The options of {@link ardSource}, each with its sentence. */
+const ARD_OPTIONS = {
+  id: sourceId,
+  url: rule<string>((v) => (typeof v !== 'string' ? `must be the registry's API base URL, got ${describe(v)}` : impossibleUrl(v))),
+  fetcher: withMethod<CardFetcher>('fetch', 'a CardFetcher is required (createCardFetcher({ policy }))'),
+  query: optional<string>((v) => (typeof v !== 'string' || v.trim() === '' ? `must be a non-empty search text, got ${describe(v)}` : undefined)),
+  filter: optional<Readonly<Record<string, unknown>>>((v) => (isObject(v) ? undefined : `must be an object of field path: value(s), got ${describe(v)}`)),
+  pollIntervalMs: positiveInt,
+  pageSize: optional<number>((v) => positiveIntProblem(v) ?? ((v as number) > 100 ? `must be at most 100 (ARD §7.2), got ${v as number}` : undefined)),
+  maxPages: positiveInt,
+  maxEntries: positiveInt,
+  timeoutMs: positiveInt,
+  events: z.custom<EventStream | undefined>(),
+  clock: z.custom<Clock | undefined>(),
+};
 
 interface Settings {
   id: string;
@@ -148,12 +154,9 @@ interface Page {
 /** Statuses by which a registry says it has no change feed (then it is read in full). */
 const NO_FEED = new Set([400, 404, 405, 501]);
 
-class ArdRegistrySource implements ArdSource {
-  readonly kind = 'ard' as const;
-  readonly id: string;
-  readonly pollIntervalMs: number;
+class ArdRegistrySource extends PeriodicSource implements ArdSource {
+  override readonly kind = 'ard' as const;
   readonly #s: Settings;
-  readonly #core: SourceCore;
   /** The upstream's entries by identifier, as the last successful refresh left them. */
   #entries = new Map<string, ArdSearchResult>();
   #cursor: string | undefined;
@@ -161,27 +164,19 @@ class ArdRegistrySource implements ArdSource {
   #feed = true;
   /** Results of this refresh that were not entries (no identifier string). */
   #passedOver = 0;
-  #inFlight: Promise<SourceState> | undefined;
-  #controller: AbortController | undefined;
-  #closed = false;
 
-  constructor(settings: Settings) {
-    this.#s = settings;
-    this.id = settings.id;
-    this.pollIntervalMs = settings.pollIntervalMs;
-    this.#core = new SourceCore(settings.id, 'ard', { events: settings.events, clock: settings.clock });
-  }
-
-  refresh(): Promise<SourceState> {
-    if (this.#closed) return Promise.resolve(this.#core.state);
-    this.#inFlight ??= this.#refresh().finally(() => {
-      this.#inFlight = undefined;
+  constructor(s: Settings) {
+    super({
+      id: s.id,
+      kind: 'ard',
+      pollIntervalMs: s.pollIntervalMs,
+      timeout: { ms: s.timeoutMs, error: () => new DiscoveryError('ERR_FETCH_TIMEOUT', `ARD registry ${s.base}: the refresh took longer than timeoutMs=${s.timeoutMs}`, { url: s.base, stage: 'source' }) },
+      closedReason: 'the ARD source was closed',
+      failure: { code: 'ERR_FETCH_NETWORK', url: s.base },
+      events: s.events,
+      clock: s.clock,
     });
-    return this.#inFlight;
-  }
-
-  current(): SourceState {
-    return this.#core.state;
+    this.#s = s;
   }
 
   feed(): { mode: 'full' | 'changes' | 'search'; cursor?: string } {
@@ -189,46 +184,20 @@ class ArdRegistrySource implements ArdSource {
     return this.#cursor === undefined ? { mode: 'full' } : { mode: 'changes', cursor: this.#cursor };
   }
 
-  subscribe(listener: SourceListener): () => void {
-    return this.#core.subscribe(listener);
-  }
-
-  carryError(alert: { raisedAt: number }): void {
-    this.#core.carryError(alert);
-  }
-
-  async start(): Promise<void> {}
-
-  async close(): Promise<void> {
-    if (this.#closed) return;
-    this.#closed = true;
-    this.#controller?.abort(new Error('the ARD source was closed'));
-    this.#core.clearListeners();
-    await this.#inFlight?.catch(() => undefined);
-  }
-
-  async #refresh(): Promise<SourceState> {
-    const controller = new AbortController();
-    this.#controller = controller;
-    const timer = setTimeout(() => controller.abort(new DiscoveryError('ERR_FETCH_TIMEOUT', `ARD registry ${this.#s.base}: the refresh took longer than timeoutMs=${this.#s.timeoutMs}`, { url: this.#s.base, stage: 'source' })), this.#s.timeoutMs);
-    timer.unref?.();
+  protected async read(signal: AbortSignal): Promise<Listing> {
     this.#passedOver = 0;
-    try {
-      const problems: Problem[] = [];
-      const read = this.#s.query !== undefined ? await this.#search(controller.signal) : await this.#follow(controller.signal);
-      if (this.#closed) return this.#core.state;
-      this.#entries = read.entries;
-      this.#cursor = read.cursor;
-      if (this.#passedOver > 0) problems.push({ path: this.#s.base, message: `${this.#passedOver} result(s) without an identifier string were passed over` });
-      return this.#core.succeed(this.#records(problems), problems);
-    } catch (err) {
-      if (this.#closed) return this.#core.state;
-      const reason: unknown = controller.signal.aborted ? controller.signal.reason : err;
-      return this.#core.fail(toDiscoveryError(reason, 'ERR_FETCH_NETWORK', { url: this.#s.base, stage: 'source' }));
-    } finally {
-      clearTimeout(timer);
-      if (this.#controller === controller) this.#controller = undefined;
-    }
+    const read = this.#s.query !== undefined ? await this.#search(signal) : await this.#follow(signal);
+    const problems: Problem[] = [];
+    if (this.#passedOver > 0) problems.push({ path: this.#s.base, message: `${this.#passedOver} result(s) without an identifier string were passed over` });
+    const records = this.#records(read.entries, problems);
+    return {
+      records,
+      problems,
+      commit: () => {
+        this.#entries = read.entries;
+        this.#cursor = read.cursor;
+      },
+    };
   }
 
   /** The changes since the cursor when there is one and the feed answers; else a full read. */
@@ -343,9 +312,9 @@ class ArdRegistrySource implements ArdSource {
     return out;
   }
 
-  #records(problems: Problem[]): EndpointRecord[] {
+  #records(entries: ReadonlyMap<string, ArdSearchResult>, problems: Problem[]): EndpointRecord[] {
     const records: EndpointRecord[] = [];
-    for (const e of this.#entries.values()) {
+    for (const e of entries.values()) {
       const at = `${this.#s.base} ${e.identifier}`;
       if (typeof e.url !== 'string') {
         problems.push({ path: at, message: `the entry ${describe(e.identifier)} carries its card inline (data) without a url; skipped (an inline card has no URL to allowlist or revalidate)` });

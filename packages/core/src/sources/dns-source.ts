@@ -17,6 +17,7 @@
  *
  * @module
  */
+import { z } from 'zod';
 import { systemClock, type Clock } from '../clock/index.js';
 import { DiscoveryError, type Problem } from '../errors.js';
 import type { EventStream } from '../events/index.js';
@@ -27,8 +28,10 @@ import { describe } from '../text.js';
 import { CatalogArtifacts, type CardPin } from './catalog-artifacts.js';
 import { decodeSvcb, readDnsAidIndex, svcbFromTxt, txtPairs, urlHost, type SvcbData } from './dns-rdata.js';
 import type { DnsAnswer, DnsQueryType, DnsResolver } from './dns-resolver.js';
-import { OptionProblems, SourceCore } from './source-core.js';
-import type { EndpointRecord, Source, SourceListener, SourceState } from './types.js';
+import { PeriodicSource, type Listing } from './periodic-source.js';
+import { positiveIntProblem } from './source-core.js';
+import { optional, positiveInt, readOptions, rule, sourceId, withMethod } from './source-options.js';
+import type { EndpointRecord, Source } from './types.js';
 
 /** One domain of {@link DnsSourceOptions.domains}. */
 export interface DnsDomainOptions {
@@ -90,45 +93,59 @@ export interface DnsSource extends Source {
  * const cache = new CardCache({ fetcher: artifacts.fetcher(fetcher), pins: artifacts, hostPolicy: policy });
  */
 export function dnsSource(options: DnsSourceOptions): DnsSource {
-  const check = new OptionProblems('DNS source');
-  const opts = (options ?? {}) as Partial<DnsSourceOptions>;
-  const id = check.id(opts.id);
   const domains: Required<DnsDomainOptions>[] = [];
-  if (!Array.isArray(opts.domains) || opts.domains.length === 0) check.add('domains', 'give at least one domain ({ domain: "example.com", agents: ["billing"] })');
-  else opts.domains.forEach((d: Partial<DnsDomainOptions> | undefined, i) => {
-    const problem = dnsDomainProblem(d?.domain);
-    if (problem !== undefined) return check.add(`domains[${i}].domain`, problem);
-    const agents = d!.agents ?? [];
-    if (!Array.isArray(agents)) return check.add(`domains[${i}].agents`, `must be a list of agent labels, got ${describe(agents)}`);
-    agents.forEach((a: unknown, j) => {
-      const why = typeof a === 'string' ? dnsAidLabelProblem(a) : `must be an agent label, got ${describe(a)}`;
-      if (why !== undefined) check.add(`domains[${i}].agents[${j}]`, why);
+  const o = readOptions('DNS source', DNS_OPTIONS, options, (raw, add) => {
+    if (Array.isArray(raw['domains'])) raw['domains'].forEach((d: Partial<DnsDomainOptions> | undefined, i) => {
+      const problem = dnsDomainProblem(d?.domain);
+      if (problem !== undefined) return add(`domains[${i}].domain`, problem);
+      const agents = d!.agents ?? [];
+      if (!Array.isArray(agents)) return add(`domains[${i}].agents`, `must be a list of agent labels, got ${describe(agents)}`);
+      agents.forEach((a: unknown, j) => {
+        const why = typeof a === 'string' ? dnsAidLabelProblem(a) : `must be an agent label, got ${describe(a)}`;
+        if (why !== undefined) add(`domains[${i}].agents[${j}]`, why);
+      });
+      domains.push({ domain: d!.domain!.replace(/\.$/, '').toLowerCase(), agents, index: d!.index ?? agents.length === 0, dnsSd: d!.dnsSd === true });
     });
-    domains.push({ domain: d!.domain!.replace(/\.$/, '').toLowerCase(), agents, index: d!.index ?? agents.length === 0, dnsSd: d!.dnsSd === true });
+    const min = orDefault(raw['minRefreshMs'], DNS_SOURCE_DEFAULTS.minRefreshMs);
+    const max = orDefault(raw['maxRefreshMs'], DNS_SOURCE_DEFAULTS.maxRefreshMs);
+    if (min > max) add('minRefreshMs', `${min} is more than maxRefreshMs ${max}`);
   });
-  if (typeof opts.resolver?.query !== 'function') check.add('resolver', 'a DnsResolver is required (createDnsResolver({ servers }))');
-  if (typeof (opts.hostPolicy as Partial<HostPolicy> | undefined)?.check !== 'function') check.add('hostPolicy', 'the HostPolicy (allowlist) is required');
-  if (opts.scheme !== undefined && opts.scheme !== 'https' && opts.scheme !== 'http') check.add('scheme', `must be "https" or "http", got ${describe(opts.scheme)}`);
-  const minRefreshMs = check.positiveInt(opts.minRefreshMs, 'minRefreshMs') ?? DNS_SOURCE_DEFAULTS.minRefreshMs;
-  const maxRefreshMs = check.positiveInt(opts.maxRefreshMs, 'maxRefreshMs') ?? DNS_SOURCE_DEFAULTS.maxRefreshMs;
-  if (minRefreshMs > maxRefreshMs) check.add('minRefreshMs', `${minRefreshMs} is more than maxRefreshMs ${maxRefreshMs}`);
-  const maxAgents = check.positiveInt(opts.maxAgents, 'maxAgents') ?? DNS_SOURCE_DEFAULTS.maxAgents;
-  check.throwIfAny();
   return new DnsDiscovery({
-    id,
+    id: o.id,
     domains,
-    resolver: opts.resolver!,
-    hostPolicy: opts.hostPolicy!,
-    artifacts: opts.artifacts ?? new CatalogArtifacts(),
-    requireDnssec: opts.requireDnssec === true,
-    scheme: opts.scheme ?? 'https',
-    maxAgents,
-    minRefreshMs,
-    maxRefreshMs,
-    events: opts.events,
-    clock: opts.clock ?? systemClock,
+    resolver: o.resolver,
+    hostPolicy: o.hostPolicy,
+    artifacts: o.artifacts ?? new CatalogArtifacts(),
+    requireDnssec: o.requireDnssec === true,
+    scheme: o.scheme ?? 'https',
+    maxAgents: o.maxAgents ?? DNS_SOURCE_DEFAULTS.maxAgents,
+    minRefreshMs: o.minRefreshMs ?? DNS_SOURCE_DEFAULTS.minRefreshMs,
+    maxRefreshMs: o.maxRefreshMs ?? DNS_SOURCE_DEFAULTS.maxRefreshMs,
+    events: o.events,
+    clock: o.clock ?? systemClock,
   });
 }
+
+/** A valid positive integer option, or the default (which the bound between two options then uses). */
+function orDefault(value: unknown, fallback: number): number {
+  return positiveIntProblem(value) === undefined ? (value as number) : fallback;
+}
+
+/** The options of {@link dnsSource}, each with its sentence (each domain's entries are read above). */
+const DNS_OPTIONS = {
+  id: sourceId,
+  domains: rule<readonly DnsDomainOptions[]>((v) => (Array.isArray(v) && v.length > 0 ? undefined : 'give at least one domain ({ domain: "example.com", agents: ["billing"] })')),
+  resolver: withMethod<DnsResolver>('query', 'a DnsResolver is required (createDnsResolver({ servers }))'),
+  hostPolicy: withMethod<HostPolicy>('check', 'the HostPolicy (allowlist) is required'),
+  scheme: optional<'https' | 'http'>((v) => (v === 'https' || v === 'http' ? undefined : `must be "https" or "http", got ${describe(v)}`)),
+  minRefreshMs: positiveInt,
+  maxRefreshMs: positiveInt,
+  maxAgents: positiveInt,
+  artifacts: z.custom<CatalogArtifacts | undefined>(),
+  requireDnssec: z.custom<boolean | undefined>(),
+  events: z.custom<EventStream | undefined>(),
+  clock: z.custom<Clock | undefined>(),
+};
 
 interface Settings {
   id: string;
@@ -168,46 +185,42 @@ interface Announcement {
   url?: string;
 }
 
-class DnsDiscovery implements DnsSource {
-  readonly id: string;
-  readonly kind = 'dns' as const;
+class DnsDiscovery extends PeriodicSource implements DnsSource {
+  override readonly kind = 'dns' as const;
   readonly artifacts: CatalogArtifacts;
   readonly #s: Settings;
-  readonly #core: SourceCore;
-  #interval: number;
-  #closed = false;
-  #abort = new AbortController();
 
   constructor(settings: Settings) {
+    // A failed refresh is retried soon (minRefreshMs); the last good list (and its pins) stays.
+    super({
+      id: settings.id,
+      kind: 'dns',
+      pollIntervalMs: settings.minRefreshMs,
+      closedReason: 'the DNS source was closed',
+      failure: { code: 'ERR_FETCH_NETWORK', prefix: `DNS source ${settings.id}: ` },
+      events: settings.events,
+      clock: settings.clock,
+    });
     this.#s = settings;
-    this.id = settings.id;
     this.artifacts = settings.artifacts;
-    this.#core = new SourceCore(settings.id, 'dns', { events: settings.events, clock: settings.clock });
-    this.#interval = settings.minRefreshMs;
   }
 
-  get pollIntervalMs(): number {
-    return this.#interval;
+  protected override released(): void {
+    this.artifacts.withdraw(this.id);
   }
 
-  async refresh(): Promise<SourceState> {
-    if (this.#closed) return this.#core.state;
-    let gathered: Gathered;
-    try {
-      gathered = await this.#gather();
-    } catch (err) {
-      const error = err instanceof DiscoveryError ? err : new DiscoveryError('ERR_FETCH_NETWORK', `DNS source ${this.id}: ${err instanceof Error ? err.message : String(err)}`, { stage: 'source', cause: err });
-      // A failed refresh is retried soon; the last good list (and its pins) stays.
-      this.#interval = this.#s.minRefreshMs;
-      return this.#core.fail(error);
-    }
+  protected async read(signal: AbortSignal): Promise<Listing> {
+    const gathered = await this.#gather(signal);
     const ttlMs = Number.isFinite(gathered.minTtl) ? gathered.minTtl * 1000 : this.#s.maxRefreshMs;
-    this.#interval = Math.min(this.#s.maxRefreshMs, Math.max(this.#s.minRefreshMs, ttlMs));
-    this.artifacts.publish(this.id, { inline: new Map(), pins: gathered.pins, freshen: async () => ({ ok: true, freshMs: 0 }) });
-    return this.#core.succeed(gathered.records, gathered.problems);
+    return {
+      records: gathered.records,
+      problems: gathered.problems,
+      pollIntervalMs: Math.min(this.#s.maxRefreshMs, Math.max(this.#s.minRefreshMs, ttlMs)),
+      commit: () => this.artifacts.publish(this.id, { inline: new Map(), pins: gathered.pins, freshen: async () => ({ ok: true, freshMs: 0 }) }),
+    };
   }
 
-  async #gather(): Promise<Gathered> {
+  async #gather(signal: AbortSignal): Promise<Gathered> {
     const out: Gathered = { records: [], pins: new Map(), problems: [], minTtl: Number.POSITIVE_INFINITY };
     const announcements: Announcement[] = [];
     let agents = 0;
@@ -218,7 +231,7 @@ class DnsDiscovery implements DnsSource {
       const names = [...d.agents];
       if (d.index) {
         const owner = dnsAidIndexName(d.domain);
-        const answer = await this.#query(owner, 'TXT');
+        const answer = await this.#query(owner, 'TXT', signal);
         if (answer.records.length === 0) {
           if (d.agents.length === 0) out.problems.push({ path: owner, message: `no TXT index entry (${answer.rcode}); list the agents under agents:` });
         } else if (this.#trusted(answer, out.problems)) {
@@ -233,15 +246,15 @@ class DnsDiscovery implements DnsSource {
         }
       }
       for (const _ of names) count();
-      announcements.push(...(await inParallel(names, out.problems, (name, problems) => this.#agent(d.domain, name, problems))));
+      announcements.push(...(await inParallel(names, out.problems, (name, problems) => this.#agent(d.domain, name, problems, signal))));
       if (d.dnsSd) {
         const service = dnsSdServiceName(d.domain);
-        const ptr = await this.#query(service, 'PTR');
+        const ptr = await this.#query(service, 'PTR', signal);
         if (ptr.records.length > 0 && this.#trusted(ptr, out.problems)) {
           out.minTtl = Math.min(out.minTtl, ...ptr.records.map((r) => r.ttl));
           const instances = [...new Set(ptr.records.map((r) => r.data as string))];
           for (const _ of instances) count();
-          announcements.push(...(await inParallel(instances, out.problems, (instance, problems) => this.#instance(d.domain, instance, problems))));
+          announcements.push(...(await inParallel(instances, out.problems, (instance, problems) => this.#instance(d.domain, instance, problems, signal))));
         } else if (ptr.records.length === 0) out.problems.push({ path: service, message: `no PTR record (${ptr.rcode}): no DNS-SD instance announced` });
       }
     }
@@ -254,8 +267,8 @@ class DnsDiscovery implements DnsSource {
     return out;
   }
 
-  #query(name: string, type: DnsQueryType): Promise<DnsAnswer> {
-    return this.#s.resolver.query(name, type, { signal: this.#abort.signal });
+  #query(name: string, type: DnsQueryType, signal: AbortSignal): Promise<DnsAnswer> {
+    return this.#s.resolver.query(name, type, { signal });
   }
 
   /** With `requireDnssec`, refuses (with a problem) an answer without the AD bit. */
@@ -266,9 +279,9 @@ class DnsDiscovery implements DnsSource {
   }
 
   /** An agent's DNS-AID SVCB record, or its TXT fallback. */
-  async #agent(domain: string, name: string, problems: Problem[]): Promise<Announcement | undefined> {
+  async #agent(domain: string, name: string, problems: Problem[], signal: AbortSignal): Promise<Announcement | undefined> {
     const owner = dnsAidName(name, domain);
-    const svcb = await this.#query(owner, 'SVCB');
+    const svcb = await this.#query(owner, 'SVCB', signal);
     if (svcb.records.length > 0) {
       if (!this.#trusted(svcb, problems)) return undefined;
       const decoded: Array<{ data: SvcbData; ttl: number }> = [];
@@ -285,7 +298,7 @@ class DnsDiscovery implements DnsSource {
       if (best === undefined) return undefined;
       return { name, domain, owner, recordType: 'SVCB', ttl: best.ttl, answer: svcb, svcb: best.data };
     }
-    const txt = await this.#query(owner, 'TXT');
+    const txt = await this.#query(owner, 'TXT', signal);
     if (txt.records.length === 0) {
       problems.push({ path: owner, message: `no SVCB or TXT record (${txt.rcode})` });
       return undefined;
@@ -301,8 +314,8 @@ class DnsDiscovery implements DnsSource {
   }
 
   /** A DNS-SD instance: its SRV (host, port) and TXT (`path`, `url`, `capsha256`). */
-  async #instance(domain: string, instance: string, problems: Problem[]): Promise<Announcement | undefined> {
-    const srv = await this.#query(instance, 'SRV');
+  async #instance(domain: string, instance: string, problems: Problem[], signal: AbortSignal): Promise<Announcement | undefined> {
+    const srv = await this.#query(instance, 'SRV', signal);
     if (srv.records.length === 0) {
       problems.push({ path: instance, message: `no SRV record (${srv.rcode}); the instance is skipped` });
       return undefined;
@@ -310,7 +323,7 @@ class DnsDiscovery implements DnsSource {
     if (!this.#trusted(srv, problems)) return undefined;
     const best = [...srv.records].sort((a, b) => (a.data as { priority: number }).priority - (b.data as { priority: number }).priority)[0]!;
     const data = best.data as { port: number; target: string };
-    const txt = await this.#query(instance, 'TXT');
+    const txt = await this.#query(instance, 'TXT', signal);
     if (txt.records.length > 0 && !this.#trusted(txt, problems)) return undefined;
     const pairs = txtPairs(txt.records.flatMap((r) => r.data as string[]));
     const capsha256 = pairs.get('capsha256');
@@ -389,24 +402,6 @@ class DnsDiscovery implements DnsSource {
       metadata['pinnedSha256'] = pinned;
     }
     return { name: a.name, baseUrl, source: this.id, metadata };
-  }
-
-  current(): SourceState {
-    return this.#core.state;
-  }
-
-  subscribe(listener: SourceListener): () => void {
-    return this.#core.subscribe(listener);
-  }
-
-  async start(): Promise<void> {}
-
-  async close(): Promise<void> {
-    if (this.#closed) return;
-    this.#closed = true;
-    this.#abort.abort();
-    this.artifacts.withdraw(this.id);
-    this.#core.clearListeners();
   }
 }
 

@@ -20,11 +20,13 @@
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type * as Adk from '@google/adk';
-import { DiscoveryError, type Problem } from '../errors.js';
+import { DiscoveryError } from '../errors.js';
 import type { PeerCredentials } from '../rules/credentials.js';
 import { GOOGLE_AGENT_REGISTRY_DEFAULTS } from '../rules/defaults.js';
+import { originOf } from '../rules/origins.js';
 import { describe, hasControl } from '../text.js';
 import type { RegistryClientAdapter, RegistryEntry, RegistryRead, RegistryTokenPage } from './registry-adapter.js';
+import { checkOptions, optional, rule } from './source-options.js';
 
 /** Inputs of {@link googleAgentRegistryAdapter}. */
 export interface GoogleAgentRegistryOptions {
@@ -91,20 +93,11 @@ async function loadAdk(): Promise<AdkModule> {
  * });
  */
 export function googleAgentRegistryAdapter(options: GoogleAgentRegistryOptions): RegistryClientAdapter {
-  const o = (options ?? {}) as Partial<GoogleAgentRegistryOptions>;
-  const problems: Problem[] = [];
-  if (typeof o.project !== 'string' || !PROJECT.test(o.project)) problems.push({ path: 'project', message: `must be a Google Cloud project id or number, got ${describe(o.project)}` });
-  if (typeof o.location !== 'string' || !LOCATION.test(o.location)) problems.push({ path: 'location', message: `must be a location such as "global" or "us-central1", got ${describe(o.location)}` });
-  if (o.filter !== undefined && (typeof o.filter !== 'string' || o.filter.length > 1000 || hasControl(o.filter))) problems.push({ path: 'filter', message: `must be a filter expression of at most 1000 characters, got ${describe(o.filter)}` });
-  if (o.pageSize !== undefined && (!Number.isInteger(o.pageSize) || o.pageSize < 1 || o.pageSize > 1000)) problems.push({ path: 'pageSize', message: `must be an integer from 1 to 1000, got ${describe(o.pageSize)}` });
-  const credentials = o.credentials ?? 'google';
-  if (credentials !== 'google' && credentials !== 'configured' && typeof (credentials as Partial<PeerCredentials>).headers !== 'function') {
-    problems.push({ path: 'credentials', message: `must be "google", "configured" or a PeerCredentials, got ${describe(credentials)}` });
-  }
+  const { options: o, problems } = checkOptions(GOOGLE_OPTIONS, options);
   if (problems.length > 0) {
     throw new DiscoveryError('ERR_CONFIG_INVALID', `google-agent-registry adapter: ${problems.map((p) => `${p.path} ${p.message}`).join('; ')}`, { stage: 'config', problems });
   }
-  const settings: Settings = { project: o.project!, location: o.location!, filter: o.filter, pageSize: o.pageSize ?? GOOGLE_AGENT_REGISTRY_DEFAULTS.pageSize, credentials };
+  const settings: Settings = { project: o.project, location: o.location, filter: o.filter, pageSize: o.pageSize ?? GOOGLE_AGENT_REGISTRY_DEFAULTS.pageSize, credentials: o.credentials ?? 'google' };
   const current = new AsyncLocalStorage<RegistryRead>();
   let client: Promise<GuardedClient> | undefined;
   return Object.freeze({
@@ -116,6 +109,17 @@ export function googleAgentRegistryAdapter(options: GoogleAgentRegistryOptions):
     },
   });
 }
+
+/** The options of {@link googleAgentRegistryAdapter}, each with its sentence. */
+const GOOGLE_OPTIONS = {
+  project: rule<string>((v) => (typeof v === 'string' && PROJECT.test(v) ? undefined : `must be a Google Cloud project id or number, got ${describe(v)}`)),
+  location: rule<string>((v) => (typeof v === 'string' && LOCATION.test(v) ? undefined : `must be a location such as "global" or "us-central1", got ${describe(v)}`)),
+  filter: optional<string>((v) => (typeof v === 'string' && v.length <= 1000 && !hasControl(v) ? undefined : `must be a filter expression of at most 1000 characters, got ${describe(v)}`)),
+  pageSize: optional<number>((v) => (Number.isInteger(v) && (v as number) >= 1 && (v as number) <= 1000 ? undefined : `must be an integer from 1 to 1000, got ${describe(v)}`)),
+  credentials: optional<'google' | 'configured' | PeerCredentials>((v) =>
+    v === null || v === 'google' || v === 'configured' || typeof (v as Partial<PeerCredentials> | null)?.headers === 'function' ? undefined : `must be "google", "configured" or a PeerCredentials, got ${describe(v)}`,
+  ),
+};
 
 interface Settings {
   project: string;
@@ -141,7 +145,9 @@ function guardedClient(adk: AdkModule, s: Settings, current: AsyncLocalStorage<R
         }
       }
       if (s.credentials === 'configured') return {};
-      return (await s.credentials.headers(originOf(readOf(current).url))) ?? {};
+      // Asked with the registry's origin only; a URL without one gets none.
+      const origin = originOf(readOf(current).url);
+      return (origin !== undefined ? await s.credentials.headers(origin) : undefined) ?? {};
     }
 
     // ADK's path rules (a full resource name, or one under the client's project and location), on
@@ -246,10 +252,6 @@ function apiBase(configured: string, versionPath: string): string {
   const u = new URL(configured);
   const path = u.pathname === '/' ? versionPath : u.pathname;
   return `${u.origin}${path.replace(/\/+$/, '')}`;
-}
-
-function originOf(url: string): string {
-  return new URL(url).origin;
 }
 
 function lowerCased(headers: Record<string, string>): Record<string, string> {

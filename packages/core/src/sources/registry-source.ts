@@ -12,7 +12,8 @@
  */
 import type { Clock } from '../clock/index.js';
 import { canonicalJson, sha256Hex } from '../card/index.js';
-import { DiscoveryError, isDiscoveryError, toDiscoveryError, type Problem } from '../errors.js';
+import { z } from 'zod';
+import { DiscoveryError, isDiscoveryError, type Problem } from '../errors.js';
 import type { EventStream } from '../events/index.js';
 import { inlineCardKey, type CardFetcher } from '../fetch/index.js';
 import type { CatalogArtifacts, InlineCard } from './catalog-artifacts.js';
@@ -21,9 +22,10 @@ import { SOURCE_DEFAULTS } from '../rules/defaults.js';
 import { originOf } from '../rules/origins.js';
 import { impossibleBaseUrl, impossibleCardUrl, impossibleUrl } from '../rules/urls.js';
 import { describe } from '../text.js';
-import { OptionProblems, SourceCore } from './source-core.js';
+import { PeriodicSource, type Listing } from './periodic-source.js';
+import { optional, positiveInt, readOptions, rule, sourceId, stringRecord, withMethod } from './source-options.js';
 import { readTransportOptions } from './transport-options.js';
-import type { EndpointRecord, Source, SourceListener, SourceState } from './types.js';
+import type { EndpointRecord, Source } from './types.js';
 
 /** Inputs of {@link registrySource}. Durations are milliseconds. */
 export interface RegistrySourceOptions {
@@ -80,50 +82,40 @@ export interface RegistrySourceOptions {
  * const state = await source.refresh(); // never throws for remote failures
  */
 export function registrySource(options: RegistrySourceOptions): Source {
-  const check = new OptionProblems('registry source');
-  const opts = (options ?? {}) as Partial<RegistrySourceOptions>;
-  const id = check.id(opts.id);
-  if (typeof opts.url !== 'string') check.add('url', `must be the catalog URL string, got ${describe(opts.url)}`);
-  else {
-    const why = impossibleUrl(opts.url);
-    if (why !== undefined) check.add('url', why);
-  }
-  if (typeof (opts.fetcher as Partial<CardFetcher> | undefined)?.fetch !== 'function') {
-    check.add('fetcher', 'a CardFetcher is required (createCardFetcher({ policy }))');
-  }
-  const adapter = opts.adapter ?? simpleCatalogAdapter;
-  const a = adapter as Partial<RegistryAdapter & RegistryClientAdapter>;
-  if (typeof a.name !== 'string' || a.name === '' || (typeof a.readPage !== 'function' && (typeof a.firstPage !== 'function' || typeof a.parse !== 'function'))) {
-    check.add('adapter', 'must be a RegistryAdapter { name, firstPage(url), parse(body, pageUrl) } or a RegistryClientAdapter { name, readPage(token, read) }');
-  }
-  const pollIntervalMs = check.positiveInt(opts.pollIntervalMs, 'pollIntervalMs') ?? SOURCE_DEFAULTS.pollIntervalMs;
-  const maxPages = check.positiveInt(opts.maxPages, 'maxPages') ?? SOURCE_DEFAULTS.maxPages;
-  const maxEntries = check.positiveInt(opts.maxEntries, 'maxEntries') ?? SOURCE_DEFAULTS.maxEntries;
-  const headers: Record<string, string> = {};
-  if (opts.headers !== undefined) {
-    if (typeof opts.headers !== 'object' || opts.headers === null || Array.isArray(opts.headers)) check.add('headers', `must be an object of header strings, got ${describe(opts.headers)}`);
-    else {
-      for (const [name, value] of Object.entries(opts.headers)) {
-        if (typeof value !== 'string') check.add(`headers[${JSON.stringify(name)}]`, `must be a string, got ${describe(value)}`);
-        else headers[name] = value;
-      }
-    }
-  }
-  check.throwIfAny();
+  const o = readOptions('registry source', REGISTRY_OPTIONS, options);
   return new RegistrySource({
-    id,
-    url: opts.url as string,
-    fetcher: opts.fetcher as CardFetcher,
-    adapter,
-    pollIntervalMs,
-    maxPages,
-    maxEntries,
-    headers,
-    artifacts: opts.artifacts,
-    events: opts.events,
-    clock: opts.clock,
+    id: o.id,
+    url: o.url,
+    fetcher: o.fetcher,
+    adapter: o.adapter ?? simpleCatalogAdapter,
+    pollIntervalMs: o.pollIntervalMs ?? SOURCE_DEFAULTS.pollIntervalMs,
+    maxPages: o.maxPages ?? SOURCE_DEFAULTS.maxPages,
+    maxEntries: o.maxEntries ?? SOURCE_DEFAULTS.maxEntries,
+    headers: { ...o.headers },
+    artifacts: o.artifacts,
+    events: o.events,
+    clock: o.clock,
   });
 }
+
+/** The options of {@link registrySource}, each with its sentence. */
+const REGISTRY_OPTIONS = {
+  id: sourceId,
+  url: rule<string>((v) => (typeof v !== 'string' ? `must be the catalog URL string, got ${describe(v)}` : impossibleUrl(v))),
+  fetcher: withMethod<CardFetcher>('fetch', 'a CardFetcher is required (createCardFetcher({ policy }))'),
+  adapter: optional<RegistryAdapter | RegistryClientAdapter>((v) => {
+    const a = v as Partial<RegistryAdapter & RegistryClientAdapter>;
+    const usable = typeof a.name === 'string' && a.name !== '' && (typeof a.readPage === 'function' || (typeof a.firstPage === 'function' && typeof a.parse === 'function'));
+    return usable ? undefined : 'must be a RegistryAdapter { name, firstPage(url), parse(body, pageUrl) } or a RegistryClientAdapter { name, readPage(token, read) }';
+  }),
+  pollIntervalMs: positiveInt,
+  maxPages: positiveInt,
+  maxEntries: positiveInt,
+  headers: stringRecord('must be an object of header strings', (v) => (typeof v === 'string' ? undefined : `must be a string, got ${describe(v)}`)),
+  artifacts: z.custom<CatalogArtifacts | undefined>(),
+  events: z.custom<EventStream | undefined>(),
+  clock: z.custom<Clock | undefined>(),
+};
 
 interface Settings {
   id: string;
@@ -139,75 +131,35 @@ interface Settings {
   clock: Clock | undefined;
 }
 
-class RegistrySource implements Source {
-  readonly kind = 'registry' as const;
-  readonly id: string;
-  readonly pollIntervalMs: number;
+class RegistrySource extends PeriodicSource {
+  override readonly kind = 'registry' as const;
   readonly #s: Settings;
-  readonly #core: SourceCore;
   readonly #origin: string;
-  #inFlight: Promise<SourceState> | undefined;
-  #controller: AbortController | undefined;
-  #closed = false;
 
   constructor(settings: Settings) {
-    this.#s = settings;
-    this.id = settings.id;
-    this.pollIntervalMs = settings.pollIntervalMs;
-    this.#origin = originOf(settings.url) ?? settings.url;
-    this.#core = new SourceCore(settings.id, 'registry', { events: settings.events, clock: settings.clock });
-  }
-
-  /** Reads the whole catalog; concurrent calls share one read. */
-  refresh(): Promise<SourceState> {
-    if (this.#closed) return Promise.resolve(this.#core.state);
-    this.#inFlight ??= this.#refresh().finally(() => {
-      this.#inFlight = undefined;
+    super({
+      id: settings.id,
+      kind: 'registry',
+      pollIntervalMs: settings.pollIntervalMs,
+      closedReason: 'the registry source was closed',
+      failure: { code: 'ERR_FETCH_NETWORK', url: settings.url },
+      events: settings.events,
+      clock: settings.clock,
     });
-    return this.#inFlight;
+    this.#s = settings;
+    this.#origin = originOf(settings.url) ?? settings.url;
   }
 
-  current(): SourceState {
-    return this.#core.state;
-  }
-
-  subscribe(listener: SourceListener): () => void {
-    return this.#core.subscribe(listener);
-  }
-
-  carryError(alert: { raisedAt: number }): void {
-    this.#core.carryError(alert);
-  }
-
-  async start(): Promise<void> {}
-
-  async close(): Promise<void> {
-    if (this.#closed) return;
-    this.#closed = true;
-    this.#controller?.abort(new Error('the registry source was closed'));
-    this.#core.clearListeners();
+  protected override released(): void {
     this.#s.artifacts?.withdraw(this.id);
-    await this.#inFlight?.catch(() => undefined);
   }
 
-  async #refresh(): Promise<SourceState> {
-    const controller = new AbortController();
-    this.#controller = controller;
-    try {
-      const { adapter } = this.#s;
-      const inline = new Map<string, InlineCard>();
-      const { records, problems } = 'readPage' in adapter ? await this.#readByToken(adapter, inline, controller.signal) : await this.#readCatalog(adapter, controller.signal);
-      if (this.#closed) return this.#core.state;
-      this.#publish(inline);
-      return this.#core.succeed(records, problems);
-    } catch (err) {
-      if (this.#closed) return this.#core.state;
-      // A missing optional dependency is a configuration error: the refresh rejects (Source.refresh).
-      if (isDiscoveryError(err) && err.code === 'ERR_CONFIG_INVALID') throw err;
-      return this.#core.fail(toDiscoveryError(err, 'ERR_FETCH_NETWORK', { url: this.#s.url, stage: 'source' }));
-    } finally {
-      if (this.#controller === controller) this.#controller = undefined;
-    }
+  /** Reads the whole catalog. */
+  protected async read(signal: AbortSignal): Promise<Listing> {
+    const { adapter } = this.#s;
+    const inline = new Map<string, InlineCard>();
+    const { records, problems } = 'readPage' in adapter ? await this.#readByToken(adapter, inline, signal) : await this.#readCatalog(adapter, signal);
+    return { records, problems, commit: () => this.#publish(inline) };
   }
 
   /** The stored cards of the last good listing, for the card cache; as fresh as that listing. */
@@ -219,7 +171,7 @@ class RegistrySource implements Source {
       pins: new Map(),
       // Like an AI Catalog's inline card: good while the registry's last read is; the cache then
       // serves its last good copy under its staleness rules when the registry is down.
-      freshen: async () => ({ ok: this.#core.state.ok, freshMs: pollIntervalMs }),
+      freshen: async () => ({ ok: this.core.state.ok, freshMs: pollIntervalMs }),
     });
   }
 

@@ -180,6 +180,11 @@ function sameRecords(a: readonly EndpointRecord[], b: readonly EndpointRecord[])
   return true;
 }
 
+/** Why a value is not a positive integer (milliseconds, counts), in the one sentence every source factory gives. */
+export function positiveIntProblem(value: unknown): string | undefined {
+  return typeof value === 'number' && Number.isSafeInteger(value) && value > 0 ? undefined : `must be a positive integer, got ${describe(value)}`;
+}
+
 /** Collects option problems and throws one `ERR_CONFIG_INVALID` listing all of them. */
 export class OptionProblems {
   readonly problems: Problem[] = [];
@@ -202,11 +207,12 @@ export class OptionProblems {
   /** An optional positive integer (ms, counts). */
   positiveInt(value: unknown, path: string): number | undefined {
     if (value === undefined) return undefined;
-    if (typeof value !== 'number' || !Number.isSafeInteger(value) || value <= 0) {
-      this.add(path, `must be a positive integer, got ${describe(value)}`);
+    const problem = positiveIntProblem(value);
+    if (problem !== undefined) {
+      this.add(path, problem);
       return undefined;
     }
-    return value;
+    return value as number;
   }
 
   throwIfAny(): void {
