@@ -10,6 +10,7 @@
 import diagnostics from 'node:diagnostics_channel';
 import type { DiscoveryErrorCode, Problem, Stage } from '../errors.js';
 import { activeTraceIds } from '../telemetry/otel.js';
+import { systemClock } from '../clock/index.js';
 
 /** The diagnostics channel every event is published on. */
 export const DISCOVERY_CHANNEL = 'a2a-discovery:event';
@@ -340,7 +341,7 @@ export class EventStream {
    */
   constructor(options: { wallNow?: () => number; onListenerError?: (err: unknown) => void; startSeq?: number } = {}) {
     this.#seq = options.startSeq ?? 0;
-    this.#wallNow = options.wallNow ?? Date.now;
+    this.#wallNow = options.wallNow ?? systemClock.wallNow;
     this.#onListenerError = options.onListenerError ?? (() => {});
   }
 

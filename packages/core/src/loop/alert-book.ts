@@ -7,6 +7,7 @@
  */
 import type { EventStream, OpenAlert } from '../events/index.js';
 import { HEALTH_DEFAULTS } from '../rules/defaults.js';
+import { systemClock } from '../clock/index.js';
 
 export interface AlertInput {
   readonly kind: string;
@@ -41,7 +42,7 @@ export class AlertBook {
       return;
     }
     const event = this.#events?.emit({ type: 'alert', key, ...alert });
-    this.#active.set(key, { alert, raisedAt: event?.at ?? Date.now(), absent: 0 });
+    this.#active.set(key, { alert, raisedAt: event?.at ?? systemClock.wallNow(), absent: 0 });
   }
 
   /**

@@ -22,6 +22,7 @@ import { catalogCardUrl } from '../fetch/index.js';
 import type { AiCatalogSource, EndpointRecord, CatalogReport as SourceCatalogReport } from '../sources/index.js';
 import { aiCatalogSource } from '../sources/index.js';
 import { CATALOG_DEFAULTS } from '../rules/defaults.js';
+import { systemClock } from '../clock/index.js';
 import type { Lookalike } from '../rules/lookalike.js';
 import { identifierName } from '../rules/lookalike.js';
 import { flagLookalikes } from './probe-lookalikes.js';
@@ -223,7 +224,7 @@ export async function probeAiCatalogUrl(url: string, o: ProbeAiCatalogOptions, f
     if (!recordAt.has(key)) recordAt.set(key, r);
   }
   const work: CardWork[] = [];
-  for await (const { w, verdict } of judgeChosen(walked, signatures, o.now?.() ?? Date.now(), pacer)) {
+  for await (const { w, verdict } of judgeChosen(walked, signatures, o.now?.() ?? systemClock.wallNow(), pacer)) {
     const { entry: e, report } = w;
     const record = recordAt.get(JSON.stringify([report.catalog, e.path]));
     if (record === undefined) {
@@ -304,7 +305,7 @@ export async function probeAiCatalogDocument(body: Uint8Array | string, o: Probe
   if (byUrl) result.notes.push('nested catalogs given by URL are listed, not fetched, when the catalog is read from a file or pasted');
 
   const work: CardWork[] = [];
-  for await (const { w, verdict } of judgeChosen(walked, signatures, o.now?.() ?? Date.now(), pacer)) {
+  for await (const { w, verdict } of judgeChosen(walked, signatures, o.now?.() ?? systemClock.wallNow(), pacer)) {
     const { entry: e, report } = w;
     if (verdict.kind === 'refused') {
       report.verdict = 'refused';

@@ -107,6 +107,8 @@ export interface DnsResolverOptions {
 
 /** The most retries (`retries` is bounded by it); the backoff is capped at its last doubling. */
 const MAX_RETRIES = 10;
+/** The backoff's cap: the last doubling MAX_RETRIES retries can reach (2^9). */
+const MAX_BACKOFF_FACTOR = 512;
 /** The share of each backoff delay taken away at random (the card cache's backoff jitter too). */
 const BACKOFF_JITTER = 0.5;
 
@@ -191,7 +193,7 @@ class UdpTcpResolver implements DnsResolver {
     for (let attempt = 0; attempt <= this.#s.retries; attempt++) {
       if (options.signal?.aborted) throw aborted();
       if (attempt > 0) {
-        const ms = backoffDelay(attempt, { baseMs: this.#s.backoffMs, maxMs: this.#s.backoffMs * 2 ** (MAX_RETRIES - 1), jitter: BACKOFF_JITTER, random: this.#s.random });
+        const ms = backoffDelay(attempt, { baseMs: this.#s.backoffMs, maxMs: this.#s.backoffMs * MAX_BACKOFF_FACTOR, jitter: BACKOFF_JITTER, random: this.#s.random });
         try {
           await this.#s.clock.sleep(ms, options.signal);
         } catch {

@@ -19,6 +19,7 @@
 import { timingSafeEqual } from 'node:crypto';
 import { isIP } from 'node:net';
 import type { Context, MiddlewareHandler } from 'hono';
+import { isLoopbackHost } from 'a2a-discovery';
 import type { OnRefusal } from './limits.js';
 import type { PeopleAuth, Person, Role } from './people-auth.js';
 import { looksLikeJwt } from './people-auth.js';
@@ -61,20 +62,19 @@ export interface RequestGuardOptions {
   openApiPath?: (path: string) => boolean;
 }
 
-const LOOPBACK_NAMES = ['localhost', '127.0.0.1', '[::1]'];
-
 /** Builds the middleware. */
 export function requestGuard(o: RequestGuardOptions): MiddlewareHandler {
   const token = o.token !== undefined && o.token !== '' ? Buffer.from(o.token) : undefined;
   const wildcard = o.bindHost === '0.0.0.0' || o.bindHost === '::' || o.bindHost === '[::]';
-  const hosts = new Set([...LOOPBACK_NAMES, ...(wildcard ? [] : [hostName(o.bindHost)]), ...(o.allowedHosts ?? []).map(hostName)]);
+  const hosts = new Set([...(wildcard ? [] : [hostName(o.bindHost)]), ...(o.allowedHosts ?? []).map(hostName)]);
   const origins = new Set((o.allowedOrigins ?? []).map((x) => x.toLowerCase().replace(/\/$/, '')));
   const refuse = o.onRefusal ?? (() => undefined);
 
   return async (c, next) => {
     const host = parseHost(c.req.header('host'));
     if (host === undefined) return c.json({ error: 'bad-request', message: 'the Host header is missing or malformed' }, 400);
-    if (!hosts.has(host.name) && !(wildcard && isIP(host.name.replace(/^\[|\]$/g, '')) !== 0)) {
+    // Loopback names (the one rule, isLoopbackHost) always; others only as bound or configured.
+    if (!hosts.has(host.name) && !isLoopbackHost(host.name) && !(wildcard && isIP(host.name.replace(/^\[|\]$/g, '')) !== 0)) {
       refuse('host');
       return c.json({ error: 'misdirected', message: `this service does not answer to the host name ${host.name} (add it to server.allowedHosts if a proxy uses it)` }, 421);
     }

@@ -19,6 +19,8 @@
  */
 import { DiscoveryError } from '../../errors.js';
 import { redactUrl } from '../../fetch/index.js';
+import { abortAfter } from '../../fetch/deadlines.js';
+import { originOf } from '../../rules/origins.js';
 import { injectTraceContext } from '../../telemetry/otel.js';
 
 /** Inputs of {@link agentFetch}. */
@@ -50,26 +52,18 @@ export function agentFetch(base: typeof fetch, options: AgentFetchOptions): type
     if (options.timeoutMs === undefined) return base(input, { ...init, headers, ...(callerSignal !== undefined && { signal: callerSignal }) });
     const ms = options.timeoutMs;
     const controller = new AbortController();
-    const timer = setTimeout(() => {
+    const deadline = abortAfter(controller, ms, () => {
       const safe = redactUrl(url);
-      controller.abort(new DiscoveryError('ERR_FETCH_TIMEOUT', `${safe}: no response headers within the agent's timeoutMs (${ms} ms)`, { url: safe, stage: 'fetch' }));
-    }, ms);
+      return new DiscoveryError('ERR_FETCH_TIMEOUT', `${safe}: no response headers within the agent's timeoutMs (${ms} ms)`, { url: safe, stage: 'fetch' });
+    });
     const signal = callerSignal === undefined ? controller.signal : AbortSignal.any([callerSignal, controller.signal]);
     try {
       return await base(input, { ...init, headers, signal });
     } finally {
       // After the headers the body streams on; only the caller's signal (and the policy fetch's
       // body bound) apply to it.
-      clearTimeout(timer);
+      deadline.cancel();
     }
   };
   return wrapped as typeof fetch;
-}
-
-function originOf(url: string): string | undefined {
-  try {
-    return new URL(url).origin;
-  } catch {
-    return undefined;
-  }
 }
