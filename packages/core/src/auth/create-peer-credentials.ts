@@ -6,7 +6,7 @@
  *
  * @module
  */
-import { open } from 'node:fs/promises';
+import { readSecretFile } from '../rules/bounded-file.js';
 import type { Clock, Random } from '../clock/index.js';
 import { DiscoveryError, type Problem } from '../errors.js';
 import type { Resolver } from '../fetch/address-guard.js';
@@ -84,7 +84,6 @@ export interface CreatePeerCredentialsOptions {
   onProblem?: (index: number, key: keyof PeerCredentialEntry | undefined, message: string) => void;
 }
 
-const MAX_SECRET_BYTES = 64 * 1024;
 // eslint-disable-next-line no-control-regex
 const CONTROL = /[\u0000-\u001f\u007f]/;
 
@@ -103,7 +102,7 @@ const CONTROL = /[\u0000-\u001f\u007f]/;
  */
 export async function createPeerCredentials(entries: readonly PeerCredentialEntry[], options: CreatePeerCredentialsOptions = {}): Promise<PeerCredentials> {
   const env = options.env ?? process.env;
-  const readFile = options.readFile ?? readSmallFile;
+  const readFile = options.readFile ?? readSecretFile;
   const problems: Problem[] = [];
   const fail = (index: number, key: keyof PeerCredentialEntry | undefined, message: string): undefined => {
     if (options.onProblem !== undefined) options.onProblem(index, key, message);
@@ -238,14 +237,3 @@ function combineByOrigin(byOrigin: ReadonlyMap<string, PeerCredentials>): PeerCr
 }
 
 /** A secret file, at most 64 KiB. */
-async function readSmallFile(path: string): Promise<string> {
-  const handle = await open(path, 'r');
-  try {
-    const buffer = Buffer.alloc(MAX_SECRET_BYTES + 1);
-    const { bytesRead } = await handle.read(buffer, 0, buffer.length, 0);
-    if (bytesRead > MAX_SECRET_BYTES) throw new DiscoveryError('ERR_CONFIG_INVALID', `larger than ${MAX_SECRET_BYTES} bytes`, { stage: 'config' });
-    return buffer.subarray(0, bytesRead).toString('utf8');
-  } finally {
-    await handle.close();
-  }
-}

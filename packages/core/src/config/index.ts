@@ -9,7 +9,7 @@ export type { ParseConfigOptions } from './parse-config.js';
 export { resolveSecrets } from './resolve-secrets.js';
 export type { ResolvedSecrets, ResolveSecretsOptions, TokenRequestCount } from './resolve-secrets.js';
 export { formatProblems } from './format-problems.js';
-export { readBoundedFile, FileReadError } from './read-bounded-file.js';
+export { readBoundedFile, FileReadError } from '../rules/bounded-file.js';
 export { DEFAULT_REGISTRY_SETTINGS, DEFAULT_SERVER_LIMITS } from './schema.js';
 export type {
   DiscoveryConfig,

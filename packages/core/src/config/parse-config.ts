@@ -11,7 +11,7 @@ import { GOOGLE_AGENT_REGISTRY_DEFAULTS } from '../rules/defaults.js';
 import { normalizeOrigin } from '../rules/origins.js';
 import { parseStoreSpec, sqliteFilePath } from '../rules/store-spec.js';
 import { crossCheck } from './cross-checks.js';
-import { fileErrorReason, FileReadError, readBoundedFile } from './read-bounded-file.js';
+import { fileErrorReason, FileReadError, readBoundedFile } from '../rules/bounded-file.js';
 import { describeValue, errorMap, formatPath, unknownKeyMessage, type ConfigPath } from './messages.js';
 import { configSchema, SECTIONS, SOURCE_SECTIONS, type SchemaOutput } from './schema.js';
 import type { DiscoveryConfig } from './types.js';

@@ -17,7 +17,7 @@ import { createPeerCredentials, type CreatePeerCredentialsOptions, type TokenReq
 import type { PeerCredentials } from '../rules/credentials.js';
 import type { ConfigPath } from './messages.js';
 import { fsReason } from './parse-config.js';
-import { readBoundedFile } from './read-bounded-file.js';
+import { readSecretFile } from '../rules/bounded-file.js';
 import type { DiscoveryConfig } from './types.js';
 import { problemIn } from './yaml-source.js';
 
@@ -56,7 +56,6 @@ export interface TokenRequestCount {
 export type ResolveSecretsOptions = Pick<CreatePeerCredentialsOptions, 'clock' | 'random' | 'googleSource' | 'resolve' | 'ca' | 'refreshBeforeMs'>;
 
 /** Largest secret or key file read, in bytes. */
-const MAX_SECRET_BYTES = 64 * 1024;
 // eslint-disable-next-line no-control-regex
 const CONTROL = /[\u0000-\u001f\u007f]/;
 
@@ -98,13 +97,11 @@ export async function resolveSecrets(config: DiscoveryConfig, env: NodeJS.Proces
     return value;
   };
   const readSmall = async (path: ConfigPath, file: string, what: string): Promise<string | undefined> => {
-    let bytes: Buffer;
     try {
-      bytes = await readBoundedFile(file, MAX_SECRET_BYTES);
+      return await readSecretFile(file);
     } catch (err) {
       return fail(path, `cannot read ${what} file ${file}: ${fsReason(err)}`);
     }
-    return bytes.toString('utf8');
   };
 
   // The bearer token.
@@ -120,7 +117,7 @@ export async function resolveSecrets(config: DiscoveryConfig, env: NodeJS.Proces
     env,
     readFile: async (file) => {
       try {
-        return (await readBoundedFile(file, MAX_SECRET_BYTES)).toString('utf8');
+        return await readSecretFile(file);
       } catch (err) {
         throw new DiscoveryError('ERR_CONFIG_INVALID', fsReason(err), { cause: err, stage: 'config' });
       }

@@ -68,7 +68,7 @@ function ms(value: number | undefined): string {
  * The most specific message and code in an error's chain: `cause` links, and the first of an
  * AggregateError's `errors` (undici's `fetch failed`, Node's Happy Eyeballs). At most 5 levels.
  */
-export function innermost(err: unknown): { message: string; code?: string } {
+function innermost(err: unknown): { message: string; code?: string } {
   let e: unknown = err;
   let message = err instanceof Error ? err.message : String(err);
   let code: string | undefined;

@@ -31,7 +31,7 @@ import { exactOriginPolicy, HostPolicy } from './host-policy.js';
 import { capStream, readBoundedStream } from './body-cap.js';
 import { abortAfter } from './deadlines.js';
 import { networkFailure } from './failure.js';
-import { createGuardedConnection, redirectRefusal, type GuardedConnection, type GuardedConnectionOptions } from './guarded-connection.js';
+import { createGuardedConnection, redirectRefusal, type GuardedConnectionOptions } from './guarded-connection.js';
 
 /** Inputs of {@link createGuardedFetch}. Durations in milliseconds, sizes in bytes. */
 export interface GuardedFetchOptions extends Pick<GuardedConnectionOptions, 'policy' | 'resolve' | 'ca' | 'credentials'> {
@@ -88,11 +88,6 @@ export function createGuardedFetch(options: GuardedFetchOptions): GuardedFetch {
     headersTimeoutMs: options.timeoutMs,
     bodyTimeoutMs: options.bodyTimeoutMs ?? options.timeoutMs,
   });
-  return guardedFetchOver(connection, options);
-}
-
-/** {@link createGuardedFetch} over a connection the caller built (closed by the fetch's `close()`). */
-export function guardedFetchOver(connection: GuardedConnection, options: Omit<GuardedFetchOptions, 'policy' | 'resolve' | 'ca' | 'credentials'>): GuardedFetch {
   const whole = options.read === 'whole';
   const origins = options.origins === undefined ? undefined : new Set(options.origins);
   const bounds = { connectTimeoutMs: options.timeoutMs, headersTimeoutMs: options.timeoutMs, bodyTimeoutMs: options.bodyTimeoutMs ?? options.timeoutMs, maxBodyBytes: options.maxResponseBytes, maxBodyName: options.maxResponseName ?? 'maxResponseBytes' };

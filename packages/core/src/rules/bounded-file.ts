@@ -84,3 +84,17 @@ export function fileErrorReason(err: unknown): string {
       return typeof code === 'string' ? code : err instanceof Error ? err.message : String(err);
   }
 }
+
+/** The largest secret file read (a token, a client secret, a header value, a key): 64 KiB. */
+export const MAX_SECRET_BYTES = 64 * 1024;
+
+/**
+ * A secret file's text, read under {@link MAX_SECRET_BYTES} with {@link readBoundedFile}'s care (a
+ * FIFO without a writer, a directory or a device is refused, never waited on). The one way every
+ * `…File` setting of the configuration and the credentials is read.
+ *
+ * @throws FileReadError naming why (never the content).
+ */
+export async function readSecretFile(file: string): Promise<string> {
+  return (await readBoundedFile(file, MAX_SECRET_BYTES)).toString('utf8');
+}
