@@ -60,7 +60,7 @@ export function parseStoreSpec(spec: string): StoreSpec | { problem: string } {
       } catch {
         return { problem: `${describe(redactUrl(s))} is not a valid PostgreSQL URL such as postgres://a2a@db.example.com:5432/a2a` };
       }
-      if (url.password !== '') return { problem: 'the PostgreSQL URL carries a password; give it separately (storePasswordEnv or storePasswordFile in the configuration, the password option of openStateStore)' };
+      if (url.password !== '' || url.searchParams.has('password')) return { problem: 'the PostgreSQL URL carries a password; give it separately (storePasswordEnv or storePasswordFile in the configuration, the password option of openStateStore)' };
       if (url.hostname === '') return { problem: 'the PostgreSQL URL has no host' };
       return { kind: 'postgres', url: s };
     }

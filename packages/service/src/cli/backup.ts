@@ -44,12 +44,13 @@ async function loadForStore(file: string): Promise<DiscoveryConfig> {
 
 /** The SQLite file of the configuration's store, or a refusal naming what to do for the others. */
 async function sqliteFileOf(config: DiscoveryConfig, command: 'backup' | 'restore', target: string): Promise<string> {
-  const { parseStoreSpec, redactUrl, sqliteFilePath } = await import('a2a-discovery/config');
+  const { parseStoreSpec, sqliteFilePath } = await import('a2a-discovery/config');
   const spec = parseStoreSpec(config.store);
   if ('problem' in spec) throw new DiscoveryError('ERR_CONFIG_INVALID', `store: ${spec.problem}`);
   if (spec.kind === 'sqlite' && spec.file !== ':memory:') return sqliteFilePath(spec.file, config.dataDir);
   if (spec.kind === 'postgres') {
-    const url = redactUrl(spec.url);
+    // A command line to run, so the URL as configured: it carries no password (parseStoreSpec refuses one, in userinfo or query).
+    const url = spec.url;
     const password = config.storePasswordEnv !== undefined ? ` (set PGPASSWORD from $${config.storePasswordEnv})` : config.storePasswordFile !== undefined ? ` (set PGPASSWORD from ${config.storePasswordFile})` : '';
     const line =
       command === 'backup'
