@@ -5,8 +5,8 @@
  * running service all are this function over a {@link createGuardedConnection guarded connection},
  * each with its own allowlist and bounds. So every one of them gets, from one place:
  *
- * - the connection's checks: allowlist verdict (plus, with `origins`, the exact origins the caller
- *   names), IP literals, the guarded lookup, the connected peer's address, TLS;
+ * - the connection's checks: allowlist verdict, IP literals, the guarded lookup, the connected
+ *   peer's address, TLS;
  * - redirects refused, never followed (`redirect: 'manual'`, any 3xx an error naming its Location);
  * - credentials for the request's own origin, and the 401 rule: one retry, with headers asked
  *   anew, only when the provider says fresh ones may help (`GuardedConnection.retryAfter`);
@@ -48,8 +48,6 @@ export interface GuardedFetchOptions extends Pick<GuardedConnectionOptions, 'pol
    * read into memory before the Response is returned, and `timeoutMs` bounds the whole exchange.
    */
   read?: 'stream' | 'whole';
-  /** Only these exact origins may be asked, on top of the policy (a token endpoint, an identity provider). */
-  origins?: readonly string[];
   /** Sent when the caller sets no `user-agent`. */
   userAgent: string;
   /** A signal of the surrounding work, read per request (the conversation turn's); aborting it aborts the request. */
@@ -89,7 +87,6 @@ export function createGuardedFetch(options: GuardedFetchOptions): GuardedFetch {
     bodyTimeoutMs: options.bodyTimeoutMs ?? options.timeoutMs,
   });
   const whole = options.read === 'whole';
-  const origins = options.origins === undefined ? undefined : new Set(options.origins);
   const bounds = { connectTimeoutMs: options.timeoutMs, headersTimeoutMs: options.timeoutMs, bodyTimeoutMs: options.bodyTimeoutMs ?? options.timeoutMs, maxBodyBytes: options.maxResponseBytes, maxBodyName: options.maxResponseName ?? 'maxResponseBytes' };
   const inFlight = new Set<AbortController>();
   let closed = false;
@@ -104,9 +101,6 @@ export function createGuardedFetch(options: GuardedFetchOptions): GuardedFetch {
     if (closed) throw new DiscoveryError('ERR_USAGE', 'the guarded fetch is closed', { url: redactUrl(request.url), stage: 'fetch' });
     const admitted = connection.admit(request.url);
     const url = redactUrl(admitted.url);
-    if (origins !== undefined && !origins.has(admitted.origin)) {
-      throw new DiscoveryError('ERR_HOST_NOT_ALLOWED', `${url} is not at ${[...origins].join(' or ')}, the only origin${origins.size === 1 ? '' : 's'} this request may go to`, { url, stage: 'resolve' });
-    }
     const baseHeaders = new UndiciHeaders(request.headers as ConstructorParameters<typeof UndiciHeaders>[0]);
     if (!baseHeaders.has('user-agent')) baseHeaders.set('user-agent', options.userAgent);
     const extra = await connection.credentialsFor(admitted.origin, url);
@@ -234,7 +228,7 @@ function anyOf(a: AbortSignal | undefined, b: AbortSignal | undefined): AbortSig
 }
 
 /** Inputs of {@link createOriginFetch}: a guarded fetch to a few exact origins the operator configured. */
-export interface OriginFetchOptions extends Omit<GuardedFetchOptions, 'policy' | 'origins' | 'read' | 'userAgent'> {
+export interface OriginFetchOptions extends Omit<GuardedFetchOptions, 'policy' | 'read' | 'userAgent'> {
   /** The exact origins admitted (`https://idp.example.com`): https, or http to a loopback host with `allowLoopback`. */
   origins: readonly string[];
   /** http and loopback addresses for loopback hosts (development, tests). Default false. */
@@ -261,14 +255,15 @@ export function createOriginFetch(options: OriginFetchOptions): GuardedFetch {
   }
   const { origins, allowCidrs, userAgent, ...rest } = options;
   const policy = HostPolicy.from({ allow: [...origins], allowLoopback, ...(allowCidrs !== undefined && { allowCidrs }) });
-  return createGuardedFetch({ ...rest, policy, origins, read: 'whole', userAgent: userAgent ?? `a2a-discovery/${VERSION}` });
+  // The policy's allowlist is exactly these origins (no wildcard, the default port normalized).
+  return createGuardedFetch({ ...rest, policy, read: 'whole', userAgent: userAgent ?? `a2a-discovery/${VERSION}` });
 }
 
 /** Where an operator's own services live besides loopback: the private-use ranges, shared address space and unique-local IPv6 (a pod network, a VPC). */
 const DEPLOYMENT_RANGES = Object.freeze(['10.0.0.0/8', '172.16.0.0/12', '192.168.0.0/16', '100.64.0.0/10', 'fc00::/7']);
 
 /** Inputs of {@link createDeploymentFetch}. */
-export interface DeploymentFetchOptions extends Omit<GuardedFetchOptions, 'policy' | 'origins' | 'read' | 'userAgent' | 'credentials'> {
+export interface DeploymentFetchOptions extends Omit<GuardedFetchOptions, 'policy' | 'read' | 'userAgent' | 'credentials'> {
   /** The one origin (http or https) of the operator's own service: a leader replica, the service a CLI command reads. */
   origin: string;
   /** Address ranges (CIDR) besides loopback and the private ranges (the configuration's `allowCidrs`). */
