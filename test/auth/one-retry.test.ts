@@ -53,21 +53,16 @@ async function startRefusingPeer(accept?: string): Promise<RefusingPeer> {
     }
     if (req.method === 'GET' && req.url === '/.well-known/agent-card.json') {
       res.writeHead(200, { 'content-type': 'application/json', 'cache-control': 'max-age=60' });
-      res.end(
-        JSON.stringify({
-          name: 'Ledger Agent',
-          description: 'Answers ledger questions.',
-          version: '1.0.0',
-          supportedInterfaces: [{ url: `${origin}/`, protocolBinding: 'JSONRPC', protocolVersion: '1.0' }],
-          capabilities: { streaming: false, extendedAgentCard: true },
-          defaultInputModes: ['text/plain'],
-          defaultOutputModes: ['text/plain'],
-          skills: [{ id: 'general', name: 'General', description: 'General questions.', tags: ['general'] }],
-        }),
-      );
+      res.end(JSON.stringify(card(false)));
       return;
     }
     refused.push(`${req.method} ${req.url} ${req.headers.authorization ?? '-'}`);
+    const other = /^\/status\/(\d{3})$/.exec(req.url ?? '');
+    if (other !== null) {
+      res.writeHead(Number(other[1]), { 'content-type': 'application/json' });
+      res.end('{"error":"refused"}');
+      return;
+    }
     res.writeHead(401, { 'content-type': 'application/json', 'www-authenticate': 'Bearer error="invalid_token"' });
     res.end('{"error":"invalid_token"}');
   });
@@ -156,6 +151,26 @@ describe('the 401 rule at the peer: two requests and one token refresh per call'
       assert.equal(cost.requests.length, 2, cost.requests.join('\n'));
       assert.equal(cost.refreshes, 1);
     } finally {
+      await fetch.close();
+    }
+  });
+
+  test('a 403 (or any status but 401) is the answer: one request, no refresh, whoever asks', async () => {
+    const fetcher = createCardFetcher({ policy, credentials });
+    const fetch = createPolicyFetch({ policy, credentials });
+    try {
+      for (const status of [403, 404, 500]) {
+        const card = await measure(async () => assert.equal((await fetcher.fetch(`${peer.origin}/status/${status}`)).status, status));
+        assert.deepEqual([card.requests.length, card.refreshes], [1, 0], `card fetch, ${status}`);
+        const a2a = await measure(async () => {
+          const res = await fetch(`${peer.origin}/status/${status}`, { method: 'POST', body: '{}' });
+          await res.arrayBuffer();
+          assert.equal(res.status, status);
+        });
+        assert.deepEqual([a2a.requests.length, a2a.refreshes], [1, 0], `A2A call, ${status}`);
+      }
+    } finally {
+      await fetcher.close();
       await fetch.close();
     }
   });

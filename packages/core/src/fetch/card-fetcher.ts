@@ -196,7 +196,7 @@ export function createCardFetcher(options: CardFetcherOptions): CardFetcher {
     if (closed) throw new DiscoveryError('ERR_FETCH_NETWORK', `${url}: aborted because the card fetcher was closed`, { url, stage: 'fetch' });
     const first = await send(judged, init, buildHeaders(init.headers, extra), started, callerSignal);
     // The 401 rule (guarded-connection.ts): one retry with headers asked anew, for this origin only.
-    if (first.status !== 401 || extra === undefined || !(await connection.retryAfter(judged.origin, first.status, extra))) return first;
+    if (extra === undefined || !(await connection.retryAfter(judged.origin, first.status, extra))) return first;
     const fresh = await connection.credentialsFor(judged.origin, url);
     if (closed) throw new DiscoveryError('ERR_FETCH_NETWORK', `${url}: aborted because the card fetcher was closed`, { url, stage: 'fetch' });
     return send(judged, init, buildHeaders(init.headers, fresh), performance.now(), callerSignal);

@@ -108,7 +108,7 @@ export function createGuardedFetch(options: GuardedFetchOptions): GuardedFetch {
     const body = extra !== undefined ? await replayable(request.body) : request.body;
     const first = await exchange(admitted.url.href, url, request, withExtra(baseHeaders, extra), body);
     // The 401 rule (guarded-connection.ts): one retry with headers asked anew, for this origin only.
-    if (first.response.status !== 401 || extra === undefined || !(await connection.retryAfter(admitted.origin, 401, extra))) return first.finish();
+    if (extra === undefined || !(await connection.retryAfter(admitted.origin, first.response.status, extra))) return first.finish();
     await first.response.body?.cancel().catch(() => undefined);
     first.release();
     const fresh = await connection.credentialsFor(admitted.origin, url);
