@@ -210,7 +210,8 @@ describe('HostPolicy.check', () => {
 
   test('property: every subdomain of a wildcard entry is allowed (the property above is not vacuous)', () => {
     const policy = HostPolicy.from({ allow: ['https://*.corp.example.org'] });
-    const label = fc.stringMatching(/^[a-z0-9]([a-z0-9-]{0,10}[a-z0-9])?$/);
+    // An `xn--` label must be valid punycode to be a host name at all (`xn--0` is not): those are not plain subdomains.
+    const label = fc.stringMatching(/^[a-z0-9]([a-z0-9-]{0,10}[a-z0-9])?$/).filter((l) => !l.startsWith('xn--'));
     fc.assert(
       fc.property(fc.array(label, { minLength: 1, maxLength: 4 }), fc.boolean(), (labels, dot) => {
         const host = `${labels.join('.')}.corp.example.org${dot ? '.' : ''}`;
