@@ -14,7 +14,7 @@
  * storage, keys and logs in a temporary directory; `close()` stops only that process and deletes
  * the directory. A start is bounded (a daemon that does not answer within 15 s fails with its
  * log). Without the binaries the tests are skipped with {@link DNS_SKIP} (never when
- * `A2A_TEST_REQUIRE_DNS=1`, as in CI). {@link queryDns} asks a question over UDP with dns-packet
+ * `A2A_TEST_REQUIRE_DNS=1` or `A2A_TEST_REQUIRE_ALL=1`, as in CI). {@link queryDns} asks a question over UDP with dns-packet
  * (which does not know SVCB: {@link decodeSvcb} reads its RFC 9460 wire format).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -25,6 +25,7 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import dnsPacket from 'dns-packet';
+import { missingError, skipUnlessRequired } from './skip.js';
 
 /** The path of a Debian DNS binary (sbin first: it is often not on a user's PATH), or undefined. */
 function binary(name: string): string | undefined {
@@ -35,14 +36,18 @@ function binary(name: string): string | undefined {
 const KNOT = ['knotd', 'knotc', 'keymgr'] as const;
 const UNBOUND = ['unbound'] as const;
 
-function skipReason(names: readonly string[], packages: string): string | undefined {
+/** What of `names` is missing, and where to get it; undefined when all are here. */
+function missingReason(names: readonly string[], packages: string): string | undefined {
   const missing = names.filter((n) => binary(n) === undefined);
-  if (missing.length === 0 || process.env.A2A_TEST_REQUIRE_DNS === '1') return undefined;
+  if (missing.length === 0) return undefined;
   return `${missing.join(', ')} not found: install Debian's ${packages} (scripts/ensure-test-deps.sh does)`;
 }
 
-/** Why the DNS tests are skipped here (knot or unbound missing), or undefined when they run. */
-export const DNS_SKIP: string | undefined = skipReason([...KNOT, ...UNBOUND], 'knot and unbound packages');
+/**
+ * Why the DNS tests are skipped here (knot or unbound missing), or undefined when they run. Never
+ * skipped when `A2A_TEST_REQUIRE_DNS=1` or `A2A_TEST_REQUIRE_ALL=1` (helpers/skip.ts).
+ */
+export const DNS_SKIP: string | undefined = skipUnlessRequired('dns', missingReason([...KNOT, ...UNBOUND], 'knot and unbound packages'));
 
 /** One zone: its apex (no trailing dot needed) and its records in zone-file presentation format. */
 export interface TestZone {
@@ -315,7 +320,7 @@ function knotConfig(dir: string, port: number, zones: readonly TestZone[]): stri
 /** Starts a knotd serving `zones`; throws (with its log) if it does not serve them within 15 s. */
 export async function startDnsServer(options: TestDnsServerOptions): Promise<TestDnsServer> {
   const [knotd, knotc, keymgr] = KNOT.map(binary);
-  if (!knotd || !knotc || !keymgr) throw new Error(skipReason(KNOT, 'knot package') ?? 'knot binaries not found');
+  if (!knotd || !knotc || !keymgr) throw missingError('dns', missingReason(KNOT, 'knot package') ?? 'knot binaries not found');
   if (options.zones.length === 0) throw new Error('startDnsServer needs at least one zone');
   const dir = await mkdtemp(join(tmpdir(), 'a2ad-knot-'));
   const port = await freePort();
@@ -374,7 +379,7 @@ export interface TestResolverOptions {
  */
 export async function startValidatingResolver(options: TestResolverOptions): Promise<TestResolver> {
   const unbound = binary('unbound');
-  if (!unbound) throw new Error(skipReason(UNBOUND, 'unbound package') ?? 'unbound not found');
+  if (!unbound) throw missingError('dns', missingReason(UNBOUND, 'unbound package') ?? 'unbound not found');
   const { server } = options;
   const dir = await mkdtemp(join(tmpdir(), 'a2ad-unbound-'));
   const port = await freePort();

@@ -12,6 +12,7 @@ import { chown, mkdtemp, readFile, rm } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { missingError, skipUnlessRequired } from './skip.js';
 
 /** The folder holding initdb, pg_ctl and postgres, or undefined. */
 export function postgresBinDir(): string | undefined {
@@ -27,14 +28,14 @@ export function postgresBinDir(): string | undefined {
   return candidates.find((d) => ['initdb', 'pg_ctl', 'postgres'].every((b) => existsSync(join(d, b))));
 }
 
+const MISSING = 'PostgreSQL binaries (initdb, pg_ctl, postgres) not found: install Debian\'s postgresql package (scripts/ensure-test-deps.sh does) or set A2A_TEST_PG_BIN';
+
 /**
  * Why PostgreSQL tests are skipped here, or undefined when they run. Never skipped when
- * `A2A_TEST_REQUIRE_PG=1` (set by .ci/run): a missing PostgreSQL then fails them.
+ * `A2A_TEST_REQUIRE_PG=1` or `A2A_TEST_REQUIRE_ALL=1` (.ci/run): a missing PostgreSQL then fails
+ * them (helpers/skip.ts).
  */
-export const POSTGRES_SKIP: string | undefined =
-  postgresBinDir() === undefined && process.env.A2A_TEST_REQUIRE_PG !== '1'
-    ? 'PostgreSQL binaries (initdb, pg_ctl, postgres) not found: install Debian\'s postgresql package (.ci/run does) or set A2A_TEST_PG_BIN'
-    : undefined;
+export const POSTGRES_SKIP: string | undefined = skipUnlessRequired('postgres', postgresBinDir() === undefined ? MISSING : undefined);
 
 export interface TestPostgres {
   /** `postgres://a2a@127.0.0.1:<port>/postgres` (trust authentication, loopback only). */
@@ -89,7 +90,7 @@ function run(bin: string, args: string[], user: { uid: number; gid: number } | u
 /** Initialises and starts a PostgreSQL; throws when the binaries are missing (check {@link POSTGRES_SKIP}). */
 export async function startPostgres(): Promise<TestPostgres> {
   const bin = postgresBinDir();
-  if (bin === undefined) throw new Error(POSTGRES_SKIP);
+  if (bin === undefined) throw missingError('postgres', MISSING);
   const user = runAs();
   const dir = await mkdtemp(join(tmpdir(), 'a2ad-pg-'));
   if (user) await chown(dir, user.uid, user.gid);

@@ -1,10 +1,14 @@
 /**
  * The package as a user installs it: the built entries resolve by name on this Node, export what
- * the docs promise, and the built CLI runs. (`npm test` builds dist/ first, through `pretest`.)
+ * the docs promise, and the built CLI runs. (`npm test` builds dist/ first, through `pretest`; a
+ * dist/ older than the sources fails every test here: helpers/dist.ts.)
  */
-import { test } from 'node:test';
+import { before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
+import { assertDistFresh } from '../helpers/dist.js';
+
+before(assertDistFresh);
 
 const entries: Record<string, string[]> = {
   'a2a-discovery': ['parseAgentCard', 'checkCard', 'toAdkCard', 'CardCache', 'HostPolicy', 'createCardFetcher', 'EventStream', 'VirtualClock', 'DiscoveryError', 'DiscoveryLoop', 'staticSource', 'kubernetesSource', 'aiCatalogSource', 'CatalogArtifacts', 'readAiCatalog', 'verifyDetachedSignature', 'signDetached', 'selectAgents', 'SnapshotStore'],

@@ -4,7 +4,8 @@
  * must hold no database driver, server framework, UI library or native addon (beyond what the
  * peers themselves bring), nothing may be compiled, and the README's discovery script must run
  * there, as plain JavaScript, against a real ADK JS peer on loopback. (`npm test` builds dist/
- * first; npm installs from its cache where it can, so this costs about half a minute.)
+ * first, and a dist/ older than the sources fails here: helpers/dist.ts; npm installs from its
+ * cache where it can, so this costs about half a minute.)
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -15,6 +16,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { docExamples } from '../docs/doc-examples.js';
 import { startAdkPeer, type RunningPeer } from '../helpers/a2a-peers.js';
+import { assertDistFresh } from '../helpers/dist.js';
 import { adkStyleCard } from '../helpers/cards.js';
 
 const run = promisify(execFile);
@@ -67,6 +69,7 @@ function findFiles(dir: string, match: (name: string) => boolean, out: string[] 
 }
 
 before(async () => {
+  assertDistFresh();
   project = mkdtempSync(join(tmpdir(), 'a2ad-install-'));
   const { stdout } = await run(npm, ['pack', '--json', '--pack-destination', project, '-w', 'packages/core'], { cwd: root, maxBuffer: 16 * 2 ** 20 });
   const [packed] = JSON.parse(stdout) as Array<{ filename: string; files: Array<{ path: string }> }>;

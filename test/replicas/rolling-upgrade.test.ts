@@ -12,10 +12,14 @@
  * The previous release is `A2A_TEST_PREVIOUS_RELEASE` (a commit), else the merge base with `main`,
  * else (on main itself) `HEAD^1`. It is extracted with `git archive`, given a copy of this
  * checkout's node_modules (`cp -a`) and built with `npm run build`, within
- * `A2A_TEST_UPGRADE_BUILD_MS` (default 300 s); when that cannot be done the upgrade cases are
- * skipped with the reason and the time it took (the future-migration case still runs).
+ * `A2A_TEST_UPGRADE_BUILD_MS` (default 300 s). The upgrade cases are skipped, with the reason and
+ * the time it took, for three named reasons only: no git checkout (or no git), no previous commit
+ * in the history (a shallow clone), the build not done within the bound; never when
+ * `A2A_TEST_REQUIRE_PG=1` or `A2A_TEST_REQUIRE_ALL=1` (helpers/skip.ts), and any other failure
+ * (the extraction, the copy, the build's own errors) fails them (the future-migration case still runs).
  */
 import { after, before, describe, test } from 'node:test';
+import type { TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
@@ -34,16 +38,23 @@ import type { TestPostgres } from '../helpers/postgres.js';
 import { POSTGRES_SKIP, startPostgres } from '../helpers/postgres.js';
 import type { ServeProcess } from '../helpers/serve-process.js';
 import { startServe } from '../helpers/serve-process.js';
+import { skipOrFail } from '../helpers/skip.js';
 import { waitFor } from '../helpers/wait-for.js';
 
 const ROOT = new URL('../../', import.meta.url).pathname;
 const BUILD_BOUND_MS = Number(process.env.A2A_TEST_UPGRADE_BUILD_MS ?? 300_000);
 
+/** A step that ran out of the build's time bound (one of the named reasons to skip). */
+class OutOfTime extends Error {}
+
 function run(cmd: string, args: string[], o: { cwd: string; timeout: number }): Promise<string> {
   return new Promise((resolve, reject) => {
-    execFile(cmd, args, { cwd: o.cwd, timeout: Math.max(1, o.timeout), maxBuffer: 16 * 1024 * 1024, killSignal: 'SIGKILL' }, (err, stdout, stderr) => {
-      if (err) reject(new Error(`${cmd} ${args.join(' ')} failed${err.killed ? ' (the time bound ran out)' : ''}: ${err.message}\n${stdout.slice(-1500)}\n${stderr.slice(-1500)}`));
-      else resolve(stdout.trim());
+    if (o.timeout <= 0) return reject(new OutOfTime(`${cmd} ${args.join(' ')} not started: the time bound ran out`));
+    execFile(cmd, args, { cwd: o.cwd, timeout: o.timeout, maxBuffer: 16 * 1024 * 1024, killSignal: 'SIGKILL' }, (err, stdout, stderr) => {
+      if (err) {
+        const Failure = err.killed ? OutOfTime : Error;
+        reject(new Failure(`${cmd} ${args.join(' ')} failed${err.killed ? ' (the time bound ran out)' : ''}: ${err.message}\n${stdout.slice(-1500)}\n${stderr.slice(-1500)}`));
+      } else resolve(stdout.trim());
     });
   });
 }
@@ -57,8 +68,14 @@ interface PreviousBuild {
   took: Record<string, number>;
 }
 
-/** Builds the previous release; a string says why it could not be built within the bound. */
-async function buildPrevious(): Promise<PreviousBuild | string> {
+/**
+ * The previous release: built; or `skip`, one of the named reasons it cannot be built here (no
+ * git checkout, no previous commit, the time bound); or `fail`, any other reason.
+ */
+type Previous = { build: PreviousBuild } | { skip: string } | { fail: string };
+
+/** Builds the previous release, within the bound. */
+async function buildPrevious(): Promise<Previous> {
   const started = Date.now();
   const left = () => BUILD_BOUND_MS - (Date.now() - started);
   const took: Record<string, number> = {};
@@ -70,20 +87,33 @@ async function buildPrevious(): Promise<PreviousBuild | string> {
       took[name] = Date.now() - at;
     }
   };
+  const git = (...args: string[]) => run('git', ['-C', ROOT, ...args], { cwd: ROOT, timeout: 30_000 });
+  let head: string;
+  try {
+    head = await git('rev-parse', 'HEAD');
+  } catch (err) {
+    return { skip: `the previous release cannot be built: ${ROOT} is not a git checkout, or git is missing (${(err as Error).message.split('\n')[0]})` };
+  }
+  let commit = process.env.A2A_TEST_PREVIOUS_RELEASE;
+  if (commit === undefined) {
+    const base = await git('merge-base', 'HEAD', 'main').catch(() => undefined);
+    if (base !== undefined && base !== head) commit = base;
+    else {
+      try {
+        commit = await git('rev-parse', '--verify', 'HEAD^1^{commit}');
+      } catch {
+        return { skip: `the previous release cannot be built: no merge base with main and no parent of HEAD ${head} in this history (a shallow clone?); set A2A_TEST_PREVIOUS_RELEASE` };
+      }
+    }
+  }
   let dir: string | undefined;
   try {
-    const git = (...args: string[]) => run('git', ['-C', ROOT, ...args], { cwd: ROOT, timeout: 30_000 });
-    const head = await git('rev-parse', 'HEAD');
-    let commit = process.env.A2A_TEST_PREVIOUS_RELEASE;
-    if (commit === undefined) {
-      const base = await git('merge-base', 'HEAD', 'main').catch(() => undefined);
-      commit = base !== undefined && base !== head ? base : await git('rev-parse', 'HEAD^1');
-    }
     commit = await git('rev-parse', '--verify', `${commit}^{commit}`);
     dir = await mkdtemp(join(tmpdir(), 'a2ad-previous-'));
     const target = dir;
+    const release = commit;
     await step('extract', async () => {
-      await run('git', ['-C', ROOT, 'archive', '--format=tar', '-o', join(target, 'release.tar'), commit], { cwd: ROOT, timeout: left() });
+      await run('git', ['-C', ROOT, 'archive', '--format=tar', '-o', join(target, 'release.tar'), release], { cwd: ROOT, timeout: left() });
       await run('tar', ['-xf', 'release.tar'], { cwd: target, timeout: left() });
       await rm(join(target, 'release.tar'));
     });
@@ -99,15 +129,27 @@ async function buildPrevious(): Promise<PreviousBuild | string> {
     await step('npm run build', () => run('npm', ['run', 'build'], { cwd: target, timeout: left() }));
     const main = join(target, 'packages/service/dist/cli/main.js');
     if (!existsSync(main)) throw new Error(`the build of ${commit} has no ${main}`);
-    return { commit, dir: target, cli: [main], took };
+    return { build: { commit, dir: target, cli: [main], took } };
   } catch (err) {
     if (dir !== undefined) await rm(dir, { recursive: true, force: true });
-    return `the previous release could not be built within A2A_TEST_UPGRADE_BUILD_MS=${BUILD_BOUND_MS} ms (after ${Date.now() - started} ms; steps ${JSON.stringify(took)}): ${(err as Error).message}`;
+    const why = `the previous release ${commit} could not be built (after ${Date.now() - started} ms; steps ${JSON.stringify(took)} ms): ${(err as Error).message}`;
+    return err instanceof OutOfTime ? { skip: `${why} (bound: A2A_TEST_UPGRADE_BUILD_MS=${BUILD_BOUND_MS})` } : { fail: why };
   }
 }
 
+/** The previous release's build, or the test skipped (a named reason, not required) or failed. */
+async function previousOr(t: TestContext): Promise<PreviousBuild | undefined> {
+  const old = await previousBuild();
+  if ('fail' in old) assert.fail(old.fail);
+  if ('skip' in old) {
+    skipOrFail(t, 'previous-release', old.skip);
+    return undefined;
+  }
+  return old.build;
+}
+
 /** Built once, by the first case that needs it (a run that selects neither builds nothing). */
-let previous: Promise<PreviousBuild | string> | undefined;
+let previous: Promise<Previous> | undefined;
 const previousBuild = () => (previous ??= buildPrevious());
 
 async function json(url: string, init: RequestInit = {}): Promise<{ status: number; body: Record<string, unknown> }> {
@@ -199,7 +241,7 @@ describe('rolling upgrades: two releases on one PostgreSQL (child processes)', {
     await pg.close();
     await rm(dir, { recursive: true, force: true });
     const built = await previous;
-    if (typeof built === 'object') await rm(built.dir, { recursive: true, force: true });
+    if (built !== undefined && 'build' in built) await rm(built.build.dir, { recursive: true, force: true });
   });
 
   /**
@@ -278,15 +320,15 @@ describe('rolling upgrades: two releases on one PostgreSQL (child processes)', {
   };
 
   test('an old leader and a new follower: the leader killed, the new replica leads and nothing is lost', async (t) => {
-    const old = await previousBuild();
-    if (typeof old === 'string') return t.skip(old);
+    const old = await previousOr(t);
+    if (old === undefined) return;
     t.diagnostic(`previous release ${old.commit}, built in ${JSON.stringify(old.took)} ms`);
     await handOver(old.cli, CLI);
   });
 
   test('a new leader and an old follower: the leader killed, the old replica leads and nothing is lost', async (t) => {
-    const old = await previousBuild();
-    if (typeof old === 'string') return t.skip(old);
+    const old = await previousOr(t);
+    if (old === undefined) return;
     await handOver(CLI, old.cli);
   });
 

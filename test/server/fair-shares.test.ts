@@ -232,6 +232,34 @@ describe('fair shares of sessions', () => {
   });
 });
 
+describe('fair shares of sessions under a lowered global cap', () => {
+  let s: RunningService;
+  before(async () => {
+    // sessions.maxSessions lowered to 5; server.limits.maxSessionsPerClient left at its default (32).
+    s = await service({ sessions: { maxSessions: 5 } });
+  });
+  after(() => s?.close());
+
+  const chat = (from: string, sessionId: string): Promise<Reply> => send(s.url, from, 'POST', '/api/chat', JSON_TYPE, JSON.stringify({ message: 'hi', sessionId }));
+
+  test('one client cannot hold every session: it is held to half the cap (3 of 5), and another client still gets its first turn', async () => {
+    const opened: string[] = [];
+    let refused: Reply | undefined;
+    for (let i = 0; i < 5 && refused === undefined; i++) {
+      const r = await chat(FIRST, `greedy-${i}`);
+      if (r.status === 200) opened.push(`greedy-${i}`);
+      else refused = r;
+    }
+    assert.equal(opened.length, 3, `the first client opened ${opened.length} sessions`);
+    assert.equal(refused?.status, 429, refused?.body);
+    assert.equal(refused.json.limit, 'server.limits.maxSessionsPerClient', refused.body);
+    assert.match(String(refused.json.message), /holds 3 session\(s\) \(server\.limits\.maxSessionsPerClient, held to half of sessions\.maxSessions 5\)/);
+    const other = await chat(SECOND, 'modest-1');
+    assert.equal(other.status, 200, other.body);
+    assert.deepEqual(s.trees.sessions().map((x) => x.sessionId).sort(), [...opened, 'modest-1'].sort());
+  });
+});
+
 describe('/readyz and the store location', () => {
   let dir: string;
   let s: RunningService;

@@ -152,6 +152,27 @@ for (const engine of storeEngines()) {
       assert.deepEqual(pruned(await store.counters()), { 'journal.pruned.card.result': 1, 'journal.pruned.snapshot.published': 1, 'journal.pruned.alert': 1, 'journal.pruned.endpoint.admitted': 1 });
     });
 
+    test('at the bounds, one event at a time (as the writer flushes): exactly N rows of a type at a quota of N, exactly N in all at a cap of N; one more cuts one, the oldest', async () => {
+      const N = 3;
+      const store = await engine.open({ clock: clock(), retention: { journalMaxEvents: 2 * N + 1, journalMaxEventsPerType: N } });
+      const gone = Array.from({ length: N + 1 }, (_, i) => event('endpoint.gone', 2_000 + i));
+      for (const e of gone.slice(0, N)) await store.appendEvents([e]);
+      assert.deepEqual(await seqs(store, ['endpoint.gone']), gone.slice(0, N).map((e) => e.seq), `a quota of ${N} keeps ${N}`);
+      assert.deepEqual(pruned(await store.counters()), {}, 'nothing cut at the quota');
+      await store.appendEvents([gone[N]!]);
+      assert.deepEqual(await seqs(store, ['endpoint.gone']), gone.slice(1).map((e) => e.seq), 'one over the quota: the oldest goes');
+      assert.deepEqual(pruned(await store.counters()), { 'journal.pruned.endpoint.gone': 1 });
+      // The cap: N + 1 more rows of two other kinds make exactly 2N + 1 rows, the cap; one more cuts the oldest churn.
+      const evicted = Array.from({ length: N }, (_, i) => event('endpoint.evicted', 3_000 + i));
+      for (const e of [...evicted, event('snapshot.published', 4_000)]) await store.appendEvents([e]);
+      assert.equal((await store.events()).length, 2 * N + 1, `a cap of ${2 * N + 1} keeps ${2 * N + 1}`);
+      assert.deepEqual(pruned(await store.counters()), { 'journal.pruned.endpoint.gone': 1 }, 'nothing cut at the cap');
+      await store.appendEvents([event('snapshot.published', 4_001)]);
+      assert.deepEqual(await seqs(store, ['endpoint.gone']), gone.slice(2).map((e) => e.seq), 'one over the cap: the oldest churn row goes');
+      assert.equal((await store.events()).length, 2 * N + 1);
+      assert.deepEqual(pruned(await store.counters()), { 'journal.pruned.endpoint.gone': 2 });
+    });
+
     if (engine.name !== 'memory') {
       test('a journal written before migration 0005 is counted by it (and 0005 rolls back): the quotas apply at the next write', async () => {
         const first = (await engine.open({ clock: clock() })) as SqlStateStore;

@@ -56,39 +56,63 @@ export function prunedCounter(type: string): string {
   return `journal.pruned.${type}`;
 }
 
+/** The bounds of the journal's retention ({@link StoreRetention}). */
+type JournalBounds = Readonly<Required<Pick<StoreRetention, 'journalMaxEvents' | 'journalMaxEventsPerType' | 'journalMaxAgeMs'>>>;
+
 /**
- * The journal's retention rule, on rows in journal order (oldest first): rows older than
- * `journalMaxAgeMs` go (not counted: that is the journal's horizon); then each type keeps its
- * `journalMaxEventsPerType` newest rows; then, past `journalMaxEvents` in all, the oldest rows
- * of unprotected kinds go first and protected ones ({@link PROTECTED_JOURNAL_TYPES}) only when
- * nothing else is left. Returns the rows kept, in order, and how many of each type the quota and
- * the cap deleted. The memory store applies it as is; the SQL store runs the same steps as
- * queries (and the contract suite checks both agree).
+ * The journal's retention rule, in one place for both stores. Rows whose `at` is before
+ * `now - journalMaxAgeMs` go first (not counted: that is the journal's horizon; `horizon`). Of
+ * the rows left, with `counts` of them per type: each type keeps its `journalMaxEventsPerType`
+ * newest rows, so its `quota.get(type)` oldest go; then, past `journalMaxEvents` in all, the
+ * `cap` oldest rows go, those of unprotected kinds first and protected ones
+ * ({@link PROTECTED_JOURNAL_TYPES}) only when nothing else is left. The memory store applies it
+ * to its rows ({@link retainJournal}); the SQL store runs the same cuts as queries, asking again
+ * after each step.
+ */
+export function journalCuts(
+  counts: Iterable<readonly [string, number]>,
+  bounds: JournalBounds,
+  now: number,
+): { horizon: number; quota: Map<string, number>; cap: number } {
+  const quota = new Map<string, number>();
+  let total = 0;
+  for (const [type, n] of counts) {
+    const over = n - bounds.journalMaxEventsPerType;
+    if (over > 0) quota.set(type, over);
+    total += n - Math.max(0, over);
+  }
+  return { horizon: now - bounds.journalMaxAgeMs, quota, cap: Math.max(0, total - bounds.journalMaxEvents) };
+}
+
+/**
+ * {@link journalCuts} applied to rows in journal order (oldest first). Returns the rows kept, in
+ * order, and how many of each type the quota and the cap deleted.
  */
 export function retainJournal<R extends { readonly event: { readonly type: string; readonly at: number } }>(
   rows: readonly R[],
-  bounds: Readonly<Required<Pick<StoreRetention, 'journalMaxEvents' | 'journalMaxEventsPerType' | 'journalMaxAgeMs'>>>,
+  bounds: JournalBounds,
   now: number,
 ): { kept: R[]; pruned: Map<string, number> } {
   const pruned = new Map<string, number>();
   const drop = (type: string): void => {
     pruned.set(type, (pruned.get(type) ?? 0) + 1);
   };
-  const oldest = now - bounds.journalMaxAgeMs;
-  // Newest first, so each type's quota keeps its newest rows.
-  const perType = new Map<string, number>();
+  const { horizon } = journalCuts([], bounds, now);
+  const recent = rows.filter((r) => r.event.at >= horizon);
+  const counts = new Map<string, number>();
+  for (const r of recent) counts.set(r.event.type, (counts.get(r.event.type) ?? 0) + 1);
+  const { quota, cap } = journalCuts(counts, bounds, now);
+  // Each type's oldest rows over its quota.
   const kept: R[] = [];
-  for (let i = rows.length - 1; i >= 0; i--) {
-    const r = rows[i]!;
-    if (r.event.at < oldest) continue;
-    const n = (perType.get(r.event.type) ?? 0) + 1;
-    perType.set(r.event.type, n);
-    if (n > bounds.journalMaxEventsPerType) drop(r.event.type);
-    else kept.push(r);
+  for (const r of recent) {
+    const over = quota.get(r.event.type) ?? 0;
+    if (over > 0) {
+      quota.set(r.event.type, over - 1);
+      drop(r.event.type);
+    } else kept.push(r);
   }
-  kept.reverse();
-  let excess = kept.length - bounds.journalMaxEvents;
-  if (excess <= 0) return { kept, pruned };
+  let excess = cap;
+  if (excess === 0) return { kept, pruned };
   const protectedTypes = new Set(PROTECTED_JOURNAL_TYPES);
   const cut = new Set<R>();
   for (const r of kept) {

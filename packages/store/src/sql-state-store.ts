@@ -10,7 +10,7 @@ import knexFactory from 'knex';
 import type { Knex } from 'knex';
 import type { CacheEntry, CardStore, Clock, DiscoveryEvent, Snapshot, SnapshotSummary } from 'a2a-discovery';
 import { systemClock, DiscoveryError, isDiscoveryError } from 'a2a-discovery';
-import { PROTECTED_JOURNAL_TYPES, prunedCounter } from './journal.js';
+import { PROTECTED_JOURNAL_TYPES, journalCuts, prunedCounter } from './journal.js';
 import { migrate, unknownMigrations } from './migrations.js';
 import type { StoredCard } from './serialize.js';
 import { cardParser, entryFromRow, entryToJson, eventFromJson, freshnessToJson, eventToJson, joinSnapshot, splitSnapshot } from './serialize.js';
@@ -590,7 +590,7 @@ export class SqlStateStore implements StateStore {
 
   appendEvents(events: readonly DiscoveryEvent[]): Promise<void> {
     if (events.length === 0) return Promise.resolve();
-    const oldest = Math.round(this.#clock.wallNow() - this.#retention.journalMaxAgeMs);
+    const oldest = Math.round(journalCuts([], this.#retention, this.#clock.wallNow()).horizon);
     const replica = this.replica;
     const pruned = new Map<string, number>();
     return this.#write(async () => {
@@ -631,7 +631,7 @@ export class SqlStateStore implements StateStore {
   }
 
   /**
-   * journal.ts's `retainJournal` (after the age bound) as queries that stay cheap on a full
+   * journal.ts's `journalCuts` (after the age bound) as queries that stay cheap on a full
    * journal: the rows per type are read from `a2ad_journal_counts` (plus this write's `delta`), so
    * nothing is counted or scanned unless a bound is exceeded, and then only the excess is read, on
    * the (type, id) index: a type over its quota loses its oldest rows; over the total cap, the
@@ -640,7 +640,6 @@ export class SqlStateStore implements StateStore {
    * `pruned` and taken off `delta`.
    */
   async #retainJournal(trx: Knex.Transaction, delta: Map<string, number>, pruned: Map<string, number>): Promise<void> {
-    const { journalMaxEvents, journalMaxEventsPerType } = this.#retention;
     const counts = new Map<string, number>();
     for (const r of (await trx('a2ad_journal_counts').select('type', 'n')) as Array<{ type: string; n: unknown }>) counts.set(r.type, num(r.n));
     for (const [type, n] of delta) counts.set(type, (counts.get(type) ?? 0) + n);
@@ -654,12 +653,15 @@ export class SqlStateStore implements StateStore {
     };
     const oldestIds = async (type: string, limit: number): Promise<number[]> =>
       ((await trx('a2ad_journal').select('id').where({ type }).orderBy('id', 'asc').limit(limit)) as Array<{ id: unknown }>).map((r) => num(r.id));
+    // The rule's numbers (journal.ts's journalCuts), asked again after each cut.
+    const cuts = () => journalCuts(counts, this.#retention, 0);
+    const quotaOver = (type: string): number => cuts().quota.get(type) ?? 0;
     for (const type of [...counts.keys()]) {
-      for (let over = counts.get(type)! - journalMaxEventsPerType; over > 0; over = counts.get(type)! - journalMaxEventsPerType) {
+      for (let over = quotaOver(type); over > 0; over = quotaOver(type)) {
         const ids = await oldestIds(type, Math.min(over, CUT_STEP));
         if (ids.length === 0) break;
         await cut(type, ids.at(-1)!);
-        if (counts.get(type)! - journalMaxEventsPerType === over) break;
+        if (quotaOver(type) === over) break;
       }
     }
     // The oldest `excess` rows of `types` in journal order (at most CUT_STEP at a time): the
@@ -673,7 +675,7 @@ export class SqlStateStore implements StateStore {
       const upTo = ids[Math.min(step, ids.length) - 1]!;
       for (const type of types) await cut(type, upTo);
     };
-    const over = (): number => [...counts.values()].reduce((a, b) => a + b, 0) - journalMaxEvents;
+    const over = (): number => cuts().cap;
     const present = (keep: (type: string) => boolean): string[] => [...counts].filter(([t, n]) => n > 0 && keep(t)).map(([t]) => t);
     const protectedTypes = new Set(PROTECTED_JOURNAL_TYPES);
     for (const kinds of [(t: string) => !protectedTypes.has(t), () => true]) {

@@ -214,7 +214,7 @@ export class TreeFactory {
       if (options.startOn !== undefined) throw new DiscoveryError('ERR_SESSION_INVALID', `snapshot ${options.startOn.slice(0, 12)} is not retained here: a new session can start on the current snapshot or on one that is still retained`);
       throw new DiscoveryError('ERR_NOT_READY', 'no snapshot has been published yet');
     }
-    const max = this.#o.maxSessions ?? SESSION_DEFAULTS.maxSessions;
+    const max = this.maxSessions;
     if (this.#pins.size >= max) throw new DiscoveryError('ERR_SESSION_LIMIT', `${max} sessions are pinned (sessions.maxSessions); end one or wait for idle ones to expire`);
     const root = this.#build(current);
     this.#o.snapshots.retain(current.digest);
@@ -432,6 +432,11 @@ export class TreeFactory {
    */
   get stats(): { pinned: number; roots: number; builds: number; expired: number; keptElsewhere: number } {
     return { pinned: this.#pins.size, roots: this.#roots.size, builds: this.#builds, expired: this.#expiredTotal, keptElsewhere: this.#keptElsewhere };
+  }
+
+  /** The most sessions pinned at once (`maxSessions`, `sessions.maxSessions`); a new one beyond is `ERR_SESSION_LIMIT`. */
+  get maxSessions(): number {
+    return this.#o.maxSessions ?? SESSION_DEFAULTS.maxSessions;
   }
 
   /** Digests with a built root. */

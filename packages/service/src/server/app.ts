@@ -34,7 +34,7 @@ import { EventStreamHub } from './event-stream-route.js';
 import type { Drain } from './drain.js';
 import { DRAIN_RETRY_AFTER_S } from './drain.js';
 import type { OnRefusal, RefusalReason, ServerLimits } from './limits.js';
-import { DEFAULT_SERVER_LIMITS, InFlight } from './limits.js';
+import { DEFAULT_SERVER_LIMITS, InFlight, sessionsPerClient } from './limits.js';
 import { readJsonBody } from './read-json-body.js';
 import { sourcesJson } from './sources-json.js';
 import { serverSpans } from './server-spans.js';
@@ -536,14 +536,17 @@ export function createApp(o: AppOptions): Hono {
       checkSessionId(sessionId);
       await o.adoptSession?.(sessionId);
       const existing = o.trees.digestOf(sessionId) !== undefined || o.owners.claimed(sessionId);
+      // A client's share of sessions never reaches a lowered global cap (limits.ts).
+      const perClient = sessionsPerClient(limits.maxSessionsPerClient, o.trees.maxSessions);
       if (existing) {
         const refused = sessionRefusal(c, sessionId, caller);
         if (refused) return refused;
         if (startOn !== undefined && startOn !== o.trees.digestOf(sessionId)) {
           return c.json({ error: 'ERR_SESSION_INVALID', message: 'only a new session can start on another snapshot (omit sessionId)' }, 400);
         }
-      } else if (o.owners.held(share) >= limits.maxSessionsPerClient) {
-        return tooMany(c, 'sessions_per_client', 'server.limits.maxSessionsPerClient', SESSION_RETRY_S, `this client holds ${limits.maxSessionsPerClient} session(s); end one (DELETE /api/sessions/:id) or wait for an idle one to expire`);
+      } else if (o.owners.held(share) >= perClient) {
+        const lowered = perClient < limits.maxSessionsPerClient ? ` (server.limits.maxSessionsPerClient, held to half of sessions.maxSessions ${o.trees.maxSessions})` : '';
+        return tooMany(c, 'sessions_per_client', 'server.limits.maxSessionsPerClient', SESSION_RETRY_S, `this client holds ${perClient} session(s)${lowered}; end one (DELETE /api/sessions/:id) or wait for an idle one to expire`);
       } else secret = o.owners.claim(sessionId, caller, share);
       // The request's signal aborts when its client goes away: the turn's A2A requests are cut and
       // its slot is freed at once (SessionRunner.run).

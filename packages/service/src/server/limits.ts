@@ -44,7 +44,10 @@ export interface ServerLimits {
   keepAliveTimeoutMs: number;
   /** `/api/inspect` calls running at once for one client (429 beyond). Default 1, so one client never holds every inspector slot. */
   maxInspectionsPerClient: number;
-  /** Sessions one client may hold pinned; its next new session is 429. Default 32. */
+  /**
+   * Sessions one client may hold pinned; its next new session is 429. Default 32. Never more than
+   * half of `sessions.maxSessions`, rounded up ({@link sessionsPerClient}).
+   */
   maxSessionsPerClient: number;
   /** `/api/chat` turns running at once for one client (429 beyond). Default 2. */
   maxTurnsPerClient: number;
@@ -58,6 +61,16 @@ export interface ServerLimits {
 
 /** The defaults, from the configuration schema (one definition for the YAML keys and the library). */
 export const DEFAULT_SERVER_LIMITS: Readonly<ServerLimits> = CONFIG_SERVER_LIMITS;
+
+/**
+ * The sessions one client may hold: `server.limits.maxSessionsPerClient`, but never more than half
+ * of `sessions.maxSessions` (rounded up, at least 1), so that with a lowered global cap one client
+ * still cannot hold every session: a cap of 5 leaves each client 3 and another client its first
+ * turn. (With a cap of 1 that one session is anyone's.)
+ */
+export function sessionsPerClient(maxSessionsPerClient: number, maxSessions: number): number {
+  return Math.max(1, Math.min(maxSessionsPerClient, Math.ceil(maxSessions / 2)));
+}
 
 /** Why the service refused or cut a request: the `reason` label of `a2a_discovery_http_refusals_total`. */
 export type RefusalReason =
