@@ -14,8 +14,8 @@ const MAX_UNPARSED = 200;
 
 /**
  * `url` with its user information and query values masked. A text that does not parse as a URL
- * is cut to 200 characters, and whatever stands between `://` and the last `@` before the first
- * `/` is masked, and so is everything after a `?`.
+ * is cut to 200 characters, and whatever stands between `://` and the last `@` is masked, and so is
+ * everything after a `?`.
  *
  * @example redactUrl('https://u:p@x.example/a?key=1&b=2#f') // 'https://REDACTED@x.example/a?key=REDACTED&b=REDACTED#f'
  * @example redactUrl('postgres://a2a:s3cret@db.example.com/a2a') // 'postgres://REDACTED@db.example.com/a2a'
@@ -45,7 +45,8 @@ export function redactUrl(url: string | URL): string {
 
 function redactText(text: string): string {
   let out = text.slice(0, MAX_UNPARSED);
-  out = out.replace(/^([a-z][a-z0-9+.-]*:\/\/)[^/?#]*@/i, `$1${REDACTED}@`);
+  // Up to the last `@`: a password may hold `/`, `:`, `#` or `@` itself, which is what made the URL unparseable.
+  out = out.replace(/^([a-z][a-z0-9+.-]*:\/\/).*@/i, `$1${REDACTED}@`);
   const q = out.indexOf('?');
   return q < 0 ? out : `${out.slice(0, q)}?${REDACTED}`;
 }
