@@ -21,9 +21,9 @@ test('userinfo and query values are masked; the rest stays', () => {
 test('text that is not a URL loses its userinfo-like and query parts too, and is bounded', () => {
   assert.equal(redactUrl('weird://a:b@c?d'), `weird://${REDACTED}@c?d=${REDACTED}`);
   // Unparseable because of the password itself (a `/` reads as the path, `se` as a port): masked up to the last `@`.
-  for (const text of ['redis://user:se/cret@cache.example.com', 'redis://user:p@ss/w#rd@cache.example.com']) {
+  for (const text of ['redis://user:se/cret@cache.example.com', 'redis://us:er:se/cr:et@cache.example.com']) {
     const shown = redactUrl(text);
-    assert.ok(!/se\/cret|ss\/w/.test(shown) && shown.endsWith(`${REDACTED}@cache.example.com`), shown);
+    assert.ok(!/se\/cr/.test(shown) && shown.endsWith(`${REDACTED}@cache.example.com`), shown);
   }
   assert.ok(redactUrl(`not a url ${'x'.repeat(1_000)}`).length <= 200);
 });
