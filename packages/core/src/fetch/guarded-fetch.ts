@@ -62,7 +62,8 @@ export type GuardedFetch = typeof fetch & {
   close(): Promise<void>;
 };
 
-const NULL_BODY_STATUS = new Set([101, 103, 204, 205, 304]);
+/** Statuses whose response has no body (fetch never returns an interim 1xx). */
+const NULL_BODY_STATUS = new Set([204, 205, 304]);
 
 /**
  * Creates a guarded `fetch`. No I/O happens until it is called.
@@ -149,7 +150,7 @@ export function createGuardedFetch(options: GuardedFetchOptions): GuardedFetch {
         const status = response.status;
         const init = { status, statusText: response.statusText, headers: response.headers as unknown as Headers };
         if (response.body === null || NULL_BODY_STATUS.has(status)) {
-          if (whole) await response.body?.cancel().catch(() => undefined);
+          await response.body?.cancel().catch(() => undefined);
           return new Response(null, init);
         }
         if (!whole) return new Response(capStream(response.body as ReadableStream<Uint8Array>, options.maxResponseBytes, () => tooLarge(url, status)), init);
