@@ -8,10 +8,10 @@
  * read and, in its `dev.a2a-discovery.agent` extension, the local name and the SHA-256 of the
  * card's bytes — the digest a DNS-AID reader pins. A configuration alone has no cards to hash.
  */
-import { readFile } from 'node:fs/promises';
 import type { Command } from 'commander';
 import { InvalidArgumentError } from 'commander';
 import { A2A_CARD_MEDIA_TYPE, AI_CATALOG_WELL_KNOWN_PATH, DNS_AID_DEFAULT_TTL_SECONDS, createDeploymentFetch, DiscoveryError, dnsAidZone, isDiscoveryError, zoneComment } from 'a2a-discovery';
+import { readBoundedFile } from 'a2a-discovery/config';
 import type { DnsAidPublishedAgent, DnsAidZoneResult, Problem } from 'a2a-discovery';
 
 /** The extension of a service's catalog entry: `{ localName, canonicalSha256, rawSha256 }` (registry/entry.ts). */
@@ -47,7 +47,8 @@ async function readCatalog(flags: DnsRecordsFlags): Promise<{ doc: unknown; base
   if (flags.catalog !== undefined) {
     let text: string;
     try {
-      text = await readFile(flags.catalog, 'utf8');
+      // The same cap as a catalog read from the service; a FIFO or a directory is refused, not waited on.
+      text = (await readBoundedFile(flags.catalog, MAX_CATALOG_BYTES)).toString('utf8');
     } catch (err) {
       throw new DiscoveryError('ERR_USAGE', `cannot read ${flags.catalog}: ${(err as Error).message}`, { stage: 'config', cause: err });
     }
