@@ -233,8 +233,8 @@ describe('POST /api/inspect under the service allowlist', () => {
     assert.equal((await request(s.url, 'GET', '/api/inspect')).status, 404, 'GET inspects nothing');
   });
 
-  test('one inspection at a time (server.limits.maxInspections): the next is 429 and counted; the deadline aborts a slow peer and is counted', async () => {
-    const busyBefore = await metric(s.url, 'a2a_discovery_http_refusals_total', 'reason="inspections"');
+  test('one inspection at a time (server.limits.maxInspections, one per client): the next is 429 and counted; the deadline aborts a slow peer and is counted', async () => {
+    const busyBefore = await metric(s.url, 'a2a_discovery_http_refusals_total', 'reason="inspections_per_client"');
     const timeoutBefore = await metric(s.url, 'a2a_discovery_http_refusals_total', 'reason="inspect_timeout"');
     const started = Date.now();
     const slow = inspect(s, { url: `${silent.origin}/` });
@@ -243,14 +243,15 @@ describe('POST /api/inspect under the service allowlist', () => {
     const second = await request(s.url, 'POST', '/api/inspect', { ...JSON_TYPE, origin: s.url }, JSON.stringify({ card: '{}' }));
     assert.equal(second.status, 429);
     assert.equal(second.headers['retry-after'], '5');
-    assert.match(second.body, /maxInspections/);
+    // The same client: its own share (one) is what it is refused by; others would wait their turn (fair-pool.test.ts).
+    assert.match(second.body, /server\.limits\.maxInspectionsPerClient/);
     const { status, json } = await slow;
     const elapsed = Date.now() - started;
     assert.equal(status, 200);
     assert.equal(json.timedOut, true);
     assert.equal(json.report?.stage, 'fetch');
     assert.ok(elapsed < 4_000, `the 1.5 s deadline bound the inspection (${elapsed} ms), not the 5 s fetch deadline`);
-    assert.equal(await metric(s.url, 'a2a_discovery_http_refusals_total', 'reason="inspections"'), busyBefore + 1);
+    assert.equal(await metric(s.url, 'a2a_discovery_http_refusals_total', 'reason="inspections_per_client"'), busyBefore + 1);
     assert.equal(await metric(s.url, 'a2a_discovery_http_refusals_total', 'reason="inspect_timeout"'), timeoutBefore + 1);
     // Free again.
     assert.equal((await inspect(s, { card: '{}' })).status, 200);

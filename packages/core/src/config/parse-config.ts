@@ -183,6 +183,7 @@ function build(out: SchemaOutput, baseDir: string): DiscoveryConfig {
       allowedHosts: server.allowedHosts,
       allowedOrigins: server.allowedOrigins.map(origin),
       limits: { ...server.limits },
+      clients: { ...server.clients, trustedProxies: [...server.clients.trustedProxies] },
       drainTimeoutMs: server.drainTimeoutMs,
       registry: { ...server.registry, peers: server.registry.peers.map((p) => ({ ...p })), federation: { ...server.registry.federation } },
       catalog: {

@@ -130,6 +130,11 @@ const serverLimits = z.strictObject({
   maxInspectionsPerClient: positiveInt.default(1),
   maxSessionsPerClient: positiveInt.default(32),
   maxTurnsPerClient: positiveInt.default(2),
+  // Fair pools (docs/security.md "Fair pools"): chat turns running at once, all clients together;
+  // requests waiting for a slot of a full pool (inspections, turns, searches), and for how long.
+  maxTurns: positiveInt.default(64),
+  queueLength: z.int().min(0).max(100_000).default(64),
+  queueWaitMs: positiveInt.default(10_000),
   // Endpoints whose cache activity is counted at once (the oldest counted goes beyond).
   activityEndpoints: positiveInt.default(10_000),
   // A follower replica shows the leader's lists: how long it waits for them, and how large they may be.
@@ -264,6 +269,22 @@ const serverTelemetry = z.strictObject({
   traceUrl: traceUrlTemplate.optional(),
 });
 
+/** An IP address or CIDR range (`10.0.0.0/8`, `fd00::/8`, `192.0.2.7`). */
+const addressOrRange = checked((value) => {
+  const [addr, bits, extra] = value.split('/');
+  const max = isIP(addr ?? '') === 4 ? 32 : isIP(addr ?? '') === 6 ? 128 : 0;
+  const ok = max > 0 && extra === undefined && (bits === undefined || (/^\d{1,3}$/.test(bits) && Number(bits) <= max));
+  return ok ? undefined : `must be an IP address or CIDR range such as "10.0.0.0/8" or "fd00::/8", got ${describeValue(value)}`;
+});
+
+/** `server.clients`: who a client is for fair shares and pools (docs/security.md "Fair pools"). */
+const serverClients = z.strictObject({
+  ipv4Prefix: z.int().min(8).max(32).default(32),
+  ipv6Prefix: z.int().min(16).max(128).default(64),
+  // Proxies whose X-Forwarded-For is believed (the client: the rightmost address not among them).
+  trustedProxies: z.array(addressOrRange).max(256).default([]),
+});
+
 const server = z.strictObject({
   host: serverHost.default('127.0.0.1'),
   port: z.int().min(0).max(65535).default(7340), // 0 picks a free port
@@ -272,6 +293,7 @@ const server = z.strictObject({
   allowedHosts: z.array(serverHost).default([]),
   allowedOrigins: z.array(origin).default([]),
   limits: serverLimits.prefault({}),
+  clients: serverClients.prefault({}),
   catalog: serverCatalog.prefault({}),
   registry: serverRegistry.prefault({}),
   oidc: serverOidc.optional(),

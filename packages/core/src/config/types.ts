@@ -31,6 +31,8 @@ export interface ServerConfig {
   readonly allowedOrigins: readonly string[];
   /** Request, stream and socket limits; see docs/security.md. */
   readonly limits: ServerLimitsConfig;
+  /** Who a client is for fair shares and pools (docs/security.md "Fair pools"). */
+  readonly clients: ServerClientsConfig;
   /** The service's own AI Catalog (`GET /.well-known/ai-catalog.json`); off by default. */
   readonly catalog: ServerCatalogConfig;
   /** The ARD registry API over every admitted card (docs/registry-api.md). */
@@ -41,6 +43,16 @@ export interface ServerConfig {
   readonly telemetry: ServerTelemetryConfig;
   /** On SIGTERM, how long chat turns in flight may take to finish before they are aborted, ms. Default 25,000 (docs/operations.md "Graceful drain"). */
   readonly drainTimeoutMs: number;
+}
+
+/** `server.clients:` how an anonymous caller's address becomes a client (a person or token holder is who they are). */
+export interface ServerClientsConfig {
+  /** Leading bits of an IPv4 address that make one client. Default 32. */
+  readonly ipv4Prefix: number;
+  /** Leading bits of an IPv6 address that make one client. Default 64. */
+  readonly ipv6Prefix: number;
+  /** Proxies (addresses or CIDR ranges) whose `X-Forwarded-For` is believed; the client is the rightmost address not among them. Default none. */
+  readonly trustedProxies: readonly string[];
 }
 
 /** `server.telemetry:` links from the dashboard to a trace viewer. */
@@ -184,6 +196,12 @@ export interface ServerLimitsConfig {
   readonly maxSessionsPerClient: number;
   /** /api/chat turns running at once for one client (429 beyond). Default 2. */
   readonly maxTurnsPerClient: number;
+  /** /api/chat turns running at once, all clients together (shared fairly). Default 64. */
+  readonly maxTurns: number;
+  /** Requests waiting for a slot of a full pool (inspections, turns, searches), at most one per client; 0: none wait. Default 64. */
+  readonly queueLength: number;
+  /** The longest a request waits for a slot (429 past it). Default 10,000 ms. */
+  readonly queueWaitMs: number;
   /** Endpoints whose cache activity (/api/activity) is counted at once; the one counted first is dropped beyond. Default 10,000. */
   readonly activityEndpoints: number;
   /** A follower replica waits this long for the leader's lists (503 `leaderUnreachable` past it). Default 5 s. */

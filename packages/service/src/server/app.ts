@@ -9,7 +9,6 @@
  * bounded (event-stream-route.ts). Inspections, new sessions and chat turns are counted per client
  * beside the global caps (fair shares, `shareOf`). docs/security.md describes the model.
  */
-import { createHash } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import { Hono } from 'hono';
 import type { Context } from 'hono';
@@ -34,7 +33,11 @@ import { EventStreamHub } from './event-stream-route.js';
 import type { Drain } from './drain.js';
 import { DRAIN_RETRY_AFTER_S } from './drain.js';
 import type { OnRefusal, RefusalReason, ServerLimits } from './limits.js';
-import { DEFAULT_SERVER_LIMITS, InFlight, sessionsPerClient } from './limits.js';
+import { DEFAULT_SERVER_LIMITS, sessionsPerClient } from './limits.js';
+import type { ClientIdentityOptions } from './client-identity.js';
+import { clientIdentity } from './client-identity.js';
+import type { PoolRefusal } from './fair-pool.js';
+import { FairPool } from './fair-pool.js';
 import { readJsonBody } from './read-json-body.js';
 import { sourcesJson } from './sources-json.js';
 import { serverSpans } from './server-spans.js';
@@ -81,6 +84,8 @@ export interface AppOptions {
   streams?: EventStreamHub;
   /** Counts each refusal a limit or check causes (the metrics' counter). */
   onRefusal?: OnRefusal;
+  /** Who an anonymous caller is (`server.clients`: address prefixes, trusted proxies); client-identity.ts. */
+  clients?: Partial<ClientIdentityOptions>;
   /** Serves the dashboard: returns a Response for a path under `/`, or undefined. */
   staticFiles?: (path: string) => Promise<Response | undefined>;
   /** Closes SSE streams on shutdown. */
@@ -426,25 +431,45 @@ export function createApp(o: AppOptions): Hono {
   };
 
   /**
-   * The fair-share key of a request (docs/security.md, "Fair shares"). With a token every caller
-   * holds it, and its client cookie (when it sends one) tells its browsers apart; otherwise the
-   * remote address: an anonymous caller can mint as many cookies as it likes, not addresses.
+   * The fair-share key of a request (client-identity.ts; docs/security.md, "Fair pools"): the person
+   * or the admin token (its client cookie telling its browsers apart), else the remote network
+   * (`server.clients`): an anonymous caller can mint as many cookies as it likes, not addresses.
    */
+  const clientOf = clientIdentity(o.clients);
   const shareOf = (c: Context): string => {
     const actor = actorOf(c);
-    if (actor.kind === 'person') return `person:${createHash('sha256').update(personKey(actor.person.issuer, actor.person.sub)).digest('base64url').slice(0, 22)}`;
-    const clientId = guarded ? callerOf(c).clientId : undefined;
-    if (clientId !== undefined) return `client:${createHash('sha256').update(clientId).digest('base64url').slice(0, 22)}`;
+    if (actor.kind === 'person') return clientOf({ kind: 'person', issuer: actor.person.issuer, sub: actor.person.sub });
+    if (actor.kind === 'admin-token') {
+      const clientId = callerOf(c).clientId;
+      return clientOf({ kind: 'admin-token', ...(clientId !== undefined && { clientId }) });
+    }
     const incoming = (c.env as { incoming?: IncomingMessage } | undefined)?.incoming;
-    return `addr:${incoming?.socket.remoteAddress ?? 'unknown'}`;
+    return clientOf({ kind: 'anonymous', remoteAddress: incoming?.socket.remoteAddress, forwardedFor: c.req.header('x-forwarded-for') });
   };
-  const inspecting = new InFlight();
-  const turning = new InFlight();
+  // Global pools shared fairly across clients (fair-pool.ts); their limits are read at each request.
+  const inspecting = new FairPool(() => ({ capacity: limits.maxInspections, perClient: limits.maxInspectionsPerClient, queueLength: limits.queueLength, waitMs: limits.queueWaitMs }));
+  const turning = new FairPool(() => ({ capacity: limits.maxTurns, perClient: limits.maxTurnsPerClient, queueLength: limits.queueLength, waitMs: limits.queueWaitMs }));
+  o.shutdownSignal?.addEventListener('abort', () => (inspecting.close(), turning.close()), { once: true });
   /** The 429 of a limit: counted, with `Retry-After` (seconds) and the limit's name in the body. */
   const tooMany = (c: Context, reason: RefusalReason, limit: string, retryAfterS: number, message: string, error = 'too-many-requests'): Response => {
     refuse(reason);
     c.header('Retry-After', String(retryAfterS));
     return c.json({ error, limit, retryAfterS, message: `${message} (${limit})` }, 429);
+  };
+  /** The 429 of a pool's refusal (fair-pool.ts), naming the limit that caused it. */
+  const poolRefused = (c: Context, why: PoolRefusal, pool: { what: string; reason: RefusalReason; perClient: RefusalReason; key: string; perClientKey: string; capacity: number; perClientMax: number; retryAfterS: number }): Response => {
+    switch (why) {
+      case 'per_client':
+        return tooMany(c, pool.perClient, `server.limits.${pool.perClientKey}`, pool.retryAfterS, `this client has ${pool.perClientMax} ${pool.what}(s) running; wait for one to finish`);
+      case 'full':
+        return tooMany(c, pool.reason, `server.limits.${pool.key}`, pool.retryAfterS, `all ${pool.capacity} ${pool.what} slots are taken and this client holds its share of them while others wait; try again shortly`);
+      case 'queue':
+        return tooMany(c, pool.reason, 'server.limits.queueLength', pool.retryAfterS, `all ${pool.capacity} ${pool.what} slots are taken and the queue for them is full (or this client already waits in it); try again shortly`);
+      case 'timeout':
+        return tooMany(c, pool.reason, 'server.limits.queueWaitMs', pool.retryAfterS, `waited ${limits.queueWaitMs} ms for one of the ${pool.capacity} ${pool.what} slots without one freeing; try again shortly`);
+      case 'aborted':
+        return c.json({ error: 'aborted', message: 'the request ended while it waited for a slot' }, 503);
+    }
   };
 
   app.get('/api/sessions', (c) => {
@@ -522,9 +547,8 @@ export function createApp(o: AppOptions): Hono {
       return c.json({ error: 'bad-request', message: 'a JSON body {"message": "...", "sessionId"?: "..."} is required' }, 400);
     }
     const share = shareOf(c);
-    if (!turning.take(share, limits.maxTurnsPerClient)) {
-      return tooMany(c, 'turns_per_client', 'server.limits.maxTurnsPerClient', 1, `this client has ${limits.maxTurnsPerClient} chat turn(s) running; wait for one to finish`);
-    }
+    const slot = await turning.acquire(share, c.req.raw.signal);
+    if (!slot.ok) return poolRefused(c, slot.reason, { what: 'chat turn', reason: 'turns', perClient: 'turns_per_client', key: 'maxTurns', perClientKey: 'maxTurnsPerClient', capacity: limits.maxTurns, perClientMax: limits.maxTurnsPerClient, retryAfterS: 1 });
     const caller = callerOf(c, true);
     // A turn in flight when the drain begins finishes, or is aborted past server.drainTimeoutMs.
     const left = o.drain?.enter();
@@ -585,7 +609,7 @@ export function createApp(o: AppOptions): Hono {
       }
       return errorResponse(c, err);
     } finally {
-      turning.give(share);
+      slot.release();
       left?.();
     }
   });
@@ -616,7 +640,7 @@ export function createApp(o: AppOptions): Hono {
     return c.json({ ended: true });
   });
 
-  app.get('/api/stream', (c) => streams.handle(c));
+  app.get('/api/stream', (c) => streams.handle(c, shareOf(c)));
 
   // The discovery-trace explorer: the seed's experiment run by the real cache, validator and
   // matcher on a virtual clock (no network). POST the inputs (any subset of TraceInputs).
@@ -639,12 +663,9 @@ export function createApp(o: AppOptions): Hono {
     const input = parseInspectInput(read);
     if (typeof input === 'string') return c.json({ error: 'bad-request', message: input }, 400);
     const busy = (): Response => tooMany(c, 'inspections', 'server.limits.maxInspections', 5, `${limits.maxInspections} inspection(s) are already running; try again shortly`);
-    // The global cap first (everyone waits alike), then the caller's own share of it.
-    if (o.inspector.running >= limits.maxInspections) return busy();
-    const share = shareOf(c);
-    if (!inspecting.take(share, limits.maxInspectionsPerClient)) {
-      return tooMany(c, 'inspections_per_client', 'server.limits.maxInspectionsPerClient', 5, `this client has ${limits.maxInspectionsPerClient} inspection(s) running; wait for one to finish`);
-    }
+    // A slot of the pool, shared fairly: the caller's own share, waiting its turn when others hold the rest.
+    const slot = await inspecting.acquire(shareOf(c), c.req.raw.signal);
+    if (!slot.ok) return poolRefused(c, slot.reason, { what: 'inspection', reason: 'inspections', perClient: 'inspections_per_client', key: 'maxInspections', perClientKey: 'maxInspectionsPerClient', capacity: limits.maxInspections, perClientMax: limits.maxInspectionsPerClient, retryAfterS: 5 });
     try {
       // The request's signal aborts when its client goes away: the inspection stops and frees its slot.
       const result = await o.inspector.inspect(input, c.req.raw.signal);
@@ -653,7 +674,7 @@ export function createApp(o: AppOptions): Hono {
     } catch (err) {
       return errorResponse(c, err);
     } finally {
-      inspecting.give(share);
+      slot.release();
     }
   });
 

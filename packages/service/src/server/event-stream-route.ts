@@ -2,7 +2,10 @@
  * `GET /api/stream`: discovery events as Server-Sent Events, written straight to the Node response
  * so that backpressure is visible. Every stream is bounded:
  *
- * - at most `maxStreams` open streams, and `maxStreamsPerClient` per client address (503 beyond);
+ * - at most `maxStreams` open streams, shared fairly by clients (fair-pool.ts: a newcomer under
+ *   its share takes the oldest stream of a client holding more than its share, which is told
+ *   `event: dropped` with reason `fair-share`), and `maxStreamsPerClient` per client (503 beyond);
+ *   the client is the app's fair-share key (client-identity.ts: person, token, or network);
  * - at most `streamQueueEvents` events waiting for a slow reader; past that the reader is sent an
  *   `event: dropped` notice and disconnected (it may reconnect with `Last-Event-ID`);
  * - a replay after `Last-Event-ID` sends at most `maxReplayEvents`, announcing older missed events
@@ -23,6 +26,7 @@ import type { DiscoveryEvent } from 'a2a-discovery';
 import type { EventBuffer } from './event-buffer.js';
 import type { OnRefusal, ServerLimits } from './limits.js';
 import { actorOf } from './request-guard.js';
+import { FairPool } from './fair-pool.js';
 
 /** Inputs of {@link EventStreamHub}. */
 export interface EventStreamHubOptions {
@@ -46,11 +50,13 @@ const DRAIN_RECONNECT_MS = 1_000;
 export class EventStreamHub {
   readonly #o: EventStreamHubOptions;
   readonly #streams = new Set<Stream>();
-  readonly #perClient = new Map<string, number>();
+  /** Stream slots, shared fairly; a stream lasts until its reader leaves, so a newcomer preempts rather than waits. */
+  readonly #pool: FairPool;
   #draining = false;
 
   constructor(options: EventStreamHubOptions) {
     this.#o = options;
+    this.#pool = new FairPool(() => ({ capacity: options.limits.maxStreams, perClient: options.limits.maxStreamsPerClient, queueLength: 0, waitMs: 0 }));
   }
 
   /** Streams open now. */
@@ -58,12 +64,12 @@ export class EventStreamHub {
     return this.#streams.size;
   }
 
-  /** Handles one request (Hono on `@hono/node-server`). */
-  handle(c: Context): Response {
+  /** Handles one request (Hono on `@hono/node-server`) of `client` (the app's fair-share key; default the remote address). */
+  handle(c: Context, client?: string): Response {
     const env = c.env as { incoming?: IncomingMessage; outgoing?: ServerResponse } | undefined;
     const res = env?.outgoing;
     if (res === undefined) return c.json({ error: 'unsupported', message: 'the event stream needs the Node HTTP server' }, 501);
-    const client = env?.incoming?.socket.remoteAddress ?? 'unknown';
+    client ??= `addr:${env?.incoming?.socket.remoteAddress ?? 'unknown'}`;
     const { limits } = this.#o;
     const refuse = (reason: 'streams' | 'streams_per_client' | 'draining', message: string): Response => {
       this.#o.onRefusal?.(reason);
@@ -71,9 +77,18 @@ export class EventStreamHub {
       return c.json({ error: reason === 'draining' ? 'draining' : 'too-many-streams', message }, 503);
     };
     if (this.#draining) return refuse('draining', 'the service is shutting down; reconnect (another replica will answer)');
-    if (this.#streams.size >= limits.maxStreams) return refuse('streams', `the service has ${limits.maxStreams} event streams open (server.limits.maxStreams)`);
-    if ((this.#perClient.get(client) ?? 0) >= limits.maxStreamsPerClient) {
-      return refuse('streams_per_client', `this client has ${limits.maxStreamsPerClient} event streams open (server.limits.maxStreamsPerClient)`);
+    // Made first (it writes nothing yet), so a preemption can end it.
+    const stream = new Stream(res, limits.streamQueueEvents, limits.streamStallMs, (reason) => this.#o.onRefusal?.(reason));
+    const slot = this.#pool.admit(client, () => {
+      this.#o.onRefusal?.('streams_fair_share');
+      stream.end(`event: dropped\ndata: ${JSON.stringify({ reason: 'fair-share', message: 'another client needed an event stream and this client holds more than its share (server.limits.maxStreams); reconnect later with Last-Event-ID' })}\n\n`);
+      // A reader that reads nothing never lets the notice through: free the socket anyway.
+      setTimeout(() => res.destroy(), 1_000).unref();
+    });
+    if (!slot.ok) {
+      return slot.reason === 'per_client'
+        ? refuse('streams_per_client', `this client has ${limits.maxStreamsPerClient} event streams open (server.limits.maxStreamsPerClient)`)
+        : refuse('streams', `the service has ${limits.maxStreams} event streams open and this client holds its share of them (server.limits.maxStreams)`);
     }
 
     const header = c.req.header('last-event-id') ?? c.req.query('lastEventId');
@@ -91,9 +106,7 @@ export class EventStreamHub {
     // Send the headers now: a resume with nothing to replay writes no frame until the next event,
     // and the client only knows it is live once it has the response.
     res.flushHeaders();
-    const stream = new Stream(res, limits.streamQueueEvents, limits.streamStallMs, (reason) => this.#o.onRefusal?.(reason));
     this.#streams.add(stream);
-    this.#perClient.set(client, (this.#perClient.get(client) ?? 0) + 1);
     const off = this.#o.buffer.listen((e) => {
       if (!(Number.isFinite(last) && e.seq <= last)) stream.push(frame(e));
     });
@@ -115,9 +128,7 @@ export class EventStreamHub {
       clearInterval(ping);
       if (expiry !== undefined) clearTimeout(expiry);
       this.#streams.delete(stream);
-      const n = (this.#perClient.get(client) ?? 1) - 1;
-      if (n <= 0) this.#perClient.delete(client);
-      else this.#perClient.set(client, n);
+      slot.release();
     });
 
     // Resume: what is still buffered after Last-Event-ID, at most maxReplayEvents of it.

@@ -17,6 +17,7 @@ export function serviceOptionsFromConfig(config: DiscoveryConfig, secrets: Secre
     ...(config.server.oidc && { oidc: { ...config.server.oidc, allowLoopback: config.allowLoopback } }),
     allowedHosts: config.server.allowedHosts,
     allowedOrigins: config.server.allowedOrigins,
+    clients: config.server.clients,
     ...(config.server.telemetry.traceUrl !== undefined && { traceUrl: config.server.telemetry.traceUrl }),
     limits: config.server.limits,
     drainTimeoutMs: config.server.drainTimeoutMs,

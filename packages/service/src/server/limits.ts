@@ -51,6 +51,12 @@ export interface ServerLimits {
   maxSessionsPerClient: number;
   /** `/api/chat` turns running at once for one client (429 beyond). Default 2. */
   maxTurnsPerClient: number;
+  /** `/api/chat` turns running at once, all clients together, shared fairly (fair-pool.ts). Default 64. */
+  maxTurns: number;
+  /** Requests waiting for a slot of a full pool (inspections, turns), at most one per client; 0: none wait. Default 64. */
+  queueLength: number;
+  /** The longest a request waits for a slot of a full pool (429 past it). Default 10 s. */
+  queueWaitMs: number;
   /** Endpoints whose cache activity is counted at once; beyond, the one counted first is dropped (`a2a_discovery_activity_endpoints_dropped`). Default 10,000. */
   activityEndpoints: number;
   /** A follower waits this long for the leader's lists (`server.limits.leaderTimeoutMs`). Default 5 s. */
@@ -81,6 +87,8 @@ export type RefusalReason =
   | 'malformed_uri'
   | 'streams'
   | 'streams_per_client'
+  // A stream ended to give its slot to a client under its share (fair-pool.ts).
+  | 'streams_fair_share'
   | 'stream_queue'
   | 'stream_stall'
   | 'replay_events'
@@ -93,6 +101,7 @@ export type RefusalReason =
   | 'inspections_per_client'
   | 'sessions_per_client'
   | 'turns_per_client'
+  | 'turns'
   | 'turn_aborted'
   // Refused while the service drains (docs/operations.md "Graceful drain").
   | 'draining'
@@ -111,27 +120,3 @@ export type RefusalReason =
 
 /** Counts a refusal (the metrics' counter, or nothing). */
 export type OnRefusal = (reason: RefusalReason) => void;
-
-/**
- * Work in flight per client (a fair-share key, app.ts `shareOf`): {@link take} admits one more
- * unless `max` are running for that key; {@link give} ends one. A key with nothing running is
- * forgotten, so the map holds only clients with work in flight.
- */
-export class InFlight {
-  readonly #running = new Map<string, number>();
-
-  /** Admits one more for `key`; false when `max` are already running. */
-  take(key: string, max: number): boolean {
-    const n = this.#running.get(key) ?? 0;
-    if (n >= max) return false;
-    this.#running.set(key, n + 1);
-    return true;
-  }
-
-  /** Ends one for `key`. */
-  give(key: string): void {
-    const n = (this.#running.get(key) ?? 0) - 1;
-    if (n > 0) this.#running.set(key, n);
-    else this.#running.delete(key);
-  }
-}

@@ -131,6 +131,7 @@ export function buildHttp(
     bindHost: p.host,
     ...(o.allowedHosts && { allowedHosts: o.allowedHosts }),
     ...(o.allowedOrigins && { allowedOrigins: o.allowedOrigins }),
+    ...(o.clients && { clients: o.clients }),
     ...(o.traceUrl !== undefined && { traceUrl: o.traceUrl }),
     limits,
     streams,

@@ -12,6 +12,7 @@ import type { OpenStateStoreOptions, StateStore } from '@a2a-discovery/store';
 import type { CatalogSigning } from './ai-catalog-route.js';
 import type { Federate } from '../registry/routes.js';
 import type { ServerLimits } from './limits.js';
+import type { ClientIdentityOptions } from './client-identity.js';
 import type { PeopleAuthOptions } from './people-auth.js';
 import type { UpstreamBudgetOptions } from './service-fetchers.js';
 import type { Logger } from './logger.js';
@@ -31,6 +32,8 @@ export interface ServiceOptions {
   allowedHosts?: readonly string[];
   /** Origins allowed to make non-GET calls besides the service's own. */
   allowedOrigins?: readonly string[];
+  /** Who an anonymous caller is for fair shares and pools (`server.clients`: address prefixes, trusted proxies; client-identity.ts). */
+  clients?: Partial<ClientIdentityOptions>;
   /**
    * A trace viewer's URL with `{traceId}` in it (`server.telemetry.traceUrl`): the dashboard links
    * chat turns and snapshots to their traces there.
