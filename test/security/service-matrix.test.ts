@@ -238,6 +238,21 @@ describe('security matrix: the service (floods)', () => {
     assert.deepEqual(state(), before);
   });
 
+  test('typed query parameters: a string where a number belongs → 400 naming the parameter, not a silent default', async () => {
+    for (const [path, name] of [
+      ['/api/events?since=abc', 'since'],
+      ['/api/events?since=-1', 'since'],
+      ['/api/events?since=1e3', 'since'],
+      ['/api/journal?limit=ten', 'limit'],
+      ['/api/activity?bucketMs=soon', 'bucketMs'],
+    ] as const) {
+      const r = await request(s.url, 'GET', path);
+      assert.equal(r.status, 400, `${path}: ${r.body}`);
+      assert.match(r.body, new RegExp(name), path);
+    }
+    assert.equal((await request(s.url, 'GET', '/api/events?since=0')).status, 200);
+  });
+
   test('a stranger drives someone else\'s session (continue → 403; upgrade, end → 404 as for an unknown id); the session is untouched and unlisted', async () => {
     const started = await request(s.url, 'POST', '/api/chat', JSON_TYPE, JSON.stringify({ message: 'hi', sessionId: 'victim-1' }));
     assert.equal(started.status, 200, started.body);

@@ -488,8 +488,10 @@ export function createApp(o: AppOptions): Hono {
   });
 
   app.get('/api/events', (c) => {
-    const since = Number(c.req.query('since') ?? 0);
-    return c.json({ events: o.buffer.since(Number.isFinite(since) ? since : 0) });
+    const raw = c.req.query('since');
+    // A number where a number belongs: `?since=abc` is a 400 naming it, not "from the start".
+    if (raw !== undefined && !/^\d{1,15}$/.test(raw)) return c.json({ error: 'bad-request', message: `query parameter since must be a non-negative integer (an event's seq), got ${JSON.stringify(raw.slice(0, 40))}` }, 400);
+    return c.json({ events: o.buffer.since(raw === undefined ? 0 : Number(raw)) });
   });
 
   // The whole story, page by page back to the retention horizon (journal.ts).
