@@ -49,7 +49,8 @@ describe('a follower replica’s dashboard shows the leader’s truth and says i
     sessions: { history: 'memory' },
     store: pg.url,
     storeOptions: { schema: 'follower_dashboard' },
-    replica: { id, leaderRetryMs: 200, pollMs: 500, leaseMs: 3_000 },
+    // The replicas' shared key: the follower asks the leader's lists with it.
+    replica: { id, key: 'follower-dashboard-replica-key-0123456789', leaderRetryMs: 200, pollMs: 500, leaseMs: 3_000 },
   });
 
   /** The base URLs the Endpoints view lists, sorted. */

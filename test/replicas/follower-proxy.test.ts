@@ -1,12 +1,13 @@
 /**
  * A follower answers the leader's lists through a bounded request (issue 25, item 1):
  * - on one real PostgreSQL with a bearer token: the follower's `/api/endpoints`, `/api/sources` and
- *   `/api/activity` are the leader's (`servedBy`), its own token attached; once the leader cannot be
+ *   `/api/activity` are the leader's (`servedBy`), asked with a request signed by the replica key
+ *   (test/replicas/replica-auth.test.ts: never the token); once the leader cannot be
  *   reached (a partition: the leader still holds the lock, so nobody takes over — a leader that
  *   stops steps down instead, docs/operations.md "Graceful drain") the follower says so: 503,
  *   `leaderUnreachable`, `Retry-After`, naming the leader and the epoch, never an empty list, and
  *   its page says so (not "0 endpoints");
- * - the proxy's bounds against loopback servers: a leader refusing the token, a redirect (not
+ * - the proxy's bounds against loopback servers: a redirect (not
  *   followed), an answer over the body cap, a leader that never answers (the timeout), a port
  *   nobody listens on, and no advertised URL.
  */
@@ -20,6 +21,7 @@ import { parseConfig } from '../../packages/core/src/config/parse-config.js';
 import { serviceOptionsFromConfig } from '../../packages/service/src/server/from-config.js';
 import type { ReplicaStatus } from '../../packages/store/src/index.js';
 import { FollowerProxy, defaultAdvertiseUrl } from '../../packages/service/src/server/follower-proxy.js';
+import { LeaderUrls, ReplicaAuth } from '../../packages/service/src/server/replica-auth.js';
 import type { RunningService, ServiceOptions } from '../../packages/service/src/server/index.js';
 import { createLogger, startService } from '../../packages/service/src/server/index.js';
 import type { RunningV1Server } from '../helpers/a2a-v1-server.js';
@@ -30,6 +32,8 @@ import { expectNoAxeViolationsAllRules } from '../web/axe.js';
 import { launchBrowser, openPage, text } from '../web/browser.js';
 
 const TOKEN = 'replica-proxy-token-5c1e';
+const KEY = 'replica-proxy-key-0123456789abcdef-5c1e';
+const auth = () => new ReplicaAuth({ key: KEY, clock: { wallNow: () => Date.now() } });
 
 /** A TCP relay on loopback to `target()`'s port: the route between replicas, which `close()` cuts (a partition). */
 async function startRelay(target: () => number): Promise<{ url: string; close(): Promise<void> }> {
@@ -69,7 +73,7 @@ const follower = (leaderUrl: string | null): ReplicaStatus => ({
   refusesToLead: null,
 });
 
-describe('a follower answers the leader’s lists, with its token, and says when it cannot', { skip: POSTGRES_SKIP }, () => {
+describe('a follower answers the leader’s lists, asked with the replica key, and says when it cannot', { skip: POSTGRES_SKIP }, () => {
   let pg: TestPostgres;
   let warranty: RunningV1Server;
   let a: RunningService | undefined;
@@ -90,7 +94,7 @@ describe('a follower answers the leader’s lists, with its token, and says when
     store: pg.url,
     storeOptions: { schema: 'follower_proxy' },
     // B waits long before trying the lock again: it stays a follower once A is gone.
-    replica: { id, leaderRetryMs: waitMs, pollMs: waitMs, leaseMs: 2 * waitMs + 1_000, ...(advertiseUrl !== undefined && { advertiseUrl }) },
+    replica: { id, key: KEY, leaderRetryMs: waitMs, pollMs: waitMs, leaseMs: 2 * waitMs + 1_000, ...(advertiseUrl !== undefined && { advertiseUrl }) },
   });
   const get = async (s: RunningService, path: string, token = TOKEN) => {
     const res = await fetch(`${s.url}${path}`, { headers: { authorization: `Bearer ${token}` } });
@@ -176,7 +180,6 @@ describe('a follower answers the leader’s lists, with its token, and says when
 describe('the follower proxy’s bounds', () => {
   let server: http.Server;
   let origin: string;
-  let leader: RunningService;
   const hanging: http.ServerResponse[] = [];
 
   before(async () => {
@@ -199,28 +202,16 @@ describe('the follower proxy’s bounds', () => {
     });
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
     origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-    leader = await startService({ port: 0, token: TOKEN, policy: { allow: [] }, vocabulary: [], needs: [], logger: createLogger({ level: 'silent' }) });
   });
 
   after(async () => {
     for (const res of hanging) res.destroy();
     server.closeAllConnections();
     await new Promise<void>((r) => server.close(() => r()));
-    await leader.close();
   });
 
-  const ask = (leaderUrl: string | null, o: { token?: string; maxBytes?: number; timeoutMs?: number } = {}) =>
-    new FollowerProxy({ status: () => follower(leaderUrl), ...o }).answer('/api/endpoints', '');
-
-  test('a token-protected leader answers with the service’s token, and refuses another', async () => {
-    const ok = await ask(leader.url, { token: TOKEN });
-    assert.equal(ok?.status, 200);
-    assert.deepEqual(ok?.body.endpoints, []);
-    assert.equal(ok?.body.servedBy, 'replica-a');
-    const refused = await ask(leader.url, { token: 'another' });
-    assert.equal(refused?.status, 503);
-    assert.match(String(refused?.body.message), /follows replica-a \(epoch 3\), which refused this replica’s bearer token \(401/);
-  });
+  const ask = (leaderUrl: string | null, o: { maxBytes?: number; timeoutMs?: number } = {}) =>
+    new FollowerProxy({ status: () => follower(leaderUrl), auth: auth(), ...o }).answer('/api/endpoints', '');
 
   test('a redirect is not followed, an answer over the cap and a leader that never answers are refused', async () => {
     const moved = await ask(`${origin}/moved/`);
@@ -251,7 +242,7 @@ describe('the follower proxy’s bounds', () => {
 });
 
 describe('the follower proxy goes through the guarded connection', () => {
-  test('a leader URL at a forbidden address (cloud metadata, unspecified, link-local IPv6) is never connected to, and the token is not sent', async () => {
+  test('a leader URL at a forbidden address (cloud metadata, unspecified, link-local IPv6) is never connected to', async () => {
     // A trap on loopback: were any address routed here, the request (and its token) would be seen.
     let trapped = 0;
     const trap = http.createServer((_req, res) => (trapped++, res.end('{}')));
@@ -260,22 +251,25 @@ describe('the follower proxy goes through the guarded connection', () => {
     try {
       const cases: Array<[string, ((host: string) => Promise<Array<{ address: string; family: 4 | 6 }>>) | undefined]> = [
         // A name planted in the leader row that resolves to the metadata address.
-        [`http://leader.internal:${port}`, async () => [{ address: '169.254.169.254', family: 4 }]],
+        [`https://leader.internal:${port}`, async () => [{ address: '169.254.169.254', family: 4 }]],
         // 0.0.0.0 is routed to this machine by the kernel: refused as a literal, before any socket.
-        [`http://0.0.0.0:${port}`, undefined],
-        [`http://[fe80::1]:${port}`, undefined],
+        [`https://0.0.0.0:${port}`, undefined],
+        [`https://[fe80::1]:${port}`, undefined],
       ];
       for (const [leaderUrl, resolve] of cases) {
-        const proxy = new FollowerProxy({ status: () => follower(leaderUrl), token: 'admin-token-0123456789', ...(resolve && { resolve }) });
+        // Listed in replica.leaderUrls (https): the address guard still refuses them.
+        const proxy = new FollowerProxy({ status: () => follower(leaderUrl), auth: auth(), leaderUrls: new LeaderUrls([new URL(leaderUrl).origin]), ...(resolve && { resolve }) });
         const answer = await proxy.answer('/api/endpoints', '');
         proxy.close();
         assert.equal(answer?.status, 503, leaderUrl);
         assert.match(String(answer?.body.message), /is at an address a follower never contacts/, leaderUrl);
       }
       assert.equal(trapped, 0);
-      // The same trap at its loopback address is a leader a follower may read (the guard is not merely closed).
-      const ok = await new FollowerProxy({ status: () => follower(`http://127.0.0.1:${port}`) }).answer('/api/endpoints', '');
-      assert.equal(ok?.status, 200);
+      // The same trap at its loopback address is a leader a follower may ask (the guard is not merely
+      // closed), but its unsigned answer is not shown.
+      const unsigned = await new FollowerProxy({ status: () => follower(`http://127.0.0.1:${port}`), auth: auth() }).answer('/api/endpoints', '');
+      assert.equal(unsigned?.status, 503);
+      assert.match(String(unsigned?.body.message), /answered without a valid replica signature/);
       assert.equal(trapped, 1);
     } finally {
       trap.closeAllConnections();

@@ -137,6 +137,8 @@ describe('three replicas on one PostgreSQL (child processes)', { skip: POSTGRES_
     const peers = [billing.baseUrl, ...counted.map((p) => p.baseUrl), changing.baseUrl];
     const tags = ['billing', 'shipping', 'returns', 'warranty', 'tax', 'weather'];
     configFile = join(dir, 'discovery.yaml');
+    const keyFile = join(dir, 'replica.key');
+    await writeFile(keyFile, 'three-replicas-share-this-key-0123456789\n', { mode: 0o600 });
     await writeFile(
       configFile,
       stringify({
@@ -152,7 +154,8 @@ describe('three replicas on one PostgreSQL (child processes)', { skip: POSTGRES_
         cache: { minTtlMs: 0 },
         loop: { cycleIntervalMs: 200 },
         store: pg.url,
-        replica: { leaderRetryMs: 200, pollMs: 500, leaseMs: 3_000 },
+        // The replicas' shared key: a follower asks the leader's lists with it (docs/deployment.md "Replica key").
+        replica: { leaderRetryMs: 200, pollMs: 500, leaseMs: 3_000, keyFile: keyFile },
       }),
     );
     // One after another: the first takes the lock and discovers; the others follow.

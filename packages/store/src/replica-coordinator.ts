@@ -19,8 +19,9 @@
  *   discovery, releases the lock and notifies the channel; followers try the lock on that
  *   notification, so one takes over at once instead of at its next try or after the lease.
  *
- * - **The leader's address**: a new leader writes its `advertiseUrl` in the epoch row (`url`);
- *   followers read it with each poll ({@link ReplicaStatus.leaderUrl}) and answer the leader's lists
+ * - **The leader's address**: a new leader writes its `advertiseUrl` in the epoch row (`url`), and
+ *   writes the row again (holder and url, `WHERE epoch = mine`) at each heartbeat, so a row planted
+ *   by someone with write access to the database lasts at most `leaderRetryMs`; followers read it with each poll ({@link ReplicaStatus.leaderUrl}) and answer the leader's lists
  *   from it (the service's follower proxy).
  * - **Rolling upgrades**: before each try for the lock, a follower reads the schema's migrations; when
  *   the database has one this build does not (a newer release ran it), it does not try: it keeps
@@ -60,7 +61,7 @@ export interface ReplicaOptions {
    * releases its lock: the bound on a stalled leader. At least `2 × leaderRetryMs + 1,000`. Default 10,000.
    */
   leaseMs?: number;
-  /** Where the other replicas reach this one's HTTP API: read when it takes the lead, and written in `a2ad_leader.url`. */
+  /** Where the other replicas reach this one's HTTP API: read when it takes the lead and at each heartbeat, and written in `a2ad_leader.url`. */
   advertiseUrl?: () => string | undefined;
   /**
    * Rolling back an upgrade: migrations of a newer release this replica may lead over (it
@@ -248,13 +249,21 @@ export class ReplicaCoordinator {
     if (!client) return;
     try {
       if (this.#role === 'leader') {
-        // The heartbeat: keeps the session (and the lock) from idling out.
+        // The heartbeat: keeps the session (and the lock) from idling out, and writes the leader row
+        // again (holder and URL, fenced by this leader's epoch), so a row someone else wrote lasts at
+        // most one heartbeat. A row whose epoch moved on is another leader's: this one steps back.
+        let fenced = false;
         try {
-          await client.query('SELECT 1');
+          const url = this.#o.advertiseUrl?.() ?? null;
+          const rows = (await client.query('UPDATE a2ad_leader SET holder = $1, url = $2 WHERE id = 1 AND epoch = $3 RETURNING epoch', [this.id, url, this.#epoch])).rows;
+          fenced = rows.length === 0;
+          if (!fenced) this.#leader = { holder: this.id, url };
         } catch (err) {
           await this.#drop();
           await this.#demote(`the leader's heartbeat failed: ${(err as Error).message}`);
+          return;
         }
+        if (fenced) await this.#demote(`the leader row's epoch is no longer ${this.#epoch}: another replica leads`);
         return;
       }
       if (await this.#refuses()) {

@@ -94,6 +94,26 @@ export function crossCheck(doc: Raw, source: YamlSource): Problem[] {
     if (doc[key] !== undefined && !postgres) add([key], `is only used with a PostgreSQL store (store: postgres://…), but store is ${JSON.stringify(store)}`);
   }
 
+  // --- replica key and leader URLs (docs/deployment.md "Replica key") --------------------------
+  const replica = record(doc.replica);
+  if (replica !== undefined) {
+    if (replica.keyEnv !== undefined && replica.keyFile !== undefined) add(['replica', 'keyFile'], 'set only one of keyEnv and keyFile');
+    for (const key of ['keyEnv', 'keyFile'] as const) {
+      if (replica[key] !== undefined && !postgres) add(['replica', key], `is only used by replicas on a PostgreSQL store (store: postgres://…), but store is ${JSON.stringify(store)}`);
+    }
+    if (Array.isArray(replica.leaderUrls)) {
+      // The allowlist's own rules: https outside loopback, a wildcard only as the leftmost label.
+      try {
+        HostPolicy.from({ allow: replica.leaderUrls as string[], allowLoopback: true });
+      } catch (err) {
+        for (const p of isDiscoveryError(err) ? err.problems : []) {
+          const i = Number(/^allow\[(\d+)\]$/.exec(p.path)?.[1]);
+          add(Number.isInteger(i) ? ['replica', 'leaderUrls', i] : ['replica', 'leaderUrls'], p.message);
+        }
+      }
+    }
+  }
+
   // --- server ----------------------------------------------------------------------------------
   const server = record(doc.server);
   if (server !== undefined) {

@@ -293,7 +293,11 @@ function build(out: SchemaOutput, baseDir: string): DiscoveryConfig {
     ...(out.storePasswordEnv !== undefined && { storePasswordEnv: out.storePasswordEnv }),
     ...(out.storePasswordFile !== undefined && { storePasswordFile: file(out.storePasswordFile) }),
     retention: { ...out.retention },
-    replica: { ...out.replica },
+    replica: {
+      ...out.replica,
+      ...(out.replica.keyFile !== undefined && { keyFile: file(out.replica.keyFile) }),
+      ...(out.replica.leaderUrls !== undefined && { leaderUrls: [...out.replica.leaderUrls] }),
+    },
     config: { ...out.config },
   };
   return deepFreeze(config);

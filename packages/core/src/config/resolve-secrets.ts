@@ -18,6 +18,7 @@ import type { PeerCredentials } from '../rules/credentials.js';
 import type { ConfigPath } from './messages.js';
 import { fsReason } from './parse-config.js';
 import { readSecretFile } from '../rules/bounded-file.js';
+import { REPLICA_DEFAULTS } from '../rules/defaults.js';
 import type { DiscoveryConfig } from './types.js';
 import { problemIn } from './yaml-source.js';
 
@@ -38,6 +39,11 @@ export interface ResolvedSecrets {
   readonly keys: readonly TrustedKey[];
   /** The PostgreSQL store's password, when `storePasswordEnv` or `storePasswordFile` is set. */
   readonly storePassword?: string;
+  /**
+   * The replicas' shared key (`replica.keyEnv` / `replica.keyFile`), at least 32 characters:
+   * followers sign their requests to the leader with it, never with the service's token.
+   */
+  readonly replicaKey?: string;
   /**
    * The private key that signs the service's AI Catalog, when `server.catalog` is enabled with
    * `signing`; checked by signing with the configured `alg` and `kid` once.
@@ -166,6 +172,16 @@ export async function resolveSecrets(config: DiscoveryConfig, env: NodeJS.Proces
   if (config.storePasswordEnv !== undefined) storePassword = fromEnv(['storePasswordEnv'], config.storePasswordEnv, 'the store password');
   else if (config.storePasswordFile !== undefined) storePassword = await fromFile(['storePasswordFile'], config.storePasswordFile, 'store password');
 
+  // The replicas' key.
+  let replicaKey: string | undefined;
+  const { replica } = config;
+  const keyAt: ConfigPath = ['replica', replica.keyEnv !== undefined ? 'keyEnv' : 'keyFile'];
+  if (replica.keyEnv !== undefined) replicaKey = fromEnv(keyAt, replica.keyEnv, 'the replica key');
+  else if (replica.keyFile !== undefined) replicaKey = await fromFile(keyAt, replica.keyFile, 'replica key');
+  if (replicaKey !== undefined && replicaKey.length < REPLICA_DEFAULTS.minKeyLength) {
+    replicaKey = fail(keyAt, `the replica key is ${replicaKey.length} characters; at least ${REPLICA_DEFAULTS.minKeyLength} are needed (for example \`openssl rand -base64 32\`)`);
+  }
+
   if (problems.length > 0) {
     await credentials.close();
     const first = problems[0]!;
@@ -175,7 +191,7 @@ export async function resolveSecrets(config: DiscoveryConfig, env: NodeJS.Proces
       problems,
     });
   }
-  return secrets(token, credentials, tokenRequests, config.credentials.map((c) => c.origin), Object.freeze(keys), storePassword, catalogSigningKey);
+  return secrets(token, credentials, tokenRequests, config.credentials.map((c) => c.origin), Object.freeze(keys), storePassword, catalogSigningKey, replicaKey);
 }
 
 function trimEol(value: string): string {
@@ -268,11 +284,13 @@ function secrets(
   keys: readonly TrustedKey[],
   storePassword: string | undefined,
   catalogSigningKey: KeyObject | undefined,
+  replicaKey: string | undefined,
 ): ResolvedSecrets {
   const redacted = (): Record<string, unknown> => ({
     token: token === undefined ? undefined : '[redacted]',
     storePassword: storePassword === undefined ? undefined : '[redacted]',
     catalogSigningKey: catalogSigningKey === undefined ? undefined : '[redacted]',
+    replicaKey: replicaKey === undefined ? undefined : '[redacted]',
     credentials: [...origins],
     keys: keys.map((k) => k.kid),
   });
@@ -280,6 +298,7 @@ function secrets(
     ...(token !== undefined && { token }),
     ...(storePassword !== undefined && { storePassword }),
     ...(catalogSigningKey !== undefined && { catalogSigningKey }),
+    ...(replicaKey !== undefined && { replicaKey }),
     credentials,
     tokenRequests,
     keys,

@@ -580,6 +580,14 @@ const replica = z.strictObject({
   advertiseUrl: checked(impossibleUrl).optional(),
   // Rolling back: migrations of a newer release this build may lead over (docs/operations.md).
   acceptNewerMigrations: z.array(z.string().min(1)).default([]),
+  // The replicas' shared key (never written here): followers sign their requests with it (docs/deployment.md "Replica key").
+  keyEnv: envName.optional(),
+  keyFile: filePath.optional(),
+  keyGraceMs: positiveInt.default(REPLICA_DEFAULTS.keyGraceMs),
+  authWindowMs: positiveInt.default(REPLICA_DEFAULTS.authWindowMs),
+  maxNonces: positiveInt.default(REPLICA_DEFAULTS.maxNonces),
+  // The leader URLs a follower may send its signed request to (origins, https://*.name patterns); unset: loopback only.
+  leaderUrls: z.array(z.string()).optional(),
 });
 
 /** `config:`, how the service treats this file while it runs (docs/operations.md "Reload"). */

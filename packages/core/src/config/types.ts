@@ -591,6 +591,27 @@ export interface ReplicaConfig {
    * and follows but refuses to lead (docs/operations.md, Rolling upgrades). Default none.
    */
   readonly acceptNewerMigrations: readonly string[];
+  /**
+   * Where the replicas' shared key is read (an environment variable, or a file; the key is never
+   * written in the configuration): followers sign their requests for the leader's lists with it and
+   * the leader signs its answers (docs/deployment.md "Replica key"). At least 32 characters. Without
+   * it, a follower does not ask the leader (its lists answer 503 naming it). Never the admin token.
+   */
+  readonly keyEnv?: string;
+  /** The file holding the replicas' shared key (see {@link ReplicaConfig.keyEnv}). */
+  readonly keyFile?: string;
+  /** After a reload reads a new key, the one before stays accepted this long, ms. Default 900,000 (15 minutes). */
+  readonly keyGraceMs: number;
+  /** How far a replica request's timestamp may be from the leader's clock, either way, ms. Default 30,000. */
+  readonly authWindowMs: number;
+  /** Replica request nonces the leader remembers within that window (replays refused); past it, requests wait. Default 10,000. */
+  readonly maxNonces: number;
+  /**
+   * The leader URLs a follower sends its signed request to: origins (`https://leader.internal:8443`)
+   * or patterns (`https://*.discovery.internal:8443`); https outside loopback. A leader URL read from
+   * the store that none allows is refused, logged and alerted. Unset: loopback URLs only.
+   */
+  readonly leaderUrls?: readonly string[];
 }
 
 /** `config:`, how `serve` treats its configuration file while it runs (docs/operations.md "Reload"). */

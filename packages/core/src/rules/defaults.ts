@@ -209,6 +209,14 @@ export const REPLICA_DEFAULTS = Object.freeze({
   pollMs: 5_000,
   /** How long a leader's lease lasts without renewal. */
   leaseMs: 10_000,
+  /** How far a replica request's timestamp may be from the leader's clock, either way (`replica.authWindowMs`). */
+  authWindowMs: 30_000,
+  /** Replica request nonces remembered within that window (`replica.maxNonces`). */
+  maxNonces: 10_000,
+  /** How long the replica key before a reload's new one stays accepted (`replica.keyGraceMs`). */
+  keyGraceMs: 900_000,
+  /** The shortest replica key accepted, in characters (`replica.keyEnv` / `replica.keyFile`). */
+  minKeyLength: 32,
 });
 
 /** People's OIDC tokens on the service's API (`server.oidc`): clock skew, the JWKS and discovery fetch bounds, the JWKS refetch cooldown. */

@@ -127,8 +127,8 @@ Example:
       // The peers' credentials, read again on each reload (reloadable-credentials.ts).
       const credentials = new ReloadableCredentials(resolved);
       const secrets = { ...resolved, credentials, tokenRequests: credentials.tokenRequests };
-      // The trusted keys running now (a reload compares the keys it reads with them).
-      const trusted = { keys: resolved.keys };
+      // The trusted keys and the replica key running now (a reload compares the keys it reads with them).
+      const trusted = { keys: resolved.keys, replicaKey: resolved.replicaKey };
       const logger = createLogger({ level: opts.logLevel });
       // OpenTelemetry from the OTEL_* variables, before anything that makes spans (telemetry.ts).
       const telemetry = await withTelemetry(io, logger);
@@ -175,10 +175,11 @@ Example:
           const fresh = await resolveSecrets(next);
           return {
             options: { ...serviceOptionsFromConfig(next, { ...fresh, credentials, tokenRequests: credentials.tokenRequests }), credentials },
-            changed: JSON.stringify(fresh.keys) === JSON.stringify(trusted.keys) ? [] : ['signatures.keys'],
+            changed: [...(JSON.stringify(fresh.keys) === JSON.stringify(trusted.keys) ? [] : ['signatures.keys']), ...(fresh.replicaKey === trusted.replicaKey ? [] : ['replica.key'])],
             commit: () => {
               credentials.replace(fresh);
               trusted.keys = fresh.keys;
+              trusted.replicaKey = fresh.replicaKey;
             },
             discard: () => fresh.credentials.close(),
           };

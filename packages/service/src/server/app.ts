@@ -24,7 +24,7 @@ import type { StoreStatus, ReplicaStatus } from '@a2a-discovery/store';
 import { AI_CATALOG_LINK, type AiCatalogRoute } from './ai-catalog-route.js';
 import type { EventBuffer } from './event-buffer.js';
 import type { FollowerProxy, LeaderPath } from './follower-proxy.js';
-import { FOLLOWER_HEADER } from './follower-proxy.js';
+import type { ReplicaAuth } from './replica-auth.js';
 import type { Inspector } from './inspector.js';
 import { parseInspectInput } from './inspector.js';
 import type { JournalReader } from './journal.js';
@@ -100,6 +100,8 @@ export interface AppOptions {
   replicaStatus?: () => ReplicaStatus;
   /** Several replicas: a follower answers the leader's endpoints, sources and activity through it (follower-proxy.ts). */
   followerProxy?: FollowerProxy;
+  /** Several replicas: the replica key, verifying another replica's signed request and signing the answer (replica-auth.ts). */
+  replicaAuth?: ReplicaAuth;
   /** Several replicas: restores a session another replica pinned, before it is looked up here. */
   adoptSession?: (sessionId: string) => Promise<void>;
   /** `POST /api/inspect`: what discovery would decide about a URL, card or catalog (404 without it). */
@@ -236,6 +238,7 @@ export function createApp(o: AppOptions): Hono {
       ...(o.allowedOrigins && { allowedOrigins: o.allowedOrigins }),
       ...(o.token !== undefined && { token: o.token }),
       ...(o.people && { people: o.people }),
+      ...(o.replicaAuth && { replicas: o.replicaAuth }),
       onRefusal: refuse,
       ...(openApiPath && { openApiPath }),
     }),
@@ -249,6 +252,8 @@ export function createApp(o: AppOptions): Hono {
     if (!guarded || needed === undefined) return next();
     const actor = actorOf(c);
     const role = roleOf(actor);
+    // Another replica: the guard admitted it to the leader's lists only (request-guard.ts).
+    if (actor.kind === 'replica') return next();
     if (needed === 'any' && actor.kind !== 'anonymous') return next();
     if (role !== undefined && needed !== 'any' && ROLES.indexOf(role) >= ROLES.indexOf(needed)) return next();
     refuse('role');
@@ -359,7 +364,7 @@ export function createApp(o: AppOptions): Hono {
   const fromLeader = async (c: Context, path: LeaderPath): Promise<Response | undefined> => {
     const r = o.replicaStatus?.();
     if (r === undefined) return undefined;
-    if (c.req.header(FOLLOWER_HEADER) !== undefined) {
+    if (actorOf(c).kind === 'replica') {
       return r.role === 'leader' ? undefined : c.json({ error: 'not-leader', message: `replica ${r.id} does not lead (epoch ${r.epoch})` }, 503);
     }
     const answer = await o.followerProxy?.answer(path, new URL(c.req.url).search);
@@ -439,6 +444,7 @@ export function createApp(o: AppOptions): Hono {
   const shareOf = (c: Context): string => {
     const actor = actorOf(c);
     if (actor.kind === 'person') return clientOf({ kind: 'person', issuer: actor.person.issuer, sub: actor.person.sub });
+    if (actor.kind === 'replica') return clientOf({ kind: 'replica', id: actor.replica });
     if (actor.kind === 'admin-token') {
       const clientId = callerOf(c).clientId;
       return clientOf({ kind: 'admin-token', ...(clientId !== undefined && { clientId }) });

@@ -4,32 +4,41 @@
  * `/api/activity` (and an endpoint's cached card, `/api/endpoints/card`) with the leader's instead, read from the URL the leader advertised in the epoch
  * row (`a2ad_leader.url`, `replica.advertiseUrl`).
  *
+ * That URL comes from the store, which is not trusted with a credential: the follower sends its
+ * request only to a URL `replica.leaderUrls` allows (loopback only when unset; https outside
+ * loopback), and a refused one is logged, counted (`leader_url`) and alerted. The request carries
+ * no admin token: it is signed with the replicas' shared key (replica-auth.ts), and the leader's
+ * answer is refused unless it is signed with that key too. Without a key the follower does not ask.
+ *
  * The request goes through the library's guarded fetch, like every outbound request: only that
  * URL's origin (one of the paths, the caller's query), every resolved and connected address judged
  * (loopback, the private ranges replicas share and `allowCidrs`; never link-local such as the cloud
  * metadata address, unspecified, multicast or reserved), a timeout on the whole answer, a body cap,
- * no redirect followed, the service's own bearer token attached when it has one. The answer is marked `servedBy` (the leader's id). When the leader cannot be reached
+ * no redirect followed. The answer is marked `servedBy` (the leader's id). When the leader cannot be reached
  * the follower says so (503, `leaderUnreachable: true`): it never shows its own empty view as if it
  * were the truth. docs/deployment.md describes the design.
  */
 import { networkInterfaces } from 'node:os';
 import type { ReplicaStatus } from '@a2a-discovery/store';
-import { createDeploymentFetch, isDiscoveryError, type GuardedFetch } from 'a2a-discovery';
+import { createDeploymentFetch, isDiscoveryError, redactUrl, type GuardedFetch } from 'a2a-discovery';
 import type { Resolver } from 'a2a-discovery';
 import { DEFAULT_SERVER_LIMITS } from './limits.js';
+import type { LeaderPath, ReplicaAuth } from './replica-auth.js';
+import { LeaderUrls, REPLICA_AUTH_HEADER, REPLICA_SIGNATURE_HEADER } from './replica-auth.js';
 
-/** The paths a follower answers from the leader. */
-export type LeaderPath = '/api/endpoints' | '/api/endpoints/card' | '/api/sources' | '/api/activity';
-
-/** Sent with a follower's request: the leader answers it itself, and a replica that no longer leads refuses it (no loop). */
-export const FOLLOWER_HEADER = 'x-a2ad-follower';
-
+export type { LeaderPath } from './replica-auth.js';
 
 export interface FollowerProxyOptions {
   /** This replica's role and the leader it last read. */
   status: () => ReplicaStatus;
-  /** The service's bearer token, sent to the leader (replicas share one configuration). */
-  token?: string;
+  /** The replicas' keys (replica-auth.ts): signs the request and checks the answer; none configured: nothing is asked. */
+  auth?: ReplicaAuth;
+  /** Where a leader may be (`replica.leaderUrls`); a URL it refuses is never sent to. Default: loopback only. */
+  leaderUrls?: LeaderUrls;
+  /** A leader URL refused (each time: the metric). */
+  onRefusal?: () => void;
+  /** A leader URL refused, once per URL and reason in a row (the log line and the alert). `url` is redacted. */
+  onLeaderUrlRefused?: (url: string, why: string) => void;
   /** How long to wait for the leader's whole answer (`server.limits.leaderTimeoutMs`). */
   timeoutMs?: number;
   /** The largest answer taken from the leader (`server.limits.leaderMaxBytes`). */
@@ -53,9 +62,12 @@ export class FollowerProxy {
   /** The guarded fetch to the current leader's origin (a new leader elsewhere: a new one). */
   #leader: { origin: string; fetch: GuardedFetch } | undefined;
   #closed = false;
+  #lastRefused: string | undefined;
+  #leaderUrls: LeaderUrls;
 
   constructor(o: FollowerProxyOptions) {
     this.#o = o;
+    this.#leaderUrls = o.leaderUrls ?? new LeaderUrls(undefined);
     this.#timeoutMs = o.timeoutMs ?? DEFAULT_SERVER_LIMITS.leaderTimeoutMs;
     this.#maxBytes = o.maxBytes ?? DEFAULT_SERVER_LIMITS.leaderMaxBytes;
   }
@@ -87,18 +99,34 @@ export class FollowerProxy {
     if (s.leaderUrl === null) return unreachable(s, `${who}, which advertised no URL to reach it (replica.advertiseUrl)`);
     const target = leaderTarget(s.leaderUrl, path, search);
     if (target === undefined) return unreachable(s, `${who}, whose advertised URL is not an http(s) URL (replica.advertiseUrl)`);
+    const refused = this.#leaderUrls.refusal(target);
+    if (refused !== undefined) {
+      const url = redactUrl(s.leaderUrl);
+      this.#o.onRefusal?.();
+      if (this.#lastRefused !== `${url} ${refused}`) this.#o.onLeaderUrlRefused?.(url, refused);
+      this.#lastRefused = `${url} ${refused}`;
+      return unreachable(s, `${who}, whose advertised URL ${url} this replica does not send to: ${refused}`);
+    }
+    this.#lastRefused = undefined;
+    const auth = this.#o.auth;
+    const signed = auth?.sign('GET', `${path}${target.search}`, s.id);
+    if (auth === undefined || signed === undefined) return unreachable(s, `${who}, which this replica does not ask: no replica key is configured (replica.keyEnv or replica.keyFile, shared by every replica)`);
     if (this.#closed) return unreachable(s, `${who}: this replica is stopping`);
     try {
       const res = await this.#fetchFor(target.origin)(target, {
         method: 'GET',
-        headers: { accept: 'application/json', [FOLLOWER_HEADER]: s.id, ...(this.#o.token !== undefined && this.#o.token !== '' && { authorization: `Bearer ${this.#o.token}` }) },
+        headers: { accept: 'application/json', [REPLICA_AUTH_HEADER]: signed.header },
       });
-      const text = await res.text();
+      const bytes = new Uint8Array(await res.arrayBuffer());
       // 400 (a bad query) and 404 (no card cached for that endpoint) are the leader's answers too.
       if (res.status !== 200 && res.status !== 400 && res.status !== 404) {
-        const why = res.status === 401 ? 'refused this replica’s bearer token (401: the replicas must share server.tokenEnv/tokenFile)' : `answered HTTP ${res.status}`;
+        const why = res.status === 401 ? 'refused this replica’s signature (401: the replicas must share replica.keyEnv or replica.keyFile)' : `answered HTTP ${res.status}`;
         return unreachable(s, `${who}, which ${why}`);
       }
+      if (!auth.verifyResponse(signed, res.status, bytes, res.headers.get(REPLICA_SIGNATURE_HEADER))) {
+        return unreachable(s, `${who}, which answered without a valid replica signature (${REPLICA_SIGNATURE_HEADER}): the server there does not hold the replica key, so its answer is not shown`);
+      }
+      const text = new TextDecoder().decode(bytes);
       const body = JSON.parse(text) as unknown;
       if (typeof body !== 'object' || body === null || Array.isArray(body)) return unreachable(s, `${who}, which answered something other than a JSON object`);
       return { status: res.status as LeaderAnswer['status'], body: { ...(body as Record<string, unknown>), servedBy: (body as { servedBy?: unknown }).servedBy ?? s.leader } };
@@ -114,6 +142,12 @@ export class FollowerProxy {
       const cause = /\(([A-Z][A-Z0-9_]+)\)$/.exec(err.message)?.[1] ?? err.message;
       return unreachable(s, `${who}, which ${reason[err.code] ?? `could not be reached (${cause})`}`);
     }
+  }
+
+  /** A reload changed `replica.leaderUrls`: the next request is judged by `next`. */
+  set leaderUrls(next: LeaderUrls) {
+    this.#leaderUrls = next;
+    this.#lastRefused = undefined;
   }
 
   /** Cuts requests in flight (the service stops). */

@@ -106,6 +106,9 @@ export type RefusalReason =
   // Refused while the service drains (docs/operations.md "Graceful drain").
   | 'draining'
   | 'leader_unreachable'
+  // Several replicas: a leader URL read from the store that replica.leaderUrls does not allow (follower), a replica signature refused (leader).
+  | 'leader_url'
+  | 'replica_auth'
   | 'unauthorized'
   | 'role'
   | 'oidc_keys'

@@ -39,6 +39,11 @@ const LIVE_KEYS: readonly string[] = Object.freeze([
   'routing.gate',
   'routing.cases',
   'config.watch',
+  // The replica key read again (the one before accepted for replica.keyGraceMs) and the leader URLs (replica-auth.ts).
+  'replica.key',
+  'replica.keyEnv',
+  'replica.keyFile',
+  'replica.leaderUrls',
   // Read at each request or new event stream (app.ts, event-stream-route.ts); the socket timeouts,
   // the inspector's pool and bounds, the leader's and the activity bounds are fixed at start.
   ...[

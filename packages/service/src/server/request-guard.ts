@@ -5,11 +5,14 @@
  *    configured name (`server.allowedHosts`); with a wildcard bind, any IP literal too. Anything
  *    else is 421, on every route: a DNS-rebinding page reaches us under its own name.
  * 2. The path must percent-decode (400 otherwise).
- * 3. With a token or people (`server.oidc`), `/api/*` and `/metrics` need `Authorization: Bearer
+ * 3. A request signed by another replica (`x-a2ad-replica-auth`, replica-auth.ts) is verified with the
+ *    replica key and admitted only to GET of the leader's lists, as a `replica` actor (401/403
+ *    otherwise); its answer is signed. The admin token is never what a replica presents.
+ * 4. With a token or people (`server.oidc`), `/api/*` and `/metrics` need `Authorization: Bearer
  *    <token>`: the static admin token, or a person's OIDC token (people-auth.ts) — 401 with
  *    `WWW-Authenticate` (RFC 6750: `error="invalid_token"` for a token that does not verify).
  *    Who the caller is ({@link Actor}) is left on the context for the role check (app.ts).
- * 4. On every method but GET and HEAD, an `Origin` that is not the service's own (or in
+ * 5. On every method but GET and HEAD, an `Origin` that is not the service's own (or in
  *    `server.allowedOrigins`) is 403, and — unless the bearer token was given — the content type
  *    must be `application/json` (415): a cross-site form or `text/plain` fetch cannot send it
  *    without a CORS preflight, which the service never grants.
@@ -23,12 +26,19 @@ import { isLoopbackHost } from 'a2a-discovery';
 import type { OnRefusal } from './limits.js';
 import type { PeopleAuth, Person, Role } from './people-auth.js';
 import { looksLikeJwt } from './people-auth.js';
+import type { ReplicaAuth } from './replica-auth.js';
+import { LEADER_PATHS, REPLICA_AUTH_HEADER, REPLICA_SIGNATURE_HEADER } from './replica-auth.js';
 
 /**
  * Who a request comes from: nobody in particular (no token and no people configured: loopback
  * open, as before), the holder of the static admin token, or a person with a verified token.
  */
-export type Actor = { readonly kind: 'anonymous' } | { readonly kind: 'admin-token' } | { readonly kind: 'person'; readonly person: Person };
+export type Actor =
+  | { readonly kind: 'anonymous' }
+  | { readonly kind: 'admin-token' }
+  | { readonly kind: 'person'; readonly person: Person }
+  /** Another replica, by its signed request (replica-auth.ts): the leader's lists only (GET {@link LEADER_PATHS}), no role, no other right. */
+  | { readonly kind: 'replica'; readonly replica: string };
 
 declare module 'hono' {
   interface ContextVariableMap {
@@ -58,6 +68,8 @@ export interface RequestGuardOptions {
   /** People with OIDC tokens (`server.oidc`). */
   people?: PeopleAuth;
   onRefusal?: OnRefusal;
+  /** Several replicas: verifies another replica's signed request, and signs the answer (replica-auth.ts). */
+  replicas?: ReplicaAuth;
   /** Paths under `/api/` answered without a token (`server.registry.anonymous`: the registry API); a token given is still checked. */
   openApiPath?: (path: string) => boolean;
 }
@@ -86,6 +98,9 @@ export function requestGuard(o: RequestGuardOptions): MiddlewareHandler {
     }
 
     const path = c.req.path;
+    // Another replica: its signature, not a token, and only the leader's lists.
+    const replicaHeader = c.req.header(REPLICA_AUTH_HEADER);
+    if (replicaHeader !== undefined) return replicaRequest(c, next, replicaHeader, o.replicas, refuse);
     const isApi = (path.startsWith('/api/') && o.openApiPath?.(path) !== true) || path === '/metrics';
     let authorized = false;
     if (token !== undefined && (isApi || c.req.header('authorization') !== undefined)) {
@@ -127,6 +142,30 @@ export function requestGuard(o: RequestGuardOptions): MiddlewareHandler {
     await next();
     securityHeaders(c);
   };
+}
+
+/**
+ * A request signed by another replica: admitted (actor `replica`) only to GET of a leader path with
+ * a signature that verifies; the answer is signed under the same key, over the request's nonce.
+ */
+async function replicaRequest(c: Context, next: () => Promise<void>, header: string, auth: ReplicaAuth | undefined, refuse: OnRefusal): Promise<Response | void> {
+  const path = c.req.path;
+  const deny = (status: 401 | 403, message: string): Response => {
+    refuse('replica_auth');
+    return c.json({ error: status === 401 ? 'unauthorized' : 'forbidden', message }, status);
+  };
+  if (auth === undefined || !auth.configured) return deny(401, 'this replica holds no replica key (replica.keyEnv or replica.keyFile), so it admits no other replica');
+  if (c.req.method !== 'GET' || !(LEADER_PATHS as readonly string[]).includes(path)) {
+    return deny(403, `a replica's signature admits only GET ${LEADER_PATHS.join(', ')}`);
+  }
+  const verdict = auth.verify(header, 'GET', `${path}${new URL(c.req.url).search}`);
+  if (!verdict.ok) return deny(401, `the replica signature is not accepted: ${verdict.reason}`);
+  c.set('actor', { kind: 'replica', replica: verdict.replica });
+  await next();
+  // The leader's lists are JSON answers, never streams: the body is read to sign it.
+  const body = new Uint8Array(await c.res.clone().arrayBuffer());
+  c.res.headers.set(REPLICA_SIGNATURE_HEADER, auth.signResponse(verdict.key, verdict.nonce, c.res.status, body));
+  securityHeaders(c);
 }
 
 /**

@@ -7,7 +7,7 @@ import type { Duplex } from 'node:stream';
 import { serve } from '@hono/node-server';
 import type { SessionRunner, TreeFactory } from 'a2a-discovery/adk';
 import type { AnnouncedRegistry, CardCache, EventStream, DiscoveryLoop } from 'a2a-discovery';
-import { signDetached, DiscoveryError, isLoopbackHost } from 'a2a-discovery';
+import { signDetached, DiscoveryError, isLoopbackHost, systemClock } from 'a2a-discovery';
 import type { StateStore } from '@a2a-discovery/store';
 import { DEFAULT_REGISTRY_SETTINGS } from 'a2a-discovery/config';
 import { RegistryIndex } from '../registry/registry-index.js';
@@ -17,6 +17,8 @@ import type { EventBuffer } from './event-buffer.js';
 import { EventStreamHub } from './event-stream-route.js';
 import type { Drain } from './drain.js';
 import { FollowerProxy } from './follower-proxy.js';
+import type { Logger } from './logger.js';
+import { LeaderUrls, ReplicaAuth } from './replica-auth.js';
 import { Inspector } from './inspector.js';
 import { PeopleAuth } from './people-auth.js';
 import type { JournalReader } from './journal.js';
@@ -44,6 +46,9 @@ export interface ServiceHttp {
   readonly streams: EventStreamHub;
   /** The search route's federation hook (`federate`), with its own guarded fetcher. */
   readonly federation: Federation;
+  /** Several replicas: the replica key (a reload rotates it) and the follower's proxy (a reload sets its leader URLs). */
+  readonly replicaAuth: ReplicaAuth | undefined;
+  readonly followerProxy: FollowerProxy | undefined;
 }
 
 /** Builds the app and what it serves from; nothing listens yet (see {@link listen}). */
@@ -69,6 +74,7 @@ export function buildHttp(
     self: () => string | undefined;
     /** The graceful drain (drain.ts). */
     drain: Drain;
+    log: Logger;
   },
 ): ServiceHttp {
   const { loop, store, buffer, fetchers } = p;
@@ -104,9 +110,35 @@ export function buildHttp(
   const metrics = createMetrics({ events: p.events, federation: () => federation.stats(), cache: p.cache, loop, trees: p.trees, openStreams: () => streams.size, store: () => store.status(), journalDropped: () => p.replication.follow.writer.dropped, activity: () => p.journal.activityStats, upstreamBudget: () => fetchers.budget.stats, ...(o.peerTokenRequests && { peerTokenRequests: o.peerTokenRequests }), ...(coordinator && { replica: () => coordinator.status() }), ...(registryIndex && { registryIndex: () => registryIndex.stats }), drain: () => p.drain });
   const shutdown = new AbortController();
   if (registryIndex) shutdown.signal.addEventListener('abort', () => registryIndex.close(), { once: true });
+  // Replicas authenticate each other with their shared key, never the admin token (replica-auth.ts).
+  const replicaLog = p.log.child({ component: 'replica' });
+  const replicaAuth =
+    coordinator &&
+    new ReplicaAuth({
+      key: o.replica?.key,
+      clock: o.clock ?? systemClock,
+      ...(o.replica?.authWindowMs !== undefined && { authWindowMs: o.replica.authWindowMs }),
+      ...(o.replica?.maxNonces !== undefined && { maxNonces: o.replica.maxNonces }),
+      ...(o.replica?.keyGraceMs !== undefined && { keyGraceMs: o.replica.keyGraceMs }),
+    });
+  if (replicaAuth && !replicaAuth.configured) replicaLog.warn('no replica key (replica.keyEnv or replica.keyFile): as a follower, this replica cannot show the leader’s endpoints, sources and activity (503), and as the leader it admits no follower');
   // A follower answers the leader's lists (follower-proxy.ts); requests in flight end with the service.
   const followerProxy =
-    coordinator && new FollowerProxy({ status: () => coordinator.status(), timeoutMs: limits.leaderTimeoutMs, maxBytes: limits.leaderMaxBytes, ...(o.policy.allowCidrs !== undefined && { allowCidrs: o.policy.allowCidrs }), ...(o.token !== undefined && o.token !== '' && { token: o.token }) });
+    coordinator &&
+    new FollowerProxy({
+      status: () => coordinator.status(),
+      timeoutMs: limits.leaderTimeoutMs,
+      maxBytes: limits.leaderMaxBytes,
+      ...(o.policy.allowCidrs !== undefined && { allowCidrs: o.policy.allowCidrs }),
+      ...(replicaAuth && { auth: replicaAuth }),
+      leaderUrls: new LeaderUrls(o.replica?.leaderUrls),
+      onRefusal: () => refusal('leader_url'),
+      // A leader URL in the store this replica does not send to: someone wrote the row, or replica.leaderUrls misses a replica.
+      onLeaderUrlRefused: (url, why) => {
+        replicaLog.warn({ url, reason: why }, 'refused the leader URL read from the store: nothing is sent there');
+        p.events.emit({ type: 'alert', kind: 'replica-leader-url-refused', message: `the leader URL ${url} read from the store was refused, nothing was sent there: ${why}`, detail: { url, reason: why } });
+      },
+    });
   if (followerProxy) shutdown.signal.addEventListener('abort', () => followerProxy.close(), { once: true });
   // People's tokens on the API (people-auth.ts); the provider's connections end with the service.
   const people = o.oidc && new PeopleAuth({ ...o.oidc, onFetchRefused: () => refusal('oidc_keys') });
@@ -167,10 +199,11 @@ export function buildHttp(
     ...(coordinator && {
       replicaStatus: () => coordinator.status(),
       followerProxy,
+      replicaAuth,
       adoptSession: (sessionId: string) => adoptSessionFromStore({ store, loop, trees: p.trees, sessions: p.sessions, owners: p.owners, archive: p.archive }, sessionId),
     }),
   });
-  return { app, limits, refusal, metrics, inspector, shutdown, streams, federation };
+  return { app, limits, refusal, metrics, inspector, shutdown, streams, federation, replicaAuth, followerProxy };
 }
 
 /** Whether a registry's API base is on this service's origin (loopback names count as one). */

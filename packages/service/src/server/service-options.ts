@@ -149,8 +149,23 @@ export interface ServiceOptions {
    * timings (docs/deployment.md). Every replica on PostgreSQL takes part; alone, it leads.
    * `advertiseUrl`: where the other replicas reach this one's API when it leads (followers answer
    * the leader's lists from it); default the URL this service listens on.
+   * `key`: the replicas' shared key (read from `replica.keyEnv` / `keyFile`): followers sign their
+   * requests with it and the leader its answers (replica-auth.ts); without it a follower does not ask
+   * the leader. `leaderUrls`: the leader URLs a follower sends to (unset: loopback only).
    */
-  replica?: { leaderRetryMs?: number; pollMs?: number; leaseMs?: number; id?: string; advertiseUrl?: string; acceptNewerMigrations?: readonly string[] };
+  replica?: {
+    leaderRetryMs?: number;
+    pollMs?: number;
+    leaseMs?: number;
+    id?: string;
+    advertiseUrl?: string;
+    acceptNewerMigrations?: readonly string[];
+    key?: string;
+    keyGraceMs?: number;
+    authWindowMs?: number;
+    maxNonces?: number;
+    leaderUrls?: readonly string[];
+  };
   /** `POST /api/config/reload` (admin): reloads the configuration file (reload.ts); 404 without it. */
   reload?: () => Promise<ReloadResult>;
 }

@@ -21,6 +21,7 @@ import { buildHttp, checkCatalogOptions, listen } from './service-http.js';
 import { buildLoop, buildTrees, RoutingSettings, selectOptions } from './service-loop.js';
 import type { ServiceOptions } from './service-options.js';
 import { buildReplication } from './service-replica.js';
+import { LeaderUrls } from './replica-auth.js';
 import { ServiceSources } from './service-sources.js';
 import { openStores } from './service-store.js';
 import { SnapshotArchive } from './snapshot-archive.js';
@@ -107,7 +108,7 @@ export async function startService(o: ServiceOptions): Promise<RunningService> {
   const announced = () => sourceSet.catalogSources().flatMap((s) => s.registries());
   const self: { url?: string } = {};
   const drain = new Drain();
-  const http = buildHttp(o, { host, fetchers, loop, cache, trees, sessions, owners, buffer, archive, journal, store, events, replication, announced, self: () => self.url, drain });
+  const http = buildHttp(o, { host, fetchers, loop, cache, trees, sessions, owners, buffer, archive, journal, store, events, replication, announced, self: () => self.url, drain, log });
   const { metrics, inspector, shutdown, federation, streams } = http;
 
   let server: Awaited<ReturnType<typeof listen>>;
@@ -171,6 +172,7 @@ export async function startService(o: ServiceOptions): Promise<RunningService> {
       // Validated first: a policy that does not build changes nothing.
       const nextPolicy = touched('allow', 'allowCidrs') ? HostPolicy.from({ ...next.policy, allowLoopback: o.policy.allowLoopback ?? false }) : undefined;
       const nextRouting = touched('vocabulary', 'routing') ? await routing.prepare(next) : undefined;
+      const nextLeaderUrls = touched('replica.leaderUrls') ? new LeaderUrls(next.replica?.leaderUrls) : undefined;
       if (nextRouting !== undefined && nextRouting.evaluates !== routing.cases.length > 0) {
         throw new DiscoveryError('ERR_CONFIG_INVALID', `routing evaluation cannot be turned ${nextRouting.evaluates ? 'on' : 'off'} without a restart (labelled cases: the vocabulary's examples, routing.cases)`, { path: 'routing.cases' });
       }
@@ -182,6 +184,9 @@ export async function startService(o: ServiceOptions): Promise<RunningService> {
         const r = await cache.recheck({ ...fetchers.check, ...fetchers.cardSize.check });
         log.info(r, 'cached cards judged again with the reloaded signature settings');
       }
+      // The replica key rotates (the one before stays accepted for replica.keyGraceMs); the leader URLs apply to the next request.
+      if (touched('replica.key', 'replica.keyEnv', 'replica.keyFile')) http.replicaAuth?.rotate(next.replica?.key);
+      if (nextLeaderUrls !== undefined && http.followerProxy) http.followerProxy.leaderUrls = nextLeaderUrls;
       // The limits the app and the event streams read at each request, updated in place (reload.ts lists the live ones).
       if (touched('server.limits')) Object.assign(http.limits, { ...DEFAULT_SERVER_LIMITS, ...next.limits });
       // Sources whose settings changed are built again (and started by the loop); the others stay as they run.
