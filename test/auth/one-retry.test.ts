@@ -2,7 +2,8 @@
  * The 401 rule, measured at the peer (issue 37): against a peer that refuses every token, one call
  * costs exactly two requests (the request and one retry) and one token refresh — for a card
  * fetch, for an extended card through the card cache, and for an A2A call through the policy
- * fetch. A provider that cannot mint a new credential (static headers) is not asked again: one
+ * fetch — also as the service makes it: a chat turn whose ADK 0.3 client sends `message/send`
+ * (streaming off) or `message/stream` to a peer that refuses every token (issue 38). A provider that cannot mint a new credential (static headers) is not asked again: one
  * request. Real parts on loopback: oauth2-mock-server as the identity provider; the peer is a
  * plain node:http server that answers its public card and refuses everything else.
  */
@@ -16,7 +17,9 @@ import { VirtualClock } from '../../packages/core/src/clock/index.js';
 import { createCardFetcher, HostPolicy } from '../../packages/core/src/fetch/index.js';
 import type { PeerCredentials } from '../../packages/core/src/fetch/index.js';
 import { createPolicyFetch } from '../../packages/core/src/adk/remote/index.js';
-import { CLIENT_ID, CLIENT_SECRET, startIdp } from './secured-peers.js';
+import { startService } from '../../packages/service/src/server/index.js';
+import { createLogger } from '../../packages/service/src/server/logger.js';
+import { CLIENT_ID, CLIENT_SECRET, startIdp, startSecured0314 } from './secured-peers.js';
 import type { RunningIdp } from './secured-peers.js';
 
 interface RefusingPeer {
@@ -228,4 +231,55 @@ describe('an extended card belongs to the identity that obtained it', () => {
       await peer.close();
     }
   });
+});
+
+describe('the 401 rule on a chat turn through the service (ADK 0.3 client, message/send and message/stream)', () => {
+  for (const streaming of [false, true]) {
+    test(`${streaming ? 'message/stream' : 'message/send'}: a peer refusing every token gets the request and one retry, after one token refresh; the turn reports the refusal`, async () => {
+      const idp = await startIdp();
+      const peer = await startSecured0314(idp);
+      const credentials = await createPeerCredentials(
+        [{ type: 'oauth2' as const, origin: peer.origin, tokenUrl: idp.tokenUrl, clientId: CLIENT_ID, clientSecretEnv: 'PEER_CLIENT_SECRET', audience: peer.origin }],
+        { env: { PEER_CLIENT_SECRET: CLIENT_SECRET }, allowLoopback: true },
+      );
+      const service = await startService({
+        port: 0,
+        credentials,
+        policy: { allow: [peer.origin], allowLoopback: true },
+        vocabulary: [{ tag: 'warranty', description: 'Warranty status.' }],
+        needs: [{ tag: 'warranty' }],
+        static: [{ name: 'warranty_agent', url: peer.baseUrl, description: 'Answers warranty questions.', tags: ['warranty'], streaming }],
+        health: { enterAfter: 1 },
+        cache: { minTtlMs: 0 },
+        loop: { cycleIntervalMs: 600_000 },
+        logger: createLogger({ level: 'silent' }),
+      });
+      const chat = async (message: string): Promise<{ status: number; json: Record<string, unknown> }> => {
+        const res = await fetch(`${service.url}/api/chat`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ message }) });
+        return { status: res.status, json: (await res.json()) as Record<string, unknown> };
+      };
+      const method = streaming ? 'message/stream' : 'message/send';
+      try {
+        const ok = await chat('Is my warranty valid?');
+        assert.equal(ok.json.reply, 'warranty: Is my warranty valid?', JSON.stringify(ok.json));
+        const tokens = idp.tokenRequests;
+        const logged = peer.log.length;
+        peer.refuseAll = true;
+        const refused = await chat('Is my warranty still valid?');
+        const posts = peer.log.slice(logged).filter((r) => r.method === 'POST');
+        assert.deepEqual(posts.map((r) => (r.body as { method?: string }).method), [method, method], 'the request and one retry');
+        assert.deepEqual(posts[1]!.body, posts[0]!.body, 'the retry resends the same JSON-RPC body');
+        assert.notEqual(posts[1]!.authorization, posts[0]!.authorization, 'the retry carries the refreshed token');
+        assert.equal(idp.tokenRequests - tokens, 1, 'one token refresh');
+        // The turn is not a reply: no text, the error names the 401.
+        assert.equal(refused.json.reply, '');
+        assert.match(String(refused.json.error), /401/);
+      } finally {
+        await service.close();
+        await credentials.close();
+        await peer.close();
+        await idp.close();
+      }
+    });
+  }
 });

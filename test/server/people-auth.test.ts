@@ -538,6 +538,7 @@ static:
       rolesClaim: 'realm_access.roles',
       roles: { 'discovery-viewer': 'viewer', 'discovery-operator': 'operator', 'discovery-admin': 'admin' },
       clockToleranceMs: 30_000,
+      cooldownMs: 30_000,
       fetchTimeoutMs: 5_000,
       maxBytes: 65_536,
       allowLoopback: false,

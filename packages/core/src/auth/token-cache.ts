@@ -1,6 +1,7 @@
 /**
  * One cached bearer token (an OAuth 2.0 access token, a Google ID token): kept until shortly
- * before it expires, obtained single-flight (any number of concurrent callers, one request),
+ * before it expires (a token whose lifetime is 0 — `expires_in: 0` — is used once, for the
+ * request that obtained it, and never kept; without a lifetime, `defaultLifetimeMs`), obtained single-flight (any number of concurrent callers, one request),
  * dropped when a peer answers 401, and after a failure not asked for again before a capped,
  * jittered backoff has passed, so an identity provider in trouble is not hammered.
  *
@@ -14,7 +15,7 @@ import { DiscoveryError, isDiscoveryError } from '../errors.js';
 interface IssuedToken {
   /** The token (a secret: never logged, never in a message). */
   readonly token: string;
-  /** Its lifetime from now, in ms, when the issuer said (`expires_in`, a JWT's `exp`). */
+  /** Its lifetime from now, in ms, when the issuer said (`expires_in`, a JWT's `exp`); 0 or less: use once. */
   readonly lifetimeMs?: number;
 }
 
@@ -60,7 +61,8 @@ export class TokenCache {
   readonly #clock: Clock;
   readonly #random: Random;
   #held: Held | undefined;
-  #inFlight: Promise<string> | undefined;
+  /** The request under way; `once`: its token is for one request only (joiners ask again). */
+  #inFlight: Promise<{ token: string; once: boolean }> | undefined;
   #failures = 0;
   #retryAt = 0;
   #lastError: DiscoveryError | undefined;
@@ -78,7 +80,8 @@ export class TokenCache {
     const now = this.#clock.now();
     const held = this.#held;
     if (held !== undefined && now < held.refreshAt) return Promise.resolve(held.token);
-    if (this.#inFlight !== undefined) return this.#inFlight;
+    // A use-once token goes to the caller whose request obtained it; the others ask again, in turn.
+    if (this.#inFlight !== undefined) return this.#inFlight.then((got) => (got.once ? this.get() : got.token));
     if (now < this.#retryAt) {
       // Backing off: a token still valid serves; otherwise the last failure, without a request.
       if (held !== undefined && now < held.expiresAt) return Promise.resolve(held.token);
@@ -90,7 +93,7 @@ export class TokenCache {
       this.#inFlight = undefined;
     });
     this.#inFlight = flight;
-    return flight;
+    return flight.then((got) => got.token);
   }
 
   /**
@@ -106,7 +109,7 @@ export class TokenCache {
     this.#held = undefined;
   }
 
-  async #request(): Promise<string> {
+  async #request(): Promise<{ token: string; once: boolean }> {
     const started = this.#clock.now();
     let issued: IssuedToken;
     try {
@@ -120,17 +123,22 @@ export class TokenCache {
       this.#retryAt = this.#clock.now() + backoffDelay(this.#failures, { baseMs: min, maxMs: max, jitter: 0.5, random: this.#random });
       this.#lastError = isDiscoveryError(err) ? err : new DiscoveryError('ERR_FETCH_NETWORK', 'token request failed', { stage: 'fetch' });
       const held = this.#held;
-      if (held !== undefined && this.#clock.now() < held.expiresAt) return held.token;
+      if (held !== undefined && this.#clock.now() < held.expiresAt) return { token: held.token, once: false };
       throw this.#lastError;
     }
     this.#o.onRequest?.('issued');
     this.#failures = 0;
     this.#retryAt = 0;
     this.#lastError = undefined;
-    const lifetime = issued.lifetimeMs !== undefined && Number.isFinite(issued.lifetimeMs) && issued.lifetimeMs > 0 ? issued.lifetimeMs : (this.#o.defaultLifetimeMs ?? TOKEN_CACHE_DEFAULTS.defaultLifetimeMs);
+    if (issued.lifetimeMs !== undefined && Number.isFinite(issued.lifetimeMs) && issued.lifetimeMs <= 0) {
+      // `expires_in: 0`: valid for this one request; nothing is kept (a token held before is dropped).
+      this.#held = undefined;
+      return { token: issued.token, once: true };
+    }
+    const lifetime = issued.lifetimeMs !== undefined && Number.isFinite(issued.lifetimeMs) ? issued.lifetimeMs : (this.#o.defaultLifetimeMs ?? TOKEN_CACHE_DEFAULTS.defaultLifetimeMs);
     const skew = Math.min(this.#o.refreshBeforeMs ?? TOKEN_CACHE_DEFAULTS.refreshBeforeMs, lifetime / 10);
     // The lifetime counts from the request's start: the answer's transit is not the token's.
     this.#held = { token: issued.token, refreshAt: started + lifetime - skew, expiresAt: started + lifetime };
-    return issued.token;
+    return { token: issued.token, once: false };
   }
 }

@@ -246,6 +246,8 @@ const serverOidc = z.strictObject({
   // Bounds of one JWKS or discovery document fetch.
   fetchTimeoutMs: z.int().min(100).max(60_000).default(OIDC_DEFAULTS.fetchTimeoutMs),
   maxBytes: z.int().min(1_024).max(1_048_576).default(OIDC_DEFAULTS.maxBytes),
+  // After any fetch of the keys, good or failed, none other before this long (a failing provider is not amplified).
+  cooldownMs: z.int().min(1_000).max(3_600_000).default(OIDC_DEFAULTS.cooldownMs),
   // Address ranges besides public unicast where the provider may be reached (an in-cluster provider: "10.0.0.0/8").
   allowCidrs: z.array(z.string()).optional(),
 });

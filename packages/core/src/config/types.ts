@@ -81,6 +81,8 @@ export interface ServerOidcConfig {
   readonly fetchTimeoutMs: number;
   /** One JWKS or discovery document: largest size. Default 65,536 bytes. */
   readonly maxBytes: number;
+  /** After any fetch of the keys (good or failed), none other before this long. Default 30,000 ms. */
+  readonly cooldownMs: number;
 }
 
 /** `server.registry:` the ARD registry API (`/api/registry/…`; docs/registry-api.md), its bounds and limits, the registries it knows and how a `federation: auto` search asks them. */

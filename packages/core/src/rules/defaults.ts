@@ -225,7 +225,8 @@ export const OIDC_DEFAULTS = Object.freeze({
   clockToleranceMs: 30_000,
   fetchTimeoutMs: 5_000,
   maxBytes: 65_536,
+  /** After any fetch of the keys (good or failed), none other before this long. */
   cooldownMs: 30_000,
-  /** How long jose keeps a JWKS before it is fetched again. */
+  /** How long the keys are kept before they are fetched again (the last good ones serve while that fails). */
   keysMaxAgeMs: 10 * 60_000,
 });

@@ -7,18 +7,27 @@
  * admin; the highest mapped value wins.
  *
  * The discovery document and the JWKS are fetched through the guarded fetch (`createOriginFetch`
- * of the library: the issuer's and the JWKS's origins only, https or loopback http under
+ * of the library: each document's own origin only, https or loopback http under
  * allowLoopback, every address judged like discovery's — public unicast or `allowCidrs` —,
- * no redirects, the whole answer bounded in time and bytes); jose caches the JWKS and fetches it
- * again when a token names a key it does not hold (rotation), at most once per cooldown. A JWKS
- * that cannot be read (too large, too slow, not JSON, a forbidden address) fails closed: the
- * token is refused (401).
+ * no redirects, the whole answer bounded in time and bytes). A `jwks_uri` read from the discovery
+ * document is judged like the issuer: loopback addresses only when the issuer itself is a
+ * loopback host under allowLoopback and the `jwks_uri` names a loopback host too (a name that
+ * resolves to loopback is refused before any connection).
+ *
+ * The keys are fetched here, not by jose's remote key set: one fetch at a time (concurrent
+ * tokens share it), and after ANY fetch — good or failed — no other before `cooldownMs` has
+ * passed. Meanwhile the last good keys serve (past their `keysMaxAgeMs` too, while the provider
+ * fails); with none, the token is refused at once (401) without asking the provider again. A
+ * token naming a key not held asks again only once the cooldown has passed (rotation). So a
+ * failing or hostile provider gets at most one request per cooldown however many tokens arrive.
+ * The state is one key set, one discovered `jwks_uri` and two guarded fetches at most.
  *
  * Tokens themselves are never kept, logged or echoed: only the claims read from them.
  */
-import { createRemoteJWKSet, customFetch, errors, jwtVerify } from 'jose';
-import type { FetchImplementation, JWTPayload } from 'jose';
-import { createOriginFetch, DiscoveryError, isDiscoveryError, originOf, secureOrLoopback, type GuardedFetch } from 'a2a-discovery';
+import { createLocalJWKSet, errors, jwtVerify } from 'jose';
+import type { FlattenedJWSInput, JSONWebKeySet, JWSHeaderParameters, JWTPayload } from 'jose';
+import { createOriginFetch, DiscoveryError, isDiscoveryError, isLoopbackHost, originOf, secureOrLoopback, systemClock, type GuardedFetch } from 'a2a-discovery';
+import type { Clock } from 'a2a-discovery';
 import { OIDC_ALGORITHMS, OIDC_DEFAULTS } from 'a2a-discovery/config';
 
 /** A role on the service's API: viewer (read) < operator (refresh, inspect, chat) < admin (others' sessions, confirm). */
@@ -52,10 +61,13 @@ export interface PeopleAuthOptions {
   /** The largest JWKS or discovery document, in bytes. Default 64 KiB. */
   maxBytes?: number;
   /**
-   * After a JWKS fetch, a token naming an unknown key waits this long before the JWKS is fetched
-   * again (key rotation; a flood of made-up key ids costs one fetch per period). Default 30 s.
+   * After any fetch of the keys (good or failed), none other before this long: a token naming an
+   * unknown key (rotation) or a provider that failed is asked again at most once per period,
+   * however many tokens arrive. Default 30 s.
    */
   cooldownMs?: number;
+  /** The cooldown's and the keys' age clock. Default the system clock. */
+  clock?: Clock;
   /** Told when a JWKS or discovery fetch is refused by its bounds (the metrics' counter). */
   onFetchRefused?: () => void;
   /** DNS override for the provider's host names (tests). */
@@ -83,11 +95,24 @@ export function looksLikeJwt(value: string): boolean {
   return /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*$/.test(value);
 }
 
+type KeySet = ReturnType<typeof createLocalJWKSet>;
+
 export class PeopleAuth {
   readonly #o: PeopleAuthOptions;
-  /** One guarded fetch per origin set: the issuer's (and a configured JWKS's), then a discovered JWKS's. */
+  readonly #clock: Clock;
+  /** One guarded fetch per origin, each admitting that origin only: the issuer's, the JWKS's (configured, or discovered once). At most two. */
   readonly #fetches = new Map<string, GuardedFetch>();
-  #jwks: Promise<ReturnType<typeof createRemoteJWKSet>> | undefined;
+  /** The `jwks_uri` the discovery document named (asked once it answered well). */
+  #discovered: string | undefined;
+  /** The last good keys, and when they were read. */
+  #keys: { set: KeySet; at: number } | undefined;
+  /** No fetch of the keys before this time (the cooldown after any fetch). */
+  #nextFetchAt = Number.NEGATIVE_INFINITY;
+  /** Why the last fetch failed (for the refusal; never a token). */
+  #lastFailure: unknown;
+  /** The fetch under way, shared by every token that needs it (single flight). */
+  #inFlight: Promise<void> | undefined;
+  #closed = false;
 
   /** No I/O: the provider is first asked when the first token is verified. */
   constructor(o: PeopleAuthOptions) {
@@ -97,10 +122,12 @@ export class PeopleAuth {
       if (!DEFAULT_OIDC_ALGORITHMS.includes(alg)) throw new DiscoveryError('ERR_CONFIG_INVALID', `server.oidc.algorithms: ${alg} is not an accepted asymmetric algorithm (${DEFAULT_OIDC_ALGORITHMS.join(', ')})`, { path: 'server.oidc.algorithms' });
     }
     this.#o = o;
+    this.#clock = o.clock ?? systemClock;
   }
 
   /** Releases the provider's connections. */
   async close(): Promise<void> {
+    this.#closed = true;
     const fetches = [...this.#fetches.values()];
     this.#fetches.clear();
     await Promise.all(fetches.map((f) => f.close()));
@@ -114,8 +141,7 @@ export class PeopleAuth {
   async verify(token: string): Promise<Verified> {
     let payload: JWTPayload;
     try {
-      const jwks = await this.#keySet();
-      ({ payload } = await jwtVerify(token, jwks, {
+      ({ payload } = await jwtVerify(token, (header, jws) => this.#key(header, jws), {
         issuer: this.#o.issuer,
         audience: typeof this.#o.audience === 'string' ? this.#o.audience : [...this.#o.audience],
         algorithms: [...(this.#o.algorithms ?? DEFAULT_OIDC_ALGORITHMS)],
@@ -136,50 +162,99 @@ export class PeopleAuth {
     return { ok: true, person: { issuer: this.#o.issuer, sub: payload.sub, ...(name !== undefined && { name }), role, claimed: claimed.slice(0, 16).map((v) => v.slice(0, 64)), ...(typeof payload.exp === 'number' && { expiresAt: payload.exp * 1000 }) } };
   }
 
-  /** The remote key set, built once its URL is known (a failed discovery is tried again by the next token). */
-  #keySet(): Promise<ReturnType<typeof createRemoteJWKSet>> {
-    this.#jwks ??= this.#jwksUrl().then(
-      (url) =>
-        createRemoteJWKSet(new URL(url), {
-          // The guarded fetch's own deadline (fetchTimeoutMs, counted as a refusal) ends the request first.
-          timeoutDuration: (this.#o.fetchTimeoutMs ?? OIDC_DEFAULTS.fetchTimeoutMs) + 1_000,
-          cooldownDuration: this.#o.cooldownMs ?? OIDC_DEFAULTS.cooldownMs,
-          cacheMaxAge: OIDC_DEFAULTS.keysMaxAgeMs,
-          [customFetch]: ((target) => this.#documentFetch(url)(target)) satisfies FetchImplementation,
-        }),
-      (err: unknown) => {
-        this.#jwks = undefined;
-        throw err;
+  /**
+   * The key a token names: from the keys held, read first when there are none or they are older
+   * than `keysMaxAgeMs`, and read again for a key not held — each read only outside the cooldown.
+   */
+  async #key(header: JWSHeaderParameters, jws: FlattenedJWSInput): Promise<Awaited<ReturnType<KeySet>>> {
+    if (this.#keys === undefined || this.#clock.now() - this.#keys.at >= OIDC_DEFAULTS.keysMaxAgeMs) await this.#refresh();
+    const held = this.#keys;
+    if (held === undefined) throw new KeysUnavailable(this.#lastFailure);
+    try {
+      return await held.set(header, jws);
+    } catch (err) {
+      if (!(err instanceof errors.JWKSNoMatchingKey)) throw err;
+      // A key not held: the provider may have rotated; asked again only outside the cooldown.
+      await this.#refresh();
+      const fresh = this.#keys;
+      if (fresh === undefined || fresh === held) throw err;
+      return fresh.set(header, jws);
+    }
+  }
+
+  /** Reads the keys once, unless a read is under way (joined) or the cooldown has not passed (nothing). Never throws. */
+  #refresh(): Promise<void> {
+    if (this.#inFlight !== undefined) return this.#inFlight;
+    if (this.#closed || this.#clock.now() < this.#nextFetchAt) return Promise.resolve();
+    const flight = this.#readKeys().then(
+      (set) => {
+        this.#keys = { set, at: this.#clock.now() };
+        this.#lastFailure = undefined;
       },
-    );
-    return this.#jwks;
+      (err: unknown) => {
+        // The last good keys, if any, keep serving.
+        this.#lastFailure = err;
+      },
+    ).finally(() => {
+      this.#nextFetchAt = this.#clock.now() + (this.#o.cooldownMs ?? OIDC_DEFAULTS.cooldownMs);
+      this.#inFlight = undefined;
+    });
+    this.#inFlight = flight;
+    return flight;
+  }
+
+  async #readKeys(): Promise<KeySet> {
+    const url = await this.#jwksUrl();
+    const res = await this.#documentFetch(url)(url);
+    if (res.status !== 200) throw new OidcSetupError(`the JWKS answered HTTP ${res.status}`);
+    let jwks: unknown;
+    try {
+      jwks = await res.json();
+    } catch {
+      throw new OidcSetupError('the JWKS is not JSON');
+    }
+    // jose judges the set (JWKSInvalid: no `keys` array).
+    return createLocalJWKSet(jwks as JSONWebKeySet);
   }
 
   async #jwksUrl(): Promise<string> {
     if (this.#o.jwksUrl !== undefined) return this.#o.jwksUrl;
+    if (this.#discovered !== undefined) return this.#discovered;
     const discovery = `${this.#o.issuer.replace(/\/$/, '')}/.well-known/openid-configuration`;
     const res = await this.#documentFetch(discovery)(discovery);
     if (res.status !== 200) throw new OidcSetupError(`the issuer's discovery document answered HTTP ${res.status}`);
-    const doc = (await res.json()) as { jwks_uri?: unknown; issuer?: unknown };
-    if (typeof doc.jwks_uri !== 'string') throw new OidcSetupError('the issuer’s discovery document has no jwks_uri');
+    let doc: { jwks_uri?: unknown; issuer?: unknown };
+    try {
+      doc = (await res.json()) as typeof doc;
+    } catch {
+      throw new OidcSetupError('the issuer’s discovery document is not JSON');
+    }
+    if (doc === null || typeof doc !== 'object' || typeof doc.jwks_uri !== 'string') throw new OidcSetupError('the issuer’s discovery document has no jwks_uri');
     if (doc.issuer !== undefined && doc.issuer !== this.#o.issuer) throw new OidcSetupError('the issuer’s discovery document names another issuer');
     checkUrl(doc.jwks_uri, 'jwks_uri', this.#o.allowLoopback === true);
+    this.#discovered = doc.jwks_uri;
     return doc.jwks_uri;
   }
 
   /**
-   * The fetch for a document at `url` (the discovery document, the JWKS): the guarded fetch to the
-   * issuer's origin and that document's, bounded by fetchTimeoutMs and maxBytes. A refusal of the
+   * The fetch for a document at `url` (the discovery document, the JWKS): the guarded fetch to that
+   * document's origin only, bounded by fetchTimeoutMs and maxBytes. A refusal of the
    * guard or the bounds becomes a {@link BoundsError} (the token is refused, fail closed).
+   *
+   * Loopback addresses are admitted as they are for the issuer: under allowLoopback, and for a
+   * document URL that is not the operator's own (a discovered `jwks_uri`) only when both the
+   * issuer and that URL name a loopback host, so a discovery document cannot point the service at
+   * its own loopback services through a name.
    */
   #documentFetch(url: string): (target: string) => Promise<Response> {
-    const origins = [...new Set([originOf(this.#o.issuer), originOf(url)].filter((o): o is string => o !== undefined))].sort();
-    const key = origins.join(' ');
-    let guarded = this.#fetches.get(key);
+    const origin = originOf(url) ?? url;
+    let guarded = this.#fetches.get(origin);
     if (guarded === undefined) {
+      const operators = origin === originOf(this.#o.issuer) || url === this.#o.jwksUrl;
+      const loopback = this.#o.allowLoopback === true && (operators || (isLoopbackHost(new URL(this.#o.issuer).hostname) && isLoopbackHost(new URL(url).hostname)));
       guarded = createOriginFetch({
-        origins,
-        allowLoopback: this.#o.allowLoopback === true,
+        origins: [origin],
+        allowLoopback: loopback,
         ...(this.#o.allowCidrs !== undefined && { allowCidrs: this.#o.allowCidrs }),
         ...(this.#o.resolve !== undefined && { resolve: this.#o.resolve }),
         timeoutMs: this.#o.fetchTimeoutMs ?? OIDC_DEFAULTS.fetchTimeoutMs,
@@ -187,7 +262,7 @@ export class PeopleAuth {
         maxResponseName: 'server.oidc.maxBytes',
         onBoundsRefused: () => this.#o.onFetchRefused?.(),
       });
-      this.#fetches.set(key, guarded);
+      this.#fetches.set(origin, guarded);
     }
     const inner = guarded;
     return async (target) => {
@@ -197,6 +272,13 @@ export class PeopleAuth {
         throw isDiscoveryError(err) ? new BoundsError(err.message) : err;
       }
     };
+  }
+}
+
+/** No keys are held and the provider cannot be read now (or was asked within the cooldown). */
+class KeysUnavailable extends Error {
+  constructor(cause: unknown) {
+    super('the identity provider’s keys could not be read', { cause });
   }
 }
 
@@ -214,7 +296,7 @@ function refusal(err: unknown): string {
   if (err instanceof errors.JOSEAlgNotAllowed) return 'the token is signed with an algorithm that is not accepted';
   if (err instanceof errors.JWKSNoMatchingKey) return 'the token is signed with a key the provider does not publish';
   if (err instanceof errors.JWSSignatureVerificationFailed) return 'the token’s signature does not verify';
-  if (err instanceof errors.JWKSTimeout || err instanceof errors.JWKSInvalid || err instanceof OidcSetupError || err instanceof BoundsError) {
+  if (err instanceof KeysUnavailable || err instanceof errors.JWKSTimeout || err instanceof errors.JWKSInvalid || err instanceof OidcSetupError || err instanceof BoundsError) {
     return 'the identity provider’s keys could not be read, so no token can be verified now';
   }
   if (err instanceof errors.JOSEError) return 'the token is not a valid signed JWT';
