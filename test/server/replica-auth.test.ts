@@ -152,6 +152,15 @@ test('leader URLs: replica.leaderUrls by the allowlist’s rules, loopback only 
     assert.match(listed.refusal(new URL(url)) ?? '', /replica\.leaderUrls allows/, url);
   }
   assert.throws(() => new LeaderUrls(['http://10.0.0.5:7340']), /http is allowed only for loopback hosts; use https/);
+  // Pods: an origin over an address range, scheme and port exact; a name never matches it.
+  const pods = new LeaderUrls(['http://10.244.0.0/16:7340', 'https://[fd00::/8]:8443']);
+  assert.equal(pods.refusal(new URL('http://10.244.3.7:7340/api/endpoints')), undefined);
+  assert.equal(pods.refusal(new URL('https://[fd00::12]:8443/api/endpoints')), undefined);
+  for (const url of ['http://10.245.0.1:7340/', 'http://10.244.3.7:7341/', 'https://10.244.3.7:7340/', 'http://pod.10.244.3.7.nip.io:7340/', 'http://[fd00::12]:8443/', 'http://169.254.169.254:7340/']) {
+    assert.match(pods.refusal(new URL(url)) ?? '', /replica\.leaderUrls allows/, url);
+  }
+  assert.throws(() => new LeaderUrls(['http://10.244.0.0/16']), /address range .* \(scheme, CIDR range, port\)/, 'a range needs its port');
+  assert.throws(() => new LeaderUrls(['http://10.244.0.0/33:7340']), /address range/);
 });
 
 test('configuration: replica.leaderUrls by the allowlist’s rules, the key read and at least 32 characters, never written inline', async () => {
@@ -171,6 +180,7 @@ test('configuration: replica.leaderUrls by the allowlist’s rules, the key read
   const bad = problems(`${base}replica:\n  leaderUrls: ["https://*.discovery.internal:8443", "http://10.0.0.5:7340"]\n`);
   assert.deepEqual(bad.map((p) => p.path), ['replica.leaderUrls[1]']);
   assert.match(bad[0]!.message, /http is allowed only for loopback hosts; use https/);
+  assert.deepEqual(problems(`${base}replica:\n  leaderUrls: ["http://10.244.0.0/16:7340", "http://10.0.0.0/8", "https://*.discovery.internal:8443"]\n`).map((p) => p.path), ['replica.leaderUrls[1]'], 'a range without its port');
   assert.deepEqual(problems(`${base}replica:\n  keyEnv: RK\n  keyFile: rk.txt\n`).map((p) => p.path), ['replica.keyFile']);
   assert.deepEqual(problems(`allowLoopback: true\nallow: ["http://127.0.0.1:9"]\n${agent}replica:\n  keyEnv: RK\n`).map((p) => p.path), ['replica.keyEnv'], 'a SQLite store has no replicas');
   assert.deepEqual(problems(`${base}replica:\n  key: inline-secret\n`).map((p) => p.path), ['replica.key'], 'never inline');

@@ -98,7 +98,8 @@ export type {
   DescribedScheme,
 } from './card/index.js';
 
-export { HostPolicy, isLoopbackHost, originOf, secureOrLoopback, createCardFetcher, createGuardedLookup, inlineCardKey, catalogCardUrl, isCardUrl, isInlineCardKey, CATALOG_CARD_FRAGMENT, CARD_PATH } from './fetch/index.js';
+export type { RangeOrigin } from './fetch/index.js';
+export { HostPolicy, isLoopbackHost, originOf, secureOrLoopback, inRangeOrigin, looksLikeRangeOrigin, parseRangeOrigin, createCardFetcher, createGuardedLookup, inlineCardKey, catalogCardUrl, isCardUrl, isInlineCardKey, CATALOG_CARD_FRAGMENT, CARD_PATH } from './fetch/index.js';
 export { OriginBudget, toPeerCredentials, createDeploymentFetch, createGuardedFetch, createOriginFetch, exactOriginPolicy, readBoundedStream, redactUrl, REDACTED } from './fetch/index.js';
 export type { ConnectionPolicy, DeploymentFetchOptions, GuardedFetch, GuardedFetchOptions, OriginFetchOptions } from './fetch/index.js';
 export type { OriginBudgetOptions, OriginBudgetStats } from './fetch/index.js';

@@ -12,7 +12,7 @@ import { CACHE_DEFAULTS, GOOGLE_AGENT_REGISTRY_DEFAULTS } from '../rules/default
 import { DNS_SOURCE_DEFAULTS } from '../rules/defaults.js';
 import { normalizeDomain } from '../rules/domains.js';
 import { storeSpecKind } from '../rules/store-spec.js';
-import { isLoopbackHost, normalizeOrigin, originOf, secureOrLoopback } from '../rules/origins.js';
+import { isLoopbackHost, looksLikeRangeOrigin, normalizeOrigin, originOf, parseRangeOrigin, secureOrLoopback } from '../rules/origins.js';
 import { impossibleUrl } from '../rules/urls.js';
 import { SCHEMA_DEFAULTS } from './schema.js';
 import type { YamlSource } from './yaml-source.js';
@@ -102,13 +102,21 @@ export function crossCheck(doc: Raw, source: YamlSource): Problem[] {
       if (replica[key] !== undefined && !postgres) add(['replica', key], `is only used by replicas on a PostgreSQL store (store: postgres://…), but store is ${JSON.stringify(store)}`);
     }
     if (Array.isArray(replica.leaderUrls)) {
-      // The allowlist's own rules: https outside loopback, a wildcard only as the leftmost label.
+      // An origin over an address range (`http://10.0.0.0/8:7340`: pods) is judged as one; the
+      // rest by the allowlist's own rules: https outside loopback, a wildcard only as the leftmost label.
+      const entries = (replica.leaderUrls as unknown[]).map((v, i) => [i, v] as const);
+      for (const [i, v] of entries) {
+        if (typeof v !== 'string' || !looksLikeRangeOrigin(v)) continue;
+        const parsed = parseRangeOrigin(v);
+        if ('problem' in parsed) add(['replica', 'leaderUrls', i], parsed.problem);
+      }
+      const named = entries.filter(([, v]) => typeof v !== 'string' || !looksLikeRangeOrigin(v));
       try {
-        HostPolicy.from({ allow: replica.leaderUrls as string[], allowLoopback: true });
+        HostPolicy.from({ allow: named.map(([, v]) => v as string), allowLoopback: true });
       } catch (err) {
         for (const p of isDiscoveryError(err) ? err.problems : []) {
-          const i = Number(/^allow\[(\d+)\]$/.exec(p.path)?.[1]);
-          add(Number.isInteger(i) ? ['replica', 'leaderUrls', i] : ['replica', 'leaderUrls'], p.message);
+          const j = Number(/^allow\[(\d+)\]$/.exec(p.path)?.[1]);
+          add(Number.isInteger(j) && named[j] !== undefined ? ['replica', 'leaderUrls', named[j][0]] : ['replica', 'leaderUrls'], p.message);
         }
       }
     }

@@ -124,3 +124,48 @@ export function secureOrLoopback(url: string | URL, allowLoopback: boolean): str
   if (!isLoopbackHost(parsed.hostname)) return 'plain http is accepted only for a loopback host (localhost, 127.x, [::1]); use https';
   return allowLoopback ? undefined : 'plain http is accepted only for a loopback host with allowLoopback (development only); use https';
 }
+
+/**
+ * An origin over an address range, `http://10.0.0.0/8:7340` or `https://[fd00::/8]:8443`: every
+ * IP-literal origin of that scheme and port inside the range. For addresses an operator names that
+ * no host name covers (pods of one cluster: `replica.leaderUrls`).
+ */
+export interface RangeOrigin {
+  readonly protocol: 'http:' | 'https:';
+  readonly range: readonly [ipaddr.IPv4 | ipaddr.IPv6, number];
+  readonly port: number;
+}
+
+const RANGE_ORIGIN = /^(https?):\/\/(?:\[([0-9a-fA-F:.]+\/\d{1,3})\]|(\d{1,3}(?:\.\d{1,3}){3}\/\d{1,2})):(\d{1,5})\/?$/;
+
+/** Whether `raw` is written as a range origin at all (`scheme://<range>:<port>`); {@link parseRangeOrigin} judges it. */
+export function looksLikeRangeOrigin(raw: string): boolean {
+  return /^https?:\/\/(\[[^\]]*\/[^\]]*\]|[0-9.]+\/\d+)(:|\/?$)/.test(raw);
+}
+
+/** The range origin `raw` names, or why it is not one (a port is required: an address range has no default port). */
+export function parseRangeOrigin(raw: string): RangeOrigin | { problem: string } {
+  const m = RANGE_ORIGIN.exec(raw);
+  const problem = { problem: `must be an origin over an address range such as "http://10.0.0.0/8:7340" or "https://[fd00::/8]:8443" (scheme, CIDR range, port), got ${JSON.stringify(raw.slice(0, 80))}` };
+  if (m === null) return problem;
+  const port = Number(m[4]);
+  if (port < 1 || port > 65535) return problem;
+  try {
+    const range = ipaddr.parseCIDR(m[2] ?? m[3]!);
+    return { protocol: `${m[1]}:` as 'http:' | 'https:', range, port };
+  } catch {
+    return problem;
+  }
+}
+
+/** Whether `url` is an IP-literal origin inside `range` with its scheme and port. */
+export function inRangeOrigin(range: RangeOrigin, url: URL): boolean {
+  const port = Number(url.port || (url.protocol === 'https:' ? 443 : 80));
+  if (url.protocol !== range.protocol || port !== range.port) return false;
+  const host = url.hostname.replace(/^\[|\]$/g, '');
+  if (!ipaddr.isValid(host)) return false;
+  let addr = ipaddr.parse(host);
+  if (addr.kind() === 'ipv6' && (addr as ipaddr.IPv6).isIPv4MappedAddress()) addr = (addr as ipaddr.IPv6).toIPv4Address();
+  const [net, bits] = range.range;
+  return addr.kind() === net.kind() && addr.match(net, bits);
+}

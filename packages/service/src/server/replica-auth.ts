@@ -18,8 +18,8 @@
  * outside loopback), or loopback ones when it is unset.
  */
 import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
-import type { Clock } from 'a2a-discovery';
-import { HostPolicy, isLoopbackHost } from 'a2a-discovery';
+import type { Clock, RangeOrigin } from 'a2a-discovery';
+import { DiscoveryError, HostPolicy, inRangeOrigin, isLoopbackHost, looksLikeRangeOrigin, parseRangeOrigin } from 'a2a-discovery';
 import { REPLICA_DEFAULTS } from 'a2a-discovery/config';
 
 /** The request header a follower signs its request with. */
@@ -188,10 +188,18 @@ export class ReplicaAuth {
  */
 export class LeaderUrls {
   readonly #policy: HostPolicy | undefined;
+  /** Origins over address ranges (`http://10.0.0.0/8:7340`): pods whose addresses no name covers. */
+  readonly #ranges: readonly RangeOrigin[];
 
   /** @throws DiscoveryError `ERR_CONFIG_INVALID` naming the bad entry (as `replica.leaderUrls[i]`). */
   constructor(patterns: readonly string[] | undefined) {
-    this.#policy = patterns === undefined ? undefined : HostPolicy.from({ allow: patterns, allowLoopback: true });
+    const ranges = (patterns ?? []).filter(looksLikeRangeOrigin).map((raw) => {
+      const parsed = parseRangeOrigin(raw);
+      if ('problem' in parsed) throw new DiscoveryError('ERR_CONFIG_INVALID', `replica.leaderUrls: ${parsed.problem}`, { path: 'replica.leaderUrls' });
+      return parsed;
+    });
+    this.#ranges = ranges;
+    this.#policy = patterns === undefined ? undefined : HostPolicy.from({ allow: patterns.filter((p) => !looksLikeRangeOrigin(p)), allowLoopback: true });
   }
 
   /** Why `url` is not a leader URL this follower sends to, or undefined when it is. */
@@ -199,6 +207,7 @@ export class LeaderUrls {
     if (this.#policy === undefined) {
       return isLoopbackHost(url.hostname) ? undefined : 'it is not on loopback, and replica.leaderUrls (the leader URLs replicas may use) is not set';
     }
+    if (this.#ranges.some((r) => inRangeOrigin(r, url))) return undefined;
     const verdict = this.#policy.check(url);
     return verdict.allowed ? undefined : `it is not one replica.leaderUrls allows (${verdict.reason})`;
   }
