@@ -76,6 +76,8 @@ const SERVER_DEFAULTS = {
     maxFilterKeys: 16,
     maxFilterValues: 64,
     maxFacets: 16,
+    maxQueryTerms: 32,
+    maxCandidates: 20_000,
     maxPageSize: 100,
     maxPageTokenBytes: 512,
     pageTokenTtlMs: 600_000,

@@ -60,16 +60,21 @@ describe('the registry index', () => {
     w.put(2, '2.0.0');
     w.remove(4);
     await index.sync();
-    const changes = index.changes({ afterSeq: g0 }, () => true)!;
+    const changes = (await index.changes({ afterSeq: g0 }, () => true))!;
     assert.deepEqual(changes.map((c) => [c.entry.identifier, c.entry.status ?? 'active']), [[w.id(2), 'active'], [w.id(4), 'deleted']]);
     assert.equal(index.get(w.id(2))?.['version'], '2.0.0');
-    assert.deepEqual(index.match('agent', []).length, 4);
-    assert.deepEqual(index.match('t2', []).map((h) => h.identifier), [w.id(2)], 'the re-indexed entry is found by its new text');
+    const hits = async (text: string): Promise<string[]> => {
+      const found = await index.match(text, [], { maxCandidates: 100, overflow: 'refuse' });
+      assert.ok(found.ok);
+      return found.hits.map((h) => h.identifier);
+    };
+    assert.deepEqual((await hits('agent')).length, 4);
+    assert.deepEqual(await hits('t2'), [w.id(2)], 'the re-indexed entry is found by its new text');
 
     w.put(4);
     await index.sync();
     assert.equal(index.stats.tombstones, 0, 'back: the tombstone goes');
-    assert.equal(index.changes({ afterSeq: g0 }, () => true)!.find((c) => c.entry.identifier === w.id(4))?.entry.status, undefined);
+    assert.equal((await index.changes({ afterSeq: g0 }, () => true))!.find((c) => c.entry.identifier === w.id(4))?.entry.status, undefined);
 
     w.put(1, '1.0.0', false);
     await index.sync();
@@ -90,17 +95,17 @@ describe('the registry index', () => {
     const index = new RegistryIndex({ ...w.options, maxEntries: 100, maxTombstones: 2, tombstoneTtlMs: 60_000 });
     await index.sync();
     const g0 = index.generation;
-    assert.ok(index.changes({ afterSeq: g0 }, () => true));
+    assert.ok(await index.changes({ afterSeq: g0 }, () => true));
     for (const i of [0, 1, 2]) w.remove(i);
     await index.sync();
     assert.equal(index.stats.tombstones, 2, 'only the last two removals are kept');
-    assert.equal(index.changes({ afterSeq: g0 }, () => true), undefined, 'the first removal is forgotten: that cursor has missed it');
+    assert.equal(await index.changes({ afterSeq: g0 }, () => true), undefined, 'the first removal is forgotten: that cursor has missed it');
     const g1 = index.generation;
-    assert.deepEqual(index.changes({ afterSeq: g1 }, () => true), []);
-    assert.equal(index.changes({ afterTime: index.startedAt - 1 }, () => true), undefined, 'before this index started: removals unknown');
+    assert.deepEqual(await index.changes({ afterSeq: g1 }, () => true), []);
+    assert.equal(await index.changes({ afterTime: index.startedAt - 1 }, () => true), undefined, 'before this index started: removals unknown');
 
     w.tick(61_000);
-    assert.equal(index.changes({ afterSeq: g1 - 1 }, () => true), undefined, 'the tombstones aged out');
-    assert.deepEqual(index.changes({ afterSeq: g1 }, () => true), [], 'a cursor after them still reads');
+    assert.equal(await index.changes({ afterSeq: g1 - 1 }, () => true), undefined, 'the tombstones aged out');
+    assert.deepEqual(await index.changes({ afterSeq: g1 }, () => true), [], 'a cursor after them still reads');
   });
 });

@@ -29,10 +29,10 @@ function fixture(): { loop: ConstructorParameters<typeof RegistryIndex>[0]['loop
   return { loop: { status: () => Promise.resolve(statuses), current: () => undefined }, cache: { peek: (url) => Promise.resolve(entries.get(url)) } };
 }
 
-function app(settings: Partial<typeof DEFAULT_REGISTRY_SETTINGS>, now: () => number, federate?: Federate): Hono {
+function app(settings: Partial<typeof DEFAULT_REGISTRY_SETTINGS>, now: () => number, federate?: Federate, refused: string[] = []): Hono {
   const a = new Hono();
   const index = new RegistryIndex({ ...fixture(), maxEntries: 10_000, maxTombstones: 10, tombstoneTtlMs: 60_000 });
-  mountRegistry(a, { index, settings: { ...DEFAULT_REGISTRY_SETTINGS, ...settings }, now, ...(federate && { federate }) });
+  mountRegistry(a, { index, settings: { ...DEFAULT_REGISTRY_SETTINGS, ...settings }, now, onRefusal: (r) => refused.push(r), ...(federate && { federate }) });
   return a;
 }
 
@@ -91,5 +91,48 @@ describe('the registry routes\' bounds', () => {
     assert.equal(calls[0]!.local.results.length, 3);
     await search(a, { query: { text: 'agent 7' } });
     assert.equal(calls[1]!.request.federation, 'auto', 'the spec\'s default');
+  });
+
+  test('bounded work per request: distinct terms (maxQueryTerms), candidates (maxCandidates); each refusal names its key and is counted', async () => {
+    const refused: string[] = [];
+    const a = app({ maxQueryTerms: 4, maxCandidates: 100 }, Date.now, undefined, refused);
+    const many = await search(a, { query: { text: 'a b c d e a b' }, federation: 'none' });
+    assert.equal(many.status, 400);
+    assert.match(many.json.message!, /5 distinct terms; at most 4 .*server\.registry\.maxQueryTerms/);
+    const repeated = await search(a, { query: { text: Array(25).fill('Agent agent AGENT').join(' ') }, federation: 'none' });
+    assert.equal(repeated.status, 200, 'one distinct term, however often it is repeated');
+    // 1,100 entries match "agent": a search keeps its best 100 candidates.
+    const seen = new Set<string>();
+    let token: string | undefined;
+    do {
+      const r = await search(a, { query: { text: 'agent' }, pageSize: 100, federation: 'none', ...(token && { pageToken: token }) });
+      assert.equal(r.status, 200);
+      for (const e of r.json.results) seen.add(e.identifier);
+      token = r.json.pageToken;
+    } while (token !== undefined);
+    assert.equal(seen.size, 100);
+    // An explore over more than maxCandidates entries would count a part: refused.
+    const r = await a.request('http://registry.test/api/registry/explore', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ resultType: { facets: [{ field: 'type' }] } }) });
+    assert.equal(r.status, 400);
+    const body = (await r.json()) as { errorCode: string; message: string };
+    assert.equal(body.errorCode, 'INVALID_ARGUMENT');
+    assert.match(body.message, /matches 1100 entries; explore counts at most 100 \(server\.registry\.maxCandidates\)/);
+    // The repeated-term search and the paged one kept their best 100 (counted as cuts), the explore was refused.
+    assert.deepEqual(refused, ['registry_terms', 'registry_candidates', 'registry_candidates', 'registry_candidates']);
+  });
+
+  test('typed parameters: pageSize "10" in a body, or pageSize=10abc in a query, is a 400 naming pageSize', async () => {
+    const a = app({}, Date.now);
+    const typed = await search(a, { query: { text: 'agent' }, pageSize: '10', federation: 'none' });
+    assert.equal(typed.status, 400);
+    assert.match(typed.json.message!, /^pageSize must be a positive integer \(a JSON number\), not a string/);
+    for (const bad of [true, null, [10], 1.5]) assert.equal((await search(a, { query: { text: 'agent' }, pageSize: bad, federation: 'none' })).status, 400, JSON.stringify(bad));
+    assert.equal((await search(a, { query: { text: 'agent' }, pageSize: 10, federation: 'none' })).status, 200);
+    for (const q of ['10abc', '-1', '1e1', '', ' 10']) {
+      const r = await a.request(`http://registry.test/api/registry/agents?pageSize=${encodeURIComponent(q)}`);
+      assert.equal(r.status, 400, q);
+      assert.match(((await r.json()) as { message: string }).message, /^pageSize must be a positive integer/);
+    }
+    assert.equal((await a.request('http://registry.test/api/registry/agents?pageSize=10')).status, 200);
   });
 });

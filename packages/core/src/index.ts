@@ -136,6 +136,7 @@ export {
   judgeTrustManifest,
   selectVersions,
   isSemanticVersion,
+  Pacer,
 } from './catalog/index.js';
 export type { AiCatalog, AiCatalogEntry, CachedAiCatalog, CatalogLimits, ReadCatalogResult, ManifestVerdict, TrustPin, Versioned } from './catalog/index.js';
 

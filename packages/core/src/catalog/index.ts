@@ -20,3 +20,4 @@ export { judgeTrustManifest } from './trust-manifest.js';
 export type { ManifestVerdict, TrustPin } from './trust-manifest.js';
 export { isSemanticVersion, selectVersions } from './versions.js';
 export type { Versioned } from './versions.js';
+export { Pacer } from './paced.js';

@@ -205,6 +205,11 @@ const serverRegistry = z.strictObject({
   // Values of one request's filter, every key together.
   maxFilterValues: z.int().min(1).max(1_000).default(64),
   maxFacets: z.int().min(1).max(32).default(16),
+  // Distinct terms of one query.text (after tokenizing, lower case): each is one scoring pass.
+  maxQueryTerms: z.int().min(1).max(256).default(32),
+  // Entries one search or explore considers (its text's hits, or every entry without text): a
+  // search keeps its best ones, an explore past it is refused.
+  maxCandidates: z.int().min(100).max(1_000_000).default(20_000),
   maxPageSize: z.int().min(1).max(100).default(100),
   maxPageTokenBytes: z.int().min(64).max(4_096).default(512),
   // A page token is honoured this long after its first page (the pinned order of a search).

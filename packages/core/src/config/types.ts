@@ -103,6 +103,10 @@ export interface ServerRegistryConfig {
   readonly maxFilterValues: number;
   /** Facets of one explore (400 beyond). Default 16. */
   readonly maxFacets: number;
+  /** Distinct terms of one `query.text`, after tokenizing, lower case (400 beyond). Default 32. */
+  readonly maxQueryTerms: number;
+  /** Entries one search or explore considers (its text's hits, or every entry without text): a search keeps its best ones, an explore beyond is refused (400). Default 20,000. */
+  readonly maxCandidates: number;
   /** Largest `pageSize` (400 beyond). Default 100, the spec's maximum. */
   readonly maxPageSize: number;
   /** Longest `pageToken` accepted (400 beyond). Default 512. */

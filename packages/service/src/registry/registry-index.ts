@@ -18,7 +18,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import MiniSearch from 'minisearch';
-import { VERIFIED_EXTENSION } from 'a2a-discovery';
+import { Pacer, VERIFIED_EXTENSION } from 'a2a-discovery';
 import type { AgentCardModel, ArdSearchResult, ArdVerified, CardCache, DiscoveryLoop, EndpointStatus, EventStream } from 'a2a-discovery';
 import { cardEntry, snapshotEntries } from './entry.js';
 import type { CatalogEntry } from './entry.js';
@@ -38,6 +38,20 @@ const SEARCH_BOOSTS: Readonly<Record<'name' | 'tags' | 'skills' | 'description' 
  * prefixes only. Fuzzy matching of every term costs about ten times the search (bench/search.ts).
  */
 const FUZZY_MIN_LENGTH = 8;
+
+/**
+ * Terms this long or longer also match as prefixes (`bill` finds `billing`); shorter ones match
+ * whole words only. A one- or two-letter prefix expands to a large share of the vocabulary: 256
+ * one-letter terms cost seconds of CPU over 5,000 cards (issue 38; bench/search.ts "worst").
+ */
+const PREFIX_MIN_LENGTH = 3;
+
+/**
+ * Milliseconds of registry work between two turns of the event loop. Shorter than the catalog's
+ * slices: several searches and explores may run at once, and a turn of the loop runs one slice of
+ * each before it reads the sockets again (`/healthz` waits for the sum).
+ */
+export const REGISTRY_SLICE_MS = 2;
 
 /** Events within this many ms are one sync. */
 const SYNC_DELAY_MS = 250;
@@ -64,6 +78,25 @@ interface Tombstone {
   readonly seq: number;
   readonly at: number;
 }
+
+/** Bounds of {@link RegistryIndex.match}: candidates considered, and what past them. */
+export interface MatchBounds {
+  readonly maxCandidates: number;
+  readonly overflow: 'best' | 'refuse';
+}
+
+/** What {@link RegistryIndex.match} found: the hits, and the candidates they came from (`cut`: more than `maxCandidates`, the best kept); or, with `refuse`, how many there were. */
+export type MatchResult = { readonly ok: true; readonly hits: { identifier: string; score?: number }[]; readonly candidates: number; readonly cut: boolean } | { readonly ok: false; readonly candidates: number };
+
+/**
+ * The distinct terms of a search text, as the index reads them (the library's tokenizer, lower
+ * case), in order of first appearance: what `server.registry.maxQueryTerms` counts.
+ */
+export function queryTerms(text: string): string[] {
+  return [...new Set(TOKENIZE(text).map((t) => t.toLowerCase()).filter((t) => t !== ''))];
+}
+
+const TOKENIZE = MiniSearch.getDefault('tokenize') as (text: string) => string[];
 
 /** One entry of the change feed, in change order. */
 export interface Change {
@@ -96,7 +129,7 @@ export class RegistryIndex {
   readonly #tombstones = new Map<string, Tombstone>();
   readonly #search = new MiniSearch<{ id: string; name: string; description: string; skills: string; tags: string; provider: string }>({
     fields: ['name', 'description', 'skills', 'tags', 'provider'],
-    searchOptions: { boost: SEARCH_BOOSTS, prefix: true, fuzzy: (term) => (term.length >= FUZZY_MIN_LENGTH ? 1 : false), combineWith: 'OR' },
+    searchOptions: { boost: SEARCH_BOOSTS, prefix: (term) => term.length >= PREFIX_MIN_LENGTH, fuzzy: (term) => (term.length >= FUZZY_MIN_LENGTH ? 1 : false), combineWith: 'OR' },
   });
   #seq = 0;
   /** The highest sequence number a dropped tombstone had, and its time: a cursor at or before them has missed a removal. */
@@ -234,7 +267,9 @@ export class RegistryIndex {
     const kept = candidates.slice(0, maxEntries);
 
     const present = new Set<string>();
+    const pacer = new Pacer(REGISTRY_SLICE_MS);
     for (const c of kept) {
+      await pacer.tick();
       const prev = this.#rows.get(c.identifier);
       if (prev !== undefined && prev.fingerprint === c.fingerprint) {
         present.add(c.identifier);
@@ -329,28 +364,66 @@ export class RegistryIndex {
   }
 
   /**
-   * The entries matching `text` (when given) and `filter`, best first: by the library's score,
-   * then by identifier; `score` is the library's score scaled to 0–100 against the best match
-   * of this query (relevance only, never trust). Without text: every entry that passes the
-   * filter, by identifier, without a score.
+   * The entries matching `text` (when given) and `filter`, best first: by score, then by
+   * identifier; `score` is the library's score scaled to 0–100 against the best match of this
+   * query (relevance only, never trust). Without text: every entry that passes the filter, by
+   * identifier, without a score.
+   *
+   * Bounded and yielding (issue 38): the text is searched one distinct term at a time
+   * ({@link queryTerms}; the caller bounds their number), with a turn of the event loop between
+   * slices of work, and the scores combined as the library combines an `OR` query (the sum of the
+   * terms' scores times the number of terms that matched). The candidates (the text's hits, or
+   * every entry without text) are at most `maxCandidates`: past it, `best` keeps the best ones
+   * (`cut`), `refuse` answers `{ ok: false }` (a facet count over a part would be wrong). The
+   * filter is then read candidate by candidate, yielding likewise.
    */
-  match(text: string | undefined, filter: ParsedFilter): { identifier: string; score?: number }[] {
-    if (text === undefined || text.trim() === '') {
-      return this.#sorted()
-        .filter((r) => matchesFilter(r.view, filter))
-        .map((r) => ({ identifier: r.entry.identifier }));
+  async match(text: string | undefined, filter: ParsedFilter, bounds: MatchBounds): Promise<MatchResult> {
+    const pacer = new Pacer(REGISTRY_SLICE_MS);
+    const terms = text === undefined ? [] : queryTerms(text);
+    let candidates: { identifier: string; score?: number }[];
+    let total: number;
+    if (terms.length === 0) {
+      const rows = this.#sorted();
+      total = rows.length;
+      if (total > bounds.maxCandidates && bounds.overflow === 'refuse') return { ok: false, candidates: total };
+      candidates = rows.slice(0, bounds.maxCandidates).map((r) => ({ identifier: r.entry.identifier }));
+    } else {
+      const scored = new Map<string, { sum: number; terms: number }>();
+      for (const term of terms) {
+        for (const h of this.#search.search(term)) {
+          const id = h.id as string;
+          // One term's score is the library's score of that term alone (its quality factor is 1).
+          const prev = scored.get(id);
+          if (prev === undefined) scored.set(id, { sum: h.score, terms: 1 });
+          else {
+            prev.sum += h.score;
+            prev.terms++;
+          }
+        }
+        await pacer.tick();
+      }
+      total = scored.size;
+      if (total > bounds.maxCandidates && bounds.overflow === 'refuse') return { ok: false, candidates: total };
+      candidates = [];
+      for (const [identifier, v] of scored) candidates.push({ identifier, score: v.sum * v.terms });
+      await pacer.tick();
+      candidates.sort((a, b) => b.score! - a.score! || (a.identifier < b.identifier ? -1 : a.identifier > b.identifier ? 1 : 0));
+      await pacer.tick();
+      if (candidates.length > bounds.maxCandidates) candidates.length = bounds.maxCandidates;
     }
-    const hits = this.#search.search(text).filter((h) => {
-      const row = this.#rows.get(h.id as string);
-      return row !== undefined && matchesFilter(row.view, filter);
-    });
-    hits.sort((a, b) => b.score - a.score || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+    const hits: { identifier: string; score?: number }[] = [];
+    for (const c of candidates) {
+      await pacer.tick();
+      const row = this.#rows.get(c.identifier);
+      if (row !== undefined && matchesFilter(row.view, filter)) hits.push(c);
+    }
     const best = hits[0]?.score ?? 1;
-    return hits.map((h) => ({ identifier: h.id as string, score: Math.max(1, Math.round((100 * h.score) / best)) }));
+    const scaled = terms.length === 0 ? hits : hits.map((h) => ({ identifier: h.identifier, score: Math.max(1, Math.round((100 * h.score!) / best)) }));
+    return { ok: true, hits: scaled, candidates: total, cut: total > bounds.maxCandidates };
   }
 
   /** The entries whose filter view passes `keep`, by identifier, after `afterIdentifier`. */
-  list(keep: (view: Readonly<Record<string, unknown>>, createdAt: number, changedAt: number) => boolean, afterIdentifier: string | undefined, limit: number): { entries: ArdSearchResult[]; more: boolean } {
+  async list(keep: (view: Readonly<Record<string, unknown>>, createdAt: number, changedAt: number) => boolean, afterIdentifier: string | undefined, limit: number): Promise<{ entries: ArdSearchResult[]; more: boolean }> {
     const rows = this.#sorted();
     let lo = 0;
     if (afterIdentifier !== undefined) {
@@ -362,7 +435,9 @@ export class RegistryIndex {
       }
     }
     const entries: ArdSearchResult[] = [];
+    const pacer = new Pacer(REGISTRY_SLICE_MS);
     for (let i = lo; i < rows.length; i++) {
+      await pacer.tick();
       const r = rows[i]!;
       if (!keep(r.view, r.createdAt, r.changedAt)) continue;
       if (entries.length === limit) return { entries, more: true };
@@ -381,13 +456,18 @@ export class RegistryIndex {
    * change order: entries changed since and tombstones of removals. Undefined when the cursor is
    * older than the tombstones kept (or than this index): the caller must read everything again.
    */
-  changes(since: { afterSeq: number } | { afterTime: number }, keep: (view: Readonly<Record<string, unknown>>) => boolean): Change[] | undefined {
+  async changes(since: { afterSeq: number } | { afterTime: number }, keep: (view: Readonly<Record<string, unknown>>) => boolean): Promise<Change[] | undefined> {
     this.#prune(this.#now());
     if ('afterSeq' in since ? since.afterSeq < this.#horizonSeq : since.afterTime < this.startedAt || since.afterTime < this.#horizonAt) return undefined;
     const out: Change[] = [];
     const after = (seq: number, at: number): boolean => ('afterSeq' in since ? seq > since.afterSeq : at > since.afterTime);
-    for (const r of this.#rows.values()) if (after(r.seq, r.changedAt) && keep(r.view)) out.push({ seq: r.seq, entry: r.entry });
-    for (const t of this.#tombstones.values()) if (after(t.seq, t.at) && keep(t.entry)) out.push({ seq: t.seq, entry: t.entry });
+    const pacer = new Pacer(REGISTRY_SLICE_MS);
+    // A snapshot of the rows: a sync may run while this yields.
+    for (const r of [...this.#rows.values()]) {
+      await pacer.tick();
+      if (after(r.seq, r.changedAt) && keep(r.view)) out.push({ seq: r.seq, entry: r.entry });
+    }
+    for (const t of [...this.#tombstones.values()]) if (after(t.seq, t.at) && keep(t.entry)) out.push({ seq: t.seq, entry: t.entry });
     return out.sort((a, b) => a.seq - b.seq);
   }
 

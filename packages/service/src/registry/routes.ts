@@ -12,6 +12,7 @@
  * is counted (`a2a_discovery_http_refusals_total{reason="registry_…"}`).
  */
 import { randomBytes } from 'node:crypto';
+import { Pacer } from 'a2a-discovery';
 import type { Context, Hono } from 'hono';
 import type { ArdChangesResponse, ArdError, ArdExploreResponse, ArdFederation, ArdFederationReport, ArdSearchRequest, ArdSearchResponse, ArdSearchResult } from 'a2a-discovery';
 import type { ServerRegistryConfig } from 'a2a-discovery/config';
@@ -20,7 +21,8 @@ import { readJsonBody } from '../server/read-json-body.js';
 import type { ParsedFilter } from './filter.js';
 import { filterPath, parseFilter, valuesAt } from './filter.js';
 import { PageTokens, requestHash } from './page-token.js';
-import type { RegistryIndex } from './registry-index.js';
+import type { MatchResult, RegistryIndex } from './registry-index.js';
+import { queryTerms, REGISTRY_SLICE_MS } from './registry-index.js';
 
 /** Where the registry API lives: the `url` a catalog's `application/ai-registry+json` entry gives. */
 export const REGISTRY_BASE = '/api/registry';
@@ -36,7 +38,17 @@ export interface RegistryApiOptions {
   readonly federate?: Federate;
   /** Wall clock, epoch ms. Default `Date.now`. */
   readonly now?: () => number;
+  /**
+   * Runs the heavy part of a search's first page or of an explore ({@link runSearch},
+   * {@link runExplore}: the index brought up to date, the text scored, the filter and the facets
+   * read): the seam where a concurrency gate (a fair pool per client and overall) wraps them; it
+   * may answer a Response of its own (a 429) instead. Default: runs it.
+   */
+  readonly heavy?: HeavyWork;
 }
+
+/** Wraps the heavy part of a registry request (see {@link RegistryApiOptions.heavy}). */
+export type HeavyWork = (c: Context, kind: 'search' | 'explore', work: () => Promise<Response>) => Promise<Response>;
 
 /** `GET /agents` page size when none is asked (ARD §7.4). */
 const LIST_PAGE_SIZE = 20;
@@ -61,6 +73,7 @@ export function mountRegistry(app: Hono, o: RegistryApiOptions): void {
   const tokens = new PageTokens(s.pageTokenTtlMs, now);
   const pins = new Map<string, Pin>();
   const index = o.index;
+  const heavy: HeavyWork = o.heavy ?? ((_c, _kind, work) => work());
 
   const fail = (c: Context, status: 400 | 410 | 413, code: string, message: string): Response => c.json({ errorCode: code, message } satisfies ArdError, status);
   const invalid = (c: Context, reason: Parameters<OnRefusal>[0] | undefined, message: string): Response => {
@@ -86,15 +99,22 @@ export function mountRegistry(app: Hono, o: RegistryApiOptions): void {
     if (text !== undefined && typeof text !== 'string') return invalid(c, undefined, 'query.text must be a string');
     if (textRequired && (text === undefined || text.trim() === '')) return invalid(c, undefined, 'query.text is required for search');
     if (text !== undefined && text.length > s.maxTextLength) return invalid(c, 'registry_text', `query.text is ${text.length} characters; at most ${s.maxTextLength} are accepted (server.registry.maxTextLength)`);
+    const terms = text === undefined ? 0 : queryTerms(text).length;
+    if (terms > s.maxQueryTerms) return invalid(c, 'registry_terms', `query.text has ${terms} distinct terms; at most ${s.maxQueryTerms} are accepted (server.registry.maxQueryTerms)`);
     const filter = parseFilter(q['filter'], { maxKeys: s.maxFilterKeys, maxValues: s.maxFilterValues });
     if (typeof filter === 'string') return invalid(c, 'registry_filter', filter);
     return { ...(text !== undefined && { text }), filter };
   };
-  /** `pageSize` as given (`undefined`: the default), or the 400. */
-  const readPageSize = (c: Context, raw: unknown, fallback: number): number | Response => {
+  /**
+   * `pageSize` as given (`undefined`: the default), or the 400: in a JSON body a number (`"10"` is
+   * refused, as any string), in a query string digits only.
+   */
+  const readPageSize = (c: Context, raw: unknown, fallback: number, from: 'body' | 'query'): number | Response => {
     if (raw === undefined) return Math.min(fallback, s.maxPageSize);
-    const n = typeof raw === 'string' && /^\d{1,6}$/.test(raw) ? Number(raw) : raw;
-    if (typeof n !== 'number' || !Number.isInteger(n) || n < 1) return invalid(c, 'registry_page_size', 'pageSize must be a positive integer');
+    if (from === 'body' && typeof raw !== 'number') return invalid(c, 'registry_page_size', `pageSize must be a positive integer (a JSON number), not ${raw === null ? 'null' : Array.isArray(raw) ? 'an array' : `a ${typeof raw}`}`);
+    if (from === 'query' && (typeof raw !== 'string' || !/^\d{1,6}$/.test(raw))) return invalid(c, 'registry_page_size', 'pageSize must be a positive integer (digits only)');
+    const n = Number(raw);
+    if (!Number.isInteger(n) || n < 1) return invalid(c, 'registry_page_size', 'pageSize must be a positive integer');
     if (n > s.maxPageSize) return invalid(c, 'registry_page_size', `pageSize ${n} is larger than ${s.maxPageSize} (server.registry.maxPageSize)`);
     return n;
   };
@@ -116,29 +136,33 @@ export function mountRegistry(app: Hono, o: RegistryApiOptions): void {
     if (query instanceof Response) return query;
     const federation = read['federation'] ?? 'auto';
     if (federation !== 'auto' && federation !== 'referrals' && federation !== 'none') return invalid(c, undefined, 'federation must be auto, referrals or none');
-    const pageSize = readPageSize(c, read['pageSize'], SEARCH_PAGE_SIZE);
+    const pageSize = readPageSize(c, read['pageSize'], SEARCH_PAGE_SIZE, 'body');
     if (pageSize instanceof Response) return pageSize;
     const hash = requestHash(read['query']);
     const token = readToken(c, read['pageToken'], 's', hash);
     if (token instanceof Response) return token;
 
-    const at = now();
-    for (const [id, pin] of pins) if (pin.expiresAt < at) pins.delete(id);
-    let pinId: string;
-    let offset = 0;
-    let pin: Pin | undefined;
+    for (const [id, pin] of pins) if (pin.expiresAt < now()) pins.delete(id);
     if (token) {
-      pinId = String(token['p']);
-      offset = typeof token['o'] === 'number' ? token['o'] : 0;
-      pin = pins.get(pinId);
+      const pinId = String(token['p']);
+      const pin = pins.get(pinId);
       if (pin === undefined) return invalid(c, 'registry_page_token', 'the search this pageToken continues is no longer held (server.registry.pageTokenTtlMs, maxPinnedSearches); start again from the first page');
-    } else {
-      await index.fresh();
-      pinId = randomBytes(9).toString('base64url');
-      pin = { ids: index.match(query.text, query.filter).slice(0, SEARCH_MAX_RESULTS), expiresAt: at + s.pageTokenTtlMs };
-      pins.set(pinId, pin);
-      while (pins.size > s.maxPinnedSearches) pins.delete(pins.keys().next().value!);
+      return page(c, read, federation, pageSize, hash, pinId, pin, typeof token['o'] === 'number' ? token['o'] : 0);
     }
+    // The first page: the heavy part, then the page of its pinned order.
+    return heavy(c, 'search', async () => {
+      const found = await runSearch(index, query.text!, query.filter, s);
+      if (found.cut) refuse('registry_candidates');
+      const id = randomBytes(9).toString('base64url');
+      const pinned: Pin = { ids: found.hits.slice(0, SEARCH_MAX_RESULTS), expiresAt: now() + s.pageTokenTtlMs };
+      pins.set(id, pinned);
+      while (pins.size > s.maxPinnedSearches) pins.delete(pins.keys().next().value!);
+      return page(c, read, federation, pageSize, hash, id, pinned, 0);
+    });
+  });
+
+  /** A page of a pinned search, then the federation hook. */
+  const page = async (c: Context, read: Record<string, unknown>, federation: unknown, pageSize: number, hash: string, pinId: string, pin: Pin, offset: number): Promise<Response> => {
     const source = registryUrl(c);
     const results: ArdSearchResult[] = [];
     let next = offset;
@@ -156,7 +180,7 @@ export function mountRegistry(app: Hono, o: RegistryApiOptions): void {
     const { federation: report, ...wire } = answer;
     if (report !== undefined) c.header(FEDERATION_HEADER, federationHeader(report));
     return c.json(wire);
-  });
+  };
 
   app.post(`${REGISTRY_BASE}/explore`, async (c) => {
     const read = await body(c);
@@ -167,7 +191,7 @@ export function mountRegistry(app: Hono, o: RegistryApiOptions): void {
     const facets = typeof resultType === 'object' && resultType !== null ? (resultType as Record<string, unknown>)['facets'] : undefined;
     if (!Array.isArray(facets) || facets.length === 0) return invalid(c, undefined, 'resultType.facets is required: [{"field": "type"}, …]');
     if (facets.length > s.maxFacets) return invalid(c, 'registry_facets', `resultType.facets has ${facets.length} facets; at most ${s.maxFacets} are accepted (server.registry.maxFacets)`);
-    const asked: { field: string; path: string[]; limit: number; minCount: number }[] = [];
+    const asked: AskedFacet[] = [];
     for (const f of facets as unknown[]) {
       const r = typeof f === 'object' && f !== null ? (f as Record<string, unknown>) : {};
       const field = r['field'];
@@ -180,20 +204,14 @@ export function mountRegistry(app: Hono, o: RegistryApiOptions): void {
       if (typeof minCount !== 'number' || !Number.isInteger(minCount) || minCount < 0) return invalid(c, 'registry_facets', `facet ${field}: minCount must be a non-negative integer`);
       asked.push({ field, path, limit, minCount });
     }
-    await index.fresh();
-    const matched = index.match(query.text, query.filter);
-    const out: Record<string, { buckets: { value: string; count: number }[]; otherCount?: number }> = {};
-    for (const f of asked) {
-      const counts = new Map<string, number>();
-      for (const m of matched) {
-        const view = index.view(m.identifier);
-        for (const v of new Set(valuesAt(view, f.path, false))) counts.set(v, (counts.get(v) ?? 0) + 1);
+    return heavy(c, 'explore', async () => {
+      const facetsOut = await runExplore(index, query.text, query.filter, asked, s);
+      if ('candidates' in facetsOut) {
+        refuse('registry_candidates');
+        return fail(c, 400, 'INVALID_ARGUMENT', `the query matches ${facetsOut.candidates} entries; explore counts at most ${s.maxCandidates} (server.registry.maxCandidates): narrow it with query.text or query.filter`);
       }
-      const buckets = [...counts].filter(([, n]) => n >= f.minCount).sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1));
-      const other = buckets.slice(f.limit).reduce((sum, [, n]) => sum + n, 0);
-      out[f.field] = { buckets: buckets.slice(0, f.limit).map(([value, count]) => ({ value, count })), ...(other > 0 && { otherCount: other }) };
-    }
-    return c.json({ resultType: 'facets', facets: out } satisfies ArdExploreResponse);
+      return c.json({ resultType: 'facets', facets: facetsOut.facets } satisfies ArdExploreResponse);
+    });
   });
 
   app.get(`${REGISTRY_BASE}/agents`, async (c) => {
@@ -201,7 +219,7 @@ export function mountRegistry(app: Hono, o: RegistryApiOptions): void {
     if (typeof filter === 'string') return invalid(c, 'registry_filter', filter);
     const orderBy = c.req.query('orderBy');
     if (orderBy !== undefined && orderBy.trim() !== 'identifier') return invalid(c, undefined, 'orderBy: this registry lists by identifier only (omit orderBy, or give "identifier")');
-    const pageSize = readPageSize(c, c.req.query('pageSize'), LIST_PAGE_SIZE);
+    const pageSize = readPageSize(c, c.req.query('pageSize'), LIST_PAGE_SIZE, 'query');
     if (pageSize instanceof Response) return pageSize;
     const updatedSince = c.req.query('updated_since');
     const hash = requestHash([c.req.query('filter') ?? '', updatedSince ?? '']);
@@ -214,11 +232,11 @@ export function mountRegistry(app: Hono, o: RegistryApiOptions): void {
       const after = token && typeof token['a'] === 'string' ? token['a'] : undefined;
       // The generation the first page was read at: the last page's cursor replays every change since (a change to an entry already listed included).
       const generation = token && typeof token['g'] === 'number' ? token['g'] : index.generation;
-      const page = index.list((view, createdAt) => keepListed(view, createdAt, filter), after, pageSize);
-      const last = page.entries.at(-1)?.identifier;
+      const listed = await index.list((view, createdAt) => keepListed(view, createdAt, filter), after, pageSize);
+      const last = listed.entries.at(-1)?.identifier;
       return c.json({
-        items: page.entries,
-        ...(page.more && last !== undefined ? { pageToken: tokens.seal({ k: 'l', q: hash, a: last, g: generation }) } : { cursor: `${index.instance}.${generation}` }),
+        items: listed.entries,
+        ...(listed.more && last !== undefined ? { pageToken: tokens.seal({ k: 'l', q: hash, a: last, g: generation }) } : { cursor: `${index.instance}.${generation}` }),
       } satisfies ArdChangesResponse);
     }
 
@@ -238,7 +256,7 @@ export function mountRegistry(app: Hono, o: RegistryApiOptions): void {
         since = { afterTime: Math.max(t, filter.updatedAfter ?? t) };
       }
     } else since = { afterTime: filter.updatedAfter! };
-    const changes = index.changes(since, (view) => keepListed(view, undefined, filter));
+    const changes = await index.changes(since, (view) => keepListed(view, undefined, filter));
     if (changes === undefined) {
       refuse('registry_cursor_expired');
       return fail(c, 410, 'CURSOR_EXPIRED', 'removals since then are no longer remembered (server.registry.maxTombstones, tombstoneTtlMs, or a restart): read everything again (GET /agents without updated_since)');
@@ -251,6 +269,58 @@ export function mountRegistry(app: Hono, o: RegistryApiOptions): void {
       ...(more ? { pageToken: tokens.seal({ k: 'c', q: hash, a: page.at(-1)!.seq }) } : { cursor: `${index.instance}.${index.generation}` }),
     } satisfies ArdChangesResponse);
   });
+}
+
+/**
+ * The heavy part of a search's first page: the index brought up to date, the text scored term by
+ * term and the filter read, yielding to the event loop in slices; at most `maxCandidates` hits
+ * considered, the best ones (`cut` says when more matched).
+ */
+export async function runSearch(index: RegistryIndex, text: string, filter: ParsedFilter, s: Pick<ServerRegistryConfig, 'maxCandidates'>): Promise<Extract<MatchResult, { ok: true }>> {
+  await index.fresh();
+  const found = await index.match(text, filter, { maxCandidates: s.maxCandidates, overflow: 'best' });
+  // With `best`, the index never refuses.
+  return found.ok ? found : { ok: true, hits: [], candidates: found.candidates, cut: true };
+}
+
+/** A facet as an explore request asks it. */
+export interface AskedFacet {
+  readonly field: string;
+  readonly path: readonly string[];
+  readonly limit: number;
+  readonly minCount: number;
+}
+
+/**
+ * The heavy part of an explore: the matched set (at most `maxCandidates` entries, else
+ * `{ candidates }`: counts over a part would be wrong), then each facet counted over it, yielding
+ * to the event loop in slices.
+ */
+export async function runExplore(
+  index: RegistryIndex,
+  text: string | undefined,
+  filter: ParsedFilter,
+  asked: readonly AskedFacet[],
+  s: Pick<ServerRegistryConfig, 'maxCandidates'>,
+): Promise<{ facets: ArdExploreResponse['facets'] } | { candidates: number }> {
+  await index.fresh();
+  const matched = await index.match(text, filter, { maxCandidates: s.maxCandidates, overflow: 'refuse' });
+  if (!matched.ok) return { candidates: matched.candidates };
+  const pacer = new Pacer(REGISTRY_SLICE_MS);
+  const out: Record<string, { buckets: { value: string; count: number }[]; otherCount?: number }> = {};
+  for (const f of asked) {
+    const counts = new Map<string, number>();
+    for (const m of matched.hits) {
+      await pacer.tick();
+      const view = index.view(m.identifier);
+      for (const v of new Set(valuesAt(view, f.path, false))) counts.set(v, (counts.get(v) ?? 0) + 1);
+    }
+    const buckets = [...counts].filter(([, n]) => n >= f.minCount).sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1));
+    await pacer.tick();
+    const other = buckets.slice(f.limit).reduce((sum, [, n]) => sum + n, 0);
+    out[f.field] = { buckets: buckets.slice(0, f.limit).map(([value, count]) => ({ value, count })), ...(other > 0 && { otherCount: other }) };
+  }
+  return { facets: out };
 }
 
 /** The registry's API base URL as the caller reached it (each result's `source`). */

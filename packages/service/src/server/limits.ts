@@ -117,6 +117,8 @@ export type RefusalReason =
   | 'registry_text'
   | 'registry_filter'
   | 'registry_facets'
+  | 'registry_terms'
+  | 'registry_candidates'
   | 'registry_page_size'
   | 'registry_page_token'
   | 'registry_cursor_expired';
