@@ -48,6 +48,7 @@ import { ROLES } from './people-auth.js';
 import type { SnapshotArchive } from './snapshot-archive.js';
 import type { ReloadResult } from './reload.js';
 import type { RegistryApiOptions } from '../registry/routes.js';
+import type { HeavyWork } from '../registry/routes.js';
 import { mountRegistry, REGISTRY_BASE } from '../registry/routes.js';
 import type { Caller, SessionOwners } from './session-owners.js';
 import { CLIENT_COOKIE, newToken, personKey, SESSION_SECRET_HEADER } from './session-owners.js';
@@ -699,7 +700,33 @@ export function createApp(o: AppOptions): Hono {
   }
 
   // The ARD registry API: search, explore, list and the change feed (registry/routes.ts, docs/registry-api.md).
-  if (o.registry) mountRegistry(app, { onRefusal: refuse, ...o.registry });
+  // Their heavy part (a search's first page, an explore) runs in a fair pool of its own.
+  const registry = o.registry;
+  if (registry) {
+    const searching = new FairPool(() => ({ capacity: registry.settings.maxSearches, perClient: registry.settings.maxSearchesPerClient, queueLength: limits.queueLength, waitMs: limits.queueWaitMs }));
+    o.shutdownSignal?.addEventListener('abort', () => searching.close(), { once: true });
+    const heavy: HeavyWork = async (c, _kind, work) => {
+      const slot = await searching.acquire(shareOf(c), c.req.raw.signal);
+      if (!slot.ok) {
+        const s = registry.settings;
+        const perClient = slot.reason === 'per_client';
+        refuse(perClient ? 'registry_searches_per_client' : 'registry_searches');
+        const key = perClient ? 'maxSearchesPerClient' : slot.reason === 'queue' ? 'queueLength' : slot.reason === 'timeout' ? 'queueWaitMs' : 'maxSearches';
+        const section = key === 'queueLength' || key === 'queueWaitMs' ? 'server.limits' : 'server.registry';
+        const message = perClient
+          ? `this client has ${s.maxSearchesPerClient} search(es) or explore(s) running; wait for one to finish`
+          : `all ${s.maxSearches} search slots are taken${slot.reason === 'full' ? ' and this client holds its share of them while others wait' : slot.reason === 'queue' ? ' and the queue for them is full' : slot.reason === 'timeout' ? ` and none freed for this request within ${limits.queueWaitMs} ms` : ''}; try again shortly`;
+        c.header('Retry-After', '1');
+        return c.json({ errorCode: 'RATE_LIMIT_EXCEEDED', message: `${message} (${section}.${key})`, limit: `${section}.${key}`, retryAfterS: 1 }, 429);
+      }
+      try {
+        return await work();
+      } finally {
+        slot.release();
+      }
+    };
+    mountRegistry(app, { onRefusal: refuse, heavy, ...registry });
+  }
 
   app.get('*', async (c) => {
     const res = await o.staticFiles?.(c.req.path);

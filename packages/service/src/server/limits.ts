@@ -102,6 +102,8 @@ export type RefusalReason =
   | 'sessions_per_client'
   | 'turns_per_client'
   | 'turns'
+  | 'registry_searches'
+  | 'registry_searches_per_client'
   | 'turn_aborted'
   // Refused while the service drains (docs/operations.md "Graceful drain").
   | 'draining'
