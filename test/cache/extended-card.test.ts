@@ -53,6 +53,8 @@ interface Peer {
   setExtraSkill(id: string): void;
   /** Answer every JSON-RPC POST with this HTTP status (undefined: normally). */
   failWith(status: number | undefined): void;
+  /** Change the extended card before it is served (1.3.0 only): a rename, a retag. */
+  reshape(change: ((card: ReturnType<typeof cardShape>) => void) | undefined): void;
   close(): Promise<void>;
 }
 
@@ -87,6 +89,11 @@ function skills(extra: string | undefined): Array<Record<string, unknown>> {
   return list;
 }
 
+/** The JSON shape of start13's cards (for `reshape`). */
+function cardShape() {
+  return { name: '', skills: [] as Array<Record<string, unknown>> };
+}
+
 const noExecutor = { execute: async (_c: unknown, bus: { finished(): void }) => bus.finished(), cancelTask: async () => undefined };
 
 /** @a2a-js/sdk 1.3.0: protocol 1.0, `extendedAgentCard: true`, the extended card from `DefaultRequestHandler`'s provider. */
@@ -94,6 +101,7 @@ async function start13(options: { interfaceOrigin?: string; rest?: boolean; exte
   const seen: Seen[] = [];
   let status: number | undefined;
   let extra = 'billing-disputes';
+  let reshape: ((card: ReturnType<typeof cardShape>) => void) | undefined;
   const app = express();
   app.use(frame(seen, () => status));
   const { server, port } = await listen(app);
@@ -116,6 +124,7 @@ async function start13(options: { interfaceOrigin?: string; rest?: boolean; exte
     if (ctx.user?.isAuthenticated !== true) throw new Error('authentication required');
     const extended = card(extra);
     if (options.extendedInterface !== undefined) extended.supportedInterfaces.unshift({ url: options.extendedInterface, protocolBinding: 'JSONRPC', protocolVersion: '1.0' });
+    reshape?.(extended);
     return AgentCard13.fromJSON(extended);
   });
   app.use('/.well-known/agent-card.json', sdk13Express.agentCardHandler({ agentCardProvider: async () => card(undefined) as unknown as AgentCard13, cache: { maxAge: 60 } }));
@@ -130,6 +139,7 @@ async function start13(options: { interfaceOrigin?: string; rest?: boolean; exte
     seen,
     setExtraSkill: (id) => (extra = id),
     failWith: (s) => (status = s),
+    reshape: (change) => (reshape = change),
     close: () => new Promise<void>((resolve) => (server.closeAllConnections(), server.close(() => resolve()))),
   };
 }
@@ -168,6 +178,9 @@ async function start0314(): Promise<Peer> {
     seen,
     setExtraSkill: (id) => (extra = id),
     failWith: (s) => (status = s),
+    reshape: () => {
+      throw new Error('reshape: the 1.3.0 peer only');
+    },
     close: () => new Promise<void>((resolve) => (server.closeAllConnections(), server.close(() => resolve()))),
   };
 }
@@ -425,6 +438,139 @@ describe('extended cards: fallback, other origins, persistence', () => {
   });
 });
 
+describe('extended cards that rename or retag the agent (issue 38)', () => {
+  const differs = (events: DiscoveryEvent[]) => events.filter((e): e is Extract<DiscoveryEvent, { type: 'alert' }> => e.type === 'alert' && e.kind === 'extended-card-differs');
+
+  test('an extended card that only adds a skill is adopted, and one alert names the skill and tag it adds', async () => {
+    const peer = await start13();
+    peers.push(peer);
+    const h = harness([peer], [peer]);
+    try {
+      await h.loop.start();
+      assert.equal(h.agent()?.cardKind, 'extended');
+      const [view] = await h.loop.status();
+      assert.deepEqual(view!.cache?.extendedChange, { tagsAdded: ['billing'], tagsRemoved: [], skillsAdded: ['billing-disputes'], skillsRemoved: [], skillsRetagged: [], adopted: true });
+      const alerts = differs(h.events);
+      assert.equal(alerts.length, 1);
+      assert.equal(alerts[0]!.endpoint, peer.baseUrl);
+      assert.equal(
+        alerts[0]!.message,
+        `extended card of ${peer.baseUrl} (agent "Ledger Agent") for static authorization header for ${peer.origin} differs from its public card: tags added: "billing"; skills added: "billing-disputes"; adopted: it only adds or removes skills`,
+      );
+      // A lasting condition: raised once, not every cycle.
+      for (let i = 0; i < 3; i++) await h.loop.refreshNow();
+      assert.equal(differs(h.events).length, 1);
+    } finally {
+      await h.stop();
+    }
+  });
+
+  test('an extended card that renames the agent ("Official Payments Agent") and retags a skill is not adopted: the public card is used, an alert says which agent and what changed, and the endpoint view shows it', async () => {
+    const peer = await start13();
+    peers.push(peer);
+    peer.reshape((card) => {
+      card.name = 'Official Payments Agent';
+      card.skills[0]!['tags'] = ['payments'];
+    });
+    const h = harness([peer], [peer]);
+    try {
+      await h.loop.start();
+      assert.equal(extendedCalls(peer).length, 1);
+      // The extended card was fetched and accepted by the checks, but its identity is not adopted.
+      const entry = (await h.cache.peek(peer.baseUrl))!;
+      assert.equal(entry.extended?.accepted?.card.name, 'Official Payments Agent');
+      assert.equal(effectiveEntry(entry), entry);
+      // Not selected through the extended card's billing skill: the public card has none.
+      assert.equal(h.agent(), undefined);
+      const [view] = await h.loop.status();
+      assert.equal(view!.cache?.cardKind, 'public');
+      assert.deepEqual(view!.cache?.extendedChange, {
+        name: { from: 'Ledger Agent', to: 'Official Payments Agent' },
+        tagsAdded: ['billing', 'payments'],
+        tagsRemoved: ['general'],
+        skillsAdded: ['billing-disputes'],
+        skillsRemoved: [],
+        skillsRetagged: ['general'],
+        adopted: false,
+      });
+      assert.equal(view!.verdict?.verdict, 'unsuitable');
+      const alerts = differs(h.events);
+      assert.equal(alerts.length, 1);
+      assert.equal(alerts[0]!.endpoint, peer.baseUrl);
+      assert.equal(
+        alerts[0]!.message,
+        `extended card of ${peer.baseUrl} (agent "Ledger Agent") for static authorization header for ${peer.origin} differs from its public card: name from "Ledger Agent" to "Official Payments Agent"; tags added: "billing", "payments"; tags removed: "general"; skills added: "billing-disputes"; skills retagged: "general"; not adopted: the public card stays in use for routing, naming and snapshots (an extended card may add detail, never rename the agent)`,
+      );
+      assert.equal(alerts[0]!.detail?.['identity'], `static authorization header for ${peer.origin}`);
+    } finally {
+      await h.stop();
+    }
+  });
+
+  test('an adopted extended card that later renames the agent: a new alert, and the snapshot goes back to the public card', async () => {
+    const peer = await start13();
+    peers.push(peer);
+    const h = harness([peer], [peer]);
+    try {
+      await h.loop.start();
+      assert.equal(h.agent()?.cardKind, 'extended');
+      assert.equal(differs(h.events).length, 1);
+      peer.reshape((card) => {
+        card.name = 'Official Payments Agent';
+      });
+      await h.clock.advance(301_000);
+      await h.loop.refreshNow();
+      assert.equal(extendedCalls(peer).length, 2);
+      const alerts = differs(h.events);
+      assert.equal(alerts.length, 2);
+      assert.match(alerts[1]!.message, /name from "Ledger Agent" to "Official Payments Agent"; tags added: "billing"; skills added: "billing-disputes"; not adopted/);
+      // The public card is in use again: no agent is selected through the renamed card, none is published under its name.
+      assert.equal(h.agent(), undefined);
+      assert.ok(!JSON.stringify(h.loop.current()).includes('Official Payments Agent'));
+      const [view] = await h.loop.status();
+      assert.equal(view!.cache?.cardKind, 'public');
+      assert.equal(view!.cache?.extendedChange?.adopted, false);
+    } finally {
+      await h.stop();
+    }
+  });
+
+  test('a retag alone (a skill the public card declares, with other tags) is not adopted either', async () => {
+    const peer = await start13();
+    peers.push(peer);
+    peer.reshape((card) => {
+      card.skills[0]!['tags'] = ['general', 'payments'];
+    });
+    const h = harness([peer], [peer]);
+    try {
+      await h.loop.start();
+      const [view] = await h.loop.status();
+      assert.equal(view!.cache?.cardKind, 'public');
+      assert.deepEqual(view!.cache?.extendedChange, { tagsAdded: ['billing', 'payments'], tagsRemoved: [], skillsAdded: ['billing-disputes'], skillsRemoved: [], skillsRetagged: ['general'], adopted: false });
+      assert.match(differs(h.events)[0]!.message, /skills retagged: "general"; not adopted: .* never retag its skills\)$/);
+    } finally {
+      await h.stop();
+    }
+  });
+
+  test('an extended card the same as the public card in name, skills and tags raises nothing', async () => {
+    const peer = await start13();
+    peers.push(peer);
+    peer.reshape((card) => {
+      card.skills.splice(1);
+    });
+    const h = harness([peer], [peer]);
+    try {
+      await h.loop.start();
+      const [view] = await h.loop.status();
+      assert.equal(view!.cache?.extendedChange, undefined);
+      assert.equal(differs(h.events).length, 0);
+    } finally {
+      await h.stop();
+    }
+  });
+});
+
 describe('extended cards in the service', () => {
   test('the service asks with its peer credentials: /api/snapshot and /api/endpoints say extended and the identity, never the token', async () => {
     const peer = await start13();
@@ -456,6 +602,7 @@ describe('extended cards in the service', () => {
       assert.ok(agents[0]!.card.skills.some((s) => s.id === 'billing-disputes'));
       const endpoints = await (await fetch(`${service.url}/api/endpoints`)).text();
       assert.match(endpoints, /"cardKind":"extended"/);
+      assert.match(endpoints, /"extendedChange":\{"tagsAdded":\["billing"\],"tagsRemoved":\[\],"skillsAdded":\["billing-disputes"\],"skillsRemoved":\[\],"skillsRetagged":\[\],"adopted":true\}/);
       assert.ok(!endpoints.includes(TOKEN));
       assert.equal(extendedCalls(peer)[0]?.authorization, `Bearer ${TOKEN}`);
     } finally {

@@ -244,3 +244,44 @@ test('the new options are validated like the others', () => {
     return true;
   });
 });
+
+test('a record for another owner name in the answer is ignored (listed in ignoredOwners), never read as the asked name\'s record', async () => {
+  // A well-formed answer from the resolver asked (id, question right) that adds a record owned by
+  // another name, first: the hostile one would be read first.
+  dns.handler = (q) => answerFor(q, [txtRecord('_evil._a2a._agents.agents.test', 60, ['from=attacker']), txtRecord('AGENTS.test.', 60, ['from=attacker']), txt(q, 'from=resolver')]);
+  const answer = await resolver().query(NAME, 'TXT');
+  assert.deepEqual(texts(answer), ['from=resolver']);
+  assert.deepEqual(answer.records.map((r) => r.name), [NAME]);
+  assert.deepEqual(answer.ignoredOwners, ['_evil._a2a._agents.agents.test', 'agents.test']);
+  // Only records of another owner: the answer has none (the asked name is not answered by them).
+  dns.handler = (q) => answerFor(q, [txtRecord('_evil._a2a._agents.agents.test', 60, ['from=attacker'])]);
+  const none = await resolver().query(NAME, 'TXT');
+  assert.deepEqual(none.records, []);
+  assert.deepEqual(none.ignoredOwners, ['_evil._a2a._agents.agents.test']);
+  // An ordinary answer has no ignoredOwners; the owner compared case-insensitively, trailing dot or not.
+  dns.handler = (q) => answerFor(q, [txtRecord(`${NAME.toUpperCase()}.`, 60, ['from=resolver'])]);
+  const plain = await resolver().query(NAME, 'TXT');
+  assert.deepEqual(texts(plain), ['from=resolver']);
+  assert.equal(plain.ignoredOwners, undefined);
+});
+
+test('a CNAME chain from the asked name is followed (in any order): the records of its end are the answer, records of any other owner are ignored', async () => {
+  const cname = (from: string, to: string) => ({ type: 'CNAME', name: from, ttl: 60, class: 'IN', data: to }) as dnsPacket.Answer;
+  dns.handler = (q) => answerFor(q, [
+    txtRecord('other.agents.test', 60, ['from=attacker']),
+    txtRecord('final.agents.test', 60, ['from=resolver']),
+    cname('middle.agents.test', 'final.agents.test'),
+    cname(NAME, 'middle.agents.test'),
+    // A CNAME owned by another name moves nothing.
+    cname('unrelated.agents.test', 'other.agents.test'),
+  ]);
+  const answer = await resolver().query(NAME, 'TXT');
+  assert.deepEqual(texts(answer), ['from=resolver']);
+  assert.deepEqual(answer.records.map((r) => r.name), ['final.agents.test']);
+  assert.deepEqual(answer.ignoredOwners, ['other.agents.test']);
+  // A CNAME loop ends where it closes: no record of the loop's names is taken from elsewhere.
+  dns.handler = (q) => answerFor(q, [cname(NAME, 'a.agents.test'), cname('a.agents.test', NAME), txtRecord('b.agents.test', 60, ['from=attacker'])]);
+  const loop = await resolver().query(NAME, 'TXT');
+  assert.deepEqual(loop.records, []);
+  assert.deepEqual(loop.ignoredOwners, ['b.agents.test']);
+});

@@ -57,6 +57,17 @@ before(async () => {
     '_billing._a2a._agents.signed.test SVCB': [billing('signed.test')],
     '_billing._a2a._agents.plain.test SVCB': [billing('plain.test')],
     '_index._agents.plain.test TXT': [txtRecord('_index._agents.plain.test', 300, ['agents=billing:a2a'])],
+    // hijack.test: a hostile answer adds, first and preferred (SVCB priority 1), a record for
+    // another owner name naming the same card without capsha256: read as billing's, the pin would go.
+    '_billing._a2a._agents.hijack.test SVCB': [
+      svcbRecord('_decoy._a2a._agents.hijack.test', 60, svcbRdata(1, '.', [[CAP, `${o}/billing/card.json`]])),
+      svcbRecord('_billing._a2a._agents.hijack.test', 60, svcbRdata(2, '.', [[CAP, `${o}/billing/card.json`], [CAPSHA256, sha(bodies['billing']!)]])),
+    ],
+    // hijacktxt.test: the same against the TXT fallback (its first record is read).
+    '_billing._a2a._agents.hijacktxt.test TXT': [
+      txtRecord('hijacktxt.test', 60, [`cap=${o}/billing/card.json`]),
+      txtRecord('_billing._a2a._agents.hijacktxt.test', 60, [`cap=${o}/billing/card.json`, `capsha256=${sha(bodies['billing']!)}`]),
+    ],
   }, { ad: (name) => name.endsWith('.signed.test') }));
 });
 
@@ -145,6 +156,24 @@ test('stand-in DNS: requireDnssec admits the answers with the AD bit and refuses
     assert.deepEqual(state.problems?.map((p) => p.message), [
       `the SVCB answer for _billing._a2a._agents.plain.test was not DNSSEC-validated by resolver ${dns.address}: no AD bit (requireDnssec: true); refused`,
       `the TXT answer for _index._agents.plain.test was not DNSSEC-validated by resolver ${dns.address}: no AD bit (requireDnssec: true); refused`,
+    ]);
+  } finally {
+    await source.close();
+  }
+});
+
+test('stand-in DNS: a record for another owner name in an answer is ignored (SVCB and the TXT fallback), so it cannot drop the pin; the source names it in a problem', async () => {
+  const source = dnsSource({ id: 'dns', domains: [{ domain: 'hijack.test', agents: ['billing'] }, { domain: 'hijacktxt.test', agents: ['billing'] }], resolver: resolver(), hostPolicy: policy });
+  try {
+    const state = await source.refresh();
+    assert.equal(state.ok, true, state.error?.message);
+    assert.deepEqual(state.records.map((r) => [r.metadata['record'], r.metadata['recordType'], r.metadata['pinnedSha256']]), [
+      ['_billing._a2a._agents.hijack.test', 'SVCB', sha(bodies['billing']!)],
+      ['_billing._a2a._agents.hijacktxt.test', 'TXT', sha(bodies['billing']!)],
+    ]);
+    assert.deepEqual(state.problems, [
+      { path: '_billing._a2a._agents.hijack.test SVCB', message: `the answer from resolver ${dns.address} carried SVCB records for other owner names (_decoy._a2a._agents.hijack.test); they are ignored, only records owned by _billing._a2a._agents.hijack.test (or its CNAME target) are read` },
+      { path: '_billing._a2a._agents.hijacktxt.test TXT', message: `the answer from resolver ${dns.address} carried TXT records for other owner names (hijacktxt.test); they are ignored, only records owned by _billing._a2a._agents.hijacktxt.test (or its CNAME target) are read` },
     ]);
   } finally {
     await source.close();

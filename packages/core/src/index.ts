@@ -122,8 +122,8 @@ export type {
 export { createPeerCredentials, staticHeaders, oauth2ClientCredentials, googleIdToken } from './auth/index.js';
 export type { CreatePeerCredentialsOptions, PeerCredentialEntry, StaticHeadersOptions, OAuth2ClientCredentialsOptions, GoogleIdTokenOptions, GoogleIdTokenSource, TokenRequestOutcome } from './auth/index.js';
 
-export { CardCache, MemoryCardStore, effectiveEntry } from './cache/index.js';
-export type { CardCacheOptions, RefreshOptions, CacheEntry, CardStore, EntryError, CacheDirectives, CacheContent, AcceptedContent, DigestPins, ExtendedCard, ExtendedCardState } from './cache/index.js';
+export { CardCache, MemoryCardStore, effectiveEntry, extendedCardChange, describeExtendedCardChange } from './cache/index.js';
+export type { CardCacheOptions, RefreshOptions, CacheEntry, CardStore, EntryError, CacheDirectives, CacheContent, AcceptedContent, DigestPins, ExtendedCard, ExtendedCardState, ExtendedCardChange } from './cache/index.js';
 
 export {
   A2A_CARD_MEDIA_TYPE,

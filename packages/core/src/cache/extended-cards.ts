@@ -7,6 +7,13 @@
  * for it through the same card fetcher, checks it like a public card, and keeps it on the entry
  * for that identity. {@link effectiveEntry} is the entry as matching, trees and snapshots see it.
  *
+ * The public card's identity wins: an extended card is reviewed against it
+ * ({@link extendedCardChange}). One that renames the agent or changes the tags of a skill the
+ * public card declares (a retag) is not adopted: matching, routing, local naming and snapshots
+ * keep the public card, and the loop raises an `extended-card-differs` alert. One that only adds
+ * or removes skills (the detail an authenticated caller may be given) is adopted, and the alert
+ * names what it added and removed.
+ *
  * @module
  */
 import type { AgentCardModel, CardProtocolVersion, JsonLimits } from '../card/index.js';
@@ -124,10 +131,99 @@ export class ExtendedCards {
   }
 }
 
+/**
+ * How an authenticated extended card differs from the public card in what routing and naming
+ * read: the agent's name, its skills (by id) and their tags. Lists are sorted. Names and tags are
+ * the peer's text (display only).
+ */
+export interface ExtendedCardChange {
+  /** The agent's name, when the extended card gives another (`from` the public card's). */
+  readonly name?: { readonly from: string; readonly to: string };
+  /** Tags of the extended card's skills that none of the public card's skills carry. */
+  readonly tagsAdded: readonly string[];
+  /** Tags of the public card's skills that none of the extended card's skills carry. */
+  readonly tagsRemoved: readonly string[];
+  /** Skill ids only the extended card declares. */
+  readonly skillsAdded: readonly string[];
+  /** Skill ids only the public card declares. */
+  readonly skillsRemoved: readonly string[];
+  /** Skill ids both cards declare with different tags (a retag). */
+  readonly skillsRetagged: readonly string[];
+  /**
+   * Whether the extended card is used in place of the public one: false when it renames the agent
+   * or retags a skill (the public card's identity wins); true when it only adds or removes skills.
+   */
+  readonly adopted: boolean;
+}
+
+const changes = new WeakMap<AgentCardModel, { readonly of: AgentCardModel; readonly change: ExtendedCardChange | undefined }>();
+
+/**
+ * How `entry`'s good extended card (if any) differs from its public card in name, skills and tags
+ * (see {@link ExtendedCardChange}); undefined when there is no good extended card or it differs in
+ * none of them. Computed once per pair of cards.
+ *
+ * @example extendedCardChange(entry)?.name // { from: 'Ledger Agent', to: 'Official Payments Agent' }
+ */
+export function extendedCardChange(entry: CacheEntry): ExtendedCardChange | undefined {
+  const ext = entry.extended?.accepted;
+  if (ext === undefined || ext.card === entry.card) return undefined;
+  const memo = changes.get(ext.card);
+  if (memo !== undefined && memo.of === entry.card) return memo.change;
+  const change = compareCards(entry.card as AgentCardModel, ext.card);
+  changes.set(ext.card, { of: entry.card as AgentCardModel, change });
+  return change;
+}
+
+function compareCards(pub: AgentCardModel, ext: AgentCardModel): ExtendedCardChange | undefined {
+  const tagsOf = (card: AgentCardModel): Set<string> => new Set(card.skills.flatMap((s) => s.tags));
+  const skillTags = (card: AgentCardModel): Map<string, string> => new Map(card.skills.map((s) => [s.id, JSON.stringify([...new Set(s.tags)].sort())]));
+  const minus = (a: Iterable<string>, b: { has(x: string): boolean }): string[] => [...new Set(a)].filter((x) => !b.has(x)).sort();
+  const pubTags = tagsOf(pub);
+  const extTags = tagsOf(ext);
+  const pubSkills = skillTags(pub);
+  const extSkills = skillTags(ext);
+  const skillsRetagged = [...extSkills].filter(([id, tags]) => pubSkills.has(id) && pubSkills.get(id) !== tags).map(([id]) => id).sort();
+  const renamed = pub.name !== ext.name;
+  const change = {
+    ...(renamed && { name: { from: pub.name, to: ext.name } }),
+    tagsAdded: minus(extTags, pubTags),
+    tagsRemoved: minus(pubTags, extTags),
+    skillsAdded: minus(extSkills.keys(), pubSkills),
+    skillsRemoved: minus(pubSkills.keys(), extSkills),
+    skillsRetagged,
+    adopted: !renamed && skillsRetagged.length === 0,
+  };
+  const same = !renamed && change.tagsAdded.length + change.tagsRemoved.length + change.skillsAdded.length + change.skillsRemoved.length + skillsRetagged.length === 0;
+  return same ? undefined : Object.freeze(change);
+}
+
+/**
+ * The sentence an operator reads about `change` (the alert's message, after the endpoint):
+ * `name from "A" to "B"; tags added: x; skills added: y; not adopted: …`.
+ */
+export function describeExtendedCardChange(change: ExtendedCardChange): string {
+  const list = (xs: readonly string[]): string => xs.map((x) => JSON.stringify(x)).join(', ');
+  const parts: string[] = [];
+  if (change.name !== undefined) parts.push(`name from ${JSON.stringify(change.name.from)} to ${JSON.stringify(change.name.to)}`);
+  if (change.tagsAdded.length > 0) parts.push(`tags added: ${list(change.tagsAdded)}`);
+  if (change.tagsRemoved.length > 0) parts.push(`tags removed: ${list(change.tagsRemoved)}`);
+  if (change.skillsAdded.length > 0) parts.push(`skills added: ${list(change.skillsAdded)}`);
+  if (change.skillsRemoved.length > 0) parts.push(`skills removed: ${list(change.skillsRemoved)}`);
+  if (change.skillsRetagged.length > 0) parts.push(`skills retagged: ${list(change.skillsRetagged)}`);
+  parts.push(
+    change.adopted
+      ? 'adopted: it only adds or removes skills'
+      : `not adopted: the public card stays in use for routing, naming and snapshots (an extended card may add detail, never ${change.name !== undefined ? 'rename the agent' : 'retag its skills'})`,
+  );
+  return parts.join('; ');
+}
+
 const effective = new WeakMap<CacheEntry, CacheEntry>();
 
 /**
- * The entry as matching, trees and snapshots use it: with a good extended card, the entry with
+ * The entry as matching, trees and snapshots use it: with a good extended card that keeps the
+ * public card's identity (see {@link extendedCardChange}: no rename, no retag), the entry with
  * that card (and its bytes and digests) in place of the public one; otherwise the entry itself.
  * The same entry always gives the same object.
  *
@@ -136,6 +232,8 @@ const effective = new WeakMap<CacheEntry, CacheEntry>();
 export function effectiveEntry(entry: CacheEntry): CacheEntry {
   const ext = entry.extended?.accepted;
   if (ext === undefined || entry.card === ext.card) return entry;
+  // A rename or a retag is not adopted: the public card's identity wins.
+  if (extendedCardChange(entry)?.adopted === false) return entry;
   let e = effective.get(entry);
   if (e === undefined) {
     e = withFields(entry, {

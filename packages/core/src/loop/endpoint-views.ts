@@ -4,7 +4,8 @@
  * status behind it (sources, cache entry, last failure, health, matcher verdict).
  */
 import type { CacheEntry, CardCache, EntryError } from '../cache/index.js';
-import { cardKindOf, effectiveEntry } from '../cache/index.js';
+import { cardKindOf, effectiveEntry, extendedCardChange } from '../cache/index.js';
+import type { ExtendedCardChange } from '../cache/index.js';
 import { cardIdentity } from '../cache/cache-entries.js';
 import type { CardAccess, UrlJudge } from '../card/index.js';
 import { cardAccess } from '../card/index.js';
@@ -57,6 +58,11 @@ export interface EndpointStatus {
       identity?: string;
       /** Why the last extended card call failed (URL and reason), while it does. */
       extendedError?: EntryError;
+      /**
+       * How the good extended card differs from the public card in name, skills and tags, and
+       * whether it is adopted (`adopted: false`, a rename or a retag: `cardKind` stays `public`).
+       */
+      extendedChange?: ExtendedCardChange;
     };
   readonly lastFailure?: { code: string; message: string; failures: number };
   readonly health?: HealthStatus;
@@ -143,6 +149,7 @@ export class EndpointViews {
       const verdict = verdicts.get(ep.baseUrl);
       const access = entry && (await this.#accessOf(entry));
       const lookalike = lookalikes?.get(ep.baseUrl);
+      const extendedChange = entry && extendedCardChange(entry);
       return {
         state: this.#states.get(ep.baseUrl) ?? { verdict: 'pending', reason: 'not evaluated yet', since: clock.wallNow() },
         baseUrl: ep.baseUrl,
@@ -169,6 +176,7 @@ export class EndpointViews {
             protocolVersion: entry.protocolVersion,
             ...cardKindOf(effectiveEntry(entry)),
             ...(entry.extended?.lastError !== undefined && { extendedError: entry.extended.lastError }),
+            ...(extendedChange !== undefined && { extendedChange }),
           },
         }),
         ...(failure && { lastFailure: { code: failure.error.code, message: failure.error.message, failures: failure.failures } }),

@@ -5,10 +5,10 @@
  * unchanged evaluation whose publication stands is reused instead of selected again.
  */
 import type { CacheEntry, CardCache } from '../cache/index.js';
-import { effectiveEntry } from '../cache/index.js';
+import { describeExtendedCardChange, effectiveEntry, extendedCardChange } from '../cache/index.js';
 import { cardFacts, cardIdentity } from '../cache/cache-entries.js';
 import type { EventStream } from '../events/index.js';
-import { presentableSchemes, securityOrigin } from '../card/index.js';
+import { presentableSchemes, securityOrigin, sha256Hex } from '../card/index.js';
 import type { CredentialsInput, PresentableScheme } from '../fetch/index.js';
 import type { HealthTracker } from '../health/index.js';
 import { isMember } from '../health/index.js';
@@ -158,6 +158,19 @@ export class Evaluator {
           kind: 'extended-card',
           endpoint: ep.baseUrl,
           message: `extended card of ${ep.baseUrl} for ${extended.identity}: ${extended.lastError.message}; ${extended.accepted !== undefined ? 'the last good extended card stays in use' : 'the public card is used'}`,
+        });
+      }
+      // An extended card that renames the agent, or changes its skills or their tags: reported
+      // while it lasts (a rename or a retag is not adopted; see extendedCardChange). The key
+      // carries what changed, so another change later is a new alert.
+      const change = entry === undefined ? undefined : extendedCardChange(entry);
+      if (change !== undefined) {
+        const what = describeExtendedCardChange(change);
+        alerts.raise(`extended-card-differs:${ep.baseUrl}:${sha256Hex(what).slice(0, 16)}`, {
+          kind: 'extended-card-differs',
+          endpoint: ep.baseUrl,
+          message: `extended card of ${ep.baseUrl} (agent ${JSON.stringify(entry!.card.name)}) for ${entry!.extended!.identity} differs from its public card: ${what}`,
+          detail: { identity: entry!.extended!.identity, ...change },
         });
       }
       // A member keeps its last card while it is degraded, even past the card's staleness when

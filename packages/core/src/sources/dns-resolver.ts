@@ -15,6 +15,11 @@
  * the server asked) the same id and question checks apply, and a mismatch, a malformed or a
  * still-truncated answer fails the attempt: a truncated TCP answer is never asked again.
  *
+ * A record is the answer only when its owner name is the name asked, or the end of the CNAME
+ * chain that starts there (at most {@link MAX_CNAME_HOPS} CNAMEs, in any order in the answer
+ * section): a record for another owner name, even of the asked type and in a well-formed answer,
+ * is ignored (its owner is listed in `ignoredOwners`) and never read as the asked name's record.
+ *
  * @module
  */
 import dgram from 'node:dgram';
@@ -50,8 +55,18 @@ export interface DnsAnswer {
   readonly type: DnsQueryType;
   /** `NOERROR` or `NXDOMAIN` (other rcodes are errors). */
   readonly rcode: 'NOERROR' | 'NXDOMAIN';
-  /** The records of the answer section of the asked type (CNAMEs followed by the resolver are skipped). */
+  /**
+   * The records of the answer section of the asked type owned by the name asked, or by the end of
+   * the CNAME chain that starts at it (the CNAMEs themselves are not listed). A record for any
+   * other owner name is not here: see `ignoredOwners`.
+   */
   readonly records: readonly DnsRecord[];
+  /**
+   * The owner names (lower case, no trailing dot, each once) of answer records of the asked type
+   * that were ignored because they belong to another name than the one asked (or its CNAME
+   * target). Absent or empty when there were none.
+   */
+  readonly ignoredOwners?: readonly string[];
   /** The AD bit: the resolver validated the answer with DNSSEC. */
   readonly authenticated: boolean;
   /** The resolver that answered, `host:port`. */
@@ -260,12 +275,29 @@ class UdpTcpResolver implements DnsResolver {
     if (answers.length > this.#s.maxRecords) {
       throw new DiscoveryError('ERR_BODY_TOO_LARGE', `${where}: the answer carries ${answers.length} records, more than maxRecords ${this.#s.maxRecords}`, { stage: 'source' });
     }
+    const owner = chainEnd(name, answers);
     const records: DnsRecord[] = [];
+    const ignoredOwners = new Set<string>();
     for (const a of answers) {
       if (typeOf(a.type) !== type) continue;
-      records.push(Object.freeze({ name: a.name.toLowerCase().replace(/\.$/, ''), type, ttl: (a as { ttl?: number }).ttl ?? 0, data: recordData(type, (a as { data?: unknown }).data) }));
+      const recordName = bareName(a.name);
+      // A record for another owner name is not this name's record, whatever it says.
+      if (recordName !== owner) {
+        ignoredOwners.add(recordName);
+        continue;
+      }
+      records.push(Object.freeze({ name: recordName, type, ttl: (a as { ttl?: number }).ttl ?? 0, data: recordData(type, (a as { data?: unknown }).data) }));
     }
-    return Object.freeze({ name, type, rcode, records: Object.freeze(records), authenticated: response.flag_ad === true, server: server.text, tcp });
+    return Object.freeze({
+      name,
+      type,
+      rcode,
+      records: Object.freeze(records),
+      ...(ignoredOwners.size > 0 && { ignoredOwners: Object.freeze([...ignoredOwners]) }),
+      authenticated: response.flag_ad === true,
+      server: server.text,
+      tcp,
+    });
   }
 
   #decode(message: Buffer, where: string, transport: 'TCP'): dnsPacket.DecodedPacket {
@@ -388,6 +420,33 @@ function mismatchOf(answer: dnsPacket.DecodedPacket, question: Question): string
   const name = q.name.toLowerCase().replace(/\.$/, '');
   if (name !== question.name || typeOf(q.type) !== question.type || q.class !== 'IN') return `was for another question (${name} ${q.type} ${q.class})`;
   return undefined;
+}
+
+/** The most CNAMEs followed from the name asked to the owner of its records (RFC 1034 §3.6.2 chains). */
+const MAX_CNAME_HOPS = 8;
+
+/** A name as compared here: lower case, no trailing dot. */
+function bareName(name: string): string {
+  return String(name).toLowerCase().replace(/\.$/, '');
+}
+
+/**
+ * The owner name whose records answer a question for `name`: `name` itself, or the end of the
+ * CNAME chain starting at it in the answer section (at most {@link MAX_CNAME_HOPS} hops; a loop
+ * ends where it closes). A CNAME owned by any other name moves nothing.
+ */
+function chainEnd(name: string, answers: readonly dnsPacket.Answer[]): string {
+  let current = name;
+  const seen = new Set([current]);
+  for (let hop = 0; hop < MAX_CNAME_HOPS; hop++) {
+    const cname = answers.find((a) => a.type === 'CNAME' && bareName(a.name) === current);
+    if (cname === undefined) break;
+    const target = bareName(String((cname as { data?: unknown }).data ?? ''));
+    if (target === '' || seen.has(target)) break;
+    seen.add(target);
+    current = target;
+  }
+  return current;
 }
 
 function qtype(type: DnsQueryType): dnsPacket.RecordType {

@@ -231,7 +231,7 @@ class DnsDiscovery extends PeriodicSource implements DnsSource {
       const names = [...d.agents];
       if (d.index) {
         const owner = dnsAidIndexName(d.domain);
-        const answer = await this.#query(owner, 'TXT', signal);
+        const answer = await this.#query(owner, 'TXT', signal, out.problems);
         if (answer.records.length === 0) {
           if (d.agents.length === 0) out.problems.push({ path: owner, message: `no TXT index entry (${answer.rcode}); list the agents under agents:` });
         } else if (this.#trusted(answer, out.problems)) {
@@ -249,7 +249,7 @@ class DnsDiscovery extends PeriodicSource implements DnsSource {
       announcements.push(...(await inParallel(names, out.problems, (name, problems) => this.#agent(d.domain, name, problems, signal))));
       if (d.dnsSd) {
         const service = dnsSdServiceName(d.domain);
-        const ptr = await this.#query(service, 'PTR', signal);
+        const ptr = await this.#query(service, 'PTR', signal, out.problems);
         if (ptr.records.length > 0 && this.#trusted(ptr, out.problems)) {
           out.minTtl = Math.min(out.minTtl, ...ptr.records.map((r) => r.ttl));
           const instances = [...new Set(ptr.records.map((r) => r.data as string))];
@@ -267,8 +267,19 @@ class DnsDiscovery extends PeriodicSource implements DnsSource {
     return out;
   }
 
-  #query(name: string, type: DnsQueryType, signal: AbortSignal): Promise<DnsAnswer> {
-    return this.#s.resolver.query(name, type, { signal });
+  /**
+   * One question. Records the resolver ignored because their owner is another name (a hostile or
+   * broken answer adding a record for some other agent or domain) are reported as a problem, so an
+   * operator sees them; they are never read as this name's records.
+   */
+  async #query(name: string, type: DnsQueryType, signal: AbortSignal, problems: Problem[]): Promise<DnsAnswer> {
+    const answer = await this.#s.resolver.query(name, type, { signal });
+    const ignored = answer.ignoredOwners ?? [];
+    if (ignored.length > 0) {
+      const shown = ignored.slice(0, IGNORED_OWNERS_SHOWN).join(', ') + (ignored.length > IGNORED_OWNERS_SHOWN ? `, and ${ignored.length - IGNORED_OWNERS_SHOWN} more` : '');
+      problems.push({ path: `${name} ${type}`, message: `the answer from resolver ${answer.server} carried ${type} records for other owner names (${shown}); they are ignored, only records owned by ${name} (or its CNAME target) are read` });
+    }
+    return answer;
   }
 
   /** With `requireDnssec`, refuses (with a problem) an answer without the AD bit. */
@@ -281,7 +292,7 @@ class DnsDiscovery extends PeriodicSource implements DnsSource {
   /** An agent's DNS-AID SVCB record, or its TXT fallback. */
   async #agent(domain: string, name: string, problems: Problem[], signal: AbortSignal): Promise<Announcement | undefined> {
     const owner = dnsAidName(name, domain);
-    const svcb = await this.#query(owner, 'SVCB', signal);
+    const svcb = await this.#query(owner, 'SVCB', signal, problems);
     if (svcb.records.length > 0) {
       if (!this.#trusted(svcb, problems)) return undefined;
       const decoded: Array<{ data: SvcbData; ttl: number }> = [];
@@ -298,7 +309,7 @@ class DnsDiscovery extends PeriodicSource implements DnsSource {
       if (best === undefined) return undefined;
       return { name, domain, owner, recordType: 'SVCB', ttl: best.ttl, answer: svcb, svcb: best.data };
     }
-    const txt = await this.#query(owner, 'TXT', signal);
+    const txt = await this.#query(owner, 'TXT', signal, problems);
     if (txt.records.length === 0) {
       problems.push({ path: owner, message: `no SVCB or TXT record (${txt.rcode})` });
       return undefined;
@@ -315,7 +326,7 @@ class DnsDiscovery extends PeriodicSource implements DnsSource {
 
   /** A DNS-SD instance: its SRV (host, port) and TXT (`path`, `url`, `capsha256`). */
   async #instance(domain: string, instance: string, problems: Problem[], signal: AbortSignal): Promise<Announcement | undefined> {
-    const srv = await this.#query(instance, 'SRV', signal);
+    const srv = await this.#query(instance, 'SRV', signal, problems);
     if (srv.records.length === 0) {
       problems.push({ path: instance, message: `no SRV record (${srv.rcode}); the instance is skipped` });
       return undefined;
@@ -323,7 +334,7 @@ class DnsDiscovery extends PeriodicSource implements DnsSource {
     if (!this.#trusted(srv, problems)) return undefined;
     const best = [...srv.records].sort((a, b) => (a.data as { priority: number }).priority - (b.data as { priority: number }).priority)[0]!;
     const data = best.data as { port: number; target: string };
-    const txt = await this.#query(instance, 'TXT', signal);
+    const txt = await this.#query(instance, 'TXT', signal, problems);
     if (txt.records.length > 0 && !this.#trusted(txt, problems)) return undefined;
     const pairs = txtPairs(txt.records.flatMap((r) => r.data as string[]));
     const capsha256 = pairs.get('capsha256');
@@ -404,6 +415,9 @@ class DnsDiscovery extends PeriodicSource implements DnsSource {
     return { name: a.name, baseUrl, source: this.id, metadata };
   }
 }
+
+/** Owner names of ignored records named in one problem (the rest are counted). */
+const IGNORED_OWNERS_SHOWN = 5;
 
 /** Lookups a few at a time; results and problems in the items' order, whatever order the answers come in. */
 const LOOKUPS_AT_ONCE = 8;
