@@ -199,6 +199,31 @@ describe('backup and restore (SQLite, child processes)', () => {
     assert.deepEqual(said, ['Explain my invoice', 'Another invoice question']);
   });
 
+  test('backup --out into a missing folder is refused, nothing created; restore prints what it ignored and takes none of it', async () => {
+    const src = await site('planted');
+    const storeFile = join(dir, 'planted', 'data', 'a2a-discovery.sqlite');
+    const { openStateStore } = await import('../../packages/store/src/index.js');
+    await (await openStateStore(`sqlite:${storeFile}`)).close();
+    const missing = join(dir, 'no', 'such', 'dir', 'file.sqlite');
+    const refused = await runCli(['backup', '--config', src, '--out', missing]);
+    assert.equal(refused.code, 2, refused.stderr);
+    assert.match(refused.stderr, /the folder .*no\/such\/dir does not exist \(or is not a folder\): create it first, a backup creates no folder; nothing was written/);
+    assert.equal(await exists(join(dir, 'no')), false, 'no folder created');
+
+    await sql(storeFile, "CREATE TRIGGER steal AFTER INSERT ON a2ad_pins BEGIN UPDATE a2ad_pins SET owner_secret = 'x' WHERE session_id = NEW.session_id; END", sqlite3.OPEN_READWRITE);
+    const out = join(dir, 'planted.sqlite');
+    const made = await runCli(['backup', '--config', src, '--out', out]);
+    assert.equal(made.code, 0, made.stderr);
+    assert.match(made.stdout, /rows sha256 [0-9a-f]{64}\n/);
+    assert.match(made.stderr, /warning: the store holds 1 thing besides its rows \(not of this release's schema: a restore will not take them\):\n {2}trigger steal: CREATE TRIGGER steal/);
+    const into = await site('clean');
+    const restored = await runCli(['restore', '--config', into, '--from', out]);
+    assert.equal(restored.code, 0, restored.stderr);
+    assert.match(restored.stderr, /ignored 1 thing the backup holds besides the store's rows \(not restored\):\n {2}trigger steal/);
+    assert.match(restored.stdout, /rows sha256 [0-9a-f]{64} \(verified\), \d+ rows copied into a store built by this release/);
+    assert.deepEqual(await sql(join(dir, 'clean', 'data', 'a2a-discovery.sqlite'), "SELECT name FROM sqlite_master WHERE type = 'trigger'"), []);
+  });
+
   test('a PostgreSQL store: the pg_dump and pg_restore command lines, nothing written', async () => {
     const file = join(dir, 'pg.yaml');
     await writeFile(file, config.replace(/^loop:/m, 'store: postgres://a2a@db.internal:5432/a2a?sslmode=require\nstorePasswordEnv: A2A_STORE_PASSWORD\nloop:'));

@@ -16,7 +16,7 @@ export type { CatalogEntry, StateStore, StoreKind, StoreRetention, StoreStatus, 
 export { journalOrCounter } from './journal.js';
 export { StoreWriter } from './store-writer.js';
 export { backupSqliteStore, restoreSqliteStore } from './backup.js';
-export type { BackupReport, BackupTable, RestoreReport } from './backup.js';
+export type { BackupReport, BackupTable, IgnoredObject, RestoreOptions, RestoreReport } from './backup.js';
 export type { StoreWriterOptions } from './store-writer.js';
 // Types only: the engines behind them (knex, the drivers) load when a SQL store is opened; the
 // coordinator itself is the `@a2a-discovery/store/replicas` entry. ADK's session service on a

@@ -24,6 +24,18 @@ interface Table {
   readonly rows: number;
 }
 
+interface Ignored {
+  readonly kind: string;
+  readonly name: string;
+  readonly sql?: string;
+}
+
+/** What a backup holds besides its rows, one line each (or nothing). */
+function describeIgnored(ignored: readonly Ignored[], lead: (things: string) => string): string {
+  if (ignored.length === 0) return '';
+  return `${lead(`${ignored.length} thing${ignored.length === 1 ? '' : 's'}`)}:\n${ignored.map((o) => `  ${o.kind} ${o.name}${o.sql === undefined ? '' : `: ${o.sql}`}`).join('\n')}\n`;
+}
+
 /** `a2ad_pins 2 rows, events 6 rows, ...`: every table, ours first. */
 function describeTables(tables: readonly Table[]): string {
   const ours = tables.filter((t) => t.name.startsWith('a2ad_'));
@@ -78,13 +90,16 @@ export function registerBackupCommands(program: Command, io: Io): void {
 SQLite (the default store, <dataDir>/a2a-discovery.sqlite): SQLite's own consistent copy (VACUUM INTO)
 on a read connection, so a running serve is neither stopped nor blocked. The file holds the store's
 tables and, with sessions.history: store (the default), ADK's conversations. The copy is checked
-(SQLite's integrity check) before it takes its name. Prints every table with its rows, the bytes and
-the SHA-256 of the file.
+(SQLite's integrity check) and given the digest of its rows (SHA-256 over every known table's rows,
+which restore checks) before it takes its name. Prints every table with its rows, the bytes and the
+SHA-256 of the file, the rows' digest, and anything the store holds besides its rows (a trigger, a
+view, a table or column of no release), which a restore will not take. The folder of --out must
+exist: backup creates no folder.
 
 PostgreSQL: prints the pg_dump command line to run (the password is never printed) and writes nothing.
 
-Exit codes: 0 written, 1 a failure (nothing written), 2 usage error (the out file exists, a PostgreSQL
-or memory store, an invalid configuration).
+Exit codes: 0 written, 1 a failure (nothing written), 2 usage error (the out file exists, its folder
+does not, a PostgreSQL or memory store, an invalid configuration).
 
 Examples:
   a2a-discovery backup --config discovery.yaml --out /backups/a2a-$(date +%F).sqlite
@@ -100,8 +115,10 @@ Examples:
         io.out(`${JSON.stringify({ store: file, ...report, history }, null, 2)}\n`);
       } else {
         io.out(
-          `backed up ${file}\n    to ${report.file}: ${report.bytes} bytes, sha256 ${report.sha256}\n  schema ${report.schema}; conversations ${history}\n${describeTables(report.tables)}\n`,
+          `backed up ${file}\n    to ${report.file}: ${report.bytes} bytes, sha256 ${report.sha256}\n  rows sha256 ${report.rowsDigest ?? '(none)'}\n  schema ${report.schema}; conversations ${history}\n${describeTables(report.tables)}\n`,
         );
+        const ignored = describeIgnored(report.ignored, (things) => `warning: the store holds ${things} besides its rows (not of this release's schema: a restore will not take them)`);
+        if (ignored !== '') io.err(ignored);
       }
     });
 
@@ -111,36 +128,47 @@ Examples:
     .requiredOption('--config <file>', 'the discovery.yaml whose store to restore into')
     .requiredOption('--from <file>', 'the backup file written by a2a-discovery backup')
     .option('--force', 'replace a store that already has tables', false)
+    .option('--allow-unverified', 'restore a backup that carries no digest of its rows (made before backups did), unverified', false)
+    .option('--digest <sha256>', 'the rows digest the backup must have (as backup printed it: "rows sha256")')
     .option('--json', 'print one JSON object instead of text', false)
     .addHelpText(
       'after',
       `
-The backup is checked whole before anything is written: SQLite's integrity check (a truncated or damaged
-file is refused), the store's migrations table, and a schema this build understands (a backup from a
-newer version is refused; an older one is migrated when serve opens it). The store's lock is taken, so a
+A restore rebuilds, it does not adopt: the backup is checked whole before anything is written (SQLite's
+integrity check, the store's migrations table, a schema this build understands, the digest of its rows:
+a row changed since the backup was written is refused), then a fresh store is built from this build's own
+migrations (and ADK's session schema) and only the rows of the known tables are copied into it, each
+value checked against its column (type, size) and the references between tables checked. Nothing else
+of the file is taken: its triggers, views, indexes, extra tables and columns and pragmas are listed on
+stderr and ignored. A backup with no digest (made before backups carried one) is refused unless
+--allow-unverified, which restores it the same way with a warning. The store's lock is taken, so a
 running serve on the same file refuses the restore, and no serve can start during it. A store that
 already has tables is refused unless --force. Then start serve on the configuration: it serves the same
 current snapshot, history, pins with their conversations, and journal.
 
 PostgreSQL: prints the pg_restore command line to run and writes nothing.
 
-Exit codes: 0 restored, 1 a failure (an unusable backup, the store in use; nothing written), 2 usage
-error (a non-empty store without --force, a PostgreSQL or memory store, an invalid configuration).
+Exit codes: 0 restored, 1 a failure (an unusable or changed backup, the store in use; nothing written), 2
+usage error (a non-empty store without --force, a backup without a digest without --allow-unverified,
+a PostgreSQL or memory store, an invalid configuration).
 
 Examples:
   a2a-discovery restore --config discovery.yaml --from /backups/a2a-2026-12-01.sqlite
   a2a-discovery restore --config discovery.yaml --from backup.sqlite --force`,
     )
-    .action(async (opts: { config: string; from: string; force: boolean; json: boolean }) => {
+    .action(async (opts: { config: string; from: string; force: boolean; allowUnverified: boolean; digest?: string; json: boolean }) => {
       const config = await loadForStore(opts.config);
       const file = await sqliteFileOf(config, 'restore', opts.from);
       const { restoreSqliteStore } = await import('@a2a-discovery/store');
-      const report = await restoreSqliteStore(opts.from, file, { force: opts.force });
+      const report = await restoreSqliteStore(opts.from, file, { force: opts.force, allowUnverified: opts.allowUnverified, ...(opts.digest !== undefined && { expectDigest: opts.digest }) });
+      if (!report.verified) io.err(`warning: ${report.backup.file} carries no digest of its rows: restored UNVERIFIED (--allow-unverified); its rows are as the file holds them\n`);
+      const ignored = describeIgnored(report.backup.ignored, (things) => `ignored ${things} the backup holds besides the store's rows (not restored)`);
+      if (ignored !== '') io.err(ignored);
       if (opts.json) {
         io.out(`${JSON.stringify(report, null, 2)}\n`);
       } else {
         io.out(
-          `restored ${report.backup.file} (${report.backup.bytes} bytes, sha256 ${report.backup.sha256}, schema ${report.backup.schema})\n    into ${report.store}${report.replaced ? ' (replaced the store that was there)' : ''}\n${describeTables(report.backup.tables)}\n`,
+          `restored ${report.backup.file} (${report.backup.bytes} bytes, sha256 ${report.backup.sha256}, schema ${report.backup.schema})\n    into ${report.store}${report.replaced ? ' (replaced the store that was there)' : ''}\n  rows sha256 ${report.backup.rowsDigest ?? '(none)'} (${report.verified ? 'verified' : 'UNVERIFIED'}), ${report.rows} rows copied into a store built by this release\n${describeTables(report.backup.tables)}\n`,
         );
       }
     });
