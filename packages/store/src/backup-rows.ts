@@ -39,7 +39,7 @@ export interface KnownTable {
 }
 
 /** Tables of the fresh store that are bookkeeping, never rows of a backup. */
-export function isBookkeeping(name: string): boolean {
+function isBookkeeping(name: string): boolean {
   return name === MIGRATIONS_TABLE || name === `${MIGRATIONS_TABLE}_lock` || name === BACKUP_META_TABLE || name.startsWith('sqlite_');
 }
 

@@ -18,6 +18,7 @@ export type {
   ServerRegistryConfig,
   ServerOidcConfig,
   ServerTelemetryConfig,
+  ServerClientsConfig,
   CatalogSigningConfig,
   CredentialConfig,
   PeerCredentialEntry,

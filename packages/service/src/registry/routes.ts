@@ -276,7 +276,7 @@ export function mountRegistry(app: Hono, o: RegistryApiOptions): void {
  * term and the filter read, yielding to the event loop in slices; at most `maxCandidates` hits
  * considered, the best ones (`cut` says when more matched).
  */
-export async function runSearch(index: RegistryIndex, text: string, filter: ParsedFilter, s: Pick<ServerRegistryConfig, 'maxCandidates'>): Promise<Extract<MatchResult, { ok: true }>> {
+async function runSearch(index: RegistryIndex, text: string, filter: ParsedFilter, s: Pick<ServerRegistryConfig, 'maxCandidates'>): Promise<Extract<MatchResult, { ok: true }>> {
   await index.fresh();
   const found = await index.match(text, filter, { maxCandidates: s.maxCandidates, overflow: 'best' });
   // With `best`, the index never refuses.
@@ -284,7 +284,7 @@ export async function runSearch(index: RegistryIndex, text: string, filter: Pars
 }
 
 /** A facet as an explore request asks it. */
-export interface AskedFacet {
+interface AskedFacet {
   readonly field: string;
   readonly path: readonly string[];
   readonly limit: number;
@@ -296,7 +296,7 @@ export interface AskedFacet {
  * `{ candidates }`: counts over a part would be wrong), then each facet counted over it, yielding
  * to the event loop in slices.
  */
-export async function runExplore(
+async function runExplore(
   index: RegistryIndex,
   text: string | undefined,
   filter: ParsedFilter,

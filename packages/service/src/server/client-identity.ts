@@ -25,7 +25,7 @@ export interface ClientIdentityOptions {
 }
 
 /** The defaults (the configuration schema's). */
-export const DEFAULT_CLIENT_IDENTITY: ClientIdentityOptions = Object.freeze({ ipv4Prefix: 32, ipv6Prefix: 64, trustedProxies: Object.freeze([]) });
+const DEFAULT_CLIENT_IDENTITY: ClientIdentityOptions = Object.freeze({ ipv4Prefix: 32, ipv6Prefix: 64, trustedProxies: Object.freeze([]) });
 
 /** What a request says about its caller, as the request guard established it. */
 export type ClientFacts =
