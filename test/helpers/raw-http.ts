@@ -33,3 +33,36 @@ export async function metric(base: string, name: string, labels = ''): Promise<n
   const line = text.split('\n').find((l) => l.startsWith(labels === '' ? `${name} ` : `${name}{${labels}}`));
   return line === undefined ? 0 : Number(line.split(' ').at(-1));
 }
+
+/** A reply with its body parsed as JSON (`{}` when it is not JSON). */
+export interface JsonReply extends Reply {
+  json: Record<string, unknown>;
+}
+
+/**
+ * One request over a fresh connection, its body read as JSON: from the local address `from`
+ * (127.0.0.2 …: another client to the service), `onRequest` given the request (to cut it).
+ */
+export function requestJson(base: string, method: string, path: string, headers: Record<string, string> = {}, body?: string, options: { from?: string; onRequest?: (req: http.ClientRequest) => void } = {}): Promise<JsonReply> {
+  const url = new URL(base);
+  return new Promise((resolve, reject) => {
+    const req = http.request({ host: url.hostname, port: url.port, ...(options.from !== undefined && { localAddress: options.from }), method, path, headers: { connection: 'close', ...headers }, agent: false }, (res) => {
+      let text = '';
+      res.setEncoding('utf8');
+      res.on('data', (d: string) => (text += d));
+      res.on('end', () => {
+        let json: Record<string, unknown> = {};
+        try {
+          json = JSON.parse(text) as Record<string, unknown>;
+        } catch {
+          // not JSON
+        }
+        resolve({ status: res.statusCode ?? 0, headers: res.headers, body: text, json });
+      });
+      res.on('error', reject);
+    });
+    req.on('error', reject);
+    options.onRequest?.(req);
+    req.end(body);
+  });
+}

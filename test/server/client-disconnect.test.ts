@@ -24,7 +24,8 @@ import { UserBuilder, agentCardHandler, jsonRpcHandler } from '@a2a-js/sdk/serve
 import { startService } from '../../packages/service/src/server/index.js';
 import type { RunningService } from '../../packages/service/src/server/index.js';
 import { createLogger } from '../../packages/service/src/server/logger.js';
-import { metric } from '../helpers/raw-http.js';
+import { metric, requestJson } from '../helpers/raw-http.js';
+import type { JsonReply as Reply } from '../helpers/raw-http.js';
 import { ScriptedLlm } from '../helpers/a2a-peers.js';
 import { adkStyleCard } from '../helpers/cards.js';
 
@@ -32,36 +33,10 @@ const HOST = '127.0.0.1';
 const JSON_TYPE = { 'content-type': 'application/json' };
 const COOKIE = `a2ad_client=${'k'.repeat(43)}`;
 
-interface Reply {
-  status: number;
-  body: string;
-  json: Record<string, unknown>;
-}
 
 /** One request over a fresh connection; `onRequest` gets the request (to cut it). */
-function send(base: string, method: string, path: string, headers: Record<string, string>, body?: string, onRequest?: (req: http.ClientRequest) => void): Promise<Reply> {
-  const url = new URL(base);
-  return new Promise((resolve, reject) => {
-    const req = http.request({ host: url.hostname, port: url.port, method, path, headers: { connection: 'close', ...headers }, agent: false }, (res) => {
-      let text = '';
-      res.setEncoding('utf8');
-      res.on('data', (d: string) => (text += d));
-      res.on('end', () => {
-        let json: Record<string, unknown> = {};
-        try {
-          json = JSON.parse(text) as Record<string, unknown>;
-        } catch {
-          // not JSON
-        }
-        resolve({ status: res.statusCode ?? 0, body: text, json });
-      });
-      res.on('error', reject);
-    });
-    req.on('error', reject);
-    onRequest?.(req);
-    req.end(body);
-  });
-}
+const send = (base: string, method: string, path: string, headers: Record<string, string>, body?: string, onRequest?: (req: http.ClientRequest) => void): Promise<Reply> =>
+  requestJson(base, method, path, headers, body, { ...(onRequest && { onRequest }) });
 
 async function waitUntil(check: () => boolean | Promise<boolean>, what: string, timeoutMs = 10_000): Promise<void> {
   const end = Date.now() + timeoutMs;

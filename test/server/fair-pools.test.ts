@@ -17,7 +17,7 @@ import { clientIdentity } from '../../packages/service/src/server/client-identit
 import { startService } from '../../packages/service/src/server/index.js';
 import type { RunningService, ServiceOptions } from '../../packages/service/src/server/index.js';
 import { createLogger } from '../../packages/service/src/server/logger.js';
-import { metric } from '../helpers/raw-http.js';
+import { metric, requestJson } from '../helpers/raw-http.js';
 
 const JSON_TYPE = { 'content-type': 'application/json' };
 
@@ -135,29 +135,6 @@ describe('clientIdentity', () => {
   });
 });
 
-/** One request from `from` (a local address) over a fresh connection. */
-function send(base: string, from: string, method: string, path: string, headers: Record<string, string> = {}, body?: string): Promise<{ status: number; body: string; json: Record<string, unknown> }> {
-  const url = new URL(base);
-  return new Promise((resolve, reject) => {
-    const req = http.request({ host: url.hostname, port: url.port, localAddress: from, method, path, headers: { connection: 'close', ...headers }, agent: false }, (res) => {
-      let text = '';
-      res.setEncoding('utf8');
-      res.on('data', (d: string) => (text += d));
-      res.on('end', () => {
-        let json: Record<string, unknown> = {};
-        try {
-          json = JSON.parse(text) as Record<string, unknown>;
-        } catch {
-          // not JSON
-        }
-        resolve({ status: res.statusCode ?? 0, body: text, json });
-      });
-      res.on('error', reject);
-    });
-    req.on('error', reject);
-    req.end(body);
-  });
-}
 
 function service(extra: Partial<ServiceOptions>): Promise<RunningService> {
   return startService({ port: 0, policy: { allow: [] }, vocabulary: [], needs: [], logger: createLogger({ level: 'silent' }), ...extra });
@@ -189,7 +166,7 @@ describe('ten addresses cannot take a pool from an eleventh (service)', () => {
   });
 
   test('inspections: with ten clients looping, the eleventh is served within its share (no 429)', async () => {
-    const inspect = (from: string, path: string) => send(s.url, from, 'POST', '/api/inspect', { ...JSON_TYPE, origin: s.url }, JSON.stringify({ url: `${origin}${path}` }));
+    const inspect = (from: string, path: string) => requestJson(s.url, 'POST', '/api/inspect', { ...JSON_TYPE, origin: s.url }, JSON.stringify({ url: `${origin}${path}` }), { from });
     let stop = false;
     let attackerServed = 0;
     const loops = ATTACKERS.map(async (from) => {

@@ -20,7 +20,8 @@ import { LlmAgent, toA2a } from '@google/adk';
 import { startService } from '../../packages/service/src/server/index.js';
 import type { RunningService, ServiceOptions } from '../../packages/service/src/server/index.js';
 import { createLogger } from '../../packages/service/src/server/logger.js';
-import { metric } from '../helpers/raw-http.js';
+import { metric, requestJson } from '../helpers/raw-http.js';
+import type { JsonReply as Reply } from '../helpers/raw-http.js';
 import { ScriptedLlm } from '../helpers/a2a-peers.js';
 import { adkStyleCard } from '../helpers/cards.js';
 
@@ -28,37 +29,11 @@ const JSON_TYPE = { 'content-type': 'application/json' };
 const FIRST = '127.0.0.1';
 const SECOND = '127.0.0.2';
 
-interface Reply {
-  status: number;
-  headers: http.IncomingHttpHeaders;
-  body: string;
-  json: Record<string, unknown>;
-}
+
 
 /** One request from `from` (a local address) over a fresh connection; `onRequest` gets the request (to cut it). */
-function send(base: string, from: string, method: string, path: string, headers: Record<string, string> = {}, body?: string, onRequest?: (req: http.ClientRequest) => void): Promise<Reply> {
-  const url = new URL(base);
-  return new Promise((resolve, reject) => {
-    const req = http.request({ host: url.hostname, port: url.port, localAddress: from, method, path, headers: { connection: 'close', ...headers }, agent: false }, (res) => {
-      let text = '';
-      res.setEncoding('utf8');
-      res.on('data', (d: string) => (text += d));
-      res.on('end', () => {
-        let json: Record<string, unknown> = {};
-        try {
-          json = JSON.parse(text) as Record<string, unknown>;
-        } catch {
-          // not JSON
-        }
-        resolve({ status: res.statusCode ?? 0, headers: res.headers, body: text, json });
-      });
-      res.on('error', reject);
-    });
-    req.on('error', reject);
-    onRequest?.(req);
-    req.end(body);
-  });
-}
+const send = (base: string, from: string, method: string, path: string, headers: Record<string, string> = {}, body?: string, onRequest?: (req: http.ClientRequest) => void): Promise<Reply> =>
+  requestJson(base, method, path, headers, body, { from, ...(onRequest && { onRequest }) });
 
 function service(extra: Partial<ServiceOptions>): Promise<RunningService> {
   return startService({ port: 0, policy: { allow: [] }, vocabulary: [], needs: [], logger: createLogger({ level: 'silent' }), ...extra });
