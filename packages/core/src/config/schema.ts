@@ -212,8 +212,8 @@ const serverRegistry = z.strictObject({
   maxCandidates: z.int().min(100).max(1_000_000).default(100_000),
   // Searches (first pages) and explores running at once, all clients together and per client,
   // shared fairly (docs/security.md "Fair pools"); a client under its share waits its turn.
-  maxSearches: z.int().min(1).max(1_000).default(2),
-  maxSearchesPerClient: z.int().min(1).max(1_000).default(1),
+  maxSearches: z.int().min(1).max(1_000).default(4),
+  maxSearchesPerClient: z.int().min(1).max(1_000).default(2),
   maxPageSize: z.int().min(1).max(100).default(100),
   maxPageTokenBytes: z.int().min(64).max(4_096).default(512),
   // A page token is honoured this long after its first page (the pinned order of a search).

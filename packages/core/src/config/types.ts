@@ -107,9 +107,9 @@ export interface ServerRegistryConfig {
   readonly maxQueryTerms: number;
   /** Entries one search or explore considers (its text's hits, or every entry without text): a search keeps its best ones, an explore beyond is refused (400). Default 20,000. */
   readonly maxCandidates: number;
-  /** Searches (first pages) and explores running at once, all clients together, shared fairly (429 for a client at its share while others wait). Default 2. */
+  /** Searches (first pages) and explores running at once, all clients together, shared fairly (429 for a client at its share while others wait). Default 4. */
   readonly maxSearches: number;
-  /** Searches and explores running at once for one client (429 beyond). Default 1. */
+  /** Searches and explores running at once for one client (429 beyond). Default 2. */
   readonly maxSearchesPerClient: number;
   /** Largest `pageSize` (400 beyond). Default 100, the spec's maximum. */
   readonly maxPageSize: number;
