@@ -257,4 +257,29 @@ describe('backup and restore of a PostgreSQL store', { skip: POSTGRES_SKIP }, ()
     const restored = await restorePostgresStore(out, target(schema));
     assert.equal(restored.verified, true, 'restored once the leader is gone');
   });
+
+  test("an event trigger of the database that plants a trigger on the rebuilt a2ad_pins makes the restore refuse, the target unchanged", async () => {
+    const source = await pgStore();
+    const out = join(await folder(), 'backup.sqlite');
+    await backupPostgresStore(target(source), out);
+    const victim = await pgStore();
+    await admin.raw(`
+      CREATE FUNCTION public.steal() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN NEW.owner_secret := '${hash('attacker secret')}'; RETURN NEW; END $$;
+      CREATE FUNCTION public.plant() RETURNS event_trigger LANGUAGE plpgsql AS $$
+        DECLARE obj record;
+        BEGIN
+          FOR obj IN SELECT * FROM pg_event_trigger_ddl_commands() WHERE object_type = 'table' AND object_identity LIKE '%.a2ad_pins' LOOP
+            EXECUTE format('CREATE TRIGGER steal BEFORE INSERT ON %s FOR EACH ROW EXECUTE FUNCTION public.steal()', obj.object_identity);
+          END LOOP;
+        END $$;
+      CREATE EVENT TRIGGER plant ON ddl_command_end WHEN TAG IN ('CREATE TABLE') EXECUTE FUNCTION public.plant();
+    `);
+    try {
+      await refused(restorePostgresStore(out, target(victim), { force: true }), 'ERR_STORE_UNAVAILABLE', /the rebuilt tables carry what their migrations did not make \(trigger a2ad_pins\.steal\): an event trigger of the database\? Nothing was written/);
+    } finally {
+      await admin.raw('DROP EVENT TRIGGER plant; DROP FUNCTION public.plant(); DROP FUNCTION public.steal()');
+    }
+    assert.equal(await ownerSecret(victim, 'victim'), hash('victim secret'), 'the target keeps its rows');
+    assert.deepEqual(await triggers(victim), []);
+  });
 });

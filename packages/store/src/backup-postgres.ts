@@ -24,8 +24,7 @@ import { randomBytes } from 'node:crypto';
 import { DiscoveryError } from 'a2a-discovery';
 import { postgresConnection, redactUrl } from 'a2a-discovery/config';
 import type { Knex } from 'knex';
-import { BACKUP_META_TABLE, PAGE, planOf, postgresAll, postgresPlanOf, postgresPlanted, quoted, rowsDigest, rowsOf, toPostgres, type All, type PgResult } from './backup-rows.js';
-import { ADK_TABLES } from './backup-rows.js';
+import { ADK_TABLES, BACKUP_META_TABLE, PAGE, planOf, postgresAll, postgresPlanOf, postgresPlanted, quoted, rowsDigest, rowsOf, toPostgres, type All, type PgResult } from './backup-rows.js';
 import { checkOut, close, copyRows, openBackup, rebuildBackup, sha256Of, withFresh, writeDigest, type BackupReport, type Fresh, type RestoreOptions, type RestoreReport } from './backup.js';
 import { MIGRATIONS_TABLE, migrate, migrationSource } from './migrations.js';
 
@@ -200,7 +199,8 @@ export async function restorePostgresStore(from: string, target: PostgresStoreTa
   const where = `${redactUrl(target.url)} (schema ${schema})`;
   const force = options.force === true;
   return rebuildBackup(from, options, async (fresh, adk) => {
-    const ours = [...fresh.known.tables.map((t) => t.name), MIGRATIONS_TABLE, `${MIGRATIONS_TABLE}_lock`];
+    // The store's tables and ADK's (a target's conversations go too, even when the backup holds none: serve recreates the tables).
+    const ours = [...new Set([...fresh.known.tables.map((t) => t.name), ...ADK_TABLES, MIGRATIONS_TABLE, `${MIGRATIONS_TABLE}_lock`])];
     const db = await connect(target);
     // A private schema of its own, named at random: nothing of the target's is in it.
     const staging = `a2ad_restore_${randomBytes(8).toString('hex')}`;
