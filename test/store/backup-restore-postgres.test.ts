@@ -22,6 +22,8 @@ import { buildSnapshot } from '../../packages/core/src/snapshot/index.js';
 import type { SnapshotAgent } from '../../packages/core/src/snapshot/index.js';
 import { backupPostgresStore, backupSqliteStore, openStateStore, restorePostgresStore, restoreSqliteStore, type StateStore } from '../../packages/store/src/index.js';
 import { openAdkSessionService } from '../../packages/store/src/adk-sessions.js';
+import { ReplicaCoordinator } from '../../packages/store/src/replica-coordinator.js';
+import type { SqlStateStore } from '../../packages/store/src/sql-state-store.js';
 import type { TestPostgres } from '../helpers/postgres.js';
 import { POSTGRES_SKIP, startPostgres } from '../helpers/postgres.js';
 import { entryFor, rawCard } from '../match/fixtures.js';
@@ -246,15 +248,19 @@ describe('backup and restore of a PostgreSQL store', { skip: POSTGRES_SKIP }, ()
     const out = join(await folder(), 'backup.sqlite');
     await backupPostgresStore(target(source), out);
     const schema = server.schema();
-    // The lock a leading replica holds (replica-coordinator.ts: `a2ad:leader:<schema>`), on a session of its own.
-    const leader = knexFactory({ client: 'pg', connection: server.url, pool: { min: 1, max: 1 } });
+    // A replica of the target store, leading (replica-coordinator.ts: the advisory lock `a2ad:leader:<schema>`).
+    const store = (await open(schema)) as SqlStateStore;
+    const replica = new ReplicaCoordinator({ store, target: { current: () => undefined, adopt: async () => undefined, lead: async () => undefined, follow: async () => undefined }, id: 'leader-1', leaderRetryMs: 200, pollMs: 200 });
     try {
-      await leader.raw('SELECT pg_advisory_lock(hashtext(?))', [`a2ad:leader:${schema}`]);
-      await refused(restorePostgresStore(out, target(schema)), 'ERR_STORE_LOCKED', /a replica leads the store .*stop every replica on this database before a restore/);
+      await replica.start();
+      assert.equal(replica.role, 'leader');
+      await refused(restorePostgresStore(out, target(schema), { force: true }), 'ERR_STORE_LOCKED', /a replica leads the store .*stop every replica on this database before a restore.*; nothing was written/);
+      assert.equal((await store.pin('victim')), undefined, 'the target unchanged');
     } finally {
-      await leader.destroy();
+      await replica.close();
+      await store.close();
     }
-    const restored = await restorePostgresStore(out, target(schema));
+    const restored = await restorePostgresStore(out, target(schema), { force: true });
     assert.equal(restored.verified, true, 'restored once the leader is gone');
   });
 
