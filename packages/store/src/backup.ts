@@ -1,5 +1,7 @@
 /**
- * Backup and restore of a SQLite store file (docs/operations.md, "Backup and restore").
+ * Backup and restore of a SQLite store file (docs/operations.md, "Backup and restore"); a
+ * PostgreSQL store's are in backup-postgres.ts, in the same file format, through the same checks
+ * ({@link rebuildBackup}).
  *
  * The file holds the store's tables (`a2ad_*`) and, with `sessions.history: store`, ADK's session
  * tables (`sessions`, `events`, ...): one file is the whole state. A backup is SQLite's own
