@@ -12,12 +12,16 @@ import { createHash } from 'node:crypto';
 import { copyFile, mkdir, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import knexFactory from 'knex';
 import sqlite3 from 'sqlite3';
+import { openStateStore } from '../../packages/store/src/index.js';
 import { stringify } from 'yaml';
 import type { RunningPeer } from '../helpers/a2a-peers.js';
 import { startAdkPeer } from '../helpers/a2a-peers.js';
 import { adkStyleCard } from '../helpers/cards.js';
 import { runCli } from '../helpers/cli.js';
+import type { TestPostgres } from '../helpers/postgres.js';
+import { POSTGRES_SKIP, startPostgres } from '../helpers/postgres.js';
 import { startServe } from '../helpers/serve-process.js';
 import { waitFor } from '../helpers/wait-for.js';
 
@@ -223,17 +227,48 @@ describe('backup and restore (SQLite, child processes)', () => {
     assert.match(restored.stdout, /rows sha256 [0-9a-f]{64} \(verified\), \d+ rows copied into a store built by this release/);
     assert.deepEqual(await sql(join(dir, 'clean', 'data', 'a2a-discovery.sqlite'), "SELECT name FROM sqlite_master WHERE type = 'trigger'"), []);
   });
+});
 
-  test('a PostgreSQL store: the pg_dump and pg_restore command lines, nothing written', async () => {
+describe('backup and restore (PostgreSQL, child processes)', { skip: POSTGRES_SKIP }, () => {
+  let server: TestPostgres;
+  before(async () => {
+    server = await startPostgres();
+  });
+  after(async () => {
+    await server?.close();
+  });
+
+  test('backup writes the portable file and lists what the schema holds besides its rows; restore refuses a store with tables, and --force rebuilds it with no trigger', async () => {
     const file = join(dir, 'pg.yaml');
-    await writeFile(file, config.replace(/^loop:/m, 'store: postgres://a2a@db.internal:5432/a2a?sslmode=require\nstorePasswordEnv: A2A_STORE_PASSWORD\nloop:'));
-    const out = join(dir, 'a2a.dump');
-    const backup = await runCli(['backup', '--config', file, '--out', out]);
-    assert.equal(backup.code, 2, backup.stderr);
-    assert.match(backup.stderr, /the store is PostgreSQL: back it up with the database's own tool \(set PGPASSWORD from \$A2A_STORE_PASSWORD\), nothing was written:\n {2}pg_dump --format=custom --schema=public --no-owner --file='.*a2a\.dump' 'postgres:\/\/a2a@db\.internal:5432\/a2a\?sslmode=require'\n/);
-    const restore = await runCli(['restore', '--config', file, '--from', out]);
-    assert.equal(restore.code, 2, restore.stderr);
-    assert.match(restore.stderr, /pg_restore --clean --if-exists --no-owner --exit-on-error --dbname='postgres:\/\/a2a@db\.internal:5432\/a2a\?sslmode=require' '.*a2a\.dump'\nStop every replica first/);
-    assert.equal(await exists(out), false);
+    await writeFile(file, config.replace(/^loop:/m, `store: ${server.url}\nloop:`));
+    const store = await openStateStore(server.url);
+    try {
+      await store.putPin({ sessionId: 'victim', digest: 'd'.repeat(64), lastUsedAtWall: 1_767_225_600_000, userId: 'u', ownerSecret: 'a'.repeat(64) });
+    } finally {
+      await store.close();
+    }
+    const db = knexFactory({ client: 'pg', connection: server.url, pool: { min: 0, max: 1 } });
+    try {
+      await db.raw("CREATE FUNCTION steal() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN NEW.owner_secret := 'b'; RETURN NEW; END $$; CREATE TRIGGER steal BEFORE INSERT ON a2ad_pins FOR EACH ROW EXECUTE FUNCTION steal()");
+      const out = join(dir, 'pg-backup.sqlite');
+      const made = await runCli(['backup', '--config', file, '--out', out]);
+      assert.equal(made.code, 0, made.stderr);
+      assert.match(made.stdout, /backed up postgres:\/\/\w+@127\.0\.0\.1:\d+\/postgres\n {4}to .*pg-backup\.sqlite: \d+ bytes, sha256 [0-9a-f]{64}\n {2}rows sha256 [0-9a-f]{64}/);
+      assert.match(made.stderr, /warning: the store holds 2 things besides its rows .*:\n {2}trigger a2ad_pins\.steal: CREATE TRIGGER steal .*\n {2}function steal/);
+      assert.deepEqual(await sql(out, "SELECT name FROM sqlite_master WHERE type = 'trigger'"), []);
+
+      const refused = await runCli(['restore', '--config', file, '--from', out]);
+      assert.equal(refused.code, 2, refused.stderr);
+      assert.match(refused.stderr, /is not empty .*pass --force to replace it; nothing was written/);
+      const restored = await runCli(['restore', '--config', file, '--from', out, '--force']);
+      assert.equal(restored.code, 0, restored.stderr);
+      assert.match(restored.stdout, /into postgres:\/\/\w+@127\.0\.0\.1:\d+\/postgres \(schema public\) \(replaced the store that was there\)/);
+      const triggers = (await db.raw('SELECT tgname FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid WHERE c.relname = ? AND NOT t.tgisinternal', ['a2ad_pins'])) as { rows: unknown[] };
+      assert.deepEqual(triggers.rows, [], 'no trigger on the restored a2ad_pins');
+      const pins = (await db.raw('SELECT owner_secret FROM a2ad_pins')) as { rows: Array<{ owner_secret: string }> };
+      assert.deepEqual(pins.rows, [{ owner_secret: 'a'.repeat(64) }]);
+    } finally {
+      await db.destroy();
+    }
   });
 });

@@ -15,8 +15,14 @@ import { MIGRATIONS_TABLE, migrationSource } from './migrations.js';
 
 /** The backup's own metadata table (key, value): the rows' digest and its format. */
 export const BACKUP_META_TABLE = 'a2ad_backup';
-/** The digest's format, stored beside it. */
-export const DIGEST_FORMAT = 'a2ad-rows-sha256-v1';
+/**
+ * The digest's format, stored beside it. v2 reads a `json` column's text as its JSON value (keys
+ * sorted), so the rows of ADK's tables digest the same from SQLite (the text ADK wrote) and from
+ * PostgreSQL (`jsonb`, which keeps no key order or spacing). v1 (no such reading) is still checked.
+ */
+export const DIGEST_FORMAT = 'a2ad-rows-sha256-v2';
+/** The formats a restore checks. */
+export const DIGEST_FORMATS: readonly string[] = ['a2ad-rows-sha256-v1', DIGEST_FORMAT];
 /** ADK's session tables (adk-sessions.ts): known when the backup holds any of them. */
 export const ADK_TABLES = ['adk_internal_metadata', 'app_states', 'events', 'sessions', 'user_states'] as const;
 /** Rows read or written per statement. */
@@ -116,13 +122,32 @@ export async function* rowsOf(all: All, plan: TablePlan): AsyncGenerator<unknown
   }
 }
 
-/** The rows' digest (module comment) over `plans`, in the order given (by table name). */
-export async function rowsDigest(all: All, plans: readonly TablePlan[]): Promise<string> {
+/** A JSON value with its objects' keys sorted. */
+function sortedKeys(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(sortedKeys);
+  if (value !== null && typeof value === 'object') return Object.fromEntries(Object.keys(value).sort().map((k) => [k, sortedKeys((value as Record<string, unknown>)[k])]));
+  return value;
+}
+
+/** A `json` column's text as its value with sorted keys (v2), or the text when it is not JSON. */
+function jsonValue(value: unknown): unknown {
+  if (typeof value !== 'string') return canonical(value);
+  try {
+    return { json: sortedKeys(JSON.parse(value)) };
+  } catch {
+    return value;
+  }
+}
+
+/** The rows' digest (module comment) over `plans`, in the order given (by table name), in `format` (default this build's). */
+export async function rowsDigest(all: All, plans: readonly TablePlan[], format: string = DIGEST_FORMAT): Promise<string> {
   const hash = createHash('sha256');
-  hash.update(`${DIGEST_FORMAT}\n`);
+  hash.update(`${format}\n`);
+  const v1 = format === 'a2ad-rows-sha256-v1';
   for (const plan of plans) {
     hash.update(`${JSON.stringify([plan.table.name, plan.columns.map((c) => c.name)])}\n`);
-    for await (const page of rowsOf(all, plan)) for (const row of page) hash.update(`${JSON.stringify(row.map(canonical))}\n`);
+    const forms = plan.columns.map((c) => (!v1 && c.type === 'json' ? jsonValue : canonical));
+    for await (const page of rowsOf(all, plan)) for (const row of page) hash.update(`${JSON.stringify(row.map((v, i) => forms[i]!(v)))}\n`);
   }
   return hash.digest('hex');
 }
@@ -180,4 +205,128 @@ export async function buildFresh(db: Knex, level: number, openAdk: (() => Promis
   const config = { migrationSource, tableName: MIGRATIONS_TABLE };
   for (let applied = 0; applied < level; applied++) await db.migrate.up(config);
   if (openAdk) await openAdk();
+}
+
+/** PostgreSQL type ids whose values node-postgres gives in a form the SQLite store does not write. */
+const PG_INT8 = 20;
+const PG_NUMERIC = 1700;
+const PG_BOOL = 16;
+const PG_JSON = new Set([114, 3802]);
+const PG_TIME = new Set([1082, 1114, 1184]);
+
+/**
+ * A PostgreSQL value in the form a SQLite store holds it (what ADK and the store write there): a
+ * `bigint` as a number (refused past 2^53), a boolean as 1/0, a `json`/`jsonb` value as its JSON
+ * text, a timestamp as milliseconds since the epoch. So a backup of a PostgreSQL store is the same
+ * file, digest included, as a backup of the same rows in SQLite.
+ */
+export function fromPostgres(value: unknown, typeId: number, where: string): unknown {
+  if (value === null || value === undefined) return null;
+  if (typeId === PG_INT8 || typeId === PG_NUMERIC) {
+    const n = Number(value);
+    if (typeId === PG_INT8 && !Number.isSafeInteger(n)) throw new Error(`${where} is ${String(value)}, past the integers a backup keeps exactly (2^53)`);
+    return n;
+  }
+  if (typeId === PG_BOOL) return value === true ? 1 : 0;
+  if (PG_JSON.has(typeId)) return typeof value === 'string' ? value : JSON.stringify(value);
+  if (PG_TIME.has(typeId)) return value instanceof Date ? value.getTime() : Date.parse(String(value));
+  return value;
+}
+
+/** A PostgreSQL column's value from a SQLite store's (the reverse of {@link fromPostgres}), by the column's `data_type`. */
+export function toPostgres(value: unknown, dataType: string): unknown {
+  if (value === null || value === undefined) return null;
+  if (dataType.startsWith('timestamp') || dataType === 'date') return typeof value === 'number' ? new Date(value) : value;
+  if (dataType === 'boolean') return value === 1 || value === true || value === '1';
+  if (dataType === 'json' || dataType === 'jsonb') return typeof value === 'string' ? value : JSON.stringify(value);
+  return value;
+}
+
+/** Result of a PostgreSQL query as knex's `raw` gives it. */
+export interface PgResult {
+  readonly rows: Array<Record<string, unknown>>;
+  readonly fields: ReadonlyArray<{ name: string; dataTypeID: number }>;
+}
+
+/** An {@link All} over PostgreSQL (`$n` placeholders are knex's `?`), its values read as a SQLite store holds them ({@link fromPostgres}). */
+export function postgresAll(raw: (sql: string, params: unknown[]) => Promise<PgResult>): All {
+  return async <T>(sql: string, params: unknown[] = []) => {
+    const result = await raw(sql, params);
+    const types = new Map(result.fields.map((f) => [f.name, f.dataTypeID]));
+    return result.rows.map((row) => Object.fromEntries(Object.entries(row).map(([k, v]) => [k, fromPostgres(v, types.get(k) ?? 0, k)]))) as T[];
+  };
+}
+
+
+
+/**
+ * What a PostgreSQL store's schema `schema` holds of the known tables (with the columns it has) and
+ * besides them: triggers and rules on any table of the schema, policies, functions and procedures,
+ * views, sequences no column owns, tables and columns of no release, and the database's event
+ * triggers (which fire on any schema's DDL). None of them is taken into a backup.
+ */
+export async function postgresPlanOf(all: All, schema: string, known: { tables: readonly KnownTable[] }): Promise<{ plans: TablePlan[]; ignored: IgnoredObject[] }> {
+  const byName = new Map(known.tables.map((t) => [t.name, t]));
+  const ignored: IgnoredObject[] = [];
+  const short = (sql: unknown) => (typeof sql !== 'string' ? {} : { sql: sql.length > 200 ? `${sql.slice(0, 200)}…` : sql });
+  const tables = await all<{ name: string; kind: string }>(
+    "SELECT c.relname AS name, c.relkind AS kind FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = ? AND c.relkind IN ('r', 'p', 'v', 'm', 'f') ORDER BY c.relname",
+    [schema],
+  );
+  const plans: TablePlan[] = [];
+  for (const t of tables) {
+    if (t.kind === 'v' || t.kind === 'm') {
+      const [def] = await all<{ sql: string }>('SELECT pg_get_viewdef(c.oid) AS sql FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = ? AND c.relname = ?', [schema, t.name]);
+      ignored.push({ kind: t.kind === 'v' ? 'view' : 'materialized view', name: t.name, ...short(def?.sql) });
+      continue;
+    }
+    if (isBookkeeping(t.name)) continue;
+    const table = byName.get(t.name);
+    if (!table || t.kind === 'f') {
+      ignored.push({ kind: t.kind === 'f' ? 'foreign table' : 'table', name: t.name });
+      continue;
+    }
+    const present = new Set((await all<{ name: string }>('SELECT column_name AS name FROM information_schema.columns WHERE table_schema = ? AND table_name = ?', [schema, t.name])).map((c) => c.name));
+    for (const c of [...present].sort()) if (!table.columns.some((k) => k.name === c)) ignored.push({ kind: 'column', name: `${t.name}.${c}` });
+    plans.push({ table, columns: table.columns.filter((c) => present.has(c.name)) });
+  }
+  const triggers = await all<{ name: string; tbl: string; sql: string }>(
+    'SELECT t.tgname AS name, c.relname AS tbl, pg_get_triggerdef(t.oid) AS sql FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = ? AND NOT t.tgisinternal ORDER BY c.relname, t.tgname',
+    [schema],
+  );
+  for (const t of triggers) ignored.push({ kind: 'trigger', name: `${t.tbl}.${t.name}`, ...short(t.sql) });
+  const rules = await all<{ name: string; tbl: string; sql: string }>('SELECT rulename AS name, tablename AS tbl, definition AS sql FROM pg_rules WHERE schemaname = ? ORDER BY tablename, rulename', [schema]);
+  for (const r of rules) ignored.push({ kind: 'rule', name: `${r.tbl}.${r.name}`, ...short(r.sql) });
+  const policies = await all<{ name: string; tbl: string }>('SELECT policyname AS name, tablename AS tbl FROM pg_policies WHERE schemaname = ? ORDER BY tablename, policyname', [schema]);
+  for (const p of policies) ignored.push({ kind: 'policy', name: `${p.tbl}.${p.name}` });
+  const functions = await all<{ name: string; kind: string; sql: string }>(
+    "SELECT p.proname AS name, p.prokind AS kind, pg_get_functiondef(p.oid) AS sql FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace WHERE n.nspname = ? AND p.prokind IN ('f', 'p') ORDER BY p.proname",
+    [schema],
+  );
+  for (const f of functions) ignored.push({ kind: f.kind === 'p' ? 'procedure' : 'function', name: f.name, ...short(f.sql) });
+  const events = await all<{ name: string; event: string }>('SELECT evtname AS name, evtevent AS event FROM pg_event_trigger ORDER BY evtname').catch(() => []);
+  for (const e of events) ignored.push({ kind: 'event trigger', name: e.name, sql: `ON ${e.event}` });
+  plans.sort((a, b) => (a.table.name < b.table.name ? -1 : 1));
+  return { plans, ignored };
+}
+
+/**
+ * The objects on the tables `tables` of schema `schema` that make a restored store other than its
+ * migrations built it: triggers, rules, policies (row security). A PostgreSQL restore checks its
+ * rebuilt tables for them (an event trigger may have planted one while they were created or moved).
+ */
+export async function postgresPlanted(all: All, schema: string, tables: readonly string[]): Promise<string[]> {
+  const found: string[] = [];
+  const triggers = await all<{ name: string; tbl: string }>(
+    'SELECT t.tgname AS name, c.relname AS tbl FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = ? AND NOT t.tgisinternal AND c.relname = ANY(?)',
+    [schema, tables],
+  );
+  found.push(...triggers.map((t) => `trigger ${t.tbl}.${t.name}`));
+  const rules = await all<{ name: string; tbl: string }>('SELECT rulename AS name, tablename AS tbl FROM pg_rules WHERE schemaname = ? AND tablename = ANY(?)', [schema, tables]);
+  found.push(...rules.map((r) => `rule ${r.tbl}.${r.name}`));
+  const policies = await all<{ name: string; tbl: string }>('SELECT policyname AS name, tablename AS tbl FROM pg_policies WHERE schemaname = ? AND tablename = ANY(?)', [schema, tables]);
+  found.push(...policies.map((p) => `policy ${p.tbl}.${p.name}`));
+  const secured = await all<{ tbl: string }>('SELECT c.relname AS tbl FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = ? AND c.relname = ANY(?) AND c.relrowsecurity', [schema, tables]);
+  found.push(...secured.map((s) => `row security on ${s.tbl}`));
+  return found;
 }

@@ -1,5 +1,7 @@
 /**
- * Backup and restore of a SQLite store file (docs/operations.md, "Backup and restore").
+ * Backup and restore of a SQLite store file (docs/operations.md, "Backup and restore"); a
+ * PostgreSQL store's are in backup-postgres.ts, in the same file format, through the same checks
+ * ({@link rebuildBackup}).
  *
  * The file holds the store's tables (`a2ad_*`) and, with `sessions.history: store`, ADK's session
  * tables (`sessions`, `events`, ...): one file is the whole state. A backup is SQLite's own
@@ -27,6 +29,7 @@ import {
   ADK_TABLES,
   BACKUP_META_TABLE,
   DIGEST_FORMAT,
+  DIGEST_FORMATS,
   PAGE,
   buildFresh,
   knownSchema,
@@ -70,7 +73,7 @@ export interface BackupReport {
   readonly ignored: readonly IgnoredObject[];
 }
 
-interface Db {
+export interface Db {
   all(sql: string, params: unknown[], cb: (err: Error | null, rows: unknown[]) => void): void;
   exec(sql: string, cb: (err: Error | null) => void): void;
   close(cb: (err: Error | null) => void): void;
@@ -94,9 +97,9 @@ async function openDb(file: string, mode: 'read' | 'write'): Promise<Db> {
 
 const all = <T>(db: Db, sql: string, params: unknown[] = []) => new Promise<T[]>((resolve, reject) => db.all(sql, params, (err, rows) => (err ? reject(err) : resolve(rows as T[]))));
 const exec = (db: Db, sql: string) => new Promise<void>((resolve, reject) => db.exec(sql, (err) => (err ? reject(err) : resolve())));
-const close = (db: Db) => new Promise<void>((resolve) => db.close(() => resolve()));
+export const close = (db: Db) => new Promise<void>((resolve) => db.close(() => resolve()));
 
-async function sha256Of(file: string): Promise<string> {
+export async function sha256Of(file: string): Promise<string> {
   const hash = createHash('sha256');
   for await (const chunk of createReadStream(file)) hash.update(chunk as Buffer);
   return hash.digest('hex');
@@ -112,18 +115,18 @@ async function tablesOf(db: Db): Promise<BackupTable[]> {
   return tables;
 }
 
-function invalid(file: string, why: string, cause?: unknown): DiscoveryError {
+export function invalid(file: string, why: string, cause?: unknown): DiscoveryError {
   return new DiscoveryError('ERR_STORE_UNAVAILABLE', `${file} is not a usable a2a-discovery backup: ${why}; nothing was written`, { ...(cause !== undefined && { cause }), stage: 'store' });
 }
 
 
-const allOf =
+export const allOf =
   (db: Db): All =>
   <T>(sql: string, params: unknown[] = []) =>
     all<T>(db, sql, params);
 
 /** A backup file checked whole, open for reading: its report's first part and its migrations. */
-interface Opened {
+export interface Opened {
   readonly db: Db;
   readonly bytes: number;
   readonly tables: BackupTable[];
@@ -137,7 +140,7 @@ interface Opened {
  *
  * @throws DiscoveryError `ERR_STORE_UNAVAILABLE` for a missing, truncated, corrupt or foreign file, or one from a newer schema.
  */
-async function openBackup(file: string): Promise<Opened> {
+export async function openBackup(file: string): Promise<Opened> {
   const info = await stat(file).catch((err: unknown) => {
     throw invalid(file, (err as Error).message, err);
   });
@@ -188,8 +191,8 @@ async function storedDigest(db: Db): Promise<{ digest: string; format: string } 
   return typeof digest === 'string' && typeof format === 'string' ? { digest, format } : undefined;
 }
 
-/** A fresh store in a private temporary folder (0700): its file, its knex connection and its known schema. */
-interface Fresh {
+/** @internal A fresh store in a private temporary folder (0700): its file, its knex connection and its known schema. */
+export interface Fresh {
   readonly file: string;
   readonly db: Knex;
   readonly known: { tables: KnownTable[]; indexes: Set<string> };
@@ -199,7 +202,7 @@ interface Fresh {
  * Builds a fresh store at the migration level `level` (ADK's tables too when `adk`), runs `work`
  * on it, and removes it. Nothing of a backup is read to build it.
  */
-async function withFresh<T>(level: number, adk: boolean, work: (fresh: Fresh) => Promise<T>): Promise<T> {
+export async function withFresh<T>(level: number, adk: boolean, work: (fresh: Fresh) => Promise<T>): Promise<T> {
   const dir = await mkdtemp(join(tmpdir(), 'a2ad-restore-'));
   await chmod(dir, 0o700);
   const file = join(dir, 'fresh.sqlite');
@@ -233,7 +236,16 @@ async function withFresh<T>(level: number, adk: boolean, work: (fresh: Fresh) =>
   }
 }
 
-const hasAdkTables = (tables: readonly BackupTable[]) => tables.some((t) => (ADK_TABLES as readonly string[]).includes(t.name));
+export const hasAdkTables = (tables: readonly BackupTable[]) => tables.some((t) => (ADK_TABLES as readonly string[]).includes(t.name));
+
+/** @internal Refuses a backup file that exists, or whose folder does not. */
+export async function checkOut(out: string): Promise<void> {
+  if (await stat(out).then(() => true, () => false)) throw new DiscoveryError('ERR_USAGE', `${out} already exists: choose a new backup file`);
+  const folder = dirname(out);
+  if (!(await stat(folder).then((s) => s.isDirectory(), () => false))) {
+    throw new DiscoveryError('ERR_USAGE', `the folder ${folder} does not exist (or is not a folder): create it first, a backup creates no folder; nothing was written`);
+  }
+}
 
 /**
  * Copies a SQLite store file, consistently, while a service may be writing it: SQLite's
@@ -244,11 +256,7 @@ const hasAdkTables = (tables: readonly BackupTable[]) => tables.some((t) => (ADK
  * @throws DiscoveryError `ERR_USAGE` when `out` exists or its folder does not, `ERR_STORE_UNAVAILABLE` when the store cannot be read or copied.
  */
 export async function backupSqliteStore(file: string, out: string): Promise<BackupReport> {
-  if (await stat(out).then(() => true, () => false)) throw new DiscoveryError('ERR_USAGE', `${out} already exists: choose a new backup file`);
-  const folder = dirname(out);
-  if (!(await stat(folder).then((s) => s.isDirectory(), () => false))) {
-    throw new DiscoveryError('ERR_USAGE', `the folder ${folder} does not exist (or is not a folder): create it first, a backup creates no folder; nothing was written`);
-  }
+  await checkOut(out);
   await stat(file).catch((err: unknown) => {
     throw new DiscoveryError('ERR_STORE_UNAVAILABLE', `no SQLite store at ${file}: ${(err as Error).message}`, { cause: err, stage: 'store' });
   });
@@ -280,22 +288,27 @@ export async function backupSqliteStore(file: string, out: string): Promise<Back
       await close(opened.db);
     }
     // The digest goes in the copy's own table (one a store's own `a2ad_backup`, if it had one, is replaced).
-    const rw = await openDb(partial, 'write');
-    try {
-      await exec(
-        rw,
-        `BEGIN; DROP TABLE IF EXISTS ${quoted(BACKUP_META_TABLE)}; CREATE TABLE ${quoted(BACKUP_META_TABLE)} (key TEXT PRIMARY KEY NOT NULL, value TEXT NOT NULL); ` +
-          `INSERT INTO ${quoted(BACKUP_META_TABLE)} (key, value) VALUES ('format', '${DIGEST_FORMAT}'), ('rows_sha256', '${digested.digest}'); COMMIT;`,
-      );
-    } finally {
-      await close(rw);
-    }
+    await writeDigest(partial, digested.digest);
     const bytes = (await stat(partial)).size;
     const report: BackupReport = { file: out, bytes, sha256: await sha256Of(partial), schema: opened.applied.at(-1) ?? '(none)', tables: opened.tables, rowsDigest: digested.digest, ignored: digested.ignored };
     await rename(partial, out);
     return report;
   } finally {
     await rm(partial, { force: true });
+  }
+}
+
+/** @internal Writes the rows' digest into the backup file's own {@link BACKUP_META_TABLE} (replacing one the file had). */
+export async function writeDigest(file: string, digest: string): Promise<void> {
+  const rw = await openDb(file, 'write');
+  try {
+    await exec(
+      rw,
+      `BEGIN; DROP TABLE IF EXISTS ${quoted(BACKUP_META_TABLE)}; CREATE TABLE ${quoted(BACKUP_META_TABLE)} (key TEXT PRIMARY KEY NOT NULL, value TEXT NOT NULL); ` +
+        `INSERT INTO ${quoted(BACKUP_META_TABLE)} (key, value) VALUES ('format', '${DIGEST_FORMAT}'), ('rows_sha256', '${digest}'); COMMIT;`,
+    );
+  } finally {
+    await close(rw);
   }
 }
 
@@ -350,7 +363,7 @@ const REFERENCES: ReadonlyArray<{ from: string; columns: readonly string[]; to: 
 ];
 
 /** Copies the backup's rows of `plans` into the fresh store, each value checked against its column; returns the rows copied. */
-async function copyRows(from: string, backup: All, fresh: Fresh, plans: readonly TablePlan[]): Promise<number> {
+export async function copyRows(from: string, backup: All, fresh: Fresh, plans: readonly TablePlan[]): Promise<number> {
   let copied = 0;
   await fresh.db.transaction(async (trx) => {
     for (const plan of plans) {
@@ -407,10 +420,22 @@ async function copyRows(from: string, backup: All, fresh: Fresh, plans: readonly
  *   store that is not empty without `force`, or a backup without a rows' digest without `allowUnverified`.
  */
 export async function restoreSqliteStore(from: string, file: string, options: RestoreOptions = {}): Promise<RestoreReport> {
+  return rebuildBackup(from, options, async (fresh) => {
+    const check = (await fresh.db.raw('PRAGMA integrity_check')) as Array<{ integrity_check: string }>;
+    if (check.some((r) => r.integrity_check !== 'ok')) throw invalid(from, 'the rebuilt store fails SQLite\'s integrity check');
+    await fresh.db.destroy();
+    return writeInto(from, fresh.file, file, options.force === true);
+  });
+}
+
+/**
+ * @internal The checks and the rebuild every restore shares (SQLite's and PostgreSQL's): opens the
+ * backup and checks it whole, builds a fresh SQLite store, checks the rows' digest (as the backup
+ * records it, or `expectDigest`), copies the known tables' rows into the fresh store (values and
+ * references checked), runs this build's newer migrations, then hands the fresh store to `write`.
+ */
+export async function rebuildBackup(from: string, options: RestoreOptions, write: (fresh: Fresh, adk: boolean) => Promise<{ store: string; replaced: boolean }>): Promise<RestoreReport> {
   const opened = await openBackup(from);
-  let backup: BackupReport;
-  let verified: boolean;
-  let rows: number;
   try {
     const stored = await storedDigest(opened.db);
     if (stored === undefined && options.allowUnverified !== true) {
@@ -419,28 +444,23 @@ export async function restoreSqliteStore(from: string, file: string, options: Re
         `${from} carries no digest of its rows (a backup made before backups did, or not by a2a-discovery backup), so its rows cannot be verified: pass --allow-unverified to restore it anyway (its schema objects are still ignored); nothing was written`,
       );
     }
-    if (stored !== undefined && stored.format !== DIGEST_FORMAT) throw invalid(from, `its rows' digest is of a format this build does not know (${stored.format})`);
+    if (stored !== undefined && !DIGEST_FORMATS.includes(stored.format)) throw invalid(from, `its rows' digest is of a format this build does not know (${stored.format})`);
     const sha256 = await sha256Of(from);
     const backupAll = allOf(opened.db);
-    const result = await withFresh(opened.applied.length, hasAdkTables(opened.tables), async (fresh) => {
+    const adk = hasAdkTables(opened.tables);
+    const result = await withFresh(opened.applied.length, adk, async (fresh) => {
       const { plans, ignored } = await planOf(backupAll, fresh.known);
-      const digest = await rowsDigest(backupAll, plans);
+      const digest = await rowsDigest(backupAll, plans, stored?.format ?? DIGEST_FORMAT);
       if (stored !== undefined && stored.digest !== digest) throw invalid(from, `its rows do not match the digest it carries (rows ${digest}, recorded ${stored.digest}): it was changed after it was written`);
       if (options.expectDigest !== undefined && options.expectDigest.toLowerCase() !== digest) throw invalid(from, `its rows' digest is ${digest}, not the expected ${options.expectDigest}`);
       const copied = await copyRows(from, backupAll, fresh, plans);
       // Then this build's newer migrations, as serve would run them (an older backup's rows move with them).
       await migrate(fresh.db);
-      const check = (await fresh.db.raw('PRAGMA integrity_check')) as Array<{ integrity_check: string }>;
-      if (check.some((r) => r.integrity_check !== 'ok')) throw invalid(from, 'the rebuilt store fails SQLite\'s integrity check');
-      await fresh.db.destroy();
       const report: BackupReport = { file: from, bytes: opened.bytes, sha256, schema: opened.applied.at(-1) ?? '(none)', tables: opened.tables, rowsDigest: digest, ignored };
-      const written = await writeInto(from, fresh.file, file, options.force === true);
+      const written = await write(fresh, adk);
       return { report, copied, written };
     });
-    backup = result.report;
-    verified = stored !== undefined;
-    rows = result.copied;
-    return { backup, store: result.written.store, replaced: result.written.replaced, verified, rows };
+    return { backup: result.report, store: result.written.store, replaced: result.written.replaced, verified: stored !== undefined, rows: result.copied };
   } finally {
     await close(opened.db);
   }

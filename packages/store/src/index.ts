@@ -17,6 +17,8 @@ export { journalOrCounter } from './journal.js';
 export { StoreWriter } from './store-writer.js';
 export { backupSqliteStore, restoreSqliteStore } from './backup.js';
 export type { BackupReport, BackupTable, IgnoredObject, RestoreOptions, RestoreReport } from './backup.js';
+export { backupPostgresStore, restorePostgresStore } from './backup-postgres.js';
+export type { PostgresStoreTarget } from './backup-postgres.js';
 export type { StoreWriterOptions } from './store-writer.js';
 // Types only: the engines behind them (knex, the drivers) load when a SQL store is opened; the
 // coordinator itself is the `@a2a-discovery/store/replicas` entry. ADK's session service on a

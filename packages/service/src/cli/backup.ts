@@ -5,10 +5,9 @@
  * directory (docs/operations.md, "Backup and restore").
  *
  * SQLite (the default store): one file, copied with SQLite's own consistent copy while the service
- * keeps running, restored with SQLite's backup API. PostgreSQL: the database's own tool,
- * `pg_dump` / `pg_restore`; these commands print the exact command lines (no password) and write
- * nothing, because a dump of a shared database is the database operator's job (credentials,
- * format, where it goes).
+ * keeps running, restored with SQLite's backup API. PostgreSQL: the same portable backup file (the
+ * known tables' rows and their digest), read in one consistent transaction while the replicas run;
+ * restored by building the schema fresh and swapping it in, refused while a replica leads.
  */
 import type { Command } from 'commander';
 import { DiscoveryError } from 'a2a-discovery';
@@ -54,25 +53,16 @@ async function loadForStore(file: string): Promise<DiscoveryConfig> {
   }
 }
 
-/** The SQLite file of the configuration's store, or a refusal naming what to do for the others. */
-async function sqliteFileOf(config: DiscoveryConfig, command: 'backup' | 'restore', target: string): Promise<string> {
+/** The configuration's store: a SQLite file or a PostgreSQL database (its password resolved as serve does), or a refusal for memory. */
+async function storeOf(config: DiscoveryConfig, command: 'backup' | 'restore'): Promise<{ kind: 'sqlite'; file: string } | { kind: 'postgres'; url: string; password?: string }> {
   const { parseStoreSpec, sqliteFilePath } = await import('a2a-discovery/config');
   const spec = parseStoreSpec(config.store);
   if ('problem' in spec) throw new DiscoveryError('ERR_CONFIG_INVALID', `store: ${spec.problem}`);
-  if (spec.kind === 'sqlite' && spec.file !== ':memory:') return sqliteFilePath(spec.file, config.dataDir);
+  if (spec.kind === 'sqlite' && spec.file !== ':memory:') return { kind: 'sqlite', file: sqliteFilePath(spec.file, config.dataDir) };
   if (spec.kind === 'postgres') {
-    // A command line to run, so the URL as configured: it carries no password (parseStoreSpec refuses one, in userinfo or query).
-    const url = spec.url;
-    const password = config.storePasswordEnv !== undefined ? ` (set PGPASSWORD from $${config.storePasswordEnv})` : config.storePasswordFile !== undefined ? ` (set PGPASSWORD from ${config.storePasswordFile})` : '';
-    const line =
-      command === 'backup'
-        ? `pg_dump --format=custom --schema=public --no-owner --file='${target}' '${url}'`
-        : `pg_restore --clean --if-exists --no-owner --exit-on-error --dbname='${url}' '${target}'`;
-    throw new DiscoveryError(
-      'ERR_USAGE',
-      `the store is PostgreSQL: ${command === 'backup' ? 'back it up' : 'restore it'} with the database's own tool${password}, nothing was written:\n  ${line}\n` +
-        (command === 'backup' ? 'It holds the store (a2ad_*) and ADK\'s session tables (sessions, events, app_states, user_states, adk_internal_metadata).' : 'Stop every replica first; see docs/operations.md.'),
-    );
+    const { resolveSecrets } = await import('a2a-discovery/config');
+    const { storePassword } = await resolveSecrets(config);
+    return { kind: 'postgres', url: spec.url, ...(storePassword !== undefined && { password: storePassword }) };
   }
   throw new DiscoveryError('ERR_USAGE', `the store is in memory (store: ${config.store}): there is nothing to ${command}`);
 }
@@ -80,7 +70,7 @@ async function sqliteFileOf(config: DiscoveryConfig, command: 'backup' | 'restor
 export function registerBackupCommands(program: Command, io: Io): void {
   program
     .command('backup')
-    .description("Copy the service's state (snapshots, pins, journal, card cache, conversations) out of its SQLite store into one file, while the service runs.")
+    .description("Copy the service's state (snapshots, pins, journal, card cache, conversations) out of its store (SQLite or PostgreSQL) into one file, while the service runs.")
     .requiredOption('--config <file>', 'the discovery.yaml whose store to back up')
     .requiredOption('--out <file>', 'the backup file to write (must not exist)')
     .option('--json', 'print one JSON object instead of text', false)
@@ -96,10 +86,13 @@ SHA-256 of the file, the rows' digest, and anything the store holds besides its 
 view, a table or column of no release), which a restore will not take. The folder of --out must
 exist: backup creates no folder.
 
-PostgreSQL: prints the pg_dump command line to run (the password is never printed) and writes nothing.
+PostgreSQL (store: postgres://…, the password from storePasswordEnv / storePasswordFile): the same
+backup file, read in one consistent read-only transaction while the replicas keep running: the rows of
+the store's tables and ADK's, nothing else of the schema (triggers, functions, views, rules, policies,
+tables and columns of no release are listed on stderr). A backup of either engine restores into either.
 
 Exit codes: 0 written, 1 a failure (nothing written), 2 usage error (the out file exists, its folder
-does not, a PostgreSQL or memory store, an invalid configuration).
+does not, a memory store, an invalid configuration).
 
 Examples:
   a2a-discovery backup --config discovery.yaml --out /backups/a2a-$(date +%F).sqlite
@@ -107,9 +100,10 @@ Examples:
     )
     .action(async (opts: { config: string; out: string; json: boolean }) => {
       const config = await loadForStore(opts.config);
-      const file = await sqliteFileOf(config, 'backup', opts.out);
-      const { backupSqliteStore } = await import('@a2a-discovery/store');
-      const report = await backupSqliteStore(file, opts.out);
+      const store = await storeOf(config, 'backup');
+      const { backupPostgresStore, backupSqliteStore, redactUrl } = await import('@a2a-discovery/store');
+      const file = store.kind === 'sqlite' ? store.file : redactUrl(store.url);
+      const report = store.kind === 'sqlite' ? await backupSqliteStore(store.file, opts.out) : await backupPostgresStore(store, opts.out);
       const history = config.sessions.history === 'store' ? 'included' : 'not kept (sessions.history: memory)';
       if (opts.json) {
         io.out(`${JSON.stringify({ store: file, ...report, history }, null, 2)}\n`);
@@ -124,10 +118,10 @@ Examples:
 
   program
     .command('restore')
-    .description("Restore a backup into the configuration's SQLite store: a new or empty data directory, with no service running on it.")
+    .description("Restore a backup into the configuration's store (SQLite: a new or empty data directory; PostgreSQL: an empty schema), with no service running on it.")
     .requiredOption('--config <file>', 'the discovery.yaml whose store to restore into')
     .requiredOption('--from <file>', 'the backup file written by a2a-discovery backup')
-    .option('--force', 'replace a store that already has tables', false)
+    .option('--force', 'replace a store that already has tables (PostgreSQL: drop them, CASCADE)', false)
     .option('--allow-unverified', 'restore a backup that carries no digest of its rows (made before backups did), unverified', false)
     .option('--digest <sha256>', 'the rows digest the backup must have (as backup printed it: "rows sha256")')
     .option('--json', 'print one JSON object instead of text', false)
@@ -146,11 +140,16 @@ running serve on the same file refuses the restore, and no serve can start durin
 already has tables is refused unless --force. Then start serve on the configuration: it serves the same
 current snapshot, history, pins with their conversations, and journal.
 
-PostgreSQL: prints the pg_restore command line to run and writes nothing.
+PostgreSQL: the backup is checked and rebuilt the same way, then the store's tables are built fresh by
+this release's migrations (and ADK's session service) in a new schema of their own, the rows copied in,
+and the tables moved into the store's schema in one transaction. Refused while a replica leads (it holds
+the leader lock): stop every replica first. A schema that has the store's tables is refused unless
+--force, which drops them (CASCADE: their triggers, rules and views go with them) in that transaction.
+The database's own triggers on other tables, functions and event triggers are not the store's and stay.
 
-Exit codes: 0 restored, 1 a failure (an unusable or changed backup, the store in use; nothing written), 2
-usage error (a non-empty store without --force, a backup without a digest without --allow-unverified,
-a PostgreSQL or memory store, an invalid configuration).
+Exit codes: 0 restored, 1 a failure (an unusable or changed backup, the store in use: a serve on the SQLite
+file or a replica leading the PostgreSQL store; nothing written), 2 usage error (a non-empty store without --force, a backup without a digest without --allow-unverified,
+a memory store, an invalid configuration).
 
 Examples:
   a2a-discovery restore --config discovery.yaml --from /backups/a2a-2026-12-01.sqlite
@@ -158,9 +157,10 @@ Examples:
     )
     .action(async (opts: { config: string; from: string; force: boolean; allowUnverified: boolean; digest?: string; json: boolean }) => {
       const config = await loadForStore(opts.config);
-      const file = await sqliteFileOf(config, 'restore', opts.from);
-      const { restoreSqliteStore } = await import('@a2a-discovery/store');
-      const report = await restoreSqliteStore(opts.from, file, { force: opts.force, allowUnverified: opts.allowUnverified, ...(opts.digest !== undefined && { expectDigest: opts.digest }) });
+      const store = await storeOf(config, 'restore');
+      const { restorePostgresStore, restoreSqliteStore } = await import('@a2a-discovery/store');
+      const options = { force: opts.force, allowUnverified: opts.allowUnverified, ...(opts.digest !== undefined && { expectDigest: opts.digest }) };
+      const report = store.kind === 'sqlite' ? await restoreSqliteStore(opts.from, store.file, options) : await restorePostgresStore(opts.from, store, options);
       if (!report.verified) io.err(`warning: ${report.backup.file} carries no digest of its rows: restored UNVERIFIED (--allow-unverified); its rows are as the file holds them\n`);
       const ignored = describeIgnored(report.backup.ignored, (things) => `ignored ${things} the backup holds besides the store's rows (not restored)`);
       if (ignored !== '') io.err(ignored);
