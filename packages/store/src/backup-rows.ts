@@ -220,7 +220,7 @@ const PG_TIME = new Set([1082, 1114, 1184]);
  * text, a timestamp as milliseconds since the epoch. So a backup of a PostgreSQL store is the same
  * file, digest included, as a backup of the same rows in SQLite.
  */
-export function fromPostgres(value: unknown, typeId: number, where: string): unknown {
+function fromPostgres(value: unknown, typeId: number, where: string): unknown {
   if (value === null || value === undefined) return null;
   if (typeId === PG_INT8 || typeId === PG_NUMERIC) {
     const n = Number(value);

@@ -115,12 +115,12 @@ async function tablesOf(db: Db): Promise<BackupTable[]> {
   return tables;
 }
 
-export function invalid(file: string, why: string, cause?: unknown): DiscoveryError {
+function invalid(file: string, why: string, cause?: unknown): DiscoveryError {
   return new DiscoveryError('ERR_STORE_UNAVAILABLE', `${file} is not a usable a2a-discovery backup: ${why}; nothing was written`, { ...(cause !== undefined && { cause }), stage: 'store' });
 }
 
 
-export const allOf =
+const allOf =
   (db: Db): All =>
   <T>(sql: string, params: unknown[] = []) =>
     all<T>(db, sql, params);
@@ -236,7 +236,7 @@ export async function withFresh<T>(level: number, adk: boolean, work: (fresh: Fr
   }
 }
 
-export const hasAdkTables = (tables: readonly BackupTable[]) => tables.some((t) => (ADK_TABLES as readonly string[]).includes(t.name));
+const hasAdkTables = (tables: readonly BackupTable[]) => tables.some((t) => (ADK_TABLES as readonly string[]).includes(t.name));
 
 /** @internal Refuses a backup file that exists, or whose folder does not. */
 export async function checkOut(out: string): Promise<void> {
