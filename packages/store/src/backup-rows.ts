@@ -11,6 +11,7 @@
  */
 import { createHash } from 'node:crypto';
 import type { Knex } from 'knex';
+import { DiscoveryError } from 'a2a-discovery';
 import { MIGRATIONS_TABLE, migrationSource } from './migrations.js';
 
 /** The backup's own metadata table (key, value): the rows' digest and its format. */
@@ -224,7 +225,7 @@ function fromPostgres(value: unknown, typeId: number, where: string): unknown {
   if (value === null || value === undefined) return null;
   if (typeId === PG_INT8 || typeId === PG_NUMERIC) {
     const n = Number(value);
-    if (typeId === PG_INT8 && !Number.isSafeInteger(n)) throw new Error(`${where} is ${String(value)}, past the integers a backup keeps exactly (2^53)`);
+    if (typeId === PG_INT8 && !Number.isSafeInteger(n)) throw new DiscoveryError('ERR_STORE_UNAVAILABLE', `${where} is ${String(value)}, past the integers a backup keeps exactly (2^53)`, { stage: 'store' });
     return n;
   }
   if (typeId === PG_BOOL) return value === true ? 1 : 0;
