@@ -36,8 +36,8 @@ import type { OnRefusal, RefusalReason, ServerLimits } from './limits.js';
 import { DEFAULT_SERVER_LIMITS, sessionsPerClient } from './limits.js';
 import type { ClientIdentityOptions } from './client-identity.js';
 import { clientIdentity } from './client-identity.js';
-import type { PoolRefusal } from './fair-pool.js';
-import { FairPool } from './fair-pool.js';
+import type { PoolNames, PoolRefusal } from './fair-pool.js';
+import { describeRefusal, FairPool } from './fair-pool.js';
 import { readJsonBody } from './read-json-body.js';
 import { sourcesJson } from './sources-json.js';
 import { serverSpans } from './server-spans.js';
@@ -463,20 +463,11 @@ export function createApp(o: AppOptions): Hono {
     c.header('Retry-After', String(retryAfterS));
     return c.json({ error, limit, retryAfterS, message: `${message} (${limit})` }, 429);
   };
-  /** The 429 of a pool's refusal (fair-pool.ts), naming the limit that caused it. */
-  const poolRefused = (c: Context, why: PoolRefusal, pool: { what: string; reason: RefusalReason; perClient: RefusalReason; key: string; perClientKey: string; capacity: number; perClientMax: number; retryAfterS: number }): Response => {
-    switch (why) {
-      case 'per_client':
-        return tooMany(c, pool.perClient, `server.limits.${pool.perClientKey}`, pool.retryAfterS, `this client has ${pool.perClientMax} ${pool.what}(s) running; wait for one to finish`);
-      case 'full':
-        return tooMany(c, pool.reason, `server.limits.${pool.key}`, pool.retryAfterS, `all ${pool.capacity} ${pool.what} slots are taken and this client holds its share of them while others wait; try again shortly`);
-      case 'queue':
-        return tooMany(c, pool.reason, 'server.limits.queueLength', pool.retryAfterS, `all ${pool.capacity} ${pool.what} slots are taken and the queue for them is full (or this client already waits in it); try again shortly`);
-      case 'timeout':
-        return tooMany(c, pool.reason, 'server.limits.queueWaitMs', pool.retryAfterS, `waited ${limits.queueWaitMs} ms for one of the ${pool.capacity} ${pool.what} slots without one freeing; try again shortly`);
-      case 'aborted':
-        return c.json({ error: 'aborted', message: 'the request ended while it waited for a slot' }, 503);
-    }
+  /** The answer to a pool's refusal (fair-pool.ts): the 429 naming the limit that bit, or 503 when the caller went away while it waited. */
+  const poolRefused = (c: Context, why: PoolRefusal, pool: PoolNames & { reason: RefusalReason; perClientReason: RefusalReason; retryAfterS: number }): Response => {
+    if (why === 'aborted') return c.json({ error: 'aborted', message: 'the request ended while it waited for a slot' }, 503);
+    const r = describeRefusal(why, pool);
+    return tooMany(c, r.perClient ? pool.perClientReason : pool.reason, r.limit, pool.retryAfterS, r.message);
   };
 
   app.get('/api/sessions', (c) => {
@@ -557,7 +548,7 @@ export function createApp(o: AppOptions): Hono {
     }
     const share = shareOf(c);
     const slot = await turning.acquire(share, c.req.raw.signal);
-    if (!slot.ok) return poolRefused(c, slot.reason, { what: 'chat turn', reason: 'turns', perClient: 'turns_per_client', key: 'maxTurns', perClientKey: 'maxTurnsPerClient', capacity: limits.maxTurns, perClientMax: limits.maxTurnsPerClient, retryAfterS: 1 });
+    if (!slot.ok) return poolRefused(c, slot.reason, { what: 'chat turn', capacity: limits.maxTurns, perClient: limits.maxTurnsPerClient, capacityKey: 'server.limits.maxTurns', perClientKey: 'server.limits.maxTurnsPerClient', waitMs: limits.queueWaitMs, reason: 'turns', perClientReason: 'turns_per_client', retryAfterS: 1 });
     const caller = callerOf(c, true);
     // A turn in flight when the drain begins finishes, or is aborted past server.drainTimeoutMs.
     const left = o.drain?.enter();
@@ -674,7 +665,7 @@ export function createApp(o: AppOptions): Hono {
     const busy = (): Response => tooMany(c, 'inspections', 'server.limits.maxInspections', 5, `${limits.maxInspections} inspection(s) are already running; try again shortly`);
     // A slot of the pool, shared fairly: the caller's own share, waiting its turn when others hold the rest.
     const slot = await inspecting.acquire(shareOf(c), c.req.raw.signal);
-    if (!slot.ok) return poolRefused(c, slot.reason, { what: 'inspection', reason: 'inspections', perClient: 'inspections_per_client', key: 'maxInspections', perClientKey: 'maxInspectionsPerClient', capacity: limits.maxInspections, perClientMax: limits.maxInspectionsPerClient, retryAfterS: 5 });
+    if (!slot.ok) return poolRefused(c, slot.reason, { what: 'inspection', capacity: limits.maxInspections, perClient: limits.maxInspectionsPerClient, capacityKey: 'server.limits.maxInspections', perClientKey: 'server.limits.maxInspectionsPerClient', waitMs: limits.queueWaitMs, reason: 'inspections', perClientReason: 'inspections_per_client', retryAfterS: 5 });
     try {
       // The request's signal aborts when its client goes away: the inspection stops and frees its slot.
       const result = await o.inspector.inspect(input, c.req.raw.signal);
@@ -708,16 +699,13 @@ export function createApp(o: AppOptions): Hono {
     const heavy: HeavyWork = async (c, _kind, work) => {
       const slot = await searching.acquire(shareOf(c), c.req.raw.signal);
       if (!slot.ok) {
+        if (slot.reason === 'aborted') return c.json({ errorCode: 'INTERNAL_ERROR', message: 'the request ended while it waited for a slot' }, 503);
         const s = registry.settings;
-        const perClient = slot.reason === 'per_client';
-        refuse(perClient ? 'registry_searches_per_client' : 'registry_searches');
-        const key = perClient ? 'maxSearchesPerClient' : slot.reason === 'queue' ? 'queueLength' : slot.reason === 'timeout' ? 'queueWaitMs' : 'maxSearches';
-        const section = key === 'queueLength' || key === 'queueWaitMs' ? 'server.limits' : 'server.registry';
-        const message = perClient
-          ? `this client has ${s.maxSearchesPerClient} search(es) or explore(s) running; wait for one to finish`
-          : `all ${s.maxSearches} search slots are taken${slot.reason === 'full' ? ' and this client holds its share of them while others wait' : slot.reason === 'queue' ? ' and the queue for them is full' : slot.reason === 'timeout' ? ` and none freed for this request within ${limits.queueWaitMs} ms` : ''}; try again shortly`;
+        // The ARD error shape, with the pools' one wording.
+        const r = describeRefusal(slot.reason, { what: 'search or explore', capacity: s.maxSearches, perClient: s.maxSearchesPerClient, capacityKey: 'server.registry.maxSearches', perClientKey: 'server.registry.maxSearchesPerClient', waitMs: limits.queueWaitMs });
+        refuse(r.perClient ? 'registry_searches_per_client' : 'registry_searches');
         c.header('Retry-After', '1');
-        return c.json({ errorCode: 'RATE_LIMIT_EXCEEDED', message: `${message} (${section}.${key})`, limit: `${section}.${key}`, retryAfterS: 1 }, 429);
+        return c.json({ errorCode: 'RATE_LIMIT_EXCEEDED', message: `${r.message} (${r.limit})`, limit: r.limit, retryAfterS: 1 }, 429);
       }
       try {
         return await work();

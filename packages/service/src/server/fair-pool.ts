@@ -214,3 +214,34 @@ export class FairPool {
     return a.seq < b.seq;
   }
 }
+
+/** A pool as its refusals name it: what it holds, its size and the configuration keys of its limits. */
+export interface PoolNames {
+  /** What one slot runs, singular ("inspection", "chat turn"). */
+  readonly what: string;
+  readonly capacity: number;
+  readonly perClient: number;
+  /** The keys of `capacity` and `perClient` (`server.limits.maxInspections`, …). */
+  readonly capacityKey: string;
+  readonly perClientKey: string;
+  /** `server.limits.queueWaitMs`, for the message. */
+  readonly waitMs: number;
+}
+
+/**
+ * What a refusal (not `aborted`) says: the key of the limit that bit, and the sentence (without the key).
+ * One wording for every pool, whatever shape its route's error takes.
+ */
+export function describeRefusal(why: Exclude<PoolRefusal, 'aborted'>, p: PoolNames): { perClient: boolean; limit: string; message: string } {
+  const out = (limit: string, message: string) => ({ perClient: why === 'per_client', limit, message });
+  switch (why) {
+    case 'per_client':
+      return out(p.perClientKey, `this client has ${p.perClient} ${p.what}(s) running; wait for one to finish`);
+    case 'full':
+      return out(p.capacityKey, `all ${p.capacity} ${p.what} slots are taken and this client holds its share of them while others wait; try again shortly`);
+    case 'queue':
+      return out('server.limits.queueLength', `all ${p.capacity} ${p.what} slots are taken and the queue for them is full (or this client already waits in it); try again shortly`);
+    case 'timeout':
+      return out('server.limits.queueWaitMs', `waited ${p.waitMs} ms for one of the ${p.capacity} ${p.what} slots without one freeing; try again shortly`);
+  }
+}
