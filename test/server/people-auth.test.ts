@@ -14,6 +14,8 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import http from 'node:http';
+import { requestJson } from '../helpers/raw-http.js';
+import type { JsonReply as Reply } from '../helpers/raw-http.js';
 import type { AddressInfo } from 'node:net';
 import { Writable } from 'node:stream';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -45,43 +47,8 @@ const PEOPLE: Record<string, unknown> = {
   ursula: ['staff'], // no role this service knows
 };
 
-interface Reply {
-  status: number;
-  headers: http.IncomingHttpHeaders;
-  body: string;
-  json: Record<string, unknown>;
-}
-
 /** One request on a fresh connection (a new client: no cookie unless given); an event stream is read up to its headers. */
-function send(base: string, method: string, path: string, headers: Record<string, string> = {}, body?: string): Promise<Reply> {
-  const url = new URL(base);
-  return new Promise((resolve, reject) => {
-    // Framed: Node's client sends a DELETE body without Content-Length unless told, which the server's parser reads as a malformed next request (400).
-    const framing = body !== undefined ? { 'content-length': String(Buffer.byteLength(body)) } : {};
-    const req = http.request({ host: url.hostname, port: url.port, method, path, headers: { connection: 'close', ...framing, ...headers }, agent: false }, (res) => {
-      if (String(res.headers['content-type'] ?? '').startsWith('text/event-stream')) {
-        res.destroy();
-        resolve({ status: res.statusCode ?? 0, headers: res.headers, body: '', json: {} });
-        return;
-      }
-      let text = '';
-      res.setEncoding('utf8');
-      res.on('data', (d: string) => (text += d));
-      res.on('end', () => {
-        let json: Record<string, unknown> = {};
-        try {
-          json = JSON.parse(text) as Record<string, unknown>;
-        } catch {
-          // not JSON (metrics)
-        }
-        resolve({ status: res.statusCode ?? 0, headers: res.headers, body: text, json });
-      });
-      res.on('error', reject);
-    });
-    req.on('error', reject);
-    req.end(body);
-  });
-}
+const send = (base: string, method: string, path: string, headers: Record<string, string> = {}, body?: string): Promise<Reply> => requestJson(base, method, path, headers, body);
 
 let provider: OAuth2Server;
 /** Every token the provider issued (none may show anywhere). */
