@@ -24,6 +24,7 @@ import type { TestPostgres } from '../helpers/postgres.js';
 import { POSTGRES_SKIP, startPostgres } from '../helpers/postgres.js';
 import { startServe } from '../helpers/serve-process.js';
 import { waitFor } from '../helpers/wait-for.js';
+import { sqliteAll as sql } from '../store/backup-fixtures.js';
 
 async function json(url: string, init: RequestInit = {}): Promise<{ status: number; body: Record<string, unknown> }> {
   const res = await fetch(url, init);
@@ -33,18 +34,6 @@ async function json(url: string, init: RequestInit = {}): Promise<{ status: numb
 const post = (url: string, body: unknown, headers: Record<string, string> = {}) =>
   json(url, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
 
-function sql<T>(file: string, statement: string, mode = sqlite3.OPEN_READONLY): Promise<T[]> {
-  return new Promise((resolve, reject) => {
-    const db = new sqlite3.Database(file, mode, (err) => {
-      if (err) return reject(err);
-      db.all(statement, [], (e, rows) => {
-        db.close();
-        if (e) reject(e);
-        else resolve(rows as T[]);
-      });
-    });
-  });
-}
 
 const exists = (path: string) => stat(path).then(() => true, () => false);
 

@@ -17,49 +17,16 @@ import { join } from 'node:path';
 import knexFactory, { type Knex } from 'knex';
 import sqlite3 from 'sqlite3';
 import { isDiscoveryError } from '../../packages/core/src/errors.js';
-import type { DiscoveryEvent } from '../../packages/core/src/events/index.js';
-import { buildSnapshot } from '../../packages/core/src/snapshot/index.js';
-import type { SnapshotAgent } from '../../packages/core/src/snapshot/index.js';
 import { backupPostgresStore, backupSqliteStore, openStateStore, restorePostgresStore, restoreSqliteStore, type StateStore } from '../../packages/store/src/index.js';
 import { openAdkSessionService } from '../../packages/store/src/adk-sessions.js';
 import { ReplicaCoordinator } from '../../packages/store/src/replica-coordinator.js';
 import type { SqlStateStore } from '../../packages/store/src/sql-state-store.js';
 import type { TestPostgres } from '../helpers/postgres.js';
 import { POSTGRES_SKIP, startPostgres } from '../helpers/postgres.js';
-import { entryFor, rawCard } from '../match/fixtures.js';
+import { billingSnapshot as snapshot, journalEvent as event, sqliteExec as sqliteRun } from './backup-fixtures.js';
 
 const hash = (s: string) => createHash('sha256').update(s).digest('hex');
-const billing = entryFor('https://billing.example.com/', rawCard('https://billing.example.com', { skills: [{ id: 'invoices', tags: ['billing'] }] }));
-const agent: SnapshotAgent = Object.freeze({
-  localName: 'billing_agent',
-  description: 'Answers invoice questions.',
-  tags: ['billing'],
-  critical: true,
-  baseUrl: billing.baseUrl,
-  sources: ['static'],
-  card: billing.card,
-  body: billing.body,
-  canonicalSha256: billing.canonicalSha256,
-  rawSha256: billing.rawSha256,
-  protocolVersion: billing.protocolVersion,
-  degraded: false,
-  stale: false,
-});
-const snapshot = buildSnapshot([agent], 1, 1_767_225_600_000);
-const event = (seq: number): DiscoveryEvent => ({ seq, at: Date.now() + seq, type: 'alert', kind: 'test', message: `event ${seq}` }) as DiscoveryEvent;
 
-function sqliteRun(file: string, statements: string): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const db = new sqlite3.Database(file, sqlite3.OPEN_READWRITE, (err) => {
-      if (err) return reject(err);
-      db.exec(statements, (e) => {
-        db.close();
-        if (e) reject(e);
-        else resolve();
-      });
-    });
-  });
-}
 
 function sqliteNames(file: string): Promise<string[]> {
   return new Promise((resolve, reject) => {

@@ -14,62 +14,17 @@ import { createHash } from 'node:crypto';
 import { mkdir, mkdtemp, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import sqlite3 from 'sqlite3';
 import { isDiscoveryError } from '../../packages/core/src/errors.js';
-import type { DiscoveryEvent } from '../../packages/core/src/events/index.js';
-import { buildSnapshot } from '../../packages/core/src/snapshot/index.js';
-import type { SnapshotAgent } from '../../packages/core/src/snapshot/index.js';
 import { backupSqliteStore, openStateStore, restoreSqliteStore } from '../../packages/store/src/index.js';
 import { openAdkSessionService } from '../../packages/store/src/adk-sessions.js';
-import { entryFor, rawCard } from '../match/fixtures.js';
+import { billingSnapshot as snapshot, journalEvent as event, sqliteAll as sql, sqliteExec as exec } from './backup-fixtures.js';
 
-function sql<T>(file: string, statement: string, mode = sqlite3.OPEN_READONLY): Promise<T[]> {
-  return new Promise((resolve, reject) => {
-    const db = new sqlite3.Database(file, mode, (err) => {
-      if (err) return reject(err);
-      db.all(statement, [], (e, rows) => {
-        db.close();
-        if (e) reject(e);
-        else resolve(rows as T[]);
-      });
-    });
-  });
-}
 
-const exec = (file: string, statements: string) =>
-  new Promise<void>((resolve, reject) => {
-    const db = new sqlite3.Database(file, sqlite3.OPEN_READWRITE, (err) => {
-      if (err) return reject(err);
-      db.exec(statements, (e) => {
-        db.close();
-        if (e) reject(e);
-        else resolve();
-      });
-    });
-  });
 
 const exists = (path: string) => stat(path).then(() => true, () => false);
 const hash = (s: string) => createHash('sha256').update(s).digest('hex');
 const objects = (file: string) => sql<{ type: string; name: string }>(file, "SELECT type, name FROM sqlite_master WHERE name NOT LIKE 'sqlite_%' ORDER BY type, name");
 
-const billing = entryFor('https://billing.example.com/', rawCard('https://billing.example.com', { skills: [{ id: 'invoices', tags: ['billing'] }] }));
-const agent: SnapshotAgent = Object.freeze({
-  localName: 'billing_agent',
-  description: 'Answers invoice questions.',
-  tags: ['billing'],
-  critical: true,
-  baseUrl: billing.baseUrl,
-  sources: ['static'],
-  card: billing.card,
-  body: billing.body,
-  canonicalSha256: billing.canonicalSha256,
-  rawSha256: billing.rawSha256,
-  protocolVersion: billing.protocolVersion,
-  degraded: false,
-  stale: false,
-});
-const snapshot = buildSnapshot([agent], 1, 1_767_225_600_000);
-const event = (seq: number): DiscoveryEvent => ({ seq, at: Date.now() + seq, type: 'alert', kind: 'test', message: `event ${seq}` }) as DiscoveryEvent;
 
 let dir: string;
 let n = 0;
