@@ -39,7 +39,12 @@ type Range = [ipaddr.IPv4 | ipaddr.IPv6, number];
 /** Builds the rule; throws on a malformed proxy range (the configuration checks them first). */
 export function clientIdentity(options: Partial<ClientIdentityOptions> = {}): (facts: ClientFacts) => string {
   const o = { ...DEFAULT_CLIENT_IDENTITY, ...options };
-  const proxies: Range[] = o.trustedProxies.map((raw) => (raw.includes('/') ? ipaddr.parseCIDR(raw) : ((a) => [a, a.kind() === 'ipv4' ? 32 : 128] as Range)(unmapped(ipaddr.parse(raw)))));
+  const proxies: Range[] = o.trustedProxies.map((raw) => {
+    if (raw.includes('/')) return ipaddr.parseCIDR(raw);
+    // A bare address is its own range (/32, /128), compared as the remote address is: unmapped.
+    const addr = unmapped(ipaddr.parse(raw));
+    return [addr, addr.kind() === 'ipv4' ? 32 : 128];
+  });
   const trusted = (addr: ipaddr.IPv4 | ipaddr.IPv6): boolean => proxies.some(([net, bits]) => net.kind() === addr.kind() && addr.match(net, bits));
 
   return (facts) => {
@@ -87,10 +92,6 @@ function unmapped(addr: ipaddr.IPv4 | ipaddr.IPv6): ipaddr.IPv4 | ipaddr.IPv6 {
 
 /** The first `bits` bits of `addr`, the rest zero, as text. */
 function network(addr: ipaddr.IPv4 | ipaddr.IPv6, bits: number): string {
-  const bytes = addr.toByteArray();
-  for (let i = 0; i < bytes.length; i++) {
-    const keep = Math.max(0, Math.min(8, bits - i * 8));
-    bytes[i] = bytes[i]! & ((0xff << (8 - keep)) & 0xff);
-  }
-  return ipaddr.fromByteArray(bytes).toString();
+  const cidr = `${addr.toString()}/${bits}`;
+  return (addr.kind() === 'ipv4' ? ipaddr.IPv4.networkAddressFromCIDR(cidr) : ipaddr.IPv6.networkAddressFromCIDR(cidr)).toString();
 }
