@@ -223,6 +223,27 @@ describe('empty documentation and icon URLs', () => {
   });
 });
 
+describe('a provider without url', () => {
+  // reactive-agents publishes `provider: { organization }` (the issue 39 field report); both
+  // fields are required (0.3 schema `AgentProvider.required`, 1.0 proto REQUIRED).
+  test('is dropped with a warning at provider.url; the card is accepted (0.3 and 1.0)', () => {
+    for (const card of [{ ...mastraCard(), provider: { organization: 'Reactive Agents' } }, { ...v1Card(1), provider: { organization: 'Reactive Agents' } }]) {
+      const r = accepted(parseAgentCard(JSON.stringify(card), dev));
+      assert.equal(r.card!.provider, undefined);
+      assert.match(warningAt(r, 'provider.url')?.message ?? '', /missing \(a provider needs one\); the provider is left out/);
+      assert.ok(!r.urls.some((u) => u.role === 'provider'), 'no provider URL listed');
+    }
+  });
+
+  test('a provider with both fields is kept; a url that is not a URL, or a missing organization, is still refused', () => {
+    const kept = accepted(parseAgentCard(JSON.stringify(mastraCard()), dev));
+    assert.deepEqual(kept.card!.provider, { organization: 'Mastra', url: 'https://mastra.ai' });
+    assert.equal(warningAt(kept, 'provider.url'), undefined);
+    assert.deepEqual(parseAgentCard(JSON.stringify({ ...mastraCard(), provider: { organization: 'X', url: 'not a url' } })).problems.map((p) => p.path), ['provider.url']);
+    assert.deepEqual(parseAgentCard(JSON.stringify({ ...mastraCard(), provider: { url: 'https://x.example.com' } })).problems.map((p) => p.path), ['provider.organization']);
+  });
+});
+
 describe('interfaces the client never calls', () => {
   test('the a2a-js README card: the host:port gRPC target is listed as not called, not judged, and the card passes', () => {
     const r = accepted(parseAgentCard(JSON.stringify(readmeCard()), { hostPolicy: allowOnly('https://hello.example.com') }));

@@ -13,7 +13,8 @@
  * fields and default values, so equal cards normalize to equal objects.
  *
  * Leniencies the validator warned about are applied here: modes that are not media types are
- * left out, an empty `documentationUrl` / `iconUrl` is absent, and a legacy card's unknown
+ * left out, an empty `documentationUrl` / `iconUrl` is absent, a `provider` without `url` is left
+ * out, and a legacy card's unknown
  * `protocolVersion` (BeeAI's `"0.1.0"`) is the version the card was read as.
  */
 import { AgentCard } from '@a2a-js/sdk';
@@ -60,6 +61,8 @@ export function normalizeCard(raw: Record<string, unknown>, version: CardProtoco
   json.supportedInterfaces = kept;
   if (json.capabilities === undefined) json.capabilities = {};
   for (const key of ['documentationUrl', 'iconUrl']) if (json[key] === '') delete json[key];
+  // A provider without `url` was warned about (validate.ts): it is left out.
+  if (raw.provider !== undefined && (raw.provider as Record<string, unknown>).url === undefined) delete json.provider;
   json.defaultInputModes = usableModes(json.defaultInputModes) ?? [];
   json.defaultOutputModes = usableModes(json.defaultOutputModes) ?? [];
   json.skills = ((json.skills as Array<Record<string, unknown>> | undefined) ?? []).map((skill) => {

@@ -175,7 +175,10 @@ export function validateRawCard(raw: unknown, version: CardProtocolVersion): Val
   const provider = c.object(raw, 'provider', $, false);
   if (provider) {
     c.string(provider, 'organization', 'provider', { required: true });
-    c.string(provider, 'url', 'provider', { required: true, url: true });
+    // Both are required (0.3 schema, 1.0 proto); a provider without `url` (reactive-agents) leads
+    // a client nowhere, so it is dropped with a warning (normalize.ts) instead of refusing the card.
+    if (provider.url === undefined) c.warn('provider.url', 'missing (a provider needs one); the provider is left out');
+    else c.string(provider, 'url', 'provider', { required: true, url: true });
   }
 
   if (version === '1.0') {
