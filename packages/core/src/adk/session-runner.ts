@@ -151,8 +151,8 @@ export class SessionRunner {
     const { signal } = options;
     // ADK's abortSignal stops its loop between events (and keeps it from storing later ones); the
     // turn signal reaches the A2A requests themselves (remote/turn-signal.ts), and the digest
-    // their client spans.
-    await withTurn({ signal, digest }, async () => {
+    // their client spans; the agent fetch adds what it repaired in an answer to the notices.
+    await withTurn({ signal, digest, notice: (text) => notices.push(text) }, async () => {
       try {
         const newMessage = { role: 'user', parts: [{ text: message }] };
         for await (const event of runner.runAsync({ userId, sessionId, newMessage, ...(signal !== undefined && { abortSignal: signal }) })) {

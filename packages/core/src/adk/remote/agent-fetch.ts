@@ -10,7 +10,10 @@
  * - the W3C trace context of the active span (`traceparent`, `tracestate`: the A2A client span of
  *   a2a-client-span.ts), so the peer continues the trace. A request that already carries a
  *   `traceparent` (an agent's configured `headers`) keeps it and gets no `tracestate` of ours:
- *   configuration wins, and the two headers are never mixed from two traces.
+ *   configuration wins, and the two headers are never mixed from two traces;
+ * - the leniencies of lenient-response.ts on the answer (a kind-less 0.3 Task, U+001E before an
+ *   event's data), each told once per agent and kind as a notice of the turn that met it first
+ *   (turn-signal.ts). Outside a turn there is no one to tell, and the next turn is told instead.
  *
  * Every request still goes through the wrapped policy fetch (allowlist, guarded DNS, no
  * redirects, per-origin credentials).
@@ -22,9 +25,14 @@ import { redactUrl } from '../../fetch/index.js';
 import { abortAfter } from '../../fetch/deadlines.js';
 import { originOf } from '../../rules/origins.js';
 import { injectTraceContext } from '../../telemetry/otel.js';
+import type { ResponseRepair } from './lenient-response.js';
+import { lenientResponse } from './lenient-response.js';
+import { currentTurnNotice } from './turn-signal.js';
 
 /** Inputs of {@link agentFetch}. */
 export interface AgentFetchOptions {
+  /** The agent's local name, in the notices that say what was repaired in its answers. */
+  name: string;
   /** Sent as `A2A-Version` when the client sets none (`0.3`, `1.0`). */
   version: string;
   /** The origin of the agent's chosen interface: the only one its `headers` go to. */
@@ -37,6 +45,19 @@ export interface AgentFetchOptions {
 
 /** Wraps `base` with the agent's version header, extra headers and deadline. No I/O until called. */
 export function agentFetch(base: typeof fetch, options: AgentFetchOptions): typeof fetch {
+  const told = new Set<ResponseRepair>();
+  const taskKind = options.version.startsWith('0.');
+  const lenient = (response: Response): Promise<Response> => {
+    const notice = currentTurnNotice();
+    return lenientResponse(response, {
+      taskKind,
+      onRepair: (repair) => {
+        if (notice === undefined || told.has(repair)) return;
+        told.add(repair);
+        notice(REPAIR_NOTICES[repair](options.name));
+      },
+    });
+  };
   const wrapped = async (input: string | URL | Request, init?: RequestInit): Promise<Response> => {
     const request = input instanceof Request ? input : undefined;
     const url = request?.url ?? String(input);
@@ -49,7 +70,7 @@ export function agentFetch(base: typeof fetch, options: AgentFetchOptions): type
       for (const [name, value] of Object.entries(injectTraceContext({}))) headers.set(name, value);
     }
     const callerSignal = init?.signal ?? request?.signal ?? undefined;
-    if (options.timeoutMs === undefined) return base(input, { ...init, headers, ...(callerSignal !== undefined && { signal: callerSignal }) });
+    if (options.timeoutMs === undefined) return lenient(await base(input, { ...init, headers, ...(callerSignal !== undefined && { signal: callerSignal }) }));
     const ms = options.timeoutMs;
     const controller = new AbortController();
     const deadline = abortAfter(controller, ms, () => {
@@ -57,13 +78,21 @@ export function agentFetch(base: typeof fetch, options: AgentFetchOptions): type
       return new DiscoveryError('ERR_FETCH_TIMEOUT', `${safe}: no response headers within the agent's timeoutMs (${ms} ms)`, { url: safe, stage: 'fetch' });
     });
     const signal = callerSignal === undefined ? controller.signal : AbortSignal.any([callerSignal, controller.signal]);
+    let response: Response;
     try {
-      return await base(input, { ...init, headers, signal });
+      response = await base(input, { ...init, headers, signal });
     } finally {
       // After the headers the body streams on; only the caller's signal (and the policy fetch's
       // body bound) apply to it.
       deadline.cancel();
     }
+    return lenient(response);
   };
   return wrapped as typeof fetch;
 }
+
+/** The notice of each repair (lenient-response.ts), naming the agent. */
+const REPAIR_NOTICES: Record<ResponseRepair, (name: string) => string> = {
+  'result-kind': (name) => `${name} answered a Task without "kind" (result.kind, required by A2A 0.3); it was read as a Task`,
+  'sse-record-separator': (name) => `${name}'s event stream starts each data line with U+001E; the character was stripped`,
+};

@@ -137,6 +137,7 @@ export function remoteAgentFor(options: RemoteAgentOptions): BaseAgent {
       capabilities: { ...adk.card.capabilities, ...(transport?.streaming === false && { streaming: false }) },
     };
     const fetchImpl = agentFetch(base, {
+      name,
       version: '0.3',
       origin: new URL(chosen.url).origin,
       ...(transport?.headers !== undefined && { headers: transport.headers }),

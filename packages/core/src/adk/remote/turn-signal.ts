@@ -8,7 +8,8 @@
  * working. {@link SessionRunner.run} therefore runs each turn inside {@link withTurn}, and
  * the policy fetch (policy-fetch.ts) attaches {@link currentTurnSignal} to every request it sends
  * within that turn: aborting the turn closes the upstream connection itself. The A2A client span
- * (a2a-client-span.ts) records {@link currentTurnDigest}.
+ * (a2a-client-span.ts) records {@link currentTurnDigest}, and the agent fetch (agent-fetch.ts)
+ * tells the turn's notices, through {@link currentTurnNotice}, what it repaired in an answer.
  *
  * @module
  */
@@ -19,6 +20,8 @@ interface Turn {
   readonly signal?: AbortSignal | undefined;
   /** The snapshot digest the turn's session is pinned to. */
   readonly digest?: string | undefined;
+  /** Adds a notice to the turn's result (`TurnResult.notices`). */
+  readonly notice?: ((text: string) => void) | undefined;
 }
 
 const turns = new AsyncLocalStorage<Turn>();
@@ -36,4 +39,9 @@ export function currentTurnSignal(): AbortSignal | undefined {
 /** The snapshot digest of the turn whose work is running now, if any. */
 export function currentTurnDigest(): string | undefined {
   return turns.getStore()?.digest;
+}
+
+/** The notice sink of the turn whose work is running now, if any. */
+export function currentTurnNotice(): ((text: string) => void) | undefined {
+  return turns.getStore()?.notice;
 }

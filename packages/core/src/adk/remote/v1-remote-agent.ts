@@ -133,6 +133,7 @@ export class V1RemoteAgent extends BaseAgent<V1RemoteAgentConfig> {
       base = this.#ownedFetch;
     }
     this.#fetch = agentFetch(base, {
+      name: config.name,
       version: /^1\.\d+/.exec(chosen.protocolVersion)?.[0] ?? '1.0',
       origin: new URL(chosen.url).origin,
       ...(transport?.headers !== undefined && { headers: transport.headers }),
