@@ -5,16 +5,17 @@
  * - A multi-tenant @a2a-js/sdk 1.3.0 peer (two tenants on one URL, each with its own card URL):
  *   two static entries are two agents, and each chat turn carries its own tenant, with
  *   `A2A-Version: 1.0`.
- * - A VoltAgent-style peer (raw loopback server: streaming card, malformed SSE, working
- *   `message/send`): unusable by default, works with `streaming: false` (`message/send`,
- *   `A2A-Version: 0.3`).
+ * - A peer whose stream is broken (raw loopback server modelled on no framework: streaming card,
+ *   malformed SSE, working `message/send`): unusable by default, works with `streaming: false`
+ *   (`message/send`, `A2A-Version: 0.3`). Real VoltAgent, which this peer was once said to stand
+ *   in for, is in voltagent.test.ts.
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { StaticAgent } from './harness.js';
 import { admitted, chat, serve } from './harness.js';
 import type { MultiTenantPeer, TransportPeer } from './transport-peers.js';
-import { startMultiTenantPeer, startVoltAgentStylePeer } from './transport-peers.js';
+import { startMultiTenantPeer, startBrokenStreamPeer } from './transport-peers.js';
 
 /** A static entry with the per-agent transport keys. */
 type Entry = StaticAgent & { streaming?: boolean; headers?: Record<string, string>; timeoutMs?: number; tenant?: string };
@@ -62,11 +63,11 @@ describe('interop: two tenants on one URL (@a2a-js/sdk 1.3.0)', () => {
   });
 });
 
-describe('interop: VoltAgent-style peer (streaming card, malformed SSE)', () => {
+describe('interop: a peer whose stream is broken (streaming card, malformed SSE)', () => {
   let peer: TransportPeer & { cardUrl: string };
   const tag = { tag: 'support', description: 'Support questions.', keywords: ['help'] };
   before(async () => {
-    peer = await startVoltAgentStylePeer({ prefix: 'volt' });
+    peer = await startBrokenStreamPeer({ prefix: 'volt' });
   });
   after(async () => {
     await peer.close();

@@ -8,9 +8,12 @@
  *   §8.3.2, the JSON-RPC binding's `params.tenant`), records it, and hands the call to that
  *   tenant's own `DefaultRequestHandler`; a call with no or an unknown tenant gets a JSON-RPC
  *   error. A shared card at the base URL lists every tenant's interface and skill.
- * - {@link startVoltAgentStylePeer}: a raw loopback server named after the VoltAgent failure
- *   this models (not VoltAgent itself): an A2A 0.3 card saying `capabilities.streaming: true`,
- *   `message/send` that works, and a `message/stream` whose SSE is malformed.
+ * - {@link startBrokenStreamPeer}: a raw loopback server whose stream is broken: an A2A 0.3 card
+ *   saying `capabilities.streaming: true`, `message/send` that works, and a `message/stream` whose
+ *   SSE is malformed. A made-up fault for the `streaming: false` option, not a stand-in for any
+ *   framework: it used to be called "VoltAgent-style", but real VoltAgent (voltagent.test.ts,
+ *   recorded in recorded/) answers a kind-less Task and frames its events with U+001E, both
+ *   read by leniencies now, so it is no longer a peer whose stream fails.
  *
  * Both record every call: method, `A2A-Version` header, tenant, and the headers received.
  */
@@ -163,12 +166,12 @@ export async function startMultiTenantPeer(
 }
 
 /**
- * A VoltAgent-style peer (a raw loopback server, not VoltAgent): its A2A 0.3 card says
- * `streaming: true`, `message/send` answers `<prefix>: <text>`, and `message/stream` answers
- * `200 text/event-stream` whose events are not JSON — the stream is unusable.
+ * A peer whose stream is broken (a raw loopback server modelled on no framework): its A2A 0.3
+ * card says `streaming: true`, `message/send` answers `<prefix>: <text>`, and `message/stream`
+ * answers `200 text/event-stream` whose events are not JSON — the stream is unusable.
  * With `delayMs` every JSON-RPC call waits that long before answering (a slow peer).
  */
-export async function startVoltAgentStylePeer(options: { prefix?: string; tag?: string; delayMs?: number } = {}): Promise<TransportPeer & { cardUrl: string }> {
+export async function startBrokenStreamPeer(options: { prefix?: string; tag?: string; delayMs?: number } = {}): Promise<TransportPeer & { cardUrl: string }> {
   const calls: TransportCall[] = [];
   const prefix = options.prefix ?? 'volt';
   const pending = new Set<NodeJS.Timeout>();
@@ -177,7 +180,7 @@ export async function startVoltAgentStylePeer(options: { prefix?: string; tag?: 
     if (req.method === 'GET' && req.url === '/.well-known/agent-card.json') {
       const card = {
         protocolVersion: '0.3.0',
-        name: 'VoltAgent-style support agent',
+        name: 'Broken-stream support agent',
         description: 'Answers support questions.',
         url: `${baseUrl}a2a`,
         preferredTransport: 'JSONRPC',

@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { startService, type ServiceOptions } from '../../packages/service/src/server/index.js';
 import { createLogger } from '../../packages/service/src/server/logger.js';
 import { startJsonServer, type JsonServer } from '../helpers/json-server.js';
-import { startVoltAgentStylePeer } from '../interop/transport-peers.js';
+import { startBrokenStreamPeer } from '../interop/transport-peers.js';
 import type { TransportPeer } from '../interop/transport-peers.js';
 
 let dir: string;
@@ -20,7 +20,7 @@ let peer: TransportPeer & { cardUrl: string };
 let registry: JsonServer;
 
 before(async () => {
-  peer = await startVoltAgentStylePeer({ prefix: 'returns', tag: 'returns' });
+  peer = await startBrokenStreamPeer({ prefix: 'returns', tag: 'returns' });
   registry = await startJsonServer();
 });
 after(async () => {

@@ -2,8 +2,8 @@
  * The interface a remote agent calls, the tenant it echoes, the `A2A-Version` it sends, and the
  * per-agent transport options (`streaming: false`, `headers`, `timeoutMs`, `tenant`), against
  * real loopback servers: an @a2a-js/sdk 1.3.0 multi-tenant server, the a2a-js 1.x compat sample
- * (1.0 interfaces first, 0.3 mirrors after), and a VoltAgent-style raw server (streaming card,
- * broken SSE, working `message/send`).
+ * (1.0 interfaces first, 0.3 mirrors after), and a raw server whose stream is broken (streaming
+ * card, malformed SSE, working `message/send`; transport-peers.ts).
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -18,7 +18,7 @@ import type { PolicyFetch } from '../../../packages/core/src/adk/remote/index.js
 import { isDiscoveryError } from '../../../packages/core/src/errors.js';
 import { startA2aJs1xCompatServer } from '../../interop/peers.js';
 import type { MultiTenantPeer, TransportPeer } from '../../interop/transport-peers.js';
-import { startMultiTenantPeer, startVoltAgentStylePeer } from '../../interop/transport-peers.js';
+import { startMultiTenantPeer, startBrokenStreamPeer } from '../../interop/transport-peers.js';
 
 async function cardOf(url: string): Promise<AgentCardModel> {
   const res = await request(url, { headers: { 'a2a-version': '1.0' } });
@@ -158,12 +158,12 @@ describe("the card's order decides the client (A2A 1.0 §8.3.2)", () => {
   });
 });
 
-describe('VoltAgent-style peer: streaming card, malformed SSE, working message/send', () => {
+describe('a peer whose stream is broken: streaming card, malformed SSE, working message/send', () => {
   let peer: TransportPeer & { cardUrl: string };
   let card: AgentCardModel;
   let policy: HostPolicy;
   before(async () => {
-    peer = await startVoltAgentStylePeer();
+    peer = await startBrokenStreamPeer();
     card = await cardOf(peer.cardUrl);
     policy = policyFor(peer);
   });
@@ -196,8 +196,8 @@ describe('VoltAgent-style peer: streaming card, malformed SSE, working message/s
 
 describe('per-agent headers and timeout', () => {
   test("`headers` reach only that agent's origin, never another agent's on the same shared fetch", async () => {
-    const one = await startVoltAgentStylePeer({ prefix: 'one' });
-    const two = await startVoltAgentStylePeer({ prefix: 'two' });
+    const one = await startBrokenStreamPeer({ prefix: 'one' });
+    const two = await startBrokenStreamPeer({ prefix: 'two' });
     const policy = policyFor(one, two);
     const shared = createPolicyFetch({ policy });
     try {
@@ -219,7 +219,7 @@ describe('per-agent headers and timeout', () => {
   });
 
   test('`timeoutMs` bounds a slow peer: the turn ends with ERR_FETCH_TIMEOUT naming the agent\'s bound, not the shared 60 s one', { timeout: 30_000 }, async () => {
-    const slow = await startVoltAgentStylePeer({ delayMs: 120_000 });
+    const slow = await startBrokenStreamPeer({ delayMs: 120_000 });
     const policy = policyFor(slow);
     const shared = createPolicyFetch({ policy, timeoutMs: 60_000 });
     try {
