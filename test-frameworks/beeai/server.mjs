@@ -10,7 +10,7 @@
  * Prints `READY <base URL>` on stdout once /health answers.
  */
 /* global fetch */ // Node 20's global fetch
-import { createServer } from 'node:net';
+import { freePort } from '../free-port.mjs';
 import { A2AServer } from 'beeai-framework/adapters/a2a/serve/server';
 import { ToolCallingAgent } from 'beeai-framework/agents/toolCalling/agent';
 import { ChatModel, ChatModelOutput } from 'beeai-framework/backend/chat';
@@ -42,14 +42,6 @@ class FakeEchoChatModel extends ChatModel {
   loadSnapshot(snapshot) {
     Object.assign(this, snapshot);
   }
-}
-
-async function freePort() {
-  const srv = createServer();
-  await new Promise((resolve) => srv.listen(0, '127.0.0.1', resolve));
-  const { port } = srv.address();
-  await new Promise((resolve) => srv.close(resolve));
-  return port;
 }
 
 const mode = process.argv[2] ?? 'default';

@@ -15,7 +15,7 @@
  * Prints `READY <card URL>` on stdout once the card answers.
  */
 /* global fetch, ReadableStream */ // Node 20's globals
-import { createServer } from 'node:net';
+import { freePort } from '../free-port.mjs';
 
 // Outside production, @voltagent/core fetches https://models.dev at import time (its model
 // registry's auto-refresh): production mode keeps the child off the network. Set before the
@@ -52,14 +52,6 @@ const model = new MockLanguageModelV3({
     return { stream: new ReadableStream({ start(c) { for (const p of parts) c.enqueue(p); c.close(); } }) };
   },
 });
-
-async function freePort() {
-  const srv = createServer();
-  await new Promise((resolve) => srv.listen(0, '127.0.0.1', resolve));
-  const { port } = srv.address();
-  await new Promise((resolve) => srv.close(resolve));
-  return port;
-}
 
 const mode = process.argv[2] ?? 'default';
 const port = await freePort();
