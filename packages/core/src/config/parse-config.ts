@@ -254,7 +254,8 @@ function build(out: SchemaOutput, baseDir: string): DiscoveryConfig {
       name: a.name,
       ...(a.cardUrl !== undefined ? { cardUrl: a.cardUrl } : { url: a.url as string }),
       description: a.description,
-      tags: a.tags,
+      // Exactly one of them (cross-checks).
+      ...(a.routingTags !== undefined ? { routingTags: a.routingTags } : { tags: a.tags ?? [] }),
       critical: a.critical,
       // Per-agent transport options, only when given.
       ...(a.streaming !== undefined && { streaming: a.streaming }),

@@ -310,7 +310,7 @@ export class Evaluator {
     this.#pending = undefined;
   }
 
-  /** Reviewed agents: the records of static sources (their metadata carries description, tags, critical). */
+  /** Reviewed agents: the records of static sources (their metadata carries description, tags or routingTags, critical). */
   #reviewedAgents(): ReviewedAgent[] {
     const from = this.#o.sources.filter((s) => s.kind === 'static').map((s) => s.current().records);
     if (this.#reviewedCache !== undefined && sameLists(from, this.#reviewedCache.from)) return this.#reviewedCache.list;
@@ -338,7 +338,9 @@ function readReviewedAgents(sources: readonly Source[]): ReviewedAgent[] {
         source: r.source,
         name: r.name,
         description: r.metadata.description ?? '',
-        tags: (r.metadata.tags ?? '').split(',').filter(Boolean),
+        // An entry's routingTags route it whatever its card's skills are tagged.
+        tags: (r.metadata.routingTags ?? r.metadata.tags ?? '').split(',').filter(Boolean),
+        ...(r.metadata.routingTags !== undefined && { byRoutingTags: true }),
         critical: r.metadata.critical === 'true',
       });
     }

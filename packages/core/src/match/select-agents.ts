@@ -10,7 +10,7 @@ import { checkSecurityRequirements, securityOrigin } from '../card/index.js';
 import type { PresentableScheme } from '../fetch/index.js';
 import type { AdmittedEndpoint } from '../resolve/index.js';
 import type { CardMatch, Need, RequiredCapabilities, TagVocabulary } from './match-card.js';
-import { isUntagged, matchCard, matchUntaggedCard } from './match-card.js';
+import { isUntagged, matchByRoutingTags, matchCard, matchUntaggedCard } from './match-card.js';
 import { isLocalName, LOCAL_NAME } from '../local-name.js';
 
 /** The local-name rule ({@link LOCAL_NAME}) and ADK's reserved names, re-exported here for the public API. */
@@ -23,6 +23,12 @@ export interface ReviewedAgent {
   readonly name: string;
   readonly description: string;
   readonly tags: readonly string[];
+  /**
+   * True when `tags` are the entry's `routingTags`: the agent is routed by them whatever its
+   * card's skills are tagged, and its card is judged on its skills' modes only (required
+   * capabilities still apply). False or absent: a skill of the card must carry the tag.
+   */
+  readonly byRoutingTags?: boolean;
   readonly critical: boolean;
 }
 
@@ -101,6 +107,11 @@ export interface SelectedAgent {
   readonly description: string;
   /** Reviewed tags this agent serves (for the router). */
   readonly tags: readonly string[];
+  /**
+   * Present when its static entry routes it by `routingTags`: the card's own skill tags (distinct,
+   * sorted, possibly empty), shown but not used. `tags` then come from the entry alone.
+   */
+  readonly cardTags?: readonly string[];
   readonly critical: boolean;
   /** With domains: the domain (sub-router) holding it. */
   readonly domain?: string;
@@ -158,6 +169,7 @@ export function selectAgents(candidates: readonly Candidate[], options: SelectOp
     localName: string;
     description: string;
     tags: string[];
+    cardTags?: readonly string[];
     critical: boolean;
     order: number; // static order, or Infinity for discovered agents
     candidate: Candidate;
@@ -190,12 +202,12 @@ export function selectAgents(candidates: readonly Candidate[], options: SelectOp
     }
     // A static agent is held to the tags it is expected to serve; a discovered one to every need.
     const needs = reviewed ? options.needs.filter((n) => reviewed.tags.includes(n.tag)).concat(needsFor(reviewed.tags, options.needs)) : options.needs;
-    // A static entry vouches for a card no skill of which carries a tag (no skills at all, or
-    // skills with `tags: []`): its reviewed tags stand in for the missing ones.
-    const untagged = reviewed !== undefined && isUntagged(entry.card);
-    const match = memoizedMatch(options.memo, cardIdentity(entry), reviewed ? `static:${reviewed.tags.join(',')}` : '*', () =>
-      (untagged ? matchUntaggedCard : matchCard)(entry.card, needs, options.vocabulary, options.required),
-    );
+    // A static entry's routingTags route the agent whatever its card's tags; an entry's tags
+    // vouch for a card no skill of which carries a tag (no skills, or skills with `tags: []`).
+    const byRoutingTags = reviewed?.byRoutingTags === true;
+    const matcher = byRoutingTags ? matchByRoutingTags : reviewed !== undefined && isUntagged(entry.card) ? matchUntaggedCard : matchCard;
+    const memoKey = reviewed ? `${byRoutingTags ? 'routing' : 'static'}:${reviewed.tags.join(',')}` : '*';
+    const match = memoizedMatch(options.memo, cardIdentity(entry), memoKey, () => matcher(entry.card, needs, options.vocabulary, options.required));
     if (match.unknownTags.length > 0) {
       alerts.push({ kind: 'unknown-tags', endpoint: endpoint.baseUrl, message: `${localName}: tags outside the reviewed vocabulary are ignored: ${match.unknownTags.join(', ')}` });
     }
@@ -214,6 +226,7 @@ export function selectAgents(candidates: readonly Candidate[], options: SelectOp
       localName,
       description: reviewed ? reviewed.description : describeFromVocabulary(tags, options.vocabulary),
       tags,
+      ...(byRoutingTags && { cardTags: cardTagsOf(entry.card) }),
       critical: reviewed?.critical ?? false,
       order: reviewed ? reviewed.order : Number.POSITIVE_INFINITY,
       candidate,
@@ -301,6 +314,7 @@ export function selectAgents(candidates: readonly Candidate[], options: SelectOp
         localName: e.localName,
         description: e.description,
         tags: Object.freeze(e.tags),
+        ...(e.cardTags !== undefined && { cardTags: e.cardTags }),
         critical: e.critical,
         ...(e.domain !== undefined && { domain: e.domain }),
         baseUrl: e.candidate.endpoint.baseUrl,
@@ -323,6 +337,11 @@ function airIdentifier(records: readonly { readonly metadata: Readonly<Record<st
     if (id !== undefined && id.startsWith('urn:air:')) return id;
   }
   return undefined;
+}
+
+/** A card's own skill tags, distinct and sorted (frozen). */
+function cardTagsOf(card: CacheEntry['card']): readonly string[] {
+  return Object.freeze([...new Set(card.skills.flatMap((s) => s.tags))].sort(compare));
 }
 
 function memoizedMatch(memo: MatchMemo | undefined, card: object, key: string, compute: () => CardMatch): CardMatch {
