@@ -43,7 +43,9 @@ export interface StaticAgent {
   url?: string;
   cardUrl?: string;
   description: string;
-  tags: string[];
+  /** Exactly one of `tags` (carried by the card) and `routingTags` (whatever the card says). */
+  tags?: string[];
+  routingTags?: string[];
 }
 
 export interface VocabularyEntry {
@@ -101,6 +103,8 @@ export interface SnapshotAgent {
   localName: string;
   protocolVersion: string;
   tags: string[];
+  /** Present when a static entry's routingTags route it: the card's own skill tags. */
+  cardTags?: string[];
   card: { name: string };
 }
 
