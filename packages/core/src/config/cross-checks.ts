@@ -246,7 +246,7 @@ export function crossCheck(doc: Raw, source: YamlSource): Problem[] {
     if (agent.tags !== undefined && agent.routingTags !== undefined) add(['static', i, 'routingTags'], 'give either tags (carried by its card) or routingTags (whatever its card says), not both');
     if (agent.url === undefined && agent.cardUrl === undefined) add(['static', i, 'url'], 'is required (the base URL), unless cardUrl gives the card URL');
     if (agent.url !== undefined && agent.cardUrl !== undefined) add(['static', i, 'cardUrl'], 'give either url (a base URL) or cardUrl (the card URL), not both');
-    for (const field of ['url', 'cardUrl'] as const) {
+    for (const field of ['url', 'cardUrl', 'interfaceUrl'] as const) {
       const url = string(agent[field]);
       if (url !== undefined && impossibleUrl(url) === undefined) {
         const refusal = admits(url);

@@ -262,6 +262,7 @@ function build(out: SchemaOutput, baseDir: string): DiscoveryConfig {
       ...(a.headers !== undefined && { headers: a.headers }),
       ...(a.timeoutMs !== undefined && { timeoutMs: a.timeoutMs }),
       ...(a.tenant !== undefined && { tenant: a.tenant }),
+      ...(a.interfaceUrl !== undefined && { interfaceUrl: a.interfaceUrl }),
     })),
     domains: out.domains.map((d) => ({ name: d.name, description: d.description, tags: d.tags, maxAgents: d.maxAgents ?? policies.maxAgents })),
     routing: {

@@ -398,6 +398,8 @@ const staticAgent = z.strictObject({
     .optional(),
   timeoutMs: positiveInt.optional(),
   tenant: checked((value) => tenantProblem(value)).optional(),
+  // Replaces an unroutable interface host of its card (card/interface-policy.ts); the allowlist admits it: cross-checks.
+  interfaceUrl: checked(impossibleUrl).optional(),
 });
 
 const sources = z.strictObject({

@@ -315,6 +315,11 @@ export interface StaticAgentEntry {
   readonly timeoutMs?: number;
   /** Call the card's interface of this tenant; the tenant is echoed on every call. */
   readonly tenant?: string;
+  /**
+   * Where the agent answers when its card's chosen interface names an unroutable host (`0.0.0.0`,
+   * `::`): replaces that one interface's URL; must be admitted by the allowlist. Unused when the host is routable.
+   */
+  readonly interfaceUrl?: string;
 }
 
 /**

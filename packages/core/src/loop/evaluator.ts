@@ -18,6 +18,7 @@ import type { AdmittedEndpoint } from '../resolve/index.js';
 import type { SnapshotAgent } from '../snapshot/index.js';
 import { toSnapshotAgents } from '../snapshot/index.js';
 import type { EndpointRecord, Source } from '../sources/index.js';
+import { transportOf } from '../sources/transport-options.js';
 import type { Lookalike, LookalikePolicy } from '../rules/lookalike.js';
 import { identifierName, LookalikeIndex } from '../rules/lookalike.js';
 import { originOf } from '../rules/origins.js';
@@ -232,7 +233,7 @@ export class Evaluator {
     }
     this.#pending = { candidates, degraded, reviewed: reviewedList, selection };
     // Transport options travel from the first record of the endpoint that carries them.
-    const transports = new Map(candidates.map((c) => [c.endpoint.baseUrl, c.endpoint.records.find((r) => r.transport !== undefined)?.transport]));
+    const transports = new Map(candidates.map((c) => [c.endpoint.baseUrl, transportOf(c.endpoint.records)]));
     return toSnapshotAgents(selection.selected, (url) => {
       const transport = transports.get(url);
       return { degraded: health.get(url)?.state === 'degraded', ...(transport !== undefined && { transport }) };

@@ -6,7 +6,9 @@
  */
 import type { CacheEntry } from '../cache/index.js';
 import { cardFacts, cardIdentity } from '../cache/cache-entries.js';
-import { checkSecurityRequirements, securityOrigin } from '../card/index.js';
+import type { InterfaceRewrite } from '../card/index.js';
+import { checkSecurityRequirements, reviewedInterface, securityOrigin } from '../card/index.js';
+import { transportOf } from '../sources/transport-options.js';
 import type { PresentableScheme } from '../fetch/index.js';
 import type { AdmittedEndpoint } from '../resolve/index.js';
 import type { CardMatch, Need, RequiredCapabilities, TagVocabulary } from './match-card.js';
@@ -112,6 +114,11 @@ export interface SelectedAgent {
    * sorted, possibly empty), shown but not used. `tags` then come from the entry alone.
    */
   readonly cardTags?: readonly string[];
+  /**
+   * Present when its static entry's `interfaceUrl` replaced its card's chosen interface, whose
+   * host was unroutable (`0.0.0.0`, `::`): what was replaced by what. Its remote agent calls `to`.
+   */
+  readonly interfaceRewritten?: Omit<InterfaceRewrite, 'index'>;
   readonly critical: boolean;
   /** With domains: the domain (sub-router) holding it. */
   readonly domain?: string;
@@ -127,7 +134,7 @@ export type Verdict =
   | { readonly verdict: 'unsuitable' | 'excluded'; readonly localName?: string; readonly reason: string };
 
 export interface SelectionAlert {
-  readonly kind: 'cap-reached' | 'name-collision' | 'invalid-name' | 'unknown-tags' | 'static-unsuitable' | 'unauthorized';
+  readonly kind: 'cap-reached' | 'name-collision' | 'invalid-name' | 'unknown-tags' | 'static-unsuitable' | 'unauthorized' | 'interface-url-unused';
   readonly message: string;
   readonly endpoint?: string;
 }
@@ -170,6 +177,7 @@ export function selectAgents(candidates: readonly Candidate[], options: SelectOp
     description: string;
     tags: string[];
     cardTags?: readonly string[];
+    interfaceRewritten?: Omit<InterfaceRewrite, 'index'>;
     critical: boolean;
     order: number; // static order, or Infinity for discovered agents
     candidate: Candidate;
@@ -200,6 +208,19 @@ export function selectAgents(candidates: readonly Candidate[], options: SelectOp
       alerts.push({ kind: 'unauthorized', endpoint: endpoint.baseUrl, message: `${localName}: ${unauthorized}` });
       continue;
     }
+    // An interface nobody can call (0.0.0.0, ::) is replaced only by a static entry's interfaceUrl
+    // (card/interface-policy.ts, the same rule the remote agent applies).
+    const transport = transportOf(endpoint.records);
+    const routed = reviewedInterface(entry.card, { ...(transport?.interfaceUrl !== undefined && { interfaceUrl: transport.interfaceUrl }), ...(transport?.tenant !== undefined && { tenant: transport.tenant }) });
+    if (routed.kind === 'unroutable') {
+      const reason = `${routed.reason}; ${reviewed ? 'set interfaceUrl on its static entry to the URL where the agent answers' : 'only a static entry with interfaceUrl can say where the agent answers'}`;
+      verdicts.set(endpoint.baseUrl, { verdict: 'unsuitable', localName, reason });
+      if (reviewed) alerts.push({ kind: 'static-unsuitable', endpoint: endpoint.baseUrl, message: `static agent ${localName} does not fit: ${reason}` });
+      continue;
+    }
+    if (routed.kind === 'as-is' && routed.unused !== undefined) {
+      alerts.push({ kind: 'interface-url-unused', endpoint: endpoint.baseUrl, message: `${localName}: ${routed.unused}` });
+    }
     // A static agent is held to the tags it is expected to serve; a discovered one to every need.
     const needs = reviewed ? options.needs.filter((n) => reviewed.tags.includes(n.tag)).concat(needsFor(reviewed.tags, options.needs)) : options.needs;
     // A static entry's routingTags route the agent whatever its card's tags; an entry's tags
@@ -227,6 +248,7 @@ export function selectAgents(candidates: readonly Candidate[], options: SelectOp
       description: reviewed ? reviewed.description : describeFromVocabulary(tags, options.vocabulary),
       tags,
       ...(byRoutingTags && { cardTags: cardTagsOf(entry.card) }),
+      ...(routed.kind === 'rewritten' && { interfaceRewritten: Object.freeze({ from: routed.rewrite.from, to: routed.rewrite.to }) }),
       critical: reviewed?.critical ?? false,
       order: reviewed ? reviewed.order : Number.POSITIVE_INFINITY,
       candidate,
@@ -315,6 +337,7 @@ export function selectAgents(candidates: readonly Candidate[], options: SelectOp
         description: e.description,
         tags: Object.freeze(e.tags),
         ...(e.cardTags !== undefined && { cardTags: e.cardTags }),
+        ...(e.interfaceRewritten !== undefined && { interfaceRewritten: e.interfaceRewritten }),
         critical: e.critical,
         ...(e.domain !== undefined && { domain: e.domain }),
         baseUrl: e.candidate.endpoint.baseUrl,

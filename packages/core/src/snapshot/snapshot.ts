@@ -23,6 +23,11 @@ export interface SnapshotAgent {
    * When present, `tags` are part of the digest (a change of the routing tags rebuilds trees).
    */
   readonly cardTags?: readonly string[];
+  /**
+   * Present when its static entry's `interfaceUrl` replaced the card's chosen interface, whose
+   * host was unroutable (`0.0.0.0`, `::`). Not part of the digest (the `interfaceUrl` in `transport` is).
+   */
+  readonly interfaceRewritten?: { readonly from: string; readonly to: string };
   readonly critical: boolean;
   /** With routing domains: the domain (sub-router) holding it. Part of the digest. */
   readonly domain?: string;
@@ -143,6 +148,7 @@ export function toSnapshotAgents(
       description: s.description,
       tags: s.tags,
       ...(s.cardTags !== undefined && { cardTags: s.cardTags }),
+      ...(s.interfaceRewritten !== undefined && { interfaceRewritten: s.interfaceRewritten }),
       critical: s.critical,
       ...(s.domain !== undefined && { domain: s.domain }),
       baseUrl: s.baseUrl,

@@ -7,7 +7,7 @@
  */
 import type { Clock } from '../clock/index.js';
 import { localNameProblem, tagProblem } from '../rules/ids.js';
-import { impossibleBaseUrl, impossibleCardUrl } from '../rules/urls.js';
+import { impossibleBaseUrl, impossibleCardUrl, impossibleUrl } from '../rules/urls.js';
 import { describe } from '../text.js';
 import { FixedListSource, OptionProblems } from './source-core.js';
 import { readTransportOptions } from './transport-options.js';
@@ -53,6 +53,13 @@ export interface StaticAgentConfig {
   timeoutMs?: number;
   /** Call its card's interface of this tenant (echoed on every call). */
   tenant?: string;
+  /**
+   * Where the agent really answers when its card's chosen interface names an unroutable host
+   * (`http://0.0.0.0:9999`, BeeAI's default; `::`): that one interface's URL is replaced by this
+   * one, which the host policy judges like any interface URL. Unused (and reported) when the
+   * interface's host is routable. An absolute http(s) URL.
+   */
+  interfaceUrl?: string;
 }
 
 /** Inputs of {@link staticSource}. */
@@ -120,7 +127,9 @@ class StaticSourceImpl extends FixedListSource implements StaticSource {
 }
 
 function toRecord(agent: Readonly<StaticAgentConfig>, source: string): EndpointRecord {
-  const transport = readTransportOptions(agent as Readonly<Record<string, unknown>>, () => undefined);
+  const read = readTransportOptions(agent as Readonly<Record<string, unknown>>, () => undefined);
+  // interfaceUrl is a static entry's alone: registry records never carry it.
+  const transport = agent.interfaceUrl === undefined ? read : Object.freeze({ ...read, interfaceUrl: agent.interfaceUrl });
   return {
     name: agent.name,
     baseUrl: (agent.url ?? agent.cardUrl) as string,
@@ -194,6 +203,11 @@ function validateAgents(value: unknown, check: OptionProblems): readonly Readonl
 
     if (critical !== undefined && typeof critical !== 'boolean') bad('critical', `must be true or false, got ${describe(critical)}`);
     const transport: TransportOptions | undefined = readTransportOptions(entry, bad);
+    const { interfaceUrl } = entry;
+    if (interfaceUrl !== undefined) {
+      const why = typeof interfaceUrl === 'string' ? impossibleUrl(interfaceUrl) : `must be a string, got ${describe(interfaceUrl)}`;
+      if (why !== undefined) bad('interfaceUrl', why);
+    }
 
     if (!ok) return;
     out.push(
@@ -204,6 +218,7 @@ function validateAgents(value: unknown, check: OptionProblems): readonly Readonl
         ...(routingTags !== undefined ? { routingTags: Object.freeze([...(routingTags as string[])]) } : { tags: Object.freeze([...(tags as string[])]) }),
         critical: critical === true,
         ...transport,
+        ...(interfaceUrl !== undefined && { interfaceUrl: interfaceUrl as string }),
       }),
     );
   });
