@@ -27,7 +27,7 @@ export { DEFAULT_JSON_LIMITS } from './safe-json.js';
 export type { JsonLimits } from './safe-json.js';
 export type { UrlJudge, CardUrl, CardUrlRole, InterfacePolicyOptions, ChosenInterface, PreferredInterfaceOptions } from './interface-policy.js';
 export { preferredInterface, reviewedInterface } from './interface-policy.js';
-export type { InterfaceRewrite, ReviewedInterface } from './interface-policy.js';
+export type { InterfaceRewrite } from './interface-policy.js';
 export { cardAccess, checkSecurityRequirements, presentableSchemes, securityOrigin } from './security-requirements.js';
 export type { CardAccess, SecurityRequirementsResult, DescribedScheme } from './security-requirements.js';
 export { checkCard } from './check-card.js';
