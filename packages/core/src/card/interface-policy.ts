@@ -11,7 +11,7 @@
  * not a parse error: the card itself may be perfectly well formed.
  */
 import type { DiscoveryErrorCode, Problem } from '../errors.js';
-import { specialPurposeBlock } from '../fetch/special-purpose-addresses.js';
+import { specialPurposeBlock } from '../rules/special-purpose-addresses.js';
 import { isLoopbackHost } from '../rules/origins.js';
 import type { AgentCardModel } from './model.js';
 import { joinPath } from './safe-json.js';
