@@ -109,6 +109,23 @@ describe('selectAgents: interfaceUrl', () => {
   });
 });
 
+describe('selectAgents: interfaceUrl and card security', () => {
+  test('credentials are judged for the rewritten interface\'s origin, not 0.0.0.0', () => {
+    const secured = (host: string, origin: string, transport?: { interfaceUrl: string }): Candidate => {
+      const baseUrl = `https://${host}/`;
+      const rec = Object.freeze({ name: 'beeai', baseUrl, source: 'static', metadata: { description: 'Reviewed.', tags: 'billing', critical: 'false' }, ...(transport && { transport }) });
+      // rawCard's default security: a bearer scheme, required.
+      return { endpoint: admitted(baseUrl, [rec as EndpointRecord]), entry: entryFor(baseUrl, rawCard(origin, { skills: [{ id: 'b', tags: ['billing'] }] })) };
+    };
+    const presentable = (origin: string) => (origin === 'https://beeai.example.com' ? [{ type: 'http' as const, scheme: 'bearer' }] : []);
+    const rewritten = selectAgents([secured('beeai.example.com', 'http://0.0.0.0:9999', { interfaceUrl: 'https://beeai.example.com/a2a' })], { ...base, reviewed, presentable });
+    assert.deepEqual(rewritten.selected.map((a) => a.localName), ['beeai'], JSON.stringify([...rewritten.verdicts]));
+    const elsewhere = selectAgents([secured('beeai.example.com', 'http://0.0.0.0:9999', { interfaceUrl: 'https://other.example.com/a2a' })], { ...base, reviewed, presentable });
+    assert.equal(elsewhere.verdicts.get('https://beeai.example.com/')?.verdict, 'excluded');
+    assert.match((elsewhere.verdicts.get('https://beeai.example.com/') as { reason: string }).reason, /^unauthorized: .*https:\/\/other\.example\.com/);
+  });
+});
+
 describe('configuration and staticSource: interfaceUrl', () => {
   const CONFIG = (url: string): string => `allow: [https://beeai.example.com]
 vocabulary: [{ tag: billing, description: Invoices. }]

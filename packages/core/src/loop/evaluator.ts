@@ -14,6 +14,7 @@ import type { HealthTracker } from '../health/index.js';
 import { isMember } from '../health/index.js';
 import type { Candidate, MatchMemo, ReviewedAgent, SelectOptions, Verdict } from '../match/index.js';
 import { selectAgents } from '../match/index.js';
+import { calledCard } from '../match/select-agents.js';
 import type { AdmittedEndpoint } from '../resolve/index.js';
 import type { SnapshotAgent } from '../snapshot/index.js';
 import { toSnapshotAgents } from '../snapshot/index.js';
@@ -79,7 +80,8 @@ export class Evaluator {
     const known = new Map<string, readonly PresentableScheme[]>();
     for (const c of candidates) {
       // Only a card with security requirements has a security origin (its model is read then).
-      const origin = cardFacts(c.entry).secured ? securityOrigin(c.entry.card, c.endpoint.baseUrl) : undefined;
+      // The interface it calls: a static entry's interfaceUrl included.
+      const origin = cardFacts(c.entry).secured ? securityOrigin(calledCard(c).card, c.endpoint.baseUrl) : undefined;
       if (origin !== undefined && !known.has(origin)) known.set(origin, await presentableSchemes(this.#o.credentials, origin));
     }
     return (origin) => known.get(origin) ?? [];

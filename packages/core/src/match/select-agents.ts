@@ -202,16 +202,9 @@ export function selectAgents(candidates: readonly Candidate[], options: SelectOp
       verdicts.set(endpoint.baseUrl, { verdict: 'excluded', localName, reason: tenantRefusal });
       continue;
     }
-    const unauthorized = securityRefuses(options.presentable, entry, endpoint.baseUrl);
-    if (unauthorized !== undefined) {
-      verdicts.set(endpoint.baseUrl, { verdict: 'excluded', localName, reason: unauthorized });
-      alerts.push({ kind: 'unauthorized', endpoint: endpoint.baseUrl, message: `${localName}: ${unauthorized}` });
-      continue;
-    }
     // An interface nobody can call (0.0.0.0, ::) is replaced only by a static entry's interfaceUrl
     // (card/interface-policy.ts, the same rule the remote agent applies).
-    const transport = transportOf(endpoint.records);
-    const routed = reviewedInterface(entry.card, { ...(transport?.interfaceUrl !== undefined && { interfaceUrl: transport.interfaceUrl }), ...(transport?.tenant !== undefined && { tenant: transport.tenant }) });
+    const routed = calledCard(candidate);
     if (routed.kind === 'unroutable') {
       const reason = `${routed.reason}; ${reviewed ? 'set interfaceUrl on its static entry to the URL where the agent answers' : 'only a static entry with interfaceUrl can say where the agent answers'}`;
       verdicts.set(endpoint.baseUrl, { verdict: 'unsuitable', localName, reason });
@@ -220,6 +213,13 @@ export function selectAgents(candidates: readonly Candidate[], options: SelectOp
     }
     if (routed.kind === 'as-is' && routed.unused !== undefined) {
       alerts.push({ kind: 'interface-url-unused', endpoint: endpoint.baseUrl, message: `${localName}: ${routed.unused}` });
+    }
+    // Credentials are judged for the interface actually called (a rewritten one included).
+    const unauthorized = securityRefuses(options.presentable, entry, routed.card, endpoint.baseUrl);
+    if (unauthorized !== undefined) {
+      verdicts.set(endpoint.baseUrl, { verdict: 'excluded', localName, reason: unauthorized });
+      alerts.push({ kind: 'unauthorized', endpoint: endpoint.baseUrl, message: `${localName}: ${unauthorized}` });
+      continue;
     }
     // A static agent is held to the tags it is expected to serve; a discovered one to every need.
     const needs = reviewed ? options.needs.filter((n) => reviewed.tags.includes(n.tag)).concat(needsFor(reviewed.tags, options.needs)) : options.needs;
@@ -367,6 +367,19 @@ function cardTagsOf(card: CacheEntry['card']): readonly string[] {
   return Object.freeze([...new Set(card.skills.flatMap((s) => s.tags))].sort(compare));
 }
 
+/**
+ * The card as its remote agent will call it: its chosen interface replaced by the endpoint's
+ * `interfaceUrl` when that interface's host is unroutable (`reviewedInterface`), of the endpoint's
+ * `tenant` (both from the transport options the snapshot carries).
+ */
+export function calledCard(candidate: Candidate): ReturnType<typeof reviewedInterface> {
+  const transport = transportOf(candidate.endpoint.records);
+  return reviewedInterface(candidate.entry.card, {
+    ...(transport?.interfaceUrl !== undefined && { interfaceUrl: transport.interfaceUrl }),
+    ...(transport?.tenant !== undefined && { tenant: transport.tenant }),
+  });
+}
+
 function memoizedMatch(memo: MatchMemo | undefined, card: object, key: string, compute: () => CardMatch): CardMatch {
   if (!memo) return compute();
   let byNeeds = memo.get(card);
@@ -405,10 +418,9 @@ function tenantRefuses(tenant: TenantPolicy | undefined, entry: CacheEntry, base
 }
 
 /** The sentence when the card requires what the credentials cannot present (card security schemes honoured). */
-function securityRefuses(presentable: SelectOptions['presentable'], entry: CacheEntry, baseUrl: string): string | undefined {
+function securityRefuses(presentable: SelectOptions['presentable'], entry: CacheEntry, card: CacheEntry['card'], baseUrl: string): string | undefined {
   // A card without security requirements has no security origin: its model is not needed.
   if (presentable === undefined || !cardFacts(entry).secured) return undefined;
-  const card = entry.card;
   const origin = securityOrigin(card, baseUrl);
   if (origin === undefined) return undefined;
   const result = checkSecurityRequirements(card, presentable(origin), origin);
