@@ -4,9 +4,14 @@
  * The model is a deterministic fake, `FakeEchoChatModel`: it answers every turn with one
  * `final_answer` tool call whose response is `beeai heard: <the user's last text>`.
  *
- * Usage: node server.mjs [default|skills]
+ * Usage: node server.mjs [default|skills|zeros]
  *   default: the card A2AServer builds by itself (one skill, `tags: []`, protocolVersion 0.1.0);
- *   skills:  the same agent with its own skills (tagged `billing`).
+ *   skills:  the same agent with its own skills (tagged `billing`);
+ *   zeros:   the default card with BeeAI's default card URL, `http://0.0.0.0:<port>`: what
+ *            `A2AServer` publishes when no `url` is given and its host is left at its default
+ *            `0.0.0.0` (server.js: `url: config.url || \`http://${host}:${port}\``). The server
+ *            still listens on 127.0.0.1 only: the card names that URL, nothing listens on it.
+ * The other modes pass `url` (the loopback URL) in the metadata, so the card names where it answers.
  * Prints `READY <base URL>` on stdout once /health answers.
  */
 /* global fetch */ // Node 20's global fetch
@@ -53,7 +58,7 @@ const agent = new ToolCallingAgent({
   tools: [],
   meta: { name: 'BeeAI Billing', description: 'Answers billing questions.' },
 });
-const metadata = { url, name: 'BeeAI Billing', description: 'Answers billing questions.' };
+const metadata = { url: mode === 'zeros' ? `http://0.0.0.0:${port}` : url, name: 'BeeAI Billing', description: 'Answers billing questions.' };
 if (mode === 'skills') {
   metadata.skills = [{ id: 'invoices', name: 'Invoices', description: 'Explains invoices and charges.', tags: ['billing'] }];
 }

@@ -105,6 +105,66 @@ describe('interop matrix: BeeAI Framework 0.1.30 A2A server', () => {
   });
 });
 
+describe('interop matrix: BeeAI Framework 0.1.30 A2A server with its default card URL http://0.0.0.0:<port>', () => {
+  const verdictOf = (endpoints: unknown[], name: string): { verdict: string; reason?: string } | undefined =>
+    (endpoints as Array<{ verdict?: { verdict: string; localName?: string; reason?: string } }>).find((e) => e.verdict?.localName === name)?.verdict;
+
+  test('probe accepts the card and warns at url: the host 0.0.0.0 is unroutable', async () => {
+    const peer = await startFrameworkServer('beeai', 'zeros');
+    try {
+      const p = await probe(peer.baseUrl);
+      assert.equal(p.report.accepted, true, JSON.stringify(p.report));
+      assert.deepEqual(warningPaths(p.report), ['defaultOutputModes[1]', 'protocolVersion', 'skills[0].tags', 'url'].sort());
+      assert.match(p.report.warnings.find((w) => w.path === 'url')!.message, /^the interface host 0\.0\.0\.0 is unroutable \(this network\): no client can call http:\/\/0\.0\.0\.0:\d+\/?; a static entry's interfaceUrl can name where the agent answers$/);
+    } finally {
+      await peer.close();
+    }
+  });
+
+  test('without interfaceUrl the verdict names the unroutable host and the key to set', async () => {
+    const peer = await startFrameworkServer('beeai', 'zeros');
+    try {
+      const s = await serve([{ name: 'beeai_zeros', url: peer.baseUrl, description: 'Answers billing questions.', tags: ['billing'] }, decoyAgent()], [billing, decoyTag]);
+      try {
+        const { agent, endpoints } = await admitted(s, 'beeai_zeros');
+        assert.equal(agent, undefined);
+        assert.deepEqual(verdictOf(endpoints, 'beeai_zeros'), {
+          verdict: 'unsuitable',
+          localName: 'beeai_zeros',
+          reason: 'the interface host 0.0.0.0 is unroutable (this network); set interfaceUrl on its static entry to the URL where the agent answers',
+        });
+      } finally {
+        assert.equal(await s.stop(), 0, s.stderr());
+      }
+    } finally {
+      await peer.close();
+    }
+  });
+
+  test('with the static entry\'s reviewed interfaceUrl it is called there, shown as rewritten, and answers', async () => {
+    const peer = await startFrameworkServer('beeai', 'zeros');
+    try {
+      const agent: StaticAgent = { name: 'beeai_zeros', url: peer.baseUrl, description: 'Answers billing questions.', tags: ['billing'], interfaceUrl: peer.baseUrl };
+      const s = await serve([agent, decoyAgent()], [billing, decoyTag]);
+      try {
+        const { agent: admittedAgent, endpoints } = await admitted(s, 'beeai_zeros');
+        assert.ok(admittedAgent, `not in the snapshot; endpoints: ${JSON.stringify(endpoints, null, 1)}`);
+        assert.match(admittedAgent.interfaceRewritten!.from, /^http:\/\/0\.0\.0\.0:\d+\/?$/);
+        assert.equal(admittedAgent.interfaceRewritten!.to, peer.baseUrl);
+        const r = await chat(s, 'interop-beeai-zeros', 'Why was I charged twice?');
+        assert.equal(r.status, 200, JSON.stringify(r.body));
+        assert.equal(r.body.error ?? undefined, undefined, `chat error: ${JSON.stringify(r.body)}`);
+        assert.equal(r.body.author, 'beeai_zeros');
+        assert.match(r.body.reply, /beeai heard: Why was I charged twice\?/);
+      } finally {
+        assert.equal(await s.stop(), 0, s.stderr());
+      }
+    } finally {
+      await peer.close();
+    }
+  });
+});
+
 describe('interop matrix: Strands Agents 1.19.0 A2A server (a2a/express)', () => {
   test('default card (protocolVersion 0.2.0, skills: []): admitted by a static entry, answers', async () => {
     const peer = await startFrameworkServer('strands', 'default');

@@ -43,7 +43,11 @@ export interface StaticAgent {
   url?: string;
   cardUrl?: string;
   description: string;
-  tags: string[];
+  /** Exactly one of `tags` (carried by the card) and `routingTags` (whatever the card says). */
+  tags?: string[];
+  routingTags?: string[];
+  /** Where the agent answers when its card's interface names an unroutable host (0.0.0.0, ::). */
+  interfaceUrl?: string;
 }
 
 export interface VocabularyEntry {
@@ -101,6 +105,10 @@ export interface SnapshotAgent {
   localName: string;
   protocolVersion: string;
   tags: string[];
+  /** Present when a static entry's routingTags route it: the card's own skill tags. */
+  cardTags?: string[];
+  /** Present when a static entry's interfaceUrl replaced an unroutable interface. */
+  interfaceRewritten?: { from: string; to: string };
   card: { name: string };
 }
 

@@ -11,7 +11,9 @@
  * not a parse error: the card itself may be perfectly well formed.
  */
 import type { DiscoveryErrorCode, Problem } from '../errors.js';
+import { specialPurposeBlock } from '../rules/special-purpose-addresses.js';
 import { isLoopbackHost } from '../rules/origins.js';
+import type { AgentCardModel } from './model.js';
 import { joinPath } from './safe-json.js';
 import { isHostPortTarget, isObj } from './validate.js';
 
@@ -88,6 +90,16 @@ export function applyInterfacePolicy(raw: Record<string, unknown>, options: Inte
       continue;
     }
     called++;
+    const unroutable = unroutableHost(found.url);
+    if (unroutable !== undefined) {
+      // Nobody can call it, and nothing is guessed: the card is kept, the interface is never
+      // called as it stands; selection refuses it unless a static entry's interfaceUrl says where
+      // the agent answers.
+      const reason = `${unroutable}: no client can call ${found.url}; a static entry's interfaceUrl can name where the agent answers`;
+      urls.push({ path: found.path, url: found.url, role: 'interface', called: true, binding, allowed: false, reason });
+      warnings.push({ path: found.path, message: reason });
+      continue;
+    }
     const verdict = judgeInterface(found.url, options);
     urls.push({ path: found.path, url: found.url, role: 'interface', called: true, binding, ...verdict.entry });
     if (verdict.problem) {
@@ -252,4 +264,73 @@ export function preferredInterface(
     return { index, url: i.url, binding, protocolVersion: i.protocolVersion, ...(i.tenant !== undefined && { tenant: i.tenant }), client };
   }
   return undefined;
+}
+
+/** Special-purpose blocks whose addresses name no host to call: a listener's "every address". */
+const UNROUTABLE_BLOCKS = new Set(['this network', 'unspecified']);
+
+/**
+ * Why an interface URL's host names no host anyone can call — an IP literal in `0.0.0.0/8`
+ * ("this network", e.g. BeeAI's default `http://0.0.0.0:9999`) or the unspecified address `::`,
+ * by the special-purpose address registry the connection guard uses — or undefined.
+ *
+ * @example unroutableHost('http://0.0.0.0:9999') // 'the interface host 0.0.0.0 is unroutable (this network)'
+ * @example unroutableHost('http://[::]:9999/a2a') // 'the interface host [::] is unroutable (unspecified)'
+ */
+export function unroutableHost(url: string): string | undefined {
+  let host: string;
+  try {
+    host = new URL(url).hostname;
+  } catch {
+    return undefined;
+  }
+  const block = specialPurposeBlock(host);
+  return block !== undefined && UNROUTABLE_BLOCKS.has(block) ? `the interface host ${host} is unroutable (${block})` : undefined;
+}
+
+/** An interface URL a static entry's `interfaceUrl` replaced. */
+export interface InterfaceRewrite {
+  /** Position in the card's `supportedInterfaces` (the normalized model's order). */
+  readonly index: number;
+  readonly from: string;
+  readonly to: string;
+}
+
+/** What a static entry's reviewed `interfaceUrl` does to a card ({@link reviewedInterface}). */
+export type ReviewedInterface =
+  /** The interface a client here would choose is routable: the card as it is (`unused`: the entry's interfaceUrl, not used). */
+  | { readonly kind: 'as-is'; readonly card: AgentCardModel; readonly unused?: string }
+  /** Its host was unroutable: the card with that one interface's URL replaced. */
+  | { readonly kind: 'rewritten'; readonly card: AgentCardModel; readonly rewrite: InterfaceRewrite }
+  /** Its host is unroutable and no interfaceUrl says where the agent answers (`reason`: {@link unroutableHost}'s). */
+  | { readonly kind: 'unroutable'; readonly card: AgentCardModel; readonly reason: string };
+
+/**
+ * The one place a reviewed interface URL applies: the interface a client here would choose by
+ * the card's order ({@link preferredInterface}, of `tenant` when set, not yet judged by the host
+ * policy) is replaced by `interfaceUrl` only when its host is unroutable ({@link unroutableHost}),
+ * never otherwise and never without the key. The replacement is then judged by the host policy
+ * like any interface URL wherever the card is used. Pure; the card is not changed (a rewritten
+ * one is a new, frozen model).
+ *
+ * @example reviewedInterface(beeaiCard, { interfaceUrl: 'http://127.0.0.1:9999/' }).kind // 'rewritten'
+ */
+export function reviewedInterface(card: AgentCardModel, options: { readonly interfaceUrl?: string; readonly tenant?: string } = {}): ReviewedInterface {
+  const chosen = preferredInterface(card, undefined, options.tenant === undefined ? {} : { tenant: options.tenant });
+  const unroutable = chosen === undefined ? undefined : unroutableHost(chosen.url);
+  if (chosen === undefined || unroutable === undefined) {
+    if (options.interfaceUrl === undefined) return { kind: 'as-is', card };
+    const why = chosen === undefined ? 'the card has no interface a client here calls' : `the card's interface ${chosen.url} has a routable host and is called as it is`;
+    return { kind: 'as-is', card, unused: `interfaceUrl ${options.interfaceUrl} is not used: ${why}` };
+  }
+  if (options.interfaceUrl === undefined) {
+    return { kind: 'unroutable', card, reason: unroutable };
+  }
+  const to = options.interfaceUrl;
+  const supportedInterfaces = card.supportedInterfaces.map((i, n) => (n === chosen.index ? Object.freeze({ ...i, url: to }) : i));
+  return {
+    kind: 'rewritten',
+    card: Object.freeze({ ...card, supportedInterfaces: Object.freeze(supportedInterfaces) }),
+    rewrite: Object.freeze({ index: chosen.index, from: chosen.url, to }),
+  };
 }

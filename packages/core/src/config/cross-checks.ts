@@ -237,12 +237,16 @@ export function crossCheck(doc: Raw, source: YamlSource): Problem[] {
       else names.set(name, i);
       if (name === rootName) add(['static', i, 'name'], isRootName(name));
     }
-    strings(agent.tags).forEach(([j, tag]) => {
-      if (!vocabulary.has(tag)) add(['static', i, 'tags', j], outside(tag));
-    });
+    for (const field of ['tags', 'routingTags'] as const) {
+      strings(agent[field]).forEach(([j, tag]) => {
+        if (!vocabulary.has(tag)) add(['static', i, field, j], outside(tag));
+      });
+    }
+    if (agent.tags === undefined && agent.routingTags === undefined) add(['static', i, 'tags'], 'is required (the reviewed tags its card carries), unless routingTags gives the tags it is routed by');
+    if (agent.tags !== undefined && agent.routingTags !== undefined) add(['static', i, 'routingTags'], 'give either tags (carried by its card) or routingTags (whatever its card says), not both');
     if (agent.url === undefined && agent.cardUrl === undefined) add(['static', i, 'url'], 'is required (the base URL), unless cardUrl gives the card URL');
     if (agent.url !== undefined && agent.cardUrl !== undefined) add(['static', i, 'cardUrl'], 'give either url (a base URL) or cardUrl (the card URL), not both');
-    for (const field of ['url', 'cardUrl'] as const) {
+    for (const field of ['url', 'cardUrl', 'interfaceUrl'] as const) {
       const url = string(agent[field]);
       if (url !== undefined && impossibleUrl(url) === undefined) {
         const refusal = admits(url);
@@ -286,9 +290,10 @@ export function crossCheck(doc: Raw, source: YamlSource): Problem[] {
       }
     });
     list(doc.static).forEach((item, i) => {
-      const tags = strings(record(item)?.tags).map(([, t]) => t);
+      const field = record(item)?.routingTags !== undefined ? 'routingTags' : 'tags';
+      const tags = strings(record(item)?.[field]).map(([, t]) => t);
       if (tags.length > 0 && tags.every((t) => vocabulary.has(t)) && !tags.some((t) => domainOf.has(t))) {
-        add(['static', i, 'tags'], `none of ${tags.join(', ')} is in a domain, so this agent would fit under no sub-router; add one of its tags to domains[].tags`);
+        add(['static', i, field], `none of ${tags.join(', ')} is in a domain, so this agent would fit under no sub-router; add one of its tags to domains[].tags`);
       }
     });
     const policies = record(doc.policies) ?? {};

@@ -254,13 +254,15 @@ function build(out: SchemaOutput, baseDir: string): DiscoveryConfig {
       name: a.name,
       ...(a.cardUrl !== undefined ? { cardUrl: a.cardUrl } : { url: a.url as string }),
       description: a.description,
-      tags: a.tags,
+      // Exactly one of them (cross-checks).
+      ...(a.routingTags !== undefined ? { routingTags: a.routingTags } : { tags: a.tags ?? [] }),
       critical: a.critical,
       // Per-agent transport options, only when given.
       ...(a.streaming !== undefined && { streaming: a.streaming }),
       ...(a.headers !== undefined && { headers: a.headers }),
       ...(a.timeoutMs !== undefined && { timeoutMs: a.timeoutMs }),
       ...(a.tenant !== undefined && { tenant: a.tenant }),
+      ...(a.interfaceUrl !== undefined && { interfaceUrl: a.interfaceUrl }),
     })),
     domains: out.domains.map((d) => ({ name: d.name, description: d.description, tags: d.tags, maxAgents: d.maxAgents ?? policies.maxAgents })),
     routing: {

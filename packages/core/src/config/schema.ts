@@ -381,7 +381,9 @@ const staticAgent = z.strictObject({
   url: checked(impossibleBaseUrl).optional(),
   cardUrl: checked(impossibleCardUrl).optional(),
   description: text(1000),
-  tags: z.array(tag).min(1),
+  // Exactly one of tags (carried by the card) and routingTags (whatever the card says): cross-checks.
+  tags: z.array(tag).min(1).optional(),
+  routingTags: z.array(tag).min(1).optional(),
   critical: z.boolean().default(false),
   // Per-agent transport options, judged by the rule registry records share (sources/transport-options.ts).
   streaming: z.boolean().optional(),
@@ -396,6 +398,8 @@ const staticAgent = z.strictObject({
     .optional(),
   timeoutMs: positiveInt.optional(),
   tenant: checked((value) => tenantProblem(value)).optional(),
+  // Replaces an unroutable interface host of its card (card/interface-policy.ts); the allowlist admits it: cross-checks.
+  interfaceUrl: checked(impossibleUrl).optional(),
 });
 
 const sources = z.strictObject({

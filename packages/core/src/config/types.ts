@@ -298,8 +298,13 @@ export interface StaticAgentEntry {
   readonly cardUrl?: string;
   /** Reviewed description (1–1000 characters). */
   readonly description: string;
-  /** Reviewed tags, each in the vocabulary. At least one. */
-  readonly tags: readonly string[];
+  /** Reviewed tags, each in the vocabulary, carried by its card's skills. At least one. Exactly one of `tags` and `routingTags`. */
+  readonly tags?: readonly string[];
+  /**
+   * Reviewed tags, each in the vocabulary, it is routed by whatever its card's skills are tagged
+   * (ADK's `llm`, Mastra's `tool`): its skills are judged on their modes only. At least one.
+   */
+  readonly routingTags?: readonly string[];
   /** Kept (flagged degraded) instead of removed for health reasons. Default false. */
   readonly critical: boolean;
   /** `false`: always `message/send` / `SendMessage`, even when the card says streaming. */
@@ -310,6 +315,11 @@ export interface StaticAgentEntry {
   readonly timeoutMs?: number;
   /** Call the card's interface of this tenant; the tenant is echoed on every call. */
   readonly tenant?: string;
+  /**
+   * Where the agent answers when its card's chosen interface names an unroutable host (`0.0.0.0`,
+   * `::`): replaces that one interface's URL; must be admitted by the allowlist. Unused when the host is routable.
+   */
+  readonly interfaceUrl?: string;
 }
 
 /**

@@ -6,7 +6,7 @@
  * answer is disallowed the whole lookup fails, so Happy Eyeballs cannot pick the bad one.
  *
  * Addresses are judged deny-by-default against the IANA special-purpose registries
- * (special-purpose-addresses.ts): IPv4-compatible, NAT64, 6to4, Teredo, ULA, link-local,
+ * (rules/special-purpose-addresses.ts): IPv4-compatible, NAT64, 6to4, Teredo, ULA, link-local,
  * documentation, benchmarking, multicast, ORCHID and the rest are refused unless `allowCidrs`
  * names them.
  *
@@ -19,7 +19,7 @@ import dns from 'node:dns';
 import net from 'node:net';
 import { DiscoveryError } from '../errors.js';
 import type { ConnectionPolicy } from './host-policy.js';
-import { specialPurposeBlock } from './special-purpose-addresses.js';
+import { specialPurposeBlock } from '../rules/special-purpose-addresses.js';
 
 /** One address of a DNS answer. */
 export interface ResolvedAddress {

@@ -18,7 +18,7 @@
  */
 import { domainToASCII } from 'node:url';
 import ipaddr from 'ipaddr.js';
-import { specialPurposeBlock } from './special-purpose-addresses.js';
+import { specialPurposeBlock } from '../rules/special-purpose-addresses.js';
 import { BoundedMemo, URL_MEMO_ENTRIES } from './bounded-memo.js';
 import { DiscoveryError, type Problem } from '../errors.js';
 import { isLoopbackHost, secureOrLoopback, withoutTrailingDot } from '../rules/origins.js';
@@ -264,7 +264,7 @@ export class HostPolicy {
 
   /**
    * Address check used at connect time: true when the address is in no IANA special-purpose
-   * block (special-purpose-addresses.ts; IPv4-mapped IPv6 is judged by its IPv4 address), when it falls inside `allowCidrs`, or
+   * block (rules/special-purpose-addresses.ts; IPv4-mapped IPv6 is judged by its IPv4 address), when it falls inside `allowCidrs`, or
    * when it is loopback and `allowLoopback` is set. Anything that does not parse is false.
    *
    * @example policy.isAddressAllowed('169.254.169.254') // false (link-local, cloud metadata)

@@ -14,10 +14,12 @@ import type { HealthTracker } from '../health/index.js';
 import { isMember } from '../health/index.js';
 import type { Candidate, MatchMemo, ReviewedAgent, SelectOptions, Verdict } from '../match/index.js';
 import { selectAgents } from '../match/index.js';
+import { calledCard } from '../match/select-agents.js';
 import type { AdmittedEndpoint } from '../resolve/index.js';
 import type { SnapshotAgent } from '../snapshot/index.js';
 import { toSnapshotAgents } from '../snapshot/index.js';
 import type { EndpointRecord, Source } from '../sources/index.js';
+import { transportOf } from '../sources/transport-options.js';
 import type { Lookalike, LookalikePolicy } from '../rules/lookalike.js';
 import { identifierName, LookalikeIndex } from '../rules/lookalike.js';
 import { originOf } from '../rules/origins.js';
@@ -78,7 +80,8 @@ export class Evaluator {
     const known = new Map<string, readonly PresentableScheme[]>();
     for (const c of candidates) {
       // Only a card with security requirements has a security origin (its model is read then).
-      const origin = cardFacts(c.entry).secured ? securityOrigin(c.entry.card, c.endpoint.baseUrl) : undefined;
+      // The interface it calls: a static entry's interfaceUrl included.
+      const origin = cardFacts(c.entry).secured ? securityOrigin(calledCard(c).card, c.endpoint.baseUrl) : undefined;
       if (origin !== undefined && !known.has(origin)) known.set(origin, await presentableSchemes(this.#o.credentials, origin));
     }
     return (origin) => known.get(origin) ?? [];
@@ -232,7 +235,7 @@ export class Evaluator {
     }
     this.#pending = { candidates, degraded, reviewed: reviewedList, selection };
     // Transport options travel from the first record of the endpoint that carries them.
-    const transports = new Map(candidates.map((c) => [c.endpoint.baseUrl, c.endpoint.records.find((r) => r.transport !== undefined)?.transport]));
+    const transports = new Map(candidates.map((c) => [c.endpoint.baseUrl, transportOf(c.endpoint.records)]));
     return toSnapshotAgents(selection.selected, (url) => {
       const transport = transports.get(url);
       return { degraded: health.get(url)?.state === 'degraded', ...(transport !== undefined && { transport }) };
@@ -310,7 +313,7 @@ export class Evaluator {
     this.#pending = undefined;
   }
 
-  /** Reviewed agents: the records of static sources (their metadata carries description, tags, critical). */
+  /** Reviewed agents: the records of static sources (their metadata carries description, tags or routingTags, critical). */
   #reviewedAgents(): ReviewedAgent[] {
     const from = this.#o.sources.filter((s) => s.kind === 'static').map((s) => s.current().records);
     if (this.#reviewedCache !== undefined && sameLists(from, this.#reviewedCache.from)) return this.#reviewedCache.list;
@@ -338,7 +341,9 @@ function readReviewedAgents(sources: readonly Source[]): ReviewedAgent[] {
         source: r.source,
         name: r.name,
         description: r.metadata.description ?? '',
-        tags: (r.metadata.tags ?? '').split(',').filter(Boolean),
+        // An entry's routingTags route it whatever its card's skills are tagged.
+        tags: (r.metadata.routingTags ?? r.metadata.tags ?? '').split(',').filter(Boolean),
+        ...(r.metadata.routingTags !== undefined && { byRoutingTags: true }),
         critical: r.metadata.critical === 'true',
       });
     }

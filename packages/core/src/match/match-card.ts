@@ -102,9 +102,34 @@ export function matchUntaggedCard(
   vocabulary: TagVocabulary,
   required: RequiredCapabilities = {},
 ): CardMatch {
+  const what = card.skills.length === 0 ? 'the card lists no skills' : 'no skill of the card carries a tag';
+  return matchOnModes(card, needs, vocabulary, required, what, 'the static entry names no needed tag');
+}
+
+/**
+ * A card a static entry routes by its `routingTags`, whatever its skills are tagged (ADK's `llm`,
+ * Mastra's `tool`): the entry's tags are the agent's, judged on the modes of any of its skills
+ * (each skill's own, or the card's defaults), or on the card's default modes when it lists no
+ * skill. The card's own tags are neither required nor reported as unknown. Required
+ * capabilities still apply.
+ *
+ * @example
+ * matchByRoutingTags(adkCard, [{ tag: 'returns' }], vocabulary).satisfied // ['returns']
+ */
+export function matchByRoutingTags(
+  card: AgentCardModel,
+  needs: readonly Need[],
+  vocabulary: TagVocabulary,
+  required: RequiredCapabilities = {},
+): CardMatch {
+  const what = `the card is routed by its static entry's routingTags${card.skills.length === 0 ? ' and lists no skills' : ''}`;
+  return matchOnModes(card, needs, vocabulary, required, what, 'none of them is a needed tag of the reviewed vocabulary');
+}
+
+/** The entry's needs judged on the card's modes alone (its tags play no part); `what` opens each reason. */
+function matchOnModes(card: AgentCardModel, needs: readonly Need[], vocabulary: TagVocabulary, required: RequiredCapabilities, what: string, noneNeeded: string): CardMatch {
   const reasons = missingCapabilities(card, required);
   if (reasons.length > 0) return { satisfied: [], unknownTags: [], reasons };
-  const what = card.skills.length === 0 ? 'the card lists no skills' : 'no skill of the card carries a tag';
   const modes = card.skills.length === 0
     ? [{ input: card.defaultInputModes, output: card.defaultOutputModes }]
     : card.skills.map((s) => ({ input: effectiveModes(s.inputModes, card.defaultInputModes), output: effectiveModes(s.outputModes, card.defaultOutputModes) }));
@@ -114,7 +139,7 @@ export function matchUntaggedCard(
     if (modes.some((m) => modesServe(m.input, m.output, need))) satisfied.push(need.tag);
     else reasons.push(`${what} and ${card.skills.length === 0 ? 'its default modes do' : 'the modes of its skills do'} not cover ${describeModes(need)}`);
   }
-  if (satisfied.length === 0 && reasons.length === 0) reasons.push(`${what} and the static entry names no needed tag`);
+  if (satisfied.length === 0 && reasons.length === 0) reasons.push(`${what} and ${noneNeeded}`);
   return { satisfied, unknownTags: [], reasons };
 }
 

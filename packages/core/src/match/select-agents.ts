@@ -6,11 +6,13 @@
  */
 import type { CacheEntry } from '../cache/index.js';
 import { cardFacts, cardIdentity } from '../cache/cache-entries.js';
-import { checkSecurityRequirements, securityOrigin } from '../card/index.js';
+import type { InterfaceRewrite } from '../card/index.js';
+import { checkSecurityRequirements, reviewedInterface, securityOrigin } from '../card/index.js';
+import { transportOf } from '../sources/transport-options.js';
 import type { PresentableScheme } from '../fetch/index.js';
 import type { AdmittedEndpoint } from '../resolve/index.js';
 import type { CardMatch, Need, RequiredCapabilities, TagVocabulary } from './match-card.js';
-import { isUntagged, matchCard, matchUntaggedCard } from './match-card.js';
+import { isUntagged, matchByRoutingTags, matchCard, matchUntaggedCard } from './match-card.js';
 import { isLocalName, LOCAL_NAME } from '../local-name.js';
 
 /** The local-name rule ({@link LOCAL_NAME}) and ADK's reserved names, re-exported here for the public API. */
@@ -23,6 +25,12 @@ export interface ReviewedAgent {
   readonly name: string;
   readonly description: string;
   readonly tags: readonly string[];
+  /**
+   * True when `tags` are the entry's `routingTags`: the agent is routed by them whatever its
+   * card's skills are tagged, and its card is judged on its skills' modes only (required
+   * capabilities still apply). False or absent: a skill of the card must carry the tag.
+   */
+  readonly byRoutingTags?: boolean;
   readonly critical: boolean;
 }
 
@@ -101,6 +109,16 @@ export interface SelectedAgent {
   readonly description: string;
   /** Reviewed tags this agent serves (for the router). */
   readonly tags: readonly string[];
+  /**
+   * Present when its static entry routes it by `routingTags`: the card's own skill tags (distinct,
+   * sorted, possibly empty), shown but not used. `tags` then come from the entry alone.
+   */
+  readonly cardTags?: readonly string[];
+  /**
+   * Present when its static entry's `interfaceUrl` replaced its card's chosen interface, whose
+   * host was unroutable (`0.0.0.0`, `::`): what was replaced by what. Its remote agent calls `to`.
+   */
+  readonly interfaceRewritten?: Omit<InterfaceRewrite, 'index'>;
   readonly critical: boolean;
   /** With domains: the domain (sub-router) holding it. */
   readonly domain?: string;
@@ -116,7 +134,7 @@ export type Verdict =
   | { readonly verdict: 'unsuitable' | 'excluded'; readonly localName?: string; readonly reason: string };
 
 export interface SelectionAlert {
-  readonly kind: 'cap-reached' | 'name-collision' | 'invalid-name' | 'unknown-tags' | 'static-unsuitable' | 'unauthorized';
+  readonly kind: 'cap-reached' | 'name-collision' | 'invalid-name' | 'unknown-tags' | 'static-unsuitable' | 'unauthorized' | 'interface-url-unused';
   readonly message: string;
   readonly endpoint?: string;
 }
@@ -158,6 +176,8 @@ export function selectAgents(candidates: readonly Candidate[], options: SelectOp
     localName: string;
     description: string;
     tags: string[];
+    cardTags?: readonly string[];
+    interfaceRewritten?: Omit<InterfaceRewrite, 'index'>;
     critical: boolean;
     order: number; // static order, or Infinity for discovered agents
     candidate: Candidate;
@@ -182,7 +202,20 @@ export function selectAgents(candidates: readonly Candidate[], options: SelectOp
       verdicts.set(endpoint.baseUrl, { verdict: 'excluded', localName, reason: tenantRefusal });
       continue;
     }
-    const unauthorized = securityRefuses(options.presentable, entry, endpoint.baseUrl);
+    // An interface nobody can call (0.0.0.0, ::) is replaced only by a static entry's interfaceUrl
+    // (card/interface-policy.ts, the same rule the remote agent applies).
+    const routed = calledCard(candidate);
+    if (routed.kind === 'unroutable') {
+      const reason = `${routed.reason}; ${reviewed ? 'set interfaceUrl on its static entry to the URL where the agent answers' : 'only a static entry with interfaceUrl can say where the agent answers'}`;
+      verdicts.set(endpoint.baseUrl, { verdict: 'unsuitable', localName, reason });
+      if (reviewed) alerts.push({ kind: 'static-unsuitable', endpoint: endpoint.baseUrl, message: `static agent ${localName} does not fit: ${reason}` });
+      continue;
+    }
+    if (routed.kind === 'as-is' && routed.unused !== undefined) {
+      alerts.push({ kind: 'interface-url-unused', endpoint: endpoint.baseUrl, message: `${localName}: ${routed.unused}` });
+    }
+    // Credentials are judged for the interface actually called (a rewritten one included).
+    const unauthorized = securityRefuses(options.presentable, entry, routed.card, endpoint.baseUrl);
     if (unauthorized !== undefined) {
       verdicts.set(endpoint.baseUrl, { verdict: 'excluded', localName, reason: unauthorized });
       alerts.push({ kind: 'unauthorized', endpoint: endpoint.baseUrl, message: `${localName}: ${unauthorized}` });
@@ -190,12 +223,12 @@ export function selectAgents(candidates: readonly Candidate[], options: SelectOp
     }
     // A static agent is held to the tags it is expected to serve; a discovered one to every need.
     const needs = reviewed ? options.needs.filter((n) => reviewed.tags.includes(n.tag)).concat(needsFor(reviewed.tags, options.needs)) : options.needs;
-    // A static entry vouches for a card no skill of which carries a tag (no skills at all, or
-    // skills with `tags: []`): its reviewed tags stand in for the missing ones.
-    const untagged = reviewed !== undefined && isUntagged(entry.card);
-    const match = memoizedMatch(options.memo, cardIdentity(entry), reviewed ? `static:${reviewed.tags.join(',')}` : '*', () =>
-      (untagged ? matchUntaggedCard : matchCard)(entry.card, needs, options.vocabulary, options.required),
-    );
+    // A static entry's routingTags route the agent whatever its card's tags; an entry's tags
+    // vouch for a card no skill of which carries a tag (no skills, or skills with `tags: []`).
+    const byRoutingTags = reviewed?.byRoutingTags === true;
+    const matcher = byRoutingTags ? matchByRoutingTags : reviewed !== undefined && isUntagged(entry.card) ? matchUntaggedCard : matchCard;
+    const memoKey = reviewed ? `${byRoutingTags ? 'routing' : 'static'}:${reviewed.tags.join(',')}` : '*';
+    const match = memoizedMatch(options.memo, cardIdentity(entry), memoKey, () => matcher(entry.card, needs, options.vocabulary, options.required));
     if (match.unknownTags.length > 0) {
       alerts.push({ kind: 'unknown-tags', endpoint: endpoint.baseUrl, message: `${localName}: tags outside the reviewed vocabulary are ignored: ${match.unknownTags.join(', ')}` });
     }
@@ -214,6 +247,8 @@ export function selectAgents(candidates: readonly Candidate[], options: SelectOp
       localName,
       description: reviewed ? reviewed.description : describeFromVocabulary(tags, options.vocabulary),
       tags,
+      ...(byRoutingTags && { cardTags: cardTagsOf(entry.card) }),
+      ...(routed.kind === 'rewritten' && { interfaceRewritten: Object.freeze({ from: routed.rewrite.from, to: routed.rewrite.to }) }),
       critical: reviewed?.critical ?? false,
       order: reviewed ? reviewed.order : Number.POSITIVE_INFINITY,
       candidate,
@@ -301,6 +336,8 @@ export function selectAgents(candidates: readonly Candidate[], options: SelectOp
         localName: e.localName,
         description: e.description,
         tags: Object.freeze(e.tags),
+        ...(e.cardTags !== undefined && { cardTags: e.cardTags }),
+        ...(e.interfaceRewritten !== undefined && { interfaceRewritten: e.interfaceRewritten }),
         critical: e.critical,
         ...(e.domain !== undefined && { domain: e.domain }),
         baseUrl: e.candidate.endpoint.baseUrl,
@@ -323,6 +360,24 @@ function airIdentifier(records: readonly { readonly metadata: Readonly<Record<st
     if (id !== undefined && id.startsWith('urn:air:')) return id;
   }
   return undefined;
+}
+
+/** A card's own skill tags, distinct and sorted (frozen). */
+function cardTagsOf(card: CacheEntry['card']): readonly string[] {
+  return Object.freeze([...new Set(card.skills.flatMap((s) => s.tags))].sort(compare));
+}
+
+/**
+ * The card as its remote agent will call it: its chosen interface replaced by the endpoint's
+ * `interfaceUrl` when that interface's host is unroutable (`reviewedInterface`), of the endpoint's
+ * `tenant` (both from the transport options the snapshot carries).
+ */
+export function calledCard(candidate: Candidate): ReturnType<typeof reviewedInterface> {
+  const transport = transportOf(candidate.endpoint.records);
+  return reviewedInterface(candidate.entry.card, {
+    ...(transport?.interfaceUrl !== undefined && { interfaceUrl: transport.interfaceUrl }),
+    ...(transport?.tenant !== undefined && { tenant: transport.tenant }),
+  });
 }
 
 function memoizedMatch(memo: MatchMemo | undefined, card: object, key: string, compute: () => CardMatch): CardMatch {
@@ -363,10 +418,9 @@ function tenantRefuses(tenant: TenantPolicy | undefined, entry: CacheEntry, base
 }
 
 /** The sentence when the card requires what the credentials cannot present (card security schemes honoured). */
-function securityRefuses(presentable: SelectOptions['presentable'], entry: CacheEntry, baseUrl: string): string | undefined {
+function securityRefuses(presentable: SelectOptions['presentable'], entry: CacheEntry, card: CacheEntry['card'], baseUrl: string): string | undefined {
   // A card without security requirements has no security origin: its model is not needed.
   if (presentable === undefined || !cardFacts(entry).secured) return undefined;
-  const card = entry.card;
   const origin = securityOrigin(card, baseUrl);
   if (origin === undefined) return undefined;
   const result = checkSecurityRequirements(card, presentable(origin), origin);

@@ -89,11 +89,13 @@ export function standInSnapshot(peers: readonly StandInPeer[], options: StandInO
  * (`<tag>_agent`) for each needed tag that no static agent serves.
  */
 export function standInPeers(config: {
-  readonly static: ReadonlyArray<{ readonly name: string; readonly description: string; readonly tags: readonly string[]; readonly critical: boolean }>;
+  readonly static: ReadonlyArray<{ readonly name: string; readonly description: string; readonly tags?: readonly string[]; readonly routingTags?: readonly string[]; readonly critical: boolean }>;
   readonly needs: ReadonlyArray<{ readonly tag: string }>;
 }): StandInPeer[] {
-  const peers: StandInPeer[] = config.static.map((a) => ({ name: a.name, tags: a.tags, reviewed: { description: a.description, critical: a.critical } }));
-  const served = new Set(config.static.flatMap((a) => a.tags));
+  // A stand-in's card carries its tags, so an entry's routingTags route it as its tags would.
+  const tagsOf = (a: (typeof config.static)[number]): readonly string[] => a.routingTags ?? a.tags ?? [];
+  const peers: StandInPeer[] = config.static.map((a) => ({ name: a.name, tags: tagsOf(a), reviewed: { description: a.description, critical: a.critical } }));
+  const served = new Set(config.static.flatMap(tagsOf));
   for (const need of config.needs) {
     if (served.has(need.tag)) continue;
     served.add(need.tag);

@@ -17,6 +17,17 @@ export interface SnapshotAgent {
   readonly description: string;
   /** Reviewed tags the agent serves. */
   readonly tags: readonly string[];
+  /**
+   * Present when its static entry routes it by `routingTags` (then `tags` come from the entry,
+   * whatever its card says): the card's own skill tags, distinct and sorted, shown but not used.
+   * When present, `tags` are part of the digest (a change of the routing tags rebuilds trees).
+   */
+  readonly cardTags?: readonly string[];
+  /**
+   * Present when its static entry's `interfaceUrl` replaced the card's chosen interface, whose
+   * host was unroutable (`0.0.0.0`, `::`). Not part of the digest (the `interfaceUrl` in `transport` is).
+   */
+  readonly interfaceRewritten?: { readonly from: string; readonly to: string };
   readonly critical: boolean;
   /** With routing domains: the domain (sub-router) holding it. Part of the digest. */
   readonly domain?: string;
@@ -90,9 +101,10 @@ export interface Snapshot {
  * adds its layout: `\0 domain` on each agent's line, then one `domain \0 name \n` line per
  * domain in order; a one-level snapshot's digest is unchanged by this. An agent with transport
  * options adds `\0 transport <canonical options>` to its line (so a change of them rebuilds trees);
- * an agent without them hashes as before.
+ * an agent without them hashes as before. An agent routed by its entry's `routingTags` (it has
+ * `cardTags`) adds `\0 routing <tags, comma-joined>` after that, since its tags are not its card's.
  */
-export function snapshotDigest(agents: ReadonlyArray<Pick<SnapshotAgent, 'localName' | 'canonicalSha256' | 'domain' | 'transport'>>, domains?: readonly Pick<SnapshotDomain, 'name'>[]): string {
+export function snapshotDigest(agents: ReadonlyArray<DigestedAgent>, domains?: readonly Pick<SnapshotDomain, 'name'>[]): string {
   return digestOfSorted([...agents].sort(byLocalName), domains);
 }
 
@@ -100,7 +112,10 @@ function byLocalName(a: Pick<SnapshotAgent, 'localName'>, b: Pick<SnapshotAgent,
   return a.localName < b.localName ? -1 : a.localName > b.localName ? 1 : 0;
 }
 
-function digestOfSorted(sorted: ReadonlyArray<Pick<SnapshotAgent, 'localName' | 'canonicalSha256' | 'domain' | 'transport'>>, domains?: readonly Pick<SnapshotDomain, 'name'>[]): string {
+/** What the digest reads of an agent. */
+type DigestedAgent = Pick<SnapshotAgent, 'localName' | 'canonicalSha256' | 'domain' | 'transport'> & Partial<Pick<SnapshotAgent, 'tags' | 'cardTags'>>;
+
+function digestOfSorted(sorted: ReadonlyArray<DigestedAgent>, domains?: readonly Pick<SnapshotDomain, 'name'>[]): string {
   const h = createHash('sha256');
   // The same bytes as one update per line, hashed 512 lines at a time (a native call per line
   // cost more than the hashing).
@@ -108,7 +123,8 @@ function digestOfSorted(sorted: ReadonlyArray<Pick<SnapshotAgent, 'localName' | 
   let lines = 0;
   for (const a of sorted) {
     const transport = a.transport === undefined ? '' : `\u0000transport ${transportKey(a.transport)}`;
-    chunk += a.domain === undefined ? `${a.localName}\u0000${a.canonicalSha256}${transport}\n` : `${a.localName}\u0000${a.canonicalSha256}\u0000${a.domain}${transport}\n`;
+    const routing = a.cardTags === undefined ? '' : `\u0000routing ${(a.tags ?? []).join(',')}`;
+    chunk += a.domain === undefined ? `${a.localName}\u0000${a.canonicalSha256}${transport}${routing}\n` : `${a.localName}\u0000${a.canonicalSha256}\u0000${a.domain}${transport}${routing}\n`;
     if (++lines === 512) {
       h.update(chunk);
       chunk = '';
@@ -131,6 +147,8 @@ export function toSnapshotAgents(
       localName: s.localName,
       description: s.description,
       tags: s.tags,
+      ...(s.cardTags !== undefined && { cardTags: s.cardTags }),
+      ...(s.interfaceRewritten !== undefined && { interfaceRewritten: s.interfaceRewritten }),
       critical: s.critical,
       ...(s.domain !== undefined && { domain: s.domain }),
       baseUrl: s.baseUrl,

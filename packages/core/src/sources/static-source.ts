@@ -7,7 +7,7 @@
  */
 import type { Clock } from '../clock/index.js';
 import { localNameProblem, tagProblem } from '../rules/ids.js';
-import { impossibleBaseUrl, impossibleCardUrl } from '../rules/urls.js';
+import { impossibleBaseUrl, impossibleCardUrl, impossibleUrl } from '../rules/urls.js';
 import { describe } from '../text.js';
 import { FixedListSource, OptionProblems } from './source-core.js';
 import { readTransportOptions } from './transport-options.js';
@@ -32,8 +32,17 @@ export interface StaticAgentConfig {
   cardUrl?: string;
   /** The reviewed description used for routing (1–1000 characters). */
   description: string;
-  /** The reviewed tags it is expected to serve: at least one; no commas or whitespace; ≤ 64 characters each. */
-  tags: readonly string[];
+  /**
+   * The reviewed tags it is expected to serve, carried by its card's skills: at least one; no
+   * commas or whitespace; ≤ 64 characters each. Give exactly one of `tags` and `routingTags`.
+   */
+  tags?: readonly string[];
+  /**
+   * The reviewed tags it is routed by, whatever its card's skills are tagged (ADK's `llm`,
+   * Mastra's `tool`): the matcher and the router use these; the card's own tags stay visible
+   * but are not required, and its skills are judged on their modes only. Same rules as `tags`.
+   */
+  routingTags?: readonly string[];
   /** Never dropped for health reasons; flagged degraded and alerted instead. Default false. */
   critical?: boolean;
   /** `false`: call it with `message/send` / `SendMessage` even when its card says streaming. */
@@ -44,6 +53,13 @@ export interface StaticAgentConfig {
   timeoutMs?: number;
   /** Call its card's interface of this tenant (echoed on every call). */
   tenant?: string;
+  /**
+   * Where the agent really answers when its card's chosen interface names an unroutable host
+   * (`http://0.0.0.0:9999`, BeeAI's default; `::`): that one interface's URL is replaced by this
+   * one, which the host policy judges like any interface URL. Unused (and reported) when the
+   * interface's host is routable. An absolute http(s) URL.
+   */
+  interfaceUrl?: string;
 }
 
 /** Inputs of {@link staticSource}. */
@@ -74,7 +90,7 @@ const MAX_DESCRIPTION = 1000;
  * from the start, so `current()` is synced before any refresh, and `refresh()` never fails.
  *
  * Records: `name` = the local name, `baseUrl` = `url` (or `cardUrl`) as configured, `metadata` =
- * `{ description, tags (comma-joined), critical: 'true' | 'false' }` (for display; later stages
+ * `{ description, tags or routingTags (comma-joined, as configured), critical: 'true' | 'false' }` (for display; later stages
  * should read {@link StaticSource.agent}), `transport` = the entry's `streaming`, `headers` (names
  * lower case), `timeoutMs` and `tenant` when any is given.
  *
@@ -111,12 +127,18 @@ class StaticSourceImpl extends FixedListSource implements StaticSource {
 }
 
 function toRecord(agent: Readonly<StaticAgentConfig>, source: string): EndpointRecord {
-  const transport = readTransportOptions(agent as Readonly<Record<string, unknown>>, () => undefined);
+  const read = readTransportOptions(agent as Readonly<Record<string, unknown>>, () => undefined);
+  // interfaceUrl is a static entry's alone: registry records never carry it.
+  const transport = agent.interfaceUrl === undefined ? read : Object.freeze({ ...read, interfaceUrl: agent.interfaceUrl });
   return {
     name: agent.name,
     baseUrl: (agent.url ?? agent.cardUrl) as string,
     source,
-    metadata: { description: agent.description, tags: agent.tags.join(','), critical: agent.critical === true ? 'true' : 'false' },
+    metadata: {
+      description: agent.description,
+      ...(agent.routingTags !== undefined ? { routingTags: agent.routingTags.join(',') } : { tags: (agent.tags ?? []).join(',') }),
+      critical: agent.critical === true ? 'true' : 'false',
+    },
     ...(transport !== undefined && { transport }),
   };
 }
@@ -131,7 +153,7 @@ function validateAgents(value: unknown, check: OptionProblems): readonly Readonl
   value.forEach((raw: unknown, i) => {
     const at = `agents[${i}]`;
     if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) {
-      check.add(at, `must be an object with name, url (or cardUrl), description and tags, got ${describe(raw)}`);
+      check.add(at, `must be an object with name, url (or cardUrl), description and tags (or routingTags), got ${describe(raw)}`);
       return;
     }
     const entry = raw as Record<string, unknown>;
@@ -141,7 +163,7 @@ function validateAgents(value: unknown, check: OptionProblems): readonly Readonl
       ok = false;
     };
 
-    const { name, url, cardUrl, description, tags, critical } = entry;
+    const { name, url, cardUrl, description, tags, routingTags, critical } = entry;
     const nameProblem = localNameProblem(name);
     const first = typeof name === 'string' ? firstIndex.get(name) : undefined;
     if (nameProblem !== undefined) {
@@ -165,17 +187,27 @@ function validateAgents(value: unknown, check: OptionProblems): readonly Readonl
     if (typeof description !== 'string' || description.trim() === '') bad('description', `must be a non-empty string, got ${describe(description)}`);
     else if (description.length > MAX_DESCRIPTION) bad('description', `is ${description.length} characters; the limit is ${MAX_DESCRIPTION}`);
 
-    if (!Array.isArray(tags)) bad('tags', `must be an array of tag strings, got ${describe(tags)}`);
-    else if (tags.length === 0) bad('tags', 'must list at least one reviewed tag');
+    if (tags === undefined && routingTags === undefined) bad('tags', 'is required (the reviewed tags its card carries), unless routingTags gives the tags it is routed by');
+    else if (tags !== undefined && routingTags !== undefined) bad('routingTags', 'give either tags (carried by its card) or routingTags (whatever its card says), not both');
     else {
-      tags.forEach((tag: unknown, j) => {
-        const problem = tagProblem(tag);
-        if (problem !== undefined) bad(`tags[${j}]`, problem);
-      });
+      const [field, list] = tags !== undefined ? ['tags', tags] : ['routingTags', routingTags];
+      if (!Array.isArray(list)) bad(field, `must be an array of tag strings, got ${describe(list)}`);
+      else if (list.length === 0) bad(field, 'must list at least one reviewed tag');
+      else {
+        list.forEach((tag: unknown, j) => {
+          const problem = tagProblem(tag);
+          if (problem !== undefined) bad(`${field}[${j}]`, problem);
+        });
+      }
     }
 
     if (critical !== undefined && typeof critical !== 'boolean') bad('critical', `must be true or false, got ${describe(critical)}`);
     const transport: TransportOptions | undefined = readTransportOptions(entry, bad);
+    const { interfaceUrl } = entry;
+    if (interfaceUrl !== undefined) {
+      const why = typeof interfaceUrl === 'string' ? impossibleUrl(interfaceUrl) : `must be a string, got ${describe(interfaceUrl)}`;
+      if (why !== undefined) bad('interfaceUrl', why);
+    }
 
     if (!ok) return;
     out.push(
@@ -183,9 +215,10 @@ function validateAgents(value: unknown, check: OptionProblems): readonly Readonl
         name: name as string,
         ...(url !== undefined ? { url: url as string } : { cardUrl: cardUrl as string }),
         description: description as string,
-        tags: Object.freeze([...(tags as string[])]),
+        ...(routingTags !== undefined ? { routingTags: Object.freeze([...(routingTags as string[])]) } : { tags: Object.freeze([...(tags as string[])]) }),
         critical: critical === true,
         ...transport,
+        ...(interfaceUrl !== undefined && { interfaceUrl: interfaceUrl as string }),
       }),
     );
   });

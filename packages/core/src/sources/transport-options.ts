@@ -34,10 +34,16 @@ export interface TransportOptions {
   readonly timeoutMs?: number;
   /** Call the card's interface of this tenant (A2A 1.0 §8.3.2); the tenant is echoed on every call. */
   readonly tenant?: string;
+  /**
+   * Static entries only (never read from a registry record): the URL to call instead of the
+   * card's chosen interface when that interface's host is unroutable (`0.0.0.0`, `::`), judged by
+   * the host policy like any interface URL; see `reviewedInterface` in card/interface-policy.ts.
+   */
+  readonly interfaceUrl?: string;
 }
 
 /** The option names, in the order they are read and hashed. */
-const TRANSPORT_OPTION_KEYS = ['streaming', 'headers', 'timeoutMs', 'tenant'] as const;
+const TRANSPORT_OPTION_KEYS = ['streaming', 'headers', 'timeoutMs', 'tenant', 'interfaceUrl'] as const;
 
 /**
  * Reads the transport options of an entry (a static agent, a registry record): each problem goes
@@ -76,6 +82,11 @@ export function readTransportOptions(entry: Readonly<Record<string, unknown>>, b
     else out.tenant = tenant as string;
   }
   return Object.keys(out).length === 0 ? undefined : Object.freeze(out);
+}
+
+/** The transport options an endpoint is called with: those of its first record carrying any (the source's priority order). */
+export function transportOf(records: ReadonlyArray<{ readonly transport?: TransportOptions }>): TransportOptions | undefined {
+  return records.find((r) => r.transport !== undefined)?.transport;
 }
 
 /**

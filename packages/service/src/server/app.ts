@@ -131,6 +131,10 @@ export function snapshotJson(s: Snapshot, routing?: RoutingVerdict): Record<stri
       localName: a.localName,
       description: a.description,
       tags: a.tags,
+      // Routed by its static entry's routingTags: the card's own skill tags, shown, not used.
+      ...(a.cardTags !== undefined && { cardTags: a.cardTags }),
+      // The card's unroutable interface (0.0.0.0, ::) its static entry's interfaceUrl replaced.
+      ...(a.interfaceRewritten !== undefined && { interfaceRewritten: a.interfaceRewritten }),
       critical: a.critical,
       ...(a.domain !== undefined && { domain: a.domain }),
       baseUrl: a.baseUrl,

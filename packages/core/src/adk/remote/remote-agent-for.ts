@@ -14,7 +14,7 @@
 import { RemoteA2AAgent } from '@google/adk';
 import type { BaseAgent, RemoteA2AAgentConfig } from '@google/adk';
 import type { AgentCardModel, AdkAgentCard } from '../../card/index.js';
-import { preferredInterface, toAdkCard } from '../../card/index.js';
+import { preferredInterface, reviewedInterface, toAdkCard } from '../../card/index.js';
 import { DiscoveryError } from '../../errors.js';
 import type { HostPolicy } from '../../fetch/index.js';
 import { tracedA2aClient } from './a2a-client-span.js';
@@ -112,8 +112,11 @@ export function createAdkClientFactory(options: { fetchImpl: typeof fetch; prefe
  * const billing = remoteAgentFor({ name: 'billing', description: 'Answers billing questions.', card, policy, fetchImpl: shared });
  */
 export function remoteAgentFor(options: RemoteAgentOptions): BaseAgent {
-  const { name, description, card, policy, transport } = options;
+  const { name, description, policy, transport } = options;
   const tenant = transport?.tenant === undefined ? {} : { tenant: transport.tenant };
+  // A static entry's interfaceUrl replaces an unroutable interface (0.0.0.0, ::) here, once, for
+  // both clients; the host policy then judges the replacement like any interface URL.
+  const { card } = reviewedInterface(options.card, { ...tenant, ...(transport?.interfaceUrl !== undefined && { interfaceUrl: transport.interfaceUrl }) });
   const chosen = preferredInterface(card, policy, tenant);
   if (chosen === undefined) throw noInterfaceError(name, card, policy, transport?.tenant);
 
