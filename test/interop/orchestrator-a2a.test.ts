@@ -198,6 +198,21 @@ describe('the orchestrator as an A2A agent', () => {
     assert.notEqual(digestOf(fresh), before, 'a new context starts on the new snapshot');
   });
 
+  test('returnImmediately: the task comes back at once and completes; tasks/get (GetTask) reads it, another client cannot', async () => {
+    const send = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'SendMessage', params: { message: { messageId: 'm-ri', contextId: `ctx-ri-${Date.now()}`, role: 'ROLE_USER', parts: [{ text: 'What is on my invoice?' }] }, configuration: { returnImmediately: true } } });
+    const first = await requestJson(svc.url, 'POST', '/api/a2a', { 'content-type': 'application/json', 'a2a-version': '1.0' }, send);
+    const id = (first.json['result'] as { task: { id: string } }).task.id;
+    const get = (from: string) => requestJson(svc.url, 'POST', '/api/a2a', { 'content-type': 'application/json', 'a2a-version': '1.0' }, JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'GetTask', params: { id } }), { from });
+    let task: { status?: { state?: string; message?: unknown } } | undefined;
+    await waitUntil(async () => {
+      task = (await get('127.0.0.1')).json['result'] as typeof task;
+      return task?.status?.state === 'TASK_STATE_COMPLETED' || task?.status?.state === 'TASK_STATE_FAILED';
+    }, 'the task to end');
+    assert.equal(task?.status?.state, 'TASK_STATE_COMPLETED', JSON.stringify(task));
+    assert.ok(JSON.stringify(task).includes('billing heard: What is on my invoice?'));
+    assert.equal(((await get('127.0.0.2')).json['error'] as { code: number }).code, -32001, 'another client’s task is not found');
+  });
+
   test('a context belongs to the client that started it; a bad contextId is a clear JSON-RPC error', async () => {
     const context = `ctx-own-${Date.now()}`;
     assert.equal((await rpc(svc.url, 'invoice?', context, { from: '127.0.0.1' })).status, 200);
