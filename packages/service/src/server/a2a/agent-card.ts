@@ -27,7 +27,7 @@ export const AGENT_CARD_PATHS = ['/.well-known/agent-card.json', '/.well-known/a
 const MAX_EXAMPLES = 8;
 
 /** What the card says about the service's own authentication. */
-export interface CardAuth {
+interface CardAuth {
   /** A static bearer token (`server.tokenEnv` / `tokenFile`). */
   readonly token: boolean;
   /** People's OIDC tokens (`server.oidc`): the issuer URL. */
@@ -64,7 +64,7 @@ interface Skill {
 }
 
 /** The skills of `snapshot`: one per routing domain when it has domains, else one per agent. */
-export function orchestratorSkills(snapshot: Snapshot, vocabulary: AgentCardOptions['vocabulary']): Skill[] {
+function orchestratorSkills(snapshot: Snapshot, vocabulary: AgentCardOptions['vocabulary']): Skill[] {
   const hints = new Map(vocabulary.map((v) => [v.tag, [...(v.examples ?? []), ...(v.keywords ?? [])]]));
   const skill = (id: string, description: string, tags: readonly string[]): Skill => {
     const examples = [...new Set(tags.flatMap((t) => hints.get(t) ?? []))].slice(0, MAX_EXAMPLES);

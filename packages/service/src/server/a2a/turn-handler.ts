@@ -20,7 +20,7 @@ import type { Caller } from '../session-owners.js';
 import type { ChatTurnDone, ChatTurnInput } from '../app.js';
 
 /** The session id of an A2A context: its own namespace beside chat sessions (`s-…`). */
-export const A2A_SESSION_PREFIX = 'a2a-';
+const A2A_SESSION_PREFIX = 'a2a-';
 /** A `contextId` a session id can be made of (SESSION_ID_PATTERN less the prefix's 4 characters). */
 const CONTEXT_ID = /^[A-Za-z0-9_.:-]{1,124}$/;
 
