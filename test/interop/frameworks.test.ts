@@ -15,82 +15,14 @@
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import type { ChildProcessWithoutNullStreams } from 'node:child_process';
-import { execFile, spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
 import type { DemoPeer } from '../../packages/service/src/demo/peers.js';
 import { startAdkDemoAgent, startV1DemoAgent } from '../../packages/service/src/demo/peers.js';
 import type { RunningV1Server } from '../helpers/a2a-v1-server.js';
 import { startV1Server } from '../helpers/a2a-v1-server.js';
+import type { ChildPeer } from './framework-child.js';
+import { runFrameworkClient, startFrameworkServer } from './framework-child.js';
 import type { StaticAgent } from './harness.js';
 import { admitted, chat, probe, serve, warningPaths } from './harness.js';
-
-type Framework = 'beeai' | 'strands';
-
-function folder(framework: Framework): string {
-  const dir = fileURLToPath(new URL(`../../test-frameworks/${framework}/`, import.meta.url));
-  assert.ok(existsSync(`${dir}node_modules`), `${dir}node_modules is missing: run scripts/ensure-test-deps.sh`);
-  return dir;
-}
-
-interface ChildPeer {
-  readonly baseUrl: string;
-  output(): string;
-  close(): Promise<void>;
-}
-
-/** Starts `node server.mjs <mode>` in the framework's folder and waits for its `READY <url>` line. */
-async function startFrameworkServer(framework: Framework, mode: 'default' | 'skills'): Promise<ChildPeer> {
-  const child: ChildProcessWithoutNullStreams = spawn(process.execPath, ['server.mjs', mode], { cwd: folder(framework) });
-  let out = '';
-  child.stdout.on('data', (d: Buffer) => (out += d.toString()));
-  child.stderr.on('data', (d: Buffer) => (out += d.toString()));
-  const exit = new Promise<void>((resolve) => child.on('exit', () => resolve()));
-  const close = async (): Promise<void> => {
-    if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
-    await exit;
-  };
-  try {
-    const baseUrl = await new Promise<string>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`${framework} server not ready in 30 s: ${out}`)), 30_000);
-      child.stdout.on('data', () => {
-        const m = /^READY (http:\/\/\S+)$/m.exec(out);
-        if (m) {
-          clearTimeout(timer);
-          resolve(m[1]!);
-        }
-      });
-      void exit.then(() => {
-        clearTimeout(timer);
-        reject(new Error(`${framework} server exited: ${out}`));
-      });
-    });
-    return { baseUrl, output: () => out, close };
-  } catch (e) {
-    await close();
-    throw e;
-  }
-}
-
-interface ClientAnswer {
-  card?: { name: string; protocolVersion?: string };
-  reply?: string;
-  /** BeeAI only: every text the peer's stream events carried. */
-  streamed?: string[];
-  error?: string;
-}
-
-/** Runs `node client.mjs <url> <text>` in the framework's folder: its A2A client reads the card and sends one message. */
-function runFrameworkClient(framework: Framework, url: string, text: string): Promise<ClientAnswer> {
-  return new Promise((resolve, reject) => {
-    execFile(process.execPath, ['client.mjs', url, text], { cwd: folder(framework), timeout: 30_000 }, (err, stdout, stderr) => {
-      const line = stdout.split('\n').find((l) => l.startsWith('{'));
-      if (line === undefined) reject(new Error(`${framework} client printed no answer (${err?.message ?? 'exit 0'}): ${stdout} ${stderr}`));
-      else resolve(JSON.parse(line) as ClientAnswer);
-    });
-  });
-}
 
 /** A second agent in every snapshot, so that routing to the peer is a decision, not the only choice. */
 let decoy: RunningV1Server;
