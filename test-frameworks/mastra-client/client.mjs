@@ -13,6 +13,7 @@
  * `reply` is every text of the `message/send` (0.3) or `SendMessage` (1.0) result, joined by a
  * newline; `calls` the URLs the client requested.
  */
+import { randomUUID } from 'node:crypto';
 import { MastraClient } from '@mastra/client-js';
 
 const [url, text, wire = '0.3'] = process.argv.slice(2);
@@ -43,7 +44,7 @@ try {
     retries: 0,
     fetch: (input, init) => {
       calls.push(`${init?.method ?? 'GET'} ${String(input)}`);
-      return fetch(input, init);
+      return globalThis.fetch(input, init);
     },
   });
   if (wire === '1.0') {
@@ -51,7 +52,7 @@ try {
     const card = await a2a.getAgentCard();
     const result = await a2a.sendMessage({
       tenant: '',
-      message: { messageId: crypto.randomUUID(), contextId: '', taskId: '', role: 1, parts: [{ content: { $case: 'text', value: text }, metadata: undefined, filename: '', mediaType: '' }], metadata: undefined, extensions: [], referenceTaskIds: [] },
+      message: { messageId: randomUUID(), contextId: '', taskId: '', role: 1, parts: [{ content: { $case: 'text', value: text }, metadata: undefined, filename: '', mediaType: '' }], metadata: undefined, extensions: [], referenceTaskIds: [] },
       configuration: undefined,
       metadata: undefined,
     });
@@ -59,7 +60,7 @@ try {
   } else {
     const a2a = client.getA2A(agentId);
     const card = await a2a.getAgentCard();
-    const envelope = await a2a.sendMessage({ message: { kind: 'message', messageId: crypto.randomUUID(), role: 'user', parts: [{ kind: 'text', text }] } });
+    const envelope = await a2a.sendMessage({ message: { kind: 'message', messageId: randomUUID(), role: 'user', parts: [{ kind: 'text', text }] } });
     if (envelope.error) throw new Error(`JSON-RPC error: ${JSON.stringify(envelope.error)}`);
     process.stdout.write(`${JSON.stringify({ card: { name: card.name, protocolVersion: card.protocolVersion }, reply: texts03(envelope.result).join('\n'), calls })}\n`);
   }
