@@ -10,12 +10,13 @@ export { resolveSecrets } from './resolve-secrets.js';
 export type { ResolvedSecrets, ResolveSecretsOptions, TokenRequestCount } from './resolve-secrets.js';
 export { formatProblems } from './format-problems.js';
 export { readBoundedFile, FileReadError } from '../rules/bounded-file.js';
-export { DEFAULT_REGISTRY_SETTINGS, DEFAULT_SERVER_LIMITS } from './schema.js';
+export { DEFAULT_A2A_SETTINGS, DEFAULT_REGISTRY_SETTINGS, DEFAULT_SERVER_LIMITS } from './schema.js';
 export type {
   DiscoveryConfig,
   ServerConfig,
   ServerCatalogConfig,
   ServerRegistryConfig,
+  ServerA2aConfig,
   ServerOidcConfig,
   ServerTelemetryConfig,
   ServerClientsConfig,

@@ -186,6 +186,7 @@ function build(out: SchemaOutput, baseDir: string): DiscoveryConfig {
       clients: { ...server.clients, trustedProxies: [...server.clients.trustedProxies] },
       drainTimeoutMs: server.drainTimeoutMs,
       registry: { ...server.registry, peers: server.registry.peers.map((p) => ({ ...p })), federation: { ...server.registry.federation } },
+      a2a: { ...server.a2a, cacheControl: server.a2a.cacheControl.trim(), ...(server.a2a.publicUrl !== undefined && { publicUrl: server.a2a.publicUrl.replace(/\/$/, '') }) },
       catalog: {
         enabled: server.catalog.enabled,
         cacheControl: server.catalog.cacheControl.trim(),

@@ -288,6 +288,30 @@ const addressOrRange = checked((value) => {
   return ok ? undefined : `must be an IP address or CIDR range such as "10.0.0.0/8" or "fd00::/8", got ${describeValue(value)}`;
 });
 
+/** `server.a2a`: the orchestrator as an A2A agent (docs/service.md "The service as an A2A agent"). */
+const serverA2a = z.strictObject({
+  enabled: z.boolean().default(true),
+  name: checked((value) => (value.trim() === '' || value.length > 256 || CONTROL.test(value) ? `must be a name of 1-256 characters without line breaks, got ${describeValue(value)}` : undefined)).default('a2a-discovery'),
+  description: checked((value) => (value.trim() === '' || value.length > 2_000 ? `must be a description of 1-2000 characters, got ${describeValue(value)}` : undefined)).default(
+    'Routes each question to the agent discovery selected for it (its skills: the routed agents or domains) and answers with that agent’s reply.',
+  ),
+  // Where clients reach the service: an absolute http(s) origin, optionally with a path prefix.
+  publicUrl: checked((value) => {
+    try {
+      const url = new URL(value);
+      if ((url.protocol === 'https:' || url.protocol === 'http:') && url.username === '' && url.password === '' && url.hash === '' && url.search === '') return undefined;
+    } catch {
+      // fall through
+    }
+    return `must be an absolute http(s) URL without credentials, query or fragment (where clients reach the service), got ${describeValue(value)}`;
+  }).optional(),
+  cacheControl: cacheControl.default('max-age=30'),
+  maxTasks: z.int().min(1).max(1_000_000).default(1_000),
+});
+
+/** `server.a2a`'s defaults, for services started without a configuration file. */
+export const DEFAULT_A2A_SETTINGS = Object.freeze(serverA2a.parse({}));
+
 /** `server.clients`: who a client is for fair shares and pools (docs/security.md "Fair pools"). */
 const serverClients = z.strictObject({
   ipv4Prefix: z.int().min(8).max(32).default(32),
@@ -307,6 +331,7 @@ const server = z.strictObject({
   clients: serverClients.prefault({}),
   catalog: serverCatalog.prefault({}),
   registry: serverRegistry.prefault({}),
+  a2a: serverA2a.prefault({}),
   oidc: serverOidc.optional(),
   telemetry: serverTelemetry.prefault({}),
   // On SIGTERM, how long chat turns in flight may take to finish (docs/operations.md "Graceful drain").

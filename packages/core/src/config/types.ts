@@ -37,6 +37,8 @@ export interface ServerConfig {
   readonly catalog: ServerCatalogConfig;
   /** The ARD registry API over every admitted card (docs/registry-api.md). */
   readonly registry: ServerRegistryConfig;
+  /** The service as an A2A agent: its card and `POST /api/a2a` (docs/service.md "The service as an A2A agent"). */
+  readonly a2a: ServerA2aConfig;
   /** People's OIDC bearer tokens and their roles on the API (docs/authentication.md); unset: only the static token. */
   readonly oidc?: ServerOidcConfig;
   /** What the dashboard shows of OpenTelemetry traces (docs/observability.md). */
@@ -150,6 +152,22 @@ export interface ServerCatalogConfig {
   readonly registryUrl: string;
   /** Sign the catalog (a detached JWS in its `signature` member); unset = unsigned. */
   readonly signing?: CatalogSigningConfig;
+}
+
+/** `server.a2a:` the orchestrator published as an A2A agent (docs/service.md). */
+export interface ServerA2aConfig {
+  /** Serve the card at `/.well-known/agent-card.json` (and `agent.json`) and the JSON-RPC endpoint `POST /api/a2a`. Default true. */
+  readonly enabled: boolean;
+  /** The card's `name`. Default `a2a-discovery`. */
+  readonly name: string;
+  /** The card's `description`. */
+  readonly description: string;
+  /** Where clients reach the service (`https://discovery.example`): the card's endpoint URLs. Unset: the origin each card request came to (its Host passed the Host check). */
+  readonly publicUrl?: string;
+  /** The card response's `Cache-Control`. Default `max-age=30`. */
+  readonly cacheControl: string;
+  /** A2A tasks kept (status and history; the conversation lives in the session), the oldest dropped first. Default 1,000. */
+  readonly maxTasks: number;
 }
 
 /** `server.catalog.signing:` where the private key is and how it signs. */

@@ -41,6 +41,8 @@ export interface AiCatalogRouteOptions {
    * against the catalog's URL) or an absolute URL. Default `/`, the service root.
    */
   registryUrl?: string;
+  /** The service as an A2A agent (`server.a2a`): listed as one more entry, at its own card. */
+  agent?: { name: string; description: string };
 }
 
 /** The registry API's base by default: the service root (the ARD routes are `/search`, `/agents`, `/explore`). */
@@ -70,7 +72,7 @@ export class AiCatalogRoute {
     const etag = `"${snapshot.digest}"`;
     const headers = { etag, 'cache-control': this.#o.cacheControl ?? 'max-age=60' };
     // §15.4.5: a 304 carries the ETag and Cache-Control a 200 would have carried.
-    if (matches(c.req.header('if-none-match'), etag)) return c.body(null, 304, headers);
+    if (ifNoneMatch(c.req.header('if-none-match'), etag)) return c.body(null, 304, headers);
     return c.body(await this.document(snapshot), 200, { ...headers, 'content-type': AI_CATALOG_MEDIA_TYPE });
   }
 
@@ -98,7 +100,7 @@ export class AiCatalogRoute {
 
   async #build(snapshot: Snapshot): Promise<string> {
     const { signing } = this.#o;
-    const doc = buildAiCatalog(snapshot, { hostName: this.#o.hostName ?? 'a2a-discovery' });
+    const doc = buildAiCatalog(snapshot, { hostName: this.#o.hostName ?? 'a2a-discovery', ...(this.#o.agent && { agent: this.#o.agent }) });
     // The service's own ARD registry (ARD §4.1, §7): after the agents, one entry of its own type.
     const registryUrl = this.#o.registryUrl ?? DEFAULT_REGISTRY_URL;
     (doc['entries'] as unknown[]).push({
@@ -113,7 +115,8 @@ export class AiCatalogRoute {
   }
 }
 
-function matches(header: string | undefined, etag: string): boolean {
+/** Whether `If-None-Match` lists `etag` (RFC 9110 §13.1.2: weak comparison; `*` matches any). */
+export function ifNoneMatch(header: string | undefined, etag: string): boolean {
   if (header === undefined) return false;
   if (header.trim() === '*') return true;
   return header.split(',').some((tag) => tag.trim().replace(/^W\//, '') === etag);

@@ -4,17 +4,26 @@
  * the snapshot's digest, version and creation time as an extension. No I/O of its own: the card
  * URLs the cache recorded and the records that proposed each endpoint come from the caller.
  */
-import { AI_CATALOG_SPEC_VERSION } from 'a2a-discovery';
+import { A2A_CARD_MEDIA_TYPE, AI_CATALOG_SPEC_VERSION } from 'a2a-discovery';
 import type { Snapshot } from 'a2a-discovery';
 import { snapshotEntries } from '../registry/entry.js';
+import { A2A_RPC_PATH, AGENT_CARD_PATHS, orchestratorTags } from './a2a/agent-card.js';
 
 /** The top-level extension: `{ digest, version, createdAt }` of the snapshot the catalog publishes. */
 const SNAPSHOT_EXTENSION = 'dev.a2a-discovery.snapshot';
+/** The orchestrator's entry extension: `{ rpc }`, the path of its JSON-RPC endpoint. */
+const ORCHESTRATOR_EXTENSION = 'dev.a2a-discovery.orchestrator';
 
 /** Inputs of {@link buildAiCatalog}. */
 export interface BuildAiCatalogOptions {
   /** `host.displayName`. */
   hostName: string;
+  /**
+   * The service as an A2A agent: one more entry after the agents, at its own card (a path of the
+   * service, resolved against the catalog's URL), described with its configured name and text and
+   * every reviewed tag the snapshot routes by.
+   */
+  agent?: { name: string; description: string };
 }
 
 /**
@@ -30,7 +39,12 @@ export function buildAiCatalog(snapshot: Snapshot, o: BuildAiCatalogOptions): Re
   return {
     specVersion: AI_CATALOG_SPEC_VERSION,
     host: { displayName: o.hostName },
-    entries: snapshotEntries(snapshot).map((e) => e.entry),
+    entries: [
+      ...snapshotEntries(snapshot).map((e) => e.entry),
+      ...(o.agent
+        ? [{ identifier: `${AGENT_CARD_PATHS[0]}#${o.agent.name}`, type: A2A_CARD_MEDIA_TYPE, url: AGENT_CARD_PATHS[0], displayName: o.agent.name, description: o.agent.description, tags: orchestratorTags(snapshot), extensions: { [ORCHESTRATOR_EXTENSION]: { rpc: A2A_RPC_PATH } } }]
+        : []),
+    ],
     extensions: { [SNAPSHOT_EXTENSION]: { digest: snapshot.digest, version: snapshot.version, createdAt: new Date(snapshot.createdAt).toISOString() } },
   };
 }

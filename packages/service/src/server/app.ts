@@ -14,7 +14,7 @@ import { Hono } from 'hono';
 import type { Context } from 'hono';
 import { getCookie, setCookie } from 'hono/cookie';
 import type { Registry } from 'prom-client';
-import type { SessionRunner, TreeFactory } from 'a2a-discovery/adk';
+import type { SessionRunner, TreeFactory, TurnResult } from 'a2a-discovery/adk';
 import { checkSessionId, contentText, SESSION_ID_PATTERN } from 'a2a-discovery/adk';
 import type { ActionActor, ActionEvent, CardCache, DiscoveryLoop, EventInput, EventStream, RoutingVerdict, Snapshot } from 'a2a-discovery';
 import { activeTraceIds, isDiscoveryError, diffSnapshots, AI_CATALOG_WELL_KNOWN_PATH } from 'a2a-discovery';
@@ -51,6 +51,8 @@ import type { RegistryApiOptions } from '../registry/routes.js';
 import type { HeavyWork } from '../registry/routes.js';
 import { mountRegistry, REGISTRY_BASE } from '../registry/routes.js';
 import type { Caller, SessionOwners } from './session-owners.js';
+import type { A2aRouteOptions, A2aSettings } from './a2a/routes.js';
+import { mountA2a } from './a2a/routes.js';
 import { CLIENT_COOKIE, newToken, personKey, SESSION_SECRET_HEADER } from './session-owners.js';
 
 export interface AppOptions {
@@ -116,6 +118,32 @@ export interface AppOptions {
   registry?: RegistryApiOptions & { anonymous?: boolean };
   /** `POST /api/config/reload` (admin): reads the configuration file again (reload.ts); 404 without it. */
   reload?: () => Promise<ReloadResult>;
+  /**
+   * The service as an A2A agent (a2a/routes.ts, `server.a2a`): its card at
+   * `/.well-known/agent-card.json` and its JSON-RPC endpoint `POST /api/a2a`; 404 without it.
+   */
+  a2a?: { settings: A2aSettings; vocabulary: A2aRouteOptions['card']['vocabulary']; version: string };
+}
+
+/** One chat turn asked of {@link createApp}'s turn function (`POST /api/chat`, the A2A endpoint). */
+export interface ChatTurnInput {
+  readonly message: string;
+  /** The session; a new `s-<uuid>` when undefined. Checked against `SESSION_ID_PATTERN`. */
+  readonly sessionId?: unknown;
+  /** A new session's snapshot (a retained digest). */
+  readonly startOn?: string;
+  /** Who drives the session; default the chat caller (person, client cookie, session secret). */
+  readonly caller?: Caller;
+  /** Awaited once admitted, before the turn runs: false drops it. */
+  readonly admitted?: () => Promise<boolean>;
+}
+
+/** A turn that ran (it may have failed: `turn.error`). */
+export interface ChatTurnDone {
+  readonly sessionId: string;
+  /** The new session's secret (a session this turn started). */
+  readonly secret?: string;
+  readonly turn: TurnResult;
 }
 
 /** A snapshot for the API: agents with their reviewed fields, card summary and the card itself. */
@@ -157,6 +185,8 @@ const ROUTE_ROLES: ReadonlyArray<readonly [method: string, path: RegExp, role: R
   ['POST', /^\/api\/refresh$/, 'operator'],
   ['POST', /^\/api\/inspect$/, 'operator'],
   ['POST', /^\/api\/chat$/, 'operator'],
+  // The A2A endpoint: chat turns (a2a/routes.ts).
+  ['POST', /^\/api\/a2a$/, 'operator'],
   // Own sessions for an operator; others' only for an admin (SessionOwners.allows).
   ['POST', /^\/api\/sessions\/[^/]+\/upgrade$/, 'operator'],
   ['DELETE', /^\/api\/sessions\/[^/]+$/, 'operator'],
@@ -533,28 +563,32 @@ export function createApp(o: AppOptions): Hono {
     return c.json({ version: s?.version ?? 0, digest: s?.digest ?? null });
   });
 
-  app.post('/api/chat', async (c) => {
-    // Draining: no new session or turn; the ones in flight finish (drain.ts).
-    if (o.drain?.draining === true) {
-      refuse('draining');
-      c.header('Retry-After', String(DRAIN_RETRY_AFTER_S));
-      c.header('Connection', 'close');
-      return c.json({ error: 'draining', retryAfterS: DRAIN_RETRY_AFTER_S, message: 'the service is shutting down and takes no new session or turn; send it again (another replica will answer)' }, 503);
-    }
-    const read = await body(c, 'maxBodyBytes');
-    if (read instanceof Response) return read;
-    if (typeof read.message !== 'string' || read.message.trim() === '') {
-      return c.json({ error: 'bad-request', message: 'a JSON body {"message": "...", "sessionId"?: "..."} is required' }, 400);
-    }
+  /** Draining: the 503 refusing a new session or turn (the ones in flight finish; drain.ts), else undefined. */
+  const drainingRefusal = (c: Context): Response | undefined => {
+    if (o.drain?.draining !== true) return undefined;
+    refuse('draining');
+    c.header('Retry-After', String(DRAIN_RETRY_AFTER_S));
+    c.header('Connection', 'close');
+    return c.json({ error: 'draining', retryAfterS: DRAIN_RETRY_AFTER_S, message: 'the service is shutting down and takes no new session or turn; send it again (another replica will answer)' }, 503);
+  };
+
+  /**
+   * One chat turn, for `POST /api/chat` and the A2A endpoint (a2a/routes.ts): a slot of the turn
+   * pool (the client's fair share), the session's owner check — or its claim, within the client's
+   * share of sessions — then the turn on the session's pinned snapshot, and the slot freed. A
+   * refusal is the response `POST /api/chat` sends (the A2A endpoint makes it a JSON-RPC error).
+   * `admitted`, when given, is awaited once the turn is admitted and before it runs: false drops
+   * the turn (its new session is not kept).
+   */
+  const chatTurn = async (c: Context, t: ChatTurnInput): Promise<ChatTurnDone | Response> => {
     const share = shareOf(c);
     const slot = await turning.acquire(share, c.req.raw.signal);
     if (!slot.ok) return poolRefused(c, slot.reason, { what: 'chat turn', capacity: limits.maxTurns, perClient: limits.maxTurnsPerClient, capacityKey: 'server.limits.maxTurns', perClientKey: 'server.limits.maxTurnsPerClient', waitMs: limits.queueWaitMs, reason: 'turns', perClientReason: 'turns_per_client', retryAfterS: 1 });
-    const caller = callerOf(c, true);
+    const caller = t.caller ?? callerOf(c, true);
     // A turn in flight when the drain begins finishes, or is aborted past server.drainTimeoutMs.
     const left = o.drain?.enter();
-    const sessionId = read.sessionId === undefined ? `s-${crypto.randomUUID()}` : read.sessionId;
-    // A new session may start on a retained snapshot (its digest), to compare two snapshots' answers.
-    const startOn = typeof read.snapshot === 'string' && read.snapshot !== '' ? read.snapshot : undefined;
+    const sessionId = t.sessionId === undefined ? `s-${crypto.randomUUID()}` : t.sessionId;
+    const startOn = t.startOn;
     let secret: string | undefined;
     try {
       checkSessionId(sessionId);
@@ -572,10 +606,14 @@ export function createApp(o: AppOptions): Hono {
         const lowered = perClient < limits.maxSessionsPerClient ? ` (server.limits.maxSessionsPerClient, held to half of sessions.maxSessions ${o.trees.maxSessions})` : '';
         return tooMany(c, 'sessions_per_client', 'server.limits.maxSessionsPerClient', SESSION_RETRY_S, `this client holds ${perClient} session(s)${lowered}; end one (DELETE /api/sessions/:id) or wait for an idle one to expire`);
       } else secret = o.owners.claim(sessionId, caller, share);
+      if (t.admitted !== undefined && !(await t.admitted())) {
+        if (secret !== undefined) o.owners.release(sessionId);
+        return c.json({ error: 'aborted', message: 'the request ended before its turn ran' }, 503);
+      }
       // The request's signal aborts when its client goes away: the turn's A2A requests are cut and
       // its slot is freed at once (SessionRunner.run).
       const signal = o.drain ? AbortSignal.any([c.req.raw.signal, o.drain.abortSignal]) : c.req.raw.signal;
-      const turn = await o.sessions.run(sessionId, read.message.slice(0, 4_000), { signal, ...(startOn !== undefined && { startOn }) });
+      const turn = await o.sessions.run(sessionId, t.message.slice(0, 4_000), { signal, ...(startOn !== undefined && { startOn }) });
       if (turn.aborted === true) {
         refuse('turn_aborted');
         if (o.drain?.abortSignal.aborted === true) {
@@ -587,20 +625,7 @@ export function createApp(o: AppOptions): Hono {
         if (secret !== undefined) await o.sessions.end(sessionId);
         return c.json({ error: 'aborted', message: turn.error ?? 'the client went away' }, 503);
       }
-      return c.json({
-        sessionId,
-        ...(secret !== undefined && { sessionSecret: secret }),
-        digest: turn.digest,
-        version: o.loop.snapshots.get(turn.digest)?.version ?? null,
-        author: turn.author ?? null,
-        agents: turn.agents,
-        reply: turn.reply,
-        error: turn.error ?? null,
-        notices: turn.notices,
-        events: turn.events.map((e) => ({ author: e.author, text: contentText(e.content), error: e.errorMessage ?? null })),
-        // The trace this turn was recorded in (sampled), for the dashboard's link; null without one.
-        traceId: activeTraceIds()?.traceId ?? null,
-      });
+      return { sessionId, ...(secret !== undefined && { secret }), turn };
     } catch (err) {
       // A session that could not start (not ready, the session cap) is not kept.
       if (secret !== undefined && typeof sessionId === 'string' && o.trees.digestOf(sessionId) === undefined) o.owners.release(sessionId);
@@ -612,6 +637,36 @@ export function createApp(o: AppOptions): Hono {
       slot.release();
       left?.();
     }
+  };
+
+  app.post('/api/chat', async (c) => {
+    // Draining: no new session or turn; the ones in flight finish (drain.ts).
+    const draining = drainingRefusal(c);
+    if (draining) return draining;
+    const read = await body(c, 'maxBodyBytes');
+    if (read instanceof Response) return read;
+    if (typeof read.message !== 'string' || read.message.trim() === '') {
+      return c.json({ error: 'bad-request', message: 'a JSON body {"message": "...", "sessionId"?: "..."} is required' }, 400);
+    }
+    // A new session may start on a retained snapshot (its digest), to compare two snapshots' answers.
+    const startOn = typeof read.snapshot === 'string' && read.snapshot !== '' ? read.snapshot : undefined;
+    const done = await chatTurn(c, { message: read.message, sessionId: read.sessionId, ...(startOn !== undefined && { startOn }) });
+    if (done instanceof Response) return done;
+    const { sessionId, secret, turn } = done;
+    return c.json({
+      sessionId,
+      ...(secret !== undefined && { sessionSecret: secret }),
+      digest: turn.digest,
+      version: o.loop.snapshots.get(turn.digest)?.version ?? null,
+      author: turn.author ?? null,
+      agents: turn.agents,
+      reply: turn.reply,
+      error: turn.error ?? null,
+      notices: turn.notices,
+      events: turn.events.map((e) => ({ author: e.author, text: contentText(e.content), error: e.errorMessage ?? null })),
+      // The trace this turn was recorded in (sampled), for the dashboard's link; null without one.
+      traceId: activeTraceIds()?.traceId ?? null,
+    });
   });
 
   app.post('/api/sessions/:id/upgrade', async (c) => {
@@ -687,6 +742,29 @@ export function createApp(o: AppOptions): Hono {
     app.use('*', async (c, next) => {
       await next();
       c.res.headers.append('link', AI_CATALOG_LINK);
+    });
+  }
+
+  // The service as an A2A agent: each contextId a chat session, its turns through chatTurn (a2a/).
+  if (o.a2a) {
+    // An A2A session belongs to who started it: the person, else the client (the token's holder, or the network).
+    const a2aOwner = (c: Context): string => {
+      const actor = actorOf(c);
+      return actor.kind === 'person' ? personKey(actor.person.issuer, actor.person.sub) : `a2a ${shareOf(c)}`;
+    };
+    mountA2a(app, {
+      settings: o.a2a.settings,
+      loop: o.loop,
+      card: { version: o.a2a.version, vocabulary: o.a2a.vocabulary, auth: { token: tokenBytes !== undefined, ...(o.people && { oidcIssuer: o.people.issuer }) } },
+      chatTurn,
+      callerOf: (c) => {
+        const actor = actorOf(c);
+        const admin = roleOf(actor) === 'admin';
+        return actor.kind === 'person' ? { admin, person: a2aOwner(c) } : { admin, clientId: a2aOwner(c) };
+      },
+      ownerOf: a2aOwner,
+      draining: drainingRefusal,
+      readBody: (c) => body(c, 'maxBodyBytes'),
     });
   }
 

@@ -22,6 +22,7 @@ export function serviceOptionsFromConfig(config: DiscoveryConfig, secrets: Secre
     limits: config.server.limits,
     drainTimeoutMs: config.server.drainTimeoutMs,
     registry: config.server.registry,
+    a2a: config.server.a2a,
     ...(config.server.catalog.enabled && {
       catalog: {
         enabled: true,

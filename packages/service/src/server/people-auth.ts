@@ -97,6 +97,11 @@ export function looksLikeJwt(value: string): boolean {
 
 type KeySet = ReturnType<typeof createLocalJWKSet>;
 
+/** The issuer's OpenID Connect discovery document (OpenID Connect Discovery 1.0 §4). */
+export function oidcDiscoveryUrl(issuer: string): string {
+  return `${issuer.replace(/\/$/, '')}/.well-known/openid-configuration`;
+}
+
 export class PeopleAuth {
   readonly #o: PeopleAuthOptions;
   readonly #clock: Clock;
@@ -220,7 +225,7 @@ export class PeopleAuth {
   async #jwksUrl(): Promise<string> {
     if (this.#o.jwksUrl !== undefined) return this.#o.jwksUrl;
     if (this.#discovered !== undefined) return this.#discovered;
-    const discovery = `${this.#o.issuer.replace(/\/$/, '')}/.well-known/openid-configuration`;
+    const discovery = oidcDiscoveryUrl(this.#o.issuer);
     const res = await this.#documentFetch(discovery)(discovery);
     if (res.status !== 200) throw new OidcSetupError(`the issuer's discovery document answered HTTP ${res.status}`);
     let doc: { jwks_uri?: unknown; issuer?: unknown };

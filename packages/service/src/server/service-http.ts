@@ -9,7 +9,8 @@ import type { SessionRunner, TreeFactory } from 'a2a-discovery/adk';
 import type { AnnouncedRegistry, CardCache, EventStream, DiscoveryLoop } from 'a2a-discovery';
 import { signDetached, DiscoveryError, isLoopbackHost, systemClock } from 'a2a-discovery';
 import type { StateStore } from '@a2a-discovery/store';
-import { DEFAULT_REGISTRY_SETTINGS } from 'a2a-discovery/config';
+import { DEFAULT_A2A_SETTINGS, DEFAULT_REGISTRY_SETTINGS } from 'a2a-discovery/config';
+import { VERSION } from '../version.js';
 import { RegistryIndex } from '../registry/registry-index.js';
 import { AiCatalogRoute } from './ai-catalog-route.js';
 import { createApp } from './app.js';
@@ -159,8 +160,11 @@ export function buildHttp(
     // A card that looks like an agent discovery admitted from another origin is flagged.
     lookalikeOf: (origin, names) => loop.lookalikeOf(origin, names),
   });
+  // The service as an A2A agent (a2a/): on unless server.a2a.enabled is false.
+  const { enabled: a2aEnabled, ...a2a } = { ...DEFAULT_A2A_SETTINGS, ...o.a2a };
   const app = createApp({
     bindHost: p.host,
+    ...(a2aEnabled && { a2a: { settings: a2a, vocabulary: o.vocabulary, version: VERSION } }),
     ...(o.allowedHosts && { allowedHosts: o.allowedHosts }),
     ...(o.allowedOrigins && { allowedOrigins: o.allowedOrigins }),
     ...(o.clients && { clients: o.clients }),
@@ -194,6 +198,8 @@ export function buildHttp(
         ...(o.catalog.registryUrl !== undefined && { registryUrl: o.catalog.registryUrl }),
         ...(o.catalog.cacheControl !== undefined && { cacheControl: o.catalog.cacheControl }),
         ...(o.catalog.signing && { signing: o.catalog.signing }),
+        // The orchestrator itself, one more entry pointing at its own card.
+        ...(a2aEnabled && { agent: { name: a2a.name, description: a2a.description } }),
       }),
     }),
     ...(coordinator && {

@@ -10,6 +10,7 @@ import type { RoutingCase } from 'a2a-discovery/routing';
 import type { GoogleAgentRegistryConfig, ServerRegistryConfig } from 'a2a-discovery/config';
 import type { OpenStateStoreOptions, StateStore } from '@a2a-discovery/store';
 import type { CatalogSigning } from './ai-catalog-route.js';
+import type { A2aSettings } from './a2a/routes.js';
 import type { Federate } from '../registry/routes.js';
 import type { ServerLimits } from './limits.js';
 import type { ClientIdentityOptions } from './client-identity.js';
@@ -63,6 +64,12 @@ export interface ServiceOptions {
     federation?: Partial<ServerRegistryConfig['federation']>;
     federate?: Federate;
   };
+  /**
+   * The service as an A2A agent (docs/service.md): its card at `/.well-known/agent-card.json` and
+   * the JSON-RPC endpoint `POST /api/a2a`, each A2A context a chat session. Default on
+   * (`enabled: false`: 404); name, description, `publicUrl`, `cacheControl`, `maxTasks` as `server.a2a`.
+   */
+  a2a?: Partial<A2aSettings> & { enabled?: boolean };
   policy: HostPolicyOptions;
   /**
    * The peers' credentials (a function or a `PeerCredentials` provider, such as
