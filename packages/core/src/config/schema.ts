@@ -307,6 +307,9 @@ const serverA2a = z.strictObject({
   }).optional(),
   cacheControl: cacheControl.default('max-age=30'),
   maxTasks: z.int().min(1).max(1_000_000).default(1_000),
+  // One more entry in the service's own AI Catalog (server.catalog), at its own card. Off: another
+  // a2a-discovery reading the catalog would admit both the agents and this orchestrator routing to them.
+  listInCatalog: z.boolean().default(false),
 });
 
 /** `server.a2a`'s defaults, for services started without a configuration file. */

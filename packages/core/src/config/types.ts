@@ -168,6 +168,12 @@ export interface ServerA2aConfig {
   readonly cacheControl: string;
   /** A2A tasks kept (status and history; the conversation lives in the session), the oldest dropped first. Default 1,000. */
   readonly maxTasks: number;
+  /**
+   * List the orchestrator in the service's own AI Catalog (`server.catalog`), one more entry at its
+   * own card. Default false: another a2a-discovery reading the catalog would admit both the agents
+   * and the orchestrator routing to them.
+   */
+  readonly listInCatalog: boolean;
 }
 
 /** `server.catalog.signing:` where the private key is and how it signs. */

@@ -122,6 +122,7 @@ export async function runDemo(options: DemoOptions = {}): Promise<RunningDemo> {
     ];
     const configDoc = {
       // The service publishes its snapshot as an AI Catalog; the demo's second instance reads it.
+      // It is an A2A agent too (server.a2a, on by default): its card names the routed agents as skills.
       server: { host: '127.0.0.1', port: options.port ?? 7340, catalog: { enabled: true, cacheControl: 'max-age=0', hostName: 'a2a-discovery demo' } },
       allow: origins,
       allowLoopback: true,
@@ -220,6 +221,7 @@ export async function runDemo(options: DemoOptions = {}): Promise<RunningDemo> {
     out(`  store       ${service.store.status().location} (SQLite: snapshots, pins, conversations and the journal survive a restart)`);
     out(chatLine);
     out(`  peers       billing ${billing.baseUrl} (A2A 0.3)  returns ${returns.baseUrl} (0.3)  warranty ${warranty.baseUrl} (1.0 only)`);
+    out(`  A2A         ${url}/.well-known/agent-card.json  POST ${url}/api/a2a (the orchestrator itself as an A2A agent, 1.0 and 0.3; each contextId a session)`);
     out(`  catalog     ${catalogUrl} (this instance's snapshot as an AI Catalog)`);
     out(`  downstream  ${downstream.url}/ a second instance that discovers the agents through that catalog`);
     if (modelTime) out(`  times       [10:00 (model) · ${wallClock(Date.now())}]: the scenario's clock (${+speed.toFixed(2)} model minute${speed === 1 ? '' : 's'} per second), then the wall clock the dashboard shows`);

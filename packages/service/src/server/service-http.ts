@@ -199,7 +199,7 @@ export function buildHttp(
         ...(o.catalog.cacheControl !== undefined && { cacheControl: o.catalog.cacheControl }),
         ...(o.catalog.signing && { signing: o.catalog.signing }),
         // The orchestrator itself, one more entry pointing at its own card.
-        ...(a2aEnabled && { agent: { name: a2a.name, description: a2a.description } }),
+        ...(a2aEnabled && a2a.listInCatalog && { agent: { name: a2a.name, description: a2a.description } }),
       }),
     }),
     ...(coordinator && {

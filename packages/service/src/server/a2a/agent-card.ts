@@ -111,6 +111,8 @@ export function buildAgentCards(snapshot: Snapshot | undefined, o: AgentCardOpti
       }),
     }),
   ) as Record<string, unknown>;
+  // The codec drops an empty list; A2A 1.0 requires `skills` (empty before the first snapshot).
+  v1['skills'] ??= [];
   const v03: Record<string, unknown> = {
     ...common,
     protocolVersion: '0.3.0',

@@ -35,6 +35,8 @@ export interface A2aSettings {
   readonly cacheControl: string;
   /** Tasks kept (their status and history; conversations live in sessions). */
   readonly maxTasks: number;
+  /** One more entry in the service's own AI Catalog, at its own card. */
+  readonly listInCatalog: boolean;
 }
 
 /** What the routes need of the app (app.ts). */
