@@ -17,7 +17,7 @@ import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
 /** A folder under test-frameworks/. */
-export type Framework = 'beeai' | 'strands' | 'mastra-client';
+export type Framework = 'beeai' | 'strands' | 'mastra-client' | 'reactive-agents-client';
 
 /** The framework's install folder (with a trailing slash); fails the test when it is not installed. */
 export function frameworkFolder(framework: Framework): string {

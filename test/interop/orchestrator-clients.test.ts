@@ -13,6 +13,8 @@
  * - Mastra's `MastraClient#getA2A` / `#getA2AV1` (@mastra/client-js 1.47.0): Mastra-shaped paths
  *   only, `<base>/api/.well-known/<agentId>/agent-card.json` and `POST <base>/api/a2a/<agentId>`
  *   (MASTRA-PATHS.md), which the service serves as aliases of its own card and endpoint.
+ * - reactive-agents' `discoverAgent` + `createA2AClient` (@reactive-agents/a2a 0.9.0): the A2A 0.2
+ *   card path `/.well-known/agent.json`, JSON-RPC posted to the card's `url`.
  *
  * The a2a-js 0.3 / 1.x clients and a second instance of the product are in the orchestrator's own
  * A2A tests.
@@ -126,6 +128,15 @@ describe('foreign A2A clients call the orchestrator', () => {
       assert.deepEqual(warranty, []);
     });
   }
+
+  test('reactive-agents client (discoverAgent: the 0.2 card path; message/send to the card\'s url): the routed peer\'s answer', async () => {
+    const { result: answer, billing, warranty } = await observe(() => runFrameworkClient('reactive-agents-client', s.url, WARRANTY_Q));
+    assert.equal(answer.error, undefined, JSON.stringify(answer));
+    assert.deepEqual(answer.card, { name: 'a2a-discovery', protocolVersion: '0.3.0' });
+    assert.equal(answer.reply, warrantyAnswer(WARRANTY_Q));
+    assert.deepEqual(warranty, [WARRANTY_Q]);
+    assert.deepEqual(billing, []);
+  });
 
   test('Mastra client: another agent id is not the orchestrator (404, the client\'s error)', async () => {
     const cardUrl = `${s.url}/api/.well-known/someAgent/agent-card.json`;
