@@ -39,21 +39,15 @@ let v1: DemoPeer;
 let s: Serving;
 
 before(async () => {
-  const skills = (tag: string) => [{ id: `${tag}-skill`, name: tag, description: `Handles ${tag}.`, tags: [tag] }];
-  adk = await startAdkDemoAgent({
-    name: 'billing',
-    cardName: 'Billing Agent',
-    skills: skills('billing'),
-    reply: (t) => (seen.billing.push(t), billingAnswer(t)),
+  const options = (tag: 'billing' | 'warranty', answer: (t: string) => string) => ({
+    name: tag,
+    cardName: `${tag[0]!.toUpperCase()}${tag.slice(1)} Agent`,
+    skills: [{ id: `${tag}-skill`, name: tag, description: `Handles ${tag}.`, tags: [tag] }],
+    reply: (t: string) => (seen[tag].push(t), answer(t)),
     maxAgeSeconds: 60,
   });
-  v1 = await startV1DemoAgent({
-    name: 'warranty',
-    cardName: 'Warranty Agent',
-    skills: skills('warranty'),
-    reply: (t) => (seen.warranty.push(t), warrantyAnswer(t)),
-    maxAgeSeconds: 60,
-  });
+  adk = await startAdkDemoAgent(options('billing', billingAnswer));
+  v1 = await startV1DemoAgent(options('warranty', warrantyAnswer));
   s = await serve(
     [
       { name: 'billing_agent', url: adk.baseUrl, description: 'Answers billing questions.', tags: ['billing'] },
