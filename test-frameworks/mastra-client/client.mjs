@@ -8,7 +8,8 @@
  * `POST <base><prefix>/a2a/<id>` (MASTRA-PATHS.md, docs/interop.md). So the URL given here is a
  * Mastra-shaped card URL, split into those three parts.
  *
- * Usage: node client.mjs <.../.well-known/<agentId>/agent-card.json> <text> [0.3|1.0]
+ * Usage: [A2A_BEARER=<token>] node client.mjs <.../.well-known/<agentId>/agent-card.json> <text> [0.3|1.0]
+ * (A2A_BEARER: sent as `Authorization: Bearer <token>` through MastraClient's `headers`, to both URLs.)
  * Prints one JSON line: { card: { name, protocolVersion }, reply, calls } or { error, calls }:
  * `reply` is every text of the `message/send` (0.3) or `SendMessage` (1.0) result, joined by a
  * newline; `calls` the URLs the client requested.
@@ -42,6 +43,7 @@ try {
     baseUrl,
     apiPrefix,
     retries: 0,
+    headers: process.env.A2A_BEARER ? { authorization: `Bearer ${process.env.A2A_BEARER}` } : {},
     fetch: (input, init) => {
       calls.push(`${init?.method ?? 'GET'} ${String(input)}`);
       return globalThis.fetch(input, init);

@@ -76,10 +76,14 @@ export interface ClientAnswer {
   error?: string;
 }
 
-/** Runs `node client.mjs <url> <text> [...more]` in the framework's folder: its A2A client reads the card and sends one message. */
-export function runFrameworkClient(framework: Framework, url: string, text: string, more: readonly string[] = []): Promise<ClientAnswer> {
+/**
+ * Runs `node client.mjs <url> <text> [...more]` in the framework's folder: its A2A client reads the
+ * card and sends one message. `env` adds to this process's environment (a secret goes there, not
+ * on the command line).
+ */
+export function runFrameworkClient(framework: Framework, url: string, text: string, more: readonly string[] = [], env: Record<string, string> = {}): Promise<ClientAnswer> {
   return new Promise((resolve, reject) => {
-    execFile(process.execPath, ['client.mjs', url, text, ...more], { cwd: frameworkFolder(framework), timeout: 30_000 }, (err, stdout, stderr) => {
+    execFile(process.execPath, ['client.mjs', url, text, ...more], { cwd: frameworkFolder(framework), timeout: 30_000, env: { ...process.env, ...env } }, (err, stdout, stderr) => {
       const line = stdout.split('\n').find((l) => l.startsWith('{'));
       if (line === undefined) reject(new Error(`${framework} client printed no answer (${err?.message ?? 'exit 0'}): ${stdout} ${stderr}`));
       else resolve(JSON.parse(line) as ClientAnswer);

@@ -23,6 +23,9 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { DemoPeer } from '../../packages/service/src/demo/peers.js';
 import { startAdkDemoAgent, startV1DemoAgent } from '../../packages/service/src/demo/peers.js';
+import { startService } from '../../packages/service/src/server/index.js';
+import type { RunningService } from '../../packages/service/src/server/index.js';
+import { createLogger } from '../../packages/service/src/server/logger.js';
 import { runFrameworkClient } from './framework-child.js';
 import type { Serving } from './harness.js';
 import { admitted, serve } from './harness.js';
@@ -138,5 +141,52 @@ describe('foreign A2A clients call the orchestrator', () => {
     assert.equal(answer.reply, undefined, JSON.stringify(answer));
     assert.match(answer.error ?? '', /^HTTP error! status: 404/, JSON.stringify(answer));
     assert.deepEqual(answer.calls, [`GET ${cardUrl}`]);
+  });
+});
+
+describe('Mastra client on a service with a token (its aliases are under /api/, guarded as the rest)', () => {
+  const TOKEN = 'mastra-alias-token-0123456789';
+  let guarded: RunningService;
+
+  before(async () => {
+    // In process: the interop harness's `serve` has no token; these options are its YAML's.
+    guarded = await startService({
+      port: 0,
+      token: TOKEN,
+      policy: { allow: [new URL(adk.baseUrl).origin, new URL(v1.baseUrl).origin], allowLoopback: true },
+      vocabulary: [{ tag: 'billing', description: 'Invoices and charges.', keywords: ['charged', 'invoice'] }],
+      needs: [{ tag: 'billing' }],
+      static: [{ name: 'billing_agent', url: adk.baseUrl, description: 'Answers billing questions.', tags: ['billing'] }],
+      cache: { minTtlMs: 0 },
+      loop: { cycleIntervalMs: 200 },
+      logger: createLogger({ level: 'silent' }),
+    });
+    const deadline = Date.now() + 20_000;
+    for (;;) {
+      const res = await fetch(`${guarded.url}/api/snapshot`, { headers: { authorization: `Bearer ${TOKEN}` } });
+      if (res.status === 200 && ((await res.json()) as { agents: unknown[] }).agents.length === 1) break;
+      assert.ok(Date.now() < deadline, 'the guarded service\'s snapshot never held billing_agent');
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  });
+
+  after(async () => {
+    await guarded?.close();
+  });
+
+  test('without the token: 401 on the card alias, nothing sent', async () => {
+    const cardUrl = `${guarded.url}/api/.well-known/a2a-discovery/agent-card.json`;
+    const { result: answer, billing } = await observe(() => runFrameworkClient('mastra-client', cardUrl, BILLING_Q));
+    assert.match(answer.error ?? '', /^HTTP error! status: 401/, JSON.stringify(answer));
+    assert.deepEqual(answer.calls, [`GET ${cardUrl}`]);
+    assert.deepEqual(billing, []);
+  });
+
+  test('with the token in MastraClient\'s headers: the routed peer\'s answer', async () => {
+    const cardUrl = `${guarded.url}/api/.well-known/a2a-discovery/agent-card.json`;
+    const { result: answer, billing } = await observe(() => runFrameworkClient('mastra-client', cardUrl, BILLING_Q, ['0.3'], { A2A_BEARER: TOKEN }));
+    assert.equal(answer.error, undefined, JSON.stringify(answer));
+    assert.equal(answer.reply, billingAnswer(BILLING_Q));
+    assert.deepEqual(billing, [BILLING_Q]);
   });
 });
