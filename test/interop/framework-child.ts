@@ -1,14 +1,9 @@
 /**
- * The interop matrix's frameworks that cannot share the root install run in a child process from
- * their own install folder, test-frameworks/<name>/ (package.json, package-lock.json, .npmrc; see
- * docs/dependencies.md), which scripts/ensure-test-deps.sh installs with `npm ci`:
- *
- * - `server.mjs <mode>` serves the framework's A2A agent and prints `READY <url>` once listening;
- * - `client.mjs <url> <text> [...]` has the framework's A2A client read a card and send one
- *   message, and prints one JSON line (`ClientAnswer`).
- *
- * Used by frameworks.test.ts (the frameworks against the product's peers and the product against
- * them) and orchestrator-clients.test.ts (their clients against the product's own A2A endpoint).
+ * The interop matrix's frameworks that have their own install folder (test-frameworks/<name>/,
+ * installed by scripts/ensure-test-deps.sh): their servers and clients run in a child process
+ * from that folder. A server prints `READY <url>` once it answers; a client prints one JSON line.
+ * Used by frameworks.test.ts (BeeAI, Strands), voltagent.test.ts and orchestrator-clients.test.ts
+ * (clients of other frameworks calling the product's own orchestrator).
  */
 import assert from 'node:assert/strict';
 import type { ChildProcessWithoutNullStreams } from 'node:child_process';
@@ -16,17 +11,17 @@ import { execFile, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
-/** A folder under test-frameworks/. */
-export type Framework = 'beeai' | 'strands' | 'mastra-client' | 'reactive-agents-client';
+export type Framework = 'beeai' | 'strands' | 'voltagent' | 'mastra-client' | 'reactive-agents-client';
 
-/** The framework's install folder (with a trailing slash); fails the test when it is not installed. */
-export function frameworkFolder(framework: Framework): string {
+
+function folder(framework: Framework): string {
   const dir = fileURLToPath(new URL(`../../test-frameworks/${framework}/`, import.meta.url));
   assert.ok(existsSync(`${dir}node_modules`), `${dir}node_modules is missing: run scripts/ensure-test-deps.sh`);
   return dir;
 }
 
 export interface ChildPeer {
+  /** The URL of its `READY` line: the base URL (BeeAI, Strands) or the card URL (VoltAgent). */
   readonly baseUrl: string;
   output(): string;
   close(): Promise<void>;
@@ -34,7 +29,7 @@ export interface ChildPeer {
 
 /** Starts `node server.mjs <mode>` in the framework's folder and waits for its `READY <url>` line. */
 export async function startFrameworkServer(framework: Framework, mode: string): Promise<ChildPeer> {
-  const child: ChildProcessWithoutNullStreams = spawn(process.execPath, ['server.mjs', mode], { cwd: frameworkFolder(framework) });
+  const child: ChildProcessWithoutNullStreams = spawn(process.execPath, ['server.mjs', mode], { cwd: folder(framework) });
   let out = '';
   child.stdout.on('data', (d: Buffer) => (out += d.toString()));
   child.stderr.on('data', (d: Buffer) => (out += d.toString()));
@@ -65,8 +60,7 @@ export async function startFrameworkServer(framework: Framework, mode: string): 
   }
 }
 
-/** What a `client.mjs` prints. */
-export interface ClientAnswer {
+interface ClientAnswer {
   card?: { name: string; protocolVersion?: string };
   reply?: string;
   /** BeeAI only: every text the peer's stream events carried. */
@@ -83,10 +77,11 @@ export interface ClientAnswer {
  */
 export function runFrameworkClient(framework: Framework, url: string, text: string, more: readonly string[] = [], env: Record<string, string> = {}): Promise<ClientAnswer> {
   return new Promise((resolve, reject) => {
-    execFile(process.execPath, ['client.mjs', url, text, ...more], { cwd: frameworkFolder(framework), timeout: 30_000, env: { ...process.env, ...env } }, (err, stdout, stderr) => {
+    execFile(process.execPath, ['client.mjs', url, text, ...more], { cwd: folder(framework), timeout: 30_000, env: { ...process.env, ...env } }, (err, stdout, stderr) => {
       const line = stdout.split('\n').find((l) => l.startsWith('{'));
       if (line === undefined) reject(new Error(`${framework} client printed no answer (${err?.message ?? 'exit 0'}): ${stdout} ${stderr}`));
       else resolve(JSON.parse(line) as ClientAnswer);
     });
   });
 }
+

@@ -5,7 +5,7 @@
  * test-frameworks/<name>/ (package.json, package-lock.json, .npmrc), which
  * scripts/ensure-test-deps.sh installs with `npm ci` (outside test/: `npm test` runs every
  * `*.test.ts` under test/, and those installs hold hundreds of their dependencies' own). Their code runs in a child process from that
- * folder (server.mjs, client.mjs); their models are deterministic fakes (`FakeEchoChatModel`,
+ * folder (server.mjs, client.mjs; framework-child.ts); their models are deterministic fakes (`FakeEchoChatModel`,
  * `FakeEchoModel`) that echo the user's text.
  *
  * Servers are driven as servers.test.ts drives the others (harness.ts): `probe` accepts the card
@@ -19,10 +19,10 @@ import type { DemoPeer } from '../../packages/service/src/demo/peers.js';
 import { startAdkDemoAgent, startV1DemoAgent } from '../../packages/service/src/demo/peers.js';
 import type { RunningV1Server } from '../helpers/a2a-v1-server.js';
 import { startV1Server } from '../helpers/a2a-v1-server.js';
-import type { ChildPeer } from './framework-child.js';
-import { runFrameworkClient, startFrameworkServer } from './framework-child.js';
 import type { StaticAgent } from './harness.js';
 import { admitted, chat, probe, serve, warningPaths } from './harness.js';
+import type { ChildPeer } from './framework-child.js';
+import { runFrameworkClient, startFrameworkServer } from './framework-child.js';
 
 /** A second agent in every snapshot, so that routing to the peer is a decision, not the only choice. */
 let decoy: RunningV1Server;
