@@ -19,6 +19,7 @@ import * as sdk130Client from '@a2a-js/sdk/client';
 import { Role } from '@a2a-js/sdk';
 import type { DemoPeer } from '../../packages/service/src/demo/peers.js';
 import { startAdkDemoAgent, startV1DemoAgent } from '../../packages/service/src/demo/peers.js';
+import { texts03, texts1x } from '../helpers/a2a-texts.js';
 
 let adk: DemoPeer;
 let v1: DemoPeer;
@@ -32,37 +33,6 @@ before(async () => {
 after(async () => {
   await Promise.all([adk.close(), v1.close()]);
 });
-
-/** Every text in a 0.3 result (a Message, or a Task's status message, history and artifacts). */
-function texts03(result: unknown): string[] {
-  const out: string[] = [];
-  const walk = (v: unknown): void => {
-    if (Array.isArray(v)) v.forEach(walk);
-    else if (v && typeof v === 'object') {
-      const o = v as Record<string, unknown>;
-      if (o['kind'] === 'text' && typeof o['text'] === 'string') out.push(o['text']);
-      else Object.values(o).forEach(walk);
-    }
-  };
-  walk(result);
-  return out;
-}
-
-/** Every text part in a decoded 1.x result (`{ content: { $case: 'text', value } }`). */
-function texts1x(result: unknown): string[] {
-  const out: string[] = [];
-  const walk = (v: unknown): void => {
-    if (Array.isArray(v)) v.forEach(walk);
-    else if (v && typeof v === 'object') {
-      const o = v as Record<string, unknown>;
-      const c = o['content'] as { $case?: unknown; value?: unknown } | undefined;
-      if (c && c.$case === 'text' && typeof c.value === 'string') out.push(c.value);
-      else Object.values(o).forEach(walk);
-    }
-  };
-  walk(result);
-  return out;
-}
 
 describe('interop matrix: third-party A2A clients against the demo peers', () => {
   test('a2a-js 0.3.14 client: ADK demo peer (A2A 0.3) reads its card and answers', async () => {

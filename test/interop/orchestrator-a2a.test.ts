@@ -20,6 +20,7 @@ import type { RunningService, ServiceOptions } from '../../packages/service/src/
 import { createLogger } from '../../packages/service/src/server/logger.js';
 import { requestJson } from '../helpers/raw-http.js';
 import type { JsonReply } from '../helpers/raw-http.js';
+import { texts03, texts1x } from '../helpers/a2a-texts.js';
 
 let billing: DemoPeer & { card: Record<string, unknown> };
 let warranty: DemoPeer;
@@ -74,38 +75,6 @@ after(async () => {
   await svc?.close();
   await Promise.all([billing?.close(), warranty?.close()]);
 });
-
-/** Every text in a 0.3 result (a Message, or a Task's status message, history and artifacts). */
-function texts03(result: unknown): string[] {
-  const out: string[] = [];
-  const walk = (v: unknown): void => {
-    if (Array.isArray(v)) v.forEach(walk);
-    else if (v && typeof v === 'object') {
-      const o = v as Record<string, unknown>;
-      if (o['kind'] === 'text' && typeof o['text'] === 'string') out.push(o['text']);
-      else Object.values(o).forEach(walk);
-    }
-  };
-  walk(result);
-  return out;
-}
-
-/** Every text part in a decoded 1.x result (`{ content: { $case: 'text', value } }`). */
-function texts1x(result: unknown): string[] {
-  const out: string[] = [];
-  const walk = (v: unknown): void => {
-    if (Array.isArray(v)) v.forEach(walk);
-    else if (v && typeof v === 'object') {
-      const o = v as Record<string, unknown>;
-      const c = o['content'] as { $case?: unknown; value?: unknown } | undefined;
-      if (c && c.$case === 'text' && typeof c.value === 'string') out.push(c.value);
-      else Object.values(o).forEach(walk);
-    }
-  };
-  walk(result);
-  return out;
-}
-
 
 const factory1x = (sdk: typeof sdk130Client) =>
   new sdk.ClientFactory({

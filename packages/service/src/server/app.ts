@@ -51,7 +51,7 @@ import type { RegistryApiOptions } from '../registry/routes.js';
 import type { HeavyWork } from '../registry/routes.js';
 import { mountRegistry, REGISTRY_BASE } from '../registry/routes.js';
 import type { Caller, SessionOwners } from './session-owners.js';
-import type { A2aRouteOptions, A2aSettings } from './a2a/routes.js';
+import type { A2aSettings } from './a2a/routes.js';
 import { mountA2a } from './a2a/routes.js';
 import { CLIENT_COOKIE, newToken, personKey, SESSION_SECRET_HEADER } from './session-owners.js';
 
@@ -122,7 +122,7 @@ export interface AppOptions {
    * The service as an A2A agent (a2a/routes.ts, `server.a2a`): its card at
    * `/.well-known/agent-card.json` and its JSON-RPC endpoint `POST /api/a2a`; 404 without it.
    */
-  a2a?: { settings: A2aSettings; vocabulary: A2aRouteOptions['card']['vocabulary']; version: string };
+  a2a?: { settings: A2aSettings; vocabulary: ReadonlyArray<{ readonly tag: string; readonly keywords?: readonly string[]; readonly examples?: readonly string[] }>; version: string };
 }
 
 /** One chat turn asked of {@link createApp}'s turn function (`POST /api/chat`, the A2A endpoint). */

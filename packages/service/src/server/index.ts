@@ -10,6 +10,7 @@ export { serviceOptionsFromConfig } from './from-config.js';
 export { createApp, snapshotJson } from './app.js';
 export type { AppOptions } from './app.js';
 export type { CatalogSigning } from './ai-catalog-route.js';
+export type { A2aSettings } from './a2a/routes.js';
 export { createLogger, logEvents } from './logger.js';
 // OpenTelemetry from the OTEL_* variables, for an application that embeds startService (serve starts it itself).
 export { startTelemetry } from './telemetry.js';

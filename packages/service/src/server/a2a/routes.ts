@@ -17,6 +17,7 @@ import type { User } from '@a2a-js/sdk/server';
 import { LegacyJsonRpcTransportHandler } from '@a2a-js/sdk/compat/v0_3/server';
 import { canonicalJson } from 'a2a-discovery';
 import type { DiscoveryLoop, Snapshot } from 'a2a-discovery';
+import type { ServerA2aConfig } from 'a2a-discovery/config';
 import { ifNoneMatch } from '../ai-catalog-route.js';
 import type { Caller } from '../session-owners.js';
 import type { AgentCardOptions, AgentCards } from './agent-card.js';
@@ -25,19 +26,8 @@ import { BoundedTaskStore } from './task-store.js';
 import type { ChatTurn } from './turn-handler.js';
 import { HONO_CONTEXT_KEY, TurnRequestHandler } from './turn-handler.js';
 
-/** The A2A endpoint's settings (`server.a2a`; docs/service.md). */
-export interface A2aSettings {
-  readonly name: string;
-  readonly description: string;
-  /** Where clients reach the service (`https://discovery.example`); default: the origin each request came to (its Host passed the guard). */
-  readonly publicUrl?: string;
-  /** The card's `Cache-Control`. */
-  readonly cacheControl: string;
-  /** Tasks kept (their status and history; conversations live in sessions). */
-  readonly maxTasks: number;
-  /** One more entry in the service's own AI Catalog, at its own card. */
-  readonly listInCatalog: boolean;
-}
+/** The A2A endpoint's settings (`server.a2a`; docs/service.md), `enabled` aside. */
+export type A2aSettings = Omit<ServerA2aConfig, 'enabled'>;
 
 /** What the routes need of the app (app.ts). */
 export interface A2aRouteOptions {
