@@ -8,11 +8,12 @@
  * `POST <base><prefix>/a2a/<id>` (MASTRA-PATHS.md, docs/interop.md). So the URL given here is a
  * Mastra-shaped card URL, split into those three parts.
  *
- * Usage: [A2A_BEARER=<token>] node client.mjs <.../.well-known/<agentId>/agent-card.json> <text> [0.3|1.0]
+ * Usage: [A2A_BEARER=<token>] node client.mjs <.../.well-known/<agentId>/agent-card.json> <text> [0.3|0.3-stream|1.0]
  * (A2A_BEARER: sent as `Authorization: Bearer <token>` through MastraClient's `headers`, to both URLs.)
  * Prints one JSON line: { card: { name, protocolVersion }, reply, calls } or { error, calls }:
  * `reply` is every text of the `message/send` (0.3) or `SendMessage` (1.0) result, joined by a
- * newline; `calls` the URLs the client requested.
+ * newline (0.3-stream: of the last event of `message/stream`, with `streamed`, every text its
+ * events carried, and `state`, the last event's task state); `calls` the URLs the client requested.
  */
 import { randomUUID } from 'node:crypto';
 import { MastraClient } from '@mastra/client-js';
@@ -59,6 +60,18 @@ try {
       metadata: undefined,
     });
     process.stdout.write(`${JSON.stringify({ card: { name: card.name }, reply: texts10(result).join('\n'), calls })}\n`);
+  } else if (wire === '0.3-stream') {
+    const a2a = client.getA2A(agentId);
+    const card = await a2a.getAgentCard();
+    const streamed = [];
+    let last;
+    for await (const event of a2a.sendMessageStream({ message: { kind: 'message', messageId: randomUUID(), role: 'user', parts: [{ kind: 'text', text }] } })) {
+      last = event;
+      const carrier = event.kind === 'status-update' ? event.status?.message : event.kind === 'artifact-update' ? event.artifact : event.kind === 'message' ? event : undefined;
+      for (const part of carrier?.parts ?? []) if (part.kind === 'text') streamed.push(part.text);
+    }
+    const state = last?.kind === 'status-update' || last?.kind === 'task' ? last.status?.state : last?.kind;
+    process.stdout.write(`${JSON.stringify({ card: { name: card.name, protocolVersion: card.protocolVersion }, reply: texts03(last?.kind === 'status-update' ? { kind: 'task', status: last.status } : last).join('\n'), streamed, state, calls })}\n`);
   } else {
     const a2a = client.getA2A(agentId);
     const card = await a2a.getAgentCard();

@@ -67,6 +67,8 @@ interface ClientAnswer {
   streamed?: string[];
   /** Mastra only: every request its client made (`<METHOD> <URL>`). */
   calls?: string[];
+  /** Mastra's stream only: the task state of the last event. */
+  state?: string;
   error?: string;
 }
 

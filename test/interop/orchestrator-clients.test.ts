@@ -80,6 +80,13 @@ async function observe<T>(run: () => Promise<T>): Promise<{ result: T; billing: 
   return { result, billing: seen.billing.slice(before.billing), warranty: seen.warranty.slice(before.warranty) };
 }
 
+/** The card URL Mastra's client is given: its agent id is the card's name (`server.a2a.name`, default "a2a-discovery"). */
+async function mastraCardUrl(): Promise<{ name: string; cardUrl: string }> {
+  const { name } = (await (await fetch(`${s.url}/.well-known/agent-card.json`)).json()) as { name: string };
+  assert.equal(name, 'a2a-discovery');
+  return { name, cardUrl: `${s.url}/api/.well-known/${name}/agent-card.json` };
+}
+
 describe('foreign A2A clients call the orchestrator', () => {
   test('Strands A2AAgent (a2a-js 0.3): reads the card, a billing question comes back with the ADK peer\'s answer', async () => {
     const { result: answer, billing, warranty } = await observe(() => runFrameworkClient('strands', `${s.url}/`, BILLING_Q));
@@ -112,10 +119,7 @@ describe('foreign A2A clients call the orchestrator', () => {
 
   for (const wire of ['0.3', '1.0'] as const) {
     test(`Mastra client getA2A${wire === '1.0' ? 'V1' : ''} (${wire} wire form): Mastra-shaped paths, the routed peer's answer`, async () => {
-      // The agent id is the card's name (`server.a2a.name`, default "a2a-discovery").
-      const { name } = (await (await fetch(`${s.url}/.well-known/agent-card.json`)).json()) as { name: string };
-      assert.equal(name, 'a2a-discovery');
-      const cardUrl = `${s.url}/api/.well-known/${name}/agent-card.json`;
+      const { name, cardUrl } = await mastraCardUrl();
       const { result: answer, billing, warranty } = await observe(() => runFrameworkClient('mastra-client', cardUrl, BILLING_Q, [wire]));
       assert.deepEqual(answer.calls, [`GET ${cardUrl}`, `POST ${s.url}/api/a2a/${name}`], 'the URLs Mastra\'s client builds');
       assert.equal(answer.error, undefined, JSON.stringify(answer));
@@ -125,6 +129,18 @@ describe('foreign A2A clients call the orchestrator', () => {
       assert.deepEqual(warranty, []);
     });
   }
+
+  test('Mastra client getA2A sendMessageStream (0.3): the routed peer\'s answer in the events, the last one completed with it', async () => {
+    const { name, cardUrl } = await mastraCardUrl();
+    const { result: answer, billing, warranty } = await observe(() => runFrameworkClient('mastra-client', cardUrl, BILLING_Q, ['0.3-stream']));
+    assert.equal(answer.error, undefined, JSON.stringify(answer));
+    assert.deepEqual(answer.calls, [`GET ${cardUrl}`, `POST ${s.url}/api/a2a/${name}`]);
+    assert.ok(answer.streamed?.includes(billingAnswer(BILLING_Q)), JSON.stringify(answer));
+    assert.equal(answer.state, 'completed', JSON.stringify(answer));
+    assert.equal(answer.reply, billingAnswer(BILLING_Q));
+    assert.deepEqual(billing, [BILLING_Q]);
+    assert.deepEqual(warranty, []);
+  });
 
   test('reactive-agents client (discoverAgent: the 0.2 card path; message/send to the card\'s url): the routed peer\'s answer', async () => {
     const { result: answer, billing, warranty } = await observe(() => runFrameworkClient('reactive-agents-client', s.url, WARRANTY_Q));
