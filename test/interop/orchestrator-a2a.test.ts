@@ -13,6 +13,7 @@ import { ClientFactory as ClientFactory0314 } from 'a2a-sdk-0314/client';
 import * as sdk101Client from 'a2a-sdk-101/client';
 import * as sdk130Client from '@a2a-js/sdk/client';
 import { Role } from '@a2a-js/sdk';
+import { InMemoryRunner, RemoteA2AAgent } from '@google/adk';
 import type { DemoPeer } from '../../packages/service/src/demo/peers.js';
 import { startAdkDemoAgent, startV1DemoAgent } from '../../packages/service/src/demo/peers.js';
 import { startService } from '../../packages/service/src/server/index.js';
@@ -148,6 +149,18 @@ describe('the orchestrator as an A2A agent', () => {
     assert.ok(streamed.includes('warranty heard: Is my repair covered by warranty?'), streamed.join(' | '));
   });
 
+  test('ADK JS’s RemoteA2AAgent (its nested a2a-js 0.3 client) over the service’s URL answers inside an ADK run', async () => {
+    const agent = new RemoteA2AAgent({ name: 'support_desk', description: 'Another team’s orchestrator.', agentCard: `${svc.url}/` });
+    const runner = new InMemoryRunner({ agent, appName: 'caller' });
+    const session = await runner.sessionService.createSession({ appName: 'caller', userId: 'u' });
+    const texts: string[] = [];
+    for await (const event of runner.runAsync({ userId: 'u', sessionId: session.id, newMessage: { role: 'user', parts: [{ text: 'Why was I charged twice on my invoice?' }] } })) {
+      assert.equal(event.errorMessage, undefined, event.errorMessage);
+      texts.push(...(event.content?.parts ?? []).flatMap((p) => (p.text !== undefined ? [p.text] : [])));
+    }
+    assert.ok(texts.includes('billing heard: Why was I charged twice on my invoice?'), texts.join(' | '));
+  });
+
   for (const [version, sdk] of [
     ['1.0.1', sdk101Client as unknown as typeof sdk130Client],
     ['1.3.0', sdk130Client],
@@ -183,6 +196,21 @@ describe('the orchestrator as an A2A agent', () => {
     assert.equal(digestOf(again), before, 'the same context stays on its snapshot');
     const fresh = await rpc(svc.url, 'What is on my invoice?', `ctx-new-${Date.now()}`);
     assert.notEqual(digestOf(fresh), before, 'a new context starts on the new snapshot');
+  });
+
+  test('returnImmediately: the task comes back at once and completes; tasks/get (GetTask) reads it, another client cannot', async () => {
+    const send = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'SendMessage', params: { message: { messageId: 'm-ri', contextId: `ctx-ri-${Date.now()}`, role: 'ROLE_USER', parts: [{ text: 'What is on my invoice?' }] }, configuration: { returnImmediately: true } } });
+    const first = await requestJson(svc.url, 'POST', '/api/a2a', { 'content-type': 'application/json', 'a2a-version': '1.0' }, send);
+    const id = (first.json['result'] as { task: { id: string } }).task.id;
+    const get = (from: string) => requestJson(svc.url, 'POST', '/api/a2a', { 'content-type': 'application/json', 'a2a-version': '1.0' }, JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'GetTask', params: { id } }), { from });
+    let task: { status?: { state?: string; message?: unknown } } | undefined;
+    await waitUntil(async () => {
+      task = (await get('127.0.0.1')).json['result'] as typeof task;
+      return task?.status?.state === 'TASK_STATE_COMPLETED' || task?.status?.state === 'TASK_STATE_FAILED';
+    }, 'the task to end');
+    assert.equal(task?.status?.state, 'TASK_STATE_COMPLETED', JSON.stringify(task));
+    assert.ok(JSON.stringify(task).includes('billing heard: What is on my invoice?'));
+    assert.equal(((await get('127.0.0.2')).json['error'] as { code: number }).code, -32001, 'another client’s task is not found');
   });
 
   test('a context belongs to the client that started it; a bad contextId is a clear JSON-RPC error', async () => {
@@ -299,5 +327,41 @@ describe('auth and limits on the A2A endpoint', () => {
     await waitUntil(async () => (await rpc(guarded.url, 'invoice?', `ctx-after-${Date.now()}`, { headers: auth })).status === 200 && true, 'the freed slot');
     const after = await rpc(guarded.url, 'What about my invoice?', 'ctx-after', { headers: auth });
     assert.ok(JSON.stringify(after.json).includes('billing heard'), after.body);
+  });
+});
+
+describe('draining', () => {
+  test('a draining service refuses a new A2A turn with a JSON-RPC error (-32052), HTTP 503 and Retry-After', async () => {
+    const draining = await startService(serviceOptions({ drainTimeoutMs: 10_000 }));
+    let closed: Promise<void> | undefined;
+    let cut: (() => void) | undefined;
+    try {
+      await waitUntil(async () => (await snapshotAgents(draining.url)).length === 2, 'the snapshot');
+      warranty.setHang(true);
+      // A turn in flight keeps the service draining (it may finish within drainTimeoutMs).
+      const inFlight = requestJson(
+        draining.url,
+        'POST',
+        '/api/a2a',
+        { 'content-type': 'application/json', 'a2a-version': '1.0' },
+        JSON.stringify({ jsonrpc: '2.0', id: 7, method: 'SendMessage', params: { message: { messageId: 'm-drain', contextId: 'ctx-drain', role: 'ROLE_USER', parts: [{ text: 'Is my repair covered by warranty?' }] } } }),
+        { onRequest: (req) => (cut = () => req.destroy()) },
+      ).catch(() => undefined);
+      // Its session is pinned (another caller's to this one: counted in `others`).
+      await waitUntil(async () => ((await (await fetch(`${draining.url}/api/sessions`)).json()) as { others: number }).others === 1, 'the turn in flight');
+      closed = draining.close();
+      await waitUntil(async () => (await fetch(`${draining.url}/readyz`)).status === 503, 'the drain');
+      const refused = await rpc(draining.url, 'invoice?', 'ctx-late');
+      assert.equal(refused.status, 503, refused.body);
+      assert.equal((refused.json['error'] as { code: number }).code, -32052, refused.body);
+      assert.match((refused.json['error'] as { message: string }).message, /shutting down/);
+      assert.ok(refused.headers['retry-after'] !== undefined);
+      cut?.();
+      await inFlight;
+    } finally {
+      warranty.setHang(false);
+      cut?.();
+      await (closed ?? draining.close());
+    }
   });
 });

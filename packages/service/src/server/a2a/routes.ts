@@ -24,7 +24,7 @@ import type { AgentCardOptions, AgentCards } from './agent-card.js';
 import { A2A_RPC_PATH, AGENT_CARD_PATHS, MASTRA_CARD_PATH, MASTRA_RPC_PATH, buildAgentCards } from './agent-card.js';
 import { BoundedTaskStore } from './task-store.js';
 import type { ChatTurn } from './turn-handler.js';
-import { HONO_CONTEXT_KEY, TurnRequestHandler } from './turn-handler.js';
+import { A2A_REFUSAL_CODES, HONO_CONTEXT_KEY, TurnRequestHandler } from './turn-handler.js';
 
 /** The A2A endpoint's settings (`server.a2a`; docs/service.md), `enabled` aside. */
 export type A2aSettings = Omit<ServerA2aConfig, 'enabled'>;
@@ -63,14 +63,18 @@ export function mountA2a(app: Hono, o: A2aRouteOptions): void {
     // As the SDK's express handler: no header is 0.3 (A2A 1.0 §3.6 makes 1.0 clients send it).
     const legacy = header === '' || /^0\.3(\.\d+)?$/.test(header);
     const mapError = legacy ? LegacyJsonRpcTransportHandler.mapToLegacyJSONRPCError : JsonRpcTransportHandler.mapToJSONRPCError;
-    const draining = o.draining(c);
-    if (draining) return draining;
     const read = await o.readBody(c);
     if (read instanceof Response) {
       if (read.status !== 400) return read;
       return c.json({ jsonrpc: '2.0', id: null, error: { code: -32700, message: 'the body must be a JSON-RPC request object' } });
     }
     const id = typeof read.id === 'string' || typeof read.id === 'number' ? read.id : null;
+    // Draining: no new turn (the chat route's 503, as a JSON-RPC error; its Retry-After kept).
+    const draining = o.draining(c);
+    if (draining) {
+      const { message } = (await draining.json()) as { message: string };
+      return c.json({ jsonrpc: '2.0', id, error: { code: A2A_REFUSAL_CODES.unavailable, message } }, 503);
+    }
     const owner = o.ownerOf(c);
     const user: User = { isAuthenticated: owner !== '', userName: owner };
     const context = new ServerCallContext({ user, requestedVersion: legacy ? '0.3' : header, state: new Map<string, unknown>([[HONO_CONTEXT_KEY, c]]) });
