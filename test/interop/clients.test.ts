@@ -8,8 +8,8 @@
  *   `legacyCompat: { enabled: true }` on both the card resolver and the transport, the documented
  *   way for a 1.x client to reach a 0.3 server.
  *
- * Mastra's A2A client (`@mastra/client-js`) is not in the matrix: it pins its own `@mastra/core`
- * (a second ~120 MB copy); see docs/interop.md.
+ * Mastra's A2A client (`@mastra/client-js`) builds Mastra-shaped URLs only, so it cannot read these
+ * peers' cards; it calls the orchestrator's aliases in orchestrator-clients.test.ts (docs/interop.md).
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';

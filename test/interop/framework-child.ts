@@ -2,7 +2,8 @@
  * The interop matrix's frameworks that have their own install folder (test-frameworks/<name>/,
  * installed by scripts/ensure-test-deps.sh): their servers and clients run in a child process
  * from that folder. A server prints `READY <url>` once it answers; a client prints one JSON line.
- * Used by frameworks.test.ts (BeeAI, Strands) and voltagent.test.ts.
+ * Used by frameworks.test.ts (BeeAI, Strands), voltagent.test.ts and orchestrator-clients.test.ts
+ * (clients of other frameworks calling the product's own orchestrator).
  */
 import assert from 'node:assert/strict';
 import type { ChildProcessWithoutNullStreams } from 'node:child_process';
@@ -10,7 +11,7 @@ import { execFile, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
-export type Framework = 'beeai' | 'strands' | 'voltagent';
+export type Framework = 'beeai' | 'strands' | 'voltagent' | 'mastra-client' | 'reactive-agents-client';
 
 
 function folder(framework: Framework): string {
@@ -64,13 +65,21 @@ interface ClientAnswer {
   reply?: string;
   /** BeeAI only: every text the peer's stream events carried. */
   streamed?: string[];
+  /** Mastra only: every request its client made (`<METHOD> <URL>`). */
+  calls?: string[];
+  /** Mastra's stream only: the task state of the last event. */
+  state?: string;
   error?: string;
 }
 
-/** Runs `node client.mjs <url> <text>` in the framework's folder: its A2A client reads the card and sends one message. */
-export function runFrameworkClient(framework: Framework, url: string, text: string): Promise<ClientAnswer> {
+/**
+ * Runs `node client.mjs <url> <text> [...more]` in the framework's folder: its A2A client reads the
+ * card and sends one message. `env` adds to this process's environment (a secret goes there, not
+ * on the command line).
+ */
+export function runFrameworkClient(framework: Framework, url: string, text: string, more: readonly string[] = [], env: Record<string, string> = {}): Promise<ClientAnswer> {
   return new Promise((resolve, reject) => {
-    execFile(process.execPath, ['client.mjs', url, text], { cwd: folder(framework), timeout: 30_000 }, (err, stdout, stderr) => {
+    execFile(process.execPath, ['client.mjs', url, text, ...more], { cwd: folder(framework), timeout: 30_000, env: { ...process.env, ...env } }, (err, stdout, stderr) => {
       const line = stdout.split('\n').find((l) => l.startsWith('{'));
       if (line === undefined) reject(new Error(`${framework} client printed no answer (${err?.message ?? 'exit 0'}): ${stdout} ${stderr}`));
       else resolve(JSON.parse(line) as ClientAnswer);

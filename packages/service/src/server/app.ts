@@ -189,8 +189,8 @@ const ROUTE_ROLES: ReadonlyArray<readonly [method: string, path: RegExp, role: R
   ['POST', /^\/api\/refresh$/, 'operator'],
   ['POST', /^\/api\/inspect$/, 'operator'],
   ['POST', /^\/api\/chat$/, 'operator'],
-  // The A2A endpoint: chat turns (a2a/routes.ts).
-  ['POST', /^\/api\/a2a$/, 'operator'],
+  // The A2A endpoint: chat turns (a2a/routes.ts); `/api/a2a/<card name>` is its alias for Mastra's client.
+  ['POST', /^\/api\/a2a(\/[^/]+)?$/, 'operator'],
   // Own sessions for an operator; others' only for an admin (SessionOwners.allows).
   ['POST', /^\/api\/sessions\/[^/]+\/upgrade$/, 'operator'],
   ['DELETE', /^\/api\/sessions\/[^/]+$/, 'operator'],

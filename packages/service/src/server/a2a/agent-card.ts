@@ -22,6 +22,9 @@ import { oidcDiscoveryUrl } from '../people-auth.js';
 export const A2A_RPC_PATH = '/api/a2a';
 /** The well-known card paths: A2A 0.3 and later, and the 0.2 one. */
 export const AGENT_CARD_PATHS = ['/.well-known/agent-card.json', '/.well-known/agent.json'] as const;
+/** Mastra's client's paths for an agent (its `apiPrefix` `/api`, the card's name as `agentId`): aliases of the card and the endpoint. */
+export const MASTRA_CARD_PATH = '/api/.well-known/:agentId/agent-card.json';
+export const MASTRA_RPC_PATH = `${A2A_RPC_PATH}/:agentId`;
 
 /** Examples per skill at most (the vocabulary's examples first, then its keywords). */
 const MAX_EXAMPLES = 8;

@@ -21,7 +21,7 @@ import type { ServerA2aConfig } from 'a2a-discovery/config';
 import { ifNoneMatch } from '../ai-catalog-route.js';
 import type { Caller } from '../session-owners.js';
 import type { AgentCardOptions, AgentCards } from './agent-card.js';
-import { A2A_RPC_PATH, AGENT_CARD_PATHS, buildAgentCards } from './agent-card.js';
+import { A2A_RPC_PATH, AGENT_CARD_PATHS, MASTRA_CARD_PATH, MASTRA_RPC_PATH, buildAgentCards } from './agent-card.js';
 import { BoundedTaskStore } from './task-store.js';
 import type { ChatTurn } from './turn-handler.js';
 import { A2A_REFUSAL_CODES, HONO_CONTEXT_KEY, TurnRequestHandler } from './turn-handler.js';
@@ -58,7 +58,7 @@ export function mountA2a(app: Hono, o: A2aRouteOptions): void {
   const v1 = new JsonRpcTransportHandler(handler);
   const v03 = new LegacyJsonRpcTransportHandler(handler);
 
-  app.post(A2A_RPC_PATH, async (c) => {
+  const rpc = async (c: Context): Promise<Response> => {
     const header = c.req.header('a2a-version')?.trim() ?? '';
     // As the SDK's express handler: no header is 0.3 (A2A 1.0 §3.6 makes 1.0 clients send it).
     const legacy = header === '' || /^0\.3(\.\d+)?$/.test(header);
@@ -117,7 +117,16 @@ export function mountA2a(app: Hono, o: A2aRouteOptions): void {
       },
     });
     return new Response(body, { status: 200, headers: SSE_HEADERS });
-  });
+  };
+  app.post(A2A_RPC_PATH, rpc);
+
+  // Aliases for Mastra's A2A client (`@mastra/client-js`), which builds both URLs from its base
+  // URL, its `apiPrefix` (default `/api`) and an agent id, and never reads a card's `url`:
+  // `GET /api/.well-known/<id>/agent-card.json` and `POST /api/a2a/<id>`, with the card's name as
+  // the id. The same card and the same endpoint, not a second implementation (docs/interop.md).
+  const named = (c: Context): boolean => c.req.param('agentId') === o.settings.name;
+  app.get(MASTRA_CARD_PATH, (c) => (named(c) ? cards.handle(c) : c.notFound()));
+  app.post(MASTRA_RPC_PATH, (c) => (named(c) ? rpc(c) : c.notFound()));
 }
 
 function isAsyncIterable(value: unknown): value is AsyncGenerator<unknown, void, undefined> {
