@@ -12,7 +12,7 @@
 set -euo pipefail
 
 # The interop matrix's frameworks that cannot share the root install (test-frameworks/<name>/:
-# BeeAI Framework, Strands Agents, VoltAgent; see docs/dependencies.md), each from its own committed
+# BeeAI Framework, Strands Agents, VoltAgent, the Mastra and reactive-agents clients; see docs/dependencies.md), each from its own committed
 # package-lock.json, when not installed yet (npm writes node_modules/.package-lock.json last).
 # Offline-friendly: npm's cache is used first; a failed install is reported, and the matrix test
 # that needs it then says what is missing.
