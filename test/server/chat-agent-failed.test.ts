@@ -42,7 +42,7 @@ before(async () => {
     loop: { cycleIntervalMs: 600_000 },
     logger: createLogger({ level: 'silent' }),
   });
-  await waitFor(() => (service.loop.current()?.agents.length === 2 ? true : undefined), 'both agents in the snapshot');
+  await waitFor(async () => (service.loop.current()?.agents.length === 2 ? true : undefined), 'both agents in the snapshot');
 });
 after(async () => {
   await service?.close();
