@@ -7,48 +7,25 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Browser } from 'playwright-core';
-import { startService } from '../../packages/service/src/server/index.js';
 import type { RunningService } from '../../packages/service/src/server/index.js';
-import { createLogger } from '../../packages/service/src/server/logger.js';
-import type { RunningPeer } from '../helpers/a2a-peers.js';
-import { startAdkPeer } from '../helpers/a2a-peers.js';
 import type { RunningV1Server } from '../helpers/a2a-v1-server.js';
-import { startV1Server } from '../helpers/a2a-v1-server.js';
-import { adkStyleCard } from '../helpers/cards.js';
+import { startRefusingWarrantyService } from '../helpers/two-agent-service.js';
 import { launchBrowser, openPage, text, until } from './browser.js';
 
-let billing: RunningPeer;
-let warranty: RunningV1Server;
+let env: Awaited<ReturnType<typeof startRefusingWarrantyService>>;
 let service: RunningService;
+let warranty: RunningV1Server;
 let browser: Browser;
 
 before(async () => {
-  billing = await startAdkPeer({ name: 'billing', description: 'Billing.', reply: 'billing here', card: (port) => adkStyleCard(port, 'Billing Agent', [{ id: 'invoices', tags: ['billing'] }]) });
-  warranty = await startV1Server({ refuseWith: 401 });
-  service = await startService({
-    port: 0,
-    policy: { allow: [billing.baseUrl, warranty.baseUrl].map((u) => new URL(u).origin), allowLoopback: true },
-    vocabulary: [
-      { tag: 'billing', description: 'Invoices and payments.' },
-      { tag: 'warranty', description: 'Warranty status.' },
-    ],
-    needs: [{ tag: 'billing' }, { tag: 'warranty' }],
-    static: [
-      { name: 'billing_agent', url: billing.baseUrl, description: 'Answers invoice questions.', tags: ['billing'] },
-      { name: 'warranty_agent', cardUrl: warranty.cardUrl, description: 'Answers warranty questions.', tags: ['warranty'] },
-    ],
-    health: { enterAfter: 1 },
-    cache: { minTtlMs: 0 },
-    loop: { cycleIntervalMs: 600_000 },
-    logger: createLogger({ level: 'silent' }),
-  });
+  env = await startRefusingWarrantyService();
+  ({ service, warranty } = env);
   browser = await launchBrowser();
 });
 
 after(async () => {
   await browser?.close();
-  await service?.close();
-  await Promise.all([billing?.close(), warranty?.close()]);
+  await env?.close();
 });
 
 test('a failed turn names the agent and its 401; the same session continues', async () => {
