@@ -241,6 +241,8 @@ describe('a peer answering an error', () => {
     try {
       const turn = await r.sessions.run('s3', 'hello');
       assert.ok(turn.error !== undefined);
+      // HTTP 200 with a JSON-RPC error: the agent is named, with the peer's own words.
+      assert.deepEqual([turn.failure?.agent, turn.failure?.status, turn.failure?.message.startsWith('broken_agent failed: ')], ['broken_agent', undefined, true]);
       const call = named('SendMessage');
       assert.equal(call.status.code, 2, 'ERROR');
       assert.equal(call.attributes['error.type'], '-32603');
