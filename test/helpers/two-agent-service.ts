@@ -24,22 +24,18 @@ export async function startTwoAgentService(): Promise<TwoAgentService> {
   const billing = await startBillingPeer();
   const warranty = await startV1CardServer({ card: (port) => v1Card(port) });
   const service = await serviceOver(billing, warranty, (origin) => (origin === new URL(warranty.baseUrl).origin ? { authorization: 'Bearer test-token' } : undefined));
-  return {
-    service,
-    billing,
-    warranty,
-    close: async () => {
-      await service.close();
-      await Promise.all([billing.close(), warranty.close()]);
-    },
-  };
+  return closing(service, billing, warranty);
 }
 
 /** The same service, where `warranty_agent` (@a2a-js/sdk 1.x, A2A 1.0) answers 401 to every A2A call and billing replies `billing here`. */
 export async function startRefusingWarrantyService(): Promise<{ service: RunningService; billing: RunningPeer; warranty: RunningV1Server; close(): Promise<void> }> {
   const billing = await startBillingPeer();
   const warranty = await startV1Server({ refuseWith: 401 });
-  const service = await serviceOver(billing, warranty);
+  return closing(await serviceOver(billing, warranty), billing, warranty);
+}
+
+/** The three, with one `close()` that stops the service, then its peers. */
+function closing<W extends { close(): Promise<void> }>(service: RunningService, billing: RunningPeer, warranty: W): { service: RunningService; billing: RunningPeer; warranty: W; close(): Promise<void> } {
   return {
     service,
     billing,
