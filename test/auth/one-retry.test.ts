@@ -271,9 +271,12 @@ describe('the 401 rule on a chat turn through the service (ADK 0.3 client, messa
         assert.deepEqual(posts[1]!.body, posts[0]!.body, 'the retry resends the same JSON-RPC body');
         assert.notEqual(posts[1]!.authorization, posts[0]!.authorization, 'the retry carries the refreshed token');
         assert.equal(idp.tokenRequests - tokens, 1, 'one token refresh');
-        // The turn is not a reply: no text, the error names the 401.
+        // The turn is not a reply: 502, no text, naming the agent and its 401.
+        assert.equal(refused.status, 502, JSON.stringify(refused.json));
         assert.equal(refused.json.reply, '');
-        assert.match(String(refused.json.error), /401/);
+        assert.equal(refused.json.error, 'agent-failed');
+        assert.equal(refused.json.agentStatus, 401);
+        assert.match(String(refused.json.message), /^\w+ answered 401 /);
       } finally {
         await service.close();
         await credentials.close();

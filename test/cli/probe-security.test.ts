@@ -64,8 +64,11 @@ describe('probe: card security schemes and the chosen interface', () => {
   test('without credentials: the oauth2 requirement cannot be satisfied, said in text and JSON; the card itself is accepted', async () => {
     const json = await probe(oauth.baseUrl, '--json');
     assert.equal(json.code, 0, json.stderr);
-    const report = JSON.parse(json.stdout) as { accepted: boolean; security: Security; chosenInterface: Record<string, unknown> };
+    const report = JSON.parse(json.stdout) as { accepted: boolean; stage: string; selection: { selected: boolean; reason?: string }; security: Security; chosenInterface: Record<string, unknown> };
     assert.equal(report.accepted, true);
+    // Text and JSON agree: not selected, and why (issue 39: the JSON said `stage: "selected"`).
+    assert.equal(report.stage, 'security');
+    assert.deepEqual(report.selection, { selected: false, reason: `unauthorized: needs oauth2 client credentials for ${origin(oauth)}` });
     assert.equal(report.security.status, 'unsatisfiable');
     assert.equal(report.security.message, `unauthorized: needs oauth2 client credentials for ${origin(oauth)}`);
     assert.equal(report.security.credentialsConfigured, false);
@@ -76,7 +79,7 @@ describe('probe: card security schemes and the chosen interface', () => {
     assert.match(text.stdout, new RegExp(`interface  JSONRPC ${origin(oauth)}/a2a/jsonrpc  \\(A2A 1\\.0, no tenant, the 1\\.x client\\)`));
     assert.match(text.stdout, /FAIL security {3}unauthorized: needs oauth2 client credentials for http:\/\/127\.0\.0\.1:\d+ \(no credentials configured/);
     assert.match(text.stdout, /corpIdp: oauth2 client credentials \(not presentable\) {2}card says: "Tokens from the corporate IdP\."/);
-    assert.match(text.stdout, /it would not be selected \(unauthorized: needs oauth2 client credentials/);
+    assert.ok(text.stdout.trimEnd().endsWith(`; it would not be selected (${report.selection.reason})`), text.stdout);
   });
 
   test('with the configuration: the bearer token satisfies the oauth2 scheme, the API key the 0.3 card; no secret printed', async () => {
@@ -84,8 +87,10 @@ describe('probe: card security schemes and the chosen interface', () => {
     for (const [peer, scheme] of [[oauth, 'corpIdp'], [keyed, 'partnerKey']] as const) {
       const json = await probe(peer.baseUrl, '--json', '--config', file);
       assert.equal(json.code, 0, json.stderr);
-      const report = JSON.parse(json.stdout) as { security: Security };
+      const report = JSON.parse(json.stdout) as { stage: string; selection: { selected: boolean }; security: Security };
       assert.equal(report.security.status, 'satisfied', report.security.message);
+      assert.deepEqual([report.stage, report.selection], ['selected', { selected: true }]);
+      assert.doesNotMatch((await probe(peer.baseUrl, '--config', file)).stdout, /would not be selected/);
       assert.deepEqual(report.security.satisfiedBy, [scheme]);
       assert.equal(report.security.credentialsConfigured, true);
       const text = await probe(peer.baseUrl, '--config', file);

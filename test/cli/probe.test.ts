@@ -41,7 +41,9 @@ describe('probe <file>', () => {
     const { code, report } = await json('probe', 'examples/cards/billing-agent.json', '--allow', 'https://billing.example.com');
     assert.equal(code, 0);
     assert.equal(report.accepted, true);
-    assert.equal(report.stage, 'selected');
+    // Accepted, but its bearer scheme cannot be met without --config: not selected, as the text says.
+    assert.equal(report.stage, 'security');
+    assert.deepEqual(report.selection, { selected: false, reason: 'unauthorized: needs a bearer token for https://billing.example.com' });
     assert.equal(report.protocolVersion, '0.3');
     assert.deepEqual(report.problems, []);
     const skills = report.skills as Array<{ id: string; inputModes: string[]; outputModes: string[] }>;

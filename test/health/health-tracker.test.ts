@@ -160,7 +160,7 @@ describe('HealthTracker (P4: no flapping)', () => {
     assert.equal(status.state, 'degraded');
     assert.equal(status.critical, true);
     assert.equal(status.failures, 200);
-    assert.match(status.reason, /critical: kept/);
+    assert.match(status.reason, /\(critical: kept while degraded\)/);
     // And it is healthy again on its next good observation.
     assert.equal(h.observe(URL_A, GOOD, { critical: true })?.to, 'healthy');
   });
@@ -251,5 +251,25 @@ describe('HealthTracker (P4: no flapping)', () => {
     assert.equal(h.get(URL_A), undefined);
     assert.equal(h.observe(URL_A, GOOD), undefined);
     assert.equal(h.get(URL_A)?.state, 'pending');
+  });
+
+  test('the reason names the cause the cache gave: a refused card is not a failed fetch; a cause is told only while fetches fail', () => {
+    const h = new HealthTracker();
+    const refused = { message: 'supportedInterfaces[0].url: the card\'s interface host is refused', stage: 'policy' };
+    h.observe(URL_A, { failures: 2, usable: false, cause: refused });
+    assert.equal(h.get(URL_A)!.reason, "no usable card (2 refused cards): supportedInterfaces[0].url: the card's interface host is refused");
+    h.observe(URL_B, { failures: 1, usable: false, cause: { message: 'the token endpoint answered 500', stage: 'fetch' } });
+    assert.equal(h.get(URL_B)!.reason, 'no usable card (1 failed fetch): the token endpoint answered 500');
+    // A member served stale, then leaving: the last cause follows the count.
+    const c = new HealthTracker({ leaveAfter: 2 });
+    c.observe(URL_A, GOOD);
+    c.observe(URL_A, GOOD);
+    c.observe(URL_A, { failures: 1, usable: true, cause: { message: 'connection refused', stage: 'fetch' } });
+    assert.equal(c.get(URL_A)!.reason, '1 failed fetch; its card is served stale; last: connection refused');
+    c.observe(URL_A, { failures: 2, usable: false, cause: { message: 'connection refused', stage: 'fetch' } });
+    assert.equal(c.get(URL_A)!.reason, '2 consecutive failed fetches and its card is past its allowed staleness; last: connection refused');
+    // A stale cause with no failure is not told.
+    c.observe(URL_A, { failures: 0, usable: true, cause: { message: 'connection refused' } });
+    assert.equal(c.get(URL_A)!.reason, '1 of 2 good observations before it enters');
   });
 });

@@ -29,6 +29,11 @@ export interface V1ServerOptions {
   streaming?: boolean;
   /** Card `name`. Default 'Warranty Agent'. */
   name?: string;
+  /**
+   * Answer every JSON-RPC POST with this HTTP status before the SDK sees it (401 with
+   * `WWW-Authenticate: Bearer`, as a server behind an authenticating proxy does). Default: none.
+   */
+  refuseWith?: number;
 }
 
 export interface RunningV1Server {
@@ -177,7 +182,12 @@ export async function startV1Server(options: V1ServerOptions = {}): Promise<Runn
   app.use(
     '/a2a/jsonrpc',
     express.json(),
-    (req, _res, next) => {
+    (req, res, next) => {
+      if (req.method === 'POST' && options.refuseWith !== undefined) {
+        requests++;
+        res.status(options.refuseWith).set('www-authenticate', 'Bearer').json({ error: 'unauthorized' });
+        return;
+      }
       if (req.method === 'POST') {
         requests++;
         const body = (req.body ?? {}) as Record<string, unknown>;

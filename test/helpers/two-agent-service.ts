@@ -9,6 +9,8 @@ import type { RunningService } from '../../packages/service/src/server/index.js'
 import { createLogger } from '../../packages/service/src/server/logger.js';
 import type { RunningPeer } from './a2a-peers.js';
 import { startAdkPeer, startV1CardServer, v1Card } from './a2a-peers.js';
+import type { RunningV1Server } from './a2a-v1-server.js';
+import { startV1Server } from './a2a-v1-server.js';
 import { adkStyleCard } from './cards.js';
 
 export interface TwoAgentService {
@@ -19,11 +21,40 @@ export interface TwoAgentService {
 }
 
 export async function startTwoAgentService(): Promise<TwoAgentService> {
-  const billing = await startAdkPeer({ name: 'billing', description: 'Billing.', card: (port) => adkStyleCard(port, 'Billing Agent', [{ id: 'invoices', tags: ['billing'] }]) });
+  const billing = await startBillingPeer();
   const warranty = await startV1CardServer({ card: (port) => v1Card(port) });
-  const service = await startService({
+  const service = await serviceOver(billing, warranty, (origin) => (origin === new URL(warranty.baseUrl).origin ? { authorization: 'Bearer test-token' } : undefined));
+  return closing(service, billing, warranty);
+}
+
+/** The same service, where `warranty_agent` (@a2a-js/sdk 1.x, A2A 1.0) answers 401 to every A2A call and billing replies `billing here`. */
+export async function startRefusingWarrantyService(): Promise<{ service: RunningService; billing: RunningPeer; warranty: RunningV1Server; close(): Promise<void> }> {
+  const billing = await startBillingPeer();
+  const warranty = await startV1Server({ refuseWith: 401 });
+  return closing(await serviceOver(billing, warranty), billing, warranty);
+}
+
+/** The three, with one `close()` that stops the service, then its peers. */
+function closing<W extends { close(): Promise<void> }>(service: RunningService, billing: RunningPeer, warranty: W): { service: RunningService; billing: RunningPeer; warranty: W; close(): Promise<void> } {
+  return {
+    service,
+    billing,
+    warranty,
+    close: async () => {
+      await service.close();
+      await Promise.all([billing.close(), warranty.close()]);
+    },
+  };
+}
+
+function startBillingPeer(): Promise<RunningPeer> {
+  return startAdkPeer({ name: 'billing', description: 'Billing.', reply: 'billing here', card: (port) => adkStyleCard(port, 'Billing Agent', [{ id: 'invoices', tags: ['billing'] }]) });
+}
+
+function serviceOver(billing: RunningPeer, warranty: { baseUrl: string; cardUrl: string }, credentials?: (origin: string) => Record<string, string> | undefined): Promise<RunningService> {
+  return startService({
     port: 0,
-    credentials: (origin) => (origin === new URL(warranty.baseUrl).origin ? { authorization: 'Bearer test-token' } : undefined),
+    ...(credentials !== undefined && { credentials }),
     policy: { allow: [billing, warranty].map((p) => new URL(p.baseUrl).origin), allowLoopback: true },
     vocabulary: [
       { tag: 'billing', description: 'Invoices and payments.' },
@@ -39,13 +70,4 @@ export async function startTwoAgentService(): Promise<TwoAgentService> {
     loop: { cycleIntervalMs: 600_000 },
     logger: createLogger({ level: 'silent' }),
   });
-  return {
-    service,
-    billing,
-    warranty,
-    close: async () => {
-      await service.close();
-      await Promise.all([billing.close(), warranty.close()]);
-    },
-  };
 }

@@ -140,11 +140,16 @@ export interface ChatResult {
   author?: string;
   reply: string;
   agents?: string[];
+  /** 200: the peer's failure in its own words, or null; 502: `agent-failed`. */
   error?: unknown;
+  /** 502 `agent-failed`: the agent the turn called, its error, and the HTTP status it answered. */
+  agent?: string;
+  message?: string;
+  agentStatus?: number;
   notices?: string[];
 }
 
-/** `POST /api/chat` with a JSON body. */
+/** `POST /api/chat` with a JSON body: 200 with the turn, or 502 `agent-failed` naming the agent that failed. */
 export async function chat(s: Serving, sessionId: string, message: string): Promise<{ status: number; body: ChatResult }> {
   const res = await fetch(`${s.url}/api/chat`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ sessionId, message }) });
   return { status: res.status, body: (await res.json()) as ChatResult };

@@ -502,7 +502,7 @@ test(`chaos: 200 endpoints, ${CYCLES} refresh cycles, readers and turns on a vir
       if (h?.state === 'removed') {
         check(!h.critical && !critical.has(st.baseUrl), `critical ${st.baseUrl} is removed`);
         check(h.successes > 0 || !h.usable || answeredSinceRemoval.has(st.baseUrl), `${st.baseUrl} is removed although its card is usable and it has not answered since it left (${h.reason})`);
-        const claimed = /(\d+) consecutive failed fetch/.exec(h.reason);
+        const claimed = /(\d+) consecutive (?:failed fetch|refused card)/.exec(h.reason);
         check(claimed === null || Number(claimed[1]) >= LEAVE_AFTER, `${st.baseUrl} is removed, its reason says after fewer than ${LEAVE_AFTER} failures (${h.reason})`);
       }
       if (st.cache?.usable && h && (h.state === 'healthy' || h.state === 'degraded') && st.admitted && st.state.verdict !== 'gone') {

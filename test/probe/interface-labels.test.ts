@@ -13,6 +13,7 @@ test('interfaces are labelled with their own scheme when no allowlist judged the
     source: 'http://127.0.0.1:4101/.well-known/agent-card.json',
     accepted: true,
     stage: 'selected',
+    selection: { selected: true },
     protocolVersion: '1.0',
     problems: [],
     warnings: [],

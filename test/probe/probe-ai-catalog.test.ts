@@ -152,6 +152,17 @@ describe('probeTarget: an AI Catalog URL', () => {
     assert.match(renderAiCatalogProbe(r), /FAIL schema[\s\S]*skills\[0\]\.name/);
   });
 
+  test('an inline card whose bearer scheme cannot be met: accepted, stage security, and the catalog\'s last line says it would not be selected', async () => {
+    const secured = { ...cardFor(server, 'secured'), securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } }, security: [{ bearer: [] }] };
+    serve('/ai-catalog.json', catalog([{ identifier: 'urn:air:example.com:agent:secured', type: A2A, data: secured }]));
+    const r = await probe('/ai-catalog.json');
+    const report = r.entries[0]!.report!;
+    assert.deepEqual([report.accepted, report.stage, report.selection.selected], [true, 'security', false]);
+    assert.match(report.selection.reason ?? '', /^unauthorized: needs a bearer token for /);
+    assert.equal(r.accepted, true);
+    assert.match(renderAiCatalogProbe(r), /\nACCEPTED {2}every A2A card entry the catalog proposes would be admitted; 1 would not be selected \(see its security\)$/);
+  });
+
   test('a card on a host outside the allowlist is refused at source and never contacted', async () => {
     outside.routes.set('/agent.json', { body: cardFor(outside, 'x') });
     serve('/ai-catalog.json', catalog([{ identifier: 'urn:air:elsewhere:agent:x', type: A2A, url: `${outside.origin}/agent.json` }]));

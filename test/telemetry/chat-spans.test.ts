@@ -241,6 +241,8 @@ describe('a peer answering an error', () => {
     try {
       const turn = await r.sessions.run('s3', 'hello');
       assert.ok(turn.error !== undefined);
+      // HTTP 200 with a JSON-RPC error: the agent is named, with the peer's own words.
+      assert.deepEqual([turn.failure?.agent, turn.failure?.status, turn.failure?.message.startsWith('broken_agent failed: ')], ['broken_agent', undefined, true]);
       const call = named('SendMessage');
       assert.equal(call.status.code, 2, 'ERROR');
       assert.equal(call.attributes['error.type'], '-32603');
@@ -258,10 +260,14 @@ describe('a peer answering an error', () => {
     const peer = await startErrorPeer((res) => void res.status(503).type('text/plain').send('unavailable'));
     const r = oneAgentRunner(agentFor('broken_agent', peer.card, peer.baseUrl));
     try {
-      await r.sessions.run('s4', 'hello');
+      const turn = await r.sessions.run('s4', 'hello');
       const call = named('SendMessage');
       assert.equal(call.status.code, 2);
       assert.equal(call.attributes['error.type'], '503');
+      // The turn names the agent it called and what it answered; so does its span.
+      assert.deepEqual(turn.failure, { agent: 'broken_agent', message: `broken_agent answered 503 Service Unavailable at ${turn.failure?.url}`, url: turn.failure?.url, status: 503 });
+      assert.equal(turn.error, turn.failure?.message);
+      assert.equal(named('a2a_discovery.chat.turn').attributes['a2a_discovery.chat.failed_agent'], 'broken_agent');
     } finally {
       await r.close();
       await peer.close();

@@ -208,7 +208,7 @@ export type {
 } from './match/index.js';
 
 export { HealthTracker, isMember } from './health/index.js';
-export type { HealthState, HealthStatus, HealthOptions, HealthObservation, HealthTransition } from './health/index.js';
+export type { HealthCause, HealthState, HealthStatus, HealthOptions, HealthObservation, HealthTransition } from './health/index.js';
 
 export { snapshotDigest, buildSnapshot, toSnapshotAgents, diffSnapshots, SnapshotStore } from './snapshot/index.js';
 export type { Snapshot, SnapshotAgent, SnapshotDomain, SnapshotDiff, AgentChange, SnapshotSummary, RetainedSnapshot } from './snapshot/index.js';

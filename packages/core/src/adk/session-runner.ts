@@ -8,6 +8,7 @@ import { InMemorySessionService, Runner } from '@google/adk';
 import type { EventStream } from '../events/index.js';
 import { contentText } from './content-text.js';
 import { explainRoute } from './root-agent.js';
+import type { AgentCallFailure } from './remote/turn-signal.js';
 import { withTurn } from './remote/turn-signal.js';
 import { ATTR, SPAN, spanText } from '../telemetry/attributes.js';
 import type { SpanScope } from '../telemetry/otel.js';
@@ -35,8 +36,14 @@ export interface TurnResult {
   readonly author?: string;
   /** Every agent that produced an event in this turn, in order (the root's transfers). */
   readonly agents: readonly string[];
-  /** Set when the turn failed: the peer's own message where it gave one. */
+  /**
+   * Set when the turn failed: what the called agent answered (`billing_agent answered 401
+   * Unauthorized at https://…/jsonrpc`) when its call failed at the HTTP level, else the peer's
+   * own message where it gave one.
+   */
   readonly error?: string;
+  /** Set when the turn failed and the agent it called is known: that agent, and its error. */
+  readonly failure?: TurnFailure;
   /** Things the user should know: a fallback answered, the session had expired, no final answer. */
   readonly notices: readonly string[];
   /**
@@ -44,6 +51,22 @@ export interface TurnResult {
    * was stored (the user message stays in the history, without a reply), `error` says why.
    */
   readonly aborted?: true;
+}
+
+/**
+ * The agent a failed turn called and what it answered: the agent whose A2A call failed (noted
+ * by its fetch, remote/turn-signal.ts), else the author of the failing event, else the agent the
+ * router chose for the message (`explainRoute`).
+ */
+export interface TurnFailure {
+  /** Its local name. */
+  readonly agent: string;
+  /** One sentence naming the agent and its error (URLs redacted, no credential). */
+  readonly message: string;
+  /** The HTTP status it answered, when its call got one. */
+  readonly status?: number;
+  /** The URL called (redacted), when the call failed at the HTTP level. */
+  readonly url?: string;
 }
 
 /** Options of {@link SessionRunner.run}. */
@@ -116,7 +139,7 @@ export class SessionRunner {
     return withSpan(SPAN.chatTurn, { attributes: { [ATTR.sessionId]: sessionId } }, async (span) => {
       const { turn, errorType } = await this.#run(span, sessionId, message, options);
       if (span.recording) {
-        span.set({ [ATTR.chatAgents]: turn.agents });
+        span.set({ [ATTR.chatAgents]: turn.agents, ...(turn.failure !== undefined && { [ATTR.chatFailedAgent]: turn.failure.agent }) });
         if (turn.error !== undefined) span.fail(new Error(spanText(turn.error)), turn.aborted === true ? 'aborted' : (errorType ?? '_OTHER'));
       }
       return turn;
@@ -148,11 +171,15 @@ export class SessionRunner {
     let error: string | undefined;
     /** The failing event's `errorCode` (or the thrown error's name): the turn span's `error.type`. */
     let errorType: string | undefined;
+    /** The turn's failed A2A calls, noted by each remote agent's fetch (remote/turn-signal.ts). */
+    const failedCalls: AgentCallFailure[] = [];
+    /** The author of the event that carried the error. */
+    let errorAuthor: string | undefined;
     const { signal } = options;
     // ADK's abortSignal stops its loop between events (and keeps it from storing later ones); the
     // turn signal reaches the A2A requests themselves (remote/turn-signal.ts), and the digest
     // their client spans; the agent fetch adds what it repaired in an answer to the notices.
-    await withTurn({ signal, digest, notice: (text) => notices.push(text) }, async () => {
+    await withTurn({ signal, digest, notice: (text) => notices.push(text), failures: failedCalls }, async () => {
       try {
         const newMessage = { role: 'user', parts: [{ text: message }] };
         for await (const event of runner.runAsync({ userId, sessionId, newMessage, ...(signal !== undefined && { abortSignal: signal }) })) {
@@ -161,6 +188,7 @@ export class SessionRunner {
           if (event.errorMessage) {
             error = event.errorMessage;
             errorType = event.errorCode || undefined;
+            errorAuthor = event.author && event.author !== 'user' ? event.author : undefined;
           }
           const text = contentText(event.content);
           if (!text || !event.author || event.author === 'user') continue;
@@ -190,7 +218,16 @@ export class SessionRunner {
         errorType = 'no_reply';
       }
     }
-    const turn: TurnResult = { sessionId, digest, events, reply, agents, notices, ...(author !== undefined && { author }), ...(error !== undefined && { error }) };
+    // The specialist called: a leaf of the tree (not the root, not a domain router).
+    const called = [errorAuthor, agents.at(-1), route?.agent].find((name) => name !== undefined && root.findAgent(name)?.subAgents.length === 0);
+    const failure = error === undefined ? undefined : turnFailure(error, failedCalls, called);
+    if (failure !== undefined) {
+      // The agent called is one of the turn's agents, even when it produced no event.
+      if (!agents.includes(failure.agent)) agents.push(failure.agent);
+      if (failure.url !== undefined) error = failure.message;
+      if (failure.status !== undefined && errorType === undefined) errorType = String(failure.status);
+    }
+    const turn: TurnResult = { sessionId, digest, events, reply, agents, notices, ...(author !== undefined && { author }), ...(error !== undefined && { error }), ...(failure !== undefined && { failure }) };
     return { turn, ...(errorType !== undefined && { errorType }) };
   }
 
@@ -260,4 +297,15 @@ export class SessionRunner {
     this.#runners.set(digest, { root, runner });
     return runner;
   }
+}
+
+/**
+ * What a failed turn says about the agent it called: the last failed call of that agent (or, with
+ * no agent known from the events, the last failed call), else that agent with the turn's error.
+ */
+function turnFailure(error: string, calls: readonly AgentCallFailure[], called: string | undefined): TurnFailure | undefined {
+  const call = [...calls].reverse().find((c) => called === undefined || c.agent === called);
+  if (call !== undefined) return { agent: call.agent, message: call.message, url: call.url, ...(call.status !== undefined && { status: call.status }) };
+  if (called === undefined) return undefined;
+  return { agent: called, message: error.startsWith(called) ? error : `${called} failed: ${error}` };
 }

@@ -9,6 +9,7 @@ import * as oauth from 'oauth4webapi';
 import type { Clock, Random } from '../clock/index.js';
 import { DiscoveryError, findDiscoveryError } from '../errors.js';
 import type { PeerCredentials, PresentableScheme } from '../rules/credentials.js';
+import { redactUrl } from '../rules/redaction.js';
 import type { Resolver } from '../fetch/address-guard.js';
 import type { TrustedCa } from '../fetch/guarded-connection.js';
 import { TokenCache, type TokenRequestOutcome } from './token-cache.js';
@@ -74,7 +75,7 @@ export function oauth2ClientCredentials(options: OAuth2ClientCredentialsOptions)
   const insecure = insecureProblem(endpoint.href, options.allowLoopback ?? false);
   if (insecure !== undefined) throw new DiscoveryError('ERR_CONFIG_INVALID', `oauth2 credentials: ${tokenUrl !== undefined ? 'tokenUrl' : 'issuer'} ${endpoint.origin}: ${insecure}`, { stage: 'config' });
   const origins = new Set(options.origins);
-  const label = `oauth2 client ${JSON.stringify(clientId)} at ${endpoint.href}`;
+  const label = `oauth2 client ${JSON.stringify(clientId)} at ${redactUrl(endpoint)}`;
   const schemes: readonly PresentableScheme[] = Object.freeze([{ type: 'oauth2', flow: 'clientCredentials' }, { type: 'http', scheme: 'bearer' }]);
   const first = options.origins[0] ?? '';
   const client: oauth.Client = { client_id: clientId };
@@ -172,5 +173,10 @@ function tokenFailure(err: unknown, label: string): DiscoveryError {
     return new DiscoveryError('ERR_FETCH_STATUS', `${label}: the token endpoint answered ${err.status} with a WWW-Authenticate challenge (client authentication refused)`, { stage: 'fetch', status: err.status });
   }
   const code = typeof (err as { code?: unknown })?.code === 'string' ? (err as { code: string }).code : 'unknown';
+  // oauth4webapi keeps the Response of an unexpected status as the cause: its status says what happened.
+  const status = (err as { cause?: { status?: unknown } })?.cause?.status;
+  if (typeof status === 'number' && (status < 200 || status > 299)) {
+    return new DiscoveryError('ERR_FETCH_STATUS', `${label}: the token endpoint answered ${status} (not an OAuth error response: ${code})`, { stage: 'fetch', status });
+  }
   return new DiscoveryError('ERR_FETCH_STATUS', `${label}: the token endpoint's answer was refused (${code})`, { stage: 'fetch' });
 }

@@ -141,7 +141,11 @@ function judgeInterface(
   // With a host policy, it alone judges scheme, credentials in the URL and host.
   const verdict = options.hostPolicy.check(url);
   if (verdict.allowed) return { entry: { allowed: true } };
-  const reason = verdict.reason ?? `${parsed.origin} is not on the allowlist`;
+  let reason = verdict.reason ?? `${parsed.origin} is not on the allowlist`;
+  // The one key that admits an interface host: say it, with the exact origin to add.
+  if (verdict.code === 'ERR_HOST_NOT_ALLOWED' && parsed.username === '' && parsed.password === '' && (parsed.protocol === 'https:' || parsed.protocol === 'http:')) {
+    reason = `the card's interface host is refused: ${reason}; adding "${parsed.origin}" to allow would admit it`;
+  }
   return {
     entry: { allowed: false, reason },
     problem: { code: verdict.code === 'ERR_INSECURE_URL' ? 'ERR_INSECURE_INTERFACE' : (verdict.code ?? 'ERR_HOST_NOT_ALLOWED'), message: reason },

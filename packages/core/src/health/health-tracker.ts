@@ -31,8 +31,10 @@ export interface HealthStatus {
   readonly critical: boolean;
   /** Epoch ms when the endpoint entered `state`. */
   readonly since: number;
-  /** Why it is in this state, in words. */
+  /** Why it is in this state, in words (naming the last failure's cause when one is known). */
   readonly reason: string;
+  /** Why its extended card is not used (the public card, or the last good extended card, is), while that lasts. */
+  readonly extendedCard?: string;
 }
 
 export interface HealthOptions {
@@ -50,6 +52,37 @@ export interface HealthObservation {
   readonly failures: number;
   /** A card is held and may be used (fresh, or stale within its allowed staleness). */
   readonly usable: boolean;
+  /**
+   * Why the last fetch failed, as the cache classified it (its error's message and stage): the
+   * reasons name it. A content stage (`parse`, `schema`, `policy`, `signature`) means the card
+   * was fetched and refused, not that the fetch failed.
+   */
+  readonly cause?: HealthCause;
+  /** Why the extended card could not be used while the public card is (see `HealthStatus.extendedCard`). */
+  readonly extendedCard?: string;
+}
+
+/** The last failure behind an observation, as the cache classified it. */
+export interface HealthCause {
+  readonly message: string;
+  readonly stage?: string;
+}
+
+const CONTENT_STAGES: ReadonlySet<string | undefined> = new Set(['parse', 'schema', 'policy', 'signature']);
+
+/** `failed fetches`, or `refused cards` when the last one was fetched and refused at a content stage. */
+function failedNoun(failures: number, cause: HealthCause | undefined): string {
+  return CONTENT_STAGES.has(cause?.stage) ? `refused card${failures === 1 ? '' : 's'}` : `failed fetch${failures === 1 ? '' : 'es'}`;
+}
+
+/** `2 failed fetches`, `1 refused card`. */
+function failed(failures: number, cause: HealthCause | undefined): string {
+  return `${failures} ${failedNoun(failures, cause)}`;
+}
+
+/** `; last: <why>` (empty without a cause). */
+function last(cause: HealthCause | undefined): string {
+  return cause === undefined ? '' : `; last: ${cause.message}`;
 }
 
 export interface HealthTransition {
@@ -59,13 +92,13 @@ export interface HealthTransition {
   readonly status: HealthStatus;
 }
 
-function leftBecause(failures: number, usable: boolean): string {
-  return `${failures} consecutive failed fetches${usable ? '' : ' and its card is past its allowed staleness'}`;
+function leftBecause(failures: number, usable: boolean, cause: HealthCause | undefined): string {
+  return `${failures} consecutive ${failedNoun(failures, cause)}${usable ? '' : ' and its card is past its allowed staleness'}${last(cause)}`;
 }
 
 /** A removed endpoint that answered since it left but failed again: not why it left (it may have failed fewer than `leaveAfter` times). */
-function stillOutBecause(failures: number, usable: boolean, enterAfter: number): string {
-  return `${failures} failed fetch${failures === 1 ? '' : 'es'} since it last answered${usable ? ' (its card is usable again)' : ' and no usable card'}; it returns after ${enterAfter} good observations in a row`;
+function stillOutBecause(failures: number, usable: boolean, enterAfter: number, cause: HealthCause | undefined): string {
+  return `${failed(failures, cause)} since it last answered${usable ? ' (its card is usable again)' : ' and no usable card'}; it returns after ${enterAfter} good observations in a row${last(cause)}`;
 }
 
 /** Whether an endpoint in this state belongs in a snapshot. */
@@ -110,6 +143,8 @@ export class HealthTracker {
     const critical = options.critical ?? known?.critical ?? false;
     const enterAfter = Math.max(1, options.enterAfter ?? this.#enterAfter);
     const { failures, usable } = observation;
+    // A cause is only told while fetches fail.
+    const cause = failures > 0 ? observation.cause : undefined;
     const good = usable && failures === 0;
     const prevState: HealthState = known?.state ?? 'pending';
     const successes = good ? (known?.successes ?? 0) + 1 : 0;
@@ -123,10 +158,10 @@ export class HealthTracker {
           reason = 'card fresh';
         } else if (good) reason = `${successes} of ${enterAfter} good observations before it enters`;
         // Removed: the failures that would remove it, or else (it answered since) what keeps it out.
-        else if (prevState === 'removed' && failures > 0) reason = failures >= this.#leaveAfter && (!usable || this.#leaveWhileUsable) ? leftBecause(failures, usable) : stillOutBecause(failures, usable, enterAfter);
-        else if (!usable && failures > 0) reason = `no usable card (${failures} failed fetch${failures === 1 ? '' : 'es'})`;
+        else if (prevState === 'removed' && failures > 0) reason = failures >= this.#leaveAfter && (!usable || this.#leaveWhileUsable) ? leftBecause(failures, usable, cause) : stillOutBecause(failures, usable, enterAfter, cause);
+        else if (!usable && failures > 0) reason = `no usable card (${failed(failures, cause)})${cause === undefined ? '' : `: ${cause.message}`}`;
         else if (!usable) reason = 'no card yet';
-        else reason = `${failures} failed fetch${failures === 1 ? '' : 'es'} since its card`;
+        else reason = `${failed(failures, cause)} since its card${last(cause)}`;
         break;
       case 'healthy':
       case 'degraded': {
@@ -136,18 +171,18 @@ export class HealthTracker {
           reason = 'card fresh';
         } else if (leave) {
           state = 'removed';
-          reason = leftBecause(failures, usable);
+          reason = leftBecause(failures, usable, cause);
         } else {
           state = 'degraded';
           reason = usable
-            ? `${failures} failed fetch${failures === 1 ? '' : 'es'}; its card is served stale`
-            : `${failures} failed fetch${failures === 1 ? '' : 'es'}; its card is past its allowed staleness${critical ? ' (critical: kept)' : ''}`;
+            ? `${failed(failures, cause)}; its card is served stale${last(cause)}`
+            : `${failed(failures, cause)}; its card is past its allowed staleness${critical ? ' (critical: kept while degraded)' : ''}${last(cause)}`;
         }
         break;
       }
     }
     const since = state === prevState && known ? known.since : this.#clock.wallNow();
-    const status: HealthStatus = { state, successes, failures, usable, critical, since, reason };
+    const status: HealthStatus = { state, successes, failures, usable, critical, since, reason, ...(observation.extendedCard !== undefined && { extendedCard: observation.extendedCard }) };
     this.#status.set(endpoint, status);
     return state === prevState ? undefined : { endpoint, from: prevState, to: state, status };
   }

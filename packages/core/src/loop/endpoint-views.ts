@@ -236,8 +236,8 @@ export class EndpointViews {
       else if (health.state === 'removed') set(url, 'removed', health.reason);
       else if (v && v.verdict !== 'selected') set(url, v.verdict, 'reason' in v && v.reason !== undefined ? v.reason : v.verdict);
       else if (!published.has(url)) set(url, 'pending', 'selected; waiting for the next publication');
-      else if (health.state === 'degraded') set(url, 'degraded', health.reason);
-      else set(url, 'selected', selectedReason);
+      else if (health.state === 'degraded') set(url, 'degraded', `${health.reason}${extendedNote(health)}`);
+      else set(url, 'selected', `${selectedReason}${extendedNote(health)}`);
     }
     if (next !== undefined) {
       this.#states = next;
@@ -262,6 +262,11 @@ export class EndpointViews {
     };
     return this.#publishedMemo;
   }
+}
+
+/** `; its extended card could not be used (for <identity>: <why>; <which card is used>)`, while that lasts. */
+function extendedNote(health: HealthStatus): string {
+  return health.extendedCard === undefined ? '' : `; its extended card could not be used (${health.extendedCard})`;
 }
 
 /** A record as the status shows it. */

@@ -135,8 +135,18 @@ export class Evaluator {
       const reviewedRecord = ep.records.find((r) => reviewed.get(r.name)?.source === r.source);
       const critical = reviewedRecord ? reviewed.get(reviewedRecord.name)!.critical : false;
       // Failures are the cache's count of failed fetches: a cycle spent in backoff adds none.
-      const failures = entry?.failures ?? cache.lastFailure(ep.baseUrl)?.failures ?? 0;
-      const t = health.observe(ep.baseUrl, { failures, usable: entry?.usable ?? false }, reviewedRecord ? { critical, enterAfter: staticEnter } : critical ? CRITICAL : NOT_CRITICAL);
+      const neverSeen = entry === undefined ? cache.lastFailure(ep.baseUrl) : undefined;
+      const failures = entry?.failures ?? neverSeen?.failures ?? 0;
+      // The cause, as the cache classified it, so the verdict names it (a refused interface host, a failed token request).
+      const lastError = entry?.lastError ?? neverSeen?.error;
+      const extendedCard = extendedCardNote(entry);
+      const observation = {
+        failures,
+        usable: entry?.usable ?? false,
+        ...(lastError !== undefined && { cause: { message: lastError.message, ...(lastError.stage !== undefined && { stage: lastError.stage }) } }),
+        ...(extendedCard !== undefined && { extendedCard }),
+      };
+      const t = health.observe(ep.baseUrl, observation, reviewedRecord ? { critical, enterAfter: staticEnter } : critical ? CRITICAL : NOT_CRITICAL);
       if (t) events?.emit({ type: 'health.changed', endpoint: ep.baseUrl, from: t.from, to: t.to, successes: t.status.successes, failures: t.status.failures });
       const status = health.get(ep.baseUrl)!;
       if (status.state === 'removed') {
@@ -155,13 +165,8 @@ export class Evaluator {
       }
       // An extended card that could not be fetched: reported while it lasts (the last good one, or
       // the public card, stays in use).
-      const extended = entry?.extended;
-      if (extended?.lastError !== undefined) {
-        alerts.raise(`extended-card:${ep.baseUrl}`, {
-          kind: 'extended-card',
-          endpoint: ep.baseUrl,
-          message: `extended card of ${ep.baseUrl} for ${extended.identity}: ${extended.lastError.message}; ${extended.accepted !== undefined ? 'the last good extended card stays in use' : 'the public card is used'}`,
-        });
+      if (extendedCard !== undefined) {
+        alerts.raise(`extended-card:${ep.baseUrl}`, { kind: 'extended-card', endpoint: ep.baseUrl, message: `extended card of ${ep.baseUrl} ${extendedCard}` });
       }
       // An extended card that renames the agent, or changes its skills or their tags: reported
       // while it lasts (a rename or a retag is not adopted; see extendedCardChange). The key
@@ -321,6 +326,13 @@ export class Evaluator {
     this.#reviewedCache = { from, list };
     return list;
   }
+}
+
+/** `for <identity>: <why it failed>; <which card is used>`, while an extended card cannot be fetched. */
+function extendedCardNote(entry: CacheEntry | undefined): string | undefined {
+  const extended = entry?.extended;
+  if (extended?.lastError === undefined) return undefined;
+  return `for ${extended.identity}: ${extended.lastError.message}; ${extended.accepted !== undefined ? 'the last good extended card stays in use' : 'the public card is used'}`;
 }
 
 interface Evaluation {

@@ -14,6 +14,7 @@ import { CATALOG_DEFAULTS } from '../rules/defaults.js';
 import type { AiCatalogDocumentReport, AiCatalogEntryReport } from './ai-catalog-report.js';
 import { DEFAULT_PROBE_CONCURRENCY, DEFAULT_PROBE_ENTRIES } from './probe-catalog.js';
 import type { ProbeReport } from './probe-report.js';
+import { selectionOf } from './probe-report.js';
 
 /** An entry in walk order, with what the caller decided about it before the cards are probed. */
 export interface Walked {
@@ -174,7 +175,7 @@ export async function probeCards(work: readonly CardWork[], o: { maxEntries?: nu
       if (pin !== undefined && card.rawSha256 !== undefined) {
         report.trust!.matches = card.rawSha256 === pin;
         if (!report.trust!.matches && card.accepted) {
-          Object.assign(card, { accepted: false, stage: 'signature', problems: [{ path: '$', message: `SHA-256 ${card.rawSha256} differs from the ${pin} its publisher pinned in the Trust Manifest (${walked.where}.trustManifest); the card is refused` }] });
+          Object.assign(card, { accepted: false, stage: 'signature', selection: selectionOf('signature'), problems: [{ path: '$', message: `SHA-256 ${card.rawSha256} differs from the ${pin} its publisher pinned in the Trust Manifest (${walked.where}.trustManifest); the card is refused` }] });
         }
       }
       report.report = card;

@@ -197,7 +197,10 @@ export function renderAiCatalogProbe(r: AiCatalogReport): string {
     `${c.entries} entr${c.entries === 1 ? 'y' : 'ies'}: ${c.cards} A2A card${c.cards === 1 ? '' : 's'} (${c.accepted} accepted, ${c.refused} refused, ${c.superseded} superseded, ${c.notProbed} not probed), ${c.nested} nested catalog${c.nested === 1 ? '' : 's'}, ${c.ignored} ignored`,
   );
   for (const t of r.truncated ?? []) lines.push(`TRUNCATED ${t}`);
-  lines.push(r.accepted ? 'ACCEPTED  every A2A card entry the catalog proposes would be selected' : `REFUSED   ${refusalSummary(r)}`);
+  // An accepted card whose security cannot be met would not be selected: said, as for one card.
+  const unselected = r.entries.filter((e) => e.report?.accepted === true && !e.report.selection.selected).length;
+  const selected = unselected === 0 ? 'would be selected' : `would be admitted; ${unselected} would not be selected (see its security)`;
+  lines.push(r.accepted ? `ACCEPTED  every A2A card entry the catalog proposes ${selected}` : `REFUSED   ${refusalSummary(r)}`);
   return lines.join('\n');
 }
 

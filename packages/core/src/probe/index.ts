@@ -21,4 +21,4 @@ export { probeDns, renderDnsProbe } from './probe-dns.js';
 export type { DnsProbeRecord, DnsProbeReport, ProbeDnsOptions } from './probe-dns.js';
 export type { ProbeTargetResult } from './probe-target.js';
 export { refusedReport, renderProbe, reportFromCheck } from './probe-report.js';
-export type { ProbeAccess, ProbeHttp, ProbeReport, ProbeSecurity, ProbeSkill, ProbeStage } from './probe-report.js';
+export type { ProbeAccess, ProbeHttp, ProbeReport, ProbeSecurity, ProbeSelection, ProbeSkill, ProbeStage } from './probe-report.js';

@@ -7,8 +7,22 @@ import type { CheckCardResult, ChosenInterface, DescribedScheme, SecurityRequire
 import { effectiveModes } from '../card/index.js';
 import type { Problem } from '../errors.js';
 
-/** Stages in the order a client runs them; `selected` means accepted. */
-export type ProbeStage = 'source' | 'address' | 'fetch' | 'parse' | 'schema' | 'policy' | 'signature' | 'selected';
+/**
+ * Stages in the order a client runs them: the first one that stops the card, or `selected`.
+ * `security` stops an accepted card (discovery admits and caches it) from being selected: its
+ * security requirements cannot be met with the configured credentials.
+ */
+export type ProbeStage = 'source' | 'address' | 'fetch' | 'parse' | 'schema' | 'policy' | 'signature' | 'security' | 'selected';
+
+/**
+ * Whether the agent would be selected as far as the card decides (the configured needs are not
+ * checked here), and why not: the one verdict the text's last line and `--json` both show.
+ */
+export interface ProbeSelection {
+  selected: boolean;
+  /** Why not (`unauthorized: needs oauth2 client credentials for …`, `refused at stage schema`); absent when selected. */
+  reason?: string;
+}
 
 export interface ProbeSkill {
   id: string;
@@ -35,8 +49,11 @@ export interface ProbeReport {
   source: string;
   /** The card's `name` once it parsed (card text: display only, and compared for lookalikes). */
   name?: string;
+  /** Discovery would admit and cache the card. */
   accepted: boolean;
   stage: ProbeStage;
+  /** Derived from `stage` (see {@link selectionOf}): whether the agent would be selected, and why not. */
+  selection: ProbeSelection;
   protocolVersion?: string;
   problems: Problem[];
   warnings: Problem[];
@@ -93,11 +110,13 @@ export function reportFromCheck(source: string, check: CheckCardResult, hostsJud
     inputModes: [...effectiveModes(s.inputModes, card!.defaultInputModes)],
     outputModes: [...effectiveModes(s.outputModes, card!.defaultOutputModes)],
   }));
+  const stage: ProbeStage = !check.ok ? (check.stage ?? 'schema') : access.security?.status === 'unsatisfiable' ? 'security' : 'selected';
   return {
     source,
     ...(card?.name !== undefined && { name: card.name }),
     accepted: check.ok,
-    stage: check.ok ? 'selected' : (check.stage ?? 'schema'),
+    stage,
+    selection: selectionOf(stage, access.security),
     ...(check.protocolVersion !== undefined && { protocolVersion: check.protocolVersion }),
     problems: [...check.problems],
     warnings: [...check.warnings],
@@ -123,7 +142,14 @@ export function reportFromCheck(source: string, check: CheckCardResult, hostsJud
 
 /** A report that stops before any content check: at `source`, `address` or `fetch`. */
 export function refusedReport(source: string, stage: ProbeStage, problem: Problem, hostsJudged: boolean, http?: ProbeHttp): ProbeReport {
-  return { source, accepted: false, stage, problems: [problem], warnings: [], skills: [], urls: [], hostsJudged, ...(http && { http }) };
+  return { source, accepted: false, stage, selection: selectionOf(stage), problems: [problem], warnings: [], skills: [], urls: [], hostsJudged, ...(http && { http }) };
+}
+
+/** The selection a stage means: `selected`, the security message at `security`, else the refusing stage. */
+export function selectionOf(stage: ProbeStage, security?: Pick<ProbeSecurity, 'message'>): ProbeSelection {
+  if (stage === 'selected') return { selected: true };
+  if (stage === 'security') return { selected: false, reason: security?.message ?? 'its security requirements cannot be met' };
+  return { selected: false, reason: `refused at stage ${stage}` };
 }
 
 const STAGE_ORDER: ProbeStage[] = ['source', 'address', 'fetch', 'parse', 'schema', 'policy', 'signature'];
@@ -224,7 +250,7 @@ export function renderProbe(r: ProbeReport): string {
   }
 
   function finish(): string {
-    const excluded = r.security?.status === 'unsatisfiable' ? `; it would not be selected (${r.security.message})` : '';
+    const excluded = r.accepted && !r.selection.selected ? `; it would not be selected (${r.selection.reason})` : '';
     lines.push(r.accepted ? `ACCEPTED  discovery would admit and cache this card (the needs that select agents are not checked here)${excluded}` : `REFUSED   at stage ${r.stage}`);
     return lines.join('\n');
   }

@@ -99,6 +99,8 @@ export const ATTR = {
   sessionId: 'a2a_discovery.session.id',
   /** The agents that produced events in a chat turn, in order (the root's transfers). */
   chatAgents: 'a2a_discovery.chat.agents',
+  /** The agent a failed chat turn called (its local name): the one whose error the turn reports. */
+  chatFailedAgent: 'a2a_discovery.chat.failed_agent',
   due: 'a2a_discovery.cycle.due',
   /** Sources polled in a cycle. */
   dueSources: 'a2a_discovery.cycle.due_sources',

@@ -98,7 +98,8 @@ Exit codes: 0 accepted, 1 refused (including input too large, too deep or not JS
 With --json every outcome is one JSON object on stdout, with these exit codes: the report, or
 {error: {code, failure, message, ...}, exitCode} for a usage error or a failure.
 An AI Catalog is accepted when every document is usable, no entry is refused and there is no catalog problem.
-JSON fields: accepted, stage (first refusing stage, or "selected"), protocolVersion, problems [{path, message}],
+JSON fields: accepted, stage (first refusing stage, "security" for an accepted card whose security requirements
+cannot be met, or "selected"), selection {selected, reason} (as the last text line says), protocolVersion, problems [{path, message}],
 warnings, skills [{id, name, tags, inputModes, outputModes}], urls, signature, rawSha256, canonicalSha256,
 chosenInterface {url, binding, protocolVersion, tenant, client}, security {status (none, satisfied, unsatisfiable),
 message, origin, credentialsConfigured, satisfiedBy, requirements, schemes [{name, type, needs, presentable, description}]},

@@ -15,13 +15,14 @@ import type { Context } from 'hono';
 import { getCookie, setCookie } from 'hono/cookie';
 import type { Registry } from 'prom-client';
 import type { SessionRunner, TreeFactory, TurnResult } from 'a2a-discovery/adk';
-import { checkSessionId, contentText, SESSION_ID_PATTERN } from 'a2a-discovery/adk';
+import { checkSessionId, SESSION_ID_PATTERN } from 'a2a-discovery/adk';
 import type { ActionActor, ActionEvent, CardCache, DiscoveryLoop, EventInput, EventStream, RoutingVerdict, Snapshot } from 'a2a-discovery';
 import { activeTraceIds, isDiscoveryError, diffSnapshots, AI_CATALOG_WELL_KNOWN_PATH } from 'a2a-discovery';
 import type { TraceInputs } from 'a2a-discovery/explorer';
 import { DEFAULT_TRACE_INPUTS, runTrace } from 'a2a-discovery/explorer';
 import type { StoreStatus, ReplicaStatus } from '@a2a-discovery/store';
 import { AI_CATALOG_LINK, type AiCatalogRoute } from './ai-catalog-route.js';
+import { chatTurnReply } from './chat-turn-reply.js';
 import type { EventBuffer } from './event-buffer.js';
 import type { FollowerProxy, LeaderPath } from './follower-proxy.js';
 import type { ReplicaAuth } from './replica-auth.js';
@@ -656,21 +657,10 @@ export function createApp(o: AppOptions): Hono {
     const startOn = typeof read.snapshot === 'string' && read.snapshot !== '' ? read.snapshot : undefined;
     const done = await chatTurn(c, { message: read.message, sessionId: read.sessionId, ...(startOn !== undefined && { startOn }) });
     if (done instanceof Response) return done;
-    const { sessionId, secret, turn } = done;
-    return c.json({
-      sessionId,
-      ...(secret !== undefined && { sessionSecret: secret }),
-      digest: turn.digest,
-      version: o.loop.snapshots.get(turn.digest)?.version ?? null,
-      author: turn.author ?? null,
-      agents: turn.agents,
-      reply: turn.reply,
-      error: turn.error ?? null,
-      notices: turn.notices,
-      events: turn.events.map((e) => ({ author: e.author, text: contentText(e.content), error: e.errorMessage ?? null })),
-      // The trace this turn was recorded in (sampled), for the dashboard's link; null without one.
-      traceId: activeTraceIds()?.traceId ?? null,
-    });
+    const { secret, turn } = done;
+    // 502 `agent-failed` when the agent it called failed; the session is kept either way (chat-turn-reply.ts).
+    const reply = chatTurnReply(turn, { sessionSecret: secret, version: o.loop.snapshots.get(turn.digest)?.version ?? null, traceId: activeTraceIds()?.traceId ?? null });
+    return c.json(reply.body, reply.status);
   });
 
   app.post('/api/sessions/:id/upgrade', async (c) => {

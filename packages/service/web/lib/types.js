@@ -196,7 +196,8 @@
  * @typedef {{ read: boolean, refresh: boolean, inspect: boolean, chat: boolean, trace: boolean, confirm: boolean, othersSessions: boolean }} Abilities
  * @typedef {{ kind: 'person' | 'admin-token' | 'anonymous', sub?: string, name?: string | null, role: 'viewer' | 'operator' | 'admin' | null, can: Abilities, traceUrl?: string }} WhoAmI  `GET /api/whoami`
  * @typedef {{ author: string, text: string, error: string | null }} ChatEvent
- * @typedef {{ sessionId: string, sessionSecret?: string, digest: string, version: number | null, author: string | null, agents?: string[], reply: string, error: string | null, notices?: string[], events: ChatEvent[], traceId?: string | null }} ChatTurn
+ * @typedef {{ sessionId: string, sessionSecret?: string, digest: string, version: number | null, author: string | null, agents?: string[], reply: string, error: string | null, notices?: string[], events: ChatEvent[], traceId?: string | null, agent?: string, message?: string, agentStatus?: number }} ChatTurn
+ *   `POST /api/chat`: 200 with the turn, or 502 with `error: 'agent-failed'` and the agent the turn called (`agent`), its error (`message`) and the HTTP status it answered (`agentStatus`), the session kept
  */
 
 /**

@@ -4,7 +4,7 @@
  * snapshot. Replies are peer-supplied text and are shown as text only.
  */
 import { html, useState } from '../lib/vendor.js';
-import { api } from '../lib/api.js';
+import { api, ApiError } from '../lib/api.js';
 import { shortDigest } from '../lib/format.js';
 import { TraceRef, ViewHeader } from './common.js';
 
@@ -64,7 +64,12 @@ export function ChatView({ store }) {
       save(pending.map((e) => (e.id === entry.id ? { ...e, sessionId: turn.sessionId, turn } : e)));
       choose(turn.sessionId);
     } catch (err) {
-      save(pending.map((e) => (e.id === entry.id ? { ...e, error: err instanceof Error ? err.message : String(err) } : e)));
+      // 502 agent-failed: the agent the turn called failed; the session is kept (continue it).
+      const failed = err instanceof ApiError && err.status === 502 && err.code === 'agent-failed' ? /** @type {ChatTurn} */ (err.body) : undefined;
+      if (failed !== undefined) {
+        save(pending.map((e) => (e.id === entry.id ? { ...e, sessionId: failed.sessionId, turn: failed } : e)));
+        choose(failed.sessionId);
+      } else save(pending.map((e) => (e.id === entry.id ? { ...e, error: err instanceof Error ? err.message : String(err) } : e)));
     } finally {
       setSending(false);
       void store.refresh('sessions');
@@ -109,7 +114,9 @@ export function ChatView({ store }) {
           ${e.turn
             ? html`<div class="reply">
                 <div class="meta">
-                  <span class="who">Answered by <strong class="author">${e.turn.author ?? 'no agent'}</strong></span>
+                  ${e.turn.error === 'agent-failed'
+                    ? html`<span class="who">Failed: <strong class="failed-agent">${e.turn.agent}</strong>${e.turn.agentStatus !== undefined ? html` <span class="chip">answered ${e.turn.agentStatus}</span>` : null}</span>`
+                    : html`<span class="who">Answered by <strong class="author">${e.turn.author ?? 'no agent'}</strong></span>`}
                   <span class="chip">on snapshot <span class="version">v${e.turn.version ?? '?'}</span></span>
                   <code class="digest" title=${e.turn.digest}>${shortDigest(e.turn.digest)}</code>
                   <span class="muted small">session ${e.turn.sessionId}</span>
@@ -117,7 +124,7 @@ export function ChatView({ store }) {
                 </div>
                 ${(e.turn.notices ?? []).map((n) => html`<p class="notice" role="note">${n}</p>`)}
                 <p class="reply-text">${e.turn.reply}</p>
-                ${e.turn.error ? html`<p class="error">${e.turn.error}</p>` : null}
+                ${e.turn.error ? html`<p class="error" role="alert">${e.turn.error === 'agent-failed' ? e.turn.message : e.turn.error}</p>` : null}
                 ${(e.turn.agents ?? []).length > 1 ? html`<p class="muted small agents">Agents in this turn: ${(e.turn.agents ?? []).join(' → ')}</p>` : null}
                 ${e.turn.events.length > 1
                   ? html`<details><summary>${e.turn.events.length} events in this turn</summary><ol>${e.turn.events.map((x) => html`<li><strong>${x.author}</strong>: ${x.text}${x.error ? ` (${x.error})` : ''}</li>`)}</ol></details>`

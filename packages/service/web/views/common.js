@@ -124,3 +124,8 @@ export function TableWrap({ class: cls, label, children }) {
   const name = label ?? (caption || 'Table');
   return html`<div ref=${ref} class=${cls ? `table-wrap ${cls}` : 'table-wrap'} tabindex=${scrolls ? '0' : undefined} role=${scrolls ? 'region' : undefined} aria-label=${scrolls ? `${name} (scrolls sideways)` : undefined}>${children}</div>`;
 }
+
+/** What "critical" means beside a health state: never removed for health reasons, kept (flagged degraded) while it fails. @param {{ degraded: boolean }} props */
+export function CriticalChip({ degraded }) {
+  return html`<span class="chip chip-critical" title="A critical agent is never removed for health reasons: while it fails it stays in snapshots, flagged degraded, and an alert says so">${degraded ? 'critical (kept while degraded)' : 'critical: never removed'}</span>`;
+}

@@ -6,7 +6,7 @@
 import { html, useMemo, useState } from '../lib/vendor.js';
 import { OUTCOME_LABEL, ago, duration, endpointLabel, num, outcomeClass, securityBadge } from '../lib/format.js';
 import { cardHref, inspectHref } from '../lib/routes.js';
-import { Badge, EmptyRow, SortHeader, TableWrap, Tile, ViewHeader, useNow } from './common.js';
+import { Badge, CriticalChip, EmptyRow, SortHeader, TableWrap, Tile, ViewHeader, useNow } from './common.js';
 import { ProposedBy } from './provenance.js';
 
 /** @typedef {import('../lib/types.js').EndpointStatus} EndpointStatus */
@@ -258,7 +258,7 @@ function EndpointRow({ e, now, name, activity, windowMs }) {
     </td>
     <td class="health">
       ${state === 'refused' ? html`<span class="muted">—</span>` : html`<${Badge} text=${state} />`}
-      ${e.health?.critical ? html` <span class="chip chip-critical">critical</span>` : null}
+      ${e.health?.critical ? html` <${CriticalChip} degraded=${e.health.state === 'degraded'} />` : null}
       ${e.health ? html`<div class="muted small">${e.health.successes} good / ${e.health.failures} bad in a row</div>` : null}
     </td>
     <td data-verdict=${verdictOf(e)}>

@@ -10,7 +10,7 @@ import { api } from '../lib/api.js';
 import { Badge, ViewHeader } from './common.js';
 import { Access } from './card.js';
 
-/** @typedef {'source' | 'address' | 'fetch' | 'parse' | 'schema' | 'policy' | 'signature' | 'selected'} Stage */
+/** @typedef {'source' | 'address' | 'fetch' | 'parse' | 'schema' | 'policy' | 'signature' | 'security' | 'selected'} Stage */
 /** @typedef {{ path: string, message: string }} Problem */
 /**
  * @typedef {object} ProbeHttp
@@ -28,6 +28,7 @@ import { Access } from './card.js';
  * @property {string} source
  * @property {boolean} accepted
  * @property {Stage} stage
+ * @property {{ selected: boolean, reason?: string }} selection whether the agent would be selected as far as the card decides, and why not (the same words as probe's)
  * @property {string} [protocolVersion]
  * @property {Problem[]} problems
  * @property {Problem[]} warnings
@@ -243,7 +244,12 @@ function summary(r) {
     return `Catalog: ${c.entries.length} entr${c.entries.length === 1 ? 'y' : 'ies'}, ${c.accepted} accepted, ${c.refused} refused.`;
   }
   const p = /** @type {ProbeReport} */ (r.report);
-  return p.accepted ? `Accepted: ${ACCEPTED_MEANS}.` : `Refused at stage ${p.stage}${problemLine(p.problems[0])}`;
+  return p.accepted ? `Accepted: ${ACCEPTED_MEANS}${notSelected(p)}.` : `Refused at stage ${p.stage}${problemLine(p.problems[0])}`;
+}
+
+/** An accepted card whose agent would not be selected (its security cannot be met): why, as probe says it. @param {ProbeReport} r */
+function notSelected(r) {
+  return r.selection && !r.selection.selected ? `; it would not be selected (${r.selection.reason})` : '';
 }
 
 /** What "accepted" checked and what it did not (the service's needs are not run by an inspection). */
@@ -419,7 +425,7 @@ function Report({ report: r, pasted, headingLevel, idPrefix }) {
   // The same stages every time (a pasted card has no source, address or fetch to judge).
   const stages = STAGES.filter((s) => !(pasted && (s === 'source' || s === 'address' || s === 'fetch')));
   const failedAt = r.accepted ? -1 : stages.indexOf(r.stage);
-  const verdict = r.accepted ? `Accepted: ${ACCEPTED_MEANS}` : `Refused at stage ${r.stage}`;
+  const verdict = r.accepted ? `Accepted: ${ACCEPTED_MEANS}${notSelected(r)}` : `Refused at stage ${r.stage}`;
   const H = headingLevel === 2 ? 'h2' : headingLevel === 5 ? 'h5' : 'h4';
   return html`<div class="probe-report" data-accepted=${r.accepted ? 'true' : 'false'} data-stage=${r.stage}>
     <${H} class="probe-verdict"><${Badge} tone=${r.accepted ? 'o-good' : 'o-failed'} text=${r.accepted ? 'accepted' : 'refused'} /> ${verdict}<//>

@@ -157,8 +157,11 @@ class TurnExecutor implements AgentExecutor {
     const { turn } = done;
     const metadata = { digest: turn.digest, agents: [...turn.agents], ...(turn.author !== undefined && { author: turn.author }), ...(turn.notices.length > 0 && { notices: [...turn.notices] }) };
     if (turn.error !== undefined) {
-      const agent = turn.author ?? turn.agents.at(-1);
-      bus.publish(status(TaskState.TASK_STATE_FAILED, `${agent !== undefined ? `agent ${agent} failed: ` : ''}${turn.error}`, metadata));
+      // The agent the turn called and what it answered (TurnResult.failure), as /api/chat's 502 says.
+      const failure = turn.failure;
+      const agent = failure?.agent ?? turn.author ?? turn.agents.at(-1);
+      const text = failure !== undefined ? failure.message : turn.error;
+      bus.publish(status(TaskState.TASK_STATE_FAILED, `${agent !== undefined ? `agent ${agent} failed: ` : ''}${text}`, { ...metadata, ...(failure !== undefined && { failedAgent: failure.agent, ...(failure.status !== undefined && { agentStatus: failure.status }) }) }));
       return;
     }
     bus.publish(status(TaskState.TASK_STATE_COMPLETED, turn.reply, metadata));
