@@ -5,6 +5,7 @@
  * agent's port is closed (connection refused). `POST /api/chat` answers 502 `agent-failed` naming
  * the agent and what it answered, keeps the session (its id and, for a new session, its secret;
  * the digest it stays pinned to), and the next turn of that session answers on the same snapshot.
+ * Over A2A (`POST /api/a2a`) the same failure is a failed task naming the agent and its status.
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -60,6 +61,26 @@ test('a peer answering 401 to the turn: 502 agent-failed naming the agent and th
   assert.equal(next.status, 200, JSON.stringify(next.json));
   assert.deepEqual([next.json.sessionId, next.json.digest, next.json.author, next.json.reply, next.json.error], [json.sessionId, json.digest, 'billing_agent', 'billing here', null]);
   assert.equal(next.json.sessionSecret, undefined, 'the secret is given once, on the first turn');
+});
+
+test('over A2A (POST /api/a2a, 1.0 SendMessage): the task fails naming the agent and its 401, the context stays usable', async () => {
+  const send = async (text: string, contextId: string) => {
+    const res = await fetch(`${service.url}/api/a2a`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'a2a-version': '1.0' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'SendMessage', params: { message: { messageId: `m-${contextId}-${text.length}`, contextId, role: 'ROLE_USER', parts: [{ text }] } } }),
+    });
+    assert.equal(res.status, 200);
+    return ((await res.json()) as { result?: { task?: { status: { state: string; message?: { parts: Array<{ text?: string }> } }; metadata?: Record<string, unknown> } } }).result?.task;
+  };
+  const failed = await send('Is serial 123 under warranty?', 'ctx-failed-agent');
+  assert.equal(failed?.status.state, 'TASK_STATE_FAILED', JSON.stringify(failed));
+  assert.equal(failed?.status.message?.parts[0]?.text, `agent warranty_agent failed: warranty_agent answered 401 Unauthorized at ${warranty.rpcUrl}`);
+  assert.equal(failed?.metadata?.failedAgent, 'warranty_agent');
+  assert.equal(failed?.metadata?.agentStatus, 401);
+  const next = await send('Where is my invoice?', 'ctx-failed-agent');
+  assert.equal(next?.status.state, 'TASK_STATE_COMPLETED', JSON.stringify(next));
+  assert.equal(next?.metadata?.digest, failed?.metadata?.digest);
 });
 
 test('an agent whose port refuses connections: 502 naming the agent and the refused connection', async () => {
