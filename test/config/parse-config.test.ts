@@ -67,6 +67,14 @@ const SERVER_DEFAULTS = {
   },
   clients: { ipv4Prefix: 32, ipv6Prefix: 64, trustedProxies: [] },
   catalog: { enabled: false, cacheControl: 'max-age=60', hostName: 'a2a-discovery', registryUrl: '/api/registry/' },
+  a2a: {
+    enabled: true,
+    name: 'a2a-discovery',
+    description: 'Routes each question to the agent discovery selected for it (its skills: the routed agents or domains) and answers with that agent’s reply.',
+    cacheControl: 'max-age=30',
+    maxTasks: 1_000,
+    listInCatalog: false,
+  },
   registry: {
     enabled: true,
     anonymous: false,

@@ -9,6 +9,7 @@
 import { backoffDelay } from '../rules/backoff.js';
 import type CachePolicy from 'http-cache-semantics';
 import type { AgentCardModel } from '../card/index.js';
+import { unroutableHost } from '../card/interface-policy.js';
 import type { Random } from '../clock/index.js';
 import type { DiscoveryError } from '../errors.js';
 import type { CacheEntry, EntryError } from './card-store.js';
@@ -33,10 +34,16 @@ interface CardFacts {
   readonly name: string;
   /** Whether the card lists security requirements (only then does it have a security origin). */
   readonly secured: boolean;
+  /** Whether an interface names an unroutable host (`0.0.0.0`, `::`): only then can a reviewed `interfaceUrl` change the card. */
+  readonly unroutable: boolean;
 }
 
 function factsOf(card: AgentCardModel): CardFacts {
-  return { name: card.name, secured: (card.securityRequirements ?? []).length > 0 };
+  return {
+    name: card.name,
+    secured: (card.securityRequirements ?? []).length > 0,
+    unroutable: card.supportedInterfaces.some((i) => unroutableHost(i.url) !== undefined),
+  };
 }
 
 /** The facts of cards held as a plain field, computed once per card object. */
@@ -88,8 +95,7 @@ export function modelSlot(entry: object): ModelSlot | undefined {
  * model weakly and builds it again from its bytes with `read` when the collector took it.
  */
 export function lazyModel(card: AgentCardModel, read: (body: string, cardUrl: string) => AgentCardModel): ModelSlot {
-  const { name, secured } = factsOf(card);
-  return { ref: new WeakRef(card), read, name, secured };
+  return { ref: new WeakRef(card), read, ...factsOf(card) };
 }
 
 /**

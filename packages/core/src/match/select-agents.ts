@@ -204,18 +204,19 @@ export function selectAgents(candidates: readonly Candidate[], options: SelectOp
     }
     // An interface nobody can call (0.0.0.0, ::) is replaced only by a static entry's interfaceUrl
     // (card/interface-policy.ts, the same rule the remote agent applies).
-    const routed = calledCard(candidate);
-    if (routed.kind === 'unroutable') {
+    // Only a card with such an interface, or an entry with interfaceUrl, needs its model for it.
+    const routed = cardFacts(entry).unroutable || transportOf(endpoint.records)?.interfaceUrl !== undefined ? calledCard(candidate) : undefined;
+    if (routed?.kind === 'unroutable') {
       const reason = `${routed.reason}; ${reviewed ? 'set interfaceUrl on its static entry to the URL where the agent answers' : 'only a static entry with interfaceUrl can say where the agent answers'}`;
       verdicts.set(endpoint.baseUrl, { verdict: 'unsuitable', localName, reason });
       if (reviewed) alerts.push({ kind: 'static-unsuitable', endpoint: endpoint.baseUrl, message: `static agent ${localName} does not fit: ${reason}` });
       continue;
     }
-    if (routed.kind === 'as-is' && routed.unused !== undefined) {
+    if (routed?.kind === 'as-is' && routed.unused !== undefined) {
       alerts.push({ kind: 'interface-url-unused', endpoint: endpoint.baseUrl, message: `${localName}: ${routed.unused}` });
     }
     // Credentials are judged for the interface actually called (a rewritten one included).
-    const unauthorized = securityRefuses(options.presentable, entry, routed.card, endpoint.baseUrl);
+    const unauthorized = securityRefuses(options.presentable, entry, routed?.card, endpoint.baseUrl);
     if (unauthorized !== undefined) {
       verdicts.set(endpoint.baseUrl, { verdict: 'excluded', localName, reason: unauthorized });
       alerts.push({ kind: 'unauthorized', endpoint: endpoint.baseUrl, message: `${localName}: ${unauthorized}` });
@@ -248,7 +249,7 @@ export function selectAgents(candidates: readonly Candidate[], options: SelectOp
       description: reviewed ? reviewed.description : describeFromVocabulary(tags, options.vocabulary),
       tags,
       ...(byRoutingTags && { cardTags: cardTagsOf(entry.card) }),
-      ...(routed.kind === 'rewritten' && { interfaceRewritten: Object.freeze({ from: routed.rewrite.from, to: routed.rewrite.to }) }),
+      ...(routed?.kind === 'rewritten' && { interfaceRewritten: Object.freeze({ from: routed.rewrite.from, to: routed.rewrite.to }) }),
       critical: reviewed?.critical ?? false,
       order: reviewed ? reviewed.order : Number.POSITIVE_INFINITY,
       candidate,
@@ -418,9 +419,11 @@ function tenantRefuses(tenant: TenantPolicy | undefined, entry: CacheEntry, base
 }
 
 /** The sentence when the card requires what the credentials cannot present (card security schemes honoured). */
-function securityRefuses(presentable: SelectOptions['presentable'], entry: CacheEntry, card: CacheEntry['card'], baseUrl: string): string | undefined {
+function securityRefuses(presentable: SelectOptions['presentable'], entry: CacheEntry, called: CacheEntry['card'] | undefined, baseUrl: string): string | undefined {
   // A card without security requirements has no security origin: its model is not needed.
   if (presentable === undefined || !cardFacts(entry).secured) return undefined;
+  // `called`: the card with a rewritten interface, when one was; else the card as it is.
+  const card = called ?? entry.card;
   const origin = securityOrigin(card, baseUrl);
   if (origin === undefined) return undefined;
   const result = checkSecurityRequirements(card, presentable(origin), origin);
