@@ -13,7 +13,9 @@
  *   configuration wins, and the two headers are never mixed from two traces;
  * - the leniencies of lenient-response.ts on the answer (a kind-less 0.3 Task, U+001E before an
  *   event's data), each told once per agent and kind as a notice of the turn that met it first
- *   (turn-signal.ts). Outside a turn there is no one to tell, and the next turn is told instead.
+ *   (turn-signal.ts). Outside a turn there is no one to tell, and the next turn is told instead;
+ * - the turn's record of failed calls ({@link observedByTurn}): an answer that is not 2xx, or none,
+ *   noted with this agent's name, so a failed turn names the agent it called.
  *
  * Every request still goes through the wrapped policy fetch (allowlist, guarded DNS, no
  * redirects, per-origin credentials).
@@ -27,11 +29,11 @@ import { originOf } from '../../rules/origins.js';
 import { injectTraceContext } from '../../telemetry/otel.js';
 import type { ResponseRepair } from './lenient-response.js';
 import { lenientResponse } from './lenient-response.js';
-import { currentTurnNotice } from './turn-signal.js';
+import { currentTurnNotice, observedByTurn } from './turn-signal.js';
 
 /** Inputs of {@link agentFetch}. */
 export interface AgentFetchOptions {
-  /** The agent's local name, in the notices that say what was repaired in its answers. */
+  /** The agent's local name, in the notices that say what was repaired in its answers and in its failed calls. */
   name: string;
   /** Sent as `A2A-Version` when the client sets none (`0.3`, `1.0`). */
   version: string;
@@ -88,7 +90,7 @@ export function agentFetch(base: typeof fetch, options: AgentFetchOptions): type
     }
     return lenient(response);
   };
-  return wrapped as typeof fetch;
+  return observedByTurn(wrapped as typeof fetch, options.name);
 }
 
 /** The notice of each repair (lenient-response.ts), naming the agent. */

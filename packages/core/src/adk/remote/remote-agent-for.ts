@@ -25,7 +25,6 @@ import { createPolicyFetch } from './policy-fetch.js';
 import type { CredentialsInput } from './policy-fetch.js';
 import type { TransportOptions } from '../../sources/index.js';
 import { agentFetch } from './agent-fetch.js';
-import { observedByTurn } from './turn-signal.js';
 import { V1RemoteAgent } from './v1-remote-agent.js';
 
 /** Transports ADK's 0.3 client factory can build. */
@@ -140,16 +139,13 @@ export function remoteAgentFor(options: RemoteAgentOptions): BaseAgent {
       // ADK streams unless the card says `streaming: false`.
       capabilities: { ...adk.card.capabilities, ...(transport?.streaming === false && { streaming: false }) },
     };
-    const fetchImpl = observedByTurn(
-      agentFetch(base, {
-        name,
-        version: '0.3',
-        origin: new URL(chosen.url).origin,
-        ...(transport?.headers !== undefined && { headers: transport.headers }),
-        ...(transport?.timeoutMs !== undefined && { timeoutMs: transport.timeoutMs }),
-      }),
+    const fetchImpl = agentFetch(base, {
       name,
-    );
+      version: '0.3',
+      origin: new URL(chosen.url).origin,
+      ...(transport?.headers !== undefined && { headers: transport.headers }),
+      ...(transport?.timeoutMs !== undefined && { timeoutMs: transport.timeoutMs }),
+    });
     const clientFactory = createAdkClientFactory({ fetchImpl, preferredTransports: [chosen.binding] });
     // Every call of ADK's client in an A2A client span (a2a-client-span.ts).
     const create = clientFactory.createFromAgentCard.bind(clientFactory);

@@ -20,7 +20,6 @@ import type { A2aTarget } from './a2a-client-span.js';
 import { tracedA2aClient } from './a2a-client-span.js';
 import { adkIdentifierMetadata } from './adk-metadata.js';
 import { agentFetch } from './agent-fetch.js';
-import { observedByTurn } from './turn-signal.js';
 import { createPolicyFetch } from './policy-fetch.js';
 import type { CredentialsInput, PolicyFetch } from './policy-fetch.js';
 
@@ -133,16 +132,13 @@ export class V1RemoteAgent extends BaseAgent<V1RemoteAgentConfig> {
       });
       base = this.#ownedFetch;
     }
-    this.#fetch = observedByTurn(
-      agentFetch(base, {
-        name: config.name,
-        version: /^1\.\d+/.exec(chosen.protocolVersion)?.[0] ?? '1.0',
-        origin: new URL(chosen.url).origin,
-        ...(transport?.headers !== undefined && { headers: transport.headers }),
-        ...(transport?.timeoutMs !== undefined && { timeoutMs: transport.timeoutMs }),
-      }),
-      this.name,
-    );
+    this.#fetch = agentFetch(base, {
+      name: config.name,
+      version: /^1\.\d+/.exec(chosen.protocolVersion)?.[0] ?? '1.0',
+      origin: new URL(chosen.url).origin,
+      ...(transport?.headers !== undefined && { headers: transport.headers }),
+      ...(transport?.timeoutMs !== undefined && { timeoutMs: transport.timeoutMs }),
+    });
     this.#streaming = transport?.streaming === false ? false : (config.streaming ?? config.card.capabilities.streaming === true);
     this.#allowAdkMetadata = config.allowAdkMetadata === true;
   }
