@@ -141,7 +141,6 @@ export interface ChatTurnInput {
 
 /** A turn that ran (it may have failed: `turn.error`). */
 export interface ChatTurnDone {
-  readonly sessionId: string;
   /** The new session's secret (a session this turn started). */
   readonly secret?: string;
   readonly turn: TurnResult;
@@ -630,7 +629,7 @@ export function createApp(o: AppOptions): Hono {
         if (secret !== undefined) await o.sessions.end(sessionId);
         return c.json({ error: 'aborted', message: turn.error ?? 'the client went away' }, 503);
       }
-      return { sessionId, ...(secret !== undefined && { secret }), turn };
+      return { ...(secret !== undefined && { secret }), turn };
     } catch (err) {
       // A session that could not start (not ready, the session cap) is not kept.
       if (secret !== undefined && typeof sessionId === 'string' && o.trees.digestOf(sessionId) === undefined) o.owners.release(sessionId);
