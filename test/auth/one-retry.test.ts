@@ -17,8 +17,8 @@ import { VirtualClock } from '../../packages/core/src/clock/index.js';
 import { createCardFetcher, HostPolicy } from '../../packages/core/src/fetch/index.js';
 import type { PeerCredentials } from '../../packages/core/src/fetch/index.js';
 import { createPolicyFetch } from '../../packages/core/src/adk/remote/index.js';
-import { startService } from '../../packages/service/src/server/index.js';
-import { createLogger } from '../../packages/service/src/server/logger.js';
+import { startService } from '../../packages/service/src/index.js';
+import { createLogger } from '../../packages/service/src/telemetry/logger.js';
 import { CLIENT_ID, CLIENT_SECRET, startIdp, startSecured0314 } from './secured-peers.js';
 import type { RunningIdp } from './secured-peers.js';
 

@@ -30,8 +30,8 @@ import { DiscoveryLoop } from '../../packages/core/src/loop/index.js';
 import { TagVocabulary } from '../../packages/core/src/match/index.js';
 import { staticSource } from '../../packages/core/src/sources/index.js';
 import { entryFromJson, entryToJson } from '../../packages/store/src/serialize.js';
-import { startService } from '../../packages/service/src/server/index.js';
-import { createLogger } from '../../packages/service/src/server/logger.js';
+import { startService } from '../../packages/service/src/index.js';
+import { createLogger } from '../../packages/service/src/telemetry/logger.js';
 
 const TOKEN = 'xt-secret-7f3a9c1d';
 

@@ -6,7 +6,7 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { parseConfig } from '../../packages/core/src/config/index.js';
 import { isDiscoveryError, type DiscoveryError } from '../../packages/core/src/errors.js';
-import { serviceOptionsFromConfig } from '../../packages/service/src/server/index.js';
+import { serviceOptionsFromConfig } from '../../packages/service/src/index.js';
 
 const BASE = `allow: [https://agents.example.com, https://partner.example]
 vocabulary: [{ tag: billing, description: Invoices. }]

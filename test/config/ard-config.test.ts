@@ -7,7 +7,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { parseConfig } from '../../packages/core/src/config/index.js';
 import { isDiscoveryError } from '../../packages/core/src/errors.js';
-import { serviceOptionsFromConfig } from '../../packages/service/src/server/from-config.js';
+import { serviceOptionsFromConfig } from '../../packages/service/src/assembly/from-config.js';
 
 const BASE = `
 allow: [https://registry.example.com, https://peer.example.com]

@@ -8,7 +8,7 @@
  *
  * Without a comment a block is type-checked as a module. Comments can be combined, one per line.
  * A prelude is written above the block in test/.doc-examples/, so it can make a runnable block's
- * context real with `import { billingCard } from '../docs/fixtures.js';` (see fixtures.ts).
+ * context real with `import { billingCard } from './fixtures.js';` (see fixtures.ts).
  * tsx drops unused imports, so a block of imports alone is an `excerpt`, not worth running.
  */
 import { readFileSync, readdirSync } from 'node:fs';

@@ -35,7 +35,7 @@ const ENTRIES: Record<string, string> = {
   'a2a-discovery/probe': 'packages/core/dist/probe/index.d.ts',
   '@a2a-discovery/store': 'packages/store/dist/index.d.ts',
   '@a2a-discovery/store/adk-sessions': 'packages/store/dist/adk-sessions.d.ts',
-  '@a2a-discovery/service': 'packages/service/dist/server/index.d.ts',
+  '@a2a-discovery/service': 'packages/service/dist/index.d.ts',
 };
 
 /**

@@ -1,7 +1,7 @@
 /**
  * The context the runnable doc examples assume, made real: inline cards for made-up hosts, a
  * signed card and its key, and a card server on loopback. A block's prelude imports these
- * (`import { billingCard } from '../docs/fixtures.js';`), so the example runs as written without
+ * (`import { billingCard } from './fixtures.js';`), so the example runs as written without
  * reaching the network. Nothing here is shown to readers.
  */
 import { createServer } from 'node:http';

@@ -4,9 +4,9 @@
  * behind a bearer the service's credentials present). Used where a test needs a registry with
  * real, verified entries (the registry's conformance, the Search view against the real routes).
  */
-import { startService } from '../../packages/service/src/server/index.js';
-import type { RunningService } from '../../packages/service/src/server/index.js';
-import { createLogger } from '../../packages/service/src/server/logger.js';
+import { startService } from '../../packages/service/src/index.js';
+import type { RunningService } from '../../packages/service/src/index.js';
+import { createLogger } from '../../packages/service/src/telemetry/logger.js';
 import type { RunningPeer } from './a2a-peers.js';
 import { startAdkPeer, startV1CardServer, v1Card } from './a2a-peers.js';
 import type { RunningV1Server } from './a2a-v1-server.js';

@@ -15,7 +15,7 @@ import { createCardFetcher, HostPolicy } from '../../packages/core/src/fetch/ind
 import { DiscoveryLoop } from '../../packages/core/src/loop/index.js';
 import { TagVocabulary } from '../../packages/core/src/match/index.js';
 import { MemoryStateStore } from '../../packages/store/src/memory-state-store.js';
-import { JournalReader } from '../../packages/service/src/server/journal.js';
+import { JournalReader } from '../../packages/service/src/telemetry/journal.js';
 import { cardFor } from '../helpers/cards.js';
 import { listSource } from '../helpers/list-source.js';
 

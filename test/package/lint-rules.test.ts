@@ -34,18 +34,18 @@ async function quiet(path: string, code: string, rule: string): Promise<void> {
 
 describe('one HTTP client', () => {
   test('the global fetch is refused in every package, with where to go instead', async () => {
-    for (const path of ['packages/service/src/server/x.ts', 'packages/core/src/sources/x.ts', 'packages/store/src/x.ts', 'packages/service/src/cli/x.ts']) {
+    for (const path of ['packages/service/src/http/x.ts', 'packages/core/src/sources/x.ts', 'packages/store/src/x.ts', 'packages/service/src/cli/x.ts']) {
       await fires(path, "export const f = () => fetch('https://a.example/');\n", 'no-restricted-globals', /createGuardedFetch/);
     }
   });
 
   test("undici's request functions, node:https and node:http's client are refused outside fetch/", async () => {
     await fires('packages/core/src/sources/x.ts', "import { request } from 'undici';\nexport const r = request;\n", 'no-restricted-imports', /guarded connection/);
-    await fires('packages/service/src/server/x.ts', "import https from 'node:https';\nexport const r = https;\n", 'no-restricted-imports', /guarded connection/);
-    await fires('packages/service/src/server/x.ts', "import { request } from 'node:http';\nexport const r = request;\n", 'no-restricted-imports', /node:http is for servers/);
+    await fires('packages/service/src/http/x.ts', "import https from 'node:https';\nexport const r = https;\n", 'no-restricted-imports', /guarded connection/);
+    await fires('packages/service/src/http/x.ts', "import { request } from 'node:http';\nexport const r = request;\n", 'no-restricted-imports', /node:http is for servers/);
     await fires('packages/store/src/x.ts', "import http from 'node:http';\nexport const r = () => http.request('http://a.example/');\n", 'no-restricted-syntax', /node:http is for servers/);
     // A server and types stay allowed; the connection module itself uses undici.
-    await quiet('packages/service/src/server/x.ts', "import http from 'node:http';\nimport type { Dispatcher } from 'undici';\nexport const s = http.createServer();\nexport type D = Dispatcher;\n", 'no-restricted-imports');
+    await quiet('packages/service/src/http/x.ts', "import http from 'node:http';\nimport type { Dispatcher } from 'undici';\nexport const s = http.createServer();\nexport type D = Dispatcher;\n", 'no-restricted-imports');
     await quiet('packages/core/src/fetch/x.ts', "import { Agent } from 'undici';\nexport const a = new Agent();\n", 'no-restricted-imports');
   });
 });
@@ -61,7 +61,7 @@ describe("the library's time and randomness are injected", () => {
   test('clock/ and the network deadlines may; the service and the store are not the library', async () => {
     await quiet('packages/core/src/clock/x.ts', 'export const r = Math.random() + Date.now();\n', 'no-restricted-properties');
     await quiet('packages/core/src/fetch/deadlines.ts', 'export const t = setTimeout(() => undefined, 10);\n', 'no-restricted-globals');
-    await quiet('packages/service/src/server/x.ts', 'export const t = Date.now();\n', 'no-restricted-properties');
+    await quiet('packages/service/src/http/x.ts', 'export const t = Date.now();\n', 'no-restricted-properties');
   });
 });
 
@@ -75,7 +75,7 @@ describe('a rule with one owner is not written again', () => {
   ];
   for (const c of cases) {
     test(`${c.what}: refused anywhere else, accepted in ${c.owner}`, async () => {
-      for (const path of ['packages/core/src/sources/x.ts', 'packages/core/src/fetch/x.ts', 'packages/service/src/server/x.ts', 'packages/store/src/x.ts']) {
+      for (const path of ['packages/core/src/sources/x.ts', 'packages/core/src/fetch/x.ts', 'packages/service/src/http/x.ts', 'packages/store/src/x.ts']) {
         await fires(path, c.code, 'no-restricted-syntax', c.message);
       }
       const own = (await lint(c.owner, c.code)).filter((m) => m.rule === 'no-restricted-syntax' && c.message.test(m.message));

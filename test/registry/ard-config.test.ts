@@ -7,7 +7,7 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { parseConfig, resolveSecrets } from '../../packages/core/src/config/index.js';
 import { isDiscoveryError } from '../../packages/core/src/errors.js';
-import { serviceOptionsFromConfig } from '../../packages/service/src/server/index.js';
+import { serviceOptionsFromConfig } from '../../packages/service/src/index.js';
 
 const AGENT = `allow: ["https://billing.example.com"]
 vocabulary: [{ tag: billing, description: Invoices. }]

@@ -16,7 +16,7 @@ import knexFactory from 'knex';
 import type { Knex } from 'knex';
 import type { DiscoveryEvent } from '../../packages/core/src/events/index.js';
 import { EventStream } from '../../packages/core/src/events/index.js';
-import { JournalReader } from '../../packages/service/src/server/journal.js';
+import { JournalReader } from '../../packages/service/src/telemetry/journal.js';
 import type { StateStore } from '../../packages/store/src/index.js';
 import { openStateStore, StoreWriter } from '../../packages/store/src/index.js';
 import { MIGRATIONS_TABLE, migrationSource } from '../../packages/store/src/migrations.js';

@@ -8,8 +8,8 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { DiscoveryEvent } from '../../packages/core/src/index.js';
-import type { RunningService, ServiceOptions } from '../../packages/service/src/server/index.js';
-import { createLogger, startService } from '../../packages/service/src/server/index.js';
+import type { RunningService, ServiceOptions } from '../../packages/service/src/index.js';
+import { createLogger, startService } from '../../packages/service/src/index.js';
 import type { RunningV1Server } from '../helpers/a2a-v1-server.js';
 import { startV1Server } from '../helpers/a2a-v1-server.js';
 import { cardFor } from '../helpers/cards.js';

@@ -6,9 +6,9 @@
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { startService } from '../../packages/service/src/server/index.js';
-import type { RunningService } from '../../packages/service/src/server/index.js';
-import { createLogger } from '../../packages/service/src/server/logger.js';
+import { startService } from '../../packages/service/src/index.js';
+import type { RunningService } from '../../packages/service/src/index.js';
+import { createLogger } from '../../packages/service/src/telemetry/logger.js';
 import { HostPolicy } from '../../packages/core/src/fetch/index.js';
 import { cardFor } from '../helpers/cards.js';
 import { startJsonServer, type JsonServer } from '../helpers/json-server.js';

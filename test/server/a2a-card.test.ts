@@ -1,5 +1,5 @@
 /**
- * The service's own agent card (packages/service/src/server/a2a/agent-card.ts): skills from the
+ * The service's own agent card (packages/service/src/http/a2a/agent-card.ts): skills from the
  * snapshot's routed agents or domains with reviewed text only, the security schemes of the
  * service's own auth, and the two wire forms read by the SDKs' own card parsers.
  */
@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { AgentCard } from '@a2a-js/sdk';
 import { isLegacyAgentCard, parseLegacyAgentCard } from '@a2a-js/sdk/compat/v0_3/client';
 import type { Snapshot } from 'a2a-discovery';
-import { buildAgentCards } from '../../packages/service/src/server/a2a/agent-card.js';
+import { buildAgentCards } from '../../packages/service/src/http/a2a/agent-card.js';
 
 /** Only the fields the card reads; the remote card's own text must never show. */
 const agent = (localName: string, tags: string[], domain?: string) => ({

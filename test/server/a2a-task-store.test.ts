@@ -1,5 +1,5 @@
 /**
- * The A2A endpoint's bounded task store (packages/service/src/server/a2a/task-store.ts): at most
+ * The A2A endpoint's bounded task store (packages/service/src/http/a2a/task-store.ts): at most
  * `maxTasks`, the least recently saved dropped first; each caller sees its own tasks only.
  */
 import { describe, test } from 'node:test';
@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import type { Task } from '@a2a-js/sdk';
 import { TaskState } from '@a2a-js/sdk';
 import { ServerCallContext } from '@a2a-js/sdk/server';
-import { BoundedTaskStore } from '../../packages/service/src/server/a2a/task-store.js';
+import { BoundedTaskStore } from '../../packages/service/src/http/a2a/task-store.js';
 
 const as = (userName: string) => new ServerCallContext({ user: { isAuthenticated: true, userName } });
 const task = (id: string, contextId = 'c'): Task => ({ id, contextId, status: { state: TaskState.TASK_STATE_COMPLETED, timestamp: '2026-01-01T00:00:00.000Z', message: undefined }, artifacts: [], history: [], metadata: undefined });

@@ -11,12 +11,12 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { FairPool } from '../../packages/service/src/server/fair-pool.js';
-import type { Admission, FairPoolLimits } from '../../packages/service/src/server/fair-pool.js';
-import { clientIdentity } from '../../packages/service/src/server/client-identity.js';
-import { startService } from '../../packages/service/src/server/index.js';
-import type { RunningService, ServiceOptions } from '../../packages/service/src/server/index.js';
-import { createLogger } from '../../packages/service/src/server/logger.js';
+import { FairPool } from '../../packages/service/src/http/fair-pool.js';
+import type { Admission, FairPoolLimits } from '../../packages/service/src/http/fair-pool.js';
+import { clientIdentity } from '../../packages/service/src/http/client-identity.js';
+import { startService } from '../../packages/service/src/index.js';
+import type { RunningService, ServiceOptions } from '../../packages/service/src/index.js';
+import { createLogger } from '../../packages/service/src/telemetry/logger.js';
 import { metric, requestJson } from '../helpers/raw-http.js';
 
 const JSON_TYPE = { 'content-type': 'application/json' };

@@ -8,9 +8,9 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import http from 'node:http';
 import net from 'node:net';
-import { startService } from '../../packages/service/src/server/index.js';
-import type { RunningService, ServiceOptions } from '../../packages/service/src/server/index.js';
-import { createLogger } from '../../packages/service/src/server/logger.js';
+import { startService } from '../../packages/service/src/index.js';
+import type { RunningService, ServiceOptions } from '../../packages/service/src/index.js';
+import { createLogger } from '../../packages/service/src/telemetry/logger.js';
 import { metric, request } from '../helpers/raw-http.js';
 
 const JSON_TYPE = { 'content-type': 'application/json' };

@@ -5,10 +5,10 @@
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { startService } from '../../packages/service/src/server/index.js';
-import type { RunningService } from '../../packages/service/src/server/index.js';
-import type { InspectResult } from '../../packages/service/src/server/inspector.js';
-import { createLogger } from '../../packages/service/src/server/logger.js';
+import { startService } from '../../packages/service/src/index.js';
+import type { RunningService } from '../../packages/service/src/index.js';
+import type { InspectResult } from '../../packages/service/src/http/inspector.js';
+import { createLogger } from '../../packages/service/src/telemetry/logger.js';
 import { cardFor } from '../helpers/cards.js';
 import type { JsonServer } from '../helpers/json-server.js';
 import { startJsonServer } from '../helpers/json-server.js';

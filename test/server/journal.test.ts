@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import type { DiscoveryEvent } from '../../packages/core/src/events/index.js';
 import { EventStream } from '../../packages/core/src/events/index.js';
 import { MemoryStateStore, StoreWriter } from '../../packages/store/src/index.js';
-import { JournalReader, MAX_JOURNAL_PAGE, SERIES_HORIZON_MS, parseActivityQuery, parseJournalQuery } from '../../packages/service/src/server/journal.js';
+import { JournalReader, MAX_JOURNAL_PAGE, SERIES_HORIZON_MS, parseActivityQuery, parseJournalQuery } from '../../packages/service/src/telemetry/journal.js';
 
 test('pages the journal newest first to the horizon, with unwritten events once, filtered by type; chatter only counted', async () => {
   let now = 1_700_000_000_000;
@@ -143,8 +143,8 @@ test('activity: an evicted endpoint’s counters go with it, at most maxEndpoint
 });
 
 test('server.limits.activityEndpoints bounds the service’s activity counters (/api/activity lists at most that many)', async () => {
-  const { startService } = await import('../../packages/service/src/server/index.js');
-  const { createLogger } = await import('../../packages/service/src/server/logger.js');
+  const { startService } = await import('../../packages/service/src/index.js');
+  const { createLogger } = await import('../../packages/service/src/telemetry/logger.js');
   const s = await startService({ port: 0, policy: { allow: [] }, vocabulary: [], needs: [], limits: { activityEndpoints: 2 }, logger: createLogger({ level: 'silent' }) });
   try {
     for (let i = 0; i < 5; i++) s.events.emit({ type: 'card.result', endpoint: `https://a.example/e${i}/`, outcome: 'hit', failures: 0 });

@@ -19,7 +19,7 @@ import type { AddressInfo } from 'node:net';
 import { exportJWK, generateKeyPair, SignJWT } from 'jose';
 import type { JWK } from 'jose';
 import { VirtualClock } from '../../packages/core/src/clock/index.js';
-import { PeopleAuth } from '../../packages/service/src/server/people-auth.js';
+import { PeopleAuth } from '../../packages/service/src/auth/people-auth.js';
 
 const AUDIENCE = 'a2a-discovery-api';
 const COOLDOWN_MS = 30_000;

@@ -10,7 +10,7 @@ import assert from 'node:assert/strict';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { OAuth2Server } from 'oauth2-mock-server';
-import { PeopleAuth } from '../../packages/service/src/server/people-auth.js';
+import { PeopleAuth } from '../../packages/service/src/auth/people-auth.js';
 import { isDiscoveryError } from '../../packages/core/src/errors.js';
 
 const AUDIENCE = 'a2a-discovery-api';

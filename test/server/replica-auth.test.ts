@@ -7,7 +7,7 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { LeaderUrls, ReplicaAuth } from '../../packages/service/src/server/replica-auth.js';
+import { LeaderUrls, ReplicaAuth } from '../../packages/service/src/auth/replica-auth.js';
 
 const KEY = 'k'.repeat(24) + '-replica-key-one';
 const OTHER = 'o'.repeat(24) + '-replica-key-two';
@@ -166,7 +166,7 @@ test('leader URLs: replica.leaderUrls by the allowlist’s rules, loopback only 
 test('configuration: replica.leaderUrls by the allowlist’s rules, the key read and at least 32 characters, never written inline', async () => {
   const { parseConfig } = await import('../../packages/core/src/config/parse-config.js');
   const { resolveSecrets } = await import('../../packages/core/src/config/resolve-secrets.js');
-  const { serviceOptionsFromConfig } = await import('../../packages/service/src/server/from-config.js');
+  const { serviceOptionsFromConfig } = await import('../../packages/service/src/assembly/from-config.js');
   const agent = 'static:\n  - { name: warranty_agent, url: "http://127.0.0.1:9/", description: Answers warranty questions., tags: [warranty] }\nvocabulary:\n  - { tag: warranty, description: Warranty status. }\n';
   const base = `allowLoopback: true\nallow: ["http://127.0.0.1:9"]\nstore: postgres://a2a@127.0.0.1:5432/db\n${agent}`;
   const problems = (text: string): Array<{ path: string; message: string }> => {

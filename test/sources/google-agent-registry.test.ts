@@ -21,8 +21,8 @@ import { canonicalJson, sha256Hex } from '../../packages/core/src/card/index.js'
 import { resolveEndpoints } from '../../packages/core/src/resolve/resolve-endpoints.js';
 import { staticHeaders } from '../../packages/core/src/auth/index.js';
 import { parseConfig, resolveSecrets } from '../../packages/core/src/config/index.js';
-import { serviceOptionsFromConfig, startService } from '../../packages/service/src/server/index.js';
-import { createLogger } from '../../packages/service/src/server/logger.js';
+import { serviceOptionsFromConfig, startService } from '../../packages/service/src/index.js';
+import { createLogger } from '../../packages/service/src/telemetry/logger.js';
 import { cardFor } from '../helpers/cards.js';
 
 type Agent = Record<string, unknown>;

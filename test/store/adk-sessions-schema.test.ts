@@ -7,7 +7,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import knexFactory from 'knex';
 import { systemClock } from '../../packages/core/src/clock/index.js';
-import { openStores } from '../../packages/service/src/server/service-store.js';
+import { openStores } from '../../packages/service/src/assembly/service-store.js';
 import type { TestPostgres } from '../helpers/postgres.js';
 import { POSTGRES_SKIP, startPostgres } from '../helpers/postgres.js';
 

@@ -121,7 +121,7 @@ describe('the session service on a PostgreSQL store with sslmode=require', { ski
     // The service's own build step, in a process that trusts the certificate: the store and the
     // session service both connect; the hba rules refuse any plain connection.
     const script = `
-      import { openStores } from ${JSON.stringify(join(ROOT, 'packages/service/src/server/service-store.ts'))};
+      import { openStores } from ${JSON.stringify(join(ROOT, 'packages/service/src/assembly/service-store.ts'))};
       import { systemClock } from 'a2a-discovery';
       const stores = await openStores({ store: ${JSON.stringify(`${server.url}?sslmode=require`)}, storeOptions: { schema: 'tls_sessions' } }, systemClock);
       try {

@@ -14,7 +14,7 @@ import type { CardCache } from '../../packages/core/src/cache/index.js';
 import type { DiscoveryLoop } from '../../packages/core/src/loop/index.js';
 import type { StateStore } from '../../packages/store/src/index.js';
 import { openStateStore } from '../../packages/store/src/index.js';
-import { createMetrics } from '../../packages/service/src/server/metrics.js';
+import { createMetrics } from '../../packages/service/src/telemetry/metrics.js';
 import type { SqlStateStore } from '../../packages/store/src/sql-state-store.js';
 import { MIGRATIONS_TABLE, migrationSource } from '../../packages/store/src/migrations.js';
 import { storeEngines } from '../helpers/stores.js';

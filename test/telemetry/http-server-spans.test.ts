@@ -1,5 +1,5 @@
 /**
- * The service's HTTP server spans (packages/service/src/server/server-spans.ts) with a real
+ * The service's HTTP server spans (packages/service/src/telemetry/server-spans.ts) with a real
  * OpenTelemetry SDK and its in-memory exporter: one SERVER span per API request named after its
  * route, continuing the caller's `traceparent`, the `/api/chat` response naming its trace, no
  * query value and no header in any attribute, and nothing at all without an SDK.

@@ -11,7 +11,7 @@ import { context, propagation, trace } from '@opentelemetry/api';
 import { AlwaysOffSampler, InMemorySpanExporter, NodeTracerProvider, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-node';
 import { EventStream } from '../../packages/core/src/index.js';
 import { withSpan } from '../../packages/core/src/telemetry/index.js';
-import { createLogger, logEvents } from '../../packages/service/src/server/logger.js';
+import { createLogger, logEvents } from '../../packages/service/src/telemetry/logger.js';
 
 const exporter = new InMemorySpanExporter();
 let provider: NodeTracerProvider;

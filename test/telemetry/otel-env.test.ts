@@ -1,5 +1,5 @@
 /**
- * The service's `OTEL_*` environment (packages/service/src/server/telemetry.ts): what turns
+ * The service's `OTEL_*` environment (packages/service/src/telemetry/telemetry.ts): what turns
  * exporting on, the URLs per signal, headers, resource, sampler and interval, and a clear refusal
  * naming the variable of every malformed value; and the stop's bound when the collector hangs.
  */
@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { trace } from '@opentelemetry/api';
-import { readTelemetryEnv, startTelemetry } from '../../packages/service/src/server/telemetry.js';
+import { readTelemetryEnv, startTelemetry } from '../../packages/service/src/telemetry/telemetry.js';
 import { isDiscoveryError } from '../../packages/core/src/errors.js';
 import { withSpan } from '../../packages/core/src/telemetry/index.js';
 

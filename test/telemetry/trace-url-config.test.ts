@@ -7,9 +7,9 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { parseConfig } from '../../packages/core/src/config/index.js';
 import { isDiscoveryError } from '../../packages/core/src/errors.js';
-import { serviceOptionsFromConfig } from '../../packages/service/src/server/from-config.js';
-import { startService } from '../../packages/service/src/server/index.js';
-import { createLogger } from '../../packages/service/src/server/logger.js';
+import { serviceOptionsFromConfig } from '../../packages/service/src/assembly/from-config.js';
+import { startService } from '../../packages/service/src/index.js';
+import { createLogger } from '../../packages/service/src/telemetry/logger.js';
 
 const BASE = `allow: [https://billing.example.com]
 vocabulary: [{ tag: billing, description: Invoices. }]

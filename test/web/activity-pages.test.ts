@@ -6,9 +6,9 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Browser } from 'playwright-core';
-import { startService } from '../../packages/service/src/server/index.js';
-import type { RunningService } from '../../packages/service/src/server/index.js';
-import { createLogger } from '../../packages/service/src/server/logger.js';
+import { startService } from '../../packages/service/src/index.js';
+import type { RunningService } from '../../packages/service/src/index.js';
+import { createLogger } from '../../packages/service/src/telemetry/logger.js';
 import { launchBrowser, openPage, text, until } from './browser.js';
 
 let browser: Browser;

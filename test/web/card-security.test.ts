@@ -10,10 +10,10 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Browser } from 'playwright-core';
-import { startService } from '../../packages/service/src/server/index.js';
-import type { RunningService } from '../../packages/service/src/server/index.js';
-import { createLogger } from '../../packages/service/src/server/logger.js';
-import type { InspectResult } from '../../packages/service/src/server/inspector.js';
+import { startService } from '../../packages/service/src/index.js';
+import type { RunningService } from '../../packages/service/src/index.js';
+import { createLogger } from '../../packages/service/src/telemetry/logger.js';
+import type { InspectResult } from '../../packages/service/src/http/inspector.js';
 import type { EndpointStatus } from '../../packages/core/src/loop/index.js';
 import type { RunningPeer } from '../helpers/a2a-peers.js';
 import { startV1CardServer } from '../helpers/a2a-peers.js';

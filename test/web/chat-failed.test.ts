@@ -7,7 +7,7 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Browser } from 'playwright-core';
-import type { RunningService } from '../../packages/service/src/server/index.js';
+import type { RunningService } from '../../packages/service/src/index.js';
 import type { RunningV1Server } from '../helpers/a2a-v1-server.js';
 import { startRefusingWarrantyService } from '../helpers/two-agent-service.js';
 import { launchBrowser, openPage, text, until } from './browser.js';

@@ -11,9 +11,9 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Browser } from 'playwright-core';
-import { startService } from '../../packages/service/src/server/index.js';
-import type { RunningService, ServiceOptions } from '../../packages/service/src/server/index.js';
-import { createLogger } from '../../packages/service/src/server/logger.js';
+import { startService } from '../../packages/service/src/index.js';
+import type { RunningService, ServiceOptions } from '../../packages/service/src/index.js';
+import { createLogger } from '../../packages/service/src/telemetry/logger.js';
 import { launchBrowser, openPage, text, until } from './browser.js';
 
 let browser: Browser;

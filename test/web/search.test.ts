@@ -17,11 +17,11 @@ import { request as httpRequest, createServer } from 'node:http';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Browser, Page } from 'playwright-core';
-import { startService } from '../../packages/service/src/server/index.js';
+import { startService } from '../../packages/service/src/index.js';
 // @ts-expect-error -- plain JavaScript with JSDoc types, served to the browser as is
 import { ARD_BASE } from '../../packages/service/web/lib/api.js';
-import type { RunningService } from '../../packages/service/src/server/index.js';
-import { createLogger } from '../../packages/service/src/server/logger.js';
+import type { RunningService } from '../../packages/service/src/index.js';
+import { createLogger } from '../../packages/service/src/telemetry/logger.js';
 import type { ArdExploreRequest, ArdExploreResponse, ArdReferral, ArdSearchRequest, ArdSearchResponse, ArdSearchResult, ArdVerified } from '../../packages/core/src/ard/wire.js';
 import { VERIFIED_EXTENSION } from '../../packages/core/src/ard/wire.js';
 import { expectNoAxeViolationsAllRules } from './axe.js';

@@ -6,8 +6,8 @@
 import type { Command } from 'commander';
 import { InvalidArgumentError } from 'commander';
 import { isDiscoveryError } from 'a2a-discovery';
-import type { Logger } from '../server/logger.js';
-import type { Telemetry } from '../server/telemetry.js';
+import type { Logger } from '../telemetry/logger.js';
+import type { Telemetry } from '../telemetry/telemetry.js';
 
 // The service and the demo load ADK JS, Express and the HTTP stack: imported only when these
 // commands run, so `probe`, `trace` and `validate` start fast.
@@ -47,7 +47,7 @@ function untilSignal(): Promise<NodeJS.Signals> {
  * malformed variable is reported and the command exits 1 (false).
  */
 async function withTelemetry(io: Io, logger?: Logger): Promise<Telemetry | undefined | false> {
-  const { startTelemetry } = await import('../server/telemetry.js');
+  const { startTelemetry } = await import('../telemetry/telemetry.js');
   try {
     return await startTelemetry(process.env, { ...(logger !== undefined && { logger }) });
   } catch (err) {
@@ -109,9 +109,9 @@ Example:
     )
     .action(async (opts: { config: string; port?: number; host?: string; logLevel: string }) => {
       const { formatProblems, loadConfig, resolveSecrets } = await import('a2a-discovery/config');
-      const { serviceOptionsFromConfig, createLogger, startService } = await import('../server/index.js');
-      const { ConfigReloader } = await import('../server/reload.js');
-      const { ReloadableCredentials } = await import('../server/reloadable-credentials.js');
+      const { serviceOptionsFromConfig, createLogger, startService } = await import('../index.js');
+      const { ConfigReloader } = await import('../assembly/reload.js');
+      const { ReloadableCredentials } = await import('../assembly/reloadable-credentials.js');
       let config;
       try {
         config = await loadConfig(opts.config);

@@ -1,6 +1,6 @@
 // @ts-check
 /**
- * JSDoc types of the API's JSON (see src/server/app.ts). Type-only: nothing is exported at run time.
+ * JSDoc types of the API's JSON (see src/http/app.ts). Type-only: nothing is exported at run time.
  */
 
 /**

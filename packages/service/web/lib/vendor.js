@@ -3,7 +3,7 @@
  * The vendor modules the service serves from node_modules (no build step, no CDN), re-exported
  * with their real types for `tsc --checkJs`. Nothing else imports `/vendor/*`.
  */
-// @ts-expect-error -- served by src/server/static-files.ts from node_modules/preact
+// @ts-expect-error -- served by src/http/static-files.ts from node_modules/preact
 import * as preactModule from '/vendor/preact.mjs';
 // @ts-expect-error -- preact/hooks, its bare 'preact' import rewritten to /vendor/preact.mjs
 import * as hooksModule from '/vendor/preact-hooks.mjs';

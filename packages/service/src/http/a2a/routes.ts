@@ -19,7 +19,7 @@ import { canonicalJson } from 'a2a-discovery';
 import type { DiscoveryLoop, Snapshot } from 'a2a-discovery';
 import type { ServerA2aConfig } from 'a2a-discovery/config';
 import { ifNoneMatch } from '../ai-catalog-route.js';
-import type { Caller } from '../session-owners.js';
+import type { Caller } from '../../auth/session-owners.js';
 import type { AgentCardOptions, AgentCards } from './agent-card.js';
 import { A2A_RPC_PATH, AGENT_CARD_PATHS, MASTRA_CARD_PATH, MASTRA_RPC_PATH, buildAgentCards } from './agent-card.js';
 import { BoundedTaskStore } from './task-store.js';

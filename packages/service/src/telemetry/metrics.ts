@@ -19,7 +19,7 @@ import type { CardCache, DiscoveryLoop, OriginBudgetStats } from 'a2a-discovery'
 import { DiscoveryError, INSTRUMENTATION_SCOPE, occurrences, type EventStream } from 'a2a-discovery';
 import type { TreeFactory } from 'a2a-discovery/adk';
 import type { StoreStatus, ReplicaStatus } from '@a2a-discovery/store';
-import type { RefusalReason } from './limits.js';
+import type { RefusalReason } from '../http/limits.js';
 
 /**
  * How a metric is fed and what it is in each output: `counter` and `histogram` are fed by events;

@@ -25,7 +25,7 @@ import { RESPONSE_ALREADY_SENT } from '@hono/node-server/utils/response';
 import type { DiscoveryEvent } from 'a2a-discovery';
 import type { EventBuffer } from './event-buffer.js';
 import type { OnRefusal, ServerLimits } from './limits.js';
-import { actorOf } from './request-guard.js';
+import { actorOf } from '../auth/request-guard.js';
 import { FairPool } from './fair-pool.js';
 
 /** Inputs of {@link EventStreamHub}. */

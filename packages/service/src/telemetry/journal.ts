@@ -12,7 +12,7 @@
 import { occurrences, type DiscoveryEvent, type EventStream } from 'a2a-discovery';
 import type { StateStore } from '@a2a-discovery/store';
 import { journalOrCounter } from '@a2a-discovery/store';
-import { DEFAULT_SERVER_LIMITS } from './limits.js';
+import { DEFAULT_SERVER_LIMITS } from '../http/limits.js';
 
 /** Events per page at most (a larger `limit` is cut to this). */
 export const MAX_JOURNAL_PAGE = 1_000;

@@ -9,14 +9,14 @@ import type { FederationPeer } from '../registry/federation.js';
 import type { RoutingCase } from 'a2a-discovery/routing';
 import type { GoogleAgentRegistryConfig, ServerRegistryConfig } from 'a2a-discovery/config';
 import type { OpenStateStoreOptions, StateStore } from '@a2a-discovery/store';
-import type { CatalogSigning } from './ai-catalog-route.js';
-import type { A2aSettings } from './a2a/routes.js';
+import type { CatalogSigning } from '../http/ai-catalog-route.js';
+import type { A2aSettings } from '../http/a2a/routes.js';
 import type { Federate } from '../registry/routes.js';
-import type { ServerLimits } from './limits.js';
-import type { ClientIdentityOptions } from './client-identity.js';
-import type { PeopleAuthOptions } from './people-auth.js';
+import type { ServerLimits } from '../http/limits.js';
+import type { ClientIdentityOptions } from '../http/client-identity.js';
+import type { PeopleAuthOptions } from '../auth/people-auth.js';
 import type { UpstreamBudgetOptions } from './service-fetchers.js';
-import type { Logger } from './logger.js';
+import type { Logger } from '../telemetry/logger.js';
 import type { ReloadResult } from './reload.js';
 
 export interface ServiceOptions {

@@ -22,11 +22,11 @@ import { networkInterfaces } from 'node:os';
 import type { ReplicaStatus } from '@a2a-discovery/store';
 import { createDeploymentFetch, isDiscoveryError, redactUrl, type GuardedFetch } from 'a2a-discovery';
 import type { Resolver } from 'a2a-discovery';
-import { DEFAULT_SERVER_LIMITS } from './limits.js';
-import type { LeaderPath, ReplicaAuth } from './replica-auth.js';
-import { LeaderUrls, REPLICA_AUTH_HEADER, REPLICA_SIGNATURE_HEADER } from './replica-auth.js';
+import { DEFAULT_SERVER_LIMITS } from '../http/limits.js';
+import type { LeaderPath, ReplicaAuth } from '../auth/replica-auth.js';
+import { LeaderUrls, REPLICA_AUTH_HEADER, REPLICA_SIGNATURE_HEADER } from '../auth/replica-auth.js';
 
-export type { LeaderPath } from './replica-auth.js';
+export type { LeaderPath } from '../auth/replica-auth.js';
 
 export interface FollowerProxyOptions {
   /** This replica's role and the leader it last read. */

@@ -16,7 +16,7 @@ import type { AgentCard, Message, SendMessageRequest, StreamResponse, Task } fro
 import { AgentEvent, DefaultRequestHandler } from '@a2a-js/sdk/server';
 import type { AgentExecutor, ExecutionEventBus, RequestContext, ServerCallContext, TaskStore } from '@a2a-js/sdk/server';
 import { JsonRpcRequestMalformedError, JsonRpcTransportError } from '@a2a-js/sdk/errors';
-import type { Caller } from '../session-owners.js';
+import type { Caller } from '../../auth/session-owners.js';
 import type { ChatTurnDone, ChatTurnInput } from '../app.js';
 
 /** The session id of an A2A context: its own namespace beside chat sessions (`s-…`). */

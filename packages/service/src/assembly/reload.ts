@@ -13,7 +13,7 @@ import { basename, dirname, resolve } from 'node:path';
 import type { DiscoveryConfig } from 'a2a-discovery/config';
 import { formatProblems, parseConfig, readBoundedFile } from 'a2a-discovery/config';
 import { isDiscoveryError, type ConfigReloadEvent, type EventStream } from 'a2a-discovery';
-import type { Logger } from './logger.js';
+import type { Logger } from '../telemetry/logger.js';
 import type { ServiceOptions } from './service-options.js';
 
 /**

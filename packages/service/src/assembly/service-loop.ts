@@ -13,7 +13,7 @@ import { casesFromVocabulary, evaluateRouting, loadCases } from 'a2a-discovery/r
 import type { StateStore } from '@a2a-discovery/store';
 import { usedElsewhere } from './persistence.js';
 import type { ServiceOptions } from './service-options.js';
-import { SessionOwners } from './session-owners.js';
+import { SessionOwners } from '../auth/session-owners.js';
 
 /**
  * What routing reads at each evaluation and each tree build, from `vocabulary` and `routing`: a

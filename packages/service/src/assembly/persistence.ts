@@ -9,8 +9,8 @@ import type { SessionRunner, TreeFactory, TreeFactoryOptions } from 'a2a-discove
 import type { Clock, DiscoveryEvent, EventStream, DiscoveryLoop, OpenAlert } from 'a2a-discovery';
 import type { PinRecord, StateStore } from '@a2a-discovery/store';
 import { StoreWriter } from '@a2a-discovery/store';
-import type { EventBuffer } from './event-buffer.js';
-import type { SessionOwners } from './session-owners.js';
+import type { EventBuffer } from '../http/event-buffer.js';
+import type { SessionOwners } from '../auth/session-owners.js';
 import type { SnapshotArchive } from './snapshot-archive.js';
 
 export interface RestoreTargets {

@@ -21,8 +21,8 @@ import type { AiCatalogReport, CatalogReport, Lookalike, ProbeReport } from 'a2a
 import { identifierName, isAiCatalogDocument, probeAiCatalogDocument, probeCard, probeCatalog, probeTarget } from 'a2a-discovery/probe';
 import type { CardSizeLimit } from 'a2a-discovery/config';
 import { cardSizeLimit } from 'a2a-discovery/config';
-import type { GuardBounds } from './guard-options.js';
-import { guardOptions } from './guard-options.js';
+import type { GuardBounds } from '../assembly/guard-options.js';
+import { guardOptions } from '../assembly/guard-options.js';
 import type { OnRefusal, ServerLimits } from './limits.js';
 import { DEFAULT_SERVER_LIMITS } from './limits.js';
 

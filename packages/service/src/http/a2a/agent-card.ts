@@ -16,7 +16,7 @@
  */
 import { AgentCard } from '@a2a-js/sdk';
 import type { Snapshot } from 'a2a-discovery';
-import { oidcDiscoveryUrl } from '../people-auth.js';
+import { oidcDiscoveryUrl } from '../../auth/people-auth.js';
 
 /** The path of the JSON-RPC endpoint (under `/api/`: the request guard and the role table apply). */
 export const A2A_RPC_PATH = '/api/a2a';

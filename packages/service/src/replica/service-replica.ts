@@ -7,11 +7,11 @@ import type { SessionRunner, TreeFactory } from 'a2a-discovery/adk';
 import type { Clock, EventStream, DiscoveryLoop } from 'a2a-discovery';
 import { pruneCatalogStore } from 'a2a-discovery';
 import type { StateStore, ReplicaCoordinator, SqlStateStore } from '@a2a-discovery/store';
-import type { Logger } from './logger.js';
+import type { Logger } from '../telemetry/logger.js';
 import { defaultAdvertiseUrl } from './follower-proxy.js';
-import { followIntoStore, openAlertsIn } from './persistence.js';
-import type { ServiceOptions } from './service-options.js';
-import type { SessionOwners } from './session-owners.js';
+import { followIntoStore, openAlertsIn } from '../assembly/persistence.js';
+import type { ServiceOptions } from '../assembly/service-options.js';
+import type { SessionOwners } from '../auth/session-owners.js';
 
 export interface Replication {
   /** On a PostgreSQL store the service opened: the leader election. */
