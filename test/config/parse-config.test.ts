@@ -78,6 +78,7 @@ const SERVER_DEFAULTS = {
   registry: {
     enabled: true,
     anonymous: false,
+    mcp: true,
     maxEntries: 100_000,
     maxBodyBytes: 16_384,
     maxTextLength: 512,

@@ -197,6 +197,8 @@ const serverRegistry = z.strictObject({
   enabled: z.boolean().default(true),
   // Answer the registry routes without a token (viewer otherwise, when a token or people are configured).
   anonymous: z.boolean().default(false),
+  // The registry as MCP tools at /api/registry/mcp (search_agents, get_agent, explain_selection; docs/mcp.md).
+  mcp: z.boolean().default(true),
   // Entries the index holds; admitted cards beyond it are left out (a metric counts them).
   maxEntries: z.int().min(1).max(1_000_000).default(100_000),
   maxBodyBytes: z.int().min(256).max(1_048_576).default(16 * 1024),

@@ -93,6 +93,8 @@ export interface ServerRegistryConfig {
   readonly enabled: boolean;
   /** Answer them without a token even when a token or people are configured (viewer otherwise). Default false. */
   readonly anonymous: boolean;
+  /** Serve the registry as MCP tools at `POST /api/registry/mcp` (docs/mcp.md). Default true. */
+  readonly mcp: boolean;
   /** Entries the index holds; admitted cards beyond are left out. Default 100,000. */
   readonly maxEntries: number;
   /** Largest JSON body of search and explore (413 beyond). Default 16,384. */

@@ -51,6 +51,8 @@ import type { ReloadResult } from '../assembly/reload.js';
 import type { RegistryApiOptions } from '../registry/routes.js';
 import type { HeavyWork } from '../registry/routes.js';
 import { mountRegistry, REGISTRY_BASE } from '../registry/routes.js';
+import { mountMcp } from '../registry/mcp.js';
+import { VERSION } from '../version.js';
 import type { Caller, SessionOwners } from '../auth/session-owners.js';
 import type { A2aSettings } from './a2a/routes.js';
 import { mountA2a } from './a2a/routes.js';
@@ -201,6 +203,9 @@ const ROUTE_ROLES: ReadonlyArray<readonly [method: string, path: RegExp, role: R
   ['POST', /^\/api\/trace$/, 'viewer'],
   // The ARD registry API (search, explore: POST reads): a viewer's, or anyone's with server.registry.anonymous.
   ['POST', /^\/api\/registry\/(search|explore)$/, 'viewer'],
+  // The registry as MCP tools (registry/mcp.ts): a viewer's, as search is; each tool asks its route as the caller.
+  ['POST', /^\/api\/registry\/mcp$/, 'viewer'],
+  ['DELETE', /^\/api\/registry\/mcp$/, 'viewer'],
   ['GET', /^\/api\/registry\/agents$/, 'viewer'],
   // Everything else under /api/ and /metrics read: snapshots, endpoints, sources, events, stream, journal, activity, sessions, trace defaults.
 ];
@@ -785,6 +790,7 @@ export function createApp(o: AppOptions): Hono {
       }
     };
     mountRegistry(app, { onRefusal: refuse, heavy, ...registry });
+    if (registry.settings.mcp !== false) mountMcp(app, { app, version: VERSION, maxBodyBytes: registry.settings.maxBodyBytes, onRefusal: refuse });
   }
 
   app.get('*', async (c) => {
