@@ -69,7 +69,7 @@ before(async () => {
     loop: { cycleIntervalMs: 600_000 },
     logger: createLogger({ level: 'silent' }),
   });
-  await waitFor(() => service.loop.current()?.agents.length === 2, 'both demo agents admitted');
+  await waitFor(async () => (service.loop.current()?.agents.length === 2 ? true : undefined), 'both demo agents admitted');
 });
 
 after(async () => {

@@ -5,7 +5,7 @@
  *
  * Every request first passes the request guard (request-guard.ts: Host allowlist, Origin, JSON
  * content type, bearer token or a person's OIDC token), then the role its route needs
- * ({@link ROUTE_ROLES}: viewer, operator, admin); bodies are read under per-route caps and the event stream is
+ * (each declared on its route, route.ts: viewer, operator, admin); bodies are read under per-route caps and the event stream is
  * bounded (event-stream-route.ts). Inspections, new sessions and chat turns are counted per client
  * beside the global caps (fair shares, `shareOf`). docs/security.md describes the model.
  */
@@ -52,6 +52,14 @@ import type { RegistryApiOptions } from '../registry/routes.js';
 import type { HeavyWork } from '../registry/routes.js';
 import { mountRegistry, REGISTRY_BASE } from '../registry/routes.js';
 import { mountMcp } from '../registry/mcp.js';
+import { assertRolesDeclared, json, routeToolkit } from './route.js';
+import { openApiHandler, OPENAPI_PATH } from './openapi.js';
+import { resolver } from 'hono-openapi';
+import {
+  ActivitySchema, AnyObjectSchema, CachedCardSchema, ChatReplySchema, ChatRequestSchema, ConfirmedSchema, DiffSchema, EndedSchema, EndpointsSchema, EventsSchema, HealthzSchema,
+  InspectRequestSchema, InspectResultSchema, JournalPageSchema, ProblemSchema, PublishedSchema, ReadyzSchema, ReloadSchema, SessionsSchema, SessionUpgradeSchema, SnapshotSchema,
+  SnapshotsSchema, SourcesSchema, TraceSchema, WhoamiSchema,
+} from './schemas.js';
 import { VERSION } from '../version.js';
 import type { Caller, SessionOwners } from '../auth/session-owners.js';
 import type { A2aSettings } from './a2a/routes.js';
@@ -116,9 +124,9 @@ export interface AppOptions {
   aiCatalog?: AiCatalogRoute;
   /**
    * The ARD registry API under `/api/registry/` (registry/routes.ts; 404 without it): viewers'
-   * (ROUTE_ROLES), or everyone's with `anonymous` (`server.registry.anonymous`).
+   * (declared on the routes), or everyone's with `anonymous` (`server.registry.anonymous`).
    */
-  registry?: RegistryApiOptions & { anonymous?: boolean };
+  registry?: Omit<RegistryApiOptions, 'route'> & { anonymous?: boolean };
   /** `POST /api/config/reload` (admin): reads the configuration file again (reload.ts); 404 without it. */
   reload?: () => Promise<ReloadResult>;
   /**
@@ -179,44 +187,6 @@ export function snapshotJson(s: Snapshot, routing?: RoutingVerdict): Record<stri
       card: a.card,
     })),
   };
-}
-
-/**
- * The role each route needs — the one place roles are decided (docs/service.md lists them).
- * Routes outside `/api/` and `/metrics` are public; `any`: any verified caller, even one without a role.
- * A route not listed needs `viewer` to read (GET) and `admin` for anything else: new routes fail closed.
- */
-const ROUTE_ROLES: ReadonlyArray<readonly [method: string, path: RegExp, role: Role | 'any']> = [
-  ['GET', /^\/api\/whoami$/, 'any'],
-  ['POST', /^\/api\/refresh$/, 'operator'],
-  ['POST', /^\/api\/inspect$/, 'operator'],
-  ['POST', /^\/api\/chat$/, 'operator'],
-  // The A2A endpoint: chat turns (a2a/routes.ts); `/api/a2a/<card name>` is its alias for Mastra's client.
-  ['POST', /^\/api\/a2a(\/[^/]+)?$/, 'operator'],
-  // Own sessions for an operator; others' only for an admin (SessionOwners.allows).
-  ['POST', /^\/api\/sessions\/[^/]+\/upgrade$/, 'operator'],
-  ['DELETE', /^\/api\/sessions\/[^/]+$/, 'operator'],
-  ['POST', /^\/api\/snapshots\/confirm$/, 'admin'],
-  // Reads the configuration file again and applies it, or refuses it (reload.ts).
-  ['POST', /^\/api\/config\/reload$/, 'admin'],
-  // POST /api/trace is the trace explorer's simulation (a virtual clock, no network): a viewer's, as reads are.
-  ['POST', /^\/api\/trace$/, 'viewer'],
-  // The ARD registry API (search, explore: POST reads): a viewer's, or anyone's with server.registry.anonymous.
-  ['POST', /^\/api\/registry\/(search|explore)$/, 'viewer'],
-  // The registry as MCP tools (registry/mcp.ts): a viewer's, as search is; each tool asks its route as the caller.
-  ['POST', /^\/api\/registry\/mcp$/, 'viewer'],
-  ['DELETE', /^\/api\/registry\/mcp$/, 'viewer'],
-  ['GET', /^\/api\/registry\/agents$/, 'viewer'],
-  // Everything else under /api/ and /metrics read: snapshots, endpoints, sources, events, stream, journal, activity, sessions, trace defaults.
-];
-
-/** The role a request needs; undefined for a route outside `/api/` and `/metrics` (public). */
-function roleNeeded(method: string, path: string, open?: (path: string) => boolean): Role | 'any' | undefined {
-  if (!path.startsWith('/api/') && path !== '/metrics') return undefined;
-  if (open?.(path) === true) return undefined;
-  const m = method === 'HEAD' ? 'GET' : method;
-  for (const [rm, re, role] of ROUTE_ROLES) if (rm === m && re.test(path)) return role;
-  return m === 'GET' ? 'viewer' : 'admin';
 }
 
 /** An actor as the journal names it (never a token). */
@@ -284,27 +254,10 @@ export function createApp(o: AppOptions): Hono {
     }),
   );
 
-  // Roles: with a token or people configured, every /api/ route and /metrics needs its role
-  // (ROUTE_ROLES); without either (a loopback service), everything stays open as before.
+  // Roles: with a token or people configured, every /api/ route and /metrics needs the role it
+  // declares (route.ts); without either (a loopback service), everything stays open as before.
   const guarded = (o.token !== undefined && o.token !== '') || o.people !== undefined;
-  app.use('*', async (c, next) => {
-    const needed = roleNeeded(c.req.method, c.req.path, openApiPath);
-    if (!guarded || needed === undefined) return next();
-    const actor = actorOf(c);
-    const role = roleOf(actor);
-    // Another replica: the guard admitted it to the leader's lists only (request-guard.ts).
-    if (actor.kind === 'replica') return next();
-    if (needed === 'any' && actor.kind !== 'anonymous') return next();
-    if (role !== undefined && needed !== 'any' && ROLES.indexOf(role) >= ROLES.indexOf(needed)) return next();
-    refuse('role');
-    const who = actor.kind === 'person' ? actor.person.sub : 'this caller';
-    const message =
-      actor.kind === 'person' && role === undefined
-        ? `the token of ${who} carries no role this service knows (${actor.person.claimed.length > 0 ? `it has ${actor.person.claimed.join(', ')}` : 'its roles claim is empty or missing'}); server.oidc.roles maps the provider's values to viewer, operator or admin`
-        : `${c.req.method} ${c.req.path} needs the ${needed} role; ${who} is ${role ?? 'without a role'}`;
-    c.header('WWW-Authenticate', `Bearer realm="a2a-discovery", error="insufficient_scope", scope="${needed}"`);
-    return c.json({ error: 'forbidden', needed, role: role ?? null, message }, 403);
-  });
+  const { route, gate } = routeToolkit({ guarded, open: openApiPath, onRefusal: refuse });
 
   /** Journals who did what (`api.action`). */
   const acted = (c: Context, action: ActionEvent['action'], extra: Omit<EventInput<ActionEvent>, 'type' | 'action' | 'actor'> = {}): void => {
@@ -312,7 +265,7 @@ export function createApp(o: AppOptions): Hono {
   };
 
   // Who the caller is and what they may do, for the dashboard's "signed in as": never the token.
-  app.get('/api/whoami', (c) => {
+  app.get('/api/whoami', ...route('any', { tags: ['people'], summary: 'Who the caller is and what they may do (never the token)', responses: { 200: json('the caller', WhoamiSchema) } }), (c) => {
     const actor = actorOf(c);
     const role = roleOf(actor);
     // On an open service (loopback, no tokens) anyone may do everything but drive others' sessions.
@@ -327,9 +280,12 @@ export function createApp(o: AppOptions): Hono {
     });
   });
 
-  app.get('/healthz', (c) => c.json({ ok: true }));
+  // The API's description, generated from the route declarations (route.ts, docs/openapi.json).
+  app.get(OPENAPI_PATH, openApiHandler(app));
+
+  app.get('/healthz', ...route('public', { tags: ['health'], summary: 'Liveness', responses: { 200: json('alive', HealthzSchema) } }), (c) => c.json({ ok: true }));
   const tokenBytes = o.token !== undefined && o.token !== '' ? Buffer.from(o.token) : undefined;
-  app.get('/readyz', (c) => {
+  app.get('/readyz', ...route('public', { tags: ['health'], summary: 'Readiness: the first discovery pass finished, not draining', responses: { 200: json('ready', ReadyzSchema), 503: json('not ready (or draining)', ReadyzSchema) } }), (c) => {
     const s = o.storeStatus?.();
     // A failing store degrades the service but does not stop it: it keeps serving from memory.
     // Where the store lives (a file path, a database URL) and its last error only to the token's holder.
@@ -346,12 +302,12 @@ export function createApp(o: AppOptions): Hono {
       : c.json({ ready: false, reason: 'the first discovery pass has not finished', ...extra }, 503);
   });
 
-  app.get('/metrics', async (c) => {
+  app.get('/metrics', ...route('viewer', { tags: ['health'], summary: 'Prometheus metrics (text exposition format)', responses: { 200: { description: 'metrics', content: { 'text/plain': { schema: { type: 'string' } } } } } }), async (c) => {
     c.header('Content-Type', o.metrics.contentType);
     return c.body(await o.metrics.metrics());
   });
 
-  app.get('/api/snapshot', (c) => {
+  app.get('/api/snapshot', ...route('viewer', { tags: ['snapshots'], summary: 'The current snapshot: the agents selected, their reviewed fields and cards', responses: { 200: json('the current snapshot', SnapshotSchema), 404: json('nothing published yet', ProblemSchema) } }), (c) => {
     const s = o.loop.current();
     return s ? c.json(snapshotJson(s, o.loop.routingOf(s.digest))) : c.json({ error: 'not-ready', message: 'no snapshot has been published yet' }, 404);
   });
@@ -361,7 +317,7 @@ export function createApp(o: AppOptions): Hono {
     const r = o.replicaStatus?.();
     return r ? { id: r.id, role: r.role, epoch: r.epoch, leader: r.leader } : null;
   };
-  app.get('/api/snapshots', (c) =>
+  app.get('/api/snapshots', ...route('viewer', { tags: ['snapshots'], summary: 'The version history and the retained snapshots', responses: { 200: json('history', SnapshotsSchema) } }), (c) =>
     c.json({
       replica: replicaJson(),
       current: o.loop.current()?.digest ?? null,
@@ -372,7 +328,7 @@ export function createApp(o: AppOptions): Hono {
   );
 
   // Confirms the removal the mass-removal guard holds (admin): the held snapshot is published.
-  app.post('/api/snapshots/confirm', async (c) => {
+  app.post('/api/snapshots/confirm', ...route('admin', { tags: ['snapshots'], summary: 'Confirm the removal the mass-removal guard holds: publish the held snapshot', responses: { 200: json('published', ConfirmedSchema), 409: json('nothing is held', ProblemSchema) } }), async (c) => {
     const read = await body(c, 'maxBodyBytes');
     if (read instanceof Response) return read;
     const held = o.loop.held;
@@ -382,12 +338,12 @@ export function createApp(o: AppOptions): Hono {
     return c.json({ confirmed: held, version: s?.version ?? 0, digest: s?.digest ?? null, held: o.loop.held ?? null });
   });
 
-  app.get('/api/snapshots/:digest', (c) => {
+  app.get('/api/snapshots/:digest', ...route('viewer', { tags: ['snapshots'], summary: 'One retained or archived snapshot by digest', responses: { 200: json('the snapshot', SnapshotSchema), 404: json('not retained', ProblemSchema) } }), (c) => {
     const s = o.archive.get(c.req.param('digest'));
     return s ? c.json(snapshotJson(s, o.loop.routingOf(s.digest))) : c.json({ error: 'not-found', message: 'no such snapshot is retained or archived' }, 404);
   });
 
-  app.get('/api/diff', (c) => {
+  app.get('/api/diff', ...route('viewer', { tags: ['snapshots'], summary: 'What changed between two snapshots (from, to: digests; to defaults to the current)', parameters: [{ name: 'from', in: 'query', schema: { type: 'string' } }, { name: 'to', in: 'query', schema: { type: 'string' } }], responses: { 200: json('the diff', DiffSchema), 404: json('a snapshot is not retained', ProblemSchema) } }), (c) => {
     const from = c.req.query('from');
     const to = c.req.query('to') ?? o.loop.current()?.digest;
     const a = from !== undefined ? o.archive.get(from) : undefined;
@@ -420,12 +376,12 @@ export function createApp(o: AppOptions): Hono {
     return id === undefined ? {} : { servedBy: id };
   };
 
-  app.get('/api/endpoints', async (c) => (await fromLeader(c, '/api/endpoints')) ?? c.json({ endpoints: await o.loop.status(), ...servedBy() }));
+  app.get('/api/endpoints', ...route('viewer', { tags: ['endpoints'], summary: 'Every endpoint discovery knows, with its verdict, cache entry, health and access', responses: { 200: json('endpoints', EndpointsSchema), 503: json('a follower cannot reach the leader', ProblemSchema) } }), async (c) => (await fromLeader(c, '/api/endpoints')) ?? c.json({ endpoints: await o.loop.status(), ...servedBy() }));
 
   // What each source is doing: state, error, problems by path, and an AI Catalog source's documents.
-  app.get('/api/sources', async (c) => (await fromLeader(c, '/api/sources')) ?? c.json({ ...sourcesJson(o.loop.sources), ...servedBy() }));
+  app.get('/api/sources', ...route('viewer', { tags: ['sources'], summary: 'What each source is doing: state, error, problems by path', responses: { 200: json('sources', SourcesSchema), 503: json('a follower cannot reach the leader', ProblemSchema) } }), async (c) => (await fromLeader(c, '/api/sources')) ?? c.json({ ...sourcesJson(o.loop.sources), ...servedBy() }));
 
-  app.get('/api/endpoints/card', async (c) => {
+  app.get('/api/endpoints/card', ...route('viewer', { tags: ['endpoints'], summary: "An endpoint's cached card and entry", parameters: [{ name: 'url', in: 'query', required: true, schema: { type: 'string' } }], responses: { 200: json('the cached card', CachedCardSchema), 400: json('url missing', ProblemSchema), 404: json('nothing cached', ProblemSchema) } }), async (c) => {
     const url = c.req.query('url');
     if (!url) return c.json({ error: 'bad-request', message: 'query parameter url is required' }, 400);
     const leader = await fromLeader(c, '/api/endpoints/card');
@@ -509,7 +465,7 @@ export function createApp(o: AppOptions): Hono {
     return tooMany(c, r.perClient ? pool.perClientReason : pool.reason, r.limit, pool.retryAfterS, r.message);
   };
 
-  app.get('/api/sessions', (c) => {
+  app.get('/api/sessions', ...route('viewer', { tags: ['sessions'], summary: 'The sessions the caller may see, with their pinned snapshots', responses: { 200: json('sessions', SessionsSchema) } }), (c) => {
     const caller = callerOf(c);
     const visible = o.trees.sessions().flatMap((s) => {
       const seen = o.owners.visibility(s.sessionId, caller);
@@ -524,7 +480,7 @@ export function createApp(o: AppOptions): Hono {
     });
   });
 
-  app.get('/api/events', (c) => {
+  app.get('/api/events', ...route('viewer', { tags: ['events'], summary: 'Recent discovery events after a sequence number', parameters: [{ name: 'since', in: 'query', schema: { type: 'integer', minimum: 0 } }], responses: { 200: json('events', EventsSchema), 400: json('since is not a number', ProblemSchema) } }), (c) => {
     const raw = c.req.query('since');
     // A number where a number belongs: `?since=abc` is a 400 naming it, not "from the start".
     if (raw !== undefined && !/^\d{1,15}$/.test(raw)) return c.json({ error: 'bad-request', message: `query parameter since must be a non-negative integer (an event's seq), got ${JSON.stringify(raw.slice(0, 40))}` }, 400);
@@ -532,7 +488,7 @@ export function createApp(o: AppOptions): Hono {
   });
 
   // The whole story, page by page back to the retention horizon (journal.ts).
-  app.get('/api/journal', async (c) => {
+  app.get('/api/journal', ...route('viewer', { tags: ['events'], summary: "A page of the store's journal, newest first", parameters: [{ name: 'before', in: 'query', schema: { type: 'string' } }, { name: 'limit', in: 'query', schema: { type: 'integer' } }, { name: 'types', in: 'query', schema: { type: 'string' } }], responses: { 200: json('a page', JournalPageSchema), 400: json('a bad query', ProblemSchema), 404: json('no journal', ProblemSchema) } }), async (c) => {
     if (!o.journal) return c.json({ error: 'not-found', message: 'this service has no journal' }, 404);
     const q = parseJournalQuery({ before: c.req.query('before'), limit: c.req.query('limit'), types: c.req.query('types') });
     if (typeof q === 'string') return c.json({ error: 'bad-request', message: q }, 400);
@@ -543,7 +499,7 @@ export function createApp(o: AppOptions): Hono {
   });
   // Cache chatter as counts, and with ?bucketMs=&from= as rate series per endpoint (the timeline's rate strip);
   // one page of endpoints (?limit=, ?after= the previous page's nextAfter).
-  app.get('/api/activity', async (c) => {
+  app.get('/api/activity', ...route('viewer', { tags: ['events'], summary: 'Cache activity per endpoint, as counts or rate series', parameters: [{ name: 'from', in: 'query', schema: { type: 'string' } }, { name: 'bucketMs', in: 'query', schema: { type: 'integer' } }, { name: 'limit', in: 'query', schema: { type: 'integer' } }, { name: 'after', in: 'query', schema: { type: 'string' } }], responses: { 200: json('activity', ActivitySchema), 400: json('a bad query', ProblemSchema), 404: json('no journal', ProblemSchema) } }), async (c) => {
     if (!o.journal) return c.json({ error: 'not-found', message: 'this service has no journal' }, 404);
     const q = parseActivityQuery({ from: c.req.query('from'), bucketMs: c.req.query('bucketMs'), limit: c.req.query('limit'), after: c.req.query('after') });
     if (typeof q === 'string') return c.json({ error: 'bad-request', message: q }, 400);
@@ -553,7 +509,7 @@ export function createApp(o: AppOptions): Hono {
   });
 
   // Reload: 200 with what changed when applied, 422 with every problem (and its line) when refused.
-  app.post('/api/config/reload', async (c) => {
+  app.post('/api/config/reload', ...route('admin', { tags: ['config'], summary: 'Read the configuration file again and apply it, or refuse it with every problem', responses: { 200: json('applied', ReloadSchema), 404: json('not started from a file', ProblemSchema), 422: json('refused; the running configuration keeps serving', ProblemSchema) } }), async (c) => {
     const read = await body(c, 'maxBodyBytes');
     if (read instanceof Response) return read;
     if (o.reload === undefined) return c.json({ error: 'not-found', message: 'this service was not started from a configuration file (a2a-discovery serve --config)' }, 404);
@@ -564,7 +520,7 @@ export function createApp(o: AppOptions): Hono {
     return c.json({ applied: true, sha256: r.sha256, changed: r.changed, version: r.version ?? o.loop.current()?.version ?? 0 });
   });
 
-  app.post('/api/refresh', async (c) => {
+  app.post('/api/refresh', ...route('operator', { tags: ['snapshots'], summary: 'Run a discovery cycle now', responses: { 200: json('the snapshot after it', PublishedSchema) } }), async (c) => {
     const read = await body(c, 'maxBodyBytes');
     if (read instanceof Response) return read;
     const s = await o.loop.refreshNow();
@@ -648,7 +604,7 @@ export function createApp(o: AppOptions): Hono {
     }
   };
 
-  app.post('/api/chat', async (c) => {
+  app.post('/api/chat', ...route('operator', { tags: ['sessions'], summary: 'One chat turn on a session pinned to its snapshot', requestBody: { required: true, content: { 'application/json': { schema: resolver(ChatRequestSchema) } } }, responses: { 200: json('the reply', ChatReplySchema), 400: json('a bad body', ProblemSchema), 403: json('another caller owns the session', ProblemSchema), 413: json('the body is too large', ProblemSchema), 429: json('a limit of turns or sessions', ProblemSchema), 502: json('the agent it called failed', ProblemSchema), 503: json('draining, or the client went away', ProblemSchema) } }), async (c) => {
     // Draining: no new session or turn; the ones in flight finish (drain.ts).
     const draining = drainingRefusal(c);
     if (draining) return draining;
@@ -667,7 +623,7 @@ export function createApp(o: AppOptions): Hono {
     return c.json(reply.body, reply.status);
   });
 
-  app.post('/api/sessions/:id/upgrade', async (c) => {
+  app.post('/api/sessions/:id/upgrade', ...route('operator', { tags: ['sessions'], summary: 'Move a session to the current snapshot (force: even when its agent left)', responses: { 200: json('upgraded', SessionUpgradeSchema), 403: json('another caller owns the session', ProblemSchema), 404: json('no such session', ProblemSchema) } }), async (c) => {
     const read = await body(c, 'maxBodyBytes');
     if (read instanceof Response) return read;
     const id = c.req.param('id');
@@ -683,7 +639,7 @@ export function createApp(o: AppOptions): Hono {
     }
   });
 
-  app.delete('/api/sessions/:id', async (c) => {
+  app.delete('/api/sessions/:id', ...route('operator', { tags: ['sessions'], summary: 'End a session (its pin is freed)', responses: { 200: json('ended', EndedSchema), 403: json('another caller owns the session', ProblemSchema) } }), async (c) => {
     const id = c.req.param('id');
     if (SESSION_ID_PATTERN.test(id)) await o.adoptSession?.(id);
     const refused = sessionRefusal(c, id, callerOf(c), true);
@@ -693,11 +649,11 @@ export function createApp(o: AppOptions): Hono {
     return c.json({ ended: true });
   });
 
-  app.get('/api/stream', (c) => streams.handle(c, shareOf(c)));
+  app.get('/api/stream', ...route('viewer', { tags: ['events'], summary: 'The live event stream (Server-Sent Events; resume with Last-Event-ID)', responses: { 200: { description: 'an event stream', content: { 'text/event-stream': { schema: { type: 'string' } } } }, 429: json('too many streams', ProblemSchema) } }), (c) => streams.handle(c, shareOf(c)));
 
   // The discovery-trace explorer: the seed's experiment run by the real cache, validator and
   // matcher on a virtual clock (no network). POST the inputs (any subset of TraceInputs).
-  app.post('/api/trace', async (c) => {
+  app.post('/api/trace', ...route('viewer', { tags: ['inspect'], summary: 'The discovery-trace explorer: the real cache on a model clock (no network)', requestBody: { content: { 'application/json': { schema: resolver(AnyObjectSchema) } } }, responses: { 200: json('the trace', TraceSchema), 400: json('bad inputs', ProblemSchema), 413: json('the body is too large', ProblemSchema) } }), async (c) => {
     const read = await body(c, 'maxTraceBodyBytes');
     if (read instanceof Response) return read;
     try {
@@ -706,10 +662,10 @@ export function createApp(o: AppOptions): Hono {
       return errorResponse(c, err);
     }
   });
-  app.get('/api/trace/defaults', (c) => c.json(DEFAULT_TRACE_INPUTS));
+  app.get('/api/trace/defaults', ...route('viewer', { tags: ['inspect'], summary: "The trace explorer's default inputs", responses: { 200: json('the defaults', TraceSchema) } }), (c) => c.json(DEFAULT_TRACE_INPUTS));
 
   // The inspector: what `probe` prints, under the service's allowlist and limits (inspector.ts).
-  app.post('/api/inspect', async (c) => {
+  app.post('/api/inspect', ...route('operator', { tags: ['inspect'], summary: 'What discovery would decide about a URL, a card or a catalog (as probe prints it)', requestBody: { required: true, content: { 'application/json': { schema: resolver(InspectRequestSchema) } } }, responses: { 200: json('the report', InspectResultSchema), 400: json('a bad body', ProblemSchema), 413: json('the body is too large', ProblemSchema), 429: json('inspections are busy', ProblemSchema) } }), async (c) => {
     const read = await body(c, 'maxInspectBodyBytes');
     if (read instanceof Response) return read;
     if (!o.inspector) return c.json({ error: 'not-found', message: 'this service has no inspector' }, 404);
@@ -763,6 +719,7 @@ export function createApp(o: AppOptions): Hono {
       ownerOf: a2aOwner,
       draining: drainingRefusal,
       readBody: (c) => body(c, 'maxBodyBytes'),
+      route,
     });
   }
 
@@ -789,9 +746,12 @@ export function createApp(o: AppOptions): Hono {
         slot.release();
       }
     };
-    mountRegistry(app, { onRefusal: refuse, heavy, ...registry });
-    if (registry.settings.mcp !== false) mountMcp(app, { app, version: VERSION, maxBodyBytes: registry.settings.maxBodyBytes, onRefusal: refuse });
+    mountRegistry(app, { onRefusal: refuse, heavy, route, ...registry });
+    if (registry.settings.mcp !== false) mountMcp(app, { app, route, version: VERSION, maxBodyBytes: registry.settings.maxBodyBytes, onRefusal: refuse });
   }
+
+  // An unknown path under /api/ is a viewer's 404 (fail closed: no role, no answer at all).
+  app.all('/api/*', gate('viewer'), (c) => c.json({ error: 'not-found', message: `no route ${c.req.method} ${c.req.path}` }, 404));
 
   app.get('*', async (c) => {
     const res = await o.staticFiles?.(c.req.path);
@@ -799,6 +759,7 @@ export function createApp(o: AppOptions): Hono {
   });
 
   app.onError((err, c) => errorResponse(c, err));
+  assertRolesDeclared(app);
   return app;
 }
 

@@ -23,6 +23,8 @@ import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/
 import { z } from 'zod';
 import type { OnRefusal } from '../http/limits.js';
 import { readJsonBody } from '../http/read-json-body.js';
+import type { RouteToolkit } from '../http/route.js';
+import type { DescribeRouteOptions } from 'hono-openapi';
 import { REGISTRY_BASE } from './routes.js';
 
 /** Where the MCP endpoint is: under the registry's base, so its role and `anonymous` are the registry's. */
@@ -41,6 +43,8 @@ export interface McpOptions {
   /** Largest JSON-RPC request body (`server.registry.maxBodyBytes`). */
   readonly maxBodyBytes: number;
   readonly onRefusal?: OnRefusal;
+  /** The route declarations of the app (http/route.ts): a viewer's, as search is. */
+  readonly route: RouteToolkit['route'];
 }
 
 /** A route's answer as a tool sees it. */
@@ -52,11 +56,19 @@ interface Answer {
 /** Registers `POST|GET|DELETE /api/registry/mcp` on `app`. */
 export function mountMcp(app: Hono, o: McpOptions): void {
   const refuse: OnRefusal = o.onRefusal ?? (() => undefined);
-  app.on(['GET', 'DELETE'], MCP_PATH, (c) =>
+  const spec = (summary: string, responses: Record<number, { description: string; content?: Record<string, { schema: Record<string, unknown> }> }>): DescribeRouteOptions => ({ tags: ['registry'], summary, responses });
+  const stateless = spec('Not offered: this MCP endpoint is stateless', { 405: { description: 'POST each request' } });
+  app.get(MCP_PATH, ...o.route('viewer', stateless), (c) => notAllowed(c));
+  app.delete(MCP_PATH, ...o.route('viewer', stateless), (c) => notAllowed(c));
+  const notAllowed = (c: Context): Response =>
     // Stateless: no stream to resume and no session to end (the transport's own answer, spelled here).
-    c.json({ jsonrpc: '2.0', error: { code: -32000, message: 'Method not allowed: this MCP endpoint is stateless; POST each request' }, id: null }, 405, { Allow: 'POST' }),
-  );
-  app.post(MCP_PATH, async (c) => {
+    c.json({ jsonrpc: '2.0', error: { code: -32000, message: 'Method not allowed: this MCP endpoint is stateless; POST each request' }, id: null }, 405, { Allow: 'POST' });
+  const post = spec('The registry as MCP tools (Streamable HTTP, JSON answers): search_agents, get_agent, explain_selection', {
+    200: { description: 'a JSON-RPC response', content: { 'application/json': { schema: { type: 'object' } } } },
+    202: { description: 'a notification, accepted' },
+    413: { description: 'the body is larger than server.registry.maxBodyBytes', content: { 'application/json': { schema: { type: 'object' } } } },
+  });
+  app.post(MCP_PATH, ...o.route('viewer', post), async (c) => {
     const read = await readJsonBody(c, o.maxBodyBytes);
     if (!read.ok) {
       if (read.tooLarge) {

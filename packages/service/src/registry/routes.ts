@@ -14,6 +14,11 @@
 import { randomBytes } from 'node:crypto';
 import { Pacer } from 'a2a-discovery';
 import type { Context, Hono } from 'hono';
+import { resolver } from 'hono-openapi';
+import { json, routeToolkit } from '../http/route.js';
+import type { RouteToolkit } from '../http/route.js';
+import { ArdErrorSchema } from '../http/schemas.js';
+import { ArdExploreRequestSchema, ArdExploreResponseSchema, ArdListResponseSchema, ArdSearchRequestSchema, ArdSearchResponseSchema } from './schemas.js';
 import type { ArdChangesResponse, ArdError, ArdExploreResponse, ArdFederation, ArdFederationReport, ArdSearchRequest, ArdSearchResponse, ArdSearchResult } from 'a2a-discovery';
 import type { ServerRegistryConfig } from 'a2a-discovery/config';
 import type { OnRefusal } from '../http/limits.js';
@@ -45,6 +50,11 @@ export interface RegistryApiOptions {
    * may answer a Response of its own (a 429) instead. Default: runs it.
    */
   readonly heavy?: HeavyWork;
+  /**
+   * The route declarations of the app (http/route.ts): each route a viewer's, or everyone's with
+   * `anonymous`. Default: an open toolkit (a bare app without people or a token, as in tests).
+   */
+  readonly route?: RouteToolkit['route'];
 }
 
 /** Wraps the heavy part of a registry request (see {@link RegistryApiOptions.heavy}). */
@@ -74,6 +84,7 @@ export function mountRegistry(app: Hono, o: RegistryApiOptions): void {
   const pins = new Map<string, Pin>();
   const index = o.index;
   const heavy: HeavyWork = o.heavy ?? ((_c, _kind, work) => work());
+  const route = o.route ?? routeToolkit({ guarded: false }).route;
 
   const fail = (c: Context, status: 400 | 410 | 413, code: string, message: string): Response => c.json({ errorCode: code, message } satisfies ArdError, status);
   const invalid = (c: Context, reason: Parameters<OnRefusal>[0] | undefined, message: string): Response => {
@@ -129,7 +140,7 @@ export function mountRegistry(app: Hono, o: RegistryApiOptions): void {
     return opened.payload;
   };
 
-  app.post(`${REGISTRY_BASE}/search`, async (c) => {
+  app.post(`${REGISTRY_BASE}/search`, ...route('viewer', { tags: ['registry'], summary: 'ARD search: ranked entries for a text and a filter (§7.2)', requestBody: { required: true, content: { 'application/json': { schema: resolver(ArdSearchRequestSchema) } } }, responses: { 200: json('a page of results', ArdSearchResponseSchema), 400: json('a bad request', ArdErrorSchema), 413: json('the body is too large', ArdErrorSchema), 429: json('searches are busy', ArdErrorSchema) } }), async (c) => {
     const read = await body(c);
     if (read instanceof Response) return read;
     const query = readQuery(c, read['query'], true);
@@ -182,7 +193,7 @@ export function mountRegistry(app: Hono, o: RegistryApiOptions): void {
     return c.json(wire);
   };
 
-  app.post(`${REGISTRY_BASE}/explore`, async (c) => {
+  app.post(`${REGISTRY_BASE}/explore`, ...route('viewer', { tags: ['registry'], summary: 'ARD explore: facets with counts over the matched set (§7.3)', requestBody: { required: true, content: { 'application/json': { schema: resolver(ArdExploreRequestSchema) } } }, responses: { 200: json('facets', ArdExploreResponseSchema), 400: json('a bad request', ArdErrorSchema), 413: json('the body is too large', ArdErrorSchema), 429: json('explores are busy', ArdErrorSchema) } }), async (c) => {
     const read = await body(c);
     if (read instanceof Response) return read;
     const query = readQuery(c, read['query'], false);
@@ -214,7 +225,7 @@ export function mountRegistry(app: Hono, o: RegistryApiOptions): void {
     });
   });
 
-  app.get(`${REGISTRY_BASE}/agents`, async (c) => {
+  app.get(`${REGISTRY_BASE}/agents`, ...route('viewer', { tags: ['registry'], summary: 'ARD list by identifier, and with updated_since the change feed, tombstones included (§7.4)', parameters: [{ name: 'pageSize', in: 'query', schema: { type: 'integer', minimum: 1 } }, { name: 'pageToken', in: 'query', schema: { type: 'string' } }, { name: 'filter', in: 'query', schema: { type: 'string' } }, { name: 'orderBy', in: 'query', schema: { type: 'string' } }, { name: 'updated_since', in: 'query', schema: { type: 'string' } }], responses: { 200: json('a page of entries', ArdListResponseSchema), 400: json('a bad query', ArdErrorSchema), 410: json('the change feed no longer reaches that far', ArdErrorSchema) } }), async (c) => {
     const filter = parseListFilter(c.req.query('filter'), s.maxFilterKeys, s.maxFilterValues);
     if (typeof filter === 'string') return invalid(c, 'registry_filter', filter);
     const orderBy = c.req.query('orderBy');

@@ -11,6 +11,7 @@
  */
 import { createHash } from 'node:crypto';
 import type { Context, Hono } from 'hono';
+import type { RouteToolkit } from '../route.js';
 import { AgentCard } from '@a2a-js/sdk';
 import { JsonRpcTransportHandler, ServerCallContext, validateVersion } from '@a2a-js/sdk/server';
 import type { User } from '@a2a-js/sdk/server';
@@ -42,6 +43,8 @@ export interface A2aRouteOptions {
   readonly draining: (c: Context) => Response | undefined;
   /** The JSON object body under `server.limits.maxBodyBytes`, or the 400/413 to send. */
   readonly readBody: (c: Context) => Promise<Record<string, unknown> | Response>;
+  /** The route declarations of the app (http/route.ts). */
+  readonly route: RouteToolkit['route'];
 }
 
 const SSE_HEADERS = { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', 'x-accel-buffering': 'no' };
@@ -49,7 +52,8 @@ const SSE_HEADERS = { 'content-type': 'text/event-stream', 'cache-control': 'no-
 /** Mounts the card routes and the JSON-RPC endpoint on `app`. */
 export function mountA2a(app: Hono, o: A2aRouteOptions): void {
   const cards = new CardMemo(o);
-  for (const path of AGENT_CARD_PATHS) app.get(path, (c) => cards.handle(c));
+  const cardSpec = { tags: ['a2a'], summary: "The service's own A2A agent card (the routed agents as skills)", responses: { 200: { description: 'the agent card', content: { 'application/json': { schema: { type: 'object' as const } } } } } };
+  for (const path of AGENT_CARD_PATHS) app.get(path, ...o.route('public', cardSpec), (c) => cards.handle(c));
 
   // The SDK's handler keeps the card it was built with for the version check and capabilities;
   // the published card (skills, URL) is built per snapshot and request above.
@@ -118,15 +122,23 @@ export function mountA2a(app: Hono, o: A2aRouteOptions): void {
     });
     return new Response(body, { status: 200, headers: SSE_HEADERS });
   };
-  app.post(A2A_RPC_PATH, rpc);
+  const rpcSpec = {
+    tags: ['a2a'],
+    summary: 'The A2A JSON-RPC endpoint (1.0 and 0.3 methods): each contextId a chat session',
+    requestBody: { required: true, content: { 'application/json': { schema: { type: 'object' as const, required: ['jsonrpc', 'method'] } } } },
+    responses: {
+      200: { description: 'a JSON-RPC response, or an event stream for a streaming method', content: { 'application/json': { schema: { type: 'object' as const } }, 'text/event-stream': { schema: { type: 'string' as const } } } },
+    },
+  };
+  app.post(A2A_RPC_PATH, ...o.route('operator', rpcSpec), rpc);
 
   // Aliases for Mastra's A2A client (`@mastra/client-js`), which builds both URLs from its base
   // URL, its `apiPrefix` (default `/api`) and an agent id, and never reads a card's `url`:
   // `GET /api/.well-known/<id>/agent-card.json` and `POST /api/a2a/<id>`, with the card's name as
   // the id. The same card and the same endpoint, not a second implementation (docs/interop.md).
   const named = (c: Context): boolean => c.req.param('agentId') === o.settings.name;
-  app.get(MASTRA_CARD_PATH, (c) => (named(c) ? cards.handle(c) : c.notFound()));
-  app.post(MASTRA_RPC_PATH, (c) => (named(c) ? rpc(c) : c.notFound()));
+  app.get(MASTRA_CARD_PATH, ...o.route('viewer', { ...cardSpec, summary: "The agent card at Mastra's client's URL (agentId: the card's name)" }), (c) => (named(c) ? cards.handle(c) : c.notFound()));
+  app.post(MASTRA_RPC_PATH, ...o.route('operator', { ...rpcSpec, summary: "The A2A endpoint at Mastra's client's URL (agentId: the card's name)" }), (c) => (named(c) ? rpc(c) : c.notFound()));
 }
 
 function isAsyncIterable(value: unknown): value is AsyncGenerator<unknown, void, undefined> {
