@@ -30,6 +30,7 @@ import { ROLES } from '../auth/people-auth.js';
 import type { Role } from '../auth/people-auth.js';
 import { actorOf, roleOf } from '../auth/request-guard.js';
 import type { OnRefusal } from './limits.js';
+import { ProblemSchema } from './schemas.js';
 
 /** Who may call a route. */
 export type RouteRole = 'public' | 'any' | Role;
@@ -78,7 +79,11 @@ export function routeToolkit(o: RouteToolkitOptions): RouteToolkit {
       gate(role),
       describeRoute({
         ...spec,
-        ...(role !== 'public' && { security: [{ bearer: [] }] }),
+        ...(role !== 'public' && {
+          security: [{ bearer: [] }],
+          // The guard's and the role's refusals, on every route that needs a caller.
+          responses: { ...spec.responses, 401: json('no bearer token, or one that is not valid (when a token or people are configured)', ProblemSchema), ...(role !== 'any' && { 403: json(`the caller has no ${role} role`, ProblemSchema) }) },
+        }),
         'x-role': role,
       } as DescribeRouteOptions),
     ],

@@ -57,7 +57,7 @@ interface Answer {
 export function mountMcp(app: Hono, o: McpOptions): void {
   const refuse: OnRefusal = o.onRefusal ?? (() => undefined);
   const spec = (summary: string, responses: Record<number, { description: string; content?: Record<string, { schema: Record<string, unknown> }> }>): DescribeRouteOptions => ({ tags: ['registry'], summary, responses });
-  const stateless = spec('Not offered: this MCP endpoint is stateless', { 405: { description: 'POST each request' } });
+  const stateless = spec('Not offered: this MCP endpoint is stateless', { 405: { description: 'POST each request (a JSON-RPC error)', content: { 'application/json': { schema: { type: 'object' } } } } });
   app.get(MCP_PATH, ...o.route('viewer', stateless), (c) => notAllowed(c));
   app.delete(MCP_PATH, ...o.route('viewer', stateless), (c) => notAllowed(c));
   const notAllowed = (c: Context): Response =>
