@@ -271,6 +271,8 @@ export interface DeploymentFetchOptions extends Omit<GuardedFetchOptions, 'polic
   allowCidrs?: readonly string[];
   /** Default `a2a-discovery/<version>`. */
   userAgent?: string;
+  /** `whole` (default): the answer read into memory within `timeoutMs`; `stream`: an event stream, `bodyTimeoutMs` between chunks. */
+  read?: 'stream' | 'whole';
 }
 
 /**
@@ -282,7 +284,7 @@ export interface DeploymentFetchOptions extends Omit<GuardedFetchOptions, 'polic
  * @example const service = createDeploymentFetch({ origin: 'http://127.0.0.1:7340', timeoutMs: 10_000, maxResponseBytes: 32 << 20 });
  */
 export function createDeploymentFetch(options: DeploymentFetchOptions): GuardedFetch {
-  const { origin, allowCidrs, userAgent, ...rest } = options;
+  const { origin, allowCidrs, userAgent, read, ...rest } = options;
   const addresses = HostPolicy.from({ allow: [], allowLoopback: true, allowCidrs: [...DEPLOYMENT_RANGES, ...(allowCidrs ?? [])] });
-  return createGuardedFetch({ ...rest, policy: exactOriginPolicy(origin, addresses), read: 'whole', userAgent: userAgent ?? `a2a-discovery/${VERSION}` });
+  return createGuardedFetch({ ...rest, policy: exactOriginPolicy(origin, addresses), read: read ?? 'whole', userAgent: userAgent ?? `a2a-discovery/${VERSION}` });
 }

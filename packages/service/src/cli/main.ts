@@ -19,6 +19,7 @@ import { registerServeCommands } from './serve.js';
 import { registerEvalRoutingCommand } from './eval-routing.js';
 import { registerDnsRecordsCommand } from './dns-records.js';
 import { registerBackupCommands } from './backup.js';
+import { registerSearchCommands } from './search.js';
 import { VERSION } from '../version.js';
 
 const EXIT_OK = 0;
@@ -143,6 +144,7 @@ Examples:
   registerEvalRoutingCommand(program, io);
   registerDnsRecordsCommand(program, io);
   registerBackupCommands(program, io);
+  registerSearchCommands(program, io);
 
   program
     .command('validate')
