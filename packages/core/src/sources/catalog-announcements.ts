@@ -1,15 +1,17 @@
 /**
- * How a host announces its AI Catalog when it serves none at `/.well-known/ai-catalog.json` (ARD
- * spec v0.9 §6.1 "Discovery Mechanisms", issue 26): an HTTP `Link: <…>; rel="ai-catalog"` header
- * on its root page, an HTML `<link rel="ai-catalog" href="…">` in that page's `<head>`, or an
- * `Agentmap: <url>` line in its robots.txt. The `Link` header is read by `http-link-header`, the
+ * How a host announces its AI Catalog when it serves none at `/.well-known/ard.json` nor at its
+ * predecessor `/.well-known/ai-catalog.json` (ARD §6.1 "Discovery Mechanisms", issue 26; ARD
+ * 0.91 adds the relation `ard`): an HTTP `Link: <…>; rel="ard"` (or `rel="ai-catalog"`) header
+ * on its root page, an HTML `<link rel="ard" href="…">` (or `rel="ai-catalog"`) in that page's
+ * `<head>`, or an `Agentmap: <url>` line in its robots.txt. The `Link` header is read by `http-link-header`, the
  * page by `htmlparser2` (a tokenizer: nothing is rendered, no script runs; only the page's first
  * bytes are scanned); {@link discoverCatalog} makes
  * the (at most two) requests through the source's fetcher, under the allowlist and its bounds.
  *
  * Precedence (docs/sources.md): the well-known URI (read by the source before this), then the
  * `Link` header, then the HTML `<link>` (both from one `GET /`), then robots.txt (requested only
- * when the root page announced nothing the allowlist admits). Within one path, the order given.
+ * when the root page announced nothing the allowlist admits). Within the `Link` header and within
+ * the page, `rel="ard"` links before `rel="ai-catalog"` ones; otherwise the order given.
  *
  * @module
  */
@@ -22,8 +24,11 @@ import { redactUrl } from '../fetch/index.js';
 /** How a catalog was found: at its well-known URI, or announced by one of the three paths. */
 export type CatalogFoundBy = 'well-known' | 'link-header' | 'html-link' | 'robots-agentmap';
 
-/** The link relation type that names a catalog (`Link` header and HTML `<link>`). */
-const AI_CATALOG_LINK_REL = 'ai-catalog';
+/**
+ * The link relation types that name a catalog (`Link` header and HTML `<link>`), in the order
+ * they are read: ARD 0.91's `ard`, then its predecessor `ai-catalog`.
+ */
+const CATALOG_LINK_RELS = ['ard', 'ai-catalog'] as const;
 
 /** Bytes of the root page scanned for an HTML `<link>` (the `<head>` comes first). */
 export const HTML_SCAN_BYTES = 64 * 1024;
@@ -52,8 +57,8 @@ export interface CatalogDiscovery {
 }
 
 /**
- * The targets of the `rel="ai-catalog"` links of a `Link` header (RFC 8288 §3), resolved against
- * `base`, in order. Tolerant: a malformed link-value is skipped, not fatal; `rel` is a
+ * The targets of the `rel="ard"` links of a `Link` header (RFC 8288 §3), then of its
+ * `rel="ai-catalog"` links, resolved against `base`, each once. Tolerant: a malformed link-value is skipped, not fatal; `rel` is a
  * space-separated, case-insensitive list and only its first occurrence counts; a link with an
  * `anchor` parameter is about another resource than the page and is skipped.
  *
@@ -71,17 +76,20 @@ export function catalogLinksInHeader(value: string, base: string): string[] {
   }
   const found: string[] = [];
   // `rel` is matched case-insensitively; a link about another resource (`anchor`) is skipped.
-  for (const link of links.rel(AI_CATALOG_LINK_REL)) {
-    if (link.anchor !== undefined) continue;
-    const url = resolve(link.uri, base);
-    if (url !== undefined) found.push(url);
+  for (const rel of CATALOG_LINK_RELS) {
+    for (const link of links.rel(rel)) {
+      if (link.anchor !== undefined) continue;
+      const url = resolve(link.uri, base);
+      if (url !== undefined && !found.includes(url)) found.push(url);
+    }
   }
   return found;
 }
 
 /**
- * The `href` of each `<link rel="ai-catalog">` in the `<head>` of an HTML page, resolved against
- * the page's `<base href>` when it has one, else `base`, in document order. A bounded, tolerant
+ * The `href` of each `<link rel="ard">`, then of each `<link rel="ai-catalog">`, in the `<head>` of
+ * an HTML page, resolved against the page's `<base href>` when it has one, else `base`, in
+ * document order within each relation, each once. A bounded, tolerant
  * scan of the first `maxBytes` bytes: comments, `<script>`, `<style>`, `<template>` and
  * `<noscript>` contents are skipped (never run), and the scan stops at `</head>` or `<body`.
  *
@@ -91,7 +99,7 @@ export function catalogLinksInHeader(value: string, base: string): string[] {
  */
 export function catalogLinksInHtml(page: Uint8Array | string, base: string, maxBytes = HTML_SCAN_BYTES): string[] {
   const html = typeof page === 'string' ? page.slice(0, maxBytes) : Buffer.from(page.buffer, page.byteOffset, Math.min(page.byteLength, maxBytes)).toString('utf8');
-  const hrefs: string[] = [];
+  const hrefs: Record<(typeof CATALOG_LINK_RELS)[number], string[]> = { ard: [], 'ai-catalog': [] };
   let docBase = base;
   let done = false;
   // Elements whose content is not markup a browser with scripting would read as such.
@@ -112,9 +120,11 @@ export function catalogLinksInHtml(page: Uint8Array | string, base: string, maxB
           return;
         }
         if (tag !== 'link' || attributes.href === undefined) return;
-        if (!(attributes.rel ?? '').toLowerCase().split(/[ \t\n\f\r]+/).includes(AI_CATALOG_LINK_REL)) return;
+        const rels = (attributes.rel ?? '').toLowerCase().split(/[ \t\n\f\r]+/);
+        const rel = CATALOG_LINK_RELS.find((r) => rels.includes(r));
+        if (rel === undefined) return;
         const url = resolve(attributes.href, docBase);
-        if (url !== undefined) hrefs.push(url);
+        if (url !== undefined) hrefs[rel].push(url);
       },
       onclosetag(tag) {
         if (tag === 'head') done = true;
@@ -125,7 +135,7 @@ export function catalogLinksInHtml(page: Uint8Array | string, base: string, maxB
   );
   parser.write(html);
   // No end(): a tag cut off by the end of what is scanned is dropped, as a browser drops it at EOF.
-  return hrefs;
+  return [...new Set([...hrefs.ard, ...hrefs['ai-catalog']])];
 }
 
 /** Elements whose content is skipped (htmlparser2 already reads script, style, title and textarea as raw text). */
@@ -194,9 +204,9 @@ export function describeWay(foundBy: CatalogFoundBy): string {
     case 'well-known':
       return 'the well-known URI';
     case 'link-header':
-      return 'the Link header (rel="ai-catalog")';
+      return 'the Link header (rel="ard" or rel="ai-catalog")';
     case 'html-link':
-      return 'the HTML <link rel="ai-catalog">';
+      return 'the HTML <link rel="ard"> or <link rel="ai-catalog">';
     case 'robots-agentmap':
       return 'the robots.txt Agentmap line';
   }
