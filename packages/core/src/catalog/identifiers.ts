@@ -46,3 +46,20 @@ export function relativeIdentifierProblem(identifier: string): string | undefine
   if (SCHEME.test(identifier)) return undefined;
   return `is a relative reference (${JSON.stringify(identifier.slice(0, 80))}); an entry identifier must be absolute, a URN such as "urn:air:<publisher>:<namespace>:<name>" (ARD 0.91: no relative registry identifiers)`;
 }
+
+/**
+ * The `urn:air:` identifier a publisher that is not the agent's own gives an entry (our catalog,
+ * our registry): `urn:air:<host>:<namespace>:<name>`, the host of `url` as the publisher (the
+ * domain the agent, or the service, is reached at), its port (when it has one) appended to the
+ * namespace (`agent.8443`), so two endpoints on one host are two identifiers; characters a URN
+ * segment cannot carry are written `-`. Its trailing segment is `name` (the display-name
+ * fallback of a reader).
+ *
+ * @example airIdentifier('https://billing.example.com/', 'agent', 'billing_agent') // 'urn:air:billing.example.com:agent:billing_agent'
+ */
+export function airIdentifier(url: string, namespace: string, name: string): string {
+  const at = new URL(url);
+  const publisher = at.hostname.toLowerCase().replace(/^\[|\]$/g, '').replace(/[^a-z0-9.-]/g, '-');
+  const ns = at.port === '' ? namespace : `${namespace}.${at.port}`;
+  return `${AIR_URN_PREFIX}${publisher}:${ns}:${name.replace(/[^A-Za-z0-9._-]/g, '-')}`;
+}

@@ -18,7 +18,7 @@ export {
   readAiCatalogValue,
 } from './ai-catalog.js';
 export type { AiCatalog, AiCatalogEntry, CachedAiCatalog, CatalogLimits, ReadCatalogResult } from './ai-catalog.js';
-export { AIR_URN_PREFIX, canonicalIdentifier, relativeIdentifierProblem, sameIdentifier } from './identifiers.js';
+export { AIR_URN_PREFIX, airIdentifier, canonicalIdentifier, relativeIdentifierProblem, sameIdentifier } from './identifiers.js';
 export { judgeTrustManifest } from './trust-manifest.js';
 export type { ManifestVerdict, TrustPin } from './trust-manifest.js';
 export { isSemanticVersion, selectVersions } from './versions.js';

@@ -93,8 +93,8 @@ async function siteCatalog(origin: string, o: ProbeAiCatalogOptions, documents: 
   const { admitted, notes } = await discoverCatalog(origin, documents, o.policy, o.signal);
   for (const a of admitted) {
     const found = await tryAt(a.url);
-    if (found !== undefined && found !== 'absent') return { ...found, foundBy: a.foundBy, announcedBy: a.announcedBy };
-    notes.push({ path: a.announcedBy, message: `${describeWay(a.foundBy)} announces the catalog ${a.url}, which does not serve an AI Catalog` });
+    if (found !== undefined && found !== 'absent') return { ...found, foundBy: a.foundBy, ...(a.rel !== undefined && { rel: a.rel }), announcedBy: a.announcedBy };
+    notes.push({ path: a.announcedBy, message: `${describeWay(a.foundBy, a.rel)} announces the catalog ${a.url}, which does not serve an AI Catalog` });
   }
   card.warnings.push(...notes);
   return undefined;

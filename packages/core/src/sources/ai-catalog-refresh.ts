@@ -292,7 +292,7 @@ export class CatalogSource extends PeriodicSource {
         await this.#walker.read(a.url, 1, 'root', [], walk);
       } catch (err) {
         const e = toDiscoveryError(err, 'ERR_FETCH_NETWORK', { url: a.url, stage: 'source' });
-        walk.problems.push({ path: a.announcedBy, message: `${describeWay(a.foundBy)} announces the catalog ${a.url}, which could not be read: ${e.message}` });
+        walk.problems.push({ path: a.announcedBy, message: `${describeWay(a.foundBy, a.rel)} announces the catalog ${a.url}, which could not be read: ${e.message}` });
         const failed = walk.reports[reportAt];
         if (failed !== undefined) Object.assign(failed, { foundBy: a.foundBy, announcedBy: a.announcedBy });
         continue;

@@ -17,11 +17,11 @@ import type { Registry } from 'prom-client';
 import type { SessionRunner, TreeFactory, TurnResult } from 'a2a-discovery/adk';
 import { checkSessionId, SESSION_ID_PATTERN } from 'a2a-discovery/adk';
 import type { ActionActor, ActionEvent, CardCache, DiscoveryLoop, EventInput, EventStream, RoutingVerdict, Snapshot } from 'a2a-discovery';
-import { activeTraceIds, isDiscoveryError, diffSnapshots, AI_CATALOG_WELL_KNOWN_PATH } from 'a2a-discovery';
+import { activeTraceIds, isDiscoveryError, diffSnapshots } from 'a2a-discovery';
 import type { TraceInputs } from 'a2a-discovery/explorer';
 import { DEFAULT_TRACE_INPUTS, runTrace } from 'a2a-discovery/explorer';
 import type { StoreStatus, ReplicaStatus } from '@a2a-discovery/store';
-import { AI_CATALOG_LINK, type AiCatalogRoute } from './ai-catalog-route.js';
+import { AI_CATALOG_LINK, AI_CATALOG_PATHS, type AiCatalogRoute } from './ai-catalog-route.js';
 import { chatTurnReply } from './chat-turn-reply.js';
 import type { EventBuffer } from './event-buffer.js';
 import type { FollowerProxy, LeaderPath } from '../replica/follower-proxy.js';
@@ -263,7 +263,7 @@ export function createApp(o: AppOptions): Hono {
   };
 
   // A SERVER span per API request, first, so refusals are traced too (server-spans.ts; a no-op without an SDK).
-  app.use('*', serverSpans((path) => path.startsWith('/api/') || path === AI_CATALOG_WELL_KNOWN_PATH));
+  app.use('*', serverSpans((path) => path.startsWith('/api/') || AI_CATALOG_PATHS.includes(path)));
 
   app.use(
     '*',
@@ -729,7 +729,8 @@ export function createApp(o: AppOptions): Hono {
   // Public metadata, like an agent card: outside /api/, so no bearer token is asked (request-guard.ts).
   const aiCatalog = o.aiCatalog;
   if (aiCatalog) {
-    app.get(AI_CATALOG_WELL_KNOWN_PATH, (c) => aiCatalog.handle(c));
+    // ARD 0.91's manifest location and its predecessor's: one document.
+    for (const path of AI_CATALOG_PATHS) app.get(path, (c) => aiCatalog.handle(c));
     // Where the catalog is, for readers that start at the site (ARD §6.1): robots.txt's Agentmap line, and a Link header on every page.
     app.get('/robots.txt', (c) => aiCatalog.robots(c));
     app.use('*', async (c, next) => {
