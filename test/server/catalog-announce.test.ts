@@ -1,7 +1,8 @@
 /**
- * The service announces its own AI Catalog (issue 26, ARD spec §6.1) when `server.catalog` is on:
- * a `Link: </.well-known/ai-catalog.json>; rel="ai-catalog"` header on its pages and `/`, a
- * `/robots.txt` with an `Agentmap:` line that disallows nothing, and its ARD registry listed in
+ * The service announces its own AI Catalog (issue 26, ARD spec §6.1; ARD 0.91) when
+ * `server.catalog` is on: a `Link: </.well-known/ard.json>; rel="ard", </.well-known/ai-catalog.json>;
+ * rel="ai-catalog"` header on its pages and `/`, a `/robots.txt` with an `Agentmap:` line (the
+ * absolute URL of `ard.json`) that disallows nothing, and its ARD registry listed in
  * the catalog as an `application/ai-registry+json` entry (`server.catalog.registryUrl`, default
  * `/api/registry/`). Off, none of it. The announcements read back with the source's own parsers.
  */
@@ -55,8 +56,9 @@ describe('the service announces its catalog', () => {
     for (const path of ['/', '/index.html', '/no-such-page']) {
       const r = await request(s.url, 'GET', path);
       const link = String(r.headers.link ?? '');
+      assert.match(link, /<\/\.well-known\/ard\.json>; rel="ard"/, path);
       assert.match(link, /<\/\.well-known\/ai-catalog\.json>; rel="ai-catalog"/, path);
-      assert.deepEqual(catalogLinksInHeader(link, `${s.url}/`), [`${s.url}/.well-known/ai-catalog.json`], path);
+      assert.deepEqual(catalogLinksInHeader(link, `${s.url}/`), [`${s.url}/.well-known/ard.json`, `${s.url}/.well-known/ai-catalog.json`], `${path}: rel="ard" first`);
     }
     assert.equal((await request(s.url, 'GET', '/')).status, 200);
     const catalog = await request(s.url, 'GET', '/.well-known/ai-catalog.json');
@@ -67,7 +69,8 @@ describe('the service announces its catalog', () => {
     const r = await request(s.url, 'GET', '/robots.txt');
     assert.equal(r.status, 200);
     assert.match(String(r.headers['content-type']), /^text\/plain/);
-    assert.deepEqual(agentmapsInRobots(r.body, `${s.url}/robots.txt`), [`${s.url}/.well-known/ai-catalog.json`]);
+    assert.deepEqual(agentmapsInRobots(r.body, `${s.url}/robots.txt`), [`${s.url}/.well-known/ard.json`]);
+    assert.match(r.body, /^Agentmap: http:\/\/127\.0\.0\.1:\d+\/\.well-known\/ard\.json$/m, 'an absolute URL (ARD 0.91)');
     assert.doesNotMatch(r.body, /^\s*disallow\s*:\s*\S/im, 'nothing public is disallowed');
     assert.match(r.body, /^User-agent: \*$/m);
   });
