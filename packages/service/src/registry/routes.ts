@@ -7,6 +7,8 @@
  * - `POST /api/registry/explore`: facets with counts over the matched set.
  * - `GET /api/registry/agents`: the list by identifier (Appendix A filters), and with
  *   `updated_since` (or `filter=updatedAfter:…`) the change feed, tombstones included.
+ * - `GET /api/registry/agents/{identifier}` (ARD 0.91, mandatory): one entry by its URL-encoded
+ *   identifier, `urn:ai:` and `urn:air:` alike; 404 `NOT_FOUND` otherwise.
  *
  * Every limit is a `server.registry` key; a refusal answers the ARD error shape (Appendix B) and
  * is counted (`a2a_discovery_http_refusals_total{reason="registry_…"}`).
@@ -56,6 +58,8 @@ const LIST_PAGE_SIZE = 20;
 const SEARCH_PAGE_SIZE = 10;
 /** Results one search pins and pages through, best first: what `maxPinnedSearches` pins stays bounded (docs/registry-api.md). */
 const SEARCH_MAX_RESULTS = 1_000;
+/** The longest identifier `GET /agents/{identifier}` looks up (as an AI Catalog entry's, catalog/ai-catalog.ts). */
+const MAX_IDENTIFIER = 1_024;
 /** Facet buckets when a facet asks no `limit` (ARD §7.3). */
 const FACET_LIMIT = 20;
 
@@ -212,6 +216,16 @@ export function mountRegistry(app: Hono, o: RegistryApiOptions): void {
       }
       return c.json({ resultType: 'facets', facets: facetsOut.facets } satisfies ArdExploreResponse);
     });
+  });
+
+  // ARD 0.91: one entry by its identifier (URL-encoded); `urn:ai:x` finds the entry of `urn:air:x`.
+  app.get(`${REGISTRY_BASE}/agents/:identifier`, async (c) => {
+    const identifier = c.req.param('identifier');
+    if (identifier.length > MAX_IDENTIFIER) return invalid(c, undefined, `the identifier is ${identifier.length} characters; at most ${MAX_IDENTIFIER} are accepted`);
+    await index.fresh();
+    const entry = index.get(identifier);
+    if (entry === undefined) return c.json({ errorCode: 'NOT_FOUND', message: `no entry with the identifier ${JSON.stringify(identifier.slice(0, 200))} (urn:ai: and urn:air: are one)` } satisfies ArdError, 404);
+    return c.json(entry);
   });
 
   app.get(`${REGISTRY_BASE}/agents`, async (c) => {
