@@ -28,10 +28,10 @@ export type CatalogFoundBy = 'well-known' | 'link-header' | 'html-link' | 'robot
  * The link relation types that name a catalog (`Link` header and HTML `<link>`), in the order
  * they are read: ARD 0.91's `ard`, then its predecessor `ai-catalog`.
  */
-const CATALOG_LINK_RELS = ['ard', 'ai-catalog'] as const;
+const CATALOG_LINK_RELS: readonly CatalogLinkRel[] = ['ard', 'ai-catalog'];
 
 /** A link relation type that names a catalog: ARD 0.91's `ard`, or its predecessor `ai-catalog`. */
-export type CatalogLinkRel = (typeof CATALOG_LINK_RELS)[number];
+export type CatalogLinkRel = 'ard' | 'ai-catalog';
 
 /** A catalog link found in a `Link` header or an HTML page, with its relation. */
 interface CatalogLink {
