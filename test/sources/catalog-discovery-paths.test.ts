@@ -172,6 +172,21 @@ describe('AI Catalog source: a host announcing its catalog without a well-known 
     assert.deepEqual([site.count('/.well-known/ard.json'), site.count('/.well-known/ai-catalog.json'), site.count('/')], [1, 1, 1], 'each well-known path once, then the root page');
   });
 
+  test('ARD 0.91: an ard.json that fails otherwise than absent (a 500, a refused document) is a problem; the predecessor is read', async () => {
+    site.routes.set('/.well-known/ard.json', { status: 500, body: { error: 'down' } });
+    site.routes.set('/.well-known/ai-catalog.json', { body: catalogOf('predecessor') });
+    const state = await make().refresh();
+    assert.deepEqual(state.records.map((r) => r.name), ['predecessor']);
+    assert.equal(state.problems?.length, 1);
+    assert.equal(state.problems![0]!.path, `https://${host}/.well-known/ard.json`);
+    assert.match(state.problems![0]!.message, /^the ARD manifest could not be read \(.*500.*\); its predecessor https:\/\/localhost:\d+\/\.well-known\/ai-catalog\.json is read instead$/);
+    // A manifest with a relative identifier is refused as a whole, with its JSON path; the predecessor still serves.
+    site.routes.set('/.well-known/ard.json', { body: { specVersion: '1.0', entries: [{ identifier: 'agents/one', type: 'application/a2a-agent-card+json', url: '/one.json' }] } });
+    const refused = await make().refresh();
+    assert.deepEqual(refused.records.map((r) => r.name), ['predecessor']);
+    assert.match(refused.problems?.map((p) => p.message).join('\n') ?? '', /the ARD manifest could not be read .*entries\[0\]\.identifier/s);
+  });
+
   test('ARD 0.91: a Link rel="ard" is preferred over rel="ai-catalog", whatever their order; in HTML too', async () => {
     site.routes.set('/', { body: html(''), headers: { 'content-type': 'text/html', link: '</old.json>; rel="ai-catalog", </new.json>; rel="ard"' } });
     site.routes.set('/old.json', { body: catalogOf('old') });

@@ -245,17 +245,25 @@ export class CatalogSource extends PeriodicSource {
 
   /**
    * Reads a configured root; for a host, `ard.json` and, when that is absent (404/410), its
-   * predecessor `ai-catalog.json` (whose failure is then the one thrown). The absent `ard.json`
-   * stays in the walk's documents, so its cached 404 backs off instead of being asked each refresh.
+   * predecessor `ai-catalog.json` (whose failure is then the one thrown). An `ard.json` that fails
+   * otherwise (a 5xx, a document refused) is a problem when the predecessor reads, and the error
+   * thrown when it does not. The absent `ard.json` stays in the walk's documents, so its cached 404
+   * backs off instead of being asked at each refresh.
    */
   async #readRoot(root: CatalogRoot, walk: Walk): Promise<void> {
     try {
       await this.#walker.read(root.url, 1, 'root', [], walk);
     } catch (err) {
       const error = toDiscoveryError(err, 'ERR_FETCH_NETWORK', { url: root.url, stage: 'source' });
-      if (root.fallback === undefined || error.code !== 'ERR_FETCH_STATUS' || !absentStatus(error.status)) throw err;
+      if (root.fallback === undefined) throw err;
       if (this.#walker.alreadyRead(root.fallback, walk)) return;
-      await this.#walker.read(root.fallback, 1, 'root', [], walk);
+      if (error.code === 'ERR_FETCH_STATUS' && absentStatus(error.status)) return this.#walker.read(root.fallback, 1, 'root', [], walk);
+      try {
+        await this.#walker.read(root.fallback, 1, 'root', [], walk);
+      } catch {
+        throw err;
+      }
+      walk.problems.push({ path: root.url, message: `the ARD manifest could not be read (${error.message}); its predecessor ${root.fallback} is read instead` });
     }
   }
 
