@@ -136,6 +136,11 @@ describe('urn:ai: and urn:air: catalogs and registries (loopback)', () => {
       const state = await source.refresh();
       await source.close();
       assert.deepEqual(state.records.map((r) => [r.metadata['identifier'], r.baseUrl]), [['urn:air:localhost:agent:billing', `${site.origin}/billing-2.json`]]);
+      // A version pinned under the urn:ai: form pins the one identifier.
+      const pinned = aiCatalogSource({ id: 'c', catalogs: [`${site.origin}/mixed.json`], fetcher, hostPolicy: policy, versions: { 'urn:ai:localhost:agent:billing': '1.0.0' } });
+      const pinnedState = await pinned.refresh();
+      await pinned.close();
+      assert.deepEqual(pinnedState.records.map((r) => r.baseUrl), [`${site.origin}/billing.json`]);
     } finally {
       await fetcher.close();
     }

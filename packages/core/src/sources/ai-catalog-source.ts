@@ -24,7 +24,7 @@
 import { z } from 'zod';
 import type { CardStore } from '../cache/index.js';
 import type { SignatureOptions } from '../card/index.js';
-import { CATALOG_WELL_KNOWN_PATHS } from '../catalog/index.js';
+import { CATALOG_WELL_KNOWN_PATHS, canonicalIdentifier } from '../catalog/index.js';
 import type { Clock, Random } from '../clock/index.js';
 import { systemClock } from '../clock/index.js';
 import type { EventStream } from '../events/index.js';
@@ -169,7 +169,8 @@ export function aiCatalogSource(options: AiCatalogSourceOptions): AiCatalogSourc
     hostPolicy: o.hostPolicy,
     artifacts: o.artifacts ?? new CatalogArtifacts(),
     signatures: o.signatures ?? {},
-    versions: { ...o.versions },
+    // Pins by identifier, as entries are read: `urn:ai:x` pins `urn:air:x`.
+    versions: Object.fromEntries(Object.entries(o.versions ?? {}).map(([id, v]) => [canonicalIdentifier(id), v])),
     maxDepth: o.maxDepth ?? CATALOG_DEFAULTS.maxDepth,
     maxEntries: o.maxEntries ?? CATALOG_DEFAULTS.maxEntries,
     maxBytes: o.maxBytes,
