@@ -62,9 +62,6 @@ const DEFAULT_REGISTRY_URL = '/api/registry/';
  */
 export const AI_CATALOG_LINK = `<${ARD_WELL_KNOWN_PATH}>; rel="ard"; type="${AI_CATALOG_MEDIA_TYPE}", <${AI_CATALOG_WELL_KNOWN_PATH}>; rel="ai-catalog"; type="${AI_CATALOG_MEDIA_TYPE}"`;
 
-/** The paths the document is served at: ARD 0.91's, then its predecessor's. */
-export const AI_CATALOG_PATHS: readonly string[] = [ARD_WELL_KNOWN_PATH, AI_CATALOG_WELL_KNOWN_PATH];
-
 /** Origins whose document is kept at once (the Host check bounds them; a few names of one service). */
 const MAX_ORIGINS = 8;
 

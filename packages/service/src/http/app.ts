@@ -1,6 +1,6 @@
 /**
  * The HTTP API: JSON routes over the loop, the cache, the trees and the sessions; the SSE feed;
- * `/metrics`; `/healthz` and `/readyz`; the AI Catalog at `/.well-known/ai-catalog.json` when
+ * `/metrics`; `/healthz` and `/readyz`; the AI Catalog at `/.well-known/ard.json` and `/.well-known/ai-catalog.json` when
  * enabled; and the dashboard's static files at `/`.
  *
  * Every request first passes the request guard (request-guard.ts: Host allowlist, Origin, JSON
@@ -17,11 +17,11 @@ import type { Registry } from 'prom-client';
 import type { SessionRunner, TreeFactory, TurnResult } from 'a2a-discovery/adk';
 import { checkSessionId, SESSION_ID_PATTERN } from 'a2a-discovery/adk';
 import type { ActionActor, ActionEvent, CardCache, DiscoveryLoop, EventInput, EventStream, RoutingVerdict, Snapshot } from 'a2a-discovery';
-import { activeTraceIds, isDiscoveryError, diffSnapshots } from 'a2a-discovery';
+import { activeTraceIds, isDiscoveryError, diffSnapshots, CATALOG_WELL_KNOWN_PATHS } from 'a2a-discovery';
 import type { TraceInputs } from 'a2a-discovery/explorer';
 import { DEFAULT_TRACE_INPUTS, runTrace } from 'a2a-discovery/explorer';
 import type { StoreStatus, ReplicaStatus } from '@a2a-discovery/store';
-import { AI_CATALOG_LINK, AI_CATALOG_PATHS, type AiCatalogRoute } from './ai-catalog-route.js';
+import { AI_CATALOG_LINK, type AiCatalogRoute } from './ai-catalog-route.js';
 import { chatTurnReply } from './chat-turn-reply.js';
 import type { EventBuffer } from './event-buffer.js';
 import type { FollowerProxy, LeaderPath } from '../replica/follower-proxy.js';
@@ -110,7 +110,7 @@ export interface AppOptions {
   adoptSession?: (sessionId: string) => Promise<void>;
   /** `POST /api/inspect`: what discovery would decide about a URL, card or catalog (404 without it). */
   inspector?: Inspector;
-  /** `GET /.well-known/ai-catalog.json`: the current snapshot as an AI Catalog (404 without it). */
+  /** `GET /.well-known/ard.json` and `/.well-known/ai-catalog.json`: the current snapshot as an AI Catalog (404 without it). */
   aiCatalog?: AiCatalogRoute;
   /**
    * The ARD registry API under `/api/registry/` (registry/routes.ts; 404 without it): viewers'
@@ -263,7 +263,7 @@ export function createApp(o: AppOptions): Hono {
   };
 
   // A SERVER span per API request, first, so refusals are traced too (server-spans.ts; a no-op without an SDK).
-  app.use('*', serverSpans((path) => path.startsWith('/api/') || AI_CATALOG_PATHS.includes(path)));
+  app.use('*', serverSpans((path) => path.startsWith('/api/') || CATALOG_WELL_KNOWN_PATHS.includes(path)));
 
   app.use(
     '*',
@@ -730,7 +730,7 @@ export function createApp(o: AppOptions): Hono {
   const aiCatalog = o.aiCatalog;
   if (aiCatalog) {
     // ARD 0.91's manifest location and its predecessor's: one document.
-    for (const path of AI_CATALOG_PATHS) app.get(path, (c) => aiCatalog.handle(c));
+    for (const path of CATALOG_WELL_KNOWN_PATHS) app.get(path, (c) => aiCatalog.handle(c));
     // Where the catalog is, for readers that start at the site (ARD §6.1): robots.txt's Agentmap line, and a Link header on every page.
     app.get('/robots.txt', (c) => aiCatalog.robots(c));
     app.use('*', async (c, next) => {
