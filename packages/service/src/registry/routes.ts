@@ -8,7 +8,8 @@
  * - `GET /api/registry/agents`: the list by identifier (Appendix A filters), and with
  *   `updated_since` (or `filter=updatedAfter:…`) the change feed, tombstones included.
  * - `GET /api/registry/agents/{identifier}` (ARD 0.91, mandatory): one entry by its URL-encoded
- *   identifier, `urn:ai:` and `urn:air:` alike; 404 `NOT_FOUND` otherwise.
+ *   identifier, `urn:ai:` and `urn:air:` alike; otherwise 404, a problem (`application/problem+json`)
+ *   that is also ARD's error (`errorCode: "NOT_FOUND"`, `message`).
  *
  * Every limit is a `server.registry` key; a refusal answers the ARD error shape (Appendix B) and
  * is counted (`a2a_discovery_http_refusals_total{reason="registry_…"}`).
@@ -224,7 +225,12 @@ export function mountRegistry(app: Hono, o: RegistryApiOptions): void {
     if (identifier.length > MAX_IDENTIFIER) return invalid(c, undefined, `the identifier is ${identifier.length} characters; at most ${MAX_IDENTIFIER} are accepted`);
     await index.fresh();
     const entry = index.get(identifier);
-    if (entry === undefined) return c.json({ errorCode: 'NOT_FOUND', message: `no entry with the identifier ${JSON.stringify(identifier.slice(0, 200))} (urn:ai: and urn:air: are one)` } satisfies ArdError, 404);
+    if (entry === undefined) {
+      // A problem (RFC 9457) that is also ARD's Error (Appendix B: `errorCode`, `message`).
+      const message = `no entry with the identifier ${JSON.stringify(identifier.slice(0, 200))} (urn:ai: and urn:air: are one)`;
+      const problem = { type: 'about:blank', title: 'Not Found', status: 404, detail: message, errorCode: 'NOT_FOUND', message } satisfies ArdError & Record<string, unknown>;
+      return c.body(JSON.stringify(problem), 404, { 'content-type': 'application/problem+json' });
+    }
     return c.json(entry);
   });
 
