@@ -323,6 +323,10 @@ describe('who may ask', () => {
       assert.equal((await post(guarded, 'search', { query: { text: 'warranty' } })).status, 401);
       assert.equal((await getAgents(guarded)).status, 401);
       assert.equal((await post(guarded, 'search', { query: { text: 'warranty' } }, { authorization: 'Bearer registry-test-token' })).status, 200);
+      // GET /agents/{identifier} (ARD 0.91): the same role as GET /agents.
+      const one = `/api/registry/agents/${encodeURIComponent(catalogIdentifier(guarded, 'warranty_agent'))}`;
+      assert.equal((await request(guarded.url, 'GET', one)).status, 401);
+      assert.equal((await request(guarded.url, 'GET', one, { authorization: 'Bearer registry-test-token' })).status, 200);
     } finally {
       await guarded.close();
     }
@@ -333,6 +337,10 @@ describe('who may ask', () => {
       assert.equal((await getAgents(open)).status, 200);
       assert.equal((await post(open, 'explore', { resultType: { facets: [{ field: 'type' }] } })).status, 200);
       assert.equal((await request(open.url, 'GET', '/api/snapshot')).status, 401);
+      assert.equal((await request(open.url, 'GET', `/api/registry/agents/${encodeURIComponent(catalogIdentifier(open, 'warranty_agent'))}`)).status, 200, 'GET /agents/{identifier}: anyone\'s too');
+      const escape = await request(open.url, 'GET', '/api/registry/agents/..%2f..%2fsnapshot');
+      assert.equal(escape.status, 404, 'an encoded ../ is an identifier, not a path');
+      assert.doesNotMatch(escape.body, /"digest"/);
       for (const path of ['/api/registry/../snapshot', '/api/registry/%2e%2e/snapshot', '/api/registry/%2E%2E/endpoints', '/api/registry/..%2fsnapshot']) {
         const r = await request(open.url, 'GET', path);
         assert.ok(r.status === 401 || r.status === 404 || r.status === 400, `${path}: ${r.status} ${r.body.slice(0, 120)}`);
