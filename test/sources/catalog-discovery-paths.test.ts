@@ -172,6 +172,15 @@ describe('AI Catalog source: a host announcing its catalog without a well-known 
     assert.deepEqual([site.count('/.well-known/ard.json'), site.count('/.well-known/ai-catalog.json'), site.count('/')], [1, 1, 1], 'each well-known path once, then the root page');
   });
 
+  test('ARD 0.91: an absent ard.json does not count against maxCatalogs (a host costs one document, as before)', async () => {
+    site.routes.set('/.well-known/ai-catalog.json', { body: catalogOf('predecessor') });
+    const source = aiCatalogSource({ id: 'partners', domains: [host], fetcher, hostPolicy: policy, maxCatalogs: 1 });
+    sources.push(source);
+    const state = await source.refresh();
+    assert.deepEqual(state.records.map((r) => r.name), ['predecessor']);
+    assert.equal(state.problems, undefined);
+  });
+
   test('ARD 0.91: an ard.json that fails otherwise than absent (a 500, a refused document) is a problem; the predecessor is read', async () => {
     site.routes.set('/.well-known/ard.json', { status: 500, body: { error: 'down' } });
     site.routes.set('/.well-known/ai-catalog.json', { body: catalogOf('predecessor') });

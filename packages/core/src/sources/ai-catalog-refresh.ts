@@ -123,7 +123,7 @@ export class CatalogSource extends PeriodicSource {
   }
 
   protected async read(): Promise<Listing | undefined> {
-    const walk: Walk = { candidates: [], problems: [], reports: [], documents: new Set(), prefetched: new Map(), entries: 0, truncated: false, pacer: new Pacer(), registries: [] };
+    const walk: Walk = { candidates: [], problems: [], reports: [], documents: new Set(), absent: new Set(), prefetched: new Map(), entries: 0, truncated: false, pacer: new Pacer(), registries: [] };
     // The configured catalogs that are due are requested together (many hosts under `domains`);
     // the walk then reads them in order, so the result does not depend on which answered first.
     for (const root of this.#s.roots) {
@@ -257,7 +257,10 @@ export class CatalogSource extends PeriodicSource {
       const error = toDiscoveryError(err, 'ERR_FETCH_NETWORK', { url: root.url, stage: 'source' });
       if (root.fallback === undefined) throw err;
       if (this.#walker.alreadyRead(root.fallback, walk)) return;
-      if (error.code === 'ERR_FETCH_STATUS' && absentStatus(error.status)) return this.#walker.read(root.fallback, 1, 'root', [], walk);
+      if (error.code === 'ERR_FETCH_STATUS' && absentStatus(error.status)) {
+        if (this.#walker.alreadyRead(root.url, walk)) walk.absent?.add(this.#cache.key(root.url));
+        return this.#walker.read(root.fallback, 1, 'root', [], walk);
+      }
       try {
         await this.#walker.read(root.fallback, 1, 'root', [], walk);
       } catch {
