@@ -85,11 +85,16 @@ async function siteCatalog(origin: string, o: ProbeAiCatalogOptions, documents: 
     if (!isAiCatalogDocument(got.res.body, got.res.headers['content-type'])) return undefined;
     return probeAiCatalogUrl(got.cardUrl, o, { url: got.cardUrl, res: got.res });
   };
-  // ARD 0.91's `ard.json` first, then its predecessor `ai-catalog.json`.
+  // ARD 0.91's `ard.json` first, then its predecessor `ai-catalog.json` (also when `ard.json`
+  // answers something that is not a catalog); the announcements only when both are absent.
+  let absent = true;
   for (const path of CATALOG_WELL_KNOWN_PATHS) {
     const wellKnown = await tryAt(`${origin}${path}`);
-    if (wellKnown !== 'absent') return wellKnown === undefined ? undefined : { ...wellKnown, foundBy: 'well-known' };
+    if (wellKnown === 'absent') continue;
+    if (wellKnown !== undefined) return { ...wellKnown, foundBy: 'well-known' };
+    absent = false;
   }
+  if (!absent) return undefined;
   const { admitted, notes } = await discoverCatalog(origin, documents, o.policy, o.signal);
   for (const a of admitted) {
     const found = await tryAt(a.url);
