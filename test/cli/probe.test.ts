@@ -303,7 +303,7 @@ describe('probe <AI Catalog url|file>', () => {
         ],
       },
     });
-    server.routes.set('/bad/ai-catalog.json', { headers: { 'content-type': 'application/ai-catalog+json' }, body: { specVersion: '1.0', entries: [{ identifier: 'x', type: A2A }] } });
+    server.routes.set('/bad/ai-catalog.json', { headers: { 'content-type': 'application/ai-catalog+json' }, body: { specVersion: '1.0', entries: [{ identifier: 'urn:air:x.example:agent:x', type: A2A }] } });
   });
   after(async () => {
     await server.close();

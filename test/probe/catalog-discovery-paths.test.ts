@@ -70,6 +70,28 @@ describe('probe at a site root: the catalog the site announces', () => {
     await expectCatalog('robots-agentmap', `${server.origin}/robots.txt`);
   });
 
+  test('ARD 0.91: ard.json before ai-catalog.json; a Link rel="ard" before rel="ai-catalog", named so in the report and the text', async () => {
+    site();
+    const empty = { body: { specVersion: '1.0', entries: [] }, headers: { 'content-type': 'application/ai-catalog+json' } };
+    server.routes.set('/.well-known/ard.json', empty);
+    server.routes.set('/.well-known/ai-catalog.json', empty);
+    const both = await probeTarget(`${server.origin}/`, options());
+    assert.equal(both.kind === 'ai-catalog' && both.catalog.documents[0]?.url, `${server.origin}/.well-known/ard.json`);
+    assert.equal(server.count('/.well-known/ai-catalog.json'), 0);
+    // ard.json answers something that is not a catalog: its predecessor is still probed.
+    server.routes.set('/.well-known/ard.json', { body: { hello: 'not a catalog' } });
+    const old = await probeTarget(`${server.origin}/`, options());
+    assert.equal(old.kind === 'ai-catalog' && old.catalog.documents[0]?.url, `${server.origin}/.well-known/ai-catalog.json`);
+    // Neither: the announcement, rel="ard" preferred.
+    server.routes.delete('/.well-known/ard.json');
+    server.routes.delete('/.well-known/ai-catalog.json');
+    server.routes.set('/', { body: '', headers: { 'content-type': 'text/html', link: '</nowhere.json>; rel="ai-catalog", </catalogs/main>; rel="ard"' } });
+    const r = await probeTarget(`${server.origin}/`, options());
+    assert.equal(r.kind === 'ai-catalog' && r.catalog.rel, 'ard');
+    assert.equal(server.count('/nowhere.json'), 0);
+    assert.match(r.kind === 'ai-catalog' ? renderAiCatalogProbe(r.catalog) : '', /found by the Link header \(rel="ard"\) of /);
+  });
+
   test('the well-known catalog is found first, and said so', async () => {
     site();
     server.routes.set('/.well-known/ai-catalog.json', { body: { specVersion: '1.0', entries: [] }, headers: { 'content-type': 'application/ai-catalog+json' } });

@@ -174,7 +174,7 @@ describe('probeTarget: an AI Catalog URL', () => {
   });
 
   test('a malformed catalog: each problem with its JSON path, nothing probed', async () => {
-    serve('/ai-catalog.json', { specVersion: '2.0', entries: [{ identifier: 'x', type: A2A, url: '/a.json', data: {} }] }, CATALOG_TYPE);
+    serve('/ai-catalog.json', { specVersion: '2.0', entries: [{ identifier: 'urn:air:x.example:agent:x', type: A2A, url: '/a.json', data: {} }] }, CATALOG_TYPE);
     const r = await probe('/ai-catalog.json');
     assert.equal(r.accepted, false);
     assert.deepEqual(r.entries, []);
@@ -319,7 +319,7 @@ describe('probeTarget: an AI Catalog URL', () => {
     server.requests.length = 0;
     const root = await probeTarget(`${server.origin}/`, options());
     assert.equal(root.kind, 'card');
-    assert.deepEqual(server.requests.map((q) => q.path), ['/.well-known/agent-card.json', '/.well-known/agent.json', '/.well-known/ai-catalog.json', '/', '/robots.txt']);
+    assert.deepEqual(server.requests.map((q) => q.path), ['/.well-known/agent-card.json', '/.well-known/agent.json', '/.well-known/ard.json', '/.well-known/ai-catalog.json', '/', '/robots.txt']);
   });
 });
 

@@ -42,7 +42,7 @@ function world() {
     cache: { peek: (url: string) => Promise.resolve(entries.get(url)) },
     now: () => now,
   };
-  return { put, remove, options, tick: (ms: number) => (now += ms), id: (i: number) => `https://a${i}.example/#a${i}` };
+  return { put, remove, options, tick: (ms: number) => (now += ms), id: (i: number) => `urn:air:a${i}.example:agent:a${i}` };
 }
 
 describe('the registry index', () => {

@@ -136,3 +136,30 @@ describe('the registry routes\' bounds', () => {
     assert.equal((await a.request('http://registry.test/api/registry/agents?pageSize=10')).status, 200);
   });
 });
+
+describe('GET /api/registry/agents/{identifier} (ARD 0.91)', () => {
+  const get = async (a: Hono, identifier: string) => {
+    const r = await a.request(`http://registry.test/api/registry/agents/${encodeURIComponent(identifier)}`);
+    return { status: r.status, type: r.headers.get('content-type'), json: (await r.json()) as Record<string, unknown> };
+  };
+
+  test('one entry by its URL-encoded identifier, by its urn:air: and its urn:ai: form; 404 NOT_FOUND otherwise; an overlong identifier is a 400', async () => {
+    const a = app({}, Date.now);
+    const air = await get(a, 'urn:air:a7.example:agent:a7');
+    assert.equal(air.status, 200, JSON.stringify(air.json));
+    assert.equal(air.json['identifier'], 'urn:air:a7.example:agent:a7');
+    assert.equal(air.json['displayName'], 'Agent 7');
+    const ai = await get(a, 'urn:ai:a7.example:agent:a7');
+    assert.equal(ai.status, 200);
+    assert.deepEqual(ai.json, air.json, 'urn:ai: and urn:air: are one identifier');
+    const missing = await get(a, 'urn:air:a7.example:agent:nobody');
+    assert.equal(missing.status, 404);
+    assert.equal(missing.type, 'application/problem+json');
+    assert.equal(missing.json['errorCode'], 'NOT_FOUND', 'ARD\'s error shape');
+    assert.deepEqual([missing.json['status'], missing.json['title'], missing.json['detail']], [404, 'Not Found', missing.json['message']], 'a problem (RFC 9457)');
+    assert.match(String(missing.json['message']), /no entry with the identifier "urn:air:a7\.example:agent:nobody"/);
+    const long = await get(a, `urn:air:a.example:agent:${'x'.repeat(1_100)}`);
+    assert.equal(long.status, 400);
+    assert.match(String(long.json['message']), /at most 1024 are accepted/);
+  });
+});

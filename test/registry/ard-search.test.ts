@@ -16,6 +16,7 @@ import type { ArdChangesResponse, ArdExploreResponse, ArdSearchResponse, ArdSear
 import { startService } from '../../packages/service/src/index.js';
 import type { RunningService, ServiceOptions } from '../../packages/service/src/index.js';
 import { buildAiCatalog } from '../../packages/service/src/http/ai-catalog.js';
+import { ownIdentifier } from '../../packages/service/src/registry/entry.js';
 import { createLogger } from '../../packages/service/src/telemetry/logger.js';
 import type { RunningPeer } from '../helpers/a2a-peers.js';
 import { startAdkPeer, startV1CardServer, v1Card } from '../helpers/a2a-peers.js';
@@ -142,7 +143,7 @@ describe('the ARD registry API over every admitted card', () => {
     const r = await search(s, { query: { text: 'parcels' } });
     assert.equal(r.results.length, 1, JSON.stringify(r.results));
     const e = r.results[0]!;
-    assert.equal(e.identifier, `${shipping.baseUrl}#shipping`);
+    assert.equal(e.identifier, ownIdentifier(shipping.baseUrl, 'shipping'));
     assert.equal(e.displayName, 'Shipping Agent', 'the card\'s name');
     assert.deepEqual(e.tags, ['shipping'], 'its skills\' tags');
     const v = verified(e);
@@ -156,7 +157,7 @@ describe('the ARD registry API over every admitted card', () => {
     const all = await search(s, { query: { text: 'agent' }, pageSize: 100 });
     assert.equal(all.results.length, 3);
     const narrowed = async (filter: Record<string, unknown>): Promise<string[]> => ids((await search(s, { query: { text: 'agent', filter }, pageSize: 100 })).results).sort();
-    const [b, w, sh] = [catalogIdentifier(s, 'billing_agent'), catalogIdentifier(s, 'warranty_agent'), `${shipping.baseUrl}#shipping`];
+    const [b, w, sh] = [catalogIdentifier(s, 'billing_agent'), catalogIdentifier(s, 'warranty_agent'), ownIdentifier(shipping.baseUrl, 'shipping')];
     assert.deepEqual(await narrowed({ 'verified.inSnapshot': [true] }), [b, w].sort());
     assert.deepEqual(await narrowed({ [`extensions.${VERIFIED_EXTENSION}.inSnapshot`]: false }), [sh], 'the full path, through the dotted extension key; a bare scalar');
     assert.deepEqual(await narrowed({ tags: ['shipping'] }), [sh]);
@@ -209,7 +210,7 @@ describe('the ARD registry API over every admitted card', () => {
 
     const changes = JSON.parse((await getAgents(s, `?updated_since=${encodeURIComponent(cursor)}`)).body) as ArdChangesResponse;
     const byId = new Map(changes.items.map((e) => [e.identifier, e]));
-    assert.equal(byId.get(`${shipping.baseUrl}#shipping`)?.status, 'deleted', 'the removal, as a tombstone');
+    assert.equal(byId.get(ownIdentifier(shipping.baseUrl, 'shipping'))?.status, 'deleted', 'the removal, as a tombstone');
     assert.equal(byId.get(catalogIdentifier(s, 'returns'))?.status, 'active', 'the addition');
     assert.equal(byId.get(catalogIdentifier(s, 'warranty_agent'))?.status, 'active', 'the change');
     assert.ok(!byId.has(catalogIdentifier(s, 'billing_agent')), 'an unchanged entry is not sent again');
@@ -247,7 +248,7 @@ describe('the ARD registry API over every admitted card', () => {
     const before = s.loop.current()!.digest;
     assert.notEqual((await s.loop.refreshNow())!.digest, before, 'a new snapshot was published');
     const fresh = ids((await search(s, { query: { text: 'agent' }, pageSize: 100 })).results);
-    assert.ok(fresh.includes(`${shipping.baseUrl}#shipping`) && !fresh.includes(catalogIdentifier(s, 'warranty_agent') + 'x'));
+    assert.ok(fresh.includes(ownIdentifier(shipping.baseUrl, 'shipping')) && !fresh.includes(catalogIdentifier(s, 'warranty_agent') + 'x'));
 
     const seen = [...ids(first.results)];
     let token: string | undefined = first.pageToken;
@@ -322,6 +323,10 @@ describe('who may ask', () => {
       assert.equal((await post(guarded, 'search', { query: { text: 'warranty' } })).status, 401);
       assert.equal((await getAgents(guarded)).status, 401);
       assert.equal((await post(guarded, 'search', { query: { text: 'warranty' } }, { authorization: 'Bearer registry-test-token' })).status, 200);
+      // GET /agents/{identifier} (ARD 0.91): the same role as GET /agents.
+      const one = `/api/registry/agents/${encodeURIComponent(catalogIdentifier(guarded, 'warranty_agent'))}`;
+      assert.equal((await request(guarded.url, 'GET', one)).status, 401);
+      assert.equal((await request(guarded.url, 'GET', one, { authorization: 'Bearer registry-test-token' })).status, 200);
     } finally {
       await guarded.close();
     }
@@ -332,6 +337,10 @@ describe('who may ask', () => {
       assert.equal((await getAgents(open)).status, 200);
       assert.equal((await post(open, 'explore', { resultType: { facets: [{ field: 'type' }] } })).status, 200);
       assert.equal((await request(open.url, 'GET', '/api/snapshot')).status, 401);
+      assert.equal((await request(open.url, 'GET', `/api/registry/agents/${encodeURIComponent(catalogIdentifier(open, 'warranty_agent'))}`)).status, 200, 'GET /agents/{identifier}: anyone\'s too');
+      const escape = await request(open.url, 'GET', '/api/registry/agents/..%2f..%2fsnapshot');
+      assert.equal(escape.status, 404, 'an encoded ../ is an identifier, not a path');
+      assert.doesNotMatch(escape.body, /"digest"/);
       for (const path of ['/api/registry/../snapshot', '/api/registry/%2e%2e/snapshot', '/api/registry/%2E%2E/endpoints', '/api/registry/..%2fsnapshot']) {
         const r = await request(open.url, 'GET', path);
         assert.ok(r.status === 401 || r.status === 404 || r.status === 400, `${path}: ${r.status} ${r.body.slice(0, 120)}`);

@@ -22,6 +22,7 @@ import { isDiscoveryError, type DiscoveryError } from '../../packages/core/src/e
 import { serviceOptionsFromConfig, startService } from '../../packages/service/src/index.js';
 import type { RunningService, ServiceOptions } from '../../packages/service/src/index.js';
 import { buildAiCatalog } from '../../packages/service/src/http/ai-catalog.js';
+import { ownIdentifier } from '../../packages/service/src/registry/entry.js';
 import { createLogger } from '../../packages/service/src/telemetry/logger.js';
 import { buildSnapshot } from '../../packages/core/src/snapshot/index.js';
 import type { RunningPeer } from '../helpers/a2a-peers.js';
@@ -142,12 +143,13 @@ describe('the AI Catalog route, on', () => {
     const [b, w] = catalog.entries;
     assert.deepEqual(
       { identifier: b!.identifier, type: b!.type, url: b!.url, displayName: b!.displayName, description: b!.description, tags: b!.tags },
-      { identifier: `${billing.baseUrl}#billing_agent`, type: A2A_CARD_MEDIA_TYPE, url: billing.cardUrl, displayName: 'billing_agent', description: 'Answers invoice questions.', tags: ['billing'] },
-      'a base URL: the card URL the cache fetched; the identifier is ours (the endpoint and the local name)',
+      { identifier: ownIdentifier(billing.baseUrl, 'billing_agent'), type: A2A_CARD_MEDIA_TYPE, url: billing.cardUrl, displayName: 'billing_agent', description: 'Answers invoice questions.', tags: ['billing'] },
+      'a base URL: the card URL the cache fetched; the identifier is ours (urn:air: at the endpoint\'s host, the local name)',
     );
     assert.equal(w!.url, warranty.cardUrl, 'an endpoint given by its card URL: that URL');
     // A card URL at a base's well-known path is that base's endpoint (one identity per card).
-    assert.equal(w!.identifier, `${warranty.baseUrl}#warranty_agent`);
+    assert.equal(w!.identifier, ownIdentifier(warranty.baseUrl, 'warranty_agent'));
+    assert.match(w!.identifier, /^urn:air:127\.0\.0\.1:agent\.\d+:warranty_agent$/);
     assert.equal(w!.displayName, 'warranty_agent');
     assert.equal(w!.description, 'Answers warranty questions.', 'our reviewed text, never the card\'s');
     const raw = catalog.raw['entries'] as Array<Record<string, unknown>>;
@@ -309,15 +311,15 @@ describe('buildAiCatalog', () => {
     assert.equal(finance!.url, undefined);
     assert.deepEqual(finance!.data, JSON.parse(body));
     assert.equal(billingEntry!.url, 'https://agents.example.com/billing_agent/.well-known/agent-card.json', 'no recorded card URL: the well-known path under the base URL');
-    assert.equal(billingEntry!.identifier, 'https://agents.example.com/billing_agent/#billing_agent', 'ours: the endpoint and the local name');
-    assert.equal(research!.identifier, 'https://agents.example.com/agents/research#research_agent', 'the endpoint without its #card mark');
+    assert.equal(billingEntry!.identifier, 'urn:air:agents.example.com:agent:billing_agent', 'ours: urn:air: at the endpoint\'s host, the local name');
+    assert.equal(research!.identifier, 'urn:air:agents.example.com:agent:research_agent');
     assert.deepEqual(doc['extensions'], { 'dev.a2a-discovery.snapshot': { digest: snapshot.digest, version: 7, createdAt: '2026-01-02T00:00:00.000Z' } });
-    // An inline card without a urn:air: identifier: the catalog that carried it, and the local name.
+    // An inline card without a urn:air: identifier: the host of the catalog that carried it, and the local name.
     const plain = buildAiCatalog(buildSnapshot([{ ...fixture, baseUrl: key, body }], 8, 0), { hostName: 'h' });
-    assert.equal((plain['entries'] as Array<{ identifier: string }>)[0]!.identifier, 'https://catalog.example.com/.well-known/ai-catalog.json#finance_agent');
+    assert.equal((plain['entries'] as Array<{ identifier: string }>)[0]!.identifier, 'urn:air:catalog.example.com:agent:finance_agent');
     // Two agents that came with one identifier (two catalogs claim it): the first keeps it, the other gets ours.
     const twice = buildAiCatalog(buildSnapshot([{ ...snapshotAgent('a_agent'), identifier: URN }, { ...snapshotAgent('b_agent'), identifier: URN }], 9, 0), { hostName: 'h' });
-    assert.deepEqual((twice['entries'] as Array<{ identifier: string }>).map((e) => e.identifier), [URN, 'https://agents.example.com/b_agent/#b_agent']);
+    assert.deepEqual((twice['entries'] as Array<{ identifier: string }>).map((e) => e.identifier), [URN, 'urn:air:agents.example.com:agent:b_agent']);
     // The card URL the snapshot recorded (a peer answering only at the A2A 0.2 path) is the one published.
     const legacy = buildAiCatalog(buildSnapshot([{ ...snapshotAgent('old_agent'), cardUrl: 'https://agents.example.com/old_agent/.well-known/agent.json' }], 10, 0), { hostName: 'h' });
     assert.equal((legacy['entries'] as Array<{ url: string }>)[0]!.url, 'https://agents.example.com/old_agent/.well-known/agent.json');

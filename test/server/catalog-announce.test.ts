@@ -1,7 +1,8 @@
 /**
- * The service announces its own AI Catalog (issue 26, ARD spec §6.1) when `server.catalog` is on:
- * a `Link: </.well-known/ai-catalog.json>; rel="ai-catalog"` header on its pages and `/`, a
- * `/robots.txt` with an `Agentmap:` line that disallows nothing, and its ARD registry listed in
+ * The service announces its own AI Catalog (issue 26, ARD spec §6.1; ARD 0.91) when
+ * `server.catalog` is on: a `Link: </.well-known/ard.json>; rel="ard", </.well-known/ai-catalog.json>;
+ * rel="ai-catalog"` header on its pages and `/`, a `/robots.txt` with an `Agentmap:` line (the
+ * absolute URL of `ard.json`) that disallows nothing, and its ARD registry listed in
  * the catalog as an `application/ai-registry+json` entry (`server.catalog.registryUrl`, default
  * `/api/registry/`). Off, none of it. The announcements read back with the source's own parsers.
  */
@@ -55,8 +56,9 @@ describe('the service announces its catalog', () => {
     for (const path of ['/', '/index.html', '/no-such-page']) {
       const r = await request(s.url, 'GET', path);
       const link = String(r.headers.link ?? '');
+      assert.match(link, /<\/\.well-known\/ard\.json>; rel="ard"/, path);
       assert.match(link, /<\/\.well-known\/ai-catalog\.json>; rel="ai-catalog"/, path);
-      assert.deepEqual(catalogLinksInHeader(link, `${s.url}/`), [`${s.url}/.well-known/ai-catalog.json`], path);
+      assert.deepEqual(catalogLinksInHeader(link, `${s.url}/`), [`${s.url}/.well-known/ard.json`, `${s.url}/.well-known/ai-catalog.json`], `${path}: rel="ard" first`);
     }
     assert.equal((await request(s.url, 'GET', '/')).status, 200);
     const catalog = await request(s.url, 'GET', '/.well-known/ai-catalog.json');
@@ -67,7 +69,8 @@ describe('the service announces its catalog', () => {
     const r = await request(s.url, 'GET', '/robots.txt');
     assert.equal(r.status, 200);
     assert.match(String(r.headers['content-type']), /^text\/plain/);
-    assert.deepEqual(agentmapsInRobots(r.body, `${s.url}/robots.txt`), [`${s.url}/.well-known/ai-catalog.json`]);
+    assert.deepEqual(agentmapsInRobots(r.body, `${s.url}/robots.txt`), [`${s.url}/.well-known/ard.json`]);
+    assert.match(r.body, /^Agentmap: http:\/\/127\.0\.0\.1:\d+\/\.well-known\/ard\.json$/m, 'an absolute URL (ARD 0.91)');
     assert.doesNotMatch(r.body, /^\s*disallow\s*:\s*\S/im, 'nothing public is disallowed');
     assert.match(r.body, /^User-agent: \*$/m);
   });
@@ -169,5 +172,93 @@ describe('a second instance discovers the first one\'s agents through a Link hea
       await site.close();
       await first.close();
     }
+  });
+});
+
+describe('ARD 0.91: a second instance discovers the first one through /.well-known/ard.json alone', () => {
+  test('a site (loopback TLS) serving the first instance\'s manifest at ard.json only (no ai-catalog.json, no announcements): the second instance admits its agents', async () => {
+    const first = await service({ catalog: { enabled: true } });
+    const tls = await createTestCertificate();
+    const site = await startJsonServer({ tls, hostname: 'localhost' });
+    // The first instance's manifest, as it serves it at ard.json; the site serves nothing else.
+    const manifest = await request(first.url, 'GET', '/.well-known/ard.json');
+    assert.equal(manifest.status, 200);
+    site.routes.set('/.well-known/ard.json', { body: manifest.body, headers: { 'content-type': AI_CATALOG_MEDIA_TYPE } });
+    const origins = [site.origin, new URL(first.url).origin, new URL(billing.baseUrl).origin];
+    const policy = HostPolicy.from({ allow: origins, allowLoopback: true });
+    const fetcher = createCardFetcher({ policy, ca: tls.cert, maxBodyBytes: 1024 * 1024 });
+    const partners = aiCatalogSource({ id: 'partners', domains: [new URL(site.origin).host], fetcher, hostPolicy: policy });
+    let second: RunningService | undefined;
+    try {
+      second = await startService({
+        port: 0,
+        policy: { allow: origins, allowLoopback: true },
+        vocabulary: [{ tag: 'billing', description: 'Invoices and payments.' }],
+        needs: [{ tag: 'billing' }],
+        extraSources: [partners],
+        loop: { cycleIntervalMs: 600_000 },
+        logger: createLogger({ level: 'silent' }),
+      });
+      const snapshot = (await second.loop.refreshNow()) ?? second.loop.current();
+      const firstAgents = first.loop.current()!.agents;
+      assert.ok(snapshot !== undefined && firstAgents.length > 0);
+      assert.deepEqual(snapshot.agents.map((a) => a.cardUrl ?? a.baseUrl), firstAgents.map((a) => a.cardUrl ?? a.baseUrl), 'the first instance\'s agents, by their card URLs');
+      // The identifiers the first published travel with the agents (urn:air:, absolute).
+      const published = (JSON.parse(manifest.body) as { entries: Array<{ identifier: string; type: string }> }).entries.filter((e) => e.type === 'application/a2a-agent-card+json');
+      assert.deepEqual(snapshot.agents.map((a) => a.identifier), published.map((e) => e.identifier));
+      assert.equal(site.count('/.well-known/ard.json'), 1);
+      assert.equal(site.count('/.well-known/ai-catalog.json'), 0, 'the predecessor is not asked: ard.json answered');
+      assert.equal(site.count('/') + site.count('/robots.txt'), 0, 'no announcement asked for');
+      assert.ok(partners.catalogs().some((r) => r.url === `${site.origin}/.well-known/ard.json` && r.outcome !== 'failed'));
+    } finally {
+      await second?.close();
+      await partners.close();
+      await fetcher.close();
+      await site.close();
+      await first.close();
+    }
+  });
+});
+
+describe('ARD 0.91: the manifest the service publishes', () => {
+  let s: RunningService;
+  before(async () => {
+    s = await service({ catalog: { enabled: true, hostName: 'Example discovery' } });
+  });
+  after(async () => {
+    await s?.close();
+  });
+
+  test('ard.json and ai-catalog.json: one document, one ETag and Cache-Control, the same conditional GET', async () => {
+    const ard = await request(s.url, 'GET', '/.well-known/ard.json');
+    const old = await request(s.url, 'GET', '/.well-known/ai-catalog.json');
+    assert.equal(ard.status, 200);
+    assert.equal(ard.headers['content-type'], AI_CATALOG_MEDIA_TYPE);
+    assert.equal(ard.body, old.body, 'one builder, two paths');
+    assert.equal(ard.headers.etag, old.headers.etag);
+    assert.equal(ard.headers['cache-control'], old.headers['cache-control']);
+    const etag = String(ard.headers.etag);
+    assert.match(etag, /^"[0-9a-f]+"$/);
+    for (const path of ['/.well-known/ard.json', '/.well-known/ai-catalog.json']) {
+      const again = await request(s.url, 'GET', path, { 'if-none-match': etag });
+      assert.equal(again.status, 304, path);
+      assert.equal(again.headers.etag, etag, path);
+    }
+  });
+
+  test('every entry carries type and mediaType (the same value) and an absolute urn:air: identifier the v0.9 tool\'s URN pattern accepts', async () => {
+    const r = await request(s.url, 'GET', '/.well-known/ard.json');
+    const doc = JSON.parse(r.body) as { entries: Array<Record<string, unknown>> };
+    assert.ok(doc.entries.length >= 2, 'the agents and the registry');
+    // The conformance tool's URN_REGEX (test/registry/fixtures/ard-conformance-test).
+    const urn = /^urn:air:([a-zA-Z0-9.-]+)(?::([a-zA-Z0-9._:-]+))?:([a-zA-Z0-9._-]+)$/;
+    for (const e of doc.entries) {
+      assert.equal(typeof e['type'], 'string');
+      assert.equal(e['mediaType'], e['type'], `${String(e['identifier'])}: mediaType as type`);
+      assert.match(String(e['identifier']), urn);
+    }
+    const read = readAiCatalog(Buffer.from(r.body));
+    assert.ok(read.ok, JSON.stringify(!read.ok && read.problems));
+    assert.deepEqual(read.warnings, [], 'our own reader reads both members without a warning');
   });
 });

@@ -75,7 +75,7 @@ describe('POST /api/inspect with an AI Catalog', () => {
     assert.equal(c.entries[1]!.report?.http, undefined, 'an inline card is not fetched');
     assert.equal(outside.requests.length, 0);
 
-    const malformed = await inspect(s, { catalog: { specVersion: '1.0', entries: [{ identifier: 'x', type: A2A }] } });
+    const malformed = await inspect(s, { catalog: { specVersion: '1.0', entries: [{ identifier: 'urn:air:x.example:agent:x', type: A2A }] } });
     assert.deepEqual(malformed.json.aiCatalog?.documents[0]?.problems.map((p) => p.path), ['entries[0]']);
 
     const registry = await inspect(s, { catalog: { agents: [{ name: 'a', cardUrl: `${allowed.origin}/agents/a.json` }] } });

@@ -215,3 +215,28 @@ test('a list whose last page carries a cursor starts the feed there', async () =
     await source.close();
   }
 });
+
+test('ARD 0.91: a urn:ai: entry is read in its urn:air: form, one identifier with a urn:air: entry; a relative identifier is refused with a problem', async () => {
+  const r = await startFakeArdRegistry([
+    cardEntry('urn:ai:up:agent-a', 'Agent A', 'https://agent-a.example/card.json'),
+    cardEntry('URN:AI:up:agent-b', 'Agent B', 'https://agent-b.example/card.json'),
+    cardEntry('agents/relative', 'Relative', 'https://relative.example/card.json'),
+  ]);
+  registries.push(r);
+  const f = createCardFetcher({ policy: HostPolicy.from({ allow: [r.url], allowLoopback: true }), maxBodyBytes: 1_048_576 });
+  fetchers.push(f);
+  const source = ardSource({ id: 'mixed', url: `${r.url}/`, fetcher: f });
+  try {
+    let state = await source.refresh();
+    assert.equal(state.ok, true, state.error?.message);
+    assert.deepEqual(state.records.map((x) => [x.name, x.metadata['identifier']]), [['agent-a', 'urn:air:up:agent-a'], ['agent-b', 'urn:air:up:agent-b']]);
+    assert.equal(state.problems?.length, 1);
+    assert.match(state.problems![0]!.message, /^1 result\(s\) refused: their identifier is a relative reference, e\.g\. "agents\/relative"/);
+    // The urn:air: form of agent-a upstream is the same entry: changed, not added.
+    r.put(cardEntry('urn:air:up:agent-a', 'Agent A', 'https://agent-a-moved.example/card.json'));
+    state = await source.refresh();
+    assert.deepEqual(state.records.map((x) => [x.metadata['identifier'], x.baseUrl]).sort(), [['urn:air:up:agent-a', 'https://agent-a-moved.example/card.json'], ['urn:air:up:agent-b', 'https://agent-b.example/card.json']]);
+  } finally {
+    await source.close();
+  }
+});

@@ -144,6 +144,83 @@ describe('AI Catalog source: a host announcing its catalog without a well-known 
     assert.equal(site.count('/'), 0);
   });
 
+  test('ARD 0.91: /.well-known/ard.json first; its predecessor ai-catalog.json only when ard.json is absent; neither: the announcements', async () => {
+    site.routes.set('/.well-known/ard.json', { body: catalogOf('ard') });
+    site.routes.set('/.well-known/ai-catalog.json', { body: catalogOf('predecessor') });
+    site.routes.set('/', { body: html(''), headers: { 'content-type': 'text/html', link: '</header.json>; rel="ard"' } });
+    const both = await make().refresh();
+    assert.deepEqual(both.records.map((r) => r.name), ['ard'], 'ard.json wins over ai-catalog.json');
+    assert.equal(both.records[0]!.metadata['catalogFoundBy'], undefined, 'a well-known path: not an announcement');
+    assert.equal(site.count('/.well-known/ai-catalog.json'), 0, 'the predecessor is not asked when ard.json answers');
+    assert.equal(site.count('/'), 0);
+
+    site.routes.delete('/.well-known/ard.json');
+    site.requests.length = 0;
+    const source = make();
+    const old = await source.refresh();
+    assert.deepEqual(old.records.map((r) => r.name), ['predecessor'], 'a host that only serves ai-catalog.json is still read');
+    assert.equal(old.problems, undefined, 'an absent ard.json is not a problem');
+    assert.deepEqual([site.count('/.well-known/ard.json'), site.count('/.well-known/ai-catalog.json'), site.count('/')], [1, 1, 0]);
+    assert.ok(source.catalogs().some((r) => r.url === `https://${host}/.well-known/ai-catalog.json` && r.outcome !== 'failed'));
+
+    site.routes.delete('/.well-known/ai-catalog.json');
+    site.routes.set('/header.json', { body: catalogOf('announced') });
+    site.requests.length = 0;
+    const announced = await make().refresh();
+    assert.deepEqual(announced.records.map((r) => r.name), ['announced']);
+    assert.equal(announced.records[0]!.metadata['catalogFoundBy'], 'link-header');
+    assert.deepEqual([site.count('/.well-known/ard.json'), site.count('/.well-known/ai-catalog.json'), site.count('/')], [1, 1, 1], 'each well-known path once, then the root page');
+  });
+
+  test('ARD 0.91: an absent ard.json does not count against maxCatalogs (a host costs one document, as before)', async () => {
+    site.routes.set('/.well-known/ai-catalog.json', { body: catalogOf('predecessor') });
+    const source = aiCatalogSource({ id: 'partners', domains: [host], fetcher, hostPolicy: policy, maxCatalogs: 1 });
+    sources.push(source);
+    const state = await source.refresh();
+    assert.deepEqual(state.records.map((r) => r.name), ['predecessor']);
+    assert.equal(state.problems, undefined);
+  });
+
+  test('ARD 0.91: an ard.json that fails otherwise than absent (a 500, a refused document) is a problem; the predecessor is read', async () => {
+    site.routes.set('/.well-known/ard.json', { status: 500, body: { error: 'down' } });
+    site.routes.set('/.well-known/ai-catalog.json', { body: catalogOf('predecessor') });
+    const state = await make().refresh();
+    assert.deepEqual(state.records.map((r) => r.name), ['predecessor']);
+    assert.equal(state.problems?.length, 1);
+    assert.equal(state.problems![0]!.path, `https://${host}/.well-known/ard.json`);
+    assert.match(state.problems![0]!.message, /^the ARD manifest could not be read \(.*500.*\); its predecessor https:\/\/localhost:\d+\/\.well-known\/ai-catalog\.json is read instead$/);
+    // A manifest with a relative identifier is refused as a whole, with its JSON path; the predecessor still serves.
+    site.routes.set('/.well-known/ard.json', { body: { specVersion: '1.0', entries: [{ identifier: 'agents/one', type: 'application/a2a-agent-card+json', url: '/one.json' }] } });
+    const refused = await make().refresh();
+    assert.deepEqual(refused.records.map((r) => r.name), ['predecessor']);
+    assert.match(refused.problems?.map((p) => p.message).join('\n') ?? '', /the ARD manifest could not be read .*entries\[0\]\.identifier/s);
+  });
+
+  test('ARD 0.91: a Link rel="ard" is preferred over rel="ai-catalog", whatever their order; in HTML too', async () => {
+    site.routes.set('/', { body: html(''), headers: { 'content-type': 'text/html', link: '</old.json>; rel="ai-catalog", </new.json>; rel="ard"' } });
+    site.routes.set('/old.json', { body: catalogOf('old') });
+    site.routes.set('/new.json', { body: catalogOf('one') });
+    await expectFound('link-header', `https://${host}/`, `https://${host}/new.json`);
+    assert.equal(site.count('/old.json'), 0, 'the rel="ai-catalog" target is not read when the rel="ard" one is');
+    // The problem names the relation that announced the catalog.
+    site.routes.delete('/new.json');
+    const state = await make().refresh();
+    assert.deepEqual(state.records.map((r) => r.name), ['old'], 'rel="ard" unreadable: rel="ai-catalog" next');
+    assert.match(state.problems?.[0]?.message ?? '', /^the Link header \(rel="ard"\) announces the catalog https:\/\/localhost:\d+\/new\.json, which could not be read/);
+    // HTML: the same preference.
+    site.routes.set('/', { body: html('<link rel="ai-catalog" href="/old.json"><link rel="ard" href="/page.json">'), headers: { 'content-type': 'text/html' } });
+    site.routes.set('/page.json', { body: catalogOf('one') });
+    await expectFound('html-link', `https://${host}/`, `https://${host}/page.json`);
+    assert.deepEqual(catalogLinksInHtml(html('<link rel="ai-catalog" href="/a.json"><link rel="ard" href="/b.json">'), 'https://a.example/'), ['https://a.example/b.json', 'https://a.example/a.json']);
+    assert.deepEqual(catalogLinksInHeader('</a.json>; rel="ai-catalog", </b.json>; rel=ARD', 'https://a.example/'), ['https://a.example/b.json', 'https://a.example/a.json']);
+  });
+
+  test('ARD 0.91: a robots.txt Agentmap naming ard.json is found when the root page announces nothing', async () => {
+    site.routes.set('/robots.txt', { body: `User-agent: *\nAgentmap: https://${host}/catalogs/ard.json\n` });
+    site.routes.set('/catalogs/ard.json', { body: catalogOf('one') });
+    await expectFound('robots-agentmap', `https://${host}/robots.txt`, `https://${host}/catalogs/ard.json`);
+  });
+
   test('a catalog announced on another origin the allowlist does not admit is refused with its reason, never requested; the host is read for its card', async () => {
     site.routes.set('/', { body: html('<link rel="ai-catalog" href="https://catalogs.elsewhere.example/c.json">'), headers: { 'content-type': 'text/html', link: '<https://evil.example/c.json>; rel="ai-catalog"' } });
     const state = await make().refresh();

@@ -6,8 +6,11 @@
  * What makes a document unusable (the reader returns `ok: false`, the last good catalog keeps
  * serving): bytes that are not bounded UTF-8 JSON, a root that is not an object, a missing or
  * malformed `specVersion`, a major version other than 1, `entries` that is not an array, an
- * entry that is not an object, has no `identifier` or `type` string, or has both or neither of
- * `url` and `data`, a `url` that is not a string. Everything else an entry gets wrong (a `tags`
+ * entry that is not an object, has no `identifier` or `type` string, has a relative identifier
+ * (ARD 0.91: identifiers are absolute), or has both or neither of `url` and `data`, a `url` that
+ * is not a string. An entry's type is `type`, else `mediaType` (its earlier name; `type` wins when
+ * both differ, with a warning); a `urn:ai:` identifier is read as its `urn:air:` form
+ * (catalog/identifiers.ts). Everything else an entry gets wrong (a `tags`
  * that is not a list of strings, an `updatedAt` that is not a timestamp) is a warning and the
  * value is dropped.
  *
@@ -19,6 +22,7 @@ import type { DiscoveryErrorCode, Problem } from '../errors.js';
 import { CATALOG_DEFAULTS } from '../rules/defaults.js';
 import { DEFAULT_MAX_CATALOG_BYTES } from '../rules/limits.js';
 import { describe, hasControl } from '../text.js';
+import { canonicalIdentifier, relativeIdentifierProblem } from './identifiers.js';
 import type { Pacer } from './paced.js';
 
 /** The catalog's media type. */
@@ -27,8 +31,12 @@ export const AI_CATALOG_MEDIA_TYPE = 'application/ai-catalog+json';
 export const A2A_CARD_MEDIA_TYPE = 'application/a2a-agent-card+json';
 /** The specification version this library reads and writes. Documents of any 1.x are read. */
 export const AI_CATALOG_SPEC_VERSION = '1.0';
-/** Where a host serves its catalog (RFC 8615), relative to the origin. */
+/** Where a host served its catalog before ARD 0.91 (RFC 8615), relative to the origin: still read, second, and still published. */
 export const AI_CATALOG_WELL_KNOWN_PATH = '/.well-known/ai-catalog.json';
+/** The catalog's (the ARD manifest's) canonical location since ARD 0.91, relative to the origin: read first. */
+export const ARD_WELL_KNOWN_PATH = '/.well-known/ard.json';
+/** The well-known paths a reader tries at an origin, in order: ARD 0.91's, then its predecessor's. */
+export const CATALOG_WELL_KNOWN_PATHS: readonly string[] = Object.freeze([ARD_WELL_KNOWN_PATH, AI_CATALOG_WELL_KNOWN_PATH]);
 
 /** Limits of one catalog document. */
 export interface CatalogLimits {
@@ -208,12 +216,19 @@ function readEntry(raw: unknown, at: string, problems: Problem[], warnings: Prob
   const identifier = raw['identifier'];
   if (typeof identifier !== 'string' || identifier.trim() === '' || identifier.length > MAX_IDENTIFIER || hasControl(identifier)) {
     problems.push({ path: `${at}.identifier`, message: `must be a non-empty string of at most ${MAX_IDENTIFIER} characters without control characters, got ${describe(identifier)}` });
+  } else {
+    const relative = relativeIdentifierProblem(identifier);
+    if (relative !== undefined) problems.push({ path: `${at}.identifier`, message: relative });
   }
-  // `mediaType` is the member's earlier name (drafts before 1.0, and the spec-works reference
-  // implementations): read as `type`, with a warning.
+  // `mediaType` is the member's earlier name (drafts before 1.0, the spec-works reference
+  // implementations, and the reference reader of ARD 0.91, which still asks for it): read as
+  // `type` when `type` is absent, with a warning. Both present and different: `type` wins.
   const legacy = raw['type'] === undefined && typeof raw['mediaType'] === 'string';
   const type = legacy ? raw['mediaType'] : raw['type'];
   if (legacy) warnings.push({ path: `${at}.mediaType`, message: 'is the earlier name of "type"; read as type' });
+  else if (typeof type === 'string' && typeof raw['mediaType'] === 'string' && mediaType(raw['mediaType']) !== mediaType(type)) {
+    warnings.push({ path: `${at}.mediaType`, message: `${describe(raw['mediaType'])} differs from type ${describe(type)}; type is read (mediaType is its earlier name)` });
+  }
   if (typeof type !== 'string' || type.trim() === '' || type.length > 256) problems.push({ path: `${at}.type`, message: `must be a media type string such as "${A2A_CARD_MEDIA_TYPE}", got ${describe(type)}` });
   const hasUrl = raw['url'] !== undefined;
   // `data: null` carries no artifact.
@@ -251,7 +266,8 @@ function readEntry(raw: unknown, at: string, problems: Problem[], warnings: Prob
   if (manifest !== undefined && !isObject(manifest)) warnings.push({ path: `${at}.trustManifest`, message: `must be an object; ignored (got ${describe(manifest)})` });
   return Object.freeze({
     path: at,
-    identifier: identifier as string,
+    // `urn:ai:` and `urn:air:` are one identifier: kept in the form we compare and publish.
+    identifier: canonicalIdentifier(identifier as string),
     type: mediaType(type as string),
     ...(hasUrl ? { url: raw['url'] as string } : { data: raw['data'] }),
     ...(displayName !== undefined && { displayName }),

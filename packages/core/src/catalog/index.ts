@@ -11,11 +11,14 @@ export {
   AI_CATALOG_MEDIA_TYPE,
   AI_CATALOG_SPEC_VERSION,
   AI_CATALOG_WELL_KNOWN_PATH,
+  ARD_WELL_KNOWN_PATH,
+  CATALOG_WELL_KNOWN_PATHS,
   DEFAULT_CATALOG_LIMITS,
   readAiCatalog,
   readAiCatalogValue,
 } from './ai-catalog.js';
 export type { AiCatalog, AiCatalogEntry, CachedAiCatalog, CatalogLimits, ReadCatalogResult } from './ai-catalog.js';
+export { AIR_URN_PREFIX, airIdentifier, canonicalIdentifier, relativeIdentifierProblem, sameIdentifier } from './identifiers.js';
 export { judgeTrustManifest } from './trust-manifest.js';
 export type { ManifestVerdict, TrustPin } from './trust-manifest.js';
 export { isSemanticVersion, selectVersions } from './versions.js';

@@ -7,7 +7,7 @@
  */
 import type { Problem } from '../errors.js';
 import type { Lookalike } from '../rules/lookalike.js';
-import type { CatalogFoundBy } from '../sources/index.js';
+import type { CatalogFoundBy, CatalogLinkRel } from '../sources/index.js';
 import { describeWay } from '../sources/catalog-announcements.js';
 import type { ProbeReport } from './probe-report.js';
 import { renderProbe, stageMarks } from './probe-report.js';
@@ -135,6 +135,8 @@ export interface AiCatalogReport {
    * robots.txt `Agentmap:` line (ARD §6.1) — and the URL whose response announced it.
    */
   foundBy?: CatalogFoundBy;
+  /** For a `Link` header or an HTML `<link>`: the relation that named the catalog (`ard`, ARD 0.91, before `ai-catalog`). */
+  rel?: CatalogLinkRel;
   announcedBy?: string;
   /**
    * Present when the probe stopped short of the whole catalog tree (entries past the entries
@@ -151,7 +153,7 @@ const DOCUMENT_STAGES: CatalogStage[] = ['source', 'address', 'fetch', 'parse', 
  */
 export function renderAiCatalogProbe(r: AiCatalogReport): string {
   const lines: string[] = [`probe AI Catalog ${r.source}`];
-  if (r.foundBy !== undefined) lines.push(`       found by ${describeWay(r.foundBy)}${r.announcedBy !== undefined ? ` of ${r.announcedBy}` : ''}`);
+  if (r.foundBy !== undefined) lines.push(`       found by ${describeWay(r.foundBy, r.rel)}${r.announcedBy !== undefined ? ` of ${r.announcedBy}` : ''}`);
   const row = (indent: string, mark: string, stage: string, text: string) => lines.push(`${indent}${mark} ${stage.padEnd(10)} ${text}`.trimEnd());
   for (const p of r.problems) lines.push(`       ${p.path}: ${p.message}`);
   for (const n of r.notes) lines.push(`       note ${n}`);

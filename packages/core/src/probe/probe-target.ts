@@ -5,7 +5,7 @@
  * and `entries`, is probed as a catalog, every entry of it; anything else as one card.
  */
 import type { AiCatalogReport } from './ai-catalog-report.js';
-import { AI_CATALOG_WELL_KNOWN_PATH } from '../catalog/index.js';
+import { CATALOG_WELL_KNOWN_PATHS } from '../catalog/index.js';
 import type { CardFetcher } from '../fetch/index.js';
 import { describeWay, discoverCatalog } from '../sources/catalog-announcements.js';
 import type { ProbeAiCatalogOptions } from './probe-ai-catalog.js';
@@ -72,7 +72,7 @@ function isSiteRoot(target: string): boolean {
 
 /**
  * The catalog of the site at `origin`, as the AI Catalog source's host path finds it: the
- * well-known URI first, then what the site announces (`Link` header, HTML `<link>`, robots.txt
+ * well-known URIs first (`/.well-known/ard.json`, then `/.well-known/ai-catalog.json`), then what the site announces (`Link` header, HTML `<link>`, robots.txt
  * `Agentmap:`; see discoverCatalog), each under `o.policy` and the document fetcher's bounds. The
  * first that serves an AI Catalog is probed, with how it was found. Undefined when none does;
  * then each announcement refused (another origin than the allowlist admits, a page too large) is
@@ -85,13 +85,21 @@ async function siteCatalog(origin: string, o: ProbeAiCatalogOptions, documents: 
     if (!isAiCatalogDocument(got.res.body, got.res.headers['content-type'])) return undefined;
     return probeAiCatalogUrl(got.cardUrl, o, { url: got.cardUrl, res: got.res });
   };
-  const wellKnown = await tryAt(`${origin}${AI_CATALOG_WELL_KNOWN_PATH}`);
-  if (wellKnown !== 'absent') return wellKnown === undefined ? undefined : { ...wellKnown, foundBy: 'well-known' };
+  // ARD 0.91's `ard.json` first, then its predecessor `ai-catalog.json` (also when `ard.json`
+  // answers something that is not a catalog); the announcements only when both are absent.
+  let absent = true;
+  for (const path of CATALOG_WELL_KNOWN_PATHS) {
+    const wellKnown = await tryAt(`${origin}${path}`);
+    if (wellKnown === 'absent') continue;
+    if (wellKnown !== undefined) return { ...wellKnown, foundBy: 'well-known' };
+    absent = false;
+  }
+  if (!absent) return undefined;
   const { admitted, notes } = await discoverCatalog(origin, documents, o.policy, o.signal);
   for (const a of admitted) {
     const found = await tryAt(a.url);
-    if (found !== undefined && found !== 'absent') return { ...found, foundBy: a.foundBy, announcedBy: a.announcedBy };
-    notes.push({ path: a.announcedBy, message: `${describeWay(a.foundBy)} announces the catalog ${a.url}, which does not serve an AI Catalog` });
+    if (found !== undefined && found !== 'absent') return { ...found, foundBy: a.foundBy, ...(a.rel !== undefined && { rel: a.rel }), announcedBy: a.announcedBy };
+    notes.push({ path: a.announcedBy, message: `${describeWay(a.foundBy, a.rel)} announces the catalog ${a.url}, which does not serve an AI Catalog` });
   }
   card.warnings.push(...notes);
   return undefined;

@@ -38,6 +38,11 @@ const MAX_PROBLEMS = 100;
 export interface CatalogRoot {
   /** The catalog URL as configured (fragment dropped). */
   url: string;
+  /**
+   * For a host: its predecessor well-known catalog (`/.well-known/ai-catalog.json`), read when
+   * `url` (`/.well-known/ard.json`, ARD 0.91) is absent (404/410).
+   */
+  fallback?: string;
   /** For a host probed at its well-known catalog: the host, proposed by itself when it has none. */
   domain?: string;
 }
@@ -118,7 +123,7 @@ export class CatalogSource extends PeriodicSource {
   }
 
   protected async read(): Promise<Listing | undefined> {
-    const walk: Walk = { candidates: [], problems: [], reports: [], documents: new Set(), prefetched: new Map(), entries: 0, truncated: false, pacer: new Pacer(), registries: [] };
+    const walk: Walk = { candidates: [], problems: [], reports: [], documents: new Set(), absent: new Set(), prefetched: new Map(), entries: 0, truncated: false, pacer: new Pacer(), registries: [] };
     // The configured catalogs that are due are requested together (many hosts under `domains`);
     // the walk then reads them in order, so the result does not depend on which answered first.
     for (const root of this.#s.roots) {
@@ -132,6 +137,14 @@ export class CatalogSource extends PeriodicSource {
         const p = this.#cache.get(root.url);
         p.catch(() => undefined);
         walk.prefetched.set(root.url, p);
+        // A host without `ard.json`: its predecessor is asked as soon as that is known, still together with the other hosts.
+        const fallback = root.fallback;
+        if (fallback !== undefined) {
+          void p.then(
+            (entry) => !entry.usable && absentStatus(entry.lastError?.status) && this.#prefetch(fallback, walk),
+            (err: unknown) => absentStatus(toDiscoveryError(err, 'ERR_FETCH_NETWORK').status) && this.#prefetch(fallback, walk),
+          );
+        }
       }
     }
     const records: EndpointRecord[] = [];
@@ -148,14 +161,14 @@ export class CatalogSource extends PeriodicSource {
           readable++;
           continue;
         }
-        await this.#walker.read(root.url, 1, 'root', [], walk);
+        await this.#readRoot(root, walk);
         readable++;
       } catch (err) {
-        const error = toDiscoveryError(err, 'ERR_FETCH_NETWORK', { url: root.url, stage: 'source' });
+        const error = toDiscoveryError(err, 'ERR_FETCH_NETWORK', { url: root.fallback ?? root.url, stage: 'source' });
         if (root.domain !== undefined) {
           readable++;
           // No catalog at the well-known URI: the host may announce one elsewhere (Link header, HTML <link>, robots.txt).
-          if (error.code === 'ERR_FETCH_STATUS' && (error.status === 404 || error.status === 410)) {
+          if (error.code === 'ERR_FETCH_STATUS' && absentStatus(error.status)) {
             absent.push(root.domain);
             continue;
           }
@@ -230,6 +243,45 @@ export class CatalogSource extends PeriodicSource {
     return { records, problems: bounded(walk.problems), commit: () => this.artifacts.publish(this.id, { inline, pins, freshen: (key) => this.#freshen(key) }) };
   }
 
+  /**
+   * Reads a configured root; for a host, `ard.json` and, when that is absent (404/410), its
+   * predecessor `ai-catalog.json` (whose failure is then the one thrown). An `ard.json` that fails
+   * otherwise (a 5xx, a document refused) is a problem when the predecessor reads, and the error
+   * thrown when it does not. The absent `ard.json` stays in the walk's documents, so its cached 404
+   * backs off instead of being asked at each refresh.
+   */
+  async #readRoot(root: CatalogRoot, walk: Walk): Promise<void> {
+    try {
+      await this.#walker.read(root.url, 1, 'root', [], walk);
+    } catch (err) {
+      const error = toDiscoveryError(err, 'ERR_FETCH_NETWORK', { url: root.url, stage: 'source' });
+      if (root.fallback === undefined) throw err;
+      if (this.#walker.alreadyRead(root.fallback, walk)) return;
+      if (error.code === 'ERR_FETCH_STATUS' && absentStatus(error.status)) {
+        if (this.#walker.alreadyRead(root.url, walk)) walk.absent?.add(this.#cache.key(root.url));
+        return this.#walker.read(root.fallback, 1, 'root', [], walk);
+      }
+      try {
+        await this.#walker.read(root.fallback, 1, 'root', [], walk);
+      } catch {
+        throw err;
+      }
+      walk.problems.push({ path: root.url, message: `the ARD manifest could not be read (${error.message}); its predecessor ${root.fallback} is read instead` });
+    }
+  }
+
+  /** Requests `url` now, for the walk to read later (the predecessor catalog of a host without `ard.json`). */
+  #prefetch(url: string, walk: Walk): void {
+    try {
+      if (this.closed || walk.prefetched.has(url) || this.#cache.fresh(url) !== undefined) return;
+      const p = this.#cache.get(url);
+      p.catch(() => undefined);
+      walk.prefetched.set(url, p);
+    } catch {
+      // Refused by the allowlist: the walk reports it when it reads the URL.
+    }
+  }
+
   /** A host without a usable catalog, proposed as the well-known source proposes it (its agent card). */
   #hostRecord(domain: string): EndpointRecord {
     return { name: domain, baseUrl: `https://${domain}/`, source: this.id, metadata: { domain } };
@@ -251,7 +303,7 @@ export class CatalogSource extends PeriodicSource {
         await this.#walker.read(a.url, 1, 'root', [], walk);
       } catch (err) {
         const e = toDiscoveryError(err, 'ERR_FETCH_NETWORK', { url: a.url, stage: 'source' });
-        walk.problems.push({ path: a.announcedBy, message: `${describeWay(a.foundBy)} announces the catalog ${a.url}, which could not be read: ${e.message}` });
+        walk.problems.push({ path: a.announcedBy, message: `${describeWay(a.foundBy, a.rel)} announces the catalog ${a.url}, which could not be read: ${e.message}` });
         const failed = walk.reports[reportAt];
         if (failed !== undefined) Object.assign(failed, { foundBy: a.foundBy, announcedBy: a.announcedBy });
         continue;
@@ -286,6 +338,11 @@ export class CatalogSource extends PeriodicSource {
     const entry = await this.#cache.peek(doc);
     return entry?.nextAttemptAt === undefined || entry.nextAttemptAt <= now;
   }
+}
+
+/** A status that says there is no catalog there (not that the host failed): 404, 410. */
+function absentStatus(status: number | undefined): boolean {
+  return status === 404 || status === 410;
 }
 
 /** At most {@link MAX_PROBLEMS} problems, the last one saying how many more there were. */

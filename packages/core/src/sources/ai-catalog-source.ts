@@ -24,7 +24,7 @@
 import { z } from 'zod';
 import type { CardStore } from '../cache/index.js';
 import type { SignatureOptions } from '../card/index.js';
-import { AI_CATALOG_WELL_KNOWN_PATH } from '../catalog/index.js';
+import { CATALOG_WELL_KNOWN_PATHS, canonicalIdentifier } from '../catalog/index.js';
 import type { Clock, Random } from '../clock/index.js';
 import { systemClock } from '../clock/index.js';
 import type { EventStream } from '../events/index.js';
@@ -48,12 +48,15 @@ export { pruneCatalogStore } from './catalog-documents.js';
 export interface AiCatalogSourceOptions {
   /** Source id, e.g. `'catalogs'`. */
   id: string;
-  /** Catalog URLs, read as given (any path; the well-known one is `https://<host>/.well-known/ai-catalog.json`). */
+  /** Catalog URLs, read as given (any path; the well-known ones are `https://<host>/.well-known/ard.json` and, before ARD 0.91, `…/ai-catalog.json`). */
   catalogs?: readonly string[];
   /**
    * Hosts (`host[:port]`, as the well-known source takes them): for each, the catalog at
-   * `https://<host>/.well-known/ai-catalog.json` is read first; a host without a usable catalog
-   * is proposed as `https://<host>/` (its `agent-card.json`), as the well-known source would.
+   * `https://<host>/.well-known/ard.json` (ARD 0.91) is read first, then, when the host has none
+   * there (404/410), its predecessor `https://<host>/.well-known/ai-catalog.json`, then what the
+   * host announces (`Link: rel="ard"`, then `rel="ai-catalog"`, an HTML `<link>`, a robots.txt
+   * `Agentmap:` line); a host without a usable catalog is proposed as `https://<host>/` (its
+   * `agent-card.json`), as the well-known source would.
    */
   domains?: readonly string[];
   /** The safe fetcher for catalogs (its `maxBodyBytes` bounds one catalog document). Not closed by the source. */
@@ -123,6 +126,8 @@ export interface AiCatalogSource extends Source {
  * `<catalog URL>#card=<identifier>`; `metadata` = `{ catalog, entry, identifier, version?,
  * displayName?, description?, tags?, pinnedSha256? }` (third-party text, display only).
  * A host without a usable catalog: `{ name: <host>, baseUrl: https://<host>/, metadata: { domain } }`.
+ * A record from a catalog the host announced (not at a well-known path) carries `catalogFoundBy`
+ * (`link-header`, `html-link`, `robots-agentmap`) and `catalogAnnouncedBy`.
  *
  * @throws DiscoveryError `ERR_CONFIG_INVALID` (stage `config`) for bad options, listing each.
  * @example
@@ -147,10 +152,12 @@ export function aiCatalogSource(options: AiCatalogSourceOptions): AiCatalogSourc
     if (Array.isArray(domains)) domains.forEach((item: unknown, i) => {
       const host = normalizeDomain(item);
       if (typeof host !== 'string') return add(`domains[${i}]`, host.problem);
-      const url = `https://${host}${AI_CATALOG_WELL_KNOWN_PATH}`;
-      if (seen.has(url)) return add(`domains[${i}]`, `duplicate host ${host}`);
+      // ARD 0.91: `/.well-known/ard.json` first, its predecessor `ai-catalog.json` when it has none.
+      const [url, fallback] = CATALOG_WELL_KNOWN_PATHS.map((path) => `https://${host}${path}`) as [string, string];
+      if (seen.has(url) || seen.has(fallback)) return add(`domains[${i}]`, `duplicate host ${host}`);
       seen.add(url);
-      roots.push({ url, domain: host });
+      seen.add(fallback);
+      roots.push({ url, fallback, domain: host });
     });
     const listed = Array.isArray(catalogs) && Array.isArray(domains) && roots.length === catalogs.length + domains.length;
     if (roots.length === 0 && listed && !refused.includes('id')) add('catalogs', 'give at least one catalog URL or one domain');
@@ -162,7 +169,8 @@ export function aiCatalogSource(options: AiCatalogSourceOptions): AiCatalogSourc
     hostPolicy: o.hostPolicy,
     artifacts: o.artifacts ?? new CatalogArtifacts(),
     signatures: o.signatures ?? {},
-    versions: { ...o.versions },
+    // Pins by identifier, as entries are read: `urn:ai:x` pins `urn:air:x`.
+    versions: Object.fromEntries(Object.entries(o.versions ?? {}).map(([id, v]) => [canonicalIdentifier(id), v])),
     maxDepth: o.maxDepth ?? CATALOG_DEFAULTS.maxDepth,
     maxEntries: o.maxEntries ?? CATALOG_DEFAULTS.maxEntries,
     maxBytes: o.maxBytes,

@@ -35,6 +35,7 @@ import type { EventStream } from '../events/index.js';
 import type { CardFetcher } from '../fetch/index.js';
 import { catalogCardUrl } from '../fetch/index.js';
 import type { ArdChangesResponse, ArdSearchRequest, ArdSearchResult } from '../ard/wire.js';
+import { canonicalIdentifier, relativeIdentifierProblem } from '../catalog/identifiers.js';
 import { ARD_SOURCE_DEFAULTS, SOURCE_DEFAULTS } from '../rules/defaults.js';
 import { impossibleUrl } from '../rules/urls.js';
 import { describe } from '../text.js';
@@ -164,6 +165,9 @@ class ArdRegistrySource extends PeriodicSource implements ArdSource {
   #feed = true;
   /** Results of this refresh that were not entries (no identifier string). */
   #passedOver = 0;
+  /** Results of this refresh refused for a relative identifier (ARD 0.91), the first few named. */
+  #relative: string[] = [];
+  #relativeCount = 0;
 
   constructor(s: Settings) {
     super({
@@ -186,9 +190,14 @@ class ArdRegistrySource extends PeriodicSource implements ArdSource {
 
   protected async read(signal: AbortSignal): Promise<Listing> {
     this.#passedOver = 0;
+    this.#relative = [];
+    this.#relativeCount = 0;
     const read = this.#s.query !== undefined ? await this.#search(signal) : await this.#follow(signal);
     const problems: Problem[] = [];
     if (this.#passedOver > 0) problems.push({ path: this.#s.base, message: `${this.#passedOver} result(s) without an identifier string were passed over` });
+    if (this.#relativeCount > 0) {
+      problems.push({ path: `${this.#s.base} identifier`, message: `${this.#relativeCount} result(s) refused: their identifier is a relative reference, e.g. ${this.#relative.map((id) => JSON.stringify(id)).join(', ')}; an entry identifier must be absolute (ARD 0.91)` });
+    }
     const records = this.#records(read.entries, problems);
     return {
       records,
@@ -343,10 +352,17 @@ class ArdRegistrySource extends PeriodicSource implements ArdSource {
     return records;
   }
 
-  /** An entry with a string identifier; anything else is counted and passed over. */
+  /** An entry with an absolute identifier string (canonical form); anything else is counted and passed over. */
   #entryOf(raw: unknown): ArdSearchResult | undefined {
     const e = raw as Partial<ArdSearchResult> | null;
-    if (typeof e === 'object' && e !== null && !Array.isArray(e) && typeof e.identifier === 'string' && e.identifier !== '') return e as ArdSearchResult;
+    if (typeof e === 'object' && e !== null && !Array.isArray(e) && typeof e.identifier === 'string' && e.identifier !== '') {
+      if (relativeIdentifierProblem(e.identifier) !== undefined) {
+        if (this.#relativeCount++ < 3) this.#relative.push(e.identifier.slice(0, 80));
+        return undefined;
+      }
+      // `urn:ai:` and `urn:air:` are one identifier (catalog/identifiers.ts): kept in its `urn:air:` form.
+      return { ...(e as ArdSearchResult), identifier: canonicalIdentifier(e.identifier) };
+    }
     this.#passedOver++;
     return undefined;
   }

@@ -1,15 +1,17 @@
 /**
- * How a host announces its AI Catalog when it serves none at `/.well-known/ai-catalog.json` (ARD
- * spec v0.9 §6.1 "Discovery Mechanisms", issue 26): an HTTP `Link: <…>; rel="ai-catalog"` header
- * on its root page, an HTML `<link rel="ai-catalog" href="…">` in that page's `<head>`, or an
- * `Agentmap: <url>` line in its robots.txt. The `Link` header is read by `http-link-header`, the
+ * How a host announces its AI Catalog when it serves none at `/.well-known/ard.json` nor at its
+ * predecessor `/.well-known/ai-catalog.json` (ARD §6.1 "Discovery Mechanisms", issue 26; ARD
+ * 0.91 adds the relation `ard`): an HTTP `Link: <…>; rel="ard"` (or `rel="ai-catalog"`) header
+ * on its root page, an HTML `<link rel="ard" href="…">` (or `rel="ai-catalog"`) in that page's
+ * `<head>`, or an `Agentmap: <url>` line in its robots.txt. The `Link` header is read by `http-link-header`, the
  * page by `htmlparser2` (a tokenizer: nothing is rendered, no script runs; only the page's first
  * bytes are scanned); {@link discoverCatalog} makes
  * the (at most two) requests through the source's fetcher, under the allowlist and its bounds.
  *
  * Precedence (docs/sources.md): the well-known URI (read by the source before this), then the
  * `Link` header, then the HTML `<link>` (both from one `GET /`), then robots.txt (requested only
- * when the root page announced nothing the allowlist admits). Within one path, the order given.
+ * when the root page announced nothing the allowlist admits). Within the `Link` header and within
+ * the page, `rel="ard"` links before `rel="ai-catalog"` ones; otherwise the order given.
  *
  * @module
  */
@@ -22,8 +24,20 @@ import { redactUrl } from '../fetch/index.js';
 /** How a catalog was found: at its well-known URI, or announced by one of the three paths. */
 export type CatalogFoundBy = 'well-known' | 'link-header' | 'html-link' | 'robots-agentmap';
 
-/** The link relation type that names a catalog (`Link` header and HTML `<link>`). */
-const AI_CATALOG_LINK_REL = 'ai-catalog';
+/**
+ * The link relation types that name a catalog (`Link` header and HTML `<link>`), in the order
+ * they are read: ARD 0.91's `ard`, then its predecessor `ai-catalog`.
+ */
+const CATALOG_LINK_RELS: readonly CatalogLinkRel[] = ['ard', 'ai-catalog'];
+
+/** A link relation type that names a catalog: ARD 0.91's `ard`, or its predecessor `ai-catalog`. */
+export type CatalogLinkRel = 'ard' | 'ai-catalog';
+
+/** A catalog link found in a `Link` header or an HTML page, with its relation. */
+interface CatalogLink {
+  url: string;
+  rel: CatalogLinkRel;
+}
 
 /** Bytes of the root page scanned for an HTML `<link>` (the `<head>` comes first). */
 export const HTML_SCAN_BYTES = 64 * 1024;
@@ -39,6 +53,8 @@ export interface AnnouncedCatalog {
   /** The catalog URL, resolved against the page that announced it. */
   url: string;
   foundBy: Exclude<CatalogFoundBy, 'well-known'>;
+  /** For a `Link` header or an HTML `<link>`: the relation that named it (`ard` before `ai-catalog`). */
+  rel?: CatalogLinkRel;
   /** The URL whose response announced it (`https://host/` or `https://host/robots.txt`). */
   announcedBy: string;
 }
@@ -52,8 +68,8 @@ export interface CatalogDiscovery {
 }
 
 /**
- * The targets of the `rel="ai-catalog"` links of a `Link` header (RFC 8288 §3), resolved against
- * `base`, in order. Tolerant: a malformed link-value is skipped, not fatal; `rel` is a
+ * The targets of the `rel="ard"` links of a `Link` header (RFC 8288 §3), then of its
+ * `rel="ai-catalog"` links, resolved against `base`, each once. Tolerant: a malformed link-value is skipped, not fatal; `rel` is a
  * space-separated, case-insensitive list and only its first occurrence counts; a link with an
  * `anchor` parameter is about another resource than the page and is skipped.
  *
@@ -62,6 +78,11 @@ export interface CatalogDiscovery {
  * // ['https://a.example/cat.json']
  */
 export function catalogLinksInHeader(value: string, base: string): string[] {
+  return headerLinks(value, base).map((l) => l.url);
+}
+
+/** {@link catalogLinksInHeader} with each link's relation. */
+function headerLinks(value: string, base: string): CatalogLink[] {
   let links: LinkHeader;
   try {
     links = LinkHeader.parse(value.slice(0, LINK_HEADER_CHARS));
@@ -69,19 +90,22 @@ export function catalogLinksInHeader(value: string, base: string): string[] {
     // A malformed header announces nothing (the library reads the whole field or none of it).
     return [];
   }
-  const found: string[] = [];
+  const found: CatalogLink[] = [];
   // `rel` is matched case-insensitively; a link about another resource (`anchor`) is skipped.
-  for (const link of links.rel(AI_CATALOG_LINK_REL)) {
-    if (link.anchor !== undefined) continue;
-    const url = resolve(link.uri, base);
-    if (url !== undefined) found.push(url);
+  for (const rel of CATALOG_LINK_RELS) {
+    for (const link of links.rel(rel)) {
+      if (link.anchor !== undefined) continue;
+      const url = resolve(link.uri, base);
+      if (url !== undefined && !found.some((f) => f.url === url)) found.push({ url, rel });
+    }
   }
   return found;
 }
 
 /**
- * The `href` of each `<link rel="ai-catalog">` in the `<head>` of an HTML page, resolved against
- * the page's `<base href>` when it has one, else `base`, in document order. A bounded, tolerant
+ * The `href` of each `<link rel="ard">`, then of each `<link rel="ai-catalog">`, in the `<head>` of
+ * an HTML page, resolved against the page's `<base href>` when it has one, else `base`, in
+ * document order within each relation, each once. A bounded, tolerant
  * scan of the first `maxBytes` bytes: comments, `<script>`, `<style>`, `<template>` and
  * `<noscript>` contents are skipped (never run), and the scan stops at `</head>` or `<body`.
  *
@@ -90,8 +114,13 @@ export function catalogLinksInHeader(value: string, base: string): string[] {
  * // ['https://a.example/c.json']
  */
 export function catalogLinksInHtml(page: Uint8Array | string, base: string, maxBytes = HTML_SCAN_BYTES): string[] {
+  return htmlLinks(page, base, maxBytes).map((l) => l.url);
+}
+
+/** {@link catalogLinksInHtml} with each link's relation. */
+function htmlLinks(page: Uint8Array | string, base: string, maxBytes: number): CatalogLink[] {
   const html = typeof page === 'string' ? page.slice(0, maxBytes) : Buffer.from(page.buffer, page.byteOffset, Math.min(page.byteLength, maxBytes)).toString('utf8');
-  const hrefs: string[] = [];
+  const hrefs: Record<CatalogLinkRel, string[]> = { ard: [], 'ai-catalog': [] };
   let docBase = base;
   let done = false;
   // Elements whose content is not markup a browser with scripting would read as such.
@@ -112,9 +141,11 @@ export function catalogLinksInHtml(page: Uint8Array | string, base: string, maxB
           return;
         }
         if (tag !== 'link' || attributes.href === undefined) return;
-        if (!(attributes.rel ?? '').toLowerCase().split(/[ \t\n\f\r]+/).includes(AI_CATALOG_LINK_REL)) return;
+        const rels = (attributes.rel ?? '').toLowerCase().split(/[ \t\n\f\r]+/);
+        const rel = CATALOG_LINK_RELS.find((r) => rels.includes(r));
+        if (rel === undefined) return;
         const url = resolve(attributes.href, docBase);
-        if (url !== undefined) hrefs.push(url);
+        if (url !== undefined) hrefs[rel].push(url);
       },
       onclosetag(tag) {
         if (tag === 'head') done = true;
@@ -125,7 +156,9 @@ export function catalogLinksInHtml(page: Uint8Array | string, base: string, maxB
   );
   parser.write(html);
   // No end(): a tag cut off by the end of what is scanned is dropped, as a browser drops it at EOF.
-  return hrefs;
+  const found: CatalogLink[] = [];
+  for (const rel of CATALOG_LINK_RELS) for (const url of hrefs[rel]) if (!found.some((f) => f.url === url)) found.push({ url, rel });
+  return found;
 }
 
 /** Elements whose content is skipped (htmlparser2 already reads script, style, title and textarea as raw text). */
@@ -161,42 +194,42 @@ export function agentmapsInRobots(text: string, base: string): string[] {
 export async function discoverCatalog(origin: string, fetcher: CardFetcher, hostPolicy: HostPolicy, signal?: AbortSignal): Promise<CatalogDiscovery> {
   const root = `${origin}/`;
   const out: CatalogDiscovery = { admitted: [], notes: [] };
-  const judge = (urls: string[], foundBy: AnnouncedCatalog['foundBy'], announcedBy: string): void => {
-    for (const url of urls) {
+  const judge = (links: Array<{ url: string; rel?: CatalogLinkRel }>, foundBy: AnnouncedCatalog['foundBy'], announcedBy: string): void => {
+    for (const { url, rel } of links) {
       if (out.admitted.length >= MAX_ANNOUNCED_CATALOGS) return;
       if (out.admitted.some((a) => a.url === url)) continue;
       const verdict = hostPolicy.check(url);
       if (!verdict.allowed) {
-        out.notes.push({ path: announcedBy, message: `${describeWay(foundBy)} announces the catalog ${redactUrl(url)}, which the allowlist does not admit (${verdict.reason}); not read` });
+        out.notes.push({ path: announcedBy, message: `${describeWay(foundBy, rel)} announces the catalog ${redactUrl(url)}, which the allowlist does not admit (${verdict.reason}); not read` });
         continue;
       }
-      out.admitted.push({ url, foundBy, announcedBy });
+      out.admitted.push({ url, foundBy, ...(rel !== undefined && { rel }), announcedBy });
     }
   };
   const page = await get(fetcher, root, 'text/html, application/xhtml+xml;q=0.9, */*;q=0.1', signal);
   if ('res' in page) {
     const link = page.res.headers['link'];
-    if (link !== undefined) judge(catalogLinksInHeader(link, root), 'link-header', root);
+    if (link !== undefined) judge(headerLinks(link, root), 'link-header', root);
     const type = (page.res.headers['content-type'] ?? 'text/html').split(';')[0]!.trim().toLowerCase();
-    if (type === 'text/html' || type === 'application/xhtml+xml') judge(catalogLinksInHtml(page.res.body, root), 'html-link', root);
+    if (type === 'text/html' || type === 'application/xhtml+xml') judge(htmlLinks(page.res.body, root, HTML_SCAN_BYTES), 'html-link', root);
   } else if (page.note !== undefined) out.notes.push({ path: root, message: `the root page could not be read for a catalog announcement: ${page.note}` });
   if (out.admitted.length > 0) return out;
   const robotsUrl = `${root}robots.txt`;
   const robots = await get(fetcher, robotsUrl, 'text/plain, */*;q=0.1', signal);
-  if ('res' in robots) judge(agentmapsInRobots(robots.res.body.toString('utf8'), robotsUrl), 'robots-agentmap', robotsUrl);
+  if ('res' in robots) judge(agentmapsInRobots(robots.res.body.toString('utf8'), robotsUrl).map((url) => ({ url })), 'robots-agentmap', robotsUrl);
   else if (robots.note !== undefined) out.notes.push({ path: robotsUrl, message: `robots.txt could not be read for an Agentmap line: ${robots.note}` });
   return out;
 }
 
-/** The way a catalog was found, in words (problems, probe output). */
-export function describeWay(foundBy: CatalogFoundBy): string {
+/** The way a catalog was found, in words (problems, probe output); `rel`, the relation of a link (default `ai-catalog`). */
+export function describeWay(foundBy: CatalogFoundBy, rel: CatalogLinkRel = 'ai-catalog'): string {
   switch (foundBy) {
     case 'well-known':
       return 'the well-known URI';
     case 'link-header':
-      return 'the Link header (rel="ai-catalog")';
+      return `the Link header (rel="${rel}")`;
     case 'html-link':
-      return 'the HTML <link rel="ai-catalog">';
+      return `the HTML <link rel="${rel}">`;
     case 'robots-agentmap':
       return 'the robots.txt Agentmap line';
   }

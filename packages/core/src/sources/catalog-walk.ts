@@ -68,6 +68,12 @@ export interface Walk {
   reports: CatalogReport[];
   /** Documents read (every key), for freshness checks of inline cards. */
   documents: Set<string>;
+  /**
+   * Of those, hosts' `ard.json` that answered absent (404/410) before their predecessor
+   * `ai-catalog.json` was read: not counted against `maxCatalogs` (a host costs one document, as
+   * before ARD 0.91), yet kept in `documents` so their cached 404 backs off.
+   */
+  absent?: Set<string>;
   /** The configured catalogs that were due, requested together before the walk (by URL as configured). */
   prefetched: Map<string, Promise<CatalogEntry>>;
   entries: number;
@@ -136,7 +142,7 @@ export class CatalogWalker {
       this.#announce(url, 'refused', report, err);
       throw err;
     }
-    if (walk.documents.size >= this.#s.maxCatalogs) {
+    if (walk.documents.size - (walk.absent?.size ?? 0) >= this.#s.maxCatalogs) {
       walk.problems.push({ path: via, message: `more than maxCatalogs=${this.#s.maxCatalogs} catalog documents in one refresh; ${key} was not read` });
       return;
     }

@@ -22,7 +22,7 @@ export { aiCatalogSource, pruneCatalogStore } from './ai-catalog-source.js';
 export type { AiCatalogSource, AiCatalogSourceOptions, AnnouncedRegistry, CatalogReport } from './ai-catalog-source.js';
 export { ardSource } from './ard-source.js';
 export type { ArdSource, ArdSourceOptions } from './ard-source.js';
-export type { CatalogFoundBy } from './catalog-announcements.js';
+export type { CatalogFoundBy, CatalogLinkRel } from './catalog-announcements.js';
 export { dnsSource } from './dns-source.js';
 export type { DnsDomainOptions, DnsSource, DnsSourceOptions } from './dns-source.js';
 export { createDnsResolver } from './dns-resolver.js';

@@ -2,8 +2,9 @@
  * The well-known source: a list of partner domains, each proposed as `https://<domain>/`. The
  * card cache then fetches `/.well-known/agent-card.json` under it; this source itself does no
  * I/O, so its list is known from the start and a refresh never fails. To read a domain's AI
- * Catalog first (at its well-known URI, or where the domain announces it: a `Link:
- * rel="ai-catalog"` header, an HTML `<link>`, a robots.txt `Agentmap:` line), give the domains to
+ * Catalog first (at `/.well-known/ard.json`, then `/.well-known/ai-catalog.json`, or where the
+ * domain announces it: a `Link: rel="ard"` or `rel="ai-catalog"` header, an HTML `<link>`, a
+ * robots.txt `Agentmap:` line), give the domains to
  * `aiCatalogSource({ domains })` instead (the service's `wellKnown.catalogFirst`).
  *
  * @module

@@ -200,6 +200,8 @@ export function buildHttp(
         ...(o.catalog.signing && { signing: o.catalog.signing }),
         // The orchestrator itself, one more entry pointing at its own card.
         ...(a2aEnabled && a2a.listInCatalog && { agent: { name: a2a.name, description: a2a.description } }),
+        // Where the service is reached, when configured: the publisher of its own entries' identifiers.
+        ...(a2a.publicUrl !== undefined && { publicUrl: a2a.publicUrl }),
       }),
     }),
     ...(coordinator && {

@@ -1,6 +1,6 @@
 /**
  * The HTTP API: JSON routes over the loop, the cache, the trees and the sessions; the SSE feed;
- * `/metrics`; `/healthz` and `/readyz`; the AI Catalog at `/.well-known/ai-catalog.json` when
+ * `/metrics`; `/healthz` and `/readyz`; the AI Catalog at `/.well-known/ard.json` and `/.well-known/ai-catalog.json` when
  * enabled; and the dashboard's static files at `/`.
  *
  * Every request first passes the request guard (request-guard.ts: Host allowlist, Origin, JSON
@@ -17,7 +17,7 @@ import type { Registry } from 'prom-client';
 import type { SessionRunner, TreeFactory, TurnResult } from 'a2a-discovery/adk';
 import { checkSessionId, SESSION_ID_PATTERN } from 'a2a-discovery/adk';
 import type { ActionActor, ActionEvent, CardCache, DiscoveryLoop, EventInput, EventStream, RoutingVerdict, Snapshot } from 'a2a-discovery';
-import { activeTraceIds, isDiscoveryError, diffSnapshots, AI_CATALOG_WELL_KNOWN_PATH } from 'a2a-discovery';
+import { activeTraceIds, isDiscoveryError, diffSnapshots, CATALOG_WELL_KNOWN_PATHS } from 'a2a-discovery';
 import type { TraceInputs } from 'a2a-discovery/explorer';
 import { DEFAULT_TRACE_INPUTS, runTrace } from 'a2a-discovery/explorer';
 import type { StoreStatus, ReplicaStatus } from '@a2a-discovery/store';
@@ -120,7 +120,7 @@ export interface AppOptions {
   adoptSession?: (sessionId: string) => Promise<void>;
   /** `POST /api/inspect`: what discovery would decide about a URL, card or catalog (404 without it). */
   inspector?: Inspector;
-  /** `GET /.well-known/ai-catalog.json`: the current snapshot as an AI Catalog (404 without it). */
+  /** `GET /.well-known/ard.json` and `/.well-known/ai-catalog.json`: the current snapshot as an AI Catalog (404 without it). */
   aiCatalog?: AiCatalogRoute;
   /**
    * The ARD registry API under `/api/registry/` (registry/routes.ts; 404 without it): viewers'
@@ -238,7 +238,7 @@ export function createApp(o: AppOptions): Hono {
   };
 
   // A SERVER span per API request, first, so refusals are traced too (server-spans.ts; a no-op without an SDK).
-  app.use('*', serverSpans((path) => path.startsWith('/api/') || path === AI_CATALOG_WELL_KNOWN_PATH));
+  app.use('*', serverSpans((path) => path.startsWith('/api/') || CATALOG_WELL_KNOWN_PATHS.includes(path)));
 
   app.use(
     '*',
@@ -690,9 +690,19 @@ export function createApp(o: AppOptions): Hono {
   // Public metadata, like an agent card: outside /api/, so no bearer token is asked (request-guard.ts).
   const aiCatalog = o.aiCatalog;
   if (aiCatalog) {
-    app.get(AI_CATALOG_WELL_KNOWN_PATH, (c) => aiCatalog.handle(c));
+    // ARD 0.91's manifest location and its predecessor's: one document.
+    const catalogSpec = {
+      tags: ['catalog'],
+      summary: 'The current snapshot as an AI Catalog: the ARD 0.91 manifest (ard.json) and its predecessor (ai-catalog.json), one document',
+      responses: {
+        200: { description: 'the catalog', content: { 'application/ai-catalog+json': { schema: { type: 'object' as const, required: ['specVersion', 'entries'] } } } },
+        304: { description: 'not modified (If-None-Match)' },
+        503: json('nothing published yet', ProblemSchema),
+      },
+    };
+    for (const path of CATALOG_WELL_KNOWN_PATHS) app.get(path, ...route('public', catalogSpec), (c) => aiCatalog.handle(c));
     // Where the catalog is, for readers that start at the site (ARD §6.1): robots.txt's Agentmap line, and a Link header on every page.
-    app.get('/robots.txt', (c) => aiCatalog.robots(c));
+    app.get('/robots.txt', ...route('public', { tags: ['catalog'], summary: "robots.txt with the Agentmap line naming the manifest (ARD 0.91)", responses: { 200: { description: 'robots.txt', content: { 'text/plain': { schema: { type: 'string' } } } } } }), (c) => aiCatalog.robots(c));
     app.use('*', async (c, next) => {
       await next();
       c.res.headers.append('link', AI_CATALOG_LINK);

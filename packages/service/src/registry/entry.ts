@@ -7,7 +7,7 @@
  * an admitted card outside the snapshot, which has no reviewed text, with its card's name,
  * description and skill tags (third-party text: shown and searched, never put in a prompt).
  */
-import { A2A_CARD_MEDIA_TYPE, CARD_PATH, CATALOG_CARD_FRAGMENT, isCardUrl, isInlineCardKey } from 'a2a-discovery';
+import { A2A_CARD_MEDIA_TYPE, CARD_PATH, CATALOG_CARD_FRAGMENT, airIdentifier, isCardUrl, isInlineCardKey } from 'a2a-discovery';
 import type { AgentCardModel, Snapshot, SnapshotAgent } from 'a2a-discovery';
 
 /** The entry extension: `{ localName, canonicalSha256, rawSha256 }` of a snapshot agent. */
@@ -34,18 +34,18 @@ export interface CatalogEntry {
  * card URL, without its `#card` mark when another catalog gave it), or `data`, the card's JSON as
  * received, for a card carried inline in another catalog (a key with `#card=`). Its `identifier`
  * is the `urn:air:` identifier an AI Catalog gave the agent (kept in the snapshot: a projection
- * keeps it, as the specification requires), else `<endpoint>#<local name>` (the endpoint key
- * without any fragment): a non-`urn:air` identifier, as the specification asks of an operator
- * that is not the publisher, stable while the endpoint keeps its local name, whose trailing
- * segment is that name (so another a2a-discovery reading this catalog names the agent as we do),
- * and a function of the snapshot alone (so the document is one per digest, on every replica).
+ * keeps it, as the specification requires), else {@link ownIdentifier}: an absolute `urn:air:`
+ * identifier (ARD 0.91 refuses relative ones, its conformance tool any other than `urn:air:`),
+ * stable while the endpoint keeps its local name, whose trailing segment is that name (so another
+ * a2a-discovery reading this catalog names the agent as we do), and a function of the snapshot
+ * alone (so the document is one per digest, on every replica).
  */
 export function snapshotEntries(snapshot: Snapshot): { agent: SnapshotAgent; entry: CatalogEntry }[] {
   const out: { agent: SnapshotAgent; entry: CatalogEntry }[] = [];
   const used = new Set<string>();
   for (const a of snapshot.agents) {
     // An identifier two agents came with (two catalogs claim it) is kept for the first only.
-    const identifier = a.identifier !== undefined && !used.has(a.identifier) ? a.identifier : `${a.baseUrl.split('#')[0]}#${a.localName}`;
+    const identifier = a.identifier !== undefined && !used.has(a.identifier) ? a.identifier : ownIdentifier(a.baseUrl, a.localName);
     used.add(identifier);
     out.push({
       agent: a,
@@ -61,6 +61,17 @@ export function snapshotEntries(snapshot: Snapshot): { agent: SnapshotAgent; ent
     });
   }
   return out;
+}
+
+/**
+ * Our identifier of the agent at endpoint `key` named `name`:
+ * `urn:air:<endpoint host>:agent[.<port>]:<name>` (`airIdentifier`), the endpoint's host as the
+ * publisher (where the agent is reached). Before ARD 0.91 it was `<endpoint>#<name>`.
+ *
+ * @example ownIdentifier('https://billing.example.com/', 'billing_agent') // 'urn:air:billing.example.com:agent:billing_agent'
+ */
+export function ownIdentifier(key: string, name: string): string {
+  return airIdentifier(key, 'agent', name);
 }
 
 /**

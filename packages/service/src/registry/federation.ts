@@ -10,7 +10,9 @@
  * address guard, no redirects, a body cap, a per-request deadline), at most `maxRegistries` of
  * them at once, all under one overall deadline. Their first pages are merged after the local
  * results, de-duplicated by `identifier` (ours first, then the registries in the order they are
- * known), each taken result's `source` naming the registry that answered. The answer's
+ * known; `urn:ai:x` and `urn:air:x` are one identifier, taken in its `urn:air:` form; a result
+ * with a relative identifier is refused, ARD 0.91), each taken result's `source` naming the
+ * registry that answered. The answer's
  * `federation` member says how each registry answered and which duplicates were dropped; a
  * registry that failed is named there and never fails the search.
  *
@@ -19,7 +21,7 @@
  * @module
  */
 import type { AnnouncedRegistry, ArdFederationReport, ArdReferral, ArdSearchRequest, ArdSearchResponse, ArdSearchResult, CardFetcher, CardFetcherOptions, HostPolicy } from 'a2a-discovery';
-import { AI_REGISTRY_MEDIA_TYPE, createCardFetcher, isDiscoveryError } from 'a2a-discovery';
+import { AI_REGISTRY_MEDIA_TYPE, canonicalIdentifier, createCardFetcher, isDiscoveryError, relativeIdentifierProblem } from 'a2a-discovery';
 import { FEDERATION_DEFAULTS } from 'a2a-discovery/config';
 
 /** A configured peer registry (`server.registry.peers[]`): its API base and a name to show. */
@@ -119,9 +121,9 @@ export function createFederation(options: FederationOptions): Federation {
     try {
       const res = await fetcher.fetch(`${registry.url}/search`, { method: 'POST', body, headers: { accept: 'application/json' }, signal });
       if (res.status !== 200) return { entry: { ...base, outcome: 'failed', message: `answered ${res.status}; expected 200` }, results: [] };
-      const results = readResults(res.body);
-      if (results === undefined) return { entry: { ...base, outcome: 'failed', message: 'the answer is not a search response (no results array)' }, results: [] };
-      return { entry: { ...base, outcome: 'answered' }, results };
+      const read = readResults(res.body);
+      if (read === undefined) return { entry: { ...base, outcome: 'failed', message: 'the answer is not a search response (no results array)' }, results: [] };
+      return { entry: { ...base, outcome: 'answered', ...(read.refused.length > 0 && { message: read.refused.join('; ').slice(0, 300) }) }, results: read.results };
     } catch (err) {
       if (signal.aborted) return { entry: { ...base, outcome: 'timeout', message: `no answer within the overall deadline of ${timeoutMs} ms` }, results: [] };
       const code = isDiscoveryError(err) ? err.code : '';
@@ -167,8 +169,9 @@ export function createFederation(options: FederationOptions): Federation {
         clearTimeout(timer);
       }
       const results: ArdSearchResult[] = [...local.results];
+      // By canonical identifier: `urn:ai:x` and `urn:air:x` are one entry.
       const kept = new Map<string, string>();
-      for (const r of local.results) if (!kept.has(r.identifier)) kept.set(r.identifier, r.source ?? 'local');
+      for (const r of local.results) if (!kept.has(canonicalIdentifier(r.identifier))) kept.set(canonicalIdentifier(r.identifier), r.source ?? 'local');
       const duplicates: { identifier: string; kept: string; dropped: string }[] = [];
       for (const slot of slots) {
         if (typeof slot !== 'number') {
@@ -179,13 +182,14 @@ export function createFederation(options: FederationOptions): Federation {
         const { entry, results: theirs } = answers[slot]!;
         let taken = 0;
         for (const r of theirs.slice(0, pageSize)) {
-          const first = kept.get(r.identifier);
+          const identifier = canonicalIdentifier(r.identifier);
+          const first = kept.get(identifier);
           if (first !== undefined) {
-            duplicates.push({ identifier: r.identifier, kept: first, dropped: entry.url });
+            duplicates.push({ identifier, kept: first, dropped: entry.url });
             continue;
           }
-          kept.set(r.identifier, entry.url);
-          results.push({ ...r, source: entry.url });
+          kept.set(identifier, entry.url);
+          results.push({ ...r, identifier, source: entry.url });
           taken++;
         }
         report.push(entry.outcome === 'answered' ? { ...entry, results: taken } : entry);
@@ -198,8 +202,12 @@ export function createFederation(options: FederationOptions): Federation {
   };
 }
 
-/** A search answer's results that are entries (identifier, displayName and type strings); undefined when it is not a search answer. */
-function readResults(body: Buffer): ArdSearchResult[] | undefined {
+/**
+ * A search answer's results that are entries (identifier, displayName and type strings), those
+ * with a relative identifier refused (each named by its JSON path); undefined when it is not a
+ * search answer.
+ */
+function readResults(body: Buffer): { results: ArdSearchResult[]; refused: string[] } | undefined {
   let doc: unknown;
   try {
     doc = JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(body));
@@ -208,8 +216,13 @@ function readResults(body: Buffer): ArdSearchResult[] | undefined {
   }
   const results = (doc as { results?: unknown } | null)?.results;
   if (!Array.isArray(results)) return undefined;
-  return results.filter(
-    (r: unknown): r is ArdSearchResult =>
-      typeof r === 'object' && r !== null && !Array.isArray(r) && typeof (r as ArdSearchResult).identifier === 'string' && typeof (r as ArdSearchResult).displayName === 'string' && typeof (r as ArdSearchResult).type === 'string',
-  );
+  const refused: string[] = [];
+  const entries = results.filter((r: unknown, i): r is ArdSearchResult => {
+    const ok = typeof r === 'object' && r !== null && !Array.isArray(r) && typeof (r as ArdSearchResult).identifier === 'string' && typeof (r as ArdSearchResult).displayName === 'string' && typeof (r as ArdSearchResult).type === 'string';
+    if (!ok) return false;
+    const relative = relativeIdentifierProblem((r as ArdSearchResult).identifier);
+    if (relative !== undefined) refused.push(`results[${i}].identifier ${relative}; refused`);
+    return relative === undefined;
+  });
+  return { results: entries, refused };
 }

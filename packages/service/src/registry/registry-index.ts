@@ -6,8 +6,10 @@
  *
  * - Identifiers: a snapshot agent's as the AI Catalog gives it; an admitted card outside the
  *   snapshot keeps the `urn:air:` identifier a catalog source gave it (its proposal's
- *   `identifier`), else `<endpoint>#<the name its first source gave it>` — the identifier it gets
- *   when it enters the snapshot under that name.
+ *   `identifier`; a `urn:ai:` one in its `urn:air:` form), else
+ *   `urn:air:<endpoint host>:agent:<the name its first source gave it>` (entry.ts `ownIdentifier`)
+ *   — the identifier it gets when it enters the snapshot under that name. `urn:ai:x` and
+ *   `urn:air:x` find one entry ({@link RegistryIndex.get}).
  * - Kept current incrementally ({@link RegistryIndex.sync}, run after the loop's events): the
  *   endpoint views are compared with each entry's fingerprint; only a changed entry is rebuilt
  *   and re-indexed, a new one added, a removed one discarded and remembered as a tombstone for
@@ -18,9 +20,9 @@
  */
 import { randomBytes } from 'node:crypto';
 import MiniSearch from 'minisearch';
-import { Pacer, VERIFIED_EXTENSION } from 'a2a-discovery';
+import { AIR_URN_PREFIX, Pacer, VERIFIED_EXTENSION, airIdentifier, canonicalIdentifier } from 'a2a-discovery';
 import type { AgentCardModel, ArdSearchResult, ArdVerified, CardCache, DiscoveryLoop, EndpointStatus, EventStream } from 'a2a-discovery';
-import { cardEntry, snapshotEntries } from './entry.js';
+import { cardEntry, ownIdentifier, snapshotEntries } from './entry.js';
 import type { CatalogEntry } from './entry.js';
 import type { ParsedFilter } from './filter.js';
 import { matchesFilter } from './filter.js';
@@ -244,9 +246,10 @@ export class RegistryIndex {
     const others = statuses.filter((s) => !inSnapshot.has(s.baseUrl) && s.admitted && s.cache?.usable === true && s.state.verdict !== 'gone').sort((a, b) => (a.baseUrl < b.baseUrl ? -1 : a.baseUrl > b.baseUrl ? 1 : 0));
     for (const status of others) {
       const key = status.baseUrl;
-      const given = status.proposals.map((p) => p.metadata['identifier']).find((id) => id !== undefined && id.startsWith('urn:air:') && !used.has(id));
-      let identifier = given ?? `${key.split('#')[0]}#${status.names[0] ?? 'agent'}`;
-      if (used.has(identifier)) identifier = `${key}#${status.names.join('+')}`;
+      // A proposal's `urn:ai:` identifier is its `urn:air:` one (catalog/identifiers.ts).
+      const given = status.proposals.map((p) => (p.metadata['identifier'] === undefined ? undefined : canonicalIdentifier(p.metadata['identifier']))).find((id) => id !== undefined && id.startsWith(AIR_URN_PREFIX) && !used.has(id));
+      let identifier = given ?? ownIdentifier(key, status.names[0] ?? 'agent');
+      if (used.has(identifier)) identifier = airIdentifier(key, 'endpoint', status.names.join('+'));
       if (used.has(identifier)) continue;
       used.add(identifier);
       const fingerprint = JSON.stringify([identifier, status.cache?.canonicalSha256, status.cache?.rawSha256, status.cache?.cardUrl, statusPrint(status)]);
@@ -358,9 +361,9 @@ export class RegistryIndex {
     }
   }
 
-  /** The entry of `identifier`. */
+  /** The entry of `identifier` (`urn:ai:x` is `urn:air:x`). */
   get(identifier: string): ArdSearchResult | undefined {
-    return this.#rows.get(identifier)?.entry;
+    return this.#rows.get(canonicalIdentifier(identifier))?.entry;
   }
 
   /**

@@ -7,6 +7,9 @@
  * - `POST /api/registry/explore`: facets with counts over the matched set.
  * - `GET /api/registry/agents`: the list by identifier (Appendix A filters), and with
  *   `updated_since` (or `filter=updatedAfter:…`) the change feed, tombstones included.
+ * - `GET /api/registry/agents/{identifier}` (ARD 0.91, mandatory): one entry by its URL-encoded
+ *   identifier, `urn:ai:` and `urn:air:` alike; otherwise 404, a problem (`application/problem+json`)
+ *   that is also ARD's error (`errorCode: "NOT_FOUND"`, `message`).
  *
  * Every limit is a `server.registry` key; a refusal answers the ARD error shape (Appendix B) and
  * is counted (`a2a_discovery_http_refusals_total{reason="registry_…"}`).
@@ -18,7 +21,7 @@ import { resolver } from 'hono-openapi';
 import { json, routeToolkit } from '../http/route.js';
 import type { RouteToolkit } from '../http/route.js';
 import { ArdErrorSchema } from '../http/schemas.js';
-import { ArdExploreRequestSchema, ArdExploreResponseSchema, ArdListResponseSchema, ArdSearchRequestSchema, ArdSearchResponseSchema } from './schemas.js';
+import { ArdEntrySchema, ArdExploreRequestSchema, ArdExploreResponseSchema, ArdListResponseSchema, ArdSearchRequestSchema, ArdSearchResponseSchema } from './schemas.js';
 import type { ArdChangesResponse, ArdError, ArdExploreResponse, ArdFederation, ArdFederationReport, ArdSearchRequest, ArdSearchResponse, ArdSearchResult } from 'a2a-discovery';
 import type { ServerRegistryConfig } from 'a2a-discovery/config';
 import type { OnRefusal } from '../http/limits.js';
@@ -66,6 +69,8 @@ const LIST_PAGE_SIZE = 20;
 const SEARCH_PAGE_SIZE = 10;
 /** Results one search pins and pages through, best first: what `maxPinnedSearches` pins stays bounded (docs/registry-api.md). */
 const SEARCH_MAX_RESULTS = 1_000;
+/** The longest identifier `GET /agents/{identifier}` looks up (as an AI Catalog entry's, catalog/ai-catalog.ts). */
+const MAX_IDENTIFIER = 1_024;
 /** Facet buckets when a facet asks no `limit` (ARD §7.3). */
 const FACET_LIMIT = 20;
 
@@ -223,6 +228,21 @@ export function mountRegistry(app: Hono, o: RegistryApiOptions): void {
       }
       return c.json({ resultType: 'facets', facets: facetsOut.facets } satisfies ArdExploreResponse);
     });
+  });
+
+  // ARD 0.91: one entry by its identifier (URL-encoded); `urn:ai:x` finds the entry of `urn:air:x`.
+  app.get(`${REGISTRY_BASE}/agents/:identifier`, ...route('viewer', { tags: ['registry'], summary: 'ARD 0.91: one entry by its URL-encoded identifier (urn:ai: and urn:air: are one)', responses: { 200: json('the entry', ArdEntrySchema), 400: json('an identifier too long', ArdErrorSchema), 404: { description: 'no such entry (a problem that is also an ARD error)', content: { 'application/problem+json': { schema: resolver(ArdErrorSchema) } } } } }), async (c) => {
+    const identifier = c.req.param('identifier');
+    if (identifier.length > MAX_IDENTIFIER) return invalid(c, undefined, `the identifier is ${identifier.length} characters; at most ${MAX_IDENTIFIER} are accepted`);
+    await index.fresh();
+    const entry = index.get(identifier);
+    if (entry === undefined) {
+      // A problem (RFC 9457) that is also ARD's Error (Appendix B: `errorCode`, `message`).
+      const message = `no entry with the identifier ${JSON.stringify(identifier.slice(0, 200))} (urn:ai: and urn:air: are one)`;
+      const problem = { type: 'about:blank', title: 'Not Found', status: 404, detail: message, errorCode: 'NOT_FOUND', message } satisfies ArdError & Record<string, unknown>;
+      return c.body(JSON.stringify(problem), 404, { 'content-type': 'application/problem+json' });
+    }
+    return c.json(entry);
   });
 
   app.get(`${REGISTRY_BASE}/agents`, ...route('viewer', { tags: ['registry'], summary: 'ARD list by identifier, and with updated_since the change feed, tombstones included (§7.4)', parameters: [{ name: 'pageSize', in: 'query', schema: { type: 'integer', minimum: 1 } }, { name: 'pageToken', in: 'query', schema: { type: 'string' } }, { name: 'filter', in: 'query', schema: { type: 'string' } }, { name: 'orderBy', in: 'query', schema: { type: 'string' } }, { name: 'updated_since', in: 'query', schema: { type: 'string' } }], responses: { 200: json('a page of entries', ArdListResponseSchema), 400: json('a bad query', ArdErrorSchema), 410: json('the change feed no longer reaches that far', ArdErrorSchema) } }), async (c) => {
