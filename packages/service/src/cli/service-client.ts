@@ -80,9 +80,9 @@ export function authorization(t: ServiceTarget): Record<string, string> {
 
 /** The error of a request that got no answer: the URL and why. */
 export function unreachable(target: string, err: unknown): DiscoveryError {
-  if (isDiscoveryError(err) && err.code === 'ERR_BODY_TOO_LARGE') return new DiscoveryError('ERR_USAGE', `${target} answered more than the command reads: ${err.message}`, { stage: 'config', cause: err });
+  if (isDiscoveryError(err) && err.code === 'ERR_BODY_TOO_LARGE') return new DiscoveryError('ERR_BODY_TOO_LARGE', `${target} answered more than the command reads: ${err.message}`, { url: target, cause: err });
   const cause = err instanceof Error ? ((err.cause as { code?: string } | undefined)?.code ?? err.message) : String(err);
-  return new DiscoveryError('ERR_USAGE', `cannot reach ${target}: ${cause} (is the service running there? --url or A2A_DISCOVERY_URL names it)`, { stage: 'config', cause: err });
+  return new DiscoveryError('ERR_FETCH_NETWORK', `cannot reach ${target}: ${cause} (is the service running there? --url or A2A_DISCOVERY_URL names it)`, { url: target, cause: err });
 }
 
 /** An error answer in words: the service's own message, and what to do about 401 and 403. */
@@ -97,5 +97,5 @@ export function refusal(a: ServiceAnswer): DiscoveryError {
         : a.status === 404
           ? ' (is this an a2a-discovery service, with this route enabled?)'
           : '';
-  return new DiscoveryError('ERR_USAGE', `${a.url} answered ${a.status}: ${said}${hint}`, { stage: 'config' });
+  return new DiscoveryError('ERR_FETCH_STATUS', `${a.url} answered ${a.status}: ${said}${hint}`, { url: a.url, status: a.status });
 }
