@@ -15,6 +15,7 @@ import { formatProblems, parseConfig, readBoundedFile } from 'a2a-discovery/conf
 import { isDiscoveryError, type ConfigReloadEvent, type EventStream } from 'a2a-discovery';
 import type { Logger } from '../telemetry/logger.js';
 import type { ServiceOptions } from './service-options.js';
+import type { ReloadResult } from './reload-result.js';
 
 /**
  * The settings a reload applies live, as configuration keys (a key and everything under it).
@@ -75,18 +76,7 @@ interface PreparedReload {
   discard(): Promise<void>;
 }
 
-/** The answer to a reload: applied or refused, and why. */
-export interface ReloadResult {
-  readonly applied: boolean;
-  /** SHA-256 (hex) of the file as read; empty when it could not be read. */
-  readonly sha256: string;
-  /** Keys that differ from the running configuration. */
-  readonly changed: readonly string[];
-  /** Refused: one line per problem (`file:line:col path: message`, or a key that needs a restart). */
-  readonly problems: readonly string[];
-  /** Applied: the snapshot current after the first cycle with the new settings. */
-  readonly version?: number;
-}
+export type { ReloadResult } from './reload-result.js';
 
 export type ReloadTrigger = ConfigReloadEvent['trigger'];
 

@@ -20,15 +20,7 @@ import type { GuardBounds } from './guard-options.js';
 import { guardOptions } from './guard-options.js';
 import type { ServiceOptions } from './service-options.js';
 
-/** `cache`'s keys of the upstream request budget per origin (`UPSTREAM_DEFAULTS` of `a2a-discovery/config`). */
-export interface UpstreamBudgetOptions {
-  /** Requests per second per origin, every fetcher together. Default 20. */
-  originRequestsPerSecond?: number;
-  /** Requests an idle origin may receive at once. Default 100. */
-  originBurst?: number;
-  /** How long a discovery request waits for its origin's turn before it fails. Default 5,000 ms. */
-  originMaxWaitMs?: number;
-}
+export type { UpstreamBudgetOptions } from './service-options.js';
 
 export interface ServiceFetchers {
   readonly policy: HostPolicy;

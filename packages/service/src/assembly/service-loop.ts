@@ -51,10 +51,18 @@ export class RoutingSettings {
   }
 }
 
-/** Builds the loop (not started). `beforePublish` warms the next snapshot's tree up. */
+/**
+ * The published snapshots, made before the tree factory and the loop that both read them: the
+ * trees are built over it, then the loop publishes into it (and warms the trees up first).
+ */
+export function buildSnapshots(o: ServiceOptions): SnapshotStore {
+  return new SnapshotStore({ ...(o.storeOptions?.retention?.history !== undefined && { historyLimit: o.storeOptions.retention.history }) });
+}
+
+/** Builds the loop (not started) over `snapshots`. `beforePublish` warms the next snapshot's tree up. */
 export async function buildLoop(
   o: ServiceOptions,
-  p: { sources: Source[]; policy: HostPolicy; cache: CardCache; clock: Clock; events: EventStream; routing: RoutingSettings; beforePublish: NonNullable<DiscoveryLoopOptions['beforePublish']> },
+  p: { sources: Source[]; policy: HostPolicy; cache: CardCache; snapshots: SnapshotStore; clock: Clock; events: EventStream; routing: RoutingSettings; beforePublish: NonNullable<DiscoveryLoopOptions['beforePublish']> },
 ): Promise<DiscoveryLoop> {
   const maxAgents = o.maxAgents ?? 16;
   const domains: RoutingDomain[] = (o.domains ?? []).map((d) => ({ ...d, maxAgents: d.maxAgents ?? maxAgents }));
@@ -69,7 +77,7 @@ export async function buildLoop(
     sources: p.sources,
     hostPolicy: p.policy,
     cache: p.cache,
-    snapshots: new SnapshotStore({ ...(o.storeOptions?.retention?.history !== undefined && { historyLimit: o.storeOptions.retention.history }) }),
+    snapshots: p.snapshots,
     clock: p.clock,
     events: p.events,
     // The fetcher's credentials: cards requiring what they cannot present are a verdict, not a failing chat.
@@ -127,14 +135,14 @@ export interface ServiceTrees {
   readonly offOwners: () => void;
 }
 
-/** The tree factory over the loop's snapshots, the session runner and who owns each session. */
+/** The tree factory over the published snapshots, the session runner and who owns each session. */
 export function buildTrees(
   o: ServiceOptions,
-  p: { loop: DiscoveryLoop; policy: HostPolicy; policyFetch: PolicyFetch; store: StateStore; ownStore: boolean; sessionService: BaseSessionService; clock: Clock; events: EventStream; routing: RoutingSettings },
+  p: { snapshots: SnapshotStore; policy: HostPolicy; policyFetch: PolicyFetch; store: StateStore; ownStore: boolean; sessionService: BaseSessionService; clock: Clock; events: EventStream; routing: RoutingSettings },
 ): ServiceTrees {
   const rootSpec = rootOf(o);
   const trees = new TreeFactory({
-    snapshots: p.loop.snapshots,
+    snapshots: p.snapshots,
     clock: p.clock,
     events: p.events,
     ...(o.sessions?.idleTimeoutMs !== undefined && { idleTimeoutMs: o.sessions.idleTimeoutMs }),

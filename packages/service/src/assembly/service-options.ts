@@ -15,9 +15,18 @@ import type { Federate } from '../registry/routes.js';
 import type { ServerLimits } from '../http/limits.js';
 import type { ClientIdentityOptions } from '../http/client-identity.js';
 import type { PeopleAuthOptions } from '../auth/people-auth.js';
-import type { UpstreamBudgetOptions } from './service-fetchers.js';
 import type { Logger } from '../telemetry/logger.js';
-import type { ReloadResult } from './reload.js';
+import type { ReloadResult } from './reload-result.js';
+
+/** `cache`'s keys of the upstream request budget per origin (`UPSTREAM_DEFAULTS` of `a2a-discovery/config`). */
+export interface UpstreamBudgetOptions {
+  /** Requests per second per origin, every fetcher together. Default 20. */
+  originRequestsPerSecond?: number;
+  /** Requests an idle origin may receive at once. Default 100. */
+  originBurst?: number;
+  /** How long a discovery request waits for its origin's turn before it fails. Default 5,000 ms. */
+  originMaxWaitMs?: number;
+}
 
 export interface ServiceOptions {
   host?: string;

@@ -7,7 +7,7 @@
 import type { AddressInfo } from 'node:net';
 import { setLogger as setAdkLogger } from '@google/adk';
 import type { SessionRunner, TreeFactory } from 'a2a-discovery/adk';
-import type { CardCache, DiscoveryEvent, DiscoveryLoop, Snapshot } from 'a2a-discovery';
+import type { CardCache, DiscoveryLoop, Snapshot } from 'a2a-discovery';
 import type { Federation } from '../registry/federation.js';
 import { systemClock, DiscoveryError, EventStream, HostPolicy, isLoopbackHost } from 'a2a-discovery';
 import type { StateStore, ReplicaStatus } from '@a2a-discovery/store';
@@ -18,13 +18,14 @@ import { createLogger, logEvents } from '../telemetry/logger.js';
 import { restoreFromStore } from './persistence.js';
 import { buildCache, buildFetchers } from './service-fetchers.js';
 import { buildHttp, checkCatalogOptions, listen } from './service-http.js';
-import { buildLoop, buildTrees, RoutingSettings, selectOptions } from './service-loop.js';
+import { buildLoop, buildSnapshots, buildTrees, RoutingSettings, selectOptions } from './service-loop.js';
 import type { ServiceOptions } from './service-options.js';
 import { buildReplication } from '../replica/service-replica.js';
 import { LeaderUrls } from '../auth/replica-auth.js';
 import { ServiceSources } from './service-sources.js';
 import { openStores } from './service-store.js';
 import { SnapshotArchive } from './snapshot-archive.js';
+import { ListenAddress } from './listen-address.js';
 import { DEFAULT_SERVER_LIMITS } from '../http/limits.js';
 import { Drain } from '../http/drain.js';
 import { DRAIN_DEFAULTS } from 'a2a-discovery/config';
@@ -88,27 +89,25 @@ export async function startService(o: ServiceOptions): Promise<RunningService> {
   const { cache, artifacts } = buildCache(o, fetchers, { store, clock, events });
   const sourceSet = new ServiceSources(o, { fetchers, artifacts, store, events, clock });
   const { sources } = sourceSet;
-  const treesRef: { trees?: TreeFactory } = {};
-  // Warm-up: a snapshot whose tree does not build and pass the checks is never published.
+  // Dependency order: the snapshots, the trees over them, the loop that publishes into them.
+  const snapshots = buildSnapshots(o);
   const routing = new RoutingSettings();
-  const loop = await buildLoop(o, { sources, policy, cache, clock, events, routing, beforePublish: (next) => void treesRef.trees?.prepare(next) });
-  const { trees, sessions, owners, offOwners } = buildTrees(o, { loop, policy, policyFetch: fetchers.policyFetch, store, ownStore, sessionService: sessionStore.service, clock, events, routing });
-  treesRef.trees = trees;
+  const { trees, sessions, owners, offOwners } = buildTrees(o, { snapshots, policy, policyFetch: fetchers.policyFetch, store, ownStore, sessionService: sessionStore.service, clock, events, routing });
+  // Warm-up: a snapshot whose tree does not build and pass the checks is never published.
+  const loop = await buildLoop(o, { sources, policy, cache, snapshots, clock, events, routing, beforePublish: (next) => void trees.prepare(next) });
   const buffer = new EventBuffer(events, 1_000);
   const archive = new SnapshotArchive(loop);
-  // The writer is made below; the journal asks it for what it has not written yet.
-  const writerRef: { pending?: () => readonly DiscoveryEvent[] } = {};
-  const journal = new JournalReader({ store, events, wallNow: () => clock.wallNow(), pending: () => writerRef.pending?.() ?? [], maxEndpoints: o.limits?.activityEndpoints ?? DEFAULT_SERVER_LIMITS.activityEndpoints });
   const restored = await restoreFromStore({ store, loop, trees, sessions, owners, archive, buffer, bufferEvents: 1_000, startSeq });
   const storeLog = log.child({ component: 'store' });
   const replication = await buildReplication(o, { store, ownStore, loop, trees, sessions, owners, events, clock, log, catalogPrefixes: () => sourceSet.catalogPrefixes() });
   const { follow, coordinator } = replication;
-  writerRef.pending = () => follow.writer.pending();
+  // After the writer (replication's), whose unwritten events it reads; no event is emitted before (restoring emits none).
+  const journal = new JournalReader({ store, events, wallNow: () => clock.wallNow(), pending: () => follow.writer.pending(), maxEndpoints: o.limits?.activityEndpoints ?? DEFAULT_SERVER_LIMITS.activityEndpoints });
   // Registries the AI Catalogs announce, read at each search; this service's URL once it listens.
   const announced = () => sourceSet.catalogSources().flatMap((s) => s.registries());
-  const self: { url?: string } = {};
+  const listening = new ListenAddress();
   const drain = new Drain();
-  const http = buildHttp(o, { host, fetchers, loop, cache, trees, sessions, owners, buffer, archive, journal, store, events, replication, announced, self: () => self.url, drain, log });
+  const http = buildHttp(o, { host, fetchers, loop, cache, trees, sessions, owners, buffer, archive, journal, store, events, replication, announced, self: () => listening.url(), drain, log });
   const { metrics, inspector, shutdown, federation, streams } = http;
 
   let server: Awaited<ReturnType<typeof listen>>;
@@ -127,7 +126,7 @@ export async function startService(o: ServiceOptions): Promise<RunningService> {
   }
   const address = server.address() as AddressInfo;
   const url = `http://${address.family === 'IPv6' ? `[${address.address}]` : address.address}:${address.port}`;
-  self.url = url;
+  listening.bind(url);
   log.info({ url, policy: policy.describe() }, 'a2a-discovery service listening');
   storeLog.info({ kind: store.kind, location: store.status().location, ...restored }, restored.version > 0 ? 'state restored from the store' : 'state store opened');
   // A start (on a durable store, a restart) is journaled, before the first cycle's events.

@@ -47,7 +47,7 @@ import { actorOf, presentsToken, requestGuard, roleOf } from '../auth/request-gu
 import type { PeopleAuth, Role } from '../auth/people-auth.js';
 import { ROLES } from '../auth/people-auth.js';
 import type { SnapshotArchive } from '../assembly/snapshot-archive.js';
-import type { ReloadResult } from '../assembly/reload.js';
+import type { ReloadResult } from '../assembly/reload-result.js';
 import type { RegistryApiOptions } from '../registry/routes.js';
 import type { HeavyWork } from '../registry/routes.js';
 import { mountRegistry, REGISTRY_BASE } from '../registry/routes.js';
