@@ -20,6 +20,7 @@ import { registerEvalRoutingCommand } from './eval-routing.js';
 import { registerDnsRecordsCommand } from './dns-records.js';
 import { registerBackupCommands } from './backup.js';
 import { registerSearchCommands } from './search.js';
+import { registerDoctorCommand } from './doctor.js';
 import { VERSION } from '../version.js';
 
 const EXIT_OK = 0;
@@ -145,6 +146,7 @@ Examples:
   registerDnsRecordsCommand(program, io);
   registerBackupCommands(program, io);
   registerSearchCommands(program, io);
+  registerDoctorCommand(program, io);
 
   program
     .command('validate')

@@ -9,7 +9,7 @@ import { formatProblems, loadConfig, resolveSecrets, type DiscoveryConfig } from
 import { DiscoveryError, isDiscoveryError, type Problem } from 'a2a-discovery';
 
 /** The outcome of {@link validateConfigFile}. */
-interface ValidateReport {
+export interface ValidateReport {
   readonly valid: boolean;
   /** Every problem, in file order; secret problems after the others. */
   readonly problems: readonly Problem[];
@@ -22,7 +22,7 @@ interface ValidateReport {
  *
  * @throws DiscoveryError `ERR_USAGE` when the file cannot be read.
  */
-async function validateConfigFile(file: string, env: NodeJS.ProcessEnv = process.env): Promise<ValidateReport> {
+export async function validateConfigFile(file: string, env: NodeJS.ProcessEnv = process.env): Promise<ValidateReport> {
   let config: DiscoveryConfig;
   try {
     config = await loadConfig(file);
