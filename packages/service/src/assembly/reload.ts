@@ -12,7 +12,8 @@ import { watch, type FSWatcher } from 'node:fs';
 import { basename, dirname, resolve } from 'node:path';
 import type { DiscoveryConfig } from 'a2a-discovery/config';
 import { formatProblems, parseConfig, readBoundedFile } from 'a2a-discovery/config';
-import { isDiscoveryError, type ConfigReloadEvent, type EventStream } from 'a2a-discovery';
+import { isDiscoveryError, type EventStream } from 'a2a-discovery';
+import { type ConfigReloadEvent } from 'a2a-discovery/internal';
 import type { Logger } from '../telemetry/logger.js';
 import type { ServiceOptions } from './service-options.js';
 

@@ -13,7 +13,8 @@
  */
 import type { Context } from 'hono';
 import type { CryptoKey, JWK, KeyObject } from 'jose';
-import { signDetached, AI_CATALOG_MEDIA_TYPE, AI_CATALOG_WELL_KNOWN_PATH, AI_REGISTRY_MEDIA_TYPE } from 'a2a-discovery';
+import { signDetached } from 'a2a-discovery';
+import { AI_CATALOG_MEDIA_TYPE, AI_CATALOG_WELL_KNOWN_PATH, AI_REGISTRY_MEDIA_TYPE } from 'a2a-discovery/internal';
 import type { DiscoveryLoop, Snapshot } from 'a2a-discovery';
 import { buildAiCatalog } from './ai-catalog.js';
 

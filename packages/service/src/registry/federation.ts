@@ -18,8 +18,10 @@
  *
  * @module
  */
-import type { AnnouncedRegistry, ArdFederationReport, ArdReferral, ArdSearchRequest, ArdSearchResponse, ArdSearchResult, CardFetcher, CardFetcherOptions, HostPolicy } from 'a2a-discovery';
-import { AI_REGISTRY_MEDIA_TYPE, createCardFetcher, isDiscoveryError } from 'a2a-discovery';
+import type { CardFetcher, CardFetcherOptions, HostPolicy } from 'a2a-discovery';
+import type { AnnouncedRegistry, ArdFederationReport, ArdReferral, ArdSearchRequest, ArdSearchResponse, ArdSearchResult } from 'a2a-discovery/internal';
+import { createCardFetcher, isDiscoveryError } from 'a2a-discovery';
+import { AI_REGISTRY_MEDIA_TYPE } from 'a2a-discovery/internal';
 import { FEDERATION_DEFAULTS } from 'a2a-discovery/config';
 
 /** A configured peer registry (`server.registry.peers[]`): its API base and a name to show. */

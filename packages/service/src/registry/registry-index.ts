@@ -18,8 +18,9 @@
  */
 import { randomBytes } from 'node:crypto';
 import MiniSearch from 'minisearch';
-import { Pacer, VERIFIED_EXTENSION } from 'a2a-discovery';
-import type { AgentCardModel, ArdSearchResult, ArdVerified, CardCache, DiscoveryLoop, EndpointStatus, EventStream } from 'a2a-discovery';
+import { Pacer, VERIFIED_EXTENSION } from 'a2a-discovery/internal';
+import type { AgentCardModel, CardCache, DiscoveryLoop, EndpointStatus, EventStream } from 'a2a-discovery';
+import type { ArdSearchResult, ArdVerified } from 'a2a-discovery/internal';
 import { cardEntry, snapshotEntries } from './entry.js';
 import type { CatalogEntry } from './entry.js';
 import type { ParsedFilter } from './filter.js';

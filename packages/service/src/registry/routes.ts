@@ -12,9 +12,9 @@
  * is counted (`a2a_discovery_http_refusals_total{reason="registry_…"}`).
  */
 import { randomBytes } from 'node:crypto';
-import { Pacer } from 'a2a-discovery';
+import { Pacer } from 'a2a-discovery/internal';
 import type { Context, Hono } from 'hono';
-import type { ArdChangesResponse, ArdError, ArdExploreResponse, ArdFederation, ArdFederationReport, ArdSearchRequest, ArdSearchResponse, ArdSearchResult } from 'a2a-discovery';
+import type { ArdChangesResponse, ArdError, ArdExploreResponse, ArdFederation, ArdFederationReport, ArdSearchRequest, ArdSearchResponse, ArdSearchResult } from 'a2a-discovery/internal';
 import type { ServerRegistryConfig } from 'a2a-discovery/config';
 import type { OnRefusal } from '../http/limits.js';
 import { readJsonBody } from '../http/read-json-body.js';
