@@ -144,4 +144,23 @@ export default tseslint.config(
     ignores: ['packages/service/src/cli/**'],
     rules: { 'no-console': 'error' },
   },
+  {
+    // The internal entries carry no semver promise: only the packages of this repository import
+    // them. Examples, scripts, benchmarks and tests use the public entries (tests may import a
+    // module by its relative source path). Docs examples are checked against the public entries by
+    // test/docs/examples.test.ts.
+    files: ['**/*.{ts,js,mjs}'],
+    ignores: ['packages/**'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          paths: [
+            { name: 'a2a-discovery/internal', message: 'a2a-discovery/internal is not public (no semver promise): use the root entry or a documented subpath.' },
+            { name: '@a2a-discovery/store/internal', message: '@a2a-discovery/store/internal is not public (no semver promise): use @a2a-discovery/store.' },
+          ],
+        },
+      ],
+    },
+  },
 );

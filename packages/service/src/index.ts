@@ -7,14 +7,13 @@ export { startService } from './assembly/service.js';
 export type { ServiceOptions, RunningService } from './assembly/service.js';
 export type { Federation, FederationPeer } from './registry/federation.js';
 export { serviceOptionsFromConfig } from './assembly/from-config.js';
-export { createApp, snapshotJson } from './http/app.js';
+export { createApp } from './http/app.js';
 export type { AppOptions } from './http/app.js';
 export type { CatalogSigning } from './http/ai-catalog-route.js';
 export type { A2aSettings } from './http/a2a/routes.js';
-export { createLogger, logEvents } from './telemetry/logger.js';
+export { createLogger } from './telemetry/logger.js';
 // OpenTelemetry from the OTEL_* variables, for an application that embeds startService (serve starts it itself).
 export { startTelemetry } from './telemetry/telemetry.js';
 export type { Telemetry, TelemetrySettings } from './telemetry/telemetry.js';
 export { createMetrics } from './telemetry/metrics.js';
-export { EventBuffer } from './http/event-buffer.js';
 export { SnapshotArchive } from './assembly/snapshot-archive.js';

@@ -3,17 +3,17 @@
  * (the service's embedded default) and PostgreSQL. Card entries, snapshots (content-addressed,
  * with their cards' bytes), pins and the event journal. A package of its own
  * (`@a2a-discovery/store`): the library never loads knex or a database driver, and this package
- * loads them only when a SQL engine is opened.
+ * loads them only when a SQL engine is opened. Helpers only the service shares with this package
+ * are the `@a2a-discovery/store/internal` entry (not public: no semver promise).
  *
  * @module
  */
-export { openStateStore, parseStoreSpec, redactUrl, storeLocation, DEFAULT_SQLITE_FILE, STORE_KINDS } from './open-state-store.js';
+export { openStateStore, parseStoreSpec, storeLocation, DEFAULT_SQLITE_FILE, STORE_KINDS } from './open-state-store.js';
 export type { OpenStateStoreOptions, StoreSpec } from './open-state-store.js';
 export { MemoryStateStore } from './memory-state-store.js';
 export type { MemoryStateStoreOptions } from './memory-state-store.js';
 export { DEFAULT_RETENTION } from './state-store.js';
 export type { CatalogEntry, StateStore, StoreKind, StoreRetention, StoreStatus, PinRecord, StoredSnapshots, CounterDeltas, JournalQuery, JournalEntry } from './state-store.js';
-export { journalOrCounter } from './journal.js';
 export { StoreWriter } from './store-writer.js';
 export { backupSqliteStore, restoreSqliteStore } from './backup.js';
 export type { BackupReport, BackupTable, IgnoredObject, RestoreOptions, RestoreReport } from './backup.js';

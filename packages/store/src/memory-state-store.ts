@@ -3,7 +3,8 @@
  * stores are tested against. Nothing survives the process.
  */
 import { hostname } from 'node:os';
-import type { CacheEntry, CardStore, DiscoveryEvent, Snapshot, SnapshotSummary } from 'a2a-discovery';
+import type { CacheEntry, CardStore, DiscoveryEvent, Snapshot } from 'a2a-discovery';
+import type { SnapshotSummary } from 'a2a-discovery/internal';
 import { MemoryCardStore } from 'a2a-discovery';
 import type { CatalogEntry, CounterDeltas, JournalEntry, JournalQuery, PinRecord, StateStore, StoredSnapshots, StoreRetention, StoreStatus } from './state-store.js';
 import { DEFAULT_RETENTION } from './state-store.js';

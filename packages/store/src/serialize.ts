@@ -5,9 +5,10 @@
  * that wrote them, which means nothing to the next process: they are stored as epoch
  * milliseconds and translated back on load (`at − now() + wallNow()` and the reverse).
  */
-import type { CacheEntry, AgentCardModel, CardProtocolVersion, Clock, DiscoveryEvent, Snapshot, SnapshotAgent } from 'a2a-discovery';
+import type { CacheEntry, AgentCardModel, Clock, DiscoveryEvent, Snapshot, SnapshotAgent } from 'a2a-discovery';
+import type { CardProtocolVersion } from 'a2a-discovery/internal';
 // Loaded data is as immutable as fresh data: frozen by the library's own rule.
-import { deepFreeze } from 'a2a-discovery';
+import { deepFreeze } from 'a2a-discovery/internal';
 
 const toWall = (at: number, clock: Clock): number => Math.round(at - clock.now() + clock.wallNow());
 const fromWall = (wall: number, clock: Clock): number => wall - clock.wallNow() + clock.now();

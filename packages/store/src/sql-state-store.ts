@@ -8,7 +8,8 @@
 import { hostname } from 'node:os';
 import knexFactory from 'knex';
 import type { Knex } from 'knex';
-import type { CacheEntry, CardStore, Clock, DiscoveryEvent, Snapshot, SnapshotSummary } from 'a2a-discovery';
+import type { CacheEntry, CardStore, Clock, DiscoveryEvent, Snapshot } from 'a2a-discovery';
+import type { SnapshotSummary } from 'a2a-discovery/internal';
 import { systemClock, DiscoveryError, isDiscoveryError } from 'a2a-discovery';
 import { PROTECTED_JOURNAL_TYPES, journalCuts, prunedCounter } from './journal.js';
 import { migrate, unknownMigrations } from './migrations.js';

@@ -15,7 +15,8 @@
  *   total count that cuts high-volume kinds first (journal.ts); cache chatter (hits, 304s,
  *   fetches, backoff) only adds to counters.
  */
-import type { CardStore, DiscoveryEvent, Snapshot, SnapshotSummary, CatalogEntry } from 'a2a-discovery';
+import type { CardStore, DiscoveryEvent, Snapshot } from 'a2a-discovery';
+import type { SnapshotSummary, CatalogEntry } from 'a2a-discovery/internal';
 import { RETENTION_DEFAULTS } from 'a2a-discovery/config';
 
 /** Which engine holds the state. */

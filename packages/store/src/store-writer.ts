@@ -5,7 +5,8 @@
  * most `maxPendingEvents` journal events wait (the oldest are dropped and counted when the store
  * cannot keep up), pins are coalesced per session, publications per digest.
  */
-import { occurrences, type DiscoveryEvent, type EventStream } from 'a2a-discovery';
+import { type DiscoveryEvent, type EventStream } from 'a2a-discovery';
+import { occurrences } from 'a2a-discovery/internal';
 import type { Snapshot } from 'a2a-discovery';
 import { journalOrCounter } from './journal.js';
 import type { PinRecord, StateStore } from './state-store.js';

@@ -2,7 +2,8 @@
  * The one place the service spells the options of the guarded connection (packages/core/src/fetch) it builds
  * its fetchers with: discovery's, the AI Catalog sources' and the inspector's.
  */
-import type { CardFetcherOptions, HostPolicy, OriginBudget } from 'a2a-discovery';
+import type { CardFetcherOptions, HostPolicy } from 'a2a-discovery';
+import type { OriginBudget } from 'a2a-discovery/internal';
 
 /** What the service's fetchers share: the host policy, and `cache`'s deadline and per-origin bound. */
 export interface GuardBounds {

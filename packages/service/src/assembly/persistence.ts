@@ -6,7 +6,8 @@
  * the store's database) is opened by `@a2a-discovery/store/adk-sessions`.
  */
 import type { SessionRunner, TreeFactory, TreeFactoryOptions } from 'a2a-discovery/adk';
-import type { Clock, DiscoveryEvent, EventStream, DiscoveryLoop, OpenAlert } from 'a2a-discovery';
+import type { Clock, DiscoveryEvent, EventStream, DiscoveryLoop } from 'a2a-discovery';
+import type { OpenAlert } from 'a2a-discovery/internal';
 import type { PinRecord, StateStore } from '@a2a-discovery/store';
 import { StoreWriter } from '@a2a-discovery/store';
 import type { EventBuffer } from '../http/event-buffer.js';

@@ -3,7 +3,8 @@
  * (docs/operations.md "Reload"): every guarded connection consults this one object, which hands
  * each call to the credentials read last; a reload replaces them and closes the ones before.
  */
-import type { PeerCredentials, PresentableScheme } from 'a2a-discovery';
+import type { PeerCredentials } from 'a2a-discovery';
+import type { PresentableScheme } from 'a2a-discovery/internal';
 import type { ResolvedSecrets, TokenRequestCount } from 'a2a-discovery/config';
 
 /** A {@link PeerCredentials} whose target a reload replaces. */

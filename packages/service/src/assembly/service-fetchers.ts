@@ -10,7 +10,8 @@
  */
 import type { PolicyFetch } from 'a2a-discovery/adk';
 import { createPolicyFetch } from 'a2a-discovery/adk';
-import { CardCache, createCardFetcher, HostPolicy, CatalogArtifacts, OriginBudget, systemClock } from 'a2a-discovery';
+import { CardCache, createCardFetcher, HostPolicy, CatalogArtifacts, systemClock } from 'a2a-discovery';
+import { OriginBudget } from 'a2a-discovery/internal';
 import { UPSTREAM_DEFAULTS } from 'a2a-discovery/config';
 import type { CheckCardOptions, Clock, EventStream, CardFetcher } from 'a2a-discovery';
 import type { CardSizeLimit } from 'a2a-discovery/config';

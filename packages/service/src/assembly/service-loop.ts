@@ -6,7 +6,8 @@
 import type { BaseSessionService } from '@google/adk';
 import type { PolicyFetch, RouteHints } from 'a2a-discovery/adk';
 import { SessionRunner, snapshotTreeBuilder, TreeFactory } from 'a2a-discovery/adk';
-import type { CardCache, Clock, EventStream, HostPolicy, DiscoveryLoopOptions, LoopReconfiguration, RoutingDomain, Source } from 'a2a-discovery';
+import type { CardCache, Clock, EventStream, HostPolicy, DiscoveryLoopOptions, RoutingDomain, Source } from 'a2a-discovery';
+import type { LoopReconfiguration } from 'a2a-discovery/internal';
 import { DiscoveryLoop, TagVocabulary, SnapshotStore } from 'a2a-discovery';
 import type { RoutingCase } from 'a2a-discovery/routing';
 import { casesFromVocabulary, evaluateRouting, loadCases } from 'a2a-discovery/routing';

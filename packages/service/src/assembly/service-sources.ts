@@ -7,9 +7,11 @@
  * is new and keeps the running objects of the others ({@link ServiceSources.next}), so a source
  * whose settings did not change keeps its state, its schedule and its connections.
  */
-import { DEFAULT_CATALOG_LIMITS, aiCatalogSource, ardSource, createDnsResolver, dnsSource, googleAgentRegistryAdapter, kubernetesSource, registrySource, staticSource, wellKnownSource } from 'a2a-discovery';
+import { aiCatalogSource, ardSource, createDnsResolver, dnsSource, googleAgentRegistryAdapter, kubernetesSource, registrySource, staticSource, wellKnownSource } from 'a2a-discovery';
+import { DEFAULT_CATALOG_LIMITS } from 'a2a-discovery/internal';
 import { ARD_SOURCE_DEFAULTS, GOOGLE_AGENT_REGISTRY_DEFAULTS } from 'a2a-discovery/config';
-import type { AiCatalogSource, CardFetcher, Clock, EventStream, CatalogArtifacts, Source } from 'a2a-discovery';
+import type { CardFetcher, Clock, EventStream, CatalogArtifacts, Source } from 'a2a-discovery';
+import type { AiCatalogSource } from 'a2a-discovery/internal';
 import type { StateStore } from '@a2a-discovery/store';
 import type { ServiceFetchers } from './service-fetchers.js';
 import type { ServiceOptions } from './service-options.js';

@@ -26,7 +26,8 @@
  */
 import { createLocalJWKSet, errors, jwtVerify } from 'jose';
 import type { FlattenedJWSInput, JSONWebKeySet, JWSHeaderParameters, JWTPayload } from 'jose';
-import { createOriginFetch, DiscoveryError, isDiscoveryError, isLoopbackHost, originOf, secureOrLoopback, systemClock, type GuardedFetch } from 'a2a-discovery';
+import { DiscoveryError, isDiscoveryError, systemClock } from 'a2a-discovery';
+import { createOriginFetch, isLoopbackHost, originOf, secureOrLoopback, type GuardedFetch } from 'a2a-discovery/internal';
 import type { Clock } from 'a2a-discovery';
 import { OIDC_ALGORITHMS, OIDC_DEFAULTS } from 'a2a-discovery/config';
 

@@ -18,8 +18,10 @@
  * outside loopback), or loopback ones when it is unset.
  */
 import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
-import type { Clock, RangeOrigin } from 'a2a-discovery';
-import { DiscoveryError, HostPolicy, inRangeOrigin, isLoopbackHost, looksLikeRangeOrigin, parseRangeOrigin } from 'a2a-discovery';
+import type { Clock } from 'a2a-discovery';
+import type { RangeOrigin } from 'a2a-discovery/internal';
+import { DiscoveryError, HostPolicy } from 'a2a-discovery';
+import { inRangeOrigin, isLoopbackHost, looksLikeRangeOrigin, parseRangeOrigin } from 'a2a-discovery/internal';
 import { REPLICA_DEFAULTS } from 'a2a-discovery/config';
 
 /** The request header a follower signs its request with. */

@@ -22,7 +22,7 @@
 import { timingSafeEqual } from 'node:crypto';
 import { isIP } from 'node:net';
 import type { Context, MiddlewareHandler } from 'hono';
-import { isLoopbackHost } from 'a2a-discovery';
+import { isLoopbackHost } from 'a2a-discovery/internal';
 import type { OnRefusal } from '../http/limits.js';
 import type { PeopleAuth, Person, Role } from './people-auth.js';
 import { looksLikeJwt } from './people-auth.js';

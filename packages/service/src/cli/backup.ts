@@ -101,7 +101,8 @@ Examples:
     .action(async (opts: { config: string; out: string; json: boolean }) => {
       const config = await loadForStore(opts.config);
       const store = await storeOf(config, 'backup');
-      const { backupPostgresStore, backupSqliteStore, redactUrl } = await import('@a2a-discovery/store');
+      const { backupPostgresStore, backupSqliteStore } = await import('@a2a-discovery/store');
+      const { redactUrl } = await import('a2a-discovery/config');
       const file = store.kind === 'sqlite' ? store.file : redactUrl(store.url);
       const report = store.kind === 'sqlite' ? await backupSqliteStore(store.file, opts.out) : await backupPostgresStore(store, opts.out);
       const history = config.sessions.history === 'store' ? 'included' : 'not kept (sessions.history: memory)';

@@ -10,9 +10,11 @@
  */
 import type { Command } from 'commander';
 import { InvalidArgumentError } from 'commander';
-import { A2A_CARD_MEDIA_TYPE, AI_CATALOG_WELL_KNOWN_PATH, DNS_AID_DEFAULT_TTL_SECONDS, createDeploymentFetch, DiscoveryError, dnsAidZone, isDiscoveryError, zoneComment } from 'a2a-discovery';
+import { DiscoveryError, isDiscoveryError } from 'a2a-discovery';
+import { A2A_CARD_MEDIA_TYPE, AI_CATALOG_WELL_KNOWN_PATH, DNS_AID_DEFAULT_TTL_SECONDS, createDeploymentFetch, dnsAidZone, zoneComment } from 'a2a-discovery/internal';
 import { readBoundedFile } from 'a2a-discovery/config';
-import type { DnsAidPublishedAgent, DnsAidZoneResult, Problem } from 'a2a-discovery';
+import type { Problem } from 'a2a-discovery';
+import type { DnsAidPublishedAgent, DnsAidZoneResult } from 'a2a-discovery/internal';
 
 /** The extension of a service's catalog entry: `{ localName, canonicalSha256, rawSha256 }` (registry/entry.ts). */
 const AGENT_EXTENSION = 'dev.a2a-discovery.agent';

@@ -7,7 +7,8 @@
  */
 import type { Command } from 'commander';
 import { loadConfig, resolveSecrets, type DiscoveryConfig } from 'a2a-discovery/config';
-import { createDeploymentFetch, DiscoveryError, isDiscoveryError } from 'a2a-discovery';
+import { DiscoveryError, isDiscoveryError } from 'a2a-discovery';
+import { createDeploymentFetch } from 'a2a-discovery/internal';
 import type { Snapshot } from 'a2a-discovery';
 import type { RoutingCase, RoutingReport } from 'a2a-discovery/routing';
 import { casesFromVocabulary, evaluateRouting, formatRoutingReport, loadCases, standInPeers, standInSnapshot } from 'a2a-discovery/routing';

@@ -8,7 +8,8 @@
 import { realpathSync } from 'node:fs';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
-import { DiscoveryError, isDiscoveryError, toDiscoveryError } from 'a2a-discovery';
+import { DiscoveryError, isDiscoveryError } from 'a2a-discovery';
+import { toDiscoveryError } from 'a2a-discovery/internal';
 import type { SignatureMode } from 'a2a-discovery';
 import { renderAiCatalogProbe, renderDnsProbe, renderProbe } from 'a2a-discovery/probe';
 import { credentialsFromConfig, probeFile } from './probe.js';

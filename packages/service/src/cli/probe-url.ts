@@ -4,7 +4,8 @@
  * own origin is admitted (the user named it); `--allow` admits the hosts of a catalog's cards and
  * judges the card's interfaces.
  */
-import { DiscoveryError, createCardFetcher, createDnsResolver, HostPolicy, DEFAULT_CATALOG_LIMITS } from 'a2a-discovery';
+import { DiscoveryError, createCardFetcher, createDnsResolver, HostPolicy } from 'a2a-discovery';
+import { DEFAULT_CATALOG_LIMITS } from 'a2a-discovery/internal';
 import type { CardFetcher } from 'a2a-discovery';
 import type { DnsProbeReport, ProbeAiCatalogOptions, ProbeReport, ProbeTargetResult } from 'a2a-discovery/probe';
 import { probeDns, probeEndpoint, probeTarget, refusedReport } from 'a2a-discovery/probe';

@@ -7,7 +7,8 @@
 import type { JWK } from 'jose';
 import type { CardFetcherOptions, SignatureMode, TrustedKey } from 'a2a-discovery';
 import { FileReadError, readBoundedFile, cardSizeLimit, loadConfig, resolveSecrets } from 'a2a-discovery/config';
-import { DiscoveryError, DEFAULT_CATALOG_LIMITS, createCardFetcher, HostPolicy } from 'a2a-discovery';
+import { DiscoveryError, createCardFetcher, HostPolicy } from 'a2a-discovery';
+import { DEFAULT_CATALOG_LIMITS } from 'a2a-discovery/internal';
 import type { ProbeTargetResult } from 'a2a-discovery/probe';
 import { isAiCatalogDocument, probeAiCatalogDocument, probeCard, refusedReport } from 'a2a-discovery/probe';
 

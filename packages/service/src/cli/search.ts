@@ -9,7 +9,8 @@
 import type { Command } from 'commander';
 import { Option } from 'commander';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { createDeploymentFetch, DiscoveryError, systemRandom } from 'a2a-discovery';
+import { DiscoveryError, systemRandom } from 'a2a-discovery';
+import { createDeploymentFetch } from 'a2a-discovery/internal';
 import { backoffDelay } from 'a2a-discovery/internal';
 import { askService, authorization, refusal, serviceTarget, unreachable } from './service-client.js';
 import type { ServiceTarget } from './service-client.js';

@@ -8,7 +8,8 @@
  * @module
  */
 import { readFile } from 'node:fs/promises';
-import { createDeploymentFetch, DiscoveryError, isDiscoveryError } from 'a2a-discovery';
+import { DiscoveryError, isDiscoveryError } from 'a2a-discovery';
+import { createDeploymentFetch } from 'a2a-discovery/internal';
 
 /** The service's default address (`server.port`'s default). */
 export const DEFAULT_SERVICE_URL = 'http://127.0.0.1:7340';

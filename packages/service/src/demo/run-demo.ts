@@ -13,7 +13,8 @@
 import { mkdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { AlertEvent, DiscoveryEvent } from 'a2a-discovery';
+import type { DiscoveryEvent } from 'a2a-discovery';
+import type { AlertEvent } from 'a2a-discovery/internal';
 import { loadConfig, resolveSecrets } from 'a2a-discovery/config';
 import type { RunningService } from '../assembly/service.js';
 import { startService } from '../assembly/service.js';

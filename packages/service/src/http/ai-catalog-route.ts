@@ -16,7 +16,8 @@
  */
 import type { Context } from 'hono';
 import type { CryptoKey, JWK, KeyObject } from 'jose';
-import { signDetached, AI_CATALOG_MEDIA_TYPE, AI_CATALOG_WELL_KNOWN_PATH, ARD_WELL_KNOWN_PATH } from 'a2a-discovery';
+import { signDetached, ARD_WELL_KNOWN_PATH } from 'a2a-discovery';
+import { AI_CATALOG_MEDIA_TYPE, AI_CATALOG_WELL_KNOWN_PATH } from 'a2a-discovery/internal';
 import type { DiscoveryLoop, Snapshot } from 'a2a-discovery';
 import { buildAiCatalog } from './ai-catalog.js';
 

@@ -6,7 +6,8 @@
  * an extension. No I/O of its own: the card URLs the cache recorded and the records that proposed
  * each endpoint come from the caller.
  */
-import { A2A_CARD_MEDIA_TYPE, AI_CATALOG_SPEC_VERSION, AI_REGISTRY_MEDIA_TYPE, DiscoveryError, airIdentifier, relativeIdentifierProblem } from 'a2a-discovery';
+import { DiscoveryError } from 'a2a-discovery';
+import { A2A_CARD_MEDIA_TYPE, AI_CATALOG_SPEC_VERSION, AI_REGISTRY_MEDIA_TYPE, airIdentifier, relativeIdentifierProblem } from 'a2a-discovery/internal';
 import type { Snapshot } from 'a2a-discovery';
 import { snapshotEntries } from '../registry/entry.js';
 import { A2A_RPC_PATH, AGENT_CARD_PATHS, orchestratorTags } from './a2a/agent-card.js';

@@ -16,7 +16,8 @@
  * loop run between them.
  */
 import type { CheckCardOptions, CardFetcher, CredentialsInput, HostPolicy } from 'a2a-discovery';
-import { DEFAULT_CATALOG_LIMITS, DiscoveryError, createCardFetcher } from 'a2a-discovery';
+import { DiscoveryError, createCardFetcher } from 'a2a-discovery';
+import { DEFAULT_CATALOG_LIMITS } from 'a2a-discovery/internal';
 import type { AiCatalogReport, CatalogReport, Lookalike, ProbeReport } from 'a2a-discovery/probe';
 import { identifierName, isAiCatalogDocument, probeAiCatalogDocument, probeCard, probeCatalog, probeTarget } from 'a2a-discovery/probe';
 import type { CardSizeLimit } from 'a2a-discovery/config';

@@ -4,7 +4,7 @@
  * abandoned as soon as it passes the cap, so no more than `maxBytes` (plus one chunk) is held.
  */
 import type { Context } from 'hono';
-import { readBoundedStream } from 'a2a-discovery';
+import { readBoundedStream } from 'a2a-discovery/internal';
 
 /** The outcome: the object, an empty body, or why not. */
 export type JsonBody = { ok: true; value: Record<string, unknown> | undefined } | { ok: false; tooLarge: true } | { ok: false; tooLarge: false };

@@ -2,7 +2,8 @@
  * `GET /api/sources`: what each source is doing, as the dashboard's Sources view shows it, bounded
  * in problems, documents and text per source.
  */
-import type { CatalogReport, Source } from 'a2a-discovery';
+import type { Source } from 'a2a-discovery';
+import type { CatalogReport } from 'a2a-discovery/internal';
 
 /** `GET /api/sources` lists at most this many problems and catalog documents per source, then counts the rest. */
 const MAX_LISTED_PER_SOURCE = 50;

@@ -7,8 +7,9 @@
  * an admitted card outside the snapshot, which has no reviewed text, with its card's name,
  * description and skill tags (third-party text: shown and searched, never put in a prompt).
  */
-import { A2A_CARD_MEDIA_TYPE, CARD_PATH, CATALOG_CARD_FRAGMENT, airIdentifier, isCardUrl, isInlineCardKey } from 'a2a-discovery';
+
 import type { AgentCardModel, Snapshot, SnapshotAgent } from 'a2a-discovery';
+import { A2A_CARD_MEDIA_TYPE, CARD_PATH, CATALOG_CARD_FRAGMENT, airIdentifier, isCardUrl, isInlineCardKey } from 'a2a-discovery/internal';
 
 /** The entry extension: `{ localName, canonicalSha256, rawSha256 }` of a snapshot agent. */
 const AGENT_EXTENSION = 'dev.a2a-discovery.agent';

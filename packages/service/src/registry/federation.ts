@@ -20,8 +20,10 @@
  *
  * @module
  */
-import type { AnnouncedRegistry, ArdFederationReport, ArdReferral, ArdSearchRequest, ArdSearchResponse, ArdSearchResult, CardFetcher, CardFetcherOptions, HostPolicy } from 'a2a-discovery';
-import { AI_REGISTRY_MEDIA_TYPE, canonicalIdentifier, createCardFetcher, isDiscoveryError, relativeIdentifierProblem } from 'a2a-discovery';
+import type { CardFetcher, CardFetcherOptions, HostPolicy } from 'a2a-discovery';
+import { AI_REGISTRY_MEDIA_TYPE, relativeIdentifierProblem } from 'a2a-discovery/internal';
+import type { AnnouncedRegistry, ArdFederationReport, ArdReferral, ArdSearchRequest, ArdSearchResponse, ArdSearchResult } from 'a2a-discovery/internal';
+import { canonicalIdentifier, createCardFetcher, isDiscoveryError } from 'a2a-discovery';
 import { FEDERATION_DEFAULTS } from 'a2a-discovery/config';
 
 /** A configured peer registry (`server.registry.peers[]`): its API base and a name to show. */

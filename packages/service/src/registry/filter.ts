@@ -10,7 +10,7 @@
  * for `extensions.dev.a2a-discovery.verified.<member>` (`verified.source` is short for
  * `verified.provenance.source`). A key under another root is refused (400, `INVALID_ARGUMENT`).
  */
-import { VERIFIED_EXTENSION } from 'a2a-discovery';
+import { VERIFIED_EXTENSION } from 'a2a-discovery/internal';
 
 /** The roots a filter key may start with. */
 const ROOTS = new Set(['trustManifest', 'host', 'capabilities', 'identifier', 'displayName', 'type', 'url', 'data', 'description', 'tags', 'version', 'updatedAt', 'createdAt', 'status', 'metadata', 'extensions', 'publisher', 'verified']);

@@ -20,8 +20,10 @@
  */
 import { randomBytes } from 'node:crypto';
 import MiniSearch from 'minisearch';
-import { AIR_URN_PREFIX, Pacer, VERIFIED_EXTENSION, airIdentifier, canonicalIdentifier } from 'a2a-discovery';
-import type { AgentCardModel, ArdSearchResult, ArdVerified, CardCache, DiscoveryLoop, EndpointStatus, EventStream } from 'a2a-discovery';
+import { canonicalIdentifier } from 'a2a-discovery';
+import { AIR_URN_PREFIX, Pacer, VERIFIED_EXTENSION, airIdentifier } from 'a2a-discovery/internal';
+import type { ArdSearchResult, ArdVerified } from 'a2a-discovery/internal';
+import type { AgentCardModel, CardCache, DiscoveryLoop, EndpointStatus, EventStream } from 'a2a-discovery';
 import { cardEntry, ownIdentifier, snapshotEntries } from './entry.js';
 import type { CatalogEntry } from './entry.js';
 import type { ParsedFilter } from './filter.js';

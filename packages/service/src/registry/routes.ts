@@ -15,14 +15,14 @@
  * is counted (`a2a_discovery_http_refusals_total{reason="registry_…"}`).
  */
 import { randomBytes } from 'node:crypto';
-import { Pacer } from 'a2a-discovery';
+import { Pacer } from 'a2a-discovery/internal';
 import type { Context, Hono } from 'hono';
 import { resolver } from 'hono-openapi';
 import { json, routeToolkit } from '../http/route.js';
 import type { RouteToolkit } from '../http/route.js';
 import { ArdErrorSchema } from '../http/schemas.js';
 import { ArdEntrySchema, ArdExploreRequestSchema, ArdExploreResponseSchema, ArdListResponseSchema, ArdSearchRequestSchema, ArdSearchResponseSchema } from './schemas.js';
-import type { ArdChangesResponse, ArdError, ArdExploreResponse, ArdFederation, ArdFederationReport, ArdSearchRequest, ArdSearchResponse, ArdSearchResult } from 'a2a-discovery';
+
 import type { ServerRegistryConfig } from 'a2a-discovery/config';
 import type { OnRefusal } from '../http/limits.js';
 import { readJsonBody } from '../http/read-json-body.js';
@@ -31,6 +31,7 @@ import { filterPath, parseFilter, valuesAt } from './filter.js';
 import { PageTokens, requestHash } from './page-token.js';
 import type { MatchResult, RegistryIndex } from './registry-index.js';
 import { queryTerms, REGISTRY_SLICE_MS } from './registry-index.js';
+import type { ArdChangesResponse, ArdError, ArdExploreResponse, ArdFederation, ArdFederationReport, ArdSearchRequest, ArdSearchResponse, ArdSearchResult } from 'a2a-discovery/internal';
 
 /** Where the registry API lives: the `url` a catalog's `application/ai-registry+json` entry gives. */
 export const REGISTRY_BASE = '/api/registry';

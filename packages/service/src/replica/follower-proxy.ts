@@ -20,8 +20,9 @@
  */
 import { networkInterfaces } from 'node:os';
 import type { ReplicaStatus } from '@a2a-discovery/store';
-import { createDeploymentFetch, isDiscoveryError, redactUrl, type GuardedFetch } from 'a2a-discovery';
-import type { Resolver } from 'a2a-discovery';
+import { isDiscoveryError } from 'a2a-discovery';
+import { createDeploymentFetch, redactUrl, type GuardedFetch } from 'a2a-discovery/internal';
+import type { Resolver } from 'a2a-discovery/internal';
 import { DEFAULT_SERVER_LIMITS } from '../http/limits.js';
 import type { LeaderPath, ReplicaAuth } from '../auth/replica-auth.js';
 import { LeaderUrls, REPLICA_AUTH_HEADER, REPLICA_SIGNATURE_HEADER } from '../auth/replica-auth.js';

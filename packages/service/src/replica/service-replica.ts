@@ -5,7 +5,7 @@
  */
 import type { SessionRunner, TreeFactory } from 'a2a-discovery/adk';
 import type { Clock, EventStream, DiscoveryLoop } from 'a2a-discovery';
-import { pruneCatalogStore } from 'a2a-discovery';
+import { pruneCatalogStore } from 'a2a-discovery/internal';
 import type { StateStore, ReplicaCoordinator, SqlStateStore } from '@a2a-discovery/store';
 import type { Logger } from '../telemetry/logger.js';
 import { defaultAdvertiseUrl } from './follower-proxy.js';

@@ -9,9 +9,10 @@
  * newest events may not be in it yet: the first page also takes the writer's unwritten events,
  * as the newest, each once.
  */
-import { occurrences, type DiscoveryEvent, type EventStream } from 'a2a-discovery';
+import { type DiscoveryEvent, type EventStream } from 'a2a-discovery';
+import { occurrences } from 'a2a-discovery/internal';
 import type { StateStore } from '@a2a-discovery/store';
-import { journalOrCounter } from '@a2a-discovery/store';
+import { journalOrCounter } from '@a2a-discovery/store/internal';
 import { DEFAULT_SERVER_LIMITS } from '../http/limits.js';
 
 /** Events per page at most (a larger `limit` is cut to this). */

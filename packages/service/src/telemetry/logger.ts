@@ -8,7 +8,7 @@ import { Writable } from 'node:stream';
 import pino from 'pino';
 import type { Logger } from 'pino';
 import type { DiscoveryEvent, EventStream } from 'a2a-discovery';
-import { activeTraceIds } from 'a2a-discovery';
+import { activeTraceIds } from 'a2a-discovery/internal';
 
 export type { Logger } from 'pino';
 

@@ -15,8 +15,10 @@
 import { metrics as otelMetrics } from '@opentelemetry/api';
 import type { Attributes, Counter as OtelCounter, Histogram as OtelHistogram, Meter, ObservableCallback, ObservableCounter, ObservableGauge } from '@opentelemetry/api';
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
-import type { CardCache, DiscoveryLoop, OriginBudgetStats } from 'a2a-discovery';
-import { DiscoveryError, INSTRUMENTATION_SCOPE, occurrences, type EventStream } from 'a2a-discovery';
+import type { CardCache, DiscoveryLoop } from 'a2a-discovery';
+import type { OriginBudgetStats } from 'a2a-discovery/internal';
+import { DiscoveryError, type EventStream } from 'a2a-discovery';
+import { INSTRUMENTATION_SCOPE, occurrences } from 'a2a-discovery/internal';
 import type { TreeFactory } from 'a2a-discovery/adk';
 import type { StoreStatus, ReplicaStatus } from '@a2a-discovery/store';
 import type { RefusalReason } from '../http/limits.js';

@@ -12,7 +12,7 @@
  */
 import type { Context, MiddlewareHandler } from 'hono';
 import { matchedRoutes } from 'hono/route';
-import { ATTR, withIncomingTraceContext, withSpan } from 'a2a-discovery';
+import { ATTR, withIncomingTraceContext, withSpan } from 'a2a-discovery/internal';
 
 /** The route template that answers `c` (`/api/sessions/:id`), or undefined for the catch-all. */
 function routeOf(c: Context): string | undefined {

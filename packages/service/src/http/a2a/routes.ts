@@ -16,7 +16,7 @@ import { AgentCard } from '@a2a-js/sdk';
 import { JsonRpcTransportHandler, ServerCallContext, validateVersion } from '@a2a-js/sdk/server';
 import type { User } from '@a2a-js/sdk/server';
 import { LegacyJsonRpcTransportHandler } from '@a2a-js/sdk/compat/v0_3/server';
-import { canonicalJson } from 'a2a-discovery';
+import { canonicalJson } from 'a2a-discovery/internal';
 import type { DiscoveryLoop, Snapshot } from 'a2a-discovery';
 import type { ServerA2aConfig } from 'a2a-discovery/config';
 import { ifNoneMatch } from '../ai-catalog-route.js';
