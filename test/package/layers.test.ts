@@ -25,7 +25,8 @@ const LAYERS: readonly (readonly string[])[] = [
   ['match'],
   ['snapshot', 'explorer'],
   ['loop', 'adk', 'routing'],
-  ['index'],
+  // The entries: the public root, and the sibling packages' internal one beside it.
+  ['index', 'internal'],
 ];
 
 /**

@@ -116,7 +116,7 @@ const FAILURE_OF: Record<DiscoveryErrorCode, FailureClass> = {
 };
 
 /** The failure class of a code. */
-export function failureOf(code: DiscoveryErrorCode): FailureClass {
+function failureOf(code: DiscoveryErrorCode): FailureClass {
   return FAILURE_OF[code];
 }
 

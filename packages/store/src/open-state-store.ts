@@ -11,7 +11,7 @@ import { MemoryStateStore } from './memory-state-store.js';
 import type { StateStore, StoreKind, StoreRetention } from './state-store.js';
 
 /** The store description's rules live in the library (`rules/store-spec.ts`, exported by `a2a-discovery/config`); the store entry re-exports them. */
-export { DEFAULT_SQLITE_FILE, parseStoreSpec, redactUrl, type StoreSpec } from 'a2a-discovery/config';
+export { DEFAULT_SQLITE_FILE, parseStoreSpec,  type StoreSpec } from 'a2a-discovery/config';
 
 export interface OpenStateStoreOptions {
   /** Relative SQLite paths are resolved against it. Default the working directory. */

@@ -17,7 +17,7 @@ export const AI_REGISTRY_MEDIA_TYPE = 'application/ai-registry+json';
 export type ArdFederation = 'auto' | 'referrals' | 'none';
 
 /** The query of a search or an explore (ARD §7.1). */
-export interface ArdQuery {
+interface ArdQuery {
   /** Natural-language text; required for search, optional for explore. */
   readonly text?: string;
   /**
@@ -124,7 +124,7 @@ export interface ArdExploreResponse {
 }
 
 /** The answer of `GET /agents` (ARD §7.4, the OpenAPI `ListResponse`): entries in a deterministic order. */
-export interface ArdListResponse {
+interface ArdListResponse {
   readonly items: readonly ArdSearchResult[];
   /** Entries matching in all, when the registry counts them. */
   readonly total?: number;

@@ -91,7 +91,7 @@ export interface CacheEntry<C = AgentCardModel, V extends string = CardProtocolV
 }
 
 /** An extended card the cache accepted: the fields of a card, checked like a public one. */
-export interface ExtendedCard<C = AgentCardModel, V extends string = CardProtocolVersion> {
+interface ExtendedCard<C = AgentCardModel, V extends string = CardProtocolVersion> {
   readonly card: C;
   readonly protocolVersion: V;
   /** The card's JSON text (the JSON-RPC `result` as received, re-serialized, or the REST body). */

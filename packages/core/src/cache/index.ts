@@ -7,9 +7,9 @@
 export { CardCache } from './card-cache.js';
 export type { AcceptedContent, CacheContent, CardCacheOptions, DigestPins, RefreshOptions } from './card-cache.js';
 export { acceptedEntry, MemoryCardStore, prefixedStore } from './card-store.js';
-export type { CacheEntry, CardStore, EntryError, ExtendedCard, ExtendedCardState } from './card-store.js';
+export type { CacheEntry, CardStore, EntryError,   } from './card-store.js';
 export { cardKindOf, describeExtendedCardChange, effectiveEntry, extendedCardChange } from './extended-cards.js';
 export type { ExtendedCardChange } from './extended-cards.js';
 export { responseCacheControl } from './cache-control.js';
 export { fetchWithLegacyFallback } from './well-known.js';
-export type { CacheDirectives } from './cache-control.js';
+;

@@ -6,26 +6,26 @@
  * @module
  */
 export { parseAgentCard, parseFailure } from './parse-agent-card.js';
-export type { ParseCardOptions, ParseCardResult, CardStage } from './parse-agent-card.js';
+export type { ParseCardOptions, ParseCardResult,  } from './parse-agent-card.js';
 export type {
   AgentCardModel,
   AgentInterfaceModel,
   AgentSkillModel,
-  AgentCapabilitiesModel,
-  AgentProviderModel,
-  AgentExtensionModel,
-  AgentCardSignatureModel,
+  
+  
+  
+  
   SecuritySchemeModel,
-  SecurityRequirementModel,
+  
   CardProtocolVersion,
 } from './model.js';
 export { toAdkCard } from './adk-card.js';
-export type { AdkAgentCard, AdkCardResult } from './adk-card.js';
+export type { AdkAgentCard,  } from './adk-card.js';
 export { canonicalMode, modesCover, effectiveModes } from './modes.js';
 export { sha256Hex, canonicalJson, canonicalCardSha256 } from './canonical.js';
-export { DEFAULT_JSON_LIMITS } from './safe-json.js';
+;
 export type { JsonLimits } from './safe-json.js';
-export type { UrlJudge, CardUrl, CardUrlRole, InterfacePolicyOptions, ChosenInterface, PreferredInterfaceOptions } from './interface-policy.js';
+export type { UrlJudge,    ChosenInterface,  } from './interface-policy.js';
 export { preferredInterface, reviewedInterface } from './interface-policy.js';
 export type { InterfaceRewrite } from './interface-policy.js';
 export { cardAccess, checkSecurityRequirements, presentableSchemes, securityOrigin } from './security-requirements.js';

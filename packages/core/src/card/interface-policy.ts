@@ -22,7 +22,7 @@ export interface UrlJudge {
   check(url: string): { allowed: boolean; code?: DiscoveryErrorCode; reason?: string };
 }
 
-export type CardUrlRole = 'interface' | 'provider' | 'documentation' | 'icon' | 'oauth' | 'openid' | 'jku' | 'other';
+type CardUrlRole = 'interface' | 'provider' | 'documentation' | 'icon' | 'oauth' | 'openid' | 'jku' | 'other';
 
 export interface CardUrl {
   /** JSON path in the card as published. */

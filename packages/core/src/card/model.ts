@@ -20,19 +20,19 @@ export interface AgentInterfaceModel {
   readonly tenant?: string;
 }
 
-export interface AgentProviderModel {
+interface AgentProviderModel {
   readonly organization: string;
   readonly url: string;
 }
 
-export interface AgentExtensionModel {
+interface AgentExtensionModel {
   readonly uri: string;
   readonly description?: string;
   readonly required?: boolean;
   readonly params?: Readonly<Record<string, unknown>>;
 }
 
-export interface AgentCapabilitiesModel {
+interface AgentCapabilitiesModel {
   readonly streaming?: boolean;
   readonly pushNotifications?: boolean;
   readonly extendedAgentCard?: boolean;
@@ -69,7 +69,7 @@ export interface AgentSkillModel {
   readonly securityRequirements?: readonly SecurityRequirementModel[];
 }
 
-export interface AgentCardSignatureModel {
+interface AgentCardSignatureModel {
   readonly protected: string;
   readonly signature: string;
   readonly header?: Readonly<Record<string, unknown>>;

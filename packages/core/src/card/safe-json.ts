@@ -21,7 +21,7 @@ export interface JsonLimits {
   maxStringLength?: number;
 }
 
-export const DEFAULT_JSON_LIMITS: Required<JsonLimits> = Object.freeze({
+const DEFAULT_JSON_LIMITS: Required<JsonLimits> = Object.freeze({
   maxBytes: DEFAULT_MAX_CARD_BYTES,
   maxDepth: 32,
   maxObjectKeys: 1_000,

@@ -96,7 +96,7 @@ export type ReadCatalogResult =
   | { readonly ok: false; readonly code: Extract<DiscoveryErrorCode, 'ERR_CARD_TOO_LARGE' | 'ERR_CARD_MALFORMED' | 'ERR_CARD_INVALID'>; readonly problems: readonly Problem[] };
 
 /**
- * Reads catalog bytes: bounded, strict UTF-8 JSON (no `__proto__` keys), then {@link readAiCatalogValue}.
+ * Reads catalog bytes: bounded, strict UTF-8 JSON (no `__proto__` keys), then {@link readAiCatalogValuePaced}.
  *
  * @example
  * const r = readAiCatalog(res.body);
@@ -154,10 +154,6 @@ function jsonLimits(l: Required<CatalogLimits>): JsonLimits {
   return { maxBytes: l.maxBytes, maxDepth: 40, maxArrayLength: Math.max(1_000, l.maxEntries), maxObjectKeys: 1_000, maxStringLength: 16_384 };
 }
 
-/** Reads a parsed JSON value (an inline nested catalog's `data`, or bytes already parsed). */
-export function readAiCatalogValue(value: unknown, limits: CatalogLimits = {}): ReadCatalogResult {
-  return finish(readValue(value, { ...DEFAULT_CATALOG_LIMITS, ...limits }));
-}
 
 /** The reader, yielding every {@link ENTRIES_PER_STEP} entries (where a paced caller lets the event loop run). */
 function* readValue(value: unknown, l: Required<CatalogLimits>): Generator<void, ReadCatalogResult> {

@@ -15,12 +15,12 @@ export {
   CATALOG_WELL_KNOWN_PATHS,
   DEFAULT_CATALOG_LIMITS,
   readAiCatalog,
-  readAiCatalogValue,
+  
 } from './ai-catalog.js';
 export type { AiCatalog, AiCatalogEntry, CachedAiCatalog, CatalogLimits, ReadCatalogResult } from './ai-catalog.js';
 export { AIR_URN_PREFIX, airIdentifier, canonicalIdentifier, relativeIdentifierProblem, sameIdentifier } from './identifiers.js';
 export { judgeTrustManifest } from './trust-manifest.js';
-export type { ManifestVerdict, TrustPin } from './trust-manifest.js';
+export type { ManifestVerdict,  } from './trust-manifest.js';
 export { isSemanticVersion, selectVersions } from './versions.js';
 export type { Versioned } from './versions.js';
 export { Pacer } from './paced.js';

@@ -15,7 +15,7 @@ import type { AiCatalogEntry } from './ai-catalog.js';
 import { mediaType } from './ai-catalog.js';
 
 /** A publisher's pin on an artifact's bytes. */
-export interface TrustPin {
+interface TrustPin {
   /** Lower-case hex SHA-256 the artifact's bytes must have (the JCS form for inline `data`). */
   readonly sha256: string;
   /** The manifest's `identity` and the key that verified it. */

@@ -13,10 +13,10 @@ import { activeTraceIds } from '../telemetry/otel.js';
 import { systemClock } from '../clock/index.js';
 
 /** The diagnostics channel every event is published on. */
-export const DISCOVERY_CHANNEL = 'a2a-discovery:event';
+const DISCOVERY_CHANNEL = 'a2a-discovery:event';
 
 /** Fields every event carries. */
-export interface EventBase {
+interface EventBase {
   /** Sequence number, increasing per stream, assigned by {@link EventStream.emit}. */
   seq: number;
   /** Epoch milliseconds (from the stream's clock) when it happened. */
@@ -40,7 +40,7 @@ export type CardOutcome =
   | 'invalid' // content rejected; nothing stored
   | 'failed'; // an error and no previous card to serve
 
-export interface CardFetchEvent extends EventBase {
+interface CardFetchEvent extends EventBase {
   type: 'card.fetch';
   endpoint: string;
   url: string;
@@ -72,7 +72,7 @@ export interface CardResultEvent extends EventBase {
   warnings?: readonly Problem[];
 }
 
-export interface CardBackoffEvent extends EventBase {
+interface CardBackoffEvent extends EventBase {
   type: 'card.backoff';
   endpoint: string;
   failures: number;
@@ -107,7 +107,7 @@ export interface AlertResolvedEvent extends EventBase {
 }
 
 /** The resolver admitted or refused an endpoint (emitted when its verdict changes). */
-export interface EndpointEvent extends EventBase {
+interface EndpointEvent extends EventBase {
   /** `gone`: no source proposes it any more (it stops being requested); `evicted`: forgotten after the grace period. */
   type: 'endpoint.admitted' | 'endpoint.refused' | 'endpoint.gone' | 'endpoint.evicted';
   endpoint: string;
@@ -118,7 +118,7 @@ export interface EndpointEvent extends EventBase {
 }
 
 /** Health state of an endpoint changed (healthy, degraded, removed...). */
-export interface HealthEvent extends EventBase {
+interface HealthEvent extends EventBase {
   type: 'health.changed';
   endpoint: string;
   from: string;
@@ -128,7 +128,7 @@ export interface HealthEvent extends EventBase {
 }
 
 /** The matcher's verdict on an endpoint changed. */
-export interface MatchEvent extends EventBase {
+interface MatchEvent extends EventBase {
   type: 'match.verdict';
   endpoint: string;
   verdict: 'selected' | 'unsuitable' | 'excluded';
@@ -137,7 +137,7 @@ export interface MatchEvent extends EventBase {
 }
 
 /** A snapshot was published, or held back by a guard. */
-export interface SnapshotEvent extends EventBase {
+interface SnapshotEvent extends EventBase {
   type: 'snapshot.published' | 'snapshot.held';
   version: number;
   digest: string;
@@ -150,7 +150,7 @@ export interface SnapshotEvent extends EventBase {
  * A conversation's pin changed. `expired`: idle past its timeout (pin and stored history
  * dropped); `restarted`: an expired session came back and began anew on the current snapshot.
  */
-export interface SessionEvent extends EventBase {
+interface SessionEvent extends EventBase {
   type: 'session.pinned' | 'session.upgraded' | 'session.ended' | 'session.expired' | 'session.restarted';
   sessionId: string;
   digest: string;
@@ -197,7 +197,7 @@ export interface CatalogEvent extends EventBase {
 }
 
 /** A snapshot's agent tree was built, or dropped once nothing needs it. */
-export interface TreeEvent extends EventBase {
+interface TreeEvent extends EventBase {
   type: 'tree.built' | 'tree.evicted';
   digest: string;
 }
@@ -221,7 +221,7 @@ export interface OpenAlert {
  * The service started: a new process, which on a durable store is a restart. Says what it took
  * over from the store (emitted by the service, before its first discovery cycle).
  */
-export interface ServiceStartedEvent extends EventBase {
+interface ServiceStartedEvent extends EventBase {
   type: 'service.started';
   /** How this process names itself in the journal (`<hostname>:<pid>`, or the replica id). */
   replica: string;
@@ -235,7 +235,7 @@ export interface ServiceStartedEvent extends EventBase {
  * A replica became the leader of several on one PostgreSQL store (at its start, or taking over
  * from a leader that stopped): it runs discovery from now on, carrying the open alerts.
  */
-export interface ReplicaLeaderEvent extends EventBase {
+interface ReplicaLeaderEvent extends EventBase {
   type: 'replica.leader';
   replica: string;
   /** The fencing epoch it leads under. */

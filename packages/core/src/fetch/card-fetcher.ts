@@ -91,7 +91,7 @@ export interface CardFetcherOptions {
  * calls discovery makes on an agent's interface (the extended card's JSON-RPC method), under the
  * same bounds, policy and per-origin credentials.
  */
-export interface FetchInit {
+interface FetchInit {
   headers?: Record<string, string>;
   signal?: AbortSignal;
   /** Default `GET`. */

@@ -63,7 +63,7 @@ export interface HealthObservation {
 }
 
 /** The last failure behind an observation, as the cache classified it. */
-export interface HealthCause {
+interface HealthCause {
   readonly message: string;
   readonly stage?: string;
 }

@@ -4,4 +4,4 @@
  * @module
  */
 export { HealthTracker, isMember } from './health-tracker.js';
-export type { HealthCause, HealthState, HealthStatus, HealthOptions, HealthObservation, HealthTransition } from './health-tracker.js';
+export type {   HealthStatus, HealthOptions, HealthObservation, HealthTransition } from './health-tracker.js';

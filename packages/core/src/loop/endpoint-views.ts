@@ -27,7 +27,7 @@ import type { Membership } from './membership.js';
  * by the guard: still in the published snapshot), `degraded` (selected, its card served stale),
  * `selected`.
  */
-export type EndpointVerdict = 'refused' | 'gone' | 'pending' | 'removed' | 'unsuitable' | 'excluded' | 'held' | 'degraded' | 'selected';
+type EndpointVerdict = 'refused' | 'gone' | 'pending' | 'removed' | 'unsuitable' | 'excluded' | 'held' | 'degraded' | 'selected';
 
 export interface EndpointState {
   readonly verdict: EndpointVerdict;

@@ -5,7 +5,7 @@
  */
 export { DiscoveryLoop } from './discovery-loop.js';
 export type { DiscoveryLoopOptions, LoopReconfiguration } from './discovery-loop.js';
-export type { EndpointStatus, EndpointVerdict } from './endpoint-views.js';
+export type { EndpointStatus,  } from './endpoint-views.js';
 export type { SnapshotListener } from './publisher.js';
 export type { RoutingVerdict } from './routing-gate.js';
-export type { Lookalike, LookalikePolicy } from '../rules/lookalike.js';
+export type {  LookalikePolicy } from '../rules/lookalike.js';

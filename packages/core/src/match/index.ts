@@ -5,8 +5,8 @@
  * @module
  */
 export { matchCard, TagVocabulary } from './match-card.js';
-export type { Need, VocabularyEntry, RequiredCapabilities, CardMatch } from './match-card.js';
-export { selectAgents, deriveLocalName, LOCAL_NAME, RESERVED_NAMES } from './select-agents.js';
+export type { Need, VocabularyEntry,   } from './match-card.js';
+export { selectAgents, deriveLocalName, LOCAL_NAME,  } from './select-agents.js';
 export type {
   ReviewedAgent,
   TenantPolicy,
@@ -15,7 +15,7 @@ export type {
   Candidate,
   SelectedAgent,
   Verdict,
-  SelectionAlert,
+  
   Selection,
   MatchMemo,
 } from './select-agents.js';

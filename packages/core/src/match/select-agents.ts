@@ -16,7 +16,7 @@ import { isUntagged, matchByRoutingTags, matchCard, matchUntaggedCard } from './
 import { isLocalName, LOCAL_NAME } from '../local-name.js';
 
 /** The local-name rule ({@link LOCAL_NAME}) and ADK's reserved names, re-exported here for the public API. */
-export { LOCAL_NAME, RESERVED_NAMES } from '../local-name.js';
+export { LOCAL_NAME,  } from '../local-name.js';
 
 /** A static, reviewed agent from configuration. */
 export interface ReviewedAgent {
@@ -133,7 +133,7 @@ export type Verdict =
   | { readonly verdict: 'selected'; readonly localName: string }
   | { readonly verdict: 'unsuitable' | 'excluded'; readonly localName?: string; readonly reason: string };
 
-export interface SelectionAlert {
+interface SelectionAlert {
   readonly kind: 'cap-reached' | 'name-collision' | 'invalid-name' | 'unknown-tags' | 'static-unsuitable' | 'unauthorized' | 'interface-url-unused';
   readonly message: string;
   readonly endpoint?: string;

@@ -4,4 +4,4 @@
  * @module
  */
 export { resolveEndpoints } from './resolve-endpoints.js';
-export type { AdmittedEndpoint, RefusedRecord, ResolveResult } from './resolve-endpoints.js';
+export type { AdmittedEndpoint, RefusedRecord,  } from './resolve-endpoints.js';

@@ -4,6 +4,6 @@
  * @module
  */
 export { snapshotDigest, buildSnapshot, toSnapshotAgents, diffSnapshots } from './snapshot.js';
-export type { Snapshot, SnapshotAgent, SnapshotDomain, SnapshotDiff, AgentChange } from './snapshot.js';
+export type { Snapshot, SnapshotAgent,  SnapshotDiff,  } from './snapshot.js';
 export { SnapshotStore } from './snapshot-store.js';
-export type { SnapshotSummary, RetainedSnapshot } from './snapshot-store.js';
+export type { SnapshotSummary,  } from './snapshot-store.js';

@@ -189,7 +189,7 @@ export function buildSnapshot(
   return Object.freeze({ version, digest: digestOfSorted(sorted, layout), createdAt, agents: Object.freeze(sorted), domains: Object.freeze(layout) });
 }
 
-export interface AgentChange {
+interface AgentChange {
   readonly localName: string;
   readonly skillsAdded: readonly string[];
   readonly skillsRemoved: readonly string[];

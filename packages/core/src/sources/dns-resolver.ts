@@ -37,7 +37,7 @@ import { ATTR, SPAN, withSpan, type SpanScope } from '../telemetry/index.js';
 export type DnsQueryType = keyof typeof RR_TYPES;
 
 /** One resource record of an answer section. */
-export interface DnsRecord {
+interface DnsRecord {
   /** Owner name, lower case, no trailing dot. */
   readonly name: string;
   readonly type: DnsQueryType | 'OTHER';

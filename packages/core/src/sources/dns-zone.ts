@@ -33,7 +33,7 @@ export interface DnsAidZoneOptions {
 }
 
 /** One agent's records. */
-export interface DnsAidZoneRecord {
+interface DnsAidZoneRecord {
   readonly name: string;
   readonly label: string;
   /** The owner name, fully qualified (trailing dot). */

@@ -15,11 +15,11 @@ import { describe } from '../text.js';
 import type { EndpointRecord } from './types.js';
 
 /** Annotation holding a complete base URL. */
-export const BASE_URL_ANNOTATION = 'a2a-discovery/base-url';
+const BASE_URL_ANNOTATION = 'a2a-discovery/base-url';
 /** Annotation naming the port (number or port name). */
-export const PORT_ANNOTATION = 'a2a-discovery/port';
+const PORT_ANNOTATION = 'a2a-discovery/port';
 /** The port name preferred when no annotation says otherwise. */
-export const A2A_PORT_NAME = 'a2a';
+const A2A_PORT_NAME = 'a2a';
 
 /** The parts of a Service the rules read (a `V1Service` fits). */
 export interface ServiceLike {

@@ -39,7 +39,7 @@ export interface RegistryEntry {
 }
 
 /** What an adapter found on one page. */
-export interface RegistryPage {
+interface RegistryPage {
   /** The entries of this page, in catalog order. */
   records: RegistryEntry[];
   /** The absolute URL of the next page, if any (the source refuses one on another origin). */

@@ -21,7 +21,7 @@ import type { GuardBounds } from './guard-options.js';
 import { guardOptions } from './guard-options.js';
 import type { ServiceOptions } from './service-options.js';
 
-export type { UpstreamBudgetOptions } from './service-options.js';
+;
 
 export interface ServiceFetchers {
   readonly policy: HostPolicy;

@@ -19,7 +19,7 @@ import type { Logger } from '../telemetry/logger.js';
 import type { ReloadResult } from './reload-result.js';
 
 /** `cache`'s keys of the upstream request budget per origin (`UPSTREAM_DEFAULTS` of `a2a-discovery/config`). */
-export interface UpstreamBudgetOptions {
+interface UpstreamBudgetOptions {
   /** Requests per second per origin, every fetcher together. Default 20. */
   originRequestsPerSecond?: number;
   /** Requests an idle origin may receive at once. Default 100. */

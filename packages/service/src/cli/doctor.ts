@@ -24,10 +24,10 @@ interface Io {
   err: (s: string) => void;
 }
 
-export type CheckStatus = 'ok' | 'warn' | 'fail';
+type CheckStatus = 'ok' | 'warn' | 'fail';
 
 /** One check: the `--json` contract's `checks[]`. */
-export interface DoctorCheck {
+interface DoctorCheck {
   id: string;
   status: CheckStatus;
   message: string;
@@ -101,7 +101,7 @@ function errorClass(err: unknown): string {
 }
 
 /** Runs every check; `now` the wall clock (injected). */
-export async function runDoctor(file: string, deps: { now?: () => number; env?: NodeJS.ProcessEnv } = {}): Promise<DoctorCheck[]> {
+async function runDoctor(file: string, deps: { now?: () => number; env?: NodeJS.ProcessEnv } = {}): Promise<DoctorCheck[]> {
   const now = deps.now ?? Date.now;
   const checks: DoctorCheck[] = [];
   const report = await validateConfigFile(file, deps.env);

@@ -47,7 +47,7 @@ interface Found {
   url: string | null;
 }
 
-export async function runSearch(text: string, flags: SearchFlags, io: Io): Promise<void> {
+async function runSearch(text: string, flags: SearchFlags, io: Io): Promise<void> {
   const t = await serviceTarget(flags);
   const results: Found[] = [];
   let pageToken: string | undefined;
@@ -104,7 +104,7 @@ function line(e: Event, output: 'text' | 'jsonl'): string {
   return `${String(e.seq).padStart(6)}  ${at}  ${e.type}${about.length > 0 ? `  ${about.join(' ')}` : ''}\n`;
 }
 
-export async function runEvents(flags: EventsFlags, io: Io, signal?: AbortSignal): Promise<void> {
+async function runEvents(flags: EventsFlags, io: Io, signal?: AbortSignal): Promise<void> {
   const t = await serviceTarget(flags);
   const types = flags.types?.split(',').map((s) => s.trim()).filter((s) => s !== '');
   // Where the reader stands: --since, else the service's newest event when the first stream opened.

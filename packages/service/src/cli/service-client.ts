@@ -12,7 +12,7 @@ import { DiscoveryError, isDiscoveryError } from 'a2a-discovery';
 import { createDeploymentFetch } from 'a2a-discovery/internal';
 
 /** The service's default address (`server.port`'s default). */
-export const DEFAULT_SERVICE_URL = 'http://127.0.0.1:7340';
+const DEFAULT_SERVICE_URL = 'http://127.0.0.1:7340';
 
 export interface ServiceTarget {
   /** The service's origin and base path, without a trailing slash. */

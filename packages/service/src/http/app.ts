@@ -159,7 +159,7 @@ export interface ChatTurnDone {
 }
 
 /** A snapshot for the API: agents with their reviewed fields, card summary and the card itself. */
-export function snapshotJson(s: Snapshot, routing?: RoutingVerdict): Record<string, unknown> {
+function snapshotJson(s: Snapshot, routing?: RoutingVerdict): Record<string, unknown> {
   return {
     version: s.version,
     digest: s.digest,

@@ -34,7 +34,7 @@ const OPTIONS = {
 };
 
 /** The document of `app` (every declared route; routes without a declaration are not in it, and route.ts refuses those under /api/). */
-export function openApiDocument(app: Hono): Promise<Record<string, unknown>> {
+function openApiDocument(app: Hono): Promise<Record<string, unknown>> {
   return generateSpecs(app, OPTIONS) as Promise<Record<string, unknown>>;
 }
 

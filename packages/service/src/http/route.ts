@@ -33,10 +33,10 @@ import type { OnRefusal } from './limits.js';
 import { ProblemSchema } from './schemas.js';
 
 /** Who may call a route. */
-export type RouteRole = 'public' | 'any' | Role;
+type RouteRole = 'public' | 'any' | Role;
 
 /** A route's declaration: its role's check, then its description. Spread into `app.get(path, ...route(…), handler)`. */
-export type RouteDeclaration = [MiddlewareHandler, MiddlewareHandler];
+type RouteDeclaration = [MiddlewareHandler, MiddlewareHandler];
 
 /** The role checks {@link RouteToolkit.route} made: {@link assertRolesDeclared} finds routes without one. */
 const GATES = new WeakSet<MiddlewareHandler>();

@@ -21,7 +21,7 @@ export const ArdErrorSchema = z.looseObject({ errorCode: z.string(), message: z.
 
 const Iso = z.string().describe('an RFC 3339 time');
 
-export const SnapshotAgentSchema = z
+const SnapshotAgentSchema = z
   .looseObject({
     localName: z.string(),
     description: z.string(),

@@ -28,7 +28,7 @@ import type { DescribeRouteOptions } from 'hono-openapi';
 import { REGISTRY_BASE } from './routes.js';
 
 /** Where the MCP endpoint is: under the registry's base, so its role and `anonymous` are the registry's. */
-export const MCP_PATH = `${REGISTRY_BASE}/mcp`;
+const MCP_PATH = `${REGISTRY_BASE}/mcp`;
 
 /** Longest card text a tool returns per field (characters): data for a model, bounded. */
 const MAX_TEXT = 300;
