@@ -17,40 +17,22 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { RunningService } from '../../packages/service/src/index.js';
-import { fullService } from '../../scripts/openapi.js';
-import { startAdkPeer, startV1CardServer, v1Card } from '../helpers/a2a-peers.js';
 import type { RunningPeer } from '../helpers/a2a-peers.js';
-import { adkStyleCard } from '../helpers/cards.js';
+import { startTwoAgentService } from '../helpers/two-agent-service.js';
+import type { TwoAgentService } from '../helpers/two-agent-service.js';
 import { CLI, runCli } from '../helpers/cli.js';
 import { waitFor } from '../helpers/wait-for.js';
 
 const TOKEN = 'cli-admin-token-0123456789abcdef';
+let stand: TwoAgentService;
 let service: RunningService;
 let billing: RunningPeer;
-let warranty: RunningPeer;
 let dir: string;
 let tokenFile: string;
 
 before(async () => {
-  billing = await startAdkPeer({ name: 'billing', description: 'Billing.', reply: 'billing here', card: (port) => adkStyleCard(port, 'Billing Agent', [{ id: 'invoices', tags: ['billing'] }]) });
-  warranty = await startV1CardServer({ card: (port) => v1Card(port) });
-  service = await fullService({
-    token: TOKEN,
-    credentials: (origin) => (origin === new URL(warranty.baseUrl).origin ? { authorization: 'Bearer test-token' } : undefined),
-    policy: { allow: [billing, warranty].map((p) => new URL(p.baseUrl).origin), allowLoopback: true },
-    vocabulary: [
-      { tag: 'billing', description: 'Invoices and payments.' },
-      { tag: 'warranty', description: 'Warranty status.' },
-    ],
-    needs: [{ tag: 'billing' }, { tag: 'warranty' }],
-    static: [
-      { name: 'billing_agent', url: billing.baseUrl, description: 'Answers invoice questions.', tags: ['billing'] },
-      { name: 'warranty_agent', cardUrl: warranty.cardUrl, description: 'Answers warranty questions.', tags: ['warranty'] },
-    ],
-    health: { enterAfter: 1 },
-    cache: { minTtlMs: 0 },
-    loop: { cycleIntervalMs: 600_000 },
-  });
+  stand = await startTwoAgentService({ token: TOKEN, catalog: { enabled: true } });
+  ({ service, billing } = stand);
   await waitFor(async () => (service.loop.current()?.agents.length === 2 ? true : undefined), 'both agents admitted');
   dir = await mkdtemp(join(tmpdir(), 'a2a-cli-'));
   tokenFile = join(dir, 'token');
@@ -58,8 +40,7 @@ before(async () => {
 });
 
 after(async () => {
-  await service?.close();
-  await Promise.all([billing?.close(), warranty?.close()]);
+  await stand?.close();
   if (dir !== undefined) await rm(dir, { recursive: true, force: true });
 });
 

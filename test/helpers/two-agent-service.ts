@@ -5,7 +5,7 @@
  * real, verified entries (the registry's conformance, the Search view against the real routes).
  */
 import { startService } from '../../packages/service/src/index.js';
-import type { RunningService } from '../../packages/service/src/index.js';
+import type { RunningService, ServiceOptions } from '../../packages/service/src/index.js';
 import { createLogger } from '../../packages/service/src/telemetry/logger.js';
 import type { RunningPeer } from './a2a-peers.js';
 import { startAdkPeer, startV1CardServer, v1Card } from './a2a-peers.js';
@@ -20,10 +20,11 @@ export interface TwoAgentService {
   close(): Promise<void>;
 }
 
-export async function startTwoAgentService(): Promise<TwoAgentService> {
+/** `extra`: more service options (a token, the catalog, …) over the two agents'. */
+export async function startTwoAgentService(extra: Partial<ServiceOptions> = {}): Promise<TwoAgentService> {
   const billing = await startBillingPeer();
   const warranty = await startV1CardServer({ card: (port) => v1Card(port) });
-  const service = await serviceOver(billing, warranty, (origin) => (origin === new URL(warranty.baseUrl).origin ? { authorization: 'Bearer test-token' } : undefined));
+  const service = await serviceOver(billing, warranty, (origin) => (origin === new URL(warranty.baseUrl).origin ? { authorization: 'Bearer test-token' } : undefined), extra);
   return closing(service, billing, warranty);
 }
 
@@ -51,7 +52,7 @@ function startBillingPeer(): Promise<RunningPeer> {
   return startAdkPeer({ name: 'billing', description: 'Billing.', reply: 'billing here', card: (port) => adkStyleCard(port, 'Billing Agent', [{ id: 'invoices', tags: ['billing'] }]) });
 }
 
-function serviceOver(billing: RunningPeer, warranty: { baseUrl: string; cardUrl: string }, credentials?: (origin: string) => Record<string, string> | undefined): Promise<RunningService> {
+function serviceOver(billing: RunningPeer, warranty: { baseUrl: string; cardUrl: string }, credentials?: (origin: string) => Record<string, string> | undefined, extra: Partial<ServiceOptions> = {}): Promise<RunningService> {
   return startService({
     port: 0,
     ...(credentials !== undefined && { credentials }),
@@ -69,5 +70,6 @@ function serviceOver(billing: RunningPeer, warranty: { baseUrl: string; cardUrl:
     cache: { minTtlMs: 0 },
     loop: { cycleIntervalMs: 600_000 },
     logger: createLogger({ level: 'silent' }),
+    ...extra,
   });
 }

@@ -17,10 +17,10 @@ import { readFileSync } from 'node:fs';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import { Validator } from '@seriousme/openapi-schema-validator';
 import type { RunningService } from '../../packages/service/src/index.js';
-import { fullService, OPENAPI_FILE, servedDocument } from '../../scripts/openapi.js';
-import { startAdkPeer, startV1CardServer, v1Card } from '../helpers/a2a-peers.js';
+import { OPENAPI_FILE, servedDocument } from '../../scripts/openapi.js';
 import type { RunningPeer } from '../helpers/a2a-peers.js';
-import { adkStyleCard } from '../helpers/cards.js';
+import { startTwoAgentService } from '../helpers/two-agent-service.js';
+import type { TwoAgentService } from '../helpers/two-agent-service.js';
 import { waitFor } from '../helpers/wait-for.js';
 
 const TOKEN = 'contract-admin-token-0123456789abcdef';
@@ -31,39 +31,22 @@ interface Operation {
 }
 type Doc = { paths: Record<string, Record<string, Operation>>; components: Record<string, unknown> };
 
+let stand: TwoAgentService;
 let service: RunningService;
 let billing: RunningPeer;
-let warranty: RunningPeer;
 let doc: Doc;
 let served: string;
 
 before(async () => {
-  billing = await startAdkPeer({ name: 'billing', description: 'Billing.', reply: 'billing here', card: (port) => adkStyleCard(port, 'Billing Agent', [{ id: 'invoices', tags: ['billing'] }]) });
-  warranty = await startV1CardServer({ card: (port) => v1Card(port) });
-  service = await fullService({
-    token: TOKEN,
-    policy: { allow: [billing, warranty].map((p) => new URL(p.baseUrl).origin), allowLoopback: true },
-    vocabulary: [
-      { tag: 'billing', description: 'Invoices and payments.' },
-      { tag: 'warranty', description: 'Warranty status.' },
-    ],
-    needs: [{ tag: 'billing' }, { tag: 'warranty' }],
-    static: [
-      { name: 'billing_agent', url: billing.baseUrl, description: 'Answers invoice questions.', tags: ['billing'] },
-      { name: 'warranty_agent', cardUrl: warranty.cardUrl, description: 'Answers warranty questions.', tags: ['warranty'] },
-    ],
-    health: { enterAfter: 1 },
-    cache: { minTtlMs: 0 },
-    loop: { cycleIntervalMs: 600_000 },
-  });
+  stand = await startTwoAgentService({ token: TOKEN, catalog: { enabled: true } });
+  ({ service, billing } = stand);
   await waitFor(async () => ((service.loop.current()?.agents.length ?? 0) >= 1 ? true : undefined), 'an agent admitted');
   served = await servedDocument(service);
   doc = JSON.parse(served) as Doc;
 });
 
 after(async () => {
-  await service?.close();
-  await Promise.all([billing?.close(), warranty?.close()]);
+  await stand?.close();
 });
 
 test('GET /openapi.json is a valid OpenAPI 3.1 document, and the committed docs/openapi.json is it', async () => {
