@@ -63,6 +63,14 @@ test('search prints the ranked agents; --json is the documented object; refusals
   assert.equal(noToken.code, 1);
   assert.match(noToken.stderr, /answered 401: .*--token-file <file> or A2A_DISCOVERY_TOKEN/);
 
+  // Usage errors: a token file that is not a regular file (read as every secret file is), an event id that is not a number.
+  const dirToken = await runCli(['search', 'invoice', '--url', service.url, '--token-file', dir]);
+  assert.equal(dirToken.code, 2);
+  assert.match(dirToken.stderr, /cannot read --token-file .*: .*(directory|regular)/i);
+  const badSince = await runCli(['events', '--url', service.url, '--since', 'abc']);
+  assert.equal(badSince.code, 2);
+  assert.match(badSince.stderr, /--since.*must be a whole number/);
+
   const nowhere = await runCli(['search', 'invoice', '--url', 'http://127.0.0.1:9', '--json']);
   assert.equal(nowhere.code, 1);
   assert.match((JSON.parse(nowhere.stdout) as { error: { message: string } }).error.message, /cannot reach http:\/\/127\.0\.0\.1:9\/api\/registry\/search/);

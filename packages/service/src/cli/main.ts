@@ -7,7 +7,7 @@
  */
 import { realpathSync } from 'node:fs';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
+import { Command, CommanderError, Option } from 'commander';
 import { DiscoveryError, isDiscoveryError } from 'a2a-discovery';
 import { toDiscoveryError } from 'a2a-discovery/internal';
 import type { SignatureMode } from 'a2a-discovery';
@@ -21,6 +21,7 @@ import { registerEvalRoutingCommand } from './eval-routing.js';
 import { registerDnsRecordsCommand } from './dns-records.js';
 import { registerBackupCommands } from './backup.js';
 import { registerSearchCommands } from './search.js';
+import { collect, positiveInt } from './flags.js';
 import { registerDoctorCommand } from './doctor.js';
 import { VERSION } from '../version.js';
 
@@ -28,15 +29,6 @@ const EXIT_OK = 0;
 const EXIT_REFUSED = 1;
 const EXIT_USAGE = 2;
 
-function collect(value: string, previous: string[]): string[] {
-  return [...previous, value];
-}
-
-function positiveInt(value: string): number {
-  const n = Number(value);
-  if (!Number.isInteger(n) || n <= 0) throw new InvalidArgumentError('must be a positive whole number');
-  return n;
-}
 
 interface ProbeFlags {
   allow: string[];

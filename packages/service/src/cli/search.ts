@@ -9,9 +9,10 @@
 import type { Command } from 'commander';
 import { Option } from 'commander';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { DiscoveryError, systemRandom } from 'a2a-discovery';
-import { createDeploymentFetch } from 'a2a-discovery/internal';
-import { backoffDelay } from 'a2a-discovery/internal';
+import { systemRandom } from 'a2a-discovery';
+import type { DiscoveryError } from 'a2a-discovery';
+import { backoffDelay, createDeploymentFetch } from 'a2a-discovery/internal';
+import { collect, nonNegativeInt, positiveInt } from './flags.js';
 import { askService, authorization, refusal, serviceTarget, unreachable } from './service-client.js';
 import type { ServiceTarget } from './service-client.js';
 
@@ -213,16 +214,6 @@ async function followOnce(t: ServiceTarget, lastId: number | undefined, show: (e
   }
 }
 
-function positiveInt(value: string): number {
-  const n = Number(value);
-  if (!Number.isInteger(n) || n <= 0) throw new DiscoveryError('ERR_USAGE', `must be a positive whole number, got ${JSON.stringify(value)}`);
-  return n;
-}
-
-function collect(value: string, previous: string[]): string[] {
-  return [...previous, value];
-}
-
 export function registerSearchCommands(program: Command, io: Io): void {
   program
     .command('search')
@@ -254,7 +245,7 @@ Examples:
     .addOption(tokenOption())
     .option('--follow', 'stay connected (GET /api/stream) and print events as they come; reconnects with Last-Event-ID, with backoff', false)
     .addOption(new Option('-o, --output <format>', 'text, or jsonl: one JSON object per line (the event and its id), nothing else on stdout').choices(['text', 'jsonl']).default('text'))
-    .option('--since <id>', 'start after this event id (an id printed earlier: resume a previous run)', (v) => Number.parseInt(v, 10))
+    .option('--since <id>', 'start after this event id (an id printed earlier: resume a previous run)', nonNegativeInt)
     .option('--types <list>', 'only these event types, comma-separated (e.g. snapshot.published,card.refused)')
     .option('--max-events <n>', 'stop after printing this many events', positiveInt)
     .addHelpText(

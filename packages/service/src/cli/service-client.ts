@@ -7,9 +7,8 @@
  *
  * @module
  */
-import { readFile } from 'node:fs/promises';
 import { DiscoveryError, isDiscoveryError } from 'a2a-discovery';
-import { createDeploymentFetch } from 'a2a-discovery/internal';
+import { createDeploymentFetch, fileErrorReason, readSecretFile } from 'a2a-discovery/internal';
 
 /** The service's default address (`server.port`'s default). */
 const DEFAULT_SERVICE_URL = 'http://127.0.0.1:7340';
@@ -33,9 +32,10 @@ export async function serviceTarget(flags: { url?: string; tokenFile?: string },
   let token = env['A2A_DISCOVERY_TOKEN'];
   if (flags.tokenFile !== undefined) {
     try {
-      token = (await readFile(flags.tokenFile, 'utf8')).trim();
+      // The one way a secret file is read: a regular file, at most 64 KiB, never its content in an error.
+      token = (await readSecretFile(flags.tokenFile)).trim();
     } catch (err) {
-      throw new DiscoveryError('ERR_USAGE', `cannot read --token-file ${flags.tokenFile}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`, { stage: 'config' });
+      throw new DiscoveryError('ERR_USAGE', `cannot read --token-file ${flags.tokenFile}: ${fileErrorReason(err)}`, { stage: 'config' });
     }
   }
   return { url: url.href.replace(/\/+$/, ''), ...(token !== undefined && token !== '' && { token }) };

@@ -42,7 +42,14 @@ function openApiDocument(app: Hono): Promise<Record<string, unknown>> {
 export function openApiHandler(app: Hono): MiddlewareHandler {
   let doc: Promise<string> | undefined;
   return async (c) => {
-    doc ??= openApiDocument(app).then((d) => JSON.stringify(d));
+    if (doc === undefined) {
+      const made = openApiDocument(app).then((d) => JSON.stringify(d));
+      // A failed generation is not kept: the next request tries again.
+      made.catch(() => {
+        if (doc === made) doc = undefined;
+      });
+      doc = made;
+    }
     return c.body(await doc, 200, { 'content-type': 'application/json', 'cache-control': 'max-age=300' });
   };
 }
