@@ -87,3 +87,13 @@ describe('a rule with one owner is not written again', () => {
     await quiet('packages/core/src/sources/x.ts', 'export const MAX = 2 ** 31 - 1;\n', 'no-restricted-syntax');
   });
 });
+
+describe('the service reads as small parts', () => {
+  const long = (n: number): string => `export function f(): number {\n  let x = 0;\n${'  x += 1;\n'.repeat(n)}  return x;\n}\n`;
+
+  test('a function over 80 lines in the service is refused; one that says why it is one piece is not', async () => {
+    await fires('packages/service/src/http/x.ts', long(80), 'max-lines-per-function', /Maximum allowed is 80/);
+    await quiet('packages/service/src/http/x.ts', long(70), 'max-lines-per-function');
+    await quiet('packages/service/src/http/x.ts', `// eslint-disable-next-line max-lines-per-function -- one declarative table\n${long(80)}`, 'max-lines-per-function');
+  });
+});

@@ -8,6 +8,7 @@ import type { ServiceOptions } from './service.js';
 /** The secrets it reads: {@link ResolvedSecrets}, where credentials may also be given as a function (tests, embedders). */
 type SecretsInput = Omit<ResolvedSecrets, 'credentials' | 'tokenRequests'> & { readonly credentials: CredentialsInput; readonly tokenRequests?: ResolvedSecrets['tokenRequests'] };
 
+// eslint-disable-next-line max-lines-per-function -- PENDING-SPLIT (issue 40): being split now
 export function serviceOptionsFromConfig(config: DiscoveryConfig, secrets: SecretsInput): ServiceOptions {
   const root = config.root;
   return {

@@ -67,6 +67,7 @@ async function storeOf(config: DiscoveryConfig, command: 'backup' | 'restore'): 
   throw new DiscoveryError('ERR_USAGE', `the store is in memory (store: ${config.store}): there is nothing to ${command}`);
 }
 
+// eslint-disable-next-line max-lines-per-function -- PENDING-SPLIT (issue 40): being split now
 export function registerBackupCommands(program: Command, io: Io): void {
   program
     .command('backup')

@@ -208,6 +208,7 @@ function isComplete(l: Partial<ServerLimits> | undefined): l is ServerLimits {
 /** `Retry-After` of a refused new session: pins free when ended or idle, not within seconds. */
 const SESSION_RETRY_S = 60;
 
+// eslint-disable-next-line max-lines-per-function -- PENDING-SPLIT (issue 40): being split now
 export function createApp(o: AppOptions): Hono {
   const app = new Hono();
   const limits: ServerLimits = isComplete(o.limits) ? o.limits : { ...DEFAULT_SERVER_LIMITS, ...o.limits };
