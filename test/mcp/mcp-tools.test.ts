@@ -156,7 +156,7 @@ test('explain_selection says why an agent is in and why a refused one is not', a
 
 test('a missing token cannot search (401), a person without the viewer role is refused (403), a body over the limit is 413', async () => {
   await assert.rejects(connect(), (err: Error) => /unauthorized/.test(err.message) && /bearer token is required/.test(err.message));
-  await assert.rejects(connect(await tokenFor('ursula')), (err: Error) => /"forbidden","needed":"viewer"/.test(err.message));
+  await assert.rejects(connect(await tokenFor('ursula')), (err: Error) => /"error":"forbidden"/.test(err.message) && /"needed":"viewer"/.test(err.message));
   const viewer = await tokenFor('vera');
   const big = await fetch(`${service.url}/api/registry/mcp`, {
     method: 'POST',

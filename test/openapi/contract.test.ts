@@ -102,10 +102,11 @@ test("every answer to the suite's requests is one its operation declares and val
       return { status: res.status, body: undefined };
     }
     const text = await res.text();
-    if (type !== 'application/json') return { status: res.status, body: text };
+    // JSON and its structured suffixes (an error's application/problem+json) are validated against the media type declared for them.
+    if (!/^application\/([\w.-]+\+)?json$/.test(type)) return { status: res.status, body: text };
     const body: unknown = JSON.parse(text);
-    const media = declared?.content?.['application/json'];
-    if (declared !== undefined && media === undefined) failures.push(`${method} ${path}: ${res.status} answered JSON where the document declares ${Object.keys(declared.content ?? {}).join(', ') || 'no body'}`);
+    const media = declared?.content?.[type];
+    if (declared !== undefined && media === undefined) failures.push(`${method} ${path}: ${res.status} answered ${type} where the document declares ${Object.keys(declared.content ?? {}).join(', ') || 'no body'}`);
     if (media?.schema !== undefined) {
       // The operation's schema, its references pointed at the document's components.
       const schema = JSON.parse(JSON.stringify(media.schema).replaceAll('"#/components/', '"https://contract.test/openapi#/components/')) as object;

@@ -98,7 +98,7 @@ describe('the AI Catalog route is off by default', () => {
       assert.ok(s.loop.current(), 'a snapshot is published');
       const r = await get(s);
       assert.equal(r.status, 404);
-      assert.deepEqual(JSON.parse(r.body), { error: 'not-found' });
+      assert.equal((JSON.parse(r.body) as { error: string }).error, 'not-found');
       const off = await service({ catalog: { enabled: false } });
       try {
         assert.equal((await get(off)).status, 404, 'enabled: false is off too');
@@ -283,8 +283,9 @@ describe('before the first snapshot', () => {
     assert.ok(r, 'the service listens while its first discovery pass waits');
     assert.equal(r.status, 503);
     assert.equal(r.headers['retry-after'], '5');
-    assert.match(r.headers['content-type'] ?? '', /^application\/json/);
-    assert.deepEqual(JSON.parse(r.body), { error: 'not-ready', message: 'no snapshot has been published yet' });
+    // The API's one error shape (RFC 9457, problem.ts): the stable code and message beside its members.
+    assert.match(r.headers['content-type'] ?? '', /^application\/problem\+json/);
+    assert.deepEqual(JSON.parse(r.body), { type: 'about:blank', title: 'Service Unavailable', status: 503, detail: 'no snapshot has been published yet', error: 'not-ready', message: 'no snapshot has been published yet' });
     release();
     const s = await starting;
     try {

@@ -234,7 +234,7 @@ describe('sessions belong to the person; who did what is journaled', () => {
     const theirs = await send(s.url, 'DELETE', `/api/sessions/${id}`, bearer(olga));
     const unknown = await send(s.url, 'DELETE', '/api/sessions/s-never-was', bearer(olga));
     assert.equal(theirs.status, 404);
-    assert.equal(theirs.body.replace(id, 'ID'), unknown.body.replace('s-never-was', 'ID'));
+    assert.equal(theirs.body.replaceAll(id, 'ID'), unknown.body.replaceAll('s-never-was', 'ID'));
     assert.equal(((await send(s.url, 'GET', '/api/sessions', bearer(olga))).json.sessions as unknown[]).length, 0);
     assert.equal((await chat(olga, { sessionId: id })).status, 403, 'nor can she continue it');
     // An admin person may end it.

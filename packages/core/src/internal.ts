@@ -9,6 +9,7 @@
  * @module
  */
 export { toDiscoveryError } from './errors.js';
+export { formatPath } from './config/messages.js';
 export { occurrences } from './events/index.js';
 export { activeTraceIds, INSTRUMENTATION_SCOPE, withSpan, withIncomingTraceContext, ATTR } from './telemetry/index.js';
 export type { EventInput, AlertEvent, OpenAlert, ActionEvent, ConfigReloadEvent, ActionActor } from './events/index.js';

@@ -28,6 +28,7 @@ import type { PeopleAuth, Person, Role } from './people-auth.js';
 import { looksLikeJwt } from './people-auth.js';
 import type { ReplicaAuth } from './replica-auth.js';
 import { LEADER_PATHS, REPLICA_AUTH_HEADER, REPLICA_SIGNATURE_HEADER } from './replica-auth.js';
+import { problem } from '../http/problem.js';
 
 /**
  * Who a request comes from: nobody in particular (no token and no people configured: loopback
@@ -84,17 +85,17 @@ export function requestGuard(o: RequestGuardOptions): MiddlewareHandler {
 
   return async (c, next) => {
     const host = parseHost(c.req.header('host'));
-    if (host === undefined) return c.json({ error: 'bad-request', message: 'the Host header is missing or malformed' }, 400);
+    if (host === undefined) return problem(c, 400, 'bad-request', 'the Host header is missing or malformed');
     // Loopback names (the one rule, isLoopbackHost) always; others only as bound or configured.
     if (!hosts.has(host.name) && !isLoopbackHost(host.name) && !(wildcard && isIP(host.name.replace(/^\[|\]$/g, '')) !== 0)) {
       refuse('host');
-      return c.json({ error: 'misdirected', message: `this service does not answer to the host name ${host.name} (add it to server.allowedHosts if a proxy uses it)` }, 421);
+      return problem(c, 421, 'misdirected', `this service does not answer to the host name ${host.name} (add it to server.allowedHosts if a proxy uses it)`);
     }
     try {
       decodeURIComponent(new URL(c.req.url).pathname);
     } catch {
       refuse('malformed_uri');
-      return c.json({ error: 'bad-request', message: 'the path is not valid percent-encoding' }, 400);
+      return problem(c, 400, 'bad-request', 'the path is not valid percent-encoding');
     }
 
     const path = c.req.path;
@@ -115,7 +116,7 @@ export function requestGuard(o: RequestGuardOptions): MiddlewareHandler {
         if (!verified.ok) {
           refuse('unauthorized');
           c.header('WWW-Authenticate', `Bearer realm="a2a-discovery", error="invalid_token", error_description="${verified.message.replace(/[’‘]/g, "'").replace(/[^\x20-\x7e]|["\\]/g, '')}"`);
-          return c.json({ error: 'unauthorized', message: `the bearer token is not accepted: ${verified.message}` }, 401);
+          return problem(c, 401, 'unauthorized', `the bearer token is not accepted: ${verified.message}`);
         }
         authorized = true;
         c.set('actor', { kind: 'person', person: verified.person });
@@ -125,18 +126,18 @@ export function requestGuard(o: RequestGuardOptions): MiddlewareHandler {
       refuse('unauthorized');
       const given = c.req.header('authorization') !== undefined;
       c.header('WWW-Authenticate', given ? 'Bearer realm="a2a-discovery", error="invalid_token", error_description="the bearer token is not accepted"' : 'Bearer realm="a2a-discovery"');
-      return c.json({ error: 'unauthorized', message: given ? 'the bearer token is not accepted (Authorization: Bearer <token>)' : 'a bearer token is required (Authorization: Bearer <token>)' }, 401);
+      return problem(c, 401, 'unauthorized', given ? 'the bearer token is not accepted (Authorization: Bearer <token>)' : 'a bearer token is required (Authorization: Bearer <token>)');
     }
 
     if (c.req.method !== 'GET' && c.req.method !== 'HEAD') {
       const origin = c.req.header('origin');
       if (origin !== undefined && !sameOrigin(origin, host.raw) && !origins.has(origin.toLowerCase())) {
         refuse('origin');
-        return c.json({ error: 'forbidden', message: `requests from ${origin} are not allowed (the service only accepts its own origin; see server.allowedOrigins)` }, 403);
+        return problem(c, 403, 'forbidden', `requests from ${origin} are not allowed (the service only accepts its own origin; see server.allowedOrigins)`);
       }
       if (!authorized && !isJsonType(c.req.header('content-type'))) {
         refuse('content_type');
-        return c.json({ error: 'unsupported-media-type', message: 'state-changing requests must be sent as Content-Type: application/json' }, 415);
+        return problem(c, 415, 'unsupported-media-type', 'state-changing requests must be sent as Content-Type: application/json');
       }
     }
     await next();
@@ -152,7 +153,7 @@ async function replicaRequest(c: Context, next: () => Promise<void>, header: str
   const path = c.req.path;
   const deny = (status: 401 | 403, message: string): Response => {
     refuse('replica_auth');
-    return c.json({ error: status === 401 ? 'unauthorized' : 'forbidden', message }, status);
+    return problem(c, status, status === 401 ? 'unauthorized' : 'forbidden', message);
   };
   if (auth === undefined || !auth.configured) return deny(401, 'this replica holds no replica key (replica.keyEnv or replica.keyFile), so it admits no other replica');
   if (c.req.method !== 'GET' || !(LEADER_PATHS as readonly string[]).includes(path)) {

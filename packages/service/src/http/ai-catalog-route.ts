@@ -20,6 +20,7 @@ import { signDetached, ARD_WELL_KNOWN_PATH } from 'a2a-discovery';
 import { AI_CATALOG_MEDIA_TYPE, AI_CATALOG_WELL_KNOWN_PATH } from 'a2a-discovery/internal';
 import type { DiscoveryLoop, Snapshot } from 'a2a-discovery';
 import { buildAiCatalog } from './ai-catalog.js';
+import { problem } from './problem.js';
 
 /** How the catalog is signed: a detached JWS over RFC 8785 of the document without `signature`. */
 export interface CatalogSigning {
@@ -81,7 +82,7 @@ export class AiCatalogRoute {
     const snapshot = this.#o.loop.current();
     if (snapshot === undefined) {
       c.header('Retry-After', '5');
-      return c.json({ error: 'not-ready', message: 'no snapshot has been published yet' }, 503);
+      return problem(c, 503, 'not-ready', 'no snapshot has been published yet');
     }
     // RFC 9110 §13.1.2: If-None-Match uses the weak comparison; "*" matches any current representation.
     const etag = `"${snapshot.digest}"`;

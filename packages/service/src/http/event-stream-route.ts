@@ -27,6 +27,7 @@ import type { EventBuffer } from './event-buffer.js';
 import type { OnRefusal, ServerLimits } from './limits.js';
 import { actorOf } from '../auth/request-guard.js';
 import { FairPool } from './fair-pool.js';
+import { problem } from './problem.js';
 
 /** Inputs of {@link EventStreamHub}. */
 export interface EventStreamHubOptions {
@@ -68,13 +69,13 @@ export class EventStreamHub {
   handle(c: Context, client?: string): Response {
     const env = c.env as { incoming?: IncomingMessage; outgoing?: ServerResponse } | undefined;
     const res = env?.outgoing;
-    if (res === undefined) return c.json({ error: 'unsupported', message: 'the event stream needs the Node HTTP server' }, 501);
+    if (res === undefined) return problem(c, 501, 'unsupported', 'the event stream needs the Node HTTP server');
     client ??= `addr:${env?.incoming?.socket.remoteAddress ?? 'unknown'}`;
     const { limits } = this.#o;
     const refuse = (reason: 'streams' | 'streams_per_client' | 'draining', message: string): Response => {
       this.#o.onRefusal?.(reason);
       c.header('Retry-After', reason === 'draining' ? String(DRAIN_RECONNECT_MS / 1000) : '5');
-      return c.json({ error: reason === 'draining' ? 'draining' : 'too-many-streams', message }, 503);
+      return problem(c, 503, reason === 'draining' ? 'draining' : 'too-many-streams', message);
     };
     if (this.#draining) return refuse('draining', 'the service is shutting down; reconnect (another replica will answer)');
     // Made first (it writes nothing yet), so a preemption can end it.

@@ -11,6 +11,7 @@
 import type { Hono, MiddlewareHandler } from 'hono';
 import { generateSpecs } from 'hono-openapi';
 import { VERSION } from '../version.js';
+import { PROBLEM_MEDIA_TYPE } from './problem.js';
 
 export const OPENAPI_PATH = '/openapi.json';
 
@@ -18,13 +19,18 @@ export const OPENAPI_PATH = '/openapi.json';
 const OPTIONS = {
   // The well-known routes (agent card, ARD manifest) end in .json: they are routes, not static files.
   excludeStaticFile: false,
+  // A query that fails its schema (validate.ts) is answered as every other error is (problem.ts).
+  defaultValidationErrorResponse: {
+    description: 'the query does not fit its schema (every problem by JSON path)',
+    content: { [PROBLEM_MEDIA_TYPE]: { schema: { $ref: '#/components/schemas/Problem' } } },
+  },
   documentation: {
     openapi: '3.1.0',
     info: {
       title: 'a2a-discovery',
       version: VERSION,
       description:
-        "The a2a-discovery service's HTTP API (docs/service.md): snapshots, endpoints, sources, sessions and chat, events, inspection, configuration, the ARD registry (docs/registry-api.md) and its MCP tools (docs/mcp.md). Errors are JSON objects with a stable `error` code and a `message` (the registry's in ARD's shape: `errorCode`, `message`). Roles: each operation's `x-role` (public, any, viewer, operator, admin) applies when a token or people are configured.",
+        "The a2a-discovery service's HTTP API (docs/service.md): snapshots, endpoints, sources, sessions and chat, events, inspection, configuration, the ARD registry (docs/registry-api.md) and its MCP tools (docs/mcp.md). Errors are RFC 9457 problem details (`application/problem+json`) with a stable `error` code and a `message` beside `type`, `title`, `status` and `detail` (the registry's in ARD's shape: `errorCode`, `message`; the A2A and MCP endpoints answer JSON-RPC errors). Roles: each operation's `x-role` (public, any, viewer, operator, admin) applies when a token or people are configured.",
       license: { name: 'Apache-2.0', identifier: 'Apache-2.0' },
     },
     servers: [{ url: '/' }],

@@ -31,6 +31,7 @@ import type { Role } from '../auth/people-auth.js';
 import { actorOf, roleOf } from '../auth/request-guard.js';
 import type { OnRefusal } from './limits.js';
 import { ProblemSchema } from './schemas.js';
+import { problem, PROBLEM_MEDIA_TYPE } from './problem.js';
 
 /** Who may call a route. */
 type RouteRole = 'public' | 'any' | Role;
@@ -82,7 +83,7 @@ export function routeToolkit(o: RouteToolkitOptions): RouteToolkit {
         ...(role !== 'public' && {
           security: [{ bearer: [] }],
           // The guard's and the role's refusals, on every route that needs a caller.
-          responses: { ...spec.responses, 401: json('no bearer token, or one that is not valid (when a token or people are configured)', ProblemSchema), ...(role !== 'any' && { 403: json(`the caller has no ${role} role`, ProblemSchema) }) },
+          responses: { ...spec.responses, 401: problemJson('no bearer token, or one that is not valid (when a token or people are configured)'), ...(role !== 'any' && { 403: problemJson(`the caller has no ${role} role`) }) },
         }),
         'x-role': role,
       } as DescribeRouteOptions),
@@ -100,7 +101,7 @@ function forbidden(c: Context, needed: Exclude<RouteRole, 'public'>, role: Role 
       ? `the token of ${who} carries no role this service knows (${actor.person.claimed.length > 0 ? `it has ${actor.person.claimed.join(', ')}` : 'its roles claim is empty or missing'}); server.oidc.roles maps the provider's values to viewer, operator or admin`
       : `${c.req.method} ${c.req.path} needs the ${needed} role; ${who} is ${role ?? 'without a role'}`;
   c.header('WWW-Authenticate', `Bearer realm="a2a-discovery", error="insufficient_scope", scope="${needed}"`);
-  return c.json({ error: 'forbidden', needed, role: role ?? null, message }, 403);
+  return problem(c, 403, 'forbidden', message, { needed, role: role ?? null });
 }
 
 /** Whether `path` is one whose role must be declared. */
@@ -130,4 +131,9 @@ export function assertRolesDeclared(app: Hono): void {
 /** A JSON response of `schema`, for a declaration's `responses`. */
 export function json(description: string, schema: ZodType): { description: string; content: { 'application/json': { schema: ReturnType<typeof resolver> } } } {
   return { description, content: { 'application/json': { schema: resolver(schema) } } };
+}
+
+/** An error response (problem.ts), for a declaration's `responses`. */
+export function problemJson(description: string): { description: string; content: { [PROBLEM_MEDIA_TYPE]: { schema: ReturnType<typeof resolver> } } } {
+  return { description, content: { [PROBLEM_MEDIA_TYPE]: { schema: resolver(ProblemSchema) } } };
 }

@@ -8,11 +8,20 @@
  */
 import { z } from 'zod';
 
-/** Every error the API answers (the registry's ARD errors excepted: {@link ArdErrorSchema}): a stable `error` code and a message. */
+/**
+ * Every error the API answers (the registry's ARD errors excepted: {@link ArdErrorSchema}), as RFC
+ * 9457 problem details (`application/problem+json`, problem.ts): its members, with the stable
+ * `error` code and the `message` beside them.
+ */
 export const ProblemSchema = z
   .looseObject({
-    error: z.string().describe('a stable code, e.g. bad-request, forbidden, not-found, payload-too-large, too-many-requests'),
-    message: z.string().optional(),
+    type: z.string().describe('about:blank: the problem is told by `error`'),
+    title: z.string().describe("the HTTP status's phrase"),
+    status: z.int(),
+    detail: z.string().describe('the message'),
+    error: z.string().describe('a stable code, e.g. bad-request, forbidden, not-found, payload-too-large, too-many-requests, ERR_SESSION_INVALID'),
+    message: z.string(),
+    problems: z.array(z.looseObject({ path: z.string(), message: z.string() })).optional().describe('what was wrong, by JSON path'),
   })
   .meta({ id: 'Problem' });
 
@@ -88,6 +97,14 @@ export const EndpointsSchema = z
   })
   .meta({ id: 'Endpoints' });
 
+/** `GET /api/endpoints/card`'s query. */
+export const CardQuerySchema = z.object({ url: z.string({ error: 'query parameter url is required' }).min(1, 'query parameter url is required').describe("the endpoint's base URL") });
+/** `GET /api/diff`'s query. */
+export const DiffQuerySchema = z.object({ from: z.string().optional().describe('a digest; absent: everything is new'), to: z.string().optional().describe('a digest; default the current snapshot') });
+/** `GET /api/journal`'s query (its values checked by parseJournalQuery, telemetry/journal.ts). */
+export const JournalQuerySchema = z.object({ before: z.string().optional(), limit: z.string().optional(), types: z.string().optional() });
+/** `GET /api/activity`'s query (its values checked by parseActivityQuery, telemetry/journal.ts). */
+export const ActivityQuerySchema = z.object({ from: z.string().optional(), bucketMs: z.string().optional(), limit: z.string().optional(), after: z.string().optional() });
 export const CachedCardSchema = z.looseObject({}).meta({ id: 'CachedCard' });
 export const SourcesSchema = z.looseObject({ sources: z.array(z.looseObject({})) }).meta({ id: 'Sources' });
 
@@ -100,6 +117,14 @@ export const SessionsSchema = z
   })
   .meta({ id: 'Sessions' });
 
+/** `GET /api/events`'s query. */
+export const EventsQuerySchema = z.object({
+  since: z
+    .string()
+    .regex(/^\d{1,15}$/, { error: (i) => `query parameter since must be a non-negative integer (an event's seq), got ${JSON.stringify(String(i.input).slice(0, 40))}` })
+    .optional()
+    .describe("the seq after which events are answered (default: from the oldest kept)"),
+});
 export const EventsSchema = z.looseObject({ events: z.array(z.looseObject({ seq: z.int(), type: z.string() })) }).meta({ id: 'Events' });
 export const JournalPageSchema = z.looseObject({ streamSeq: z.number() }).meta({ id: 'JournalPage' });
 export const ActivitySchema = z.looseObject({}).meta({ id: 'Activity' });
@@ -108,20 +133,29 @@ export const ReloadSchema = z.looseObject({ applied: z.literal(true), sha256: z.
 export const PublishedSchema = z.looseObject({ version: z.int(), digest: z.string().nullable() }).meta({ id: 'Published' });
 export const ConfirmedSchema = z.looseObject({ confirmed: z.unknown(), version: z.int(), digest: z.string().nullable(), held: z.unknown() }).meta({ id: 'Confirmed' });
 
+const CHAT_BODY = 'a JSON body {"message": "...", "sessionId"?: "..."} is required';
 export const ChatRequestSchema = z
   .looseObject({
-    message: z.string().describe('the user message (at most 4,000 characters are used)'),
-    sessionId: z.string().optional().describe('continue this session; omit to start one'),
-    snapshot: z.string().optional().describe("a new session's snapshot (a retained digest)"),
+    message: z.string({ error: CHAT_BODY }).refine((m) => m.trim() !== '', CHAT_BODY).describe('the user message (at most 4,000 characters are used)'),
+    sessionId: z.unknown().optional().describe('continue this session (a string of the session id pattern); omit to start one'),
+    snapshot: z.string({ error: 'snapshot must be a retained snapshot digest (a string)' }).optional().describe("a new session's snapshot (a retained digest)"),
   })
   .meta({ id: 'ChatRequest' });
 export const ChatReplySchema = z.looseObject({ sessionId: z.string(), digest: z.string(), reply: z.string().optional() }).meta({ id: 'ChatReply' });
 export const SessionUpgradeSchema = z.looseObject({}).meta({ id: 'SessionUpgrade' });
+export const UpgradeRequestSchema = z
+  .looseObject({ force: z.boolean({ error: 'force must be true or false' }).optional().describe('move the session even when an agent it used left') })
+  .meta({ id: 'UpgradeRequest' });
 export const EndedSchema = z.object({ ended: z.literal(true) }).meta({ id: 'SessionEnded' });
 
 export const TraceSchema = z.looseObject({}).meta({ id: 'Trace' });
+const InlineJson = z.union([z.string(), z.looseObject({})], { error: 'must be the JSON text or the JSON object' });
 export const InspectRequestSchema = z
-  .looseObject({ url: z.string().optional(), card: z.string().optional(), catalog: z.string().optional() })
+  .looseObject({
+    url: z.string({ error: '"url" must be a string' }).optional().describe('a base or card URL'),
+    card: InlineJson.optional().describe('an agent card (JSON text or object)'),
+    catalog: InlineJson.optional().describe('an AI Catalog (JSON text or object)'),
+  })
   .meta({ id: 'InspectRequest' });
 export const InspectResultSchema = z.looseObject({}).meta({ id: 'InspectResult' });
 

@@ -24,7 +24,7 @@ import type { Caller } from '../../auth/session-owners.js';
 import type { AgentCardOptions, AgentCards } from './agent-card.js';
 import { A2A_RPC_PATH, AGENT_CARD_PATHS, MASTRA_CARD_PATH, MASTRA_RPC_PATH, buildAgentCards } from './agent-card.js';
 import { BoundedTaskStore } from './task-store.js';
-import type { ChatTurn } from './turn-handler.js';
+import type { ChatTurn } from '../routes/chat-turn.js';
 import { A2A_REFUSAL_CODES, HONO_CONTEXT_KEY, TurnRequestHandler } from './turn-handler.js';
 
 /** The A2A endpoint's settings (`server.a2a`; docs/service.md), `enabled` aside. */

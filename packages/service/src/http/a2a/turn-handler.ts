@@ -17,7 +17,7 @@ import { AgentEvent, DefaultRequestHandler } from '@a2a-js/sdk/server';
 import type { AgentExecutor, ExecutionEventBus, RequestContext, ServerCallContext, TaskStore } from '@a2a-js/sdk/server';
 import { JsonRpcRequestMalformedError, JsonRpcTransportError } from '@a2a-js/sdk/errors';
 import type { Caller } from '../../auth/session-owners.js';
-import type { ChatTurnDone, ChatTurnInput } from '../app.js';
+import type { ChatTurn, ChatTurnDone } from '../routes/chat-turn.js';
 
 /** The session id of an A2A context: its own namespace beside chat sessions (`s-…`). */
 const A2A_SESSION_PREFIX = 'a2a-';
@@ -36,9 +36,6 @@ export const A2A_REFUSAL_CODES = {
   /** Draining, or the request ended before its turn ran (503). */
   unavailable: -32052,
 } as const;
-
-/** Runs one chat turn (app.ts). */
-export type ChatTurn = (c: Context, t: ChatTurnInput) => Promise<ChatTurnDone | Response>;
 
 /** Where the request handler finds the HTTP request of a call (the route puts it there). */
 export const HONO_CONTEXT_KEY = 'a2a-discovery.hono';
