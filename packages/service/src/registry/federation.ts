@@ -79,6 +79,25 @@ interface Known {
 
 type Entry = ArdFederationReport['registries'][number];
 
+/** A known registry and, when it is not asked, why (this registry itself, or not on the allowlist). */
+interface Judged {
+  readonly registry: Known;
+  readonly refusal?: string;
+}
+
+/** One registry's answer: its line of the report and the results it gave. */
+interface Answer {
+  readonly entry: Entry;
+  readonly results: ArdSearchResult[];
+}
+
+/** What asking the registries needs: the guarded fetcher and the bounds of one search. */
+interface Asking {
+  readonly fetcher: CardFetcher;
+  readonly maxRegistries: number;
+  readonly timeoutMs: number;
+}
+
 /**
  * Creates the federation. No I/O until a search asks.
  *
@@ -86,123 +105,147 @@ type Entry = ArdFederationReport['registries'][number];
  * const federation = createFederation({ policy, peers: [{ url: 'https://registry.partner.example/ard', name: 'partner' }] });
  * const answer = await federation.federate({ query: { text: 'warranty' }, federation: 'auto' }, local);
  */
-// eslint-disable-next-line max-lines-per-function -- PENDING-SPLIT (issue 40): being split now
 export function createFederation(options: FederationOptions): Federation {
-  const maxRegistries = options.maxRegistries ?? FEDERATION_DEFAULTS.maxRegistries;
-  const timeoutMs = options.timeoutMs ?? FEDERATION_DEFAULTS.timeoutMs;
-  const fetcher: CardFetcher = createCardFetcher({
-    ...options.fetcher,
-    policy: options.policy,
-    maxBodyBytes: options.maxBytes ?? FEDERATION_DEFAULTS.maxBytes,
-    totalTimeoutMs: options.requestTimeoutMs ?? FEDERATION_DEFAULTS.requestTimeoutMs,
-  });
+  const asking: Asking = {
+    maxRegistries: options.maxRegistries ?? FEDERATION_DEFAULTS.maxRegistries,
+    timeoutMs: options.timeoutMs ?? FEDERATION_DEFAULTS.timeoutMs,
+    fetcher: createCardFetcher({
+      ...options.fetcher,
+      policy: options.policy,
+      maxBodyBytes: options.maxBytes ?? FEDERATION_DEFAULTS.maxBytes,
+      totalTimeoutMs: options.requestTimeoutMs ?? FEDERATION_DEFAULTS.requestTimeoutMs,
+    }),
+  };
   const counts = new Map<Outcome, number>();
   const count = (outcome: Outcome) => counts.set(outcome, (counts.get(outcome) ?? 0) + 1);
-
-  /** Every known registry once (by API base without a trailing slash), peers first, with its verdict. */
-  const known = (): { registry: Known; refusal?: string }[] => {
-    const out: { registry: Known; refusal?: string }[] = [];
-    const seen = new Set<string>();
-    const add = (registry: Known) => {
-      const key = registry.url.replace(/\/+$/, '');
-      if (seen.has(key)) return;
-      seen.add(key);
-      out.push({ registry: { ...registry, url: key }, ...refusalOf(key) });
-    };
-    for (const p of options.peers ?? []) add({ url: p.url, identifier: p.url, ...(p.name !== undefined && { name: p.name }) });
-    for (const a of options.announced?.() ?? []) add({ url: a.url, identifier: a.identifier, ...(a.displayName !== undefined && { name: a.displayName }), ...(a.description !== undefined && { description: a.description }) });
-    return out;
-  };
-  const refusalOf = (url: string): { refusal?: string } => {
-    if (options.isSelf?.(url) === true) return { refusal: 'this registry itself' };
-    const verdict = options.policy.check(url);
-    return verdict.allowed ? {} : { refusal: `not on the allowlist (${verdict.reason})` };
-  };
-
-  const ask = async (registry: Known, body: string, signal: AbortSignal): Promise<{ entry: Entry; results: ArdSearchResult[] }> => {
-    const base = { url: registry.url, ...(registry.name !== undefined && { name: registry.name }) };
-    try {
-      const res = await fetcher.fetch(`${registry.url}/search`, { method: 'POST', body, headers: { accept: 'application/json' }, signal });
-      if (res.status !== 200) return { entry: { ...base, outcome: 'failed', message: `answered ${res.status}; expected 200` }, results: [] };
-      const read = readResults(res.body);
-      if (read === undefined) return { entry: { ...base, outcome: 'failed', message: 'the answer is not a search response (no results array)' }, results: [] };
-      return { entry: { ...base, outcome: 'answered', ...(read.refused.length > 0 && { message: read.refused.join('; ').slice(0, 300) }) }, results: read.results };
-    } catch (err) {
-      if (signal.aborted) return { entry: { ...base, outcome: 'timeout', message: `no answer within the overall deadline of ${timeoutMs} ms` }, results: [] };
-      const code = isDiscoveryError(err) ? err.code : '';
-      const outcome: Outcome = code === 'ERR_FETCH_TIMEOUT' ? 'timeout' : code === 'ERR_HOST_NOT_ALLOWED' || code === 'ERR_ADDRESS_BLOCKED' || code === 'ERR_INSECURE_URL' ? 'refused' : 'failed';
-      return { entry: { ...base, outcome, message: (err instanceof Error ? err.message : String(err)).slice(0, 300) }, results: [] };
-    }
-  };
 
   return {
     async federate(request, local) {
       const mode = request.federation ?? 'auto';
       if (mode === 'none') return local;
-      const registries = known();
-      if (mode === 'referrals') {
-        const referrals: ArdReferral[] = registries
-          .filter((r) => r.refusal === undefined)
-          .map(({ registry: r }) => ({ identifier: r.identifier, displayName: r.name ?? new URL(r.url).host, type: AI_REGISTRY_MEDIA_TYPE, url: r.url, ...(r.description !== undefined && { description: r.description }) }));
-        return { ...local, referrals: [...(local.referrals ?? []), ...referrals] };
-      }
-      const report: Entry[] = [];
+      const registries = knownRegistries(options);
+      if (mode === 'referrals') return { ...local, referrals: [...(local.referrals ?? []), ...referralsTo(registries)] };
       // Later pages are local only: the registries' first pages came with the first.
-      if (request.pageToken !== undefined) return { ...local, federation: { registries: report } };
+      if (request.pageToken !== undefined) return { ...local, federation: { registries: [] } };
       const pageSize = Math.min(Math.max(1, request.pageSize ?? 10), 100);
       const body = JSON.stringify({ query: request.query, federation: 'none', pageSize } satisfies ArdSearchRequest);
-      const controller = new AbortController();
-      const timer = setTimeout(() => controller.abort(), timeoutMs);
-      timer.unref?.();
-      const asked: Promise<{ entry: Entry; results: ArdSearchResult[] }>[] = [];
-      const slots: (Entry | number)[] = [];
-      for (const { registry, refusal } of registries) {
-        const base = { url: registry.url, ...(registry.name !== undefined && { name: registry.name }) };
-        if (refusal !== undefined) slots.push({ ...base, outcome: 'refused', message: refusal });
-        else if (asked.length >= maxRegistries) slots.push({ ...base, outcome: 'skipped', message: `more than maxRegistries=${maxRegistries} registries are known` });
-        else {
-          slots.push(asked.length);
-          asked.push(ask(registry, body, controller.signal));
-        }
-      }
-      let answers: { entry: Entry; results: ArdSearchResult[] }[];
-      try {
-        answers = await Promise.all(asked);
-      } finally {
-        clearTimeout(timer);
-      }
-      const results: ArdSearchResult[] = [...local.results];
-      // By canonical identifier: `urn:ai:x` and `urn:air:x` are one entry.
-      const kept = new Map<string, string>();
-      for (const r of local.results) if (!kept.has(canonicalIdentifier(r.identifier))) kept.set(canonicalIdentifier(r.identifier), r.source ?? 'local');
-      const duplicates: { identifier: string; kept: string; dropped: string }[] = [];
-      for (const slot of slots) {
-        if (typeof slot !== 'number') {
-          report.push(slot);
-          count(slot.outcome);
-          continue;
-        }
-        const { entry, results: theirs } = answers[slot]!;
-        let taken = 0;
-        for (const r of theirs.slice(0, pageSize)) {
-          const identifier = canonicalIdentifier(r.identifier);
-          const first = kept.get(identifier);
-          if (first !== undefined) {
-            duplicates.push({ identifier, kept: first, dropped: entry.url });
-            continue;
-          }
-          kept.set(identifier, entry.url);
-          results.push({ ...r, identifier, source: entry.url });
-          taken++;
-        }
-        report.push(entry.outcome === 'answered' ? { ...entry, results: taken } : entry);
-        count(entry.outcome);
-      }
-      return { ...local, results, federation: { registries: report, ...(duplicates.length > 0 && { duplicates }) } };
+      const { slots, answers } = await askEach(asking, registries, body);
+      return merge(local, slots, answers, pageSize, count);
     },
     stats: () => [...counts].map(([outcome, n]) => ({ outcome, count: n })),
-    close: () => fetcher.close(),
+    close: () => asking.fetcher.close(),
   };
+}
+
+/** Every known registry once (by API base without a trailing slash), peers first, with its verdict. */
+function knownRegistries(options: FederationOptions): Judged[] {
+  const out: Judged[] = [];
+  const seen = new Set<string>();
+  const add = (registry: Known) => {
+    const key = registry.url.replace(/\/+$/, '');
+    if (seen.has(key)) return;
+    seen.add(key);
+    out.push({ registry: { ...registry, url: key }, ...refusalOf(options, key) });
+  };
+  for (const p of options.peers ?? []) add({ url: p.url, identifier: p.url, ...(p.name !== undefined && { name: p.name }) });
+  for (const a of options.announced?.() ?? []) add({ url: a.url, identifier: a.identifier, ...(a.displayName !== undefined && { name: a.displayName }), ...(a.description !== undefined && { description: a.description }) });
+  return out;
+}
+
+/** Why the registry at `url` is neither referred to nor asked: it is this one, or the allowlist refuses it. */
+function refusalOf(options: FederationOptions, url: string): { refusal?: string } {
+  if (options.isSelf?.(url) === true) return { refusal: 'this registry itself' };
+  const verdict = options.policy.check(url);
+  return verdict.allowed ? {} : { refusal: `not on the allowlist (${verdict.reason})` };
+}
+
+/** The referrals of `federation: referrals`: each admitted registry as an `application/ai-registry+json` entry. */
+function referralsTo(registries: readonly Judged[]): ArdReferral[] {
+  return registries
+    .filter((r) => r.refusal === undefined)
+    .map(({ registry: r }) => ({ identifier: r.identifier, displayName: r.name ?? new URL(r.url).host, type: AI_REGISTRY_MEDIA_TYPE, url: r.url, ...(r.description !== undefined && { description: r.description }) }));
+}
+
+/**
+ * Asks the admitted registries, at most `maxRegistries` of them, all under the overall deadline.
+ * `slots` keeps the order they are known in: a report line for one not asked (refused or
+ * skipped), the index of its answer in `answers` for one asked.
+ */
+async function askEach(asking: Asking, registries: readonly Judged[], body: string): Promise<{ slots: (Entry | number)[]; answers: Answer[] }> {
+  const { maxRegistries, timeoutMs } = asking;
+  const controller = new AbortController();
+  const timer = setTimeout(() => controller.abort(), timeoutMs);
+  timer.unref?.();
+  const asked: Promise<Answer>[] = [];
+  const slots: (Entry | number)[] = [];
+  for (const { registry, refusal } of registries) {
+    const base = { url: registry.url, ...(registry.name !== undefined && { name: registry.name }) };
+    if (refusal !== undefined) slots.push({ ...base, outcome: 'refused', message: refusal });
+    else if (asked.length >= maxRegistries) slots.push({ ...base, outcome: 'skipped', message: `more than maxRegistries=${maxRegistries} registries are known` });
+    else {
+      slots.push(asked.length);
+      asked.push(askRegistry(asking, registry, body, controller.signal));
+    }
+  }
+  try {
+    return { slots, answers: await Promise.all(asked) };
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** Asks one registry `POST <base>/search`; never rejects: a failure is its report line (failed, timeout or refused). */
+async function askRegistry(asking: Asking, registry: Known, body: string, signal: AbortSignal): Promise<Answer> {
+  const base = { url: registry.url, ...(registry.name !== undefined && { name: registry.name }) };
+  try {
+    const res = await asking.fetcher.fetch(`${registry.url}/search`, { method: 'POST', body, headers: { accept: 'application/json' }, signal });
+    if (res.status !== 200) return { entry: { ...base, outcome: 'failed', message: `answered ${res.status}; expected 200` }, results: [] };
+    const read = readResults(res.body);
+    if (read === undefined) return { entry: { ...base, outcome: 'failed', message: 'the answer is not a search response (no results array)' }, results: [] };
+    return { entry: { ...base, outcome: 'answered', ...(read.refused.length > 0 && { message: read.refused.join('; ').slice(0, 300) }) }, results: read.results };
+  } catch (err) {
+    if (signal.aborted) return { entry: { ...base, outcome: 'timeout', message: `no answer within the overall deadline of ${asking.timeoutMs} ms` }, results: [] };
+    const code = isDiscoveryError(err) ? err.code : '';
+    const outcome: Outcome = code === 'ERR_FETCH_TIMEOUT' ? 'timeout' : code === 'ERR_HOST_NOT_ALLOWED' || code === 'ERR_ADDRESS_BLOCKED' || code === 'ERR_INSECURE_URL' ? 'refused' : 'failed';
+    return { entry: { ...base, outcome, message: (err instanceof Error ? err.message : String(err)).slice(0, 300) }, results: [] };
+  }
+}
+
+/**
+ * The local results, then each registry's first `pageSize` results in the order they are known,
+ * de-duplicated by canonical identifier (the first kept, the others named as duplicates); each
+ * registry's outcome counted and reported, an answering one with the results it gave.
+ */
+function merge(local: ArdSearchResponse, slots: readonly (Entry | number)[], answers: readonly Answer[], pageSize: number, count: (outcome: Outcome) => void): ArdSearchResponse {
+  const report: Entry[] = [];
+  const results: ArdSearchResult[] = [...local.results];
+  // By canonical identifier: `urn:ai:x` and `urn:air:x` are one entry.
+  const kept = new Map<string, string>();
+  for (const r of local.results) if (!kept.has(canonicalIdentifier(r.identifier))) kept.set(canonicalIdentifier(r.identifier), r.source ?? 'local');
+  const duplicates: { identifier: string; kept: string; dropped: string }[] = [];
+  for (const slot of slots) {
+    if (typeof slot !== 'number') {
+      report.push(slot);
+      count(slot.outcome);
+      continue;
+    }
+    const { entry, results: theirs } = answers[slot]!;
+    let taken = 0;
+    for (const r of theirs.slice(0, pageSize)) {
+      const identifier = canonicalIdentifier(r.identifier);
+      const first = kept.get(identifier);
+      if (first !== undefined) {
+        duplicates.push({ identifier, kept: first, dropped: entry.url });
+        continue;
+      }
+      kept.set(identifier, entry.url);
+      results.push({ ...r, identifier, source: entry.url });
+      taken++;
+    }
+    report.push(entry.outcome === 'answered' ? { ...entry, results: taken } : entry);
+    count(entry.outcome);
+  }
+  return { ...local, results, federation: { registries: report, ...(duplicates.length > 0 && { duplicates }) } };
 }
 
 /**
