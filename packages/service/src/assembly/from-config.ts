@@ -8,31 +8,54 @@ import type { ServiceOptions } from './service.js';
 /** The secrets it reads: {@link ResolvedSecrets}, where credentials may also be given as a function (tests, embedders). */
 type SecretsInput = Omit<ResolvedSecrets, 'credentials' | 'tokenRequests'> & { readonly credentials: CredentialsInput; readonly tokenRequests?: ResolvedSecrets['tokenRequests'] };
 
-// eslint-disable-next-line max-lines-per-function -- PENDING-SPLIT (issue 40): being split now
+/** The service's options from a validated configuration and its resolved secrets, section by section. */
 export function serviceOptionsFromConfig(config: DiscoveryConfig, secrets: SecretsInput): ServiceOptions {
-  const root = config.root;
   return {
-    host: config.server.host,
-    port: config.server.port,
+    ...serverOptions(config, secrets),
+    ...discoveryOptions(config, secrets),
+    ...sourceOptions(config),
+    health: config.health,
+    cache: config.cache,
+    loop: config.loop,
+    root: rootOptions(config.root),
+    sessions: config.sessions,
+    store: config.store,
+    replica: replicaOptions(config, secrets),
+    storeOptions: storeOptions(config, secrets),
+  };
+}
+
+/** `server`: where it listens and who may call, its limits and drain, the registry, the A2A agent and the AI Catalog. */
+function serverOptions(config: DiscoveryConfig, secrets: SecretsInput) {
+  const { server } = config;
+  return {
+    host: server.host,
+    port: server.port,
     ...(secrets.token !== undefined && { token: secrets.token }),
-    ...(config.server.oidc && { oidc: { ...config.server.oidc, allowLoopback: config.allowLoopback } }),
-    allowedHosts: config.server.allowedHosts,
-    allowedOrigins: config.server.allowedOrigins,
-    clients: config.server.clients,
-    ...(config.server.telemetry.traceUrl !== undefined && { traceUrl: config.server.telemetry.traceUrl }),
-    limits: config.server.limits,
-    drainTimeoutMs: config.server.drainTimeoutMs,
-    registry: config.server.registry,
-    a2a: config.server.a2a,
-    ...(config.server.catalog.enabled && {
+    ...(server.oidc && { oidc: { ...server.oidc, allowLoopback: config.allowLoopback } }),
+    allowedHosts: server.allowedHosts,
+    allowedOrigins: server.allowedOrigins,
+    clients: server.clients,
+    ...(server.telemetry.traceUrl !== undefined && { traceUrl: server.telemetry.traceUrl }),
+    limits: server.limits,
+    drainTimeoutMs: server.drainTimeoutMs,
+    registry: server.registry,
+    a2a: server.a2a,
+    ...(server.catalog.enabled && {
       catalog: {
         enabled: true,
-        cacheControl: config.server.catalog.cacheControl,
-        hostName: config.server.catalog.hostName,
-        registryUrl: config.server.catalog.registryUrl,
-        ...(config.server.catalog.signing !== undefined && { signing: { key: signingKey(secrets), kid: config.server.catalog.signing.kid, alg: config.server.catalog.signing.alg } }),
+        cacheControl: server.catalog.cacheControl,
+        hostName: server.catalog.hostName,
+        registryUrl: server.catalog.registryUrl,
+        ...(server.catalog.signing !== undefined && { signing: { key: signingKey(secrets), kid: server.catalog.signing.kid, alg: server.catalog.signing.alg } }),
       },
     }),
+  } satisfies Partial<ServiceOptions>;
+}
+
+/** What discovery admits and selects: the allowlist, credentials, signatures, vocabulary, needs, policies, domains and routing. */
+function discoveryOptions(config: DiscoveryConfig, secrets: SecretsInput) {
+  return {
     policy: { allow: config.allow, allowLoopback: config.allowLoopback, allowCidrs: config.allowCidrs },
     ...(config.credentials.length > 0 && { credentials: secrets.credentials }),
     ...(secrets.tokenRequests !== undefined && { peerTokenRequests: secrets.tokenRequests }),
@@ -53,6 +76,12 @@ export function serviceOptionsFromConfig(config: DiscoveryConfig, secrets: Secre
       gate: config.routing.gate,
       ...(config.routing.cases !== undefined && { casesFile: config.routing.cases }),
     },
+  } satisfies Partial<ServiceOptions>;
+}
+
+/** `static` and `sources`: where agents are discovered. */
+function sourceOptions(config: DiscoveryConfig) {
+  return {
     static: config.static,
     ...(config.sources.wellKnown && { wellKnown: config.sources.wellKnown }),
     aiCatalogs: config.sources.aiCatalogs,
@@ -60,37 +89,44 @@ export function serviceOptionsFromConfig(config: DiscoveryConfig, secrets: Secre
     ard: config.sources.ard,
     dns: config.sources.dns,
     ...(config.sources.kubernetes && { kubernetes: config.sources.kubernetes }),
-    health: config.health,
-    cache: config.cache,
-    loop: config.loop,
-    root:
-      root.kind === 'model'
-        ? { kind: 'model', name: root.name, model: root.model }
-        : { kind: 'routed', name: root.name, ...(root.fallback !== undefined && { fallback: root.fallback }) },
-    sessions: config.sessions,
-    store: config.store,
-    replica: {
-      leaderRetryMs: config.replica.leaderRetryMs,
-      pollMs: config.replica.pollMs,
-      leaseMs: config.replica.leaseMs,
-      ...(config.replica.advertiseUrl !== undefined && { advertiseUrl: config.replica.advertiseUrl }),
-      acceptNewerMigrations: config.replica.acceptNewerMigrations,
-      ...(secrets.replicaKey !== undefined && { key: secrets.replicaKey }),
-      keyGraceMs: config.replica.keyGraceMs,
-      authWindowMs: config.replica.authWindowMs,
-      maxNonces: config.replica.maxNonces,
-      ...(config.replica.leaderUrls !== undefined && { leaderUrls: config.replica.leaderUrls }),
-    },
-    storeOptions: {
-      dataDir: config.dataDir,
-      ...(secrets.storePassword !== undefined && { password: secrets.storePassword }),
-      retention: {
-        journalMaxEvents: config.retention.journalMaxEvents,
-        journalMaxEventsPerType: config.retention.journalMaxEventsPerType,
-        journalMaxAgeMs: config.retention.journalMaxAgeMs,
-        snapshots: config.retention.snapshots,
-        history: config.retention.snapshotHistory,
-      },
+  } satisfies Partial<ServiceOptions>;
+}
+
+/** `root`: the orchestrator, a model or the keyword router. */
+function rootOptions(root: DiscoveryConfig['root']): ServiceOptions['root'] {
+  return root.kind === 'model'
+    ? { kind: 'model', name: root.name, model: root.model }
+    : { kind: 'routed', name: root.name, ...(root.fallback !== undefined && { fallback: root.fallback }) };
+}
+
+/** `replica`: the leader election's timings, the address it advertises, and the replicas' shared key. */
+function replicaOptions(config: DiscoveryConfig, secrets: SecretsInput): ServiceOptions['replica'] {
+  const { replica } = config;
+  return {
+    leaderRetryMs: replica.leaderRetryMs,
+    pollMs: replica.pollMs,
+    leaseMs: replica.leaseMs,
+    ...(replica.advertiseUrl !== undefined && { advertiseUrl: replica.advertiseUrl }),
+    acceptNewerMigrations: replica.acceptNewerMigrations,
+    ...(secrets.replicaKey !== undefined && { key: secrets.replicaKey }),
+    keyGraceMs: replica.keyGraceMs,
+    authWindowMs: replica.authWindowMs,
+    maxNonces: replica.maxNonces,
+    ...(replica.leaderUrls !== undefined && { leaderUrls: replica.leaderUrls }),
+  };
+}
+
+/** The store's data directory, password and retention. */
+function storeOptions(config: DiscoveryConfig, secrets: SecretsInput): ServiceOptions['storeOptions'] {
+  return {
+    dataDir: config.dataDir,
+    ...(secrets.storePassword !== undefined && { password: secrets.storePassword }),
+    retention: {
+      journalMaxEvents: config.retention.journalMaxEvents,
+      journalMaxEventsPerType: config.retention.journalMaxEventsPerType,
+      journalMaxAgeMs: config.retention.journalMaxAgeMs,
+      snapshots: config.retention.snapshots,
+      history: config.retention.snapshotHistory,
     },
   };
 }

@@ -8,20 +8,21 @@ import { serve } from '@hono/node-server';
 import type { SessionRunner, TreeFactory } from 'a2a-discovery/adk';
 import type { CardCache, EventStream, DiscoveryLoop } from 'a2a-discovery';
 import type { AnnouncedRegistry } from 'a2a-discovery/internal';
-import { signDetached, DiscoveryError, systemClock } from 'a2a-discovery';
+import { signDetached, DiscoveryError } from 'a2a-discovery';
 import { isLoopbackHost } from 'a2a-discovery/internal';
 import type { StateStore } from '@a2a-discovery/store';
 import { DEFAULT_A2A_SETTINGS, DEFAULT_REGISTRY_SETTINGS } from 'a2a-discovery/config';
 import { VERSION } from '../version.js';
 import { RegistryIndex } from '../registry/registry-index.js';
 import { AiCatalogRoute } from '../http/ai-catalog-route.js';
-import { createApp } from '../http/app.js';
+import { createApp, type AppOptions } from '../http/app.js';
 import type { EventBuffer } from '../http/event-buffer.js';
 import { EventStreamHub } from '../http/event-stream-route.js';
 import type { Drain } from '../http/drain.js';
-import { FollowerProxy } from '../replica/follower-proxy.js';
+import type { FollowerProxy } from '../replica/follower-proxy.js';
+import { buildReplicaHttp } from '../replica/replica-http.js';
 import type { Logger } from '../telemetry/logger.js';
-import { LeaderUrls, ReplicaAuth } from '../auth/replica-auth.js';
+import type { ReplicaAuth } from '../auth/replica-auth.js';
 import { Inspector } from '../http/inspector.js';
 import { PeopleAuth } from '../auth/people-auth.js';
 import type { JournalReader } from '../telemetry/journal.js';
@@ -54,46 +55,62 @@ export interface ServiceHttp {
   readonly followerProxy: FollowerProxy | undefined;
 }
 
+/** What the HTTP side serves from: the service's parts, built before it. */
+interface HttpParts {
+  host: string;
+  fetchers: ServiceFetchers;
+  loop: DiscoveryLoop;
+  cache: CardCache;
+  trees: TreeFactory;
+  sessions: SessionRunner;
+  owners: SessionOwners;
+  buffer: EventBuffer;
+  archive: SnapshotArchive;
+  journal: JournalReader;
+  store: StateStore;
+  events: EventStream;
+  replication: Replication;
+  /** The registries the AI Catalog sources announce now. */
+  announced: () => readonly AnnouncedRegistry[];
+  /** This service's URL once it listens (a registry there is never asked). */
+  self: () => string | undefined;
+  /** The graceful drain (drain.ts). */
+  drain: Drain;
+  log: Logger;
+}
+
 /** Builds the app and what it serves from; nothing listens yet (see {@link listen}). */
-// eslint-disable-next-line max-lines-per-function -- PENDING-SPLIT (issue 40): being split now
-export function buildHttp(
-  o: ServiceOptions,
-  p: {
-    host: string;
-    fetchers: ServiceFetchers;
-    loop: DiscoveryLoop;
-    cache: CardCache;
-    trees: TreeFactory;
-    sessions: SessionRunner;
-    owners: SessionOwners;
-    buffer: EventBuffer;
-    archive: SnapshotArchive;
-    journal: JournalReader;
-    store: StateStore;
-    events: EventStream;
-    replication: Replication;
-    /** The registries the AI Catalog sources announce now. */
-    announced: () => readonly AnnouncedRegistry[];
-    /** This service's URL once it listens (a registry there is never asked). */
-    self: () => string | undefined;
-    /** The graceful drain (drain.ts). */
-    drain: Drain;
-    log: Logger;
-  },
-): ServiceHttp {
-  const { loop, store, buffer, fetchers } = p;
+export function buildHttp(o: ServiceOptions, p: HttpParts): ServiceHttp {
+  const { loop, store, fetchers } = p;
   const coordinator = p.replication.coordinator;
   const limits: ServerLimits = { ...DEFAULT_SERVER_LIMITS, ...o.limits };
   const refusal: OnRefusal = (reason) => metrics.refusal(reason);
   const streams = new EventStreamHub({
-    buffer,
+    buffer: p.buffer,
     limits,
     onRefusal: refusal,
     version: () => loop.current()?.version ?? 0,
     replica: store.replica,
   });
-  // Federation asks peer registries under discovery's policy and credentials, never waiting for the upstream budget (a search is interactive).
-  const federation = createFederation({
+  const federation = buildFederation(o, p);
+  const registry = buildRegistry(o, p);
+  const { index } = registry;
+  const metrics = createMetrics({ events: p.events, federation: () => federation.stats(), cache: p.cache, loop, trees: p.trees, openStreams: () => streams.size, store: () => store.status(), journalDropped: () => p.replication.follow.writer.dropped, activity: () => p.journal.activityStats, upstreamBudget: () => fetchers.budget.stats, ...(o.peerTokenRequests && { peerTokenRequests: o.peerTokenRequests }), ...(coordinator && { replica: () => coordinator.status() }), ...(index && { registryIndex: () => index.stats }), drain: () => p.drain });
+  const shutdown = new AbortController();
+  if (index) shutdown.signal.addEventListener('abort', () => index.close(), { once: true });
+  const { replicaAuth, followerProxy } = buildReplicaHttp(o, { coordinator, limits, refusal, events: p.events, log: p.log, shutdown: shutdown.signal });
+  // People's tokens on the API (people-auth.ts); the provider's connections end with the service.
+  const people = o.oidc && new PeopleAuth({ ...o.oidc, onFetchRefused: () => refusal('oidc_keys') });
+  if (people) shutdown.signal.addEventListener('abort', () => void people.close(), { once: true });
+  const inspector = buildInspector(o, { fetchers, limits, refusal, loop });
+  const app = createApp(appOptions(o, p, { limits, streams, refusal, metrics, people, shutdown, inspector, registry, federation, replicaAuth, followerProxy }));
+  return { app, limits, refusal, metrics, inspector, shutdown, streams, federation, replicaAuth, followerProxy };
+}
+
+/** Federation asks peer registries under discovery's policy and credentials, never waiting for the upstream budget (a search is interactive). */
+function buildFederation(o: ServiceOptions, p: Pick<HttpParts, 'fetchers' | 'announced' | 'self'>): Federation {
+  const { fetchers } = p;
+  return createFederation({
     policy: fetchers.policy,
     peers: o.registry?.peers ?? [],
     announced: p.announced,
@@ -104,117 +121,111 @@ export function buildHttp(
       ...(fetchers.bounds.originBudget !== undefined && { originBudget: { budget: fetchers.bounds.originBudget.budget, maxWaitMs: 0, caller: 'federation' } }),
     },
   });
-  // The registry's index of every admitted card, kept current from the loop's events (docs/registry-api.md).
+}
+
+/**
+ * The registry's settings (`server.registry` over the defaults), its federation hook when one is
+ * given, and its index of every admitted card, kept current from the loop's events
+ * (docs/registry-api.md); no index when the registry is off.
+ */
+function buildRegistry(o: ServiceOptions, p: Pick<HttpParts, 'loop' | 'cache' | 'events'>) {
   const { federate, ...registrySettings } = o.registry ?? {};
-  const registry = { ...DEFAULT_REGISTRY_SETTINGS, ...registrySettings, federation: { ...DEFAULT_REGISTRY_SETTINGS.federation, ...registrySettings.federation } };
-  const registryIndex = registry.enabled
-    ? new RegistryIndex({ loop, cache: p.cache, maxEntries: registry.maxEntries, maxTombstones: registry.maxTombstones, tombstoneTtlMs: registry.tombstoneTtlMs })
+  const settings = { ...DEFAULT_REGISTRY_SETTINGS, ...registrySettings, federation: { ...DEFAULT_REGISTRY_SETTINGS.federation, ...registrySettings.federation } };
+  const index = settings.enabled
+    ? new RegistryIndex({ loop: p.loop, cache: p.cache, maxEntries: settings.maxEntries, maxTombstones: settings.maxTombstones, tombstoneTtlMs: settings.tombstoneTtlMs })
     : undefined;
-  registryIndex?.follow(p.events, loop);
-  const metrics = createMetrics({ events: p.events, federation: () => federation.stats(), cache: p.cache, loop, trees: p.trees, openStreams: () => streams.size, store: () => store.status(), journalDropped: () => p.replication.follow.writer.dropped, activity: () => p.journal.activityStats, upstreamBudget: () => fetchers.budget.stats, ...(o.peerTokenRequests && { peerTokenRequests: o.peerTokenRequests }), ...(coordinator && { replica: () => coordinator.status() }), ...(registryIndex && { registryIndex: () => registryIndex.stats }), drain: () => p.drain });
-  const shutdown = new AbortController();
-  if (registryIndex) shutdown.signal.addEventListener('abort', () => registryIndex.close(), { once: true });
-  // Replicas authenticate each other with their shared key, never the admin token (replica-auth.ts).
-  const replicaLog = p.log.child({ component: 'replica' });
-  const replicaAuth =
-    coordinator &&
-    new ReplicaAuth({
-      key: o.replica?.key,
-      clock: o.clock ?? systemClock,
-      ...(o.replica?.authWindowMs !== undefined && { authWindowMs: o.replica.authWindowMs }),
-      ...(o.replica?.maxNonces !== undefined && { maxNonces: o.replica.maxNonces }),
-      ...(o.replica?.keyGraceMs !== undefined && { keyGraceMs: o.replica.keyGraceMs }),
-    });
-  if (replicaAuth && !replicaAuth.configured) replicaLog.warn('no replica key (replica.keyEnv or replica.keyFile): as a follower, this replica cannot show the leader’s endpoints, sources and activity (503), and as the leader it admits no follower');
-  // A follower answers the leader's lists (follower-proxy.ts); requests in flight end with the service.
-  const followerProxy =
-    coordinator &&
-    new FollowerProxy({
-      status: () => coordinator.status(),
-      timeoutMs: limits.leaderTimeoutMs,
-      maxBytes: limits.leaderMaxBytes,
-      ...(o.policy.allowCidrs !== undefined && { allowCidrs: o.policy.allowCidrs }),
-      ...(replicaAuth && { auth: replicaAuth }),
-      leaderUrls: new LeaderUrls(o.replica?.leaderUrls),
-      onRefusal: () => refusal('leader_url'),
-      // A leader URL in the store this replica does not send to: someone wrote the row, or replica.leaderUrls misses a replica.
-      onLeaderUrlRefused: (url, why) => {
-        replicaLog.warn({ url, reason: why }, 'refused the leader URL read from the store: nothing is sent there');
-        p.events.emit({ type: 'alert', kind: 'replica-leader-url-refused', message: `the leader URL ${url} read from the store was refused, nothing was sent there: ${why}`, detail: { url, reason: why } });
-      },
-    });
-  if (followerProxy) shutdown.signal.addEventListener('abort', () => followerProxy.close(), { once: true });
-  // People's tokens on the API (people-auth.ts); the provider's connections end with the service.
-  const people = o.oidc && new PeopleAuth({ ...o.oidc, onFetchRefused: () => refusal('oidc_keys') });
-  if (people) shutdown.signal.addEventListener('abort', () => void people.close(), { once: true });
-  // The inspector fetches under discovery's policy, bounds and card size, with fetchers of its own that hold no credentials.
+  index?.follow(p.events, p.loop);
+  return { settings, index, federate };
+}
+
+/** The inspector fetches under discovery's policy, bounds and card size, with fetchers of its own that hold no credentials. */
+function buildInspector(o: ServiceOptions, p: { fetchers: ServiceFetchers; limits: ServerLimits; refusal: OnRefusal; loop: DiscoveryLoop }): Inspector {
+  const { fetchers, limits, loop } = p;
   const { policy, ...bounds } = fetchers.bounds;
-  const inspector = new Inspector({
+  return new Inspector({
     policy,
     check: fetchers.check,
     cardSize: fetchers.cardSize,
     fetch: bounds,
     maxConcurrent: limits.maxInspections,
     timeoutMs: limits.inspectTimeoutMs,
-    onRefusal: refusal,
+    onRefusal: p.refusal,
     bounds: limits,
     // Only to judge a card's security requirements: never given to its fetchers.
     ...(o.credentials !== undefined && { credentials: o.credentials }),
     // A card that looks like an agent discovery admitted from another origin is flagged.
     lookalikeOf: (origin, names) => loop.lookalikeOf(origin, names),
   });
+}
+
+/** The app's options: the service's parts, and what {@link buildHttp} built around them. */
+function appOptions(
+  o: ServiceOptions,
+  p: HttpParts,
+  h: Omit<ServiceHttp, 'app'> & { people: PeopleAuth | undefined; registry: ReturnType<typeof buildRegistry> },
+): AppOptions {
+  const { loop, store } = p;
+  const coordinator = p.replication.coordinator;
+  const { registry, federation } = h;
   // The service as an A2A agent (a2a/): on unless server.a2a.enabled is false.
   const { enabled: a2aEnabled, ...a2a } = { ...DEFAULT_A2A_SETTINGS, ...o.a2a };
-  const app = createApp({
+  return {
     bindHost: p.host,
     ...(a2aEnabled && { a2a: { settings: a2a, vocabulary: o.vocabulary, version: VERSION } }),
     ...(o.allowedHosts && { allowedHosts: o.allowedHosts }),
     ...(o.allowedOrigins && { allowedOrigins: o.allowedOrigins }),
     ...(o.clients && { clients: o.clients }),
     ...(o.traceUrl !== undefined && { traceUrl: o.traceUrl }),
-    limits,
-    streams,
-    onRefusal: refusal,
+    limits: h.limits,
+    streams: h.streams,
+    onRefusal: h.refusal,
     loop,
     cache: p.cache,
     trees: p.trees,
     sessions: p.sessions,
     owners: p.owners,
-    buffer,
+    buffer: p.buffer,
     archive: p.archive,
-    metrics: metrics.registry,
+    metrics: h.metrics.registry,
     ...(o.token !== undefined && o.token !== '' && { token: o.token }),
-    ...(people && { people }),
+    ...(h.people && { people: h.people }),
     events: p.events,
     staticFiles: staticFileServer(o.webRoot),
-    shutdownSignal: shutdown.signal,
+    shutdownSignal: h.shutdown.signal,
     drain: p.drain,
     storeStatus: () => store.status(),
     journal: p.journal,
-    inspector,
+    inspector: h.inspector,
     ...(o.reload && { reload: o.reload }),
-    ...(registryIndex && { registry: { index: registryIndex, settings: registry, anonymous: registry.anonymous, federate: federate ?? federation.federate } }),
-    ...(o.catalog?.enabled === true && {
-      aiCatalog: new AiCatalogRoute({
-        loop,
-        ...(o.catalog.hostName !== undefined && { hostName: o.catalog.hostName }),
-        ...(o.catalog.registryUrl !== undefined && { registryUrl: o.catalog.registryUrl }),
-        ...(o.catalog.cacheControl !== undefined && { cacheControl: o.catalog.cacheControl }),
-        ...(o.catalog.signing && { signing: o.catalog.signing }),
-        // The orchestrator itself, one more entry pointing at its own card.
-        ...(a2aEnabled && a2a.listInCatalog && { agent: { name: a2a.name, description: a2a.description } }),
-        // Where the service is reached, when configured: the publisher of its own entries' identifiers.
-        ...(a2a.publicUrl !== undefined && { publicUrl: a2a.publicUrl }),
-      }),
-    }),
+    ...(registry.index && { registry: { index: registry.index, settings: registry.settings, anonymous: registry.settings.anonymous, federate: registry.federate ?? federation.federate } }),
+    ...(o.catalog?.enabled === true && { aiCatalog: aiCatalogRoute(o.catalog, loop, a2aEnabled, a2a) }),
     ...(coordinator && {
       replicaStatus: () => coordinator.status(),
-      followerProxy,
-      replicaAuth,
+      followerProxy: h.followerProxy,
+      replicaAuth: h.replicaAuth,
       adoptSession: (sessionId: string) => adoptSessionFromStore({ store, loop, trees: p.trees, sessions: p.sessions, owners: p.owners, archive: p.archive }, sessionId),
     }),
+  };
+}
+
+/** The AI Catalog route (`server.catalog`): the snapshot's agents, and the orchestrator's own entry when it is listed. */
+function aiCatalogRoute(
+  catalog: NonNullable<ServiceOptions['catalog']>,
+  loop: DiscoveryLoop,
+  a2aEnabled: boolean,
+  a2a: Omit<typeof DEFAULT_A2A_SETTINGS, 'enabled'>,
+): AiCatalogRoute {
+  return new AiCatalogRoute({
+    loop,
+    ...(catalog.hostName !== undefined && { hostName: catalog.hostName }),
+    ...(catalog.registryUrl !== undefined && { registryUrl: catalog.registryUrl }),
+    ...(catalog.cacheControl !== undefined && { cacheControl: catalog.cacheControl }),
+    ...(catalog.signing && { signing: catalog.signing }),
+    // The orchestrator itself, one more entry pointing at its own card.
+    ...(a2aEnabled && a2a.listInCatalog && { agent: { name: a2a.name, description: a2a.description } }),
+    // Where the service is reached, when configured: the publisher of its own entries' identifiers.
+    ...(a2a.publicUrl !== undefined && { publicUrl: a2a.publicUrl }),
   });
-  return { app, limits, refusal, metrics, inspector, shutdown, streams, federation, replicaAuth, followerProxy };
 }
 
 /** Whether a registry's API base is on this service's origin (loopback names count as one). */

@@ -34,61 +34,31 @@ export interface Replication {
   abandon(): Promise<void>;
 }
 
+/** What the replication is built over: the service's parts it writes from, starts and steps down. */
+interface ReplicationParts {
+  store: StateStore;
+  ownStore: boolean;
+  loop: DiscoveryLoop;
+  trees: TreeFactory;
+  sessions: SessionRunner;
+  owners: SessionOwners;
+  events: EventStream;
+  clock: Clock;
+  log: Logger;
+  /** The URL prefixes of the AI Catalog documents the configured sources read. */
+  catalogPrefixes: () => readonly string[];
+}
+
 /** Builds the store's writer and, with replicas, the coordinator; nothing starts before {@link Replication.start}. */
-// eslint-disable-next-line max-lines-per-function -- PENDING-SPLIT (issue 40): being split now
-export async function buildReplication(
-  o: Pick<ServiceOptions, 'replica'>,
-  p: { store: StateStore; ownStore: boolean; loop: DiscoveryLoop; trees: TreeFactory; sessions: SessionRunner; owners: SessionOwners; events: EventStream; clock: Clock; log: Logger; catalogPrefixes: () => readonly string[] },
-): Promise<Replication> {
+export async function buildReplication(o: Pick<ServiceOptions, 'replica'>, p: ReplicationParts): Promise<Replication> {
   const { store, loop, events } = p;
   const storeLog = p.log.child({ component: 'store' });
-  // Several replicas on one PostgreSQL: one leader refreshes, followers adopt its publications.
-  let coordinator: ReplicaCoordinator | undefined;
   let listening: string | undefined;
-  if (p.ownStore && store.kind === 'postgres') {
-    const { ReplicaCoordinator } = await import('@a2a-discovery/store/replicas');
-    const replicaLog = p.log.child({ component: 'replica' });
-    coordinator = new ReplicaCoordinator({
-      store: store as SqlStateStore,
-      // The name it journals under too.
-      id: store.replica,
-      ...(o.replica?.leaderRetryMs !== undefined && { leaderRetryMs: o.replica.leaderRetryMs }),
-      ...(o.replica?.pollMs !== undefined && { pollMs: o.replica.pollMs }),
-      ...(o.replica?.leaseMs !== undefined && { leaseMs: o.replica.leaseMs }),
-      ...(o.replica?.acceptNewerMigrations !== undefined && { acceptNewerMigrations: o.replica.acceptNewerMigrations }),
-      // Followers answer the leader's lists from this address (follower-proxy.ts).
-      advertiseUrl: () => o.replica?.advertiseUrl ?? (listening === undefined ? undefined : defaultAdvertiseUrl(listening)),
-      target: {
-        current: () => loop.current(),
-        adopt: (snapshot) => loop.adopt(snapshot),
-        lead: (epoch) => lead(epoch),
-        follow: () => loop.pause(),
-      },
-      log: (level, message, detail) => replicaLog[level](detail ?? {}, message),
-    });
-  }
-  // The loop starts here (a leader's too): catalog documents kept for a source no longer
-  // configured, or under acceptance rules no longer in force, are dropped first.
-  const startLoop = async (): Promise<void> => {
-    try {
-      const dropped = await pruneCatalogStore(store.catalogs, p.catalogPrefixes());
-      if (dropped > 0) storeLog.info({ dropped }, 'dropped stored AI Catalog documents no configured source reads');
-    } catch (err) {
-      storeLog.warn({ err: (err as Error).message }, 'could not drop stored AI Catalog documents');
-    }
-    await loop.start();
-  };
-  // Leading (at start or taking over): the journal's open alerts are carried, not raised again,
-  // and the takeover is an event of its own.
-  const lead = async (epoch: number): Promise<void> => {
-    const open = await openAlertsIn(store).catch(() => undefined);
-    if (open) loop.carryAlerts(open);
-    const last = (await store.journal({ types: ['replica.leader'], limit: 1 }).catch(() => []))[0];
-    const previousLeader = last?.event.type === 'replica.leader' && last.event.replica !== store.replica ? last.event.replica : undefined;
-    events.emit({ type: 'replica.leader', replica: store.replica, epoch, ...(previousLeader !== undefined && { previousLeader }), alerts: open?.length ?? 0 });
-    await startLoop();
-  };
-  let storeFailing = false;
+  const startLoop = (): Promise<void> => startDiscovery(p, storeLog);
+  // Several replicas on one PostgreSQL: one leader refreshes, followers adopt its publications.
+  const coordinator =
+    p.ownStore && store.kind === 'postgres' ? await buildCoordinator(o, p, { lead: (epoch) => takeTheLead(epoch, p, startLoop), listening: () => listening }) : undefined;
+  const failures = storeFailures(storeLog);
   const follow = followIntoStore({
     store,
     events,
@@ -97,19 +67,10 @@ export async function buildReplication(
     sessions: p.sessions,
     owners: p.owners,
     clock: p.clock,
-    onError: (err) => {
-      // Once per failing streak: the store's status says the rest.
-      if (!storeFailing) storeLog.error({ err: (err as Error).message }, 'the state store failed a write; serving continues from memory');
-      storeFailing = true;
-    },
+    onError: failures.failed,
     publishes: () => coordinator === undefined || coordinator.role === 'leader',
   });
-  const offStoreOk = events.subscribe(() => {
-    if (storeFailing && store.status().ok) {
-      storeFailing = false;
-      storeLog.info('the state store answers again');
-    }
-  });
+  const offStoreOk = events.subscribe(() => failures.answered(store));
   return {
     coordinator,
     follow,
@@ -141,6 +102,87 @@ export async function buildReplication(
     async abandon() {
       await follow.close();
       offStoreOk();
+    },
+  };
+}
+
+/**
+ * The leader election on the service's PostgreSQL store: `lead` runs when this replica leads (at
+ * start or taking over); followers answer the leader's lists from the address it advertises:
+ * `replica.advertiseUrl`, else one derived from the URL the service listens on (follower-proxy.ts).
+ */
+async function buildCoordinator(
+  o: Pick<ServiceOptions, 'replica'>,
+  p: Pick<ReplicationParts, 'store' | 'loop' | 'log'>,
+  h: { lead: (epoch: number) => Promise<void>; listening: () => string | undefined },
+): Promise<ReplicaCoordinator> {
+  const { store, loop } = p;
+  const { ReplicaCoordinator } = await import('@a2a-discovery/store/replicas');
+  const replicaLog = p.log.child({ component: 'replica' });
+  return new ReplicaCoordinator({
+    store: store as SqlStateStore,
+    // The name it journals under too.
+    id: store.replica,
+    ...(o.replica?.leaderRetryMs !== undefined && { leaderRetryMs: o.replica.leaderRetryMs }),
+    ...(o.replica?.pollMs !== undefined && { pollMs: o.replica.pollMs }),
+    ...(o.replica?.leaseMs !== undefined && { leaseMs: o.replica.leaseMs }),
+    ...(o.replica?.acceptNewerMigrations !== undefined && { acceptNewerMigrations: o.replica.acceptNewerMigrations }),
+    // Followers answer the leader's lists from this address (follower-proxy.ts).
+    advertiseUrl: () => {
+      const listening = h.listening();
+      return o.replica?.advertiseUrl ?? (listening === undefined ? undefined : defaultAdvertiseUrl(listening));
+    },
+    target: {
+      current: () => loop.current(),
+      adopt: (snapshot) => loop.adopt(snapshot),
+      lead: (epoch) => h.lead(epoch),
+      follow: () => loop.pause(),
+    },
+    log: (level, message, detail) => replicaLog[level](detail ?? {}, message),
+  });
+}
+
+/**
+ * Starts the loop (a leader's too): catalog documents kept for a source no longer configured, or
+ * under acceptance rules no longer in force, are dropped first.
+ */
+async function startDiscovery(p: Pick<ReplicationParts, 'store' | 'loop' | 'catalogPrefixes'>, storeLog: Logger): Promise<void> {
+  try {
+    const dropped = await pruneCatalogStore(p.store.catalogs, p.catalogPrefixes());
+    if (dropped > 0) storeLog.info({ dropped }, 'dropped stored AI Catalog documents no configured source reads');
+  } catch (err) {
+    storeLog.warn({ err: (err as Error).message }, 'could not drop stored AI Catalog documents');
+  }
+  await p.loop.start();
+}
+
+/**
+ * Leading (at start or taking over): the journal's open alerts are carried, not raised again, the
+ * takeover is an event of its own, then the loop starts.
+ */
+async function takeTheLead(epoch: number, p: Pick<ReplicationParts, 'store' | 'loop' | 'events'>, startLoop: () => Promise<void>): Promise<void> {
+  const { store, loop } = p;
+  const open = await openAlertsIn(store).catch(() => undefined);
+  if (open) loop.carryAlerts(open);
+  const last = (await store.journal({ types: ['replica.leader'], limit: 1 }).catch(() => []))[0];
+  const previousLeader = last?.event.type === 'replica.leader' && last.event.replica !== store.replica ? last.event.replica : undefined;
+  p.events.emit({ type: 'replica.leader', replica: store.replica, epoch, ...(previousLeader !== undefined && { previousLeader }), alerts: open?.length ?? 0 });
+  await startLoop();
+}
+
+/** The store's failing writes, logged once per failing streak (its status says the rest), and its recovery once. */
+function storeFailures(storeLog: Logger): { failed: (err: unknown) => void; answered: (store: Pick<StateStore, 'status'>) => void } {
+  let failing = false;
+  return {
+    failed: (err) => {
+      if (!failing) storeLog.error({ err: (err as Error).message }, 'the state store failed a write; serving continues from memory');
+      failing = true;
+    },
+    answered: (store) => {
+      if (failing && store.status().ok) {
+        failing = false;
+        storeLog.info('the state store answers again');
+      }
     },
   };
 }

@@ -17,7 +17,7 @@ import type { Attributes, Counter as OtelCounter, Histogram as OtelHistogram, Me
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { CardCache, DiscoveryLoop } from 'a2a-discovery';
 import type { OriginBudgetStats } from 'a2a-discovery/internal';
-import { DiscoveryError, type EventStream } from 'a2a-discovery';
+import { DiscoveryError, type DiscoveryEvent, type EventStream } from 'a2a-discovery';
 import { INSTRUMENTATION_SCOPE, occurrences } from 'a2a-discovery/internal';
 import type { TreeFactory } from 'a2a-discovery/adk';
 import type { StoreStatus, ReplicaStatus } from '@a2a-discovery/store';
@@ -262,45 +262,80 @@ const byLabel = (label: string, counts: Readonly<Record<string, number>>): Array
 /**
  * The metrics of one service: the Prometheus registry `/metrics` serves, and the same metrics on
  * the OpenTelemetry meter of the MeterProvider registered when this is called (none: a no-op).
+ * Each area registers its own in turn; the order is the order `/metrics` lists them in.
  */
-// eslint-disable-next-line max-lines-per-function -- PENDING-SPLIT (issue 40): being split now
 export function createMetrics({ events, cache, loop, trees, openStreams, store, journalDropped, replica, activity, upstreamBudget, peerTokenRequests, federation, registryIndex, drain }: MetricsSources): { registry: Registry; refusal(reason: RefusalReason): void; close(): void } {
   const registry = new Registry();
   const out = new Outputs(registry, otelMetrics.getMeter(INSTRUMENTATION_SCOPE));
+  const counted = cardAndLifecycleCounters(out);
+  if (store) storeMetrics(out, store, journalDropped);
+  upstreamMetrics(out, { activity, upstreamBudget, peerTokenRequests, federation });
+  if (replica) replicaMetrics(out, replica);
+  const discovery = discoveryMetrics(out, { cache, loop, trees });
+  const service = serviceMetrics(out, { openStreams, registryIndex, drain });
+  const unsubscribe = events.subscribe((e) => countEvent(e, { ...counted, ...discovery, reloads: service.reloads }));
+  const offEvict = trees?.onEvict(() => counted.evictions());
+  return {
+    registry,
+    refusal: (reason) => service.refusals(1, { reason }),
+    close() {
+      unsubscribe();
+      offEvict?.();
+      out.close();
+    },
+  };
+}
+
+/** A counter's `add(n, labels)` (see {@link Outputs.counter}). */
+type Count = ReturnType<Outputs['counter']>;
+
+/** The counters fed by the cache's card results, the snapshots, the alerts, tree evictions and sessions. */
+function cardAndLifecycleCounters(out: Outputs) {
   const M = METRICS;
-  const fetches = out.counter(M.cardFetches);
-  const hits = out.counter(M.cardCacheHits);
-  const notModified = out.counter(M.cardNotModified);
-  const failures = out.counter(M.cardFailures);
-  const latency = out.histogram(M.cardFetchDuration);
-  const publications = out.counter(M.snapshotPublications);
-  const held = out.counter(M.snapshotsHeld);
-  const alerts = out.counter(M.alerts);
-  const evictions = out.counter(M.treeEvictions);
-  const resolved = out.counter(M.alertsResolved);
-  const sessionChanges = out.counter(M.sessionEvents);
-  if (store) {
-    out.observed(M.storeUp, () => {
-      const s = store();
-      return [[{ kind: s.kind }, s.ok ? 1 : 0]];
-    });
-    out.observed(M.storeWrites, () => store().writes);
-    out.observed(M.storeFailedWrites, () => store().failedWrites);
-    // Rows a type's quota or the journal's total cap deleted before their age (journal.ts): under
-    // churn, the high-volume kinds; a protected kind here means the cap is too small for it.
-    // The store's count per type may start over (a reopened store): only its increases add up.
-    const seen = new Map<string, number>();
-    const pruned = new Map<string, number>();
-    out.observed(M.journalPruned, () => {
-      for (const [type, n] of Object.entries(store().journalPruned ?? {})) {
-        const last = seen.get(type) ?? 0;
-        if (n > last) pruned.set(type, (pruned.get(type) ?? 0) + n - last);
-        seen.set(type, n);
-      }
-      return [...pruned].map(([type, n]) => [{ type }, n]);
-    });
-    out.observed(M.journalDroppedEvents, () => journalDropped?.() ?? 0);
-  }
+  return {
+    fetches: out.counter(M.cardFetches),
+    hits: out.counter(M.cardCacheHits),
+    notModified: out.counter(M.cardNotModified),
+    failures: out.counter(M.cardFailures),
+    latency: out.histogram(M.cardFetchDuration),
+    publications: out.counter(M.snapshotPublications),
+    held: out.counter(M.snapshotsHeld),
+    alerts: out.counter(M.alerts),
+    evictions: out.counter(M.treeEvictions),
+    resolved: out.counter(M.alertsResolved),
+    sessionChanges: out.counter(M.sessionEvents),
+  };
+}
+
+/** The state store's health and writes, and its journal's pruned and dropped rows. */
+function storeMetrics(out: Outputs, store: NonNullable<MetricsSources['store']>, journalDropped: MetricsSources['journalDropped']): void {
+  const M = METRICS;
+  out.observed(M.storeUp, () => {
+    const s = store();
+    return [[{ kind: s.kind }, s.ok ? 1 : 0]];
+  });
+  out.observed(M.storeWrites, () => store().writes);
+  out.observed(M.storeFailedWrites, () => store().failedWrites);
+  // Rows a type's quota or the journal's total cap deleted before their age (journal.ts): under
+  // churn, the high-volume kinds; a protected kind here means the cap is too small for it.
+  // The store's count per type may start over (a reopened store): only its increases add up.
+  const seen = new Map<string, number>();
+  const pruned = new Map<string, number>();
+  out.observed(M.journalPruned, () => {
+    for (const [type, n] of Object.entries(store().journalPruned ?? {})) {
+      const last = seen.get(type) ?? 0;
+      if (n > last) pruned.set(type, (pruned.get(type) ?? 0) + n - last);
+      seen.set(type, n);
+    }
+    return [...pruned].map(([type, n]) => [{ type }, n]);
+  });
+  out.observed(M.journalDroppedEvents, () => journalDropped?.() ?? 0);
+}
+
+/** What the service asks of others: the cache chatter counted, the request budget per origin, the peers' tokens, federation. */
+function upstreamMetrics(out: Outputs, s: Pick<MetricsSources, 'activity' | 'upstreamBudget' | 'peerTokenRequests' | 'federation'>): void {
+  const M = METRICS;
+  const { activity, upstreamBudget, peerTokenRequests, federation } = s;
   if (activity) {
     out.observed(M.activityEndpoints, () => activity().endpoints);
     out.observed(M.activityEndpointsDropped, () => activity().dropped);
@@ -313,14 +348,23 @@ export function createMetrics({ events, cache, loop, trees, openStreams, store, 
   }
   if (peerTokenRequests) out.observed(M.peerTokenRequests, () => peerTokenRequests().map(({ origin, outcome, count }) => [{ origin, outcome }, count]));
   if (federation) out.observed(M.federationRequests, () => federation().map(({ outcome, count }) => [{ outcome }, count]));
-  if (replica) {
-    out.observed(M.replicaLeader, () => (replica().role === 'leader' ? 1 : 0));
-    out.observed(M.replicaEpoch, () => replica().epoch);
-    out.observed(M.replicaLag, () => replica().lagMs / 1000);
-    out.observed(M.replicaInSync, () => (replica().inSync ? 1 : 0));
-    out.observed(M.replicaConnected, () => (replica().connected ? 1 : 0));
-    out.observed(M.replicaRefusesToLead, () => (replica().refusesToLead !== null ? 1 : 0));
-  }
+}
+
+/** Several replicas: this one's role, epoch, lag and connection. */
+function replicaMetrics(out: Outputs, replica: NonNullable<MetricsSources['replica']>): void {
+  const M = METRICS;
+  out.observed(M.replicaLeader, () => (replica().role === 'leader' ? 1 : 0));
+  out.observed(M.replicaEpoch, () => replica().epoch);
+  out.observed(M.replicaLag, () => replica().lagMs / 1000);
+  out.observed(M.replicaInSync, () => (replica().inSync ? 1 : 0));
+  out.observed(M.replicaConnected, () => (replica().connected ? 1 : 0));
+  out.observed(M.replicaRefusesToLead, () => (replica().refusesToLead !== null ? 1 : 0));
+}
+
+/** The loop's alerts, trees, routing, catalogs and snapshots, and the cache's stale cards; returns the counters events feed. */
+function discoveryMetrics(out: Outputs, s: Pick<MetricsSources, 'cache' | 'loop' | 'trees'>): { catalogReads: Count; routingEvaluations: Count } {
+  const M = METRICS;
+  const { cache, loop, trees } = s;
   out.observed(M.activeAlerts, () => loop.activeAlerts.length);
   out.observed(M.builtTrees, () => trees?.builtDigests.length ?? 0);
   out.observed(M.routingAccuracy, () => {
@@ -333,6 +377,13 @@ export function createMetrics({ events, cache, loop, trees, openStreams, store, 
   out.observed(M.cardStaleEntries, async () => (await cache.entries()).filter((e) => e.stale).length);
   out.observed(M.pinnedSessions, () => trees?.sessions().length ?? 0);
   out.observed(M.retainedSnapshots, () => loop.snapshots.retained().length);
+  return { catalogReads, routingEvaluations };
+}
+
+/** The service's own side: refused requests, the registry index, open streams, reloads and the drain; returns the counters. */
+function serviceMetrics(out: Outputs, s: Pick<MetricsSources, 'openStreams' | 'registryIndex' | 'drain'>): { refusals: Count; reloads: Count } {
+  const M = METRICS;
+  const { openStreams, registryIndex, drain } = s;
   const refusals = out.counter(M.httpRefusals);
   if (registryIndex) {
     out.observed(M.registryEntries, () => registryIndex().entries);
@@ -344,56 +395,52 @@ export function createMetrics({ events, cache, loop, trees, openStreams, store, 
     out.observed(M.draining, () => (drain().draining ? 1 : 0));
     out.observed(M.drainAbortedTurns, () => drain().abortedTurns);
   }
-  const unsubscribe = events.subscribe((e) => {
-    switch (e.type) {
-      case 'card.result':
-        if (e.outcome === 'hit') hits(occurrences(e));
-        else fetches(1, { outcome: e.outcome });
-        if (e.outcome === 'revalidated') notModified();
-        if (e.code !== undefined) failures(1, { code: e.code });
-        if (e.durationMs !== undefined) latency(e.durationMs / 1000);
-        break;
-      case 'snapshot.published':
-        publications();
-        break;
-      case 'snapshot.held':
-        held();
-        break;
-      case 'routing.evaluated':
-        routingEvaluations(1, { result: e.held ? 'held' : e.passed ? 'passed' : 'failed' });
-        break;
-      case 'catalog.read':
-        catalogReads(1, { outcome: e.outcome });
-        break;
-      case 'alert':
-        alerts(1, { kind: e.kind });
-        break;
-      case 'alert.resolved':
-        resolved(1, { kind: e.kind });
-        break;
-      case 'session.pinned':
-      case 'session.upgraded':
-      case 'session.ended':
-      case 'session.expired':
-      case 'session.restarted':
-        sessionChanges(1, { event: e.type.slice('session.'.length) });
-        break;
-      case 'config.reloaded':
-      case 'config.refused':
-        reloads(1, { result: e.type === 'config.reloaded' ? 'applied' : 'refused' });
-        break;
-      default:
-        break;
-    }
-  });
-  const offEvict = trees?.onEvict(() => evictions());
-  return {
-    registry,
-    refusal: (reason) => refusals(1, { reason }),
-    close() {
-      unsubscribe();
-      offEvict?.();
-      out.close();
-    },
-  };
+  return { refusals, reloads };
+}
+
+/** The counters one discovery event feeds. */
+type EventCounters = Omit<ReturnType<typeof cardAndLifecycleCounters>, 'evictions'> & { catalogReads: Count; routingEvaluations: Count; reloads: Count };
+
+/** Counts one event of the stream in the counters it feeds (most feed none). */
+function countEvent(e: DiscoveryEvent, c: EventCounters): void {
+  switch (e.type) {
+    case 'card.result':
+      if (e.outcome === 'hit') c.hits(occurrences(e));
+      else c.fetches(1, { outcome: e.outcome });
+      if (e.outcome === 'revalidated') c.notModified();
+      if (e.code !== undefined) c.failures(1, { code: e.code });
+      if (e.durationMs !== undefined) c.latency(e.durationMs / 1000);
+      break;
+    case 'snapshot.published':
+      c.publications();
+      break;
+    case 'snapshot.held':
+      c.held();
+      break;
+    case 'routing.evaluated':
+      c.routingEvaluations(1, { result: e.held ? 'held' : e.passed ? 'passed' : 'failed' });
+      break;
+    case 'catalog.read':
+      c.catalogReads(1, { outcome: e.outcome });
+      break;
+    case 'alert':
+      c.alerts(1, { kind: e.kind });
+      break;
+    case 'alert.resolved':
+      c.resolved(1, { kind: e.kind });
+      break;
+    case 'session.pinned':
+    case 'session.upgraded':
+    case 'session.ended':
+    case 'session.expired':
+    case 'session.restarted':
+      c.sessionChanges(1, { event: e.type.slice('session.'.length) });
+      break;
+    case 'config.reloaded':
+    case 'config.refused':
+      c.reloads(1, { result: e.type === 'config.reloaded' ? 'applied' : 'refused' });
+      break;
+    default:
+      break;
+  }
 }
