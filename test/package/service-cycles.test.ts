@@ -2,7 +2,8 @@
  * The service's modules import each other in no circle (issue 40): every relative import of every
  * file under packages/service/src/ (`import type`, `export … from` and `import()` included, read
  * with the compiler's own scanner) is an edge between files, and the graph has no strongly
- * connected component of more than one file, nor a file importing itself.
+ * connected component of more than one file, nor a file importing itself. And no folder is a
+ * flat room of everything: at most 16 modules each.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -18,9 +19,7 @@ const SRC = join(ROOT, 'packages/service/src');
  * Circles known and not yet mended (the files of each, sorted, joined by ` `), with the reason.
  * Each must still exist (the test fails once one is gone): the list only shrinks.
  */
-const KNOWN_CIRCLES: Readonly<Record<string, string>> = {
-  'http/a2a/routes.ts http/a2a/turn-handler.ts http/app.ts': 'turn-handler.ts takes ChatTurnInput/ChatTurnDone from app.ts; mended when http/ becomes sub-apps (issue 40)',
-};
+const KNOWN_CIRCLES: Readonly<Record<string, string>> = {};
 
 function sourceFiles(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((d) => {
@@ -100,4 +99,14 @@ test('no modules under packages/service/src/ import each other in a circle (type
   const found = circles(graph).map((c) => c.join(' '));
   assert.deepEqual(found.filter((c) => KNOWN_CIRCLES[c] === undefined), [], 'modules that import each other (each line is one circle)');
   assert.deepEqual(Object.keys(KNOWN_CIRCLES).filter((c) => !found.includes(c)), [], 'mended: remove these from KNOWN_CIRCLES');
+});
+
+test('no folder under packages/service/src/ holds more than 16 modules: the folders show the architecture', () => {
+  const crowded = (dir: string): string[] => {
+    const entries = readdirSync(dir, { withFileTypes: true });
+    const modules = entries.filter((d) => d.isFile() && d.name.endsWith('.ts')).length;
+    const own = modules > 16 ? [`${relative(SRC, dir) || '.'}: ${modules}`] : [];
+    return [...own, ...entries.filter((d) => d.isDirectory()).flatMap((d) => crowded(join(dir, d.name)))];
+  };
+  assert.deepEqual(crowded(SRC), [], 'split the folder by job');
 });

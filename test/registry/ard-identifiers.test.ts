@@ -13,7 +13,7 @@ import { HostPolicy, createCardFetcher } from '../../packages/core/src/fetch/ind
 import type { ArdSearchResponse } from '../../packages/core/src/ard/wire.js';
 import { aiCatalogSource } from '../../packages/core/src/sources/index.js';
 import { createFederation } from '../../packages/service/src/registry/federation.js';
-import { buildAiCatalog } from '../../packages/service/src/http/ai-catalog.js';
+import { buildAiCatalog } from '../../packages/service/src/http/routes/ai-catalog.js';
 import { buildSnapshot } from '../../packages/core/src/snapshot/index.js';
 import { snapshotAgent } from '../helpers/cards.js';
 import { startJsonServer, type JsonServer } from '../helpers/json-server.js';

@@ -15,7 +15,7 @@ import { VERIFIED_EXTENSION } from '../../packages/core/src/ard/wire.js';
 import type { ArdChangesResponse, ArdExploreResponse, ArdSearchResponse, ArdSearchResult, ArdVerified } from '../../packages/core/src/ard/wire.js';
 import { startService } from '../../packages/service/src/index.js';
 import type { RunningService, ServiceOptions } from '../../packages/service/src/index.js';
-import { buildAiCatalog } from '../../packages/service/src/http/ai-catalog.js';
+import { buildAiCatalog } from '../../packages/service/src/http/routes/ai-catalog.js';
 import { ownIdentifier } from '../../packages/service/src/registry/entry.js';
 import { createLogger } from '../../packages/service/src/telemetry/logger.js';
 import type { RunningPeer } from '../helpers/a2a-peers.js';

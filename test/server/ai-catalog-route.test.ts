@@ -21,7 +21,7 @@ import { parseConfig, resolveSecrets } from '../../packages/core/src/config/inde
 import { isDiscoveryError, type DiscoveryError } from '../../packages/core/src/errors.js';
 import { serviceOptionsFromConfig, startService } from '../../packages/service/src/index.js';
 import type { RunningService, ServiceOptions } from '../../packages/service/src/index.js';
-import { buildAiCatalog } from '../../packages/service/src/http/ai-catalog.js';
+import { buildAiCatalog } from '../../packages/service/src/http/routes/ai-catalog.js';
 import { ownIdentifier } from '../../packages/service/src/registry/entry.js';
 import { createLogger } from '../../packages/service/src/telemetry/logger.js';
 import { buildSnapshot } from '../../packages/core/src/snapshot/index.js';

@@ -9,7 +9,7 @@ export type { Federation, FederationPeer } from './registry/federation.js';
 export { serviceOptionsFromConfig } from './assembly/from-config.js';
 export { createApp } from './http/app.js';
 export type { AppOptions } from './http/context.js';
-export type { CatalogSigning } from './http/ai-catalog-route.js';
+export type { CatalogSigning } from './http/routes/ai-catalog-route.js';
 export type { A2aSettings } from './http/a2a/routes.js';
 export { createLogger } from './telemetry/logger.js';
 // OpenTelemetry from the OTEL_* variables, for an application that embeds startService (serve starts it itself).

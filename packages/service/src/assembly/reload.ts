@@ -46,7 +46,7 @@ const LIVE_KEYS: readonly string[] = Object.freeze([
   'replica.keyEnv',
   'replica.keyFile',
   'replica.leaderUrls',
-  // Read at each request or new event stream (app.ts, event-stream-route.ts); the socket timeouts,
+  // Read at each request or new event stream (http/context.ts, routes/event-stream-route.ts); the socket timeouts,
   // the inspector's pool and bounds, the leader's and the activity bounds are fixed at start.
   ...[
     'maxBodyBytes',

@@ -9,7 +9,7 @@ import type { FederationPeer } from '../registry/federation.js';
 import type { RoutingCase } from 'a2a-discovery/routing';
 import type { GoogleAgentRegistryConfig, ServerRegistryConfig } from 'a2a-discovery/config';
 import type { OpenStateStoreOptions, StateStore } from '@a2a-discovery/store';
-import type { CatalogSigning } from '../http/ai-catalog-route.js';
+import type { CatalogSigning } from '../http/routes/ai-catalog-route.js';
 import type { A2aSettings } from '../http/a2a/routes.js';
 import type { Federate } from '../registry/routes.js';
 import type { ServerLimits } from '../http/limits.js';

@@ -11,7 +11,7 @@
  * 4. With a token or people (`server.oidc`), `/api/*` and `/metrics` need `Authorization: Bearer
  *    <token>`: the static admin token, or a person's OIDC token (people-auth.ts) — 401 with
  *    `WWW-Authenticate` (RFC 6750: `error="invalid_token"` for a token that does not verify).
- *    Who the caller is ({@link Actor}) is left on the context for the role check (app.ts).
+ *    Who the caller is ({@link Actor}) is left on the context for the role check (http/route.ts).
  * 5. On every method but GET and HEAD, an `Origin` that is not the service's own (or in
  *    `server.allowedOrigins`) is 403, and — unless the bearer token was given — the content type
  *    must be `application/json` (415): a cross-site form or `text/plain` fetch cannot send it

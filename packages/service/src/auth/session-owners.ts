@@ -9,7 +9,7 @@
  * application started in process, read-only).
  *
  * Secrets and client ids are kept as SHA-256 hashes; an entry goes when its pin is released.
- * Each session also counts against the fair-share key of the caller that started it (app.ts
+ * Each session also counts against the fair-share key of the caller that started it (http/context.ts
  * `shareOf`), so `server.limits.maxSessionsPerClient` bounds what one client holds.
  */
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';

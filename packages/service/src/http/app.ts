@@ -9,7 +9,7 @@
  * content type, bearer token or a person's OIDC token), then the role its route declares
  * (route.ts: viewer, operator, admin; fail closed); bodies and queries are validated against the
  * schemas beside each route (validate.ts) under per-route caps; the event stream is bounded
- * (event-stream-route.ts). Inspections, new sessions and chat turns are counted per client beside
+ * (routes/event-stream-route.ts). Inspections, new sessions and chat turns are counted per client beside
  * the global caps (fair shares). docs/security.md describes the model.
  */
 import { Hono } from 'hono';

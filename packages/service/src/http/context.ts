@@ -16,13 +16,13 @@ import type { CardCache, DiscoveryLoop, EventStream } from 'a2a-discovery';
 import type { ActionActor, ActionEvent, EventInput } from 'a2a-discovery/internal';
 import type { ServerA2aConfig } from 'a2a-discovery/config';
 import type { StoreStatus, ReplicaStatus } from '@a2a-discovery/store';
-import type { AiCatalogRoute } from './ai-catalog-route.js';
+import type { AiCatalogRoute } from './routes/ai-catalog-route.js';
 import type { EventBuffer } from './event-buffer.js';
 import type { FollowerProxy, LeaderPath } from '../replica/follower-proxy.js';
 import type { ReplicaAuth } from '../auth/replica-auth.js';
 import type { Inspector } from './inspector.js';
 import type { JournalReader } from '../telemetry/journal.js';
-import { EventStreamHub } from './event-stream-route.js';
+import { EventStreamHub } from './routes/event-stream-route.js';
 import type { Drain } from './drain.js';
 import { DRAIN_RETRY_AFTER_S } from './drain.js';
 import type { OnRefusal, RefusalReason, ServerLimits } from './limits.js';
@@ -118,10 +118,10 @@ export interface AppOptions {
 
 
 /** The body caps of the routes (`server.limits`). */
-export type BodyCap = 'maxBodyBytes' | 'maxTraceBodyBytes' | 'maxInspectBodyBytes';
+type BodyCap = 'maxBodyBytes' | 'maxTraceBodyBytes' | 'maxInspectBodyBytes';
 
 /** A pool's names for its refusals (fair-pool.ts), with the refusal counters and `Retry-After`. */
-export type PoolDescription = PoolNames & { reason: RefusalReason; perClientReason: RefusalReason; retryAfterS: number };
+type PoolDescription = PoolNames & { reason: RefusalReason; perClientReason: RefusalReason; retryAfterS: number };
 
 /** What every resource's routes share; built once per app by {@link createAppContext}. */
 export interface AppContext {

@@ -1,5 +1,8 @@
 /**
- * The API's validator middleware: a route's JSON body ({@link jsonBody}) and query
+ * Reading a request body under a byte cap ({@link readObjectBody}: a declared `Content-Length`
+ * over the cap is refused before any byte is read, and a streamed body is abandoned as soon as it
+ * passes the cap, so no more than the cap plus one chunk is held), and the API's validator
+ * middleware over it: a route's JSON body ({@link jsonBody}) and query
  * ({@link validQuery}) checked against the zod schema declared beside the route, before its
  * handler runs. A refusal is a 400 problem (problem.ts) whose `message` is the first problem's and
  * whose `problems` list every one by JSON path. Both carry hono-openapi's description, so the
@@ -11,9 +14,8 @@ import type { Context, MiddlewareHandler } from 'hono';
 import { resolver, uniqueSymbol, validator } from 'hono-openapi';
 import type { z, ZodType } from 'zod';
 import type { Problem } from 'a2a-discovery';
-import { formatPath } from 'a2a-discovery/internal';
+import { formatPath, readBoundedStream } from 'a2a-discovery/internal';
 import { problem } from './problem.js';
-import { readJsonBody } from './read-json-body.js';
 import { problemJson } from './route.js';
 
 /** Where a body's cap is read and how its refusal is counted (a `server.limits` key). */
@@ -42,20 +44,47 @@ function invalid(c: Context, issues: ReadonlyArray<{ readonly message: string; r
   return problem(c, 400, 'bad-request', issues[0]?.message ?? 'the request is not valid', { problems: problemsOf(issues) });
 }
 
+/** The outcome: the object, an empty body, or why not. */
+type JsonBody = { ok: true; value: Record<string, unknown> | undefined } | { ok: false; tooLarge: true } | { ok: false; tooLarge: false };
+
+/**
+ * Reads the body of `c` as a JSON object. `value` is undefined for an empty body; `ok: false`
+ * with `tooLarge: false` when it is not a JSON object.
+ */
+async function readJsonBody(c: Context, maxBytes: number): Promise<JsonBody> {
+  const declared = Number(c.req.header('content-length') ?? NaN);
+  if (Number.isFinite(declared) && declared > maxBytes) return { ok: false, tooLarge: true };
+  const bytes = await readBoundedStream(c.req.raw.body, maxBytes);
+  if (bytes === undefined) return { ok: false, tooLarge: true };
+  if (bytes.byteLength === 0) return { ok: true, value: undefined };
+  try {
+    const v: unknown = JSON.parse(bytes.toString('utf8'));
+    return typeof v === 'object' && v !== null && !Array.isArray(v) ? { ok: true, value: v as Record<string, unknown> } : { ok: false, tooLarge: false };
+  } catch {
+    return { ok: false, tooLarge: false };
+  }
+}
+
+/** How a refused body is answered: the API's problem, or another protocol's error (ARD, JSON-RPC). */
+export type BodyRefusal = (c: Context, status: 400 | 413, message: string) => Response;
+
+const asProblem: BodyRefusal = (c, status, message) => problem(c, status, status === 413 ? 'payload-too-large' : 'bad-request', message);
+
 /**
  * The JSON object body of `c` under `limit`, or the answer to send instead: 413 naming the limit
- * (the connection closed), or 400 when it is not a JSON object. An empty body is `{}`.
+ * (the connection closed), or 400 when it is not a JSON object, in `refusal`'s shape (default
+ * the API's problem). An empty body is `{}`. The one reader of a request body in the service.
  */
-export async function readObjectBody(c: Context, limit: BodyLimit): Promise<Record<string, unknown> | Response> {
+export async function readObjectBody(c: Context, limit: BodyLimit, refusal: BodyRefusal = asProblem): Promise<Record<string, unknown> | Response> {
   const maxBytes = limit.maxBytes();
   const read = await readJsonBody(c, maxBytes);
   if (read.ok) return read.value ?? {};
   if (read.tooLarge) {
     limit.onTooLarge?.();
     c.header('Connection', 'close');
-    return problem(c, 413, 'payload-too-large', `the request body is larger than ${maxBytes} bytes (${limit.key})`);
+    return refusal(c, 413, `the request body is larger than ${maxBytes} bytes (${limit.key})`);
   }
-  return problem(c, 400, 'bad-request', 'the body must be a JSON object');
+  return refusal(c, 400, 'the body must be a JSON object');
 }
 
 /**

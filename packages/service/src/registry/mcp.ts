@@ -22,7 +22,7 @@ import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
 import { z } from 'zod';
 import type { OnRefusal } from '../http/limits.js';
-import { readJsonBody } from '../http/read-json-body.js';
+import { readObjectBody } from '../http/validate.js';
 import type { RouteToolkit } from '../http/route.js';
 import type { DescribeRouteOptions } from 'hono-openapi';
 import { REGISTRY_BASE } from './routes.js';
@@ -69,20 +69,16 @@ export function mountMcp(app: Hono, o: McpOptions): void {
     413: { description: 'the body is larger than server.registry.maxBodyBytes', content: { 'application/json': { schema: { type: 'object' } } } },
   });
   app.post(MCP_PATH, ...o.route('viewer', post), async (c) => {
-    const read = await readJsonBody(c, o.maxBodyBytes);
-    if (!read.ok) {
-      if (read.tooLarge) {
-        refuse('registry_body_bytes');
-        c.header('Connection', 'close');
-        return c.json({ jsonrpc: '2.0', error: { code: -32600, message: `the request body is larger than ${o.maxBodyBytes} bytes (server.registry.maxBodyBytes)` }, id: null }, 413);
-      }
-      return c.json({ jsonrpc: '2.0', error: { code: -32700, message: 'Parse error: the body must be one JSON-RPC request object' }, id: null }, 400);
-    }
+    // The body's refusals as JSON-RPC errors: -32600 over the cap, -32700 not a JSON object.
+    const read = await readObjectBody(c, { maxBytes: () => o.maxBodyBytes, key: 'server.registry.maxBodyBytes', onTooLarge: () => refuse('registry_body_bytes') }, (c, status, message) =>
+      c.json({ jsonrpc: '2.0', error: status === 413 ? { code: -32600, message } : { code: -32700, message: 'Parse error: the body must be one JSON-RPC request object' }, id: null }, status),
+    );
+    if (read instanceof Response) return read;
     const server = buildServer(o.version, (method, path, body) => ask(o.app, c, method, path, body));
     const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
     try {
       await server.connect(transport);
-      return await transport.handleRequest(c.req.raw, { parsedBody: read.value });
+      return await transport.handleRequest(c.req.raw, { parsedBody: read });
     } finally {
       await server.close();
     }

@@ -10,7 +10,7 @@ import type { ServerRegistryConfig } from 'a2a-discovery/config';
 import type { ArdError, ArdSearchRequest, ArdSearchResponse } from 'a2a-discovery/internal';
 import type { OnRefusal } from '../http/limits.js';
 import type { RouteToolkit } from '../http/route.js';
-import { readJsonBody } from '../http/read-json-body.js';
+import { readObjectBody } from '../http/validate.js';
 import type { ParsedFilter } from './filter.js';
 import { parseFilter } from './filter.js';
 import type { PageTokens } from './page-token.js';
@@ -61,17 +61,10 @@ export function invalid(ctx: RegistryRouteContext, c: Context, reason: Parameter
   return fail(c, 400, 'INVALID_ARGUMENT', message);
 }
 
-/** Reads the JSON body of a `POST` under `maxBodyBytes` (empty: `{}`), or answers the 413 or the 400. */
+/** Reads the JSON body of a `POST` under `maxBodyBytes` (empty: `{}`), or answers the 413 or the 400 in ARD's shape. */
 export async function readBody(ctx: RegistryRouteContext, c: Context): Promise<Record<string, unknown> | Response> {
-  const s = ctx.settings;
-  const read = await readJsonBody(c, s.maxBodyBytes);
-  if (read.ok) return read.value ?? {};
-  if (read.tooLarge) {
-    ctx.refuse('registry_body_bytes');
-    c.header('Connection', 'close');
-    return fail(c, 413, 'INVALID_ARGUMENT', `the request body is larger than ${s.maxBodyBytes} bytes (server.registry.maxBodyBytes)`);
-  }
-  return invalid(ctx, c, undefined, 'the body must be a JSON object');
+  const limit = { maxBytes: () => ctx.settings.maxBodyBytes, key: 'server.registry.maxBodyBytes', onTooLarge: () => ctx.refuse('registry_body_bytes') };
+  return readObjectBody(c, limit, (c, status, message) => fail(c, status, 'INVALID_ARGUMENT', message));
 }
 
 /** Reads `query.text` and `query.filter` within the registry's limits, or answers the 400. */

@@ -19,7 +19,7 @@ import { LegacyJsonRpcTransportHandler } from '@a2a-js/sdk/compat/v0_3/server';
 import { canonicalJson } from 'a2a-discovery/internal';
 import type { DiscoveryLoop, Snapshot } from 'a2a-discovery';
 import type { ServerA2aConfig } from 'a2a-discovery/config';
-import { ifNoneMatch } from '../ai-catalog-route.js';
+import { ifNoneMatch } from '../routes/ai-catalog-route.js';
 import type { Caller } from '../../auth/session-owners.js';
 import type { AgentCardOptions, AgentCards } from './agent-card.js';
 import { A2A_RPC_PATH, AGENT_CARD_PATHS, MASTRA_CARD_PATH, MASTRA_RPC_PATH, buildAgentCards } from './agent-card.js';
@@ -30,7 +30,7 @@ import { A2A_REFUSAL_CODES, HONO_CONTEXT_KEY, TurnRequestHandler } from './turn-
 /** The A2A endpoint's settings (`server.a2a`; docs/service.md), `enabled` aside. */
 export type A2aSettings = Omit<ServerA2aConfig, 'enabled'>;
 
-/** What the routes need of the app (app.ts). */
+/** What the routes need of the app (http/app.ts). */
 export interface A2aRouteOptions {
   readonly settings: A2aSettings;
   readonly loop: Pick<DiscoveryLoop, 'current'>;
@@ -116,7 +116,7 @@ export function mountA2a(app: Hono, o: A2aRouteOptions): void {
         }
       },
       async cancel() {
-        // The client went away: the request's signal aborts the turn (app.ts chatTurn).
+        // The client went away: the request's signal aborts the turn (routes/chat-turn.ts).
         await events.return?.(undefined);
       },
     });

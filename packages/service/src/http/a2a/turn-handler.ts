@@ -1,6 +1,6 @@
 /**
  * A2A messages as chat turns: the SDK's `DefaultRequestHandler` with its `sendMessage` and
- * `sendMessageStream` admitting each message as a chat turn first (app.ts `chatTurn`: the turn
+ * `sendMessageStream` admitting each message as a chat turn first (routes/chat-turn.ts: the turn
  * pool's fair share, the session's owner, the client's share of sessions), and an executor that
  * runs the admitted turn and tells it as a Task: submitted, working, then completed with the
  * reply (or failed, naming the agent and its error).

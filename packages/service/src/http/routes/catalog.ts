@@ -7,8 +7,8 @@
  */
 import { Hono } from 'hono';
 import { CATALOG_WELL_KNOWN_PATHS } from 'a2a-discovery/internal';
-import type { AiCatalogRoute } from '../ai-catalog-route.js';
-import { AI_CATALOG_LINK } from '../ai-catalog-route.js';
+import type { AiCatalogRoute } from './ai-catalog-route.js';
+import { AI_CATALOG_LINK } from './ai-catalog-route.js';
 import type { AppContext } from '../context.js';
 import { problemJson } from '../route.js';
 

@@ -18,7 +18,7 @@ import { sessionsPerClient } from '../limits.js';
 import { errorProblem, problem } from '../problem.js';
 
 /** One chat turn asked of the turn function (`POST /api/chat`, the A2A endpoint). */
-export interface ChatTurnInput {
+interface ChatTurnInput {
   readonly message: string;
   /** The session; a new `s-<uuid>` when undefined. Checked against `SESSION_ID_PATTERN`. */
   readonly sessionId?: unknown;

@@ -10,7 +10,7 @@ import type { AppContext } from '../context.js';
 import { problem } from '../problem.js';
 import { json, problemJson } from '../route.js';
 import { CachedCardSchema, CardQuerySchema, EndpointsSchema, SourcesSchema } from '../schemas.js';
-import { sourcesJson } from '../sources-json.js';
+import { sourcesJson } from './sources-json.js';
 import { validQuery, validQueryOf } from '../validate.js';
 
 /** The endpoints' and sources' routes. */

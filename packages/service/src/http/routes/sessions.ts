@@ -7,15 +7,58 @@
  */
 import { Hono } from 'hono';
 import { activeTraceIds } from 'a2a-discovery/internal';
-import { SESSION_ID_PATTERN } from 'a2a-discovery/adk';
+import type { TurnResult } from 'a2a-discovery/adk';
+import { contentText, SESSION_ID_PATTERN } from 'a2a-discovery/adk';
 import type { AppContext } from '../context.js';
-import { chatTurnReply } from '../chat-turn-reply.js';
 import { problem } from '../problem.js';
 import { json, problemJson } from '../route.js';
 import { ChatReplySchema, ChatRequestSchema, EndedSchema, SessionsSchema, SessionUpgradeSchema, UpgradeRequestSchema } from '../schemas.js';
 import { jsonBody, validBody } from '../validate.js';
 import type { ChatTurn } from './chat-turn.js';
 import { sessionRefusal } from './chat-turn.js';
+
+/** What the route knows beside the turn: the session's secret when this turn created it, the pinned snapshot's version, the trace. */
+interface ChatTurnContext {
+  readonly sessionSecret?: string | undefined;
+  readonly version: number | null;
+  readonly traceId: string | null;
+}
+
+/**
+ * The HTTP status and JSON body of a finished (not aborted) turn: 200 with the turn, or 502
+ * `agent-failed` when the agent the turn called failed — naming that agent and its error, and
+ * still carrying the session (its id, the secret of a new session, the digest it stays pinned to)
+ * so the client can continue it.
+ */
+function chatTurnReply(turn: TurnResult, context: ChatTurnContext): { status: 200 | 502; body: Record<string, unknown> } {
+  const shared = {
+    sessionId: turn.sessionId,
+    ...(context.sessionSecret !== undefined && { sessionSecret: context.sessionSecret }),
+    digest: turn.digest,
+    version: context.version,
+    author: turn.author ?? null,
+    agents: turn.agents,
+    reply: turn.reply,
+    notices: turn.notices,
+    events: turn.events.map((e) => ({ author: e.author, text: contentText(e.content), error: e.errorMessage ?? null })),
+    // The trace this turn was recorded in (sampled), for the dashboard's link; null without one.
+    traceId: context.traceId,
+  };
+  const failure = turn.failure;
+  if (turn.error !== undefined && failure !== undefined) {
+    return {
+      status: 502,
+      body: {
+        error: 'agent-failed',
+        agent: failure.agent,
+        message: failure.message,
+        ...(failure.status !== undefined && { agentStatus: failure.status }),
+        ...shared,
+      },
+    };
+  }
+  return { status: 200, body: { ...shared, error: turn.error ?? null } };
+}
 
 /** The sessions' routes, their turns run by `chatTurn`. */
 export function sessionRoutes(ctx: AppContext, chatTurn: ChatTurn): Hono {
@@ -29,7 +72,7 @@ export function sessionRoutes(ctx: AppContext, chatTurn: ChatTurn): Hono {
     const done = await chatTurn(c, { message: read.message, sessionId: read.sessionId, ...(startOn !== undefined && { startOn }) });
     if (done instanceof Response) return done;
     const { secret, turn } = done;
-    // 502 `agent-failed` when the agent it called failed; the session is kept either way (chat-turn-reply.ts).
+    // 502 `agent-failed` when the agent it called failed; the session is kept either way (chatTurnReply, above).
     const reply = chatTurnReply(turn, { sessionSecret: secret, version: o.loop.snapshots.get(turn.digest)?.version ?? null, traceId: activeTraceIds()?.traceId ?? null });
     return reply.status === 502 ? problem(c, 502, 'agent-failed', String(reply.body['message']), reply.body) : c.json(reply.body, 200);
   });

@@ -9,8 +9,8 @@
 import { DiscoveryError } from 'a2a-discovery';
 import { A2A_CARD_MEDIA_TYPE, AI_CATALOG_SPEC_VERSION, AI_REGISTRY_MEDIA_TYPE, airIdentifier, relativeIdentifierProblem } from 'a2a-discovery/internal';
 import type { Snapshot } from 'a2a-discovery';
-import { snapshotEntries } from '../registry/entry.js';
-import { A2A_RPC_PATH, AGENT_CARD_PATHS, orchestratorTags } from './a2a/agent-card.js';
+import { snapshotEntries } from '../../registry/entry.js';
+import { A2A_RPC_PATH, AGENT_CARD_PATHS, orchestratorTags } from '../a2a/agent-card.js';
 
 /** The top-level extension: `{ digest, version, createdAt }` of the snapshot the catalog publishes. */
 const SNAPSHOT_EXTENSION = 'dev.a2a-discovery.snapshot';

@@ -20,7 +20,7 @@ import { signDetached, ARD_WELL_KNOWN_PATH } from 'a2a-discovery';
 import { AI_CATALOG_MEDIA_TYPE, AI_CATALOG_WELL_KNOWN_PATH } from 'a2a-discovery/internal';
 import type { DiscoveryLoop, Snapshot } from 'a2a-discovery';
 import { buildAiCatalog } from './ai-catalog.js';
-import { problem } from './problem.js';
+import { problem } from '../problem.js';
 
 /** How the catalog is signed: a detached JWS over RFC 8785 of the document without `signature`. */
 export interface CatalogSigning {

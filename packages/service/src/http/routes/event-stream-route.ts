@@ -23,11 +23,11 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Context } from 'hono';
 import { RESPONSE_ALREADY_SENT } from '@hono/node-server/utils/response';
 import type { DiscoveryEvent } from 'a2a-discovery';
-import type { EventBuffer } from './event-buffer.js';
-import type { OnRefusal, ServerLimits } from './limits.js';
-import { actorOf } from '../auth/request-guard.js';
-import { FairPool } from './fair-pool.js';
-import { problem } from './problem.js';
+import type { EventBuffer } from '../event-buffer.js';
+import type { OnRefusal, ServerLimits } from '../limits.js';
+import { actorOf } from '../../auth/request-guard.js';
+import { FairPool } from '../fair-pool.js';
+import { problem } from '../problem.js';
 
 /** Inputs of {@link EventStreamHub}. */
 export interface EventStreamHubOptions {
