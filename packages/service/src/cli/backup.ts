@@ -67,17 +67,24 @@ async function storeOf(config: DiscoveryConfig, command: 'backup' | 'restore'): 
   throw new DiscoveryError('ERR_USAGE', `the store is in memory (store: ${config.store}): there is nothing to ${command}`);
 }
 
-// eslint-disable-next-line max-lines-per-function -- PENDING-SPLIT (issue 40): being split now
-export function registerBackupCommands(program: Command, io: Io): void {
-  program
-    .command('backup')
-    .description("Copy the service's state (snapshots, pins, journal, card cache, conversations) out of its store (SQLite or PostgreSQL) into one file, while the service runs.")
-    .requiredOption('--config <file>', 'the discovery.yaml whose store to back up')
-    .requiredOption('--out <file>', 'the backup file to write (must not exist)')
-    .option('--json', 'print one JSON object instead of text', false)
-    .addHelpText(
-      'after',
-      `
+/** The flags of `backup`, as commander parses them. */
+interface BackupFlags {
+  config: string;
+  out: string;
+  json: boolean;
+}
+
+/** The flags of `restore`, as commander parses them. */
+interface RestoreFlags {
+  config: string;
+  from: string;
+  force: boolean;
+  allowUnverified: boolean;
+  digest?: string;
+  json: boolean;
+}
+
+const BACKUP_HELP = `
 SQLite (the default store, <dataDir>/a2a-discovery.sqlite): SQLite's own consistent copy (VACUUM INTO)
 on a read connection, so a running serve is neither stopped nor blocked. The file holds the store's
 tables and, with sessions.history: store (the default), ADK's conversations. The copy is checked
@@ -97,39 +104,9 @@ does not, a memory store, an invalid configuration).
 
 Examples:
   a2a-discovery backup --config discovery.yaml --out /backups/a2a-$(date +%F).sqlite
-  a2a-discovery backup --config discovery.yaml --out backup.sqlite --json`,
-    )
-    .action(async (opts: { config: string; out: string; json: boolean }) => {
-      const config = await loadForStore(opts.config);
-      const store = await storeOf(config, 'backup');
-      const { backupPostgresStore, backupSqliteStore } = await import('@a2a-discovery/store');
-      const { redactUrl } = await import('a2a-discovery/config');
-      const file = store.kind === 'sqlite' ? store.file : redactUrl(store.url);
-      const report = store.kind === 'sqlite' ? await backupSqliteStore(store.file, opts.out) : await backupPostgresStore(store, opts.out);
-      const history = config.sessions.history === 'store' ? 'included' : 'not kept (sessions.history: memory)';
-      if (opts.json) {
-        io.out(`${JSON.stringify({ store: file, ...report, history }, null, 2)}\n`);
-      } else {
-        io.out(
-          `backed up ${file}\n    to ${report.file}: ${report.bytes} bytes, sha256 ${report.sha256}\n  rows sha256 ${report.rowsDigest ?? '(none)'}\n  schema ${report.schema}; conversations ${history}\n${describeTables(report.tables)}\n`,
-        );
-        const ignored = describeIgnored(report.ignored, (things) => `warning: the store holds ${things} besides its rows (not of this release's schema: a restore will not take them)`);
-        if (ignored !== '') io.err(ignored);
-      }
-    });
+  a2a-discovery backup --config discovery.yaml --out backup.sqlite --json`;
 
-  program
-    .command('restore')
-    .description("Restore a backup into the configuration's store (SQLite: a new or empty data directory; PostgreSQL: an empty schema), with no service running on it.")
-    .requiredOption('--config <file>', 'the discovery.yaml whose store to restore into')
-    .requiredOption('--from <file>', 'the backup file written by a2a-discovery backup')
-    .option('--force', 'replace a store that already has tables (PostgreSQL: drop them, CASCADE)', false)
-    .option('--allow-unverified', 'restore a backup that carries no digest of its rows (made before backups did), unverified', false)
-    .option('--digest <sha256>', 'the rows digest the backup must have (as backup printed it: "rows sha256")')
-    .option('--json', 'print one JSON object instead of text', false)
-    .addHelpText(
-      'after',
-      `
+const RESTORE_HELP = `
 A restore rebuilds, it does not adopt: the backup is checked whole before anything is written (SQLite's
 integrity check, the store's migrations table, a schema this build understands, the digest of its rows:
 a row changed since the backup was written is refused), then a fresh store is built from this build's own
@@ -155,23 +132,76 @@ a memory store, an invalid configuration).
 
 Examples:
   a2a-discovery restore --config discovery.yaml --from /backups/a2a-2026-12-01.sqlite
-  a2a-discovery restore --config discovery.yaml --from backup.sqlite --force`,
-    )
-    .action(async (opts: { config: string; from: string; force: boolean; allowUnverified: boolean; digest?: string; json: boolean }) => {
-      const config = await loadForStore(opts.config);
-      const store = await storeOf(config, 'restore');
-      const { restorePostgresStore, restoreSqliteStore } = await import('@a2a-discovery/store');
-      const options = { force: opts.force, allowUnverified: opts.allowUnverified, ...(opts.digest !== undefined && { expectDigest: opts.digest }) };
-      const report = store.kind === 'sqlite' ? await restoreSqliteStore(opts.from, store.file, options) : await restorePostgresStore(opts.from, store, options);
-      if (!report.verified) io.err(`warning: ${report.backup.file} carries no digest of its rows: restored UNVERIFIED (--allow-unverified); its rows are as the file holds them\n`);
-      const ignored = describeIgnored(report.backup.ignored, (things) => `ignored ${things} the backup holds besides the store's rows (not restored)`);
-      if (ignored !== '') io.err(ignored);
-      if (opts.json) {
-        io.out(`${JSON.stringify(report, null, 2)}\n`);
-      } else {
-        io.out(
-          `restored ${report.backup.file} (${report.backup.bytes} bytes, sha256 ${report.backup.sha256}, schema ${report.backup.schema})\n    into ${report.store}${report.replaced ? ' (replaced the store that was there)' : ''}\n  rows sha256 ${report.backup.rowsDigest ?? '(none)'} (${report.verified ? 'verified' : 'UNVERIFIED'}), ${report.rows} rows copied into a store built by this release\n${describeTables(report.backup.tables)}\n`,
-        );
-      }
-    });
+  a2a-discovery restore --config discovery.yaml --from backup.sqlite --force`;
+
+/** Copies the configuration's store into `--out` and prints what it wrote (and, on stderr, what it left out). */
+async function runBackup(opts: BackupFlags, io: Io): Promise<void> {
+  const config = await loadForStore(opts.config);
+  const store = await storeOf(config, 'backup');
+  const { backupPostgresStore, backupSqliteStore } = await import('@a2a-discovery/store');
+  const { redactUrl } = await import('a2a-discovery/config');
+  const file = store.kind === 'sqlite' ? store.file : redactUrl(store.url);
+  const report = store.kind === 'sqlite' ? await backupSqliteStore(store.file, opts.out) : await backupPostgresStore(store, opts.out);
+  const history = config.sessions.history === 'store' ? 'included' : 'not kept (sessions.history: memory)';
+  if (opts.json) {
+    io.out(`${JSON.stringify({ store: file, ...report, history }, null, 2)}\n`);
+  } else {
+    io.out(
+      `backed up ${file}\n    to ${report.file}: ${report.bytes} bytes, sha256 ${report.sha256}\n  rows sha256 ${report.rowsDigest ?? '(none)'}\n  schema ${report.schema}; conversations ${history}\n${describeTables(report.tables)}\n`,
+    );
+    const ignored = describeIgnored(report.ignored, (things) => `warning: the store holds ${things} besides its rows (not of this release's schema: a restore will not take them)`);
+    if (ignored !== '') io.err(ignored);
+  }
+}
+
+/** Restores `--from` into the configuration's store and prints what it did (warnings and what it ignored on stderr). */
+async function runRestore(opts: RestoreFlags, io: Io): Promise<void> {
+  const config = await loadForStore(opts.config);
+  const store = await storeOf(config, 'restore');
+  const { restorePostgresStore, restoreSqliteStore } = await import('@a2a-discovery/store');
+  const options = { force: opts.force, allowUnverified: opts.allowUnverified, ...(opts.digest !== undefined && { expectDigest: opts.digest }) };
+  const report = store.kind === 'sqlite' ? await restoreSqliteStore(opts.from, store.file, options) : await restorePostgresStore(opts.from, store, options);
+  if (!report.verified) io.err(`warning: ${report.backup.file} carries no digest of its rows: restored UNVERIFIED (--allow-unverified); its rows are as the file holds them\n`);
+  const ignored = describeIgnored(report.backup.ignored, (things) => `ignored ${things} the backup holds besides the store's rows (not restored)`);
+  if (ignored !== '') io.err(ignored);
+  if (opts.json) {
+    io.out(`${JSON.stringify(report, null, 2)}\n`);
+  } else {
+    io.out(
+      `restored ${report.backup.file} (${report.backup.bytes} bytes, sha256 ${report.backup.sha256}, schema ${report.backup.schema})\n    into ${report.store}${report.replaced ? ' (replaced the store that was there)' : ''}\n  rows sha256 ${report.backup.rowsDigest ?? '(none)'} (${report.verified ? 'verified' : 'UNVERIFIED'}), ${report.rows} rows copied into a store built by this release\n${describeTables(report.backup.tables)}\n`,
+    );
+  }
+}
+
+/** Adds `backup` to the program. */
+function registerBackupCommand(program: Command, io: Io): void {
+  program
+    .command('backup')
+    .description("Copy the service's state (snapshots, pins, journal, card cache, conversations) out of its store (SQLite or PostgreSQL) into one file, while the service runs.")
+    .requiredOption('--config <file>', 'the discovery.yaml whose store to back up')
+    .requiredOption('--out <file>', 'the backup file to write (must not exist)')
+    .option('--json', 'print one JSON object instead of text', false)
+    .addHelpText('after', BACKUP_HELP)
+    .action((opts: BackupFlags) => runBackup(opts, io));
+}
+
+/** Adds `restore` to the program. */
+function registerRestoreCommand(program: Command, io: Io): void {
+  program
+    .command('restore')
+    .description("Restore a backup into the configuration's store (SQLite: a new or empty data directory; PostgreSQL: an empty schema), with no service running on it.")
+    .requiredOption('--config <file>', 'the discovery.yaml whose store to restore into')
+    .requiredOption('--from <file>', 'the backup file written by a2a-discovery backup')
+    .option('--force', 'replace a store that already has tables (PostgreSQL: drop them, CASCADE)', false)
+    .option('--allow-unverified', 'restore a backup that carries no digest of its rows (made before backups did), unverified', false)
+    .option('--digest <sha256>', 'the rows digest the backup must have (as backup printed it: "rows sha256")')
+    .option('--json', 'print one JSON object instead of text', false)
+    .addHelpText('after', RESTORE_HELP)
+    .action((opts: RestoreFlags) => runRestore(opts, io));
+}
+
+/** Adds `backup` and `restore` to the program. */
+export function registerBackupCommands(program: Command, io: Io): void {
+  registerBackupCommand(program, io);
+  registerRestoreCommand(program, io);
 }
