@@ -98,7 +98,8 @@ describe('the AI Catalog route is off by default', () => {
       assert.ok(s.loop.current(), 'a snapshot is published');
       const r = await get(s);
       assert.equal(r.status, 404);
-      assert.equal((JSON.parse(r.body) as { error: string }).error, 'not-found');
+      assert.match(r.headers['content-type'] ?? '', /^application\/problem\+json/);
+      assert.deepEqual(JSON.parse(r.body), { type: 'about:blank', title: 'Not Found', status: 404, detail: 'no page /.well-known/ai-catalog.json', error: 'not-found', message: 'no page /.well-known/ai-catalog.json' });
       const off = await service({ catalog: { enabled: false } });
       try {
         assert.equal((await get(off)).status, 404, 'enabled: false is off too');

@@ -221,6 +221,15 @@ function tooManyOf(refuse: OnRefusal): AppContext['tooMany'] {
   };
 }
 
+/** A pool's refusal (see {@link AppContext.poolRefused}). */
+function poolRefusedOf(tooMany: AppContext['tooMany']): AppContext['poolRefused'] {
+  return (c, why, pool) => {
+    if (why === 'aborted') return problem(c, 503, 'aborted', 'the request ended while it waited for a slot');
+    const r = describeRefusal(why, pool);
+    return tooMany(c, r.perClient ? pool.perClientReason : pool.reason, r.limit, pool.retryAfterS, r.message);
+  };
+}
+
 /**
  * A follower's answer from its leader (see {@link AppContext.fromLeader}). A follower's own
  * request is answered by the leader itself, and refused by a replica that no longer leads (its
@@ -275,6 +284,7 @@ export function createAppContext(o: AppOptions): AppContext {
   // declares (route.ts); without either (a loopback service), everything stays open.
   const guarded = (o.token !== undefined && o.token !== '') || o.people !== undefined;
   const { route, gate } = routeToolkit({ guarded, open: openPath, onRefusal: refuse });
+  const tooMany = tooManyOf(refuse);
   return {
     o,
     limits,
@@ -289,12 +299,8 @@ export function createAppContext(o: AppOptions): AppContext {
     acted: (c, action, extra = {}) => o.events?.emit({ type: 'api.action', action, actor: actionActor(actorOf(c)), ...extra }),
     callerOf,
     shareOf: shareKey(clientIdentity(o.clients)),
-    tooMany: tooManyOf(refuse),
-    poolRefused(c, why, pool) {
-      if (why === 'aborted') return problem(c, 503, 'aborted', 'the request ended while it waited for a slot');
-      const r = describeRefusal(why, pool);
-      return this.tooMany(c, r.perClient ? pool.perClientReason : pool.reason, r.limit, pool.retryAfterS, r.message);
-    },
+    tooMany,
+    poolRefused: poolRefusedOf(tooMany),
     drainingRefusal: drainingOf(o, refuse),
     fromLeader: leaderAnswer(o, refuse),
     servedBy: () => {

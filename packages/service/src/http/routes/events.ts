@@ -17,7 +17,7 @@ export function eventRoutes(ctx: AppContext): Hono {
   const { o, route } = ctx;
   const app = new Hono();
 
-  app.get('/api/stream', ...route('viewer', { tags: ['events'], summary: 'The live event stream (Server-Sent Events; resume with Last-Event-ID)', responses: { 200: { description: 'an event stream', content: { 'text/event-stream': { schema: { type: 'string' } } } }, 429: problemJson('too many streams') } }), (c) => ctx.streams.handle(c, ctx.shareOf(c)));
+  app.get('/api/stream', ...route('viewer', { tags: ['events'], summary: 'The live event stream (Server-Sent Events; resume with Last-Event-ID)', responses: { 200: { description: 'an event stream', content: { 'text/event-stream': { schema: { type: 'string' } } } }, 503: problemJson('too many streams (server.limits.maxStreams, maxStreamsPerClient), or draining; with Retry-After') } }), (c) => ctx.streams.handle(c, ctx.shareOf(c)));
 
   // A number where a number belongs: `?since=abc` is a 400 naming it, not "from the start".
   app.get('/api/events', ...route('viewer', { tags: ['events'], summary: 'Recent discovery events after a sequence number', responses: { 200: json('events', EventsSchema), 400: problemJson('since is not a number') } }), validQuery(EventsQuerySchema), (c) => {
