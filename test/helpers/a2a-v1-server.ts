@@ -67,7 +67,7 @@ function agentMessage(value: string, contextId: string, taskId: string): Message
   return { messageId: randomUUID(), contextId, taskId, role: Role.ROLE_AGENT, parts: [text(value)], metadata: undefined, extensions: [], referenceTaskIds: [] };
 }
 
-class ScriptedExecutor implements AgentExecutor {
+export class ScriptedExecutor implements AgentExecutor {
   constructor(
     private readonly prefix: string,
     private readonly mode: 'message' | 'task' | 'fail',

@@ -112,8 +112,10 @@ export type {
 export { matchCard, TagVocabulary, selectAgents } from './match/index.js';
 export type { Need, VocabularyEntry, TenantPolicy, RoutingDomain, SelectedAgent, Verdict, Selection } from './match/index.js';
 
-export { HealthTracker } from './health/index.js';
-export type { HealthStatus, HealthOptions } from './health/index.js';
+export { HealthTracker, CallHealth } from './health/index.js';
+export type { HealthStatus, HealthOptions, RecordedCall, AgentCallHealth, CallFiguresView } from './health/index.js';
+export { Rollouts } from './rollout/index.js';
+export type { RolloutPolicy, RolloutState, RolloutStatus, RolloutDecision, RolloutFigures, RolloutChange, RolloutTrigger } from './rollout/index.js';
 
 export { diffSnapshots, SnapshotStore } from './snapshot/index.js';
 export type { Snapshot, SnapshotAgent, SnapshotDiff } from './snapshot/index.js';

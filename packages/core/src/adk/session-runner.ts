@@ -6,6 +6,10 @@
 import type { BaseAgent, BaseSessionService, Event } from '@google/adk';
 import { InMemorySessionService, Runner } from '@google/adk';
 import type { EventStream } from '../events/index.js';
+import { preferredInterface } from '../card/index.js';
+import type { CallHealth } from '../health/call-health.js';
+import { redactUrl } from '../rules/redaction.js';
+import type { SnapshotAgent } from '../snapshot/index.js';
 import { contentText } from './content-text.js';
 import { explainRoute } from './root-agent.js';
 import type { AgentCallFailure } from './remote/turn-signal.js';
@@ -23,6 +27,11 @@ export interface SessionRunnerOptions {
   sessionService?: BaseSessionService;
   /** Where a failed history deletion is reported. */
   events?: EventStream;
+  /**
+   * Where each turn's calls are counted (health from real calls, rollout figures): for every
+   * specialist the turn called, whether it failed (by error class) and the turn's latency.
+   */
+  calls?: CallHealth;
 }
 
 export interface TurnResult {
@@ -103,8 +112,10 @@ export class SessionRunner {
   readonly #deletions = new Set<Promise<void>>();
   readonly #unsubscribe: Array<() => void>;
   readonly #events: EventStream | undefined;
+  readonly #calls: CallHealth | undefined;
 
   constructor(options: SessionRunnerOptions) {
+    this.#calls = options.calls;
     this.#trees = options.trees;
     this.#appName = options.appName ?? 'a2a_discovery';
     this.#sessions = options.sessionService ?? new InMemorySessionService();
@@ -137,7 +148,9 @@ export class SessionRunner {
    */
   run(sessionId: string, message: string, options: RunTurnOptions = {}): Promise<TurnResult> {
     return withSpan(SPAN.chatTurn, { attributes: { [ATTR.sessionId]: sessionId } }, async (span) => {
+      const started = performance.now();
       const { turn, errorType } = await this.#run(span, sessionId, message, options);
+      if (this.#calls !== undefined && turn.aborted !== true) recordTurnCalls(this.#calls, turn, performance.now() - started, (name) => this.#trees.agentOf(turn.digest, name));
       if (span.recording) {
         span.set({ [ATTR.chatAgents]: turn.agents, ...(turn.failure !== undefined && { [ATTR.chatFailedAgent]: turn.failure.agent }) });
         if (turn.error !== undefined) span.fail(new Error(spanText(turn.error)), turn.aborted === true ? 'aborted' : (errorType ?? '_OTHER'));
@@ -296,6 +309,34 @@ export class SessionRunner {
     const runner = new Runner({ agent: root, appName: this.#appName, sessionService: this.#sessions });
     this.#runners.set(digest, { root, runner });
     return runner;
+  }
+}
+
+/**
+ * Counts a turn's calls: each specialist of the snapshot that took part (an author, or the agent
+ * a failure names) made one call, failed when the turn's failure names it. The error class is the
+ * HTTP status it answered (`http_503`), `network` when no answer came, `no_reply` or `rpc` (it
+ * answered with an error).
+ */
+function recordTurnCalls(calls: CallHealth, turn: TurnResult, latencyMs: number, agentOf: (name: string) => SnapshotAgent | undefined): void {
+  for (const name of turn.agents) {
+    const agent = agentOf(name);
+    if (agent === undefined) continue;
+    const failed = turn.failure?.agent === name;
+    const f = turn.failure;
+    const errorClass = !failed || f === undefined ? undefined : f.status !== undefined ? `http_${f.status}` : f.url !== undefined ? 'network' : turn.reply === '' && /without any reply/.test(turn.error ?? '') ? 'no_reply' : 'rpc';
+    const interfaceUrl = failed && f?.url !== undefined ? f.url : preferredInterface(agent.card, undefined, agent.transport?.tenant === undefined ? {} : { tenant: agent.transport.tenant })?.url;
+    calls.record({
+      agent: name,
+      baseUrl: agent.baseUrl,
+      digest: turn.digest,
+      ok: !failed,
+      latencyMs,
+      source: 'turn',
+      ...(errorClass !== undefined && { errorClass }),
+      ...(failed && f !== undefined && { message: f.message }),
+      ...(interfaceUrl !== undefined && { interfaceUrl: redactUrl(interfaceUrl) }),
+    });
   }
 }
 

@@ -15,7 +15,7 @@ import { systemClock } from '../clock/index.js';
 import { DiscoveryError, toDiscoveryError } from '../errors.js';
 import type { EventStream } from '../events/index.js';
 import { SESSION_DEFAULTS } from '../rules/defaults.js';
-import type { Snapshot, SnapshotStore } from '../snapshot/index.js';
+import type { Snapshot, SnapshotAgent, SnapshotStore } from '../snapshot/index.js';
 import { ATTR, SPAN } from '../telemetry/attributes.js';
 import { withSpan } from '../telemetry/otel.js';
 
@@ -52,6 +52,11 @@ export interface TreeFactoryOptions {
    * other replica moved it to another digest. When the question fails, the candidates are kept
    * and asked about again at the next check. Absent (one process): idle pins expire by this clock.
    */
+  /**
+   * A staged rollout: the digest a NEW session starts on instead of the current snapshot's (the
+   * rollout's candidate), or undefined for the current one. Must be stable per session id.
+   */
+  assign?: (sessionId: string) => string | undefined;
   usedElsewhere?: (candidates: ReadonlyArray<{ sessionId: string; digest: string; lastUsedAtWall: number }>) => Promise<ReadonlyMap<string, { digest: string; lastUsedAtWall: number }>>;
 }
 
@@ -209,7 +214,8 @@ export class TreeFactory {
       if (!snapshot) throw new DiscoveryError('ERR_INTERNAL', `session ${sessionId} is pinned to ${pin.digest}, which is no longer retained`);
       return { root: this.#build(snapshot), digest: pin.digest };
     }
-    const current = options.startOn === undefined ? this.#o.snapshots.current : this.#o.snapshots.get(options.startOn);
+    const assigned = options.startOn === undefined ? this.#o.assign?.(sessionId) : undefined;
+    const current = options.startOn === undefined ? ((assigned !== undefined ? this.#o.snapshots.get(assigned) : undefined) ?? this.#o.snapshots.current) : this.#o.snapshots.get(options.startOn);
     if (!current) {
       if (options.startOn !== undefined) throw new DiscoveryError('ERR_SESSION_INVALID', `snapshot ${options.startOn.slice(0, 12)} is not retained here: a new session can start on the current snapshot or on one that is still retained`);
       throw new DiscoveryError('ERR_NOT_READY', 'no snapshot has been published yet');
@@ -260,6 +266,22 @@ export class TreeFactory {
   /** The version of the retained snapshot with this digest, if it is retained. */
   versionOf(digest: string): number | undefined {
     return this.#o.snapshots.get(digest)?.version;
+  }
+
+  /** The agent with local name `name` in the retained snapshot `digest` (a binary search: agents are sorted). */
+  agentOf(digest: string, name: string): SnapshotAgent | undefined {
+    const agents = this.#o.snapshots.get(digest)?.agents;
+    if (agents === undefined) return undefined;
+    let lo = 0;
+    let hi = agents.length - 1;
+    while (lo <= hi) {
+      const mid = (lo + hi) >> 1;
+      const n = agents[mid]!.localName;
+      if (n === name) return agents[mid];
+      if (n < name) lo = mid + 1;
+      else hi = mid - 1;
+    }
+    return undefined;
   }
 
   /** The digest a session is pinned to, if any. */

@@ -284,6 +284,7 @@ function build(out: SchemaOutput, baseDir: string): DiscoveryConfig {
       ...(sources.kubernetes !== undefined && { kubernetes: { ...sources.kubernetes } }),
     },
     health: { ...out.health },
+    rollout: { ...out.rollout, steps: [...out.rollout.steps] },
     cache: { ...out.cache },
     loop: { ...out.loop },
     root:

@@ -8,7 +8,7 @@ import { isIP } from 'node:net';
 import { z } from 'zod';
 import { canonicalMode } from '../card/index.js';
 import { DRAIN_DEFAULTS, OIDC_DEFAULTS } from '../rules/defaults.js';
-import { CACHE_DEFAULTS, CATALOG_DEFAULTS, HEALTH_DEFAULTS, LOOP_DEFAULTS, REPLICA_DEFAULTS, RETENTION_DEFAULTS, ROUTING_DEFAULTS, SESSION_DEFAULTS, SOURCE_DEFAULTS } from '../rules/defaults.js';
+import { CACHE_DEFAULTS, CATALOG_DEFAULTS, HEALTH_DEFAULTS, LOOP_DEFAULTS, REPLICA_DEFAULTS, RETENTION_DEFAULTS, ROLLOUT_DEFAULTS, ROUTING_DEFAULTS, SESSION_DEFAULTS, SOURCE_DEFAULTS } from '../rules/defaults.js';
 import { UPSTREAM_DEFAULTS } from '../rules/defaults.js';
 import { ARD_SOURCE_DEFAULTS, FEDERATION_DEFAULTS } from '../rules/defaults.js';
 import { GOOGLE_AGENT_REGISTRY_DEFAULTS } from '../rules/defaults.js';
@@ -545,6 +545,24 @@ const health = z.strictObject({
   leaveAfter: positiveInt.default(HEALTH_DEFAULTS.leaveAfter),
   leaveWhileUsable: z.boolean().default(HEALTH_DEFAULTS.leaveWhileUsable),
   staticEnterAfter: positiveInt.default(HEALTH_DEFAULTS.staticEnterAfter),
+  callLeaveAfter: positiveInt.default(HEALTH_DEFAULTS.callLeaveAfter),
+});
+
+const percent = z.number().gt(0, 'a share is more than 0 percent').max(100, 'a share is at most 100 percent');
+const rollout = z.strictObject({
+  trigger: z.enum(['breaking', 'any', 'off']).default(ROLLOUT_DEFAULTS.trigger),
+  steps: z
+    .array(percent)
+    .min(1)
+    .max(10)
+    .refine((steps) => steps.every((s, i) => i === 0 || s > steps[i - 1]!), 'steps must grow (for example [5, 25, 100])')
+    .default([...ROLLOUT_DEFAULTS.steps]),
+  holdMs: nonNegativeInt.default(ROLLOUT_DEFAULTS.holdMs),
+  minTurns: nonNegativeInt.default(ROLLOUT_DEFAULTS.minTurns),
+  minSamples: positiveInt.default(ROLLOUT_DEFAULTS.minSamples),
+  maxErrorRateIncrease: z.number().min(0).max(1).default(ROLLOUT_DEFAULTS.maxErrorRateIncrease),
+  maxLatencyRatio: z.number().min(1).max(100).default(ROLLOUT_DEFAULTS.maxLatencyRatio),
+  minLatencyIncreaseMs: nonNegativeInt.default(ROLLOUT_DEFAULTS.minLatencyIncreaseMs),
 });
 
 const cache = z.strictObject({
@@ -656,6 +674,7 @@ export const configSchema = z.strictObject({
   routing: routing.prefault({}),
   sources: sources.prefault({}),
   health: health.prefault({}),
+  rollout: rollout.prefault({}),
   cache: cache.prefault({}),
   loop: loop.prefault({}),
   root: root.prefault({}),

@@ -534,6 +534,28 @@ export interface HealthConfig {
   readonly leaveWhileUsable: boolean;
   /** Default 1. */
   readonly staticEnterAfter: number;
+  /** Consecutive failed A2A calls before a member leaves new snapshots, whatever its card. Default 5. */
+  readonly callLeaveAfter: number;
+}
+
+/** `rollout:`, staged rollouts of snapshots (docs/rollouts.md). */
+export interface RolloutConfig {
+  /** Which changes roll out by stages: `breaking` (default), `any`, or `off` (every change at once). */
+  readonly trigger: 'breaking' | 'any' | 'off';
+  /** Shares of new sessions on the candidate, step by step, in percent; reaching 100 promotes it. Default [5, 25, 100]. */
+  readonly steps: readonly number[];
+  /** Each step lasts at least this long, ms. Default 600,000. */
+  readonly holdMs: number;
+  /** Each step lasts at least this many turns on the candidate. Default 20. */
+  readonly minTurns: number;
+  /** Turns of a changed agent on the candidate before its figures are judged. Default 10. */
+  readonly minSamples: number;
+  /** How much more the candidate's turn error rate may be than the current snapshot's (0.05: 5 points). Default 0.05. */
+  readonly maxErrorRateIncrease: number;
+  /** The candidate's p95 latency may be at most this multiple of the current snapshot's… Default 1.5. */
+  readonly maxLatencyRatio: number;
+  /** …and at most this many ms above it. Default 250. */
+  readonly minLatencyIncreaseMs: number;
 }
 
 /** `cache:`, the card cache and the fetcher bounds. Durations in ms, sizes in bytes. */
@@ -687,6 +709,7 @@ export interface DiscoveryConfig {
   readonly routing: RoutingConfig;
   readonly sources: SourcesConfig;
   readonly health: HealthConfig;
+  readonly rollout: RolloutConfig;
   readonly cache: CacheConfig;
   readonly loop: LoopConfig;
   readonly root: RootConfig;

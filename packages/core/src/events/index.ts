@@ -263,7 +263,7 @@ export interface ActionActor {
  */
 export interface ActionEvent extends EventBase {
   type: 'api.action';
-  action: 'refresh' | 'confirm' | 'session.end' | 'session.upgrade' | 'inspect' | 'config.reload';
+  action: 'refresh' | 'confirm' | 'session.end' | 'session.upgrade' | 'inspect' | 'config.reload' | 'rollout.hold' | 'rollout.resume' | 'rollout.promote' | 'rollout.rollback';
   actor: ActionActor;
   /** The session ended or upgraded. */
   sessionId?: string;
@@ -289,6 +289,25 @@ export interface ConfigReloadEvent extends EventBase {
   problems?: string[];
 }
 
+/** What a staged rollout did (docs/rollouts.md). */
+export interface RolloutEvent extends EventBase {
+  type: 'rollout.started' | 'rollout.advanced' | 'rollout.held' | 'rollout.resumed' | 'rollout.promoted' | 'rollout.rolled-back' | 'rollout.superseded' | 'rollout.withdrawn';
+  /** The rollout's id (its staged changes). */
+  rollout: string;
+  /** The candidate snapshot's digest. */
+  candidate: string;
+  /** The current snapshot's digest (the other side). */
+  baseline: string;
+  /** The step (0-based) and the share of new sessions (percent) on the candidate after this decision. */
+  step: number;
+  share: number;
+  /** `auto`, or who did it (an operator's subject or name). */
+  by: string;
+  reason: string;
+  /** The staged agents (local names). */
+  agents: readonly string[];
+}
+
 /**
  * Any event. Stages added later extend this union with their own members; consumers switch on
  * `type` and ignore types they do not know.
@@ -310,7 +329,8 @@ export type DiscoveryEvent =
   | ServiceStartedEvent
   | ReplicaLeaderEvent
   | ActionEvent
-  | ConfigReloadEvent;
+  | ConfigReloadEvent
+  | RolloutEvent;
 
 /** An event before the stream stamps it. */
 export type EventInput<E extends DiscoveryEvent = DiscoveryEvent> = E extends DiscoveryEvent

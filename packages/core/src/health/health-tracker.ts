@@ -9,6 +9,10 @@
  *   stale. `leaveWhileUsable: true` drops it after the failures alone.
  * - A removed endpoint returns after `enterAfter` good observations in a row; a failed fetch in
  *   between starts the count again, even while the card it revalidated is usable.
+ * - Calls count too (`observation.calls`, from {@link CallHealth}): a member whose A2A calls fail is
+ *   degraded, and leaves after `callLeaveAfter` failed calls in a row, however good its card; it
+ *   returns like any removed endpoint, after a good call (a turn of a session still pinned to it,
+ *   or the active check) and then `enterAfter` good observations in a row.
  * - Critical agents are never removed for health reasons: they stay, flagged degraded.
  *
  * The cache decides what a fetch means; this tracker only turns its counters into states.
@@ -44,6 +48,8 @@ export interface HealthOptions {
   leaveAfter?: number;
   /** Leave after `leaveAfter` failures even while the card is still usable (served stale). Default false. */
   leaveWhileUsable?: boolean;
+  /** Consecutive failed A2A calls before a member leaves, whatever its card. Default 5. */
+  callLeaveAfter?: number;
 }
 
 /** One observation: what the cache holds for the endpoint now. */
@@ -60,6 +66,8 @@ export interface HealthObservation {
   readonly cause?: HealthCause;
   /** Why the extended card could not be used while the public card is (see `HealthStatus.extendedCard`). */
   readonly extendedCard?: string;
+  /** Its A2A calls: failed calls in a row since the last good one, and the last one's message. */
+  readonly calls?: { readonly failures: number; readonly message?: string };
 }
 
 /** The last failure behind an observation, as the cache classified it. */
@@ -118,6 +126,7 @@ export class HealthTracker {
   readonly #enterAfter: number;
   readonly #leaveAfter: number;
   readonly #leaveWhileUsable: boolean;
+  readonly #callLeaveAfter: number;
   readonly #clock: Clock;
   readonly #status = new Map<string, HealthStatus>();
 
@@ -125,6 +134,7 @@ export class HealthTracker {
     this.#enterAfter = Math.max(1, options.enterAfter ?? HEALTH_DEFAULTS.enterAfter);
     this.#leaveAfter = Math.max(1, options.leaveAfter ?? HEALTH_DEFAULTS.leaveAfter);
     this.#leaveWhileUsable = options.leaveWhileUsable ?? HEALTH_DEFAULTS.leaveWhileUsable;
+    this.#callLeaveAfter = Math.max(1, options.callLeaveAfter ?? HEALTH_DEFAULTS.callLeaveAfter);
     this.#clock = clock;
   }
 
@@ -145,11 +155,17 @@ export class HealthTracker {
     const { failures, usable } = observation;
     // A cause is only told while fetches fail.
     const cause = failures > 0 ? observation.cause : undefined;
-    const good = usable && failures === 0;
+    const callFailures = observation.calls?.failures ?? 0;
+    const good = usable && failures === 0 && callFailures === 0;
     const prevState: HealthState = known?.state ?? 'pending';
     const successes = good ? (known?.successes ?? 0) + 1 : 0;
     let state: HealthState = prevState;
     let reason: string;
+    const byCalls = this.#byCalls(prevState, usable && failures === 0, callFailures, observation.calls?.message, critical);
+    if (byCalls !== undefined) {
+      ({ state, reason } = byCalls);
+      return this.#settle(endpoint, known, prevState, { state, successes, failures, usable, critical, reason, ...(observation.extendedCard !== undefined && { extendedCard: observation.extendedCard }) });
+    }
     switch (prevState) {
       case 'pending':
       case 'removed':
@@ -181,10 +197,28 @@ export class HealthTracker {
         break;
       }
     }
-    const since = state === prevState && known ? known.since : this.#clock.wallNow();
-    const status: HealthStatus = { state, successes, failures, usable, critical, since, reason, ...(observation.extendedCard !== undefined && { extendedCard: observation.extendedCard }) };
+    return this.#settle(endpoint, known, prevState, { state, successes, failures, usable, critical, reason, ...(observation.extendedCard !== undefined && { extendedCard: observation.extendedCard }) });
+  }
+
+  /**
+   * What failing calls decide, when the card alone would not (its fetches are good): a member
+   * degraded, or removed after `callLeaveAfter` in a row (never a critical one); a removed one
+   * kept out until a good call. Undefined when the calls decide nothing.
+   */
+  #byCalls(prev: HealthState, cardGood: boolean, callFailures: number, message: string | undefined, critical: boolean): { state: HealthState; reason: string } | undefined {
+    if (callFailures === 0 || !cardGood) return undefined;
+    const calls = `${callFailures} failed call${callFailures === 1 ? '' : 's'} in a row${message === undefined ? '' : `; last: ${message}`}`;
+    if (prev === 'pending') return undefined;
+    if (prev === 'removed') return { state: 'removed', reason: `${calls}; it returns after a good call and ${this.#enterAfter} good observations in a row` };
+    if (!critical && callFailures >= this.#callLeaveAfter) return { state: 'removed', reason: `left new snapshots after ${calls}` };
+    return { state: 'degraded', reason: `${calls}${critical ? ' (critical: kept while degraded)' : ''}` };
+  }
+
+  #settle(endpoint: string, known: HealthStatus | undefined, prevState: HealthState, s: Omit<HealthStatus, 'since'>): HealthTransition | undefined {
+    const since = s.state === prevState && known ? known.since : this.#clock.wallNow();
+    const status: HealthStatus = { ...s, since };
     this.#status.set(endpoint, status);
-    return state === prevState ? undefined : { endpoint, from: prevState, to: state, status };
+    return s.state === prevState ? undefined : { endpoint, from: prevState, to: s.state, status };
   }
 
   /**

@@ -1,7 +1,12 @@
 /**
- * Per-endpoint health with consecutive-result thresholds (anti-flapping).
+ * Per-endpoint health with consecutive-result thresholds (anti-flapping), from the card cache's
+ * fetches and from real calls.
  *
  * @module
  */
 export { HealthTracker, isMember } from './health-tracker.js';
-export type {   HealthStatus, HealthOptions, HealthObservation, HealthTransition } from './health-tracker.js';
+export type { HealthStatus, HealthOptions, HealthObservation, HealthTransition } from './health-tracker.js';
+export { CallFigures } from './call-figures.js';
+export type { CallOutcome, CallFiguresView } from './call-figures.js';
+export { CallHealth } from './call-health.js';
+export type { RecordedCall, AgentCallHealth } from './call-health.js';

@@ -37,6 +37,9 @@ import { EndpointViews } from './endpoint-views.js';
 import { Evaluator } from './evaluator.js';
 import { Membership } from './membership.js';
 import type { SnapshotListener } from './publisher.js';
+import type { CallHealth } from '../health/index.js';
+import type { RolloutPolicy, RolloutState } from '../rollout/rollouts.js';
+import { Rollouts } from '../rollout/rollouts.js';
 import { Publisher } from './publisher.js';
 import type { RefreshedCards } from './refresh-schedule.js';
 import { RefreshSchedule } from './refresh-schedule.js';
@@ -63,6 +66,16 @@ export interface DiscoveryLoopOptions {
   health?: HealthOptions;
   /** Good observations before a static (reviewed) agent enters. Default 1. */
   staticEnterAfter?: number;
+  /**
+   * Health from real calls: the figures the session runner (and the active check) record. Failing
+   * calls degrade an agent and, after `health.callLeaveAfter` in a row, leave it out of new snapshots.
+   */
+  calls?: CallHealth;
+  /**
+   * Staged rollouts (docs/rollouts.md): a breaking change reaches new sessions step by step and is
+   * rolled back when its calls fail. Absent (or `trigger: 'off'`): every change is published at once.
+   */
+  rollout?: Partial<RolloutPolicy>;
   /**
    * An agent whose name or identifier looks like one an earlier agent of another origin has
    * (docs/security.md): `flag` (default) raises a `lookalike` alert and sets its status'
@@ -134,6 +147,8 @@ export class DiscoveryLoop {
   readonly #publisher: Publisher;
   readonly #views: EndpointViews;
   readonly #evaluator: Evaluator;
+  readonly #rollouts: Rollouts | undefined;
+  #offCalls: (() => void) | undefined;
   /** Each source's unsubscription, by source. */
   readonly #unsubscribes = new Map<Source, () => void>();
   /** The sources in priority order; the parts read this one array, so {@link reconfigure} changes it in place. */
@@ -155,9 +170,11 @@ export class DiscoveryLoop {
     const removalGraceMs = options.removalGraceMs ?? LOOP_DEFAULTS.removalGraceMs;
     const health = (this.#health = new HealthTracker(options.health, clock));
     const store = (this.#store = options.snapshots ?? new SnapshotStore());
+    const rollouts = options.rollout !== undefined && options.rollout.trigger !== 'off' ? (this.#rollouts = new Rollouts({ policy: options.rollout, snapshots: store, clock, events })) : undefined;
+    if (rollouts !== undefined && options.calls !== undefined) this.#offCalls = options.calls.onCall((call) => rollouts.record(call));
     const alerts = (this.#alerts = new AlertBook(events, { clearAfter: options.health?.enterAfter ?? HEALTH_DEFAULTS.enterAfter }));
     const members = (this.#members = new Membership({ sources, hostPolicy: options.hostPolicy, clock, events, removalGraceMs }));
-    this.#evaluator = new Evaluator({ sources, cache, select: options.select, ...(options.credentials !== undefined && { credentials: options.credentials }), health, alerts, events, staticEnterAfter: options.staticEnterAfter ?? HEALTH_DEFAULTS.staticEnterAfter, ...(options.lookalikes !== undefined && { lookalikes: options.lookalikes }) });
+    this.#evaluator = new Evaluator({ sources, cache, select: options.select, ...(options.credentials !== undefined && { credentials: options.credentials }), health, alerts, events, ...(options.calls !== undefined && { calls: options.calls }), staticEnterAfter: options.staticEnterAfter ?? HEALTH_DEFAULTS.staticEnterAfter, ...(options.lookalikes !== undefined && { lookalikes: options.lookalikes }) });
     this.#refresh = new RefreshSchedule({ sources, cache, clock, random: options.random ?? systemRandom, resyncIntervalMs: options.resyncIntervalMs ?? LOOP_DEFAULTS.resyncIntervalMs });
     const gate = (this.#gate = new RoutingGate({ routing: options.routing, clock, events, alerts }));
     this.#publisher = new Publisher({
@@ -170,6 +187,7 @@ export class DiscoveryLoop {
       maxRemovalShare: options.maxRemovalShare ?? LOOP_DEFAULTS.maxRemovalShare,
       minPublishIntervalMs: options.minPublishIntervalMs ?? LOOP_DEFAULTS.minPublishIntervalMs,
       beforePublish: (next, previous) => options.beforePublish?.(next, previous),
+      rollouts,
     });
     const access = { judge: options.hostPolicy, ...(options.credentials !== undefined && { credentials: options.credentials }) };
     this.#views = new EndpointViews({ members, health, cache, store, clock, removalGraceMs, access });
@@ -289,6 +307,28 @@ export class DiscoveryLoop {
     return this.current();
   }
 
+  /** The staged rollouts (undefined when every change is published at once). */
+  get rollouts(): Rollouts | undefined {
+    return this.#rollouts;
+  }
+
+  /**
+   * An operator's decision on the rollout in progress: `hold` or `resume` its steps, `promote`
+   * its candidate now, or `rollback`. Carried out in the loop's order (after the cycle in
+   * progress). Returns the rollout as it stands after, or undefined when none is in progress.
+   */
+  async decideRollout(decision: 'hold' | 'resume' | 'promote' | 'rollback', by: string): Promise<RolloutState | undefined> {
+    return this.#enqueue(async () => {
+      const rollouts = this.#rollouts;
+      const active = rollouts?.active;
+      if (rollouts === undefined || active === undefined) return undefined;
+      if (decision === 'hold' || decision === 'resume') return rollouts.hold(by, decision === 'hold');
+      rollouts.request(decision, by);
+      await this.#publisher.advanceRollout();
+      return rollouts.history.at(-1);
+    });
+  }
+
   /** Publishes a snapshot the mass-removal guard is holding back, at the next cycle. */
   async confirmRemovals(): Promise<Snapshot | undefined> {
     this.#publisher.confirm();
@@ -396,6 +436,8 @@ export class DiscoveryLoop {
     for (const u of this.#unsubscribes.values()) u();
     this.#unsubscribes.clear();
     await this.#chain.catch(() => undefined);
+    this.#offCalls?.();
+    this.#rollouts?.close();
     await Promise.all(this.#sources.map((s) => s.close()));
   }
 
@@ -461,6 +503,7 @@ export class DiscoveryLoop {
   #forget(url: string, endpoint: AdmittedEndpoint): void {
     const events = this.#o.events;
     this.#health.forget(url);
+    this.#o.calls?.forget(url);
     this.#refresh.forget(url);
     this.#views.forget(url);
     this.#evaluator.forget(url);
@@ -479,6 +522,7 @@ export class DiscoveryLoop {
     const selected = await this.#evaluator.evaluate(admitted, entries, (settled) => settled === this.#store.current?.digest && !this.#publisher.confirming);
     if (selected === undefined) await this.#gate.checkCurrent(this.#store.current);
     else this.#evaluator.settle(await this.#publisher.publish(selected));
+    if (this.#rollouts?.active !== undefined && (await this.#publisher.advanceRollout()) !== undefined) this.#evaluator.settle(undefined);
     this.#views.update(this.#evaluator.verdicts, this.#publisher.heldNames);
     this.#alerts.settle();
   }

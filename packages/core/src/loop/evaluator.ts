@@ -10,7 +10,7 @@ import { cardFacts, cardIdentity } from '../cache/cache-entries.js';
 import type { EventStream } from '../events/index.js';
 import { presentableSchemes, securityOrigin, sha256Hex } from '../card/index.js';
 import type { CredentialsInput, PresentableScheme } from '../fetch/index.js';
-import type { HealthTracker } from '../health/index.js';
+import type { CallHealth, HealthTracker } from '../health/index.js';
 import { isMember } from '../health/index.js';
 import type { Candidate, MatchMemo, ReviewedAgent, SelectOptions, Verdict } from '../match/index.js';
 import { selectAgents } from '../match/index.js';
@@ -35,6 +35,8 @@ export interface EvaluatorOptions {
   /** The peers' credentials: what they can present decides whether a card's security requirements are met. */
   credentials?: CredentialsInput;
   health: HealthTracker;
+  /** Health from real calls: failed calls in a row count beside failed fetches. */
+  calls?: CallHealth;
   alerts: AlertBook;
   events: EventStream | undefined;
   /** Good observations before a static (reviewed) agent enters. */
@@ -140,11 +142,13 @@ export class Evaluator {
       // The cause, as the cache classified it, so the verdict names it (a refused interface host, a failed token request).
       const lastError = entry?.lastError ?? neverSeen?.error;
       const extendedCard = extendedCardNote(entry);
+      const callStreak = this.#o.calls?.streak(ep.baseUrl);
       const observation = {
         failures,
         usable: entry?.usable ?? false,
         ...(lastError !== undefined && { cause: { message: lastError.message, ...(lastError.stage !== undefined && { stage: lastError.stage }) } }),
         ...(extendedCard !== undefined && { extendedCard }),
+        ...(callStreak !== undefined && { calls: callStreak }),
       };
       const t = health.observe(ep.baseUrl, observation, reviewedRecord ? { critical, enterAfter: staticEnter } : critical ? CRITICAL : NOT_CRITICAL);
       if (t) events?.emit({ type: 'health.changed', endpoint: ep.baseUrl, from: t.from, to: t.to, successes: t.status.successes, failures: t.status.failures });

@@ -12,6 +12,9 @@ import type { SelectOptions } from '../match/index.js';
 import type { Snapshot, SnapshotAgent, SnapshotDiff, SnapshotStore } from '../snapshot/index.js';
 import { buildSnapshot, diffSnapshots } from '../snapshot/index.js';
 import type { AlertBook } from './alert-book.js';
+import type { RolloutAction, Rollouts } from '../rollout/rollouts.js';
+import type { RolloutPlan } from '../rollout/rollout-plan.js';
+import { planRollout } from '../rollout/rollout-plan.js';
 import type { RoutingGate } from './routing-gate.js';
 import type { SpanScope } from '../telemetry/index.js';
 import { ATTR, SPAN, withSpan } from '../telemetry/index.js';
@@ -32,6 +35,8 @@ export interface PublisherOptions {
   minPublishIntervalMs: number;
   /** The warm-up: throwing keeps the current snapshot. */
   beforePublish: (next: Snapshot, previous: Snapshot | undefined) => void | Promise<void>;
+  /** Staged rollouts: a breaking change reaches new sessions step by step (absent: every change at once). */
+  rollouts?: Rollouts | undefined;
 }
 
 const NO_NAMES: readonly string[] = Object.freeze([]);
@@ -89,7 +94,67 @@ export class Publisher {
    * the next cycle may skip an identical evaluation; otherwise undefined.
    */
   publish(selected: SnapshotAgent[]): Promise<string | undefined> {
-    return withSpan(SPAN.publish, {}, (span) => this.#publish(selected, span));
+    return withSpan(SPAN.publish, {}, (span) => this.#publishStaged(selected, span));
+  }
+
+  /**
+   * With staged rollouts: the part of the selection that may go out at once is published as
+   * usual; the breaking changes are staged as the rollout's candidate (the full selection).
+   */
+  async #publishStaged(selected: SnapshotAgent[], span: SpanScope): Promise<string | undefined> {
+    const rollouts = this.#o.rollouts;
+    if (rollouts === undefined || this.#o.store.current === undefined) return this.#publish(selected, span);
+    const plan = planRollout(this.#o.store.current, selected, rollouts.policy.trigger, rollouts.quarantined);
+    const settled = await this.#publish(plan.base, span);
+    if (plan.staged === undefined) {
+      if (rollouts.active !== undefined) rollouts.withdraw('the change it stages is no longer in the selection (its agent changed back or left)');
+      return settled;
+    }
+    await this.#stage(plan.staged, rollouts);
+    span.set({ [ATTR.rolloutId]: plan.staged.id });
+    return undefined;
+  }
+
+  /** Builds and warms the rollout's candidate, and stages it (once per digest). */
+  async #stage(staged: NonNullable<RolloutPlan['staged']>, rollouts: Rollouts): Promise<void> {
+    const { store, clock, domains } = this.#o;
+    const current = store.current!;
+    const active = rollouts.active;
+    const candidate = buildSnapshot(staged.agents, Math.max(current.version, active?.candidateVersion ?? 0) + 1, clock.wallNow(), domains);
+    if (active?.id === staged.id && active.candidate === candidate.digest && active.baseline === current.digest) return;
+    if (candidate.digest === current.digest) return;
+    if (!(await this.#warmUp(candidate, current, 'was not staged'))) return;
+    rollouts.stage(staged.id, staged.changes, candidate, current);
+  }
+
+  /**
+   * Carries out what the rollout's figures (or an operator) decide: the next step, a promotion
+   * (the candidate becomes current, announced as any publication) or a rollback. Returns the
+   * action taken, if any.
+   */
+  async advanceRollout(): Promise<RolloutAction | undefined> {
+    const rollouts = this.#o.rollouts;
+    const action = rollouts?.judge();
+    const active = rollouts?.active;
+    if (rollouts === undefined || action === undefined || active === undefined) return undefined;
+    if (action.kind === 'promote') {
+      const { store, clock, domains, gate } = this.#o;
+      const staged = store.get(active.candidate);
+      if (staged === undefined) {
+        const lost: RolloutAction = { kind: 'rollback', by: 'auto', reason: 'its candidate snapshot is no longer retained' };
+        rollouts.done(lost);
+        return lost;
+      }
+      const previous = store.current;
+      const rebuilt = buildSnapshot(staged.agents, (previous?.version ?? 0) + 1, clock.wallNow(), domains);
+      const promoted = rebuilt.digest === staged.digest ? rebuilt : staged;
+      this.#lastPublishAt = clock.now();
+      store.publish(promoted);
+      gate.published(promoted, previous);
+      this.#announce(previous, promoted, true);
+    }
+    rollouts.done(action);
+    return action;
   }
 
   async #publish(selected: SnapshotAgent[], span: SpanScope): Promise<string | undefined> {

@@ -85,6 +85,30 @@ export const HEALTH_DEFAULTS = Object.freeze({
   leaveWhileUsable: false,
   /** Good observations before a static (reviewed) agent enters. */
   staticEnterAfter: 1,
+  /** Consecutive failed A2A calls (turns and active checks) before a member leaves new snapshots. */
+  callLeaveAfter: 5,
+});
+
+/** Staged rollouts (`rollout:`, `RolloutPolicy`): how a breaking change reaches new sessions. */
+export const ROLLOUT_DEFAULTS = Object.freeze({
+  /** Which changes roll out by stages: `breaking` ones, `any` change, or `off` (publish at once). */
+  trigger: 'breaking' as 'breaking' | 'any' | 'off',
+  /** Shares of new sessions (percent) the candidate gets, step by step; reaching 100 promotes it. */
+  steps: Object.freeze([5, 25, 100]) as readonly number[],
+  /** Each step lasts at least this long. */
+  holdMs: 600_000,
+  /** Each step lasts at least this many turns on the candidate. */
+  minTurns: 20,
+  /** Turns of a changed agent on the candidate before its figures are judged. */
+  minSamples: 10,
+  /** The candidate's turn error rate may exceed the current snapshot's by this much (0.05: 5 points). */
+  maxErrorRateIncrease: 0.05,
+  /** The candidate's p95 turn latency may be at most this multiple of the current snapshot's… */
+  maxLatencyRatio: 1.5,
+  /** …and no more than this many ms above it (small latencies are noisy). */
+  minLatencyIncreaseMs: 250,
+  /** Rolled-back changes remembered (an agent's version is not rolled out again until its card changes). */
+  maxQuarantined: 1_000,
 });
 
 /** The sources (`sources:`, the source factories' options). */

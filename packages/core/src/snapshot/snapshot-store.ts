@@ -74,6 +74,14 @@ export class SnapshotStore {
     else this.#retained.set(snapshot.digest, { snapshot, references: 1 });
   }
 
+  /**
+   * Retains a snapshot that is not current, with one reference: a staged rollout's candidate,
+   * which new sessions may be pinned to. The rollout releases it when it ends.
+   */
+  retainCandidate(snapshot: Snapshot): void {
+    this.retainRestored(snapshot);
+  }
+
   /** A retained snapshot by digest. */
   get(digest: string): Snapshot | undefined {
     return this.#retained.get(digest)?.snapshot;

@@ -38,6 +38,8 @@ export const SPAN = {
   treeBuild: 'a2a_discovery.tree.build',
   /** One chat turn on a session pinned to a snapshot (the service's `/api/chat`, the library's session runner). */
   chatTurn: 'a2a_discovery.chat.turn',
+  /** One decision of a staged rollout: started, advanced, held, resumed, promoted, rolled back, superseded, withdrawn. */
+  rolloutDecision: 'a2a_discovery.rollout.decision',
 } as const;
 
 /** A2A method names (GenAI A2A conventions): the name of an A2A client span and its `a2a.method.name`. */
@@ -96,6 +98,12 @@ export const ATTR = {
   agentCount: 'a2a_discovery.snapshot.agents',
   held: 'a2a_discovery.snapshot.held',
   heldReason: 'a2a_discovery.snapshot.held_reason',
+  /** A staged rollout: its id, the decision, the share of new sessions (percent) after it, and the candidate. */
+  rolloutId: 'a2a_discovery.rollout.id',
+  rolloutAction: 'a2a_discovery.rollout.action',
+  rolloutShare: 'a2a_discovery.rollout.share',
+  rolloutCandidate: 'a2a_discovery.rollout.candidate_digest',
+  rolloutReason: 'a2a_discovery.rollout.reason',
   sessionId: 'a2a_discovery.session.id',
   /** The agents that produced events in a chat turn, in order (the root's transfers). */
   chatAgents: 'a2a_discovery.chat.agents',

@@ -15,6 +15,7 @@ export function serviceOptionsFromConfig(config: DiscoveryConfig, secrets: Secre
     ...discoveryOptions(config, secrets),
     ...sourceOptions(config),
     health: config.health,
+    rollout: config.rollout,
     cache: config.cache,
     loop: config.loop,
     root: rootOptions(config.root),

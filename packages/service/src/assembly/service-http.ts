@@ -6,7 +6,7 @@ import type { Server } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { serve } from '@hono/node-server';
 import type { SessionRunner, TreeFactory } from 'a2a-discovery/adk';
-import type { CardCache, EventStream, DiscoveryLoop } from 'a2a-discovery';
+import type { CallHealth, CardCache, EventStream, DiscoveryLoop } from 'a2a-discovery';
 import type { AnnouncedRegistry } from 'a2a-discovery/internal';
 import { signDetached, DiscoveryError } from 'a2a-discovery';
 import { isLoopbackHost } from 'a2a-discovery/internal';
@@ -60,6 +60,7 @@ interface HttpParts {
   host: string;
   fetchers: ServiceFetchers;
   loop: DiscoveryLoop;
+  calls: CallHealth;
   cache: CardCache;
   trees: TreeFactory;
   sessions: SessionRunner;
@@ -180,6 +181,7 @@ function appOptions(
     streams: h.streams,
     onRefusal: h.refusal,
     loop,
+    calls: p.calls,
     cache: p.cache,
     trees: p.trees,
     sessions: p.sessions,

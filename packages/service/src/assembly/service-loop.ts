@@ -6,7 +6,7 @@
 import type { BaseSessionService } from '@google/adk';
 import type { PolicyFetch, RouteHints } from 'a2a-discovery/adk';
 import { SessionRunner, snapshotTreeBuilder, TreeFactory } from 'a2a-discovery/adk';
-import type { CardCache, Clock, EventStream, HostPolicy, DiscoveryLoopOptions, RoutingDomain, Source } from 'a2a-discovery';
+import type { CardCache, Clock, EventStream, HostPolicy, DiscoveryLoopOptions, RoutingDomain, Source, CallHealth } from 'a2a-discovery';
 import type { LoopReconfiguration } from 'a2a-discovery/internal';
 import { DiscoveryLoop, TagVocabulary, SnapshotStore } from 'a2a-discovery';
 import type { RoutingCase } from 'a2a-discovery/routing';
@@ -63,7 +63,7 @@ export function buildSnapshots(o: ServiceOptions): SnapshotStore {
 /** Builds the loop (not started) over `snapshots`. `beforePublish` warms the next snapshot's tree up. */
 export async function buildLoop(
   o: ServiceOptions,
-  p: { sources: Source[]; policy: HostPolicy; cache: CardCache; snapshots: SnapshotStore; clock: Clock; events: EventStream; routing: RoutingSettings; beforePublish: NonNullable<DiscoveryLoopOptions['beforePublish']> },
+  p: { sources: Source[]; policy: HostPolicy; cache: CardCache; snapshots: SnapshotStore; clock: Clock; events: EventStream; routing: RoutingSettings; calls: CallHealth; beforePublish: NonNullable<DiscoveryLoopOptions['beforePublish']> },
 ): Promise<DiscoveryLoop> {
   const maxAgents = o.maxAgents ?? 16;
   const domains: RoutingDomain[] = (o.domains ?? []).map((d) => ({ ...d, maxAgents: d.maxAgents ?? maxAgents }));
@@ -81,6 +81,8 @@ export async function buildLoop(
     snapshots: p.snapshots,
     clock: p.clock,
     events: p.events,
+    calls: p.calls,
+    rollout: o.rollout ?? {},
     // The fetcher's credentials: cards requiring what they cannot present are a verdict, not a failing chat.
     ...(o.credentials !== undefined && { credentials: o.credentials }),
     ...(o.lookalikes !== undefined && { lookalikes: o.lookalikes }),
@@ -139,13 +141,26 @@ export interface ServiceTrees {
 /** The tree factory over the published snapshots, the session runner and who owns each session. */
 export function buildTrees(
   o: ServiceOptions,
-  p: { snapshots: SnapshotStore; policy: HostPolicy; policyFetch: PolicyFetch; store: StateStore; ownStore: boolean; sessionService: BaseSessionService; clock: Clock; events: EventStream; routing: RoutingSettings },
+  p: {
+    snapshots: SnapshotStore;
+    policy: HostPolicy;
+    policyFetch: PolicyFetch;
+    store: StateStore;
+    ownStore: boolean;
+    sessionService: BaseSessionService;
+    clock: Clock;
+    events: EventStream;
+    routing: RoutingSettings;
+    calls: CallHealth;
+    assign: (sessionId: string) => string | undefined;
+  },
 ): ServiceTrees {
   const rootSpec = rootOf(o);
   const trees = new TreeFactory({
     snapshots: p.snapshots,
     clock: p.clock,
     events: p.events,
+    assign: p.assign,
     ...(o.sessions?.idleTimeoutMs !== undefined && { idleTimeoutMs: o.sessions.idleTimeoutMs }),
     ...(o.sessions?.maxSessions !== undefined && { maxSessions: o.sessions.maxSessions }),
     // Replicas: a session idle here but served on another replica since keeps its history.
@@ -158,7 +173,7 @@ export function buildTrees(
       ...(o.sessions?.allowAdkMetadata !== undefined && { allowAdkMetadata: o.sessions.allowAdkMetadata }),
     }),
   });
-  const sessions = new SessionRunner({ trees, events: p.events, sessionService: p.sessionService });
+  const sessions = new SessionRunner({ trees, events: p.events, sessionService: p.sessionService, calls: p.calls });
   const owners = new SessionOwners();
   const offOwners = trees.onRelease((sessionId) => owners.release(sessionId));
   return { trees, sessions, owners, offOwners };

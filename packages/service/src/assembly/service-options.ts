@@ -4,7 +4,7 @@
  */
 import type { BaseLlm } from '@google/adk';
 import type { RouteHints } from 'a2a-discovery/adk';
-import type { CredentialsInput, CardCacheOptions, SignatureMode, SignatureOptions, Clock, HostPolicyOptions, HealthOptions, DiscoveryLoopOptions, Need, RoutingDomain, TenantPolicy, VocabularyEntry, KubernetesSourceOptions, Source, StaticAgentConfig, ArdSourceOptions, DnsResolverOptions, DnsSourceOptions } from 'a2a-discovery';
+import type { CredentialsInput, CardCacheOptions, SignatureMode, SignatureOptions, Clock, HostPolicyOptions, HealthOptions, DiscoveryLoopOptions, Need, RoutingDomain, TenantPolicy, VocabularyEntry, KubernetesSourceOptions, Source, StaticAgentConfig, ArdSourceOptions, DnsResolverOptions, DnsSourceOptions, RolloutPolicy } from 'a2a-discovery';
 import type { FederationPeer } from '../registry/federation.js';
 import type { RoutingCase } from 'a2a-discovery/routing';
 import type { GoogleAgentRegistryConfig, ServerRegistryConfig } from 'a2a-discovery/config';
@@ -132,6 +132,11 @@ export interface ServiceOptions {
   dns?: ReadonlyArray<Omit<DnsSourceOptions, 'resolver' | 'hostPolicy' | 'artifacts' | 'events' | 'clock'> & Omit<DnsResolverOptions, 'servers' | 'clock' | 'random' | 'queryId'> & { resolvers: readonly string[] }>;
   kubernetes?: Omit<KubernetesSourceOptions, 'events' | 'clock'>;
   health?: HealthOptions & { staticEnterAfter?: number };
+  /**
+   * Staged rollouts (docs/rollouts.md): which changes reach new sessions step by step, the steps,
+   * and the bounds on the candidate's call figures. Default: breaking changes, 5 → 25 → 100 %.
+   */
+  rollout?: Partial<RolloutPolicy>;
   /**
    * The card cache's options, plus the fetcher's `totalTimeoutMs` (one whole fetch) and
    * `maxBodyBytes`: the largest card accepted, in bytes, one setting for the fetcher's body cap,

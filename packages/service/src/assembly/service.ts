@@ -9,7 +9,7 @@ import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
 import { setLogger as setAdkLogger } from '@google/adk';
 import type { CardCache, Clock, DiscoveryLoop } from 'a2a-discovery';
-import { systemClock, DiscoveryError, EventStream } from 'a2a-discovery';
+import { systemClock, DiscoveryError, EventStream, CallHealth } from 'a2a-discovery';
 import { isLoopbackHost } from 'a2a-discovery/internal';
 import { EventBuffer } from '../http/event-buffer.js';
 import { JournalReader } from '../telemetry/journal.js';
@@ -88,6 +88,7 @@ interface ServiceDiscovery extends ServiceTrees {
   readonly sourceSet: ServiceSources;
   readonly routing: RoutingSettings;
   readonly loop: DiscoveryLoop;
+  readonly calls: CallHealth;
 }
 
 /** Builds the fetchers, the card cache, the sources, then the snapshots, the trees over them and the loop (not started). */
@@ -101,11 +102,16 @@ async function buildDiscovery(o: ServiceOptions, b: ServiceBase): Promise<Servic
   // Dependency order: the snapshots, the trees over them, the loop that publishes into them.
   const snapshots = buildSnapshots(o);
   const routing = new RoutingSettings();
-  const built = buildTrees(o, { snapshots, policy, policyFetch: fetchers.policyFetch, store, ownStore: b.ownStore, sessionService: b.sessionStore.service, clock, events, routing });
+  // Health from real calls: the sessions' turns record, the loop's health and rollouts read.
+  const calls = new CallHealth(() => clock.wallNow());
+  let loop: DiscoveryLoop | undefined;
+  // A new session lands on a staged rollout's candidate by its share (the loop is built next).
+  const assign = (sessionId: string) => loop?.rollouts?.assign(sessionId);
+  const built = buildTrees(o, { snapshots, policy, policyFetch: fetchers.policyFetch, store, ownStore: b.ownStore, sessionService: b.sessionStore.service, clock, events, routing, calls, assign });
   const { trees } = built;
   // Warm-up: a snapshot whose tree does not build and pass the checks is never published.
-  const loop = await buildLoop(o, { sources, policy, cache, snapshots, clock, events, routing, beforePublish: (next) => void trees.prepare(next) });
-  return { ...built, fetchers, cache, sourceSet, routing, loop };
+  loop = await buildLoop(o, { sources, policy, cache, snapshots, clock, events, routing, calls, beforePublish: (next) => void trees.prepare(next) });
+  return { ...built, fetchers, cache, sourceSet, routing, loop, calls };
 }
 
 /** The third phase: the state kept and restored, its writer into the store, and the journal over both. */
@@ -148,9 +154,9 @@ function buildWeb(o: ServiceOptions, host: string, b: ServiceBase, d: ServiceDis
   const announced = () => sourceSet.catalogSources().flatMap((s) => s.registries());
   const listening = new ListenAddress();
   const drain = new Drain();
-  const { fetchers, loop, cache, trees, sessions, owners } = d;
+  const { fetchers, loop, cache, trees, sessions, owners, calls } = d;
   const { buffer, archive, journal, replication } = k;
-  const http = buildHttp(o, { host, fetchers, loop, cache, trees, sessions, owners, buffer, archive, journal, store: b.store, events: b.events, replication, announced, self: () => listening.url(), drain, log: b.log });
+  const http = buildHttp(o, { host, fetchers, loop, calls, cache, trees, sessions, owners, buffer, archive, journal, store: b.store, events: b.events, replication, announced, self: () => listening.url(), drain, log: b.log });
   return { http, listening, drain };
 }
 

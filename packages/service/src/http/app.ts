@@ -37,6 +37,7 @@ import { peopleRoutes } from './routes/people.js';
 import { registryRoutes } from './routes/registry.js';
 import { sessionRoutes } from './routes/sessions.js';
 import { snapshotRoutes } from './routes/snapshots.js';
+import { rolloutRoutes } from './routes/rollout.js';
 
 export type { AppOptions } from './context.js';
 
@@ -93,7 +94,7 @@ export function createApp(o: AppOptions): Hono {
   app.route('/', peopleRoutes(ctx));
   // The API's description, generated from the route declarations (route.ts, docs/openapi.json).
   app.get(OPENAPI_PATH, openApiHandler(app));
-  for (const routes of [healthRoutes(ctx), snapshotRoutes(ctx), endpointRoutes(ctx), eventRoutes(ctx), sessionRoutes(ctx, chatTurn), configRoutes(ctx), inspectRoutes(ctx)]) app.route('/', routes);
+  for (const routes of [healthRoutes(ctx), snapshotRoutes(ctx), rolloutRoutes(ctx), endpointRoutes(ctx), eventRoutes(ctx), sessionRoutes(ctx, chatTurn), configRoutes(ctx), inspectRoutes(ctx)]) app.route('/', routes);
   // After the routes above, so that the catalog's Link header is added to the ones below (the dashboard's pages).
   if (o.aiCatalog) app.route('/', catalogRoutes(ctx, o.aiCatalog));
   if (o.a2a) mountA2aAgent(app, ctx, o.a2a, chatTurn);

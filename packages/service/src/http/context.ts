@@ -12,7 +12,7 @@ import type { Context } from 'hono';
 import { getCookie, setCookie } from 'hono/cookie';
 import type { Registry } from 'prom-client';
 import type { SessionRunner, TreeFactory } from 'a2a-discovery/adk';
-import type { CardCache, DiscoveryLoop, EventStream } from 'a2a-discovery';
+import type { CallHealth, CardCache, DiscoveryLoop, EventStream } from 'a2a-discovery';
 import type { ActionActor, ActionEvent, EventInput } from 'a2a-discovery/internal';
 import type { ServerA2aConfig } from 'a2a-discovery/config';
 import type { StoreStatus, ReplicaStatus } from '@a2a-discovery/store';
@@ -48,6 +48,8 @@ import type { BodyLimit } from './validate.js';
 /** The service's parts the API answers from. */
 export interface AppOptions {
   loop: DiscoveryLoop;
+  /** Health from real calls (`GET /api/calls`). */
+  calls?: CallHealth;
   cache: CardCache;
   trees: TreeFactory;
   sessions: SessionRunner;
@@ -162,6 +164,8 @@ export interface AppContext {
   fromLeader(c: Context, path: LeaderPath): Promise<Response | undefined>;
   /** `{ servedBy: <replica id> }` on a replica, else `{}`. */
   servedBy(): { servedBy?: string };
+  /** How the journal and a rollout's decisions name the caller: a person's name or subject, `admin-token`, or `anonymous`. */
+  actorName(c: Context): string;
 }
 
 /** An actor as the journal names it (never a token). */
@@ -296,6 +300,10 @@ export function createAppContext(o: AppOptions): AppContext {
     tokenBytes: o.token !== undefined && o.token !== '' ? Buffer.from(o.token) : undefined,
     streams: streamsOf(o, limits, refuse),
     bodyLimit: (key) => ({ maxBytes: () => limits[key], key: `server.limits.${key}`, onTooLarge: () => refuse('body_bytes') }),
+    actorName: (c) => {
+      const a = actionActor(actorOf(c));
+      return a.kind === 'person' ? (a.name ?? a.sub ?? 'person') : a.kind;
+    },
     acted: (c, action, extra = {}) => o.events?.emit({ type: 'api.action', action, actor: actionActor(actorOf(c)), ...extra }),
     callerOf,
     shareOf: shareKey(clientIdentity(o.clients)),

@@ -161,3 +161,29 @@ export const InspectResultSchema = z.looseObject({}).meta({ id: 'InspectResult' 
 
 /** A JSON object body whose members the route reads itself. */
 export const AnyObjectSchema = z.looseObject({});
+
+const RolloutState = z
+  .looseObject({
+    id: z.string(),
+    candidate: z.string(),
+    baseline: z.string(),
+    step: z.int(),
+    share: z.number(),
+    status: z.enum(['running', 'held', 'promoted', 'rolled-back', 'superseded', 'withdrawn']),
+    changes: z.array(z.looseObject({ localName: z.string(), impact: z.enum(['breaking', 'compatible']), reasons: z.array(z.string()), version: z.string() })),
+    decisions: z.array(z.looseObject({ at: z.number(), action: z.string(), by: z.string(), reason: z.string(), step: z.int(), share: z.number() })),
+  })
+  .meta({ id: 'RolloutState' });
+export const RolloutSchema = z
+  .looseObject({
+    enabled: z.boolean(),
+    active: RolloutState.nullable(),
+    figures: z.looseObject({ candidate: z.record(z.string(), z.unknown()), baseline: z.record(z.string(), z.unknown()), stepTurns: z.int() }).nullable(),
+    history: z.array(RolloutState),
+    quarantined: z.array(z.looseObject({ localName: z.string(), version: z.string() })),
+  })
+  .meta({ id: 'Rollouts' });
+export const RolloutDecidedSchema = z.looseObject({ decision: z.enum(['hold', 'resume', 'promote', 'rollback']), rollout: RolloutState, current: z.string().nullable() }).meta({ id: 'RolloutDecided' });
+export const CallHealthSchema = z
+  .looseObject({ agents: z.array(z.looseObject({ baseUrl: z.string(), agent: z.string(), consecutiveFailures: z.int(), all: z.looseObject({ calls: z.int(), errors: z.int(), errorRate: z.number() }) })) })
+  .meta({ id: 'CallHealth' });

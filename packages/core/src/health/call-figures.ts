@@ -1,0 +1,93 @@
+/**
+ * Figures of A2A calls: how many, how many failed and by which error class, and the latency of
+ * the most recent ones (for the p95). Bounded: at most {@link MAX_CLASSES} error classes (the
+ * rest counted as `other`) and the last {@link LATENCY_SAMPLES} latencies.
+ */
+
+/** Error classes kept apart; any further class is counted as `other`. */
+const MAX_CLASSES = 16;
+/** Latencies kept (the most recent), for percentiles. */
+const LATENCY_SAMPLES = 512;
+
+/** What one call (or one turn) of an agent came to. */
+export interface CallOutcome {
+  readonly ok: boolean;
+  /** Why it failed: `http_500`, `network`, `timeout`, `refused`, `rpc`, `no_reply`… */
+  readonly errorClass?: string;
+  /** Milliseconds from the request to its answer (a turn: to its last event). */
+  readonly latencyMs: number;
+}
+
+/** A snapshot of {@link CallFigures}, as the API and the rollout view show it. */
+export interface CallFiguresView {
+  readonly calls: number;
+  readonly errors: number;
+  /** `errors / calls` (0 without calls). */
+  readonly errorRate: number;
+  /** Failures by error class. */
+  readonly byClass: Readonly<Record<string, number>>;
+  /** Over the most recent latencies (undefined without calls). */
+  readonly p50Ms?: number;
+  readonly p95Ms?: number;
+}
+
+/** Counters of one agent's calls (or of one side of a rollout). */
+export class CallFigures {
+  #calls = 0;
+  #errors = 0;
+  readonly #byClass = new Map<string, number>();
+  readonly #latencies: number[] = [];
+  #next = 0;
+
+  /** Counts one outcome. */
+  add(outcome: CallOutcome): void {
+    this.#calls++;
+    if (!outcome.ok) {
+      this.#errors++;
+      const known = outcome.errorClass ?? 'other';
+      const cls = this.#byClass.has(known) || this.#byClass.size < MAX_CLASSES ? known : 'other';
+      this.#byClass.set(cls, (this.#byClass.get(cls) ?? 0) + 1);
+    }
+    const ms = Math.max(0, outcome.latencyMs);
+    if (this.#latencies.length < LATENCY_SAMPLES) this.#latencies.push(ms);
+    else {
+      this.#latencies[this.#next] = ms;
+      this.#next = (this.#next + 1) % LATENCY_SAMPLES;
+    }
+  }
+
+  get calls(): number {
+    return this.#calls;
+  }
+
+  get errors(): number {
+    return this.#errors;
+  }
+
+  /** `errors / calls`, 0 without calls. */
+  get errorRate(): number {
+    return this.#calls === 0 ? 0 : this.#errors / this.#calls;
+  }
+
+  /** The `p`-th percentile (0–100) of the recent latencies, nearest rank; undefined without calls. */
+  percentile(p: number): number | undefined {
+    if (this.#latencies.length === 0) return undefined;
+    const sorted = [...this.#latencies].sort((a, b) => a - b);
+    const rank = Math.min(sorted.length, Math.max(1, Math.ceil((p / 100) * sorted.length)));
+    return sorted[rank - 1];
+  }
+
+  /** The figures as plain data. */
+  view(): CallFiguresView {
+    const p50 = this.percentile(50);
+    const p95 = this.percentile(95);
+    return {
+      calls: this.#calls,
+      errors: this.#errors,
+      errorRate: this.errorRate,
+      byClass: Object.fromEntries(this.#byClass),
+      ...(p50 !== undefined && { p50Ms: Math.round(p50) }),
+      ...(p95 !== undefined && { p95Ms: Math.round(p95) }),
+    };
+  }
+}
