@@ -8,7 +8,7 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import type { AlertEvent, DiscoveryEvent } from 'a2a-discovery';
+import type { DiscoveryEvent } from 'a2a-discovery';
 import { startService } from '../../packages/service/src/index.js';
 import type { RunningService, ServiceOptions } from '../../packages/service/src/index.js';
 import { createLogger } from '../../packages/service/src/telemetry/logger.js';
@@ -101,7 +101,7 @@ test('a breaking release that fails half its calls reaches only the first step a
       ['started', 'rolled-back'],
     );
     assert.equal(t.service.loop.current()!.digest, current, 'the current snapshot stays');
-    const alert = t.events.find((e): e is AlertEvent & { seq: number; at: number } => e.type === 'alert' && e.kind === 'rollout-rolled-back');
+    const alert = t.events.find((e): e is Extract<DiscoveryEvent, { type: 'alert' }> => e.type === 'alert' && e.kind === 'rollout-rolled-back');
     assert.ok(alert, 'an alert says the rollout was rolled back');
     assert.match(alert.message, /returns_agent: turn error rate \d+(\.\d)?% on the candidate/);
 

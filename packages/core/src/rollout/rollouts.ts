@@ -115,6 +115,7 @@ export class Rollouts {
   readonly #history: RolloutState[] = [];
   /** Rolled-back changes: local name → the version not to roll out again. */
   readonly quarantined = new Map<string, string>();
+  readonly #listeners = new Set<(state: RolloutState) => void>();
 
   constructor(options: RolloutsOptions) {
     this.#o = options;
@@ -158,6 +159,7 @@ export class Rollouts {
       this.#retain(live, candidate);
       live.baselines.add(baseline.digest);
       live.state = { ...live.state, candidate: candidate.digest, candidateVersion: candidate.version, baseline: baseline.digest, changes };
+      this.#changed(live.state);
       return;
     }
     if (live !== undefined) this.#end(live, 'superseded', 'auto', `superseded by another change (${changes.map((c) => c.localName).join(', ')})`);
@@ -250,13 +252,39 @@ export class Rollouts {
     this.#end(live, action.kind === 'promote' ? 'promoted' : 'rolled-back', action.by, action.reason);
   }
 
-  /** Restores a rollout another replica (the previous leader) recorded; `candidate` is its stored snapshot. */
-  restore(state: RolloutState, candidate: Snapshot | undefined): void {
-    if (state.status !== 'running' && state.status !== 'held') return;
-    if (candidate === undefined || this.#live?.state.id === state.id) return;
-    const live: Live = { state, candidates: new Set(), baselines: new Set([state.baseline]), candidate: new Map(), baseline: new Map(), stepTurns: 0 };
-    this.#retain(live, candidate);
-    this.#live = live;
+  /**
+   * Takes the rollout the leader recorded (a follower, at each change; a new leader, once, to carry
+   * on from the step the last one reached): its state as it stands, `candidate` its stored
+   * snapshot. `undefined` (or an ended state): no rollout is in progress any more. The figures this
+   * replica counted for the same rollout are kept; the step's turns start again on a new leader.
+   */
+  follow(state: RolloutState | undefined, candidate: Snapshot | undefined): void {
+    const live = this.#live;
+    const running = state !== undefined && (state.status === 'running' || state.status === 'held');
+    if (!running || candidate === undefined) {
+      if (live !== undefined) {
+        for (const d of live.candidates) this.#o.snapshots.release(d);
+        this.#live = undefined;
+        if (state !== undefined && state.id === live.state.id) this.#remember(state);
+      }
+      return;
+    }
+    if (live !== undefined && live.state.id === state.id) {
+      live.state = state;
+      live.baselines.add(state.baseline);
+      this.#retain(live, candidate);
+      return;
+    }
+    if (live !== undefined) for (const d of live.candidates) this.#o.snapshots.release(d);
+    const next: Live = { state, candidates: new Set(), baselines: new Set([state.baseline]), candidate: new Map(), baseline: new Map(), stepTurns: 0 };
+    this.#retain(next, candidate);
+    this.#live = next;
+  }
+
+  /** Listens to every change of the rollout's state (a decision, a new candidate): the store writes it. */
+  onChange(listener: (state: RolloutState) => void): () => void {
+    this.#listeners.add(listener);
+    return () => this.#listeners.delete(listener);
   }
 
   /** The rollout in progress and the last ones, as the store keeps them. */
@@ -306,9 +334,23 @@ export class Rollouts {
     live.state = { ...live.state, status, endedAt: this.#o.clock.wallNow() };
     this.#decide(live, status as Action, by, reason);
     for (const d of live.candidates) this.#o.snapshots.release(d);
-    this.#history.push(live.state);
-    if (this.#history.length > MAX_HISTORY) this.#history.shift();
+    this.#remember(live.state);
     if (this.#live === live) this.#live = undefined;
+  }
+
+  #remember(ended: RolloutState): void {
+    this.#history.push(ended);
+    if (this.#history.length > MAX_HISTORY) this.#history.shift();
+  }
+
+  #changed(state: RolloutState): void {
+    for (const l of this.#listeners) {
+      try {
+        l(state);
+      } catch {
+        // A listener's failure never affects the rollout.
+      }
+    }
   }
 
   #decide(live: Live, action: Action, by: string, reason: string): void {
@@ -317,6 +359,7 @@ export class Rollouts {
     const s = live.state;
     withSpan(SPAN.rolloutDecision, { attributes: { [ATTR.rolloutId]: s.id, [ATTR.rolloutAction]: action, [ATTR.rolloutShare]: decision.share, [ATTR.rolloutCandidate]: s.candidate, [ATTR.rolloutReason]: reason.slice(0, 500) } }, () => undefined);
     this.#o.events?.emit({ type: `rollout.${action}`, rollout: s.id, candidate: s.candidate, baseline: s.baseline, step: s.step, share: decision.share, by, reason, agents: s.changes.map((c) => c.localName) });
+    this.#changed(s);
   }
 }
 
