@@ -242,6 +242,23 @@ describe('keywordRouter', () => {
     const strict = keywordRouter(agents, [], false);
     assert.equal(strict('hello there').agent, undefined, 'fallback: false routes nowhere');
   });
+  test('among agents that fit equally, the one with the better record of real calls answers, read at each decision', () => {
+    const twins = [
+      { localName: 'returns_east', tags: ['returns'], critical: false },
+      { localName: 'returns_west', tags: ['returns'], critical: false },
+    ];
+    const record = new Map([
+      ['returns_east', 1],
+      ['returns_west', 1],
+    ]);
+    const routeTwins = keywordRouter(twins, [], false, (name) => record.get(name) ?? 1);
+    assert.equal(routeTwins('returns please').agent, 'returns_east', 'equal records: by name');
+    record.set('returns_east', 0.4);
+    assert.equal(routeTwins('returns please').agent, 'returns_west', 'the east agent fails 60 % of its calls now');
+    // A better fit still wins over a better record.
+    const fit = keywordRouter([...twins, { localName: 'refunds_agent', tags: ['refunds', 'returns'], critical: false }], [], false, (name) => (name === 'refunds_agent' ? 0 : 1));
+    assert.equal(fit('refunds for returns').agent, 'refunds_agent');
+  });
 });
 
 describe('SessionRunner', () => {

@@ -273,3 +273,41 @@ describe('HealthTracker (P4: no flapping)', () => {
     assert.equal(c.get(URL_A)!.reason, '1 of 2 good observations before it enters');
   });
 });
+
+describe('health from real calls', () => {
+  const calls = (failures: number, message?: string): HealthObservation => ({ failures: 0, usable: true, calls: { failures, ...(message !== undefined && { message }) } });
+
+  test('failed calls degrade a member, leave after callLeaveAfter in a row, and it returns after a good call and enterAfter good observations', () => {
+    const t = new HealthTracker({ enterAfter: 2, callLeaveAfter: 3 }, new VirtualClock());
+    t.observe(URL_A, GOOD);
+    t.observe(URL_A, GOOD);
+    assert.equal(t.get(URL_A)!.state, 'healthy');
+    assert.equal(t.observe(URL_A, calls(1, 'returns_agent answered 500'))?.to, 'degraded');
+    assert.match(t.get(URL_A)!.reason, /1 failed call in a row; last: returns_agent answered 500/);
+    assert.equal(t.observe(URL_A, calls(2)), undefined, 'still degraded');
+    assert.equal(t.observe(URL_A, calls(3))?.to, 'removed');
+    assert.match(t.get(URL_A)!.reason, /left new snapshots after 3 failed calls in a row/);
+    // Its card is fine, but it stays out while its calls fail.
+    assert.equal(t.observe(URL_A, calls(3)), undefined);
+    assert.match(t.get(URL_A)!.reason, /returns after a good call/);
+    // A good call (the active check, or a session still pinned to it), then enterAfter good observations.
+    assert.equal(t.observe(URL_A, calls(0)), undefined, '1 of 2 good observations');
+    assert.equal(t.observe(URL_A, calls(0))?.to, 'healthy');
+  });
+
+  test('a critical agent whose calls fail stays, degraded', () => {
+    const t = new HealthTracker({ enterAfter: 1, callLeaveAfter: 2 }, new VirtualClock());
+    t.observe(URL_B, GOOD, { critical: true });
+    t.observe(URL_B, calls(5), { critical: true });
+    assert.equal(t.get(URL_B)!.state, 'degraded');
+    assert.match(t.get(URL_B)!.reason, /critical: kept while degraded/);
+  });
+
+  test('a failing fetch decides as before: calls only speak while the card fetches fine', () => {
+    const t = new HealthTracker({ enterAfter: 1, leaveAfter: 3, callLeaveAfter: 1 }, new VirtualClock());
+    t.observe(URL_A, GOOD);
+    t.observe(URL_A, { failures: 1, usable: true, calls: { failures: 1 } });
+    assert.equal(t.get(URL_A)!.state, 'degraded');
+    assert.match(t.get(URL_A)!.reason, /1 failed fetch; its card is served stale/);
+  });
+});

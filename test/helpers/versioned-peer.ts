@@ -30,6 +30,8 @@ export interface VersionedPeer {
   release(): void;
   /** Serves version 1's card again (a redeploy of the old version). */
   revert(): void;
+  /** From now on, version `v` fails every n-th call (1: all of them; undefined: none). */
+  failEvery(v: 'v1' | 'v2', n: number | undefined): void;
   close(): Promise<void>;
 }
 
@@ -58,15 +60,16 @@ export async function startVersionedPeer(options: { name: string; prefix: string
   let served: 'v1' | 'v2' = 'v1';
   // Revalidated at every cycle (ETag, 304): the release is seen at the next one.
   app.use('/.well-known/agent-card.json', agentCardHandler({ agentCardProvider: async () => cards[served] as unknown as AgentCard, cache: { maxAge: 0 } }));
+  const failing = { v1: options.v1.failEvery, v2: options.v2.failEvery };
   for (const v of ['v1', 'v2'] as const) {
     const handler = new DefaultRequestHandler(AgentCard.fromJSON(cards[v]), new InMemoryTaskStore(), new ScriptedExecutor(`${options.prefix} ${v}`, 'message', []));
-    const failEvery = options[v].failEvery;
     app.use(
       `/${v}/jsonrpc`,
       express.json(),
       (req, res, next) => {
         if (req.method !== 'POST') return next();
         calls[v].received++;
+        const failEvery = failing[v];
         if (failEvery !== undefined && calls[v].received % failEvery === 0) {
           calls[v].failed++;
           res.status(500).json({ error: 'the new release crashed' });
@@ -86,6 +89,9 @@ export async function startVersionedPeer(options: { name: string; prefix: string
     },
     revert: () => {
       served = 'v1';
+    },
+    failEvery: (v, n) => {
+      failing[v] = n;
     },
     close: () =>
       new Promise<void>((resolve) => {

@@ -42,8 +42,20 @@ export function defaultAgent(agents: readonly Pick<SnapshotAgent, 'localName' | 
   return [...agents].sort((a, b) => Number(b.critical) - Number(a.critical) || (a.localName < b.localName ? -1 : 1))[0]?.localName;
 }
 
+/** Whether `name` wins a tie against `other`: the better record, then the name first in code-unit order. */
+function before(name: string, other: string | undefined, record: ((localName: string) => number) | undefined): boolean {
+  if (other === undefined) return true;
+  if (record !== undefined) {
+    const a = record(name);
+    const b = record(other);
+    if (a !== b) return a > b;
+  }
+  return name < other;
+}
+
 /**
- * Builds the router over a snapshot's agents. Ties go to critical agents, then by name; a
+ * Builds the router over a snapshot's agents. Ties go to critical agents, then (with `record`,
+ * read at each decision) to the agent with the better measured record of real calls, then by name; a
  * message that matches nothing goes to the {@link defaultAgent} (`fallback: true` in the
  * decision, so the caller can say so), or to no agent when `fallback` is `false`.
  *
@@ -55,6 +67,7 @@ export function keywordRouter(
   agents: readonly Pick<SnapshotAgent, 'localName' | 'tags' | 'critical'>[],
   hints: readonly RouteHints[],
   fallback?: string | false,
+  record?: (localName: string) => number,
 ): (message: string) => RouteDecision {
   const otherwise = fallback === false ? undefined : defaultAgent(agents, fallback);
   const byTag = new Map(hints.map((h) => [h.tag, h]));
@@ -77,7 +90,7 @@ export function keywordRouter(
       const score = matched.length;
       const better =
         score > best.score ||
-        (score === best.score && score > 0 && ((agent.critical && !bestCritical) || (agent.critical === bestCritical && agent.localName < (best.agent ?? '\uffff'))));
+        (score === best.score && score > 0 && ((agent.critical && !bestCritical) || (agent.critical === bestCritical && before(agent.localName, best.agent, record))));
       if (better) {
         best = { agent: agent.localName, score, matched, fallback: false };
         bestCritical = agent.critical;

@@ -18,7 +18,16 @@ import { routingPlan } from './routing-plan.js';
 
 export type RootKind =
   /** `fallback`: the local name answering what no vocabulary matches (default: first critical, then by name); `false`: none. */
-  | { readonly kind: 'routed'; readonly hints?: readonly RouteHints[]; readonly fallback?: string | false }
+  | {
+      readonly kind: 'routed';
+      readonly hints?: readonly RouteHints[];
+      readonly fallback?: string | false;
+      /**
+       * The measured record of an agent's real calls (`CallHealth.score` of its base URL; higher is
+       * better), read at each decision: among agents that fit a message equally, the better one answers.
+       */
+      readonly record?: (baseUrl: string) => number;
+    }
   | { readonly kind: 'model'; readonly model: string | BaseLlm; readonly instruction?: string };
 
 /** The instruction of a model root: ours, fixed, and free of card text. */
@@ -63,7 +72,7 @@ export function buildRootAgent(name: string, snapshot: Snapshot, specialists: Ba
   if (kind.kind === 'model') {
     return new LlmAgent({ name, description, model: kind.model, instruction: kind.instruction ?? ROUTER_INSTRUCTION, subAgents: specialists });
   }
-  const plan = routingPlan(snapshot, kind.hints ?? [], kind.fallback);
+  const plan = routingPlan(snapshot, kind.hints ?? [], kind.fallback, recordOf(snapshot, kind.record));
   const root = new RoutedAgent({
     name,
     description,
@@ -79,6 +88,16 @@ export function buildRootAgent(name: string, snapshot: Snapshot, specialists: Ba
   return root;
 }
 
+/** The record of a snapshot's agents by local name, from a record by base URL. */
+function recordOf(snapshot: Snapshot, record: ((baseUrl: string) => number) | undefined): ((localName: string) => number) | undefined {
+  if (record === undefined) return undefined;
+  const urls = new Map(snapshot.agents.map((a) => [a.localName, a.baseUrl]));
+  return (name) => {
+    const url = urls.get(name);
+    return url === undefined ? 0 : record(url);
+  };
+}
+
 /**
  * Builds the sub-router of one routing domain of a two-level snapshot, over its already built
  * specialists: a `RoutedAgent` over the domain's keyword router, or an `LlmAgent` with
@@ -90,7 +109,7 @@ export function buildDomainRouter(domain: string, snapshot: Snapshot, specialist
   if (kind.kind === 'model') {
     return new LlmAgent({ name: domain, description, model: kind.model, instruction: DOMAIN_ROUTER_INSTRUCTION, subAgents: specialists });
   }
-  const plan = routingPlan(snapshot, kind.hints ?? [], kind.fallback);
+  const plan = routingPlan(snapshot, kind.hints ?? [], kind.fallback, recordOf(snapshot, kind.record));
   return new RoutedAgent({
     name: domain,
     description,

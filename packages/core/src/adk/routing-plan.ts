@@ -30,7 +30,8 @@ type PlanAgent = Pick<SnapshotAgent, 'localName' | 'tags' | 'critical' | 'domain
 /**
  * The routing plan of a snapshot's routed tree. `fallback` is the root's configured default agent
  * (`false`: none). At two levels the root's default is the domain holding the default agent, and
- * each sub-router's default is the default agent among its own agents.
+ * each sub-router's default is the default agent among its own agents. `record`: ties between
+ * agents that fit equally go to the better measured record (higher is better).
  *
  * @example
  * routingPlan(snapshot, hints, 'billing_agent').route('Is serial 123 under warranty?')
@@ -40,10 +41,11 @@ export function routingPlan(
   snapshot: { readonly agents: readonly PlanAgent[]; readonly domains?: Snapshot['domains'] },
   hints: readonly RouteHints[],
   fallback?: string | false,
+  record?: (localName: string) => number,
 ): RoutingPlan {
   const domains = snapshot.domains ?? [];
   if (domains.length === 0) {
-    const route = keywordRouter(snapshot.agents, hints, fallback);
+    const route = keywordRouter(snapshot.agents, hints, fallback, record);
     return {
       levels: 1,
       route,
@@ -65,7 +67,7 @@ export function routingPlan(
     domains.map((d) => {
       const agents = members.get(d.name)!;
       const own = fallback === false ? false : agents.some((a) => a.localName === fallbackAgent) ? fallbackAgent : undefined;
-      return [d.name, keywordRouter(agents, hints, own)] as const;
+      return [d.name, keywordRouter(agents, hints, own, record)] as const;
     }),
   );
   const inDomain = (domain: string, message: string): RouteDecision =>

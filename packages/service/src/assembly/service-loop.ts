@@ -167,7 +167,7 @@ export function buildTrees(
     ...(p.ownStore && p.store.kind === 'postgres' && { usedElsewhere: usedElsewhere(p.store) }),
     buildRoot: snapshotTreeBuilder({
       ...(rootSpec.name !== undefined && { rootName: rootSpec.name }),
-      root: rootSpec.kind === 'model' ? { kind: 'model', model: rootSpec.model } : { kind: 'routed', hints: p.routing.hints, ...(rootSpec.fallback !== undefined && { fallback: rootSpec.fallback }) },
+      root: rootSpec.kind === 'model' ? { kind: 'model', model: rootSpec.model } : { kind: 'routed', hints: p.routing.hints, record: (baseUrl) => p.calls.score(baseUrl), ...(rootSpec.fallback !== undefined && { fallback: rootSpec.fallback }) },
       policy: p.policy,
       fetchImpl: p.policyFetch,
       ...(o.sessions?.allowAdkMetadata !== undefined && { allowAdkMetadata: o.sessions.allowAdkMetadata }),
