@@ -10,6 +10,8 @@
  * freed with it ({@link CallHealth.forget}); the figures per digest are freed with the snapshot
  * ({@link CallHealth.forgetDigest}) and bounded per agent.
  */
+import type { Clock } from '../clock/index.js';
+import { systemClock } from '../clock/index.js';
 import { CallFigures, type CallFiguresView, type CallOutcome } from './call-figures.js';
 
 /** Digests kept per agent (the newest); figures of older ones are dropped. */
@@ -64,12 +66,12 @@ interface AgentState {
 /** Per-agent figures of real calls. */
 export class CallHealth {
   readonly #agents = new Map<string, AgentState>();
-  readonly #now: () => number;
+  readonly #clock: Clock;
   readonly #listeners = new Set<(call: RecordedCall) => void>();
 
-  /** `now`: epoch ms (the clock's `wallNow`). */
-  constructor(now: () => number = Date.now) {
-    this.#now = now;
+  /** `clock`: when each call was made (its `wallNow`). */
+  constructor(clock: Clock = systemClock) {
+    this.#clock = clock;
   }
 
   /** Counts one call. */
@@ -80,7 +82,7 @@ export class CallHealth {
       this.#agents.set(call.baseUrl, s);
     }
     s.agent = call.agent;
-    s.lastCallAt = this.#now();
+    s.lastCallAt = this.#clock.wallNow();
     if (call.ok) {
       s.consecutiveFailures = 0;
       s.lastFailure = undefined;

@@ -103,14 +103,14 @@ async function buildDiscovery(o: ServiceOptions, b: ServiceBase): Promise<Servic
   const snapshots = buildSnapshots(o);
   const routing = new RoutingSettings();
   // Health from real calls: the sessions' turns record, the loop's health and rollouts read.
-  const calls = new CallHealth(() => clock.wallNow());
-  let loop: DiscoveryLoop | undefined;
+  const calls = new CallHealth(clock);
   // A new session lands on a staged rollout's candidate by its share (the loop is built next).
-  const assign = (sessionId: string) => loop?.rollouts?.assign(sessionId);
+  const late: { loop?: DiscoveryLoop } = {};
+  const assign = (sessionId: string) => late.loop?.rollouts?.assign(sessionId);
   const built = buildTrees(o, { snapshots, policy, policyFetch: fetchers.policyFetch, store, ownStore: b.ownStore, sessionService: b.sessionStore.service, clock, events, routing, calls, assign });
   const { trees } = built;
   // Warm-up: a snapshot whose tree does not build and pass the checks is never published.
-  loop = await buildLoop(o, { sources, policy, cache, snapshots, clock, events, routing, calls, beforePublish: (next) => void trees.prepare(next) });
+  const loop = (late.loop = await buildLoop(o, { sources, policy, cache, snapshots, clock, events, routing, calls, beforePublish: (next) => void trees.prepare(next) }));
   return { ...built, fetchers, cache, sourceSet, routing, loop, calls };
 }
 
