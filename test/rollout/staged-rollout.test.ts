@@ -109,6 +109,10 @@ test('a breaking release that fails half its calls reaches only the first step a
     const pinned = during.findIndex((d) => d === candidate);
     const sessionId = `s-${pinned}`;
     assert.equal((await chat(t.service, sessionId)).digest, candidate, 'a session never moves between snapshots mid-conversation');
+    const metrics = await (await fetch(`${t.service.url}/metrics`)).text();
+    assert.match(metrics, /a2a_discovery_rollout_decisions_total\{action="rolled-back"\} 1/);
+    assert.match(metrics, /a2a_discovery_rollout_share 0/);
+    assert.match(metrics, /a2a_discovery_agent_calls_total\{agent="returns_agent",outcome="error"\} [1-9]/);
     // The rolled-back version is not rolled out again while its card stays the same.
     await t.service.loop.refreshNow();
     assert.equal((await rollout(t.service)).active, null);

@@ -96,7 +96,7 @@ export function buildHttp(o: ServiceOptions, p: HttpParts): ServiceHttp {
   const federation = buildFederation(o, p);
   const registry = buildRegistry(o, p);
   const { index } = registry;
-  const metrics = createMetrics({ events: p.events, federation: () => federation.stats(), cache: p.cache, loop, trees: p.trees, openStreams: () => streams.size, store: () => store.status(), journalDropped: () => p.replication.follow.writer.dropped, activity: () => p.journal.activityStats, upstreamBudget: () => fetchers.budget.stats, ...(o.peerTokenRequests && { peerTokenRequests: o.peerTokenRequests }), ...(coordinator && { replica: () => coordinator.status() }), ...(index && { registryIndex: () => index.stats }), drain: () => p.drain });
+  const metrics = createMetrics({ events: p.events, federation: () => federation.stats(), cache: p.cache, loop, trees: p.trees, openStreams: () => streams.size, store: () => store.status(), journalDropped: () => p.replication.follow.writer.dropped, activity: () => p.journal.activityStats, upstreamBudget: () => fetchers.budget.stats, ...(o.peerTokenRequests && { peerTokenRequests: o.peerTokenRequests }), ...(coordinator && { replica: () => coordinator.status() }), ...(index && { registryIndex: () => index.stats }), drain: () => p.drain, calls: () => p.calls.views() });
   const shutdown = new AbortController();
   if (index) shutdown.signal.addEventListener('abort', () => index.close(), { once: true });
   const { replicaAuth, followerProxy } = buildReplicaHttp(o, { coordinator, limits, refusal, events: p.events, log: p.log, shutdown: shutdown.signal });

@@ -15,7 +15,7 @@
 import { metrics as otelMetrics } from '@opentelemetry/api';
 import type { Attributes, Counter as OtelCounter, Histogram as OtelHistogram, Meter, ObservableCallback, ObservableCounter, ObservableGauge } from '@opentelemetry/api';
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
-import type { CardCache, DiscoveryLoop } from 'a2a-discovery';
+import type { AgentCallHealth, CardCache, DiscoveryLoop } from 'a2a-discovery';
 import type { OriginBudgetStats } from 'a2a-discovery/internal';
 import { DiscoveryError, type DiscoveryEvent, type EventStream } from 'a2a-discovery';
 import { INSTRUMENTATION_SCOPE, occurrences } from 'a2a-discovery/internal';
@@ -129,6 +129,17 @@ const METRICS = {
   configReloads: { name: `${P}config_reloads_total`, kind: 'counter', help: 'Configuration reloads (SIGHUP, POST /api/config/reload, config.watch), by result (applied, refused).', labels: ['result'] },
   draining: { name: `${P}draining`, kind: 'gauge', help: 'Whether the service is draining (1: shutting down, /readyz unready, new sessions and turns refused) or not (0).' },
   drainAbortedTurns: { name: `${P}drain_aborted_turns_total`, kind: 'observed-counter', help: 'Chat turns aborted because they did not finish within server.drainTimeoutMs of a drain.' },
+  rolloutDecisions: {
+    name: `${P}rollout_decisions_total`,
+    kind: 'counter',
+    help: 'Decisions of staged rollouts (docs/rollouts.md), by action (started, advanced, held, resumed, promoted, rolled-back, superseded, withdrawn).',
+    labels: ['action'],
+  },
+  rolloutShare: { name: `${P}rollout_share`, kind: 'gauge', help: 'Share of new sessions (percent) assigned to the candidate of the rollout in progress; 0 without one.' },
+  rolloutStep: { name: `${P}rollout_step`, kind: 'gauge', help: 'Step (1-based) of the rollout in progress; 0 without one.' },
+  // Labelled by the agent's local name: the agents discovery holds (freed when it forgets one).
+  agentCalls: { name: `${P}agent_calls_total`, kind: 'observed-counter', help: 'A2A calls of each agent (turns and active checks), by outcome (ok, error).', labels: ['agent', 'outcome'] },
+  agentCallFailuresInARow: { name: `${P}agent_call_failures_in_a_row`, kind: 'gauge', help: "Failed A2A calls in a row of each agent (health.callLeaveAfter of them leave new snapshots).", labels: ['agent'] },
 } as const satisfies Record<string, MetricDefinition>;
 
 /**
@@ -254,6 +265,8 @@ export interface MetricsSources {
   registryIndex?: () => { entries: number; leftOut: number; tombstones: number };
   /** The graceful drain: whether it began, and the turns it aborted (drain.ts). */
   drain?: () => { readonly draining: boolean; readonly abortedTurns: number };
+  /** Health from real calls: each agent's figures, read at scrape time. */
+  calls?: () => readonly AgentCallHealth[];
 }
 
 /** Label sets of a `Record<value, count>` under one label. */
@@ -264,7 +277,7 @@ const byLabel = (label: string, counts: Readonly<Record<string, number>>): Array
  * the OpenTelemetry meter of the MeterProvider registered when this is called (none: a no-op).
  * Each area registers its own in turn; the order is the order `/metrics` lists them in.
  */
-export function createMetrics({ events, cache, loop, trees, openStreams, store, journalDropped, replica, activity, upstreamBudget, peerTokenRequests, federation, registryIndex, drain }: MetricsSources): { registry: Registry; refusal(reason: RefusalReason): void; close(): void } {
+export function createMetrics({ events, cache, loop, trees, openStreams, store, journalDropped, replica, activity, upstreamBudget, peerTokenRequests, federation, registryIndex, drain, calls }: MetricsSources): { registry: Registry; refusal(reason: RefusalReason): void; close(): void } {
   const registry = new Registry();
   const out = new Outputs(registry, otelMetrics.getMeter(INSTRUMENTATION_SCOPE));
   const counted = cardAndLifecycleCounters(out);
@@ -273,7 +286,8 @@ export function createMetrics({ events, cache, loop, trees, openStreams, store, 
   if (replica) replicaMetrics(out, replica);
   const discovery = discoveryMetrics(out, { cache, loop, trees });
   const service = serviceMetrics(out, { openStreams, registryIndex, drain });
-  const unsubscribe = events.subscribe((e) => countEvent(e, { ...counted, ...discovery, reloads: service.reloads }));
+  const rollouts = rolloutMetrics(out, { loop, calls });
+  const unsubscribe = events.subscribe((e) => countEvent(e, { ...counted, ...discovery, reloads: service.reloads, rolloutDecisions: rollouts.decisions }));
   const offEvict = trees?.onEvict(() => counted.evictions());
   return {
     registry,
@@ -380,6 +394,23 @@ function discoveryMetrics(out: Outputs, s: Pick<MetricsSources, 'cache' | 'loop'
   return { catalogReads, routingEvaluations };
 }
 
+/** Staged rollouts (their decisions, the share and step in progress) and each agent's real calls; returns the decisions' counter. */
+function rolloutMetrics(out: Outputs, s: Pick<MetricsSources, 'loop' | 'calls'>): { decisions: Count } {
+  const M = METRICS;
+  const { loop, calls } = s;
+  const decisions = out.counter(M.rolloutDecisions);
+  out.observed(M.rolloutShare, () => loop.rollouts?.active?.share ?? 0);
+  out.observed(M.rolloutStep, () => {
+    const active = loop.rollouts?.active;
+    return active === undefined ? 0 : active.step + 1;
+  });
+  if (calls) {
+    out.observed(M.agentCalls, () => calls().flatMap((a) => [[{ agent: a.agent, outcome: 'ok' }, a.all.calls - a.all.errors] as [Labels, number], [{ agent: a.agent, outcome: 'error' }, a.all.errors] as [Labels, number]]));
+    out.observed(M.agentCallFailuresInARow, () => calls().map((a) => [{ agent: a.agent }, a.consecutiveFailures] as [Labels, number]));
+  }
+  return { decisions };
+}
+
 /** The service's own side: refused requests, the registry index, open streams, reloads and the drain; returns the counters. */
 function serviceMetrics(out: Outputs, s: Pick<MetricsSources, 'openStreams' | 'registryIndex' | 'drain'>): { refusals: Count; reloads: Count } {
   const M = METRICS;
@@ -399,7 +430,7 @@ function serviceMetrics(out: Outputs, s: Pick<MetricsSources, 'openStreams' | 'r
 }
 
 /** The counters one discovery event feeds. */
-type EventCounters = Omit<ReturnType<typeof cardAndLifecycleCounters>, 'evictions'> & { catalogReads: Count; routingEvaluations: Count; reloads: Count };
+type EventCounters = Omit<ReturnType<typeof cardAndLifecycleCounters>, 'evictions'> & { catalogReads: Count; routingEvaluations: Count; reloads: Count; rolloutDecisions: Count };
 
 /** Counts one event of the stream in the counters it feeds (most feed none). */
 function countEvent(e: DiscoveryEvent, c: EventCounters): void {
@@ -439,6 +470,16 @@ function countEvent(e: DiscoveryEvent, c: EventCounters): void {
     case 'config.reloaded':
     case 'config.refused':
       c.reloads(1, { result: e.type === 'config.reloaded' ? 'applied' : 'refused' });
+      break;
+    case 'rollout.started':
+    case 'rollout.advanced':
+    case 'rollout.held':
+    case 'rollout.resumed':
+    case 'rollout.promoted':
+    case 'rollout.rolled-back':
+    case 'rollout.superseded':
+    case 'rollout.withdrawn':
+      c.rolloutDecisions(1, { action: e.type.slice('rollout.'.length) });
       break;
     default:
       break;
