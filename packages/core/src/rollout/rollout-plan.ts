@@ -15,7 +15,7 @@ export interface RolloutChange {
   readonly impact: 'breaking' | 'compatible';
   /** What the change breaks (or changes), in words. */
   readonly reasons: readonly string[];
-  /** The card hash it rolls out; `removed` when the agent leaves. */
+  /** The card hash it rolls out. */
   readonly version: string;
 }
 
@@ -42,26 +42,28 @@ export function planRollout(current: Snapshot | undefined, selected: readonly Sn
   const changes: RolloutChange[] = [];
   const base: SnapshotAgent[] = [];
   const staged: SnapshotAgent[] = [];
-  const consider = (name: string, was: SnapshotAgent | undefined, now: SnapshotAgent | undefined): void => {
-    const version = now === undefined ? 'removed' : now.canonicalSha256;
-    const q = quarantined.get(name);
-    if (q !== undefined && q !== version) quarantined.delete(name);
-    const changed = was === undefined || now === undefined || changedAgent(was, now);
-    if (!changed) return keep(now, now);
-    if (q === version) return keep(was, was);
-    const impact = classifyAgentChange(was, now);
-    if (trigger === 'breaking' && impact.impact !== 'breaking') return keep(now, now);
-    changes.push({ localName: name, impact: impact.impact, reasons: impact.reasons, version });
-    keep(was, now);
-  };
   // `inBase`: the agent as published now (undefined: not at all); `inStaged`: in the candidate.
   const keep = (inBase: SnapshotAgent | undefined, inStaged: SnapshotAgent | undefined): void => {
     if (inBase !== undefined) base.push(inBase);
     if (inStaged !== undefined) staged.push(inStaged);
   };
-  for (const [name, now] of chosen) consider(name, before.get(name), now);
+  // A quarantined agent that left, or moved on to another version, is free again.
+  for (const [name, version] of quarantined) if (chosen.get(name)?.canonicalSha256 !== version) quarantined.delete(name);
   // An agent that leaves is not staged: it left because it is unhealthy, refused or no longer
   // proposed, and keeping new sessions on it helps no one (the removal guard holds mass removals).
+  for (const [name, now] of chosen) {
+    const was = before.get(name);
+    if (was !== undefined && !changedAgent(was, now)) keep(now, now);
+    else if (quarantined.has(name)) keep(was, was);
+    else {
+      const impact = classifyAgentChange(was, now);
+      if (trigger === 'breaking' && impact.impact !== 'breaking') keep(now, now);
+      else {
+        changes.push({ localName: name, impact: impact.impact, reasons: impact.reasons, version: now.canonicalSha256 });
+        keep(was, now);
+      }
+    }
+  }
   if (changes.length === 0) return { base };
   changes.sort((a, b) => (a.localName < b.localName ? -1 : a.localName > b.localName ? 1 : 0));
   return { base, staged: { agents: staged, changes, id: rolloutId(changes) } };
