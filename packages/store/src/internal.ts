@@ -7,3 +7,4 @@
  * @module
  */
 export { journalOrCounter } from './journal.js';
+export { MAX_SHARED_TURNS } from './rollout-record.js';

@@ -3,12 +3,13 @@
  * stores are tested against. Nothing survives the process.
  */
 import { hostname } from 'node:os';
-import type { CacheEntry, CardStore, DiscoveryEvent, Snapshot } from 'a2a-discovery';
+import type { CacheEntry, CardStore, DiscoveryEvent, RolloutState, Snapshot } from 'a2a-discovery';
 import type { SnapshotSummary } from 'a2a-discovery/internal';
 import { MemoryCardStore } from 'a2a-discovery';
-import type { CatalogEntry, CounterDeltas, JournalEntry, JournalQuery, PinRecord, StateStore, StoredSnapshots, StoreRetention, StoreStatus } from './state-store.js';
+import type { CatalogEntry, CounterDeltas, JournalEntry, JournalQuery, PinRecord, RolloutFiguresRecord, StateStore, StoredRollout, StoredSnapshots, StoreRetention, StoreStatus } from './state-store.js';
 import { DEFAULT_RETENTION } from './state-store.js';
 import { prunedCounter, retainJournal } from './journal.js';
+import { rolloutRuns } from './rollout-record.js';
 
 export interface MemoryStateStoreOptions {
   retention?: StoreRetention;
@@ -29,6 +30,9 @@ export class MemoryStateStore implements StateStore {
   #current: string | undefined;
   readonly #history: SnapshotSummary[] = [];
   readonly #pins = new Map<string, PinRecord>();
+  #rollout: RolloutState | undefined;
+  /** Each replica's figures, by replica id. */
+  readonly #figures = new Map<string, RolloutFiguresRecord>();
   #journal: JournalEntry[] = [];
   #nextId = 1;
   #lastSeq = 0;
@@ -76,6 +80,30 @@ export class MemoryStateStore implements StateStore {
 
   getSnapshot(digest: string): Promise<Snapshot | undefined> {
     return Promise.resolve(this.#snapshots.get(digest));
+  }
+
+  putRollout(state: RolloutState | undefined, candidate?: Snapshot): Promise<void> {
+    if (state === undefined || state.id !== this.#rollout?.id || !rolloutRuns(state)) this.#figures.clear();
+    if (candidate !== undefined && !this.#snapshots.has(candidate.digest)) this.#snapshots.set(candidate.digest, candidate);
+    this.#rollout = state;
+    this.#writes++;
+    return Promise.resolve();
+  }
+
+  rollout(known?: (digest: string) => Snapshot | undefined): Promise<StoredRollout | undefined> {
+    const state = this.#rollout;
+    if (state === undefined) return Promise.resolve(undefined);
+    const candidate = rolloutRuns(state) ? (known?.(state.candidate) ?? this.#snapshots.get(state.candidate)) : undefined;
+    return Promise.resolve({ state, ...(candidate !== undefined && { candidate }) });
+  }
+
+  putRolloutFigures(figures: RolloutFiguresRecord): Promise<void> {
+    this.#figures.set(figures.replica, figures);
+    return Promise.resolve();
+  }
+
+  rolloutFigures(): Promise<RolloutFiguresRecord[]> {
+    return Promise.resolve([...this.#figures.values()]);
   }
 
   putPin(pin: PinRecord): Promise<void> {
@@ -149,6 +177,7 @@ export class MemoryStateStore implements StateStore {
 
   pruneSnapshots(): Promise<string[]> {
     const pinned = new Set([...this.#pins.values()].map((p) => p.digest));
+    if (rolloutRuns(this.#rollout)) pinned.add(this.#rollout!.candidate);
     const newest = new Set([...this.#snapshots.values()].sort((a, b) => b.version - a.version).slice(0, this.#retention.snapshots).map((s) => s.digest));
     const deleted: string[] = [];
     for (const digest of [...this.#snapshots.keys()]) {

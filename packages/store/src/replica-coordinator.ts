@@ -13,6 +13,10 @@
  *   (a lost notification), read the current pointer and adopt the stored snapshot (its cards'
  *   bytes included), with no request to any peer.
  *
+ * - **Staged rollouts** (docs/deployment.md "Rollouts across replicas"): the leader's store writes
+ *   the rollout and notifies the channel; at each sync a follower takes it
+ *   ({@link ReplicaTarget.rollout}) and writes its turn figures, which the leader reads at each heartbeat.
+ *
  * Followers retry the lock every `leaderRetryMs`; a leader heartbeats on its connection as often.
  *
  * - **Stepping down** (a draining replica, {@link ReplicaCoordinator.stepDown}): the leader stops
@@ -45,6 +49,13 @@ export interface ReplicaTarget {
   lead(epoch: number): Promise<void>;
   /** This replica no longer leads: stop refreshing (keep serving). */
   follow(reason: string): Promise<void>;
+  /**
+   * Staged rollouts across replicas (optional): called after each sync of a follower (a poll or a
+   * notification: it takes the leader's rollout and writes its own turn figures) and after each
+   * heartbeat of the leader (it reads the followers' figures). A failure is logged; coordination
+   * goes on.
+   */
+  rollout?(role: ReplicaRole): Promise<void>;
 }
 
 export interface ReplicaOptions {
@@ -264,6 +275,7 @@ export class ReplicaCoordinator {
           return;
         }
         if (fenced) await this.#demote(`the leader row's epoch is no longer ${this.#epoch}: another replica leads`);
+        else await this.#rollout('leader');
         return;
       }
       if (await this.#refuses()) {
@@ -348,6 +360,15 @@ export class ReplicaCoordinator {
       }
     }
     if (pointer === undefined || this.#o.target.current()?.digest === pointer.digest) this.#behindSince = undefined;
+    if (this.#role !== 'leader') await this.#rollout('follower');
+  }
+
+  async #rollout(role: ReplicaRole): Promise<void> {
+    try {
+      await this.#o.target.rollout?.(role);
+    } catch (err) {
+      this.#log('warn', role === 'leader' ? "reading the followers' rollout figures failed; the next heartbeat retries" : "following the leader's rollout failed; the next poll retries", { err: (err as Error).message });
+    }
   }
 
   /** The dedicated connection, opened (with LISTEN) when missing; undefined when it cannot be. */

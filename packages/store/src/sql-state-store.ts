@@ -8,15 +8,16 @@
 import { hostname } from 'node:os';
 import knexFactory from 'knex';
 import type { Knex } from 'knex';
-import type { CacheEntry, CardStore, Clock, DiscoveryEvent, Snapshot } from 'a2a-discovery';
+import type { CacheEntry, CardStore, Clock, DiscoveryEvent, RolloutState, Snapshot } from 'a2a-discovery';
 import type { SnapshotSummary } from 'a2a-discovery/internal';
 import { systemClock, DiscoveryError, isDiscoveryError } from 'a2a-discovery';
 import { PROTECTED_JOURNAL_TYPES, journalCuts, prunedCounter } from './journal.js';
 import { migrate, unknownMigrations } from './migrations.js';
+import { FIGURES_PREFIX, ROLLOUT_CHANGED, ROLLOUT_KEY, figuresKey, parseFigures, parseRolloutState, rolloutRuns } from './rollout-record.js';
 import type { StoredCard } from './serialize.js';
 import { cardParser, entryFromRow, entryToJson, eventFromJson, freshnessToJson, eventToJson, joinSnapshot, splitSnapshot } from './serialize.js';
 import type { SqliteLock } from './sqlite-lock.js';
-import type { CatalogEntry, CounterDeltas, JournalEntry, JournalQuery, PinRecord, StateStore, StoredSnapshots, StoreKind, StoreRetention, StoreStatus } from './state-store.js';
+import type { CatalogEntry, CounterDeltas, JournalEntry, JournalQuery, PinRecord, RolloutFiguresRecord, StateStore, StoredRollout, StoredSnapshots, StoreKind, StoreRetention, StoreStatus } from './state-store.js';
 import { DEFAULT_RETENTION } from './state-store.js';
 
 export interface SqlStateStoreOptions {
@@ -444,25 +445,12 @@ export class SqlStateStore implements StateStore {
   // ---- snapshots --------------------------------------------------------------------------
 
   publishSnapshot(snapshot: Snapshot): Promise<void> {
-    const { agents, cards } = splitSnapshot(snapshot);
+    const split = splitSnapshot(snapshot);
     const names = JSON.stringify(snapshot.agents.map((a) => a.localName));
     return this.#write(() =>
       this.#db.transaction(async (trx) => {
         await this.#checkFence(trx);
-        for (const part of chunks(cards)) {
-          const rows = part.map((c) => ({ raw_sha256: c.rawSha256, canonical_sha256: c.canonicalSha256, protocol_version: c.protocolVersion, body: c.body, card: c.card }));
-          await trx('a2ad_cards').insert(rows).onConflict('raw_sha256').ignore();
-        }
-        await trx('a2ad_snapshots')
-          .insert({ digest: snapshot.digest, version: snapshot.version, created_at: snapshot.createdAt, agents })
-          .onConflict('digest')
-          .merge();
-        for (const part of chunks(cards)) {
-          await trx('a2ad_snapshot_cards')
-            .insert(part.map((c) => ({ digest: snapshot.digest, raw_sha256: c.rawSha256 })))
-            .onConflict(['digest', 'raw_sha256'])
-            .ignore();
-        }
+        await this.#storeSnapshot(trx, snapshot, split);
         await trx('a2ad_history').insert({ version: snapshot.version, digest: snapshot.digest, created_at: snapshot.createdAt, agents: names }).onConflict('version').merge();
         const cut = (await trx('a2ad_history').select('version').orderBy('version', 'desc').offset(this.#retention.history).limit(1)) as Array<{ version: unknown }>;
         if (cut[0] !== undefined) await trx('a2ad_history').where('version', '<=', num(cut[0].version)).delete();
@@ -474,6 +462,61 @@ export class SqlStateStore implements StateStore {
         if (this.kind === 'postgres') await trx.raw('SELECT pg_notify(?, ?)', [this.publishChannel, snapshot.digest]);
       }),
     );
+  }
+
+  /** Stores `snapshot` by digest with its cards (the row merged: a digest published again takes its new version). */
+  async #storeSnapshot(trx: Knex.Transaction, snapshot: Snapshot, { agents, cards }: ReturnType<typeof splitSnapshot>): Promise<void> {
+    for (const part of chunks(cards)) {
+      const rows = part.map((c) => ({ raw_sha256: c.rawSha256, canonical_sha256: c.canonicalSha256, protocol_version: c.protocolVersion, body: c.body, card: c.card }));
+      await trx('a2ad_cards').insert(rows).onConflict('raw_sha256').ignore();
+    }
+    await trx('a2ad_snapshots').insert({ digest: snapshot.digest, version: snapshot.version, created_at: snapshot.createdAt, agents }).onConflict('digest').merge();
+    for (const part of chunks(cards)) {
+      await trx('a2ad_snapshot_cards')
+        .insert(part.map((c) => ({ digest: snapshot.digest, raw_sha256: c.rawSha256 })))
+        .onConflict(['digest', 'raw_sha256'])
+        .ignore();
+    }
+  }
+
+  // ---- the staged rollout -----------------------------------------------------------------
+
+  putRollout(state: RolloutState | undefined, candidate?: Snapshot): Promise<void> {
+    const split = candidate === undefined ? undefined : splitSnapshot(candidate);
+    return this.#write(() =>
+      this.#db.transaction(async (trx) => {
+        await this.#checkFence(trx);
+        const before = parseRolloutState(((await trx('a2ad_state').where({ key: ROLLOUT_KEY }).first('value')) as { value: string } | undefined)?.value);
+        // The figures of another rollout, or of one that ended, are of no use to anyone.
+        if (state === undefined || state.id !== before?.id || !rolloutRuns(state)) await trx('a2ad_state').where('key', 'like', `${FIGURES_PREFIX}%`).delete();
+        // Stored once: a later decision of the same candidate writes its state only.
+        if (candidate !== undefined && split !== undefined && (await trx('a2ad_snapshots').where({ digest: candidate.digest }).first('digest')) === undefined) {
+          await this.#storeSnapshot(trx, candidate, split);
+        }
+        if (state === undefined) await trx('a2ad_state').where({ key: ROLLOUT_KEY }).delete();
+        else await trx('a2ad_state').insert({ key: ROLLOUT_KEY, value: JSON.stringify(state) }).onConflict('key').merge();
+        // The followers take it at once (at their next poll when the notification is lost).
+        if (this.kind === 'postgres') await trx.raw('SELECT pg_notify(?, ?)', [this.publishChannel, ROLLOUT_CHANGED]);
+      }),
+    );
+  }
+
+  async rollout(known?: (digest: string) => Snapshot | undefined): Promise<StoredRollout | undefined> {
+    const row = await this.#read(async () => (await this.#db('a2ad_state').where({ key: ROLLOUT_KEY }).first('value')) as { value: string } | undefined);
+    const state = parseRolloutState(row?.value);
+    if (state === undefined) return undefined;
+    const candidate = rolloutRuns(state) ? (known?.(state.candidate) ?? (await this.getSnapshot(state.candidate))) : undefined;
+    return { state, ...(candidate !== undefined && { candidate }) };
+  }
+
+  putRolloutFigures(figures: RolloutFiguresRecord): Promise<void> {
+    const row = { key: figuresKey(figures.replica), value: JSON.stringify(figures) };
+    return this.#write(() => this.#db('a2ad_state').insert(row).onConflict('key').merge());
+  }
+
+  async rolloutFigures(): Promise<RolloutFiguresRecord[]> {
+    const rows = await this.#read(async () => (await this.#db('a2ad_state').where('key', 'like', `${FIGURES_PREFIX}%`).select('value')) as Array<{ value: string }>);
+    return rows.map((r) => parseFigures(r.value)).filter((f): f is RolloutFiguresRecord => f !== undefined);
   }
 
   async loadSnapshots(): Promise<StoredSnapshots> {
@@ -521,6 +564,8 @@ export class SqlStateStore implements StateStore {
         const pointer = (await trx('a2ad_state').where({ key: 'current' }).first('value')) as { value: string } | undefined;
         const keep = new Set<string>();
         if (pointer) keep.add((JSON.parse(pointer.value) as { digest: string }).digest);
+        const rollout = parseRolloutState(((await trx('a2ad_state').where({ key: ROLLOUT_KEY }).first('value')) as { value: string } | undefined)?.value);
+        if (rollout !== undefined && rolloutRuns(rollout)) keep.add(rollout.candidate);
         for (const r of (await trx('a2ad_pins').distinct('digest')) as Array<{ digest: string }>) keep.add(r.digest);
         for (const r of (await trx('a2ad_snapshots').select('digest').orderBy('version', 'desc').limit(this.#retention.snapshots)) as Array<{ digest: string }>) keep.add(r.digest);
         const all = (await trx('a2ad_snapshots').select('digest')) as Array<{ digest: string }>;

@@ -10,12 +10,15 @@
  *   cards; publication stores the snapshot, its history row and the current version/digest
  *   pointer in one transaction;
  * - **pins**: session → digest, last use, the caller's ADK user id and the owner's hashes;
+ * - **the staged rollout** (docs/deployment.md "Rollouts across replicas"): the leader's rollout
+ *   state and its candidate snapshot (stored by digest like a published one, neither current nor in
+ *   the history), and each replica's recent turn figures for it, which the leader judges on;
  * - **the event journal**: the events an operator reads later (snapshots, alerts, admissions,
  *   refusals, health and session events), bounded by age, by a quota per event type and by a
  *   total count that cuts high-volume kinds first (journal.ts); cache chatter (hits, 304s,
  *   fetches, backoff) only adds to counters.
  */
-import type { CardStore, DiscoveryEvent, Snapshot } from 'a2a-discovery';
+import type { CardStore, DiscoveryEvent, RolloutState, Snapshot } from 'a2a-discovery';
 import type { SnapshotSummary, CatalogEntry } from 'a2a-discovery/internal';
 import { RETENTION_DEFAULTS } from 'a2a-discovery/config';
 
@@ -117,6 +120,41 @@ export interface JournalEntry {
   readonly event: DiscoveryEvent;
 }
 
+/** The staged rollout the leader recorded (see {@link StateStore.rollout}). */
+export interface StoredRollout {
+  /** Its state as the leader last wrote it (an ended one stays until the next rollout). */
+  readonly state: RolloutState;
+  /** The candidate snapshot, while the rollout runs (or is held); absent once it ended. */
+  readonly candidate?: Snapshot;
+}
+
+/**
+ * One turn call a replica made during a rollout, as it writes it for the leader: the agent's
+ * local name, the index of the session's digest in {@link RolloutFiguresRecord.digests}, whether
+ * it succeeded (1) or failed (0), its error class, its latency in milliseconds.
+ */
+export type SharedTurn = readonly [agent: string, digest: number, ok: 0 | 1, errorClass: string | null, latencyMs: number];
+
+/**
+ * A replica's recent turn calls during a rollout, which the leader adds to its own figures
+ * (docs/deployment.md "Rollouts across replicas"). The calls are numbered by the replica:
+ * `calls[i]` is call number `next - calls.length + i`, so the leader takes each call once.
+ */
+export interface RolloutFiguresRecord {
+  /** The rollout id the calls were made under. */
+  readonly rollout: string;
+  /** The replica that made them. */
+  readonly replica: string;
+  /** Epoch ms when the replica started numbering (a restarted replica numbers from 0 again). */
+  readonly since: number;
+  /** The number of the call after the last one. */
+  readonly next: number;
+  /** The digests the calls' sessions were pinned to. */
+  readonly digests: readonly string[];
+  /** The most recent calls, oldest first (bounded by the writer). */
+  readonly calls: readonly SharedTurn[];
+}
+
 /** One counter increment batch: counter name → amount. */
 export type CounterDeltas = Readonly<Record<string, number>>;
 
@@ -156,6 +194,24 @@ export interface StateStore {
   /** One stored snapshot. */
   getSnapshot(digest: string): Promise<Snapshot | undefined>;
 
+  /**
+   * Records the staged rollout (the leader, at each change of its state): `state` (undefined: no
+   * rollout) and, while it runs, its `candidate` snapshot, stored by digest with its cards like a
+   * published one but neither made current nor added to the history. Fenced like every leader
+   * write; on PostgreSQL the followers are notified. A state of another rollout, or an ended
+   * one, deletes the replicas' figures of the one before ({@link putRolloutFigures}).
+   */
+  putRollout(state: RolloutState | undefined, candidate?: Snapshot): Promise<void>;
+  /**
+   * The staged rollout as stored, with its candidate snapshot while it runs. `known` returns a
+   * snapshot this process already holds, so its cards are not read again.
+   */
+  rollout(known?: (digest: string) => Snapshot | undefined): Promise<StoredRollout | undefined>;
+  /** Replaces this replica's recent turn figures for the rollout in progress (any replica writes its own; not fenced). */
+  putRolloutFigures(figures: RolloutFiguresRecord): Promise<void>;
+  /** Every replica's recent turn figures, as stored now. */
+  rolloutFigures(): Promise<RolloutFiguresRecord[]>;
+
   /** Inserts or replaces a pin. */
   putPin(pin: PinRecord): Promise<void>;
   /** One pin, as stored now (another replica may have written it). */
@@ -188,7 +244,8 @@ export interface StateStore {
   counters(): Promise<Record<string, number>>;
 
   /**
-   * Deletes snapshots that are neither current, nor pinned, nor among the newest
+   * Deletes snapshots that are neither current, nor pinned, nor the candidate of a rollout that
+   * runs (or is held), nor among the newest
    * `retention.snapshots`, the cards no kept snapshot references, and history past its bound.
    * Returns the digests deleted.
    */

@@ -1,25 +1,28 @@
 /**
  * Write-behind from the running service to its state store. The request path never waits on
- * the store: events, publications and pin changes are noted synchronously and written in the
- * background, in order (publications, then pins, then the journal and counters). Bounded: at
- * most `maxPendingEvents` journal events wait (the oldest are dropped and counted when the store
- * cannot keep up), pins are coalesced per session, publications per digest.
+ * the store: events, publications, the staged rollout's state and pin changes are noted
+ * synchronously and written in the background, in order (publications, then the rollout, then
+ * pins, then the journal and counters). Bounded: at most `maxPendingEvents` journal events wait
+ * (the oldest are dropped and counted when the store cannot keep up), pins are coalesced per
+ * session, publications per digest, the rollout's states to the latest.
  */
 import { type DiscoveryEvent, type EventStream } from 'a2a-discovery';
 import { occurrences } from 'a2a-discovery/internal';
-import type { Snapshot } from 'a2a-discovery';
+import type { RolloutState, Snapshot } from 'a2a-discovery';
 import { journalOrCounter } from './journal.js';
+import { rolloutRuns } from './rollout-record.js';
 import type { PinRecord, StateStore } from './state-store.js';
 
 export interface StoreWriterOptions {
   store: StateStore;
   events: EventStream;
-  /** The snapshot a `snapshot.published` event names (looked up when the event arrives). */
+  /** The snapshot a `snapshot.published` event names (looked up when the event arrives), or a rollout's candidate (when it is written). */
   snapshot: (digest: string) => Snapshot | undefined;
   /**
    * Whether this process's publications are written (default always). A follower replica adopts
    * snapshots the leader stored, and writes none of them back — nor journals them: the leader's
-   * `snapshot.published` row is the journal's one record of each publication.
+   * `snapshot.published` row is the journal's one record of each publication. Nor does it write
+   * the rollout's state: the leader's is the one.
    */
   publishes?: () => boolean;
   /** A session's pin as it stands now, or undefined once it has none. */
@@ -35,6 +38,8 @@ export class StoreWriter {
   readonly #max: number;
   readonly #snapshots: Snapshot[] = [];
   readonly #pins = new Set<string>();
+  /** The rollout's latest state not written yet. */
+  #rollout: RolloutState | undefined;
   #events: DiscoveryEvent[] = [];
   /** Journal events being written now (taken from `#events` by the write in progress). */
   #writing: readonly DiscoveryEvent[] = [];
@@ -56,6 +61,16 @@ export class StoreWriter {
   /** Notes that a session's pin changed (created, used, moved or released). */
   pinChanged(sessionId: string): void {
     this.#pins.add(sessionId);
+    this.#schedule();
+  }
+
+  /**
+   * Notes the staged rollout's new state (`Rollouts.onChange`): written with its candidate snapshot
+   * while it runs, after the publications noted before (a promotion's publication comes first).
+   */
+  rolloutChanged(state: RolloutState): void {
+    if (!(this.#o.publishes?.() ?? true)) return;
+    this.#rollout = state;
     this.#schedule();
   }
 
@@ -133,6 +148,13 @@ export class StoreWriter {
     };
     let published = false;
     for (const s of this.#snapshots.splice(0)) published = (await attempt(() => store.publishSnapshot(s))) || published;
+    const rollout = this.#rollout;
+    if (rollout !== undefined && (this.#o.publishes?.() ?? true)) {
+      this.#rollout = undefined;
+      const candidate = rolloutRuns(rollout) ? this.#o.snapshot(rollout.candidate) : undefined;
+      // Failed: written at the next flush, unless a newer state is noted meanwhile.
+      if (!(await attempt(() => store.putRollout(rollout, candidate)))) this.#rollout ??= rollout;
+    } else this.#rollout = undefined;
     let released = false;
     for (const id of [...this.#pins]) {
       this.#pins.delete(id);

@@ -270,6 +270,8 @@ export class Rollouts {
       return;
     }
     if (live !== undefined && live.state.id === state.id) {
+      // Its turns counted toward the step it was at; a new step's count starts again.
+      if (state.step !== live.state.step) live.stepTurns = 0;
       live.state = state;
       live.baselines.add(state.baseline);
       this.#retain(live, candidate);

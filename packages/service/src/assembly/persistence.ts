@@ -1,7 +1,7 @@
 /**
  * The service on a durable state store: what is restored at start (the current snapshot, the
  * version history, recently published snapshots, pins with their owners and ADK user ids, the
- * journal's tail, the open alerts), how the running service follows into the store (a {@link StoreWriter}), and how
+ * staged rollout at the step it reached, the journal's tail, the open alerts), how the running service follows into the store (a {@link StoreWriter}), and how
  * replicas share sessions through it. The conversations' own service (ADK's session service on
  * the store's database) is opened by `@a2a-discovery/store/adk-sessions`.
  */
@@ -61,6 +61,9 @@ export async function restoreFromStore(
     t.sessions.restoreUser(pin.sessionId, pin.userId);
     pins++;
   }
+  // The staged rollout carries on at its step (its sessions' pins are restored above); unreadable, it starts again when its change is seen.
+  const rollout = t.loop.rollouts === undefined ? undefined : await t.store.rollout((d) => byDigest.get(d)).catch(() => undefined);
+  if (rollout !== undefined) t.loop.rollouts?.follow(rollout.state, rollout.candidate);
   const bySeq = new Map<number, DiscoveryEvent>();
   for (const e of await t.store.events({ limit: t.bufferEvents })) if (e.seq <= (t.startSeq ?? Number.POSITIVE_INFINITY)) bySeq.set(e.seq, e);
   const events = [...bySeq.values()].sort((a, b) => a.seq - b.seq);
@@ -130,11 +133,14 @@ export function followIntoStore(o: {
   };
   const writer = new StoreWriter({ store: o.store, events: o.events, snapshot: (d) => o.loop.snapshots.get(d), pin, onError: o.onError, ...(o.publishes && { publishes: o.publishes }) });
   const offPins = o.trees.onPinChange((id) => writer.pinChanged(id));
+  // The leader's rollout, at each decision (a follower's writer writes none).
+  const offRollout = o.loop.rollouts?.onChange((state) => writer.rolloutChanged(state));
   return {
     writer,
     async close() {
       // Before the trees close: closing releases every pin in memory, which must not reach the store.
       offPins();
+      offRollout?.();
       await writer.close();
     },
   };

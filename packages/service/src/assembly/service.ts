@@ -133,7 +133,7 @@ async function keepState(o: ServiceOptions, b: ServiceBase, d: ServiceDiscovery)
   const archive = new SnapshotArchive(loop);
   const restored = await restoreFromStore({ store, loop, trees, sessions, owners, archive, buffer, bufferEvents: 1_000, startSeq: b.startSeq });
   const storeLog = log.child({ component: 'store' });
-  const replication = await buildReplication(o, { store, ownStore: b.ownStore, loop, trees, sessions, owners, events, clock, log, catalogPrefixes: () => sourceSet.catalogPrefixes() });
+  const replication = await buildReplication(o, { store, ownStore: b.ownStore, loop, trees, sessions, owners, events, clock, log, calls: d.calls, catalogPrefixes: () => sourceSet.catalogPrefixes() });
   const { follow } = replication;
   // After the writer (replication's), whose unwritten events it reads; no event is emitted before (restoring emits none).
   const journal = new JournalReader({ store, events, wallNow: () => clock.wallNow(), pending: () => follow.writer.pending(), maxEndpoints: o.limits?.activityEndpoints ?? DEFAULT_SERVER_LIMITS.activityEndpoints });

@@ -4,12 +4,14 @@
  * adopt its publications.
  */
 import type { SessionRunner, TreeFactory } from 'a2a-discovery/adk';
-import type { Clock, EventStream, DiscoveryLoop } from 'a2a-discovery';
+import type { CallHealth, Clock, EventStream, DiscoveryLoop } from 'a2a-discovery';
+import { REPLICA_DEFAULTS } from 'a2a-discovery/config';
 import { pruneCatalogStore } from 'a2a-discovery/internal';
 import type { StateStore, ReplicaCoordinator, SqlStateStore } from '@a2a-discovery/store';
 import type { Logger } from '../telemetry/logger.js';
 import { defaultAdvertiseUrl } from './follower-proxy.js';
 import { followIntoStore, openAlertsIn } from '../assembly/persistence.js';
+import { RolloutReplication } from './rollout-replication.js';
 import type { ServiceOptions } from '../assembly/service-options.js';
 import type { SessionOwners } from '../auth/session-owners.js';
 
@@ -45,6 +47,8 @@ interface ReplicationParts {
   events: EventStream;
   clock: Clock;
   log: Logger;
+  /** The calls the sessions make: with replicas, their turns during a staged rollout are shared with the leader. */
+  calls?: CallHealth;
   /** The URL prefixes of the AI Catalog documents the configured sources read. */
   catalogPrefixes: () => readonly string[];
 }
@@ -55,9 +59,13 @@ export async function buildReplication(o: Pick<ServiceOptions, 'replica'>, p: Re
   const storeLog = p.log.child({ component: 'store' });
   let listening: string | undefined;
   const startLoop = (): Promise<void> => startDiscovery(p, storeLog);
+  const replicated = p.ownStore && store.kind === 'postgres';
+  // Staged rollouts across replicas: the leader's steps, every replica's turns (rollout-replication.ts).
+  const rollouts = replicated && loop.rollouts !== undefined && p.calls !== undefined ? shareRollouts(o, { ...p, rollouts: loop.rollouts, calls: p.calls }) : undefined;
   // Several replicas on one PostgreSQL: one leader refreshes, followers adopt its publications.
-  const coordinator =
-    p.ownStore && store.kind === 'postgres' ? await buildCoordinator(o, p, { lead: (epoch) => takeTheLead(epoch, p, startLoop), listening: () => listening }) : undefined;
+  const coordinator = replicated
+    ? await buildCoordinator(o, p, { lead: (epoch) => takeTheLead(epoch, p, startLoop, rollouts, storeLog), listening: () => listening, rollouts })
+    : undefined;
   const failures = storeFailures(storeLog);
   const follow = followIntoStore({
     store,
@@ -97,10 +105,12 @@ export async function buildReplication(o: Pick<ServiceOptions, 'replica'>, p: Re
       await follow.close();
       // Releases the leader lock: another replica takes over at its next try.
       await coordinator?.close();
+      rollouts?.close();
       offStoreOk();
     },
     async abandon() {
       await follow.close();
+      rollouts?.close();
       offStoreOk();
     },
   };
@@ -114,7 +124,7 @@ export async function buildReplication(o: Pick<ServiceOptions, 'replica'>, p: Re
 async function buildCoordinator(
   o: Pick<ServiceOptions, 'replica'>,
   p: Pick<ReplicationParts, 'store' | 'loop' | 'log'>,
-  h: { lead: (epoch: number) => Promise<void>; listening: () => string | undefined },
+  h: { lead: (epoch: number) => Promise<void>; listening: () => string | undefined; rollouts: RolloutReplication | undefined },
 ): Promise<ReplicaCoordinator> {
   const { store, loop } = p;
   const { ReplicaCoordinator } = await import('@a2a-discovery/store/replicas');
@@ -137,9 +147,23 @@ async function buildCoordinator(
       adopt: (snapshot) => loop.adopt(snapshot),
       lead: (epoch) => h.lead(epoch),
       follow: () => loop.pause(),
+      ...(h.rollouts !== undefined && { rollout: (role: 'leader' | 'follower') => (role === 'leader' ? h.rollouts!.gather() : h.rollouts!.follow()) }),
     },
     log: (level, message, detail) => replicaLog[level](detail ?? {}, message),
   });
+}
+
+/**
+ * The staged rollout shared through the store: a call stays in what a follower writes for two
+ * polls or two heartbeats, whichever is longer, so the leader reads it at least once.
+ */
+function shareRollouts(
+  o: Pick<ServiceOptions, 'replica'>,
+  p: Pick<ReplicationParts, 'store' | 'loop' | 'clock'> & { rollouts: NonNullable<DiscoveryLoop['rollouts']>; calls: CallHealth },
+): RolloutReplication {
+  const pollMs = o.replica?.pollMs ?? REPLICA_DEFAULTS.pollMs;
+  const leaderRetryMs = o.replica?.leaderRetryMs ?? REPLICA_DEFAULTS.leaderRetryMs;
+  return new RolloutReplication({ store: p.store, rollouts: p.rollouts, calls: p.calls, snapshot: (d) => p.loop.snapshots.get(d), clock: p.clock, keepMs: 2 * Math.max(pollMs, leaderRetryMs) });
 }
 
 /**
@@ -158,12 +182,15 @@ async function startDiscovery(p: Pick<ReplicationParts, 'store' | 'loop' | 'cata
 
 /**
  * Leading (at start or taking over): the journal's open alerts are carried, not raised again, the
- * takeover is an event of its own, then the loop starts.
+ * staged rollout carries on from the step it reached, the takeover is an event of its own, then
+ * the loop starts.
  */
-async function takeTheLead(epoch: number, p: Pick<ReplicationParts, 'store' | 'loop' | 'events'>, startLoop: () => Promise<void>): Promise<void> {
+async function takeTheLead(epoch: number, p: Pick<ReplicationParts, 'store' | 'loop' | 'events'>, startLoop: () => Promise<void>, rollouts: RolloutReplication | undefined, storeLog: Logger): Promise<void> {
   const { store, loop } = p;
   const open = await openAlertsIn(store).catch(() => undefined);
   if (open) loop.carryAlerts(open);
+  // Unreadable: the state the last sync took stands (the first cycle stages the change again if none did).
+  await rollouts?.carry().catch((err: unknown) => storeLog.warn({ err: (err as Error).message }, 'could not read the staged rollout to carry it on'));
   const last = (await store.journal({ types: ['replica.leader'], limit: 1 }).catch(() => []))[0];
   const previousLeader = last?.event.type === 'replica.leader' && last.event.replica !== store.replica ? last.event.replica : undefined;
   p.events.emit({ type: 'replica.leader', replica: store.replica, epoch, ...(previousLeader !== undefined && { previousLeader }), alerts: open?.length ?? 0 });
