@@ -23,7 +23,8 @@ const LAYERS: readonly (readonly string[])[] = [
   ['resolve', 'probe'],
   // The matcher comes after the resolver in the data flow: a selection names its admitted endpoint.
   ['match'],
-  ['snapshot', 'explorer'],
+  // A rollout stages snapshots and judges them on the health figures of real calls.
+  ['snapshot', 'rollout', 'explorer'],
   ['loop', 'adk', 'routing'],
   // The entries: the public root, and the sibling packages' internal one beside it.
   ['index', 'internal'],

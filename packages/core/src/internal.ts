@@ -12,7 +12,7 @@ export { toDiscoveryError } from './errors.js';
 export { formatPath } from './config/messages.js';
 export { occurrences } from './events/index.js';
 export { activeTraceIds, INSTRUMENTATION_SCOPE, withSpan, withIncomingTraceContext, ATTR } from './telemetry/index.js';
-export type { EventInput, AlertEvent, OpenAlert, ActionEvent, ConfigReloadEvent, ActionActor } from './events/index.js';
+export type { EventInput, AlertEvent, OpenAlert, ActionEvent, ConfigReloadEvent, RolloutEvent, ActionActor } from './events/index.js';
 export { canonicalJson, deepFreeze } from './card/index.js';
 export type { CardProtocolVersion } from './card/index.js';
 export type { RangeOrigin, GuardedFetch, OriginBudgetStats, Resolver, PresentableScheme } from './fetch/index.js';

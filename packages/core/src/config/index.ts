@@ -42,6 +42,7 @@ export type {
   KubernetesConfig,
   SourcesConfig,
   HealthConfig,
+  RolloutConfig,
   CacheConfig,
   LoopConfig,
   RootConfig,

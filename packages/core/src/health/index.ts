@@ -6,7 +6,6 @@
  */
 export { HealthTracker, isMember } from './health-tracker.js';
 export type { HealthStatus, HealthOptions, HealthObservation, HealthTransition } from './health-tracker.js';
-export { CallFigures } from './call-figures.js';
-export type { CallOutcome, CallFiguresView } from './call-figures.js';
+export type { CallFiguresView } from './call-figures.js';
 export { CallHealth } from './call-health.js';
 export type { RecordedCall, AgentCallHealth } from './call-health.js';

@@ -4,7 +4,7 @@
  *
  * @module
  */
-export { Rollouts, ALL_AGENTS } from './rollouts.js';
-export type { RolloutPolicy, RolloutStatus, RolloutDecision, RolloutState, RolloutFigures, RolloutAction, RolloutsOptions } from './rollouts.js';
+export { Rollouts } from './rollouts.js';
+export type { RolloutPolicy, RolloutStatus, RolloutDecision, RolloutState, RolloutFigures } from './rollouts.js';
 export { planRollout, rolloutBucket } from './rollout-plan.js';
-export type { RolloutChange, RolloutPlan, RolloutTrigger } from './rollout-plan.js';
+export type { RolloutChange, RolloutTrigger } from './rollout-plan.js';

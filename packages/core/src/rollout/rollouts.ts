@@ -95,7 +95,7 @@ export interface RolloutsOptions {
 const MAX_DECISIONS = 32;
 const MAX_HISTORY = 16;
 /** The key of every agent's figures. */
-export const ALL_AGENTS = '*';
+const ALL_AGENTS = '*';
 
 interface Live {
   state: RolloutState;

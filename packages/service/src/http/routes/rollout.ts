@@ -37,7 +37,7 @@ export function rolloutRoutes(ctx: AppContext): Hono {
 
   for (const decision of DECISIONS) {
     const summary = { hold: 'Hold the rollout at its share (an automatic rollback still happens)', resume: 'Resume a held rollout', promote: 'Promote the candidate now: it becomes the current snapshot', rollback: 'Roll the candidate back now' }[decision];
-    app.post(`/api/rollout/${decision}`, ...route('operator', { tags: ['snapshots'], summary, responses: { 200: json('the rollout after the decision', RolloutDecidedSchema), 409: problemJson('no rollout is in progress') } }), emptyBody, async (c) => decide(ctx, c, decision));
+    app.post(`/api/rollout/${decision}`, ...route('operator', { tags: ['snapshots'], summary, responses: { 200: json('the rollout after the decision', RolloutDecidedSchema), 409: problemJson('no rollout is in progress, or this replica follows (the leader decides)') } }), emptyBody, async (c) => decide(ctx, c, decision));
   }
 
   app.get('/api/calls', ...route('viewer', { tags: ['endpoints'], summary: "Health from real calls: each agent's calls by outcome and error class, latency, per snapshot and interface", responses: { 200: json('call health', CallHealthSchema) } }), (c) =>
@@ -48,6 +48,11 @@ export function rolloutRoutes(ctx: AppContext): Hono {
 
 async function decide(ctx: AppContext, c: Context, decision: (typeof DECISIONS)[number]): Promise<Response> {
   const { o } = ctx;
+  // The leader decides the steps: a decision taken on a follower's copy would be undone at its next sync.
+  const replica = o.replicaStatus?.();
+  if (replica?.role === 'follower') {
+    return problem(c, 409, 'not-leader', `this replica follows; send the decision to the leader${replica.leaderUrl !== null ? ` (${replica.leaderUrl})` : ''}`, { leader: replica.leader, leaderUrl: replica.leaderUrl });
+  }
   if (o.loop.rollouts?.active === undefined) return problem(c, 409, 'no-rollout', 'no rollout is in progress');
   const actor = ctx.actorName(c);
   const rollout = await o.loop.decideRollout(decision, actor);
