@@ -131,6 +131,9 @@ test("every answer to the suite's requests is one its operation declares and val
   await check('GET', '/api/diff?from=sha256-unknown');
   await check('POST', '/api/snapshots/confirm', { body: {} });
   await check('POST', '/api/refresh', { body: {} });
+  // Rollouts (none in progress here: each decision is refused) and the health of real calls.
+  await check('GET', '/api/rollout');
+  for (const decision of ['hold', 'resume', 'promote', 'rollback']) assert.equal((await check('POST', `/api/rollout/${decision}`, { body: {} })).status, 409);
   // Endpoints and sources.
   await check('GET', '/api/endpoints');
   await check('GET', `/api/endpoints/card?url=${encodeURIComponent(billing.baseUrl)}`);
@@ -140,6 +143,8 @@ test("every answer to the suite's requests is one its operation declares and val
   // Sessions and chat.
   const chat = await check('POST', '/api/chat', { body: { message: 'Why was my invoice charged twice?' } });
   await check('POST', '/api/chat', { body: { nope: 1 } });
+  // The turn's call, counted for the agent it called.
+  assert.ok(((await check('GET', '/api/calls')).body as { agents: unknown[] }).agents.length > 0);
   await check('POST', '/api/chat', { raw: `{"message":"${'x'.repeat(70_000)}"}` });
   await check('GET', '/api/sessions');
   const sessionId = (chat.body as { sessionId?: string }).sessionId ?? 's-unknown';
