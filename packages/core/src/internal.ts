@@ -27,3 +27,5 @@ export type { SnapshotSummary } from './snapshot/index.js';
 export type { LoopReconfiguration } from './loop/index.js';
 export { AI_REGISTRY_MEDIA_TYPE, VERIFIED_EXTENSION } from './ard/wire.js';
 export type { ArdChangesResponse, ArdError, ArdExploreResponse, ArdFederation, ArdFederationReport, ArdReferral, ArdSearchRequest, ArdSearchResponse, ArdSearchResult, ArdVerified } from './ard/wire.js';
+export { ActiveCheck } from './health/index.js';
+export type { ActiveCheckOptions, ActiveCheckResult, ActiveCheckErrorClass, ActiveCheckStats, ActiveCheckTarget } from './health/index.js';

@@ -1,6 +1,6 @@
 /**
  * Per-endpoint health with consecutive-result thresholds (anti-flapping), from the card cache's
- * fetches and from real calls.
+ * fetches and from real calls, and the active check that calls each agent on a schedule.
  *
  * @module
  */
@@ -9,3 +9,5 @@ export type { HealthStatus, HealthOptions, HealthObservation, HealthTransition }
 export type { CallFiguresView } from './call-figures.js';
 export { CallHealth } from './call-health.js';
 export type { RecordedCall, AgentCallHealth } from './call-health.js';
+export { ActiveCheck } from './active-check.js';
+export type { ActiveCheckOptions, ActiveCheckResult, ActiveCheckErrorClass, ActiveCheckStats, ActiveCheckTarget } from './active-check.js';

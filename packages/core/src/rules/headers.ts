@@ -1,12 +1,14 @@
 /**
  * HTTP header rules: what a header name is, which headers the connection and the A2A clients own
  * (so neither a credential entry nor an agent's `headers` may set them), what a header value and
- * a tenant may hold. The configuration schema, the static source and the registry record reader
- * all judge here, so they cannot answer differently. Pure.
+ * a tenant may hold, and which of them one call to an agent carries. The configuration schema, the
+ * static source and the registry record reader all judge here, so they cannot answer differently.
+ * Pure.
  *
  * @module
  */
 import { describe } from '../text.js';
+import { originOf } from './origins.js';
 
 /** An HTTP header name (an RFC 9110 token). */
 export const HTTP_HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
@@ -57,3 +59,27 @@ export function tenantProblem(value: unknown): string | undefined {
   return undefined;
 }
 
+
+/** What one agent adds to each of its calls ({@link setAgentHeaders}). */
+export interface AgentCallHeaders {
+  /** Sent as `A2A-Version` when the client sets none (`0.3`, `1.0`). */
+  readonly version: string;
+  /** The origin of the agent's chosen interface: the only one its `headers` go to. */
+  readonly origin: string;
+  /** The agent's extra headers (already checked by {@link agentHeaderNameProblem} and {@link agentHeaderValueProblem}). */
+  readonly headers?: Readonly<Record<string, string>>;
+}
+
+/**
+ * Sets on `headers` what a call to `url` carries for an agent: `A2A-Version` (A2A 1.0 §3.6:
+ * clients MUST send it) unless one is set, and the agent's extra headers only when `url` is on its
+ * interface's origin. The remote agents' fetch and the active check both call here.
+ *
+ * @example setAgentHeaders(headers, 'https://billing.example.com/a2a', { version: '1.0', origin: 'https://billing.example.com', headers: { 'x-team': 'support' } })
+ */
+export function setAgentHeaders(headers: Headers, url: string, agent: AgentCallHeaders): void {
+  if (!headers.has('a2a-version')) headers.set('A2A-Version', agent.version);
+  if (agent.headers !== undefined && originOf(url) === agent.origin) {
+    for (const [name, value] of Object.entries(agent.headers)) headers.set(name, value);
+  }
+}

@@ -25,7 +25,7 @@
 import { DiscoveryError } from '../../errors.js';
 import { redactUrl } from '../../fetch/index.js';
 import { abortAfter } from '../../fetch/deadlines.js';
-import { originOf } from '../../rules/origins.js';
+import { setAgentHeaders } from '../../rules/headers.js';
 import { injectTraceContext } from '../../telemetry/otel.js';
 import type { ResponseRepair } from './lenient-response.js';
 import { lenientResponse } from './lenient-response.js';
@@ -64,10 +64,7 @@ export function agentFetch(base: typeof fetch, options: AgentFetchOptions): type
     const request = input instanceof Request ? input : undefined;
     const url = request?.url ?? String(input);
     const headers = new Headers(init?.headers ?? request?.headers);
-    if (!headers.has('a2a-version')) headers.set('A2A-Version', options.version);
-    if (options.headers !== undefined && originOf(url) === options.origin) {
-      for (const [name, value] of Object.entries(options.headers)) headers.set(name, value);
-    }
+    setAgentHeaders(headers, url, options);
     if (!headers.has('traceparent')) {
       for (const [name, value] of Object.entries(injectTraceContext({}))) headers.set(name, value);
     }
