@@ -283,7 +283,7 @@ function build(out: SchemaOutput, baseDir: string): DiscoveryConfig {
       dns: sources.dns.map((d) => ({ ...d, resolvers: [...d.resolvers], domains: d.domains.map((x) => ({ ...x, ...(x.agents !== undefined && { agents: [...x.agents] }) })) })),
       ...(sources.kubernetes !== undefined && { kubernetes: { ...sources.kubernetes } }),
     },
-    health: { ...out.health },
+    health: { ...out.health, activeCheck: { ...out.health.activeCheck } },
     rollout: { ...out.rollout, steps: [...out.rollout.steps] },
     cache: { ...out.cache },
     loop: { ...out.loop },

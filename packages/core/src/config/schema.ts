@@ -546,6 +546,14 @@ const health = z.strictObject({
   leaveWhileUsable: z.boolean().default(HEALTH_DEFAULTS.leaveWhileUsable),
   staticEnterAfter: positiveInt.default(HEALTH_DEFAULTS.staticEnterAfter),
   callLeaveAfter: positiveInt.default(HEALTH_DEFAULTS.callLeaveAfter),
+  activeCheck: z
+    .strictObject({
+      enabled: z.boolean().default(HEALTH_DEFAULTS.activeCheck.enabled),
+      intervalMs: z.int().min(1_000).max(86_400_000).default(HEALTH_DEFAULTS.activeCheck.intervalMs),
+      timeoutMs: positiveInt.default(HEALTH_DEFAULTS.activeCheck.timeoutMs),
+      maxConcurrent: positiveInt.default(HEALTH_DEFAULTS.activeCheck.maxConcurrent),
+    })
+    .prefault({}),
 });
 
 const percent = z.number().gt(0, 'a share is more than 0 percent').max(100, 'a share is at most 100 percent');

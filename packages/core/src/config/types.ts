@@ -536,6 +536,13 @@ export interface HealthConfig {
   readonly staticEnterAfter: number;
   /** Consecutive failed A2A calls before a member leaves new snapshots, whatever its card. Default 5. */
   readonly callLeaveAfter: number;
+  /**
+   * The active check (docs/rollouts.md "Active checks"): a side-effect-free A2A request (`GetTask` of
+   * an id that cannot exist) every `intervalMs` (± 10 %), through the guarded connection and within
+   * the origin budget. `enabled`: every agent of the current snapshot; otherwise only the agents
+   * whose failed calls put them out of new snapshots (so they can come back).
+   */
+  readonly activeCheck: { readonly enabled: boolean; readonly intervalMs: number; readonly timeoutMs: number; readonly maxConcurrent: number };
 }
 
 /** `rollout:`, staged rollouts of snapshots (docs/rollouts.md). */

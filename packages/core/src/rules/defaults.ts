@@ -87,6 +87,8 @@ export const HEALTH_DEFAULTS = Object.freeze({
   staticEnterAfter: 1,
   /** Consecutive failed A2A calls (turns and active checks) before a member leaves new snapshots. */
   callLeaveAfter: 5,
+  /** The active check (`health.activeCheck`): every admitted agent, or only those whose calls put them out. */
+  activeCheck: Object.freeze({ enabled: false, intervalMs: 60_000, timeoutMs: 5_000, maxConcurrent: 4 }),
 });
 
 /** Staged rollouts (`rollout:`, `RolloutPolicy`): how a breaking change reaches new sessions. */

@@ -87,6 +87,8 @@ export interface ServiceParts {
   /** Stops releasing owners when trees release sessions. */
   readonly offOwners: () => void;
   readonly loop: DiscoveryLoop;
+  /** The active check (`health.activeCheck`). */
+  readonly activeCheck: { close(): Promise<void> };
   readonly buffer: EventBuffer;
   readonly archive: SnapshotArchive;
   readonly journal: JournalReader;
@@ -181,6 +183,7 @@ async function stop(o: ServiceOptions, p: ServiceParts, drainLog: Logger, timeou
   p.journal.close();
   p.buffer.close();
   await p.cache.close();
+  await p.activeCheck.close();
   await Promise.allSettled([p.fetchers.close(), http.inspector.close(), http.federation.close()]);
   if (p.ownStore) await p.store.close().catch((err: unknown) => p.storeLog.error({ err: (err as Error).message }, 'closing the state store failed'));
   drainLog.info('the store is flushed and closed');

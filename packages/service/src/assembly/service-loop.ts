@@ -6,8 +6,10 @@
 import type { BaseSessionService } from '@google/adk';
 import type { PolicyFetch, RouteHints } from 'a2a-discovery/adk';
 import { SessionRunner, snapshotTreeBuilder, TreeFactory } from 'a2a-discovery/adk';
-import type { CardCache, Clock, EventStream, HostPolicy, DiscoveryLoopOptions, RoutingDomain, Source, CallHealth } from 'a2a-discovery';
-import type { LoopReconfiguration } from 'a2a-discovery/internal';
+import type { CardCache, Clock, EventStream, HostPolicy, DiscoveryLoopOptions, RoutingDomain, Source, CallHealth, Snapshot, SnapshotAgent } from 'a2a-discovery';
+import type { LoopReconfiguration, OriginBudget } from 'a2a-discovery/internal';
+import { ActiveCheck } from 'a2a-discovery/internal';
+import { HEALTH_DEFAULTS } from 'a2a-discovery/config';
 import { DiscoveryLoop, TagVocabulary, SnapshotStore } from 'a2a-discovery';
 import type { RoutingCase } from 'a2a-discovery/routing';
 import { casesFromVocabulary, evaluateRouting, loadCases } from 'a2a-discovery/routing';
@@ -186,4 +188,57 @@ function rootOf(o: ServiceOptions): NonNullable<ServiceOptions['root']> {
 /** The routed root's hints: each vocabulary tag with its keywords and examples. */
 function routeHints(o: ServiceOptions): RouteHints[] {
   return o.vocabulary.map((v) => ({ tag: v.tag, ...(v.keywords && { keywords: v.keywords }), ...(v.examples && { examples: v.examples }) }));
+}
+
+/**
+ * The active check (`health.activeCheck`, docs/rollouts.md "Active checks"): a side-effect-free
+ * A2A request to each agent on a schedule, through the remote agents' own policy fetch and within
+ * the origin budget, its results counted as calls. Enabled: every agent of the current snapshot.
+ * Otherwise only the agents their failed calls put out of new snapshots (their last published
+ * form), so a good answer can bring them back. Only a running loop's agents are checked: a
+ * follower's loop runs no cycle (the leader judges health).
+ */
+export function buildActiveCheck(
+  o: ServiceOptions,
+  p: { loop: DiscoveryLoop; calls: CallHealth; policy: HostPolicy; policyFetch: PolicyFetch; budget: OriginBudget; clock: Clock; events: EventStream },
+): { readonly check: ActiveCheck; close(): Promise<void> } {
+  const settings = { ...HEALTH_DEFAULTS.activeCheck, ...o.health?.activeCheck };
+  // Agents out because of their calls: their form in the snapshot they left (bounded by the agents discovery holds).
+  const out = new Map<string, SnapshotAgent>();
+  let last: Snapshot | undefined;
+  const off = p.loop.subscribe((next) => {
+    const kept = new Set(next.agents.map((a) => a.baseUrl));
+    for (const a of last?.agents ?? []) if (!kept.has(a.baseUrl) && (p.calls.streak(a.baseUrl)?.failures ?? 0) > 0) out.set(a.baseUrl, a);
+    for (const url of [...out.keys()]) if (kept.has(url) || p.calls.streak(url) === undefined) out.delete(url);
+    last = next;
+  });
+  const check = new ActiveCheck({
+    targets: () => (!p.loop.running ? [] : [...(settings.enabled ? (p.loop.current()?.agents ?? []) : []), ...out.values()]),
+    policy: p.policy,
+    fetch: p.policyFetch,
+    clock: p.clock,
+    intervalMs: settings.intervalMs,
+    timeoutMs: settings.timeoutMs,
+    maxConcurrent: settings.maxConcurrent,
+    originBudget: p.budget,
+    events: p.events,
+    onResult: (r) =>
+      p.calls.record({
+        agent: r.localName,
+        baseUrl: r.baseUrl,
+        ok: r.ok,
+        latencyMs: r.latencyMs,
+        source: 'check',
+        interfaceUrl: r.interfaceUrl,
+        ...(r.errorClass !== undefined && { errorClass: r.errorClass }),
+        ...(r.message !== undefined && { message: r.message }),
+      }),
+  });
+  return {
+    check,
+    close: async () => {
+      off();
+      await check.close();
+    },
+  };
 }

@@ -7,7 +7,7 @@ import type { RouteHints } from 'a2a-discovery/adk';
 import type { CredentialsInput, CardCacheOptions, SignatureMode, SignatureOptions, Clock, HostPolicyOptions, HealthOptions, DiscoveryLoopOptions, Need, RoutingDomain, TenantPolicy, VocabularyEntry, KubernetesSourceOptions, Source, StaticAgentConfig, ArdSourceOptions, DnsResolverOptions, DnsSourceOptions, RolloutPolicy } from 'a2a-discovery';
 import type { FederationPeer } from '../registry/federation.js';
 import type { RoutingCase } from 'a2a-discovery/routing';
-import type { GoogleAgentRegistryConfig, ServerRegistryConfig } from 'a2a-discovery/config';
+import type { DiscoveryConfig, GoogleAgentRegistryConfig, ServerRegistryConfig } from 'a2a-discovery/config';
 import type { OpenStateStoreOptions, StateStore } from '@a2a-discovery/store';
 import type { CatalogSigning } from '../http/routes/ai-catalog-route.js';
 import type { A2aSettings } from '../http/a2a/routes.js';
@@ -131,7 +131,7 @@ export interface ServiceOptions {
    */
   dns?: ReadonlyArray<Omit<DnsSourceOptions, 'resolver' | 'hostPolicy' | 'artifacts' | 'events' | 'clock'> & Omit<DnsResolverOptions, 'servers' | 'clock' | 'random' | 'queryId'> & { resolvers: readonly string[] }>;
   kubernetes?: Omit<KubernetesSourceOptions, 'events' | 'clock'>;
-  health?: HealthOptions & { staticEnterAfter?: number };
+  health?: HealthOptions & { staticEnterAfter?: number; activeCheck?: Partial<DiscoveryConfig['health']['activeCheck']> };
   /**
    * Staged rollouts (docs/rollouts.md): which changes reach new sessions step by step, the steps,
    * and the bounds on the candidate's call figures. Default: breaking changes, 5 → 25 → 100 %.

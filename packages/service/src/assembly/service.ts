@@ -21,7 +21,7 @@ import type { ServiceFetchers } from './service-fetchers.js';
 import type { ServiceHttp } from './service-http.js';
 import { buildHttp, checkCatalogOptions, listen } from './service-http.js';
 import type { ServiceTrees } from './service-loop.js';
-import { buildLoop, buildSnapshots, buildTrees, RoutingSettings } from './service-loop.js';
+import { buildActiveCheck, buildLoop, buildSnapshots, buildTrees, RoutingSettings } from './service-loop.js';
 import type { ServiceOptions } from './service-options.js';
 import type { Replication } from '../replica/service-replica.js';
 import { buildReplication } from '../replica/service-replica.js';
@@ -89,6 +89,8 @@ interface ServiceDiscovery extends ServiceTrees {
   readonly routing: RoutingSettings;
   readonly loop: DiscoveryLoop;
   readonly calls: CallHealth;
+  /** The active check (`health.activeCheck`); closed before the fetchers it calls through. */
+  readonly activeCheck: { close(): Promise<void> };
 }
 
 /** Builds the fetchers, the card cache, the sources, then the snapshots, the trees over them and the loop (not started). */
@@ -111,7 +113,9 @@ async function buildDiscovery(o: ServiceOptions, b: ServiceBase): Promise<Servic
   const { trees } = built;
   // Warm-up: a snapshot whose tree does not build and pass the checks is never published.
   const loop = (late.loop = await buildLoop(o, { sources, policy, cache, snapshots, clock, events, routing, calls, beforePublish: (next) => void trees.prepare(next) }));
-  return { ...built, fetchers, cache, sourceSet, routing, loop, calls };
+  const activeCheck = buildActiveCheck(o, { loop, calls, policy, policyFetch: fetchers.policyFetch, budget: fetchers.budget, clock, events });
+  activeCheck.check.start();
+  return { ...built, fetchers, cache, sourceSet, routing, loop, calls, activeCheck };
 }
 
 /** The third phase: the state kept and restored, its writer into the store, and the journal over both. */
@@ -166,6 +170,7 @@ async function listenOrRelease(http: ServiceHttp, host: string, port: number, p:
     return await listen(http, host, port);
   } catch (err) {
     await p.replication.abandon();
+    await p.activeCheck.close();
     await Promise.allSettled([p.fetchers.close(), p.sessionStore.close(), http.inspector.close(), http.federation.close()]);
     if (p.ownStore) await p.store.close().catch(() => undefined);
     const code = (err as NodeJS.ErrnoException).code;
