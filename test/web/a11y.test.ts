@@ -2,7 +2,7 @@
  * Accessibility and width of every dashboard view, with real data: the demo's peers and service
  * play the morning of changes (snapshots, an alert and its resolution, a removed endpoint, a
  * chat turn), then each view — endpoints (with an endpoint's Proposed by open), sources, timeline,
- * snapshots, sessions, chat, card, inspect (with a report) — is checked
+ * snapshots, rollout, sessions, chat, card, inspect (with a report) — is checked
  * by axe-core with every rule (WCAG A, AA and AAA — 7:1 text contrast —, best practices and
  * experimental rules) at 1366×768 and at 390×844, and at 390 px nothing is wider
  * than the screen. The trace explorer is checked the same way.
@@ -19,7 +19,7 @@ let browser: Browser;
 let demo: RunningDemo;
 let billing = '';
 
-const VIEWS = ['endpoints', 'search', 'sources', 'timeline', 'snapshots', 'sessions', 'chat', 'card', 'inspect'] as const;
+const VIEWS = ['endpoints', 'search', 'sources', 'timeline', 'snapshots', 'rollout', 'sessions', 'chat', 'card', 'inspect'] as const;
 const SIZES = [
   { name: '1366 px', viewport: { width: 1366, height: 768 } },
   { name: '390×844', viewport: { width: 390, height: 844 } },
@@ -53,6 +53,7 @@ async function open(page: Page, view: (typeof VIEWS)[number] | 'explorer'): Prom
     sources: 'section.source-panel',
     timeline: 'svg.timeline .mark[data-type="snapshot.published"]',
     snapshots: 'table.alerts tbody tr[data-seq]',
+    rollout: '#rollout-active, #rollout-none, #rollout-off',
     sessions: 'table.roots tbody tr[data-version]',
     chat: '#chat-message',
     card: 'ol.json li',

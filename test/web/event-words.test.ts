@@ -14,6 +14,8 @@ type Sample<T extends DiscoveryEvent['type']> = DiscoveryEvent & { type: T };
 const base = { seq: 1, at: Date.UTC(2026, 11, 1, 10) };
 const digest = 'sha256-3f1c0a9b7e2d41aa';
 const peer = 'http://127.0.0.1:4101';
+const rollout = { ...base, rollout: 'ro-1f2e3d', candidate: digest, baseline: 'sha256-aaaaaaaaaaaaaaaa', agents: ['returns_agent'] };
+const rolledBack = 'returns_agent: turn error rate 50% on the candidate (6 of 12 turns) against 0% on the current snapshot (0 of 40); the bound is 5 points more';
 const SAMPLES: { [T in DiscoveryEvent['type']]: Sample<T> } = {
   'card.fetch': { ...base, type: 'card.fetch', endpoint: peer, url: `${peer}/.well-known/agent-card.json`, conditional: true },
   'card.result': { ...base, type: 'card.result', endpoint: peer, outcome: 'revalidated', status: 304, bytes: 0, durationMs: 3, failures: 0 },
@@ -42,6 +44,14 @@ const SAMPLES: { [T in DiscoveryEvent['type']]: Sample<T> } = {
   'api.action': { ...base, type: 'api.action', action: 'confirm', actor: { kind: 'person', sub: 'u-7f3a', name: 'Alice Martin', role: 'admin' }, digest, version: 4 },
   'config.reloaded': { ...base, type: 'config.reloaded', trigger: 'signal', sha256: 'ab'.repeat(32), changed: ['allow', 'static'] },
   'config.refused': { ...base, type: 'config.refused', trigger: 'api', sha256: 'cd'.repeat(32), changed: [], problems: ['discovery.yaml:4:3 static: expected a list'] },
+  'rollout.started': { ...rollout, type: 'rollout.started', step: 0, share: 5, by: 'auto', reason: 'returns_agent: skill "refunds" removed' },
+  'rollout.advanced': { ...rollout, type: 'rollout.advanced', step: 1, share: 25, by: 'auto', reason: 'step 1 (5%) held 600 s and 20 turns within bounds' },
+  'rollout.held': { ...rollout, type: 'rollout.held', step: 0, share: 5, by: 'Alice Martin', reason: 'held by an operator' },
+  'rollout.resumed': { ...rollout, type: 'rollout.resumed', step: 0, share: 5, by: 'admin-token', reason: 'resumed by an operator' },
+  'rollout.promoted': { ...rollout, type: 'rollout.promoted', step: 2, share: 100, by: 'auto', reason: 'step 2 (25%) held 600 s and 20 turns within bounds' },
+  'rollout.rolled-back': { ...rollout, type: 'rollout.rolled-back', step: 0, share: 0, by: 'auto', reason: rolledBack },
+  'rollout.superseded': { ...rollout, type: 'rollout.superseded', step: 0, share: 0, by: 'auto', reason: 'superseded by another change (billing_agent)' },
+  'rollout.withdrawn': { ...rollout, type: 'rollout.withdrawn', step: 0, share: 0, by: 'auto', reason: 'the change it stages is no longer in the selection (its agent changed back or left)' },
 };
 
 const say = (e: DiscoveryEvent): { outcome: string; sentence: string; stage: string } => ({
@@ -102,4 +112,27 @@ test('a lookalike alert says what it means, then names both agents and origins',
   const message = `http://127.0.0.1:4102/: name "b\u0456lling" looks like "billing" of ${peer}: confusable characters`;
   const e = { ...base, type: 'alert', kind: 'lookalike', key: 'lookalike:http://127.0.0.1:4102/', message, endpoint: 'http://127.0.0.1:4102/' } as DiscoveryEvent;
   assert.equal(say(e).sentence, `looks like an earlier agent of another origin: ${message}`);
+});
+
+test('a rollout says what it stages, the share of new sessions, who decided and why', () => {
+  const started = say(SAMPLES['rollout.started']);
+  assert.equal(started.outcome, 'started');
+  assert.equal(started.sentence, 'rollout of returns_agent started: 5 % of new sessions go to snapshot sha256-3f1c0 (returns_agent: skill "refunds" removed)');
+  assert.match(say(SAMPLES['rollout.advanced']).sentence, /^rollout of returns_agent advanced to 25 % of new sessions \(step 2\) automatically, on the figures of real calls: step 1/);
+  const held = say(SAMPLES['rollout.held']);
+  assert.deepEqual([held.outcome, held.stage], ['held', 'rollout (an operator)']);
+  assert.equal(held.sentence, 'rollout of returns_agent held at 5 % of new sessions by Alice Martin; an automatic rollback still happens');
+  assert.match(say(SAMPLES['rollout.resumed']).sentence, /resumed at 5 % of new sessions by the admin token$/);
+  // An automatic rollback names the agent and the figure; an operator's says who.
+  const back = say(SAMPLES['rollout.rolled-back']);
+  assert.deepEqual([back.outcome, back.stage], ['rolled back', 'rollout (the figures)']);
+  assert.equal(back.sentence, `rollout of returns_agent rolled back automatically, on the figures of real calls: ${rolledBack}; new sessions start on the current snapshot sha256-aaaaa again`);
+  const byHand = say({ ...SAMPLES['rollout.rolled-back'], by: 'anonymous', reason: 'rolled back by anonymous' });
+  assert.equal(byHand.sentence, 'rollout of returns_agent rolled back by an anonymous caller (loopback, no tokens); new sessions start on the current snapshot sha256-aaaaa again');
+  assert.match(say(SAMPLES['rollout.promoted']).sentence, /promoted automatically, on the figures of real calls: snapshot sha256-3f1c0 is current for every new session/);
+  // The operator's action through the API, and the alert of an automatic rollback.
+  const action = say({ ...SAMPLES['api.action'], action: 'rollout.rollback', version: undefined });
+  assert.deepEqual([action.outcome, action.sentence], ['rolled back', 'Alice Martin (u-7f3a), admin rolled back the rollout of snapshot sha256-3f1c0']);
+  const alert = say({ ...base, type: 'alert', kind: 'rollout-rolled-back', message: `rollout of returns_agent rolled back: ${rolledBack}` } as DiscoveryEvent);
+  assert.equal(alert.sentence, `staged rollout stopped: rollout of returns_agent rolled back: ${rolledBack}`);
 });

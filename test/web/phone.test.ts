@@ -32,7 +32,7 @@ after(async () => {
 });
 
 test('no view scrolls sideways at 390 px, and the top bar is one row (no empty band under it)', async () => {
-  for (const view of ['endpoints', 'search', 'sources', 'timeline', 'snapshots', 'sessions', 'chat', 'card', 'inspect', 'explorer']) {
+  for (const view of ['endpoints', 'search', 'sources', 'timeline', 'snapshots', 'rollout', 'sessions', 'chat', 'card', 'inspect', 'explorer']) {
     await page.goto(`${demo.url}/#/${view}`);
     await page.locator('#view-title').waitFor();
     const { scroll, client, bar } = (await page.evaluate(

@@ -13,6 +13,7 @@ import { ChatView } from './views/chat.js';
 import { EndpointsView } from './views/endpoints.js';
 import { ExplorerView } from './views/explorer.js';
 import { InspectView } from './views/inspect.js';
+import { RolloutView } from './views/rollout.js';
 import { SearchView } from './views/search.js';
 import { SessionsView } from './views/sessions.js';
 import { SnapshotsView } from './views/snapshots.js';
@@ -28,6 +29,7 @@ const VIEWS = [
   { id: 'sources', label: 'Sources' },
   { id: 'timeline', label: 'Timeline' },
   { id: 'snapshots', label: 'Snapshots' },
+  { id: 'rollout', label: 'Rollout' },
   { id: 'sessions', label: 'Sessions' },
   { id: 'chat', label: 'Chat' },
   { id: 'card', label: 'Card' },
@@ -93,6 +95,8 @@ function App({ store }) {
     sessions: store.sessions?.sessions.length,
     sources: store.sources?.length,
     timeline: undefined,
+    // The share of new sessions on the candidate while a rollout is in progress.
+    rollout: store.rollout?.active ? `${store.rollout.active.share} %` : undefined,
   };
 
   // A follower that could not read the leader's lists shows none (not "0 endpoints").
@@ -108,6 +112,9 @@ function App({ store }) {
       break;
     case 'snapshots':
       view = html`<${SnapshotsView} store=${store} />`;
+      break;
+    case 'rollout':
+      view = html`<${RolloutView} store=${store} />`;
       break;
     case 'sessions':
       view = html`<${SessionsView} store=${store} />`;
@@ -152,7 +159,7 @@ function App({ store }) {
               (v) => html`<li>
                 <a href=${`#/${v.id}`} onClick=${() => setNavOpen(false)} aria-current=${route.view === v.id ? 'page' : undefined} id=${`nav-${v.id}`}>
                   <span>${v.label}</span>
-                  ${/** @type {Record<string, number | undefined>} */ (counts)[v.id] !== undefined ? html`<span class="count">${/** @type {Record<string, number | undefined>} */ (counts)[v.id]}</span>` : null}
+                  ${/** @type {Record<string, number | string | undefined>} */ (counts)[v.id] !== undefined ? html`<span class="count">${/** @type {Record<string, number | string | undefined>} */ (counts)[v.id]}</span>` : null}
                 </a>
               </li>`,
             )}

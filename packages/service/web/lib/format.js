@@ -177,6 +177,7 @@ export function decidingStage(e) {
     case 'config.refused':
       return 'configuration';
     default:
+      if (e.type.startsWith('rollout.')) return e.by === undefined || e.by === 'auto' ? 'rollout (the figures)' : 'rollout (an operator)';
       return e.type.split('.')[0] ?? e.type;
   }
 }
@@ -243,7 +244,90 @@ export function eventOutcome(e) {
     case 'config.refused':
       return 'refused';
     default:
+      if (e.type.startsWith('rollout.')) return ROLLOUT_WORD[e.type.slice('rollout.'.length)] ?? 'rollout';
       return e.type;
+  }
+}
+
+/** The outcome word of each rollout decision (`rollout.<action>`, and a rollout's status). */
+export const ROLLOUT_WORD = /** @type {Record<string, string>} */ ({
+  started: 'started',
+  advanced: 'advanced',
+  held: 'held',
+  resumed: 'resumed',
+  promoted: 'promoted',
+  'rolled-back': 'rolled back',
+  superseded: 'superseded',
+  withdrawn: 'withdrawn',
+  running: 'running',
+});
+
+/**
+ * A share of new sessions or a rate as a person reads it: `5 %`, `12.5 %` (`rate` 0..1 when
+ * `fraction`).
+ * @param {number | undefined} n
+ * @param {boolean} [fraction]
+ */
+export function percent(n, fraction = false) {
+  const v = (n ?? 0) * (fraction ? 100 : 1);
+  return `${Math.round(v * 10) / 10} %`;
+}
+
+/**
+ * Who took a rollout decision, as a person reads it: `auto` is the service on the figures of
+ * real calls; otherwise the operator the API names (`anonymous` on an open loopback service).
+ * @param {string | undefined} by
+ */
+export function rolloutBy(by) {
+  if (by === undefined || by === 'auto') return 'automatically, on the figures of real calls';
+  if (by === 'anonymous') return 'by an anonymous caller (loopback, no tokens)';
+  if (by === 'admin-token') return 'by the admin token';
+  return `by ${by}`;
+}
+
+/**
+ * The colour class of a rollout decision or status: green when promoted, red when rolled back,
+ * amber while held, grey otherwise.
+ * @param {string} action
+ */
+export function rolloutClass(action) {
+  if (action === 'promoted') return 'o-good';
+  if (action === 'rolled-back') return 'o-failed';
+  if (action === 'held') return 'o-stale';
+  if (action === 'started' || action === 'advanced' || action === 'running' || action === 'resumed') return 'o-snapshot';
+  return 'o-info';
+}
+
+/**
+ * A rollout decision in words (`rollout.*` events): what it staged, the share of new sessions it
+ * left on the candidate, who decided and why.
+ * @param {DiscoveryEvent} e
+ */
+function rolloutSentence(e) {
+  const agents = (e.agents ?? []).join(', ') || 'a change';
+  const of = `rollout of ${agents}`;
+  const share = percent(e.share);
+  const by = rolloutBy(e.by);
+  const operator = e.by !== undefined && e.by !== 'auto';
+  switch (e.type) {
+    case 'rollout.started':
+      return `${of} started: ${share} of new sessions go to snapshot ${shortDigest(e.candidate)} (${e.reason ?? 'a breaking change'})`;
+    case 'rollout.advanced':
+      return `${of} advanced to ${share} of new sessions (step ${(e.step ?? 0) + 1}) ${by}: ${e.reason ?? ''}`;
+    case 'rollout.held':
+      return `${of} held at ${share} of new sessions ${by}; an automatic rollback still happens`;
+    case 'rollout.resumed':
+      return `${of} resumed at ${share} of new sessions ${by}`;
+    case 'rollout.promoted':
+      return `${of} promoted ${by}: snapshot ${shortDigest(e.candidate)} is current for every new session${operator ? '' : ` (${e.reason ?? ''})`}`;
+    case 'rollout.rolled-back':
+      return `${of} rolled back ${by}${operator ? '' : `: ${e.reason ?? ''}`}; new sessions start on the current snapshot ${shortDigest(e.baseline)} again`;
+    case 'rollout.superseded':
+      return `${of} ended, nothing promoted: ${e.reason ?? 'another change replaced it'}`;
+    case 'rollout.withdrawn':
+      return `${of} ended, nothing published: ${e.reason ?? 'the change is no longer in the selection'}`;
+    default:
+      return `${of}: ${e.reason ?? ''}`;
   }
 }
 
@@ -273,6 +357,7 @@ export function eventClass(e) {
   if (e.type === 'snapshot.published') return 'o-snapshot';
   if (e.type === 'service.started' || e.type === 'replica.leader' || e.type === 'config.reloaded') return 'o-service';
   if (e.type === 'config.refused') return 'o-alert';
+  if (e.type.startsWith('rollout.')) return rolloutClass(e.type.slice('rollout.'.length));
   return outcomeClass(eventOutcome(e));
 }
 
@@ -313,7 +398,7 @@ export function describeEvent(e) {
     case 'alert':
     case 'alert.resolved': {
       // A lookalike's message names both agents and both origins; its kind is said as what it means.
-      const kind = e.kind === 'lookalike' ? 'looks like an earlier agent of another origin' : e.kind;
+      const kind = e.kind === 'lookalike' ? 'looks like an earlier agent of another origin' : e.kind === 'rollout-rolled-back' ? 'staged rollout stopped' : e.kind;
       // The alert's own message starts with "resolved: " (logs read it alone); the views say
       // "resolved" once, in their badge or prefix.
       return `${kind}: ${e.type === 'alert' ? (e.message ?? '') : (e.message ?? '').replace(/^resolved:\s*/, '')}`;
@@ -352,6 +437,7 @@ export function describeEvent(e) {
     case 'config.refused':
       return `configuration refused (${RELOAD_TRIGGER[e.trigger ?? ''] ?? 'reload'}), the running one stays: ${(e.problems ?? []).join('; ')}`;
     default:
+      if (e.type.startsWith('rollout.')) return rolloutSentence(e);
       return e.type;
   }
 }
@@ -360,7 +446,18 @@ export function describeEvent(e) {
 const RELOAD_TRIGGER = { signal: 'SIGHUP', api: 'POST /api/config/reload', watch: 'the file changed' };
 
 /** @type {Record<string, string>} */
-const ACTION_WORD = { refresh: 'refreshed', confirm: 'confirmed', 'session.end': 'ended', 'session.upgrade': 'upgraded', inspect: 'inspected', 'config.reload': 'reloaded' };
+const ACTION_WORD = {
+  refresh: 'refreshed',
+  confirm: 'confirmed',
+  'session.end': 'ended',
+  'session.upgrade': 'upgraded',
+  inspect: 'inspected',
+  'config.reload': 'reloaded',
+  'rollout.hold': 'held',
+  'rollout.resume': 'resumed',
+  'rollout.promote': 'promoted',
+  'rollout.rollback': 'rolled back',
+};
 
 /**
  * Who acted through the API, as a person reads it: a person's name (or `sub`) and role, the
@@ -393,6 +490,14 @@ function actionSentence(e) {
       return `${who} ran an inspection`;
     case 'config.reload':
       return `${who} asked for a configuration reload (POST /api/config/reload)`;
+    case 'rollout.hold':
+      return `${who} held the rollout of snapshot ${shortDigest(e.digest)} at its share`;
+    case 'rollout.resume':
+      return `${who} resumed the rollout of snapshot ${shortDigest(e.digest)}`;
+    case 'rollout.promote':
+      return `${who} promoted snapshot ${shortDigest(e.digest)} (the rollout's candidate)`;
+    case 'rollout.rollback':
+      return `${who} rolled back the rollout of snapshot ${shortDigest(e.digest)}`;
     default:
       return `${who}: ${e.action ?? 'an action'}`;
   }

@@ -19,7 +19,9 @@ import { describeEvent, isChatter, restarted, shortDigest } from './format.js';
 /** @typedef {import('./types.js').JournalPage} JournalPage */
 /** @typedef {import('./types.js').SourceJson} SourceJson */
 /** @typedef {import('./types.js').ReplicaJson} ReplicaJson */
-/** @typedef {'endpoints' | 'snapshots' | 'sessions' | 'activity' | 'sources'} Resource */
+/** @typedef {import('./types.js').RolloutJson} RolloutJson */
+/** @typedef {import('./types.js').CallsJson} CallsJson */
+/** @typedef {'endpoints' | 'snapshots' | 'sessions' | 'activity' | 'sources' | 'rollout' | 'calls'} Resource */
 /** @typedef {{ id: number, text: string, kind: 'snapshot' | 'alert' | 'info', at: number }} Announcement */
 
 /** Journal events the page keeps (the oldest go first). */
@@ -94,6 +96,11 @@ function storyLine(e) {
     case 'config.refused':
       return { text: `Reload refused: ${describeEvent(e)}`, kind: 'alert' };
     default:
+      // A rollout's decisions; an automatic rollback is said by its alert.
+      if (e.type.startsWith('rollout.') && !(e.type === 'rollout.rolled-back' && (e.by ?? 'auto') === 'auto')) {
+        const text = describeEvent(e);
+        return { text: `${text.charAt(0).toUpperCase()}${text.slice(1)}`, kind: e.type === 'rollout.rolled-back' ? 'alert' : 'snapshot' };
+      }
       return undefined;
   }
 }
@@ -113,6 +120,10 @@ export class LiveStore {
   activity;
   /** @type {SourceJson[] | undefined} what each source is doing (`/api/sources`) */
   sources;
+  /** @type {RolloutJson | undefined} the staged rollout in progress, the last ones and the quarantined changes (`/api/rollout`) */
+  rollout;
+  /** @type {CallsJson | undefined} health from real calls, per agent (`/api/calls`) */
+  calls;
   /** @type {ReplicaJson | null | undefined} several replicas: this one's role, epoch and leader (`/api/snapshots`) */
   replica;
   /** Why a follower could not show the leader's lists (its 503), or '' (they are the leader's). */
@@ -186,12 +197,15 @@ export class LiveStore {
     this.needsToken = false;
     this.error = '';
     try {
-      const [endpoints, snapshots, sessions, activity, sources] = await Promise.all([
+      const [endpoints, snapshots, sessions, activity, sources, rollout, calls] = await Promise.all([
         this.#fromLeader(api('/api/endpoints')),
         api('/api/snapshots'),
         api('/api/sessions'),
         this.#fromLeader(readActivity()),
         this.#fromLeader(api('/api/sources')),
+        // Optional: a page whose service answers neither still shows everything else.
+        api('/api/rollout').catch(() => undefined),
+        api('/api/calls').catch(() => undefined),
         this.#readJournal(),
         api('/api/whoami').then(
           (/** @type {import('./types.js').WhoAmI} */ w) => (this.whoami = w),
@@ -203,6 +217,8 @@ export class LiveStore {
       this.sessions = sessions;
       if (activity) this.activity = activity;
       if (sources) this.sources = sources.sources;
+      if (rollout) this.rollout = rollout;
+      if (calls) this.calls = calls;
       this.updatedAt = Date.now();
     } catch (err) {
       if (err instanceof ApiError && err.status === 401) {
@@ -219,7 +235,7 @@ export class LiveStore {
     if (this.#followTimer === undefined) {
       this.#followTimer = setInterval(() => {
         if (this.replica?.role !== 'follower') return;
-        for (const r of /** @type {Resource[]} */ (['snapshots', 'endpoints', 'sources', 'activity'])) this.#schedule(r, 0);
+        for (const r of /** @type {Resource[]} */ (['snapshots', 'endpoints', 'sources', 'activity', 'rollout', 'calls'])) this.#schedule(r, 0);
       }, FOLLOWER_POLL_MS);
     }
     this.#stopStream = followStream({
@@ -301,7 +317,7 @@ export class LiveStore {
     } catch {
       // the stream state says what is wrong
     }
-    await Promise.all(/** @type {Resource[]} */ (['endpoints', 'snapshots', 'sessions', 'activity', 'sources']).map((r) => this.refresh(r)));
+    await Promise.all(/** @type {Resource[]} */ (['endpoints', 'snapshots', 'sessions', 'activity', 'sources', 'rollout', 'calls']).map((r) => this.refresh(r)));
     this.announce(why);
   }
 
@@ -363,6 +379,8 @@ export class LiveStore {
       } else if (what === 'snapshots') this.#setSnapshots(await api('/api/snapshots'));
       else if (what === 'activity') this.activity = (await this.#fromLeader(readActivity())) ?? this.activity;
       else if (what === 'sources') this.sources = (await this.#fromLeader(api('/api/sources')))?.sources ?? this.sources;
+      else if (what === 'rollout') this.rollout = await api('/api/rollout');
+      else if (what === 'calls') this.calls = await api('/api/calls');
       else this.sessions = await api('/api/sessions');
       this.updatedAt = Date.now();
       this.#changed();
@@ -451,11 +469,20 @@ export class LiveStore {
     if (leadership !== undefined) this.#leaderships.add(leadership);
     // Sources raise and resolve their own alerts; admissions and snapshots follow their lists.
     this.#schedule('sources');
+    // A rollout's decision, its automatic rollback's alert, an operator's decision: the rollout
+    // view and the versions follow.
+    if (e.type.startsWith('rollout.') || (e.type === 'alert' && e.kind === 'rollout-rolled-back') || (e.type === 'api.action' && e.action?.startsWith('rollout.'))) {
+      this.#schedule('rollout', 0);
+      this.#schedule('snapshots');
+      this.#schedule('sessions');
+    }
     switch (e.type) {
       case 'snapshot.published':
         this.#schedule('snapshots');
         this.#schedule('sessions');
         this.#schedule('endpoints');
+        this.#schedule('calls');
+        this.#schedule('rollout');
         break;
       case 'snapshot.held':
         this.#schedule('snapshots');
@@ -471,6 +498,8 @@ export class LiveStore {
         break;
       default:
         this.#schedule('endpoints');
+        // Call health moves with every turn; a health change (calls fail) or a new session re-reads it.
+        this.#schedule('calls');
     }
     this.updatedAt = Date.now();
     this.#changed();

@@ -120,8 +120,64 @@
  * @property {boolean} securityChanged
  * @property {{ from: string, to: string }} [versionChanged]
  * @property {boolean} textChanged
+ * @property {'breaking' | 'compatible'} [impact] what the change breaks, when the service classifies it
+ * @property {string[]} [reasons] why, in words (`skill "refunds" removed`)
  *
- * @typedef {{ from?: { version: number, digest: string }, to: { version: number, digest: string }, added: string[], removed: string[], changed: AgentChange[] }} SnapshotDiff
+ * @typedef {{ localName: string, impact: 'breaking' | 'compatible', reasons: string[] }} AgentImpact
+ * @typedef {{ from?: { version: number, digest: string }, to: { version: number, digest: string }, added: string[], removed: string[], changed: AgentChange[], breaking?: boolean, impacts?: AgentImpact[] }} SnapshotDiff
+ *   `breaking` and `impacts` (every added, removed or changed agent's impact) when the service classifies changes
+ *
+ * @typedef {object} CallFiguresJson  figures of A2A calls (or turns): how many, how many failed, the latency of the recent ones
+ * @property {number} calls
+ * @property {number} errors
+ * @property {number} errorRate  errors / calls (0..1; 0 without calls)
+ * @property {Record<string, number>} byClass  failures by error class (`http_500`, `network`, `timeout`, …)
+ * @property {number} [p50Ms]
+ * @property {number} [p95Ms]
+ *
+ * @typedef {object} AgentCallHealthJson  one agent in `GET /api/calls`
+ * @property {string} baseUrl
+ * @property {string} agent  its local name
+ * @property {number} consecutiveFailures  failed calls in a row since the last good one
+ * @property {string} [lastFailure]  the last failure's message, while calls fail
+ * @property {number} lastCallAt  epoch ms
+ * @property {CallFiguresJson} all
+ * @property {Record<string, CallFiguresJson>} byDigest
+ * @property {Record<string, CallFiguresJson>} byInterface
+ * @property {CallFiguresJson} checks  the active checks only
+ *
+ * @typedef {{ agents: AgentCallHealthJson[] }} CallsJson  `GET /api/calls`
+ *
+ * @typedef {{ localName: string, impact: 'breaking' | 'compatible', reasons: string[], version: string }} RolloutChangeJson
+ * @typedef {{ at: number, action: string, by: string, reason: string, step: number, share: number }} RolloutDecisionJson
+ * @typedef {'running' | 'held' | 'promoted' | 'rolled-back' | 'superseded' | 'withdrawn'} RolloutStatus
+ *
+ * @typedef {object} RolloutStateJson  one staged rollout
+ * @property {string} id
+ * @property {string} candidate  the candidate snapshot's digest
+ * @property {number} candidateVersion
+ * @property {string} baseline  the current snapshot's digest (the other side)
+ * @property {RolloutChangeJson[]} changes  the staged agents, each with its impact and reasons
+ * @property {number} step  0-based index into `policy.steps`
+ * @property {number} share  percent of new sessions on the candidate
+ * @property {number} startedAt  epoch ms
+ * @property {number} stepStartedAt  epoch ms
+ * @property {RolloutStatus} status
+ * @property {number} [endedAt]
+ * @property {RolloutDecisionJson[]} decisions  oldest first
+ *
+ * @typedef {object} RolloutPolicyJson
+ * @property {'breaking' | 'any' | 'off'} trigger
+ * @property {number[]} steps  shares of new sessions (percent); 100 promotes
+ * @property {number} holdMs
+ * @property {number} minTurns
+ * @property {number} minSamples
+ * @property {number} maxErrorRateIncrease
+ * @property {number} maxLatencyRatio
+ * @property {number} minLatencyIncreaseMs
+ *
+ * @typedef {{ candidate: Record<string, CallFiguresJson>, baseline: Record<string, CallFiguresJson>, stepTurns: number }} RolloutFiguresJson  per staged agent and `*` (every agent's turns)
+ * @typedef {{ enabled: boolean, policy?: RolloutPolicyJson, active: RolloutStateJson | null, figures: RolloutFiguresJson | null, history: RolloutStateJson[], quarantined: { localName: string, version: string }[] }} RolloutJson  `GET /api/rollout`; `history` newest first
  *
  * @typedef {{ sessionId: string, digest: string, version: number, idleMs: number, owned?: boolean }} PinnedSession
  * @typedef {{ sessions: PinnedSession[], builtDigests: string[], retained: RetainedEntry[] }} SessionsJson
@@ -177,6 +233,12 @@
  * @property {string} [sha256] the configuration file's SHA-256 (hex) a reload read
  * @property {string[]} [changed] the configuration keys a reload changed (or would have)
  * @property {string[]} [problems] why a `config.refused` refused (file:line:col path: message)
+ * @property {string} [rollout] a `rollout.*` event's rollout id (its staged changes)
+ * @property {string} [candidate] a `rollout.*` event's candidate snapshot digest
+ * @property {string} [baseline] a `rollout.*` event's current snapshot digest (the other side)
+ * @property {number} [step] a `rollout.*` event's step (0-based) after the decision
+ * @property {number} [share] a `rollout.*` event's share of new sessions (percent) on the candidate after the decision
+ * @property {string} [by] who took a `rollout.*` decision: `auto`, or the operator
  * @property {string} [traceId] the trace it was emitted in (when sampled)
  * @property {string} [spanId] the span it was emitted in
  *

@@ -79,7 +79,7 @@ export function ChatView({ store }) {
 
   const version = store.snapshots?.history.at(-1)?.version;
   return html`<section aria-labelledby="view-title">
-    <${ViewHeader} title="Chat">Talk to the orchestrator. A new session is pinned to the current snapshot${version !== undefined ? ` (v${version})` : ''} or, to compare, to an earlier snapshot still retained; an existing one answers on the snapshot it is pinned to.<//>
+    <${ViewHeader} title="Chat">Talk to the orchestrator. A new session is pinned to the current snapshot${version !== undefined ? ` (v${version})` : ''}${store.rollout?.active ? ` (while a rollout is in progress, ${store.rollout.active.share} % of new sessions start on its candidate instead)` : ''} or, to compare, to an earlier snapshot still retained; an existing one answers on the snapshot it is pinned to.<//>
     <form class="chat-form" onSubmit=${send} aria-label="Send a message">
       <div class="row">
         <label>Session

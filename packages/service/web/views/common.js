@@ -1,6 +1,6 @@
 // @ts-check
 /** Small components and hooks shared by the views. */
-import { html, useEffect, useRef, useState } from '../lib/vendor.js';
+import { html, useEffect, useLayoutEffect, useRef, useState } from '../lib/vendor.js';
 import { outcomeClass, traceHref } from '../lib/format.js';
 
 /**
@@ -128,4 +128,34 @@ export function TableWrap({ class: cls, label, children }) {
 /** What "critical" means beside a health state: never removed for health reasons, kept (flagged degraded) while it fails. @param {{ degraded: boolean }} props */
 export function CriticalChip({ degraded }) {
   return html`<span class="chip chip-critical" title="A critical agent is never removed for health reasons: while it fails it stays in snapshots, flagged degraded, and an alert says so">${degraded ? 'critical (kept while degraded)' : 'critical: never removed'}</span>`;
+}
+
+/**
+ * A button whose action asks first: pressing it shows the question with the action's own word
+ * and Cancel in its place (Cancel has focus, so a second Enter does nothing harmful); only the
+ * second button acts. `id` names the first button; the confirming one is `${id}-confirm`.
+ * @param {{ id: string, label: string, question: string, confirmLabel: string, danger?: boolean, disabled?: boolean, onConfirm: () => unknown }} props
+ */
+export function ConfirmButton({ id, label, question, confirmLabel, danger, disabled, onConfirm }) {
+  const [asking, setAsking] = useState(false);
+  const cancel = useRef(/** @type {HTMLButtonElement | null} */ (null));
+  const first = useRef(/** @type {HTMLButtonElement | null} */ (null));
+  const back = useRef(false);
+  // Before the browser paints: focus never rests on the page's body in between.
+  useLayoutEffect(() => {
+    if (asking) cancel.current?.focus();
+    else if (back.current) first.current?.focus();
+    back.current = false;
+  }, [asking]);
+  const tone = danger ? 'btn btn-danger' : 'btn';
+  if (!asking) return html`<button type="button" ref=${first} id=${id} class=${tone} disabled=${disabled} onClick=${() => setAsking(true)}>${label}</button>`;
+  return html`<span class="confirm" role="group" aria-labelledby=${`${id}-question`}>
+    <span class="confirm-question" id=${`${id}-question`}>${question}</span>${' '}<button type="button" id=${`${id}-confirm`} class=${`${tone} btn-strong`} onClick=${() => {
+      setAsking(false);
+      void onConfirm();
+    }}>${confirmLabel}</button>${' '}<button type="button" ref=${cancel} id=${`${id}-cancel`} class="btn" onClick=${() => {
+      back.current = true;
+      setAsking(false);
+    }}>Cancel</button>
+  </span>`;
 }

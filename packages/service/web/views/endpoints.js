@@ -1,10 +1,11 @@
 // @ts-check
 /**
- * Endpoints: one row per endpoint with its sources, admission, cache state, health, match verdict
- * and the reason for any refusal; filterable and sortable.
+ * Endpoints: one row per endpoint with its sources, admission, cache state, health (from card
+ * fetches and from real calls), match verdict and the reason for any refusal; filterable and
+ * sortable.
  */
-import { html, useMemo, useState } from '../lib/vendor.js';
-import { OUTCOME_LABEL, ago, duration, endpointLabel, num, outcomeClass, securityBadge } from '../lib/format.js';
+import { html, useEffect, useMemo, useState } from '../lib/vendor.js';
+import { OUTCOME_LABEL, ago, duration, endpointLabel, num, outcomeClass, percent, securityBadge } from '../lib/format.js';
 import { cardHref, inspectHref } from '../lib/routes.js';
 import { Badge, CriticalChip, EmptyRow, SortHeader, TableWrap, Tile, ViewHeader, useNow } from './common.js';
 import { ProposedBy } from './provenance.js';
@@ -76,6 +77,8 @@ export function EndpointsView({ store }) {
   const [outcome, setOutcome] = useState('all');
   const [sort, setSort] = useState(/** @type {import('./common.js').Sort} */ ({ col: 'verdict', dir: 'ascending' }));
   const all = store.endpoints;
+  // Call health moves with every turn, and no event says so: read it when the view opens.
+  useEffect(() => void store.refresh('calls'), []);
 
   const rows = useMemo(() => {
     const q = query.trim().toLowerCase();
@@ -120,6 +123,7 @@ export function EndpointsView({ store }) {
     };
   }, [all]);
   const activity = new Map((store.activity?.endpoints ?? []).map((a) => [a.endpoint, a]));
+  const calls = new Map((store.calls?.agents ?? []).map((a) => [a.baseUrl, a]));
 
   const sortProps = { sort, setSort };
   return html`<section aria-labelledby="view-title">
@@ -159,12 +163,12 @@ export function EndpointsView({ store }) {
           <${SortHeader} label="Sources, admission" col="sources" ...${sortProps} />
           <${SortHeader} label="Last outcome" col="outcome" ...${sortProps} />
           <${SortHeader} label="Cache: age, expiry, ETag" col="validated" ...${sortProps} />
-          <${SortHeader} label="Health" col="health" ...${sortProps} />
+          <${SortHeader} label="Health: fetches, calls" col="health" ...${sortProps} />
           <${SortHeader} label="Verdict" col="verdict" ...${sortProps} />
         </tr></thead>
         <tbody>
           ${all === undefined ? html`<${EmptyRow} cols=${6} text="Loading…" />` : rows.length === 0 ? html`<${EmptyRow} cols=${6} text=${all.length === 0 ? 'No endpoints yet.' : 'No endpoint matches the filter.'} />` : null}
-          ${rows.map((e) => html`<${EndpointRow} key=${e.baseUrl} e=${e} now=${now} name=${store.nameOf(e.baseUrl)} activity=${activity.get(e.baseUrl)} windowMs=${store.activity?.windowMs ?? 300_000} />`)}
+          ${rows.map((e) => html`<${EndpointRow} key=${e.baseUrl} e=${e} now=${now} name=${store.nameOf(e.baseUrl)} activity=${activity.get(e.baseUrl)} windowMs=${store.activity?.windowMs ?? 300_000} calls=${calls.get(e.baseUrl)} />`)}
         </tbody>
       </table>
     <//>
@@ -222,8 +226,38 @@ function AccessLine({ access }) {
   </div>`;
 }
 
-/** @param {{ e: EndpointStatus, now: number, name: string, activity: import('../lib/types.js').EndpointActivity | undefined, windowMs: number }} props */
-function EndpointRow({ e, now, name, activity, windowMs }) {
+/**
+ * Health from real calls, beside the fetch health: the calls the orchestrator made to the agent,
+ * the share that failed, the p95 latency and the failures in a row; what it means is said in words
+ * on hover, focus or a tap.
+ * @param {{ c: import('../lib/types.js').AgentCallHealthJson | undefined, label: string, now: number }} props
+ */
+function CallHealthLine({ c, label, now }) {
+  const [open, setOpen] = useState(false);
+  if (c === undefined || c.all.calls === 0) return html`<div class="muted small call-health">no A2A calls yet</div>`;
+  const f = c.all;
+  const id = `calls-tip-${c.baseUrl.replace(/[^a-z0-9]/gi, '-')}`;
+  const classes = Object.entries(f.byClass)
+    .map(([k, v]) => `${k} ${num(v)}`)
+    .join(', ');
+  const p95 = f.p95Ms !== undefined ? `${num(Math.round(f.p95Ms))} ms` : undefined;
+  const checks = c.checks.calls > 0 ? ` ${num(c.checks.calls)} of them were active checks (a harmless request on a schedule), ${num(c.checks.errors)} failed.` : '';
+  const streak =
+    c.consecutiveFailures > 0
+      ? ` The last ${c.consecutiveFailures === 1 ? 'call' : `${num(c.consecutiveFailures)} calls`} failed in a row: calls failing in a row degrade the agent, then leave it out of new snapshots, with the same hysteresis as failed card fetches; good calls bring it back.`
+      : ' Calls failing in a row would degrade the agent, then leave it out of new snapshots, with the same hysteresis as failed card fetches.';
+  const words = `Health from real calls: the orchestrator made ${num(f.calls)} A2A call${f.calls === 1 ? '' : 's'} to ${label}, the last ${ago(c.lastCallAt, now)}; ${num(f.errors)} failed (${percent(f.errorRate, true)})${classes ? ` — ${classes}` : ''}.${p95 ? ` 95 % of the recent ones answered within ${p95}.` : ''}${checks}${streak}`;
+  return html`<div class="call-health" data-calls=${f.calls} data-failing=${c.consecutiveFailures}>
+    <button type="button" class="tip-btn" aria-describedby=${id} aria-expanded=${open ? 'true' : 'false'} onClick=${() => setOpen(!open)}>
+      calls ${num(f.calls)} · ${percent(f.errorRate, true)} failed${p95 ? ` · p95 ${p95}` : ''}
+    </button>
+    <span role="tooltip" id=${id} class=${`tip${open ? ' tip-open' : ''}`}>${words}</span>
+    ${c.consecutiveFailures > 0 ? html`<div class="reason call-failing">${num(c.consecutiveFailures)} failed in a row${c.lastFailure ? `: ${c.lastFailure}` : ''}</div>` : null}
+  </div>`;
+}
+
+/** @param {{ e: EndpointStatus, now: number, name: string, activity: import('../lib/types.js').EndpointActivity | undefined, windowMs: number, calls: import('../lib/types.js').AgentCallHealthJson | undefined }} props */
+function EndpointRow({ e, now, name, activity, windowMs, calls }) {
   const c = e.cache;
   const out = lastOutcome(e);
   const exp = expiry(e, now);
@@ -260,6 +294,7 @@ function EndpointRow({ e, now, name, activity, windowMs }) {
       ${state === 'refused' ? html`<span class="muted">—</span>` : html`<${Badge} text=${state} />`}
       ${e.health?.critical ? html` <${CriticalChip} degraded=${e.health.state === 'degraded'} />` : null}
       ${e.health ? html`<div class="muted small">${e.health.successes} good / ${e.health.failures} bad in a row</div>` : null}
+      ${e.admitted ? html`<${CallHealthLine} c=${calls} label=${name || endpointLabel(e.baseUrl)} now=${now} />` : null}
     </td>
     <td data-verdict=${verdictOf(e)}>
       <${Badge} text=${verdictOf(e)} />${e.verdict?.localName ? html` <code>${e.verdict.localName}</code>` : null}

@@ -185,22 +185,44 @@ export function SnapshotsView({ store }) {
   </section>`;
 }
 
+/**
+ * An agent change's impact, when the service classifies it: `breaking` or `compatible`, with
+ * its reasons in words.
+ * @param {{ impact: 'breaking' | 'compatible' | undefined, reasons: string[] | undefined }} props
+ */
+function Impact({ impact, reasons }) {
+  if (impact === undefined) return html`<span class="muted">—</span>`;
+  return html`<${Badge} tone=${impact === 'breaking' ? 'o-failed' : 'o-good'} text=${impact} />
+    ${reasons && reasons.length > 0 ? html`<ul class="impact-reasons">${reasons.map((r) => html`<li>${r}</li>`)}</ul>` : null}`;
+}
+
 /** @param {{ diff: SnapshotDiff }} props */
 function DiffView({ diff }) {
   const nothing = diff.added.length === 0 && diff.removed.length === 0 && diff.changed.length === 0;
+  // Impacts of the agents that came or went (a changed agent's is in its row).
+  const changedNames = new Set(diff.changed.map((c) => c.localName));
+  const others = (diff.impacts ?? []).filter((i) => !changedNames.has(i.localName));
+  const classified = diff.changed.some((c) => c.impact !== undefined);
   return html`<div class="diff" aria-live="polite">
     <p class="muted">${diff.from ? `v${diff.from.version}` : 'nothing'} → v${diff.to.version}</p>
     ${nothing ? html`<p>No agent changed.</p>` : null}
+    ${diff.breaking !== undefined && !nothing
+      ? html`<p class="diff-verdict">${diff.breaking ? html`<${Badge} tone="o-failed" text="breaking" /> This change breaks something an orchestrator relied on.` : html`<${Badge} tone="o-good" text="compatible" /> Nothing an orchestrator relied on is removed or changed.`}</p>`
+      : null}
     ${diff.added.length > 0 ? html`<p><strong>Added:</strong> ${diff.added.map((n) => html`<span class="chip chip-added">+ ${n}</span>`)}</p>` : null}
     ${diff.removed.length > 0 ? html`<p><strong>Removed:</strong> ${diff.removed.map((n) => html`<span class="chip chip-removed">− ${n}</span>`)}</p>` : null}
+    ${others.length > 0
+      ? html`<ul class="diff-impacts">${others.map((i) => html`<li data-agent=${i.localName}><code>${i.localName}</code> <${Impact} impact=${i.impact} reasons=${i.reasons} /></li>`)}</ul>`
+      : null}
     ${diff.changed.length > 0
       ? html`<${TableWrap} class="diff-changed"><table class="data">
           <caption>Changed agents</caption>
-          <thead><tr><th scope="col">Agent</th><th scope="col">Skills</th><th scope="col">Endpoint</th><th scope="col">Other</th></tr></thead>
+          <thead><tr><th scope="col">Agent</th>${classified ? html`<th scope="col">Impact</th>` : null}<th scope="col">Skills</th><th scope="col">Endpoint</th><th scope="col">Other</th></tr></thead>
           <tbody>
             ${diff.changed.map(
               (c) => html`<tr key=${c.localName}>
                 <th scope="row"><code>${c.localName}</code></th>
+                ${classified ? html`<td class="wrap impact" data-impact=${c.impact ?? ''}><${Impact} impact=${c.impact} reasons=${c.reasons} /></td>` : null}
                 <td class="wrap">
                   ${c.skillsAdded.map((s) => html`<span class="chip chip-added">+ ${s}</span>`)}
                   ${c.skillsRemoved.map((s) => html`<span class="chip chip-removed">− ${s}</span>`)}

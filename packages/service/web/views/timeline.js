@@ -7,7 +7,7 @@
  * stale serving and requests. The same events are a text table below.
  */
 import { html, useEffect, useMemo, useState } from '../lib/vendor.js';
-import { clockTime, decidingStage, describeEvent, duration, endpointLabel, eventClass, eventOutcome } from '../lib/format.js';
+import { clockTime, decidingStage, describeEvent, duration, endpointLabel, eventClass, eventOutcome, shortDigest } from '../lib/format.js';
 import { cardHref, inspectHref } from '../lib/routes.js';
 import { activityText } from './endpoints.js';
 import { readActivity } from '../lib/store.js';
@@ -45,9 +45,17 @@ const ALERTS = '(alerts)';
 /** A restart, a takeover and a configuration reload (applied or refused): marks across every lane, labelled in the service lane. */
 const SERVICE_MARKS = new Set(['service.started', 'replica.leader', 'config.reloaded', 'config.refused']);
 
+/** What a rollout decision's mark reads (`rollout.<action>`); a step shows its share. */
+const ROLLOUT_MARK = /** @type {Record<string, string>} */ ({ held: 'held', resumed: 'resumed', promoted: 'promoted', 'rolled-back': 'rollback', superseded: 'replaced', withdrawn: 'withdrawn' });
+
 /** What the filter shows, by kind of event. The story kinds are on by default. */
 const KINDS = [
-  { id: 'story', label: 'snapshots, alerts and resolutions, restarts, takeovers and reloads', on: true, test: (/** @type {DiscoveryEvent} */ e) => e.type.startsWith('snapshot.') || e.type.startsWith('alert') || e.type === 'routing.evaluated' || SERVICE_MARKS.has(e.type) },
+  {
+    id: 'story',
+    label: 'snapshots, rollouts, alerts and resolutions, restarts, takeovers and reloads',
+    on: true,
+    test: (/** @type {DiscoveryEvent} */ e) => e.type.startsWith('snapshot.') || e.type.startsWith('rollout.') || e.type.startsWith('alert') || e.type === 'routing.evaluated' || SERVICE_MARKS.has(e.type),
+  },
   { id: 'admission', label: 'admissions and refusals', on: true, test: (/** @type {DiscoveryEvent} */ e) => e.type.startsWith('endpoint.') },
   { id: 'state', label: 'health and match verdicts', on: true, test: (/** @type {DiscoveryEvent} */ e) => e.type === 'health.changed' || e.type === 'match.verdict' },
   { id: 'card', label: 'card changes (new or rejected cards)', on: true, test: (/** @type {DiscoveryEvent} */ e) => e.type.startsWith('card.') },
@@ -366,7 +374,7 @@ function Mark({ e, cx, cy, top, bottom, lane, selected, onSelect }) {
   // A restart or takeover mark shows its outcome word, which its name says first.
   const label = `${clockTime(e.at)} · ${lane} · ${SERVICE_MARKS.has(e.type) ? `${eventOutcome(e)}: ` : ''}${describeEvent(e)}`;
   const common = {
-    class: `mark ${eventClass(e)}${selected ? ' selected' : ''}`,
+    class: `mark ${eventClass(e)}${e.type.startsWith('rollout.') ? ' rollout-mark' : ''}${selected ? ' selected' : ''}`,
     tabindex: '0',
     role: 'button',
     'aria-label': label,
@@ -404,6 +412,19 @@ function Mark({ e, cx, cy, top, bottom, lane, selected, onSelect }) {
         <rect x=${cx - 28} y=${cy - 10} width="56" height="20" rx="10" />
         <text x=${cx} y=${cy + 4} text-anchor="middle">${eventOutcome(e)}</text>`;
       break;
+    case 'rollout.started':
+    case 'rollout.advanced':
+    case 'rollout.held':
+    case 'rollout.resumed':
+    case 'rollout.promoted':
+    case 'rollout.rolled-back':
+    case 'rollout.superseded':
+    case 'rollout.withdrawn':
+      // A rollout decision: a pill on a dotted line across the lanes, reading its share or its word.
+      shape = html`<line class="snapline" x1=${cx} x2=${cx} y1=${top} y2=${bottom} />
+        <rect x=${cx - 30} y=${cy - 10} width="60" height="20" rx="10" />
+        <text x=${cx} y=${cy + 4} text-anchor="middle">${ROLLOUT_MARK[e.type.slice('rollout.'.length)] ?? `▶ ${e.share ?? 0}%`}</text>`;
+      break;
     case 'alert':
       shape = html`<path class="alert-mark" d=${`M${cx} ${cy - 11}L${cx + 11} ${cy + 8}L${cx - 11} ${cy + 8}Z`} />`;
       break;
@@ -438,6 +459,9 @@ function Detail({ e, lane, resolution, raised, events, traceUrl }) {
     ${e.type === 'alert.resolved'
       ? html`<dt>Raised</dt><dd>${raisedEvent ? `${clockTime(raisedEvent.at).slice(0, 8)}: ${raisedEvent.message ?? ''}` : e.raisedAt ? clockTime(e.raisedAt).slice(0, 8) : '—'}</dd>`
       : null}
+    ${e.type.startsWith('rollout.')
+      ? html`<dt>Rollout</dt><dd>${(e.agents ?? []).join(', ')}: ${e.share ?? 0} % of new sessions on the candidate <code title=${e.candidate}>${shortDigest(e.candidate)}</code> after this decision; <a href="#/rollout">the Rollout view</a></dd>`
+      : null}
     ${e.type === 'snapshot.published' || e.type === 'snapshot.held' ? html`<dt>Agents</dt><dd>${(e.agents ?? []).join(', ') || 'none'}</dd><dt>Digest</dt><dd><code>${e.digest}</code></dd>` : null}
     ${e.reason && e.type !== 'snapshot.held' ? html`<dt>Reason</dt><dd>${e.code ? `${e.code}: ` : ''}${e.reason}</dd>` : null}
     ${e.traceId ? html`<dt>Trace</dt><dd class="trace"><${TraceRef} traceId=${e.traceId} template=${traceUrl} /></dd>` : null}
@@ -447,6 +471,7 @@ function Detail({ e, lane, resolution, raised, events, traceUrl }) {
 function Legend() {
   return html`<ul class="legend" aria-label="Legend">
     <li><span class="swatch o-snapshot" aria-hidden="true"></span>snapshot (vN on a dashed line; “held” when a guard held it)</li>
+    <li><span class="swatch o-snapshot rollout-swatch" aria-hidden="true"></span>rollout decision (a pill on a dotted line: ▶ 5% for a step, held, resumed, promoted, rollback)</li>
     <li><span class="swatch o-service" aria-hidden="true"></span>restart, start or takeover (a long-dashed line: open alerts are carried over, not raised again)</li>
     <li><span class="shape shape-alert" aria-hidden="true">▲</span>alert (a bar runs to its resolution while open)</li>
     <li><span class="swatch o-good" aria-hidden="true"></span>✓ resolution, admitted, healthy, selected</li>
