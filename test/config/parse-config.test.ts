@@ -191,7 +191,7 @@ describe('defaults', () => {
     assert.equal(parseConfig(`${AGENT}policies: { lookalikes: exclude }\n`).policies.lookalikes, 'exclude');
     assert.throws(() => parseConfig(`${AGENT}policies: { lookalikes: block }\n`), (e: unknown) => isDiscoveryError(e) && /lookalikes/.test(e.message));
     assert.deepEqual(config.sources, { aiCatalogs: [], registries: [], ard: [], dns: [] });
-    assert.deepEqual(config.health, { enterAfter: 2, leaveAfter: 3, leaveWhileUsable: false, staticEnterAfter: 1, callLeaveAfter: 5 });
+    assert.deepEqual(config.health, { enterAfter: 2, leaveAfter: 3, leaveWhileUsable: false, staticEnterAfter: 1, callLeaveAfter: 5, activeCheck: { enabled: false, intervalMs: 60_000, timeoutMs: 5_000, maxConcurrent: 4 } });
     // Staged rollouts (docs/rollouts.md): breaking changes reach 5 %, then 25 %, of new sessions before all.
     assert.deepEqual(config.rollout, { trigger: 'breaking', steps: [5, 25, 100], holdMs: 600_000, minTurns: 20, minSamples: 10, maxErrorRateIncrease: 0.05, maxLatencyRatio: 1.5, minLatencyIncreaseMs: 250 });
     assert.throws(() => parseConfig(`${AGENT}rollout: { steps: [25, 5] }\n`), (e: unknown) => isDiscoveryError(e) && /steps must grow/.test(e.message));
@@ -224,7 +224,7 @@ describe('defaults', () => {
     const config = parseConfig(`${AGENT}cache:\n  maxBodyBytes: 131072\nhealth:\nloop: {}\nsources:\n  registries:\n`);
     assert.equal(config.cache.maxBodyBytes, 131_072);
     assert.equal(config.cache.defaultTtlMs, 300_000);
-    assert.deepEqual(config.health, { enterAfter: 2, leaveAfter: 3, leaveWhileUsable: false, staticEnterAfter: 1, callLeaveAfter: 5 });
+    assert.deepEqual(config.health, { enterAfter: 2, leaveAfter: 3, leaveWhileUsable: false, staticEnterAfter: 1, callLeaveAfter: 5, activeCheck: { enabled: false, intervalMs: 60_000, timeoutMs: 5_000, maxConcurrent: 4 } });
     assert.equal(config.loop.cycleIntervalMs, 5_000);
     assert.deepEqual(config.sources.registries, []);
   });

@@ -78,3 +78,44 @@ test('an agent whose calls all fail leaves new snapshots after callLeaveAfter, a
     await Promise.all([returns.close(), billing.close()]);
   }
 });
+
+test('with no session left on it, the active check is what brings an agent its failed calls put out back', async () => {
+  const returns = await startVersionedPeer({ name: 'Returns Agent', prefix: 'returns', v1: { skills: [{ id: 'returns', tags: ['returns'] }] }, v2: { skills: [{ id: 'returns', tags: ['returns'] }] } });
+  const billing = await startAdkPeer({ name: 'billing', description: 'Billing.', reply: 'billing here', card: (port) => adkStyleCard(port, 'Billing Agent', [{ id: 'invoices', tags: ['billing'] }]) });
+  const service = await startService({
+    port: 0,
+    policy: { allow: [returns, billing].map((p) => new URL(p.baseUrl).origin), allowLoopback: true },
+    vocabulary: [
+      { tag: 'returns', description: 'Returns of orders.' },
+      { tag: 'billing', description: 'Invoices.' },
+    ],
+    needs: [{ tag: 'returns' }, { tag: 'billing' }],
+    static: [
+      { name: 'returns_agent', url: returns.baseUrl, description: 'Handles returns.', tags: ['returns'] },
+      { name: 'billing_agent', url: billing.baseUrl, description: 'Answers invoice questions.', tags: ['billing'] },
+    ],
+    // Not enabled for every agent: only those their failed calls put out are checked.
+    health: { enterAfter: 1, callLeaveAfter: 2, activeCheck: { intervalMs: 1_000 } },
+    cache: { minTtlMs: 0 },
+    loop: { cycleIntervalMs: 100 },
+    logger: createLogger({ level: 'silent' }),
+  });
+  try {
+    returns.failEvery('v1', 1);
+    for (let i = 0; i < 2; i++) assert.equal((await chat(service, `c-${i}`, 'I want to return order 12')).status, 502);
+    await waitFor(async () => (names(service).includes('returns_agent') ? undefined : true), 'the returns agent leaves new snapshots', 10_000);
+    // Its checks fail too while the peer is broken (they reach the failing deployment).
+    const failedBefore = returns.calls.v1.failed;
+    await waitFor(async () => (returns.calls.v1.failed > failedBefore ? true : undefined), 'the active check calls the agent that is out', 10_000);
+    assert.deepEqual(names(service), ['billing_agent']);
+    returns.failEvery('v1', undefined);
+    await waitFor(async () => (names(service).includes('returns_agent') ? true : undefined), 'a good check brings it back', 10_000);
+    const figures = ((await (await fetch(`${service.url}/api/calls`)).json()) as { agents: Array<{ agent: string; checks: { calls: number } }> }).agents.find((a) => a.agent === 'returns_agent')!;
+    assert.ok(figures.checks.calls >= 2, 'the checks are counted as calls');
+    // Billing, never out, is never checked (not enabled for every agent).
+    assert.equal(((await (await fetch(`${service.url}/api/calls`)).json()) as { agents: Array<{ agent: string; checks: { calls: number } }> }).agents.find((a) => a.agent === 'billing_agent')?.checks.calls ?? 0, 0);
+  } finally {
+    await service.close();
+    await Promise.all([returns.close(), billing.close()]);
+  }
+});
