@@ -9,7 +9,7 @@ import { spawn } from 'node:child_process';
 import { runDemo } from '../../packages/service/src/demo/index.js';
 import { CLI } from '../helpers/cli.js';
 
-test('the demo publishes A (billing, returns), B (+ warranty), C (returns changed), D (warranty gone) in order; the session pinned to A keeps its tree', async () => {
+test('the demo publishes A (billing, returns), B (+ warranty), C (returns changed), D (warranty gone) in order; the session pinned to A keeps its tree; the breaking returns release is rolled out to 5 % and rolled back', async () => {
   const lines: string[] = [];
   const demo = await runDemo({ speed: 20, port: 0, out: (l) => lines.push(l) });
   try {
@@ -50,6 +50,32 @@ test('the demo publishes A (billing, returns), B (+ warranty), C (returns change
     assert.notEqual(turn.author, 'warranty_agent', 'A has no warranty agent');
     assert.ok(lines.some((l) => /alert skills-changed: returns_agent/.test(l)));
     assert.ok(lines.some((l) => /new session demo-mid .* → warranty_agent: Warranty here \(A2A 1\.0\)/.test(l)));
+    // The returns team's 2.0 drops a skill and fails half its calls: a staged rollout, then an
+    // automatic rollback on the figures of the simulated customers' calls.
+    const rollout = demo.service.loop.rollouts!.history.at(-1)!;
+    assert.equal(rollout.status, 'rolled-back');
+    assert.deepEqual(
+      rollout.decisions.map((d) => `${d.action} ${d.share}`),
+      ['started 5', 'rolled-back 0'],
+    );
+    assert.deepEqual(
+      rollout.changes.map((c) => c.localName),
+      ['returns_agent'],
+    );
+    const C = tail[2]!;
+    assert.equal(rollout.baseline, C.digest, 'the rollout was measured against C');
+    assert.ok(!history.some((h) => h.digest === rollout.candidate), 'the candidate was never published');
+    const candidate = `v${rollout.candidateVersion} ${rollout.candidate.slice(0, 12)}`;
+    assert.ok(lines.some((l) => l.includes(`breaking change, not published at once: candidate ${candidate} (returns_agent: `) && /exchange.*\) rolls out by stages, to 5% of new sessions first/.test(l)), lines.join('\n'));
+    assert.ok(lines.some((l) => /^ {10}demo-customer-\d+ \(v\d+\) → (returns_agent: Returns 2\.0 here|failed: returns_agent answered 500)/.test(l)), 'the sessions on the new version are shown');
+    assert.ok(lines.some((l) => /alert rollout-rolled-back: .*returns_agent: turn error rate \d+(\.\d)?% on the candidate \(\d+ of \d+ turns\)/.test(l)), lines.join('\n'));
+    assert.ok(lines.some((l) => l.includes(`rollout of ${candidate} rolled back: new sessions start on v`)), lines.join('\n'));
+    // Pinning: a session on the new version stays there after the rollback; a new one does not.
+    const pinned = lines.map((l) => /^ {10}session (demo-customer-\d+) stays on v\d+ (\w{12}) \(pinned\)/.exec(l)).find((m) => m !== null);
+    assert.ok(pinned, lines.join('\n'));
+    assert.equal(pinned[2], rollout.candidate.slice(0, 12));
+    assert.equal(demo.service.trees.digestOf(pinned[1]!), rollout.candidate, 'the session is still pinned to the candidate');
+    assert.ok(lines.some((l) => new RegExp(`^ {10}new session demo-customer-\\d+ starts on v\\d+ ${C.digest.slice(0, 12)} → returns_agent: Returns here`).test(l)), lines.join('\n'));
     // The second instance knows no agent: it discovers them through the first one's AI Catalog.
     assert.ok(lines.some((l) => /downstream snapshot v\d+ \w+ \(through the catalog\): billing_agent, returns_agent, warranty_agent$/.test(l)), lines.join('\n'));
     assert.ok(lines.some((l) => /downstream session demo-downstream \(v\d+\) → warranty_agent: Warranty here \(A2A 1\.0\)/.test(l)), lines.join('\n'));
@@ -75,15 +101,21 @@ test('`a2a-discovery demo` prints the dashboard URL, plays the morning and stops
   let out = '';
   child.stdout.on('data', (d: Buffer) => (out += d.toString()));
   const exit = new Promise<number | null>((r) => child.on('exit', r));
-  const deadline = Date.now() + 60_000;
-  const settled = /the morning is over[^\n]*\n[^\n]*\n {2}dashboard {3}http:\/\/127\.0\.0\.1:\d+\/\n {2}chat {8}curl /;
-  while (!settled.test(out) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
-  assert.match(out, /dashboard {3}http:\/\/127\.0\.0\.1:\d+\//);
-  // After the summary, the two lines an operator needs again, where the terminal ends.
-  assert.match(out, settled);
-  const url = /dashboard {3}(http:\/\/[^/\s]+)\//.exec(out)![1];
-  const res = await fetch(`${url}/readyz`);
-  assert.equal(res.status, 200);
-  child.kill('SIGINT');
-  assert.equal(await exit, 0);
+  try {
+    // A bound, not a timing: the rollback act runs real turns, slower on a loaded machine.
+    const deadline = Date.now() + 180_000;
+    const settled = /the morning is over[^\n]*\n[^\n]*\n {2}dashboard {3}http:\/\/127\.0\.0\.1:\d+\/\n {2}chat {8}curl /;
+    while (!settled.test(out) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+    assert.match(out, /dashboard {3}http:\/\/127\.0\.0\.1:\d+\//);
+    // After the summary, the two lines an operator needs again, where the terminal ends.
+    assert.match(out, settled);
+    const url = /dashboard {3}(http:\/\/[^/\s]+)\//.exec(out)![1];
+    const res = await fetch(`${url}/readyz`);
+    assert.equal(res.status, 200);
+    child.kill('SIGINT');
+    assert.equal(await exit, 0);
+  } finally {
+    // A failed assertion must not leave the demo running (the test would never end).
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+  }
 });

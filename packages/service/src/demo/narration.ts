@@ -2,12 +2,16 @@
  * What the demo's terminal says: the clock its lines carry (the scenario's model clock and the
  * wall clock the dashboard shows while the morning plays, then the wall clock only), the header
  * with every address, and the running service's events told as lines: new snapshots, alerts,
- * routing evaluations, health changes, and failing endpoints once (notices.ts).
+ * routing evaluations, health changes, staged rollouts and their decisions, and failing endpoints
+ * once (notices.ts).
  */
 import type { DiscoveryEvent, EventStream } from 'a2a-discovery';
 import type { AlertEvent } from 'a2a-discovery/internal';
 import type { RunningService } from '../assembly/service.js';
 import type { failureNotices } from './notices.js';
+
+/** A staged rollout's decision, as the event stream carries it. */
+type RolloutEvent = Extract<DiscoveryEvent, { type: `rollout.${string}` }>;
 
 const pad = (n: number): string => String(n).padStart(2, '0');
 
@@ -100,18 +104,44 @@ export class Narrator {
 }
 
 /**
- * Tells the service's events as they come: snapshots, the alerts an operator must know, failing
- * endpoints and their recovery (rate-limited by `notices`), health changes, routing evaluations.
- * Returns the unsubscribe.
+ * A staged rollout's decision as a line (`version` names a snapshot by its digest): what the change
+ * breaks and the share it reaches first, each next step, the promotion; an automatic rollback is
+ * told by its alert (which names the agent and the figure), so its line says what follows.
  */
-export function narrateEvents(events: EventStream, p: { clock: DemoClock; say: (line: string) => void; notices: ReturnType<typeof failureNotices> }): () => void {
+function rolloutLine(at: string, e: RolloutEvent, version: (digest: string) => string): string {
+  const candidate = `${version(e.candidate)} ${e.candidate.slice(0, 12)}`;
+  const baseline = version(e.baseline);
+  switch (e.type) {
+    case 'rollout.started':
+      return `[${at}] breaking change, not published at once: candidate ${candidate} (${e.reason}) rolls out by stages, to ${e.share}% of new sessions first; the others start on ${baseline}`;
+    case 'rollout.advanced':
+      return `[${at}] rollout of ${candidate}: ${e.share}% of new sessions now (${e.reason})`;
+    case 'rollout.promoted':
+      return `[${at}] rollout of ${candidate} promoted: ${e.reason}`;
+    case 'rollout.rolled-back':
+      return `[${at}] rollout of ${candidate} rolled back${e.by === 'auto' ? '' : ` by ${e.by}`}: new sessions start on ${baseline} again; the sessions already on ${version(e.candidate)} stay there (pinned)`;
+    default:
+      return `[${at}] rollout of ${candidate} ${e.type.slice('rollout.'.length)}${e.by === 'auto' ? '' : ` by ${e.by}`}: ${e.reason}`;
+  }
+}
+
+/**
+ * Tells the service's events as they come: snapshots, the alerts an operator must know, failing
+ * endpoints and their recovery (rate-limited by `notices`), health changes, routing evaluations,
+ * staged rollouts (`version` names a snapshot by its digest, `v7`). Returns the unsubscribe.
+ */
+export function narrateEvents(
+  events: EventStream,
+  p: { clock: DemoClock; say: (line: string) => void; notices: ReturnType<typeof failureNotices>; version: (digest: string) => string },
+): () => void {
   const { clock, say, notices } = p;
   const at = () => clock.at();
   // Endpoints out of snapshots: their failures are narrated as retries, not as stale serving.
   const removed = new Set<string>();
   return events.subscribe((e: DiscoveryEvent) => {
     if (e.type === 'snapshot.published') say(snapshotLine(at(), e, e.agents));
-    else if (e.type === 'alert' && ['skills-changed', 'repeated-failures', 'mass-removal', 'endpoint-changed'].includes((e as AlertEvent).kind)) say(`[${at()}] alert ${e.kind}: ${e.message}`);
+    else if (e.type === 'alert' && ['skills-changed', 'repeated-failures', 'mass-removal', 'endpoint-changed', 'rollout-rolled-back'].includes((e as AlertEvent).kind)) say(`[${at()}] alert ${e.kind}: ${e.message}`);
+    else if (e.type.startsWith('rollout.')) say(rolloutLine(at(), e as RolloutEvent, p.version));
     else if (e.type === 'card.result' && (e.outcome === 'stale' || e.outcome === 'failed')) {
       // Said once, then at most every reminder interval while it goes on; a retry on backoff is not news.
       const meanwhile = removed.has(e.endpoint) ? 'out of snapshots, retried on backoff' : e.outcome === 'stale' ? 'its card is served stale' : 'no card to serve, retried on backoff';

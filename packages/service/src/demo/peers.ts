@@ -6,12 +6,14 @@
  * - {@link startV1DemoAgent}: an @a2a-js/sdk 1.x server speaking only A2A 1.0.
  * - {@link startDemoCatalog}: a registry catalog (`{ agents: [{ name, url, tags }] }`).
  *
- * Each peer can be told to stop answering (`setHang(true)`) to show stale-on-error.
+ * Each peer can be told to stop answering (`setHang(true)`) to show stale-on-error. An ADK agent
+ * may also carry its next version, deployed blue/green beside the first ({@link DemoRelease}).
  */
 import { randomUUID } from 'node:crypto';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import express from 'express';
+import { DiscoveryError } from 'a2a-discovery';
 import { BaseLlm, LlmAgent, toA2a } from '@google/adk';
 import type { BaseLlmConnection, LlmRequest, LlmResponse } from '@google/adk';
 import { AgentCard, Role } from '@a2a-js/sdk';
@@ -85,14 +87,48 @@ function hangSwitch(app: express.Application): (hang: boolean) => void {
   };
 }
 
-/** An ADK JS agent served with `toA2a` (A2A 0.3); its card carries `skills` and a max-age. */
+/** A skill as a demo agent's card lists it. */
+export interface DemoSkill {
+  id: string;
+  name: string;
+  description: string;
+  tags: string[];
+}
+
+/**
+ * An ADK demo agent's next version, deployed blue/green as teams ship one: a second `toA2a`
+ * deployment on the same origin under `/v2` (its own agent and task store), answering beside the
+ * first until {@link ReleasablePeer.release} switches the card to it. The old deployment keeps
+ * answering the sessions still pinned to it.
+ */
+export interface DemoRelease {
+  /** The skills the card lists once released. */
+  skills: DemoSkill[];
+  reply: (text: string) => string;
+  /** Fail every n-th call to the new deployment with HTTP 500 (2: half of them), as a broken release does. Default: never. */
+  failEvery?: number;
+}
+
+/** An ADK demo agent with its next version deployed beside it. */
+export interface ReleasablePeer {
+  /** Serves the next version's card from now on: its interface URLs under `/v2`, its skills, version 2.0.0. */
+  release(): void;
+  /** Calls the new deployment received, and how many it failed. */
+  readonly released: { readonly received: number; readonly failed: number };
+}
+
+/**
+ * An ADK JS agent served with `toA2a` (A2A 0.3); its card carries `skills` and a max-age. With
+ * `release`, its next version is deployed beside it ({@link DemoRelease}).
+ */
 export async function startAdkDemoAgent(options: {
   name: string;
   cardName: string;
-  skills: Array<{ id: string; name: string; description: string; tags: string[] }>;
+  skills: DemoSkill[];
   reply: (text: string) => string;
   maxAgeSeconds: number;
-}): Promise<DemoPeer & { card: Record<string, unknown> }> {
+  release?: DemoRelease;
+}): Promise<DemoPeer & ReleasablePeer & { card: Record<string, unknown> }> {
   const app = express();
   const setHang = hangSwitch(app);
   app.use((req, res, next) => {
@@ -118,9 +154,52 @@ export async function startAdkDemoAgent(options: {
     skills: options.skills,
   };
   const agent = new LlmAgent({ name: options.name, description: options.cardName, instruction: 'Answer briefly.', model: new DemoModel(`demo-${options.name}`, options.reply) });
+  const next = options.release === undefined ? undefined : await deployNextVersion(app, { ...options, release: options.release, port, baseUrl, card });
   // toA2a serves this object by reference: changing `card` "redeploys" the card.
   await toA2a(agent, { app, host: '127.0.0.1', port, allowUnauthenticated: true, agentCard: card as never });
-  return { name: options.name, baseUrl, port, card, setHang, close: closer(server) };
+  const released = next?.released ?? { received: 0, failed: 0 };
+  const release = (): void => {
+    if (next === undefined) throw new DiscoveryError('ERR_USAGE', `the demo agent ${options.name} has no next version deployed (start it with \`release\`)`);
+    Object.assign(card, next.card);
+  };
+  return { name: options.name, baseUrl, port, card, setHang, release, released, close: closer(server) };
+}
+
+/**
+ * Deploys `release` under `/v2` on `app` (before the first version's routes): a gate that fails
+ * every n-th call, then its own `toA2a`. Returns what its card changes and its call counts.
+ */
+async function deployNextVersion(
+  app: express.Application,
+  o: { name: string; cardName: string; release: DemoRelease; port: number; baseUrl: string; card: Record<string, unknown> },
+): Promise<{ card: Record<string, unknown>; released: { received: number; failed: number } }> {
+  const { release } = o;
+  const released = { received: 0, failed: 0 };
+  app.use('/v2', (req, res, next) => {
+    if (req.method !== 'POST' || req.path.endsWith('/agent-card.json')) return next();
+    released.received++;
+    if (release.failEvery !== undefined && released.received % release.failEvery === 0) {
+      released.failed++;
+      res.status(500).json({ error: 'the new release crashed' });
+      return;
+    }
+    next();
+  });
+  const v2 = `${o.baseUrl}v2/`;
+  const card: Record<string, unknown> = {
+    ...o.card,
+    description: `${o.cardName} 2.0, an ADK JS agent (card text is shown, never given to a model).`,
+    url: `${v2}jsonrpc`,
+    version: '2.0.0',
+    additionalInterfaces: [
+      { url: `${v2}jsonrpc`, transport: 'JSONRPC' },
+      { url: `${v2}rest`, transport: 'HTTP+JSON' },
+    ],
+    skills: [...release.skills],
+  };
+  const agent = new LlmAgent({ name: o.name, description: `${o.cardName} 2.0`, instruction: 'Answer briefly.', model: new DemoModel(`demo-${o.name}-v2`, release.reply) });
+  await toA2a(agent, { app, host: '127.0.0.1', port: o.port, basePath: '/v2', allowUnauthenticated: true, agentCard: { ...card } as never });
+  return { card, released };
 }
 
 class ScriptExecutor implements AgentExecutor {

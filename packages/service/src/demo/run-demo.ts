@@ -116,7 +116,7 @@ export async function runDemo(options: DemoOptions = {}): Promise<RunningDemo> {
     // is held until the header below is printed.
     const narrator = new Narrator(out);
     if (first) narrator.say(snapshotLine(clock.at(), first, first.agents.map((a) => a.localName)));
-    const offNarration = narrateEvents(service.events, { clock, say: (line) => narrator.say(line), notices });
+    const offNarration = narrateEvents(service.events, { clock, say: (line) => narrator.say(line), notices, version: (digest) => `v${service.loop.snapshots.get(digest)?.version ?? '?'}` });
     const catalogUrl = `${url}/.well-known/ai-catalog.json`;
     const downstream = await startDownstream(catalogUrl, configDoc, minute, options.logger).catch(async (err: unknown) => {
       offNarration();
@@ -171,6 +171,13 @@ async function startPeers(peers: DemoPeer[]) {
     skills: [{ id: 'start-return', name: 'Start a return', description: 'Starts a product return.', tags: ['returns'] }],
     reply: (text) => `Returns here. About "${text}": I opened return R-1001; print the label from your account.`,
     maxAgeSeconds: CARD_MAX_AGE_S,
+    // Version 2.0, deployed beside it under /v2: without the "exchange" skill (a breaking change),
+    // and failing every second call; the scenario releases it at 10:22.
+    release: {
+      skills: [{ id: 'start-return', name: 'Start a return', description: 'Starts a product return.', tags: ['returns'] }],
+      reply: (text) => `Returns 2.0 here. About "${text}": return R-2001 is open; the label is in your account.`,
+      failEvery: 2,
+    },
   });
   peers.push(returns);
   const warranty = await startV1DemoAgent({
@@ -208,6 +215,10 @@ function demoConfig(peers: Awaited<ReturnType<typeof startPeers>>, port: number,
     loop: { cycleIntervalMs: Math.max(100, Math.round(minute / 2)), startupTimeoutMs: 5_000 },
     root: { kind: 'routed', name: 'orchestrator', fallback: 'billing_agent' },
     routing: { minAccuracy: 0.9 },
+    // A breaking change reaches 5 % of new sessions first; its calls are judged after 5 turns of
+    // the changed agent (few, so the demo's customers need about a hundred sessions), and a step
+    // lasts at least five model minutes and 20 turns.
+    rollout: { steps: [5, 25, 100], holdMs: Math.round(5 * minute), minTurns: 20, minSamples: 5 },
   };
 }
 

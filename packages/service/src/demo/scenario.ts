@@ -2,11 +2,13 @@
  * The seed's "morning of changes", played on the demo's compressed clock, one scene at a time:
  * an early session pinned to the first snapshot; the warranty team deploys (a new session routes
  * to it, the pinned one does not, the downstream instance finds it through the catalog); the
- * returns team adds a skill; the warranty endpoint stops answering; then the summary. Afterwards
- * the terminal goes quiet (narration.ts).
+ * returns team adds a skill; the returns team releases a breaking version whose new deployment
+ * fails half its calls (rolled out to 5 % of new sessions, then rolled back on the figures of
+ * their calls); the warranty endpoint stops answering; then the summary. Afterwards the terminal
+ * goes quiet (narration.ts).
  */
 import type { RunningService } from '../assembly/service.js';
-import type { DemoPeer } from './peers.js';
+import type { DemoPeer, ReleasablePeer } from './peers.js';
 import type { failureNotices } from './notices.js';
 import type { DemoClock } from './narration.js';
 import { chatLine, dashboardLine, sleep, wallClock } from './narration.js';
@@ -17,7 +19,7 @@ export interface DemoStage {
   readonly downstream: RunningService;
   /** The registry catalog the discovery sources poll. */
   readonly catalog: { set(agents: Array<{ name: string; url: string; tags?: string[] }>): void };
-  readonly returns: DemoPeer & { card: Record<string, unknown> };
+  readonly returns: DemoPeer & ReleasablePeer & { card: Record<string, unknown> };
   readonly warranty: DemoPeer;
   readonly clock: DemoClock;
   readonly out: (line: string) => void;
@@ -27,6 +29,9 @@ export interface DemoStage {
 }
 
 const QUESTION = 'Is serial 123 under warranty?';
+const RETURN_QUESTION = 'I want to return my headphones';
+/** New sessions the simulated customers start, at most, while the returns release rolls out. */
+const MAX_CUSTOMERS = 600;
 
 /**
  * Plays the morning (unless `play` is false), then says that the service keeps running with the
@@ -40,6 +45,7 @@ export function playScenario(s: DemoStage, play: boolean): Promise<void> {
     await earlySession(s);
     await warrantyDeploys(s);
     await returnsAddsASkill(s);
+    await returnsReleasesABreakingVersion(s);
     await warrantyStopsAnswering(s);
     morningOver(s);
   })()
@@ -107,6 +113,63 @@ async function returnsAddsASkill(s: DemoStage): Promise<void> {
   const before = service.loop.current()?.digest;
   await waitFor(() => service.loop.current()?.digest !== before, 10 * clock.minuteMs + 10_000);
 }
+
+/**
+ * 10:22: the returns team releases 2.0 on a new deployment: it drops the "exchange" skill (a
+ * breaking change) and fails half of its calls. The candidate reaches the first step's share of
+ * new sessions; simulated customers start sessions until the rollout is rolled back (the
+ * narration tells the decision); then a session on the new version keeps it, a new one does not.
+ */
+async function returnsReleasesABreakingVersion(s: DemoStage): Promise<void> {
+  const { service, clock, out } = s;
+  const rollouts = service.loop.rollouts;
+  if (rollouts === undefined) return;
+  await clock.until(22);
+  out(`[${clock.at()}] the returns team releases version 2.0 on a new deployment (/v2/jsonrpc): it drops the "exchange" skill, and the new deployment fails half of its calls`);
+  s.returns.release();
+  if (!(await waitFor(() => rollouts.active !== undefined, 10 * clock.minuteMs + 10_000))) {
+    out(`[${clock.at()}] no rollout started`);
+    return;
+  }
+  const { id, candidate, baseline } = rollouts.active!;
+  const current = `v${versionOf(service, baseline)}`;
+  const next = `v${versionOf(service, candidate)}`;
+  out(`[${clock.at()}] simulated customers start new sessions ("${RETURN_QUESTION}"); those that land on ${next}, the new version:`);
+  const onCandidate: string[] = [];
+  let started = 0;
+  while (rollouts.active?.id === id && started < MAX_CUSTOMERS) {
+    const sessionId = `demo-customer-${++started}`;
+    const turn = await service.sessions.run(sessionId, RETURN_QUESTION);
+    if (turn.digest !== candidate) {
+      // A session on the current version is done with; those on the new version stay (pinned).
+      await service.sessions.end(sessionId);
+      continue;
+    }
+    onCandidate.push(sessionId);
+    out(`          ${sessionId} (${next}) → ${answer(turn)}`);
+  }
+  const share = started === 0 ? 0 : (onCandidate.length / started) * 100;
+  const { received, failed } = s.returns.released;
+  out(`[${clock.at()}] ${started} new sessions: ${onCandidate.length} on ${next} (${share.toFixed(1)}%), the others on ${current}; the new deployment failed ${failed} of its ${received} calls (HTTP 500)`);
+  if (rollouts.active?.id === id) {
+    out(`[${clock.at()}] the rollout of ${next} is still in progress`);
+    return;
+  }
+  // Pinning: a conversation on the new version stays there; a new one starts on the current version.
+  out(`[${clock.at()}] after the rollback, "${RETURN_QUESTION}" again:`);
+  const pinnedId = onCandidate[0];
+  if (pinnedId !== undefined) {
+    const pinned = await service.sessions.run(pinnedId, RETURN_QUESTION);
+    out(`          session ${pinnedId} stays on v${versionOf(service, pinned.digest)} ${pinned.digest.slice(0, 12)} (pinned) → ${answer(pinned)}`);
+  }
+  const freshId = `demo-customer-${started + 1}`;
+  const fresh = await service.sessions.run(freshId, RETURN_QUESTION);
+  out(`          new session ${freshId} starts on v${versionOf(service, fresh.digest)} ${fresh.digest.slice(0, 12)} → ${answer(fresh)}`);
+  await service.sessions.end(freshId);
+}
+
+/** A turn's answer as a line: who answered and what, or why it failed. */
+const answer = (turn: { author?: string; reply: string; error?: string }): string => (turn.error === undefined ? `${turn.author}: ${turn.reply}` : `failed: ${turn.error}`);
 
 /** 10:30: the warranty card endpoint hangs until the agent leaves the snapshots; a late session, the early one still pinned. */
 async function warrantyStopsAnswering(s: DemoStage): Promise<void> {
