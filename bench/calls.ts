@@ -21,10 +21,10 @@
  *    (batches timed whole with `process.hrtime.bigint()`, never per call; order rotated).
  * 3. `memory`: heap bytes per agent of a `CallHealth` after 10,000 agents × N turn calls each
  *    (one digest, one interface), in a fresh `--expose-gc` child per size and round.
- * 4. `checks`: the active check's requests per agent per hour, by arithmetic from the interval and
- *    the jitter (`BENCH_CHECK_INTERVAL_S`, default 60; `BENCH_CHECK_JITTER`, default 0.1: each
- *    interval drawn within ±10 %). Measuring it on a model clock waits for the active check itself
- *    (packages/core/src/health/active-check.ts).
+ * 4. `checks`: the active check's requests per agent per hour: by arithmetic from the interval
+ *    (`BENCH_CHECK_INTERVAL_S`, default 60) and its jitter (±10 %, `ActiveCheck`'s own), and
+ *    measured: `ActiveCheck` on a virtual clock for one model hour against 10 loopback 1.x peers
+ *    (one agent each, 3 rounds with different seeds), the requests counted at each peer.
  *
  * Environment: BENCH_ROUNDS (turn rounds, default 9), BENCH_TURNS (turns per setting and round,
  * default 150), BENCH_MICRO_ROUNDS (default 15), BENCH_MEMORY_ROUNDS (default 2),
@@ -37,12 +37,12 @@ import os from 'node:os';
 import { setImmediate as tick } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { performance } from 'node:perf_hooks';
-import { SessionRunner, snapshotTreeBuilder, TreeFactory } from '../packages/core/src/adk/index.js';
+import { createPolicyFetch, SessionRunner, snapshotTreeBuilder, TreeFactory } from '../packages/core/src/adk/index.js';
 import { parseAgentCard } from '../packages/core/src/card/index.js';
-import { systemClock } from '../packages/core/src/clock/index.js';
+import { seededRandom, systemClock, VirtualClock } from '../packages/core/src/clock/index.js';
 import { HostPolicy } from '../packages/core/src/fetch/index.js';
 import { CallFigures } from '../packages/core/src/health/call-figures.js';
-import { CallHealth, type RecordedCall } from '../packages/core/src/health/index.js';
+import { ActiveCheck, CallHealth, type RecordedCall } from '../packages/core/src/health/index.js';
 import { Rollouts } from '../packages/core/src/rollout/index.js';
 import { buildSnapshot, SnapshotStore, type Snapshot, type SnapshotAgent } from '../packages/core/src/snapshot/index.js';
 import { startV1Server } from '../test/helpers/a2a-v1-server.js';
@@ -58,7 +58,8 @@ const MEMORY_ROUNDS = positiveInt(process.env['BENCH_MEMORY_ROUNDS'], 2);
 const MEMORY_CALLS = (process.env['BENCH_MEMORY_CALLS'] ?? '1,100,600').split(',').map((s) => positiveInt(s, 1));
 const MEMORY_AGENTS = 10_000;
 const CHECK_INTERVAL_S = Number(process.env['BENCH_CHECK_INTERVAL_S'] ?? 60);
-const CHECK_JITTER = Number(process.env['BENCH_CHECK_JITTER'] ?? 0.1);
+/** `ActiveCheck`'s spread: each interval is drawn from [0.9, 1.1] × the interval. */
+const CHECK_JITTER = 0.1;
 /** Target of issue 41: call accounting adds at most this share of the orchestrator's own time per turn. */
 const TURN_OVERHEAD_LIMIT = 0.02;
 const MESSAGE = 'Is serial 123 under warranty?';
@@ -435,26 +436,72 @@ function memoryPart(): Record<number, Summary> {
 
 // ---- 4. checks --------------------------------------------------------------------------------
 
+const CHECK_AGENTS = 10;
+const CHECK_ROUNDS = 3;
+
 interface ChecksReport {
   intervalS: number;
   jitter: number;
   /** Long-run mean (the jitter is symmetric, so the mean interval is the interval). */
   meanPerAgentPerHour: number;
-  /** Fewest and most checks one agent can get in any hour (every interval at the jitter's bound). */
+  /** Fewest and most checks one agent can get in its first hour: the first at any point of the first interval, then every interval at the jitter's bound. */
   minPerAgentPerHour: number;
   maxPerAgentPerHour: number;
-  measured: 'pending';
+  /** Measured: requests each peer (one agent each) received in one model hour, every agent of every round. */
+  measured: { agents: number; rounds: number; perAgentPerHour: number[]; summary: Summary; sent: number; ok: number; peerRequests: number };
 }
 
-function checksPart(): ChecksReport {
-  const hour = 3600;
+/**
+ * Runs `ActiveCheck` at its defaults (interval from BENCH_CHECK_INTERVAL_S) on a virtual clock for
+ * one model hour against {@link CHECK_AGENTS} loopback 1.x peers, one agent each, and counts the
+ * requests at each peer. The clock moves one second at a time, each step after every check in
+ * flight has answered.
+ */
+async function checksPart(): Promise<ChecksReport> {
+  const hour = 3_600_000;
+  const intervalMs = CHECK_INTERVAL_S * 1000;
+  const peers = await Promise.all(Array.from({ length: CHECK_AGENTS }, (_, j) => startV1Server({ prefix: `checked ${j}` })));
+  const perAgent: number[] = [];
+  let sent = 0;
+  let ok = 0;
+  let peerRequests = 0;
+  try {
+    const targets = peers.map((p, j) => {
+      const a = agentOf({ baseUrl: p.baseUrl, card: p.card }, `checked_${j}`);
+      return { localName: a.localName, baseUrl: a.baseUrl, card: a.card };
+    });
+    const policy = HostPolicy.from({ allow: peers.map((p) => new URL(p.baseUrl).origin), allowLoopback: true });
+    for (let r = 0; r < CHECK_ROUNDS; r++) {
+      const before = peers.map((p) => p.requests);
+      const clock = new VirtualClock();
+      const policyFetch = createPolicyFetch({ policy });
+      const check = new ActiveCheck({ targets: () => targets, policy, fetch: policyFetch, clock, random: seededRandom(r + 1), intervalMs, onResult: () => undefined });
+      check.start();
+      for (let t = 0; t < hour; t += 1_000) {
+        await clock.advance(1_000);
+        while (check.stats.inFlight > 0) await tick();
+      }
+      const stats = check.stats;
+      await check.close();
+      await policyFetch.close();
+      sent += stats.sent;
+      ok += stats.ok;
+      peers.forEach((p, j) => {
+        perAgent.push(p.requests - before[j]!);
+        peerRequests += p.requests - before[j]!;
+      });
+      process.stderr.write(`checks: model hour ${r + 1}/${CHECK_ROUNDS}\n`);
+    }
+  } finally {
+    await Promise.all(peers.map((p) => p.close()));
+  }
   return {
     intervalS: CHECK_INTERVAL_S,
     jitter: CHECK_JITTER,
-    meanPerAgentPerHour: hour / CHECK_INTERVAL_S,
-    minPerAgentPerHour: Math.floor(hour / (CHECK_INTERVAL_S * (1 + CHECK_JITTER))),
-    maxPerAgentPerHour: Math.ceil(hour / (CHECK_INTERVAL_S * (1 - CHECK_JITTER))),
-    measured: 'pending',
+    meanPerAgentPerHour: 3600 / CHECK_INTERVAL_S,
+    minPerAgentPerHour: 1 + Math.floor((3600 - CHECK_INTERVAL_S) / (CHECK_INTERVAL_S * (1 + CHECK_JITTER))),
+    maxPerAgentPerHour: 1 + Math.floor(3600 / (CHECK_INTERVAL_S * (1 - CHECK_JITTER))),
+    measured: { agents: CHECK_AGENTS, rounds: CHECK_ROUNDS, perAgentPerHour: perAgent, summary: summarize(perAgent), sent, ok, peerRequests },
   };
 }
 
@@ -513,9 +560,11 @@ async function main(): Promise<void> {
     console.log(table(['turn calls per agent', 'heap bytes per agent', 'MB for all agents (median)'], MEMORY_CALLS.map((n) => [String(n), fmtSummary(m[n]!, 0), fmt((m[n]!.median * MEMORY_AGENTS) / 1e6, 1)])));
   }
   if (want('checks')) {
-    const c = checksPart();
+    const c = await checksPart();
     results['checks'] = c;
-    console.log(`\nActive check, interval ${c.intervalS} s ±${c.jitter * 100} %: ${c.meanPerAgentPerHour} requests per agent per hour on average, ${c.minPerAgentPerHour}–${c.maxPerAgentPerHour} in any one hour; measured on a model clock: pending (no active check yet)`);
+    const m = c.measured;
+    console.log(`\nActive check, interval ${c.intervalS} s ±${c.jitter * 100} %: by arithmetic ${c.meanPerAgentPerHour} requests per agent per hour on average, ${c.minPerAgentPerHour}–${c.maxPerAgentPerHour} in an agent's first hour`);
+    console.log(`measured (virtual clock, one model hour, ${m.agents} agents × ${m.rounds} rounds): ${fmtSummary(m.summary, 0)} requests per agent per hour at the peers; sent ${m.sent}, TaskNotFound (ok) ${m.ok}, received at the peers ${m.peerRequests}`);
   }
   const path = writeResults('calls.json', { meta: machineMeta(started, loadBefore), ...results });
   console.log(`\nwritten: ${path}`);
