@@ -1,12 +1,12 @@
 /**
  * Figures of A2A calls: how many, how many failed and by which error class, and the latency of
  * the most recent ones (for the p95). Bounded: at most {@link MAX_CLASSES} error classes (the
- * rest counted as `other`) and the last {@link LATENCY_SAMPLES} latencies.
+ * rest counted as `other`) and the last {@link LATENCY_SAMPLES} latencies (or as many as given).
  */
 
 /** Error classes kept apart; any further class is counted as `other`. */
 const MAX_CLASSES = 16;
-/** Latencies kept (the most recent), for percentiles. */
+/** Latencies kept (the most recent), for percentiles, by default. */
 const LATENCY_SAMPLES = 512;
 
 /** What one call (or one turn) of an agent came to. */
@@ -37,7 +37,15 @@ export class CallFigures {
   #errors = 0;
   readonly #byClass = new Map<string, number>();
   readonly #latencies: number[] = [];
+  readonly #samples: number;
   #next = 0;
+  /** The latencies sorted, until the next {@link add}: a percentile read between two calls sorts nothing. */
+  #sorted: number[] | undefined;
+
+  /** `samples`: the most recent latencies kept for percentiles. */
+  constructor(samples = LATENCY_SAMPLES) {
+    this.#samples = Math.max(1, samples);
+  }
 
   /** Counts one outcome. */
   add(outcome: CallOutcome): void {
@@ -49,10 +57,11 @@ export class CallFigures {
       this.#byClass.set(cls, (this.#byClass.get(cls) ?? 0) + 1);
     }
     const ms = Math.max(0, outcome.latencyMs);
-    if (this.#latencies.length < LATENCY_SAMPLES) this.#latencies.push(ms);
+    this.#sorted = undefined;
+    if (this.#latencies.length < this.#samples) this.#latencies.push(ms);
     else {
       this.#latencies[this.#next] = ms;
-      this.#next = (this.#next + 1) % LATENCY_SAMPLES;
+      this.#next = (this.#next + 1) % this.#samples;
     }
   }
 
@@ -72,7 +81,7 @@ export class CallFigures {
   /** The `p`-th percentile (0–100) of the recent latencies, nearest rank; undefined without calls. */
   percentile(p: number): number | undefined {
     if (this.#latencies.length === 0) return undefined;
-    const sorted = [...this.#latencies].sort((a, b) => a - b);
+    const sorted = (this.#sorted ??= [...this.#latencies].sort((a, b) => a - b));
     const rank = Math.min(sorted.length, Math.max(1, Math.ceil((p / 100) * sorted.length)));
     return sorted[rank - 1];
   }

@@ -18,6 +18,8 @@ import { CallFigures, type CallFiguresView, type CallOutcome } from './call-figu
 const MAX_DIGESTS = 8;
 /** Interfaces kept per agent. */
 const MAX_INTERFACES = 4;
+/** Latencies kept per digest and per interface (the agent's whole window keeps more). */
+const SPLIT_SAMPLES = 64;
 
 /** One call, as recorded. */
 export interface RecordedCall extends CallOutcome {
@@ -161,7 +163,7 @@ export class CallHealth {
 function bounded(map: Map<string, CallFigures>, key: string, max: number): CallFigures {
   let f = map.get(key);
   if (f !== undefined) return f;
-  f = new CallFigures();
+  f = new CallFigures(SPLIT_SAMPLES);
   map.set(key, f);
   for (const oldest of map.keys()) {
     if (map.size <= max) break;
