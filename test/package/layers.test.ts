@@ -23,7 +23,7 @@ const LAYERS: readonly (readonly string[])[] = [
   ['resolve', 'probe'],
   // The matcher comes after the resolver in the data flow: a selection names its admitted endpoint.
   ['match'],
-  ['snapshot', 'explorer'],
+  ['snapshot', 'rollout', 'explorer'],
   ['loop', 'adk', 'routing'],
   // The entries: the public root, and the sibling packages' internal one beside it.
   ['index', 'internal'],
