@@ -199,4 +199,31 @@ describe('a2a-discovery trace', () => {
       assert.match(r.stderr, /error/);
     }
   });
+
+  test('--calls: the agent\'s health after each attempt, in the library\'s words, leaving after 5 failed calls and back after a good call', async () => {
+    const r = await cli('trace', '--attempts', '9', '--calls', 'ok ok 500 500 500 500 500 ok ok');
+    assert.equal(r.code, 0, r.stderr);
+    assert.match(r.stdout, /Health of the agent from its card and its calls/);
+    assert.match(r.stdout, /7 +500 +0 failed fetches, 5 failed call\(s\) in a row +removed \* +left new snapshots after 5 failed calls in a row; last: orders_agent answered 500 Internal Server Error/);
+    assert.match(r.stdout, /Attempt 9 \(48\.1 s\): removed → healthy: card fresh\./);
+    const j = JSON.parse((await cli('trace', '--attempts', '9', '--calls', 'ok ok 500 500 500 500 500 ok ok', '--call-leave-after', '3', '--json')).stdout) as { health: { steps: { state: string }[] } };
+    assert.deepEqual(j.health.steps.map((s) => s.state), ['pending', 'healthy', 'degraded', 'degraded', 'removed', 'removed', 'removed', 'removed', 'healthy']);
+  });
+
+  test('--rollout: a breaking v2 whose calls fail half the time is rolled back at 5 %, the reason and the alert printed', async () => {
+    const r = await cli('trace', '--rollout', '--v2-breaking', '--candidate-calls', 'ok 500');
+    assert.equal(r.code, 0, r.stderr);
+    assert.match(r.stdout, /change: breaking — skill "order-status" removed/);
+    assert.match(r.stdout, /rolled-back +0% +orders_agent: turn error rate 50% on the candidate \(5 of 10 turns\) against 0% on the current snapshot/);
+    assert.match(r.stdout, /alert: rollout of orders_agent rolled back: orders_agent: turn error rate 50%/);
+    const j = JSON.parse((await cli('trace', '--rollout', '--v2-breaking', '--rollout-steps', '10 50 100', '--json')).stdout) as { rollout: { status: string; decisions: { action: string; share: number }[] } };
+    assert.equal(j.rollout.status, 'promoted');
+    assert.deepEqual(j.rollout.decisions.map((d) => [d.action, d.share]), [['started', 10], ['advanced', 50], ['promoted', 100]]);
+  });
+
+  test('a bad call script is a usage error naming the control', async () => {
+    const r = await cli('trace', '--calls', 'ok 200', '--json');
+    assert.equal(r.code, 2);
+    assert.match(r.stdout, /calls/);
+  });
 });

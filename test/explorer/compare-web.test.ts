@@ -28,6 +28,8 @@ const PAIRS: [Partial<TraceInputs>, Partial<TraceInputs>][] = [
   [{ condition: 'malformed' }, { maxAgeSeconds: 30 }],
   [{ condition: 'unavailable', failFromSeconds: 11 }, { condition: 'unavailable', failFromSeconds: 11, staleOnError: true }],
   [{}, { condition: 'unavailable', failFromSeconds: 11, staleOnError: true, maxStaleSeconds: 5, rttMs: 250, seed: 3 }],
+  [{ attempts: 9 }, { attempts: 9, calls: 'ok ok 500 500 500 500 500 ok ok' }],
+  [{ rollout: true }, { rollout: true, v2Breaking: true, rolloutCandidateCalls: 'ok 500' }],
 ];
 
 for (const [a, b] of PAIRS) {
@@ -56,6 +58,7 @@ test("the page's labels and value texts are the library's (one mapping, the same
   const samples: [string, unknown][] = [
     ['condition', 'malformed'], ['maxAgeSeconds', 30], ['publishV2AtSeconds', 12], ['publishV2AtSeconds', null], ['failFromSeconds', null],
     ['failFromSeconds', 11], ['rttMs', 100], ['staleOnError', true], ['jitter', false], ['attempts', 5], ['seed', 1], ['maxStaleSeconds', 5], ['x', undefined],
+    ['calls', null], ['calls', 'ok 500'], ['rolloutHoldSeconds', 600], ['rolloutSteps', '5 25 100'], ['rolloutMaxErrorRateIncrease', 0.05], ['rolloutTrigger', 'any'],
   ];
   for (const [field, value] of samples) assert.equal(labels.inputText(field, value), traceInputText(field, value), `${field} ${String(value)}`);
 });

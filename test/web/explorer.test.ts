@@ -683,6 +683,63 @@ describe('the explorer teaches causes (issue 25, item 10)', () => {
   });
 });
 
+describe('health from calls and the rollout of v2 (issue 41)', () => {
+  test('the health panel shows each attempt’s state and the library’s reason, word for word', async () => {
+    const before = problems.length;
+    const patch = { attempts: 9, calls: 'ok ok 500 500 500 500 500 ok ok' };
+    await page.selectOption('#x-preset', 'calls-fail');
+    await waitForRun({ ...DEFAULT_TRACE_INPUTS, ...patch });
+    const lib = (await runTrace(patch)).health!;
+    const rows = await page.locator('#trace-health-table tbody tr').evaluateAll((trs) => trs.map((tr) => [tr.getAttribute('data-state'), tr.querySelector('[data-reason]')?.textContent ?? '']));
+    assert.deepEqual(rows, lib.steps.map((st) => [st.state, st.reason]));
+    assert.match(rows[6]![1]!, /^left new snapshots after 5 failed calls in a row; last: orders_agent answered 500/);
+    assert.match(await text(page.locator('#trace-health-lines')), /removed → healthy: card fresh/);
+    assert.equal(await page.isDisabled('#x-calls'), false, 'the call script is editable once calls are on');
+    assert.deepEqual(problems.slice(before), []);
+  });
+
+  test('the rollout panel: a failing breaking v2 rolled back with Rollouts’ reason and its alert; with good calls, promoted by steps', async () => {
+    const before = problems.length;
+    const failing = { v2Breaking: true, rollout: true, rolloutCandidateCalls: 'ok 500' };
+    await page.selectOption('#x-preset', 'rollout-fails');
+    await waitForRun({ ...DEFAULT_TRACE_INPUTS, ...failing });
+    const lib = (await runTrace(failing)).rollout!;
+    assert.equal(await page.getAttribute('#trace-rollout', 'data-status'), 'rolled-back');
+    const decisions = await page.locator('#trace-rollout-decisions tbody tr').evaluateAll((trs) => trs.map((tr) => [tr.getAttribute('data-action'), tr.querySelector('[data-reason]')?.textContent ?? '']));
+    assert.deepEqual(decisions, lib.decisions.map((d) => [d.action, d.reason]));
+    assert.match(await text(page.locator('#trace-rollout-alert')), /rollout of orders_agent rolled back: orders_agent: turn error rate 50%/);
+    assert.match(await text(page.locator('#trace-rollout')), /skill "order-status" removed/);
+
+    await page.selectOption('#x-preset', 'rollout-healthy');
+    await waitForRun({ ...DEFAULT_TRACE_INPUTS, v2Breaking: true, rollout: true });
+    const actions = await page.locator('#trace-rollout-decisions tbody tr').evaluateAll((trs) => trs.map((tr) => tr.getAttribute('data-action')));
+    assert.deepEqual(actions, ['started', 'advanced', 'promoted']);
+    assert.equal(await page.locator('#trace-rollout-steps tbody tr').count(), 2);
+    assert.deepEqual(problems.slice(before), []);
+  });
+
+  test('at 1366 and 390 px the panels fit: no horizontal page overflow, and axe finds nothing', async () => {
+    for (const width of [1366, 390]) {
+      const view = await browser.newPage({ viewport: { width, height: 844 } });
+      try {
+        await view.goto(`${demo.url}/#/explorer`);
+        await view.locator('#trace-results[data-state="ready"]').waitFor();
+        if (width < 1000) await view.click('#x-controls-toggle');
+        for (const id of ['calls-fail', 'rollout-fails']) {
+          await view.selectOption('#x-preset', id);
+          await view.locator(id === 'calls-fail' ? '#trace-health' : '#trace-rollout').waitFor();
+          await view.locator('#trace-results[data-state="ready"]').waitFor();
+          const overflow = await view.evaluate('document.documentElement.scrollWidth');
+          assert.ok((overflow as number) <= width, `page is ${String(overflow)} px wide at ${width} px with ${id}`);
+        }
+        await expectNoAxeViolations(view, `explorer with the rollout panel at ${width} px`);
+      } finally {
+        await view.close();
+      }
+    }
+  });
+});
+
 describe('phone width: the run comes first', () => {
   test('at 390×844 the controls fold behind a button, so the summary starts within the first screen; the button opens them', async () => {
     const phone = await browser.newPage({ viewport: { width: 390, height: 844 } });

@@ -1,7 +1,9 @@
 /**
  * The discovery-trace explorer: the seed's interactive teaching model (sequential discovery
  * attempts against one endpoint) run by the library's own card cache, validator and matcher on
- * a virtual clock against a scripted endpoint. `runTrace` gives self-describing plain data for
+ * a virtual clock against a scripted endpoint; with scripted calls, the agent's health decided by
+ * the library's `CallHealth` and `HealthTracker`; with a rollout, the staged rollout of card v2
+ * decided by the library's `Rollouts`. `runTrace` gives self-describing plain data for
  * the CLI (`a2a-discovery trace`) and for a web page.
  *
  * @module
@@ -22,6 +24,12 @@ export type {
   TraceLibrarySettings,
   TraceModel,
   TraceResult,
+  TraceHealth,
+  TraceHealthStep,
+  TraceRollout,
+  TraceRolloutDecision,
+  TraceRolloutStep,
+  TraceRolloutSample,
 } from './types.js';
 export {
   DEFAULT_TRACE_INPUTS,
@@ -29,6 +37,7 @@ export {
   TRACE_CONDITION_LABELS,
   TRACE_INPUT_LABELS,
   TRACE_LIMITS,
+  TRACE_ROLLOUT_TRIGGERS,
   resolveTraceInputs,
   traceInputText,
 } from './inputs.js';

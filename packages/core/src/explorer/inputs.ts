@@ -6,6 +6,8 @@
  * @module
  */
 import { DiscoveryError, type Problem } from '../errors.js';
+import { HEALTH_DEFAULTS, ROLLOUT_DEFAULTS } from '../rules/defaults.js';
+import { parseCallScript } from './call-script.js';
 
 /**
  * What the scripted endpoint does with a request:
@@ -59,6 +61,39 @@ export interface TraceInputs {
   readonly jitter: boolean;
   /** Seed of the random source used by jitter (runs are deterministic per seed). Default 1. */
   readonly seed: number;
+  /**
+   * The agent's A2A calls, one per attempt, made when the attempt ends: `ok`, an HTTP status
+   * 400–599, `network` (no answer) or `-` (no call), optionally `@<ms>`; e.g. `ok ok 500 500 500
+   * 500 500 ok ok`. Calls past the last attempt are not made (the health lane says so). Given, the run shows the agent's health after each attempt, decided by the
+   * library's `CallHealth` and `HealthTracker`. `null`: no calls, no health lane. Default null.
+   */
+  readonly calls: string | null;
+  /** Health: good observations in a row before the agent enters (or returns to) snapshots (`health.enterAfter`). Default 2. */
+  readonly enterAfter: number;
+  /** Health: failed calls in a row before the agent leaves new snapshots (`health.callLeaveAfter`). Default 5. */
+  readonly callLeaveAfter: number;
+  /** Card v2 renames its skill (`order-status` → `order-tracking`): a breaking change. Default false (v2 only rewords it). */
+  readonly v2Breaking: boolean;
+  /** Explain how the change from card v1 to v2 rolls out: staged, judged on the calls below, by the library's `Rollouts`. Default false. */
+  readonly rollout: boolean;
+  /** Which changes roll out by stages (`rollout.trigger`): `breaking`, `any` or `off`. Default `breaking`. */
+  readonly rolloutTrigger: 'breaking' | 'any' | 'off';
+  /** Shares of new sessions the candidate gets, percent, ascending (`rollout.steps`), e.g. `5 25 100`. */
+  readonly rolloutSteps: string;
+  /** Each step lasts at least this long, model seconds (`rollout.holdMs`). Default 600. */
+  readonly rolloutHoldSeconds: number;
+  /** Each step lasts at least this many turns on the candidate (`rollout.minTurns`). Default 20. */
+  readonly rolloutMinTurns: number;
+  /** Turns on the candidate before its figures are judged (`rollout.minSamples`). Default 10. */
+  readonly rolloutMinSamples: number;
+  /** How much higher the candidate's turn error rate may be, as a fraction (`rollout.maxErrorRateIncrease`). Default 0.05. */
+  readonly rolloutMaxErrorRateIncrease: number;
+  /** What the turns on the candidate come to, a pattern repeated (same words as `calls`), e.g. `ok 500` (fails 50 %). Default `ok`. */
+  readonly rolloutCandidateCalls: string;
+  /** What the turns on the current snapshot come to, a pattern repeated. Default `ok`. */
+  readonly rolloutCurrentCalls: string;
+  /** New sessions, one a model second, each with one turn, while the rollout runs. Default 2,000. */
+  readonly rolloutSessions: number;
 }
 
 /** The seed's defaults: five attempts six seconds apart, max-age 10 s, v2 at 12 s, backoff and jitter off. */
@@ -78,6 +113,20 @@ export const DEFAULT_TRACE_INPUTS: Readonly<TraceInputs> = Object.freeze({
   maxStaleSeconds: 3_600,
   jitter: false,
   seed: 1,
+  calls: null,
+  enterAfter: HEALTH_DEFAULTS.enterAfter,
+  callLeaveAfter: HEALTH_DEFAULTS.callLeaveAfter,
+  v2Breaking: false,
+  rollout: false,
+  rolloutTrigger: ROLLOUT_DEFAULTS.trigger,
+  rolloutSteps: ROLLOUT_DEFAULTS.steps.join(' '),
+  rolloutHoldSeconds: ROLLOUT_DEFAULTS.holdMs / 1000,
+  rolloutMinTurns: ROLLOUT_DEFAULTS.minTurns,
+  rolloutMinSamples: ROLLOUT_DEFAULTS.minSamples,
+  rolloutMaxErrorRateIncrease: ROLLOUT_DEFAULTS.maxErrorRateIncrease,
+  rolloutCandidateCalls: 'ok',
+  rolloutCurrentCalls: 'ok',
+  rolloutSessions: 2_000,
 });
 
 /**
@@ -114,6 +163,20 @@ export const TRACE_INPUT_LABELS: Readonly<Record<keyof TraceInputs, string>> = O
   maxStaleSeconds: 'Max stale',
   jitter: 'Jitter',
   seed: 'Random seed',
+  calls: 'Calls of the agent',
+  enterAfter: 'Good observations to enter',
+  callLeaveAfter: 'Failed calls to leave',
+  v2Breaking: 'Card v2 renames its skill',
+  rollout: 'Explain the rollout of v2',
+  rolloutTrigger: 'Rollout trigger',
+  rolloutSteps: 'Rollout steps (%)',
+  rolloutHoldSeconds: 'Step hold',
+  rolloutMinTurns: 'Turns per step',
+  rolloutMinSamples: 'Turns before judging',
+  rolloutMaxErrorRateIncrease: 'Max error rate increase',
+  rolloutCandidateCalls: 'Calls on the candidate',
+  rolloutCurrentCalls: 'Calls on the current snapshot',
+  rolloutSessions: 'New sessions',
 });
 
 /**
@@ -150,7 +213,28 @@ export const TRACE_LIMITS = Object.freeze({
   intervalSeconds: 86_400,
   rttMs: 60_000,
   timeSeconds: 8_640_000,
+  rolloutSessions: 10_000,
+  rolloutSteps: 10,
+  health: 100,
 });
+
+/** The triggers of a staged rollout, in the order a control lists them. */
+export const TRACE_ROLLOUT_TRIGGERS: readonly TraceInputs['rolloutTrigger'][] = Object.freeze(['breaking', 'any', 'off']);
+
+/**
+ * The shares of a rollout's steps, read from `5 25 100` (spaces or commas): whole or decimal
+ * percentages above 0 and at most 100, ascending. Returns them, or the problem in words.
+ *
+ * @example parseRolloutSteps('5, 25, 100').steps // [5, 25, 100]
+ */
+export function parseRolloutSteps(text: string): { steps?: number[]; problem?: string } {
+  const parts = text.split(/[\s,]+/).filter((t) => t !== '');
+  if (parts.length === 0 || parts.length > TRACE_LIMITS.rolloutSteps) return { problem: `must hold 1 to ${TRACE_LIMITS.rolloutSteps} shares, e.g. 5 25 100` };
+  const steps = parts.map(Number);
+  if (steps.some((n) => !Number.isFinite(n) || n <= 0 || n > 100)) return { problem: 'each share must be a percentage above 0 and at most 100' };
+  if (steps.some((n, i) => i > 0 && n <= (steps[i - 1] as number))) return { problem: 'the shares must grow step by step' };
+  return { steps };
+}
 
 /**
  * Fills in defaults and checks every control; every problem is reported at once.
@@ -185,6 +269,28 @@ export function resolveTraceInputs(partial: Partial<TraceInputs> = {}): TraceInp
   if (inputs.failFromSeconds !== null) num('failFromSeconds', inputs.failFromSeconds, 0, TRACE_LIMITS.timeSeconds, false);
   num('maxStaleSeconds', inputs.maxStaleSeconds, 0, TRACE_LIMITS.timeSeconds, false);
   num('seed', inputs.seed, 0, 2 ** 32 - 1, true);
+  for (const k of ['v2Breaking', 'rollout'] as const) bool(k, inputs[k]);
+  const script = (path: keyof TraceInputs, value: unknown): void => {
+    if (typeof value !== 'string') return bad(path, 'must be a call script, e.g. ok ok 500');
+    const problem = parseCallScript(value, 1).problem;
+    if (problem !== undefined) bad(path, problem);
+  };
+  if (inputs.calls !== null) script('calls', inputs.calls);
+  num('enterAfter', inputs.enterAfter, 1, TRACE_LIMITS.health, true);
+  num('callLeaveAfter', inputs.callLeaveAfter, 1, TRACE_LIMITS.health, true);
+  if (!TRACE_ROLLOUT_TRIGGERS.includes(inputs.rolloutTrigger)) bad('rolloutTrigger', `must be one of ${TRACE_ROLLOUT_TRIGGERS.join(', ')}`);
+  if (typeof inputs.rolloutSteps !== 'string') bad('rolloutSteps', 'must be shares in percent, e.g. 5 25 100');
+  else {
+    const problem = parseRolloutSteps(inputs.rolloutSteps).problem;
+    if (problem !== undefined) bad('rolloutSteps', problem);
+  }
+  num('rolloutHoldSeconds', inputs.rolloutHoldSeconds, 0, TRACE_LIMITS.timeSeconds, false);
+  num('rolloutMinTurns', inputs.rolloutMinTurns, 0, TRACE_LIMITS.rolloutSessions, true);
+  num('rolloutMinSamples', inputs.rolloutMinSamples, 1, TRACE_LIMITS.rolloutSessions, true);
+  num('rolloutMaxErrorRateIncrease', inputs.rolloutMaxErrorRateIncrease, 0, 1, false);
+  script('rolloutCandidateCalls', inputs.rolloutCandidateCalls);
+  script('rolloutCurrentCalls', inputs.rolloutCurrentCalls);
+  num('rolloutSessions', inputs.rolloutSessions, 1, TRACE_LIMITS.rolloutSessions, true);
 
   if (problems.length > 0) {
     const first = problems[0] as Problem;

@@ -15,6 +15,8 @@ import { HostPolicy } from '../fetch/index.js';
 import { CACHE_DEFAULTS } from '../rules/defaults.js';
 import { classify, NEED, seconds, versionLabel } from './classify.js';
 import { freshnessOf, hiddenNewerOf } from './freshness.js';
+import { HealthLane } from './health-lane.js';
+import { explainRollout } from './rollout-lane.js';
 import { rejectedAt } from './rejected-at.js';
 import type { TraceInputs } from './inputs.js';
 import { resolveTraceInputs, TRACE_LIMITS } from './inputs.js';
@@ -36,6 +38,12 @@ const LIMITS = Object.freeze([
   'One request per attempt: no retries within an attempt (backoff between attempts only with the backoff control); no DNS, TLS or redirect failures.',
   'Credentials are a simulated boolean (a placeholder header); never enter real secrets.',
   'Discovery of a card does not authenticate later task calls: those need their own authentication and error handling.',
+]);
+
+/** Said when calls or a rollout are modeled: what is scripted, and what is the library's. */
+const CALL_LIMITS = Object.freeze([
+  'Calls are scripted, not made: each call’s outcome and latency are given, and a failure is worded as the orchestrator words it. What they lead to — the call figures, the health states and their reasons, the rollout’s assignment of sessions and its decisions — is decided by the library’s own CallHealth, HealthTracker and Rollouts.',
+  'A rollout’s new sessions arrive one a model second, each with one turn that calls the modeled agent; it is judged after every turn.',
 ]);
 
 /** The CardCache options a run uses: how each control maps onto the library. */
@@ -81,6 +89,7 @@ export async function runTrace(partial: Partial<TraceInputs> = {}): Promise<Trac
     failFromMs: inputs.failFromSeconds === null ? null : inputs.failFromSeconds * 1000,
     maxAgeSeconds: inputs.maxAgeSeconds,
     cardStreaming: inputs.cardStreaming,
+    v2Breaking: inputs.v2Breaking,
     rttMs: inputs.rttMs,
     onExchange: (exchange) => recorded.push({ atMs: exchange.atMs, event: { type: 'exchange', ...exchange } }),
   });
@@ -91,6 +100,8 @@ export async function runTrace(partial: Partial<TraceInputs> = {}): Promise<Trac
   const options: CardCacheOptions = { ...cacheNumbers, fetcher: endpoint, hostPolicy, clock, random: seededRandom(randomSeed), events: stream, legacyCardPath: false };
   const cache = new CardCache(options);
   const required = { streaming: inputs.requireStreaming };
+  const calls = inputs.calls;
+  const health = calls === null ? undefined : new HealthLane({ ...inputs, calls }, clock, inputs.rttMs);
 
   const attempts: TraceAttempt[] = [];
   const cacheStates: TraceCacheState[] = [];
@@ -144,6 +155,7 @@ export async function runTrace(partial: Partial<TraceInputs> = {}): Promise<Trac
         },
       });
       cacheStates.push(await snapshot(cache, index, clock.now()));
+      await health?.step(index, clock.now(), cache, TRACE_BASE_URL);
     }
   } finally {
     await cache.close();
@@ -152,6 +164,7 @@ export async function runTrace(partial: Partial<TraceInputs> = {}): Promise<Trac
   }
 
   const stats = statsOf(attempts);
+  const rollout = inputs.rollout ? await explainRollout(inputs) : undefined;
   return {
     schema: TRACE_SCHEMA,
     inputs,
@@ -167,8 +180,11 @@ export async function runTrace(partial: Partial<TraceInputs> = {}): Promise<Trac
         'events[].atMs': 'model milliseconds',
         'inputs.rttMs': 'milliseconds',
         'stats.bytesTransferred': 'bytes',
+        'health.steps[].at': 'model seconds',
+        'rollout.decisions[].at': 'model seconds',
+        'rollout.steps[].from': 'model seconds',
       },
-      limits: LIMITS,
+      limits: inputs.calls !== null || inputs.rollout ? [...LIMITS, ...CALL_LIMITS] : LIMITS,
     },
     library: {
       cache: settings,
@@ -181,6 +197,8 @@ export async function runTrace(partial: Partial<TraceInputs> = {}): Promise<Trac
     cacheStates,
     freshness: freshnessOf(attempts, inputs),
     summary: summarize(stats),
+    ...(health !== undefined && { health: health.result() }),
+    ...(rollout !== undefined && { rollout }),
   };
 }
 

@@ -42,6 +42,8 @@ export interface ScriptedEndpointOptions {
   failFromMs: number | null;
   maxAgeSeconds: number;
   cardStreaming: boolean;
+  /** Card v2 renames its skill (a breaking change) instead of rewording it. Default false. */
+  v2Breaking?: boolean;
   rttMs: number;
   /** Called when the server sees a request and when the client receives the answer. */
   onExchange?: (exchange: ScriptedExchange) => void;
@@ -66,11 +68,13 @@ export interface ScriptedExchange {
 
 /**
  * The modeled agent card for a version, padded (in `description`) to exactly {@link CARD_BYTES}
- * bytes of JSON.
+ * bytes of JSON. v2 rewords its skill's description (a compatible change), or with `breaking`
+ * renames the skill `order-status` → `order-tracking` (a skill removed: breaking).
  *
  * @example modeledCardBody('v1', { streaming: true, insecure: false }).byteLength // 1200
  */
-export function modeledCardBody(version: CardVersionLabel, options: { streaming: boolean; insecure: boolean }): Buffer {
+export function modeledCardBody(version: CardVersionLabel, options: { streaming: boolean; insecure: boolean; breaking?: boolean }): Buffer {
+  const renamed = version === 'v2' && options.breaking === true;
   const scheme = options.insecure ? 'http' : 'https';
   const card = (description: string): Record<string, unknown> => ({
     name: 'Orders Agent',
@@ -83,8 +87,8 @@ export function modeledCardBody(version: CardVersionLabel, options: { streaming:
     defaultOutputModes: ['text/plain', 'application/json'],
     skills: [
       {
-        id: 'order-status',
-        name: 'Order status',
+        id: renamed ? 'order-tracking' : 'order-status',
+        name: renamed ? 'Order tracking' : 'Order status',
         description: version === 'v1' ? 'Reports where an order is.' : 'Reports where an order is, with carrier tracking.',
         tags: [TRACE_TAG],
         examples: ['Where is order 4411?'],
@@ -136,7 +140,7 @@ export class ScriptedEndpoint implements CardFetcher {
   cardBody(version: CardVersionLabel): Buffer {
     const { condition, cardStreaming } = this.#o;
     if (condition === 'malformed') return malformedBody(cardStreaming);
-    return modeledCardBody(version, { streaming: cardStreaming, insecure: condition === 'insecure' });
+    return modeledCardBody(version, { streaming: cardStreaming, insecure: condition === 'insecure', breaking: this.#o.v2Breaking === true });
   }
 
   async fetch(url: string, init: { headers?: Record<string, string>; signal?: AbortSignal } = {}): Promise<FetchResult> {
@@ -191,11 +195,12 @@ export class ScriptedEndpoint implements CardFetcher {
     }
     const insecure = condition === 'insecure';
     // A strong validator per representation: the version, and whether the interface is http.
-    const etag = `"card-${published}${insecure ? '-http' : ''}${cardStreaming ? '' : '-nostream'}"`;
+    const renamed = published === 'v2' && this.#o.v2Breaking === true;
+    const etag = `"card-${published}${renamed ? '-renamed' : ''}${insecure ? '-http' : ''}${cardStreaming ? '' : '-nostream'}"`;
     if (request['if-none-match'] !== undefined && request['if-none-match'].split(',').some((t) => t.trim() === etag)) {
       return { status: 304, headers: { date, etag, 'cache-control': cacheControl }, body: Buffer.alloc(0) };
     }
-    const body = modeledCardBody(published, { streaming: cardStreaming, insecure });
+    const body = modeledCardBody(published, { streaming: cardStreaming, insecure, breaking: this.#o.v2Breaking === true });
     return {
       status: 200,
       headers: { date, 'content-type': 'application/json', 'content-length': String(body.byteLength), etag, 'cache-control': cacheControl },

@@ -6,6 +6,9 @@
  */
 import type { DiscoveryErrorCode, Problem } from '../errors.js';
 import type { CardOutcome } from '../events/index.js';
+import type { CallFiguresView } from '../health/call-figures.js';
+import type { HealthState } from '../health/health-tracker.js';
+import type { RolloutPolicy, RolloutStatus } from '../rollout/rollouts.js';
 import type { Need } from '../match/index.js';
 import type { TraceInputs } from './inputs.js';
 import type { CardVersionLabel } from './scripted-endpoint.js';
@@ -203,6 +206,127 @@ export interface TraceModel {
   readonly limits: readonly string[];
 }
 
+/** The agent's health after one attempt and its call (present with the `calls` control). */
+export interface TraceHealthStep {
+  /** The attempt (1-based). */
+  readonly attempt: number;
+  /** Model seconds when health was observed (the end of the attempt). */
+  readonly at: number;
+  /** The call's token as scripted (`ok`, `500`, `network`, `-`); absent past the end of the script. */
+  readonly call?: string;
+  /** What the call came to: `ok`, `failed` or `none`. */
+  readonly callOutcome: 'ok' | 'failed' | 'none';
+  /** A failed call's error class (`http_500`, `network`). */
+  readonly errorClass?: string;
+  /** A failed call's message, as the orchestrator words it. */
+  readonly callMessage?: string;
+  /** What the health tracker observed: the card cache's failed fetches, whether the card may be used, and the calls' streak. */
+  readonly observation: {
+    readonly failures: number;
+    readonly usable: boolean;
+    readonly cause?: string;
+    readonly calls?: { readonly failures: number; readonly message?: string };
+  };
+  /** The state `HealthTracker` gave. */
+  readonly state: HealthState;
+  /** Its reason, word for word (the service shows the same). */
+  readonly reason: string;
+  /** Whether the agent is in new snapshots (`healthy` or `degraded`). */
+  readonly member: boolean;
+  /** The change of state this observation made, if any. */
+  readonly transition?: { readonly from: HealthState; readonly to: HealthState };
+}
+
+/** The agent's health through the run, from its card fetches and its calls (the `calls` control). */
+export interface TraceHealth {
+  /** The health settings the run used (`health.*` in the service's configuration). */
+  readonly settings: { readonly enterAfter: number; readonly leaveAfter: number; readonly callLeaveAfter: number; readonly leaveWhileUsable: boolean };
+  /** One per attempt. */
+  readonly steps: readonly TraceHealthStep[];
+  /** Every change of state in one sentence each. */
+  readonly lines: readonly string[];
+}
+
+/** One decision of the rollout, in model time. */
+export interface TraceRolloutDecision {
+  /** Model seconds. */
+  readonly at: number;
+  /** `started`, `advanced`, `promoted`, `rolled-back`. */
+  readonly action: string;
+  /** `auto` (the library's judgement). */
+  readonly by: string;
+  /** The library's reason, word for word. */
+  readonly reason: string;
+  /** The step (0-based) after the decision. */
+  readonly step: number;
+  /** The share of new sessions (percent) the candidate has after the decision (0 once rolled back, 100 once promoted). */
+  readonly share: number;
+}
+
+/** One step of the rollout: its share and what its sessions came to. */
+export interface TraceRolloutStep {
+  /** 0-based, as the library counts steps. */
+  readonly step: number;
+  /** Percent of new sessions assigned to the candidate. */
+  readonly share: number;
+  /** Model seconds when the step started. */
+  readonly from: number;
+  /** Model seconds when the step ended (a decision, or the sessions ran out). */
+  readonly to: number;
+  /** New sessions during the step. */
+  readonly sessions: number;
+  /** Those the library assigned to the candidate. */
+  readonly candidateSessions: number;
+  /** Turns on the candidate that reached the agent, and how many failed. */
+  readonly candidate: { readonly turns: number; readonly errors: number };
+  /** Turns on the current snapshot that reached the agent, and how many failed. */
+  readonly current: { readonly turns: number; readonly errors: number };
+}
+
+/** Where a sample session lands during the rollout (`rolloutBucket`: the same on every replica). */
+export interface TraceRolloutSample {
+  /** `session-1` … `session-20`: the first sessions of the run. */
+  readonly sessionId: string;
+  /** Its bucket in [0, 1): on the candidate while the share (percent) is above `bucket × 100`. */
+  readonly bucket: number;
+  /** The steps' shares at which it starts on the candidate. */
+  readonly candidateAt: readonly number[];
+  /** Where it started in this run, when it arrived before the rollout ended. */
+  readonly landed?: 'candidate' | 'current';
+}
+
+/** How the change from card v1 to card v2 rolls out (the `rollout` control), decided by the library's `Rollouts`. */
+export interface TraceRollout {
+  /** The agent's local name. */
+  readonly agent: string;
+  /** What `classifyAgentChange` says of v1 → v2. */
+  readonly change: { readonly from: CardVersionLabel; readonly to: CardVersionLabel; readonly impact: 'breaking' | 'compatible'; readonly reasons: readonly string[] };
+  /** Whether `planRollout` staged it (otherwise it is published to every new session at once). */
+  readonly staged: boolean;
+  /** The rollout's id (`planRollout`'s, from the change), when staged: a session's side is `rolloutBucket(id, sessionId)`. */
+  readonly id?: string;
+  /** The policy the run used. */
+  readonly policy: RolloutPolicy;
+  /** How it ended: the library's status, `published` (not staged), or `running` (the sessions ran out first). */
+  readonly status: RolloutStatus | 'published';
+  /** Every decision, in order, with the library's reason. */
+  readonly decisions: readonly TraceRolloutDecision[];
+  /** Each step the rollout went through, with its sessions and turns. */
+  readonly steps: readonly TraceRolloutStep[];
+  /** The agent's figures on both sides at the last judgement (what the library compared). */
+  readonly figures?: { readonly candidate?: CallFiguresView; readonly current?: CallFiguresView };
+  /** The alert an automatic rollback raised, word for word. */
+  readonly alert?: string;
+  /** New sessions run (until the rollout ended or the sessions ran out). */
+  readonly sessions: number;
+  /** How many of them started on the candidate. */
+  readonly candidateSessions: number;
+  /** Where the first sessions land, by `rolloutBucket` (empty when not staged). */
+  readonly samples: readonly TraceRolloutSample[];
+  /** The outcome in one sentence. */
+  readonly sentence: string;
+}
+
 /** Everything a run produced. Plain data: `JSON.stringify` gives the whole of it. */
 export interface TraceResult {
   readonly schema: typeof TRACE_SCHEMA;
@@ -219,4 +343,8 @@ export interface TraceResult {
   readonly freshness: TraceFreshness;
   /** One line: the stats in words. */
   readonly summary: string;
+  /** The agent's health per attempt, with the `calls` control. */
+  readonly health?: TraceHealth;
+  /** How v1 → v2 rolls out, with the `rollout` control. */
+  readonly rollout?: TraceRollout;
 }

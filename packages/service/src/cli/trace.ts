@@ -6,8 +6,8 @@
  */
 import type { Command } from 'commander';
 import { InvalidArgumentError, Option } from 'commander';
-import type { TraceCondition, TraceInputs, TraceResult } from 'a2a-discovery/explorer';
-import { rejectedAt, runTrace, TIMELINE_STAGE_NAMES, TIMELINE_STAGES, TRACE_CONDITIONS } from 'a2a-discovery/explorer';
+import type { TraceCondition, TraceHealth, TraceInputs, TraceResult, TraceRollout } from 'a2a-discovery/explorer';
+import { rejectedAt, runTrace, TIMELINE_STAGE_NAMES, TIMELINE_STAGES, TRACE_CONDITIONS, TRACE_ROLLOUT_TRIGGERS } from 'a2a-discovery/explorer';
 
 /** The flags as commander parses them. */
 interface TraceFlags {
@@ -27,6 +27,20 @@ interface TraceFlags {
   maxStale?: number;
   jitter: boolean;
   seed?: number;
+  calls?: string;
+  enterAfter?: number;
+  callLeaveAfter?: number;
+  v2Breaking: boolean;
+  rollout: boolean;
+  rolloutTrigger?: TraceInputs['rolloutTrigger'];
+  rolloutSteps?: string;
+  rolloutHold?: number;
+  rolloutMinTurns?: number;
+  rolloutMinSamples?: number;
+  rolloutMaxErrorIncrease?: number;
+  candidateCalls?: string;
+  currentCalls?: string;
+  sessions?: number;
   json: boolean;
 }
 
@@ -61,6 +75,20 @@ function traceInputsFromFlags(flags: TraceFlags): Partial<TraceInputs> {
     ...(flags.failFrom !== undefined && { failFromSeconds: flags.failFrom }),
     ...(flags.maxStale !== undefined && { maxStaleSeconds: flags.maxStale }),
     ...(flags.seed !== undefined && { seed: flags.seed }),
+    v2Breaking: flags.v2Breaking,
+    rollout: flags.rollout,
+    ...(flags.calls !== undefined && { calls: flags.calls }),
+    ...(flags.enterAfter !== undefined && { enterAfter: flags.enterAfter }),
+    ...(flags.callLeaveAfter !== undefined && { callLeaveAfter: flags.callLeaveAfter }),
+    ...(flags.rolloutTrigger !== undefined && { rolloutTrigger: flags.rolloutTrigger }),
+    ...(flags.rolloutSteps !== undefined && { rolloutSteps: flags.rolloutSteps }),
+    ...(flags.rolloutHold !== undefined && { rolloutHoldSeconds: flags.rolloutHold }),
+    ...(flags.rolloutMinTurns !== undefined && { rolloutMinTurns: flags.rolloutMinTurns }),
+    ...(flags.rolloutMinSamples !== undefined && { rolloutMinSamples: flags.rolloutMinSamples }),
+    ...(flags.rolloutMaxErrorIncrease !== undefined && { rolloutMaxErrorRateIncrease: flags.rolloutMaxErrorIncrease }),
+    ...(flags.candidateCalls !== undefined && { rolloutCandidateCalls: flags.candidateCalls }),
+    ...(flags.currentCalls !== undefined && { rolloutCurrentCalls: flags.currentCalls }),
+    ...(flags.sessions !== undefined && { rolloutSessions: flags.sessions }),
   };
 }
 
@@ -120,7 +148,59 @@ function renderTrace(result: TraceResult): string {
       (s.backoffSkips > 0 ? ` · skipped by backoff ${s.backoffSkips}` : '') +
       (s.staleSelections > 0 ? ` · served stale ${s.staleSelections}` : ''),
   );
+  if (result.health !== undefined) lines.push('', ...renderHealth(result.health));
+  if (result.rollout !== undefined) lines.push('', ...renderRollout(result.rollout));
   return lines.join('\n');
+}
+
+/** Pads the cells of `rows` into columns (the last one free), two spaces in. */
+function columns(rows: readonly (readonly string[])[]): string[] {
+  const widths = (rows[0] ?? []).map((_, c) => Math.max(...rows.map((r) => (r[c] ?? '').length)));
+  return rows.map((r) => `  ${r.map((cell, c) => (c === r.length - 1 ? cell : cell.padEnd(widths[c] ?? 0))).join('  ')}`.trimEnd());
+}
+
+/** The agent's health after each attempt: its call, what the tracker observed, the state and the library's reason. */
+function renderHealth(h: TraceHealth): string[] {
+  const { enterAfter, leaveAfter, callLeaveAfter } = h.settings;
+  const rows = h.steps.map((s) => [
+    String(s.attempt),
+    s.call ?? '-',
+    `${s.observation.failures} failed fetch${s.observation.failures === 1 ? '' : 'es'}${s.observation.usable ? '' : ', no usable card'}, ${s.observation.calls?.failures ?? 0} failed call(s) in a row`,
+    `${s.state}${s.transition !== undefined ? ' *' : ''}`,
+    s.reason,
+  ]);
+  return [
+    `Health of the agent from its card and its calls (HealthTracker: enter after ${enterAfter} good observations, leave after ${leaveAfter} failed fetches or ${callLeaveAfter} failed calls in a row; * = changed)`,
+    ...columns([['#', 'call', 'observed', 'state', 'reason (the library\'s words)'], ...rows]),
+    '',
+    ...h.lines.map((l) => `  ${l}`),
+  ];
+}
+
+/** The rollout of v1 → v2: the change, each decision with its reason, the steps' sessions, the alert and the sample sessions. */
+function renderRollout(r: TraceRollout): string[] {
+  const p = r.policy;
+  const lines = [
+    `Rollout of card v1 → v2 of ${r.agent} (Rollouts: trigger ${p.trigger}, steps ${p.steps.join(' → ')} %, each held ${p.holdMs / 1000} s and ${p.minTurns} turns; judged after ${p.minSamples} turns, error rate bound +${Math.round(p.maxErrorRateIncrease * 100)} points)`,
+    `  change: ${r.change.impact}${r.change.reasons.length > 0 ? ` — ${r.change.reasons.join('; ')}` : ''}`,
+    `  ${r.sentence}`,
+  ];
+  if (!r.staged) return lines;
+  lines.push('', ...columns([['time', 'decision', 'share', 'reason (the library\'s words)'], ...r.decisions.map((d) => [`${d.at} s`, d.action, `${d.share}%`, d.reason])]));
+  lines.push(
+    '',
+    ...columns([
+      ['step', 'share', 'from', 'to', 'sessions', 'on the candidate', 'candidate turns failed', 'current turns failed'],
+      ...r.steps.map((s) => [String(s.step + 1), `${s.share}%`, `${s.from} s`, `${s.to} s`, String(s.sessions), String(s.candidateSessions), `${s.candidate.errors} of ${s.candidate.turns}`, `${s.current.errors} of ${s.current.turns}`]),
+    ]),
+  );
+  if (r.alert !== undefined) lines.push('', `  alert: ${r.alert}`);
+  const on = r.samples.filter((s) => s.candidateAt.length > 0 && s.candidateAt[0]! < 100);
+  lines.push(
+    '',
+    `  sample sessions (the same side on every replica): ${r.samples.length} ids; on the candidate before 100 %: ${on.length === 0 ? 'none' : on.map((s) => `${s.sessionId} from ${s.candidateAt[0]}%`).join(', ')}`,
+  );
+  return lines;
 }
 
 /**
@@ -148,6 +228,20 @@ export function registerTraceCommand(program: Command, io: { out: (s: string) =>
     .option('--max-stale <s>', 'with --stale-on-error: how long past expiry a stale card may be used (default 3600)', number)
     .option('--jitter', "the library's expiry jitter (10 %) and backoff jitter (50 %), from a seeded random source", false)
     .option('--seed <n>', 'seed of the random source used by --jitter (default 1)', wholeNumber)
+    .option('--calls <script>', 'the agent\'s A2A calls, one per attempt: ok, an HTTP status 400-599, network or -, optionally @<ms>, e.g. "ok ok 500 500 500 500 500 ok ok"; shows its health after each attempt')
+    .option('--enter-after <n>', 'health: good observations in a row before the agent enters snapshots (default 2)', wholeNumber)
+    .option('--call-leave-after <n>', 'health: failed calls in a row before the agent leaves new snapshots (default 5)', wholeNumber)
+    .option('--v2-breaking', 'card v2 renames its skill (order-status → order-tracking): a breaking change', false)
+    .option('--rollout', 'explain how the change from card v1 to v2 rolls out (the library\'s Rollouts on a model clock)', false)
+    .addOption(new Option('--rollout-trigger <trigger>', 'which changes roll out by stages (default breaking)').choices([...TRACE_ROLLOUT_TRIGGERS]))
+    .option('--rollout-steps <shares>', 'shares of new sessions in percent, ascending (default "5 25 100")')
+    .option('--rollout-hold <s>', 'each step lasts at least this many model seconds (default 600)', number)
+    .option('--rollout-min-turns <n>', 'each step lasts at least this many turns on the candidate (default 20)', wholeNumber)
+    .option('--rollout-min-samples <n>', 'turns on the candidate before its figures are judged (default 10)', wholeNumber)
+    .option('--rollout-max-error-increase <rate>', 'how much higher the candidate\'s turn error rate may be, a fraction (default 0.05)', number)
+    .option('--candidate-calls <pattern>', 'what turns on the candidate come to, repeated: e.g. "ok 500" fails 50 % (default ok)')
+    .option('--current-calls <pattern>', 'what turns on the current snapshot come to, repeated (default ok)')
+    .option('--sessions <n>', 'new sessions during the rollout, one a model second, one turn each (default 2000)', wholeNumber)
     .option('--json', 'print the whole result as one JSON object (attempts, stats, inputs, events, cacheStates...)', false)
     .addHelpText(
       'after',
@@ -165,7 +259,10 @@ JSON (schema a2a-discovery/trace@2): attempts [{index, at (s), action "cache-hit
 trigger, why, status, conditional, ifNoneMatch, cardVersion "v1"|"v2", serverVersion,
 outcome "accepted"|"rejected", stage, lane, reason, hiddenNewer, ...}], stats {networkFetches, cacheHits,
 notModified, bytesTransferred, accepted, rejected, backoffSkips, staleSelections}, events (each with its
-lane), freshness, plus inputs, model, library, cacheStates and summary.
+lane), freshness, plus inputs, model, library, cacheStates and summary; with --calls, health {settings,
+steps [{attempt, call, callOutcome, observation, state "pending"|"healthy"|"degraded"|"removed", reason,
+member, transition}], lines}; with --rollout, rollout {change {impact, reasons}, staged, policy, status,
+decisions [{at (s), action, by, reason, step, share}], steps, figures, alert, samples, sentence}.
 Exit codes: 0 ran (whatever the outcomes), 2 usage error.
 With --json every outcome is one JSON object on stdout, with these exit codes: the result, or
 {error: {code, failure, message, ...}, exitCode} for a usage error or a failure.
@@ -174,7 +271,9 @@ Examples:
   a2a-discovery trace
   a2a-discovery trace --condition malformed --max-age 30
   a2a-discovery trace --condition unauthorized --credentials --json
-  a2a-discovery trace --condition unavailable --fail-from 11 --stale-on-error`,
+  a2a-discovery trace --condition unavailable --fail-from 11 --stale-on-error
+  a2a-discovery trace --attempts 9 --calls "ok ok 500 500 500 500 500 ok ok"
+  a2a-discovery trace --rollout --v2-breaking --candidate-calls "ok 500"`,
     )
     .action(async (flags: TraceFlags) => {
       const result = await runTrace(traceInputsFromFlags(flags));

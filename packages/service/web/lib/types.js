@@ -283,6 +283,64 @@
  * @property {number} maxStaleSeconds
  * @property {boolean} jitter
  * @property {number} seed
+ * @property {string | null} calls
+ * @property {number} enterAfter
+ * @property {number} callLeaveAfter
+ * @property {boolean} v2Breaking
+ * @property {boolean} rollout
+ * @property {'breaking' | 'any' | 'off'} rolloutTrigger
+ * @property {string} rolloutSteps
+ * @property {number} rolloutHoldSeconds
+ * @property {number} rolloutMinTurns
+ * @property {number} rolloutMinSamples
+ * @property {number} rolloutMaxErrorRateIncrease
+ * @property {string} rolloutCandidateCalls
+ * @property {string} rolloutCurrentCalls
+ * @property {number} rolloutSessions
+ *
+ * @typedef {object} TraceHealthStep
+ * @property {number} attempt
+ * @property {number} at
+ * @property {string} [call]
+ * @property {'ok' | 'failed' | 'none'} callOutcome
+ * @property {string} [errorClass]
+ * @property {string} [callMessage]
+ * @property {{ failures: number, usable: boolean, cause?: string, calls?: { failures: number, message?: string } }} observation
+ * @property {'pending' | 'healthy' | 'degraded' | 'removed'} state
+ * @property {string} reason
+ * @property {boolean} member
+ * @property {{ from: string, to: string }} [transition]
+ *
+ * @typedef {object} TraceHealth
+ * @property {{ enterAfter: number, leaveAfter: number, callLeaveAfter: number, leaveWhileUsable: boolean }} settings
+ * @property {TraceHealthStep[]} steps
+ * @property {string[]} lines
+ *
+ * @typedef {object} TraceRolloutStep
+ * @property {number} step
+ * @property {number} share
+ * @property {number} from
+ * @property {number} to
+ * @property {number} sessions
+ * @property {number} candidateSessions
+ * @property {{ turns: number, errors: number }} candidate
+ * @property {{ turns: number, errors: number }} current
+ *
+ * @typedef {object} TraceRollout
+ * @property {string} agent
+ * @property {{ from: string, to: string, impact: 'breaking' | 'compatible', reasons: string[] }} change
+ * @property {boolean} staged
+ * @property {string} [id]
+ * @property {{ trigger: string, steps: number[], holdMs: number, minTurns: number, minSamples: number, maxErrorRateIncrease: number, maxLatencyRatio: number, minLatencyIncreaseMs: number }} policy
+ * @property {string} status
+ * @property {{ at: number, action: string, by: string, reason: string, step: number, share: number }[]} decisions
+ * @property {TraceRolloutStep[]} steps
+ * @property {{ candidate?: { calls: number, errors: number, errorRate: number, p95Ms?: number }, current?: { calls: number, errors: number, errorRate: number, p95Ms?: number } }} [figures]
+ * @property {string} [alert]
+ * @property {number} sessions
+ * @property {number} candidateSessions
+ * @property {{ sessionId: string, bucket: number, candidateAt: number[], landed?: 'candidate' | 'current' }[]} samples
+ * @property {string} sentence
  *
  * @typedef {object} TraceAttempt
  * @property {number} index
@@ -345,6 +403,8 @@
  * @property {TraceCacheState[]} cacheStates
  * @property {{ v2PublishedAt: number | null, v2FirstUsedAt: number | null, v2HiddenAttempts: number[], sentence: string }} freshness
  * @property {string} summary
+ * @property {TraceHealth} [health]
+ * @property {TraceRollout} [rollout]
  */
 
 export {};

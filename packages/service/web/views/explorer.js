@@ -4,14 +4,16 @@
  * the real CardCache, validator and matcher on the server (`POST /api/trace`). This module wires
  * the parts together (web/views/explorer/*): controls and presets, the guided experiments, what
  * the run shows in words, playback, the stage cards in the order the code runs, the timeline
- * strip and its legend, the inspected moment, the tables, the baseline, the modelled card, the
- * event list and the model's limits.
+ * strip and its legend, the inspected moment, the tables, the agent's health from its calls and
+ * the rollout of v2 (when asked for), the baseline, the modelled card, the event list and the
+ * model's limits.
  */
 import { html, useEffect, useMemo, useState } from '../lib/vendor.js';
 import { api } from '../lib/api.js';
 import { compareTraces } from './explorer/compare.js';
 import { ViewHeader } from './common.js';
 import { Baseline } from './explorer/baseline.js';
+import { HealthPanel, RolloutPanel } from './explorer/calls-panels.js';
 import { CardInspector } from './explorer/card-inspector.js';
 import { Controls, ControlsToggle } from './explorer/controls.js';
 import { EventList } from './explorer/event-list.js';
@@ -125,6 +127,8 @@ export function ExplorerView() {
               </section>
               <${Moment} result=${result} current=${current} cursor=${pb.cursor} playing=${pb.playing} />
               <${AttemptsTable} result=${result} current=${current} />
+              ${result.health ? html`<${HealthPanel} health=${result.health} />` : null}
+              ${result.rollout ? html`<${RolloutPanel} rollout=${result.rollout} />` : null}
               <div class="trace-pair">
                 <${StatsTable} stats=${result.stats} baseline=${baseline?.stats} />
                 <${Baseline} baseline=${baseline} comparison=${comparison} alone=${baselineAlone} capture=${() => setBaseline(result)} clear=${() => setBaseline(undefined)} />

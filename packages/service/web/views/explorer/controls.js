@@ -12,6 +12,8 @@ import { CUSTOM, PRESETS, presetInputs } from './presets.js';
 /** @typedef {import('../../lib/types.js').TraceInputs} TraceInputs */
 
 const CONDITIONS = Object.entries(CONDITION_LABELS);
+/** The rollout triggers, in the library's order (TRACE_ROLLOUT_TRIGGERS). */
+const TRIGGERS = ['breaking', 'any', 'off'];
 
 /**
  * Below 1,000 px the controls stand above the results, so they fold behind this button (closed
@@ -57,6 +59,27 @@ export function Controls({ form, set, setForm, defaults, presetId, fieldError, o
     ${hint ? html`<span class="hint" id=${`${id}-hint`}>${hint}</span>` : null}
   </div>`;
 
+  /**
+   * A text field (a call script, the steps' shares).
+   * @param {string} id
+   * @param {keyof Form} k
+   * @param {string} label
+   * @param {{ disabled?: boolean, hint?: string }} [o]
+   */
+  const textField = (id, k, label, o = {}) => {
+    const err = fieldError(k);
+    const described = [o.hint ? `${id}-hint` : '', err ? `${id}-err` : ''].filter(Boolean).join(' ') || undefined;
+    return html`<div class=${`field ${err ? 'invalid' : ''}`}>
+      <label for=${id}>${label}</label>
+      <input id=${id} type="text" spellcheck="false" autocomplete="off" value=${/** @type {string} */ (form[k])} disabled=${o.disabled}
+        aria-invalid=${err ? 'true' : 'false'} aria-describedby=${described}
+        onInput=${(/** @type {any} */ ev) => set({ [k]: ev.currentTarget.value })} />
+      ${o.hint ? html`<span class="hint" id=${`${id}-hint`}>${o.hint}</span>` : null}
+      ${err ? html`<span class="field-error" id=${`${id}-err`}>${err}</span>` : null}
+    </div>`;
+  };
+  const noRollout = !form.rollout;
+
   return html`<form class=${`controls${open ? '' : ' folded'}`} id="x-controls" aria-label="Explorer controls" onSubmit=${(/** @type {Event} */ ev) => ev.preventDefault()}>
     <div class="field">
       <label for="x-preset">Seed scenario</label>
@@ -101,6 +124,32 @@ export function Controls({ form, set, setForm, defaults, presetId, fieldError, o
       ${number('x-max-stale', 'maxStaleSeconds', L.maxStaleSeconds, { min: 0, disabled: !form.staleOnError, unit: 's' })}
       ${check('x-jitter', 'jitter', L.jitter)}
       ${number('x-seed', 'seed', L.seed, { min: 0, step: '1', disabled: !form.jitter })}
+    </fieldset>
+    <fieldset>
+      <legend>Calls and health</legend>
+      ${check('x-with-calls', 'withCalls', L.calls, 'One call per attempt; the library’s health tracker judges the agent.')}
+      ${textField('x-calls', 'calls', 'Calls, one per attempt', { disabled: !form.withCalls, hint: 'ok, an HTTP status (500), network, or - for none; @ms for a latency.' })}
+      ${number('x-enter-after', 'enterAfter', L.enterAfter, { min: 1, max: 100, step: '1', disabled: !form.withCalls })}
+      ${number('x-call-leave-after', 'callLeaveAfter', L.callLeaveAfter, { min: 1, max: 100, step: '1', disabled: !form.withCalls })}
+    </fieldset>
+    <fieldset>
+      <legend>Rollout of v2</legend>
+      ${check('x-v2-breaking', 'v2Breaking', L.v2Breaking, 'order-status becomes order-tracking: a skill removed, so breaking.')}
+      ${check('x-rollout', 'rollout', L.rollout, 'Staged by the library’s Rollouts, judged on the calls of each side.')}
+      <div class="field">
+        <label for="x-rollout-trigger">${L.rolloutTrigger}</label>
+        <select id="x-rollout-trigger" value=${form.rolloutTrigger} disabled=${noRollout} onChange=${(/** @type {any} */ ev) => set({ rolloutTrigger: ev.currentTarget.value })}>
+          ${TRIGGERS.map((t) => html`<option value=${t}>${t}</option>`)}
+        </select>
+      </div>
+      ${textField('x-candidate-calls', 'rolloutCandidateCalls', L.rolloutCandidateCalls, { disabled: noRollout, hint: 'Repeated: ok 500 fails half the turns.' })}
+      ${textField('x-current-calls', 'rolloutCurrentCalls', L.rolloutCurrentCalls, { disabled: noRollout })}
+      ${textField('x-rollout-steps', 'rolloutSteps', L.rolloutSteps, { disabled: noRollout })}
+      ${number('x-rollout-hold', 'rolloutHoldSeconds', L.rolloutHoldSeconds, { min: 0, disabled: noRollout, unit: 's' })}
+      ${number('x-rollout-min-turns', 'rolloutMinTurns', L.rolloutMinTurns, { min: 0, step: '1', disabled: noRollout })}
+      ${number('x-rollout-min-samples', 'rolloutMinSamples', L.rolloutMinSamples, { min: 1, step: '1', disabled: noRollout })}
+      ${number('x-rollout-max-error', 'rolloutMaxErrorRateIncrease', L.rolloutMaxErrorRateIncrease, { min: 0, max: 1, step: '0.01', disabled: noRollout, unit: 'fraction' })}
+      ${number('x-rollout-sessions', 'rolloutSessions', L.rolloutSessions, { min: 1, max: 10000, step: '1', disabled: noRollout })}
     </fieldset>
     <button type="button" class="btn" id="x-defaults" onClick=${() => setForm(formOf(defaults))}>Restore defaults</button>
   </form>`;

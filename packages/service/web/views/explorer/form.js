@@ -25,7 +25,25 @@
  * @property {string} maxStaleSeconds
  * @property {boolean} jitter
  * @property {string} seed
+ * @property {boolean} withCalls
+ * @property {string} calls
+ * @property {string} enterAfter
+ * @property {string} callLeaveAfter
+ * @property {boolean} v2Breaking
+ * @property {boolean} rollout
+ * @property {string} rolloutTrigger
+ * @property {string} rolloutSteps
+ * @property {string} rolloutHoldSeconds
+ * @property {string} rolloutMinTurns
+ * @property {string} rolloutMinSamples
+ * @property {string} rolloutMaxErrorRateIncrease
+ * @property {string} rolloutCandidateCalls
+ * @property {string} rolloutCurrentCalls
+ * @property {string} rolloutSessions
  */
+
+/** The calls the form offers when "Calls of the agent" is first ticked: five failures in a row, then good calls. */
+const SAMPLE_CALLS = 'ok ok 500 500 500 500 500 ok ok';
 
 /** The seed's defaults (GET /api/trace/defaults replaces them when it answers). */
 /** @type {TraceInputs} */
@@ -45,6 +63,20 @@ export const FALLBACK_DEFAULTS = {
   maxStaleSeconds: 3600,
   jitter: false,
   seed: 1,
+  calls: null,
+  enterAfter: 2,
+  callLeaveAfter: 5,
+  v2Breaking: false,
+  rollout: false,
+  rolloutTrigger: 'breaking',
+  rolloutSteps: '5 25 100',
+  rolloutHoldSeconds: 600,
+  rolloutMinTurns: 20,
+  rolloutMinSamples: 10,
+  rolloutMaxErrorRateIncrease: 0.05,
+  rolloutCandidateCalls: 'ok',
+  rolloutCurrentCalls: 'ok',
+  rolloutSessions: 2000,
 };
 
 /** @param {TraceInputs} i @returns {Form} */
@@ -67,6 +99,21 @@ export function formOf(i) {
     maxStaleSeconds: String(i.maxStaleSeconds),
     jitter: i.jitter,
     seed: String(i.seed),
+    withCalls: i.calls !== null,
+    calls: i.calls ?? SAMPLE_CALLS,
+    enterAfter: String(i.enterAfter),
+    callLeaveAfter: String(i.callLeaveAfter),
+    v2Breaking: i.v2Breaking,
+    rollout: i.rollout,
+    rolloutTrigger: i.rolloutTrigger,
+    rolloutSteps: i.rolloutSteps,
+    rolloutHoldSeconds: String(i.rolloutHoldSeconds),
+    rolloutMinTurns: String(i.rolloutMinTurns),
+    rolloutMinSamples: String(i.rolloutMinSamples),
+    rolloutMaxErrorRateIncrease: String(i.rolloutMaxErrorRateIncrease),
+    rolloutCandidateCalls: i.rolloutCandidateCalls,
+    rolloutCurrentCalls: i.rolloutCurrentCalls,
+    rolloutSessions: String(i.rolloutSessions),
   };
 }
 
@@ -99,6 +146,20 @@ export function inputsOf(f) {
     maxStaleSeconds: n('maxStaleSeconds', f.maxStaleSeconds),
     jitter: f.jitter,
     seed: n('seed', f.seed),
+    calls: f.withCalls ? f.calls : null,
+    enterAfter: n('enterAfter', f.enterAfter),
+    callLeaveAfter: n('callLeaveAfter', f.callLeaveAfter),
+    v2Breaking: f.v2Breaking,
+    rollout: f.rollout,
+    rolloutTrigger: /** @type {TraceInputs['rolloutTrigger']} */ (f.rolloutTrigger),
+    rolloutSteps: f.rolloutSteps,
+    rolloutHoldSeconds: n('rolloutHoldSeconds', f.rolloutHoldSeconds),
+    rolloutMinTurns: n('rolloutMinTurns', f.rolloutMinTurns),
+    rolloutMinSamples: n('rolloutMinSamples', f.rolloutMinSamples),
+    rolloutMaxErrorRateIncrease: n('rolloutMaxErrorRateIncrease', f.rolloutMaxErrorRateIncrease),
+    rolloutCandidateCalls: f.rolloutCandidateCalls,
+    rolloutCurrentCalls: f.rolloutCurrentCalls,
+    rolloutSessions: n('rolloutSessions', f.rolloutSessions),
   });
   return { inputs, invalid };
 }

@@ -36,6 +36,20 @@ export const INPUT_LABELS = Object.freeze({
   maxStaleSeconds: 'Max stale',
   jitter: 'Jitter',
   seed: 'Random seed',
+  calls: 'Calls of the agent',
+  enterAfter: 'Good observations to enter',
+  callLeaveAfter: 'Failed calls to leave',
+  v2Breaking: 'Card v2 renames its skill',
+  rollout: 'Explain the rollout of v2',
+  rolloutTrigger: 'Rollout trigger',
+  rolloutSteps: 'Rollout steps (%)',
+  rolloutHoldSeconds: 'Step hold',
+  rolloutMinTurns: 'Turns per step',
+  rolloutMinSamples: 'Turns before judging',
+  rolloutMaxErrorRateIncrease: 'Max error rate increase',
+  rolloutCandidateCalls: 'Calls on the candidate',
+  rolloutCurrentCalls: 'Calls on the current snapshot',
+  rolloutSessions: 'New sessions',
 });
 
 /**

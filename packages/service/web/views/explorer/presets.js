@@ -26,6 +26,9 @@ export const PRESETS = [
   ['stale', '503 from 11 s with stale-on-error', { condition: 'unavailable', failFromSeconds: 11, staleOnError: true }],
   ['stale-5', '503 from 11 s, stale-on-error, max stale 5 s', { condition: 'unavailable', failFromSeconds: 11, staleOnError: true, maxStaleSeconds: 5 }],
   ['backoff', '404 with backoff', { condition: 'not-found', backoff: true }],
+  ['calls-fail', 'Calls fail 5 times in a row, then recover', { attempts: 9, calls: 'ok ok 500 500 500 500 500 ok ok' }],
+  ['rollout-fails', 'Breaking v2 whose calls fail 50 %: rolled back', { v2Breaking: true, rollout: true, rolloutCandidateCalls: 'ok 500' }],
+  ['rollout-healthy', 'Breaking v2 with good calls: promoted by steps', { v2Breaking: true, rollout: true }],
 ];
 
 /** The value of the menu when the controls match no preset. */
