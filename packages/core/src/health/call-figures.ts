@@ -41,6 +41,8 @@ export class CallFigures {
   #next = 0;
   /** The latencies sorted, until the next {@link add}: a percentile read between two calls sorts nothing. */
   #sorted: number[] | undefined;
+  /** A moving mean of the latencies (each new one weighs 1/8), kept as they come: read without a sort. */
+  #meanMs: number | undefined;
 
   /** `samples`: the most recent latencies kept for percentiles. */
   constructor(samples = LATENCY_SAMPLES) {
@@ -58,6 +60,7 @@ export class CallFigures {
     }
     const ms = Math.max(0, outcome.latencyMs);
     this.#sorted = undefined;
+    this.#meanMs = this.#meanMs === undefined ? ms : this.#meanMs + (ms - this.#meanMs) / 8;
     if (this.#latencies.length < this.#samples) this.#latencies.push(ms);
     else {
       this.#latencies[this.#next] = ms;
@@ -76,6 +79,11 @@ export class CallFigures {
   /** `errors / calls`, 0 without calls. */
   get errorRate(): number {
     return this.#calls === 0 ? 0 : this.#errors / this.#calls;
+  }
+
+  /** The moving mean of the recent latencies (each new one weighs 1/8); undefined without calls. Costs no sort. */
+  get meanMs(): number | undefined {
+    return this.#meanMs;
   }
 
   /** The `p`-th percentile (0–100) of the recent latencies, nearest rank; undefined without calls. */

@@ -113,13 +113,14 @@ export class CallHealth {
   }
 
   /**
-   * How good the agent's record is, for the router's tie-break: higher is better. The share of
-   * good calls (1 without calls), less a little per second of p95 latency.
+   * How good the agent's record is, for the router's tie-break (read at every routing decision):
+   * higher is better. The share of good calls (1 without calls), less a little per second of its
+   * moving mean latency. Constant time: no percentile is computed.
    */
   score(baseUrl: string): number {
     const s = this.#agents.get(baseUrl);
     if (s === undefined || s.all.calls === 0) return 1;
-    return 1 - s.all.errorRate - (s.all.percentile(95) ?? 0) / 1_000_000;
+    return 1 - s.all.errorRate - (s.all.meanMs ?? 0) / 1_000_000;
   }
 
   /** One agent's figures. */
