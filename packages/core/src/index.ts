@@ -115,8 +115,8 @@ export type { Need, VocabularyEntry, TenantPolicy, RoutingDomain, SelectedAgent,
 export { HealthTracker } from './health/index.js';
 export type { HealthStatus, HealthOptions } from './health/index.js';
 
-export { diffSnapshots, SnapshotStore } from './snapshot/index.js';
-export type { Snapshot, SnapshotAgent, SnapshotDiff } from './snapshot/index.js';
+export { diffSnapshots, classifyAgentChange, SnapshotStore } from './snapshot/index.js';
+export type { Snapshot, SnapshotAgent, SnapshotDiff, AgentImpact, ClassifiedAgent, ChangeImpact } from './snapshot/index.js';
 
 export { DiscoveryLoop } from './loop/index.js';
 export type { DiscoveryLoopOptions, EndpointStatus, SnapshotListener, RoutingVerdict } from './loop/index.js';
