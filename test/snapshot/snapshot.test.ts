@@ -236,7 +236,36 @@ describe('diffSnapshots', () => {
     assert.deepEqual(d.added, ['billing', 'warranty']);
     assert.deepEqual([d.removed, d.changed], [[], []]);
     const flagged = buildSnapshot([agent('warranty', { patch: { degraded: true } }), agent('billing')], 2, 2);
-    assert.deepEqual(diffSnapshots(s, flagged), { from: { version: 1, digest: s.digest }, to: { version: 2, digest: s.digest }, added: [], removed: [], changed: [] });
+    assert.deepEqual(diffSnapshots(s, flagged), { from: { version: 1, digest: s.digest }, to: { version: 2, digest: s.digest }, added: [], removed: [], changed: [], breaking: [], impacts: [] });
+  });
+
+  test('classifies every added, removed and changed agent: breaking names, impacts sorted, reasons on each change', () => {
+    const before = buildSnapshot([agent('warranty', { skills }), agent('returns', { skills: [{ id: 'ret', tags: ['returns'] }] }), agent('billing')], 1, 1);
+    const after = buildSnapshot(
+      [
+        agent('warranty', { skills: [...skills, { id: 'repairs', tags: ['warranty'] }] }), // compatible
+        agent('returns', { skills: [{ id: 'ret', tags: ['returns'] }], patch: { tags: [] } }), // reviewed tag removed, same card
+        agent('shipping'),
+      ],
+      2,
+      2,
+    );
+    const d = diffSnapshots(before, after);
+    assert.deepEqual(d.breaking, ['billing', 'returns']);
+    assert.deepEqual(d.impacts, [
+      { localName: 'billing', impact: 'breaking', reasons: ['agent left the snapshot'] },
+      { localName: 'returns', impact: 'breaking', reasons: ['tag "warranty" removed from the agent\'s reviewed tags'] },
+      { localName: 'shipping', impact: 'compatible', reasons: ['agent added'] },
+      { localName: 'warranty', impact: 'compatible', reasons: ['skill "repairs" added'] },
+    ]);
+    assert.deepEqual(
+      d.changed.map((c) => [c.localName, c.impact, c.reasons]),
+      [
+        ['returns', 'breaking', ['tag "warranty" removed from the agent\'s reviewed tags']],
+        ['warranty', 'compatible', ['skill "repairs" added']],
+      ],
+    );
+    assert.deepEqual(d.changed[1]!.skillsAdded, ['repairs'], 'the existing fields stay');
   });
 });
 

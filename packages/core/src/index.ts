@@ -117,8 +117,8 @@ export type { HealthStatus, HealthOptions, RecordedCall, AgentCallHealth, CallFi
 export { Rollouts } from './rollout/index.js';
 export type { RolloutPolicy, RolloutState, RolloutStatus, RolloutDecision, RolloutFigures, RolloutChange, RolloutTrigger } from './rollout/index.js';
 
-export { diffSnapshots, SnapshotStore } from './snapshot/index.js';
-export type { Snapshot, SnapshotAgent, SnapshotDiff } from './snapshot/index.js';
+export { diffSnapshots, classifyAgentChange, SnapshotStore } from './snapshot/index.js';
+export type { Snapshot, SnapshotAgent, SnapshotDiff, AgentImpact, ClassifiedAgent, ChangeImpact } from './snapshot/index.js';
 
 export { DiscoveryLoop } from './loop/index.js';
 export type { DiscoveryLoopOptions, EndpointStatus, SnapshotListener, RoutingVerdict } from './loop/index.js';

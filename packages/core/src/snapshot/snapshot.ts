@@ -10,6 +10,8 @@ import { canonicalJson } from '../card/index.js';
 import type { SelectedAgent } from '../match/index.js';
 import type { TransportOptions } from '../sources/transport-options.js';
 import { transportKey } from '../sources/transport-options.js';
+import type { ChangeImpact } from './change-impact.js';
+import { classifyAgentChange } from './change-impact.js';
 
 export interface SnapshotAgent {
   readonly localName: string;
@@ -189,7 +191,7 @@ export function buildSnapshot(
   return Object.freeze({ version, digest: digestOfSorted(sorted, layout), createdAt, agents: Object.freeze(sorted), domains: Object.freeze(layout) });
 }
 
-interface AgentChange {
+interface AgentChange extends ChangeImpact {
   readonly localName: string;
   readonly skillsAdded: readonly string[];
   readonly skillsRemoved: readonly string[];
@@ -202,36 +204,67 @@ interface AgentChange {
   readonly textChanged: boolean;
 }
 
+/** One agent's verdict in a {@link SnapshotDiff}: added, removed or changed. */
+export interface AgentImpact extends ChangeImpact {
+  /** The agent's local name. */
+  readonly localName: string;
+}
+
 export interface SnapshotDiff {
   readonly from?: { version: number; digest: string };
   readonly to: { version: number; digest: string };
   readonly added: readonly string[];
   readonly removed: readonly string[];
+  /** Agents whose card, reviewed tags or transport options changed, each with its verdict ({@link classifyAgentChange}). */
   readonly changed: readonly AgentChange[];
+  /** Local names of the agents whose change is breaking (removed agents included), sorted. */
+  readonly breaking: readonly string[];
+  /** The verdict on every added, removed and changed agent, sorted by local name. */
+  readonly impacts: readonly AgentImpact[];
 }
 
-/** What changed between two snapshots, agent by agent. */
+/**
+ * What changed between two snapshots, agent by agent, each change classified as breaking or
+ * compatible with its reasons ({@link classifyAgentChange}). An agent is changed when its card
+ * hash, reviewed tags or transport options differ.
+ */
 export function diffSnapshots(from: Snapshot | undefined, to: Snapshot): SnapshotDiff {
   const before = new Map((from?.agents ?? []).map((a) => [a.localName, a]));
   const after = new Map(to.agents.map((a) => [a.localName, a]));
   const added = [...after.keys()].filter((n) => !before.has(n));
   const removed = [...before.keys()].filter((n) => !after.has(n));
+  const impacts: AgentImpact[] = [];
+  for (const n of added) impacts.push({ localName: n, ...classifyAgentChange(undefined, after.get(n)) });
+  for (const n of removed) impacts.push({ localName: n, ...classifyAgentChange(before.get(n), undefined) });
   const changed: AgentChange[] = [];
   for (const [name, b] of after) {
     const a = before.get(name);
-    if (!a || a.canonicalSha256 === b.canonicalSha256) continue;
-    changed.push(diffAgent(a, b));
+    if (!a || !differs(a, b)) continue;
+    const impact = classifyAgentChange(a, b);
+    changed.push(diffAgent(a, b, impact));
+    impacts.push({ localName: name, ...impact });
   }
+  impacts.sort(byLocalName);
   return {
     ...(from && { from: { version: from.version, digest: from.digest } }),
     to: { version: to.version, digest: to.digest },
     added,
     removed,
     changed,
+    breaking: impacts.filter((i) => i.impact === 'breaking').map((i) => i.localName),
+    impacts,
   };
 }
 
-function diffAgent(a: SnapshotAgent, b: SnapshotAgent): AgentChange {
+/** Whether an agent changed in a way {@link classifyAgentChange} judges (flags such as degraded do not count). */
+function differs(a: SnapshotAgent, b: SnapshotAgent): boolean {
+  if (a.canonicalSha256 !== b.canonicalSha256) return true;
+  const tags = (x: SnapshotAgent) => [...x.tags].sort().join('\u0000');
+  if (tags(a) !== tags(b)) return true;
+  return (a.transport === undefined ? '' : transportKey(a.transport)) !== (b.transport === undefined ? '' : transportKey(b.transport));
+}
+
+function diffAgent(a: SnapshotAgent, b: SnapshotAgent, impact: ChangeImpact): AgentChange {
   const skillKey = (s: AgentCardModel['skills'][number]) => JSON.stringify([s.tags, s.inputModes ?? [], s.outputModes ?? []]);
   const sa = new Map(a.card.skills.map((s) => [s.id, skillKey(s)]));
   const sb = new Map(b.card.skills.map((s) => [s.id, skillKey(s)]));
@@ -250,5 +283,7 @@ function diffAgent(a: SnapshotAgent, b: SnapshotAgent): AgentChange {
       canonicalJson([b.card.securitySchemes ?? {}, b.card.securityRequirements ?? []]),
     ...(a.card.version !== b.card.version && { versionChanged: { from: a.card.version, to: b.card.version } }),
     textChanged: textOf(a.card) !== textOf(b.card),
+    impact: impact.impact,
+    reasons: impact.reasons,
   };
 }

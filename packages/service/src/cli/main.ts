@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 /**
  * The `a2a-discovery` command line. Exit codes: 0 success or an accepted card, 1 a refused
- * card or a failed check, 2 a usage error. With `--json`, every outcome is one JSON object on
+ * card or a failed check, 2 a usage error, 3 (`diff`) a breaking change. With `--json`, every outcome is one JSON object on
  * stdout: the command's report, or `{ error: {code, failure, message, ...}, exitCode }` for a
  * usage error or a failure (see {@link errorJson}), with the same exit codes.
  */
@@ -19,6 +19,7 @@ import { registerDnsRecordsCommand } from './dns-records.js';
 import { registerBackupCommands } from './backup.js';
 import { registerSearchCommands } from './search.js';
 import { registerDoctorCommand } from './doctor.js';
+import { registerDiffCommand } from './diff.js';
 import { VERSION } from '../version.js';
 
 const EXIT_OK = 0;
@@ -47,6 +48,7 @@ export function buildProgram(io: { out: (s: string) => void; err: (s: string) =>
   registerBackupCommands(program, io);
   registerSearchCommands(program, io);
   registerDoctorCommand(program, io);
+  registerDiffCommand(program, io);
   registerValidateCommand(program, io);
   return program;
 }

@@ -74,7 +74,36 @@ export const SnapshotsSchema = z
   })
   .meta({ id: 'SnapshotHistory' });
 
-export const DiffSchema = z.looseObject({}).meta({ id: 'SnapshotDiff' });
+const SnapshotRef = z.object({ version: z.int(), digest: z.string() });
+const Impact = z.enum(['breaking', 'compatible']).describe('breaking: an orchestrator that worked with the old card may fail with the new one (docs/pipeline.md, "What a change breaks")');
+const Reasons = z.array(z.string()).describe('one sentence per finding, breaking ones first, e.g. skill "refunds" removed');
+
+const AgentImpactSchema = z.looseObject({ localName: z.string(), impact: Impact, reasons: Reasons }).meta({ id: 'AgentImpact' });
+
+export const DiffSchema = z
+  .looseObject({
+    from: SnapshotRef.optional().describe('absent: everything in `to` is added'),
+    to: SnapshotRef,
+    added: z.array(z.string()).describe('local names'),
+    removed: z.array(z.string()).describe('local names'),
+    changed: z.array(
+      z.looseObject({
+        localName: z.string(),
+        skillsAdded: z.array(z.string()),
+        skillsRemoved: z.array(z.string()),
+        skillsModified: z.array(z.string()).describe('skills whose tags or modes changed'),
+        endpointChanged: z.object({ from: z.array(z.string()), to: z.array(z.string()) }).optional(),
+        securityChanged: z.boolean(),
+        versionChanged: z.object({ from: z.string(), to: z.string() }).optional(),
+        textChanged: z.boolean(),
+        impact: Impact,
+        reasons: Reasons,
+      }),
+    ),
+    breaking: z.array(z.string()).describe('local names of the agents whose change is breaking (removed agents included), sorted'),
+    impacts: z.array(AgentImpactSchema).describe('the verdict on every added, removed and changed agent, sorted by local name'),
+  })
+  .meta({ id: 'SnapshotDiff' });
 
 export const WhoamiSchema = z
   .looseObject({
