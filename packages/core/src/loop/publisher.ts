@@ -281,6 +281,11 @@ export class Publisher {
         if (c.endpointChanged) events?.emit({ type: 'alert', kind: 'endpoint-changed', message: `${c.localName}: interfaces changed`, detail: { ...c.endpointChanged } });
         if (c.securityChanged) events?.emit({ type: 'alert', kind: 'security-changed', message: `${c.localName}: security schemes or requirements changed` });
       }
+      // What the publication breaks, in words, agent by agent (docs/rollouts.md "What a change breaks").
+      for (const i of diff.impacts) {
+        if (i.impact !== 'breaking') continue;
+        events?.emit({ type: 'alert', kind: 'breaking-change', message: `${i.localName}: a breaking change reaches every new session: ${i.reasons.join('; ')}`, detail: { agent: i.localName, reasons: [...i.reasons] } });
+      }
     }
     for (const listener of this.#listeners) {
       try {
