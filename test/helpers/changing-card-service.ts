@@ -34,6 +34,9 @@ export async function startChangingCardService(extra: Partial<ServiceOptions> = 
     health: { enterAfter: 1 },
     cache: { minTtlMs: 0 },
     loop: { cycleIntervalMs: 600_000 },
+    // Each change is published at once, breaking or not: these stands diff published snapshots
+    // (a breaking change's staged rollout is test/rollout/staged-rollout.test.ts's).
+    rollout: { trigger: 'off' },
     logger: createLogger({ level: 'silent' }),
     ...extra,
   });
