@@ -74,7 +74,8 @@ describe('health from scripted calls', () => {
 describe('the rollout of v1 → v2', () => {
   test('a breaking v2 whose calls fail 50 % is rolled back at the first step, with Rollouts.judge()’s own reason', async () => {
     const r = (await runTrace({ rollout: true, v2Breaking: true, rolloutCandidateCalls: 'ok 500' })).rollout!;
-    assert.deepEqual(r.change, { from: 'v1', to: 'v2', impact: 'breaking', reasons: ['skill "order-status" removed'] });
+    // The library's classification, breaking reasons first.
+    assert.deepEqual(r.change, { from: 'v1', to: 'v2', impact: 'breaking', reasons: ['skill "order-status" removed', 'skill "order-tracking" added', 'card description changed', 'version changed from "1.0.0" to "2.0.0"'] });
     assert.equal(r.status, 'rolled-back');
     assert.deepEqual(r.decisions.map((d) => d.action), ['started', 'rolled-back']);
     assert.deepEqual(r.steps.map((s) => s.share), [5], 'rolled back before the second step');
@@ -124,7 +125,7 @@ describe('the rollout of v1 → v2', () => {
     const compatible = (await runTrace({ rollout: true })).rollout!;
     assert.equal(compatible.staged, false);
     assert.equal(compatible.status, 'published');
-    assert.match(compatible.sentence, /is compatible: not staged \(the change is compatible and rollout\.trigger is "breaking"\)/);
+    assert.match(compatible.sentence, /is compatible \(skill "order-status" description changed; [^)]*\): not staged \(the change is compatible and rollout\.trigger is "breaking"\)/);
     const any = (await runTrace({ rollout: true, rolloutTrigger: 'any', rolloutSessions: 50 })).rollout!;
     assert.equal(any.staged, true);
     assert.equal(any.status, 'running', 'the 50 sessions ran out within the first step');
