@@ -136,7 +136,6 @@ test('the same breaking release with healthy calls is promoted through every ste
       ['started 5', 'advanced 25', 'promoted 100'],
     );
     assert.equal(t.service.loop.current()!.digest, candidate, 'the candidate is current');
-    assert.equal(t.service.loop.current()!.version, t.service.loop.snapshots.history().at(-1)!.version, 'it is published under its own number');
     assert.equal((await chat(t.service, `after-promotion`)).digest, candidate);
   } finally {
     await t.close();

@@ -57,8 +57,6 @@ export class Publisher {
   #lastHeldDigest: string | undefined;
   #confirmRemovals = false;
   #lastPublishAt = Number.NEGATIVE_INFINITY;
-  /** The highest version a staged candidate took (it was never current, so `previous.version` does not show it). */
-  #versionsUsed = 0;
 
   constructor(options: PublisherOptions) {
     this.#o = options;
@@ -122,12 +120,10 @@ export class Publisher {
     const { store, clock, domains } = this.#o;
     const current = store.current!;
     const active = rollouts.active;
-    const candidate = buildSnapshot(staged.agents, this.#nextVersion(current), clock.wallNow(), domains);
+    const candidate = buildSnapshot(staged.agents, Math.max(current.version, active?.candidateVersion ?? 0) + 1, clock.wallNow(), domains);
     if (active?.id === staged.id && active.candidate === candidate.digest && active.baseline === current.digest) return;
     if (candidate.digest === current.digest) return;
     if (!(await this.#warmUp(candidate, current, 'was not staged'))) return;
-    // A staged candidate takes its version number: no later snapshot has the same one, rolled back or not.
-    this.#versionsUsed = candidate.version;
     rollouts.stage(staged.id, staged.changes, candidate, current);
   }
 
@@ -150,8 +146,7 @@ export class Publisher {
         return lost;
       }
       const previous = store.current;
-      // It keeps the number it was staged with, unless a later publication took a higher one.
-      const rebuilt = buildSnapshot(staged.agents, staged.version > (previous?.version ?? 0) ? staged.version : this.#nextVersion(previous), clock.wallNow(), domains);
+      const rebuilt = buildSnapshot(staged.agents, (previous?.version ?? 0) + 1, clock.wallNow(), domains);
       const promoted = rebuilt.digest === staged.digest ? rebuilt : staged;
       this.#lastPublishAt = clock.now();
       store.publish(promoted);
@@ -165,7 +160,7 @@ export class Publisher {
   async #publish(selected: SnapshotAgent[], span: SpanScope): Promise<string | undefined> {
     const { events, store, clock, gate, domains } = this.#o;
     const previous = store.current;
-    const version = this.#nextVersion(previous);
+    const version = (previous?.version ?? 0) + 1;
     const full = buildSnapshot(selected, version, clock.wallNow(), domains);
     const confirmed = this.#confirmRemovals;
     const hold = this.#confirmRemovals ? undefined : guardRemovals(previous, full, this.#o.maxRemovalShare, this.#holdBaseline);
@@ -244,11 +239,6 @@ export class Publisher {
     // The other replica alerted the changes when it published.
     this.#announce(previous, snapshot, false);
     return true;
-  }
-
-  /** The version of the next snapshot: one more than the current one's, or than the last staged candidate's. */
-  #nextVersion(previous: Snapshot | undefined): number {
-    return Math.max(previous?.version ?? 0, this.#versionsUsed) + 1;
   }
 
   /** Runs `beforePublish`; a refusal raises `publish-refused` (`outcome` says what did not happen). */
