@@ -855,7 +855,7 @@ describe('keyboard only', () => {
       const first = await focused(kb);
       assert.match(first.text, /Skip to content/);
       assert.notEqual(first.outline, 'none');
-      await tabTo(kb, 'nav-explorer', 10);
+      await tabTo(kb, 'nav-explorer', 12);
       const link = await focused(kb);
       assert.notEqual(link.outline, 'none');
       assert.ok(link.outlineWidth >= 2);

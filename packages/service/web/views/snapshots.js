@@ -203,7 +203,7 @@ function DiffView({ diff }) {
   const changedNames = new Set(diff.changed.map((c) => c.localName));
   const others = (diff.impacts ?? []).filter((i) => !changedNames.has(i.localName));
   const classified = diff.changed.some((c) => c.impact !== undefined);
-  return html`<div class="diff" aria-live="polite">
+  return html`<div class="diff" aria-live="polite" tabindex="0" role="region" aria-label="What changed">
     <p class="muted">${diff.from ? `v${diff.from.version}` : 'nothing'} → v${diff.to.version}</p>
     ${nothing ? html`<p>No agent changed.</p>` : null}
     ${diff.breaking !== undefined && !nothing

@@ -372,7 +372,9 @@ function RateStrip({ s, lane, x, start, end, bottom }) {
  */
 function Mark({ e, cx, cy, top, bottom, lane, selected, onSelect }) {
   // A restart or takeover mark shows its outcome word, which its name says first.
-  const label = `${clockTime(e.at)} · ${lane} · ${SERVICE_MARKS.has(e.type) ? `${eventOutcome(e)}: ` : ''}${describeEvent(e)}`;
+  // A rollout mark's name begins with the word its pill shows (its visible text is part of its name).
+  const pill = e.type.startsWith('rollout.') ? `${ROLLOUT_MARK[e.type.slice('rollout.'.length)] ?? `▶ ${'share' in e ? (e.share ?? 0) : 0}%`} · ` : '';
+  const label = `${pill}${clockTime(e.at)} · ${lane} · ${SERVICE_MARKS.has(e.type) ? `${eventOutcome(e)}: ` : ''}${describeEvent(e)}`;
   const common = {
     class: `mark ${eventClass(e)}${e.type.startsWith('rollout.') ? ' rollout-mark' : ''}${selected ? ' selected' : ''}`,
     tabindex: '0',
