@@ -102,6 +102,8 @@ interface Live {
   /** Candidate digests of this rollout (it is rebased when other agents change) and their retention. */
   readonly candidates: Set<string>;
   readonly baselines: Set<string>;
+  /** The candidate digest the rollout holds a reference to. */
+  retained?: string | undefined;
   readonly candidate: Map<string, CallFigures>;
   readonly baseline: Map<string, CallFigures>;
   stepTurns: number;
@@ -157,7 +159,7 @@ export class Rollouts {
     if (live !== undefined && live.state.id === id) {
       if (live.state.candidate === candidate.digest && live.state.baseline === baseline.digest) return;
       this.#retain(live, candidate);
-      live.baselines.add(baseline.digest);
+      keepNewest(live.baselines, baseline.digest);
       live.state = { ...live.state, candidate: candidate.digest, candidateVersion: candidate.version, baseline: baseline.digest, changes };
       this.#changed(live.state);
       return;
@@ -263,7 +265,7 @@ export class Rollouts {
     const running = state !== undefined && (state.status === 'running' || state.status === 'held');
     if (!running || candidate === undefined) {
       if (live !== undefined) {
-        for (const d of live.candidates) this.#o.snapshots.release(d);
+        this.#unretain(live);
         this.#live = undefined;
         if (state !== undefined && state.id === live.state.id) this.#remember(state);
       }
@@ -273,11 +275,11 @@ export class Rollouts {
       // Its turns counted toward the step it was at; a new step's count starts again.
       if (state.step !== live.state.step) live.stepTurns = 0;
       live.state = state;
-      live.baselines.add(state.baseline);
+      keepNewest(live.baselines, state.baseline);
       this.#retain(live, candidate);
       return;
     }
-    if (live !== undefined) for (const d of live.candidates) this.#o.snapshots.release(d);
+    if (live !== undefined) this.#unretain(live);
     const next: Live = { state, candidates: new Set(), baselines: new Set([state.baseline]), candidate: new Map(), baseline: new Map(), stepTurns: 0 };
     this.#retain(next, candidate);
     this.#live = next;
@@ -296,15 +298,29 @@ export class Rollouts {
 
   /** Releases the candidates it retains (the service is closing). */
   close(): void {
-    if (this.#live !== undefined) for (const d of this.#live.candidates) this.#o.snapshots.release(d);
+    if (this.#live !== undefined) this.#unretain(this.#live);
     this.#live = undefined;
   }
 
+  /**
+   * Holds `candidate` (the newest) for the rollout; an earlier candidate of a rebased rollout is
+   * let go (sessions pinned to it hold it themselves). The digests whose turns count on each side
+   * are the newest {@link MAX_DIGESTS}: a source churning other agents cannot grow them.
+   */
   #retain(live: Live, candidate: Snapshot): void {
-    if (live.candidates.has(candidate.digest)) return;
-    live.candidates.add(candidate.digest);
+    if (live.retained === candidate.digest) return;
     this.#o.snapshots.retainCandidate(candidate);
+    this.#unretain(live);
+    live.retained = candidate.digest;
+    keepNewest(live.candidates, candidate.digest);
   }
+
+  /** Releases the candidate the rollout holds. */
+  #unretain(live: Live): void {
+    if (live.retained !== undefined) this.#o.snapshots.release(live.retained);
+    live.retained = undefined;
+  }
+
 
   /** The first changed agent (or all turns) whose figures on the candidate are out of bounds. */
   #outOfBounds(live: Live): { agent: string; reason: string } | undefined {
@@ -335,7 +351,7 @@ export class Rollouts {
   #end(live: Live, status: RolloutStatus, by: string, reason: string): void {
     live.state = { ...live.state, status, endedAt: this.#o.clock.wallNow() };
     this.#decide(live, status as Action, by, reason);
-    for (const d of live.candidates) this.#o.snapshots.release(d);
+    this.#unretain(live);
     this.#remember(live.state);
     if (this.#live === live) this.#live = undefined;
   }
@@ -362,6 +378,19 @@ export class Rollouts {
     withSpan(SPAN.rolloutDecision, { attributes: { [ATTR.rolloutId]: s.id, [ATTR.rolloutAction]: action, [ATTR.rolloutShare]: decision.share, [ATTR.rolloutCandidate]: s.candidate, [ATTR.rolloutReason]: reason.slice(0, 500) } }, () => undefined);
     this.#o.events?.emit({ type: `rollout.${action}`, rollout: s.id, candidate: s.candidate, baseline: s.baseline, step: s.step, share: decision.share, by, reason, agents: s.changes.map((c) => c.localName) });
     this.#changed(s);
+  }
+}
+
+/** Digests of each side kept per rollout (the newest). */
+const MAX_DIGESTS = 8;
+
+/** Adds `digest` as the newest of `set`, dropping the oldest past {@link MAX_DIGESTS}. */
+function keepNewest(set: Set<string>, digest: string): void {
+  set.delete(digest);
+  set.add(digest);
+  for (const oldest of set) {
+    if (set.size <= MAX_DIGESTS) break;
+    set.delete(oldest);
   }
 }
 
