@@ -50,12 +50,18 @@ export async function expectNoAxeViolations(page: Page, context?: string): Promi
   throw new Error(formatViolations(violations, context));
 }
 
+/**
+ * Loads axe once per page, then lets the page settle for two frames: a viewport change made just
+ * before is laid out, its resize observers have run and the renders they asked for are done —
+ * what a user meets, who cannot act within a frame of resizing.
+ */
 async function loadAxe(page: Page): Promise<void> {
   if (!(await page.evaluate('typeof window.axe === "object"'))) {
     // Wrapped in a function body so axe's top-level declarations stay out of the page's scope
     // apart from the `window.axe` it assigns itself.
     await page.evaluate(`(() => { ${await axeSource()}\n })()`);
   }
+  await page.evaluate('new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(() => done(undefined))))');
 }
 
 /**

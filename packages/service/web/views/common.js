@@ -115,11 +115,16 @@ export function TableWrap({ class: cls, label, children }) {
     setScrolls(el.scrollWidth > el.clientWidth + 1);
     setCaption(el.querySelector('caption')?.textContent?.trim() ?? '');
   };
-  // After every render (the table's content may have changed) and when the window resizes.
+  // After every render, and whenever the panel or its table changes size without one (the
+  // window resizes, a font arrives, a cell's text wraps differently).
   useEffect(check);
   useEffect(() => {
-    window.addEventListener('resize', check);
-    return () => window.removeEventListener('resize', check);
+    const el = ref.current;
+    if (!el) return undefined;
+    const observer = new ResizeObserver(check);
+    observer.observe(el);
+    if (el.firstElementChild) observer.observe(el.firstElementChild);
+    return () => observer.disconnect();
   }, []);
   const name = label ?? (caption || 'Table');
   return html`<div ref=${ref} class=${cls ? `table-wrap ${cls}` : 'table-wrap'} tabindex=${scrolls ? '0' : undefined} role=${scrolls ? 'region' : undefined} aria-label=${scrolls ? `${name} (scrolls sideways)` : undefined}>${children}</div>`;
