@@ -94,7 +94,7 @@ export default tseslint.config(
         window: 'readonly', document: 'readonly', location: 'readonly', history: 'readonly', fetch: 'readonly',
         sessionStorage: 'readonly', localStorage: 'readonly', AbortController: 'readonly', TextDecoder: 'readonly',
         Headers: 'readonly', Response: 'readonly', Event: 'readonly', HTMLElement: 'readonly', requestAnimationFrame: 'readonly',
-        cancelAnimationFrame: 'readonly', setInterval: 'readonly', clearInterval: 'readonly', navigator: 'readonly', TextEncoder: 'readonly', URLSearchParams: 'readonly',
+        cancelAnimationFrame: 'readonly', setInterval: 'readonly', clearInterval: 'readonly', navigator: 'readonly', TextEncoder: 'readonly', URLSearchParams: 'readonly', ResizeObserver: 'readonly',
       },
     },
   },
