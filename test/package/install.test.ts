@@ -3,7 +3,8 @@
  * with its two peers (`@google/adk`, `@a2a-js/sdk`) exactly as the README says. What comes with it
  * must hold no database driver, server framework, UI library or native addon (beyond what the
  * peers themselves bring), nothing may be compiled, and the README's discovery script must run
- * there, as plain JavaScript, against a real ADK JS peer on loopback. (`npm test` builds dist/
+ * there, as plain JavaScript, against a real ADK JS peer on loopback; against a URL where nothing
+ * answers it must say why (the URL and the reason) and exit 1. (`npm test` builds dist/
  * first, and a dist/ older than the sources fails here: helpers/dist.ts; npm installs from its
  * cache where it can, so this costs about half a minute.)
  */
@@ -12,6 +13,7 @@ import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
+import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { docExamples } from '../docs/doc-examples.js';
@@ -109,12 +111,59 @@ test('nothing is compiled: no native addon and no node-gyp build in the installe
   assert.deepEqual(native, []);
 });
 
-test("the README's discovery script runs in the user's project against a real A2A peer", async () => {
+/** The README's script, written to the user's project as discover.mjs. */
+function writeScript(): void {
   const script = docExamples(root).find((e) => e.file === 'README.md' && e.code.includes('process.argv[2]'));
   assert.ok(script, 'the README has no script that takes the peer from process.argv[2]');
-  assert.ok(script.code.split('\n').length <= 20, `the README's script has ${script.code.split('\n').length} lines`);
+  assert.ok(script.code.split('\n').length <= 26, `the README's script has ${script.code.split('\n').length} lines`);
   // Plain JavaScript: the block has no type annotations, so a user runs it with node alone.
   writeFileSync(join(project, 'discover.mjs'), script.code);
+}
+
+/** A loopback port nothing listens on (taken from the system, then released). */
+async function closedPort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as { port: number };
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
+}
+
+test("the README's discovery script runs in the user's project against a real A2A peer", async () => {
+  writeScript();
   const { stdout } = await run(process.execPath, ['discover.mjs', peer.baseUrl], { cwd: project, timeout: 60_000 });
   assert.match(stdout, /snapshot v1: \[ 'billing_agent' \] billing: charged once, refunded/);
+});
+
+test("the README's discovery script, pointed where nothing answers, prints the URL and the reason and exits 1", async () => {
+  writeScript();
+  const url = `http://127.0.0.1:${await closedPort()}/`;
+  const failed = await run(process.execPath, ['discover.mjs', url], { cwd: project, timeout: 60_000 }).then(
+    () => assert.fail('the script exited 0 although no agent was discovered'),
+    (err: { code?: number; stdout: string; stderr: string }) => err,
+  );
+  assert.equal(failed.code, 1, failed.stderr);
+  assert.doesNotMatch(failed.stdout, /snapshot v1: \[\]/, 'an empty snapshot is not reported as a result');
+  assert.ok(failed.stderr.startsWith(`${url}: `), failed.stderr);
+  assert.match(failed.stderr, /ECONNREFUSED/);
+});
+
+test("the README's discovery script, pointed at an agent without a billing skill, says it is unsuitable and exits 1", async () => {
+  writeScript();
+  const shipping = await startAdkPeer({
+    name: 'shipping',
+    description: 'Shipping.',
+    reply: 'shipping here',
+    card: (port) => adkStyleCard(port, 'Shipping Agent', [{ id: 'parcels', tags: ['shipping'] }]),
+  });
+  try {
+    const failed = await run(process.execPath, ['discover.mjs', shipping.baseUrl], { cwd: project, timeout: 60_000 }).then(
+      () => assert.fail('the script exited 0 although no agent was selected'),
+      (err: { code?: number; stderr: string }) => err,
+    );
+    assert.equal(failed.code, 1, failed.stderr);
+    assert.match(failed.stderr, new RegExp(`^${shipping.baseUrl.replace(/[.]/g, '\\.')}: unsuitable: `));
+  } finally {
+    await shipping.close();
+  }
 });

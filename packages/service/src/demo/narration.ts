@@ -77,9 +77,13 @@ export function downstreamLine(at: string, s: { version: number; digest: string 
 /** The dashboard's line of the header, said again after the morning. */
 export const dashboardLine = (url: string): string => `  dashboard   ${url}/`;
 
-/** The chat hint of the header, said again after the morning. */
+/**
+ * The chat hint of the header, said again after the morning: a command that works every time it
+ * is run (no `sessionId`, so each run starts a session of its own; continuing one takes the
+ * `sessionSecret` its first answer returned, as the README shows).
+ */
 export const chatLine = (url: string): string =>
-  `  chat        curl -s ${url}/api/chat -H 'content-type: application/json' -d '{"sessionId":"me","message":"Is serial 123 under warranty?"}'`;
+  `  chat        curl -s ${url}/api/chat -H 'content-type: application/json' -d '{"message":"Is serial 123 under warranty?"}'   # a new session each run; to continue one, send its sessionId and the header x-session-secret: <its first answer's sessionSecret>`;
 
 /** Lines said before the header is printed are held, then printed after it ({@link release}). */
 export class Narrator {
