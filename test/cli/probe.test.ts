@@ -99,6 +99,55 @@ describe('probe <file>', () => {
     assert.equal(badAllow.code, 2);
   });
 
+  test('a bad --allow http entry names the flag to use, not the configuration key, in file, URL and dns: modes', async () => {
+    const card = 'examples/cards/billing-agent.json';
+    const loopback = await cli('probe', card, '--allow', 'http://127.0.0.1:8000');
+    assert.equal(loopback.code, 2);
+    assert.match(loopback.stderr, /--allow http:\/\/127\.0\.0\.1:8000: an http origin needs --allow-loopback\b.*add --allow-loopback, or allow an https origin/);
+    assert.doesNotMatch(loopback.stderr, /allowLoopback/);
+    const remote = await cli('probe', card, '--allow', 'http://billing.example.com');
+    assert.equal(remote.code, 2);
+    assert.match(remote.stderr, /--allow http:\/\/billing\.example\.com: http is accepted only for loopback hosts, and only with --allow-loopback; allow https:\/\/billing\.example\.com instead/);
+    // URL mode (nothing is fetched: the flags are refused first) and dns: mode, the same words.
+    const url = await json('probe', 'https://agents.example.com/', '--allow', 'http://localhost:8000');
+    assert.equal(url.code, 2);
+    const error = url.report.error as { code: string; message: string };
+    assert.equal(error.code, 'ERR_USAGE');
+    assert.match(error.message, /^--allow http:\/\/localhost:8000: an http origin needs --allow-loopback/);
+    const dns = await cli('probe', 'dns:example.com', '--resolver', '127.0.0.1:53', '--allow', 'http://[::1]:8000');
+    assert.equal(dns.code, 2);
+    assert.match(dns.stderr, /--allow http:\/\/\[::1\]:8000: an http origin needs --allow-loopback/);
+    // With the flag the same entry is accepted.
+    assert.notEqual((await cli('probe', card, '--allow', 'http://127.0.0.1:8000', '--allow-loopback')).code, 2);
+  });
+
+  test('an interface the card repeats is listed once, as the note says it is kept', async () => {
+    // A 0.3 card whose additionalInterfaces repeat its main url (ADK JS toA2a cards always do).
+    const card = {
+      name: 'Billing',
+      description: 'Bills',
+      version: '1.0.0',
+      protocolVersion: '0.3.0',
+      url: 'https://billing.example.com/a2a',
+      preferredTransport: 'JSONRPC',
+      additionalInterfaces: [{ url: 'https://billing.example.com/a2a', transport: 'JSONRPC' }],
+      capabilities: {},
+      defaultInputModes: ['text/plain'],
+      defaultOutputModes: ['text/plain'],
+      skills: [{ id: 'pay', name: 'Pay', description: 'Pays', tags: ['billing'] }],
+    };
+    const file = join(dir, 'repeated-interface.json');
+    await writeFile(file, JSON.stringify(card));
+    for (const allow of [[], ['--allow', 'https://billing.example.com']]) {
+      const { code, stdout } = await cli('probe', file, ...allow);
+      assert.equal(code, 0, stdout);
+      assert.match(stdout, /repeats the JSONRPC interface https:\/\/billing\.example\.com\/a2a \(A2A 0\.3\); it is kept once/);
+      assert.match(stdout, /^ok {3}policy {5}1 interface\b/m);
+      const listed = stdout.split('\n').filter((l) => /^ {7}interface {5}JSONRPC https:\/\/billing\.example\.com\/a2a {2}\(/.test(l));
+      assert.equal(listed.length, 1, stdout);
+    }
+  });
+
   test('--help and --version exit 0', async () => {
     const help = await cli('probe', '--help');
     assert.equal(help.code, 0);

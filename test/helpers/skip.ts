@@ -10,7 +10,7 @@
  * | `previous-release` | the previous release, built from git (test/replicas/rolling-upgrade.test.ts) | `A2A_TEST_REQUIRE_PG=1` |
  *
  * `A2A_TEST_REQUIRE_ALL=1` requires every need: nothing skips (.ci/run sets it). The test command's
- * reporter (test/helpers/skip-reporter.mjs) lists every skip and its reason at the end of the run.
+ * reporter (test/helpers/reporter.mjs) lists every skip and its reason in its summary at the end of the run.
  */
 import type { TestContext } from 'node:test';
 

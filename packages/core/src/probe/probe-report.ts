@@ -209,8 +209,10 @@ export function renderProbe(r: ProbeReport): string {
   const notes = notesByStage(r);
   notesAt(notes.schema);
   if (r.stage === 'schema' && !r.accepted) return finish();
-  const called = r.urls.filter((u) => u.called);
-  row(mark('policy'), 'policy', `${called.length} interface${called.length === 1 ? '' : 's'}${r.hostsJudged ? '' : ' (hosts listed, not judged: pass --allow to judge them)'}`);
+  // A URL the card repeats (a 0.3 card's additionalInterfaces listing its main URL again, which
+  // the schema stage notes "is kept once") is one line and one interface here; the JSON report
+  // keeps every path.
+  const urlLines = new Map<string, boolean>();
   for (const u of r.urls) {
     const verdict = !u.called
       ? u.role === 'interface'
@@ -221,8 +223,12 @@ export function renderProbe(r: ProbeReport): string {
         : u.allowed
           ? 'allowed'
           : `${URL.canParse(u.url) ? new URL(u.url).protocol.slice(0, -1) : 'not a URL'}, host not judged`;
-    lines.push(`       ${u.role.padEnd(13)} ${u.binding ? `${u.binding} ` : ''}${u.url}  (${verdict})`);
+    const line = `       ${u.role.padEnd(13)} ${u.binding ? `${u.binding} ` : ''}${u.url}  (${verdict})`;
+    if (!urlLines.has(line)) urlLines.set(line, u.called);
   }
+  const called = [...urlLines.values()].filter(Boolean).length;
+  row(mark('policy'), 'policy', `${called} interface${called === 1 ? '' : 's'}${r.hostsJudged ? '' : ' (hosts listed, not judged: pass --allow to judge them)'}`);
+  lines.push(...urlLines.keys());
   notesAt(notes.policy);
   if (r.stage === 'policy' && !r.accepted) return finish();
   if (r.signature) {

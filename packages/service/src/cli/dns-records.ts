@@ -173,7 +173,7 @@ export function registerDnsRecordsCommand(program: Command, io: { out: (s: strin
     .requiredOption('--domain <domain>', 'the zone the records go in, e.g. example.com: each agent is published at _{label}._a2a._agents.{domain}')
     .option('--url <service>', "a running service's base URL: its AI Catalog (/.well-known/ai-catalog.json, server.catalog.enabled) lists the snapshot's agents")
     .option('--catalog <file>', 'a saved copy of that AI Catalog, instead of --url')
-    .option('--ttl <seconds>', `the records' TTL (default ${DNS_AID_DEFAULT_TTL_SECONDS})`, ttlSeconds, DNS_AID_DEFAULT_TTL_SECONDS)
+    .option('--ttl <seconds>', "the records' TTL", ttlSeconds, DNS_AID_DEFAULT_TTL_SECONDS)
     .option('--no-index', 'leave out the _index._agents.{domain} TXT list of the agents')
     .option('--json', 'print one JSON object instead of zone-file lines', false)
     .addHelpText(

@@ -11,7 +11,7 @@ import type { DnsProbeReport, ProbeAiCatalogOptions, ProbeReport, ProbeTargetRes
 import { probeDns, probeEndpoint, probeTarget, refusedReport } from 'a2a-discovery/probe';
 import { cardSizeLimit } from 'a2a-discovery/config';
 import type { ProbeOptions } from './probe.js';
-import { loadTrustKeys, policyFromFlags } from './probe.js';
+import { hostPolicyFromFlags, loadTrustKeys, policyFromFlags } from './probe.js';
 
 export interface ProbeUrlOptions extends ProbeOptions {
   totalTimeoutMs?: number;
@@ -86,7 +86,7 @@ export async function probeDnsTarget(target: string, options: ProbeUrlOptions & 
   } catch (err) {
     throw new DiscoveryError('ERR_USAGE', (err as Error).message, { cause: err });
   }
-  const policy = HostPolicy.from({ allow: options.allow, allowLoopback: options.allowLoopback });
+  const policy = hostPolicyFromFlags(options);
   const size = cardSizeLimit(options.maxBytes);
   const credentials = options.credentials !== undefined ? { credentials: options.credentials } : {};
   const fetcher = options.fetcher ?? createCardFetcher({ policy, ...credentials, ...size.fetcher, ...(options.totalTimeoutMs !== undefined && { totalTimeoutMs: options.totalTimeoutMs }) });

@@ -8,7 +8,7 @@ import type { JWK } from 'jose';
 import type { CardFetcherOptions, SignatureMode, TrustedKey } from 'a2a-discovery';
 import { FileReadError, readBoundedFile, cardSizeLimit, loadConfig, resolveSecrets } from 'a2a-discovery/config';
 import { DiscoveryError, createCardFetcher, HostPolicy } from 'a2a-discovery';
-import { DEFAULT_CATALOG_LIMITS } from 'a2a-discovery/internal';
+import { DEFAULT_CATALOG_LIMITS, isLoopbackHost } from 'a2a-discovery/internal';
 import type { ProbeTargetResult } from 'a2a-discovery/probe';
 import { isAiCatalogDocument, probeAiCatalogDocument, probeCard, refusedReport } from 'a2a-discovery/probe';
 
@@ -39,10 +39,51 @@ export async function credentialsFromConfig(file: string, env: NodeJS.ProcessEnv
   return (await resolveSecrets(config, env)).credentials;
 }
 
-/** Builds the host policy the flags describe; undefined when no `--allow` was given. */
+/**
+ * Builds the host policy the flags describe; undefined when no `--allow` was given.
+ *
+ * @throws DiscoveryError `ERR_USAGE` naming the `--allow` entry and the flag that fixes it (see {@link hostPolicyFromFlags}).
+ */
 export function policyFromFlags(options: Pick<ProbeOptions, 'allow' | 'allowLoopback'>): HostPolicy | undefined {
   if (options.allow.length === 0) return undefined;
-  return HostPolicy.from({ allow: options.allow, allowLoopback: options.allowLoopback });
+  return hostPolicyFromFlags(options);
+}
+
+/**
+ * The host policy of `--allow` and `--allow-loopback`, even with no `--allow`. A bad entry is
+ * reported in the flags' words, not in the configuration's (`allowLoopback: true`): an http
+ * loopback origin without `--allow-loopback` names that flag, an http origin of another host asks
+ * for https.
+ *
+ * @throws DiscoveryError `ERR_USAGE` (exit 2) for the first bad `--allow` entry, with every one in `problems`.
+ * @example hostPolicyFromFlags({ allow: ['http://127.0.0.1:8000'], allowLoopback: true })
+ */
+export function hostPolicyFromFlags(options: Pick<ProbeOptions, 'allow' | 'allowLoopback'>): HostPolicy {
+  try {
+    return HostPolicy.from({ allow: options.allow, allowLoopback: options.allowLoopback });
+  } catch (err) {
+    if (!(err instanceof DiscoveryError) || err.code !== 'ERR_CONFIG_INVALID' || err.problems.length === 0) throw err;
+    const problems = err.problems.map((p) => ({ path: p.path, message: allowFlagMessage(options, p.path, p.message) }));
+    const more = problems.length > 1 ? ` (and ${problems.length - 1} more bad --allow ${problems.length === 2 ? 'entry' : 'entries'})` : '';
+    throw new DiscoveryError('ERR_USAGE', `${(problems[0] as { message: string }).message}${more}`, { cause: err, problems });
+  }
+}
+
+/** One bad `--allow` entry, said with the flags a user types; `message` is the host policy's own. */
+function allowFlagMessage(options: Pick<ProbeOptions, 'allow' | 'allowLoopback'>, path: string, message: string): string {
+  const index = /^allow\[(\d+)\]$/.exec(path)?.[1];
+  const entry = index === undefined ? undefined : options.allow[Number(index)];
+  if (entry === undefined) return `--allow: ${message}`;
+  const url = URL.canParse(entry.trim()) ? new URL(entry.trim()) : undefined;
+  if (url?.protocol === 'http:' && !url.hostname.startsWith('*')) {
+    if (!isLoopbackHost(url.hostname)) {
+      return `--allow ${entry}: http is accepted only for loopback hosts, and only with --allow-loopback; allow https://${url.host} instead`;
+    }
+    if (!options.allowLoopback) {
+      return `--allow ${entry}: an http origin needs --allow-loopback (a development exemption: it also admits http: and loopback hosts); add --allow-loopback, or allow an https origin`;
+    }
+  }
+  return `--allow ${message}`;
 }
 
 /** Reads trusted public keys: each file holds one JWK with a `kid`, or a JWKS `{keys: [...]}`. */

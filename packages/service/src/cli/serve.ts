@@ -93,7 +93,7 @@ function registerDemoCommand(program: Command, io: Io): void {
   program
     .command('demo')
     .description('Run the whole product on loopback: real A2A agents, a registry catalog, the service and a downstream instance discovering through its AI Catalog, playing the "morning of changes".')
-    .option('--speed <n>', 'scenario minutes per real second (default 1: the morning takes about 40 s)', positive, 1)
+    .option('--speed <n>', 'scenario minutes per real second; at 1 the morning takes about 40 s', positive, 1)
     .option('--no-scenario', 'start the agents and the service, but play no changes')
     .option('--port <n>', 'service port (0 picks a free one)', port, 7340)
     .addHelpText('after', DEMO_HELP)
