@@ -49,7 +49,7 @@ describe('--json: every outcome is JSON on stdout, with unchanged exit codes', (
     await failure(['probe', 'examples/cards/billing-agent.json', '--max-bytes', 'lots'], 2, 'ERR_USAGE', /--max-bytes <n>.*must be a positive whole number/);
     await failure(['probe', join(dir, 'nope.json')], 2, 'ERR_USAGE', /cannot read .*nope\.json: no such file/);
     await failure(['probe', join(dir, 'a-directory.json')], 2, 'ERR_USAGE', /it is a directory/);
-    await failure(['probe', 'examples/cards/billing-agent.json', '--allow', 'ftp://x'], 2, 'ERR_CONFIG_INVALID', /scheme must be https/);
+    await failure(['probe', 'examples/cards/billing-agent.json', '--allow', 'ftp://x'], 2, 'ERR_USAGE', /^--allow "ftp:\/\/x": scheme must be https/);
   });
 
   test('probe: a file over the size limit is a refusal like any too-large input (exit 1), in JSON as in text', async () => {
