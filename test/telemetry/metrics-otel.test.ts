@@ -14,6 +14,7 @@ import { AggregationTemporality, DataPointType, MeterProvider, MetricReader } fr
 import type { Histogram, MetricData } from '@opentelemetry/sdk-metrics';
 import type { TwoAgentService } from '../helpers/two-agent-service.js';
 import { startTwoAgentService } from '../helpers/two-agent-service.js';
+import { waitFor } from '../helpers/wait-for.js';
 
 /** A reader the test collects from by hand (no timer, no exporter). */
 class ManualReader extends MetricReader {
@@ -111,8 +112,12 @@ test('after real discovery and a chat turn, the OpenTelemetry metrics equal the 
   const turn = await service.sessions.run('s-metrics', 'Where is my invoice?');
   assert.equal(turn.author, 'billing_agent', 'the turn reached the billing peer');
 
-  const scrape = await fetch(`${service.url}/metrics`);
-  const text = await scrape.text();
+  // The registry index follows a publish asynchronously: wait until it holds both admitted cards,
+  // or the scrape and the collection below could read it on either side of its update.
+  const text = await waitFor(async () => {
+    const body = await (await fetch(`${service.url}/metrics`)).text();
+    return /^a2a_discovery_registry_entries 2$/m.test(body) ? body : undefined;
+  }, 'the registry index to hold both cards', 10_000);
   const { resourceMetrics, errors } = await reader.collect();
   assert.deepEqual(errors, []);
   const scope = resourceMetrics.scopeMetrics.find((s) => s.scope.name === 'a2a-discovery');
