@@ -81,13 +81,14 @@ describe('selectAgents: interfaceUrl', () => {
     const s = selectAgents([candidate('beeai', 'beeai.example.com', 'http://0.0.0.0:9999')], { ...base, reviewed });
     assert.deepEqual(s.selected, []);
     const reason = 'the interface host 0.0.0.0 is unroutable (this network); set interfaceUrl on its static entry to the URL where the agent answers';
-    assert.deepEqual(s.verdicts.get('https://beeai.example.com/'), { verdict: 'unsuitable', localName: 'beeai', reason });
+    assert.deepEqual(s.verdicts.get('https://beeai.example.com/'), { verdict: 'unsuitable', localName: 'beeai', reason, cause: 'unroutable' });
     assert.deepEqual(s.alerts.map((a) => a.message), [`static agent beeai does not fit: ${reason}`]);
     const found = selectAgents([candidate('helper', 'helper.example.com', 'http://[::]:9999', {}, 'catalog')], base);
     assert.deepEqual(found.verdicts.get('https://helper.example.com/'), {
       verdict: 'unsuitable',
       localName: 'helper',
       reason: 'the interface host [::] is unroutable (unspecified); only a static entry with interfaceUrl can say where the agent answers',
+      cause: 'unroutable',
     });
   });
 

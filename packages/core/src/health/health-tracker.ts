@@ -19,10 +19,21 @@
  */
 import type { Clock } from '../clock/index.js';
 import { systemClock } from '../clock/index.js';
+import type { DiscoveryErrorCode } from '../errors.js';
 import { HEALTH_DEFAULTS } from '../rules/defaults.js';
+import type { EndpointCause } from './endpoint-causes.js';
+import { causeOf, causeRefuses, ENDPOINT_CAUSES } from './endpoint-causes.js';
 
 /** `pending`: not yet in snapshots; `healthy` / `degraded`: in; `removed`: out until it recovers. */
 export type HealthState = 'pending' | 'healthy' | 'degraded' | 'removed';
+
+/** Every health state and what it means (docs/vocabulary.md; the dashboard's health badges say the same). */
+export const HEALTH_STATES: Readonly<Record<HealthState, string>> = Object.freeze({
+  healthy: 'Its card is fresh and its fetches and calls succeed: it may be in snapshots.',
+  pending: 'Not yet in snapshots: no usable card so far, or fewer good observations in a row than health.enterAfter.',
+  degraded: 'In snapshots, but its last fetches or calls failed (its card may be served stale); it leaves after health.leaveAfter failed fetches in a row, unless it is critical.',
+  removed: 'Out of new snapshots after repeated failures; it returns after health.enterAfter good observations in a row.',
+});
 
 export interface HealthStatus {
   readonly state: HealthState;
@@ -39,6 +50,12 @@ export interface HealthStatus {
   readonly reason: string;
   /** Why its extended card is not used (the public card, or the last good extended card, is), while that lasts. */
   readonly extendedCard?: string;
+  /**
+   * The last failed fetch's cause in the vocabulary (docs/vocabulary.md), while fetches fail. A
+   * refusing cause (a pin, a signature, 401/403, …) with no usable card makes the endpoint's
+   * verdict `refused`.
+   */
+  readonly cause?: EndpointCause;
 }
 
 export interface HealthOptions {
@@ -74,13 +91,26 @@ export interface HealthObservation {
 interface HealthCause {
   readonly message: string;
   readonly stage?: string;
+  readonly code?: DiscoveryErrorCode;
+  readonly status?: number;
 }
 
 const CONTENT_STAGES: ReadonlySet<string | undefined> = new Set(['parse', 'schema', 'policy', 'signature']);
 
-/** `failed fetches`, or `refused cards` when the last one was fetched and refused at a content stage. */
+/**
+ * `failed fetches`; `refused cards` when the last one was fetched and refused at a content stage;
+ * `refused requests` when the request itself was refused (a redirect, a blocked address, 401/403).
+ */
 function failedNoun(failures: number, cause: HealthCause | undefined): string {
-  return CONTENT_STAGES.has(cause?.stage) ? `refused card${failures === 1 ? '' : 's'}` : `failed fetch${failures === 1 ? '' : 'es'}`;
+  const one = failures === 1;
+  if (CONTENT_STAGES.has(cause?.stage)) return one ? 'refused card' : 'refused cards';
+  if (causeRefuses(endpointCause(cause))) return one ? 'refused request' : 'refused requests';
+  return one ? 'failed fetch' : 'failed fetches';
+}
+
+/** The cause in the vocabulary (docs/vocabulary.md), when the cache's classification names one. */
+function endpointCause(cause: HealthCause | undefined): EndpointCause | undefined {
+  return cause?.code === undefined ? undefined : causeOf({ code: cause.code, ...(cause.stage !== undefined && { stage: cause.stage }), ...(cause.status !== undefined && { status: cause.status }) });
 }
 
 /** `2 failed fetches`, `1 refused card`. */
@@ -98,6 +128,13 @@ export interface HealthTransition {
   readonly from: HealthState;
   readonly to: HealthState;
   readonly status: HealthStatus;
+}
+
+/** `refused by a pin: <why> (1 refused card)`, or `no usable card (2 failed fetches): <why>`. */
+function noUsableCard(failures: number, cause: HealthCause | undefined): string {
+  const c = endpointCause(cause);
+  if (cause !== undefined && c !== undefined && causeRefuses(c)) return `${ENDPOINT_CAUSES[c].label}: ${cause.message} (${failed(failures, cause)})`;
+  return `no usable card (${failed(failures, cause)})${cause === undefined ? '' : `: ${cause.message}`}`;
 }
 
 function leftBecause(failures: number, usable: boolean, cause: HealthCause | undefined): string {
@@ -155,6 +192,7 @@ export class HealthTracker {
     const { failures, usable } = observation;
     // A cause is only told while fetches fail.
     const cause = failures > 0 ? observation.cause : undefined;
+    const causeCode = endpointCause(cause);
     const callFailures = observation.calls?.failures ?? 0;
     const good = usable && failures === 0 && callFailures === 0;
     const prevState: HealthState = known?.state ?? 'pending';
@@ -164,7 +202,7 @@ export class HealthTracker {
     const byCalls = this.#byCalls(prevState, usable && failures === 0, callFailures, observation.calls?.message, critical);
     if (byCalls !== undefined) {
       ({ state, reason } = byCalls);
-      return this.#settle(endpoint, known, prevState, { state, successes, failures, usable, critical, reason, ...(observation.extendedCard !== undefined && { extendedCard: observation.extendedCard }) });
+      return this.#settle(endpoint, known, prevState, { state, successes, failures, usable, critical, reason, ...(observation.extendedCard !== undefined && { extendedCard: observation.extendedCard }), ...(causeCode !== undefined && { cause: causeCode }) });
     }
     switch (prevState) {
       case 'pending':
@@ -175,7 +213,7 @@ export class HealthTracker {
         } else if (good) reason = `${successes} of ${enterAfter} good observations before it enters`;
         // Removed: the failures that would remove it, or else (it answered since) what keeps it out.
         else if (prevState === 'removed' && failures > 0) reason = failures >= this.#leaveAfter && (!usable || this.#leaveWhileUsable) ? leftBecause(failures, usable, cause) : stillOutBecause(failures, usable, enterAfter, cause);
-        else if (!usable && failures > 0) reason = `no usable card (${failed(failures, cause)})${cause === undefined ? '' : `: ${cause.message}`}`;
+        else if (!usable && failures > 0) reason = noUsableCard(failures, cause);
         else if (!usable) reason = 'no card yet';
         else reason = `${failed(failures, cause)} since its card${last(cause)}`;
         break;
@@ -197,7 +235,7 @@ export class HealthTracker {
         break;
       }
     }
-    return this.#settle(endpoint, known, prevState, { state, successes, failures, usable, critical, reason, ...(observation.extendedCard !== undefined && { extendedCard: observation.extendedCard }) });
+    return this.#settle(endpoint, known, prevState, { state, successes, failures, usable, critical, reason, ...(observation.extendedCard !== undefined && { extendedCard: observation.extendedCard }), ...(causeCode !== undefined && { cause: causeCode }) });
   }
 
   /**

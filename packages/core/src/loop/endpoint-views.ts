@@ -11,7 +11,8 @@ import type { CardAccess, UrlJudge } from '../card/index.js';
 import { cardAccess } from '../card/index.js';
 import type { Clock } from '../clock/index.js';
 import type { CredentialsInput } from '../fetch/index.js';
-import type { HealthStatus, HealthTracker } from '../health/index.js';
+import type { EndpointCause, HealthStatus, HealthTracker } from '../health/index.js';
+import { causeOf, causeRefuses } from '../health/index.js';
 import type { Verdict } from '../match/index.js';
 import type { AdmittedEndpoint } from '../resolve/index.js';
 import type { Snapshot, SnapshotStore } from '../snapshot/index.js';
@@ -20,18 +21,35 @@ import type { Lookalike } from '../rules/lookalike.js';
 import type { Membership } from './membership.js';
 
 /**
- * The one verdict shown for an endpoint, from the first stage that decides it: `refused`
- * (allowlist), `gone` (no source proposes it; forgotten after the grace period), `pending`
- * (no usable card yet, or not enough good observations), `removed` (failed and its card is past
- * its allowed staleness), `unsuitable` / `excluded` (matcher), `held` (its removal is held back
- * by the guard: still in the published snapshot), `degraded` (selected, its card served stale),
- * `selected`.
+ * The one verdict shown for an endpoint, from the first stage that decides it. Each one's meaning
+ * is in {@link ENDPOINT_VERDICTS}.
  */
-type EndpointVerdict = 'refused' | 'gone' | 'pending' | 'removed' | 'unsuitable' | 'excluded' | 'held' | 'degraded' | 'selected';
+export type EndpointVerdict = 'refused' | 'gone' | 'pending' | 'removed' | 'unsuitable' | 'excluded' | 'held' | 'degraded' | 'selected';
+
+/**
+ * Every verdict and what it means, in the order the docs table lists them (docs/vocabulary.md;
+ * the dashboard explains its badges with the same words, and a test holds the three together).
+ */
+export const ENDPOINT_VERDICTS: Readonly<Record<EndpointVerdict, string>> = Object.freeze({
+  selected: 'In the published snapshot: conversations can be routed to it.',
+  degraded: 'In the published snapshot, but its card is served stale or its calls fail; it stays while that lasts (a critical agent is never removed).',
+  held: 'It should leave the snapshot, but the removal guard holds it back (too many removals at once); confirm to publish without it.',
+  pending: 'Admitted, not in a snapshot yet: no usable card so far (it is being fetched, or failing to answer), or not enough good observations in a row.',
+  refused: 'Never in a snapshot: the allowlist refuses its host, or it answered and what it sent was refused (a pin, a signature, 401/403, a redirect, an interface host). The cause says which.',
+  removed: 'It left new snapshots after repeated failures (fetches or calls); it returns after good observations in a row.',
+  unsuitable: 'A valid card that no need matches (its skills, tags or modes do not fit); it stays cached.',
+  excluded: 'A valid card left out by a rule: its name is taken, it looks like another agent, it serves another tenant, no configured credentials satisfy it, or the cap was reached. The cause says which.',
+  gone: 'No source proposes it any more; it is forgotten after the removal grace period.',
+});
 
 export interface EndpointState {
   readonly verdict: EndpointVerdict;
   readonly reason: string;
+  /**
+   * What caused a `refused` verdict, or the failures behind `pending` and `removed`, in the
+   * vocabulary of docs/vocabulary.md (`allowlist`, `pin`, `unauthorized`, `unreachable`, …).
+   */
+  readonly cause?: EndpointCause;
   /** Epoch ms when the endpoint entered this verdict. */
   readonly since: number;
 }
@@ -213,17 +231,20 @@ export class EndpointViews {
     const next = inPlace ? undefined : new Map<string, EndpointState>();
     const changes: Array<[string, EndpointState]> = [];
     let calls = 0;
-    const set = (url: string, verdict: EndpointVerdict, reason: string) => {
+    const set = (url: string, verdict: EndpointVerdict, reason: string, cause?: EndpointCause) => {
       calls++;
       const prev = this.#states.get(url);
       // An unchanged state keeps its object.
-      const state = prev !== undefined && prev.verdict === verdict && prev.reason === reason ? prev : { verdict, reason, since: prev?.verdict === verdict ? prev.since : wallNow };
+      const state =
+        prev !== undefined && prev.verdict === verdict && prev.reason === reason && prev.cause === cause
+          ? prev
+          : { verdict, reason, ...(cause !== undefined && { cause }), since: prev?.verdict === verdict ? prev.since : wallNow };
       if (next !== undefined) next.set(url, state);
       else if (state !== prev) changes.push([url, state]);
     };
     const { published, held, selectedReason } = this.#publishedSets(heldNames);
     const grace = this.#o.removalGraceMs;
-    for (const r of members.refused) set(r.record.baseUrl, 'refused', r.reason);
+    for (const r of members.refused) set(r.record.baseUrl, 'refused', r.reason, causeOf({ code: r.code, stage: 'resolve' }));
     for (const [url, { at }] of members.gone) {
       set(url, held.has(url) ? 'held' : 'gone', `no source proposes it any more; it is not requested and is forgotten in ${Math.max(0, Math.round((at + grace - clock.now()) / 1000))} s`);
     }
@@ -232,9 +253,11 @@ export class EndpointViews {
       const health = tracker.get(url);
       const v = verdicts.get(url);
       if (held.has(url)) set(url, 'held', `its removal is held back by the guard (${health?.reason ?? 'not selected'}); confirm to publish it`);
-      else if (!health || health.state === 'pending') set(url, 'pending', health?.reason ?? 'not evaluated yet');
-      else if (health.state === 'removed') set(url, 'removed', health.reason);
-      else if (v && v.verdict !== 'selected') set(url, v.verdict, 'reason' in v && v.reason !== undefined ? v.reason : v.verdict);
+      // Fetched and refused (a pin, a signature, 401/403, …) with no usable card: refused, not pending.
+      else if (health?.state === 'pending' && !health.usable && causeRefuses(health.cause)) set(url, 'refused', health.reason, health.cause);
+      else if (!health || health.state === 'pending') set(url, 'pending', health?.reason ?? 'not evaluated yet', health?.cause);
+      else if (health.state === 'removed') set(url, 'removed', health.reason, health.cause);
+      else if (v && v.verdict !== 'selected') set(url, v.verdict, v.reason, v.cause);
       else if (!published.has(url)) set(url, 'pending', 'selected; waiting for the next publication');
       else if (health.state === 'degraded') set(url, 'degraded', `${health.reason}${extendedNote(health)}`);
       else set(url, 'selected', `${selectedReason}${extendedNote(health)}`);

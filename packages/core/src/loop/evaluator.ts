@@ -146,7 +146,7 @@ export class Evaluator {
       const observation = {
         failures,
         usable: entry?.usable ?? false,
-        ...(lastError !== undefined && { cause: { message: lastError.message, ...(lastError.stage !== undefined && { stage: lastError.stage }) } }),
+        ...(lastError !== undefined && { cause: { message: lastError.message, code: lastError.code, ...(lastError.stage !== undefined && { stage: lastError.stage }), ...(lastError.status !== undefined && { status: lastError.status }) } }),
         ...(extendedCard !== undefined && { extendedCard }),
         ...(callStreak !== undefined && { calls: callStreak }),
       };

@@ -11,6 +11,7 @@ import { checkSecurityRequirements, reviewedInterface, securityOrigin } from '..
 import { transportOf } from '../sources/transport-options.js';
 import type { PresentableScheme } from '../fetch/index.js';
 import type { AdmittedEndpoint } from '../resolve/index.js';
+import type { EndpointCause } from '../health/index.js';
 import type { CardMatch, Need, RequiredCapabilities, TagVocabulary } from './match-card.js';
 import { isUntagged, matchByRoutingTags, matchCard, matchUntaggedCard } from './match-card.js';
 import { isLocalName, LOCAL_NAME } from '../local-name.js';
@@ -131,7 +132,7 @@ export interface SelectedAgent {
 
 export type Verdict =
   | { readonly verdict: 'selected'; readonly localName: string }
-  | { readonly verdict: 'unsuitable' | 'excluded'; readonly localName?: string; readonly reason: string };
+  | { readonly verdict: 'unsuitable' | 'excluded'; readonly localName?: string; readonly reason: string; readonly cause: EndpointCause };
 
 interface SelectionAlert {
   readonly kind: 'cap-reached' | 'name-collision' | 'invalid-name' | 'unknown-tags' | 'static-unsuitable' | 'unauthorized' | 'interface-url-unused';
@@ -194,12 +195,12 @@ export function selectAgents(candidates: readonly Candidate[], options: SelectOp
 
     const kept = options.excluded?.get(endpoint.baseUrl);
     if (kept !== undefined) {
-      verdicts.set(endpoint.baseUrl, { verdict: 'excluded', localName, reason: kept });
+      verdicts.set(endpoint.baseUrl, { verdict: 'excluded', localName, reason: kept, cause: 'lookalike' });
       continue;
     }
     const tenantRefusal = tenantRefuses(options.tenant, entry, endpoint.baseUrl);
     if (tenantRefusal) {
-      verdicts.set(endpoint.baseUrl, { verdict: 'excluded', localName, reason: tenantRefusal });
+      verdicts.set(endpoint.baseUrl, { verdict: 'excluded', localName, reason: tenantRefusal, cause: 'tenant' });
       continue;
     }
     // An interface nobody can call (0.0.0.0, ::) is replaced only by a static entry's interfaceUrl
@@ -208,7 +209,7 @@ export function selectAgents(candidates: readonly Candidate[], options: SelectOp
     const routed = cardFacts(entry).unroutable || transportOf(endpoint.records)?.interfaceUrl !== undefined ? calledCard(candidate) : undefined;
     if (routed?.kind === 'unroutable') {
       const reason = `${routed.reason}; ${reviewed ? 'set interfaceUrl on its static entry to the URL where the agent answers' : 'only a static entry with interfaceUrl can say where the agent answers'}`;
-      verdicts.set(endpoint.baseUrl, { verdict: 'unsuitable', localName, reason });
+      verdicts.set(endpoint.baseUrl, { verdict: 'unsuitable', localName, reason, cause: 'unroutable' });
       if (reviewed) alerts.push({ kind: 'static-unsuitable', endpoint: endpoint.baseUrl, message: `static agent ${localName} does not fit: ${reason}` });
       continue;
     }
@@ -218,7 +219,7 @@ export function selectAgents(candidates: readonly Candidate[], options: SelectOp
     // Credentials are judged for the interface actually called (a rewritten one included).
     const unauthorized = securityRefuses(options.presentable, entry, routed?.card, endpoint.baseUrl);
     if (unauthorized !== undefined) {
-      verdicts.set(endpoint.baseUrl, { verdict: 'excluded', localName, reason: unauthorized });
+      verdicts.set(endpoint.baseUrl, { verdict: 'excluded', localName, reason: unauthorized, cause: 'credentials' });
       alerts.push({ kind: 'unauthorized', endpoint: endpoint.baseUrl, message: `${localName}: ${unauthorized}` });
       continue;
     }
@@ -235,7 +236,7 @@ export function selectAgents(candidates: readonly Candidate[], options: SelectOp
     }
     if (match.satisfied.length === 0) {
       const reason = match.reasons.join('; ');
-      verdicts.set(endpoint.baseUrl, { verdict: 'unsuitable', localName, reason });
+      verdicts.set(endpoint.baseUrl, { verdict: 'unsuitable', localName, reason, cause: 'no-match' });
       if (reviewed) {
         const fits = options.fitted?.has(endpoint.baseUrl) === true ? 'no longer fits' : 'does not fit';
         alerts.push({ kind: 'static-unsuitable', endpoint: endpoint.baseUrl, message: `static agent ${localName} ${fits}: ${reason}` });
@@ -263,27 +264,27 @@ export function selectAgents(candidates: readonly Candidate[], options: SelectOp
   for (const e of eligible) {
     const url = e.candidate.endpoint.baseUrl;
     if (!isLocalName(e.localName)) {
-      verdicts.set(url, { verdict: 'excluded', localName: e.localName, reason: `local name ${JSON.stringify(e.localName)} is reserved or does not match ${LOCAL_NAME}` });
+      verdicts.set(url, { verdict: 'excluded', localName: e.localName, reason: `local name ${JSON.stringify(e.localName)} is reserved or does not match ${LOCAL_NAME}`, cause: 'name' });
       alerts.push({ kind: 'invalid-name', endpoint: url, message: `${url}: local name ${JSON.stringify(e.localName)} is not usable` });
       continue;
     }
     if (domainNames.has(e.localName)) {
       const reason = `local name ${e.localName} is the name of a routing domain's sub-router`;
-      verdicts.set(url, { verdict: 'excluded', localName: e.localName, reason });
+      verdicts.set(url, { verdict: 'excluded', localName: e.localName, reason, cause: 'name' });
       alerts.push({ kind: 'name-collision', endpoint: url, message: `${url}: ${reason}; give this endpoint a static entry with its own name` });
       continue;
     }
     if (e.order === Number.POSITIVE_INFINITY && reviewedByName.has(e.localName)) {
       // Reviewed names are reserved for their own endpoints, even while those are absent.
       const reason = `local name ${e.localName} belongs to a reviewed agent`;
-      verdicts.set(url, { verdict: 'excluded', localName: e.localName, reason });
+      verdicts.set(url, { verdict: 'excluded', localName: e.localName, reason, cause: 'name' });
       alerts.push({ kind: 'name-collision', endpoint: url, message: `${url}: ${reason}; give this endpoint a static entry with its own name` });
       continue;
     }
     const first = byName.get(e.localName);
     if (first) {
       const reason = `local name ${e.localName} is already used by ${first.candidate.endpoint.baseUrl}`;
-      verdicts.set(url, { verdict: 'excluded', localName: e.localName, reason });
+      verdicts.set(url, { verdict: 'excluded', localName: e.localName, reason, cause: 'name' });
       alerts.push({ kind: 'name-collision', endpoint: url, message: `${url}: ${reason}; give one of them a static entry with its own name` });
       continue;
     }
@@ -300,7 +301,7 @@ export function selectAgents(candidates: readonly Candidate[], options: SelectOp
     kept.push(...ranked.slice(0, maxAgents));
     const dropped = ranked.slice(maxAgents);
     for (const d of dropped) {
-      verdicts.set(d.candidate.endpoint.baseUrl, { verdict: 'excluded', localName: d.localName, reason: `the cap of ${maxAgents} agents per tree was reached` });
+      verdicts.set(d.candidate.endpoint.baseUrl, { verdict: 'excluded', localName: d.localName, reason: `the cap of ${maxAgents} agents per tree was reached`, cause: 'cap' });
     }
     if (dropped.length > 0) {
       alerts.push({ kind: 'cap-reached', message: `the cap of ${maxAgents} agents per tree left out: ${listed(dropped.map((d) => d.localName))}` });
@@ -312,12 +313,12 @@ export function selectAgents(candidates: readonly Candidate[], options: SelectOp
       const domain = domains.find((d) => e.tags.some((t) => d.tags.includes(t)));
       const url = e.candidate.endpoint.baseUrl;
       if (!domain) {
-        verdicts.set(url, { verdict: 'excluded', localName: e.localName, reason: `no routing domain lists any of its tags (${e.tags.join(', ')})` });
+        verdicts.set(url, { verdict: 'excluded', localName: e.localName, reason: `no routing domain lists any of its tags (${e.tags.join(', ')})`, cause: 'cap' });
         continue;
       }
       const n = count.get(domain.name) ?? 0;
       if (n >= domain.maxAgents) {
-        verdicts.set(url, { verdict: 'excluded', localName: e.localName, reason: `the cap of ${domain.maxAgents} agents in domain ${domain.name} was reached` });
+        verdicts.set(url, { verdict: 'excluded', localName: e.localName, reason: `the cap of ${domain.maxAgents} agents in domain ${domain.name} was reached`, cause: 'cap' });
         dropped.set(domain.name, [...(dropped.get(domain.name) ?? []), e.localName]);
         continue;
       }
