@@ -90,7 +90,7 @@ test('a card whose interface host the allowlist refuses: refused (interface host
 });
 
 test('a card whose bytes differ from its publisher\'s pin: refused (refused by a pin), both digests named, never pending', async () => {
-  const pins = { pinFor: () => ({ sha256: '0'.repeat(64), from: 'the Trust Manifest of urn:air:example.com:agent:pay' }) };
+  const pins = { size: 1, pinFor: () => ({ sha256: '0'.repeat(64), from: 'the Trust Manifest of urn:air:example.com:agent:pay' }) };
   const state = (await states([{ name: 'pay', url: secured.baseUrl }], undefined, { pins })).get('pay')!;
   assert.equal(state.verdict, 'refused');
   assert.equal(state.cause, 'pin');

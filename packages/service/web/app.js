@@ -19,7 +19,8 @@ import { SessionsView } from './views/sessions.js';
 import { SnapshotsView } from './views/snapshots.js';
 import { SourcesView } from './views/sources.js';
 import { TimelineView } from './views/timeline.js';
-import { ViewHeader } from './views/common.js';
+import { Explained, ViewHeader } from './views/common.js';
+import { meaningOf } from './lib/vocabulary.js';
 
 /** @typedef {{ view: string, params: URLSearchParams }} Route */
 
@@ -169,7 +170,7 @@ function App({ store }) {
           <p><span class=${`dot dot-${store.connection}`} aria-hidden="true"></span> <span id="connection">${CONNECTION_LABEL[store.connection]}</span></p>
           <p class="muted small">${current ? html`Current <strong>v${current.version}</strong> <code>${shortDigest(current.digest)}</code>` : store.needsToken ? 'Snapshot not shown without a token' : 'No snapshot yet'}</p>
           ${store.replica
-            ? html`<p class="small" id="replica-role">${store.replica.role === 'leader' ? html`<strong>Leader</strong> · epoch ${store.replica.epoch}` : html`<strong>Follower</strong> of <code>${store.replica.leader ?? 'no leader yet'}</code> · epoch ${store.replica.epoch}`}<br /><span class="muted">this replica: <code>${store.replica.id}</code></span></p>`
+            ? html`<p class="small" id="replica-role">${store.replica.role === 'leader' ? html`<strong><${Explained} className="role-word" text="Leader" explain=${meaningOf('badge', 'leader') ?? ''} /></strong> · epoch ${store.replica.epoch}` : html`<strong><${Explained} className="role-word" text="Follower" explain=${meaningOf('badge', 'follower') ?? ''} /></strong> of <code>${store.replica.leader ?? 'no leader yet'}</code> · epoch ${store.replica.epoch}`}${store.replica.role !== 'leader' && store.leaderUnreachable ? html`<br /><${Explained} tone="o-failed" text="leader unreachable" explain=${meaningOf('badge', 'leader unreachable') ?? ''} />` : null}<br /><span class="muted">this replica: <code>${store.replica.id}</code></span></p>`
             : null}
           ${store.whoami ? html`<p class="small" id="signed-in">${signedIn(store.whoami)}</p>` : null}
           <button type="button" class="btn btn-small btn-ghost" onClick=${() => setTokenOpen(!tokenOpen)} aria-expanded=${tokenOpen ? 'true' : 'false'}>API token</button>

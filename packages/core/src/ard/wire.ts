@@ -165,6 +165,8 @@ export interface ArdVerified {
   /** The endpoint's verdict (`selected`, `excluded`, `unsuitable`, …) and its reason. */
   readonly verdict?: string;
   readonly reason?: string;
+  /** What caused the verdict, in the vocabulary of docs/vocabulary.md (`lookalike`, `credentials`, …), when one did. */
+  readonly cause?: string;
   /** `healthy`, `degraded`, `unhealthy`, … as the endpoint views say. */
   readonly health?: string;
   /** `verified`, `unsigned`, `invalid`, … as the card's signature check said. */

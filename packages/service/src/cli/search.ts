@@ -1,15 +1,18 @@
 /**
- * `a2a-discovery search <text>` and `a2a-discovery events [--follow]` (docs/cli.md): the
- * registry's search and the change feed of a running service, in the conventions of the field's
- * tools (`dirctl search`, `mcp-publisher`): text for people, `--json` (one object) or
- * `-o jsonl` (one object per line) as a contract for scripts.
+ * The commands that read a running service (docs/cli.md): `a2a-discovery search <text>` (the
+ * registry's search), `a2a-discovery events [--follow]` (the change feed) and
+ * `a2a-discovery endpoints` (every endpoint's verdict and its cause, in the words of
+ * docs/vocabulary.md), in the conventions of the field's tools (`dirctl search`,
+ * `mcp-publisher`): text for people, `--json` (one object) or `-o jsonl` (one object per line)
+ * as a contract for scripts.
  *
  * @module
  */
 import type { Command } from 'commander';
-import { Option } from 'commander';
+import { InvalidArgumentError, Option } from 'commander';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { systemRandom } from 'a2a-discovery';
+import { ENDPOINT_CAUSES, ENDPOINT_VERDICTS, systemRandom } from 'a2a-discovery';
+import type { EndpointCause, EndpointVerdict } from 'a2a-discovery';
 import type { DiscoveryError } from 'a2a-discovery';
 import { backoffDelay, createDeploymentFetch } from 'a2a-discovery/internal';
 import { collect, nonNegativeInt, positiveInt } from './flags.js';
@@ -83,6 +86,64 @@ async function runSearch(text: string, flags: SearchFlags, io: Io): Promise<void
     io.out(`${String(r.score ?? '-').padStart(3)}  ${r.name}  ${r.identifier}${r.tags.length > 0 ? `  [${r.tags.join(', ')}]` : ''}${r.url !== null ? `\n     ${r.url}` : ''}\n`);
   }
   if (pageToken !== undefined) io.out(flags.all ? `(more than ${MAX_PAGES} pages: narrow the search)\n` : '(more results: --all, or --limit)\n');
+}
+
+interface EndpointsFlags {
+  url?: string;
+  tokenFile?: string;
+  verdict: string[];
+  json: boolean;
+}
+
+/** One endpoint as the command prints it (the `--json` contract's `endpoints[]`). */
+interface EndpointLine {
+  baseUrl: string;
+  names: string[];
+  verdict: EndpointVerdict;
+  cause: EndpointCause | null;
+  /** The cause in words (docs/vocabulary.md), or null without a cause. */
+  causeWords: string | null;
+  reason: string;
+  since: string;
+}
+
+/** A verdict `--verdict` accepts, or a usage error naming them all. */
+function verdictFlag(value: string, previous: string[]): string[] {
+  if (!Object.hasOwn(ENDPOINT_VERDICTS, value)) throw new InvalidArgumentError(`not a verdict; one of ${Object.keys(ENDPOINT_VERDICTS).join(', ')}`);
+  return [...previous, value];
+}
+
+async function runEndpoints(flags: EndpointsFlags, io: Io): Promise<void> {
+  const t = await serviceTarget(flags);
+  const a = await askService(t, 'GET', '/api/endpoints', { maxBytes: 64 * 1024 * 1024 });
+  if (a.status !== 200) throw refusal(a);
+  const all = ((a.body as { endpoints?: Array<{ baseUrl: string; names?: string[]; state: { verdict: EndpointVerdict; reason: string; cause?: EndpointCause; since: number } }> }).endpoints ?? []).map(
+    (e): EndpointLine => ({
+      baseUrl: e.baseUrl,
+      names: e.names ?? [],
+      verdict: e.state.verdict,
+      cause: e.state.cause ?? null,
+      // A cause a newer service names and this CLI does not know: its code is its words.
+      causeWords: e.state.cause === undefined ? null : (Object.hasOwn(ENDPOINT_CAUSES, e.state.cause) ? ENDPOINT_CAUSES[e.state.cause].label : e.state.cause),
+      reason: e.state.reason,
+      since: new Date(e.state.since).toISOString(),
+    }),
+  );
+  const shown = flags.verdict.length === 0 ? all : all.filter((e) => flags.verdict.includes(e.verdict));
+  if (flags.json) {
+    io.out(`${JSON.stringify({ service: t.url, endpoints: shown }, null, 2)}\n`);
+    return;
+  }
+  if (shown.length === 0) {
+    io.out(all.length === 0 ? `${t.url} knows no endpoint yet\n` : `no endpoint of ${t.url} has the verdict ${flags.verdict.join(' or ')}\n`);
+    return;
+  }
+  const width = (k: (e: EndpointLine) => string, head: string): number => Math.max(head.length, ...shown.map((e) => k(e).length));
+  const wv = width((e) => e.verdict, 'VERDICT');
+  const wc = width((e) => e.causeWords ?? '', 'CAUSE');
+  const we = width((e) => e.baseUrl, 'ENDPOINT');
+  io.out(`${'VERDICT'.padEnd(wv)}  ${'CAUSE'.padEnd(wc)}  ${'ENDPOINT'.padEnd(we)}  REASON\n`);
+  for (const e of shown) io.out(`${e.verdict.padEnd(wv)}  ${(e.causeWords ?? '').padEnd(wc)}  ${e.baseUrl.padEnd(we)}  ${e.reason}\n`);
 }
 
 interface EventsFlags {
@@ -237,6 +298,28 @@ Examples:
   a2a-discovery search invoices --tag billing --url https://discovery.internal --token-file ~/.a2a-token --json`,
     )
     .action(async (text: string, opts: SearchFlags) => runSearch(text, opts, io));
+
+  program
+    .command('endpoints')
+    .description("Every endpoint a running service knows (GET /api/endpoints): its verdict, the cause in words (docs/vocabulary.md) and the reason.")
+    .addOption(urlOption())
+    .addOption(tokenOption())
+    .option('--verdict <verdict>', `only endpoints with this verdict (repeatable: any of them); one of ${Object.keys(ENDPOINT_VERDICTS).join(', ')}`, verdictFlag, [])
+    .option('--json', 'print one JSON object instead of text', false)
+    .addHelpText(
+      'after',
+      `
+Needs the viewer role where a token or people are configured. A card that was fetched and refused
+reads "refused" with its cause (refused by a pin, signature refused, unauthorized, redirect
+refused, interface host refused, ...), never "pending".
+--json prints {service, endpoints: [{baseUrl, names, verdict, cause, causeWords, reason, since}]}.
+Exit codes: 0 answered, 1 refused or unreachable, 2 usage error.
+
+Examples:
+  a2a-discovery endpoints
+  a2a-discovery endpoints --verdict refused --verdict removed --url https://discovery.internal --token-file ~/.a2a-token`,
+    )
+    .action(async (opts: EndpointsFlags) => runEndpoints(opts, io));
 
   program
     .command('events')

@@ -7,6 +7,8 @@
  * @module
  */
 import { z } from 'zod';
+import { ENDPOINT_CAUSES, ENDPOINT_VERDICTS } from 'a2a-discovery';
+import type { EndpointCause, EndpointVerdict } from 'a2a-discovery';
 
 /**
  * Every error the API answers (the registry's ARD errors excepted: {@link ArdErrorSchema}), as RFC
@@ -119,9 +121,19 @@ export const WhoamiSchema = z
 export const HealthzSchema = z.object({ ok: z.literal(true) }).meta({ id: 'Healthz' });
 export const ReadyzSchema = z.looseObject({ ready: z.boolean(), version: z.int().optional(), reason: z.string().optional(), draining: z.boolean().optional() }).meta({ id: 'Readyz' });
 
+/** Every endpoint's one verdict, with its cause in the vocabulary of docs/vocabulary.md. */
+const EndpointStateSchema = z
+  .looseObject({
+    verdict: z.enum(Object.keys(ENDPOINT_VERDICTS) as [EndpointVerdict, ...EndpointVerdict[]]).describe('docs/vocabulary.md, "Verdicts"'),
+    reason: z.string().describe('why, in a sentence naming the cause (a URL, a JSON path, a digest, a status)'),
+    cause: z.enum(Object.keys(ENDPOINT_CAUSES) as [EndpointCause, ...EndpointCause[]]).optional().describe('docs/vocabulary.md, "Causes": set when a refusal, a failure or the matcher explains the verdict'),
+    since: z.number().describe('epoch ms when the endpoint entered this verdict'),
+  })
+  .meta({ id: 'EndpointState' });
+
 export const EndpointsSchema = z
   .looseObject({
-    endpoints: z.array(z.looseObject({ baseUrl: z.string(), sources: z.array(z.string()), names: z.array(z.string()), admitted: z.boolean(), state: z.looseObject({ verdict: z.string() }) })),
+    endpoints: z.array(z.looseObject({ baseUrl: z.string(), sources: z.array(z.string()), names: z.array(z.string()), admitted: z.boolean(), state: EndpointStateSchema })),
     servedBy: z.string().optional(),
   })
   .meta({ id: 'Endpoints' });

@@ -309,6 +309,7 @@ export class RegistryIndex {
       ...(v.localName !== undefined && { localName: v.localName }),
       ...(status && { verdict: status.state.verdict }),
       ...(status && reasonOf(status) !== undefined && { reason: reasonOf(status) }),
+      ...(status?.state.cause !== undefined && { cause: status.state.cause }),
       ...(status?.health && { health: status.health.state }),
       signature: v.signature ?? 'unchecked',
       protocolVersion: v.protocolVersion,
@@ -484,7 +485,7 @@ export class RegistryIndex {
 
 /** What of an endpoint's status its entry shows: a change in it re-indexes the entry. */
 function statusPrint(s: EndpointStatus): unknown[] {
-  return [s.state.verdict, reasonOf(s), s.health?.state, s.sources, s.proposals.map((p) => [p.source, p.name]), s.cache?.cardKind, s.cache?.protocolVersion];
+  return [s.state.verdict, reasonOf(s), s.state.cause, s.health?.state, s.sources, s.proposals.map((p) => [p.source, p.name]), s.cache?.cardKind, s.cache?.protocolVersion];
 }
 
 /**

@@ -30,7 +30,7 @@
  * @typedef {'refused' | 'gone' | 'pending' | 'removed' | 'unsuitable' | 'excluded' | 'held' | 'degraded' | 'selected'} EndpointVerdict
  *
  * @typedef {object} EndpointStatus
- * @property {{ verdict: EndpointVerdict, reason: string, since: number }} state  the one verdict to show, its reason and since when
+ * @property {{ verdict: EndpointVerdict, reason: string, cause?: string, since: number }} state  the one verdict to show, its reason, its cause (docs/vocabulary.md) and since when
  * @property {string} baseUrl
  * @property {string[]} sources
  * @property {string[]} names
@@ -38,8 +38,8 @@
  * @property {{ code: string, reason: string }} [refusal]
  * @property {EndpointCache} [cache]
  * @property {{ code: string, message: string, failures: number }} [lastFailure]
- * @property {{ state: string, successes: number, failures: number, critical: boolean, usable?: boolean, since?: number, reason?: string }} [health]
- * @property {{ verdict: 'selected' | 'unsuitable' | 'excluded', localName?: string, reason?: string }} [verdict]
+ * @property {{ state: string, successes: number, failures: number, critical: boolean, usable?: boolean, since?: number, reason?: string, cause?: string }} [health]
+ * @property {{ verdict: 'selected' | 'unsuitable' | 'excluded', localName?: string, reason?: string, cause?: string }} [verdict]
  * @property {Proposal[]} [proposals] each record a source proposed for this endpoint
  * @property {AccessJson} [access] from its card: the chosen interface (and tenant) and the card's security against the configured credentials
  * @property {'public' | 'extended'} [cardKind] which card matching and trees use: the public one, or the authenticated extended card

@@ -18,6 +18,6 @@ const hooks = hooksModule;
 const htm = htmModule;
 
 export const { h, render, Fragment } = preact;
-export const { useState, useEffect, useMemo, useRef, useCallback, useLayoutEffect } = hooks;
+export const { useState, useEffect, useMemo, useRef, useCallback, useLayoutEffect, useId } = hooks;
 /** Tagged templates → preact vnodes. */
 export const html = htm.bind(h);

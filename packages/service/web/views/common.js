@@ -1,7 +1,8 @@
 // @ts-check
 /** Small components and hooks shared by the views. */
-import { html, useEffect, useLayoutEffect, useRef, useState } from '../lib/vendor.js';
+import { html, useEffect, useId, useLayoutEffect, useRef, useState } from '../lib/vendor.js';
 import { outcomeClass, traceHref } from '../lib/format.js';
+import { meaningOf } from '../lib/vocabulary.js';
 
 /**
  * A coloured label; the text always carries the meaning (never colour alone).
@@ -132,7 +133,39 @@ export function TableWrap({ class: cls, label, children }) {
 
 /** What "critical" means beside a health state: never removed for health reasons, kept (flagged degraded) while it fails. @param {{ degraded: boolean }} props */
 export function CriticalChip({ degraded }) {
-  return html`<span class="chip chip-critical" title="A critical agent is never removed for health reasons: while it fails it stays in snapshots, flagged degraded, and an alert says so">${degraded ? 'critical (kept while degraded)' : 'critical: never removed'}</span>`;
+  return html`<${Explained} className="chip chip-critical" text=${degraded ? 'critical (kept while degraded)' : 'critical: never removed'} explain=${meaningOf('badge', 'critical') ?? ''} />`;
+}
+
+/**
+ * A badge that explains itself (docs/vocabulary.md): its words in a button, the explanation in a
+ * tooltip shown on hover, on keyboard focus and on a tap (a phone has no hover), dismissed with
+ * Escape. `className`: the badge's classes (default a badge coloured by its text).
+ * @param {{ text: string, explain: string, tone?: string, className?: string }} props
+ */
+export function Explained({ text, explain, tone, className }) {
+  const id = `tip-${useId()}`;
+  const [open, setOpen] = useState(false);
+  const [dismissed, setDismissed] = useState(false);
+  if (!explain) return html`<span class=${className ?? `badge ${tone ?? outcomeClass(text)}`}>${text}</span>`;
+  return html`<span class=${`tip-wrap${dismissed ? ' tip-dismissed' : ''}`} onMouseLeave=${() => setDismissed(false)}>
+    <button
+      type="button"
+      class=${`tip-btn ${className ?? `badge ${tone ?? outcomeClass(text)}`}`}
+      aria-describedby=${id}
+      aria-expanded=${open ? 'true' : 'false'}
+      onClick=${() => setOpen(!open)}
+      onBlur=${() => {
+        setOpen(false);
+        setDismissed(false);
+      }}
+      onKeyDown=${(/** @type {KeyboardEvent} */ ev) => {
+        if (ev.key !== 'Escape') return;
+        setOpen(false);
+        setDismissed(true);
+      }}
+    >${text}</button>
+    <span role="tooltip" id=${id} class=${`tip${open ? ' tip-open' : ''}`}>${explain}</span>
+  </span>`;
 }
 
 /**

@@ -7,7 +7,8 @@
 import { html, useEffect, useMemo, useState } from '../lib/vendor.js';
 import { OUTCOME_LABEL, ago, duration, endpointLabel, num, outcomeClass, percent, securityBadge } from '../lib/format.js';
 import { cardHref, inspectHref } from '../lib/routes.js';
-import { Badge, CriticalChip, EmptyRow, SortHeader, TableWrap, Tile, ViewHeader, useNow } from './common.js';
+import { Badge, CriticalChip, EmptyRow, Explained, SortHeader, TableWrap, Tile, ViewHeader, useNow } from './common.js';
+import { causeWords, meaningOf } from '../lib/vocabulary.js';
 import { ProposedBy } from './provenance.js';
 
 /** @typedef {import('../lib/types.js').EndpointStatus} EndpointStatus */
@@ -199,6 +200,26 @@ export function activityText(a, windowMs) {
 }
 
 /**
+ * A verdict's cause in the vocabulary's words (docs/vocabulary.md), explained on hover, focus or
+ * tap; a cause this page does not know shows its code.
+ * @param {{ cause: string }} props
+ */
+export function CauseBadge({ cause }) {
+  const w = causeWords(cause);
+  const tone = w?.verdict === 'refused' ? 'o-failed' : w?.verdict === 'pending' ? 'o-stale' : 'o-muted';
+  return html`<span class="cause" data-cause=${cause}><${Explained} tone=${tone} text=${w?.label ?? cause} explain=${w?.meaning ?? ''} /></span>`;
+}
+
+/**
+ * The last card outcome's badge (`304`, `200 changed`, `stale`, …), explained on hover, focus or tap.
+ * @param {{ out: string }} props
+ */
+function OutcomeBadge({ out }) {
+  const text = out in OUTCOME_LABEL ? OUTCOME_LABEL[/** @type {import('../lib/types.js').CardOutcome} */ (out)] : out;
+  return html`<${Explained} tone=${outcomeClass(out)} text=${text} explain=${meaningOf('badge', text) ?? ''} />`;
+}
+
+/**
  * The row's "Proposed by" disclosure; its block is rendered only while open (a table of thousands
  * of endpoints keeps one summary line per row).
  * @param {{ e: EndpointStatus }} props
@@ -275,11 +296,11 @@ function EndpointRow({ e, now, name, activity, windowMs, calls }) {
     </th>
     <td>
       <div>${e.sources.map((s) => html`<span class="chip">${s}</span>`)}</div>
-      ${e.admitted ? html`<${Badge} text="admitted" />` : html`<${Badge} text="refused" /><div class="reason">${e.refusal?.code}: ${e.refusal?.reason}</div>`}
+      ${e.admitted ? html`<${Badge} text="admitted" />` : html`<${Explained} text="refused" explain=${causeWords('allowlist')?.meaning ?? ''} /><div class="reason">${e.refusal?.code}: ${e.refusal?.reason}</div>`}
       ${e.proposals && e.proposals.length > 0 ? html`<${ProposedByDetails} e=${e} />` : null}
     </td>
     <td>
-      ${out === 'none' ? html`<span class="muted">—</span>` : html`<${Badge} tone=${outcomeClass(out)} text=${out in OUTCOME_LABEL ? OUTCOME_LABEL[/** @type {import('../lib/types.js').CardOutcome} */ (out)] : out} title=${out} />`}
+      ${out === 'none' ? html`<span class="muted">—</span>` : html`<${OutcomeBadge} out=${out} />`}
       ${c && c.failures > 0 ? html`<span class="muted"> ${c.failures} failure${c.failures === 1 ? '' : 's'}</span>` : null}
       ${error ? html`<div class="reason">${error.code}: ${error.message}</div>` : null}
       <div class="muted small activity">${activityText(activity, windowMs)}</div>
@@ -291,13 +312,14 @@ function EndpointRow({ e, now, name, activity, windowMs, calls }) {
       ${c ? html`<code class="etag" title=${c.etag ?? ''}>${c.etag ?? 'no ETag'}</code>` : null}
     </td>
     <td class="health">
-      ${state === 'refused' ? html`<span class="muted">—</span>` : html`<${Badge} text=${state} />`}
+      ${state === 'refused' ? html`<span class="muted">—</span>` : html`<${Explained} text=${state} explain=${meaningOf('health', state) ?? ''} />`}
       ${e.health?.critical ? html` <${CriticalChip} degraded=${e.health.state === 'degraded'} />` : null}
       ${e.health ? html`<div class="muted small">${e.health.successes} good / ${e.health.failures} bad in a row</div>` : null}
       ${e.admitted ? html`<${CallHealthLine} c=${calls} label=${name || endpointLabel(e.baseUrl)} now=${now} />` : null}
     </td>
     <td data-verdict=${verdictOf(e)}>
-      <${Badge} text=${verdictOf(e)} />${e.verdict?.localName ? html` <code>${e.verdict.localName}</code>` : null}
+      <${Explained} text=${verdictOf(e)} explain=${meaningOf('verdict', verdictOf(e)) ?? ''} />${e.verdict?.localName ? html` <code>${e.verdict.localName}</code>` : null}
+      ${e.state?.cause ? html` <${CauseBadge} cause=${e.state.cause} />` : null}
       ${e.state ? html`<div class="reason">${e.state.reason}</div><div class="muted small" title=${new Date(e.state.since).toISOString()}>since ${ago(e.state.since, now)}</div>` : null}
       ${e.access ? html`<${AccessLine} access=${e.access} />` : null}
     </td>

@@ -10,7 +10,9 @@ import { html, useEffect, useRef, useState } from '../lib/vendor.js';
 import { ARD_BASE, ApiError, api } from '../lib/api.js';
 import { ago, num, outcomeClass } from '../lib/format.js';
 import { cardHref, inspectHref, searchHref, sourcesHref } from '../lib/routes.js';
-import { Badge, ViewHeader, useMedia } from './common.js';
+import { Badge, Explained, ViewHeader, useMedia } from './common.js';
+import { CauseBadge } from './endpoints.js';
+import { meaningOf } from '../lib/vocabulary.js';
 
 /** @typedef {import('../../../core/src/ard/wire.js').ArdSearchResult} ArdSearchResult */
 /** @typedef {import('../../../core/src/ard/wire.js').ArdSearchResponse} ArdSearchResponse */
@@ -410,8 +412,8 @@ function Verified({ v, local }) {
     <p class="small search-verified-by">${local ? 'Verified by this registry:' : 'As that registry says (not verified here):'}</p>
     <dl class="search-facts">
       <div data-fact="snapshot"><dt>In snapshot</dt><dd>${v.inSnapshot ? html`<${Badge} tone="o-good" text="yes" /> as <code>${word(v.localName, '(unnamed)')}</code>` : html`<${Badge} tone="o-muted" text="no" />`}</dd></div>
-      <div data-fact="verdict"><dt>Verdict</dt><dd>${v.verdict ? html`<${Badge} text=${v.verdict} />` : 'none yet'}${v.reason ? html`<div class="reason">${v.reason}</div>` : null}</dd></div>
-      <div data-fact="health"><dt>Health</dt><dd><${Badge} text=${word(v.health)} tone=${outcomeClass(v.health)} /></dd></div>
+      <div data-fact="verdict"><dt>Verdict</dt><dd>${v.verdict ? html`<${Explained} text=${v.verdict} explain=${meaningOf('verdict', v.verdict) ?? ''} />` : 'none yet'}${v.cause ? html` <${CauseBadge} cause=${v.cause} />` : null}${v.reason ? html`<div class="reason">${v.reason}</div>` : null}</dd></div>
+      <div data-fact="health"><dt>Health</dt><dd><${Explained} text=${word(v.health)} tone=${outcomeClass(v.health)} explain=${meaningOf('health', v.health ?? '') ?? ''} /></dd></div>
       <div data-fact="signature"><dt>Signature</dt><dd><${Badge} text=${word(v.signature)} tone=${signatureTone(v.signature)} /></dd></div>
       <div data-fact="protocol"><dt>Protocol</dt><dd>${v.protocolVersion ? `A2A ${v.protocolVersion}` : 'not known'}</dd></div>
       <div data-fact="card-kind"><dt>Card</dt><dd>${word(v.cardKind)}${v.cardChangedAt ? html`<div class="muted small">changed <time datetime=${v.cardChangedAt}>${changedAt(v.cardChangedAt)}</time></div>` : null}</dd></div>
