@@ -9,7 +9,9 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
 import { ENDPOINT_CAUSES, ENDPOINT_VERDICTS, HEALTH_STATES } from '../../packages/core/src/index.js';
+// @ts-expect-error — plain JS module of the dashboard, checked by its own JSDoc
 import { BADGES, CAUSES, HEALTH, VERDICTS } from '../../packages/service/web/lib/vocabulary.js';
+// @ts-expect-error — plain JS module of the dashboard, checked by its own JSDoc
 import { OUTCOME_LABEL } from '../../packages/service/web/lib/format.js';
 
 const root = new URL('../../', import.meta.url);
@@ -43,7 +45,7 @@ test('docs/vocabulary.md lists every word of the library and the dashboard, with
 });
 
 test('every word a badge shows has its explanation: each cache outcome, each verdict a cause gives', () => {
-  for (const label of Object.values(OUTCOME_LABEL)) assert.ok(Object.hasOwn(BADGES, label), `the cache outcome badge "${label}" is explained`);
+  for (const label of Object.values(OUTCOME_LABEL as Record<string, string>)) assert.ok(Object.hasOwn(BADGES, label), `the cache outcome badge "${label}" is explained`);
   for (const [cause, c] of Object.entries(ENDPOINT_CAUSES)) assert.ok(Object.hasOwn(ENDPOINT_VERDICTS, c.verdict), `${cause} gives a verdict of the table`);
   // Labels are what an operator reads in a column: distinct, short.
   const labels = Object.values(ENDPOINT_CAUSES).map((c) => c.label);

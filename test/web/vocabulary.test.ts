@@ -14,6 +14,7 @@ import type { Browser, Locator, Page } from 'playwright-core';
 import { startService } from '../../packages/service/src/index.js';
 import type { RunningService } from '../../packages/service/src/index.js';
 import { createLogger } from '../../packages/service/src/telemetry/logger.js';
+// @ts-expect-error — plain JS module of the dashboard, checked by its own JSDoc
 import { BADGES, CAUSES, HEALTH, VERDICTS } from '../../packages/service/web/lib/vocabulary.js';
 import type { RunningPeer } from '../helpers/a2a-peers.js';
 import { startAdkPeer } from '../helpers/a2a-peers.js';

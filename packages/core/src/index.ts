@@ -112,8 +112,8 @@ export type {
 export { matchCard, TagVocabulary, selectAgents } from './match/index.js';
 export type { Need, VocabularyEntry, TenantPolicy, RoutingDomain, SelectedAgent, Verdict, Selection } from './match/index.js';
 
-export { HealthTracker, CallHealth, HEALTH_STATES, ENDPOINT_CAUSES, causeOf } from './health/index.js';
-export type { CauseWords, EndpointCause, HealthState, HealthStatus, HealthOptions, RecordedCall, AgentCallHealth, CallFiguresView } from './health/index.js';
+export { HealthTracker, CallHealth, HEALTH_STATES, ENDPOINT_CAUSES } from './health/index.js';
+export type { EndpointCause, HealthStatus, HealthOptions, RecordedCall, AgentCallHealth, CallFiguresView } from './health/index.js';
 export { Rollouts } from './rollout/index.js';
 export type { RolloutPolicy, RolloutState, RolloutStatus, RolloutDecision, RolloutFigures, RolloutChange, RolloutTrigger } from './rollout/index.js';
 
@@ -121,4 +121,4 @@ export { diffSnapshots, classifyAgentChange, SnapshotStore } from './snapshot/in
 export type { Snapshot, SnapshotAgent, SnapshotDiff, AgentImpact, ClassifiedAgent, ChangeImpact } from './snapshot/index.js';
 
 export { DiscoveryLoop, ENDPOINT_VERDICTS } from './loop/index.js';
-export type { DiscoveryLoopOptions, EndpointState, EndpointStatus, EndpointVerdict, SnapshotListener, RoutingVerdict } from './loop/index.js';
+export type { DiscoveryLoopOptions, EndpointStatus, EndpointVerdict, SnapshotListener, RoutingVerdict } from './loop/index.js';

@@ -6,8 +6,8 @@
  */
 export { HEALTH_STATES, HealthTracker, isMember } from './health-tracker.js';
 export { ENDPOINT_CAUSES, causeOf, causeRefuses } from './endpoint-causes.js';
-export type { CauseSource, CauseWords, EndpointCause } from './endpoint-causes.js';
-export type { HealthState, HealthStatus, HealthOptions, HealthObservation, HealthTransition } from './health-tracker.js';
+export type { EndpointCause } from './endpoint-causes.js';
+export type { HealthStatus, HealthOptions, HealthObservation, HealthTransition } from './health-tracker.js';
 export type { CallFiguresView } from './call-figures.js';
 export { CallHealth } from './call-health.js';
 export type { RecordedCall, AgentCallHealth } from './call-health.js';

@@ -6,7 +6,7 @@
 export { DiscoveryLoop } from './discovery-loop.js';
 export type { DiscoveryLoopOptions, LoopReconfiguration } from './discovery-loop.js';
 export { ENDPOINT_VERDICTS } from './endpoint-views.js';
-export type { EndpointState, EndpointStatus, EndpointVerdict } from './endpoint-views.js';
+export type { EndpointStatus, EndpointVerdict } from './endpoint-views.js';
 export type { SnapshotListener } from './publisher.js';
 export type { RoutingVerdict } from './routing-gate.js';
 export type {  LookalikePolicy } from '../rules/lookalike.js';
