@@ -8,51 +8,23 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { ENDPOINT_CAUSES } from '../../packages/core/src/index.js';
-import { startService } from '../../packages/service/src/index.js';
 import type { RunningService } from '../../packages/service/src/index.js';
-import { createLogger } from '../../packages/service/src/telemetry/logger.js';
-import type { RunningPeer } from '../helpers/a2a-peers.js';
-import { startAdkPeer } from '../helpers/a2a-peers.js';
-import { adkStyleCard } from '../helpers/cards.js';
 import { runCli } from '../helpers/cli.js';
 import type { JsonServer } from '../helpers/json-server.js';
-import { startJsonServer } from '../helpers/json-server.js';
-import { waitFor } from '../helpers/wait-for.js';
+import { startVerdictFleet } from '../helpers/verdict-fleet.js';
+import type { VerdictFleet } from '../helpers/verdict-fleet.js';
 
-let billing: RunningPeer;
+let fleet: VerdictFleet;
 let denied: JsonServer;
-let closedOrigin: string;
 let service: RunningService;
 
 before(async () => {
-  billing = await startAdkPeer({ name: 'billing', description: 'Billing.', reply: 'billing here', card: (port) => adkStyleCard(port, 'Billing Agent', [{ id: 'invoices', tags: ['billing'] }]) });
-  denied = await startJsonServer();
-  denied.routes.set('/.well-known/agent-card.json', { status: 401, body: { error: 'unauthorized' } });
-  const closed = await startJsonServer();
-  closedOrigin = closed.origin;
-  await closed.close();
-  service = await startService({
-    port: 0,
-    policy: { allow: [new URL(billing.baseUrl).origin, denied.origin, closedOrigin], allowLoopback: true },
-    vocabulary: [{ tag: 'billing', description: 'Invoices and payments.' }],
-    needs: [{ tag: 'billing' }],
-    static: [
-      { name: 'billing_agent', url: billing.baseUrl, description: 'Answers invoice questions.', tags: ['billing'] },
-      { name: 'hr_agent', url: `${denied.origin}/`, description: 'Answers HR questions.', tags: ['billing'] },
-      { name: 'outside_agent', url: 'http://localhost:1/', description: 'Outside the allowlist.', tags: ['billing'] },
-      { name: 'new_agent', url: `${closedOrigin}/`, description: 'Not up yet.', tags: ['billing'] },
-    ],
-    health: { enterAfter: 1 },
-    cache: { minTtlMs: 0 },
-    loop: { cycleIntervalMs: 600_000 },
-    logger: createLogger({ level: 'silent' }),
-  });
-  await waitFor(async () => (service.loop.current()?.agents.length === 1 ? true : undefined), 'billing in a snapshot');
+  fleet = await startVerdictFleet();
+  ({ service, denied } = fleet);
 });
 
 after(async () => {
-  await service?.close();
-  await Promise.all([billing?.close(), denied?.close()]);
+  await fleet?.close();
 });
 
 interface Line {
