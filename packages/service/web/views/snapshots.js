@@ -6,7 +6,8 @@
 import { html, useEffect, useState } from '../lib/vendor.js';
 import { api } from '../lib/api.js';
 import { clockTime, duration, endpointLabel, shortDigest } from '../lib/format.js';
-import { Badge, CriticalChip, EmptyRow, TableWrap, TraceRef, ViewHeader } from './common.js';
+import { Badge, CriticalChip, EmptyRow, Explained, TableWrap, TraceRef, ViewHeader } from './common.js';
+import { meaningOf } from '../lib/vocabulary.js';
 
 /** @typedef {import('../lib/store.js').LiveStore} LiveStore */
 /** @typedef {import('../lib/types.js').SnapshotDiff} SnapshotDiff */
@@ -258,7 +259,7 @@ function AgentsTable({ snap }) {
             <td>${a.tags.map((t) => html`<span class="chip">${t}</span>`)}</td>
             <td>${endpointLabel(a.baseUrl)}</td>
             <td>${a.protocolVersion}</td>
-            <td>${a.critical ? html`<${CriticalChip} degraded=${a.degraded === true} />` : null}${a.degraded ? html`<${Badge} text="degraded" />` : null}${a.stale ? html`<${Badge} text="stale" />` : null}</td>
+            <td>${a.critical ? html`<${CriticalChip} degraded=${a.degraded === true} />` : null}${a.degraded ? html`<${Explained} text="degraded" explain=${meaningOf('health', 'degraded') ?? ''} />` : null}${a.stale ? html`<${Explained} text="stale" explain=${meaningOf('badge', 'stale') ?? ''} />` : null}</td>
             <td><code title=${a.canonicalSha256}>${shortDigest(a.canonicalSha256)}</code></td>
           </tr>`,
         )}
