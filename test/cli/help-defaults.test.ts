@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { buildProgram } from '../../packages/service/src/cli/main.js';
 import { runCli } from '../helpers/cli.js';
 
-type Command = ReturnType<typeof buildProgram>;
+type Command = Awaited<ReturnType<typeof buildProgram>>;
 
 /** The program's commands, nested ones included. */
 function allCommands(command: Command): Command[] {
@@ -18,8 +18,8 @@ function allCommands(command: Command): Command[] {
 /** A description that names a default in its own words, before commander's "(default: …)". */
 const STATED_TWICE = /\(default\b[^:][^)]*\).*\(default: /;
 
-test('no option or argument of any command states its default twice in --help', () => {
-  const program = buildProgram({ out: () => {}, err: () => {} });
+test('no option or argument of any command states its default twice in --help', async () => {
+  const program = await buildProgram({ out: () => {}, err: () => {} });
   const commands = allCommands(program);
   assert.ok(commands.length > 10, 'every command of the CLI is walked');
   const twice: string[] = [];

@@ -12,6 +12,7 @@
 import type { Command } from 'commander';
 import { DiscoveryError } from 'a2a-discovery';
 import type { DiscoveryConfig } from 'a2a-discovery/config';
+import { COMMANDS } from './flags.js';
 
 interface Io {
   out: (s: string) => void;
@@ -177,7 +178,7 @@ async function runRestore(opts: RestoreFlags, io: Io): Promise<void> {
 function registerBackupCommand(program: Command, io: Io): void {
   program
     .command('backup')
-    .description("Copy the service's state (snapshots, pins, journal, card cache, conversations) out of its store (SQLite or PostgreSQL) into one file, while the service runs.")
+    .description(COMMANDS.backup.description)
     .requiredOption('--config <file>', 'the discovery.yaml whose store to back up')
     .requiredOption('--out <file>', 'the backup file to write (must not exist)')
     .option('--json', 'print one JSON object instead of text', false)
@@ -189,7 +190,7 @@ function registerBackupCommand(program: Command, io: Io): void {
 function registerRestoreCommand(program: Command, io: Io): void {
   program
     .command('restore')
-    .description("Restore a backup into the configuration's store (SQLite: a new or empty data directory; PostgreSQL: an empty schema), with no service running on it.")
+    .description(COMMANDS.restore.description)
     .requiredOption('--config <file>', 'the discovery.yaml whose store to restore into')
     .requiredOption('--from <file>', 'the backup file written by a2a-discovery backup')
     .option('--force', 'replace a store that already has tables (PostgreSQL: drop them, CASCADE)', false)

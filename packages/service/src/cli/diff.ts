@@ -12,7 +12,7 @@ import { Option } from 'commander';
 import { classifyAgentChange, DiscoveryError, parseAgentCard } from 'a2a-discovery';
 import type { AgentCardModel, ChangeImpact, SnapshotDiff } from 'a2a-discovery';
 import { cardSizeLimit, FileReadError, readBoundedFile } from 'a2a-discovery/config';
-import { positiveInt } from './flags.js';
+import { COMMANDS, positiveInt } from './flags.js';
 import { askService, refusal, serviceTarget } from './service-client.js';
 import type { ServiceTarget } from './service-client.js';
 
@@ -145,7 +145,7 @@ Examples:
 export function registerDiffCommand(program: Command, io: Io): void {
   program
     .command('diff')
-    .description('What a change breaks: compare two agent card files, or two snapshots of a running service by digest, and classify each change as breaking or compatible, with reasons.')
+    .description(COMMANDS.diff.description)
     .argument('<a>', 'the card file or snapshot digest before')
     .argument('<b>', 'the card file or snapshot digest after')
     .addOption(new Option('--url <url>', 'digests: the service (default A2A_DISCOVERY_URL, else http://127.0.0.1:7340)'))

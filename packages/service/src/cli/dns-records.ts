@@ -15,6 +15,7 @@ import { A2A_CARD_MEDIA_TYPE, AI_CATALOG_WELL_KNOWN_PATH, DNS_AID_DEFAULT_TTL_SE
 import { readBoundedFile } from 'a2a-discovery/config';
 import type { Problem } from 'a2a-discovery';
 import type { DnsAidPublishedAgent, DnsAidZoneResult } from 'a2a-discovery/internal';
+import { COMMANDS } from './flags.js';
 
 /** The extension of a service's catalog entry: `{ localName, canonicalSha256, rawSha256 }` (registry/entry.ts). */
 const AGENT_EXTENSION = 'dev.a2a-discovery.agent';
@@ -169,7 +170,7 @@ function ttlSeconds(value: string): number {
 export function registerDnsRecordsCommand(program: Command, io: { out: (s: string) => void; err: (s: string) => void }): void {
   program
     .command('dns-records')
-    .description("Print DNS-AID zone-file records (SVCB with the card's URL and SHA-256, TXT fallback, _index._agents) for the agents of a service's current snapshot.")
+    .description(COMMANDS['dns-records'].description)
     .requiredOption('--domain <domain>', 'the zone the records go in, e.g. example.com: each agent is published at _{label}._a2a._agents.{domain}')
     .option('--url <service>', "a running service's base URL: its AI Catalog (/.well-known/ai-catalog.json, server.catalog.enabled) lists the snapshot's agents")
     .option('--catalog <file>', 'a saved copy of that AI Catalog, instead of --url')

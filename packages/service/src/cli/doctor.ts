@@ -18,6 +18,7 @@ import type { GuardedFetch } from 'a2a-discovery/internal';
 import type { DiscoveryConfig } from 'a2a-discovery/config';
 import { validateConfigFile } from './validate.js';
 import { VERSION } from '../version.js';
+import { COMMANDS } from './flags.js';
 
 interface Io {
   out: (s: string) => void;
@@ -239,7 +240,7 @@ async function oidcCheck(config: DiscoveryConfig, deadline: AbortSignal, now: ()
 export function registerDoctorCommand(program: Command, io: Io): void {
   program
     .command('doctor')
-    .description('Check a deployment for what new operators get wrong: configuration, store, token file, port, allowlist, loopback, OIDC issuer, each source’s reachability, the clock.')
+    .description(COMMANDS.doctor.description)
     .requiredOption('--config <file>', 'the discovery.yaml to check')
     .option('--json', 'print one JSON object instead of text', false)
     .addHelpText(

@@ -11,7 +11,7 @@ import { DiscoveryError, isDiscoveryError } from 'a2a-discovery';
 import { createDeploymentFetch } from 'a2a-discovery/internal';
 import type { Snapshot } from 'a2a-discovery';
 import type { RoutingCase, RoutingReport } from 'a2a-discovery/routing';
-import { casesFromVocabulary, evaluateRouting, formatRoutingReport, loadCases, standInPeers, standInSnapshot } from 'a2a-discovery/routing';
+import { COMMANDS } from './flags.js';
 
 interface EvalRoutingFlags {
   config: string;
@@ -24,6 +24,8 @@ interface EvalRoutingFlags {
 
 /** Evaluates routing as the flags say; resolves to the report. */
 async function evalRouting(flags: EvalRoutingFlags, env: NodeJS.ProcessEnv = process.env): Promise<{ report: RoutingReport; source: string }> {
+  // ADK loads with the routing evaluation, when the command runs (never for its --help).
+  const { casesFromVocabulary, evaluateRouting, loadCases, standInPeers, standInSnapshot } = await import('a2a-discovery/routing');
   const config = await loadConfig(flags.config);
   const cases: RoutingCase[] = [
     ...casesFromVocabulary(config.vocabulary),
@@ -34,7 +36,8 @@ async function evalRouting(flags: EvalRoutingFlags, env: NodeJS.ProcessEnv = pro
     throw new DiscoveryError('ERR_USAGE', 'there are no cases to evaluate: give the vocabulary examples, routing.cases, or --cases', { stage: 'config' });
   }
   if (flags.digest !== undefined && flags.url === undefined) throw new DiscoveryError('ERR_USAGE', '--digest needs --url (the service that retains the snapshot)', { stage: 'config' });
-  const { snapshot, source } = flags.url !== undefined ? await fetchSnapshot(config, flags.url, flags.digest, env) : { snapshot: fromConfig(config), source: 'stand-in peers built from the configuration' };
+  const stood = (): Snapshot => standInSnapshot(standInPeers(config), { vocabulary: config.vocabulary, needs: config.needs, maxAgents: config.policies.maxAgents, domains: config.domains });
+  const { snapshot, source } = flags.url !== undefined ? await fetchSnapshot(config, flags.url, flags.digest, env) : { snapshot: stood(), source: 'stand-in peers built from the configuration' };
   const root = config.root;
   const report = await evaluateRouting(snapshot, {
     root:
@@ -50,15 +53,6 @@ async function evalRouting(flags: EvalRoutingFlags, env: NodeJS.ProcessEnv = pro
     minAccuracy: flags.minAccuracy ?? config.routing.minAccuracy,
   });
   return { report, source };
-}
-
-function fromConfig(config: DiscoveryConfig): Snapshot {
-  return standInSnapshot(standInPeers(config), {
-    vocabulary: config.vocabulary,
-    needs: config.needs,
-    maxAgents: config.policies.maxAgents,
-    domains: config.domains,
-  });
 }
 
 /** A snapshot's JSON carries every agent's card (each ≤ 64 KiB by default): 32 MiB is room for hundreds. */
@@ -111,7 +105,7 @@ async function fetchSnapshot(config: DiscoveryConfig, url: string, digest: strin
 export function registerEvalRoutingCommand(program: Command, io: { out: (s: string) => void }): void {
   program
     .command('eval-routing')
-    .description('Measure routing accuracy: run the root (and domain sub-routers) on labelled cases and report accuracy per tag, a confusion table and every fallback.')
+    .description(COMMANDS['eval-routing'].description)
     .requiredOption('--config <file>', 'path of the YAML configuration file')
     .option('--cases <file>', 'a YAML list of { message, expect: tag | agent name }, besides the vocabulary examples and routing.cases')
     .option('--url <service>', "evaluate a running service's current snapshot (its API), instead of stand-in peers built from the configuration")
@@ -146,6 +140,7 @@ Examples:
     )
     .action(async (opts: EvalRoutingFlags) => {
       const { report, source } = await evalRouting(opts);
+      const { formatRoutingReport } = await import('a2a-discovery/routing');
       io.out(opts.json ? `${JSON.stringify({ source, ...report }, null, 2)}\n` : `${formatRoutingReport(report)}\n(snapshot: ${source})\n`);
       process.exitCode = report.passed ? 0 : 1;
     });

@@ -7,49 +7,78 @@
  */
 import { realpathSync } from 'node:fs';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { Command, CommanderError } from 'commander';
-import { DiscoveryError, isDiscoveryError } from 'a2a-discovery';
-import { toDiscoveryError } from 'a2a-discovery/internal';
-import { registerProbeCommand } from './probe-command.js';
-import { registerValidateCommand } from './validate.js';
-import { registerTraceCommand } from './trace.js';
-import { registerServeCommands } from './serve.js';
-import { registerEvalRoutingCommand } from './eval-routing.js';
-import { registerDnsRecordsCommand } from './dns-records.js';
-import { registerBackupCommands } from './backup.js';
-import { registerSearchCommands } from './search.js';
-import { registerDoctorCommand } from './doctor.js';
-import { registerDiffCommand } from './diff.js';
+import { Command, CommanderError, Help } from 'commander';
+import { COMMANDS } from './flags.js';
+import type { CommandName } from './flags.js';
 import { VERSION } from '../version.js';
 
 const EXIT_OK = 0;
 const EXIT_REFUSED = 1;
 const EXIT_USAGE = 2;
 
+type Io = { out: (s: string) => void; err: (s: string) => void };
+type Register = (program: Command, io: Io) => void;
+
 /**
- * The program: the root's name, version and output, then every command in the order `--help`
- * lists them. Errors are thrown (commander's `exitOverride`), not exits: {@link main} turns them
- * into exit codes.
+ * The module that registers each command (a module may register several), loaded only when one
+ * of its commands runs: `--version`, `--help` and a mistyped command load none of them, so they
+ * answer without loading the service, ADK, the store drivers or the library
+ * (test/cli/startup.test.ts bounds what they load).
  */
-export function buildProgram(io: { out: (s: string) => void; err: (s: string) => void }): Command {
-  const program = new Command();
-  program
+const MODULES: ReadonlyArray<{ readonly commands: readonly CommandName[]; readonly load: () => Promise<Register> }> = [
+  { commands: ['probe'], load: async () => (await import('./probe-command.js')).registerProbeCommand },
+  { commands: ['trace'], load: async () => (await import('./trace.js')).registerTraceCommand },
+  { commands: ['serve', 'demo'], load: async () => (await import('./serve.js')).registerServeCommands },
+  { commands: ['eval-routing'], load: async () => (await import('./eval-routing.js')).registerEvalRoutingCommand },
+  { commands: ['dns-records'], load: async () => (await import('./dns-records.js')).registerDnsRecordsCommand },
+  { commands: ['backup', 'restore'], load: async () => (await import('./backup.js')).registerBackupCommands },
+  { commands: ['search', 'endpoints', 'events'], load: async () => (await import('./search.js')).registerSearchCommands },
+  { commands: ['doctor'], load: async () => (await import('./doctor.js')).registerDoctorCommand },
+  { commands: ['diff'], load: async () => (await import('./diff.js')).registerDiffCommand },
+  { commands: ['validate'], load: async () => (await import('./validate.js')).registerValidateCommand },
+];
+
+/** The root command: its name, version and output. Errors are thrown (commander's `exitOverride`), not exits: {@link main} turns them into exit codes. */
+function rootCommand(io: Io): Command {
+  return new Command()
     .name('a2a-discovery')
     .description('Find A2A agents, keep their cards fresh, and explain why a card is accepted or refused.')
     .version(VERSION)
     .showHelpAfterError('(run with --help for usage)')
     .configureOutput({ writeOut: io.out, writeErr: io.err })
     .exitOverride();
-  registerProbeCommand(program, io);
-  registerTraceCommand(program, io);
-  registerServeCommands(program, io);
-  registerEvalRoutingCommand(program, io);
-  registerDnsRecordsCommand(program, io);
-  registerBackupCommands(program, io);
-  registerSearchCommands(program, io);
-  registerDoctorCommand(program, io);
-  registerDiffCommand(program, io);
-  registerValidateCommand(program, io);
+}
+
+/** The program with every command loaded, in the order `--help` lists them (for tests that read every command's options). */
+export async function buildProgram(io: Io): Promise<Command> {
+  const program = rootCommand(io);
+  for (const m of MODULES) (await m.load())(program, io);
+  return program;
+}
+
+/** The command a command line names (`help <command>` included), or undefined (the root's own options, or no command). */
+function commandNamed(argv: readonly string[]): string | undefined {
+  const words = argv.slice(0, argv.includes('--') ? argv.indexOf('--') : undefined).filter((a) => !a.startsWith('-'));
+  return words[0] === 'help' ? words[1] : words[0];
+}
+
+/**
+ * The program {@link main} runs: the named command's module alone; with no known command (the
+ * root's `--help` or `--version`, no argument, a typo), every command listed from
+ * {@link COMMANDS} with its term and description, none loaded (commander still suggests the
+ * nearest name for a typo).
+ */
+async function programFor(argv: readonly string[], io: Io): Promise<Command> {
+  const program = rootCommand(io);
+  const name = commandNamed(argv);
+  const m = MODULES.find((x) => x.commands.some((c) => c === name));
+  if (m !== undefined) {
+    (await m.load())(program, io);
+    return program;
+  }
+  for (const [n, c] of Object.entries(COMMANDS)) program.command(n).description(c.description);
+  const help = new Help();
+  program.configureHelp({ subcommandTerm: (cmd) => (Object.hasOwn(COMMANDS, cmd.name()) ? COMMANDS[cmd.name() as CommandName].term : help.subcommandTerm(cmd)) });
   return program;
 }
 
@@ -61,10 +90,13 @@ function wantsJson(argv: readonly string[]): boolean {
 
 /**
  * The one JSON shape of an outcome that is not a command's report: a usage error (a bad flag, a
- * missing or unreadable file), or a failure. `error` is the {@link DiscoveryError}'s own JSON
- * (code, failure, message, and url, stage, path, problems when known).
+ * missing or unreadable file), or a failure. `error` is the DiscoveryError's own JSON (code,
+ * failure, message, and url, stage, path, problems when known).
  */
-function errorJson(err: unknown, exitCode: number): string {
+async function errorJson(err: unknown, exitCode: number): Promise<string> {
+  // The library loads here, on an error, not on every start.
+  const { DiscoveryError } = await import('a2a-discovery');
+  const { toDiscoveryError } = await import('a2a-discovery/internal');
   const error =
     err instanceof CommanderError
       ? new DiscoveryError('ERR_USAGE', err.message.replace(/^error: /, ''))
@@ -75,10 +107,10 @@ function errorJson(err: unknown, exitCode: number): string {
 /** Runs the CLI; resolves to the exit code. */
 export async function main(argv: readonly string[]): Promise<number> {
   const io = { out: (s: string) => void process.stdout.write(s), err: (s: string) => void process.stderr.write(s) };
-  const program = buildProgram(io);
+  const program = await programFor(argv, io);
   process.exitCode = EXIT_OK;
-  const failed = (err: unknown, exitCode: number): number => {
-    if (wantsJson(argv)) io.out(errorJson(err, exitCode));
+  const failed = async (err: unknown, exitCode: number): Promise<number> => {
+    if (wantsJson(argv)) io.out(await errorJson(err, exitCode));
     return exitCode;
   };
   try {
@@ -87,8 +119,9 @@ export async function main(argv: readonly string[]): Promise<number> {
   } catch (err) {
     if (err instanceof CommanderError) {
       // Commander has written the message (and the help hint) on stderr.
-      return err.code === 'commander.helpDisplayed' || err.code === 'commander.version' || err.exitCode === 0 ? EXIT_OK : failed(err, EXIT_USAGE);
+      return err.code === 'commander.helpDisplayed' || err.code === 'commander.version' || err.exitCode === 0 ? EXIT_OK : await failed(err, EXIT_USAGE);
     }
+    const { isDiscoveryError } = await import('a2a-discovery');
     if (isDiscoveryError(err)) {
       io.err(`error: ${err.message}\n`);
       return failed(err, err.failure === 'config' ? EXIT_USAGE : EXIT_REFUSED);

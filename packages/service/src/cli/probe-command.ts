@@ -11,7 +11,7 @@ import type { SignatureMode } from 'a2a-discovery';
 import { renderAiCatalogProbe, renderDnsProbe, renderProbe } from 'a2a-discovery/probe';
 import { credentialsFromConfig, probeFile } from './probe.js';
 import { probeDnsTarget, probeUrlTarget } from './probe-url.js';
-import { collect, positiveInt } from './flags.js';
+import { collect, COMMANDS, positiveInt } from './flags.js';
 
 interface Io {
   out: (s: string) => void;
@@ -101,7 +101,7 @@ async function runProbe(target: string, opts: ProbeFlags, io: Io): Promise<void>
 export function registerProbeCommand(program: Command, io: Io): void {
   program
     .command('probe')
-    .description('Explain, stage by stage, what a client would decide about an agent card, or about every entry of an AI Catalog: a local file, or a live endpoint (base URL, card URL or catalog URL).')
+    .description(COMMANDS.probe.description)
     .argument('<target>', 'path of an agent card or AI Catalog JSON file, or an http(s) URL to fetch')
     .option('--allow <origin>', "allowlisted origin, e.g. https://agents.example.com or https://*.example.com (repeatable); judges a card's interface hosts (without any, they are listed but not judged) and admits an AI Catalog's card hosts", collect, [])
     .option('--allow-loopback', 'development exemption: accept http: and loopback hosts (localhost, 127.0.0.0/8, ::1)', false)

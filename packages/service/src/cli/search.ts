@@ -15,7 +15,7 @@ import { ENDPOINT_CAUSES, ENDPOINT_VERDICTS, systemRandom } from 'a2a-discovery'
 import type { EndpointCause, EndpointVerdict } from 'a2a-discovery';
 import type { DiscoveryError } from 'a2a-discovery';
 import { backoffDelay, createDeploymentFetch } from 'a2a-discovery/internal';
-import { collect, nonNegativeInt, positiveInt } from './flags.js';
+import { collect, COMMANDS, nonNegativeInt, positiveInt } from './flags.js';
 import { askService, authorization, refusal, serviceTarget, unreachable } from './service-client.js';
 import type { ServiceTarget } from './service-client.js';
 
@@ -278,7 +278,7 @@ async function followOnce(t: ServiceTarget, lastId: number | undefined, show: (e
 export function registerSearchCommands(program: Command, io: Io): void {
   program
     .command('search')
-    .description("Search a running service's registry for agents (POST /api/registry/search): ranked, with their identifiers and card URLs.")
+    .description(COMMANDS.search.description)
     .argument('<text>', 'what the agent should do, e.g. "warranty claim for a broken laptop"')
     .addOption(urlOption())
     .addOption(tokenOption())
@@ -301,7 +301,7 @@ Examples:
 
   program
     .command('endpoints')
-    .description("Every endpoint a running service knows (GET /api/endpoints): its verdict, the cause in words (docs/vocabulary.md) and the reason.")
+    .description(COMMANDS.endpoints.description)
     .addOption(urlOption())
     .addOption(tokenOption())
     .option('--verdict <verdict>', `only endpoints with this verdict (repeatable: any of them); one of ${Object.keys(ENDPOINT_VERDICTS).join(', ')}`, verdictFlag, [])
@@ -323,7 +323,7 @@ Examples:
 
   program
     .command('events')
-    .description("The change feed of a running service: its recent events, or with --follow each event as it happens, resuming where it stopped after a dropped connection.")
+    .description(COMMANDS.events.description)
     .addOption(urlOption())
     .addOption(tokenOption())
     .option('--follow', 'stay connected (GET /api/stream) and print events as they come; reconnects with Last-Event-ID, with backoff', false)

@@ -8,6 +8,7 @@ import type { Command } from 'commander';
 import { InvalidArgumentError } from 'commander';
 import type { DemoFlags, ServeFlags } from './serve-run.js';
 import { playDemo, runServe } from './serve-run.js';
+import { COMMANDS } from './flags.js';
 
 interface Io {
   out: (s: string) => void;
@@ -79,7 +80,7 @@ Example:
 function registerServeCommand(program: Command, io: Io): void {
   program
     .command('serve')
-    .description('Run discovery, the agent trees and the HTTP API (with the dashboard) from a configuration file.')
+    .description(COMMANDS.serve.description)
     .requiredOption('--config <file>', 'the discovery.yaml configuration')
     .option('--port <n>', 'override server.port (0 picks a free port)', port)
     .option('--host <host>', 'override server.host (anything but loopback requires a token)')
@@ -92,7 +93,7 @@ function registerServeCommand(program: Command, io: Io): void {
 function registerDemoCommand(program: Command, io: Io): void {
   program
     .command('demo')
-    .description('Run the whole product on loopback: real A2A agents, a registry catalog, the service and a downstream instance discovering through its AI Catalog, playing the "morning of changes".')
+    .description(COMMANDS.demo.description)
     .option('--speed <n>', 'scenario minutes per real second; at 1 the morning takes about 40 s', positive, 1)
     .option('--no-scenario', 'start the agents and the service, but play no changes')
     .option('--port <n>', 'service port (0 picks a free one)', port, 7340)

@@ -8,6 +8,7 @@ import type { Command } from 'commander';
 import { InvalidArgumentError, Option } from 'commander';
 import type { TraceCondition, TraceHealth, TraceInputs, TraceResult, TraceRollout } from 'a2a-discovery/explorer';
 import { rejectedAt, runTrace, TIMELINE_STAGE_NAMES, TIMELINE_STAGES, TRACE_CONDITIONS, TRACE_ROLLOUT_TRIGGERS } from 'a2a-discovery/explorer';
+import { COMMANDS } from './flags.js';
 
 /** The flags as commander parses them. */
 interface TraceFlags {
@@ -211,7 +212,7 @@ function renderRollout(r: TraceRollout): string[] {
 export function registerTraceCommand(program: Command, io: { out: (s: string) => void }): Command {
   return program
     .command('trace')
-    .description("Run the discovery-trace explorer: sequential discovery attempts against a scripted endpoint, decided by the library's own card cache, validator and matcher on a virtual clock.")
+    .description(COMMANDS.trace.description)
     .addOption(new Option('--condition <condition>', 'endpoint / card condition').choices([...TRACE_CONDITIONS]).default('healthy'))
     .option('--credentials', 'supply discovery credentials (simulated: a placeholder header)', false)
     .option('--max-age <s>', 'Cache-Control max-age the endpoint sends, whole seconds (default 10; 0 = revalidate every time)', wholeNumber)

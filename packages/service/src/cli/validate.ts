@@ -9,6 +9,7 @@ import { isAbsolute, relative } from 'node:path';
 import type { Command } from 'commander';
 import { formatProblems, loadConfig, resolveSecrets, type DiscoveryConfig } from 'a2a-discovery/config';
 import { DiscoveryError, isDiscoveryError, type Problem } from 'a2a-discovery';
+import { COMMANDS } from './flags.js';
 
 /** The outcome of {@link validateConfigFile}. */
 export interface ValidateReport {
@@ -106,7 +107,7 @@ Examples:
 export function registerValidateCommand(program: Command, io: { out: (s: string) => void; err: (s: string) => void }): void {
   program
     .command('validate')
-    .description('Check a discovery.yaml configuration: YAML syntax, schema, cross-field rules, and that every secret it names can be read (values are never printed).')
+    .description(COMMANDS.validate.description)
     .requiredOption('--config <file>', 'path of the YAML configuration file')
     .option('--json', 'print one JSON object instead of text', false)
     .addHelpText('after', VALIDATE_HELP)

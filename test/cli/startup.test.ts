@@ -1,0 +1,85 @@
+/**
+ * A command line that answers at once (issue 43): `--version`, the root `--help` and a mistyped
+ * command load the CLI's entry, commander and the command table, and nothing else: not the
+ * library, the service, ADK, the store drivers or OpenTelemetry. A command loads its own module
+ * only when it runs. What each start loads is read from a module-loader hook in the CLI's own
+ * process (no timing here: the CPU it costs is measured by `npm run bench:cli`,
+ * docs/benchmarks.md). The root help lists every command with the term and description its real
+ * registration gives, so listing them without loading them says nothing untrue.
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { Help } from 'commander';
+import { buildProgram } from '../../packages/service/src/cli/main.js';
+import { COMMANDS } from '../../packages/service/src/cli/flags.js';
+import { CLI } from '../helpers/cli.js';
+
+/** A loader hook that writes each file module it loads to stderr (before the CLI's own output). */
+const HOOK = `data:text/javascript,${encodeURIComponent(`
+import { register } from 'node:module';
+register('data:text/javascript,' + encodeURIComponent(\`
+export async function load(url, context, next) {
+  if (url.startsWith('file:')) process.stderr.write('LOADED ' + url + '\\\\n');
+  return next(url, context);
+}\`));
+`)}`;
+
+/** The files a CLI run loads (node_modules packages by name, our own by path under the repository), with its output. */
+function loads(args: readonly string[]): Promise<{ code: number; stdout: string; stderr: string; files: string[]; packages: Set<string> }> {
+  return new Promise((resolve) => {
+    execFile(process.execPath, ['--import', HOOK, ...CLI, ...args], { timeout: 30_000 }, (err, stdout, stderr) => {
+      const files = stderr
+        .split('\n')
+        .filter((l) => l.startsWith('LOADED '))
+        .map((l) => decodeURIComponent(new URL(l.slice(7)).pathname));
+      const packages = new Set(files.flatMap((f) => (f.includes('/node_modules/') ? [/\/node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(f)![1]!] : [])));
+      resolve({ code: err ? (typeof err.code === 'number' ? err.code : 99) : 0, stdout, stderr: stderr.split('\n').filter((l) => !l.startsWith('LOADED ')).join('\n'), files, packages });
+    });
+  });
+}
+
+/** Run from source (helpers/cli.ts, after an edit without a build), tsx and its own dependencies load too: they are the runner, not the CLI. */
+const RUNNER: ReadonlySet<string> = new Set(CLI[0]!.endsWith('.js') ? [] : ['tsx', 'esbuild', 'get-tsconfig', 'resolve-pkg-maps']);
+
+/** Our own modules a run loaded, outside node_modules, as paths under packages/. */
+function ours(files: readonly string[]): string[] {
+  return files.filter((f) => !f.includes('/node_modules/') && f.includes('/packages/')).map((f) => f.slice(f.indexOf('/packages/') + 1));
+}
+
+for (const args of [['--version'], ['--help'], ['prbe']]) {
+  test(`a2a-discovery ${args.join(' ')} loads the entry, commander and the command table, nothing else`, async () => {
+    const run = await loads(args);
+    if (args[0] === '--version') assert.match(run.stdout, /^\d+\.\d+\.\d+/);
+    if (args[0] === '--help') assert.match(run.stdout, /^Commands:$/m);
+    if (args[0] === 'prbe') {
+      assert.equal(run.code, 2);
+      assert.match(run.stderr, /unknown command 'prbe'.*\n.*Did you mean probe\?|unknown command 'prbe'/s);
+    }
+    assert.deepEqual([...run.packages].filter((p) => !RUNNER.has(p)), ['commander'], 'no package but commander');
+    const own = ours(run.files).map((f) => f.replace(/\.(ts|js)$/, ''));
+    assert.deepEqual(own.sort(), ['packages/service/src/cli/flags', 'packages/service/src/cli/main', 'packages/service/src/version'].map((f) => (CLI[0]!.endsWith('.js') ? f.replace('/src/', '/dist/') : f)).sort());
+  });
+}
+
+test("a command loads its own module, not the others'", async () => {
+  const run = await loads(['diff', '--help']);
+  assert.equal(run.code, 0, run.stderr);
+  assert.match(run.stdout, /^Usage: a2a-discovery diff \[options\] <a> <b>/);
+  const cli = ours(run.files).filter((f) => f.includes('/cli/')).map((f) => f.replace(/^.*\/cli\/|\.(ts|js)$/g, ''));
+  for (const other of ['probe-command', 'serve', 'eval-routing', 'backup', 'trace', 'doctor']) assert.ok(!cli.includes(other), `${other} is not loaded for diff: ${cli.join(', ')}`);
+  for (const heavy of ['@google/adk', 'sqlite3', 'pg', '@mikro-orm/core', '@opentelemetry/sdk-trace-base', 'playwright-core']) assert.ok(!run.packages.has(heavy), `${heavy} is not loaded for diff --help`);
+});
+
+test('the root help lists each command with the term and description its real registration gives', async () => {
+  const program = await buildProgram({ out: () => {}, err: () => {} });
+  const help = new Help();
+  assert.deepEqual(
+    program.commands.map((c) => [c.name(), help.subcommandTerm(c), c.description()]),
+    Object.entries(COMMANDS).map(([name, c]) => [name, c.term, c.description]),
+  );
+  // And the listing main prints from the table reads as commander would print the real commands.
+  const real = program.helpInformation();
+  const listed = (await loads(['--help'])).stdout;
+  assert.equal(listed, real);
+});
