@@ -10,7 +10,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { Help } from 'commander';
 import { buildProgram } from '../../packages/service/src/cli/main.js';
 import { COMMANDS } from '../../packages/service/src/cli/flags.js';
 import { CLI } from '../helpers/cli.js';
@@ -73,7 +72,7 @@ test("a command loads its own module, not the others'", async () => {
 
 test('the root help lists each command with the term and description its real registration gives', async () => {
   const program = await buildProgram({ out: () => {}, err: () => {} });
-  const help = new Help();
+  const help = program.createHelp();
   assert.deepEqual(
     program.commands.map((c) => [c.name(), help.subcommandTerm(c), c.description()]),
     Object.entries(COMMANDS).map(([name, c]) => [name, c.term, c.description]),
