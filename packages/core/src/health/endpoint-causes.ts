@@ -163,7 +163,7 @@ export interface CauseSource {
 }
 
 /** The stages at which a fetched card's content is judged (an allowlist refusal there is about its interfaces). */
-const CONTENT_STAGES: ReadonlySet<string | undefined> = new Set(['parse', 'schema', 'policy', 'signature']);
+export const CONTENT_STAGES: ReadonlySet<string | undefined> = new Set(['parse', 'schema', 'policy', 'signature']);
 
 /**
  * The cause of a classified error, or undefined for an error no cause describes (a store or

@@ -22,7 +22,7 @@ import { systemClock } from '../clock/index.js';
 import type { DiscoveryErrorCode } from '../errors.js';
 import { HEALTH_DEFAULTS } from '../rules/defaults.js';
 import type { EndpointCause } from './endpoint-causes.js';
-import { causeOf, causeRefuses, ENDPOINT_CAUSES } from './endpoint-causes.js';
+import { causeOf, causeRefuses, CONTENT_STAGES, ENDPOINT_CAUSES } from './endpoint-causes.js';
 
 /** `pending`: not yet in snapshots; `healthy` / `degraded`: in; `removed`: out until it recovers. */
 export type HealthState = 'pending' | 'healthy' | 'degraded' | 'removed';
@@ -95,31 +95,32 @@ interface HealthCause {
   readonly status?: number;
 }
 
-const CONTENT_STAGES: ReadonlySet<string | undefined> = new Set(['parse', 'schema', 'policy', 'signature']);
+/** A failure's cause with its place in the vocabulary, read once per observation. */
+type Cause = HealthCause & { readonly kind: EndpointCause | undefined };
 
 /**
  * `failed fetches`; `refused cards` when the last one was fetched and refused at a content stage;
  * `refused requests` when the request itself was refused (a redirect, a blocked address, 401/403).
  */
-function failedNoun(failures: number, cause: HealthCause | undefined): string {
+function failedNoun(failures: number, cause: Cause | undefined): string {
   const one = failures === 1;
   if (CONTENT_STAGES.has(cause?.stage)) return one ? 'refused card' : 'refused cards';
-  if (causeRefuses(endpointCause(cause))) return one ? 'refused request' : 'refused requests';
+  if (causeRefuses(cause?.kind)) return one ? 'refused request' : 'refused requests';
   return one ? 'failed fetch' : 'failed fetches';
 }
 
-/** The cause in the vocabulary (docs/vocabulary.md), when the cache's classification names one. */
-function endpointCause(cause: HealthCause | undefined): EndpointCause | undefined {
-  return cause?.code === undefined ? undefined : causeOf({ code: cause.code, ...(cause.stage !== undefined && { stage: cause.stage }), ...(cause.status !== undefined && { status: cause.status }) });
+/** The cause with its place in the vocabulary (docs/vocabulary.md), when the cache's classification names one. */
+function classified(cause: HealthCause): Cause {
+  return { ...cause, kind: cause.code === undefined ? undefined : causeOf({ code: cause.code, ...(cause.stage !== undefined && { stage: cause.stage }), ...(cause.status !== undefined && { status: cause.status }) }) };
 }
 
 /** `2 failed fetches`, `1 refused card`. */
-function failed(failures: number, cause: HealthCause | undefined): string {
+function failed(failures: number, cause: Cause | undefined): string {
   return `${failures} ${failedNoun(failures, cause)}`;
 }
 
 /** `; last: <why>` (empty without a cause). */
-function last(cause: HealthCause | undefined): string {
+function last(cause: Cause | undefined): string {
   return cause === undefined ? '' : `; last: ${cause.message}`;
 }
 
@@ -131,18 +132,17 @@ export interface HealthTransition {
 }
 
 /** `refused by a pin: <why> (1 refused card)`, or `no usable card (2 failed fetches): <why>`. */
-function noUsableCard(failures: number, cause: HealthCause | undefined): string {
-  const c = endpointCause(cause);
-  if (cause !== undefined && c !== undefined && causeRefuses(c)) return `${ENDPOINT_CAUSES[c].label}: ${cause.message} (${failed(failures, cause)})`;
+function noUsableCard(failures: number, cause: Cause | undefined): string {
+  if (cause?.kind !== undefined && causeRefuses(cause.kind)) return `${ENDPOINT_CAUSES[cause.kind].label}: ${cause.message} (${failed(failures, cause)})`;
   return `no usable card (${failed(failures, cause)})${cause === undefined ? '' : `: ${cause.message}`}`;
 }
 
-function leftBecause(failures: number, usable: boolean, cause: HealthCause | undefined): string {
+function leftBecause(failures: number, usable: boolean, cause: Cause | undefined): string {
   return `${failures} consecutive ${failedNoun(failures, cause)}${usable ? '' : ' and its card is past its allowed staleness'}${last(cause)}`;
 }
 
 /** A removed endpoint that answered since it left but failed again: not why it left (it may have failed fewer than `leaveAfter` times). */
-function stillOutBecause(failures: number, usable: boolean, enterAfter: number, cause: HealthCause | undefined): string {
+function stillOutBecause(failures: number, usable: boolean, enterAfter: number, cause: Cause | undefined): string {
   return `${failed(failures, cause)} since it last answered${usable ? ' (its card is usable again)' : ' and no usable card'}; it returns after ${enterAfter} good observations in a row${last(cause)}`;
 }
 
@@ -191,8 +191,8 @@ export class HealthTracker {
     const enterAfter = Math.max(1, options.enterAfter ?? this.#enterAfter);
     const { failures, usable } = observation;
     // A cause is only told while fetches fail.
-    const cause = failures > 0 ? observation.cause : undefined;
-    const causeCode = endpointCause(cause);
+    const cause = failures > 0 && observation.cause !== undefined ? classified(observation.cause) : undefined;
+    const causeCode = cause?.kind;
     const callFailures = observation.calls?.failures ?? 0;
     const good = usable && failures === 0 && callFailures === 0;
     const prevState: HealthState = known?.state ?? 'pending';
