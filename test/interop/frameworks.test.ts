@@ -132,6 +132,7 @@ describe('interop matrix: BeeAI Framework 0.1.30 A2A server with its default car
           verdict: 'unsuitable',
           localName: 'beeai_zeros',
           reason: 'the interface host 0.0.0.0 is unroutable (this network); set interfaceUrl on its static entry to the URL where the agent answers',
+          cause: 'unroutable',
         });
       } finally {
         assert.equal(await s.stop(), 0, s.stderr());
