@@ -330,8 +330,17 @@ describe('probe <url> in process (the card URL rule shared with discovery)', () 
     const text = renderProbe(report);
     assert.match(text, /^FAIL fetch/m);
     assert.match(text, /refused redirect 302 .* to "http:\/\/169\.254\.169\.254\/latest\/meta-data\/"; redirects are never followed/);
-    assert.match(text, /REFUSED\s+at stage fetch/);
+    assert.match(text, /REFUSED\s+at stage fetch \(redirect refused\)$/m, 'the cause in the words of docs/vocabulary.md');
+    assert.equal(report.cause, 'redirect');
     assert.doesNotMatch(text, /^ok\s+fetch/m);
+  });
+
+  test('a card endpoint answering 401 is refused at the fetch stage as unauthorized (docs/vocabulary.md)', async () => {
+    srv.script(() => ({ status: 401, headers: { 'content-type': 'application/json' }, body: '{"error":"unauthorized"}' }));
+    const report = await probeUrl(`${srv.origin}/u/`, options);
+    assert.equal(report.accepted, false);
+    assert.deepEqual([report.stage, report.cause], ['fetch', 'unauthorized']);
+    assert.match(renderProbe(report), /REFUSED\s+at stage fetch \(unauthorized\)$/m);
   });
 });
 

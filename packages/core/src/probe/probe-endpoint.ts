@@ -12,6 +12,7 @@ import { fetchWithLegacyFallback, responseCacheControl } from '../cache/index.js
 import { DiscoveryError, isDiscoveryError, toDiscoveryError } from '../errors.js';
 import type { CardFetcher, CredentialsInput, FetchResult, HostPolicy } from '../fetch/index.js';
 import { CATALOG_CARD_FRAGMENT, isCardUrl } from '../fetch/index.js';
+import { causeOf } from '../health/index.js';
 import { CACHE_DEFAULTS } from '../rules/defaults.js';
 import { AI_CATALOG_MEDIA_TYPE } from '../catalog/index.js';
 import type { ProbeAccess, ProbeHttp, ProbeReport, ProbeStage } from './probe-report.js';
@@ -93,7 +94,8 @@ export async function fetchFirst(target: string, o: ProbeEndpointOptions, docume
   try {
     cardUrl = marked ? o.policy.normalizeEndpoint(url.href).slice(0, -CATALOG_CARD_FRAGMENT.length) : exact ? o.policy.normalizeCardUrl(url.href) : o.policy.cardUrl(url.href);
   } catch (err) {
-    return refusedReport(target, 'source', { path: '$', message: toDiscoveryError(err, 'ERR_HOST_NOT_ALLOWED').message }, hostsJudged);
+    const e = toDiscoveryError(err, 'ERR_HOST_NOT_ALLOWED');
+    return refusedReport(target, 'source', { path: '$', message: e.message }, hostsJudged, undefined, causeOf({ code: e.code, stage: 'resolve' }));
   }
   const accept = exact && documentFetcher !== undefined ? `application/json, ${AI_CATALOG_MEDIA_TYPE};q=0.9` : 'application/json';
   const headers = { accept, ...CACHE_DEFAULTS.requestHeaders };
@@ -108,11 +110,11 @@ export async function fetchFirst(target: string, o: ProbeEndpointOptions, docume
     const e = toDiscoveryError(err, 'ERR_FETCH_NETWORK', { url: cardUrl, stage: 'fetch' });
     // Everything the fetcher refuses happened while fetching (a redirect, a blocked address): report it there.
     const stage: ProbeStage = e.stage === 'address' ? 'address' : 'fetch';
-    return refusedReport(cardUrl, stage, { path: '$', message: e.message }, hostsJudged, { headers: {}, notes: [] });
+    return refusedReport(cardUrl, stage, { path: '$', message: e.message }, hostsJudged, { headers: {}, notes: [] }, causeOf(e));
   }
   if (first.status !== 200) {
     const message = `HTTP ${first.status}${first.status === 401 || first.status === 403 ? ': the card endpoint wants credentials' : ''}`;
-    return refusedReport(cardUrl, 'fetch', { path: '$', message }, hostsJudged, describeHttp(first));
+    return refusedReport(cardUrl, 'fetch', { path: '$', message }, hostsJudged, describeHttp(first), causeOf({ code: 'ERR_FETCH_STATUS', stage: 'fetch', status: first.status }));
   }
   return { cardUrl, exact, res: first, init };
 }

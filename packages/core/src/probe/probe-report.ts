@@ -3,6 +3,8 @@
  * publisher (`a2a-discovery probe`, the dashboard's inspector). Built from the same checks the
  * discovery pipeline runs.
  */
+import type { EndpointCause } from '../health/index.js';
+import { causeOf, ENDPOINT_CAUSES } from '../health/index.js';
 import type { CheckCardResult, ChosenInterface, DescribedScheme, SecurityRequirementsResult } from '../card/index.js';
 import { effectiveModes } from '../card/index.js';
 import type { Problem } from '../errors.js';
@@ -52,6 +54,8 @@ export interface ProbeReport {
   /** Discovery would admit and cache the card. */
   accepted: boolean;
   stage: ProbeStage;
+  /** Why it is refused (or would not be selected), in the vocabulary of docs/vocabulary.md, when the refusal names one. */
+  cause?: EndpointCause;
   /** Derived from `stage` (see {@link selectionOf}): whether the agent would be selected, and why not. */
   selection: ProbeSelection;
   protocolVersion?: string;
@@ -111,11 +115,13 @@ export function reportFromCheck(source: string, check: CheckCardResult, hostsJud
     outputModes: [...effectiveModes(s.outputModes, card!.defaultOutputModes)],
   }));
   const stage: ProbeStage = !check.ok ? (check.stage ?? 'schema') : access.security?.status === 'unsatisfiable' ? 'security' : 'selected';
+  const cause = !check.ok ? causeOf({ code: check.code ?? 'ERR_CARD_INVALID', stage }) : stage === 'security' ? 'credentials' : undefined;
   return {
     source,
     ...(card?.name !== undefined && { name: card.name }),
     accepted: check.ok,
     stage,
+    ...(cause !== undefined && { cause }),
     selection: selectionOf(stage, access.security),
     ...(check.protocolVersion !== undefined && { protocolVersion: check.protocolVersion }),
     problems: [...check.problems],
@@ -141,8 +147,8 @@ export function reportFromCheck(source: string, check: CheckCardResult, hostsJud
 }
 
 /** A report that stops before any content check: at `source`, `address` or `fetch`. */
-export function refusedReport(source: string, stage: ProbeStage, problem: Problem, hostsJudged: boolean, http?: ProbeHttp): ProbeReport {
-  return { source, accepted: false, stage, selection: selectionOf(stage), problems: [problem], warnings: [], skills: [], urls: [], hostsJudged, ...(http && { http }) };
+export function refusedReport(source: string, stage: ProbeStage, problem: Problem, hostsJudged: boolean, http?: ProbeHttp, cause?: EndpointCause): ProbeReport {
+  return { source, accepted: false, stage, ...(cause !== undefined && { cause }), selection: selectionOf(stage), problems: [problem], warnings: [], skills: [], urls: [], hostsJudged, ...(http && { http }) };
 }
 
 /** The selection a stage means: `selected`, the security message at `security`, else the refusing stage. */
@@ -257,7 +263,7 @@ export function renderProbe(r: ProbeReport): string {
 
   function finish(): string {
     const excluded = r.accepted && !r.selection.selected ? `; it would not be selected (${r.selection.reason})` : '';
-    lines.push(r.accepted ? `ACCEPTED  discovery would admit and cache this card (the needs that select agents are not checked here)${excluded}` : `REFUSED   at stage ${r.stage}`);
+    lines.push(r.accepted ? `ACCEPTED  discovery would admit and cache this card (the needs that select agents are not checked here)${excluded}` : `REFUSED   at stage ${r.stage}${r.cause === undefined ? '' : ` (${ENDPOINT_CAUSES[r.cause].label})`}`);
     return lines.join('\n');
   }
 }
