@@ -43,7 +43,7 @@ async function chat(sessionId: string): Promise<string> {
 
 interface RolloutJson {
   active: { candidate: string; status: string; share: number } | null;
-  figures: { candidate: Record<string, { calls: number }> } | null;
+  figures: { candidate: Record<string, { calls: number }>; baseline: Record<string, { calls: number }> } | null;
 }
 
 async function rollout(): Promise<RolloutJson> {
@@ -82,8 +82,13 @@ before(async () => {
   for (let i = 0; i < 12; i++) await chat(`warm-${i}`);
   peer.release();
   const { candidate } = await waitFor(async () => (await rollout()).active ?? undefined, 'the release starts a rollout', 10_000);
-  // New sessions until a few have landed on the candidate (5 % of them).
-  for (let i = 0; i < 400 && ((await rollout()).figures?.candidate['*']?.calls ?? 0) < 2; i++) {
+  // New sessions until a few turns have landed on each side (5 % of new sessions on the candidate).
+  // Both sides: when the first new session lands on the candidate, its two turns alone reach 2 and
+  // the current snapshot would have none yet (1 run in 20 failed that way).
+  const turnsOn = (f: Awaited<ReturnType<typeof rollout>>['figures'], side: 'candidate' | 'baseline'): number => f?.[side]['*']?.calls ?? 0;
+  for (let i = 0; i < 400; i++) {
+    const { figures } = await rollout();
+    if (turnsOn(figures, 'candidate') >= 2 && turnsOn(figures, 'baseline') >= 2) break;
     const digest = await chat(`s-${i}`);
     if (digest === candidate) await chat(`s-${i}`);
   }
