@@ -254,10 +254,8 @@ function AccessLine({ access }) {
  * @param {{ c: import('../lib/types.js').AgentCallHealthJson | undefined, label: string, now: number }} props
  */
 function CallHealthLine({ c, label, now }) {
-  const [open, setOpen] = useState(false);
   if (c === undefined || c.all.calls === 0) return html`<div class="muted small call-health">no A2A calls yet</div>`;
   const f = c.all;
-  const id = `calls-tip-${c.baseUrl.replace(/[^a-z0-9]/gi, '-')}`;
   const classes = Object.entries(f.byClass)
     .map(([k, v]) => `${k} ${num(v)}`)
     .join(', ');
@@ -269,10 +267,7 @@ function CallHealthLine({ c, label, now }) {
       : ' Calls failing in a row would degrade the agent, then leave it out of new snapshots, with the same hysteresis as failed card fetches.';
   const words = `Health from real calls: the orchestrator made ${num(f.calls)} A2A call${f.calls === 1 ? '' : 's'} to ${label}, the last ${ago(c.lastCallAt, now)}; ${num(f.errors)} failed (${percent(f.errorRate, true)})${classes ? ` — ${classes}` : ''}.${p95 ? ` 95 % of the recent ones answered within ${p95}.` : ''}${checks}${streak}`;
   return html`<div class="call-health" data-calls=${f.calls} data-failing=${c.consecutiveFailures}>
-    <button type="button" class="tip-btn" aria-describedby=${id} aria-expanded=${open ? 'true' : 'false'} onClick=${() => setOpen(!open)}>
-      calls ${num(f.calls)} · ${percent(f.errorRate, true)} failed${p95 ? ` · p95 ${p95}` : ''}
-    </button>
-    <span role="tooltip" id=${id} class=${`tip${open ? ' tip-open' : ''}`}>${words}</span>
+    <${Explained} className="calls-word" text=${`calls ${num(f.calls)} · ${percent(f.errorRate, true)} failed${p95 ? ` · p95 ${p95}` : ''}`} explain=${words} />
     ${c.consecutiveFailures > 0 ? html`<div class="reason call-failing">${num(c.consecutiveFailures)} failed in a row${c.lastFailure ? `: ${c.lastFailure}` : ''}</div>` : null}
   </div>`;
 }
