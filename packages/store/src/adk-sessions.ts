@@ -1,13 +1,17 @@
 /**
- * Conversations beside the state store: ADK's own session service on the database a store
- * description names — `DatabaseSessionService` (MikroORM) on the SQLite file or the PostgreSQL
- * database, `InMemorySessionService` for `memory`. ADK opens its own connection and keeps its
- * tables (`sessions`, `events`, `app_states`, `user_states`, `adk_internal_metadata`) beside the
- * store's (`a2ad_*`).
+ * Conversations beside the state store, on ADK's own session tables (`sessions`, `events`,
+ * `app_states`, `user_states`, `adk_internal_metadata`) in the SQLite file or the PostgreSQL
+ * database a store description names, beside the store's (`a2ad_*`); `InMemorySessionService`
+ * for `memory`.
+ *
+ * ADK's `DatabaseSessionService` (MikroORM) creates or checks its tables when the service opens,
+ * then lets go; every call after that is {@link SqlSessionService}'s plain SQL on the same tables
+ * and rows (issue 43: a turn's history cost 24 ms of ORM work), so ADK's own service reads what
+ * this one writes and the other way round.
  *
  * The PostgreSQL connection is read from the description by the same rule as the store's own
  * (`postgresConnection` of `a2a-discovery/config`): host, port, user, database and TLS —
- * `?sslmode=require`, `verify-ca` or `verify-full` make ADK's connection TLS with certificate
+ * `?sslmode=require`, `verify-ca` or `verify-full` make the connection TLS with certificate
  * verification too, so the conversations travel as the store's rows do.
  *
  * A subpath export (`@a2a-discovery/store/adk-sessions`): it needs the optional peers
@@ -16,14 +20,19 @@
  *
  * @module
  */
-import { BaseSessionService, DatabaseSessionService, InMemorySessionService } from '@google/adk';
+import { DatabaseSessionService, InMemorySessionService } from '@google/adk';
+import type { BaseSessionService } from '@google/adk';
+import knexFactory from 'knex';
+import type { Knex } from 'knex';
 import { DiscoveryError } from 'a2a-discovery';
 import { parseStoreSpec, postgresConnection, redactUrl, sqliteFilePath, type StoreSpec } from 'a2a-discovery/config';
 import type { OpenStateStoreOptions } from './open-state-store.js';
+import { SqlSessionService, ensureSessionIndex, postgresSessionSql, sqliteSessionSql } from './sql-session-service.js';
+import type { SessionGate, SessionSql } from './sql-session-service.js';
 import type { StateStore } from './state-store.js';
 
-/** Work run through a store's gate (see `StateStore.exclusive`). */
-export type SessionGate = <T>(work: () => Promise<T>) => Promise<T>;
+export { SqlSessionService, EVENTS_INDEX } from './sql-session-service.js';
+export type { SessionGate, SessionSql, SqlSessionServiceOptions } from './sql-session-service.js';
 
 export interface AdkSessionServiceOptions extends Pick<OpenStateStoreOptions, 'dataDir' | 'password' | 'schema'> {
   /**
@@ -64,22 +73,40 @@ export async function openAdkSessionService(spec: string | StoreSpec, options: A
   if (parsed.kind === 'memory' || (parsed.kind === 'sqlite' && parsed.file === ':memory:')) {
     return { service: new InMemorySessionService(), close: () => Promise.resolve() };
   }
-  const service = parsed.kind === 'sqlite' ? await sqliteSessions(sqliteFilePath(parsed.file, options.dataDir)) : await postgresSessions(parsed.url, options.password, options.schema);
+  const file = parsed.kind === 'sqlite' ? sqliteFilePath(parsed.file, options.dataDir) : undefined;
+  const where = parsed.kind === 'sqlite' ? file : redactUrl(parsed.url);
   const store = options.store;
   const gate: SessionGate | undefined = store?.exclusive && (<T>(work: () => Promise<T>) => store.exclusive!(work));
-  const close = async () => {
-    // ADK 2.0's DatabaseSessionService has no close(); its MikroORM instance holds the pool open.
-    const orm = (service as unknown as { orm?: { close(force?: boolean): Promise<void> } }).orm;
-    await orm?.close(true);
-  };
+  let sql: SessionSql | undefined;
   try {
-    await (gate ? gate(() => service.init()) : service.init());
+    // ADK creates its tables (or checks their schema version) with its own ORM, once.
+    const adk = parsed.kind === 'sqlite' ? await sqliteSessions(file!) : await postgresSessions(parsed.url, options.password, options.schema);
+    try {
+      await (gate ? gate(() => adk.init()) : adk.init());
+    } finally {
+      // ADK 2.0's DatabaseSessionService has no close(); its MikroORM instance holds the pool open.
+      await (adk as unknown as { orm?: { close(force?: boolean): Promise<void> } }).orm?.close(true);
+    }
+    sql = parsed.kind === 'sqlite' ? await sqliteSessionSql(file!) : postgresSessionSql(postgresKnex(parsed.url, options.password, options.schema));
+    const opened = sql;
+    await (gate ? gate(() => ensureSessionIndex(opened)) : ensureSessionIndex(opened));
   } catch (err) {
-    await close().catch(() => undefined);
-    const where = parsed.kind === 'sqlite' ? sqliteFilePath(parsed.file, options.dataDir) : redactUrl(parsed.url);
+    await sql?.close().catch(() => undefined);
     throw new DiscoveryError('ERR_STORE_UNAVAILABLE', `ADK's session service cannot open ${where}: ${(err as Error).message}`, { cause: err, stage: 'store' });
   }
-  return { service: gate ? new GatedSessionService(service, gate) : service, close };
+  const service = new SqlSessionService(sql, gate && { gate });
+  return { service, close: () => service.close() };
+}
+
+function postgresKnex(url: string, password: string | undefined, schema: string | undefined): Knex {
+  return knexFactory({
+    client: 'pg',
+    connection: { ...postgresConnection(url), ...(password !== undefined && { password }) },
+    ...(schema !== undefined && { searchPath: [schema] }),
+    pool: { min: 0, max: 4 },
+    acquireConnectionTimeout: 10_000,
+    log: { warn: () => undefined, error: () => undefined, deprecate: () => undefined, debug: () => undefined },
+  });
 }
 
 async function sqliteSessions(file: string): Promise<DatabaseSessionService> {
@@ -113,39 +140,4 @@ async function postgresSessions(url: string, password: string | undefined, schem
     // MikroORM merges `driverOptions` into knex's configuration: `connection.ssl` reaches node-postgres.
     ...(pg.ssl && { driverOptions: { connection: { ssl: { ...pg.ssl } } } }),
   });
-}
-
-/**
- * A session service whose every call runs through a gate (see `StateStore.exclusive`), so ADK's
- * transactions on a SQLite file never interleave with the store's writes.
- */
-export class GatedSessionService extends BaseSessionService {
-  readonly #inner: BaseSessionService;
-  readonly #gate: SessionGate;
-
-  constructor(inner: BaseSessionService, gate: SessionGate) {
-    super();
-    this.#inner = inner;
-    this.#gate = gate;
-  }
-
-  createSession(request: Parameters<BaseSessionService['createSession']>[0]): ReturnType<BaseSessionService['createSession']> {
-    return this.#gate(() => this.#inner.createSession(request));
-  }
-
-  getSession(request: Parameters<BaseSessionService['getSession']>[0]): ReturnType<BaseSessionService['getSession']> {
-    return this.#gate(() => this.#inner.getSession(request));
-  }
-
-  listSessions(request: Parameters<BaseSessionService['listSessions']>[0]): ReturnType<BaseSessionService['listSessions']> {
-    return this.#gate(() => this.#inner.listSessions(request));
-  }
-
-  deleteSession(request: Parameters<BaseSessionService['deleteSession']>[0]): ReturnType<BaseSessionService['deleteSession']> {
-    return this.#gate(() => this.#inner.deleteSession(request));
-  }
-
-  override appendEvent(request: Parameters<BaseSessionService['appendEvent']>[0]): ReturnType<BaseSessionService['appendEvent']> {
-    return this.#gate(() => this.#inner.appendEvent(request));
-  }
 }

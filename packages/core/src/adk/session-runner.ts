@@ -171,7 +171,8 @@ export class SessionRunner {
       notices.push(`session ${sessionId} had expired (idle); it starts anew on snapshot ${digest.slice(0, 12)} without its earlier history`);
     }
     const runner = this.#runnerFor(digest, root);
-    const existing = await this.#sessions.getSession({ appName: this.#appName, userId, sessionId });
+    // Whether it exists: its latest event is enough (the runner reads the whole session next).
+    const existing = await this.#sessions.getSession({ appName: this.#appName, userId, sessionId, config: { numRecentEvents: 1 } });
     if (!existing) await this.#sessions.createSession({ appName: this.#appName, userId, sessionId, state: { pinned_digest: digest } });
     const route = explainRoute(root, message);
     if (route?.notice !== undefined) notices.push(route.notice);

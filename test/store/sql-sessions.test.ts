@@ -1,0 +1,194 @@
+/**
+ * The conversations' history on plain SQL (`SqlSessionService`, issue 43) keeps ADK's session
+ * service contract and ADK's rows: one script of calls (sessions with app, user, session and
+ * `temp:` state, events with state deltas, an event replaced, the latest events, events after a
+ * time, lists with pages, a deletion) runs on ADK 2.0's own `DatabaseSessionService` and on ours,
+ * each on its own database, and every answer is compared. Then each reads what the other wrote on
+ * one database, a session changed by a second writer is reloaded before an event is appended, and
+ * a real ADK `Runner` keeps a conversation through it. On SQLite and, when it runs here, on a real
+ * PostgreSQL.
+ */
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { BaseAgent, DatabaseSessionService, Runner, createEvent } from '@google/adk';
+import type { BaseSessionService, Event, InvocationContext, Session } from '@google/adk';
+import { SqliteDriver } from '@mikro-orm/sqlite';
+import { PostgreSqlDriver } from '@mikro-orm/postgresql';
+import { openAdkSessionService } from '../../packages/store/src/adk-sessions.js';
+import { SqlSessionService } from '../../packages/store/src/sql-session-service.js';
+import type { TestPostgres } from '../helpers/postgres.js';
+import { POSTGRES_SKIP, startPostgres } from '../helpers/postgres.js';
+
+const APP = 'contract-app';
+
+/** ADK's own service on a database (its ORM), closed by `close`. */
+async function adkService(target: Target): Promise<{ service: DatabaseSessionService; close(): Promise<void> }> {
+  const service =
+    target.kind === 'sqlite'
+      ? new DatabaseSessionService({ driver: SqliteDriver, dbName: target.file })
+      : new DatabaseSessionService({ driver: PostgreSqlDriver, clientUrl: target.url, schema: target.schema });
+  await service.init();
+  return { service, close: () => (service as unknown as { orm: { close(force: boolean): Promise<void> } }).orm.close(true) };
+}
+
+async function oursOn(target: Target): Promise<{ service: BaseSessionService; close(): Promise<void> }> {
+  return target.kind === 'sqlite' ? openAdkSessionService(`sqlite:${target.file}`) : openAdkSessionService(target.url, { schema: target.schema });
+}
+
+type Target = { kind: 'sqlite'; file: string } | { kind: 'postgres'; url: string; schema: string };
+
+/** An event with a fixed id (`evt-<text>` unless given), so two runs of the script compare. */
+const ev = (author: string, text: string, timestamp: number, delta?: Record<string, unknown>, id?: string): Event =>
+  createEvent({
+    invocationId: `inv-${text}`,
+    author,
+    timestamp,
+    id: id ?? `evt-${text}`,
+    content: { role: author === 'user' ? 'user' : 'model', parts: [{ text }, ...(author === 'user' ? [] : [{ functionCall: { name: 'lookUp', args: { serialNumber: text, nestedKey: { keepMe: 1 } } } }])] },
+    ...(delta && { actions: { stateDelta: delta, artifactDelta: {}, requestedAuthConfigs: {}, requestedToolConfirmations: {} } }),
+  });
+
+/** What a session answers, without the times the database gave it (compared separately). */
+function view(s: Session | undefined): unknown {
+  if (!s) return s;
+  return { id: s.id, appName: s.appName, userId: s.userId, state: s.state, events: s.events.map((e) => JSON.parse(JSON.stringify(e)) as unknown) };
+}
+
+/** One script of calls; every answer is recorded. */
+async function script(service: BaseSessionService): Promise<unknown[]> {
+  const out: unknown[] = [];
+  const t0 = 1_800_000_000_000;
+  const a = await service.createSession({ appName: APP, userId: 'ana', sessionId: 's-a', state: { topic: 'billing', 'app:region': 'eu', 'user:tier': 'gold', 'temp:scratch': 1 } });
+  out.push(['create a', view(a)]);
+  const b = await service.createSession({ appName: APP, userId: 'bo', sessionId: 's-b', state: { topic: 'warranty' } });
+  out.push(['create b', view(b)]);
+  await assert.rejects(service.createSession({ appName: APP, userId: 'ana', sessionId: 's-a' }), /already exists/);
+  await service.appendEvent({ session: a, event: ev('user', 'one', t0 + 1, { step: 1, 'temp:t': 'x', 'user:lastSeen': 'one' }) });
+  await service.appendEvent({ session: a, event: ev('agent', 'two', t0 + 2, { step: 2, 'app:version': 3 }, 'evt-two') });
+  await service.appendEvent({ session: a, event: { ...ev('agent', 'partial', t0 + 3), partial: true } });
+  // The same event id again replaces the stored event.
+  await service.appendEvent({ session: a, event: ev('agent', 'two-bis', t0 + 4, { step: 3 }, 'evt-two') });
+  out.push(['after appends (in memory)', view(a)]);
+  // A fractional millisecond (ADK's ORM keeps whole ones).
+  await service.appendEvent({ session: b, event: ev('user', 'b-one', t0 + 5.75) });
+  out.push(['b after a fractional time', b.lastUpdateTime]);
+  out.push(['get a', view(await service.getSession({ appName: APP, userId: 'ana', sessionId: 's-a' }))]);
+  out.push(['get a, latest 1', view(await service.getSession({ appName: APP, userId: 'ana', sessionId: 's-a', config: { numRecentEvents: 1 } }))]);
+  out.push(['get a, after t0+1', view(await service.getSession({ appName: APP, userId: 'ana', sessionId: 's-a', config: { afterTimestamp: t0 + 1 } }))]);
+  out.push(['get b (sees app state)', view(await service.getSession({ appName: APP, userId: 'bo', sessionId: 's-b' }))]);
+  out.push(['get missing', view(await service.getSession({ appName: APP, userId: 'ana', sessionId: 'nope' }))]);
+  out.push(['get other user', view(await service.getSession({ appName: APP, userId: 'bo', sessionId: 's-a' }))]);
+  const list = (r: Awaited<ReturnType<BaseSessionService['listSessions']>>) => ({ ...r, sessions: r.sessions.map(view) });
+  out.push(['list all', list(await service.listSessions({ appName: APP, order: 'asc' }))]);
+  out.push(['list ana', list(await service.listSessions({ appName: APP, userId: 'ana' }))]);
+  out.push(['list page 2 of 1', list(await service.listSessions({ appName: APP, limit: 1, page: 2, order: 'asc' }))]);
+  out.push(['list offset 1', list(await service.listSessions({ appName: APP, offset: 1, order: 'asc' }))]);
+  await service.deleteSession({ appName: APP, userId: 'bo', sessionId: 's-b' });
+  out.push(['get b after delete', view(await service.getSession({ appName: APP, userId: 'bo', sessionId: 's-b' }))]);
+  out.push(['list after delete', list(await service.listSessions({ appName: APP, order: 'desc' }))]);
+  return out;
+}
+
+/** Echoes the user's text, and counts turns in the session state. */
+class EchoAgent extends BaseAgent {
+  constructor() {
+    super({ name: 'echo', description: 'echoes' });
+  }
+  protected async *runAsyncImpl(ctx: InvocationContext): AsyncGenerator<Event, void, void> {
+    const text = ctx.userContent?.parts?.[0]?.text ?? '';
+    const turns = Number(ctx.session.state['turns'] ?? 0) + 1;
+    yield createEvent({ invocationId: ctx.invocationId, author: this.name, content: { role: 'model', parts: [{ text: `echo: ${text}` }] }, actions: { stateDelta: { turns }, artifactDelta: {}, requestedAuthConfigs: {}, requestedToolConfirmations: {} } });
+  }
+  // eslint-disable-next-line require-yield
+  protected async *runLiveImpl(): AsyncGenerator<Event, void, void> {
+    throw new Error('not live');
+  }
+}
+
+function suite(name: string, skip: string | undefined, targets: () => Promise<{ one: Target; two: Target }>): void {
+  describe(name, { skip }, () => {
+    test('the same script gives the same answers on ADK\'s service and on ours', async () => {
+      const { one, two } = await targets();
+      const adk = await adkService(one);
+      const adkOut = await script(adk.service).finally(() => adk.close());
+      const ours = await oursOn(two);
+      assert.ok(ours.service instanceof SqlSessionService);
+      const ourOut = await script(ours.service).finally(() => ours.close());
+      assert.deepEqual(ourOut, adkOut);
+    });
+
+    test('each reads what the other wrote, and an append after another writer reloads the session', async () => {
+      const { one } = await targets();
+      const ours = await oursOn(one);
+      const first = await ours.service.createSession({ appName: APP, userId: 'u', sessionId: 'shared', state: { a: 1 } });
+      await ours.service.appendEvent({ session: first, event: ev('user', 'from-ours', first.lastUpdateTime + 10, { a: 2 }) });
+      await ours.close();
+
+      const adk = await adkService(one);
+      try {
+        const seen = await adk.service.getSession({ appName: APP, userId: 'u', sessionId: 'shared' });
+        assert.deepEqual(view(seen), view(first), 'ADK reads our rows as its own');
+        await adk.service.appendEvent({ session: seen!, event: ev('agent', 'from-adk', seen!.lastUpdateTime + 10, { b: 1 }) });
+      } finally {
+        await adk.close();
+      }
+
+      // `first` is now stale: ADK appended after it was read. Appending through it reloads first.
+      const again = await oursOn(one);
+      try {
+        await again.service.appendEvent({ session: first, event: ev('user', 'after-adk', first.lastUpdateTime + 1_000, { c: 1 }) });
+        assert.deepEqual(first.events.map((e) => e.content?.parts?.[0]?.text), ['from-ours', 'from-adk', 'after-adk'], 'the stale session was reloaded before the append');
+        assert.deepEqual(first.state, { a: 2, b: 1, c: 1 });
+        const stored = await again.service.getSession({ appName: APP, userId: 'u', sessionId: 'shared' });
+        assert.deepEqual(view(stored), view(first));
+      } finally {
+        await again.close();
+      }
+    });
+
+    test('an ADK Runner keeps a conversation through it, across a reopen', async () => {
+      const { one } = await targets();
+      const turn = async (service: BaseSessionService, text: string) => {
+        const runner = new Runner({ appName: APP, agent: new EchoAgent(), sessionService: service });
+        const replies: string[] = [];
+        for await (const e of runner.runAsync({ userId: 'r', sessionId: 'runner', newMessage: { role: 'user', parts: [{ text }] } })) replies.push(e.content?.parts?.[0]?.text ?? '');
+        return replies;
+      };
+      const first = await oursOn(one);
+      await first.service.createSession({ appName: APP, userId: 'r', sessionId: 'runner' });
+      assert.deepEqual(await turn(first.service, 'hello'), ['echo: hello']);
+      await first.close();
+      const second = await oursOn(one);
+      try {
+        assert.deepEqual(await turn(second.service, 'again'), ['echo: again']);
+        const s = await second.service.getSession({ appName: APP, userId: 'r', sessionId: 'runner' });
+        assert.deepEqual(s?.events.map((e) => `${e.author}: ${e.content?.parts?.[0]?.text}`), ['user: hello', 'echo: echo: hello', 'user: again', 'echo: echo: again']);
+        assert.equal(s?.state['turns'], 2);
+      } finally {
+        await second.close();
+      }
+    });
+  });
+}
+
+let dir: string;
+before(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'a2ad-sql-sessions-'));
+});
+after(async () => {
+  await rm(dir, { recursive: true, force: true });
+});
+let n = 0;
+suite('conversations on SQLite', undefined, async () => ({ one: { kind: 'sqlite', file: join(dir, `one-${++n}.sqlite`) }, two: { kind: 'sqlite', file: join(dir, `two-${n}.sqlite`) } }));
+
+let pg: TestPostgres | undefined;
+after(async () => {
+  await pg?.close();
+});
+suite('conversations on PostgreSQL', POSTGRES_SKIP, async () => {
+  pg ??= await startPostgres();
+  return { one: { kind: 'postgres', url: pg.url, schema: pg.schema() }, two: { kind: 'postgres', url: pg.url, schema: pg.schema() } };
+});
