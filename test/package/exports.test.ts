@@ -18,7 +18,7 @@ const entries: Record<string, string[]> = {
   'a2a-discovery/probe': ['probeEndpoint'],
   '@a2a-discovery/store': ['openStateStore', 'parseStoreSpec', 'MemoryStateStore', 'StoreWriter'],
   '@a2a-discovery/store/replicas': ['ReplicaCoordinator'],
-  '@a2a-discovery/store/adk-sessions': ['openAdkSessionService', 'GatedSessionService'],
+  '@a2a-discovery/store/adk-sessions': ['openAdkSessionService', 'SqlSessionService'],
   '@a2a-discovery/service': ['startService', 'serviceOptionsFromConfig', 'createApp'],
 };
 

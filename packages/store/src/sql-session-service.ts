@@ -29,6 +29,7 @@ import type { Event } from '@google/adk';
 // exported by the package under `dist/web/*`.
 import { transformToCamelCaseEvent, transformToSnakeCaseEvent } from '@google/adk/dist/web/events/event.js';
 import type { Knex } from 'knex';
+import { DiscoveryError } from 'a2a-discovery';
 import type { Database, Statement } from 'sqlite3';
 
 type Request<M extends keyof BaseSessionService> = BaseSessionService[M] extends (arg: infer A) => unknown ? A : never;
@@ -90,7 +91,7 @@ export async function sqliteSessionSql(file: string): Promise<SessionSql> {
           else resolve(this.changes);
         }),
       ),
-    transaction: () => Promise.reject(new Error('nested transaction')),
+    transaction: () => Promise.reject(new DiscoveryError('ERR_STORE_UNAVAILABLE', 'a session transaction cannot nest another', { stage: 'store' })),
     close: () => Promise.resolve(),
   };
   let chain: Promise<unknown> = Promise.resolve();
@@ -172,7 +173,7 @@ export class SqlSessionService extends BaseSessionService {
     const stored = await this.#gate(() =>
       this.#sql.transaction(async (tx) => {
         const existing = await tx.all('SELECT id FROM sessions WHERE app_name = ? AND user_id = ? AND id = ?', [appName, userId, id]);
-        if (existing.length > 0) throw new Error(`Session with id ${id} already exists.`);
+        if (existing.length > 0) throw new DiscoveryError('ERR_SESSION_INVALID', `Session with id ${id} already exists.`, { stage: 'store' });
         const app = await this.#mergeShared(tx, 'app', [appName], split.app, now);
         const user = await this.#mergeShared(tx, 'user', [appName, userId], split.user, now);
         await tx.run('INSERT INTO sessions (id, app_name, user_id, state, create_time, update_time) VALUES (?, ?, ?, ?, ?, ?)', [id, appName, userId, JSON.stringify(split.session), this.#time(now), this.#time(now)]);
@@ -247,7 +248,7 @@ export class SqlSessionService extends BaseSessionService {
         // PostgreSQL: the row is locked for the transaction. SQLite: BEGIN IMMEDIATE holds the file's write lock.
         if (!this.#sqlite) await tx.all('SELECT id FROM sessions WHERE app_name = ? AND user_id = ? AND id = ? FOR UPDATE', [appName, userId, id]);
         const [row] = await tx.all(SESSION_ROW, [appName, userId, id]);
-        if (!row) throw new Error(`Session ${id} not found for appendEvent`);
+        if (!row) throw new DiscoveryError('ERR_SESSION_INVALID', `Session ${id} not found for appendEvent`, { stage: 'store' });
         // Another writer changed the session since it was read: start from what is stored.
         const events = ms(row['update_time']) > session.lastUpdateTime ? await this.#events(tx, appName, userId, id) : undefined;
         const app = await this.#mergeShared(tx, 'app', [appName], split.app, event.timestamp, row['app_state']);
