@@ -521,7 +521,8 @@ test(`chaos: 200 endpoints, ${CYCLES} refresh cycles, readers and turns on a vir
         const st = byBase.get(a.baseUrl);
         const why = st?.state.verdict;
         check(
-          why === undefined || why === 'gone' || why === 'unsuitable' || why === 'excluded' || why === 'removed' || why === 'pending',
+          // `refused`: fetched, and its card refused (issue 42's word for what read `pending` before).
+          why === undefined || why === 'gone' || why === 'unsuitable' || why === 'excluded' || why === 'removed' || why === 'pending' || why === 'refused',
           `${a.localName} left v${s.version} while its endpoint shows ${why} (${st?.state.reason})`,
         );
         if (why === 'removed') check(!st!.health!.usable || st!.health!.successes > 0, `${a.localName} was dropped with a usable card (${st!.health!.reason})`);
