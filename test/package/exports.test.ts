@@ -5,7 +5,7 @@
  */
 import { before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import { assertDistFresh } from '../helpers/dist.js';
 
 before(assertDistFresh);
@@ -32,6 +32,41 @@ for (const [entry, names] of Object.entries(entries)) {
     for (const name of names) assert.equal(out.kinds[name], 'function', `${entry}: ${name}`);
   });
 }
+
+test('a2a-discovery/vocabulary resolves by name and holds the same tables as the root and the explorer', () => {
+  const script = `
+    const v = await import('a2a-discovery/vocabulary');
+    const root = await import('a2a-discovery');
+    const explorer = await import('a2a-discovery/explorer');
+    console.log(JSON.stringify({
+      url: import.meta.resolve('a2a-discovery/vocabulary'),
+      same: [v.ENDPOINT_VERDICTS === root.ENDPOINT_VERDICTS, v.ENDPOINT_CAUSES === root.ENDPOINT_CAUSES, v.TRACE_CONDITIONS === explorer.TRACE_CONDITIONS, v.TIMELINE_STAGE_NAMES === explorer.TIMELINE_STAGE_NAMES],
+      verdicts: Object.keys(v.ENDPOINT_VERDICTS),
+      ttl: v.DNS_AID_DEFAULT_TTL_SECONDS,
+    }));`;
+  const out = JSON.parse(execFileSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8', cwd: new URL('../..', import.meta.url).pathname })) as { url: string; same: boolean[]; verdicts: string[]; ttl: number };
+  assert.match(out.url, /\/packages\/core\/dist\/vocabulary\.js$/, out.url);
+  assert.deepEqual(out.same, [true, true, true, true], 'one table each, whichever entry it is read from');
+  assert.ok(out.verdicts.includes('selected') && out.verdicts.includes('refused'));
+  assert.equal(out.ttl, 3600);
+});
+
+/** A loader hook that writes each file a process loads to stderr. */
+const LOADS = `data:text/javascript,${encodeURIComponent(`
+import { register } from 'node:module';
+register('data:text/javascript,' + encodeURIComponent(\`
+export async function load(url, context, next) {
+  if (url.startsWith('file:')) process.stderr.write('LOADED ' + url + '\\\\n');
+  return next(url, context);
+}\`));
+`)}`;
+
+test('a2a-discovery/vocabulary loads no package and none of the library but its tables', () => {
+  const run = spawnSync(process.execPath, ['--import', LOADS, '--input-type=module', '-e', "await import('a2a-discovery/vocabulary');"], { encoding: 'utf8', cwd: new URL('../..', import.meta.url).pathname });
+  assert.equal(run.status, 0, run.stderr);
+  const files = run.stderr.split('\n').filter((l) => l.startsWith('LOADED ')).map((l) => decodeURIComponent(new URL(l.slice(7)).pathname).replace(/^.*\/packages\/core\/dist\//, ''));
+  assert.deepEqual(files.sort(), ['explorer/types.js', 'health/endpoint-causes.js', 'rules/dns-aid.js', 'vocabulary.js']);
+});
 
 test('the core entry does not load ADK JS, Express or the server (the library stays light)', async () => {
   // Walk the static import graph of the built core entry and collect the packages it loads.

@@ -26,8 +26,8 @@ const LAYERS: readonly (readonly string[])[] = [
   // A rollout stages snapshots and judges them on the health figures of real calls.
   ['snapshot', 'rollout', 'explorer'],
   ['loop', 'adk', 'routing'],
-  // The entries: the public root, and the sibling packages' internal one beside it.
-  ['index', 'internal'],
+  // The entries: the public root, the sibling packages' internal one beside it, and the vocabulary's plain tables.
+  ['index', 'internal', 'vocabulary'],
 ];
 
 /**

@@ -33,23 +33,23 @@ describe('parsers of catalog announcements', () => {
     assert.deepEqual(catalogLinksInHeader('<javascript:alert(1)>; rel=ai-catalog', base), [], 'only http(s) targets');
   });
 
-  test('HTML: <link rel="ai-catalog"> in the head, <base href> honoured, comments and scripts skipped, the body not read', () => {
+  test('HTML: <link rel="ai-catalog"> in the head, <base href> honoured, comments and scripts skipped, the body not read', async () => {
     const base = 'https://a.example/';
-    assert.deepEqual(catalogLinksInHtml(html('<link rel="stylesheet" href="/s.css"><LINK REL="ai-catalog" HREF="/c.json?a=1&amp;b=2">'), base), ['https://a.example/c.json?a=1&b=2']);
-    assert.deepEqual(catalogLinksInHtml(html(`<base href="https://a.example/sub/"><link href=cat.json rel='ai-catalog alternate'>`), base), ['https://a.example/sub/cat.json']);
+    assert.deepEqual(await catalogLinksInHtml(html('<link rel="stylesheet" href="/s.css"><LINK REL="ai-catalog" HREF="/c.json?a=1&amp;b=2">'), base), ['https://a.example/c.json?a=1&b=2']);
+    assert.deepEqual(await catalogLinksInHtml(html(`<base href="https://a.example/sub/"><link href=cat.json rel='ai-catalog alternate'>`), base), ['https://a.example/sub/cat.json']);
     assert.deepEqual(
-      catalogLinksInHtml(html('<!-- <link rel="ai-catalog" href="/commented.json"> --><script>document.write(\'<link rel="ai-catalog" href="/scripted.json">\')</script>'), base),
+      await catalogLinksInHtml(html('<!-- <link rel="ai-catalog" href="/commented.json"> --><script>document.write(\'<link rel="ai-catalog" href="/scripted.json">\')</script>'), base),
       [],
     );
-    assert.deepEqual(catalogLinksInHtml(html('', '<link rel="ai-catalog" href="/in-body.json">'), base), [], 'only the <head>');
-    assert.deepEqual(catalogLinksInHtml(html('<SCRIPT>x = "</b>"</Script><link rel="ai-catalog" href="/after-script.json">'), base), ['https://a.example/after-script.json'], 'a raw-text element ends at its own end tag, any case');
+    assert.deepEqual(await catalogLinksInHtml(html('', '<link rel="ai-catalog" href="/in-body.json">'), base), [], 'only the <head>');
+    assert.deepEqual(await catalogLinksInHtml(html('<SCRIPT>x = "</b>"</Script><link rel="ai-catalog" href="/after-script.json">'), base), ['https://a.example/after-script.json'], 'a raw-text element ends at its own end tag, any case');
     // Tolerant: no <head> tag at all, unclosed attributes, self-closing tags.
-    assert.deepEqual(catalogLinksInHtml('<link rel=ai-catalog href="/bare.json"/><p>', base), ['https://a.example/bare.json']);
-    assert.deepEqual(catalogLinksInHtml('<link rel="ai-catalog" href="/unterminated', base), []);
+    assert.deepEqual(await catalogLinksInHtml('<link rel=ai-catalog href="/bare.json"/><p>', base), ['https://a.example/bare.json']);
+    assert.deepEqual(await catalogLinksInHtml('<link rel="ai-catalog" href="/unterminated', base), []);
     // Bounded: a link past the first bytes scanned is not seen.
     const late = `<head><meta name="x" content="${'x'.repeat(HTML_SCAN_BYTES)}"><link rel="ai-catalog" href="/late.json"></head>`;
-    assert.deepEqual(catalogLinksInHtml(late, base), []);
-    assert.deepEqual(catalogLinksInHtml(late, base, 2 * HTML_SCAN_BYTES), ['https://a.example/late.json']);
+    assert.deepEqual(await catalogLinksInHtml(late, base), []);
+    assert.deepEqual(await catalogLinksInHtml(late, base, 2 * HTML_SCAN_BYTES), ['https://a.example/late.json']);
   });
 
   test('robots.txt: Agentmap lines, case-insensitive field name, comments dropped, relative URLs resolved', () => {
@@ -211,7 +211,7 @@ describe('AI Catalog source: a host announcing its catalog without a well-known 
     site.routes.set('/', { body: html('<link rel="ai-catalog" href="/old.json"><link rel="ard" href="/page.json">'), headers: { 'content-type': 'text/html' } });
     site.routes.set('/page.json', { body: catalogOf('one') });
     await expectFound('html-link', `https://${host}/`, `https://${host}/page.json`);
-    assert.deepEqual(catalogLinksInHtml(html('<link rel="ai-catalog" href="/a.json"><link rel="ard" href="/b.json">'), 'https://a.example/'), ['https://a.example/b.json', 'https://a.example/a.json']);
+    assert.deepEqual(await catalogLinksInHtml(html('<link rel="ai-catalog" href="/a.json"><link rel="ard" href="/b.json">'), 'https://a.example/'), ['https://a.example/b.json', 'https://a.example/a.json']);
     assert.deepEqual(catalogLinksInHeader('</a.json>; rel="ai-catalog", </b.json>; rel=ARD', 'https://a.example/'), ['https://a.example/b.json', 'https://a.example/a.json']);
   });
 

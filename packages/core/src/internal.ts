@@ -10,6 +10,9 @@
  */
 export { toDiscoveryError } from './errors.js';
 export { formatPath } from './config/messages.js';
+// The config entry's file and size helpers, without its YAML parser and schema (a command that reads no configuration loads neither).
+export { readBoundedFile, FileReadError } from './rules/bounded-file.js';
+export { cardSizeLimit } from './rules/limits.js';
 export { occurrences } from './events/index.js';
 export { activeTraceIds, INSTRUMENTATION_SCOPE, withSpan, withIncomingTraceContext, ATTR } from './telemetry/index.js';
 export type { EventInput, AlertEvent, OpenAlert, ActionEvent, ConfigReloadEvent, RolloutEvent, ActionActor } from './events/index.js';

@@ -9,7 +9,7 @@
  * @module
  */
 export { runTrace, traceCacheSettings } from './run-trace.js';
-export { TRACE_SCHEMA, TIMELINE_STAGES, TIMELINE_STAGE_NAMES } from './types.js';
+export { TRACE_SCHEMA, TIMELINE_STAGES, TIMELINE_STAGE_NAMES, TRACE_CONDITIONS, TRACE_ROLLOUT_TRIGGERS } from './types.js';
 export { rejectedAt } from './rejected-at.js';
 export type {
   TraceAction,
@@ -33,11 +33,9 @@ export type {
 } from './types.js';
 export {
   DEFAULT_TRACE_INPUTS,
-  TRACE_CONDITIONS,
   TRACE_CONDITION_LABELS,
   TRACE_INPUT_LABELS,
   TRACE_LIMITS,
-  TRACE_ROLLOUT_TRIGGERS,
   resolveTraceInputs,
   traceInputText,
 } from './inputs.js';

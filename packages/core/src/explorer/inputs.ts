@@ -8,6 +8,7 @@
 import { DiscoveryError, type Problem } from '../errors.js';
 import { HEALTH_DEFAULTS, ROLLOUT_DEFAULTS } from '../rules/defaults.js';
 import { parseCallScript } from './call-script.js';
+import { TRACE_CONDITIONS, TRACE_ROLLOUT_TRIGGERS } from './types.js';
 
 /**
  * What the scripted endpoint does with a request:
@@ -19,8 +20,6 @@ import { parseCallScript } from './call-script.js';
  */
 export type TraceCondition = 'healthy' | 'not-found' | 'unavailable' | 'unauthorized' | 'malformed' | 'insecure';
 
-/** Every condition, in the order a control lists them. */
-export const TRACE_CONDITIONS: readonly TraceCondition[] = Object.freeze(['healthy', 'not-found', 'unavailable', 'unauthorized', 'malformed', 'insecure']);
 
 /** The explorer's controls, fully resolved. */
 export interface TraceInputs {
@@ -218,8 +217,6 @@ export const TRACE_LIMITS = Object.freeze({
   health: 100,
 });
 
-/** The triggers of a staged rollout, in the order a control lists them. */
-export const TRACE_ROLLOUT_TRIGGERS: readonly TraceInputs['rolloutTrigger'][] = Object.freeze(['breaking', 'any', 'off']);
 
 /**
  * The shares of a rollout's steps, read from `5 25 100` (spaces or commas): whole or decimal

@@ -10,7 +10,7 @@ import type { CallFiguresView } from '../health/call-figures.js';
 import type { HealthState } from '../health/health-tracker.js';
 import type { RolloutPolicy, RolloutStatus } from '../rollout/rollouts.js';
 import type { Need } from '../match/index.js';
-import type { TraceInputs } from './inputs.js';
+import type { TraceCondition, TraceInputs } from './inputs.js';
 import type { CardVersionLabel } from './scripted-endpoint.js';
 
 /** Identifies the shape of {@link TraceResult}; bumped on incompatible changes. */
@@ -43,6 +43,12 @@ export const TIMELINE_STAGE_NAMES: Readonly<Record<TimelineStage, string>> = Obj
   store: 'Cache store',
   selection: 'Selection',
 });
+
+/** Every condition, in the order a control lists them. */
+export const TRACE_CONDITIONS: readonly TraceCondition[] = Object.freeze(['healthy', 'not-found', 'unavailable', 'unauthorized', 'malformed', 'insecure']);
+
+/** The triggers of a staged rollout, in the order a control lists them. */
+export const TRACE_ROLLOUT_TRIGGERS: readonly TraceInputs['rolloutTrigger'][] = Object.freeze(['breaking', 'any', 'off']);
 
 /**
  * Why an attempt did (or did not) go to the network: `no-card` (nothing cached yet), `expired`

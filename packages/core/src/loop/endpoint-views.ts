@@ -19,28 +19,8 @@ import type { Snapshot, SnapshotStore } from '../snapshot/index.js';
 import type { EndpointRecord } from '../sources/index.js';
 import type { Lookalike } from '../rules/lookalike.js';
 import type { Membership } from './membership.js';
+import type { EndpointVerdict } from '../health/endpoint-causes.js';
 
-/**
- * The one verdict shown for an endpoint, from the first stage that decides it. Each one's meaning
- * is in {@link ENDPOINT_VERDICTS}.
- */
-export type EndpointVerdict = 'refused' | 'gone' | 'pending' | 'removed' | 'unsuitable' | 'excluded' | 'held' | 'degraded' | 'selected';
-
-/**
- * Every verdict and what it means, in the order the docs table lists them (docs/vocabulary.md;
- * the dashboard explains its badges with the same words, and a test holds the three together).
- */
-export const ENDPOINT_VERDICTS: Readonly<Record<EndpointVerdict, string>> = Object.freeze({
-  selected: 'In the published snapshot: conversations can be routed to it.',
-  degraded: 'In the published snapshot, but its card is served stale or its calls fail; it stays while that lasts (a critical agent is never removed).',
-  held: 'It should leave the snapshot, but the removal guard holds it back (too many removals at once); confirm to publish without it.',
-  pending: 'Admitted, not in a snapshot yet: no usable card so far (it is being fetched, or failing to answer), or not enough good observations in a row.',
-  refused: 'Never in a snapshot: the allowlist refuses its host, or it answered and what it sent was refused (a pin, a signature, 401/403, a redirect, an interface host). The cause says which.',
-  removed: 'It left new snapshots after repeated failures (fetches or calls); it returns after good observations in a row.',
-  unsuitable: 'A valid card that no need matches (its skills, tags or modes do not fit); it stays cached.',
-  excluded: 'A valid card left out by a rule: its name is taken, it looks like another agent, it serves another tenant, no configured credentials satisfy it, or the cap was reached. The cause says which.',
-  gone: 'No source proposes it any more; it is forgotten after the removal grace period.',
-});
 
 export interface EndpointState {
   readonly verdict: EndpointVerdict;

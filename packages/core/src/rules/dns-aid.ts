@@ -136,3 +136,6 @@ export function parseDnsServer(text: unknown): DnsServer | { problem: string } {
   if (!Number.isInteger(port) || port < 1 || port > 65535) return { problem: `${JSON.stringify(text)} has no valid port (1–65535)` };
   return { host, port, family: family as 4 | 6, text: family === 6 ? `[${host}]:${port}` : `${host}:${port}` };
 }
+
+/** Default TTL of the printed records: one hour, as DNS-AID's reference implementation publishes. */
+export const DNS_AID_DEFAULT_TTL_SECONDS = 3600;

@@ -15,7 +15,7 @@
  *
  * @module
  */
-import { Parser } from 'htmlparser2';
+import type * as HtmlParser from 'htmlparser2';
 import LinkHeader from 'http-link-header';
 import { isDiscoveryError, toDiscoveryError } from '../errors.js';
 import type { CardFetcher, HostPolicy } from '../fetch/index.js';
@@ -110,15 +110,22 @@ function headerLinks(value: string, base: string): CatalogLink[] {
  * `<noscript>` contents are skipped (never run), and the scan stops at `</head>` or `<body`.
  *
  * @example
- * catalogLinksInHtml('<head><link rel="ai-catalog" href="/c.json"></head>', 'https://a.example/')
+ * await catalogLinksInHtml('<head><link rel="ai-catalog" href="/c.json"></head>', 'https://a.example/')
  * // ['https://a.example/c.json']
  */
-export function catalogLinksInHtml(page: Uint8Array | string, base: string, maxBytes = HTML_SCAN_BYTES): string[] {
-  return htmlLinks(page, base, maxBytes).map((l) => l.url);
+export async function catalogLinksInHtml(page: Uint8Array | string, base: string, maxBytes = HTML_SCAN_BYTES): Promise<string[]> {
+  return (await htmlLinks(page, base, maxBytes)).map((l) => l.url);
 }
 
+/**
+ * htmlparser2, loaded the first time a page is read for its links: a process that reads none
+ * never loads it (part of a command's start, docs/benchmarks.md "Issue 43: the command line").
+ */
+let htmlParser: Promise<typeof HtmlParser> | undefined;
+
 /** {@link catalogLinksInHtml} with each link's relation. */
-function htmlLinks(page: Uint8Array | string, base: string, maxBytes: number): CatalogLink[] {
+async function htmlLinks(page: Uint8Array | string, base: string, maxBytes: number): Promise<CatalogLink[]> {
+  const { Parser } = await (htmlParser ??= import('htmlparser2'));
   const html = typeof page === 'string' ? page.slice(0, maxBytes) : Buffer.from(page.buffer, page.byteOffset, Math.min(page.byteLength, maxBytes)).toString('utf8');
   const hrefs: Record<CatalogLinkRel, string[]> = { ard: [], 'ai-catalog': [] };
   let docBase = base;
@@ -211,7 +218,7 @@ export async function discoverCatalog(origin: string, fetcher: CardFetcher, host
     const link = page.res.headers['link'];
     if (link !== undefined) judge(headerLinks(link, root), 'link-header', root);
     const type = (page.res.headers['content-type'] ?? 'text/html').split(';')[0]!.trim().toLowerCase();
-    if (type === 'text/html' || type === 'application/xhtml+xml') judge(htmlLinks(page.res.body, root, HTML_SCAN_BYTES), 'html-link', root);
+    if (type === 'text/html' || type === 'application/xhtml+xml') judge(await htmlLinks(page.res.body, root, HTML_SCAN_BYTES), 'html-link', root);
   } else if (page.note !== undefined) out.notes.push({ path: root, message: `the root page could not be read for a catalog announcement: ${page.note}` });
   if (out.admitted.length > 0) return out;
   const robotsUrl = `${root}robots.txt`;

@@ -25,13 +25,23 @@
 import dgram from 'node:dgram';
 import net from 'node:net';
 import { randomInt } from 'node:crypto';
-import dnsPacket from 'dns-packet';
+import type * as dnsPacket from 'dns-packet';
 import { systemClock, systemRandom, type Clock, type Random } from '../clock/index.js';
 import { DiscoveryError } from '../errors.js';
 import { backoffDelay } from '../rules/backoff.js';
 import { RR_TYPES, parseDnsServer, type DnsServer as Server } from '../rules/dns-aid.js';
 import { DNS_SOURCE_DEFAULTS } from '../rules/defaults.js';
 import { ATTR, SPAN, withSpan, type SpanScope } from '../telemetry/index.js';
+
+/**
+ * dns-packet, loaded with the first question a resolver asks: a process that reads no DNS source
+ * never loads it (part of a command's start, docs/benchmarks.md "Issue 43: the command line").
+ */
+let codec: typeof dnsPacket | undefined;
+
+async function loadCodec(): Promise<typeof dnsPacket> {
+  return (codec ??= await import('dns-packet'));
+}
 
 /** The record types the DNS source asks for. */
 export type DnsQueryType = keyof typeof RR_TYPES;
@@ -248,17 +258,18 @@ class UdpTcpResolver implements DnsResolver {
   }
 
   async #ask(server: Server, name: string, type: DnsQueryType, signal: AbortSignal | undefined): Promise<DnsAnswer> {
+    const packets = await loadCodec();
     const question: Question = { id: this.#queryId(), name, type };
     const packet: dnsPacket.Packet = {
       type: 'query',
       id: question.id,
       // RFC 6840 §5.7: AD set in a query asks the resolver to report whether it validated the answer.
-      flags: dnsPacket.RECURSION_DESIRED | dnsPacket.AUTHENTIC_DATA,
+      flags: packets.RECURSION_DESIRED | packets.AUTHENTIC_DATA,
       questions: [{ name, type: qtype(type), class: 'IN' }],
       additionals: [{ type: 'OPT', name: '.', udpPayloadSize: this.#s.udpPayloadSize } as unknown as dnsPacket.Answer],
     };
     const where = `DNS ${type} ${name} at resolver ${server.text}`;
-    const query = dnsPacket.encode(packet);
+    const query = packets.encode(packet);
     let response = await this.#udp(server, query, question, where, signal);
     let tcp = false;
     if (response.flag_tc) {
@@ -302,7 +313,7 @@ class UdpTcpResolver implements DnsResolver {
 
   #decode(message: Buffer, where: string, transport: 'TCP'): dnsPacket.DecodedPacket {
     try {
-      return dnsPacket.decode(message);
+      return codec!.decode(message);
     } catch (err) {
       throw new DiscoveryError('ERR_FETCH_NETWORK', `${where}: the ${transport} answer is not a DNS message (${err instanceof Error ? err.message : String(err)})`, { stage: 'source', cause: err });
     }
@@ -346,7 +357,7 @@ class UdpTcpResolver implements DnsResolver {
         if (rinfo.port !== server.port || net.isIP(rinfo.address) === 0 || normalizeIp(rinfo.address) !== normalizeIp(server.host)) return ignore(`came from ${rinfo.address}:${rinfo.port}, not the resolver asked`);
         let answer: dnsPacket.DecodedPacket;
         try {
-          answer = dnsPacket.decode(msg);
+          answer = codec!.decode(msg);
         } catch {
           return ignore('was not a DNS message');
         }

@@ -10,7 +10,7 @@
  */
 import { isIP } from 'node:net';
 import { DiscoveryError, type Problem } from '../errors.js';
-import { DNS_AID_A2A_PROTOCOL, DNS_AID_PARAM_KEYS, dnsAidIndexName, dnsAidLabel, dnsAidLabelProblem, dnsAidName, dnsDomainProblem, isCapSha256 } from '../rules/dns-aid.js';
+import { DNS_AID_A2A_PROTOCOL, DNS_AID_DEFAULT_TTL_SECONDS, DNS_AID_PARAM_KEYS, dnsAidIndexName, dnsAidLabel, dnsAidLabelProblem, dnsAidName, dnsDomainProblem, isCapSha256 } from '../rules/dns-aid.js';
 
 /** One agent to publish. */
 export interface DnsAidPublishedAgent {
@@ -55,9 +55,6 @@ export interface DnsAidZoneResult {
   /** The zone-file lines: the index, then each agent's SVCB and TXT; a `;` comment per problem. */
   readonly lines: readonly string[];
 }
-
-/** Default TTL of the printed records: one hour, as DNS-AID's reference implementation publishes. */
-export const DNS_AID_DEFAULT_TTL_SECONDS = 3600;
 
 /** RFC 1035 §3.3: a <character-string> holds at most 255 octets. */
 const MAX_CHARACTER_STRING = 255;

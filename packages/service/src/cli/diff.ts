@@ -7,16 +7,13 @@
  *
  * @module
  */
-import type { Command } from 'commander';
-import { Option } from 'commander';
 import { classifyAgentChange, DiscoveryError, parseAgentCard } from 'a2a-discovery';
 import type { AgentCardModel, ChangeImpact, SnapshotDiff } from 'a2a-discovery';
 import { cardSizeLimit, FileReadError, readBoundedFile } from 'a2a-discovery/config';
-import { COMMANDS, positiveInt } from './flags.js';
 import { askService, refusal, serviceTarget } from './service-client.js';
 import type { ServiceTarget } from './service-client.js';
 
-type Io = { out: (s: string) => void; err: (s: string) => void };
+import type { Io } from './flags.js';
 
 /** The exit code when any change is breaking. */
 const EXIT_BREAKING = 3;
@@ -24,7 +21,8 @@ const EXIT_BREAKING = 3;
 /** A snapshot digest, or the first 12 or more of its hex digits. */
 const DIGEST = /^[0-9a-f]{12,64}$/i;
 
-interface DiffFlags {
+/** The flags as commander parses them (commands/diff.ts). */
+export interface DiffFlags {
   url?: string;
   tokenFile?: string;
   maxBytes?: number;
@@ -111,49 +109,9 @@ async function diffDigests(a: string, b: string, flags: DiffFlags, io: Io): Prom
  * Runs the command: two card files or two digests (mixing them is a usage error); prints the
  * verdict and resolves to the exit code (0 compatible, {@link EXIT_BREAKING} breaking).
  */
-async function runDiff(a: string, b: string, flags: DiffFlags, io: Io): Promise<number> {
+export async function runDiff(a: string, b: string, flags: DiffFlags, io: Io): Promise<number> {
   const digests = [a, b].filter((x) => DIGEST.test(x)).length;
   if (digests === 1) throw new DiscoveryError('ERR_USAGE', 'give two agent card files or two snapshot digests, not one of each');
   if (digests === 2) return (await diffDigests(a, b, flags, io)).breaking.length > 0 ? EXIT_BREAKING : 0;
   return (await diffCards(a, b, flags, io)).impact === 'breaking' ? EXIT_BREAKING : 0;
-}
-
-const DIFF_HELP = `
-<a> and <b> are two agent card JSON files (any protocol version the library reads), or two snapshot
-digests of a running service (12 or more hex digits: a prefix is looked up in its history; a file
-whose name looks like a digest is written ./name). Cards are compared by the library's rules, the
-same the service applies to every published snapshot (docs/pipeline.md, "What a change breaks").
-
-Breaking: a skill, tag, or input/output mode removed; a security requirement added or changed; the
-chosen interface's URL, binding or protocol version changed or gone; the tenant changed; streaming
-removed; an agent that left the snapshot. Everything else (a skill added, texts, examples, version)
-is compatible.
-
-Exit codes: 0 every change is compatible (or nothing changed), 3 something is breaking, 1 an error
-(a file that is not an agent card, named with the JSON path of each problem; a service that refuses
-or cannot be reached; an unknown digest), 2 usage error (unreadable file, a file and a digest).
-With --json every outcome is one JSON object on stdout, with these exit codes: the verdict, or
-{error: {code, failure, message, ...}, exitCode} for a usage error or a failure.
-JSON fields: cards: from {file}, to {file}, impact (breaking, compatible), reasons; digests: the
-service's diff (from, to, added, removed, changed [{localName, impact, reasons, ...}], breaking, impacts).
-
-Examples:
-  a2a-discovery diff returns-v1.json returns-v2.json
-  a2a-discovery diff 3f9a1c2b7d4e 8be0f6a9c1d2 --url https://discovery.internal:7340 --json`;
-
-/** Adds `diff` to the program. */
-export function registerDiffCommand(program: Command, io: Io): void {
-  program
-    .command('diff')
-    .description(COMMANDS.diff.description)
-    .argument('<a>', 'the card file or snapshot digest before')
-    .argument('<b>', 'the card file or snapshot digest after')
-    .addOption(new Option('--url <url>', 'digests: the service (default A2A_DISCOVERY_URL, else http://127.0.0.1:7340)'))
-    .addOption(new Option('--token-file <file>', 'digests: a file holding the bearer token (default A2A_DISCOVERY_TOKEN); the token is never printed'))
-    .option('--max-bytes <n>', 'cards: largest card file read, in bytes (default 65536)', positiveInt)
-    .option('--json', 'print one JSON object instead of text', false)
-    .addHelpText('after', DIFF_HELP)
-    .action(async (a: string, b: string, flags: DiffFlags) => {
-      process.exitCode = await runDiff(a, b, flags, io);
-    });
 }

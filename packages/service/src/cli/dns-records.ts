@@ -8,14 +8,12 @@
  * read and, in its `dev.a2a-discovery.agent` extension, the local name and the SHA-256 of the
  * card's bytes — the digest a DNS-AID reader pins. A configuration alone has no cards to hash.
  */
-import type { Command } from 'commander';
-import { InvalidArgumentError } from 'commander';
 import { DiscoveryError, isDiscoveryError } from 'a2a-discovery';
-import { A2A_CARD_MEDIA_TYPE, AI_CATALOG_WELL_KNOWN_PATH, DNS_AID_DEFAULT_TTL_SECONDS, createDeploymentFetch, dnsAidZone, zoneComment } from 'a2a-discovery/internal';
+import { A2A_CARD_MEDIA_TYPE, AI_CATALOG_WELL_KNOWN_PATH, createDeploymentFetch, dnsAidZone, zoneComment } from 'a2a-discovery/internal';
 import { readBoundedFile } from 'a2a-discovery/config';
 import type { Problem } from 'a2a-discovery';
 import type { DnsAidPublishedAgent, DnsAidZoneResult } from 'a2a-discovery/internal';
-import { COMMANDS } from './flags.js';
+import type { Io } from './flags.js';
 
 /** The extension of a service's catalog entry: `{ localName, canonicalSha256, rawSha256 }` (registry/entry.ts). */
 const AGENT_EXTENSION = 'dev.a2a-discovery.agent';
@@ -24,7 +22,8 @@ const SNAPSHOT_EXTENSION = 'dev.a2a-discovery.snapshot';
 /** Catalog entries carry URLs, or a card inline: 8 MiB is room for hundreds of agents. */
 const MAX_CATALOG_BYTES = 8 * 1024 * 1024;
 
-interface DnsRecordsFlags {
+/** The flags as commander parses them (commands/dns-records.ts). */
+export interface DnsRecordsFlags {
   domain: string;
   url?: string;
   catalog?: string;
@@ -131,7 +130,7 @@ function catalogAgents(doc: unknown, base: string | undefined, source: string): 
 }
 
 /** Reads the catalog and prints the records; resolves to whether any agent was published. */
-async function runDnsRecords(flags: DnsRecordsFlags, io: { out: (s: string) => void; err: (s: string) => void }): Promise<boolean> {
+export async function runDnsRecords(flags: DnsRecordsFlags, io: Io): Promise<boolean> {
   const { doc, base, source } = await readCatalog(flags);
   const { agents, skipped, snapshot } = catalogAgents(doc, base, source);
   const zone: DnsAidZoneResult = dnsAidZone(agents, { domain: flags.domain, ttlSeconds: flags.ttl, index: flags.index });
@@ -159,52 +158,4 @@ async function runDnsRecords(flags: DnsRecordsFlags, io: { out: (s: string) => v
   }
   if (zone.records.length === 0) io.err(`no agent to publish from ${source}${problems.length > 0 ? ` (${problems.length} skipped)` : ''}\n`);
   return zone.records.length > 0;
-}
-
-function ttlSeconds(value: string): number {
-  const n = Number(value);
-  if (!/^\d+$/.test(value) || n > 2 ** 31 - 1) throw new InvalidArgumentError('must be a whole number of seconds from 0 to 2147483647');
-  return n;
-}
-
-export function registerDnsRecordsCommand(program: Command, io: { out: (s: string) => void; err: (s: string) => void }): void {
-  program
-    .command('dns-records')
-    .description(COMMANDS['dns-records'].description)
-    .requiredOption('--domain <domain>', 'the zone the records go in, e.g. example.com: each agent is published at _{label}._a2a._agents.{domain}')
-    .option('--url <service>', "a running service's base URL: its AI Catalog (/.well-known/ai-catalog.json, server.catalog.enabled) lists the snapshot's agents")
-    .option('--catalog <file>', 'a saved copy of that AI Catalog, instead of --url')
-    .option('--ttl <seconds>', "the records' TTL", ttlSeconds, DNS_AID_DEFAULT_TTL_SECONDS)
-    .option('--no-index', 'leave out the _index._agents.{domain} TXT list of the agents')
-    .option('--json', 'print one JSON object instead of zone-file lines', false)
-    .addHelpText(
-      'after',
-      `
-Each agent of the catalog (an entry with a card URL and the card's SHA-256, which a2a-discovery's
-catalog carries) gets, under its local name made a DNS label (billing_agent -> billing-agent):
-  _billing-agent._a2a._agents.example.com. 3600 IN SVCB 1 billing.example.com. alpn=a2a port=443 key65400="<card URL>" key65401="<sha256>"
-  _billing-agent._a2a._agents.example.com. 3600 IN TXT "v=1" "target=billing.example.com" "port=443" "alpn=a2a" "cap=<card URL>" "capsha256=<sha256>" "cap-sha256=<sha256>"
-key65400 is DNS-AID's cap (where the card is), key65401 its capsha256 (the SHA-256 of the card's bytes,
-which a reader's card cache pins: publish again when a card changes). The domain's index,
-_index._agents.example.com TXT "agents=billing-agent:a2a,...", lists the labels. Entries that cannot be
-published (a card carried inline, no digest, a name that makes no label or a taken one, a card URL
-host that is no zone-file domain name, a value too long for TXT) are printed as ; comments with the
-reason. Values are quoted (" as \\", \\ as \\\\, other bytes as \\DDD), comments escaped: whatever
-the catalog holds, each line is one record or one comment, never a $ directive. Sign the zone
-(DNSSEC) for readers that require validated answers (sources.dns requireDnssec).
-
-Exit codes: 0 records printed, 1 no agent to publish, 2 usage error (no --domain, a bad domain or TTL,
-the catalog unreadable or not published: 404 without server.catalog.enabled, 503 before the first snapshot).
-With --json every outcome is one JSON object on stdout, with these exit codes: the report, or
-{error: {code, failure, message, ...}, exitCode} for a usage error or a failure.
-JSON fields: domain, ttl, source, snapshot {digest, version}, records [{name, label, owner, svcb, txt}],
-index, problems [{path, message}], lines.
-
-Examples:
-  a2a-discovery dns-records --domain example.com --url http://127.0.0.1:7340
-  a2a-discovery dns-records --domain agents.example.com --catalog ai-catalog.json --ttl 300 --no-index`,
-    )
-    .action(async (opts: DnsRecordsFlags) => {
-      process.exitCode = (await runDnsRecords(opts, io)) ? 0 : 1;
-    });
 }

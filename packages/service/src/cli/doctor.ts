@@ -11,38 +11,29 @@ import { mkdtemp, rm, stat } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { Command } from 'commander';
 import { HostPolicy, isDiscoveryError } from 'a2a-discovery';
 import { CARD_PATH, createGuardedFetch, createOriginFetch, isLoopbackHost } from 'a2a-discovery/internal';
 import type { GuardedFetch } from 'a2a-discovery/internal';
 import type { DiscoveryConfig } from 'a2a-discovery/config';
 import { validateConfigFile } from './validate.js';
 import { VERSION } from '../version.js';
-import { COMMANDS } from './flags.js';
+import { DOCTOR_BOUNDS } from './flags.js';
 
-interface Io {
-  out: (s: string) => void;
-  err: (s: string) => void;
-}
+const { requestTimeoutMs: REQUEST_TIMEOUT_MS, totalDeadlineMs: TOTAL_DEADLINE_MS, maxSkewMs: MAX_SKEW_MS } = DOCTOR_BOUNDS;
 
 type CheckStatus = 'ok' | 'warn' | 'fail';
 
 /** One check: the `--json` contract's `checks[]`. */
-interface DoctorCheck {
+export interface DoctorCheck {
   id: string;
   status: CheckStatus;
   message: string;
   detail?: Record<string, unknown>;
 }
 
-/** Each request's own deadline, and all requests' together. */
-const REQUEST_TIMEOUT_MS = 5_000;
-const TOTAL_DEADLINE_MS = 15_000;
 /** Sources asked at most (the rest counted, not asked). */
 const MAX_TARGETS = 50;
 const MAX_RESPONSE_BYTES = 256 * 1024;
-/** Clock difference past which a warning is given. */
-const MAX_SKEW_MS = 5_000;
 
 /** A configured URL the service will fetch, and where it was configured. */
 interface Target {
@@ -102,7 +93,7 @@ function errorClass(err: unknown): string {
 }
 
 /** Runs every check; `now` the wall clock (injected). */
-async function runDoctor(file: string, deps: { now?: () => number; env?: NodeJS.ProcessEnv } = {}): Promise<DoctorCheck[]> {
+export async function runDoctor(file: string, deps: { now?: () => number; env?: NodeJS.ProcessEnv } = {}): Promise<DoctorCheck[]> {
   const now = deps.now ?? Date.now;
   const checks: DoctorCheck[] = [];
   const report = await validateConfigFile(file, deps.env);
@@ -235,36 +226,4 @@ async function oidcCheck(config: DiscoveryConfig, deadline: AbortSignal, now: ()
   } finally {
     await fetch?.close();
   }
-}
-
-export function registerDoctorCommand(program: Command, io: Io): void {
-  program
-    .command('doctor')
-    .description(COMMANDS.doctor.description)
-    .requiredOption('--config <file>', 'the discovery.yaml to check')
-    .option('--json', 'print one JSON object instead of text', false)
-    .addHelpText(
-      'after',
-      `
-Checks, in order (ids stable): config, store, token-file, port, loopback, allowlist, oidc (with
-server.oidc), reach:<config path> (one guarded request per source URL: static entries, well-known
-domains, AI Catalogs, registries, ARD sources; ${REQUEST_TIMEOUT_MS / 1000} s each, ${TOTAL_DEADLINE_MS / 1000} s in all), clock (the local clock
-against the Date header of the answers; warn past ${MAX_SKEW_MS / 1000} s). An invalid configuration stops after config
-(when it does not parse). The store is read, never written.
-Each line: ok|warn|fail  <check>  <what was found and what to do>.
-
-Exit codes: 0 no fail, 1 any fail, 2 usage error (missing --config, unreadable file).
-JSON (--json): {ok, checks [{id, status (ok, warn, fail), message, detail?}]}.
-
-Examples:
-  a2a-discovery doctor --config /etc/a2a/discovery.yaml
-  a2a-discovery doctor --config discovery.yaml --json | jq '.checks[] | select(.status != "ok")'`,
-    )
-    .action(async (opts: { config: string; json: boolean }) => {
-      const checks = await runDoctor(opts.config);
-      const ok = !checks.some((c) => c.status === 'fail');
-      if (opts.json) io.out(`${JSON.stringify({ ok, checks }, null, 2)}\n`);
-      else io.out(`${checks.map((c) => `${c.status.padEnd(4)}  ${c.id}  ${c.message}`).join('\n')}\n`);
-      process.exitCode = ok ? 0 : 1;
-    });
 }

@@ -5,15 +5,14 @@
  * configuration would build with stand-in peers (default, offline), or a running service's
  * current or retained one.
  */
-import type { Command } from 'commander';
 import { loadConfig, resolveSecrets, type DiscoveryConfig } from 'a2a-discovery/config';
 import { DiscoveryError, isDiscoveryError } from 'a2a-discovery';
 import { createDeploymentFetch } from 'a2a-discovery/internal';
 import type { Snapshot } from 'a2a-discovery';
 import type { RoutingCase, RoutingReport } from 'a2a-discovery/routing';
-import { COMMANDS } from './flags.js';
 
-interface EvalRoutingFlags {
+/** The flags as commander parses them (commands/eval-routing.ts). */
+export interface EvalRoutingFlags {
   config: string;
   cases?: string;
   url?: string;
@@ -23,7 +22,7 @@ interface EvalRoutingFlags {
 }
 
 /** Evaluates routing as the flags say; resolves to the report. */
-async function evalRouting(flags: EvalRoutingFlags, env: NodeJS.ProcessEnv = process.env): Promise<{ report: RoutingReport; source: string }> {
+export async function evalRouting(flags: EvalRoutingFlags, env: NodeJS.ProcessEnv = process.env): Promise<{ report: RoutingReport; source: string }> {
   // ADK loads with the routing evaluation, when the command runs (never for its --help).
   const { casesFromVocabulary, evaluateRouting, loadCases, standInPeers, standInSnapshot } = await import('a2a-discovery/routing');
   const config = await loadConfig(flags.config);
@@ -100,48 +99,4 @@ async function fetchSnapshot(config: DiscoveryConfig, url: string, digest: strin
     ...(body.domains && { domains: body.domains }),
   } as unknown as Snapshot;
   return { snapshot, source: `${digest !== undefined ? 'retained' : 'current'} snapshot of ${base}` };
-}
-
-export function registerEvalRoutingCommand(program: Command, io: { out: (s: string) => void }): void {
-  program
-    .command('eval-routing')
-    .description(COMMANDS['eval-routing'].description)
-    .requiredOption('--config <file>', 'path of the YAML configuration file')
-    .option('--cases <file>', 'a YAML list of { message, expect: tag | agent name }, besides the vocabulary examples and routing.cases')
-    .option('--url <service>', "evaluate a running service's current snapshot (its API), instead of stand-in peers built from the configuration")
-    .option('--digest <digest>', 'with --url: a retained or archived snapshot instead of the current one')
-    .option('--min-accuracy <x>', 'threshold, 0-1 (default routing.minAccuracy, 0.9)', (v) => {
-      const n = Number(v);
-      if (!(n >= 0 && n <= 1)) throw new DiscoveryError('ERR_USAGE', '--min-accuracy must be between 0 and 1', { stage: 'config' });
-      return n;
-    })
-    .option('--json', 'print one JSON object instead of text', false)
-    .addHelpText(
-      'after',
-      `
-Without --url the snapshot is built offline from the configuration: every static agent, plus one
-stand-in agent (<tag>_agent) for each needed tag no static agent serves, through the real matcher,
-cap and routing domains. A routed root is evaluated deterministically; a model root runs its real
-routers through ADK (root.model resolved by ADK's model registry) over stand-in leaves.
-
-Cases expecting a tag no agent serves (or an agent the snapshot lacks) are skipped, not counted.
-
-Exit codes: 0 accuracy at or above the threshold, 1 below, 2 usage error.
-With --json every outcome is one JSON object on stdout, with these exit codes: the report, or
-{error: {code, failure, message, ...}, exitCode} for a usage error or a failure.
-JSON fields: source, version, digest, levels, rootKind, accuracy, minAccuracy, passed, total, evaluated,
-correct, perLabel [{label, cases, correct, accuracy}], confusion {rows, columns, counts}, fallbacks,
-mistakes, skipped, results.
-
-Examples:
-  a2a-discovery eval-routing --config discovery.yaml
-  a2a-discovery eval-routing --config discovery.yaml --cases routing-cases.yaml --json
-  a2a-discovery eval-routing --config discovery.yaml --url http://127.0.0.1:7340`,
-    )
-    .action(async (opts: EvalRoutingFlags) => {
-      const { report, source } = await evalRouting(opts);
-      const { formatRoutingReport } = await import('a2a-discovery/routing');
-      io.out(opts.json ? `${JSON.stringify({ source, ...report }, null, 2)}\n` : `${formatRoutingReport(report)}\n(snapshot: ${source})\n`);
-      process.exitCode = report.passed ? 0 : 1;
-    });
 }

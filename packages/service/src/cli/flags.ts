@@ -1,6 +1,7 @@
 /**
- * Option parsers the commands share: a bad value is commander's usage error (exit 2), naming the
- * option.
+ * What the commands' declarations share, light enough for every `--help`: option parsers (a bad
+ * value is commander's usage error, exit 2, naming the option), the command table, and the bounds
+ * a help text states.
  *
  * @module
  */
@@ -49,3 +50,15 @@ export const COMMANDS = {
 
 /** A command's name. */
 export type CommandName = keyof typeof COMMANDS;
+
+/** Where a command writes: its report on `out`, diagnostics on `err`. */
+export interface Io {
+  readonly out: (s: string) => void;
+  readonly err: (s: string) => void;
+}
+
+/** Pages `search --all` follows at most (its help says so). */
+export const MAX_SEARCH_PAGES = 20;
+
+/** `doctor`'s bounds, which its help states: each request's deadline, all requests' together, and the clock difference past which it warns. */
+export const DOCTOR_BOUNDS = Object.freeze({ requestTimeoutMs: 5_000, totalDeadlineMs: 15_000, maxSkewMs: 5_000 });

@@ -9,33 +9,34 @@ import { realpathSync } from 'node:fs';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { Command, CommanderError, Help } from 'commander';
 import { COMMANDS } from './flags.js';
-import type { CommandName } from './flags.js';
+import type { CommandName, Io } from './flags.js';
 import { VERSION } from '../version.js';
 
 const EXIT_OK = 0;
 const EXIT_REFUSED = 1;
 const EXIT_USAGE = 2;
 
-type Io = { out: (s: string) => void; err: (s: string) => void };
 type Register = (program: Command, io: Io) => void;
 
 /**
- * The module that registers each command (a module may register several), loaded only when one
- * of its commands runs: `--version`, `--help` and a mistyped command load none of them, so they
- * answer without loading the service, ADK, the store drivers or the library
- * (test/cli/startup.test.ts bounds what they load).
+ * The module that declares each command (a module may declare several: its arguments, options and
+ * help, in commands/), loaded only when one of its commands is named: `--version`, `--help` and a
+ * mistyped command load none of them. A declaration imports commander and plain tables only; what
+ * the command does loads from its action, when it runs. So every `--help` answers without loading
+ * the library, the service, ADK, the store drivers or OpenTelemetry (test/cli/startup.test.ts
+ * bounds what each loads).
  */
 const MODULES: ReadonlyArray<{ readonly commands: readonly CommandName[]; readonly load: () => Promise<Register> }> = [
-  { commands: ['probe'], load: async () => (await import('./probe-command.js')).registerProbeCommand },
-  { commands: ['trace'], load: async () => (await import('./trace.js')).registerTraceCommand },
-  { commands: ['serve', 'demo'], load: async () => (await import('./serve.js')).registerServeCommands },
-  { commands: ['eval-routing'], load: async () => (await import('./eval-routing.js')).registerEvalRoutingCommand },
-  { commands: ['dns-records'], load: async () => (await import('./dns-records.js')).registerDnsRecordsCommand },
-  { commands: ['backup', 'restore'], load: async () => (await import('./backup.js')).registerBackupCommands },
-  { commands: ['search', 'endpoints', 'events'], load: async () => (await import('./search.js')).registerSearchCommands },
-  { commands: ['doctor'], load: async () => (await import('./doctor.js')).registerDoctorCommand },
-  { commands: ['diff'], load: async () => (await import('./diff.js')).registerDiffCommand },
-  { commands: ['validate'], load: async () => (await import('./validate.js')).registerValidateCommand },
+  { commands: ['probe'], load: async () => (await import('./commands/probe.js')).registerProbeCommand },
+  { commands: ['trace'], load: async () => (await import('./commands/trace.js')).registerTraceCommand },
+  { commands: ['serve', 'demo'], load: async () => (await import('./commands/serve.js')).registerServeCommands },
+  { commands: ['eval-routing'], load: async () => (await import('./commands/eval-routing.js')).registerEvalRoutingCommand },
+  { commands: ['dns-records'], load: async () => (await import('./commands/dns-records.js')).registerDnsRecordsCommand },
+  { commands: ['backup', 'restore'], load: async () => (await import('./commands/backup.js')).registerBackupCommands },
+  { commands: ['search', 'endpoints', 'events'], load: async () => (await import('./commands/search.js')).registerSearchCommands },
+  { commands: ['doctor'], load: async () => (await import('./commands/doctor.js')).registerDoctorCommand },
+  { commands: ['diff'], load: async () => (await import('./commands/diff.js')).registerDiffCommand },
+  { commands: ['validate'], load: async () => (await import('./commands/validate.js')).registerValidateCommand },
 ];
 
 /** The root command: its name, version and output. Errors are thrown (commander's `exitOverride`), not exits: {@link main} turns them into exit codes. */

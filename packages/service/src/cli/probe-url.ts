@@ -5,11 +5,10 @@
  * judges the card's interfaces.
  */
 import { DiscoveryError, createCardFetcher, createDnsResolver, HostPolicy } from 'a2a-discovery';
-import { DEFAULT_CATALOG_LIMITS } from 'a2a-discovery/internal';
+import { cardSizeLimit, DEFAULT_CATALOG_LIMITS } from 'a2a-discovery/internal';
 import type { CardFetcher } from 'a2a-discovery';
 import type { DnsProbeReport, ProbeAiCatalogOptions, ProbeReport, ProbeTargetResult } from 'a2a-discovery/probe';
 import { probeDns, probeEndpoint, probeTarget, refusedReport } from 'a2a-discovery/probe';
-import { cardSizeLimit } from 'a2a-discovery/config';
 import type { ProbeOptions } from './probe.js';
 import { hostPolicyFromFlags, loadTrustKeys, policyFromFlags } from './probe.js';
 

@@ -6,9 +6,8 @@
  */
 import type { JWK } from 'jose';
 import type { CardFetcherOptions, SignatureMode, TrustedKey } from 'a2a-discovery';
-import { FileReadError, readBoundedFile, cardSizeLimit, loadConfig, resolveSecrets } from 'a2a-discovery/config';
 import { DiscoveryError, createCardFetcher, HostPolicy } from 'a2a-discovery';
-import { DEFAULT_CATALOG_LIMITS, isLoopbackHost } from 'a2a-discovery/internal';
+import { cardSizeLimit, DEFAULT_CATALOG_LIMITS, FileReadError, isLoopbackHost, readBoundedFile } from 'a2a-discovery/internal';
 import type { ProbeTargetResult } from 'a2a-discovery/probe';
 import { isAiCatalogDocument, probeAiCatalogDocument, probeCard, refusedReport } from 'a2a-discovery/probe';
 
@@ -34,6 +33,8 @@ export interface ProbeOptions {
  * @throws DiscoveryError `ERR_CONFIG_INVALID` (a usage error) when the file or a secret cannot be read.
  */
 export async function credentialsFromConfig(file: string, env: NodeJS.ProcessEnv = process.env): Promise<CardFetcherOptions['credentials']> {
+  // The configuration's parser loads only with --config.
+  const { loadConfig, resolveSecrets } = await import('a2a-discovery/config');
   const config = await loadConfig(file);
   if (config.credentials.length === 0) return undefined;
   return (await resolveSecrets(config, env)).credentials;

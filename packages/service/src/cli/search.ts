@@ -8,21 +8,15 @@
  *
  * @module
  */
-import type { Command } from 'commander';
-import { InvalidArgumentError, Option } from 'commander';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { ENDPOINT_CAUSES, ENDPOINT_VERDICTS, systemRandom } from 'a2a-discovery';
+import { ENDPOINT_CAUSES, systemRandom } from 'a2a-discovery';
 import type { EndpointCause, EndpointVerdict } from 'a2a-discovery';
 import type { DiscoveryError } from 'a2a-discovery';
 import { backoffDelay, createDeploymentFetch } from 'a2a-discovery/internal';
-import { collect, COMMANDS, nonNegativeInt, positiveInt } from './flags.js';
+import { MAX_SEARCH_PAGES as MAX_PAGES, type Io } from './flags.js';
 import { askService, authorization, refusal, serviceTarget, unreachable } from './service-client.js';
 import type { ServiceTarget } from './service-client.js';
 
-type Io = { out: (s: string) => void; err: (s: string) => void };
-
-/** Pages `search --all` follows at most. */
-const MAX_PAGES = 20;
 /** A stream connection's deadline for its headers, and for the silence between two frames (the service pings every 15 s). */
 const STREAM_SILENCE_MS = 60_000;
 /** Bytes one stream connection reads before it reconnects (the guarded fetch's cap). */
@@ -30,10 +24,7 @@ const STREAM_CONNECTION_BYTES = 64 * 1024 * 1024;
 /** Reconnection backoff after a failed connection (rules/backoff.ts). */
 const RECONNECT = { baseMs: 500, maxMs: 30_000, jitter: 0.5 };
 
-const urlOption = (): Option => new Option('--url <url>', 'the service (default A2A_DISCOVERY_URL, else http://127.0.0.1:7340)');
-const tokenOption = (): Option => new Option('--token-file <file>', 'a file holding the bearer token (default A2A_DISCOVERY_TOKEN); the token is never printed');
-
-interface SearchFlags {
+export interface SearchFlags {
   url?: string;
   tokenFile?: string;
   tag: string[];
@@ -51,7 +42,7 @@ interface Found {
   url: string | null;
 }
 
-async function runSearch(text: string, flags: SearchFlags, io: Io): Promise<void> {
+export async function runSearch(text: string, flags: SearchFlags, io: Io): Promise<void> {
   const t = await serviceTarget(flags);
   const results: Found[] = [];
   let pageToken: string | undefined;
@@ -88,7 +79,7 @@ async function runSearch(text: string, flags: SearchFlags, io: Io): Promise<void
   if (pageToken !== undefined) io.out(flags.all ? `(more than ${MAX_PAGES} pages: narrow the search)\n` : '(more results: --all, or --limit)\n');
 }
 
-interface EndpointsFlags {
+export interface EndpointsFlags {
   url?: string;
   tokenFile?: string;
   verdict: string[];
@@ -107,13 +98,7 @@ interface EndpointLine {
   since: string;
 }
 
-/** A verdict `--verdict` accepts, or a usage error naming them all. */
-function verdictFlag(value: string, previous: string[]): string[] {
-  if (!Object.hasOwn(ENDPOINT_VERDICTS, value)) throw new InvalidArgumentError(`not a verdict; one of ${Object.keys(ENDPOINT_VERDICTS).join(', ')}`);
-  return [...previous, value];
-}
-
-async function runEndpoints(flags: EndpointsFlags, io: Io): Promise<void> {
+export async function runEndpoints(flags: EndpointsFlags, io: Io): Promise<void> {
   const t = await serviceTarget(flags);
   const a = await askService(t, 'GET', '/api/endpoints', { maxBytes: 64 * 1024 * 1024 });
   if (a.status !== 200) throw refusal(a);
@@ -146,7 +131,7 @@ async function runEndpoints(flags: EndpointsFlags, io: Io): Promise<void> {
   for (const e of shown) io.out(`${e.verdict.padEnd(wv)}  ${(e.causeWords ?? '').padEnd(wc)}  ${e.baseUrl.padEnd(we)}  ${e.reason}\n`);
 }
 
-interface EventsFlags {
+export interface EventsFlags {
   url?: string;
   tokenFile?: string;
   follow: boolean;
@@ -275,82 +260,16 @@ async function followOnce(t: ServiceTarget, lastId: number | undefined, show: (e
   }
 }
 
-export function registerSearchCommands(program: Command, io: Io): void {
-  program
-    .command('search')
-    .description(COMMANDS.search.description)
-    .argument('<text>', 'what the agent should do, e.g. "warranty claim for a broken laptop"')
-    .addOption(urlOption())
-    .addOption(tokenOption())
-    .option('--tag <tag>', 'only agents with this skill tag (repeatable: all of them)', collect, [])
-    .option('--limit <n>', 'results per page (default 10)', positiveInt)
-    .option('--all', `follow the next pages too (at most ${MAX_PAGES})`, false)
-    .option('--json', 'print one JSON object instead of text', false)
-    .addHelpText(
-      'after',
-      `
-Needs the viewer role where a token or people are configured (or server.registry.anonymous).
---json prints {query, service, results: [{score, name, identifier, tags, url}], more}.
-Exit codes: 0 answered (even with no result), 1 refused or unreachable, 2 usage error.
-
-Examples:
-  a2a-discovery search "is serial 123 under warranty?"
-  a2a-discovery search invoices --tag billing --url https://discovery.internal --token-file ~/.a2a-token --json`,
-    )
-    .action(async (text: string, opts: SearchFlags) => runSearch(text, opts, io));
-
-  program
-    .command('endpoints')
-    .description(COMMANDS.endpoints.description)
-    .addOption(urlOption())
-    .addOption(tokenOption())
-    .option('--verdict <verdict>', `only endpoints with this verdict (repeatable: any of them); one of ${Object.keys(ENDPOINT_VERDICTS).join(', ')}`, verdictFlag, [])
-    .option('--json', 'print one JSON object instead of text', false)
-    .addHelpText(
-      'after',
-      `
-Needs the viewer role where a token or people are configured. A card that was fetched and refused
-reads "refused" with its cause (refused by a pin, signature refused, unauthorized, redirect
-refused, interface host refused, ...), never "pending".
---json prints {service, endpoints: [{baseUrl, names, verdict, cause, causeWords, reason, since}]}.
-Exit codes: 0 answered, 1 refused or unreachable, 2 usage error.
-
-Examples:
-  a2a-discovery endpoints
-  a2a-discovery endpoints --verdict refused --verdict removed --url https://discovery.internal --token-file ~/.a2a-token`,
-    )
-    .action(async (opts: EndpointsFlags) => runEndpoints(opts, io));
-
-  program
-    .command('events')
-    .description(COMMANDS.events.description)
-    .addOption(urlOption())
-    .addOption(tokenOption())
-    .option('--follow', 'stay connected (GET /api/stream) and print events as they come; reconnects with Last-Event-ID, with backoff', false)
-    .addOption(new Option('-o, --output <format>', 'text, or jsonl: one JSON object per line (the event and its id), nothing else on stdout').choices(['text', 'jsonl']).default('text'))
-    .option('--since <id>', 'start after this event id (an id printed earlier: resume a previous run)', nonNegativeInt)
-    .option('--types <list>', 'only these event types, comma-separated (e.g. snapshot.published,card.refused)')
-    .option('--max-events <n>', 'stop after printing this many events', positiveInt)
-    .addHelpText(
-      'after',
-      `
-Needs the viewer role where a token or people are configured. Diagnostics (reconnections, a
-draining service, a gap the service could not replay) go to stderr. Ctrl-C stops with exit 0.
-
-Examples:
-  a2a-discovery events --follow -o jsonl | jq 'select(.type == "snapshot.published")'
-  a2a-discovery events --follow --since 4182 --types card.refused,endpoint.removed`,
-    )
-    .action(async (opts: EventsFlags) => {
-      const stop = new AbortController();
-      const onSignal = (): void => stop.abort();
-      process.once('SIGINT', onSignal);
-      process.once('SIGTERM', onSignal);
-      try {
-        await runEvents(opts, io, stop.signal);
-      } finally {
-        process.off('SIGINT', onSignal);
-        process.off('SIGTERM', onSignal);
-      }
-    });
+/** Runs `events` until it is done or SIGINT/SIGTERM stops it (exit 0). */
+export async function runEventsCommand(flags: EventsFlags, io: Io): Promise<void> {
+  const stop = new AbortController();
+  const onSignal = (): void => stop.abort();
+  process.once('SIGINT', onSignal);
+  process.once('SIGTERM', onSignal);
+  try {
+    await runEvents(flags, io, stop.signal);
+  } finally {
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
+  }
 }

@@ -15,15 +15,11 @@ import type { ReloadResult } from '../assembly/reload-result.js';
 import type { ReloadableCredentials } from '../assembly/reloadable-credentials.js';
 import type { RunningService, ServiceOptions } from '../assembly/service.js';
 import type { Logger } from '../telemetry/logger.js';
+import type { Io } from './flags.js';
 import type { Telemetry } from '../telemetry/telemetry.js';
 
 // The service and the demo load ADK JS, Express and the HTTP stack: imported only when these
 // commands run, so `probe`, `trace` and `validate` start fast.
-
-interface Io {
-  out: (s: string) => void;
-  err: (s: string) => void;
-}
 
 /** The flags of `serve`, as commander parses them. */
 export interface ServeFlags {

@@ -6,10 +6,8 @@
  * Exits 0 when the file is valid, 1 when it is not.
  */
 import { isAbsolute, relative } from 'node:path';
-import type { Command } from 'commander';
 import { formatProblems, loadConfig, resolveSecrets, type DiscoveryConfig } from 'a2a-discovery/config';
 import { DiscoveryError, isDiscoveryError, type Problem } from 'a2a-discovery';
-import { COMMANDS } from './flags.js';
 
 /** The outcome of {@link validateConfigFile}. */
 export interface ValidateReport {
@@ -87,31 +85,4 @@ export async function runValidate(file: string, options: { json: boolean; io: { 
     io.err(`invalid: ${file} (${plural(report.problems.length, 'problem')})\n`);
   }
   return report.valid;
-}
-
-const VALIDATE_HELP = `
-Every problem is printed as file:line:col path: message. Secrets (server.tokenEnv / tokenFile,
-credentials valueEnv / valueFile, signatures.keys jwkFile) are read to check they exist; their values
-are never printed. Relative paths resolve against the file's directory. See docs/configuration.md.
-
-Exit codes: 0 valid, 1 invalid, 2 usage error (missing --config, unreadable file).
-With --json every outcome is one JSON object on stdout, with these exit codes: the verdict, or
-{error: {code, failure, message, ...}, exitCode} for a usage error or a failure.
-JSON fields: valid, problems [{path, message, line, column}].
-
-Examples:
-  a2a-discovery validate --config examples/discovery.yaml
-  a2a-discovery validate --config /etc/a2a/discovery.yaml --json`;
-
-/** Adds `validate` to the program. */
-export function registerValidateCommand(program: Command, io: { out: (s: string) => void; err: (s: string) => void }): void {
-  program
-    .command('validate')
-    .description(COMMANDS.validate.description)
-    .requiredOption('--config <file>', 'path of the YAML configuration file')
-    .option('--json', 'print one JSON object instead of text', false)
-    .addHelpText('after', VALIDATE_HELP)
-    .action(async (opts: { config: string; json: boolean }) => {
-      process.exitCode = (await runValidate(opts.config, { json: opts.json, io })) ? 0 : 1;
-    });
 }

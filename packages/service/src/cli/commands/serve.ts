@@ -1,19 +1,13 @@
 /**
  * `a2a-discovery serve --config <file>` and `a2a-discovery demo`: the long-running commands, their
- * flags and their help (serve-run.ts runs them). Both stop cleanly on SIGINT/SIGTERM: the loop
+ * flags and their help (serve-run.ts runs them, loaded when one runs). Both stop cleanly on SIGINT/SIGTERM: the loop
  * stops, in-flight work finishes and every server closes within a bound; `serve` drains first
  * (docs/operations.md "Graceful drain").
  */
 import type { Command } from 'commander';
 import { InvalidArgumentError } from 'commander';
-import type { DemoFlags, ServeFlags } from './serve-run.js';
-import { playDemo, runServe } from './serve-run.js';
-import { COMMANDS } from './flags.js';
-
-interface Io {
-  out: (s: string) => void;
-  err: (s: string) => void;
-}
+import type { DemoFlags, ServeFlags } from '../serve-run.js';
+import { COMMANDS, type Io } from '../flags.js';
 
 function port(value: string): number {
   const n = Number(value);
@@ -86,7 +80,7 @@ function registerServeCommand(program: Command, io: Io): void {
     .option('--host <host>', 'override server.host (anything but loopback requires a token)')
     .option('--log-level <level>', 'trace, debug, info, warn or error', 'info')
     .addHelpText('after', SERVE_HELP)
-    .action((opts: ServeFlags) => runServe(opts, io));
+    .action(async (opts: ServeFlags) => (await import('../serve-run.js')).runServe(opts, io));
 }
 
 /** Adds `demo` to the program. */
@@ -98,7 +92,7 @@ function registerDemoCommand(program: Command, io: Io): void {
     .option('--no-scenario', 'start the agents and the service, but play no changes')
     .option('--port <n>', 'service port (0 picks a free one)', port, 7340)
     .addHelpText('after', DEMO_HELP)
-    .action((opts: DemoFlags) => playDemo(opts, io));
+    .action(async (opts: DemoFlags) => (await import('../serve-run.js')).playDemo(opts, io));
 }
 
 /** Adds `serve` and `demo` to the program. */
