@@ -1,6 +1,6 @@
 // @ts-check
 /**
- * The test command's reporter (package.json "test": `--test-reporter=./test/helpers/reporter.mjs`;
+ * The test command's reporter (`npm test` runs scripts/run-tests.mjs, which passes `--test-reporter=./test/helpers/reporter.mjs`;
  * plain JavaScript: node loads reporters before `--import tsx` applies). It is node's own default
  * reporter (spec on a terminal, tap otherwise, as without the option) with two changes:
  *

@@ -56,8 +56,8 @@ import { ExtendedCards } from './extended-cards.js';
 import type { PolicyRequest } from './http-validators.js';
 import { clockedPolicy, conditionalOf, isPrecomputed, policyHeaders, sameValidators, updatedHeaders, validatorsOf, withConditional, withoutValidators } from './http-validators.js';
 import { Limiter } from './limiter.js';
-import type { ResultDetail } from './result-events.js';
-import { ResultEvents } from './result-events.js';
+import type { HitTally, ResultDetail } from './result-events.js';
+import { newHitTally, ResultEvents } from './result-events.js';
 import type { WellKnownFetch } from './well-known.js';
 import { fetchWithLegacyFallback } from './well-known.js';
 
@@ -98,8 +98,12 @@ export class CardCache<C = AgentCardModel, V extends string = CardProtocolVersio
   /** The default content's checks, changed in place by {@link recheck} (the content reads them at each check). */
   readonly #check: Omit<CheckCardOptions, 'hostPolicy' | 'sourceUrl'>;
   readonly #customContent: boolean;
-  /** Keys of the entries this cache wrote, judged by the host policy's rules of `#judgedGeneration` (freed with the entry). */
-  readonly #judged = new Set<string>();
+  /**
+   * Keys of the entries this cache wrote, judged by the host policy's rules of `#judgedGeneration`
+   * (freed with the entry), each with its tally of counted hits: a fresh hit finds both with one
+   * lookup.
+   */
+  readonly #judged = new Map<string, HitTally>();
   #judgedGeneration = -1;
   /** The name of each refresh's span. */
   readonly #spanName: string;
@@ -153,13 +157,26 @@ export class CardCache<C = AgentCardModel, V extends string = CardProtocolVersio
    * its normalized card URL (see `HostPolicy.normalizeEndpoint`). Throws the policy's refusal.
    */
   key(endpoint: string): string {
+    return this.#judgedTally(endpoint) === undefined ? this.#judgeKey(endpoint) : endpoint;
+  }
+
+  /** The tally of a key this cache wrote under the policy's rules in force, or undefined (then {@link #judgeKey}). */
+  #judgedTally(endpoint: string): HitTally | undefined {
+    return this.#judgedGeneration === this.#o.hostPolicy.generation ? this.#judged.get(endpoint) : undefined;
+  }
+
+  /**
+   * The key of an endpoint that is not a key this cache wrote under the rules in force: judged by
+   * the policy. (A key this cache holds an entry under is itself: the loop names endpoints by their
+   * keys, and the policy's memo of URLs is bounded and forgets past its size.) After the rules
+   * changed, every key is judged again.
+   */
+  #judgeKey(endpoint: string): string {
     const policy = this.#o.hostPolicy;
-    // A key this cache holds an entry under, judged by the rules in force: itself (the loop names
-    // endpoints by their keys; the policy's memo of URLs is bounded and forgets past its size).
     if (this.#judgedGeneration !== policy.generation) {
       this.#judged.clear();
       this.#judgedGeneration = policy.generation;
-    } else if (this.#judged.has(endpoint)) return endpoint;
+    }
     return this.#o.exactUrls ? policy.normalizeDocumentUrl(endpoint) : policy.normalizeEndpoint(endpoint);
   }
 
@@ -169,13 +186,14 @@ export class CardCache<C = AgentCardModel, V extends string = CardProtocolVersio
    * without a request. Throws (a {@link DiscoveryError}) only when no card was ever obtained.
    */
   async get(baseUrl: string): Promise<CacheEntry<C, V>> {
-    const key = this.key(baseUrl);
+    const tally = this.#judgedTally(baseUrl);
+    const key = tally === undefined ? this.#judgeKey(baseUrl) : baseUrl;
     const stored = this.#o.store.get(key);
     // A synchronous store (the memory store) is not awaited: a fresh hit costs no extra turn.
     const entry = stored instanceof Promise ? await stored : stored;
-    const now = this.#o.clock.now();
     // A fresh entry is the answer as it stands, even while a forced refresh of it runs.
-    if (entry !== undefined && !entry.stale && now < entry.expiresAt && !this.#pinBroken(key, entry)) return this.#hit(key, entry);
+    if (entry !== undefined && !entry.stale && this.#recentNow() < entry.expiresAt && !this.#pinBroken(key, entry)) return this.#hit(key, entry, tally);
+    const now = this.#o.clock.now();
     const running = this.#inflight.get(key);
     if (running) return running;
     if (entry !== undefined && !this.#pinBroken(key, entry)) {
@@ -193,10 +211,17 @@ export class CardCache<C = AgentCardModel, V extends string = CardProtocolVersio
    * store). Lets a caller with many endpoints skip a promise per fresh one.
    */
   fresh(baseUrl: string): CacheEntry<C, V> | undefined {
-    const key = this.key(baseUrl);
+    const tally = this.#judgedTally(baseUrl);
+    const key = tally === undefined ? this.#judgeKey(baseUrl) : baseUrl;
     const entry = this.#o.store.get(key);
-    if (entry === undefined || entry instanceof Promise || entry.stale || this.#o.clock.now() >= entry.expiresAt || this.#pinBroken(key, entry)) return undefined;
-    return this.#hit(key, entry);
+    if (entry === undefined || entry instanceof Promise || entry.stale || this.#recentNow() >= entry.expiresAt || this.#pinBroken(key, entry)) return undefined;
+    return this.#hit(key, entry, tally);
+  }
+
+  /** The time a fresh hit is judged by: the clock's {@link Clock.recentNow} (a read at most about a millisecond old), else `now()`. */
+  #recentNow(): number {
+    const clock = this.#o.clock;
+    return clock.recentNow === undefined ? clock.now() : clock.recentNow();
   }
 
   /** Whether a stored entry's bytes contradict a pin on its endpoint (it is then refreshed, never served). */
@@ -207,8 +232,8 @@ export class CardCache<C = AgentCardModel, V extends string = CardProtocolVersio
     return pin !== undefined && pin.sha256 !== entry.rawSha256;
   }
 
-  #hit(key: string, entry: CacheEntry<C, V>): CacheEntry<C, V> {
-    this.#results.hit(key, entry.failures);
+  #hit(key: string, entry: CacheEntry<C, V>, tally: HitTally | undefined): CacheEntry<C, V> {
+    this.#results.hit(key, entry.failures, tally);
     return entry;
   }
 
@@ -574,7 +599,7 @@ export class CardCache<C = AgentCardModel, V extends string = CardProtocolVersio
    */
   #put(key: string, entry: CacheEntry<C, V>, kept: CacheEntry<C, V> | undefined): void | Promise<void> {
     const { store } = this.#o;
-    if (this.#judgedGeneration === this.#o.hostPolicy.generation) this.#judged.add(key);
+    if (this.#judgedGeneration === this.#o.hostPolicy.generation && !this.#judged.has(key)) this.#judged.set(key, newHitTally());
     return kept !== undefined && store.touch !== undefined && entry.extended === kept.extended ? store.touch(key, entry) : store.set(key, entry);
   }
 

@@ -13,13 +13,28 @@ export type ResultDetail = Pick<CardResultEvent, 'status' | 'durationMs' | 'byte
 
 const NO_DETAIL: ResultDetail = Object.freeze({});
 
+/**
+ * An endpoint's hits counted since the last publication (`hitEvents: 'counted'`). The cache keeps
+ * one beside each key it judged, so a fresh hit finds its key and its tally with one lookup.
+ */
+export interface HitTally {
+  count: number;
+}
+
+/** A tally at zero. */
+export function newHitTally(): HitTally {
+  return { count: 0 };
+}
+
 /** Emits one cache's result events. */
 export class ResultEvents {
   readonly #events: EventStream | undefined;
   /** `hitEvents: 'counted'` with an event stream: a hit is a counter. */
   readonly #countHits: boolean;
-  /** Counted hits not yet published, per endpoint (`hitEvents: 'counted'`); at most one per entry. */
-  readonly #pendingHits = new Map<string, number>();
+  /** The tallies with hits not yet published, and their endpoints (`hitEvents: 'counted'`): one per tally, at most one per entry. */
+  readonly #pending: Array<{ readonly key: string; readonly tally: HitTally }> = [];
+  /** Tallies of endpoints the cache gave none (a key it did not write yet), until the next publication. */
+  readonly #loose = new Map<string, HitTally>();
   #hitFlush: NodeJS.Immediate | undefined;
 
   constructor(events: EventStream | undefined, hitEvents: 'each' | 'counted') {
@@ -27,9 +42,9 @@ export class ResultEvents {
     this.#countHits = hitEvents === 'counted' && events !== undefined;
   }
 
-  /** A fresh hit: an event, or a count. */
-  hit(key: string, failures: number): void {
-    if (this.#countHits) this.#count(key);
+  /** A fresh hit: an event, or a count (on the endpoint's tally when the cache has one). */
+  hit(key: string, failures: number, tally?: HitTally): void {
+    if (this.#countHits) this.#count(key, tally);
     else this.emit(key, 'hit', NO_DETAIL, failures);
   }
 
@@ -37,14 +52,23 @@ export class ResultEvents {
   flush(): void {
     if (this.#hitFlush !== undefined) clearImmediate(this.#hitFlush);
     this.#hitFlush = undefined;
+    // One event per endpoint: a key can have had two tallies in one burst (the rules changed, or
+    // its first hit came before the cache wrote it).
+    const counts = new Map<string, number>();
+    for (const { key, tally } of this.#pending) {
+      counts.set(key, (counts.get(key) ?? 0) + tally.count);
+      tally.count = 0;
+    }
+    this.#pending.length = 0;
+    this.#loose.clear();
     const events = this.#events;
-    if (events !== undefined) for (const [endpoint, count] of this.#pendingHits) events.emit({ type: 'card.result', endpoint, outcome: 'hit', failures: 0, count });
-    this.#pendingHits.clear();
+    if (events !== undefined) for (const [endpoint, count] of counts) events.emit({ type: 'card.result', endpoint, outcome: 'hit', failures: 0, count });
   }
 
-  #count(key: string): void {
-    const n = this.#pendingHits.get(key);
-    this.#pendingHits.set(key, n === undefined ? 1 : n + 1);
+  #count(key: string, given: HitTally | undefined): void {
+    let tally = given ?? this.#loose.get(key);
+    if (tally === undefined) this.#loose.set(key, (tally = newHitTally()));
+    if (tally.count++ === 0) this.#pending.push({ key, tally });
     if (this.#hitFlush === undefined) {
       this.#hitFlush = setImmediate(() => this.flush());
       this.#hitFlush.unref();

@@ -17,6 +17,15 @@ export interface TimerHandle {
 export interface Clock {
   /** Monotonic milliseconds. Only differences are meaningful. */
   now(): number;
+  /**
+   * Optional: the latest reading of {@link now}, at most about a millisecond old while the event
+   * loop turns (older only while it is blocked: work that never yields to timers sees one time),
+   * never behind a reading `now()` already gave. For a decision that tolerates that lag on a path
+   * where reading the clock would cost more than the decision: a fresh cache hit (a card is then
+   * served at most that long past its expiry). Without it, `now()` is used. The
+   * {@link systemClock} has it; a {@link VirtualClock}'s `now()` is already a field read.
+   */
+  recentNow?(): number;
   /** Epoch milliseconds, for display and HTTP dates. */
   wallNow(): number;
   /** Calls `fn` once after `ms`. Timers never keep the process alive. */
@@ -28,9 +37,45 @@ export interface Clock {
 /** A source of uniformly distributed numbers in [0, 1). */
 export type Random = () => number;
 
+/** The latest reading of the system clock, until a timer clears it (undefined: read the clock). */
+let recent: number | undefined;
+let clearing = false;
+
+function forgetRecent(): void {
+  recent = undefined;
+  clearing = false;
+}
+
+/**
+ * Reads the monotonic clock and keeps the reading for {@link recentNow}. Every reading is kept,
+ * so `recentNow()` is never behind a time the caller already used (an expiry computed from
+ * `now()` is never judged by an earlier reading); a 1 ms timer, set only while readings are being
+ * made, clears it, so an idle process sets none.
+ */
+function readNow(): number {
+  const t = performance.now();
+  recent = t;
+  if (!clearing) {
+    clearing = true;
+    setTimeout(forgetRecent, 1).unref();
+  }
+  return t;
+}
+
+/**
+ * The latest reading, at most about a millisecond old while the event loop turns. Reading the
+ * monotonic clock costs 70–130 ns on the machines we measure (docs/benchmarks.md, "Issue 43: the
+ * hot path"), as much as the rest of a fresh cache hit; nginx keeps its time per loop iteration
+ * for the same reason.
+ */
+function recentNow(): number {
+  return recent ?? readNow();
+}
+
 /** The real clock: `performance.now()` for monotonic time. */
 export const systemClock: Clock = {
-  now: () => performance.now(),
+  now: readNow,
+  recentNow,
   wallNow: () => Date.now(),
   setTimer(fn, ms) {
     const t = setTimeout(fn, Math.max(0, ms));

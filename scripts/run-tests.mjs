@@ -1,0 +1,66 @@
+#!/usr/bin/env node
+// @ts-check
+/**
+ * `npm test`'s runner (after `pretest`: the test dependencies and the build): node's test runner
+ * over every `test/**\/*.test.ts`, or the files given (`npm test -- test/cache/card-cache.test.ts`),
+ * from source through tsx, with the repository's reporter (test/helpers/reporter.mjs).
+ *
+ * - **Concurrency**: `A2A_TEST_CONCURRENCY`, default one more file than the machine has cores. A
+ *   test file's process spends part of its time waiting (servers, timers, child processes): on two
+ *   cores, three files at a time ran 11 % faster than two, for 4 % more CPU (docs/benchmarks.md,
+ *   "Issue 43: the suite"). Each file starts its own servers on ports the OS picks, its own
+ *   PostgreSQL and its own DNS servers, so files never share state.
+ * - **Order**: the slowest files first (the list below, from the reporter's "slowest files" of a
+ *   whole run), then the rest by path, so no long file starts last and runs alone at the end.
+ *
+ * The exit code is the test runner's.
+ */
+import { spawn } from 'node:child_process';
+import { readdirSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
+import { join, relative } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = fileURLToPath(new URL('..', import.meta.url));
+
+/** The slowest files of a whole run, slowest first (docs/benchmarks.md, "Issue 43: the suite"). */
+const SLOW_FIRST = [
+  'test/web/explorer.test.ts',
+  'test/replicas/rolling-upgrade.test.ts',
+  'test/loop/chaos.test.ts',
+  'test/server/fair-pools.test.ts',
+  'test/cli/backup.test.ts',
+  'test/cli/probe.test.ts',
+  'test/demo/demo.test.ts',
+  'test/web/a11y.test.ts',
+  'test/cache/card-cache.test.ts',
+  'test/interop/servers.test.ts',
+];
+
+/** @param {string} dir @returns {string[]} */
+function testFiles(dir) {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((e) => {
+    const path = join(dir, e.name);
+    if (e.isDirectory()) return e.name === 'node_modules' ? [] : testFiles(path);
+    return e.name.endsWith('.test.ts') ? [relative(root, path)] : [];
+  });
+}
+
+const given = process.argv.slice(2);
+const all = given.length > 0 ? given : testFiles(join(root, 'test')).sort();
+const files = [...SLOW_FIRST.filter((f) => all.includes(f)), ...all.filter((f) => !SLOW_FIRST.includes(f))];
+const concurrency = Number(process.env['A2A_TEST_CONCURRENCY'] ?? availableParallelism() + 1);
+if (!Number.isInteger(concurrency) || concurrency < 1) {
+  console.error(`A2A_TEST_CONCURRENCY must be a whole number of files at a time, 1 or more: ${process.env['A2A_TEST_CONCURRENCY']}`);
+  process.exit(2);
+}
+
+const child = spawn(
+  process.execPath,
+  ['--import', 'tsx', '--test', `--test-concurrency=${concurrency}`, '--test-reporter=./test/helpers/reporter.mjs', '--test-reporter-destination=stdout', ...files],
+  { cwd: root, stdio: 'inherit' },
+);
+for (const signal of /** @type {const} */ (['SIGINT', 'SIGTERM'])) process.on(signal, () => child.kill(signal));
+child.on('exit', (code, signal) => {
+  process.exitCode = code ?? (signal === null ? 1 : 128);
+});
