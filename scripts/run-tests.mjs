@@ -26,15 +26,15 @@ const root = fileURLToPath(new URL('..', import.meta.url));
 
 /** The slowest files of a whole run, slowest first (docs/benchmarks.md, "Issue 43: the suite"). */
 const SLOW_FIRST = [
-  'test/web/explorer.test.ts',
-  'test/replicas/rolling-upgrade.test.ts',
   'test/loop/chaos.test.ts',
+  'test/web/explorer.test.ts',
   'test/server/fair-pools.test.ts',
   'test/cli/backup.test.ts',
-  'test/cli/probe.test.ts',
   'test/demo/demo.test.ts',
-  'test/web/a11y.test.ts',
   'test/cache/card-cache.test.ts',
+  'test/interop/frameworks.test.ts',
+  'test/web/a11y.test.ts',
+  'test/docs/examples.test.ts',
   'test/interop/servers.test.ts',
 ];
 
