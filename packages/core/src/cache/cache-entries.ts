@@ -105,11 +105,15 @@ export function lazyModel(card: AgentCardModel, read: (body: string, cardUrl: st
  * and `n.card` is not read.
  */
 export function entryOf<C, V extends string>(n: CacheEntry<C, V>, slot?: ModelSlot): CacheEntry<C, V> {
-  if (slot !== undefined) return lazyEntryOf(n, slot);
+  return slot !== undefined ? lazyEntryOf(n, slot) : plainEntryOf(n, n.card);
+}
+
+/** {@link entryOf} holding `card` itself. */
+function plainEntryOf<C, V extends string>(n: CacheEntry<C, V>, card: C): CacheEntry<C, V> {
   return {
     baseUrl: n.baseUrl,
     cardUrl: n.cardUrl,
-    card: n.card,
+    card,
     protocolVersion: n.protocolVersion,
     body: n.body,
     rawSha256: n.rawSha256,
@@ -186,12 +190,17 @@ const FIELDS = Object.keys(entryOf({} as CacheEntry)) as ReadonlyArray<keyof Cac
  * (the same slot: the same bytes) unless `changes` replace the card.
  */
 export function withFields<C, V extends string>(e: CacheEntry<C, V>, changes: Partial<CacheEntry<C, V>>): CacheEntry<C, V> {
-  const slot = 'card' in changes ? undefined : modelSlot(e);
-  if (slot === undefined) return entryOf(Object.assign({}, e, changes));
-  const n: Record<string, unknown> = {};
-  for (const k of FIELDS) if (k !== 'card') n[k] = k in changes ? changes[k as keyof CacheEntry<C, V>] : e[k as keyof CacheEntry<C, V>];
-  return entryOf(n as unknown as CacheEntry<C, V>, slot);
+  const newCard = 'card' in changes;
+  const slot = newCard ? undefined : modelSlot(e);
+  // A copy of the fixed shape, then the changes written over its fields (a 304 changes three or
+  // four): a fraction of a microsecond where a copy built field by field cost two (issue 43).
+  const copy = slot !== undefined ? lazyEntryOf(e, slot) : plainEntryOf(e, newCard ? (changes.card as C) : e.card);
+  for (const k in changes) if (Object.hasOwn(FIELD_SET, k)) (copy as unknown as Record<string, unknown>)[k] = changes[k as keyof CacheEntry<C, V>];
+  return copy;
 }
+
+/** The entry's field names, as an object for `Object.hasOwn`. */
+const FIELD_SET: Readonly<Record<string, boolean>> = Object.freeze(Object.fromEntries(FIELDS.map((k) => [k, true])));
 
 /** What an entry keeps of an error. */
 export function errorData(error: DiscoveryError): EntryError {
