@@ -146,7 +146,9 @@ export async function startServe(configFile: string, env: NodeJS.ProcessEnv, tim
     }
   };
   child.stdout!.on('data', (d: Buffer) => {
-    if (out.length < 100_000) out += d.toString();
+    // The last few kilobytes only: a start that logs much first (a PostgreSQL replica logs the
+    // first cycle's warnings before it serves) still shows its "serving" line, however late.
+    out = (out + d.toString()).slice(-8_192);
     keep(d);
   });
   child.stderr!.on('data', keep);
