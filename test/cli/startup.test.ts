@@ -13,27 +13,16 @@ import { execFile } from 'node:child_process';
 import { buildProgram } from '../../packages/service/src/cli/main.js';
 import { COMMANDS } from '../../packages/service/src/cli/flags.js';
 import { CLI } from '../helpers/cli.js';
+import { LOADS_HOOK, loadedFiles, withoutLoads } from '../helpers/module-loads.js';
 
-/** A loader hook that writes each file module it loads to stderr (before the CLI's own output). */
-const HOOK = `data:text/javascript,${encodeURIComponent(`
-import { register } from 'node:module';
-register('data:text/javascript,' + encodeURIComponent(\`
-export async function load(url, context, next) {
-  if (url.startsWith('file:')) process.stderr.write('LOADED ' + url + '\\\\n');
-  return next(url, context);
-}\`));
-`)}`;
 
 /** The files a CLI run loads (node_modules packages by name, our own by path under the repository), with its output. */
 function loads(args: readonly string[]): Promise<{ code: number; stdout: string; stderr: string; files: string[]; packages: Set<string> }> {
   return new Promise((resolve) => {
-    execFile(process.execPath, ['--import', HOOK, ...CLI, ...args], { timeout: 30_000 }, (err, stdout, stderr) => {
-      const files = stderr
-        .split('\n')
-        .filter((l) => l.startsWith('LOADED '))
-        .map((l) => decodeURIComponent(new URL(l.slice(7)).pathname));
+    execFile(process.execPath, ['--import', LOADS_HOOK, ...CLI, ...args], { timeout: 30_000 }, (err, stdout, stderr) => {
+      const files = loadedFiles(stderr);
       const packages = new Set(files.flatMap((f) => (f.includes('/node_modules/') ? [/\/node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(f)![1]!] : [])));
-      resolve({ code: err ? (typeof err.code === 'number' ? err.code : 99) : 0, stdout, stderr: stderr.split('\n').filter((l) => !l.startsWith('LOADED ')).join('\n'), files, packages });
+      resolve({ code: err ? (typeof err.code === 'number' ? err.code : 99) : 0, stdout, stderr: withoutLoads(stderr), files, packages });
     });
   });
 }

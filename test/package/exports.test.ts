@@ -7,6 +7,7 @@ import { before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync, spawnSync } from 'node:child_process';
 import { assertDistFresh } from '../helpers/dist.js';
+import { LOADS_HOOK, loadedFiles } from '../helpers/module-loads.js';
 
 before(assertDistFresh);
 
@@ -51,20 +52,11 @@ test('a2a-discovery/vocabulary resolves by name and holds the same tables as the
   assert.equal(out.ttl, 3600);
 });
 
-/** A loader hook that writes each file a process loads to stderr. */
-const LOADS = `data:text/javascript,${encodeURIComponent(`
-import { register } from 'node:module';
-register('data:text/javascript,' + encodeURIComponent(\`
-export async function load(url, context, next) {
-  if (url.startsWith('file:')) process.stderr.write('LOADED ' + url + '\\\\n');
-  return next(url, context);
-}\`));
-`)}`;
 
 test('a2a-discovery/vocabulary loads no package and none of the library but its tables', () => {
-  const run = spawnSync(process.execPath, ['--import', LOADS, '--input-type=module', '-e', "await import('a2a-discovery/vocabulary');"], { encoding: 'utf8', cwd: new URL('../..', import.meta.url).pathname });
+  const run = spawnSync(process.execPath, ['--import', LOADS_HOOK, '--input-type=module', '-e', "await import('a2a-discovery/vocabulary');"], { encoding: 'utf8', cwd: new URL('../..', import.meta.url).pathname });
   assert.equal(run.status, 0, run.stderr);
-  const files = run.stderr.split('\n').filter((l) => l.startsWith('LOADED ')).map((l) => decodeURIComponent(new URL(l.slice(7)).pathname).replace(/^.*\/packages\/core\/dist\//, ''));
+  const files = loadedFiles(run.stderr).map((f) => f.replace(/^.*\/packages\/core\/dist\//, ''));
   assert.deepEqual(files.sort(), ['explorer/types.js', 'health/endpoint-causes.js', 'rules/dns-aid.js', 'vocabulary.js']);
 });
 
