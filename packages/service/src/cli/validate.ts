@@ -8,6 +8,7 @@
 import { isAbsolute, relative } from 'node:path';
 import { formatProblems, loadConfig, resolveSecrets, type DiscoveryConfig } from 'a2a-discovery/config';
 import { DiscoveryError, isDiscoveryError, type Problem } from 'a2a-discovery';
+import type { Io } from './flags.js';
 
 /** The outcome of {@link validateConfigFile}. */
 export interface ValidateReport {
@@ -72,7 +73,7 @@ function describeStore(store: string): string {
  *
  * @throws DiscoveryError `ERR_USAGE` when the file cannot be read (exit code 2).
  */
-export async function runValidate(file: string, options: { json: boolean; io: { out: (s: string) => void; err: (s: string) => void } }): Promise<boolean> {
+export async function runValidate(file: string, options: { json: boolean; io: Io }): Promise<boolean> {
   const report = await validateConfigFile(file);
   const { io } = options;
   if (options.json) {
