@@ -13,7 +13,7 @@ import { execFile } from 'node:child_process';
 import { buildProgram } from '../../packages/service/src/cli/main.js';
 import { COMMANDS } from '../../packages/service/src/cli/flags.js';
 import { CLI } from '../helpers/cli.js';
-import { LOADS_HOOK, loadedFiles, withoutLoads } from '../helpers/module-loads.js';
+import { LOADS_HOOK, loadedFiles, VOCABULARY_MODULES, withoutLoads } from '../helpers/module-loads.js';
 
 
 /** The files a CLI run loads (node_modules packages by name, our own by path under the repository), with its output. */
@@ -51,7 +51,7 @@ for (const args of [['--version'], ['--help'], ['prbe']]) {
 }
 
 /** The modules of the library a command's declaration may load: the vocabulary entry and the plain tables it re-exports. */
-const VOCABULARY = ['vocabulary', 'health/endpoint-causes', 'explorer/types', 'rules/dns-aid'].map((f) => `packages/core/${CLI[0]!.endsWith('.js') ? 'dist' : 'src'}/${f}`);
+const VOCABULARY = VOCABULARY_MODULES.map((f) => `packages/core/${CLI[0]!.endsWith('.js') ? 'dist' : 'src'}/${f}`);
 
 for (const name of Object.keys(COMMANDS)) {
   test(`a2a-discovery ${name} --help loads commander, the entry and the command's declaration, nothing of what the command does`, async () => {

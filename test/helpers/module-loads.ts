@@ -29,3 +29,9 @@ export function withoutLoads(stderr: string): string {
     .filter((l) => !l.startsWith('LOADED '))
     .join('\n');
 }
+
+/**
+ * The modules `a2a-discovery/vocabulary` loads, under `packages/core/src` or `dist` without their
+ * extension: the entry and the three plain tables it re-exports, nothing else of the library.
+ */
+export const VOCABULARY_MODULES: readonly string[] = Object.freeze(['vocabulary', 'health/endpoint-causes', 'explorer/types', 'rules/dns-aid']);

@@ -19,8 +19,6 @@ import { validateConfigFile } from './validate.js';
 import { VERSION } from '../version.js';
 import { DOCTOR_BOUNDS } from './flags.js';
 
-const { requestTimeoutMs: REQUEST_TIMEOUT_MS, totalDeadlineMs: TOTAL_DEADLINE_MS, maxSkewMs: MAX_SKEW_MS } = DOCTOR_BOUNDS;
-
 type CheckStatus = 'ok' | 'warn' | 'fail';
 
 /** One check: the `--json` contract's `checks[]`. */
@@ -131,12 +129,12 @@ export async function runDoctor(file: string, deps: { now?: () => number; env?: 
       : { id: 'allowlist', status: 'ok', message: `every configured URL (${targets.length}) is admitted by allow:` },
   );
 
-  const deadline = AbortSignal.timeout(TOTAL_DEADLINE_MS);
+  const deadline = AbortSignal.timeout(DOCTOR_BOUNDS.totalDeadlineMs);
   const dates: Array<{ url: string; skewMs: number }> = [];
   if (config.server.oidc !== undefined) checks.push(await oidcCheck(config, deadline, now, dates));
 
   const asked = targets.filter((t) => policy.check(t.url).allowed).slice(0, MAX_TARGETS);
-  const fetch = createGuardedFetch({ policy, timeoutMs: REQUEST_TIMEOUT_MS, maxResponseBytes: MAX_RESPONSE_BYTES, read: 'whole', userAgent: `a2a-discovery-doctor/${VERSION}` });
+  const fetch = createGuardedFetch({ policy, timeoutMs: DOCTOR_BOUNDS.requestTimeoutMs, maxResponseBytes: MAX_RESPONSE_BYTES, read: 'whole', userAgent: `a2a-discovery-doctor/${VERSION}` });
   try {
     const results = await Promise.all(
       asked.map(async (t) => {
@@ -168,9 +166,9 @@ export async function runDoctor(file: string, deps: { now?: () => number; env?: 
   checks.push(
     worst === undefined
       ? { id: 'clock', status: 'warn', message: 'no reachable source sent a Date header: the clock was not compared' }
-      : Math.abs(worst.skewMs) > MAX_SKEW_MS
+      : Math.abs(worst.skewMs) > DOCTOR_BOUNDS.maxSkewMs
         ? { id: 'clock', status: 'warn', message: `the local clock is ${(worst.skewMs / 1000).toFixed(1)} s ${worst.skewMs > 0 ? 'ahead of' : 'behind'} ${worst.url}: run NTP (token and signature times depend on it)`, detail: { url: worst.url, skewMs: worst.skewMs } }
-        : { id: 'clock', status: 'ok', message: `within ${(MAX_SKEW_MS / 1000).toFixed(0)} s of ${dates.length} source(s)`, detail: { url: worst.url, skewMs: worst.skewMs } },
+        : { id: 'clock', status: 'ok', message: `within ${(DOCTOR_BOUNDS.maxSkewMs / 1000).toFixed(0)} s of ${dates.length} source(s)`, detail: { url: worst.url, skewMs: worst.skewMs } },
   );
   return checks;
 }
@@ -215,7 +213,7 @@ async function oidcCheck(config: DiscoveryConfig, deadline: AbortSignal, now: ()
   const url = `${issuer.replace(/\/$/, '')}/.well-known/openid-configuration`;
   let fetch: GuardedFetch | undefined;
   try {
-    fetch = createOriginFetch({ origins: [new URL(issuer).origin], allowLoopback: config.allowLoopback, timeoutMs: REQUEST_TIMEOUT_MS, maxResponseBytes: MAX_RESPONSE_BYTES });
+    fetch = createOriginFetch({ origins: [new URL(issuer).origin], allowLoopback: config.allowLoopback, timeoutMs: DOCTOR_BOUNDS.requestTimeoutMs, maxResponseBytes: MAX_RESPONSE_BYTES });
     const res = await fetch(url, { signal: deadline });
     const date = Date.parse(res.headers.get('date') ?? '');
     if (Number.isFinite(date)) dates.push({ url, skewMs: now() - date });

@@ -1,14 +1,13 @@
 /**
- * `a2a-discovery doctor --config <file>`: its options, its help and its bounds. The checks
- * (doctor.ts) load when the command runs.
+ * `a2a-discovery doctor --config <file>`: its options and help (its bounds: `DOCTOR_BOUNDS`,
+ * flags.ts). The checks (doctor.ts) load when the command runs.
  *
  * @module
  */
 import type { Command } from 'commander';
 import { COMMANDS, DOCTOR_BOUNDS, type Io } from '../flags.js';
 
-const { requestTimeoutMs: REQUEST_TIMEOUT_MS, totalDeadlineMs: TOTAL_DEADLINE_MS, maxSkewMs: MAX_SKEW_MS } = DOCTOR_BOUNDS;
-
+/** Adds `doctor` to the program. */
 export function registerDoctorCommand(program: Command, io: Io): void {
   program
     .command('doctor')
@@ -20,8 +19,8 @@ export function registerDoctorCommand(program: Command, io: Io): void {
       `
 Checks, in order (ids stable): config, store, token-file, port, loopback, allowlist, oidc (with
 server.oidc), reach:<config path> (one guarded request per source URL: static entries, well-known
-domains, AI Catalogs, registries, ARD sources; ${REQUEST_TIMEOUT_MS / 1000} s each, ${TOTAL_DEADLINE_MS / 1000} s in all), clock (the local clock
-against the Date header of the answers; warn past ${MAX_SKEW_MS / 1000} s). An invalid configuration stops after config
+domains, AI Catalogs, registries, ARD sources; ${DOCTOR_BOUNDS.requestTimeoutMs / 1000} s each, ${DOCTOR_BOUNDS.totalDeadlineMs / 1000} s in all), clock (the local clock
+against the Date header of the answers; warn past ${DOCTOR_BOUNDS.maxSkewMs / 1000} s). An invalid configuration stops after config
 (when it does not parse). The store is read, never written.
 Each line: ok|warn|fail  <check>  <what was found and what to do>.
 
