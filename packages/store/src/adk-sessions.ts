@@ -22,11 +22,10 @@
  */
 import { DatabaseSessionService, InMemorySessionService } from '@google/adk';
 import type { BaseSessionService } from '@google/adk';
-import knexFactory from 'knex';
-import type { Knex } from 'knex';
 import { DiscoveryError } from 'a2a-discovery';
 import { parseStoreSpec, postgresConnection, redactUrl, sqliteFilePath, type StoreSpec } from 'a2a-discovery/config';
 import type { OpenStateStoreOptions } from './open-state-store.js';
+import { postgresKnex } from './postgres-knex.js';
 import { SqlSessionService, ensureSessionIndex, postgresSessionSql, sqliteSessionSql } from './sql-session-service.js';
 import type { SessionGate, SessionSql } from './sql-session-service.js';
 import type { StateStore } from './state-store.js';
@@ -87,7 +86,7 @@ export async function openAdkSessionService(spec: string | StoreSpec, options: A
       // ADK 2.0's DatabaseSessionService has no close(); its MikroORM instance holds the pool open.
       await (adk as unknown as { orm?: { close(force?: boolean): Promise<void> } }).orm?.close(true);
     }
-    sql = parsed.kind === 'sqlite' ? await sqliteSessionSql(file!) : postgresSessionSql(postgresKnex(parsed.url, options.password, options.schema));
+    sql = parsed.kind === 'sqlite' ? await sqliteSessionSql(file!) : postgresSessionSql(await postgresKnex({ url: parsed.url, ...(options.password !== undefined && { password: options.password }) }, { ...(options.schema !== undefined && { searchPath: options.schema }), maxConnections: 4 }));
     const opened = sql;
     await (gate ? gate(() => ensureSessionIndex(opened)) : ensureSessionIndex(opened));
   } catch (err) {
@@ -96,17 +95,6 @@ export async function openAdkSessionService(spec: string | StoreSpec, options: A
   }
   const service = new SqlSessionService(sql, gate && { gate });
   return { service, close: () => service.close() };
-}
-
-function postgresKnex(url: string, password: string | undefined, schema: string | undefined): Knex {
-  return knexFactory({
-    client: 'pg',
-    connection: { ...postgresConnection(url), ...(password !== undefined && { password }) },
-    ...(schema !== undefined && { searchPath: [schema] }),
-    pool: { min: 0, max: 4 },
-    acquireConnectionTimeout: 10_000,
-    log: { warn: () => undefined, error: () => undefined, deprecate: () => undefined, debug: () => undefined },
-  });
 }
 
 async function sqliteSessions(file: string): Promise<DatabaseSessionService> {

@@ -22,11 +22,12 @@
 import { copyFile, chmod, rename, rm } from 'node:fs/promises';
 import { randomBytes } from 'node:crypto';
 import { DiscoveryError } from 'a2a-discovery';
-import { postgresConnection, redactUrl } from 'a2a-discovery/config';
+import { redactUrl } from 'a2a-discovery/config';
 import type { Knex } from 'knex';
 import { ADK_TABLES, BACKUP_META_TABLE, PAGE, planOf, postgresAll, postgresPlanOf, postgresPlanted, quoted, rowsDigest, rowsOf, toPostgres, type All, type PgResult } from './backup-rows.js';
 import { checkOut, close, copyRows, openBackup, rebuildBackup, sha256Of, withFresh, writeDigest, type BackupReport, type Fresh, type RestoreOptions, type RestoreReport } from './backup.js';
 import { MIGRATIONS_TABLE, migrate, migrationSource } from './migrations.js';
+import { postgresKnex } from './postgres-knex.js';
 
 /** A PostgreSQL store, as the configuration names it. */
 export interface PostgresStoreTarget {
@@ -38,18 +39,8 @@ export interface PostgresStoreTarget {
   readonly schema?: string;
 }
 
-const quiet = { warn: () => undefined, error: () => undefined, deprecate: () => undefined, debug: () => undefined };
-
-async function connect(target: PostgresStoreTarget, searchPath?: string): Promise<Knex> {
-  const { default: knexFactory } = await import('knex');
-  return knexFactory({
-    client: 'pg',
-    connection: { ...postgresConnection(target.url), ...(target.password !== undefined && { password: target.password }) },
-    ...(searchPath !== undefined && { searchPath: [searchPath] }),
-    pool: { min: 0, max: 2 },
-    acquireConnectionTimeout: 10_000,
-    log: quiet,
-  });
+function connect(target: PostgresStoreTarget, searchPath?: string): Promise<Knex> {
+  return postgresKnex(target, { ...(searchPath !== undefined && { searchPath }), maxConnections: 2 });
 }
 
 const pgAll = (db: Knex | Knex.Transaction): All => postgresAll((sql, params) => db.raw(sql, params as Knex.RawBinding[]) as unknown as Promise<PgResult>);
