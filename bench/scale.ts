@@ -15,13 +15,15 @@
  * socket plus one connection per client per origin. Environment: BENCH_SCALE_ROUNDS (default 3),
  * BENCH_SCALE_ENDPOINTS (default 100,000), BENCH_SCALE_ORIGINS (default 1,000), BENCH_SCALE_STORE
  * (`memory`, the default, or `sqlite`: the cache's store is the `cards` of a SQLite state store
- * in a temporary file, which persists every entry it is given). Run with
+ * in a temporary file, which persists every entry it is given), BENCH_SCALE_PROFILE (a directory:
+ * the CPU profiles of the first loop cycle and of the next, nothing due, are written there as
+ * first-cycle.cpuprofile and fresh-cycle.cpuprofile, for DevTools). Run with
  * `--expose-gc` (the npm script does) so memory is read after a full GC. Writes
  * bench/results/scale.json (scale-sqlite.json with the SQLite store); `npm run bench` shows the
  * verdicts of scale.json with its own.
  */
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { join } from 'node:path';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { openStateStore, type StateStore } from '@a2a-discovery/store';
 import { VirtualClock } from '../packages/core/src/clock/index.js';
 import { machineMeta, writeResults } from './lib/results.js';
@@ -56,6 +58,8 @@ const ROUNDS = count('BENCH_SCALE_ROUNDS', 3, 20);
 const ENDPOINTS = count('BENCH_SCALE_ENDPOINTS', 100_000, 200_000);
 const WANTED_ORIGINS = count('BENCH_SCALE_ORIGINS', 1_000, 5_000);
 const STORE = process.env['BENCH_SCALE_STORE'] === 'sqlite' ? 'sqlite' : 'memory';
+/** BENCH_SCALE_PROFILE=<directory>: the first two loop cycles are profiled (node:inspector) into it. */
+const PROFILE = process.env['BENCH_SCALE_PROFILE'];
 /** BENCH_SCALE_LOOP=0 leaves out step 3 (its first cycle finds every lookalike, which is long at this size). */
 const LOOP = process.env['BENCH_SCALE_LOOP'] !== '0';
 const CONCURRENCY = 32;
@@ -99,6 +103,25 @@ async function settle(): Promise<NodeJS.MemoryUsage> {
   return process.memoryUsage();
 }
 const MB = 1024 * 1024;
+
+/** A CPU profile of this process from now until `stop(file)`, which writes it and returns the file. */
+async function startProfile(): Promise<{ stop(file: string): Promise<string> }> {
+  const { Session } = await import('node:inspector/promises');
+  const session = new Session();
+  session.connect();
+  await session.post('Profiler.enable');
+  await session.post('Profiler.setSamplingInterval', { interval: 1000 });
+  await session.post('Profiler.start');
+  return {
+    async stop(file) {
+      const { profile } = await session.post('Profiler.stop');
+      mkdirSync(dirname(file), { recursive: true });
+      writeFileSync(file, JSON.stringify(profile));
+      session.disconnect();
+      return file;
+    },
+  };
+}
 
 const started = new Date();
 const loadBefore = os.loadavg();
@@ -172,10 +195,16 @@ try {
       return { seconds, cpuUsPerEndpoint: (c1.user + c1.system) / ENDPOINTS, serverRequests: s1.hits - s0.hits, snapshotAgents: snap?.agents.length ?? 0, snapshotVersion: snap?.version ?? 0 };
     };
     try {
-      const first = await cycle();
+      const profiled = async (name: string) => {
+        const profiler = PROFILE === undefined ? undefined : await startProfile();
+        const c = await cycle();
+        if (profiler) log(`   ${name}: ${await profiler.stop(join(PROFILE!, `${name}.cpuprofile`))}`);
+        return c;
+      };
+      const first = await profiled('first-cycle');
       firstCycleSeconds = first.seconds;
       if (first.snapshotAgents !== ENDPOINTS || first.serverRequests !== 0) throw new Error(`scale / first loop cycle: ${first.snapshotAgents} agents published, ${first.serverRequests} requests`);
-      await cycle();
+      await profiled('fresh-cycle');
       for (let r = 0; r < ROUNDS && performance.now() - t00 < TOTAL_LIMIT_MS - 60_000; r++) {
         const c = await cycle();
         if (c.serverRequests !== 0 || c.snapshotAgents !== ENDPOINTS || c.snapshotVersion !== 1) {

@@ -20,13 +20,17 @@
  *   whole words of at most 2 characters (`agent a`, `agent b`, `billing v1`, `billing v2`):
  *   numbered and lettered series are common and not confusing.
  *
- * Cost: {@link LookalikeIndex} keeps each name under its skeleton, and under its skeleton's length
- * and d+5 segments (the pigeonhole filter of PassJoin, Li et al. 2011: d edits leave five of d+5
- * segments unedited, each shifted by at most d), so a lookup compares a name only with the names
- * of a nearby length that share five segments with it, not with all. A segment most names share
- * (a fleet named "Agent …") is skipped, the names then needing one shared segment fewer for each
- * skipped (at most four): a lookup visits the names that share uncommon segments with it, so
- * admitting n agents costs about n lookups, not n² visits.
+ * Cost: {@link LookalikeIndex} keeps each name under its skeleton, and under the q-grams of its
+ * skeleton (substrings of 3 and of 4 characters) by skeleton length. Two skeletons within d edits
+ * share at least t = max(length) - q + 1 - q·d q-grams (the count filter, Ukkonen 1992; each edit
+ * spoils at most q of them), so of a name's n q-grams, any n - t + 1 include one the other name
+ * has (the prefix filter of AllPairs, Bayardo et al. 2007). A lookup takes its rarest q-grams, as
+ * few as that needs, of the size whose lists are shorter, and compares the name only with the
+ * names posted under them: a word most names share ("Agent …") is never among them while rarer
+ * ones are, and a big numbered series (never lookalikes of each other) is posted apart and skipped
+ * as a group. Admitting n agents costs about n lookups of a few dozen postings each, not n²
+ * comparisons (100,000 agents, each with a card name of a shared word and 12 hex digits and a
+ * local name: 22 s, where segments of the names, the filter before, took 63 s).
  *
  * @module
  */
@@ -55,17 +59,57 @@ function maxEdits(length: number): number {
   return length < 5 ? 0 : length < 12 ? 1 : length < 20 ? 2 : 3;
 }
 
-/** Segments a lookup must share with a stored name (of d+SHARED): the more, the fewer comparisons for names with a common word (measured: 5). */
-const SHARED = 5;
+/**
+ * The sizes of the q-grams under which names of a skeleton length are posted: those for which the
+ * count filter still leaves one shared q-gram at the most edits that length allows (q·(d + 1) ≤
+ * length), of 3 and 4 (2 for the shortest). A lookup takes, per length, the size whose rarest
+ * q-grams hold the fewest postings: 4 where 3 characters are common (hex digits after a shared
+ * word), 3 where a common word takes several of the 4-grams it would need. None for lengths
+ * compared only by equal skeletons.
+ */
+function gramSizes(length: number): readonly number[] {
+  const d = maxEdits(length);
+  if (d === 0) return NO_GRAMS;
+  const most = Math.floor(length / (d + 1));
+  return most >= 4 ? GRAMS_3_4 : most === 3 ? GRAMS_3 : GRAMS_2;
+}
+const NO_GRAMS: readonly number[] = [];
+const GRAMS_2: readonly number[] = [2];
+const GRAMS_3: readonly number[] = [3];
+const GRAMS_3_4: readonly number[] = [3, 4];
 
-/** One segment's postings: all of them, and by series. */
-interface Bucket {
-  all: Posting[];
-  readonly series: Map<string, Posting[]>;
+/**
+ * The key of the q-gram at `at` in `s` among the postings of names of skeleton length `length`: a
+ * 30-bit hash of the three (a small integer: no string is made per q-gram). Two q-grams that
+ * share a key share postings, so a lookup may visit a few names it need not; it never misses one.
+ */
+function gramKey(s: string, at: number, q: number, length: number): number {
+  let h = Math.imul(length * 8 + q, 0x9e3779b1);
+  for (let i = at; i < at + q; i++) h = Math.imul(h ^ s.charCodeAt(i), 0x01000193);
+  return (h ^ (h >>> 15)) & 0x3fffffff;
 }
 
-/** Postings beyond which a segment is common (a word most names share) and a lookup skips it (see {@link LookalikeIndex.find}). */
-const COMMON_SEGMENT = 64;
+/** The q-grams of `s` as keys among names of skeleton length `length`, each with how many times it occurs. */
+function gramCounts(s: string, q: number, length: number): Map<number, number> {
+  const out = new Map<number, number>();
+  for (let i = 0; i + q <= s.length; i++) {
+    const k = gramKey(s, i, q, length);
+    out.set(k, (out.get(k) ?? 0) + 1);
+  }
+  return out;
+}
+
+/** A q-gram's postings of names outside big series: one, or a list. */
+type Postings = Posting | Posting[];
+
+/** A q-gram's postings of names of big series, by series, and how many there are in all. */
+interface SeriesPostings {
+  total: number;
+  readonly bySeries: Map<string, Posting[]>;
+}
+
+/** Names of one numbered series (`fleet-agent-#`) from which its later names are posted apart, by series: a lookup skips its own as a group. */
+const BIG_SERIES = 16;
 
 const SEPARATORS = /[\s._\-/:]+/gu;
 
@@ -167,6 +211,8 @@ interface Stored {
 interface Posting {
   readonly stored: Stored;
   readonly name: Name;
+  /** Posted by series ({@link BIG_SERIES}), not among a q-gram's other postings. */
+  readonly grouped: boolean;
 }
 
 /**
@@ -182,10 +228,14 @@ interface Posting {
  */
 export class LookalikeIndex {
   readonly #stored = new Map<string, Stored>();
-  /** Postings by `length|segment number|segment`, all of them and by series (a lookup skips its own series at once). */
-  readonly #segments = new Map<string, Bucket>();
+  /** Postings by q-gram key ({@link gramKey}, of every size {@link gramSizes} gives), of names outside big series. */
+  readonly #grams = new Map<number, Postings>();
+  /** Postings by q-gram key, then by series, of the names of big series; with their count. */
+  readonly #seriesGrams = new Map<number, SeriesPostings>();
   /** Names held per skeleton length: a lookup skips the lengths nobody has. */
   readonly #lengths = new Map<number, number>();
+  /** Names held per numbered series (one with a number: `fleet-agent-#`). */
+  readonly #seriesSize = new Map<string, number>();
   /** Postings by skeleton, in arrival order: equal skeletons are found first, the earliest at once. */
   readonly #skeletons = new Map<string, Posting[]>();
   #seq = 0;
@@ -203,14 +253,30 @@ export class LookalikeIndex {
     const stored: Stored = { entry, seq: old?.seq ?? this.#seq++, names };
     this.#stored.set(entry.key, stored);
     for (const name of names) {
-      const posting = { stored, name };
+      let grouped = false;
+      if (name.series !== name.folded) {
+        const size = (this.#seriesSize.get(name.series) ?? 0) + 1;
+        this.#seriesSize.set(name.series, size);
+        grouped = size > BIG_SERIES;
+      }
+      const posting: Posting = { stored, name, grouped };
       push(this.#skeletons, name.skeleton, posting);
-      this.#lengths.set(name.skeleton.length, (this.#lengths.get(name.skeleton.length) ?? 0) + 1);
-      for (const k of segmentKeys(name.skeleton)) {
-        let bucket = this.#segments.get(k);
-        if (bucket === undefined) this.#segments.set(k, (bucket = { all: [], series: new Map() }));
-        bucket.all.push(posting);
-        push(bucket.series, name.series, posting);
+      const length = name.skeleton.length;
+      this.#lengths.set(length, (this.#lengths.get(length) ?? 0) + 1);
+      for (const q of gramSizes(length)) {
+        for (const k of gramCounts(name.skeleton, q, length).keys()) {
+          if (grouped) {
+            let groups = this.#seriesGrams.get(k);
+            if (groups === undefined) this.#seriesGrams.set(k, (groups = { total: 0, bySeries: new Map() }));
+            push(groups.bySeries, name.series, posting);
+            groups.total++;
+            continue;
+          }
+          const held = this.#grams.get(k);
+          if (held === undefined) this.#grams.set(k, posting);
+          else if (Array.isArray(held)) held.push(posting);
+          else this.#grams.set(k, [held, posting]);
+        }
       }
     }
     return true;
@@ -255,54 +321,47 @@ export class LookalikeIndex {
       if (reason !== undefined) best = { posting, name, reason };
     };
     for (const name of self.names) for (const posting of this.#skeletons.get(name.skeleton) ?? []) consider(posting, name);
+    const visit = (list: Postings, name: Name): void => {
+      if (!Array.isArray(list)) list = [list];
+      this.visits += list.length;
+      for (const posting of list) if (posting.name.series !== name.series) consider(posting, name);
+    };
     for (const name of self.names) {
-      const q = name.skeleton;
-      // The segment numbers each stored name shares with this one: SHARED at least are within reach.
-      // As a bit mask of segment numbers (at most d + SHARED = 8 segments).
-      const hits = new Map<Posting, number>();
-      // How many shared segments a stored name of each length needs (fewer where common segments are skipped).
-      const needs = new Map<number, number>();
-      for (let len = q.length - 3; len <= q.length + 3; len++) {
-        if (len < MIN_LENGTH || !this.#lengths.has(len)) continue;
-        const d = maxEdits(Math.min(len, q.length));
-        if (Math.abs(len - q.length) > d) continue;
-        const bounds = segmentBounds(len);
-        // Each segment's postings at every position it may have shifted to.
-        const lists = bounds.map(([start, size], i) => {
-          const prefix = segmentPrefix(len, i);
-          const buckets: Bucket[] = [];
-          let total = 0;
-          for (let at = Math.max(0, start - d); at <= Math.min(q.length - size, start + d); at++) {
-            const bucket = this.#segments.get(`${prefix}${q.slice(at, at + size)}`);
-            if (bucket === undefined) continue;
-            buckets.push(bucket);
-            total += bucket.all.length - (bucket.series.get(name.series)?.length ?? 0);
+      const length = name.skeleton.length;
+      for (let other = length - 3; other <= length + 3; other++) {
+        const d = maxEdits(Math.min(length, other));
+        if (d === 0 || Math.abs(length - other) > d || !this.#lengths.has(other)) continue;
+        // Of the q-gram sizes names of that length are posted under, the one whose needed postings are fewest.
+        let plan: number[] = [];
+        let planCost = Infinity;
+        for (const q of gramSizes(other)) {
+          // A name within d edits shares at least `shared` of this one's q-grams (count filter), so
+          // any `length - q + 1 - shared + 1` of them include one it has: the rarest are taken.
+          const shared = Math.max(length, other) - q + 1 - q * d;
+          let uncovered = length - q + 1 - shared + 1;
+          const ranked = [...gramCounts(name.skeleton, q, other)].map(([k, times]) => ({ k, times, size: this.#postingsOf(k, name.series) }));
+          ranked.sort((x, y) => x.size - y.size);
+          const keys: number[] = [];
+          let cost = 0;
+          for (const { k, times, size } of ranked) {
+            if (uncovered <= 0) break;
+            uncovered -= times;
+            cost += size;
+            if (size > 0) keys.push(k);
           }
-          return { i, buckets, total };
-        });
-        // A segment most names share (a common word: "agent-") costs a visit of each of them for
-        // nothing: the most common ones, up to SHARED - 1, are skipped, and a name then needs as
-        // many fewer shared segments among the rest (it still shares SHARED of them all).
-        const common = lists.filter((l) => l.total > COMMON_SEGMENT).sort((a, b) => b.total - a.total).slice(0, SHARED - 1);
-        needs.set(len, SHARED - common.length);
-        for (const { i, buckets } of lists) {
-          if (common.some((c) => c.i === i)) continue;
-          for (const bucket of buckets) {
-            // The same series (a numbered fleet: `fleet-agent-17`, `fleet-agent-18`) is never a
-            // lookalike: when it is most of the bucket, its postings are left out as a group.
-            const own = bucket.series.get(name.series);
-            const lists = own !== undefined && own.length * 2 > bucket.all.length ? [...bucket.series].filter(([series]) => series !== name.series).map(([, list]) => list) : [bucket.all];
-            for (const list of lists) {
-              this.visits += list.length;
-              for (const posting of list) {
-                if (posting.name.series === name.series) continue;
-                hits.set(posting, (hits.get(posting) ?? 0) | (1 << i));
-              }
-            }
+          if (cost < planCost) {
+            plan = keys;
+            planCost = cost;
           }
         }
+        for (const k of plan) {
+          const held = this.#grams.get(k);
+          if (held !== undefined) visit(held, name);
+          // A big series (a numbered fleet: `fleet-agent-17`, `fleet-agent-18`) is never a
+          // lookalike of itself: its own postings are left out as a group.
+          for (const [series, list] of this.#seriesGrams.get(k)?.bySeries ?? []) if (series !== name.series) visit(list, name);
+        }
       }
-      for (const [posting, mask] of hits) if (bitCount(mask) >= needs.get(posting.name.skeleton.length)!) consider(posting, name);
     }
     if (best === undefined) return undefined;
     const { posting, name, reason } = best;
@@ -336,18 +395,42 @@ export class LookalikeIndex {
     }
   }
 
+  /** The postings under q-gram key `k` a lookup for a name of `series` would visit. */
+  #postingsOf(k: number, series: string): number {
+    const held = this.#grams.get(k);
+    const groups = this.#seriesGrams.get(k);
+    const small = held === undefined ? 0 : Array.isArray(held) ? held.length : 1;
+    return groups === undefined ? small : small + groups.total - (groups.bySeries.get(series)?.length ?? 0);
+  }
+
   #unindex(stored: Stored): void {
     for (const name of stored.names) {
       drop(this.#skeletons, name.skeleton, stored);
-      const held = (this.#lengths.get(name.skeleton.length) ?? 1) - 1;
-      if (held === 0) this.#lengths.delete(name.skeleton.length);
-      else this.#lengths.set(name.skeleton.length, held);
-      for (const k of segmentKeys(name.skeleton)) {
-        const bucket = this.#segments.get(k);
-        if (bucket === undefined) continue;
-        bucket.all = bucket.all.filter((p) => p.stored !== stored);
-        drop(bucket.series, name.series, stored);
-        if (bucket.all.length === 0) this.#segments.delete(k);
+      if (name.series !== name.folded) {
+        const size = (this.#seriesSize.get(name.series) ?? 1) - 1;
+        if (size === 0) this.#seriesSize.delete(name.series);
+        else this.#seriesSize.set(name.series, size);
+      }
+      const length = name.skeleton.length;
+      const held = (this.#lengths.get(length) ?? 1) - 1;
+      if (held === 0) this.#lengths.delete(length);
+      else this.#lengths.set(length, held);
+      for (const q of gramSizes(length)) {
+        for (const k of gramCounts(name.skeleton, q, length).keys()) {
+          const groups = this.#seriesGrams.get(k);
+          const list = groups?.bySeries.get(name.series);
+          if (groups !== undefined && list !== undefined) {
+            const rest = list.filter((p) => p.stored !== stored);
+            groups.total -= list.length - rest.length;
+            if (rest.length > 0) groups.bySeries.set(name.series, rest);
+            else if (groups.bySeries.delete(name.series) && groups.bySeries.size === 0) this.#seriesGrams.delete(k);
+          }
+          const held = this.#grams.get(k);
+          if (held === undefined) continue;
+          const rest = Array.isArray(held) ? held.filter((p) => p.stored !== stored) : held.stored === stored ? [] : [held];
+          if (rest.length === 0) this.#grams.delete(k);
+          else this.#grams.set(k, rest.length === 1 ? rest[0]! : rest);
+        }
       }
     }
   }
@@ -366,43 +449,6 @@ export function lookalikesAmong(entries: readonly LookalikeEntry[]): Map<string,
     if (found !== undefined) out.set(e.key, found);
   }
   return out;
-}
-
-/** Start and size of each of the d+SHARED segments of a skeleton of this length (computed once per length). */
-const boundsByLength: Array<ReadonlyArray<readonly [number, number]>> = [];
-function segmentBounds(length: number): ReadonlyArray<readonly [number, number]> {
-  const known = length <= MEMO_LENGTHS ? boundsByLength[length] : undefined;
-  if (known !== undefined) return known;
-  const parts = maxEdits(length) + SHARED;
-  const out: Array<readonly [number, number]> = [];
-  for (let i = 0; i < parts; i++) {
-    const start = Math.floor((i * length) / parts);
-    out.push([start, Math.floor(((i + 1) * length) / parts) - start]);
-  }
-  if (length <= MEMO_LENGTHS) boundsByLength[length] = out;
-  return out;
-}
-
-/** Skeleton lengths whose segment bounds and key prefixes are kept (a longer name, rare and maybe hostile, makes its own). */
-const MEMO_LENGTHS = 256;
-
-function segmentKeys(s: string): string[] {
-  return segmentBounds(s.length).map(([start, size], i) => `${segmentPrefix(s.length, i)}${s.slice(start, start + size)}`);
-}
-
-/** `length|segment number|`, the start of a segment key (made once per pair: lookups make many). */
-const prefixes: string[][] = [];
-function segmentPrefix(length: number, i: number): string {
-  if (length > MEMO_LENGTHS) return `${length}|${i}|`;
-  const row = (prefixes[length] ??= []);
-  return (row[i] ??= `${length}|${i}|`);
-}
-
-/** The bits set in a small mask. */
-function bitCount(mask: number): number {
-  let n = 0;
-  for (let m = mask; m !== 0; m &= m - 1) n++;
-  return n;
 }
 
 function push<K, V>(map: Map<K, V[]>, key: K, value: V): void {
