@@ -309,10 +309,13 @@ export class LookalikeIndex {
     const self = this.#stored.get(key);
     if (self === undefined) return undefined;
     let best: { posting: Posting; name: Name; reason: string } | undefined;
-    const seen = new Set<Posting>();
+    // Each of this agent's names is compared once with each name in reach.
+    const seen = new Map<Name, Set<Posting>>();
     const consider = (posting: Posting, name: Name): void => {
-      if (seen.has(posting)) return;
-      seen.add(posting);
+      let compared = seen.get(name);
+      if (compared === undefined) seen.set(name, (compared = new Set()));
+      if (compared.has(posting)) return;
+      compared.add(posting);
       const other = posting.stored;
       if (other.seq >= self.seq || other.entry.origin === self.entry.origin) return;
       if (best !== undefined && best.posting.stored.seq <= other.seq) return;
@@ -339,18 +342,34 @@ export class LookalikeIndex {
           // any `length - q + 1 - shared + 1` of them include one it has: the rarest are taken.
           const shared = Math.max(length, other) - q + 1 - q * d;
           let uncovered = length - q + 1 - shared + 1;
-          const ranked = [...gramCounts(name.skeleton, q, other)].map(([k, times]) => ({ k, times, size: this.#postingsOf(k, name.series) }));
-          ranked.sort((x, y) => x.size - y.size);
+          // This name's distinct q-grams (keys among names of length `other`), how often each
+          // occurs in it, and how many postings each would visit.
           const keys: number[] = [];
+          const times: number[] = [];
+          const sizes: number[] = [];
+          for (let at = 0; at + q <= length; at++) {
+            const k = gramKey(name.skeleton, at, q, other);
+            const i = keys.indexOf(k);
+            if (i >= 0) times[i]!++;
+            else {
+              keys.push(k);
+              times.push(1);
+              sizes.push(this.#postingsOf(k, name.series));
+            }
+          }
+          // The rarest first, until they cover enough of the name (or cost more than the other size's plan).
+          const taken: number[] = [];
           let cost = 0;
-          for (const { k, times, size } of ranked) {
-            if (uncovered <= 0) break;
-            uncovered -= times;
-            cost += size;
-            if (size > 0) keys.push(k);
+          while (uncovered > 0 && cost < planCost) {
+            let min = -1;
+            for (let i = 0; i < keys.length; i++) if (times[i]! > 0 && (min < 0 || sizes[i]! < sizes[min]!)) min = i;
+            uncovered -= times[min]!;
+            times[min] = 0;
+            cost += sizes[min]!;
+            if (sizes[min]! > 0) taken.push(keys[min]!);
           }
           if (cost < planCost) {
-            plan = keys;
+            plan = taken;
             planCost = cost;
           }
         }
