@@ -175,3 +175,28 @@ test('selection reads the same cards before and after the collector took their m
   assert.equal(buildSnapshot(toSnapshotAgents(again.selected), 1, 0).digest, firstDigest);
   await cache.close();
 });
+
+test('a published snapshot agent reads the cache’s weakly held model: it keeps none of its own, and reads the same card after the collector took it', async () => {
+  const clock = new VirtualClock();
+  const cache = newCache(clock);
+  const ep = fs.endpoint('snapagent', { card: cardFor(fs, 'snapagent', { skills: [{ id: 's', name: 's', description: 'Skill.', tags: ['lazy'] }] }), cacheControl: 'max-age=60' });
+  const entry = await cache.get(ep.baseUrl);
+  const vocabulary = new TagVocabulary([{ tag: 'lazy', description: 'the test tag' }]);
+  const selected = selectAgents([{ endpoint: admitted(ep.baseUrl, [record('snapagent', ep.baseUrl, 'static-list')]), entry }], { needs: [{ tag: 'lazy' }], vocabulary, presentable: () => [] }).selected;
+  assert.equal(selected.length, 1);
+  const [agent] = buildSnapshot(toSnapshotAgents(selected), 1, 0).agents;
+  assert.ok(agent !== undefined && Object.isFrozen(agent));
+  // While a reader holds the model, the agent and the entry answer that same object.
+  const { expected, weak } = ((): { expected: string; weak: WeakRef<AgentCardModel> } => {
+    const held = agent.card;
+    assert.equal(entry.card, held);
+    return { expected: JSON.stringify(held), weak: new WeakRef(held) };
+  })();
+  // Nothing holds the model now but the slot's weak reference: a published agent does not either.
+  await collect();
+  assert.equal(weak.deref(), undefined, 'the snapshot agent kept the model alive');
+  assert.equal(JSON.stringify(agent.card), expected);
+  assert.equal(canonicalCardSha256(agent.card), agent.canonicalSha256);
+  assert.deepEqual(JSON.parse(JSON.stringify(agent)).card, JSON.parse(expected));
+  await cache.close();
+});

@@ -71,15 +71,35 @@ const SLOT = Symbol('a2a-discovery.model');
 
 type Lazy = { readonly body: string; readonly cardUrl: string; readonly [SLOT]: ModelSlot };
 
-/** The `card` of an entry that holds its model lazily (one function for every entry: one shape). */
-function lazyCard(this: Lazy): object {
-  const slot = this[SLOT];
+/** The model held in `slot`: the one still alive, or one built again from the card's bytes. */
+function slotModel(slot: ModelSlot, body: string, cardUrl: string): object {
   let card = slot.ref.deref();
   if (card === undefined) {
-    card = slot.read(this.body, this.cardUrl);
+    card = slot.read(body, cardUrl);
     slot.ref = new WeakRef(card);
   }
   return card;
+}
+
+/** The `card` of an entry that holds its model lazily (one function for every entry: one shape). */
+function lazyCard(this: Lazy): object {
+  return slotModel(this[SLOT], this.body, this.cardUrl);
+}
+
+/**
+ * How something that outlives an entry (a snapshot agent) reads its card without holding the
+ * model: while anything uses the model every read gives that object, once nothing does the
+ * collector may take it and the next read builds it again from the bytes. An entry that holds
+ * its model as a plain field gives that model.
+ */
+export function cardReader<C>(entry: CacheEntry<C>): () => C {
+  const slot = modelSlot(entry);
+  if (slot === undefined) {
+    const { card } = entry;
+    return () => card;
+  }
+  const { body, cardUrl } = entry;
+  return () => slotModel(slot, body, cardUrl) as C;
 }
 
 /**

@@ -4,6 +4,7 @@
  * reference, so readers always see a coherent {version, digest, agents}.
  */
 import { createHash } from 'node:crypto';
+import { cardReader } from '../cache/cache-entries.js';
 import { cardKindOf } from '../cache/index.js';
 import type { AgentCardModel, CardProtocolVersion } from '../card/index.js';
 import { canonicalJson } from '../card/index.js';
@@ -145,6 +146,9 @@ export function toSnapshotAgents(
 ): SnapshotAgent[] {
   return selected.map((s) => {
     const f = flags(s.baseUrl);
+    // The agent reads the cache's weakly held model: a published agent does not keep its own
+    // (100,000 agents held 230 MB of models; issue 43).
+    const card = cardReader(s.entry);
     return Object.freeze({
       localName: s.localName,
       description: s.description,
@@ -157,7 +161,9 @@ export function toSnapshotAgents(
       sources: s.sources,
       ...(s.identifier !== undefined && { identifier: s.identifier }),
       cardUrl: s.entry.cardUrl,
-      card: s.entry.card,
+      get card() {
+        return card();
+      },
       ...cardKindOf(s.entry),
       body: s.entry.body,
       canonicalSha256: s.entry.canonicalSha256,
