@@ -17,7 +17,8 @@
  * (`memory`, the default, or `sqlite`: the cache's store is the `cards` of a SQLite state store
  * in a temporary file, which persists every entry it is given), BENCH_SCALE_PROFILE (a directory:
  * the CPU profiles of the first loop cycle and of the next, nothing due, are written there as
- * first-cycle.cpuprofile and fresh-cycle.cpuprofile, for DevTools). Run with
+ * first-cycle.cpuprofile and fresh-cycle.cpuprofile, for DevTools), BENCH_SCALE_HEAP (a file: a
+ * heap snapshot written after the loop published, for DevTools' Memory panel). Run with
  * `--expose-gc` (the npm script does) so memory is read after a full GC. Writes
  * bench/results/scale.json (scale-sqlite.json with the SQLite store); `npm run bench` shows the
  * verdicts of scale.json with its own.
@@ -28,6 +29,7 @@ import { openStateStore, type StateStore } from '@a2a-discovery/store';
 import { VirtualClock } from '../packages/core/src/clock/index.js';
 import { machineMeta, writeResults } from './lib/results.js';
 import os from 'node:os';
+import { writeHeapSnapshot } from 'node:v8';
 import { setImmediate as tick } from 'node:timers/promises';
 import { seededRandom } from '../packages/core/src/clock/index.js';
 import { HostPolicy } from '../packages/core/src/fetch/index.js';
@@ -213,6 +215,7 @@ try {
         fresh.push(c);
       }
       afterLoop = memory(await settle());
+      if (process.env['BENCH_SCALE_HEAP']) log(`   heap snapshot: ${writeHeapSnapshot(process.env['BENCH_SCALE_HEAP'])}`);
     } finally {
       await loop.stop();
     }

@@ -87,19 +87,18 @@ function lazyCard(this: Lazy): object {
 }
 
 /**
- * How something that outlives an entry (a snapshot agent) reads its card without holding the
- * model: while anything uses the model every read gives that object, once nothing does the
- * collector may take it and the next read builds it again from the bytes. An entry that holds
- * its model as a plain field gives that model.
+ * Gives `target`, an object that outlives the entry (a snapshot agent) and holds the entry's
+ * `body` and `cardUrl`, the entry's card as its last property, `card`, without holding the model:
+ * while anything uses the model every read gives that object, once nothing does the collector may
+ * take it and the next read builds it again from the bytes. An entry that holds its model as a
+ * plain field gives that model. Every such object shares one accessor (one hidden class).
  */
-export function cardReader<C>(entry: CacheEntry<C>): () => C {
+export function withEntryCard<T extends { readonly body: string; readonly cardUrl: string }, C>(target: T, entry: CacheEntry<C>): T & { readonly card: C } {
   const slot = modelSlot(entry);
-  if (slot === undefined) {
-    const { card } = entry;
-    return () => card;
-  }
-  const { body, cardUrl } = entry;
-  return () => slotModel(slot, body, cardUrl) as C;
+  if (slot === undefined) return Object.assign(target, { card: entry.card });
+  Object.defineProperty(target, 'card', LAZY_CARD);
+  Object.defineProperty(target, SLOT, { value: slot });
+  return target as T & { readonly card: C };
 }
 
 /**
@@ -233,17 +232,19 @@ export function errorData(error: DiscoveryError): EntryError {
   };
 }
 
-/** Freshness lifetime in ms: the server's (or the default), clamped, minus jitter. */
-export function freshnessLifetime(
-  policy: CachePolicy,
-  explicit: boolean,
-  o: { defaultTtlMs: number; minTtlMs: number; maxTtlMs: number; expiryJitter: number; random: Random },
-): number {
-  const { defaultTtlMs, minTtlMs, maxTtlMs, expiryJitter, random } = o;
-  // http-cache-semantics: maxAge() honours max-age, Expires against Date (so a skewed server
-  // clock does not matter), the Last-Modified heuristic, no-cache and no-store; age() adds Age
-  // and the time since receipt.
-  const serverTtl = explicit ? Math.max(0, policy.maxAge() - policy.age()) * 1000 : defaultTtlMs;
+/**
+ * The freshness lifetime the response's headers give, ms, before our bounds and jitter.
+ * http-cache-semantics: maxAge() honours max-age, Expires against Date (so a skewed server clock
+ * does not matter), the Last-Modified heuristic, no-cache and no-store; age() adds Age and the
+ * time since receipt.
+ */
+export function serverLifetime(policy: CachePolicy, explicit: boolean, defaultTtlMs: number): number {
+  return explicit ? Math.max(0, policy.maxAge() - policy.age()) * 1000 : defaultTtlMs;
+}
+
+/** Freshness lifetime in ms: a server's (or the default), within the cache's bounds, less its jitter. */
+export function clampedLifetime(serverTtl: number, o: { minTtlMs: number; maxTtlMs: number; expiryJitter: number; random: Random }): number {
+  const { minTtlMs, maxTtlMs, expiryJitter, random } = o;
   const clamped = Math.min(maxTtlMs, Math.max(minTtlMs, serverTtl));
   return clamped * (1 - expiryJitter * random());
 }

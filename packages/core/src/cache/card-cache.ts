@@ -48,7 +48,7 @@ import type { CacheContent } from './cache-content.js';
 import { cardContent } from './cache-content.js';
 import { readDirectives } from './cache-control.js';
 import { acceptedCardModel } from '../card/parse-agent-card.js';
-import { entryOf, errorData, freshnessLifetime, lazyModel, modelSlot, retryDelay, usableEntry, withFields } from './cache-entries.js';
+import { clampedLifetime, entryOf, errorData, lazyModel, modelSlot, retryDelay, serverLifetime, usableEntry, withFields } from './cache-entries.js';
 import type { CardCacheOptions, RefreshOptions, ResolvedCacheOptions } from './card-cache-options.js';
 import { withDefaults } from './card-cache-options.js';
 import type { CacheEntry } from './card-store.js';
@@ -108,6 +108,11 @@ export class CardCache<C = AgentCardModel, V extends string = CardProtocolVersio
   /** The name of each refresh's span. */
   readonly #spanName: string;
   readonly #inflight = new Map<string, Promise<CacheEntry<C, V>>>();
+  /**
+   * The server's freshness lifetime of the stored headers objects this cache built (held weakly,
+   * freed with their entries): a 304 that leaves them as they are reuses it (see `#unchangedLifetime`).
+   */
+  readonly #serverLifetimes = new WeakMap<object, number>();
   readonly #neverSeen = new Map<string, NeverSeenFailure>();
   readonly #limiter: Limiter;
   readonly #Policy: typeof CachePolicy;
@@ -423,6 +428,10 @@ export class CardCache<C = AgentCardModel, V extends string = CardProtocolVersio
       const request = { url: cardUrl, method: 'GET', headers };
       let policy: CachePolicy;
       if (storedPolicy === undefined && sameValidators(answer, revalidating.cacheHeaders)) {
+        // The 304 changes none of the stored headers: the same policy, so the same lifetime and
+        // directives, without building it again (issue 43: the 304 path's bookkeeping).
+        const lifetime = this.#unchangedLifetime(revalidating.cacheHeaders, answer);
+        if (lifetime !== undefined) return this.#store(t, key, this.#revalidated(revalidating, lifetime), 'revalidated', common, revalidating);
         // The 304 repeats the stored validators, which http-cache-semantics always selects: build
         // the updated policy directly, as its revalidatedPolicy() would (one policy, not two).
         policy = new this.#Policy(request, { status: 200, headers: updatedHeaders(revalidating.cacheHeaders, answer) }, { shared: false });
@@ -483,6 +492,34 @@ export class CardCache<C = AgentCardModel, V extends string = CardProtocolVersio
     return this.#store(t, key, this.#freshEntry(card, policy, cacheHeaders, request, 'changed', slot), 'changed', { status: res.status, durationMs: res.durationMs, bytes: res.body.byteLength, rawSha256, warnings: card.warnings });
   }
 
+  /**
+   * The server's freshness lifetime of stored headers, when a 304 carrying `answer` leaves them as
+   * the updated policy would store them: each header it repeats has the stored value, the stored
+   * `Age` is there (a policy's headers always carry one), and nothing depends on the time of the
+   * answer (no `Date`: no Expires or Last-Modified lifetime). Undefined otherwise.
+   */
+  #unchangedLifetime(stored: Readonly<Record<string, string>>, answer: Readonly<Record<string, string>>): number | undefined {
+    const lifetime = this.#serverLifetimes.get(stored);
+    if (lifetime === undefined || stored.date !== undefined || stored.age === undefined) return undefined;
+    for (const k in answer) if (k in stored && answer[k] !== stored[k]) return undefined;
+    return lifetime;
+  }
+
+  /** The entry a 304 that changed none of its headers makes of `old`: fresh again for `serverLifetime` (before bounds and jitter). */
+  #revalidated(old: CacheEntry<C, V>, serverLifetime: number): CacheEntry<C, V> {
+    const { clock } = this.#o;
+    return withFields(old, {
+      expiresAt: clock.now() + clampedLifetime(serverLifetime, this.#o),
+      failures: 0,
+      stale: false,
+      usable: true,
+      nextAttemptAt: undefined,
+      lastOutcome: 'revalidated',
+      lastError: undefined,
+      validatedAtWall: clock.wallNow(),
+    });
+  }
+
   /** The policy of the stored response, as it was received for the request it answered. */
   #storedPolicy(old: CacheEntry<C, V>, request: PolicyRequest): CachePolicy {
     return new this.#Policy({ ...request, headers: old.varyRequest ?? request.headers }, { status: 200, headers: { ...old.cacheHeaders } }, { shared: false });
@@ -507,6 +544,8 @@ export class CardCache<C = AgentCardModel, V extends string = CardProtocolVersio
     // §4.1: the request headers the response varies on are compared on the next request.
     const varies = cacheHeaders.vary !== undefined && !directives.noStore;
     const { clock } = this.#o;
+    const lifetime = serverLifetime(policy, directives.explicit, this.#o.defaultTtlMs);
+    if (!varies) this.#serverLifetimes.set(cacheHeaders, lifetime);
     return entryOf(
       {
         baseUrl: card.baseUrl,
@@ -523,7 +562,7 @@ export class CardCache<C = AgentCardModel, V extends string = CardProtocolVersio
         // The next request's validators, as the library derives them from this policy (§4.3.1);
         // with Vary they depend on that request, so the policy is rebuilt then.
         conditional: varies ? undefined : conditionalOf(policy.revalidationHeaders({ url: request.url, method: request.method, headers: this.#requestHeaders })),
-        expiresAt: clock.now() + freshnessLifetime(policy, directives.explicit, this.#o),
+        expiresAt: clock.now() + clampedLifetime(lifetime, this.#o),
         failures: 0,
         stale: false,
         usable: true,

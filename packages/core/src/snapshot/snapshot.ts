@@ -4,7 +4,7 @@
  * reference, so readers always see a coherent {version, digest, agents}.
  */
 import { createHash } from 'node:crypto';
-import { cardReader } from '../cache/cache-entries.js';
+import { withEntryCard } from '../cache/cache-entries.js';
 import { cardKindOf } from '../cache/index.js';
 import type { AgentCardModel, CardProtocolVersion } from '../card/index.js';
 import { canonicalJson } from '../card/index.js';
@@ -148,8 +148,7 @@ export function toSnapshotAgents(
     const f = flags(s.baseUrl);
     // The agent reads the cache's weakly held model: a published agent does not keep its own
     // (100,000 agents held 230 MB of models; issue 43).
-    const card = cardReader(s.entry);
-    return Object.freeze({
+    const agent = {
       localName: s.localName,
       description: s.description,
       tags: s.tags,
@@ -161,9 +160,6 @@ export function toSnapshotAgents(
       sources: s.sources,
       ...(s.identifier !== undefined && { identifier: s.identifier }),
       cardUrl: s.entry.cardUrl,
-      get card() {
-        return card();
-      },
       ...cardKindOf(s.entry),
       body: s.entry.body,
       canonicalSha256: s.entry.canonicalSha256,
@@ -172,7 +168,8 @@ export function toSnapshotAgents(
       ...(f.transport !== undefined && { transport: f.transport }),
       degraded: f.degraded,
       stale: s.entry.stale,
-    });
+    };
+    return Object.freeze(withEntryCard(agent, s.entry));
   });
 }
 
