@@ -8,7 +8,8 @@
  * throughput (CardCache ÷ raw, target ≥ 1.0) and client CPU per request (CardCache ÷ raw,
  * target ≤ 1.0).
  *
- * Environment: BENCH_ROUNDS (default 7), BENCH_SWEEPS (default 10).
+ * Environment: BENCH_ROUNDS (default 7), BENCH_SWEEPS (default 10), BENCH_PROFILE (a directory:
+ * each side process writes its CPU profile there).
  * Run: `npm run bench:revalidation` (about two minutes). Writes bench/results/revalidation.json.
  */
 import { execFile } from 'node:child_process';
@@ -20,6 +21,8 @@ import { fmt, fmtSummary, summarize, table } from './lib/stats.js';
 
 const ROUNDS = Number(process.env['BENCH_ROUNDS'] ?? 7);
 const SWEEPS = Number(process.env['BENCH_SWEEPS'] ?? 10);
+/** BENCH_PROFILE=<directory>: each side's process writes its CPU profile there. */
+const PROFILE = process.env['BENCH_PROFILE'];
 const TARGETS = 2_000;
 const ORIGINS = 64;
 const CHILD = fileURLToPath(new URL('./lib/revalidation-child.ts', import.meta.url));
@@ -31,7 +34,7 @@ interface SideResult {
 
 function runSide(side: 'raw' | 'cache', origins: readonly string[]): Promise<SideResult> {
   return new Promise((resolve, reject) => {
-    execFile(process.execPath, ['--import', 'tsx', CHILD, JSON.stringify({ side, origins, targets: TARGETS, sweeps: SWEEPS })], { cwd: ROOT, timeout: 300_000 }, (err, stdout, stderr) => {
+    execFile(process.execPath, [...(PROFILE === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${PROFILE}`]), '--import', 'tsx', CHILD, JSON.stringify({ side, origins, targets: TARGETS, sweeps: SWEEPS })], { cwd: ROOT, timeout: 300_000 }, (err, stdout, stderr) => {
       if (err) return reject(new Error(`${side}: ${err.message}\n${stderr.slice(-1000)}`));
       resolve(JSON.parse(stdout.trim().split('\n').at(-1)!) as SideResult);
     });

@@ -187,6 +187,20 @@ describe('bounded cost', () => {
     assert.ok(index.visits < 50 * names.length, `${index.visits} postings visited for ${names.length} lookups (all pairs: ${allPairs})`);
   });
 
+  test('a hostile name of 100,000 characters posts no q-gram and costs no lookup its length, and is still found under the same skeleton', () => {
+    const index = new LookalikeIndex();
+    const long = `billing ${'x'.repeat(100_000)}`;
+    index.set({ key: 'https://a.example/', origin: 'https://a.example', names: ['billing-agent'] });
+    index.set({ key: 'https://b.example/', origin: 'https://b.example', names: [long] });
+    index.set({ key: 'https://c.example/', origin: 'https://c.example', names: [long.replace('billing', 'bi11ing')] });
+    assert.equal(index.find('https://b.example/'), undefined);
+    assert.equal(index.find('https://c.example/')?.key, 'https://b.example/');
+    // Only the equal skeletons were compared: no posting of a q-gram was visited.
+    assert.equal(index.visits, 0);
+    index.set({ key: 'https://d.example/', origin: 'https://d.example', names: ['biling-agent'] });
+    assert.equal(index.find('https://d.example/')?.key, 'https://a.example/');
+  });
+
   test('fleets named alike (a common word, or a numbered series): a lookup visits few names, not every one, and a planted lookalike is still found', () => {
     const hex = (i: number): string => createHash('sha256').update(String(i)).digest('hex').slice(0, 12);
     for (const [what, nameOf] of [

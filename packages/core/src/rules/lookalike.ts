@@ -21,8 +21,8 @@
  *   numbered and lettered series are common and not confusing.
  *
  * Cost: {@link LookalikeIndex} keeps each name under its skeleton, and under the q-grams of its
- * skeleton (substrings of 3 and of 4 characters) by skeleton length. Two skeletons within d edits
- * share at least t = max(length) - q + 1 - q·d q-grams (the count filter, Ukkonen 1992; each edit
+ * skeleton (substrings of 3 and of 4 characters) by skeleton length (up to 256 characters: a
+ * longer name is compared only with the same skeleton). Two skeletons within d edits share at least t = max(length) - q + 1 - q·d q-grams (the count filter, Ukkonen 1992; each edit
  * spoils at most q of them), so of a name's n q-grams, any n - t + 1 include one the other name
  * has (the prefix filter of AllPairs, Bayardo et al. 2007). A lookup takes its rarest q-grams, as
  * few as that needs, of the size whose lists are shorter, and compares the name only with the
@@ -69,11 +69,16 @@ function maxEdits(length: number): number {
  */
 function gramSizes(length: number): readonly number[] {
   const d = maxEdits(length);
-  if (d === 0) return NO_GRAMS;
+  if (d === 0 || length > MAX_GRAMMED) return NO_GRAMS;
   const most = Math.floor(length / (d + 1));
   return most >= 4 ? GRAMS_3_4 : most === 3 ? GRAMS_3 : GRAMS_2;
 }
 const NO_GRAMS: readonly number[] = [];
+/**
+ * Skeletons longer than this are compared only with equal skeletons: no agent goes by such a
+ * name, and one hostile card's name of 100,000 characters would otherwise post 200,000 q-grams.
+ */
+const MAX_GRAMMED = 256;
 const GRAMS_2: readonly number[] = [2];
 const GRAMS_3: readonly number[] = [3];
 const GRAMS_3_4: readonly number[] = [3, 4];
@@ -89,13 +94,10 @@ function gramKey(s: string, at: number, q: number, length: number): number {
   return (h ^ (h >>> 15)) & 0x3fffffff;
 }
 
-/** The q-grams of `s` as keys among names of skeleton length `length`, each with how many times it occurs. */
-function gramCounts(s: string, q: number, length: number): Map<number, number> {
-  const out = new Map<number, number>();
-  for (let i = 0; i + q <= s.length; i++) {
-    const k = gramKey(s, i, q, length);
-    out.set(k, (out.get(k) ?? 0) + 1);
-  }
+/** The distinct q-grams of `s` as keys among names of skeleton length `length`. */
+function gramKeys(s: string, q: number, length: number): Set<number> {
+  const out = new Set<number>();
+  for (let i = 0; i + q <= s.length; i++) out.add(gramKey(s, i, q, length));
   return out;
 }
 
@@ -264,7 +266,7 @@ export class LookalikeIndex {
       const length = name.skeleton.length;
       this.#lengths.set(length, (this.#lengths.get(length) ?? 0) + 1);
       for (const q of gramSizes(length)) {
-        for (const k of gramCounts(name.skeleton, q, length).keys()) {
+        for (const k of gramKeys(name.skeleton, q, length)) {
           if (grouped) {
             let groups = this.#seriesGrams.get(k);
             if (groups === undefined) this.#seriesGrams.set(k, (groups = { total: 0, bySeries: new Map() }));
@@ -435,7 +437,7 @@ export class LookalikeIndex {
       if (held === 0) this.#lengths.delete(length);
       else this.#lengths.set(length, held);
       for (const q of gramSizes(length)) {
-        for (const k of gramCounts(name.skeleton, q, length).keys()) {
+        for (const k of gramKeys(name.skeleton, q, length)) {
           const groups = this.#seriesGrams.get(k);
           const list = groups?.bySeries.get(name.series);
           if (groups !== undefined && list !== undefined) {
