@@ -358,7 +358,7 @@ function readReviewedAgents(sources: readonly Source[]): ReviewedAgent[] {
         name: r.name,
         description: r.metadata.description ?? '',
         // An entry's routingTags route it whatever its card's skills are tagged.
-        tags: (r.metadata.routingTags ?? r.metadata.tags ?? '').split(',').filter(Boolean),
+        tags: (r.metadata.routingTags ?? r.metadata.tags ?? '').split(',').filter(Boolean).slice(),
         ...(r.metadata.routingTags !== undefined && { byRoutingTags: true }),
         critical: r.metadata.critical === 'true',
       });

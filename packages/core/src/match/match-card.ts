@@ -57,6 +57,18 @@ export interface CardMatch {
   readonly reasons: readonly string[];
 }
 
+const NONE: readonly string[] = Object.freeze([]);
+
+/**
+ * A match as the selection's memo keeps it (one per card, for as long as the card is held): each
+ * list at its exact length, and one shared empty list (a list grown by `push` reserves 17 slots,
+ * ~180 B; a match held three such lists for every card of the fleet).
+ */
+function held(m: CardMatch): CardMatch {
+  const exact = (l: readonly string[]): readonly string[] => (l.length === 0 ? NONE : l.slice());
+  return { satisfied: exact(m.satisfied), unknownTags: exact(m.unknownTags), reasons: exact(m.reasons) };
+}
+
 /**
  * Which needs a card satisfies.
  *
@@ -71,7 +83,7 @@ export function matchCard(
 ): CardMatch {
   const unknownTags = [...new Set(card.skills.flatMap((s) => s.tags).filter((t) => !vocabulary.has(t)))].sort();
   const reasons = missingCapabilities(card, required);
-  if (reasons.length > 0) return { satisfied: [], unknownTags, reasons };
+  if (reasons.length > 0) return held({ satisfied: NONE, unknownTags, reasons });
 
   const satisfied: string[] = [];
   for (const need of needs) {
@@ -86,7 +98,7 @@ export function matchCard(
     const known = card.skills.flatMap((s) => s.tags).filter((t) => vocabulary.has(t));
     reasons.push(known.length > 0 ? `no need asks for ${[...new Set(known)].join(', ')}` : 'no skill carries a tag of the reviewed vocabulary');
   }
-  return { satisfied, unknownTags, reasons };
+  return held({ satisfied, unknownTags, reasons });
 }
 
 /**
@@ -129,7 +141,7 @@ export function matchByRoutingTags(
 /** The entry's needs judged on the card's modes alone (its tags play no part); `what` opens each reason. */
 function matchOnModes(card: AgentCardModel, needs: readonly Need[], vocabulary: TagVocabulary, required: RequiredCapabilities, what: string, noneNeeded: string): CardMatch {
   const reasons = missingCapabilities(card, required);
-  if (reasons.length > 0) return { satisfied: [], unknownTags: [], reasons };
+  if (reasons.length > 0) return held({ satisfied: NONE, unknownTags: NONE, reasons });
   const modes = card.skills.length === 0
     ? [{ input: card.defaultInputModes, output: card.defaultOutputModes }]
     : card.skills.map((s) => ({ input: effectiveModes(s.inputModes, card.defaultInputModes), output: effectiveModes(s.outputModes, card.defaultOutputModes) }));
@@ -140,7 +152,7 @@ function matchOnModes(card: AgentCardModel, needs: readonly Need[], vocabulary: 
     else reasons.push(`${what} and ${card.skills.length === 0 ? 'its default modes do' : 'the modes of its skills do'} not cover ${describeModes(need)}`);
   }
   if (satisfied.length === 0 && reasons.length === 0) reasons.push(`${what} and ${noneNeeded}`);
-  return { satisfied, unknownTags: [], reasons };
+  return held({ satisfied, unknownTags: NONE, reasons });
 }
 
 /** True when no skill of the card carries a tag (including a card with no skills). */

@@ -176,7 +176,7 @@ export function selectAgents(candidates: readonly Candidate[], options: SelectOp
   interface Eligible {
     localName: string;
     description: string;
-    tags: string[];
+    tags: readonly string[];
     cardTags?: readonly string[];
     interfaceRewritten?: Omit<InterfaceRewrite, 'index'>;
     critical: boolean;
@@ -244,7 +244,8 @@ export function selectAgents(candidates: readonly Candidate[], options: SelectOp
       continue;
     }
     if (reviewed) options.fitted?.add(endpoint.baseUrl);
-    const tags = [...new Set(match.satisfied)];
+    // The memoized match's own list when it has no duplicate (one list per card, not one per selection).
+    const tags = new Set(match.satisfied).size === match.satisfied.length ? match.satisfied : [...new Set(match.satisfied)];
     eligible.push({
       localName,
       description: reviewed ? reviewed.description : describeFromVocabulary(tags, options.vocabulary),

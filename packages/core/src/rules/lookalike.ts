@@ -251,8 +251,9 @@ export class LookalikeIndex {
     const old = this.#stored.get(entry.key);
     if (old !== undefined && old.entry.origin === entry.origin && sameNames(old.entry.names, entry.names)) return false;
     if (old !== undefined) this.#unindex(old);
-    const names = [...new Set(entry.names)].map(nameOf).filter((n) => n.skeleton.length >= MIN_LENGTH);
-    const stored: Stored = { entry, seq: old?.seq ?? this.#seq++, names };
+    // Held for as long as the agent is: lists at their exact length (a filtered list reserves 17 slots).
+    const names = [...new Set(entry.names)].map(nameOf).filter((n) => n.skeleton.length >= MIN_LENGTH).slice();
+    const stored: Stored = { entry: { key: entry.key, origin: entry.origin, names: entry.names.slice() }, seq: old?.seq ?? this.#seq++, names };
     this.#stored.set(entry.key, stored);
     for (const name of names) {
       let grouped = false;
