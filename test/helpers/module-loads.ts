@@ -4,12 +4,17 @@
  * reader of those lines. Used to bound what the CLI's starts and the light entries load.
  */
 
-/** The hook, as a data URL for `--import`. */
+/**
+ * The hook, as a data URL for `--import`. It writes to file descriptor 2 synchronously: the hooks
+ * run on a thread of their own, whose `process.stderr` reaches the process's through the main
+ * thread, and a command that exits at once (`--help`) lost the line of the last module it loaded.
+ */
 export const LOADS_HOOK = `data:text/javascript,${encodeURIComponent(`
 import { register } from 'node:module';
 register('data:text/javascript,' + encodeURIComponent(\`
+import { writeSync } from 'node:fs';
 export async function load(url, context, next) {
-  if (url.startsWith('file:')) process.stderr.write('LOADED ' + url + '\\\\n');
+  if (url.startsWith('file:')) writeSync(2, 'LOADED ' + url + '\\\\n');
   return next(url, context);
 }\`));
 `)}`;
