@@ -202,7 +202,7 @@ export class HealthTracker {
     const byCalls = this.#byCalls(prevState, usable && failures === 0, callFailures, observation.calls?.message, critical);
     if (byCalls !== undefined) {
       ({ state, reason } = byCalls);
-      return this.#settle(endpoint, known, prevState, { state, successes, failures, usable, critical, reason, ...(observation.extendedCard !== undefined && { extendedCard: observation.extendedCard }), ...(causeCode !== undefined && { cause: causeCode }) });
+      return this.#settle(endpoint, known, prevState, state, successes, failures, usable, critical, reason, observation.extendedCard, causeCode);
     }
     switch (prevState) {
       case 'pending':
@@ -235,7 +235,7 @@ export class HealthTracker {
         break;
       }
     }
-    return this.#settle(endpoint, known, prevState, { state, successes, failures, usable, critical, reason, ...(observation.extendedCard !== undefined && { extendedCard: observation.extendedCard }), ...(causeCode !== undefined && { cause: causeCode }) });
+    return this.#settle(endpoint, known, prevState, state, successes, failures, usable, critical, reason, observation.extendedCard, causeCode);
   }
 
   /**
@@ -252,11 +252,30 @@ export class HealthTracker {
     return { state: 'degraded', reason: `${calls}${critical ? ' (critical: kept while degraded)' : ''}` };
   }
 
-  #settle(endpoint: string, known: HealthStatus | undefined, prevState: HealthState, s: Omit<HealthStatus, 'since'>): HealthTransition | undefined {
-    const since = s.state === prevState && known ? known.since : this.#clock.wallNow();
-    const status: HealthStatus = { ...s, since };
+  /**
+   * Records an endpoint's new status (one object, built once: every endpoint is observed every
+   * cycle) and answers the transition, if its state changed.
+   */
+  #settle(
+    endpoint: string,
+    known: HealthStatus | undefined,
+    prevState: HealthState,
+    state: HealthState,
+    successes: number,
+    failures: number,
+    usable: boolean,
+    critical: boolean,
+    reason: string,
+    extendedCard: string | undefined,
+    cause: EndpointCause | undefined,
+  ): HealthTransition | undefined {
+    const since = state === prevState && known ? known.since : this.#clock.wallNow();
+    const status: HealthStatus =
+      extendedCard === undefined && cause === undefined
+        ? { state, successes, failures, usable, critical, reason, since }
+        : { state, successes, failures, usable, critical, reason, ...(extendedCard !== undefined && { extendedCard }), ...(cause !== undefined && { cause }), since };
     this.#status.set(endpoint, status);
-    return s.state === prevState ? undefined : { endpoint, from: prevState, to: s.state, status };
+    return state === prevState ? undefined : { endpoint, from: prevState, to: state, status };
   }
 
   /**

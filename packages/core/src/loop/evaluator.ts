@@ -63,7 +63,7 @@ export class Evaluator {
   // Static agents whose card once fitted (by base URL), so only they "no longer fit"; an
   // endpoint's URL leaves with the endpoint ({@link forget}).
   readonly #fitted = new Set<string>();
-  #reviewedCache: { from: ReadonlyArray<readonly EndpointRecord[]>; list: ReviewedAgent[] } | undefined;
+  #reviewedCache: { from: ReadonlyArray<readonly EndpointRecord[]>; list: ReviewedAgent[]; byName: ReadonlyMap<string, ReviewedAgent> } | undefined;
   /**
    * The last evaluation's inputs and selection, reused while nothing it depends on changed and its
    * publication settled (nothing held, deferred or refused): a cycle with nothing due then costs
@@ -127,8 +127,7 @@ export class Evaluator {
    */
   async evaluate(admitted: readonly AdmittedEndpoint[], entries: ReadonlyArray<CacheEntry | undefined> | undefined, stands: (settledDigest: string) => boolean): Promise<SnapshotAgent[] | undefined> {
     const { cache, events, alerts, health } = this.#o;
-    const reviewedList = this.#reviewedAgents();
-    const reviewed = new Map(reviewedList.map((r) => [r.name, r]));
+    const { list: reviewedList, byName: reviewed } = this.#reviewedAgents();
     const staticEnter = this.#o.staticEnterAfter;
     const candidates: Candidate[] = [];
     for (let i = 0; i < admitted.length; i++) {
@@ -143,13 +142,17 @@ export class Evaluator {
       const lastError = entry?.lastError ?? neverSeen?.error;
       const extendedCard = extendedCardNote(entry);
       const callStreak = this.#o.calls?.streak(ep.baseUrl);
-      const observation = {
-        failures,
-        usable: entry?.usable ?? false,
-        ...(lastError !== undefined && { cause: { message: lastError.message, code: lastError.code, ...(lastError.stage !== undefined && { stage: lastError.stage }), ...(lastError.status !== undefined && { status: lastError.status }) } }),
-        ...(extendedCard !== undefined && { extendedCard }),
-        ...(callStreak !== undefined && { calls: callStreak }),
-      };
+      const usable = entry?.usable ?? false;
+      const observation =
+        lastError === undefined && extendedCard === undefined && callStreak === undefined
+          ? { failures, usable }
+          : {
+              failures,
+              usable,
+              ...(lastError !== undefined && { cause: { message: lastError.message, code: lastError.code, ...(lastError.stage !== undefined && { stage: lastError.stage }), ...(lastError.status !== undefined && { status: lastError.status }) } }),
+              ...(extendedCard !== undefined && { extendedCard }),
+              ...(callStreak !== undefined && { calls: callStreak }),
+            };
       const t = health.observe(ep.baseUrl, observation, reviewedRecord ? { critical, enterAfter: staticEnter } : critical ? CRITICAL : NOT_CRITICAL);
       if (t) events?.emit({ type: 'health.changed', endpoint: ep.baseUrl, from: t.from, to: t.to, successes: t.status.successes, failures: t.status.failures });
       const status = health.get(ep.baseUrl)!;
@@ -323,12 +326,13 @@ export class Evaluator {
   }
 
   /** Reviewed agents: the records of static sources (their metadata carries description, tags or routingTags, critical). */
-  #reviewedAgents(): ReviewedAgent[] {
+  #reviewedAgents(): { list: ReviewedAgent[]; byName: ReadonlyMap<string, ReviewedAgent> } {
     const from = this.#o.sources.filter((s) => s.kind === 'static').map((s) => s.current().records);
-    if (this.#reviewedCache !== undefined && sameLists(from, this.#reviewedCache.from)) return this.#reviewedCache.list;
+    if (this.#reviewedCache !== undefined && sameLists(from, this.#reviewedCache.from)) return this.#reviewedCache;
     const list = readReviewedAgents(this.#o.sources);
-    this.#reviewedCache = { from, list };
-    return list;
+    // By name, made once per change of the static sources (each cycle looks up every endpoint's records).
+    this.#reviewedCache = { from, list, byName: new Map(list.map((r) => [r.name, r])) };
+    return this.#reviewedCache;
   }
 }
 
