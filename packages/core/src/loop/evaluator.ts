@@ -57,7 +57,7 @@ export class Evaluator {
   /** The key of the agent each lookalike looks like (a removal judges again those that looked like it). */
   readonly #lookalikeOf = new Map<string, string>();
   /** What the lookalike index was last given, per candidate: its endpoint and card (the names come from them). */
-  #lookalikeInputs: ReadonlyArray<readonly [object, object]> = [];
+  #lookalikeInputs: { readonly endpoints: readonly object[]; readonly cards: readonly object[] } = { endpoints: [], cards: [] };
   // Unchanged (same object) cards are matched once, not every cycle, while the select options stand.
   #matchMemo: MatchMemo = new WeakMap();
   // Static agents whose card once fitted (by base URL), so only they "no longer fit"; an
@@ -261,10 +261,12 @@ export class Evaluator {
   #findLookalikes(candidates: readonly Candidate[]): ReadonlyMap<string, Lookalike> {
     // The same endpoints (records) with the same cards: the same names, the same lookalikes (a
     // cycle with nothing due, or revalidations, costs a comparison per candidate, not an index pass).
-    const inputs = candidates.map((c) => [c.endpoint, cardIdentity(c.entry)] as const);
+    // Compared in place: a cycle with nothing due allocates nothing here.
     const last = this.#lookalikeInputs;
-    this.#lookalikeInputs = inputs;
-    if (inputs.length === last.length && inputs.every(([e, card], i) => e === last[i]![0] && card === last[i]![1])) return this.#lookalikes;
+    let same = last.endpoints.length === candidates.length;
+    for (let i = 0; same && i < candidates.length; i++) same = candidates[i]!.endpoint === last.endpoints[i] && cardIdentity(candidates[i]!.entry) === last.cards[i];
+    if (same) return this.#lookalikes;
+    this.#lookalikeInputs = { endpoints: candidates.map((c) => c.endpoint), cards: candidates.map((c) => cardIdentity(c.entry)) };
     const index = this.#lookalikeIndex;
     const present = new Set(candidates.map((c) => c.endpoint.baseUrl));
     const removed = new Set<string>();
