@@ -26,7 +26,8 @@
  * process, to see what the durable history costs a turn), BENCH_SERVICE_NAMES (`words`, the
  * default: three-word agent names; `numbered`: `fleet-agent-e123`, a numbered series),
  * BENCH_SERVICE_STORE (`sqlite`, the default; `postgres`: a PostgreSQL server this run starts on
- * loopback, as the test suite does: test/helpers/postgres.ts, fsync off).
+ * loopback, as the test suite does: test/helpers/postgres.ts, fsync off), BENCH_SERVICE_PROFILE
+ * (a directory: serve writes a CPU profile of its whole run there when it stops).
  * Writes bench/results/service.json.
  */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -170,6 +171,8 @@ const rss: Sample[] = [];
 let loadAtWindowStart: number[] = [];
 let loadAtWindowEnd: number[] = [];
 let windowStartEpochMs = 0;
+/** serve's CPU time over the window, ms (its CPU at the start until the window ends). */
+let serveCpuMs = 0;
 let windowEndEpochMs = 0;
 let fleetSeconds = NaN;
 let metricsBefore = '';
@@ -263,6 +266,7 @@ try {
   metricsBefore = (await get(`${serve.url}/metrics`)).text;
   loadAtWindowStart = os.loadavg();
   windowStartEpochMs = Date.now();
+  serveCpuMs = serve.cpuMs();
   health.phase = 'window';
   const w0 = performance.now();
   const s = serve;
@@ -278,6 +282,7 @@ try {
   }
   if (s.alive()) sampleRss();
   windowEndEpochMs = Date.now();
+  if (s.alive()) serveCpuMs = s.cpuMs() - serveCpuMs;
   health.phase = 'after';
   loadAtWindowEnd = os.loadavg();
   if (!s.alive()) throw new Error(`serve exited during the window; its last lines:\n${s.tail()}`);
@@ -387,6 +392,7 @@ out.push('Chat turns: wall time as the client sees it, the peer’s own time (me
 const row = (label: string, f: typeof service) => [label, fmt(f.turns, 0), fmt(f.wallMs.p50, 2), fmt(f.wallMs.p99, 2), fmt(f.peerMs.p50, 2), fmt(f.overheadMs.p50, 2), fmt(f.overheadMs.p99, 2)];
 out.push(table(['side', 'turns', 'wall p50', 'wall p99', 'peer p50', 'wall−peer p50', 'wall−peer p99'], [row('POST /api/chat (service)', service), row('straight to the peer (baseline)', direct)]));
 out.push(`   service ÷ direct, per minute (median [min–max]): wall ${fmtSummary(wallRatio, 2)}; wall−peer ${fmtSummary(overheadRatio, 1)}; routing overhead added by the service (wall−peer, service − direct) ${fmtSummary(overheadAdded, 2)} ms`);
+out.push(`   serve's CPU over the window (user + system, from /proc; its discovery loop included): ${fmt(serveCpuMs, 0)} ms, ${fmt(serveCpuMs / service.turns, 2)} ms per service turn`);
 out.push('');
 out.push(`Discovery loop cycles in the window (from the cycle spans), ${fmt(cards!.ready.endpoints + 1, 0)} endpoints each`);
 const cycleRow = (label: string, c: ReturnType<typeof cycleStats>) => [label, fmt(c.count, 0), c.count ? fmtSummary(c.ms, 1) : '–', c.count ? fmt(c.p99Ms, 1) : '–', c.count ? fmt(c.usPerEndpoint.median, 2) : '–', c.count ? fmt(c.due.median, 0) : '–'];
@@ -431,6 +437,8 @@ const json = {
     service: { turns: service.turns, wallMs: service.wallMs, peerMs: service.peerMs, overheadMs: service.overheadMs },
     direct: { turns: direct.turns, wallMs: direct.wallMs, peerMs: direct.peerMs, overheadMs: direct.overheadMs },
     perMinute: { wallRatio, overheadRatio, overheadAddedMs: overheadAdded },
+    serveCpuMs,
+    serveCpuMsPerTurn: serveCpuMs / service.turns,
   },
   cycles: cycleFigures,
   rss: rssFigures,

@@ -118,6 +118,8 @@ export interface ServeHandle {
   rssMB(): number;
   /** The last lines serve wrote on stderr (for a failure message). */
   tail(): string;
+  /** Its CPU time so far (user + system), ms, from /proc. */
+  cpuMs(): number;
   /** True while it runs. */
   alive(): boolean;
   /** SIGTERM, SIGKILL after `boundMs`. */
@@ -130,7 +132,10 @@ export interface ServeHandle {
  */
 export async function startServe(configFile: string, env: NodeJS.ProcessEnv, timeoutMs: number): Promise<ServeHandle> {
   if (!existsSync(BUILT_CLI)) throw new Error(`the built CLI is missing (${BUILT_CLI}): run \`npm run build\` first`);
-  const child = spawn(process.execPath, [BUILT_CLI, 'serve', '--config', configFile, '--port', '0', '--log-level', 'warn'], {
+  // BENCH_SERVICE_PROFILE=<dir>: serve writes a CPU profile of its whole run there when it stops.
+  const profileDir = process.env['BENCH_SERVICE_PROFILE'];
+  const profile = profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [];
+  const child = spawn(process.execPath, [...profile, BUILT_CLI, 'serve', '--config', configFile, '--port', '0', '--log-level', 'warn'], {
     cwd: ROOT,
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -181,6 +186,11 @@ export async function startServe(configFile: string, env: NodeJS.ProcessEnv, tim
     rssMB() {
       const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
       return m ? Number(m[1]) / 1024 : NaN;
+    },
+    cpuMs() {
+      // /proc/<pid>/stat: utime and stime are fields 14 and 15, in clock ticks (100 a second on Linux).
+      const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').replace(/^.*\) /s, '').split(' ');
+      return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100;
     },
     tail,
     alive: () => running(child),
