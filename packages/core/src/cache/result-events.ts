@@ -26,6 +26,12 @@ export function newHitTally(): HitTally {
   return { count: 0 };
 }
 
+/**
+ * Counted hits published per turn of the event loop, at most: each event reaches every listener
+ * (the metrics, the journal's activity, the dashboard's feed), a few microseconds each.
+ */
+export const HIT_EVENTS_PER_TURN = 500;
+
 /** Emits one cache's result events. */
 export class ResultEvents {
   readonly #events: EventStream | undefined;
@@ -35,6 +41,8 @@ export class ResultEvents {
   readonly #pending: Array<{ readonly key: string; readonly tally: HitTally }> = [];
   /** Tallies of endpoints the cache gave none (a key it did not write yet), until the next publication. */
   readonly #loose = new Map<string, HitTally>();
+  /** Counts taken from the tallies and not yet published (a burst bigger than one slice). */
+  readonly #out: Array<[string, number]> = [];
   #hitFlush: NodeJS.Immediate | undefined;
 
   constructor(events: EventStream | undefined, hitEvents: 'each' | 'counted') {
@@ -48,10 +56,29 @@ export class ResultEvents {
     else this.emit(key, 'hit', NO_DETAIL, failures);
   }
 
-  /** Publishes the hits counted so far (`hitEvents: 'counted'`); runs by itself after each burst. */
+  /**
+   * Publishes the hits counted so far (`hitEvents: 'counted'`), all of them now. After a burst it
+   * runs by itself, {@link HIT_EVENTS_PER_TURN} events per turn of the event loop: a discovery
+   * cycle's burst is one event per endpoint, and a request waiting meanwhile goes between slices.
+   */
   flush(): void {
+    this.#take();
+    this.#publish(Number.POSITIVE_INFINITY);
+  }
+
+  /** The scheduled flush: a slice, and the rest at the next turn. */
+  #flushSlice(): void {
+    this.#hitFlush = undefined;
+    this.#take();
+    this.#publish(HIT_EVENTS_PER_TURN);
+    if (this.#out.length > 0) this.#schedule();
+  }
+
+  /** Moves the counted hits to the publication queue: one count per endpoint. */
+  #take(): void {
     if (this.#hitFlush !== undefined) clearImmediate(this.#hitFlush);
     this.#hitFlush = undefined;
+    if (this.#pending.length === 0) return;
     // One event per endpoint: a key can have had two tallies in one burst (the rules changed, or
     // its first hit came before the cache wrote it).
     const counts = new Map<string, number>();
@@ -61,18 +88,28 @@ export class ResultEvents {
     }
     this.#pending.length = 0;
     this.#loose.clear();
+    for (const entry of counts) this.#out.push(entry);
+  }
+
+  /** Emits up to `max` queued counts, oldest first. */
+  #publish(max: number): void {
     const events = this.#events;
-    if (events !== undefined) for (const [endpoint, count] of counts) events.emit({ type: 'card.result', endpoint, outcome: 'hit', failures: 0, count });
+    const n = Math.min(max, this.#out.length);
+    const taken = this.#out.splice(0, n);
+    if (events !== undefined) for (const [endpoint, count] of taken) events.emit({ type: 'card.result', endpoint, outcome: 'hit', failures: 0, count });
+  }
+
+  #schedule(): void {
+    if (this.#hitFlush !== undefined) return;
+    this.#hitFlush = setImmediate(() => this.#flushSlice());
+    this.#hitFlush.unref();
   }
 
   #count(key: string, given: HitTally | undefined): void {
     let tally = given ?? this.#loose.get(key);
     if (tally === undefined) this.#loose.set(key, (tally = newHitTally()));
     if (tally.count++ === 0) this.#pending.push({ key, tally });
-    if (this.#hitFlush === undefined) {
-      this.#hitFlush = setImmediate(() => this.flush());
-      this.#hitFlush.unref();
-    }
+    this.#schedule();
   }
 
   /** One `card.result` event (none without an event stream). */

@@ -1,21 +1,25 @@
 /**
  * The recent-event buffer behind `/api/events` and the SSE feed: a bounded ring of discovery
  * events in sequence order, so a client that reconnects with `Last-Event-ID` receives what it
- * missed (when still buffered) and then live events.
+ * missed (when still buffered) and then live events. Adding an event costs the same however full
+ * the ring is (a burst of a cycle's results is thousands of events).
  */
 import type { DiscoveryEvent, EventStream } from 'a2a-discovery';
 
 export class EventBuffer {
   readonly #limit: number;
-  readonly #events: DiscoveryEvent[] = [];
+  /** The ring: `#size` events from `#start`, oldest first. */
+  readonly #ring: Array<DiscoveryEvent | undefined>;
+  #start = 0;
+  #size = 0;
   readonly #listeners = new Set<(e: DiscoveryEvent) => void>();
   readonly #unsubscribe: () => void;
 
   constructor(stream: EventStream, limit = 1_000) {
-    this.#limit = limit;
+    this.#limit = Math.max(1, limit);
+    this.#ring = new Array<DiscoveryEvent | undefined>(this.#limit);
     this.#unsubscribe = stream.subscribe((e) => {
-      this.#events.push(e);
-      if (this.#events.length > this.#limit) this.#events.splice(0, this.#events.length - this.#limit);
+      this.#push(e);
       for (const l of this.#listeners) l(e);
     });
   }
@@ -25,26 +29,38 @@ export class EventBuffer {
    * `/api/events` and a reconnecting stream see the story from before a restart.
    */
   seed(events: readonly DiscoveryEvent[]): void {
-    const first = this.#events[0]?.seq ?? Number.POSITIVE_INFINITY;
-    const older = events.filter((e) => e.seq < first);
-    this.#events.unshift(...older);
-    if (this.#events.length > this.#limit) this.#events.splice(0, this.#events.length - this.#limit);
+    const first = this.#at(0)?.seq ?? Number.POSITIVE_INFINITY;
+    const all = [...events.filter((e) => e.seq < first), ...this.#all()];
+    this.#start = 0;
+    this.#size = 0;
+    this.#ring.fill(undefined);
+    for (const e of all.slice(Math.max(0, all.length - this.#limit))) this.#push(e);
   }
 
   /** Buffered events with `seq` greater than `afterSeq`, oldest first (at most `max`). */
   since(afterSeq: number, max = this.#limit): DiscoveryEvent[] {
-    const out = this.#events.filter((e) => e.seq > afterSeq);
-    return out.length > max ? out.slice(out.length - max) : out;
+    // In sequence order: the first one after `afterSeq` by bisection.
+    let lo = 0;
+    let hi = this.#size;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (this.#at(mid)!.seq > afterSeq) hi = mid;
+      else lo = mid + 1;
+    }
+    const from = Math.max(lo, this.#size - Math.max(0, max));
+    const out: DiscoveryEvent[] = [];
+    for (let i = from; i < this.#size; i++) out.push(this.#at(i)!);
+    return out;
   }
 
   /** The newest sequence number buffered (0 when empty): where a stream opened now starts. */
   get newestSeq(): number {
-    return this.#events.at(-1)?.seq ?? 0;
+    return this.#at(this.#size - 1)?.seq ?? 0;
   }
 
   /** The oldest sequence number still buffered (0 when empty). */
   get oldestSeq(): number {
-    return this.#events[0]?.seq ?? 0;
+    return this.#at(0)?.seq ?? 0;
   }
 
   listen(listener: (e: DiscoveryEvent) => void): () => void {
@@ -55,5 +71,27 @@ export class EventBuffer {
   close(): void {
     this.#unsubscribe();
     this.#listeners.clear();
+  }
+
+  #push(e: DiscoveryEvent): void {
+    if (this.#size < this.#limit) {
+      this.#ring[(this.#start + this.#size) % this.#limit] = e;
+      this.#size++;
+    } else {
+      // Full: the oldest makes room.
+      this.#ring[this.#start] = e;
+      this.#start = (this.#start + 1) % this.#limit;
+    }
+  }
+
+  /** The `i`-th buffered event, oldest first. */
+  #at(i: number): DiscoveryEvent | undefined {
+    return i >= 0 && i < this.#size ? this.#ring[(this.#start + i) % this.#limit] : undefined;
+  }
+
+  #all(): DiscoveryEvent[] {
+    const out: DiscoveryEvent[] = [];
+    for (let i = 0; i < this.#size; i++) out.push(this.#at(i)!);
+    return out;
   }
 }

@@ -287,7 +287,9 @@ export function createMetrics({ events, cache, loop, trees, openStreams, store, 
   const discovery = discoveryMetrics(out, { cache, loop, trees });
   const service = serviceMetrics(out, { openStreams, registryIndex, drain });
   const rollouts = rolloutMetrics(out, { loop, calls });
-  const unsubscribe = events.subscribe((e) => countEvent(e, { ...counted, ...discovery, reloads: service.reloads, rolloutDecisions: rollouts.decisions }));
+  // Built once: a cycle's results are thousands of events, each counted here.
+  const counters: EventCounters = { ...counted, ...discovery, reloads: service.reloads, rolloutDecisions: rollouts.decisions };
+  const unsubscribe = events.subscribe((e) => countEvent(e, counters));
   const offEvict = trees?.onEvict(() => counted.evictions());
   return {
     registry,
