@@ -8,7 +8,8 @@
  *    timed sweep) against raw `undici.request` with If-None-Match, same endpoints, same
  *    concurrency, 1 connection per origin each, order alternating per round (target ≥ 0.9×).
  * 3. A discovery-loop cycle with nothing due over the same 100,000 entries (all fresh): CPU µs per
- *    endpoint (target ≤ 5 µs).
+ *    endpoint (target ≤ 5 µs). Then one cycle after every card expired: it revalidates all of them
+ *    (304s, new entries with the same cards) and keeps the published snapshot.
  *
  * The fault servers run in a child process (one process hosts every origin; 127.0.0.1 only). The
  * number of origins is capped by the open-file limit (`ulimit -n`): the servers need a listening
@@ -165,6 +166,7 @@ let held: Memory;
 let sweep: RefreshReport;
 const fresh: Array<{ seconds: number; cpuUsPerEndpoint: number; serverRequests: number; snapshotAgents: number; snapshotVersion: number }> = [];
 let firstCycleSeconds = NaN;
+let afterWave: (typeof fresh)[number] | undefined;
 let afterLoop: Memory | undefined;
 try {
   log(`1. populating the CardCache: ${fmt(ENDPOINTS, 0)} cards (200s, full checks)`);
@@ -213,6 +215,12 @@ try {
           throw new Error(`scale / fresh cycle ${r + 1}: ${c.serverRequests} requests, ${c.snapshotAgents} agents, snapshot version ${c.snapshotVersion}`);
         }
         fresh.push(c);
+      }
+      // Every card expired: the cycle revalidates all of them (304s) and keeps the snapshot.
+      await cacheClock.advance(ADVANCE_MS);
+      afterWave = await cycle();
+      if (afterWave.serverRequests !== ENDPOINTS || afterWave.snapshotAgents !== ENDPOINTS || afterWave.snapshotVersion !== 1) {
+        throw new Error(`scale / cycle after a wave of 304s: ${afterWave.serverRequests} requests, ${afterWave.snapshotAgents} agents, snapshot version ${afterWave.snapshotVersion}`);
       }
       afterLoop = memory(await settle());
       if (process.env['BENCH_SCALE_HEAP']) log(`   heap snapshot: ${writeHeapSnapshot(process.env['BENCH_SCALE_HEAP'])}`);
@@ -296,6 +304,7 @@ out.push(
     ],
   ),
 );
+if (afterWave) out.push(`   a cycle after every card expired (${fmt(afterWave.serverRequests, 0)} revalidations, 304s; the snapshot kept): ${fmt(afterWave.seconds, 1)} s, CPU ${fmt(afterWave.cpuUsPerEndpoint, 1)} µs per endpoint`);
 const text = out.join('\n');
 console.log(text);
 
@@ -315,6 +324,6 @@ const json = {
   memory: { start: memory(memStart), held, afterLoop, peakRssMB },
   populateSeconds,
   sweep,
-  loop: { firstCycleSeconds, fresh, freshCpuUsPerEndpoint: freshCpu, freshWallUsPerEndpoint: freshWall },
+  loop: { firstCycleSeconds, fresh, freshCpuUsPerEndpoint: freshCpu, freshWallUsPerEndpoint: freshWall, afterWave },
 };
 log(`wrote ${writeResults(STORE === 'sqlite' ? 'scale-sqlite.json' : 'scale.json', json)} in ${((Date.now() - started.getTime()) / 1000).toFixed(0)} s`);

@@ -5,7 +5,7 @@
  * unchanged evaluation whose publication stands is reused instead of selected again.
  */
 import type { CacheEntry, CardCache } from '../cache/index.js';
-import { describeExtendedCardChange, effectiveEntry, extendedCardChange } from '../cache/index.js';
+import { cardKindOf, describeExtendedCardChange, effectiveEntry, extendedCardChange } from '../cache/index.js';
 import { cardFacts, cardIdentity } from '../cache/cache-entries.js';
 import type { EventStream } from '../events/index.js';
 import { presentableSchemes, securityOrigin, sha256Hex } from '../card/index.js';
@@ -373,9 +373,25 @@ function readReviewedAgents(sources: readonly Source[]): ReviewedAgent[] {
   return [...out.values()];
 }
 
-/** Whether two candidate lists name the same endpoints with the same cache entries. */
+/** Whether two candidate lists name the same endpoints with entries that select and publish alike. */
 function sameCandidates(a: readonly Candidate[], b: readonly Candidate[]): boolean {
   if (a.length !== b.length) return false;
-  for (let i = 0; i < a.length; i++) if (a[i]!.endpoint !== b[i]!.endpoint || a[i]!.entry !== b[i]!.entry) return false;
+  for (let i = 0; i < a.length; i++) if (a[i]!.endpoint !== b[i]!.endpoint || !sameForSelection(a[i]!.entry, b[i]!.entry)) return false;
   return true;
+}
+
+/**
+ * Whether two entries of an endpoint give the same selection and the same snapshot agent: the
+ * same card (selection reads nothing else of an entry) and the same fields a snapshot agent
+ * copies. A revalidation (a 304) makes a new entry with new freshness and the same card: a cycle
+ * after a wave of them reuses the last selection instead of selecting and building a snapshot
+ * again over every endpoint, only to find the same digest.
+ */
+function sameForSelection(a: CacheEntry, b: CacheEntry): boolean {
+  if (a === b) return true;
+  if (cardIdentity(a) !== cardIdentity(b) || a.rawSha256 !== b.rawSha256 || a.stale !== b.stale || a.cardUrl !== b.cardUrl) return false;
+  if (a.canonicalSha256 !== b.canonicalSha256 || a.protocolVersion !== b.protocolVersion || a.body !== b.body) return false;
+  const ka = cardKindOf(a);
+  const kb = cardKindOf(b);
+  return ka.cardKind === kb.cardKind && (ka.cardKind === 'public' || ka.identity === (kb as typeof ka).identity);
 }

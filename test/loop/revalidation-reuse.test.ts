@@ -1,0 +1,106 @@
+/**
+ * A cycle after a wave of revalidations (304s: new cache entries, the same cards) reuses the last
+ * selection: it selects nothing again and builds no snapshot, only to find the same digest. A
+ * card whose bytes change is selected again and published. Observed through the loop's spans
+ * (`a2a_discovery.match` is the selection, `a2a_discovery.publish` the snapshot's build).
+ */
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { context, propagation, trace } from '@opentelemetry/api';
+import { InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
+import { NodeTracerProvider } from '@opentelemetry/sdk-trace-node';
+import { CardCache } from '../../packages/core/src/cache/index.js';
+import { VirtualClock } from '../../packages/core/src/clock/index.js';
+import type { CardFetcher } from '../../packages/core/src/fetch/index.js';
+import { createCardFetcher, HostPolicy } from '../../packages/core/src/fetch/index.js';
+import { DiscoveryLoop } from '../../packages/core/src/loop/index.js';
+import { TagVocabulary } from '../../packages/core/src/match/index.js';
+import { SPAN } from '../../packages/core/src/telemetry/index.js';
+import type { Snapshot } from '../../packages/core/src/snapshot/index.js';
+import { cardFor } from '../helpers/cards.js';
+import type { FaultServer } from '../helpers/fault-server.js';
+import { startFaultServer } from '../helpers/fault-server.js';
+import { listSource } from '../helpers/list-source.js';
+
+const exporter = new InMemorySpanExporter();
+let provider: NodeTracerProvider;
+let fs: FaultServer;
+let fetcher: CardFetcher;
+let hostPolicy: HostPolicy;
+before(async () => {
+  provider = new NodeTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] });
+  provider.register();
+  fs = await startFaultServer();
+  hostPolicy = HostPolicy.from({ allow: [fs.origin], allowLoopback: true });
+  fetcher = createCardFetcher({ policy: hostPolicy, totalTimeoutMs: 2_000 });
+});
+after(async () => {
+  await fetcher.close();
+  await fs.close();
+  trace.disable();
+  context.disable();
+  propagation.disable();
+  await provider.shutdown();
+});
+
+test('after a wave of 304s the last selection stands (no selection, no snapshot built); a changed card is selected and published', async () => {
+  const skill = (tag: string, description = `Does ${tag}.`) => ({ skills: [{ id: tag, name: tag, description, tags: [tag] }] });
+  const billing = fs.endpoint('billing', { card: cardFor(fs, 'billing', skill('billing')), cacheControl: 'max-age=10' });
+  const support = fs.endpoint('support', { card: cardFor(fs, 'support', skill('support')), cacheControl: 'max-age=10' });
+  const clock = new VirtualClock();
+  const cache = new CardCache({ fetcher, hostPolicy, clock, random: () => 0, expiryJitter: 0, minTtlMs: 0, check: { allowLoopback: true } });
+  const registry = listSource('registry');
+  const loop = new DiscoveryLoop({
+    sources: [registry],
+    hostPolicy,
+    cache,
+    select: {
+      needs: [{ tag: 'billing' }, { tag: 'support' }],
+      vocabulary: new TagVocabulary([
+        { tag: 'billing', description: 'Billing.' },
+        { tag: 'support', description: 'Support.' },
+      ]),
+    },
+    health: { enterAfter: 1, leaveAfter: 3 },
+    clock,
+    cycleIntervalMs: 86_400_000,
+    resyncIntervalMs: 86_400_000,
+  });
+  const spans = () => {
+    const names = exporter.getFinishedSpans().map((s) => s.name);
+    exporter.reset();
+    return { selections: names.filter((n) => n === SPAN.match).length, builds: names.filter((n) => n === SPAN.publish).length };
+  };
+  try {
+    registry.set([
+      { name: 'billing', baseUrl: billing.baseUrl },
+      { name: 'support', baseUrl: support.baseUrl },
+    ]);
+    await loop.start();
+    const first = await loop.refreshNow();
+    assert.deepEqual(first?.agents.map((a) => a.baseUrl).sort(), [billing.baseUrl, support.baseUrl].sort());
+    spans();
+    const entryBefore = await cache.peek(billing.baseUrl);
+
+    await clock.advance(11_000);
+    const afterWave = await loop.refreshNow();
+    const entryAfter = await cache.peek(billing.baseUrl);
+    assert.equal(entryAfter!.lastOutcome, 'revalidated', 'the cycle revalidated the card (a 304)');
+    assert.notEqual(entryAfter, entryBefore, 'a new entry (new freshness)');
+    assert.deepEqual(spans(), { selections: 0, builds: 0 }, 'the last selection stands: nothing selected or built again');
+    assert.equal(afterWave, first, 'the same snapshot');
+
+    billing.set({ card: cardFor(fs, 'billing', skill('billing', 'Does billing, and refunds.')) });
+    await clock.advance(11_000);
+    const changed = await loop.refreshNow();
+    assert.deepEqual(spans(), { selections: 1, builds: 1 }, 'a changed card is selected again');
+    const agent = (s: Snapshot | undefined, url: string) => s!.agents.find((a) => a.baseUrl === url)!;
+    assert.notEqual(changed?.digest, first?.digest, 'a new snapshot');
+    assert.notEqual(agent(changed, billing.baseUrl).rawSha256, agent(first, billing.baseUrl).rawSha256, 'with the new card');
+    assert.equal(agent(changed, billing.baseUrl).rawSha256, (await cache.peek(billing.baseUrl))!.rawSha256);
+    assert.equal(agent(changed, support.baseUrl).rawSha256, agent(first, support.baseUrl).rawSha256, 'the other agent as it was');
+  } finally {
+    await loop.stop();
+    await cache.close();
+  }
+});
