@@ -57,6 +57,13 @@ test('pages the journal newest first to the horizon, with unwritten events once,
   assert.equal(activity.totals['card.result.hit'], 300, 'the store counts them too');
   now += 10 * 60_000;
   assert.equal((await reader.activity()).endpoints[0]!.recent['card.result.hit'], undefined, 'out of the window');
+  events.emit({ type: 'card.result', endpoint: ep, outcome: 'hit', failures: 0 });
+  events.emit({ type: 'card.result', endpoint: ep, outcome: 'stale', failures: 1 });
+  // Late news of a time before the window: in the totals only.
+  events.emit({ type: 'card.result', endpoint: ep, outcome: 'failed', failures: 2, at: now - 6 * 60_000 });
+  const later = (await reader.activity()).endpoints[0]!;
+  assert.deepEqual(later.recent, { 'card.result.hit': 1, 'card.result.stale': 1 }, 'a bucket’s slot taken again counts from zero');
+  assert.deepEqual(later.counts, { 'card.result.hit': 301, 'card.fetch.conditional': 30, 'card.result.stale': 1, 'card.result.failed': 1 });
 
   assert.deepEqual(parseJournalQuery({ limit: '999999' }), { limit: MAX_JOURNAL_PAGE });
   assert.equal(typeof parseJournalQuery({ before: '-1' }), 'string');

@@ -127,10 +127,40 @@ export interface ActivityJson {
   totals: Record<string, number>;
 }
 
+/**
+ * The counter names (`card.result.hit`, `card.fetch.conditional`, …: journal.ts's vocabulary, about
+ * a dozen), numbered as they are first seen, for every endpoint's arrays.
+ */
+const MAX_COUNTER_NAMES = 64;
+const counterIndex = new Map<string, number>();
+const counterNames: string[] = [];
+function counterNumber(name: string): number {
+  let i = counterIndex.get(name);
+  // Bounded although the vocabulary is the code's own: a name past the cap counts as the last one.
+  if (i === undefined && counterNames.length >= MAX_COUNTER_NAMES) return MAX_COUNTER_NAMES - 1;
+  if (i === undefined) {
+    i = counterNames.length;
+    counterNames.push(name);
+    counterIndex.set(name, i);
+  }
+  return i;
+}
+
+/** The rate window's ring: one slot per {@link BUCKET_MS}, one more than the window holds. */
+const RECENT_SLOTS = ACTIVITY_WINDOW_MS / BUCKET_MS + 1;
+
+/**
+ * One endpoint's counters, in typed arrays (about 9 KB an endpoint; a map per counter and per
+ * 10-second bucket took 14 KB and a few microseconds an event).
+ */
 interface Counts {
-  counts: Map<string, number>;
-  /** bucket start → counter → count */
-  buckets: Map<number, Map<string, number>>;
+  /** Since the process started, by counter number. */
+  totals: number[];
+  /** The bucket (its start / {@link BUCKET_MS}) each slot of `recent` holds; -1: none. */
+  recentBuckets: Float64Array;
+  /** Per slot, `width` counters. */
+  recent: Uint32Array;
+  width: number;
   lastAt: number;
   /** A ring of one-minute buckets: slot → the minute it holds (`series` counts 4 kinds per slot). */
   minutes: Int32Array;
@@ -202,15 +232,20 @@ export class JournalReader {
     const endpoints: EndpointActivity[] = [];
     for (const endpoint of page) {
       const c = this.#activity.get(endpoint)!;
+      const counts: Record<string, number> = {};
+      c.totals.forEach((n, i) => {
+        if (n !== undefined) counts[counterNames[i]!] = n;
+      });
       const recent: Record<string, number> = {};
-      for (const [start, counts] of c.buckets) {
-        if (start + BUCKET_MS <= from) {
-          c.buckets.delete(start);
-          continue;
+      for (let slot = 0; slot < RECENT_SLOTS; slot++) {
+        const bucket = c.recentBuckets[slot]!;
+        if (bucket < 0 || (bucket + 1) * BUCKET_MS <= from) continue;
+        for (let i = 0; i < c.width; i++) {
+          const v = c.recent[slot * c.width + i]!;
+          if (v > 0) recent[counterNames[i]!] = (recent[counterNames[i]!] ?? 0) + v;
         }
-        for (const [k, v] of counts) recent[k] = (recent[k] ?? 0) + v;
       }
-      endpoints.push({ endpoint, counts: Object.fromEntries(c.counts), recent, lastAt: c.lastAt, ...(query.bucketMs !== undefined && { series: seriesOf(c, now, query) }) });
+      endpoints.push({ endpoint, counts, recent, lastAt: c.lastAt, ...(query.bucketMs !== undefined && { series: seriesOf(c, now, query) }) });
     }
     const totals = await this.#store.counters().catch(() => ({}));
     const nextAfter = names.length > limit ? page.at(-1)! : null;
@@ -237,7 +272,8 @@ export class JournalReader {
         this.#activity.delete(this.#activity.keys().next().value!);
         this.#dropped++;
       }
-      c = { counts: new Map(), buckets: new Map(), lastAt: 0, minutes: new Int32Array(SERIES_SLOTS).fill(-1), series: new Uint32Array(SERIES_SLOTS * KIND_NAMES.length) };
+      const width = Math.max(counterNames.length, 8);
+      c = { totals: [], recentBuckets: new Float64Array(RECENT_SLOTS).fill(-1), recent: new Uint32Array(RECENT_SLOTS * width), width, lastAt: 0, minutes: new Int32Array(SERIES_SLOTS).fill(-1), series: new Uint32Array(SERIES_SLOTS * KIND_NAMES.length) };
       this.#activity.set(e.endpoint, c);
     }
     const kind = KIND_OF.get(name);
@@ -250,17 +286,31 @@ export class JournalReader {
       }
       c.series[slot * KIND_NAMES.length + kind]! += n;
     }
-    c.counts.set(name, (c.counts.get(name) ?? 0) + n);
-    const start = Math.floor(e.at / BUCKET_MS) * BUCKET_MS;
-    let bucket = c.buckets.get(start);
-    if (!bucket) {
-      bucket = new Map();
-      c.buckets.set(start, bucket);
-      for (const s of c.buckets.keys()) if (s + BUCKET_MS <= e.at - ACTIVITY_WINDOW_MS) c.buckets.delete(s);
+    const i = counterNumber(name);
+    c.totals[i] = (c.totals[i] ?? 0) + n;
+    if (i >= c.width) widen(c);
+    const bucket = Math.floor(e.at / BUCKET_MS);
+    const slot = bucket % RECENT_SLOTS;
+    const held = c.recentBuckets[slot]!;
+    // A slot holding a newer bucket: this event's bucket is out of the rate window (totals only).
+    if (held <= bucket) {
+      if (held !== bucket) {
+        c.recentBuckets[slot] = bucket;
+        c.recent.fill(0, slot * c.width, (slot + 1) * c.width);
+      }
+      c.recent[slot * c.width + i]! += n;
     }
-    bucket.set(name, (bucket.get(name) ?? 0) + n);
     c.lastAt = Math.max(c.lastAt, e.at);
   }
+}
+
+/** Makes room in `c.recent` for every counter name known now. */
+function widen(c: Counts): void {
+  const width = counterNames.length;
+  const recent = new Uint32Array(RECENT_SLOTS * width);
+  for (let slot = 0; slot < RECENT_SLOTS; slot++) recent.set(c.recent.subarray(slot * c.width, (slot + 1) * c.width), slot * width);
+  c.recent = recent;
+  c.width = width;
 }
 
 /** One endpoint's series from its ring of minutes, summed into the asked buckets. */
