@@ -116,6 +116,10 @@ test('rate series: chatter per endpoint per bucket (hits, 304s, requests, failur
   events.emit({ type: 'card.result', endpoint: ep, outcome: 'hit', failures: 0 });
   const reused = (await reader.activity({ from: now - 60_000, bucketMs: 60_000 })).endpoints[0]!.series!;
   assert.equal(reused.hits.at(-1), 1);
+  // Late news of a minute the ring has moved past (its slot holds a newer minute): not counted,
+  // and the newer minute keeps its count.
+  events.emit({ type: 'card.result', endpoint: ep, outcome: 'hit', failures: 0, at: now - SERIES_HORIZON_MS });
+  assert.equal((await reader.activity({ from: now - 60_000, bucketMs: 60_000 })).endpoints[0]!.series!.hits.at(-1), 1);
 
   assert.deepEqual(parseActivityQuery({ from: '5', bucketMs: '60000' }), { from: 5, bucketMs: 60_000 });
   assert.equal(typeof parseActivityQuery({ bucketMs: '0' }), 'string');

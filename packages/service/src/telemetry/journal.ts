@@ -272,36 +272,38 @@ export class JournalReader {
         this.#activity.delete(this.#activity.keys().next().value!);
         this.#dropped++;
       }
-      const width = Math.max(counterNames.length, 8);
+      const width = Math.max(counterNames.length, 1);
       c = { totals: [], recentBuckets: new Float64Array(RECENT_SLOTS).fill(-1), recent: new Uint32Array(RECENT_SLOTS * width), width, lastAt: 0, minutes: new Int32Array(SERIES_SLOTS).fill(-1), series: new Uint32Array(SERIES_SLOTS * KIND_NAMES.length) };
       this.#activity.set(e.endpoint, c);
     }
     const kind = KIND_OF.get(name);
     if (kind !== undefined) {
-      const minute = Math.floor(e.at / SERIES_BUCKET_MS);
-      const slot = minute % SERIES_SLOTS;
-      if (c.minutes[slot] !== minute) {
-        c.minutes[slot] = minute;
-        c.series.fill(0, slot * KIND_NAMES.length, (slot + 1) * KIND_NAMES.length);
-      }
-      c.series[slot * KIND_NAMES.length + kind]! += n;
+      const slot = ringSlot(c.minutes, c.series, KIND_NAMES.length, Math.floor(e.at / SERIES_BUCKET_MS));
+      if (slot !== undefined) c.series[slot * KIND_NAMES.length + kind]! += n;
     }
     const i = counterNumber(name);
     c.totals[i] = (c.totals[i] ?? 0) + n;
     if (i >= c.width) widen(c);
-    const bucket = Math.floor(e.at / BUCKET_MS);
-    const slot = bucket % RECENT_SLOTS;
-    const held = c.recentBuckets[slot]!;
-    // A slot holding a newer bucket: this event's bucket is out of the rate window (totals only).
-    if (held <= bucket) {
-      if (held !== bucket) {
-        c.recentBuckets[slot] = bucket;
-        c.recent.fill(0, slot * c.width, (slot + 1) * c.width);
-      }
-      c.recent[slot * c.width + i]! += n;
-    }
+    const slot = ringSlot(c.recentBuckets, c.recent, c.width, Math.floor(e.at / BUCKET_MS));
+    if (slot !== undefined) c.recent[slot * c.width + i]! += n;
     c.lastAt = Math.max(c.lastAt, e.at);
   }
+}
+
+/**
+ * The slot of `bucket` in a ring of buckets: `held` says which bucket each slot holds, `counts`
+ * has `width` counters per slot. A slot taken by an older bucket is cleared for this one; one
+ * holding a newer bucket means this one is past the ring (undefined: a late event, not counted).
+ */
+function ringSlot(held: Int32Array | Float64Array, counts: Uint32Array, width: number, bucket: number): number | undefined {
+  const slot = bucket % held.length;
+  const h = held[slot]!;
+  if (h > bucket) return undefined;
+  if (h !== bucket) {
+    held[slot] = bucket;
+    counts.fill(0, slot * width, (slot + 1) * width);
+  }
+  return slot;
 }
 
 /** Makes room in `c.recent` for every counter name known now. */
