@@ -30,7 +30,7 @@ export class EventBuffer {
    */
   seed(events: readonly DiscoveryEvent[]): void {
     const first = this.#at(0)?.seq ?? Number.POSITIVE_INFINITY;
-    const all = [...events.filter((e) => e.seq < first), ...this.#all()];
+    const all = [...events.filter((e) => e.seq < first), ...this.#from(0)];
     this.#start = 0;
     this.#size = 0;
     this.#ring.fill(undefined);
@@ -47,10 +47,7 @@ export class EventBuffer {
       if (this.#at(mid)!.seq > afterSeq) hi = mid;
       else lo = mid + 1;
     }
-    const from = Math.max(lo, this.#size - Math.max(0, max));
-    const out: DiscoveryEvent[] = [];
-    for (let i = from; i < this.#size; i++) out.push(this.#at(i)!);
-    return out;
+    return this.#from(Math.max(lo, this.#size - Math.max(0, max)));
   }
 
   /** The newest sequence number buffered (0 when empty): where a stream opened now starts. */
@@ -89,9 +86,10 @@ export class EventBuffer {
     return i >= 0 && i < this.#size ? this.#ring[(this.#start + i) % this.#limit] : undefined;
   }
 
-  #all(): DiscoveryEvent[] {
+  /** The buffered events from the `first`-th on, oldest first. */
+  #from(first: number): DiscoveryEvent[] {
     const out: DiscoveryEvent[] = [];
-    for (let i = 0; i < this.#size; i++) out.push(this.#at(i)!);
+    for (let i = first; i < this.#size; i++) out.push(this.#at(i)!);
     return out;
   }
 }
