@@ -182,8 +182,11 @@ export function createCardFetcher(options: CardFetcherOptions): CardFetcher {
       let origin = origins.get(verdict.origin);
       if (origin === undefined) origins.set(verdict.origin, (origin = verdict.origin));
       const href = verdict.url.href === rawUrl ? rawUrl : verdict.url.href;
-      // undici's request target: the path and query (a fragment is never sent).
-      const path = `${verdict.url.pathname}${verdict.url.search}`;
+      // undici's request target: the path and query (a fragment is never sent). Taken from `href`
+      // when it is there, which the memo holds anyway: the URL parser's own pieces would keep its
+      // copy of the whole URL alive too (72 B an endpoint).
+      const target = `${verdict.url.pathname}${verdict.url.search}`;
+      const path = href.startsWith(target, origin.length) ? href.slice(origin.length, origin.length + target.length) : target;
       judged = { href, origin, path, key: recordRemote ? `${origin} ${path}` : '' };
       admitted.set(rawUrl, judged);
     }
