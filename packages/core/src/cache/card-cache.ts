@@ -41,6 +41,7 @@ import { DiscoveryError, toDiscoveryError } from '../errors.js';
 import type { CardOutcome } from '../events/index.js';
 import type { FetchResult } from '../fetch/index.js';
 import { LEGACY_CARD_PATH } from '../fetch/index.js';
+import { BoundedMemo } from '../fetch/bounded-memo.js';
 import { originOf } from '../rules/origins.js';
 import type { SpanScope } from '../telemetry/index.js';
 import { ATTR, SPAN, spanError, spanUrl, withSpan } from '../telemetry/index.js';
@@ -114,6 +115,8 @@ export class CardCache<C = AgentCardModel, V extends string = CardProtocolVersio
    */
   readonly #serverLifetimes = new WeakMap<object, number>();
   readonly #neverSeen = new Map<string, NeverSeenFailure>();
+  /** The caching header values the stored headers share (see `policyHeaders`). */
+  readonly #headerValues = new BoundedMemo<string>(HEADER_VALUES);
   readonly #limiter: Limiter;
   readonly #Policy: typeof CachePolicy;
   /** The headers of every card request (validators are added per entry). */
@@ -420,7 +423,7 @@ export class CardCache<C = AgentCardModel, V extends string = CardProtocolVersio
       if (revalidating === undefined || !conditional || url !== cardUrl) {
         return this.#fail(t, key, old, statusError(res, url, 'answered 304 Not Modified to a request that had no validator'), 'stale', common);
       }
-      let answer = policyHeaders(res.headers);
+      let answer = policyHeaders(res.headers, this.#headerValues);
       // RFC 9111 §4.3.4: a 304 updates the stored response only if its validators match it. One
       // that carries no validator at all answers the conditional request we sent about the one
       // stored response (we keep one per card URL), so it is read as carrying that response's.
@@ -441,7 +444,7 @@ export class CardCache<C = AgentCardModel, V extends string = CardProtocolVersio
         if (!updated.matches) return this.#refresh(key, { unconditional: true }, t);
         policy = updated.policy;
       }
-      const merged = policyHeaders(policy.responseHeaders() as Record<string, string>);
+      const merged = policyHeaders(policy.responseHeaders() as Record<string, string>, this.#headerValues);
       return this.#store(t, key, this.#freshEntry(revalidating, policy, merged, request, 'revalidated'), 'revalidated', common, revalidating);
     }
 
@@ -452,7 +455,7 @@ export class CardCache<C = AgentCardModel, V extends string = CardProtocolVersio
     }
 
     const request = { url, method: 'GET', headers: url === cardUrl ? headers : plain };
-    const cacheHeaders = policyHeaders(res.headers);
+    const cacheHeaders = policyHeaders(res.headers, this.#headerValues);
     const policy = new this.#Policy(request, { status: 200, headers: cacheHeaders }, { shared: false });
     const rawSha256 = sha256Hex(res.body);
     if (pin !== undefined && pin.sha256 !== rawSha256) {
@@ -645,6 +648,9 @@ export class CardCache<C = AgentCardModel, V extends string = CardProtocolVersio
 }
 
 const LEGACY_SUFFIX = `/${LEGACY_CARD_PATH}`;
+
+/** Distinct caching header values shared at most (a fleet has a handful; a hostile one cannot grow it past this). */
+const HEADER_VALUES = 256;
 
 function statusError(res: FetchResult, url: string, what: string): DiscoveryError {
   return new DiscoveryError('ERR_FETCH_STATUS', `${url} ${what}`, { url, stage: 'fetch', status: res.status });

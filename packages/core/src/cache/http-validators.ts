@@ -8,19 +8,33 @@
  */
 import CachePolicy from 'http-cache-semantics';
 import type { Clock } from '../clock/index.js';
+import type { BoundedMemo } from '../fetch/bounded-memo.js';
 import type { CacheEntry } from './card-store.js';
 
 /** The response headers http-cache-semantics reads; the others are not kept in the policy. */
 const POLICY_HEADERS = ['cache-control', 'expires', 'date', 'age', 'last-modified', 'etag', 'vary', 'pragma'] as const;
 
-/** The headers of a response a stored policy keeps. */
-export function policyHeaders(headers: Readonly<Record<string, string>>): Record<string, string> {
+/** The kept headers whose values a fleet's cards mostly share (`public, max-age=300`). */
+const SHARED_VALUES: ReadonlySet<string> = new Set(['cache-control', 'vary', 'pragma']);
+
+/**
+ * The headers of a response a stored policy keeps. `shared`: a memo of the values of
+ * `Cache-Control`, `Vary` and `Pragma` already held, so that every entry with the same value
+ * holds one string (40 B an entry otherwise).
+ */
+export function policyHeaders(headers: Readonly<Record<string, string>>, shared?: BoundedMemo<string>): Record<string, string> {
   const out: Record<string, string> = {};
   // `Date` only matters against `Expires` or `Last-Modified`; otherwise it is not kept.
   const dated = headers.expires !== undefined || headers['last-modified'] !== undefined;
   for (const name of POLICY_HEADERS) {
-    const v = headers[name];
-    if (v !== undefined && (name !== 'date' || dated)) out[name] = v;
+    let v = headers[name];
+    if (v === undefined || (name === 'date' && !dated)) continue;
+    if (shared !== undefined && SHARED_VALUES.has(name)) {
+      const held = shared.get(v);
+      if (held === undefined) shared.set(v, v);
+      else v = held;
+    }
+    out[name] = v;
   }
   return out;
 }
