@@ -240,6 +240,27 @@ describe('HealthTracker (P4: no flapping)', () => {
     assert.equal(h.get(URL_A)?.since, 1_000_030);
   });
 
+  test('a steady endpoint keeps its status object, counting good observations in place; any other change is a new object and a new revision', () => {
+    const h = new HealthTracker({ enterAfter: 1 });
+    h.observe(URL_A, GOOD);
+    const healthy = h.get(URL_A)!;
+    const revision = h.revision;
+    h.observe(URL_A, GOOD);
+    h.observe(URL_A, GOOD);
+    assert.equal(h.get(URL_A), healthy, 'the same object');
+    assert.equal(healthy.successes, 3);
+    assert.equal(h.revision, revision, 'no change but the count');
+    h.observe(URL_A, { failures: 1, usable: true });
+    const degraded = h.get(URL_A)!;
+    assert.notEqual(degraded, healthy);
+    assert.deepEqual([degraded.state, healthy.state, healthy.successes], ['degraded', 'healthy', 3], 'the old object is left as it was');
+    assert.equal(h.revision, revision + 1);
+    h.observe(URL_A, { failures: 2, usable: true });
+    assert.equal(h.revision, revision + 2, 'a failure more changes the reason');
+    h.forget(URL_A);
+    assert.equal(h.revision, revision + 3);
+  });
+
   test('forget() drops the endpoint; it starts over as new', () => {
     const h = new HealthTracker();
     feed(h, URL_A, [true, true]);

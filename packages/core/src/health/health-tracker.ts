@@ -37,7 +37,11 @@ export const HEALTH_STATES: Readonly<Record<HealthState, string>> = Object.freez
 
 export interface HealthStatus {
   readonly state: HealthState;
-  /** Consecutive observations with a usable card and no failed fetch. */
+  /**
+   * Consecutive observations with a usable card and no failed fetch. The one field counted on in
+   * place: while nothing else changes, an endpoint keeps its status object (a steady fleet
+   * allocates nothing per observation).
+   */
   readonly successes: number;
   /** Consecutive failed fetches (from the cache; 0 after any successful fetch). */
   readonly failures: number;
@@ -166,6 +170,7 @@ export class HealthTracker {
   readonly #callLeaveAfter: number;
   readonly #clock: Clock;
   readonly #status = new Map<string, HealthStatus>();
+  #revision = 0;
 
   constructor(options: HealthOptions = {}, clock: Clock = systemClock) {
     this.#enterAfter = Math.max(1, options.enterAfter ?? HEALTH_DEFAULTS.enterAfter);
@@ -173,6 +178,15 @@ export class HealthTracker {
     this.#leaveWhileUsable = options.leaveWhileUsable ?? HEALTH_DEFAULTS.leaveWhileUsable;
     this.#callLeaveAfter = Math.max(1, options.callLeaveAfter ?? HEALTH_DEFAULTS.callLeaveAfter);
     this.#clock = clock;
+  }
+
+  /**
+   * Counts the changes of any endpoint's status other than its `successes` (its state, reason,
+   * failures, usability, cause or extended-card note), an endpoint forgotten or restored: while it
+   * stays the same, what is computed from the statuses (the endpoint views) stands.
+   */
+  get revision(): number {
+    return this.#revision;
   }
 
   /** Consecutive failed fetches before a member may leave. */
@@ -269,6 +283,21 @@ export class HealthTracker {
     extendedCard: string | undefined,
     cause: EndpointCause | undefined,
   ): HealthTransition | undefined {
+    if (
+      known !== undefined &&
+      state === prevState &&
+      reason === known.reason &&
+      failures === known.failures &&
+      usable === known.usable &&
+      critical === known.critical &&
+      extendedCard === known.extendedCard &&
+      cause === known.cause
+    ) {
+      // Only the count of good observations moves: the same status, counted on in place.
+      (known as { successes: number }).successes = successes;
+      return undefined;
+    }
+    this.#revision++;
     const since = state === prevState && known ? known.since : this.#clock.wallNow();
     const status: HealthStatus =
       extendedCard === undefined && cause === undefined
@@ -288,6 +317,7 @@ export class HealthTracker {
   restore(endpoint: string, options: { critical?: boolean; removed?: boolean } = {}): void {
     if (this.#status.has(endpoint)) return;
     const removed = options.removed === true;
+    this.#revision++;
     this.#status.set(endpoint, {
       state: removed ? 'removed' : 'healthy',
       successes: 0,
@@ -305,7 +335,7 @@ export class HealthTracker {
 
   /** Forgets an endpoint that left discovery. */
   forget(endpoint: string): void {
-    this.#status.delete(endpoint);
+    if (this.#status.delete(endpoint)) this.#revision++;
   }
 
   entries(): Array<[string, HealthStatus]> {

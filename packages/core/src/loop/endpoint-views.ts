@@ -93,6 +93,8 @@ export class EndpointViews {
   #states = new Map<string, EndpointState>();
   /** The membership revision the states were last rebuilt for. */
   #revision: number | undefined;
+  /** What the states were last computed from: while it is the same (and nothing is gone), they stand. */
+  #inputs: { members: number; health: number; verdicts: ReadonlyMap<string, Verdict>; heldNames: readonly string[]; snapshot: Snapshot | undefined } | undefined;
   #publishedMemo: { snapshot: Snapshot | undefined; heldNames: readonly string[]; published: ReadonlySet<string>; held: ReadonlySet<string>; selectedReason: string } | undefined;
 
   constructor(options: EndpointViewsOptions) {
@@ -120,6 +122,7 @@ export class EndpointViews {
   /** Forgets the state of an endpoint discovery forgot. */
   forget(url: string): void {
     this.#states.delete(url);
+    this.#inputs = undefined;
   }
 
   /**
@@ -130,6 +133,22 @@ export class EndpointViews {
     // While the endpoints stay the same, only the states that changed are written (most cycles
     // change none); otherwise the map is rebuilt. Both read the previous states only.
     const revision = this.#o.members.revision;
+    // The same endpoints, statuses, verdicts and snapshot give the same states: a cycle with
+    // nothing due computes none. (A gone endpoint's reason counts down its grace: computed.)
+    const inputs = { members: revision, health: this.#o.health.revision, verdicts, heldNames, snapshot: this.#o.store.current };
+    const last = this.#inputs;
+    this.#inputs = inputs;
+    if (
+      last !== undefined &&
+      this.#o.members.gone.size === 0 &&
+      last.members === inputs.members &&
+      last.health === inputs.health &&
+      last.verdicts === verdicts &&
+      last.heldNames === heldNames &&
+      last.snapshot === inputs.snapshot
+    ) {
+      return;
+    }
     if (this.#revision === revision && this.#computeStates(true, verdicts, heldNames)) return;
     this.#computeStates(false, verdicts, heldNames);
     this.#revision = revision;

@@ -130,6 +130,8 @@ export class Evaluator {
     const { list: reviewedList, byName: reviewed } = this.#reviewedAgents();
     const staticEnter = this.#o.staticEnterAfter;
     const candidates: Candidate[] = [];
+    /** Per candidate, whether it is degraded (read with its status, not looked up again). */
+    const degraded: boolean[] = [];
     for (let i = 0; i < admitted.length; i++) {
       const ep = admitted[i]!;
       const entry = entries !== undefined ? entries[i] : await cache.peek(ep.baseUrl);
@@ -191,13 +193,15 @@ export class Evaluator {
       // A member keeps its last card while it is degraded, even past the card's staleness when
       // it has not failed often enough to leave (or is critical). Matched and published: its
       // extended card when it has a good one (the same entry gives the same effective entry).
-      if (entry !== undefined && isMember(status.state)) candidates.push({ endpoint: ep, entry: effectiveEntry(entry) });
+      if (entry !== undefined && isMember(status.state)) {
+        candidates.push({ endpoint: ep, entry: effectiveEntry(entry) });
+        degraded.push(status.state === 'degraded');
+      }
     }
 
     for (const [url, l] of this.#findLookalikes(candidates)) {
       alerts.raise(`lookalike:${url}`, { kind: 'lookalike', endpoint: url, message: `${url}: ${l.reason}`, detail: { of: l.of, origin: l.origin } });
     }
-    const degraded = candidates.map((c) => health.get(c.endpoint.baseUrl)?.state === 'degraded');
     const last = this.#lastEvaluation;
     if (
       last !== undefined &&

@@ -1,0 +1,95 @@
+/**
+ * A cycle with nothing due computes no endpoint view again, and allocates no health status: an
+ * endpoint's status object stays the same while only its count of good observations moves. What
+ * the views show still follows every change of health, even one that changes no selection (a
+ * degraded member's failures counting up while its stale card keeps the snapshot as it is).
+ */
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { CardCache } from '../../packages/core/src/cache/index.js';
+import { VirtualClock } from '../../packages/core/src/clock/index.js';
+import type { CardFetcher } from '../../packages/core/src/fetch/index.js';
+import { createCardFetcher, HostPolicy } from '../../packages/core/src/fetch/index.js';
+import { DiscoveryLoop } from '../../packages/core/src/loop/index.js';
+import type { EndpointStatus } from '../../packages/core/src/loop/index.js';
+import { TagVocabulary } from '../../packages/core/src/match/index.js';
+import { cardFor } from '../helpers/cards.js';
+import type { FaultServer } from '../helpers/fault-server.js';
+import { startFaultServer } from '../helpers/fault-server.js';
+import { listSource } from '../helpers/list-source.js';
+
+let fs: FaultServer;
+let fetcher: CardFetcher;
+let hostPolicy: HostPolicy;
+before(async () => {
+  fs = await startFaultServer();
+  hostPolicy = HostPolicy.from({ allow: [fs.origin], allowLoopback: true });
+  fetcher = createCardFetcher({ policy: hostPolicy, totalTimeoutMs: 2_000 });
+});
+after(async () => {
+  await fetcher.close();
+  await fs.close();
+});
+
+test('steady cycles keep each status object and view; a degraded member failing again shows its new count while the snapshot stands', async () => {
+  const billing = fs.endpoint('billing', { card: cardFor(fs, 'billing', { skills: [{ id: 'billing', name: 'billing', description: 'Does billing.', tags: ['billing'] }] }), cacheControl: 'max-age=10' });
+  const clock = new VirtualClock();
+  // Stale cards may be served for an hour: a failing member stays, degraded, with the same card.
+  const cache = new CardCache({ fetcher, hostPolicy, clock, random: () => 0, expiryJitter: 0, minTtlMs: 0, backoffBaseMs: 1_000, backoffMaxMs: 1_000, maxStaleMs: 3_600_000, check: { allowLoopback: true } });
+  const registry = listSource('registry');
+  const loop = new DiscoveryLoop({
+    sources: [registry],
+    hostPolicy,
+    cache,
+    select: { needs: [{ tag: 'billing' }], vocabulary: new TagVocabulary([{ tag: 'billing', description: 'Billing.' }]) },
+    health: { enterAfter: 1, leaveAfter: 10 },
+    clock,
+    cycleIntervalMs: 86_400_000,
+    resyncIntervalMs: 86_400_000,
+  });
+  const status = async (): Promise<EndpointStatus> => (await loop.status()).find((s) => s.baseUrl === billing.baseUrl)!;
+  try {
+    registry.set([{ name: 'billing', baseUrl: billing.baseUrl }]);
+    await loop.start();
+    const published = await loop.refreshNow();
+    const first = await status();
+    assert.equal(first.state.verdict, 'selected');
+
+    // Nothing due: the same status object counts on, the same view stands.
+    const successes = first.health!.successes;
+    await loop.refreshNow();
+    await loop.refreshNow();
+    const steady = await status();
+    assert.equal(steady.health, first.health, 'the same status object');
+    assert.equal(steady.health!.successes, successes + 2, 'its good observations counted in place');
+    assert.equal(steady.state, first.state, 'the same view');
+
+    // The peer fails: the member is degraded and keeps its stale card; the snapshot stands.
+    billing.set({ mode: 'status', status: 500 });
+    await clock.advance(11_000);
+    assert.equal(await loop.refreshNow(), published, 'the same snapshot');
+    const once = await status();
+    assert.equal(once.state.verdict, 'degraded');
+    assert.match(once.state.reason, /^1 failed fetch; its card is served stale/);
+    assert.notEqual(once.health, first.health, 'a changed status is a new object');
+    assert.equal(first.health!.state, 'healthy', 'and the one shown before is left as it was');
+
+    // It fails again: nothing the selection reads changed, the view's count does.
+    await clock.advance(2_000);
+    assert.equal(await loop.refreshNow(), published, 'still the same snapshot');
+    const twice = await status();
+    assert.equal(twice.health!.failures, 2);
+    assert.equal(twice.state.verdict, 'degraded');
+    assert.match(twice.state.reason, /^2 failed fetches; its card is served stale/);
+    assert.equal(twice.state.since, once.state.since, 'degraded since the first failure');
+
+    // It answers again: healthy, selected.
+    billing.set({ mode: 'ok' });
+    await clock.advance(2_000);
+    await loop.refreshNow();
+    assert.equal((await status()).state.verdict, 'selected');
+  } finally {
+    await loop.stop();
+    await cache.close();
+  }
+});
