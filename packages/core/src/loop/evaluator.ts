@@ -10,7 +10,7 @@ import { cardFacts, cardIdentity } from '../cache/cache-entries.js';
 import type { EventStream } from '../events/index.js';
 import { presentableSchemes, securityOrigin, sha256Hex } from '../card/index.js';
 import type { CredentialsInput, PresentableScheme } from '../fetch/index.js';
-import type { CallHealth, HealthTracker } from '../health/index.js';
+import type { CallHealth, HealthObservation, HealthTracker } from '../health/index.js';
 import { isMember } from '../health/index.js';
 import type { Candidate, MatchMemo, ReviewedAgent, SelectOptions, Verdict } from '../match/index.js';
 import { selectAgents } from '../match/index.js';
@@ -47,6 +47,9 @@ export interface EvaluatorOptions {
 
 const CRITICAL = Object.freeze({ critical: true });
 const NOT_CRITICAL = Object.freeze({ critical: false });
+/** The observations of most endpoints on most cycles, shared (none allocated per endpoint). */
+const FRESH: HealthObservation = Object.freeze({ failures: 0, usable: true });
+const NO_CARD: HealthObservation = Object.freeze({ failures: 0, usable: false });
 
 export class Evaluator {
   readonly #o: EvaluatorOptions;
@@ -128,6 +131,7 @@ export class Evaluator {
   async evaluate(admitted: readonly AdmittedEndpoint[], entries: ReadonlyArray<CacheEntry | undefined> | undefined, stands: (settledDigest: string) => boolean): Promise<SnapshotAgent[] | undefined> {
     const { cache, events, alerts, health } = this.#o;
     const { list: reviewedList, byName: reviewed } = this.#reviewedAgents();
+    const isReviewed = (r: EndpointRecord): boolean => reviewed.get(r.name)?.source === r.source;
     const staticEnter = this.#o.staticEnterAfter;
     const candidates: Candidate[] = [];
     /** Per candidate, whether it is degraded (read with its status, not looked up again). */
@@ -135,7 +139,7 @@ export class Evaluator {
     for (let i = 0; i < admitted.length; i++) {
       const ep = admitted[i]!;
       const entry = entries !== undefined ? entries[i] : await cache.peek(ep.baseUrl);
-      const reviewedRecord = ep.records.find((r) => reviewed.get(r.name)?.source === r.source);
+      const reviewedRecord = reviewed.size === 0 ? undefined : ep.records.find(isReviewed);
       const critical = reviewedRecord ? reviewed.get(reviewedRecord.name)!.critical : false;
       // Failures are the cache's count of failed fetches: a cycle spent in backoff adds none.
       const neverSeen = entry === undefined ? cache.lastFailure(ep.baseUrl) : undefined;
@@ -147,7 +151,11 @@ export class Evaluator {
       const usable = entry?.usable ?? false;
       const observation =
         lastError === undefined && extendedCard === undefined && callStreak === undefined
-          ? { failures, usable }
+          ? failures === 0
+            ? usable
+              ? FRESH
+              : NO_CARD
+            : { failures, usable }
           : {
               failures,
               usable,
