@@ -1,8 +1,10 @@
 /**
  * A cycle with nothing due computes no endpoint view again, and allocates no health status: an
- * endpoint's status object stays the same while only its count of good observations moves. What
- * the views show still follows every change of health, even one that changes no selection (a
- * degraded member's failures counting up while its stale card keeps the snapshot as it is).
+ * endpoint's status object stays the same while only its count of good observations moves; once a
+ * pass changed nothing, the next ones with the same inputs do not observe each endpoint again. What
+ * the views show still follows every change: of health, even one that changes no selection (a
+ * degraded member's failures counting up while its stale card keeps the snapshot as it is), and of
+ * the calls (failed A2A calls, with every card fresh).
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -10,6 +12,7 @@ import { CardCache } from '../../packages/core/src/cache/index.js';
 import { VirtualClock } from '../../packages/core/src/clock/index.js';
 import type { CardFetcher } from '../../packages/core/src/fetch/index.js';
 import { createCardFetcher, HostPolicy } from '../../packages/core/src/fetch/index.js';
+import { CallHealth } from '../../packages/core/src/health/index.js';
 import { DiscoveryLoop } from '../../packages/core/src/loop/index.js';
 import type { EndpointStatus } from '../../packages/core/src/loop/index.js';
 import { TagVocabulary } from '../../packages/core/src/match/index.js';
@@ -88,6 +91,66 @@ test('steady cycles keep each status object and view; a degraded member failing 
     await clock.advance(2_000);
     await loop.refreshNow();
     assert.equal((await status()).state.verdict, 'selected');
+  } finally {
+    await loop.stop();
+    await cache.close();
+  }
+});
+
+test('steady passes skip observing, and still count good observations, keep their alerts, and see failed calls', async () => {
+  const skill = (tag: string) => ({ skills: [{ id: tag, name: tag, description: `Does ${tag}.`, tags: [tag] }] });
+  const billing = fs.endpoint('billing-2', { card: cardFor(fs, 'billing-2', skill('billing')), cacheControl: 'max-age=600' });
+  const support = fs.endpoint('support-2', { card: cardFor(fs, 'support-2', skill('support')), cacheControl: 'max-age=600' });
+  const clock = new VirtualClock();
+  const cache = new CardCache({ fetcher, hostPolicy, clock, random: () => 0, expiryJitter: 0, minTtlMs: 0, check: { allowLoopback: true } });
+  const registry = listSource('registry');
+  const calls = new CallHealth(clock);
+  const loop = new DiscoveryLoop({
+    sources: [registry],
+    hostPolicy,
+    cache,
+    calls,
+    // `support` has a tag outside the vocabulary: a lasting alert, raised by every pass.
+    select: { needs: [{ tag: 'billing' }], vocabulary: new TagVocabulary([{ tag: 'billing', description: 'Billing.' }]) },
+    // Alerts clear after `enterAfter` passes without them: one pass that did not raise it again would clear it.
+    health: { enterAfter: 1, callLeaveAfter: 2 },
+    clock,
+    cycleIntervalMs: 86_400_000,
+    resyncIntervalMs: 86_400_000,
+  });
+  const status = async (url: string): Promise<EndpointStatus> => (await loop.status()).find((s) => s.baseUrl === url)!;
+  try {
+    registry.set([
+      { name: 'billing', baseUrl: billing.baseUrl },
+      { name: 'support', baseUrl: support.baseUrl },
+    ]);
+    await loop.start();
+    await loop.refreshNow();
+    await loop.refreshNow();
+    const alerts = [...loop.activeAlerts].sort();
+    assert.ok(alerts.some((k) => k.startsWith('unknown-tags:')), `a lasting alert is up: ${alerts.join(', ')}`);
+    const before = (await status(billing.baseUrl)).health!.successes;
+    for (let i = 0; i < 5; i++) await loop.refreshNow();
+    assert.equal((await status(billing.baseUrl)).health!.successes, before + 5, 'every pass counts a good observation');
+    assert.deepEqual([...loop.activeAlerts].sort(), alerts, 'the lasting alerts stay up');
+
+    // Failed calls, every card fresh: the next pass sees them.
+    const failed = { ok: false, latencyMs: 5, errorClass: 'http_500', agent: 'billing', baseUrl: billing.baseUrl, message: 'billing answered HTTP 500', source: 'turn' } as const;
+    calls.record(failed);
+    await loop.refreshNow();
+    const degraded = await status(billing.baseUrl);
+    assert.equal(degraded.health!.state, 'degraded', 'one failed call degrades it');
+    assert.equal(degraded.health!.successes, 0);
+    calls.record(failed);
+    const left = await loop.refreshNow();
+    assert.equal((await status(billing.baseUrl)).health!.state, 'removed', 'callLeaveAfter failed calls remove it');
+    assert.ok(!left?.agents.some((a) => a.baseUrl === billing.baseUrl), 'and a new snapshot leaves it out');
+    // Out, and steady again: the passes that skip observing keep its alert up.
+    const removed = `removed:${billing.baseUrl}`;
+    assert.ok(loop.activeAlerts.includes(removed), loop.activeAlerts.join(', '));
+    for (let i = 0; i < 3; i++) await loop.refreshNow();
+    assert.ok(loop.activeAlerts.includes(removed), 'its alert stays up while it stays out');
+    assert.equal((await status(billing.baseUrl)).health!.state, 'removed');
   } finally {
     await loop.stop();
     await cache.close();

@@ -70,6 +70,7 @@ export class CallHealth {
   readonly #agents = new Map<string, AgentState>();
   readonly #clock: Clock;
   readonly #listeners = new Set<(call: RecordedCall) => void>();
+  #revision = 0;
 
   /** `clock`: when each call was made (its `wallNow`). */
   constructor(clock: Clock = systemClock) {
@@ -85,6 +86,8 @@ export class CallHealth {
     }
     s.agent = call.agent;
     s.lastCallAt = this.#clock.wallNow();
+    // What health reads of the calls (each agent's streak) changes: a good call after good ones does not.
+    if (!call.ok || s.consecutiveFailures > 0 || s.all.calls === 0) this.#revision++;
     if (call.ok) {
       s.consecutiveFailures = 0;
       s.lastFailure = undefined;
@@ -147,7 +150,12 @@ export class CallHealth {
 
   /** Forgets an agent that left discovery. */
   forget(baseUrl: string): void {
-    this.#agents.delete(baseUrl);
+    if (this.#agents.delete(baseUrl)) this.#revision++;
+  }
+
+  /** Counts the changes of any agent's streak (`streak()`): while it stays the same, so do they. */
+  get revision(): number {
+    return this.#revision;
   }
 
   /** Forgets the figures of a snapshot no longer retained. */

@@ -189,6 +189,15 @@ export class HealthTracker {
     return this.#revision;
   }
 
+  /**
+   * One more good observation for each of `statuses` whose last observation was good (`successes`
+   * above 0), when the observations repeat a pass that changed nothing but these counts: the
+   * evaluator's pass with nothing due, which does not observe each endpoint again.
+   */
+  repeatGood(statuses: readonly HealthStatus[]): void {
+    for (const s of statuses) if (s.successes > 0) (s as { successes: number }).successes++;
+  }
+
   /** Consecutive failed fetches before a member may leave. */
   get leaveAfter(): number {
     return this.#leaveAfter;

@@ -10,7 +10,7 @@ import { cardFacts, cardIdentity } from '../cache/cache-entries.js';
 import type { EventStream } from '../events/index.js';
 import { presentableSchemes, securityOrigin, sha256Hex } from '../card/index.js';
 import type { CredentialsInput, PresentableScheme } from '../fetch/index.js';
-import type { CallHealth, HealthObservation, HealthTracker } from '../health/index.js';
+import type { CallHealth, HealthObservation, HealthStatus, HealthTracker } from '../health/index.js';
 import { isMember } from '../health/index.js';
 import type { Candidate, MatchMemo, ReviewedAgent, SelectOptions, Verdict } from '../match/index.js';
 import { selectAgents } from '../match/index.js';
@@ -23,7 +23,7 @@ import { transportOf } from '../sources/transport-options.js';
 import type { Lookalike, LookalikePolicy } from '../rules/lookalike.js';
 import { identifierName, LookalikeIndex } from '../rules/lookalike.js';
 import { originOf } from '../rules/origins.js';
-import type { AlertBook } from './alert-book.js';
+import type { AlertBook, AlertInput } from './alert-book.js';
 import { sameLists } from './same-lists.js';
 import { ATTR, SPAN, withSpan } from '../telemetry/index.js';
 
@@ -75,6 +75,8 @@ export class Evaluator {
   #lastEvaluation: Evaluation | undefined;
   /** The evaluation whose publication is under way (see {@link settle}). */
   #pending: Omit<Evaluation, 'settledDigest'> | undefined;
+  /** The last pass, when it reused the selection and its observations changed no health status (see {@link SteadyPass}). */
+  #steady: SteadyPass | undefined;
 
   constructor(options: EvaluatorOptions) {
     this.#o = options;
@@ -103,6 +105,7 @@ export class Evaluator {
   rejudge(): void {
     this.#matchMemo = new WeakMap();
     this.#lastEvaluation = undefined;
+    this.#steady = undefined;
   }
 
   /** The lookalikes among the agents with a card, by base URL: the earlier agent of another origin each looks like. */
@@ -129,8 +132,28 @@ export class Evaluator {
    * publication, call {@link settle}.
    */
   async evaluate(admitted: readonly AdmittedEndpoint[], entries: ReadonlyArray<CacheEntry | undefined> | undefined, stands: (settledDigest: string) => boolean): Promise<SnapshotAgent[] | undefined> {
-    const { cache, events, alerts, health } = this.#o;
+    const { cache, events, health } = this.#o;
     const { list: reviewedList, byName: reviewed } = this.#reviewedAgents();
+    const callsRevision = this.#o.calls?.revision ?? 0;
+    const steady = this.#steady;
+    this.#steady = undefined;
+    if (steady !== undefined && this.#repeats(steady, admitted, entries, reviewedList, callsRevision, stands)) {
+      // The same endpoints, cards, reviewed agents, calls and statuses as a pass that changed no
+      // status: its observations would change none again. Count them, keep its alerts up.
+      health.repeatGood(steady.statuses);
+      for (const [key, alert] of steady.alerts) this.#o.alerts.raise(key, alert);
+      this.#raiseSelectionAlerts(this.#lastEvaluation!);
+      this.#steady = steady;
+      return undefined;
+    }
+    const healthBefore = health.revision;
+    const statuses: HealthStatus[] = [];
+    /** The alerts this pass raises (a steady pass raises them again without observing). */
+    const raised: Array<readonly [string, AlertInput]> = [];
+    const raise = (key: string, alert: AlertInput): void => {
+      raised.push([key, alert]);
+      this.#o.alerts.raise(key, alert);
+    };
     const isReviewed = (r: EndpointRecord): boolean => reviewed.get(r.name)?.source === r.source;
     const staticEnter = this.#o.staticEnterAfter;
     const candidates: Candidate[] = [];
@@ -166,13 +189,14 @@ export class Evaluator {
       const t = health.observe(ep.baseUrl, observation, reviewedRecord ? { critical, enterAfter: staticEnter } : critical ? CRITICAL : NOT_CRITICAL);
       if (t) events?.emit({ type: 'health.changed', endpoint: ep.baseUrl, from: t.from, to: t.to, successes: t.status.successes, failures: t.status.failures });
       const status = health.get(ep.baseUrl)!;
+      statuses.push(status);
       if (status.state === 'removed') {
-        alerts.raise(`removed:${ep.baseUrl}`, { kind: 'repeated-failures', endpoint: ep.baseUrl, message: `${ep.baseUrl} left new snapshots: ${status.reason}` });
+        raise(`removed:${ep.baseUrl}`, { kind: 'repeated-failures', endpoint: ep.baseUrl, message: `${ep.baseUrl} left new snapshots: ${status.reason}` });
       }
       if (critical && status.failures > 0) {
         const member = isMember(status.state);
         const kind = member ? 'critical-degraded' : 'critical-unavailable';
-        alerts.raise(`${kind}:${ep.baseUrl}`, {
+        raise(`${kind}:${ep.baseUrl}`, {
           kind,
           endpoint: ep.baseUrl,
           message: member
@@ -183,7 +207,7 @@ export class Evaluator {
       // An extended card that could not be fetched: reported while it lasts (the last good one, or
       // the public card, stays in use).
       if (extendedCard !== undefined) {
-        alerts.raise(`extended-card:${ep.baseUrl}`, { kind: 'extended-card', endpoint: ep.baseUrl, message: `extended card of ${ep.baseUrl} ${extendedCard}` });
+        raise(`extended-card:${ep.baseUrl}`, { kind: 'extended-card', endpoint: ep.baseUrl, message: `extended card of ${ep.baseUrl} ${extendedCard}` });
       }
       // An extended card that renames the agent, or changes its skills or their tags: reported
       // while it lasts (a rename or a retag is not adopted; see extendedCardChange). The key
@@ -191,7 +215,7 @@ export class Evaluator {
       const change = entry === undefined ? undefined : extendedCardChange(entry);
       if (change !== undefined) {
         const what = describeExtendedCardChange(change);
-        alerts.raise(`extended-card-differs:${ep.baseUrl}:${sha256Hex(what).slice(0, 16)}`, {
+        raise(`extended-card-differs:${ep.baseUrl}:${sha256Hex(what).slice(0, 16)}`, {
           kind: 'extended-card-differs',
           endpoint: ep.baseUrl,
           message: `extended card of ${ep.baseUrl} (agent ${JSON.stringify(entry!.card.name)}) for ${entry!.extended!.identity} differs from its public card: ${what}`,
@@ -208,7 +232,7 @@ export class Evaluator {
     }
 
     for (const [url, l] of this.#findLookalikes(candidates)) {
-      alerts.raise(`lookalike:${url}`, { kind: 'lookalike', endpoint: url, message: `${url}: ${l.reason}`, detail: { of: l.of, origin: l.origin } });
+      raise(`lookalike:${url}`, { kind: 'lookalike', endpoint: url, message: `${url}: ${l.reason}`, detail: { of: l.of, origin: l.origin } });
     }
     const last = this.#lastEvaluation;
     if (
@@ -221,8 +245,9 @@ export class Evaluator {
     ) {
       // Nothing the selection depends on changed: the same verdicts, the same snapshot, whose
       // lasting alerts (selection, routing) are raised again as an evaluation would.
-      for (const a of last.selection.alerts) {
-        alerts.raise(`${a.kind}:${a.endpoint ?? ''}`, { kind: a.kind, message: a.message, ...(a.endpoint !== undefined && { endpoint: a.endpoint }) });
+      this.#raiseSelectionAlerts(last);
+      if (health.revision === healthBefore && entries !== undefined && !entries.includes(undefined)) {
+        this.#steady = { admitted, entries, reviewed: reviewedList, calls: callsRevision, health: healthBefore, statuses, alerts: raised };
       }
       return undefined;
     }
@@ -254,9 +279,7 @@ export class Evaluator {
       }
     }
     this.#verdicts = selection.verdicts;
-    for (const a of selection.alerts) {
-      alerts.raise(`${a.kind}:${a.endpoint ?? ''}`, { kind: a.kind, message: a.message, ...(a.endpoint !== undefined && { endpoint: a.endpoint }) });
-    }
+    this.#raiseSelectionAlerts({ selection });
     this.#pending = { candidates, degraded, reviewed: reviewedList, selection };
     // Transport options travel from the first record of the endpoint that carries them.
     const transports = new Map(candidates.map((c) => [c.endpoint.baseUrl, transportOf(c.endpoint.records)]));
@@ -327,6 +350,42 @@ export class Evaluator {
   /** Forgets what is known of an endpoint that left discovery (whether its card once fitted). */
   forget(url: string): void {
     this.#fitted.delete(url);
+    this.#steady = undefined;
+  }
+
+  /** The lasting alerts of a selection (selection, routing), raised again while it stands. */
+  #raiseSelectionAlerts(evaluation: Pick<Evaluation, 'selection'>): void {
+    for (const a of evaluation.selection.alerts) {
+      this.#o.alerts.raise(`${a.kind}:${a.endpoint ?? ''}`, { kind: a.kind, message: a.message, ...(a.endpoint !== undefined && { endpoint: a.endpoint }) });
+    }
+  }
+
+  /**
+   * Whether this pass would repeat `steady` exactly: every input of its observations is the same
+   * object or revision (the admitted endpoints, each cycle's card entry, the reviewed agents, the
+   * calls' health and every health status), and its selection still stands.
+   */
+  #repeats(
+    steady: SteadyPass,
+    admitted: readonly AdmittedEndpoint[],
+    entries: ReadonlyArray<CacheEntry | undefined> | undefined,
+    reviewed: readonly ReviewedAgent[],
+    calls: number,
+    stands: (settledDigest: string) => boolean,
+  ): boolean {
+    const last = this.#lastEvaluation;
+    return (
+      entries !== undefined &&
+      steady.admitted === admitted &&
+      steady.reviewed === reviewed &&
+      steady.calls === calls &&
+      steady.health === this.#o.health.revision &&
+      last !== undefined &&
+      last.settledDigest !== undefined &&
+      last.reviewed === reviewed &&
+      stands(last.settledDigest) &&
+      sameLists(steady.entries, entries)
+    );
   }
 
   /**
@@ -355,6 +414,27 @@ function extendedCardNote(entry: CacheEntry | undefined): string | undefined {
   const extended = entry?.extended;
   if (extended?.lastError === undefined) return undefined;
   return `for ${extended.identity}: ${extended.lastError.message}; ${extended.accepted !== undefined ? 'the last good extended card stays in use' : 'the public card is used'}`;
+}
+
+/**
+ * A pass that reused the last selection and whose observations changed no health status but the
+ * count of good observations, with what it observed from and the alerts it raised. While every
+ * input is the same, the next pass would observe the same and change nothing either: it counts the
+ * good observations, raises the same alerts and reuses the selection, without visiting each
+ * endpoint's card, health and alerts (a cycle with nothing due).
+ */
+interface SteadyPass {
+  readonly admitted: readonly AdmittedEndpoint[];
+  /** Each admitted endpoint's entry (every one has a card: a never-seen endpoint's failures count on outside its entry). */
+  readonly entries: ReadonlyArray<CacheEntry | undefined>;
+  readonly reviewed: readonly ReviewedAgent[];
+  /** The calls' health revision (`CallHealth.revision`; 0 without it). */
+  readonly calls: number;
+  /** The health tracker's revision, unchanged by the pass. */
+  readonly health: number;
+  /** Each admitted endpoint's status, in order. */
+  readonly statuses: readonly HealthStatus[];
+  readonly alerts: ReadonlyArray<readonly [string, AlertInput]>;
 }
 
 interface Evaluation {
