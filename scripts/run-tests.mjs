@@ -10,7 +10,7 @@
  *   PostgreSQL and its own DNS servers, so files never share state. On two cores, three at a time
  *   ran a third of the suite 11 % faster but the whole suite no faster (10 min 59 s against
  *   10 min 58 s: the slowest files then ran 40–50 % longer), so the default stays at the cores
- *   (docs/benchmarks.md, "Issue 43: the suite").
+ *   (docs/benchmarks.md, "Issue 43: the suite" and "… the suite's own overhead").
  * - **Order**: the slowest files first (the list below, from the reporter's "slowest files" of a
  *   whole run), then the rest by path, so no long file starts last and runs alone at the end.
  * - **The harness's promise tracking**: every test process loads test/helpers/lean-harness.mjs,
@@ -27,18 +27,18 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 
-/** The slowest files of a whole run, slowest first (docs/benchmarks.md, "Issue 43: the suite"). */
+/** The slowest files of a whole run, slowest first (docs/benchmarks.md, "Issue 43: the suite" and "… the suite's own overhead"). */
 const SLOW_FIRST = [
-  'test/loop/chaos.test.ts',
   'test/web/explorer.test.ts',
+  'test/loop/chaos.test.ts',
   'test/server/fair-pools.test.ts',
-  'test/cli/backup.test.ts',
   'test/demo/demo.test.ts',
-  'test/cache/card-cache.test.ts',
+  'test/cli/backup.test.ts',
+  'test/docs/examples.test.ts',
   'test/interop/frameworks.test.ts',
   'test/web/a11y.test.ts',
-  'test/docs/examples.test.ts',
   'test/interop/servers.test.ts',
+  'test/replicas/rolling-upgrade.test.ts',
 ];
 
 /** @param {string} dir @returns {string[]} */
