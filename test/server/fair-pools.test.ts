@@ -144,13 +144,15 @@ const ATTACKERS = Array.from({ length: 10 }, (_, i) => `127.0.0.${i + 2}`);
 const VICTIM = '127.0.0.12';
 
 describe('ten addresses cannot take a pool from an eleventh (service)', () => {
-  // A peer that answers each card request after 300 ms: every inspection holds its slot that long.
+  // A peer that answers each card request after 100 ms: every inspection holds its slot a few
+  // times that (one per request it makes). With ten clients looping, the eleventh waits its turn
+  // among eleven (round robin: about eight turns a request).
   let peer: http.Server;
   let origin: string;
   let s: RunningService;
   before(async () => {
     peer = http.createServer((_req, res) => {
-      setTimeout(() => res.writeHead(404, { 'content-type': 'application/json' }).end('{}'), 300).unref();
+      setTimeout(() => res.writeHead(404, { 'content-type': 'application/json' }).end('{}'), 100).unref();
     });
     await new Promise<void>((r) => peer.listen(0, '127.0.0.1', r));
     origin = `http://127.0.0.1:${(peer.address() as AddressInfo).port}`;
