@@ -61,3 +61,8 @@ export function snapshotAgent(localName: string, tags: string[] = ['billing'], v
     stale: false,
   };
 }
+
+/** A card's `skills`: one skill per tag, named after it (`cardFor(fs, id, skillsFor('billing'))`). */
+export function skillsFor(...tags: string[]): { skills: Array<{ id: string; name: string; description: string; tags: string[] }> } {
+  return { skills: tags.map((tag) => ({ id: tag, name: tag, description: `Does ${tag}.`, tags: [tag] })) };
+}

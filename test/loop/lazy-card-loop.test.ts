@@ -5,7 +5,7 @@
  * its memos on the card, not on the model object) — while the snapshot holds the selected card's
  * model, which the cache's entry answers.
  */
-import { after, before, test } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { setImmediate as tick } from 'node:timers/promises';
 import { setFlagsFromString } from 'node:v8';
@@ -13,13 +13,10 @@ import { runInNewContext } from 'node:vm';
 import { modelSlot } from '../../packages/core/src/cache/cache-entries.js';
 import { CardCache } from '../../packages/core/src/cache/index.js';
 import { VirtualClock } from '../../packages/core/src/clock/index.js';
-import type { CardFetcher } from '../../packages/core/src/fetch/index.js';
-import { createCardFetcher, HostPolicy } from '../../packages/core/src/fetch/index.js';
 import { DiscoveryLoop } from '../../packages/core/src/loop/index.js';
 import { TagVocabulary } from '../../packages/core/src/match/index.js';
-import { cardFor } from '../helpers/cards.js';
-import type { FaultServer } from '../helpers/fault-server.js';
-import { startFaultServer } from '../helpers/fault-server.js';
+import { cardFor, skillsFor } from '../helpers/cards.js';
+import { useFaultFetcher } from '../helpers/fault-fetcher.js';
 import { listSource } from '../helpers/list-source.js';
 
 setFlagsFromString('--expose-gc');
@@ -31,23 +28,12 @@ async function collect(): Promise<void> {
   }
 }
 
-let fs: FaultServer;
-let fetcher: CardFetcher;
-let hostPolicy: HostPolicy;
-before(async () => {
-  fs = await startFaultServer();
-  hostPolicy = HostPolicy.from({ allow: [fs.origin], allowLoopback: true });
-  fetcher = createCardFetcher({ policy: hostPolicy, totalTimeoutMs: 2_000 });
-});
-after(async () => {
-  await fetcher.close();
-  await fs.close();
-});
+const faults = useFaultFetcher();
 
 test('a cycle builds no model for a card no snapshot holds, with nothing due and after a revalidation; the snapshot and the entry share the selected model', async () => {
-  const skill = (tag: string) => ({ skills: [{ id: tag, name: tag, description: `Does ${tag}.`, tags: [tag] }] });
-  const chosen = fs.endpoint('chosen', { card: cardFor(fs, 'chosen', skill('billing')), cacheControl: 'max-age=600' });
-  const other = fs.endpoint('other', { card: cardFor(fs, 'other', skill('other')), cacheControl: 'max-age=600' });
+  const { fs, fetcher, hostPolicy } = faults;
+  const chosen = fs.endpoint('chosen', { card: cardFor(fs, 'chosen', skillsFor('billing')), cacheControl: 'max-age=600' });
+  const other = fs.endpoint('other', { card: cardFor(fs, 'other', skillsFor('other')), cacheControl: 'max-age=600' });
   const clock = new VirtualClock();
   const cache = new CardCache({ fetcher, hostPolicy, clock, random: () => 0, minTtlMs: 0, check: { allowLoopback: true } });
   const registry = listSource('registry');

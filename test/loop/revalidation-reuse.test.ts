@@ -11,32 +11,22 @@ import { InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-tr
 import { NodeTracerProvider } from '@opentelemetry/sdk-trace-node';
 import { CardCache } from '../../packages/core/src/cache/index.js';
 import { VirtualClock } from '../../packages/core/src/clock/index.js';
-import type { CardFetcher } from '../../packages/core/src/fetch/index.js';
-import { createCardFetcher, HostPolicy } from '../../packages/core/src/fetch/index.js';
 import { DiscoveryLoop } from '../../packages/core/src/loop/index.js';
 import { TagVocabulary } from '../../packages/core/src/match/index.js';
 import { SPAN } from '../../packages/core/src/telemetry/index.js';
 import type { Snapshot } from '../../packages/core/src/snapshot/index.js';
-import { cardFor } from '../helpers/cards.js';
-import type { FaultServer } from '../helpers/fault-server.js';
-import { startFaultServer } from '../helpers/fault-server.js';
+import { cardFor, skillsFor } from '../helpers/cards.js';
+import { useFaultFetcher } from '../helpers/fault-fetcher.js';
 import { listSource } from '../helpers/list-source.js';
 
 const exporter = new InMemorySpanExporter();
 let provider: NodeTracerProvider;
-let fs: FaultServer;
-let fetcher: CardFetcher;
-let hostPolicy: HostPolicy;
-before(async () => {
+const faults = useFaultFetcher();
+before(() => {
   provider = new NodeTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] });
   provider.register();
-  fs = await startFaultServer();
-  hostPolicy = HostPolicy.from({ allow: [fs.origin], allowLoopback: true });
-  fetcher = createCardFetcher({ policy: hostPolicy, totalTimeoutMs: 2_000 });
 });
 after(async () => {
-  await fetcher.close();
-  await fs.close();
   trace.disable();
   context.disable();
   propagation.disable();
@@ -44,9 +34,9 @@ after(async () => {
 });
 
 test('after a wave of 304s the last selection stands (no selection, no snapshot built); a changed card is selected and published', async () => {
-  const skill = (tag: string, description = `Does ${tag}.`) => ({ skills: [{ id: tag, name: tag, description, tags: [tag] }] });
-  const billing = fs.endpoint('billing', { card: cardFor(fs, 'billing', skill('billing')), cacheControl: 'max-age=10' });
-  const support = fs.endpoint('support', { card: cardFor(fs, 'support', skill('support')), cacheControl: 'max-age=10' });
+  const { fs, fetcher, hostPolicy } = faults;
+  const billing = fs.endpoint('billing', { card: cardFor(fs, 'billing', skillsFor('billing')), cacheControl: 'max-age=10' });
+  const support = fs.endpoint('support', { card: cardFor(fs, 'support', skillsFor('support')), cacheControl: 'max-age=10' });
   const clock = new VirtualClock();
   const cache = new CardCache({ fetcher, hostPolicy, clock, random: () => 0, expiryJitter: 0, minTtlMs: 0, check: { allowLoopback: true } });
   const registry = listSource('registry');
@@ -90,7 +80,7 @@ test('after a wave of 304s the last selection stands (no selection, no snapshot 
     assert.deepEqual(spans(), { selections: 0, builds: 0 }, 'the last selection stands: nothing selected or built again');
     assert.equal(afterWave, first, 'the same snapshot');
 
-    billing.set({ card: cardFor(fs, 'billing', skill('billing', 'Does billing, and refunds.')) });
+    billing.set({ card: cardFor(fs, 'billing', { skills: [{ ...skillsFor('billing').skills[0]!, description: 'Does billing, and refunds.' }] }) });
     await clock.advance(11_000);
     const changed = await loop.refreshNow();
     assert.deepEqual(spans(), { selections: 1, builds: 1 }, 'a changed card is selected again');

@@ -6,36 +6,23 @@
  * degraded member's failures counting up while its stale card keeps the snapshot as it is), and of
  * the calls (failed A2A calls, with every card fresh).
  */
-import { after, before, test } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { CardCache } from '../../packages/core/src/cache/index.js';
 import { VirtualClock } from '../../packages/core/src/clock/index.js';
-import type { CardFetcher } from '../../packages/core/src/fetch/index.js';
-import { createCardFetcher, HostPolicy } from '../../packages/core/src/fetch/index.js';
 import { CallHealth } from '../../packages/core/src/health/index.js';
 import { DiscoveryLoop } from '../../packages/core/src/loop/index.js';
 import type { EndpointStatus } from '../../packages/core/src/loop/index.js';
 import { TagVocabulary } from '../../packages/core/src/match/index.js';
-import { cardFor } from '../helpers/cards.js';
-import type { FaultServer } from '../helpers/fault-server.js';
-import { startFaultServer } from '../helpers/fault-server.js';
+import { cardFor, skillsFor } from '../helpers/cards.js';
+import { useFaultFetcher } from '../helpers/fault-fetcher.js';
 import { listSource } from '../helpers/list-source.js';
 
-let fs: FaultServer;
-let fetcher: CardFetcher;
-let hostPolicy: HostPolicy;
-before(async () => {
-  fs = await startFaultServer();
-  hostPolicy = HostPolicy.from({ allow: [fs.origin], allowLoopback: true });
-  fetcher = createCardFetcher({ policy: hostPolicy, totalTimeoutMs: 2_000 });
-});
-after(async () => {
-  await fetcher.close();
-  await fs.close();
-});
+const faults = useFaultFetcher();
 
 test('steady cycles keep each status object and view; a degraded member failing again shows its new count while the snapshot stands', async () => {
-  const billing = fs.endpoint('billing', { card: cardFor(fs, 'billing', { skills: [{ id: 'billing', name: 'billing', description: 'Does billing.', tags: ['billing'] }] }), cacheControl: 'max-age=10' });
+  const { fs, fetcher, hostPolicy } = faults;
+  const billing = fs.endpoint('billing', { card: cardFor(fs, 'billing', skillsFor('billing')), cacheControl: 'max-age=10' });
   const clock = new VirtualClock();
   // Stale cards may be served for an hour: a failing member stays, degraded, with the same card.
   const cache = new CardCache({ fetcher, hostPolicy, clock, random: () => 0, expiryJitter: 0, minTtlMs: 0, backoffBaseMs: 1_000, backoffMaxMs: 1_000, maxStaleMs: 3_600_000, check: { allowLoopback: true } });
@@ -98,9 +85,9 @@ test('steady cycles keep each status object and view; a degraded member failing 
 });
 
 test('steady passes skip observing, and still count good observations, keep their alerts, and see failed calls', async () => {
-  const skill = (tag: string) => ({ skills: [{ id: tag, name: tag, description: `Does ${tag}.`, tags: [tag] }] });
-  const billing = fs.endpoint('billing-2', { card: cardFor(fs, 'billing-2', skill('billing')), cacheControl: 'max-age=600' });
-  const support = fs.endpoint('support-2', { card: cardFor(fs, 'support-2', skill('support')), cacheControl: 'max-age=600' });
+  const { fs, fetcher, hostPolicy } = faults;
+  const billing = fs.endpoint('billing-2', { card: cardFor(fs, 'billing-2', skillsFor('billing')), cacheControl: 'max-age=600' });
+  const support = fs.endpoint('support-2', { card: cardFor(fs, 'support-2', skillsFor('support')), cacheControl: 'max-age=600' });
   const clock = new VirtualClock();
   const cache = new CardCache({ fetcher, hostPolicy, clock, random: () => 0, expiryJitter: 0, minTtlMs: 0, check: { allowLoopback: true } });
   const registry = listSource('registry');
