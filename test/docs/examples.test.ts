@@ -3,14 +3,17 @@
  * ones marked `<!-- example: run -->` run to completion (issue #13).
  *
  * Each block is written to test/.doc-examples/ as its prelude, its code and `export {}`, and one
- * `tsc -p` checks them all: imports use the packages' public names (the root tsconfig maps them to
- * the packages' sources; an excerpt is also checked against the built declarations, so `npm test`
- * builds them first). An error is reported at its doc line:
+ * `tsc -p` checks them all: imports use the packages' public names, resolved as a user's project
+ * resolves them, through node_modules to the built packages (`dist/`, so `npm test` builds them
+ * first; the generated tsconfig empties the root's `paths`, which map the names to the sources).
+ * Checking against the declarations rather than the sources is also a third of the time: tsc
+ * then checks no source of the packages. An error is reported at its doc line:
  * `docs/registry.md:137 (block line 3): TS2304 Cannot find name 'x'.` An excerpt's interfaces
  * that the package exports under the same name are also checked against the real type, both
  * ways, so a listing cannot drift from the API.
  *
- * Then each `run` block is executed with `node --import tsx` and must exit 0. Its prelude makes
+ * Then each `run` block is executed with `node --import tsx` against the same built packages
+ * (`TSX_TSCONFIG_PATH` names the generated tsconfig) and must exit 0. Its prelude makes
  * the context real from ./fixtures.ts (inline cards, a signing key, a loopback card server), so
  * nothing leaves the machine. The generated files are removed unless something failed (or
  * KEEP_DOC_EXAMPLES is set).
@@ -116,7 +119,7 @@ function generate(): Generated[] {
   mkdirSync(outDir, { recursive: true });
   writeFileSync(
     join(outDir, 'tsconfig.json'),
-    JSON.stringify({ extends: '../../tsconfig.json', compilerOptions: { noEmit: true }, include: ['*.ts'] }, null, 2),
+    JSON.stringify({ extends: '../../tsconfig.json', compilerOptions: { noEmit: true, paths: {} }, include: ['*.ts'] }, null, 2),
   );
   const exported = exportedNames();
   return examples.map((example) => {
@@ -131,7 +134,8 @@ function generate(): Generated[] {
 
 function run(file: string, args: string[], timeoutMs: number): Promise<{ code: number | string | null; output: string }> {
   return new Promise((resolve) => {
-    execFile(file, args, { cwd: root, timeout: timeoutMs, maxBuffer: 16 * 1024 * 1024 }, (err, stdout, stderr) => {
+    const env = { ...process.env, TSX_TSCONFIG_PATH: join(outDir, 'tsconfig.json') };
+    execFile(file, args, { cwd: root, env, timeout: timeoutMs, maxBuffer: 16 * 1024 * 1024 }, (err, stdout, stderr) => {
       const code = err ? ((err as NodeJS.ErrnoException & { code?: number | string }).code ?? (err.killed ? 'timeout' : 1)) : 0;
       resolve({ code, output: `${stdout}${stderr}` });
     });
