@@ -30,18 +30,18 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 
-/** The slowest files of a whole run, slowest first (docs/benchmarks.md, "Issue 43: the suite" and "… the suite's own overhead"). */
+/** The slowest files of a whole run, slowest first (docs/benchmarks.md, "Issue 43: the suite's loader, …"). */
 const SLOW_FIRST = [
   'test/web/explorer.test.ts',
   'test/loop/chaos.test.ts',
-  'test/server/fair-pools.test.ts',
   'test/demo/demo.test.ts',
   'test/cli/backup.test.ts',
-  'test/docs/examples.test.ts',
-  'test/interop/frameworks.test.ts',
   'test/web/a11y.test.ts',
+  'test/interop/frameworks.test.ts',
   'test/interop/servers.test.ts',
+  'test/web/dashboard.test.ts',
   'test/replicas/rolling-upgrade.test.ts',
+  'test/docs/examples.test.ts',
 ];
 
 /** @param {string} dir @returns {string[]} */
