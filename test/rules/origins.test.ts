@@ -9,7 +9,7 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { exportJWK, generateKeyPair } from 'jose';
-import { isLoopbackHost, normalizeOrigin, originOf } from '../../packages/core/src/rules/origins.js';
+import { isLoopbackHost, normalizeOrigin, originOf, originOfNormalized } from '../../packages/core/src/rules/origins.js';
 import { checkCard, parseAgentCard, signCard, verifyCardSignatures } from '../../packages/core/src/card/index.js';
 import { parseConfig, resolveSecrets } from '../../packages/core/src/config/index.js';
 import { isDiscoveryError } from '../../packages/core/src/errors.js';
@@ -86,6 +86,30 @@ describe('originOf and normalizeOrigin', () => {
       ['not a url', undefined],
     ];
     for (const [url, origin] of cases) assert.equal(originOf(url), origin, url);
+  });
+
+  test("originOfNormalized: what originOf answers for every URL the host policy normalized (the card cache's per-origin limit)", () => {
+    const policy = HostPolicy.from({ allow: ['https://*.example.com', 'https://agents.example.com:8443', 'https://deep.sub.example.com:8443', 'https://xn--bcher-kva.example', 'http://127.0.0.1:8080', 'https://[::1]:8443'], allowLoopback: true });
+    const urls = [
+      'https://agents.example.com/a/b?c#d',
+      'HTTPS://Agents.Example.COM:443/',
+      'https://agents.example.com:8443',
+      'https://agents.example.com./billing/',
+      'https://deep.sub.example.com:8443/x/y/card.json',
+      'https://bücher.example/agents/',
+      'http://127.0.0.1:8080/h0/',
+      'https://[::1]:8443/v2/',
+      'https://agents.example.com/a%2Fb/',
+    ];
+    let checked = 0;
+    for (const url of urls) {
+      for (const normalize of [(u: string) => policy.normalizeEndpoint(u), (u: string) => policy.normalizeDocumentUrl(u)]) {
+        const key = normalize(url);
+        assert.equal(originOfNormalized(key), originOf(key), `${url} → ${key}`);
+        checked++;
+      }
+    }
+    assert.equal(checked, urls.length * 2);
   });
 
   test('normalizeOrigin: only an origin, nothing after the host but a /', () => {

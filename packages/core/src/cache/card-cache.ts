@@ -42,7 +42,7 @@ import type { CardOutcome } from '../events/index.js';
 import type { FetchResult } from '../fetch/index.js';
 import { LEGACY_CARD_PATH } from '../fetch/index.js';
 import { BoundedMemo } from '../fetch/bounded-memo.js';
-import { originOf } from '../rules/origins.js';
+import { originOfNormalized } from '../rules/origins.js';
 import type { SpanScope } from '../telemetry/index.js';
 import { ATTR, SPAN, spanError, spanUrl, withSpan } from '../telemetry/index.js';
 import type { CacheContent } from './cache-content.js';
@@ -406,7 +406,7 @@ export class CardCache<C = AgentCardModel, V extends string = CardProtocolVersio
     let res: FetchResult;
     let fallback: WellKnownFetch['fallback'];
     try {
-      ({ cardUrl: url, res, fallback } = await this.#limiter.run(originOf(key) ?? key, () =>
+      ({ cardUrl: url, res, fallback } = await this.#limiter.run(originOfNormalized(key), () =>
         fetchWithLegacyFallback(cardUrl, otherUrl, (u, first) => {
           if (t.span.recording) t.span.set({ [ATTR.urlFull]: spanUrl(u), [ATTR.conditional]: first && conditional });
           events?.emit({ type: 'card.fetch', endpoint: key, url: u, conditional: first && conditional });

@@ -49,6 +49,20 @@ export function originOf(url: string | URL): string | undefined {
 }
 
 /**
+ * The origin of a URL the host policy normalized (`HostPolicy.normalizeEndpoint`,
+ * `normalizeDocumentUrl`: its origin followed by a path that starts with `/`), read off the text
+ * without parsing it again: what {@link originOf} answers for such a URL, at a fraction of the
+ * cost (the card cache asks on every refresh, for its per-origin limit).
+ *
+ * @example originOfNormalized('https://agents.example.com:8443/billing/') // 'https://agents.example.com:8443'
+ */
+export function originOfNormalized(url: string): string {
+  const scheme = url.indexOf('://');
+  const slash = scheme === -1 ? -1 : url.indexOf('/', scheme + 3);
+  return slash === -1 ? url : url.slice(0, slash);
+}
+
+/**
  * An origin as written where only an origin belongs (the configuration's `credentials[].origin`,
  * `server.allowedOrigins`, `signatures.keys[].origins`, `SignatureOptions.keys[].origins`):
  * `http(s)://host[:port]`, optionally with a `/`, and nothing else (no user name or password,
