@@ -71,8 +71,23 @@ const NOOP_SCOPE: SpanScope = {
 export const telemetryAvailable: boolean = api !== undefined;
 
 let tracerMemo: OtelApi.Tracer | undefined;
+/** Set once a tracer provider was found registered: from then on every span goes to the tracer. */
+let providerSeen = false;
+/**
+ * The tracer, or undefined while no tracer provider is registered. The API's tracer then makes
+ * a span that records nothing and carries the parent's context unchanged, through a context
+ * switch and a promise for each span; a span skipped costs a check instead (issue 43: the card
+ * cache's 304 path starts one per refresh).
+ */
 function tracer(): OtelApi.Tracer | undefined {
   if (api === undefined) return undefined;
+  if (!providerSeen) {
+    const provider = api.trace.getTracerProvider();
+    // The global provider is a proxy until an SDK registers a delegate (a provider set directly
+    // is used as it is).
+    if (provider instanceof api.ProxyTracerProvider && provider.getDelegateTracer(INSTRUMENTATION_SCOPE, VERSION) === undefined) return undefined;
+    providerSeen = true;
+  }
   // The global provider is a proxy: a tracer taken before the SDK registers still follows it.
   tracerMemo ??= api.trace.getTracer(INSTRUMENTATION_SCOPE, VERSION);
   return tracerMemo;
