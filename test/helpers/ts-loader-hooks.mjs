@@ -27,6 +27,8 @@ export function initialize(data) {
     const star = pattern.endsWith('/*');
     paths.push({ prefix: star ? pattern.slice(0, -1) : pattern, exact: !star, target: new URL(targets[0] ?? '', rootUrl).href });
   }
+  // As tsc matches them: an exact pattern first, then the wildcard with the longest prefix.
+  paths.sort((a, b) => Number(b.exact) - Number(a.exact) || b.prefix.length - a.prefix.length);
   transform = { loader: 'ts', format: 'esm', target: `node${process.versions.node}`, sourcemap: 'inline', tsconfigRaw: { compilerOptions: data.compilerOptions } };
   salt = `${esbuildVersion}\0${JSON.stringify(transform)}`;
   try {

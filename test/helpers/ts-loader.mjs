@@ -14,7 +14,7 @@
  *   node's own resolution;
  * - an ES module node resolved (most of node_modules) is read synchronously, once, instead of
  *   through node's asynchronous file reads on the hooks thread.
- * On 37 files of test/server, two at a time: 133 → 115 s of CPU, 91 → 82 s (docs/benchmarks.md,
+ * On 37 files of test/server, two at a time: 135 → 115 s of CPU, 91 → 82 s (docs/benchmarks.md,
  * "Issue 43: the suite's loader").
  *
  * What it does not do that tsx does: CommonJS `.ts` files (`require` of TypeScript), `.tsx`,
@@ -28,7 +28,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { register } from 'node:module';
-import { tmpdir, userInfo } from 'node:os';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -63,6 +63,6 @@ register(new URL('./ts-loader-hooks.mjs', import.meta.url), {
     rootUrl,
     paths: options['paths'] ?? {},
     compilerOptions: emit,
-    cacheDir: join(tmpdir(), `a2a-discovery-ts-${userInfo().uid}`),
+    cacheDir: join(tmpdir(), `a2a-discovery-ts-${process.getuid?.() ?? 'user'}`),
   },
 });

@@ -7,14 +7,14 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir, userInfo } from 'node:os';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
 const LOADER = new URL('./ts-loader.mjs', import.meta.url).href;
 const dir = join(root, '.tmp', `ts-loader-${process.pid}`);
-const cacheDir = join(tmpdir(), `a2a-discovery-ts-${userInfo().uid}`);
+const cacheDir = join(tmpdir(), `a2a-discovery-ts-${process.getuid?.() ?? 'user'}`);
 
 function run(file: string): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
