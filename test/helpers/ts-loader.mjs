@@ -22,9 +22,10 @@
  * NodeNext resolution refuses the last). Source maps are inline and enabled, so a stack trace
  * names the `.ts` line. `A2A_TEST_LOADER=tsx npm test` runs the suite through tsx instead.
  *
- * The cache is `$TMPDIR/a2a-discovery-ts-<uid>/`: one file per source text (and esbuild version
- * and options), written atomically, so concurrent test processes share it; a failed write only
- * costs the next process a transform. Like tsx's, it is never pruned: delete it at will.
+ * The cache is `$TMPDIR/a2a-discovery-ts-<uid>/` (`A2A_TEST_TS_CACHE` names another directory):
+ * one file per source text (and esbuild version and options), written atomically, so concurrent
+ * test processes share it; a failed write only costs the next process a transform. Like tsx's, it
+ * is never pruned: delete it at will.
  */
 import { readFileSync } from 'node:fs';
 import { register } from 'node:module';
@@ -63,6 +64,6 @@ register(new URL('./ts-loader-hooks.mjs', import.meta.url), {
     rootUrl,
     paths: options['paths'] ?? {},
     compilerOptions: emit,
-    cacheDir: join(tmpdir(), `a2a-discovery-ts-${process.getuid?.() ?? 'user'}`),
+    cacheDir: process.env['A2A_TEST_TS_CACHE'] || join(tmpdir(), `a2a-discovery-ts-${process.getuid?.() ?? 'user'}`),
   },
 });

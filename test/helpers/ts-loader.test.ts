@@ -7,18 +7,18 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
 const LOADER = new URL('./ts-loader.mjs', import.meta.url).href;
 const dir = join(root, '.tmp', `ts-loader-${process.pid}`);
-const cacheDir = join(tmpdir(), `a2a-discovery-ts-${process.getuid?.() ?? 'user'}`);
+/** A cache of these processes' own: the suite's other files fill the shared one meanwhile. */
+const cacheDir = join(dir, 'cache');
 
 function run(file: string): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    execFile(process.execPath, ['--import', LOADER, file], { cwd: root, timeout: 60_000 }, (err, stdout, stderr) => {
+    execFile(process.execPath, ['--import', LOADER, file], { cwd: root, env: { ...process.env, A2A_TEST_TS_CACHE: cacheDir }, timeout: 60_000 }, (err, stdout, stderr) => {
       resolve({ code: err ? (typeof err.code === 'number' ? err.code : 99) : 0, stdout, stderr });
     });
   });
