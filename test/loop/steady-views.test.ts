@@ -9,10 +9,11 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { CardCache } from '../../packages/core/src/cache/index.js';
+import type { CardCacheOptions } from '../../packages/core/src/cache/index.js';
 import { VirtualClock } from '../../packages/core/src/clock/index.js';
 import { CallHealth } from '../../packages/core/src/health/index.js';
 import { DiscoveryLoop } from '../../packages/core/src/loop/index.js';
-import type { EndpointStatus } from '../../packages/core/src/loop/index.js';
+import type { DiscoveryLoopOptions, EndpointStatus } from '../../packages/core/src/loop/index.js';
 import { TagVocabulary } from '../../packages/core/src/match/index.js';
 import { cardFor, skillsFor } from '../helpers/cards.js';
 import { useFaultFetcher } from '../helpers/fault-fetcher.js';
@@ -20,23 +21,36 @@ import { listSource } from '../helpers/list-source.js';
 
 const faults = useFaultFetcher();
 
-test('steady cycles keep each status object and view; a degraded member failing again shows its new count while the snapshot stands', async () => {
-  const { fs, fetcher, hostPolicy } = faults;
-  const billing = fs.endpoint('billing', { card: cardFor(fs, 'billing', skillsFor('billing')), cacheControl: 'max-age=10' });
+/**
+ * A loop over a registry source and the fault server's fetcher, selecting agents tagged `billing`
+ * (the only tag of its vocabulary), on a virtual clock, with no jitter and cycles only when asked;
+ * `withCalls`: it also judges the A2A calls recorded in `calls`.
+ */
+function billingLoop(cacheOptions: Pick<CardCacheOptions, 'backoffBaseMs' | 'backoffMaxMs' | 'maxStaleMs'>, health: DiscoveryLoopOptions['health'], withCalls = false) {
+  const { fetcher, hostPolicy } = faults;
   const clock = new VirtualClock();
-  // Stale cards may be served for an hour: a failing member stays, degraded, with the same card.
-  const cache = new CardCache({ fetcher, hostPolicy, clock, random: () => 0, expiryJitter: 0, minTtlMs: 0, backoffBaseMs: 1_000, backoffMaxMs: 1_000, maxStaleMs: 3_600_000, check: { allowLoopback: true } });
+  const cache = new CardCache({ fetcher, hostPolicy, clock, random: () => 0, expiryJitter: 0, minTtlMs: 0, check: { allowLoopback: true }, ...cacheOptions });
   const registry = listSource('registry');
+  const calls = withCalls ? new CallHealth(clock) : undefined;
   const loop = new DiscoveryLoop({
     sources: [registry],
     hostPolicy,
     cache,
+    ...(calls && { calls }),
     select: { needs: [{ tag: 'billing' }], vocabulary: new TagVocabulary([{ tag: 'billing', description: 'Billing.' }]) },
-    health: { enterAfter: 1, leaveAfter: 10 },
+    health,
     clock,
     cycleIntervalMs: 86_400_000,
     resyncIntervalMs: 86_400_000,
   });
+  return { clock, cache, registry, calls, loop };
+}
+
+test('steady cycles keep each status object and view; a degraded member failing again shows its new count while the snapshot stands', async () => {
+  const { fs } = faults;
+  const billing = fs.endpoint('billing', { card: cardFor(fs, 'billing', skillsFor('billing')), cacheControl: 'max-age=10' });
+  // Stale cards may be served for an hour: a failing member stays, degraded, with the same card.
+  const { clock, cache, registry, loop } = billingLoop({ backoffBaseMs: 1_000, backoffMaxMs: 1_000, maxStaleMs: 3_600_000 }, { enterAfter: 1, leaveAfter: 10 });
   const status = async (): Promise<EndpointStatus> => (await loop.status()).find((s) => s.baseUrl === billing.baseUrl)!;
   try {
     registry.set([{ name: 'billing', baseUrl: billing.baseUrl }]);
@@ -85,26 +99,12 @@ test('steady cycles keep each status object and view; a degraded member failing 
 });
 
 test('steady passes skip observing, and still count good observations, keep their alerts, and see failed calls', async () => {
-  const { fs, fetcher, hostPolicy } = faults;
+  const { fs } = faults;
   const billing = fs.endpoint('billing-2', { card: cardFor(fs, 'billing-2', skillsFor('billing')), cacheControl: 'max-age=600' });
   const support = fs.endpoint('support-2', { card: cardFor(fs, 'support-2', skillsFor('support')), cacheControl: 'max-age=600' });
-  const clock = new VirtualClock();
-  const cache = new CardCache({ fetcher, hostPolicy, clock, random: () => 0, expiryJitter: 0, minTtlMs: 0, check: { allowLoopback: true } });
-  const registry = listSource('registry');
-  const calls = new CallHealth(clock);
-  const loop = new DiscoveryLoop({
-    sources: [registry],
-    hostPolicy,
-    cache,
-    calls,
-    // `support` has a tag outside the vocabulary: a lasting alert, raised by every pass.
-    select: { needs: [{ tag: 'billing' }], vocabulary: new TagVocabulary([{ tag: 'billing', description: 'Billing.' }]) },
-    // Alerts clear after `enterAfter` passes without them: one pass that did not raise it again would clear it.
-    health: { enterAfter: 1, callLeaveAfter: 2 },
-    clock,
-    cycleIntervalMs: 86_400_000,
-    resyncIntervalMs: 86_400_000,
-  });
+  // `support` has a tag outside the vocabulary: a lasting alert, raised by every pass. Alerts
+  // clear after `enterAfter` passes without them: one pass that did not raise it again would clear it.
+  const { cache, registry, calls, loop } = billingLoop({}, { enterAfter: 1, callLeaveAfter: 2 }, true);
   const status = async (url: string): Promise<EndpointStatus> => (await loop.status()).find((s) => s.baseUrl === url)!;
   try {
     registry.set([
@@ -123,12 +123,12 @@ test('steady passes skip observing, and still count good observations, keep thei
 
     // Failed calls, every card fresh: the next pass sees them.
     const failed = { ok: false, latencyMs: 5, errorClass: 'http_500', agent: 'billing', baseUrl: billing.baseUrl, message: 'billing answered HTTP 500', source: 'turn' } as const;
-    calls.record(failed);
+    calls!.record(failed);
     await loop.refreshNow();
     const degraded = await status(billing.baseUrl);
     assert.equal(degraded.health!.state, 'degraded', 'one failed call degrades it');
     assert.equal(degraded.health!.successes, 0);
-    calls.record(failed);
+    calls!.record(failed);
     const left = await loop.refreshNow();
     assert.equal((await status(billing.baseUrl)).health!.state, 'removed', 'callLeaveAfter failed calls remove it');
     assert.ok(!left?.agents.some((a) => a.baseUrl === billing.baseUrl), 'and a new snapshot leaves it out');
