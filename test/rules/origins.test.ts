@@ -101,15 +101,12 @@ describe('originOf and normalizeOrigin', () => {
       'https://[::1]:8443/v2/',
       'https://agents.example.com/a%2Fb/',
     ];
-    let checked = 0;
     for (const url of urls) {
       for (const normalize of [(u: string) => policy.normalizeEndpoint(u), (u: string) => policy.normalizeDocumentUrl(u)]) {
         const key = normalize(url);
         assert.equal(originOfNormalized(key), originOf(key), `${url} → ${key}`);
-        checked++;
       }
     }
-    assert.equal(checked, urls.length * 2);
   });
 
   test('normalizeOrigin: only an origin, nothing after the host but a /', () => {
