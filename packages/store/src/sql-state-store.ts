@@ -76,6 +76,16 @@ const CUT_STEP = 10_000;
 
 const num = (v: unknown): number => (typeof v === 'number' ? v : Number(v));
 
+/** A pin, inserted or replaced (SQLite ≥ 3.24 and PostgreSQL share the upsert's syntax). */
+const UPSERT_PIN = `INSERT INTO a2ad_pins (session_id, digest, last_used_at, user_id, owner_client, owner_secret) VALUES (?, ?, ?, ?, ?, ?)
+  ON CONFLICT (session_id) DO UPDATE SET digest = excluded.digest, last_used_at = excluded.last_used_at, user_id = excluded.user_id, owner_client = excluded.owner_client, owner_secret = excluded.owner_secret`;
+/** The journal's last sequence number, raised to `?` when below it (or missing). */
+const RAISE_LAST_SEQ = `INSERT INTO a2ad_state ("key", "value") VALUES ('lastSeq', ?)
+  ON CONFLICT ("key") DO UPDATE SET "value" = excluded."value" WHERE CAST(a2ad_state."value" AS BIGINT) < CAST(excluded."value" AS BIGINT)`;
+/** `n` counters added to (created at their value when missing). */
+const addCountersSql = (n: number): string =>
+  `INSERT INTO a2ad_counters (name, value) VALUES ${Array.from({ length: n }, () => '(?, ?)').join(', ')} ON CONFLICT (name) DO UPDATE SET value = a2ad_counters.value + excluded.value`;
+
 /**
  * Opens the store: connects, runs the migrations and loads the card entries.
  * @throws DiscoveryError `ERR_STORE_UNAVAILABLE` when the engine cannot be reached or migrated.
@@ -591,7 +601,11 @@ export class SqlStateStore implements StateStore {
       owner_client: pin.ownerClient ?? null,
       owner_secret: pin.ownerSecret ?? null,
     };
-    return this.#write(() => this.#db('a2ad_pins').insert(row).onConflict('session_id').merge());
+    // One statement, its text fixed: a pin is written at each turn of its session (knex's query
+    // builder cost more than the statement itself).
+    return this.#write(() =>
+      this.#db.raw(UPSERT_PIN, [row.session_id, row.digest, row.last_used_at, row.user_id, row.owner_client, row.owner_secret]),
+    );
   }
 
   async pin(sessionId: string): Promise<PinRecord | undefined> {
@@ -757,11 +771,8 @@ export class SqlStateStore implements StateStore {
   }
 
   setLastSeq(seq: number): Promise<void> {
-    return this.#write(async () => {
-      const stored = (await this.#db('a2ad_state').where({ key: 'lastSeq' }).first('value')) as { value: string } | undefined;
-      if (stored !== undefined && Number(stored.value) >= seq) return;
-      await this.#db('a2ad_state').insert({ key: 'lastSeq', value: String(seq) }).onConflict('key').merge();
-    });
+    // Raised, never lowered, in one statement.
+    return this.#write(() => this.#db.raw(RAISE_LAST_SEQ, [String(seq)]));
   }
 
   addCounters(deltas: CounterDeltas): Promise<void> {
@@ -769,13 +780,10 @@ export class SqlStateStore implements StateStore {
       .filter(([, n]) => n !== 0)
       .map(([name, value]) => ({ name, value }));
     if (rows.length === 0) return Promise.resolve();
-    return this.#write(() =>
-      this.#db.transaction(async (trx) => {
-        for (const row of rows) {
-          await trx('a2ad_counters').insert(row).onConflict('name').merge({ value: trx.raw('?? + ?', ['a2ad_counters.value', row.value]) });
-        }
-      }),
-    );
+    // One statement for them all (atomic as a transaction was), rows in one order by name: two
+    // replicas' writes never wait on each other's rows.
+    rows.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+    return this.#write(() => this.#db.raw(addCountersSql(rows.length), rows.flatMap((r) => [r.name, r.value])));
   }
 
   async counters(): Promise<Record<string, number>> {
