@@ -8,6 +8,7 @@ import assert from 'node:assert/strict';
 import type { Event, InvocationContext } from '@google/adk';
 import { BaseAgent, createEvent, InMemorySessionService, LlmAgent } from '@google/adk';
 import { buildRootAgent, SessionRunner, TreeFactory } from '../../packages/core/src/adk/index.js';
+import { Foreground } from '../../packages/core/src/cache/index.js';
 import { VirtualClock } from '../../packages/core/src/clock/index.js';
 import type { DiscoveryEvent } from '../../packages/core/src/events/index.js';
 import { EventStream } from '../../packages/core/src/events/index.js';
@@ -32,7 +33,7 @@ class ScriptedAgent extends BaseAgent {
   }
 }
 
-function setup(specialist: (a: SnapshotAgent, snapshot: Snapshot) => BaseAgent, idleTimeoutMs = 60_000) {
+function setup(specialist: (a: SnapshotAgent, snapshot: Snapshot) => BaseAgent, idleTimeoutMs = 60_000, foreground?: Foreground) {
   const clock = new VirtualClock();
   const store = new SnapshotStore();
   const events: DiscoveryEvent[] = [];
@@ -52,13 +53,43 @@ function setup(specialist: (a: SnapshotAgent, snapshot: Snapshot) => BaseAgent, 
     buildRoot: (snapshot) => buildRootAgent('orchestrator', snapshot, snapshot.agents.map((a) => specialist(a, snapshot)), { kind: 'routed' }),
   });
   const sessionService = new InMemorySessionService();
-  const sessions = new SessionRunner({ trees, sessionService, events: stream });
+  const sessions = new SessionRunner({ trees, sessionService, events: stream, ...(foreground !== undefined && { foreground }) });
   return { clock, publish, trees, sessions, sessionService, events };
 }
 
 const llm = (a: SnapshotAgent, s: Snapshot) => new LlmAgent({ name: a.localName, description: a.description, model: new ScriptedLlm(`${a.localName} on v${s.version}`, `fake-${a.localName}`) });
 
+/** A specialist that notes how much foreground work is in flight while it answers (or fails). */
+class WatchingAgent extends BaseAgent {
+  constructor(name: string, readonly watch: () => void, readonly fail = false) {
+    super({ name, description: `Watching ${name}.` });
+  }
+  protected override async *runAsyncImpl(ctx: InvocationContext): AsyncGenerator<Event, void, void> {
+    this.watch();
+    if (this.fail) throw new Error('the peer went away');
+    yield createEvent({ invocationId: ctx.invocationId, author: this.name, content: { role: 'model', parts: [{ text: 'done' }] } });
+  }
+  protected override async *runLiveImpl(): AsyncGenerator<Event, void, void> {
+    // not used
+  }
+}
+
 describe('session lifecycle', () => {
+  test('each turn is foreground work while it runs (the card cache gives way to it), and no longer, failed or not', async () => {
+    const foreground = new Foreground();
+    const seen: number[] = [];
+    const watch = () => seen.push(foreground.inFlight);
+    const h = setup((a) => new WatchingAgent(a.localName, watch, a.localName === 'failing_agent'), 60_000, foreground);
+    h.publish([agent('billing_agent', ['billing']), agent('failing_agent', ['warranty'])]);
+    assert.equal(foreground.busy, false);
+    const turns = await Promise.all([h.sessions.run('a', 'invoice please'), h.sessions.run('b', 'my invoice'), h.sessions.run('c', 'warranty claim')]);
+    assert.deepEqual(turns.map((t) => t.error === undefined), [true, true, false], 'the third turn failed');
+    assert.equal(seen.length, 3);
+    assert.ok(seen.every((n) => n >= 1) && Math.max(...seen) === 3, `in flight as each agent ran: ${seen.join(', ')}`);
+    assert.equal(foreground.inFlight, 0, 'every turn left, the failed one too');
+    assert.equal(foreground.busy, false);
+  });
+
   test('an idle session expires on its own: pin released, ADK history deleted, events and counts recorded', async () => {
     const h = setup(llm);
     h.publish([agent('billing_agent', ['billing'])]);

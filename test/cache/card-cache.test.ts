@@ -6,7 +6,7 @@
 import { after, afterEach, before, beforeEach, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { CacheEntry, CardCacheOptions, CardStore } from '../../packages/core/src/cache/index.js';
-import { CardCache, MemoryCardStore } from '../../packages/core/src/cache/index.js';
+import { CardCache, Foreground, MemoryCardStore } from '../../packages/core/src/cache/index.js';
 import { VirtualClock } from '../../packages/core/src/clock/index.js';
 import { isDiscoveryError } from '../../packages/core/src/errors.js';
 import type { DiscoveryEvent } from '../../packages/core/src/events/index.js';
@@ -468,6 +468,36 @@ for (const [storeName, makeStore, engine] of stores) {
           await c.close();
           await f.close();
         } finally {
+          await Promise.all(servers.map((s) => s.close()));
+        }
+      });
+
+      test('while a turn is in flight at most maxConcurrentFetchesDuringTurns start; the rest start once it ends', async () => {
+        const servers = await Promise.all(Array.from({ length: 6 }, () => startFaultServer()));
+        const wide = HostPolicy.from({ allow: servers.map((s) => s.origin), allowLoopback: true });
+        const f = createCardFetcher({ policy: wide });
+        try {
+          const eps = servers.flatMap((s) => Array.from({ length: 4 }, (_, i) => s.endpoint(`c${i}`, { card: cardFor(s, `c${i}`), latencyMs: 30 })));
+          const foreground = new Foreground();
+          const c = cache({ fetcher: f, hostPolicy: wide, maxConcurrentFetches: 6, maxConcurrentFetchesDuringTurns: 2, foreground });
+          const leave = foreground.enter();
+          const all = Promise.all(eps.map((ep) => c.get(ep.baseUrl)));
+          // Until the turn ends: never more than two in flight, while the others wait.
+          const seen: number[] = [];
+          for (let i = 0; i < 1_000 && eps.filter((ep) => ep.hits > 0).length < 6; i++) {
+            seen.push(c.concurrency.running);
+            await new Promise((r) => setTimeout(r, 5));
+          }
+          assert.ok(eps.filter((ep) => ep.hits > 0).length >= 6, 'refreshes went on during the turn');
+          assert.ok(Math.max(...seen) <= 2 && c.concurrency.peak === 2, `in flight during the turn: ${Math.max(...seen)}, peak ${c.concurrency.peak}`);
+          assert.ok(c.concurrency.waiting > 0, 'the other refreshes wait');
+          leave();
+          await all;
+          assert.equal(c.concurrency.peak, 6, 'the turn ended: as many as maxConcurrentFetches at once');
+          assert.ok(eps.every((ep) => ep.hits === 1));
+          await c.close();
+        } finally {
+          await f.close();
           await Promise.all(servers.map((s) => s.close()));
         }
       });

@@ -204,6 +204,7 @@ describe('defaults', () => {
       backoffBaseMs: 5_000,
       backoffMaxMs: 300_000,
       maxConcurrentFetches: 32,
+      maxConcurrentFetchesDuringTurns: 4,
       maxFetchesPerOrigin: 1,
       originRequestsPerSecond: 50,
       originBurst: 200,

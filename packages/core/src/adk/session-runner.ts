@@ -5,6 +5,7 @@
  */
 import type { BaseAgent, BaseSessionService, Event } from '@google/adk';
 import { InMemorySessionService, Runner } from '@google/adk';
+import type { Foreground } from '../cache/foreground.js';
 import type { EventStream } from '../events/index.js';
 import { preferredInterface } from '../card/index.js';
 import type { CallHealth } from '../health/call-health.js';
@@ -32,6 +33,11 @@ export interface SessionRunnerOptions {
    * specialist the turn called, whether it failed (by error class) and the turn's latency.
    */
   calls?: CallHealth;
+  /**
+   * Entered while each turn runs: a card cache given the same one starts fewer refreshes at once
+   * meanwhile (`CardCacheOptions.maxConcurrentFetchesDuringTurns`).
+   */
+  foreground?: Foreground;
 }
 
 export interface TurnResult {
@@ -113,9 +119,11 @@ export class SessionRunner {
   readonly #unsubscribe: Array<() => void>;
   readonly #events: EventStream | undefined;
   readonly #calls: CallHealth | undefined;
+  readonly #foreground: Foreground | undefined;
 
   constructor(options: SessionRunnerOptions) {
     this.#calls = options.calls;
+    this.#foreground = options.foreground;
     this.#trees = options.trees;
     this.#appName = options.appName ?? 'a2a_discovery';
     this.#sessions = options.sessionService ?? new InMemorySessionService();
@@ -149,7 +157,9 @@ export class SessionRunner {
   run(sessionId: string, message: string, options: RunTurnOptions = {}): Promise<TurnResult> {
     return withSpan(SPAN.chatTurn, { attributes: { [ATTR.sessionId]: sessionId } }, async (span) => {
       const started = performance.now();
-      const { turn, errorType } = await this.#run(span, sessionId, message, options);
+      // A turn in flight: the card cache starts fewer refreshes meanwhile (the foreground's own doc).
+      const leave = this.#foreground?.enter();
+      const { turn, errorType } = await this.#run(span, sessionId, message, options).finally(leave);
       if (this.#calls !== undefined && turn.aborted !== true) recordTurnCalls(this.#calls, turn, performance.now() - started, (name) => this.#trees.agentOf(turn.digest, name));
       if (span.recording) {
         span.set({ [ATTR.chatAgents]: turn.agents, ...(turn.failure !== undefined && { [ATTR.chatFailedAgent]: turn.failure.agent }) });

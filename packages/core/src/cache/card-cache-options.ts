@@ -12,6 +12,7 @@ import type { CardFetcher, CredentialsInput, HostPolicy } from '../fetch/index.j
 import { CACHE_DEFAULTS } from '../rules/defaults.js';
 import type { CacheContent, DigestPins } from './cache-content.js';
 import type { CacheEntry, CardStore } from './card-store.js';
+import type { ForegroundSignal } from './foreground.js';
 import { MemoryCardStore } from './card-store.js';
 
 /** Inputs of {@link CardCache}. Durations are milliseconds. */
@@ -42,6 +43,18 @@ export interface CardCacheOptions<C = AgentCardModel, V extends string = CardPro
   maxStaleMs?: number;
   /** Card fetches in flight at once, over all hosts. Default 32. */
   maxConcurrentFetches?: number;
+  /**
+   * Work a user waits on (the conversation turns of a `SessionRunner` given the same
+   * `Foreground`): while it is busy, at most `maxConcurrentFetchesDuringTurns` refreshes start
+   * at once. Default: none (always `maxConcurrentFetches`).
+   */
+  foreground?: ForegroundSignal;
+  /**
+   * Card fetches in flight at once while `foreground` is busy (at most `maxConcurrentFetches`).
+   * Each answer is handled on the event loop a turn shares, so this bounds how many wait ahead of
+   * the turn's own callbacks during a wave of revalidations. Default 4.
+   */
+  maxConcurrentFetchesDuringTurns?: number;
   /**
    * Card fetches in flight at once to one origin. Default 1: a peer never sees parallel requests
    * from us. Raise it (with the fetcher's `maxConnectionsPerOrigin`) for one host serving many agents.
@@ -98,7 +111,7 @@ export interface RefreshOptions {
 }
 
 /** The options with every default filled in (`content` is taken apart). */
-export type ResolvedCacheOptions<C, V extends string> = Required<Omit<CardCacheOptions<C, V>, 'events' | 'check' | 'content' | 'pins' | 'extendedCards'>> & Pick<CardCacheOptions<C, V>, 'events' | 'check' | 'pins'>;
+export type ResolvedCacheOptions<C, V extends string> = Required<Omit<CardCacheOptions<C, V>, 'events' | 'check' | 'content' | 'pins' | 'extendedCards' | 'foreground'>> & Pick<CardCacheOptions<C, V>, 'events' | 'check' | 'pins' | 'foreground'>;
 
 /** The options with their defaults (the numbers from `CACHE_DEFAULTS`, as the configuration's). */
 export function withDefaults<C, V extends string>(options: CardCacheOptions<C, V>): ResolvedCacheOptions<C, V> {
@@ -115,6 +128,7 @@ export function withDefaults<C, V extends string>(options: CardCacheOptions<C, V
     backoffJitter: CACHE_DEFAULTS.backoffJitter,
     maxStaleMs: CACHE_DEFAULTS.maxStaleMs,
     maxConcurrentFetches: CACHE_DEFAULTS.maxConcurrentFetches,
+    maxConcurrentFetchesDuringTurns: CACHE_DEFAULTS.maxConcurrentFetchesDuringTurns,
     maxFetchesPerOrigin: CACHE_DEFAULTS.maxFetchesPerOrigin,
     requestHeaders: { ...CACHE_DEFAULTS.requestHeaders },
     legacyCardPath: true,

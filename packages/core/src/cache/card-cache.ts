@@ -139,7 +139,9 @@ export class CardCache<C = AgentCardModel, V extends string = CardProtocolVersio
     this.#content = options.content ?? (cardContent(options.hostPolicy, this.#check) as unknown as CacheContent<C, V>);
     this.#rebuild = options.content === undefined ? acceptedCardModel : undefined;
     this.#spanName = this.#content.span ?? SPAN.cardFetch;
-    this.#limiter = new Limiter({ max: this.#o.maxConcurrentFetches, perKey: this.#o.maxFetchesPerOrigin });
+    const { foreground, maxConcurrentFetches } = this.#o;
+    const duringTurns = Math.min(this.#o.maxConcurrentFetchesDuringTurns, maxConcurrentFetches);
+    this.#limiter = new Limiter({ max: foreground === undefined ? maxConcurrentFetches : () => (foreground.busy ? duringTurns : maxConcurrentFetches), perKey: this.#o.maxFetchesPerOrigin });
     this.#requestHeaders = Object.freeze({ accept: 'application/json', ...this.#o.requestHeaders });
     this.#results = new ResultEvents(this.#o.events, this.#o.hitEvents);
     // http-cache-semantics reads time through `now()`; give it the injected clock.

@@ -7,7 +7,8 @@
  * O(tasks waiting): ten thousand queued refreshes on a few busy origins stay cheap.
  */
 export class Limiter {
-  readonly #max: number;
+  /** The bound overall, read at each start (it may change: fewer while a turn is in flight). */
+  readonly #max: () => number;
   readonly #perKey: number;
   #running = 0;
   #waiting = 0;
@@ -16,14 +17,16 @@ export class Limiter {
   /** Keys with waiting tasks, in the order they started waiting (Map keeps insertion order). */
   readonly #queues = new Map<string, Array<() => void>>();
 
-  constructor(options: { max: number; perKey: number }) {
-    this.#max = Math.max(1, options.max);
+  /** `max` may be a function, read each time a task would start: a bound lowered meanwhile lets the running tasks finish. */
+  constructor(options: { max: number | (() => number); perKey: number }) {
+    const max = options.max;
+    this.#max = typeof max === 'number' ? () => Math.max(1, max) : () => Math.max(1, max());
     this.#perKey = Math.max(1, options.perKey);
   }
 
   /** Runs `task` when a slot for `key` is free. */
   async run<T>(key: string, task: () => Promise<T>): Promise<T> {
-    if (this.#running < this.#max && (this.#runningByKey.get(key) ?? 0) < this.#perKey && !this.#queues.has(key)) {
+    if (this.#running < this.#max() && (this.#runningByKey.get(key) ?? 0) < this.#perKey && !this.#queues.has(key)) {
       this.#begin(key);
     } else {
       await new Promise<void>((start) => {
@@ -64,8 +67,9 @@ export class Limiter {
   }
 
   #drain(): void {
+    const max = this.#max();
     for (const [key, queue] of this.#queues) {
-      if (this.#running >= this.#max) return;
+      if (this.#running >= max) return;
       if ((this.#runningByKey.get(key) ?? 0) >= this.#perKey) continue;
       const start = queue.shift()!;
       if (queue.length === 0) this.#queues.delete(key);

@@ -581,6 +581,7 @@ const cache = z.strictObject({
   backoffBaseMs: positiveInt.default(CACHE_DEFAULTS.backoffBaseMs),
   backoffMaxMs: positiveInt.default(CACHE_DEFAULTS.backoffMaxMs),
   maxConcurrentFetches: positiveInt.default(CACHE_DEFAULTS.maxConcurrentFetches),
+  maxConcurrentFetchesDuringTurns: positiveInt.default(CACHE_DEFAULTS.maxConcurrentFetchesDuringTurns),
   maxFetchesPerOrigin: positiveInt.default(CACHE_DEFAULTS.maxFetchesPerOrigin),
   originRequestsPerSecond: z.number().positive().max(1_000_000).default(UPSTREAM_DEFAULTS.originRequestsPerSecond),
   originBurst: positiveInt.default(UPSTREAM_DEFAULTS.originBurst),

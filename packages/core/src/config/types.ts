@@ -574,6 +574,8 @@ export interface CacheConfig {
   readonly backoffBaseMs: number;
   readonly backoffMaxMs: number;
   readonly maxConcurrentFetches: number;
+  /** Card fetches in flight while a conversation turn is in flight (at most `maxConcurrentFetches`). Default 4. */
+  readonly maxConcurrentFetchesDuringTurns: number;
   readonly maxFetchesPerOrigin: number;
   /** Upstream requests per second per origin, discovery and the inspector together. Default 20. */
   readonly originRequestsPerSecond: number;

@@ -23,6 +23,8 @@ export const CACHE_DEFAULTS = Object.freeze({
   backoffMaxMs: 300_000,
   /** Fetches in flight, all origins together. */
   maxConcurrentFetches: 32,
+  /** Fetches in flight, all origins together, while a conversation turn is in flight. */
+  maxConcurrentFetchesDuringTurns: 4,
   /** Fetches in flight per origin. */
   maxFetchesPerOrigin: 1,
   /** One card fetch's total deadline. */

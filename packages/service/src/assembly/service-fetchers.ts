@@ -13,7 +13,7 @@ import { createPolicyFetch } from 'a2a-discovery/adk';
 import { CardCache, createCardFetcher, HostPolicy, CatalogArtifacts, systemClock } from 'a2a-discovery';
 import { OriginBudget } from 'a2a-discovery/internal';
 import { UPSTREAM_DEFAULTS } from 'a2a-discovery/config';
-import type { CheckCardOptions, Clock, EventStream, CardFetcher } from 'a2a-discovery';
+import type { CheckCardOptions, Clock, EventStream, CardFetcher, Foreground } from 'a2a-discovery';
 import type { CardSizeLimit } from 'a2a-discovery/config';
 import { cardSizeLimit } from 'a2a-discovery/config';
 import type { StateStore } from '@a2a-discovery/store';
@@ -91,7 +91,7 @@ export function buildFetchers(o: ServiceOptions): ServiceFetchers {
 }
 
 /** The card cache: discovery's card fetcher, with the cards AI Catalogs carry inline in `artifacts`. */
-export function buildCache(o: ServiceOptions, f: ServiceFetchers, p: { store: StateStore; clock: Clock; events: EventStream }): { cache: CardCache; artifacts: CatalogArtifacts } {
+export function buildCache(o: ServiceOptions, f: ServiceFetchers, p: { store: StateStore; clock: Clock; events: EventStream; foreground: Foreground }): { cache: CardCache; artifacts: CatalogArtifacts } {
   const { maxBodyBytes: _m, totalTimeoutMs: _t, originRequestsPerSecond: _r, originBurst: _b, originMaxWaitMs: _w, ...cacheOptions } = o.cache ?? {};
   // Cards carried inline in AI Catalogs reach the cache through this table, as do publishers' digest pins.
   const artifacts = new CatalogArtifacts();
@@ -105,6 +105,7 @@ export function buildCache(o: ServiceOptions, f: ServiceFetchers, p: { store: St
     // Hits are counted per endpoint and published once per burst: a loop cycle over thousands of
     // fresh endpoints costs counters, not thousands of events.
     hitEvents: 'counted',
+    foreground: p.foreground,
     ...cacheOptions,
     check: { ...f.check, ...f.cardSize.check },
     // The peers' credentials also fetch the extended cards of the cards that advertise one.

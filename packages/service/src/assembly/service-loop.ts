@@ -6,7 +6,7 @@
 import type { BaseSessionService } from '@google/adk';
 import type { PolicyFetch, RouteHints } from 'a2a-discovery/adk';
 import { SessionRunner, snapshotTreeBuilder, TreeFactory } from 'a2a-discovery/adk';
-import type { CardCache, Clock, EventStream, HostPolicy, DiscoveryLoopOptions, RoutingDomain, Source, CallHealth, Snapshot, SnapshotAgent } from 'a2a-discovery';
+import type { CardCache, Clock, EventStream, HostPolicy, DiscoveryLoopOptions, RoutingDomain, Source, CallHealth, Snapshot, SnapshotAgent, Foreground } from 'a2a-discovery';
 import type { LoopReconfiguration, OriginBudget } from 'a2a-discovery/internal';
 import { ActiveCheck } from 'a2a-discovery/internal';
 import { HEALTH_DEFAULTS } from 'a2a-discovery/config';
@@ -155,6 +155,7 @@ export function buildTrees(
     routing: RoutingSettings;
     calls: CallHealth;
     assign: (sessionId: string) => string | undefined;
+    foreground: Foreground;
   },
 ): ServiceTrees {
   const rootSpec = rootOf(o);
@@ -175,7 +176,7 @@ export function buildTrees(
       ...(o.sessions?.allowAdkMetadata !== undefined && { allowAdkMetadata: o.sessions.allowAdkMetadata }),
     }),
   });
-  const sessions = new SessionRunner({ trees, events: p.events, sessionService: p.sessionService, calls: p.calls });
+  const sessions = new SessionRunner({ trees, events: p.events, sessionService: p.sessionService, calls: p.calls, foreground: p.foreground });
   const owners = new SessionOwners();
   const offOwners = trees.onRelease((sessionId) => owners.release(sessionId));
   return { trees, sessions, owners, offOwners };

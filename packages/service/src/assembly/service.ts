@@ -9,7 +9,7 @@ import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
 import { setLogger as setAdkLogger } from '@google/adk';
 import type { CardCache, Clock, DiscoveryLoop } from 'a2a-discovery';
-import { systemClock, DiscoveryError, EventStream, CallHealth } from 'a2a-discovery';
+import { systemClock, DiscoveryError, EventStream, CallHealth, Foreground } from 'a2a-discovery';
 import { isLoopbackHost } from 'a2a-discovery/internal';
 import { EventBuffer } from '../http/event-buffer.js';
 import { JournalReader } from '../telemetry/journal.js';
@@ -98,7 +98,9 @@ async function buildDiscovery(o: ServiceOptions, b: ServiceBase): Promise<Servic
   const { store, clock, events } = b;
   const fetchers = buildFetchers(o);
   const { policy } = fetchers;
-  const { cache, artifacts } = buildCache(o, fetchers, { store, clock, events });
+  // The conversation turns in flight: the cache starts fewer refreshes meanwhile (cache.maxConcurrentFetchesDuringTurns).
+  const foreground = new Foreground();
+  const { cache, artifacts } = buildCache(o, fetchers, { store, clock, events, foreground });
   const sourceSet = new ServiceSources(o, { fetchers, artifacts, store, events, clock });
   const { sources } = sourceSet;
   // Dependency order: the snapshots, the trees over them, the loop that publishes into them.
@@ -109,7 +111,7 @@ async function buildDiscovery(o: ServiceOptions, b: ServiceBase): Promise<Servic
   // A new session lands on a staged rollout's candidate by its share (the loop is built next).
   const late: { loop?: DiscoveryLoop } = {};
   const assign = (sessionId: string) => late.loop?.rollouts?.assign(sessionId);
-  const built = buildTrees(o, { snapshots, policy, policyFetch: fetchers.policyFetch, store, ownStore: b.ownStore, sessionService: b.sessionStore.service, clock, events, routing, calls, assign });
+  const built = buildTrees(o, { snapshots, policy, policyFetch: fetchers.policyFetch, store, ownStore: b.ownStore, sessionService: b.sessionStore.service, clock, events, routing, calls, assign, foreground });
   const { trees } = built;
   // Warm-up: a snapshot whose tree does not build and pass the checks is never published.
   const loop = (late.loop = await buildLoop(o, { sources, policy, cache, snapshots, clock, events, routing, calls, beforePublish: (next) => void trees.prepare(next) }));

@@ -120,6 +120,12 @@ const METRICS = {
   routingEvaluations: { name: `${P}routing_evaluations_total`, kind: 'counter', help: 'Routing evaluations of candidate snapshots, by result (passed, failed, held).', labels: ['result'] },
   snapshotVersion: { name: `${P}snapshot_version`, kind: 'gauge', help: 'Version of the current snapshot (0 before the first).' },
   cardStaleEntries: { name: `${P}card_stale_entries`, kind: 'gauge', help: 'Cached cards currently served stale.' },
+  cardFetchesInFlight: {
+    name: `${P}card_fetches_in_flight`,
+    kind: 'gauge',
+    help: 'Card fetches in flight now (at most cache.maxConcurrentFetches; cache.maxConcurrentFetchesDuringTurns start while a conversation turn runs).',
+  },
+  cardFetchesWaiting: { name: `${P}card_fetches_waiting`, kind: 'gauge', help: 'Card refreshes waiting for a fetch slot now.' },
   pinnedSessions: { name: `${P}pinned_sessions`, kind: 'gauge', help: 'Sessions pinned to a snapshot.' },
   retainedSnapshots: { name: `${P}retained_snapshots`, kind: 'gauge', help: 'Snapshots retained (current plus pinned).' },
   httpRefusals: { name: `${P}http_refusals_total`, kind: 'counter', help: 'Requests refused or cut by the service\'s checks and limits, by reason (docs/security.md).', labels: ['reason'] },
@@ -391,6 +397,8 @@ function discoveryMetrics(out: Outputs, s: Pick<MetricsSources, 'cache' | 'loop'
   const routingEvaluations = out.counter(M.routingEvaluations);
   out.observed(M.snapshotVersion, () => loop.current()?.version ?? 0);
   out.observed(M.cardStaleEntries, async () => (await cache.entries()).filter((e) => e.stale).length);
+  out.observed(M.cardFetchesInFlight, () => cache.concurrency.running);
+  out.observed(M.cardFetchesWaiting, () => cache.concurrency.waiting);
   out.observed(M.pinnedSessions, () => trees?.sessions().length ?? 0);
   out.observed(M.retainedSnapshots, () => loop.snapshots.retained().length);
   return { catalogReads, routingEvaluations };
