@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import type { Event, InvocationContext } from '@google/adk';
 import { BaseAgent, createEvent, InMemorySessionService, LlmAgent } from '@google/adk';
 import { buildRootAgent, SessionRunner, TreeFactory } from '../../packages/core/src/adk/index.js';
-import { Foreground } from '../../packages/core/src/cache/index.js';
+import { Foreground } from '../../packages/core/src/adk/index.js';
 import { VirtualClock } from '../../packages/core/src/clock/index.js';
 import type { DiscoveryEvent } from '../../packages/core/src/events/index.js';
 import { EventStream } from '../../packages/core/src/events/index.js';

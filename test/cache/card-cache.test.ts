@@ -6,7 +6,8 @@
 import { after, afterEach, before, beforeEach, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { CacheEntry, CardCacheOptions, CardStore } from '../../packages/core/src/cache/index.js';
-import { CardCache, Foreground, MemoryCardStore } from '../../packages/core/src/cache/index.js';
+import { CardCache, MemoryCardStore } from '../../packages/core/src/cache/index.js';
+import { Foreground } from '../../packages/core/src/cache/foreground.js';
 import { VirtualClock } from '../../packages/core/src/clock/index.js';
 import { isDiscoveryError } from '../../packages/core/src/errors.js';
 import type { DiscoveryEvent } from '../../packages/core/src/events/index.js';

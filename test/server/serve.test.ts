@@ -156,6 +156,8 @@ describe('a2a-discovery serve (child process)', () => {
         'a2a_discovery_card_cache_hits_total',
         'a2a_discovery_card_not_modified_total',
         'a2a_discovery_card_stale_entries',
+        'a2a_discovery_card_fetches_in_flight',
+        'a2a_discovery_card_fetches_waiting',
         'a2a_discovery_card_failures_total',
         'a2a_discovery_snapshot_version',
         'a2a_discovery_snapshot_publications_total',

@@ -234,7 +234,7 @@ for (const engine of storeEngines()) {
 test('the metric a2a_discovery_journal_pruned_total counts, per type, what the quotas and the cap cut', async () => {
   const store = await openStateStore('memory', { clock: new VirtualClock({ wallStart: WALL + 1_000_000 }), retention: { journalMaxEvents: 1_000, journalMaxEventsPerType: 30 } });
   const loop = { activeAlerts: [], current: () => undefined, routingOf: () => undefined, snapshots: { retained: () => [] } } as unknown as DiscoveryLoop;
-  const cache = { entries: () => Promise.resolve([]) } as unknown as CardCache;
+  const cache = { entries: () => Promise.resolve([]), concurrency: { running: 0, peak: 0, waiting: 0 } } as unknown as CardCache;
   const metrics = createMetrics({ events: new EventStream(), cache, loop, store: () => store.status() });
   const scrape = async (): Promise<string[]> => (await metrics.registry.metrics()).split('\n').filter((l) => l.startsWith('a2a_discovery_journal_pruned_total{')).sort();
   try {

@@ -68,8 +68,8 @@ export type {
   GoogleIdTokenOptions,
 } from './auth/index.js';
 
-export { CardCache, Foreground, MemoryCardStore, effectiveEntry, extendedCardChange } from './cache/index.js';
-export type { CardCacheOptions, ForegroundSignal, RefreshOptions, CacheEntry, CardStore, ExtendedCardChange } from './cache/index.js';
+export { CardCache, MemoryCardStore, effectiveEntry, extendedCardChange } from './cache/index.js';
+export type { CardCacheOptions, RefreshOptions, CacheEntry, CardStore, ExtendedCardChange } from './cache/index.js';
 
 export { readAiCatalog, canonicalIdentifier, sameIdentifier, ARD_WELL_KNOWN_PATH } from './catalog/index.js';
 export type { AiCatalog, AiCatalogEntry, ReadCatalogResult } from './catalog/index.js';

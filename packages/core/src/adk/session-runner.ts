@@ -157,7 +157,7 @@ export class SessionRunner {
   run(sessionId: string, message: string, options: RunTurnOptions = {}): Promise<TurnResult> {
     return withSpan(SPAN.chatTurn, { attributes: { [ATTR.sessionId]: sessionId } }, async (span) => {
       const started = performance.now();
-      // A turn in flight: the card cache starts fewer refreshes meanwhile (the foreground's own doc).
+      // A turn in flight: a card cache given the same foreground starts fewer refreshes meanwhile.
       const leave = this.#foreground?.enter();
       const { turn, errorType } = await this.#run(span, sessionId, message, options).finally(leave);
       if (this.#calls !== undefined && turn.aborted !== true) recordTurnCalls(this.#calls, turn, performance.now() - started, (name) => this.#trees.agentOf(turn.digest, name));

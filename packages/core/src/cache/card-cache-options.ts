@@ -12,7 +12,6 @@ import type { CardFetcher, CredentialsInput, HostPolicy } from '../fetch/index.j
 import { CACHE_DEFAULTS } from '../rules/defaults.js';
 import type { CacheContent, DigestPins } from './cache-content.js';
 import type { CacheEntry, CardStore } from './card-store.js';
-import type { ForegroundSignal } from './foreground.js';
 import { MemoryCardStore } from './card-store.js';
 
 /** Inputs of {@link CardCache}. Durations are milliseconds. */
@@ -45,10 +44,10 @@ export interface CardCacheOptions<C = AgentCardModel, V extends string = CardPro
   maxConcurrentFetches?: number;
   /**
    * Work a user waits on (the conversation turns of a `SessionRunner` given the same
-   * `Foreground`): while it is busy, at most `maxConcurrentFetchesDuringTurns` refreshes start
-   * at once. Default: none (always `maxConcurrentFetches`).
+   * `Foreground`, from `a2a-discovery/adk`): while it is busy, at most
+   * `maxConcurrentFetchesDuringTurns` refreshes start at once. Default: none (always `maxConcurrentFetches`).
    */
-  foreground?: ForegroundSignal;
+  foreground?: { readonly busy: boolean };
   /**
    * Card fetches in flight at once while `foreground` is busy (at most `maxConcurrentFetches`).
    * Each answer is handled on the event loop a turn shares, so this bounds how many wait ahead of

@@ -8,11 +8,6 @@
  * @module
  */
 
-/** What the card cache reads: whether foreground work is running now. */
-export interface ForegroundSignal {
-  readonly busy: boolean;
-}
-
 /**
  * Counts foreground work in flight. `enter()` returns the function that ends it (once; later
  * calls do nothing).
@@ -22,7 +17,7 @@ export interface ForegroundSignal {
  * const cache = new CardCache({ fetcher, hostPolicy, foreground });
  * const sessions = new SessionRunner({ trees, foreground }); // each turn enters it while it runs
  */
-export class Foreground implements ForegroundSignal {
+export class Foreground {
   #inFlight = 0;
 
   /** Whether any foreground work is in flight. */

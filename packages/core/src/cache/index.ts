@@ -11,7 +11,5 @@ export type { CacheEntry, CardStore, EntryError,   } from './card-store.js';
 export { cardKindOf, describeExtendedCardChange, effectiveEntry, extendedCardChange } from './extended-cards.js';
 export type { ExtendedCardChange } from './extended-cards.js';
 export { responseCacheControl } from './cache-control.js';
-export { Foreground } from './foreground.js';
-export type { ForegroundSignal } from './foreground.js';
 export { fetchWithLegacyFallback } from './well-known.js';
 ;

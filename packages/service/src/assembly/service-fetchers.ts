@@ -8,12 +8,12 @@
  * inspector's all draw on: discovery waits for its turn (up to `cache.originMaxWaitMs`), the
  * inspector never waits.
  */
-import type { PolicyFetch } from 'a2a-discovery/adk';
+import type { Foreground, PolicyFetch } from 'a2a-discovery/adk';
 import { createPolicyFetch } from 'a2a-discovery/adk';
 import { CardCache, createCardFetcher, HostPolicy, CatalogArtifacts, systemClock } from 'a2a-discovery';
 import { OriginBudget } from 'a2a-discovery/internal';
 import { UPSTREAM_DEFAULTS } from 'a2a-discovery/config';
-import type { CheckCardOptions, Clock, EventStream, CardFetcher, Foreground } from 'a2a-discovery';
+import type { CheckCardOptions, Clock, EventStream, CardFetcher } from 'a2a-discovery';
 import type { CardSizeLimit } from 'a2a-discovery/config';
 import { cardSizeLimit } from 'a2a-discovery/config';
 import type { StateStore } from '@a2a-discovery/store';

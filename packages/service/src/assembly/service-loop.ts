@@ -4,9 +4,9 @@
  * sessions are pinned to.
  */
 import type { BaseSessionService } from '@google/adk';
-import type { PolicyFetch, RouteHints } from 'a2a-discovery/adk';
+import type { Foreground, PolicyFetch, RouteHints } from 'a2a-discovery/adk';
 import { SessionRunner, snapshotTreeBuilder, TreeFactory } from 'a2a-discovery/adk';
-import type { CardCache, Clock, EventStream, HostPolicy, DiscoveryLoopOptions, RoutingDomain, Source, CallHealth, Snapshot, SnapshotAgent, Foreground } from 'a2a-discovery';
+import type { CardCache, Clock, EventStream, HostPolicy, DiscoveryLoopOptions, RoutingDomain, Source, CallHealth, Snapshot, SnapshotAgent } from 'a2a-discovery';
 import type { LoopReconfiguration, OriginBudget } from 'a2a-discovery/internal';
 import { ActiveCheck } from 'a2a-discovery/internal';
 import { HEALTH_DEFAULTS } from 'a2a-discovery/config';
