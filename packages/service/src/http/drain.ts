@@ -5,6 +5,8 @@
  * flight finish, up to the drain timeout, past which they are aborted through their signal.
  */
 
+import { Foreground } from 'a2a-discovery/adk';
+
 /** `Retry-After` (seconds) of a request refused while draining: another replica answers at once. */
 export const DRAIN_RETRY_AFTER_S = 1;
 
@@ -14,7 +16,8 @@ const DRAIN_ABORT_MESSAGE = 'the service is shutting down and the turn did not f
 export class Drain {
   readonly #started = new AbortController();
   readonly #abort = new AbortController();
-  #inFlight = 0;
+  /** The turns in flight (counted as the card cache's foreground is: one rule). */
+  readonly #turns = new Foreground();
   #aborted = 0;
   #idle: Array<() => void> = [];
 
@@ -35,7 +38,7 @@ export class Drain {
 
   /** Turns running now. */
   get inFlight(): number {
-    return this.#inFlight;
+    return this.#turns.inFlight;
   }
 
   /** Turns aborted because the drain timeout passed. */
@@ -45,13 +48,10 @@ export class Drain {
 
   /** A turn starts; call the returned function when it ends. */
   enter(): () => void {
-    this.#inFlight++;
-    let left = false;
+    const leave = this.#turns.enter();
     return () => {
-      if (left) return;
-      left = true;
-      this.#inFlight--;
-      if (this.#inFlight === 0) for (const r of this.#idle.splice(0)) r();
+      leave();
+      if (!this.#turns.busy) for (const r of this.#idle.splice(0)) r();
     };
   }
 
@@ -72,7 +72,7 @@ export class Drain {
   async settle(timeoutMs: number, graceMs = 2_000): Promise<number> {
     const idle = (ms: number) =>
       new Promise<boolean>((resolve) => {
-        if (this.#inFlight === 0) return resolve(true);
+        if (!this.#turns.busy) return resolve(true);
         const timer = setTimeout(() => resolve(false), ms);
         timer.unref();
         this.#idle.push(() => {
@@ -81,7 +81,7 @@ export class Drain {
         });
       });
     if (await idle(timeoutMs)) return 0;
-    const left = this.#inFlight;
+    const left = this.#turns.inFlight;
     this.#abort.abort(new Error(DRAIN_ABORT_MESSAGE));
     await idle(graceMs);
     return left;
