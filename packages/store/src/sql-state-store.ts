@@ -75,6 +75,8 @@ interface EntryTable<E> {
 const CUT_STEP = 10_000;
 
 const num = (v: unknown): number => (typeof v === 'number' ? v : Number(v));
+/** Strings in one order (by code unit) in every replica's transactions: two never wait on each other's rows. */
+const byCodeUnit = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
 
 /** A pin, inserted or replaced (SQLite ≥ 3.24 and PostgreSQL share the upsert's syntax). */
 const UPSERT_PIN = `INSERT INTO a2ad_pins (session_id, digest, last_used_at, user_id, owner_client, owner_secret) VALUES (?, ?, ?, ?, ?, ?)
@@ -593,19 +595,10 @@ export class SqlStateStore implements StateStore {
   // ---- pins -------------------------------------------------------------------------------
 
   putPin(pin: PinRecord): Promise<void> {
-    const row = {
-      session_id: pin.sessionId,
-      digest: pin.digest,
-      last_used_at: Math.round(pin.lastUsedAtWall),
-      user_id: pin.userId,
-      owner_client: pin.ownerClient ?? null,
-      owner_secret: pin.ownerSecret ?? null,
-    };
     // One statement, its text fixed: a pin is written at each turn of its session (knex's query
     // builder cost more than the statement itself).
-    return this.#write(() =>
-      this.#db.raw(UPSERT_PIN, [row.session_id, row.digest, row.last_used_at, row.user_id, row.owner_client, row.owner_secret]),
-    );
+    const values = [pin.sessionId, pin.digest, Math.round(pin.lastUsedAtWall), pin.userId, pin.ownerClient ?? null, pin.ownerSecret ?? null];
+    return this.#write(() => this.#db.raw(UPSERT_PIN, values));
   }
 
   async pin(sessionId: string): Promise<PinRecord | undefined> {
@@ -672,14 +665,14 @@ export class SqlStateStore implements StateStore {
         tally(await deleteReturningType(trx, trx('a2ad_journal').where('at', '<', oldest)), -1);
         await this.#retainJournal(trx, delta, pruned);
         // In one order (by name) in every replica's transactions: two never wait on each other's rows.
-        for (const [type, n] of [...delta].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
+        for (const [type, n] of [...delta].sort(([a], [b]) => byCodeUnit(a, b))) {
           if (n === 0) continue;
           await trx('a2ad_journal_counts')
             .insert({ type, n })
             .onConflict('type')
             .merge({ n: trx.raw('?? + ?', ['a2ad_journal_counts.n', n]) });
         }
-        for (const [type, n] of [...pruned].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
+        for (const [type, n] of [...pruned].sort(([a], [b]) => byCodeUnit(a, b))) {
           await trx('a2ad_counters')
             .insert({ name: prunedCounter(type), value: n })
             .onConflict('name')
@@ -780,9 +773,8 @@ export class SqlStateStore implements StateStore {
       .filter(([, n]) => n !== 0)
       .map(([name, value]) => ({ name, value }));
     if (rows.length === 0) return Promise.resolve();
-    // One statement for them all (atomic as a transaction was), rows in one order by name: two
-    // replicas' writes never wait on each other's rows.
-    rows.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+    // One statement for them all (atomic as a transaction was), its rows in one order by name.
+    rows.sort((a, b) => byCodeUnit(a.name, b.name));
     return this.#write(() => this.#db.raw(addCountersSql(rows.length), rows.flatMap((r) => [r.name, r.value])));
   }
 
