@@ -6,6 +6,9 @@
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { setImmediate as tick } from 'node:timers/promises';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import { context, propagation, trace } from '@opentelemetry/api';
 import { InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { NodeTracerProvider } from '@opentelemetry/sdk-trace-node';
@@ -18,6 +21,16 @@ import type { Snapshot } from '../../packages/core/src/snapshot/index.js';
 import { cardFor, skillsFor } from '../helpers/cards.js';
 import { useFaultFetcher } from '../helpers/fault-fetcher.js';
 import { listSource } from '../helpers/list-source.js';
+
+setFlagsFromString('--expose-gc');
+const gc = runInNewContext('gc') as () => void;
+/** Full collections, each after the current job (a WeakRef's target lives until its job ends). */
+async function collect(): Promise<void> {
+  for (let i = 0; i < 3; i++) {
+    await tick();
+    gc();
+  }
+}
 
 const exporter = new InMemorySpanExporter();
 let provider: NodeTracerProvider;
@@ -33,10 +46,12 @@ after(async () => {
   await provider.shutdown();
 });
 
-test('after a wave of 304s the last selection stands (no selection, no snapshot built); a changed card is selected and published', async () => {
-  const { fs, fetcher, hostPolicy } = faults;
-  const billing = fs.endpoint('billing', { card: cardFor(fs, 'billing', skillsFor('billing')), cacheControl: 'max-age=10' });
-  const support = fs.endpoint('support', { card: cardFor(fs, 'support', skillsFor('support')), cacheControl: 'max-age=10' });
+/**
+ * A loop over a registry source and the fault server's fetcher, selecting agents tagged `billing`
+ * or `support`, on a virtual clock, with no jitter and cycles only when asked.
+ */
+function billingAndSupport() {
+  const { fetcher, hostPolicy } = faults;
   const clock = new VirtualClock();
   const cache = new CardCache({ fetcher, hostPolicy, clock, random: () => 0, expiryJitter: 0, minTtlMs: 0, check: { allowLoopback: true } });
   const registry = listSource('registry');
@@ -56,6 +71,14 @@ test('after a wave of 304s the last selection stands (no selection, no snapshot 
     cycleIntervalMs: 86_400_000,
     resyncIntervalMs: 86_400_000,
   });
+  return { clock, cache, registry, loop };
+}
+
+test('after a wave of 304s the last selection stands (no selection, no snapshot built); a changed card is selected and published', async () => {
+  const { fs } = faults;
+  const billing = fs.endpoint('billing', { card: cardFor(fs, 'billing', skillsFor('billing')), cacheControl: 'max-age=10' });
+  const support = fs.endpoint('support', { card: cardFor(fs, 'support', skillsFor('support')), cacheControl: 'max-age=10' });
+  const { clock, cache, registry, loop } = billingAndSupport();
   const spans = () => {
     const names = exporter.getFinishedSpans().map((s) => s.name);
     exporter.reset();
@@ -89,6 +112,45 @@ test('after a wave of 304s the last selection stands (no selection, no snapshot 
     assert.notEqual(agent(changed, billing.baseUrl).rawSha256, agent(first, billing.baseUrl).rawSha256, 'with the new card');
     assert.equal(agent(changed, billing.baseUrl).rawSha256, (await cache.peek(billing.baseUrl))!.rawSha256);
     assert.equal(agent(changed, support.baseUrl).rawSha256, agent(first, support.baseUrl).rawSha256, 'the other agent as it was');
+  } finally {
+    await loop.stop();
+    await cache.close();
+  }
+});
+
+test('the entries a wave of 304s replaced are let go: the loop keeps no entry its selection was made from', async () => {
+  const { fs } = faults;
+  const billing = fs.endpoint('billing', { card: cardFor(fs, 'billing', skillsFor('billing')), cacheControl: 'max-age=10' });
+  const support = fs.endpoint('support', { card: cardFor(fs, 'support', skillsFor('support')), cacheControl: 'max-age=10' });
+  const { clock, cache, registry, loop } = billingAndSupport();
+  /** Weak references to the cache's current entries (none is held here). */
+  const current = async () => [new WeakRef((await cache.peek(billing.baseUrl))!), new WeakRef((await cache.peek(support.baseUrl))!)];
+  try {
+    registry.set([
+      { name: 'billing', baseUrl: billing.baseUrl },
+      { name: 'support', baseUrl: support.baseUrl },
+    ]);
+    await loop.start();
+    const first = await loop.refreshNow();
+    assert.equal(first?.agents.length, 2);
+    const selectedFrom = await current();
+
+    // Two waves: the first reuses the selection, the second reuses it again (the steady path).
+    for (let wave = 1; wave <= 2; wave++) {
+      await clock.advance(11_000);
+      assert.equal(await loop.refreshNow(), first, `wave ${wave}: the same snapshot`);
+      assert.equal((await cache.peek(billing.baseUrl))!.lastOutcome, 'revalidated');
+    }
+    const now = await current();
+    await collect();
+    assert.deepEqual(
+      selectedFrom.map((r) => r.deref() === undefined),
+      [true, true],
+      'the entries the selection was made from are collected once the cache replaced them',
+    );
+    assert.ok(now.every((r) => r.deref() !== undefined), 'the current entries are kept');
+    // The snapshot still reads its agents' cards.
+    assert.equal(first!.agents.find((a) => a.baseUrl === billing.baseUrl)!.card.name, (await cache.peek(billing.baseUrl))!.card.name);
   } finally {
     await loop.stop();
     await cache.close();

@@ -244,8 +244,11 @@ export class Evaluator {
       sameLists(last.degraded, degraded)
     ) {
       // Nothing the selection depends on changed: the same verdicts, the same snapshot, whose
-      // lasting alerts (selection, routing) are raised again as an evaluation would.
+      // lasting alerts (selection, routing) are raised again as an evaluation would. The cycle's
+      // candidates take the place of the last ones: after a wave of revalidations they hold the
+      // cache's new entries, and the replaced ones are let go.
       this.#raiseSelectionAlerts(last);
+      this.#lastEvaluation = { ...last, candidates };
       if (health.revision === healthBefore && entries !== undefined && !entries.includes(undefined)) {
         this.#steady = { admitted, entries, reviewed: reviewedList, calls: callsRevision, health: healthBefore, statuses, alerts: raised };
       }
@@ -394,7 +397,10 @@ export class Evaluator {
    */
   settle(settledDigest: string | undefined): void {
     if (this.#pending === undefined) return;
-    this.#lastEvaluation = { ...this.#pending, settledDigest };
+    // Only the selection's lasting alerts are read again: its selected agents (each with the entry
+    // it was selected from) are not kept past the publication.
+    const { candidates, degraded, reviewed, selection } = this.#pending;
+    this.#lastEvaluation = { candidates, degraded, reviewed, selection: { alerts: selection.alerts }, settledDigest };
     this.#pending = undefined;
   }
 
@@ -441,7 +447,7 @@ interface Evaluation {
   readonly candidates: Candidate[];
   readonly degraded: boolean[];
   readonly reviewed: ReviewedAgent[];
-  readonly selection: ReturnType<typeof selectAgents>;
+  readonly selection: Pick<ReturnType<typeof selectAgents>, 'alerts'>;
   readonly settledDigest: string | undefined;
 }
 
