@@ -347,6 +347,7 @@ for (const hp of heaps) {
       [
         [`CardCache, heap + external bytes per card (target ≤ ${fmt(BYTES_PER_CARD_LIMIT, 0)})`, `${fmtSummary(h.cacheTotalBytesPerEntry, 0)} — ${ok(met)}`],
         ['  of which external', fmtSummary(h.cacheExternalBytesPerEntry, 0)],
+        ['  of which compiled code (the code spaces grown during the pass: once per process, not per card)', fmtSummary(h.cacheCodeBytesPerEntry, 0)],
         ['baseline Map{body string, JSON.parse}, heap + external per card', cell(h.baselineTotalBytesPerEntry, 0)],
         [`${UNDICI} (MemoryCacheStore), heap + external per card`, cell(h.undiciTotalBytesPerEntry, 0)],
         ['  of which external', cell(h.undiciExternalBytesPerEntry, 0)],

@@ -8,6 +8,7 @@
  * store kept). The order rotates per process.
  */
 import { setImmediate as tick } from 'node:timers/promises';
+import { getHeapSpaceStatistics } from 'node:v8';
 import { Agent, request } from 'undici';
 import { undiciCachingAgent } from './sides.js';
 import { CardCache, MemoryCardStore, type CacheEntry } from '../../packages/core/src/cache/index.js';
@@ -33,6 +34,11 @@ export interface HeapMeasure {
   externalBytesPerEntry: number;
   /** heap + external, per entry. */
   totalBytesPerEntry: number;
+  /**
+   * Of the heap per entry, the growth of V8's code spaces during the pass: machine code the
+   * optimizing compiler produced for the paths the pass ran, once per process, not per entry.
+   */
+  codeBytesPerEntry: number;
   populateSeconds: number;
   errors: number;
 }
@@ -74,18 +80,27 @@ const input = JSON.parse(process.argv[2] ?? '{}') as HeapChildInput;
 const gc = globalThis.gc;
 if (gc === undefined) throw new Error('heap-child needs --expose-gc');
 
-async function settle(): Promise<NodeJS.MemoryUsage> {
+async function settle(): Promise<NodeJS.MemoryUsage & { code: number }> {
   for (let i = 0; i < 4; i++) {
     gc!();
     await tick();
   }
-  return process.memoryUsage();
+  let code = 0;
+  for (const s of getHeapSpaceStatistics()) if (s.space_name === 'code_space' || s.space_name === 'code_large_object_space') code += s.space_used_size;
+  return { ...process.memoryUsage(), code };
 }
 
-const targets: string[] = [];
-for (let j = 0; j < input.perOrigin && targets.length < input.n; j++) for (const o of input.origins) if (targets.length < input.n) targets.push(`${o}/a${j}/`);
-/** Cards fetched by the untimed warm-up of each measure, into an instance thrown away. */
-const WARM_UP_CARDS = 256;
+/** The servers' endpoints, origin by origin: the first `n` are measured, the rest warm up. */
+const all: string[] = [];
+for (let j = 0; j < input.perOrigin; j++) for (const o of input.origins) all.push(`${o}/a${j}/`);
+const targets = all.slice(0, input.n);
+/**
+ * Cards fetched by the untimed warm-up of each measure, into an instance thrown away: as many as
+ * are measured (up to 2,000), so that the optimizing compiler has compiled the fetch path before
+ * the measured pass and its code is not counted per card. Other endpoints than the measured ones
+ * where the servers have them, so that nothing kept per URL is warmed.
+ */
+const WARM_UP_CARDS = Math.max(256, Math.min(input.n, 2_000));
 const policy = HostPolicy.from({ allow: input.origins, allowLoopback: true });
 const cardUrl = (base: string) => `${base}.well-known/agent-card.json`;
 
@@ -136,6 +151,7 @@ async function measureCache(targets: readonly string[]): Promise<{ m: HeapMeasur
       bytesPerEntry: (after.heapUsed - before.heapUsed) / n,
       externalBytesPerEntry: (after.external - before.external) / n,
       totalBytesPerEntry: (after.heapUsed + after.external - before.heapUsed - before.external) / n,
+      codeBytesPerEntry: (after.code - before.code) / n,
       populateSeconds,
       errors: r.errors + (r.timedOut ? 1 : 0),
     },
@@ -165,6 +181,7 @@ async function measureBaseline(targets: readonly string[]): Promise<HeapMeasure>
     bytesPerEntry: (after.heapUsed - before.heapUsed) / n,
     externalBytesPerEntry: (after.external - before.external) / n,
     totalBytesPerEntry: (after.heapUsed + after.external - before.heapUsed - before.external) / n,
+    codeBytesPerEntry: (after.code - before.code) / n,
     populateSeconds,
     errors: r.errors + (r.timedOut ? 1 : 0),
   };
@@ -202,6 +219,7 @@ async function measureUndici(targets: readonly string[]): Promise<HeapMeasure> {
     bytesPerEntry: (after.heapUsed - before.heapUsed) / n,
     externalBytesPerEntry: (after.external - before.external) / n,
     totalBytesPerEntry: (after.heapUsed + after.external - before.heapUsed - before.external) / n,
+    codeBytesPerEntry: (after.code - before.code) / n,
     populateSeconds,
     errors: r.errors + (r.timedOut ? 1 : 0),
   };
@@ -209,9 +227,10 @@ async function measureUndici(targets: readonly string[]): Promise<HeapMeasure> {
   return out;
 }
 
-// Untimed warm-up of every code path on a few cards (results dropped): what V8 allocates once
-// (bytecode, feedback, inline caches, per-origin state) is not counted per card.
-const warmTargets = targets.slice(0, Math.min(WARM_UP_CARDS, targets.length));
+// Untimed warm-up of every code path (results dropped): what V8 allocates once (bytecode,
+// feedback, inline caches, optimized code, per-origin state) is not counted per card.
+const spare = all.slice(input.n);
+const warmTargets = spare.length >= WARM_UP_CARDS ? spare.slice(0, WARM_UP_CARDS) : targets.slice(0, Math.min(WARM_UP_CARDS, targets.length));
 for (const what of input.order) {
   if (what === 'cache') await measureCache(warmTargets);
   else if (what === 'baseline') await measureBaseline(warmTargets);
@@ -227,7 +246,7 @@ for (const what of input.order) {
 }
 if (!cache) throw new Error('heap-child: the order must name cache');
 /** A side left out of this process's order. */
-const skipped = (): HeapMeasure => ({ entries: 0, heapBefore: NaN, heapAfter: NaN, bytesPerEntry: NaN, externalBytesPerEntry: NaN, totalBytesPerEntry: NaN, populateSeconds: NaN, errors: 0 });
+const skipped = (): HeapMeasure => ({ entries: 0, heapBefore: NaN, heapAfter: NaN, bytesPerEntry: NaN, externalBytesPerEntry: NaN, totalBytesPerEntry: NaN, codeBytesPerEntry: NaN, populateSeconds: NaN, errors: 0 });
 const out: HeapChildOutput = {
   type: 'heap',
   n: input.n,

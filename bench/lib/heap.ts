@@ -17,6 +17,8 @@ export interface HeapReport {
     /** CardCache heap + external per entry. */
     cacheTotalBytesPerEntry: Summary;
     cacheExternalBytesPerEntry: Summary;
+    /** Of the CardCache's heap per entry, the code spaces' growth (compiled once per process, not per card). */
+    cacheCodeBytesPerEntry: Summary;
     baselineBytesPerEntry: Summary;
     baselineTotalBytesPerEntry: Summary;
     /** undici's MemoryCacheStore (through its cache interceptor), heap + external per entry. */
@@ -60,6 +62,7 @@ const notMeasured = (): HeapChildOutput['baseline'] => ({
   bytesPerEntry: NaN,
   externalBytesPerEntry: NaN,
   totalBytesPerEntry: NaN,
+  codeBytesPerEntry: NaN,
   populateSeconds: NaN,
   errors: 0,
 });
@@ -96,6 +99,7 @@ export async function heapBenchmark(
       cacheBytesPerEntry: pick((x) => x.cache.bytesPerEntry),
       cacheTotalBytesPerEntry: pick((x) => x.cache.totalBytesPerEntry),
       cacheExternalBytesPerEntry: pick((x) => x.cache.externalBytesPerEntry),
+      cacheCodeBytesPerEntry: pick((x) => x.cache.codeBytesPerEntry),
       baselineBytesPerEntry: pick((x) => x.baseline.bytesPerEntry),
       baselineTotalBytesPerEntry: pick((x) => x.baseline.totalBytesPerEntry),
       undiciTotalBytesPerEntry: pick((x) => x.undici.totalBytesPerEntry),
