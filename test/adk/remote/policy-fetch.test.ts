@@ -7,6 +7,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { gzipSync } from 'node:zlib';
 import express from 'express';
 import { InMemoryRunner, LlmAgent, RemoteA2AAgent, toA2a } from '@google/adk';
 import type { Event } from '@google/adk';
@@ -206,16 +207,83 @@ describe('createPolicyFetch', () => {
       res.writeHead(200, { 'content-type': 'application/json' });
       res.end('x'.repeat(5000));
     });
-    const both = HostPolicy.from({ allow: [silent.origin, big.origin], allowLoopback: true });
-    const f = createPolicyFetch({ policy: both, timeoutMs: 150, maxResponseBytes: 1000 });
+    // The same bytes with no length given, and as an event stream (passed on chunk by chunk).
+    const chunked = await startCounting((_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.write('x'.repeat(600));
+      res.end('x'.repeat(600));
+    });
+    const stream = await startCounting((_req, res) => {
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      res.write(`data: ${'x'.repeat(600)}\n\n`);
+      setTimeout(() => res.end(`data: ${'x'.repeat(600)}\n\n`), 20);
+    });
+    const all = HostPolicy.from({ allow: [silent.origin, big.origin, chunked.origin, stream.origin], allowLoopback: true });
+    const f = createPolicyFetch({ policy: all, timeoutMs: 150, maxResponseBytes: 1000 });
     try {
       await rejectsWith(f(silent.url), 'ERR_FETCH_TIMEOUT');
-      const res = await f(big.url);
+      // A JSON answer is read before the Response is handed back: past the cap, the call fails.
+      await rejectsWith(f(big.url), 'ERR_BODY_TOO_LARGE');
+      await rejectsWith(f(chunked.url), 'ERR_BODY_TOO_LARGE');
+      // An event stream is handed back at once; its reader fails once the cap is passed.
+      const res = await f(stream.url);
+      assert.equal(res.headers.get('content-type'), 'text/event-stream');
       await rejectsWith(res.text(), 'ERR_BODY_TOO_LARGE');
     } finally {
       await f.close();
       await silent.close();
       await big.close();
+      await chunked.close();
+      await stream.close();
+    }
+  });
+
+  test('asks for the answer unencoded and refuses an encoded one (nothing is inflated); sends bodies as fetch does', async () => {
+    const heard: Array<{ method: string; accept?: string; acceptEncoding?: string; contentType?: string; body: string }> = [];
+    const server = await startCounting((req, res) => {
+      const chunks: Buffer[] = [];
+      req.on('data', (c: Buffer) => chunks.push(c));
+      req.on('end', () => {
+        heard.push({
+          method: req.method ?? '',
+          ...(req.headers.accept !== undefined && { accept: req.headers.accept }),
+          ...(req.headers['accept-encoding'] !== undefined && { acceptEncoding: req.headers['accept-encoding'] }),
+          ...(req.headers['content-type'] !== undefined && { contentType: req.headers['content-type'] }),
+          body: Buffer.concat(chunks).toString('utf8'),
+        });
+        if (req.url === '/bomb') {
+          // 20 KB that would inflate to 20 MB, sent whatever was asked.
+          res.writeHead(200, { 'content-type': 'application/json', 'content-encoding': 'gzip' });
+          res.end(gzipSync(Buffer.alloc(20 * 1024 * 1024, 0x20)));
+          return;
+        }
+        res.writeHead(200, { 'content-type': 'application/json', 'set-cookie': ['a=1', 'b=2'] });
+        res.end('{"ok":true}');
+      });
+    });
+    const f = createPolicyFetch({ policy: HostPolicy.from({ allow: [server.origin], allowLoopback: true }) });
+    try {
+      await rejectsWith(f(`${server.url}bomb`, { headers: { 'accept-encoding': 'gzip, br' } }), 'ERR_CONTENT_ENCODING');
+      assert.equal(heard[0]!.acceptEncoding, 'identity', 'identity is asked even when the caller asked for gzip');
+      assert.equal(heard[0]!.accept, '*/*');
+
+      const form = await f(server.url, { method: 'post', body: new URLSearchParams({ grant_type: 'client_credentials', scope: 'a b' }) });
+      assert.deepEqual(await form.json(), { ok: true });
+      assert.deepEqual(form.headers.getSetCookie(), ['a=1', 'b=2'], 'a repeated response header keeps each value');
+      assert.equal(form.statusText, 'OK');
+      assert.deepEqual(heard[1], { method: 'POST', accept: '*/*', acceptEncoding: 'identity', contentType: 'application/x-www-form-urlencoded;charset=UTF-8', body: 'grant_type=client_credentials&scope=a+b' });
+
+      await (await f(server.url, { method: 'POST', body: 'plain' })).arrayBuffer();
+      assert.equal(heard[2]!.contentType, 'text/plain;charset=UTF-8', 'text without a type is sent as fetch sends it');
+      await (await f(server.url, { method: 'POST', body: '{}', headers: { 'content-type': 'application/json', accept: 'application/json' } })).arrayBuffer();
+      assert.equal(heard[3]!.contentType, 'application/json', "the caller's type is kept");
+      assert.equal(heard[3]!.accept, 'application/json');
+      const bytes = new TextEncoder().encode('{"x":1}');
+      await (await f(new Request(server.url, { method: 'PUT', body: bytes, headers: { 'content-type': 'application/json' } }))).arrayBuffer();
+      assert.deepEqual({ method: heard[4]!.method, body: heard[4]!.body }, { method: 'PUT', body: '{"x":1}' }, 'a Request is sent with its method and body');
+    } finally {
+      await f.close();
+      await server.close();
     }
   });
 

@@ -9,7 +9,7 @@ import { performance } from 'node:perf_hooks';
 import type { Dispatcher } from 'undici';
 import { DiscoveryError, findDiscoveryError } from '../errors.js';
 import type { Expiring } from './deadlines.js';
-import { redirectRefusal } from './guarded-connection.js';
+import { encodingRefusal, redirectRefusal } from './guarded-connection.js';
 import { networkFailure, type FailurePhase } from './failure.js';
 
 /** One HTTP response, returned for every status except a refused redirect. */
@@ -120,16 +120,8 @@ export class Exchange implements Expiring, Dispatcher.DispatchHandler {
     this.#headers = headers;
     const redirect = redirectRefusal(statusCode, headers['location'], url);
     if (redirect !== undefined) return this.#refuse(redirect);
-    const encoding = (headers['content-encoding'] ?? 'identity').trim().toLowerCase();
-    if (statusCode !== 304 && encoding !== '' && encoding !== 'identity') {
-      return this.#refuse(
-        new DiscoveryError('ERR_CONTENT_ENCODING', `refused content-encoding ${JSON.stringify(encoding.slice(0, 100))} from ${url}; only identity is accepted (nothing is decompressed)`, {
-          url,
-          stage: 'fetch',
-          status: statusCode,
-        }),
-      );
-    }
+    const encoded = encodingRefusal(statusCode, headers['content-encoding'], url);
+    if (encoded !== undefined) return this.#refuse(encoded);
     const declared = parseContentLength(headers['content-length']);
     if (declared !== undefined && declared > settings.maxBodyBytes) {
       return this.#refuse(new DiscoveryError('ERR_BODY_TOO_LARGE', `content-length ${declared} from ${url} exceeds maxBodyBytes ${settings.maxBodyBytes}`, { url, stage: 'fetch', status: statusCode }));

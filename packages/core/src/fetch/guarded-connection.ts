@@ -193,6 +193,19 @@ export function redirectRefusal(status: number, location: string | null | undefi
   return new DiscoveryError('ERR_REDIRECT_REFUSED', `refused redirect ${status} from ${url} to ${target}; redirects are never followed`, { url, stage: 'fetch', status });
 }
 
+/**
+ * The refusal of an encoded body: anything but `identity` is `ERR_CONTENT_ENCODING` (stage
+ * `fetch`); undefined otherwise, and for a 304 (no body). Every request asks for `identity` and
+ * nothing is decompressed, so a compressed body can never expand past a cap.
+ *
+ * @example encodingRefusal(200, 'gzip', url)?.code // 'ERR_CONTENT_ENCODING'
+ */
+export function encodingRefusal(status: number, contentEncoding: string | undefined, url: string): DiscoveryError | undefined {
+  const encoding = (contentEncoding ?? 'identity').trim().toLowerCase();
+  if (status === 304 || encoding === '' || encoding === 'identity') return undefined;
+  return new DiscoveryError('ERR_CONTENT_ENCODING', `refused content-encoding ${JSON.stringify(encoding.slice(0, 100))} from ${url}; only identity is accepted (nothing is decompressed)`, { url, stage: 'fetch', status });
+}
+
 function sameHeaders(a: Readonly<Record<string, string>>, b: Readonly<Record<string, string>>): boolean {
   const keys = Object.keys(a);
   return keys.length === Object.keys(b).length && keys.every((k) => a[k] === b[k]);

@@ -8,19 +8,18 @@
  * - host names resolve through the guarded lookup (every resolved address judged at connect
  *   time, so DNS rebinding cannot swap in a private address), IP-literal hosts are judged before
  *   dispatch, and the connected socket's peer address is judged once more;
- * - redirects are never followed: `redirect: 'manual'`, and any 3xx is an error naming its
- *   Location;
+ * - redirects are never followed: any 3xx is an error naming its Location;
+ * - nothing is decompressed: `accept-encoding: identity` is asked, any other encoding refused;
  * - per-origin credentials are computed for the request's own origin only, and a 401 to a
  *   request that carried them is retried once, with headers asked anew, when the provider says a
  *   fresh token may help (the guarded connection's 401 rule; the body is resent);
  * - connect plus waiting for the response headers is bounded by `timeoutMs`, silence between
  *   body chunks by `bodyTimeoutMs`, and the bytes of one response by `maxResponseBytes`;
- *   streaming (SSE) bodies pass through chunk by chunk.
+ *   streaming (SSE) bodies pass through chunk by chunk, any other is read before it is handed back.
  *
  * Every check above but the bounds is the guarded connection's (`src/fetch/guarded-connection.ts`),
- * the same code the card fetcher dispatches through. It uses undici 7's own `fetch` with the
- * guarded connection's undici 7 `Agent` as dispatcher: Node 20's global `fetch` is undici 6,
- * whose dispatcher interface differs.
+ * the same code the card fetcher dispatches through: undici 7's `request()` on the guarded
+ * connection's `Agent` (`guarded-fetch.ts`).
  *
  * @module
  */
