@@ -1,6 +1,6 @@
 /**
  * What health from real calls costs (issue 41; figures in docs/benchmarks.md, "Issue 41: health
- * from real calls"). Four parts, each alone with `--part <name>`, all by default:
+ * from real calls"). Five parts, each alone with `--part <name>`, all by default:
  *
  * 1. `turns`: the orchestrator's own CPU time per chat turn — `SessionRunner.run` → routed root →
  *    `V1RemoteAgent` → a real @a2a-js/sdk 1.x peer on 127.0.0.1, through the policy fetch — in
@@ -25,8 +25,13 @@
  *    (`BENCH_CHECK_INTERVAL_S`, default 60) and its jitter (±10 %, `ActiveCheck`'s own), and
  *    measured: `ActiveCheck` on a virtual clock for one model hour against 10 loopback 1.x peers
  *    (one agent each, 3 rounds with different seeds), the requests counted at each peer.
+ * 5. `fetch` (issue 43): client CPU per A2A call of the policy fetch the remote agents send through
+ *    (`createPolicyFetch`), against undici's raw `request()` and undici's own `fetch` on an Agent
+ *    of their own: a JSON-RPC `GetTask` POSTed to a 1.x peer in the child process (the peer's CPU
+ *    is not in it), the body read as JSON; batches of BENCH_FETCH_CALLS (default 500), order
+ *    rotated per round, ratios to raw `request()` paired per round.
  *
- * Environment: BENCH_ROUNDS (turn rounds, default 9), BENCH_TURNS (turns per setting and round,
+ * Environment: BENCH_ROUNDS (turn and fetch rounds, default 9), BENCH_TURNS (turns per setting and round,
  * default 150), BENCH_MICRO_ROUNDS (default 15), BENCH_MEMORY_ROUNDS (default 2),
  * BENCH_MEMORY_CALLS (calls per agent, comma-separated, default 1,100,600: 600 fills the
  * 512-latency windows).
@@ -37,6 +42,7 @@ import os from 'node:os';
 import { setImmediate as tick } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { performance } from 'node:perf_hooks';
+import { Agent, fetch as undiciFetch, request } from 'undici';
 import { createPolicyFetch, SessionRunner, snapshotTreeBuilder, TreeFactory } from '../packages/core/src/adk/index.js';
 import { parseAgentCard } from '../packages/core/src/card/index.js';
 import { seededRandom, systemClock, VirtualClock } from '../packages/core/src/clock/index.js';
@@ -505,6 +511,45 @@ async function checksPart(): Promise<ChecksReport> {
   };
 }
 
+// ---- 5. fetch ---------------------------------------------------------------------------------
+
+const FETCH_CALLS = positiveInt(process.env['BENCH_FETCH_CALLS'], 500);
+type FetchSide = 'raw request()' | 'undici fetch' | 'policy fetch';
+const FETCH_SIDES: readonly FetchSide[] = ['raw request()', 'undici fetch', 'policy fetch'];
+
+async function fetchPart(): Promise<{ calls: number; rounds: number; cpuUsPerCall: Record<FetchSide, number[]> }> {
+  const { child, peers } = await startPeers();
+  const peer = peers[0]!;
+  const rpcUrl = String((peer.card['supportedInterfaces'] as Array<{ url: string }>)[0]!.url);
+  const body = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'GetTask', params: { id: 'no-such-task' } });
+  const headers = { 'content-type': 'application/json', 'a2a-version': '1.0' };
+  const policyFetch = createPolicyFetch({ policy: HostPolicy.from({ allow: [peer.baseUrl], allowLoopback: true }) });
+  const agent = new Agent();
+  const calls: Record<FetchSide, () => Promise<unknown>> = {
+    'raw request()': async () => (await request(rpcUrl, { method: 'POST', headers, body, dispatcher: agent })).body.json(),
+    'undici fetch': async () => (await undiciFetch(rpcUrl, { method: 'POST', headers, body, dispatcher: agent })).json(),
+    'policy fetch': async () => (await policyFetch(rpcUrl, { method: 'POST', headers, body })).json(),
+  };
+  const cpu: Record<FetchSide, number[]> = { 'raw request()': [], 'undici fetch': [], 'policy fetch': [] };
+  try {
+    for (const side of FETCH_SIDES) for (let i = 0; i < 200; i++) await calls[side]();
+    for (let r = 0; r < ROUNDS; r++) {
+      const order = FETCH_SIDES.map((_, i) => FETCH_SIDES[(i + r) % FETCH_SIDES.length]!);
+      for (const side of order) {
+        const c0 = process.cpuUsage();
+        for (let i = 0; i < FETCH_CALLS; i++) await calls[side]();
+        const c = process.cpuUsage(c0);
+        cpu[side].push((c.user + c.system) / FETCH_CALLS);
+      }
+    }
+  } finally {
+    await policyFetch.close();
+    await agent.close();
+    child.send({ type: 'close' });
+  }
+  return { calls: FETCH_CALLS, rounds: ROUNDS, cpuUsPerCall: cpu };
+}
+
 // ---- driver -----------------------------------------------------------------------------------
 
 function inChild<T>(node: readonly string[], ...args: string[]): T {
@@ -544,6 +589,17 @@ async function main(): Promise<void> {
     }
     const worst = t.cpuRatio.service.median - 1;
     console.log(`service ÷ none − 1 (whole turns, median of rounds): ${fmt(worst * 100, 2)} % of the orchestrator's own CPU per turn — target ≤ ${TURN_OVERHEAD_LIMIT * 100} %: ${worst <= TURN_OVERHEAD_LIMIT ? 'met' : 'NOT MET'}`);
+  }
+  if (want('fetch')) {
+    const f = await fetchPart();
+    const base = f.cpuUsPerCall['raw request()'];
+    const rows = FETCH_SIDES.map((side) => {
+      const v = f.cpuUsPerCall[side];
+      return [side, fmtSummary(summarize(v), 0), side === 'raw request()' ? '1 (baseline)' : fmtSummary(summarize(v.map((x, i) => x / base[i]!)), 2)];
+    });
+    results['fetch'] = { ...f, summary: Object.fromEntries(rows.map((r) => [r[0], { cpuUsPerCall: r[1], toRawRequest: r[2] }])) };
+    console.log(`\nOne A2A call (JSON-RPC GetTask to a 1.x peer in a child process), client CPU µs per call, ${f.rounds} rounds × ${f.calls} calls (median [min–max]); ratio to raw request() of the same round`);
+    console.log(table(['client', 'CPU µs/call', '÷ raw request()'], rows));
   }
   if (want('micro')) {
     const ns = inChild<Record<string, number[]>>([], 'micro');

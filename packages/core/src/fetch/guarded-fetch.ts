@@ -19,8 +19,8 @@
  * - the one failure classification (`failure.ts`) and the one URL redaction in every message.
  *
  * It is undici 7's `request()` on the guarded connection's `Agent` (Node 20's global `fetch` is
- * undici 6, whose dispatcher interface differs), a quarter of the CPU of undici's own `fetch` per
- * call. It takes what `fetch` takes (a URL or a Request, the body kinds `fetch` sends, with the
+ * undici 6, whose dispatcher interface differs), half the CPU per call of undici's own `fetch`
+ * with the stream wrappers it needed. It takes what `fetch` takes (a URL or a Request, the body kinds `fetch` sends, with the
  * content type `fetch` gives them) and returns the global Response, so the A2A SDKs and the
  * libraries that check it (oauth4webapi, jose) accept it. An event stream is handed back as a
  * stream; any other body is read within the cap first.
