@@ -7,9 +7,6 @@
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { setImmediate as tick } from 'node:timers/promises';
-import { setFlagsFromString } from 'node:v8';
-import { runInNewContext } from 'node:vm';
 import type { CacheEntry } from '../../packages/core/src/cache/index.js';
 import { CardCache, MemoryCardStore } from '../../packages/core/src/cache/index.js';
 import type { AgentCardModel } from '../../packages/core/src/card/index.js';
@@ -25,16 +22,8 @@ import { admitted, record } from '../match/fixtures.js';
 import { cardFor } from '../helpers/cards.js';
 import type { FaultServer } from '../helpers/fault-server.js';
 import { startFaultServer } from '../helpers/fault-server.js';
+import { collect } from '../helpers/collect.js';
 
-setFlagsFromString('--expose-gc');
-const gc = runInNewContext('gc') as () => void;
-/** Full collections, each after the current job (a WeakRef's target lives until its job ends). */
-async function collect(): Promise<void> {
-  for (let i = 0; i < 3; i++) {
-    await tick();
-    gc();
-  }
-}
 
 let fs: FaultServer;
 let policy: HostPolicy;

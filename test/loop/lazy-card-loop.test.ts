@@ -7,9 +7,6 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { setImmediate as tick } from 'node:timers/promises';
-import { setFlagsFromString } from 'node:v8';
-import { runInNewContext } from 'node:vm';
 import { modelSlot } from '../../packages/core/src/cache/cache-entries.js';
 import { CardCache } from '../../packages/core/src/cache/index.js';
 import { VirtualClock } from '../../packages/core/src/clock/index.js';
@@ -18,15 +15,8 @@ import { TagVocabulary } from '../../packages/core/src/match/index.js';
 import { cardFor, skillsFor } from '../helpers/cards.js';
 import { useFaultFetcher } from '../helpers/fault-fetcher.js';
 import { listSource } from '../helpers/list-source.js';
+import { collect } from '../helpers/collect.js';
 
-setFlagsFromString('--expose-gc');
-const gc = runInNewContext('gc') as () => void;
-async function collect(): Promise<void> {
-  for (let i = 0; i < 3; i++) {
-    await tick();
-    gc();
-  }
-}
 
 const faults = useFaultFetcher();
 

@@ -6,9 +6,6 @@
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { setImmediate as tick } from 'node:timers/promises';
-import { setFlagsFromString } from 'node:v8';
-import { runInNewContext } from 'node:vm';
 import { context, propagation, trace } from '@opentelemetry/api';
 import { InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { NodeTracerProvider } from '@opentelemetry/sdk-trace-node';
@@ -21,16 +18,8 @@ import type { Snapshot } from '../../packages/core/src/snapshot/index.js';
 import { cardFor, skillsFor } from '../helpers/cards.js';
 import { useFaultFetcher } from '../helpers/fault-fetcher.js';
 import { listSource } from '../helpers/list-source.js';
+import { collect } from '../helpers/collect.js';
 
-setFlagsFromString('--expose-gc');
-const gc = runInNewContext('gc') as () => void;
-/** Full collections, each after the current job (a WeakRef's target lives until its job ends). */
-async function collect(): Promise<void> {
-  for (let i = 0; i < 3; i++) {
-    await tick();
-    gc();
-  }
-}
 
 const exporter = new InMemorySpanExporter();
 let provider: NodeTracerProvider;
@@ -47,14 +36,21 @@ after(async () => {
 });
 
 /**
- * A loop over a registry source and the fault server's fetcher, selecting agents tagged `billing`
- * or `support`, on a virtual clock, with no jitter and cycles only when asked.
+ * Two endpoints (`billing`, `support`: cards of max-age 10 s) in a registry source, and a loop over
+ * it and the fault server's fetcher selecting agents tagged `billing` or `support`, on a virtual
+ * clock, with no jitter and cycles only when asked.
  */
 function billingAndSupport() {
-  const { fetcher, hostPolicy } = faults;
+  const { fs, fetcher, hostPolicy } = faults;
+  const billing = fs.endpoint('billing', { card: cardFor(fs, 'billing', skillsFor('billing')), cacheControl: 'max-age=10' });
+  const support = fs.endpoint('support', { card: cardFor(fs, 'support', skillsFor('support')), cacheControl: 'max-age=10' });
   const clock = new VirtualClock();
   const cache = new CardCache({ fetcher, hostPolicy, clock, random: () => 0, expiryJitter: 0, minTtlMs: 0, check: { allowLoopback: true } });
   const registry = listSource('registry');
+  registry.set([
+    { name: 'billing', baseUrl: billing.baseUrl },
+    { name: 'support', baseUrl: support.baseUrl },
+  ]);
   const loop = new DiscoveryLoop({
     sources: [registry],
     hostPolicy,
@@ -71,24 +67,18 @@ function billingAndSupport() {
     cycleIntervalMs: 86_400_000,
     resyncIntervalMs: 86_400_000,
   });
-  return { clock, cache, registry, loop };
+  return { billing, support, clock, cache, loop };
 }
 
 test('after a wave of 304s the last selection stands (no selection, no snapshot built); a changed card is selected and published', async () => {
   const { fs } = faults;
-  const billing = fs.endpoint('billing', { card: cardFor(fs, 'billing', skillsFor('billing')), cacheControl: 'max-age=10' });
-  const support = fs.endpoint('support', { card: cardFor(fs, 'support', skillsFor('support')), cacheControl: 'max-age=10' });
-  const { clock, cache, registry, loop } = billingAndSupport();
+  const { billing, support, clock, cache, loop } = billingAndSupport();
   const spans = () => {
     const names = exporter.getFinishedSpans().map((s) => s.name);
     exporter.reset();
     return { selections: names.filter((n) => n === SPAN.match).length, builds: names.filter((n) => n === SPAN.publish).length };
   };
   try {
-    registry.set([
-      { name: 'billing', baseUrl: billing.baseUrl },
-      { name: 'support', baseUrl: support.baseUrl },
-    ]);
     await loop.start();
     const first = await loop.refreshNow();
     assert.deepEqual(first?.agents.map((a) => a.baseUrl).sort(), [billing.baseUrl, support.baseUrl].sort());
@@ -119,17 +109,10 @@ test('after a wave of 304s the last selection stands (no selection, no snapshot 
 });
 
 test('the entries a wave of 304s replaced are let go: the loop keeps no entry its selection was made from', async () => {
-  const { fs } = faults;
-  const billing = fs.endpoint('billing', { card: cardFor(fs, 'billing', skillsFor('billing')), cacheControl: 'max-age=10' });
-  const support = fs.endpoint('support', { card: cardFor(fs, 'support', skillsFor('support')), cacheControl: 'max-age=10' });
-  const { clock, cache, registry, loop } = billingAndSupport();
+  const { billing, support, clock, cache, loop } = billingAndSupport();
   /** Weak references to the cache's current entries (none is held here). */
   const current = async () => [new WeakRef((await cache.peek(billing.baseUrl))!), new WeakRef((await cache.peek(support.baseUrl))!)];
   try {
-    registry.set([
-      { name: 'billing', baseUrl: billing.baseUrl },
-      { name: 'support', baseUrl: support.baseUrl },
-    ]);
     await loop.start();
     const first = await loop.refreshNow();
     assert.equal(first?.agents.length, 2);
