@@ -183,7 +183,8 @@ export function createGuardedFetch(options: GuardedFetchOptions): GuardedFetch {
         return new Response(bytes, init);
       } catch (err) {
         answer.destroy();
-        throw err;
+        // A refusal, a cap, a body failure (already classified), or headers the global Headers refuses.
+        throw isDiscoveryError(err) ? err : failure(err, url, 'request', callerSignal, controller.signal);
       } finally {
         release();
       }
