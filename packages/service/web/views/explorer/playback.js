@@ -39,6 +39,9 @@ export function usePlayback(events) {
       const dt = now - last;
       last = now;
       setPb((p) => {
+        // A tick already due when Pause was pressed (the interval is cleared only after the next
+        // render) must not move on: paused means the step shown stays.
+        if (!p.playing) return p;
         const nextAt = events[p.cursor + 1]?.atMs;
         if (nextAt === undefined) return { ...p, t: endMs, playing: false };
         // Model time runs up to the next step; steps at the same moment are shown one by one.
