@@ -6,7 +6,7 @@
  * (`extensions["dev.a2a-discovery.verified"]`), paging by `pageToken`, and the federation choice
  * with the registries referred to. Entries are third-party text: shown as text only.
  */
-import { html, useEffect, useRef, useState } from '../lib/vendor.js';
+import { html, useEffect, useLayoutEffect, useRef, useState } from '../lib/vendor.js';
 import { ARD_BASE, ApiError, api } from '../lib/api.js';
 import { ago, num, outcomeClass } from '../lib/format.js';
 import { cardHref, inspectHref, searchHref, sourcesHref } from '../lib/routes.js';
@@ -215,7 +215,9 @@ export function SearchView({ text = '' }) {
     else if (kept.facets === undefined) void explore(kept.ran ?? { text: '', filters: {}, federation: 'none' });
   }, [text]);
 
-  useEffect(() => {
+  // In the render that shows the new page, not a frame later: the results and the focus on them
+  // arrive together (a screen reader reads the new heading, a key press lands in the results).
+  useLayoutEffect(() => {
     if (!focusResults) return;
     setFocusResults(false);
     resultsHeading.current?.focus();
