@@ -9,7 +9,7 @@ import { performance } from 'node:perf_hooks';
 import type { Dispatcher } from 'undici';
 import { DiscoveryError, findDiscoveryError } from '../errors.js';
 import type { Expiring } from './deadlines.js';
-import { encodingRefusal, redirectRefusal } from './guarded-connection.js';
+import { encodingRefusal, parseContentLength, redirectRefusal } from './guarded-connection.js';
 import { networkFailure, type FailurePhase } from './failure.js';
 
 /** One HTTP response, returned for every status except a refused redirect. */
@@ -218,10 +218,5 @@ function firstValues(raw: Buffer[]): Record<string, string> {
     if (name !== '__proto__') out[name] = raw[i + 1]!.toString('latin1');
   }
   return out;
-}
-
-function parseContentLength(value: string | undefined): number | undefined {
-  if (value === undefined || !/^\s*\d+\s*$/.test(value)) return undefined;
-  return Number(value);
 }
 

@@ -206,6 +206,12 @@ export function encodingRefusal(status: number, contentEncoding: string | undefi
   return new DiscoveryError('ERR_CONTENT_ENCODING', `refused content-encoding ${JSON.stringify(encoding.slice(0, 100))} from ${url}; only identity is accepted (nothing is decompressed)`, { url, stage: 'fetch', status });
 }
 
+/** A response's declared `Content-Length` (digits only), or undefined when it has none or it is malformed. */
+export function parseContentLength(value: string | undefined): number | undefined {
+  if (value === undefined || !/^\s*\d+\s*$/.test(value)) return undefined;
+  return Number(value);
+}
+
 function sameHeaders(a: Readonly<Record<string, string>>, b: Readonly<Record<string, string>>): boolean {
   const keys = Object.keys(a);
   return keys.length === Object.keys(b).length && keys.every((k) => a[k] === b[k]);

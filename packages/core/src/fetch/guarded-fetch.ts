@@ -19,11 +19,11 @@
  * - the one failure classification (`failure.ts`) and the one URL redaction in every message.
  *
  * It is undici 7's `request()` on the guarded connection's `Agent` (Node 20's global `fetch` is
- * undici 6, whose dispatcher interface differs), half the CPU per call of undici's own `fetch`
- * with the stream wrappers it needed. It takes what `fetch` takes (a URL or a Request, the body kinds `fetch` sends, with the
- * content type `fetch` gives them) and returns the global Response, so the A2A SDKs and the
- * libraries that check it (oauth4webapi, jose) accept it. An event stream is handed back as a
- * stream; any other body is read within the cap first.
+ * undici 6, whose dispatcher interface differs): half the CPU per call of undici's own `fetch`
+ * with the stream wrappers it needed. It takes what `fetch` takes (a URL or a Request, the body
+ * kinds `fetch` sends, with the content type `fetch` gives them) and returns the global Response,
+ * so the A2A SDKs and the libraries that check it (oauth4webapi, jose) accept it. An event stream
+ * is handed back as a stream; any other body is read within the cap first.
  *
  * @module
  */
@@ -38,7 +38,7 @@ import { exactOriginPolicy, HostPolicy } from './host-policy.js';
 import { capStream, readBoundedStream } from './body-cap.js';
 import { abortAfter } from './deadlines.js';
 import { networkFailure } from './failure.js';
-import { createGuardedConnection, encodingRefusal, redirectRefusal, type GuardedConnectionOptions } from './guarded-connection.js';
+import { createGuardedConnection, encodingRefusal, parseContentLength, redirectRefusal, type GuardedConnectionOptions } from './guarded-connection.js';
 
 /** Inputs of {@link createGuardedFetch}. Durations in milliseconds, sizes in bytes. */
 export interface GuardedFetchOptions extends Pick<GuardedConnectionOptions, 'policy' | 'resolve' | 'ca' | 'credentials'> {
@@ -170,8 +170,8 @@ export function createGuardedFetch(options: GuardedFetchOptions): GuardedFetch {
           answer.destroy();
           return new Response(null, init);
         }
-        const declared = Number(firstValue(raw['content-length']) ?? Number.NaN);
-        if (Number.isFinite(declared) && declared > options.maxResponseBytes) throw tooLarge(url, status);
+        const declared = parseContentLength(firstValue(raw['content-length']));
+        if (declared !== undefined && declared > options.maxResponseBytes) throw tooLarge(url, status);
         if (!whole && isEventStream(firstValue(raw['content-type']))) return new Response(capStream(answer, options.maxResponseBytes, () => tooLarge(url, status), bodyFailure), init);
         let bytes: Buffer | undefined;
         try {
