@@ -33,3 +33,16 @@ test('freshness written after an entry (a 304, a failure) reads over it, cleared
   assert.equal(entryFromRow(text, 3_000, fresh, clock).etag, '"v1"', 'older than the entry: ignored');
   assert.equal(entryFromRow(text, 1_000, freshnessToJson({ ...revalidated, rawSha256: 'f'.repeat(64) }, clock, 2_000), clock).etag, '"v1"', 'other bytes: ignored');
 });
+
+test('a freshness write reads none of the card fields: an entry holding its card lazily does not unpack its text or build its model for a 304', () => {
+  const clock = new VirtualClock();
+  const revalidated = { ...billingEntry, etag: '"v2"', lastOutcome: 'revalidated' as const, expiresAt: 60_000 };
+  const lazy = { ...revalidated } as Record<string, unknown>;
+  delete lazy['card'];
+  delete lazy['body'];
+  const read: string[] = [];
+  for (const k of ['body', 'card']) Object.defineProperty(lazy, k, { enumerable: true, get: () => read.push(k) });
+  const fresh = freshnessToJson(lazy as unknown as typeof revalidated, clock, 2_000);
+  assert.deepEqual(read, [], 'no card field was read');
+  assert.equal(fresh, freshnessToJson(revalidated, clock, 2_000), 'the same write as for a plain entry');
+});

@@ -31,9 +31,16 @@ const CARD_FIELDS = ['card', 'protocolVersion', 'body', 'canonicalSha256', 'warn
  * and `at` the wall time of the write.
  */
 export function freshnessToJson<C, V extends string>(entry: CacheEntry<C, V>, clock: Clock, at: number): string {
-  const { card: _c, protocolVersion: _p, body: _b, canonicalSha256: _h, warnings: _w, signature: _s, extended: _e, fetchedAtWall: _f, expiresAt, nextAttemptAt, ...rest } = entry;
+  // Field by field, never reading the card fields: an entry that holds its card lazily would
+  // unpack its text and build its model again for a write that leaves both out.
+  const rest: Record<string, unknown> = {};
+  for (const k of Object.keys(entry)) if (!Object.hasOwn(LEFT_OUT, k)) rest[k] = entry[k as keyof CacheEntry<C, V>];
+  const { expiresAt, nextAttemptAt } = entry;
   return JSON.stringify({ ...rest, expiresAtWall: toWall(expiresAt, clock), nextAttemptAtWall: nextAttemptAt === undefined ? null : toWall(nextAttemptAt, clock), at });
 }
+
+/** What a freshness write leaves out or writes in another form. */
+const LEFT_OUT: Readonly<Record<string, boolean>> = Object.freeze(Object.fromEntries([...CARD_FIELDS, 'expiresAt', 'nextAttemptAt'].map((k) => [k, true])));
 
 /**
  * An entry from its row: the whole entry's JSON text (`updatedAt`: when it was written) and the
@@ -104,8 +111,11 @@ export function splitSnapshot(snapshot: Snapshot): { agents: string; cards: Stor
     if (!cards.has(a.rawSha256)) {
       cards.set(a.rawSha256, { rawSha256: a.rawSha256, canonicalSha256: a.canonicalSha256, protocolVersion: a.protocolVersion, body: a.body ?? null, card: JSON.stringify(a.card) });
     }
-    const { card: _card, body: _body, ...rest } = a;
-    return rest;
+    // Field by field, never reading `card` or `body` again: an agent made from a lazily held
+    // card unpacks its text and may build its model on each read.
+    const rest: Record<string, unknown> = {};
+    for (const k of Object.keys(a)) if (k !== 'card' && k !== 'body') rest[k] = a[k as keyof SnapshotAgent];
+    return rest as StoredAgent;
   });
   return { agents: JSON.stringify(agents), cards: [...cards.values()] };
 }
