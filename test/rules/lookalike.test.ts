@@ -181,10 +181,13 @@ describe('bounded cost', () => {
     }
     assert.ok(flagged.has(9_000) && flagged.has(9_001), 'the planted lookalikes are found');
     const allPairs = (names.length * (names.length - 1)) / 2;
-    // Measured: about 280,000 comparisons (edit distances of two short skeletons, a few hundred
-    // nanoseconds each) and 420,000 postings visited for the 10,000 lookups (all pairs: 49,995,000).
+    // Measured: about 270,000 comparisons (edit distances of two short skeletons, a few hundred
+    // nanoseconds each) and 680,000 postings visited for the 10,000 lookups (all pairs:
+    // 49,995,000). A visit is a count: a lookup takes one q-gram more where that at most doubles
+    // its visits, and compares only the names posted under two of them (a fleet named
+    // `Agent <12 hex digits>`: 58 comparisons a lookup at 100,000 names before, 4 after).
     assert.ok(index.comparisons < 50 * names.length, `${index.comparisons} comparisons for ${names.length} lookups (all pairs: ${allPairs})`);
-    assert.ok(index.visits < 50 * names.length, `${index.visits} postings visited for ${names.length} lookups (all pairs: ${allPairs})`);
+    assert.ok(index.visits < 100 * names.length, `${index.visits} postings visited for ${names.length} lookups (all pairs: ${allPairs})`);
   });
 
   test('a hostile name of 100,000 characters posts no q-gram and costs no lookup its length, and is still found under the same skeleton', () => {

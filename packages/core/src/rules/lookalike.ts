@@ -215,6 +215,11 @@ interface Posting {
   readonly name: Name;
   /** Posted by series ({@link BIG_SERIES}), not among a q-gram's other postings. */
   readonly grouped: boolean;
+  /** The stamp of the last lookup's name that considered it: a lookup compares each posting once per name. */
+  seen: number;
+  /** The stamp of the last lookup's name that counted it under its q-grams, and how often (the count filter). */
+  counted: number;
+  hits: number;
 }
 
 /**
@@ -241,6 +246,8 @@ export class LookalikeIndex {
   /** Postings by skeleton, in arrival order: equal skeletons are found first, the earliest at once. */
   readonly #skeletons = new Map<string, Posting[]>();
   #seq = 0;
+  /** The last stamp a lookup gave one of its names (see {@link Posting.seen}). */
+  #stamp = 0;
   /** Name comparisons made by lookups so far (edit distances computed), for tests and metrics. */
   comparisons = 0;
   /** Postings lookups visited so far (the work before any comparison), for tests and metrics. */
@@ -262,7 +269,7 @@ export class LookalikeIndex {
         this.#seriesSize.set(name.series, size);
         grouped = size > BIG_SERIES;
       }
-      const posting: Posting = { stored, name, grouped };
+      const posting: Posting = { stored, name, grouped, seen: 0, counted: 0, hits: 0 };
       push(this.#skeletons, name.skeleton, posting);
       const length = name.skeleton.length;
       this.#lengths.set(length, (this.#lengths.get(length) ?? 0) + 1);
@@ -312,13 +319,13 @@ export class LookalikeIndex {
     const self = this.#stored.get(key);
     if (self === undefined) return undefined;
     let best: { posting: Posting; name: Name; reason: string } | undefined;
-    // Each of this agent's names is compared once with each name in reach.
-    const seen = new Map<Name, Set<Posting>>();
-    const consider = (posting: Posting, name: Name): void => {
-      let compared = seen.get(name);
-      if (compared === undefined) seen.set(name, (compared = new Set()));
-      if (compared.has(posting)) return;
-      compared.add(posting);
+    // Each of this agent's names is compared once with each name in reach: a posting keeps the
+    // stamp of the last name that considered it (no set of the postings seen per lookup: a
+    // lookup at 100,000 names visits a hundred postings or more).
+    const stamps = self.names.map(() => ++this.#stamp);
+    const consider = (posting: Posting, name: Name, stamp: number): void => {
+      if (posting.seen === stamp) return;
+      posting.seen = stamp;
       const other = posting.stored;
       if (other.seq >= self.seq || other.entry.origin === self.entry.origin) return;
       if (best !== undefined && best.posting.stored.seq <= other.seq) return;
@@ -326,13 +333,33 @@ export class LookalikeIndex {
       const reason = compareNames(name, posting.name);
       if (reason !== undefined) best = { posting, name, reason };
     };
-    for (const name of self.names) for (const posting of this.#skeletons.get(name.skeleton) ?? []) consider(posting, name);
-    const visit = (list: Postings, name: Name): void => {
-      if (!Array.isArray(list)) list = [list];
-      this.visits += list.length;
-      for (const posting of list) if (posting.name.series !== name.series) consider(posting, name);
+    self.names.forEach((name, i) => {
+      for (const posting of this.#skeletons.get(name.skeleton) ?? []) consider(posting, name, stamps[i]!);
+    });
+    // A posting under `need` of the q-grams a plan took is compared; under fewer it cannot be within reach.
+    const count = (posting: Posting, name: Name, stamp: number, need: number): void => {
+      if (posting.name.series === name.series) return;
+      if (need > 1) {
+        if (posting.counted !== stamp) {
+          posting.counted = stamp;
+          posting.hits = 1;
+          return;
+        }
+        if (++posting.hits < need) return;
+      }
+      consider(posting, name, stamp);
     };
-    for (const name of self.names) {
+    const visit = (list: Postings, name: Name, stamp: number, need: number): void => {
+      if (!Array.isArray(list)) {
+        this.visits++;
+        count(list, name, stamp, need);
+        return;
+      }
+      this.visits += list.length;
+      for (const posting of list) count(posting, name, stamp, need);
+    };
+    for (const [i, name] of self.names.entries()) {
+      const stamp = stamps[i]!;
       const length = name.skeleton.length;
       for (let other = length - 3; other <= length + 3; other++) {
         const d = maxEdits(Math.min(length, other));
@@ -340,11 +367,10 @@ export class LookalikeIndex {
         // Of the q-gram sizes names of that length are posted under, the one whose needed postings are fewest.
         let plan: number[] = [];
         let planCost = Infinity;
+        let planNeed = 1;
         for (const q of gramSizes(other)) {
-          // A name within d edits shares at least `shared` of this one's q-grams (count filter), so
-          // any `length - q + 1 - shared + 1` of them include one it has: the rarest are taken.
+          // A name within d edits shares at least `shared` of this one's q-grams (count filter).
           const shared = Math.max(length, other) - q + 1 - q * d;
-          let uncovered = length - q + 1 - shared + 1;
           // This name's distinct q-grams (keys among names of length `other`), how often each
           // occurs in it, and how many postings each would visit.
           const keys: number[] = [];
@@ -360,28 +386,50 @@ export class LookalikeIndex {
               sizes.push(this.#postingsOf(k, name.series));
             }
           }
-          // The rarest first, until they cover enough of the name (or cost more than the other size's plan).
+          // No q-gram twice in this name: each key taken stands for one of its q-grams.
+          const single = times.every((t) => t === 1);
+          // Any `length - q + 1 - shared + 1` of this name's q-grams include one a name within reach
+          // has: the rarest are taken.
+          let uncovered = length - q + 1 - shared + 1;
           const taken: number[] = [];
           let cost = 0;
-          while (uncovered > 0 && cost < planCost) {
+          const rarest = (): number => {
             let min = -1;
             for (let i = 0; i < keys.length; i++) if (times[i]! > 0 && (min < 0 || sizes[i]! < sizes[min]!)) min = i;
-            uncovered -= times[min]!;
-            times[min] = 0;
-            cost += sizes[min]!;
-            if (sizes[min]! > 0) taken.push(keys[min]!);
+            return min;
+          };
+          const take = (i: number): void => {
+            uncovered -= times[i]!;
+            times[i] = 0;
+            cost += sizes[i]!;
+            if (sizes[i]! > 0) taken.push(keys[i]!);
+          };
+          // The rarest first, until they cover enough of the name (or cost more than the other size's plan).
+          while (uncovered > 0 && cost < planCost) take(rarest());
+          // One more, and they include two of its q-grams (with two shared at least, and each key
+          // standing for one q-gram): a name is compared only when it is posted under two of the
+          // keys taken. Taken when it at most doubles the postings visited: a visit is a count, a
+          // comparison an edit distance.
+          let need = 1;
+          if (cost < planCost && shared >= 2 && single) {
+            const next = rarest();
+            if (next >= 0 && sizes[next]! <= cost && cost > 0) {
+              take(next);
+              need = 2;
+            }
           }
           if (cost < planCost) {
             plan = taken;
             planCost = cost;
+            planNeed = need;
           }
         }
         for (const k of plan) {
           const held = this.#grams.get(k);
-          if (held !== undefined) visit(held, name);
+          if (held !== undefined) visit(held, name, stamp, planNeed);
           // A big series (a numbered fleet: `fleet-agent-17`, `fleet-agent-18`) is never a
           // lookalike of itself: its own postings are left out as a group.
-          for (const [series, list] of this.#seriesGrams.get(k)?.bySeries ?? []) if (series !== name.series) visit(list, name);
+          for (const [series, list] of this.#seriesGrams.get(k)?.bySeries ?? []) if (series !== name.series) visit(list, name, stamp, planNeed);
         }
       }
     }
