@@ -12,7 +12,7 @@ import { getHeapSpaceStatistics } from 'node:v8';
 import { Agent, request } from 'undici';
 import { undiciCachingAgent } from './sides.js';
 import { CardCache, MemoryCardStore, type CacheEntry } from '../../packages/core/src/cache/index.js';
-import { withFields } from '../../packages/core/src/cache/cache-entries.js';
+import { modelSlot, withFields } from '../../packages/core/src/cache/cache-entries.js';
 import { createCardFetcher, HostPolicy } from '../../packages/core/src/fetch/index.js';
 import { runPool } from './pool.js';
 
@@ -46,19 +46,23 @@ export interface HeapMeasure {
 /** Where a cache entry's bytes go: heap freed per entry when each field is dropped in turn. */
 export interface HeapBreakdown {
   /**
-   * Freed by replacing every entry with a plain copy of itself (`{ ...entry }`, same fields):
-   * the cost of entry objects left in V8 dictionary mode (e.g. by `delete`).
+   * Freed by replacing every entry with a copy of itself of the same fields (`withFields(entry,
+   * {})`): the cost of entry objects left in V8 dictionary mode (e.g. by `delete`).
    */
   entryShape: number;
   /**
    * The parsed card model, with everything reachable only from it (e.g. the ADK original kept in a
-   * WeakMap keyed by it); for an entry holding its model weakly, what only the entry's slot keeps
-   * (its facts, the weak reference, a model not yet collected).
+   * WeakMap keyed by it); for an entry holding its card lazily, what only the entry's slot keeps
+   * besides the text (its facts, the weak reference, a model not yet collected). Freed with the
+   * body (both dropped at once), less {@link body}.
    */
   card: number;
-  /** The serialized http-cache-semantics policy. */
+  /** The stored caching headers. */
   cachePolicy: number;
-  /** The body string. */
+  /**
+   * The body's text as the entry holds it: the string itself, or the packed copy its slot holds
+   * (`cache/packed-text.ts`); the size of those strings in V8's heap, not a freed measure.
+   */
   body: number;
   /** Everything else: the entry object, its key, hashes, URLs, the Map slot. */
   rest: number;
@@ -122,26 +126,35 @@ async function measureCache(targets: readonly string[]): Promise<{ m: HeapMeasur
     return { count: entries.length, bodyBytes: entries.reduce((s, e) => s + Buffer.byteLength(e.body), 0) / Math.max(1, entries.length) };
   })();
   const n = Math.max(1, count);
-  // After the measurement: drop one field at a time from every stored entry and see what is
-  // freed (NaN for a field the entries do not have).
-  const freed = async (field: string | undefined, from: number): Promise<[number, number]> => {
-    let present = field === undefined;
+  // The text as held, in V8's heap: a one-byte string of 16 bytes of header and a byte a character
+  // (two for a string with a character past U+00FF), rounded up to 8.
+  let heldBytes = 0;
+  for (const k of store.keys()) {
+    const e = store.get(k);
+    if (e === undefined) continue;
+    const held = modelSlot(e)?.held ?? e.body;
+    heldBytes += Math.ceil((16 + held.length * ([...held].some((c) => c.charCodeAt(0) > 0xff) ? 2 : 1)) / 8) * 8;
+  }
+  // After the measurement: drop fields from every stored entry and see what is freed (NaN for
+  // fields the entries do not have). `withFields` keeps the entry's shape, and how it holds its
+  // card unless the card is dropped (a spread would read a lazily held model and text into plain
+  // fields).
+  const freed = async (fields: ReadonlyArray<keyof CacheEntry>, from: number): Promise<[number, number]> => {
+    let present = fields.length === 0;
     for (const k of store.keys()) {
       const e = store.get(k);
       if (e === undefined) continue;
-      if (field !== undefined && field in e) present = true;
-      // A copy that keeps the entry's shape and how it holds its card (a spread would read a
-      // lazily held model into a plain field).
-      store.set(k, field === undefined ? withFields(e, {}) : ({ ...e, [field]: undefined } as CacheEntry));
+      if (fields.some((f) => f in e)) present = true;
+      store.set(k, withFields(e, Object.fromEntries(fields.map((f) => [f, undefined]))));
     }
     const now = (await settle()).heapUsed;
     return [present ? (from - now) / n : NaN, now];
   };
-  const [entryShape, h0] = await freed(undefined, after.heapUsed);
-  const [card, h1] = await freed('card', h0);
-  const [cachePolicy, h2] = await freed('cacheHeaders', h1);
-  const [body, h3] = await freed('body', h2);
-  const breakdown: HeapBreakdown = { entryShape, card, cachePolicy, body, rest: (h3 - before.heapUsed) / n };
+  const [entryShape, h0] = await freed([], after.heapUsed);
+  const [cachePolicy, h1] = await freed(['cacheHeaders'], h0);
+  const [cardAndBody, h2] = await freed(['card', 'body'], h1);
+  const body = heldBytes / n;
+  const breakdown: HeapBreakdown = { entryShape, card: cardAndBody - body, cachePolicy, body, rest: (h2 - before.heapUsed) / n };
   return {
     breakdown,
     m: {

@@ -5,6 +5,7 @@
  * digests, the same matches and snapshot, the same 0.3 original for ADK, the same JSON the stores
  * persist.
  */
+import { createHash } from 'node:crypto';
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { CacheEntry } from '../../packages/core/src/cache/index.js';
@@ -162,6 +163,34 @@ test('selection reads the same cards before and after the collector took their m
   // The matcher's memo and the facts beside each model answered: no model was built again.
   for (const c of candidates) assert.equal(modelSlot(c.entry)?.ref.deref(), undefined, `${c.endpoint.baseUrl}: no model built again to select`);
   assert.equal(buildSnapshot(toSnapshotAgents(again.selected), 1, 0).digest, firstDigest);
+  await cache.close();
+});
+
+test('an entry holds its text packed, once for its revalidations and its snapshot agents, and reads back the bytes received', async () => {
+  const clock = new VirtualClock();
+  const cache = newCache(clock);
+  // Text past U+00FF (two- and four-byte UTF-8) in a card long enough to be packed.
+  const skills = ['Zürich tariffs', 'Überweisungen', '請求書の照会', 'Emoji 🚀 receipts'].map((name, i) => ({ id: `s${i}`, name, description: `${name}: answers about ${name.toLowerCase()} for the accounts team.`, tags: ['lazy'] }));
+  const ep = fs.endpoint('packed', { card: cardFor(fs, 'packed', { description: 'Rechnungen — 請求書 — invoices 🚀', skills }), cacheControl: 'max-age=60' });
+  const entry = await cache.get(ep.baseUrl);
+  assert.equal(createHash('sha256').update(entry.body, 'utf8').digest('hex'), entry.rawSha256, 'the body is the bytes received');
+  assert.ok(entry.body.includes('請求書') && entry.body.includes('🚀'));
+  const slot = modelSlot(entry);
+  assert.ok(slot !== undefined && slot.size === Buffer.byteLength(entry.body), 'the text is held packed');
+  assert.ok(slot.held.length < Buffer.byteLength(entry.body) * 0.8, `${slot.held.length} B held for ${Buffer.byteLength(entry.body)} B`);
+  assert.notEqual(Object.getOwnPropertyDescriptor(entry, 'body')?.get, undefined, 'no field of the entry holds the text itself');
+
+  const revalidated = await cache.refresh(ep.baseUrl);
+  assert.equal(revalidated.lastOutcome, 'revalidated');
+  assert.equal(modelSlot(revalidated), slot, 'a revalidated entry shares the packed text');
+  const vocabulary = new TagVocabulary([{ tag: 'lazy', description: 'the test tag' }]);
+  const selected = selectAgents([{ endpoint: admitted(ep.baseUrl, [record('packed', ep.baseUrl, 'static-list')]), entry: revalidated }], { needs: [{ tag: 'lazy' }], vocabulary, presentable: () => [] }).selected;
+  const [agent] = buildSnapshot(toSnapshotAgents(selected), 1, 0).agents;
+  assert.ok(agent !== undefined);
+  assert.equal(modelSlot(agent), slot, 'a snapshot agent shares it too');
+  assert.equal(agent.body, entry.body);
+  assert.equal(JSON.parse(JSON.stringify(agent)).body, entry.body, 'JSON shows the text');
+  assert.equal(JSON.stringify(agent.card), JSON.stringify(entry.card));
   await cache.close();
 });
 

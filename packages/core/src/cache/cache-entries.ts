@@ -13,13 +13,16 @@ import { unroutableHost } from '../card/interface-policy.js';
 import type { Random } from '../clock/index.js';
 import type { DiscoveryError } from '../errors.js';
 import type { CacheEntry, EntryError } from './card-store.js';
+import { heldText, holdText, type HeldText } from './packed-text.js';
 
 /**
- * Where a lazily held card model comes from: the entry keeps the bytes (`body`), and the model
- * only weakly — whoever uses it (a snapshot agent, a tree, a matcher) keeps it alive, and once
- * nobody does the collector may take it; the next read builds it again from the bytes.
+ * Where a lazily held card and its text come from: the slot keeps the bytes (packed: `held`),
+ * and the model only weakly — whoever uses it (a snapshot agent, a tree, a matcher) keeps it
+ * alive, and once nobody does the collector may take it; the next read builds it again from the
+ * bytes. Every entry of the same accepted bytes and every snapshot agent made from them share
+ * one slot: the text is held once.
  */
-interface ModelSlot extends CardFacts {
+interface ModelSlot extends CardFacts, HeldText {
   ref: WeakRef<object>;
   /** Builds the model again from the entry's body and card URL. */
   readonly read: (body: string, cardUrl: string) => object;
@@ -69,13 +72,13 @@ export function cardIdentity(entry: CacheEntry): object {
 
 const SLOT = Symbol('a2a-discovery.model');
 
-type Lazy = { readonly body: string; readonly cardUrl: string; readonly [SLOT]: ModelSlot };
+type Lazy = { readonly cardUrl: string; readonly [SLOT]: ModelSlot };
 
 /** The model held in `slot`: the one still alive, or one built again from the card's bytes. */
-function slotModel(slot: ModelSlot, body: string, cardUrl: string): object {
+function slotModel(slot: ModelSlot, cardUrl: string): object {
   let card = slot.ref.deref();
   if (card === undefined) {
-    card = slot.read(body, cardUrl);
+    card = slot.read(heldText(slot), cardUrl);
     slot.ref = new WeakRef(card);
   }
   return card;
@@ -83,22 +86,30 @@ function slotModel(slot: ModelSlot, body: string, cardUrl: string): object {
 
 /** The `card` of an entry that holds its model lazily (one function for every entry: one shape). */
 function lazyCard(this: Lazy): object {
-  return slotModel(this[SLOT], this.body, this.cardUrl);
+  return slotModel(this[SLOT], this.cardUrl);
+}
+
+/** The `body` of an entry that holds its card lazily: the text its slot holds, unpacked on each read. */
+function lazyBody(this: Lazy): string {
+  return heldText(this[SLOT]);
 }
 
 /**
  * Gives `target`, an object that outlives the entry (a snapshot agent) and holds the entry's
- * `body` and `cardUrl`, the entry's card as its last property, `card`, without holding the model:
- * while anything uses the model every read gives that object, once nothing does the collector may
- * take it and the next read builds it again from the bytes. An entry that holds its model as a
- * plain field gives that model. Every such object shares one accessor (one hidden class).
+ * `cardUrl`, the entry's text and card as its last properties, `body` and `card`, without holding
+ * either itself: it shares the entry's slot (the packed text, the weakly held model). While
+ * anything uses the model every read gives that object, once nothing does the collector may take
+ * it and the next read builds it again from the bytes; `body` is unpacked on each read. An entry
+ * that holds its card as a plain field gives its text and model. Every such object shares one
+ * pair of accessors (one hidden class).
  */
-export function withEntryCard<T extends { readonly body: string; readonly cardUrl: string }, C>(target: T, entry: CacheEntry<C>): T & { readonly card: C } {
+export function withEntryCard<T extends { readonly cardUrl: string }, C>(target: T, entry: CacheEntry<C>): T & { readonly body: string; readonly card: C } {
   const slot = modelSlot(entry);
-  if (slot === undefined) return Object.assign(target, { card: entry.card });
+  if (slot === undefined) return Object.assign(target, { body: entry.body, card: entry.card });
+  Object.defineProperty(target, 'body', LAZY_BODY);
   Object.defineProperty(target, 'card', LAZY_CARD);
   Object.defineProperty(target, SLOT, { value: slot });
-  return target as T & { readonly card: C };
+  return target as T & { readonly body: string; readonly card: C };
 }
 
 /**
@@ -110,20 +121,22 @@ export function modelSlot(entry: object): ModelSlot | undefined {
 }
 
 /**
- * A slot for a card model just accepted: the entry built with it (by {@link entryOf}) holds the
- * model weakly and builds it again from its bytes with `read` when the collector took it.
+ * A slot for a card model just accepted and its text: the entry built with it (by
+ * {@link entryOf}) holds the text packed and the model weakly, and builds the model again from
+ * the text with `read` when the collector took it.
  */
-export function lazyModel(card: AgentCardModel, read: (body: string, cardUrl: string) => AgentCardModel): ModelSlot {
+export function lazyModel(card: AgentCardModel, body: string, read: (body: string, cardUrl: string) => AgentCardModel): ModelSlot {
   // Every field named in the literal: a spread would put them in a separate property array (40 B a card).
   const { name, secured, unroutable } = factsOf(card);
-  return { ref: new WeakRef(card), read, name, secured, unroutable };
+  const { held, size } = holdText(body);
+  return { ref: new WeakRef(card), read, name, secured, unroutable, held, size };
 }
 
 /**
  * The one place every {@link CacheEntry} field is named: each entry is built here, so entries
  * keep one fixed shape (compact in memory) whatever object the fields come from. With `slot`,
- * the entry's `card` is read through it (built again from `body` when nobody holds the model),
- * and `n.card` is not read.
+ * the entry's `body` and `card` are read through it (the text unpacked, the model built again
+ * from it when nobody holds it), and `n.body` and `n.card` are not read.
  */
 export function entryOf<C, V extends string>(n: CacheEntry<C, V>, slot?: ModelSlot): CacheEntry<C, V> {
   return slot !== undefined ? lazyEntryOf(n, slot) : plainEntryOf(n, n.card);
@@ -163,16 +176,16 @@ function plainEntryOf<C, V extends string>(n: CacheEntry<C, V>, card: C): CacheE
 }
 
 /**
- * {@link entryOf} with the card read through `slot`: the same fields but `card`, which is added
- * last as an accessor (replacing a data field would turn the object into a slow dictionary).
- * `card` stays enumerable (spread, JSON and the stores see the model); the slot does not.
+ * {@link entryOf} with the text and card read through `slot`: the same fields but `body` and
+ * `card`, which are added last as accessors (replacing a data field would turn the object into a
+ * slow dictionary). Both stay enumerable (spread, JSON and the stores see the text and the
+ * model); the slot does not.
  */
 function lazyEntryOf<C, V extends string>(n: CacheEntry<C, V>, slot: ModelSlot): CacheEntry<C, V> {
   const e = {
     baseUrl: n.baseUrl,
     cardUrl: n.cardUrl,
     protocolVersion: n.protocolVersion,
-    body: n.body,
     rawSha256: n.rawSha256,
     canonicalSha256: n.canonicalSha256,
     etag: n.etag,
@@ -196,11 +209,13 @@ function lazyEntryOf<C, V extends string>(n: CacheEntry<C, V>, slot: ModelSlot):
     signature: n.signature,
     extended: n.extended,
   };
+  Object.defineProperty(e, 'body', LAZY_BODY);
   Object.defineProperty(e, 'card', LAZY_CARD);
   Object.defineProperty(e, SLOT, { value: slot });
   return e as unknown as CacheEntry<C, V>;
 }
 
+const LAZY_BODY: PropertyDescriptor = Object.freeze({ get: lazyBody, enumerable: true, configurable: false });
 const LAZY_CARD: PropertyDescriptor = Object.freeze({ get: lazyCard, enumerable: true, configurable: false });
 
 /** The fields of an entry, in {@link entryOf}'s order. */
@@ -211,11 +226,12 @@ const FIELDS = Object.keys(entryOf({} as CacheEntry)) as ReadonlyArray<keyof Cac
  * (the same slot: the same bytes) unless `changes` replace the card.
  */
 export function withFields<C, V extends string>(e: CacheEntry<C, V>, changes: Partial<CacheEntry<C, V>>): CacheEntry<C, V> {
-  const newCard = 'card' in changes;
+  // New bytes or a new model: held as a plain field (the slot holds the old ones).
+  const newCard = 'card' in changes || 'body' in changes;
   const slot = newCard ? undefined : modelSlot(e);
   // A copy of the fixed shape, then the changes written over its fields (a 304 changes three or
   // four): a fraction of a microsecond where a copy built field by field cost two (issue 43).
-  const copy = slot !== undefined ? lazyEntryOf(e, slot) : plainEntryOf(e, newCard ? (changes.card as C) : e.card);
+  const copy = slot !== undefined ? lazyEntryOf(e, slot) : plainEntryOf(e, 'card' in changes ? (changes.card as C) : e.card);
   for (const k in changes) if (Object.hasOwn(FIELD_SET, k)) (copy as unknown as Record<string, unknown>)[k] = changes[k as keyof CacheEntry<C, V>];
   return copy;
 }

@@ -328,7 +328,7 @@ export class CardCache<C = AgentCardModel, V extends string = CardProtocolVersio
         counts.changed++;
         const judged = withFields(entry, { card: r.card, signature: r.signature, warnings: r.warnings.length > 0 ? r.warnings : NO_PROBLEMS });
         // Held as a new card is: its model weakly, through a slot of its own (a new identity for the memos).
-        await this.#o.store.set(key, this.#rebuild === undefined ? judged : entryOf(judged, lazyModel(r.card as AgentCardModel, this.#rebuild)));
+        await this.#o.store.set(key, this.#rebuild === undefined ? judged : entryOf(judged, lazyModel(r.card as AgentCardModel, judged.body, this.#rebuild)));
       }
     }
     return counts;
@@ -493,7 +493,7 @@ export class CardCache<C = AgentCardModel, V extends string = CardProtocolVersio
       extended: old?.extended,
     };
     if (check.entries !== undefined && t.span.recording) t.span.set({ [ATTR.catalogEntries]: check.entries });
-    const slot = this.#rebuild === undefined ? undefined : lazyModel(check.card as AgentCardModel, this.#rebuild);
+    const slot = this.#rebuild === undefined ? undefined : lazyModel(check.card as AgentCardModel, card.body, this.#rebuild);
     return this.#store(t, key, this.#freshEntry(card, policy, cacheHeaders, request, 'changed', slot), 'changed', { status: res.status, durationMs: res.durationMs, bytes: res.body.byteLength, rawSha256, warnings: card.warnings });
   }
 
@@ -557,7 +557,8 @@ export class CardCache<C = AgentCardModel, V extends string = CardProtocolVersio
         cardUrl: card.cardUrl,
         card: slot === undefined ? card.card : (undefined as C),
         protocolVersion: card.protocolVersion,
-        body: card.body,
+        // Held by the slot (packed): reading `card.body` of a lazily held card would unpack it.
+        body: slot === undefined ? card.body : (undefined as unknown as string),
         rawSha256: card.rawSha256,
         canonicalSha256: card.canonicalSha256,
         etag: cacheHeaders.etag,

@@ -35,7 +35,11 @@ export interface CacheEntry<C = AgentCardModel, V extends string = CardProtocolV
   /** The accepted document: an agent card (or, in a catalog source's cache, a catalog). */
   readonly card: C;
   readonly protocolVersion: V;
-  /** The card exactly as received (UTF-8 JSON text). */
+  /**
+   * The card exactly as received (UTF-8 JSON text). A card cache of agent cards holds it packed
+   * (deflated) and unpacks it on each read, a few microseconds per kilobyte: read it once where
+   * the text is needed, not on every pass over the entries.
+   */
   readonly body: string;
   readonly rawSha256: string;
   readonly canonicalSha256: string;

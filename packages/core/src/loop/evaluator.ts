@@ -488,7 +488,8 @@ function sameCandidates(a: readonly Candidate[], b: readonly Candidate[]): boole
 function sameForSelection(a: CacheEntry, b: CacheEntry): boolean {
   if (a === b) return true;
   if (cardIdentity(a) !== cardIdentity(b) || a.rawSha256 !== b.rawSha256 || a.stale !== b.stale || a.cardUrl !== b.cardUrl) return false;
-  if (a.canonicalSha256 !== b.canonicalSha256 || a.protocolVersion !== b.protocolVersion || a.body !== b.body) return false;
+  // The same raw hash: the same body (a snapshot agent's text).
+  if (a.canonicalSha256 !== b.canonicalSha256 || a.protocolVersion !== b.protocolVersion) return false;
   const ka = cardKindOf(a);
   const kb = cardKindOf(b);
   return ka.cardKind === kb.cardKind && (ka.cardKind === 'public' || ka.identity === (kb as typeof ka).identity);

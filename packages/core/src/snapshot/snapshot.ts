@@ -55,7 +55,8 @@ export interface SnapshotAgent {
   readonly identity?: string;
   /**
    * The card's bytes as received (UTF-8 JSON text), kept so a durable store can hold the
-   * snapshot's cards by content. Absent in snapshots built by hand.
+   * snapshot's cards by content. Absent in snapshots built by hand. An agent made from the card
+   * cache's entry shares its packed text and unpacks it on each read (see `CacheEntry.body`).
    */
   readonly body?: string;
   readonly canonicalSha256: string;
@@ -146,8 +147,8 @@ export function toSnapshotAgents(
 ): SnapshotAgent[] {
   return selected.map((s) => {
     const f = flags(s.baseUrl);
-    // The agent reads the cache's weakly held model: a published agent does not keep its own
-    // (100,000 agents held 230 MB of models; issue 43).
+    // The agent reads the cache's packed text and weakly held model (its slot): a published agent
+    // keeps neither a model (100,000 agents held 230 MB of them) nor a copy of the text (issue 43).
     const agent = {
       localName: s.localName,
       description: s.description,
@@ -161,7 +162,6 @@ export function toSnapshotAgents(
       ...(s.identifier !== undefined && { identifier: s.identifier }),
       cardUrl: s.entry.cardUrl,
       ...cardKindOf(s.entry),
-      body: s.entry.body,
       canonicalSha256: s.entry.canonicalSha256,
       rawSha256: s.entry.rawSha256,
       protocolVersion: s.entry.protocolVersion,

@@ -53,7 +53,7 @@ export function snapshotEntries(snapshot: Snapshot): { agent: SnapshotAgent; ent
       entry: {
         identifier,
         type: A2A_CARD_MEDIA_TYPE,
-        ...artifact(a.baseUrl, a.cardUrl, a.body, a.card),
+        ...artifact(a.baseUrl, a.cardUrl, a),
         displayName: a.localName,
         description: a.description,
         tags: [...a.tags],
@@ -80,14 +80,24 @@ export function ownIdentifier(key: string, name: string): string {
  * `RegistryIndex`), `displayName` the card's name, `description` the card's, `tags` its skills'
  * tags (unique, in card order); `url` or `data` as for a snapshot agent.
  */
-export function cardEntry(identifier: string, key: string, cardUrl: string | undefined, body: string | undefined, card: AgentCardModel): CatalogEntry {
+export function cardEntry(identifier: string, key: string, cardUrl: string | undefined, held: HeldCard): CatalogEntry {
+  const { card } = held;
   const tags = [...new Set(card.skills.flatMap((s) => s.tags))];
-  return { identifier, type: A2A_CARD_MEDIA_TYPE, ...artifact(key, cardUrl, body, card), displayName: card.name, description: card.description, tags, extensions: {} };
+  return { identifier, type: A2A_CARD_MEDIA_TYPE, ...artifact(key, cardUrl, held), displayName: card.name, description: card.description, tags, extensions: {} };
 }
 
-/** `url` (where the card is) or `data` (an inline card's JSON) of the endpoint `key`. */
-function artifact(key: string, cardUrl: string | undefined, body: string | undefined, card: AgentCardModel): { url: string } | { data: unknown } {
-  if (isInlineCardKey(key)) return { data: cardJson(body, card) };
+/** What holds a card: a cache entry or a snapshot agent (whose `body` is unpacked when read). */
+interface HeldCard {
+  readonly body?: string | undefined;
+  readonly card: AgentCardModel;
+}
+
+/**
+ * `url` (where the card is) or `data` (an inline card's JSON) of the endpoint `key`. Only an
+ * inline card's text is read.
+ */
+function artifact(key: string, cardUrl: string | undefined, held: HeldCard): { url: string } | { data: unknown } {
+  if (isInlineCardKey(key)) return { data: cardJson(held.body, held.card) };
   if (key.endsWith(CATALOG_CARD_FRAGMENT)) return { url: key.slice(0, -CATALOG_CARD_FRAGMENT.length) };
   if (isCardUrl(key)) return { url: key };
   // Where the card was read when the snapshot was built (the 0.2 path for a peer that only answers there).

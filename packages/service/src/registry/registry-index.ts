@@ -263,7 +263,7 @@ export class RegistryIndex {
         build: async (prev) => {
           const cached = await cache.peek(key);
           if (!cached) return undefined;
-          const entry = cardEntry(identifier, key, cached.cardUrl, cached.body, cached.card);
+          const entry = cardEntry(identifier, key, cached.cardUrl, cached);
           return this.#row(prev, entry, key, cached.card, cached.canonicalSha256, status, { inSnapshot: false, signature: cached.signature, protocolVersion: cached.protocolVersion, cardKind: status.cache?.cardKind ?? 'public', fetchedAt: cached.fetchedAtWall }, fingerprint, now);
         },
       });
