@@ -10,6 +10,9 @@ import knexFactory from 'knex';
 import type { Knex } from 'knex';
 import type { CacheEntry } from '../../packages/core/src/cache/index.js';
 import { CardCache } from '../../packages/core/src/cache/index.js';
+import { modelSlot } from '../../packages/core/src/cache/cache-entries.js';
+import { toAdkCard } from '../../packages/core/src/card/index.js';
+import { collect } from '../helpers/collect.js';
 import { VirtualClock } from '../../packages/core/src/clock/index.js';
 import type { CardFetcher } from '../../packages/core/src/fetch/index.js';
 import { createCardFetcher, HostPolicy } from '../../packages/core/src/fetch/index.js';
@@ -106,6 +109,32 @@ for (const engine of storeEngines().filter((e) => e.name !== 'memory')) {
       assert.equal(back.expiresAt, 50 + 50_000, 'fresh for the 50 s left of the 304’s 60 s');
       // (JSON has no undefined: fields that were undefined come back absent.)
       assert.deepEqual({ ...back, expiresAt: 0, extended: undefined, varyRequest: undefined }, { ...revalidated, expiresAt: 0 }, 'the revalidated entry, card and all');
+    });
+
+    test('a reopened store holds each card as the cache does: its text packed, its model weakly, built again as it was accepted', async () => {
+      const clock = new VirtualClock({ start: 1_000, wallStart: 1_767_225_600_000 });
+      const store = await engine.open({ clock });
+      srv.script((_req, path) => ({ status: 200, headers: { 'cache-control': 'max-age=60' }, body: cardFor(srv, path.split('/')[1] ?? 'held', { description: 'A card long enough to be held packed. '.repeat(12) }) }));
+      const base = `${srv.origin}/held/`;
+      const first = await cacheOn(store, clock).get(base);
+      const expected = JSON.stringify(first.card);
+      const adk = toAdkCard(first.card);
+      await store.close();
+
+      const again = await engine.open({ clock, reopen: store });
+      try {
+        const back = (await again.cards.get(base))!;
+        const slot = modelSlot(back);
+        assert.ok(slot !== undefined && slot.size === Buffer.byteLength(first.body), 'the text is held packed, as the cache holds it');
+        assert.equal(back.body, first.body);
+        const loaded = ((): WeakRef<object> => new WeakRef(back.card))();
+        await collect();
+        assert.equal(loaded.deref(), undefined, 'the model loaded is held weakly: the collector took it');
+        assert.equal(JSON.stringify(back.card), expected, 'built again from the text: the same card');
+        assert.deepEqual(toAdkCard(back.card), adk, 'and the same card for ADK (the original as received)');
+      } finally {
+        await again.close();
+      }
     });
 
     test('a failed refresh writes the freshness only; the next 200 with new bytes writes the whole entry again', async () => {

@@ -10,6 +10,7 @@ import knexFactory from 'knex';
 import type { Knex } from 'knex';
 import type { CacheEntry, CardStore, Clock, DiscoveryEvent, RolloutState, Snapshot } from 'a2a-discovery';
 import type { SnapshotSummary } from 'a2a-discovery/internal';
+import { heldCardEntry } from 'a2a-discovery/internal';
 import { systemClock, DiscoveryError, isDiscoveryError } from 'a2a-discovery';
 import { PROTECTED_JOURNAL_TYPES, journalCuts, prunedCounter } from './journal.js';
 import { migrate, unknownMigrations } from './migrations.js';
@@ -189,7 +190,8 @@ export class SqlStateStore implements StateStore {
 
   /** Loads the card and catalog entries into memory (called once by the opener). */
   async load(): Promise<void> {
-    await this.#loadEntries(this.#cardTable);
+    // Agent cards held as the card cache holds those it accepts (the text packed, the model weakly).
+    await this.#loadEntries(this.#cardTable, heldCardEntry);
     await this.#loadEntries(this.#catalogTable);
   }
 
@@ -344,14 +346,14 @@ export class SqlStateStore implements StateStore {
     return new DiscoveryError('ERR_STORE_UNAVAILABLE', `the ${this.kind} store at ${this.#o.location} is closed`, { stage: 'store' });
   }
 
-  async #loadEntries<C, V extends string>(t: EntryTable<CacheEntry<C, V>>): Promise<void> {
+  async #loadEntries<C, V extends string>(t: EntryTable<CacheEntry<C, V>>, hold: (e: CacheEntry<C, V>) => CacheEntry<C, V> = (e) => e): Promise<void> {
     const rows = (await this.#db(`${t.table} as e`)
       .leftJoin(`${t.freshnessTable} as f`, 'f.key', 'e.key')
       .select('e.key', 'e.entry', 'e.updated_at', 'f.freshness')) as Array<{ key: string; entry: string; updated_at: unknown; freshness: string | null }>;
     t.entries.clear();
     t.persisted.clear();
     for (const r of rows) {
-      t.entries.set(r.key, entryFromRow<C, V>(r.entry, num(r.updated_at), r.freshness, this.#clock));
+      t.entries.set(r.key, hold(entryFromRow<C, V>(r.entry, num(r.updated_at), r.freshness, this.#clock)));
       t.persisted.add(r.key);
     }
   }

@@ -9,6 +9,7 @@
 import { backoffDelay } from '../rules/backoff.js';
 import type CachePolicy from 'http-cache-semantics';
 import type { AgentCardModel } from '../card/index.js';
+import { acceptedCardModel } from '../card/parse-agent-card.js';
 import { unroutableHost } from '../card/interface-policy.js';
 import type { Random } from '../clock/index.js';
 import type { DiscoveryError } from '../errors.js';
@@ -130,6 +131,18 @@ export function lazyModel(card: AgentCardModel, body: string, read: (body: strin
   const { name, secured, unroutable } = factsOf(card);
   const { held, size } = holdText(body);
   return { ref: new WeakRef(card), read, name, secured, unroutable, held, size };
+}
+
+/**
+ * An agent card's entry loaded from a durable store, holding its card as the card cache holds
+ * those it accepts: the text packed, the model weakly (the loaded model until the collector takes
+ * it, then built again from the text, as {@link acceptedCardModel} builds it). A store's entries
+ * are plain objects: each held its parsed model and its text in full until its card changed. An
+ * entry that holds its card lazily already is returned as it is. For a cache of agent cards only
+ * (a catalog cache's entries hold another document).
+ */
+export function heldCardEntry<V extends string>(entry: CacheEntry<AgentCardModel, V>): CacheEntry<AgentCardModel, V> {
+  return modelSlot(entry) !== undefined ? entry : entryOf(entry, lazyModel(entry.card, entry.body, acceptedCardModel));
 }
 
 /**
