@@ -204,7 +204,9 @@ for (const engine of storeEngines()) {
       const back = (await again.cards.get(e.baseUrl))!;
       assert.equal(back.expiresAt, 50 + 50_000, 'expires 50 s from now (60 s − the 10 s that passed)');
       assert.equal(back.nextAttemptAt, 50 - 5_000);
-      assert.deepEqual({ ...back, expiresAt: 0, nextAttemptAt: 0 }, { ...e, expiresAt: 0, nextAttemptAt: 0 });
+      // An absent field and one that is undefined read the same (JSON has no undefined; a loaded entry names every field).
+      const defined = (o: object) => Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined));
+      assert.deepEqual(defined({ ...back, expiresAt: 0, nextAttemptAt: 0 }), defined({ ...e, expiresAt: 0, nextAttemptAt: 0 }));
       assert.ok(Object.isFrozen(back.card));
       await again.cards.delete(e.baseUrl);
       assert.deepEqual([...(await again.cards.keys())], []);
