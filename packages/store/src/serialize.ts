@@ -31,16 +31,25 @@ const CARD_FIELDS = ['card', 'protocolVersion', 'body', 'canonicalSha256', 'warn
  * and `at` the wall time of the write.
  */
 export function freshnessToJson<C, V extends string>(entry: CacheEntry<C, V>, clock: Clock, at: number): string {
-  // Field by field, never reading the card fields: an entry that holds its card lazily would
-  // unpack its text and build its model again for a write that leaves both out.
-  const rest: Record<string, unknown> = {};
-  for (const k of Object.keys(entry)) if (!Object.hasOwn(LEFT_OUT, k)) rest[k] = entry[k as keyof CacheEntry<C, V>];
+  // Never reading the card fields: an entry that holds its card lazily would unpack its text and
+  // build its model again for a write that leaves both out.
+  const rest = fieldsBut(entry, FRESHNESS_LEFT_OUT);
   const { expiresAt, nextAttemptAt } = entry;
   return JSON.stringify({ ...rest, expiresAtWall: toWall(expiresAt, clock), nextAttemptAtWall: nextAttemptAt === undefined ? null : toWall(nextAttemptAt, clock), at });
 }
 
 /** What a freshness write leaves out or writes in another form. */
-const LEFT_OUT: Readonly<Record<string, boolean>> = Object.freeze(Object.fromEntries([...CARD_FIELDS, 'expiresAt', 'nextAttemptAt'].map((k) => [k, true])));
+const FRESHNESS_LEFT_OUT: ReadonlySet<string> = new Set([...CARD_FIELDS, 'expiresAt', 'nextAttemptAt']);
+
+/**
+ * The own enumerable fields of `o` but those in `leftOut`, copied by name: unlike a destructuring
+ * rest, it never reads a field it leaves out (a lazily held card's accessors unpack and rebuild).
+ */
+function fieldsBut(o: object, leftOut: ReadonlySet<string>): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const k of Object.keys(o)) if (!leftOut.has(k)) out[k] = (o as Record<string, unknown>)[k];
+  return out;
+}
 
 /**
  * An entry from its row: the whole entry's JSON text (`updatedAt`: when it was written) and the
@@ -105,17 +114,17 @@ export interface StoredCard {
   readonly card: string;
 }
 
+const CARD_AND_BODY: ReadonlySet<string> = new Set(['card', 'body']);
+
 export function splitSnapshot(snapshot: Snapshot): { agents: string; cards: StoredCard[] } {
   const cards = new Map<string, StoredCard>();
   const agents: StoredAgent[] = snapshot.agents.map((a) => {
     if (!cards.has(a.rawSha256)) {
       cards.set(a.rawSha256, { rawSha256: a.rawSha256, canonicalSha256: a.canonicalSha256, protocolVersion: a.protocolVersion, body: a.body ?? null, card: JSON.stringify(a.card) });
     }
-    // Field by field, never reading `card` or `body` again: an agent made from a lazily held
-    // card unpacks its text and may build its model on each read.
-    const rest: Record<string, unknown> = {};
-    for (const k of Object.keys(a)) if (k !== 'card' && k !== 'body') rest[k] = a[k as keyof SnapshotAgent];
-    return rest as StoredAgent;
+    // Never reading `card` or `body` again: an agent made from a lazily held card unpacks its text
+    // and may build its model on each read.
+    return fieldsBut(a, CARD_AND_BODY) as StoredAgent;
   });
   return { agents: JSON.stringify(agents), cards: [...cards.values()] };
 }
