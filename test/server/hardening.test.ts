@@ -101,6 +101,32 @@ describe('default configuration (loopback, no token)', () => {
     assert.ok((await metric(s.url, 'a2a_discovery_http_refusals_total', 'reason="body_bytes"')) >= 2);
   });
 
+  test('a body under the cap that arrives in pieces is read whole (chunked, across several writes)', async () => {
+    // The service reads a request body off the Node stream itself (no web Request around it):
+    // every piece is counted and joined, so the schema sees the whole object.
+    const answer = await new Promise<{ status: number; body: string }>((resolve, reject) => {
+      const url = new URL(s.url);
+      const req = http.request({ host: url.hostname, port: url.port, method: 'POST', path: '/api/chat', headers: JSON_TYPE, agent: false }, (res) => {
+        let body = '';
+        res.setEncoding('utf8');
+        res.on('data', (d: string) => (body += d));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+      });
+      req.on('error', reject);
+      const pieces = ['{"mess', 'age": ', '42, "sessionId": "', 's'.repeat(200), '"}'];
+      const next = (): void => {
+        const piece = pieces.shift();
+        if (piece === undefined) return void req.end();
+        req.write(piece);
+        setTimeout(next, 5);
+      };
+      next();
+    });
+    assert.equal(answer.status, 400, answer.body);
+    const problem = JSON.parse(answer.body) as { problems?: Array<{ path: string }> };
+    assert.deepEqual(problem.problems?.map((p) => p.path), ['message'], answer.body);
+  });
+
   test('malformed paths are 400, and static responses carry nosniff and a Referrer-Policy', async () => {
     for (const path of ['/%', '/%ZZ', '/api/%E0%A4%A']) assert.equal((await request(s.url, 'GET', path)).status, 400, path);
     const page = await request(s.url, 'GET', '/');
