@@ -31,7 +31,20 @@ export interface StoreWriterOptions {
   maxPendingEvents?: number;
   /** Called with each failed write (the store's status records it too). */
   onError?: (err: unknown) => void;
+  /**
+   * The service's conversation turns (the `Foreground` its session runner enters, from
+   * `a2a-discovery/adk`): a write waits
+   * for a moment with no turn in flight, {@link StoreWriterOptions.maxDeferMs} at most, so the
+   * store's statements (and, on SQLite, the file's write lock the turn's own history needs) are
+   * not taken in the middle of a turn. Without it, a write starts at the next turn of the event loop.
+   */
+  turns?: { whenIdle(work: () => void, maxWaitMs: number): void };
+  /** How long a write waits for a moment with no turn in flight, at most (ms). Default 1,000. */
+  maxDeferMs?: number;
 }
+
+/** The default of {@link StoreWriterOptions.maxDeferMs}. */
+export const STORE_WRITE_MAX_DEFER_MS = 1_000;
 
 export class StoreWriter {
   readonly #o: StoreWriterOptions;
@@ -129,10 +142,12 @@ export class StoreWriter {
   #schedule(): void {
     if (this.#scheduled || this.#closed) return;
     this.#scheduled = true;
-    setImmediate(() => {
+    const write = (): void => {
       this.#scheduled = false;
       void this.flush();
-    });
+    };
+    const turns = this.#o.turns;
+    setImmediate(turns === undefined ? write : () => turns.whenIdle(write, this.#o.maxDeferMs ?? STORE_WRITE_MAX_DEFER_MS));
   }
 
   async #drain(): Promise<void> {

@@ -5,7 +5,7 @@
  * replicas share sessions through it. The conversations' own service (ADK's session service on
  * the store's database) is opened by `@a2a-discovery/store/adk-sessions`.
  */
-import type { SessionRunner, TreeFactory, TreeFactoryOptions } from 'a2a-discovery/adk';
+import type { Foreground, SessionRunner, TreeFactory, TreeFactoryOptions } from 'a2a-discovery/adk';
 import type { Clock, DiscoveryEvent, EventStream, DiscoveryLoop } from 'a2a-discovery';
 import type { OpenAlert } from 'a2a-discovery/internal';
 import type { PinRecord, StateStore } from '@a2a-discovery/store';
@@ -117,6 +117,8 @@ export function followIntoStore(o: {
   onError: (err: unknown) => void;
   /** Whether this process's publications are written (a follower replica writes none). */
   publishes?: () => boolean;
+  /** The conversation turns in flight: the writes wait for a moment with none (StoreWriterOptions.turns). */
+  turns?: Foreground;
 }): { writer: StoreWriter; close(): Promise<void> } {
   const pin = (sessionId: string): PinRecord | undefined => {
     const p = o.trees.pinOf(sessionId);
@@ -131,7 +133,7 @@ export function followIntoStore(o: {
       ...(owner !== undefined && { ownerSecret: owner.ownerSecret }),
     };
   };
-  const writer = new StoreWriter({ store: o.store, events: o.events, snapshot: (d) => o.loop.snapshots.get(d), pin, onError: o.onError, ...(o.publishes && { publishes: o.publishes }) });
+  const writer = new StoreWriter({ store: o.store, events: o.events, snapshot: (d) => o.loop.snapshots.get(d), pin, onError: o.onError, ...(o.publishes && { publishes: o.publishes }), ...(o.turns && { turns: o.turns }) });
   const offPins = o.trees.onPinChange((id) => writer.pinChanged(id));
   // The leader's rollout, at each decision (a follower's writer writes none).
   const offRollout = o.loop.rollouts?.onChange((state) => writer.rolloutChanged(state));

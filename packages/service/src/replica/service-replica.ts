@@ -3,7 +3,7 @@
  * and several replicas on one PostgreSQL elect one leader that refreshes while the followers
  * adopt its publications.
  */
-import type { SessionRunner, TreeFactory } from 'a2a-discovery/adk';
+import type { Foreground, SessionRunner, TreeFactory } from 'a2a-discovery/adk';
 import type { CallHealth, Clock, EventStream, DiscoveryLoop } from 'a2a-discovery';
 import { REPLICA_DEFAULTS } from 'a2a-discovery/config';
 import { pruneCatalogStore } from 'a2a-discovery/internal';
@@ -51,6 +51,8 @@ interface ReplicationParts {
   calls?: CallHealth;
   /** The URL prefixes of the AI Catalog documents the configured sources read. */
   catalogPrefixes: () => readonly string[];
+  /** The conversation turns in flight (the session runner's): the store's writes wait for a moment with none. */
+  turns?: Foreground;
 }
 
 /** Builds the store's writer and, with replicas, the coordinator; nothing starts before {@link Replication.start}. */
@@ -77,6 +79,7 @@ export async function buildReplication(o: Pick<ServiceOptions, 'replica'>, p: Re
     clock: p.clock,
     onError: failures.failed,
     publishes: () => coordinator === undefined || coordinator.role === 'leader',
+    ...(p.turns && { turns: p.turns }),
   });
   const offStoreOk = events.subscribe(() => failures.answered(store));
   return {

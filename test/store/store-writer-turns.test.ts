@@ -1,0 +1,106 @@
+/**
+ * The store's write-behind gives way to conversation turns (issue 43): while a turn is in flight
+ * nothing is written (its statements, and on SQLite the file's write lock the turn's own history
+ * needs, stay out of the turn), the writes go a turn of the event loop after the last turn ends,
+ * and never later than `maxDeferMs`, however busy the service. `Foreground.whenIdle` is the rule
+ * under it: once per call, never inside the `leave()` that ends a turn, never held past its bound.
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { setImmediate as tick } from 'node:timers/promises';
+import { Foreground } from '../../packages/core/src/cache/foreground.js';
+import { VirtualClock } from '../../packages/core/src/clock/index.js';
+import type { DiscoveryEvent } from '../../packages/core/src/events/index.js';
+import { EventStream } from '../../packages/core/src/events/index.js';
+import { MemoryStateStore, StoreWriter } from '../../packages/store/src/index.js';
+
+async function turnsOfTheLoop(n: number): Promise<void> {
+  for (let i = 0; i < n; i++) await tick();
+}
+
+test('whenIdle: at once when idle; after the last turn ends (not inside leave); bounded by its wait; once each', async () => {
+  const clock = new VirtualClock();
+  const turns = new Foreground({ clock });
+  const ran: string[] = [];
+  turns.whenIdle(() => ran.push('idle'), 1_000);
+  assert.deepEqual(ran, ['idle'], 'nothing in flight: the work runs at once');
+
+  const leaveA = turns.enter();
+  const leaveB = turns.enter();
+  turns.whenIdle(() => ran.push('after turns'), 1_000);
+  assert.equal(turns.waiting, 1);
+  leaveA();
+  await turnsOfTheLoop(3);
+  assert.deepEqual(ran, ['idle'], 'one turn still in flight');
+  leaveB();
+  assert.deepEqual(ran, ['idle'], 'not inside the leave() that ended the last turn');
+  await turnsOfTheLoop(2);
+  assert.deepEqual(ran, ['idle', 'after turns']);
+  assert.equal(turns.waiting, 0);
+
+  // A turn that starts before the wake-up keeps the work waiting.
+  const leaveC = turns.enter();
+  turns.whenIdle(() => ran.push('after C'), 1_000);
+  leaveC();
+  const leaveD = turns.enter();
+  await turnsOfTheLoop(3);
+  assert.deepEqual(ran.slice(2), [], 'a new turn began before the wake-up');
+
+  // Back-to-back turns never starve it: after maxWaitMs it runs anyway, once.
+  await clock.advance(999);
+  assert.deepEqual(ran.slice(2), []);
+  await clock.advance(1);
+  assert.deepEqual(ran.slice(2), ['after C']);
+  assert.equal(turns.waiting, 0, 'nothing kept for a work that ran by its bound');
+  leaveD();
+  await turnsOfTheLoop(3);
+  assert.deepEqual(ran.slice(2), ['after C'], 'each work runs once');
+  assert.equal(clock.pendingTimers, 0, "no timer left behind");
+});
+
+test('the store writer writes nothing while a turn is in flight, then at once after it, and by maxDeferMs at the latest', async () => {
+  const clock = new VirtualClock();
+  const turns = new Foreground({ clock });
+  const events = new EventStream();
+  const store = new MemoryStateStore();
+  const written: DiscoveryEvent[] = [];
+  const append = store.appendEvents.bind(store);
+  store.appendEvents = (batch) => {
+    written.push(...batch);
+    return append(batch);
+  };
+  const writer = new StoreWriter({ store, events, snapshot: () => undefined, pin: () => undefined, turns, maxDeferMs: 500 });
+  const alert = { type: 'alert', kind: 'skills-changed', message: 'm', endpoint: 'https://a.example' } as const;
+
+  // No turn: written at the next turn of the event loop, as before.
+  events.emit(alert);
+  await turnsOfTheLoop(4);
+  assert.equal(written.length, 1);
+
+  // A turn in flight: nothing written meanwhile; its end lets the write go.
+  const leave = turns.enter();
+  events.emit(alert);
+  await turnsOfTheLoop(6);
+  assert.equal(written.length, 1, 'nothing written during the turn');
+  assert.equal(writer.pending().length, 1, 'the event waits in the writer (the journal reader shows it)');
+  leave();
+  await turnsOfTheLoop(6);
+  assert.equal(written.length, 2, 'written once the turn ended');
+
+  // Turns back to back: the write waits maxDeferMs at most.
+  const busy = turns.enter();
+  events.emit(alert);
+  await turnsOfTheLoop(4);
+  await clock.advance(499);
+  await turnsOfTheLoop(2);
+  assert.equal(written.length, 2);
+  await clock.advance(1);
+  await turnsOfTheLoop(4);
+  assert.equal(written.length, 3, 'written after maxDeferMs although a turn is still in flight');
+
+  // close() writes what is pending at once, turn or not.
+  events.emit(alert);
+  await writer.close();
+  assert.equal(written.length, 4);
+  busy();
+});
