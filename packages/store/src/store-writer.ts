@@ -44,7 +44,7 @@ export interface StoreWriterOptions {
 }
 
 /** The default of {@link StoreWriterOptions.maxDeferMs}. */
-export const STORE_WRITE_MAX_DEFER_MS = 1_000;
+const STORE_WRITE_MAX_DEFER_MS = 1_000;
 
 export class StoreWriter {
   readonly #o: StoreWriterOptions;
