@@ -4,6 +4,7 @@
  * needs, stay out of the turn), the writes go a turn of the event loop after the last turn ends,
  * and never later than `maxDeferMs`, however busy the service. `Foreground.whenIdle` is the rule
  * under it: once per call, never inside the `leave()` that ends a turn, never held past its bound.
+ * A SQL store's batches of card-entry writes (a wave's freshness rows, new cards) wait the same way.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -13,6 +14,8 @@ import { VirtualClock } from '../../packages/core/src/clock/index.js';
 import type { DiscoveryEvent } from '../../packages/core/src/events/index.js';
 import { EventStream } from '../../packages/core/src/events/index.js';
 import { MemoryStateStore, StoreWriter } from '../../packages/store/src/index.js';
+import { storeEngines } from '../helpers/stores.js';
+import { entryFor, rawCard } from '../match/fixtures.js';
 
 async function turnsOfTheLoop(n: number): Promise<void> {
   for (let i = 0; i < n; i++) await tick();
@@ -104,3 +107,46 @@ test('the store writer writes nothing while a turn is in flight, then at once af
   assert.equal(written.length, 4);
   busy();
 });
+
+for (const engine of storeEngines().filter((e) => e.name !== 'memory')) {
+  test(`a ${engine.name} store's batch of card entries waits while a turn is in flight, and 1 s at most`, { skip: engine.skip }, async (t) => {
+    await engine.setup();
+    t.after(() => engine.teardown());
+    const clock = new VirtualClock();
+    const turns = new Foreground({ clock });
+    const store = await engine.open({ turns });
+    const writes = (): number => store.status().writes;
+    const a = entryFor('https://a.example.com/', rawCard('https://a.example.com'));
+    const b = entryFor('https://b.example.com/', rawCard('https://b.example.com'));
+
+    // No turn: a write someone waits for goes at once.
+    const before = writes();
+    await store.cards.set(a.baseUrl, a);
+    assert.equal(writes(), before + 1);
+
+    // A turn in flight: the batch waits (the entry is served from memory meanwhile)...
+    const leave = turns.enter();
+    let done = false;
+    const second = store.cards.set(b.baseUrl, b).then(() => (done = true));
+    await turnsOfTheLoop(10);
+    await new Promise((r) => setTimeout(r, 150));
+    assert.equal(done, false, 'not written while the turn runs');
+    assert.equal(writes(), before + 1);
+    assert.equal(store.cards.get(b.baseUrl), b, 'read from memory meanwhile');
+    // ...and goes once the turn ends.
+    leave();
+    await second;
+    assert.equal(writes(), before + 2);
+
+    // Turns back to back: written at the bound all the same.
+    const busy = turns.enter();
+    let third = false;
+    const last = store.cards.set(a.baseUrl, { ...a, failures: 1 }).then(() => (third = true));
+    await turnsOfTheLoop(10);
+    assert.equal(third, false);
+    await clock.advance(1_000);
+    await last;
+    assert.equal(writes(), before + 3, 'written after 1 s although a turn is still in flight');
+    busy();
+  });
+}

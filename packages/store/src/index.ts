@@ -13,7 +13,7 @@ export type { OpenStateStoreOptions, StoreSpec } from './open-state-store.js';
 export { MemoryStateStore } from './memory-state-store.js';
 export type { MemoryStateStoreOptions } from './memory-state-store.js';
 export { DEFAULT_RETENTION } from './state-store.js';
-export type { CatalogEntry, StateStore, StoreKind, StoreRetention, StoreStatus, PinRecord, StoredSnapshots, CounterDeltas, JournalQuery, JournalEntry, StoredRollout, RolloutFiguresRecord, SharedTurn } from './state-store.js';
+export type { CatalogEntry, StateStore, TurnsInFlight, StoreKind, StoreRetention, StoreStatus, PinRecord, StoredSnapshots, CounterDeltas, JournalQuery, JournalEntry, StoredRollout, RolloutFiguresRecord, SharedTurn } from './state-store.js';
 export { StoreWriter } from './store-writer.js';
 export { backupSqliteStore, restoreSqliteStore } from './backup.js';
 export type { BackupReport, BackupTable, IgnoredObject, RestoreOptions, RestoreReport } from './backup.js';

@@ -8,7 +8,7 @@ import type { Clock } from 'a2a-discovery';
 import { systemClock, DiscoveryError } from 'a2a-discovery';
 import { parseStoreSpec, postgresConnection, redactUrl, sqliteFilePath, type StoreSpec } from 'a2a-discovery/config';
 import { MemoryStateStore } from './memory-state-store.js';
-import type { StateStore, StoreKind, StoreRetention } from './state-store.js';
+import type { StateStore, StoreKind, StoreRetention, TurnsInFlight } from './state-store.js';
 
 /** The store description's rules live in the library (`rules/store-spec.ts`, exported by `a2a-discovery/config`); the store entry re-exports them. */
 export { DEFAULT_SQLITE_FILE, parseStoreSpec,  type StoreSpec } from 'a2a-discovery/config';
@@ -24,6 +24,8 @@ export interface OpenStateStoreOptions {
   retention?: StoreRetention;
   /** How this process names itself in the journal rows it writes (the replica id). Default `<hostname>:<pid>`. */
   replica?: string;
+  /** The conversation turns in flight: a SQL store's batches of card-entry writes wait for a moment with none. */
+  turns?: TurnsInFlight;
 }
 
 /** Where a store lives, for status and logs (no password). */
@@ -56,7 +58,7 @@ export async function openStateStore(spec: string | StoreSpec, options: OpenStat
   const replica = options.replica !== undefined && { replica: options.replica };
   if (parsed.kind === 'memory') return new MemoryStateStore({ wallNow: () => clock.wallNow(), ...(options.retention && { retention: options.retention }), ...replica });
   const { openSqlStateStore } = await import('./sql-state-store.js');
-  const common = { clock, ...(options.retention && { retention: options.retention }), ...replica };
+  const common = { clock, ...(options.retention && { retention: options.retention }), ...replica, ...(options.turns && { turns: options.turns }) };
   if (parsed.kind === 'sqlite') {
     if (parsed.file === ':memory:') return openSqlStateStore({ kind: 'sqlite', connection: { filename: ':memory:' }, location: ':memory:', ...common });
     const file = sqliteFilePath(parsed.file, options.dataDir);

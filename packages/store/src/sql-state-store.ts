@@ -18,8 +18,8 @@ import { FIGURES_PREFIX, ROLLOUT_CHANGED, ROLLOUT_KEY, figuresKey, parseFigures,
 import type { StoredCard } from './serialize.js';
 import { cardParser, entryFromRow, entryToJson, eventFromJson, freshnessToJson, eventToJson, joinSnapshot, splitSnapshot } from './serialize.js';
 import type { SqliteLock } from './sqlite-lock.js';
-import type { CatalogEntry, CounterDeltas, JournalEntry, JournalQuery, PinRecord, RolloutFiguresRecord, StateStore, StoredRollout, StoredSnapshots, StoreKind, StoreRetention, StoreStatus } from './state-store.js';
-import { DEFAULT_RETENTION } from './state-store.js';
+import type { CatalogEntry, CounterDeltas, JournalEntry, JournalQuery, PinRecord, RolloutFiguresRecord, StateStore, StoredRollout, StoredSnapshots, StoreKind, StoreRetention, StoreStatus, TurnsInFlight } from './state-store.js';
+import { BACKGROUND_WRITE_MAX_DEFER_MS, DEFAULT_RETENTION } from './state-store.js';
 
 export interface SqlStateStoreOptions {
   kind: Exclude<StoreKind, 'memory'>;
@@ -38,6 +38,8 @@ export interface SqlStateStoreOptions {
   poolMax?: number;
   /** How this process names itself in the journal rows it writes. Default `<hostname>:<pid>`. */
   replica?: string;
+  /** The service's conversation turns: batches of card-entry writes wait for a moment with none (see {@link TurnsInFlight}). */
+  turns?: TurnsInFlight;
 }
 
 /** Rows per INSERT (SQLite allows 999 bound variables per statement). */
@@ -266,18 +268,28 @@ export class SqlStateStore implements StateStore {
     const flush = (): void => {
       if (t.pending.size > 0 && !this.#closed) void this.#flush(t).catch(() => undefined);
     };
+    // While a turn is in flight the batch waits (its JSON and statements, and SQLite's write lock,
+    // stay out of the turn); the flag or timer stays set meanwhile, so one wait per table at a time.
+    const turns = this.#o.turns;
+    const whenIdle = (work: () => void): void => (turns === undefined ? work() : turns.whenIdle(work, BACKGROUND_WRITE_MAX_DEFER_MS));
     if (soon || t.pending.size >= MAX_BATCH) {
       if (t.scheduled) return;
       t.scheduled = true;
-      setImmediate(() => {
-        t.scheduled = false;
-        flush();
-      });
+      setImmediate(() =>
+        whenIdle(() => {
+          t.scheduled = false;
+          flush();
+        }),
+      );
     } else if (t.timer === undefined) {
-      t.timer = setTimeout(() => {
-        t.timer = undefined;
-        flush();
-      }, FLUSH_DELAY_MS);
+      t.timer = setTimeout(
+        () =>
+          whenIdle(() => {
+            t.timer = undefined;
+            flush();
+          }),
+        FLUSH_DELAY_MS,
+      );
     }
   }
 

@@ -162,6 +162,20 @@ export type CounterDeltas = Readonly<Record<string, number>>;
 export type { CatalogEntry };
 
 /**
+ * The conversation turns in flight, as the service's `Foreground` (`a2a-discovery/adk`) counts
+ * them: background writes (the store writer's, a SQL store's batches of card entries) run
+ * `work` at a moment with no turn in flight, `maxWaitMs` at most after asking, so a turn never
+ * waits behind the store's statements or, on SQLite, behind the file's write lock its own history
+ * needs (issue 43).
+ */
+export interface TurnsInFlight {
+  whenIdle(work: () => void, maxWaitMs: number): void;
+}
+
+/** How long a background write waits for a moment with no turn in flight, at most (ms). */
+export const BACKGROUND_WRITE_MAX_DEFER_MS = 1_000;
+
+/**
  * One interface, three engines. Methods never throw for a failed write: they record it in
  * {@link StateStore.status} and reject, so a caller that must know (start-up, tests) can await,
  * while background writers only log.

@@ -11,7 +11,7 @@ import { occurrences } from 'a2a-discovery/internal';
 import type { RolloutState, Snapshot } from 'a2a-discovery';
 import { journalOrCounter } from './journal.js';
 import { rolloutRuns } from './rollout-record.js';
-import type { PinRecord, StateStore } from './state-store.js';
+import { BACKGROUND_WRITE_MAX_DEFER_MS, type PinRecord, type StateStore, type TurnsInFlight } from './state-store.js';
 
 export interface StoreWriterOptions {
   store: StateStore;
@@ -38,13 +38,10 @@ export interface StoreWriterOptions {
    * store's statements (and, on SQLite, the file's write lock the turn's own history needs) are
    * not taken in the middle of a turn. Without it, a write starts at the next turn of the event loop.
    */
-  turns?: { whenIdle(work: () => void, maxWaitMs: number): void };
+  turns?: TurnsInFlight;
   /** How long a write waits for a moment with no turn in flight, at most (ms). Default 1,000. */
   maxDeferMs?: number;
 }
-
-/** The default of {@link StoreWriterOptions.maxDeferMs}. */
-const STORE_WRITE_MAX_DEFER_MS = 1_000;
 
 export class StoreWriter {
   readonly #o: StoreWriterOptions;
@@ -147,7 +144,7 @@ export class StoreWriter {
       void this.flush();
     };
     const turns = this.#o.turns;
-    setImmediate(turns === undefined ? write : () => turns.whenIdle(write, this.#o.maxDeferMs ?? STORE_WRITE_MAX_DEFER_MS));
+    setImmediate(turns === undefined ? write : () => turns.whenIdle(write, this.#o.maxDeferMs ?? BACKGROUND_WRITE_MAX_DEFER_MS));
   }
 
   async #drain(): Promise<void> {

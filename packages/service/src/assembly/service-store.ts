@@ -3,7 +3,7 @@
  * and, beside it, the session service that keeps the conversations.
  */
 import type { Clock } from 'a2a-discovery';
-import type { StateStore } from '@a2a-discovery/store';
+import type { StateStore, TurnsInFlight } from '@a2a-discovery/store';
 import { openStateStore } from '@a2a-discovery/store';
 import type { AdkSessions } from '@a2a-discovery/store/adk-sessions';
 import { openAdkSessionService } from '@a2a-discovery/store/adk-sessions';
@@ -19,9 +19,10 @@ export interface ServiceStores {
 }
 
 /** Opens the stores; a store the service opened is closed again when the rest fails. */
-export async function openStores(o: ServiceOptions, clock: Clock): Promise<ServiceStores> {
+export async function openStores(o: ServiceOptions, clock: Clock, turns?: TurnsInFlight): Promise<ServiceStores> {
   const ownStore = typeof o.store !== 'object';
-  const store = typeof o.store === 'object' ? o.store : await openStateStore(o.store ?? 'memory', { clock, ...o.storeOptions, ...(o.replica?.id !== undefined && { replica: o.replica.id }) });
+  const store =
+    typeof o.store === 'object' ? o.store : await openStateStore(o.store ?? 'memory', { clock, ...o.storeOptions, ...(o.replica?.id !== undefined && { replica: o.replica.id }), ...(turns && { turns }) });
   try {
     const startSeq = await store.lastSeq();
     // On the database of a store the service opened (same file, same PostgreSQL connection and

@@ -69,17 +69,23 @@ interface ServiceBase extends ServiceStores {
   readonly events: EventStream;
   /** Stops writing the events to the log. */
   readonly offLog: () => void;
+  /**
+   * The conversation turns in flight: the card cache starts fewer refreshes meanwhile
+   * (cache.maxConcurrentFetchesDuringTurns), and the store's background writes wait for a moment with none.
+   */
+  readonly foreground: Foreground;
 }
 
 /** Opens the stores and the event stream (numbered after the journal's last event); ADK's log goes to ours. */
 async function openBase(o: ServiceOptions): Promise<ServiceBase> {
   const clock = o.clock ?? systemClock;
   const log = o.logger ?? createLogger();
-  const stores = await openStores(o, clock);
+  const foreground = new Foreground({ clock });
+  const stores = await openStores(o, clock, foreground);
   const events = new EventStream({ wallNow: () => clock.wallNow(), startSeq: stores.startSeq });
   const offLog = logEvents(events, log);
   routeAdkLogs(log);
-  return { ...stores, clock, log, events, offLog };
+  return { ...stores, clock, log, events, offLog, foreground };
 }
 
 /** The second phase: what discovers and publishes, and the trees and sessions over its snapshots. */
@@ -92,18 +98,13 @@ interface ServiceDiscovery extends ServiceTrees {
   readonly calls: CallHealth;
   /** The active check (`health.activeCheck`); closed before the fetchers it calls through. */
   readonly activeCheck: { close(): Promise<void> };
-  /** The conversation turns in flight: the card cache and the store's writes give way to them. */
-  readonly foreground: Foreground;
 }
 
 /** Builds the fetchers, the card cache, the sources, then the snapshots, the trees over them and the loop (not started). */
 async function buildDiscovery(o: ServiceOptions, b: ServiceBase): Promise<ServiceDiscovery> {
-  const { store, clock, events } = b;
+  const { store, clock, events, foreground } = b;
   const fetchers = buildFetchers(o);
   const { policy } = fetchers;
-  // The conversation turns in flight: the cache starts fewer refreshes meanwhile
-  // (cache.maxConcurrentFetchesDuringTurns), and the store's writes wait for a moment with none.
-  const foreground = new Foreground({ clock });
   const { cache, artifacts } = buildCache(o, fetchers, { store, clock, events, foreground });
   const sourceSet = new ServiceSources(o, { fetchers, artifacts, store, events, clock });
   const { sources } = sourceSet;
@@ -121,7 +122,7 @@ async function buildDiscovery(o: ServiceOptions, b: ServiceBase): Promise<Servic
   const loop = (late.loop = await buildLoop(o, { sources, policy, cache, snapshots, clock, events, routing, calls, beforePublish: (next) => void trees.prepare(next) }));
   const activeCheck = buildActiveCheck(o, { loop, calls, policy, policyFetch: fetchers.policyFetch, budget: fetchers.budget, clock, events });
   activeCheck.check.start();
-  return { ...built, fetchers, cache, sourceSet, routing, loop, calls, activeCheck, foreground };
+  return { ...built, fetchers, cache, sourceSet, routing, loop, calls, activeCheck };
 }
 
 /** The third phase: the state kept and restored, its writer into the store, and the journal over both. */
@@ -143,7 +144,7 @@ async function keepState(o: ServiceOptions, b: ServiceBase, d: ServiceDiscovery)
   const archive = new SnapshotArchive(loop);
   const restored = await restoreFromStore({ store, loop, trees, sessions, owners, archive, buffer, bufferEvents: 1_000, startSeq: b.startSeq });
   const storeLog = log.child({ component: 'store' });
-  const replication = await buildReplication(o, { store, ownStore: b.ownStore, loop, trees, sessions, owners, events, clock, log, calls: d.calls, catalogPrefixes: () => sourceSet.catalogPrefixes(), turns: d.foreground });
+  const replication = await buildReplication(o, { store, ownStore: b.ownStore, loop, trees, sessions, owners, events, clock, log, calls: d.calls, catalogPrefixes: () => sourceSet.catalogPrefixes(), turns: b.foreground });
   const { follow } = replication;
   // After the writer (replication's), whose unwritten events it reads; no event is emitted before (restoring emits none).
   const journal = new JournalReader({ store, events, wallNow: () => clock.wallNow(), pending: () => follow.writer.pending(), maxEndpoints: o.limits?.activityEndpoints ?? DEFAULT_SERVER_LIMITS.activityEndpoints });
