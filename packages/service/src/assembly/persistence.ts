@@ -5,10 +5,10 @@
  * replicas share sessions through it. The conversations' own service (ADK's session service on
  * the store's database) is opened by `@a2a-discovery/store/adk-sessions`.
  */
-import type { Foreground, SessionRunner, TreeFactory, TreeFactoryOptions } from 'a2a-discovery/adk';
+import type { SessionRunner, TreeFactory, TreeFactoryOptions } from 'a2a-discovery/adk';
 import type { Clock, DiscoveryEvent, EventStream, DiscoveryLoop } from 'a2a-discovery';
 import type { OpenAlert } from 'a2a-discovery/internal';
-import type { PinRecord, StateStore } from '@a2a-discovery/store';
+import type { PinRecord, StateStore, TurnsInFlight } from '@a2a-discovery/store';
 import { StoreWriter } from '@a2a-discovery/store';
 import type { EventBuffer } from '../http/event-buffer.js';
 import type { SessionOwners } from '../auth/session-owners.js';
@@ -118,7 +118,7 @@ export function followIntoStore(o: {
   /** Whether this process's publications are written (a follower replica writes none). */
   publishes?: () => boolean;
   /** The conversation turns in flight: the writes wait for a moment with none (StoreWriterOptions.turns). */
-  turns?: Foreground;
+  turns?: TurnsInFlight;
 }): { writer: StoreWriter; close(): Promise<void> } {
   const pin = (sessionId: string): PinRecord | undefined => {
     const p = o.trees.pinOf(sessionId);

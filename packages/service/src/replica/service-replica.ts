@@ -3,11 +3,11 @@
  * and several replicas on one PostgreSQL elect one leader that refreshes while the followers
  * adopt its publications.
  */
-import type { Foreground, SessionRunner, TreeFactory } from 'a2a-discovery/adk';
+import type { SessionRunner, TreeFactory } from 'a2a-discovery/adk';
 import type { CallHealth, Clock, EventStream, DiscoveryLoop } from 'a2a-discovery';
 import { REPLICA_DEFAULTS } from 'a2a-discovery/config';
 import { pruneCatalogStore } from 'a2a-discovery/internal';
-import type { StateStore, ReplicaCoordinator, SqlStateStore } from '@a2a-discovery/store';
+import type { StateStore, ReplicaCoordinator, SqlStateStore, TurnsInFlight } from '@a2a-discovery/store';
 import type { Logger } from '../telemetry/logger.js';
 import { defaultAdvertiseUrl } from './follower-proxy.js';
 import { followIntoStore, openAlertsIn } from '../assembly/persistence.js';
@@ -52,7 +52,7 @@ interface ReplicationParts {
   /** The URL prefixes of the AI Catalog documents the configured sources read. */
   catalogPrefixes: () => readonly string[];
   /** The conversation turns in flight (the session runner's): the store's writes wait for a moment with none. */
-  turns?: Foreground;
+  turns?: TurnsInFlight;
 }
 
 /** Builds the store's writer and, with replicas, the coordinator; nothing starts before {@link Replication.start}. */
