@@ -127,7 +127,7 @@ for (const engine of storeEngines().filter((e) => e.name !== 'memory')) {
     // A turn in flight: the batch waits (the entry is served from memory meanwhile)...
     const leave = turns.enter();
     let done = false;
-    const second = store.cards.set(b.baseUrl, b).then(() => (done = true));
+    const second = Promise.resolve(store.cards.set(b.baseUrl, b)).then(() => (done = true));
     await turnsOfTheLoop(10);
     await new Promise((r) => setTimeout(r, 150));
     assert.equal(done, false, 'not written while the turn runs');
@@ -141,7 +141,7 @@ for (const engine of storeEngines().filter((e) => e.name !== 'memory')) {
     // Turns back to back: written at the bound all the same.
     const busy = turns.enter();
     let third = false;
-    const last = store.cards.set(a.baseUrl, { ...a, failures: 1 }).then(() => (third = true));
+    const last = Promise.resolve(store.cards.set(a.baseUrl, { ...a, failures: 1 })).then(() => (third = true));
     await turnsOfTheLoop(10);
     assert.equal(third, false);
     await clock.advance(1_000);
