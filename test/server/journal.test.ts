@@ -167,3 +167,40 @@ test('server.limits.activityEndpoints bounds the service’s activity counters (
     await s.close();
   }
 });
+
+test('past activityEndpoints the first counted make room, an eighth of the bound at a time, and a newcomer given their arrays counts from zero', async () => {
+  const now = 1_700_000_000_000;
+  const events = new EventStream({ wallNow: () => now });
+  const store = new MemoryStateStore({ wallNow: () => now });
+  const reader = new JournalReader({ store, events, wallNow: () => now, pending: () => [], maxEndpoints: 16 });
+  const ep = (i: number) => `https://a.example/e${String(i).padStart(2, '0')}/`;
+  // Sixteen endpoints with chatter of every kind the series and the window count.
+  for (let i = 0; i < 16; i++) {
+    events.emit({ type: 'card.result', endpoint: ep(i), outcome: 'hit', failures: 0, count: 40 });
+    events.emit({ type: 'card.result', endpoint: ep(i), outcome: 'revalidated', failures: 0 });
+    events.emit({ type: 'card.fetch', endpoint: ep(i), url: `${ep(i)}.well-known/agent-card.json`, conditional: true });
+  }
+  // The seventeenth: the two counted first (an eighth of 16) make room.
+  events.emit({ type: 'card.result', endpoint: ep(16), outcome: 'hit', failures: 0 });
+  let activity = await reader.activity({ bucketMs: 60_000, from: now - 60_000 });
+  assert.equal(activity.endpointCount, 15);
+  assert.deepEqual(activity.endpoints.map((e) => e.endpoint).slice(0, 2), [ep(2), ep(3)], 'e00 and e01 were dropped');
+  assert.equal(reader.activityStats.dropped, 2);
+  // The newcomers reuse the dropped endpoints' arrays: nothing of theirs shows.
+  events.emit({ type: 'card.result', endpoint: ep(17), outcome: 'stale', failures: 1 });
+  activity = await reader.activity({ bucketMs: 60_000, from: now - 60_000 });
+  for (const i of [16, 17]) {
+    const a = activity.endpoints.find((e) => e.endpoint === ep(i))!;
+    const own = i === 16 ? { 'card.result.hit': 1 } : { 'card.result.stale': 1 };
+    assert.deepEqual(a.counts, own, `${ep(i)}: its own totals only`);
+    assert.deepEqual(a.recent, own, `${ep(i)}: its own window only`);
+    const series = a.series!;
+    assert.deepEqual([series.hits.at(-1), series.revalidated.at(-1), series.fetches.at(-1), series.failures.at(-1)], i === 16 ? [1, 0, 0, 0] : [0, 0, 0, 1], `${ep(i)}: its own series only`);
+  }
+  assert.equal(activity.endpointCount, 16);
+  // Full again: the next newcomer makes room for two more, and the bound holds.
+  events.emit({ type: 'card.result', endpoint: ep(18), outcome: 'hit', failures: 0 });
+  assert.equal((await reader.activity()).endpointCount, 15);
+  assert.equal(reader.activityStats.dropped, 4);
+  reader.close();
+});
