@@ -19,7 +19,7 @@ import type { StoredCard } from './serialize.js';
 import { cardParser, entryFromRow, entryToJson, eventFromJson, freshnessToJson, eventToJson, joinSnapshot, splitSnapshot } from './serialize.js';
 import type { SqliteLock } from './sqlite-lock.js';
 import type { CatalogEntry, CounterDeltas, JournalEntry, JournalQuery, PinRecord, RolloutFiguresRecord, StateStore, StoredRollout, StoredSnapshots, StoreKind, StoreRetention, StoreStatus, TurnsInFlight } from './state-store.js';
-import { BACKGROUND_WRITE_MAX_DEFER_MS, DEFAULT_RETENTION } from './state-store.js';
+import { DEFAULT_RETENTION, whenNoTurn } from './state-store.js';
 
 export interface SqlStateStoreOptions {
   kind: Exclude<StoreKind, 'memory'>;
@@ -270,8 +270,7 @@ export class SqlStateStore implements StateStore {
     };
     // While a turn is in flight the batch waits (its JSON and statements, and SQLite's write lock,
     // stay out of the turn); the flag or timer stays set meanwhile, so one wait per table at a time.
-    const turns = this.#o.turns;
-    const whenIdle = (work: () => void): void => (turns === undefined ? work() : turns.whenIdle(work, BACKGROUND_WRITE_MAX_DEFER_MS));
+    const whenIdle = (work: () => void): void => whenNoTurn(this.#o.turns, work);
     if (soon || t.pending.size >= MAX_BATCH) {
       if (t.scheduled) return;
       t.scheduled = true;

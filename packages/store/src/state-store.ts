@@ -173,7 +173,17 @@ export interface TurnsInFlight {
 }
 
 /** How long a background write waits for a moment with no turn in flight, at most (ms). */
-export const BACKGROUND_WRITE_MAX_DEFER_MS = 1_000;
+const BACKGROUND_WRITE_MAX_DEFER_MS = 1_000;
+
+/**
+ * Runs a background write's `work`: at once without `turns`, else at their next moment with no
+ * turn in flight, `maxWaitMs` at most (default {@link BACKGROUND_WRITE_MAX_DEFER_MS}). The store
+ * writer and a SQL store's batches of card entries both wait through it.
+ */
+export function whenNoTurn(turns: TurnsInFlight | undefined, work: () => void, maxWaitMs = BACKGROUND_WRITE_MAX_DEFER_MS): void {
+  if (turns === undefined) work();
+  else turns.whenIdle(work, maxWaitMs);
+}
 
 /**
  * One interface, three engines. Methods never throw for a failed write: they record it in

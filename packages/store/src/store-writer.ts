@@ -11,7 +11,7 @@ import { occurrences } from 'a2a-discovery/internal';
 import type { RolloutState, Snapshot } from 'a2a-discovery';
 import { journalOrCounter } from './journal.js';
 import { rolloutRuns } from './rollout-record.js';
-import { BACKGROUND_WRITE_MAX_DEFER_MS, type PinRecord, type StateStore, type TurnsInFlight } from './state-store.js';
+import { whenNoTurn, type PinRecord, type StateStore, type TurnsInFlight } from './state-store.js';
 
 export interface StoreWriterOptions {
   store: StateStore;
@@ -33,10 +33,10 @@ export interface StoreWriterOptions {
   onError?: (err: unknown) => void;
   /**
    * The service's conversation turns (the `Foreground` its session runner enters, from
-   * `a2a-discovery/adk`): a write waits
-   * for a moment with no turn in flight, {@link StoreWriterOptions.maxDeferMs} at most, so the
-   * store's statements (and, on SQLite, the file's write lock the turn's own history needs) are
-   * not taken in the middle of a turn. Without it, a write starts at the next turn of the event loop.
+   * `a2a-discovery/adk`): a write waits for a moment with no turn in flight,
+   * {@link StoreWriterOptions.maxDeferMs} at most, so the store's statements (and, on SQLite, the
+   * file's write lock the turn's own history needs) are not taken in the middle of a turn. Without
+   * it, a write starts at the next turn of the event loop.
    */
   turns?: TurnsInFlight;
   /** How long a write waits for a moment with no turn in flight, at most (ms). Default 1,000. */
@@ -143,8 +143,7 @@ export class StoreWriter {
       this.#scheduled = false;
       void this.flush();
     };
-    const turns = this.#o.turns;
-    setImmediate(turns === undefined ? write : () => turns.whenIdle(write, this.#o.maxDeferMs ?? BACKGROUND_WRITE_MAX_DEFER_MS));
+    setImmediate(() => whenNoTurn(this.#o.turns, write, this.#o.maxDeferMs));
   }
 
   async #drain(): Promise<void> {
