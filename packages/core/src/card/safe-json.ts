@@ -6,6 +6,7 @@
  */
 import type { Problem } from '../errors.js';
 import { DEFAULT_MAX_CARD_BYTES } from '../rules/limits.js';
+import { runSteps } from '../clock/pacer.js';
 
 /** Limits applied to untrusted JSON. Defaults suit agent cards (a typical card is ~1.3 KB). */
 export interface JsonLimits {
@@ -37,10 +38,7 @@ const decoder = new TextDecoder('utf-8', { fatal: true, ignoreBOM: false });
 
 /** Parses untrusted JSON bytes under {@link JsonLimits}; never throws. */
 export function parseSafeJson(bytes: Uint8Array, limits: JsonLimits = {}): SafeJsonResult {
-  const steps = parseSafeJsonSteps(bytes, limits);
-  let step = steps.next();
-  while (step.done !== true) step = steps.next();
-  return step.value;
+  return runSteps(parseSafeJsonSteps(bytes, limits));
 }
 
 /** Values of the structure walk between two yields of {@link parseSafeJsonSteps}. */

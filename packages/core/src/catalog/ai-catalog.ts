@@ -23,7 +23,7 @@ import { CATALOG_DEFAULTS } from '../rules/defaults.js';
 import { DEFAULT_MAX_CATALOG_BYTES } from '../rules/limits.js';
 import { describe, hasControl } from '../text.js';
 import { canonicalIdentifier, relativeIdentifierProblem } from './identifiers.js';
-import type { Pacer } from './paced.js';
+import { runPaced, runSteps, type Pacer } from '../clock/pacer.js';
 
 /** The catalog's media type. */
 export const AI_CATALOG_MEDIA_TYPE = 'application/ai-catalog+json';
@@ -106,7 +106,7 @@ export function readAiCatalog(bytes: Uint8Array, limits: CatalogLimits = {}): Re
   const l = { ...DEFAULT_CATALOG_LIMITS, ...limits };
   const parsed = parseSafeJson(bytes, jsonLimits(l));
   if (!parsed.ok) return Object.freeze({ ok: false, code: parsed.code, problems: Object.freeze(parsed.problems) });
-  const read = finish(readValue(parsed.value, l));
+  const read = runSteps(readValue(parsed.value, l));
   return read.ok ? Object.freeze({ ...read, text: parsed.text }) : read;
 }
 
@@ -117,7 +117,7 @@ export function readAiCatalog(bytes: Uint8Array, limits: CatalogLimits = {}): Re
  */
 export async function readAiCatalogPaced(bytes: Uint8Array, limits: CatalogLimits, pacer: Pacer): Promise<ReadCatalogResult> {
   const l = { ...DEFAULT_CATALOG_LIMITS, ...limits };
-  const parsed = await paced(parseSafeJsonSteps(bytes, jsonLimits(l)), pacer);
+  const parsed = await runPaced(parseSafeJsonSteps(bytes, jsonLimits(l)), pacer);
   if (!parsed.ok) return Object.freeze({ ok: false, code: parsed.code, problems: Object.freeze(parsed.problems) });
   await pacer.tick();
   const read = await readAiCatalogValuePaced(parsed.value, l, pacer);
@@ -126,24 +126,7 @@ export async function readAiCatalogPaced(bytes: Uint8Array, limits: CatalogLimit
 
 /** {@link readAiCatalogValue} in slices: the same result, the entries read between `pacer` ticks. */
 export function readAiCatalogValuePaced(value: unknown, limits: CatalogLimits, pacer: Pacer): Promise<ReadCatalogResult> {
-  return paced(readValue(value, { ...DEFAULT_CATALOG_LIMITS, ...limits }), pacer);
-}
-
-/** Runs work in steps to its end at once. */
-function finish<T>(steps: Generator<void, T>): T {
-  let step = steps.next();
-  while (step.done !== true) step = steps.next();
-  return step.value;
-}
-
-/** Runs work in steps to its end, with a `pacer` tick between steps. */
-async function paced<T>(steps: Generator<void, T>, pacer: Pacer): Promise<T> {
-  let step = steps.next();
-  while (step.done !== true) {
-    await pacer.tick();
-    step = steps.next();
-  }
-  return step.value;
+  return runPaced(readValue(value, { ...DEFAULT_CATALOG_LIMITS, ...limits }), pacer);
 }
 
 /** Entries read between two yields of {@link readValue}. */

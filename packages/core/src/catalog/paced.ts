@@ -1,38 +1,17 @@
 /**
- * Long synchronous work on a large catalog in slices: a {@link Pacer} lets the event loop run
- * between slices (one turn through `setImmediate` at most every few milliseconds of work), so a
- * 5,000-entry catalog read by discovery or the service's inspector never holds `/healthz` and other
- * requests for long. The one place where catalog work yields: the reader's structure walk and
- * entries (`readAiCatalogPaced`), the RFC 8785 digest ({@link pacedCanonicalSha256}) and signature
- * payload ({@link pacedCanonicalJson}), the walk, the records and the probe's documents and version
- * decision all tick the same kind of pacer.
+ * Long synchronous work on a large catalog in slices, on the clock's {@link Pacer}: a 5,000-entry
+ * catalog read by discovery or the service's inspector never holds `/healthz` and other requests
+ * for long. The reader's structure walk and entries (`readAiCatalogPaced`), the RFC 8785 digest
+ * ({@link pacedCanonicalSha256}) and signature payload ({@link pacedCanonicalJson}), the walk, the
+ * records and the probe's documents and version decision all tick a pacer.
  *
  * @module
  */
 import { canonicalJson } from '../card/canonical.js';
 import { createHash } from 'node:crypto';
+import { runPaced, type Pacer } from '../clock/pacer.js';
 
-/** Milliseconds of work between two turns of the event loop (the issue's bound is 100 ms of delay). */
-const SLICE_MS = 8;
-
-/**
- * Lets the event loop run between slices of a long synchronous loop (thousands of entries): at
- * most every `sliceMs` of work, one turn through `setImmediate`, so `/healthz` and other requests
- * are served while a large catalog is read or judged.
- */
-export class Pacer {
-  readonly #sliceMs: number;
-  #since = performance.now();
-  constructor(sliceMs = SLICE_MS) {
-    this.#sliceMs = sliceMs;
-  }
-  /** Resolves at once within a slice, after one event-loop turn past it. */
-  async tick(): Promise<void> {
-    if (performance.now() - this.#since < this.#sliceMs) return;
-    await new Promise<void>((resolve) => setImmediate(resolve));
-    this.#since = performance.now();
-  }
-}
+export { Pacer } from '../clock/pacer.js';
 
 /** Values written between two turns of {@link pacedCanonicalSha256}'s pacer. */
 const VALUES_PER_STEP = 2_048;
@@ -54,8 +33,7 @@ export async function pacedCanonicalSha256(value: unknown, pacer: Pacer): Promis
       pending = '';
     }
   };
-  const steps = canonicalPieces(value, out, { values: 0 });
-  for (let step = steps.next(); step.done !== true; step = steps.next()) await pacer.tick();
+  await runPaced(canonicalPieces(value, out, { values: 0 }), pacer);
   hash.update(pending);
   return hash.digest('hex');
 }
@@ -67,8 +45,7 @@ export async function pacedCanonicalSha256(value: unknown, pacer: Pacer): Promis
  */
 export async function pacedCanonicalJson(value: unknown, pacer: Pacer): Promise<string> {
   let text = '';
-  const steps = canonicalPieces(value, (piece) => (text += piece), { values: 0 });
-  for (let step = steps.next(); step.done !== true; step = steps.next()) await pacer.tick();
+  await runPaced(canonicalPieces(value, (piece) => (text += piece), { values: 0 }), pacer);
   return text;
 }
 

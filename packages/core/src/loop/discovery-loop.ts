@@ -154,6 +154,8 @@ export class DiscoveryLoop {
   /** The sources in priority order; the parts read this one array, so {@link reconfigure} changes it in place. */
   readonly #sources: Source[];
   #chain: Promise<unknown> = Promise.resolve();
+  /** The evaluation in progress (see {@link #evaluate}). */
+  #evaluation: Promise<unknown> = Promise.resolve();
   #timer: TimerHandle | undefined;
   #ready = false;
   #started = false;
@@ -485,7 +487,7 @@ export class DiscoveryLoop {
     await withSpan(SPAN.cycle, { root: true }, async (span) => {
       try {
         const sources = await this.#refresh.pollSources(first);
-        for (const [url, { endpoint }] of this.#members.resolve()) this.#forget(url, endpoint);
+        for (const [url, { endpoint }] of await this.#members.resolve()) this.#forget(url, endpoint);
         const admitted = this.#members.admitted;
         const entries = await this.#refresh.refreshCards(admitted);
         if (span.recording) span.set({ [ATTR.dueSources]: sources, [ATTR.endpoints]: admitted.length, [ATTR.due]: admitted.length - entries.hits, [ATTR.cacheHits]: entries.hits });
@@ -515,7 +517,15 @@ export class DiscoveryLoop {
   }
 
   /** Health, selection and publication. `known`: the cycle's cards (otherwise each is read from the cache). */
-  async #evaluate(known?: RefreshedCards): Promise<void> {
+  #evaluate(known?: RefreshedCards): Promise<void> {
+    // One evaluation at a time: the startup bound's evaluation runs outside the cycles' order,
+    // and an evaluation runs in slices (a cycle's could otherwise start between two of them).
+    const run = this.#evaluation.then(() => this.#evaluateNow(known));
+    this.#evaluation = run.catch(() => undefined);
+    return run;
+  }
+
+  async #evaluateNow(known?: RefreshedCards): Promise<void> {
     const admitted = this.#members.admitted;
     const entries = known !== undefined && known.admitted === admitted ? known.entries : undefined;
     // The last selection is reused while its publication stands (and no confirmation is pending).
@@ -523,7 +533,7 @@ export class DiscoveryLoop {
     if (selected === undefined) await this.#gate.checkCurrent(this.#store.current);
     else this.#evaluator.settle(await this.#publisher.publish(selected));
     if (this.#rollouts?.active !== undefined && (await this.#publisher.advanceRollout()) !== undefined) this.#evaluator.settle(undefined);
-    this.#views.update(this.#evaluator.verdicts, this.#publisher.heldNames);
+    await this.#views.update(this.#evaluator.verdicts, this.#publisher.heldNames);
     this.#alerts.settle();
   }
 }

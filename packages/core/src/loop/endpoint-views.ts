@@ -20,6 +20,10 @@ import type { EndpointRecord } from '../sources/index.js';
 import type { Lookalike } from '../rules/lookalike.js';
 import type { Membership } from './membership.js';
 import type { EndpointVerdict } from '../health/endpoint-causes.js';
+import { Pacer, runPaced } from '../clock/pacer.js';
+
+/** Endpoints whose state is computed between two yields of the views' steps. */
+const STATES_PER_STEP = 256;
 
 
 export interface EndpointState {
@@ -129,7 +133,7 @@ export class EndpointViews {
    * One verdict per endpoint, keeping the time each was entered. `verdicts`: the matcher's;
    * `heldNames`: the local names the removal guard keeps in the current snapshot.
    */
-  update(verdicts: ReadonlyMap<string, Verdict>, heldNames: readonly string[]): void {
+  async update(verdicts: ReadonlyMap<string, Verdict>, heldNames: readonly string[]): Promise<void> {
     // While the endpoints stay the same, only the states that changed are written (most cycles
     // change none); otherwise the map is rebuilt. Both read the previous states only.
     const revision = this.#o.members.revision;
@@ -149,8 +153,10 @@ export class EndpointViews {
     ) {
       return;
     }
-    if (this.#revision === revision && this.#computeStates(true, verdicts, heldNames)) return;
-    this.#computeStates(false, verdicts, heldNames);
+    // In slices (100,000 endpoints on a first cycle); the states change at once at the end.
+    const pacer = new Pacer();
+    if (this.#revision === revision && (await runPaced(this.#stateSteps(true, verdicts, heldNames), pacer))) return;
+    await runPaced(this.#stateSteps(false, verdicts, heldNames), pacer);
     this.#revision = revision;
   }
 
@@ -220,16 +226,18 @@ export class EndpointViews {
   }
 
   /**
-   * Computes every endpoint's state from the previous ones. `inPlace`: writes only the changed
+   * Computes every endpoint's state from the previous ones, yielding every {@link STATES_PER_STEP}
+   * endpoints (where a paced caller lets the event loop run). `inPlace`: writes only the changed
    * states, and only when every endpoint was set exactly once (otherwise returns false, nothing
    * written); else replaces the map.
    */
-  #computeStates(inPlace: boolean, verdicts: ReadonlyMap<string, Verdict>, heldNames: readonly string[]): boolean {
+  *#stateSteps(inPlace: boolean, verdicts: ReadonlyMap<string, Verdict>, heldNames: readonly string[]): Generator<void, boolean> {
     const { clock, health: tracker, members } = this.#o;
     const wallNow = clock.wallNow();
     const next = inPlace ? undefined : new Map<string, EndpointState>();
     const changes: Array<[string, EndpointState]> = [];
     let calls = 0;
+    let visited = 0;
     const set = (url: string, verdict: EndpointVerdict, reason: string, cause?: EndpointCause) => {
       calls++;
       const prev = this.#states.get(url);
@@ -248,6 +256,7 @@ export class EndpointViews {
       set(url, held.has(url) ? 'held' : 'gone', `no source proposes it any more; it is not requested and is forgotten in ${Math.max(0, Math.round((at + grace - clock.now()) / 1000))} s`);
     }
     for (const ep of members.admitted) {
+      if (++visited % STATES_PER_STEP === 0) yield;
       const url = ep.baseUrl;
       const health = tracker.get(url);
       const v = verdicts.get(url);

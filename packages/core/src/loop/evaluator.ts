@@ -12,14 +12,15 @@ import { presentableSchemes, securityOrigin, sha256Hex } from '../card/index.js'
 import type { CredentialsInput, PresentableScheme } from '../fetch/index.js';
 import type { CallHealth, HealthObservation, HealthStatus, HealthTracker } from '../health/index.js';
 import { isMember } from '../health/index.js';
-import type { Candidate, MatchMemo, ReviewedAgent, SelectOptions, Verdict } from '../match/index.js';
-import { selectAgents } from '../match/index.js';
+import type { Candidate, MatchMemo, ReviewedAgent, Selection, SelectOptions, Verdict } from '../match/index.js';
+import { selectAgentsPaced } from '../match/select-agents.js';
+import { Pacer, runPaced } from '../clock/pacer.js';
 import { calledCard } from '../match/select-agents.js';
 import type { AdmittedEndpoint } from '../resolve/index.js';
 import type { SnapshotAgent } from '../snapshot/index.js';
 import { toSnapshotAgents } from '../snapshot/index.js';
 import type { EndpointRecord, Source } from '../sources/index.js';
-import { transportOf } from '../sources/transport-options.js';
+import { transportOf, type TransportOptions } from '../sources/transport-options.js';
 import type { Lookalike, LookalikePolicy } from '../rules/lookalike.js';
 import { identifierName, LookalikeIndex } from '../rules/lookalike.js';
 import { originOf } from '../rules/origins.js';
@@ -45,6 +46,8 @@ export interface EvaluatorOptions {
   lookalikes?: LookalikePolicy;
 }
 
+/** Snapshot agents made between two checks of the evaluation's pacer. */
+const AGENTS_PER_SLICE = 256;
 const CRITICAL = Object.freeze({ critical: true });
 const NOT_CRITICAL = Object.freeze({ critical: false });
 /** The observations of most endpoints on most cycles, shared (none allocated per endpoint). */
@@ -83,11 +86,12 @@ export class Evaluator {
   }
 
   /** What the credentials can present to the origin of each candidate whose card requires something. */
-  async #presentable(candidates: readonly Candidate[]): Promise<(origin: string) => readonly PresentableScheme[]> {
+  async #presentable(candidates: readonly Candidate[], pacer: Pacer): Promise<(origin: string) => readonly PresentableScheme[]> {
     const known = new Map<string, readonly PresentableScheme[]>();
     for (const c of candidates) {
       // Only a card with security requirements has a security origin (its model is read then).
       // The interface it calls: a static entry's interfaceUrl included.
+      if (pacer.due) await pacer.tick();
       const origin = cardFacts(c.entry).secured ? securityOrigin(calledCard(c).card, c.endpoint.baseUrl) : undefined;
       if (origin !== undefined && !known.has(origin)) known.set(origin, await presentableSchemes(this.#o.credentials, origin));
     }
@@ -133,7 +137,10 @@ export class Evaluator {
    */
   async evaluate(admitted: readonly AdmittedEndpoint[], entries: ReadonlyArray<CacheEntry | undefined> | undefined, stands: (settledDigest: string) => boolean): Promise<SnapshotAgent[] | undefined> {
     const { cache, events, health } = this.#o;
-    const { list: reviewedList, byName: reviewed } = this.#reviewedAgents();
+    // A first cycle at 100,000 endpoints is tens of seconds of work: it runs in slices, the event
+    // loop turning between them (the service's /healthz and requests are answered meanwhile).
+    const pacer = new Pacer();
+    const { list: reviewedList, byName: reviewed } = await this.#reviewedAgents(pacer);
     const callsRevision = this.#o.calls?.revision ?? 0;
     const steady = this.#steady;
     this.#steady = undefined;
@@ -160,6 +167,7 @@ export class Evaluator {
     /** Per candidate, whether it is degraded (read with its status, not looked up again). */
     const degraded: boolean[] = [];
     for (let i = 0; i < admitted.length; i++) {
+      if (pacer.due) await pacer.tick();
       const ep = admitted[i]!;
       const entry = entries !== undefined ? entries[i] : await cache.peek(ep.baseUrl);
       const reviewedRecord = reviewed.size === 0 ? undefined : ep.records.find(isReviewed);
@@ -231,7 +239,7 @@ export class Evaluator {
       }
     }
 
-    for (const [url, l] of this.#findLookalikes(candidates)) {
+    for (const [url, l] of await this.#findLookalikes(candidates, pacer)) {
       raise(`lookalike:${url}`, { kind: 'lookalike', endpoint: url, message: `${url}: ${l.reason}`, detail: { of: l.of, origin: l.origin } });
     }
     const last = this.#lastEvaluation;
@@ -254,10 +262,10 @@ export class Evaluator {
       }
       return undefined;
     }
-    const presentable = this.#o.select.presentable ?? (await this.#presentable(candidates));
+    const presentable = this.#o.select.presentable ?? (await this.#presentable(candidates, pacer));
     const excluded = this.#o.lookalikes === 'exclude' ? new Map([...this.#lookalikes].map(([url, l]) => [url, `lookalike: ${l.reason}`])) : undefined;
-    const selection = withSpan(SPAN.match, { attributes: { [ATTR.endpoints]: candidates.length } }, (span) => {
-      const s = selectAgents(candidates, { ...this.#o.select, reviewed: reviewedList, memo: this.#matchMemo, fitted: this.#fitted, presentable, ...(excluded && { excluded }) });
+    const selection = await withSpan(SPAN.match, { attributes: { [ATTR.endpoints]: candidates.length } }, async (span) => {
+      const s = await selectAgentsPaced(candidates, { ...this.#o.select, reviewed: reviewedList, memo: this.#matchMemo, fitted: this.#fitted, presentable, ...(excluded && { excluded }) }, pacer);
       if (span.recording) {
         let unsuitable = 0;
         let excludedCount = 0;
@@ -270,6 +278,7 @@ export class Evaluator {
       return s;
     });
     for (const [url, v] of selection.verdicts) {
+      if (pacer.due) await pacer.tick();
       const prev = this.#verdicts.get(url);
       if (!prev || prev.verdict !== v.verdict || prev.localName !== v.localName) {
         events?.emit({
@@ -286,17 +295,25 @@ export class Evaluator {
     this.#pending = { candidates, degraded, reviewed: reviewedList, selection };
     // Transport options travel from the first record of the endpoint that carries them.
     const transports = new Map(candidates.map((c) => [c.endpoint.baseUrl, transportOf(c.endpoint.records)]));
-    return toSnapshotAgents(selection.selected, (url) => {
+    const flags = (url: string): { degraded: boolean; transport?: TransportOptions } => {
       const transport = transports.get(url);
       return { degraded: health.get(url)?.state === 'degraded', ...(transport !== undefined && { transport }) };
-    });
+    };
+    const agents: SnapshotAgent[] = [];
+    for (let i = 0; i < selection.selected.length; i += AGENTS_PER_SLICE) {
+      if (pacer.due) await pacer.tick();
+      for (const agent of toSnapshotAgents(selection.selected.slice(i, i + AGENTS_PER_SLICE), flags)) agents.push(agent);
+    }
+    return agents;
   }
 
   /**
    * Brings the lookalike index to the candidates (an agent that left is dropped; one that arrived
-   * is added after the others) and, when it changed, finds the lookalikes again.
+   * is added after the others) and, when it changed, finds the lookalikes again: in slices on
+   * `pacer` (100,000 arrivals on a first cycle), the new lookalikes taking the place of the last
+   * ones only once all are found.
    */
-  #findLookalikes(candidates: readonly Candidate[]): ReadonlyMap<string, Lookalike> {
+  async #findLookalikes(candidates: readonly Candidate[], pacer: Pacer): Promise<ReadonlyMap<string, Lookalike>> {
     // The same endpoints (records) with the same cards: the same names, the same lookalikes (a
     // cycle with nothing due, or revalidations, costs a comparison per candidate, not an index pass).
     // Compared in place: a cycle with nothing due allocates nothing here.
@@ -312,6 +329,7 @@ export class Evaluator {
     const arrived: string[] = [];
     let renamed = false;
     for (const { endpoint, entry } of candidates) {
+      if (pacer.due) await pacer.tick();
       const key = endpoint.baseUrl;
       const known = index.has(key);
       const names = [cardFacts(entry).name, ...endpoint.records.flatMap((r) => [r.name, identifierName(r.metadata['identifier'] ?? '') ?? []].flat())];
@@ -320,34 +338,42 @@ export class Evaluator {
       else arrived.push(key);
     }
     if (removed.size === 0 && arrived.length === 0 && !renamed) return this.#lookalikes;
+    const next = new Map(this.#lookalikes);
+    const nextOf = this.#lookalikeOf;
     const judge = (key: string): void => {
       const found = index.find(key);
       if (found === undefined) {
-        this.#lookalikes.delete(key);
-        this.#lookalikeOf.delete(key);
+        next.delete(key);
+        nextOf.delete(key);
       } else {
-        this.#lookalikes.set(key, { of: found.of, origin: found.origin, reason: found.reason });
-        this.#lookalikeOf.set(key, found.key);
+        next.set(key, { of: found.of, origin: found.origin, reason: found.reason });
+        nextOf.set(key, found.key);
       }
     };
-    this.#lookalikes = new Map(this.#lookalikes);
+    const judgeAll = async (keys: Iterable<string>): Promise<void> => {
+      for (const key of keys) {
+        if (pacer.due) await pacer.tick();
+        judge(key);
+      }
+    };
     if (renamed) {
       // An agent that changed its names keeps its place: later ones may look like it now, or no
       // longer. Every agent is judged again (rare: names seldom change).
-      this.#lookalikes.clear();
-      this.#lookalikeOf.clear();
-      for (const key of index.keys()) judge(key);
-      return this.#lookalikes;
+      next.clear();
+      nextOf.clear();
+      await judgeAll([...index.keys()]);
+    } else {
+      // An agent only looks like one that arrived before it: an arrival changes no earlier agent's
+      // verdict, and a removal only those of the agents that looked like it.
+      for (const key of removed) {
+        next.delete(key);
+        nextOf.delete(key);
+      }
+      await judgeAll([...nextOf].filter(([, of]) => removed.has(of)).map(([key]) => key));
+      await judgeAll(arrived);
     }
-    // An agent only looks like one that arrived before it: an arrival changes no earlier agent's
-    // verdict, and a removal only those of the agents that looked like it.
-    for (const key of removed) {
-      this.#lookalikes.delete(key);
-      this.#lookalikeOf.delete(key);
-    }
-    for (const [key, of] of [...this.#lookalikeOf]) if (removed.has(of)) judge(key);
-    for (const key of arrived) judge(key);
-    return this.#lookalikes;
+    this.#lookalikes = next;
+    return next;
   }
 
   /** Forgets what is known of an endpoint that left discovery (whether its card once fitted). */
@@ -405,10 +431,10 @@ export class Evaluator {
   }
 
   /** Reviewed agents: the records of static sources (their metadata carries description, tags or routingTags, critical). */
-  #reviewedAgents(): { list: ReviewedAgent[]; byName: ReadonlyMap<string, ReviewedAgent> } {
+  async #reviewedAgents(pacer: Pacer): Promise<{ list: ReviewedAgent[]; byName: ReadonlyMap<string, ReviewedAgent> }> {
     const from = this.#o.sources.filter((s) => s.kind === 'static').map((s) => s.current().records);
     if (this.#reviewedCache !== undefined && sameLists(from, this.#reviewedCache.from)) return this.#reviewedCache;
-    const list = readReviewedAgents(this.#o.sources);
+    const list = await runPaced(reviewedSteps(from), pacer);
     // By name, made once per change of the static sources (each cycle looks up every endpoint's records).
     this.#reviewedCache = { from, list, byName: new Map(list.map((r) => [r.name, r])) };
     return this.#reviewedCache;
@@ -447,15 +473,17 @@ interface Evaluation {
   readonly candidates: Candidate[];
   readonly degraded: boolean[];
   readonly reviewed: ReviewedAgent[];
-  readonly selection: Pick<ReturnType<typeof selectAgents>, 'alerts'>;
+  readonly selection: Pick<Selection, 'alerts'>;
   readonly settledDigest: string | undefined;
 }
 
-function readReviewedAgents(sources: readonly Source[]): ReviewedAgent[] {
+/** The reviewed agents of the static sources' records, yielding every {@link AGENTS_PER_SLICE} records. */
+function* reviewedSteps(staticRecords: ReadonlyArray<readonly EndpointRecord[]>): Generator<void, ReviewedAgent[]> {
   const out = new Map<string, ReviewedAgent>();
-  for (const source of sources) {
-    if (source.kind !== 'static') continue;
-    for (const r of source.current().records) {
+  let read = 0;
+  for (const records of staticRecords) {
+    for (const r of records) {
+      if (++read % AGENTS_PER_SLICE === 0) yield;
       if (out.has(r.name)) continue;
       out.set(r.name, {
         source: r.source,

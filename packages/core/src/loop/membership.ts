@@ -8,7 +8,8 @@ import type { Clock } from '../clock/index.js';
 import type { EventStream } from '../events/index.js';
 import type { HostPolicy } from '../fetch/index.js';
 import type { AdmittedEndpoint, RefusedRecord } from '../resolve/index.js';
-import { resolveEndpoints } from '../resolve/index.js';
+import { resolveEndpointsPaced } from '../resolve/resolve-endpoints.js';
+import { Pacer } from '../clock/pacer.js';
 import type { SnapshotAgent } from '../snapshot/index.js';
 import type { EndpointRecord, Source } from '../sources/index.js';
 import { sameLists } from './same-lists.js';
@@ -94,36 +95,45 @@ export class Membership {
    * Resolves the sources' current records (emitting `endpoint.admitted`, `endpoint.refused` and
    * `endpoint.gone` for the changes) and returns the gone endpoints forgotten now, past the grace.
    */
-  resolve(): Array<[string, GoneEndpoint]> {
+  async resolve(): Promise<Array<[string, GoneEndpoint]>> {
     const inputs = this.#o.sources.map((s) => this.#recordsOf(s));
     if (sameLists(inputs, this.#resolvedFrom)) {
       // The same records resolve to the same admission: only the grace of gone endpoints runs on.
       return this.#evictGone(this.#o.clock.now());
     }
-    this.#resolvedFrom = inputs;
-    this.#revision++;
     const before = new Map(this.#admitted.map((e) => [e.baseUrl, e]));
     const refusedBefore = new Set(this.#refused.map((r) => `${r.record.source}\u0000${r.record.baseUrl}`));
-    const { admitted, refused } = resolveEndpoints(inputs, this.#o.hostPolicy);
+    // In slices: a first listing of 100,000 records lets the event loop run while it is judged.
+    const pacer = new Pacer();
+    const { admitted, refused } = await resolveEndpointsPaced(inputs, this.#o.hostPolicy, pacer);
     const events = this.#o.events;
     const now = this.#o.clock.now();
+    // The events go out in slices; the state changes at once at the end (a reader between two
+    // slices sees the last admission, whole).
+    const back: string[] = [];
     for (const ep of admitted) {
-      if (this.#gone.delete(ep.baseUrl)) events?.emit({ type: 'endpoint.admitted', endpoint: ep.baseUrl, sources: ep.sources, reason: 'proposed again within its grace period; its cached card is kept' });
-      else if (!before.has(ep.baseUrl)) events?.emit({ type: 'endpoint.admitted', endpoint: ep.baseUrl, sources: ep.sources });
+      if (pacer.due) await pacer.tick();
+      if (this.#gone.has(ep.baseUrl)) {
+        back.push(ep.baseUrl);
+        events?.emit({ type: 'endpoint.admitted', endpoint: ep.baseUrl, sources: ep.sources, reason: 'proposed again within its grace period; its cached card is kept' });
+      } else if (!before.has(ep.baseUrl)) events?.emit({ type: 'endpoint.admitted', endpoint: ep.baseUrl, sources: ep.sources });
       before.delete(ep.baseUrl);
     }
     for (const r of refused) {
+      if (pacer.due) await pacer.tick();
       if (!refusedBefore.has(`${r.record.source}\u0000${r.record.baseUrl}`)) {
         events?.emit({ type: 'endpoint.refused', endpoint: r.record.baseUrl, sources: [r.record.source], code: r.code, reason: r.reason });
       }
     }
     // An endpoint no source proposes is never requested again; it is forgotten after the grace.
-    for (const gone of before.values()) {
-      events?.emit({ type: 'endpoint.gone', endpoint: gone.baseUrl, sources: gone.sources });
-      this.#gone.set(gone.baseUrl, { at: now, endpoint: gone });
-    }
+    for (const gone of before.values()) events?.emit({ type: 'endpoint.gone', endpoint: gone.baseUrl, sources: gone.sources });
+    for (const url of back) this.#gone.delete(url);
+    for (const gone of before.values()) this.#gone.set(gone.baseUrl, { at: now, endpoint: gone });
+    this.#resolvedFrom = inputs;
     this.#admitted = admitted;
     this.#refused = refused;
+    // Counted once the new admission is in place (a reader between two slices sees the last one, whole).
+    this.#revision++;
     return this.#evictGone(now);
   }
 

@@ -10,7 +10,9 @@ import { toDiscoveryError } from '../errors.js';
 import type { EventStream } from '../events/index.js';
 import type { SelectOptions } from '../match/index.js';
 import type { Snapshot, SnapshotAgent, SnapshotDiff, SnapshotStore } from '../snapshot/index.js';
-import { buildSnapshot, diffSnapshots } from '../snapshot/index.js';
+import { buildSnapshot } from '../snapshot/index.js';
+import { buildSnapshotPaced, diffSnapshotsPaced } from '../snapshot/snapshot.js';
+import { Pacer } from '../clock/pacer.js';
 import type { AlertBook } from './alert-book.js';
 import type { RolloutAction, Rollouts } from '../rollout/rollouts.js';
 import type { RolloutPlan } from '../rollout/rollout-plan.js';
@@ -148,10 +150,11 @@ export class Publisher {
       const previous = store.current;
       const rebuilt = buildSnapshot(staged.agents, (previous?.version ?? 0) + 1, clock.wallNow(), domains);
       const promoted = rebuilt.digest === staged.digest ? rebuilt : staged;
+      const diff = await diffSnapshotsPaced(previous, promoted, new Pacer());
       this.#lastPublishAt = clock.now();
       store.publish(promoted);
       gate.published(promoted, previous);
-      this.#announce(previous, promoted, true);
+      this.#announce(previous, promoted, diff, true);
     }
     rollouts.done(action);
     return action;
@@ -161,14 +164,15 @@ export class Publisher {
     const { events, store, clock, gate, domains } = this.#o;
     const previous = store.current;
     const version = (previous?.version ?? 0) + 1;
-    const full = buildSnapshot(selected, version, clock.wallNow(), domains);
+    const pacer = new Pacer();
+    const full = await buildSnapshotPaced(selected, version, clock.wallNow(), domains, pacer);
     const confirmed = this.#confirmRemovals;
     const hold = this.#confirmRemovals ? undefined : guardRemovals(previous, full, this.#o.maxRemovalShare, this.#holdBaseline);
     this.#confirmRemovals = false;
     this.#holdBaseline = hold ? (this.#holdBaseline ?? new Set(previous!.agents.map((a) => a.localName))) : undefined;
     // A held removal holds only the agents it concerns: they stay as they were published, and
     // every other addition and change goes out.
-    let candidate = hold ? buildSnapshot([...selected, ...hold.keep], version, clock.wallNow(), domains) : full;
+    let candidate = hold ? await buildSnapshotPaced([...selected, ...hold.keep], version, clock.wallNow(), domains, pacer) : full;
     this.#heldDigest = hold ? full.digest : undefined;
     this.#heldNames = hold ? hold.keep.map((a) => a.localName) : NO_NAMES;
     if (hold) {
@@ -216,10 +220,18 @@ export class Publisher {
       span.set({ [ATTR.outcome]: 'refused' });
       return undefined;
     }
+    // The diff is worked out before the publication, in slices (100,000 agents added by a first
+    // one): the snapshot becomes current and is announced in one piece after it.
+    const diff = await diffSnapshotsPaced(previous, candidate, pacer);
+    if (store.current !== previous) {
+      // Another snapshot became current meanwhile (adopted from another replica): judged again next cycle.
+      span.set({ [ATTR.outcome]: 'deferred' });
+      return undefined;
+    }
     this.#lastPublishAt = clock.now();
     store.publish(candidate);
     gate.published(candidate, previous);
-    const diff = this.#announce(previous, candidate, true);
+    this.#announce(previous, candidate, diff, true);
     if (span.recording) span.set({ [ATTR.outcome]: 'published', [ATTR.snapshotDigest]: candidate.digest, [ATTR.agentCount]: candidate.agents.length, [ATTR.agentsAdded]: diff.added.length, [ATTR.agentsRemoved]: diff.removed.length });
     return hold || routing.hold ? undefined : candidate.digest;
   }
@@ -233,11 +245,12 @@ export class Publisher {
     const { store } = this.#o;
     const previous = store.current;
     if (!(await this.#warmUp(snapshot, previous, 'from the store was not adopted'))) return false;
+    const diff = await diffSnapshotsPaced(previous, snapshot, new Pacer());
     if (store.current !== previous) return false;
     store.publish(snapshot);
     members();
     // The other replica alerted the changes when it published.
-    this.#announce(previous, snapshot, false);
+    this.#announce(previous, snapshot, diff, false);
     return true;
   }
 
@@ -254,9 +267,8 @@ export class Publisher {
   }
 
   /** Announces `next`, now current: `snapshot.published`, the change alerts (`alertChanges`), then the listeners. */
-  #announce(previous: Snapshot | undefined, next: Snapshot, alertChanges: boolean): SnapshotDiff {
+  #announce(previous: Snapshot | undefined, next: Snapshot, diff: SnapshotDiff, alertChanges: boolean): void {
     const { events } = this.#o;
-    const diff = diffSnapshots(previous, next);
     events?.emit({ type: 'snapshot.published', version: next.version, digest: next.digest, ...(previous && { previousDigest: previous.digest }), agents: next.agents.map((a) => a.localName) });
     if (alertChanges) {
       for (const c of diff.changed) {
@@ -284,7 +296,6 @@ export class Publisher {
         // A listener's failure never affects discovery.
       }
     }
-    return diff;
   }
 }
 

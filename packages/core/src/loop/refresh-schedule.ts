@@ -8,6 +8,7 @@ import type { Clock, Random } from '../clock/index.js';
 import type { AdmittedEndpoint } from '../resolve/index.js';
 import type { Source } from '../sources/index.js';
 import { ATTR, SPAN, spanError, withSpan } from '../telemetry/index.js';
+import { Pacer } from '../clock/pacer.js';
 
 export interface RefreshScheduleOptions {
   sources: readonly Source[];
@@ -76,7 +77,10 @@ export class RefreshSchedule {
     const pending: Array<Promise<unknown>> = [];
     const keep = (i: number, p: Promise<CacheEntry>) => pending.push(p.then((e) => (entries[i] = e), () => undefined));
     let hits = 0;
+    // In slices: a wave of 100,000 due cards starts 100,000 refreshes (a promise and a span each).
+    const pacer = new Pacer();
     for (let i = 0; i < admitted.length; i++) {
+      if ((i & 63) === 63 && pacer.due) await pacer.tick();
       const url = admitted[i]!.baseUrl;
       let resyncAt = this.#nextResyncAt.get(url);
       if (resyncAt === undefined) {

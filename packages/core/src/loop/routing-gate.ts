@@ -105,7 +105,9 @@ export class RoutingGate {
 
   /** `published` replaced `previous`: it carries the verdict of its routing (or of the routing it kept). */
   published(published: Snapshot, previous: Snapshot | undefined): void {
-    const verdict = this.#byKey.get(routingKey(published)) ?? (previous && this.#byDigest.get(previous.digest));
+    // Without a verdict evaluated (no routing check) there is no key to look up: none is written
+    // (a JSON text of every agent's name and tags, 135 ms at 100,000 agents).
+    const verdict = (this.#byKey.size === 0 ? undefined : this.#byKey.get(routingKey(published))) ?? (previous && this.#byDigest.get(previous.digest));
     if (verdict) this.#byDigest.set(published.digest, verdict);
     // Kept for the last 64 publications (the API shows archived snapshots too), oldest dropped first.
     for (const digest of this.#byDigest.keys()) {

@@ -15,6 +15,7 @@ import type { EndpointCause } from '../health/index.js';
 import type { CardMatch, Need, RequiredCapabilities, TagVocabulary } from './match-card.js';
 import { isUntagged, matchByRoutingTags, matchCard, matchUntaggedCard } from './match-card.js';
 import { isLocalName, LOCAL_NAME } from '../local-name.js';
+import { runPaced, runSteps, type Pacer } from '../clock/pacer.js';
 
 /** The local-name rule ({@link LOCAL_NAME}) and ADK's reserved names, re-exported here for the public API. */
 export { LOCAL_NAME,  } from '../local-name.js';
@@ -166,6 +167,22 @@ export function deriveLocalName(recordName: string): string {
 
 /** Selects agents; see the module comment. */
 export function selectAgents(candidates: readonly Candidate[], options: SelectOptions): Selection {
+  return runSteps(selectionSteps(candidates, options));
+}
+
+/**
+ * {@link selectAgents} in slices: the same selection, the candidates matched between `pacer`
+ * ticks (a first evaluation of 100,000 candidates rebuilds and matches every card's model).
+ */
+export function selectAgentsPaced(candidates: readonly Candidate[], options: SelectOptions, pacer: Pacer): Promise<Selection> {
+  return runPaced(selectionSteps(candidates, options), pacer);
+}
+
+/** Candidates judged between two yields of {@link selectionSteps}. */
+const CANDIDATES_PER_STEP = 64;
+
+/** The selection, yielding every {@link CANDIDATES_PER_STEP} candidates (where a paced caller lets the event loop run). */
+function* selectionSteps(candidates: readonly Candidate[], options: SelectOptions): Generator<void, Selection> {
   const verdicts = new Map<string, Verdict>();
   const alerts: SelectionAlert[] = [];
   const reviewedByName = new Map((options.reviewed ?? []).map((r, i) => [r.name, { ...r, order: i }]));
@@ -185,7 +202,9 @@ export function selectAgents(candidates: readonly Candidate[], options: SelectOp
   }
   const eligible: Eligible[] = [];
 
+  let judged = 0;
   for (const candidate of candidates) {
+    if (++judged % CANDIDATES_PER_STEP === 0) yield;
     const { endpoint, entry } = candidate;
     // Only a record from the source that configured the reviewed agent carries its identity: a
     // registry or label record that merely uses the same name gets nothing from it.
@@ -260,9 +279,12 @@ export function selectAgents(candidates: readonly Candidate[], options: SelectOp
 
   // Names: reserved and malformed names are refused; on a collision static agents win, then
   // the smaller base URL (candidates arrive sorted by base URL).
+  yield;
   eligible.sort((a, b) => a.order - b.order || compare(a.candidate.endpoint.baseUrl, b.candidate.endpoint.baseUrl));
+  yield;
   const byName = new Map<string, Eligible>();
   for (const e of eligible) {
+    if (++judged % CANDIDATES_PER_STEP === 0) yield;
     const url = e.candidate.endpoint.baseUrl;
     if (!isLocalName(e.localName)) {
       verdicts.set(url, { verdict: 'excluded', localName: e.localName, reason: `local name ${JSON.stringify(e.localName)} is reserved or does not match ${LOCAL_NAME}`, cause: 'name' });
@@ -294,9 +316,11 @@ export function selectAgents(candidates: readonly Candidate[], options: SelectOp
 
   // The cap: critical first, then configured order, then by name. With domains, each agent goes
   // to the first domain listing one of its tags, and each domain keeps its own cap.
+  yield;
   const ranked = [...byName.values()].sort(
     (a, b) => Number(b.critical) - Number(a.critical) || a.order - b.order || compare(a.localName, b.localName),
   );
+  yield;
   const kept: Array<Eligible & { domain?: string }> = [];
   if (domains.length === 0) {
     kept.push(...ranked.slice(0, maxAgents));
@@ -331,11 +355,13 @@ export function selectAgents(candidates: readonly Candidate[], options: SelectOp
       alerts.push({ kind: 'cap-reached', message: `the cap of ${cap} agents in domain ${name} left out: ${listed(left)}` });
     }
   }
-  const selected = kept
-    .map((e): SelectedAgent => {
-      verdicts.set(e.candidate.endpoint.baseUrl, { verdict: 'selected', localName: e.localName });
-      const identifier = airIdentifier(e.candidate.endpoint.records);
-      return Object.freeze({
+  const selected: SelectedAgent[] = [];
+  for (const e of kept) {
+    if (++judged % CANDIDATES_PER_STEP === 0) yield;
+    verdicts.set(e.candidate.endpoint.baseUrl, { verdict: 'selected', localName: e.localName });
+    const identifier = airIdentifier(e.candidate.endpoint.records);
+    selected.push(
+      Object.freeze({
         localName: e.localName,
         description: e.description,
         tags: Object.freeze(e.tags),
@@ -347,9 +373,11 @@ export function selectAgents(candidates: readonly Candidate[], options: SelectOp
         sources: e.candidate.endpoint.sources,
         ...(identifier !== undefined && { identifier }),
         entry: e.candidate.entry,
-      });
-    })
-    .sort((a, b) => compare(a.localName, b.localName));
+      }),
+    );
+  }
+  yield;
+  selected.sort((a, b) => compare(a.localName, b.localName));
   return { selected: Object.freeze(selected), verdicts, alerts: Object.freeze(alerts) };
 }
 

@@ -8,6 +8,7 @@ import type { DiscoveryErrorCode } from '../errors.js';
 import { isDiscoveryError } from '../errors.js';
 import type { HostPolicy } from '../fetch/index.js';
 import type { EndpointRecord } from '../sources/index.js';
+import { runPaced, runSteps, type Pacer } from '../clock/pacer.js';
 
 /** One admitted endpoint and every record that proposed it. */
 export interface AdmittedEndpoint {
@@ -42,10 +43,25 @@ export interface ResolveResult {
  * const { admitted, refused } = resolveEndpoints([staticState.records, k8sState.records], hostPolicy);
  */
 export function resolveEndpoints(recordLists: ReadonlyArray<readonly EndpointRecord[]>, hostPolicy: HostPolicy): ResolveResult {
+  return runSteps(resolveSteps(recordLists, hostPolicy));
+}
+
+/** {@link resolveEndpoints} in slices: the same result, the records judged between `pacer` ticks (100,000 of them on a first cycle). */
+export function resolveEndpointsPaced(recordLists: ReadonlyArray<readonly EndpointRecord[]>, hostPolicy: HostPolicy, pacer: Pacer): Promise<ResolveResult> {
+  return runPaced(resolveSteps(recordLists, hostPolicy), pacer);
+}
+
+/** Records judged between two yields of {@link resolveSteps}. */
+const RECORDS_PER_STEP = 256;
+
+/** The resolution, yielding every {@link RECORDS_PER_STEP} records (where a paced caller lets the event loop run). */
+function* resolveSteps(recordLists: ReadonlyArray<readonly EndpointRecord[]>, hostPolicy: HostPolicy): Generator<void, ResolveResult> {
   const byUrl = new Map<string, EndpointRecord[]>();
   const refused: RefusedRecord[] = [];
+  let judged = 0;
   for (const list of recordLists) {
     for (const record of list) {
+      if (++judged % RECORDS_PER_STEP === 0) yield;
       let key: string;
       try {
         key = hostPolicy.normalizeEndpoint(record.baseUrl);
@@ -62,8 +78,15 @@ export function resolveEndpoints(recordLists: ReadonlyArray<readonly EndpointRec
       else byUrl.set(key, [record]);
     }
   }
-  const admitted = [...byUrl.entries()]
-    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
-    .map(([baseUrl, records]) => Object.freeze({ baseUrl, records: Object.freeze(records), sources: Object.freeze([...new Set(records.map((r) => r.source))]) }));
+  yield;
+  // The default sort compares strings by UTF-16 code units, as `<` does (and faster than a comparator).
+  const sorted = [...byUrl.keys()].sort();
+  yield;
+  const admitted: AdmittedEndpoint[] = [];
+  for (const baseUrl of sorted) {
+    if (admitted.length % RECORDS_PER_STEP === 0) yield;
+    const records = byUrl.get(baseUrl)!;
+    admitted.push(Object.freeze({ baseUrl, records: Object.freeze(records), sources: Object.freeze([...new Set(records.map((r) => r.source))]) }));
+  }
   return Object.freeze({ admitted: Object.freeze(admitted), refused: Object.freeze(refused) });
 }

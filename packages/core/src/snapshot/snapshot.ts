@@ -13,6 +13,7 @@ import type { TransportOptions } from '../sources/transport-options.js';
 import { transportKey } from '../sources/transport-options.js';
 import type { ChangeImpact } from './change-impact.js';
 import { classifyAgentChange } from './change-impact.js';
+import { runPaced, runSteps, type Pacer } from '../clock/pacer.js';
 
 export interface SnapshotAgent {
   readonly localName: string;
@@ -120,6 +121,11 @@ function byLocalName(a: Pick<SnapshotAgent, 'localName'>, b: Pick<SnapshotAgent,
 type DigestedAgent = Pick<SnapshotAgent, 'localName' | 'canonicalSha256' | 'domain' | 'transport'> & Partial<Pick<SnapshotAgent, 'tags' | 'cardTags'>>;
 
 function digestOfSorted(sorted: ReadonlyArray<DigestedAgent>, domains?: readonly Pick<SnapshotDomain, 'name'>[]): string {
+  return runSteps(digestSteps(sorted, domains));
+}
+
+/** The digest, yielding after each 512 lines hashed. */
+function* digestSteps(sorted: ReadonlyArray<DigestedAgent>, domains?: readonly Pick<SnapshotDomain, 'name'>[]): Generator<void, string> {
   const h = createHash('sha256');
   // The same bytes as one update per line, hashed 512 lines at a time (a native call per line
   // cost more than the hashing).
@@ -133,6 +139,7 @@ function digestOfSorted(sorted: ReadonlyArray<DigestedAgent>, domains?: readonly
       h.update(chunk);
       chunk = '';
       lines = 0;
+      yield;
     }
   }
   for (const d of domains ?? []) chunk += `domain\u0000${d.name}\n`;
@@ -184,14 +191,36 @@ export function buildSnapshot(
   createdAt: number,
   domains?: ReadonlyArray<Pick<SnapshotDomain, 'name' | 'description'>>,
 ): Snapshot {
+  return runSteps(buildSteps(agents, version, createdAt, domains));
+}
+
+/** {@link buildSnapshot} in slices: the same snapshot, its digest written between `pacer` ticks (100,000 agents on a first publication). */
+export function buildSnapshotPaced(
+  agents: readonly SnapshotAgent[],
+  version: number,
+  createdAt: number,
+  domains: ReadonlyArray<Pick<SnapshotDomain, 'name' | 'description'>> | undefined,
+  pacer: Pacer,
+): Promise<Snapshot> {
+  return runPaced(buildSteps(agents, version, createdAt, domains), pacer);
+}
+
+function* buildSteps(
+  agents: readonly SnapshotAgent[],
+  version: number,
+  createdAt: number,
+  domains?: ReadonlyArray<Pick<SnapshotDomain, 'name' | 'description'>>,
+): Generator<void, Snapshot> {
   const sorted = [...agents].sort(byLocalName);
+  yield;
   if (domains === undefined || domains.length === 0) {
-    return Object.freeze({ version, digest: digestOfSorted(sorted), createdAt, agents: Object.freeze(sorted) });
+    return Object.freeze({ version, digest: yield* digestSteps(sorted), createdAt, agents: Object.freeze(sorted) });
   }
   const layout = domains
     .map((d) => Object.freeze({ name: d.name, description: d.description, agents: Object.freeze(sorted.filter((a) => a.domain === d.name).map((a) => a.localName)) }))
     .filter((d) => d.agents.length > 0);
-  return Object.freeze({ version, digest: digestOfSorted(sorted, layout), createdAt, agents: Object.freeze(sorted), domains: Object.freeze(layout) });
+  yield;
+  return Object.freeze({ version, digest: yield* digestSteps(sorted, layout), createdAt, agents: Object.freeze(sorted), domains: Object.freeze(layout) });
 }
 
 interface AgentChange extends ChangeImpact {
@@ -232,21 +261,44 @@ export interface SnapshotDiff {
  * hash, reviewed tags or transport options differ.
  */
 export function diffSnapshots(from: Snapshot | undefined, to: Snapshot): SnapshotDiff {
+  return runSteps(diffSteps(from, to));
+}
+
+/** {@link diffSnapshots} in slices: the same diff, the agents compared between `pacer` ticks (100,000 added by a first publication). */
+export function diffSnapshotsPaced(from: Snapshot | undefined, to: Snapshot, pacer: Pacer): Promise<SnapshotDiff> {
+  return runPaced(diffSteps(from, to), pacer);
+}
+
+/** Agents compared between two yields of {@link diffSteps}. */
+const AGENTS_PER_STEP = 256;
+
+/** The diff, yielding every {@link AGENTS_PER_STEP} agents (where a paced caller lets the event loop run). */
+function* diffSteps(from: Snapshot | undefined, to: Snapshot): Generator<void, SnapshotDiff> {
   const before = new Map((from?.agents ?? []).map((a) => [a.localName, a]));
   const after = new Map(to.agents.map((a) => [a.localName, a]));
+  yield;
   const added = [...after.keys()].filter((n) => !before.has(n));
   const removed = [...before.keys()].filter((n) => !after.has(n));
   const impacts: AgentImpact[] = [];
-  for (const n of added) impacts.push({ localName: n, ...classifyAgentChange(undefined, after.get(n)) });
-  for (const n of removed) impacts.push({ localName: n, ...classifyAgentChange(before.get(n), undefined) });
+  let compared = 0;
+  for (const n of added) {
+    if (++compared % AGENTS_PER_STEP === 0) yield;
+    impacts.push({ localName: n, ...classifyAgentChange(undefined, after.get(n)) });
+  }
+  for (const n of removed) {
+    if (++compared % AGENTS_PER_STEP === 0) yield;
+    impacts.push({ localName: n, ...classifyAgentChange(before.get(n), undefined) });
+  }
   const changed: AgentChange[] = [];
   for (const [name, b] of after) {
+    if (++compared % AGENTS_PER_STEP === 0) yield;
     const a = before.get(name);
     if (!a || !differs(a, b)) continue;
     const impact = classifyAgentChange(a, b);
     changed.push(diffAgent(a, b, impact));
     impacts.push({ localName: name, ...impact });
   }
+  yield;
   impacts.sort(byLocalName);
   return {
     ...(from && { from: { version: from.version, digest: from.digest } }),
