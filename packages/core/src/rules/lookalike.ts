@@ -28,8 +28,7 @@
  * few as that needs, of the size whose lists are shorter, and compares the name only with the
  * names posted under them: a word most names share ("Agent …") is never among them while rarer
  * ones are, and a big numbered series (never lookalikes of each other) is posted apart and skipped
- * as a group. The postings by q-gram are ids in a {@link GramTable} (typed arrays: a lookup
- * plans on hundreds of keys' sizes). Admitting n agents costs about n lookups of a few dozen postings each, not n²
+ * as a group. Admitting n agents costs about n lookups of a few dozen postings each, not n²
  * comparisons (100,000 agents, each with a card name of a shared word and 12 hex digits and a
  * local name: 22 s, where segments of the names, the filter before, took 63 s).
  *
@@ -37,7 +36,6 @@
  */
 import { remove as removeConfusables } from 'confusables';
 import { distance } from 'fastest-levenshtein';
-import { GramTable, NO_IDS } from './gram-table.js';
 
 /**
  * Why a name was flagged: `of` the earlier name it looks like, `origin` the origin that
@@ -102,6 +100,9 @@ function gramKeys(s: string, q: number, length: number): Set<number> {
   for (let i = 0; i + q <= s.length; i++) out.add(gramKey(s, i, q, length));
   return out;
 }
+
+/** A q-gram's postings of names outside big series: one, or a list. */
+type Postings = Posting | Posting[];
 
 /** A q-gram's postings of names of big series, by series, and how many there are in all. */
 interface SeriesPostings {
@@ -207,13 +208,9 @@ interface Stored {
   readonly entry: LookalikeEntry;
   readonly seq: number;
   readonly names: readonly Name[];
-  /** The postings of its names, in their order. */
-  readonly postings: Posting[];
 }
 
 interface Posting {
-  /** Its id in the index's q-gram table. */
-  readonly id: number;
   readonly stored: Stored;
   readonly name: Name;
   /** Posted by series ({@link BIG_SERIES}), not among a q-gram's other postings. */
@@ -238,11 +235,8 @@ interface Posting {
  */
 export class LookalikeIndex {
   readonly #stored = new Map<string, Stored>();
-  /** Posting ids by q-gram key ({@link gramKey}, of every size {@link gramSizes} gives), of names outside big series. */
-  readonly #grams = new GramTable();
-  /** Postings by id (an id is given again once its posting is gone). */
-  readonly #postings: Array<Posting | undefined> = [];
-  readonly #freeIds: number[] = [];
+  /** Postings by q-gram key ({@link gramKey}, of every size {@link gramSizes} gives), of names outside big series. */
+  readonly #grams = new Map<number, Postings>();
   /** Postings by q-gram key, then by series, of the names of big series; with their count. */
   readonly #seriesGrams = new Map<number, SeriesPostings>();
   /** Names held per skeleton length: a lookup skips the lengths nobody has. */
@@ -266,19 +260,16 @@ export class LookalikeIndex {
     if (old !== undefined) this.#unindex(old);
     // Held for as long as the agent is: lists at their exact length (a filtered list reserves 17 slots).
     const names = [...new Set(entry.names)].map(nameOf).filter((n) => n.skeleton.length >= MIN_LENGTH).slice();
-    const stored: Stored = { entry: { key: entry.key, origin: entry.origin, names: entry.names.slice() }, seq: old?.seq ?? this.#seq++, names, postings: new Array<Posting>(names.length) };
+    const stored: Stored = { entry: { key: entry.key, origin: entry.origin, names: entry.names.slice() }, seq: old?.seq ?? this.#seq++, names };
     this.#stored.set(entry.key, stored);
-    for (const [n, name] of names.entries()) {
+    for (const name of names) {
       let grouped = false;
       if (name.series !== name.folded) {
         const size = (this.#seriesSize.get(name.series) ?? 0) + 1;
         this.#seriesSize.set(name.series, size);
         grouped = size > BIG_SERIES;
       }
-      const id = this.#freeIds.pop() ?? this.#postings.length;
-      const posting: Posting = { id, stored, name, grouped, seen: 0, counted: 0, hits: 0 };
-      this.#postings[id] = posting;
-      stored.postings[n] = posting;
+      const posting: Posting = { stored, name, grouped, seen: 0, counted: 0, hits: 0 };
       push(this.#skeletons, name.skeleton, posting);
       const length = name.skeleton.length;
       this.#lengths.set(length, (this.#lengths.get(length) ?? 0) + 1);
@@ -291,7 +282,10 @@ export class LookalikeIndex {
             groups.total++;
             continue;
           }
-          this.#grams.add(k, id);
+          const held = this.#grams.get(k);
+          if (held === undefined) this.#grams.set(k, posting);
+          else if (Array.isArray(held)) held.push(posting);
+          else this.#grams.set(k, [held, posting]);
         }
       }
     }
@@ -355,22 +349,14 @@ export class LookalikeIndex {
       }
       consider(posting, name, stamp);
     };
-    const postings = this.#postings;
-    const visit = (list: readonly Posting[], name: Name, stamp: number, need: number): void => {
-      this.visits += list.length;
-      for (const posting of list) count(posting, name, stamp, need);
-    };
-    const visitKey = (k: number, name: Name, stamp: number, need: number): void => {
-      const ids = this.#grams.lookup(k);
-      if (ids === NO_IDS) return;
-      if (ids >= 0) {
+    const visit = (list: Postings, name: Name, stamp: number, need: number): void => {
+      if (!Array.isArray(list)) {
         this.visits++;
-        count(postings[ids]!, name, stamp, need);
+        count(list, name, stamp, need);
         return;
       }
-      const list = this.#grams.list(~ids);
       this.visits += list.length;
-      for (const id of list) count(postings[id]!, name, stamp, need);
+      for (const posting of list) count(posting, name, stamp, need);
     };
     for (const [i, name] of self.names.entries()) {
       const stamp = stamps[i]!;
@@ -439,7 +425,8 @@ export class LookalikeIndex {
           }
         }
         for (const k of plan) {
-          visitKey(k, name, stamp, planNeed);
+          const held = this.#grams.get(k);
+          if (held !== undefined) visit(held, name, stamp, planNeed);
           // A big series (a numbered fleet: `fleet-agent-17`, `fleet-agent-18`) is never a
           // lookalike of itself: its own postings are left out as a group.
           for (const [series, list] of this.#seriesGrams.get(k)?.bySeries ?? []) if (series !== name.series) visit(list, name, stamp, planNeed);
@@ -480,14 +467,14 @@ export class LookalikeIndex {
 
   /** The postings under q-gram key `k` a lookup for a name of `series` would visit. */
   #postingsOf(k: number, series: string): number {
+    const held = this.#grams.get(k);
     const groups = this.#seriesGrams.get(k);
-    const small = this.#grams.count(k);
+    const small = held === undefined ? 0 : Array.isArray(held) ? held.length : 1;
     return groups === undefined ? small : small + groups.total - (groups.bySeries.get(series)?.length ?? 0);
   }
 
   #unindex(stored: Stored): void {
-    for (const posting of stored.postings) {
-      const name = posting.name;
+    for (const name of stored.names) {
       drop(this.#skeletons, name.skeleton, stored);
       if (name.series !== name.folded) {
         const size = (this.#seriesSize.get(name.series) ?? 1) - 1;
@@ -500,10 +487,6 @@ export class LookalikeIndex {
       else this.#lengths.set(length, held);
       for (const q of gramSizes(length)) {
         for (const k of gramKeys(name.skeleton, q, length)) {
-          if (!posting.grouped) {
-            this.#grams.remove(k, posting.id);
-            continue;
-          }
           const groups = this.#seriesGrams.get(k);
           const list = groups?.bySeries.get(name.series);
           if (groups !== undefined && list !== undefined) {
@@ -512,10 +495,13 @@ export class LookalikeIndex {
             if (rest.length > 0) groups.bySeries.set(name.series, rest);
             else if (groups.bySeries.delete(name.series) && groups.bySeries.size === 0) this.#seriesGrams.delete(k);
           }
+          const held = this.#grams.get(k);
+          if (held === undefined) continue;
+          const rest = Array.isArray(held) ? held.filter((p) => p.stored !== stored) : held.stored === stored ? [] : [held];
+          if (rest.length === 0) this.#grams.delete(k);
+          else this.#grams.set(k, rest.length === 1 ? rest[0]! : rest);
         }
       }
-      this.#postings[posting.id] = undefined;
-      this.#freeIds.push(posting.id);
     }
   }
 }
