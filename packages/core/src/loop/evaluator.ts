@@ -338,16 +338,18 @@ export class Evaluator {
       else arrived.push(key);
     }
     if (removed.size === 0 && arrived.length === 0 && !renamed) return this.#lookalikes;
-    const next = new Map(this.#lookalikes);
-    const nextOf = this.#lookalikeOf;
+    // The lookalikes others read are replaced once all are found; who looks like whom is read only
+    // here, and changes in place.
+    const next = renamed ? new Map<string, Lookalike>() : new Map(this.#lookalikes);
+    const lookalikeOf = this.#lookalikeOf;
     const judge = (key: string): void => {
       const found = index.find(key);
       if (found === undefined) {
         next.delete(key);
-        nextOf.delete(key);
+        lookalikeOf.delete(key);
       } else {
         next.set(key, { of: found.of, origin: found.origin, reason: found.reason });
-        nextOf.set(key, found.key);
+        lookalikeOf.set(key, found.key);
       }
     };
     const judgeAll = async (keys: Iterable<string>): Promise<void> => {
@@ -359,17 +361,16 @@ export class Evaluator {
     if (renamed) {
       // An agent that changed its names keeps its place: later ones may look like it now, or no
       // longer. Every agent is judged again (rare: names seldom change).
-      next.clear();
-      nextOf.clear();
+      lookalikeOf.clear();
       await judgeAll([...index.keys()]);
     } else {
       // An agent only looks like one that arrived before it: an arrival changes no earlier agent's
       // verdict, and a removal only those of the agents that looked like it.
       for (const key of removed) {
         next.delete(key);
-        nextOf.delete(key);
+        lookalikeOf.delete(key);
       }
-      await judgeAll([...nextOf].filter(([, of]) => removed.has(of)).map(([key]) => key));
+      await judgeAll([...lookalikeOf].filter(([, of]) => removed.has(of)).map(([key]) => key));
       await judgeAll(arrived);
     }
     this.#lookalikes = next;
