@@ -7,7 +7,7 @@ import { cardFor } from '../../test/helpers/cards.js';
  * within a few edits of each other on different origins are lookalikes (rules/lookalike.ts), which
  * a real fleet of distinct agents is not: 12 hex digits of a hash differ by ~10 edits.
  */
-function nameOf(origin: string, id: string): string {
+export function benchAgentName(origin: string, id: string): string {
   return `Agent ${createHash('sha256').update(`${origin} ${id}`).digest('hex').slice(0, 12)}`;
 }
 
@@ -20,7 +20,7 @@ export function benchCard(origin: string, id: string): Record<string, unknown> {
     examples: [`What is the status of invoice ${n}?`],
   });
   return cardFor({ origin }, id, {
-    name: nameOf(origin, id),
+    name: benchAgentName(origin, id),
     description: `The ${id} agent: a benchmark card padded to a realistic size with several skills and a provider.`,
     provider: { organization: 'Bench Org', url: 'https://bench.example.com' },
     skills: [skill(1), skill(2), skill(3), skill(4)],

@@ -109,6 +109,11 @@ async function within<T>(what: string, ms: number, p: Promise<T>): Promise<T> {
 /** Target of issue 16: a loop cycle with nothing due costs at most this much CPU per endpoint, µs. */
 export const FRESH_CYCLE_LIMIT_US = 5;
 
+/** The local name of the benchmarks' `i`th agent: pseudo-random, so the selection's and the snapshot's sorts do real work. */
+export function benchLocalName(random: () => number, i: number): string {
+  return `agent_${Math.floor(random() * 36 ** 6).toString(36)}_${i.toString(36)}`;
+}
+
 /**
  * The benchmark's discovery loop over `cache`: one static source listing every target as a
  * reviewed agent tagged `billing`, a selection keeping them all, no periodic resync. Never started:
@@ -117,12 +122,10 @@ export const FRESH_CYCLE_LIMIT_US = 5;
 export function benchLoop(o: { cache: CardCache; clock: VirtualClock; random: () => number; policy: HostPolicy; targets: readonly Target[] }): DiscoveryLoop {
   const { cache, clock, random, policy, targets } = o;
   const n = targets.length;
-  // Pseudo-random local names, so the selection's and the snapshot's sorts do real work.
-  const nameOf = (i: number) => `agent_${Math.floor(random() * 36 ** 6).toString(36)}_${i.toString(36)}`;
   const source = staticSource({
     id: 'bench',
     clock,
-    agents: targets.map((t, i) => ({ name: nameOf(i), url: t.baseUrl, description: 'Answers billing questions.', tags: ['billing'] })),
+    agents: targets.map((t, i) => ({ name: benchLocalName(random, i), url: t.baseUrl, description: 'Answers billing questions.', tags: ['billing'] })),
   });
   return new DiscoveryLoop({
     sources: [source],
