@@ -20,7 +20,8 @@
  * (`memory`, the default, or `sqlite`: the cache's store is the `cards` of a SQLite state store
  * in a temporary file, which persists every entry it is given), BENCH_SCALE_PROFILE (a directory:
  * the CPU profiles of the first loop cycle and of the next, nothing due, are written there as
- * first-cycle.cpuprofile and fresh-cycle.cpuprofile, for DevTools), BENCH_SCALE_HEAP (a file: a
+ * first-cycle.cpuprofile and fresh-cycle.cpuprofile, with what each allocated, garbage included, in a
+ * .heapprofile beside it, for DevTools), BENCH_SCALE_HEAP (a file: a
  * heap snapshot written after the loop published, for DevTools' Memory panel). Run with
  * `--expose-gc` (the npm script does) so memory is read after a full GC. Writes
  * bench/results/scale.json (scale-sqlite.json with the SQLite store); `npm run bench` shows the
@@ -126,13 +127,18 @@ async function startProfile(): Promise<{ stop(file: string): Promise<string> }> 
   await session.post('Profiler.enable');
   await session.post('Profiler.setSamplingInterval', { interval: 1000 });
   await session.post('Profiler.start');
+  // What the cycle allocates, garbage included (a sample every 32 KB): the heap it makes V8 reserve.
+  await session.post('HeapProfiler.enable');
+  await session.post('HeapProfiler.startSampling', { samplingInterval: 32_768, includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: true });
   return {
     async stop(file) {
       const { profile } = await session.post('Profiler.stop');
+      const { profile: allocations } = await session.post('HeapProfiler.stopSampling');
       mkdirSync(dirname(file), { recursive: true });
       writeFileSync(file, JSON.stringify(profile));
+      writeFileSync(file.replace(/\.cpuprofile$/, '.heapprofile'), JSON.stringify(allocations));
       session.disconnect();
-      return file;
+      return `${file} and its .heapprofile`;
     },
   };
 }

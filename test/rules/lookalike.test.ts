@@ -320,6 +320,22 @@ describe('bounded cost', () => {
     assert.equal(index.find('https://d.example/')?.key, 'https://a.example/');
   });
 
+  test('a name at the longest q-grammed length (256) is found by names 1 to 3 characters longer (a longer name held is compared only with its own skeleton)', () => {
+    let seed = 9;
+    const letter = (): string => {
+      seed = (seed * 16807) % 2147483647;
+      return 'abcdefghijklmnopqrstuvwxyz'[seed % 26]!;
+    };
+    const long = Array.from({ length: 256 }, letter).join('');
+    for (const extra of [1, 2, 3]) {
+      const longer = `${long.slice(0, 100)}${'q'.repeat(extra)}${long.slice(100)}`;
+      const index = new LookalikeIndex();
+      index.set({ key: 'a', origin: 'https://a.example', names: [long] });
+      index.set({ key: 'b', origin: 'https://b.example', names: [longer] });
+      assert.equal(index.find('b')?.reason.endsWith(`${extra} ${extra === 1 ? 'edit' : 'edits'} apart`), true, `${longer.length} characters`);
+    }
+  });
+
   test('fleets named alike (a common word, or a numbered series): a lookup visits few names, not every one, and a planted lookalike is still found', () => {
     const hex = (i: number): string => createHash('sha256').update(String(i)).digest('hex').slice(0, 12);
     for (const [what, nameOf] of [

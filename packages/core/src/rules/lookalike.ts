@@ -98,12 +98,42 @@ function gramKey(s: string, at: number, q: number, length: number): number {
   return (h ^ (h >>> 15)) & 0x3fffffff;
 }
 
-/** The distinct q-grams of `s` as keys among names of skeleton length `length`. */
-function gramKeys(s: string, q: number, length: number): Set<number> {
-  const out = new Set<number>();
-  for (let i = 0; i + q <= s.length; i++) out.add(gramKey(s, i, q, length));
-  return out;
+/**
+ * Scratch space of lookups and of indexing, shared by every index (a lookup runs to its end before
+ * another starts; nothing in it calls out): a name's distinct q-gram keys, each one's count in the
+ * name, and the postings it would visit. A lookup built them in arrays and closures of its own, and
+ * indexing a Set of keys per name and size: 19 KB of garbage per lookup in the first cycle over
+ * 20,000 endpoints, 40 % of all it allocated. A name looked up has at most a q-gram per character
+ * among the lengths that are q-grammed (up to {@link MAX_GRAMMED}, and 3 more within reach).
+ */
+const MOST_KEYS = MAX_GRAMMED + 3;
+const KEYS = new Int32Array(MOST_KEYS);
+const TIMES = new Int32Array(MOST_KEYS);
+const SIZES = new Float64Array(MOST_KEYS);
+/** The keys a plan takes: the one being worked out, and the best so far. */
+const TAKEN = new Int32Array(MOST_KEYS);
+const PLAN = new Int32Array(MOST_KEYS);
+
+/** Writes the distinct q-grams of `s` as keys among names of skeleton length `length` to {@link KEYS}; returns how many. */
+function gramKeys(s: string, q: number, length: number): number {
+  let n = 0;
+  for (let at = 0; at + q <= s.length; at++) {
+    const k = gramKey(s, at, q, length);
+    let j = 0;
+    while (j < n && KEYS[j] !== k) j++;
+    if (j === n) KEYS[n++] = k;
+  }
+  return n;
 }
+
+/** Of {@link KEYS} `0..n`, the one not yet taken (a count in {@link TIMES}) with the fewest postings; -1 when all are. */
+function rarest(n: number): number {
+  let min = -1;
+  for (let i = 0; i < n; i++) if (TIMES[i]! > 0 && (min < 0 || SIZES[i]! < SIZES[min]!)) min = i;
+  return min;
+}
+
+const NO_POSTINGS: readonly Posting[] = [];
 
 /** A q-gram's postings of names outside big series: one, or a list. */
 type Postings = Posting | Posting[];
@@ -239,6 +269,13 @@ function compact(list: Posting[], stored?: Stored): number {
   return removed;
 }
 
+/** The earliest lookalike a lookup found so far: the posting, the lookup's name like it, and why. */
+interface Found {
+  readonly posting: Posting;
+  readonly name: Name;
+  readonly reason: string;
+}
+
 interface Posting {
   readonly stored: Stored;
   readonly name: Name;
@@ -274,6 +311,9 @@ export class LookalikeIndex {
   readonly #seriesSize = new Map<string, number>();
   /** Postings by skeleton, in arrival order: equal skeletons are found first, the earliest at once. */
   readonly #skeletons = new Map<string, Posting[]>();
+  /** The agent a lookup is for, and the earliest lookalike it found so far (see {@link find}). */
+  #self: Stored | undefined;
+  #best: Found | undefined;
   /** Long lists holding dead postings (see {@link SHORT_LIST}). */
   readonly #dirty = new Map<Posting[], Dirty>();
   #seq = 0;
@@ -309,7 +349,8 @@ export class LookalikeIndex {
       const length = name.skeleton.length;
       this.#lengths.set(length, (this.#lengths.get(length) ?? 0) + 1);
       for (const q of gramSizes(length)) {
-        for (const k of gramKeys(name.skeleton, q, length)) {
+        for (let i = 0, n = gramKeys(name.skeleton, q, length); i < n; i++) {
+          const k = KEYS[i]!;
           this.#postings++;
           if (grouped) {
             let groups = this.#seriesGrams.get(k);
@@ -359,54 +400,26 @@ export class LookalikeIndex {
   find(key: string): LookalikeMatch | undefined {
     const self = this.#stored.get(key);
     if (self === undefined) return undefined;
-    let best: { posting: Posting; name: Name; reason: string } | undefined;
+    this.#self = self;
+    this.#best = undefined;
     // Each of this agent's names is compared once with each name in reach: a posting keeps the
     // stamp of the last name that considered it (no set of the postings seen per lookup: a
-    // lookup at 100,000 names visits a hundred postings or more).
-    const stamps = self.names.map(() => ++this.#stamp);
-    const consider = (posting: Posting, name: Name, stamp: number): void => {
-      if (posting.seen === stamp) return;
-      posting.seen = stamp;
-      const other = posting.stored;
-      if (other.dead || other.seq >= self.seq || other.entry.origin === self.entry.origin) return;
-      if (best !== undefined && best.posting.stored.seq <= other.seq) return;
-      this.comparisons++;
-      const reason = compareNames(name, posting.name);
-      if (reason !== undefined) best = { posting, name, reason };
-    };
-    self.names.forEach((name, i) => {
-      for (const posting of this.#skeletons.get(name.skeleton) ?? []) consider(posting, name, stamps[i]!);
-    });
-    // A posting under `need` of the q-grams a plan took is compared; under fewer it cannot be within reach.
-    const count = (posting: Posting, name: Name, stamp: number, need: number): void => {
-      if (posting.stored.dead || posting.name.series === name.series) return;
-      if (need > 1) {
-        if (posting.counted !== stamp) {
-          posting.counted = stamp;
-          posting.hits = 1;
-          return;
-        }
-        if (++posting.hits < need) return;
-      }
-      consider(posting, name, stamp);
-    };
-    const visit = (list: Postings, name: Name, stamp: number, need: number): void => {
-      if (!Array.isArray(list)) {
-        this.visits++;
-        count(list, name, stamp, need);
-        return;
-      }
-      this.visits += list.length;
-      for (const posting of list) count(posting, name, stamp, need);
-    };
-    for (const [i, name] of self.names.entries()) {
-      const stamp = stamps[i]!;
+    // lookup at 100,000 names visits a hundred postings or more). Name i's stamp is first + i.
+    const first = this.#stamp + 1;
+    this.#stamp += self.names.length;
+    const names = self.names;
+    for (let i = 0; i < names.length; i++) {
+      for (const posting of this.#skeletons.get(names[i]!.skeleton) ?? NO_POSTINGS) this.#consider(posting, names[i]!, first + i);
+    }
+    for (let i = 0; i < names.length; i++) {
+      const name = names[i]!;
+      const stamp = first + i;
       const length = name.skeleton.length;
       for (let other = length - 3; other <= length + 3; other++) {
         const d = maxEdits(Math.min(length, other));
         if (d === 0 || Math.abs(length - other) > d || !this.#lengths.has(other)) continue;
         // Of the q-gram sizes names of that length are posted under, the one whose needed postings are fewest.
-        let plan: number[] = [];
+        let planSize = 0;
         let planCost = Infinity;
         let planNeed = 1;
         for (const q of gramSizes(other)) {
@@ -414,66 +427,72 @@ export class LookalikeIndex {
           const shared = Math.max(length, other) - q + 1 - q * d;
           // This name's distinct q-grams (keys among names of length `other`), how often each
           // occurs in it, and how many postings each would visit.
-          const keys: number[] = [];
-          const times: number[] = [];
-          const sizes: number[] = [];
+          let n = 0;
+          // No q-gram twice in this name: each key taken stands for one of its q-grams.
+          let single = true;
           for (let at = 0; at + q <= length; at++) {
             const k = gramKey(name.skeleton, at, q, other);
-            const i = keys.indexOf(k);
-            if (i >= 0) times[i]!++;
-            else {
-              keys.push(k);
-              times.push(1);
-              sizes.push(this.#postingsOf(k, name.series));
+            let j = 0;
+            while (j < n && KEYS[j] !== k) j++;
+            if (j < n) {
+              TIMES[j]!++;
+              single = false;
+            } else {
+              KEYS[n] = k;
+              TIMES[n] = 1;
+              SIZES[n++] = this.#postingsOf(k, name.series);
             }
           }
-          // No q-gram twice in this name: each key taken stands for one of its q-grams.
-          const single = times.every((t) => t === 1);
           // Any `length - q + 1 - shared + 1` of this name's q-grams include one a name within reach
           // has: the rarest are taken.
           let uncovered = length - q + 1 - shared + 1;
-          const taken: number[] = [];
+          let taken = 0;
           let cost = 0;
-          const rarest = (): number => {
-            let min = -1;
-            for (let i = 0; i < keys.length; i++) if (times[i]! > 0 && (min < 0 || sizes[i]! < sizes[min]!)) min = i;
-            return min;
-          };
-          const take = (i: number): void => {
-            uncovered -= times[i]!;
-            times[i] = 0;
-            cost += sizes[i]!;
-            if (sizes[i]! > 0) taken.push(keys[i]!);
-          };
           // The rarest first, until they cover enough of the name (or cost more than the other size's plan).
-          while (uncovered > 0 && cost < planCost) take(rarest());
+          while (uncovered > 0 && cost < planCost) {
+            const r = rarest(n);
+            if (r < 0) {
+              cost = Infinity;
+              break;
+            }
+            uncovered -= TIMES[r]!;
+            TIMES[r] = 0;
+            cost += SIZES[r]!;
+            if (SIZES[r]! > 0) TAKEN[taken++] = KEYS[r]!;
+          }
           // One more, and they include two of its q-grams (with two shared at least, and each key
           // standing for one q-gram): a name is compared only when it is posted under two of the
           // keys taken. Taken when it at most doubles the postings visited: a visit is a count, a
           // comparison an edit distance.
           let need = 1;
           if (cost < planCost && shared >= 2 && single) {
-            const next = rarest();
-            if (next >= 0 && sizes[next]! <= cost && cost > 0) {
-              take(next);
+            const next = rarest(n);
+            if (next >= 0 && SIZES[next]! <= cost && cost > 0) {
+              TIMES[next] = 0;
+              cost += SIZES[next]!;
+              if (SIZES[next]! > 0) TAKEN[taken++] = KEYS[next]!;
               need = 2;
             }
           }
           if (cost < planCost) {
-            plan = taken;
+            for (let j = 0; j < taken; j++) PLAN[j] = TAKEN[j]!;
+            planSize = taken;
             planCost = cost;
             planNeed = need;
           }
         }
-        for (const k of plan) {
+        for (let j = 0; j < planSize; j++) {
+          const k = PLAN[j]!;
           const held = this.#grams.get(k);
-          if (held !== undefined) visit(held, name, stamp, planNeed);
+          if (held !== undefined) this.#visit(held, name, stamp, planNeed);
           // A big series (a numbered fleet: `fleet-agent-17`, `fleet-agent-18`) is never a
           // lookalike of itself: its own postings are left out as a group.
-          for (const [series, list] of this.#seriesGrams.get(k)?.bySeries ?? []) if (series !== name.series) visit(list, name, stamp, planNeed);
+          const groups = this.#seriesGrams.get(k);
+          if (groups !== undefined) for (const [series, list] of groups.bySeries) if (series !== name.series) this.#visit(list, name, stamp, planNeed);
         }
       }
     }
+    const best = this.#found();
     if (best === undefined) return undefined;
     const { posting, name, reason } = best;
     return {
@@ -485,6 +504,52 @@ export class LookalikeIndex {
     };
   }
 
+  /** The lookup's answer so far, and the lookup's state cleared. */
+  #found(): Found | undefined {
+    const best = this.#best;
+    this.#self = undefined;
+    this.#best = undefined;
+    return best;
+  }
+
+  /** Compares the lookup's `name` with a posting it has not yet considered (see {@link find}). */
+  #consider(posting: Posting, name: Name, stamp: number): void {
+    if (posting.seen === stamp) return;
+    posting.seen = stamp;
+    const other = posting.stored;
+    const self = this.#self!;
+    if (other.dead || other.seq >= self.seq || other.entry.origin === self.entry.origin) return;
+    const best = this.#best;
+    if (best !== undefined && best.posting.stored.seq <= other.seq) return;
+    this.comparisons++;
+    const reason = compareNames(name, posting.name);
+    if (reason !== undefined) this.#best = { posting, name, reason };
+  }
+
+  /** A posting under `need` of the q-grams a plan took is compared; under fewer it cannot be within reach. */
+  #count(posting: Posting, name: Name, stamp: number, need: number): void {
+    if (posting.stored.dead || posting.name.series === name.series) return;
+    if (need > 1) {
+      if (posting.counted !== stamp) {
+        posting.counted = stamp;
+        posting.hits = 1;
+        return;
+      }
+      if (++posting.hits < need) return;
+    }
+    this.#consider(posting, name, stamp);
+  }
+
+  #visit(list: Postings, name: Name, stamp: number, need: number): void {
+    if (!Array.isArray(list)) {
+      this.visits++;
+      this.#count(list, name, stamp, need);
+      return;
+    }
+    this.visits += list.length;
+    for (const posting of list) this.#count(posting, name, stamp, need);
+  }
+
   /**
    * How an agent would be judged if it arrived now (the inspector asks before anything admits it):
    * one held already (from the same origin, under a name of the same skeleton; the earliest such) is judged in its
@@ -493,7 +558,7 @@ export class LookalikeIndex {
   judge(entry: Omit<LookalikeEntry, 'key'>): LookalikeMatch | undefined {
     let held: Stored | undefined;
     for (const name of entry.names) {
-      for (const { stored } of this.#skeletons.get(skeleton(name)) ?? []) {
+      for (const { stored } of this.#skeletons.get(skeleton(name)) ?? NO_POSTINGS) {
         if (!stored.dead && stored.entry.origin === entry.origin && (held === undefined || stored.seq < held.seq)) held = stored;
       }
     }
@@ -537,7 +602,8 @@ export class LookalikeIndex {
       if (held === 0) this.#lengths.delete(length);
       else this.#lengths.set(length, held);
       for (const q of gramSizes(length)) {
-        for (const k of gramKeys(name.skeleton, q, length)) {
+        for (let i = 0, n = gramKeys(name.skeleton, q, length); i < n; i++) {
+          const k = KEYS[i]!;
           const groups = this.#seriesGrams.get(k);
           const list = groups?.bySeries.get(name.series);
           if (groups !== undefined && list !== undefined) {
