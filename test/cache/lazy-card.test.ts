@@ -166,6 +166,35 @@ test('selection reads the same cards before and after the collector took their m
   await cache.close();
 });
 
+test('static agents too: selection builds no model again to judge them, their cards tagged or not (a static entry vouches for a card whose skills carry no tag)', async () => {
+  const clock = new VirtualClock();
+  const cache = newCache(clock);
+  const vocabulary = new TagVocabulary([{ tag: 'lazy', description: 'the test tag' }]);
+  const eps = [
+    fs.endpoint('st1', { card: cardFor(fs, 'st1', { skills: [{ id: 's', name: 's', description: 'Skill.', tags: ['lazy'] }] }), cacheControl: 'max-age=60' }),
+    fs.endpoint('st2', { card: cardFor(fs, 'st2', { skills: [{ id: 's', name: 's', description: 'Skill.', tags: [] }] }), cacheControl: 'max-age=60' }),
+    fs.endpoint('st3', { card: cardFor(fs, 'st3', { skills: [{ id: 's', name: 's', description: 'Skill.', tags: ['other'] }] }), cacheControl: 'max-age=60' }),
+  ];
+  const reviewed = eps.map((_, i) => ({ source: 'static', name: `static_${i + 1}`, description: 'Reviewed.', tags: ['lazy'], critical: false }));
+  const candidates: Candidate[] = [];
+  for (const [i, ep] of eps.entries()) {
+    const rec = record(reviewed[i]!.name, ep.baseUrl, 'static', { description: 'Reviewed.', tags: 'lazy', critical: 'false' });
+    candidates.push({ endpoint: admitted(ep.baseUrl, [rec]), entry: await cache.get(ep.baseUrl) });
+  }
+  const memo: MatchMemo = new WeakMap();
+  const select = () => selectAgents(candidates, { needs: [{ tag: 'lazy' }], vocabulary, reviewed, memo, presentable: () => [] });
+  const view = (s: ReturnType<typeof select>) => ({ verdicts: [...s.verdicts].map(([url, v]) => [url, v.verdict]), selected: s.selected.map((a) => a.localName) });
+  const first = select();
+  // The tagged card fits, the untagged one is vouched for by its entry, the one tagged otherwise does not fit.
+  assert.deepEqual(view(first).selected, ['static_1', 'static_2']);
+  await collect();
+  for (const c of candidates) assert.equal(modelSlot(c.entry)!.ref.deref(), undefined, 'the models were collected');
+  const again = select();
+  assert.deepEqual(view(again), view(first));
+  for (const c of candidates) assert.equal(modelSlot(c.entry)?.ref.deref(), undefined, `${c.endpoint.baseUrl}: no model built again to select`);
+  await cache.close();
+});
+
 test('an entry holds its text packed, once for its revalidations and its snapshot agents, and reads back the bytes received', async () => {
   const clock = new VirtualClock();
   const cache = newCache(clock);

@@ -9,6 +9,7 @@
 import { backoffDelay } from '../rules/backoff.js';
 import type CachePolicy from 'http-cache-semantics';
 import type { AgentCardModel } from '../card/index.js';
+import { isUntagged } from '../card/model.js';
 import { acceptedCardModel } from '../card/parse-agent-card.js';
 import { unroutableHost } from '../card/interface-policy.js';
 import type { Random } from '../clock/index.js';
@@ -40,6 +41,8 @@ interface CardFacts {
   readonly secured: boolean;
   /** Whether an interface names an unroutable host (`0.0.0.0`, `::`): only then can a reviewed `interfaceUrl` change the card. */
   readonly unroutable: boolean;
+  /** Whether no skill of the card carries a tag (no skills, or skills with `tags: []`): a static entry's tags vouch for such a card. */
+  readonly untagged: boolean;
 }
 
 function factsOf(card: AgentCardModel): CardFacts {
@@ -47,6 +50,7 @@ function factsOf(card: AgentCardModel): CardFacts {
     name: card.name,
     secured: (card.securityRequirements ?? []).length > 0,
     unroutable: card.supportedInterfaces.some((i) => unroutableHost(i.url) !== undefined),
+    untagged: isUntagged(card),
   };
 }
 
@@ -128,9 +132,9 @@ export function modelSlot(entry: object): ModelSlot | undefined {
  */
 export function lazyModel(card: AgentCardModel, body: string, read: (body: string, cardUrl: string) => AgentCardModel): ModelSlot {
   // Every field named in the literal: a spread would put them in a separate property array (40 B a card).
-  const { name, secured, unroutable } = factsOf(card);
+  const { name, secured, unroutable, untagged } = factsOf(card);
   const { held, size } = holdText(body);
-  return { ref: new WeakRef(card), read, name, secured, unroutable, held, size };
+  return { ref: new WeakRef(card), read, name, secured, unroutable, untagged, held, size };
 }
 
 /**

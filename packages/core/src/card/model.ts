@@ -94,6 +94,11 @@ export interface AgentCardModel {
   readonly signatures?: readonly AgentCardSignatureModel[];
 }
 
+/** True when no skill of the card carries a tag (including a card with no skills): a static entry's tags vouch for such a card. */
+export function isUntagged(card: AgentCardModel): boolean {
+  return card.skills.every((s) => s.tags.length === 0);
+}
+
 /** Freezes a JSON value and everything under it, iteratively (no stack limit on deep values). Store engines freeze what they load with it. */
 export function deepFreeze<T>(value: T): T {
   const stack: unknown[] = [value];

@@ -155,11 +155,6 @@ function matchOnModes(card: AgentCardModel, needs: readonly Need[], vocabulary: 
   return held({ satisfied, unknownTags: NONE, reasons });
 }
 
-/** True when no skill of the card carries a tag (including a card with no skills). */
-export function isUntagged(card: AgentCardModel): boolean {
-  return card.skills.every((s) => s.tags.length === 0);
-}
-
 /** Why the card lacks a capability `required` asks for, one sentence each (empty: none lacking). */
 function missingCapabilities(card: AgentCardModel, required: RequiredCapabilities): string[] {
   const reasons: string[] = [];

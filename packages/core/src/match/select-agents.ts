@@ -13,7 +13,7 @@ import type { PresentableScheme } from '../fetch/index.js';
 import type { AdmittedEndpoint } from '../resolve/index.js';
 import type { EndpointCause } from '../health/index.js';
 import type { CardMatch, Need, RequiredCapabilities, TagVocabulary } from './match-card.js';
-import { isUntagged, matchByRoutingTags, matchCard, matchUntaggedCard } from './match-card.js';
+import { matchByRoutingTags, matchCard, matchUntaggedCard } from './match-card.js';
 import { isLocalName, LOCAL_NAME } from '../local-name.js';
 import { runPaced, runSteps, type Pacer } from '../clock/pacer.js';
 
@@ -247,7 +247,7 @@ function* selectionSteps(candidates: readonly Candidate[], options: SelectOption
     // A static entry's routingTags route the agent whatever its card's tags; an entry's tags
     // vouch for a card no skill of which carries a tag (no skills, or skills with `tags: []`).
     const byRoutingTags = reviewed?.byRoutingTags === true;
-    const matcher = byRoutingTags ? matchByRoutingTags : reviewed !== undefined && isUntagged(entry.card) ? matchUntaggedCard : matchCard;
+    const matcher = byRoutingTags ? matchByRoutingTags : reviewed !== undefined && cardFacts(entry).untagged ? matchUntaggedCard : matchCard;
     const memoKey = reviewed ? `${byRoutingTags ? 'routing' : 'static'}:${reviewed.tags.join(',')}` : '*';
     const match = memoizedMatch(options.memo, cardIdentity(entry), memoKey, () => matcher(entry.card, needs, options.vocabulary, options.required));
     if (match.unknownTags.length > 0) {
