@@ -59,6 +59,18 @@ describe('static source', () => {
     assert.match(err.problems[11]!.message, /credentials/);
     assert.match(err.message, /12 problem\(s\)/);
     assert.equal(err.path, 'agents[1].name');
+    // The message lists the first ten; the error's problems hold every one.
+    assert.match(err.message, /agents\[4\]: must be an object[^;]*; and 2 more \(the error's `problems` has each\)$/);
+  });
+
+  test('5,000 misnamed agents: every problem in the error, a message that lists ten', () => {
+    const agents = Array.from({ length: 5_000 }, (_, i) => ({ ...weather, name: `Fleet-Agent-${i}`, url: `https://w${i}.example.com/` }));
+    const err = configError(() => staticSource({ agents }));
+    assert.equal(err.problems.length, 5_000);
+    assert.equal(err.problems[4_999]!.path, 'agents[4999].name');
+    assert.match(err.message, /^static source: 5000 problem\(s\): agents\[0\]\.name: /);
+    assert.equal(err.message.split('; ').length, 11);
+    assert.ok(err.message.length < 2_000, `a message of ${err.message.length} characters`);
   });
 
   test('"user" is refused as a local name: ADK reserves it for end-user input', () => {

@@ -185,7 +185,10 @@ export function positiveIntProblem(value: unknown): string | undefined {
   return typeof value === 'number' && Number.isSafeInteger(value) && value > 0 ? undefined : `must be a positive integer, got ${describe(value)}`;
 }
 
-/** Collects option problems and throws one `ERR_CONFIG_INVALID` listing all of them. */
+/** How many problems an options error's message lists; its `problems` has every one. */
+const LISTED_PROBLEMS = 10;
+
+/** Collects option problems and throws one `ERR_CONFIG_INVALID` with all of them. */
 export class OptionProblems {
   readonly problems: Problem[] = [];
   constructor(readonly what: string) {}
@@ -215,11 +218,17 @@ export class OptionProblems {
     return value as number;
   }
 
+  /**
+   * Throws one `ERR_CONFIG_INVALID` listing the first {@link LISTED_PROBLEMS} problems in its
+   * message (a static list of 5,000 misnamed agents made a message of 650 KB) and every one in
+   * `problems`.
+   */
   throwIfAny(): void {
     if (this.problems.length === 0) return;
     const first = this.problems[0]!;
-    const list = this.problems.map((p) => `${p.path}: ${p.message}`).join('; ');
-    throw new DiscoveryError('ERR_CONFIG_INVALID', `${this.what}: ${this.problems.length} problem(s): ${list}`, {
+    const listed = this.problems.slice(0, LISTED_PROBLEMS).map((p) => `${p.path}: ${p.message}`);
+    if (this.problems.length > LISTED_PROBLEMS) listed.push(`and ${this.problems.length - LISTED_PROBLEMS} more (the error's \`problems\` has each)`);
+    throw new DiscoveryError('ERR_CONFIG_INVALID', `${this.what}: ${this.problems.length} problem(s): ${listed.join('; ')}`, {
       stage: 'config',
       path: first.path,
       problems: this.problems,

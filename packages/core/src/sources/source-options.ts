@@ -87,8 +87,8 @@ export function checkOptions<S extends z.ZodRawShape>(shape: S, options: unknown
 }
 
 /**
- * {@link checkOptions}, throwing one `ERR_CONFIG_INVALID` (stage `config`) that lists every
- * problem, `<what>: <n> problem(s): <path>: <message>; ...`.
+ * {@link checkOptions}, throwing one `ERR_CONFIG_INVALID` (stage `config`) that lists the
+ * problems, `<what>: <n> problem(s): <path>: <message>; ...` (the first ten; `problems` has all).
  */
 export function readOptions<S extends z.ZodRawShape>(what: string, shape: S, options: unknown, relations?: Relations): z.output<z.ZodObject<S>> {
   const checked = checkOptions(shape, options, relations);
