@@ -44,3 +44,19 @@ export async function controlDelayP99(ms = 1_000): Promise<number> {
   });
   return p99;
 }
+
+/**
+ * A measure of the delay held to the bound, taken once more when the first is over it: the suite
+ * runs files side by side on this shared machine, and a neighbour's burst can land on the work and
+ * not on the control measured just before it. A synchronous stretch in the work itself (hundreds
+ * of ms) is over the bound both times. `measure` takes its own control, then the work; `report`
+ * sees each measure (a test's diagnostic). Returns the last one.
+ */
+export async function measureWithinBound<M extends { p99: number; control: number }>(measure: () => Promise<M>, report: (measured: M, attempt: number) => void): Promise<M> {
+  const first = await measure();
+  report(first, 1);
+  if (first.p99 < LOOP_DELAY_BOUND_MS + first.control) return first;
+  const second = await measure();
+  report(second, 2);
+  return second;
+}
