@@ -114,14 +114,21 @@ const SIZES = new Float64Array(MOST_KEYS);
 const TAKEN = new Int32Array(MOST_KEYS);
 const PLAN = new Int32Array(MOST_KEYS);
 
-/** Writes the distinct q-grams of `s` as keys among names of skeleton length `length` to {@link KEYS}; returns how many. */
+/**
+ * Writes the distinct q-grams of `s` as keys among names of skeleton length `length` to
+ * {@link KEYS}, and how often each occurs in `s` to {@link TIMES}; returns how many.
+ */
 function gramKeys(s: string, q: number, length: number): number {
   let n = 0;
   for (let at = 0; at + q <= s.length; at++) {
     const k = gramKey(s, at, q, length);
     let j = 0;
     while (j < n && KEYS[j] !== k) j++;
-    if (j === n) KEYS[n++] = k;
+    if (j < n) TIMES[j]!++;
+    else {
+      KEYS[n] = k;
+      TIMES[n++] = 1;
+    }
   }
   return n;
 }
@@ -427,22 +434,10 @@ export class LookalikeIndex {
           const shared = Math.max(length, other) - q + 1 - q * d;
           // This name's distinct q-grams (keys among names of length `other`), how often each
           // occurs in it, and how many postings each would visit.
-          let n = 0;
+          const n = gramKeys(name.skeleton, q, other);
+          for (let j = 0; j < n; j++) SIZES[j] = this.#postingsOf(KEYS[j]!, name.series);
           // No q-gram twice in this name: each key taken stands for one of its q-grams.
-          let single = true;
-          for (let at = 0; at + q <= length; at++) {
-            const k = gramKey(name.skeleton, at, q, other);
-            let j = 0;
-            while (j < n && KEYS[j] !== k) j++;
-            if (j < n) {
-              TIMES[j]!++;
-              single = false;
-            } else {
-              KEYS[n] = k;
-              TIMES[n] = 1;
-              SIZES[n++] = this.#postingsOf(k, name.series);
-            }
-          }
+          const single = n === length - q + 1;
           // Any `length - q + 1 - shared + 1` of this name's q-grams include one a name within reach
           // has: the rarest are taken.
           let uncovered = length - q + 1 - shared + 1;
