@@ -19,17 +19,13 @@ import os from 'node:os';
 import { seededRandom } from '../packages/core/src/clock/index.js';
 import { LookalikeIndex, type LookalikeEntry } from '../packages/core/src/rules/lookalike.js';
 import { benchAgentName } from './lib/card.js';
+import { envCount } from './lib/env.js';
 import { benchLocalName } from './lib/loop.js';
 import { machineMeta, writeResults } from './lib/results.js';
 import { fmt, fmtSummary, summarize, table } from './lib/stats.js';
 
-const count = (name: string, fallback: number, max: number): number => {
-  const v = Number(process.env[name] ?? fallback);
-  if (!Number.isInteger(v) || v < 1 || v > max) throw new Error(`${name} must be an integer from 1 to ${max}`);
-  return v;
-};
-const AGENTS = count('BENCH_LOOKALIKE_AGENTS', 100_000, 1_000_000);
-const ROUNDS = count('BENCH_ROUNDS', 3, 20);
+const AGENTS = envCount('BENCH_LOOKALIKE_AGENTS', 100_000, 1_000_000);
+const ROUNDS = envCount('BENCH_ROUNDS', 3, 20);
 const JUDGED = 1_000;
 const gc = (globalThis as { gc?: () => void }).gc;
 

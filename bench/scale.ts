@@ -41,6 +41,7 @@ import { HostPolicy } from '../packages/core/src/fetch/index.js';
 import { assertClean } from './lib/measure.js';
 import { benchLoop, FRESH_CYCLE_LIMIT_US } from './lib/loop.js';
 import { refreshBenchmark, type RefreshReport } from './lib/refresh.js';
+import { envCount } from './lib/env.js';
 import { startServerChild } from './lib/server.js';
 import { cacheSide, rawSide, type Target } from './lib/sides.js';
 import { fmt, fmtSummary, summarize, table, type Summary } from './lib/stats.js';
@@ -62,13 +63,9 @@ export interface ScaleVerdicts {
 /** Issue 43: a cycle with nothing due at 100,000 endpoints costs at most this much CPU per endpoint, µs. */
 const FRESH_CYCLE_TARGET_US = 2;
 
-const count = (name: string, fallback: number, max: number) => {
-  const n = Number(process.env[name]);
-  return Number.isInteger(n) && n > 0 && n <= max ? n : fallback;
-};
-const ROUNDS = count('BENCH_SCALE_ROUNDS', 3, 20);
-const ENDPOINTS = count('BENCH_SCALE_ENDPOINTS', 100_000, 200_000);
-const WANTED_ORIGINS = count('BENCH_SCALE_ORIGINS', 1_000, 5_000);
+const ROUNDS = envCount('BENCH_SCALE_ROUNDS', 3, 20);
+const ENDPOINTS = envCount('BENCH_SCALE_ENDPOINTS', 100_000, 200_000);
+const WANTED_ORIGINS = envCount('BENCH_SCALE_ORIGINS', 1_000, 5_000);
 const STORE = process.env['BENCH_SCALE_STORE'] === 'sqlite' ? 'sqlite' : 'memory';
 /** BENCH_SCALE_PROFILE=<directory>: the first two loop cycles are profiled (node:inspector) into it. */
 const PROFILE = process.env['BENCH_SCALE_PROFILE'];
