@@ -175,18 +175,12 @@ function skeleton(name: string): string {
     .replace(/^-|-$/g, '');
 }
 
+/** A name as compared: the lookup's names and the postings' share this shape. */
 interface Name {
   readonly raw: string;
   readonly skeleton: string;
-  /** NFKC and case folded (see {@link fold}). */
-  readonly folded: string;
-  /** The folded name with every number as `#`: names of one series (`agent-1`, `agent-2`) are never lookalikes. */
+  /** The folded name ({@link fold}) with every number as `#`: names of one series (`agent-1`, `agent-2`) are never lookalikes. */
   readonly series: string;
-}
-
-function nameOf(raw: string): Name {
-  const folded = fold(raw);
-  return { raw, skeleton: skeleton(raw), folded, series: seriesOf(folded) };
 }
 
 function seriesOf(folded: string): string {
@@ -200,9 +194,10 @@ function seriesOf(folded: string): string {
 function compareNames(a: Name, b: Name): string | undefined {
   const short = Math.min(a.skeleton.length, b.skeleton.length);
   if (short < MIN_LENGTH) return undefined;
-  const fa = a.folded;
-  const fb = b.folded;
   if (a.skeleton === b.skeleton) {
+    // Folded again here, not held: equal skeletons are rare, and a folded name per agent is not.
+    const fa = fold(a.raw);
+    const fb = fold(b.raw);
     if (fa === fb) return 'the same name';
     if (fa.replace(SEPARATORS, '-') === fb.replace(SEPARATORS, '-')) return 'the same name but for separators';
     return 'confusable characters';
@@ -245,10 +240,13 @@ export interface LookalikeMatch extends Lookalike {
   readonly name: string;
 }
 
+/** An agent held: its entry's fields (the names a copy), its place in the arrival order, and a posting per name compared. */
 interface Stored {
-  readonly entry: LookalikeEntry;
+  readonly key: string;
+  readonly origin: string;
+  readonly raw: readonly string[];
   readonly seq: number;
-  readonly names: readonly Name[];
+  names: readonly Posting[];
   /** Removed or replaced: its postings left in long lists are skipped, and dropped when the list is compacted. */
   dead: boolean;
 }
@@ -283,9 +281,11 @@ interface Found {
   readonly reason: string;
 }
 
-interface Posting {
+/** A name of an agent held, as its skeleton's list and its q-grams' lists hold it: one object per name (no {@link Name} of its own: 48 B a name less). */
+interface Posting extends Name {
   readonly stored: Stored;
-  readonly name: Name;
+  /** Has a number: counted among its series' names (a big series is posted apart). */
+  readonly numbered: boolean;
   /** Posted by series ({@link BIG_SERIES}), not among a q-gram's other postings. */
   readonly grouped: boolean;
   /** The stamp of the last lookup's name that considered it: a lookup compares each posting once per name. */
@@ -316,8 +316,8 @@ export class LookalikeIndex {
   readonly #lengths = new Map<number, number>();
   /** Names held per numbered series (one with a number: `fleet-agent-#`). */
   readonly #seriesSize = new Map<string, number>();
-  /** Postings by skeleton, in arrival order: equal skeletons are found first, the earliest at once. */
-  readonly #skeletons = new Map<string, Posting[]>();
+  /** Postings by skeleton, in arrival order: equal skeletons are found first, the earliest at once. Most skeletons have one name: held alone, not in a list. */
+  readonly #skeletons = new Map<string, Postings>();
   /** The agent a lookup is for, and the earliest lookalike it found so far (see {@link find}). */
   #self: Stored | undefined;
   #best: Found | undefined;
@@ -337,39 +337,44 @@ export class LookalikeIndex {
   /** Adds an agent, or updates its names keeping its place in the arrival order. Returns whether anything changed. */
   set(entry: LookalikeEntry): boolean {
     const old = this.#stored.get(entry.key);
-    if (old !== undefined && old.entry.origin === entry.origin && sameNames(old.entry.names, entry.names)) return false;
+    if (old !== undefined && old.origin === entry.origin && sameNames(old.raw, entry.names)) return false;
     if (old !== undefined) this.#unindex(old);
-    // Held for as long as the agent is: lists at their exact length (a filtered list reserves 17 slots).
-    const names = [...new Set(entry.names)].map(nameOf).filter((n) => n.skeleton.length >= MIN_LENGTH).slice();
-    const stored: Stored = { entry: { key: entry.key, origin: entry.origin, names: entry.names.slice() }, seq: old?.seq ?? this.#seq++, names, dead: false };
-    this.#stored.set(entry.key, stored);
-    for (const name of names) {
+    const names: Posting[] = [];
+    const stored: Stored = { key: entry.key, origin: entry.origin, raw: entry.names.slice(), seq: old?.seq ?? this.#seq++, names, dead: false };
+    for (const raw of new Set(entry.names)) {
+      const skel = skeleton(raw);
+      if (skel.length < MIN_LENGTH) continue;
+      const folded = fold(raw);
+      const series = seriesOf(folded);
+      const numbered = series !== folded;
       let grouped = false;
-      if (name.series !== name.folded) {
-        const size = (this.#seriesSize.get(name.series) ?? 0) + 1;
-        this.#seriesSize.set(name.series, size);
+      if (numbered) {
+        const size = (this.#seriesSize.get(series) ?? 0) + 1;
+        this.#seriesSize.set(series, size);
         grouped = size > BIG_SERIES;
       }
-      const posting: Posting = { stored, name, grouped, seen: 0, counted: 0, hits: 0 };
-      push(this.#skeletons, name.skeleton, posting);
+      names.push({ raw, skeleton: skel, series, stored, numbered, grouped, seen: 0, counted: 0, hits: 0 });
+    }
+    // Held for as long as the agent is: at its exact length (a list pushed to reserves 17 slots).
+    stored.names = names.slice();
+    this.#stored.set(entry.key, stored);
+    for (const posting of stored.names) {
+      post(this.#skeletons, posting.skeleton, posting);
       this.#postings++;
-      const length = name.skeleton.length;
+      const length = posting.skeleton.length;
       this.#lengths.set(length, (this.#lengths.get(length) ?? 0) + 1);
       for (const q of gramSizes(length)) {
-        for (let i = 0, n = gramKeys(name.skeleton, q, length); i < n; i++) {
+        for (let i = 0, n = gramKeys(posting.skeleton, q, length); i < n; i++) {
           const k = KEYS[i]!;
           this.#postings++;
-          if (grouped) {
+          if (posting.grouped) {
             let groups = this.#seriesGrams.get(k);
             if (groups === undefined) this.#seriesGrams.set(k, (groups = { total: 0, bySeries: new Map() }));
-            push(groups.bySeries, name.series, posting);
+            push(groups.bySeries, posting.series, posting);
             groups.total++;
             continue;
           }
-          const held = this.#grams.get(k);
-          if (held === undefined) this.#grams.set(k, posting);
-          else if (Array.isArray(held)) held.push(posting);
-          else this.#grams.set(k, [held, posting]);
+          post(this.#grams, k, posting);
         }
       }
     }
@@ -416,7 +421,10 @@ export class LookalikeIndex {
     this.#stamp += self.names.length;
     const names = self.names;
     for (let i = 0; i < names.length; i++) {
-      for (const posting of this.#skeletons.get(names[i]!.skeleton) ?? NO_POSTINGS) this.#consider(posting, names[i]!, first + i);
+      const held = this.#skeletons.get(names[i]!.skeleton);
+      if (held === undefined) continue;
+      if (!Array.isArray(held)) this.#consider(held, names[i]!, first + i);
+      else for (const posting of held) this.#consider(posting, names[i]!, first + i);
     }
     for (let i = 0; i < names.length; i++) {
       const name = names[i]!;
@@ -491,11 +499,11 @@ export class LookalikeIndex {
     if (best === undefined) return undefined;
     const { posting, name, reason } = best;
     return {
-      key: posting.stored.entry.key,
+      key: posting.stored.key,
       name: name.raw,
-      of: posting.name.raw,
-      origin: posting.stored.entry.origin,
-      reason: `name ${JSON.stringify(name.raw)} looks like ${JSON.stringify(posting.name.raw)} of ${posting.stored.entry.origin}: ${reason}`,
+      of: posting.raw,
+      origin: posting.stored.origin,
+      reason: `name ${JSON.stringify(name.raw)} looks like ${JSON.stringify(posting.raw)} of ${posting.stored.origin}: ${reason}`,
     };
   }
 
@@ -513,17 +521,17 @@ export class LookalikeIndex {
     posting.seen = stamp;
     const other = posting.stored;
     const self = this.#self!;
-    if (other.dead || other.seq >= self.seq || other.entry.origin === self.entry.origin) return;
+    if (other.dead || other.seq >= self.seq || other.origin === self.origin) return;
     const best = this.#best;
     if (best !== undefined && best.posting.stored.seq <= other.seq) return;
     this.comparisons++;
-    const reason = compareNames(name, posting.name);
+    const reason = compareNames(name, posting);
     if (reason !== undefined) this.#best = { posting, name, reason };
   }
 
   /** A posting under `need` of the q-grams a plan took is compared; under fewer it cannot be within reach. */
   #count(posting: Posting, name: Name, stamp: number, need: number): void {
-    if (posting.stored.dead || posting.name.series === name.series) return;
+    if (posting.stored.dead || posting.series === name.series) return;
     if (need > 1) {
       if (posting.counted !== stamp) {
         posting.counted = stamp;
@@ -553,11 +561,12 @@ export class LookalikeIndex {
   judge(entry: Omit<LookalikeEntry, 'key'>): LookalikeMatch | undefined {
     let held: Stored | undefined;
     for (const name of entry.names) {
-      for (const { stored } of this.#skeletons.get(skeleton(name)) ?? NO_POSTINGS) {
-        if (!stored.dead && stored.entry.origin === entry.origin && (held === undefined || stored.seq < held.seq)) held = stored;
+      const same = this.#skeletons.get(skeleton(name));
+      for (const { stored } of same === undefined ? NO_POSTINGS : Array.isArray(same) ? same : [same]) {
+        if (!stored.dead && stored.origin === entry.origin && (held === undefined || stored.seq < held.seq)) held = stored;
       }
     }
-    if (held !== undefined) return this.find(held.entry.key);
+    if (held !== undefined) return this.find(held.key);
     // A key no agent has: URLs and endpoint keys never start with a NUL.
     const key = '\u0000judged';
     this.set({ ...entry, key });
@@ -584,10 +593,8 @@ export class LookalikeIndex {
   #unindex(stored: Stored): void {
     stored.dead = true;
     for (const name of stored.names) {
-      const skeletons = this.#skeletons;
-      const sameSkeleton = skeletons.get(name.skeleton);
-      if (sameSkeleton !== undefined) this.#prune(sameSkeleton, stored, (_, emptied) => emptied && skeletons.get(name.skeleton) === sameSkeleton && skeletons.delete(name.skeleton));
-      if (name.series !== name.folded) {
+      this.#unpost(this.#skeletons, name.skeleton, stored);
+      if (name.numbered) {
         const size = (this.#seriesSize.get(name.series) ?? 1) - 1;
         if (size === 0) this.#seriesSize.delete(name.series);
         else this.#seriesSize.set(name.series, size);
@@ -607,17 +614,21 @@ export class LookalikeIndex {
               if (emptied && groups.bySeries.get(name.series) === list && groups.bySeries.delete(name.series) && groups.bySeries.size === 0 && this.#seriesGrams.get(k) === groups) this.#seriesGrams.delete(k);
             });
           }
-          const grams = this.#grams;
-          const held = grams.get(k);
-          if (held === undefined) continue;
-          if (!Array.isArray(held)) {
-            if (held.stored === stored && grams.delete(k)) this.#postings--;
-            continue;
-          }
-          this.#prune(held, stored, (_, emptied) => emptied && grams.get(k) === held && grams.delete(k));
+          this.#unpost(this.#grams, k, stored);
         }
       }
     }
+  }
+
+  /** Takes `stored`'s postings out of `map`'s postings under `k`: a single posting at once, a list by {@link prune}. */
+  #unpost<K>(map: Map<K, Postings>, k: K, stored: Stored): void {
+    const held = map.get(k);
+    if (held === undefined) return;
+    if (!Array.isArray(held)) {
+      if (held.stored === stored && map.delete(k)) this.#postings--;
+      return;
+    }
+    this.#prune(held, stored, (_, emptied) => emptied && map.get(k) === held && map.delete(k));
   }
 
   /**
@@ -664,6 +675,14 @@ function push<K, V>(map: Map<K, V[]>, key: K, value: V): void {
   const list = map.get(key);
   if (list === undefined) map.set(key, [value]);
   else list.push(value);
+}
+
+/** Adds a posting under `key`: alone while it is the only one, then in a list. */
+function post<K>(map: Map<K, Postings>, key: K, posting: Posting): void {
+  const held = map.get(key);
+  if (held === undefined) map.set(key, posting);
+  else if (Array.isArray(held)) held.push(posting);
+  else map.set(key, [held, posting]);
 }
 
 function sameNames(a: readonly string[], b: readonly string[]): boolean {
