@@ -254,7 +254,12 @@ describe('agents leaving and renamed', () => {
       keys.push(key);
       index.set({ key, origin: `https://h${i % 64}.example`, names: [`Agent ${createHash('sha256').update(String(i)).digest('hex').slice(0, 12)}`, `fleet-agent-e${i}`] });
     }
-    for (const key of keys) index.delete(key);
+    const peak = index.listBytes;
+    for (const key of keys.slice(0, (n * 7) / 8)) index.delete(key);
+    // The memory of the lists goes with them: a quarter full, the lists are packed smaller.
+    assert.ok(index.listBytes < peak / 2, `${index.listBytes} of ${peak} B reserved with an eighth of the agents left`);
+    for (const key of keys.slice((n * 7) / 8)) index.delete(key);
+    assert.equal(index.listBytes, new LookalikeIndex().listBytes);
     // Each name is posted under q-grams every other name has (`age`, `gen`, `flee`…, n postings
     // each): compacting those lists at each removal read about 60,000 postings per agent here.
     // Left in place until an eighth of a list is gone, they cost about eight reads per posting.

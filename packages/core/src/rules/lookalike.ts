@@ -140,15 +140,13 @@ function rarest(n: number): number {
   return min;
 }
 
-const NO_POSTINGS: readonly Posting[] = [];
-
-/** A q-gram's postings of names outside big series: one, or a list. */
-type Postings = Posting | Posting[];
+/** The postings under a key: the one posting, or more as a list of {@link PostingLists} (its number). */
+type Postings = Posting | number;
 
 /** A q-gram's postings of names of big series, by series, and how many there are in all. */
 interface SeriesPostings {
   total: number;
-  readonly bySeries: Map<string, Posting[]>;
+  readonly bySeries: Map<string, Postings>;
 }
 
 /** Names of one numbered series (`fleet-agent-#`) from which its later names are posted apart, by series: a lookup skips its own as a group. */
@@ -259,19 +257,176 @@ interface Stored {
  */
 const SHORT_LIST = 64;
 
-/** A long list holding dead postings: how many, and what to do once it is compacted (`removed` postings, `emptied` when none is left). */
-interface Dirty {
-  dead: number;
-  readonly compacted: (removed: number, emptied: boolean) => void;
-}
+/** The smallest arena {@link PostingLists} allocates, in postings. */
+const MIN_ARENA = 1024;
 
-/** Drops the postings of `list` that are dead (or of `stored`, the one agent a list without dead postings has to lose) in place; returns how many. */
-function compact(list: Posting[], stored?: Stored): number {
-  let w = 0;
-  for (const p of list) if (stored === undefined ? !p.stored.dead : p.stored !== stored) list[w++] = p;
-  const removed = list.length - w;
-  list.length = w;
-  return removed;
+/**
+ * The index's lists of postings, packed in one typed array: each list a run of posting ids in
+ * {@link items}, with room to grow. A list that outgrows its room moves to the arena's end (or
+ * grows in place when it is the last), leaving a hole; the arena is packed again, holes dropped,
+ * when it is full. A posting has an id while a list holds it (`refs` counts the lists).
+ *
+ * Lists of JavaScript arrays cost 8 B a posting, an array and its header per list (48 B), and the
+ * room `push` reserves (a list of 3 has 19 slots): 100,000 agents held 5.2 million postings in
+ * 289,000 lists. Here a posting costs 4 B, a list 16 B.
+ */
+class PostingLists {
+  /** The postings by id. */
+  readonly byId: (Posting | undefined)[] = [];
+  readonly #freeIds: number[] = [];
+  /** List `l` holds the ids `items[off[l]] … items[off[l] + len[l] - 1]`, with room up to `cap[l]`; `dead[l]` of them are of agents removed. */
+  items = new Int32Array(MIN_ARENA);
+  off = new Int32Array(64);
+  len = new Int32Array(64);
+  cap = new Int32Array(64);
+  dead = new Int32Array(64);
+  /** The arena's slots used: lists, their room, and the holes lists left moving. */
+  #end = 0;
+  /** Postings the lists hold: the arena is packed smaller once it is four times as big. */
+  #held = 0;
+  /** List numbers given so far, and those freed for reuse. */
+  #lists = 0;
+  readonly #freeLists: number[] = [];
+
+  /** A new list of two postings; its number. */
+  create(a: Posting, b: Posting): number {
+    let l = this.#freeLists.pop();
+    if (l === undefined) {
+      l = this.#lists++;
+      if (l === this.off.length) this.#growRecords();
+    }
+    this.#reserve(2);
+    this.off[l] = this.#end;
+    this.cap[l] = 2;
+    this.len[l] = 2;
+    this.dead[l] = 0;
+    this.#end += 2;
+    this.#held += 2;
+    this.items[this.off[l]!] = this.#idOf(a);
+    this.items[this.off[l]! + 1] = this.#idOf(b);
+    return l;
+  }
+
+  /** Adds a posting at the end of list `l`. */
+  append(l: number, posting: Posting): void {
+    const id = this.#idOf(posting);
+    let len = this.len[l]!;
+    if (len === this.cap[l]!) {
+      const grown = len + (len >> 1) + 2;
+      // Room for the list moved whole: packing may move it first.
+      this.#reserve(grown);
+      const cap = this.cap[l]!;
+      if (len === cap) {
+        const off = this.off[l]!;
+        if (off + cap === this.#end) this.#end += grown - cap;
+        else {
+          this.items.copyWithin(this.#end, off, off + len);
+          this.off[l] = this.#end;
+          this.#end += grown;
+        }
+        this.cap[l] = grown;
+      }
+      len = this.len[l]!;
+    }
+    this.items[this.off[l]! + len] = id;
+    this.len[l] = len + 1;
+    this.#held++;
+  }
+
+  /**
+   * Drops the postings of list `l` whose agent is removed (or, given, of `stored` only) in place;
+   * returns how many. A list left empty is freed: its number may be given to another. A fleet
+   * that shrinks gives the memory back: the arena is packed smaller once it is a quarter full, and
+   * everything starts again small once no list is left.
+   */
+  compact(l: number, stored?: Stored): number {
+    const items = this.items;
+    const from = this.off[l]!;
+    const to = from + this.len[l]!;
+    let w = from;
+    for (let r = from; r < to; r++) {
+      const p = this.byId[items[r]!]!;
+      if (stored === undefined ? !p.stored.dead : p.stored !== stored) items[w++] = items[r]!;
+      else this.#release(p);
+    }
+    this.len[l] = w - from;
+    this.dead[l] = 0;
+    if (w === from) {
+      this.cap[l] = 0;
+      this.#freeLists.push(l);
+    }
+    this.#held -= to - w;
+    if (this.#freeLists.length === this.#lists) this.#clear();
+    else if (this.#held * 4 < this.items.length && this.items.length > MIN_ARENA) this.#pack(0);
+    return to - w;
+  }
+
+  /** The bytes the arena and the lists' records reserve. */
+  get bytes(): number {
+    return this.items.byteLength + this.off.byteLength * 4;
+  }
+
+  #idOf(posting: Posting): number {
+    if (posting.refs++ === 0) {
+      const id = this.#freeIds.pop() ?? this.byId.length;
+      this.byId[id] = posting;
+      posting.id = id;
+    }
+    return posting.id;
+  }
+
+  #release(posting: Posting): void {
+    if (--posting.refs > 0) return;
+    this.byId[posting.id] = undefined;
+    this.#freeIds.push(posting.id);
+    posting.id = -1;
+  }
+
+  /** Makes room for `n` more slots at the arena's end. */
+  #reserve(n: number): void {
+    if (this.#end + n > this.items.length) this.#pack(n);
+  }
+
+  /** A new arena with room for `n` more slots, the lists packed into it, each with an eighth more room. */
+  #pack(n: number): void {
+    let live = 0;
+    for (let l = 0; l < this.#lists; l++) live += this.len[l]! + (this.len[l]! >> 3) + 1;
+    const next = new Int32Array(Math.max(MIN_ARENA, Math.ceil((live + n) * 1.25)));
+    let w = 0;
+    for (let l = 0; l < this.#lists; l++) {
+      if (this.cap[l] === 0) continue;
+      const off = this.off[l]!;
+      const len = this.len[l]!;
+      next.set(this.items.subarray(off, off + len), w);
+      this.off[l] = w;
+      this.cap[l] = len + (len >> 3) + 1;
+      w += this.cap[l]!;
+    }
+    this.items = next;
+    this.#end = w;
+  }
+
+  #clear(): void {
+    this.items = new Int32Array(MIN_ARENA);
+    this.#end = 0;
+    this.#lists = 0;
+    this.#freeLists.length = 0;
+    this.byId.length = 0;
+    this.#freeIds.length = 0;
+    for (const name of ['off', 'len', 'cap', 'dead'] as const) this[name] = new Int32Array(64);
+  }
+
+  #growRecords(): void {
+    const grow = (a: Int32Array<ArrayBuffer>): Int32Array<ArrayBuffer> => {
+      const next = new Int32Array(a.length * 2);
+      next.set(a);
+      return next;
+    };
+    this.off = grow(this.off);
+    this.len = grow(this.len);
+    this.cap = grow(this.cap);
+    this.dead = grow(this.dead);
+  }
 }
 
 /** The earliest lookalike a lookup found so far: the posting, the lookup's name like it, and why. */
@@ -293,6 +448,9 @@ interface Posting extends Name {
   /** The stamp of the last lookup's name that counted it under its q-grams, and how often (the count filter). */
   counted: number;
   hits: number;
+  /** Its number in {@link PostingLists} while a list holds it (-1 when none does), and how many lists do. */
+  id: number;
+  refs: number;
 }
 
 /**
@@ -321,8 +479,8 @@ export class LookalikeIndex {
   /** The agent a lookup is for, and the earliest lookalike it found so far (see {@link find}). */
   #self: Stored | undefined;
   #best: Found | undefined;
-  /** Long lists holding dead postings (see {@link SHORT_LIST}). */
-  readonly #dirty = new Map<Posting[], Dirty>();
+  /** Every list of postings the maps above hold by number. */
+  readonly #lists = new PostingLists();
   #seq = 0;
   /** The last stamp a lookup gave one of its names (see {@link Posting.seen}). */
   #stamp = 0;
@@ -353,13 +511,13 @@ export class LookalikeIndex {
         this.#seriesSize.set(series, size);
         grouped = size > BIG_SERIES;
       }
-      names.push({ raw, skeleton: skel, series, stored, numbered, grouped, seen: 0, counted: 0, hits: 0 });
+      names.push({ raw, skeleton: skel, series, stored, numbered, grouped, seen: 0, counted: 0, hits: 0, id: -1, refs: 0 });
     }
     // Held for as long as the agent is: at its exact length (a list pushed to reserves 17 slots).
     stored.names = names.slice();
     this.#stored.set(entry.key, stored);
     for (const posting of stored.names) {
-      post(this.#skeletons, posting.skeleton, posting);
+      this.#post(this.#skeletons, posting.skeleton, posting);
       this.#postings++;
       const length = posting.skeleton.length;
       this.#lengths.set(length, (this.#lengths.get(length) ?? 0) + 1);
@@ -370,11 +528,11 @@ export class LookalikeIndex {
           if (posting.grouped) {
             let groups = this.#seriesGrams.get(k);
             if (groups === undefined) this.#seriesGrams.set(k, (groups = { total: 0, bySeries: new Map() }));
-            push(groups.bySeries, posting.series, posting);
+            this.#post(groups.bySeries, posting.series, posting);
             groups.total++;
             continue;
           }
-          post(this.#grams, k, posting);
+          this.#post(this.#grams, k, posting);
         }
       }
     }
@@ -393,6 +551,11 @@ export class LookalikeIndex {
   /** Postings held in the index's lists (under a skeleton or a q-gram), a removed agent's included until its lists are compacted; for tests and metrics. */
   get postings(): number {
     return this.#postings;
+  }
+
+  /** The bytes the index's lists of postings reserve (typed arrays, outside the JavaScript heap); for tests and metrics. */
+  get listBytes(): number {
+    return this.#lists.bytes;
   }
 
   /** Whether an agent is held. */
@@ -423,8 +586,11 @@ export class LookalikeIndex {
     for (let i = 0; i < names.length; i++) {
       const held = this.#skeletons.get(names[i]!.skeleton);
       if (held === undefined) continue;
-      if (!Array.isArray(held)) this.#consider(held, names[i]!, first + i);
-      else for (const posting of held) this.#consider(posting, names[i]!, first + i);
+      if (typeof held !== 'number') this.#consider(held, names[i]!, first + i);
+      else {
+        const { items, byId } = this.#lists;
+        for (let j = this.#lists.off[held]!, end = j + this.#lists.len[held]!; j < end; j++) this.#consider(byId[items[j]!]!, names[i]!, first + i);
+      }
     }
     for (let i = 0; i < names.length; i++) {
       const name = names[i]!;
@@ -543,14 +709,17 @@ export class LookalikeIndex {
     this.#consider(posting, name, stamp);
   }
 
-  #visit(list: Postings, name: Name, stamp: number, need: number): void {
-    if (!Array.isArray(list)) {
+  #visit(held: Postings, name: Name, stamp: number, need: number): void {
+    if (typeof held !== 'number') {
       this.visits++;
-      this.#count(list, name, stamp, need);
+      this.#count(held, name, stamp, need);
       return;
     }
-    this.visits += list.length;
-    for (const posting of list) this.#count(posting, name, stamp, need);
+    const { items, byId } = this.#lists;
+    const from = this.#lists.off[held]!;
+    const to = from + this.#lists.len[held]!;
+    this.visits += to - from;
+    for (let j = from; j < to; j++) this.#count(byId[items[j]!]!, name, stamp, need);
   }
 
   /**
@@ -561,8 +730,7 @@ export class LookalikeIndex {
   judge(entry: Omit<LookalikeEntry, 'key'>): LookalikeMatch | undefined {
     let held: Stored | undefined;
     for (const name of entry.names) {
-      const same = this.#skeletons.get(skeleton(name));
-      for (const { stored } of same === undefined ? NO_POSTINGS : Array.isArray(same) ? same : [same]) {
+      for (const { stored } of this.#postingsUnder(this.#skeletons.get(skeleton(name)))) {
         if (!stored.dead && stored.origin === entry.origin && (held === undefined || stored.seq < held.seq)) held = stored;
       }
     }
@@ -579,10 +747,29 @@ export class LookalikeIndex {
 
   /** The postings under q-gram key `k` a lookup for a name of `series` would visit. */
   #postingsOf(k: number, series: string): number {
-    const held = this.#grams.get(k);
+    const small = this.#sizeOf(this.#grams.get(k));
     const groups = this.#seriesGrams.get(k);
-    const small = held === undefined ? 0 : Array.isArray(held) ? held.length : 1;
-    return groups === undefined ? small : small + groups.total - (groups.bySeries.get(series)?.length ?? 0);
+    return groups === undefined ? small : small + groups.total - this.#sizeOf(groups.bySeries.get(series));
+  }
+
+  #sizeOf(held: Postings | undefined): number {
+    return held === undefined ? 0 : typeof held === 'number' ? this.#lists.len[held]! : 1;
+  }
+
+  /** The postings under a key as an array (for the inspector's question, not for lookups). */
+  #postingsUnder(held: Postings | undefined): Posting[] {
+    if (held === undefined) return [];
+    if (typeof held !== 'number') return [held];
+    const { items, byId, off, len } = this.#lists;
+    return Array.from(items.subarray(off[held]!, off[held]! + len[held]!), (id) => byId[id]!);
+  }
+
+  /** Adds a posting under `key`: alone while it is the only one, then in a list. */
+  #post<K>(map: Map<K, Postings>, key: K, posting: Posting): void {
+    const held = map.get(key);
+    if (held === undefined) map.set(key, posting);
+    else if (typeof held === 'number') this.#lists.append(held, posting);
+    else map.set(key, this.#lists.create(held, posting));
   }
 
   /**
@@ -607,12 +794,9 @@ export class LookalikeIndex {
         for (let i = 0, n = gramKeys(name.skeleton, q, length); i < n; i++) {
           const k = KEYS[i]!;
           const groups = this.#seriesGrams.get(k);
-          const list = groups?.bySeries.get(name.series);
-          if (groups !== undefined && list !== undefined) {
-            this.#prune(list, stored, (removed, emptied) => {
-              groups.total -= removed;
-              if (emptied && groups.bySeries.get(name.series) === list && groups.bySeries.delete(name.series) && groups.bySeries.size === 0 && this.#seriesGrams.get(k) === groups) this.#seriesGrams.delete(k);
-            });
+          if (groups !== undefined) {
+            groups.total -= this.#unpost(groups.bySeries, name.series, stored);
+            if (groups.bySeries.size === 0) this.#seriesGrams.delete(k);
           }
           this.#unpost(this.#grams, k, stored);
         }
@@ -620,39 +804,37 @@ export class LookalikeIndex {
     }
   }
 
-  /** Takes `stored`'s postings out of `map`'s postings under `k`: a single posting at once, a list by {@link prune}. */
-  #unpost<K>(map: Map<K, Postings>, k: K, stored: Stored): void {
+  /**
+   * Takes `stored`'s postings out of `map`'s postings under `k`: a single posting at once, a list's
+   * by {@link prune}; a key left with none is deleted. Returns how many postings were removed.
+   */
+  #unpost<K>(map: Map<K, Postings>, k: K, stored: Stored): number {
     const held = map.get(k);
-    if (held === undefined) return;
-    if (!Array.isArray(held)) {
-      if (held.stored === stored && map.delete(k)) this.#postings--;
-      return;
+    if (held === undefined) return 0;
+    if (typeof held !== 'number') {
+      if (held.stored !== stored) return 0;
+      map.delete(k);
+      this.#postings--;
+      return 1;
     }
-    this.#prune(held, stored, (_, emptied) => emptied && map.get(k) === held && map.delete(k));
+    const removed = this.#prune(held, stored);
+    if (this.#lists.cap[held] === 0) map.delete(k);
+    return removed;
   }
 
   /**
-   * One more dead posting in `list`: compacted now when the list is short or an eighth of it is
-   * dead, else counted. `compacted` tells its map what was removed, and whether the list is empty.
+   * One more dead posting in list `l`: compacted now when the list is short or an eighth of it is
+   * dead, else counted. Returns how many postings were removed.
    */
-  #prune(list: Posting[], stored: Stored, compacted: Dirty['compacted']): void {
+  #prune(l: number, stored: Stored): number {
+    const lists = this.#lists;
+    const len = lists.len[l]!;
     // A short list has no dead posting but this agent's: only a long one is ever left dirty.
-    if (list.length <= SHORT_LIST) {
-      this.swept += list.length;
-      const removed = compact(list, stored);
-      this.#postings -= removed;
-      compacted(removed, list.length === 0);
-      return;
-    }
-    const dirty = this.#dirty.get(list);
-    if (dirty === undefined) this.#dirty.set(list, { dead: 1, compacted });
-    else if (++dirty.dead * 8 >= list.length) {
-      this.#dirty.delete(list);
-      this.swept += list.length;
-      const removed = compact(list);
-      this.#postings -= removed;
-      dirty.compacted(removed, list.length === 0);
-    }
+    if (len > SHORT_LIST && ++lists.dead[l]! * 8 < len) return 0;
+    this.swept += len;
+    const removed = lists.compact(l, len > SHORT_LIST ? undefined : stored);
+    this.#postings -= removed;
+    return removed;
   }
 }
 
@@ -669,20 +851,6 @@ export function lookalikesAmong(entries: readonly LookalikeEntry[]): Map<string,
     if (found !== undefined) out.set(e.key, found);
   }
   return out;
-}
-
-function push<K, V>(map: Map<K, V[]>, key: K, value: V): void {
-  const list = map.get(key);
-  if (list === undefined) map.set(key, [value]);
-  else list.push(value);
-}
-
-/** Adds a posting under `key`: alone while it is the only one, then in a list. */
-function post<K>(map: Map<K, Postings>, key: K, posting: Posting): void {
-  const held = map.get(key);
-  if (held === undefined) map.set(key, posting);
-  else if (Array.isArray(held)) held.push(posting);
-  else map.set(key, [held, posting]);
 }
 
 function sameNames(a: readonly string[], b: readonly string[]): boolean {
