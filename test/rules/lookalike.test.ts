@@ -273,6 +273,29 @@ describe('agents leaving and renamed', () => {
   });
 });
 
+describe('bounded memory', () => {
+  test('a fleet of a steady size that keeps changing holds its lists in steady memory', () => {
+    const name = (i: number): string => `Agent ${createHash('sha256').update(String(i)).digest('hex').slice(0, 12)}`;
+    const add = (index: LookalikeIndex, i: number): void => {
+      index.set({ key: `https://h${i % 64}.example/${i}`, origin: `https://h${i % 64}.example`, names: [name(i), `fleet-agent-${i.toString(36)}`] });
+    };
+    const size = 2_000;
+    const rounds = 40;
+    const index = new LookalikeIndex();
+    for (let i = 0; i < size; i++) add(index, i);
+    // Each round a quarter of the fleet leaves, and as many newcomers arrive.
+    for (let round = 1; round <= rounds; round++) {
+      for (let i = (round - 1) * 500; i < round * 500; i++) index.delete(`https://h${i % 64}.example/${i}`);
+      for (let i = size + (round - 1) * 500; i < size + round * 500; i++) add(index, i);
+    }
+    // Against an index given the same agents once.
+    const fresh = new LookalikeIndex();
+    for (let i = rounds * 500; i < size + rounds * 500; i++) add(fresh, i);
+    assert.equal([...index.keys()].length, size);
+    assert.ok(index.listBytes <= 2 * fresh.listBytes, `${index.listBytes} B reserved after ${rounds} rounds, ${fresh.listBytes} B for the same agents given once`);
+  });
+});
+
 describe('bounded cost', () => {
   test('10,000 admitted names: each lookup compares a handful of names, not all', () => {
     // A seeded generator (mulberry32): random words, a quarter with a common word after them.

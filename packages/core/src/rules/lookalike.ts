@@ -34,7 +34,9 @@
  * leaves (or is renamed) costs its own postings too, not the fleet: a list a word every name
  * shares holds a posting of every agent, so a long list keeps a leaver's posting, skipped, until
  * an eighth of it has left, and is compacted then (100,000 agents: 0.16 ms a removal, where
- * filtering every list it was in took 66 ms at 40,000).
+ * filtering every list it was in took 66 ms at 40,000). The lists are runs of posting ids in one
+ * typed array ({@link PostingLists}): 1.6 KB an agent of two names at 100,000, where lists of
+ * JavaScript arrays and an object per name and per posting held 2.3 KB.
  *
  * @module
  */
@@ -261,27 +263,56 @@ const SHORT_LIST = 64;
 const MIN_ARENA = 1024;
 
 /**
- * The index's lists of postings, packed in one typed array: each list a run of posting ids in
- * {@link items}, with room to grow. A list that outgrows its room moves to the arena's end (or
- * grows in place when it is the last), leaving a hole; the arena is packed again, holes dropped,
- * when it is full. A posting has an id while a list holds it (`refs` counts the lists).
+ * The room a list of {@link PostingLists} has: 2 postings, then each size half as big again and 2
+ * more. Every run of the arena, a list's or a free one, has one of these sizes.
+ */
+const ROOMS: readonly number[] = (() => {
+  const rooms = [2];
+  while (rooms[rooms.length - 1]! < 0x20000000) rooms.push(rooms[rooms.length - 1]! + (rooms[rooms.length - 1]! >> 1) + 2);
+  return rooms;
+})();
+
+/** The index in {@link ROOMS} of a room. */
+function roomClass(room: number): number {
+  let lo = 0;
+  let hi = ROOMS.length - 1;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (ROOMS[mid]! < room) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+/**
+ * The index's lists of postings, in one typed array: each list a run of posting ids in
+ * {@link items}, its room one of {@link ROOMS}. A list that outgrows its room takes a run of the
+ * next size (or grows in place when it is the last in the arena) and frees its old one; a freed
+ * run waits, linked through its first slot, for the next list that needs its size. The arena grows
+ * by copying it whole, and is packed smaller only once a quarter of it is in use (a fleet that
+ * shrank). A posting has an id while a list holds it (`refs` counts the lists).
  *
  * Lists of JavaScript arrays cost 8 B a posting, an array and its header per list (48 B), and the
  * room `push` reserves (a list of 3 has 19 slots): 100,000 agents held 5.2 million postings in
- * 289,000 lists. Here a posting costs 4 B, a list 16 B.
+ * 289,000 lists. Here a posting costs 4 B, a list 16 B. Packing the arena whenever it was full
+ * instead of keeping freed runs for reuse read every list some 80 times while 100,000 agents
+ * arrived (about 100 ms each time at the end).
  */
 class PostingLists {
   /** The postings by id. */
   readonly byId: (Posting | undefined)[] = [];
   readonly #freeIds: number[] = [];
-  /** List `l` holds the ids `items[off[l]] … items[off[l] + len[l] - 1]`, with room up to `cap[l]`; `dead[l]` of them are of agents removed. */
+  /** List `l` holds the ids `items[off[l]] … items[off[l] + len[l] - 1]`, its room `cap[l]` (0 once it is freed); `dead[l]` of them are of agents removed. */
   items = new Int32Array(MIN_ARENA);
   off = new Int32Array(64);
   len = new Int32Array(64);
   cap = new Int32Array(64);
   dead = new Int32Array(64);
-  /** The arena's slots used: lists, their room, and the holes lists left moving. */
+  /** The arena's slots used, by lists and free runs. */
   #end = 0;
+  /** The first free run of each room (-1: none); each free run's first slot holds the next. And the slots of every free run. */
+  readonly #free = new Int32Array(ROOMS.length).fill(-1);
+  #freeSlots = 0;
   /** Postings the lists hold: the arena is packed smaller once it is four times as big. */
   #held = 0;
   /** List numbers given so far, and those freed for reuse. */
@@ -295,38 +326,40 @@ class PostingLists {
       l = this.#lists++;
       if (l === this.off.length) this.#growRecords();
     }
-    this.#reserve(2);
-    this.off[l] = this.#end;
-    this.cap[l] = 2;
+    const off = this.#take(0);
+    this.off[l] = off;
+    this.cap[l] = ROOMS[0]!;
     this.len[l] = 2;
     this.dead[l] = 0;
-    this.#end += 2;
     this.#held += 2;
-    this.items[this.off[l]!] = this.#idOf(a);
-    this.items[this.off[l]! + 1] = this.#idOf(b);
+    this.items[off] = this.#idOf(a);
+    this.items[off + 1] = this.#idOf(b);
     return l;
   }
 
   /** Adds a posting at the end of list `l`. */
   append(l: number, posting: Posting): void {
     const id = this.#idOf(posting);
-    let len = this.len[l]!;
+    const len = this.len[l]!;
     if (len === this.cap[l]!) {
-      const grown = len + (len >> 1) + 2;
-      // Room for the list moved whole: packing may move it first.
-      this.#reserve(grown);
-      const cap = this.cap[l]!;
-      if (len === cap) {
-        const off = this.off[l]!;
-        if (off + cap === this.#end) this.#end += grown - cap;
-        else {
-          this.items.copyWithin(this.#end, off, off + len);
-          this.off[l] = this.#end;
-          this.#end += grown;
-        }
-        this.cap[l] = grown;
+      // Room for the next run first: packing the arena moves the list, and may give it room.
+      this.#reserve(ROOMS[roomClass(len) + 1]!);
+    }
+    const cap = this.cap[l]!;
+    if (len === cap) {
+      const k = roomClass(cap) + 1;
+      const grown = ROOMS[k]!;
+      const off = this.off[l]!;
+      if (off + cap === this.#end) {
+        // The last run of the arena grows in place.
+        this.#end += grown - cap;
+      } else {
+        const to = this.#take(k);
+        this.items.copyWithin(to, off, off + len);
+        this.off[l] = to;
+        this.#give(off, cap);
       }
-      len = this.len[l]!;
+      this.cap[l] = grown;
     }
     this.items[this.off[l]! + len] = id;
     this.len[l] = len + 1;
@@ -352,12 +385,13 @@ class PostingLists {
     this.len[l] = w - from;
     this.dead[l] = 0;
     if (w === from) {
+      this.#give(from, this.cap[l]!);
       this.cap[l] = 0;
       this.#freeLists.push(l);
     }
     this.#held -= to - w;
     if (this.#freeLists.length === this.#lists) this.#clear();
-    else if (this.#held * 4 < this.items.length && this.items.length > MIN_ARENA) this.#pack(0);
+    else if (this.#held * 4 < this.items.length && this.items.length > MIN_ARENA) this.#pack();
     return to - w;
   }
 
@@ -382,33 +416,74 @@ class PostingLists {
     posting.id = -1;
   }
 
-  /** Makes room for `n` more slots at the arena's end. */
-  #reserve(n: number): void {
-    if (this.#end + n > this.items.length) this.#pack(n);
+  /** A run of room `ROOMS[k]`: a free one, or a new one at the arena's end. */
+  #take(k: number): number {
+    const free = this.#free[k]!;
+    if (free >= 0) {
+      this.#free[k] = this.items[free]!;
+      this.#freeSlots -= ROOMS[k]!;
+      return free;
+    }
+    this.#reserve(ROOMS[k]!);
+    const off = this.#end;
+    this.#end += ROOMS[k]!;
+    return off;
   }
 
-  /** A new arena with room for `n` more slots, the lists packed into it, each with an eighth more room. */
-  #pack(n: number): void {
-    let live = 0;
-    for (let l = 0; l < this.#lists; l++) live += this.len[l]! + (this.len[l]! >> 3) + 1;
-    const next = new Int32Array(Math.max(MIN_ARENA, Math.ceil((live + n) * 1.25)));
+  /** Frees the run at `off` of room `room` for the next list that needs that room. */
+  #give(off: number, room: number): void {
+    const k = roomClass(room);
+    this.items[off] = this.#free[k]!;
+    this.#free[k] = off;
+    this.#freeSlots += room;
+  }
+
+  /**
+   * Makes room for `n` more slots at the arena's end: the lists packed into a new arena when a
+   * third of it is free runs, else the arena copied whole (one `memcpy`, offsets kept) into one
+   * half as big again.
+   */
+  #reserve(n: number): void {
+    if (this.#end + n <= this.items.length) return;
+    if (this.#freeSlots * 3 >= this.#end) {
+      this.#pack(n);
+      return;
+    }
+    const next = new Int32Array(Math.max(this.#end + n, Math.ceil(this.items.length * 1.25)));
+    next.set(this.items.subarray(0, this.#end));
+    this.items = next;
+  }
+
+  /** A new arena with room for `n` more slots and a quarter more, the lists packed into it, each in the smallest room with one slot free, free runs dropped. */
+  #pack(n = 0): void {
+    let used = 0;
+    for (let l = 0; l < this.#lists; l++) if (this.cap[l] !== 0) used += ROOMS[roomClass(this.len[l]! + 1)]!;
+    const next = new Int32Array(Math.max(MIN_ARENA, Math.ceil((used + n) * 1.25)));
+    // Element by element: most lists are a few postings, and a view per list to copy it whole
+    // (`subarray`) cost ten times as much.
+    const items = this.items;
     let w = 0;
     for (let l = 0; l < this.#lists; l++) {
       if (this.cap[l] === 0) continue;
       const off = this.off[l]!;
       const len = this.len[l]!;
-      next.set(this.items.subarray(off, off + len), w);
       this.off[l] = w;
-      this.cap[l] = len + (len >> 3) + 1;
-      w += this.cap[l]!;
+      for (let i = 0; i < len; i++) next[w + i] = items[off + i]!;
+      const cap = ROOMS[roomClass(len + 1)]!;
+      this.cap[l] = cap;
+      w += cap;
     }
     this.items = next;
     this.#end = w;
+    this.#free.fill(-1);
+    this.#freeSlots = 0;
   }
 
   #clear(): void {
     this.items = new Int32Array(MIN_ARENA);
     this.#end = 0;
+    this.#free.fill(-1);
+    this.#freeSlots = 0;
     this.#lists = 0;
     this.#freeLists.length = 0;
     this.byId.length = 0;
