@@ -35,7 +35,7 @@
  * shares holds a posting of every agent, so a long list keeps a leaver's posting, skipped, until
  * an eighth of it has left, and is compacted then (100,000 agents: 0.16 ms a removal, where
  * filtering every list it was in took 66 ms at 40,000). The lists are runs of posting ids in one
- * typed array ({@link PostingLists}): 1.6 KB an agent of two names at 100,000, where lists of
+ * typed array ({@link PostingLists}): 1.7 KB an agent of two names at 100,000, where lists of
  * JavaScript arrays and an object per name and per posting held 2.3 KB.
  *
  * @module
