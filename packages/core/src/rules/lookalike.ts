@@ -289,8 +289,9 @@ function roomClass(room: number): number {
  * {@link items}, its room one of {@link ROOMS}. A list that outgrows its room takes a run of the
  * next size (or grows in place when it is the last in the arena) and frees its old one; a freed
  * run waits, linked through its first slot, for the next list that needs its size. The arena grows
- * by copying it whole, and is packed smaller only once a quarter of it is in use (a fleet that
- * shrank). A posting has an id while a list holds it (`refs` counts the lists).
+ * by copying it whole; it is packed list by list only when it is full and a third of it is free
+ * runs, or once a quarter of it is in use (a fleet that shrank). A posting has an id while a list
+ * holds it (`refs` counts the lists).
  *
  * Lists of JavaScript arrays cost 8 B a posting, an array and its header per list (48 B), and the
  * room `push` reserves (a list of 3 has 19 slots): 100,000 agents held 5.2 million postings in
@@ -440,8 +441,8 @@ class PostingLists {
 
   /**
    * Makes room for `n` more slots at the arena's end: the lists packed into a new arena when a
-   * third of it is free runs, else the arena copied whole (one `memcpy`, offsets kept) into one
-   * half as big again.
+   * third of it is free runs, else the arena copied whole (one `memcpy`, offsets kept) into one a
+   * quarter bigger.
    */
   #reserve(n: number): void {
     if (this.#end + n <= this.items.length) return;
