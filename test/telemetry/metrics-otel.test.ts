@@ -132,6 +132,8 @@ test('after real discovery and a chat turn, the OpenTelemetry metrics equal the 
   assert.equal(prom.get('a2a_discovery_session_events_total{event="pinned"}'), 1);
   assert.equal(prom.get('a2a_discovery_pinned_sessions{}'), 1);
   assert.ok((prom.get('a2a_discovery_snapshot_version{}') ?? 0) >= 1);
+  // The lookalike index holds the two admitted agents: what its lists reserve, as the loop reads it.
+  assert.equal(prom.get('a2a_discovery_lookalike_index_bytes{}'), service.loop.lookalikeBytes);
 
   // Every Prometheus series has its OpenTelemetry twin with the same value, and none more. The one
   // exception is documented: a label-less Prometheus gauge always shows a value (0), while the

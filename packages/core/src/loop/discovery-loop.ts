@@ -452,6 +452,14 @@ export class DiscoveryLoop {
     return this.#evaluator.lookalikeOf(origin, names);
   }
 
+  /**
+   * The bytes the lookalike index's lists of postings reserve: typed arrays, outside the
+   * JavaScript heap, about 500 B per agent of two names (`a2a_discovery_lookalike_index_bytes`).
+   */
+  get lookalikeBytes(): number {
+    return this.#evaluator.lookalikeBytes;
+  }
+
   /** Everything known about each endpoint (admitted, gone within its grace period, or refused). */
   async status(): Promise<EndpointStatus[]> {
     return this.#views.status(this.#evaluator.verdicts, this.#evaluator.lookalikes);

@@ -116,6 +116,11 @@ export class Evaluator {
     return this.#lookalikes;
   }
 
+  /** The bytes the lookalike index's lists reserve (typed arrays, outside the JavaScript heap). */
+  get lookalikeBytes(): number {
+    return this.#lookalikeIndex.listBytes;
+  }
+
   /** Whether an agent of `origin` going by `names` looks like one with a card here, from another origin (see `LookalikeIndex.judge`). */
   lookalikeOf(origin: string, names: readonly string[]): Lookalike | undefined {
     const found = this.#lookalikeIndex.judge({ origin, names });

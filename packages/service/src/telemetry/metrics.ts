@@ -110,6 +110,7 @@ const METRICS = {
   replicaRefusesToLead: { name: `${P}replica_refuses_to_lead`, kind: 'gauge', help: 'Whether this replica refuses to lead (1) because the database\'s schema is newer than its build (a rolling upgrade: /readyz says why).' },
   activeAlerts: { name: `${P}active_alerts`, kind: 'gauge', help: 'Alert conditions that hold now (raised and not yet resolved).' },
   builtTrees: { name: `${P}built_trees`, kind: 'gauge', help: 'Agent trees built and kept (current, pinned, or about to be published).' },
+  lookalikeIndexBytes: { name: `${P}lookalike_index_bytes`, kind: 'gauge', help: 'Bytes the lookalike index\'s lists of postings reserve (typed arrays, outside the JavaScript heap; freed as agents leave).' },
   routingAccuracy: { name: `${P}routing_accuracy`, kind: 'gauge', help: 'Routing accuracy (0-1) of the current snapshot on the labelled cases; absent when routing is not evaluated.' },
   catalogReads: {
     name: `${P}catalog_reads_total`,
@@ -389,6 +390,7 @@ function discoveryMetrics(out: Outputs, s: Pick<MetricsSources, 'cache' | 'loop'
   const { cache, loop, trees } = s;
   out.observed(M.activeAlerts, () => loop.activeAlerts.length);
   out.observed(M.builtTrees, () => trees?.builtDigests.length ?? 0);
+  out.observed(M.lookalikeIndexBytes, () => loop.lookalikeBytes);
   out.observed(M.routingAccuracy, () => {
     const digest = loop.current()?.digest;
     return digest !== undefined ? loop.routingOf(digest)?.accuracy : undefined;
