@@ -270,10 +270,50 @@ describe('agents leaving and renamed', () => {
     // Nothing of them is left to find: a name like one of theirs is not a lookalike now.
     index.set({ key: 'https://new.example/', origin: 'https://new.example', names: ['fleet-agent-e17x'] });
     assert.equal(index.find('https://new.example/'), undefined);
+    // And the index works as new: names like those that left (the same q-grams, lists made again) are found.
+    const again = `Agent ${createHash('sha256').update('17').digest('hex').slice(0, 12)}`;
+    index.set({ key: 'https://a.example/', origin: 'https://a.example', names: [again] });
+    index.set({ key: 'https://b.example/', origin: 'https://b.example', names: [`${again.slice(0, -1)}x`] });
+    assert.equal(index.find('https://b.example/')?.key, 'https://a.example/');
+    index.set({ key: 'https://c.example/', origin: 'https://c.example', names: [`fleet-agent-e${n - 1}`] });
+    index.set({ key: 'https://d.example/', origin: 'https://d.example', names: [`flet-agent-e${n - 1}`] });
+    assert.equal(index.find('https://d.example/')?.key, 'https://c.example/');
+    // No lookup visited a list that was not there (a key left behind would count none, or another's).
+    assert.ok(Number.isFinite(index.visits), `visits ${index.visits}`);
   });
 });
 
 describe('bounded memory', () => {
+  test('a fleet that empties and comes back is judged as by a new index (no list of the old fleet is left under a key)', () => {
+    const index = new LookalikeIndex();
+    // Pairs of agents sharing a word nobody else has, after one every agent has: each pair makes
+    // lists of its own, the last pair's last (numbered highest). Every agent leaves, the last pair
+    // last, and the last list it frees is its word's last q-gram.
+    const word = (j: number): string => createHash('sha256').update(`w${j}`).digest('hex').replace(/\d/g, '').slice(0, 8);
+    const pairs = 40;
+    for (let j = 0; j < pairs; j++) {
+      for (const side of [0, 1]) index.set({ key: `k${j}-${side}`, origin: `https://p${j}-${side}.example`, names: [`agent ${word(j)}`] });
+    }
+    for (let j = 0; j < pairs; j++) for (const side of [0, 1]) index.delete(`k${j}-${side}`);
+    assert.equal(index.postings, 0);
+    // They come back, each second one a letter off the first.
+    const fresh = new LookalikeIndex();
+    for (let j = 0; j < pairs; j++) {
+      for (const [side, name] of [`agent ${word(j)}`, `agenx ${word(j)}`].entries()) {
+        for (const ix of [index, fresh]) ix.set({ key: `k${j}-${side}`, origin: `https://p${j}-${side}.example`, names: [name] });
+      }
+    }
+    for (let j = 0; j < pairs; j++) {
+      assert.equal(fresh.find(`k${j}-1`)?.key, `k${j}-0`);
+      assert.equal(index.find(`k${j}-1`)?.key, `k${j}-0`, `pair ${j}`);
+    }
+    assert.equal(index.listBytes, fresh.listBytes);
+    // And they leave again without a trace.
+    for (let j = 0; j < pairs; j++) for (const side of [0, 1]) index.delete(`k${j}-${side}`);
+    assert.equal(index.postings, 0);
+    assert.equal(index.listBytes, new LookalikeIndex().listBytes);
+  });
+
   test('a fleet of a steady size that keeps changing holds its lists in steady memory', () => {
     const name = (i: number): string => `Agent ${createHash('sha256').update(String(i)).digest('hex').slice(0, 12)}`;
     const add = (index: LookalikeIndex, i: number): void => {

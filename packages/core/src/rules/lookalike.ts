@@ -369,9 +369,7 @@ class PostingLists {
 
   /**
    * Drops the postings of list `l` whose agent is removed (or, given, of `stored` only) in place;
-   * returns how many. A list left empty is freed: its number may be given to another. A fleet
-   * that shrinks gives the memory back: the arena is packed smaller once it is a quarter full, and
-   * everything starts again small once no list is left.
+   * returns how many. A list left empty is freed (its room 0): its number may be given to another.
    */
   compact(l: number, stored?: Stored): number {
     const items = this.items;
@@ -391,9 +389,17 @@ class PostingLists {
       this.#freeLists.push(l);
     }
     this.#held -= to - w;
+    return to - w;
+  }
+
+  /**
+   * Gives memory back once a fleet shrank: everything starts again small once no list is left,
+   * and the arena is packed smaller once it is a quarter full. Called between changes (list
+   * numbers are renumbered from 0 after a reset: no map may still hold a freed list's number).
+   */
+  trim(): void {
     if (this.#freeLists.length === this.#lists) this.#clear();
     else if (this.#held * 4 < this.items.length && this.items.length > MIN_ARENA) this.#pack();
-    return to - w;
   }
 
   /** The bytes the arena and the lists' records reserve. */
@@ -878,6 +884,7 @@ export class LookalikeIndex {
         }
       }
     }
+    this.#lists.trim();
   }
 
   /**
