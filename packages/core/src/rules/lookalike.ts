@@ -398,7 +398,7 @@ class PostingLists {
    * numbers are renumbered from 0 after a reset: no map may still hold a freed list's number).
    */
   trim(): void {
-    if (this.#freeLists.length === this.#lists) this.#clear();
+    if (this.#lists > 0 && this.#freeLists.length === this.#lists) this.#clear();
     else if (this.#held * 4 < this.items.length && this.items.length > MIN_ARENA) this.#pack();
   }
 
