@@ -58,7 +58,7 @@ import type { PolicyRequest } from './http-validators.js';
 import { clockedPolicy, conditionalOf, isPrecomputed, policyHeaders, sameValidators, updatedHeaders, validatorsOf, withConditional, withoutValidators } from './http-validators.js';
 import { Limiter } from './limiter.js';
 import type { HitTally, ResultDetail } from './result-events.js';
-import { newHitTally, ResultEvents } from './result-events.js';
+import { ResultEvents } from './result-events.js';
 import type { WellKnownFetch } from './well-known.js';
 import { fetchWithLegacyFallback } from './well-known.js';
 
@@ -184,6 +184,7 @@ export class CardCache<C = AgentCardModel, V extends string = CardProtocolVersio
   #judgeKey(endpoint: string): string {
     const policy = this.#o.hostPolicy;
     if (this.#judgedGeneration !== policy.generation) {
+      for (const tally of this.#judged.values()) this.#results.release(tally);
       this.#judged.clear();
       this.#judgedGeneration = policy.generation;
     }
@@ -275,6 +276,8 @@ export class CardCache<C = AgentCardModel, V extends string = CardProtocolVersio
    */
   async forgetKey(key: string): Promise<void> {
     this.#neverSeen.delete(key);
+    const tally = this.#judged.get(key);
+    if (tally !== undefined) this.#results.release(tally);
     this.#judged.delete(key);
     await this.#o.store.delete(key);
   }
@@ -644,7 +647,7 @@ export class CardCache<C = AgentCardModel, V extends string = CardProtocolVersio
    */
   #put(key: string, entry: CacheEntry<C, V>, kept: CacheEntry<C, V> | undefined): void | Promise<void> {
     const { store } = this.#o;
-    if (this.#judgedGeneration === this.#o.hostPolicy.generation && !this.#judged.has(key)) this.#judged.set(key, newHitTally());
+    if (this.#judgedGeneration === this.#o.hostPolicy.generation && !this.#judged.has(key)) this.#judged.set(key, this.#results.tallyFor(key));
     return kept !== undefined && store.touch !== undefined && entry.extended === kept.extended ? store.touch(key, entry) : store.set(key, entry);
   }
 

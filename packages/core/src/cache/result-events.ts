@@ -14,16 +14,13 @@ export type ResultDetail = Pick<CardResultEvent, 'status' | 'durationMs' | 'byte
 const NO_DETAIL: ResultDetail = Object.freeze({});
 
 /**
- * An endpoint's hits counted since the last publication (`hitEvents: 'counted'`). The cache keeps
- * one beside each key it judged, so a fresh hit finds its key and its tally with one lookup.
+ * An endpoint's hits counted since its last publication (`hitEvents: 'counted'`). The cache keeps
+ * one beside each key it judged, so a fresh hit finds its key and its tally with one lookup; the
+ * tally is itself the endpoint's place in the publication queue.
  */
 export interface HitTally {
+  readonly key: string;
   count: number;
-}
-
-/** A tally at zero. */
-export function newHitTally(): HitTally {
-  return { count: 0 };
 }
 
 /**
@@ -32,17 +29,28 @@ export function newHitTally(): HitTally {
  */
 export const HIT_EVENTS_PER_TURN = 500;
 
+/** Published tallies kept at the queue's front, at most, while it never empties. */
+const COMPACT_AT = 4 * HIT_EVENTS_PER_TURN;
+
 /** Emits one cache's result events. */
 export class ResultEvents {
   readonly #events: EventStream | undefined;
   /** `hitEvents: 'counted'` with an event stream: a hit is a counter. */
   readonly #countHits: boolean;
-  /** The tallies with hits not yet published, and their endpoints (`hitEvents: 'counted'`): one per tally, at most one per entry. */
-  readonly #pending: Array<{ readonly key: string; readonly tally: HitTally }> = [];
-  /** Tallies of endpoints the cache gave none (a key it did not write yet), until the next publication. */
+  /**
+   * The tallies with hits not yet published, oldest first from `#head`: a tally joins when its
+   * count leaves zero and leaves when it is published (its count back at zero), so it is queued at
+   * most once and a burst allocates nothing per hit or per endpoint but the events themselves.
+   */
+  readonly #queue: HitTally[] = [];
+  #head = 0;
+  /**
+   * Tallies of endpoints the cache holds none for (a key it did not write, or one it let go while
+   * its hits were not yet published), until the queue is empty; the cache takes the key's tally
+   * from here when it writes the key ({@link tallyFor}), so an endpoint has one tally and one event
+   * per burst.
+   */
   readonly #loose = new Map<string, HitTally>();
-  /** Counts taken from the tallies and not yet published (a burst bigger than one slice). */
-  readonly #out: Array<[string, number]> = [];
   #hitFlush: NodeJS.Immediate | undefined;
 
   constructor(events: EventStream | undefined, hitEvents: 'each' | 'counted') {
@@ -52,8 +60,26 @@ export class ResultEvents {
 
   /** A fresh hit: an event, or a count (on the endpoint's tally when the cache has one). */
   hit(key: string, failures: number, tally?: HitTally): void {
-    if (this.#countHits) this.#count(key, tally);
-    else this.emit(key, 'hit', NO_DETAIL, failures);
+    if (!this.#countHits) this.emit(key, 'hit', NO_DETAIL, failures);
+    else if (tally === undefined) this.#looseHit(key);
+    // An endpoint hit again in the same burst is counted only: its tally is queued already.
+    else if (tally.count++ === 0) this.#enqueue(tally);
+  }
+
+  /** The tally for a key the cache writes: the one its hits were counted on so far, else a new one. */
+  tallyFor(key: string): HitTally {
+    const loose = this.#loose.get(key);
+    if (loose === undefined) return { key, count: 0 };
+    this.#loose.delete(key);
+    return loose;
+  }
+
+  /**
+   * A tally the cache lets go (it forgot the key, or its rules changed): kept until its hits are
+   * published, for the key's next tally to continue.
+   */
+  release(tally: HitTally): void {
+    if (tally.count > 0) this.#loose.set(tally.key, tally);
   }
 
   /**
@@ -62,41 +88,52 @@ export class ResultEvents {
    * cycle's burst is one event per endpoint, and a request waiting meanwhile goes between slices.
    */
   flush(): void {
-    this.#take();
+    if (this.#hitFlush !== undefined) clearImmediate(this.#hitFlush);
+    this.#hitFlush = undefined;
     this.#publish(Number.POSITIVE_INFINITY);
   }
 
   /** The scheduled flush: a slice, and the rest at the next turn. */
   #flushSlice(): void {
     this.#hitFlush = undefined;
-    this.#take();
     this.#publish(HIT_EVENTS_PER_TURN);
-    if (this.#out.length > 0) this.#schedule();
+    if (this.#head < this.#queue.length) this.#schedule();
   }
 
-  /** Moves the counted hits to the publication queue: one count per endpoint. */
-  #take(): void {
-    if (this.#hitFlush !== undefined) clearImmediate(this.#hitFlush);
-    this.#hitFlush = undefined;
-    if (this.#pending.length === 0) return;
-    // One event per endpoint: a key can have had two tallies in one burst (the rules changed, or
-    // its first hit came before the cache wrote it).
-    const counts = new Map<string, number>();
-    for (const { key, tally } of this.#pending) {
-      counts.set(key, (counts.get(key) ?? 0) + tally.count);
-      tally.count = 0;
-    }
-    this.#pending.length = 0;
-    this.#loose.clear();
-    for (const entry of counts) this.#out.push(entry);
-  }
-
-  /** Emits up to `max` queued counts, oldest first. */
+  /** Emits up to `max` queued tallies, oldest first, each as one event with its count. */
   #publish(max: number): void {
+    const queue = this.#queue;
     const events = this.#events;
-    const n = Math.min(max, this.#out.length);
-    const taken = this.#out.splice(0, n);
-    if (events !== undefined) for (const [endpoint, count] of taken) events.emit({ type: 'card.result', endpoint, outcome: 'hit', failures: 0, count });
+    const end = Math.min(queue.length, this.#head + max);
+    for (let i = this.#head; i < end; i++) {
+      const tally = queue[i]!;
+      const count = tally.count;
+      tally.count = 0;
+      events?.emit({ type: 'card.result', endpoint: tally.key, outcome: 'hit', failures: 0, count });
+    }
+    this.#head = end;
+    if (end === queue.length) {
+      queue.length = 0;
+      this.#head = 0;
+      this.#loose.clear();
+    } else if (end >= COMPACT_AT && end * 2 >= queue.length) {
+      // Hits that keep coming faster than the slices publish them never empty the queue: drop
+      // the published part, and the loose tallies published since (none of them is queued).
+      queue.copyWithin(0, end);
+      queue.length -= end;
+      this.#head = 0;
+      for (const [key, tally] of this.#loose) if (tally.count === 0) this.#loose.delete(key);
+    }
+  }
+
+  /** The tallies the queue holds, published ones at its front included (bounded, see {@link #publish}). */
+  get heldTallies(): number {
+    return this.#queue.length;
+  }
+
+  #enqueue(tally: HitTally): void {
+    this.#queue.push(tally);
+    this.#schedule();
   }
 
   #schedule(): void {
@@ -105,11 +142,10 @@ export class ResultEvents {
     this.#hitFlush.unref();
   }
 
-  #count(key: string, given: HitTally | undefined): void {
-    let tally = given ?? this.#loose.get(key);
-    if (tally === undefined) this.#loose.set(key, (tally = newHitTally()));
-    if (tally.count++ === 0) this.#pending.push({ key, tally });
-    this.#schedule();
+  #looseHit(key: string): void {
+    let tally = this.#loose.get(key);
+    if (tally === undefined) this.#loose.set(key, (tally = { key, count: 0 }));
+    if (tally.count++ === 0) this.#enqueue(tally);
   }
 
   /** One `card.result` event (none without an event stream). */
