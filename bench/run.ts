@@ -37,7 +37,7 @@ import { DefaultAgentCardResolver } from 'a2a-sdk-0314/client';
 import { request } from 'undici';
 import { expiryBenchmark, peerExpiryBenchmark, type ExpiryReport, type PeerExpiryReport } from './lib/expiry.js';
 import { BYTES_PER_CARD_LIMIT, heapBenchmark, type HeapReport } from './lib/heap.js';
-import { AWAITED_BASELINE, BARE_BASELINE, EVENTS_CASE, HOT_PATH_LIMIT, hotPathBenchmark, type HotPathReport } from './lib/hot-path.js';
+import { AWAITED_BASELINE, BARE_BASELINE, CARD_CACHE_HOT_LIMIT, EVENTS_CASE, HOT_PATH_LIMIT, hotPathBenchmark, type HotPathReport } from './lib/hot-path.js';
 import { FRESH_CYCLE_LIMIT_US, loopBenchmark, type LoopReport } from './lib/loop.js';
 import { runPool } from './lib/pool.js';
 import type { ScaleVerdicts } from './scale.js';
@@ -246,7 +246,7 @@ const verdicts = {
   refreshClientCpuPer304AtMost1_3OfRaw: cacheCpu.median <= 1.3,
   expiryExactlyOneUpstreamPerEndpoint: expiry.rounds.every((r) => r.upstreamPerEndpoint === 1 && r.serverRequestsPerEndpoint === 1),
   expiryNoCallerErrors: expiry.rounds.every((r) => r.callerErrors === 0 && r.callerUnexpected === 0),
-  hotPathCardCacheGetWithEventsAtMost2xAwaitedMapGet: hot.verdicts.cardCacheGetWithEventsAtMost2xAwaitedMapGet,
+  hotPathCardCacheGetWithEventsAtMost1_5xAwaitedMapGet: hot.verdicts.cardCacheGetWithEventsAtMost1_5xAwaitedMapGet,
   hotPathRootFor1SessionAtMost2xMapGet: hot.verdicts.rootFor1SessionAtMost2xMapGet,
   hotPathRootFor10kSessionsAtMost2xMapGet: hot.verdicts.rootFor10kSessionsAtMost2xMapGet,
   memoryAtMost3000BytesPerCardAt1k: heapAt(1_000).summary.cacheTotalBytesPerEntry.median <= BYTES_PER_CARD_LIMIT,
@@ -463,7 +463,7 @@ out.push(
     hot.rows.map((r) => [r.name, fmtSummary(r.ns, 1), fmtSummary(r.vsMapGet, 2), fmtSummary(r.vsAwaitedMapGet, 2)]),
   ),
 );
-out.push(`   CardCache.get with events ÷ awaited Map.get ${fmtSummary(hotEvents.vsAwaitedMapGet, 2)} — target ≤ ${HOT_PATH_LIMIT}: ${ok(verdicts.hotPathCardCacheGetWithEventsAtMost2xAwaitedMapGet)}`);
+out.push(`   CardCache.get with events ÷ awaited Map.get ${fmtSummary(hotEvents.vsAwaitedMapGet, 2)} — target ≤ ${CARD_CACHE_HOT_LIMIT}: ${ok(verdicts.hotPathCardCacheGetWithEventsAtMost1_5xAwaitedMapGet)}`);
 out.push(`   rootFor ÷ Map.get: 1 session ${fmtSummary(hotRoot1.vsMapGet, 2)} — ${ok(verdicts.hotPathRootFor1SessionAtMost2xMapGet)}; 10,000 sessions ${fmtSummary(hotRoot10k.vsMapGet, 2)} — ${ok(verdicts.hotPathRootFor10kSessionsAtMost2xMapGet)} (target ≤ ${HOT_PATH_LIMIT})`);
 out.push('');
 out.push(
@@ -486,7 +486,7 @@ out.push(
       ['refresh sweep: CardCache client CPU per 304 ≤ 1.3× raw', fmtSummary(cacheCpu, 2), ok(verdicts.refreshClientCpuPer304AtMost1_3OfRaw)],
       ['mass expiry: exactly 1 upstream request per endpoint', fmtSummary(e.upstreamPerEndpoint, 3), ok(verdicts.expiryExactlyOneUpstreamPerEndpoint)],
       ['mass expiry: no caller errors', fmtSummary(e.callerErrors, 0), ok(verdicts.expiryNoCallerErrors)],
-      ["hot path: CardCache.get (fresh, events + subscriber, hitEvents 'counted' as the service) ≤ 2× awaited Map.get", fmtSummary(hotEvents.vsAwaitedMapGet, 2), ok(verdicts.hotPathCardCacheGetWithEventsAtMost2xAwaitedMapGet)],
+      [`hot path: CardCache.get (fresh, events + subscriber, hitEvents 'counted' as the service) ≤ ${CARD_CACHE_HOT_LIMIT}× awaited Map.get`, fmtSummary(hotEvents.vsAwaitedMapGet, 2), ok(verdicts.hotPathCardCacheGetWithEventsAtMost1_5xAwaitedMapGet)],
       ['hot path: rootFor ≤ 2× Map.get, 1 session', fmtSummary(hotRoot1.vsMapGet, 2), ok(verdicts.hotPathRootFor1SessionAtMost2xMapGet)],
       ['hot path: rootFor ≤ 2× Map.get, 10,000 sessions', fmtSummary(hotRoot10k.vsMapGet, 2), ok(verdicts.hotPathRootFor10kSessionsAtMost2xMapGet)],
       ['memory: ≤ 3,000 B heap + external per card, 1,000 cards', fmtSummary(heapAt(1_000).summary.cacheTotalBytesPerEntry, 0), ok(verdicts.memoryAtMost3000BytesPerCardAt1k)],
