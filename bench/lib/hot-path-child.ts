@@ -15,10 +15,14 @@
  * `max-age=3600`), which is closed before timing, as is the fetcher: a refresh during the timed
  * part would be counted (and would fail). Every case calls through the same 16,384-slot key
  * array, indexed the same way, and sums something from each result so nothing is optimized away.
- * Each round runs one batch of every case, in an order rotated per round; batches are timed with
- * `process.hrtime.bigint()` around the whole batch, never per call. Each timed batch ends with one
- * turn of the event loop (`setImmediate`), so work a case defers to the end of a burst (counted
- * hits are published then) is inside its time.
+ * Each round runs one batch of every case, in an order shuffled per round (seeded), after a full
+ * collection (the child runs with `--expose-gc`): in a fixed rotation each case always followed
+ * the same one, and the case after the 'each' case's 50,000 events paid for their garbage (about
+ * 0.2× an awaited `Map.get`; docs/benchmarks.md, "Issue 43: the hot path's fairness"). Batches
+ * are timed with `process.hrtime.bigint()` around the whole batch, never per call. Each timed
+ * batch ends with the turns of the event loop (`setImmediate`) in which the subscriber still
+ * receives events, so work a case defers to the end of a burst (counted hits are published then,
+ * a slice per turn) is inside its time.
  */
 import { setImmediate as tick } from 'node:timers/promises';
 import type { BaseAgent } from '@google/adk';
@@ -29,6 +33,7 @@ import { createCardFetcher, HostPolicy, type CardFetcher } from '../../packages/
 import { buildSnapshot, SnapshotStore } from '../../packages/core/src/snapshot/index.js';
 import { startFaultServer } from '../../test/helpers/fault-server.js';
 import { runPool } from './pool.js';
+import { shuffled } from './stats.js';
 import { benchCard } from './card.js';
 import { EVENTS_CASE, EVENTS_EACH_CASE, NO_EVENTS_CASE } from './hot-path.js';
 
@@ -195,12 +200,16 @@ const t0 = performance.now();
 let roundsDone = 0;
 for (let r = 0; r < input.warmupRounds + input.rounds; r++) {
   if (r >= input.warmupRounds && performance.now() - t0 > input.limitMs) break;
-  for (let k = 0; k < cases.length; k++) {
-    const c = cases[(k + r) % cases.length]!;
+  for (const c of shuffled(cases, r + 1)) {
     const before = received;
     const s = process.hrtime.bigint();
     sink += await c.run(c.batch);
-    await tick();
+    // The turns that publish what the batch counted are its own (a slice of events per turn).
+    let seen: number;
+    do {
+      seen = received;
+      await tick();
+    } while (received !== seen);
     const ns = Number(process.hrtime.bigint() - s);
     if (c.name in eventsCalls) {
       eventsCalls[c.name]! += c.batch;
