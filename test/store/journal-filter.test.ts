@@ -13,5 +13,10 @@ test('a catalog that changed, was rejected or refused is history; its 304s, unch
     ['journal', 'journal', 'journal', 'catalog.read.revalidated', 'catalog.read.unchanged', 'catalog.read.stale', 'catalog.read.failed'],
   );
   const card = (outcome: string) => ({ type: 'card.result', seq: 1, at: 0, endpoint: 'e', outcome, failures: 0 }) as DiscoveryEvent;
-  assert.deepEqual(['changed', 'revalidated'].map((o) => journalOrCounter(card(o))), ['journal', 'card.result.revalidated']);
+  assert.deepEqual(
+    ['changed', 'invalid', 'hit', 'revalidated', 'unchanged', 'stale', 'failed'].map((o) => journalOrCounter(card(o))),
+    ['journal', 'journal', 'card.result.hit', 'card.result.revalidated', 'card.result.unchanged', 'card.result.stale', 'card.result.failed'],
+  );
+  // An outcome from a newer peer's journal: counted under its own name, never a property of Object.prototype.
+  assert.deepEqual(['toString', 'later'].map((o) => journalOrCounter(card(o))), ['card.result.toString', 'card.result.later']);
 });

@@ -16,6 +16,36 @@
 import type { DiscoveryEvent } from 'a2a-discovery';
 import type { StoreRetention } from './state-store.js';
 
+/** A frozen lookup without a prototype: an outcome the table does not name finds nothing. */
+function vocabulary<T extends Record<string, string>>(names: T): Readonly<T> {
+  return Object.freeze(Object.assign(Object.create(null) as T, names));
+}
+
+/**
+ * Where each card outcome goes, as constant strings: a cycle's results are an event per endpoint,
+ * each looked up by this name in several maps, and a name built per event is hashed each time.
+ */
+const CARD_RESULT: Readonly<Record<Extract<DiscoveryEvent, { type: 'card.result' }>['outcome'], string>> = vocabulary({
+  hit: 'card.result.hit',
+  revalidated: 'card.result.revalidated',
+  changed: 'journal',
+  unchanged: 'card.result.unchanged',
+  stale: 'card.result.stale',
+  invalid: 'journal',
+  failed: 'card.result.failed',
+});
+
+/** Like cards: a catalog that changed or was rejected is history; the rest is chatter. */
+const CATALOG_READ: Readonly<Record<Extract<DiscoveryEvent, { type: 'catalog.read' }>['outcome'], string>> = vocabulary({
+  changed: 'journal',
+  unchanged: 'catalog.read.unchanged',
+  revalidated: 'catalog.read.revalidated',
+  stale: 'catalog.read.stale',
+  invalid: 'journal',
+  failed: 'catalog.read.failed',
+  refused: 'journal',
+});
+
 /** `'journal'` when the event is kept, otherwise the name of the counter it adds one to. */
 export function journalOrCounter(event: DiscoveryEvent): 'journal' | string {
   switch (event.type) {
@@ -24,10 +54,9 @@ export function journalOrCounter(event: DiscoveryEvent): 'journal' | string {
     case 'card.backoff':
       return 'card.backoff';
     case 'card.result':
-      return event.outcome === 'changed' || event.outcome === 'invalid' ? 'journal' : `card.result.${event.outcome}`;
+      return CARD_RESULT[event.outcome] ?? `card.result.${event.outcome}`;
     case 'catalog.read':
-      // Like cards: a catalog that changed or was rejected is history; the rest is chatter.
-      return event.outcome === 'changed' || event.outcome === 'invalid' || event.outcome === 'refused' ? 'journal' : `catalog.read.${event.outcome}`;
+      return CATALOG_READ[event.outcome] ?? `catalog.read.${event.outcome}`;
     default:
       return 'journal';
   }

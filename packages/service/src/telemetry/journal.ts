@@ -335,7 +335,8 @@ function ringSlot(held: Int32Array | Float64Array, counts: Uint32Array, width: n
   if (h > bucket) return undefined;
   if (h !== bucket) {
     held[slot] = bucket;
-    counts.fill(0, slot * width, (slot + 1) * width);
+    // A loop, not `fill`: a handful of counters, and `fill` is a call into the runtime.
+    for (let i = slot * width, end = i + width; i < end; i++) counts[i] = 0;
   }
   return slot;
 }
