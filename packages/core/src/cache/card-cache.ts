@@ -377,7 +377,9 @@ export class CardCache<C = AgentCardModel, V extends string = CardProtocolVersio
 
   async #refresh(key: string, options: RefreshOptions, t: FetchTrace): Promise<CacheEntry<C, V>> {
     const { hostPolicy, fetcher, events } = this.#o;
-    const stored = await this.#o.store.get(key);
+    // A synchronous store (the memory store) is not awaited: a turn of the microtask queue saved per refresh.
+    const got = this.#o.store.get(key);
+    const stored = got instanceof Promise ? await got : got;
     // A pinned endpoint keeps nothing that does not match its pin: such an entry is forgotten,
     // and the card is fetched unconditionally.
     const pin = this.#o.pins?.pinFor(key);
@@ -596,7 +598,8 @@ export class CardCache<C = AgentCardModel, V extends string = CardProtocolVersio
     if (t.span.recording) t.span.set({ [ATTR.outcome]: 'ok', [ATTR.cacheDecision]: outcome, [ATTR.cardSha256]: fetched.rawSha256 });
     // With every refresh of the public card, its extended card (an agent-card cache only).
     const entry = this.#extended === undefined ? fetched : ((await this.#extended.update(key, fetched as unknown as CacheEntry)) as unknown as CacheEntry<C, V>);
-    await this.#put(key, entry, kept);
+    const put = this.#put(key, entry, kept);
+    if (put !== undefined) await put;
     if (this.#neverSeen.size > 0) this.#neverSeen.delete(key);
     this.#results.emit(key, outcome, detail, 0);
     return entry;
