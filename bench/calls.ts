@@ -54,26 +54,22 @@ import { buildSnapshot, SnapshotStore, type Snapshot, type SnapshotAgent } from 
 import { startV1Server } from '../test/helpers/a2a-v1-server.js';
 import { machineMeta, writeResults } from './lib/results.js';
 import { fmt, fmtSummary, summarize, table, type Summary } from './lib/stats.js';
+import { envCount, envCounts, envNumber } from './lib/env.js';
 
 const SELF = fileURLToPath(import.meta.url);
-const ROUNDS = positiveInt(process.env['BENCH_ROUNDS'], 9);
-const TURNS = positiveInt(process.env['BENCH_TURNS'], 150);
+const ROUNDS = envCount('BENCH_ROUNDS', 9, 100);
+const TURNS = envCount('BENCH_TURNS', 150, 100_000);
 const WARMUP_TURNS = 100;
-const MICRO_ROUNDS = positiveInt(process.env['BENCH_MICRO_ROUNDS'], 15);
-const MEMORY_ROUNDS = positiveInt(process.env['BENCH_MEMORY_ROUNDS'], 2);
-const MEMORY_CALLS = (process.env['BENCH_MEMORY_CALLS'] ?? '1,100,600').split(',').map((s) => positiveInt(s, 1));
+const MICRO_ROUNDS = envCount('BENCH_MICRO_ROUNDS', 15, 100);
+const MEMORY_ROUNDS = envCount('BENCH_MEMORY_ROUNDS', 2, 100);
+const MEMORY_CALLS = envCounts('BENCH_MEMORY_CALLS', [1, 100, 600], 100_000);
 const MEMORY_AGENTS = 10_000;
-const CHECK_INTERVAL_S = Number(process.env['BENCH_CHECK_INTERVAL_S'] ?? 60);
+const CHECK_INTERVAL_S = envNumber('BENCH_CHECK_INTERVAL_S', 60, { min: 1, max: 3_600, integer: false });
 /** `ActiveCheck`'s spread: each interval is drawn from [0.9, 1.1] × the interval. */
 const CHECK_JITTER = 0.1;
 /** Target of issue 41: call accounting adds at most this share of the orchestrator's own time per turn. */
 const TURN_OVERHEAD_LIMIT = 0.02;
 const MESSAGE = 'Is serial 123 under warranty?';
-
-function positiveInt(text: string | undefined, fallback: number): number {
-  const n = Number(text);
-  return Number.isInteger(n) && n > 0 ? n : fallback;
-}
 
 // ---- 1. turns ---------------------------------------------------------------------------------
 
@@ -513,7 +509,7 @@ async function checksPart(): Promise<ChecksReport> {
 
 // ---- 5. fetch ---------------------------------------------------------------------------------
 
-const FETCH_CALLS = positiveInt(process.env['BENCH_FETCH_CALLS'], 500);
+const FETCH_CALLS = envCount('BENCH_FETCH_CALLS', 500, 1_000_000);
 type FetchSide = 'raw request()' | 'undici fetch' | 'policy fetch';
 const FETCH_SIDES: readonly FetchSide[] = ['raw request()', 'undici fetch', 'policy fetch'];
 
@@ -631,7 +627,7 @@ if (childAt >= 0) {
   const what = process.argv[childAt + 1];
   if (what === 'peers') await peersChild();
   else if (what === 'micro') console.log(JSON.stringify(await microChild()));
-  else if (what === 'memory') console.log(JSON.stringify(memoryChild(positiveInt(process.argv[childAt + 2], 1))));
+  else if (what === 'memory') console.log(JSON.stringify(memoryChild(Number(process.argv[childAt + 2] ?? 1))));
   else throw new Error(`unknown child ${what}`);
 } else {
   await main();

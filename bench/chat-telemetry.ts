@@ -35,15 +35,11 @@ import { buildSnapshot, SnapshotStore } from '../packages/core/src/snapshot/inde
 import { startV1Server } from '../test/helpers/a2a-v1-server.js';
 import { machineMeta, writeResults } from './lib/results.js';
 import { fmt, summarize, table } from './lib/stats.js';
+import { envCount } from './lib/env.js';
 
-const ROUNDS = positiveInt(process.env['BENCH_ROUNDS'], 7);
-const TURNS = positiveInt(process.env['BENCH_TURNS'], 150);
+const ROUNDS = envCount('BENCH_ROUNDS', 7, 100);
+const TURNS = envCount('BENCH_TURNS', 150, 100_000);
 const WARMUP_TURNS = 100;
-
-function positiveInt(text: string | undefined, fallback: number): number {
-  const n = Number(text);
-  return Number.isInteger(n) && n > 0 ? n : fallback;
-}
 
 /** A sampler switched between OFF and ON by the bench (one provider for both settings). */
 class SwitchedSampler implements Sampler {

@@ -15,8 +15,9 @@ import { fileURLToPath } from 'node:url';
 import { COMMANDS } from '../packages/service/src/cli/flags.js';
 import { machineMeta, writeResults } from './lib/results.js';
 import { fmt, fmtSummary, shuffled, summarize, table } from './lib/stats.js';
+import { envCount } from './lib/env.js';
 
-const ROUNDS = Number(process.env['BENCH_ROUNDS'] ?? 7);
+const ROUNDS = envCount('BENCH_ROUNDS', 7, 100);
 const CLI = fileURLToPath(new URL('../packages/service/dist/cli/main.js', import.meta.url));
 const CARD = fileURLToPath(new URL('../examples/cards/billing-agent.json', import.meta.url));
 if (!existsSync(CLI)) throw new Error('build first: npm run build');

@@ -36,18 +36,14 @@ import type { TestPostgres } from '../test/helpers/postgres.js';
 import { startPostgres } from '../test/helpers/postgres.js';
 import { benchCard } from './lib/card.js';
 import { fmt, percentile, summarize, table } from './lib/stats.js';
+import { envCount } from './lib/env.js';
 
-const PUBLICATIONS = positiveInt(process.env['BENCH_PUBLICATIONS'], 40, 1_000);
-const ROUNDS = positiveInt(process.env['BENCH_ROUNDS'], 3, 50);
+const PUBLICATIONS = envCount('BENCH_PUBLICATIONS', 40, 1_000);
+const ROUNDS = envCount('BENCH_ROUNDS', 3, 50);
 const EXPIRY_CARDS = 200;
 const RESTART_AGENTS = 1_000;
 const TOTAL_LIMIT_MS = 15 * 60_000;
 const BIN = fileURLToPath(new URL('../packages/service/dist/cli/main.js', import.meta.url));
-
-function positiveInt(v: string | undefined, fallback: number, max: number): number {
-  const n = Number(v);
-  return Number.isInteger(n) && n > 0 && n <= max ? n : fallback;
-}
 
 const t00 = performance.now();
 const log = (msg: string) => process.stderr.write(`[bench:replicas +${((performance.now() - t00) / 1000).toFixed(0)}s] ${msg}\n`);

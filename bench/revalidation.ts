@@ -18,9 +18,10 @@ import { fileURLToPath } from 'node:url';
 import { machineMeta, writeResults } from './lib/results.js';
 import { ROOT, startServerChild } from './lib/server.js';
 import { fmt, fmtSummary, summarize, table } from './lib/stats.js';
+import { envCount } from './lib/env.js';
 
-const ROUNDS = Number(process.env['BENCH_ROUNDS'] ?? 7);
-const SWEEPS = Number(process.env['BENCH_SWEEPS'] ?? 10);
+const ROUNDS = envCount('BENCH_ROUNDS', 7, 100);
+const SWEEPS = envCount('BENCH_SWEEPS', 10, 1_000);
 /** BENCH_PROFILE=<directory>: each side's process writes its CPU profile there. */
 const PROFILE = process.env['BENCH_PROFILE'];
 const TARGETS = 2_000;

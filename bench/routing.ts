@@ -20,6 +20,7 @@ import os from 'node:os';
 import { fileURLToPath } from 'node:url';
 import type { BaseLlmConnection, LlmRequest, LlmResponse } from '@google/adk';
 import { seededRandom } from '../packages/core/src/clock/index.js';
+import { envCount } from './lib/env.js';
 
 const AGENTS = 200;
 const DOMAINS = 10;
@@ -145,7 +146,7 @@ async function main(): Promise<void> {
     process.stdout.write(JSON.stringify(await child(process.argv[3] as ChildResult['scenario'])));
     return;
   }
-  const rounds = Number(process.env.BENCH_ROUNDS ?? 5);
+  const rounds = envCount('BENCH_ROUNDS', 5, 100);
   const results: ChildResult[] = [];
   for (let r = 0; r < rounds; r++) {
     // Alternate which scenario runs first in each round.

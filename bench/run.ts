@@ -47,12 +47,13 @@ import { startServerChild } from './lib/server.js';
 import { telemetryBenchmark, telemetryTable, type TelemetryReport } from './lib/telemetry.js';
 import { adkResolverSide, cacheSide, fetcherSide, rawSide, undiciCacheSide, undiciCachingAgent, type Target } from './lib/sides.js';
 import { fmt, fmtSummary, summarize, table, type Summary } from './lib/stats.js';
+import { envCount } from './lib/env.js';
 
-const ROUNDS = positiveInt(process.env['BENCH_ROUNDS'], 5);
-const HEAP_ROUNDS = positiveInt(process.env['BENCH_HEAP_ROUNDS'], 3);
-const EXPIRY_PEER_ROUNDS = positiveInt(process.env['BENCH_EXPIRY_PEER_ROUNDS'], 1);
-const HOT_ROUNDS = positiveInt(process.env['BENCH_HOT_ROUNDS'], 21);
-const PIPELINE_REPS = positiveInt(process.env['BENCH_PIPELINE_REPS'], 7);
+const ROUNDS = envCount('BENCH_ROUNDS', 5, 50);
+const HEAP_ROUNDS = envCount('BENCH_HEAP_ROUNDS', 3, 50);
+const EXPIRY_PEER_ROUNDS = envCount('BENCH_EXPIRY_PEER_ROUNDS', 1, 50);
+const HOT_ROUNDS = envCount('BENCH_HOT_ROUNDS', 21, 50);
+const PIPELINE_REPS = envCount('BENCH_PIPELINE_REPS', 7, 50);
 const PIPELINE_SIZES = [1_000, 10_000, 100_000];
 /** Agents per timed snapshot sample: a small size is called on this many agents' worth of different lists. */
 const PIPELINE_AGENTS_PER_SAMPLE = 50_000;
@@ -79,11 +80,6 @@ const SWEEP_LIMIT_MS = 60_000;
 /** Bound on each peer's mass-expiry round (a client without single-flight makes 100,000 requests). */
 const PEER_EXPIRY_LIMIT_MS = 30_000;
 const TOTAL_LIMIT_MS = 15 * 60_000;
-
-function positiveInt(v: string | undefined, fallback: number): number {
-  const n = Number(v);
-  return Number.isInteger(n) && n > 0 && n <= 50 ? n : fallback;
-}
 
 const t00 = performance.now();
 const log = (msg: string) => process.stderr.write(`[bench +${((performance.now() - t00) / 1000).toFixed(0)}s] ${msg}\n`);

@@ -41,10 +41,10 @@ import { HostPolicy } from '../packages/core/src/fetch/index.js';
 import { assertClean } from './lib/measure.js';
 import { benchLoop, FRESH_CYCLE_LIMIT_US } from './lib/loop.js';
 import { refreshBenchmark, type RefreshReport } from './lib/refresh.js';
-import { envCount } from './lib/env.js';
 import { startServerChild } from './lib/server.js';
 import { cacheSide, rawSide, type Target } from './lib/sides.js';
 import { fmt, fmtSummary, summarize, table, type Summary } from './lib/stats.js';
+import { envCount, envNumber } from './lib/env.js';
 
 /** What `npm run bench` reads back from bench/results/scale.json. */
 export interface ScaleVerdicts {
@@ -72,8 +72,7 @@ const PROFILE = process.env['BENCH_SCALE_PROFILE'];
 /** BENCH_SCALE_LOOP=0 leaves out step 3 (its first cycle finds every lookalike, which is long at this size). */
 const LOOP = process.env['BENCH_SCALE_LOOP'] !== '0';
 /** BENCH_SCALE_SETTLE_SECONDS: how long the loop runs as a steady service before the settled reading (default 30, 0 for none). */
-const settleEnv = Number(process.env['BENCH_SCALE_SETTLE_SECONDS'] ?? 30);
-const SETTLE_S = Number.isInteger(settleEnv) && settleEnv >= 0 && settleEnv <= 300 ? settleEnv : 30;
+const SETTLE_S = envNumber('BENCH_SCALE_SETTLE_SECONDS', 30, { min: 0, max: 300 });
 const CONCURRENCY = 32;
 const MAX_AGE_S = 300;
 const ADVANCE_MS = (MAX_AGE_S + 100) * 1000;

@@ -44,17 +44,9 @@ import { startCycleReceiver } from './lib/service-otlp.js';
 import type { CycleReceiver, CycleSpan } from './lib/service-otlp.js';
 import { machineMeta, writeResults } from './lib/results.js';
 import { fmt, fmtSummary, percentile, summarize, table } from './lib/stats.js';
+import { envNumber } from './lib/env.js';
 
-const num = (name: string, fallback: number, min: number, max: number, integer = true): number => {
-  const raw = process.env[name];
-  if (raw === undefined || raw === '') return fallback;
-  const n = Number(raw);
-  if (!Number.isFinite(n) || n < min || n > max || (integer && !Number.isInteger(n))) {
-    console.error(`[bench:service] ${name}=${raw} is not ${integer ? 'an integer' : 'a number'} in ${min}–${max}`);
-    process.exit(1);
-  }
-  return n;
-};
+const num = (name: string, fallback: number, min: number, max: number, integer = true): number => envNumber(name, fallback, { min, max, integer });
 const MINUTES = num('BENCH_SERVICE_MINUTES', 10, 0.5, 60, false);
 const ENDPOINTS = num('BENCH_SERVICE_ENDPOINTS', 10_000, 1, 50_000);
 const ORIGINS = Math.min(num('BENCH_SERVICE_ORIGINS', 100, 1, 1_000), ENDPOINTS);

@@ -28,9 +28,10 @@ import type { TestPostgres } from '../test/helpers/postgres.js';
 import { POSTGRES_SKIP, startPostgres } from '../test/helpers/postgres.js';
 import { machineMeta, writeResults } from './lib/results.js';
 import { fmt, fmtSummary, summarize, table } from './lib/stats.js';
+import { envCount } from './lib/env.js';
 
-const ROUNDS = Number(process.env['BENCH_ROUNDS'] ?? 5);
-const TURNS = Number(process.env['BENCH_TURNS'] ?? 400);
+const ROUNDS = envCount('BENCH_ROUNDS', 5, 100);
+const TURNS = envCount('BENCH_TURNS', 400, 100_000);
 const TURNS_PER_SESSION = 4;
 const APP = 'bench-sessions';
 

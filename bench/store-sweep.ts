@@ -41,9 +41,10 @@ import { runPool } from './lib/pool.js';
 import { machineMeta, writeResults } from './lib/results.js';
 import { startServerChild, type ServerHandle } from './lib/server.js';
 import { fmt, fmtSummary, summarize, table, type Summary } from './lib/stats.js';
+import { envCount } from './lib/env.js';
 
-const N = positiveInt(process.env['BENCH_STORE_N'], 10_000);
-const ROUNDS = positiveInt(process.env['BENCH_ROUNDS'], 5);
+const N = envCount('BENCH_STORE_N', 10_000, 1_000_000);
+const ROUNDS = envCount('BENCH_ROUNDS', 5, 100);
 const ORIGINS = 64;
 const CONCURRENCY = 32;
 const MAX_AGE_S = 300;
@@ -54,11 +55,6 @@ const SWEEP_LIMIT_MS = 120_000;
 const SENTINEL = 'bench sentinel';
 /** Targets of issue 29: revalidation throughput ÷ the memory store's. */
 const TARGETS: Record<string, number> = { sqlite: 0.8, postgres: 0.6 };
-
-function positiveInt(v: string | undefined, dflt: number): number {
-  const n = v === undefined ? NaN : Number(v);
-  return Number.isInteger(n) && n > 0 ? n : dflt;
-}
 
 const log = (s: string) => process.stderr.write(`${s}\n`);
 
