@@ -151,6 +151,21 @@ export default tseslint.config(
     rules: { 'no-console': 'error' },
   },
   {
+    // A benchmark's numbers come from its environment through one reader, with bounds and an error
+    // that names the variable (bench/lib/env.ts): a private parser fell back silently on a typo.
+    files: ['bench/**/*.ts'],
+    ignores: ['bench/lib/env.ts'],
+    rules: {
+      'no-restricted-syntax': [
+        'error',
+        {
+          selector: "CallExpression[callee.name=/^(Number|parseInt|parseFloat)$/] MemberExpression[object.object.name='process'][object.property.name='env']",
+          message: 'A benchmark reads a number from its environment with envNumber, envCount or envCounts (bench/lib/env.ts).',
+        },
+      ],
+    },
+  },
+  {
     // The internal entries carry no semver promise: only the packages of this repository import
     // them. Examples, scripts, benchmarks and tests use the public entries (tests may import a
     // module by its relative source path). Docs examples are checked against the public entries by

@@ -97,3 +97,12 @@ describe('the service reads as small parts', () => {
     await quiet('packages/service/src/http/x.ts', `// eslint-disable-next-line max-lines-per-function -- one declarative table\n${long(80)}`, 'max-lines-per-function');
   });
 });
+
+describe("a benchmark's settings have one reader", () => {
+  test('a number parsed from process.env in a benchmark is refused, with the reader to use; the reader itself may', async () => {
+    await fires('bench/x.ts', "export const n = Number(process.env['BENCH_ROUNDS'] ?? 5);\n", 'no-restricted-syntax', /envCount/);
+    await fires('bench/lib/x.ts', 'export const n = parseInt(process.env.BENCH_TURNS ?? "9", 10);\n', 'no-restricted-syntax', /bench\/lib\/env\.ts/);
+    await quiet('bench/x.ts', "import { envCount } from './lib/env.js';\nexport const n = envCount('BENCH_ROUNDS', 5, 50);\n", 'no-restricted-syntax');
+    await quiet('bench/lib/env.ts', 'export const n = Number(process.env.X);\n', 'no-restricted-syntax');
+  });
+});
