@@ -14,7 +14,7 @@ import type { CacheContent, DigestPins } from './cache-content.js';
 import type { CacheEntry, CardStore } from './card-store.js';
 import { MemoryCardStore } from './card-store.js';
 
-/** Inputs of {@link CardCache}. Durations are milliseconds. */
+/** Inputs of {@link CardCache}. Durations are milliseconds. An option left out, or given as `undefined`, takes its default. */
 export interface CardCacheOptions<C = AgentCardModel, V extends string = CardProtocolVersion> {
   /** The only way the cache reaches the network. */
   fetcher: CardFetcher;
