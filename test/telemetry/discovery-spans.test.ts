@@ -6,9 +6,12 @@
  * value of a card URL) in any attribute, event or status. Without a registered provider the same
  * cycle works unchanged.
  */
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { context, propagation, trace } from '@opentelemetry/api';
+import { hrTimeToMilliseconds } from '@opentelemetry/core';
 import { InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
 import type { ReadableSpan } from '@opentelemetry/sdk-trace-base';
 import { NodeTracerProvider } from '@opentelemetry/sdk-trace-node';
@@ -390,6 +393,39 @@ describe('with the OpenTelemetry SDK', () => {
       assert.equal(bad.attributes[ATTR.errorType], 'ERR_CARD_INVALID');
     } finally {
       await source.close();
+    }
+  });
+
+  test('refreshes waiting for their origin\'s fetch slot begin their span when admitted: on one origin, one at a time', async () => {
+    // Each card answers after 100 ms; five endpoints on one origin, one fetch per origin at a time.
+    const ANSWER_MS = 100;
+    const slow = http.createServer((req, res) => {
+      const id = (req.url ?? '/').split('/')[1] ?? 'x';
+      setTimeout(() => res.writeHead(200, { 'content-type': 'application/json', 'cache-control': 'max-age=60' }).end(JSON.stringify(cardFor(origin, id))), ANSWER_MS);
+    });
+    await new Promise<void>((resolve) => slow.listen(0, '127.0.0.1', resolve));
+    const origin = { origin: `http://127.0.0.1:${(slow.address() as AddressInfo).port}` };
+    const policy = HostPolicy.from({ allow: [origin.origin], allowLoopback: true });
+    const fetcher = createCardFetcher({ policy });
+    const cache = new CardCache({ fetcher, hostPolicy: policy, maxFetchesPerOrigin: 1, check: { allowLoopback: true } });
+    try {
+      reset();
+      const ids = ['a1', 'a2', 'a3', 'a4', 'a5'];
+      const entries = await Promise.all(ids.map((id) => cache.get(`${origin.origin}/${id}/`)));
+      assert.deepEqual(entries.map((e) => e.card.name), ids.map((id) => `Agent ${id}`));
+      const spans = named(exporter.getFinishedSpans(), SPAN.cardFetch).sort((a, b) => hrTimeToMilliseconds(a.startTime) - hrTimeToMilliseconds(b.startTime));
+      assert.equal(spans.length, ids.length);
+      for (let i = 1; i < spans.length; i++) {
+        // Each begins once the fetch before it was answered (before, all five began at once and
+        // the last one's time was five answers long). A span's start is read in whole ms.
+        const gap = hrTimeToMilliseconds(spans[i]!.startTime) - hrTimeToMilliseconds(spans[i - 1]!.startTime);
+        assert.ok(gap >= ANSWER_MS - 1, `card fetch span ${i} began ${gap} ms after span ${i - 1}, before its fetch was answered`);
+      }
+    } finally {
+      await cache.close();
+      await fetcher.close();
+      slow.closeAllConnections();
+      await new Promise<void>((resolve) => slow.close(() => resolve()));
     }
   });
 

@@ -71,6 +71,14 @@ const NO_PROBLEMS: readonly never[] = Object.freeze([]);
 interface FetchTrace {
   readonly span: SpanScope;
   failed: boolean;
+  /** The origin's fetch slot the refresh took before it began. */
+  readonly slot: FetchSlot;
+}
+
+/** A refresh's fetch slot: taken before the refresh begins, given back once (after its fetch, or when it ends). */
+interface FetchSlot {
+  readonly origin: string;
+  held: boolean;
 }
 
 /** The span's cache decision for a failed refresh: refused before the network, invalid bytes, served stale, or nothing to serve. */
@@ -117,6 +125,13 @@ export class CardCache<C = AgentCardModel, V extends string = CardProtocolVersio
   readonly #neverSeen = new Map<string, NeverSeenFailure>();
   /** The caching header values the stored headers share (see `policyHeaders`). */
   readonly #headerValues = new BoundedMemo<string>(HEADER_VALUES);
+  /**
+   * The card fetches in flight (and the extended cards' calls): at most so many at once, and per
+   * origin. A refresh takes its origin's slot before it begins (its span, its store read, its
+   * request) and gives it back when its fetch is done: a wave of a thousand due cards waits as a
+   * queue of keys, not as a thousand spans and promise chains parked here that outlive the young
+   * generation (issue 43: a turn's p99 during revalidation waves).
+   */
   readonly #limiter: Limiter;
   readonly #Policy: typeof CachePolicy;
   /** The headers of every card request (validators are added per entry). */
@@ -293,7 +308,7 @@ export class CardCache<C = AgentCardModel, V extends string = CardProtocolVersio
     return out;
   }
 
-  /** Fetches in flight now, and the most ever in flight at once. */
+  /** Fetches in flight now, the most ever in flight at once, and the refreshes waiting for a slot (to begin, or to fetch). */
   get concurrency(): { running: number; peak: number; waiting: number } {
     return { running: this.#limiter.running, peak: this.#limiter.peak, waiting: this.#limiter.waiting };
   }
@@ -348,7 +363,16 @@ export class CardCache<C = AgentCardModel, V extends string = CardProtocolVersio
     if (this.#closed) return Promise.reject(new DiscoveryError('ERR_INTERNAL', 'the card cache is closed'));
     const running = this.#inflight.get(key);
     if (running) return running;
-    const p = this.#traced(key, options).finally(() => {
+    // The origin's fetch slot first, then the refresh (see #limiter); the fetch gives it back.
+    const slot: FetchSlot = { origin: originOfNormalized(key), held: false };
+    const begin = (): Promise<CacheEntry<C, V>> => {
+      slot.held = true;
+      return this.#traced(key, options, slot);
+    };
+    const begun = this.#limiter.enter(slot.origin) ? begin() : this.#limiter.wait(slot.origin).then(begin);
+    const p = begun.finally(() => {
+      // A refresh that ended before its fetch (a store that failed) gives its slot back here.
+      this.#leave(slot);
       if (this.#inflight.get(key) === p) this.#inflight.delete(key);
     });
     this.#inflight.set(key, p);
@@ -356,14 +380,33 @@ export class CardCache<C = AgentCardModel, V extends string = CardProtocolVersio
   }
 
   /**
+   * Runs a refresh's fetch in the slot it took before it began, and gives the slot back after; a
+   * second fetch of the same refresh (a 304 for another representation) takes a slot anew.
+   */
+  async #fetchIn<T>(slot: FetchSlot, fetch: () => Promise<T>): Promise<T> {
+    if (!slot.held) return this.#limiter.run(slot.origin, fetch);
+    try {
+      return await fetch();
+    } finally {
+      this.#leave(slot);
+    }
+  }
+
+  #leave(slot: FetchSlot): void {
+    if (!slot.held) return;
+    slot.held = false;
+    this.#limiter.leave(slot.origin);
+  }
+
+  /**
    * One refresh in its span (a card fetch, or the content's own span name: an AI Catalog read).
    * The span is failed here, with URLs in the message redacted, never by `withSpan` (which would
    * record the raw message).
    */
-  async #traced(key: string, options: RefreshOptions): Promise<CacheEntry<C, V>> {
+  async #traced(key: string, options: RefreshOptions, slot: FetchSlot): Promise<CacheEntry<C, V>> {
     const r = await withSpan(this.#spanName, { kind: 'client' }, async (span) => {
       if (span.recording) span.set({ [ATTR.endpoint]: spanUrl(key) });
-      const t: FetchTrace = { span, failed: false };
+      const t: FetchTrace = { span, failed: false, slot };
       try {
         return { entry: await this.#refresh(key, options, t) };
       } catch (error) {
@@ -413,7 +456,7 @@ export class CardCache<C = AgentCardModel, V extends string = CardProtocolVersio
     let res: FetchResult;
     let fallback: WellKnownFetch['fallback'];
     try {
-      ({ cardUrl: url, res, fallback } = await this.#limiter.run(originOfNormalized(key), () =>
+      ({ cardUrl: url, res, fallback } = await this.#fetchIn(t.slot, () =>
         fetchWithLegacyFallback(cardUrl, otherUrl, (u, first) => {
           if (t.span.recording) t.span.set({ [ATTR.urlFull]: spanUrl(u), [ATTR.conditional]: first && conditional });
           events?.emit({ type: 'card.fetch', endpoint: key, url: u, conditional: first && conditional });

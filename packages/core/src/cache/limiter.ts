@@ -26,25 +26,42 @@ export class Limiter {
 
   /** Runs `task` when a slot for `key` is free. */
   async run<T>(key: string, task: () => Promise<T>): Promise<T> {
-    if (this.#running < this.#max() && (this.#runningByKey.get(key) ?? 0) < this.#perKey && !this.#queues.has(key)) {
-      this.#begin(key);
-    } else {
-      await new Promise<void>((start) => {
-        const q = this.#queues.get(key);
-        if (q) q.push(start);
-        else this.#queues.set(key, [start]);
-        this.#waiting++;
-      });
-    }
+    if (!this.enter(key)) await this.wait(key);
     try {
       return await task();
     } finally {
-      this.#running--;
-      const n = (this.#runningByKey.get(key) ?? 1) - 1;
-      if (n === 0) this.#runningByKey.delete(key);
-      else this.#runningByKey.set(key, n);
-      this.#drain();
+      this.leave(key);
     }
+  }
+
+  /**
+   * Takes a slot for `key` if one is free now and nobody waits for one (then {@link leave} gives
+   * it back): {@link run}'s path without a promise, for a caller that starts its work only once
+   * admitted.
+   */
+  enter(key: string): boolean {
+    if (this.#running >= this.#max() || (this.#runningByKey.get(key) ?? 0) >= this.#perKey || this.#queues.has(key)) return false;
+    this.#begin(key);
+    return true;
+  }
+
+  /** Waits for a slot for `key`, in arrival order: it is taken when the promise resolves ({@link leave} gives it back). */
+  wait(key: string): Promise<void> {
+    return new Promise<void>((start) => {
+      const q = this.#queues.get(key);
+      if (q) q.push(start);
+      else this.#queues.set(key, [start]);
+      this.#waiting++;
+    });
+  }
+
+  /** Gives back a slot {@link enter} or {@link wait} took, and starts whoever waits for it. */
+  leave(key: string): void {
+    this.#running--;
+    const n = (this.#runningByKey.get(key) ?? 1) - 1;
+    if (n === 0) this.#runningByKey.delete(key);
+    else this.#runningByKey.set(key, n);
+    this.#drain();
   }
 
   get running(): number {
