@@ -258,6 +258,20 @@ describe('HostPolicy.isAddressAllowed', () => {
     assert.equal(policy.isAddressAllowed('127.0.0.1'), false);
   });
 
+  test('a reload judges every address again: one allowed before is refused after, and the reverse, however often it was judged', () => {
+    const policy = HostPolicy.from({ allow: [], allowCidrs: ['10.0.0.0/8'] });
+    // Judged again and again (a verdict kept per address must not outlive the rules it came from).
+    for (let i = 0; i < 3; i++) {
+      assert.equal(policy.isAddressAllowed('10.1.2.3'), true);
+      assert.equal(policy.isAddressAllowed('127.0.0.1'), false);
+    }
+    policy.update(HostPolicy.from({ allow: [], allowLoopback: true }));
+    assert.equal(policy.isAddressAllowed('10.1.2.3'), false, 'the CIDR range is gone');
+    assert.equal(policy.isAddressAllowed('127.0.0.1'), true, 'loopback is exempt now');
+    policy.update(HostPolicy.from({ allow: [] }));
+    assert.equal(policy.isAddressAllowed('127.0.0.1'), false);
+  });
+
   test('the loopback exemption admits loopback only', () => {
     const policy = HostPolicy.from({ allow: [], allowLoopback: true });
     for (const a of ['127.0.0.1', '127.3.4.5', '::1', '::ffff:127.0.0.1']) assert.equal(policy.isAddressAllowed(a), true, a);

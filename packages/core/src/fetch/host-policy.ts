@@ -74,6 +74,9 @@ type Cidr = [ipaddr.IPv4 | ipaddr.IPv6, number];
 
 const DEFAULT_PORT: Record<string, number> = { 'https:': 443, 'http:': 80 };
 
+/** Addresses whose verdict a policy keeps (bounded: a resolver answering with ever new addresses costs a parse each past it). */
+const ADDRESS_MEMO_ENTRIES = 4_096;
+
 /** Where a base URL's card lives (A2A 0.3 and 1.0), and where A2A 0.2 put it. */
 export const CARD_PATH = '.well-known/agent-card.json';
 export const LEGACY_CARD_PATH = '.well-known/agent.json';
@@ -137,6 +140,8 @@ export class HostPolicy {
   #allowLoopback: boolean;
   /** Raw URL → normalized, for the URLs in use (bounded, so churned endpoints are forgotten). */
   #normalized = new BoundedMemo<string>(URL_MEMO_ENTRIES);
+  /** Address text → {@link isAddressAllowed}'s verdict: a request to an IP literal, a lookup's answer and a socket's peer are judged on every use (three parses each). */
+  #addresses = new BoundedMemo<boolean>(ADDRESS_MEMO_ENTRIES);
   #cidrs: readonly Cidr[];
   #cidrText: readonly string[];
   #generation = 0;
@@ -215,6 +220,7 @@ export class HostPolicy {
     this.#cidrText = next.#cidrText;
     // A URL admitted by the old rules is judged again.
     this.#normalized = new BoundedMemo<string>(URL_MEMO_ENTRIES);
+    this.#addresses = new BoundedMemo<boolean>(ADDRESS_MEMO_ENTRIES);
     this.#generation++;
   }
 
@@ -270,6 +276,12 @@ export class HostPolicy {
    * @example policy.isAddressAllowed('169.254.169.254') // false (link-local, cloud metadata)
    */
   isAddressAllowed(address: string): boolean {
+    let allowed = this.#addresses.get(address);
+    if (allowed === undefined) this.#addresses.set(address, (allowed = this.#judgeAddress(address)));
+    return allowed;
+  }
+
+  #judgeAddress(address: string): boolean {
     let text = address;
     if (text.startsWith('[') && text.endsWith(']')) text = text.slice(1, -1);
     if (!ipaddr.isValid(text)) return false;
