@@ -20,13 +20,16 @@ interface Active {
   readonly alert: AlertInput;
   readonly raisedAt: number;
   absent: number;
+  /** The last evaluation that raised it (see {@link AlertBook.settle}). */
+  seen: number;
 }
 
 export class AlertBook {
   readonly #events: EventStream | undefined;
   readonly #clearAfter: number;
   readonly #active = new Map<string, Active>();
-  #seen = new Set<string>();
+  /** The evaluation in progress: a condition raised in it carries its number (no set of keys built per evaluation). */
+  #evaluation = 0;
 
   constructor(events: EventStream | undefined, options: { clearAfter?: number } = {}) {
     this.#events = events;
@@ -35,14 +38,14 @@ export class AlertBook {
 
   /** The condition `key` holds in this evaluation: alerts if it was not active. */
   raise(key: string, alert: AlertInput): void {
-    this.#seen.add(key);
     const active = this.#active.get(key);
     if (active) {
       active.absent = 0;
+      active.seen = this.#evaluation;
       return;
     }
     const event = this.#events?.emit({ type: 'alert', key, ...alert });
-    this.#active.set(key, { alert, raisedAt: event?.at ?? systemClock.wallNow(), absent: 0 });
+    this.#active.set(key, { alert, raisedAt: event?.at ?? systemClock.wallNow(), absent: 0, seen: this.#evaluation });
   }
 
   /**
@@ -52,17 +55,19 @@ export class AlertBook {
    * its original `raisedAt`.
    */
   carry(open: readonly OpenAlert[]): void {
+    // A condition already raised in this evaluation stays raised in it.
+    const raisedNow = new Set([...this.#active].filter(([, a]) => a.seen === this.#evaluation).map(([key]) => key));
     this.#active.clear();
-    for (const { key, raisedAt, ...alert } of open) this.#active.set(key, { alert, raisedAt, absent: 0 });
+    for (const { key, raisedAt, ...alert } of open) this.#active.set(key, { alert, raisedAt, absent: 0, seen: raisedNow.has(key) ? this.#evaluation : this.#evaluation - 1 });
   }
 
   /** Ends an evaluation: conditions not raised in it count one absence, and resolve after `clearAfter`. */
   settle(): void {
     for (const [key, active] of this.#active) {
-      if (this.#seen.has(key)) continue;
+      if (active.seen === this.#evaluation) continue;
       if (++active.absent >= this.#clearAfter) this.#resolve(key, active);
     }
-    this.#seen = new Set();
+    this.#evaluation++;
   }
 
   /** Resolves at once every condition about `endpoint` (it left discovery). */

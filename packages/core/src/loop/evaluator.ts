@@ -79,6 +79,8 @@ export class Evaluator {
   #pending: Omit<Evaluation, 'settledDigest'> | undefined;
   /** The last pass, when it reused the selection and its observations changed no health status (see {@link SteadyPass}). */
   #steady: SteadyPass | undefined;
+  /** Each selection's alerts as {@link AlertBook.raise} takes them (see {@link #raiseSelectionAlerts}). */
+  readonly #selectionAlerts = new WeakMap<Selection['alerts'], ReadonlyArray<readonly [string, AlertInput]>>();
 
   constructor(options: EvaluatorOptions) {
     this.#o = options;
@@ -390,9 +392,15 @@ export class Evaluator {
 
   /** The lasting alerts of a selection (selection, routing), raised again while it stands. */
   #raiseSelectionAlerts(evaluation: Pick<Evaluation, 'selection'>): void {
-    for (const a of evaluation.selection.alerts) {
-      this.#o.alerts.raise(`${a.kind}:${a.endpoint ?? ''}`, { kind: a.kind, message: a.message, ...(a.endpoint !== undefined && { endpoint: a.endpoint }) });
+    const alerts = evaluation.selection.alerts;
+    // Built once per selection: a selection that stands is raised again every cycle, and a fleet
+    // can have an alert per endpoint (a key and an alert each, every cycle, otherwise).
+    let raised = this.#selectionAlerts.get(alerts);
+    if (raised === undefined) {
+      raised = alerts.map((a) => [`${a.kind}:${a.endpoint ?? ''}`, { kind: a.kind, message: a.message, ...(a.endpoint !== undefined && { endpoint: a.endpoint }) }] as const);
+      this.#selectionAlerts.set(alerts, raised);
     }
+    for (const [key, alert] of raised) this.#o.alerts.raise(key, alert);
   }
 
   /**
