@@ -473,6 +473,29 @@ for (const [storeName, makeStore, engine] of stores) {
         }
       });
 
+      test('an origin\'s next fetch starts when its last fetch is answered, not when that card is stored', async () => {
+        // A durable store whose writes take 300 ms (a SQL store's batch waiting for its turn).
+        class SlowStore extends MemoryCardStore {
+          readonly writes: number[] = [];
+          override set(key: string, entry: CacheEntry): Promise<void> {
+            super.set(key, entry);
+            this.writes.push(Date.now());
+            return new Promise((resolve) => setTimeout(resolve, 300));
+          }
+        }
+        const store = new SlowStore();
+        const eps = Array.from({ length: 3 }, (_, i) => fs.endpoint(`slow-store-${i}`, { card: cardFor(fs, `slow-store-${i}`), latencyMs: 20 }));
+        const c = cache({ store, maxFetchesPerOrigin: 1 });
+        const started = performance.now();
+        await Promise.all(eps.map((ep) => c.get(ep.baseUrl)));
+        const arrivals = eps.map((ep) => ep.requests[0]!.at).sort((a, b) => a - b);
+        // One at a time on the origin, each as soon as the one before was answered: well within
+        // the first write's 300 ms, where waiting for each write would take 900 ms and more.
+        assert.ok(arrivals[2]! - started < 300, `the third fetch began ${Math.round(arrivals[2]! - started)} ms in: it waited for the stores`);
+        for (let i = 1; i < arrivals.length; i++) assert.ok(arrivals[i]! - arrivals[i - 1]! >= 15, 'requests to one origin never overlap');
+        assert.equal(store.writes.length, 3);
+      });
+
       test('while a turn is in flight at most maxConcurrentFetchesDuringTurns start; the rest start once it ends', async () => {
         const servers = await Promise.all(Array.from({ length: 6 }, () => startFaultServer()));
         const wide = HostPolicy.from({ allow: servers.map((s) => s.origin), allowLoopback: true });
