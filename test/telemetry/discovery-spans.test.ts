@@ -10,8 +10,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { context, propagation, trace } from '@opentelemetry/api';
-import { hrTimeToMilliseconds } from '@opentelemetry/core';
+import { context, propagation, trace, type HrTime } from '@opentelemetry/api';
 import { InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
 import type { ReadableSpan } from '@opentelemetry/sdk-trace-base';
 import { NodeTracerProvider } from '@opentelemetry/sdk-trace-node';
@@ -28,6 +27,9 @@ import { ATTR, SPAN } from '../../packages/core/src/telemetry/index.js';
 import { cardFor } from '../helpers/cards.js';
 import type { JsonRoute, JsonServer } from '../helpers/json-server.js';
 import { startJsonServer } from '../helpers/json-server.js';
+
+/** An OpenTelemetry time ([seconds, nanoseconds]) in milliseconds. */
+const hrTimeToMilliseconds = ([seconds, nanos]: HrTime): number => seconds * 1_000 + nanos / 1e6;
 
 const SECRET_HEADER = 'Bearer static-credential-value';
 const SECRET_QUERY = 'secret-query-value';
