@@ -54,6 +54,19 @@ describe('card fetcher against a loopback fault server', () => {
     assert.equal(sent['a2a-version'], undefined);
   });
 
+  test('a reload that removes a host from the allowlist refuses a URL the fetcher fetched before, and nothing reaches it', async () => {
+    const own = HostPolicy.from({ allow: [`http://127.0.0.1:${server.port}`], allowLoopback: true });
+    const ep = server.endpoint('reloaded', { card: { name: 'Reloaded' } });
+    const fetcher = make({ policy: own });
+    assert.equal((await fetcher.fetch(ep.cardUrl)).status, 200);
+    own.update(HostPolicy.from({ allow: ['https://elsewhere.example.com'], allowLoopback: true }));
+    const hits = ep.hits;
+    await rejection(fetcher.fetch(ep.cardUrl), 'ERR_HOST_NOT_ALLOWED');
+    assert.equal(ep.hits, hits, 'no request reached the host the allowlist no longer names');
+    own.update(HostPolicy.from({ allow: [`http://127.0.0.1:${server.port}`], allowLoopback: true }));
+    assert.equal((await fetcher.fetch(ep.cardUrl)).status, 200, 'named again: fetched again');
+  });
+
   test('a 304 is a result, and the conditional header reaches the server', async () => {
     const ep = server.endpoint('etag', { card: { name: 'Etag' } });
     const fetcher = make();

@@ -166,15 +166,22 @@ export function createCardFetcher(options: CardFetcherOptions): CardFetcher {
   };
   const recordRemote = options.recordRemoteAddress === true;
   if (recordRemote) diagnostics.subscribe(SEND_HEADERS_CHANNEL, onSendHeaders);
-  // The policy is immutable: judge each distinct URL once (refusals are not cached), in a bounded
-  // memo so URLs no longer fetched (churned endpoints) are forgotten.
+  // Each distinct URL is judged once under the policy's rules in force (refusals are not cached),
+  // in a bounded memo so URLs no longer fetched (churned endpoints) are forgotten. A reload that
+  // changes the rules (`HostPolicy.update`) empties it: a host the allowlist no longer names is
+  // refused at once, not once its URL leaves the memo.
   // Strings only: a URL object per endpoint would cost hundreds of bytes each.
-  const admitted = new BoundedMemo<{ href: string; origin: string; path: string; key: string }>(URL_MEMO_ENTRIES);
+  let admitted = new BoundedMemo<{ href: string; origin: string; path: string; key: string }>(URL_MEMO_ENTRIES);
+  let admittedUnder = policy.generation;
   const origins = new BoundedMemo<string>(URL_MEMO_ENTRIES);
 
   async function fetchCard(rawUrl: string, init: FetchInit = {}): Promise<FetchResult> {
     let started = performance.now();
     if (closed) throw new DiscoveryError('ERR_USAGE', 'the card fetcher is closed', { url: redactUrl(rawUrl), stage: 'fetch' });
+    if (admittedUnder !== policy.generation) {
+      admitted = new BoundedMemo(URL_MEMO_ENTRIES);
+      admittedUnder = policy.generation;
+    }
     let judged = admitted.get(rawUrl);
     if (judged === undefined) {
       const verdict = connection.admit(rawUrl);
