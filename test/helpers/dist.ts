@@ -1,8 +1,11 @@
 /**
  * Whether the packages' `dist/` folders are the build of today's sources: every
- * `packages/<pkg>/src/**\/*.ts` has its `dist/**\/*.js`, written no earlier than the source was
- * last changed. `npm test` builds first (pretest); a test file run by hand after an edit of `src/`
- * finds dist/ stale. The CLI's tests then run the sources (helpers/cli.ts); the tests of the
+ * `packages/<pkg>/src/**\/*.ts` has its `dist/**\/*.js`, and neither it nor the package's build
+ * record (`dist/.tsbuildinfo`, written by every `tsc -b` that judged the package) is older than
+ * the source's last change. (The build is incremental: a source touched without a change of its
+ * text is judged again but not written again, so its `.js` keeps its time and the record moves on.)
+ * `npm test` builds first (pretest); a test file run by hand after an edit of `src/` finds dist/
+ * stale. The CLI's tests then run the sources (helpers/cli.ts); the tests of the
  * built packages themselves (test/package/, the docs' examples) fail with {@link assertDistFresh}.
  */
 import { readdirSync, statSync } from 'node:fs';
@@ -31,12 +34,13 @@ function mtimeMs(path: string): number | undefined {
 function findStale(): string | undefined {
   for (const pkg of PACKAGES) {
     const src = join(ROOT, 'packages', pkg, 'src');
+    const judgedAt = mtimeMs(join(ROOT, 'packages', pkg, 'dist', '.tsbuildinfo')) ?? 0;
     for (const file of sourcesUnder(src)) {
       const built = join(ROOT, 'packages', pkg, 'dist', relative(src, file)).replace(/\.ts$/, '.js');
       const builtAt = mtimeMs(built);
       const rel = (p: string) => relative(ROOT, p);
       if (builtAt === undefined) return `${rel(built)} is missing (the build of ${rel(file)})`;
-      if (builtAt < statSync(file).mtimeMs) return `${rel(built)} is older than ${rel(file)}`;
+      if (Math.max(builtAt, judgedAt) < statSync(file).mtimeMs) return `${rel(built)} is older than ${rel(file)}`;
     }
   }
   return undefined;
