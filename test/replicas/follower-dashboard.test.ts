@@ -116,6 +116,10 @@ describe('a follower replica’s dashboard shows the leader’s truth and says i
 
     // The leader stops: B or C takes over (whichever tries the lock first), and its page says so
     // once; the other's page, which hears none of the new leader's events, sees its leader change.
+    // Until B or C leads, a follower has no leader to answer for: its API says so with a 503,
+    // which the page shows, and which the browser logs as a failed load. Those 503s, and only
+    // those, are expected between here and the moment each page knows the new leader.
+    const beforeTakeover = { b: problemsB.length, c: problemsC.length };
     await onA.close();
     await a.close();
     a = undefined;
@@ -127,19 +131,26 @@ describe('a follower replica’s dashboard shows the leader’s truth and says i
     );
     const [onLeader, onFollower, leaderId, followerId] = winner === 'b' ? [onB, onC, 'replica-b', 'replica-c'] : [onC, onB, 'replica-c', 'replica-b'];
     await onLeader.locator('#replica-role', { hasText: 'Leader · epoch 2' }).waitFor();
+    const known = { b: 0, c: 0 };
+    known[winner === 'b' ? 'b' : 'c'] = (winner === 'b' ? problemsB : problemsC).length;
     const latest = onLeader.locator('#live-region li', { hasText: /Takeover/ });
-    await latest.first().waitFor();
+    await latest.first().waitFor().catch(async (err: unknown) => {
+      throw new Error(`the new leader's page never announced its takeover; its live region says ${JSON.stringify(await onLeader.locator('#live-region li').allTextContents())}`, { cause: err });
+    });
     assert.equal(await latest.count(), 1, 'the takeover is announced once');
     assert.match(await text(latest), new RegExp(`${leaderId} leads now \\(epoch 2\\)`));
     await until(() => listed(onLeader), (l) => l.length === 2, 'the new leader lists the endpoints');
     await onFollower.locator('#replica-role', { hasText: `Follower of ${leaderId} · epoch 2` }).waitFor({ timeout: 20_000 });
+    known[winner === 'b' ? 'c' : 'b'] = (winner === 'b' ? problemsC : problemsB).length;
     const changed = onFollower.locator('#live-region li', { hasText: new RegExp(`${leaderId} leads now`) });
     await changed.first().waitFor();
     assert.equal(await changed.count(), 1, 'the change of leader is announced once');
     assert.match(await text(changed), new RegExp(`${leaderId} leads now \\(epoch 2\\); this replica \\(${followerId}\\) follows it`));
     await until(() => listed(onFollower), (l) => l.length === 2, 'the other follower lists the new leader’s endpoints');
-    assert.deepEqual(problemsC, []);
     assert.deepEqual(problemsA, []);
-    assert.deepEqual(problemsB, []);
+    const leaderless = /^console error: Failed to load resource: the server responded with a status of 503 /;
+    const unexpected = (problems: string[], from: number, to: number) => [...problems.slice(0, from), ...problems.slice(from, to).filter((p) => !leaderless.test(p)), ...problems.slice(to)];
+    assert.deepEqual(unexpected(problemsB, beforeTakeover.b, known.b), []);
+    assert.deepEqual(unexpected(problemsC, beforeTakeover.c, known.c), []);
   });
 });
