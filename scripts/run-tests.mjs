@@ -7,12 +7,23 @@
  *
  * - **Concurrency**: `A2A_TEST_CONCURRENCY`, default as many files at a time as the machine has
  *   cores (at least two). Each file starts its own servers on ports the OS picks, its own
- *   PostgreSQL and its own DNS servers, so files never share state. On two cores, three at a time
+ *   PostgreSQL and its own DNS servers, so files never share a server or a database. On two cores, three at a time
  *   ran a third of the suite 11 % faster but the whole suite no faster (10 min 59 s against
  *   10 min 58 s: the slowest files then ran 40–50 % longer), so the default stays at the cores
  *   (docs/benchmarks.md, "Issue 43: the suite" and "… the suite's own overhead").
+ * - **Several files in one process**: the files of a folder run in groups of up to
+ *   `A2A_TEST_GROUP_SIZE` (default 8; 1: every file in its own process, as `node --test` runs
+ *   them), one process per group. Each file's tests and hooks run inside a suite named by its path,
+ *   one file after the other (the next file is imported once the last one's tests and hooks have
+ *   run), so within a file nothing changes; the reporter names the files, not the processes. What
+ *   it spares: each process loads the sources, ADK and the drivers once (2–3 s of CPU for a file
+ *   that loads the service), where half the files loaded them each. Files that must have a
+ *   process of their own run alone (`ALONE` below: the slowest, the harness's and the packages'
+ *   own tests, telemetry's process-wide providers, event-loop and memory measures, and files that
+ *   change the environment or the process's listeners).
  * - **Order**: the slowest files first (the list below, from the reporter's "slowest files" of a
- *   whole run), then the rest by path, so no long file starts last and runs alone at the end.
+ *   whole run), then the groups, then the other files that run alone, so no long file starts last
+ *   and runs alone at the end.
  * - **The loader**: every test process runs the TypeScript through test/helpers/ts-loader.mjs, a
  *   loader that does less per module than tsx on Node 20's hooks thread (7–14 % less CPU);
  *   `A2A_TEST_LOADER=tsx` runs it through tsx.
@@ -23,9 +34,9 @@
  * The exit code is the test runner's.
  */
 import { spawn } from 'node:child_process';
-import { readdirSync } from 'node:fs';
-import { availableParallelism } from 'node:os';
-import { join, relative } from 'node:path';
+import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { availableParallelism, tmpdir } from 'node:os';
+import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
@@ -43,6 +54,102 @@ const SLOW_FIRST = [
   'test/replicas/rolling-upgrade.test.ts',
   'test/docs/examples.test.ts',
 ];
+
+/**
+ * Files that run in a process of their own even when files are grouped: the slowest (they start
+ * first, each beside the rest), the harness's and the packages' own tests, telemetry (process-wide
+ * providers), files that measure the event loop or memory of their process, and files that change
+ * the process's environment, its global providers or its listeners.
+ */
+const ALONE_DIRS = ['test/helpers/', 'test/package/', 'test/docs/', 'test/telemetry/'];
+const ALONE_NAMES = /event-loop|memory|heap/;
+const ALONE = new Set([
+  ...SLOW_FIRST,
+  'test/adk/remote/policy-fetch.test.ts',
+  'test/fetch/card-fetcher.test.ts',
+  'test/sources/google-agent-registry.test.ts',
+  'test/sources/dns-source.test.ts',
+  'test/loop/revalidation-reuse.test.ts',
+  'test/web/trace-links.test.ts',
+  'test/server/hardening.test.ts',
+]);
+
+/** @param {string} file */
+const runsAlone = (file) => ALONE.has(file) || ALONE_DIRS.some((d) => file.startsWith(d)) || ALONE_NAMES.test(file);
+
+/**
+ * The processes to run: the files that run alone, and the others in groups of up to `size` files
+ * of one folder, each group one process whose entry (a `.group.mjs` file in `dir`) imports its
+ * files one after the other, each inside a suite named by its path (its hooks and tests run
+ * within it, as in a process of its own; test/helpers/reporter.mjs reads the suites as files).
+ * @param {string[]} files in the order to start them
+ * @param {number} size
+ * @param {string} dir
+ * @returns {string[]}
+ */
+function processes(files, size, dir) {
+  if (size <= 1) return files;
+  /** @type {Map<string, string[]>} */
+  const byFolder = new Map();
+  const alone = [];
+  for (const f of files) {
+    if (runsAlone(f)) alone.push(f);
+    else byFolder.set(dirname(f), [...(byFolder.get(dirname(f)) ?? []), f]);
+  }
+  const groups = [];
+  for (const [folder, members] of byFolder) {
+    for (let i = 0; i < members.length; i += size) {
+      const chunk = members.slice(i, i + size);
+      if (chunk.length === 1) {
+        groups.push(/** @type {string} */ (chunk[0]));
+        continue;
+      }
+      const entry = join(dir, `${folder.replace(/[^\w]+/g, '-')}-${i / size + 1}.group.mjs`);
+      const suites = chunk.map((f) => `describe(${JSON.stringify(f)}, member(${JSON.stringify(pathToFileURL(resolve(root, f)).href)}));`);
+      writeFileSync(entry, `${GROUP_PRELUDE}${suites.join('\n')}\n`);
+      groups.push(entry);
+    }
+  }
+  // The slowest first (they run alone), then the groups, then the other files that run alone.
+  return [...alone.filter((f) => SLOW_FIRST.includes(f)), ...groups, ...alone.filter((f) => !SLOW_FIRST.includes(f))];
+}
+
+/**
+ * A group entry's first lines. `member(url)` is the suite of one test file: it imports the file once
+ * the file before it has finished (its tests and hooks run, so no two files of a group overlap, as
+ * in processes of their own), and counts the imports in progress for test/helpers/lean-harness.mjs
+ * (promises are tracked while one is, so the tests and hooks the file declares land in its suite).
+ * The file's end is an \`after\` hook declared last in its suite, while it is being imported.
+ */
+const GROUP_PRELUDE = `import { AsyncResource } from 'node:async_hooks';
+import { after, describe } from 'node:test';
+const IMPORTING = Symbol.for('a2a-discovery.test.importing');
+let previous = Promise.resolve();
+const member = (url) => {
+  let finished;
+  const done = new Promise((resolve) => (finished = resolve));
+  const prior = previous;
+  previous = done;
+  return () => {
+    // Made in the suite's scope (node's harness maps it to the suite): the import runs in it.
+    const scope = new AsyncResource('a2a-discovery.test-file');
+    return prior.then(() =>
+      scope.runInAsyncScope(async () => {
+        globalThis[IMPORTING] = (globalThis[IMPORTING] ?? 0) + 1;
+        try {
+          await import(url);
+          after(() => finished());
+        } catch (err) {
+          finished();
+          throw err;
+        } finally {
+          globalThis[IMPORTING] -= 1;
+        }
+      }),
+    );
+  };
+};
+`;
 
 /** @param {string} dir @returns {string[]} */
 function testFiles(dir) {
@@ -70,12 +177,21 @@ if (loaderChoice !== undefined && loaderChoice !== 'tsx' && loaderChoice !== 'ts
 }
 const loader = loaderChoice === 'tsx' ? 'tsx' : pathToFileURL(join(root, 'test/helpers/ts-loader.mjs')).href;
 
+const groupSize = Number(process.env['A2A_TEST_GROUP_SIZE'] ?? 8);
+if (!Number.isInteger(groupSize) || groupSize < 1) {
+  console.error(`A2A_TEST_GROUP_SIZE must be a whole number of files per process, 1 or more: ${process.env['A2A_TEST_GROUP_SIZE']}`);
+  process.exit(2);
+}
+const groupDir = mkdtempSync(join(tmpdir(), 'a2a-discovery-test-groups-'));
+const removeGroups = () => rmSync(groupDir, { recursive: true, force: true });
+
 const child = spawn(
   process.execPath,
-  ['--import', loader, '--import', pathToFileURL(join(root, 'test/helpers/lean-harness.mjs')).href, '--test', `--test-concurrency=${concurrency}`, '--test-reporter=./test/helpers/reporter.mjs', '--test-reporter-destination=stdout', ...files],
+  ['--import', loader, '--import', pathToFileURL(join(root, 'test/helpers/lean-harness.mjs')).href, '--test', `--test-concurrency=${concurrency}`, '--test-reporter=./test/helpers/reporter.mjs', '--test-reporter-destination=stdout', ...processes(files, groupSize, groupDir)],
   { cwd: root, stdio: 'inherit' },
 );
 for (const signal of /** @type {const} */ (['SIGINT', 'SIGTERM'])) process.on(signal, () => child.kill(signal));
 child.on('exit', (code, signal) => {
+  removeGroups();
   process.exitCode = code ?? (signal === null ? 1 : 128);
 });

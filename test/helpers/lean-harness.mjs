@@ -24,6 +24,14 @@
  */
 import asyncHooks from 'node:async_hooks';
 
+/**
+ * How many test files a group process (scripts/run-tests.mjs) is importing into their suites: while
+ * one is, promises are tracked too, so that the tests and hooks a file declares after an `await`
+ * (its imports through the loader, a top-level `await`) land in the file's suite, as node's harness
+ * places them by the async resource they were declared from.
+ */
+const IMPORTING = Symbol.for('a2a-discovery.test.importing');
+
 if (process.env['A2A_TEST_TRACK_PROMISES'] !== '1') {
   const createHook = asyncHooks.createHook;
   /** @param {asyncHooks.HookCallbacks} callbacks */
@@ -34,7 +42,7 @@ if (process.env['A2A_TEST_TRACK_PROMISES'] !== '1') {
     asyncHooks.createHook = createHook;
     return createHook.call(this, {
       init(asyncId, type, triggerAsyncId, resource) {
-        if (type !== 'PROMISE') init(asyncId, type, triggerAsyncId, resource);
+        if (type !== 'PROMISE' || /** @type {Record<symbol, number | undefined>} */ (globalThis)[IMPORTING]) init(asyncId, type, triggerAsyncId, resource);
       },
     });
   };

@@ -29,13 +29,13 @@
  * select (`--test-name-pattern`, `--test-only`) are not listed. Why a suite skips is decided in one
  * place, test/helpers/skip.ts. The exit code is node's.
  */
-import { relative } from 'node:path';
+import { relative, resolve } from 'node:path';
 import { Readable } from 'node:stream';
 import { spec, tap } from 'node:test/reporters';
 
 /**
  * @typedef {{
- *   name?: string, nesting?: number, file?: string, skip?: string | boolean, message?: string,
+ *   name?: string, nesting?: number, file?: string, skip?: string | boolean, message?: string, member?: boolean, group?: boolean,
  *   details?: { duration_ms?: number, error?: { message?: string, failureType?: string, cause?: unknown } }
  * }} EventData
  * @typedef {{ type: string, data: EventData }} TestEvent
@@ -59,6 +59,9 @@ const KNOWN_THIRD_PARTY = [
   // @a2a-js/sdk's express handler, when a test asks a 1.0-only server for 0.3 on purpose.
   { source: '@a2a-js/sdk', why: 'protocol versions refused on purpose', block: /^Unhandled error in JSON-RPC POST handler: VersionNotSupportedError: / },
 ];
+
+/** A group process's entry (scripts/run-tests.mjs): several test files in one process, one suite each. */
+const GROUP_FILE = /\.group\.mjs$/;
 
 /** Node's own skips of what a run did not select (`--test-name-pattern`, `--test-only`): not listed. */
 const UNSELECTED = new Set(['test name does not match pattern', "'only' option not set"]);
@@ -113,6 +116,10 @@ class RunSummary {
   open = new Map();
   /** @type {Set<string>} files inside a folded multi-line dump (freed when the file ends) */
   inBlock = new Set();
+  /** @type {Map<string, string>} group process → the test file it is running (freed when the group ends) */
+  members = new Map();
+  /** @type {Set<string>} test files running in a group process (freed when the file ends) */
+  grouped = new Set();
 
   /**
    * Records `event`; returns it, a copy without the hidden lines, or undefined when nothing is left.
@@ -120,9 +127,8 @@ class RunSummary {
    * @returns {TestEvent | undefined}
    */
   take(event) {
-    const { type, data } = event;
-    const file = data.file !== undefined ? relative(process.cwd(), data.file) : undefined;
-    const isFile = data.nesting === 0 && data.file !== undefined && data.name === data.file;
+    const { type } = event;
+    const { file, isFile, data } = this.#where(event);
     switch (type) {
       case 'test:stdout':
       case 'test:stderr':
@@ -145,7 +151,7 @@ class RunSummary {
         this.#failed(data, file ?? '(no file)', isFile);
         return event;
       case 'test:complete':
-        if (isFile && file !== undefined) {
+        if (isFile && file !== undefined && !data.group) {
           this.fileMs.set(file, data.details?.duration_ms ?? 0);
           this.open.delete(file);
           this.inBlock.delete(file);
@@ -160,6 +166,40 @@ class RunSummary {
       default:
         return event;
     }
+  }
+
+  /**
+   * Where an event belongs: its test file, and its data with the nesting within that file. A group
+   * process (scripts/run-tests.mjs runs several test files in one process: a `*.group.mjs` entry,
+   * one suite per file, named by the file's path) is read as the files it runs: a member's suite
+   * is that file (its duration the file's, its failure the file's own), the tests the file declares
+   * (node names them by that file) one level up, and what the process prints is the running file's.
+   * When the group process itself fails (it exited early), it is named by the file it was running.
+   * @param {TestEvent} event
+   * @returns {{ file: string | undefined, isFile: boolean, data: EventData }}
+   */
+  #where({ type, data }) {
+    const file = data.file !== undefined ? relative(process.cwd(), data.file) : undefined;
+    const isFile = data.nesting === 0 && data.file !== undefined && data.name === data.file;
+    if (file === undefined) return { file, isFile, data };
+    if (!GROUP_FILE.test(file)) {
+      if (!this.grouped.has(file) || data.nesting === undefined || data.nesting === 0) return { file, isFile, data };
+      return { file, isFile: false, data: { ...data, nesting: data.nesting - 1 } };
+    }
+    const running = this.members.get(file);
+    if (isFile) {
+      if (type === 'test:complete') this.members.delete(file);
+      return { file: running ?? file, isFile: true, data: { ...data, group: true } };
+    }
+    const suite = type === 'test:start' || type === 'test:pass' || type === 'test:fail' || type === 'test:complete';
+    if (!suite || data.nesting !== 0 || data.name === undefined) return { file: running ?? file, isFile: false, data };
+    const member = relative(process.cwd(), resolve(data.name));
+    if (type === 'test:start') {
+      this.members.set(file, member);
+      this.grouped.add(member);
+    }
+    if (type === 'test:complete') this.grouped.delete(member);
+    return { file: member, isFile: true, data: { ...data, member: true } };
   }
 
   /**
@@ -179,7 +219,7 @@ class RunSummary {
     const names = isFile ? ['(the file itself)'] : [...(this.open.get(file) ?? []).slice(0, data.nesting ?? 0), data.name ?? ''];
     const cause = /** @type {{ message?: unknown } | undefined} */ (error?.cause);
     const ended = /** @type {{ exitCode?: number | null, signal?: string | null }} */ (error ?? {});
-    const message = isFile
+    const message = isFile && !data.member
       ? `its process ${typeof ended.signal === 'string' ? `was ended by ${ended.signal}` : `exited with code ${ended.exitCode ?? '?'}`} (its output above says why)`
       : typeof cause?.message === 'string'
         ? cause.message

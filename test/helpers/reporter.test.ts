@@ -10,7 +10,7 @@ import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, relative } from 'node:path';
 
 const REPORTER = new URL('./reporter.mjs', import.meta.url).pathname;
 
@@ -149,5 +149,71 @@ describe('the test reporter', () => {
     const summary = summaryOf(passing.stdout);
     assert.match(summary[0] ?? '', /^# summary: 2 tests: 1 passed, 0 failed, 0 cancelled, 1 skipped, 0 todo;/);
     assert.ok(!summary.some((l) => /third-party|failed:/.test(l)), summary.join('\n'));
+  });
+});
+
+describe('several test files in one process (scripts/run-tests.mjs groups the files of a folder)', () => {
+  const RUNNER = new URL('../../scripts/run-tests.mjs', import.meta.url).pathname;
+  /** A file as the summary names it: relative to the repository, where the runner runs node's runner. */
+  const named = (name: string) => relative(new URL('../..', import.meta.url).pathname, join(groupDir, name));
+  const GROUPED: Record<string, string> = {
+    // Its tests are declared after a top-level await: they must still land in its own suite.
+    'g-first.test.mjs': `import { after, before, test } from 'node:test';
+before(() => console.log('order: first before'));
+after(() => console.log('order: first after'));
+await new Promise((resolve) => setTimeout(resolve, 50));
+test('declared after an await', () => console.log('order: first test'));
+`,
+    // A file that cannot load fails as itself; the files after it in its process still run.
+    'g-broken.test.mjs': `throw new Error('cannot load: a fixture that throws');
+`,
+    'g-second.test.mjs': `import { before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+console.log('order: second loaded');
+before(() => console.log('order: second before'));
+describe('billing', () => {
+  test('charges the card', () => assert.equal(1 + 1, 3));
+});
+`,
+  };
+  let groupDir: string;
+  let run: Run;
+  before(async () => {
+    groupDir = await mkdtemp(join(tmpdir(), 'reporter-groups-'));
+    for (const [name, text] of Object.entries(GROUPED)) await writeFile(join(groupDir, name), text);
+    const env: NodeJS.ProcessEnv = { ...process.env, A2A_TEST_GROUP_SIZE: '8' };
+    delete env.NODE_TEST_CONTEXT;
+    run = await new Promise((resolve) => {
+      execFile(process.execPath, [RUNNER, ...Object.keys(GROUPED).map((n) => join(groupDir, n))], { env, timeout: 60_000, maxBuffer: 16 * 1024 * 1024 }, (err, stdout) =>
+        resolve({ code: err ? (typeof err.code === 'number' ? err.code : 99) : 0, stdout }),
+      );
+    });
+  });
+  after(async () => {
+    await rm(groupDir, { recursive: true, force: true });
+  });
+
+  test('each file is a suite named by its path, with its own tests in it, run one file after the other with its own hooks', () => {
+    const first = join(groupDir, 'g-first.test.mjs');
+    assert.match(run.stdout, new RegExp(`^# Subtest: ${first.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}\\n {4}# Subtest: declared after an await$`, 'm'), run.stdout);
+    const order = run.stdout.split('\n').filter((l) => l.startsWith('# order: ')).map((l) => l.slice('# order: '.length));
+    // The next file is loaded only once the last one's tests and hooks have run.
+    assert.deepEqual(order, ['first before', 'first test', 'first after', 'second loaded', 'second before']);
+  });
+
+  test('the summary names the files, not the process that ran them: the slowest files and what failed, by file and name', () => {
+    assert.equal(run.code, 1);
+    const summary = summaryOf(run.stdout);
+    assert.match(summary[0] ?? '', /^# summary: 2 tests: 1 passed, 1 failed, 0 cancelled, 0 skipped, 0 todo;/);
+    const slowest = summary.indexOf('# slowest files:');
+    assert.deepEqual(
+      summary.slice(slowest + 1, slowest + 4).map((l) => l.replace(/^.*\s/, '')).sort(),
+      Object.keys(GROUPED).map((n) => named(n)).sort(),
+    );
+    assert.deepEqual(summary.slice(slowest + 4), [
+      '# failed: 2 tests',
+      `# failed: ${named('g-broken.test.mjs')}: (the file itself): cannot load: a fixture that throws`,
+      `# failed: ${named('g-second.test.mjs')}: billing > charges the card: Expected values to be strictly equal:`,
+    ]);
   });
 });
