@@ -12,8 +12,8 @@
  *   10 min 58 s: the slowest files then ran 40–50 % longer), so the default stays at the cores
  *   (docs/benchmarks.md, "Issue 43: the suite" and "… the suite's own overhead").
  * - **Several files in one process**: the files of a folder run in groups of up to
- *   `A2A_TEST_GROUP_SIZE` (default 8; 1: every file in its own process, as `node --test` runs
- *   them), one process per group. Each file's tests and hooks run inside a suite named by its path,
+ *   `A2A_TEST_GROUP_SIZE` (default 32, so most folders are one process; 1: every file in its own
+ *   process, as `node --test` runs them), one process per group. Each file's tests and hooks run inside a suite named by its path,
  *   one file after the other (the next file is imported once the last one's tests and hooks have
  *   run), so within a file nothing changes; the reporter names the files, not the processes. What
  *   it spares: each process loads the sources, ADK and the drivers once (2–3 s of CPU for a file
@@ -98,13 +98,15 @@ function processes(files, size, dir) {
   }
   const groups = [];
   for (const [folder, members] of byFolder) {
-    for (let i = 0; i < members.length; i += size) {
-      const chunk = members.slice(i, i + size);
+    // As few processes as the bound allows, of even sizes (35 files at 32: 18 and 17, not 32 and 3).
+    const per = Math.ceil(members.length / Math.ceil(members.length / size));
+    for (let i = 0; i < members.length; i += per) {
+      const chunk = members.slice(i, i + per);
       if (chunk.length === 1) {
         groups.push(/** @type {string} */ (chunk[0]));
         continue;
       }
-      const entry = join(dir, `${folder.replace(/[^\w]+/g, '-')}-${i / size + 1}.group.mjs`);
+      const entry = join(dir, `${folder.replace(/[^\w]+/g, '-')}-${i / per + 1}.group.mjs`);
       const suites = chunk.map((f) => `describe(${JSON.stringify(f)}, member(${JSON.stringify(pathToFileURL(resolve(root, f)).href)}));`);
       writeFileSync(entry, `${GROUP_PRELUDE}${suites.join('\n')}\n`);
       groups.push(entry);
@@ -177,7 +179,7 @@ if (loaderChoice !== undefined && loaderChoice !== 'tsx' && loaderChoice !== 'ts
 }
 const loader = loaderChoice === 'tsx' ? 'tsx' : pathToFileURL(join(root, 'test/helpers/ts-loader.mjs')).href;
 
-const groupSize = Number(process.env['A2A_TEST_GROUP_SIZE'] ?? 8);
+const groupSize = Number(process.env['A2A_TEST_GROUP_SIZE'] ?? 32);
 if (!Number.isInteger(groupSize) || groupSize < 1) {
   console.error(`A2A_TEST_GROUP_SIZE must be a whole number of files per process, 1 or more: ${process.env['A2A_TEST_GROUP_SIZE']}`);
   process.exit(2);
