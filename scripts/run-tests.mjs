@@ -5,17 +5,18 @@
  * over every `test/**\/*.test.ts`, or the files given (`npm test -- test/cache/card-cache.test.ts`),
  * from source through tsx, with the repository's reporter (test/helpers/reporter.mjs).
  *
- * - **Concurrency**: `A2A_TEST_CONCURRENCY`, default as many files at a time as the machine has
- *   cores (at least two). Each file starts its own servers on ports the OS picks, its own
- *   PostgreSQL and its own DNS servers, so files never share a server or a database. On two cores, three at a time
- *   ran a third of the suite 11 % faster but the whole suite no faster (10 min 59 s against
- *   10 min 58 s: the slowest files then ran 40–50 % longer), so the default stays at the cores
- *   (docs/benchmarks.md, "Issue 43: the suite" and "… the suite's own overhead").
+ * - **Concurrency**: `A2A_TEST_CONCURRENCY`, default as many test processes at a time as the
+ *   machine has cores (at least two). Each file starts its own servers on ports the OS picks, its
+ *   own PostgreSQL and its own DNS servers, so files never share a server or a database. On two
+ *   cores, three at a time ran the suite no faster (10 min 59 s against 10 min 58 s, and 11 min 42 s
+ *   against 11 min 58 s on 2026-12-07, for 5 % more CPU), so the default stays at the cores
+ *   (docs/benchmarks.md, "Issue 43: the suite" and "… the suite on a quiet host").
  * - **Several files in one process**: the files of a folder run in groups of up to
  *   `A2A_TEST_GROUP_SIZE` (default 32, so most folders are one process; 1: every file in its own
- *   process, as `node --test` runs them), one process per group. Each file's tests and hooks run inside a suite named by its path,
- *   one file after the other (the next file is imported once the last one's tests and hooks have
- *   run), so within a file nothing changes; the reporter names the files, not the processes. What
+ *   process, as `node --test` runs them), one process per group. Each file's tests and hooks run
+ *   inside a suite named by its path, one file after the other (the next file is imported once
+ *   the last one's tests and hooks have run), so within a file nothing changes; the reporter names
+ *   the files, not the processes. What
  *   it spares: each process loads the sources, ADK and the drivers once (2–3 s of CPU for a file
  *   that loads the service), where half the files loaded them each. Files that must have a
  *   process of their own run alone (`ALONE` below: the slowest, the harness's and the packages'
