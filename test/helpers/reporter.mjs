@@ -118,8 +118,11 @@ class RunSummary {
   inBlock = new Set();
   /** @type {Map<string, string>} group process → the test file it is running (freed when the group ends) */
   members = new Map();
-  /** @type {Set<string>} test files running in a group process (freed when the file ends) */
-  grouped = new Set();
+  /**
+   * @type {Map<string, string>} test file run in a group process → that process's entry (freed when
+   * the group ends: node reports a file's tests in its own order, a file's end may come first)
+   */
+  grouped = new Map();
 
   /**
    * Records `event`; returns it, a copy without the hidden lines, or undefined when nothing is left.
@@ -188,7 +191,10 @@ class RunSummary {
     }
     const running = this.members.get(file);
     if (isFile) {
-      if (type === 'test:complete') this.members.delete(file);
+      if (type === 'test:complete') {
+        this.members.delete(file);
+        for (const [member, group] of this.grouped) if (group === file) this.grouped.delete(member);
+      }
       return { file: running ?? file, isFile: true, data: { ...data, group: true } };
     }
     const suite = type === 'test:start' || type === 'test:pass' || type === 'test:fail' || type === 'test:complete';
@@ -196,9 +202,8 @@ class RunSummary {
     const member = relative(process.cwd(), resolve(data.name));
     if (type === 'test:start') {
       this.members.set(file, member);
-      this.grouped.add(member);
+      this.grouped.set(member, file);
     }
-    if (type === 'test:complete') this.grouped.delete(member);
     return { file: member, isFile: true, data: { ...data, member: true } };
   }
 
