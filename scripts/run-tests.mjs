@@ -41,6 +41,8 @@ import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
+/** test/helpers/lean-harness.mjs, loaded into every test process (see above). */
+const leanHarness = pathToFileURL(join(root, 'test/helpers/lean-harness.mjs')).href;
 
 /** The slowest files of a whole run, slowest first (docs/benchmarks.md, "Issue 43: the suite's loader, …"). */
 const SLOW_FIRST = [
@@ -85,7 +87,7 @@ const runsAlone = (file) => ALONE.has(file) || ALONE_DIRS.some((d) => file.start
  * within it, as in a process of its own; test/helpers/reporter.mjs reads the suites as files).
  * @param {string[]} files in the order to start them
  * @param {number} size
- * @param {string} dir
+ * @param {() => string} dir the folder for the entries, made on first use
  * @returns {string[]}
  */
 function processes(files, size, dir) {
@@ -107,7 +109,7 @@ function processes(files, size, dir) {
         groups.push(/** @type {string} */ (chunk[0]));
         continue;
       }
-      const entry = join(dir, `${folder.replace(/[^\w]+/g, '-')}-${i / per + 1}.group.mjs`);
+      const entry = join(dir(), `${folder.replace(/[^\w]+/g, '-')}-${i / per + 1}.group.mjs`);
       const suites = chunk.map((f) => `describe(${JSON.stringify(f)}, member(${JSON.stringify(pathToFileURL(resolve(root, f)).href)}));`);
       writeFileSync(entry, `${GROUP_PRELUDE}${suites.join('\n')}\n`);
       groups.push(entry);
@@ -126,7 +128,7 @@ function processes(files, size, dir) {
  */
 const GROUP_PRELUDE = `import { AsyncResource } from 'node:async_hooks';
 import { after, describe } from 'node:test';
-const IMPORTING = Symbol.for('a2a-discovery.test.importing');
+import { IMPORTING } from ${JSON.stringify(leanHarness)};
 let previous = Promise.resolve();
 const member = (url) => {
   let finished;
@@ -185,12 +187,16 @@ if (!Number.isInteger(groupSize) || groupSize < 1) {
   console.error(`A2A_TEST_GROUP_SIZE must be a whole number of files per process, 1 or more: ${process.env['A2A_TEST_GROUP_SIZE']}`);
   process.exit(2);
 }
-const groupDir = mkdtempSync(join(tmpdir(), 'a2a-discovery-test-groups-'));
-const removeGroups = () => rmSync(groupDir, { recursive: true, force: true });
+/** @type {string | undefined} where the group entries are written (made when a group is) */
+let groupDir;
+const entriesDir = () => (groupDir ??= mkdtempSync(join(tmpdir(), 'a2a-discovery-test-groups-')));
+const removeGroups = () => {
+  if (groupDir !== undefined) rmSync(groupDir, { recursive: true, force: true });
+};
 
 const child = spawn(
   process.execPath,
-  ['--import', loader, '--import', pathToFileURL(join(root, 'test/helpers/lean-harness.mjs')).href, '--test', `--test-concurrency=${concurrency}`, '--test-reporter=./test/helpers/reporter.mjs', '--test-reporter-destination=stdout', ...processes(files, groupSize, groupDir)],
+  ['--import', loader, '--import', leanHarness, '--test', `--test-concurrency=${concurrency}`, '--test-reporter=./test/helpers/reporter.mjs', '--test-reporter-destination=stdout', ...processes(files, groupSize, entriesDir)],
   { cwd: root, stdio: 'inherit' },
 );
 for (const signal of /** @type {const} */ (['SIGINT', 'SIGTERM'])) process.on(signal, () => child.kill(signal));

@@ -30,7 +30,7 @@ import asyncHooks from 'node:async_hooks';
  * (its imports through the loader, a top-level `await`) land in the file's suite, as node's harness
  * places them by the async resource they were declared from.
  */
-const IMPORTING = Symbol.for('a2a-discovery.test.importing');
+export const IMPORTING = Symbol.for('a2a-discovery.test.importing');
 
 if (process.env['A2A_TEST_TRACK_PROMISES'] !== '1') {
   const createHook = asyncHooks.createHook;
