@@ -4,6 +4,7 @@
  * gives for each tag) best matches the words of the user's message.
  */
 import type { SnapshotAgent } from '../snapshot/index.js';
+import { compareLocalNames } from '../local-name.js';
 
 /** Reviewed routing hints for one tag (from configuration, never from a card). */
 export interface RouteHints {
@@ -39,7 +40,7 @@ function stem(w: string): string {
  */
 export function defaultAgent(agents: readonly Pick<SnapshotAgent, 'localName' | 'critical'>[], fallback?: string): string | undefined {
   if (fallback !== undefined && agents.some((a) => a.localName === fallback)) return fallback;
-  return [...agents].sort((a, b) => Number(b.critical) - Number(a.critical) || (a.localName < b.localName ? -1 : 1))[0]?.localName;
+  return [...agents].sort((a, b) => Number(b.critical) - Number(a.critical) || compareLocalNames(a.localName, b.localName))[0]?.localName;
 }
 
 /** Whether `name` wins a tie against `other`: the better record, then the name first in code-unit order. */

@@ -14,7 +14,7 @@ import type { AdmittedEndpoint } from '../resolve/index.js';
 import type { EndpointCause } from '../health/index.js';
 import type { CardMatch, Need, RequiredCapabilities, TagVocabulary } from './match-card.js';
 import { matchByRoutingTags, matchCard, matchUntaggedCard } from './match-card.js';
-import { isLocalName, LOCAL_NAME } from '../local-name.js';
+import { isLocalName, LOCAL_NAME, sortByLocalName } from '../local-name.js';
 import { runPaced, runSteps, type Pacer } from '../clock/pacer.js';
 
 /** The local-name rule ({@link LOCAL_NAME}) and ADK's reserved names, re-exported here for the public API. */
@@ -377,8 +377,7 @@ function* selectionSteps(candidates: readonly Candidate[], options: SelectOption
     );
   }
   yield;
-  selected.sort((a, b) => compare(a.localName, b.localName));
-  return { selected: Object.freeze(selected), verdicts, alerts: Object.freeze(alerts) };
+  return { selected: Object.freeze(sortByLocalName(selected)), verdicts, alerts: Object.freeze(alerts) };
 }
 
 /**

@@ -8,6 +8,7 @@ import { createHash } from 'node:crypto';
 import type { Snapshot, SnapshotAgent } from '../snapshot/index.js';
 import { classifyAgentChange } from '../snapshot/change-impact.js';
 import { transportKey } from '../sources/transport-options.js';
+import { compareLocalNames } from '../local-name.js';
 
 /** One staged agent change, as the rollout view shows it. */
 export interface RolloutChange {
@@ -65,7 +66,7 @@ export function planRollout(current: Snapshot | undefined, selected: readonly Sn
     }
   }
   if (changes.length === 0) return { base };
-  changes.sort((a, b) => (a.localName < b.localName ? -1 : a.localName > b.localName ? 1 : 0));
+  changes.sort((a, b) => compareLocalNames(a.localName, b.localName));
   return { base, staged: { agents: staged, changes, id: rolloutId(changes) } };
 }
 

@@ -14,6 +14,7 @@ import { transportKey } from '../sources/transport-options.js';
 import type { ChangeImpact } from './change-impact.js';
 import { classifyAgentChange } from './change-impact.js';
 import { runPaced, runSteps, type Pacer } from '../clock/pacer.js';
+import { compareLocalNames, sortByLocalName } from '../local-name.js';
 
 export interface SnapshotAgent {
   readonly localName: string;
@@ -110,11 +111,7 @@ export interface Snapshot {
  * `cardTags`) adds `\0 routing <tags, comma-joined>` after that, since its tags are not its card's.
  */
 export function snapshotDigest(agents: ReadonlyArray<DigestedAgent>, domains?: readonly Pick<SnapshotDomain, 'name'>[]): string {
-  return digestOfSorted([...agents].sort(byLocalName), domains);
-}
-
-function byLocalName(a: Pick<SnapshotAgent, 'localName'>, b: Pick<SnapshotAgent, 'localName'>): number {
-  return a.localName < b.localName ? -1 : a.localName > b.localName ? 1 : 0;
+  return digestOfSorted(sortByLocalName(agents), domains);
 }
 
 /** What the digest reads of an agent. */
@@ -211,7 +208,7 @@ function* buildSteps(
   createdAt: number,
   domains?: ReadonlyArray<Pick<SnapshotDomain, 'name' | 'description'>>,
 ): Generator<void, Snapshot> {
-  const sorted = [...agents].sort(byLocalName);
+  const sorted = sortByLocalName(agents);
   yield;
   if (domains === undefined || domains.length === 0) {
     return Object.freeze({ version, digest: yield* digestSteps(sorted), createdAt, agents: Object.freeze(sorted) });
@@ -299,7 +296,7 @@ function* diffSteps(from: Snapshot | undefined, to: Snapshot): Generator<void, S
     impacts.push({ localName: name, ...impact });
   }
   yield;
-  impacts.sort(byLocalName);
+  impacts.sort((a, b) => compareLocalNames(a.localName, b.localName));
   return {
     ...(from && { from: { version: from.version, digest: from.digest } }),
     to: { version: to.version, digest: to.digest },
