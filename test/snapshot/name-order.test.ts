@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { compareLocalNames, sortByLocalName } from '../../packages/core/src/local-name.js';
 import { buildSnapshot, snapshotDigest, type SnapshotAgent } from '../../packages/core/src/snapshot/index.js';
+import { Pacer, runPaced, runSteps, sortSteps } from '../../packages/core/src/clock/pacer.js';
 
 /** The order every snapshot promises: code-unit order of the names, ties in input order. */
 function expected<T extends { localName: string }>(items: readonly T[]): T[] {
@@ -73,5 +74,37 @@ describe('local names in code-unit order', () => {
       a.agents.map((x) => x.localName),
       agents.map((x) => x.localName).sort(compareLocalNames),
     );
+  });
+});
+
+describe('sorting in slices', () => {
+  const byKey = (a: { key: number }, b: { key: number }) => a.key - b.key;
+
+  test('any list sorts as a stable Array.prototype.sort does, across run and merge boundaries', () => {
+    fc.assert(
+      fc.property(fc.integer({ min: 0, max: 20_000 }), fc.integer({ min: 1, max: 50 }), fc.constantFrom('random', 'sorted', 'reversed', 'runs'), (n, distinct, shape) => {
+        const items = Array.from({ length: n }, (_, i) => {
+          const key = shape === 'sorted' ? Math.floor((i * distinct) / Math.max(1, n)) : shape === 'reversed' ? distinct - Math.floor((i * distinct) / Math.max(1, n)) : shape === 'runs' ? (i % 5_000) % distinct : (i * 7_919 + 13) % distinct;
+          return { key, i };
+        });
+        const expected = items.slice().sort(byKey);
+        assert.deepEqual(runSteps(sortSteps(items, byKey)), expected);
+      }),
+      { numRuns: 40 },
+    );
+  });
+
+  test('a large sort yields between slices, and a paced caller gets the same order', async () => {
+    const items = Array.from({ length: 50_000 }, (_, i) => ({ key: (i * 7_919) % 1_000, i }));
+    let yields = 0;
+    const steps = sortSteps(items, byKey);
+    let step = steps.next();
+    while (step.done !== true) {
+      yields++;
+      step = steps.next();
+    }
+    assert.ok(yields >= 12, `${yields} yields: one per run of 4,096 at least`);
+    assert.deepEqual(step.value, items.slice().sort(byKey));
+    assert.deepEqual(await runPaced(sortSteps(items, byKey), new Pacer(0)), step.value);
   });
 });

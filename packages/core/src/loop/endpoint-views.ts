@@ -249,7 +249,7 @@ export class EndpointViews {
       if (next !== undefined) next.set(url, state);
       else if (state !== prev) changes.push([url, state]);
     };
-    const { published, held, selectedReason } = this.#publishedSets(heldNames);
+    const { published, held, selectedReason } = yield* this.#publishedSets(heldNames);
     const grace = this.#o.removalGraceMs;
     for (const r of members.refused) set(r.record.baseUrl, 'refused', r.reason, causeOf({ code: r.code, stage: 'resolve' }));
     for (const [url, { at }] of members.gone) {
@@ -279,18 +279,21 @@ export class EndpointViews {
     return true;
   }
 
-  /** The current snapshot's endpoints and those held back, computed once per snapshot and hold. */
-  #publishedSets(heldNames: readonly string[]): { published: ReadonlySet<string>; held: ReadonlySet<string>; selectedReason: string } {
+  /** The current snapshot's endpoints and those held back, computed once per snapshot and hold (in slices: 100,000 agents on a first publication). */
+  *#publishedSets(heldNames: readonly string[]): Generator<void, { published: ReadonlySet<string>; held: ReadonlySet<string>; selectedReason: string }> {
     const current = this.#o.store.current;
     const memo = this.#publishedMemo;
     if (memo !== undefined && memo.snapshot === current && memo.heldNames === heldNames) return memo;
-    this.#publishedMemo = {
-      snapshot: current,
-      heldNames,
-      published: new Set(current?.agents.map((a) => a.baseUrl)),
-      held: new Set(current?.agents.filter((a) => heldNames.includes(a.localName)).map((a) => a.baseUrl)),
-      selectedReason: `in snapshot v${current?.version ?? 0}`,
-    };
+    const published = new Set<string>();
+    const held = new Set<string>();
+    const holding = new Set(heldNames);
+    let read = 0;
+    for (const a of current?.agents ?? []) {
+      if (++read % STATES_PER_STEP === 0) yield;
+      published.add(a.baseUrl);
+      if (holding.has(a.localName)) held.add(a.baseUrl);
+    }
+    this.#publishedMemo = { snapshot: current, heldNames, published, held, selectedReason: `in snapshot v${current?.version ?? 0}` };
     return this.#publishedMemo;
   }
 }

@@ -301,7 +301,11 @@ export class Evaluator {
     this.#raiseSelectionAlerts({ selection });
     this.#pending = { candidates, degraded, reviewed: reviewedList, selection };
     // Transport options travel from the first record of the endpoint that carries them.
-    const transports = new Map(candidates.map((c) => [c.endpoint.baseUrl, transportOf(c.endpoint.records)]));
+    const transports = new Map<string, TransportOptions | undefined>();
+    for (let i = 0; i < candidates.length; i++) {
+      if (i % AGENTS_PER_SLICE === 0 && pacer.due) await pacer.tick();
+      transports.set(candidates[i]!.endpoint.baseUrl, transportOf(candidates[i]!.endpoint.records));
+    }
     const flags = (url: string): { degraded: boolean; transport?: TransportOptions } => {
       const transport = transports.get(url);
       return { degraded: health.get(url)?.state === 'degraded', ...(transport !== undefined && { transport }) };
@@ -330,9 +334,16 @@ export class Evaluator {
     if (same) return this.#lookalikes;
     this.#lookalikeInputs = { endpoints: candidates.map((c) => c.endpoint), cards: candidates.map((c) => cardIdentity(c.entry)) };
     const index = this.#lookalikeIndex;
-    const present = new Set(candidates.map((c) => c.endpoint.baseUrl));
+    const present = new Set<string>();
+    for (let i = 0; i < candidates.length; i++) {
+      if (i % AGENTS_PER_SLICE === 0 && pacer.due) await pacer.tick();
+      present.add(candidates[i]!.endpoint.baseUrl);
+    }
     const removed = new Set<string>();
-    for (const key of [...index.keys()]) if (!present.has(key) && index.delete(key)) removed.add(key);
+    for (const key of [...index.keys()]) {
+      if (pacer.due) await pacer.tick();
+      if (!present.has(key) && index.delete(key)) removed.add(key);
+    }
     const arrived: string[] = [];
     let renamed = false;
     for (const { endpoint, entry } of candidates) {

@@ -14,8 +14,8 @@ import type { AdmittedEndpoint } from '../resolve/index.js';
 import type { EndpointCause } from '../health/index.js';
 import type { CardMatch, Need, RequiredCapabilities, TagVocabulary } from './match-card.js';
 import { matchByRoutingTags, matchCard, matchUntaggedCard } from './match-card.js';
-import { isLocalName, LOCAL_NAME, sortByLocalName } from '../local-name.js';
-import { runPaced, runSteps, type Pacer } from '../clock/pacer.js';
+import { isLocalName, LOCAL_NAME, sortByLocalNameSteps } from '../local-name.js';
+import { runPaced, runSteps, sortSteps, type Pacer } from '../clock/pacer.js';
 
 /** The local-name rule ({@link LOCAL_NAME}) and ADK's reserved names, re-exported here for the public API. */
 export { LOCAL_NAME,  } from '../local-name.js';
@@ -280,10 +280,9 @@ function* selectionSteps(candidates: readonly Candidate[], options: SelectOption
   // Names: reserved and malformed names are refused; on a collision static agents win, then
   // the smaller base URL (candidates arrive sorted by base URL).
   yield;
-  eligible.sort((a, b) => a.order - b.order || compare(a.candidate.endpoint.baseUrl, b.candidate.endpoint.baseUrl));
-  yield;
+  const ordered = yield* sortSteps(eligible, (a, b) => a.order - b.order || compare(a.candidate.endpoint.baseUrl, b.candidate.endpoint.baseUrl));
   const byName = new Map<string, Eligible>();
-  for (const e of eligible) {
+  for (const e of ordered) {
     if (++judged % CANDIDATES_PER_STEP === 0) yield;
     const url = e.candidate.endpoint.baseUrl;
     if (!isLocalName(e.localName)) {
@@ -316,16 +315,17 @@ function* selectionSteps(candidates: readonly Candidate[], options: SelectOption
 
   // The cap: critical first, then configured order, then by name. With domains, each agent goes
   // to the first domain listing one of its tags, and each domain keeps its own cap.
+  // Sorted by name first: the rank then only moves the few critical and configured agents, and
+  // the discovered ones (alike in both) stay in name order without a comparison of names.
   yield;
-  const ranked = [...byName.values()].sort(
-    (a, b) => Number(b.critical) - Number(a.critical) || a.order - b.order || compare(a.localName, b.localName),
-  );
-  yield;
-  const kept: Array<Eligible & { domain?: string }> = [];
+  const byLocalName = yield* sortByLocalNameSteps([...byName.values()]);
+  const ranked = yield* sortSteps(byLocalName, (a, b) => Number(b.critical) - Number(a.critical) || a.order - b.order);
+  let kept: Array<Eligible & { domain?: string }> = [];
   if (domains.length === 0) {
-    kept.push(...ranked.slice(0, maxAgents));
+    kept = ranked.slice(0, maxAgents);
     const dropped = ranked.slice(maxAgents);
     for (const d of dropped) {
+      if (++judged % CANDIDATES_PER_STEP === 0) yield;
       verdicts.set(d.candidate.endpoint.baseUrl, { verdict: 'excluded', localName: d.localName, reason: `the cap of ${maxAgents} agents per tree was reached`, cause: 'cap' });
     }
     if (dropped.length > 0) {
@@ -335,6 +335,7 @@ function* selectionSteps(candidates: readonly Candidate[], options: SelectOption
     const count = new Map<string, number>();
     const dropped = new Map<string, string[]>();
     for (const e of ranked) {
+      if (++judged % CANDIDATES_PER_STEP === 0) yield;
       const domain = domains.find((d) => e.tags.some((t) => d.tags.includes(t)));
       const url = e.candidate.endpoint.baseUrl;
       if (!domain) {
@@ -377,7 +378,7 @@ function* selectionSteps(candidates: readonly Candidate[], options: SelectOption
     );
   }
   yield;
-  return { selected: Object.freeze(sortByLocalName(selected)), verdicts, alerts: Object.freeze(alerts) };
+  return { selected: Object.freeze(yield* sortByLocalNameSteps(selected)), verdicts, alerts: Object.freeze(alerts) };
 }
 
 /**

@@ -14,7 +14,7 @@ import { transportKey } from '../sources/transport-options.js';
 import type { ChangeImpact } from './change-impact.js';
 import { classifyAgentChange } from './change-impact.js';
 import { runPaced, runSteps, type Pacer } from '../clock/pacer.js';
-import { compareLocalNames, sortByLocalName } from '../local-name.js';
+import { sortByLocalName, sortByLocalNameSteps } from '../local-name.js';
 
 export interface SnapshotAgent {
   readonly localName: string;
@@ -208,7 +208,7 @@ function* buildSteps(
   createdAt: number,
   domains?: ReadonlyArray<Pick<SnapshotDomain, 'name' | 'description'>>,
 ): Generator<void, Snapshot> {
-  const sorted = sortByLocalName(agents);
+  const sorted = yield* sortByLocalNameSteps(agents);
   yield;
   if (domains === undefined || domains.length === 0) {
     return Object.freeze({ version, digest: yield* digestSteps(sorted), createdAt, agents: Object.freeze(sorted) });
@@ -271,13 +271,22 @@ const AGENTS_PER_STEP = 256;
 
 /** The diff, yielding every {@link AGENTS_PER_STEP} agents (where a paced caller lets the event loop run). */
 function* diffSteps(from: Snapshot | undefined, to: Snapshot): Generator<void, SnapshotDiff> {
-  const before = new Map((from?.agents ?? []).map((a) => [a.localName, a]));
-  const after = new Map(to.agents.map((a) => [a.localName, a]));
+  let compared = 0;
+  const before = new Map<string, SnapshotAgent>();
+  const after = new Map<string, SnapshotAgent>();
+  for (const a of from?.agents ?? []) {
+    if (++compared % AGENTS_PER_STEP === 0) yield;
+    before.set(a.localName, a);
+  }
+  for (const a of to.agents) {
+    if (++compared % AGENTS_PER_STEP === 0) yield;
+    after.set(a.localName, a);
+  }
   yield;
   const added = [...after.keys()].filter((n) => !before.has(n));
+  yield;
   const removed = [...before.keys()].filter((n) => !after.has(n));
   const impacts: AgentImpact[] = [];
-  let compared = 0;
   for (const n of added) {
     if (++compared % AGENTS_PER_STEP === 0) yield;
     impacts.push({ localName: n, ...classifyAgentChange(undefined, after.get(n)) });
@@ -296,15 +305,15 @@ function* diffSteps(from: Snapshot | undefined, to: Snapshot): Generator<void, S
     impacts.push({ localName: name, ...impact });
   }
   yield;
-  impacts.sort((a, b) => compareLocalNames(a.localName, b.localName));
+  const sorted = yield* sortByLocalNameSteps(impacts);
   return {
     ...(from && { from: { version: from.version, digest: from.digest } }),
     to: { version: to.version, digest: to.digest },
     added,
     removed,
     changed,
-    breaking: impacts.filter((i) => i.impact === 'breaking').map((i) => i.localName),
-    impacts,
+    breaking: sorted.filter((i) => i.impact === 'breaking').map((i) => i.localName),
+    impacts: sorted,
   };
 }
 
