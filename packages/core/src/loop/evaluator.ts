@@ -330,9 +330,19 @@ export class Evaluator {
     // Compared in place: a cycle with nothing due allocates nothing here.
     const last = this.#lookalikeInputs;
     let same = last.endpoints.length === candidates.length;
-    for (let i = 0; same && i < candidates.length; i++) same = candidates[i]!.endpoint === last.endpoints[i] && cardIdentity(candidates[i]!.entry) === last.cards[i];
+    for (let i = 0; same && i < candidates.length; i++) {
+      if (i % AGENTS_PER_SLICE === 0 && pacer.due) await pacer.tick();
+      same = candidates[i]!.endpoint === last.endpoints[i] && cardIdentity(candidates[i]!.entry) === last.cards[i];
+    }
     if (same) return this.#lookalikes;
-    this.#lookalikeInputs = { endpoints: candidates.map((c) => c.endpoint), cards: candidates.map((c) => cardIdentity(c.entry)) };
+    const endpoints: object[] = [];
+    const cards: object[] = [];
+    for (let i = 0; i < candidates.length; i++) {
+      if (i % AGENTS_PER_SLICE === 0 && pacer.due) await pacer.tick();
+      endpoints.push(candidates[i]!.endpoint);
+      cards.push(cardIdentity(candidates[i]!.entry));
+    }
+    this.#lookalikeInputs = { endpoints, cards };
     const index = this.#lookalikeIndex;
     const present = new Set<string>();
     for (let i = 0; i < candidates.length; i++) {
