@@ -3,7 +3,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { buildSnapshot } from '../../packages/core/src/snapshot/index.js';
 import { VirtualClock } from '../../packages/core/src/clock/index.js';
-import { entryFromRow, entryToJson, freshnessToJson, joinSnapshot, splitSnapshot } from '../../packages/store/src/serialize.js';
+import { entryFromRow, entryToJson, freshnessToJson, joinSnapshot, splitSnapshot, splitSnapshotSteps } from '../../packages/store/src/serialize.js';
 import { snapshotAgent } from '../helpers/cards.js';
 import { entryFor, rawCard } from '../match/fixtures.js';
 
@@ -45,4 +45,23 @@ test('a freshness write reads none of the card fields: an entry holding its card
   const fresh = freshnessToJson(lazy as unknown as typeof revalidated, clock, 2_000);
   assert.deepEqual(read, [], 'no card field was read');
   assert.equal(fresh, freshnessToJson(revalidated, clock, 2_000), 'the same write as for a plain entry');
+});
+
+test("a snapshot's split in slices is the same row as the list written at once, and a large one yields between slices", () => {
+  const agents = Array.from({ length: 1_500 }, (_, i) => ({ ...snapshotAgent(`agent_${i.toString(36)}`, i % 2 === 0 ? ['billing'] : ['finance']), ...(i % 7 === 0 && { identifier: `urn:air:acme.com:agent:a${i}` }) }));
+  const snapshot = buildSnapshot(agents, 4, 2_000);
+  const steps = splitSnapshotSteps(snapshot);
+  let yields = 0;
+  let step = steps.next();
+  while (step.done !== true) {
+    yields++;
+    step = steps.next();
+  }
+  assert.ok(yields >= 5, `${yields} yields for 1,500 agents`);
+  const whole = JSON.stringify(snapshot.agents.map(({ card: _card, body: _body, ...rest }) => rest));
+  assert.equal(step.value.agents, whole, 'the same JSON text as the list stringified at once');
+  assert.deepEqual(step.value, splitSnapshot(snapshot));
+  const byHash = new Map(step.value.cards.map((c) => [c.rawSha256, { card: JSON.parse(c.card) as never, body: c.body }]));
+  const back = joinSnapshot({ digest: snapshot.digest, version: 4, createdAt: 2_000, agents: step.value.agents }, (h) => byHash.get(h));
+  assert.deepEqual(back?.agents.map((a) => [a.localName, a.identifier, a.tags]), snapshot.agents.map((a) => [a.localName, a.identifier, a.tags]));
 });

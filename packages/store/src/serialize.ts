@@ -8,7 +8,7 @@
 import type { CacheEntry, AgentCardModel, Clock, DiscoveryEvent, Snapshot, SnapshotAgent } from 'a2a-discovery';
 import type { CardProtocolVersion } from 'a2a-discovery/internal';
 // Loaded data is as immutable as fresh data: frozen by the library's own rule.
-import { deepFreeze } from 'a2a-discovery/internal';
+import { deepFreeze, runSteps } from 'a2a-discovery/internal';
 
 const toWall = (at: number, clock: Clock): number => Math.round(at - clock.now() + clock.wallNow());
 const fromWall = (wall: number, clock: Clock): number => wall - clock.wallNow() + clock.now();
@@ -116,17 +116,38 @@ export interface StoredCard {
 
 const CARD_AND_BODY: ReadonlySet<string> = new Set(['card', 'body']);
 
-export function splitSnapshot(snapshot: Snapshot): { agents: string; cards: StoredCard[] } {
+/** A snapshot as its row stores it: the agents without their cards (JSON), and each card once. */
+export interface SplitSnapshot {
+  readonly agents: string;
+  readonly cards: StoredCard[];
+}
+
+export function splitSnapshot(snapshot: Snapshot): SplitSnapshot {
+  return runSteps(splitSnapshotSteps(snapshot));
+}
+
+/** Agents split between two yields of {@link splitSnapshotSteps}. */
+const AGENTS_PER_STEP = 256;
+
+/**
+ * {@link splitSnapshot} yielding between slices (for `runPaced`): a 100,000-agent snapshot is a
+ * second or more of work (every card's model written as JSON, every agent's fields), which in one
+ * piece held the event loop at each publication. The agents' JSON is the same text
+ * `JSON.stringify` gives the whole list: each agent's, joined by commas in brackets.
+ */
+export function* splitSnapshotSteps(snapshot: Snapshot): Generator<void, SplitSnapshot> {
   const cards = new Map<string, StoredCard>();
-  const agents: StoredAgent[] = snapshot.agents.map((a) => {
+  const agents: string[] = [];
+  for (const a of snapshot.agents) {
+    if (agents.length % AGENTS_PER_STEP === AGENTS_PER_STEP - 1) yield;
     if (!cards.has(a.rawSha256)) {
       cards.set(a.rawSha256, { rawSha256: a.rawSha256, canonicalSha256: a.canonicalSha256, protocolVersion: a.protocolVersion, body: a.body ?? null, card: JSON.stringify(a.card) });
     }
     // Never reading `card` or `body` again: an agent made from a lazily held card unpacks its text
     // and may build its model on each read.
-    return fieldsBut(a, CARD_AND_BODY) as StoredAgent;
-  });
-  return { agents: JSON.stringify(agents), cards: [...cards.values()] };
+    agents.push(JSON.stringify(fieldsBut(a, CARD_AND_BODY) as StoredAgent));
+  }
+  return { agents: `[${agents.join(',')}]`, cards: [...cards.values()] };
 }
 
 /**
