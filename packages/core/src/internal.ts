@@ -22,6 +22,7 @@ export type { RangeOrigin, GuardedFetch, OriginBudgetStats, Resolver, Presentabl
 export { isLoopbackHost, originOf, secureOrLoopback, inRangeOrigin, looksLikeRangeOrigin, parseRangeOrigin, isCardUrl, isInlineCardKey, CATALOG_CARD_FRAGMENT, CARD_PATH, OriginBudget, createDeploymentFetch, createGuardedFetch, createOriginFetch, readBoundedStream, redactUrl } from './fetch/index.js';
 export { A2A_CARD_MEDIA_TYPE, AI_CATALOG_MEDIA_TYPE, AI_CATALOG_SPEC_VERSION, AI_CATALOG_WELL_KNOWN_PATH, CATALOG_WELL_KNOWN_PATHS, AIR_URN_PREFIX, airIdentifier, relativeIdentifierProblem, DEFAULT_CATALOG_LIMITS, Pacer } from './catalog/index.js';
 export { runPaced, runSteps } from './clock/pacer.js';
+export { compareCodeUnits } from './text.js';
 export { backoffDelay } from './rules/backoff.js';
 export { heldCardEntry } from './cache/cache-entries.js';
 export { fileErrorReason, readSecretFile } from './rules/bounded-file.js';

@@ -4,6 +4,7 @@
  * ADK for the end user's messages. The one definition every stage checks against.
  */
 import { runSteps } from './clock/pacer.js';
+import { compareCodeUnits } from './text.js';
 
 /** `^[a-z][a-z0-9_]{1,47}$`. */
 export const LOCAL_NAME = /^[a-z][a-z0-9_]{1,47}$/;
@@ -21,7 +22,7 @@ export function isLocalName(name: unknown): name is string {
 
 /** The order of local names everywhere (snapshots, digests, diffs, rollouts): code-unit order, never `localeCompare`. */
 export function compareLocalNames(a: string, b: string): number {
-  return a < b ? -1 : a > b ? 1 : 0;
+  return compareCodeUnits(a, b);
 }
 
 const byLocalName = (a: { readonly localName: string }, b: { readonly localName: string }): number => compareLocalNames(a.localName, b.localName);

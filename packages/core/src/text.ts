@@ -18,3 +18,8 @@ export function hasControl(value: string): boolean {
   return /[\u0000-\u001f\u007f\u2028\u2029]/.test(value);
 }
 
+
+/** Strings in UTF-16 code-unit order (what `<` compares; never `localeCompare`, whose order depends on the locale). */
+export function compareCodeUnits(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}

@@ -10,7 +10,7 @@ import knexFactory from 'knex';
 import type { Knex } from 'knex';
 import type { CacheEntry, CardStore, Clock, DiscoveryEvent, RolloutState, Snapshot } from 'a2a-discovery';
 import type { SnapshotSummary } from 'a2a-discovery/internal';
-import { heldCardEntry, Pacer, runPaced } from 'a2a-discovery/internal';
+import { compareCodeUnits, heldCardEntry, Pacer, runPaced } from 'a2a-discovery/internal';
 import { systemClock, DiscoveryError, isDiscoveryError } from 'a2a-discovery';
 import { PROTECTED_JOURNAL_TYPES, journalCuts, prunedCounter } from './journal.js';
 import { migrate, unknownMigrations } from './migrations.js';
@@ -78,8 +78,6 @@ interface EntryTable<E> {
 const CUT_STEP = 10_000;
 
 const num = (v: unknown): number => (typeof v === 'number' ? v : Number(v));
-/** Strings in one order (by code unit) in every replica's transactions: two never wait on each other's rows. */
-const byCodeUnit = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
 
 /** A pin, inserted or replaced (SQLite ≥ 3.24 and PostgreSQL share the upsert's syntax). */
 const UPSERT_PIN = `INSERT INTO a2ad_pins (session_id, digest, last_used_at, user_id, owner_client, owner_secret) VALUES (?, ?, ?, ?, ?, ?)
@@ -679,14 +677,14 @@ export class SqlStateStore implements StateStore {
         tally(await deleteReturningType(trx, trx('a2ad_journal').where('at', '<', oldest)), -1);
         await this.#retainJournal(trx, delta, pruned);
         // In one order (by name) in every replica's transactions: two never wait on each other's rows.
-        for (const [type, n] of [...delta].sort(([a], [b]) => byCodeUnit(a, b))) {
+        for (const [type, n] of [...delta].sort(([a], [b]) => compareCodeUnits(a, b))) {
           if (n === 0) continue;
           await trx('a2ad_journal_counts')
             .insert({ type, n })
             .onConflict('type')
             .merge({ n: trx.raw('?? + ?', ['a2ad_journal_counts.n', n]) });
         }
-        for (const [type, n] of [...pruned].sort(([a], [b]) => byCodeUnit(a, b))) {
+        for (const [type, n] of [...pruned].sort(([a], [b]) => compareCodeUnits(a, b))) {
           await trx('a2ad_counters')
             .insert({ name: prunedCounter(type), value: n })
             .onConflict('name')
@@ -788,7 +786,7 @@ export class SqlStateStore implements StateStore {
       .map(([name, value]) => ({ name, value }));
     if (rows.length === 0) return Promise.resolve();
     // One statement for them all (atomic as a transaction was), its rows in one order by name.
-    rows.sort((a, b) => byCodeUnit(a.name, b.name));
+    rows.sort((a, b) => compareCodeUnits(a.name, b.name));
     return this.#write(() => this.#db.raw(addCountersSql(rows.length), rows.flatMap((r) => [r.name, r.value])));
   }
 

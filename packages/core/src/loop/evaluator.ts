@@ -337,18 +337,16 @@ export class Evaluator {
     if (same) return this.#lookalikes;
     const endpoints: object[] = [];
     const cards: object[] = [];
-    for (let i = 0; i < candidates.length; i++) {
-      if (i % AGENTS_PER_SLICE === 0 && pacer.due) await pacer.tick();
-      endpoints.push(candidates[i]!.endpoint);
-      cards.push(cardIdentity(candidates[i]!.entry));
-    }
-    this.#lookalikeInputs = { endpoints, cards };
-    const index = this.#lookalikeIndex;
     const present = new Set<string>();
     for (let i = 0; i < candidates.length; i++) {
       if (i % AGENTS_PER_SLICE === 0 && pacer.due) await pacer.tick();
-      present.add(candidates[i]!.endpoint.baseUrl);
+      const { endpoint, entry } = candidates[i]!;
+      endpoints.push(endpoint);
+      cards.push(cardIdentity(entry));
+      present.add(endpoint.baseUrl);
     }
+    this.#lookalikeInputs = { endpoints, cards };
+    const index = this.#lookalikeIndex;
     const removed = new Set<string>();
     for (const key of [...index.keys()]) {
       if (pacer.due) await pacer.tick();

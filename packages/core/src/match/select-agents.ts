@@ -16,6 +16,7 @@ import type { CardMatch, Need, RequiredCapabilities, TagVocabulary } from './mat
 import { matchByRoutingTags, matchCard, matchUntaggedCard } from './match-card.js';
 import { isLocalName, LOCAL_NAME, sortByLocalNameSteps } from '../local-name.js';
 import { runPaced, runSteps, sortSteps, type Pacer } from '../clock/pacer.js';
+import { compareCodeUnits } from '../text.js';
 
 /** The local-name rule ({@link LOCAL_NAME}) and ADK's reserved names, re-exported here for the public API. */
 export { LOCAL_NAME,  } from '../local-name.js';
@@ -291,7 +292,7 @@ function* selectionSteps(candidates: readonly Candidate[], options: SelectOption
   // Names: reserved and malformed names are refused; on a collision static agents win, then
   // the smaller base URL (candidates arrive sorted by base URL).
   yield;
-  const ordered = yield* sortSteps(eligible, (a, b) => a.order - b.order || compare(a.candidate.endpoint.baseUrl, b.candidate.endpoint.baseUrl));
+  const ordered = yield* sortSteps(eligible, (a, b) => a.order - b.order || compareCodeUnits(a.candidate.endpoint.baseUrl, b.candidate.endpoint.baseUrl));
   const byName = new Map<string, Eligible>();
   for (const e of ordered) {
     if (++judged % CANDIDATES_PER_STEP === 0) yield;
@@ -406,7 +407,7 @@ function airIdentifier(records: readonly { readonly metadata: Readonly<Record<st
 
 /** A card's own skill tags, distinct and sorted (frozen). */
 function cardTagsOf(card: CacheEntry['card']): readonly string[] {
-  return Object.freeze([...new Set(card.skills.flatMap((s) => s.tags))].sort(compare));
+  return Object.freeze([...new Set(card.skills.flatMap((s) => s.tags))].sort(compareCodeUnits));
 }
 
 /**
@@ -469,10 +470,6 @@ function securityRefuses(presentable: SelectOptions['presentable'], entry: Cache
   if (origin === undefined) return undefined;
   const result = checkSecurityRequirements(card, presentable(origin), origin);
   return result.status === 'unsatisfiable' ? result.message : undefined;
-}
-
-function compare(a: string, b: string): number {
-  return a < b ? -1 : a > b ? 1 : 0;
 }
 
 /** Names an alert lists: the first {@link LISTED_NAMES}, then how many more (thousands of agents past a cap make one line, not a page). */

@@ -9,6 +9,7 @@ import { isDiscoveryError } from '../errors.js';
 import type { HostPolicy } from '../fetch/index.js';
 import type { EndpointRecord } from '../sources/index.js';
 import { runPaced, runSteps, sortSteps, type Pacer } from '../clock/pacer.js';
+import { compareCodeUnits } from '../text.js';
 
 /** One admitted endpoint and every record that proposed it. */
 export interface AdmittedEndpoint {
@@ -80,7 +81,7 @@ function* resolveSteps(recordLists: ReadonlyArray<readonly EndpointRecord[]>, ho
   }
   yield;
   // By UTF-16 code units, in slices (one sort of 100,000 URLs held the event loop about 60 ms).
-  const sorted = yield* sortSteps([...byUrl.keys()], (a, b) => (a < b ? -1 : a > b ? 1 : 0));
+  const sorted = yield* sortSteps([...byUrl.keys()], compareCodeUnits);
   const admitted: AdmittedEndpoint[] = [];
   for (const baseUrl of sorted) {
     if (admitted.length % RECORDS_PER_STEP === 0) yield;

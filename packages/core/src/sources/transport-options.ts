@@ -9,7 +9,7 @@
  * @module
  */
 import { agentHeaderNameProblem, agentHeaderValueProblem, tenantProblem } from '../rules/headers.js';
-import { describe } from '../text.js';
+import { compareCodeUnits, describe } from '../text.js';
 
 /** The most headers one agent may carry. */
 const MAX_HEADERS = 32;
@@ -99,7 +99,7 @@ export function transportKey(options: TransportOptions | undefined): string {
   for (const key of TRANSPORT_OPTION_KEYS) {
     const value = options[key];
     if (value === undefined) continue;
-    parts.push(key, key === 'headers' ? Object.entries(value as Record<string, string>).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)) : value);
+    parts.push(key, key === 'headers' ? Object.entries(value as Record<string, string>).sort(([a], [b]) => compareCodeUnits(a, b)) : value);
   }
   return parts.length === 0 ? '' : JSON.stringify(parts);
 }
