@@ -292,7 +292,7 @@ function* selectionSteps(candidates: readonly Candidate[], options: SelectOption
   // Names: reserved and malformed names are refused; on a collision static agents win, then
   // the smaller base URL (candidates arrive sorted by base URL).
   yield;
-  const ordered = yield* sortSteps(eligible, (a, b) => a.order - b.order || compareCodeUnits(a.candidate.endpoint.baseUrl, b.candidate.endpoint.baseUrl));
+  const ordered = yield* sortSteps(eligible, (a, b) => byOrder(a, b) || compareCodeUnits(a.candidate.endpoint.baseUrl, b.candidate.endpoint.baseUrl));
   const byName = new Map<string, Eligible>();
   for (const e of ordered) {
     if (++judged % CANDIDATES_PER_STEP === 0) yield;
@@ -331,7 +331,7 @@ function* selectionSteps(candidates: readonly Candidate[], options: SelectOption
   // the discovered ones (alike in both) stay in name order without a comparison of names.
   yield;
   const byLocalName = yield* sortByLocalNameSteps([...byName.values()]);
-  const ranked = yield* sortSteps(byLocalName, (a, b) => Number(b.critical) - Number(a.critical) || a.order - b.order);
+  const ranked = yield* sortSteps(byLocalName, (a, b) => Number(b.critical) - Number(a.critical) || byOrder(a, b));
   let kept: Array<Eligible & { domain?: string }> = [];
   if (domains.length === 0) {
     kept = ranked.slice(0, maxAgents);
@@ -470,6 +470,11 @@ function securityRefuses(presentable: SelectOptions['presentable'], entry: Cache
   if (origin === undefined) return undefined;
   const result = checkSecurityRequirements(card, presentable(origin), origin);
   return result.status === 'unsatisfiable' ? result.message : undefined;
+}
+
+/** Configured order first (a discovered agent's is infinite): 0 for two discovered agents, where `Infinity - Infinity` would be NaN. */
+function byOrder(a: { order: number }, b: { order: number }): number {
+  return a.order === b.order ? 0 : a.order < b.order ? -1 : 1;
 }
 
 /** Names an alert lists: the first {@link LISTED_NAMES}, then how many more (thousands of agents past a cap make one line, not a page). */
