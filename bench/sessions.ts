@@ -6,7 +6,10 @@
  * - `adk-sqlite` / `adk-postgres`: ADK 2.0's `DatabaseSessionService` (its ORM), as the service
  *   used it before issue 43;
  * - `ours-sqlite` / `ours-postgres`: `openAdkSessionService` today (plain SQL on ADK's tables),
- *   beside an open state store on the same database, through the store's gate as `serve` runs it.
+ *   beside an open state store on the same database, through the store's gate, each turn's events
+ *   held and written together when it ends (`batchAppends`), as `serve`'s session runner runs it;
+ * - `ours-sqlite-each` / `ours-postgres-each`: the same with each event written as it is appended
+ *   (an ADK `Runner` used directly).
  * Settings are interleaved round by round (order rotated), each on its own fresh database; per
  * round the median turn time of each, and its ratio to `memory` in the same round. PostgreSQL runs
  * when Debian's PostgreSQL is installed (a throwaway cluster, test/helpers/postgres.ts).
@@ -24,6 +27,7 @@ import { SqliteDriver } from '@mikro-orm/sqlite';
 import { PostgreSqlDriver } from '@mikro-orm/postgresql';
 import { openStateStore } from '../packages/store/src/open-state-store.js';
 import { openAdkSessionService } from '../packages/store/src/adk-sessions.js';
+import type { BatchedAppends } from '../packages/core/src/adk/index.js';
 import type { TestPostgres } from '../test/helpers/postgres.js';
 import { POSTGRES_SKIP, startPostgres } from '../test/helpers/postgres.js';
 import { machineMeta, writeResults } from './lib/results.js';
@@ -53,7 +57,7 @@ interface Opened {
   service: BaseSessionService;
   close(): Promise<void>;
 }
-type Setting = { name: string; open: (round: number) => Promise<Opened> };
+type Setting = { name: string; open: (round: number) => Promise<Opened>; batched?: boolean };
 
 const dir = mkdtempSync(join(os.tmpdir(), 'a2ad-bench-sessions-'));
 let pg: TestPostgres | undefined;
@@ -69,15 +73,18 @@ const settings: Setting[] = [
       return { service: s, close: adkClose(s) };
     },
   },
-  {
-    name: 'ours-sqlite',
-    open: async (round) => {
-      const spec = `sqlite:ours-${round}.sqlite`;
-      const store = await openStateStore(spec, { dataDir: dir });
-      const sessions = await openAdkSessionService(spec, { dataDir: dir, store });
-      return { service: sessions.service, close: async () => (await sessions.close(), await store.close()) };
-    },
-  },
+  ...[true, false].map(
+    (batched): Setting => ({
+      name: batched ? 'ours-sqlite' : 'ours-sqlite-each',
+      batched,
+      open: async (round) => {
+        const spec = `sqlite:ours-${batched ? 'b' : 'e'}-${round}.sqlite`;
+        const store = await openStateStore(spec, { dataDir: dir });
+        const sessions = await openAdkSessionService(spec, { dataDir: dir, store });
+        return { service: sessions.service, close: async () => (await sessions.close(), await store.close()) };
+      },
+    }),
+  ),
 ];
 if (POSTGRES_SKIP === undefined) {
   settings.push(
@@ -89,29 +96,35 @@ if (POSTGRES_SKIP === undefined) {
         return { service: s, close: adkClose(s) };
       },
     },
-    {
-      name: 'ours-postgres',
-      open: async () => {
-        const schema = pg!.schema();
-        const store = await openStateStore(pg!.url, { schema });
-        const sessions = await openAdkSessionService(pg!.url, { schema, store });
-        return { service: sessions.service, close: async () => (await sessions.close(), await store.close()) };
-      },
-    },
+    ...[true, false].map(
+      (batched): Setting => ({
+        name: batched ? 'ours-postgres' : 'ours-postgres-each',
+        batched,
+        open: async () => {
+          const schema = pg!.schema();
+          const store = await openStateStore(pg!.url, { schema });
+          const sessions = await openAdkSessionService(pg!.url, { schema, store });
+          return { service: sessions.service, close: async () => (await sessions.close(), await store.close()) };
+        },
+      }),
+    ),
   );
 }
 
 /** The median turn time, ms, of `TURNS` turns in conversations of four. */
-async function turns(service: BaseSessionService, round: number): Promise<number> {
+async function turns(service: BaseSessionService, round: number, batched: boolean): Promise<number> {
   const runner = new Runner({ appName: APP, agent: new AnswerAgent(), sessionService: service });
   const times: number[] = [];
   for (let i = 0; i < TURNS; i++) {
     const sessionId = `r${round}-s${Math.floor(i / TURNS_PER_SESSION)}`;
     if (i % TURNS_PER_SESSION === 0) await service.createSession({ appName: APP, userId: 'u', sessionId });
     const t = performance.now();
-    for await (const e of runner.runAsync({ userId: 'u', sessionId, newMessage: { role: 'user', parts: [{ text: `turn ${i}` }] } })) {
-      if (e.errorMessage) throw new Error(e.errorMessage);
-    }
+    const turn = async () => {
+      for await (const e of runner.runAsync({ userId: 'u', sessionId, newMessage: { role: 'user', parts: [{ text: `turn ${i}` }] } })) {
+        if (e.errorMessage) throw new Error(e.errorMessage);
+      }
+    };
+    await (batched ? (service as unknown as BatchedAppends).batchAppends({ appName: APP, userId: 'u', sessionId }, turn) : turn());
     times.push(performance.now() - t);
   }
   return summarize(times).median;
@@ -129,7 +142,7 @@ try {
     for (const s of order) {
       const opened = await s.open(round);
       try {
-        medians.set(s.name, await turns(opened.service, round));
+        medians.set(s.name, await turns(opened.service, round, s.batched === true));
       } finally {
         await opened.close();
       }

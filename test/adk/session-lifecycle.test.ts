@@ -5,7 +5,11 @@
  */
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import type { Event, InvocationContext } from '@google/adk';
+import type { BaseSessionService, Event, InvocationContext } from '@google/adk';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { openAdkSessionService } from '../../packages/store/src/adk-sessions.js';
 import { BaseAgent, createEvent, InMemorySessionService, LlmAgent } from '@google/adk';
 import { buildRootAgent, SessionRunner, TreeFactory } from '../../packages/core/src/adk/index.js';
 import { Foreground } from '../../packages/core/src/adk/index.js';
@@ -33,7 +37,7 @@ class ScriptedAgent extends BaseAgent {
   }
 }
 
-function setup(specialist: (a: SnapshotAgent, snapshot: Snapshot) => BaseAgent, idleTimeoutMs = 60_000, foreground?: Foreground) {
+function setup(specialist: (a: SnapshotAgent, snapshot: Snapshot) => BaseAgent, idleTimeoutMs = 60_000, foreground?: Foreground, history: BaseSessionService = new InMemorySessionService()) {
   const clock = new VirtualClock();
   const store = new SnapshotStore();
   const events: DiscoveryEvent[] = [];
@@ -52,7 +56,7 @@ function setup(specialist: (a: SnapshotAgent, snapshot: Snapshot) => BaseAgent, 
     idleTimeoutMs,
     buildRoot: (snapshot) => buildRootAgent('orchestrator', snapshot, snapshot.agents.map((a) => specialist(a, snapshot)), { kind: 'routed' }),
   });
-  const sessionService = new InMemorySessionService();
+  const sessionService = history;
   const sessions = new SessionRunner({ trees, sessionService, events: stream, ...(foreground !== undefined && { foreground }) });
   return { clock, publish, trees, sessions, sessionService, events };
 }
@@ -88,6 +92,50 @@ describe('session lifecycle', () => {
     assert.ok(seen.every((n) => n >= 1) && Math.max(...seen) === 3, `in flight as each agent ran: ${seen.join(', ')}`);
     assert.equal(foreground.inFlight, 0, 'every turn left, the failed one too');
     assert.equal(foreground.busy, false);
+  });
+
+  test("on a SQL history, a turn's events are stored together once it ends, and a history that cannot be stored is the turn's error", async () => {
+    const dataDir = await mkdtemp(join(tmpdir(), 'a2ad-turn-history-'));
+    const history = await openAdkSessionService('sqlite:history.sqlite', { dataDir });
+    const reader = await openAdkSessionService('sqlite:history.sqlite', { dataDir });
+    const seenDuring: number[] = [];
+    /** Answers after looking at the stored history from another connection (and, when asked, deleting it). */
+    class LookingAgent extends BaseAgent {
+      constructor(name: string) {
+        super({ name, description: `Looking ${name}.` });
+      }
+      protected override async *runAsyncImpl(ctx: InvocationContext): AsyncGenerator<Event, void, void> {
+        const key = { appName: ctx.session.appName, userId: ctx.session.userId, sessionId: ctx.session.id };
+        seenDuring.push((await reader.service.getSession(key))?.events.length ?? -1);
+        if (ctx.session.id === 'deleted') await reader.service.deleteSession(key);
+        yield createEvent({ invocationId: ctx.invocationId, author: this.name, content: { role: 'model', parts: [{ text: 'paid' }] } });
+      }
+      protected override async *runLiveImpl(): AsyncGenerator<Event, void, void> {
+        // not used
+      }
+    }
+    const h = setup((a) => new LookingAgent(a.localName), 60_000, undefined, history.service);
+    try {
+      h.publish([agent('billing_agent', ['billing'])]);
+      const first = await h.sessions.run('s', 'invoice please');
+      assert.equal(first.error, undefined);
+      const second = await h.sessions.run('s', 'and the next one, billing');
+      assert.equal(second.reply, 'paid');
+      assert.deepEqual(seenDuring, [0, 2], "while each turn ran, none of its events were stored; the last turn's were");
+      const stored = await reader.service.getSession({ appName: h.sessions.appName, userId: 'user', sessionId: 's' });
+      assert.deepEqual(
+        stored?.events.map((e) => `${e.author}: ${e.content?.parts?.[0]?.text ?? ''}`),
+        ['user: invoice please', 'billing_agent: paid', 'user: and the next one, billing', 'billing_agent: paid'],
+      );
+      const lost = await h.sessions.run('deleted', 'invoice please');
+      assert.match(lost.error ?? '', /the turn's history could not be stored: Session deleted not found/);
+    } finally {
+      await h.sessions.close();
+      h.trees.close();
+      await reader.close();
+      await history.close();
+      await rm(dataDir, { recursive: true, force: true });
+    }
   });
 
   test('an idle session expires on its own: pin released, ADK history deleted, events and counts recorded', async () => {

@@ -18,7 +18,9 @@ import type { BaseSessionService, Event, InvocationContext, Session } from '@goo
 import { SqliteDriver } from '@mikro-orm/sqlite';
 import { PostgreSqlDriver } from '@mikro-orm/postgresql';
 import { openAdkSessionService } from '../../packages/store/src/adk-sessions.js';
-import { SqlSessionService } from '../../packages/store/src/sql-session-service.js';
+import knexFactory from 'knex';
+import { SqlSessionService, postgresSessionSql, sqliteSessionSql } from '../../packages/store/src/sql-session-service.js';
+import type { SessionSql } from '../../packages/store/src/sql-session-service.js';
 import type { TestPostgres } from '../helpers/postgres.js';
 import { POSTGRES_SKIP, startPostgres } from '../helpers/postgres.js';
 
@@ -58,19 +60,23 @@ function view(s: Session | undefined): unknown {
 }
 
 /** One script of calls; every answer is recorded. */
-async function script(service: BaseSessionService): Promise<unknown[]> {
+async function script(service: BaseSessionService, hold = false): Promise<unknown[]> {
   const out: unknown[] = [];
+  // With `hold`, session a's appends are one turn's (`batchAppends`), written when it ends.
+  const held = (work: () => Promise<void>) => (hold ? (service as SqlSessionService).batchAppends({ appName: APP, userId: 'ana', sessionId: 's-a' }, work) : work());
   const t0 = 1_800_000_000_000;
   const a = await service.createSession({ appName: APP, userId: 'ana', sessionId: 's-a', state: { topic: 'billing', 'app:region': 'eu', 'user:tier': 'gold', 'temp:scratch': 1 } });
   out.push(['create a', view(a)]);
   const b = await service.createSession({ appName: APP, userId: 'bo', sessionId: 's-b', state: { topic: 'warranty' } });
   out.push(['create b', view(b)]);
   await assert.rejects(service.createSession({ appName: APP, userId: 'ana', sessionId: 's-a' }), /already exists/);
-  await service.appendEvent({ session: a, event: ev('user', 'one', t0 + 1, { step: 1, 'temp:t': 'x', 'user:lastSeen': 'one' }) });
-  await service.appendEvent({ session: a, event: ev('agent', 'two', t0 + 2, { step: 2, 'app:version': 3 }, 'evt-two') });
-  await service.appendEvent({ session: a, event: { ...ev('agent', 'partial', t0 + 3), partial: true } });
-  // The same event id again replaces the stored event.
-  await service.appendEvent({ session: a, event: ev('agent', 'two-bis', t0 + 4, { step: 3 }, 'evt-two') });
+  await held(async () => {
+    await service.appendEvent({ session: a, event: ev('user', 'one', t0 + 1, { step: 1, 'temp:t': 'x', 'user:lastSeen': 'one' }) });
+    await service.appendEvent({ session: a, event: ev('agent', 'two', t0 + 2, { step: 2, 'app:version': 3 }, 'evt-two') });
+    await service.appendEvent({ session: a, event: { ...ev('agent', 'partial', t0 + 3), partial: true } });
+    // The same event id again replaces the stored event.
+    await service.appendEvent({ session: a, event: ev('agent', 'two-bis', t0 + 4, { step: 3 }, 'evt-two') });
+  });
   out.push(['after appends (in memory)', view(a)]);
   // A fractional millisecond (ADK's ORM keeps whole ones).
   await service.appendEvent({ session: b, event: ev('user', 'b-one', t0 + 5.75) });
@@ -118,6 +124,112 @@ function suite(name: string, skip: string | undefined, targets: () => Promise<{ 
       assert.ok(ours.service instanceof SqlSessionService);
       const ourOut = await script(ours.service).finally(() => ours.close());
       assert.deepEqual(ourOut, adkOut);
+      // The same again with session a's appends held as one turn's (a fresh database).
+      const { one: fresh } = await targets();
+      const batched = await oursOn(fresh);
+      const batchedOut = await script(batched.service, true).finally(() => batched.close());
+      assert.deepEqual(batchedOut, adkOut);
+    });
+
+    test("a turn's held events are stored together when it ends, in one transaction, and read back here at once", async () => {
+      const { one } = await targets();
+      await (await oursOn(one)).close(); // ADK's tables
+      const counted = await countedSql(one);
+      const ours = new SqlSessionService(counted.sql);
+      const other = await oursOn(one);
+      try {
+        const s = await ours.createSession({ appName: APP, userId: 'u', sessionId: 'turn' });
+        const t = s.lastUpdateTime;
+        const before = counted.transactions;
+        await ours.batchAppends({ appName: APP, userId: 'u', sessionId: 'turn' }, async () => {
+          await ours.appendEvent({ session: s, event: ev('user', 'q', t + 1, { 'user:seen': 1 }) });
+          await ours.appendEvent({ session: s, event: ev('router', 'transfer', t + 2, { routed: 'billing' }) });
+          await ours.appendEvent({ session: s, event: ev('billing', 'answer', t + 3) });
+          // The session in memory is the turn's at once: ADK's next agent reads it.
+          assert.deepEqual(s.events.map((e) => e.id), ['evt-q', 'evt-transfer', 'evt-answer']);
+          assert.deepEqual(s.state, { 'user:seen': 1, routed: 'billing' });
+          // Another connection sees nothing of the turn yet.
+          const elsewhere = await other.service.getSession({ appName: APP, userId: 'u', sessionId: 'turn' });
+          assert.deepEqual(elsewhere?.events, []);
+          assert.equal(counted.transactions, before, 'nothing written while the turn runs');
+        });
+        assert.equal(counted.transactions, before + 1, 'one transaction for the three events');
+        const stored = await other.service.getSession({ appName: APP, userId: 'u', sessionId: 'turn' });
+        assert.deepEqual(view(stored), view(s));
+        assert.equal(s.lastUpdateTime, t + 3);
+
+        // A read here during a turn writes what is held first.
+        await ours.batchAppends({ appName: APP, userId: 'u', sessionId: 'turn' }, async () => {
+          await ours.appendEvent({ session: s, event: ev('user', 'q2', t + 4) });
+          const read = await ours.getSession({ appName: APP, userId: 'u', sessionId: 'turn' });
+          assert.deepEqual(read?.events.at(-1)?.id, 'evt-q2');
+          await ours.appendEvent({ session: s, event: ev('billing', 'a2', t + 5) });
+        });
+        const after = await other.service.getSession({ appName: APP, userId: 'u', sessionId: 'turn' });
+        assert.deepEqual(after?.events.map((e) => e.id), ['evt-q', 'evt-transfer', 'evt-answer', 'evt-q2', 'evt-a2']);
+      } finally {
+        await other.close();
+        await ours.close();
+      }
+    });
+
+    test('a write by another writer during a held turn is kept, and the session is read back with both', async () => {
+      const { one } = await targets();
+      const ours = await oursOn(one);
+      const other = await oursOn(one);
+      const service = ours.service as SqlSessionService;
+      try {
+        const s = await service.createSession({ appName: APP, userId: 'u', sessionId: 'two-writers', state: { a: 1 } });
+        const t = s.lastUpdateTime;
+        await service.batchAppends({ appName: APP, userId: 'u', sessionId: 'two-writers' }, async () => {
+          await service.appendEvent({ session: s, event: ev('user', 'mine-1', t + 1, { b: 1 }) });
+          const theirs = await other.service.getSession({ appName: APP, userId: 'u', sessionId: 'two-writers' });
+          await other.service.appendEvent({ session: theirs!, event: ev('agent', 'theirs', t + 2, { c: 1 }) });
+          await service.appendEvent({ session: s, event: ev('agent', 'mine-2', t + 3) });
+        });
+        assert.deepEqual(s.events.map((e) => e.id), ['evt-mine-1', 'evt-theirs', 'evt-mine-2'], 'read back: both writers\' events');
+        assert.deepEqual(s.state, { a: 1, b: 1, c: 1 });
+        const stored = await other.service.getSession({ appName: APP, userId: 'u', sessionId: 'two-writers' });
+        assert.deepEqual(view(stored), view(s));
+      } finally {
+        await other.close();
+        await ours.close();
+      }
+    });
+
+    test("a held turn's events are stored when the turn throws; a held write that fails is the turn's error", async () => {
+      const { one } = await targets();
+      const ours = await oursOn(one);
+      const other = await oursOn(one);
+      const service = ours.service as SqlSessionService;
+      const key = { appName: APP, userId: 'u', sessionId: 'failing' };
+      try {
+        const s = await service.createSession(key);
+        const t = s.lastUpdateTime;
+        await assert.rejects(
+          service.batchAppends(key, async () => {
+            await service.appendEvent({ session: s, event: ev('user', 'asked', t + 1) });
+            throw new Error('the peer went away');
+          }),
+          /the peer went away/,
+        );
+        assert.deepEqual((await other.service.getSession(key))?.events.map((e) => e.id), ['evt-asked'], 'the user message is kept');
+        // The session is deleted elsewhere while a turn holds its events: the write fails, loudly.
+        await assert.rejects(
+          service.batchAppends(key, async () => {
+            await service.appendEvent({ session: s, event: ev('user', 'orphan', t + 2) });
+            await other.service.deleteSession(key);
+          }),
+          /not found/,
+        );
+        // Nothing is held after the turns: an append outside one is written at once.
+        const next = await service.createSession({ ...key, sessionId: 'failing-2' });
+        await service.appendEvent({ session: next, event: ev('user', 'direct', next.lastUpdateTime + 1) });
+        assert.equal((await other.service.getSession({ ...key, sessionId: 'failing-2' }))?.events.length, 1);
+      } finally {
+        await other.close();
+        await ours.close();
+      }
     });
 
     test('each reads what the other wrote, and an append after another writer reloads the session', async () => {
@@ -172,6 +284,28 @@ function suite(name: string, skip: string | undefined, targets: () => Promise<{ 
       }
     });
   });
+}
+
+/** Our service's statements on a target, counting the transactions begun. */
+async function countedSql(target: Target): Promise<{ sql: SessionSql; readonly transactions: number }> {
+  const sql = target.kind === 'sqlite' ? await sqliteSessionSql(target.file) : postgresSessionSql(knexFactory({ client: 'pg', connection: target.url, searchPath: [target.schema], pool: { min: 0, max: 2 } }));
+  const counter = { transactions: 0 };
+  const counted: SessionSql = {
+    kind: sql.kind,
+    all: (q, p) => sql.all(q, p),
+    run: (q, p) => sql.run(q, p),
+    transaction: (work) => {
+      counter.transactions++;
+      return sql.transaction(work);
+    },
+    close: () => sql.close(),
+  };
+  return {
+    sql: counted,
+    get transactions() {
+      return counter.transactions;
+    },
+  };
 }
 
 let dir: string;

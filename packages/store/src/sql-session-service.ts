@@ -12,6 +12,8 @@
  *   events through the `a2ad_events_by_session` index instead of a scan of every event);
  * - `appendEvent`: one transaction of three to five statements (the session row locked and read,
  *   the event written or replaced, the rows that the event's delta changes);
+ * - `batchAppends`: a turn's events (the user's message, the agents' answers) held in memory and
+ *   written in one such transaction when the turn ends, before its answer is given;
  * - on SQLite, through the `sqlite3` driver itself with prepared statements (no query builder);
  *   on PostgreSQL, through knex's pool;
  * - no identity map, no unit of work, no change sets.
@@ -24,7 +26,8 @@
  * @module
  */
 import { BaseSessionService, State, createSession } from '@google/adk';
-import type { Event } from '@google/adk';
+import type { Event, Session } from '@google/adk';
+import type { BatchedAppends } from 'a2a-discovery/adk';
 // ADK's own row format for events (its `DatabaseSessionService` uses the same two functions);
 // exported by the package under `dist/web/*`.
 import { transformToCamelCaseEvent, transformToSnakeCaseEvent } from '@google/adk/dist/web/events/event.js';
@@ -149,8 +152,23 @@ export interface SqlSessionServiceOptions {
   gate?: SessionGate;
 }
 
-export class SqlSessionService extends BaseSessionService {
+/** A session's events held for a turn (`batchAppends`). */
+interface Held {
+  /** Turns holding it. */
+  holds: number;
+  /** The session object the held events were appended to (the first one appended). */
+  session?: Session;
+  pending: Event[];
+  /** The session's time as stored once every write of it begun here is done. */
+  expected: number;
+  /** The write of it running, if any. */
+  writing?: Promise<void>;
+}
+
+export class SqlSessionService extends BaseSessionService implements BatchedAppends {
   readonly #sql: SessionSql;
+  /** Sessions whose appends a turn holds, by app, user and id: one per turn in flight. */
+  readonly #held = new Map<string, Held>();
   readonly #sqlite: boolean;
   readonly #gate: SessionGate;
 
@@ -184,6 +202,9 @@ export class SqlSessionService extends BaseSessionService {
   }
 
   override async getSession({ appName, userId, sessionId, config }: Request<'getSession'>): Reply<'getSession'> {
+    // Held events of a turn in this process are written before they are read (`batchAppends`).
+    const held = this.#held.get(keyOf(appName, userId, sessionId));
+    if (held !== undefined) await this.#flush(held);
     const [row] = await this.#sql.all(SESSION_ROW, [appName, userId, sessionId]);
     if (!row) return undefined;
     const events = await this.#events(this.#sql, appName, userId, sessionId, config?.afterTimestamp, config?.numRecentEvents);
@@ -241,8 +262,84 @@ export class SqlSessionService extends BaseSessionService {
   override async appendEvent({ session, event }: Request<'appendEvent'>): Reply<'appendEvent'> {
     if (event.partial) return event;
     trimTempDelta(event);
-    const split = splitState(event.actions?.stateDelta ?? {});
+    const held = this.#held.get(keyOf(session.appName, session.userId, session.id));
+    if (held !== undefined && (held.session ?? session) === session) {
+      // Held for a turn (`batchAppends`): the session in memory changes now, the rows at its end.
+      if (held.session === undefined) {
+        held.session = session;
+        held.expected = session.lastUpdateTime;
+      }
+      held.pending.push(event);
+      session.state = { ...session.state, ...event.actions?.stateDelta };
+      putEvent(session.events, event);
+      return event;
+    }
+    await this.#write(session, [event], session.lastUpdateTime);
+    return event;
+  }
+
+  /**
+   * Runs `work` (a turn) with the events appended to that session held in memory, then writes them
+   * in one transaction before it resolves: a turn of three events costs one transaction where it
+   * cost three. While held, the session object ADK appends to changes at once (its events, its
+   * state), as it would after each write; a `getSession` of the same session in this process
+   * writes what is held first, so every reader here sees every appended event. Events appended to
+   * another object of the same session (a second turn on it at once) are written at once, as
+   * without a hold; a write by another writer meanwhile is found at the end as it is per event
+   * (the session is read back from the store). The held events are written even when `work`
+   * throws (its error is the one thrown); when their write fails, that error is thrown.
+   */
+  async batchAppends<T>({ appName, userId, sessionId }: { appName: string; userId: string; sessionId: string }, work: () => Promise<T>): Promise<T> {
+    const key = keyOf(appName, userId, sessionId);
+    let held = this.#held.get(key);
+    if (held === undefined) this.#held.set(key, (held = { holds: 0, pending: [], expected: 0 }));
+    held.holds++;
+    let failed = false;
+    try {
+      return await work();
+    } catch (err) {
+      failed = true;
+      throw err;
+    } finally {
+      if (--held.holds === 0) this.#held.delete(key);
+      const written = this.#flush(held);
+      if (failed) await written.catch(() => undefined);
+      else await written;
+    }
+  }
+
+  /** Writes what a hold has pending, in one transaction after any write of it still running. */
+  #flush(held: Held): Promise<void> {
+    const session = held.session;
+    if (session === undefined || held.pending.length === 0) return held.writing ?? Promise.resolve();
+    const events = held.pending.splice(0);
+    const expected = held.expected;
+    held.expected = new Date(events.at(-1)!.timestamp).getTime();
+    const write = this.#write(session, events, expected, true);
+    const chained = write.finally(() => {
+      if (held.writing === chained) held.writing = undefined;
+    });
+    held.writing = chained;
+    return chained;
+  }
+
+  /**
+   * Writes `events` of `session` in one transaction: the session's row locked and read, the
+   * events written or replaced, the shared state rows their deltas change, the session's state
+   * and time. `expected` is the session's time as last read or written here: a later time means
+   * another writer changed it, and the session's events are read back from the store. With `inMemory`
+   * the events are already in `session.events` (a hold put them there).
+   */
+  async #write(session: Session, events: readonly Event[], expected: number, inMemory = false): Promise<void> {
     const { appName, userId, id } = session;
+    const delta = { app: {} as JsonObject, user: {} as JsonObject, session: {} as JsonObject };
+    for (const event of events) {
+      const split = splitState(event.actions?.stateDelta ?? {});
+      Object.assign(delta.app, split.app);
+      Object.assign(delta.user, split.user);
+      Object.assign(delta.session, split.session);
+    }
+    const last = events.at(-1)!.timestamp;
     const updated = await this.#gate(() =>
       this.#sql.transaction(async (tx) => {
         // PostgreSQL: the row is locked for the transaction. SQLite: BEGIN IMMEDIATE holds the file's write lock.
@@ -250,26 +347,31 @@ export class SqlSessionService extends BaseSessionService {
         const [row] = await tx.all(SESSION_ROW, [appName, userId, id]);
         if (!row) throw new DiscoveryError('ERR_SESSION_INVALID', `Session ${id} not found for appendEvent`, { stage: 'store' });
         // Another writer changed the session since it was read: start from what is stored.
-        const events = ms(row['update_time']) > session.lastUpdateTime ? await this.#events(tx, appName, userId, id) : undefined;
-        const app = await this.#mergeShared(tx, 'app', [appName], split.app, event.timestamp, row['app_state']);
-        const user = await this.#mergeShared(tx, 'user', [appName, userId], split.user, event.timestamp, row['user_state']);
-        const state = { ...json(row['state']), ...split.session };
-        await tx.run(UPSERT_EVENT, [event.id, appName, userId, id, event.invocationId, this.#time(event.timestamp), JSON.stringify(transformToSnakeCaseEvent(event))]);
-        if (Object.keys(split.session).length > 0) {
-          await tx.run('UPDATE sessions SET state = ?, update_time = ? WHERE app_name = ? AND user_id = ? AND id = ?', [JSON.stringify(state), this.#time(event.timestamp), appName, userId, id]);
-        } else {
-          await tx.run('UPDATE sessions SET update_time = ? WHERE app_name = ? AND user_id = ? AND id = ?', [this.#time(event.timestamp), appName, userId, id]);
+        const stale = ms(row['update_time']) > expected;
+        const stored = stale && !inMemory ? await this.#events(tx, appName, userId, id) : undefined;
+        const app = await this.#mergeShared(tx, 'app', [appName], delta.app, last, row['app_state']);
+        const user = await this.#mergeShared(tx, 'user', [appName, userId], delta.user, last, row['user_state']);
+        const state = { ...json(row['state']), ...delta.session };
+        for (const event of events) {
+          await tx.run(UPSERT_EVENT, [event.id, appName, userId, id, event.invocationId, this.#time(event.timestamp), JSON.stringify(transformToSnakeCaseEvent(event))]);
         }
-        return { app, user, state, events };
+        if (Object.keys(delta.session).length > 0) {
+          await tx.run('UPDATE sessions SET state = ?, update_time = ? WHERE app_name = ? AND user_id = ? AND id = ?', [JSON.stringify(state), this.#time(last), appName, userId, id]);
+        } else {
+          await tx.run('UPDATE sessions SET update_time = ? WHERE app_name = ? AND user_id = ? AND id = ?', [this.#time(last), appName, userId, id]);
+        }
+        // Held events are in memory already: after a stale read, every stored event (theirs included).
+        const all = stale && inMemory ? await this.#events(tx, appName, userId, id) : undefined;
+        return { app, user, state, stored, all };
       }),
     );
-    if (updated.events) session.events = updated.events;
+    if (updated.all) session.events = updated.all;
+    else {
+      if (updated.stored) session.events = updated.stored;
+      if (!inMemory) for (const event of events) putEvent(session.events, event);
+    }
     session.state = mergeStates(updated.app, updated.user, updated.state);
-    const index = session.events.findIndex((e) => e.id === event.id);
-    if (index >= 0) session.events[index] = event;
-    else session.events.push(event);
-    session.lastUpdateTime = new Date(event.timestamp).getTime();
-    return event;
+    session.lastUpdateTime = new Date(last).getTime();
   }
 
   async #events(sql: SessionSql, appName: string, userId: string, sessionId: string, after?: number, recent?: number): Promise<Event[]> {
@@ -315,6 +417,17 @@ export class SqlSessionService extends BaseSessionService {
     const date = new Date(msSinceEpoch);
     return this.#sqlite ? date.getTime() : date;
   }
+}
+
+function keyOf(appName: string, userId: string, sessionId: string): string {
+  return JSON.stringify([appName, userId, sessionId]);
+}
+
+/** Puts an event in a session's events: in place of one with its id, else at the end. */
+function putEvent(events: Event[], event: Event): void {
+  const index = events.findIndex((e) => e.id === event.id);
+  if (index >= 0) events[index] = event;
+  else events.push(event);
 }
 
 /** A JSON column as read: text on SQLite, parsed on PostgreSQL (`jsonb`). */

@@ -8,7 +8,7 @@ export { TreeFactory, SESSION_ID_PATTERN, checkSessionId } from './tree-factory.
 export type { TreeFactoryOptions, PinnedSession, SessionPin, PinRelease } from './tree-factory.js';
 export { SessionRunner } from './session-runner.js';
 export { Foreground } from '../cache/foreground.js';
-export type { RunTurnOptions, SessionRunnerOptions, TurnFailure, TurnResult } from './session-runner.js';
+export type { BatchedAppends, RunTurnOptions, SessionRunnerOptions, TurnFailure, TurnResult } from './session-runner.js';
 export { buildRootAgent, buildDomainRouter, explainRoute, ROUTER_INSTRUCTION, DOMAIN_ROUTER_INSTRUCTION } from './root-agent.js';
 export { routingPlan } from './routing-plan.js';
 export type { RoutingPlan, RoutePath } from './routing-plan.js';

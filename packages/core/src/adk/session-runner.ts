@@ -40,6 +40,22 @@ export interface SessionRunnerOptions {
   foreground?: Foreground;
 }
 
+/**
+ * A session service that can hold a turn's appended events and write them together when the turn
+ * ends (`SqlSessionService` of `@a2a-discovery/store/adk-sessions`): the runner wraps each turn in
+ * it, so a turn's history costs one write where each event cost one. `batchAppends` resolves once
+ * the held events are stored, so a turn's answer is given after its history is.
+ */
+export interface BatchedAppends {
+  /** Runs `work` with the session's appended events held, and resolves once they are stored. */
+  batchAppends<T>(session: { appName: string; userId: string; sessionId: string }, work: () => Promise<T>): Promise<T>;
+}
+
+function batchedAppends(service: BaseSessionService): BatchedAppends | undefined {
+  const candidate = service as Partial<BatchedAppends>;
+  return typeof candidate.batchAppends === 'function' ? (candidate as BatchedAppends) : undefined;
+}
+
 export interface TurnResult {
   readonly sessionId: string;
   readonly digest: string;
@@ -203,7 +219,7 @@ export class SessionRunner {
     // ADK's abortSignal stops its loop between events (and keeps it from storing later ones); the
     // turn signal reaches the A2A requests themselves (remote/turn-signal.ts), and the digest
     // their client spans; the agent fetch adds what it repaired in an answer to the notices.
-    await withTurn({ signal, digest, notice: (text) => notices.push(text), failures: failedCalls }, async () => {
+    const runTurn = () => withTurn({ signal, digest, notice: (text) => notices.push(text), failures: failedCalls }, async () => {
       try {
         const newMessage = { role: 'user', parts: [{ text: message }] };
         for await (const event of runner.runAsync({ userId, sessionId, newMessage, ...(signal !== undefined && { abortSignal: signal }) })) {
@@ -227,6 +243,14 @@ export class SessionRunner {
         errorType = err instanceof Error ? err.name : undefined;
       }
     });
+    // The turn's events are stored together when it ends, where the service can (`BatchedAppends`).
+    try {
+      const batched = batchedAppends(this.#sessions);
+      await (batched === undefined ? runTurn() : batched.batchAppends({ appName: this.#appName, userId, sessionId }, runTurn));
+    } catch (err) {
+      error = `the turn's history could not be stored: ${err instanceof Error ? err.message : String(err)}`;
+      errorType = err instanceof Error ? err.name : undefined;
+    }
     if (signal?.aborted === true) {
       const why = signal.reason instanceof Error ? signal.reason.message : String(signal.reason ?? 'aborted');
       return { turn: { sessionId, digest, events, reply: '', agents, notices, aborted: true, error: `the turn was aborted: ${why}` } };
