@@ -18,6 +18,7 @@ import { FIGURES_PREFIX, ROLLOUT_CHANGED, ROLLOUT_KEY, figuresKey, parseFigures,
 import type { StoredCard } from './serialize.js';
 import { cardParser, entryFromRow, entryToJson, eventFromJson, freshnessToJson, eventToJson, joinSnapshot, splitSnapshotSteps, type SplitSnapshot } from './serialize.js';
 import type { SqliteLock } from './sqlite-lock.js';
+import { WriteQueue } from './write-queue.js';
 import type { CatalogEntry, CounterDeltas, JournalEntry, JournalQuery, PinRecord, RolloutFiguresRecord, StateStore, StoredRollout, StoredSnapshots, StoreKind, StoreRetention, StoreStatus, TurnsInFlight } from './state-store.js';
 import { DEFAULT_RETENTION, whenNoTurn } from './state-store.js';
 
@@ -158,8 +159,11 @@ export class SqlStateStore implements StateStore {
   /** Card entries and catalog entries, read from memory; the engine is written through. */
   readonly #entries = new Map<string, CacheEntry>();
   readonly #catalogEntries = new Map<string, CatalogEntry>();
-  /** Writes run one after another, so two writes of one key never land out of order. */
-  #chain: Promise<unknown> = Promise.resolve();
+  /**
+   * Writes run one after another, so two writes of one key never land out of order; `exclusive`
+   * work (a conversation's history on the same SQLite file) runs next after the write in progress.
+   */
+  readonly #writeQueue = new WriteQueue();
   #ok = true;
   #lastError: string | undefined;
   #lastErrorAt: number | undefined;
@@ -816,9 +820,8 @@ export class SqlStateStore implements StateStore {
   /** See {@link StateStore.exclusive}. PostgreSQL's row locks need no gate, SQLite's file lock does. */
   exclusive<T>(work: () => Promise<T>): Promise<T> {
     if (this.kind !== 'sqlite') return work();
-    const p = this.#chain.then(work);
-    this.#chain = p.catch(() => undefined);
-    return p;
+    // A user waits on it (a turn's history): after the write in progress, ahead of queued batches.
+    return this.#writeQueue.run(work, { urgent: true });
   }
 
   async close(): Promise<void> {
@@ -829,7 +832,7 @@ export class SqlStateStore implements StateStore {
       for (let n = 0; n < t.pending.size; n += MAX_BATCH) void this.#flush(t).catch(() => undefined);
     }
     this.#closed = true;
-    await this.#chain.catch(() => undefined);
+    await this.#writeQueue.idle();
     await this.#db.destroy();
     await this.#o.lock?.release();
   }
@@ -837,7 +840,7 @@ export class SqlStateStore implements StateStore {
   /** Queues a write after the previous ones; a failure is recorded and rethrown. */
   #write(op: () => Promise<unknown>): Promise<void> {
     if (this.#closed) return Promise.reject(this.#closedError());
-    const p = this.#chain.then(op).then(
+    const p = this.#writeQueue.run(op).then(
       () => {
         this.#writes++;
         this.#ok = true;
@@ -853,7 +856,6 @@ export class SqlStateStore implements StateStore {
         throw this.#failed(err, 'write');
       },
     );
-    this.#chain = p.catch(() => undefined);
     return p;
   }
 
