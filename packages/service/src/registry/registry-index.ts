@@ -229,7 +229,10 @@ export class RegistryIndex {
     const candidates: Candidate[] = [];
     const used = new Set<string>();
     const inSnapshot = new Set<string>();
+    // The whole pass in slices (a fingerprint per endpoint is tens of milliseconds at 10,000).
+    const pacer = new Pacer(REGISTRY_SLICE_MS);
     for (const { agent, entry } of snapshot ? snapshotEntries(snapshot) : []) {
+      if (pacer.due) await pacer.tick();
       const status = byKey.get(agent.baseUrl);
       inSnapshot.add(agent.baseUrl);
       used.add(entry.identifier);
@@ -247,6 +250,7 @@ export class RegistryIndex {
     }
     const others = statuses.filter((s) => !inSnapshot.has(s.baseUrl) && s.admitted && s.cache?.usable === true && s.state.verdict !== 'gone').sort((a, b) => (a.baseUrl < b.baseUrl ? -1 : a.baseUrl > b.baseUrl ? 1 : 0));
     for (const status of others) {
+      if (pacer.due) await pacer.tick();
       const key = status.baseUrl;
       // A proposal's `urn:ai:` identifier is its `urn:air:` one (catalog/identifiers.ts).
       const given = status.proposals.map((p) => (p.metadata['identifier'] === undefined ? undefined : canonicalIdentifier(p.metadata['identifier']))).find((id) => id !== undefined && id.startsWith(AIR_URN_PREFIX) && !used.has(id));
@@ -272,7 +276,6 @@ export class RegistryIndex {
     const kept = candidates.slice(0, maxEntries);
 
     const present = new Set<string>();
-    const pacer = new Pacer(REGISTRY_SLICE_MS);
     for (const c of kept) {
       await pacer.tick();
       const prev = this.#rows.get(c.identifier);
