@@ -150,3 +150,29 @@ for (const engine of storeEngines().filter((e) => e.name !== 'memory')) {
     busy();
   });
 }
+
+test('past its bound the writer keeps the newest journal events in order and counts the others dropped', async () => {
+  const events = new EventStream();
+  const store = new MemoryStateStore();
+  const written: DiscoveryEvent[] = [];
+  const append = store.appendEvents.bind(store);
+  store.appendEvents = (batch) => {
+    written.push(...batch);
+    return append(batch);
+  };
+  const writer = new StoreWriter({ store, events, snapshot: () => undefined, pin: () => undefined, maxPendingEvents: 100 });
+  const messages = (list: readonly DiscoveryEvent[]) => list.map((e) => (e as { message: string }).message);
+  const newest = (last: number) => Array.from({ length: 100 }, (_, i) => `m${last - 99 + i}`);
+  // 1,000 alerts raised in one turn (a selection's alerts over a large fleet); the bound is 100.
+  for (let i = 0; i < 1_000; i++) {
+    events.emit({ type: 'alert', kind: 'skills-changed', message: `m${i}`, endpoint: `https://a.example/${i}/` });
+    if (i >= 99 && i % 37 === 0) assert.deepEqual(messages(writer.pending()), newest(i), `after ${i + 1} events`);
+  }
+  assert.deepEqual(messages(writer.pending()), newest(999), 'the newest 100, oldest first');
+  assert.equal(writer.dropped, 900);
+  await writer.flush();
+  assert.deepEqual(messages(written), newest(999));
+  assert.equal((await store.counters())['journal.dropped'], 900);
+  assert.deepEqual(writer.pending(), []);
+  await writer.close();
+});
