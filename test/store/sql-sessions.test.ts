@@ -114,6 +114,14 @@ class EchoAgent extends BaseAgent {
   }
 }
 
+/** Our service on a fresh database, and a second connection to it (another writer, another reader). */
+async function twoConnections(targets: () => Promise<{ one: Target }>): Promise<{ ours: Awaited<ReturnType<typeof oursOn>>; other: Awaited<ReturnType<typeof oursOn>>; service: SqlSessionService }> {
+  const { one } = await targets();
+  const ours = await oursOn(one);
+  const other = await oursOn(one);
+  return { ours, other, service: ours.service as SqlSessionService };
+}
+
 function suite(name: string, skip: string | undefined, targets: () => Promise<{ one: Target; two: Target }>): void {
   describe(name, { skip }, () => {
     test('the same script gives the same answers on ADK\'s service and on ours', async () => {
@@ -167,6 +175,19 @@ function suite(name: string, skip: string | undefined, targets: () => Promise<{ 
         });
         const after = await other.service.getSession({ appName: APP, userId: 'u', sessionId: 'turn' });
         assert.deepEqual(after?.events.map((e) => e.id), ['evt-q', 'evt-transfer', 'evt-answer', 'evt-q2', 'evt-a2']);
+
+        // An event appended while a reader's write of the held ones runs stays in the turn's session.
+        await ours.batchAppends({ appName: APP, userId: 'u', sessionId: 'turn' }, async () => {
+          await ours.appendEvent({ session: s, event: ev('user', 'q3', t + 6, { x: 1 }) });
+          const reading = ours.getSession({ appName: APP, userId: 'u', sessionId: 'turn' });
+          await ours.appendEvent({ session: s, event: ev('billing', 'a3', t + 7, { y: 2 }) });
+          await reading;
+          assert.deepEqual(s.events.slice(-2).map((e) => e.id), ['evt-q3', 'evt-a3']);
+          assert.equal(s.state['y'], 2, 'the state the later event set');
+        });
+        const last = await other.service.getSession({ appName: APP, userId: 'u', sessionId: 'turn' });
+        assert.deepEqual(view(last), view(s));
+        assert.deepEqual([last?.state['x'], last?.state['y']], [1, 2]);
       } finally {
         await other.close();
         await ours.close();
@@ -174,10 +195,7 @@ function suite(name: string, skip: string | undefined, targets: () => Promise<{ 
     });
 
     test('a write by another writer during a held turn is kept, and the session is read back with both', async () => {
-      const { one } = await targets();
-      const ours = await oursOn(one);
-      const other = await oursOn(one);
-      const service = ours.service as SqlSessionService;
+      const { ours, other, service } = await twoConnections(targets);
       try {
         const s = await service.createSession({ appName: APP, userId: 'u', sessionId: 'two-writers', state: { a: 1 } });
         const t = s.lastUpdateTime;
@@ -198,10 +216,7 @@ function suite(name: string, skip: string | undefined, targets: () => Promise<{ 
     });
 
     test("a held turn's events are stored when the turn throws; a held write that fails is the turn's error", async () => {
-      const { one } = await targets();
-      const ours = await oursOn(one);
-      const other = await oursOn(one);
-      const service = ours.service as SqlSessionService;
+      const { ours, other, service } = await twoConnections(targets);
       const key = { appName: APP, userId: 'u', sessionId: 'failing' };
       try {
         const s = await service.createSession(key);
@@ -219,6 +234,16 @@ function suite(name: string, skip: string | undefined, targets: () => Promise<{ 
           service.batchAppends(key, async () => {
             await service.appendEvent({ session: s, event: ev('user', 'orphan', t + 2) });
             await other.service.deleteSession(key);
+          }),
+          /not found/,
+        );
+        // The same when a read in the turn wrote the held events (and failed): the turn still fails.
+        const again = await service.createSession({ ...key, sessionId: 'failing-read' });
+        await assert.rejects(
+          service.batchAppends({ ...key, sessionId: 'failing-read' }, async () => {
+            await service.appendEvent({ session: again, event: ev('user', 'orphan-2', again.lastUpdateTime + 1) });
+            await other.service.deleteSession({ ...key, sessionId: 'failing-read' });
+            assert.equal(await service.getSession({ ...key, sessionId: 'failing-read' }), undefined, 'the reader reads what is stored');
           }),
           /not found/,
         );

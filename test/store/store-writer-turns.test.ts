@@ -17,6 +17,18 @@ import { MemoryStateStore, StoreWriter } from '../../packages/store/src/index.js
 import { storeEngines } from '../helpers/stores.js';
 import { entryFor, rawCard } from '../match/fixtures.js';
 
+/** A memory store that records the journal events written to it. */
+function recordingStore(): { store: MemoryStateStore; written: DiscoveryEvent[] } {
+  const store = new MemoryStateStore();
+  const written: DiscoveryEvent[] = [];
+  const append = store.appendEvents.bind(store);
+  store.appendEvents = (batch) => {
+    written.push(...batch);
+    return append(batch);
+  };
+  return { store, written };
+}
+
 async function turnsOfTheLoop(n: number): Promise<void> {
   for (let i = 0; i < n; i++) await tick();
 }
@@ -65,13 +77,7 @@ test('the store writer writes nothing while a turn is in flight, then at once af
   const clock = new VirtualClock();
   const turns = new Foreground({ clock });
   const events = new EventStream();
-  const store = new MemoryStateStore();
-  const written: DiscoveryEvent[] = [];
-  const append = store.appendEvents.bind(store);
-  store.appendEvents = (batch) => {
-    written.push(...batch);
-    return append(batch);
-  };
+  const { store, written } = recordingStore();
   const writer = new StoreWriter({ store, events, snapshot: () => undefined, pin: () => undefined, turns, maxDeferMs: 500 });
   const alert = { type: 'alert', kind: 'skills-changed', message: 'm', endpoint: 'https://a.example' } as const;
 
@@ -153,13 +159,7 @@ for (const engine of storeEngines().filter((e) => e.name !== 'memory')) {
 
 test('past its bound the writer keeps the newest journal events in order and counts the others dropped', async () => {
   const events = new EventStream();
-  const store = new MemoryStateStore();
-  const written: DiscoveryEvent[] = [];
-  const append = store.appendEvents.bind(store);
-  store.appendEvents = (batch) => {
-    written.push(...batch);
-    return append(batch);
-  };
+  const { store, written } = recordingStore();
   const writer = new StoreWriter({ store, events, snapshot: () => undefined, pin: () => undefined, maxPendingEvents: 100 });
   const messages = (list: readonly DiscoveryEvent[]) => list.map((e) => (e as { message: string }).message);
   const newest = (last: number) => Array.from({ length: 100 }, (_, i) => `m${last - 99 + i}`);

@@ -163,6 +163,8 @@ interface Held {
   expected: number;
   /** The write of it running, if any. */
   writing?: Promise<void>;
+  /** The first write of it that failed: the turn's error. */
+  failure?: unknown;
 }
 
 export class SqlSessionService extends BaseSessionService implements BatchedAppends {
@@ -203,8 +205,9 @@ export class SqlSessionService extends BaseSessionService implements BatchedAppe
 
   override async getSession({ appName, userId, sessionId, config }: Request<'getSession'>): Reply<'getSession'> {
     // Held events of a turn in this process are written before they are read (`batchAppends`).
+    // (A failure of that write is the turn's: `batchAppends` throws it; this reads what is stored.)
     const held = this.#held.get(keyOf(appName, userId, sessionId));
-    if (held !== undefined) await this.#flush(held);
+    if (held !== undefined) await this.#flush(held).catch(() => undefined);
     const [row] = await this.#sql.all(SESSION_ROW, [appName, userId, sessionId]);
     if (!row) return undefined;
     const events = await this.#events(this.#sql, appName, userId, sessionId, config?.afterTimestamp, config?.numRecentEvents);
@@ -287,25 +290,24 @@ export class SqlSessionService extends BaseSessionService implements BatchedAppe
    * another object of the same session (a second turn on it at once) are written at once, as
    * without a hold; a write by another writer meanwhile is found at the end as it is per event
    * (the session is read back from the store). The held events are written even when `work`
-   * throws (its error is the one thrown); when their write fails, that error is thrown.
+   * throws (its error is the one thrown); when their write fails (at the end, or for a reader
+   * meanwhile), that error is thrown.
    */
   async batchAppends<T>({ appName, userId, sessionId }: { appName: string; userId: string; sessionId: string }, work: () => Promise<T>): Promise<T> {
     const key = keyOf(appName, userId, sessionId);
     let held = this.#held.get(key);
     if (held === undefined) this.#held.set(key, (held = { holds: 0, pending: [], expected: 0 }));
     held.holds++;
-    let failed = false;
-    try {
-      return await work();
-    } catch (err) {
-      failed = true;
-      throw err;
-    } finally {
-      if (--held.holds === 0) this.#held.delete(key);
-      const written = this.#flush(held);
-      if (failed) await written.catch(() => undefined);
-      else await written;
-    }
+    const done = await Promise.resolve().then(work).then(
+      (value) => ({ value }),
+      (error: unknown) => ({ error }),
+    );
+    if (--held.holds === 0) this.#held.delete(key);
+    await this.#flush(held).catch(() => undefined);
+    if ('error' in done) throw done.error;
+    // A write of the hold that failed: this one, or one a reader started meanwhile.
+    if (held.failure !== undefined) throw held.failure;
+    return done.value;
   }
 
   /** Writes what a hold has pending, in one transaction after any write of it still running. */
@@ -315,7 +317,19 @@ export class SqlSessionService extends BaseSessionService implements BatchedAppe
     const events = held.pending.splice(0);
     const expected = held.expected;
     held.expected = new Date(events.at(-1)!.timestamp).getTime();
-    const write = this.#write(session, events, expected, true);
+    const write = this.#write(session, events, expected, true).then(
+      () => {
+        // Appended while the write ran: the session read back from the store has not got them yet.
+        for (const event of held.pending) {
+          putEvent(session.events, event);
+          session.state = { ...session.state, ...event.actions?.stateDelta };
+        }
+      },
+      (err: unknown) => {
+        held.failure ??= err;
+        throw err;
+      },
+    );
     const chained = write.finally(() => {
       if (held.writing === chained) held.writing = undefined;
     });
