@@ -72,3 +72,35 @@ test('a failed write is its caller\'s failure and the queue goes on; idle() wait
   assert.equal(queue.size, 0);
   await queue.idle();
 });
+
+test('a write that waits for its rows (a snapshot being split) keeps its place: the writes after it wait, urgent work does not', async () => {
+  const queue = new WriteQueue();
+  const order: string[] = [];
+  let split!: (rows: string) => void;
+  const splitting = new Promise<string>((resolve) => (split = resolve));
+  const write = (name: string) => async () => {
+    order.push(name);
+    return name;
+  };
+  const publication = queue.run(async () => {
+    order.push(`publish ${await splitting}`);
+  }, { ready: splitting });
+  const pin = queue.run(write('pin'));
+  await turn();
+  assert.deepEqual(order, [], 'the publication waits for its rows, the pin behind it');
+  assert.equal(await queue.run(write('history'), { urgent: true }), 'history', 'a turn\'s history is written meanwhile');
+  assert.deepEqual(order, ['history']);
+  split('rows');
+  await publication;
+  await pin;
+  assert.deepEqual(order, ['history', 'publish rows', 'pin']);
+  // A split that fails: the write sees it when it awaits the rows; the queue goes on.
+  const failing = Promise.reject(new Error('a card that cannot be written'));
+  const broken = queue.run(async () => {
+    await failing;
+  }, { ready: failing });
+  const after = queue.run(write('after'));
+  await assert.rejects(broken, /cannot be written/);
+  assert.equal(await after, 'after');
+  await queue.idle();
+});

@@ -472,9 +472,11 @@ export class SqlStateStore implements StateStore {
   // ---- snapshots --------------------------------------------------------------------------
 
   publishSnapshot(snapshot: Snapshot): Promise<void> {
+    // Split in slices from now on, beside the writes queued before it (at 100,000 agents a second
+    // of work): its place in the queue waits for it, a turn's history does not.
+    const splitting = this.#split(snapshot);
     return this.#write(async () => {
-      // In slices before the transaction opens: at 100,000 agents the split is a second of work.
-      const split = await runPaced(splitSnapshotSteps(snapshot), new Pacer());
+      const split = (await splitting)!;
       const names = JSON.stringify(snapshot.agents.map((a) => a.localName));
       await this.#db.transaction(async (trx) => {
         await this.#checkFence(trx);
@@ -489,7 +491,14 @@ export class SqlStateStore implements StateStore {
         // Delivered to every listening replica when (and only if) this transaction commits.
         if (this.kind === 'postgres') await trx.raw('SELECT pg_notify(?, ?)', [this.publishChannel, snapshot.digest]);
       });
-    });
+    }, splitting);
+  }
+
+  /** A snapshot's rows, split in slices (`undefined` for none); a failure is seen by the write that awaits it. */
+  #split(snapshot: Snapshot | undefined): Promise<SplitSnapshot | undefined> {
+    const splitting = snapshot === undefined ? Promise.resolve(undefined) : runPaced(splitSnapshotSteps(snapshot), new Pacer());
+    splitting.catch(() => undefined);
+    return splitting;
   }
 
   /** Stores `snapshot` by digest with its cards (the row merged: a digest published again takes its new version). */
@@ -510,8 +519,9 @@ export class SqlStateStore implements StateStore {
   // ---- the staged rollout -----------------------------------------------------------------
 
   putRollout(state: RolloutState | undefined, candidate?: Snapshot): Promise<void> {
+    const splitting = this.#split(candidate);
     return this.#write(async () => {
-      const split = candidate === undefined ? undefined : await runPaced(splitSnapshotSteps(candidate), new Pacer());
+      const split = await splitting;
       await this.#db.transaction(async (trx) => {
         await this.#checkFence(trx);
         const before = parseRolloutState(((await trx('a2ad_state').where({ key: ROLLOUT_KEY }).first('value')) as { value: string } | undefined)?.value);
@@ -526,7 +536,7 @@ export class SqlStateStore implements StateStore {
         // The followers take it at once (at their next poll when the notification is lost).
         if (this.kind === 'postgres') await trx.raw('SELECT pg_notify(?, ?)', [this.publishChannel, ROLLOUT_CHANGED]);
       });
-    });
+    }, splitting);
   }
 
   async rollout(known?: (digest: string) => Snapshot | undefined): Promise<StoredRollout | undefined> {
@@ -838,9 +848,9 @@ export class SqlStateStore implements StateStore {
   }
 
   /** Queues a write after the previous ones; a failure is recorded and rethrown. */
-  #write(op: () => Promise<unknown>): Promise<void> {
+  #write(op: () => Promise<unknown>, ready?: Promise<unknown>): Promise<void> {
     if (this.#closed) return Promise.reject(this.#closedError());
-    const p = this.#writeQueue.run(op).then(
+    const p = this.#writeQueue.run(op, ready === undefined ? {} : { ready }).then(
       () => {
         this.#writes++;
         this.#ok = true;

@@ -4,13 +4,16 @@
  * here. The store's own writes run in the order they were queued (a batch of card entries, a
  * snapshot, a pin); urgent work (a turn's history, which a user waits on) runs after the write in
  * progress, ahead of every store write still queued — it never waits behind a queue of batches
- * that only a moment without a turn would have started. Urgent work runs in its own order too.
+ * that only a moment without a turn would have started, nor behind a snapshot still being split
+ * into rows. Urgent work runs in its own order too.
  *
  * @module
  */
 
 interface Queued {
   run(): Promise<unknown>;
+  /** Settled once its `ready` promise is (none: at once). */
+  ready: boolean;
 }
 
 /**
@@ -30,11 +33,22 @@ export class WriteQueue {
     return this.#normal.length + this.#urgent.length + (this.#running ? 1 : 0);
   }
 
-  /** Runs `work` when its turn comes; resolves or rejects as it does. */
-  run<T>(work: () => Promise<T>, options: { urgent?: boolean } = {}): Promise<T> {
+  /**
+   * Runs `work` when its turn comes; resolves or rejects as it does. With `ready` (work done before
+   * the write, off the database: a snapshot split into rows), a write that reaches its turn first
+   * waits for it there, keeping its place: the writes after it wait too, urgent work does not.
+   */
+  run<T>(work: () => Promise<T>, options: { urgent?: boolean; ready?: Promise<unknown> } = {}): Promise<T> {
     return new Promise<T>((resolve, reject) => {
-      const queued: Queued = { run: () => work().then(resolve, reject) };
+      const queued: Queued = { run: () => work().then(resolve, reject), ready: options.ready === undefined };
       (options.urgent === true ? this.#urgent : this.#normal).push(queued);
+      if (options.ready !== undefined) {
+        const settled = (): void => {
+          queued.ready = true;
+          this.#next();
+        };
+        options.ready.then(settled, settled);
+      }
       this.#next();
     });
   }
@@ -47,9 +61,10 @@ export class WriteQueue {
 
   #next(): void {
     if (this.#running) return;
-    const queued = this.#urgent.shift() ?? this.#normal.shift();
+    // Urgent first; else the oldest write, once it is ready (the others keep their places behind it).
+    const queued = this.#urgent.shift() ?? (this.#normal[0]?.ready === true ? this.#normal.shift() : undefined);
     if (queued === undefined) {
-      for (const resolve of this.#idle.splice(0)) resolve();
+      if (this.size === 0) for (const resolve of this.#idle.splice(0)) resolve();
       return;
     }
     this.#running = true;
