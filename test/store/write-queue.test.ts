@@ -64,7 +64,12 @@ test('a failed write is its caller\'s failure and the queue goes on; idle() wait
   const late = queue.run(async () => {
     order.push('late');
   }, { urgent: true });
+  // A work that throws before it returns a promise fails its caller alone too.
+  const thrown = queue.run((): Promise<void> => {
+    throw new Error('no connection');
+  });
   await assert.rejects(failed, /disk full/);
+  await assert.rejects(thrown, /no connection/);
   assert.equal(await next, 1);
   await idle;
   await late;

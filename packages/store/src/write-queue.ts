@@ -36,11 +36,22 @@ export class WriteQueue {
   /**
    * Runs `work` when its turn comes; resolves or rejects as it does. With `ready` (work done before
    * the write, off the database: a snapshot split into rows), a write that reaches its turn first
-   * waits for it there, keeping its place: the writes after it wait too, urgent work does not.
+   * waits for it there, keeping its place: the writes after it wait too, urgent work does not
+   * (`ready` is for the store's own writes; urgent work runs when its turn comes).
    */
   run<T>(work: () => Promise<T>, options: { urgent?: boolean; ready?: Promise<unknown> } = {}): Promise<T> {
     return new Promise<T>((resolve, reject) => {
-      const queued: Queued = { run: () => work().then(resolve, reject), ready: options.ready === undefined };
+      const queued: Queued = {
+        // A work that throws at once rejects like one that fails later: the queue goes on.
+        run: async () => {
+          try {
+            resolve(await work());
+          } catch (err) {
+            reject(err);
+          }
+        },
+        ready: options.ready === undefined,
+      };
       (options.urgent === true ? this.#urgent : this.#normal).push(queued);
       if (options.ready !== undefined) {
         const settled = (): void => {
