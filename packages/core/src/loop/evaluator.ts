@@ -155,7 +155,7 @@ export class Evaluator {
       // status: its observations would change none again. Count them, keep its alerts up.
       health.repeatGood(steady.statuses);
       for (const [key, alert] of steady.alerts) this.#o.alerts.raise(key, alert);
-      this.#raiseSelectionAlerts(this.#lastEvaluation!);
+      await this.#raiseSelectionAlerts(this.#lastEvaluation!, pacer);
       this.#steady = steady;
       return undefined;
     }
@@ -262,7 +262,7 @@ export class Evaluator {
       // lasting alerts (selection, routing) are raised again as an evaluation would. The cycle's
       // candidates take the place of the last ones: after a wave of revalidations they hold the
       // cache's new entries, and the replaced ones are let go.
-      this.#raiseSelectionAlerts(last);
+      await this.#raiseSelectionAlerts(last, pacer);
       this.#lastEvaluation = { ...last, candidates };
       if (health.revision === healthBefore && entries !== undefined && !entries.includes(undefined)) {
         this.#steady = { admitted, entries, reviewed: reviewedList, calls: callsRevision, health: healthBefore, statuses, alerts: raised };
@@ -298,7 +298,7 @@ export class Evaluator {
       }
     }
     this.#verdicts = selection.verdicts;
-    this.#raiseSelectionAlerts({ selection });
+    await this.#raiseSelectionAlerts({ selection }, pacer);
     this.#pending = { candidates, degraded, reviewed: reviewedList, selection };
     // Transport options travel from the first record of the endpoint that carries them.
     const transports = new Map<string, TransportOptions | undefined>();
@@ -410,7 +410,7 @@ export class Evaluator {
   }
 
   /** The lasting alerts of a selection (selection, routing), raised again while it stands. */
-  #raiseSelectionAlerts(evaluation: Pick<Evaluation, 'selection'>): void {
+  async #raiseSelectionAlerts(evaluation: Pick<Evaluation, 'selection'>, pacer: Pacer): Promise<void> {
     const alerts = evaluation.selection.alerts;
     // Built once per selection: a selection that stands is raised again every cycle, and a fleet
     // can have an alert per endpoint (a key and an alert each, every cycle, otherwise).
@@ -419,7 +419,12 @@ export class Evaluator {
       raised = alerts.map((a) => [`${a.kind}:${a.endpoint ?? ''}`, { kind: a.kind, message: a.message, ...(a.endpoint !== undefined && { endpoint: a.endpoint }) }] as const);
       this.#selectionAlerts.set(alerts, raised);
     }
-    for (const [key, alert] of raised) this.#o.alerts.raise(key, alert);
+    // In slices: a first selection over 10,000 endpoints raises (and logs, and journals) 10,000 at once.
+    for (let i = 0; i < raised.length; i++) {
+      if ((i & 63) === 63 && pacer.due) await pacer.tick();
+      const [key, alert] = raised[i]!;
+      this.#o.alerts.raise(key, alert);
+    }
   }
 
   /**
