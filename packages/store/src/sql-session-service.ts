@@ -273,8 +273,7 @@ export class SqlSessionService extends BaseSessionService implements BatchedAppe
         held.expected = session.lastUpdateTime;
       }
       held.pending.push(event);
-      session.state = { ...session.state, ...event.actions?.stateDelta };
-      putEvent(session.events, event);
+      applyInMemory(session, event);
       return event;
     }
     await this.#write(session, [event], session.lastUpdateTime);
@@ -310,20 +309,19 @@ export class SqlSessionService extends BaseSessionService implements BatchedAppe
     return done.value;
   }
 
-  /** Writes what a hold has pending, in one transaction after any write of it still running. */
+  /** Writes what a hold has pending, in one transaction once any write of it still running is done. */
   #flush(held: Held): Promise<void> {
     const session = held.session;
     if (session === undefined || held.pending.length === 0) return held.writing ?? Promise.resolve();
     const events = held.pending.splice(0);
     const expected = held.expected;
     held.expected = new Date(events.at(-1)!.timestamp).getTime();
-    const write = this.#write(session, events, expected, true).then(
+    // One after another, as they were taken (on PostgreSQL two transactions could otherwise commit
+    // in either order, and the session's time go back).
+    const write = (held.writing ?? Promise.resolve()).catch(() => undefined).then(() => this.#write(session, events, expected)).then(
       () => {
-        // Appended while the write ran: the session read back from the store has not got them yet.
-        for (const event of held.pending) {
-          putEvent(session.events, event);
-          session.state = { ...session.state, ...event.actions?.stateDelta };
-        }
+        // Appended while the write ran: the session as stored has not got them yet.
+        for (const event of held.pending) applyInMemory(session, event);
       },
       (err: unknown) => {
         held.failure ??= err;
@@ -341,10 +339,10 @@ export class SqlSessionService extends BaseSessionService implements BatchedAppe
    * Writes `events` of `session` in one transaction: the session's row locked and read, the
    * events written or replaced, the shared state rows their deltas change, the session's state
    * and time. `expected` is the session's time as last read or written here: a later time means
-   * another writer changed it, and the session's events are read back from the store. With `inMemory`
-   * the events are already in `session.events` (a hold put them there).
+   * another writer changed it, and the session's events (these included) are read back from the
+   * store; else these are put in `session.events` (where a hold put them already: in place).
    */
-  async #write(session: Session, events: readonly Event[], expected: number, inMemory = false): Promise<void> {
+  async #write(session: Session, events: readonly Event[], expected: number): Promise<void> {
     const { appName, userId, id } = session;
     const delta = { app: {} as JsonObject, user: {} as JsonObject, session: {} as JsonObject };
     for (const event of events) {
@@ -360,9 +358,8 @@ export class SqlSessionService extends BaseSessionService implements BatchedAppe
         if (!this.#sqlite) await tx.all('SELECT id FROM sessions WHERE app_name = ? AND user_id = ? AND id = ? FOR UPDATE', [appName, userId, id]);
         const [row] = await tx.all(SESSION_ROW, [appName, userId, id]);
         if (!row) throw new DiscoveryError('ERR_SESSION_INVALID', `Session ${id} not found for appendEvent`, { stage: 'store' });
-        // Another writer changed the session since it was read: start from what is stored.
+        // Another writer changed the session since it was read: its events are read back below.
         const stale = ms(row['update_time']) > expected;
-        const stored = stale && !inMemory ? await this.#events(tx, appName, userId, id) : undefined;
         const app = await this.#mergeShared(tx, 'app', [appName], delta.app, last, row['app_state']);
         const user = await this.#mergeShared(tx, 'user', [appName, userId], delta.user, last, row['user_state']);
         const state = { ...json(row['state']), ...delta.session };
@@ -374,16 +371,13 @@ export class SqlSessionService extends BaseSessionService implements BatchedAppe
         } else {
           await tx.run('UPDATE sessions SET update_time = ? WHERE app_name = ? AND user_id = ? AND id = ?', [this.#time(last), appName, userId, id]);
         }
-        // Held events are in memory already: after a stale read, every stored event (theirs included).
-        const all = stale && inMemory ? await this.#events(tx, appName, userId, id) : undefined;
-        return { app, user, state, stored, all };
+        // Every stored event, the other writer's and these, in their order.
+        const stored = stale ? await this.#events(tx, appName, userId, id) : undefined;
+        return { app, user, state, stored };
       }),
     );
-    if (updated.all) session.events = updated.all;
-    else {
-      if (updated.stored) session.events = updated.stored;
-      if (!inMemory) for (const event of events) putEvent(session.events, event);
-    }
+    if (updated.stored) session.events = updated.stored;
+    else for (const event of events) putEvent(session.events, event);
     session.state = mergeStates(updated.app, updated.user, updated.state);
     session.lastUpdateTime = new Date(last).getTime();
   }
@@ -435,6 +429,12 @@ export class SqlSessionService extends BaseSessionService implements BatchedAppe
 
 function keyOf(appName: string, userId: string, sessionId: string): string {
   return JSON.stringify([appName, userId, sessionId]);
+}
+
+/** A held event in the session ADK holds: its events and its state, as a write would leave them. */
+function applyInMemory(session: Session, event: Event): void {
+  putEvent(session.events, event);
+  session.state = { ...session.state, ...event.actions?.stateDelta };
 }
 
 /** Puts an event in a session's events: in place of one with its id, else at the end. */

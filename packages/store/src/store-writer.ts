@@ -139,11 +139,12 @@ export class StoreWriter {
     this.#schedule();
   }
 
-  /** The events held (the dropped front cut off); `#events` is to be replaced by the caller. */
+  /** Takes the events held (the dropped front cut off), leaving none. */
   #taken(): DiscoveryEvent[] {
-    const head = this.#head;
+    const taken = this.#head === 0 ? this.#events : this.#events.slice(this.#head);
+    this.#events = [];
     this.#head = 0;
-    return head === 0 ? this.#events : this.#events.slice(head);
+    return taken;
   }
 
   #count(name: string, n: number): void {
@@ -189,7 +190,6 @@ export class StoreWriter {
     }
     if (published || released) await attempt(() => store.pruneSnapshots());
     const events = this.#taken();
-    this.#events = [];
     this.#writing = events;
     const written = events.length === 0 || (await attempt(() => store.appendEvents(events)));
     this.#writing = [];

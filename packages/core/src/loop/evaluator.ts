@@ -421,7 +421,7 @@ export class Evaluator {
     }
     // In slices: a first selection over 10,000 endpoints raises (and logs, and journals) 10,000 at once.
     for (let i = 0; i < raised.length; i++) {
-      if ((i & 63) === 63 && pacer.due) await pacer.tick();
+      if (i % AGENTS_PER_SLICE === AGENTS_PER_SLICE - 1 && pacer.due) await pacer.tick();
       const [key, alert] = raised[i]!;
       this.#o.alerts.raise(key, alert);
     }

@@ -21,7 +21,7 @@
 import { randomBytes } from 'node:crypto';
 import MiniSearch from 'minisearch';
 import { canonicalIdentifier } from 'a2a-discovery';
-import { AIR_URN_PREFIX, Pacer, VERIFIED_EXTENSION, airIdentifier } from 'a2a-discovery/internal';
+import { AIR_URN_PREFIX, Pacer, VERIFIED_EXTENSION, airIdentifier, compareCodeUnits } from 'a2a-discovery/internal';
 import type { ArdSearchResult, ArdVerified } from 'a2a-discovery/internal';
 import type { AgentCardModel, CardCache, DiscoveryLoop, EndpointStatus, EventStream } from 'a2a-discovery';
 import { cardEntry, ownIdentifier, snapshotEntries } from './entry.js';
@@ -248,7 +248,7 @@ export class RegistryIndex {
         },
       });
     }
-    const others = statuses.filter((s) => !inSnapshot.has(s.baseUrl) && s.admitted && s.cache?.usable === true && s.state.verdict !== 'gone').sort((a, b) => (a.baseUrl < b.baseUrl ? -1 : a.baseUrl > b.baseUrl ? 1 : 0));
+    const others = statuses.filter((s) => !inSnapshot.has(s.baseUrl) && s.admitted && s.cache?.usable === true && s.state.verdict !== 'gone').sort((a, b) => compareCodeUnits(a.baseUrl, b.baseUrl));
     for (const status of others) {
       if (pacer.due) await pacer.tick();
       const key = status.baseUrl;
@@ -416,7 +416,7 @@ export class RegistryIndex {
       candidates = [];
       for (const [identifier, v] of scored) candidates.push({ identifier, score: v.sum * v.terms });
       await pacer.tick();
-      candidates.sort((a, b) => b.score! - a.score! || (a.identifier < b.identifier ? -1 : a.identifier > b.identifier ? 1 : 0));
+      candidates.sort((a, b) => b.score! - a.score! || compareCodeUnits(a.identifier, b.identifier));
       await pacer.tick();
       if (candidates.length > bounds.maxCandidates) candidates.length = bounds.maxCandidates;
     }
