@@ -4,7 +4,7 @@
  * `temp:` state, events with state deltas, an event replaced, the latest events, events after a
  * time, lists with pages, a deletion) runs on ADK 2.0's own `DatabaseSessionService` and on ours,
  * each on its own database, and every answer is compared. Then each reads what the other wrote on
- * one database, a session changed by a second writer is reloaded before an event is appended, and
+ * one database, a session changed by a second writer is read back with every event when one is appended, and
  * a real ADK `Runner` keeps a conversation through it. On SQLite and, when it runs here, on a real
  * PostgreSQL.
  */
@@ -273,11 +273,11 @@ function suite(name: string, skip: string | undefined, targets: () => Promise<{ 
         await adk.close();
       }
 
-      // `first` is now stale: ADK appended after it was read. Appending through it reloads first.
+      // `first` is now stale: ADK appended after it was read. Appending through it reads it back.
       const again = await oursOn(one);
       try {
         await again.service.appendEvent({ session: first, event: ev('user', 'after-adk', first.lastUpdateTime + 1_000, { c: 1 }) });
-        assert.deepEqual(first.events.map((e) => e.content?.parts?.[0]?.text), ['from-ours', 'from-adk', 'after-adk'], 'the stale session was reloaded before the append');
+        assert.deepEqual(first.events.map((e) => e.content?.parts?.[0]?.text), ['from-ours', 'from-adk', 'after-adk'], 'the stale session was read back with both writers\' events');
         assert.deepEqual(first.state, { a: 2, b: 1, c: 1 });
         const stored = await again.service.getSession({ appName: APP, userId: 'u', sessionId: 'shared' });
         assert.deepEqual(view(stored), view(first));

@@ -21,7 +21,7 @@
  * Behaviour follows ADK 2.0's `DatabaseSessionService` call for call (test/store/sql-sessions.test.ts
  * replays one script on both and compares): `temp:` keys are never stored, `app:` and `user:` keys
  * go to their shared rows, an event appended to a session another writer changed since it was
- * read reloads the session first, a partial event is not stored.
+ * read is written and the session read back with every stored event, a partial event is not stored.
  *
  * @module
  */
