@@ -5,6 +5,7 @@
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import knexFactory from 'knex';
 import type { CacheEntry } from '../../packages/core/src/cache/index.js';
 import { VirtualClock } from '../../packages/core/src/clock/index.js';
 import { isDiscoveryError } from '../../packages/core/src/errors.js';
@@ -43,6 +44,10 @@ const snap = (version: number, ...agents: SnapshotAgent[]): Snapshot => buildSna
 function event(seq: number, at: number, type: DiscoveryEvent['type'] = 'alert'): DiscoveryEvent {
   return { seq, at, type: 'alert', kind: type, message: `event ${seq}` } as DiscoveryEvent;
 }
+
+/** A connection of its own to `store`'s database, as another writer would have. */
+const rawDb = (store: SqlStateStore) =>
+  knexFactory({ client: store.kind === 'sqlite' ? 'sqlite3' : 'pg', connection: store.target.connection, useNullAsDefault: true, ...(store.target.schema !== undefined && { searchPath: [store.target.schema] }) });
 
 for (const engine of storeEngines()) {
   describe(`state store (${engine.name})`, { skip: engine.skip }, () => {
@@ -91,6 +96,74 @@ for (const engine of storeEngines()) {
         [1, 2, 3],
       );
     });
+
+    test('a publication after another writes only the cards the last one lacked, reading none of the others; pruning the last leaves the new one whole', async () => {
+      const store = await engine.open({ retention: { snapshots: 1 } });
+      const billing2 = entryFor('https://billing.example.com/', rawCard('https://billing.example.com', { overrides: { description: 'Invoices, second edition.' }, skills: [{ id: 'invoices', tags: ['billing'] }] }));
+      const support = entryFor('https://support.example.com/', rawCard('https://support.example.com'));
+      let reads = 0;
+      // An agent whose card counts its reads, as one made from a lazily held card builds its model.
+      const counted = (a: SnapshotAgent): SnapshotAgent => {
+        const { card, ...rest } = a;
+        const o = Object.defineProperty({ ...rest }, 'card', { enumerable: true, get: () => (reads++, card) });
+        return Object.freeze(o as SnapshotAgent);
+      };
+      const s1 = snap(1, counted(agent('billing_agent', billing)), counted(agent('warranty_agent', warranty)), counted(agent('support_agent', support)));
+      // The billing card changed, warranty left, support stayed under another name.
+      const s2 = snap(2, counted(agent('billing_agent', billing2)), counted(agent('help_agent', support)));
+      await store.publishSnapshot(s1);
+      reads = 0;
+      await store.publishSnapshot(s2);
+      assert.ok(reads <= 1, `only the new billing card is read (${reads} reads)`);
+      assert.deepEqual(await store.pruneSnapshots(), [s1.digest]);
+      if (engine.name !== 'memory') {
+        const db = rawDb(store as SqlStateStore);
+        try {
+          const kept = (await db('a2ad_cards').select('raw_sha256')) as Array<{ raw_sha256: string }>;
+          assert.deepEqual(kept.map((r) => r.raw_sha256).sort(), [billing2.rawSha256, support.rawSha256].sort(), 'the cards that left went with the snapshot that held them');
+        } finally {
+          await db.destroy();
+        }
+        await store.close();
+      }
+      const again = await engine.open({ retention: { snapshots: 1 }, reopen: store });
+      assert.deepEqual(await again.getSnapshot(s2.digest), s2, 'the carried card stayed with the new snapshot, the changed one is the new');
+      assert.equal(await again.getSnapshot(s1.digest), undefined);
+      const s3 = snap(3, counted(agent('help_agent', support)), counted(agent('warranty_agent', warranty)));
+      await again.publishSnapshot(s3);
+      assert.deepEqual(await again.getSnapshot(s3.digest), s3, 'after a restart: the card that left and came back is written again');
+      assert.deepEqual(await again.pruneSnapshots(), [s2.digest]);
+      assert.deepEqual(await again.getSnapshot(s3.digest), s3);
+    });
+
+    if (engine.name !== 'memory') {
+      test('the last snapshot changed by another writer (published again, or pruned, or restored) is not trusted: the next publication is written whole', async () => {
+        const store = (await engine.open({ retention: { snapshots: 1 } })) as SqlStateStore;
+        const other = rawDb(store);
+        try {
+          const s1 = snap(1, agent('billing_agent', billing));
+          await store.publishSnapshot(s1);
+          // Another replica published the same digest again, with other bytes for the card: the
+          // row is merged and its links are not what this store wrote.
+          await other('a2ad_snapshots').where({ digest: s1.digest }).update({ version: 7 });
+          await other('a2ad_snapshot_cards').where({ digest: s1.digest }).delete();
+          const s2 = snap(2, agent('billing_agent', billing), agent('warranty_agent', warranty));
+          await store.publishSnapshot(s2);
+          await other('a2ad_snapshots').where({ digest: s1.digest }).delete();
+          await other('a2ad_cards').whereNotIn('raw_sha256', other('a2ad_snapshot_cards').select('raw_sha256')).delete();
+          assert.deepEqual(await store.getSnapshot(s2.digest), s2, 'the billing card was linked again');
+          // Pruned elsewhere, its cards with it.
+          await other('a2ad_snapshot_cards').delete();
+          await other('a2ad_snapshots').delete();
+          await other('a2ad_cards').delete();
+          const s3 = snap(3, agent('billing_agent', billing), agent('warranty_agent', warranty), agent('other_agent', warranty));
+          await store.publishSnapshot(s3);
+          assert.deepEqual(await store.getSnapshot(s3.digest), s3, 'every card written again');
+        } finally {
+          await other.destroy();
+        }
+      });
+    }
 
     test('pins are stored, replaced and deleted', async () => {
       const store = await engine.open();

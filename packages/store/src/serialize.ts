@@ -116,14 +116,20 @@ export interface StoredCard {
 
 const CARD_AND_BODY: ReadonlySet<string> = new Set(['card', 'body']);
 
-/** A snapshot as its row stores it: the agents without their cards (JSON), and each card once. */
+/**
+ * A snapshot as its rows store it: the agents without their cards (JSON), the cards to write, and
+ * the raw hash of every card it holds.
+ */
 export interface SplitSnapshot {
   readonly agents: string;
+  /** Each card of the snapshot once, but those the split was told were stored already. */
   readonly cards: StoredCard[];
+  /** The raw hashes of all its cards, those left out of `cards` included. */
+  readonly hashes: ReadonlySet<string>;
 }
 
-export function splitSnapshot(snapshot: Snapshot): SplitSnapshot {
-  return runSteps(splitSnapshotSteps(snapshot));
+export function splitSnapshot(snapshot: Snapshot, stored?: ReadonlySet<string>): SplitSnapshot {
+  return runSteps(splitSnapshotSteps(snapshot, stored));
 }
 
 /** Agents split between two yields of {@link splitSnapshotSteps}. */
@@ -133,21 +139,27 @@ const AGENTS_PER_STEP = 256;
  * {@link splitSnapshot} yielding between slices (for `runPaced`): a 100,000-agent snapshot is a
  * second or more of work (every card's model written as JSON, every agent's fields), which in one
  * piece held the event loop at each publication. The agents' JSON is the same text
- * `JSON.stringify` gives the whole list: each agent's, joined by commas in brackets.
+ * `JSON.stringify` gives the whole list: each agent's, joined by commas in brackets. A card whose
+ * raw hash `stored` holds is left out of `cards` and never read (a publication writes only the
+ * cards the last one did not hold).
  */
-export function* splitSnapshotSteps(snapshot: Snapshot): Generator<void, SplitSnapshot> {
+export function* splitSnapshotSteps(snapshot: Snapshot, stored?: ReadonlySet<string>): Generator<void, SplitSnapshot> {
   const cards = new Map<string, StoredCard>();
+  const hashes = new Set<string>();
   const agents: string[] = [];
   for (const a of snapshot.agents) {
     if (agents.length % AGENTS_PER_STEP === AGENTS_PER_STEP - 1) yield;
-    if (!cards.has(a.rawSha256)) {
-      cards.set(a.rawSha256, { rawSha256: a.rawSha256, canonicalSha256: a.canonicalSha256, protocolVersion: a.protocolVersion, body: a.body ?? null, card: JSON.stringify(a.card) });
+    if (!hashes.has(a.rawSha256)) {
+      hashes.add(a.rawSha256);
+      if (stored?.has(a.rawSha256) !== true) {
+        cards.set(a.rawSha256, { rawSha256: a.rawSha256, canonicalSha256: a.canonicalSha256, protocolVersion: a.protocolVersion, body: a.body ?? null, card: JSON.stringify(a.card) });
+      }
     }
     // Never reading `card` or `body` again: an agent made from a lazily held card unpacks its text
     // and may build its model on each read.
     agents.push(JSON.stringify(fieldsBut(a, CARD_AND_BODY) as StoredAgent));
   }
-  return { agents: `[${agents.join(',')}]`, cards: [...cards.values()] };
+  return { agents: `[${agents.join(',')}]`, cards: [...cards.values()], hashes };
 }
 
 /**

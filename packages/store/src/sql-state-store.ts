@@ -47,8 +47,11 @@ export interface SqlStateStoreOptions {
 const BATCH = 100;
 /** Card-entry writes per transaction, at most. */
 const MAX_BATCH = 2_000;
-/** Freshness rows per statement (3 bound values each: within SQLite's 32,766 and PostgreSQL's 65,535). */
-const FRESHNESS_ROWS = 500;
+/** Values bound to one statement of {@link insertRows}, at most: within SQLite's 32,766 and PostgreSQL's 65,535. */
+const BOUND_VALUES = 1_500;
+const FRESHNESS_COLUMNS = ['key', 'freshness', 'at'] as const;
+const CARD_COLUMNS = ['raw_sha256', 'canonical_sha256', 'protocol_version', 'body', 'card'] as const;
+const LINK_COLUMNS = ['digest', 'raw_sha256'] as const;
 /** How long freshness writes (nobody waits for them) gather before they are written, at most. */
 const FLUSH_DELAY_MS = 100;
 
@@ -178,6 +181,8 @@ export class SqlStateStore implements StateStore {
   #fencedWrites = 0;
   /** Journal rows deleted by a type's quota or the cap, by type (this process's). */
   readonly #pruned = new Map<string, number>();
+  /** The last snapshot this store published: the next publication writes only what it lacks. */
+  #lastPublished: StoredSnapshotCards | undefined;
 
   constructor(db: Knex, o: SqlStateStoreOptions) {
     this.kind = o.kind;
@@ -347,12 +352,7 @@ export class SqlStateStore implements StateStore {
     const replaced = [...gone, ...whole.map((r) => r.key)];
     for (const part of chunks(replaced)) await trx(t.freshnessTable).whereIn('key', part).delete();
     // Raw SQL: this is the statement of every 304, and knex's builder costs more than the engine.
-    for (let i = 0; i < fresh.length; i += FRESHNESS_ROWS) {
-      const part = fresh.slice(i, i + FRESHNESS_ROWS);
-      const bindings: Array<string | number> = [t.freshnessTable];
-      for (const r of part) bindings.push(r.key, r.freshness, r.at);
-      await trx.raw(`INSERT INTO ?? ("key", "freshness", "at") VALUES ${part.map(() => '(?, ?, ?)').join(', ')} ON CONFLICT ("key") DO UPDATE SET "freshness" = excluded."freshness", "at" = excluded."at"`, bindings);
-    }
+    await insertRows(trx, t.freshnessTable, FRESHNESS_COLUMNS, fresh.map((r) => [r.key, r.freshness, r.at]), 'ON CONFLICT ("key") DO UPDATE SET "freshness" = excluded."freshness", "at" = excluded."at"');
   }
 
   #closedError(): DiscoveryError {
@@ -474,13 +474,14 @@ export class SqlStateStore implements StateStore {
   publishSnapshot(snapshot: Snapshot): Promise<void> {
     // Split in slices from now on, beside the writes queued before it (at 100,000 agents a second
     // of work): its place in the queue waits for it, a turn's history does not.
-    const splitting = this.#split(snapshot);
+    const base = this.#lastPublished;
+    const splitting = this.#split(snapshot, base);
     return this.#write(async () => {
       const split = (await splitting)!;
       const names = JSON.stringify(snapshot.agents.map((a) => a.localName));
       await this.#db.transaction(async (trx) => {
         await this.#checkFence(trx);
-        await this.#storeSnapshot(trx, snapshot, split);
+        await this.#storeSnapshot(trx, snapshot, split, base);
         await trx('a2ad_history').insert({ version: snapshot.version, digest: snapshot.digest, created_at: snapshot.createdAt, agents: names }).onConflict('version').merge();
         const cut = (await trx('a2ad_history').select('version').orderBy('version', 'desc').offset(this.#retention.history).limit(1)) as Array<{ version: unknown }>;
         if (cut[0] !== undefined) await trx('a2ad_history').where('version', '<=', num(cut[0].version)).delete();
@@ -491,35 +492,53 @@ export class SqlStateStore implements StateStore {
         // Delivered to every listening replica when (and only if) this transaction commits.
         if (this.kind === 'postgres') await trx.raw('SELECT pg_notify(?, ?)', [this.publishChannel, snapshot.digest]);
       });
+      this.#lastPublished = { digest: snapshot.digest, version: snapshot.version, createdAt: snapshot.createdAt, hashes: split.hashes };
     }, splitting);
   }
 
-  /** A snapshot's rows, split in slices (`undefined` for none); a failure is seen by the write that awaits it. */
-  #split(snapshot: Snapshot | undefined): Promise<SplitSnapshot | undefined> {
-    const splitting = snapshot === undefined ? Promise.resolve(undefined) : runPaced(splitSnapshotSteps(snapshot), new Pacer());
+  /**
+   * A snapshot's rows, split in slices (`undefined` for none), without the cards `base` stored; a
+   * failure is seen by the write that awaits it.
+   */
+  #split(snapshot: Snapshot | undefined, base: StoredSnapshotCards | undefined): Promise<SplitSnapshot | undefined> {
+    const splitting = snapshot === undefined ? Promise.resolve(undefined) : runPaced(splitSnapshotSteps(snapshot, base?.hashes), new Pacer());
     splitting.catch(() => undefined);
     return splitting;
   }
 
-  /** Stores `snapshot` by digest with its cards (the row merged: a digest published again takes its new version). */
-  async #storeSnapshot(trx: Knex.Transaction, snapshot: Snapshot, { agents, cards }: SplitSnapshot): Promise<void> {
-    for (const part of chunks(cards)) {
-      const rows = part.map((c) => ({ raw_sha256: c.rawSha256, canonical_sha256: c.canonicalSha256, protocol_version: c.protocolVersion, body: c.body, card: c.card }));
-      await trx('a2ad_cards').insert(rows).onConflict('raw_sha256').ignore();
-    }
+  /**
+   * Stores `snapshot` by digest with its cards (the row merged: a digest published again takes its
+   * new version). Split against `base` (the last snapshot this store published), it writes only
+   * what `base` lacks: the new cards, and the card links as `base`'s copied in the database, less
+   * those it no longer holds, plus the new. A fleet where one agent changed writes one card where
+   * it wrote every card and every link again (at 100,000 agents, 5 of 6 seconds of CPU). When
+   * `base`'s row is no longer the one this store wrote (pruned, published again elsewhere, a
+   * restore), the snapshot is split again whole and written as before.
+   */
+  async #storeSnapshot(trx: Knex.Transaction, snapshot: Snapshot, split: SplitSnapshot, base: StoredSnapshotCards | undefined): Promise<void> {
+    const row = base === undefined ? undefined : ((await trx('a2ad_snapshots').where({ digest: base.digest }).first('version', 'created_at')) as { version: unknown; created_at: unknown } | undefined);
+    const from = base !== undefined && row !== undefined && num(row.version) === base.version && num(row.created_at) === base.createdAt ? base : undefined;
+    if (base !== undefined && from === undefined) split = await runPaced(splitSnapshotSteps(snapshot), new Pacer());
+    const { agents, cards, hashes } = split;
+    await insertRows(trx, 'a2ad_cards', CARD_COLUMNS, cards.map((c) => [c.rawSha256, c.canonicalSha256, c.protocolVersion, c.body, c.card]), 'ON CONFLICT ("raw_sha256") DO NOTHING');
     await trx('a2ad_snapshots').insert({ digest: snapshot.digest, version: snapshot.version, created_at: snapshot.createdAt, agents }).onConflict('digest').merge();
-    for (const part of chunks(cards)) {
-      await trx('a2ad_snapshot_cards')
-        .insert(part.map((c) => ({ digest: snapshot.digest, raw_sha256: c.rawSha256 })))
-        .onConflict(['digest', 'raw_sha256'])
-        .ignore();
+    let linked: Iterable<string> = hashes;
+    if (from !== undefined) {
+      if (from.digest !== snapshot.digest) await trx.raw(COPY_CARD_LINKS, [snapshot.digest, from.digest]);
+      const gone = [...from.hashes].filter((h) => !hashes.has(h));
+      for (const part of chunks(gone)) await trx('a2ad_snapshot_cards').where({ digest: snapshot.digest }).whereIn('raw_sha256', part).delete();
+      linked = cards.map((c) => c.rawSha256);
     }
+    const links: Array<[string, string]> = [];
+    for (const h of linked) links.push([snapshot.digest, h]);
+    await insertRows(trx, 'a2ad_snapshot_cards', LINK_COLUMNS, links, 'ON CONFLICT ("digest", "raw_sha256") DO NOTHING');
   }
 
   // ---- the staged rollout -----------------------------------------------------------------
 
   putRollout(state: RolloutState | undefined, candidate?: Snapshot): Promise<void> {
-    const splitting = this.#split(candidate);
+    const base = this.#lastPublished;
+    const splitting = this.#split(candidate, base);
     return this.#write(async () => {
       const split = await splitting;
       await this.#db.transaction(async (trx) => {
@@ -529,7 +548,7 @@ export class SqlStateStore implements StateStore {
         if (state === undefined || state.id !== before?.id || !rolloutRuns(state)) await trx('a2ad_state').where('key', 'like', `${FIGURES_PREFIX}%`).delete();
         // Stored once: a later decision of the same candidate writes its state only.
         if (candidate !== undefined && split !== undefined && (await trx('a2ad_snapshots').where({ digest: candidate.digest }).first('digest')) === undefined) {
-          await this.#storeSnapshot(trx, candidate, split);
+          await this.#storeSnapshot(trx, candidate, split, base);
         }
         if (state === undefined) await trx('a2ad_state').where({ key: ROLLOUT_KEY }).delete();
         else await trx('a2ad_state').insert({ key: ROLLOUT_KEY, value: JSON.stringify(state) }).onConflict('key').merge();
@@ -889,6 +908,18 @@ export class SqlStateStore implements StateStore {
   }
 }
 
+/** A snapshot this store wrote, as its row holds it: the cards it links (raw hashes). */
+interface StoredSnapshotCards {
+  readonly digest: string;
+  readonly version: number;
+  readonly createdAt: number;
+  readonly hashes: ReadonlySet<string>;
+}
+
+/** A snapshot's card links copied to another digest (`?` the new digest, then the one copied). */
+const COPY_CARD_LINKS =
+  'INSERT INTO a2ad_snapshot_cards (digest, raw_sha256) SELECT CAST(? AS varchar(64)), raw_sha256 FROM a2ad_snapshot_cards WHERE digest = ? ON CONFLICT (digest, raw_sha256) DO NOTHING';
+
 interface SnapshotRow {
   digest: string;
   version: unknown;
@@ -904,6 +935,23 @@ async function deleteReturningType(trx: Knex.Transaction, q: Knex.QueryBuilder):
   const { sql, bindings } = q.delete().toSQL();
   const result = (await trx.raw(`${sql} RETURNING ??`, [...bindings, 'type'])) as Array<{ type: string }> | { rows: Array<{ type: string }> };
   return Array.isArray(result) ? result : result.rows;
+}
+
+/**
+ * `rows` inserted into `table` by raw SQL, as many to a statement as {@link BOUND_VALUES} allows,
+ * each statement ended by `conflict` (its ON CONFLICT clause): for the writes of many small rows,
+ * where knex's builder costs more than the engine (100,000 card links took 3 s through it).
+ */
+async function insertRows(trx: Knex.Transaction, table: string, columns: readonly string[], rows: ReadonlyArray<ReadonlyArray<string | number | null>>, conflict: string): Promise<void> {
+  const per = Math.max(1, Math.floor(BOUND_VALUES / columns.length));
+  const head = `INSERT INTO ?? (${columns.map(() => '??').join(', ')}) VALUES `;
+  const tuple = `(${columns.map(() => '?').join(', ')})`;
+  for (let i = 0; i < rows.length; i += per) {
+    const part = rows.slice(i, i + per);
+    const bindings: Array<string | number | null> = [table, ...columns];
+    for (const r of part) bindings.push(...r);
+    await trx.raw(`${head}${part.map(() => tuple).join(', ')} ${conflict}`, bindings);
+  }
 }
 
 function chunks<T>(items: readonly T[]): T[][] {
