@@ -194,6 +194,37 @@ function suite(name: string, skip: string | undefined, targets: () => Promise<{ 
       }
     });
 
+    test("a turn's events are written by one statement (eight at most); an event appended twice is stored as its last", async () => {
+      const { one } = await targets();
+      await (await oursOn(one)).close(); // ADK's tables
+      const counted = await countedSql(one);
+      const ours = new SqlSessionService(counted.sql);
+      const other = await oursOn(one);
+      try {
+        const s = await ours.createSession({ appName: APP, userId: 'u', sessionId: 'statements' });
+        const t = s.lastUpdateTime;
+        await ours.batchAppends({ appName: APP, userId: 'u', sessionId: 'statements' }, async () => {
+          await ours.appendEvent({ session: s, event: ev('user', 'q', t + 1) });
+          await ours.appendEvent({ session: s, event: ev('billing', 'draft', t + 2, undefined, 'evt-a') });
+          await ours.appendEvent({ session: s, event: ev('billing', 'final', t + 3, { done: true }, 'evt-a') });
+        });
+        assert.equal(counted.eventWrites, 1, 'one statement for the turn');
+        const stored = await other.service.getSession({ appName: APP, userId: 'u', sessionId: 'statements' });
+        assert.deepEqual(stored?.events.map((e) => [e.id, e.content?.parts?.[0]?.text]), [['evt-q', 'q'], ['evt-a', 'final']], 'the event given twice is its last');
+        assert.deepEqual(view(stored), view(s));
+        const before = counted.eventWrites;
+        await ours.batchAppends({ appName: APP, userId: 'u', sessionId: 'statements' }, async () => {
+          for (let i = 0; i < 19; i++) await ours.appendEvent({ session: s, event: ev(i % 2 === 0 ? 'user' : 'billing', `m${i}`, t + 10 + i) });
+        });
+        assert.equal(counted.eventWrites - before, 3, 'nineteen events: eight, eight and three');
+        const many = await other.service.getSession({ appName: APP, userId: 'u', sessionId: 'statements' });
+        assert.deepEqual(many?.events.slice(2).map((e) => e.id), Array.from({ length: 19 }, (_, i) => `evt-m${i}`));
+      } finally {
+        await other.close();
+        await ours.close();
+      }
+    });
+
     test('a write by another writer during a held turn is kept, and the session is read back with both', async () => {
       const { ours, other, service } = await twoConnections(targets);
       try {
@@ -312,23 +343,29 @@ function suite(name: string, skip: string | undefined, targets: () => Promise<{ 
 }
 
 /** Our service's statements on a target, counting the transactions begun. */
-async function countedSql(target: Target): Promise<{ sql: SessionSql; readonly transactions: number }> {
+async function countedSql(target: Target): Promise<{ sql: SessionSql; readonly transactions: number; readonly eventWrites: number }> {
   const sql = target.kind === 'sqlite' ? await sqliteSessionSql(target.file) : postgresSessionSql(knexFactory({ client: 'pg', connection: target.url, searchPath: [target.schema], pool: { min: 0, max: 2 } }));
-  const counter = { transactions: 0 };
-  const counted: SessionSql = {
-    kind: sql.kind,
-    all: (q, p) => sql.all(q, p),
-    run: (q, p) => sql.run(q, p),
+  const counter = { transactions: 0, eventWrites: 0 };
+  const counting = (inner: SessionSql): SessionSql => ({
+    kind: inner.kind,
+    all: (q, p) => inner.all(q, p),
+    run: (q, p) => {
+      if (q.startsWith('INSERT INTO events')) counter.eventWrites++;
+      return inner.run(q, p);
+    },
     transaction: (work) => {
       counter.transactions++;
-      return sql.transaction(work);
+      return inner.transaction((tx) => work(counting(tx)));
     },
-    close: () => sql.close(),
-  };
+    close: () => inner.close(),
+  });
   return {
-    sql: counted,
+    sql: counting(sql),
     get transactions() {
       return counter.transactions;
+    },
+    get eventWrites() {
+      return counter.eventWrites;
     },
   };
 }

@@ -144,7 +144,13 @@ const SESSION_ROW = `SELECT s.state, s.update_time, a.state AS app_state, u.stat
   LEFT JOIN app_states a ON a.app_name = s.app_name
   LEFT JOIN user_states u ON u.app_name = s.app_name AND u.user_id = s.user_id
   WHERE s.app_name = ? AND s.user_id = ? AND s.id = ?`;
-const UPSERT_EVENT = `INSERT INTO events (id, app_name, user_id, session_id, invocation_id, "timestamp", event_data) VALUES (?, ?, ?, ?, ?, ?, ?)
+/** {@link SESSION_ROW} with the session's row locked until the transaction ends (PostgreSQL). */
+const SESSION_ROW_LOCKED = `${SESSION_ROW} FOR UPDATE OF s`;
+/** Events written by one statement, at most. */
+const EVENTS_PER_STATEMENT = 8;
+/** Events written or replaced, `n` to the statement (its text kept per `n`: SQLite prepares each once). */
+const upsertEvents = (n: number): string =>
+  `INSERT INTO events (id, app_name, user_id, session_id, invocation_id, "timestamp", event_data) VALUES ${Array.from({ length: n }, () => '(?, ?, ?, ?, ?, ?, ?)').join(', ')}
   ON CONFLICT (id, app_name, user_id, session_id) DO UPDATE SET invocation_id = excluded.invocation_id, "timestamp" = excluded."timestamp", event_data = excluded.event_data`;
 
 export interface SqlSessionServiceOptions {
@@ -208,9 +214,9 @@ export class SqlSessionService extends BaseSessionService implements BatchedAppe
     // (A failure of that write is the turn's: `batchAppends` throws it; this reads what is stored.)
     const held = this.#held.get(keyOf(appName, userId, sessionId));
     if (held !== undefined) await this.#flush(held).catch(() => undefined);
-    const [row] = await this.#sql.all(SESSION_ROW, [appName, userId, sessionId]);
+    // Both at once: on PostgreSQL two connections of the pool, one round trip's wait instead of two.
+    const [[row], events] = await Promise.all([this.#sql.all(SESSION_ROW, [appName, userId, sessionId]), this.#events(this.#sql, appName, userId, sessionId, config?.afterTimestamp, config?.numRecentEvents)]);
     if (!row) return undefined;
-    const events = await this.#events(this.#sql, appName, userId, sessionId, config?.afterTimestamp, config?.numRecentEvents);
     return createSession({
       id: sessionId,
       appName,
@@ -354,18 +360,15 @@ export class SqlSessionService extends BaseSessionService implements BatchedAppe
     const last = events.at(-1)!.timestamp;
     const updated = await this.#gate(() =>
       this.#sql.transaction(async (tx) => {
-        // PostgreSQL: the row is locked for the transaction. SQLite: BEGIN IMMEDIATE holds the file's write lock.
-        if (!this.#sqlite) await tx.all('SELECT id FROM sessions WHERE app_name = ? AND user_id = ? AND id = ? FOR UPDATE', [appName, userId, id]);
-        const [row] = await tx.all(SESSION_ROW, [appName, userId, id]);
+        // PostgreSQL: the session's row is locked for the transaction. SQLite: BEGIN IMMEDIATE holds the file's write lock.
+        const [row] = await tx.all(this.#sqlite ? SESSION_ROW : SESSION_ROW_LOCKED, [appName, userId, id]);
         if (!row) throw new DiscoveryError('ERR_SESSION_INVALID', `Session ${id} not found for appendEvent`, { stage: 'store' });
         // Another writer changed the session since it was read: its events are read back below.
         const stale = ms(row['update_time']) > expected;
         const app = await this.#mergeShared(tx, 'app', [appName], delta.app, last, row['app_state']);
         const user = await this.#mergeShared(tx, 'user', [appName, userId], delta.user, last, row['user_state']);
         const state = { ...json(row['state']), ...delta.session };
-        for (const event of events) {
-          await tx.run(UPSERT_EVENT, [event.id, appName, userId, id, event.invocationId, this.#time(event.timestamp), JSON.stringify(transformToSnakeCaseEvent(event))]);
-        }
+        await this.#upsertEvents(tx, appName, userId, id, events);
         if (Object.keys(delta.session).length > 0) {
           await tx.run('UPDATE sessions SET state = ?, update_time = ? WHERE app_name = ? AND user_id = ? AND id = ?', [JSON.stringify(state), this.#time(last), appName, userId, id]);
         } else {
@@ -380,6 +383,27 @@ export class SqlSessionService extends BaseSessionService implements BatchedAppe
     else for (const event of events) putEvent(session.events, event);
     session.state = mergeStates(updated.app, updated.user, updated.state);
     session.lastUpdateTime = new Date(last).getTime();
+  }
+
+  /**
+   * Writes `events` (each new, or replacing the stored one of its id) in one statement: a turn's
+   * two to four events in one round trip ({@link EVENTS_PER_STATEMENT} at most, so that SQLite keeps
+   * as many prepared statements). An id given twice is written as the last one given, as
+   * one statement per event would leave it (PostgreSQL refuses a statement that changes a row twice).
+   */
+  async #upsertEvents(tx: SessionSql, appName: string, userId: string, sessionId: string, events: readonly Event[]): Promise<void> {
+    const last = new Map<string, Event>();
+    for (const event of events) {
+      last.delete(event.id);
+      last.set(event.id, event);
+    }
+    const all = [...last.values()];
+    for (let i = 0; i < all.length; i += EVENTS_PER_STATEMENT) {
+      const part = all.slice(i, i + EVENTS_PER_STATEMENT);
+      const params: unknown[] = [];
+      for (const event of part) params.push(event.id, appName, userId, sessionId, event.invocationId, this.#time(event.timestamp), JSON.stringify(transformToSnakeCaseEvent(event)));
+      await tx.run(upsertEvents(part.length), params);
+    }
   }
 
   async #events(sql: SessionSql, appName: string, userId: string, sessionId: string, after?: number, recent?: number): Promise<Event[]> {
