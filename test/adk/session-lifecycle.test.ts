@@ -94,6 +94,43 @@ describe('session lifecycle', () => {
     assert.equal(foreground.busy, false);
   });
 
+  test('later turns of a session skip the read that asks whether it exists; a session deleted elsewhere since its last turn here starts anew', async () => {
+    let existenceReads = 0;
+    /** Counts the runner's existence reads (its latest event only); ADK's Runner reads it whole. */
+    class CountingSessions extends InMemorySessionService {
+      override getSession(request: Parameters<InMemorySessionService['getSession']>[0]) {
+        if (request.config?.numRecentEvents === 1) existenceReads++;
+        return super.getSession(request);
+      }
+    }
+    const history = new CountingSessions();
+    const h = setup(llm, 60_000, undefined, history);
+    try {
+      h.publish([agent('billing_agent', ['billing'])]);
+      assert.equal((await h.sessions.run('s', 'invoice please')).reply, 'billing_agent on v1');
+      assert.equal((await h.sessions.run('s', 'and another invoice')).reply, 'billing_agent on v1');
+      assert.equal(existenceReads, 1, 'asked on the first turn only');
+      // Another replica ended it (or a restore dropped it): the next turn here creates it again.
+      await history.deleteSession({ appName: h.sessions.appName, userId: 'user', sessionId: 's' });
+      const again = await h.sessions.run('s', 'one more invoice');
+      assert.equal(again.error, undefined);
+      assert.equal(again.reply, 'billing_agent on v1');
+      const stored = await history.getSession({ appName: h.sessions.appName, userId: 'user', sessionId: 's' });
+      assert.deepEqual(
+        stored?.events.map((e) => e.author),
+        ['user', 'billing_agent'],
+        'only the new turn',
+      );
+      assert.equal(stored?.state['pinned_digest'], again.digest, 'created as a first turn creates it');
+      // A session another user id runs under is another ADK session: asked again.
+      await h.sessions.run('s', 'as bob', { userId: 'bob' });
+      assert.equal(existenceReads, 2);
+    } finally {
+      await h.sessions.close();
+      h.trees.close();
+    }
+  });
+
   test("on a SQL history, a turn's events are stored together once it ends, and a history that cannot be stored is the turn's error", async () => {
     const dataDir = await mkdtemp(join(tmpdir(), 'a2ad-turn-history-'));
     const history = await openAdkSessionService('sqlite:history.sqlite', { dataDir });
