@@ -45,6 +45,8 @@ function event(seq: number, at: number, type: DiscoveryEvent['type'] = 'alert'):
   return { seq, at, type: 'alert', kind: type, message: `event ${seq}` } as DiscoveryEvent;
 }
 
+const num = (v: unknown): number => Number(v);
+
 /** A connection of its own to `store`'s database, as another writer would have. */
 const rawDb = (store: SqlStateStore) =>
   knexFactory({ client: store.kind === 'sqlite' ? 'sqlite3' : 'pg', connection: store.target.connection, useNullAsDefault: true, ...(store.target.schema !== undefined && { searchPath: [store.target.schema] }) });
@@ -324,6 +326,36 @@ for (const engine of storeEngines()) {
         await first.close();
         const second = await engine.open({ reopen: first });
         assert.equal(second.status().ok, true);
+      });
+    }
+
+    if (engine.name === 'sqlite') {
+      test("a turn's history goes between the parts of a large write: the journal in transactions of 250 events, whole card entries 250 to a transaction", async () => {
+        const clock = new VirtualClock({ wallStart: 1_767_225_600_000 });
+        const store = (await engine.open({ clock })) as SqlStateStore;
+        const db = rawDb(store);
+        try {
+          const count = async (table: string) => num((await db(table).count({ n: '*' }))[0]!.n);
+          const now = clock.wallNow();
+          const journal = store.appendEvents(Array.from({ length: 600 }, (_, i) => event(i + 1, now)));
+          // What a turn's history write sees, queued once the journal's write began.
+          await new Promise((r) => setImmediate(r));
+          const seen = await store.exclusive(() => count('a2ad_journal'));
+          await journal;
+          assert.ok(seen > 0 && seen < 600, `the turn went between the journal's parts (${seen} of 600 rows written before it)`);
+          assert.equal(await count('a2ad_journal'), 600);
+          assert.deepEqual(await store.counters(), {}, 'nothing pruned');
+
+          const entries = Array.from({ length: 600 }, (_, i) => ({ ...billing, baseUrl: `https://billing${i}.example.com/` }));
+          const sets = entries.map((e) => store.cards.set(e.baseUrl, e));
+          await sets[0]; // its batch committed
+          const before = await store.exclusive(() => count('a2ad_card_entries'));
+          await Promise.all(sets);
+          assert.ok(before >= 250 && before < 600, `the turn went between the batches (${before} of 600 entries written before it)`);
+          assert.equal(await count('a2ad_card_entries'), 600);
+        } finally {
+          await db.destroy();
+        }
       });
     }
 

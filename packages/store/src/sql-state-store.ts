@@ -47,6 +47,13 @@ export interface SqlStateStoreOptions {
 const BATCH = 100;
 /** Card-entry writes per transaction, at most. */
 const MAX_BATCH = 2_000;
+/**
+ * Whole card entries per transaction, at most (a whole entry is its card's JSON, about 2.6 KB:
+ * 2,000 of them held SQLite's write lock 300–560 ms, and a turn's history waited that long).
+ */
+const WHOLE_PER_BATCH = 250;
+/** Journal events per transaction, at most: a first selection's 10,000 alerts were one of 2.5 s. */
+const JOURNAL_EVENTS_PER_WRITE = 250;
 /** Values bound to one statement of {@link insertRows}, at most: within SQLite's 32,766 and PostgreSQL's 65,535. */
 const BOUND_VALUES = 1_500;
 const FRESHNESS_COLUMNS = ['key', 'freshness', 'at'] as const;
@@ -210,7 +217,7 @@ export class SqlStateStore implements StateStore {
    * A cache's store over `table`: reads from `entries` (memory), writes behind to the engine.
    * Writes wait in `pending` (the last write of a key wins; a key with a pending write reads as
    * that write, since memory is written at once) and are flushed together in one transaction per
-   * batch, at most {@link MAX_BATCH} keys: after the write in flight when someone waits for one
+   * batch, at most {@link MAX_BATCH} keys ({@link WHOLE_PER_BATCH} whole entries): after the write in flight when someone waits for one
    * of them, else within {@link FLUSH_DELAY_MS}. `set` and `delete` resolve when their batch
    * commits, or reject with its failure (recorded in the status as every failed write). `touch`
    * (freshness only, issue 29: a 304, a failure) writes a small row to `freshnessTable` instead
@@ -301,15 +308,18 @@ export class SqlStateStore implements StateStore {
 
   /**
    * Writes the pending writes of `t` (taken when the write queue reaches this batch, at most
-   * {@link MAX_BATCH}) in one transaction, checked against the fencing epoch.
+   * {@link MAX_BATCH}, {@link WHOLE_PER_BATCH} of them whole) in one transaction, checked against
+   * the fencing epoch.
    */
   #flush<E extends CacheEntry<unknown, string>>(t: EntryTable<E>): Promise<void> {
     let batch: Array<[string, PendingEntryWrite<E>]> = [];
     const p = this.#write(() => {
       batch = [];
+      let whole = 0;
       for (const item of t.pending) {
-        if (batch.length === MAX_BATCH) break;
+        if (batch.length === MAX_BATCH || whole === WHOLE_PER_BATCH) break;
         batch.push(item);
+        if (item[1].write !== DELETE && item[1].write.whole) whole++;
       }
       for (const [key] of batch) t.pending.delete(key);
       if (t.pending.size > 0) this.#schedule(t, [...t.pending.values()].some((w) => w.waiters.length > 0));
@@ -688,6 +698,13 @@ export class SqlStateStore implements StateStore {
 
   appendEvents(events: readonly DiscoveryEvent[]): Promise<void> {
     if (events.length === 0) return Promise.resolve();
+    // In several transactions when many (a turn's history goes between them); a part written
+    // before another failed is ignored when the events are given again (by replica and seq).
+    if (events.length > JOURNAL_EVENTS_PER_WRITE) {
+      const parts: Array<Promise<void>> = [];
+      for (let i = 0; i < events.length; i += JOURNAL_EVENTS_PER_WRITE) parts.push(this.appendEvents(events.slice(i, i + JOURNAL_EVENTS_PER_WRITE)));
+      return Promise.all(parts).then(() => undefined);
+    }
     const oldest = Math.round(journalCuts([], this.#retention, this.#clock.wallNow()).horizon);
     const replica = this.replica;
     const pruned = new Map<string, number>();
@@ -858,7 +875,7 @@ export class SqlStateStore implements StateStore {
     // The entries written so far are flushed first (their failure is recorded like any other).
     for (const t of this.#tables) {
       clearTimeout(t.timer);
-      for (let n = 0; n < t.pending.size; n += MAX_BATCH) void this.#flush(t).catch(() => undefined);
+      for (let n = 0; n < t.pending.size; n += WHOLE_PER_BATCH) void this.#flush(t).catch(() => undefined);
     }
     this.#closed = true;
     await this.#writeQueue.idle();
