@@ -217,8 +217,8 @@ export class SqlStateStore implements StateStore {
    * A cache's store over `table`: reads from `entries` (memory), writes behind to the engine.
    * Writes wait in `pending` (the last write of a key wins; a key with a pending write reads as
    * that write, since memory is written at once) and are flushed together in one transaction per
-   * batch, at most {@link MAX_BATCH} keys ({@link WHOLE_PER_BATCH} whole entries): after the write in flight when someone waits for one
-   * of them, else within {@link FLUSH_DELAY_MS}. `set` and `delete` resolve when their batch
+   * batch, at most {@link MAX_BATCH} keys ({@link WHOLE_PER_BATCH} whole entries): after the
+   * write in flight when someone waits for one of them, else within {@link FLUSH_DELAY_MS}. `set` and `delete` resolve when their batch
    * commits, or reject with its failure (recorded in the status as every failed write). `touch`
    * (freshness only, issue 29: a 304, a failure) writes a small row to `freshnessTable` instead
    * of the whole entry, and returns at once: the refresh that made it does not wait for the
