@@ -140,11 +140,7 @@ function suite(name: string, skip: string | undefined, targets: () => Promise<{ 
     });
 
     test("a turn's held events are stored together when it ends, in one transaction, and read back here at once", async () => {
-      const { one } = await targets();
-      await (await oursOn(one)).close(); // ADK's tables
-      const counted = await countedSql(one);
-      const ours = new SqlSessionService(counted.sql);
-      const other = await oursOn(one);
+      const { counted, ours, other } = await countedService(targets);
       try {
         const s = await ours.createSession({ appName: APP, userId: 'u', sessionId: 'turn' });
         const t = s.lastUpdateTime;
@@ -195,11 +191,7 @@ function suite(name: string, skip: string | undefined, targets: () => Promise<{ 
     });
 
     test("a turn's events are written by one statement (eight at most); an event appended twice is stored as its last", async () => {
-      const { one } = await targets();
-      await (await oursOn(one)).close(); // ADK's tables
-      const counted = await countedSql(one);
-      const ours = new SqlSessionService(counted.sql);
-      const other = await oursOn(one);
+      const { counted, ours, other } = await countedService(targets);
       try {
         const s = await ours.createSession({ appName: APP, userId: 'u', sessionId: 'statements' });
         const t = s.lastUpdateTime;
@@ -343,6 +335,14 @@ function suite(name: string, skip: string | undefined, targets: () => Promise<{ 
 }
 
 /** Our service's statements on a target, counting the transactions begun. */
+/** Our service on a fresh database through counted SQL, and a second connection to it. */
+async function countedService(targets: () => Promise<{ one: Target }>): Promise<{ counted: Awaited<ReturnType<typeof countedSql>>; ours: SqlSessionService; other: Awaited<ReturnType<typeof oursOn>> }> {
+  const { one } = await targets();
+  await (await oursOn(one)).close(); // ADK's tables
+  const counted = await countedSql(one);
+  return { counted, ours: new SqlSessionService(counted.sql), other: await oursOn(one) };
+}
+
 async function countedSql(target: Target): Promise<{ sql: SessionSql; readonly transactions: number; readonly eventWrites: number }> {
   const sql = target.kind === 'sqlite' ? await sqliteSessionSql(target.file) : postgresSessionSql(knexFactory({ client: 'pg', connection: target.url, searchPath: [target.schema], pool: { min: 0, max: 2 } }));
   const counter = { transactions: 0, eventWrites: 0 };
