@@ -17,12 +17,11 @@
  * Environment: BENCH_PUBLISH_AGENTS (default 10,000), BENCH_ROUNDS (default 3). Writes
  * bench/results/publish.json.
  */
-import { createHash } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import { join } from 'node:path';
 import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
-import { canonicalJson, parseAgentCard } from '../packages/core/src/card/index.js';
+import { parseAgentCard } from '../packages/core/src/card/index.js';
 import { buildSnapshot, type Snapshot, type SnapshotAgent } from '../packages/core/src/snapshot/index.js';
 import { openStateStore, type StateStore } from '../packages/store/src/index.js';
 import type { TestPostgres } from '../test/helpers/postgres.js';
@@ -52,7 +51,7 @@ function agentFor(i: number, edition = 0): SnapshotAgent {
     sources: ['registry'],
     card: r.card!,
     body: text,
-    canonicalSha256: createHash('sha256').update(canonicalJson(r.raw)).digest('hex'),
+    canonicalSha256: r.canonicalSha256!,
     rawSha256: r.rawSha256,
     protocolVersion: r.protocolVersion!,
     degraded: false,

@@ -235,16 +235,16 @@ export class SessionRunner {
     // their client spans; the agent fetch adds what it repaired in an answer to the notices.
     const runTurn = () => withTurn({ signal, digest, notice: (text) => notices.push(text), failures: failedCalls }, async () => {
       try {
-        const newMessage = { role: 'user', parts: [{ text: message }] };
+        const request = { userId, sessionId, newMessage: { role: 'user', parts: [{ text: message }] }, ...(signal !== undefined && { abortSignal: signal }) };
         const turnEvents = async function* (): AsyncGenerator<Event> {
           try {
-            yield* runner.runAsync({ userId, sessionId, newMessage, ...(signal !== undefined && { abortSignal: signal }) });
+            yield* runner.runAsync(request);
           } catch (err) {
             // Deleted since this runner last saw it (another replica ended it, a restore): it
             // starts anew, as it would have had its existence been asked.
             if (!known || events.length > 0 || !sessionNotFound(err)) throw err;
             await create();
-            yield* runner.runAsync({ userId, sessionId, newMessage, ...(signal !== undefined && { abortSignal: signal }) });
+            yield* runner.runAsync(request);
           }
         };
         for await (const event of turnEvents()) {
