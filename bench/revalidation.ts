@@ -9,11 +9,13 @@
  * target ≤ 1.0).
  *
  * Environment: BENCH_ROUNDS (default 7), BENCH_SWEEPS (default 10), BENCH_PROFILE (a directory:
- * each side process writes its CPU profile there).
+ * each side's process writes the CPU profile of its timed sweeps there, `<side>-<pid>.cpuprofile`).
  * Run: `npm run bench:revalidation` (about two minutes). Writes bench/results/revalidation.json.
  */
 import { execFile } from 'node:child_process';
+import { mkdirSync } from 'node:fs';
 import os from 'node:os';
+import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { machineMeta, writeResults } from './lib/results.js';
 import { ROOT, startServerChild } from './lib/server.js';
@@ -22,8 +24,9 @@ import { envCount } from './lib/env.js';
 
 const ROUNDS = envCount('BENCH_ROUNDS', 7, 100);
 const SWEEPS = envCount('BENCH_SWEEPS', 10, 1_000);
-/** BENCH_PROFILE=<directory>: each side's process writes its CPU profile there. */
-const PROFILE = process.env['BENCH_PROFILE'];
+/** BENCH_PROFILE=<directory>: each side's process writes the CPU profile of its timed sweeps there. */
+const PROFILE = process.env['BENCH_PROFILE'] === undefined ? undefined : resolve(process.env['BENCH_PROFILE']);
+if (PROFILE !== undefined) mkdirSync(PROFILE, { recursive: true });
 const TARGETS = 2_000;
 const ORIGINS = 64;
 const CHILD = fileURLToPath(new URL('./lib/revalidation-child.ts', import.meta.url));
@@ -35,7 +38,7 @@ interface SideResult {
 
 function runSide(side: 'raw' | 'cache', origins: readonly string[]): Promise<SideResult> {
   return new Promise((resolve, reject) => {
-    execFile(process.execPath, [...(PROFILE === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${PROFILE}`]), '--import', 'tsx', CHILD, JSON.stringify({ side, origins, targets: TARGETS, sweeps: SWEEPS })], { cwd: ROOT, timeout: 300_000 }, (err, stdout, stderr) => {
+    execFile(process.execPath, ['--import', 'tsx', CHILD, JSON.stringify({ side, origins, targets: TARGETS, sweeps: SWEEPS, ...(PROFILE !== undefined && { profileDir: PROFILE }) })], { cwd: ROOT, timeout: 300_000 }, (err, stdout, stderr) => {
       if (err) return reject(new Error(`${side}: ${err.message}\n${stderr.slice(-1000)}`));
       resolve(JSON.parse(stdout.trim().split('\n').at(-1)!) as SideResult);
     });

@@ -364,32 +364,51 @@ export class CardCache<C = AgentCardModel, V extends string = CardProtocolVersio
     const running = this.#inflight.get(key);
     if (running) return running;
     // The origin's fetch slot first, then the refresh (see #limiter); the fetch gives it back.
+    // (No closure is named per refresh: `tsx`, which runs the benchmarks, would name each one.)
     const slot: FetchSlot = { origin: originOfNormalized(key), held: false };
-    const begin = (): Promise<CacheEntry<C, V>> => {
-      slot.held = true;
-      return this.#traced(key, options, slot);
-    };
-    const begun = this.#limiter.enter(slot.origin) ? begin() : this.#limiter.wait(slot.origin).then(begin);
-    const p = begun.finally(() => {
-      // A refresh that ended before its fetch (a store that failed) gives its slot back here.
-      this.#leave(slot);
-      if (this.#inflight.get(key) === p) this.#inflight.delete(key);
-    });
+    const begun = this.#limiter.enter(slot.origin) ? this.#begin(key, options, slot) : this.#limiter.wait(slot.origin).then(() => this.#begin(key, options, slot));
+    // A refresh that ended before its fetch (a store that failed) gives its slot back here.
+    // (`then` with two handlers, not `finally`: that costs two more promises and turns.)
+    const p: Promise<CacheEntry<C, V>> = begun.then(
+      (entry) => {
+        this.#settled(key, slot, p);
+        return entry;
+      },
+      (error: unknown) => {
+        this.#settled(key, slot, p);
+        throw error;
+      },
+    );
     this.#inflight.set(key, p);
     return p;
+  }
+
+  #begin(key: string, options: RefreshOptions, slot: FetchSlot): Promise<CacheEntry<C, V>> {
+    slot.held = true;
+    return this.#traced(key, options, slot);
+  }
+
+  #settled(key: string, slot: FetchSlot, refresh: Promise<CacheEntry<C, V>>): void {
+    this.#leave(slot);
+    if (this.#inflight.get(key) === refresh) this.#inflight.delete(key);
   }
 
   /**
    * Runs a refresh's fetch in the slot it took before it began, and gives the slot back after; a
    * second fetch of the same refresh (a 304 for another representation) takes a slot anew.
    */
-  async #fetchIn<T>(slot: FetchSlot, fetch: () => Promise<T>): Promise<T> {
+  #fetchIn<T>(slot: FetchSlot, fetch: () => Promise<T>): Promise<T> {
     if (!slot.held) return this.#limiter.run(slot.origin, fetch);
-    try {
-      return await fetch();
-    } finally {
-      this.#leave(slot);
-    }
+    return fetch().then(
+      (value) => {
+        this.#leave(slot);
+        return value;
+      },
+      (error: unknown) => {
+        this.#leave(slot);
+        throw error;
+      },
+    );
   }
 
   #leave(slot: FetchSlot): void {
@@ -403,19 +422,22 @@ export class CardCache<C = AgentCardModel, V extends string = CardProtocolVersio
    * The span is failed here, with URLs in the message redacted, never by `withSpan` (which would
    * record the raw message).
    */
-  async #traced(key: string, options: RefreshOptions, slot: FetchSlot): Promise<CacheEntry<C, V>> {
-    const r = await withSpan(this.#spanName, { kind: 'client' }, async (span) => {
-      if (span.recording) span.set({ [ATTR.endpoint]: spanUrl(key) });
+  #traced(key: string, options: RefreshOptions, slot: FetchSlot): Promise<CacheEntry<C, V>> {
+    let recording = false;
+    const r = withSpan(this.#spanName, { kind: 'client' }, (span) => {
       const t: FetchTrace = { span, failed: false, slot };
-      try {
-        return { entry: await this.#refresh(key, options, t) };
-      } catch (error) {
+      // A span that records nothing (no tracer provider, or not sampled): the refresh's promise
+      // is the answer as it is, without a layer of its own (issue 43: the 304 path's turns).
+      if (!span.recording) return this.#refresh(key, options, t);
+      recording = true;
+      span.set({ [ATTR.endpoint]: spanUrl(key) });
+      // The failure passes withSpan as a value: withSpan would record its raw message.
+      return this.#refresh(key, options, t).catch((error: unknown) => {
         if (!t.failed) span.fail(spanError(error));
-        return { error };
-      }
+        return new FailedRefresh(error) as never;
+      });
     });
-    if ('error' in r) throw r.error;
-    return r.entry;
+    return recording ? r.then(rethrowFailed) : r;
   }
 
   async #refresh(key: string, options: RefreshOptions, t: FetchTrace): Promise<CacheEntry<C, V>> {
@@ -636,13 +658,27 @@ export class CardCache<C = AgentCardModel, V extends string = CardProtocolVersio
     );
   }
 
-  /** Stores a successful refresh; `kept`: the stored entry whose card it kept (a 304, the same bytes). */
-  async #store(t: FetchTrace, key: string, fetched: CacheEntry<C, V>, outcome: CardOutcome, detail: ResultDetail, kept?: CacheEntry<C, V>): Promise<CacheEntry<C, V>> {
+  /**
+   * Stores a successful refresh; `kept`: the stored entry whose card it kept (a 304, the same
+   * bytes). Synchronous when the store is (the memory store) and there is no extended card: a
+   * refresh's answer then takes no promise and no turn of its own here.
+   */
+  #store(t: FetchTrace, key: string, fetched: CacheEntry<C, V>, outcome: CardOutcome, detail: ResultDetail, kept?: CacheEntry<C, V>): CacheEntry<C, V> | Promise<CacheEntry<C, V>> {
     if (t.span.recording) t.span.set({ [ATTR.outcome]: 'ok', [ATTR.cacheDecision]: outcome, [ATTR.cardSha256]: fetched.rawSha256 });
     // With every refresh of the public card, its extended card (an agent-card cache only).
-    const entry = this.#extended === undefined ? fetched : ((await this.#extended.update(key, fetched as unknown as CacheEntry)) as unknown as CacheEntry<C, V>);
+    if (this.#extended !== undefined) {
+      return this.#extended.update(key, fetched as unknown as CacheEntry).then((entry) => this.#stored(key, entry as unknown as CacheEntry<C, V>, outcome, detail, kept));
+    }
+    return this.#stored(key, fetched, outcome, detail, kept);
+  }
+
+  #stored(key: string, entry: CacheEntry<C, V>, outcome: CardOutcome, detail: ResultDetail, kept: CacheEntry<C, V> | undefined): CacheEntry<C, V> | Promise<CacheEntry<C, V>> {
     const put = this.#put(key, entry, kept);
-    if (put !== undefined) await put;
+    if (put !== undefined) return put.then(() => this.#refreshed(key, entry, outcome, detail));
+    return this.#refreshed(key, entry, outcome, detail);
+  }
+
+  #refreshed(key: string, entry: CacheEntry<C, V>, outcome: CardOutcome, detail: ResultDetail): CacheEntry<C, V> {
     if (this.#neverSeen.size > 0) this.#neverSeen.delete(key);
     this.#results.emit(key, outcome, detail, 0);
     return entry;
@@ -700,6 +736,16 @@ export class CardCache<C = AgentCardModel, V extends string = CardProtocolVersio
 }
 
 const LEGACY_SUFFIX = `/${LEGACY_CARD_PATH}`;
+
+/** A refresh's error carried through its recording span as a value (see #traced). */
+class FailedRefresh {
+  constructor(readonly error: unknown) {}
+}
+
+function rethrowFailed<T>(value: T): T {
+  if (value instanceof FailedRefresh) throw value.error;
+  return value;
+}
 
 /** Distinct caching header values shared at most (a fleet has a handful; a hostile one cannot grow it past this). */
 const HEADER_VALUES = 256;

@@ -25,14 +25,17 @@ export interface WellKnownFetch {
  * @example
  * const { cardUrl, res } = await fetchWithLegacyFallback(policy.cardUrl(base), () => policy.cardUrl(base, { legacyPath: true }), (u) => fetcher.fetch(u));
  */
-export async function fetchWithLegacyFallback(
+export function fetchWithLegacyFallback(
   cardUrl: string,
   otherUrl: (() => string) | undefined,
   request: (url: string, first: boolean) => Promise<FetchResult>,
 ): Promise<WellKnownFetch> {
-  const res = await request(cardUrl, true);
-  if (res.status !== 404 || otherUrl === undefined) return { cardUrl, res };
-  const alternate = otherUrl();
+  // A `then`, not an async function: every card refresh passes here (issue 43: the 304 path's turns).
+  return request(cardUrl, true).then((res) => (res.status !== 404 || otherUrl === undefined ? { cardUrl, res } : afterNotFound(cardUrl, res, otherUrl(), request)));
+}
+
+/** The first URL answered 404: the other well-known URL, once, unconditionally. */
+async function afterNotFound(cardUrl: string, res: FetchResult, alternate: string, request: (url: string, first: boolean) => Promise<FetchResult>): Promise<WellKnownFetch> {
   let other: FetchResult | undefined;
   try {
     other = await request(alternate, false);

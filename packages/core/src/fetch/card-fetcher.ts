@@ -122,6 +122,14 @@ export interface CardFetcher {
 
 const SEND_HEADERS_CHANNEL = 'undici:client:sendHeaders';
 
+/** A URL as the policy admitted it: its href, origin and request target, and its pending-list key. */
+interface Judged {
+  readonly href: string;
+  readonly origin: string;
+  readonly path: string;
+  readonly key: string;
+}
+
 /**
  * Creates a fetcher. No I/O happens until {@link CardFetcher.fetch}.
  *
@@ -171,13 +179,29 @@ export function createCardFetcher(options: CardFetcherOptions): CardFetcher {
   // changes the rules (`HostPolicy.update`) empties it: a host the allowlist no longer names is
   // refused at once, not once its URL leaves the memo.
   // Strings only: a URL object per endpoint would cost hundreds of bytes each.
-  let admitted = new BoundedMemo<{ href: string; origin: string; path: string; key: string }>(URL_MEMO_ENTRIES);
+  let admitted = new BoundedMemo<Judged>(URL_MEMO_ENTRIES);
   let admittedUnder = policy.generation;
   const origins = new BoundedMemo<string>(URL_MEMO_ENTRIES);
 
-  async function fetchCard(rawUrl: string, init: FetchInit = {}): Promise<FetchResult> {
-    let started = performance.now();
-    if (closed) throw new DiscoveryError('ERR_USAGE', 'the card fetcher is closed', { url: redactUrl(rawUrl), stage: 'fetch' });
+  function fetchCard(rawUrl: string, init: FetchInit = {}): Promise<FetchResult> {
+    const started = performance.now();
+    if (closed) return Promise.reject(new DiscoveryError('ERR_USAGE', 'the card fetcher is closed', { url: redactUrl(rawUrl), stage: 'fetch' }));
+    let judged: Judged;
+    try {
+      judged = judge(rawUrl);
+    } catch (err) {
+      return Promise.reject(err);
+    }
+    const callerSignal = init.signal;
+    if (callerSignal?.aborted === true) return Promise.reject(new DiscoveryError('ERR_FETCH_NETWORK', `${judged.href}: aborted by the caller`, { url: judged.href, stage: 'fetch', cause: callerSignal.reason }));
+    // Nothing to wait for (no credentials, no upstream budget): the exchange's own promise is the
+    // answer, without an async layer of its own (issue 43: the 304 path's turns).
+    if (!hasCredentials && originBudget === undefined) return send(judged, init, buildHeaders(init.headers, undefined), started, callerSignal);
+    return fetchAfterWaits(judged, init, started, callerSignal);
+  }
+
+  /** The URL judged under the policy's rules in force (memoized per URL); throws the refusal. */
+  function judge(rawUrl: string): Judged {
     if (admittedUnder !== policy.generation) {
       admitted = new BoundedMemo(URL_MEMO_ENTRIES);
       admittedUnder = policy.generation;
@@ -197,9 +221,13 @@ export function createCardFetcher(options: CardFetcherOptions): CardFetcher {
       judged = { href, origin, path, key: recordRemote ? `${origin} ${path}` : '' };
       admitted.set(rawUrl, judged);
     }
+    return judged;
+  }
+
+  /** A fetch that first takes its credentials or its turn under the origin's budget. */
+  async function fetchAfterWaits(judged: Judged, init: FetchInit, started: number, callerSignal: AbortSignal | undefined): Promise<FetchResult> {
     const url = judged.href;
     const extra = hasCredentials ? await connection.credentialsFor(judged.origin, url) : undefined;
-    const callerSignal = init.signal;
     if (callerSignal?.aborted === true) throw new DiscoveryError('ERR_FETCH_NETWORK', `${url}: aborted by the caller`, { url, stage: 'fetch', cause: callerSignal.reason });
     // The origin's turn under the shared budget; the fetch's own deadlines start after the wait.
     if (originBudget !== undefined && (await takeTurn(originBudget, judged.origin, url, callerSignal))) started = performance.now();
@@ -212,7 +240,7 @@ export function createCardFetcher(options: CardFetcherOptions): CardFetcher {
     return send(judged, init, buildHeaders(init.headers, fresh), performance.now(), callerSignal);
   }
 
-  function send(judged: { href: string; origin: string; path: string; key: string }, init: FetchInit, headers: Record<string, string>, started: number, callerSignal: AbortSignal | undefined): Promise<FetchResult> {
+  function send(judged: Judged, init: FetchInit, headers: Record<string, string>, started: number, callerSignal: AbortSignal | undefined): Promise<FetchResult> {
     const url = judged.href;
     return new Promise<FetchResult>((resolve, reject) => {
       const exchange = new Exchange(url, started, settings, resolve, reject, callerSignal, () => {
