@@ -24,6 +24,7 @@ export { A2A_CARD_MEDIA_TYPE, AI_CATALOG_MEDIA_TYPE, AI_CATALOG_SPEC_VERSION, AI
 export { runPaced, runSteps } from './clock/pacer.js';
 export { compareCodeUnits } from './text.js';
 export { backoffDelay } from './rules/backoff.js';
+export { frozenCopy } from './rules/frozen.js';
 export { heldCardEntry } from './cache/cache-entries.js';
 export { fileErrorReason, readSecretFile } from './rules/bounded-file.js';
 export type { BackoffOptions } from './rules/backoff.js';

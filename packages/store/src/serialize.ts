@@ -8,7 +8,7 @@
 import type { CacheEntry, AgentCardModel, Clock, DiscoveryEvent, Snapshot, SnapshotAgent } from 'a2a-discovery';
 import type { CardProtocolVersion } from 'a2a-discovery/internal';
 // Loaded data is as immutable as fresh data: frozen by the library's own rule.
-import { deepFreeze, runSteps } from 'a2a-discovery/internal';
+import { deepFreeze, frozenCopy, runSteps } from 'a2a-discovery/internal';
 
 const toWall = (at: number, clock: Clock): number => Math.round(at - clock.now() + clock.wallNow());
 const fromWall = (wall: number, clock: Clock): number => wall - clock.wallNow() + clock.now();
@@ -175,7 +175,7 @@ export function joinSnapshot(
   for (const a of stored) {
     const c = cardOf(a.rawSha256);
     if (c === undefined) return undefined;
-    agents.push(Object.freeze({ ...a, card: c.card, ...(c.body !== null && { body: c.body }) }));
+    agents.push(frozenCopy(a, { card: c.card, ...(c.body !== null && { body: c.body }) }));
   }
   return Object.freeze({ version: row.version, digest: row.digest, createdAt: row.createdAt, agents: Object.freeze(agents) });
 }

@@ -10,6 +10,7 @@ import { verifyCardSignatures } from './signature.js';
 import { originOf } from '../rules/origins.js';
 import { DiscoveryError } from '../errors.js';
 import { ATTR, SPAN, withSpan } from '../telemetry/index.js';
+import { frozenCopy } from '../rules/frozen.js';
 
 export interface CheckCardOptions extends ParseCardOptions {
   /** Signature verification; default mode `if-present` with no trusted keys. */
@@ -58,11 +59,10 @@ export async function checkCard(input: Uint8Array | string, options: CheckCardOp
   if (signature.ok) {
     // An unverified signature (a key we do not hold), or a failed entry before the one that
     // verified (a retired key), passes, but stays visible.
-    if (signature.problems.length === 0) return Object.freeze({ ...parsed, signature });
-    return Object.freeze({ ...parsed, warnings: Object.freeze([...parsed.warnings, ...signature.problems]), signature });
+    if (signature.problems.length === 0) return frozenCopy(parsed, { signature });
+    return frozenCopy(parsed, { warnings: Object.freeze([...parsed.warnings, ...signature.problems]), signature });
   }
-  return Object.freeze({
-    ...parsed,
+  return frozenCopy(parsed, {
     ok: false,
     stage: 'signature' as const,
     code: signature.status === 'unsigned' ? ('ERR_SIGNATURE_MISSING' as const) : ('ERR_SIGNATURE_INVALID' as const),

@@ -16,6 +16,7 @@ import { isLoopbackHost } from '../rules/origins.js';
 import type { AgentCardModel } from './model.js';
 import { joinPath } from './safe-json.js';
 import { isHostPortTarget, isObj } from './validate.js';
+import { frozenCopy } from '../rules/frozen.js';
 
 /** Anything that can judge a URL; `HostPolicy` from the fetch module satisfies it. */
 export interface UrlJudge {
@@ -331,10 +332,10 @@ export function reviewedInterface(card: AgentCardModel, options: { readonly inte
     return { kind: 'unroutable', card, reason: unroutable };
   }
   const to = options.interfaceUrl;
-  const supportedInterfaces = card.supportedInterfaces.map((i, n) => (n === chosen.index ? Object.freeze({ ...i, url: to }) : i));
+  const supportedInterfaces = card.supportedInterfaces.map((i, n) => (n === chosen.index ? frozenCopy(i, { url: to }) : i));
   return {
     kind: 'rewritten',
-    card: Object.freeze({ ...card, supportedInterfaces: Object.freeze(supportedInterfaces) }),
+    card: frozenCopy(card, { supportedInterfaces: Object.freeze(supportedInterfaces) }),
     rewrite: Object.freeze({ index: chosen.index, from: chosen.url, to }),
   };
 }

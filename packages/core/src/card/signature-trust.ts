@@ -14,6 +14,7 @@ import type { FlattenedJWSInput, JSONWebKeySet, JWK } from 'jose';
 import { DiscoveryError } from '../errors.js';
 import type { Problem } from '../errors.js';
 import { normalizeOrigin, originOf } from '../rules/origins.js';
+import { frozenCopy } from '../rules/frozen.js';
 
 /**
  * How signatures decide whether a card passes:
@@ -371,6 +372,6 @@ export function finisher(settings: TrustSettings): (r: Omit<SignatureResult, 'ok
       settings.mode === 'off' ||
       r.status === 'verified' ||
       (settings.mode === 'if-present' && (r.status === 'unsigned' || r.status === 'unverified'));
-    return Object.freeze({ ...r, ok, problems: Object.freeze(r.problems) as Problem[] });
+    return frozenCopy(r, { ok, problems: Object.freeze(r.problems) as Problem[] });
   };
 }

@@ -24,6 +24,7 @@ import { DEFAULT_MAX_CATALOG_BYTES } from '../rules/limits.js';
 import { describe, hasControl } from '../text.js';
 import { canonicalIdentifier, relativeIdentifierProblem } from './identifiers.js';
 import { runPaced, runSteps, type Pacer } from '../clock/pacer.js';
+import { frozenCopy } from '../rules/frozen.js';
 
 /** The catalog's media type. */
 export const AI_CATALOG_MEDIA_TYPE = 'application/ai-catalog+json';
@@ -107,7 +108,7 @@ export function readAiCatalog(bytes: Uint8Array, limits: CatalogLimits = {}): Re
   const parsed = parseSafeJson(bytes, jsonLimits(l));
   if (!parsed.ok) return Object.freeze({ ok: false, code: parsed.code, problems: Object.freeze(parsed.problems) });
   const read = runSteps(readValue(parsed.value, l));
-  return read.ok ? Object.freeze({ ...read, text: parsed.text }) : read;
+  return read.ok ? frozenCopy(read, { text: parsed.text }) : read;
 }
 
 /**
@@ -121,7 +122,7 @@ export async function readAiCatalogPaced(bytes: Uint8Array, limits: CatalogLimit
   if (!parsed.ok) return Object.freeze({ ok: false, code: parsed.code, problems: Object.freeze(parsed.problems) });
   await pacer.tick();
   const read = await readAiCatalogValuePaced(parsed.value, l, pacer);
-  return read.ok ? Object.freeze({ ...read, text: parsed.text }) : read;
+  return read.ok ? frozenCopy(read, { text: parsed.text }) : read;
 }
 
 /** {@link readAiCatalogValue} in slices: the same result, the entries read between `pacer` ticks. */
@@ -175,7 +176,7 @@ function* readValue(value: unknown, l: Required<CatalogLimits>): Generator<void,
     else {
       const displayName = text(rawHost['displayName'], 'host.displayName', warnings);
       const identifier = text(rawHost['identifier'], 'host.identifier', warnings);
-      host = Object.freeze({ ...(displayName !== undefined && { displayName }), ...(identifier !== undefined && { identifier }) });
+      host = frozenCopy({ ...(displayName !== undefined && { displayName }), ...(identifier !== undefined && { identifier }) });
     }
   }
   if (problems.length > 0) return invalid(problems);

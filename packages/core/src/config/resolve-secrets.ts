@@ -21,6 +21,7 @@ import { readSecretFile } from '../rules/bounded-file.js';
 import { REPLICA_DEFAULTS } from '../rules/defaults.js';
 import type { DiscoveryConfig } from './types.js';
 import { problemIn } from './yaml-source.js';
+import { frozenCopy } from '../rules/frozen.js';
 
 /** The secrets of a configuration, read. */
 export interface ResolvedSecrets {
@@ -227,7 +228,7 @@ function publicJwk(text: string, kid: string, fail: (message: string) => undefin
   } catch (err) {
     return fail(`is not a usable public key (${(err as Error).message})`);
   }
-  return Object.freeze({ ...jwk, kid });
+  return frozenCopy(jwk, { kid });
 }
 
 /**

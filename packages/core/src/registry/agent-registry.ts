@@ -13,6 +13,7 @@ import { localNameProblem } from '../rules/ids.js';
 import { AGENT_NAME_PATTERN } from './agent-spec.js';
 import { registryError } from './registry-error.js';
 import { verifyTree } from './verify-tree.js';
+import { frozenCopy } from '../rules/frozen.js';
 
 /**
  * A validated registry of {@link AgentSpec}s. Create it with {@link AgentRegistry.of}; it never
@@ -124,7 +125,7 @@ export class AgentRegistry {
     if (problems.length > 0) throw registryError('Agent registry invalid', problems, 'config');
     const frozen = new Map<string, AgentSpec>();
     for (const [name, { spec }] of byName) {
-      frozen.set(name, Object.freeze({ ...spec, children: Object.freeze([...spec.children]) }));
+      frozen.set(name, frozenCopy(spec, { children: Object.freeze([...spec.children]) }));
     }
     return new AgentRegistry(frozen);
   }

@@ -13,6 +13,7 @@ import { sourceIdProblem } from '../rules/ids.js';
 import type { EndpointRecord, Source, SourceKind, SourceListener, SourceState } from './types.js';
 import { transportKey } from './transport-options.js';
 import { describe } from '../text.js';
+import { frozenCopy } from '../rules/frozen.js';
 
 /** Options every source accepts for observability and time. */
 export interface SourceCoreOptions {
@@ -57,7 +58,7 @@ export class SourceCore {
       ok: true,
       updatedAt: this.clock.wallNow(),
       synced: true,
-      ...(problems.length > 0 && { problems: Object.freeze(problems.map((p) => Object.freeze({ ...p }))) }),
+      ...(problems.length > 0 && { problems: Object.freeze(problems.map((p) => frozenCopy(p))) }),
     });
     this.#reportProblems(problems);
     if (changed) this.notify();
@@ -161,8 +162,8 @@ function freezeRecord(record: EndpointRecord): EndpointRecord {
     name: record.name,
     baseUrl: record.baseUrl,
     source: record.source,
-    metadata: Object.freeze({ ...record.metadata }),
-    ...(record.transport !== undefined && { transport: Object.freeze({ ...record.transport }) }),
+    metadata: frozenCopy(record.metadata),
+    ...(record.transport !== undefined && { transport: frozenCopy(record.transport) }),
   });
 }
 

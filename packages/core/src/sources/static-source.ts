@@ -13,6 +13,7 @@ import { FixedListSource, OptionProblems } from './source-core.js';
 import { readTransportOptions } from './transport-options.js';
 import type { TransportOptions } from './transport-options.js';
 import type { EndpointRecord, Source } from './types.js';
+import { frozenCopy } from '../rules/frozen.js';
 
 /** One configured agent. Every field is reviewed configuration, never card text. */
 export interface StaticAgentConfig {
@@ -129,7 +130,7 @@ class StaticSourceImpl extends FixedListSource implements StaticSource {
 function toRecord(agent: Readonly<StaticAgentConfig>, source: string): EndpointRecord {
   const read = readTransportOptions(agent as Readonly<Record<string, unknown>>, () => undefined);
   // interfaceUrl is a static entry's alone: registry records never carry it.
-  const transport = agent.interfaceUrl === undefined ? read : Object.freeze({ ...read, interfaceUrl: agent.interfaceUrl });
+  const transport = agent.interfaceUrl === undefined ? read : frozenCopy(read ?? {}, { interfaceUrl: agent.interfaceUrl });
   return {
     name: agent.name,
     baseUrl: (agent.url ?? agent.cardUrl) as string,
