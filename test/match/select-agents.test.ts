@@ -449,7 +449,34 @@ describe('selectAgents: match memo', () => {
       assert.deepEqual(s.selected.map((a) => [a.localName, a.description]), plain.selected.map((a) => [a.localName, a.description]));
       assert.deepEqual([...s.verdicts], [...plain.verdicts]);
     }
-    for (const c of candidates) assert.equal(memo.get(c.entry.card)?.size, 1, 'one remembered match per card');
-    assert.deepEqual([...memo.get(candidates[2]!.entry.card)!.keys()], ['static:billing'], 'a static agent is matched against its own tags');
+    for (const c of candidates) assert.equal(memoKeys(memo, c.entry.card).length, 1, 'one remembered match per card');
+    assert.deepEqual(memoKeys(memo, candidates[2]!.entry.card), ['static:billing'], 'a static agent is matched against its own tags');
+  });
+
+  test('cards with the same result share one remembered match; the same card matched under two needs keys keeps both', () => {
+    const memo = new WeakMap();
+    const twins = [
+      discovered('warranty-a', 'wa.example.com', { skills: [{ id: 'w', tags: ['warranty'] }] }),
+      discovered('warranty-b', 'wb.example.com', { skills: [{ id: 'w', tags: ['warranty'] }] }),
+    ];
+    selectAgents(twins, { ...base, memo });
+    const [a, b] = twins.map((c) => memo.get(c.entry.card));
+    assert.ok(a !== undefined && a === b, 'one shared slot for two cards with the same needs and result');
+    // One card's bytes served at two endpoints: reviewed (matched against its own tags) and discovered (every need).
+    const billing: ReviewedAgent = { source: 'static', name: 'billing', description: 'Reviewed billing.', tags: ['billing'], critical: false };
+    const reviewed = reviewedCandidate(billing, 'b.example.com', { skills: [{ id: 'b', tags: ['billing', 'warranty'] }] });
+    const copy = discovered('copy', 'c.example.com');
+    const candidates = [reviewed, { endpoint: copy.endpoint, entry: { ...copy.entry, card: reviewed.entry.card } }];
+    const options = { ...base, reviewed: [billing] };
+    const plain = selectAgents(candidates, options);
+    for (let round = 0; round < 2; round++) assert.deepEqual([...selectAgents(candidates, { ...options, memo }).verdicts], [...plain.verdicts]);
+    assert.deepEqual(memoKeys(memo, reviewed.entry.card).sort(), ['*', 'static:billing']);
   });
 });
+
+/** The needs keys a memo holds for a card (one shared slot, or a map once there are several). */
+function memoKeys(memo: WeakMap<object, unknown>, card: object): string[] {
+  const held = memo.get(card) as { key: string } | Map<string, unknown> | undefined;
+  if (held === undefined) return [];
+  return held instanceof Map ? [...held.keys()] : [held.key];
+}

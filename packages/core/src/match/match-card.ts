@@ -60,14 +60,28 @@ export interface CardMatch {
 const NONE: readonly string[] = Object.freeze([]);
 
 /**
- * A match as the selection's memo keeps it (one per card, for as long as the card is held): each
- * list at its exact length, and one shared empty list (a list grown by `push` reserves 17 slots,
+ * A match as the selection's memo keeps it (for as long as the card is held): one frozen object
+ * for every card with the same result (a fleet's cards mostly satisfy the same needs), each list
+ * at its exact length, and one shared empty list (a list grown by `push` reserves 17 slots,
  * ~180 B; a match held three such lists for every card of the fleet).
  */
 function held(m: CardMatch): CardMatch {
-  const exact = (l: readonly string[]): readonly string[] => (l.length === 0 ? NONE : l.slice());
-  return { satisfied: exact(m.satisfied), unknownTags: exact(m.unknownTags), reasons: exact(m.reasons) };
+  const key = JSON.stringify([m.satisfied, m.unknownTags, m.reasons]);
+  let match = heldMatches.get(key);
+  if (match === undefined) {
+    const exact = (l: readonly string[]): readonly string[] => (l.length === 0 ? NONE : Object.freeze(l.slice()));
+    match = Object.freeze({ satisfied: exact(m.satisfied), unknownTags: exact(m.unknownTags), reasons: exact(m.reasons) });
+    // Bounded: cards with ever new results (their own unknown tags) start the set again.
+    if (heldMatches.size >= HELD_MATCHES) heldMatches.clear();
+    heldMatches.set(key, match);
+  }
+  return match;
 }
+
+/** The distinct match results shared, by their lists. */
+const heldMatches = new Map<string, CardMatch>();
+/** Distinct match results shared at most. */
+const HELD_MATCHES = 4_096;
 
 /**
  * Which needs a card satisfies.

@@ -97,9 +97,16 @@ export interface SelectOptions {
 /**
  * Match results by card (the object standing for its accepted bytes: the same across
  * revalidations, and while the cache rebuilds a model it held weakly), then by the needs they
- * were computed for.
+ * were computed for: one shared {@link MemoSlot} for the one needs key most cards are matched
+ * for, a map once a card is matched for a second.
  */
-export type MatchMemo = WeakMap<object, Map<string, CardMatch>>;
+export type MatchMemo = WeakMap<object, MemoSlot | Map<string, CardMatch>>;
+
+/** A needs key and its match, shared by every card with that result (interned: a memo entry per card is all a card costs). */
+interface MemoSlot {
+  readonly key: string;
+  readonly match: CardMatch;
+}
 
 export interface Candidate {
   readonly endpoint: AdmittedEndpoint;
@@ -425,11 +432,37 @@ export function calledCard(candidate: Candidate): ReturnType<typeof reviewedInte
 
 function memoizedMatch(memo: MatchMemo | undefined, card: object, key: string, compute: () => CardMatch): CardMatch {
   if (!memo) return compute();
-  let byNeeds = memo.get(card);
-  if (!byNeeds) memo.set(card, (byNeeds = new Map()));
-  let match = byNeeds.get(key);
-  if (!match) byNeeds.set(key, (match = compute()));
+  const held = memo.get(card);
+  if (held === undefined) {
+    const match = compute();
+    memo.set(card, memoSlot(key, match));
+    return match;
+  }
+  if (!(held instanceof Map)) {
+    if (held.key === key) return held.match;
+    const match = compute();
+    memo.set(card, new Map([[held.key, held.match], [key, match]]));
+    return match;
+  }
+  let match = held.get(key);
+  if (!match) held.set(key, (match = compute()));
   return match;
+}
+
+/** Interned memo slots by needs key, then by match (a match is interned too: see `held` in match-card.ts). */
+const memoSlots = new Map<string, WeakMap<CardMatch, MemoSlot>>();
+/** Distinct needs keys interned at most (a fleet has a handful: one per distinct static tag list, and `*`). */
+const MEMO_KEYS = 1_024;
+
+function memoSlot(key: string, match: CardMatch): MemoSlot {
+  let byMatch = memoSlots.get(key);
+  if (byMatch === undefined) {
+    if (memoSlots.size >= MEMO_KEYS) memoSlots.clear();
+    memoSlots.set(key, (byMatch = new WeakMap()));
+  }
+  let slot = byMatch.get(match);
+  if (slot === undefined) byMatch.set(match, (slot = Object.freeze({ key, match })));
+  return slot;
 }
 
 /** Needs for a static agent's expected tags that no configured need mentions (no mode constraint). */

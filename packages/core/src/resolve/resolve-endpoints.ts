@@ -83,10 +83,19 @@ function* resolveSteps(recordLists: ReadonlyArray<readonly EndpointRecord[]>, ho
   // By UTF-16 code units, in slices (one sort of 100,000 URLs held the event loop about 60 ms).
   const sorted = yield* sortSteps([...byUrl.keys()], compareCodeUnits);
   const admitted: AdmittedEndpoint[] = [];
+  // An endpoint one source proposes (most of a fleet) shares that source's list: one per source, not per endpoint.
+  const single = new Map<string, readonly string[]>();
   for (const baseUrl of sorted) {
     if (admitted.length % RECORDS_PER_STEP === 0) yield;
     const records = byUrl.get(baseUrl)!;
-    admitted.push(Object.freeze({ baseUrl, records: Object.freeze(records), sources: Object.freeze([...new Set(records.map((r) => r.source))]) }));
+    let sources: readonly string[];
+    if (records.length === 1) {
+      const source = records[0]!.source;
+      let shared = single.get(source);
+      if (shared === undefined) single.set(source, (shared = Object.freeze([source])));
+      sources = shared;
+    } else sources = Object.freeze([...new Set(records.map((r) => r.source))]);
+    admitted.push(Object.freeze({ baseUrl, records: Object.freeze(records), sources }));
   }
   return Object.freeze({ admitted: Object.freeze(admitted), refused: Object.freeze(refused) });
 }
