@@ -211,14 +211,25 @@ export class CardCache<C = AgentCardModel, V extends string = CardProtocolVersio
    * every concurrent caller). While a failing endpoint backs off, its stale entry is returned
    * without a request. Throws (a {@link DiscoveryError}) only when no card was ever obtained.
    */
-  async get(baseUrl: string): Promise<CacheEntry<C, V>> {
-    const tally = this.#judgedTally(baseUrl);
-    const key = tally === undefined ? this.#judgeKey(baseUrl) : baseUrl;
-    const stored = this.#o.store.get(key);
-    // A synchronous store (the memory store) is not awaited: a fresh hit costs no extra turn.
-    const entry = stored instanceof Promise ? await stored : stored;
+  get(baseUrl: string): Promise<CacheEntry<C, V>> {
+    // Not an async function: a refresh's own promise is the answer as it is (an async function
+    // would wrap it in another, two turns later; issue 43: the 304 path's turns).
+    try {
+      const tally = this.#judgedTally(baseUrl);
+      const key = tally === undefined ? this.#judgeKey(baseUrl) : baseUrl;
+      const stored = this.#o.store.get(key);
+      // A synchronous store (the memory store) is not awaited: a fresh hit costs no extra turn.
+      if (stored instanceof Promise) return stored.then((entry) => this.#answer(key, entry, tally));
+      return this.#answer(key, stored, tally);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+  }
+
+  /** {@link get}'s answer for the entry stored under `key` (a refused or unknown endpoint throws, as get() rejects). */
+  #answer(key: string, entry: CacheEntry<C, V> | undefined, tally: HitTally | undefined): Promise<CacheEntry<C, V>> {
     // A fresh entry is the answer as it stands, even while a forced refresh of it runs.
-    if (entry !== undefined && !entry.stale && this.#recentNow() < entry.expiresAt && !this.#pinBroken(key, entry)) return this.#hit(key, entry, tally);
+    if (entry !== undefined && !entry.stale && this.#recentNow() < entry.expiresAt && !this.#pinBroken(key, entry)) return Promise.resolve(this.#hit(key, entry, tally));
     const now = this.#o.clock.now();
     const running = this.#inflight.get(key);
     if (running) return running;
