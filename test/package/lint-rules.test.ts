@@ -1,9 +1,9 @@
 /**
  * The architecture enforces itself (issue 37): `npm run lint` refuses a second HTTP client, the
  * library's own time and randomness outside clock/, and a second copy of a rule that has one
- * owner (the backoff, loopback, undici's error codes, the byte cap, redirects). Each rule is shown
- * firing on a snippet placed where it would be written, and staying quiet in the one place that
- * owns it — with the project's own ESLint configuration.
+ * owner (the backoff, loopback, undici's error codes, the byte cap, redirects, frozen copies).
+ * Each rule is shown firing on a snippet placed where it would be written, and staying quiet in
+ * the one place that owns it — with the project's own ESLint configuration.
  */
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -72,6 +72,7 @@ describe('a rule with one owner is not written again', () => {
     { what: "classifying undici's error codes", code: "export const t = (c: string) => c === 'UND_ERR_HEADERS_TIMEOUT';\n", owner: 'packages/core/src/fetch/failure.ts', message: /networkFailure/ },
     { what: 'a hand-written byte cap over a stream', code: 'export const r = (b: ReadableStream) => b.getReader();\n', owner: 'packages/core/src/fetch/body-cap.ts', message: /readBoundedStream/ },
     { what: "choosing a redirect mode (instead of the guarded fetch's refusal)", code: "export const init = { redirect: 'manual' };\n", owner: 'packages/core/src/fetch/guarded-fetch.ts', message: /guarded fetch/ },
+    { what: 'freezing a spread clone (a hidden class per object)', code: 'export const f = (m: object) => Object.freeze({ ...m, seen: true });\n', owner: 'packages/core/src/rules/frozen.ts', message: /frozenCopy/ },
   ];
   for (const c of cases) {
     test(`${c.what}: refused anywhere else, accepted in ${c.owner}`, async () => {
