@@ -8,7 +8,7 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
-import { identifierName, LookalikeIndex, lookalikesAmong } from '../../packages/core/src/rules/lookalike.js';
+import { GramTable, identifierName, LookalikeIndex, lookalikesAmong } from '../../packages/core/src/rules/lookalike.js';
 
 /** The reason the second name is flagged against the first (other origin), or undefined. */
 function flag(original: string, later: string): string | undefined {
@@ -422,6 +422,46 @@ describe('bounded cost', () => {
       assert.deepEqual(flagged, [n - 1], `${what}: only the planted lookalike is flagged`);
       // Before: every lookup visited the postings of the common segments, n each (16,000,000 here).
       assert.ok(index.visits < 200 * n, `${what}: ${index.visits} postings visited for ${n} lookups`);
+    }
+  });
+});
+
+describe('the q-gram key table', () => {
+  test('answers as a Map does through growth, runs that wrap past its end, deletes inside runs, and shrinking', () => {
+    for (const seed of [1, 2, 3]) {
+      let x = seed * 0x9e3779b1;
+      const random = (): number => {
+        x = Math.imul(x ^ (x >>> 15), 0x2c1b3c6d) + 0x6d2b79f5;
+        return (x >>> 0) / 2 ** 32;
+      };
+      const table = new GramTable();
+      const model = new Map<number, number>();
+      // Keys whose home slots are the last of the smallest table (runs wrap to its start), and random ones.
+      const key = (): number => (random() < 0.6 ? 1_020 + (random() < 0.5 ? 3 : 0) + 1_024 * Math.floor(random() * 400) : Math.floor(random() * 2 ** 30));
+      const check = (k: number): void => assert.equal(table.get(k), model.get(k), `seed ${seed}, key ${k}`);
+      for (let op = 0; op < 30_000; op++) {
+        // Grow to about 1,500 keys, then shrink to a handful: the table doubles and halves.
+        const growing = op < 15_000;
+        const k = random() < 0.5 && model.size > 0 ? [...model.keys()][Math.floor(random() * model.size)]! : key();
+        if (random() < (growing ? 0.35 : 0.75)) {
+          assert.equal(table.delete(k), model.delete(k));
+        } else {
+          table.set(k, op);
+          model.set(k, op);
+        }
+        check(k);
+        if (op % 500 === 0) {
+          for (const held of model.keys()) check(held);
+          for (let i = 0; i < 20; i++) check(key());
+          assert.equal(table.size, model.size);
+        }
+      }
+      for (const held of [...model.keys()]) {
+        assert.equal(table.delete(held), true);
+        for (const rest of model.keys()) if (rest !== held) check(rest);
+        model.delete(held);
+      }
+      assert.equal(table.size, 0);
     }
   });
 });
