@@ -518,17 +518,22 @@ interface Evaluation {
 /** The reviewed agents of the static sources' records, yielding every {@link AGENTS_PER_SLICE} records. */
 function* reviewedSteps(staticRecords: ReadonlyArray<readonly EndpointRecord[]>): Generator<void, ReviewedAgent[]> {
   const out = new Map<string, ReviewedAgent>();
+  // One frozen list per distinct tag list (a fleet's static entries share a few): a list per agent was 56 B each.
+  const tagLists = new Map<string, readonly string[]>();
   let read = 0;
   for (const records of staticRecords) {
     for (const r of records) {
       if (++read % AGENTS_PER_SLICE === 0) yield;
       if (out.has(r.name)) continue;
+      const listed = r.metadata.routingTags ?? r.metadata.tags ?? '';
+      let tags = tagLists.get(listed);
+      if (tags === undefined) tagLists.set(listed, (tags = Object.freeze(listed.split(',').filter(Boolean))));
       out.set(r.name, {
         source: r.source,
         name: r.name,
         description: r.metadata.description ?? '',
         // An entry's routingTags route it whatever its card's skills are tagged.
-        tags: (r.metadata.routingTags ?? r.metadata.tags ?? '').split(',').filter(Boolean).slice(),
+        tags,
         ...(r.metadata.routingTags !== undefined && { byRoutingTags: true }),
         critical: r.metadata.critical === 'true',
       });
