@@ -60,7 +60,7 @@ import { Limiter } from './limiter.js';
 import type { HitTally, ResultDetail } from './result-events.js';
 import { ResultEvents } from './result-events.js';
 import type { WellKnownFetch } from './well-known.js';
-import { fetchWithLegacyFallback } from './well-known.js';
+import { afterNotFound } from './well-known.js';
 
 export type { AcceptedContent, CacheContent, DigestPins } from './cache-content.js';
 export type { CardCacheOptions, RefreshOptions } from './card-cache-options.js';
@@ -404,22 +404,11 @@ export class CardCache<C = AgentCardModel, V extends string = CardProtocolVersio
     if (this.#inflight.get(key) === refresh) this.#inflight.delete(key);
   }
 
-  /**
-   * Runs a refresh's fetch in the slot it took before it began, and gives the slot back after; a
-   * second fetch of the same refresh (a 304 for another representation) takes a slot anew.
-   */
-  #fetchIn<T>(slot: FetchSlot, fetch: () => Promise<T>): Promise<T> {
-    if (!slot.held) return this.#limiter.run(slot.origin, fetch);
-    return fetch().then(
-      (value) => {
-        this.#leave(slot);
-        return value;
-      },
-      (error: unknown) => {
-        this.#leave(slot);
-        throw error;
-      },
-    );
+  /** One request of a refresh: its span's URL attributes, the `card.fetch` event, the fetch. */
+  #request(t: FetchTrace, key: string, url: string, headers: Record<string, string>, conditional: boolean): Promise<FetchResult> {
+    if (t.span.recording) t.span.set({ [ATTR.urlFull]: spanUrl(url), [ATTR.conditional]: conditional });
+    this.#o.events?.emit({ type: 'card.fetch', endpoint: key, url, conditional });
+    return this.#o.fetcher.fetch(url, { headers });
   }
 
   #leave(slot: FetchSlot): void {
@@ -452,7 +441,7 @@ export class CardCache<C = AgentCardModel, V extends string = CardProtocolVersio
   }
 
   async #refresh(key: string, options: RefreshOptions, t: FetchTrace): Promise<CacheEntry<C, V>> {
-    const { hostPolicy, fetcher, events } = this.#o;
+    const { hostPolicy } = this.#o;
     // A synchronous store (the memory store) is not awaited: a turn of the microtask queue saved per refresh.
     const got = this.#o.store.get(key);
     const stored = got instanceof Promise ? await got : got;
@@ -485,17 +474,23 @@ export class CardCache<C = AgentCardModel, V extends string = CardProtocolVersio
     // A2A 0.2 served the card at agent.json: on a 404 try the other well-known path, unconditionally.
     const otherUrl = wellKnown && this.#o.legacyCardPath ? () => hostPolicy.cardUrl(key, { legacyPath: !cardUrl.endsWith(LEGACY_SUFFIX) }) : undefined;
 
-    let url: string;
+    let url = cardUrl;
     let res: FetchResult;
     let fallback: WellKnownFetch['fallback'];
     try {
-      ({ cardUrl: url, res, fallback } = await this.#fetchIn(t.slot, () =>
-        fetchWithLegacyFallback(cardUrl, otherUrl, (u, first) => {
-          if (t.span.recording) t.span.set({ [ATTR.urlFull]: spanUrl(u), [ATTR.conditional]: first && conditional });
-          events?.emit({ type: 'card.fetch', endpoint: key, url: u, conditional: first && conditional });
-          return fetcher.fetch(u, { headers: first ? headers : plain });
-        }),
-      ));
+      // The first request in the slot the refresh took, given back as soon as it answers (no
+      // promise of its own; issue 43: the 304 path's turns); a second fetch takes a slot anew.
+      if (t.slot.held) {
+        try {
+          res = await this.#request(t, key, cardUrl, headers, conditional);
+        } finally {
+          this.#leave(t.slot);
+        }
+      } else res = await this.#limiter.run(t.slot.origin, () => this.#request(t, key, cardUrl, headers, conditional));
+      if (res.status === 404 && otherUrl !== undefined) {
+        const first = res;
+        ({ cardUrl: url, res, fallback } = await this.#limiter.run(t.slot.origin, () => afterNotFound(cardUrl, first, otherUrl(), (u) => this.#request(t, key, u, plain, false))));
+      }
     } catch (err) {
       return this.#fail(t, key, old, toDiscoveryError(err, 'ERR_FETCH_NETWORK', { url: cardUrl, stage: 'fetch' }), 'stale');
     }

@@ -30,12 +30,15 @@ export function fetchWithLegacyFallback(
   otherUrl: (() => string) | undefined,
   request: (url: string, first: boolean) => Promise<FetchResult>,
 ): Promise<WellKnownFetch> {
-  // A `then`, not an async function: every card refresh passes here (issue 43: the 304 path's turns).
   return request(cardUrl, true).then((res) => (res.status !== 404 || otherUrl === undefined ? { cardUrl, res } : afterNotFound(cardUrl, res, otherUrl(), request)));
 }
 
-/** The first URL answered 404: the other well-known URL, once, unconditionally. */
-async function afterNotFound(cardUrl: string, res: FetchResult, alternate: string, request: (url: string, first: boolean) => Promise<FetchResult>): Promise<WellKnownFetch> {
+/**
+ * The rest of {@link fetchWithLegacyFallback} once `cardUrl` answered `res`, a 404: the other
+ * well-known URL `alternate`, once, unconditionally (for a caller that made the first request
+ * itself: the card cache, whose every refresh would otherwise pass through a layer of promises).
+ */
+export async function afterNotFound(cardUrl: string, res: FetchResult, alternate: string, request: (url: string, first: boolean) => Promise<FetchResult>): Promise<WellKnownFetch> {
   let other: FetchResult | undefined;
   try {
     other = await request(alternate, false);
