@@ -12,10 +12,11 @@
  * router over reviewed tags picks the agent) with the peer as its fallback, sessions on the store.
  *
  * Measured over the window (`BENCH_SERVICE_MINUTES`, default 10), after the fleet is fetched and a
- * warm-up that lasts until the first cycle over the whole fleet has ended (its span received): the loop's cycle time (the cycle spans), `/api/chat` wall time and the routing
- * overhead EXCLUDING the peer (the peer's own time, measured at the peer, subtracted per turn),
- * against the same turns sent straight to the peer in the same run (interleaved, half a period
- * apart), the service's RSS every 10 s (first, last, max, slope), the errors, the load average.
+ * warm-up that lasts until the first cycle over the whole fleet has ended (its span received): the
+ * loop's cycle time (the cycle spans), `/api/chat` wall time and the routing overhead EXCLUDING the
+ * peer (the peer's own time, measured at the peer, subtracted per turn), against the same turns
+ * sent straight to the peer in the same run (interleaved, half a period apart), the service's RSS
+ * every 10 s (first, last, max, slope), the errors, the load average.
  * Exit 1 with the reason when the service does not start, the fleet is not fetched, or a turn fails;
  * 2 when the run overruns its bound. Every child is stopped by its pid within a bound.
  *

@@ -36,7 +36,20 @@ test("a source's records share one hidden class for their metadata, however many
   assert.deepEqual(JSON.parse(out.trim().split('\n').at(-1)!), { n: 3000, same: true, frozen: true });
 });
 
-test('a static source still answers its agents after the copy', () => {
-  const source = staticSource({ agents: [{ name: 'billing', url: 'https://billing.example.com/', description: 'Answers invoices.', tags: ['billing'], critical: true }] });
-  assert.equal(source.agent('billing')?.critical, true);
+test("a static source's records carry their metadata and transport frozen, as configured", async () => {
+  const source = staticSource({
+    agents: [
+      { name: 'billing', url: 'https://billing.example.com/', description: 'Answers invoices.', tags: ['billing', 'refunds'], critical: true },
+      { name: 'edge', url: 'https://edge.example.com/', description: 'Behind a proxy.', routingTags: ['shipping'], interfaceUrl: 'https://edge.example.com/a2a' },
+    ],
+  });
+  const { records } = await source.refresh();
+  const [billing, edge] = records;
+  assert.deepEqual({ ...billing!.metadata }, { description: 'Answers invoices.', tags: 'billing,refunds', critical: 'true' });
+  assert.deepEqual({ ...edge!.metadata }, { description: 'Behind a proxy.', routingTags: 'shipping', critical: 'false' });
+  assert.equal(edge!.transport?.interfaceUrl, 'https://edge.example.com/a2a');
+  for (const r of records) {
+    assert.ok(Object.isFrozen(r.metadata));
+    if (r.transport !== undefined) assert.ok(Object.isFrozen(r.transport));
+  }
 });

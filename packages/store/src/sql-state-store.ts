@@ -217,14 +217,15 @@ export class SqlStateStore implements StateStore {
    * A cache's store over `table`: reads from `entries` (memory), writes behind to the engine.
    * Writes wait in `pending` (the last write of a key wins; a key with a pending write reads as
    * that write, since memory is written at once) and are flushed together in one transaction per
-   * batch, at most {@link MAX_BATCH} keys ({@link WHOLE_PER_BATCH} whole entries): after the
-   * write in flight when someone waits for one of them, else within {@link FLUSH_DELAY_MS}. `set` and `delete` resolve when their batch
-   * commits, or reject with its failure (recorded in the status as every failed write). `touch`
-   * (freshness only, issue 29: a 304, a failure) writes a small row to `freshnessTable` instead
-   * of the whole entry, and returns at once: the refresh that made it does not wait for the
-   * engine (a revalidation sweep runs at memory speed while its writes follow in a few large
-   * transactions); its failure is recorded in the status. A key whose row is not known to be in
-   * the engine (never loaded or written, deleted, or its last write failed) is written whole.
+   * batch, at most {@link MAX_BATCH} keys ({@link WHOLE_PER_BATCH} whole entries): after the write
+   * in flight when someone waits for one of them, else within {@link FLUSH_DELAY_MS}. `set` and
+   * `delete` resolve when their batch commits, or reject with its failure (recorded in the status
+   * as every failed write). `touch` (freshness only, issue 29: a 304, a failure) writes a small row
+   * to `freshnessTable` instead of the whole entry, and returns at once: the refresh that made it
+   * does not wait for the engine (a revalidation sweep runs at memory speed while its writes follow
+   * in a few large transactions); its failure is recorded in the status. A key whose row is not
+   * known to be in the engine (never loaded or written, deleted, or its last write failed) is
+   * written whole.
    */
   #entryStore<C, V extends string>(table: string, freshnessTable: string, entries: Map<string, CacheEntry<C, V>>): EntryTable<CacheEntry<C, V>> {
     const t: EntryTable<CacheEntry<C, V>> = {
