@@ -166,6 +166,30 @@ test('selection reads the same cards before and after the collector took their m
   await cache.close();
 });
 
+test('matching a card whose model the collector took builds one that nothing keeps, not even the slot (it would outlive young collections); entry.card still keeps the one it builds', async () => {
+  const clock = new VirtualClock();
+  const cache = newCache(clock);
+  const vocabulary = new TagVocabulary([
+    { tag: 'lazy', description: 'the test tag' },
+    { tag: 'other', description: 'another tag' },
+  ]);
+  const tagged = (id: string, tag: string) => fs.endpoint(id, { card: cardFor(fs, id, { skills: [{ id: 's', name: 's', description: 'Skill.', tags: [tag] }] }), cacheControl: 'max-age=60' });
+  const eps = [tagged('pass1', 'lazy'), tagged('pass2', 'other'), tagged('pass3', 'lazy')];
+  const candidates: Candidate[] = [];
+  for (const ep of eps) candidates.push({ endpoint: admitted(ep.baseUrl, [record(ep.baseUrl.split('/').at(-2)!, ep.baseUrl, 'static-list')]), entry: await cache.get(ep.baseUrl) });
+  await collect();
+  for (const c of candidates) assert.equal(modelSlot(c.entry)!.ref.deref(), undefined, 'the models accepted were collected');
+  const memo: MatchMemo = new WeakMap();
+  const selected = selectAgents(candidates, { needs: [{ tag: 'lazy' }], vocabulary, memo, presentable: () => [] }).selected;
+  assert.deepEqual(selected.map((a) => a.baseUrl), [eps[0]!.baseUrl, eps[2]!.baseUrl], 'each card matched as its bytes say');
+  // No collection since: a model the slot kept would still be there.
+  for (const c of candidates) assert.equal(modelSlot(c.entry)!.ref.deref(), undefined, `${c.endpoint.baseUrl}: the model built to match is not kept`);
+  const card = candidates[0]!.entry.card;
+  assert.equal(modelSlot(candidates[0]!.entry)!.ref.deref(), card, 'a reader of entry.card gets a model the slot keeps while it is held');
+  assert.equal(candidates[0]!.entry.card, card);
+  await cache.close();
+});
+
 test('static agents too: selection builds no model again to judge them, their cards tagged or not (a static entry vouches for a card whose skills carry no tag)', async () => {
   const clock = new VirtualClock();
   const cache = newCache(clock);

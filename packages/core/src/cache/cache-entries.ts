@@ -118,6 +118,22 @@ export function withEntryCard<T extends { readonly cardUrl: string }, C>(target:
 }
 
 /**
+ * The card of `entry` for a reading whose result outlives the model (a match memoized by
+ * {@link cardIdentity}): the model its slot holds when one is alive, else one built from the
+ * bytes that the slot does not keep. A `WeakRef`'s target survives every young-generation
+ * collection (V8 treats it as strong there), so a model built for one reading and kept weakly was
+ * copied to the old generation, and died there at the next full collection: the first cycle over
+ * a fleet built one per card to match it, and its garbage grew the old generation. Read
+ * `entry.card` for a model that is kept (a tree, a snapshot agent): every read while it is held
+ * gives the same object.
+ */
+export function passingCard<C>(entry: CacheEntry<C>): C {
+  const slot = modelSlot(entry);
+  if (slot === undefined) return entry.card;
+  return (slot.ref.deref() ?? slot.read(heldText(slot), entry.cardUrl)) as C;
+}
+
+/**
  * The model slot of an entry holding its card lazily (see {@link lazyModel}), or undefined for an
  * entry holding it as a plain field.
  */

@@ -5,7 +5,7 @@
  * every decision is deterministic (same inputs, same output, same order).
  */
 import type { CacheEntry } from '../cache/index.js';
-import { cardFacts, cardIdentity } from '../cache/cache-entries.js';
+import { cardFacts, cardIdentity, passingCard } from '../cache/cache-entries.js';
 import type { InterfaceRewrite } from '../card/index.js';
 import { checkSecurityRequirements, reviewedInterface, securityOrigin } from '../card/index.js';
 import { transportOf } from '../sources/transport-options.js';
@@ -268,7 +268,8 @@ function* selectionSteps(candidates: readonly Candidate[], options: SelectOption
     const byRoutingTags = reviewed?.byRoutingTags === true;
     const matcher = byRoutingTags ? matchByRoutingTags : reviewed !== undefined && cardFacts(entry).untagged ? matchUntaggedCard : matchCard;
     const memoKey = reviewed ? `${byRoutingTags ? 'routing' : 'static'}:${reviewed.tags.join(',')}` : '*';
-    const match = memoizedMatch(options.memo, cardIdentity(entry), memoKey, () => matcher(entry.card, needs, options.vocabulary, options.required));
+    // Matched once per card and needs: the model built for it is not kept (it would outlive young collections).
+    const match = memoizedMatch(options.memo, cardIdentity(entry), memoKey, () => matcher(passingCard(entry), needs, options.vocabulary, options.required));
     if (match.unknownTags.length > 0) {
       alerts.push({ kind: 'unknown-tags', endpoint: endpoint.baseUrl, message: `${localName}: tags outside the reviewed vocabulary are ignored: ${match.unknownTags.join(', ')}` });
     }
