@@ -134,17 +134,21 @@ test('revalidated, refreshed with the same bytes and served stale, an entry stil
   await cache.close();
 });
 
-test('selection reads the same cards before and after the collector took their models, and builds none again to do so', async () => {
-  const clock = new VirtualClock();
-  const cache = newCache(clock);
+/** Discovered agents whose cards carry one skill tagged as given (`id: tag`), fetched into a new cache, as selection's candidates. */
+async function taggedCandidates(tags: Record<string, string>) {
+  const cache = newCache(new VirtualClock());
   const vocabulary = new TagVocabulary([
     { tag: 'lazy', description: 'the test tag' },
     { tag: 'other', description: 'another tag' },
   ]);
-  const tagged = (id: string, tag: string) => fs.endpoint(id, { card: cardFor(fs, id, { skills: [{ id: 's', name: 's', description: 'Skill.', tags: [tag] }] }), cacheControl: 'max-age=60' });
-  const eps = [tagged('sel1', 'lazy'), tagged('sel2', 'other'), tagged('sel3', 'lazy'), tagged('sel4', 'other')];
+  const eps = Object.entries(tags).map(([id, tag]) => fs.endpoint(id, { card: cardFor(fs, id, { skills: [{ id: 's', name: 's', description: 'Skill.', tags: [tag] }] }), cacheControl: 'max-age=60' }));
   const candidates: Candidate[] = [];
   for (const ep of eps) candidates.push({ endpoint: admitted(ep.baseUrl, [record(ep.baseUrl.split('/').at(-2)!, ep.baseUrl, 'static-list')]), entry: await cache.get(ep.baseUrl) });
+  return { cache, vocabulary, eps, candidates };
+}
+
+test('selection reads the same cards before and after the collector took their models, and builds none again to do so', async () => {
+  const { cache, vocabulary, eps, candidates } = await taggedCandidates({ sel1: 'lazy', sel2: 'other', sel3: 'lazy', sel4: 'other' });
   // As the loop selects: a memo across calls, and what the credentials can present (nothing).
   const memo: MatchMemo = new WeakMap();
   const select = () => selectAgents(candidates, { needs: [{ tag: 'lazy' }], vocabulary, memo, presentable: () => [] });
@@ -167,16 +171,7 @@ test('selection reads the same cards before and after the collector took their m
 });
 
 test('matching a card whose model the collector took builds one that nothing keeps, not even the slot (it would outlive young collections); entry.card still keeps the one it builds', async () => {
-  const clock = new VirtualClock();
-  const cache = newCache(clock);
-  const vocabulary = new TagVocabulary([
-    { tag: 'lazy', description: 'the test tag' },
-    { tag: 'other', description: 'another tag' },
-  ]);
-  const tagged = (id: string, tag: string) => fs.endpoint(id, { card: cardFor(fs, id, { skills: [{ id: 's', name: 's', description: 'Skill.', tags: [tag] }] }), cacheControl: 'max-age=60' });
-  const eps = [tagged('pass1', 'lazy'), tagged('pass2', 'other'), tagged('pass3', 'lazy')];
-  const candidates: Candidate[] = [];
-  for (const ep of eps) candidates.push({ endpoint: admitted(ep.baseUrl, [record(ep.baseUrl.split('/').at(-2)!, ep.baseUrl, 'static-list')]), entry: await cache.get(ep.baseUrl) });
+  const { cache, vocabulary, eps, candidates } = await taggedCandidates({ pass1: 'lazy', pass2: 'other', pass3: 'lazy' });
   await collect();
   for (const c of candidates) assert.equal(modelSlot(c.entry)!.ref.deref(), undefined, 'the models accepted were collected');
   const memo: MatchMemo = new WeakMap();
