@@ -22,7 +22,8 @@
  * the CPU profiles of the first loop cycle and of the next, nothing due, are written there as
  * first-cycle.cpuprofile and fresh-cycle.cpuprofile, with what each allocated, garbage included, in a
  * .heapprofile beside it, for DevTools), BENCH_SCALE_HEAP (a file: a
- * heap snapshot written after the loop published, for DevTools' Memory panel). Run with
+ * heap snapshot written after the loop published, for DevTools' Memory panel), BENCH_SCALE_HEAP_GROWTH
+ * (V8's heap growth in percent, as `serve`'s `server.heapGrowthPercent` sets it; default 0, V8's own). Run with
  * `--expose-gc` (the npm script does) so memory is read after a full GC. Writes
  * bench/results/scale.json (scale-sqlite.json with the SQLite store); `npm run bench` shows the
  * verdicts of scale.json with its own.
@@ -45,6 +46,8 @@ import { startServerChild } from './lib/server.js';
 import { cacheSide, rawSide, type Target } from './lib/sides.js';
 import { fmt, fmtSummary, summarize, table, type Summary } from './lib/stats.js';
 import { envCount, envNumber } from './lib/env.js';
+import { HEAP_DEFAULTS } from '../packages/core/src/rules/defaults.js';
+import { setHeapGrowth } from '../packages/service/src/cli/heap-growth.js';
 
 /** What `npm run bench` reads back from bench/results/scale.json. */
 export interface ScaleVerdicts {
@@ -73,6 +76,9 @@ const PROFILE = process.env['BENCH_SCALE_PROFILE'];
 const LOOP = process.env['BENCH_SCALE_LOOP'] !== '0';
 /** BENCH_SCALE_SETTLE_SECONDS: how long the loop runs as a steady service before the settled reading (default 30, 0 for none). */
 const SETTLE_S = envNumber('BENCH_SCALE_SETTLE_SECONDS', 30, { min: 0, max: 300 });
+/** BENCH_SCALE_HEAP_GROWTH: V8's heap growth in percent, as `serve` sets it (`server.heapGrowthPercent`; default 0, V8's own heuristics). */
+const HEAP_GROWTH = envNumber('BENCH_SCALE_HEAP_GROWTH', HEAP_DEFAULTS.heapGrowthPercent, { min: 0, max: 300, integer: true });
+setHeapGrowth(HEAP_GROWTH);
 const CONCURRENCY = 32;
 const MAX_AGE_S = 300;
 const ADVANCE_MS = (MAX_AGE_S + 100) * 1000;
@@ -294,7 +300,7 @@ out.push(
   `${fmt(ENDPOINTS, 0)} endpoints over ${fmt(ORIGINS, 0)} loopback origins${ORIGINS < WANTED_ORIGINS ? ` (${fmt(WANTED_ORIGINS, 0)} wanted; the open-file limit ${fdLimit} allows ${ORIGINS})` : ''} (open-file limit ${fdLimit}), fault servers in one child process; card body ${cardBytes} B, Cache-Control: public, max-age=${MAX_AGE_S}.`,
 );
 out.push(`The cache's store: ${STORE === 'sqlite' ? 'SQLite (a state store on a temporary file; every entry written)' : 'memory'}.`);
-out.push(`GC ${globalThis.gc ? 'forced before each memory reading' : 'NOT forced (run with --expose-gc)'}; median [min–max] over ${ROUNDS} rounds.`);
+out.push(`GC ${globalThis.gc ? 'forced before each memory reading' : 'NOT forced (run with --expose-gc)'}; V8's heap growth ${HEAP_GROWTH === 0 ? "by V8's own heuristics" : `${HEAP_GROWTH} %`} (serve's server.heapGrowthPercent; BENCH_SCALE_HEAP_GROWTH); median [min–max] over ${ROUNDS} rounds.`);
 out.push('');
 out.push(`1. Holding ${fmt(ENDPOINTS, 0)} cards in one CardCache (populated in ${fmt(populateSeconds, 1)} s: 200s, full card checks)`);
 out.push(

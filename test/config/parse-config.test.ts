@@ -30,11 +30,12 @@ static:
   - { name: billing_agent, url: "https://billing.example.com/", description: Answers invoices., tags: [billing] }
 `;
 
-/** `server:` with nothing set: loopback, the default port, no extra names, the default limits, no catalog, the registry API on, a 25 s drain. */
+/** `server:` with nothing set: loopback, the default port, no extra names, the default limits, no catalog, the registry API on, a 25 s drain, V8's own heap growth. */
 const SERVER_DEFAULTS = {
   host: '127.0.0.1',
   port: 7340,
   drainTimeoutMs: 25_000,
+  heapGrowthPercent: 0,
   allowedHosts: [],
   allowedOrigins: [],
   limits: {

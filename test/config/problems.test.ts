@@ -71,7 +71,7 @@ describe('a file with many mistakes (examples/config/many-mistakes.yaml)', () =>
 
   test('each message says what is wrong and what was expected', async () => {
     const err = await loadFailure(MISTAKES);
-    assert.match(find(err, 'server.hots').message, /unknown key "hots"; did you mean "host"\? \(allowed here: host, port, tokenEnv, tokenFile, allowedHosts, allowedOrigins, limits, clients, catalog, registry, a2a, oidc, telemetry, drainTimeoutMs\)/);
+    assert.match(find(err, 'server.hots').message, /unknown key "hots"; did you mean "host"\? \(allowed here: host, port, tokenEnv, tokenFile, allowedHosts, allowedOrigins, limits, clients, catalog, registry, a2a, oidc, telemetry, drainTimeoutMs, heapGrowthPercent\)/);
     assert.match(find(err, 'server.port').message, /must be a number, got "7340" \(write the number without quotes/);
     assert.match(find(err, 'allow[1]').message, /"https:\/\/billing\.example\.com\/v1" is not an origin .*no path/);
     assert.equal(find(err, 'signatures.mode').message, 'must be one of off, if-present, required; got "sometimes"');
@@ -87,7 +87,7 @@ describe('a file with many mistakes (examples/config/many-mistakes.yaml)', () =>
     const err = await loadFailure(MISTAKES);
     const lines = formatProblems(err, 'many-mistakes.yaml').split('\n');
     assert.equal(lines.length, 10);
-    assert.equal(lines[0], 'many-mistakes.yaml:3:3 server.hots: unknown key "hots"; did you mean "host"? (allowed here: host, port, tokenEnv, tokenFile, allowedHosts, allowedOrigins, limits, clients, catalog, registry, a2a, oidc, telemetry, drainTimeoutMs)');
+    assert.equal(lines[0], 'many-mistakes.yaml:3:3 server.hots: unknown key "hots"; did you mean "host"? (allowed here: host, port, tokenEnv, tokenFile, allowedHosts, allowedOrigins, limits, clients, catalog, registry, a2a, oidc, telemetry, drainTimeoutMs, heapGrowthPercent)');
     for (const line of lines) assert.match(line, /^many-mistakes\.yaml:\d+:\d+ \S+: .+$/);
     assert.match(formatProblems(err).split('\n')[1]!, /^4:9 server\.port: /);
   });

@@ -46,7 +46,7 @@ describe('a2a-discovery validate', () => {
     const lines = r.stdout.trimEnd().split('\n');
     assert.equal(lines.length, 10);
     for (const line of lines) assert.match(line, /^examples\/config\/many-mistakes\.yaml:\d+:\d+ \S+: .+$/);
-    assert.equal(lines[0], 'examples/config/many-mistakes.yaml:3:3 server.hots: unknown key "hots"; did you mean "host"? (allowed here: host, port, tokenEnv, tokenFile, allowedHosts, allowedOrigins, limits, clients, catalog, registry, a2a, oidc, telemetry, drainTimeoutMs)');
+    assert.equal(lines[0], 'examples/config/many-mistakes.yaml:3:3 server.hots: unknown key "hots"; did you mean "host"? (allowed here: host, port, tokenEnv, tokenFile, allowedHosts, allowedOrigins, limits, clients, catalog, registry, a2a, oidc, telemetry, drainTimeoutMs, heapGrowthPercent)');
     assert.ok(lines.includes('examples/config/many-mistakes.yaml:20:11 static[1].name: duplicate name "billing_agent", already used by static[0]'));
     assert.equal(r.stderr, 'invalid: examples/config/many-mistakes.yaml (10 problems)\n');
   });

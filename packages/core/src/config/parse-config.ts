@@ -185,6 +185,7 @@ function build(out: SchemaOutput, baseDir: string): DiscoveryConfig {
       limits: { ...server.limits },
       clients: { ...server.clients, trustedProxies: [...server.clients.trustedProxies] },
       drainTimeoutMs: server.drainTimeoutMs,
+      heapGrowthPercent: server.heapGrowthPercent,
       registry: { ...server.registry, peers: server.registry.peers.map((p) => ({ ...p })), federation: { ...server.registry.federation } },
       a2a: { ...server.a2a, cacheControl: server.a2a.cacheControl.trim(), ...(server.a2a.publicUrl !== undefined && { publicUrl: server.a2a.publicUrl.replace(/\/$/, '') }) },
       catalog: {

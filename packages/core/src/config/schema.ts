@@ -7,7 +7,7 @@ import { OIDC_ALGORITHMS, SIGNATURE_ALGORITHMS } from '../rules/jws.js';
 import { isIP } from 'node:net';
 import { z } from 'zod';
 import { canonicalMode } from '../card/index.js';
-import { DRAIN_DEFAULTS, OIDC_DEFAULTS } from '../rules/defaults.js';
+import { DRAIN_DEFAULTS, HEAP_DEFAULTS, OIDC_DEFAULTS } from '../rules/defaults.js';
 import { CACHE_DEFAULTS, CATALOG_DEFAULTS, HEALTH_DEFAULTS, LOOP_DEFAULTS, REPLICA_DEFAULTS, RETENTION_DEFAULTS, ROLLOUT_DEFAULTS, ROUTING_DEFAULTS, SESSION_DEFAULTS, SOURCE_DEFAULTS } from '../rules/defaults.js';
 import { UPSTREAM_DEFAULTS } from '../rules/defaults.js';
 import { ARD_SOURCE_DEFAULTS, FEDERATION_DEFAULTS } from '../rules/defaults.js';
@@ -341,6 +341,8 @@ const server = z.strictObject({
   telemetry: serverTelemetry.prefault({}),
   // On SIGTERM, how long chat turns in flight may take to finish (docs/operations.md "Graceful drain").
   drainTimeoutMs: z.int().min(0).max(3_600_000).default(DRAIN_DEFAULTS.drainTimeoutMs),
+  // How far serve's V8 heap may grow past what its last full collection kept, % (docs/operations.md "Memory"); 0: V8's own.
+  heapGrowthPercent: z.int().min(0).max(300).default(HEAP_DEFAULTS.heapGrowthPercent),
 });
 
 /** An OAuth 2.0 scope token (RFC 6749 §3.3). */

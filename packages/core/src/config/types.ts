@@ -45,6 +45,12 @@ export interface ServerConfig {
   readonly telemetry: ServerTelemetryConfig;
   /** On SIGTERM, how long chat turns in flight may take to finish before they are aborted, ms. Default 25,000 (docs/operations.md "Graceful drain"). */
   readonly drainTimeoutMs: number;
+  /**
+   * How far `serve`'s V8 heap may grow past what its last full collection found live, in percent
+   * (V8's `--heap-growing-percent`). Default 0: V8's own heuristics, which grow it 1.1 to 4 times.
+   * Read at start (docs/operations.md "Memory").
+   */
+  readonly heapGrowthPercent: number;
 }
 
 /** `server.clients:` how an anonymous caller's address becomes a client (a person or token holder is who they are). */

@@ -16,6 +16,7 @@ import type { ReloadableCredentials } from '../assembly/reloadable-credentials.j
 import type { RunningService, ServiceOptions } from '../assembly/service.js';
 import type { Logger } from '../telemetry/logger.js';
 import type { Io } from './flags.js';
+import { setHeapGrowth } from './heap-growth.js';
 import type { Telemetry } from '../telemetry/telemetry.js';
 
 // The service and the demo load ADK JS, Express and the HTTP stack: imported only when these
@@ -168,6 +169,13 @@ export async function runServe(flags: ServeFlags, io: Io): Promise<void> {
   const credentials = new ReloadableCredentials(resolved);
   const trusted = { keys: resolved.keys, replicaKey: resolved.replicaKey };
   const logger = createLogger({ level: flags.logLevel });
+  // Process-wide, so serve's and not the library's (docs/operations.md "Memory"); 0 leaves V8's
+  // own growth, or the one a `node --heap-growing-percent` flag gave.
+  const growth = config.server.heapGrowthPercent;
+  if (growth > 0) {
+    setHeapGrowth(growth);
+    logger.info({ heapGrowthPercent: growth }, `V8's heap grows at most ${growth} % past what its last full collection kept (server.heapGrowthPercent)`);
+  }
   // OpenTelemetry from the OTEL_* variables, before anything that makes spans (telemetry.ts).
   const telemetry = await withTelemetry(io, logger);
   if (telemetry === false) return;
