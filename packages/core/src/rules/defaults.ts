@@ -234,8 +234,8 @@ export const HEAP_DEFAULTS = Object.freeze({
   /**
    * How far the heap may grow past what the last full collection found live, in percent; 0: V8's
    * own heuristics (1.1 to 4 times). At 100,000 endpoints 30 % held 150–240 MB less RSS after
-   * the first snapshot, for 10–30 % more CPU while the fleet was fetched or revalidated at once:
-   * left to the operator.
+   * the first snapshot, for about a fifth more CPU (medians) while the fleet was fetched or
+   * revalidated at once: left to the operator.
    */
   heapGrowthPercent: 0,
 });
