@@ -7,6 +7,11 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { stringify } from 'yaml';
+import { startServe } from '../helpers/serve-process.js';
 import { parseConfig } from '../../packages/core/src/config/index.js';
 import { setHeapGrowth } from '../../packages/service/src/cli/heap-growth.js';
 
@@ -60,3 +65,36 @@ test('with 30 % V8 reserves a quarter less heap for the same live objects than w
   assert.ok(Math.abs(tight.liveMB - loose.liveMB) < 8, `the same live objects: ${tight.liveMB.toFixed(0)} and ${loose.liveMB.toFixed(0)} MB`);
   assert.ok(tight.peakMB <= 0.85 * loose.peakMB, `30 %: at most ${tight.peakMB.toFixed(0)} MB reserved; 300 %: ${loose.peakMB.toFixed(0)} MB`);
 });
+
+test('serve sets and logs the growth it is configured with, and leaves V8 alone (no line) by default', async () => {
+  const dir = await mkdtemp(join(tmpdir(), 'heap-growth-'));
+  try {
+    // An agent that never answers (nothing listens on port 9): serve starts all the same.
+    const doc = (server: Record<string, unknown>) => ({
+      allow: ['http://127.0.0.1:9'],
+      allowLoopback: true,
+      vocabulary: [{ tag: 'billing', description: 'Invoices.' }],
+      static: [{ name: 'billing', url: 'http://127.0.0.1:9/', description: 'Bills.', tags: ['billing'] }],
+      dataDir: join(dir, 'data'),
+      server,
+    });
+    await writeFile(join(dir, 'set.yaml'), stringify(doc({ heapGrowthPercent: 45 })));
+    await writeFile(join(dir, 'default.yaml'), stringify(doc({})));
+    const set = await startServe({ config: join(dir, 'set.yaml'), logLevel: 'info' });
+    try {
+      const line = await set.waitForLine(/heap grows at most 45 %/, 10_000);
+      assert.equal((JSON.parse(line.input) as { heapGrowthPercent: number }).heapGrowthPercent, 45);
+    } finally {
+      await set.stop();
+    }
+    const plain = await startServe({ config: join(dir, 'default.yaml'), logLevel: 'info' });
+    try {
+      assert.doesNotMatch(plain.output(), /heapGrowthPercent/, 'no growth set or logged by default');
+    } finally {
+      await plain.stop();
+    }
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+});
+
