@@ -77,7 +77,7 @@ const LOOP = process.env['BENCH_SCALE_LOOP'] !== '0';
 /** BENCH_SCALE_SETTLE_SECONDS: how long the loop runs as a steady service before the settled reading (default 30, 0 for none). */
 const SETTLE_S = envNumber('BENCH_SCALE_SETTLE_SECONDS', 30, { min: 0, max: 300 });
 /** BENCH_SCALE_HEAP_GROWTH: V8's heap growth in percent, as `serve` sets it (`server.heapGrowthPercent`; default 0, V8's own heuristics). */
-const HEAP_GROWTH = envNumber('BENCH_SCALE_HEAP_GROWTH', HEAP_DEFAULTS.heapGrowthPercent, { min: 0, max: 300, integer: true });
+const HEAP_GROWTH = envNumber('BENCH_SCALE_HEAP_GROWTH', HEAP_DEFAULTS.heapGrowthPercent, { min: 0, max: HEAP_DEFAULTS.maxHeapGrowthPercent, integer: true });
 // As serve: 0 leaves V8's own growth (or a node flag's).
 if (HEAP_GROWTH > 0) setHeapGrowth(HEAP_GROWTH);
 const CONCURRENCY = 32;

@@ -60,7 +60,7 @@ export type { PostgresConnection, StoreSpec } from '../rules/store-spec.js';
 export { DEFAULT_MAX_CARD_BYTES, cardSizeLimit } from '../rules/limits.js';
 export type { CardSizeLimit } from '../rules/limits.js';
 // Every default of the library, for the store engines and the service (one place: rules/defaults.ts).
-export { DRAIN_DEFAULTS } from '../rules/defaults.js';
+export { DRAIN_DEFAULTS, HEAP_DEFAULTS } from '../rules/defaults.js';
 export { CACHE_DEFAULTS, CATALOG_DEFAULTS, HEALTH_DEFAULTS, LOOP_DEFAULTS, REPLICA_DEFAULTS, RETENTION_DEFAULTS, ROLLOUT_DEFAULTS, ROUTING_DEFAULTS, SESSION_DEFAULTS, SOURCE_DEFAULTS } from '../rules/defaults.js';
 export { UPSTREAM_DEFAULTS } from '../rules/defaults.js';
 export { ARD_SOURCE_DEFAULTS, FEDERATION_DEFAULTS } from '../rules/defaults.js';

@@ -342,7 +342,7 @@ const server = z.strictObject({
   // On SIGTERM, how long chat turns in flight may take to finish (docs/operations.md "Graceful drain").
   drainTimeoutMs: z.int().min(0).max(3_600_000).default(DRAIN_DEFAULTS.drainTimeoutMs),
   // How far serve's V8 heap may grow past what its last full collection kept, % (docs/operations.md "Memory"); 0: V8's own.
-  heapGrowthPercent: z.int().min(0).max(300).default(HEAP_DEFAULTS.heapGrowthPercent),
+  heapGrowthPercent: z.int().min(0).max(HEAP_DEFAULTS.maxHeapGrowthPercent).default(HEAP_DEFAULTS.heapGrowthPercent),
 });
 
 /** An OAuth 2.0 scope token (RFC 6749 §3.3). */

@@ -238,6 +238,8 @@ export const HEAP_DEFAULTS = Object.freeze({
    * revalidated at once: left to the operator.
    */
   heapGrowthPercent: 0,
+  /** The largest growth accepted, in percent: V8's own heuristics never grow the heap past 4 times. */
+  maxHeapGrowthPercent: 300,
 });
 
 /** Replicas on one PostgreSQL (`store.replica:`, the store's `ReplicaCoordinator`). */

@@ -9,6 +9,7 @@
  */
 import { setFlagsFromString } from 'node:v8';
 import { DiscoveryError } from 'a2a-discovery';
+import { HEAP_DEFAULTS } from 'a2a-discovery/config';
 
 /**
  * Sets V8's heap growth for this whole process, in percent (0: V8's own heuristics). `serve` sets
@@ -17,8 +18,9 @@ import { DiscoveryError } from 'a2a-discovery';
  * @example setHeapGrowth(30) // the next full collections let the heap grow 30 % past what they kept
  */
 export function setHeapGrowth(percent: number, setFlags: (flags: string) => void = setFlagsFromString): void {
-  if (!Number.isInteger(percent) || percent < 0 || percent > 300) {
-    throw new DiscoveryError('ERR_CONFIG_INVALID', `the heap growth must be a whole percent from 0 to 300, got ${percent}`, { path: 'server.heapGrowthPercent' });
+  const most = HEAP_DEFAULTS.maxHeapGrowthPercent;
+  if (!Number.isInteger(percent) || percent < 0 || percent > most) {
+    throw new DiscoveryError('ERR_CONFIG_INVALID', `the heap growth must be a whole percent from 0 to ${most}, got ${percent}`, { path: 'server.heapGrowthPercent' });
   }
   setFlags(`--heap-growing-percent=${percent}`);
 }
