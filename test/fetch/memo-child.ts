@@ -3,7 +3,8 @@
  * policy's normalized-URL memo and the card fetcher's judged-URL memo, as discovery uses them (each
  * endpoint normalized, then its card fetched). No network: the fetch is aborted by the caller
  * after its URL was judged. Prints one JSON line: heap after GC after the warm-up and after the
- * churn, and the URLs churned between.
+ * churn, and the URLs churned between. With MEMO_MODE=given: `churned` URLs normalized already are
+ * normalized again, and the heap is read with both lists held, then with the results only.
  */
 import { getHeapSpaceStatistics } from 'node:v8';
 import { createCardFetcher, HostPolicy } from '../../packages/core/src/fetch/index.js';
@@ -32,6 +33,21 @@ async function heap(): Promise<number> {
   }
   const spaces = getHeapSpaceStatistics().filter((s) => s.space_name !== 'code_space' && s.space_name !== 'code_large_object_space');
   return spaces.reduce((n, s) => n + s.space_used_size, 0);
+}
+
+if (process.env.MEMO_MODE === 'given') {
+  // URLs normalized already, given again (a resolver's key handed to the cache, the cache's to its
+  // store): the heap freed when the given URLs are let go and only the normalized keys are held.
+  // Freed is the given strings that are not the keys (a new string per key), and the array.
+  const url = (i: number) => `https://agents${i % 32}.example.com/tenants/t${i}/agents/agent-${i}/`;
+  let given: string[] | undefined = Array.from({ length: CHURN }, (_, i) => url(i));
+  const normalized = given.map((u) => policy.normalizeEndpoint(u));
+  const equal = normalized.every((n, i) => n === given![i]);
+  const both = await heap();
+  given = undefined;
+  const keysOnly = await heap();
+  process.stdout.write(`${JSON.stringify({ heapWarm: both, heapAfter: keysOnly, churned: normalized.length, equal })}\n`);
+  process.exit(0);
 }
 
 await churn(WARM);
