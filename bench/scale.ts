@@ -19,9 +19,11 @@
  * BENCH_SCALE_ENDPOINTS (default 100,000), BENCH_SCALE_ORIGINS (default 1,000), BENCH_SCALE_STORE
  * (`memory`, the default, or `sqlite`: the cache's store is the `cards` of a SQLite state store
  * in a temporary file, which persists every entry it is given), BENCH_SCALE_PROFILE (a directory:
- * the CPU profiles of the first loop cycle and of the next, nothing due, are written there as
- * first-cycle.cpuprofile and fresh-cycle.cpuprofile, with what each allocated, garbage included, in a
- * .heapprofile beside it, for DevTools), BENCH_SCALE_HEAP (a file: a
+ * the CPU profiles of the first loop cycle, of the next (nothing due, the first after the snapshot)
+ * and of the first timed cycle with nothing due (a steady one) are written there as
+ * first-cycle.cpuprofile, fresh-cycle.cpuprofile and steady-cycle.cpuprofile, with what each
+ * allocated, garbage included, in a .heapprofile beside it, for DevTools),
+ * BENCH_SCALE_FRESH_CYCLES (the timed cycles with nothing due, default 7), BENCH_SCALE_HEAP (a file: a
  * heap snapshot written after the loop published, for DevTools' Memory panel), BENCH_SCALE_HEAP_GROWTH
  * (V8's heap growth in percent, as `serve`'s `server.heapGrowthPercent` sets it; default 0, V8's own). Run with
  * `--expose-gc` (the npm script does) so memory is read after a full GC. Writes
@@ -67,6 +69,8 @@ export interface ScaleVerdicts {
 const FRESH_CYCLE_TARGET_US = 2;
 
 const ROUNDS = envCount('BENCH_SCALE_ROUNDS', 3, 20);
+/** BENCH_SCALE_FRESH_CYCLES: the timed cycles with nothing due (a fifth of a second each at 100,000: the median of one or three was the host's noise). */
+const FRESH_CYCLES = envCount('BENCH_SCALE_FRESH_CYCLES', 7, 50);
 const ENDPOINTS = envCount('BENCH_SCALE_ENDPOINTS', 100_000, 200_000);
 const WANTED_ORIGINS = envCount('BENCH_SCALE_ORIGINS', 1_000, 5_000);
 const STORE = process.env['BENCH_SCALE_STORE'] === 'sqlite' ? 'sqlite' : 'memory';
@@ -240,8 +244,9 @@ try {
       firstCycleSeconds = first.seconds;
       if (first.snapshotAgents !== ENDPOINTS || first.serverRequests !== 0) throw new Error(`scale / first loop cycle: ${first.snapshotAgents} agents published, ${first.serverRequests} requests`);
       await profiled('fresh-cycle');
-      for (let r = 0; r < ROUNDS && performance.now() - t00 < TOTAL_LIMIT_MS - 60_000; r++) {
-        const c = await cycle();
+      for (let r = 0; r < FRESH_CYCLES && performance.now() - t00 < TOTAL_LIMIT_MS - 60_000; r++) {
+        // The first of them profiled too: the cycle the target is about (a steady one, its pass repeating the last).
+        const c = r === 0 ? await profiled('steady-cycle') : await cycle();
         if (c.serverRequests !== 0 || c.snapshotAgents !== ENDPOINTS || c.snapshotVersion !== 1) {
           throw new Error(`scale / fresh cycle ${r + 1}: ${c.serverRequests} requests, ${c.snapshotAgents} agents, snapshot version ${c.snapshotVersion}`);
         }
