@@ -40,11 +40,11 @@ if (process.env.MEMO_MODE === 'given') {
   // store): the heap freed when the given URLs are let go and only the normalized keys are held.
   // Freed is the given strings that are not the keys (a new string per key), and the array.
   const url = (i: number) => `https://agents${i % 32}.example.com/tenants/t${i}/agents/agent-${i}/`;
-  let given: string[] | undefined = Array.from({ length: CHURN }, (_, i) => url(i));
+  const given = Array.from({ length: CHURN }, (_, i) => url(i));
   const normalized = given.map((u) => policy.normalizeEndpoint(u));
-  const equal = normalized.every((n, i) => n === given![i]);
+  const equal = normalized.every((n, i) => n === given[i]);
   const both = await heap();
-  given = undefined;
+  given.length = 0;
   const keysOnly = await heap();
   process.stdout.write(`${JSON.stringify({ heapWarm: both, heapAfter: keysOnly, churned: normalized.length, equal })}\n`);
   process.exit(0);

@@ -105,7 +105,9 @@ export class Membership {
     const refusedBefore = new Set(this.#refused.map((r) => `${r.record.source}\u0000${r.record.baseUrl}`));
     // In slices: a first listing of 100,000 records lets the event loop run while it is judged.
     const pacer = new Pacer();
-    const { admitted, refused } = await resolveEndpointsPaced(inputs, this.#o.hostPolicy, pacer);
+    // An endpoint admitted before (or gone within its grace) keeps the very string it was keyed by.
+    const known = (key: string): string | undefined => before.get(key)?.baseUrl ?? this.#gone.get(key)?.endpoint.baseUrl;
+    const { admitted, refused } = await resolveEndpointsPaced(inputs, this.#o.hostPolicy, pacer, known);
     const events = this.#o.events;
     const now = this.#o.clock.now();
     // The events go out in slices; the state changes at once at the end (a reader between two

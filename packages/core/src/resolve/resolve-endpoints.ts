@@ -47,16 +47,27 @@ export function resolveEndpoints(recordLists: ReadonlyArray<readonly EndpointRec
   return runSteps(resolveSteps(recordLists, hostPolicy));
 }
 
-/** {@link resolveEndpoints} in slices: the same result, the records judged between `pacer` ticks (100,000 of them on a first cycle). */
-export function resolveEndpointsPaced(recordLists: ReadonlyArray<readonly EndpointRecord[]>, hostPolicy: HostPolicy, pacer: Pacer): Promise<ResolveResult> {
-  return runPaced(resolveSteps(recordLists, hostPolicy), pacer);
+/**
+ * {@link resolveEndpoints} in slices: the same result, the records judged between `pacer` ticks
+ * (100,000 of them on a first cycle). `known`: the string an endpoint was admitted under before,
+ * if it was (the same text): its key stays that very string when its source gives the URL as a new
+ * one (a registry's page read again), so every map keyed by it (the card cache's, health's) finds
+ * it by identity instead of comparing characters (see `HostPolicy`'s `asGiven`).
+ */
+export function resolveEndpointsPaced(
+  recordLists: ReadonlyArray<readonly EndpointRecord[]>,
+  hostPolicy: HostPolicy,
+  pacer: Pacer,
+  known?: (key: string) => string | undefined,
+): Promise<ResolveResult> {
+  return runPaced(resolveSteps(recordLists, hostPolicy, known), pacer);
 }
 
 /** Records judged between two yields of {@link resolveSteps}. */
 const RECORDS_PER_STEP = 256;
 
 /** The resolution, yielding every {@link RECORDS_PER_STEP} records (where a paced caller lets the event loop run). */
-function* resolveSteps(recordLists: ReadonlyArray<readonly EndpointRecord[]>, hostPolicy: HostPolicy): Generator<void, ResolveResult> {
+function* resolveSteps(recordLists: ReadonlyArray<readonly EndpointRecord[]>, hostPolicy: HostPolicy, known?: (key: string) => string | undefined): Generator<void, ResolveResult> {
   const byUrl = new Map<string, EndpointRecord[]>();
   const refused: RefusedRecord[] = [];
   let judged = 0;
@@ -66,6 +77,7 @@ function* resolveSteps(recordLists: ReadonlyArray<readonly EndpointRecord[]>, ho
       let key: string;
       try {
         key = hostPolicy.normalizeEndpoint(record.baseUrl);
+        if (known !== undefined) key = known(key) ?? key;
       } catch (err) {
         refused.push(Object.freeze({
           record,
