@@ -127,7 +127,7 @@ test('rate series: chatter per endpoint per bucket (hits, 304s, requests, failur
   reader.close();
 });
 
-test('activity: an evicted endpoint’s counters go with it, at most maxEndpoints are counted (oldest dropped, counted), answers come in pages', async () => {
+test('activity: an evicted endpoint’s counters go with it, at most maxEndpoints are counted (past it, newcomers are not, counted), answers come in pages', async () => {
   const now = 1_700_000_000_000;
   const events = new EventStream({ wallNow: () => now });
   const store = new MemoryStateStore({ wallNow: () => now });
@@ -136,17 +136,17 @@ test('activity: an evicted endpoint’s counters go with it, at most maxEndpoint
   for (let i = 0; i < 4; i++) events.emit({ type: 'card.result', endpoint: ep(i), outcome: 'hit', failures: 0 });
   events.emit({ type: 'endpoint.evicted', endpoint: ep(1), sources: ['catalog'] });
   assert.deepEqual((await reader.activity()).endpoints.map((e) => e.endpoint), [ep(0), ep(2), ep(3)], 'the evicted endpoint is not listed');
-  assert.deepEqual(reader.activityStats, { endpoints: 3, dropped: 0 });
+  assert.deepEqual(reader.activityStats, { endpoints: 3, dropped: 0, uncounted: 0 });
   for (let i = 4; i < 8; i++) events.emit({ type: 'card.result', endpoint: ep(i), outcome: 'hit', failures: 0 });
-  assert.deepEqual(reader.activityStats, { endpoints: 5, dropped: 2 }, 'bounded: the two counted first made room');
+  assert.deepEqual(reader.activityStats, { endpoints: 5, dropped: 0, uncounted: 2 }, 'bounded: the last two found no room (none counted was idle)');
   const first = await reader.activity({ limit: 2 });
-  assert.deepEqual(first.endpoints.map((e) => e.endpoint), [ep(3), ep(4)]);
+  assert.deepEqual(first.endpoints.map((e) => e.endpoint), [ep(0), ep(2)]);
   assert.equal(first.endpointCount, 5);
-  assert.equal(first.nextAfter, ep(4));
+  assert.equal(first.nextAfter, ep(2));
   const rest = await reader.activity({ limit: 2, after: first.nextAfter! });
-  assert.deepEqual(rest.endpoints.map((e) => e.endpoint), [ep(5), ep(6)]);
+  assert.deepEqual(rest.endpoints.map((e) => e.endpoint), [ep(3), ep(4)]);
   const last = await reader.activity({ limit: 2, after: rest.nextAfter! });
-  assert.deepEqual(last.endpoints.map((e) => e.endpoint), [ep(7)]);
+  assert.deepEqual(last.endpoints.map((e) => e.endpoint), [ep(5)]);
   assert.equal(last.nextAfter, null);
   assert.deepEqual(parseActivityQuery({ limit: '5000', after: ep(3) }), { limit: 1_000, after: ep(3) });
   assert.equal(typeof parseActivityQuery({ limit: '0' }), 'string');
@@ -162,14 +162,32 @@ test('server.limits.activityEndpoints bounds the service’s activity counters (
     const res = await fetch(`${s.url}/api/activity`);
     const body = (await res.json()) as { endpointCount: number; endpoints: Array<{ endpoint: string }> };
     assert.equal(body.endpointCount, 2);
-    assert.deepEqual(body.endpoints.map((e) => e.endpoint), ['https://a.example/e3/', 'https://a.example/e4/']);
+    assert.deepEqual(body.endpoints.map((e) => e.endpoint), ['https://a.example/e0/', 'https://a.example/e1/'], 'the endpoints counted first keep their counts');
   } finally {
     await s.close();
   }
 });
 
-test('past activityEndpoints the first counted make room, an eighth of the bound at a time, and a newcomer given their arrays counts from zero', async () => {
+test('a fleet past activityEndpoints, counted in the same order each cycle: the endpoints counted keep their counts, cycle after cycle', () => {
   const now = 1_700_000_000_000;
+  const events = new EventStream({ wallNow: () => now });
+  const store = new MemoryStateStore({ wallNow: () => now });
+  const reader = new JournalReader({ store, events, wallNow: () => now, pending: () => [], maxEndpoints: 16 });
+  const ep = (i: number) => `https://a.example/e${String(i).padStart(2, '0')}/`;
+  // Seventeen endpoints, one hit each per cycle, three cycles. Dropping the endpoints counted first
+  // (the design before) had each newcomer drop the one due next: no count lasted a cycle.
+  for (let cycle = 0; cycle < 3; cycle++) for (let i = 0; i < 17; i++) events.emit({ type: 'card.result', endpoint: ep(i), outcome: 'hit', failures: 0 });
+  return reader.activity().then((a) => {
+    assert.equal(a.endpointCount, 16);
+    for (const e of a.endpoints) assert.deepEqual(e.counts, { 'card.result.hit': 3 }, `${e.endpoint}: every cycle's hit`);
+    assert.equal(a.endpoints.find((e) => e.endpoint === ep(16)), undefined, 'the seventeenth is not counted');
+    assert.deepEqual(reader.activityStats, { endpoints: 16, dropped: 0, uncounted: 3 });
+    reader.close();
+  });
+});
+
+test('past activityEndpoints an endpoint idle for the whole window makes room, and a newcomer given its arrays counts from zero', async () => {
+  let now = 1_700_000_000_000;
   const events = new EventStream({ wallNow: () => now });
   const store = new MemoryStateStore({ wallNow: () => now });
   const reader = new JournalReader({ store, events, wallNow: () => now, pending: () => [], maxEndpoints: 16 });
@@ -180,11 +198,17 @@ test('past activityEndpoints the first counted make room, an eighth of the bound
     events.emit({ type: 'card.result', endpoint: ep(i), outcome: 'revalidated', failures: 0 });
     events.emit({ type: 'card.fetch', endpoint: ep(i), url: `${ep(i)}.well-known/agent-card.json`, conditional: true });
   }
-  // The seventeenth: the two counted first (an eighth of 16) make room.
+  // Five minutes on, all but e14 and e15 chatter again; those two have been idle the whole window.
+  now += 5 * 60_000;
+  for (let i = 0; i < 14; i++) events.emit({ type: 'card.result', endpoint: ep(i), outcome: 'hit', failures: 0 });
   events.emit({ type: 'card.result', endpoint: ep(16), outcome: 'hit', failures: 0 });
   let activity = await reader.activity({ bucketMs: 60_000, from: now - 60_000 });
   assert.equal(activity.endpointCount, 15);
-  assert.deepEqual(activity.endpoints.map((e) => e.endpoint).slice(0, 2), [ep(2), ep(3)], 'e00 and e01 were dropped');
+  assert.deepEqual(
+    activity.endpoints.filter((e) => e.endpoint === ep(14) || e.endpoint === ep(15)),
+    [],
+    'e14 and e15 (idle) were dropped',
+  );
   assert.equal(reader.activityStats.dropped, 2);
   // The newcomers reuse the dropped endpoints' arrays: nothing of theirs shows.
   events.emit({ type: 'card.result', endpoint: ep(17), outcome: 'stale', failures: 1 });
@@ -198,9 +222,11 @@ test('past activityEndpoints the first counted make room, an eighth of the bound
     assert.deepEqual([series.hits.at(-1), series.revalidated.at(-1), series.fetches.at(-1), series.failures.at(-1)], i === 16 ? [1, 0, 0, 0] : [0, 0, 0, 1], `${ep(i)}: its own series only`);
   }
   assert.equal(activity.endpointCount, 16);
-  // Full again: the next newcomer makes room for two more, and the bound holds.
+  // Full again, none idle: the next newcomer is not counted, and the bound holds.
   events.emit({ type: 'card.result', endpoint: ep(18), outcome: 'hit', failures: 0 });
-  assert.equal((await reader.activity()).endpointCount, 15);
-  assert.equal(reader.activityStats.dropped, 4);
+  now += 60_000;
+  events.emit({ type: 'card.result', endpoint: ep(18), outcome: 'hit', failures: 0 });
+  assert.equal((await reader.activity()).endpointCount, 16);
+  assert.deepEqual(reader.activityStats, { endpoints: 16, dropped: 2, uncounted: 2 });
   reader.close();
 });

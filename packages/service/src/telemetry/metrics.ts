@@ -74,7 +74,12 @@ const METRICS = {
   },
   journalDroppedEvents: { name: `${P}journal_dropped_events`, kind: 'gauge', help: 'Journal events dropped because the state store could not keep up.' },
   activityEndpoints: { name: `${P}activity_endpoints`, kind: 'gauge', help: 'Endpoints whose cache chatter /api/activity counts now (freed when discovery evicts them).' },
-  activityEndpointsDropped: { name: `${P}activity_endpoints_dropped`, kind: 'gauge', help: 'Endpoints whose activity counters were dropped because more endpoints chattered than the bound allows.' },
+  activityEndpointsDropped: { name: `${P}activity_endpoints_dropped`, kind: 'gauge', help: 'Endpoints whose activity counters were dropped to make room for another: idle for the whole five-minute window while the bound (server.limits.activityEndpoints) was reached.' },
+  activityEventsUncounted: {
+    name: `${P}activity_events_uncounted_total`,
+    kind: 'observed-counter',
+    help: 'Cache chatter events of endpoints /api/activity does not count: the bound (server.limits.activityEndpoints) was reached and no endpoint counted was idle.',
+  },
   // Labelled by caller (discovery, inspector), not by origin: a wildcard allowlist admits origins without bound.
   upstreamBudgetExhausted: {
     name: `${P}upstream_budget_exhausted_total`,
@@ -260,8 +265,8 @@ export interface MetricsSources {
   replica?: () => ReplicaStatus;
   /** Journal events the store writer dropped because the store could not keep up. */
   journalDropped?: () => number;
-  /** Endpoints whose chatter `/api/activity` counts now, and those dropped past its bound (JournalReader.activityStats). */
-  activity?: () => { endpoints: number; dropped: number };
+  /** Endpoints whose chatter `/api/activity` counts now, those dropped to make room, and the events not counted past its bound (JournalReader.activityStats). */
+  activity?: () => { endpoints: number; dropped: number; uncounted: number };
   /** The upstream request budget per origin (OriginBudget.stats), read at scrape time. */
   upstreamBudget?: () => OriginBudgetStats;
   /** Token requests of the peers' credential providers (ResolvedSecrets.tokenRequests), read at scrape time. */
@@ -362,6 +367,7 @@ function upstreamMetrics(out: Outputs, s: Pick<MetricsSources, 'activity' | 'ups
   if (activity) {
     out.observed(M.activityEndpoints, () => activity().endpoints);
     out.observed(M.activityEndpointsDropped, () => activity().dropped);
+    out.observed(M.activityEventsUncounted, () => activity().uncounted);
   }
   if (upstreamBudget) {
     out.observed(M.upstreamBudgetExhausted, () => byLabel('caller', upstreamBudget().exhausted));
