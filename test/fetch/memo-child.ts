@@ -6,13 +6,11 @@
  * churn, and the URLs churned between. With MEMO_MODE=given: `churned` URLs normalized already are
  * normalized again, and the heap is read with both lists held, then with the results only.
  */
-import { getHeapSpaceStatistics } from 'node:v8';
 import { createCardFetcher, HostPolicy } from '../../packages/core/src/fetch/index.js';
+import { heapAfterGc } from '../helpers/heap-child.js';
 
 const WARM = Number(process.env.MEMO_WARM ?? 20_000);
 const CHURN = Number(process.env.MEMO_CHURN ?? 50_000);
-const gc = (globalThis as { gc?: () => void }).gc;
-if (!gc) throw new Error('run with --expose-gc');
 
 const policy = HostPolicy.from({ allow: ['https://*.example.com'] });
 const fetcher = createCardFetcher({ policy });
@@ -26,14 +24,6 @@ async function churn(n: number): Promise<void> {
     await fetcher.fetch(`${endpoint}.well-known/agent-card.json`, { signal: aborted }).catch(() => undefined);
   }
 }
-async function heap(): Promise<number> {
-  for (let i = 0; i < 4; i++) {
-    await new Promise((r) => setImmediate(r));
-    gc!();
-  }
-  const spaces = getHeapSpaceStatistics().filter((s) => s.space_name !== 'code_space' && s.space_name !== 'code_large_object_space');
-  return spaces.reduce((n, s) => n + s.space_used_size, 0);
-}
 
 if (process.env.MEMO_MODE === 'given') {
   // URLs normalized already, given again (a resolver's key handed to the cache, the cache's to its
@@ -43,16 +33,16 @@ if (process.env.MEMO_MODE === 'given') {
   const given = Array.from({ length: CHURN }, (_, i) => url(i));
   const normalized = given.map((u) => policy.normalizeEndpoint(u));
   const equal = normalized.every((n, i) => n === given[i]);
-  const both = await heap();
+  const both = await heapAfterGc();
   given.length = 0;
-  const keysOnly = await heap();
+  const keysOnly = await heapAfterGc();
   process.stdout.write(`${JSON.stringify({ heapWarm: both, heapAfter: keysOnly, churned: normalized.length, equal })}\n`);
   process.exit(0);
 }
 
 await churn(WARM);
-const heapWarm = await heap();
+const heapWarm = await heapAfterGc();
 await churn(CHURN);
-const heapAfter = await heap();
+const heapAfter = await heapAfterGc();
 await fetcher.close();
 process.stdout.write(`${JSON.stringify({ heapWarm, heapAfter, churned: CHURN })}\n`);

@@ -6,19 +6,14 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { BoundedMemo } from '../../packages/core/src/fetch/bounded-memo.js';
+import { runHeapChild } from '../helpers/heap-child.js';
 
 const CHILD = fileURLToPath(new URL('./memo-child.ts', import.meta.url));
 
 function run(env: Record<string, string>): Promise<{ heapWarm: number; heapAfter: number; churned: number }> {
-  return new Promise((resolve, reject) => {
-    execFile(process.execPath, ['--expose-gc', '--import', 'tsx', CHILD], { env: { ...process.env, ...env }, timeout: 120_000 }, (err, stdout, stderr) => {
-      if (err) return reject(new Error(`${err.message}\n${stderr}`));
-      resolve(JSON.parse(stdout.trim().split('\n').at(-1)!) as { heapWarm: number; heapAfter: number; churned: number });
-    });
-  });
+  return runHeapChild(CHILD, env);
 }
 
 test('50,000 churned endpoints past a warm-up of 20,000: the URL memos retain (almost) nothing per endpoint', async (t) => {

@@ -7,18 +7,13 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
+import { runHeapChild } from '../helpers/heap-child.js';
 import { fileURLToPath } from 'node:url';
 
 const CHILD = fileURLToPath(new URL('./keys-child.ts', import.meta.url));
 
 test('a source listing its 50,000 endpoints again as new strings: the admission keeps the first strings as its keys', async (t) => {
-  const r = await new Promise<{ both: number; keysOnly: number; n: number; equal: boolean }>((resolve, reject) => {
-    execFile(process.execPath, ['--expose-gc', '--import', 'tsx', CHILD], { env: { ...process.env, KEYS_N: '50000' }, timeout: 120_000 }, (err, stdout, stderr) => {
-      if (err) return reject(new Error(`${err.message}\n${stderr}`));
-      resolve(JSON.parse(stdout.trim().split('\n').at(-1)!) as { both: number; keysOnly: number; n: number; equal: boolean });
-    });
-  });
+  const r = await runHeapChild<{ both: number; keysOnly: number; n: number; equal: boolean }>(CHILD, { KEYS_N: '50000' });
   assert.equal(r.equal, true, 'the second admission has every endpoint of the first, and one more');
   const freed = (r.both - r.keysOnly) / r.n;
   t.diagnostic(`heap after GC with the first URLs and the keys ${r.both}, with the keys only ${r.keysOnly}: ${freed.toFixed(1)} bytes per endpoint freed`);

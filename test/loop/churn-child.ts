@@ -7,7 +7,6 @@
  */
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { getHeapSpaceStatistics } from 'node:v8';
 import { CardCache } from '../../packages/core/src/cache/index.js';
 import { VirtualClock } from '../../packages/core/src/clock/index.js';
 import { EventStream } from '../../packages/core/src/events/index.js';
@@ -18,12 +17,11 @@ import { MemoryStateStore } from '../../packages/store/src/memory-state-store.js
 import { JournalReader } from '../../packages/service/src/telemetry/journal.js';
 import { cardFor } from '../helpers/cards.js';
 import { listSource } from '../helpers/list-source.js';
+import { heapAfterGc } from '../helpers/heap-child.js';
 
 const PER_CYCLE = Number(process.env.CHURN_PER_CYCLE ?? 10);
 const WARM_CYCLES = Number(process.env.CHURN_WARM_CYCLES ?? 30);
 const CYCLES = Number(process.env.CHURN_CYCLES ?? 200);
-const gc = (globalThis as { gc?: () => void }).gc;
-if (!gc) throw new Error('run with --expose-gc');
 
 // Every path /<id>/.well-known/agent-card.json answers a valid card for <id>: no per-endpoint state here.
 const server = createServer((req, res) => {
@@ -74,23 +72,13 @@ async function cycles(n: number): Promise<void> {
     for (const s of await loop.status()) await cache.get(s.baseUrl).catch(() => undefined);
   }
 }
-async function heap(): Promise<number> {
-  for (let i = 0; i < 4; i++) {
-    await new Promise((r) => setImmediate(r));
-    gc!();
-  }
-  // The JS heap less compiled code (which grows as the JIT warms up, not with endpoints), plus
-  // the stores of typed arrays (outside the JS heap).
-  const spaces = getHeapSpaceStatistics().filter((s) => s.space_name !== 'code_space' && s.space_name !== 'code_large_object_space');
-  return spaces.reduce((n, s) => n + s.space_used_size, 0) + process.memoryUsage().arrayBuffers;
-}
 
 await loop.start();
 await cycles(WARM_CYCLES);
-const heapWarm = await heap();
+const heapWarm = await heapAfterGc({ arrayBuffers: true });
 const evictedWarm = evictions;
 await cycles(CYCLES);
-const heapAfter = await heap();
+const heapAfter = await heapAfterGc({ arrayBuffers: true });
 const current = (await loop.status()).length;
 const page = await journal.activity({ limit: 1_000 });
 process.stdout.write(

@@ -7,8 +7,8 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import { runHeapChild } from '../helpers/heap-child.js';
 
 const CHILD = fileURLToPath(new URL('./churn-child.ts', import.meta.url));
 
@@ -24,12 +24,7 @@ interface ChurnResult {
 }
 
 function churn(env: Record<string, string>): Promise<ChurnResult> {
-  return new Promise((resolve, reject) => {
-    execFile(process.execPath, ['--expose-gc', '--import', 'tsx', CHILD], { env: { ...process.env, ...env }, timeout: 120_000, maxBuffer: 16 * 1024 * 1024 }, (err, stdout, stderr) => {
-      if (err) return reject(new Error(`${err.message}\n${stderr}`));
-      resolve(JSON.parse(stdout.trim().split('\n').at(-1)!) as ChurnResult);
-    });
-  });
+  return runHeapChild(CHILD, env);
 }
 
 test('thousands of evicted endpoints leave (almost) nothing behind, and /api/activity lists only current endpoints', async (t) => {

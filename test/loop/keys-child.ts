@@ -5,15 +5,13 @@
  * keys and the first list's URLs, and prints one JSON line: the heap after GC with both held and
  * with the keys only. Freed is the first list's strings that are not the keys.
  */
-import { getHeapSpaceStatistics } from 'node:v8';
 import { HostPolicy } from '../../packages/core/src/fetch/index.js';
 import { Membership } from '../../packages/core/src/loop/membership.js';
 import { VirtualClock } from '../../packages/core/src/clock/index.js';
 import type { EndpointRecord, Source } from '../../packages/core/src/sources/index.js';
+import { heapAfterGc } from '../helpers/heap-child.js';
 
 const N = Number(process.env.KEYS_N ?? 50_000);
-const gc = (globalThis as { gc?: () => void }).gc;
-if (!gc) throw new Error('run with --expose-gc');
 
 // Built anew on each call: the same text, another string.
 const url = (i: number) => `https://agents${i % 32}.example.com/tenants/t${i}/agents/agent-${i}/`;
@@ -22,15 +20,6 @@ let records = list(N);
 const source = { id: 'registry', kind: 'registry', current: () => ({ records, synced: true }) } as unknown as Source;
 const members = new Membership({ sources: [source], hostPolicy: HostPolicy.from({ allow: ['https://*.example.com'] }), clock: new VirtualClock(), events: undefined, removalGraceMs: 60_000 });
 
-async function heap(): Promise<number> {
-  for (let i = 0; i < 4; i++) {
-    await new Promise((r) => setImmediate(r));
-    gc!();
-  }
-  return getHeapSpaceStatistics()
-    .filter((s) => s.space_name !== 'code_space' && s.space_name !== 'code_large_object_space')
-    .reduce((n, s) => n + s.space_used_size, 0);
-}
 
 await members.resolve();
 const first = records.map((r) => r.baseUrl);
@@ -40,8 +29,8 @@ const keys = members.admitted.map((e) => e.baseUrl);
 const held = new Set(keys);
 const equal = keys.length === N + 1 && first.every((u) => held.has(u));
 held.clear();
-const both = await heap();
+const both = await heapAfterGc();
 // The first list's strings let go; the array stays (empty), its 8 bytes an endpoint counted as freed.
 first.length = 0;
-const keysOnly = await heap();
+const keysOnly = await heapAfterGc();
 process.stdout.write(`${JSON.stringify({ both, keysOnly, n: N, equal })}\n`);
