@@ -168,7 +168,7 @@ test('server.limits.activityEndpoints bounds the service’s activity counters (
   }
 });
 
-test('a fleet past activityEndpoints, counted in the same order each cycle: the endpoints counted keep their counts, cycle after cycle', () => {
+test('a fleet past activityEndpoints, counted in the same order each cycle: the endpoints counted keep their counts, cycle after cycle', async () => {
   const now = 1_700_000_000_000;
   const events = new EventStream({ wallNow: () => now });
   const store = new MemoryStateStore({ wallNow: () => now });
@@ -177,13 +177,12 @@ test('a fleet past activityEndpoints, counted in the same order each cycle: the 
   // Seventeen endpoints, one hit each per cycle, three cycles. Dropping the endpoints counted first
   // (the design before) had each newcomer drop the one due next: no count lasted a cycle.
   for (let cycle = 0; cycle < 3; cycle++) for (let i = 0; i < 17; i++) events.emit({ type: 'card.result', endpoint: ep(i), outcome: 'hit', failures: 0 });
-  return reader.activity().then((a) => {
-    assert.equal(a.endpointCount, 16);
-    for (const e of a.endpoints) assert.deepEqual(e.counts, { 'card.result.hit': 3 }, `${e.endpoint}: every cycle's hit`);
-    assert.equal(a.endpoints.find((e) => e.endpoint === ep(16)), undefined, 'the seventeenth is not counted');
-    assert.deepEqual(reader.activityStats, { endpoints: 16, dropped: 0, uncounted: 3 });
-    reader.close();
-  });
+  const a = await reader.activity();
+  assert.equal(a.endpointCount, 16);
+  for (const e of a.endpoints) assert.deepEqual(e.counts, { 'card.result.hit': 3 }, `${e.endpoint}: every cycle's hit`);
+  assert.equal(a.endpoints.find((e) => e.endpoint === ep(16)), undefined, 'the seventeenth is not counted');
+  assert.deepEqual(reader.activityStats, { endpoints: 16, dropped: 0, uncounted: 3 });
+  reader.close();
 });
 
 test('past activityEndpoints an endpoint idle for the whole window makes room, and a newcomer given its arrays counts from zero', async () => {
